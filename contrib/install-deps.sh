@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# Install the Debian 12 packages lwm2 needs to build and to run its tests.
+# Safe to run again: with everything present it only checks and exits.
+set -euo pipefail
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "install-deps: must run as root" >&2
+	exit 1
+fi
+
+export DEBIAN_FRONTEND=noninteractive
+
+pkgs=(
+	# build
+	build-essential autoconf automake libtool pkg-config dpkg-dev
+	gfortran clang clang-format libclang-rt-14-dev
+	libjson-c-dev libpapi-dev papi-tools libmunge-dev
+	# Slurm: the plugins are built against these exact headers
+	slurm-wlm slurm-client slurmctld slurmd slurmdbd libslurm-dev
+	munge mariadb-server mariadb-client
+	# MPI: Open MPI through Slurm's PMIx plugin, MPICH through PMI2
+	openmpi-bin libopenmpi-dev libpmix-dev mpich libmpich-dev
+	# test harness (cluster.sh, lib.sh)
+	procps iproute2 netcat-openbsd util-linux shellcheck git ca-certificates
+)
+
+installed() {
+	[ "$(dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null)" = installed ]
+}
+
+missing() {
+	local p
+	for p in "$@"; do
+		installed "$p" || printf '%s\n' "$p"
+	done
+}
+
+mapfile -t todo < <(missing "${pkgs[@]}")
+want_lammps=1
+if installed lammps; then
+	want_lammps=0
+fi
+
+if [ "${#todo[@]}" -eq 0 ] && [ "$want_lammps" -eq 0 ]; then
+	echo "install-deps: all packages present"
+	exit 0
+fi
+
+# Package scripts would start munged, mariadbd and the Slurm daemons with
+# the machine's own configuration; the tests start private instances
+# instead. Forbid service starts for this run unless a policy already exists.
+policy=/usr/sbin/policy-rc.d
+if [ ! -e "$policy" ]; then
+	printf '#!/bin/sh\nexit 101\n' >"$policy"
+	chmod 755 "$policy"
+	trap 'rm -f "$policy"' EXIT
+	echo "install-deps: service starts disabled for this run"
+fi
+
+echo "install-deps: apt-get update"
+apt-get update -qq
+
+# The benchmarks use LAMMPS where the archive has it (not on every arch).
+if [ "$want_lammps" -eq 1 ]; then
+	if apt-cache show lammps >/dev/null 2>&1; then
+		todo+=(lammps)
+	else
+		echo "install-deps: lammps not in the archive, skipped"
+	fi
+fi
+
+if [ "${#todo[@]}" -gt 0 ]; then
+	echo "install-deps: installing ${todo[*]}"
+	apt-get install -y -qq --no-install-recommends "${todo[@]}" >/dev/null
+fi
+echo "install-deps: done"
