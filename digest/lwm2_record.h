@@ -1,0 +1,304 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The rank record: what liblwm2.so leaves behind for one measured process.
+ *
+ * Written by the preload library (the user's process) into the node-local
+ * step directory, read by the SPANK plugin at step end (as root), by the
+ * `lwm2 dump` command and by the fuzz target.  This header is the one
+ * definition both sides compile against.
+ *
+ * File layout (little-endian, the only byte order Slurm nodes here use):
+ *
+ *   [struct lwm2_file_header]           written once at creation
+ *   [slot 0: struct lwm2_rank_record + nslices * lwm2_slice]
+ *   [slot 1: same]
+ *
+ * The writer keeps the file mapped MAP_SHARED and rewrites the older slot at
+ * every heartbeat and at exit, finishing with a new, higher generation and a
+ * checksum.  A process killed by SIGKILL in the middle of a write leaves the
+ * other slot intact, so a reader always finds a record that is at most one
+ * time slice old: it takes the valid slot with the highest generation.
+ *
+ * Counter lists are X-macros so that the writer, the readers and the JSON
+ * names never drift apart.  X(name, unit, description); unit "ns" marks a
+ * time counter (the writer converts clock ticks to ns when it folds).
+ */
+#ifndef LWM2_RECORD_H
+#define LWM2_RECORD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define LWM2_FILE_MAGIC "LWM2RANK"
+#define LWM2_RECORD_MAGIC "LWM2SLOT"
+#define LWM2_RECORD_VERSION 1
+
+/* A rank record file larger than this is rejected unread. */
+#define LWM2_RECORD_FILE_MAX (8u << 20)
+/* Slices kept before the series is coarsened (pairs merged, length doubled). */
+#define LWM2_MAX_SLICES_DEFAULT 256
+#define LWM2_MAX_SLICES_LIMIT 4096
+
+/* POSIX file I/O: regular files and block devices only. */
+#define LWM2_POSIX_COUNTERS(X)                                                                     \
+	X(posix_read_calls, "calls", "POSIX read calls on files")                                  \
+	X(posix_read_bytes, "B", "bytes read from files")                                          \
+	X(posix_read_ns, "ns", "time in POSIX read calls")                                         \
+	X(posix_write_calls, "calls", "POSIX write calls on files")                                \
+	X(posix_write_bytes, "B", "bytes written to files")                                        \
+	X(posix_write_ns, "ns", "time in POSIX write calls")                                       \
+	X(posix_meta_calls, "calls", "open, close, seek and sync calls on files")                  \
+	X(posix_meta_ns, "ns", "time in file metadata calls")
+
+/* MPI: point-to-point, collective, MPI-IO; Wait/Test count to the class of
+ * the requests they complete. */
+#define LWM2_MPI_COUNTERS(X)                                                                       \
+	X(mpi_p2p_calls, "calls", "MPI point-to-point calls")                                      \
+	X(mpi_p2p_bytes_sent, "B", "bytes sent in point-to-point calls")                           \
+	X(mpi_p2p_bytes_recv, "B", "bytes received in point-to-point calls")                       \
+	X(mpi_p2p_ns, "ns", "time in point-to-point calls")                                        \
+	X(mpi_coll_calls, "calls", "MPI collective calls")                                         \
+	X(mpi_coll_bytes_sent, "B", "bytes sent in collective calls")                              \
+	X(mpi_coll_bytes_recv, "B", "bytes received in collective calls")                          \
+	X(mpi_coll_ns, "ns", "time in collective calls")                                           \
+	X(mpiio_read_calls, "calls", "MPI-IO read calls")                                          \
+	X(mpiio_read_bytes, "B", "bytes read through MPI-IO")                                      \
+	X(mpiio_read_ns, "ns", "time in MPI-IO read calls")                                        \
+	X(mpiio_write_calls, "calls", "MPI-IO write calls")                                        \
+	X(mpiio_write_bytes, "B", "bytes written through MPI-IO")                                  \
+	X(mpiio_write_ns, "ns", "time in MPI-IO write calls")                                      \
+	X(mpiio_meta_calls, "calls", "MPI-IO open, close, sync and set_view calls")                \
+	X(mpiio_meta_ns, "ns", "time in MPI-IO metadata calls")                                    \
+	X(mpi_other_calls, "calls", "other MPI calls (init, finalize, communicators)")             \
+	X(mpi_other_ns, "ns", "time in other MPI calls")
+
+/* CUDA through CUPTI. */
+#define LWM2_CUDA_COUNTERS(X)                                                                      \
+	X(cuda_calls, "calls", "CUDA runtime and driver API calls")                                \
+	X(cuda_ns, "ns", "time in CUDA API calls")                                                 \
+	X(cuda_h2d_count, "calls", "host-to-device transfers")                                     \
+	X(cuda_h2d_bytes, "B", "bytes transferred host to device")                                 \
+	X(cuda_d2h_count, "calls", "device-to-host transfers")                                     \
+	X(cuda_d2h_bytes, "B", "bytes transferred device to host")                                 \
+	X(cuda_other_copy_count, "calls", "device-to-device and peer transfers")                   \
+	X(cuda_other_copy_bytes, "B", "bytes in device-to-device and peer transfers")
+
+/* Hardware counters (PAPI), read per thread at thread end and slice ends. */
+#define LWM2_HWC_COUNTERS(X)                                                                       \
+	X(hwc_cycles, "cycles", "core cycles")                                                     \
+	X(hwc_instructions, "instr", "instructions completed")                                     \
+	X(hwc_fp_ops, "instr", "floating-point instructions")                                      \
+	X(hwc_l1d_accesses, "accesses", "level-1 data cache accesses")                             \
+	X(hwc_l1d_misses, "misses", "level-1 data cache misses")                                   \
+	X(hwc_llc_misses, "misses", "last-level cache misses")
+
+/* Everything that is counted per thread and per time slice. */
+#define LWM2_COUNTERS(X)                                                                           \
+	LWM2_POSIX_COUNTERS(X)                                                                     \
+	LWM2_MPI_COUNTERS(X)                                                                       \
+	LWM2_CUDA_COUNTERS(X)                                                                      \
+	LWM2_HWC_COUNTERS(X)
+
+enum lwm2_counter {
+#define LWM2_X_ENUM(name, unit, desc) LWM2_C_##name,
+	LWM2_COUNTERS(LWM2_X_ENUM)
+#undef LWM2_X_ENUM
+	LWM2_NCOUNTERS
+};
+
+/* Regions a wrapper earmarks; the sampling handler reads the current one. */
+#define LWM2_EARMARKS(X)                                                                           \
+	X(compute, "outside any measured library")                                                 \
+	X(mpi, "inside MPI")                                                                       \
+	X(io, "inside POSIX file I/O")                                                             \
+	X(cuda, "inside CUDA")
+
+enum lwm2_earmark {
+#define LWM2_X_ENUM(name, desc) LWM2_EARMARK_##name,
+	LWM2_EARMARKS(LWM2_X_ENUM)
+#undef LWM2_X_ENUM
+	LWM2_NEARMARKS
+};
+
+/* Record flags. */
+enum lwm2_record_flag {
+	LWM2_F_INCOMPLETE = 1u << 0,  /* the process did not reach its normal end */
+	LWM2_F_PARTIAL = 1u << 1,     /* the memory budget was hit: slices coarsened or dropped */
+	LWM2_F_EXEC = 1u << 2,        /* the image was replaced by exec; see the next record */
+	LWM2_F_FORK_CHILD = 1u << 3,  /* a child of fork in a measured process */
+	LWM2_F_SIGNALED = 1u << 4,    /* ended by a signal (term_signal) */
+	LWM2_F_MPI = 1u << 5,         /* MPI_Init was reached */
+	LWM2_F_MPI_FINALIZED = 1u << 6,
+	LWM2_F_SAMPLING_OFF = 1u << 7, /* sampling disabled (reason in missing_reason) */
+	LWM2_F_COARSENED = 1u << 8,    /* slice_length_s grew to fit the budget */
+};
+
+/* Metric groups that can be missing; the reasons are text in the record. */
+enum lwm2_group {
+	LWM2_G_POSIX,
+	LWM2_G_MPI,
+	LWM2_G_SAMPLING,
+	LWM2_G_HWC,
+	LWM2_G_CUDA,
+	LWM2_NGROUPS
+};
+#define LWM2_REASON_LEN 96
+
+/* Runtimes the process used (as TOPAS recorded language and library). */
+enum lwm2_runtime {
+	LWM2_RT_FORTRAN = 1u << 0,
+	LWM2_RT_CXX = 1u << 1,
+	LWM2_RT_OPENMP = 1u << 2,
+	LWM2_RT_CUDA = 1u << 3,
+	LWM2_RT_PTHREADS = 1u << 4,
+	LWM2_RT_MPI_OMPI = 1u << 5,
+	LWM2_RT_MPI_MPICH = 1u << 6,
+	LWM2_RT_PAPI_APP = 1u << 7, /* the application used PAPI itself */
+};
+
+enum lwm2_clock_source {
+	LWM2_CLOCK_NONE = 0,
+	LWM2_CLOCK_TSC = 1,        /* invariant TSC, calibrated against CLOCK_MONOTONIC */
+	LWM2_CLOCK_MONOTONIC = 2,  /* clock_gettime(CLOCK_MONOTONIC) through the vDSO */
+};
+
+struct lwm2_file_header {
+	char magic[8];          /* LWM2_FILE_MAGIC */
+	uint32_t version;       /* LWM2_RECORD_VERSION */
+	uint32_t header_size;   /* sizeof(struct lwm2_file_header) */
+	uint32_t slot_capacity; /* bytes per slot; slot i starts at header_size + i * capacity */
+	uint32_t nslots;        /* 2 */
+	uint32_t reserved[10];
+};
+
+/* One time slice of one process: the counters that changed in it. */
+struct lwm2_slice {
+	uint64_t counters[LWM2_NCOUNTERS];
+};
+
+struct lwm2_rank_record {
+	char magic[8];              /* LWM2_RECORD_MAGIC */
+	uint32_t version;           /* LWM2_RECORD_VERSION */
+	uint32_t record_size;       /* sizeof(struct lwm2_rank_record) */
+	uint32_t ncounters;         /* LWM2_NCOUNTERS when written */
+	uint32_t nearmarks;         /* LWM2_NEARMARKS when written */
+	uint32_t total_size;        /* record_size + nslices * sizeof(struct lwm2_slice) */
+	uint32_t checksum;          /* lwm2_checksum over total_size bytes, this field as 0 */
+	uint64_t generation;        /* higher is newer; 0 means never written */
+
+	uint32_t flags;             /* enum lwm2_record_flag */
+	uint32_t missing;           /* bit per enum lwm2_group: not measured */
+	char missing_reason[LWM2_NGROUPS][LWM2_REASON_LEN];
+
+	/* identity, from the environment the SPANK plugin sets */
+	uint64_t job_id;            /* 0 outside Slurm */
+	uint32_t step_id;           /* Slurm's step id (batch, extern: their special values) */
+	int32_t task_id;            /* SLURM_PROCID, -1 outside a task */
+	int32_t local_task_id;      /* SLURM_LOCALID, -1 if unknown */
+	int32_t node_id;            /* SLURM_NODEID, -1 if unknown */
+	int32_t mpi_rank;           /* from MPI_Comm_rank(MPI_COMM_WORLD), -1 without MPI */
+	int32_t mpi_size;
+	int32_t mpi_thread_provided;
+	int32_t pid;
+	int32_t ppid;
+	uint32_t runtimes;          /* enum lwm2_runtime */
+	char hostname[64];
+	char executable[256];
+	char mpi_library[128];      /* MPI_Get_library_version, first line */
+
+	/* times: CLOCK_REALTIME in ns since the epoch */
+	int64_t start_ns;
+	int64_t end_ns;             /* last update while incomplete */
+	int32_t exit_status;        /* valid unless LWM2_F_SIGNALED or LWM2_F_INCOMPLETE */
+	int32_t term_signal;
+
+	/* getrusage(RUSAGE_SELF) at the last update */
+	uint64_t utime_us;
+	uint64_t stime_us;
+	uint64_t maxrss_kb;
+	uint64_t minflt;
+	uint64_t majflt;
+	uint64_t nvcsw;
+	uint64_t nivcsw;
+
+	/* the clock used to time wrappers */
+	uint32_t clock_source;      /* enum lwm2_clock_source */
+	uint32_t clock_cost_ps;     /* measured cost of one clock read, picoseconds */
+
+	/* threads and sampling (whole run only, as the seed specifies) */
+	uint32_t threads_total;     /* threads ever seen, the main thread included */
+	uint32_t threads_max;       /* most threads alive at once */
+	uint32_t sample_period_us;  /* CPU-time period per thread; 0: sampling off */
+	int32_t sample_signal;
+	uint64_t samples[LWM2_NEARMARKS];
+	uint64_t samples_main;      /* samples taken on the main thread */
+
+	/* time slices: slice i covers [(first_slice + i) * L, (first_slice + i + 1) * L) */
+	uint32_t slice_length_s;    /* L, seconds (grows when coarsened) */
+	uint32_t nslices;
+	uint64_t first_slice;
+
+	uint64_t counters[LWM2_NCOUNTERS]; /* whole run */
+	/* followed by nslices struct lwm2_slice */
+};
+
+static inline const struct lwm2_slice *lwm2_record_slices(const struct lwm2_rank_record *r)
+{
+	return (const struct lwm2_slice *)(const void *)(r + 1);
+}
+
+/* Bytes a slot needs for max_slices slices. */
+static inline size_t lwm2_slot_capacity(uint32_t max_slices)
+{
+	size_t n = sizeof(struct lwm2_rank_record) + (size_t)max_slices * sizeof(struct lwm2_slice);
+	return (n + 4095) & ~(size_t)4095;
+}
+
+/* Names and units by index, for JSON and text output. */
+extern const char *const lwm2_counter_names[LWM2_NCOUNTERS];
+extern const char *const lwm2_counter_units[LWM2_NCOUNTERS];
+extern const char *const lwm2_counter_descriptions[LWM2_NCOUNTERS];
+extern const char *const lwm2_earmark_names[LWM2_NEARMARKS];
+extern const char *const lwm2_group_names[LWM2_NGROUPS];
+
+/* Fill a file header for slots of slot_capacity bytes. */
+void lwm2_file_header_init(struct lwm2_file_header *h, uint32_t slot_capacity);
+
+/*
+ * Make r a valid record of r->nslices slices: set magic, version, layout
+ * sizes and total_size, then the checksum.  The caller sets generation
+ * (nonzero, higher than the other slot's) before sealing.  Signal-safe.
+ */
+void lwm2_record_seal(struct lwm2_rank_record *r);
+
+/* CRC-32C of len bytes; signal-safe, no allocation. */
+uint32_t lwm2_checksum(const void *data, size_t len);
+
+/* Checksum of a slot as stored: over total_size bytes with the checksum
+ * field taken as zero. */
+uint32_t lwm2_record_checksum(const struct lwm2_rank_record *r);
+
+/*
+ * Validate one slot of at most avail bytes.  Returns 0 when it is a complete,
+ * consistent record of this version; -1 otherwise with a reason in err.
+ */
+int lwm2_record_validate(const void *slot, size_t avail, char *err, size_t errlen);
+
+/*
+ * Pick the newest valid slot of a whole rank record file held in memory.
+ * Returns a pointer into buf, or NULL with the reason in err.
+ */
+const struct lwm2_rank_record *lwm2_record_pick(const void *buf, size_t len, char *err,
+						size_t errlen);
+
+/*
+ * Read a rank record file safely (it was written by a user's process):
+ * O_NOFOLLOW, regular file only, at most LWM2_RECORD_FILE_MAX bytes, every
+ * field validated.  On success *out is a malloc'd copy of the newest valid
+ * record (free() it) and 0 is returned; on failure -1 with errno set and the
+ * reason in err.  dirfd may be AT_FDCWD.
+ */
+int lwm2_record_read_file(int dirfd, const char *path, struct lwm2_rank_record **out, char *err,
+			  size_t errlen);
+
+#endif /* LWM2_RECORD_H */

@@ -1,0 +1,278 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Rank record checks shared by the writer (preload) and every reader.
+ * Readers run as root on data a user's process wrote: every length and
+ * count is checked before it is used, and nothing here trusts a field.
+ */
+#include "lwm2_record.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+const char *const lwm2_counter_names[LWM2_NCOUNTERS] = {
+#define LWM2_X_NAME(name, unit, desc) #name,
+	LWM2_COUNTERS(LWM2_X_NAME)
+#undef LWM2_X_NAME
+};
+
+const char *const lwm2_counter_units[LWM2_NCOUNTERS] = {
+#define LWM2_X_UNIT(name, unit, desc) unit,
+	LWM2_COUNTERS(LWM2_X_UNIT)
+#undef LWM2_X_UNIT
+};
+
+const char *const lwm2_counter_descriptions[LWM2_NCOUNTERS] = {
+#define LWM2_X_DESC(name, unit, desc) desc,
+	LWM2_COUNTERS(LWM2_X_DESC)
+#undef LWM2_X_DESC
+};
+
+const char *const lwm2_earmark_names[LWM2_NEARMARKS] = {
+#define LWM2_X_NAME(name, desc) #name,
+	LWM2_EARMARKS(LWM2_X_NAME)
+#undef LWM2_X_NAME
+};
+
+const char *const lwm2_group_names[LWM2_NGROUPS] = {"posix", "mpi", "sampling", "hwc", "cuda"};
+
+/* CRC-32C (Castagnoli), table driven; the table is built at compile time so
+ * the function stays signal-safe. */
+#define CRC_POLY 0x82f63b78u
+#define T1(c) (((c) & 1) ? ((c) >> 1) ^ CRC_POLY : (c) >> 1)
+#define T8(c) T1(T1(T1(T1(T1(T1(T1(T1(c))))))))
+#define R4(i) T8(i), T8(i + 1), T8(i + 2), T8(i + 3)
+#define R16(i) R4(i), R4(i + 4), R4(i + 8), R4(i + 12)
+#define R64(i) R16(i), R16(i + 16), R16(i + 32), R16(i + 48)
+static const uint32_t crc_table[256] = {R64(0u), R64(64u), R64(128u), R64(192u)};
+
+static uint32_t crc_update(uint32_t crc, const unsigned char *p, size_t len)
+{
+	while (len--)
+		crc = crc_table[(crc ^ *p++) & 0xff] ^ (crc >> 8);
+	return crc;
+}
+
+uint32_t lwm2_checksum(const void *data, size_t len)
+{
+	return ~crc_update(~0u, data, len);
+}
+
+uint32_t lwm2_record_checksum(const struct lwm2_rank_record *r)
+{
+	const unsigned char *p = (const unsigned char *)r;
+	size_t off = offsetof(struct lwm2_rank_record, checksum);
+	static const unsigned char zero[sizeof(r->checksum)];
+	uint32_t crc = ~0u;
+
+	crc = crc_update(crc, p, off);
+	crc = crc_update(crc, zero, sizeof(zero));
+	crc = crc_update(crc, p + off + sizeof(r->checksum), r->total_size - off - sizeof(r->checksum));
+	return ~crc;
+}
+
+void lwm2_file_header_init(struct lwm2_file_header *h, uint32_t slot_capacity)
+{
+	memset(h, 0, sizeof(*h));
+	memcpy(h->magic, LWM2_FILE_MAGIC, sizeof(h->magic));
+	h->version = LWM2_RECORD_VERSION;
+	h->header_size = sizeof(*h);
+	h->slot_capacity = slot_capacity;
+	h->nslots = 2;
+}
+
+void lwm2_record_seal(struct lwm2_rank_record *r)
+{
+	memcpy(r->magic, LWM2_RECORD_MAGIC, sizeof(r->magic));
+	r->version = LWM2_RECORD_VERSION;
+	r->record_size = sizeof(*r);
+	r->ncounters = LWM2_NCOUNTERS;
+	r->nearmarks = LWM2_NEARMARKS;
+	r->total_size = (uint32_t)(sizeof(*r) + (size_t)r->nslices * sizeof(struct lwm2_slice));
+	r->checksum = lwm2_record_checksum(r);
+}
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err && errlen) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return -1;
+}
+
+static bool terminated(const char *s, size_t n)
+{
+	return memchr(s, '\0', n) != NULL;
+}
+
+int lwm2_record_validate(const void *slot, size_t avail, char *err, size_t errlen)
+{
+	const struct lwm2_rank_record *r = slot;
+	uint64_t need;
+
+	if (avail < sizeof(*r))
+		return fail(err, errlen, "record truncated: %zu of %zu bytes", avail, sizeof(*r));
+	if (memcmp(r->magic, LWM2_RECORD_MAGIC, sizeof(r->magic)) != 0)
+		return fail(err, errlen, "bad record magic");
+	if (r->version != LWM2_RECORD_VERSION)
+		return fail(err, errlen, "record version %u, this reader knows %u", r->version,
+			    LWM2_RECORD_VERSION);
+	if (r->record_size != sizeof(*r) || r->ncounters != LWM2_NCOUNTERS ||
+	    r->nearmarks != LWM2_NEARMARKS)
+		return fail(err, errlen, "record layout differs (size %u, %u counters, %u earmarks)",
+			    r->record_size, r->ncounters, r->nearmarks);
+	if (r->generation == 0)
+		return fail(err, errlen, "record never written");
+	if (r->nslices > LWM2_MAX_SLICES_LIMIT)
+		return fail(err, errlen, "%u slices, more than the limit %u", r->nslices,
+			    LWM2_MAX_SLICES_LIMIT);
+	need = sizeof(*r) + (uint64_t)r->nslices * sizeof(struct lwm2_slice);
+	if (r->total_size != need)
+		return fail(err, errlen, "total size %u does not match %u slices", r->total_size,
+			    r->nslices);
+	if (need > avail)
+		return fail(err, errlen, "record of %llu bytes exceeds its slot of %zu",
+			    (unsigned long long)need, avail);
+	if (lwm2_record_checksum(r) != r->checksum)
+		return fail(err, errlen, "checksum mismatch");
+	if (r->nslices > 0 && r->slice_length_s == 0)
+		return fail(err, errlen, "slices with zero length");
+	if (!terminated(r->hostname, sizeof(r->hostname)) ||
+	    !terminated(r->executable, sizeof(r->executable)) ||
+	    !terminated(r->mpi_library, sizeof(r->mpi_library)))
+		return fail(err, errlen, "unterminated string field");
+	for (int g = 0; g < LWM2_NGROUPS; g++)
+		if (!terminated(r->missing_reason[g], LWM2_REASON_LEN))
+			return fail(err, errlen, "unterminated reason for %s", lwm2_group_names[g]);
+	return 0;
+}
+
+const struct lwm2_rank_record *lwm2_record_pick(const void *buf, size_t len, char *err,
+						size_t errlen)
+{
+	const struct lwm2_file_header *h = buf;
+	const struct lwm2_rank_record *best = NULL;
+	char why[2][120] = {"absent", "absent"};
+
+	if (len < sizeof(*h)) {
+		fail(err, errlen, "file truncated: %zu bytes", len);
+		return NULL;
+	}
+	if (memcmp(h->magic, LWM2_FILE_MAGIC, sizeof(h->magic)) != 0) {
+		fail(err, errlen, "not an lwm2 rank record (bad magic)");
+		return NULL;
+	}
+	if (h->version != LWM2_RECORD_VERSION || h->header_size != sizeof(*h) || h->nslots != 2) {
+		fail(err, errlen, "unsupported file header (version %u, size %u, %u slots)",
+		     h->version, h->header_size, h->nslots);
+		return NULL;
+	}
+	if (h->slot_capacity < sizeof(struct lwm2_rank_record) ||
+	    h->slot_capacity > LWM2_RECORD_FILE_MAX) {
+		fail(err, errlen, "bad slot capacity %u", h->slot_capacity);
+		return NULL;
+	}
+	for (uint32_t i = 0; i < h->nslots; i++) {
+		uint64_t off = h->header_size + (uint64_t)i * h->slot_capacity;
+		const struct lwm2_rank_record *r;
+		size_t avail;
+
+		if (off >= len)
+			break;
+		avail = len - off;
+		if (avail > h->slot_capacity)
+			avail = h->slot_capacity;
+		/* Slots sit at multiples of the page-rounded capacity from a
+		 * 64-byte header, so they are 8-byte aligned. */
+		r = (const void *)((const char *)buf + off);
+		if (lwm2_record_validate(r, avail, why[i], sizeof(why[i])) != 0)
+			continue;
+		if (!best || r->generation > best->generation)
+			best = r;
+	}
+	if (!best)
+		fail(err, errlen, "no valid slot: slot 0: %s; slot 1: %s", why[0], why[1]);
+	return best;
+}
+
+int lwm2_record_read_file(int dirfd, const char *path, struct lwm2_rank_record **out, char *err,
+			  size_t errlen)
+{
+	const struct lwm2_rank_record *r;
+	struct stat st;
+	char *buf = NULL;
+	size_t got = 0;
+	int fd, saved;
+
+	*out = NULL;
+	fd = openat(dirfd, path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return fail(err, errlen, "open: %s", strerror(errno));
+	if (fstat(fd, &st) != 0) {
+		saved = errno;
+		fail(err, errlen, "stat: %s", strerror(errno));
+		goto out_errno;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		saved = EINVAL;
+		fail(err, errlen, "not a regular file");
+		goto out_errno;
+	}
+	if (st.st_size > (off_t)LWM2_RECORD_FILE_MAX) {
+		saved = EFBIG;
+		fail(err, errlen, "file of %lld bytes exceeds the limit of %u", (long long)st.st_size,
+		     LWM2_RECORD_FILE_MAX);
+		goto out_errno;
+	}
+	buf = malloc(st.st_size > 0 ? (size_t)st.st_size : 1);
+	if (!buf) {
+		saved = errno;
+		fail(err, errlen, "out of memory");
+		goto out_errno;
+	}
+	/* The file may shrink or grow while we read; take what is there. */
+	while (got < (size_t)st.st_size) {
+		ssize_t n = pread(fd, buf + got, (size_t)st.st_size - got, (off_t)got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			saved = errno;
+			fail(err, errlen, "read: %s", strerror(errno));
+			goto out_errno;
+		}
+		if (n == 0)
+			break;
+		got += (size_t)n;
+	}
+	r = lwm2_record_pick(buf, got, err, errlen);
+	if (!r) {
+		saved = EINVAL;
+		goto out_errno;
+	}
+	*out = malloc(r->total_size);
+	if (!*out) {
+		saved = errno;
+		fail(err, errlen, "out of memory");
+		goto out_errno;
+	}
+	memcpy(*out, r, r->total_size);
+	free(buf);
+	close(fd);
+	return 0;
+
+out_errno:
+	free(buf);
+	close(fd);
+	errno = saved;
+	return -1;
+}

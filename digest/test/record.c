@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The rank record format: sealing, validation, slot choice, safe reading. */
+#include "lwm2_record.h"
+#include "tap.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* A two-slot file image with generations g0, g1 (0: slot never written). */
+static char *make_file(uint32_t nslices, uint64_t g0, uint64_t g1, size_t *len)
+{
+	uint32_t cap = (uint32_t)lwm2_slot_capacity(nslices);
+	char *buf = calloc(1, sizeof(struct lwm2_file_header) + 2 * (size_t)cap);
+	uint64_t gens[2] = {g0, g1};
+
+	lwm2_file_header_init((struct lwm2_file_header *)buf, cap);
+	for (int i = 0; i < 2; i++) {
+		struct lwm2_rank_record *r =
+			(void *)(buf + sizeof(struct lwm2_file_header) + (size_t)i * cap);
+		if (!gens[i])
+			continue;
+		r->generation = gens[i];
+		r->nslices = nslices;
+		r->slice_length_s = 10;
+		r->pid = 1000 + i;
+		strcpy(r->hostname, "n1");
+		r->counters[LWM2_C_posix_write_bytes] = 42 + (uint64_t)i;
+		for (uint32_t s = 0; s < nslices; s++)
+			((struct lwm2_slice *)(r + 1))[s].counters[LWM2_C_mpi_p2p_calls] = s;
+		lwm2_record_seal(r);
+	}
+	*len = sizeof(struct lwm2_file_header) + 2 * (size_t)cap;
+	return buf;
+}
+
+static struct lwm2_rank_record *slot(char *buf, int i)
+{
+	struct lwm2_file_header *h = (void *)buf;
+	return (void *)(buf + h->header_size + (size_t)i * h->slot_capacity);
+}
+
+int main(void)
+{
+	char err[200];
+	size_t len;
+	char *buf;
+	const struct lwm2_rank_record *r;
+
+	/* Names come from the X-macros, in order. */
+	is_str(lwm2_counter_names[LWM2_C_posix_read_calls], "posix_read_calls", "first counter name");
+	is_str(lwm2_counter_units[LWM2_C_mpi_coll_ns], "ns", "time counters have unit ns");
+	is_str(lwm2_earmark_names[LWM2_EARMARK_mpi], "mpi", "earmark names");
+
+	/* Known CRC-32C check value. */
+	is_int(lwm2_checksum("123456789", 9), 0xe3069283, "CRC-32C check value");
+
+	buf = make_file(3, 5, 6, &len);
+	r = lwm2_record_pick(buf, len, err, sizeof(err));
+	ok(r != NULL, "valid two-slot file is read");
+	is_int(r ? r->pid : -1, 1001, "newest generation wins");
+	is_int(r ? lwm2_record_slices(r)[2].counters[LWM2_C_mpi_p2p_calls] : -1, 2,
+	       "slice series is read");
+
+	/* A torn write of the newest slot falls back to the older one. */
+	slot(buf, 1)->counters[LWM2_C_posix_write_bytes] ^= 1;
+	r = lwm2_record_pick(buf, len, err, sizeof(err));
+	is_int(r ? r->pid : -1, 1000, "corrupt newest slot: the other slot is used");
+
+	slot(buf, 0)->nslices = 100000;
+	r = lwm2_record_pick(buf, len, err, sizeof(err));
+	ok(r == NULL, "both slots bad: rejected");
+	ok(strstr(err, "no valid slot") != NULL, "reason given: %s", err);
+	free(buf);
+
+	buf = make_file(0, 7, 0, &len);
+	r = lwm2_record_pick(buf, len, err, sizeof(err));
+	is_int(r ? r->pid : -1, 1000, "one slot never written: the other is used");
+	r = lwm2_record_pick(buf, 10, err, sizeof(err));
+	ok(r == NULL && strstr(err, "truncated"), "truncated file rejected: %s", err);
+	buf[0] = 'X';
+	r = lwm2_record_pick(buf, len, err, sizeof(err));
+	ok(r == NULL && strstr(err, "magic"), "bad magic rejected: %s", err);
+	free(buf);
+
+	/* Unterminated strings are rejected (a reader prints them). */
+	buf = make_file(1, 1, 0, &len);
+	memset(slot(buf, 0)->hostname, 'a', sizeof(slot(buf, 0)->hostname));
+	lwm2_record_seal(slot(buf, 0));
+	r = lwm2_record_pick(buf, len, err, sizeof(err));
+	ok(r == NULL && strstr(err, "unterminated"), "unterminated hostname rejected: %s", err);
+	free(buf);
+
+	/* Reading from disk: symlinks and non-regular files are refused. */
+	{
+		char dir[] = "/tmp/lwm2-record-test-XXXXXX";
+		char path[256], link[256];
+		struct lwm2_rank_record *copy = NULL;
+		int fd;
+
+		ok(mkdtemp(dir) != NULL, "scratch directory");
+		buf = make_file(2, 3, 0, &len);
+		snprintf(path, sizeof(path), "%s/rec", dir);
+		fd = open(path, O_CREAT | O_WRONLY, 0600);
+		ok(fd >= 0 && write(fd, buf, len) == (ssize_t)len, "record written");
+		close(fd);
+		ok(lwm2_record_read_file(AT_FDCWD, path, &copy, err, sizeof(err)) == 0,
+		   "record file read");
+		is_int(copy ? copy->nslices : 0, 2, "copy holds the slices");
+		free(copy);
+		snprintf(link, sizeof(link), "%s/link", dir);
+		ok(symlink(path, link) == 0, "symlink made");
+		ok(lwm2_record_read_file(AT_FDCWD, link, &copy, err, sizeof(err)) != 0 &&
+			   errno == ELOOP,
+		   "symlink refused (O_NOFOLLOW)");
+		ok(lwm2_record_read_file(AT_FDCWD, dir, &copy, err, sizeof(err)) != 0,
+		   "directory refused: %s", err);
+		unlink(link);
+		unlink(path);
+		rmdir(dir);
+		free(buf);
+	}
+	return done_testing();
+}

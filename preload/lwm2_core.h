@@ -1,0 +1,201 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The contract between the core of liblwm2.so and its modules (posix, mpi,
+ * papi, cuda).  Modules count into the calling thread's storage with the
+ * inline functions below: no lock, no allocation, no system call.
+ *
+ * Per-thread storage and the slice protocol
+ * -----------------------------------------
+ * Each thread owns a struct lwm2_thread with two counter buffers.  Only the
+ * owning thread ever writes them (single writer), with a relaxed load and a
+ * relaxed store: the adds need no lock prefix and no fence.  Counters only
+ * grow.  `active` names the buffer wrappers write to.
+ *
+ * At a slice boundary the heartbeat thread flips `active`, then folds the
+ * other ("full") buffer: for every counter it reads the current value and
+ * adds value - folded[buffer][counter] to the slice series, remembering the
+ * value in `folded`, which only the heartbeat touches.  A wrapper that read
+ * `active` just before the flip may still add to the full buffer after it
+ * was folded; that add is not lost: it is a difference the next fold of that
+ * buffer (one slice later) finds.  Nothing is counted twice because each
+ * fold only takes the difference to what the previous fold took.  The sum
+ * over all folds of a counter therefore equals the sum of every add, exactly,
+ * whatever the interleaving; at most an add straddling a boundary lands in
+ * the following slice.  The final fold at exit (or at thread end) takes
+ * both buffers.
+ */
+#ifndef LWM2_CORE_H
+#define LWM2_CORE_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "lwm2_record.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#endif
+
+#define LWM2_EXPORT __attribute__((visibility("default")))
+#define LWM2_HIDDEN __attribute__((visibility("hidden")))
+#define LWM2_LIKELY(x) __builtin_expect(!!(x), 1)
+#define LWM2_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define LWM2_CACHELINE 64
+
+struct lwm2_thread {
+	/* Hot: written by the owning thread only. */
+	_Atomic uint32_t active;           /* buffer wrappers write to; flipped by the heartbeat */
+	_Atomic uint32_t earmark;          /* enum lwm2_earmark; read by the sampling handler */
+	_Atomic uint64_t buf[2][LWM2_NCOUNTERS];
+	_Atomic uint64_t samples[LWM2_NEARMARKS]; /* written by the signal handler in this thread */
+
+	/* Cold: owned by the core (registry lock). */
+	uint64_t folded[2][LWM2_NCOUNTERS];
+	uint64_t samples_folded[LWM2_NEARMARKS];
+	struct lwm2_thread *next;
+	void *module_state[4];             /* per-thread state of modules (PAPI event set, ...) */
+	int tid;
+	bool is_main;
+	bool exited;
+	bool timer_armed;
+	timer_t timer;
+} __attribute__((aligned(LWM2_CACHELINE)));
+
+/* Slot indices in module_state. */
+enum { LWM2_MODSTATE_PAPI = 0, LWM2_MODSTATE_CUDA = 1 };
+
+/* The calling thread's storage; NULL until attached. */
+extern __thread struct lwm2_thread *lwm2_self __attribute__((tls_model("initial-exec")));
+
+/* Nonzero while the library measures; 0 when lwm2 is off for the job, before
+ * the constructor and after the final write: every wrapper then just calls
+ * through. */
+extern _Atomic int lwm2_on;
+
+/* Attach the calling thread (a thread that did not start through our
+ * pthread_create wrapper).  May return NULL (budget exhausted, shutting
+ * down): the caller then just does not count. */
+struct lwm2_thread *lwm2_thread_attach_slow(void);
+
+static inline struct lwm2_thread *lwm2_thread_get(void)
+{
+	struct lwm2_thread *t = lwm2_self;
+
+	if (LWM2_UNLIKELY(!t))
+		t = lwm2_thread_attach_slow();
+	return t;
+}
+
+/* Storage for this call, or NULL if it must not be counted. */
+static inline struct lwm2_thread *lwm2_enter(void)
+{
+	if (LWM2_UNLIKELY(!atomic_load_explicit(&lwm2_on, memory_order_relaxed)))
+		return NULL;
+	return lwm2_thread_get();
+}
+
+static inline _Atomic uint64_t *lwm2_buffer(struct lwm2_thread *t)
+{
+	return t->buf[atomic_load_explicit(&t->active, memory_order_relaxed) & 1];
+}
+
+static inline void lwm2_add(_Atomic uint64_t *buf, enum lwm2_counter c, uint64_t v)
+{
+	atomic_store_explicit(&buf[c], atomic_load_explicit(&buf[c], memory_order_relaxed) + v,
+			      memory_order_relaxed);
+}
+
+static inline void lwm2_count(struct lwm2_thread *t, enum lwm2_counter c, uint64_t v)
+{
+	lwm2_add(lwm2_buffer(t), c, v);
+}
+
+/* Count one call: calls += 1, bytes += bytes, time += ticks. */
+static inline void lwm2_count_call(struct lwm2_thread *t, enum lwm2_counter calls,
+				   enum lwm2_counter bytes, uint64_t nbytes, enum lwm2_counter time,
+				   uint64_t ticks)
+{
+	_Atomic uint64_t *b = lwm2_buffer(t);
+
+	lwm2_add(b, calls, 1);
+	lwm2_add(b, bytes, nbytes);
+	lwm2_add(b, time, ticks);
+}
+
+/* Earmarks nest: enter returns the previous one, leave restores it. */
+static inline uint32_t lwm2_earmark_enter(struct lwm2_thread *t, enum lwm2_earmark m)
+{
+	uint32_t prev = atomic_load_explicit(&t->earmark, memory_order_relaxed);
+
+	atomic_store_explicit(&t->earmark, m, memory_order_relaxed);
+	atomic_signal_fence(memory_order_seq_cst);
+	return prev;
+}
+
+static inline void lwm2_earmark_leave(struct lwm2_thread *t, uint32_t prev)
+{
+	atomic_signal_fence(memory_order_seq_cst);
+	atomic_store_explicit(&t->earmark, prev, memory_order_relaxed);
+}
+
+/*
+ * The wrapper clock.  Time counters hold clock ticks; the core converts
+ * them to ns when it folds (lwm2_ticks_per_ns).  With an invariant TSC the
+ * tick is one rdtsc (a few ns); otherwise a vDSO CLOCK_MONOTONIC read.
+ */
+extern int lwm2_clock_is_tsc;
+
+static inline uint64_t lwm2_ticks(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	if (LWM2_LIKELY(lwm2_clock_is_tsc))
+		return __rdtsc();
+#endif
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Convert clock ticks to ns (calibrated once at start). */
+uint64_t lwm2_ticks_to_ns(uint64_t ticks);
+
+/*
+ * Resolve the next definition of a symbol (RTLD_NEXT).  Safe to call before
+ * the constructor and from inside dlsym's own allocations: it returns NULL
+ * while a resolution is already running on this thread, and the caller then
+ * falls back (a raw system call, or not counting).
+ */
+void *lwm2_real(const char *name);
+
+/*
+ * Mark a metric group as not measured, with a short reason that the record
+ * and the digest show (e.g. "no hardware counters on this platform").
+ */
+void lwm2_group_missing(enum lwm2_group g, const char *reason);
+
+/* Record fields that modules fill in (under the core's lock, not hot). */
+void lwm2_set_runtime(uint32_t runtime_flags);
+void lwm2_set_mpi_identity(int rank, int size, int thread_provided, const char *library);
+void lwm2_set_flag(uint32_t flag);
+
+/*
+ * Module hooks.  Each module defines a struct lwm2_module and the core calls
+ * its hooks: init in the constructor (after the environment is read),
+ * thread_start/thread_end in the thread itself, slice_end in the heartbeat
+ * thread for every live thread (e.g. to read hardware counters into the
+ * thread's buffer... only from that thread: see papi.c), fini before the
+ * final write.  Any hook may be NULL.
+ */
+struct lwm2_module {
+	const char *name;
+	void (*init)(void);
+	void (*thread_start)(struct lwm2_thread *t);
+	void (*thread_end)(struct lwm2_thread *t);
+	void (*slice_end)(void);
+	void (*fini)(void);
+	void (*fork_child)(void);
+};
+
+#endif /* LWM2_CORE_H */
