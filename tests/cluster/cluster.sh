@@ -1,0 +1,561 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# A private Slurm cluster for the integration tests, all of it under one
+# scratch directory: MariaDB, slurmdbd, slurmctld and four slurmd daemons
+# (virtual nodes n1..n4) on 127.0.0.1, on ports nobody else listens on.
+#
+#   cluster.sh start DIR      generate the configuration and start everything
+#   cluster.sh stop DIR       stop what start started (safe to repeat)
+#   cluster.sh status DIR     exit 0 when every daemon is up
+#   cluster.sh env DIR        export lines for the client side
+#   cluster.sh reconfig DIR   regenerate the configuration of a running cluster
+#
+# Environment read by start and reconfig:
+#   LWM2_PLUGIN_DIR            directories put before Slurm's own PluginDir
+#   LWM2_PLUGSTACK             plugstack.conf: a file to copy, or its text
+#   LWM2_CLUSTER_EXTRA_CONF    slurm.conf lines; a key given here replaces
+#                              the generated line with the same key
+#   LWM2_CLUSTER_DBD_EXTRA_CONF  the same for slurmdbd.conf
+#   LWM2_CLUSTER_PRIVATEDATA   PrivateData= for slurm.conf and slurmdbd.conf
+#   LWM2_CLUSTER_MAILPROG      MailProg= (default /bin/true)
+#   LWM2_CLUSTER_DEBUG         SlurmctldDebug/SlurmdDebug (default info)
+#   LWM2_CLUSTER_TIMEOUT       seconds each readiness wait may take (60)
+#   LWM2_CLUSTER_KEEP_FAILED   1: leave the daemons of a failed start running
+#
+# Needs root. munged is the machine's own (Slurm's clients and slurmdbd talk
+# to the default socket): it is started if not running, and stopped again by
+# the last private cluster to stop if one of them started it.
+set -euo pipefail
+
+readonly NODES=(n1 n2 n3 n4)
+readonly CLUSTER=lwm2
+readonly ACCOUNT=lwm2
+readonly TEST_USERS=(lwm2test lwm2other)
+readonly SLURM_PLUGINS=/usr/lib/x86_64-linux-gnu/slurm-wlm
+readonly REGISTRY=/run/lwm2-cluster
+
+die() {
+	echo "cluster: $*" >&2
+	exit 1
+}
+
+say() {
+	echo "cluster: $*"
+}
+
+usage() {
+	sed -n '5,12s/^# \{0,1\}//p' "$0" >&2
+	exit 2
+}
+
+# ---------------------------------------------------------------- paths
+
+set_paths() {
+	[ -n "${1:-}" ] || usage
+	mkdir -p "$1"
+	D=$(cd "$1" && pwd)
+	ETC=$D/etc
+	LOG=$D/log
+	RUN=$D/run
+	STATE=$D/state
+	DB=$D/db
+	CONF=$ETC/slurm.conf
+	DBD_CONF=$ETC/slurmdbd.conf
+	MYSOCK=$RUN/mysqld.sock
+	DAEMON_ENV=(env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root
+		SLURM_CONF="$CONF" LWM2_CLUSTER_DAEMON="$D")
+}
+
+port_of() {
+	sed -n "s/^$1=//p" "$ETC/ports" 2>/dev/null
+}
+
+# ---------------------------------------------------------------- processes
+
+# A pid file is trusted only while its process still has the expected name,
+# so a stale file never leads to killing an unrelated process.
+pid_alive() {
+	local pidfile=$1 comm=$2 pid
+	[ -s "$pidfile" ] || return 1
+	pid=$(<"$pidfile")
+	[ -d "/proc/$pid" ] || return 1
+	[ "$(cat "/proc/$pid/comm" 2>/dev/null)" = "$comm" ]
+}
+
+kill_pidfile() {
+	local pidfile=$1 comm=$2 what=$3 pid i
+	if ! pid_alive "$pidfile" "$comm"; then
+		rm -f "$pidfile"
+		return 0
+	fi
+	pid=$(<"$pidfile")
+	kill -TERM "$pid" 2>/dev/null || true
+	for ((i = 0; i < 300; i++)); do
+		[ -d "/proc/$pid" ] || break
+		sleep 0.1
+	done
+	if [ -d "/proc/$pid" ]; then
+		say "$what ($pid) ignored SIGTERM for 30 s, killing it"
+		kill -KILL "$pid" 2>/dev/null || true
+		while [ -d "/proc/$pid" ]; do sleep 0.1; done
+	fi
+	rm -f "$pidfile"
+}
+
+# slurmstepd inherits slurmd's environment and outlives it: find those left
+# behind by their LWM2_CLUSTER_DAEMON marker.
+kill_strays() {
+	local sig=$1 p env found=1
+	for p in /proc/[0-9]*; do
+		env=$(tr '\0' '\n' <"$p/environ" 2>/dev/null) || continue
+		if grep -qxF "LWM2_CLUSTER_DAEMON=$D" <<<"$env"; then
+			kill "-$sig" "${p#/proc/}" 2>/dev/null && found=0
+		fi
+	done
+	return $found
+}
+
+wait_for() {
+	local what=$1 logf=$2 i limit
+	shift 2
+	limit=$((${LWM2_CLUSTER_TIMEOUT:-60} * 10))
+	for ((i = 0; i < limit; i++)); do
+		if "$@" >/dev/null 2>&1; then
+			return 0
+		fi
+		sleep 0.1
+	done
+	echo "cluster: $what not ready after ${LWM2_CLUSTER_TIMEOUT:-60} s; last lines of $logf:" >&2
+	tail -n 25 "$logf" >&2 2>/dev/null || true
+	return 1
+}
+
+# ---------------------------------------------------------------- munge
+
+munge_works() {
+	local cred
+	cred=$(munge -n 2>/dev/null) && unmunge <<<"$cred" >/dev/null 2>&1
+}
+
+# The registry lives in /run so a reboot clears it together with munged.
+munge_acquire() {
+	mkdir -p "$REGISTRY/users"
+	exec 9>"$REGISTRY/lock"
+	flock 9
+	touch "$REGISTRY/users/$(printf '%s' "$D" | md5sum | cut -c1-16)"
+	if ! munge_works; then
+		if [ ! -s /etc/munge/munge.key ]; then
+			say "creating /etc/munge/munge.key"
+			mungekey --create --keyfile=/etc/munge/munge.key
+			chown munge:munge /etc/munge/munge.key
+			chmod 600 /etc/munge/munge.key
+		fi
+		install -d -o munge -g munge -m 755 /run/munge
+		install -d -o munge -g munge -m 700 /var/lib/munge /var/log/munge
+		say "starting munged"
+		runuser -u munge -- /usr/sbin/munged 9>&-
+		pgrep -u munge -x munged -n >"$REGISTRY/munged.pid"
+		LWM2_CLUSTER_TIMEOUT=20 wait_for munged /var/log/munge/munged.log munge_works
+	fi
+	exec 9>&-
+}
+
+munge_release() {
+	[ -d "$REGISTRY/users" ] || return 0
+	exec 9>"$REGISTRY/lock"
+	flock 9
+	rm -f "$REGISTRY/users/$(printf '%s' "$D" | md5sum | cut -c1-16)"
+	if [ -z "$(ls -A "$REGISTRY/users")" ] && [ -s "$REGISTRY/munged.pid" ]; then
+		say "stopping munged (started by a private cluster)"
+		kill_pidfile "$REGISTRY/munged.pid" munged munged
+	fi
+	exec 9>&-
+}
+
+# ---------------------------------------------------------------- configuration
+
+port_free() {
+	! ss -Htan "( sport = :$1 )" 2>/dev/null | grep -q .
+}
+
+# Seven consecutive ports nobody uses, from a random start so that clusters
+# started at the same time rarely race for the same range.
+pick_ports() {
+	local base p ok tries
+	for ((tries = 0; tries < 200; tries++)); do
+		base=$((20000 + (RANDOM * 32768 + RANDOM) % 30000))
+		ok=1
+		for ((p = base; p < base + 7; p++)); do
+			port_free "$p" || {
+				ok=0
+				break
+			}
+		done
+		if [ "$ok" -eq 1 ]; then
+			{
+				echo "mysql=$base"
+				echo "slurmdbd=$((base + 1))"
+				echo "slurmctld=$((base + 2))"
+				local i
+				for i in "${!NODES[@]}"; do
+					echo "${NODES[$i]}=$((base + 3 + i))"
+				done
+			} >"$ETC/ports"
+			return 0
+		fi
+	done
+	die "no free range of 7 ports found"
+}
+
+# Extra lines win over generated ones with the same key; NodeName and
+# PartitionName lines are never dropped since several may coexist.
+merge_conf() {
+	local extra=$1
+	if [ -z "$extra" ]; then
+		cat
+		return
+	fi
+	awk -v extra="$extra" '
+		function key(l) { sub(/=.*/, "", l); gsub(/[ \t]/, "", l); return tolower(l) }
+		BEGIN {
+			n = split(extra, x, "\n")
+			for (i = 1; i <= n; i++)
+				if (x[i] !~ /^[ \t]*(#|$)/) drop[key(x[i])] = 1
+			delete drop["nodename"]; delete drop["partitionname"]
+		}
+		!($0 ~ /=/ && key($0) in drop) { print }
+		END { print "# from the environment"; for (i = 1; i <= n; i++) print x[i] }'
+}
+
+plugin_dir() {
+	if [ -n "${LWM2_PLUGIN_DIR:-}" ]; then
+		echo "$LWM2_PLUGIN_DIR:$SLURM_PLUGINS"
+	else
+		echo "$SLURM_PLUGINS"
+	fi
+}
+
+write_slurm_conf() {
+	local i n tmp=$CONF.new
+	{
+		cat <<-EOF
+			# generated by tests/cluster/cluster.sh
+			ClusterName=$CLUSTER
+			SlurmctldHost=$(hostname -s)(127.0.0.1)
+			SlurmctldPort=$(port_of slurmctld)
+			SlurmUser=root
+			SlurmdUser=root
+			AuthType=auth/munge
+			CredType=cred/munge
+			StateSaveLocation=$STATE
+			SlurmdSpoolDir=$D/spool/%n
+			TmpFS=$D/tmp/%n
+			SlurmctldPidFile=$RUN/slurmctld.pid
+			SlurmdPidFile=$RUN/slurmd-%n.pid
+			SlurmctldLogFile=$LOG/slurmctld.log
+			SlurmdLogFile=$LOG/slurmd-%n.log
+			SlurmctldDebug=${LWM2_CLUSTER_DEBUG:-info}
+			SlurmdDebug=${LWM2_CLUSTER_DEBUG:-info}
+			PluginDir=$(plugin_dir)
+			PlugStackConfig=$ETC/plugstack.conf
+			ProctrackType=proctrack/linuxproc
+			TaskPlugin=task/none
+			SwitchType=switch/none
+			MpiDefault=none
+			SelectType=select/cons_tres
+			SelectTypeParameters=CR_Core
+			SchedulerType=sched/backfill
+			SlurmdParameters=config_overrides
+			ReturnToService=2
+			JobAcctGatherType=jobacct_gather/linux
+			JobAcctGatherFrequency=30
+			AccountingStorageType=accounting_storage/slurmdbd
+			AccountingStorageHost=127.0.0.1
+			AccountingStoragePort=$(port_of slurmdbd)
+			AccountingStorageEnforce=associations
+			JobCompType=jobcomp/none
+			MailProg=${LWM2_CLUSTER_MAILPROG:-/bin/true}
+			KillWait=5
+			MinJobAge=300
+			InactiveLimit=0
+			SlurmdTimeout=120
+		EOF
+		if [ -n "${LWM2_CLUSTER_PRIVATEDATA:-}" ]; then
+			echo "PrivateData=$LWM2_CLUSTER_PRIVATEDATA"
+		fi
+		for n in "${NODES[@]}"; do
+			echo "NodeName=$n NodeHostname=localhost NodeAddr=127.0.0.1 Port=$(port_of "$n") CPUs=2 Boards=1 SocketsPerBoard=1 CoresPerSocket=2 ThreadsPerCore=1 RealMemory=1000 State=UNKNOWN"
+		done
+		i=${#NODES[@]}
+		echo "PartitionName=debug Nodes=n[1-$i] Default=YES MaxTime=INFINITE State=UP"
+	} | merge_conf "${LWM2_CLUSTER_EXTRA_CONF:-}" >"$tmp"
+	chmod 644 "$tmp"
+	mv "$tmp" "$CONF"
+
+	if [ -n "${LWM2_PLUGSTACK:-}" ] && [ -f "$LWM2_PLUGSTACK" ]; then
+		cp "$LWM2_PLUGSTACK" "$ETC/plugstack.conf.new"
+	else
+		printf '%s\n' "${LWM2_PLUGSTACK:-# empty}" >"$ETC/plugstack.conf.new"
+	fi
+	chmod 644 "$ETC/plugstack.conf.new"
+	mv "$ETC/plugstack.conf.new" "$ETC/plugstack.conf"
+}
+
+write_dbd_conf() {
+	local tmp=$DBD_CONF.new
+	{
+		cat <<-EOF
+			# generated by tests/cluster/cluster.sh
+			AuthType=auth/munge
+			DbdHost=localhost
+			DbdAddr=127.0.0.1
+			DbdPort=$(port_of slurmdbd)
+			SlurmUser=root
+			LogFile=$LOG/slurmdbd.log
+			PidFile=$RUN/slurmdbd.pid
+			DebugLevel=${LWM2_CLUSTER_DEBUG:-info}
+			StorageType=accounting_storage/mysql
+			StorageHost=127.0.0.1
+			StoragePort=$(port_of mysql)
+			StorageUser=slurm
+			StoragePass=lwm2
+			StorageLoc=slurm_acct_db
+		EOF
+		if [ -n "${LWM2_CLUSTER_PRIVATEDATA:-}" ]; then
+			echo "PrivateData=$LWM2_CLUSTER_PRIVATEDATA"
+		fi
+	} | merge_conf "${LWM2_CLUSTER_DBD_EXTRA_CONF:-}" >"$tmp"
+	# slurmdbd refuses a configuration others can read (it holds a password).
+	chmod 600 "$tmp"
+	mv "$tmp" "$DBD_CONF"
+}
+
+write_env() {
+	cat <<-EOF
+		export LWM2_CLUSTER_DIR='$D'
+		export SLURM_CONF='$CONF'
+		export LWM2_CLUSTER_NAME='$CLUSTER'
+		export LWM2_CLUSTER_ACCOUNT='$ACCOUNT'
+		export LWM2_CLUSTER_NODES='${NODES[*]}'
+		export OMPI_MCA_btl='self,tcp'
+		export OMPI_MCA_btl_tcp_if_include='lo'
+		export OMPI_MCA_oob_tcp_if_include='lo'
+		export OMPI_MCA_pml='ob1'
+		export OMPI_MCA_io='romio321'
+		export PMIX_MCA_gds='hash'
+	EOF
+}
+
+ensure_users() {
+	local u
+	for u in "${TEST_USERS[@]}"; do
+		if ! id "$u" >/dev/null 2>&1; then
+			say "creating user $u"
+			useradd --create-home --shell /bin/bash "$u"
+		fi
+	done
+}
+
+# ---------------------------------------------------------------- daemons
+
+mysql_ping() {
+	mysqladmin --no-defaults --socket="$MYSOCK" -uroot ping
+}
+
+start_mariadb() {
+	if [ ! -d "$DB/mysql" ]; then
+		rm -rf "$DB"
+		mkdir -p "$DB"
+		if ! mariadb-install-db --no-defaults --user=root --datadir="$DB" \
+			--auth-root-authentication-method=normal --skip-test-db \
+			--skip-name-resolve >"$LOG/mariadb-install.log" 2>&1; then
+			tail -n 25 "$LOG/mariadb-install.log" >&2
+			die "mariadb-install-db failed"
+		fi
+	fi
+	# --no-defaults keeps the machine's /etc/mysql (socket, port, datadir)
+	# out; innodb_lock_wait_timeout is what slurmdbd asks for.
+	setsid "${DAEMON_ENV[@]}" mariadbd --no-defaults --user=root \
+		--datadir="$DB" --socket="$MYSOCK" --port="$(port_of mysql)" \
+		--bind-address=127.0.0.1 --skip-name-resolve \
+		--pid-file="$RUN/mariadb.pid" --log-error="$LOG/mariadb.log" \
+		--tmpdir="$D/tmp" --innodb-buffer-pool-size=128M \
+		--innodb-log-file-size=64M --innodb-lock-wait-timeout=900 \
+		</dev/null >/dev/null 2>&1 &
+	wait_for MariaDB "$LOG/mariadb.log" mysql_ping
+	mariadb --no-defaults --socket="$MYSOCK" -uroot <<-EOF
+		CREATE USER IF NOT EXISTS 'slurm'@'127.0.0.1' IDENTIFIED BY 'lwm2';
+		GRANT ALL ON slurm_acct_db.* TO 'slurm'@'127.0.0.1';
+	EOF
+}
+
+dbd_ready() {
+	"${DAEMON_ENV[@]}" sacctmgr -n -P show cluster format=cluster
+}
+
+ctld_ready() {
+	"${DAEMON_ENV[@]}" scontrol ping | grep -q 'is UP'
+}
+
+# Every node idle (or mixed/allocated by an early job), none down or unknown.
+nodes_ready() {
+	local states
+	states=$("${DAEMON_ENV[@]}" sinfo -h -N -o '%t') || return 1
+	[ "$(wc -l <<<"$states")" -eq "${#NODES[@]}" ] || return 1
+	! grep -qvE '^(idle|mix|alloc)$' <<<"$states"
+}
+
+setup_accounts() {
+	local u sm=("${DAEMON_ENV[@]}" sacctmgr -i)
+	if ! dbd_ready | grep -qx "$CLUSTER"; then
+		"${sm[@]}" add cluster "$CLUSTER" >/dev/null
+	fi
+	if [ -z "$("${DAEMON_ENV[@]}" sacctmgr -n -P show account "$ACCOUNT" format=account)" ]; then
+		"${sm[@]}" add account "$ACCOUNT" cluster="$CLUSTER" \
+			description=lwm2-tests organization=lwm2 >/dev/null
+	fi
+	for u in "${TEST_USERS[@]}" root; do
+		if [ -z "$("${DAEMON_ENV[@]}" sacctmgr -n -P show assoc where \
+			user="$u" account="$ACCOUNT" format=user)" ]; then
+			"${sm[@]}" add user "$u" account="$ACCOUNT" cluster="$CLUSTER" >/dev/null
+		fi
+	done
+}
+
+start_slurm() {
+	local n
+	setsid "${DAEMON_ENV[@]}" slurmdbd </dev/null >"$LOG/slurmdbd.out" 2>&1
+	wait_for slurmdbd "$LOG/slurmdbd.log" dbd_ready
+	setup_accounts
+	setsid "${DAEMON_ENV[@]}" slurmctld </dev/null >"$LOG/slurmctld.out" 2>&1
+	wait_for slurmctld "$LOG/slurmctld.log" ctld_ready
+	for n in "${NODES[@]}"; do
+		setsid "${DAEMON_ENV[@]}" slurmd -N "$n" </dev/null >"$LOG/slurmd-$n.out" 2>&1
+	done
+	wait_for "slurmd ${NODES[*]}" "$LOG/slurmd-${NODES[0]}.log" nodes_ready
+}
+
+# ---------------------------------------------------------------- commands
+
+all_up() {
+	local n
+	pid_alive "$RUN/mariadb.pid" mariadbd || return 1
+	pid_alive "$RUN/slurmdbd.pid" slurmdbd || return 1
+	pid_alive "$RUN/slurmctld.pid" slurmctld || return 1
+	for n in "${NODES[@]}"; do
+		pid_alive "$RUN/slurmd-$n.pid" slurmd || return 1
+	done
+}
+
+cmd_start() {
+	[ "$(id -u)" -eq 0 ] || die "start needs root"
+	set_paths "$1"
+	if all_up; then
+		say "already running in $D"
+		return 0
+	fi
+	cmd_stop "$D" >/dev/null
+	mkdir -p "$ETC" "$LOG" "$RUN" "$STATE"
+	local n
+	for n in "${NODES[@]}"; do
+		mkdir -p "$D/spool/$n" "$D/tmp/$n"
+	done
+	# Jobs of the test users run below DIR (TmpFS, PMIx directories).
+	chmod 755 "$D" "$D/tmp" "$D/spool"
+	chmod 1777 "$D/tmp"/*
+	ensure_users
+	pick_ports
+	write_slurm_conf
+	write_dbd_conf
+	write_env >"$D/env"
+	munge_acquire
+	say "starting in $D (ports $(tr '\n' ' ' <"$ETC/ports"))"
+	if ! (start_mariadb && start_slurm); then
+		if [ "${LWM2_CLUSTER_KEEP_FAILED:-0}" = 1 ]; then
+			die "start failed; daemons left running for inspection"
+		fi
+		cmd_stop "$D" >/dev/null
+		die "start failed"
+	fi
+	say "up"
+}
+
+cmd_stop() {
+	set_paths "$1"
+	local n
+	if pid_alive "$RUN/slurmctld.pid" slurmctld; then
+		# Cancelled jobs let slurmstepd kill their tasks, which a plain
+		# slurmd shutdown would leave running.
+		"${DAEMON_ENV[@]}" scancel --quiet --partition=debug 2>/dev/null || true
+	fi
+	for n in "${NODES[@]}"; do
+		kill_pidfile "$RUN/slurmd-$n.pid" slurmd "slurmd $n" &
+	done
+	wait
+	kill_pidfile "$RUN/slurmctld.pid" slurmctld slurmctld
+	kill_pidfile "$RUN/slurmdbd.pid" slurmdbd slurmdbd
+	kill_pidfile "$RUN/mariadb.pid" mariadbd mariadbd
+	if kill_strays TERM; then
+		sleep 1
+		kill_strays KILL || true
+	fi
+	munge_release
+	say "stopped"
+}
+
+cmd_status() {
+	set_paths "$1"
+	local rc=0 n
+	check() {
+		if pid_alive "$1" "$2"; then
+			echo "$3: running ($(<"$1"))"
+		else
+			echo "$3: stopped"
+			rc=1
+		fi
+	}
+	check "$RUN/mariadb.pid" mariadbd mariadb
+	check "$RUN/slurmdbd.pid" slurmdbd slurmdbd
+	check "$RUN/slurmctld.pid" slurmctld slurmctld
+	for n in "${NODES[@]}"; do
+		check "$RUN/slurmd-$n.pid" slurmd "slurmd $n"
+	done
+	if munge_works; then echo "munged: running"; else
+		echo "munged: not answering"
+		rc=1
+	fi
+	return $rc
+}
+
+cmd_env() {
+	set_paths "$1"
+	[ -f "$ETC/ports" ] || die "no cluster configured in $D"
+	write_env
+}
+
+cmd_reconfig() {
+	[ "$(id -u)" -eq 0 ] || die "reconfig needs root"
+	set_paths "$1"
+	all_up || die "not running in $D"
+	local old
+	old=$(cat "$DBD_CONF")
+	write_slurm_conf
+	write_dbd_conf
+	if [ "$old" != "$(cat "$DBD_CONF")" ]; then
+		say "restarting slurmdbd"
+		kill_pidfile "$RUN/slurmdbd.pid" slurmdbd slurmdbd
+		setsid "${DAEMON_ENV[@]}" slurmdbd </dev/null >>"$LOG/slurmdbd.out" 2>&1
+		wait_for slurmdbd "$LOG/slurmdbd.log" dbd_ready
+	fi
+	"${DAEMON_ENV[@]}" scontrol reconfigure
+	wait_for slurmctld "$LOG/slurmctld.log" ctld_ready
+	wait_for "slurmd ${NODES[*]}" "$LOG/slurmd-${NODES[0]}.log" nodes_ready
+	say "reconfigured"
+}
+
+[ $# -eq 2 ] || usage
+case $1 in
+start | stop | status | env | reconfig) "cmd_$1" "$2" ;;
+*) usage ;;
+esac
