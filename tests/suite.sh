@@ -1,0 +1,218 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# The whole test suite, from a fresh Debian 12 machine (as root):
+#
+#   bash tests/suite.sh
+#
+# installs what it needs, fetches the matching Slurm source for the jobcomp
+# plugin, builds with gcc and with clang (warnings are errors), runs the unit
+# tests of each build and of an ASan+UBSan build, checks formatting and the
+# shell scripts, starts one private Slurm cluster for all integration tests,
+# runs them, stops it, and runs `make distcheck`.  Every test point counts;
+# the last line is "N passed, N failed" (", N skipped" when any were).
+#
+# Environment: LWM2_SUITE_DIR (scratch, default _build/suite in the tree),
+# LWM2_SUITE_SKIP (space-separated stage names to leave out, e.g. "distcheck
+# asan"), LWM2_SUITE_ONLY (run only these stages).
+set -uo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+work=${LWM2_SUITE_DIR:-$top/_build/suite}
+logs=$work/logs
+mkdir -p "$logs"
+cd "$top" || exit 1
+
+passed=0
+failed=0
+skipped=0
+failures=()
+suite_start=$(date +%s)
+
+say() { printf 'suite: %s\n' "$*"; }
+
+wanted() {
+	local s
+	for s in ${LWM2_SUITE_SKIP:-}; do [ "$s" = "$1" ] && return 1; done
+	[ -z "${LWM2_SUITE_ONLY:-}" ] && return 0
+	for s in $LWM2_SUITE_ONLY; do [ "$s" = "$1" ] && return 0; done
+	return 1
+}
+
+count_pass() { passed=$((passed + 1)); }
+count_fail() { failed=$((failed + 1)); failures+=("$1"); }
+count_skip() { skipped=$((skipped + 1)); }
+
+# step NAME CMD...: one test point for a whole command (a build, a check).
+step() {
+	local name=$1 t0 rc
+	shift
+	t0=$(date +%s)
+	"$@" >"$logs/$name.log" 2>&1
+	rc=$?
+	if [ $rc -eq 0 ]; then
+		count_pass
+		say "ok   $name ($(($(date +%s) - t0)) s)"
+	else
+		count_fail "$name"
+		say "FAIL $name ($(($(date +%s) - t0)) s), last lines of $logs/$name.log:"
+		tail -n 25 "$logs/$name.log" | sed 's/^/    /'
+	fi
+	return $rc
+}
+
+# Add the results of Automake's TAP driver (.trs files) under DIR.
+count_trs() {
+	local dir=$1 label=$2 p f s
+	p=$(find "$dir" -name '*.trs' -exec grep -h '^:test-result: PASS' {} + 2>/dev/null | wc -l)
+	f=$(find "$dir" -name '*.trs' -exec grep -hE '^:test-result: (FAIL|ERROR|XPASS)' {} + 2>/dev/null | wc -l)
+	s=$(find "$dir" -name '*.trs' -exec grep -hE '^:test-result: (SKIP|XFAIL)' {} + 2>/dev/null | wc -l)
+	passed=$((passed + p))
+	failed=$((failed + f))
+	skipped=$((skipped + s))
+	say "     $label: $p passed, $f failed, $s skipped"
+	if [ "$f" -gt 0 ]; then
+		local trs
+		while IFS= read -r trs; do
+			failures+=("$label: ${trs#"$dir"/}")
+			say "     failed: ${trs#"$dir"/} (log: ${trs%.trs}.log)"
+		done < <(grep -lE '^:test-result: (FAIL|ERROR|XPASS)' -r --include='*.trs' "$dir")
+	fi
+}
+
+# Count a TAP stream's test points; a script that dies early or prints no
+# plan counts as one failure.
+count_tap() {
+	local log=$1 label=$2 rc=$3 p f s plan
+	p=$(grep -cE '^ok [0-9]+( |$)' "$log" | tr -d ' ')
+	s=$(grep -cE '^ok [0-9]+ .*# *(SKIP|skip)' "$log" | tr -d ' ')
+	p=$((p - s))
+	f=$(grep -cE '^not ok [0-9]+' "$log" | tr -d ' ')
+	plan=$(grep -cE '^1\.\.[0-9]+' "$log" | tr -d ' ')
+	passed=$((passed + p))
+	skipped=$((skipped + s))
+	failed=$((failed + f))
+	if [ "$f" -gt 0 ]; then
+		failures+=("$label")
+		grep -E '^not ok' "$log" | sed 's/^/    /'
+	fi
+	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ] || [ "$plan" -eq 0 ]; then
+		failed=$((failed + 1))
+		failures+=("$label (exit $rc)")
+		tail -n 15 "$log" | sed 's/^/    /'
+	fi
+	say "     $label: $p passed, $f failed, $s skipped"
+}
+
+slurm_source=""
+configure_common=(--enable-werror)
+
+stage_deps() {
+	step install-deps bash contrib/install-deps.sh || return 1
+}
+
+stage_slurm_source() {
+	local out
+	if step slurm-source bash contrib/slurm-source.sh "$work/slurm-src"; then
+		out=$(tail -n 1 "$logs/slurm-source.log")
+		# SLURM_SOURCE=<dir> SLURM_BUILD=<dir>
+		local src=${out#SLURM_SOURCE=}
+		src=${src%% *}
+		local build=${out##*SLURM_BUILD=}
+		slurm_source="$src:$build"
+	fi
+}
+
+stage_autogen() {
+	step autogen ./autogen.sh || return 1
+}
+
+# build_and_check NAME CONFIGURE-ARGS...: a build directory of its own.
+build_and_check() {
+	local name=$1
+	shift
+	local dir=$work/build-$name
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	step "configure-$name" bash -c "cd '$dir' && '$top/configure' $*" || return 1
+	step "build-$name" make -C "$dir" -j2 || return 1
+	step "check-$name" make -C "$dir" -j2 check
+	count_trs "$dir" "unit tests ($name)"
+}
+
+stage_gcc() {
+	local extra=()
+	[ -n "$slurm_source" ] && extra+=(--with-slurm-source="$slurm_source")
+	build_and_check gcc CC=gcc "${configure_common[@]}" "${extra[@]}"
+}
+
+stage_clang() {
+	local extra=()
+	[ -n "$slurm_source" ] && extra+=(--with-slurm-source="$slurm_source")
+	build_and_check clang CC=clang "${configure_common[@]}" "${extra[@]}"
+}
+
+stage_asan() {
+	# The sanitized liblwm2.so is preloaded into programs that are not
+	# sanitized: its runtime then cannot come first in the link order.
+	ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0:abort_on_error=1 \
+		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+		build_and_check asan CC=gcc --enable-sanitizer=address,undefined "${configure_common[@]}"
+}
+
+stage_lint() {
+	step format-check bash -c "git ls-files '*.c' '*.h' | xargs -r clang-format --dry-run --Werror"
+	step shellcheck bash -c "git ls-files '*.sh' .ci/run contrib/lwm2-mail | xargs -r shellcheck -x -S warning"
+}
+
+stage_integration() {
+	local gccdir=$work/build-gcc cluster=$work/cluster t log rc
+	if [ ! -x "$gccdir/digest/lwm2" ] && [ ! -f "$gccdir/preload/.libs/liblwm2.so" ]; then
+		count_fail "integration (no gcc build)"
+		return 1
+	fi
+	export LWM2_BUILDDIR=$gccdir LWM2_SRCDIR=$top
+	export LWM2_CLUSTER_DIR=$cluster
+	if ! step cluster-start bash tests/cluster/cluster.sh start "$cluster"; then
+		bash tests/cluster/cluster.sh stop "$cluster" >/dev/null 2>&1
+		return 1
+	fi
+	for t in tests/integration/t-*.sh; do
+		[ -f "$t" ] || continue
+		log=$logs/integration-$(basename "$t" .sh).log
+		timeout 900 bash "$t" >"$log" 2>&1
+		rc=$?
+		count_tap "$log" "$(basename "$t")" "$rc"
+	done
+	step cluster-stop bash tests/cluster/cluster.sh stop "$cluster"
+}
+
+stage_distcheck() {
+	step distcheck make -C "$work/build-gcc" distcheck
+}
+
+trap 'bash "$top/tests/cluster/cluster.sh" stop "$work/cluster" >/dev/null 2>&1' EXIT
+
+for stage in deps slurm_source autogen gcc clang asan lint integration distcheck; do
+	if ! wanted "$stage"; then
+		continue
+	fi
+	say "== $stage"
+	"stage_$stage"
+	if [ "$stage" = deps ] || [ "$stage" = autogen ]; then
+		# Nothing else can run without these.
+		[ $failed -eq 0 ] || break
+	fi
+done
+
+say "suite took $(($(date +%s) - suite_start)) s; logs in $logs"
+if [ ${#failures[@]} -gt 0 ]; then
+	say "failures:"
+	printf '    %s\n' "${failures[@]}"
+fi
+if [ $skipped -gt 0 ]; then
+	echo "$passed passed, $failed failed, $skipped skipped"
+else
+	echo "$passed passed, $failed failed"
+fi
+[ $failed -eq 0 ]
