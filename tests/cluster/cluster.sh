@@ -108,7 +108,7 @@ kill_pidfile() {
 kill_strays() {
 	local sig=$1 p env found=1
 	for p in /proc/[0-9]*; do
-		env=$(tr '\0' '\n' <"$p/environ" 2>/dev/null) || continue
+		env=$(tr "\\0" "\\n" 2>/dev/null <"$p/environ") || continue
 		if grep -qxF "LWM2_CLUSTER_DAEMON=$D" <<<"$env"; then
 			kill "-$sig" "${p#/proc/}" 2>/dev/null && found=0
 		fi
@@ -343,8 +343,23 @@ write_env() {
 		export OMPI_MCA_oob_tcp_if_include='lo'
 		export OMPI_MCA_pml='ob1'
 		export OMPI_MCA_io='romio321'
-		export PMIX_MCA_gds='hash'
 	EOF
+}
+
+readonly SETTINGS=(LWM2_PLUGIN_DIR LWM2_PLUGSTACK LWM2_CLUSTER_EXTRA_CONF
+	LWM2_CLUSTER_DBD_EXTRA_CONF LWM2_CLUSTER_PRIVATEDATA
+	LWM2_CLUSTER_MAILPROG LWM2_CLUSTER_DEBUG)
+
+# A sourceable record of the settings start used, so that a test that changed
+# them (lib.sh cluster_reconfig) can put them back.
+save_settings() {
+	local v
+	echo "unset ${SETTINGS[*]}"
+	for v in "${SETTINGS[@]}"; do
+		if [ -n "${!v+set}" ]; then
+			printf 'export %s=%q\n' "$v" "${!v}"
+		fi
+	done
 }
 
 ensure_users() {
@@ -424,10 +439,14 @@ setup_accounts() {
 }
 
 start_slurm() {
-	local n
 	setsid "${DAEMON_ENV[@]}" slurmdbd </dev/null >"$LOG/slurmdbd.out" 2>&1
 	wait_for slurmdbd "$LOG/slurmdbd.log" dbd_ready
 	setup_accounts
+	start_ctld_nodes
+}
+
+start_ctld_nodes() {
+	local n
 	setsid "${DAEMON_ENV[@]}" slurmctld </dev/null >"$LOG/slurmctld.out" 2>&1
 	wait_for slurmctld "$LOG/slurmctld.log" ctld_ready
 	for n in "${NODES[@]}"; do
@@ -469,6 +488,7 @@ cmd_start() {
 	write_slurm_conf
 	write_dbd_conf
 	write_env >"$D/env"
+	save_settings >"$ETC/start.env"
 	munge_acquire
 	say "starting in $D (ports $(tr '\n' ' ' <"$ETC/ports"))"
 	if ! (start_mariadb && start_slurm); then
@@ -481,18 +501,22 @@ cmd_start() {
 	say "up"
 }
 
+stop_slurm_nodes() {
+	local n
+	for n in "${NODES[@]}"; do
+		kill_pidfile "$RUN/slurmd-$n.pid" slurmd "slurmd $n" &
+	done
+	wait
+}
+
 cmd_stop() {
 	set_paths "$1"
-	local n
 	if pid_alive "$RUN/slurmctld.pid" slurmctld; then
 		# Cancelled jobs let slurmstepd kill their tasks, which a plain
 		# slurmd shutdown would leave running.
 		"${DAEMON_ENV[@]}" scancel --quiet --partition=debug 2>/dev/null || true
 	fi
-	for n in "${NODES[@]}"; do
-		kill_pidfile "$RUN/slurmd-$n.pid" slurmd "slurmd $n" &
-	done
-	wait
+	stop_slurm_nodes
 	kill_pidfile "$RUN/slurmctld.pid" slurmctld slurmctld
 	kill_pidfile "$RUN/slurmdbd.pid" slurmdbd slurmdbd
 	kill_pidfile "$RUN/mariadb.pid" mariadbd mariadbd
@@ -534,23 +558,25 @@ cmd_env() {
 	write_env
 }
 
+# PluginDir, JobCompType and friends are read only when a daemon starts, so
+# reconfig restarts the Slurm daemons; MariaDB, munged and the job history
+# stay.
 cmd_reconfig() {
 	[ "$(id -u)" -eq 0 ] || die "reconfig needs root"
 	set_paths "$1"
 	all_up || die "not running in $D"
-	local old
+	local old n
 	old=$(cat "$DBD_CONF")
+	stop_slurm_nodes
+	kill_pidfile "$RUN/slurmctld.pid" slurmctld slurmctld
 	write_slurm_conf
 	write_dbd_conf
 	if [ "$old" != "$(cat "$DBD_CONF")" ]; then
-		say "restarting slurmdbd"
 		kill_pidfile "$RUN/slurmdbd.pid" slurmdbd slurmdbd
 		setsid "${DAEMON_ENV[@]}" slurmdbd </dev/null >>"$LOG/slurmdbd.out" 2>&1
 		wait_for slurmdbd "$LOG/slurmdbd.log" dbd_ready
 	fi
-	"${DAEMON_ENV[@]}" scontrol reconfigure
-	wait_for slurmctld "$LOG/slurmctld.log" ctld_ready
-	wait_for "slurmd ${NODES[*]}" "$LOG/slurmd-${NODES[0]}.log" nodes_ready
+	start_ctld_nodes
 	say "reconfigured"
 }
 

@@ -1,0 +1,268 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# shellcheck shell=bash
+#
+# Helpers for integration tests on the private cluster (tests/cluster/
+# cluster.sh). A test sources this file, calls cluster_up, and prints TAP.
+#
+# Standalone, each test starts its own cluster in LWM2_CLUSTER_DIR (default:
+# a new mktemp directory) and stops it on exit. A suite shares one cluster:
+#
+#   tests/cluster/cluster.sh start "$dir"
+#   LWM2_CLUSTER_DIR=$dir bash tests/integration/t-....sh   # for each test
+#   tests/cluster/cluster.sh stop "$dir"
+#
+# cluster_up sees the running cluster there and leaves it running on exit.
+# LWM2_KEEP=1 keeps the scratch directory of a standalone run.
+
+LWM2_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+LWM2_CLUSTER_SH=$LWM2_TOP/tests/cluster/cluster.sh
+TEST_USER=lwm2test
+OTHER_USER=lwm2other
+
+# ---------------------------------------------------------------- TAP
+
+_tap_n=0
+_tap_failed=0
+_tap_planned=
+
+plan() {
+	_tap_planned=$1
+	echo "1..$1"
+}
+
+# diag MSG...: each argument, and each line of it, as a TAP comment.
+diag() {
+	local arg line
+	for arg in "$@"; do
+		while IFS= read -r line; do
+			echo "# $line"
+		done <<<"$arg"
+	done
+}
+
+ok() {
+	_tap_n=$((_tap_n + 1))
+	echo "ok $_tap_n - $*"
+}
+
+not_ok() {
+	_tap_n=$((_tap_n + 1))
+	_tap_failed=$((_tap_failed + 1))
+	echo "not ok $_tap_n - $*"
+}
+
+skip() {
+	_tap_n=$((_tap_n + 1))
+	echo "ok $_tap_n # SKIP $*"
+}
+
+# Whole script skipped: TAP wants exactly this plan line, nothing else.
+skip_all() {
+	echo "1..0 # SKIP $*"
+	exit 0
+}
+
+bail_out() {
+	echo "Bail out! $*"
+	exit 1
+}
+
+# check DESC CMD...: one test point from a command's exit status.
+check() {
+	local desc=$1
+	shift
+	if "$@"; then ok "$desc"; else not_ok "$desc"; fi
+}
+
+# is GOT WANT DESC
+is() {
+	if [ "$1" = "$2" ]; then
+		ok "$3"
+	else
+		not_ok "$3"
+		diag "got:  '$1'" "want: '$2'"
+	fi
+}
+
+done_testing() {
+	if [ -z "$_tap_planned" ]; then
+		echo "1..$_tap_n"
+	elif [ "$_tap_planned" != "$_tap_n" ]; then
+		diag "planned $_tap_planned tests but ran $_tap_n"
+		_tap_failed=$((_tap_failed + 1))
+	fi
+	[ "$_tap_failed" -eq 0 ]
+}
+
+# ---------------------------------------------------------------- cluster
+
+_cluster_own=0
+_cluster_made_dir=0
+
+# Skips the whole test where a private cluster cannot run.
+cluster_prereq() {
+	[ "$(id -u)" -eq 0 ] || skip_all "needs root to start the private cluster"
+	local c
+	for c in slurmctld slurmd slurmdbd mariadbd mariadb-install-db munged srun; do
+		PATH=$PATH:/usr/sbin command -v "$c" >/dev/null ||
+			skip_all "$c not installed (contrib/install-deps.sh)"
+	done
+}
+
+cluster_up() {
+	cluster_prereq
+	if [ -n "${LWM2_CLUSTER_DIR:-}" ] &&
+		bash "$LWM2_CLUSTER_SH" status "$LWM2_CLUSTER_DIR" >/dev/null 2>&1; then
+		_cluster_own=0
+	else
+		if [ -z "${LWM2_CLUSTER_DIR:-}" ]; then
+			LWM2_CLUSTER_DIR=$(mktemp -d "${TMPDIR:-/tmp}/lwm2-cluster.XXXXXX")
+			_cluster_made_dir=1
+		fi
+		_cluster_own=1
+		trap cluster_down EXIT
+		trap 'exit 130' INT TERM
+		local out
+		if ! out=$(bash "$LWM2_CLUSTER_SH" start "$LWM2_CLUSTER_DIR" 2>&1); then
+			diag "$out"
+			bail_out "private cluster did not start (logs: $LWM2_CLUSTER_DIR/log)"
+		fi
+	fi
+	eval "$(bash "$LWM2_CLUSTER_SH" env "$LWM2_CLUSTER_DIR")"
+	# Each test gets its own work area, one directory per user inside it, so
+	# job output of one user is not readable by the other.
+	mkdir -p "$LWM2_CLUSTER_DIR/work"
+	chmod 755 "$LWM2_CLUSTER_DIR/work"
+	TESTDIR=$(mktemp -d "$LWM2_CLUSTER_DIR/work/$(basename "$0" .sh).XXXXXX")
+	chmod 755 "$TESTDIR"
+	local u
+	for u in "$TEST_USER" "$OTHER_USER"; do
+		install -d -o "$u" -g "$u" -m 700 "$TESTDIR/$u"
+	done
+	export TESTDIR
+}
+
+cluster_down() {
+	local rc=$?
+	[ "$_cluster_own" -eq 1 ] || return "$rc"
+	_cluster_own=0
+	bash "$LWM2_CLUSTER_SH" stop "$LWM2_CLUSTER_DIR" >/dev/null 2>&1 ||
+		echo "# cluster stop failed in $LWM2_CLUSTER_DIR"
+	if [ "$_cluster_made_dir" -eq 1 ]; then
+		if [ "$rc" -eq 0 ] && [ "${LWM2_KEEP:-0}" != 1 ]; then
+			rm -rf "$LWM2_CLUSTER_DIR"
+		else
+			echo "# cluster directory kept: $LWM2_CLUSTER_DIR"
+		fi
+	fi
+	return "$rc"
+}
+
+# cluster_reconfig NAME=VALUE...: restart the Slurm daemons with these
+# cluster.sh settings (LWM2_CLUSTER_PRIVATEDATA=jobs, LWM2_PLUGSTACK=...)
+# on top of those the cluster was started with; the start settings come back
+# when the test exits.
+cluster_reconfig() {
+	(
+		# shellcheck disable=SC1091
+		. "$LWM2_CLUSTER_DIR/etc/start.env"
+		# shellcheck disable=SC2163
+		export "$@"
+		bash "$LWM2_CLUSTER_SH" reconfig "$LWM2_CLUSTER_DIR"
+	) >/dev/null 2>&1 || return 1
+	# A cluster of this test's own goes away with it anyway.
+	if [ "$_cluster_own" -eq 0 ] && [ -z "${_cluster_restore:-}" ]; then
+		_cluster_restore=1
+		trap '_cluster_restore_conf; cluster_down' EXIT
+	fi
+}
+
+_cluster_restore_conf() {
+	local rc=$?
+	(
+		# shellcheck disable=SC1091
+		. "$LWM2_CLUSTER_DIR/etc/start.env"
+		bash "$LWM2_CLUSTER_SH" reconfig "$LWM2_CLUSTER_DIR"
+	) >/dev/null 2>&1 || echo "# restoring the cluster configuration failed"
+	return "$rc"
+}
+
+# ---------------------------------------------------------------- jobs
+
+# as_user [-u USER] CMD...: run as the test user (default lwm2test) in that
+# user's work directory, with the cluster's client environment.
+as_user() {
+	local user=$TEST_USER
+	if [ "${1:-}" = -u ]; then
+		user=$2
+		shift 2
+	fi
+	local dir=$TESTDIR/$user
+	[ -d "$dir" ] || dir=/tmp
+	# shellcheck disable=SC2016
+	runuser -u "$user" -- /bin/bash -c 'cd "$1" && shift && exec "$@"' \
+		as_user "$dir" "$@"
+}
+
+# run_job [-u USER] SRUN-ARGS...: srun as the user; output in JOB_OUT.
+# Fails (with the output as TAP diagnostics) when srun does.
+run_job() {
+	if run_job_unchecked "$@"; then
+		return 0
+	fi
+	diag "srun $* failed:" "$JOB_OUT"
+	return 1
+}
+
+run_job_unchecked() {
+	local u=()
+	if [ "${1:-}" = -u ]; then
+		u=(-u "$2")
+		shift 2
+	fi
+	local rc=0
+	JOB_OUT=$(as_user "${u[@]}" timeout "${LWM2_JOB_TIMEOUT:-300}" srun "$@" 2>&1) || rc=$?
+	return "$rc"
+}
+
+# submit_batch [-u USER] SCRIPT [SBATCH-ARGS...]: prints the job id.
+submit_batch() {
+	local u=()
+	if [ "${1:-}" = -u ]; then
+		u=(-u "$2")
+		shift 2
+	fi
+	local script=$1 out
+	shift
+	out=$(as_user "${u[@]}" sbatch --parsable "$@" "$script" 2>&1) || {
+		diag "sbatch $script failed:" "$out"
+		return 1
+	}
+	echo "${out%%;*}"
+}
+
+# Terminal states as sacct prints them; CANCELLED may carry "by UID".
+_job_done_re='^(COMPLETED|FAILED|CANCELLED.*|TIMEOUT|NODE_FAIL|OUT_OF_MEMORY|PREEMPTED|BOOT_FAIL|DEADLINE)$'
+
+# wait_job JOBID [TIMEOUT]: wait until accounting has the job's final state
+# and print it. The record reaches slurmdbd after squeue forgets the job.
+wait_job() {
+	local id=$1 limit=$((${2:-120} * 5)) i state
+	for ((i = 0; i < limit; i++)); do
+		state=$(sacct -n -X -P -j "$id" -o State 2>/dev/null | head -n 1)
+		if [[ $state =~ $_job_done_re ]]; then
+			echo "$state"
+			return 0
+		fi
+		sleep 0.2
+	done
+	diag "job $id not finished after ${2:-120} s (state '${state:-}')"
+	return 1
+}
+
+# sacct_field JOBID[.STEP] FIELD: the field of the job (or of that step).
+sacct_field() {
+	local x=(-X)
+	case $1 in *.*) x=() ;; esac
+	sacct -n -P "${x[@]}" -j "$1" -o "$2" 2>/dev/null | head -n 1
+}
