@@ -29,15 +29,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define LWM2_FILE_MAGIC "LWM2RANK"
-#define LWM2_RECORD_MAGIC "LWM2SLOT"
+#define LWM2_FILE_MAGIC     "LWM2RANK"
+#define LWM2_RECORD_MAGIC   "LWM2SLOT"
 #define LWM2_RECORD_VERSION 1
 
 /* A rank record file larger than this is rejected unread. */
 #define LWM2_RECORD_FILE_MAX (8u << 20)
 /* Slices kept before the series is coarsened (pairs merged, length doubled). */
 #define LWM2_MAX_SLICES_DEFAULT 256
-#define LWM2_MAX_SLICES_LIMIT 4096
+#define LWM2_MAX_SLICES_LIMIT   4096
 
 /* POSIX file I/O: regular files and block devices only. */
 #define LWM2_POSIX_COUNTERS(X)                                                                     \
@@ -103,7 +103,7 @@ enum lwm2_counter {
 #define LWM2_X_ENUM(name, unit, desc) LWM2_C_##name,
 	LWM2_COUNTERS(LWM2_X_ENUM)
 #undef LWM2_X_ENUM
-	LWM2_NCOUNTERS
+	    LWM2_NCOUNTERS
 };
 
 /* Regions a wrapper earmarks; the sampling handler reads the current one. */
@@ -117,17 +117,17 @@ enum lwm2_earmark {
 #define LWM2_X_ENUM(name, desc) LWM2_EARMARK_##name,
 	LWM2_EARMARKS(LWM2_X_ENUM)
 #undef LWM2_X_ENUM
-	LWM2_NEARMARKS
+	    LWM2_NEARMARKS
 };
 
 /* Record flags. */
 enum lwm2_record_flag {
-	LWM2_F_INCOMPLETE = 1u << 0,  /* the process did not reach its normal end */
-	LWM2_F_PARTIAL = 1u << 1,     /* the memory budget was hit: slices coarsened or dropped */
-	LWM2_F_EXEC = 1u << 2,        /* the image was replaced by exec; see the next record */
-	LWM2_F_FORK_CHILD = 1u << 3,  /* a child of fork in a measured process */
-	LWM2_F_SIGNALED = 1u << 4,    /* ended by a signal (term_signal) */
-	LWM2_F_MPI = 1u << 5,         /* MPI_Init was reached */
+	LWM2_F_INCOMPLETE = 1u << 0, /* the process did not reach its normal end */
+	LWM2_F_PARTIAL = 1u << 1,    /* the memory budget was hit: slices coarsened or dropped */
+	LWM2_F_EXEC = 1u << 2,       /* the image was replaced by exec; see the next record */
+	LWM2_F_FORK_CHILD = 1u << 3, /* a child of fork in a measured process */
+	LWM2_F_SIGNALED = 1u << 4,   /* ended by a signal (term_signal) */
+	LWM2_F_MPI = 1u << 5,        /* MPI_Init was reached */
 	LWM2_F_MPI_FINALIZED = 1u << 6,
 	LWM2_F_SAMPLING_OFF = 1u << 7, /* sampling disabled (reason in missing_reason) */
 	LWM2_F_COARSENED = 1u << 8,    /* slice_length_s grew to fit the budget */
@@ -158,8 +158,8 @@ enum lwm2_runtime {
 
 enum lwm2_clock_source {
 	LWM2_CLOCK_NONE = 0,
-	LWM2_CLOCK_TSC = 1,        /* invariant TSC, calibrated against CLOCK_MONOTONIC */
-	LWM2_CLOCK_MONOTONIC = 2,  /* clock_gettime(CLOCK_MONOTONIC) through the vDSO */
+	LWM2_CLOCK_TSC = 1,       /* invariant TSC, calibrated against CLOCK_MONOTONIC */
+	LWM2_CLOCK_MONOTONIC = 2, /* clock_gettime(CLOCK_MONOTONIC) through the vDSO */
 };
 
 struct lwm2_file_header {
@@ -177,39 +177,39 @@ struct lwm2_slice {
 };
 
 struct lwm2_rank_record {
-	char magic[8];              /* LWM2_RECORD_MAGIC */
-	uint32_t version;           /* LWM2_RECORD_VERSION */
-	uint32_t record_size;       /* sizeof(struct lwm2_rank_record) */
-	uint32_t ncounters;         /* LWM2_NCOUNTERS when written */
-	uint32_t nearmarks;         /* LWM2_NEARMARKS when written */
-	uint32_t total_size;        /* record_size + nslices * sizeof(struct lwm2_slice) */
-	uint32_t checksum;          /* lwm2_checksum over total_size bytes, this field as 0 */
-	uint64_t generation;        /* higher is newer; 0 means never written */
+	char magic[8];        /* LWM2_RECORD_MAGIC */
+	uint32_t version;     /* LWM2_RECORD_VERSION */
+	uint32_t record_size; /* sizeof(struct lwm2_rank_record) */
+	uint32_t ncounters;   /* LWM2_NCOUNTERS when written */
+	uint32_t nearmarks;   /* LWM2_NEARMARKS when written */
+	uint32_t total_size;  /* record_size + nslices * sizeof(struct lwm2_slice) */
+	uint32_t checksum;    /* lwm2_checksum over total_size bytes, this field as 0 */
+	uint64_t generation;  /* higher is newer; 0 means never written */
 
-	uint32_t flags;             /* enum lwm2_record_flag */
-	uint32_t missing;           /* bit per enum lwm2_group: not measured */
+	uint32_t flags;   /* enum lwm2_record_flag */
+	uint32_t missing; /* bit per enum lwm2_group: not measured */
 	char missing_reason[LWM2_NGROUPS][LWM2_REASON_LEN];
 
 	/* identity, from the environment the SPANK plugin sets */
-	uint64_t job_id;            /* 0 outside Slurm */
-	uint32_t step_id;           /* Slurm's step id (batch, extern: their special values) */
-	int32_t task_id;            /* SLURM_PROCID, -1 outside a task */
-	int32_t local_task_id;      /* SLURM_LOCALID, -1 if unknown */
-	int32_t node_id;            /* SLURM_NODEID, -1 if unknown */
-	int32_t mpi_rank;           /* from MPI_Comm_rank(MPI_COMM_WORLD), -1 without MPI */
+	uint64_t job_id;       /* 0 outside Slurm */
+	uint32_t step_id;      /* Slurm's step id (batch, extern: their special values) */
+	int32_t task_id;       /* SLURM_PROCID, -1 outside a task */
+	int32_t local_task_id; /* SLURM_LOCALID, -1 if unknown */
+	int32_t node_id;       /* SLURM_NODEID, -1 if unknown */
+	int32_t mpi_rank;      /* from MPI_Comm_rank(MPI_COMM_WORLD), -1 without MPI */
 	int32_t mpi_size;
 	int32_t mpi_thread_provided;
 	int32_t pid;
 	int32_t ppid;
-	uint32_t runtimes;          /* enum lwm2_runtime */
+	uint32_t runtimes; /* enum lwm2_runtime */
 	char hostname[64];
 	char executable[256];
-	char mpi_library[128];      /* MPI_Get_library_version, first line */
+	char mpi_library[128]; /* MPI_Get_library_version, first line */
 
 	/* times: CLOCK_REALTIME in ns since the epoch */
 	int64_t start_ns;
-	int64_t end_ns;             /* last update while incomplete */
-	int32_t exit_status;        /* valid unless LWM2_F_SIGNALED or LWM2_F_INCOMPLETE */
+	int64_t end_ns;      /* last update while incomplete */
+	int32_t exit_status; /* valid unless LWM2_F_SIGNALED or LWM2_F_INCOMPLETE */
 	int32_t term_signal;
 
 	/* getrusage(RUSAGE_SELF) at the last update */
@@ -222,24 +222,24 @@ struct lwm2_rank_record {
 	uint64_t nivcsw;
 
 	/* the clock used to time wrappers */
-	uint32_t clock_source;      /* enum lwm2_clock_source */
-	uint32_t clock_cost_ps;     /* measured cost of one clock read, picoseconds */
+	uint32_t clock_source;  /* enum lwm2_clock_source */
+	uint32_t clock_cost_ps; /* measured cost of one clock read, picoseconds */
 
 	/* threads and sampling (whole run only, as the seed specifies) */
-	uint32_t threads_total;     /* threads ever seen, the main thread included */
-	uint32_t threads_max;       /* most threads alive at once */
-	uint32_t sample_period_us;  /* CPU-time period per thread; 0: sampling off */
+	uint32_t threads_total;    /* threads ever seen, the main thread included */
+	uint32_t threads_max;      /* most threads alive at once */
+	uint32_t sample_period_us; /* CPU-time period per thread; 0: sampling off */
 	int32_t sample_signal;
 	uint64_t samples[LWM2_NEARMARKS];
-	uint64_t samples_main;      /* samples taken on the main thread */
+	uint64_t samples_main; /* samples taken on the main thread */
 
 	/* time slices: slice i covers [(first_slice + i) * L, (first_slice + i + 1) * L) */
-	uint32_t slice_length_s;    /* L, seconds (grows when coarsened) */
+	uint32_t slice_length_s; /* L, seconds (grows when coarsened) */
 	uint32_t nslices;
 	uint64_t first_slice;
 
 	uint64_t counters[LWM2_NCOUNTERS]; /* whole run */
-	/* followed by nslices struct lwm2_slice */
+	                                   /* followed by nslices struct lwm2_slice */
 };
 
 static inline const struct lwm2_slice *lwm2_record_slices(const struct lwm2_rank_record *r)
@@ -289,7 +289,7 @@ int lwm2_record_validate(const void *slot, size_t avail, char *err, size_t errle
  * Returns a pointer into buf, or NULL with the reason in err.
  */
 const struct lwm2_rank_record *lwm2_record_pick(const void *buf, size_t len, char *err,
-						size_t errlen);
+                                                size_t errlen);
 
 /*
  * Read a rank record file safely (it was written by a user's process):
@@ -299,6 +299,6 @@ const struct lwm2_rank_record *lwm2_record_pick(const void *buf, size_t len, cha
  * reason in err.  dirfd may be AT_FDCWD.
  */
 int lwm2_record_read_file(int dirfd, const char *path, struct lwm2_rank_record **out, char *err,
-			  size_t errlen);
+                          size_t errlen);
 
 #endif /* LWM2_RECORD_H */

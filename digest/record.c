@@ -18,25 +18,25 @@
 
 const char *const lwm2_counter_names[LWM2_NCOUNTERS] = {
 #define LWM2_X_NAME(name, unit, desc) #name,
-	LWM2_COUNTERS(LWM2_X_NAME)
+    LWM2_COUNTERS(LWM2_X_NAME)
 #undef LWM2_X_NAME
 };
 
 const char *const lwm2_counter_units[LWM2_NCOUNTERS] = {
 #define LWM2_X_UNIT(name, unit, desc) unit,
-	LWM2_COUNTERS(LWM2_X_UNIT)
+    LWM2_COUNTERS(LWM2_X_UNIT)
 #undef LWM2_X_UNIT
 };
 
 const char *const lwm2_counter_descriptions[LWM2_NCOUNTERS] = {
 #define LWM2_X_DESC(name, unit, desc) desc,
-	LWM2_COUNTERS(LWM2_X_DESC)
+    LWM2_COUNTERS(LWM2_X_DESC)
 #undef LWM2_X_DESC
 };
 
 const char *const lwm2_earmark_names[LWM2_NEARMARKS] = {
 #define LWM2_X_NAME(name, desc) #name,
-	LWM2_EARMARKS(LWM2_X_NAME)
+    LWM2_EARMARKS(LWM2_X_NAME)
 #undef LWM2_X_NAME
 };
 
@@ -45,11 +45,11 @@ const char *const lwm2_group_names[LWM2_NGROUPS] = {"posix", "mpi", "sampling", 
 /* CRC-32C (Castagnoli), table driven; the table is built at compile time so
  * the function stays signal-safe. */
 #define CRC_POLY 0x82f63b78u
-#define T1(c) (((c) & 1) ? ((c) >> 1) ^ CRC_POLY : (c) >> 1)
-#define T8(c) T1(T1(T1(T1(T1(T1(T1(T1(c))))))))
-#define R4(i) T8(i), T8(i + 1), T8(i + 2), T8(i + 3)
-#define R16(i) R4(i), R4(i + 4), R4(i + 8), R4(i + 12)
-#define R64(i) R16(i), R16(i + 16), R16(i + 32), R16(i + 48)
+#define T1(c)    (((c)&1) ? ((c) >> 1) ^ CRC_POLY : (c) >> 1)
+#define T8(c)    T1(T1(T1(T1(T1(T1(T1(T1(c))))))))
+#define R4(i)    T8(i), T8(i + 1), T8(i + 2), T8(i + 3)
+#define R16(i)   R4(i), R4(i + 4), R4(i + 8), R4(i + 12)
+#define R64(i)   R16(i), R16(i + 16), R16(i + 32), R16(i + 48)
 static const uint32_t crc_table[256] = {R64(0u), R64(64u), R64(128u), R64(192u)};
 
 static uint32_t crc_update(uint32_t crc, const unsigned char *p, size_t len)
@@ -73,7 +73,8 @@ uint32_t lwm2_record_checksum(const struct lwm2_rank_record *r)
 
 	crc = crc_update(crc, p, off);
 	crc = crc_update(crc, zero, sizeof(zero));
-	crc = crc_update(crc, p + off + sizeof(r->checksum), r->total_size - off - sizeof(r->checksum));
+	crc = crc_update(crc, p + off + sizeof(r->checksum),
+	                 r->total_size - off - sizeof(r->checksum));
 	return ~crc;
 }
 
@@ -126,23 +127,24 @@ int lwm2_record_validate(const void *slot, size_t avail, char *err, size_t errle
 		return fail(err, errlen, "bad record magic");
 	if (r->version != LWM2_RECORD_VERSION)
 		return fail(err, errlen, "record version %u, this reader knows %u", r->version,
-			    LWM2_RECORD_VERSION);
+		            LWM2_RECORD_VERSION);
 	if (r->record_size != sizeof(*r) || r->ncounters != LWM2_NCOUNTERS ||
 	    r->nearmarks != LWM2_NEARMARKS)
-		return fail(err, errlen, "record layout differs (size %u, %u counters, %u earmarks)",
-			    r->record_size, r->ncounters, r->nearmarks);
+		return fail(err, errlen,
+		            "record layout differs (size %u, %u counters, %u earmarks)",
+		            r->record_size, r->ncounters, r->nearmarks);
 	if (r->generation == 0)
 		return fail(err, errlen, "record never written");
 	if (r->nslices > LWM2_MAX_SLICES_LIMIT)
 		return fail(err, errlen, "%u slices, more than the limit %u", r->nslices,
-			    LWM2_MAX_SLICES_LIMIT);
+		            LWM2_MAX_SLICES_LIMIT);
 	need = sizeof(*r) + (uint64_t)r->nslices * sizeof(struct lwm2_slice);
 	if (r->total_size != need)
 		return fail(err, errlen, "total size %u does not match %u slices", r->total_size,
-			    r->nslices);
+		            r->nslices);
 	if (need > avail)
 		return fail(err, errlen, "record of %llu bytes exceeds its slot of %zu",
-			    (unsigned long long)need, avail);
+		            (unsigned long long)need, avail);
 	if (lwm2_record_checksum(r) != r->checksum)
 		return fail(err, errlen, "checksum mismatch");
 	if (r->nslices > 0 && r->slice_length_s == 0)
@@ -158,7 +160,7 @@ int lwm2_record_validate(const void *slot, size_t avail, char *err, size_t errle
 }
 
 const struct lwm2_rank_record *lwm2_record_pick(const void *buf, size_t len, char *err,
-						size_t errlen)
+                                                size_t errlen)
 {
 	const struct lwm2_file_header *h = buf;
 	const struct lwm2_rank_record *best = NULL;
@@ -206,7 +208,7 @@ const struct lwm2_rank_record *lwm2_record_pick(const void *buf, size_t len, cha
 }
 
 int lwm2_record_read_file(int dirfd, const char *path, struct lwm2_rank_record **out, char *err,
-			  size_t errlen)
+                          size_t errlen)
 {
 	const struct lwm2_rank_record *r;
 	struct stat st;
@@ -230,8 +232,8 @@ int lwm2_record_read_file(int dirfd, const char *path, struct lwm2_rank_record *
 	}
 	if (st.st_size > (off_t)LWM2_RECORD_FILE_MAX) {
 		saved = EFBIG;
-		fail(err, errlen, "file of %lld bytes exceeds the limit of %u", (long long)st.st_size,
-		     LWM2_RECORD_FILE_MAX);
+		fail(err, errlen, "file of %lld bytes exceeds the limit of %u",
+		     (long long)st.st_size, LWM2_RECORD_FILE_MAX);
 		goto out_errno;
 	}
 	buf = malloc(st.st_size > 0 ? (size_t)st.st_size : 1);

@@ -38,16 +38,16 @@
 #include <x86intrin.h>
 #endif
 
-#define LWM2_EXPORT __attribute__((visibility("default")))
-#define LWM2_HIDDEN __attribute__((visibility("hidden")))
-#define LWM2_LIKELY(x) __builtin_expect(!!(x), 1)
+#define LWM2_EXPORT      __attribute__((visibility("default")))
+#define LWM2_HIDDEN      __attribute__((visibility("hidden")))
+#define LWM2_LIKELY(x)   __builtin_expect(!!(x), 1)
 #define LWM2_UNLIKELY(x) __builtin_expect(!!(x), 0)
-#define LWM2_CACHELINE 64
+#define LWM2_CACHELINE   64
 
 struct lwm2_thread {
 	/* Hot: written by the owning thread only. */
-	_Atomic uint32_t active;           /* buffer wrappers write to; flipped by the heartbeat */
-	_Atomic uint32_t earmark;          /* enum lwm2_earmark; read by the sampling handler */
+	_Atomic uint32_t active;  /* buffer wrappers write to; flipped by the heartbeat */
+	_Atomic uint32_t earmark; /* enum lwm2_earmark; read by the sampling handler */
 	_Atomic uint64_t buf[2][LWM2_NCOUNTERS];
 	_Atomic uint64_t samples[LWM2_NEARMARKS]; /* written by the signal handler in this thread */
 
@@ -55,7 +55,7 @@ struct lwm2_thread {
 	uint64_t folded[2][LWM2_NCOUNTERS];
 	uint64_t samples_folded[LWM2_NEARMARKS];
 	struct lwm2_thread *next;
-	void *module_state[4];             /* per-thread state of modules (PAPI event set, ...) */
+	void *module_state[4]; /* per-thread state of modules (PAPI event set, ...) */
 	int tid;
 	bool is_main;
 	bool exited;
@@ -104,7 +104,7 @@ static inline _Atomic uint64_t *lwm2_buffer(struct lwm2_thread *t)
 static inline void lwm2_add(_Atomic uint64_t *buf, enum lwm2_counter c, uint64_t v)
 {
 	atomic_store_explicit(&buf[c], atomic_load_explicit(&buf[c], memory_order_relaxed) + v,
-			      memory_order_relaxed);
+	                      memory_order_relaxed);
 }
 
 static inline void lwm2_count(struct lwm2_thread *t, enum lwm2_counter c, uint64_t v)
@@ -114,8 +114,8 @@ static inline void lwm2_count(struct lwm2_thread *t, enum lwm2_counter c, uint64
 
 /* Count one call: calls += 1, bytes += bytes, time += ticks. */
 static inline void lwm2_count_call(struct lwm2_thread *t, enum lwm2_counter calls,
-				   enum lwm2_counter bytes, uint64_t nbytes, enum lwm2_counter time,
-				   uint64_t ticks)
+                                   enum lwm2_counter bytes, uint64_t nbytes, enum lwm2_counter time,
+                                   uint64_t ticks)
 {
 	_Atomic uint64_t *b = lwm2_buffer(t);
 

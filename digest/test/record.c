@@ -19,7 +19,7 @@ static char *make_file(uint32_t nslices, uint64_t g0, uint64_t g1, size_t *len)
 	lwm2_file_header_init((struct lwm2_file_header *)buf, cap);
 	for (int i = 0; i < 2; i++) {
 		struct lwm2_rank_record *r =
-			(void *)(buf + sizeof(struct lwm2_file_header) + (size_t)i * cap);
+		    (void *)(buf + sizeof(struct lwm2_file_header) + (size_t)i * cap);
 		if (!gens[i])
 			continue;
 		r->generation = gens[i];
@@ -50,7 +50,8 @@ int main(void)
 	const struct lwm2_rank_record *r;
 
 	/* Names come from the X-macros, in order. */
-	is_str(lwm2_counter_names[LWM2_C_posix_read_calls], "posix_read_calls", "first counter name");
+	is_str(lwm2_counter_names[LWM2_C_posix_read_calls], "posix_read_calls",
+	       "first counter name");
 	is_str(lwm2_counter_units[LWM2_C_mpi_coll_ns], "ns", "time counters have unit ns");
 	is_str(lwm2_earmark_names[LWM2_EARMARK_mpi], "mpi", "earmark names");
 
@@ -61,7 +62,7 @@ int main(void)
 	r = lwm2_record_pick(buf, len, err, sizeof(err));
 	ok(r != NULL, "valid two-slot file is read");
 	is_int(r ? r->pid : -1, 1001, "newest generation wins");
-	is_int(r ? lwm2_record_slices(r)[2].counters[LWM2_C_mpi_p2p_calls] : -1, 2,
+	is_int(r ? (long long)lwm2_record_slices(r)[2].counters[LWM2_C_mpi_p2p_calls] : -1, 2,
 	       "slice series is read");
 
 	/* A torn write of the newest slot falls back to the older one. */
@@ -113,7 +114,7 @@ int main(void)
 		snprintf(link, sizeof(link), "%s/link", dir);
 		ok(symlink(path, link) == 0, "symlink made");
 		ok(lwm2_record_read_file(AT_FDCWD, link, &copy, err, sizeof(err)) != 0 &&
-			   errno == ELOOP,
+		       errno == ELOOP,
 		   "symlink refused (O_NOFOLLOW)");
 		ok(lwm2_record_read_file(AT_FDCWD, dir, &copy, err, sizeof(err)) != 0,
 		   "directory refused: %s", err);
