@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Subcommands of the lwm2 command.  Each takes the arguments after the
+ * subcommand name (argv[0] is the subcommand) and returns the exit status:
+ * 0 success, 1 bad input or a failed operation, 2 usage error.
+ */
+#ifndef LWM2_CMDS_H
+#define LWM2_CMDS_H
+
+int lwm2_cmd_dump(int argc, char **argv);
+int lwm2_cmd_run(int argc, char **argv);
+int lwm2_cmd_merge(int argc, char **argv);
+int lwm2_cmd_render(int argc, char **argv);
+/* Accounting retrieval (digest/cmd_digest.c); lwm2.c has a weak fallback
+ * so the command builds without it. */
+int lwm2_cmd_digest(int argc, char **argv);
+
+#endif /* LWM2_CMDS_H */

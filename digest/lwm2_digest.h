@@ -1,0 +1,188 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Node records, their munge signature, and job digests (liblwm2digest.la,
+ * json-c and libmunge).  Used by the SPANK plugin (merge and sign at step
+ * end, as root in slurmstepd), by jobcomp/lwm2 (verify, build the digest,
+ * store it in AdminComment) and by the lwm2 command.
+ *
+ * The JSON layouts are versioned and described in doc/digest-schema.md.
+ * All functions return 0 / -1 with errno set (or NULL with errno), and put
+ * a one-line reason into err where they take one; none ever exits or
+ * aborts on bad input.
+ */
+#ifndef LWM2_DIGEST_H
+#define LWM2_DIGEST_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include <json-c/json.h>
+
+#include "lwm2_record.h"
+#include "lwm2_render.h"
+
+#define LWM2_NODE_VERSION 1
+#define LWM2_DIGEST_VERSION 1
+
+/* The marker before the compact digest in AdminComment ("LWM2:{...}"). */
+#define LWM2_DIGEST_PREFIX "LWM2:"
+/* Default cap for the compact digest: AdminComment is a MySQL text column
+ * (65,535 bytes, silently cut) that other tools share. */
+#define LWM2_COMPACT_CAP_DEFAULT (16u << 10)
+#define LWM2_COMPACT_CAP_MAX 60000u
+
+/* A signed node record file larger than this is rejected unread. */
+#define LWM2_NODE_FILE_MAX (32u << 20)
+/* A digest text larger than this is rejected by lwm2_digest_parse. */
+#define LWM2_DIGEST_TEXT_MAX (256u << 20)
+
+/* Log callback for records that are skipped: one line, no newline. */
+typedef void (*lwm2_log_fn)(void *arg, const char *msg);
+
+struct lwm2_node_ident {
+	const char *cluster;
+	uint64_t job_id;
+	uint32_t step_id;
+	const char *node;
+	uint32_t expected_tasks; /* S_JOB_LOCAL_TASK_COUNT; 0 if unknown */
+};
+
+/*
+ * Merge every "*.lwm2" rank record in dirfd into one node record.  Each
+ * file is read with lwm2_record_read_file (O_NOFOLLOW, size limit, full
+ * validation); a file that fails, or whose job/step does not match id
+ * (when id->job_id is nonzero), is logged through log and skipped, the
+ * others are kept.  Slices of processes are summed per absolute slice;
+ * series of different lengths (coarsened) are put on the longest length.
+ * Returns a new object (json_object_put it) or NULL with errno (ENOMEM,
+ * or the error of reading the directory itself).
+ */
+json_object *lwm2_node_merge(int dirfd, const struct lwm2_node_ident *id, lwm2_log_fn log,
+			     void *log_arg);
+
+/*
+ * Add one rank record to a node record under construction (what
+ * lwm2_node_merge does per file; exposed for `lwm2 merge FILE...` and tests).
+ * lwm2_node_finish computes totals, the node series and the flags.
+ */
+json_object *lwm2_node_new(const struct lwm2_node_ident *id);
+int lwm2_node_add(json_object *node, const struct lwm2_rank_record *r, const char *file);
+int lwm2_node_finish(json_object *node);
+
+/*
+ * Check the structure of a node record (any origin): version, ident
+ * fields, every process entry, series lengths.  0, or -1 with a reason.
+ */
+int lwm2_node_validate(json_object *node, char *err, size_t errlen);
+
+/*
+ * Sign and store a node record: a munge credential (made now, by the
+ * caller, root in slurmstepd) whose payload binds "lwm2-node v1", the
+ * cluster, job, step, node and the SHA-256 of the exact record bytes; the
+ * file <spool_dir>/<job_id>/<step_id>.<node>.lwm2node is written
+ * atomically (temporary file in the same directory, fsync, rename, fsync of
+ * the directory); <spool_dir>/<job_id> is created 0700 if needed.
+ *
+ * File format (text, framed so the record bytes are hashed exactly as
+ * written):
+ *     lwm2-node 1 <cred_len> <record_len>\n
+ *     <cred: cred_len bytes>\n
+ *     <record JSON: record_len bytes>\n
+ *
+ * munge_socket NULL: munged's default socket.
+ */
+int lwm2_node_write_signed(const char *spool_dir, const struct lwm2_node_ident *id,
+			   json_object *node, char *err, size_t errlen);
+int lwm2_node_write_signed_socket(const char *spool_dir, const struct lwm2_node_ident *id,
+				  json_object *node, const char *munge_socket, char *err,
+				  size_t errlen);
+
+/* The file name of a node record: "<step_id>.<node>.lwm2node". */
+int lwm2_node_file_name(const struct lwm2_node_ident *id, char *buf, size_t len);
+
+struct lwm2_verify_opts {
+	uid_t uid;                /* the credential's uid must be this (0: root) */
+	const char *cluster;      /* if not NULL, the payload's cluster must match */
+	const char *munge_socket; /* NULL: default */
+	size_t max_size;          /* 0: LWM2_NODE_FILE_MAX */
+};
+
+/*
+ * Read and verify a signed node record: O_NOFOLLOW, regular file, size
+ * limit, munge_decode, credential uid == opts->uid, payload job ==
+ * expect_job, payload step and node == those in the file name and in the
+ * record, payload hash == SHA-256 of the record bytes.  A credential that
+ * munge reports as replayed or expired is accepted when everything else
+ * holds: jobcomp may read a record again after a restart, or long after the
+ * step ended (jobs can run for days while munge credentials live minutes);
+ * what makes the record trustworthy is root's signature over its hash and
+ * its identity, not freshness.  Returns the record (json_object_put it), or
+ * NULL with errno and the reason in err (EPERM: forged or foreign record).
+ */
+json_object *lwm2_node_read_verified(int dirfd, const char *name, uint64_t expect_job,
+				     const struct lwm2_verify_opts *opts, char *err,
+				     size_t errlen);
+
+/* Job metadata from slurmctld (or `lwm2 run`); strings may be NULL. */
+struct lwm2_job_meta {
+	const char *cluster;
+	uint64_t job_id;
+	const char *user;
+	const char *account;
+	const char *partition;
+	const char *nodes;        /* node list, Slurm's compressed form */
+	uint32_t node_count;      /* allocated nodes; 0 if unknown */
+	uint32_t cpus_per_task;   /* 0 if unknown */
+	int64_t start;            /* epoch seconds */
+	int64_t end;
+	const char *state;        /* "COMPLETED", "FAILED", ... */
+};
+
+/*
+ * Build the job digest from node records (every step of the job): job
+ * metadata, per step and for the whole job every metric as min/avg/max
+ * across processes with the rank and node of min and max, totals, missing
+ * metrics with reasons, flags, and the time-slice series of every node
+ * ("grid"; dropped by the compact form).  Linear in the number of
+ * processes.  Node records are only read (their series are shared by
+ * reference).  Returns NULL with errno on allocation failure.
+ */
+json_object *lwm2_job_digest_build(const struct lwm2_job_meta *meta, json_object *const *nodes,
+				   size_t n);
+
+/*
+ * The compact form for AdminComment: LWM2_DIGEST_PREFIX followed by the
+ * digest without "grid", reduced (step details dropped, lists cut, each
+ * marked) until it fits in cap bytes including the NUL.  cap 0 means
+ * LWM2_COMPACT_CAP_DEFAULT; cap is clamped to LWM2_COMPACT_CAP_MAX.
+ * Returns a malloc'd string, or NULL with errno (E2BIG if even the
+ * smallest form does not fit).
+ */
+char *lwm2_job_digest_compact(json_object *digest, size_t cap);
+
+/*
+ * Parse a digest from text: bare JSON, "LWM2:" + JSON, an AdminComment
+ * that holds "LWM2:{...}" among other text, or a JSON-lines log entry
+ * ({"digest": {...}, ...}).  Checks the version and the structure the
+ * renderer relies on.  Returns the digest or NULL with errno (EINVAL) and
+ * the reason in err.
+ */
+json_object *lwm2_digest_parse(const char *text, size_t len, char *err, size_t errlen);
+
+/* Structural check of a digest object (what lwm2_digest_parse applies). */
+int lwm2_digest_validate(json_object *digest, char *err, size_t errlen);
+
+struct lwm2_render_opts {
+	unsigned flags;      /* enum lwm2_render_flags */
+	int steps;           /* also render every step (default: job only) */
+};
+
+/* Render a digest (full or compact) as text with guidance.  0 or -1. */
+int lwm2_digest_render(json_object *digest, FILE *out, const struct lwm2_render_opts *opts);
+
+/* A rank record as JSON (what `lwm2 dump` prints). */
+json_object *lwm2_record_to_json(const struct lwm2_rank_record *r);
+
+#endif /* LWM2_DIGEST_H */

@@ -1,0 +1,212 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The digest metrics of one process, from its counters (signal-safe). */
+#include "lwm2_render.h"
+
+#include <string.h>
+
+const char *const lwm2_metric_ids[LWM2_NMETRICS] = {
+#define LWM2_X(id, group, unit, label) #id,
+	LWM2_METRICS(LWM2_X)
+#undef LWM2_X
+};
+
+const char *const lwm2_metric_units[LWM2_NMETRICS] = {
+#define LWM2_X(id, group, unit, label) unit,
+	LWM2_METRICS(LWM2_X)
+#undef LWM2_X
+};
+
+const char *const lwm2_metric_labels[LWM2_NMETRICS] = {
+#define LWM2_X(id, group, unit, label) label,
+	LWM2_METRICS(LWM2_X)
+#undef LWM2_X
+};
+
+const enum lwm2_metric_group lwm2_metric_groups[LWM2_NMETRICS] = {
+#define LWM2_X(id, group, unit, label) LWM2_MG_##group,
+	LWM2_METRICS(LWM2_X)
+#undef LWM2_X
+};
+
+const char *const lwm2_mgroup_titles[LWM2_NMGROUPS] = {
+	"General information",     "Message-passing performance", "I/O performance",
+	"Multithreaded performance", "Sequential performance",      "CUDA performance",
+};
+
+int lwm2_metric_index(const char *id)
+{
+	for (int i = 0; i < LWM2_NMETRICS; i++)
+		if (strcmp(lwm2_metric_ids[i], id) == 0)
+			return i;
+	return -1;
+}
+
+void lwm2_proc_from_record(const struct lwm2_rank_record *r, struct lwm2_proc_values *pv)
+{
+	memset(pv, 0, sizeof(*pv));
+	memcpy(pv->counters, r->counters, sizeof(pv->counters));
+	pv->wall_ns = r->end_ns > r->start_ns ? (uint64_t)(r->end_ns - r->start_ns) : 0;
+	for (int e = 0; e < LWM2_NEARMARKS; e++)
+		pv->samples_total += r->samples[e];
+	pv->sample_period_us = r->sample_period_us;
+	pv->threads_total = r->threads_total;
+	pv->missing = r->missing;
+	for (int g = 0; g < LWM2_NGROUPS; g++)
+		pv->missing_reason[g] = r->missing_reason[g];
+}
+
+static void set_reason(struct lwm2_metric_value *v, const char *a, const char *b)
+{
+	size_t n = 0, cap = sizeof(v->reason) - 1;
+
+	v->valid = false;
+	v->value = 0;
+	for (const char *p = a; p && *p && n < cap; p++)
+		v->reason[n++] = *p;
+	for (const char *p = b; p && *p && n < cap; p++)
+		v->reason[n++] = *p;
+	v->reason[n] = '\0';
+}
+
+static void set_value(struct lwm2_metric_value *v, double x)
+{
+	v->valid = true;
+	v->value = x;
+	v->reason[0] = '\0';
+}
+
+/* Metric -> the record group that measures it (-1: always measured). */
+static int metric_record_group(int m)
+{
+	switch (lwm2_metric_groups[m]) {
+	case LWM2_MG_MPI:
+		return LWM2_G_MPI;
+	case LWM2_MG_IO:
+		return m == LWM2_M_mpiio_time ? LWM2_G_MPI : LWM2_G_POSIX;
+	case LWM2_MG_THREADS:
+		return m == LWM2_M_avg_threads ? LWM2_G_SAMPLING : -1;
+	case LWM2_MG_SEQ:
+		return LWM2_G_HWC;
+	case LWM2_MG_CUDA:
+		return LWM2_G_CUDA;
+	default:
+		return -1;
+	}
+}
+
+/* num / den, or missing with why when den is zero. */
+static void ratio(struct lwm2_metric_value *v, double num, double den, double scale,
+		  const char *why)
+{
+	if (den <= 0)
+		set_reason(v, why, NULL);
+	else
+		set_value(v, num / den * scale);
+}
+
+void lwm2_metrics_compute(const struct lwm2_proc_values *pv, struct lwm2_metrics *out)
+{
+	const uint64_t *c = pv->counters;
+	struct lwm2_metric_value *m = out->m;
+	double wall_s = (double)pv->wall_ns / 1e9;
+	double mpi_ns, p2p_ns = (double)c[LWM2_C_mpi_p2p_ns], coll_ns = (double)c[LWM2_C_mpi_coll_ns];
+	double mpiio_ns, posix_ns, xfers;
+	const char *no_wall = "no run time recorded";
+
+	mpiio_ns = (double)c[LWM2_C_mpiio_read_ns] + (double)c[LWM2_C_mpiio_write_ns] +
+		   (double)c[LWM2_C_mpiio_meta_ns];
+	mpi_ns = p2p_ns + coll_ns + mpiio_ns + (double)c[LWM2_C_mpi_other_ns];
+	posix_ns = (double)c[LWM2_C_posix_read_ns] + (double)c[LWM2_C_posix_write_ns] +
+		   (double)c[LWM2_C_posix_meta_ns];
+	xfers = (double)c[LWM2_C_cuda_h2d_count] + (double)c[LWM2_C_cuda_d2h_count] +
+		(double)c[LWM2_C_cuda_other_copy_count];
+
+	ratio(&m[LWM2_M_duration], (double)pv->wall_ns, 1e9, 1, no_wall);
+	if (pv->wall_ns == 0)
+		set_reason(&m[LWM2_M_duration], no_wall, NULL);
+
+	/* Shares are of the process's wall time: wrapper time summed over
+	 * threads can exceed it in a multithreaded MPI process, and that is
+	 * shown rather than hidden by a cap. */
+	ratio(&m[LWM2_M_mpi_time], mpi_ns, (double)pv->wall_ns, 100, no_wall);
+	ratio(&m[LWM2_M_mpi_p2p_time], p2p_ns, (double)pv->wall_ns, 100, no_wall);
+	ratio(&m[LWM2_M_mpi_coll_time], coll_ns, (double)pv->wall_ns, 100, no_wall);
+	/* A call that both sends and receives (Sendrecv) moves both. */
+	ratio(&m[LWM2_M_mpi_p2p_msg_size],
+	      (double)c[LWM2_C_mpi_p2p_bytes_sent] + (double)c[LWM2_C_mpi_p2p_bytes_recv],
+	      (double)c[LWM2_C_mpi_p2p_calls], 1, "no point-to-point calls");
+	ratio(&m[LWM2_M_mpi_coll_sent_size], (double)c[LWM2_C_mpi_coll_bytes_sent],
+	      (double)c[LWM2_C_mpi_coll_calls], 1, "no collective calls");
+	ratio(&m[LWM2_M_mpi_coll_recv_size], (double)c[LWM2_C_mpi_coll_bytes_recv],
+	      (double)c[LWM2_C_mpi_coll_calls], 1, "no collective calls");
+	ratio(&m[LWM2_M_mpi_p2p_freq], (double)c[LWM2_C_mpi_p2p_calls], wall_s, 1, no_wall);
+	ratio(&m[LWM2_M_mpi_coll_freq], (double)c[LWM2_C_mpi_coll_calls], wall_s, 1, no_wall);
+	ratio(&m[LWM2_M_mpi_p2p_rate], (double)c[LWM2_C_mpi_p2p_bytes_sent], p2p_ns, 1e9,
+	      "no time in point-to-point calls");
+	ratio(&m[LWM2_M_mpi_coll_rate], (double)c[LWM2_C_mpi_coll_bytes_sent], coll_ns, 1e9,
+	      "no time in collective calls");
+
+	ratio(&m[LWM2_M_mpiio_time], mpiio_ns, (double)pv->wall_ns, 100, no_wall);
+	ratio(&m[LWM2_M_posix_io_time], posix_ns, (double)pv->wall_ns, 100, no_wall);
+	/* POSIX bytes only: MPI-IO reaches the files through the same
+	 * interposed calls, adding its bytes would count them twice. */
+	set_value(&m[LWM2_M_bytes_written], (double)c[LWM2_C_posix_write_bytes]);
+	set_value(&m[LWM2_M_bytes_read], (double)c[LWM2_C_posix_read_bytes]);
+	ratio(&m[LWM2_M_write_bw], (double)c[LWM2_C_posix_write_bytes],
+	      (double)c[LWM2_C_posix_write_ns], 1e9, "no time in write calls");
+	ratio(&m[LWM2_M_read_bw], (double)c[LWM2_C_posix_read_bytes],
+	      (double)c[LWM2_C_posix_read_ns], 1e9, "no time in read calls");
+
+	/* Every running thread is sampled once per period of its CPU time, so
+	 * one thread busy for the whole run gives wall / period samples. */
+	if (pv->sample_period_us == 0)
+		set_reason(&m[LWM2_M_avg_threads], "sampling was off", NULL);
+	else
+		ratio(&m[LWM2_M_avg_threads], (double)pv->samples_total,
+		      wall_s * 1e6 / (double)pv->sample_period_us, 1, no_wall);
+	if (pv->threads_total)
+		set_value(&m[LWM2_M_threads_total], (double)pv->threads_total);
+	else
+		set_reason(&m[LWM2_M_threads_total], "no thread count recorded", NULL);
+
+	ratio(&m[LWM2_M_cpi], (double)c[LWM2_C_hwc_cycles], (double)c[LWM2_C_hwc_instructions], 1,
+	      "no instruction count (counter not available on this platform)");
+	ratio(&m[LWM2_M_fp_fraction], (double)c[LWM2_C_hwc_fp_ops],
+	      (double)c[LWM2_C_hwc_instructions], 100,
+	      "no instruction count (counter not available on this platform)");
+	if (c[LWM2_C_hwc_l1d_misses] > c[LWM2_C_hwc_l1d_accesses])
+		set_reason(&m[LWM2_M_l1_hit_ratio],
+			   "more level-1 misses than accesses (counters not measured together)",
+			   NULL);
+	else
+		ratio(&m[LWM2_M_l1_hit_ratio],
+		      (double)(c[LWM2_C_hwc_l1d_accesses] - c[LWM2_C_hwc_l1d_misses]),
+		      (double)c[LWM2_C_hwc_l1d_accesses], 100,
+		      "no level-1 data cache accesses (counter not available on this platform)");
+	if (c[LWM2_C_hwc_llc_misses] == 0 && c[LWM2_C_hwc_cycles] == 0)
+		set_reason(&m[LWM2_M_llc_miss_freq],
+			   "no last-level cache misses counted (counter not available on this "
+			   "platform)",
+			   NULL);
+	else
+		ratio(&m[LWM2_M_llc_miss_freq], (double)c[LWM2_C_hwc_llc_misses], wall_s, 1,
+		      no_wall);
+
+	ratio(&m[LWM2_M_cuda_time], (double)c[LWM2_C_cuda_ns], (double)pv->wall_ns, 100, no_wall);
+	ratio(&m[LWM2_M_cuda_h2d_size], (double)c[LWM2_C_cuda_h2d_bytes],
+	      (double)c[LWM2_C_cuda_h2d_count], 1, "no host-to-device transfers");
+	ratio(&m[LWM2_M_cuda_d2h_size], (double)c[LWM2_C_cuda_d2h_bytes],
+	      (double)c[LWM2_C_cuda_d2h_count], 1, "no device-to-host transfers");
+	ratio(&m[LWM2_M_cuda_transfer_freq], xfers, wall_s, 1, no_wall);
+
+	/* A group that was not measured overrides whatever the zero counters
+	 * would have given: 0 % MPI is a finding, "not measured" is not. */
+	for (int i = 0; i < LWM2_NMETRICS; i++) {
+		int g = metric_record_group(i);
+		if (g >= 0 && (pv->missing & (1u << g))) {
+			const char *why = pv->missing_reason[g];
+			set_reason(&m[i], "not measured: ",
+				   why && *why ? why : lwm2_group_names[g]);
+		}
+	}
+}

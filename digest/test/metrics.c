@@ -1,0 +1,256 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Metrics arithmetic, value formatting, guidance rules, rank rendering. */
+#include "lwm2_render.h"
+#include "tap.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct setc {
+	int c;
+	uint64_t v;
+};
+
+/* One case: counters and process values in, one metric out. */
+static const struct mcase {
+	const char *name;
+	uint64_t wall_ns;
+	uint64_t samples;
+	uint32_t period_us;
+	uint32_t threads;
+	uint32_t missing;
+	struct setc set[6];
+	int metric;
+	int valid;
+	double want;
+	const char *reason_has;
+} mcases[] = {
+	{"CPI = cycles / instructions", 10000000000ull, 0, 0, 1, 0,
+	 {{LWM2_C_hwc_cycles, 3000000000ull}, {LWM2_C_hwc_instructions, 2000000000ull}},
+	 LWM2_M_cpi, 1, 1.5, NULL},
+	{"FP fraction in % of instructions", 10000000000ull, 0, 0, 1, 0,
+	 {{LWM2_C_hwc_fp_ops, 250}, {LWM2_C_hwc_instructions, 1000}}, LWM2_M_fp_fraction, 1, 25.0,
+	 NULL},
+	{"L1 hit ratio = 1 - misses / accesses", 10000000000ull, 0, 0, 1, 0,
+	 {{LWM2_C_hwc_l1d_accesses, 1000}, {LWM2_C_hwc_l1d_misses, 50}}, LWM2_M_l1_hit_ratio, 1,
+	 95.0, NULL},
+	{"L1 misses > accesses is rejected", 10000000000ull, 0, 0, 1, 0,
+	 {{LWM2_C_hwc_l1d_accesses, 10}, {LWM2_C_hwc_l1d_misses, 50}}, LWM2_M_l1_hit_ratio, 0, 0,
+	 "more level-1 misses"},
+	{"LLC miss frequency per second of wall time", 4000000000ull, 0, 0, 1, 0,
+	 {{LWM2_C_hwc_llc_misses, 8000000}, {LWM2_C_hwc_cycles, 1}}, LWM2_M_llc_miss_freq, 1,
+	 2000000.0, NULL},
+	{"write bandwidth = bytes / time in write", 10000000000ull, 0, 0, 1, 0,
+	 {{LWM2_C_posix_write_bytes, 1000000000ull}, {LWM2_C_posix_write_ns, 2000000000ull}},
+	 LWM2_M_write_bw, 1, 5e8, NULL},
+	{"read bandwidth = bytes / time in read", 10000000000ull, 0, 0, 1, 0,
+	 {{LWM2_C_posix_read_bytes, 300}, {LWM2_C_posix_read_ns, 3000}}, LWM2_M_read_bw, 1, 1e8,
+	 NULL},
+	{"read bandwidth without read time is missing", 10000000000ull, 0, 0, 1, 0,
+	 {{LWM2_C_posix_read_bytes, 300}}, LWM2_M_read_bw, 0, 0, "no time in read"},
+	{"avg threads = samples / (wall / period)", 10000000000ull, 3000, 10000, 4, 0, {{0, 0}},
+	 LWM2_M_avg_threads, 1, 3.0, NULL},
+	{"avg threads missing with sampling off", 10000000000ull, 3000, 0, 4, 0, {{0, 0}},
+	 LWM2_M_avg_threads, 0, 0, "sampling was off"},
+	{"threads total", 10000000000ull, 0, 0, 7, 0, {{0, 0}}, LWM2_M_threads_total, 1, 7, NULL},
+	{"MPI share adds p2p, collective, MPI-IO and other", 10000000000ull, 0, 0, 1, 0,
+	 {{LWM2_C_mpi_p2p_ns, 1000000000ull},
+	  {LWM2_C_mpi_coll_ns, 500000000ull},
+	  {LWM2_C_mpiio_write_ns, 250000000ull},
+	  {LWM2_C_mpi_other_ns, 250000000ull}},
+	 LWM2_M_mpi_time, 1, 20.0, NULL},
+	{"p2p share", 10000000000ull, 0, 0, 1, 0, {{LWM2_C_mpi_p2p_ns, 1000000000ull}},
+	 LWM2_M_mpi_p2p_time, 1, 10.0, NULL},
+	{"avg p2p message size: sent + received per call", 10000000000ull, 0, 0, 1, 0,
+	 {{LWM2_C_mpi_p2p_calls, 10},
+	  {LWM2_C_mpi_p2p_bytes_sent, 600},
+	  {LWM2_C_mpi_p2p_bytes_recv, 400}},
+	 LWM2_M_mpi_p2p_msg_size, 1, 100.0, NULL},
+	{"avg p2p message size without calls is missing", 10000000000ull, 0, 0, 1, 0, {{0, 0}},
+	 LWM2_M_mpi_p2p_msg_size, 0, 0, "no point-to-point calls"},
+	{"collective received size", 10000000000ull, 0, 0, 1, 0,
+	 {{LWM2_C_mpi_coll_calls, 4}, {LWM2_C_mpi_coll_bytes_recv, 4096}},
+	 LWM2_M_mpi_coll_recv_size, 1, 1024.0, NULL},
+	{"p2p call frequency", 2000000000ull, 0, 0, 1, 0, {{LWM2_C_mpi_p2p_calls, 5000}},
+	 LWM2_M_mpi_p2p_freq, 1, 2500.0, NULL},
+	{"collective transfer rate = sent / time", 10000000000ull, 0, 0, 1, 0,
+	 {{LWM2_C_mpi_coll_bytes_sent, 1000000}, {LWM2_C_mpi_coll_ns, 1000000000ull}},
+	 LWM2_M_mpi_coll_rate, 1, 1e6, NULL},
+	{"MPI group missing overrides zero counters", 10000000000ull, 0, 0, 1,
+	 1u << LWM2_G_MPI, {{0, 0}}, LWM2_M_mpi_time, 0, 0, "not measured: no MPI here"},
+	{"HWC group missing gives the platform reason", 10000000000ull, 0, 0, 1,
+	 1u << LWM2_G_HWC, {{LWM2_C_hwc_cycles, 5}, {LWM2_C_hwc_instructions, 5}}, LWM2_M_cpi, 0,
+	 0, "not measured: no hardware counters"},
+	{"CPI without instructions is missing", 10000000000ull, 0, 0, 1, 0, {{0, 0}}, LWM2_M_cpi,
+	 0, 0, "no instruction count"},
+	{"POSIX I/O share adds read, write and metadata", 10000000000ull, 0, 0, 1, 0,
+	 {{LWM2_C_posix_read_ns, 1000000000ull},
+	  {LWM2_C_posix_write_ns, 1000000000ull},
+	  {LWM2_C_posix_meta_ns, 500000000ull}},
+	 LWM2_M_posix_io_time, 1, 25.0, NULL},
+	{"CUDA h2d average volume", 10000000000ull, 0, 0, 1, 0,
+	 {{LWM2_C_cuda_h2d_count, 4}, {LWM2_C_cuda_h2d_bytes, 4000}}, LWM2_M_cuda_h2d_size, 1,
+	 1000.0, NULL},
+	{"CUDA transfer frequency counts all copies", 1000000000ull, 0, 0, 1, 0,
+	 {{LWM2_C_cuda_h2d_count, 4}, {LWM2_C_cuda_d2h_count, 3}, {LWM2_C_cuda_other_copy_count, 1}},
+	 LWM2_M_cuda_transfer_freq, 1, 8.0, NULL},
+	{"duration in seconds", 2500000000ull, 0, 0, 1, 0, {{0, 0}}, LWM2_M_duration, 1, 2.5,
+	 NULL},
+	{"no wall time: duration missing", 0, 0, 0, 1, 0, {{0, 0}}, LWM2_M_duration, 0, 0,
+	 "no run time"},
+};
+
+static const struct fcase {
+	double v;
+	const char *unit;
+	const char *want;
+} fcases[] = {
+	{0, "B", "0 B"},
+	{512, "B", "512 B"},
+	{1250000000.0, "B/s", "1.25 GB/s"},
+	{3200, "/s", "3.20 k/s"},
+	{12.54, "%", "12.5 %"},
+	{1.5, "", "1.50"},
+	{7, "", "7"},
+	{93.14, "s", "93.1 s"},
+	{3600, "s", "3600 s"},
+	{999.7, "B", "1.00 kB"},
+	{0.0004, "/s", "<0.001 /s"},
+};
+
+static void scope_with(struct lwm2_scope *s, int metric, double min, double avg, double max,
+		       uint64_t n)
+{
+	s->stat[metric].n = n;
+	s->stat[metric].min = min;
+	s->stat[metric].avg = avg;
+	s->stat[metric].max = max;
+}
+
+int main(void)
+{
+	char b[64];
+
+	for (size_t i = 0; i < sizeof(mcases) / sizeof(mcases[0]); i++) {
+		const struct mcase *c = &mcases[i];
+		struct lwm2_proc_values pv;
+		struct lwm2_metrics m;
+
+		memset(&pv, 0, sizeof(pv));
+		pv.wall_ns = c->wall_ns;
+		pv.samples_total = c->samples;
+		pv.sample_period_us = c->period_us;
+		pv.threads_total = c->threads;
+		pv.missing = c->missing;
+		pv.missing_reason[LWM2_G_MPI] = "no MPI here";
+		pv.missing_reason[LWM2_G_HWC] = "no hardware counters";
+		for (size_t k = 0; k < 6; k++)
+			if (c->set[k].v)
+				pv.counters[c->set[k].c] = c->set[k].v;
+		lwm2_metrics_compute(&pv, &m);
+		ok(m.m[c->metric].valid == c->valid, "%s: valid=%d", c->name, c->valid);
+		if (c->valid)
+			ok(fabs(m.m[c->metric].value - c->want) <= 1e-9 * fabs(c->want),
+			   "%s: %g == %g", c->name, m.m[c->metric].value, c->want);
+		else
+			ok(strstr(m.m[c->metric].reason, c->reason_has) != NULL,
+			   "%s: reason '%s' has '%s'", c->name, m.m[c->metric].reason,
+			   c->reason_has);
+	}
+
+	for (size_t i = 0; i < sizeof(fcases) / sizeof(fcases[0]); i++)
+		is_str(lwm2_format_value(fcases[i].v, fcases[i].unit, b, sizeof(b)), fcases[i].want,
+		       "format %g %s", fcases[i].v, fcases[i].unit);
+
+	/* Metric table: ids unique and found by name, seed order kept. */
+	for (int i = 0; i < LWM2_NMETRICS; i++)
+		if (lwm2_metric_index(lwm2_metric_ids[i]) != i)
+			ok(0, "metric %s found at its index", lwm2_metric_ids[i]);
+	ok(LWM2_M_duration < LWM2_M_mpi_time && LWM2_M_mpi_coll_rate < LWM2_M_mpiio_time &&
+		   LWM2_M_read_bw < LWM2_M_avg_threads && LWM2_M_llc_miss_freq < LWM2_M_cuda_time,
+	   "metric sections in the seed's order");
+	is_int(lwm2_metric_index("nonexistent"), -1, "unknown metric id");
+
+	/* Guidance rules: each rule's conditions refer to valid metrics, and
+	 * firing follows the thresholds. */
+	for (size_t r = 0; r < lwm2_nguidance_rules; r++) {
+		const struct lwm2_guidance_rule *g = &lwm2_guidance_rules[r];
+		ok(g->cond[0].kind != LWM2_COND_NONE && g->cond[0].metric >= 0 &&
+			   g->cond[0].metric < LWM2_NMETRICS && g->finding && g->next,
+		   "rule %s is well-formed", g->id);
+	}
+	{
+		struct lwm2_scope s;
+		const struct lwm2_guidance_rule *share = NULL, *imb = NULL, *thr = NULL;
+
+		for (size_t r = 0; r < lwm2_nguidance_rules; r++) {
+			if (!strcmp(lwm2_guidance_rules[r].id, "mpi-share"))
+				share = &lwm2_guidance_rules[r];
+			if (!strcmp(lwm2_guidance_rules[r].id, "mpi-imbalance"))
+				imb = &lwm2_guidance_rules[r];
+			if (!strcmp(lwm2_guidance_rules[r].id, "threads-vs-cores"))
+				thr = &lwm2_guidance_rules[r];
+		}
+		memset(&s, 0, sizeof(s));
+		ok(share && !lwm2_guidance_fires(share, &s), "mpi-share silent without data");
+		scope_with(&s, LWM2_M_mpi_time, 30, share->cond[0].value + 1, 50, 4);
+		ok(lwm2_guidance_fires(share, &s), "mpi-share fires above its threshold");
+		scope_with(&s, LWM2_M_mpi_time, 30, share->cond[0].value - 1, 50, 4);
+		ok(!lwm2_guidance_fires(share, &s), "mpi-share silent below its threshold");
+		scope_with(&s, LWM2_M_mpi_time, 2, 20, 40, 4);
+		ok(imb && lwm2_guidance_fires(imb, &s), "mpi-imbalance fires on 2 %% vs 40 %%");
+		scope_with(&s, LWM2_M_mpi_time, 38, 39, 40, 4);
+		ok(!lwm2_guidance_fires(imb, &s), "mpi-imbalance silent on 38 %% vs 40 %%");
+		scope_with(&s, LWM2_M_avg_threads, 1, 1.2, 1.5, 4);
+		ok(thr && !lwm2_guidance_fires(thr, &s), "threads-vs-cores needs the core count");
+		s.cpus_per_task = 8;
+		ok(lwm2_guidance_fires(thr, &s), "threads-vs-cores: 1.2 threads on 8 cores");
+	}
+
+	/* The one-process digest names the seed's metrics and the missing
+	 * reasons; a high MPI share brings its guidance. */
+	{
+		size_t len = sizeof(struct lwm2_rank_record);
+		struct lwm2_rank_record *r = calloc(1, len);
+		char path[] = "/tmp/lwm2-render-XXXXXX", *text;
+		int fd = mkstemp(path);
+		off_t n;
+
+		r->pid = 4711;
+		r->mpi_rank = 3;
+		r->task_id = 3;
+		r->flags = LWM2_F_MPI | LWM2_F_INCOMPLETE;
+		strcpy(r->hostname, "n1");
+		strcpy(r->executable, "/usr/bin/solver");
+		r->start_ns = 1000000000000ll;
+		r->end_ns = r->start_ns + 10000000000ll;
+		r->counters[LWM2_C_mpi_p2p_ns] = 6000000000ull;
+		r->counters[LWM2_C_mpi_p2p_calls] = 100;
+		r->missing = 1u << LWM2_G_HWC;
+		strcpy(r->missing_reason[LWM2_G_HWC], "no hardware counters on this platform");
+		r->threads_total = 1;
+		ok(fd >= 0 && lwm2_render_rank(r, fd) == 0, "render_rank writes to an fd");
+		n = lseek(fd, 0, SEEK_END);
+		text = calloc(1, (size_t)n + 1);
+		ok(pread(fd, text, (size_t)n, 0) == n, "read the rendered text back");
+		ok(strstr(text, "process 4711 (solver), MPI rank 3 on n1") != NULL, "title");
+		for (int i = 0; i < LWM2_NMETRICS; i++)
+			if (!strstr(text, lwm2_metric_labels[i]))
+				ok(0, "label %s rendered", lwm2_metric_labels[i]);
+		ok(strstr(text, "Time in all MPI calls [%]") && strstr(text, "60.0 %"),
+		   "MPI share rendered with its unit");
+		ok(strstr(text, "n/a (not measured: no hardware counters on this platform)") != NULL,
+		   "missing CPI says why");
+		ok(strstr(text, "[mpi-share]") && strstr(text, "Score-P"),
+		   "high MPI share gives guidance and a tool");
+		ok(strstr(text, "did not reach their normal end") != NULL, "incomplete noted");
+		ok(lwm2_render_rank(r, -1) == -1, "a bad fd is an error, not a crash");
+		close(fd);
+		unlink(path);
+		free(text);
+		free(r);
+	}
+	return done_testing();
+}
