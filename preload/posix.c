@@ -1,0 +1,2021 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The POSIX I/O module: calls, bytes and time of reads and writes on files,
+ * and a count and time of file metadata calls (open, close, seek, sync).
+ *
+ * What is counted
+ * ---------------
+ * Only regular files and block devices (posix_fd.h); sockets, pipes,
+ * terminals, /dev/null, directories pass straight through.  The stdio
+ * family is counted at the stdio level, with the bytes the application
+ * handed over or got back: glibc's stdio writes its buffers with internal
+ * calls that never reach our write(), so nothing is counted twice and a
+ * 1-byte fputc is one call of one byte, as the application sees it.
+ *
+ * A call is counted whether it succeeds or fails: the time was spent in the
+ * file system either way.  Bytes are counted only for what was transferred
+ * (a positive return value).  A failed open counts as a metadata call: the
+ * path lookup loaded the file system, whatever the answer.  A call on a
+ * descriptor that is not open (EBADF) is not a file call and not counted.
+ *
+ * Wrapped, by role:
+ *   read:  read pread pread64 readv preadv preadv64 preadv2 preadv64v2
+ *          __read_chk __pread_chk __pread64_chk
+ *          fread fread_unlocked __fread_chk __fread_unlocked_chk
+ *          fgets fgets_unlocked __fgets_chk __fgets_unlocked_chk
+ *          fgetc getc fgetc_unlocked getc_unlocked getchar getline getdelim
+ *          __getdelim
+ *   write: write pwrite pwrite64 writev pwritev pwritev64 pwritev2 pwritev64v2
+ *          fwrite fwrite_unlocked fputs fputs_unlocked fputc putc
+ *          fputc_unlocked putc_unlocked putchar puts
+ *          fprintf vfprintf printf vprintf
+ *          __fprintf_chk __vfprintf_chk __printf_chk __vprintf_chk
+ *   meta:  open open64 openat openat64 creat creat64 __open_2 __open64_2
+ *          __openat_2 __openat64_2 close lseek lseek64 fsync fdatasync
+ *          fopen fopen64 fdopen freopen freopen64 fclose fflush
+ *          fseek fseeko fseeko64
+ *   descriptor bookkeeping only (never counted): dup dup2 dup3 fcntl
+ *          fcntl64 pipe pipe2 socket socketpair accept accept4 pclose
+ *          close_range closefrom
+ * The __*_chk entry points are what -D_FORTIFY_SOURCE compiles read,
+ * fread, fgets and the printf family into; without them a fortified
+ * application's I/O would go unseen.  printf and puts are here because a
+ * batch job's stdout is a file.  Not wrapped: the scanf family (its bytes
+ * consumed are not returned; line and block readers cover input files),
+ * wide-character stdio, dprintf, mmap'd I/O, and metadata beyond
+ * open/close/seek/sync (stat, unlink, mkdir: the record has no counter).
+ *
+ * Real functions
+ * --------------
+ * Each real function is looked up once with lwm2_real (dlsym RTLD_NEXT)
+ * and kept in an atomic pointer.  The descriptor functions, which are
+ * async-signal-safe and may run in a signal handler, are resolved in the
+ * module's init so a handler never enters dlsym; stdio functions (not
+ * async-signal-safe anyway) are resolved on first use, so a short-lived
+ * process pays only for the functions it calls.  Two threads resolving at
+ * once store the same pointer.  Before resolution is possible (inside
+ * dlsym itself) a descriptor function falls back to its raw system call; a
+ * stdio function fails with ENOSYS.
+ *
+ * Cost
+ * ----
+ * Not a file, or lwm2 off: one load of the real pointer, one of lwm2_on,
+ * one of the descriptor's class byte, then a tail call.  A file: in
+ * addition, the earmark store, two clock reads, three counter adds into
+ * the thread's own buffer.  No lock, no allocation, no system call (but
+ * one fstat the first time a descriptor is seen).
+ */
+#define _GNU_SOURCE
+/* Our definitions must be the functions themselves: no fortify inlines, no
+ * 64-bit offset renaming, and none of the inline stdio bodies glibc's
+ * headers give optimised builds (getline, putchar, fread_unlocked...). */
+#undef _FORTIFY_SOURCE
+#undef _FILE_OFFSET_BITS
+#ifndef __NO_INLINE__
+#define __NO_INLINE__ 1
+#endif
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "lwm2_core.h"
+#include "posix_fd.h"
+
+/* Fortified entry points and GNU extensions the headers do not declare
+ * without _FORTIFY_SOURCE. */
+ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen);
+ssize_t __pread_chk(int fd, void *buf, size_t n, off_t off, size_t buflen);
+ssize_t __pread64_chk(int fd, void *buf, size_t n, off64_t off, size_t buflen);
+size_t __fread_chk(void *ptr, size_t ptrlen, size_t size, size_t n, FILE *fp);
+size_t __fread_unlocked_chk(void *ptr, size_t ptrlen, size_t size, size_t n, FILE *fp);
+char *__fgets_chk(char *s, size_t size, int n, FILE *fp);
+char *__fgets_unlocked_chk(char *s, size_t size, int n, FILE *fp);
+int __fprintf_chk(FILE *fp, int flag, const char *fmt, ...);
+int __vfprintf_chk(FILE *fp, int flag, const char *fmt, va_list ap);
+int __printf_chk(int flag, const char *fmt, ...);
+int __vprintf_chk(int flag, const char *fmt, va_list ap);
+int __open_2(const char *path, int flags);
+int __open64_2(const char *path, int flags);
+int __openat_2(int dirfd, const char *path, int flags);
+int __openat64_2(int dirfd, const char *path, int flags);
+int fcntl64(int fd, int cmd, ...);
+
+/*
+ * The real functions: X(name, return type, parameter types).  FD_REALS are
+ * resolved at init (async-signal-safe callers), STDIO_REALS on first use.
+ */
+#define FD_REALS(X)                                                                                \
+	X(read, ssize_t, (int, void *, size_t))                                                    \
+	X(write, ssize_t, (int, const void *, size_t))                                             \
+	X(pread, ssize_t, (int, void *, size_t, off_t))                                            \
+	X(pread64, ssize_t, (int, void *, size_t, off64_t))                                        \
+	X(pwrite, ssize_t, (int, const void *, size_t, off_t))                                     \
+	X(pwrite64, ssize_t, (int, const void *, size_t, off64_t))                                 \
+	X(readv, ssize_t, (int, const struct iovec *, int))                                        \
+	X(writev, ssize_t, (int, const struct iovec *, int))                                       \
+	X(preadv, ssize_t, (int, const struct iovec *, int, off_t))                                \
+	X(preadv64, ssize_t, (int, const struct iovec *, int, off64_t))                            \
+	X(pwritev, ssize_t, (int, const struct iovec *, int, off_t))                               \
+	X(pwritev64, ssize_t, (int, const struct iovec *, int, off64_t))                           \
+	X(preadv2, ssize_t, (int, const struct iovec *, int, off_t, int))                          \
+	X(preadv64v2, ssize_t, (int, const struct iovec *, int, off64_t, int))                     \
+	X(pwritev2, ssize_t, (int, const struct iovec *, int, off_t, int))                         \
+	X(pwritev64v2, ssize_t, (int, const struct iovec *, int, off64_t, int))                    \
+	X(__read_chk, ssize_t, (int, void *, size_t, size_t))                                      \
+	X(__pread_chk, ssize_t, (int, void *, size_t, off_t, size_t))                              \
+	X(__pread64_chk, ssize_t, (int, void *, size_t, off64_t, size_t))                          \
+	X(open, int, (const char *, int, ...))                                                     \
+	X(open64, int, (const char *, int, ...))                                                   \
+	X(openat, int, (int, const char *, int, ...))                                              \
+	X(openat64, int, (int, const char *, int, ...))                                            \
+	X(creat, int, (const char *, mode_t))                                                      \
+	X(creat64, int, (const char *, mode_t))                                                    \
+	X(__open_2, int, (const char *, int))                                                      \
+	X(__open64_2, int, (const char *, int))                                                    \
+	X(__openat_2, int, (int, const char *, int))                                               \
+	X(__openat64_2, int, (int, const char *, int))                                             \
+	X(close, int, (int))                                                                       \
+	X(lseek, off_t, (int, off_t, int))                                                         \
+	X(lseek64, off64_t, (int, off64_t, int))                                                   \
+	X(fsync, int, (int))                                                                       \
+	X(fdatasync, int, (int))                                                                   \
+	X(dup, int, (int))                                                                         \
+	X(dup2, int, (int, int))                                                                   \
+	X(dup3, int, (int, int, int))                                                              \
+	X(fcntl, int, (int, int, ...))                                                             \
+	X(fcntl64, int, (int, int, ...))                                                           \
+	X(pipe, int, (int *))                                                                      \
+	X(pipe2, int, (int *, int))                                                                \
+	X(socket, int, (int, int, int))                                                            \
+	X(socketpair, int, (int, int, int, int *))                                                 \
+	X(accept, int, (int, struct sockaddr *, socklen_t *))                                      \
+	X(accept4, int, (int, struct sockaddr *, socklen_t *, int))                                \
+	X(close_range, int, (unsigned, unsigned, int))                                             \
+	X(closefrom, void, (int))
+
+#define STDIO_REALS(X)                                                                             \
+	X(fread, size_t, (void *, size_t, size_t, FILE *))                                         \
+	X(fread_unlocked, size_t, (void *, size_t, size_t, FILE *))                                \
+	X(__fread_chk, size_t, (void *, size_t, size_t, size_t, FILE *))                           \
+	X(__fread_unlocked_chk, size_t, (void *, size_t, size_t, size_t, FILE *))                  \
+	X(fgets, char *, (char *, int, FILE *))                                                    \
+	X(fgets_unlocked, char *, (char *, int, FILE *))                                           \
+	X(__fgets_chk, char *, (char *, size_t, int, FILE *))                                      \
+	X(__fgets_unlocked_chk, char *, (char *, size_t, int, FILE *))                             \
+	X(fgetc, int, (FILE *))                                                                    \
+	X(getc, int, (FILE *))                                                                     \
+	X(fgetc_unlocked, int, (FILE *))                                                           \
+	X(getc_unlocked, int, (FILE *))                                                            \
+	X(getchar, int, (void))                                                                    \
+	X(getline, ssize_t, (char **, size_t *, FILE *))                                           \
+	X(getdelim, ssize_t, (char **, size_t *, int, FILE *))                                     \
+	X(__getdelim, ssize_t, (char **, size_t *, int, FILE *))                                   \
+	X(fwrite, size_t, (const void *, size_t, size_t, FILE *))                                  \
+	X(fwrite_unlocked, size_t, (const void *, size_t, size_t, FILE *))                         \
+	X(fputs, int, (const char *, FILE *))                                                      \
+	X(fputs_unlocked, int, (const char *, FILE *))                                             \
+	X(fputc, int, (int, FILE *))                                                               \
+	X(putc, int, (int, FILE *))                                                                \
+	X(fputc_unlocked, int, (int, FILE *))                                                      \
+	X(putc_unlocked, int, (int, FILE *))                                                       \
+	X(putchar, int, (int))                                                                     \
+	X(puts, int, (const char *))                                                               \
+	X(vfprintf, int, (FILE *, const char *, va_list))                                          \
+	X(__vfprintf_chk, int, (FILE *, int, const char *, va_list))                               \
+	X(fopen, FILE *, (const char *, const char *))                                             \
+	X(fopen64, FILE *, (const char *, const char *))                                           \
+	X(fdopen, FILE *, (int, const char *))                                                     \
+	X(freopen, FILE *, (const char *, const char *, FILE *))                                   \
+	X(freopen64, FILE *, (const char *, const char *, FILE *))                                 \
+	X(fclose, int, (FILE *))                                                                   \
+	X(fflush, int, (FILE *))                                                                   \
+	X(fseek, int, (FILE *, long, int))                                                         \
+	X(fseeko, int, (FILE *, off_t, int))                                                       \
+	X(fseeko64, int, (FILE *, off64_t, int))                                                   \
+	X(pclose, int, (FILE *))
+
+/*
+ * real_NAME: the atomic pointer; get_NAME(): the pointer, resolving it on
+ * first use (NULL while lwm2_real cannot answer, or if libc lacks NAME).
+ */
+#define POSIX_REAL(name, ret, params)                                                              \
+	typedef ret(*name##_fn) params;                                                            \
+	static _Atomic(name##_fn) real_##name;                                                     \
+	static __attribute__((noinline, cold)) name##_fn resolve_##name(void)                      \
+	{                                                                                          \
+		int saved = errno;                                                                 \
+		name##_fn f = (name##_fn)lwm2_real(#name);                                         \
+                                                                                                   \
+		if (f)                                                                             \
+			atomic_store_explicit(&real_##name, f, memory_order_relaxed);              \
+		errno = saved;                                                                     \
+		return f;                                                                          \
+	}                                                                                          \
+	static inline name##_fn get_##name(void)                                                   \
+	{                                                                                          \
+		name##_fn f = atomic_load_explicit(&real_##name, memory_order_relaxed);            \
+                                                                                                   \
+		return LWM2_LIKELY(f != NULL) ? f : resolve_##name();                              \
+	}
+FD_REALS(POSIX_REAL)
+STDIO_REALS(POSIX_REAL)
+#undef POSIX_REAL
+
+static void posix_init(void)
+{
+#define POSIX_RESOLVE(name, ret, params) (void)get_##name();
+	FD_REALS(POSIX_RESOLVE)
+#undef POSIX_RESOLVE
+}
+
+LWM2_HIDDEN const struct lwm2_module lwm2_posix_module = {
+	.name = "posix",
+	.init = posix_init,
+};
+
+/* ---- counting ---------------------------------------------------------- */
+
+static __attribute__((noinline, cold)) struct lwm2_thread *posix_attach(void)
+{
+	int saved = errno;
+	struct lwm2_thread *t = lwm2_thread_attach_slow();
+
+	errno = saved;
+	return t;
+}
+
+static inline struct lwm2_thread *posix_thread(void)
+{
+	struct lwm2_thread *t = lwm2_self;
+
+	return LWM2_LIKELY(t != NULL) ? t : posix_attach();
+}
+
+static inline bool posix_on(void)
+{
+	return atomic_load_explicit(&lwm2_on, memory_order_relaxed) != 0;
+}
+
+/* Storage to count a call on fd into, or NULL to pass the call through. */
+static inline struct lwm2_thread *posix_enter_fd(int fd)
+{
+	if (LWM2_UNLIKELY(!posix_on()) || !posix_fd_is_file(fd))
+		return NULL;
+	return posix_thread();
+}
+
+static inline int posix_stream_fd(FILE *fp)
+{
+#ifdef __GLIBC__
+	/* The public struct _IO_FILE field: fileno() without the call.
+	 * Memory and cookie streams hold -1 here. */
+	return fp->_fileno;
+#else
+	return fileno(fp);
+#endif
+}
+
+static inline struct lwm2_thread *posix_enter_stream(FILE *fp)
+{
+	if (LWM2_UNLIKELY(!posix_on()) || LWM2_UNLIKELY(!fp) ||
+	    !posix_fd_is_file(posix_stream_fd(fp)))
+		return NULL;
+	return posix_thread();
+}
+
+struct posix_span {
+	struct lwm2_thread *t;
+	uint32_t earmark;
+	uint64_t start;
+};
+
+static inline struct posix_span posix_begin(struct lwm2_thread *t)
+{
+	struct posix_span s;
+
+	s.t = t;
+	s.earmark = lwm2_earmark_enter(t, LWM2_EARMARK_io);
+	s.start = lwm2_ticks();
+	return s;
+}
+
+static inline uint64_t posix_finish(struct posix_span s)
+{
+	uint64_t end = lwm2_ticks();
+
+	lwm2_earmark_leave(s.t, s.earmark);
+	return end - s.start;
+}
+
+static inline void posix_end_read(struct posix_span s, uint64_t bytes)
+{
+	uint64_t ticks = posix_finish(s);
+
+	lwm2_count_call(s.t, LWM2_C_posix_read_calls, LWM2_C_posix_read_bytes, bytes,
+			LWM2_C_posix_read_ns, ticks);
+}
+
+static inline void posix_end_write(struct posix_span s, uint64_t bytes)
+{
+	uint64_t ticks = posix_finish(s);
+
+	lwm2_count_call(s.t, LWM2_C_posix_write_calls, LWM2_C_posix_write_bytes, bytes,
+			LWM2_C_posix_write_ns, ticks);
+}
+
+static inline void posix_count_meta(struct lwm2_thread *t, uint64_t ticks)
+{
+	_Atomic uint64_t *b = lwm2_buffer(t);
+
+	lwm2_add(b, LWM2_C_posix_meta_calls, 1);
+	lwm2_add(b, LWM2_C_posix_meta_ns, ticks);
+}
+
+static inline void posix_end_meta(struct posix_span s)
+{
+	posix_count_meta(s.t, posix_finish(s));
+}
+
+/*
+ * End of an open-like call that made fd (or failed with fd < 0): classify
+ * the new descriptor (one fstat, outside the timed span) and count the
+ * call if it opened a file or failed.
+ */
+static void posix_end_open(struct posix_span s, int fd)
+{
+	uint64_t ticks = posix_finish(s);
+
+	if (fd < 0) {
+		posix_count_meta(s.t, ticks);
+		return;
+	}
+	posix_fd_set(fd, POSIX_FD_UNKNOWN);
+	if (lwm2_posix_fd_classify(fd))
+		posix_count_meta(s.t, ticks);
+}
+
+static inline uint64_t posix_bytes(ssize_t r)
+{
+	return r > 0 ? (uint64_t)r : 0;
+}
+
+static inline long posix_lo(off64_t off)
+{
+	return (long)off;
+}
+
+/* The high half the preadv family's system calls take; shifted out by the
+ * kernel on 64-bit. */
+static inline long posix_hi(off64_t off)
+{
+	return (long)(((uint64_t)off >> 16) >> 16);
+}
+
+static inline bool posix_open_needs_mode(int flags)
+{
+	return (flags & O_CREAT) != 0 || (flags & O_TMPFILE) == O_TMPFILE;
+}
+
+static __attribute__((noinline, cold)) void posix_no_real(void)
+{
+	errno = ENOSYS;
+}
+
+/* ---- reads and writes on descriptors ----------------------------------- */
+
+LWM2_EXPORT ssize_t read(int fd, void *buf, size_t n)
+{
+	read_fn real = get_read();
+	struct lwm2_thread *t;
+	struct posix_span s;
+	ssize_t r;
+
+	if (LWM2_UNLIKELY(!real))
+		return syscall(SYS_read, fd, buf, n);
+	t = posix_enter_fd(fd);
+	if (!t)
+		return real(fd, buf, n);
+	s = posix_begin(t);
+	r = real(fd, buf, n);
+	posix_end_read(s, posix_bytes(r));
+	return r;
+}
+
+LWM2_EXPORT ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen)
+{
+	__read_chk_fn real = get___read_chk();
+	struct lwm2_thread *t;
+	struct posix_span s;
+	ssize_t r;
+
+	if (LWM2_UNLIKELY(!real))
+		return read(fd, buf, n);
+	t = posix_enter_fd(fd);
+	if (!t)
+		return real(fd, buf, n, buflen);
+	s = posix_begin(t);
+	r = real(fd, buf, n, buflen);
+	posix_end_read(s, posix_bytes(r));
+	return r;
+}
+
+LWM2_EXPORT ssize_t write(int fd, const void *buf, size_t n)
+{
+	write_fn real = get_write();
+	struct lwm2_thread *t;
+	struct posix_span s;
+	ssize_t r;
+
+	if (LWM2_UNLIKELY(!real))
+		return syscall(SYS_write, fd, buf, n);
+	t = posix_enter_fd(fd);
+	if (!t)
+		return real(fd, buf, n);
+	s = posix_begin(t);
+	r = real(fd, buf, n);
+	posix_end_write(s, posix_bytes(r));
+	return r;
+}
+
+LWM2_EXPORT ssize_t pread(int fd, void *buf, size_t n, off_t off)
+{
+	pread_fn real = get_pread();
+	struct lwm2_thread *t;
+	struct posix_span s;
+	ssize_t r;
+
+	if (LWM2_UNLIKELY(!real))
+		return syscall(SYS_pread64, fd, buf, n, off);
+	t = posix_enter_fd(fd);
+	if (!t)
+		return real(fd, buf, n, off);
+	s = posix_begin(t);
+	r = real(fd, buf, n, off);
+	posix_end_read(s, posix_bytes(r));
+	return r;
+}
+
+LWM2_EXPORT ssize_t pread64(int fd, void *buf, size_t n, off64_t off)
+{
+	pread64_fn real = get_pread64();
+	struct lwm2_thread *t;
+	struct posix_span s;
+	ssize_t r;
+
+	if (LWM2_UNLIKELY(!real))
+		return syscall(SYS_pread64, fd, buf, n, off);
+	t = posix_enter_fd(fd);
+	if (!t)
+		return real(fd, buf, n, off);
+	s = posix_begin(t);
+	r = real(fd, buf, n, off);
+	posix_end_read(s, posix_bytes(r));
+	return r;
+}
+
+LWM2_EXPORT ssize_t __pread_chk(int fd, void *buf, size_t n, off_t off, size_t buflen)
+{
+	__pread_chk_fn real = get___pread_chk();
+	struct lwm2_thread *t;
+	struct posix_span s;
+	ssize_t r;
+
+	if (LWM2_UNLIKELY(!real))
+		return pread(fd, buf, n, off);
+	t = posix_enter_fd(fd);
+	if (!t)
+		return real(fd, buf, n, off, buflen);
+	s = posix_begin(t);
+	r = real(fd, buf, n, off, buflen);
+	posix_end_read(s, posix_bytes(r));
+	return r;
+}
+
+LWM2_EXPORT ssize_t __pread64_chk(int fd, void *buf, size_t n, off64_t off, size_t buflen)
+{
+	__pread64_chk_fn real = get___pread64_chk();
+	struct lwm2_thread *t;
+	struct posix_span s;
+	ssize_t r;
+
+	if (LWM2_UNLIKELY(!real))
+		return pread64(fd, buf, n, off);
+	t = posix_enter_fd(fd);
+	if (!t)
+		return real(fd, buf, n, off, buflen);
+	s = posix_begin(t);
+	r = real(fd, buf, n, off, buflen);
+	posix_end_read(s, posix_bytes(r));
+	return r;
+}
+
+LWM2_EXPORT ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
+{
+	pwrite_fn real = get_pwrite();
+	struct lwm2_thread *t;
+	struct posix_span s;
+	ssize_t r;
+
+	if (LWM2_UNLIKELY(!real))
+		return syscall(SYS_pwrite64, fd, buf, n, off);
+	t = posix_enter_fd(fd);
+	if (!t)
+		return real(fd, buf, n, off);
+	s = posix_begin(t);
+	r = real(fd, buf, n, off);
+	posix_end_write(s, posix_bytes(r));
+	return r;
+}
+
+LWM2_EXPORT ssize_t pwrite64(int fd, const void *buf, size_t n, off64_t off)
+{
+	pwrite64_fn real = get_pwrite64();
+	struct lwm2_thread *t;
+	struct posix_span s;
+	ssize_t r;
+
+	if (LWM2_UNLIKELY(!real))
+		return syscall(SYS_pwrite64, fd, buf, n, off);
+	t = posix_enter_fd(fd);
+	if (!t)
+		return real(fd, buf, n, off);
+	s = posix_begin(t);
+	r = real(fd, buf, n, off);
+	posix_end_write(s, posix_bytes(r));
+	return r;
+}
+
+LWM2_EXPORT ssize_t readv(int fd, const struct iovec *iov, int cnt)
+{
+	readv_fn real = get_readv();
+	struct lwm2_thread *t;
+	struct posix_span s;
+	ssize_t r;
+
+	if (LWM2_UNLIKELY(!real))
+		return syscall(SYS_readv, fd, iov, cnt);
+	t = posix_enter_fd(fd);
+	if (!t)
+		return real(fd, iov, cnt);
+	s = posix_begin(t);
+	r = real(fd, iov, cnt);
+	posix_end_read(s, posix_bytes(r));
+	return r;
+}
+
+LWM2_EXPORT ssize_t writev(int fd, const struct iovec *iov, int cnt)
+{
+	writev_fn real = get_writev();
+	struct lwm2_thread *t;
+	struct posix_span s;
+	ssize_t r;
+
+	if (LWM2_UNLIKELY(!real))
+		return syscall(SYS_writev, fd, iov, cnt);
+	t = posix_enter_fd(fd);
+	if (!t)
+		return real(fd, iov, cnt);
+	s = posix_begin(t);
+	r = real(fd, iov, cnt);
+	posix_end_write(s, posix_bytes(r));
+	return r;
+}
+
+LWM2_EXPORT ssize_t preadv(int fd, const struct iovec *iov, int cnt, off_t off)
+{
+	preadv_fn real = get_preadv();
+	struct lwm2_thread *t;
+	struct posix_span s;
+	ssize_t r;
+
+	if (LWM2_UNLIKELY(!real))
+		return syscall(SYS_preadv, fd, iov, cnt, posix_lo(off), posix_hi(off));
+	t = posix_enter_fd(fd);
+	if (!t)
+		return real(fd, iov, cnt, off);
+	s = posix_begin(t);
+	r = real(fd, iov, cnt, off);
+	posix_end_read(s, posix_bytes(r));
+	return r;
+}
+
+LWM2_EXPORT ssize_t preadv64(int fd, const struct iovec *iov, int cnt, off64_t off)
+{
+	preadv64_fn real = get_preadv64();
+	struct lwm2_thread *t;
+	struct posix_span s;
+	ssize_t r;
+
+	if (LWM2_UNLIKELY(!real))
+		return syscall(SYS_preadv, fd, iov, cnt, posix_lo(off), posix_hi(off));
+	t = posix_enter_fd(fd);
+	if (!t)
+		return real(fd, iov, cnt, off);
+	s = posix_begin(t);
+	r = real(fd, iov, cnt, off);
+	posix_end_read(s, posix_bytes(r));
+	return r;
+}
+
+LWM2_EXPORT ssize_t pwritev(int fd, const struct iovec *iov, int cnt, off_t off)
+{
+	pwritev_fn real = get_pwritev();
+	struct lwm2_thread *t;
+	struct posix_span s;
+	ssize_t r;
+
+	if (LWM2_UNLIKELY(!real))
+		return syscall(SYS_pwritev, fd, iov, cnt, posix_lo(off), posix_hi(off));
+	t = posix_enter_fd(fd);
+	if (!t)
+		return real(fd, iov, cnt, off);
+	s = posix_begin(t);
+	r = real(fd, iov, cnt, off);
+	posix_end_write(s, posix_bytes(r));
+	return r;
+}
+
+LWM2_EXPORT ssize_t pwritev64(int fd, const struct iovec *iov, int cnt, off64_t off)
+{
+	pwritev64_fn real = get_pwritev64();
+	struct lwm2_thread *t;
+	struct posix_span s;
+	ssize_t r;
+
+	if (LWM2_UNLIKELY(!real))
+		return syscall(SYS_pwritev, fd, iov, cnt, posix_lo(off), posix_hi(off));
+	t = posix_enter_fd(fd);
+	if (!t)
+		return real(fd, iov, cnt, off);
+	s = posix_begin(t);
+	r = real(fd, iov, cnt, off);
+	posix_end_write(s, posix_bytes(r));
+	return r;
+}
+
+LWM2_EXPORT ssize_t preadv2(int fd, const struct iovec *iov, int cnt, off_t off, int flags)
+{
+	preadv2_fn real = get_preadv2();
+	struct lwm2_thread *t;
+	struct posix_span s;
+	ssize_t r;
+
+	if (LWM2_UNLIKELY(!real))
+		return syscall(SYS_preadv2, fd, iov, cnt, posix_lo(off), posix_hi(off), flags);
+	t = posix_enter_fd(fd);
+	if (!t)
+		return real(fd, iov, cnt, off, flags);
+	s = posix_begin(t);
+	r = real(fd, iov, cnt, off, flags);
+	posix_end_read(s, posix_bytes(r));
+	return r;
+}
+
+LWM2_EXPORT ssize_t preadv64v2(int fd, const struct iovec *iov, int cnt, off64_t off, int flags)
+{
+	preadv64v2_fn real = get_preadv64v2();
+	struct lwm2_thread *t;
+	struct posix_span s;
+	ssize_t r;
+
+	if (LWM2_UNLIKELY(!real))
+		return syscall(SYS_preadv2, fd, iov, cnt, posix_lo(off), posix_hi(off), flags);
+	t = posix_enter_fd(fd);
+	if (!t)
+		return real(fd, iov, cnt, off, flags);
+	s = posix_begin(t);
+	r = real(fd, iov, cnt, off, flags);
+	posix_end_read(s, posix_bytes(r));
+	return r;
+}
+
+LWM2_EXPORT ssize_t pwritev2(int fd, const struct iovec *iov, int cnt, off_t off, int flags)
+{
+	pwritev2_fn real = get_pwritev2();
+	struct lwm2_thread *t;
+	struct posix_span s;
+	ssize_t r;
+
+	if (LWM2_UNLIKELY(!real))
+		return syscall(SYS_pwritev2, fd, iov, cnt, posix_lo(off), posix_hi(off), flags);
+	t = posix_enter_fd(fd);
+	if (!t)
+		return real(fd, iov, cnt, off, flags);
+	s = posix_begin(t);
+	r = real(fd, iov, cnt, off, flags);
+	posix_end_write(s, posix_bytes(r));
+	return r;
+}
+
+LWM2_EXPORT ssize_t pwritev64v2(int fd, const struct iovec *iov, int cnt, off64_t off, int flags)
+{
+	pwritev64v2_fn real = get_pwritev64v2();
+	struct lwm2_thread *t;
+	struct posix_span s;
+	ssize_t r;
+
+	if (LWM2_UNLIKELY(!real))
+		return syscall(SYS_pwritev2, fd, iov, cnt, posix_lo(off), posix_hi(off), flags);
+	t = posix_enter_fd(fd);
+	if (!t)
+		return real(fd, iov, cnt, off, flags);
+	s = posix_begin(t);
+	r = real(fd, iov, cnt, off, flags);
+	posix_end_write(s, posix_bytes(r));
+	return r;
+}
+
+/* ---- metadata on descriptors ------------------------------------------- */
+
+static inline int posix_mode_arg(int flags, va_list ap)
+{
+	return posix_open_needs_mode(flags) ? va_arg(ap, int) : 0;
+}
+
+/* Shared tail of every open-like wrapper once the real call is known. */
+static inline struct lwm2_thread *posix_enter_open(void)
+{
+	return LWM2_UNLIKELY(!posix_on()) ? NULL : posix_thread();
+}
+
+static int posix_opened_untimed(int fd)
+{
+	/* Whatever this number was before, it is something new now. */
+	posix_fd_set(fd, POSIX_FD_UNKNOWN);
+	return fd;
+}
+
+LWM2_EXPORT int open(const char *path, int flags, ...)
+{
+	open_fn real = get_open();
+	struct lwm2_thread *t;
+	struct posix_span s;
+	va_list ap;
+	int mode, fd;
+
+	va_start(ap, flags);
+	mode = posix_mode_arg(flags, ap);
+	va_end(ap);
+	if (LWM2_UNLIKELY(!real))
+		return posix_opened_untimed((int)syscall(SYS_openat, AT_FDCWD, path, flags, mode));
+	t = posix_enter_open();
+	if (!t)
+		return posix_opened_untimed(real(path, flags, mode));
+	s = posix_begin(t);
+	fd = real(path, flags, mode);
+	posix_end_open(s, fd);
+	return fd;
+}
+
+LWM2_EXPORT int open64(const char *path, int flags, ...)
+{
+	open64_fn real = get_open64();
+	struct lwm2_thread *t;
+	struct posix_span s;
+	va_list ap;
+	int mode, fd;
+
+	va_start(ap, flags);
+	mode = posix_mode_arg(flags, ap);
+	va_end(ap);
+	if (LWM2_UNLIKELY(!real))
+		return posix_opened_untimed(
+			(int)syscall(SYS_openat, AT_FDCWD, path, flags | O_LARGEFILE, mode));
+	t = posix_enter_open();
+	if (!t)
+		return posix_opened_untimed(real(path, flags, mode));
+	s = posix_begin(t);
+	fd = real(path, flags, mode);
+	posix_end_open(s, fd);
+	return fd;
+}
+
+LWM2_EXPORT int openat(int dirfd, const char *path, int flags, ...)
+{
+	openat_fn real = get_openat();
+	struct lwm2_thread *t;
+	struct posix_span s;
+	va_list ap;
+	int mode, fd;
+
+	va_start(ap, flags);
+	mode = posix_mode_arg(flags, ap);
+	va_end(ap);
+	if (LWM2_UNLIKELY(!real))
+		return posix_opened_untimed((int)syscall(SYS_openat, dirfd, path, flags, mode));
+	t = posix_enter_open();
+	if (!t)
+		return posix_opened_untimed(real(dirfd, path, flags, mode));
+	s = posix_begin(t);
+	fd = real(dirfd, path, flags, mode);
+	posix_end_open(s, fd);
+	return fd;
+}
+
+LWM2_EXPORT int openat64(int dirfd, const char *path, int flags, ...)
+{
+	openat64_fn real = get_openat64();
+	struct lwm2_thread *t;
+	struct posix_span s;
+	va_list ap;
+	int mode, fd;
+
+	va_start(ap, flags);
+	mode = posix_mode_arg(flags, ap);
+	va_end(ap);
+	if (LWM2_UNLIKELY(!real))
+		return posix_opened_untimed(
+			(int)syscall(SYS_openat, dirfd, path, flags | O_LARGEFILE, mode));
+	t = posix_enter_open();
+	if (!t)
+		return posix_opened_untimed(real(dirfd, path, flags, mode));
+	s = posix_begin(t);
+	fd = real(dirfd, path, flags, mode);
+	posix_end_open(s, fd);
+	return fd;
+}
+
+LWM2_EXPORT int creat(const char *path, mode_t mode)
+{
+	creat_fn real = get_creat();
+	struct lwm2_thread *t;
+	struct posix_span s;
+	int fd;
+
+	if (LWM2_UNLIKELY(!real))
+		return posix_opened_untimed((int)syscall(SYS_openat, AT_FDCWD, path,
+							 O_CREAT | O_WRONLY | O_TRUNC, mode));
+	t = posix_enter_open();
+	if (!t)
+		return posix_opened_untimed(real(path, mode));
+	s = posix_begin(t);
+	fd = real(path, mode);
+	posix_end_open(s, fd);
+	return fd;
+}
+
+LWM2_EXPORT int creat64(const char *path, mode_t mode)
+{
+	creat64_fn real = get_creat64();
+	struct lwm2_thread *t;
+	struct posix_span s;
+	int fd;
+
+	if (LWM2_UNLIKELY(!real))
+		return posix_opened_untimed(
+			(int)syscall(SYS_openat, AT_FDCWD, path,
+				     O_CREAT | O_WRONLY | O_TRUNC | O_LARGEFILE, mode));
+	t = posix_enter_open();
+	if (!t)
+		return posix_opened_untimed(real(path, mode));
+	s = posix_begin(t);
+	fd = real(path, mode);
+	posix_end_open(s, fd);
+	return fd;
+}
+
+LWM2_EXPORT int __open_2(const char *path, int flags)
+{
+	__open_2_fn real = get___open_2();
+	struct lwm2_thread *t;
+	struct posix_span s;
+	int fd;
+
+	if (LWM2_UNLIKELY(!real))
+		return open(path, flags);
+	t = posix_enter_open();
+	if (!t)
+		return posix_opened_untimed(real(path, flags));
+	s = posix_begin(t);
+	fd = real(path, flags);
+	posix_end_open(s, fd);
+	return fd;
+}
+
+LWM2_EXPORT int __open64_2(const char *path, int flags)
+{
+	__open64_2_fn real = get___open64_2();
+	struct lwm2_thread *t;
+	struct posix_span s;
+	int fd;
+
+	if (LWM2_UNLIKELY(!real))
+		return open64(path, flags);
+	t = posix_enter_open();
+	if (!t)
+		return posix_opened_untimed(real(path, flags));
+	s = posix_begin(t);
+	fd = real(path, flags);
+	posix_end_open(s, fd);
+	return fd;
+}
+
+LWM2_EXPORT int __openat_2(int dirfd, const char *path, int flags)
+{
+	__openat_2_fn real = get___openat_2();
+	struct lwm2_thread *t;
+	struct posix_span s;
+	int fd;
+
+	if (LWM2_UNLIKELY(!real))
+		return openat(dirfd, path, flags);
+	t = posix_enter_open();
+	if (!t)
+		return posix_opened_untimed(real(dirfd, path, flags));
+	s = posix_begin(t);
+	fd = real(dirfd, path, flags);
+	posix_end_open(s, fd);
+	return fd;
+}
+
+LWM2_EXPORT int __openat64_2(int dirfd, const char *path, int flags)
+{
+	__openat64_2_fn real = get___openat64_2();
+	struct lwm2_thread *t;
+	struct posix_span s;
+	int fd;
+
+	if (LWM2_UNLIKELY(!real))
+		return openat64(dirfd, path, flags);
+	t = posix_enter_open();
+	if (!t)
+		return posix_opened_untimed(real(dirfd, path, flags));
+	s = posix_begin(t);
+	fd = real(dirfd, path, flags);
+	posix_end_open(s, fd);
+	return fd;
+}
+
+LWM2_EXPORT int close(int fd)
+{
+	close_fn real = get_close();
+	struct lwm2_thread *t = posix_enter_fd(fd);
+	struct posix_span s;
+	int r;
+
+	if (!t) {
+		r = LWM2_LIKELY(real != NULL) ? real(fd) : (int)syscall(SYS_close, fd);
+	} else {
+		s = posix_begin(t);
+		r = real ? real(fd) : (int)syscall(SYS_close, fd);
+		posix_end_meta(s);
+	}
+	/* After the close, not before: a lazy classification between a reset
+	 * and the close would see the old file again. */
+	posix_fd_set(fd, POSIX_FD_UNKNOWN);
+	return r;
+}
+
+LWM2_EXPORT off_t lseek(int fd, off_t off, int whence)
+{
+	lseek_fn real = get_lseek();
+	struct lwm2_thread *t;
+	struct posix_span s;
+	off_t r;
+
+	if (LWM2_UNLIKELY(!real))
+		return syscall(SYS_lseek, fd, off, whence);
+	t = posix_enter_fd(fd);
+	if (!t)
+		return real(fd, off, whence);
+	s = posix_begin(t);
+	r = real(fd, off, whence);
+	posix_end_meta(s);
+	return r;
+}
+
+LWM2_EXPORT off64_t lseek64(int fd, off64_t off, int whence)
+{
+	lseek64_fn real = get_lseek64();
+	struct lwm2_thread *t;
+	struct posix_span s;
+	off64_t r;
+
+	if (LWM2_UNLIKELY(!real))
+		return syscall(SYS_lseek, fd, off, whence);
+	t = posix_enter_fd(fd);
+	if (!t)
+		return real(fd, off, whence);
+	s = posix_begin(t);
+	r = real(fd, off, whence);
+	posix_end_meta(s);
+	return r;
+}
+
+LWM2_EXPORT int fsync(int fd)
+{
+	fsync_fn real = get_fsync();
+	struct lwm2_thread *t;
+	struct posix_span s;
+	int r;
+
+	if (LWM2_UNLIKELY(!real))
+		return (int)syscall(SYS_fsync, fd);
+	t = posix_enter_fd(fd);
+	if (!t)
+		return real(fd);
+	s = posix_begin(t);
+	r = real(fd);
+	posix_end_meta(s);
+	return r;
+}
+
+LWM2_EXPORT int fdatasync(int fd)
+{
+	fdatasync_fn real = get_fdatasync();
+	struct lwm2_thread *t;
+	struct posix_span s;
+	int r;
+
+	if (LWM2_UNLIKELY(!real))
+		return (int)syscall(SYS_fdatasync, fd);
+	t = posix_enter_fd(fd);
+	if (!t)
+		return real(fd);
+	s = posix_begin(t);
+	r = real(fd);
+	posix_end_meta(s);
+	return r;
+}
+
+/* ---- descriptor bookkeeping (never counted) ---------------------------- */
+
+/*
+ * A descriptor number that now names something else is reset rather than
+ * given the class of its source: the reset is always safe (one lazy fstat
+ * later), including in a vfork child, which shares this table with its
+ * parent but not its descriptors.
+ */
+static inline int posix_made(int fd)
+{
+	if (fd >= 0)
+		posix_fd_set(fd, POSIX_FD_UNKNOWN);
+	return fd;
+}
+
+static inline int posix_made_pair(int r, const int fds[2])
+{
+	if (r == 0) {
+		posix_fd_set(fds[0], POSIX_FD_OTHER);
+		posix_fd_set(fds[1], POSIX_FD_OTHER);
+	}
+	return r;
+}
+
+static inline int posix_made_other(int fd)
+{
+	if (fd >= 0)
+		posix_fd_set(fd, POSIX_FD_OTHER);
+	return fd;
+}
+
+LWM2_EXPORT int dup(int fd)
+{
+	dup_fn real = get_dup();
+
+	return posix_made(LWM2_LIKELY(real != NULL) ? real(fd) : (int)syscall(SYS_dup, fd));
+}
+
+LWM2_EXPORT int dup2(int oldfd, int newfd)
+{
+	dup2_fn real = get_dup2();
+
+	if (LWM2_UNLIKELY(!real)) {
+		if (oldfd == newfd)
+			return (int)syscall(SYS_fcntl, oldfd, F_GETFD) < 0 ? -1 : newfd;
+		return posix_made((int)syscall(SYS_dup3, oldfd, newfd, 0));
+	}
+	if (oldfd == newfd)
+		return real(oldfd, newfd);
+	return posix_made(real(oldfd, newfd));
+}
+
+LWM2_EXPORT int dup3(int oldfd, int newfd, int flags)
+{
+	dup3_fn real = get_dup3();
+
+	return posix_made(LWM2_LIKELY(real != NULL) ? real(oldfd, newfd, flags)
+						    : (int)syscall(SYS_dup3, oldfd, newfd, flags));
+}
+
+static inline bool posix_fcntl_dups(int cmd)
+{
+	return cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC;
+}
+
+/* As glibc itself does, the third argument is taken as a pointer: every
+ * command's argument (int, long or pointer) travels in one register. */
+LWM2_EXPORT int fcntl(int fd, int cmd, ...)
+{
+	fcntl_fn real = get_fcntl();
+	va_list ap;
+	void *arg;
+	int r;
+
+	va_start(ap, cmd);
+	arg = va_arg(ap, void *);
+	va_end(ap);
+	r = LWM2_LIKELY(real != NULL) ? real(fd, cmd, arg) : (int)syscall(SYS_fcntl, fd, cmd, arg);
+	return posix_fcntl_dups(cmd) ? posix_made(r) : r;
+}
+
+LWM2_EXPORT int fcntl64(int fd, int cmd, ...)
+{
+	fcntl64_fn real = get_fcntl64();
+	va_list ap;
+	void *arg;
+	int r;
+
+	va_start(ap, cmd);
+	arg = va_arg(ap, void *);
+	va_end(ap);
+	r = LWM2_LIKELY(real != NULL) ? real(fd, cmd, arg) : (int)syscall(SYS_fcntl, fd, cmd, arg);
+	return posix_fcntl_dups(cmd) ? posix_made(r) : r;
+}
+
+LWM2_EXPORT int pipe(int fds[2])
+{
+	pipe_fn real = get_pipe();
+
+	return posix_made_pair(LWM2_LIKELY(real != NULL) ? real(fds)
+							 : (int)syscall(SYS_pipe2, fds, 0),
+			       fds);
+}
+
+LWM2_EXPORT int pipe2(int fds[2], int flags)
+{
+	pipe2_fn real = get_pipe2();
+
+	return posix_made_pair(LWM2_LIKELY(real != NULL) ? real(fds, flags)
+							 : (int)syscall(SYS_pipe2, fds, flags),
+			       fds);
+}
+
+LWM2_EXPORT int socket(int domain, int type, int protocol)
+{
+	socket_fn real = get_socket();
+
+	return posix_made_other(LWM2_LIKELY(real != NULL)
+					? real(domain, type, protocol)
+					: (int)syscall(SYS_socket, domain, type, protocol));
+}
+
+LWM2_EXPORT int socketpair(int domain, int type, int protocol, int fds[2])
+{
+	socketpair_fn real = get_socketpair();
+
+	return posix_made_pair(LWM2_LIKELY(real != NULL)
+				       ? real(domain, type, protocol, fds)
+				       : (int)syscall(SYS_socketpair, domain, type, protocol, fds),
+			       fds);
+}
+
+LWM2_EXPORT int accept(int fd, struct sockaddr *addr, socklen_t *len)
+{
+	accept_fn real = get_accept();
+
+	return posix_made_other(LWM2_LIKELY(real != NULL)
+					? real(fd, addr, len)
+					: (int)syscall(SYS_accept4, fd, addr, len, 0));
+}
+
+LWM2_EXPORT int accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags)
+{
+	accept4_fn real = get_accept4();
+
+	return posix_made_other(LWM2_LIKELY(real != NULL)
+					? real(fd, addr, len, flags)
+					: (int)syscall(SYS_accept4, fd, addr, len, flags));
+}
+
+LWM2_EXPORT int close_range(unsigned first, unsigned last, int flags)
+{
+	close_range_fn real = get_close_range();
+	int r = LWM2_LIKELY(real != NULL) ? real(first, last, flags)
+					  : (int)syscall(SYS_close_range, first, last, flags);
+
+	if (r == 0 && !(flags & CLOSE_RANGE_CLOEXEC))
+		lwm2_posix_fd_forget_range(first, last);
+	return r;
+}
+
+LWM2_EXPORT void closefrom(int lowfd)
+{
+	closefrom_fn real = get_closefrom();
+
+	if (LWM2_LIKELY(real != NULL))
+		real(lowfd);
+	else
+		(void)syscall(SYS_close_range, (unsigned)lowfd, ~0u, 0);
+	if (lowfd >= 0)
+		lwm2_posix_fd_forget_range((unsigned)lowfd, ~0u);
+}
+
+/* ---- stdio reads ------------------------------------------------------- */
+
+LWM2_EXPORT size_t fread(void *ptr, size_t size, size_t n, FILE *fp)
+{
+	fread_fn real = get_fread();
+	struct lwm2_thread *t;
+	struct posix_span s;
+	size_t r;
+
+	if (LWM2_UNLIKELY(!real))
+		return posix_no_real(), 0;
+	t = posix_enter_stream(fp);
+	if (!t)
+		return real(ptr, size, n, fp);
+	s = posix_begin(t);
+	r = real(ptr, size, n, fp);
+	posix_end_read(s, (uint64_t)r * size);
+	return r;
+}
+
+LWM2_EXPORT size_t fread_unlocked(void *ptr, size_t size, size_t n, FILE *fp)
+{
+	fread_unlocked_fn real = get_fread_unlocked();
+	struct lwm2_thread *t;
+	struct posix_span s;
+	size_t r;
+
+	if (LWM2_UNLIKELY(!real))
+		return posix_no_real(), 0;
+	t = posix_enter_stream(fp);
+	if (!t)
+		return real(ptr, size, n, fp);
+	s = posix_begin(t);
+	r = real(ptr, size, n, fp);
+	posix_end_read(s, (uint64_t)r * size);
+	return r;
+}
+
+LWM2_EXPORT size_t __fread_chk(void *ptr, size_t ptrlen, size_t size, size_t n, FILE *fp)
+{
+	__fread_chk_fn real = get___fread_chk();
+	struct lwm2_thread *t;
+	struct posix_span s;
+	size_t r;
+
+	if (LWM2_UNLIKELY(!real))
+		return fread(ptr, size, n, fp);
+	t = posix_enter_stream(fp);
+	if (!t)
+		return real(ptr, ptrlen, size, n, fp);
+	s = posix_begin(t);
+	r = real(ptr, ptrlen, size, n, fp);
+	posix_end_read(s, (uint64_t)r * size);
+	return r;
+}
+
+LWM2_EXPORT size_t __fread_unlocked_chk(void *ptr, size_t ptrlen, size_t size, size_t n, FILE *fp)
+{
+	__fread_unlocked_chk_fn real = get___fread_unlocked_chk();
+	struct lwm2_thread *t;
+	struct posix_span s;
+	size_t r;
+
+	if (LWM2_UNLIKELY(!real))
+		return fread_unlocked(ptr, size, n, fp);
+	t = posix_enter_stream(fp);
+	if (!t)
+		return real(ptr, ptrlen, size, n, fp);
+	s = posix_begin(t);
+	r = real(ptr, ptrlen, size, n, fp);
+	posix_end_read(s, (uint64_t)r * size);
+	return r;
+}
+
+static inline uint64_t posix_line_bytes(const char *r)
+{
+	return r ? strlen(r) : 0;
+}
+
+LWM2_EXPORT char *fgets(char *buf, int n, FILE *fp)
+{
+	fgets_fn real = get_fgets();
+	struct lwm2_thread *t;
+	struct posix_span s;
+	char *r;
+
+	if (LWM2_UNLIKELY(!real))
+		return posix_no_real(), NULL;
+	t = posix_enter_stream(fp);
+	if (!t)
+		return real(buf, n, fp);
+	s = posix_begin(t);
+	r = real(buf, n, fp);
+	posix_end_read(s, posix_line_bytes(r));
+	return r;
+}
+
+LWM2_EXPORT char *fgets_unlocked(char *buf, int n, FILE *fp)
+{
+	fgets_unlocked_fn real = get_fgets_unlocked();
+	struct lwm2_thread *t;
+	struct posix_span s;
+	char *r;
+
+	if (LWM2_UNLIKELY(!real))
+		return posix_no_real(), NULL;
+	t = posix_enter_stream(fp);
+	if (!t)
+		return real(buf, n, fp);
+	s = posix_begin(t);
+	r = real(buf, n, fp);
+	posix_end_read(s, posix_line_bytes(r));
+	return r;
+}
+
+LWM2_EXPORT char *__fgets_chk(char *buf, size_t size, int n, FILE *fp)
+{
+	__fgets_chk_fn real = get___fgets_chk();
+	struct lwm2_thread *t;
+	struct posix_span s;
+	char *r;
+
+	if (LWM2_UNLIKELY(!real))
+		return fgets(buf, n, fp);
+	t = posix_enter_stream(fp);
+	if (!t)
+		return real(buf, size, n, fp);
+	s = posix_begin(t);
+	r = real(buf, size, n, fp);
+	posix_end_read(s, posix_line_bytes(r));
+	return r;
+}
+
+LWM2_EXPORT char *__fgets_unlocked_chk(char *buf, size_t size, int n, FILE *fp)
+{
+	__fgets_unlocked_chk_fn real = get___fgets_unlocked_chk();
+	struct lwm2_thread *t;
+	struct posix_span s;
+	char *r;
+
+	if (LWM2_UNLIKELY(!real))
+		return fgets_unlocked(buf, n, fp);
+	t = posix_enter_stream(fp);
+	if (!t)
+		return real(buf, size, n, fp);
+	s = posix_begin(t);
+	r = real(buf, size, n, fp);
+	posix_end_read(s, posix_line_bytes(r));
+	return r;
+}
+
+static inline uint64_t posix_char_bytes(int r)
+{
+	return r != EOF ? 1 : 0;
+}
+
+LWM2_EXPORT int fgetc(FILE *fp)
+{
+	fgetc_fn real = get_fgetc();
+	struct lwm2_thread *t;
+	struct posix_span s;
+	int r;
+
+	if (LWM2_UNLIKELY(!real))
+		return posix_no_real(), EOF;
+	t = posix_enter_stream(fp);
+	if (!t)
+		return real(fp);
+	s = posix_begin(t);
+	r = real(fp);
+	posix_end_read(s, posix_char_bytes(r));
+	return r;
+}
+
+LWM2_EXPORT int getc(FILE *fp)
+{
+	getc_fn real = get_getc();
+	struct lwm2_thread *t;
+	struct posix_span s;
+	int r;
+
+	if (LWM2_UNLIKELY(!real))
+		return posix_no_real(), EOF;
+	t = posix_enter_stream(fp);
+	if (!t)
+		return real(fp);
+	s = posix_begin(t);
+	r = real(fp);
+	posix_end_read(s, posix_char_bytes(r));
+	return r;
+}
+
+LWM2_EXPORT int fgetc_unlocked(FILE *fp)
+{
+	fgetc_unlocked_fn real = get_fgetc_unlocked();
+	struct lwm2_thread *t;
+	struct posix_span s;
+	int r;
+
+	if (LWM2_UNLIKELY(!real))
+		return posix_no_real(), EOF;
+	t = posix_enter_stream(fp);
+	if (!t)
+		return real(fp);
+	s = posix_begin(t);
+	r = real(fp);
+	posix_end_read(s, posix_char_bytes(r));
+	return r;
+}
+
+LWM2_EXPORT int getc_unlocked(FILE *fp)
+{
+	getc_unlocked_fn real = get_getc_unlocked();
+	struct lwm2_thread *t;
+	struct posix_span s;
+	int r;
+
+	if (LWM2_UNLIKELY(!real))
+		return posix_no_real(), EOF;
+	t = posix_enter_stream(fp);
+	if (!t)
+		return real(fp);
+	s = posix_begin(t);
+	r = real(fp);
+	posix_end_read(s, posix_char_bytes(r));
+	return r;
+}
+
+LWM2_EXPORT int getchar(void)
+{
+	getchar_fn real = get_getchar();
+	struct lwm2_thread *t;
+	struct posix_span s;
+	int r;
+
+	if (LWM2_UNLIKELY(!real))
+		return posix_no_real(), EOF;
+	t = posix_enter_stream(stdin);
+	if (!t)
+		return real();
+	s = posix_begin(t);
+	r = real();
+	posix_end_read(s, posix_char_bytes(r));
+	return r;
+}
+
+LWM2_EXPORT ssize_t getline(char **line, size_t *cap, FILE *fp)
+{
+	getline_fn real = get_getline();
+	struct lwm2_thread *t;
+	struct posix_span s;
+	ssize_t r;
+
+	if (LWM2_UNLIKELY(!real))
+		return posix_no_real(), -1;
+	t = posix_enter_stream(fp);
+	if (!t)
+		return real(line, cap, fp);
+	s = posix_begin(t);
+	r = real(line, cap, fp);
+	posix_end_read(s, posix_bytes(r));
+	return r;
+}
+
+LWM2_EXPORT ssize_t getdelim(char **line, size_t *cap, int delim, FILE *fp)
+{
+	getdelim_fn real = get_getdelim();
+	struct lwm2_thread *t;
+	struct posix_span s;
+	ssize_t r;
+
+	if (LWM2_UNLIKELY(!real))
+		return posix_no_real(), -1;
+	t = posix_enter_stream(fp);
+	if (!t)
+		return real(line, cap, delim, fp);
+	s = posix_begin(t);
+	r = real(line, cap, delim, fp);
+	posix_end_read(s, posix_bytes(r));
+	return r;
+}
+
+/* What an optimised build's inline getline calls. */
+LWM2_EXPORT ssize_t __getdelim(char **line, size_t *cap, int delim, FILE *fp)
+{
+	__getdelim_fn real = get___getdelim();
+	struct lwm2_thread *t;
+	struct posix_span s;
+	ssize_t r;
+
+	if (LWM2_UNLIKELY(!real))
+		return posix_no_real(), -1;
+	t = posix_enter_stream(fp);
+	if (!t)
+		return real(line, cap, delim, fp);
+	s = posix_begin(t);
+	r = real(line, cap, delim, fp);
+	posix_end_read(s, posix_bytes(r));
+	return r;
+}
+
+/* ---- stdio writes ------------------------------------------------------ */
+
+LWM2_EXPORT size_t fwrite(const void *ptr, size_t size, size_t n, FILE *fp)
+{
+	fwrite_fn real = get_fwrite();
+	struct lwm2_thread *t;
+	struct posix_span s;
+	size_t r;
+
+	if (LWM2_UNLIKELY(!real))
+		return posix_no_real(), 0;
+	t = posix_enter_stream(fp);
+	if (!t)
+		return real(ptr, size, n, fp);
+	s = posix_begin(t);
+	r = real(ptr, size, n, fp);
+	posix_end_write(s, (uint64_t)r * size);
+	return r;
+}
+
+LWM2_EXPORT size_t fwrite_unlocked(const void *ptr, size_t size, size_t n, FILE *fp)
+{
+	fwrite_unlocked_fn real = get_fwrite_unlocked();
+	struct lwm2_thread *t;
+	struct posix_span s;
+	size_t r;
+
+	if (LWM2_UNLIKELY(!real))
+		return posix_no_real(), 0;
+	t = posix_enter_stream(fp);
+	if (!t)
+		return real(ptr, size, n, fp);
+	s = posix_begin(t);
+	r = real(ptr, size, n, fp);
+	posix_end_write(s, (uint64_t)r * size);
+	return r;
+}
+
+static inline uint64_t posix_puts_bytes(int r, const char *str, size_t extra)
+{
+	return r != EOF ? strlen(str) + extra : 0;
+}
+
+LWM2_EXPORT int fputs(const char *str, FILE *fp)
+{
+	fputs_fn real = get_fputs();
+	struct lwm2_thread *t;
+	struct posix_span s;
+	int r;
+
+	if (LWM2_UNLIKELY(!real))
+		return posix_no_real(), EOF;
+	t = posix_enter_stream(fp);
+	if (!t)
+		return real(str, fp);
+	s = posix_begin(t);
+	r = real(str, fp);
+	posix_end_write(s, posix_puts_bytes(r, str, 0));
+	return r;
+}
+
+LWM2_EXPORT int fputs_unlocked(const char *str, FILE *fp)
+{
+	fputs_unlocked_fn real = get_fputs_unlocked();
+	struct lwm2_thread *t;
+	struct posix_span s;
+	int r;
+
+	if (LWM2_UNLIKELY(!real))
+		return posix_no_real(), EOF;
+	t = posix_enter_stream(fp);
+	if (!t)
+		return real(str, fp);
+	s = posix_begin(t);
+	r = real(str, fp);
+	posix_end_write(s, posix_puts_bytes(r, str, 0));
+	return r;
+}
+
+LWM2_EXPORT int puts(const char *str)
+{
+	puts_fn real = get_puts();
+	struct lwm2_thread *t;
+	struct posix_span s;
+	int r;
+
+	if (LWM2_UNLIKELY(!real))
+		return posix_no_real(), EOF;
+	t = posix_enter_stream(stdout);
+	if (!t)
+		return real(str);
+	s = posix_begin(t);
+	r = real(str);
+	posix_end_write(s, posix_puts_bytes(r, str, 1));
+	return r;
+}
+
+LWM2_EXPORT int fputc(int c, FILE *fp)
+{
+	fputc_fn real = get_fputc();
+	struct lwm2_thread *t;
+	struct posix_span s;
+	int r;
+
+	if (LWM2_UNLIKELY(!real))
+		return posix_no_real(), EOF;
+	t = posix_enter_stream(fp);
+	if (!t)
+		return real(c, fp);
+	s = posix_begin(t);
+	r = real(c, fp);
+	posix_end_write(s, posix_char_bytes(r));
+	return r;
+}
+
+LWM2_EXPORT int putc(int c, FILE *fp)
+{
+	putc_fn real = get_putc();
+	struct lwm2_thread *t;
+	struct posix_span s;
+	int r;
+
+	if (LWM2_UNLIKELY(!real))
+		return posix_no_real(), EOF;
+	t = posix_enter_stream(fp);
+	if (!t)
+		return real(c, fp);
+	s = posix_begin(t);
+	r = real(c, fp);
+	posix_end_write(s, posix_char_bytes(r));
+	return r;
+}
+
+LWM2_EXPORT int fputc_unlocked(int c, FILE *fp)
+{
+	fputc_unlocked_fn real = get_fputc_unlocked();
+	struct lwm2_thread *t;
+	struct posix_span s;
+	int r;
+
+	if (LWM2_UNLIKELY(!real))
+		return posix_no_real(), EOF;
+	t = posix_enter_stream(fp);
+	if (!t)
+		return real(c, fp);
+	s = posix_begin(t);
+	r = real(c, fp);
+	posix_end_write(s, posix_char_bytes(r));
+	return r;
+}
+
+LWM2_EXPORT int putc_unlocked(int c, FILE *fp)
+{
+	putc_unlocked_fn real = get_putc_unlocked();
+	struct lwm2_thread *t;
+	struct posix_span s;
+	int r;
+
+	if (LWM2_UNLIKELY(!real))
+		return posix_no_real(), EOF;
+	t = posix_enter_stream(fp);
+	if (!t)
+		return real(c, fp);
+	s = posix_begin(t);
+	r = real(c, fp);
+	posix_end_write(s, posix_char_bytes(r));
+	return r;
+}
+
+LWM2_EXPORT int putchar(int c)
+{
+	putchar_fn real = get_putchar();
+	struct lwm2_thread *t;
+	struct posix_span s;
+	int r;
+
+	if (LWM2_UNLIKELY(!real))
+		return posix_no_real(), EOF;
+	t = posix_enter_stream(stdout);
+	if (!t)
+		return real(c);
+	s = posix_begin(t);
+	r = real(c);
+	posix_end_write(s, posix_char_bytes(r));
+	return r;
+}
+
+/* The formatted writers all land here: vfprintf for the plain ones,
+ * __vfprintf_chk for the fortified ones. */
+static int posix_vfprintf(FILE *fp, bool chk, int flag, const char *fmt, va_list ap)
+{
+	struct lwm2_thread *t = posix_enter_stream(fp);
+	struct posix_span s;
+	int r;
+
+	if (chk) {
+		__vfprintf_chk_fn real = get___vfprintf_chk();
+
+		if (LWM2_UNLIKELY(!real))
+			return posix_vfprintf(fp, false, flag, fmt, ap);
+		if (!t)
+			return real(fp, flag, fmt, ap);
+		s = posix_begin(t);
+		r = real(fp, flag, fmt, ap);
+	} else {
+		vfprintf_fn real = get_vfprintf();
+
+		if (LWM2_UNLIKELY(!real))
+			return posix_no_real(), -1;
+		if (!t)
+			return real(fp, fmt, ap);
+		s = posix_begin(t);
+		r = real(fp, fmt, ap);
+	}
+	posix_end_write(s, posix_bytes(r));
+	return r;
+}
+
+LWM2_EXPORT int vfprintf(FILE *fp, const char *fmt, va_list ap)
+{
+	return posix_vfprintf(fp, false, 0, fmt, ap);
+}
+
+LWM2_EXPORT int fprintf(FILE *fp, const char *fmt, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	r = posix_vfprintf(fp, false, 0, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+LWM2_EXPORT int vprintf(const char *fmt, va_list ap)
+{
+	return posix_vfprintf(stdout, false, 0, fmt, ap);
+}
+
+LWM2_EXPORT int printf(const char *fmt, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	r = posix_vfprintf(stdout, false, 0, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+LWM2_EXPORT int __vfprintf_chk(FILE *fp, int flag, const char *fmt, va_list ap)
+{
+	return posix_vfprintf(fp, true, flag, fmt, ap);
+}
+
+LWM2_EXPORT int __fprintf_chk(FILE *fp, int flag, const char *fmt, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	r = posix_vfprintf(fp, true, flag, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+LWM2_EXPORT int __vprintf_chk(int flag, const char *fmt, va_list ap)
+{
+	return posix_vfprintf(stdout, true, flag, fmt, ap);
+}
+
+LWM2_EXPORT int __printf_chk(int flag, const char *fmt, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	r = posix_vfprintf(stdout, true, flag, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+/* ---- stdio metadata ---------------------------------------------------- */
+
+static inline int posix_fp_fd(FILE *fp)
+{
+	return fp ? posix_stream_fd(fp) : -1;
+}
+
+LWM2_EXPORT FILE *fopen(const char *path, const char *mode)
+{
+	fopen_fn real = get_fopen();
+	struct lwm2_thread *t;
+	struct posix_span s;
+	FILE *fp;
+
+	if (LWM2_UNLIKELY(!real))
+		return posix_no_real(), NULL;
+	t = posix_enter_open();
+	if (!t) {
+		fp = real(path, mode);
+		if (fp)
+			posix_made(posix_stream_fd(fp));
+		return fp;
+	}
+	s = posix_begin(t);
+	fp = real(path, mode);
+	posix_end_open(s, posix_fp_fd(fp));
+	return fp;
+}
+
+LWM2_EXPORT FILE *fopen64(const char *path, const char *mode)
+{
+	fopen64_fn real = get_fopen64();
+	struct lwm2_thread *t;
+	struct posix_span s;
+	FILE *fp;
+
+	if (LWM2_UNLIKELY(!real))
+		return posix_no_real(), NULL;
+	t = posix_enter_open();
+	if (!t) {
+		fp = real(path, mode);
+		if (fp)
+			posix_made(posix_stream_fd(fp));
+		return fp;
+	}
+	s = posix_begin(t);
+	fp = real(path, mode);
+	posix_end_open(s, posix_fp_fd(fp));
+	return fp;
+}
+
+LWM2_EXPORT FILE *fdopen(int fd, const char *mode)
+{
+	fdopen_fn real = get_fdopen();
+	struct lwm2_thread *t;
+	struct posix_span s;
+	FILE *fp;
+
+	if (LWM2_UNLIKELY(!real))
+		return posix_no_real(), NULL;
+	t = posix_enter_fd(fd);
+	if (!t)
+		return real(fd, mode);
+	s = posix_begin(t);
+	fp = real(fd, mode);
+	posix_end_meta(s);
+	return fp;
+}
+
+/* freopen closes the stream's old descriptor inside libc. */
+static FILE *posix_freopen(freopen_fn real, const char *path, const char *mode, FILE *fp)
+{
+	int oldfd = posix_fp_fd(fp);
+	struct lwm2_thread *t = posix_enter_open();
+	struct posix_span s;
+	FILE *r;
+
+	if (!t) {
+		r = real(path, mode, fp);
+		posix_made(oldfd);
+		if (r)
+			posix_made(posix_stream_fd(r));
+		return r;
+	}
+	s = posix_begin(t);
+	r = real(path, mode, fp);
+	posix_made(oldfd);
+	posix_end_open(s, posix_fp_fd(r));
+	return r;
+}
+
+LWM2_EXPORT FILE *freopen(const char *path, const char *mode, FILE *fp)
+{
+	freopen_fn real = get_freopen();
+
+	if (LWM2_UNLIKELY(!real))
+		return posix_no_real(), NULL;
+	return posix_freopen(real, path, mode, fp);
+}
+
+LWM2_EXPORT FILE *freopen64(const char *path, const char *mode, FILE *fp)
+{
+	freopen64_fn real = get_freopen64();
+
+	if (LWM2_UNLIKELY(!real))
+		return posix_no_real(), NULL;
+	return posix_freopen(real, path, mode, fp);
+}
+
+LWM2_EXPORT int fclose(FILE *fp)
+{
+	fclose_fn real = get_fclose();
+	int fd = posix_fp_fd(fp);
+	struct lwm2_thread *t;
+	struct posix_span s;
+	int r;
+
+	if (LWM2_UNLIKELY(!real))
+		return posix_no_real(), EOF;
+	t = posix_enter_fd(fd);
+	if (!t) {
+		r = real(fp);
+	} else {
+		s = posix_begin(t);
+		r = real(fp);
+		posix_end_meta(s);
+	}
+	posix_made(fd);
+	return r;
+}
+
+LWM2_EXPORT int pclose(FILE *fp)
+{
+	pclose_fn real = get_pclose();
+	int fd = posix_fp_fd(fp);
+	int r;
+
+	if (LWM2_UNLIKELY(!real))
+		return posix_no_real(), -1;
+	r = real(fp);
+	posix_made(fd);
+	return r;
+}
+
+/* fflush(NULL) flushes every stream, files or not: passed through. */
+LWM2_EXPORT int fflush(FILE *fp)
+{
+	fflush_fn real = get_fflush();
+	struct lwm2_thread *t;
+	struct posix_span s;
+	int r;
+
+	if (LWM2_UNLIKELY(!real))
+		return posix_no_real(), EOF;
+	t = posix_enter_stream(fp);
+	if (!t)
+		return real(fp);
+	s = posix_begin(t);
+	r = real(fp);
+	posix_end_meta(s);
+	return r;
+}
+
+LWM2_EXPORT int fseek(FILE *fp, long off, int whence)
+{
+	fseek_fn real = get_fseek();
+	struct lwm2_thread *t;
+	struct posix_span s;
+	int r;
+
+	if (LWM2_UNLIKELY(!real))
+		return posix_no_real(), -1;
+	t = posix_enter_stream(fp);
+	if (!t)
+		return real(fp, off, whence);
+	s = posix_begin(t);
+	r = real(fp, off, whence);
+	posix_end_meta(s);
+	return r;
+}
+
+LWM2_EXPORT int fseeko(FILE *fp, off_t off, int whence)
+{
+	fseeko_fn real = get_fseeko();
+	struct lwm2_thread *t;
+	struct posix_span s;
+	int r;
+
+	if (LWM2_UNLIKELY(!real))
+		return posix_no_real(), -1;
+	t = posix_enter_stream(fp);
+	if (!t)
+		return real(fp, off, whence);
+	s = posix_begin(t);
+	r = real(fp, off, whence);
+	posix_end_meta(s);
+	return r;
+}
+
+LWM2_EXPORT int fseeko64(FILE *fp, off64_t off, int whence)
+{
+	fseeko64_fn real = get_fseeko64();
+	struct lwm2_thread *t;
+	struct posix_span s;
+	int r;
+
+	if (LWM2_UNLIKELY(!real))
+		return posix_no_real(), -1;
+	t = posix_enter_stream(fp);
+	if (!t)
+		return real(fp, off, whence);
+	s = posix_begin(t);
+	r = real(fp, off, whence);
+	posix_end_meta(s);
+	return r;
+}

@@ -1,0 +1,431 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The POSIX module over a stand-in core (posix_core_stub.c): every wrapper
+ * family, exact counts read straight from the thread's storage.  The same
+ * behaviour through the real liblwm2.so and its rank record is checked by
+ * posix_preload.t.
+ */
+#define _GNU_SOURCE
+/* Call the stdio functions themselves, not the inline bodies glibc's
+ * headers give optimised builds (fputc_unlocked, small fread_unlocked):
+ * those are compiled into the application and no library can see them. */
+#define __NO_INLINE__ 1
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "posix_core_stub.h"
+#include "tap.h"
+
+ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen);
+size_t __fread_chk(void *ptr, size_t ptrlen, size_t size, size_t n, FILE *fp);
+int __fprintf_chk(FILE *fp, int flag, const char *fmt, ...);
+
+enum { RC, RB, RN, WC, WB, WN, MC, MN, NSNAP };
+
+struct snap {
+	uint64_t v[NSNAP];
+};
+
+static struct snap snap(void)
+{
+	struct snap s;
+
+	for (int i = 0; i < NSNAP; i++)
+		s.v[i] = stub_counter((enum lwm2_counter)(LWM2_C_posix_read_calls + i));
+	return s;
+}
+
+/* The change since before must be exactly these calls and bytes; time
+ * must have grown where calls were counted and not elsewhere. */
+static void expect(const char *what, struct snap before, uint64_t rc, uint64_t rb, uint64_t wc,
+		   uint64_t wb, uint64_t mc)
+{
+	struct snap now = snap();
+	uint64_t d[NSNAP];
+	int good;
+
+	for (int i = 0; i < NSNAP; i++)
+		d[i] = now.v[i] - before.v[i];
+	good = d[RC] == rc && d[RB] == rb && d[WC] == wc && d[WB] == wb && d[MC] == mc &&
+	       (rc ? 1 : d[RN] == 0) && (wc ? 1 : d[WN] == 0) && (mc ? 1 : d[MN] == 0);
+	if (!ok(good, "%s", what))
+		diag("  got read %llu/%lluB/%lluns write %llu/%lluB/%lluns meta %llu/%lluns; "
+		     "want read %llu/%lluB write %llu/%lluB meta %llu",
+		     (unsigned long long)d[RC], (unsigned long long)d[RB],
+		     (unsigned long long)d[RN], (unsigned long long)d[WC],
+		     (unsigned long long)d[WB], (unsigned long long)d[WN],
+		     (unsigned long long)d[MC], (unsigned long long)d[MN], (unsigned long long)rc,
+		     (unsigned long long)rb, (unsigned long long)wc, (unsigned long long)wb,
+		     (unsigned long long)mc);
+}
+
+static char dir[] = "/tmp/lwm2-posix-unit.XXXXXX";
+
+static char *path(const char *name)
+{
+	static char buf[256];
+
+	snprintf(buf, sizeof buf, "%s/%s", dir, name);
+	return buf;
+}
+
+static void test_fd_data(void)
+{
+	struct snap s;
+	char buf[64];
+	struct iovec iov[2] = {{buf, 3}, {buf + 3, 4}};
+	int fd = open(path("data"), O_RDWR | O_CREAT | O_TRUNC, 0600);
+
+	memset(buf, 'x', sizeof buf);
+	s = snap();
+	for (int i = 0; i < 10; i++)
+		if (write(fd, buf, 7) != 7)
+			break;
+	expect("10 writes of 7 bytes: 10 calls, 70 bytes", s, 0, 0, 10, 70, 0);
+	s.v[WN] = snap().v[WN] - s.v[WN];
+	ok(s.v[WN] > 0, "write time counted (%llu ticks)", (unsigned long long)s.v[WN]);
+
+	lseek(fd, 0, SEEK_SET);
+	s = snap();
+	for (int i = 0; i < 10; i++)
+		if (read(fd, buf, 7) != 7)
+			break;
+	expect("10 reads of 7 bytes: 10 calls, 70 bytes", s, 10, 70, 0, 0, 0);
+
+	s = snap();
+	(void)read(fd, buf, 7);
+	expect("read at end of file: one call, no bytes", s, 1, 0, 0, 0, 0);
+
+	s = snap();
+	(void)pwrite(fd, buf, 5, 100);
+	(void)pwrite64(fd, buf, 5, 200);
+	(void)pread(fd, buf, 5, 100);
+	(void)pread64(fd, buf, 5, 200);
+	(void)pread(fd, buf, 50, 190);
+	expect("pwrite/pwrite64 5+5, pread/pread64 5+5 and a short 15", s, 3, 25, 2, 10, 0);
+
+	s = snap();
+	(void)writev(fd, iov, 2);
+	(void)pwritev(fd, iov, 2, 300);
+	(void)pwritev2(fd, iov, 2, 400, 0);
+	(void)pwritev64(fd, iov, 2, 500);
+	(void)preadv(fd, iov, 2, 300);
+	(void)preadv2(fd, iov, 2, 400, 0);
+	(void)preadv64(fd, iov, 2, 500);
+	(void)readv(fd, iov, 2);
+	expect("vector calls: 4 writes and 4 reads of 3+4 bytes", s, 4, 28, 4, 28, 0);
+
+	s = snap();
+	(void)__read_chk(fd, buf, 4, sizeof buf);
+	(void)pread(fd, buf, 4, 0);
+	expect("fortified read: counted like read", s, 2, 8, 0, 0, 0);
+	close(fd);
+}
+
+static void test_not_files(void)
+{
+	struct snap s;
+	char buf[8] = "abcdefg";
+	int null = open("/dev/null", O_WRONLY);
+	int zero = open("/dev/zero", O_RDONLY);
+	int p[2], sp[2];
+
+	if (pipe(p) != 0 || socketpair(AF_UNIX, SOCK_STREAM, 0, sp) != 0)
+		abort();
+	s = snap();
+	for (int i = 0; i < 5; i++) {
+		(void)write(null, buf, 7);
+		(void)read(zero, buf, 7);
+		(void)write(p[1], buf, 7);
+		(void)read(p[0], buf, 7);
+		(void)write(sp[0], buf, 7);
+		(void)read(sp[1], buf, 7);
+	}
+	(void)lseek(null, 0, SEEK_SET);
+	(void)fsync(p[1]);
+	close(null);
+	close(zero);
+	close(p[0]);
+	close(p[1]);
+	close(sp[0]);
+	close(sp[1]);
+	expect("/dev/null, /dev/zero, pipe, socketpair: nothing counted", s, 0, 0, 0, 0, 0);
+}
+
+static void test_meta(void)
+{
+	struct snap s;
+	int fd, e;
+
+	s = snap();
+	fd = open(path("meta"), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	(void)lseek(fd, 10, SEEK_SET);
+	(void)lseek64(fd, 0, SEEK_CUR);
+	(void)fsync(fd);
+	(void)fdatasync(fd);
+	close(fd);
+	fd = openat(AT_FDCWD, path("meta"), O_RDONLY);
+	close(fd);
+	fd = creat(path("meta2"), 0600);
+	close(fd);
+	expect("open, 2 lseek, fsync, fdatasync, close, openat, close, creat, close: 10 meta", s,
+	       0, 0, 0, 0, 10);
+
+	s = snap();
+	errno = 0;
+	fd = open(path("missing"), O_RDONLY);
+	e = errno;
+	expect("failed open counts one meta call", s, 0, 0, 0, 0, 1);
+	ok(fd == -1 && e == ENOENT, "failed open: -1, ENOENT as from libc");
+}
+
+static void test_errors(void)
+{
+	struct snap s;
+	char buf[8];
+	int fd = open(path("err"), O_RDWR | O_CREAT, 0600);
+	ssize_t r;
+	int e;
+
+	close(fd);
+	s = snap();
+	errno = 0;
+	r = read(fd, buf, sizeof buf);
+	e = errno;
+	expect("read on a closed descriptor: not a file, not counted", s, 0, 0, 0, 0, 0);
+	ok(r == -1 && e == EBADF, "read on a closed descriptor: -1, EBADF");
+
+	fd = open(path("err"), O_RDONLY);
+	s = snap();
+	errno = 0;
+	r = write(fd, "x", 1);
+	e = errno;
+	expect("write on a read-only file: one call, no bytes", s, 0, 0, 1, 0, 0);
+	ok(r == -1 && e == EBADF, "write on a read-only file: -1, EBADF");
+
+	errno = 1234;
+	r = read(fd, buf, 0);
+	ok(r == 0 && errno == 1234, "successful call leaves errno alone");
+	ok(stub_earmark() == LWM2_EARMARK_compute, "earmark restored after the call");
+	close(fd);
+}
+
+static void test_reuse(void)
+{
+	struct snap s;
+	int fd, p[2], q[2];
+
+	/* A file's number reused by a pipe. */
+	fd = open(path("reuse"), O_WRONLY | O_CREAT, 0600);
+	(void)write(fd, "a", 1);
+	close(fd);
+	if (pipe(p) != 0)
+		abort();
+	s = snap();
+	(void)write(p[1], "a", 1);
+	(void)write(p[0] == fd ? p[0] : p[1], "a", 1);
+	expect("file number reused by pipe: not counted", s, 0, 0, 0, 0, 0);
+	ok(p[0] == fd || p[1] == fd, "the pipe did reuse the number (%d: %d,%d)", fd, p[0], p[1]);
+	close(p[0]);
+	close(p[1]);
+
+	/* Reused by a pipe made behind our back: the close reset the class. */
+	fd = open(path("reuse"), O_WRONLY, 0600);
+	(void)write(fd, "a", 1);
+	close(fd);
+	if (syscall(SYS_pipe2, q, 0) != 0)
+		abort();
+	s = snap();
+	(void)write(q[1], "a", 1);
+	expect("file number reused by an unseen pipe: classified anew, not counted", s, 0, 0, 0,
+	       0, 0);
+	close(q[0]);
+	close(q[1]);
+
+	/* dup2 of a pipe over a file. */
+	fd = open(path("reuse"), O_WRONLY, 0600);
+	(void)write(fd, "a", 1);
+	if (pipe(p) != 0)
+		abort();
+	dup2(p[1], fd);
+	s = snap();
+	(void)write(fd, "a", 1);
+	expect("dup2 of a pipe over a file: not counted", s, 0, 0, 0, 0, 0);
+	close(fd);
+	close(p[0]);
+	close(p[1]);
+
+	/* A file opened behind our back is found lazily. */
+	fd = (int)syscall(SYS_openat, AT_FDCWD, path("reuse"), O_WRONLY);
+	s = snap();
+	(void)write(fd, "abc", 3);
+	expect("file opened unseen: counted on first use", s, 0, 0, 1, 3, 0);
+	s = snap();
+	fd = dup(fd);
+	(void)write(fd, "abc", 3);
+	fd = fcntl(fd, F_DUPFD_CLOEXEC, 100);
+	(void)write(fd, "abc", 3);
+	expect("dup and fcntl(F_DUPFD_CLOEXEC) of a file: counted", s, 0, 0, 2, 6, 0);
+	ok(fd >= 100, "fcntl(F_DUPFD_CLOEXEC, 100) passed its argument through (%d)", fd);
+	closefrom(3);
+}
+
+static void test_high_fd(void)
+{
+	struct rlimit rl;
+	struct snap s;
+	int fd, hi = 66000;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_max <= (rlim_t)hi) {
+		skip("RLIMIT_NOFILE hard limit below %d", hi + 1);
+		return;
+	}
+	rl.rlim_cur = (rlim_t)hi + 1;
+	setrlimit(RLIMIT_NOFILE, &rl);
+	fd = open(path("high"), O_WRONLY | O_CREAT, 0600);
+	s = snap();
+	if (dup2(fd, hi) != hi) {
+		skip("dup2 to %d failed", hi);
+		close(fd);
+		return;
+	}
+	(void)write(hi, "abcd", 4);
+	close(hi);
+	close(fd);
+	expect("descriptor above the table: write and close counted", s, 0, 0, 1, 4, 2);
+}
+
+static void test_stdio(void)
+{
+	struct snap s;
+	char buf[64], *line = NULL;
+	size_t cap = 0;
+	FILE *fp;
+
+	s = snap();
+	fp = fopen(path("stdio"), "w+");
+	expect("fopen of a file: one meta call", s, 0, 0, 0, 0, 1);
+
+	s = snap();
+	for (int i = 0; i < 10; i++)
+		(void)fwrite("abcdef", 2, 3, fp);
+	expect("10 fwrite of 3 items of 2 bytes: 10 calls, 60 bytes", s, 0, 0, 10, 60, 0);
+
+	s = snap();
+	(void)fputs("hello\n", fp);
+	(void)fputc('a', fp);
+	(void)putc('b', fp);
+	(void)fputc_unlocked('c', fp);
+	(void)fwrite_unlocked("de", 1, 2, fp);
+	(void)fputs_unlocked("fg\n", fp);
+	(void)fprintf(fp, "%d-%s\n", 42, "xy");
+	(void)__fprintf_chk(fp, 1, "%s\n", "abc");
+	expect("fputs 6, fputc/putc/fputc_unlocked 1 each, fwrite_unlocked 2, fputs_unlocked 3, "
+	       "fprintf 6, __fprintf_chk 4",
+	       s, 0, 0, 8, 24, 0);
+
+	s = snap();
+	(void)fflush(fp);
+	(void)fseek(fp, 0, SEEK_SET);
+	expect("fflush and fseek: two meta calls", s, 0, 0, 0, 0, 2);
+
+	s = snap();
+	(void)fread(buf, 2, 3, fp);
+	(void)fread_unlocked(buf, 1, 4, fp);
+	(void)__fread_chk(buf, sizeof buf, 1, 50, fp);
+	expect("fread 3x2, fread_unlocked 4, __fread_chk 50", s, 3, 60, 0, 0, 0);
+
+	(void)fseeko(fp, 60, SEEK_SET);
+	s = snap();
+	(void)fgets(buf, sizeof buf, fp);
+	(void)fgetc(fp);
+	(void)getc(fp);
+	(void)getline(&line, &cap, fp);
+	(void)getdelim(&line, &cap, '\n', fp);
+	expect("fgets 6, fgetc 1, getc 1, getline 6, getdelim 6", s, 5, 20, 0, 0, 0);
+	(void)fseeko(fp, 60, SEEK_SET);
+	s = snap();
+	(void)__getdelim(&line, &cap, '\n', fp);
+	(void)fgets_unlocked(buf, sizeof buf, fp);
+	(void)fgetc_unlocked(fp);
+	(void)getc_unlocked(fp);
+	expect("__getdelim 6, fgets_unlocked 8, fgetc_unlocked 1, getc_unlocked 1", s, 4, 16, 0, 0,
+	       0);
+	(void)fseeko(fp, 60 + 6 + 1 + 1 + 6 + 6, SEEK_SET);
+
+	s = snap();
+	while (fgetc(fp) != EOF)
+		;
+	expect("fgetc to end: 4 chars and one EOF call", s, 5, 4, 0, 0, 0);
+
+	s = snap();
+	fclose(fp);
+	expect("fclose: one meta call", s, 0, 0, 0, 0, 1);
+	free(line);
+
+	s = snap();
+	fp = fopen("/dev/null", "w");
+	(void)fwrite("abc", 1, 3, fp);
+	(void)fprintf(fp, "%s", "abc");
+	(void)fflush(fp);
+	fclose(fp);
+	fp = fmemopen(buf, sizeof buf, "w");
+	(void)fwrite("abc", 1, 3, fp);
+	fclose(fp);
+	expect("stdio on /dev/null and on memory: nothing counted", s, 0, 0, 0, 0, 0);
+
+	s = snap();
+	fp = fopen(path("missing/x"), "r");
+	expect("failed fopen: one meta call", s, 0, 0, 0, 0, 1);
+	ok(fp == NULL && errno == ENOENT, "failed fopen: NULL, ENOENT");
+}
+
+static void test_off(void)
+{
+	struct snap s;
+	int fd = open(path("off"), O_WRONLY | O_CREAT, 0600);
+
+	atomic_store(&lwm2_on, 0);
+	s = snap();
+	(void)write(fd, "abc", 3);
+	(void)fsync(fd);
+	atomic_store(&lwm2_on, 1);
+	expect("lwm2 off: nothing counted", s, 0, 0, 0, 0, 0);
+
+	s = snap();
+	(void)write(fd, "abc", 3);
+	stub_flip();
+	(void)write(fd, "abc", 3);
+	close(fd);
+	expect("counts in both buffers across a buffer switch", s, 0, 0, 2, 6, 1);
+}
+
+int main(void)
+{
+	if (!mkdtemp(dir))
+		return 1;
+	test_fd_data();
+	test_not_files();
+	test_meta();
+	test_errors();
+	test_reuse();
+	test_high_fd();
+	test_stdio();
+	test_off();
+	{
+		char cmd[300];
+
+		snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+		if (system(cmd) != 0)
+			diag("could not remove %s", dir);
+	}
+	return done_testing();
+}
