@@ -1,0 +1,299 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Event roles, LWM2_EVENTS parsing and fitting (see papi_events.h).  Runs
+ * once per process, in the constructor (parse) and in the heartbeat
+ * (select): no allocation so it is also safe early in the constructor.
+ */
+#include "papi_events.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+static const char *const role_names[LWM2_HWC_NROLES] = {
+	[LWM2_HWC_CYCLES] = "cycles",
+	[LWM2_HWC_INSTRUCTIONS] = "instructions",
+	[LWM2_HWC_FP_OPS] = "fp_ops",
+	[LWM2_HWC_L1D_MISSES] = "l1d_misses",
+	[LWM2_HWC_L1D_ACCESSES] = "l1d_accesses",
+	[LWM2_HWC_LLC_MISSES] = "llc_misses",
+};
+
+static const enum lwm2_counter role_counters[LWM2_HWC_NROLES] = {
+	[LWM2_HWC_CYCLES] = LWM2_C_hwc_cycles,
+	[LWM2_HWC_INSTRUCTIONS] = LWM2_C_hwc_instructions,
+	[LWM2_HWC_FP_OPS] = LWM2_C_hwc_fp_ops,
+	[LWM2_HWC_L1D_MISSES] = LWM2_C_hwc_l1d_misses,
+	[LWM2_HWC_L1D_ACCESSES] = LWM2_C_hwc_l1d_accesses,
+	[LWM2_HWC_LLC_MISSES] = LWM2_C_hwc_llc_misses,
+};
+
+/*
+ * PAPI presets first (portable names, PAPI maps them per CPU), then the
+ * kernel's generic events for CPUs PAPI has no preset table for.  The
+ * last level is L3 where there is one; PAPI_L2_TCM comes after the kernel's
+ * own LLC event because on a CPU with an L3 it is not the last level.
+ */
+static const char *const defaults[LWM2_HWC_NROLES][LWM2_HWC_MAX_CAND] = {
+	[LWM2_HWC_CYCLES] = {"PAPI_TOT_CYC", "perf::CYCLES"},
+	[LWM2_HWC_INSTRUCTIONS] = {"PAPI_TOT_INS", "perf::INSTRUCTIONS"},
+	[LWM2_HWC_FP_OPS] = {"PAPI_FP_INS", "PAPI_FP_OPS"},
+	[LWM2_HWC_L1D_MISSES] = {"PAPI_L1_DCM", "perf::L1-DCACHE-LOAD-MISSES"},
+	[LWM2_HWC_L1D_ACCESSES] = {"PAPI_L1_DCA", "perf::L1-DCACHE-LOADS"},
+	[LWM2_HWC_LLC_MISSES] = {"PAPI_L3_TCM", "perf::LLC-LOAD-MISSES", "PAPI_L2_TCM"},
+};
+
+/* Presets whose role is obvious, so LWM2_EVENTS may name them bare. */
+static const struct {
+	const char *name;
+	enum lwm2_hwc_role role;
+} preset_roles[] = {
+	{"PAPI_TOT_CYC", LWM2_HWC_CYCLES},    {"PAPI_REF_CYC", LWM2_HWC_CYCLES},
+	{"PAPI_TOT_INS", LWM2_HWC_INSTRUCTIONS}, {"PAPI_FP_INS", LWM2_HWC_FP_OPS},
+	{"PAPI_FP_OPS", LWM2_HWC_FP_OPS},     {"PAPI_VEC_INS", LWM2_HWC_FP_OPS},
+	{"PAPI_L1_DCM", LWM2_HWC_L1D_MISSES}, {"PAPI_L1_DCA", LWM2_HWC_L1D_ACCESSES},
+	{"PAPI_L3_TCM", LWM2_HWC_LLC_MISSES}, {"PAPI_L2_TCM", LWM2_HWC_LLC_MISSES},
+	{"PAPI_L3_DCM", LWM2_HWC_LLC_MISSES}, {"PAPI_L2_DCM", LWM2_HWC_LLC_MISSES},
+};
+
+const char *lwm2_hwc_role_name(enum lwm2_hwc_role role)
+{
+	return (unsigned)role < LWM2_HWC_NROLES ? role_names[role] : NULL;
+}
+
+enum lwm2_counter lwm2_hwc_role_counter(enum lwm2_hwc_role role)
+{
+	return role_counters[role];
+}
+
+void lwm2_hwc_plan_defaults(struct lwm2_hwc_plan *p)
+{
+	memset(p, 0, sizeof(*p));
+	for (int r = 0; r < LWM2_HWC_NROLES; r++)
+		for (int i = 0; i < LWM2_HWC_MAX_CAND && defaults[r][i]; i++) {
+			snprintf(p->cand[r][i], LWM2_HWC_NAME_LEN, "%s", defaults[r][i]);
+			p->ncand[r] = (unsigned)i + 1;
+		}
+}
+
+/* [s, e) without surrounding blanks. */
+static void trim(const char **s, const char **e)
+{
+	while (*s < *e && (**s == ' ' || **s == '\t'))
+		(*s)++;
+	while (*e > *s && ((*e)[-1] == ' ' || (*e)[-1] == '\t'))
+		(*e)--;
+}
+
+static bool span_is(const char *s, const char *e, const char *word)
+{
+	size_t n = strlen(word);
+
+	return (size_t)(e - s) == n && strncasecmp(s, word, n) == 0;
+}
+
+static int role_by_name(const char *s, const char *e)
+{
+	/* The record's own names (hwc_cycles) are accepted too. */
+	if (e - s > 4 && strncmp(s, "hwc_", 4) == 0)
+		s += 4;
+	for (int r = 0; r < LWM2_HWC_NROLES; r++)
+		if (span_is(s, e, role_names[r]))
+			return r;
+	return -1;
+}
+
+static int role_of_preset(const char *s, const char *e)
+{
+	for (size_t i = 0; i < sizeof(preset_roles) / sizeof(preset_roles[0]); i++)
+		if (span_is(s, e, preset_roles[i].name))
+			return (int)preset_roles[i].role;
+	return -1;
+}
+
+static int add_cand(struct lwm2_hwc_plan *p, int role, const char *s, const char *e, char *err,
+		    size_t errlen)
+{
+	size_t n = (size_t)(e - s);
+
+	if (n == 0) {
+		snprintf(err, errlen, "empty event name for %s", role_names[role]);
+		return -1;
+	}
+	if (n >= LWM2_HWC_NAME_LEN) {
+		snprintf(err, errlen, "event name too long: %.20s...", s);
+		return -1;
+	}
+	if (p->ncand[role] >= LWM2_HWC_MAX_CAND) {
+		snprintf(err, errlen, "more than %d events for %s", LWM2_HWC_MAX_CAND,
+			 role_names[role]);
+		return -1;
+	}
+	memcpy(p->cand[role][p->ncand[role]], s, n);
+	p->cand[role][p->ncand[role]][n] = '\0';
+	p->ncand[role]++;
+	return 0;
+}
+
+static int parse_item(struct lwm2_hwc_plan *p, bool *named, const char *s, const char *e,
+		      char *err, size_t errlen)
+{
+	const char *eq = memchr(s, '=', (size_t)(e - s));
+	const char *ks = s, *ke = eq ? eq : e;
+	int role;
+
+	trim(&ks, &ke);
+	if (!eq) {
+		role = role_of_preset(ks, ke);
+		if (role < 0) {
+			snprintf(err, errlen, "no role for %.*s: write role=%.*s",
+				 (int)(ke - ks > 40 ? 40 : ke - ks), ks,
+				 (int)(ke - ks > 40 ? 40 : ke - ks), ks);
+			return -1;
+		}
+		/* A bare preset replaces the defaults of its role; a second
+		 * one for the same role becomes an alternative. */
+		if (!named[role]) {
+			p->ncand[role] = 0;
+			named[role] = true;
+		}
+		return add_cand(p, role, ks, ke, err, errlen);
+	}
+	role = role_by_name(ks, ke);
+	if (role < 0) {
+		snprintf(err, errlen, "unknown role %.*s", (int)(ke - ks > 40 ? 40 : ke - ks), ks);
+		return -1;
+	}
+	if (named[role]) {
+		snprintf(err, errlen, "%s named twice", role_names[role]);
+		return -1;
+	}
+	named[role] = true;
+	p->ncand[role] = 0;
+
+	const char *v = eq + 1, *ve = e;
+	trim(&v, &ve);
+	if (v == ve || span_is(v, ve, "none"))
+		return 0;
+	while (v <= ve) {
+		const char *bar = memchr(v, '|', (size_t)(ve - v));
+		const char *cs = v, *ce = bar ? bar : ve;
+
+		trim(&cs, &ce);
+		if (add_cand(p, role, cs, ce, err, errlen) < 0)
+			return -1;
+		if (!bar)
+			break;
+		v = bar + 1;
+	}
+	return 0;
+}
+
+int lwm2_hwc_plan_parse(struct lwm2_hwc_plan *p, const char *spec, char *err, size_t errlen)
+{
+	bool named[LWM2_HWC_NROLES] = {false};
+	const char *s, *e;
+
+	lwm2_hwc_plan_defaults(p);
+	if (errlen)
+		err[0] = '\0';
+	if (!spec)
+		return 0;
+	s = spec;
+	e = spec + strlen(spec);
+	trim(&s, &e);
+	if (s == e)
+		return 0;
+	if (span_is(s, e, "none") || span_is(s, e, "off") || span_is(s, e, "0")) {
+		p->off = true;
+		return 0;
+	}
+	while (s < e) {
+		const char *comma = memchr(s, ',', (size_t)(e - s));
+		const char *is = s, *ie = comma ? comma : e;
+
+		trim(&is, &ie);
+		if (is < ie && parse_item(p, named, is, ie, err, errlen) < 0) {
+			lwm2_hwc_plan_defaults(p);
+			return -1;
+		}
+		if (!comma)
+			break;
+		s = comma + 1;
+	}
+	return 0;
+}
+
+void lwm2_hwc_select(const struct lwm2_hwc_plan *p, lwm2_hwc_try_fn try_fn, void *ctx,
+		     struct lwm2_hwc_choice *out)
+{
+	memset(out, 0, sizeof(*out));
+	for (int r = 0; r < LWM2_HWC_NROLES; r++) {
+		bool conflict = false;
+
+		out->cand[r] = -1;
+		out->why[r] = p->ncand[r] ? LWM2_HWC_WHY_ABSENT : LWM2_HWC_WHY_LEFT_OUT;
+		if (p->off)
+			continue;
+		for (unsigned i = 0; i < p->ncand[r]; i++) {
+			enum lwm2_hwc_verdict v = try_fn(ctx, (enum lwm2_hwc_role)r, p->cand[r][i]);
+
+			if (v == LWM2_HWC_ACCEPTED) {
+				out->cand[r] = (int)i;
+				out->why[r] = LWM2_HWC_WHY_CHOSEN;
+				out->nchosen++;
+				break;
+			}
+			if (v == LWM2_HWC_CONFLICT)
+				conflict = true;
+		}
+		if (out->cand[r] < 0 && conflict)
+			out->why[r] = LWM2_HWC_WHY_CONFLICT;
+	}
+}
+
+bool lwm2_hwc_none_reason(const struct lwm2_hwc_plan *p, const struct lwm2_hwc_choice *c,
+			  char *buf, size_t len)
+{
+	bool any_absent = false, any_conflict = false;
+
+	if (p->off) {
+		snprintf(buf, len, "switched off (LWM2_EVENTS=none)");
+		return true;
+	}
+	if (c->nchosen)
+		return false;
+	for (int r = 0; r < LWM2_HWC_NROLES; r++) {
+		any_absent |= c->why[r] == LWM2_HWC_WHY_ABSENT;
+		any_conflict |= c->why[r] == LWM2_HWC_WHY_CONFLICT;
+	}
+	if (any_conflict)
+		snprintf(buf, len, "the hardware counters are busy");
+	else if (any_absent)
+		snprintf(buf, len, "no hardware counters on this platform");
+	else
+		snprintf(buf, len, "no events selected (LWM2_EVENTS)");
+	return true;
+}
+
+void lwm2_hwc_partial_text(const struct lwm2_hwc_choice *c, char *buf, size_t len)
+{
+	size_t n = 0;
+
+	if (len)
+		buf[0] = '\0';
+	for (int r = 0; r < LWM2_HWC_NROLES && n < len; r++) {
+		const char *why = c->why[r] == LWM2_HWC_WHY_ABSENT	  ? "not on this platform"
+				  : c->why[r] == LWM2_HWC_WHY_CONFLICT ? "does not fit"
+				  : c->why[r] == LWM2_HWC_WHY_LEFT_OUT ? "left out"
+								       : NULL;
+		int k;
+
+		if (!why)
+			continue;
+		k = snprintf(buf + n, len - n, "%s%s: %s", n ? "; " : "", role_names[r], why);
+		if (k < 0)
+			break;
+		n += (size_t)k;
+	}
+}

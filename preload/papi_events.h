@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Which hardware events the counter module measures: the roles the record
+ * has slots for (hwc_*), the default candidate events per role, the
+ * LWM2_EVENTS syntax that changes them, and the fitting of candidates onto
+ * the platform.  Pure logic, no PAPI: the platform is a callback, so the
+ * selection is unit-tested on known inputs (test/papi_events.c).
+ *
+ * LWM2_EVENTS is a comma-separated list of items:
+ *   role=EV1|EV2   candidates for a role, tried in order (replaces defaults)
+ *   role=          leave the role out (also role=none)
+ *   EVENT          a PAPI preset with an obvious role (PAPI_TOT_CYC, ...)
+ *   none | off     no hardware counters at all
+ * Roles not named keep their default candidates.
+ */
+#ifndef LWM2_PAPI_EVENTS_H
+#define LWM2_PAPI_EVENTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "lwm2_record.h"
+
+/* In the order candidates are fitted: CPI needs the first two together. */
+enum lwm2_hwc_role {
+	LWM2_HWC_CYCLES,
+	LWM2_HWC_INSTRUCTIONS,
+	LWM2_HWC_FP_OPS,
+	LWM2_HWC_L1D_MISSES,
+	LWM2_HWC_L1D_ACCESSES,
+	LWM2_HWC_LLC_MISSES,
+	LWM2_HWC_NROLES
+};
+
+#define LWM2_HWC_MAX_CAND 6
+#define LWM2_HWC_NAME_LEN 64
+
+struct lwm2_hwc_plan {
+	bool off;                      /* "none": no counters at all */
+	unsigned ncand[LWM2_HWC_NROLES];
+	char cand[LWM2_HWC_NROLES][LWM2_HWC_MAX_CAND][LWM2_HWC_NAME_LEN];
+};
+
+/* What the platform says about one candidate. */
+enum lwm2_hwc_verdict {
+	LWM2_HWC_ACCEPTED = 0, /* counted together with those accepted before */
+	LWM2_HWC_ABSENT,       /* no such event here */
+	LWM2_HWC_CONFLICT,     /* exists, but not together with the others */
+};
+
+/* Why a role ended without an event. */
+enum lwm2_hwc_why {
+	LWM2_HWC_WHY_CHOSEN = 0,
+	LWM2_HWC_WHY_LEFT_OUT, /* no candidates (LWM2_EVENTS left it out) */
+	LWM2_HWC_WHY_ABSENT,   /* no candidate exists on the platform */
+	LWM2_HWC_WHY_CONFLICT, /* some exist but do not fit with the others */
+};
+
+struct lwm2_hwc_choice {
+	int cand[LWM2_HWC_NROLES];              /* index into plan->cand, -1: none */
+	enum lwm2_hwc_why why[LWM2_HWC_NROLES];
+	unsigned nchosen;
+};
+
+typedef enum lwm2_hwc_verdict (*lwm2_hwc_try_fn)(void *ctx, enum lwm2_hwc_role role,
+						 const char *event);
+
+/* Role name as LWM2_EVENTS writes it ("cycles", ...); NULL if out of range. */
+const char *lwm2_hwc_role_name(enum lwm2_hwc_role role);
+
+/* The record counter a role fills. */
+enum lwm2_counter lwm2_hwc_role_counter(enum lwm2_hwc_role role);
+
+/* The defaults (no LWM2_EVENTS). */
+void lwm2_hwc_plan_defaults(struct lwm2_hwc_plan *p);
+
+/*
+ * Parse spec (NULL or empty: the defaults) into p.  Returns 0, or -1 with
+ * a short reason in err; p then holds the defaults, but the caller should
+ * measure nothing: a user who mistyped the list wants to hear about it, not
+ * get other counters silently.
+ */
+int lwm2_hwc_plan_parse(struct lwm2_hwc_plan *p, const char *spec, char *err, size_t errlen);
+
+/* Fit the plan: per role in order, the first candidate try accepts. */
+void lwm2_hwc_select(const struct lwm2_hwc_plan *p, lwm2_hwc_try_fn try_fn, void *ctx,
+		     struct lwm2_hwc_choice *out);
+
+/*
+ * The reason the record gives when nothing was chosen (returns true and
+ * fills buf), or false when at least one role is measured.
+ */
+bool lwm2_hwc_none_reason(const struct lwm2_hwc_plan *p, const struct lwm2_hwc_choice *c,
+			  char *buf, size_t len);
+
+/* A short list of the roles not measured and why ("fp_ops: not on this
+ * platform; llc_misses: does not fit"), for debug output; "" if none. */
+void lwm2_hwc_partial_text(const struct lwm2_hwc_choice *c, char *buf, size_t len);
+
+#endif /* LWM2_PAPI_EVENTS_H */

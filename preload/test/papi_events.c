@@ -1,0 +1,166 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* LWM2_EVENTS parsing and the fitting of candidates on made-up platforms. */
+#include "papi_events.h"
+#include "tap.h"
+
+#include <string.h>
+
+/* A platform: which events exist and how many fit at once. */
+struct fake {
+	const char *const *exists;
+	unsigned capacity, used;
+	char tried[64][LWM2_HWC_NAME_LEN];
+	unsigned ntried;
+};
+
+static enum lwm2_hwc_verdict fake_try(void *ctx, enum lwm2_hwc_role role, const char *ev)
+{
+	struct fake *f = ctx;
+
+	(void)role;
+	if (f->ntried < 64)
+		snprintf(f->tried[f->ntried++], LWM2_HWC_NAME_LEN, "%s", ev);
+	for (const char *const *e = f->exists; *e; e++)
+		if (strcmp(*e, ev) == 0) {
+			if (f->used >= f->capacity)
+				return LWM2_HWC_CONFLICT;
+			f->used++;
+			return LWM2_HWC_ACCEPTED;
+		}
+	return LWM2_HWC_ABSENT;
+}
+
+static const char *chosen(const struct lwm2_hwc_plan *p, const struct lwm2_hwc_choice *c, int r)
+{
+	return c->cand[r] >= 0 ? p->cand[r][c->cand[r]] : "-";
+}
+
+static void test_parse(void)
+{
+	struct lwm2_hwc_plan p;
+	char err[80];
+
+	ok(lwm2_hwc_plan_parse(&p, NULL, err, sizeof(err)) == 0 && !p.off, "unset: defaults");
+	is_str(p.cand[LWM2_HWC_CYCLES][0], "PAPI_TOT_CYC", "default cycles is the preset");
+	ok(p.ncand[LWM2_HWC_LLC_MISSES] == 3, "llc has three default candidates");
+
+	ok(lwm2_hwc_plan_parse(&p, "  none ", err, sizeof(err)) == 0 && p.off, "none: off");
+	ok(lwm2_hwc_plan_parse(&p, "OFF", err, sizeof(err)) == 0 && p.off, "OFF: off");
+
+	ok(lwm2_hwc_plan_parse(&p, "cycles=perf::TASK-CLOCK", err, sizeof(err)) == 0,
+	   "role=event parses");
+	is_int(p.ncand[LWM2_HWC_CYCLES], 1, "role=event replaces the defaults");
+	is_str(p.cand[LWM2_HWC_CYCLES][0], "perf::TASK-CLOCK", "the named event");
+	is_int(p.ncand[LWM2_HWC_INSTRUCTIONS], 2, "other roles keep their defaults");
+
+	ok(lwm2_hwc_plan_parse(&p, "llc_misses = PAPI_L2_TCM | X::Y ,fp_ops=, hwc_l1d_misses=none",
+			       err, sizeof(err)) == 0,
+	   "alternatives, blanks, record names and dropped roles");
+	is_int(p.ncand[LWM2_HWC_LLC_MISSES], 2, "two alternatives");
+	is_str(p.cand[LWM2_HWC_LLC_MISSES][1], "X::Y", "second alternative trimmed");
+	is_int(p.ncand[LWM2_HWC_FP_OPS], 0, "role= drops the role");
+	is_int(p.ncand[LWM2_HWC_L1D_MISSES], 0, "role=none drops the role");
+
+	ok(lwm2_hwc_plan_parse(&p, "PAPI_TOT_INS,PAPI_L2_TCM,PAPI_L3_TCM", err, sizeof(err)) == 0,
+	   "bare presets");
+	is_int(p.ncand[LWM2_HWC_INSTRUCTIONS], 1, "bare preset replaces the defaults");
+	is_int(p.ncand[LWM2_HWC_LLC_MISSES], 2, "second bare preset of a role is an alternative");
+	is_str(p.cand[LWM2_HWC_LLC_MISSES][0], "PAPI_L2_TCM", "in the order given");
+
+	ok(lwm2_hwc_plan_parse(&p, "perf::CYCLES", err, sizeof(err)) == -1, "bare native rejected");
+	ok(strstr(err, "role=") != NULL, "the reason tells how to write it: %s", err);
+	ok(lwm2_hwc_plan_parse(&p, "bogus=PAPI_TOT_CYC", err, sizeof(err)) == -1 &&
+		   strstr(err, "unknown role") != NULL,
+	   "unknown role rejected: %s", err);
+	ok(lwm2_hwc_plan_parse(&p, "cycles=A,cycles=B", err, sizeof(err)) == -1,
+	   "a role named twice is rejected");
+	ok(lwm2_hwc_plan_parse(&p, "cycles=A|", err, sizeof(err)) == -1, "empty alternative");
+	ok(lwm2_hwc_plan_parse(&p,
+			       "cycles=A|B|C|D|E|F|G", err, sizeof(err)) == -1,
+	   "too many alternatives");
+	ok(p.ncand[LWM2_HWC_CYCLES] == 2 && !p.off, "after an error the plan is the defaults");
+	ok(lwm2_hwc_plan_parse(&p, ",, ,", err, sizeof(err)) == 0 && !p.off, "empty items");
+}
+
+static void test_select(void)
+{
+	struct lwm2_hwc_plan p;
+	struct lwm2_hwc_choice c;
+	char why[LWM2_REASON_LEN], part[200];
+	char err[80];
+
+	/* An Intel-like platform with presets and 4 counters. */
+	static const char *const intel[] = {"PAPI_TOT_CYC", "PAPI_TOT_INS", "PAPI_FP_OPS",
+					    "PAPI_L1_DCM", "PAPI_L1_DCA", "PAPI_L3_TCM", NULL};
+	struct fake f = {.exists = intel, .capacity = 4};
+
+	lwm2_hwc_plan_defaults(&p);
+	lwm2_hwc_select(&p, fake_try, &f, &c);
+	is_int(c.nchosen, 4, "four fit");
+	is_str(chosen(&p, &c, LWM2_HWC_CYCLES), "PAPI_TOT_CYC", "cycles first");
+	is_str(chosen(&p, &c, LWM2_HWC_FP_OPS), "PAPI_FP_OPS", "FP: falls back to PAPI_FP_OPS");
+	is_str(chosen(&p, &c, LWM2_HWC_L1D_ACCESSES), "-", "L1 accesses do not fit");
+	is_int(c.why[LWM2_HWC_L1D_ACCESSES], LWM2_HWC_WHY_CONFLICT, "and the reason is conflict");
+	is_int(c.why[LWM2_HWC_LLC_MISSES], LWM2_HWC_WHY_CONFLICT, "LLC too");
+	ok(!lwm2_hwc_none_reason(&p, &c, why, sizeof(why)), "partial is not 'none'");
+	lwm2_hwc_partial_text(&c, part, sizeof(part));
+	is_str(part, "l1d_accesses: does not fit; llc_misses: does not fit", "partial text");
+
+	/* Kernel generic events only (no PAPI presets). */
+	static const char *const generic[] = {"perf::CYCLES", "perf::INSTRUCTIONS",
+					      "perf::LLC-LOAD-MISSES", NULL};
+	struct fake g = {.exists = generic, .capacity = 6};
+
+	lwm2_hwc_select(&p, fake_try, &g, &c);
+	is_str(chosen(&p, &c, LWM2_HWC_CYCLES), "perf::CYCLES", "generic cycles");
+	is_str(chosen(&p, &c, LWM2_HWC_LLC_MISSES), "perf::LLC-LOAD-MISSES",
+	       "kernel LLC event before PAPI_L2_TCM");
+	is_int(c.why[LWM2_HWC_FP_OPS], LWM2_HWC_WHY_ABSENT, "FP absent");
+	is_str(g.tried[0], "PAPI_TOT_CYC", "presets are tried first");
+	is_str(g.tried[1], "perf::CYCLES", "then the generic event");
+
+	/* No counters at all (a VM). */
+	static const char *const nothing[] = {NULL};
+	struct fake n = {.exists = nothing, .capacity = 6};
+
+	lwm2_hwc_select(&p, fake_try, &n, &c);
+	is_int(c.nchosen, 0, "nothing chosen on a platform without counters");
+	ok(lwm2_hwc_none_reason(&p, &c, why, sizeof(why)), "none reason given");
+	is_str(why, "no hardware counters on this platform", "plain reason");
+
+	/* Counters exist but someone holds them all. */
+	struct fake busy = {.exists = intel, .capacity = 0};
+	lwm2_hwc_select(&p, fake_try, &busy, &c);
+	ok(lwm2_hwc_none_reason(&p, &c, why, sizeof(why)), "busy: none");
+	is_str(why, "the hardware counters are busy", "busy reason");
+
+	/* Off. */
+	lwm2_hwc_plan_parse(&p, "none", err, sizeof(err));
+	n.ntried = 0;
+	lwm2_hwc_select(&p, fake_try, &n, &c);
+	is_int(n.ntried, 0, "off: nothing is tried");
+	ok(lwm2_hwc_none_reason(&p, &c, why, sizeof(why)) && strstr(why, "switched off"),
+	   "off reason: %s", why);
+
+	/* A software event in the cycles role, everything else left out. */
+	static const char *const soft[] = {"perf::TASK-CLOCK", NULL};
+	struct fake s = {.exists = soft, .capacity = 6};
+	lwm2_hwc_plan_parse(&p,
+			    "cycles=perf::TASK-CLOCK,instructions=,fp_ops=,l1d_misses=,"
+			    "l1d_accesses=,llc_misses=",
+			    err, sizeof(err));
+	lwm2_hwc_select(&p, fake_try, &s, &c);
+	is_int(c.nchosen, 1, "one role chosen");
+	is_int(s.ntried, 1, "left-out roles are not tried");
+	is_int(c.why[LWM2_HWC_LLC_MISSES], LWM2_HWC_WHY_LEFT_OUT, "left out");
+}
+
+int main(void)
+{
+	test_parse();
+	test_select();
+	is_int(lwm2_hwc_role_counter(LWM2_HWC_FP_OPS), LWM2_C_hwc_fp_ops, "role to counter");
+	is_str(lwm2_hwc_role_name(LWM2_HWC_L1D_ACCESSES), "l1d_accesses", "role name");
+	ok(lwm2_hwc_role_name(LWM2_HWC_NROLES) == NULL, "out of range");
+	return done_testing();
+}
