@@ -1,2 +1,354 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Placeholder until the core lands. */
+/*
+ * Start and end of the preload core: the environment contract with the
+ * SPANK plugin, the identity of the process, and the order of things at
+ * exit.
+ *
+ * Order at exit(): the application's atexit handlers run first, then the
+ * dynamic linker's _dl_fini runs library destructors (ours stops the
+ * modules while the libraries they use still stand), and last the on_exit
+ * hook registered in our constructor (registered before __libc_start_main
+ * registers _dl_fini, so it runs after it) writes the final record with the
+ * exit status.  stdio buffers are flushed after that by glibc's own
+ * internal write calls, which no wrapper sees in any case.
+ */
+#include "core_int.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+struct lwm2_proc lwm2_p = {.lock = PTHREAD_MUTEX_INITIALIZER};
+_Atomic int lwm2_on;
+__thread int lwm2_in_core __attribute__((tls_model("initial-exec")));
+__thread int lwm2_no_attach __attribute__((tls_model("initial-exec")));
+static __thread int resolving __attribute__((tls_model("initial-exec")));
+
+void lwm2_lock(void)
+{
+	pthread_mutex_lock(&lwm2_p.lock);
+}
+
+void lwm2_unlock(void)
+{
+	pthread_mutex_unlock(&lwm2_p.lock);
+}
+
+bool lwm2_lock_sig(void)
+{
+	/* The holder is another thread (the heartbeat blocks all signals, so
+	 * it is never interrupted holding it): wait a little, never forever. */
+	if (lwm2_in_core)
+		return false;
+	for (int i = 0; i < 2000; i++) {
+		struct timespec ts = {0, 100000};
+
+		if (pthread_mutex_trylock(&lwm2_p.lock) == 0)
+			return true;
+		nanosleep(&ts, NULL);
+	}
+	return false;
+}
+
+void lwm2_debug(const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+	int n;
+
+	if (!lwm2_p.debug)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf) - 1, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if ((size_t)n > sizeof(buf) - 2)
+		n = sizeof(buf) - 2;
+	buf[n++] = '\n';
+	syscall(SYS_write, 2, buf, (size_t)n);
+}
+
+uint64_t lwm2_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+pid_t lwm2_raw_getpid(void)
+{
+	return (pid_t)syscall(SYS_getpid);
+}
+
+pid_t lwm2_raw_gettid(void)
+{
+	return (pid_t)syscall(SYS_gettid);
+}
+
+bool lwm2_here(void)
+{
+	return lwm2_raw_getpid() == lwm2_p.pid;
+}
+
+void *lwm2_real(const char *name)
+{
+	void *p;
+
+	if (resolving)
+		return NULL;
+	resolving = 1;
+	p = dlsym(RTLD_NEXT, name);
+	resolving = 0;
+	return p;
+}
+
+static void copy_str(char *dst, size_t len, const char *src)
+{
+	size_t n = src ? strnlen(src, len - 1) : 0;
+
+	memcpy(dst, src ? src : "", n);
+	dst[n] = '\0';
+}
+
+void lwm2_group_missing(enum lwm2_group g, const char *reason)
+{
+	if ((unsigned)g >= LWM2_NGROUPS || !lwm2_p.img)
+		return;
+	lwm2_in_core++;
+	lwm2_lock();
+	lwm2_p.img->missing |= 1u << g;
+	copy_str(lwm2_p.img->missing_reason[g], LWM2_REASON_LEN, reason);
+	lwm2_unlock();
+	lwm2_in_core--;
+}
+
+void lwm2_set_runtime(uint32_t runtime_flags)
+{
+	if (!lwm2_p.img)
+		return;
+	lwm2_in_core++;
+	lwm2_lock();
+	lwm2_p.img->runtimes |= runtime_flags;
+	lwm2_unlock();
+	lwm2_in_core--;
+}
+
+void lwm2_set_flag(uint32_t flag)
+{
+	if (!lwm2_p.img)
+		return;
+	lwm2_in_core++;
+	lwm2_lock();
+	lwm2_p.img->flags |= flag;
+	lwm2_unlock();
+	lwm2_in_core--;
+}
+
+void lwm2_set_mpi_identity(int rank, int size, int thread_provided, const char *library)
+{
+	if (!lwm2_p.img)
+		return;
+	lwm2_in_core++;
+	lwm2_lock();
+	lwm2_p.img->mpi_rank = rank;
+	lwm2_p.img->mpi_size = size;
+	lwm2_p.img->mpi_thread_provided = thread_provided;
+	if (library) {
+		/* first line only */
+		size_t n = strcspn(library, "\n");
+
+		if (n >= sizeof(lwm2_p.img->mpi_library))
+			n = sizeof(lwm2_p.img->mpi_library) - 1;
+		memcpy(lwm2_p.img->mpi_library, library, n);
+		lwm2_p.img->mpi_library[n] = '\0';
+	}
+	lwm2_unlock();
+	lwm2_in_core--;
+}
+
+/* An integer from the environment within [lo, hi]; def when unset or
+ * invalid (said so under LWM2_DEBUG). */
+static unsigned long long env_num(const char *name, unsigned long long def, unsigned long long lo,
+				  unsigned long long hi)
+{
+	const char *s = getenv(name);
+	unsigned long long v;
+	char *end;
+
+	if (!s || !*s)
+		return def;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end || v < lo || v > hi) {
+		lwm2_debug("lwm2: start: couldn't use %s=%s: not a number in %llu..%llu, using %llu",
+			   name, s, lo, hi, def);
+		return def;
+	}
+	return v;
+}
+
+static const char *env2(const char *a, const char *b)
+{
+	const char *s = getenv(a);
+
+	return s && *s ? s : getenv(b);
+}
+
+/* Slurm's own client commands inherit LD_PRELOAD in batch scripts; they are
+ * not the application. */
+static bool is_slurm_client(const char *exe)
+{
+	static const char *const names[] = {
+		"srun",   "sbatch",  "salloc", "scontrol", "squeue",   "sacct",   "scancel",
+		"sinfo",  "sstat",   "sattach", "sbcast",  "sacctmgr", "sreport", "sprio",
+		"sshare", "strigger", "sdiag", "scrontab", "slurmstepd", "lwm2",
+	};
+	const char *base = strrchr(exe, '/');
+
+	base = base ? base + 1 : exe;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strcmp(base, names[i]) == 0)
+			return true;
+	return false;
+}
+
+static uint32_t parse_step(const char *s)
+{
+	char *end;
+	unsigned long v;
+
+	if (!s || !*s)
+		return 0xfffffffeu; /* unknown (Slurm's NO_VAL) */
+	if (strcmp(s, "batch") == 0)
+		return 0xfffffffbu;
+	if (strcmp(s, "extern") == 0)
+		return 0xfffffffcu;
+	if (strcmp(s, "interactive") == 0)
+		return 0xfffffffau;
+	v = strtoul(s, &end, 10);
+	return *end ? 0xfffffffeu : (uint32_t)v;
+}
+
+static int32_t env_int(const char *name)
+{
+	const char *s = getenv(name);
+	char *end;
+	long v;
+
+	if (!s || !*s)
+		return -1;
+	v = strtol(s, &end, 10);
+	return *end || v < 0 || v > INT32_MAX ? -1 : (int32_t)v;
+}
+
+static void fill_identity(const char *exe)
+{
+	struct lwm2_rank_record *r = lwm2_p.img;
+	const char *s;
+	struct utsname u;
+
+	s = env2("LWM2_JOB_ID", "SLURM_JOB_ID");
+	r->job_id = s ? strtoull(s, NULL, 10) : 0;
+	r->step_id = parse_step(env2("LWM2_STEP_ID", "SLURM_STEP_ID"));
+	r->task_id = env_int("SLURM_PROCID");
+	r->local_task_id = env_int("SLURM_LOCALID");
+	r->node_id = env_int("SLURM_NODEID");
+	r->mpi_rank = -1;
+	r->mpi_size = 0;
+	r->mpi_thread_provided = -1;
+	r->pid = (int32_t)lwm2_p.pid;
+	r->ppid = (int32_t)getppid();
+	s = getenv("SLURMD_NODENAME");
+	if ((!s || !*s) && uname(&u) == 0)
+		s = u.nodename;
+	copy_str(r->hostname, sizeof(r->hostname), s);
+	copy_str(r->executable, sizeof(r->executable), exe);
+	r->start_ns = (int64_t)lwm2_p.start_ns;
+	r->term_signal = 0;
+}
+
+static void on_exit_hook(int status, void *arg)
+{
+	(void)arg;
+	lwm2_finish(LWM2_END_EXIT, status, 0, false);
+}
+
+__attribute__((constructor)) static void lwm2_init(void)
+{
+	const char *mode = getenv("LWM2_MODE");
+	char exe[256];
+	ssize_t n;
+	unsigned long long slice_ms;
+
+	lwm2_p.debug = (getenv("LWM2_DEBUG") && strcmp(getenv("LWM2_DEBUG"), "0") != 0);
+	if (mode && strcmp(mode, "off") == 0)
+		return;
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	exe[n > 0 ? n : 0] = '\0';
+	if (is_slurm_client(exe))
+		return;
+	if (mode && *mode && strcmp(mode, "on") != 0 && strcmp(mode, "print") != 0)
+		lwm2_debug("lwm2: start: couldn't use LWM2_MODE=%s: expected on, off or print; "
+			   "measuring", mode);
+
+	lwm2_p.pid = lwm2_raw_getpid();
+	lwm2_p.start_ns = lwm2_now_ns();
+	lwm2_p.print = (mode && strcmp(mode, "print") == 0) ||
+		       (getenv("LWM2_PRINT") && strcmp(getenv("LWM2_PRINT"), "0") != 0);
+	if (getenv("LWM2_DIR") && *getenv("LWM2_DIR")) {
+		copy_str(lwm2_p.dir, sizeof(lwm2_p.dir), getenv("LWM2_DIR"));
+		lwm2_p.have_dir = true;
+	} else {
+		const char *tmp = getenv("TMPDIR");
+
+		snprintf(lwm2_p.dir, sizeof(lwm2_p.dir), "%s/lwm2-%u",
+			 tmp && *tmp == '/' ? tmp : "/tmp", (unsigned)getuid());
+	}
+	slice_ms = env_num("LWM2_SLICE", 60, 1, 3600) * 1000;
+	/* LWM2_SLICE_MS is for tests only (slices shorter than a second); the
+	 * record then shows 1 s slices without a meaningful position. */
+	slice_ms = env_num("LWM2_SLICE_MS", slice_ms, 1, 3600000);
+	lwm2_p.slice_ms = slice_ms;
+	lwm2_p.max_slices = (uint32_t)env_num("LWM2_MAX_SLICES", LWM2_MAX_SLICES_DEFAULT, 2,
+					      LWM2_MAX_SLICES_LIMIT);
+	lwm2_p.sample_hz = (uint32_t)env_num("LWM2_SAMPLE_HZ", 100, 1, 10000);
+	lwm2_p.sample_sig = (int)env_num("LWM2_SIGNAL", (unsigned long long)(SIGRTMIN + 7),
+					 (unsigned long long)SIGRTMIN, (unsigned long long)SIGRTMAX);
+
+	lwm2_clock_init();
+	if (lwm2_storage_init() != 0) {
+		lwm2_debug("lwm2: start: couldn't allocate the record: %s", strerror(errno));
+		return;
+	}
+	fill_identity(exe);
+	lwm2_real_pthread_create = lwm2_real("pthread_create");
+	lwm2_process_init();
+	lwm2_threads_init();
+	lwm2_sampling_init();
+	lwm2_signals_init();
+	lwm2_thread_attach(true);
+	on_exit(on_exit_hook, NULL);
+	lwm2_for_each_module(m) if (m->init) m->init();
+	atomic_store(&lwm2_on, 1);
+	lwm2_heartbeat_start();
+}
+
+__attribute__((destructor)) static void lwm2_fini(void)
+{
+	if (!atomic_load(&lwm2_on) || !lwm2_here())
+		return;
+	/* Libraries loaded after us (CUDA, a PAPI the application uses) are
+	 * finalized before this runs, those we depend on after it: the modules
+	 * stop now; the final write follows in on_exit_hook. */
+	lwm2_modules_fini_once();
+}

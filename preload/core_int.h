@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Internals of the preload core shared by its files (core.c, clock.c,
+ * thread.c, heartbeat.c, sampling.c, process.c, modules.c).  Modules use
+ * lwm2_core.h only.
+ *
+ * Locking: one mutex (lwm2_p.lock) guards the thread registry, the
+ * process storage (the record image and its slice series) and the record
+ * file.  It is taken by the heartbeat, at thread start and end, at fork,
+ * exec and exit, never on a counting path.  A thread that holds it marks
+ * itself (lwm2_in_core) so that a signal arriving meanwhile in that thread
+ * neither attaches nor tries to take it again.
+ */
+#ifndef LWM2_CORE_INT_H
+#define LWM2_CORE_INT_H
+
+/* First include of every core file: RTLD_NEXT, SIGEV_THREAD_ID, gettid. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "lwm2_core.h"
+
+#define LWM2_HIDDEN_FN __attribute__((visibility("hidden")))
+
+/* Why the process storage is being written. */
+enum lwm2_end {
+	LWM2_END_CHECKPOINT = 0, /* heartbeat or before a risky moment: record stays INCOMPLETE */
+	LWM2_END_EXIT,           /* exit() or _exit(): status known */
+	LWM2_END_SIGNAL,         /* about to die by a signal */
+	LWM2_END_EXEC,           /* the image is about to be replaced */
+};
+
+struct lwm2_proc {
+	pthread_mutex_t lock;
+
+	/* configuration, from the environment */
+	bool debug;
+	bool print;
+	bool have_dir;               /* LWM2_DIR given: the step collects the records */
+	char dir[512];
+	uint64_t slice_ms;           /* current slice length (grows when coarsened) */
+	uint32_t max_slices;
+	uint32_t sample_hz;
+	int sample_sig;
+
+	/* the process */
+	pid_t pid;
+	uint64_t start_ns;           /* CLOCK_REALTIME */
+
+	/* thread registry */
+	struct lwm2_thread *threads; /* live, attached threads */
+	uint32_t nlive;
+	uint32_t threads_total;
+	uint32_t threads_max;
+	uint64_t dead_samples[LWM2_NEARMARKS]; /* samples of threads that ended */
+	uint64_t dead_samples_main;
+
+	/* process storage: the record image, slices follow it */
+	struct lwm2_rank_record *img;
+	size_t img_capacity;         /* bytes of img, = slot capacity of the file */
+	uint64_t first_slice;        /* index of slice 0 in units of slice_ms */
+	uint64_t pending[LWM2_NCOUNTERS]; /* folded, not yet in a slice (ticks for ns counters) */
+
+	/* the record file: mapped MAP_SHARED, no descriptor kept */
+	unsigned char *map;
+	size_t map_size;
+	bool file_failed;
+	char path[600];
+
+	/* heartbeat */
+	bool hb_running;
+	_Atomic int hb_generation;   /* bumped at fork so a stale heartbeat stops */
+
+	_Atomic int finished;        /* final write done (exit, signal, exec in progress) */
+	bool sampling_on;
+};
+
+extern struct lwm2_proc lwm2_p LWM2_HIDDEN;
+extern __thread int lwm2_in_core LWM2_HIDDEN __attribute__((tls_model("initial-exec")));
+/* 1: this thread must not attach (heartbeat, a thread past its end). */
+extern __thread int lwm2_no_attach LWM2_HIDDEN __attribute__((tls_model("initial-exec")));
+
+/* Lock the core from normal context. */
+void lwm2_lock(void) LWM2_HIDDEN_FN;
+void lwm2_unlock(void) LWM2_HIDDEN_FN;
+/* From a signal handler: bounded wait; false if it cannot be had safely. */
+bool lwm2_lock_sig(void) LWM2_HIDDEN_FN;
+
+void lwm2_debug(const char *fmt, ...) LWM2_HIDDEN_FN __attribute__((format(printf, 1, 2)));
+uint64_t lwm2_now_ns(void) LWM2_HIDDEN_FN;  /* CLOCK_REALTIME */
+pid_t lwm2_raw_getpid(void) LWM2_HIDDEN_FN;
+pid_t lwm2_raw_gettid(void) LWM2_HIDDEN_FN;
+/* True when the calling process is the one measured: false in the child
+ * of vfork (shares our memory) or of a raw clone. */
+bool lwm2_here(void) LWM2_HIDDEN_FN;
+
+/* clock.c */
+void lwm2_clock_init(void) LWM2_HIDDEN_FN;
+void lwm2_clock_recalibrate(void) LWM2_HIDDEN_FN;
+void lwm2_clock_describe(uint32_t *source, uint32_t *cost_ps) LWM2_HIDDEN_FN;
+
+/* thread.c */
+void lwm2_threads_init(void) LWM2_HIDDEN_FN;
+struct lwm2_thread *lwm2_thread_attach(bool is_main) LWM2_HIDDEN_FN;
+void lwm2_threads_fork_child(void) LWM2_HIDDEN_FN;
+extern int (*lwm2_real_pthread_create)(pthread_t *, const pthread_attr_t *, void *(*)(void *),
+				       void *) LWM2_HIDDEN;
+
+/* heartbeat.c: all under the lock */
+int lwm2_storage_init(void) LWM2_HIDDEN_FN;
+void lwm2_fold_thread(struct lwm2_thread *t, int which) LWM2_HIDDEN_FN; /* which: 0, 1, 2 = both */
+void lwm2_slice_add(uint64_t slice) LWM2_HIDDEN_FN;
+uint64_t lwm2_slice_now(void) LWM2_HIDDEN_FN;
+void lwm2_record_write(enum lwm2_end how, int status, int sig, bool sigctx) LWM2_HIDDEN_FN;
+void lwm2_storage_fork_child(void) LWM2_HIDDEN_FN;
+void lwm2_record_discard_mapping(void) LWM2_HIDDEN_FN;
+int lwm2_heartbeat_start(void) LWM2_HIDDEN_FN;
+
+/* sampling.c */
+void lwm2_sampling_init(void) LWM2_HIDDEN_FN;
+void lwm2_sampling_thread_start(struct lwm2_thread *t) LWM2_HIDDEN_FN;
+void lwm2_sampling_thread_end(struct lwm2_thread *t) LWM2_HIDDEN_FN;
+void lwm2_sampling_stop_all(void) LWM2_HIDDEN_FN;   /* under the lock */
+void lwm2_sampling_resume_all(void) LWM2_HIDDEN_FN; /* under the lock, after a failed exec */
+void lwm2_sampling_drain(void) LWM2_HIDDEN_FN;      /* discard a pending sampling signal */
+void lwm2_signals_init(void) LWM2_HIDDEN_FN;
+int lwm2_real_sigaction(int sig, const struct sigaction *act, struct sigaction *old) LWM2_HIDDEN_FN;
+
+/* process.c */
+void lwm2_process_init(void) LWM2_HIDDEN_FN;
+/* The final write (or checkpoint) from any path; idempotent for the final. */
+void lwm2_finish(enum lwm2_end how, int status, int sig, bool sigctx) LWM2_HIDDEN_FN;
+
+/* modules.c */
+#define LWM2_NMODULES 4
+extern const struct lwm2_module *const lwm2_module_table[LWM2_NMODULES] LWM2_HIDDEN;
+#define lwm2_for_each_module(m)                                                                    \
+	for (size_t lwm2__i = 0; lwm2__i < LWM2_NMODULES; lwm2__i++)                               \
+		for (const struct lwm2_module *m = lwm2_module_table[lwm2__i]; m; m = NULL)
+void lwm2_modules_fini_once(void) LWM2_HIDDEN_FN;
+
+#endif /* LWM2_CORE_INT_H */

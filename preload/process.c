@@ -1,0 +1,420 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Process events: the final write, fork, the exec family, posix_spawn,
+ * _exit and _Exit.
+ *
+ * vfork needs no wrapper: its child shares our memory and runs on the
+ * parent's thread storage until it execs or calls _exit.  Every path here
+ * first checks that the caller is the measured process (a raw getpid()
+ * against the pid we started with), so the child of vfork neither writes
+ * the parent's record nor stops its timers; at most the child's few calls
+ * before exec count as the parent's.
+ */
+#include "core_int.h"
+
+#include <errno.h>
+#include <link.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "lwm2_render.h"
+
+/* The renderer may not be linked in every build; then nothing is printed. */
+#pragma weak lwm2_render_rank
+
+static void (*real__exit)(int);
+static void (*real__Exit)(int);
+static _Atomic int modules_done;
+
+void lwm2_modules_fini_once(void)
+{
+	if (atomic_exchange(&modules_done, 1))
+		return;
+	lwm2_for_each_module(m) if (m->fini) m->fini();
+}
+
+static int runtime_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	static const struct {
+		const char *prefix;
+		uint32_t flag;
+	} libs[] = {
+		{"libgomp.", LWM2_RT_OPENMP},   {"libomp.", LWM2_RT_OPENMP},
+		{"libiomp5.", LWM2_RT_OPENMP},  {"libgfortran.", LWM2_RT_FORTRAN},
+		{"libifcore", LWM2_RT_FORTRAN}, {"libflang", LWM2_RT_FORTRAN},
+		{"libstdc++.", LWM2_RT_CXX},    {"libc++.", LWM2_RT_CXX},
+		{"libcudart.", LWM2_RT_CUDA},   {"libcuda.", LWM2_RT_CUDA},
+		{"libpapi.", 0},
+	};
+	uint32_t *rt = arg;
+	const char *base;
+
+	(void)size;
+	if (!info->dlpi_name || !*info->dlpi_name)
+		return 0;
+	base = strrchr(info->dlpi_name, '/');
+	base = base ? base + 1 : info->dlpi_name;
+	for (size_t i = 0; i < sizeof(libs) / sizeof(libs[0]); i++)
+		if (strncmp(base, libs[i].prefix, strlen(libs[i].prefix)) == 0)
+			*rt |= libs[i].flag;
+	return 0;
+}
+
+/* Not in a signal handler: dl_iterate_phdr takes the loader's lock. */
+static void detect_runtimes(void)
+{
+	uint32_t rt = 0;
+
+	dl_iterate_phdr(runtime_cb, &rt);
+	if (lwm2_p.threads_total > 1)
+		rt |= LWM2_RT_PTHREADS;
+	lwm2_p.img->runtimes |= rt;
+}
+
+static void print_digest(void)
+{
+	if (lwm2_p.print && lwm2_render_rank)
+		lwm2_render_rank(lwm2_p.img, 2);
+}
+
+void lwm2_finish(enum lwm2_end how, int status, int sig, bool sigctx)
+{
+	if (!lwm2_p.img || !atomic_load(&lwm2_on) || !lwm2_here())
+		return;
+	if (how != LWM2_END_CHECKPOINT ? atomic_exchange(&lwm2_p.finished, 1) != 0
+				       : atomic_load(&lwm2_p.finished) != 0)
+		return;
+	if (!sigctx) {
+		lwm2_for_each_module(m) if (m->slice_end) m->slice_end();
+		if (how == LWM2_END_EXIT)
+			lwm2_modules_fini_once();
+	}
+	if (sigctx) {
+		if (!lwm2_lock_sig())
+			return;
+	} else {
+		lwm2_in_core++;
+		lwm2_lock();
+	}
+	if (!sigctx && how != LWM2_END_CHECKPOINT)
+		detect_runtimes();
+	if (how != LWM2_END_CHECKPOINT)
+		lwm2_sampling_stop_all();
+	lwm2_record_write(how, status, sig, sigctx);
+	lwm2_unlock();
+	if (!sigctx)
+		lwm2_in_core--;
+	if (how != LWM2_END_CHECKPOINT) {
+		/* The renderer is signal-safe (no stdio, no malloc). */
+		print_digest();
+		atomic_store(&lwm2_on, 0);
+	}
+}
+
+/* ---- fork ---- */
+
+static void atfork_prepare(void)
+{
+	lwm2_in_core++;
+	lwm2_lock();
+}
+
+static void atfork_parent(void)
+{
+	lwm2_unlock();
+	lwm2_in_core--;
+}
+
+static void atfork_child(void)
+{
+	struct lwm2_rank_record *r = lwm2_p.img;
+
+	/* The parent's holder of the lock is gone with its thread. */
+	pthread_mutex_init(&lwm2_p.lock, NULL);
+	if (!atomic_load(&lwm2_on) || atomic_load(&lwm2_p.finished)) {
+		lwm2_in_core--;
+		return;
+	}
+	lwm2_p.pid = lwm2_raw_getpid();
+	lwm2_p.start_ns = lwm2_now_ns();
+	r->pid = (int32_t)lwm2_p.pid;
+	r->ppid = (int32_t)getppid();
+	r->start_ns = (int64_t)lwm2_p.start_ns;
+	lwm2_threads_fork_child();
+	lwm2_storage_fork_child();
+	if (lwm2_self)
+		lwm2_sampling_thread_start(lwm2_self);
+	atomic_fetch_add(&lwm2_p.hb_generation, 1);
+	lwm2_heartbeat_start();
+	lwm2_in_core--;
+	lwm2_for_each_module(m) if (m->fork_child) m->fork_child();
+}
+
+void lwm2_process_init(void)
+{
+	real__exit = lwm2_real("_exit");
+	real__Exit = lwm2_real("_Exit");
+	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+}
+
+/* ---- exec ---- */
+
+/* Saves the record as the end of this image and keeps the lock until exec
+ * returns (it only returns on failure): the heartbeat cannot write after
+ * the final record. */
+static bool exec_prepare(void)
+{
+	if (!atomic_load(&lwm2_on) || !lwm2_here() || atomic_load(&lwm2_p.finished))
+		return false;
+	lwm2_for_each_module(m) if (m->slice_end) m->slice_end();
+	lwm2_in_core++;
+	lwm2_lock();
+	atomic_store(&lwm2_p.finished, 1);
+	lwm2_sampling_stop_all();
+	lwm2_sampling_drain();
+	detect_runtimes();
+	lwm2_record_write(LWM2_END_EXEC, 0, 0, false);
+	print_digest();
+	return true;
+}
+
+static void exec_failed(bool prepared)
+{
+	int saved = errno;
+
+	if (!prepared)
+		return;
+	lwm2_p.img->flags &= ~(uint32_t)LWM2_F_EXEC;
+	atomic_store(&lwm2_p.finished, 0);
+	lwm2_sampling_resume_all();
+	lwm2_record_write(LWM2_END_CHECKPOINT, 0, 0, false);
+	lwm2_unlock();
+	lwm2_in_core--;
+	errno = saved;
+}
+
+#ifndef LWM2_NO_INTERPOSE
+#define REAL(type, name)                                                                           \
+	static type real_##name;                                                                   \
+	if (!real_##name)                                                                          \
+		real_##name = (type)lwm2_real(#name);                                              \
+	if (!real_##name) {                                                                        \
+		errno = ENOSYS;                                                                    \
+		return -1;                                                                         \
+	}
+
+typedef int (*execve_fn)(const char *, char *const[], char *const[]);
+typedef int (*execv_fn)(const char *, char *const[]);
+typedef int (*execveat_fn)(int, const char *, char *const[], char *const[], int);
+typedef int (*fexecve_fn)(int, char *const[], char *const[]);
+
+LWM2_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
+{
+	bool p;
+	int rc;
+
+	REAL(execve_fn, execve);
+	p = exec_prepare();
+	rc = real_execve(path, argv, envp);
+	exec_failed(p);
+	return rc;
+}
+
+LWM2_EXPORT int execv(const char *path, char *const argv[])
+{
+	bool p;
+	int rc;
+
+	REAL(execv_fn, execv);
+	p = exec_prepare();
+	rc = real_execv(path, argv);
+	exec_failed(p);
+	return rc;
+}
+
+LWM2_EXPORT int execvp(const char *file, char *const argv[])
+{
+	bool p;
+	int rc;
+
+	REAL(execv_fn, execvp);
+	p = exec_prepare();
+	rc = real_execvp(file, argv);
+	exec_failed(p);
+	return rc;
+}
+
+LWM2_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+	bool p;
+	int rc;
+
+	REAL(execve_fn, execvpe);
+	p = exec_prepare();
+	rc = real_execvpe(file, argv, envp);
+	exec_failed(p);
+	return rc;
+}
+
+LWM2_EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *const envp[],
+			 int flags)
+{
+	bool p;
+	int rc;
+
+	REAL(execveat_fn, execveat);
+	p = exec_prepare();
+	rc = real_execveat(dirfd, path, argv, envp, flags);
+	exec_failed(p);
+	return rc;
+}
+
+LWM2_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
+{
+	bool p;
+	int rc;
+
+	REAL(fexecve_fn, fexecve);
+	p = exec_prepare();
+	rc = real_fexecve(fd, argv, envp);
+	exec_failed(p);
+	return rc;
+}
+
+/* The execl family: the arguments into an array on the stack, then the
+ * matching execv call (through the wrappers above). */
+static size_t count_args(va_list ap)
+{
+	size_t n = 1;
+
+	while (va_arg(ap, char *))
+		n++;
+	return n;
+}
+
+#define COLLECT_ARGS(arg0, argv, ap, n)                                                            \
+	do {                                                                                       \
+		argv[0] = (char *)(arg0);                                                          \
+		for (size_t i_ = 1; i_ <= (n); i_++)                                               \
+			argv[i_] = va_arg(ap, char *);                                             \
+	} while (0)
+
+LWM2_EXPORT int execl(const char *path, const char *arg, ...)
+{
+	va_list ap, aq;
+	size_t n;
+
+	va_start(ap, arg);
+	va_copy(aq, ap);
+	n = arg ? count_args(aq) : 0;
+	va_end(aq);
+	{
+		char *argv[n + 1];
+
+		if (n)
+			COLLECT_ARGS(arg, argv, ap, n - 1);
+		argv[n] = NULL;
+		va_end(ap);
+		return execv(path, argv);
+	}
+}
+
+LWM2_EXPORT int execlp(const char *file, const char *arg, ...)
+{
+	va_list ap, aq;
+	size_t n;
+
+	va_start(ap, arg);
+	va_copy(aq, ap);
+	n = arg ? count_args(aq) : 0;
+	va_end(aq);
+	{
+		char *argv[n + 1];
+
+		if (n)
+			COLLECT_ARGS(arg, argv, ap, n - 1);
+		argv[n] = NULL;
+		va_end(ap);
+		return execvp(file, argv);
+	}
+}
+
+LWM2_EXPORT int execle(const char *path, const char *arg, ...)
+{
+	va_list ap, aq;
+	size_t n;
+	char *const *envp;
+
+	va_start(ap, arg);
+	va_copy(aq, ap);
+	n = arg ? count_args(aq) : 0;
+	va_end(aq);
+	{
+		char *argv[n + 1];
+
+		if (n)
+			COLLECT_ARGS(arg, argv, ap, n - 1);
+		else
+			(void)va_arg(ap, char *); /* the NULL after no arguments */
+		argv[n] = NULL;
+		envp = va_arg(ap, char *const *);
+		va_end(ap);
+		return execve(path, argv, envp);
+	}
+}
+
+/* posix_spawn replaces no image of ours (glibc's child execs internally
+ * and shares nothing with our storage); the record is brought up to date
+ * so that it is current while the child runs. */
+typedef int (*spawn_fn)(pid_t *, const char *, const posix_spawn_file_actions_t *,
+			const posix_spawnattr_t *, char *const[], char *const[]);
+
+LWM2_EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
+			    const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
+{
+	static spawn_fn real;
+
+	if (!real)
+		real = (spawn_fn)lwm2_real("posix_spawn");
+	if (!real)
+		return ENOSYS;
+	lwm2_finish(LWM2_END_CHECKPOINT, 0, 0, false);
+	return real(pid, path, fa, attr, argv, envp);
+}
+
+LWM2_EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *fa,
+			     const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
+{
+	static spawn_fn real;
+
+	if (!real)
+		real = (spawn_fn)lwm2_real("posix_spawnp");
+	if (!real)
+		return ENOSYS;
+	lwm2_finish(LWM2_END_CHECKPOINT, 0, 0, false);
+	return real(pid, file, fa, attr, argv, envp);
+}
+
+/* ---- _exit ---- */
+
+LWM2_EXPORT void _exit(int status)
+{
+	lwm2_finish(LWM2_END_EXIT, status, 0, false);
+	if (real__exit)
+		real__exit(status);
+	for (;;)
+		syscall(SYS_exit_group, status);
+}
+
+LWM2_EXPORT void _Exit(int status)
+{
+	lwm2_finish(LWM2_END_EXIT, status, 0, false);
+	if (real__Exit)
+		real__Exit(status);
+	for (;;)
+		syscall(SYS_exit_group, status);
+}
+#endif

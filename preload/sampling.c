@@ -1,0 +1,369 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Sampling and the signals the core handles.
+ *
+ * Every measured thread has its own timer on its CPU-time clock
+ * (CLOCK_THREAD_CPUTIME_ID, SIGEV_THREAD_ID): it only advances while the
+ * thread runs, so a thread blocked in a system call gets no signal and no
+ * EINTR, and each sample stands for one period of CPU time of that thread.
+ * The handler reads the thread's earmark and bumps one of its counters: no
+ * lock, no allocation, errno kept, and a thread without storage is skipped.
+ *
+ * The application owns its signals.  sigaction() and signal() are
+ * intercepted only for the sampling signal and for the signals that end a
+ * process, and the application always sees its own dispositions:
+ *  - the sampling signal: when the application installs anything for it,
+ *    sampling backs off for good (timers stopped, a pending sample
+ *    discarded, LWM2_F_SAMPLING_OFF with the reason) and the call goes
+ *    through;
+ *  - faults (SEGV, BUS, FPE, ILL): while the application leaves them at
+ *    SIG_DFL the core's handler saves the record and re-raises the signal
+ *    at SIG_DFL; an application handler is installed as is (runtimes that
+ *    use faults on purpose, JVMs for one, are not slowed down);
+ *  - ABRT and the termination signals (TERM, INT, HUP, QUIT, XCPU): the
+ *    core's handler saves the record, then runs the application's handler
+ *    with its own mask and flags, or, at SIG_DFL, dies by the signal.
+ * SIGPROF and SIGALRM are never touched.
+ */
+#include "core_int.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define NSIGS 65
+
+#ifndef sigev_notify_thread_id
+#define sigev_notify_thread_id _sigev_un._tid
+#endif
+
+struct vsig {
+	bool managed; /* intercepted at all */
+	bool ours;    /* the core's handler is installed; `app` is what the application set */
+	bool fault;
+	struct sigaction app;
+};
+
+static struct vsig vs[NSIGS];
+static pthread_mutex_t sig_lock = PTHREAD_MUTEX_INITIALIZER;
+static int (*real_sigaction)(int, const struct sigaction *, struct sigaction *);
+
+static const int fault_sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL};
+static const int term_sigs[] = {SIGABRT, SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGXCPU};
+
+int lwm2_real_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	if (!real_sigaction)
+		real_sigaction = lwm2_real("sigaction");
+	if (!real_sigaction) {
+		errno = ENOSYS;
+		return -1;
+	}
+	return real_sigaction(sig, act, old);
+}
+
+/* ---- sampling ---- */
+
+static void sample_handler(int sig, siginfo_t *si, void *uc)
+{
+	int saved = errno;
+	struct lwm2_thread *t = lwm2_self;
+
+	(void)sig;
+	(void)uc;
+	if (t && si && si->si_code == SI_TIMER) {
+		uint32_t m = atomic_load_explicit(&t->earmark, memory_order_relaxed);
+		uint64_t n = 1 + (uint64_t)(si->si_overrun > 0 ? si->si_overrun : 0);
+
+		if (m >= LWM2_NEARMARKS)
+			m = LWM2_EARMARK_compute;
+		atomic_store_explicit(&t->samples[m],
+				      atomic_load_explicit(&t->samples[m], memory_order_relaxed) + n,
+				      memory_order_relaxed);
+	}
+	errno = saved;
+}
+
+static struct itimerspec period(void)
+{
+	struct itimerspec its;
+	long ns = 1000000000L / (long)lwm2_p.sample_hz;
+
+	its.it_interval.tv_sec = ns / 1000000000L;
+	its.it_interval.tv_nsec = ns % 1000000000L;
+	its.it_value = its.it_interval;
+	return its;
+}
+
+static int install_sample_handler(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = sample_handler;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigfillset(&sa.sa_mask); /* a sample never interrupts another handler of ours */
+	return lwm2_real_sigaction(lwm2_p.sample_sig, &sa, NULL);
+}
+
+/* Under the lock, in the thread itself. */
+void lwm2_sampling_thread_start(struct lwm2_thread *t)
+{
+	struct sigevent sev;
+	struct itimerspec its;
+
+	if (!lwm2_p.sampling_on || t->timer_armed)
+		return;
+	memset(&sev, 0, sizeof(sev));
+	sev.sigev_notify = SIGEV_THREAD_ID;
+	sev.sigev_signo = lwm2_p.sample_sig;
+	sev.sigev_notify_thread_id = t->tid;
+	if (timer_create(CLOCK_THREAD_CPUTIME_ID, &sev, &t->timer) != 0) {
+		lwm2_debug("lwm2: sampling: couldn't create a timer for thread %d: %s", t->tid,
+			   strerror(errno));
+		return;
+	}
+	its = period();
+	timer_settime(t->timer, 0, &its, NULL);
+	t->timer_armed = true;
+}
+
+/* Under the lock. */
+void lwm2_sampling_thread_end(struct lwm2_thread *t)
+{
+	if (t->timer_armed)
+		timer_delete(t->timer);
+	t->timer_armed = false;
+}
+
+void lwm2_sampling_stop_all(void)
+{
+	static const struct itimerspec zero;
+
+	for (struct lwm2_thread *t = lwm2_p.threads; t; t = t->next)
+		if (t->timer_armed)
+			timer_settime(t->timer, 0, &zero, NULL);
+}
+
+void lwm2_sampling_resume_all(void)
+{
+	struct itimerspec its;
+
+	if (!lwm2_p.sampling_on)
+		return;
+	install_sample_handler();
+	its = period();
+	for (struct lwm2_thread *t = lwm2_p.threads; t; t = t->next)
+		if (t->timer_armed)
+			timer_settime(t->timer, 0, &its, NULL);
+}
+
+/* Before exec with the timers stopped: a sample still pending would be
+ * delivered to the new image at SIG_DFL and kill it.  Setting SIG_IGN
+ * discards it; the new image then starts at SIG_DFL as it would have. */
+static void drain(int sig)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_IGN;
+	lwm2_real_sigaction(sig, &sa, NULL);
+	sa.sa_handler = SIG_DFL;
+	lwm2_real_sigaction(sig, &sa, NULL);
+}
+
+void lwm2_sampling_drain(void)
+{
+	if (lwm2_p.sampling_on)
+		drain(lwm2_p.sample_sig);
+}
+
+void lwm2_sampling_init(void)
+{
+	struct sigaction cur;
+
+	lwm2_p.sampling_on = false;
+	if (lwm2_real_sigaction(lwm2_p.sample_sig, NULL, &cur) != 0)
+		return;
+	/* Someone (an earlier constructor, or an inherited SIG_IGN) already
+	 * uses the signal: do not take it. */
+	if (cur.sa_handler != SIG_DFL) {
+		lwm2_group_missing(LWM2_G_SAMPLING, "the sampling signal is already in use");
+		lwm2_set_flag(LWM2_F_SAMPLING_OFF);
+		return;
+	}
+	if (install_sample_handler() != 0) {
+		lwm2_group_missing(LWM2_G_SAMPLING, "couldn't install the sampling handler");
+		lwm2_set_flag(LWM2_F_SAMPLING_OFF);
+		return;
+	}
+	vs[lwm2_p.sample_sig].managed = true;
+	vs[lwm2_p.sample_sig].ours = true;
+	memset(&vs[lwm2_p.sample_sig].app, 0, sizeof(cur));
+	vs[lwm2_p.sample_sig].app.sa_handler = SIG_DFL;
+	lwm2_p.sampling_on = true;
+	lwm2_p.img->sample_period_us = 1000000u / lwm2_p.sample_hz;
+	lwm2_p.img->sample_signal = lwm2_p.sample_sig;
+}
+
+static void sampling_backoff(int sig)
+{
+	char why[LWM2_REASON_LEN];
+
+	lwm2_in_core++;
+	lwm2_lock();
+	if (lwm2_p.sampling_on) {
+		lwm2_sampling_stop_all();
+		lwm2_p.sampling_on = false;
+		lwm2_p.img->flags |= LWM2_F_SAMPLING_OFF;
+		lwm2_p.img->sample_period_us = 0;
+	}
+	lwm2_unlock();
+	lwm2_in_core--;
+	snprintf(why, sizeof(why), "the application uses the sampling signal %d", sig);
+	lwm2_group_missing(LWM2_G_SAMPLING, why);
+	drain(sig);
+}
+
+/* ---- termination signals ---- */
+
+static void install_ours(int sig, const struct sigaction *app);
+
+static void term_handler(int sig, siginfo_t *si, void *uc)
+{
+	int saved = errno;
+	struct sigaction app = vs[sig].app;
+
+	if (app.sa_handler == SIG_DFL) {
+		struct sigaction dfl;
+
+		/* Die as the application would have, with the record saved. */
+		memset(&dfl, 0, sizeof(dfl));
+		dfl.sa_handler = SIG_DFL;
+		lwm2_real_sigaction(sig, &dfl, NULL);
+		lwm2_finish(LWM2_END_SIGNAL, 0, sig, true);
+		/* Pending until the handler returns (the signal is blocked in
+		 * it), then delivered at SIG_DFL; a fault that repeats on return
+		 * ends the same way. */
+		syscall(SYS_tgkill, lwm2_raw_getpid(), lwm2_raw_gettid(), sig);
+		errno = saved;
+		return;
+	}
+	lwm2_finish(LWM2_END_CHECKPOINT, 0, sig, true);
+	if (app.sa_flags & SA_RESETHAND) {
+		struct sigaction dfl;
+
+		memset(&dfl, 0, sizeof(dfl));
+		dfl.sa_handler = SIG_DFL;
+		install_ours(sig, &dfl);
+	}
+	errno = saved;
+	if (app.sa_flags & SA_SIGINFO)
+		app.sa_sigaction(sig, si, uc);
+	else if (app.sa_handler != SIG_IGN)
+		app.sa_handler(sig);
+}
+
+/* Under sig_lock. */
+static void install_ours(int sig, const struct sigaction *app)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = term_handler;
+	if (app->sa_handler == SIG_DFL) {
+		/* An alternate stack, if the application has one, lets the
+		 * record be saved after a stack overflow. */
+		sigemptyset(&sa.sa_mask);
+		sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
+	} else {
+		sa.sa_mask = app->sa_mask;
+		sa.sa_flags = (app->sa_flags | SA_SIGINFO) & ~(int)SA_RESETHAND;
+	}
+	vs[sig].app = *app;
+	if (lwm2_real_sigaction(sig, &sa, NULL) == 0)
+		vs[sig].ours = true;
+}
+
+void lwm2_signals_init(void)
+{
+	for (size_t i = 0; i < sizeof(fault_sigs) / sizeof(fault_sigs[0]); i++)
+		vs[fault_sigs[i]].fault = true;
+	for (int sig = 1; sig < NSIGS; sig++) {
+		struct sigaction cur;
+
+		if (sig == lwm2_p.sample_sig)
+			continue;
+		if (!vs[sig].fault) {
+			bool term = false;
+
+			for (size_t i = 0; i < sizeof(term_sigs) / sizeof(term_sigs[0]); i++)
+				term |= term_sigs[i] == sig;
+			if (!term)
+				continue;
+		}
+		if (lwm2_real_sigaction(sig, NULL, &cur) != 0)
+			continue;
+		vs[sig].managed = true;
+		if (cur.sa_handler == SIG_DFL || (!vs[sig].fault && cur.sa_handler != SIG_IGN))
+			install_ours(sig, &cur);
+	}
+}
+
+#ifndef LWM2_NO_INTERPOSE
+LWM2_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	struct sigaction prev;
+	int rc = 0;
+
+	if (sig <= 0 || sig >= NSIGS || !vs[sig].managed)
+		return lwm2_real_sigaction(sig, act, old);
+	pthread_mutex_lock(&sig_lock);
+	if (vs[sig].ours)
+		prev = vs[sig].app;
+	else if (lwm2_real_sigaction(sig, NULL, &prev) != 0)
+		rc = -1;
+	if (rc == 0 && act) {
+		if (sig == lwm2_p.sample_sig) {
+			vs[sig].managed = false;
+			vs[sig].ours = false;
+			sampling_backoff(sig);
+			rc = lwm2_real_sigaction(sig, act, NULL);
+		} else if (act->sa_handler == SIG_IGN ||
+			   (vs[sig].fault && act->sa_handler != SIG_DFL)) {
+			rc = lwm2_real_sigaction(sig, act, NULL);
+			if (rc == 0)
+				vs[sig].ours = false;
+		} else {
+			install_ours(sig, act);
+			rc = vs[sig].ours ? 0 : -1;
+		}
+	}
+	pthread_mutex_unlock(&sig_lock);
+	if (rc == 0 && old)
+		*old = prev;
+	return rc;
+}
+
+LWM2_EXPORT sighandler_t signal(int sig, sighandler_t handler)
+{
+	struct sigaction sa, old;
+
+	if (handler == SIG_ERR || sig <= 0 || sig >= NSIGS) {
+		errno = EINVAL;
+		return SIG_ERR;
+	}
+	/* BSD semantics, as glibc's signal(). */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = handler;
+	sigemptyset(&sa.sa_mask);
+	sigaddset(&sa.sa_mask, sig);
+	sa.sa_flags = SA_RESTART;
+	if (sigaction(sig, &sa, &old) < 0)
+		return SIG_ERR;
+	return old.sa_handler;
+}
+#endif
