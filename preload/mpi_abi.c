@@ -367,3 +367,8 @@ void lwm2_mpi_req_drop(const struct lwm2_mpi_req *r)
 		atomic_compare_exchange_strong_explicit(&req_tab[r->slot].word, &w, REQ_TOMB,
 							memory_order_release, memory_order_relaxed);
 }
+
+/* Nothing to set up early: the loaded MPI is found at its first call. */
+const struct lwm2_module lwm2_module_mpi = {
+	.name = "mpi",
+};
