@@ -1,0 +1,288 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * plugstack.conf arguments (key=value) into struct lwm2_config, and the
+ * value parsers the user options share with them.  No Slurm here: the unit
+ * test links this file alone.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lwm2_spank.h"
+
+#ifndef LWM2LIBDIR
+#define LWM2LIBDIR "/usr/local/lib/lwm2"
+#endif
+/* /run is a root-only tmpfs on systemd machines: a user can plant nothing
+ * at the base path there (unlike /dev/shm or /tmp). */
+#define LWM2_BASEDIR_DEFAULT "/run/lwm2"
+#define LWM2_SPOOL_DEFAULT   "/var/spool/lwm2"
+
+void lwm2_config_defaults(struct lwm2_config *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->mode = LWM2_MODE_ON;
+	c->optout = true;
+	snprintf(c->lib, sizeof(c->lib), "%s/liblwm2.so", LWM2LIBDIR);
+	snprintf(c->basedir, sizeof(c->basedir), "%s", LWM2_BASEDIR_DEFAULT);
+	snprintf(c->spool, sizeof(c->spool), "%s", LWM2_SPOOL_DEFAULT);
+	c->slice = 60;
+	c->print = LWM2_PRINT_SRUN | LWM2_PRINT_BATCH;
+	c->keep = false;
+	c->sample_hz = -1;
+}
+
+const char *lwm2_mode_name(enum lwm2_mode m)
+{
+	switch (m) {
+	case LWM2_MODE_OFF:
+		return "off";
+	case LWM2_MODE_ON:
+		return "on";
+	case LWM2_MODE_PRINT:
+		return "print";
+	default:
+		return "unset";
+	}
+}
+
+int lwm2_parse_mode(const char *s, enum lwm2_mode *out, char *err, size_t errlen)
+{
+	/* "--lwm2" alone (no value; "" when it comes through the environment
+	 * from sbatch) means on. */
+	if (!s || !*s || !strcmp(s, "on") || !strcmp(s, "yes") || !strcmp(s, "1"))
+		*out = LWM2_MODE_ON;
+	else if (!strcmp(s, "off") || !strcmp(s, "no") || !strcmp(s, "0"))
+		*out = LWM2_MODE_OFF;
+	else if (!strcmp(s, "print"))
+		*out = LWM2_MODE_PRINT;
+	else {
+		snprintf(err, errlen, "'%s' is not one of on, off, print", s);
+		return -1;
+	}
+	return 0;
+}
+
+static int parse_uint(const char *s, unsigned long min, unsigned long max, unsigned long *out,
+                      char *err, size_t errlen)
+{
+	char *end;
+	unsigned long v;
+
+	if (!s || !isdigit((unsigned char)*s)) {
+		snprintf(err, errlen, "'%s' is not a number", s ? s : "");
+		return -1;
+	}
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end) {
+		snprintf(err, errlen, "'%s' is not a number", s);
+		return -1;
+	}
+	if (v < min || v > max) {
+		snprintf(err, errlen, "%s is out of range %lu..%lu", s, min, max);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+int lwm2_parse_slice(const char *s, unsigned *out, char *err, size_t errlen)
+{
+	unsigned long v;
+
+	if (parse_uint(s, LWM2_SLICE_MIN, LWM2_SLICE_MAX, &v, err, errlen) < 0)
+		return -1;
+	*out = (unsigned)v;
+	return 0;
+}
+
+/* A comma-separated list of names (PAPI presets and native events use
+ * letters, digits, '_', ':', '.', '+', '-', '='); it goes into the
+ * environment of every task, so nothing else is let through. */
+int lwm2_parse_events(const char *s, char *out, size_t outlen, char *err, size_t errlen)
+{
+	size_t n = s ? strlen(s) : 0;
+	const char *p;
+
+	if (n == 0) {
+		snprintf(err, errlen, "the event list is empty");
+		return -1;
+	}
+	if (n >= outlen || n >= LWM2_EVENTS_MAX) {
+		snprintf(err, errlen, "the event list is longer than %d characters",
+		         LWM2_EVENTS_MAX - 1);
+		return -1;
+	}
+	for (p = s; *p; p++) {
+		unsigned char ch = (unsigned char)*p;
+
+		if (isalnum(ch) || strchr("_:.+-=,", ch))
+			continue;
+		snprintf(err, errlen, "character '%c' is not allowed in an event list",
+		         isprint(ch) ? ch : '?');
+		return -1;
+	}
+	if (s[0] == ',' || s[n - 1] == ',' || strstr(s, ",,")) {
+		snprintf(err, errlen, "'%s' has an empty event name", s);
+		return -1;
+	}
+	memcpy(out, s, n + 1);
+	return 0;
+}
+
+static int parse_bool(const char *s, bool *out, char *err, size_t errlen)
+{
+	if (!strcmp(s, "yes") || !strcmp(s, "true") || !strcmp(s, "1"))
+		*out = true;
+	else if (!strcmp(s, "no") || !strcmp(s, "false") || !strcmp(s, "0"))
+		*out = false;
+	else {
+		snprintf(err, errlen, "'%s' is not yes or no", s);
+		return -1;
+	}
+	return 0;
+}
+
+static int parse_path(const char *s, char *out, size_t outlen, char *err, size_t errlen)
+{
+	size_t n = strlen(s);
+
+	if (s[0] != '/') {
+		snprintf(err, errlen, "'%.200s' is not an absolute path", s);
+		return -1;
+	}
+	if (n >= outlen) {
+		snprintf(err, errlen, "the path is longer than %zu characters", outlen - 1);
+		return -1;
+	}
+	/* The library path goes into LD_PRELOAD, where ':' and blanks split. */
+	if (strpbrk(s, ": \t\n")) {
+		snprintf(err, errlen, "'%.200s' contains ':' or a blank", s);
+		return -1;
+	}
+	memcpy(out, s, n + 1);
+	/* A trailing slash would make two names for one directory. */
+	while (n > 1 && out[n - 1] == '/')
+		out[--n] = '\0';
+	return 0;
+}
+
+static int parse_print(const char *s, unsigned *out, char *err, size_t errlen)
+{
+	char buf[64], *tok, *save = NULL;
+	unsigned v = 0;
+
+	if (strlen(s) >= sizeof(buf) || !*s) {
+		snprintf(err, errlen, "'%s' is not a list of srun, batch, all, none", s);
+		return -1;
+	}
+	strcpy(buf, s);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (!strcmp(tok, "srun"))
+			v |= LWM2_PRINT_SRUN;
+		else if (!strcmp(tok, "batch"))
+			v |= LWM2_PRINT_BATCH;
+		else if (!strcmp(tok, "all"))
+			v |= LWM2_PRINT_SRUN | LWM2_PRINT_BATCH;
+		else if (!strcmp(tok, "none"))
+			v |= 0;
+		else {
+			snprintf(err, errlen, "'%s' is not one of srun, batch, all, none", tok);
+			return -1;
+		}
+	}
+	*out = v;
+	return 0;
+}
+
+static int parse_cluster(const char *s, char *out, size_t outlen, char *err, size_t errlen)
+{
+	size_t n = strlen(s);
+	const char *p;
+
+	if (n == 0 || n >= outlen) {
+		snprintf(err, errlen, "the name must have 1 to %zu characters", outlen - 1);
+		return -1;
+	}
+	/* It names directories and goes into signed payloads. */
+	for (p = s; *p; p++)
+		if (!isalnum((unsigned char)*p) && *p != '_' && *p != '-') {
+			snprintf(err, errlen, "'%s' may hold only letters, digits, '_' and '-'", s);
+			return -1;
+		}
+	memcpy(out, s, n + 1);
+	return 0;
+}
+
+static int parse_one(struct lwm2_config *c, const char *key, const char *val, char *err,
+                     size_t errlen)
+{
+	unsigned long v;
+
+	if (!strcmp(key, "default"))
+		return lwm2_parse_mode(val, &c->mode, err, errlen);
+	if (!strcmp(key, "optout"))
+		return parse_bool(val, &c->optout, err, errlen);
+	if (!strcmp(key, "lib"))
+		return parse_path(val, c->lib, sizeof(c->lib), err, errlen);
+	if (!strcmp(key, "basedir"))
+		return parse_path(val, c->basedir, sizeof(c->basedir), err, errlen);
+	if (!strcmp(key, "spool"))
+		return parse_path(val, c->spool, sizeof(c->spool), err, errlen);
+	if (!strcmp(key, "slice"))
+		return lwm2_parse_slice(val, &c->slice, err, errlen);
+	if (!strcmp(key, "events"))
+		return lwm2_parse_events(val, c->events, sizeof(c->events), err, errlen);
+	if (!strcmp(key, "print"))
+		return parse_print(val, &c->print, err, errlen);
+	if (!strcmp(key, "keep"))
+		return parse_bool(val, &c->keep, err, errlen);
+	if (!strcmp(key, "sample_hz")) {
+		if (parse_uint(val, 0, LWM2_SAMPLE_HZ_MAX, &v, err, errlen) < 0)
+			return -1;
+		c->sample_hz = (int)v;
+		return 0;
+	}
+	if (!strcmp(key, "cluster"))
+		return parse_cluster(val, c->cluster, sizeof(c->cluster), err, errlen);
+	snprintf(err, errlen,
+	         "unknown key (known: default, optout, lib, basedir, spool, slice, "
+	         "events, print, keep, sample_hz, cluster)");
+	return -1;
+}
+
+int lwm2_config_parse(struct lwm2_config *c, int ac, char **av, char *err, size_t errlen)
+{
+	struct lwm2_config tmp = *c;
+	char why[256];
+	int i;
+
+	for (i = 0; i < ac; i++) {
+		const char *arg = av[i], *eq = strchr(arg, '=');
+		char key[32];
+		size_t klen;
+
+		if (!eq || eq == arg) {
+			snprintf(err, errlen, "argument '%s' is not key=value", arg);
+			return -1;
+		}
+		klen = (size_t)(eq - arg);
+		if (klen >= sizeof(key)) {
+			snprintf(err, errlen, "argument '%.*s...': unknown key", 31, arg);
+			return -1;
+		}
+		memcpy(key, arg, klen);
+		key[klen] = '\0';
+		why[0] = '\0';
+		if (parse_one(&tmp, key, eq + 1, why, sizeof(why)) < 0) {
+			snprintf(err, errlen, "%s: %.*s", key, (int)(errlen > 40 ? errlen - 40 : 0),
+			         why);
+			return -1;
+		}
+	}
+	*c = tmp;
+	return 0;
+}

@@ -1,0 +1,193 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Directory and file handling for slurmstepd, which runs as root next to
+ * directories the job's user can write.  Everything is done relative to
+ * directory descriptors opened with O_NOFOLLOW, so a name planted by a user
+ * (a symlink, a FIFO, a directory of someone else) is seen and refused,
+ * never followed.  Files the user may influence are written with the
+ * user's file-system identity (setfsuid), not as root.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/fsuid.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fsutil.h"
+
+static int fail(char *err, size_t errlen, const char *fmt, const char *a, int e)
+{
+	snprintf(err, errlen, fmt, a, strerror(e));
+	errno = e;
+	return -1;
+}
+
+int lwm2_open_root_dir(int atfd, const char *path, mode_t mode, char *err, size_t errlen)
+{
+	struct stat st;
+	int fd, e;
+
+	if (mkdirat(atfd, path, mode) == 0) {
+		/* umask may have taken bits away; the mode is part of the
+		 * protection. */
+		if (fchmodat(atfd, path, mode, 0) < 0)
+			return fail(err, errlen, "chmod %s: %s", path, errno);
+	} else if (errno != EEXIST)
+		return fail(err, errlen, "mkdir %s: %s", path, errno);
+	fd = openat(atfd, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return fail(err, errlen, "open %s: %s", path,
+		            errno == ELOOP || errno == ENOTDIR ? ENOTDIR : errno);
+	if (fstat(fd, &st) < 0) {
+		e = errno;
+		close(fd);
+		return fail(err, errlen, "stat %s: %s", path, e);
+	}
+	if (st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+		close(fd);
+		snprintf(err, errlen,
+		         "%s is owned by uid %u with mode %04o; it must be root's "
+		         "and writable by root alone",
+		         path, (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
+		errno = EPERM;
+		return -1;
+	}
+	return fd;
+}
+
+int lwm2_rmtree_at(int parentfd, const char *name, int depth)
+{
+	DIR *d;
+	struct dirent *de;
+	int fd, rc = 0;
+
+	fd = openat(parentfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno == ENOENT)
+			return 0;
+		/* Not a directory (or a symlink): just the name goes. */
+		return unlinkat(parentfd, name, 0);
+	}
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return -1;
+	}
+	while ((de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (unlinkat(fd, de->d_name, 0) == 0)
+			continue;
+		if (errno == EISDIR && depth < 16) {
+			if (lwm2_rmtree_at(fd, de->d_name, depth + 1) < 0)
+				rc = -1;
+		} else if (errno != ENOENT)
+			rc = -1;
+	}
+	closedir(d);
+	if (unlinkat(parentfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
+		rc = -1;
+	return rc;
+}
+
+int lwm2_fs_become(uid_t uid, gid_t gid)
+{
+	/* setfsuid reports the previous value; a second call tells whether
+	 * the first took effect.  It acts on this thread only. */
+	setfsgid(gid);
+	setfsuid(uid);
+	if ((uid_t)setfsuid(uid) != uid || (gid_t)setfsgid(gid) != gid) {
+		lwm2_fs_restore();
+		errno = EPERM;
+		return -1;
+	}
+	return 0;
+}
+
+void lwm2_fs_restore(void)
+{
+	setfsuid(0);
+	setfsgid(0);
+}
+
+int lwm2_write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int lwm2_write_file_at(int dirfd, const char *name, const void *buf, size_t len)
+{
+	char tmp[NAME_MAX + 1];
+	int fd, e;
+
+	if (snprintf(tmp, sizeof(tmp), ".%s.tmp", name) >= (int)sizeof(tmp)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	unlinkat(dirfd, tmp, 0);
+	fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -1;
+	if (lwm2_write_all(fd, buf, len) < 0 || close(fd) < 0) {
+		e = errno;
+		unlinkat(dirfd, tmp, 0);
+		errno = e;
+		return -1;
+	}
+	if (renameat(dirfd, tmp, dirfd, name) < 0) {
+		e = errno;
+		unlinkat(dirfd, tmp, 0);
+		errno = e;
+		return -1;
+	}
+	return 0;
+}
+
+ssize_t lwm2_read_small_at(int dirfd, const char *name, char *buf, size_t len)
+{
+	struct stat st;
+	ssize_t n;
+	int fd, e;
+
+	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) < 0) {
+		e = errno;
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode) || (size_t)st.st_size >= len) {
+		close(fd);
+		errno = S_ISREG(st.st_mode) ? EFBIG : EINVAL;
+		return -1;
+	}
+	do
+		n = read(fd, buf, len - 1);
+	while (n < 0 && errno == EINTR);
+	e = errno;
+	close(fd);
+	if (n < 0) {
+		errno = e;
+		return -1;
+	}
+	buf[n] = '\0';
+	return n;
+}

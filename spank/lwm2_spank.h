@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * spank_lwm2.so: what the context files share.  lwm2_spank.c only
+ * dispatches on spank_context(); srun.c, allocator.c and stepd.c hold the
+ * work of each context; config.c, options.c and preload_env.c are plain C
+ * without Slurm so the unit tests in spank/test/ link them directly.
+ */
+#ifndef LWM2_SPANK_H
+#define LWM2_SPANK_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define LWM2_SPANK_PREFIX "lwm2"
+
+/* Whether and how a step is measured. */
+enum lwm2_mode {
+	LWM2_MODE_UNSET = -1,
+	LWM2_MODE_OFF = 0,
+	LWM2_MODE_ON = 1,
+	LWM2_MODE_PRINT = 2, /* measured, and the digest is printed at the end */
+};
+
+/* Where a digest is printed when the mode is print (print= key). */
+enum lwm2_print_where {
+	LWM2_PRINT_SRUN = 1u << 0,  /* the step digest on srun's stderr */
+	LWM2_PRINT_BATCH = 1u << 1, /* the job digest at the end of the batch output */
+};
+
+#define LWM2_SLICE_MIN     1u
+#define LWM2_SLICE_MAX     86400u
+#define LWM2_SAMPLE_HZ_MAX 10000
+#define LWM2_EVENTS_MAX    256
+#define LWM2_CLUSTER_MAX   64
+
+/* plugstack.conf arguments, parsed once per process in slurm_spank_init. */
+struct lwm2_config {
+	enum lwm2_mode mode; /* default= */
+	bool optout;         /* optout= */
+	char lib[PATH_MAX];  /* lib= */
+	char basedir[PATH_MAX];
+	char spool[PATH_MAX];
+	unsigned slice; /* seconds */
+	char events[LWM2_EVENTS_MAX];
+	unsigned print; /* enum lwm2_print_where */
+	bool keep;
+	int sample_hz; /* -1: the library's own default */
+	char cluster[LWM2_CLUSTER_MAX];
+};
+
+/* The defaults, before any argument. */
+void lwm2_config_defaults(struct lwm2_config *c);
+
+/*
+ * Parse the plugstack.conf arguments (key=value each) into c, which holds
+ * the defaults.  Returns 0, or -1 with a message naming the key in err; c
+ * is then left with the defaults (no half-parsed configuration).
+ */
+int lwm2_config_parse(struct lwm2_config *c, int ac, char **av, char *err, size_t errlen);
+
+/* Value parsers shared by the plugstack keys and the user options.
+ * Each returns 0, or -1 with the reason in err. */
+int lwm2_parse_mode(const char *s, enum lwm2_mode *out, char *err, size_t errlen);
+int lwm2_parse_slice(const char *s, unsigned *out, char *err, size_t errlen);
+int lwm2_parse_events(const char *s, char *out, size_t outlen, char *err, size_t errlen);
+const char *lwm2_mode_name(enum lwm2_mode m);
+
+/*
+ * LD_PRELOAD editing.  Entries are separated by ':' or blanks (as ld.so
+ * reads them) and written back separated by ':'.  An entry is ours when it
+ * is lib or has lib's file name (a second copy of the library from another
+ * path would be loaded twice).  Both return 0, or -1 with errno
+ * ENAMETOOLONG when out is too small.
+ */
+int lwm2_preload_add(const char *cur, const char *lib, char *out, size_t outlen);
+int lwm2_preload_remove(const char *cur, const char *lib, char *out, size_t outlen);
+/* Whether cur holds an entry that is ours. */
+bool lwm2_preload_has(const char *cur, const char *lib);
+
+/* ------------------------------------------------------------------ state */
+
+/* What the user asked for with --lwm2*, filled by the option callbacks. */
+struct lwm2_user_opts {
+	enum lwm2_mode mode;          /* LWM2_MODE_UNSET: not given */
+	unsigned slice;               /* 0: not given */
+	char events[LWM2_EVENTS_MAX]; /* "": not given */
+	bool refused_optout;          /* remote: an opt-out the site does not allow arrived */
+};
+
+extern struct lwm2_config lwm2_conf;
+extern bool lwm2_conf_ok; /* plugstack arguments parsed without error */
+extern struct lwm2_user_opts lwm2_opts;
+
+/* The mode for this job: the user's choice where allowed, else the site's. */
+enum lwm2_mode lwm2_effective_mode(void);
+
+/* The cluster name: cluster=, else SLURM_CLUSTER_NAME, else ClusterName. */
+const char *lwm2_cluster_name(const char *from_env);
+
+#endif /* LWM2_SPANK_H */

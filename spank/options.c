@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The user options, in one table, registered with spank_option_register()
+ * in slurm_spank_init (the only way that reaches sbatch and salloc).  The
+ * callbacks run in srun/sbatch/salloc (remote == 0), where an invalid value
+ * must stop the submission, and again in slurmstepd (remote == 1), where
+ * the job is already running and a bad value is only logged.
+ */
+#include <slurm/spank.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "contexts.h"
+#include "lwm2_spank.h"
+
+struct lwm2_config lwm2_conf;
+bool lwm2_conf_ok;
+struct lwm2_user_opts lwm2_opts = {.mode = LWM2_MODE_UNSET};
+
+enum { OPT_MODE, OPT_SLICE, OPT_EVENTS };
+
+static int opt_cb(int val, const char *arg, int remote);
+
+static struct spank_option options[] = {
+    {"lwm2", "on|off|print",
+     "Lightweight measurement of this job: on, off, or print the digest at the end", 2, OPT_MODE,
+     opt_cb},
+    {"lwm2-slice", "SECONDS", "lwm2: length of the time slices of the measurement", 1, OPT_SLICE,
+     opt_cb},
+    {"lwm2-events", "LIST", "lwm2: comma-separated hardware counter events to measure", 1,
+     OPT_EVENTS, opt_cb},
+    SPANK_OPTIONS_TABLE_END};
+
+/* In slurmstepd a refused value is logged; the job runs with the defaults. */
+static int refuse(int remote, const char *opt, const char *arg, const char *why)
+{
+	if (remote) {
+		slurm_error("lwm2: option: ignoring --%s=%s: %s", opt, arg ? arg : "", why);
+		return 0;
+	}
+	slurm_error("lwm2: option: couldn't use --%s=%s: %s", opt, arg ? arg : "", why);
+	return -1;
+}
+
+static int opt_cb(int val, const char *arg, int remote)
+{
+	char err[256] = "";
+	enum lwm2_mode mode;
+	unsigned slice;
+	char events[LWM2_EVENTS_MAX];
+
+	switch (val) {
+	case OPT_MODE:
+		if (lwm2_parse_mode(arg, &mode, err, sizeof(err)) < 0)
+			return refuse(remote, "lwm2", arg, err);
+		if (mode == LWM2_MODE_OFF && !lwm2_conf.optout) {
+			if (remote) {
+				lwm2_opts.refused_optout = true;
+				return 0;
+			}
+			return refuse(remote, "lwm2", arg,
+			              "this site measures every job (plugstack optout=no)");
+		}
+		lwm2_opts.mode = mode;
+		return 0;
+	case OPT_SLICE:
+		if (lwm2_parse_slice(arg, &slice, err, sizeof(err)) < 0)
+			return refuse(remote, "lwm2-slice", arg, err);
+		lwm2_opts.slice = slice;
+		return 0;
+	case OPT_EVENTS:
+		if (lwm2_parse_events(arg, events, sizeof(events), err, sizeof(err)) < 0)
+			return refuse(remote, "lwm2-events", arg, err);
+		memcpy(lwm2_opts.events, events, sizeof(events));
+		return 0;
+	default:
+		return -1;
+	}
+}
+
+int lwm2_options_register(spank_t sp)
+{
+	struct spank_option *o;
+	int rc = 0;
+
+	for (o = options; o->name; o++) {
+		spank_err_t e = spank_option_register(sp, o);
+
+		if (e != ESPANK_SUCCESS) {
+			slurm_error("lwm2: init: couldn't register option --%s: %s", o->name,
+			            spank_strerror(e));
+			rc = -1;
+		}
+	}
+	return rc;
+}
+
+enum lwm2_mode lwm2_effective_mode(void)
+{
+	if (!lwm2_conf_ok)
+		return LWM2_MODE_OFF;
+	if (lwm2_opts.mode != LWM2_MODE_UNSET)
+		return lwm2_opts.mode;
+	return lwm2_conf.mode;
+}
+
+/* Every Slurm program (srun, sbatch, slurmstepd) has this global from
+ * libslurm; weak, so that a process without it still loads the plugin. */
+extern slurm_conf_t slurm_conf __attribute__((weak));
+
+const char *lwm2_cluster_name(const char *from_env)
+{
+	if (lwm2_conf.cluster[0])
+		return lwm2_conf.cluster;
+	if (from_env && *from_env)
+		return from_env;
+	if (&slurm_conf && slurm_conf.cluster_name && *slurm_conf.cluster_name)
+		return slurm_conf.cluster_name;
+	return "unknown";
+}
+
+const char *lwm2_step_name(uint32_t step_id, char *buf, size_t len)
+{
+	switch (step_id) {
+	case SLURM_BATCH_SCRIPT:
+		return "batch";
+	case SLURM_EXTERN_CONT:
+		return "extern";
+	case SLURM_INTERACTIVE_STEP:
+		return "interactive";
+	default:
+		snprintf(buf, len, "%u", step_id);
+		return buf;
+	}
+}
+
+int lwm2_common_init(spank_t sp, int ac, char **av)
+{
+	char err[512];
+	int rc = 0;
+
+	lwm2_config_defaults(&lwm2_conf);
+	lwm2_conf_ok = lwm2_config_parse(&lwm2_conf, ac, av, err, sizeof(err)) == 0;
+	if (!lwm2_conf_ok) {
+		/* Measuring with a configuration the site did not mean is
+		 * worse than not measuring: lwm2 stays off for this process.
+		 * The error fails the step only where plugstack.conf lists
+		 * the plugin as required. */
+		slurm_error("lwm2: init: couldn't parse plugstack.conf arguments: %s", err);
+		rc = -1;
+	}
+	/* Options are registered even then, so that job scripts that use
+	 * --lwm2 keep working while the site fixes its configuration. */
+	if (lwm2_options_register(sp) < 0)
+		rc = -1;
+	return rc;
+}

@@ -1,0 +1,562 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Remote context: slurmstepd, one process per step and node, as root.
+ *
+ *   init_post_opt  make <basedir>/<job>.<step>.<node> (0700, the job's
+ *                  user), put liblwm2.so and the LWM2_* variables into the
+ *                  job environment, or take every trace of them out when
+ *                  the step is not measured
+ *   task_init      (batch step, print mode) note where the script's stdout
+ *                  goes, as the user, in the task child
+ *   task_exit      after the last local task: merge the rank records into
+ *                  the node record and write it, signed, into the spool.
+ *                  srun's last exit message waits for this callback, and
+ *                  slurm_spank_exit is waited for by nobody (SLURM-NOTES)
+ *   exit           remove the step directory
+ *
+ * Nothing here may fail or stall the step: every error is logged and the
+ * job goes on, unmeasured if need be.
+ */
+#include <dirent.h>
+#include <stdarg.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "contexts.h"
+#include "fsutil.h"
+#include "lwm2_digest.h"
+#include "lwm2_spank.h"
+
+/* A batch digest is built from at most this many node records: beyond,
+ * reading them would hold up the end of the job for too long. */
+#define LWM2_BATCH_PRINT_MAX_RECORDS 2048
+#define LWM2_STDOUT_NOTE             ".stdout"
+
+static struct {
+	bool active; /* this step is measured */
+	bool merged;
+	bool print_srun;  /* leave a user-readable node record for srun */
+	bool print_batch; /* append the job digest to the batch output */
+	uint32_t job_id, step_id;
+	uid_t uid;
+	gid_t gid;
+	uint32_t local_tasks, exited;
+	int basefd, dirfd;
+	char name[NAME_MAX + 1]; /* of the step directory below basedir */
+	char dir[PATH_MAX];
+	char node[64];
+	char cluster[LWM2_CLUSTER_MAX];
+} st = {.basefd = -1, .dirfd = -1};
+
+static const char *const lwm2_vars[] = {
+    "LWM2_MODE",      "LWM2_DIR",    "LWM2_SLICE",   "LWM2_EVENTS",
+    "LWM2_SAMPLE_HZ", "LWM2_JOB_ID", "LWM2_STEP_ID", NULL,
+};
+
+static double ms_since(const struct timespec *t0)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)(t.tv_sec - t0->tv_sec) * 1e3 + (double)(t.tv_nsec - t0->tv_nsec) / 1e6;
+}
+
+static void cuda_lib_path(char *buf, size_t len)
+{
+	const char *slash = strrchr(lwm2_conf.lib, '/');
+	int dl = slash ? (int)(slash - lwm2_conf.lib) : 0;
+
+	snprintf(buf, len, "%.*s/liblwm2cuda.so", dl, lwm2_conf.lib);
+}
+
+/* The job environment's value of var, "" when unset. */
+static int job_getenv(spank_t sp, const char *var, char *buf, size_t len)
+{
+	spank_err_t e = spank_getenv(sp, var, buf, (int)len);
+
+	if (e == ESPANK_SUCCESS)
+		return 0;
+	buf[0] = '\0';
+	return e == ESPANK_ENV_NOEXIST ? 0 : -1;
+}
+
+/*
+ * A step that is not measured carries no trace: the batch shell (when the
+ * batch step was measured) passes LD_PRELOAD and LWM2_* on to srun and from
+ * there to this step, so they are taken out here.
+ */
+static void scrub_env(spank_t sp)
+{
+	static char cur[65536], out[65536];
+	char cuda[PATH_MAX];
+	const char *const *v;
+
+	if (job_getenv(sp, "LD_PRELOAD", cur, sizeof(cur)) == 0 && cur[0] &&
+	    lwm2_preload_has(cur, lwm2_conf.lib)) {
+		if (lwm2_preload_remove(cur, lwm2_conf.lib, out, sizeof(out)) == 0) {
+			if (out[0])
+				spank_setenv(sp, "LD_PRELOAD", out, 1);
+			else
+				spank_unsetenv(sp, "LD_PRELOAD");
+		}
+	}
+	for (v = lwm2_vars; *v; v++)
+		spank_unsetenv(sp, *v);
+	cuda_lib_path(cuda, sizeof(cuda));
+	if (job_getenv(sp, "CUDA_INJECTION64_PATH", cur, sizeof(cur)) == 0 && !strcmp(cur, cuda))
+		spank_unsetenv(sp, "CUDA_INJECTION64_PATH");
+}
+
+static int setenv_fmt(spank_t sp, const char *var, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int setenv_fmt(spank_t sp, const char *var, const char *fmt, ...)
+{
+	char buf[PATH_MAX + 64];
+	va_list ap;
+	spank_err_t e;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	e = spank_setenv(sp, var, buf, 1);
+	if (e != ESPANK_SUCCESS) {
+		slurm_error("lwm2: step start: couldn't set %s: %s", var, spank_strerror(e));
+		return -1;
+	}
+	return 0;
+}
+
+static int inject_env(spank_t sp)
+{
+	static char cur[65536], out[65536];
+	char cuda[PATH_MAX];
+	unsigned slice = lwm2_opts.slice ? lwm2_opts.slice : lwm2_conf.slice;
+	const char *events = lwm2_opts.events[0] ? lwm2_opts.events : lwm2_conf.events;
+	struct stat sb;
+
+	if (job_getenv(sp, "LD_PRELOAD", cur, sizeof(cur)) < 0) {
+		slurm_error("lwm2: step start: couldn't read LD_PRELOAD: longer than %zu bytes",
+		            sizeof(cur) - 1);
+		return -1;
+	}
+	if (lwm2_preload_add(cur, lwm2_conf.lib, out, sizeof(out)) < 0) {
+		slurm_error("lwm2: step start: couldn't add %s to LD_PRELOAD: %s", lwm2_conf.lib,
+		            strerror(errno));
+		return -1;
+	}
+	/* The library prints nothing itself: digests of steps and jobs are
+	 * printed here and in srun, one per step rather than one per process. */
+	if (setenv_fmt(sp, "LWM2_MODE", "on") < 0 || setenv_fmt(sp, "LWM2_DIR", "%s", st.dir) < 0 ||
+	    setenv_fmt(sp, "LWM2_SLICE", "%u", slice) < 0 ||
+	    setenv_fmt(sp, "LWM2_JOB_ID", "%u", st.job_id) < 0 ||
+	    setenv_fmt(sp, "LWM2_STEP_ID", "%u", st.step_id) < 0)
+		return -1;
+	if (events[0] && setenv_fmt(sp, "LWM2_EVENTS", "%s", events) < 0)
+		return -1;
+	else if (!events[0])
+		spank_unsetenv(sp, "LWM2_EVENTS");
+	if (lwm2_conf.sample_hz >= 0 &&
+	    setenv_fmt(sp, "LWM2_SAMPLE_HZ", "%d", lwm2_conf.sample_hz) < 0)
+		return -1;
+	else if (lwm2_conf.sample_hz < 0)
+		spank_unsetenv(sp, "LWM2_SAMPLE_HZ");
+	cuda_lib_path(cuda, sizeof(cuda));
+	if (job_getenv(sp, "CUDA_INJECTION64_PATH", cur, sizeof(cur)) == 0 && !cur[0] &&
+	    stat(cuda, &sb) == 0 && S_ISREG(sb.st_mode))
+		setenv_fmt(sp, "CUDA_INJECTION64_PATH", "%s", cuda);
+	/* LD_PRELOAD last: a step with only half of the variables set must not
+	 * load the library. */
+	return setenv_fmt(sp, "LD_PRELOAD", "%s", out);
+}
+
+/*
+ * The step directory: base directory root's and closed to writes by
+ * others (so no user can plant anything at the step's name), step
+ * directory made fresh, then handed to the user.  Something already at
+ * the name is the remainder of an earlier run of the same step id (a
+ * requeued job, keep=yes): its records are not this run's, so it goes.
+ */
+static int make_step_dir(void)
+{
+	char err[PATH_MAX + 128], sname[16];
+	struct stat sb;
+	int fd;
+
+	st.basefd = lwm2_open_root_dir(AT_FDCWD, lwm2_conf.basedir, 0711, err, sizeof(err));
+	if (st.basefd < 0) {
+		slurm_error("lwm2: step start: couldn't use base directory: %s", err);
+		return -1;
+	}
+	if (snprintf(st.name, sizeof(st.name), "%u.%s.%s", st.job_id,
+	             lwm2_step_name(st.step_id, sname, sizeof(sname)),
+	             st.node) >= (int)sizeof(st.name) ||
+	    snprintf(st.dir, sizeof(st.dir), "%s/%s", lwm2_conf.basedir, st.name) >=
+	        (int)sizeof(st.dir)) {
+		slurm_error("lwm2: step start: couldn't name the step directory: too long");
+		return -1;
+	}
+	if (fstatat(st.basefd, st.name, &sb, AT_SYMLINK_NOFOLLOW) == 0) {
+		if (!S_ISDIR(sb.st_mode))
+			slurm_error(
+			    "lwm2: step start: %s exists and is not a directory; removing it",
+			    st.dir);
+		if (lwm2_rmtree_at(st.basefd, st.name, 0) < 0) {
+			slurm_error("lwm2: step start: couldn't remove the old %s: %s", st.dir,
+			            strerror(errno));
+			return -1;
+		}
+	}
+	if (mkdirat(st.basefd, st.name, 0700) < 0) {
+		slurm_error("lwm2: step start: couldn't create %s: %s", st.dir, strerror(errno));
+		return -1;
+	}
+	fd = openat(st.basefd, st.name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || fchown(fd, st.uid, st.gid) < 0 || fchmod(fd, 0700) < 0) {
+		slurm_error("lwm2: step start: couldn't hand %s to uid %u: %s", st.dir,
+		            (unsigned)st.uid, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		lwm2_rmtree_at(st.basefd, st.name, 0);
+		return -1;
+	}
+	st.dirfd = fd;
+	return 0;
+}
+
+static int get_u32(spank_t sp, spank_item_t item, uint32_t *v, const char *what)
+{
+	spank_err_t e = spank_get_item(sp, item, v);
+
+	if (e != ESPANK_SUCCESS) {
+		slurm_error("lwm2: step start: couldn't get the %s: %s", what, spank_strerror(e));
+		return -1;
+	}
+	return 0;
+}
+
+int lwm2_stepd_init_post_opt(spank_t sp)
+{
+	char env_cluster[LWM2_CLUSTER_MAX] = "";
+	const char *node;
+	enum lwm2_mode mode;
+
+	if (!lwm2_conf_ok)
+		return 0;
+	if (get_u32(sp, S_JOB_ID, &st.job_id, "job id") < 0 ||
+	    get_u32(sp, S_JOB_STEPID, &st.step_id, "step id") < 0 ||
+	    get_u32(sp, S_JOB_LOCAL_TASK_COUNT, &st.local_tasks, "local task count") < 0 ||
+	    spank_get_item(sp, S_JOB_UID, &st.uid) != ESPANK_SUCCESS ||
+	    spank_get_item(sp, S_JOB_GID, &st.gid) != ESPANK_SUCCESS)
+		return 0;
+
+	/* The extern step holds the allocation and adopted ssh sessions
+	 * (pam_slurm_adopt): nothing there is the user's application, and it
+	 * ends after jobcomp has read the spool. */
+	if (st.step_id == SLURM_EXTERN_CONT)
+		return 0;
+
+	mode = lwm2_effective_mode();
+	if (lwm2_opts.refused_optout)
+		slurm_info("lwm2: step start: job %u asked for --lwm2=off; the site measures every "
+		           "job (optout=no)",
+		           st.job_id);
+	if (mode == LWM2_MODE_OFF) {
+		scrub_env(sp);
+		return 0;
+	}
+
+	node = getenv("SLURMD_NODENAME"); /* slurmstepd sets it for itself */
+	if (!node || !*node || strlen(node) >= sizeof(st.node) || strchr(node, '/')) {
+		if (gethostname(st.node, sizeof(st.node)) < 0)
+			snprintf(st.node, sizeof(st.node), "unknown");
+		st.node[sizeof(st.node) - 1] = '\0';
+	} else
+		snprintf(st.node, sizeof(st.node), "%s", node);
+	job_getenv(sp, "SLURM_CLUSTER_NAME", env_cluster, sizeof(env_cluster));
+	snprintf(st.cluster, sizeof(st.cluster), "%s", lwm2_cluster_name(env_cluster));
+
+	if (make_step_dir() < 0 || inject_env(sp) < 0) {
+		/* Measured halfway is not measured: leave no trace. */
+		scrub_env(sp);
+		if (st.dirfd >= 0) {
+			close(st.dirfd);
+			st.dirfd = -1;
+			lwm2_rmtree_at(st.basefd, st.name, 0);
+		}
+		return 0;
+	}
+	st.active = true;
+	if (mode == LWM2_MODE_PRINT) {
+		if (st.step_id == SLURM_BATCH_SCRIPT)
+			st.print_batch = lwm2_conf.print & LWM2_PRINT_BATCH;
+		else
+			st.print_srun = lwm2_conf.print & LWM2_PRINT_SRUN;
+	}
+	slurm_debug("lwm2: step start: job %u step %u measured in %s (%u local tasks)", st.job_id,
+	            st.step_id, st.dir, st.local_tasks);
+	return 0;
+}
+
+/*
+ * In the batch script's task, as the user, before exec: its stdout is the
+ * job's output file, whose name the step does not otherwise expose.  The
+ * note is the user's file in the user's directory; it is only ever opened
+ * with the user's identity, so writing something else into it gains
+ * nothing.
+ */
+int lwm2_stepd_task_init(spank_t sp)
+{
+	char path[PATH_MAX];
+	ssize_t n;
+
+	if (!st.active || !st.print_batch)
+		return 0;
+	n = readlink("/proc/self/fd/1", path, sizeof(path) - 1);
+	if (n <= 0 || path[0] != '/')
+		return 0;
+	if (lwm2_write_file_at(st.dirfd, LWM2_STDOUT_NOTE, path, (size_t)n) < 0)
+		slurm_error("lwm2: task start: couldn't note the output file: %s", strerror(errno));
+	return 0;
+}
+
+static void log_skipped(void *arg, const char *msg)
+{
+	const char *dir = arg;
+
+	slurm_error("lwm2: step end: couldn't merge a rank record in %s: %s", dir, msg);
+}
+
+/* The user-readable copy of this node record that srun --lwm2=print
+ * reads: <spool>/print/<job>/<step>.<node>.json, written as the user. */
+static void write_print_copy(int spoolfd, json_object *node)
+{
+	char err[PATH_MAX + 128], jname[16], fname[NAME_MAX + 1], sname[16];
+	const char *text;
+	struct stat sb;
+	int pfd, jfd;
+
+	pfd = lwm2_open_root_dir(spoolfd, "print", 0711, err, sizeof(err));
+	if (pfd < 0) {
+		slurm_error("lwm2: step end: couldn't use the print directory: %s", err);
+		return;
+	}
+	snprintf(jname, sizeof(jname), "%u", st.job_id);
+	if (mkdirat(pfd, jname, 0700) < 0 && errno != EEXIST) {
+		slurm_error("lwm2: step end: couldn't create print/%s: %s", jname, strerror(errno));
+		close(pfd);
+		return;
+	}
+	jfd = openat(pfd, jname, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	close(pfd);
+	if (jfd < 0 || fstat(jfd, &sb) < 0) {
+		slurm_error("lwm2: step end: couldn't open print/%s: %s", jname, strerror(errno));
+		goto out;
+	}
+	/* Root's (just made here or on another node) or the user's already. */
+	if ((sb.st_uid != 0 && sb.st_uid != st.uid) ||
+	    (sb.st_uid == 0 && (fchown(jfd, st.uid, st.gid) < 0 || fchmod(jfd, 0700) < 0))) {
+		slurm_error("lwm2: step end: couldn't use print/%s: owned by uid %u", jname,
+		            (unsigned)sb.st_uid);
+		goto out;
+	}
+	snprintf(fname, sizeof(fname), "%s.%s.json",
+	         lwm2_step_name(st.step_id, sname, sizeof(sname)), st.node);
+	text = json_object_to_json_string_ext(node, JSON_C_TO_STRING_PLAIN);
+	if (!text || lwm2_fs_become(st.uid, st.gid) < 0) {
+		slurm_error("lwm2: step end: couldn't write print/%s/%s as uid %u", jname, fname,
+		            (unsigned)st.uid);
+		goto out;
+	}
+	if (lwm2_write_file_at(jfd, fname, text, strlen(text)) < 0)
+		slurm_error("lwm2: step end: couldn't write print/%s/%s: %s", jname, fname,
+		            strerror(errno));
+	lwm2_fs_restore();
+out:
+	if (jfd >= 0)
+		close(jfd);
+}
+
+/* Sorted names make the digest the same whatever order readdir gives. */
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/*
+ * The batch step ends after every step of the job on every node: what the
+ * spool holds for the job is the job.  Read it as root (only root can),
+ * render it, and append it to the output file with the user's identity.
+ */
+static void print_batch_digest(int spoolfd)
+{
+	char path[PATH_MAX], jname[16], err[256];
+	char **names = NULL;
+	json_object **nodes = NULL;
+	json_object *digest = NULL;
+	struct lwm2_job_meta meta = {0};
+	struct lwm2_verify_opts vo = {0};
+	struct lwm2_render_opts ro = {0};
+	size_t n = 0, nn = 0, i, tlen = 0;
+	char *text = NULL;
+	struct dirent *de;
+	struct stat sb;
+	FILE *mf;
+	DIR *d;
+	int jfd, ofd;
+
+	if (lwm2_read_small_at(st.dirfd, LWM2_STDOUT_NOTE, path, sizeof(path)) <= 0 ||
+	    path[0] != '/')
+		return;
+	snprintf(jname, sizeof(jname), "%u", st.job_id);
+	jfd = openat(spoolfd, jname, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (jfd < 0 || !(d = fdopendir(jfd))) {
+		slurm_error("lwm2: batch end: couldn't open the spool of job %s: %s", jname,
+		            strerror(errno));
+		if (jfd >= 0)
+			close(jfd);
+		return;
+	}
+	names = calloc(LWM2_BATCH_PRINT_MAX_RECORDS, sizeof(*names));
+	while (names && (de = readdir(d)) && n < LWM2_BATCH_PRINT_MAX_RECORDS) {
+		size_t l = strlen(de->d_name);
+
+		if (l > 9 && !strcmp(de->d_name + l - 9, ".lwm2node") && de->d_name[0] != '.')
+			names[n++] = strdup(de->d_name);
+	}
+	if (!names || !(nodes = calloc(n ? n : 1, sizeof(*nodes))))
+		goto out;
+	qsort(names, n, sizeof(*names), cmp_str);
+	vo.uid = 0;
+	vo.cluster = st.cluster;
+	for (i = 0; i < n; i++) {
+		if (!names[i])
+			continue;
+		nodes[nn] =
+		    lwm2_node_read_verified(dirfd(d), names[i], st.job_id, &vo, err, sizeof(err));
+		if (nodes[nn])
+			nn++;
+		else
+			slurm_error("lwm2: batch end: couldn't read node record %s: %s", names[i],
+			            err);
+	}
+	meta.cluster = st.cluster;
+	meta.job_id = st.job_id;
+	digest = lwm2_job_digest_build(&meta, nodes, nn);
+	if (!digest || !(mf = open_memstream(&text, &tlen))) {
+		slurm_error("lwm2: batch end: couldn't build the job digest: %s", strerror(errno));
+		goto out;
+	}
+	fputs("\n", mf);
+	lwm2_digest_render(digest, mf, &ro);
+	if (fclose(mf) != 0 || !text)
+		goto out;
+
+	if (lwm2_fs_become(st.uid, st.gid) < 0) {
+		slurm_error("lwm2: batch end: couldn't take the identity of uid %u",
+		            (unsigned)st.uid);
+		goto out;
+	}
+	ofd = open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+	if (ofd < 0)
+		slurm_error("lwm2: batch end: couldn't open %s: %s", path, strerror(errno));
+	else {
+		if (fstat(ofd, &sb) == 0 && S_ISREG(sb.st_mode) &&
+		    lwm2_write_all(ofd, text, tlen) < 0)
+			slurm_error("lwm2: batch end: couldn't append the digest to %s: %s", path,
+			            strerror(errno));
+		close(ofd);
+	}
+	lwm2_fs_restore();
+out:
+	closedir(d);
+	for (i = 0; i < nn; i++)
+		json_object_put(nodes[i]);
+	for (i = 0; names && i < n; i++)
+		free(names[i]);
+	free(names);
+	free(nodes);
+	if (digest)
+		json_object_put(digest);
+	free(text);
+}
+
+static void step_end(const char *phase)
+{
+	struct lwm2_node_ident id = {0};
+	struct timespec t0;
+	char err[512];
+	json_object *node;
+	int spoolfd;
+
+	st.merged = true;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	id.cluster = st.cluster;
+	id.job_id = st.job_id;
+	id.step_id = st.step_id;
+	id.node = st.node;
+	id.expected_tasks = st.local_tasks;
+
+	node = lwm2_node_merge(st.dirfd, &id, log_skipped, st.dir);
+	if (!node) {
+		slurm_error("lwm2: %s: couldn't merge the rank records in %s: %s", phase, st.dir,
+		            strerror(errno));
+		return;
+	}
+	if (lwm2_node_write_signed(lwm2_conf.spool, &id, node, err, sizeof(err)) < 0)
+		slurm_error("lwm2: %s: couldn't write the node record of job %u into %s: %s", phase,
+		            st.job_id, lwm2_conf.spool, err);
+	else if (st.print_srun || st.print_batch) {
+		spoolfd = open(lwm2_conf.spool, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (spoolfd < 0)
+			slurm_error("lwm2: %s: couldn't open %s: %s", phase, lwm2_conf.spool,
+			            strerror(errno));
+		else {
+			if (st.print_srun)
+				write_print_copy(spoolfd, node);
+			if (st.print_batch)
+				print_batch_digest(spoolfd);
+			close(spoolfd);
+		}
+	}
+	json_object_put(node);
+	slurm_verbose("lwm2: %s: job %u step %u node record done in %.1f ms", phase, st.job_id,
+	              st.step_id, ms_since(&t0));
+}
+
+int lwm2_stepd_task_exit(spank_t sp)
+{
+	if (!st.active || st.merged)
+		return 0;
+	if (++st.exited < st.local_tasks)
+		return 0;
+	step_end("step end");
+	return 0;
+}
+
+int lwm2_stepd_exit(spank_t sp)
+{
+	if (!st.active)
+		return 0;
+	/* Tasks that never started or were never reaped: late, but the
+	 * node record still reaches the spool for whoever reads it later. */
+	if (!st.merged)
+		step_end("step exit");
+	if (st.dirfd >= 0)
+		close(st.dirfd);
+	st.dirfd = -1;
+	if (!lwm2_conf.keep && lwm2_rmtree_at(st.basefd, st.name, 0) < 0)
+		slurm_error("lwm2: step exit: couldn't remove %s: %s", st.dir, strerror(errno));
+	close(st.basefd);
+	st.basefd = -1;
+	st.active = false;
+	return 0;
+}
