@@ -1,0 +1,207 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The plain job description: its state-file and log-line JSON. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lwm2_jobcomp.h"
+
+void lwm2_jc_job_free(struct lwm2_jc_job *job)
+{
+	if (!job)
+		return;
+	free(job->cluster);
+	free(job->user);
+	free(job->account);
+	free(job->partition);
+	free(job->nodes);
+	free(job->name);
+	free(job->state);
+	free(job->admin_comment);
+	free(job->acct_part);
+	free(job);
+}
+
+int lwm2_jc_job_file_name(const struct lwm2_jc_job *job, char *buf, size_t len)
+{
+	int n = snprintf(buf, len, "%" PRIu32 ".%" PRId64 ".job", job->job_id, job->start);
+
+	if (n < 0 || (size_t)n >= len) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	return 0;
+}
+
+void lwm2_jc_exit_code_str(uint32_t exit_code, char *buf, size_t len)
+{
+	/* Slurm keeps a wait status: signal in the low bits, status above. */
+	unsigned sig = exit_code & 0x7f, status = (exit_code >> 8) & 0xff;
+
+	snprintf(buf, len, "%u:%u", status, sig);
+}
+
+static int add_str(json_object *o, const char *key, const char *val)
+{
+	json_object *v;
+
+	if (!val)
+		return 0;
+	if (!(v = json_object_new_string(val)))
+		return -1;
+	return json_object_object_add(o, key, v);
+}
+
+static int add_int(json_object *o, const char *key, int64_t val)
+{
+	json_object *v = json_object_new_int64(val);
+
+	if (!v)
+		return -1;
+	return json_object_object_add(o, key, v);
+}
+
+json_object *lwm2_jc_job_to_json(const struct lwm2_jc_job *job, bool with_progress)
+{
+	json_object *o = json_object_new_object();
+	char ec[32];
+	int rc = 0;
+
+	if (!o)
+		return NULL;
+	lwm2_jc_exit_code_str(job->exit_code, ec, sizeof(ec));
+	rc |= add_str(o, "cluster", job->cluster);
+	rc |= add_int(o, "job_id", job->job_id);
+	if (job->array_task_id != LWM2_JC_NONE) {
+		rc |= add_int(o, "array_job_id", job->array_job_id);
+		rc |= add_int(o, "array_task_id", job->array_task_id);
+	}
+	if (job->het_job_offset != LWM2_JC_NONE) {
+		rc |= add_int(o, "het_job_id", job->het_job_id);
+		rc |= add_int(o, "het_job_offset", job->het_job_offset);
+	}
+	rc |= add_str(o, "user", job->user);
+	rc |= add_int(o, "uid", job->uid);
+	rc |= add_int(o, "gid", job->gid);
+	rc |= add_str(o, "account", job->account);
+	rc |= add_str(o, "partition", job->partition);
+	rc |= add_str(o, "name", job->name);
+	rc |= add_str(o, "nodes", job->nodes);
+	rc |= add_int(o, "node_count", job->node_count);
+	rc |= add_int(o, "cpus", job->total_cpus);
+	rc |= add_int(o, "submit", job->submit);
+	rc |= add_int(o, "start", job->start);
+	rc |= add_int(o, "end", job->end);
+	rc |= add_str(o, "state", job->state);
+	rc |= add_str(o, "exit_code", ec);
+	rc |= add_int(o, "exit_status", job->exit_code);
+	rc |= add_int(o, "restart_count", job->restart_count);
+	if (with_progress) {
+		rc |= add_int(o, "queued", job->queued);
+		rc |= add_str(o, "admin_comment", job->admin_comment);
+		rc |= json_object_object_add(o, "logged", json_object_new_boolean(job->logged));
+		rc |= json_object_object_add(o, "acct_sent",
+					     json_object_new_boolean(job->acct_sent));
+		rc |= add_int(o, "attempts", job->attempts);
+		rc |= add_int(o, "next_try", job->next_try);
+		rc |= add_str(o, "acct_part", job->acct_part);
+	}
+	if (rc) {
+		json_object_put(o);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return o;
+}
+
+static int get_str(json_object *o, const char *key, char **out)
+{
+	json_object *v;
+
+	if (!json_object_object_get_ex(o, key, &v) || json_object_is_type(v, json_type_null))
+		return 0;
+	if (!json_object_is_type(v, json_type_string))
+		return -1;
+	if (!(*out = strdup(json_object_get_string(v))))
+		return -1;
+	return 0;
+}
+
+static int get_int(json_object *o, const char *key, int64_t *out, int64_t dflt)
+{
+	json_object *v;
+
+	*out = dflt;
+	if (!json_object_object_get_ex(o, key, &v))
+		return 0;
+	if (!json_object_is_type(v, json_type_int))
+		return -1;
+	*out = json_object_get_int64(v);
+	return 0;
+}
+
+static int get_u32(json_object *o, const char *key, uint32_t *out, uint32_t dflt)
+{
+	int64_t v;
+
+	if (get_int(o, key, &v, dflt) < 0 || v < 0 || v > UINT32_MAX)
+		return -1;
+	*out = (uint32_t)v;
+	return 0;
+}
+
+static bool get_bool(json_object *o, const char *key)
+{
+	json_object *v;
+
+	return json_object_object_get_ex(o, key, &v) && json_object_get_boolean(v);
+}
+
+struct lwm2_jc_job *lwm2_jc_job_from_json(json_object *o)
+{
+	struct lwm2_jc_job *job;
+	int rc = 0;
+
+	if (!json_object_is_type(o, json_type_object)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (!(job = calloc(1, sizeof(*job))))
+		return NULL;
+	rc |= get_u32(o, "job_id", &job->job_id, 0);
+	rc |= get_u32(o, "array_job_id", &job->array_job_id, 0);
+	rc |= get_u32(o, "array_task_id", &job->array_task_id, LWM2_JC_NONE);
+	rc |= get_u32(o, "het_job_id", &job->het_job_id, 0);
+	rc |= get_u32(o, "het_job_offset", &job->het_job_offset, LWM2_JC_NONE);
+	rc |= get_u32(o, "uid", &job->uid, 0);
+	rc |= get_u32(o, "gid", &job->gid, 0);
+	rc |= get_u32(o, "node_count", &job->node_count, 0);
+	rc |= get_u32(o, "cpus", &job->total_cpus, 0);
+	rc |= get_u32(o, "exit_status", &job->exit_code, 0);
+	rc |= get_u32(o, "restart_count", &job->restart_count, 0);
+	rc |= get_u32(o, "attempts", &job->attempts, 0);
+	rc |= get_int(o, "submit", &job->submit, 0);
+	rc |= get_int(o, "start", &job->start, 0);
+	rc |= get_int(o, "end", &job->end, 0);
+	rc |= get_int(o, "queued", &job->queued, 0);
+	rc |= get_int(o, "next_try", &job->next_try, 0);
+	rc |= get_str(o, "cluster", &job->cluster);
+	rc |= get_str(o, "user", &job->user);
+	rc |= get_str(o, "account", &job->account);
+	rc |= get_str(o, "partition", &job->partition);
+	rc |= get_str(o, "name", &job->name);
+	rc |= get_str(o, "nodes", &job->nodes);
+	rc |= get_str(o, "state", &job->state);
+	rc |= get_str(o, "admin_comment", &job->admin_comment);
+	rc |= get_str(o, "acct_part", &job->acct_part);
+	job->logged = get_bool(o, "logged");
+	job->acct_sent = get_bool(o, "acct_sent");
+	if (rc || job->job_id == 0) {
+		lwm2_jc_job_free(job);
+		errno = EINVAL;
+		return NULL;
+	}
+	return job;
+}

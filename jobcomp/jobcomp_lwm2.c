@@ -1,0 +1,339 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * jobcomp/lwm2: the glue to slurmctld, and the only file that includes
+ * Slurm's internal headers.  jobcomp_p_log_record runs with slurmctld's job
+ * write lock held: it copies the job's fields into a plain struct and hands
+ * it to the worker (worker.c), nothing else.
+ *
+ * Ordering with slurmctld's own job-complete record: jobcomp_g_write runs
+ * right before jobacct_storage_g_job_complete, which queues DBD_JOB_COMPLETE
+ * (with the job's AdminComment as it is now) on slurmctld's slurmdbd agent.
+ * The worker's AdminComment change goes through the same agent
+ * (acct_storage_g_modify_job with JOBCOND_FLAG_NO_WAIT, as slurmctld's
+ * burst buffer code does for SystemComment), so slurmdbd applies it after
+ * the job-complete record, and the agent keeps it across slurmdbd outages
+ * and slurmctld restarts (dbd.messages).  The worker reads the field back
+ * later and queues the change again if it is missing.
+ */
+#define _GNU_SOURCE /* dladdr, RTLD_NODELETE */
+#include <dlfcn.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "slurm/slurm.h"
+#include "slurm/slurm_errno.h"
+
+#include "src/common/list.h"
+#include "src/common/log.h"
+#include "src/common/read_config.h"
+#include "src/common/slurm_accounting_storage.h"
+#include "src/common/slurm_jobcomp.h"
+#include "src/common/slurm_protocol_defs.h"
+#include "src/slurmctld/locks.h"
+#include "src/slurmctld/slurmctld.h"
+
+#include "lwm2_jobcomp.h"
+
+/* The plugin interface: slurmctld looks these up by name. */
+extern int init(void);
+extern int fini(void);
+extern int jobcomp_p_set_location(char *location);
+extern int jobcomp_p_log_record(job_record_t *job_ptr);
+extern List jobcomp_p_get_jobs(slurmdb_job_cond_t *job_cond);
+
+const char plugin_name[] = "lwm2 job digest (Lightweight Measurement Module)";
+const char plugin_type[] = "jobcomp/lwm2";
+const uint32_t plugin_version = SLURM_VERSION_NUMBER;
+
+/*
+ * sacct -c loads jobcomp plugins too: what only slurmctld has is referenced
+ * weakly, and nothing starts where it is missing.
+ */
+#pragma weak acct_db_conn
+#pragma weak lock_slurmctld
+#pragma weak unlock_slurmctld
+#pragma weak find_job_record
+
+static struct lwm2_jc_conf conf;
+static bool conf_ok;
+static bool accounting;
+
+static bool in_slurmctld(void)
+{
+	return &acct_db_conn && lock_slurmctld && unlock_slurmctld && find_job_record;
+}
+
+static void glue_log(int level, const char *msg)
+{
+	switch (level) {
+	case LWM2_JC_ERROR:
+		error("%s", msg);
+		break;
+	case LWM2_JC_INFO:
+		info("%s", msg);
+		break;
+	case LWM2_JC_VERBOSE:
+		verbose("%s", msg);
+		break;
+	default:
+		debug("%s", msg);
+		break;
+	}
+}
+
+/* Takes slurmctld's job read lock: called by the worker only, never while
+ * fini is waiting for it. */
+static bool glue_job_completing(uint32_t job_id)
+{
+	slurmctld_lock_t lk = {.job = READ_LOCK};
+	job_record_t *job_ptr;
+	bool completing;
+
+	lock_slurmctld(lk);
+	job_ptr = find_job_record(job_id);
+	completing = job_ptr && IS_JOB_COMPLETING(job_ptr);
+	unlock_slurmctld(lk);
+	return completing;
+}
+
+/*
+ * Select exactly this job's row: a bare job id also matches het job
+ * components (het_job_id) and array tasks (id_array_job) in
+ * _setup_job_cond_selected_steps.
+ */
+static void job_cond_init(slurmdb_job_cond_t *cond, slurm_selected_step_t *sel,
+			  const struct lwm2_jc_job *job)
+{
+	memset(cond, 0, sizeof(*cond));
+	memset(sel, 0, sizeof(*sel));
+	sel->array_task_id = NO_VAL;
+	sel->het_job_offset = NO_VAL;
+	sel->step_id.step_id = NO_VAL;
+	sel->step_id.step_het_comp = NO_VAL;
+	if (job->array_task_id != LWM2_JC_NONE) {
+		sel->step_id.job_id = job->array_job_id;
+		sel->array_task_id = job->array_task_id;
+	} else if (job->het_job_offset != LWM2_JC_NONE) {
+		sel->step_id.job_id = job->het_job_id;
+		sel->het_job_offset = job->het_job_offset;
+	} else {
+		sel->step_id.job_id = job->job_id;
+		cond->flags |= JOBCOND_FLAG_NO_WHOLE_HETJOB;
+	}
+	cond->step_list = list_create(NULL);
+	list_append(cond->step_list, sel);
+	cond->cluster_list = list_create(NULL);
+	list_append(cond->cluster_list, job->cluster ? job->cluster : slurm_conf.cluster_name);
+	cond->db_flags = SLURMDB_JOB_FLAG_NOTSET;
+	cond->flags |= JOBCOND_FLAG_NO_DEFAULT_USAGE;
+	cond->usage_start = job->submit ? job->submit : 1;
+}
+
+static int glue_acct_modify(const struct lwm2_jc_job *job, const char *comment)
+{
+	slurmdb_job_cond_t cond;
+	slurm_selected_step_t sel;
+	slurmdb_job_rec_t rec;
+	List ret;
+
+	job_cond_init(&cond, &sel, job);
+	/* onto slurmctld's slurmdbd agent, behind the job-complete record */
+	cond.flags |= JOBCOND_FLAG_NO_WAIT;
+	memset(&rec, 0, sizeof(rec));
+	rec.derived_ec = NO_VAL;
+	rec.admin_comment = (char *)comment;
+	ret = acct_storage_g_modify_job(acct_db_conn, slurm_conf.slurm_user_id, &cond, &rec);
+	FREE_NULL_LIST(ret);
+	FREE_NULL_LIST(cond.step_list);
+	FREE_NULL_LIST(cond.cluster_list);
+	return 0;
+}
+
+static enum lwm2_jc_acct_state glue_acct_read(const struct lwm2_jc_job *job, char **comment)
+{
+	slurmdb_job_cond_t cond;
+	slurm_selected_step_t sel;
+	slurmdb_job_rec_t *rec, *pick = NULL;
+	enum lwm2_jc_acct_state st;
+	ListIterator it;
+	List jobs;
+
+	*comment = NULL;
+	job_cond_init(&cond, &sel, job);
+	cond.flags |= JOBCOND_FLAG_NO_STEP | JOBCOND_FLAG_NO_TRUNC;
+	jobs = jobacct_storage_g_get_jobs_cond(acct_db_conn, slurm_conf.slurm_user_id, &cond);
+	FREE_NULL_LIST(cond.step_list);
+	FREE_NULL_LIST(cond.cluster_list);
+	if (!jobs)
+		return LWM2_JC_ACCT_UNREACHABLE;
+	/* a requeued job has a row per run: the one that started when this
+	 * run did */
+	it = list_iterator_create(jobs);
+	while ((rec = list_next(it))) {
+		if (rec->jobid != job->job_id)
+			continue;
+		if (!pick || rec->start == job->start)
+			pick = rec;
+	}
+	list_iterator_destroy(it);
+	if (!pick) {
+		st = LWM2_JC_ACCT_NOT_ENDED;
+	} else if (!pick->end || (pick->state & JOB_STATE_BASE) == JOB_PENDING ||
+		   (pick->state & JOB_STATE_BASE) == JOB_RUNNING) {
+		st = LWM2_JC_ACCT_NOT_ENDED;
+	} else {
+		st = LWM2_JC_ACCT_ENDED;
+		if (pick->admin_comment && !(*comment = strdup(pick->admin_comment)))
+			st = LWM2_JC_ACCT_UNREACHABLE;
+	}
+	FREE_NULL_LIST(jobs);
+	return st;
+}
+
+static char *dup_or_null(const char *s)
+{
+	return s ? strdup(s) : NULL;
+}
+
+static int64_t elapsed_ns(const struct timespec *a)
+{
+	struct timespec b;
+
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	return (int64_t)(b.tv_sec - a->tv_sec) * 1000000000 + (b.tv_nsec - a->tv_nsec);
+}
+
+/* Keep the plugin mapped after dlclose: a worker that fini could not join
+ * (stuck in a call into slurmctld) must not run on unmapped code. */
+static void pin_self(void)
+{
+	Dl_info di;
+
+	if (dladdr((void *)pin_self, &di) && di.dli_fname)
+		dlopen(di.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+}
+
+extern int init(void)
+{
+	char err[512] = "";
+	char *path;
+
+	if (!in_slurmctld())
+		return SLURM_SUCCESS;
+	pin_self();
+	if (!(path = lwm2_jc_conf_path(slurm_conf.slurm_conf)))
+		return SLURM_ERROR;
+	if (lwm2_jc_conf_load(&conf, path, slurm_conf.state_save_location, err, sizeof(err)) < 0) {
+		error("lwm2: init: couldn't read settings: %s", err);
+		free(path);
+		return SLURM_ERROR;
+	}
+	conf_ok = true;
+	accounting = slurm_conf.accounting_storage_type &&
+		     !strcmp(slurm_conf.accounting_storage_type, "accounting_storage/slurmdbd");
+	verbose("lwm2: init: settings from %s; spool %s, state %s, AdminComment %s", path,
+		conf.spool_dir, conf.state_dir,
+		conf.admin_comment && accounting ? "yes" : "no");
+	free(path);
+	return SLURM_SUCCESS;
+}
+
+/*
+ * Called right after init and again on reconfigure: the worker starts here
+ * so that jobs resumed from the state dir go to the configured log.
+ */
+extern int jobcomp_p_set_location(char *location)
+{
+	struct lwm2_jc_ops ops = {
+		.log = glue_log,
+		.job_completing = glue_job_completing,
+		.acct_modify = accounting ? glue_acct_modify : NULL,
+		.acct_read = accounting ? glue_acct_read : NULL,
+	};
+
+	if (!conf_ok)
+		return SLURM_SUCCESS;
+	if (lwm2_jc_running())
+		return lwm2_jc_set_log(location) < 0 ? SLURM_ERROR : SLURM_SUCCESS;
+	if (location && *location) {
+		char *p = strdup(location);
+
+		if (!p)
+			return SLURM_ERROR;
+		free(conf.log_path);
+		conf.log_path = p;
+	}
+	if (lwm2_jc_start(&conf, &ops) < 0)
+		return SLURM_ERROR;
+	return SLURM_SUCCESS;
+}
+
+extern int jobcomp_p_log_record(job_record_t *job_ptr)
+{
+	struct timespec t0;
+	struct lwm2_jc_job *job;
+	int rc;
+
+	if (!conf_ok)
+		return SLURM_SUCCESS;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (!(job = calloc(1, sizeof(*job))))
+		return SLURM_ERROR;
+	job->job_id = job_ptr->job_id;
+	job->array_job_id = job_ptr->array_job_id;
+	job->array_task_id = job_ptr->array_job_id ? job_ptr->array_task_id : LWM2_JC_NONE;
+	if (job->array_task_id == NO_VAL)
+		job->array_task_id = LWM2_JC_NONE;
+	job->het_job_id = job_ptr->het_job_id;
+	job->het_job_offset = job_ptr->het_job_id ? job_ptr->het_job_offset : LWM2_JC_NONE;
+	job->uid = job_ptr->user_id;
+	job->gid = job_ptr->group_id;
+	job->node_count = job_ptr->node_cnt;
+	job->total_cpus = job_ptr->total_cpus;
+	job->exit_code = job_ptr->exit_code;
+	job->restart_count = job_ptr->restart_cnt;
+	job->submit = job_ptr->details ? job_ptr->details->submit_time : 0;
+	job->start = job_ptr->start_time;
+	job->end = job_ptr->end_time;
+	job->queued = time(NULL);
+	job->cluster = dup_or_null(slurm_conf.cluster_name);
+	job->user = dup_or_null(job_ptr->user_name);
+	job->account = dup_or_null(job_ptr->account);
+	job->partition = dup_or_null(job_ptr->partition);
+	job->nodes = dup_or_null(job_ptr->nodes);
+	job->name = dup_or_null(job_ptr->name);
+	job->state = dup_or_null(job_state_string(job_ptr->job_state));
+	job->admin_comment = dup_or_null(job_ptr->admin_comment);
+	/* a run that never started has the time it was cancelled as start */
+	if (!job_ptr->node_cnt || !job_ptr->nodes)
+		job->start = 0;
+	rc = lwm2_jc_enqueue(job);
+	debug("lwm2: log_record: job %u %s in %" PRId64 " ns", job_ptr->job_id,
+	      rc < 0 ? "dropped" : "queued", elapsed_ns(&t0));
+	if (rc < 0) {
+		error("lwm2: log_record: couldn't queue job %u: %s", job_ptr->job_id,
+		      errno == ENOSPC ? "MaxQueued jobs are waiting" : strerror(errno));
+		return SLURM_ERROR;
+	}
+	return SLURM_SUCCESS;
+}
+
+extern int fini(void)
+{
+	lwm2_jc_stop();
+	if (conf_ok)
+		lwm2_jc_conf_free(&conf);
+	conf_ok = false;
+	return SLURM_SUCCESS;
+}
+
+/* sacct -c: the digests are in AdminComment and the log; `lwm2 digest`
+ * reads them. */
+extern List jobcomp_p_get_jobs(slurmdb_job_cond_t *job_cond)
+{
+	(void)job_cond;
+	return NULL;
+}

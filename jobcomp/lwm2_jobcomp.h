@@ -1,0 +1,203 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * jobcomp/lwm2 without Slurm: the plain job description the glue
+ * (jobcomp_lwm2.c, the only file with Slurm's internal headers) copies out
+ * of slurmctld's job record, the settings of lwm2.conf, the persisted queue
+ * of pending jobs, the AdminComment part lwm2 owns, and the worker thread.
+ *
+ * Everything here builds and is unit-tested without a Slurm source tree.
+ * Functions return 0 / -1 with errno set unless said otherwise.
+ */
+#ifndef LWM2_JOBCOMP_H
+#define LWM2_JOBCOMP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <json-c/json.h>
+
+/* Slurm's NO_VAL: "no array task", "no het component". */
+#define LWM2_JC_NONE 0xfffffffeu
+
+/* ------------------------------------------------------------ the job */
+
+/*
+ * What jobcomp_p_log_record copies out of the job record.  All strings are
+ * owned (malloc'd) and may be NULL.
+ */
+struct lwm2_jc_job {
+	uint32_t job_id;
+	uint32_t array_job_id;   /* 0 if not an array task */
+	uint32_t array_task_id;  /* LWM2_JC_NONE if not an array task */
+	uint32_t het_job_id;     /* 0 if not a het job component */
+	uint32_t het_job_offset; /* LWM2_JC_NONE if not a component */
+	uint32_t uid;
+	uint32_t gid;
+	uint32_t node_count;
+	uint32_t total_cpus;
+	uint32_t exit_code;      /* wait status, as Slurm keeps it */
+	uint32_t restart_count;  /* requeues so far */
+	int64_t submit;          /* epoch seconds; 0 if unknown */
+	int64_t start;           /* 0: never started */
+	int64_t end;
+	int64_t queued;          /* when log_record ran */
+	char *cluster;
+	char *user;
+	char *account;
+	char *partition;
+	char *nodes;
+	char *name;
+	char *state;             /* "COMPLETED", "CANCELLED", ... */
+	char *admin_comment;     /* as sent with the job-complete record */
+	/* Progress, kept in the state file so a restart resumes where it
+	 * stopped. */
+	bool logged;             /* line appended to JobCompLoc */
+	bool acct_sent;          /* AdminComment modification queued */
+	uint32_t attempts;       /* failed tries so far (backoff) */
+	int64_t next_try;        /* epoch seconds; 0: now */
+	char *acct_part;         /* the LWM2: part that was sent */
+	int64_t nodes_done;      /* when the nodes were seen done (memory only) */
+};
+
+void lwm2_jc_job_free(struct lwm2_jc_job *job);
+
+/* The state file name of a job: "<job_id>.<start>.job" (a requeued job's
+ * runs differ in start). */
+int lwm2_jc_job_file_name(const struct lwm2_jc_job *job, char *buf, size_t len);
+
+/* The job as JSON (state files and the JobCompLoc line) and back. */
+json_object *lwm2_jc_job_to_json(const struct lwm2_jc_job *job, bool with_progress);
+struct lwm2_jc_job *lwm2_jc_job_from_json(json_object *obj);
+
+/* "0:0" form of an exit code, as sacct prints it. */
+void lwm2_jc_exit_code_str(uint32_t exit_code, char *buf, size_t len);
+
+/* ------------------------------------------------------------ settings */
+
+struct lwm2_jc_conf {
+	char *log_path;          /* JobCompLoc: the JSON-lines log */
+	char *spool_dir;         /* SpoolDir: signed node records */
+	char *state_dir;         /* StateDir: one file per pending job */
+	char *munge_socket;      /* MungeSocket: NULL for munged's default */
+	unsigned late_wait;      /* LateRecordWait: seconds */
+	unsigned settle;         /* RecordSettle: seconds after the job's nodes are done */
+	size_t cap;              /* AdminCommentCap: bytes of the LWM2 part */
+	bool admin_comment;      /* AdminComment=yes|no */
+	bool keep_records;       /* KeepNodeRecords=yes|no */
+	unsigned retry_max;      /* RetryMax: seconds before giving up on a job */
+	unsigned verify_delay;   /* VerifyDelay: seconds before reading back */
+	size_t max_queued;       /* MaxQueued: jobs kept in memory */
+};
+
+/* The settings file: $LWM2_CONF, else lwm2.conf in the directory of
+ * slurm_conf_path (NULL: /etc/slurm). */
+char *lwm2_jc_conf_path(const char *slurm_conf_path);
+
+/*
+ * Defaults, then the file (missing file: defaults only).  Keys are
+ * case-insensitive; '#' starts a comment; unknown keys are an error (a
+ * typo must not silently change where data goes).  state_save is Slurm's
+ * StateSaveLocation (StateDir defaults to <state_save>/lwm2).
+ */
+int lwm2_jc_conf_load(struct lwm2_jc_conf *conf, const char *path, const char *state_save,
+		      char *err, size_t errlen);
+void lwm2_jc_conf_free(struct lwm2_jc_conf *conf);
+
+/* ------------------------------------------------------------ AdminComment */
+
+/*
+ * The AdminComment after putting part ("LWM2:{...}") into old: an existing
+ * LWM2 part is replaced, everything else is kept byte for byte; part goes
+ * last, after one space when old has other text.  NULL part: only remove.
+ * If the result would exceed max bytes (NUL included) returns NULL with
+ * errno E2BIG.  Returns a malloc'd string.
+ */
+char *lwm2_jc_comment_merge(const char *old, const char *part, size_t max);
+
+/* Where the LWM2 part is in text: start offset and length, or -1. */
+int lwm2_jc_comment_find(const char *text, size_t *off, size_t *len);
+
+/* ------------------------------------------------------------ queue */
+
+/*
+ * The pending jobs: an in-memory FIFO fed by log_record (no I/O there),
+ * written to one file per job in the state dir by the worker before any
+ * other work, removed when the job is done.  Thread-safe.
+ */
+struct lwm2_jc_queue;
+
+struct lwm2_jc_queue *lwm2_jc_queue_new(size_t max);
+void lwm2_jc_queue_free(struct lwm2_jc_queue *q);
+/* Takes job.  -1 with ENOSPC when max jobs are waiting (job freed). */
+int lwm2_jc_queue_push(struct lwm2_jc_queue *q, struct lwm2_jc_job *job);
+/* Waits until a job is there, or until deadline (CLOCK_MONOTONIC, NULL:
+ * forever), or until lwm2_jc_queue_wake.  NULL if none. */
+struct lwm2_jc_job *lwm2_jc_queue_pop(struct lwm2_jc_queue *q, const struct timespec *deadline);
+void lwm2_jc_queue_wake(struct lwm2_jc_queue *q);
+size_t lwm2_jc_queue_len(struct lwm2_jc_queue *q);
+
+/* State files: atomic write (temporary, fsync, rename, fsync dir), load
+ * all (skipping and logging bad ones), remove. */
+int lwm2_jc_state_save(const char *dir, const struct lwm2_jc_job *job);
+int lwm2_jc_state_remove(const char *dir, const struct lwm2_jc_job *job);
+typedef void (*lwm2_jc_log_fn)(int level, const char *msg);
+/* Calls fn for every job found (fn takes the job). */
+int lwm2_jc_state_load(const char *dir, void (*fn)(struct lwm2_jc_job *, void *), void *arg,
+		       lwm2_jc_log_fn log);
+
+/* ------------------------------------------------------------ worker */
+
+enum { LWM2_JC_ERROR = 0, LWM2_JC_INFO = 1, LWM2_JC_VERBOSE = 2, LWM2_JC_DEBUG = 3 };
+
+/* Result of reading a job back from accounting. */
+enum lwm2_jc_acct_state {
+	LWM2_JC_ACCT_UNREACHABLE, /* slurmdbd down, or an error: try later */
+	LWM2_JC_ACCT_NOT_ENDED,   /* job-complete record not yet applied */
+	LWM2_JC_ACCT_ENDED,       /* *comment holds the AdminComment now */
+	LWM2_JC_ACCT_GONE,        /* no such job in accounting */
+};
+
+/*
+ * What the worker needs from slurmctld, given by the glue (tests give
+ * their own).  Every member may be NULL: no accounting, no way to ask.
+ */
+struct lwm2_jc_ops {
+	void (*log)(int level, const char *msg);
+	/* true while the job's nodes have not all finished (COMPLETING) */
+	bool (*job_completing)(uint32_t job_id);
+	/* Queue an AdminComment modification behind the job's own records
+	 * (in order).  0 when queued. */
+	int (*acct_modify)(const struct lwm2_jc_job *job, const char *comment);
+	/* Read the job's AdminComment back (*comment malloc'd or NULL). */
+	enum lwm2_jc_acct_state (*acct_read)(const struct lwm2_jc_job *job, char **comment);
+};
+
+/*
+ * Start the worker: load conf, load pending jobs from the state dir, start
+ * the thread.  Never blocks on the network.  0 or -1 (logged).
+ */
+int lwm2_jc_start(const struct lwm2_jc_conf *conf, const struct lwm2_jc_ops *ops);
+/* New JobCompLoc (reconfigure). */
+int lwm2_jc_set_log(const char *path);
+/* Hand a job over (takes it).  Memory only: safe under slurmctld's locks. */
+int lwm2_jc_enqueue(struct lwm2_jc_job *job);
+/*
+ * Stop: jobs not yet in the state dir are written there, the worker
+ * finishes the job in hand (waits are cut short) and is joined.  What is
+ * not done stays in the state dir for the next start.
+ */
+void lwm2_jc_stop(void);
+bool lwm2_jc_running(void);
+
+/*
+ * One job, start to end, synchronously (the worker's step; exposed for the
+ * tests).  Returns 0 when the job is done
+ * (state file may go), 1 when it must be tried again later, -1 when it
+ * failed for good.
+ */
+int lwm2_jc_process(const struct lwm2_jc_conf *conf, const struct lwm2_jc_ops *ops,
+		    struct lwm2_jc_job *job, const volatile bool *stop);
+
+#endif /* LWM2_JOBCOMP_H */

@@ -1,0 +1,225 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Settings, the job's JSON, the queue, and state files across a "restart". */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lwm2_jobcomp.h"
+#include "tap.h"
+
+static char tmpdir[] = "/tmp/lwm2-jc-state.XXXXXX";
+
+static struct lwm2_jc_job *mkjob(uint32_t id, int64_t start)
+{
+	struct lwm2_jc_job *j = calloc(1, sizeof(*j));
+
+	j->job_id = id;
+	j->array_task_id = LWM2_JC_NONE;
+	j->het_job_offset = LWM2_JC_NONE;
+	j->start = start;
+	j->end = start + 10;
+	j->uid = 1000;
+	j->node_count = 2;
+	j->exit_code = 2 << 8;
+	j->user = strdup("alice");
+	j->nodes = strdup("n[1-2]");
+	j->state = strdup("COMPLETED");
+	j->admin_comment = strdup("JS1:abc 'quoted' \\ back");
+	return j;
+}
+
+static void write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	fputs(text, f);
+	fclose(f);
+}
+
+static int loaded;
+static uint32_t loaded_ids[8];
+
+static void on_load(struct lwm2_jc_job *j, void *arg)
+{
+	(void)arg;
+	if (loaded < 8)
+		loaded_ids[loaded] = j->job_id;
+	loaded++;
+	lwm2_jc_job_free(j);
+}
+
+static int logged_errors;
+static void count_log(int level, const char *msg)
+{
+	if (level == LWM2_JC_ERROR) {
+		logged_errors++;
+		diag("log: %s", msg);
+	}
+}
+
+struct popper {
+	struct lwm2_jc_queue *q;
+	struct lwm2_jc_job *got;
+};
+
+static void *pop_forever(void *arg)
+{
+	struct popper *p = arg;
+
+	p->got = lwm2_jc_queue_pop(p->q, NULL);
+	return NULL;
+}
+
+int main(void)
+{
+	struct lwm2_jc_conf c;
+	char path[512], err[256], ec[16];
+	struct lwm2_jc_job *j, *k;
+	json_object *o;
+	struct lwm2_jc_queue *q;
+	struct timespec dl;
+	struct popper pp;
+	pthread_t t;
+	char *p;
+
+	if (!mkdtemp(tmpdir))
+		return 1;
+
+	/* --- settings */
+	ok(lwm2_jc_conf_load(&c, "/nonexistent/lwm2.conf", "/var/spool/slurmctld", err,
+			     sizeof(err)) == 0,
+	   "missing lwm2.conf: defaults");
+	is_str(c.state_dir, "/var/spool/slurmctld/lwm2", "StateDir defaults under StateSaveLocation");
+	is_int(c.cap, 16384, "AdminCommentCap defaults to 16 KiB");
+	ok(c.admin_comment && !c.keep_records, "AdminComment=yes, KeepNodeRecords=no by default");
+	lwm2_jc_conf_free(&c);
+
+	snprintf(path, sizeof(path), "%s/lwm2.conf", tmpdir);
+	write_file(path, "# site settings\nSpoolDir = /srv/lwm2/spool\nstatedir=/srv/lwm2/state\n"
+			 "LateRecordWait=30 # seconds\nAdminCommentCap=8192\nAdminComment=no\n"
+			 "KeepNodeRecords=yes\nMailWait=60\nMailer=/usr/sbin/sendmail\n");
+	ok(lwm2_jc_conf_load(&c, path, NULL, err, sizeof(err)) == 0, "lwm2.conf read");
+	is_str(c.spool_dir, "/srv/lwm2/spool", "SpoolDir");
+	is_str(c.state_dir, "/srv/lwm2/state", "StateDir (keys case-insensitive)");
+	is_int(c.late_wait, 30, "LateRecordWait, comment after the value");
+	is_int(c.cap, 8192, "AdminCommentCap");
+	ok(!c.admin_comment && c.keep_records, "booleans");
+	lwm2_jc_conf_free(&c);
+
+	write_file(path, "SpoolDirr=/x\n");
+	ok(lwm2_jc_conf_load(&c, path, NULL, err, sizeof(err)) < 0 && errno == EINVAL &&
+		   strstr(err, "unknown key") && strstr(err, ":1:"),
+	   "unknown key refused with file and line: %s", err);
+	write_file(path, "AdminCommentCap=70000\n");
+	ok(lwm2_jc_conf_load(&c, path, NULL, err, sizeof(err)) < 0 && strstr(err, "bad value"),
+	   "AdminCommentCap above 60000 refused: %s", err);
+	write_file(path, "SpoolDir=relative\n");
+	ok(lwm2_jc_conf_load(&c, path, NULL, err, sizeof(err)) < 0, "relative SpoolDir refused");
+
+	setenv("LWM2_CONF", "/x/y.conf", 1);
+	p = lwm2_jc_conf_path("/etc/slurm/slurm.conf");
+	is_str(p, "/x/y.conf", "LWM2_CONF overrides the path");
+	free(p);
+	unsetenv("LWM2_CONF");
+	p = lwm2_jc_conf_path("/opt/cluster/etc/slurm.conf");
+	is_str(p, "/opt/cluster/etc/lwm2.conf", "lwm2.conf next to slurm.conf");
+	free(p);
+
+	/* --- the job as JSON */
+	j = mkjob(42, 1700000000);
+	lwm2_jc_exit_code_str(j->exit_code, ec, sizeof(ec));
+	is_str(ec, "2:0", "exit code as sacct prints it");
+	j->logged = true;
+	j->acct_part = strdup("LWM2:{\"v\":1}");
+	o = lwm2_jc_job_to_json(j, true);
+	k = lwm2_jc_job_from_json(o);
+	ok(k && k->job_id == 42 && k->start == 1700000000 && k->array_task_id == LWM2_JC_NONE &&
+		   k->logged && !k->acct_sent && !strcmp(k->admin_comment, j->admin_comment) &&
+		   !strcmp(k->acct_part, j->acct_part) && k->exit_code == j->exit_code,
+	   "job JSON round trip keeps fields and progress");
+	json_object_put(o);
+	lwm2_jc_job_free(k);
+	o = lwm2_jc_job_to_json(j, false);
+	ok(!json_object_object_get_ex(o, "admin_comment", NULL) &&
+		   !json_object_object_get_ex(o, "array_task_id", NULL),
+	   "log line form: no progress, no AdminComment copy, no array fields for a plain job");
+	json_object_put(o);
+
+	/* --- state files */
+	snprintf(path, sizeof(path), "%s/state", tmpdir);
+	ok(lwm2_jc_state_save(path, j) == 0, "state saved (dir created)");
+	k = mkjob(7, 1700000001);
+	ok(lwm2_jc_state_save(path, k) == 0, "second job saved");
+	k->start = 1700000500; /* the same job id, requeued and run again */
+	ok(lwm2_jc_state_save(path, k) == 0, "a requeued run gets its own file");
+	{
+		char bad[600];
+
+		snprintf(bad, sizeof(bad), "%s/99.0.job", path);
+		write_file(bad, "{not json");
+	}
+	loaded = 0;
+	logged_errors = 0;
+	ok(lwm2_jc_state_load(path, on_load, NULL, count_log) == 0, "state loaded");
+	is_int(loaded, 3, "three jobs resumed, the bad file not");
+	ok(loaded_ids[0] == 7 && loaded_ids[2] == 42, "oldest job ids first");
+	is_int(logged_errors, 1, "the bad file is logged");
+	{
+		char bad[600];
+		struct stat st;
+
+		snprintf(bad, sizeof(bad), "%s/99.0.job.bad", path);
+		ok(stat(bad, &st) == 0, "and set aside as .bad");
+	}
+	ok(lwm2_jc_state_remove(path, j) == 0, "state removed");
+	loaded = 0;
+	lwm2_jc_state_load(path, on_load, NULL, count_log);
+	is_int(loaded, 2, "removed job not resumed");
+	ok(lwm2_jc_state_load("/nonexistent/dir", on_load, NULL, count_log) == 0,
+	   "no state dir: nothing to resume");
+	lwm2_jc_job_free(j);
+	lwm2_jc_job_free(k);
+
+	/* --- queue */
+	q = lwm2_jc_queue_new(2);
+	ok(lwm2_jc_queue_push(q, mkjob(1, 1)) == 0 && lwm2_jc_queue_push(q, mkjob(2, 1)) == 0,
+	   "two jobs queued");
+	errno = 0;
+	ok(lwm2_jc_queue_push(q, mkjob(3, 1)) < 0 && errno == ENOSPC, "third refused: ENOSPC");
+	j = lwm2_jc_queue_pop(q, NULL);
+	ok(j && j->job_id == 1, "FIFO order");
+	lwm2_jc_job_free(j);
+	j = lwm2_jc_queue_pop(q, NULL);
+	lwm2_jc_job_free(j);
+	clock_gettime(CLOCK_MONOTONIC, &dl);
+	dl.tv_nsec += 50 * 1000 * 1000;
+	if (dl.tv_nsec >= 1000000000) {
+		dl.tv_sec++;
+		dl.tv_nsec -= 1000000000;
+	}
+	ok(lwm2_jc_queue_pop(q, &dl) == NULL, "empty queue: pop times out");
+	pp.q = q;
+	pp.got = NULL;
+	pthread_create(&t, NULL, pop_forever, &pp);
+	usleep(20000);
+	lwm2_jc_queue_wake(q);
+	pthread_join(t, NULL);
+	ok(pp.got == NULL, "wake ends a waiting pop");
+	lwm2_jc_queue_push(q, mkjob(5, 1));
+	lwm2_jc_queue_free(q);
+	ok(1, "freeing a queue with jobs in it");
+
+	{
+		char cmd[600];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+		if (system(cmd) != 0)
+			diag("couldn't remove %s", tmpdir);
+	}
+	return done_testing();
+}
