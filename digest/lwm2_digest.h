@@ -63,13 +63,15 @@ json_object *lwm2_node_merge(int dirfd, const struct lwm2_node_ident *id, lwm2_l
 			     void *log_arg);
 
 /*
- * Add one rank record to a node record under construction (what
- * lwm2_node_merge does per file; exposed for `lwm2 merge FILE...` and tests).
- * lwm2_node_finish computes totals, the node series and the flags.
+ * Merge rank records already in memory (what lwm2_node_merge does after
+ * reading; used by `lwm2 merge FILE...`, `lwm2 run` and the tests).
+ * Records of another job or step than id (when id->job_id is nonzero) are
+ * logged and skipped.  files may be NULL; else files[i] names recs[i] in
+ * log lines.
  */
-json_object *lwm2_node_new(const struct lwm2_node_ident *id);
-int lwm2_node_add(json_object *node, const struct lwm2_rank_record *r, const char *file);
-int lwm2_node_finish(json_object *node);
+json_object *lwm2_node_merge_records(const struct lwm2_node_ident *id,
+				     struct lwm2_rank_record *const *recs, const char *const *files,
+				     size_t n, lwm2_log_fn log, void *log_arg);
 
 /*
  * Check the structure of a node record (any origin): version, ident

@@ -1,0 +1,276 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * lwm2 run: measure one command outside Slurm.  The command runs with
+ * liblwm2.so preloaded and a private record directory; when it ends, its
+ * records (every process of the tree, forks and execs included) are merged
+ * as one node and the digest goes to stderr, so the command's own stdout
+ * stays untouched.  lwm2 exits as the command did.
+ */
+#include "config.h"
+
+#include "digest_internal.h"
+#include "lwm2_cmds.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef LWM2_LIBDIR
+#define LWM2_LIBDIR "/usr/local/lib/lwm2"
+#endif
+
+static void log_stderr(void *arg, const char *msg)
+{
+	(void)arg;
+	fprintf(stderr, "%s\n", msg);
+}
+
+/* $LWM2_LIB, else next to this executable (build tree or installed
+ * prefix), else the configured library directory. */
+static int find_lib(char *out, size_t len)
+{
+	static const char *const rel[] = {
+		"/../preload/.libs/liblwm2.so",
+		"/../../preload/.libs/liblwm2.so",
+		"/../lib/lwm2/liblwm2.so",
+		"/../lib64/lwm2/liblwm2.so",
+	};
+	const char *env = getenv("LWM2_LIB");
+	char exe[PATH_MAX];
+	ssize_t n;
+
+	if (env && *env) {
+		snprintf(out, len, "%s", env);
+		return access(out, R_OK);
+	}
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n > 0) {
+		char *slash;
+		exe[n] = '\0';
+		slash = strrchr(exe, '/');
+		if (slash)
+			*slash = '\0';
+		for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+			char cand[PATH_MAX + 64];
+			snprintf(cand, sizeof(cand), "%s%s", exe, rel[i]);
+			char real[PATH_MAX];
+			if (access(cand, R_OK) == 0 && realpath(cand, real)) {
+				snprintf(out, len, "%s", real);
+				return 0;
+			}
+		}
+	}
+	snprintf(out, len, "%s/liblwm2.so", LWM2_LIBDIR);
+	return access(out, R_OK);
+}
+
+static void remove_dir(const char *path)
+{
+	DIR *d = opendir(path);
+	struct dirent *de;
+
+	if (!d)
+		return;
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			unlinkat(dirfd(d), de->d_name, 0);
+	closedir(d);
+	if (rmdir(path) != 0)
+		fprintf(stderr, "lwm2: run: couldn't remove %s: %s\n", path, strerror(errno));
+}
+
+static const char *state_of(int status)
+{
+	if (WIFSIGNALED(status))
+		return "SIGNALED";
+	return WEXITSTATUS(status) == 0 ? "COMPLETED" : "FAILED";
+}
+
+int lwm2_cmd_run(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"slice", required_argument, NULL, 's'},
+		{"keep", required_argument, NULL, 'k'},
+		{"json", required_argument, NULL, 'j'},
+		{"quiet", no_argument, NULL, 'q'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	const char *slice = NULL, *keep = NULL, *json_out = NULL;
+	char lib[PATH_MAX], dir[PATH_MAX], *preload, host[256] = "localhost";
+	const char *old;
+	bool quiet = false;
+	struct sigaction ign = {.sa_handler = SIG_IGN}, oint, oquit;
+	struct timespec t0, t1;
+	int c, status = 0, dfd;
+	pid_t pid;
+	json_object *node, *digest;
+
+	optind = 1;
+	/* "+": options end at the command, whose own options are its own. */
+	while ((c = getopt_long(argc, argv, "+s:k:j:qh", opts, NULL)) != -1) {
+		switch (c) {
+		case 's': {
+			char *end;
+			unsigned long v = strtoul(optarg, &end, 10);
+			if (*end || v == 0 || v > 86400) {
+				fprintf(stderr, "lwm2: run: --slice takes seconds (1-86400)\n");
+				return 2;
+			}
+			slice = optarg;
+			break;
+		}
+		case 'k':
+			keep = optarg;
+			break;
+		case 'j':
+			json_out = optarg;
+			break;
+		case 'q':
+			quiet = true;
+			break;
+		case 'h':
+			printf("Usage: lwm2 run [--slice S] [--keep DIR] [--json FILE] [--quiet] -- "
+			       "CMD [ARGS...]\n"
+			       "Run CMD with liblwm2.so preloaded, then print its digest on stderr\n"
+			       "and exit with CMD's status.\n"
+			       "  -s, --slice S    time-slice length in seconds\n"
+			       "  -k, --keep DIR   keep the rank records in DIR\n"
+			       "  -j, --json FILE  also write the digest as JSON to FILE\n"
+			       "  -q, --quiet      do not print the digest\n"
+			       "liblwm2.so is taken from $LWM2_LIB, else found next to lwm2.\n");
+			return 0;
+		default:
+			return 2;
+		}
+	}
+	if (optind >= argc) {
+		fprintf(stderr, "lwm2: run: no command given\n");
+		return 2;
+	}
+	if (find_lib(lib, sizeof(lib)) != 0) {
+		fprintf(stderr, "lwm2: run: couldn't find liblwm2.so (tried %s): %s\n", lib,
+			strerror(errno));
+		return 1;
+	}
+	if (keep) {
+		if (mkdir(keep, 0700) != 0 && errno != EEXIST) {
+			fprintf(stderr, "lwm2: run: couldn't create %s: %s\n", keep, strerror(errno));
+			return 1;
+		}
+		snprintf(dir, sizeof(dir), "%s", keep);
+	} else {
+		const char *tmp = getenv("TMPDIR");
+		snprintf(dir, sizeof(dir), "%s/lwm2-run-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+		if (!mkdtemp(dir)) {
+			fprintf(stderr, "lwm2: run: couldn't create a record directory: %s\n",
+				strerror(errno));
+			return 1;
+		}
+	}
+	old = getenv("LD_PRELOAD");
+	if (asprintf(&preload, "%s%s%s", lib, old && *old ? ":" : "", old ? old : "") < 0) {
+		fprintf(stderr, "lwm2: run: out of memory\n");
+		return 1;
+	}
+	gethostname(host, sizeof(host) - 1);
+	clock_gettime(CLOCK_REALTIME, &t0);
+	/* Like system(3): a ^C goes to the command, and we live to report. */
+	sigaction(SIGINT, &ign, &oint);
+	sigaction(SIGQUIT, &ign, &oquit);
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		fprintf(stderr, "lwm2: run: couldn't fork: %s\n", strerror(errno));
+		free(preload);
+		return 1;
+	}
+	if (pid == 0) {
+		sigaction(SIGINT, &oint, NULL);
+		sigaction(SIGQUIT, &oquit, NULL);
+		setenv("LD_PRELOAD", preload, 1);
+		setenv("LWM2_DIR", dir, 1);
+		unsetenv("LWM2_PRINT");
+		if (slice)
+			setenv("LWM2_SLICE", slice, 1);
+		execvp(argv[optind], argv + optind);
+		fprintf(stderr, "lwm2: run: couldn't run %s: %s\n", argv[optind], strerror(errno));
+		_exit(errno == ENOENT ? 127 : 126);
+	}
+	free(preload);
+	while (waitpid(pid, &status, 0) < 0) {
+		if (errno != EINTR) {
+			fprintf(stderr, "lwm2: run: couldn't wait for %s: %s\n", argv[optind],
+				strerror(errno));
+			break;
+		}
+	}
+	clock_gettime(CLOCK_REALTIME, &t1);
+	sigaction(SIGINT, &oint, NULL);
+	sigaction(SIGQUIT, &oquit, NULL);
+
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	{
+		struct lwm2_node_ident id = {.cluster = "", .node = host};
+		struct lwm2_job_meta meta = {
+			.cluster = "local",
+			.nodes = host,
+			.node_count = 1,
+			.start = t0.tv_sec,
+			.end = t1.tv_sec,
+			.state = state_of(status),
+		};
+		node = dfd < 0 ? NULL : lwm2_node_merge(dfd, &id, log_stderr, NULL);
+		digest = node ? lwm2_job_digest_build(&meta, &node, 1) : NULL;
+	}
+	if (dfd >= 0)
+		close(dfd);
+	if (!digest) {
+		fprintf(stderr, "lwm2: run: couldn't merge the records in %s: %s\n", dir,
+			strerror(errno));
+	} else if (!ju_int_or(ju_get(digest, "scope", json_type_object), "processes", 0)) {
+		fprintf(stderr, "lwm2: run: no records: %s was not measured (a static binary, or "
+				"LD_PRELOAD removed?)\n",
+			argv[optind]);
+	} else {
+		if (!quiet) {
+			fputc('\n', stderr);
+			lwm2_digest_render(digest, stderr, NULL);
+		}
+		if (json_out) {
+			FILE *f = fopen(json_out, "we");
+			if (!f || fputs(json_object_to_json_string_ext(digest,
+								       JSON_C_TO_STRING_PLAIN),
+					f) == EOF ||
+			    fputc('\n', f) == EOF || fclose(f) != 0)
+				fprintf(stderr, "lwm2: run: couldn't write %s: %s\n", json_out,
+					strerror(errno));
+		}
+	}
+	json_object_put(digest);
+	json_object_put(node);
+	if (!keep)
+		remove_dir(dir);
+	fflush(NULL);
+	if (WIFSIGNALED(status)) {
+		int sig = WTERMSIG(status);
+		sigset_t set;
+		/* Die the same way, so shells and schedulers see the signal. */
+		signal(sig, SIG_DFL);
+		sigemptyset(&set);
+		sigaddset(&set, sig);
+		sigprocmask(SIG_UNBLOCK, &set, NULL);
+		raise(sig);
+		return 128 + sig;
+	}
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}

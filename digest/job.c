@@ -1,0 +1,453 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The job digest: node records of every step folded into min/avg/max per
+ * metric, per step and for the whole job.  One pass over the processes,
+ * constant work per process and metric; node names are only referenced
+ * until the output is written, so 10,000 node records need no copies.
+ */
+#include "digest_internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define INCOMPLETE_LIST_MAX 32
+#define REASON_MAX 160
+
+struct acc {
+	uint64_t n;
+	double sum, min, max;
+	int32_t min_rank, max_rank;
+	const char *min_node, *max_node;
+	char reason[REASON_MAX];
+};
+
+struct scope_acc {
+	uint64_t step_id;
+	uint64_t procs, mpi, incomplete, node_records;
+	bool partial;
+	uint64_t totals[LWM2_NCOUNTERS];
+	struct acc m[LWM2_NMETRICS];
+};
+
+struct build {
+	struct scope_acc job;
+	struct scope_acc *steps;
+	size_t nsteps, capsteps, last;
+	const char **node_names;
+	size_t nnames;
+	json_object *incomplete;
+	uint64_t nincomplete;
+	bool partial, skipped;
+};
+
+static void acc_init(struct scope_acc *s, uint64_t step)
+{
+	memset(s, 0, sizeof(*s));
+	s->step_id = step;
+}
+
+static struct scope_acc *step_acc(struct build *b, uint64_t step)
+{
+	if (b->last < b->nsteps && b->steps[b->last].step_id == step)
+		return &b->steps[b->last];
+	for (size_t i = 0; i < b->nsteps; i++)
+		if (b->steps[i].step_id == step)
+			return &b->steps[b->last = i];
+	if (b->nsteps == b->capsteps) {
+		size_t nc = b->capsteps ? 2 * b->capsteps : 8;
+		struct scope_acc *ns = realloc(b->steps, nc * sizeof(*ns));
+		if (!ns)
+			return NULL;
+		b->steps = ns;
+		b->capsteps = nc;
+	}
+	acc_init(&b->steps[b->nsteps], step);
+	b->last = b->nsteps;
+	return &b->steps[b->nsteps++];
+}
+
+static void acc_add(struct acc *a, const struct lwm2_metric_value *v, int32_t rank,
+		    const char *node)
+{
+	if (!v->valid) {
+		if (!a->n && !a->reason[0])
+			snprintf(a->reason, sizeof(a->reason), "%s", v->reason);
+		return;
+	}
+	if (!a->n || v->value < a->min) {
+		a->min = v->value;
+		a->min_rank = rank;
+		a->min_node = node;
+	}
+	if (!a->n || v->value > a->max) {
+		a->max = v->value;
+		a->max_rank = rank;
+		a->max_node = node;
+	}
+	a->sum += v->value;
+	a->n++;
+}
+
+static bool has_flag(json_object *node, const char *flag)
+{
+	json_object *fl = ju_get(node, "flags", json_type_array);
+
+	for (size_t i = 0; fl && i < json_object_array_length(fl); i++) {
+		const char *s = json_object_get_string(json_object_array_get_idx(fl, i));
+		if (s && strcmp(s, flag) == 0)
+			return true;
+	}
+	return false;
+}
+
+static int add_node(struct build *b, json_object *node)
+{
+	int map[LWM2_MAP_MAX];
+	size_t nmap;
+	json_object *procs = ju_get(node, "procs", json_type_array);
+	const char *name = ju_str(node, "node");
+	uint64_t step = (uint64_t)ju_int_or(node, "step_id", 0);
+	struct scope_acc *sa;
+	bool partial;
+
+	if (!procs || !name || lwm2_counter_map(node, map, LWM2_MAP_MAX, &nmap) != 0) {
+		b->skipped = true;
+		return 0;
+	}
+	if (!(sa = step_acc(b, step)))
+		return -1;
+	b->node_names[b->nnames++] = name;
+	sa->node_records++;
+	partial = has_flag(node, "partial") || has_flag(node, "skipped_records") ||
+		  has_flag(node, "missing_tasks");
+	sa->partial |= partial;
+	b->job.partial |= partial;
+	for (size_t i = 0; i < json_object_array_length(procs); i++) {
+		json_object *p = json_object_array_get_idx(procs, i);
+		struct lwm2_proc_values pv;
+		struct lwm2_metrics m;
+		int64_t flags = ju_int_or(p, "flags", 0);
+		int32_t rank = (int32_t)ju_int_or(p, "rank", -1);
+
+		if (rank < 0)
+			rank = (int32_t)ju_int_or(p, "task", -1);
+		if (lwm2_proc_from_json(p, map, nmap, &pv) != 0) {
+			sa->partial = b->job.partial = true;
+			continue;
+		}
+		for (int c = 0; c < LWM2_NCOUNTERS; c++) {
+			sa->totals[c] += pv.counters[c];
+			b->job.totals[c] += pv.counters[c];
+		}
+		if (flags & LWM2_F_INCOMPLETE) {
+			sa->incomplete++;
+			b->job.incomplete++;
+			if (b->nincomplete++ < INCOMPLETE_LIST_MAX) {
+				json_object *e = json_object_new_object();
+				ju_add(e, "step", ju_u64(step));
+				ju_add(e, "node", json_object_new_string(name));
+				ju_add(e, "rank", json_object_new_int(rank));
+				ju_add(e, "pid", json_object_new_int((int32_t)ju_int_or(p, "pid", 0)));
+				json_object_array_add(b->incomplete, e);
+			}
+		}
+		/* An image replaced by exec is the same process as the next
+		 * image: its counters count, it is not another process. */
+		if (flags & LWM2_F_EXEC)
+			continue;
+		sa->procs++;
+		b->job.procs++;
+		if (flags & LWM2_F_MPI) {
+			sa->mpi++;
+			b->job.mpi++;
+		}
+		lwm2_metrics_compute(&pv, &m);
+		for (int k = 0; k < LWM2_NMETRICS; k++) {
+			acc_add(&sa->m[k], &m.m[k], rank, name);
+			acc_add(&b->job.m[k], &m.m[k], rank, name);
+		}
+	}
+	return 0;
+}
+
+static json_object *loc(int32_t rank, const char *node)
+{
+	json_object *a = json_object_new_array_ext(2);
+
+	json_object_array_add(a, json_object_new_int(rank));
+	json_object_array_add(a, json_object_new_string(node ? node : ""));
+	return a;
+}
+
+static json_object *scope_json(const struct scope_acc *s, uint64_t nodes)
+{
+	json_object *o = json_object_new_object(), *ms, *miss, *tot;
+
+	ju_add(o, "processes", ju_u64(s->procs));
+	ju_add(o, "mpi_processes", ju_u64(s->mpi));
+	ju_add(o, "nodes", ju_u64(nodes));
+	ju_add(o, "incomplete", ju_u64(s->incomplete));
+	ju_add(o, "partial", json_object_new_boolean(s->partial));
+	ms = json_object_new_object();
+	miss = json_object_new_object();
+	for (int k = 0; k < LWM2_NMETRICS; k++) {
+		const struct acc *a = &s->m[k];
+		json_object *e;
+		if (!a->n) {
+			ju_add(miss, lwm2_metric_ids[k],
+			       json_object_new_string(a->reason[0] ? a->reason : "no processes"));
+			continue;
+		}
+		e = json_object_new_object();
+		ju_add(e, "min", ju_double(a->min));
+		ju_add(e, "avg", ju_double(a->sum / (double)a->n));
+		ju_add(e, "max", ju_double(a->max));
+		ju_add(e, "n", ju_u64(a->n));
+		ju_add(e, "min_at", loc(a->min_rank, a->min_node));
+		ju_add(e, "max_at", loc(a->max_rank, a->max_node));
+		ju_add(ms, lwm2_metric_ids[k], e);
+	}
+	ju_add(o, "metrics", ms);
+	ju_add(o, "missing", miss);
+	tot = json_object_new_object();
+	for (int c = 0; c < LWM2_NCOUNTERS; c++)
+		if (s->totals[c])
+			ju_add(tot, lwm2_counter_names[c], ju_u64(s->totals[c]));
+	ju_add(o, "totals", tot);
+	return o;
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static int cmp_step(const void *a, const void *b)
+{
+	const struct scope_acc *x = a, *y = b;
+
+	return x->step_id < y->step_id ? -1 : x->step_id > y->step_id;
+}
+
+static void opt_str(json_object *o, const char *key, const char *v)
+{
+	if (v)
+		ju_add(o, key, json_object_new_string(v));
+}
+
+json_object *lwm2_job_digest_build(const struct lwm2_job_meta *meta, json_object *const *nodes,
+				   size_t n)
+{
+	struct build b;
+	json_object *d = NULL, *job, *steps, *grid, *flags;
+	uint64_t distinct = 0;
+
+	memset(&b, 0, sizeof(b));
+	acc_init(&b.job, UINT64_MAX);
+	b.node_names = malloc((n ? n : 1) * sizeof(*b.node_names));
+	b.incomplete = json_object_new_array();
+	if (!b.node_names || !b.incomplete)
+		goto nomem;
+	for (size_t i = 0; i < n; i++)
+		if (nodes[i] && add_node(&b, nodes[i]) != 0)
+			goto nomem;
+	/* Nodes of the job: distinct names over all steps. */
+	if (b.nnames) {
+		qsort(b.node_names, b.nnames, sizeof(*b.node_names), cmp_name);
+		distinct = 1;
+		for (size_t i = 1; i < b.nnames; i++)
+			distinct += strcmp(b.node_names[i], b.node_names[i - 1]) != 0;
+	}
+	if (meta && meta->node_count && distinct < meta->node_count)
+		b.job.partial = true;
+
+	d = json_object_new_object();
+	ju_add(d, "lwm2_digest_version", json_object_new_int(LWM2_DIGEST_VERSION));
+	job = json_object_new_object();
+	if (meta) {
+		opt_str(job, "cluster", meta->cluster);
+		ju_add(job, "job_id", ju_u64(meta->job_id));
+		opt_str(job, "user", meta->user);
+		opt_str(job, "account", meta->account);
+		opt_str(job, "partition", meta->partition);
+		opt_str(job, "nodes", meta->nodes);
+		ju_add(job, "node_count", ju_u64(meta->node_count));
+		ju_add(job, "cpus_per_task", ju_u64(meta->cpus_per_task));
+		ju_add(job, "start", json_object_new_int64(meta->start));
+		ju_add(job, "end", json_object_new_int64(meta->end));
+		opt_str(job, "state", meta->state);
+	}
+	ju_add(d, "job", job);
+	ju_add(d, "scope", scope_json(&b.job, distinct));
+	if (b.nsteps)
+		qsort(b.steps, b.nsteps, sizeof(*b.steps), cmp_step);
+	steps = json_object_new_array_ext((int)(b.nsteps ? b.nsteps : 1));
+	for (size_t i = 0; i < b.nsteps; i++) {
+		json_object *s = scope_json(&b.steps[i], b.steps[i].node_records);
+		ju_add(s, "step_id", ju_u64(b.steps[i].step_id));
+		json_object_array_add(steps, s);
+	}
+	ju_add(d, "steps", steps);
+	ju_add(d, "incomplete_list", b.incomplete);
+	b.incomplete = NULL;
+	flags = json_object_new_array();
+	if (b.job.incomplete)
+		json_object_array_add(flags, json_object_new_string("incomplete"));
+	if (b.job.partial)
+		json_object_array_add(flags, json_object_new_string("partial"));
+	if (meta && meta->node_count && distinct < meta->node_count)
+		json_object_array_add(flags, json_object_new_string("missing_nodes"));
+	if (b.skipped)
+		json_object_array_add(flags, json_object_new_string("bad_node_records"));
+	if (!b.job.procs)
+		json_object_array_add(flags, json_object_new_string("no_data"));
+	ju_add(d, "flags", flags);
+
+	/* The space-time grid rows share the node records' series. */
+	grid = json_object_new_array();
+	for (size_t i = 0; i < n; i++) {
+		json_object *s = nodes[i] ? ju_get(nodes[i], "series", json_type_object) : NULL, *row;
+		json_object *c = s ? ju_get(s, "c", json_type_object) : NULL;
+		if (!c)
+			continue;
+		row = json_object_new_object();
+		ju_add(row, "step", ju_u64((uint64_t)ju_int_or(nodes[i], "step_id", 0)));
+		ju_add(row, "node", json_object_new_string(ju_str(nodes[i], "node") ?: ""));
+		ju_add(row, "first_slice", ju_u64((uint64_t)ju_int_or(s, "first_slice", 0)));
+		ju_add(row, "slice_length_s", ju_u64((uint64_t)ju_int_or(s, "slice_length_s", 0)));
+		ju_add(row, "n", ju_u64((uint64_t)ju_int_or(s, "n", 0)));
+		ju_add(row, "c", json_object_get(c));
+		json_object_array_add(grid, row);
+	}
+	ju_add(d, "grid", grid);
+	free(b.steps);
+	free(b.node_names);
+	return d;
+nomem:
+	json_object_put(b.incomplete);
+	free(b.steps);
+	free(b.node_names);
+	errno = ENOMEM;
+	return NULL;
+}
+
+/* How far the compact form is cut down. */
+struct cut {
+	size_t incomplete_keep;
+	bool step_totals;
+	size_t steps_keep; /* SIZE_MAX: all */
+	bool job_totals;
+};
+
+static json_object *shallow_without(json_object *o, const char *const *drop, size_t ndrop)
+{
+	json_object *c = json_object_new_object();
+
+	json_object_object_foreach(o, k, v)
+	{
+		bool skip = false;
+		for (size_t i = 0; i < ndrop; i++)
+			skip |= strcmp(k, drop[i]) == 0;
+		if (!skip)
+			ju_add(c, k, json_object_get(v));
+	}
+	return c;
+}
+
+static json_object *compact_obj(json_object *d, const struct cut *cut)
+{
+	static const char *const top_drop[] = {"grid", "steps", "incomplete_list", "scope"};
+	static const char *const totals[] = {"totals"};
+	json_object *c = shallow_without(d, top_drop, 4), *steps, *inc, *nsteps, *scope;
+	size_t ns, keep;
+
+	scope = ju_get(d, "scope", json_type_object);
+	if (scope)
+		ju_add(c, "scope",
+		       cut->job_totals ? json_object_get(scope) : shallow_without(scope, totals, 1));
+	inc = ju_get(d, "incomplete_list", json_type_array);
+	if (inc) {
+		json_object *a = json_object_new_array();
+		for (size_t i = 0; i < json_object_array_length(inc) && i < cut->incomplete_keep;
+		     i++)
+			json_object_array_add(a, json_object_get(json_object_array_get_idx(inc, i)));
+		ju_add(c, "incomplete_list", a);
+	}
+	steps = ju_get(d, "steps", json_type_array);
+	ns = steps ? json_object_array_length(steps) : 0;
+	keep = cut->steps_keep < ns ? cut->steps_keep : ns;
+	nsteps = json_object_new_array();
+	/* Keep the first and the last steps: the setup and the main run are
+	 * usually there. */
+	for (size_t i = 0; i < ns; i++) {
+		json_object *s;
+		if (keep < ns && i >= (keep + 1) / 2 && i < ns - keep / 2)
+			continue;
+		s = json_object_array_get_idx(steps, i);
+		json_object_array_add(nsteps, cut->step_totals ? json_object_get(s)
+							       : shallow_without(s, totals, 1));
+	}
+	ju_add(c, "steps", nsteps);
+	if (keep < ns)
+		ju_add(c, "steps_omitted", ju_u64(ns - keep));
+	ju_add(c, "compact", json_object_new_boolean(1));
+	return c;
+}
+
+char *lwm2_job_digest_compact(json_object *digest, size_t cap)
+{
+	struct cut cut = {SIZE_MAX, true, SIZE_MAX, true};
+	size_t plen = strlen(LWM2_DIGEST_PREFIX);
+
+	if (!digest || !json_object_is_type(digest, json_type_object)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (!cap)
+		cap = LWM2_COMPACT_CAP_DEFAULT;
+	if (cap > LWM2_COMPACT_CAP_MAX)
+		cap = LWM2_COMPACT_CAP_MAX;
+	for (int stage = 0;; stage++) {
+		json_object *c = compact_obj(digest, &cut);
+		const char *s = c ? json_object_to_json_string_ext(c, JSON_C_TO_STRING_PLAIN) : NULL;
+		size_t len = s ? strlen(s) : 0;
+		json_object *steps = ju_get(digest, "steps", json_type_array);
+		size_t ns = steps ? json_object_array_length(steps) : 0;
+
+		if (!s) {
+			json_object_put(c);
+			errno = ENOMEM;
+			return NULL;
+		}
+		if (plen + len + 1 <= cap) {
+			char *out = malloc(plen + len + 1);
+			if (out) {
+				memcpy(out, LWM2_DIGEST_PREFIX, plen);
+				memcpy(out + plen, s, len + 1);
+			}
+			json_object_put(c);
+			if (!out)
+				errno = ENOMEM;
+			return out;
+		}
+		json_object_put(c);
+		/* Cheapest losses first; each stage is marked in the output. */
+		if (cut.incomplete_keep > 8)
+			cut.incomplete_keep = 8;
+		else if (cut.step_totals)
+			cut.step_totals = false;
+		else if (cut.steps_keep > 2 && ns > 2)
+			cut.steps_keep = (cut.steps_keep > ns ? ns : cut.steps_keep) / 2;
+		else if (cut.steps_keep > 0 && ns > 0)
+			cut.steps_keep = 0;
+		else if (cut.job_totals)
+			cut.job_totals = false;
+		else if (cut.incomplete_keep)
+			cut.incomplete_keep = 0;
+		else {
+			errno = E2BIG;
+			return NULL;
+		}
+	}
+}

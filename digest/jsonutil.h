@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Small json-c helpers shared inside the digest library (not installed). */
+#ifndef LWM2_JSONUTIL_H
+#define LWM2_JSONUTIL_H
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <json-c/json.h>
+
+/* A double kept short in the text ("%.6g") and never NaN or Inf, which
+ * JSON cannot carry. */
+static inline json_object *ju_double(double v)
+{
+	char b[32];
+
+	if (!isfinite(v))
+		v = 0;
+	snprintf(b, sizeof(b), "%.6g", v);
+	return json_object_new_double_s(v, b);
+}
+
+static inline json_object *ju_u64(uint64_t v)
+{
+	return json_object_new_int64(v > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)v);
+}
+
+static inline void ju_add(json_object *o, const char *key, json_object *v)
+{
+	json_object_object_add(o, key, v);
+}
+
+/* Member of the given type, or NULL. */
+static inline json_object *ju_get(json_object *o, const char *key, json_type t)
+{
+	json_object *v;
+
+	if (!o || !json_object_is_type(o, json_type_object) ||
+	    !json_object_object_get_ex(o, key, &v) || !v)
+		return NULL;
+	if (json_object_is_type(v, t))
+		return v;
+	/* an integer is a number where a double is expected */
+	if (t == json_type_double && json_object_is_type(v, json_type_int))
+		return v;
+	return NULL;
+}
+
+static inline bool ju_int(json_object *o, const char *key, int64_t *out)
+{
+	json_object *v = ju_get(o, key, json_type_int);
+
+	if (!v)
+		return false;
+	*out = json_object_get_int64(v);
+	return true;
+}
+
+static inline bool ju_num(json_object *o, const char *key, double *out)
+{
+	json_object *v = ju_get(o, key, json_type_double);
+
+	if (!v)
+		return false;
+	*out = json_object_get_double(v);
+	return isfinite(*out);
+}
+
+static inline const char *ju_str(json_object *o, const char *key)
+{
+	json_object *v = ju_get(o, key, json_type_string);
+
+	return v ? json_object_get_string(v) : NULL;
+}
+
+static inline int64_t ju_int_or(json_object *o, const char *key, int64_t dflt)
+{
+	int64_t v;
+
+	return ju_int(o, key, &v) ? v : dflt;
+}
+
+#endif /* LWM2_JSONUTIL_H */

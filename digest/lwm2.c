@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * lwm2: the command line of the lightweight measurement module.
+ *   lwm2 run [--slice S] [--keep DIR] -- CMD ARGS...   measure one command
+ *   lwm2 dump FILE...                                 rank or node record as JSON
+ *   lwm2 merge DIR|FILE...                            node record from rank records
+ *   lwm2 render FILE                                  digest JSON as text
+ *   lwm2 digest ...                                   digests from accounting
+ */
+#include "config.h"
+
+#include "lwm2_cmds.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* `lwm2 digest` lives in cmd_digest.c; until it is linked in, say so. */
+__attribute__((weak)) int lwm2_cmd_digest(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	fprintf(stderr, "lwm2: digest: not built into this lwm2\n");
+	return 1;
+}
+
+static const struct {
+	const char *name;
+	int (*fn)(int, char **);
+	const char *summary;
+} cmds[] = {
+	{"run", lwm2_cmd_run, "run a command under measurement and print its digest"},
+	{"dump", lwm2_cmd_dump, "print rank records or signed node records as JSON"},
+	{"merge", lwm2_cmd_merge, "merge rank records into a node record (JSON)"},
+	{"render", lwm2_cmd_render, "render a digest (JSON, AdminComment or log line) as text"},
+	{"digest", lwm2_cmd_digest, "show the digests of jobs from Slurm accounting"},
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f, "Usage: lwm2 COMMAND [OPTIONS] [ARGS]\n\nCommands:\n");
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		fprintf(f, "  %-8s %s\n", cmds[i].name, cmds[i].summary);
+	fprintf(f, "  %-8s %s\n", "help", "this text; `lwm2 COMMAND --help` for a command");
+	fprintf(f, "\nOptions: --version, --help.  See lwm2(1).\n");
+}
+
+int main(int argc, char **argv)
+{
+	const char *cmd = argc > 1 ? argv[1] : NULL;
+
+	if (!cmd) {
+		usage(stderr);
+		return 2;
+	}
+	if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "-V") == 0 ||
+	    strcmp(cmd, "version") == 0) {
+		printf("lwm2 %s\n", PACKAGE_VERSION);
+		return 0;
+	}
+	if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
+		if (argc > 2) {
+			for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+				if (strcmp(argv[2], cmds[i].name) == 0) {
+					char *av[] = {argv[2], "--help", NULL};
+					return cmds[i].fn(2, av);
+				}
+			}
+		}
+		usage(stdout);
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		if (strcmp(cmd, cmds[i].name) == 0)
+			return cmds[i].fn(argc - 1, argv + 1);
+	fprintf(stderr, "lwm2: unknown command '%s'\n", cmd);
+	usage(stderr);
+	return 2;
+}

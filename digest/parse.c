@@ -1,0 +1,217 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Structural checks of node records and digests, and parsing digests back
+ * from text.  Everything the renderer and the digest builder read is
+ * checked here first, so that they can rely on types and lengths.
+ */
+#define _GNU_SOURCE /* memmem */
+#include "digest_internal.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <string.h>
+
+static int bad(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static int bad(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err && errlen) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	errno = EINVAL;
+	return -1;
+}
+
+static bool int_array(json_object *a, size_t want)
+{
+	if (!a || !json_object_is_type(a, json_type_array) || json_object_array_length(a) != want)
+		return false;
+	for (size_t i = 0; i < want; i++)
+		if (!json_object_is_type(json_object_array_get_idx(a, i), json_type_int))
+			return false;
+	return true;
+}
+
+int lwm2_node_validate(json_object *node, char *err, size_t errlen)
+{
+	int map[LWM2_MAP_MAX];
+	size_t nmap;
+	int64_t v;
+	json_object *procs, *series, *cols;
+
+	if (!node || !json_object_is_type(node, json_type_object))
+		return bad(err, errlen, "node record is not a JSON object");
+	if (!ju_int(node, "lwm2_node_version", &v) || v != LWM2_NODE_VERSION)
+		return bad(err, errlen, "node record version missing or not %d", LWM2_NODE_VERSION);
+	if (!ju_str(node, "cluster") || !ju_str(node, "node") || !ju_int(node, "job_id", &v) ||
+	    v < 0 || !ju_int(node, "step_id", &v) || v < 0 || v > UINT32_MAX)
+		return bad(err, errlen, "node record identity incomplete");
+	if (lwm2_counter_map(node, map, LWM2_MAP_MAX, &nmap) != 0)
+		return bad(err, errlen, "node record counter names missing or malformed");
+	procs = ju_get(node, "procs", json_type_array);
+	if (!procs)
+		return bad(err, errlen, "node record has no process list");
+	for (size_t i = 0; i < json_object_array_length(procs); i++) {
+		json_object *p = json_object_array_get_idx(procs, i);
+		if (!json_object_is_type(p, json_type_object) ||
+		    !int_array(ju_get(p, "c", json_type_array), nmap) ||
+		    !ju_int(p, "start_ns", &v) || !ju_int(p, "end_ns", &v) ||
+		    !ju_int(p, "flags", &v))
+			return bad(err, errlen, "node record process %zu malformed", i);
+	}
+	series = ju_get(node, "series", json_type_object);
+	if (series) {
+		int64_t n;
+		if (!ju_int(series, "n", &n) || n < 0 || n > 1 << 20 ||
+		    !ju_int(series, "first_slice", &v) || v < 0 ||
+		    !ju_int(series, "slice_length_s", &v) || v <= 0 ||
+		    !(cols = ju_get(series, "c", json_type_object)))
+			return bad(err, errlen, "node record series malformed");
+		json_object_object_foreach(cols, k, col)
+		{
+			if (!int_array(col, (size_t)n))
+				return bad(err, errlen, "node record series %s has the wrong length",
+					   k);
+		}
+	}
+	return 0;
+}
+
+static int scope_validate(json_object *s, const char *what, char *err, size_t errlen)
+{
+	json_object *ms, *miss;
+	int64_t v;
+
+	if (!s)
+		return bad(err, errlen, "%s missing or not an object", what);
+	if (!ju_int(s, "processes", &v) || v < 0)
+		return bad(err, errlen, "%s: processes missing", what);
+	ms = ju_get(s, "metrics", json_type_object);
+	if (!ms)
+		return bad(err, errlen, "%s: metrics missing", what);
+	json_object_object_foreach(ms, k, m)
+	{
+		double x;
+		json_object *at;
+		if (!json_object_is_type(m, json_type_object) || !ju_num(m, "min", &x) ||
+		    !ju_num(m, "avg", &x) || !ju_num(m, "max", &x) || !ju_int(m, "n", &v) || v < 0)
+			return bad(err, errlen, "%s: metric %s malformed", what, k);
+		for (int i = 0; i < 2; i++) {
+			at = ju_get(m, i ? "max_at" : "min_at", json_type_array);
+			if (at && (json_object_array_length(at) != 2 ||
+				   !json_object_is_type(json_object_array_get_idx(at, 0),
+							json_type_int) ||
+				   !json_object_is_type(json_object_array_get_idx(at, 1),
+							json_type_string)))
+				return bad(err, errlen, "%s: metric %s location malformed", what, k);
+		}
+	}
+	miss = ju_get(s, "missing", json_type_object);
+	if (miss) {
+		json_object_object_foreach(miss, k2, r)
+		{
+			if (!json_object_is_type(r, json_type_string))
+				return bad(err, errlen, "%s: missing reason of %s is not text", what,
+					   k2);
+		}
+	}
+	return 0;
+}
+
+int lwm2_digest_validate(json_object *d, char *err, size_t errlen)
+{
+	json_object *steps;
+	int64_t v;
+
+	if (!d || !json_object_is_type(d, json_type_object))
+		return bad(err, errlen, "digest is not a JSON object");
+	if (!ju_int(d, "lwm2_digest_version", &v))
+		return bad(err, errlen, "not an lwm2 digest (no lwm2_digest_version)");
+	if (v != LWM2_DIGEST_VERSION)
+		return bad(err, errlen, "digest version %lld, this lwm2 reads version %d",
+			   (long long)v, LWM2_DIGEST_VERSION);
+	if (!ju_get(d, "job", json_type_object))
+		return bad(err, errlen, "digest has no job object");
+	if (scope_validate(ju_get(d, "scope", json_type_object), "scope", err, errlen))
+		return -1;
+	steps = ju_get(d, "steps", json_type_array);
+	if (json_object_object_get_ex(d, "steps", NULL) && !steps)
+		return bad(err, errlen, "steps is not an array");
+	for (size_t i = 0; steps && i < json_object_array_length(steps); i++) {
+		json_object *s = json_object_array_get_idx(steps, i);
+		char what[32];
+		snprintf(what, sizeof(what), "step %zu", i);
+		if (!json_object_is_type(s, json_type_object) || !ju_int(s, "step_id", &v))
+			return bad(err, errlen, "%s: step_id missing", what);
+		if (scope_validate(s, what, err, errlen))
+			return -1;
+	}
+	return 0;
+}
+
+json_object *lwm2_digest_parse(const char *text, size_t len, char *err, size_t errlen)
+{
+	const char *p = text, *end = text + len, *mark;
+	json_tokener *tok;
+	json_object *o, *inner;
+
+	if (!text) {
+		bad(err, errlen, "no text");
+		return NULL;
+	}
+	if (len > LWM2_DIGEST_TEXT_MAX) {
+		bad(err, errlen, "digest text of %zu bytes exceeds the limit", len);
+		errno = EFBIG;
+		return NULL;
+	}
+	/* AdminComment may hold other tools' text around ours. */
+	mark = len >= strlen(LWM2_DIGEST_PREFIX) ? memmem(text, len, LWM2_DIGEST_PREFIX,
+							   strlen(LWM2_DIGEST_PREFIX))
+						 : NULL;
+	if (mark) {
+		p = mark + strlen(LWM2_DIGEST_PREFIX);
+	} else {
+		while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+			p++;
+		if (p == end || *p != '{') {
+			bad(err, errlen, "no digest found (neither JSON nor %s)", LWM2_DIGEST_PREFIX);
+			return NULL;
+		}
+	}
+	if (end - p > INT32_MAX) {
+		bad(err, errlen, "digest text too long");
+		return NULL;
+	}
+	tok = json_tokener_new_ex(64);
+	if (!tok) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	o = json_tokener_parse_ex(tok, p, (int)(end - p));
+	if (!o || json_tokener_get_error(tok) != json_tokener_success) {
+		enum json_tokener_error je = json_tokener_get_error(tok);
+		bad(err, errlen, "digest is not valid JSON: %s",
+		    je == json_tokener_continue ? "truncated" : json_tokener_error_desc(je));
+		json_object_put(o);
+		json_tokener_free(tok);
+		return NULL;
+	}
+	json_tokener_free(tok);
+	/* A JSON-lines log entry carries the digest under "digest". */
+	if (!ju_get(o, "lwm2_digest_version", json_type_int) &&
+	    (inner = ju_get(o, "digest", json_type_object))) {
+		json_object_get(inner);
+		json_object_put(o);
+		o = inner;
+	}
+	if (lwm2_digest_validate(o, err, errlen) != 0) {
+		json_object_put(o);
+		errno = EINVAL;
+		return NULL;
+	}
+	return o;
+}

@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* A rank record as JSON, every field by name (what `lwm2 dump` prints). */
+#include "digest_internal.h"
+
+json_object *lwm2_record_to_json(const struct lwm2_rank_record *r)
+{
+	json_object *o = json_object_new_object(), *a, *m, *cols;
+	const struct lwm2_slice *sl = lwm2_record_slices(r);
+
+	if (!o)
+		return NULL;
+	ju_add(o, "type", json_object_new_string("lwm2 rank record"));
+	ju_add(o, "version", json_object_new_int64(r->version));
+	ju_add(o, "generation", ju_u64(r->generation));
+	ju_add(o, "flags", json_object_new_int64(r->flags));
+	a = json_object_new_array();
+#define FLAG(f, name)                                                                              \
+	if (r->flags & (f))                                                                        \
+		json_object_array_add(a, json_object_new_string(name));
+	FLAG(LWM2_F_INCOMPLETE, "incomplete")
+	FLAG(LWM2_F_PARTIAL, "partial")
+	FLAG(LWM2_F_EXEC, "exec")
+	FLAG(LWM2_F_FORK_CHILD, "fork_child")
+	FLAG(LWM2_F_SIGNALED, "signaled")
+	FLAG(LWM2_F_MPI, "mpi")
+	FLAG(LWM2_F_MPI_FINALIZED, "mpi_finalized")
+	FLAG(LWM2_F_SAMPLING_OFF, "sampling_off")
+	FLAG(LWM2_F_COARSENED, "coarsened")
+#undef FLAG
+	ju_add(o, "flag_names", a);
+	m = json_object_new_object();
+	for (int g = 0; g < LWM2_NGROUPS; g++)
+		if (r->missing & (1u << g))
+			ju_add(m, lwm2_group_names[g], json_object_new_string(r->missing_reason[g]));
+	ju_add(o, "missing", m);
+	ju_add(o, "job_id", ju_u64(r->job_id));
+	ju_add(o, "step_id", json_object_new_int64(r->step_id));
+	ju_add(o, "task_id", json_object_new_int(r->task_id));
+	ju_add(o, "local_task_id", json_object_new_int(r->local_task_id));
+	ju_add(o, "node_id", json_object_new_int(r->node_id));
+	ju_add(o, "mpi_rank", json_object_new_int(r->mpi_rank));
+	ju_add(o, "mpi_size", json_object_new_int(r->mpi_size));
+	ju_add(o, "mpi_thread_provided", json_object_new_int(r->mpi_thread_provided));
+	ju_add(o, "pid", json_object_new_int(r->pid));
+	ju_add(o, "ppid", json_object_new_int(r->ppid));
+	ju_add(o, "runtimes", json_object_new_int64(r->runtimes));
+	ju_add(o, "hostname", json_object_new_string(r->hostname));
+	ju_add(o, "executable", json_object_new_string(r->executable));
+	ju_add(o, "mpi_library", json_object_new_string(r->mpi_library));
+	ju_add(o, "start_ns", json_object_new_int64(r->start_ns));
+	ju_add(o, "end_ns", json_object_new_int64(r->end_ns));
+	ju_add(o, "exit_status", json_object_new_int(r->exit_status));
+	ju_add(o, "term_signal", json_object_new_int(r->term_signal));
+	ju_add(o, "utime_us", ju_u64(r->utime_us));
+	ju_add(o, "stime_us", ju_u64(r->stime_us));
+	ju_add(o, "maxrss_kb", ju_u64(r->maxrss_kb));
+	ju_add(o, "minflt", ju_u64(r->minflt));
+	ju_add(o, "majflt", ju_u64(r->majflt));
+	ju_add(o, "nvcsw", ju_u64(r->nvcsw));
+	ju_add(o, "nivcsw", ju_u64(r->nivcsw));
+	ju_add(o, "clock_source", json_object_new_int64(r->clock_source));
+	ju_add(o, "clock_cost_ps", json_object_new_int64(r->clock_cost_ps));
+	ju_add(o, "threads_total", json_object_new_int64(r->threads_total));
+	ju_add(o, "threads_max", json_object_new_int64(r->threads_max));
+	ju_add(o, "sample_period_us", json_object_new_int64(r->sample_period_us));
+	ju_add(o, "sample_signal", json_object_new_int(r->sample_signal));
+	m = json_object_new_object();
+	for (int e = 0; e < LWM2_NEARMARKS; e++)
+		ju_add(m, lwm2_earmark_names[e], ju_u64(r->samples[e]));
+	ju_add(o, "samples", m);
+	ju_add(o, "samples_main", ju_u64(r->samples_main));
+	m = json_object_new_object();
+	for (int c = 0; c < LWM2_NCOUNTERS; c++)
+		ju_add(m, lwm2_counter_names[c], ju_u64(r->counters[c]));
+	ju_add(o, "counters", m);
+	m = json_object_new_object();
+	ju_add(m, "first_slice", ju_u64(r->first_slice));
+	ju_add(m, "slice_length_s", json_object_new_int64(r->slice_length_s));
+	ju_add(m, "n", json_object_new_int64(r->nslices));
+	cols = json_object_new_object();
+	for (int c = 0; c < LWM2_NCOUNTERS; c++) {
+		bool any = false;
+		for (uint32_t k = 0; k < r->nslices && !any; k++)
+			any = sl[k].counters[c] != 0;
+		if (!any)
+			continue;
+		a = json_object_new_array_ext((int)r->nslices);
+		for (uint32_t k = 0; k < r->nslices; k++)
+			json_object_array_add(a, ju_u64(sl[k].counters[c]));
+		ju_add(cols, lwm2_counter_names[c], a);
+	}
+	ju_add(m, "c", cols);
+	ju_add(o, "series", m);
+	return o;
+}

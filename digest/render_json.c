@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Rendering a digest (full or compact JSON) as text: job metadata, then
+ * the scope of the whole job and, if asked, of every step, through the
+ * same renderer and guidance table as the one-process digest.
+ */
+#include "digest_internal.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+#include <time.h>
+
+static int sink_file(void *arg, const char *buf, size_t len)
+{
+	return fwrite(buf, 1, len, arg) == len ? 0 : -1;
+}
+
+static void fill_scope(struct lwm2_scope *s, json_object *js, const char *title,
+		       uint32_t cpus_per_task)
+{
+	json_object *ms = ju_get(js, "metrics", json_type_object);
+	json_object *miss = ju_get(js, "missing", json_type_object);
+	int64_t v;
+
+	memset(s, 0, sizeof(*s));
+	s->title = title;
+	s->processes = (uint64_t)ju_int_or(js, "processes", 0);
+	s->mpi_processes = (uint64_t)ju_int_or(js, "mpi_processes", 0);
+	s->nodes = (uint64_t)ju_int_or(js, "nodes", 0);
+	s->incomplete = (uint64_t)ju_int_or(js, "incomplete", 0);
+	s->partial = ju_get(js, "partial", json_type_boolean) &&
+		     json_object_get_boolean(ju_get(js, "partial", json_type_boolean));
+	s->cpus_per_task = cpus_per_task;
+	for (int k = 0; k < LWM2_NMETRICS; k++) {
+		struct lwm2_metric_stat *st = &s->stat[k];
+		json_object *m = ju_get(ms, lwm2_metric_ids[k], json_type_object), *at;
+
+		st->min_rank = st->max_rank = -1;
+		if (m && ju_int(m, "n", &v) && v > 0 && ju_num(m, "min", &st->min) &&
+		    ju_num(m, "avg", &st->avg) && ju_num(m, "max", &st->max)) {
+			st->n = (uint64_t)v;
+			if ((at = ju_get(m, "min_at", json_type_array)) &&
+			    json_object_array_length(at) == 2) {
+				st->min_rank = json_object_get_int(json_object_array_get_idx(at, 0));
+				st->min_node = json_object_get_string(json_object_array_get_idx(at, 1));
+			}
+			if ((at = ju_get(m, "max_at", json_type_array)) &&
+			    json_object_array_length(at) == 2) {
+				st->max_rank = json_object_get_int(json_object_array_get_idx(at, 0));
+				st->max_node = json_object_get_string(json_object_array_get_idx(at, 1));
+			}
+			continue;
+		}
+		st->n = 0;
+		st->reason = miss ? ju_str(miss, lwm2_metric_ids[k]) : NULL;
+		if (!st->reason)
+			st->reason = "not in this digest";
+	}
+}
+
+static void put_time(FILE *out, const char *label, int64_t t)
+{
+	char b[64];
+	time_t tt = (time_t)t;
+	struct tm tm;
+
+	if (t <= 0 || !localtime_r(&tt, &tm) || !strftime(b, sizeof(b), "%Y-%m-%dT%H:%M:%S", &tm))
+		return;
+	fprintf(out, "%s%s", label, b);
+}
+
+int lwm2_digest_render(json_object *d, FILE *out, const struct lwm2_render_opts *opts)
+{
+	static const struct lwm2_render_opts dflt = {0};
+	const struct lwm2_render_opts *o = opts ? opts : &dflt;
+	json_object *job = ju_get(d, "job", json_type_object), *steps, *flags;
+	struct lwm2_scope s;
+	char title[400];
+	const char *str;
+	int64_t v, start, end;
+	uint32_t cpt;
+	int rc = 0;
+
+	if (!job || !ju_get(d, "scope", json_type_object)) {
+		errno = EINVAL;
+		return -1;
+	}
+	cpt = (uint32_t)ju_int_or(job, "cpus_per_task", 0);
+	str = ju_str(job, "cluster");
+	snprintf(title, sizeof(title), "job %" PRId64 "%s%s", ju_int_or(job, "job_id", 0),
+		 str ? " on cluster " : "", str ? str : "");
+	fprintf(out, "Job %" PRId64, ju_int_or(job, "job_id", 0));
+	if ((str = ju_str(job, "user")))
+		fprintf(out, ", user %s", str);
+	if ((str = ju_str(job, "account")))
+		fprintf(out, ", account %s", str);
+	if ((str = ju_str(job, "partition")))
+		fprintf(out, ", partition %s", str);
+	if ((str = ju_str(job, "state")))
+		fprintf(out, ", %s", str);
+	fputc('\n', out);
+	if ((str = ju_str(job, "nodes")) && *str)
+		fprintf(out, "Nodes %s", str);
+	else if (ju_int(job, "node_count", &v) && v)
+		fprintf(out, "Nodes %" PRId64, v);
+	start = ju_int_or(job, "start", 0);
+	end = ju_int_or(job, "end", 0);
+	put_time(out, ", start ", start);
+	put_time(out, ", end ", end);
+	if (start > 0 && end >= start)
+		fprintf(out, ", elapsed %" PRId64 " s", end - start);
+	fputc('\n', out);
+	if ((flags = ju_get(d, "flags", json_type_array)) && json_object_array_length(flags)) {
+		fputs("Flags", out);
+		for (size_t i = 0; i < json_object_array_length(flags); i++)
+			fprintf(out, " %s", json_object_get_string(json_object_array_get_idx(flags, i)));
+		fputc('\n', out);
+	}
+	fill_scope(&s, ju_get(d, "scope", json_type_object), title, cpt);
+	if (lwm2_render_scope(&s, o->flags, sink_file, out) != 0)
+		rc = -1;
+	steps = ju_get(d, "steps", json_type_array);
+	if (o->steps && steps) {
+		for (size_t i = 0; i < json_object_array_length(steps); i++) {
+			json_object *js = json_object_array_get_idx(steps, i);
+			char st[600];
+			int64_t id = ju_int_or(js, "step_id", 0);
+			const char *name = id == 0xfffffffbLL	? "batch"
+					   : id == 0xfffffffcLL ? "extern"
+					   : id == 0xfffffffaLL ? "interactive"
+								: NULL;
+			if (name)
+				snprintf(st, sizeof(st), "%s step %s", title, name);
+			else
+				snprintf(st, sizeof(st), "%s step %" PRId64, title, id);
+			fputc('\n', out);
+			fill_scope(&s, js, st, cpt);
+			if (lwm2_render_scope(&s, o->flags, sink_file, out) != 0)
+				rc = -1;
+		}
+	}
+	if (ju_get(d, "steps_omitted", json_type_int))
+		fprintf(out, "(%" PRId64 " steps omitted to fit the accounting field)\n",
+			ju_int_or(d, "steps_omitted", 0));
+	if (fflush(out) != 0 || ferror(out))
+		rc = -1;
+	return rc;
+}

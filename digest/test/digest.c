@@ -1,0 +1,257 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Job digests: statistics with locations, steps, compact form, parsing,
+ * rendering. */
+#include "digest_internal.h"
+#include "mkrecord.h"
+#include "tap.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+
+/* A node record of nproc processes; process i spends mpi_ns(i) in MPI. */
+static json_object *mk_node(const char *host, uint32_t step, int nproc, int rank0,
+			    uint64_t (*mpi_ns)(int), uint32_t extra_flags_on_first)
+{
+	struct lwm2_node_ident id = {.cluster = "c1", .job_id = 7, .step_id = step, .node = host};
+	struct lwm2_rank_record **recs = calloc((size_t)nproc, sizeof(*recs));
+	json_object *node;
+
+	for (int i = 0; i < nproc; i++) {
+		recs[i] = mk_rec(0, rank0 + i, host);
+		recs[i]->job_id = 7;
+		recs[i]->step_id = step;
+		recs[i]->counters[LWM2_C_mpi_p2p_ns] = mpi_ns(rank0 + i);
+		recs[i]->counters[LWM2_C_mpi_p2p_calls] = 1000;
+		recs[i]->counters[LWM2_C_mpi_p2p_bytes_sent] = 1000 * 64;
+		recs[i]->counters[LWM2_C_posix_write_bytes] = 1000;
+		recs[i]->missing = 1u << LWM2_G_HWC;
+		strcpy(recs[i]->missing_reason[LWM2_G_HWC], "no hardware counters on this platform");
+	}
+	if (nproc)
+		recs[0]->flags |= extra_flags_on_first;
+	node = lwm2_node_merge_records(&id, recs, NULL, (size_t)nproc, NULL, NULL);
+	for (int i = 0; i < nproc; i++)
+		free(recs[i]);
+	free(recs);
+	return node;
+}
+
+/* MPI time grows with the rank: 1 s, 2 s, ... of 10 s runs. */
+static uint64_t mpi_linear(int rank)
+{
+	return (uint64_t)(rank + 1) * 1000000000ull;
+}
+
+static uint64_t mpi_heavy(int rank)
+{
+	return (uint64_t)(5 + rank % 3) * 1000000000ull;
+}
+
+static json_object *metric(json_object *scope, const char *id)
+{
+	return ju_get(ju_get(scope, "metrics", json_type_object), id, json_type_object);
+}
+
+static char *render(json_object *d, int steps)
+{
+	struct lwm2_render_opts o = {.steps = steps};
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	lwm2_digest_render(d, f, &o);
+	fclose(f);
+	return buf;
+}
+
+static const struct {
+	const char *name;
+	const char *text;
+	const char *err_has;
+} bad_texts[] = {
+	{"empty", "", "no digest found"},
+	{"garbage", "hello world", "no digest found"},
+	{"truncated JSON", "{\"lwm2_digest_version\":1,\"job\":{", "truncated"},
+	{"other version", "{\"lwm2_digest_version\":2,\"job\":{},\"scope\":{}}", "version 2"},
+	{"no scope", "{\"lwm2_digest_version\":1,\"job\":{}}", "scope"},
+	{"metric with text",
+	 "{\"lwm2_digest_version\":1,\"job\":{},\"scope\":{\"processes\":1,\"metrics\":{\"cpi\":{"
+	 "\"min\":\"x\",\"avg\":1,\"max\":1,\"n\":1}}}}",
+	 "metric cpi malformed"},
+	{"bad location",
+	 "{\"lwm2_digest_version\":1,\"job\":{},\"scope\":{\"processes\":1,\"metrics\":{\"cpi\":{"
+	 "\"min\":1,\"avg\":1,\"max\":1,\"n\":1,\"min_at\":[1]}}}}",
+	 "location malformed"},
+	{"steps not an array",
+	 "{\"lwm2_digest_version\":1,\"job\":{},\"scope\":{\"processes\":0,\"metrics\":{}},"
+	 "\"steps\":{}}",
+	 "steps is not an array"},
+	{"deep nesting", "LWM2:[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["
+			 "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]",
+	 "not valid JSON"},
+	{"prefix without JSON", "JS1:abc LWM2:", "not valid JSON"},
+};
+
+int main(void)
+{
+	struct lwm2_job_meta meta = {.cluster = "c1", .job_id = 7, .user = "alice",
+				     .account = "proj", .partition = "batch", .nodes = "n[1-2]",
+				     .node_count = 2, .cpus_per_task = 1, .start = 1700000000,
+				     .end = 1700000100, .state = "COMPLETED"};
+	json_object *nodes[4], *d, *scope, *m, *steps;
+	char err[256], *text, *compact;
+
+	/* Step 0 on n1 (ranks 0-3) and n2 (ranks 4-7); step 1 on n1 only; an
+	 * exec'd image on n2 that is not a process of its own. */
+	nodes[0] = mk_node("n1", 0, 4, 0, mpi_linear, LWM2_F_INCOMPLETE);
+	nodes[1] = mk_node("n2", 0, 4, 4, mpi_linear, 0);
+	nodes[2] = mk_node("n1", 1, 2, 0, mpi_linear, 0);
+	nodes[3] = mk_node("n2", 1, 1, 9, mpi_linear, LWM2_F_EXEC);
+	d = lwm2_job_digest_build(&meta, nodes, 4);
+	ok(d != NULL, "digest built");
+	ok(lwm2_digest_validate(d, err, sizeof(err)) == 0, "digest validates: %s", err);
+	scope = ju_get(d, "scope", json_type_object);
+	is_int(ju_int_or(scope, "processes", -1), 10, "10 processes (the exec'd image not)");
+	is_int(ju_int_or(scope, "nodes", -1), 2, "2 distinct nodes");
+	is_int(ju_int_or(scope, "incomplete", -1), 1, "1 incomplete");
+	m = metric(scope, "mpi_p2p_time");
+	{
+		/* ranks 0-7 of step 0 and 0-1 of step 1: (r+1) * 10 % */
+		double want = 0;
+		int ranks[] = {0, 1, 2, 3, 4, 5, 6, 7, 0, 1};
+		for (int i = 0; i < 10; i++)
+			want += (ranks[i] + 1) * 10.0;
+		want /= 10;
+		double avg = 0;
+		ju_num(m, "avg", &avg);
+		ok(fabs(avg - want) < 1e-3, "avg MPI p2p share %g == %g", avg, want);
+	}
+	{
+		double mn = 0, mx = 0;
+		json_object *at = ju_get(m, "max_at", json_type_array);
+		ju_num(m, "min", &mn);
+		ju_num(m, "max", &mx);
+		ok(fabs(mn - 10) < 1e-9 && fabs(mx - 80) < 1e-9, "min 10 %%, max 80 %%");
+		ok(at && json_object_get_int(json_object_array_get_idx(at, 0)) == 7 &&
+			   !strcmp(json_object_get_string(json_object_array_get_idx(at, 1)), "n2"),
+		   "max is rank 7 on n2");
+		is_int(ju_int_or(m, "n", -1), 10, "n = 10 processes");
+	}
+	ok(!metric(scope, "cpi") &&
+		   strstr(ju_str(ju_get(scope, "missing", json_type_object), "cpi") ?: "",
+			  "no hardware counters"),
+	   "CPI missing with the platform's reason");
+	is_int(ju_int_or(ju_get(scope, "totals", json_type_object), "posix_write_bytes", -1),
+	       11 * 1000, "totals include the exec'd image");
+	steps = ju_get(d, "steps", json_type_array);
+	ok(steps && json_object_array_length(steps) == 2, "two steps");
+	is_int(ju_int_or(json_object_array_get_idx(steps, 1), "processes", -1), 2,
+	       "step 1: 2 processes");
+	is_int(ju_int_or(json_object_array_get_idx(steps, 0), "nodes", -1), 2, "step 0: 2 nodes");
+
+	text = render(d, 1);
+	ok(strstr(text, "Time in all MPI calls [%]") && strstr(text, "Write bandwidth") &&
+		   strstr(text, "Average cycles per instruction (CPI)"),
+	   "render names the seed's metrics");
+	ok(strstr(text, "[mpi-share]") && strstr(text, "Score-P"), "high MPI share guided");
+	ok(strstr(text, "[mpi-imbalance]") && strstr(text, "Scalasca"),
+	   "10 %% vs 80 %% MPI share flagged as imbalance");
+	ok(strstr(text, "min rank 0@n1, max rank 7@n2") != NULL, "locations rendered");
+	ok(strstr(text, "step 1") != NULL, "steps rendered");
+	ok(strstr(text, "Job 7, user alice, account proj, partition batch, COMPLETED") != NULL,
+	   "job header");
+	free(text);
+
+	/* Compact form: prefix, no grid, parses back and renders the same. */
+	compact = lwm2_job_digest_compact(d, 0);
+	ok(compact && !strncmp(compact, LWM2_DIGEST_PREFIX, 5), "compact has the prefix");
+	ok(compact && !strstr(compact, "\"grid\""), "compact has no grid");
+	{
+		char buf[65536];
+		json_object *back;
+		snprintf(buf, sizeof(buf), "JS1:H4sIAAAA %s trailing text", compact);
+		back = lwm2_digest_parse(buf, strlen(buf), err, sizeof(err));
+		ok(back != NULL, "compact parsed from among other AdminComment text: %s", err);
+		text = render(back, 0);
+		ok(text && strstr(text, "[mpi-share]"), "compact renders with guidance");
+		free(text);
+		json_object_put(back);
+		snprintf(buf, sizeof(buf), "{\"job_id\":7,\"digest\":%s}\n",
+			 json_object_to_json_string_ext(d, JSON_C_TO_STRING_PLAIN));
+		back = lwm2_digest_parse(buf, strlen(buf), err, sizeof(err));
+		ok(back && ju_get(back, "grid", json_type_array), "JSON-lines log entry parsed");
+		json_object_put(back);
+	}
+	free(compact);
+	errno = 0;
+	ok(lwm2_job_digest_compact(d, 100) == NULL && errno == E2BIG, "cap too small: E2BIG");
+	json_object_put(d);
+	for (int i = 0; i < 4; i++)
+		json_object_put(nodes[i]);
+
+	for (size_t i = 0; i < sizeof(bad_texts) / sizeof(bad_texts[0]); i++) {
+		json_object *o = lwm2_digest_parse(bad_texts[i].text, strlen(bad_texts[i].text), err,
+						   sizeof(err));
+		ok(!o && strstr(err, bad_texts[i].err_has), "%s rejected: %s", bad_texts[i].name,
+		   err);
+		json_object_put(o);
+	}
+
+	/* Size of the compact form for 16, 1000, 10,000 processes (64 per
+	 * node), every process incomplete to fill the lists. */
+	{
+		static const int sizes[] = {16, 1000, 10000};
+		for (size_t s = 0; s < 3; s++) {
+			int np = sizes[s], nn = (np + 63) / 64;
+			json_object **nv = calloc((size_t)nn, sizeof(*nv));
+			for (int k = 0; k < nn; k++) {
+				char host[16];
+				int cnt = np - k * 64 < 64 ? np - k * 64 : 64;
+				snprintf(host, sizeof(host), "node%04d", k);
+				nv[k] = mk_node(host, 0, cnt, k * 64, mpi_heavy, LWM2_F_INCOMPLETE);
+			}
+			d = lwm2_job_digest_build(&meta, nv, (size_t)nn);
+			compact = lwm2_job_digest_compact(d, 0);
+			ok(compact && strlen(compact) + 1 <= LWM2_COMPACT_CAP_DEFAULT,
+			   "%d processes: compact %zu bytes <= %u", np, compact ? strlen(compact) : 0,
+			   LWM2_COMPACT_CAP_DEFAULT);
+			is_int(ju_int_or(ju_get(d, "scope", json_type_object), "processes", -1), np,
+			       "%d processes counted", np);
+			free(compact);
+			json_object_put(d);
+			for (int k = 0; k < nn; k++)
+				json_object_put(nv[k]);
+			free(nv);
+		}
+	}
+
+	/* 300 steps do not fit: steps are dropped, and the drop is marked. */
+	{
+		json_object *nv[300];
+		json_object *back;
+		for (int k = 0; k < 300; k++)
+			nv[k] = mk_node("n1", (uint32_t)k, 1, 0, mpi_linear, 0);
+		d = lwm2_job_digest_build(&meta, nv, 300);
+		compact = lwm2_job_digest_compact(d, 0);
+		ok(compact && strlen(compact) < LWM2_COMPACT_CAP_DEFAULT, "300 steps fit: %zu bytes",
+		   compact ? strlen(compact) : 0);
+		back = compact ? lwm2_digest_parse(compact, strlen(compact), err, sizeof(err)) : NULL;
+		ok(back && ju_int_or(back, "steps_omitted", 0) > 0, "omitted steps counted (%lld)",
+		   (long long)ju_int_or(back, "steps_omitted", 0));
+		json_object_put(back);
+		free(compact);
+		json_object_put(d);
+		for (int k = 0; k < 300; k++)
+			json_object_put(nv[k]);
+	}
+
+	/* No node records at all (job cancelled while pending). */
+	d = lwm2_job_digest_build(&meta, NULL, 0);
+	ok(d && lwm2_digest_validate(d, err, sizeof(err)) == 0, "empty digest is valid");
+	text = render(d, 0);
+	ok(text && strstr(text, "Flags") && strstr(text, "no_data"), "empty digest says no_data");
+	free(text);
+	json_object_put(d);
+	return done_testing();
+}

@@ -1,0 +1,342 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Signed node records with the real munged: round trip, replay, another
+ * job, tampering, a forged credential from an unprivileged uid, a full
+ * disk, a missing spool.  Uses the running munged, or starts a private one
+ * on its own socket, or skips with the reason.
+ */
+#include "digest_internal.h"
+#include "mkrecord.h"
+#include "tap.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <munge.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#define NOBODY 65534
+
+static char scratch[] = "/tmp/lwm2-sign-XXXXXX";
+static char sock[300];
+static pid_t munged_pid = -1;
+
+static bool munge_works(const char *socket)
+{
+	munge_ctx_t ctx = munge_ctx_create();
+	char *cred = NULL;
+	bool ok_ = false;
+
+	if (socket)
+		munge_ctx_set(ctx, MUNGE_OPT_SOCKET, socket);
+	if (munge_encode(&cred, ctx, "x", 1) == EMUNGE_SUCCESS) {
+		void *p = NULL;
+		int l;
+		ok_ = munge_decode(cred, ctx, &p, &l, NULL, NULL) == EMUNGE_SUCCESS;
+		free(p);
+	}
+	free(cred);
+	munge_ctx_destroy(ctx);
+	return ok_;
+}
+
+/* A private munged in the scratch directory (root only). */
+static const char *start_munged(void)
+{
+	char cmd[1200];
+
+	snprintf(sock, sizeof(sock), "%s/munge.socket", scratch);
+	snprintf(cmd, sizeof(cmd),
+		 "(mungekey --create --keyfile=%s/munge.key || dd if=/dev/urandom bs=1 "
+		 "count=1024 of=%s/munge.key) >/dev/null 2>&1 && chmod 0600 %s/munge.key && "
+		 "munged --force --key-file=%s/munge.key --socket=%s --pid-file=%s/munged.pid "
+		 "--log-file=%s/munged.log --seed-file=%s/munged.seed >/dev/null 2>&1",
+		 scratch, scratch, scratch, scratch, sock, scratch, scratch, scratch);
+	if (geteuid() != 0 || system(cmd) != 0)
+		return NULL;
+	for (int i = 0; i < 50 && !munge_works(sock); i++)
+		usleep(100000);
+	{
+		char pidf[400];
+		FILE *f;
+		snprintf(pidf, sizeof(pidf), "%s/munged.pid", scratch);
+		if ((f = fopen(pidf, "r"))) {
+			int p;
+			if (fscanf(f, "%d", &p) == 1)
+				munged_pid = p;
+			fclose(f);
+		}
+	}
+	return munge_works(sock) ? sock : NULL;
+}
+
+static json_object *mk_node(uint64_t job, uint32_t step, const char *host)
+{
+	struct lwm2_node_ident id = {.cluster = "c1", .job_id = job, .step_id = step, .node = host};
+	struct lwm2_rank_record *r = mk_rec(0, 0, host);
+	json_object *n;
+
+	r->job_id = job;
+	r->step_id = step;
+	r->counters[LWM2_C_posix_read_bytes] = 12345;
+	n = lwm2_node_merge_records(&id, &r, NULL, 1, NULL, NULL);
+	free(r);
+	return n;
+}
+
+static int jobdir(const char *spool, uint64_t job)
+{
+	char p[450];
+
+	snprintf(p, sizeof(p), "%s/%llu", spool, (unsigned long long)job);
+	return open(p, O_RDONLY | O_DIRECTORY);
+}
+
+static char *slurp_at(int dfd, const char *name, size_t *len)
+{
+	int fd = openat(dfd, name, O_RDONLY);
+	struct stat st;
+	char *b;
+
+	if (fd < 0 || fstat(fd, &st) != 0)
+		return NULL;
+	b = malloc((size_t)st.st_size + 1);
+	*len = (size_t)read(fd, b, (size_t)st.st_size);
+	close(fd);
+	return b;
+}
+
+static void put_at(int dfd, const char *name, const char *b, size_t len)
+{
+	int fd = openat(dfd, name, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+	if (fd >= 0) {
+		if (write(fd, b, len) != (ssize_t)len)
+			diag("short write of %s", name);
+		close(fd);
+	}
+}
+
+int main(void)
+{
+	struct lwm2_node_ident id = {.cluster = "c1", .job_id = 1001, .step_id = 0, .node = "n1"};
+	struct lwm2_verify_opts vo = {0};
+	char spool[400], err[512], name[256];
+	const char *socket = NULL;
+	json_object *node, *back;
+	int dfd;
+
+	if (!mkdtemp(scratch)) {
+		skip("no scratch directory: %s", strerror(errno));
+		return done_testing();
+	}
+	chmod(scratch, 0755);
+	if (!munge_works(NULL)) {
+		socket = start_munged();
+		if (!socket) {
+			skip("munged is not running and a private one could not be started");
+			return done_testing();
+		}
+		diag("using a private munged on %s", socket);
+	}
+	vo.munge_socket = socket;
+	snprintf(spool, sizeof(spool), "%s/spool", scratch);
+	mkdir(spool, 0755);
+
+	node = mk_node(1001, 0, "n1");
+	ok(lwm2_node_write_signed_socket(spool, &id, node, socket, err, sizeof(err)) == 0,
+	   "signed and written: %s", err);
+	lwm2_node_file_name(&id, name, sizeof(name));
+	is_str(name, "0.n1.lwm2node", "file name");
+	dfd = jobdir(spool, 1001);
+	{
+		struct stat st;
+		ok(dfd >= 0 && fstat(dfd, &st) == 0 && (st.st_mode & 0777) == 0700 &&
+			   st.st_uid == geteuid(),
+		   "job directory private to the writer");
+	}
+	back = lwm2_node_read_verified(dfd, name, 1001, &vo, err, sizeof(err));
+	ok(back != NULL, "verified: %s", back ? "" : err);
+	ok(back && json_object_equal(back, node), "the record read is the record written");
+	json_object_put(back);
+	back = lwm2_node_read_verified(dfd, name, 1001, &vo, err, sizeof(err));
+	ok(back != NULL, "read again (replayed credential) still accepted: %s",
+	   back ? "" : err);
+	json_object_put(back);
+	errno = 0;
+	back = lwm2_node_read_verified(dfd, name, 1002, &vo, err, sizeof(err));
+	ok(!back && errno == EPERM && strstr(err, "another job"),
+	   "expected another job: rejected: %s", err);
+
+	/* Copied into another job's directory: the payload still names 1001. */
+	{
+		size_t len;
+		char *b = slurp_at(dfd, name, &len);
+		struct lwm2_node_ident id2 = id;
+		json_object *n2 = mk_node(1002, 0, "n1");
+		int d2;
+		id2.job_id = 1002;
+		ok(lwm2_node_write_signed_socket(spool, &id2, n2, socket, err, sizeof(err)) == 0,
+		   "job 1002 written");
+		d2 = jobdir(spool, 1002);
+		put_at(d2, name, b, len);
+		errno = 0;
+		back = lwm2_node_read_verified(d2, name, 1002, &vo, err, sizeof(err));
+		ok(!back && errno == EPERM && strstr(err, "signed for job 1001"),
+		   "record copied from job 1001 rejected: %s", err);
+		/* Renamed to another node. */
+		put_at(dfd, "0.n7.lwm2node", b, len);
+		back = lwm2_node_read_verified(dfd, "0.n7.lwm2node", 1001, &vo, err, sizeof(err));
+		ok(!back && strstr(err, "renamed"), "renamed file rejected: %s", err);
+		unlinkat(dfd, "0.n7.lwm2node", 0);
+		/* One byte of the record changed. */
+		{
+			char *p = strstr(b, "12345");
+			p[0] = '9';
+			put_at(dfd, "0.n1.lwm2node", b, len);
+			back = lwm2_node_read_verified(dfd, name, 1001, &vo, err, sizeof(err));
+			ok(!back && strstr(err, "hash mismatch"), "edited record rejected: %s", err);
+		}
+		/* Cut short. */
+		put_at(dfd, "0.n1.lwm2node", b, len / 2);
+		back = lwm2_node_read_verified(dfd, name, 1001, &vo, err, sizeof(err));
+		ok(!back && strstr(err, "truncated"), "truncated file rejected: %s", err);
+		put_at(dfd, "0.n1.lwm2node", "lwm2-node 1 99999999999999999999999 1\n", 38);
+		back = lwm2_node_read_verified(dfd, name, 1001, &vo, err, sizeof(err));
+		ok(!back, "absurd header rejected: %s", err);
+		close(d2);
+		json_object_put(n2);
+		free(b);
+	}
+	/* A symlink planted in the spool is not followed. */
+	ok(symlinkat("/etc/passwd", dfd, "0.n9.lwm2node") == 0, "symlink planted");
+	back = lwm2_node_read_verified(dfd, "0.n9.lwm2node", 1001, &vo, err, sizeof(err));
+	ok(!back && strstr(err, "open"), "symlink refused: %s", err);
+	unlinkat(dfd, "0.n9.lwm2node", 0);
+
+	/* A credential made by an ordinary user. */
+	if (geteuid() == 0) {
+		pid_t pid = fork();
+		int st = 0;
+		if (pid == 0) {
+			char e2[256];
+			if (setgid(NOBODY) != 0 || setuid(NOBODY) != 0)
+				_exit(3);
+			_exit(lwm2_node_write_signed_socket(spool, &id, node, socket, e2,
+							    sizeof(e2)) == 0
+				      ? 0
+				      : 4);
+		}
+		waitpid(pid, &st, 0);
+		/* As nobody the job directory (root's, 0700) is closed: write
+		 * the forged file where a user could, then plant it. */
+		if (WIFEXITED(st) && WEXITSTATUS(st) == 4) {
+			char uspool[450];
+			snprintf(uspool, sizeof(uspool), "%s/user", scratch);
+			mkdir(uspool, 0777);
+			chmod(uspool, 0777);
+			pid = fork();
+			if (pid == 0) {
+				char e2[256];
+				if (setgid(NOBODY) != 0 || setuid(NOBODY) != 0)
+					_exit(3);
+				_exit(lwm2_node_write_signed_socket(uspool, &id, node, socket, e2,
+								    sizeof(e2)) == 0
+					      ? 0
+					      : 5);
+			}
+			waitpid(pid, &st, 0);
+			ok(WIFEXITED(st) && WEXITSTATUS(st) == 0, "nobody signed a record");
+			{
+				char p[600];
+				int ud;
+				size_t len;
+				char *b;
+				snprintf(p, sizeof(p), "%s/1001", uspool);
+				ud = open(p, O_RDONLY | O_DIRECTORY);
+				b = slurp_at(ud, name, &len);
+				ok(b != NULL, "forged file exists");
+				if (b)
+					put_at(dfd, name, b, len);
+				free(b);
+				close(ud);
+			}
+			errno = 0;
+			back = lwm2_node_read_verified(dfd, name, 1001, &vo, err, sizeof(err));
+			ok(!back && errno == EPERM && strstr(err, "uid 65534") &&
+				   strstr(err, "forged"),
+			   "forged record rejected: %s", err);
+			/* The uid is configurable (tests, or a SlurmUser spool). */
+			vo.uid = NOBODY;
+			back = lwm2_node_read_verified(dfd, name, 1001, &vo, err, sizeof(err));
+			ok(back != NULL, "accepted when uid %d is configured", NOBODY);
+			json_object_put(back);
+			vo.uid = 0;
+		} else {
+			skip("cannot run as uid %d here", NOBODY);
+		}
+	} else {
+		skip("forging needs root to switch to another uid");
+	}
+
+	/* Full disk: a tiny file size limit makes every write fail. */
+	{
+		pid_t pid = fork();
+		int st = 0;
+		if (pid == 0) {
+			struct rlimit rl = {200, 200};
+			char e2[512];
+			int rc;
+			signal(SIGXFSZ, SIG_IGN);
+			setrlimit(RLIMIT_FSIZE, &rl);
+			id.step_id = 5;
+			rc = lwm2_node_write_signed_socket(spool, &id, node, socket, e2, sizeof(e2));
+			printf("# %s\n", e2);
+			fflush(stdout);
+			_exit(rc == -1 && errno == EFBIG && strstr(e2, "couldn't write") ? 0 : 1);
+		}
+		waitpid(pid, &st, 0);
+		ok(WIFEXITED(st) && WEXITSTATUS(st) == 0, "full disk: clear error, no crash");
+		errno = 0;
+		ok(faccessat(dfd, "5.n1.lwm2node", F_OK, 0) != 0, "nothing left behind");
+		{
+			DIR *d = fdopendir(dup(dfd));
+			struct dirent *de;
+			int tmps = 0;
+			while (d && (de = readdir(d)))
+				tmps += strncmp(de->d_name, ".5.n1.lwm2node", 14) == 0;
+			if (d)
+				closedir(d);
+			is_int(tmps, 0, "no temporary file left");
+		}
+	}
+	{
+		char missing[450];
+		snprintf(missing, sizeof(missing), "%s/no/such/spool", scratch);
+		errno = 0;
+		ok(lwm2_node_write_signed_socket(missing, &id, node, socket, err, sizeof(err)) ==
+				   -1 &&
+			   errno == ENOENT && strstr(err, "lwm2: spool: couldn't open"),
+		   "missing spool: %s", err);
+	}
+	{
+		struct lwm2_node_ident bad = id;
+		bad.node = "../etc";
+		ok(lwm2_node_write_signed_socket(spool, &bad, node, socket, err, sizeof(err)) == -1,
+		   "node name with a path rejected: %s", err);
+	}
+	json_object_put(node);
+	close(dfd);
+	if (munged_pid > 0)
+		kill(munged_pid, SIGTERM);
+	{
+		char cmd[400];
+		snprintf(cmd, sizeof(cmd), "rm -rf %s", scratch);
+		if (system(cmd) != 0)
+			diag("couldn't remove %s", scratch);
+	}
+	return done_testing();
+}
