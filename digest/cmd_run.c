@@ -6,6 +6,7 @@
  * as one node and the digest goes to stderr, so the command's own stdout
  * stays untouched.  lwm2 exits as the command did.
  */
+#define _GNU_SOURCE /* asprintf */
 #include "config.h"
 
 #include "digest_internal.h"

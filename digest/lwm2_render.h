@@ -98,6 +98,7 @@ struct lwm2_proc_values {
 	uint32_t threads_total;
 	uint32_t missing;           /* bit per enum lwm2_group */
 	const char *missing_reason[LWM2_NGROUPS]; /* may be NULL */
+	uint32_t flags;             /* enum lwm2_record_flag */
 };
 
 void lwm2_proc_from_record(const struct lwm2_rank_record *r, struct lwm2_proc_values *pv);

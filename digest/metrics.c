@@ -51,6 +51,7 @@ void lwm2_proc_from_record(const struct lwm2_rank_record *r, struct lwm2_proc_va
 	pv->sample_period_us = r->sample_period_us;
 	pv->threads_total = r->threads_total;
 	pv->missing = r->missing;
+	pv->flags = r->flags;
 	for (int g = 0; g < LWM2_NGROUPS; g++)
 		pv->missing_reason[g] = r->missing_reason[g];
 }
@@ -198,6 +199,18 @@ void lwm2_metrics_compute(const struct lwm2_proc_values *pv, struct lwm2_metrics
 	ratio(&m[LWM2_M_cuda_d2h_size], (double)c[LWM2_C_cuda_d2h_bytes],
 	      (double)c[LWM2_C_cuda_d2h_count], 1, "no device-to-host transfers");
 	ratio(&m[LWM2_M_cuda_transfer_freq], xfers, wall_s, 1, no_wall);
+
+	/* MPI metrics of a process that never initialised MPI, or CUDA
+	 * metrics of one that never called CUDA, would be zeros that drag
+	 * down every average: they are not applicable, not zero. */
+	for (int i = 0; i < LWM2_NMETRICS; i++) {
+		if (lwm2_metric_groups[i] == LWM2_MG_MPI && !(pv->flags & LWM2_F_MPI))
+			set_reason(&m[i], "not an MPI process", NULL);
+		if (i == LWM2_M_mpiio_time && !(pv->flags & LWM2_F_MPI))
+			set_reason(&m[i], "not an MPI process", NULL);
+		if (lwm2_metric_groups[i] == LWM2_MG_CUDA && c[LWM2_C_cuda_calls] == 0)
+			set_reason(&m[i], "no CUDA calls", NULL);
+	}
 
 	/* A group that was not measured overrides whatever the zero counters
 	 * would have given: 0 % MPI is a finding, "not measured" is not. */

@@ -441,6 +441,7 @@ int lwm2_proc_from_json(json_object *p, const int *map, size_t nmap, struct lwm2
 	v = ju_int_or(p, "threads_total", 0);
 	pv->threads_total = v > 0 && v <= UINT32_MAX ? (uint32_t)v : 0;
 	pv->missing = (uint32_t)ju_int_or(p, "missing", 0) & ((1u << LWM2_NGROUPS) - 1);
+	pv->flags = (uint32_t)ju_int_or(p, "flags", 0);
 	reasons = ju_get(p, "reasons", json_type_object);
 	for (int g = 0; g < LWM2_NGROUPS; g++)
 		pv->missing_reason[g] = reasons ? ju_str(reasons, lwm2_group_names[g]) : NULL;

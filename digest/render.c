@@ -359,7 +359,7 @@ int lwm2_render_scope(const struct lwm2_scope *s, unsigned flags, lwm2_sink_fn s
 			wrapped(&o, g->finding, 4);
 			puts_(&o, "\n    (");
 			cond_evidence(&o, &g->cond[0], s);
-			if (g->cond[1].kind != LWM2_COND_NONE) {
+			if (g->cond[1].kind != LWM2_COND_NONE && g->cond[1].metric != g->cond[0].metric) {
 				puts_(&o, "; ");
 				cond_evidence(&o, &g->cond[1], s);
 			}
