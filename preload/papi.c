@@ -468,11 +468,18 @@ static void papi_thread_end(struct lwm2_thread *t)
 	deliver_pending();
 }
 
-/* In the heartbeat, with the core's lock held: no core calls from here. */
+/*
+ * At each slice end: in the heartbeat (with the core's lock held: no core
+ * calls from here), and once more on the exit path in a measured thread.
+ * Only the heartbeat sets up (it has no lwm2_self): a process that ends
+ * before its first slice boundary never loads PAPI.
+ */
 static void papi_slice_end(void)
 {
 	int st = atomic_load(&hwc.state);
 
+	if (st == HWC_IDLE && lwm2_self)
+		return;
 	if (st != HWC_IDLE && st != HWC_ON)
 		return;
 	pthread_mutex_lock(&hwc.lock);
@@ -534,13 +541,11 @@ static void papi_fork_child(void)
 	hwc.fds_open = 0;
 	if (atomic_load(&hwc.state) == HWC_DONE)
 		atomic_store(&hwc.state, HWC_ON);
-	if (self) {
-		self->tid = (int)syscall(SYS_gettid);
+	if (self)
 		papi_thread_start(self);
-	}
 }
 
-LWM2_HIDDEN const struct lwm2_module lwm2_papi_module = {
+LWM2_HIDDEN const struct lwm2_module lwm2_module_papi = {
 	.name = "papi",
 	.init = papi_init,
 	.thread_start = papi_thread_start,
