@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# The CUDA module: liblwm2cuda.so is built and shaped right (exports only
+# InitializeInjection, links CUPTI, not liblwm2); a program without CUDA
+# never maps CUPTI; a CUDA program that finds no device runs exactly as
+# without lwm2 and its record says there was no device; on a machine with
+# a GPU, known transfers are counted exactly (skipped without one).
+set -u
+
+: "${LWM2_LIB:?}" "${LWM2_BUILDDIR:?}" "${LWM2_SRCDIR:?}"
+T=$LWM2_SRCDIR/preload/test
+INJ=$(dirname "$LWM2_LIB")/liblwm2cuda.so
+CUDA_DIR=${CUDA_DIR:-/usr/local/cuda}
+NVCC=${NVCC:-$CUDA_DIR/bin/nvcc}
+W=$(mktemp -d "${TMPDIR:-/tmp}/lwm2-cuda.XXXXXX")
+trap 'rm -rf "$W"' EXIT
+n=0
+failed=0
+tap() {
+	n=$((n + 1))
+	if [ "$1" = OK ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=$((failed + 1)); fi
+}
+skip() { n=$((n + 1)); echo "ok $n # SKIP $1"; }
+check() { if eval "$1"; then tap OK "$2"; else tap FAIL "$2"; fi; }
+
+${CC:-cc} -std=gnu11 -I"$LWM2_SRCDIR/digest" -o "$W/dump" "$T/papi_dump.c" \
+	"$LWM2_BUILDDIR/digest/.libs/liblwm2record.a" || { echo "Bail out! dump"; exit 1; }
+${CC:-cc} -std=gnu11 -o "$W/nocuda" "$T/cuda_nocuda.c" || { echo "Bail out! nocuda"; exit 1; }
+
+# lwm NAME PROGRAM ARGS: under liblwm2 with the injection path, record in $W/NAME
+lwm() {
+	local name=$1
+	shift
+	rm -rf "$W/rec-$name" && mkdir -p "$W/rec-$name"
+	LD_PRELOAD="$LWM2_LIB" CUDA_INJECTION64_PATH="$INJ" LWM2_DIR="$W/rec-$name" "$@" >"$W/$name.out" 2>&1
+	echo $? >"$W/$name.rc"
+	local f
+	f=$(find "$W/rec-$name" -type f | head -n 1)
+	if [ -n "$f" ]; then "$W/dump" "$f" >"$W/$name.rec" 2>&1; else : >"$W/$name.rec"; fi
+}
+val() { awk -v k="$2" '$1 == k { $1 = ""; sub(/^ /, ""); print; exit }' "$W/$1.rec"; }
+
+# -- the injection library ----------------------------------------------------
+check '[ -f "$INJ" ]' "liblwm2cuda.so is built"
+check '[ "$(nm -D --defined-only "$INJ" | awk "\$2 == \"T\" { print \$3 }")" = InitializeInjection ]' \
+	"it exports InitializeInjection only"
+check 'readelf -d "$INJ" | grep NEEDED | grep -q libcupti' "it links CUPTI"
+check '! readelf -d "$INJ" | grep NEEDED | grep -q liblwm2' "it does not link liblwm2"
+check 'nm -D --defined-only "$LWM2_LIB" | grep -q " lwm2_cuda_api_enter$"' \
+	"liblwm2.so exports the bridge"
+
+# -- a program without CUDA -----------------------------------------------------
+lwm nocuda "$W/nocuda"
+rt_nocuda=$(val nocuda runtimes)
+check '[ "$(cat $W/nocuda.out)" = "libcupti 0 libcuda 0 liblwm2cuda 0" ]' \
+	"a program without CUDA maps neither CUPTI nor the injection library"
+check '[ -z "$(val nocuda missing_cuda)" ] && [ $(( ${rt_nocuda:-0} & 8 )) -eq 0 ]' \
+	"and its record claims no CUDA"
+
+gpu=0
+if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then gpu=1; fi
+driver=0
+if ldconfig -p 2>/dev/null | grep -q 'libcuda\.so\.1 '; then driver=1; fi
+
+if [ ! -x "$NVCC" ]; then
+	skip "no nvcc: the CUDA programs"
+	echo "1..$n"
+	[ $failed -eq 0 ]
+	exit
+fi
+
+# -- a CUDA program without a device ---------------------------------------------
+# Shared cudart, so that lwm2 can see the runtime even without a driver.
+if ! "$NVCC" -cudart shared -o "$W/nodev" "$T/cuda_nodev.cu" >"$W/nvcc.log" 2>&1; then
+	cat "$W/nvcc.log"
+	tap FAIL "nvcc builds cuda_nodev.cu"
+else
+	"$W/nodev" >"$W/ref.out" 2>&1
+	echo $? >"$W/ref.rc"
+	lwm nodev "$W/nodev"
+	rt_nodev=$(val nodev runtimes)
+	check 'cmp -s "$W/ref.out" "$W/nodev.out" && cmp -s "$W/ref.rc" "$W/nodev.rc"' \
+		"the CUDA program prints and exits the same under lwm2 ($(cat $W/nodev.out), $(cat $W/nodev.rc))"
+	check '[ $(( ${rt_nodev:-0} & 8 )) -ne 0 ]' "its record says it used CUDA"
+	if [ $gpu = 1 ]; then
+		skip "no-device reason (this machine has a GPU)"
+	elif [ $driver = 0 ]; then
+		check '[ "$(val nodev missing_cuda)" = "no CUDA device (no driver)" ]' \
+			"no driver: the record says no CUDA device (no driver)"
+	else
+		check '[ "$(val nodev missing_cuda)" = "no CUDA device" ]' \
+			"driver, no GPU: the record says no CUDA device ($(val nodev missing_cuda))"
+	fi
+fi
+
+# -- known transfers on a GPU ---------------------------------------------------------
+if [ $gpu = 0 ]; then
+	skip "no GPU: exact transfer counts"
+else
+	if ! "$NVCC" -o "$W/xfer" "$T/cuda_transfers.cu" >"$W/nvcc.log" 2>&1; then
+		cat "$W/nvcc.log"
+		tap FAIL "nvcc builds cuda_transfers.cu"
+	else
+		lwm xfer "$W/xfer"
+		check '[ "$(cat $W/xfer.out)" = "transfers done" ] && [ "$(cat $W/xfer.rc)" = 0 ]' \
+			"the transfer program runs under lwm2"
+		check '[ -z "$(val xfer missing_cuda)" ]' "no missing reason ($(val xfer missing_cuda))"
+		check '[ "$(val xfer cuda_h2d_count)" = 3 ] && [ "$(val xfer cuda_h2d_bytes)" = 3145728 ]' \
+			"3 host-to-device copies, 3 MiB ($(val xfer cuda_h2d_count), $(val xfer cuda_h2d_bytes))"
+		check '[ "$(val xfer cuda_d2h_count)" = 2 ] && [ "$(val xfer cuda_d2h_bytes)" = 1048576 ]' \
+			"2 device-to-host copies, 1 MiB ($(val xfer cuda_d2h_count), $(val xfer cuda_d2h_bytes))"
+		check '[ "$(val xfer cuda_other_copy_count)" = 1 ] && [ "$(val xfer cuda_other_copy_bytes)" = 65536 ]' \
+			"1 device-to-device copy, 64 KiB ($(val xfer cuda_other_copy_count), $(val xfer cuda_other_copy_bytes))"
+		check '[ "$(val xfer cuda_calls)" -ge 14 ] && [ "$(val xfer cuda_ns)" -gt 0 ]' \
+			"CUDA calls and their time counted ($(val xfer cuda_calls) calls, $(val xfer cuda_ns) ns)"
+	fi
+fi
+
+echo "1..$n"
+[ $failed -eq 0 ]
