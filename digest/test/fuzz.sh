@@ -1,0 +1,77 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Run the libFuzzer targets for a bounded time on a seed corpus made from
+# real records (lwm2 run with the build tree's liblwm2.so) plus the test
+# suite's hand-built ones.  LWM2_FUZZ_TIME sets the seconds per target.
+set -u
+t=${LWM2_FUZZ_TIME:-10}
+n=0
+plan() { echo "1..$1"; }
+okay() { n=$((n + 1)); echo "ok $n - $*"; }
+fail() { n=$((n + 1)); echo "not ok $n - $*"; }
+
+for f in fuzz_record fuzz_json; do
+	if [ ! -x ./$f ] || [ "$(head -c 2 ./$f)" = "#!" ]; then
+		echo "1..0 # SKIP clang with -fsanitize=fuzzer is not available"
+		exit 0
+	fi
+done
+plan 4
+work=$(mktemp -d "${TMPDIR:-/tmp}/lwm2-fuzz-XXXXXX") || exit 1
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$work/rec" "$work/json" "$work/keep"
+# Real records: a process tree with file I/O, forks and an exec.
+if ./lwm2 run --quiet --keep "$work/keep" --json "$work/digest.json" -- \
+	sh -c 'cat /etc/passwd >/dev/null; (echo x >"$0/io.txt"); exec true' "$work" \
+	>/dev/null 2>&1; then
+	:
+fi
+cp "$work"/keep/*.lwm2 "$work/rec/" 2>/dev/null
+nrec=$(ls "$work/rec" | wc -l)
+if [ "$nrec" -gt 0 ]; then
+	okay "seed corpus: $nrec real rank records"
+else
+	okay "seed corpus: no real records (liblwm2.so not usable here) # SKIP"
+fi
+# JSON seeds: byte 0 odd = digest, even = node record.
+i=0
+if [ -s "$work/digest.json" ]; then
+	{ printf '\001'; cat "$work/digest.json"; } >"$work/json/digest"
+	{ printf '\001LWM2:'; cat "$work/digest.json"; } >"$work/json/prefixed"
+fi
+if [ "$nrec" -gt 0 ]; then
+	{ printf '\000'; ./lwm2 merge --job 0 "$work/keep" 2>/dev/null; } >"$work/json/node"
+fi
+printf '\001{"lwm2_digest_version":1,"job":{},"scope":{"processes":0,"metrics":{}}}' >"$work/json/min"
+rc=0
+./fuzz_record -max_total_time="$t" -rss_limit_mb=2048 -artifact_prefix="$work/" "$work/rec" \
+	>"$work/fuzz_record.log" 2>&1 || rc=$?
+if [ $rc -eq 0 ]; then
+	okay "fuzz_record: $(grep -o 'Done [0-9]* runs' "$work/fuzz_record.log" | head -1) in ${t}s"
+else
+	fail "fuzz_record found a crash"
+	sed 's/^/# /' "$work/fuzz_record.log" | tail -40
+	ls "$work"/crash-* 2>/dev/null | sed 's/^/# artifact /'
+	cp "$work"/crash-* . 2>/dev/null
+fi
+rc=0
+./fuzz_json -max_total_time="$t" -rss_limit_mb=2048 -artifact_prefix="$work/" "$work/json" \
+	>"$work/fuzz_json.log" 2>&1 || rc=$?
+if [ $rc -eq 0 ]; then
+	okay "fuzz_json: $(grep -o 'Done [0-9]* runs' "$work/fuzz_json.log" | head -1) in ${t}s"
+else
+	fail "fuzz_json found a crash"
+	sed 's/^/# /' "$work/fuzz_json.log" | tail -40
+	cp "$work"/crash-* . 2>/dev/null
+fi
+# The seeds must be accepted, not just survived: a fuzzer on a corpus it
+# rejects entirely explores little.
+if [ "$nrec" -gt 0 ]; then
+	if ./lwm2 dump "$work"/rec/*.lwm2 >/dev/null 2>&1; then
+		okay "seed records are valid"
+	else
+		fail "seed records are rejected by lwm2 dump"
+	fi
+else
+	okay "no seed records to check # SKIP"
+fi
