@@ -237,7 +237,7 @@ static void posix_init(void)
 #undef POSIX_RESOLVE
 }
 
-LWM2_HIDDEN const struct lwm2_module lwm2_posix_module = {
+LWM2_HIDDEN const struct lwm2_module lwm2_module_posix = {
 	.name = "posix",
 	.init = posix_init,
 };
