@@ -6,7 +6,8 @@
  * of = >= <=); mpi_check compares them with the records.  The expectations
  * follow the byte table in mpi_bytes.c, written out per call here.
  *
- *   mpi_prog p2p|coll|io|threads|wait      (2 to 4 ranks; p2p: even count)
+ *   mpi_prog p2p|coll|io|wait              (2 to 4 ranks; p2p: even count)
+ *   mpi_prog threads [ITERATIONS]          (2 ranks, 4 threads each)
  *   mpi_prog bench ITERATIONS              ns per 0-byte ping-pong and
  *                                          8-byte allreduce (2 ranks)
  */
@@ -396,7 +397,8 @@ static void mode_io(void)
 }
 
 /* MPI_THREAD_MULTIPLE: four threads, each with its own tag. */
-enum { NTHREADS = 4, TITER = 2000 };
+enum { NTHREADS = 4 };
+static long titer = 1000;
 
 static void *thread_main(void *arg)
 {
@@ -404,7 +406,7 @@ static void *thread_main(void *arg)
 	double out = tag, in;
 	MPI_Request rq[2];
 
-	for (int i = 0; i < TITER; i++) {
+	for (long i = 0; i < titer; i++) {
 		MPI_Sendrecv(&out, 1, MPI_DOUBLE, peer, tag, &in, 1, MPI_DOUBLE, peer, tag,
 			     MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 		MPI_Irecv(&in, 1, MPI_DOUBLE, peer, tag + 100, MPI_COMM_WORLD, &rq[0]);
@@ -422,7 +424,7 @@ static void mode_threads(void)
 		pthread_create(&th[i], NULL, thread_main, (void *)(intptr_t)i);
 	for (int i = 0; i < NTHREADS; i++)
 		pthread_join(th[i], NULL);
-	p2p(4LL * NTHREADS * TITER, 16LL * NTHREADS * TITER, 16LL * NTHREADS * TITER);
+	p2p(4LL * NTHREADS * titer, 16LL * NTHREADS * titer, 16LL * NTHREADS * titer);
 }
 
 static double now(void)
@@ -504,7 +506,7 @@ int main(int argc, char **argv)
 	else if (strcmp(mode, "io") == 0)
 		mode_io();
 	else if (strcmp(mode, "threads") == 0)
-		mode_threads();
+		titer = argc > 2 ? atol(argv[2]) : titer, mode_threads();
 	else if (strcmp(mode, "wait") == 0)
 		mode_wait(), strcat(extra, wait_extra);
 	else if (strcmp(mode, "bench") == 0)

@@ -104,7 +104,7 @@ for impl in ompi mpich; do
 	run $impl 3 "$impl coll 3 ranks" "$LWM2_LIB" "$W/prog_$impl" coll
 	run $impl 4 "$impl coll 4 ranks" "$LWM2_LIB" "$W/prog_$impl" coll
 	run $impl 2 "$impl io 2 ranks" "$LWM2_LIB" "$W/prog_$impl" io
-	run $impl 2 "$impl threads" "$LWM2_LIB" "$W/prog_$impl" threads
+	run $impl 2 "$impl threads" "$LWM2_LIB" "$W/prog_$impl" threads 300
 	run $impl 2 "$impl wait" "$LWM2_LIB" "$W/prog_$impl" wait
 
 	# a second PMPI tool, before and after liblwm2
