@@ -241,7 +241,7 @@ static int parse_one(struct lwm2_config *c, const char *key, const char *val, ch
 	if (!strcmp(key, "keep"))
 		return parse_bool(val, &c->keep, err, errlen);
 	if (!strcmp(key, "sample_hz")) {
-		if (parse_uint(val, 0, LWM2_SAMPLE_HZ_MAX, &v, err, errlen) < 0)
+		if (parse_uint(val, LWM2_SAMPLE_HZ_MIN, LWM2_SAMPLE_HZ_MAX, &v, err, errlen) < 0)
 			return -1;
 		c->sample_hz = (int)v;
 		return 0;

@@ -31,7 +31,8 @@ enum lwm2_print_where {
 };
 
 #define LWM2_SLICE_MIN     1u
-#define LWM2_SLICE_MAX     86400u
+#define LWM2_SLICE_MAX     3600u /* what liblwm2.so accepts */
+#define LWM2_SAMPLE_HZ_MIN 1
 #define LWM2_SAMPLE_HZ_MAX 10000
 #define LWM2_EVENTS_MAX    256
 #define LWM2_CLUSTER_MAX   64

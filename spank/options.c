@@ -22,13 +22,10 @@ enum { OPT_MODE, OPT_SLICE, OPT_EVENTS };
 static int opt_cb(int val, const char *arg, int remote);
 
 static struct spank_option options[] = {
-    {"lwm2", "on|off|print",
-     "Lightweight measurement of this job: on, off, or print the digest at the end", 2, OPT_MODE,
+    {"lwm2", "on|off|print", "lwm2: measure this job; print: digest at the end", 2, OPT_MODE,
      opt_cb},
-    {"lwm2-slice", "SECONDS", "lwm2: length of the time slices of the measurement", 1, OPT_SLICE,
-     opt_cb},
-    {"lwm2-events", "LIST", "lwm2: comma-separated hardware counter events to measure", 1,
-     OPT_EVENTS, opt_cb},
+    {"lwm2-slice", "SECONDS", "lwm2: length of a time slice in seconds", 1, OPT_SLICE, opt_cb},
+    {"lwm2-events", "LIST", "lwm2: hardware counter events to measure", 1, OPT_EVENTS, opt_cb},
     SPANK_OPTIONS_TABLE_END};
 
 /* In slurmstepd a refused value is logged; the job runs with the defaults. */

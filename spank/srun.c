@@ -82,7 +82,7 @@ out:
 
 int lwm2_srun_exit(spank_t sp)
 {
-	char dir[PATH_MAX], prefix[32], sname[16];
+	char dir[PATH_MAX + 32], prefix[32], sname[16];
 	json_object *nodes[LWM2_PRINT_MAX_NODES] = {0}, *digest;
 	struct lwm2_job_meta meta = {0};
 	struct lwm2_render_opts ro = {0};

@@ -332,7 +332,8 @@ static void log_skipped(void *arg, const char *msg)
 {
 	const char *dir = arg;
 
-	slurm_error("lwm2: step end: couldn't merge a rank record in %s: %s", dir, msg);
+	/* msg is a whole "lwm2: merge: couldn't ..." line already. */
+	slurm_error("%s (step directory %s)", msg, dir);
 }
 
 /* The user-readable copy of this node record that srun --lwm2=print

@@ -33,7 +33,8 @@ static const struct row rows[] = {
     {{"print=batch,srun", NULL}, 0, NULL},
     {{"print=stdout", NULL}, -1, "print: 'stdout'"},
     {{"keep=yes", NULL}, 0, NULL},
-    {{"sample_hz=0", NULL}, 0, NULL},
+    {{"sample_hz=0", NULL}, -1, "sample_hz: 0 is out of range"},
+    {{"sample_hz=1", NULL}, 0, NULL},
     {{"sample_hz=1000000", NULL}, -1, "sample_hz:"},
     {{"cluster=my-cluster_1", NULL}, 0, NULL},
     {{"cluster=../etc", NULL}, -1, "cluster:"},
@@ -114,8 +115,8 @@ int main(void)
 		is_int(lwm2_parse_mode("", &m, err, sizeof(err)), 0, "--lwm2 from sbatch's env");
 		is_int(m, LWM2_MODE_ON, "empty means on");
 		is_int(lwm2_parse_mode("Off", &m, err, sizeof(err)), -1, "modes are lower case");
-		is_int(lwm2_parse_slice("86400", &s, err, sizeof(err)), 0, "a day is a slice");
-		is_int(lwm2_parse_slice("86401", &s, err, sizeof(err)), -1, "longer is not");
+		is_int(lwm2_parse_slice("3600", &s, err, sizeof(err)), 0, "an hour is a slice");
+		is_int(lwm2_parse_slice("3601", &s, err, sizeof(err)), -1, "longer is not");
 	}
 	return done_testing();
 }
