@@ -179,8 +179,10 @@ const struct lwm2_rank_record *lwm2_record_pick(const void *buf, size_t len, cha
 		     h->version, h->header_size, h->nslots);
 		return NULL;
 	}
+	/* A capacity off a multiple of 8 would misalign the second slot's
+	 * 64-bit fields (undefined behaviour, a fault on strict platforms). */
 	if (h->slot_capacity < sizeof(struct lwm2_rank_record) ||
-	    h->slot_capacity > LWM2_RECORD_FILE_MAX) {
+	    h->slot_capacity > LWM2_RECORD_FILE_MAX || h->slot_capacity % 8 != 0) {
 		fail(err, errlen, "bad slot capacity %u", h->slot_capacity);
 		return NULL;
 	}

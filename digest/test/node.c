@@ -106,6 +106,20 @@ int main(void)
 		free(o);
 		fd = openat(dfd, "ignored.txt", O_WRONLY | O_CREAT, 0600);
 		close(fd);
+		/* A header whose slot capacity would misalign the second slot
+		 * (found by the fuzzer). */
+		o = mk_rec(0, 8, "n1");
+		o->job_id = 42;
+		ok(write_rec(dfd, "misaligned.lwm2", o) == 0, "record to misalign");
+		free(o);
+		fd = openat(dfd, "misaligned.lwm2", O_RDWR);
+		{
+			struct lwm2_file_header h;
+			ok(pread(fd, &h, sizeof(h), 0) == sizeof(h), "header read");
+			h.slot_capacity += 4;
+			ok(pwrite(fd, &h, sizeof(h), 0) == sizeof(h), "slot capacity misaligned");
+		}
+		close(fd);
 	}
 	node = lwm2_node_merge(dfd, &id, logger, &lb);
 	ok(node != NULL, "merged");
@@ -114,7 +128,9 @@ int main(void)
 		   strstr(lb.text, "other-job.lwm2") && !strstr(lb.text, "ignored.txt"),
 	   "each bad record logged by name");
 	ok(strstr(lb.text, "belongs to job 43") != NULL, "foreign job named in the log");
-	is_int(lb.lines, 3, "three log lines");
+	ok(strstr(lb.text, "misaligned.lwm2: bad slot capacity") != NULL,
+	   "misaligned slot capacity rejected");
+	is_int(lb.lines, 4, "four log lines");
 	procs = ju_get(node, "procs", json_type_array);
 	is_int(procs ? (int)json_object_array_length(procs) : -1, 4, "the four good records kept");
 	{
@@ -220,7 +236,7 @@ int main(void)
 	{
 		const char *names[] = {"rank0.lwm2", "rank1.lwm2", "rank2.lwm2", "rank3.lwm2",
 				       "garbage.lwm2", "planted.lwm2", "other-job.lwm2",
-				       "ignored.txt"};
+				       "ignored.txt", "misaligned.lwm2"};
 		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 			unlinkat(dfd, names[i], 0);
 	}
