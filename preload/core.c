@@ -331,7 +331,11 @@ __attribute__((constructor)) static void lwm2_init(void)
 		return;
 	}
 	fill_identity(exe);
+#ifdef LWM2_NO_INTERPOSE
+	lwm2_real_pthread_create = pthread_create;
+#else
 	lwm2_real_pthread_create = lwm2_real("pthread_create");
+#endif
 	lwm2_process_init();
 	lwm2_threads_init();
 	lwm2_sampling_init();

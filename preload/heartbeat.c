@@ -85,7 +85,8 @@ void lwm2_fold_thread(struct lwm2_thread *t, int which)
 }
 
 static const bool is_time[LWM2_NCOUNTERS] = {
-#define X_TIME(name, unit, desc) [LWM2_C_##name] = (unit[0] == 'n' && unit[1] == 's' && !unit[2]),
+#define X_TIME(name, unit, desc)                                                                   \
+	[LWM2_C_##name] = (sizeof(unit) == 3 && unit[0] == 'n' && unit[1 % sizeof(unit)] == 's'),
 	LWM2_COUNTERS(X_TIME)
 #undef X_TIME
 };

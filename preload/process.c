@@ -165,7 +165,7 @@ void lwm2_process_init(void)
 /* Saves the record as the end of this image and keeps the lock until exec
  * returns (it only returns on failure): the heartbeat cannot write after
  * the final record. */
-static bool exec_prepare(void)
+__attribute__((unused)) static bool exec_prepare(void)
 {
 	if (!atomic_load(&lwm2_on) || !lwm2_here() || atomic_load(&lwm2_p.finished))
 		return false;
@@ -181,7 +181,7 @@ static bool exec_prepare(void)
 	return true;
 }
 
-static void exec_failed(bool prepared)
+__attribute__((unused)) static void exec_failed(bool prepared)
 {
 	int saved = errno;
 
@@ -309,13 +309,12 @@ LWM2_EXPORT int execl(const char *path, const char *arg, ...)
 
 	va_start(ap, arg);
 	va_copy(aq, ap);
-	n = arg ? count_args(aq) : 0;
+	n = count_args(aq);
 	va_end(aq);
 	{
 		char *argv[n + 1];
 
-		if (n)
-			COLLECT_ARGS(arg, argv, ap, n - 1);
+		COLLECT_ARGS(arg, argv, ap, n - 1);
 		argv[n] = NULL;
 		va_end(ap);
 		return execv(path, argv);
@@ -329,13 +328,12 @@ LWM2_EXPORT int execlp(const char *file, const char *arg, ...)
 
 	va_start(ap, arg);
 	va_copy(aq, ap);
-	n = arg ? count_args(aq) : 0;
+	n = count_args(aq);
 	va_end(aq);
 	{
 		char *argv[n + 1];
 
-		if (n)
-			COLLECT_ARGS(arg, argv, ap, n - 1);
+		COLLECT_ARGS(arg, argv, ap, n - 1);
 		argv[n] = NULL;
 		va_end(ap);
 		return execvp(file, argv);
@@ -350,15 +348,13 @@ LWM2_EXPORT int execle(const char *path, const char *arg, ...)
 
 	va_start(ap, arg);
 	va_copy(aq, ap);
-	n = arg ? count_args(aq) : 0;
+	n = count_args(aq);
 	va_end(aq);
 	{
 		char *argv[n + 1];
 
-		if (n)
-			COLLECT_ARGS(arg, argv, ap, n - 1);
-		else
-			(void)va_arg(ap, char *); /* the NULL after no arguments */
+		COLLECT_ARGS(arg, argv, ap, n - 1);
+		(void)va_arg(ap, char *); /* the terminating NULL */
 		argv[n] = NULL;
 		envp = va_arg(ap, char *const *);
 		va_end(ap);

@@ -48,7 +48,7 @@ struct vsig {
 };
 
 static struct vsig vs[NSIGS];
-static pthread_mutex_t sig_lock = PTHREAD_MUTEX_INITIALIZER;
+__attribute__((unused)) static pthread_mutex_t sig_lock = PTHREAD_MUTEX_INITIALIZER;
 static int (*real_sigaction)(int, const struct sigaction *, struct sigaction *);
 
 static const int fault_sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL};
@@ -56,8 +56,12 @@ static const int term_sigs[] = {SIGABRT, SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGXC
 
 int lwm2_real_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
+#ifdef LWM2_NO_INTERPOSE
+	real_sigaction = sigaction;
+#else
 	if (!real_sigaction)
 		real_sigaction = lwm2_real("sigaction");
+#endif
 	if (!real_sigaction) {
 		errno = ENOSYS;
 		return -1;
@@ -209,7 +213,7 @@ void lwm2_sampling_init(void)
 	lwm2_p.img->sample_signal = lwm2_p.sample_sig;
 }
 
-static void sampling_backoff(int sig)
+__attribute__((unused)) static void sampling_backoff(int sig)
 {
 	char why[LWM2_REASON_LEN];
 

@@ -1,0 +1,229 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
+# The core of liblwm2.so with real programs: test/app under LD_PRELOAD, its
+# records read back with test/recdump.
+set -u
+: "${LWM2_LIB:?}" "${LWM2_BUILDDIR:?}"
+APP=$LWM2_BUILDDIR/preload/test/app
+DUMP=$LWM2_BUILDDIR/preload/test/recdump
+tmp=$(mktemp -d /tmp/lwm2-core-XXXXXX) || exit 99
+trap 'rm -rf "$tmp"' EXIT
+unset LWM2_MODE LWM2_PRINT LWM2_DIR LWM2_SLICE LWM2_SLICE_MS LWM2_DEBUG LWM2_SIGNAL
+case ${LWM2_SANITIZER:-no} in
+*address*|*thread*) echo "1..0 # SKIP preloading into uninstrumented programs under -fsanitize"; exit 0 ;;
+esac
+
+n=0
+failed=0
+check() { # check DESCRIPTION COMMAND...: one TAP line
+	d=$1; shift
+	n=$((n + 1))
+	if "$@"; then echo "ok $n - $d"; else echo "not ok $n - $d"; failed=1; fi
+}
+newcase() { D=$(mktemp -d "$tmp/case.XXXXXX"); }
+run() { LD_PRELOAD=$LWM2_LIB LWM2_DIR=$D "$@"; }
+nrec() { set -- "$D"/*.lwm2; [ -e "$1" ] && echo $# || echo 0; }
+# val FILE KEY
+val() { "$DUMP" "$1" | awk -v k="$2" '$1 == k { sub(/^[^ ]* /, ""); print; exit }'; }
+# the record of pid P in $D
+recof() { set -- "$D"/"$1".*.lwm2; [ -e "$1" ] && echo "$1"; }
+one() { set -- "$D"/*.lwm2; echo "$1"; }
+near() { awk -v a="$1" -v b="$2" -v t="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(b > 0 && d <= t * b) }'; }
+eq() { [ "$1" = "$2" ] || { echo "# got [$1], want [$2]"; return 1; }; }
+
+# --- average threads: samples are CPU-time based, so N busy threads give N
+# times the main thread's samples however few cores there are
+for N in 1 2 4; do
+	newcase
+	run "$APP" busy $N 400
+	f=$(one)
+	tot=$(val "$f" samples_total); main=$(val "$f" samples_main)
+	cpu=$(val "$f" cpu_us); per=$(val "$f" sample_period_us)
+	echo "# busy $N: samples $tot, main $main, cpu ${cpu}us, period ${per}us"
+	check "busy $N: average threads (samples / main samples) within 10% of $N" \
+		near "$(awk -v t="$tot" -v m="$main" 'BEGIN { if (m) print t / m; else print 0 }')" $N 0.10
+	check "busy $N: samples match the CPU time consumed within 15%" \
+		near "$tot" "$(awk -v c="$cpu" -v p="$per" 'BEGIN { print c / p }')" 0.15
+	check "busy $N: threads_total $N" eq "$(val "$f" threads_total)" $N
+done
+
+newcase
+out=$(run "$APP" threads 1000)
+f=$(one)
+check "1000 threads created and joined" eq "$out" "threads 1000"
+check "1000 threads: threads_total 1001" eq "$(val "$f" threads_total)" 1001
+check "1000 threads: record complete" eq "$(val "$f" incomplete)" 0
+
+newcase
+out=$(run "$APP" detached 200)
+check "200 detached threads" eq "$out" "detached 200"
+check "detached threads counted" eq "$(val "$(one)" threads_total)" 201
+
+newcase
+out=$(run "$APP" neverexit)
+f=$(one)
+check "threads that never exit: the program ends" eq "$out" "leaving threads behind"
+check "threads that never exit: record complete, 3 threads" \
+	eq "$(val "$f" incomplete) $(val "$f" threads_total)" "0 3"
+
+newcase
+out=$(run "$APP" sigprof)
+check "its own SIGPROF profiler gets its signals" eq "$out" "sigprof 1"
+check "sampling still on beside SIGPROF" test "$(val "$(one)" samples_total)" -ge 20
+check "sampling not backed off beside SIGPROF" eq "$(val "$(one)" sampling_off)" 0
+
+newcase
+out=$(run "$APP" ownsig); rc=$?
+f=$(one)
+check "a handler for the sampling signal: only its own signal arrives" eq "$rc $out" "0 own 1"
+check "sampling backs off with the reason" eq "$(val "$f" sampling_off)" 1
+check "the reason is recorded" test -n "$(val "$f" missing_sampling)"
+
+newcase
+run "$APP" fork 0 200
+check "fork: two records" eq "$(nrec)" 2
+for f in "$D"/*.lwm2; do
+	if [ "$(val "$f" fork_child)" = 1 ]; then child=$f; else parent=$f; fi
+done
+cs=$(val "$child" samples_total); ps=$(val "$parent" samples_total)
+echo "# fork: parent samples $ps, child samples $cs"
+check "fork: the child measures only itself (about 20 samples, not 40)" \
+	near "$cs" 20 0.3
+check "fork: child's ppid is the parent" eq "$(val "$child" ppid)" "$(val "$parent" pid)"
+
+newcase
+run "$APP" exec 0 100
+check "exec: two records" eq "$(nrec)" 2
+ex=0; new=0
+for f in "$D"/*.lwm2; do
+	if [ "$(val "$f" exec)" = 1 ]; then ex=$f; else new=$f; fi
+done
+check "exec: the old image's record is saved with the EXEC flag" test "$ex" != 0
+check "exec: same pid, the new image writes its own" eq "$(val "$ex" pid)" "$(val "$new" pid)"
+check "exec: the new image's record is complete" eq "$(val "$new" incomplete)" 0
+
+newcase
+out=$(run "$APP" execfail 0 50)
+f=$(one)
+check "a failed exec: the program goes on" eq "$out" "exec failed: 1"
+check "a failed exec: one complete record without EXEC" \
+	eq "$(nrec) $(val "$f" exec) $(val "$f" incomplete)" "1 0 0"
+
+newcase
+run "$APP" spawn 0 50
+check "posix_spawn: parent and child records" eq "$(nrec)" 2
+
+newcase
+run "$APP" vfork 0 50; rc=$?
+check "vfork: exec and _exit in the child work" eq "$rc" 0
+check "vfork: two records (parent, /bin/true)" eq "$(nrec)" 2
+for f in "$D"/*.lwm2; do
+	case $(val "$f" executable) in */app) parent=$f ;; esac
+done
+check "vfork: the parent's record is not marked EXEC and is complete" \
+	eq "$(val "$parent" exec) $(val "$parent" incomplete)" "0 0"
+
+newcase
+run "$APP" _exit 7 50; rc=$?
+f=$(one)
+check "_exit(7): status kept" eq "$rc" 7
+check "_exit(7): recorded" eq "$(val "$f" exit_status) $(val "$f" incomplete)" "7 0"
+
+newcase
+run "$APP" abort 0 50 2>/dev/null; rc=$?
+f=$(one)
+check "abort: dies by SIGABRT" eq "$rc" 134
+check "abort: recorded as signal 6" eq "$(val "$f" signaled) $(val "$f" term_signal) $(val "$f" incomplete)" "1 6 0"
+
+newcase
+run "$APP" segv 0 50 2>/dev/null; rc=$?
+check "SIGSEGV: dies by it" eq "$rc" 139
+check "SIGSEGV: recorded" eq "$(val "$(one)" term_signal)" 11
+newcase
+run "$APP" segv 1 50; rc=$?
+check "SIGSEGV with its own handler: the handler runs" eq "$rc" 9
+check "SIGSEGV with its own handler: recorded exit 9" eq "$(val "$(one)" exit_status)" 9
+
+# SIGTERM: without a handler the process dies by it, with the record saved;
+# with one, the handler runs
+for h in 0 1; do
+	newcase
+	env LD_PRELOAD="$LWM2_LIB" LWM2_DIR="$D" "$APP" term $h >"$D/out" &
+	pid=$!
+	i=0; while [ ! -s "$D/out" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+	kill -TERM $pid; wait $pid 2>/dev/null; rc=$?
+	f=$(one)
+	if [ $h = 0 ]; then
+		check "SIGTERM, no handler: dies by SIGTERM" eq "$rc" 143
+		check "SIGTERM, no handler: recorded" eq "$(val "$f" signaled) $(val "$f" term_signal) $(val "$f" incomplete)" "1 15 0"
+	else
+		check "SIGTERM, own handler: it runs and exits 3" eq "$rc $(tail -1 "$D/out")" "3 app: got TERM"
+		check "SIGTERM, own handler: recorded exit 3" eq "$(val "$f" exit_status) $(val "$f" incomplete)" "3 0"
+	fi
+done
+
+# SIGKILL: the heartbeat's record is readable, INCOMPLETE, at most one
+# slice (1 s here) behind the kill
+newcase
+env LD_PRELOAD="$LWM2_LIB" LWM2_DIR="$D" LWM2_SLICE=1 "$APP" sleep 0 2500 >"$D/out" &
+pid=$!
+sleep 3.3
+killns=$(date +%s%N)
+kill -KILL $pid; wait $pid 2>/dev/null
+f=$(one)
+valid() { "$DUMP" "$1" >/dev/null; }
+check "SIGKILL: a valid record is left" valid "$f"
+endns=$(val "$f" end_ns)
+echo "# SIGKILL: record end $(( (killns - endns) / 1000000 )) ms before the kill"
+check "SIGKILL: marked incomplete" eq "$(val "$f" incomplete)" 1
+check "SIGKILL: at most one slice behind" test $(( (killns - endns) / 1000000 )) -le 1100
+check "SIGKILL: the samples up to the last slice are in it" \
+	near "$(val "$f" samples_total)" "$(awk -v c="$(val "$f" cpu_us)" -v p="$(val "$f" sample_period_us)" 'BEGIN { print c / p }')" 0.15
+
+# Output and exit status identical with and without the library
+"$APP" output >"$tmp/o1" 2>"$tmp/e1"; rc1=$?
+newcase
+run "$APP" output >"$tmp/o2" 2>"$tmp/e2"; rc2=$?
+check "same stdout" cmp -s "$tmp/o1" "$tmp/o2"
+check "same stderr" cmp -s "$tmp/e1" "$tmp/e2"
+check "same exit status" eq "$rc2" "$rc1"
+check "the atexit handler's output is there" grep -q "atexit handler ran" "$tmp/o2"
+
+# LWM2_MODE=off: fully inert
+newcase
+LWM2_MODE=off run "$APP" busy 1 20; rc=$?
+check "LWM2_MODE=off: runs, no record" eq "$rc $(nrec)" "0 0"
+
+# Printing without LWM2_DIR: a digest on stderr, nothing left on disk
+newcase
+export TMPDIR=$D
+LD_PRELOAD=$LWM2_LIB LWM2_PRINT=1 "$APP" busy 1 20 2>"$tmp/print"
+unset TMPDIR
+check "LWM2_PRINT=1 prints a digest" grep -q "lwm2" "$tmp/print"
+check "LWM2_PRINT=1 without LWM2_DIR leaves nothing behind" eq "$(find "$D" -type f | wc -l)" 0
+
+# Children that the program starts without the library are not measured
+newcase
+out=$(run "$APP" setpreload)
+check "LD_PRELOAD changed for the children: they run" eq "$out" "child LD_PRELOAD=[]"
+check "LD_PRELOAD changed for the children: only the program's record" eq "$(nrec)" 1
+
+# A statically linked program: LD_PRELOAD has no effect, and it runs
+if printf '#include <stdio.h>\nint main(void){puts("static ok");return 4;}\n' >"$tmp/s.c" &&
+   ${CC:-cc} -static -o "$tmp/static" "$tmp/s.c" 2>/dev/null; then
+	newcase
+	out=$(run "$tmp/static"); rc=$?
+	check "a static program runs unaffected" eq "$rc $out" "4 static ok"
+	check "a static program leaves no record" eq "$(nrec)" 0
+else
+	n=$((n + 1)); echo "ok $n # SKIP no static libc to link a static program"
+fi
+
+# Slurm's client commands that inherit LD_PRELOAD are not measured
+newcase
+cp "$APP" "$D/squeue"; mkdir "$D/rec"
+LD_PRELOAD=$LWM2_LIB LWM2_DIR=$D/rec "$D/squeue" busy 1 10; rc=$?
+check "a Slurm client command runs and is not measured" eq "$rc $(ls "$D/rec" 2>/dev/null | wc -l)" "0 0"
+
+echo "1..$n"
+exit $failed
