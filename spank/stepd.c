@@ -530,7 +530,7 @@ static void step_end(const char *phase)
 	}
 	json_object_put(node);
 	slurm_info("lwm2: %s: job %u step %u node record done in %.1f ms", phase, st.job_id,
-	              st.step_id, ms_since(&t0));
+	           st.step_id, ms_since(&t0));
 }
 
 int lwm2_stepd_task_exit(spank_t sp)

@@ -32,7 +32,7 @@ is "$(grep -c "LWM2_DIR=$BASEDIR/$job.0.n[12] " <<<"$out")" 4 \
 	"srun: LWM2_DIR is the per-step, per-node directory"
 is "$(grep -c "LWM2_JOB_ID=$job LWM2_STEP_ID=0 LWM2_SLICE=60 " <<<"$out")" 4 \
 	"srun: LWM2_JOB_ID, LWM2_STEP_ID and LWM2_SLICE set"
-is "$(find "$SPOOL/$job" -name '*.lwm2node' 2>/dev/null | sort | xargs -r -n1 basename | tr '\n' ' ')" \
+is "$(find "$SPOOL/$job" -name '*.lwm2node' -printf '%f\n' 2>/dev/null | sort | tr '\n' ' ')" \
 	"0.n1.lwm2node 0.n2.lwm2node " "srun: one node record per node in the spool"
 f=$SPOOL/$job/0.n1.lwm2node
 if [ -f "$f" ]; then
@@ -91,7 +91,7 @@ is "$(grep -c "step=0 .*LD_PRELOAD=$LIB:$USERLIB LWM2_DIR=$BASEDIR/$job.0.n[12] 
 	"sbatch: srun inside: ours once, then the user's, the step's own LWM2_DIR"
 is "$(grep -c "step=1 .*LD_PRELOAD=$USERLIB LWM2_DIR= LWM2_MODE= .*nlwm2=0" <<<"$out")" 1 \
 	"sbatch: srun --lwm2=off inside a measured job: no trace, the user's LD_PRELOAD kept"
-is "$(find "$SPOOL/$job" -name '*.lwm2node' 2>/dev/null | xargs -r -n1 basename | sort | tr '\n' ' ')" \
+is "$(find "$SPOOL/$job" -name '*.lwm2node' -printf '%f\n' 2>/dev/null | sort | tr '\n' ' ')" \
 	"0.n1.lwm2node 0.n2.lwm2node 4294967291.n1.lwm2node " \
 	"sbatch: node records of the batch step and of step 0 on both nodes, none of step 1"
 
