@@ -116,17 +116,30 @@ kill_strays() {
 	return $found
 }
 
+# wait_for WHAT LOG WATCH CMD...: poll CMD until it succeeds. WATCH lists
+# pidfile:comm pairs of the daemons CMD depends on ("" for none): once one of
+# them has written its pid file and died, waiting longer is pointless.
 wait_for() {
-	local what=$1 logf=$2 i limit
-	shift 2
-	limit=$((${LWM2_CLUSTER_TIMEOUT:-60} * 10))
-	for ((i = 0; i < limit; i++)); do
+	local what=$1 logf=$2 watch=$3 limit=${LWM2_CLUSTER_TIMEOUT:-60} w why=
+	local t0=$SECONDS
+	shift 3
+	while :; do
 		if "$@" >/dev/null 2>&1; then
 			return 0
 		fi
+		for w in $watch; do
+			if [ -s "${w%%:*}" ] && ! pid_alive "${w%%:*}" "${w#*:}"; then
+				why="its daemon exited"
+				break 2
+			fi
+		done
+		if ((SECONDS - t0 >= limit)); then
+			why="not ready after $limit s"
+			break
+		fi
 		sleep 0.1
 	done
-	echo "cluster: $what not ready after ${LWM2_CLUSTER_TIMEOUT:-60} s; last lines of $logf:" >&2
+	echo "cluster: $what: $why; last lines of $logf:" >&2
 	tail -n 25 "$logf" >&2 2>/dev/null || true
 	return 1
 }
@@ -156,7 +169,7 @@ munge_acquire() {
 		say "starting munged"
 		runuser -u munge -- /usr/sbin/munged 9>&-
 		pgrep -u munge -x munged -n >"$REGISTRY/munged.pid"
-		LWM2_CLUSTER_TIMEOUT=20 wait_for munged /var/log/munge/munged.log munge_works
+		LWM2_CLUSTER_TIMEOUT=20 wait_for munged /var/log/munge/munged.log "" munge_works
 	fi
 	exec 9>&-
 }
@@ -375,7 +388,7 @@ ensure_users() {
 # ---------------------------------------------------------------- daemons
 
 mysql_ping() {
-	mysqladmin --no-defaults --socket="$MYSOCK" -uroot ping
+	timeout 10 mysqladmin --no-defaults --socket="$MYSOCK" -uroot ping
 }
 
 start_mariadb() {
@@ -398,7 +411,7 @@ start_mariadb() {
 		--tmpdir="$D/tmp" --innodb-buffer-pool-size=128M \
 		--innodb-log-file-size=64M --innodb-lock-wait-timeout=900 \
 		</dev/null >/dev/null 2>&1 &
-	wait_for MariaDB "$LOG/mariadb.log" mysql_ping
+	wait_for MariaDB "$LOG/mariadb.log" "$RUN/mariadb.pid:mariadbd" mysql_ping
 	mariadb --no-defaults --socket="$MYSOCK" -uroot <<-EOF
 		CREATE USER IF NOT EXISTS 'slurm'@'127.0.0.1' IDENTIFIED BY 'lwm2';
 		GRANT ALL ON slurm_acct_db.* TO 'slurm'@'127.0.0.1';
@@ -406,17 +419,17 @@ start_mariadb() {
 }
 
 dbd_ready() {
-	"${DAEMON_ENV[@]}" sacctmgr -n -P show cluster format=cluster
+	timeout 10 "${DAEMON_ENV[@]}" sacctmgr -n -P show cluster format=cluster
 }
 
 ctld_ready() {
-	"${DAEMON_ENV[@]}" scontrol ping | grep -q 'is UP'
+	timeout 10 "${DAEMON_ENV[@]}" scontrol ping | grep -q 'is UP'
 }
 
 # Every node idle (or mixed/allocated by an early job), none down or unknown.
 nodes_ready() {
 	local states
-	states=$("${DAEMON_ENV[@]}" sinfo -h -N -o '%t') || return 1
+	states=$(timeout 10 "${DAEMON_ENV[@]}" sinfo -h -N -o '%t') || return 1
 	[ "$(wc -l <<<"$states")" -eq "${#NODES[@]}" ] || return 1
 	! grep -qvE '^(idle|mix|alloc)$' <<<"$states"
 }
@@ -440,7 +453,7 @@ setup_accounts() {
 
 start_slurm() {
 	setsid "${DAEMON_ENV[@]}" slurmdbd </dev/null >"$LOG/slurmdbd.out" 2>&1
-	wait_for slurmdbd "$LOG/slurmdbd.log" dbd_ready
+	wait_for slurmdbd "$LOG/slurmdbd.log" "$RUN/slurmdbd.pid:slurmdbd" dbd_ready
 	setup_accounts
 	start_ctld_nodes
 }
@@ -448,11 +461,15 @@ start_slurm() {
 start_ctld_nodes() {
 	local n
 	setsid "${DAEMON_ENV[@]}" slurmctld </dev/null >"$LOG/slurmctld.out" 2>&1
-	wait_for slurmctld "$LOG/slurmctld.log" ctld_ready
+	wait_for slurmctld "$LOG/slurmctld.log" "$RUN/slurmctld.pid:slurmctld" ctld_ready
 	for n in "${NODES[@]}"; do
 		setsid "${DAEMON_ENV[@]}" slurmd -N "$n" </dev/null >"$LOG/slurmd-$n.out" 2>&1
 	done
-	wait_for "slurmd ${NODES[*]}" "$LOG/slurmd-${NODES[0]}.log" nodes_ready
+	local watch="$RUN/slurmctld.pid:slurmctld"
+	for n in "${NODES[@]}"; do
+		watch+=" $RUN/slurmd-$n.pid:slurmd"
+	done
+	wait_for "slurmd ${NODES[*]}" "$LOG/slurmd-${NODES[0]}.log" "$watch" nodes_ready
 }
 
 # ---------------------------------------------------------------- commands
@@ -491,7 +508,17 @@ cmd_start() {
 	save_settings >"$ETC/start.env"
 	munge_acquire
 	say "starting in $D (ports $(tr '\n' ' ' <"$ETC/ports"))"
-	if ! (start_mariadb && start_slurm); then
+	# A subshell outside any condition, so that set -e holds in it.
+	local rc=0
+	set +e
+	(
+		set -e
+		start_mariadb
+		start_slurm
+	)
+	rc=$?
+	set -e
+	if [ "$rc" -ne 0 ]; then
 		if [ "${LWM2_CLUSTER_KEEP_FAILED:-0}" = 1 ]; then
 			die "start failed; daemons left running for inspection"
 		fi
@@ -574,7 +601,7 @@ cmd_reconfig() {
 	if [ "$old" != "$(cat "$DBD_CONF")" ]; then
 		kill_pidfile "$RUN/slurmdbd.pid" slurmdbd slurmdbd
 		setsid "${DAEMON_ENV[@]}" slurmdbd </dev/null >>"$LOG/slurmdbd.out" 2>&1
-		wait_for slurmdbd "$LOG/slurmdbd.log" dbd_ready
+		wait_for slurmdbd "$LOG/slurmdbd.log" "$RUN/slurmdbd.pid:slurmdbd" dbd_ready
 	fi
 	start_ctld_nodes
 	say "reconfigured"
