@@ -44,6 +44,10 @@
  * consumed are not returned; line and block readers cover input files),
  * wide-character stdio, dprintf, mmap'd I/O, and metadata beyond
  * open/close/seek/sync (stat, unlink, mkdir: the record has no counter).
+ * Unseen by any interposer: the bodies glibc's headers inline into
+ * optimised applications (getc_unlocked, putc_unlocked, fputc_unlocked,
+ * fgetc_unlocked, and fread_unlocked/fwrite_unlocked of small constant
+ * sizes); getline, inlined to __getdelim, is caught there.
  *
  * Real functions
  * --------------
@@ -63,7 +67,10 @@
  * one of the descriptor's class byte, then a tail call.  A file: in
  * addition, the earmark store, two clock reads, three counter adds into
  * the thread's own buffer.  No lock, no allocation, no system call (but
- * one fstat the first time a descriptor is seen).
+ * one fstat the first time a descriptor is seen).  Measured with
+ * posix_bench (AMD EPYC guest): +1.4 ns per 1-byte write to /dev/null,
+ * +19 ns per 1-byte write or read on a file, +15 ns per 1-byte fwrite or
+ * fread on a file; the two clock reads are most of it.
  */
 #define _GNU_SOURCE
 /* Our definitions must be the functions themselves: no fortify inlines, no
