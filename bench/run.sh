@@ -1,0 +1,483 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# The overhead benchmarks of lwm2 (`make bench` runs this):
+#
+#   bash bench/run.sh [RESULTS.json]
+#
+# Every figure is the same work with and without lwm2 in the same run:
+# with/without blocks alternate and each side is the median of several
+# repetitions, so drift of a shared, noisy machine cancels as far as it can.
+# Prints a table (figure | lwm2 | baseline | added/ratio | target |
+# verdict) and writes it as JSON (default bench/results.json) with each
+# figure marked within or beyond its target (README.md).  A figure that
+# cannot be measured here gets the row "not measured: <reason>".
+#
+# Environment: LWM2_BUILDDIR, LWM2_SRCDIR (default: the tree around this
+# script), BENCH_DIR (the built bench programs; default LWM2_BUILDDIR/bench),
+# MPICC, BENCH_QUICK=1 (few repetitions: a smoke test, not a measurement),
+# BENCH_ONLY="posix mpi ..." (run only these sections), BENCH_LAMMPS_STEPS.
+set -uo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+src=${LWM2_SRCDIR:-$(cd "$here/.." && pwd)}
+build=${LWM2_BUILDDIR:-$src}
+bdir=${BENCH_DIR:-$build/bench}
+out=${1:-$bdir/results.json}
+lib=$build/preload/.libs/liblwm2.so
+lwm2=$build/digest/lwm2
+mpicc=${MPICC:-mpicc}
+quick=${BENCH_QUICK:-0}
+only=${BENCH_ONLY:-}
+
+work=$(mktemp -d /tmp/lwm2-bench.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+rows=$work/rows.tsv
+: >"$rows"
+# Rank records of measured runs go here, one fresh directory per figure.
+export LWM2_DIR=$work/rec
+mkdir -p "$LWM2_DIR"
+# lwm2 in the benchmark programs only when LD_PRELOAD says so.
+unset LD_PRELOAD LWM2_MODE LWM2_PRINT LWM2_SAMPLE_HZ
+
+log() { printf 'bench: %s\n' "$*" >&2; }
+want() { [ -z "$only" ] || [[ " $only " == *" $1 "* ]]; }
+# Repetitions: the full count, or a small one for a smoke test.
+reps() { if [ "$quick" = 1 ]; then echo "$2"; else echo "$1"; fi; }
+
+# row ID FIGURE LWM2 BASELINE ADDED UNIT TARGET [NOTE]
+#   ADDED is a number in UNIT ("ns", "ms", "%", "KiB", ...); TARGET is the
+#   largest acceptable ADDED in the same unit, or "-" for figures that are
+#   reported without a target.  LWM2 and BASELINE are display strings.
+row() {
+	local id=$1 fig=$2 a=$3 b=$4 added=$5 unit=$6 target=$7 note=${8:-} verdict
+	if [ "$target" = - ]; then
+		verdict=info
+	elif awk -v x="$added" -v t="$target" 'BEGIN { exit !(x + 0 <= t + 0) }'; then
+		verdict=within
+	else
+		verdict=beyond
+	fi
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$id" "$fig" "$a" "$b" "$added" "$unit" \
+		"$target" "$verdict" "$note" >>"$rows"
+}
+
+# notrow ID FIGURE UNIT TARGET REASON
+notrow() {
+	printf '%s\t%s\t-\t-\t-\t%s\t%s\tnot measured: %s\t\n' "$1" "$2" "$3" "$4" "$5" >>"$rows"
+	log "$1: not measured: $5"
+}
+
+median() { sort -g | awk '{ v[NR] = $1 } END { if (!NR) print "nan"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+# Spread: smallest and largest value, "lo..hi".
+range() { sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%s..%s", lo, hi }'; }
+calc() { awk "BEGIN { printf \"%.${2:-2}f\", $1 }"; }
+# The value after KEY in a line of "key value key value ...".
+field() { awk -v k="$1" '{ for (i = 1; i < NF; i++) if ($i == k) { print $(i + 1); exit } }'; }
+
+fresh_dir() {
+	rm -rf "$LWM2_DIR"
+	mkdir -p "$LWM2_DIR"
+}
+
+if [ ! -r "$lib" ]; then
+	log "no $lib: build the tree first (make)"
+	exit 1
+fi
+
+# ---------------------------------------------------------------- POSIX I/O
+posix_targets() {
+	case $1 in
+	fwrite_* | fread_*) echo 15 ;;
+	*) echo 20 ;;
+	esac
+}
+posix_label() {
+	case $1 in
+	write_devnull) echo "write 1 B to /dev/null" ;;
+	read_devzero) echo "read 1 B from /dev/zero" ;;
+	write_file) echo "write 1 B to a file" ;;
+	read_file) echo "read 1 B from a file" ;;
+	pwrite_file) echo "pwrite 1 B to a file" ;;
+	pread_file) echo "pread 1 B from a file" ;;
+	fwrite_file) echo "fwrite 1 B to a file" ;;
+	fread_file) echo "fread 1 B from a file" ;;
+	esac
+}
+posix_cases="write_devnull read_devzero write_file read_file pwrite_file pread_file fwrite_file fread_file"
+
+bench_posix() {
+	local n r k c line t
+	n=$(reps 200000 20000)
+	r=$(reps 15 3)
+	log "POSIX: wrapper against libc's own function, one process, $r rounds of $n calls"
+	fresh_dir
+	if ! LD_PRELOAD=$lib "$bdir/posix_call" inproc "$n" "$r" >"$work/posix_in" 2>&1; then
+		notrow posix "POSIX wrappers" ns 20 "posix_call failed: $(tail -n 1 "$work/posix_in")"
+		return
+	fi
+	while read -r c _ w _ l _ a _ iqr _ interposed; do
+		t=$(posix_targets "$c")
+		if [ "$interposed" != 1 ]; then
+			notrow "posix_$c" "$(posix_label "$c"), in-process" ns "$t" "liblwm2.so does not wrap it"
+			continue
+		fi
+		row "posix_$c" "$(posix_label "$c"), in-process" "$w ns" "$l ns" "$a" ns "$t" "IQR $iqr ns"
+	done <"$work/posix_in"
+
+	# The plain program with and without LD_PRELOAD, alternating runs.
+	k=$(reps 7 2)
+	log "POSIX: the same program with and without LD_PRELOAD, $k runs each"
+	for ((i = 0; i < k; i++)); do
+		fresh_dir
+		LD_PRELOAD=$lib "$bdir/posix_call" loop "$n" 3 >>"$work/posix_with" || return
+		"$bdir/posix_call" loop "$n" 3 >>"$work/posix_without" || return
+	done
+	for c in $posix_cases; do
+		w=$(awk -v c="$c" '$1 == c { print $3 }' "$work/posix_with" | median)
+		l=$(awk -v c="$c" '$1 == c { print $3 }' "$work/posix_without" | median)
+		row "posix_${c}_x" "$(posix_label "$c"), separate runs" "$w ns" "$l ns" \
+			"$(calc "$w - $l")" ns "$(posix_targets "$c")" \
+			"with $(awk -v c="$c" '$1 == c { print $3 }' "$work/posix_with" | range)"
+	done
+
+	# Instructions per call (callgrind): exact, whatever the load.
+	if ! command -v valgrind >/dev/null; then
+		notrow posix_ir "POSIX wrappers, instructions per call" Ir - "valgrind is not installed"
+		return
+	fi
+	log "POSIX: instructions per call under callgrind"
+	local ni=20000 iw il
+	for c in $posix_cases; do
+		fresh_dir
+		iw=$(LD_PRELOAD=$lib valgrind --tool=callgrind --callgrind-out-file=/dev/null \
+			--collect-atstart=no --toggle-collect=run_loop \
+			"$bdir/posix_call" icount "$c" $ni wrapped 2>&1 | awk '/Collected :/ { print $NF }')
+		il=$(valgrind --tool=callgrind --callgrind-out-file=/dev/null \
+			--collect-atstart=no --toggle-collect=run_loop \
+			"$bdir/posix_call" icount "$c" $ni libc 2>&1 | awk '/Collected :/ { print $NF }')
+		if [ -z "$iw" ] || [ -z "$il" ]; then
+			notrow "posix_ir_$c" "$(posix_label "$c"), instructions" Ir - "callgrind gave no count"
+			continue
+		fi
+		row "posix_ir_$c" "$(posix_label "$c"), instructions/call" \
+			"$(calc "$iw / $ni" 1) Ir" "$(calc "$il / $ni" 1) Ir" \
+			"$(calc "($iw - $il) / $ni" 1)" Ir -
+	done
+}
+
+# ---------------------------------------------------------------- MPI
+mpirun_() {
+	# Both ranks on this machine; vader (shared memory) as the transport.
+	OMPI_MCA_btl=${OMPI_MCA_btl:-self,vader} \
+		OMPI_MCA_btl_vader_single_copy_mechanism=none \
+		OMPI_MCA_mpi_yield_when_idle=1 \
+		timeout 300 mpirun --allow-run-as-root --oversubscribe -np 2 "$@"
+}
+
+bench_mpi() {
+	local n r k c w p a iqr
+	if ! command -v mpirun >/dev/null || ! command -v "$mpicc" >/dev/null; then
+		notrow mpi "MPI" ns 20 "no mpirun or mpicc"
+		return
+	fi
+	if ! "$mpicc" -std=gnu11 -O2 -Wall -Wextra -I"$src/bench" -o "$work/mpi_call" "$src/bench/mpi_call.c" ||
+		! "$mpicc" -std=gnu11 -O2 -Wall -Wextra -I"$src/bench" -o "$work/mpi_init" "$src/bench/mpi_init.c"; then
+		notrow mpi "MPI" ns 20 "couldn't compile the MPI programs"
+		return
+	fi
+	n=$(reps 50000 5000)
+	r=$(reps 9 3)
+	k=$(reps 3 1)
+	log "MPI: MPI_ (wrapper) against PMPI_ in one run, and runs with and without LD_PRELOAD, $k each"
+	for ((i = 0; i < k; i++)); do
+		fresh_dir
+		mpirun_ -x LWM2_DIR -x LD_PRELOAD="$lib" "$work/mpi_call" "$n" "$r" >>"$work/mpi_with" 2>>"$work/mpi_err"
+		mpirun_ "$work/mpi_call" "$n" "$r" >>"$work/mpi_without" 2>>"$work/mpi_err"
+	done
+	for c in pingpong0 allreduce8; do
+		local label
+		case $c in
+		pingpong0) label="MPI 0-byte ping-pong (Send/Recv), per call" ;;
+		allreduce8) label="MPI_Allreduce 8 B, per call" ;;
+		esac
+		if ! grep -q "^$c " "$work/mpi_with" || ! grep -q "^$c " "$work/mpi_without"; then
+			notrow "mpi_$c" "$label" ns 20 "mpirun failed: $(tail -n 1 "$work/mpi_err")"
+			continue
+		fi
+		w=$(awk -v c="$c" '$1 == c { print $3 }' "$work/mpi_with" | median)
+		p=$(awk -v c="$c" '$1 == c { print $5 }' "$work/mpi_with" | median)
+		a=$(awk -v c="$c" '$1 == c { print $7 }' "$work/mpi_with" | median)
+		iqr=$(awk -v c="$c" '$1 == c { print $9 }' "$work/mpi_with" | median)
+		row "mpi_$c" "$label, MPI_ vs PMPI_ in-process" "$w ns" "$p ns" "$a" ns 20 "IQR $iqr ns"
+		w=$(awk -v c="$c" '$1 == c { print $3 }' "$work/mpi_with" | median)
+		p=$(awk -v c="$c" '$1 == c { print $3 }' "$work/mpi_without" | median)
+		row "mpi_${c}_x" "$label, separate runs" "$w ns" "$p ns" "$(calc "$w - $p" 1)" ns 20 \
+			"with $(awk -v c="$c" '$1 == c { print $3 }' "$work/mpi_with" | range)"
+	done
+
+	k=$(reps 7 2)
+	log "MPI: MPI_Init + MPI_Finalize, $k runs each"
+	for ((i = 0; i < k; i++)); do
+		fresh_dir
+		mpirun_ -x LWM2_DIR -x LD_PRELOAD="$lib" "$work/mpi_init" 2>>"$work/mpi_err" |
+			awk '{ print $4 }' | sort -g | tail -n 1 >>"$work/init_with"
+		mpirun_ "$work/mpi_init" 2>>"$work/mpi_err" |
+			awk '{ print $4 }' | sort -g | tail -n 1 >>"$work/init_without"
+	done
+	if [ ! -s "$work/init_with" ] || [ ! -s "$work/init_without" ]; then
+		notrow mpi_init "MPI_Init + MPI_Finalize" ms 2 "mpirun failed"
+		return
+	fi
+	w=$(median <"$work/init_with")
+	p=$(median <"$work/init_without")
+	row mpi_init "MPI_Init + MPI_Finalize (slowest rank)" "$(calc "$w / 1000" 2) ms" \
+		"$(calc "$p / 1000" 2) ms" "$(calc "($w - $p) / 1000" 3)" ms 2 \
+		"with $(range <"$work/init_with") us, without $(range <"$work/init_without") us"
+}
+
+# ---------------------------------------------------------------- processes
+bench_process() {
+	local n r line
+	n=$(reps 200 20)
+	r=$(reps 11 3)
+	log "process: start + exit of a trivial program, $r rounds of $n each way"
+	fresh_dir
+	if ! line=$("$bdir/spawn" "$n" "$r" "$lib" "$bdir/trivial"); then
+		notrow proc_start "process start + exit" ms 0.3 "spawn failed"
+	else
+		row proc_start "process start + exit (trivial program)" \
+			"$(calc "$(field lwm2_us <<<"$line") / 1000" 3) ms" \
+			"$(calc "$(field base_us <<<"$line") / 1000" 3) ms" \
+			"$(calc "$(field added_us <<<"$line") / 1000" 3)" ms 0.3 \
+			"IQR $(calc "$(field iqr_us <<<"$line") / 1000" 3) ms"
+		local rw rb
+		rw=$(field lwm2_rss_kib <<<"$line")
+		rb=$(field base_rss_kib <<<"$line")
+		row rss "peak RSS per process (trivial program)" "$rw KiB" "$rb KiB" \
+			"$((rw - rb))" KiB 4096 "ru_maxrss from wait4"
+	fi
+
+	# The batch-script case: a shell that runs 1,000 short processes, the
+	# shell itself preloaded too (as in a job's batch step).
+	local k np t0 t1
+	k=$(reps 5 1)
+	np=$(reps 1000 100)
+	log "process: a shell script running $np processes, $k runs each way"
+	for ((i = 0; i < k; i++)); do
+		for side in with without; do
+			fresh_dir
+			t0=$(date +%s%N)
+			if [ $side = with ]; then
+				LD_PRELOAD=$lib bash -c 'for ((j = 0; j < $1; j++)); do "$2"; done' _ "$np" "$bdir/trivial"
+			else
+				bash -c 'for ((j = 0; j < $1; j++)); do "$2"; done' _ "$np" "$bdir/trivial"
+			fi
+			t1=$(date +%s%N)
+			echo $(((t1 - t0) / 1000)) >>"$work/script_$side"
+		done
+	done
+	local w b
+	w=$(median <"$work/script_with")
+	b=$(median <"$work/script_without")
+	row script "shell script running $np short processes" "$(calc "$w / 1e6" 3) s" \
+		"$(calc "$b / 1e6" 3) s" "$(calc "($w - $b) / 1000" 1)" ms "$(calc "$np * 0.3" 0)" \
+		"ratio $(calc "$w / $b" 3); with $(range <"$work/script_with") us"
+}
+
+# ---------------------------------------------------------------- sampling
+bench_sampling() {
+	local it k w b h hz10
+	it=$(reps 300000000 30000000)
+	k=$(reps 7 2)
+	hz10=1000
+	log "sampling: 2-thread compute loop, default rate and LWM2_SAMPLE_HZ=$hz10, $k runs each"
+	for ((i = 0; i < k; i++)); do
+		fresh_dir
+		"$bdir/compute" "$it" | field wall_s >>"$work/samp_base"
+		LD_PRELOAD=$lib "$bdir/compute" "$it" | field wall_s >>"$work/samp_def"
+		LD_PRELOAD=$lib LWM2_SAMPLE_HZ=$hz10 "$bdir/compute" "$it" | field wall_s >>"$work/samp_10"
+	done
+	b=$(median <"$work/samp_base")
+	w=$(median <"$work/samp_def")
+	h=$(median <"$work/samp_10")
+	row samp_default "sampling, 2-thread compute, default rate (100 Hz)" "$w s" "$b s" \
+		"$(calc "($w / $b - 1) * 100" 2)" % 0.5 \
+		"with $(range <"$work/samp_def") s, without $(range <"$work/samp_base") s"
+	row samp_10x "sampling, 2-thread compute, 10x rate ($hz10 Hz)" "$h s" "$b s" \
+		"$(calc "($h / $b - 1) * 100" 2)" % - "with $(range <"$work/samp_10") s"
+}
+
+# ---------------------------------------------------------------- sizes
+bench_sizes() {
+	local line f sz
+	log "sizes: rank records and job digests"
+	fresh_dir
+	LD_PRELOAD=$lib "$bdir/trivial"
+	f=$(find "$LWM2_DIR" -type f -name '*.lwm2' | head -n 1)
+	line=$("$bdir/merge" sizes)
+	if [ -n "$f" ]; then
+		sz=$(stat -c %s "$f")
+		row rec_file "rank record file on disk, per process" "$sz B" - "$sz" B - \
+			"$(du -k "$f" | cut -f1) KiB allocated; header $(field header_bytes <<<"$line") B + 2 slots of $(field slot_default_bytes <<<"$line") B"
+	else
+		notrow rec_file "rank record file per process" B - "the trivial program left no record"
+	fi
+	row rec_slice "record per time slice (sizeof struct lwm2_slice)" \
+		"$(field slice_bytes <<<"$line") B" - "$(field slice_bytes <<<"$line")" B - \
+		"fixed part $(field record_bytes <<<"$line") B"
+	local procs nodes ppn=8
+	for procs in 16 1000 10000; do
+		nodes=$(((procs + ppn - 1) / ppn))
+		if ! line=$("$bdir/merge" job "$nodes" "$ppn" 1); then
+			notrow "digest_$procs" "job digest, $procs processes" B 16384 "merge job failed"
+			continue
+		fi
+		local target=65534
+		[ "$procs" = 10000 ] && target=16384
+		row "digest_compact_$procs" "job digest, compact (AdminComment), $((nodes * ppn)) processes" \
+			"$(field compact_bytes <<<"$line") B" - "$(field compact_bytes <<<"$line")" B "$target" \
+			"$nodes nodes; uncut $(field compact_uncut_bytes <<<"$line") B"
+		row "digest_full_$procs" "job digest, full form, $((nodes * ppn)) processes" \
+			"$(field full_bytes <<<"$line") B" - "$(field full_bytes <<<"$line")" B - "with the slice grid"
+	done
+}
+
+# ---------------------------------------------------------------- merges
+bench_merges() {
+	local line r nn
+	r=$(reps 15 3)
+	log "merges: node record from 256 rank records, job digests"
+	rm -rf "$work/ranks"
+	if line=$("$bdir/merge" ranks "$work/ranks" 256 10) &&
+		line=$("$bdir/merge" node "$work/ranks" "$r"); then
+		row node_merge "node record from 256 rank records (files, 10 slices)" \
+			"$(field node_merge_ms <<<"$line") ms" - "$(field node_merge_ms <<<"$line")" ms 20 \
+			"IQR $(field iqr_ms <<<"$line") ms; node record $(field node_json_bytes <<<"$line") B"
+	else
+		notrow node_merge "node record from 256 rank records" ms 20 "merge failed"
+	fi
+	for nn in 16 256 10000; do
+		local rr=$r
+		[ "$nn" = 10000 ] && rr=$(reps 5 1)
+		if line=$("$bdir/merge" job "$nn" 1 "$rr"); then
+			row "job_digest_$nn" "job digest from $nn node records (1 process each)" \
+				"$(field build_ms <<<"$line") ms" - "$(field build_ms <<<"$line")" ms 1000 \
+				"IQR $(field iqr_ms <<<"$line") ms; compact form +$(field compact_ms <<<"$line") ms"
+		else
+			notrow "job_digest_$nn" "job digest from $nn node records" ms 1000 "merge job failed"
+		fi
+	done
+	bench_jobcomp
+	bench_digest_file
+	bench_spank_merge
+}
+
+bench_jobcomp() {
+	local line
+	line=$("$bdir/jc_enqueue" "$(reps 2000 200)" 5) || {
+		notrow jobcomp "jobcomp_p_log_record" us 100 "jc_enqueue failed"
+		return
+	}
+	row jobcomp "jobcomp_p_log_record: copy + enqueue (no Slurm)" \
+		"$(calc "$(field log_record_ns <<<"$line") / 1000" 2) us" - \
+		"$(calc "$(field log_record_ns <<<"$line") / 1000" 2)" us 100 \
+		"p99 $(calc "$(field p99_ns <<<"$line") / 1000" 2) us, max $(calc "$(field max_ns <<<"$line") / 1000" 1) us"
+}
+
+bench_digest_file() {
+	local n t0 t1 ms
+	n=$(reps 100000 10000)
+	if [ ! -x "$lwm2" ] || ! "$lwm2" digest --help 2>&1 | grep -q -- --file; then
+		notrow digest_file "lwm2 digest --file" s 5 "the lwm2 command has no digest --file"
+		return
+	fi
+	"$bdir/merge" log "$n" >"$work/digests.jsonl" || {
+		notrow digest_file "lwm2 digest --file" s 5 "couldn't write the log"
+		return
+	}
+	local size
+	size=$(($(stat -c %s "$work/digests.jsonl") >> 20))
+	# The site-statistics case: a table over every job of the log.
+	for ((i = 0; i < $(reps 3 1); i++)); do
+		t0=$(date +%s%N)
+		"$lwm2" digest -f "$work/digests.jsonl" -a -S 2000-01-01 -E now --csv \
+			-o JobID,User,mpi_time,posix_io_time,avg_threads >"$work/dfile_out"
+		t1=$(date +%s%N)
+		echo $(((t1 - t0) / 1000000)) >>"$work/dfile_table"
+	done
+	ms=$(median <"$work/dfile_table")
+	row digest_file "lwm2 digest --file, $n digests ($size MiB), 5-field table" \
+		"$(calc "$ms / 1000" 2) s" - "$(calc "$ms / 1000" 2)" s 5 \
+		"runs $(range <"$work/dfile_table") ms; $(($(wc -l <"$work/dfile_out") - 1)) rows"
+	# The text digest with guidance, per job (1,000 of them).
+	head -n 1000 "$work/digests.jsonl" >"$work/digests1k.jsonl"
+	t0=$(date +%s%N)
+	"$lwm2" digest -f "$work/digests1k.jsonl" -a -S 2000-01-01 -E now >/dev/null
+	t1=$(date +%s%N)
+	row digest_file_text "lwm2 digest --file, text digest, per job (1,000 jobs)" \
+		"$(calc "($t1 - $t0) / 1e9" 2) ms" - "$(calc "($t1 - $t0) / 1e9" 2)" ms -
+	rm -f "$work/digests.jsonl"
+}
+
+bench_spank_merge() {
+	# What slurmstepd adds at step end: merge the node's rank records and
+	# write the node record munge-signed to the spool.
+	local line
+	if line=$("$bdir/merge" stepend "$work/ranks" "$work/spool" "$(reps 9 3)" 2>"$work/stepend_err"); then
+		row spank_merge "step end: node merge + signed write, 256 rank records" \
+			"$(field stepend_ms <<<"$line") ms" - "$(field stepend_ms <<<"$line")" ms 50 \
+			"IQR $(field iqr_ms <<<"$line") ms; signing $(field sign_ms <<<"$line") ms"
+	else
+		notrow spank_merge "step end: node merge + signed write" ms 50 \
+			"$(tail -n 1 "$work/stepend_err")"
+	fi
+}
+
+# ---------------------------------------------------------------- LAMMPS
+bench_lammps() {
+	notrow lammps "LAMMPS, 2 ranks" % 1 "not yet"
+}
+
+# ---------------------------------------------------------------- output
+print_table() {
+	awk -F'\t' '
+	function shown(v, u) { return v == "-" ? "-" : v " " u }
+	function sgn(v) { return (v ~ /^-/ || v == "-") ? v : "+" v }
+	BEGIN {
+		printf "%-66s | %-14s | %-14s | %-12s | %-10s | %s\n", "figure", "lwm2", "baseline",
+			"added/ratio", "target", "verdict"
+		s = ""; for (i = 0; i < 140; i++) s = s "-"; print s
+	}
+	{
+		tgt = $7 == "-" ? "-" : "<= " $7 " " $6
+		added = $5 == "-" ? "-" : ($3 == $5 " " $6 && $4 == "-" ? $5 " " $6 : sgn($5) " " $6)
+		printf "%-66s | %-14s | %-14s | %-12s | %-10s | %s%s\n", $2, $3, $4, added, tgt, $8,
+			$9 == "" ? "" : "  (" $9 ")"
+	}' "$rows"
+}
+
+write_json() {
+	awk -F'\t' -v host="$(hostname)" -v date="$(date -u +%Y-%m-%dT%H:%M:%SZ)" \
+		-v cpus="$(nproc)" -v quick="$quick" '
+	function q(s) { gsub(/\\/, "\\\\", s); gsub(/"/, "\\\"", s); return "\"" s "\"" }
+	function num(s) { return s ~ /^-?[0-9.]+(e[-+]?[0-9]+)?$/ ? s : "null" }
+	BEGIN { printf "{\"host\":%s,\"date\":%s,\"cpus\":%d,\"quick\":%s,\"figures\":[", q(host), q(date), cpus, quick == 1 ? "true" : "false" }
+	{
+		printf "%s\n{\"id\":%s,\"figure\":%s,\"lwm2\":%s,\"baseline\":%s,\"added\":%s,\"unit\":%s,\"target\":%s,\"verdict\":%s,\"note\":%s}",
+			(NR > 1 ? "," : ""), q($1), q($2), q($3), q($4), num($5), q($6), num($7), q($8), q($9)
+	}
+	END { print "\n]}" }' "$rows" >"$out"
+}
+
+start=$(date +%s)
+want posix && bench_posix
+want mpi && bench_mpi
+want process && bench_process
+want sampling && bench_sampling
+want sizes && bench_sizes
+want merges && bench_merges
+want lammps && bench_lammps
+print_table | tee "${out%.json}.txt"
+write_json
+log "wrote $out ($(($(date +%s) - start)) s)"
