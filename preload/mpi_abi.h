@@ -334,6 +334,12 @@ static inline struct lwm2_mpi_sr lwm2_mpi_sr(uint64_t sent, uint64_t recv)
 	return r;
 }
 
+/* As many bytes received as sent (Allreduce, Scan): one type size lookup. */
+static inline struct lwm2_mpi_sr lwm2_mpi_sr_same(uint64_t bytes)
+{
+	return lwm2_mpi_sr(bytes, bytes);
+}
+
 /* MPI_Init and MPI_Init_thread returned: record who this process is. */
 void lwm2_mpi_identity(const struct lwm2_mpi_abi *a);
 

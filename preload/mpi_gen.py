@@ -145,14 +145,12 @@ coll('Alltoallw', W, 'lwm2_mpi_b_alltoallw(&c, sendbuf, sendcounts, sendtypes, r
      'WIDE, recvtypes, comm)')
 R = 'B sendbuf, VB recvbuf, N count, H datatype, H op'
 coll('Reduce', R + ', I root, H comm', 'lwm2_mpi_b_reduce(&c, count, datatype, root, comm)')
-coll('Allreduce', R + ', H comm', 'lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), '
-     'lwm2_mpi_bytes(&c, count, datatype))')
+coll('Allreduce', R + ', H comm', 'lwm2_mpi_sr_same(lwm2_mpi_bytes(&c, count, datatype))')
 coll('Reduce_scatter', 'B sendbuf, VB recvbuf, NS recvcounts, H datatype, H op, H comm',
      'lwm2_mpi_b_reduce_scatter(&c, recvcounts, WIDE, datatype, comm)')
 coll('Reduce_scatter_block', 'B sendbuf, VB recvbuf, N recvcount, H datatype, H op, H comm',
      'lwm2_mpi_b_reduce_scatter_block(&c, recvcount, datatype, comm)')
-coll('Scan', R + ', H comm', 'lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), '
-     'lwm2_mpi_bytes(&c, count, datatype))')
+coll('Scan', R + ', H comm', 'lwm2_mpi_sr_same(lwm2_mpi_bytes(&c, count, datatype))')
 coll('Exscan', R + ', H comm', 'lwm2_mpi_b_exscan(&c, count, datatype, comm)')
 coll('Neighbor_allgather', G + ', H comm', 'lwm2_mpi_b_nbr(&c, 0, sendcount, sendtype, recvcount, '
      'recvtype, comm)')

@@ -3659,7 +3659,7 @@ static inline int w_Allreduce(int pmpi, const void *sendbuf, void *recvbuf, int 
 		return f(sendbuf, recvbuf, count, datatype, op, comm);
 	int rc = f(sendbuf, recvbuf, count, datatype, op, comm);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), lwm2_mpi_bytes(&c, count, datatype)) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_sr_same(lwm2_mpi_bytes(&c, count, datatype)) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, b.sent, b.recv);
 	return rc;
 }
@@ -3687,7 +3687,7 @@ static inline int w_Allreduce_c(int pmpi, const void *sendbuf, void *recvbuf, lw
 		return f(sendbuf, recvbuf, count, datatype, op, comm);
 	int rc = f(sendbuf, recvbuf, count, datatype, op, comm);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), lwm2_mpi_bytes(&c, count, datatype)) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_sr_same(lwm2_mpi_bytes(&c, count, datatype)) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, b.sent, b.recv);
 	return rc;
 }
@@ -3715,7 +3715,7 @@ static inline int w_Iallreduce(int pmpi, const void *sendbuf, void *recvbuf, int
 		return f(sendbuf, recvbuf, count, datatype, op, comm, request);
 	int rc = f(sendbuf, recvbuf, count, datatype, op, comm, request);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), lwm2_mpi_bytes(&c, count, datatype)) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_sr_same(lwm2_mpi_bytes(&c, count, datatype)) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, b.sent, b.recv);
 	if (rc == 0)
 		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, 0, 0, 0);
@@ -3745,7 +3745,7 @@ static inline int w_Iallreduce_c(int pmpi, const void *sendbuf, void *recvbuf, l
 		return f(sendbuf, recvbuf, count, datatype, op, comm, request);
 	int rc = f(sendbuf, recvbuf, count, datatype, op, comm, request);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), lwm2_mpi_bytes(&c, count, datatype)) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_sr_same(lwm2_mpi_bytes(&c, count, datatype)) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, b.sent, b.recv);
 	if (rc == 0)
 		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, 0, 0, 0);
@@ -3777,7 +3777,7 @@ static inline int w_Allreduce_init(int pmpi, const void *sendbuf, void *recvbuf,
 	uint64_t ticks = lwm2_mpi_stop(&c);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, 0, 0);
 	if (rc == 0) {
-		struct lwm2_mpi_sr b = lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), lwm2_mpi_bytes(&c, count, datatype));
+		struct lwm2_mpi_sr b = lwm2_mpi_sr_same(lwm2_mpi_bytes(&c, count, datatype));
 		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, LWM2_MPI_REQ_PERSISTENT | 0, b.sent, b.recv);
 	}
 	return rc;
@@ -3808,7 +3808,7 @@ static inline int w_Allreduce_init_c(int pmpi, const void *sendbuf, void *recvbu
 	uint64_t ticks = lwm2_mpi_stop(&c);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, 0, 0);
 	if (rc == 0) {
-		struct lwm2_mpi_sr b = lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), lwm2_mpi_bytes(&c, count, datatype));
+		struct lwm2_mpi_sr b = lwm2_mpi_sr_same(lwm2_mpi_bytes(&c, count, datatype));
 		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, LWM2_MPI_REQ_PERSISTENT | 0, b.sent, b.recv);
 	}
 	return rc;
@@ -4193,7 +4193,7 @@ static inline int w_Scan(int pmpi, const void *sendbuf, void *recvbuf, int count
 		return f(sendbuf, recvbuf, count, datatype, op, comm);
 	int rc = f(sendbuf, recvbuf, count, datatype, op, comm);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), lwm2_mpi_bytes(&c, count, datatype)) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_sr_same(lwm2_mpi_bytes(&c, count, datatype)) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, b.sent, b.recv);
 	return rc;
 }
@@ -4221,7 +4221,7 @@ static inline int w_Scan_c(int pmpi, const void *sendbuf, void *recvbuf, lwm2_mp
 		return f(sendbuf, recvbuf, count, datatype, op, comm);
 	int rc = f(sendbuf, recvbuf, count, datatype, op, comm);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), lwm2_mpi_bytes(&c, count, datatype)) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_sr_same(lwm2_mpi_bytes(&c, count, datatype)) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, b.sent, b.recv);
 	return rc;
 }
@@ -4249,7 +4249,7 @@ static inline int w_Iscan(int pmpi, const void *sendbuf, void *recvbuf, int coun
 		return f(sendbuf, recvbuf, count, datatype, op, comm, request);
 	int rc = f(sendbuf, recvbuf, count, datatype, op, comm, request);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), lwm2_mpi_bytes(&c, count, datatype)) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_sr_same(lwm2_mpi_bytes(&c, count, datatype)) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, b.sent, b.recv);
 	if (rc == 0)
 		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, 0, 0, 0);
@@ -4279,7 +4279,7 @@ static inline int w_Iscan_c(int pmpi, const void *sendbuf, void *recvbuf, lwm2_m
 		return f(sendbuf, recvbuf, count, datatype, op, comm, request);
 	int rc = f(sendbuf, recvbuf, count, datatype, op, comm, request);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), lwm2_mpi_bytes(&c, count, datatype)) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_sr_same(lwm2_mpi_bytes(&c, count, datatype)) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, b.sent, b.recv);
 	if (rc == 0)
 		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, 0, 0, 0);
@@ -4311,7 +4311,7 @@ static inline int w_Scan_init(int pmpi, const void *sendbuf, void *recvbuf, int 
 	uint64_t ticks = lwm2_mpi_stop(&c);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, 0, 0);
 	if (rc == 0) {
-		struct lwm2_mpi_sr b = lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), lwm2_mpi_bytes(&c, count, datatype));
+		struct lwm2_mpi_sr b = lwm2_mpi_sr_same(lwm2_mpi_bytes(&c, count, datatype));
 		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, LWM2_MPI_REQ_PERSISTENT | 0, b.sent, b.recv);
 	}
 	return rc;
@@ -4342,7 +4342,7 @@ static inline int w_Scan_init_c(int pmpi, const void *sendbuf, void *recvbuf, lw
 	uint64_t ticks = lwm2_mpi_stop(&c);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, 0, 0);
 	if (rc == 0) {
-		struct lwm2_mpi_sr b = lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), lwm2_mpi_bytes(&c, count, datatype));
+		struct lwm2_mpi_sr b = lwm2_mpi_sr_same(lwm2_mpi_bytes(&c, count, datatype));
 		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, LWM2_MPI_REQ_PERSISTENT | 0, b.sent, b.recv);
 	}
 	return rc;

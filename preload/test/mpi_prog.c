@@ -9,7 +9,8 @@
  *   mpi_prog p2p|coll|io|wait              (2 to 4 ranks; p2p: even count)
  *   mpi_prog threads [ITERATIONS]          (2 ranks, 4 threads each)
  *   mpi_prog bench ITERATIONS              ns per 0-byte ping-pong and
- *                                          8-byte allreduce (2 ranks)
+ *                                          8-byte allreduce (2 ranks; with
+ *                                          1 rank the peer is MPI_PROC_NULL)
  */
 #include <mpi.h>
 #include <pthread.h>
@@ -461,16 +462,18 @@ static void mode_bench(long n)
 	char b = 0;
 	double v = 1, s;
 	double t0, t1, t2;
+	/* one rank: the peer is MPI_PROC_NULL, so the loop times the call path */
+	int peer = size == 1 ? MPI_PROC_NULL : 1 - rank;
 
 	MPI_Barrier(MPI_COMM_WORLD);
 	t0 = now();
 	for (long i = 0; i < n; i++) {
 		if (rank == 0) {
-			MPI_Send(&b, 0, MPI_BYTE, 1, 0, MPI_COMM_WORLD);
-			MPI_Recv(&b, 0, MPI_BYTE, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+			MPI_Send(&b, 0, MPI_BYTE, peer, 0, MPI_COMM_WORLD);
+			MPI_Recv(&b, 0, MPI_BYTE, peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 		} else if (rank == 1) {
-			MPI_Recv(&b, 0, MPI_BYTE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-			MPI_Send(&b, 0, MPI_BYTE, 0, 0, MPI_COMM_WORLD);
+			MPI_Recv(&b, 0, MPI_BYTE, peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+			MPI_Send(&b, 0, MPI_BYTE, peer, 0, MPI_COMM_WORLD);
 		}
 	}
 	t1 = now();
