@@ -9,7 +9,7 @@
 #   cluster.sh stop DIR       stop what start started (safe to repeat)
 #   cluster.sh status DIR     exit 0 when every daemon is up
 #   cluster.sh env DIR        export lines for the client side
-#   cluster.sh reconfig DIR   regenerate the configuration of a running cluster
+#   cluster.sh reconfig DIR   restart Slurm with a regenerated configuration
 #
 # Environment read by start and reconfig:
 #   LWM2_PLUGIN_DIR            directories put before Slurm's own PluginDir
@@ -45,7 +45,7 @@ say() {
 }
 
 usage() {
-	sed -n '5,12s/^# \{0,1\}//p' "$0" >&2
+	sed -n '8,12s/^# \{0,1\}//p' "$0" >&2
 	exit 2
 }
 
@@ -53,8 +53,7 @@ usage() {
 
 set_paths() {
 	[ -n "${1:-}" ] || usage
-	mkdir -p "$1"
-	D=$(cd "$1" && pwd)
+	D=$(cd "$1" 2>/dev/null && pwd) || die "no such directory: $1"
 	ETC=$D/etc
 	LOG=$D/log
 	RUN=$D/run
@@ -486,6 +485,7 @@ all_up() {
 
 cmd_start() {
 	[ "$(id -u)" -eq 0 ] || die "start needs root"
+	mkdir -p "$1"
 	set_paths "$1"
 	if all_up; then
 		say "already running in $D"
@@ -537,6 +537,10 @@ stop_slurm_nodes() {
 }
 
 cmd_stop() {
+	if [ ! -d "$1" ]; then
+		say "nothing to stop in $1"
+		return 0
+	fi
 	set_paths "$1"
 	if pid_alive "$RUN/slurmctld.pid" slurmctld; then
 		# Cancelled jobs let slurmstepd kill their tasks, which a plain

@@ -197,7 +197,7 @@ as_user() {
 		user=$2
 		shift 2
 	fi
-	local dir=$TESTDIR/$user
+	local dir=${TESTDIR:-/nonexistent}/$user
 	[ -d "$dir" ] || dir=/tmp
 	# shellcheck disable=SC2016
 	runuser -u "$user" -- /bin/bash -c 'cd "$1" && shift && exec "$@"' \
