@@ -1,0 +1,400 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The worker: digests from signed node records in a real spool (signed
+ * with munge as root, the way slurmstepd signs them), the JSON-lines log,
+ * the AdminComment part and its read-back, and resuming after a stop.
+ * Accounting here is an in-memory table standing in for slurmdbd; the
+ * integration tests (tests/integration/t-jobcomp-*.sh) use the real one.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lwm2_digest.h"
+#include "lwm2_jobcomp.h"
+#include "mknode.h"
+#include "tap.h"
+
+static char tmp[] = "/tmp/lwm2-jc-worker.XXXXXX";
+static char spool[600], state[600], logp[600];
+
+/* accounting stand-in: AdminComment per job id (db_comment: the last
+ * one written) */
+static char *db_rows[128];
+static char *db_comment;
+static bool db_ended = true;
+static int modifies;
+static bool completing;
+static int completing_calls;
+static char lastlog[2048];
+static int errors;
+
+static void tlog(int level, const char *msg)
+{
+	if (level == LWM2_JC_ERROR) {
+		errors++;
+		snprintf(lastlog, sizeof(lastlog), "%s", msg);
+	}
+	if (level <= LWM2_JC_VERBOSE)
+		diag("log: %s", msg);
+}
+
+static bool t_completing(uint32_t id)
+{
+	(void)id;
+	completing_calls++;
+	return completing;
+}
+
+static int t_modify(const struct lwm2_jc_job *job, const char *comment)
+{
+	modifies++;
+	free(db_rows[job->job_id % 128]);
+	db_rows[job->job_id % 128] = strdup(comment);
+	db_comment = db_rows[job->job_id % 128];
+	return 0;
+}
+
+static enum lwm2_jc_acct_state t_read(const struct lwm2_jc_job *job, char **comment)
+{
+	if (!db_ended)
+		return LWM2_JC_ACCT_NOT_ENDED;
+	*comment = db_rows[job->job_id % 128] ? strdup(db_rows[job->job_id % 128]) : NULL;
+	return LWM2_JC_ACCT_ENDED;
+}
+
+static const struct lwm2_jc_ops ops = {
+	.log = tlog,
+	.job_completing = t_completing,
+	.acct_modify = t_modify,
+	.acct_read = t_read,
+};
+
+static struct lwm2_jc_job *mkjob(uint32_t id)
+{
+	struct lwm2_jc_job *j = calloc(1, sizeof(*j));
+
+	j->job_id = id;
+	j->array_task_id = LWM2_JC_NONE;
+	j->het_job_offset = LWM2_JC_NONE;
+	j->submit = time(NULL) - 100;
+	j->start = time(NULL) - 60;
+	j->end = time(NULL);
+	j->queued = time(NULL);
+	j->uid = 1000;
+	j->node_count = 2;
+	j->cluster = strdup("lwm2");
+	j->user = strdup("alice");
+	j->account = strdup("proj");
+	j->nodes = strdup("n[1-2]");
+	j->state = strdup("COMPLETED");
+	j->admin_comment = strdup("JS1:H4sIAAAA");
+	return j;
+}
+
+static int sign(uint32_t job, uint32_t step, const char *host, int rank0, uint32_t as_job)
+{
+	json_object *node = mk_node("lwm2", as_job, step, host, 2, rank0);
+	struct lwm2_node_ident id = {.cluster = "lwm2", .job_id = as_job, .step_id = step, .node = host};
+	char err[256];
+	int rc = lwm2_node_write_signed(spool, &id, node, err, sizeof(err));
+
+	if (rc < 0)
+		diag("sign: %s", err);
+	json_object_put(node);
+	/* a record of another job, copied into this job's directory */
+	if (rc == 0 && as_job != job) {
+		char from[900], to[900], name[128];
+
+		lwm2_node_file_name(&id, name, sizeof(name));
+		snprintf(from, sizeof(from), "%s/%u/%s", spool, as_job, name);
+		snprintf(to, sizeof(to), "%s/%u/%s", spool, job, name);
+		{
+			char dir[900];
+
+			snprintf(dir, sizeof(dir), "%s/%u", spool, job);
+			mkdir(dir, 0700);
+		}
+		rc = rename(from, to);
+	}
+	return rc;
+}
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf;
+	long n;
+
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	buf = calloc(1, (size_t)n + 1);
+	if (fread(buf, 1, (size_t)n, f) != (size_t)n)
+		buf[0] = '\0';
+	fclose(f);
+	return buf;
+}
+
+static int count_lines(const char *path)
+{
+	char *s = slurp(path), *p;
+	int n = 0;
+
+	for (p = s; p && *p; p++)
+		n += *p == '\n';
+	free(s);
+	return n;
+}
+
+static json_object *last_line(const char *path)
+{
+	char *s = slurp(path), *p;
+	json_object *o;
+
+	if (!s || !*s)
+		return NULL;
+	s[strlen(s) - 1] = '\0';
+	p = strrchr(s, '\n');
+	o = json_tokener_parse(p ? p + 1 : s);
+	free(s);
+	return o;
+}
+
+static int64_t jint(json_object *o, const char *k)
+{
+	json_object *v = NULL;
+
+	json_object_object_get_ex(o, k, &v);
+	return json_object_get_int64(v);
+}
+
+static const char *jstr(json_object *o, const char *k)
+{
+	json_object *v = NULL;
+
+	json_object_object_get_ex(o, k, &v);
+	return json_object_get_string(v);
+}
+
+static bool exists(const char *fmt, uint32_t id)
+{
+	char p[900];
+	struct stat st;
+
+	snprintf(p, sizeof(p), fmt, spool, id);
+	return stat(p, &st) == 0;
+}
+
+int main(void)
+{
+	struct lwm2_jc_conf conf;
+	struct lwm2_jc_job *j;
+	json_object *l, *d, *v;
+	char err[256];
+	volatile bool stop = false;
+	int rc;
+	size_t off, len;
+
+	if (!mkdtemp(tmp))
+		return 1;
+	snprintf(spool, sizeof(spool), "%s/spool", tmp);
+	snprintf(state, sizeof(state), "%s/state", tmp);
+	snprintf(logp, sizeof(logp), "%s/digests.jsonl", tmp);
+	mkdir(spool, 0755);
+	lwm2_jc_conf_load(&conf, NULL, NULL, err, sizeof(err));
+	free(conf.spool_dir);
+	free(conf.state_dir);
+	free(conf.log_path);
+	conf.spool_dir = strdup(spool);
+	conf.state_dir = strdup(state);
+	conf.log_path = strdup(logp);
+	conf.settle = 0;
+	conf.verify_delay = 0;
+
+	if (getuid() != 0 || sign(1, 0, "probe", 0, 1) < 0) {
+		printf("1..0 # SKIP signing node records needs root and a running munged\n");
+		return 0;
+	}
+
+	/* --- a job with two good records and one copied from another job */
+	sign(42, 0, "n1", 0, 42);
+	sign(42, 0, "n2", 2, 42);
+	sign(42, 1, "n1", 0, 43);
+	j = mkjob(42);
+	completing = true;
+	rc = lwm2_jc_process(&conf, &ops, j, &stop);
+	ok(rc == 1 && !j->logged && completing_calls == 1,
+	   "while the nodes are completing: wait, nothing logged");
+	completing = false;
+	errors = 0;
+	rc = lwm2_jc_process(&conf, &ops, j, &stop);
+	ok(rc == 1 && j->logged && j->acct_sent, "nodes done: logged, AdminComment queued");
+	is_int(errors, 1, "one record rejected, with a log line");
+	ok(strstr(lastlog, "couldn't accept node record") && strstr(lastlog, "1.n1.lwm2node"),
+	   "the log line names the record: %s", lastlog);
+	l = last_line(logp);
+	is_int(jint(l, "records_accepted"), 2, "log: two records accepted");
+	is_int(jint(l, "records_rejected"), 1, "log: one rejected");
+	is_str(jstr(l, "status"), "ok", "log: status ok");
+	d = NULL;
+	json_object_object_get_ex(l, "digest", &d);
+	v = NULL;
+	json_object_object_get_ex(d, "scope", &v);
+	is_int(jint(v, "processes"), 4, "digest: 4 processes");
+	json_object_object_get_ex(v, "totals", &v);
+	is_int(jint(v, "mpi_p2p_calls"), 400, "digest: exact point-to-point calls");
+	is_int(jint(v, "mpi_p2p_bytes_sent"), 25600, "digest: exact bytes");
+	ok(jint(l, "job_id") == 42 && !strcmp(jstr(l, "user"), "alice"), "log: job fields");
+	json_object_put(l);
+	is_int(modifies, 1, "one AdminComment modification");
+	ok(db_comment && !strncmp(db_comment, "JS1:H4sIAAAA LWM2:{", 19),
+	   "AdminComment: jobstats' part kept, ours appended");
+	ok(lwm2_jc_comment_find(db_comment, &off, &len) == 0 && len <= conf.cap,
+	   "our part within AdminCommentCap (%zu bytes)", len);
+	{
+		json_object *pd = lwm2_digest_parse(db_comment, strlen(db_comment), err, sizeof(err));
+
+		ok(pd != NULL, "the AdminComment digest parses: %s", pd ? "" : err);
+		json_object_put(pd);
+	}
+	rc = lwm2_jc_process(&conf, &ops, j, &stop);
+	ok(rc == 0, "read back: the digest is there, job done");
+	ok(!exists("%s/%u/0.n1.lwm2node", 42), "node records removed");
+	is_int(count_lines(logp), 1, "one log line");
+	lwm2_jc_job_free(j);
+
+	/* --- someone overwrites AdminComment after us */
+	sign(44, 0, "n1", 0, 44);
+	j = mkjob(44);
+	free(j->admin_comment);
+	j->admin_comment = NULL;
+	modifies = 0;
+	lwm2_jc_process(&conf, &ops, j, &stop);
+	ok(db_comment && !strncmp(db_comment, "LWM2:{", 6), "no other text: the field is our part");
+	free(db_rows[44]);
+	db_comment = db_rows[44] = strdup("JS1:later");
+	rc = lwm2_jc_process(&conf, &ops, j, &stop);
+	ok(rc == 1 && modifies == 2, "overwritten: queued again");
+	ok(!strncmp(db_comment, "JS1:later LWM2:{", 16), "merged into what is there now");
+	j->next_try = 0;
+	rc = lwm2_jc_process(&conf, &ops, j, &stop);
+	is_int(rc, 0, "then verified");
+	lwm2_jc_job_free(j);
+
+	/* --- slurmdbd has not applied the job's record yet */
+	sign(45, 0, "n1", 0, 45);
+	j = mkjob(45);
+	lwm2_jc_process(&conf, &ops, j, &stop);
+	db_ended = false;
+	rc = lwm2_jc_process(&conf, &ops, j, &stop);
+	ok(rc == 1 && j->next_try > time(NULL) - 1 && j->attempts == 1,
+	   "accounting behind: try again later, with backoff");
+	db_ended = true;
+	j->next_try = 0;
+	is_int(lwm2_jc_process(&conf, &ops, j, &stop), 0, "and done once it caught up");
+	lwm2_jc_job_free(j);
+
+	/* --- a job that never ran; a job without records */
+	j = mkjob(46);
+	j->start = 0;
+	free(j->nodes);
+	j->nodes = NULL;
+	j->node_count = 0;
+	modifies = 0;
+	completing_calls = 0;
+	is_int(lwm2_jc_process(&conf, &ops, j, &stop), 0, "never ran: done at once");
+	ok(completing_calls == 0 && modifies == 0, "not waited for, AdminComment untouched");
+	l = last_line(logp);
+	ok(!strcmp(jstr(l, "status"), "not_started") && jint(l, "job_id") == 46,
+	   "log: status not_started");
+	json_object_put(l);
+	lwm2_jc_job_free(j);
+
+	j = mkjob(47);
+	lwm2_jc_process(&conf, &ops, j, &stop);
+	l = last_line(logp);
+	ok(!strcmp(jstr(l, "status"), "no_records") && strstr(jstr(l, "reason"), "lwm2 was off"),
+	   "no records: status and reason in the log");
+	json_object_put(l);
+	ok(db_comment && strstr(db_comment, "\"status\":\"no_records\""),
+	   "and in AdminComment, for `lwm2 digest` to say why");
+	lwm2_jc_job_free(j);
+
+	/* --- the log cannot be written: nothing lost, tried again */
+	sign(48, 0, "n1", 0, 48);
+	j = mkjob(48);
+	free(conf.log_path);
+	conf.log_path = strdup("/nonexistent/dir/log");
+	errors = 0;
+	rc = lwm2_jc_process(&conf, &ops, j, &stop);
+	ok(rc == 1 && !j->logged && errors == 1 && strstr(lastlog, "couldn't append"),
+	   "unwritable log: error, kept");
+	ok(exists("%s/%u/0.n1.lwm2node", 48), "records kept for the next try");
+	free(conf.log_path);
+	conf.log_path = strdup(logp);
+	j->next_try = 0;
+	lwm2_jc_process(&conf, &ops, j, &stop);
+	ok(j->logged, "log back: logged");
+	lwm2_jc_job_free(j);
+
+	/* --- the thread: stop with jobs queued, start again, nothing lost */
+	sign(50, 0, "n1", 0, 50);
+	sign(51, 0, "n1", 0, 51);
+	completing = true; /* keep them waiting */
+	conf.late_wait = 3600;
+	ok(lwm2_jc_start(&conf, &ops) == 0, "worker started");
+	lwm2_jc_enqueue(mkjob(50));
+	lwm2_jc_enqueue(mkjob(51));
+	usleep(300000);
+	lwm2_jc_stop();
+	{
+		char p[900];
+		struct stat st;
+
+		snprintf(p, sizeof(p), "%s/50.%ld.job", state, (long)(time(NULL) - 60));
+		ok(stat(state, &st) == 0, "state dir made");
+	}
+	{
+		int n = count_lines(logp);
+
+		completing = false;
+		ok(lwm2_jc_start(&conf, &ops) == 0, "worker started again");
+		for (int i = 0; i < 100 && count_lines(logp) < n + 2; i++)
+			usleep(100000);
+		is_int(count_lines(logp) - n, 2, "both queued jobs resumed and logged");
+		for (int i = 0; i < 50 && exists("%s/%u", 51); i++)
+			usleep(100000);
+		lwm2_jc_stop();
+	}
+	{
+		char cmd[700];
+
+		snprintf(cmd, sizeof(cmd), "ls %s | grep -c '\\.job$' || true", state);
+		FILE *p = popen(cmd, "r");
+		int left = -1;
+
+		if (fscanf(p, "%d", &left) != 1)
+			left = -1;
+		pclose(p);
+		is_int(left, 0, "state dir empty when all is done");
+	}
+	lwm2_jc_conf_free(&conf);
+	for (int i = 0; i < 128; i++)
+		free(db_rows[i]);
+	{
+		char cmd[700];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
+		if (system(cmd) != 0)
+			diag("couldn't remove %s", tmp);
+	}
+	return done_testing();
+}
