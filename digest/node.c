@@ -406,6 +406,12 @@ int lwm2_counter_map(json_object *node, int map[], size_t maxn, size_t *n)
 		map[i] = -1;
 		if (!json_object_is_type(s, json_type_string))
 			return -1;
+		/* Same build, same order: one comparison per name. */
+		if (i < LWM2_NCOUNTERS &&
+		    strcmp(json_object_get_string(s), lwm2_counter_names[i]) == 0) {
+			map[i] = (int)i;
+			continue;
+		}
 		for (int c = 0; c < LWM2_NCOUNTERS; c++)
 			if (strcmp(json_object_get_string(s), lwm2_counter_names[c]) == 0)
 				map[i] = c;

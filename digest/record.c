@@ -52,8 +52,36 @@ const char *const lwm2_group_names[LWM2_NGROUPS] = {"posix", "mpi", "sampling", 
 #define R64(i)   R16(i), R16(i + 16), R16(i + 32), R16(i + 48)
 static const uint32_t crc_table[256] = {R64(0u), R64(64u), R64(128u), R64(192u)};
 
+#if defined(__x86_64__)
+/* The SSE 4.2 crc32 instruction computes this very CRC, eight bytes per
+ * instruction: reading 256 records of 256 slices checksums some 40 MB. */
+__attribute__((target("sse4.2"))) static uint32_t crc_sse42(uint32_t crc, const unsigned char *p,
+							     size_t len)
+{
+	uint64_t c = crc;
+
+	for (; len && ((uintptr_t)p & 7); len--)
+		c = __builtin_ia32_crc32qi((uint32_t)c, *p++);
+	for (; len >= 8; len -= 8, p += 8) {
+		uint64_t v;
+		memcpy(&v, p, sizeof(v));
+		c = __builtin_ia32_crc32di(c, v);
+	}
+	for (; len; len--)
+		c = __builtin_ia32_crc32qi((uint32_t)c, *p++);
+	return (uint32_t)c;
+}
+#endif
+
 static uint32_t crc_update(uint32_t crc, const unsigned char *p, size_t len)
 {
+#if defined(__x86_64__)
+	/* cpuid only, no lock: still signal-safe; init is idempotent and makes
+	 * the check valid even before libgcc's constructor ran. */
+	__builtin_cpu_init();
+	if (__builtin_cpu_supports("sse4.2"))
+		return crc_sse42(crc, p, len);
+#endif
 	while (len--)
 		crc = crc_table[(crc ^ *p++) & 0xff] ^ (crc >> 8);
 	return crc;
