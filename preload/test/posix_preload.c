@@ -38,6 +38,7 @@ static const struct want wants[] = {
 	{"reuse", 0, 0, 1, 1, 2},
 	{"errno", 0, 0, 0, 0, 3},
 	{"threads", 0, 0, 400, 4000, 8},
+	{"churn", 0, 0, 800, 2400, 1600},
 	{"stdout", 0, 0, 0, 0, 0},
 };
 
@@ -179,10 +180,11 @@ static bool check_counts(const char *app, const struct want *w, const struct run
 static void same_behaviour(const char *app, const char *scenario, const struct run *with,
 			   const struct run *without)
 {
-	bool same = with->status == without->status && with->outlen == without->outlen &&
+	bool same = WIFEXITED(with->status) && WEXITSTATUS(with->status) == 0 &&
+		    with->status == without->status && with->outlen == without->outlen &&
 		    memcmp(with->out, without->out, with->outlen) == 0;
 
-	if (!ok(same, "%s %s: same output and exit status with and without lwm2", app, scenario))
+	if (!ok(same, "%s %s: exit 0 and the same output with and without lwm2", app, scenario))
 		diag("  with: status %d \"%.*s\"; without: status %d \"%.*s\"", with->status,
 		     (int)with->outlen, with->out, without->status, (int)without->outlen,
 		     without->out);
