@@ -360,11 +360,14 @@ json_object *lwm2_node_merge(int dirfd, const struct lwm2_node_ident *id, lwm2_l
 		if (lwm2_record_read_file(dirfd, names[i], &r, err, sizeof(err)) != 0) {
 			logf_(log, log_arg, "lwm2: merge: couldn't read %s: %s", names[i], err);
 			skipped++;
+			free(names[i]);
+			names[i] = NULL;
 			continue;
 		}
-		names[kept] = names[i];
-		if (kept != i)
+		if (kept != i) {
+			names[kept] = names[i];
 			names[i] = NULL;
+		}
 		recs[kept++] = r;
 	}
 	node = lwm2_node_merge_records(id, recs, (const char *const *)names, kept, log, log_arg);

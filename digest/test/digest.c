@@ -100,7 +100,7 @@ int main(void)
 				     .node_count = 2, .cpus_per_task = 1, .start = 1700000000,
 				     .end = 1700000100, .state = "COMPLETED"};
 	json_object *nodes[4], *d, *scope, *m, *steps;
-	char err[256], *text, *compact;
+	char err[256] = "", *text, *compact;
 
 	/* Step 0 on n1 (ranks 0-3) and n2 (ranks 4-7); step 1 on n1 only; an
 	 * exec'd image on n2 that is not a process of its own. */

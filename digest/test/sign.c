@@ -124,7 +124,7 @@ int main(void)
 {
 	struct lwm2_node_ident id = {.cluster = "c1", .job_id = 1001, .step_id = 0, .node = "n1"};
 	struct lwm2_verify_opts vo = {0};
-	char spool[400], err[512], name[256];
+	char spool[400], err[512] = "", name[256];
 	const char *socket = NULL;
 	json_object *node, *back;
 	int dfd;
