@@ -112,7 +112,7 @@ kill_strays() {
 			kill "-$sig" "${p#/proc/}" 2>/dev/null && found=0
 		fi
 	done
-	return $found
+	return "$found"
 }
 
 # wait_for WHAT LOG WATCH CMD...: poll CMD until it succeeds. WATCH lists
@@ -155,7 +155,7 @@ munge_acquire() {
 	mkdir -p "$REGISTRY/users"
 	exec 9>"$REGISTRY/lock"
 	flock 9
-	touch "$REGISTRY/users/$(printf '%s' "$D" | md5sum | cut -c1-16)"
+	printf '%s\n' "$D" >"$REGISTRY/users/$(printf '%s' "$D" | md5sum | cut -c1-16)"
 	if ! munge_works; then
 		if [ ! -s /etc/munge/munge.key ]; then
 			say "creating /etc/munge/munge.key"
@@ -167,10 +167,27 @@ munge_acquire() {
 		install -d -o munge -g munge -m 700 /var/lib/munge /var/log/munge
 		say "starting munged"
 		runuser -u munge -- /usr/sbin/munged 9>&-
-		pgrep -u munge -x munged -n >"$REGISTRY/munged.pid"
 		LWM2_CLUSTER_TIMEOUT=20 wait_for munged /var/log/munge/munged.log "" munge_works
+		cp /run/munge/munged.pid "$REGISTRY/munged.pid"
 	fi
 	exec 9>&-
+}
+
+# A cluster whose directory was removed without a stop would keep munged
+# running for ever; forget entries older than ten minutes (a start in
+# progress is younger) whose cluster has no daemon left.
+prune_registry() {
+	local f dir pf live
+	for f in "$REGISTRY"/users/*; do
+		[ -f "$f" ] || continue
+		[ -n "$(find "$f" -mmin +10)" ] || continue
+		dir=$(<"$f")
+		live=0
+		for pf in "$dir"/run/*.pid; do
+			[ -s "$pf" ] && [ -d "/proc/$(<"$pf")" ] && live=1
+		done
+		[ "$live" -eq 1 ] || rm -f "$f"
+	done
 }
 
 munge_release() {
@@ -178,6 +195,7 @@ munge_release() {
 	exec 9>"$REGISTRY/lock"
 	flock 9
 	rm -f "$REGISTRY/users/$(printf '%s' "$D" | md5sum | cut -c1-16)"
+	prune_registry
 	if [ -z "$(ls -A "$REGISTRY/users")" ] && [ -s "$REGISTRY/munged.pid" ]; then
 		say "stopping munged (started by a private cluster)"
 		kill_pidfile "$REGISTRY/munged.pid" munged munged
@@ -379,7 +397,8 @@ ensure_users() {
 	for u in "${TEST_USERS[@]}"; do
 		if ! id "$u" >/dev/null 2>&1; then
 			say "creating user $u"
-			useradd --create-home --shell /bin/bash "$u"
+			# Another cluster starting at the same time may win the race.
+			useradd --create-home --shell /bin/bash "$u" 2>/dev/null || id "$u" >/dev/null
 		fi
 	done
 }
@@ -580,7 +599,7 @@ cmd_status() {
 		echo "munged: not answering"
 		rc=1
 	fi
-	return $rc
+	return "$rc"
 }
 
 cmd_env() {
@@ -611,8 +630,12 @@ cmd_reconfig() {
 	say "reconfigured"
 }
 
-[ $# -eq 2 ] || usage
-case $1 in
-start | stop | status | env | reconfig) "cmd_$1" "$2" ;;
-*) usage ;;
-esac
+main() {
+	[ $# -eq 2 ] || usage
+	case $1 in
+	start | stop | status | env | reconfig) "cmd_$1" "$2" ;;
+	*) usage ;;
+	esac
+}
+
+main "$@"
