@@ -71,6 +71,19 @@ static double time_stdio(stdio_fn f, FILE *fp, char *buf)
 	return (double)(__rdtsc() - c0) * ns_per_tick / BURST;
 }
 
+/* What one clock read costs here: two of them are the floor of a counted
+ * call. */
+static double time_clock(void)
+{
+	volatile uint64_t sink = 0;
+	uint64_t c0 = __rdtsc();
+
+	for (int i = 0; i < BURST; i++)
+		sink += __rdtsc();
+	(void)sink;
+	return (double)(__rdtsc() - c0) * ns_per_tick / BURST;
+}
+
 static int cmp(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -153,6 +166,13 @@ int main(int argc, char **argv)
 	}
 	calibrate();
 	printf("%ld bursts of %d calls each way, 10th percentile per call\n", nbursts(), BURST);
+	{
+		long k = nbursts();
+
+		for (long i = 0; i < k; i++)
+			bursts_w[i] = time_clock();
+		printf("%-28s %7.2f ns\n", "one rdtsc", p10(bursts_w, k));
+	}
 	bench_rw("write 1 B to /dev/null", "write", null, 0);
 	bench_rw("read 1 B from /dev/zero", "read", zero, 0);
 	bench_rw("write 1 B to a file", "write", file, 1);
