@@ -30,6 +30,10 @@
  *          fputc_unlocked putc_unlocked putchar puts
  *          fprintf vfprintf printf vprintf
  *          __fprintf_chk __vfprintf_chk __printf_chk __vprintf_chk
+ *   both:  copy_file_range sendfile sendfile64: a read of the source and a
+ *          write of the destination, each counted where it is a file, with
+ *          the call's bytes; the time is split evenly when both are files
+ *          (cp copies with copy_file_range: without these, unseen)
  *   meta:  open open64 openat openat64 creat creat64 __open_2 __open64_2
  *          __openat_2 __openat64_2 close lseek lseek64 fsync fdatasync
  *          fopen fopen64 fdopen freopen freopen64 fclose fflush
@@ -88,6 +92,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -168,7 +173,10 @@ int fcntl64(int fd, int cmd, ...);
 	X(accept, int, (int, struct sockaddr *, socklen_t *))                                      \
 	X(accept4, int, (int, struct sockaddr *, socklen_t *, int))                                \
 	X(close_range, int, (unsigned, unsigned, int))                                             \
-	X(closefrom, void, (int))
+	X(closefrom, void, (int))                                                                  \
+	X(copy_file_range, ssize_t, (int, loff_t *, int, loff_t *, size_t, unsigned))             \
+	X(sendfile, ssize_t, (int, int, off_t *, size_t))                                          \
+	X(sendfile64, ssize_t, (int, int, off64_t *, size_t))
 
 #define STDIO_REALS(X)                                                                             \
 	X(fread, size_t, (void *, size_t, size_t, FILE *))                                         \
@@ -739,6 +747,91 @@ LWM2_EXPORT ssize_t pwritev64v2(int fd, const struct iovec *iov, int cnt, off64_
 	s = posix_begin(t);
 	r = real(fd, iov, cnt, off, flags);
 	posix_end_write(s, posix_bytes(r));
+	return r;
+}
+
+/* ---- copies between descriptors -------------------------------------- */
+
+static inline void posix_end_copy(struct posix_span s, bool from_file, bool to_file, ssize_t r)
+{
+	uint64_t ticks = posix_finish(s), bytes = posix_bytes(r);
+	uint64_t read_ticks = to_file ? (from_file ? ticks / 2 : 0) : ticks;
+
+	if (from_file)
+		lwm2_count_call(s.t, LWM2_C_posix_read_calls, LWM2_C_posix_read_bytes, bytes,
+				LWM2_C_posix_read_ns, read_ticks);
+	if (to_file)
+		lwm2_count_call(s.t, LWM2_C_posix_write_calls, LWM2_C_posix_write_bytes, bytes,
+				LWM2_C_posix_write_ns, ticks - read_ticks);
+}
+
+/* Storage when either end is a file; the classes come back through the
+ * flags. */
+static inline struct lwm2_thread *posix_enter_copy(int from, int to, bool *from_file,
+						   bool *to_file)
+{
+	if (LWM2_UNLIKELY(!posix_on()))
+		return NULL;
+	*from_file = posix_fd_is_file(from);
+	*to_file = posix_fd_is_file(to);
+	return *from_file || *to_file ? posix_thread() : NULL;
+}
+
+LWM2_EXPORT ssize_t copy_file_range(int in, loff_t *off_in, int out, loff_t *off_out, size_t len,
+				    unsigned flags)
+{
+	copy_file_range_fn real = get_copy_file_range();
+	struct lwm2_thread *t;
+	struct posix_span s;
+	bool fin, fout;
+	ssize_t r;
+
+	if (LWM2_UNLIKELY(!real))
+		return syscall(SYS_copy_file_range, in, off_in, out, off_out, len, flags);
+	t = posix_enter_copy(in, out, &fin, &fout);
+	if (!t)
+		return real(in, off_in, out, off_out, len, flags);
+	s = posix_begin(t);
+	r = real(in, off_in, out, off_out, len, flags);
+	posix_end_copy(s, fin, fout, r);
+	return r;
+}
+
+LWM2_EXPORT ssize_t sendfile(int out, int in, off_t *off, size_t n)
+{
+	sendfile_fn real = get_sendfile();
+	struct lwm2_thread *t;
+	struct posix_span s;
+	bool fin, fout;
+	ssize_t r;
+
+	if (LWM2_UNLIKELY(!real))
+		return syscall(SYS_sendfile, out, in, off, n);
+	t = posix_enter_copy(in, out, &fin, &fout);
+	if (!t)
+		return real(out, in, off, n);
+	s = posix_begin(t);
+	r = real(out, in, off, n);
+	posix_end_copy(s, fin, fout, r);
+	return r;
+}
+
+LWM2_EXPORT ssize_t sendfile64(int out, int in, off64_t *off, size_t n)
+{
+	sendfile64_fn real = get_sendfile64();
+	struct lwm2_thread *t;
+	struct posix_span s;
+	bool fin, fout;
+	ssize_t r;
+
+	if (LWM2_UNLIKELY(!real))
+		return syscall(SYS_sendfile, out, in, off, n);
+	t = posix_enter_copy(in, out, &fin, &fout);
+	if (!t)
+		return real(out, in, off, n);
+	s = posix_begin(t);
+	r = real(out, in, off, n);
+	posix_end_copy(s, fin, fout, r);
 	return r;
 }
 

@@ -237,6 +237,19 @@ static int s_churn(void)
 	return bad;
 }
 
+/* What cp does: w 2/2000, r 1/1000, meta 5 (2 open, lseek, 2 close). */
+static int s_copy(void)
+{
+	static char buf[1000];
+	int a = open(path("ca"), O_RDWR | O_CREAT | O_TRUNC, 0600);
+	int b = open(path("cb"), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+	if (write(a, buf, sizeof buf) != (ssize_t)sizeof buf || lseek(a, 0, SEEK_SET) != 0 ||
+	    copy_file_range(a, NULL, b, NULL, sizeof buf, 0) != (ssize_t)sizeof buf)
+		return 1;
+	return close(a) | close(b);
+}
+
 /* stdout is whatever the runner made it: printf 6, puts 4, putchar 1,
  * fputs 2, write 4: 5 calls, 17 bytes when it is a file. */
 static int s_stdout(void)
@@ -287,6 +300,7 @@ int main(int argc, char **argv)
 		{"stdio", s_stdio},     {"notfile", s_notfile}, {"reuse", s_reuse},
 		{"errno", s_errno},     {"threads", s_threads}, {"stdout", s_stdout},
 		{"share", s_share},     {"churn", s_churn},
+		{"copy", s_copy},
 	};
 
 	if (argc != 3)

@@ -39,6 +39,7 @@ static const struct want wants[] = {
 	{"errno", 0, 0, 0, 0, 3},
 	{"threads", 0, 0, 400, 4000, 8},
 	{"churn", 0, 0, 800, 2400, 1600},
+	{"copy", 1, 1000, 2, 2000, 5},
 	{"stdout", 0, 0, 0, 0, 0},
 };
 

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -158,6 +159,33 @@ static void test_not_files(void)
 	close(sp[0]);
 	close(sp[1]);
 	expect("/dev/null, /dev/zero, pipe, socketpair: nothing counted", s, 0, 0, 0, 0, 0);
+}
+
+static void test_copy(void)
+{
+	struct snap s;
+	char buf[100];
+	int a = open(path("copy-a"), O_RDWR | O_CREAT | O_TRUNC, 0600);
+	int b = open(path("copy-b"), O_RDWR | O_CREAT | O_TRUNC, 0600);
+	int sp[2];
+	off_t off = 0;
+
+	memset(buf, 'c', sizeof buf);
+	if (write(a, buf, sizeof buf) != (ssize_t)sizeof buf ||
+	    socketpair(AF_UNIX, SOCK_STREAM, 0, sp) != 0)
+		abort();
+	lseek(a, 0, SEEK_SET);
+	s = snap();
+	(void)copy_file_range(a, NULL, b, NULL, 100, 0);
+	expect("copy_file_range of 100 bytes file to file: a read and a write of 100", s, 1, 100,
+	       1, 100, 0);
+	s = snap();
+	(void)sendfile(sp[0], a, &off, 60);
+	expect("sendfile of 60 bytes file to socket: a read of 60", s, 1, 60, 0, 0, 0);
+	close(a);
+	close(b);
+	close(sp[0]);
+	close(sp[1]);
 }
 
 static void test_meta(void)
@@ -414,6 +442,7 @@ int main(void)
 		return 1;
 	test_fd_data();
 	test_not_files();
+	test_copy();
 	test_meta();
 	test_errors();
 	test_reuse();
