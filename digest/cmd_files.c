@@ -341,6 +341,36 @@ int lwm2_cmd_merge(int argc, char **argv)
 	return rc;
 }
 
+/* A digest, or a node record shown as the digest of its node. */
+static json_object *digest_from_text(const char *text, size_t len, char *err, size_t errlen)
+{
+	json_object *d = lwm2_digest_parse(text, len, err, errlen), *node;
+	json_tokener *tok;
+	char nerr[256];
+
+	if (d || len > INT32_MAX)
+		return d;
+	tok = json_tokener_new_ex(64);
+	node = tok ? json_tokener_parse_ex(tok, text, (int)len) : NULL;
+	if (tok)
+		json_tokener_free(tok);
+	if (node && ju_get(node, "lwm2_node_version", json_type_int)) {
+		if (lwm2_node_validate(node, nerr, sizeof(nerr)) == 0) {
+			struct lwm2_job_meta meta = {
+				.cluster = ju_str(node, "cluster"),
+				.job_id = (uint64_t)ju_int_or(node, "job_id", 0),
+				.nodes = ju_str(node, "node"),
+				.node_count = 1,
+			};
+			d = lwm2_job_digest_build(&meta, &node, 1);
+		} else {
+			snprintf(err, errlen, "node record: %s", nerr);
+		}
+	}
+	json_object_put(node);
+	return d;
+}
+
 int lwm2_cmd_render(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -370,7 +400,8 @@ int lwm2_cmd_render(int argc, char **argv)
 			       "FILE...\n"
 			       "Render digests as text: a digest JSON (full or compact, with or\n"
 			       "without the LWM2: prefix), an AdminComment holding one, or lines of\n"
-			       "the JSON-lines log.  FILE - reads stdin.\n");
+			       "the JSON-lines log; a node record is shown as the digest of its\n"
+			       "node.  FILE - reads stdin.\n");
 			return 0;
 		default:
 			return 2;
@@ -402,7 +433,7 @@ int lwm2_cmd_render(int argc, char **argv)
 			if (whole)
 				l = len - (size_t)(line - text);
 			if (l && !(l == 1 && *line == '\n')) {
-				d = lwm2_digest_parse(line, l, err, sizeof(err));
+				d = digest_from_text(line, l, err, sizeof(err));
 				if (!d) {
 					fprintf(stderr, "lwm2: render: couldn't read %s: %s\n",
 						argv[i], err);

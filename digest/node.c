@@ -194,6 +194,34 @@ static bool belongs(const struct lwm2_node_ident *id, const struct lwm2_rank_rec
 	return true;
 }
 
+static int cmp_i32(const void *a, const void *b)
+{
+	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Tasks of the step seen on this node: forked children and exec'd images
+ * share their task's id, so they must not make up for a missing task. */
+static uint64_t distinct_tasks(struct lwm2_rank_record *const *recs, const bool *use, size_t n)
+{
+	int32_t *ids = malloc((n ? n : 1) * sizeof(*ids));
+	size_t k = 0;
+	uint64_t d = 0;
+
+	if (!ids)
+		return UINT64_MAX; /* unknown: do not claim tasks are missing */
+	for (size_t i = 0; i < n; i++)
+		if (use[i] && recs[i]->task_id >= 0)
+			ids[k++] = recs[i]->task_id;
+	if (k)
+		qsort(ids, k, sizeof(*ids), cmp_i32);
+	for (size_t i = 0; i < k; i++)
+		d += i == 0 || ids[i] != ids[i - 1];
+	free(ids);
+	return d;
+}
+
 json_object *lwm2_node_merge_records(const struct lwm2_node_ident *id,
 				     struct lwm2_rank_record *const *recs, const char *const *files,
 				     size_t n, lwm2_log_fn log, void *log_arg)
@@ -281,7 +309,7 @@ json_object *lwm2_node_merge_records(const struct lwm2_node_ident *id,
 		json_object_array_add(flags, json_object_new_string("coarsened"));
 	if (approx)
 		json_object_array_add(flags, json_object_new_string("series_approximate"));
-	if (id && id->expected_tasks && nproc < id->expected_tasks)
+	if (id && id->expected_tasks && distinct_tasks(recs, use, n) < id->expected_tasks)
 		json_object_array_add(flags, json_object_new_string("missing_tasks"));
 	ju_add(node, "flags", flags);
 	if (series)

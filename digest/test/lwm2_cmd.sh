@@ -11,7 +11,7 @@ check() { # check DESCRIPTION COMMAND...
 	shift
 	if "$@"; then okay "$d"; else fail "$d"; fi
 }
-echo "1..20"
+echo "1..21"
 L=./lwm2
 w=$(mktemp -d "${TMPDIR:-/tmp}/lwm2-cmd-XXXXXX") || exit 1
 trap 'rm -rf "$w"' EXIT
@@ -50,6 +50,8 @@ $L merge "$w/rec" >"$w/node.json" 2>"$w/err"
 check "merge: node record despite a bad record" grep -q '"lwm2_node_version":1' "$w/node.json"
 check "merge: the bad record logged" grep -q "couldn't read bad.lwm2" "$w/err"
 check "dump: node record validates" sh -c "$L dump '$w/node.json' >/dev/null"
+check "render: a node record as its node's digest" \
+	sh -c "$L render '$w/node.json' | grep -q 'Time in all MPI calls'"
 
 printf '{"lwm2_digest_version":1,"job":{' >"$w/trunc.json"
 $L render "$w/trunc.json" >/dev/null 2>"$w/err"

@@ -172,7 +172,21 @@ int main(void)
 	}
 	json_object_put(node);
 
-	/* Fewer records than tasks expected. */
+	/* Fewer tasks than expected; a forked child of task 0 does not make
+	 * up for a missing task. */
+	{
+		struct lwm2_rank_record *f = mk_rec(0, 0, "n1");
+		f->job_id = 42;
+		f->pid = 2000;
+		f->flags |= LWM2_F_FORK_CHILD;
+		ok(write_rec(dfd, "fork.lwm2", f) == 0, "forked child's record");
+		free(f);
+	}
+	id.expected_tasks = 5;
+	node = lwm2_node_merge(dfd, &id, logger, &lb);
+	ok(has_flag(node, "missing_tasks"), "4 tasks + a forked child: 4 of 5 tasks");
+	json_object_put(node);
+	unlinkat(dfd, "fork.lwm2", 0);
 	id.expected_tasks = 8;
 	lb.text[0] = '\0';
 	node = lwm2_node_merge(dfd, &id, logger, &lb);
