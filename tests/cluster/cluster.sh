@@ -566,8 +566,12 @@ cmd_stop() {
 		# slurmd shutdown would leave running.
 		"${DAEMON_ENV[@]}" scancel --quiet --partition=debug 2>/dev/null || true
 	fi
+	# Each Slurm daemon takes a second or two to go; slurmd and slurmctld
+	# need nothing from each other on the way out, slurmctld still talks
+	# to slurmdbd, and slurmdbd to MariaDB.
+	kill_pidfile "$RUN/slurmctld.pid" slurmctld slurmctld &
 	stop_slurm_nodes
-	kill_pidfile "$RUN/slurmctld.pid" slurmctld slurmctld
+	wait
 	kill_pidfile "$RUN/slurmdbd.pid" slurmdbd slurmdbd
 	kill_pidfile "$RUN/mariadb.pid" mariadbd mariadbd
 	if kill_strays TERM; then
