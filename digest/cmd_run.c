@@ -230,6 +230,11 @@ int lwm2_cmd_run(int argc, char **argv)
 			.end = t1.tv_sec,
 			.state = state_of(status),
 		};
+		/* Inside a Slurm allocation the cores asked for per task are
+		 * known; outside, every core of the machine is not a request. */
+		const char *cpt = getenv("SLURM_CPUS_PER_TASK");
+		if (cpt)
+			meta.cpus_per_task = (uint32_t)strtoul(cpt, NULL, 10);
 		node = dfd < 0 ? NULL : lwm2_node_merge(dfd, &id, log_stderr, NULL);
 		digest = node ? lwm2_job_digest_build(&meta, &node, 1) : NULL;
 	}

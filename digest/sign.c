@@ -406,7 +406,7 @@ json_object *lwm2_node_read_verified(int dirfd, const char *name, uint64_t expec
 		goto out;
 	}
 	hlen = (size_t)(nl + 1 - buf);
-	if (clen > got || rlen > got || hlen + clen + 1 + rlen + 1 != got ||
+	if (clen > got || rlen > got || rlen > INT32_MAX || hlen + clen + 1 + rlen + 1 != got ||
 	    buf[hlen + clen] != '\n' || buf[got - 1] != '\n') {
 		fail(EINVAL, err, errlen, "%s: truncated or padded (%zu bytes, header says %llu)",
 		     name, got, (unsigned long long)(hlen + clen + rlen + 2));
