@@ -18,6 +18,17 @@
 
 #include "mpi_wrappers.h"
 
+/* Fortran start-up entry points (all name manglings): they only note that
+ * the program uses Fortran, then call the binding's own. */
+LWM2_EXPORT void mpi_init_(int *ierr);
+LWM2_EXPORT void mpi_init__(int *ierr);
+LWM2_EXPORT void mpi_init_f08_(int *ierr);
+LWM2_EXPORT void MPI_Init_f08(int *ierr);
+LWM2_EXPORT void mpi_init_thread_(int *required, int *provided, int *ierr);
+LWM2_EXPORT void mpi_init_thread__(int *required, int *provided, int *ierr);
+LWM2_EXPORT void mpi_init_thread_f08_(int *required, int *provided, int *ierr);
+LWM2_EXPORT void MPI_Init_thread_f08(int *required, int *provided, int *ierr);
+
 int lwm2_mpi_x_Init(lwm2_mpi_fn_Init f, void *argc, void *argv)
 {
 	struct lwm2_mpi_call c;

@@ -341,6 +341,11 @@ def main():
             args = re.search(r'return lwm2_mpi_x_\w+\(f(?:, )?(.*)\);', block).group(1)
             src.append(exports_custom(name, decl, args))
         src.append('')
+    # The exported interposers get prototypes of their own: the sources
+    # include no implementation's mpi.h to take them from.
+    protos = re.findall(r'^(LWM2_EXPORT int P?MPI_\w+\(.*\))$', '\n'.join(src), re.M)
+    hdr[-2:-2] = ['/* The exported MPI_x and PMPI_x entry points. */'] + \
+        [p + ';' for p in protos] + ['']
     with open('mpi_wrappers.h', 'w') as f:
         f.write('\n'.join(hdr))
     with open('mpi_wrappers.c', 'w') as f:
