@@ -12,7 +12,7 @@
 
 #include <time.h>
 #if defined(__x86_64__) || defined(__i386__)
-#include <cpuid.h>
+#include <sys/platform/x86.h>
 #endif
 
 int lwm2_clock_is_tsc;
@@ -34,10 +34,9 @@ static uint64_t mono_ns(void)
 void lwm2_clock_init(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
-	unsigned a, b, c, d;
-
-	if (__get_cpuid(0x80000000u, &a, &b, &c, &d) && a >= 0x80000007u &&
-	    __get_cpuid(0x80000007u, &a, &b, &c, &d) && (d & (1u << 8))) {
+	/* glibc's copy of CPUID: the instruction itself traps to the
+	 * hypervisor in a virtual machine and costs tens of microseconds. */
+	if (CPU_FEATURE_PRESENT(INVARIANT_TSC)) {
 		lwm2_clock_is_tsc = 1;
 		mono0 = mono_ns();
 		tsc0 = __rdtsc();
