@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Region shares from samples: the main thread burns CPU time alternately
+ * inside the I/O earmark (30 %) and outside any (70 %), in short rounds so
+ * that the sampling period cannot line up with the pattern; a second thread
+ * burns the same total in the MPI earmark.  The samples per earmark must
+ * match those shares, and every sample must belong to a thread.
+ */
+#include "core_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <time.h>
+
+#include "tap.h"
+
+static double cpu_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void burn(double s)
+{
+	double end = cpu_s() + s;
+	volatile double x = 1.0;
+
+	while (cpu_s() < end)
+		for (int i = 0; i < 1000; i++)
+			x = x * 1.0000001 + 1e-9;
+}
+
+#define TOTAL_S 0.6
+#define ROUND_S 0.0037 /* not a multiple of the 10 ms period */
+
+static void *in_mpi(void *arg)
+{
+	struct lwm2_thread *t = lwm2_enter();
+	uint32_t prev;
+
+	(void)arg;
+	if (!t)
+		return NULL;
+	prev = lwm2_earmark_enter(t, LWM2_EARMARK_mpi);
+	burn(TOTAL_S);
+	lwm2_earmark_leave(t, prev);
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	struct lwm2_thread *t;
+	uint64_t s[LWM2_NEARMARKS] = {0}, total = 0, smain = 0;
+	pthread_t th;
+
+	/* Settings are read in the constructor: come back with them.  The
+	 * digest goes to the test's log and no record stays on disk. */
+	(void)argc;
+	if (!getenv("LWM2_PRINT")) {
+		setenv("LWM2_PRINT", "1", 1);
+		unsetenv("LWM2_DIR");
+		unsetenv("LWM2_MODE");
+		unsetenv("LWM2_SAMPLE_HZ");
+		atomic_store(&lwm2_on, 0); /* this image leaves no record */
+		execv("/proc/self/exe", argv);
+		return 99;
+	}
+	t = lwm2_enter();
+
+	ok(t != NULL && lwm2_p.sampling_on, "the main thread is measured and sampled");
+	if (!t)
+		return done_testing();
+	pthread_create(&th, NULL, in_mpi, NULL);
+	for (double done = 0; done < TOTAL_S; done += ROUND_S) {
+		uint32_t prev = lwm2_earmark_enter(t, LWM2_EARMARK_io);
+
+		burn(ROUND_S * 0.3);
+		lwm2_earmark_leave(t, prev);
+		burn(ROUND_S * 0.7);
+	}
+	pthread_join(th, NULL);
+
+	lwm2_lock();
+	for (struct lwm2_thread *x = lwm2_p.threads; x; x = x->next)
+		for (int e = 0; e < LWM2_NEARMARKS; e++) {
+			uint64_t v = atomic_load(&x->samples[e]);
+
+			s[e] += v;
+			if (x->is_main)
+				smain += v;
+		}
+	for (int e = 0; e < LWM2_NEARMARKS; e++) {
+		s[e] += lwm2_p.dead_samples[e];
+		total += s[e];
+	}
+	smain += lwm2_p.dead_samples_main;
+	lwm2_unlock();
+
+	diag("samples: compute %llu, io %llu, mpi %llu, main %llu",
+	     (unsigned long long)s[LWM2_EARMARK_compute], (unsigned long long)s[LWM2_EARMARK_io],
+	     (unsigned long long)s[LWM2_EARMARK_mpi], (unsigned long long)smain);
+	/* 1.2 s of CPU at 100 Hz: about 120 samples, 60 on each thread. */
+	ok(total >= 100 && total <= 140, "about 120 samples in all (%llu)", (unsigned long long)total);
+	ok(s[LWM2_EARMARK_mpi] >= 50 && s[LWM2_EARMARK_mpi] <= 70,
+	   "the thread inside MPI: about 60 samples");
+	ok(s[LWM2_EARMARK_io] >= 10 && s[LWM2_EARMARK_io] <= 26,
+	   "30 %% of the main thread inside I/O: about 18 samples");
+	ok(s[LWM2_EARMARK_compute] >= 34 && s[LWM2_EARMARK_compute] <= 52,
+	   "70 %% of the main thread outside: about 42 samples");
+	ok(smain == s[LWM2_EARMARK_io] + s[LWM2_EARMARK_compute],
+	   "the main thread's samples are its earmarks' samples");
+	ok(s[LWM2_EARMARK_cuda] == 0, "no samples in an earmark never entered");
+	return done_testing();
+}
