@@ -250,21 +250,25 @@ int lwm2_cmd_merge(int argc, char **argv)
 		{"step", required_argument, NULL, 's'},
 		{"node", required_argument, NULL, 'n'},
 		{"cluster", required_argument, NULL, 'M'},
+		{"digest", no_argument, NULL, 'd'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
 	struct lwm2_node_ident id = {.cluster = "", .node = ""};
 	char host[256] = "";
-	bool pretty = false;
+	bool pretty = false, digest = false;
 	json_object *node;
 	struct stat st;
 	int c, rc = 0;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "pj:s:n:M:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "pj:s:n:M:dh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			pretty = true;
+			break;
+		case 'd':
+			digest = true;
 			break;
 		case 'j':
 			id.job_id = strtoull(optarg, NULL, 10);
@@ -280,11 +284,12 @@ int lwm2_cmd_merge(int argc, char **argv)
 			break;
 		case 'h':
 			printf("Usage: lwm2 merge [--job ID --step ID] [--node NAME] [--cluster NAME]\n"
-			       "                  [--pretty] DIR | FILE...\n"
+			       "                  [--digest] [--pretty] DIR | FILE...\n"
 			       "Merge the rank records (*.lwm2) of a directory, or the given files,\n"
 			       "into one node record (JSON on stdout).  Malformed records are\n"
 			       "reported and skipped.  With --job, records of other jobs or steps\n"
-			       "are skipped too.\n");
+			       "are skipped too.  With --digest, print the job digest of that one\n"
+			       "node instead.\n");
 			return 0;
 		default:
 			return 2;
@@ -334,6 +339,21 @@ int lwm2_cmd_merge(int argc, char **argv)
 			fprintf(stderr, "lwm2: merge: couldn't merge: %s\n", strerror(errno));
 			return 1;
 		}
+	}
+	if (digest) {
+		struct lwm2_job_meta meta = {.cluster = id.cluster,
+					     .job_id = id.job_id,
+					     .nodes = id.node,
+					     .node_count = 1};
+		json_object *d = lwm2_job_digest_build(&meta, &node, 1);
+		if (!d) {
+			fprintf(stderr, "lwm2: merge: couldn't build the digest: %s\n",
+				strerror(errno));
+			json_object_put(node);
+			return 1;
+		}
+		json_object_put(node);
+		node = d;
 	}
 	if (print_json(node, pretty) != 0 || fflush(stdout) != 0)
 		rc = 1;

@@ -28,6 +28,11 @@ if ./lwm2 run --quiet --keep "$work/keep" --json "$work/digest.json" -- \
 fi
 cp "$work"/keep/*.lwm2 "$work/rec/" 2>/dev/null
 nrec=$(ls "$work/rec" | wc -l)
+# Hand-built records with MPI and I/O counters and slices, in any case.
+mkdir "$work/made" && ./mkrecords "$work/made" 3 && cp "$work"/made/*.lwm2 "$work/rec/"
+if [ ! -s "$work/digest.json" ]; then
+	./lwm2 merge --digest "$work/made" >"$work/digest.json" 2>/dev/null
+fi
 if [ "$nrec" -gt 0 ]; then
 	okay "seed corpus: $nrec real rank records"
 else
@@ -40,8 +45,9 @@ if [ -s "$work/digest.json" ]; then
 	{ printf '\001LWM2:'; cat "$work/digest.json"; } >"$work/json/prefixed"
 fi
 if [ "$nrec" -gt 0 ]; then
-	{ printf '\000'; ./lwm2 merge --job 0 "$work/keep" 2>/dev/null; } >"$work/json/node"
+	{ printf '\000'; ./lwm2 merge "$work/keep" 2>/dev/null; } >"$work/json/node"
 fi
+{ printf '\000'; ./lwm2 merge "$work/made" 2>/dev/null; } >"$work/json/node-made"
 printf '\001{"lwm2_digest_version":1,"job":{},"scope":{"processes":0,"metrics":{}}}' >"$work/json/min"
 rc=0
 ./fuzz_record -max_total_time="$t" -rss_limit_mb=2048 -artifact_prefix="$work/" "$work/rec" \
@@ -67,7 +73,7 @@ fi
 # The seeds must be accepted, not just survived: a fuzzer on a corpus it
 # rejects entirely explores little.
 if [ "$nrec" -gt 0 ]; then
-	if ./lwm2 dump "$work"/rec/*.lwm2 >/dev/null 2>&1; then
+	if ./lwm2 dump "$work"/keep/*.lwm2 >/dev/null 2>&1; then
 		okay "seed records are valid"
 	else
 		fail "seed records are rejected by lwm2 dump"

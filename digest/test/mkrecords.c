@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Write N hand-built rank records into a directory, for the script tests
+ * of the lwm2 command (they then need no preload library).  Process i
+ * spends (i + 1) s of a 10 s run in MPI and writes (i + 1) MiB.
+ */
+#include "mkrecord.h"
+
+#include <stdio.h>
+
+int main(int argc, char **argv)
+{
+	int n, dfd;
+
+	if (argc != 3 || (n = atoi(argv[2])) < 1) {
+		fprintf(stderr, "usage: mkrecords DIR N\n");
+		return 2;
+	}
+	dfd = open(argv[1], O_RDONLY | O_DIRECTORY);
+	if (dfd < 0) {
+		perror(argv[1]);
+		return 1;
+	}
+	for (int i = 0; i < n; i++) {
+		struct lwm2_rank_record *r = mk_rec(4, i, "n1");
+		char name[64];
+
+		r->first_slice = 170000000;
+		r->counters[LWM2_C_mpi_p2p_ns] = (uint64_t)(i + 1) * 1000000000ull;
+		r->counters[LWM2_C_mpi_p2p_calls] = 1000;
+		r->counters[LWM2_C_mpi_p2p_bytes_sent] = 1000 * 512;
+		r->counters[LWM2_C_posix_write_bytes] = (uint64_t)(i + 1) << 20;
+		r->counters[LWM2_C_posix_write_ns] = 100000000;
+		for (int k = 0; k < 4; k++)
+			mk_slices(r)[k].counters[LWM2_C_posix_write_bytes] = ((uint64_t)(i + 1) << 20) / 4;
+		snprintf(name, sizeof(name), "rank%d.lwm2", i);
+		if (write_rec(dfd, name, r) != 0) {
+			perror(name);
+			return 1;
+		}
+		free(r);
+	}
+	close(dfd);
+	return 0;
+}
