@@ -75,7 +75,9 @@ const struct lwm2_guidance_rule lwm2_guidance_rules[] = {
 	 "core to see which cores work."},
 	{"threads-idle",
 	 {{LWM2_COND_AVG_LT_REF, LWM2_M_avg_threads, 0.5, LWM2_M_threads_total},
-	  {LWM2_COND_AVG_GT, LWM2_M_threads_total, 1.5, 0}},
+	  /* MPI libraries start two or three helper threads of their own
+	   * that rarely run: only clearly multithreaded processes count. */
+	  {LWM2_COND_AVG_GT, LWM2_M_threads_total, 4.5, 0}},
 	 "Threads were started but were busy only a small part of the run.",
 	 "The degree of concurrency is lower than the number of threads suggests: sequential "
 	 "phases, serialisation on locks, or threads waiting for I/O.",
