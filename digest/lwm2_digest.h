@@ -38,6 +38,11 @@
 /* A digest text larger than this is rejected by lwm2_digest_parse. */
 #define LWM2_DIGEST_TEXT_MAX (256u << 20)
 
+/* Rank records merged into one node record at most (one per process of
+ * a step on a node, forks and execs included); more are logged and
+ * skipped. */
+#define LWM2_NODE_MAX_RECORDS 65536u
+
 /* Log callback for records that are skipped: one line, no newline. */
 typedef void (*lwm2_log_fn)(void *arg, const char *msg);
 

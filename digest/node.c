@@ -354,6 +354,16 @@ json_object *lwm2_node_merge(int dirfd, const struct lwm2_node_ident *id, lwm2_l
 	while ((errno = 0, de = readdir(d))) {
 		if (!is_record_name(de->d_name))
 			continue;
+		/* The directory is the user's: a flood of files must not make
+		 * slurmstepd read forever. */
+		if (n == LWM2_NODE_MAX_RECORDS) {
+			logf_(log, log_arg,
+			      "lwm2: merge: couldn't read every record: more than %u in the "
+			      "directory, the rest skipped",
+			      LWM2_NODE_MAX_RECORDS);
+			skipped++;
+			break;
+		}
 		if (n == cap) {
 			size_t nc = cap ? 2 * cap : 64;
 			char **nn = realloc(names, nc * sizeof(*nn));
