@@ -468,7 +468,7 @@ EOF
 
 bench_lammps() {
 	local steps k t0 t1 how
-	steps=${BENCH_LAMMPS_STEPS:-$(reps 1000 100)}
+	steps=${BENCH_LAMMPS_STEPS:-$(reps 800 100)}
 	k=$(reps 3 1)
 	if ! command -v lmp >/dev/null; then
 		notrow lammps "LAMMPS, 2 ranks" % 1 "lmp is not installed (apt-get install lammps)"
@@ -478,45 +478,66 @@ bench_lammps() {
 		notrow lammps "LAMMPS, 2 ranks" % 1 "no mpirun or no lwm2 command"
 		return
 	fi
-	# The private cluster (srun --lwm2 against --lwm2=off) is not wired in
-	# yet: mpirun under `lwm2 run` (ranks preloaded) against plain mpirun.
-	how="mpirun: lwm2 run + LD_PRELOAD vs plain"
-	log "LAMMPS: srun --lwm2 on the private cluster is not used yet: mpirun with and without lwm2"
 	lammps_input >"$work/in.melt"
+	local w b mpi procs calls=
+	# The private cluster first (srun --lwm2 against --lwm2=off, plugins
+	# from the build tree); mpirun with and without the library where the
+	# cluster cannot be had.
+	mkdir -p "$work/lc"
 	log "LAMMPS: LJ melt, 16,384 atoms, $steps steps, 2 ranks, $k runs each way"
-	local mpienv=(env OMPI_MCA_btl="${OMPI_MCA_btl:-self,vader}"
-		OMPI_MCA_btl_vader_single_copy_mechanism=none OMPI_MCA_mpi_yield_when_idle=1
-		timeout 600 mpirun --allow-run-as-root --oversubscribe -np 2)
-	local lmp=(lmp -in in.melt -var x 16 -var steps "$steps" -log none -screen none)
-	for ((i = 0; i < k; i++)); do
-		for side in with without; do
-			fresh_dir
-			t0=$(date +%s%N)
-			if [ $side = with ]; then
-				(cd "$work" && LWM2_LIB=$lib "$lwm2" run --quiet --json "$work/lammps.json" -- \
-					"${mpienv[@]}" -x LD_PRELOAD -x LWM2_DIR "${lmp[@]}") 2>>"$work/lammps_err"
-			else
-				(cd "$work" && "${mpienv[@]}" "${lmp[@]}") 2>>"$work/lammps_err"
-			fi
-			t1=$(date +%s%N)
-			echo $(((t1 - t0) / 1000000)) >>"$work/lammps_$side"
+	if bash "$src/bench/lammps-cluster.sh" "$build" "$work/in.melt" "$steps" "$k" "$work/lc" \
+		>"$work/lc.log" 2>&1 && [ -s "$work/lc/with" ]; then
+		how="srun --lwm2=print vs --lwm2=off, private cluster"
+		cp "$work/lc/with" "$work/lammps_with"
+		cp "$work/lc/without" "$work/lammps_without"
+		cp "$work/lc/digest.txt" "$work/lammps.txt"
+		if [ -s "$work/lc/node.lwm2node" ] && command -v python3 >/dev/null; then
+			# "lwm2-node 1 CRED_LEN RECORD_LEN", the credential, the record.
+			calls=$(python3 -c '
+import json, sys
+b = open(sys.argv[1], "rb").read(); nl = b.index(b"\n"); h = b[:nl].split()
+s = nl + 1 + int(h[2]) + 1; r = json.loads(b[s:s + int(h[3])])
+c = dict(zip(r["counters"], r["totals"]["c"]))
+print(c["mpi_p2p_calls"] + c["mpi_coll_calls"], c["mpi_p2p_bytes_sent"] + c["mpi_coll_bytes_sent"])' \
+				"$work/lc/node.lwm2node" 2>/dev/null)
+		fi
+	else
+		log "LAMMPS: no cluster run ($(tail -n 1 "$work/lc.log")): mpirun with and without lwm2"
+		how="mpirun: lwm2 run + LD_PRELOAD vs plain"
+		local mpienv=(env OMPI_MCA_btl="${OMPI_MCA_btl:-self,vader}"
+			OMPI_MCA_btl_vader_single_copy_mechanism=none OMPI_MCA_mpi_yield_when_idle=1
+			timeout 600 mpirun --allow-run-as-root --oversubscribe -np 2)
+		local lmp=(lmp -in in.melt -var x 16 -var steps "$steps" -log none -screen none)
+		for ((i = 0; i < k; i++)); do
+			for side in with without; do
+				fresh_dir
+				t0=$(date +%s%N)
+				if [ $side = with ]; then
+					(cd "$work" && LWM2_LIB=$lib "$lwm2" run --quiet --json "$work/lammps.json" -- \
+						"${mpienv[@]}" -x LD_PRELOAD -x LWM2_DIR "${lmp[@]}") 2>>"$work/lammps_err"
+				else
+					(cd "$work" && "${mpienv[@]}" "${lmp[@]}") 2>>"$work/lammps_err"
+				fi
+				t1=$(date +%s%N)
+				echo $(((t1 - t0) / 1000000)) >>"$work/lammps_$side"
+			done
 		done
-	done
-	if [ ! -s "$work/lammps.json" ]; then
-		notrow lammps "LAMMPS, 2 ranks" % 1 "the measured run left no digest: $(tail -n 1 "$work/lammps_err")"
-		return
+		if [ ! -s "$work/lammps.json" ]; then
+			notrow lammps "LAMMPS, 2 ranks" % 1 "the measured run left no digest: $(tail -n 1 "$work/lammps_err")"
+			return
+		fi
+		"$lwm2" render "$work/lammps.json" >"$work/lammps.txt" 2>&1
+		calls="$(grep -oE '"mpi_(p2p|coll)_calls": ?[0-9]+' "$work/lammps.json" | awk -F: '{ s += $2 } END { print s + 0 }') $(grep -oE '"mpi_(p2p|coll)_bytes_sent": ?[0-9]+' "$work/lammps.json" | awk -F: '{ s += $2 } END { print s + 0 }')"
 	fi
-	local w b mpi calls bytes procs
 	w=$(median <"$work/lammps_with")
 	b=$(median <"$work/lammps_without")
-	"$lwm2" render "$work/lammps.json" >"$work/lammps.txt" 2>&1
 	mpi=$(awk -F'  +' '/Time in all MPI calls/ { print $4; exit }' "$work/lammps.txt")
 	procs=$(awk -F'  +' '/Number of processes/ { print $3; exit }' "$work/lammps.txt")
-	calls=$(grep -oE '"mpi_(p2p|coll)_calls": ?[0-9]+' "$work/lammps.json" | awk -F: '{ s += $2 } END { print s + 0 }')
-	bytes=$(grep -oE '"mpi_(p2p|coll)_bytes_sent": ?[0-9]+' "$work/lammps.json" | awk -F: '{ s += $2 } END { print s + 0 }')
+	local callnote=
+	[ -n "$calls" ] && callnote=", ${calls% *} MPI calls, $(calc "${calls#* } / 1048576" 1) MiB sent"
 	row lammps "LAMMPS LJ melt, 2 ranks, wall time ($how)" \
 		"$(calc "$w / 1000" 2) s" "$(calc "$b / 1000" 2) s" "$(calc "($w / $b - 1) * 100" 2)" % 1 \
-		"with $(range <"$work/lammps_with") ms, without $(range <"$work/lammps_without") ms; digest: $procs, MPI time avg $mpi, $calls MPI calls, $(calc "$bytes / 1048576" 1) MiB sent"
+		"with $(range <"$work/lammps_with") ms, without $(range <"$work/lammps_without") ms; digest: processes $procs, MPI time avg $mpi$callnote"
 	cp "$work/lammps.txt" "${out%.json}.lammps-digest.txt" 2>/dev/null || true
 }
 
