@@ -90,7 +90,8 @@ static int set_str(char **dst, const char *v)
 
 /* Keys lwm2-mail reads from the same file; jobcomp accepts and ignores
  * them. */
-static const char *const mail_keys[] = {"MailDigest", "MailWait", "Mailer", "LwmCommand"};
+static const char *const mail_keys[] = {"MailDigest", "MailWait", "Mailer", "LwmCommand",
+					 "SlurmConf"};
 
 static int apply(struct lwm2_jc_conf *c, const char *key, const char *val)
 {

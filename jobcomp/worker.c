@@ -25,6 +25,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -256,6 +257,19 @@ static char *status_part(const struct lwm2_jc_job *job, const char *status, cons
 	return s;
 }
 
+/* slurmctld may not have the user name at hand; looking it up (NSS, maybe
+ * LDAP) is for this thread, never for log_record. */
+static void resolve_user(struct lwm2_jc_job *job)
+{
+	struct passwd pw, *res = NULL;
+	char buf[4096];
+
+	if (job->user)
+		return;
+	if (getpwuid_r((uid_t)job->uid, &pw, buf, sizeof(buf), &res) == 0 && res)
+		job->user = strdup(res->pw_name);
+}
+
 static bool never_ran(const struct lwm2_jc_job *job)
 {
 	return job->start == 0 || job->node_count == 0 || !job->nodes || !*job->nodes;
@@ -273,6 +287,7 @@ static int make_digest(const struct lwm2_jc_conf *conf, const struct lwm2_jc_ops
 	int64_t now = now_epoch();
 	int rc = 1;
 
+	resolve_user(job);
 	if (!never_ran(job)) {
 		if (!job->nodes_done) {
 			bool waited_out = now - job->queued >= (int64_t)conf->late_wait;

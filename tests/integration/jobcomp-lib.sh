@@ -1,0 +1,117 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# shellcheck shell=bash
+#
+# What the t-jobcomp-*.sh tests share: spank_lwm2.so, liblwm2.so,
+# jobcomp_lwm2.so and the lwm2 command of the build under test installed
+# where the daemons and the test users can use them, an lwm2.conf next to
+# the cluster's slurm.conf, and the cluster restarted with
+# JobCompType=jobcomp/lwm2.
+#
+#   jobcomp_setup [LWM2.CONF LINES...]
+#
+# Sets LIBDIR, BASEDIR, SPOOL, JCDIR, JCLOG, STATEDIR, LWM2 (the command),
+# CTLD_LOG.  LWM2_BUILDDIR is the build tree (default: the source tree).
+
+jobcomp_builddir() {
+	local d
+	for d in "${LWM2_BUILDDIR:-}" "$LWM2_TOP"; do
+		if [ -n "$d" ] && [ -f "$d/jobcomp/.libs/jobcomp_lwm2.so" ] &&
+			[ -f "$d/spank/.libs/spank_lwm2.so" ] &&
+			[ -f "$d/preload/.libs/liblwm2.so" ] && [ -x "$d/digest/lwm2" ]; then
+			echo "$d"
+			return 0
+		fi
+	done
+	return 1
+}
+
+# jobcomp_conf LINES...: (re)write lwm2.conf; slurmctld reads it at start.
+jobcomp_conf() {
+	{
+		echo "# written by $(basename "$0")"
+		echo "SpoolDir=$SPOOL"
+		echo "StateDir=$STATEDIR"
+		echo "LateRecordWait=60"
+		echo "RecordSettle=1"
+		echo "VerifyDelay=2"
+		echo "LwmCommand=$LWM2"
+		echo "SlurmConf=$LWM2_CLUSTER_DIR/etc/slurm.conf"
+		printf '%s\n' "$@"
+	} >"$LWM2_CLUSTER_DIR/etc/lwm2.conf"
+	chmod 644 "$LWM2_CLUSTER_DIR/etc/lwm2.conf"
+}
+
+jobcomp_setup() {
+	local build
+	build=$(jobcomp_builddir) ||
+		skip_all "jobcomp_lwm2.so, spank_lwm2.so, liblwm2.so or lwm2 not built (configure --with-slurm-source; make)"
+	cluster_up
+	LIBDIR=$TESTDIR/lib
+	install -d -m 755 "$LIBDIR" "$TESTDIR/plugins" "$TESTDIR/bin"
+	install -m 755 "$build/spank/.libs/spank_lwm2.so" "$LIBDIR/spank_lwm2.so"
+	install -m 755 "$build/preload/.libs/liblwm2.so" "$LIBDIR/liblwm2.so"
+	install -m 755 "$build/jobcomp/.libs/jobcomp_lwm2.so" "$TESTDIR/plugins/jobcomp_lwm2.so"
+	install -m 755 "$build/digest/lwm2" "$TESTDIR/bin/lwm2"
+	LWM2=$TESTDIR/bin/lwm2
+	BASEDIR=$TESTDIR/run
+	SPOOL=$TESTDIR/spool
+	install -d -m 755 "$SPOOL"
+	JCDIR=$TESTDIR/jobcomp
+	install -d -m 700 "$JCDIR"
+	JCLOG=$JCDIR/digests.jsonl
+	STATEDIR=$JCDIR/state
+	CTLD_LOG=$LWM2_CLUSTER_DIR/log/slurmctld.log
+	jobcomp_conf "$@"
+	cluster_reconfig \
+		"LWM2_PLUGSTACK=optional $LIBDIR/spank_lwm2.so lib=$LIBDIR/liblwm2.so basedir=$BASEDIR spool=$SPOOL" \
+		"LWM2_PLUGIN_DIR=$TESTDIR/plugins" \
+		"LWM2_CLUSTER_DEBUG=debug" \
+		"LWM2_CLUSTER_MAILPROG=${JOBCOMP_MAILPROG:-/bin/true}" \
+		"LWM2_CLUSTER_EXTRA_CONF=JobCompType=jobcomp/lwm2
+JobCompLoc=$JCLOG
+${JOBCOMP_EXTRA_CONF:-}" ||
+		bail_out "cluster reconfig with jobcomp/lwm2 failed"
+	grep -q "lwm2: init: settings from" "$CTLD_LOG" ||
+		bail_out "slurmctld did not load jobcomp/lwm2: $(grep -i 'jobcomp\|lwm2' "$CTLD_LOG" | tail -n 5)"
+}
+
+# digest_as [-u USER] ARGS...: `lwm2 digest ARGS` as the test user, with the
+# cluster's client environment.
+digest_as() {
+	local u=()
+	if [ "${1:-}" = -u ]; then
+		u=(-u "$2")
+		shift 2
+	fi
+	as_user "${u[@]}" "$LWM2" digest "$@"
+}
+
+# wait_digest JOB [SECONDS]: until AdminComment holds the LWM2 part.
+wait_digest() {
+	local i limit=$((${2:-90} * 2))
+	for ((i = 0; i < limit; i++)); do
+		if sacct -n -X -P -j "$1" -o AdminComment%60000 2>/dev/null | grep -q 'LWM2:{'; then
+			return 0
+		fi
+		sleep 0.5
+	done
+	return 1
+}
+
+# log_line JOB EXPR: a value of the job's line in the JSON-lines log, EXPR a
+# Python expression over the line l (last line of that job).
+log_line() {
+	python3 - "$JCLOG" "$1" "$2" <<'PY'
+import json, sys
+last = None
+for s in open(sys.argv[1]):
+    try:
+        l = json.loads(s)
+    except ValueError:
+        continue
+    if str(l.get("job_id")) == sys.argv[2]:
+        last = l
+l = last
+print(eval(sys.argv[3]) if l is not None else "NO-LINE")
+PY
+}
