@@ -191,7 +191,7 @@ bench_mpi() {
 	n=$(reps 50000 5000)
 	r=$(reps 9 3)
 	k=$(reps 3 1)
-	log "MPI: MPI_ (wrapper) against PMPI_ in one run, and runs with and without LD_PRELOAD, $k each"
+	log "MPI: MPI_ (wrapper) against the library's PMPI_ in one run, and runs with and without LD_PRELOAD, $k each"
 	for ((i = 0; i < k; i++)); do
 		fresh_dir
 		mpirun_ -x LWM2_DIR -x LD_PRELOAD="$lib" "$work/mpi_call" "$n" "$r" >>"$work/mpi_with" 2>>"$work/mpi_err"
@@ -211,12 +211,14 @@ bench_mpi() {
 		p=$(awk -v c="$c" '$1 == c { print $5 }' "$work/mpi_with" | median)
 		a=$(awk -v c="$c" '$1 == c { print $7 }' "$work/mpi_with" | median)
 		iqr=$(awk -v c="$c" '$1 == c { print $9 }' "$work/mpi_with" | median)
-		row "mpi_$c" "$label, MPI_ vs PMPI_ in-process" "$w ns" "$p ns" "$a" ns 20 "IQR $iqr ns"
+		row "mpi_$c" "$label, MPI_ vs library's PMPI_, in-process" "$w ns" "$p ns" "$a" ns 20 "IQR $iqr ns"
 		w=$(awk -v c="$c" '$1 == c { print $3 }' "$work/mpi_with" | median)
 		p=$(awk -v c="$c" '$1 == c { print $3 }' "$work/mpi_without" | median)
 		row "mpi_${c}_x" "$label, separate runs" "$w ns" "$p ns" "$(calc "$w - $p" 1)" ns 20 \
 			"with $(awk -v c="$c" '$1 == c { print $3 }' "$work/mpi_with" | range)"
 	done
+
+	bench_mpi_icount
 
 	k=$(reps 7 2)
 	log "MPI: MPI_Init + MPI_Finalize, $k runs each"
@@ -236,6 +238,40 @@ bench_mpi() {
 	row mpi_init "MPI_Init + MPI_Finalize (slowest rank)" "$(calc "$w / 1000" 2) ms" \
 		"$(calc "$p / 1000" 2) ms" "$(calc "($w - $p) / 1000" 3)" ms 2 \
 		"with $(range <"$work/init_with") us, without $(range <"$work/init_without") us"
+}
+
+# Instructions of the MPI wrappers themselves under callgrind: inclusive
+# count of liblwm2's MPI_x less that of the MPI library's function it calls
+# (so the library's polling while it waits for the peer drops out).
+bench_mpi_icount() {
+	local ni=5000 f c w l
+	if ! command -v valgrind >/dev/null || ! command -v callgrind_annotate >/dev/null; then
+		notrow mpi_ir "MPI wrappers, instructions per call" Ir - "valgrind is not installed"
+		return
+	fi
+	log "MPI: instructions per call of the wrappers under callgrind"
+	fresh_dir
+	rm -f "$work"/cg.*
+	mpirun_ -x LWM2_DIR -x LD_PRELOAD="$lib" valgrind --tool=callgrind --collect-atstart=no \
+		--toggle-collect=loop_icount --callgrind-out-file="$work/cg.%p" \
+		"$work/mpi_call" icount $ni >/dev/null 2>>"$work/mpi_err"
+	f=$(find "$work" -maxdepth 1 -name 'cg.*' | head -n 1)
+	if [ -z "$f" ]; then
+		notrow mpi_ir "MPI wrappers, instructions per call" Ir - "callgrind under mpirun failed"
+		return
+	fi
+	callgrind_annotate --inclusive=yes "$f" >"$work/cg.txt" 2>/dev/null
+	for c in Send Recv Allreduce; do
+		w=$(awk -v c=":MPI_$c" 'index($0, c " [") && /liblwm2/ { gsub(",", "", $1); print $1; exit }' "$work/cg.txt")
+		l=$(awk -v c=":PMPI_$c" 'index($0, c " [") && !/liblwm2/ { gsub(",", "", $1); print $1; exit }' "$work/cg.txt")
+		if [ -z "$w" ] || [ -z "$l" ]; then
+			notrow "mpi_ir_$c" "MPI_$c wrapper, instructions/call" Ir - "no count for MPI_$c in callgrind's output"
+			continue
+		fi
+		row "mpi_ir_$c" "MPI_$c wrapper's own instructions/call (rank 0)" \
+			"$(calc "$w / $ni" 1) Ir" "$(calc "$l / $ni" 1) Ir" "$(calc "($w - $l) / $ni" 1)" Ir - \
+			"lwm2: MPI_$c inclusive; baseline: the library's PMPI_$c inclusive"
+	done
 }
 
 # ---------------------------------------------------------------- processes
