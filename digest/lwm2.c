@@ -6,6 +6,8 @@
  *   lwm2 merge DIR|FILE...                            node record from rank records
  *   lwm2 render FILE                                  digest JSON as text
  *   lwm2 digest ...                                   digests from accounting
+ *   lwm2 stats --file LOG [--by KEY | --top N]        site-wide statistics
+ *   lwm2 diff A B                                     two digests side by side
  */
 #include "config.h"
 
@@ -33,6 +35,8 @@ static const struct {
 	{"merge", lwm2_cmd_merge, "merge rank records into a node record (JSON)"},
 	{"render", lwm2_cmd_render, "render a digest (JSON, AdminComment or log line) as text"},
 	{"digest", lwm2_cmd_digest, "show the digests of jobs from Slurm accounting"},
+	{"stats", lwm2_cmd_stats, "site-wide statistics over the digests of a log"},
+	{"diff", lwm2_cmd_diff, "compare two digests, per step, with guidance"},
 };
 
 static void usage(FILE *f)

@@ -1,0 +1,660 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * `lwm2 diff A B`: two experiments side by side, the difference view of
+ * CUBE for job digests.  Every metric of the whole job and of every step
+ * (matched by step id) with its absolute and relative change, changes
+ * beyond a threshold marked, and the guidance rules that fired in one run
+ * but not in the other.
+ *
+ * A and B are digest files (JSON, AdminComment text or a log line), or job
+ * ids: looked up in the --file logs, else read from Slurm accounting by
+ * running this program's own `lwm2 digest -j ID --json`, so the same
+ * retrieval and the same PrivateData rules apply.
+ *
+ * Exit status as diff(1): 0 nothing changed beyond the threshold and the
+ * same guidance fired, 1 something did, 2 trouble.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "jsonutil.h"
+#include "logscan.h"
+#include "lwm2_cmds.h"
+#include "lwm2_digest.h"
+#include "lwm2_render.h"
+
+#define STEP_BATCH       0xfffffffbLL
+#define STEP_EXTERN      0xfffffffcLL
+#define STEP_INTERACTIVE 0xfffffffaLL
+
+struct side {
+	const char *arg;
+	char what[300];      /* where it came from, for the heading */
+	int64_t job_id;      /* job id asked for; -1 for a file */
+	int64_t array_task;  /* -1: none */
+	json_object *digest; /* owned */
+};
+
+struct diffopts {
+	double threshold; /* percent */
+	bool json;
+	char **files;
+	size_t nfiles;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+	        "Usage: lwm2 diff [OPTIONS] A B\n"
+	        "Compare two digests: every metric of the job and of each step (matched by\n"
+	        "step id) with absolute and relative change, and the guidance that fired in\n"
+	        "one but not the other.  A and B: digest files (JSON, AdminComment, log line)\n"
+	        "or job ids (ID or ID_TASK), read from --file logs or from Slurm accounting.\n\n"
+	        "  -f, --file=LOG        look job ids up in this JSON-lines log (several allowed)\n"
+	        "  -t, --threshold=PCT   mark relative changes beyond PCT percent (default 10)\n"
+	        "      --json            one JSON object\n"
+	        "Exit status: 0 no change beyond the threshold, 1 changes, 2 trouble.\n");
+}
+
+/* ------------------------------------------------------------ reading */
+
+static int parse_jobarg(const char *s, int64_t *job, int64_t *task)
+{
+	char *end;
+	long long v;
+
+	if (*s < '0' || *s > '9')
+		return -1;
+	v = strtoll(s, &end, 10);
+	*task = -1;
+	if (*end == '_') {
+		char *e2;
+		long long t = strtoll(end + 1, &e2, 10);
+
+		if (e2 == end + 1 || t < 0)
+			return -1;
+		*task = t;
+		end = e2;
+	}
+	if (*end || v <= 0)
+		return -1;
+	*job = v;
+	return 0;
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "re");
+	char *buf = NULL;
+	size_t cap = 0, n = 0;
+
+	if (!f)
+		return NULL;
+	for (;;) {
+		size_t r;
+
+		if (n + 1 >= cap) {
+			char *nb;
+
+			if (cap >= LWM2_DIGEST_TEXT_MAX) {
+				errno = EFBIG;
+				break;
+			}
+			cap = cap ? cap * 2 : 65536;
+			if (!(nb = realloc(buf, cap)))
+				break;
+			buf = nb;
+		}
+		r = fread(buf + n, 1, cap - n - 1, f);
+		n += r;
+		if (r == 0) {
+			if (ferror(f))
+				break;
+			fclose(f);
+			buf[n] = '\0';
+			*len = n;
+			return buf;
+		}
+	}
+	fclose(f);
+	free(buf);
+	return NULL;
+}
+
+struct lookup {
+	struct side *s[2];
+};
+
+static bool matches(const struct side *s, json_object *f)
+{
+	if (s->job_id < 0)
+		return false;
+	if (s->array_task >= 0)
+		return ju_int_or(f, "array_job_id", -1) == s->job_id &&
+		       ju_int_or(f, "array_task_id", -1) == s->array_task;
+	return ju_int_or(f, "job_id", -1) == s->job_id;
+}
+
+/* The last entry of a job wins: a requeued job's latest run. */
+static int on_line(void *arg, const struct lwm2_logline *l, char *err, size_t errlen)
+{
+	struct lookup *lk = arg;
+
+	for (int i = 0; i < 2; i++) {
+		json_object *d;
+
+		if (!l->digest || !matches(lk->s[i], l->fields))
+			continue;
+		if (!(d = lwm2_json_parse_at(l->digest, l->end)) ||
+		    lwm2_digest_validate(d, err, errlen) < 0) {
+			if (!d)
+				snprintf(err, errlen, "the digest of job %s is unreadable",
+				         lk->s[i]->arg);
+			json_object_put(d);
+			return -1;
+		}
+		json_object_put(lk->s[i]->digest);
+		lk->s[i]->digest = d;
+		snprintf(lk->s[i]->what, sizeof(lk->s[i]->what), "job %s (%s line %lu)",
+		         lk->s[i]->arg, l->path, l->lineno);
+	}
+	return 0;
+}
+
+/* `lwm2 digest -j ID --json` of this very program: accounting as the
+ * digest command reads it. */
+static json_object *from_accounting(struct side *s)
+{
+	int p[2];
+	pid_t pid;
+	char *buf = NULL;
+	size_t n = 0, cap = 0;
+	int status;
+	json_object *arr, *d = NULL;
+
+	if (pipe(p) < 0)
+		return NULL;
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0) {
+		close(p[0]);
+		close(p[1]);
+		return NULL;
+	}
+	if (pid == 0) {
+		char *av[] = {"lwm2", "digest", "-j", (char *)s->arg, "--json", NULL};
+
+		dup2(p[1], 1);
+		close(p[0]);
+		close(p[1]);
+		execv("/proc/self/exe", av);
+		_exit(127);
+	}
+	close(p[1]);
+	for (;;) {
+		ssize_t r;
+
+		if (n + 1 >= cap) {
+			char *nb =
+			    cap < LWM2_DIGEST_TEXT_MAX ? realloc(buf, cap ? cap * 2 : 65536) : NULL;
+
+			if (!nb)
+				break;
+			buf = nb;
+			cap = cap ? cap * 2 : 65536;
+		}
+		r = read(p[0], buf + n, cap - n - 1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		n += (size_t)r;
+	}
+	close(p[0]);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (buf) {
+		buf[n] = '\0';
+		arr = json_tokener_parse(buf);
+		for (size_t i = 0; arr && json_object_is_type(arr, json_type_array) &&
+		                   i < json_object_array_length(arr);
+		     i++) {
+			json_object *x =
+			    ju_get(json_object_array_get_idx(arr, i), "digest", json_type_object);
+
+			if (x)
+				d = json_object_get(x);
+		}
+		json_object_put(arr);
+	}
+	free(buf);
+	if (d) {
+		char err[256];
+
+		if (lwm2_digest_validate(d, err, sizeof(err)) < 0) {
+			fprintf(stderr, "lwm2: diff: couldn't use the digest of job %s: %s\n",
+			        s->arg, err);
+			json_object_put(d);
+			return NULL;
+		}
+		snprintf(s->what, sizeof(s->what), "job %s (accounting)", s->arg);
+	}
+	return d;
+}
+
+static int load(struct side *sides, const struct diffopts *o)
+{
+	struct lookup lk = {{&sides[0], &sides[1]}};
+	bool need = false;
+	int rc = 0;
+
+	for (int i = 0; i < 2; i++) {
+		struct side *s = &sides[i];
+		struct stat sb;
+
+		s->job_id = -1;
+		if (stat(s->arg, &sb) == 0 ||
+		    parse_jobarg(s->arg, &s->job_id, &s->array_task) < 0) {
+			char err[256];
+			size_t len = 0;
+			char *text = slurp(s->arg, &len);
+
+			s->job_id = -1;
+			if (!text) {
+				fprintf(stderr, "lwm2: diff: couldn't read %s: %s\n", s->arg,
+				        strerror(errno));
+				rc = -1;
+				continue;
+			}
+			s->digest = lwm2_digest_parse(text, len, err, sizeof(err));
+			free(text);
+			if (!s->digest) {
+				fprintf(stderr, "lwm2: diff: couldn't read a digest from %s: %s\n",
+				        s->arg, err);
+				rc = -1;
+				continue;
+			}
+			snprintf(s->what, sizeof(s->what), "%s", s->arg);
+		} else {
+			need = true;
+		}
+	}
+	if (!need || rc < 0)
+		return rc;
+	for (size_t i = 0; i < o->nfiles; i++)
+		if (lwm2_logscan("diff", o->files[i], on_line, &lk, NULL) < 0)
+			rc = -1;
+	for (int i = 0; i < 2; i++) {
+		struct side *s = &sides[i];
+
+		if (s->job_id < 0 || s->digest)
+			continue;
+		if (!o->nfiles && (s->digest = from_accounting(s)))
+			continue;
+		fprintf(stderr, "lwm2: diff: couldn't find a digest of job %s%s\n", s->arg,
+		        o->nfiles ? " in the log" : " in accounting");
+		rc = -1;
+	}
+	return rc;
+}
+
+/* ------------------------------------------------------------ compare */
+
+struct cmp {
+	const struct diffopts *o;
+	json_object *scopes; /* JSON output */
+	unsigned changed;    /* metrics beyond the threshold, rules that differ */
+};
+
+static json_object *step_of(json_object *d, int64_t id)
+{
+	json_object *steps = ju_get(d, "steps", json_type_array);
+
+	for (size_t i = 0; steps && i < json_object_array_length(steps); i++) {
+		json_object *s = json_object_array_get_idx(steps, i);
+
+		if (ju_int_or(s, "step_id", -1) == id)
+			return s;
+	}
+	return NULL;
+}
+
+static void step_name(int64_t id, char *buf, size_t len)
+{
+	if (id < 0)
+		snprintf(buf, len, "job");
+	else if (id == STEP_BATCH)
+		snprintf(buf, len, "step batch");
+	else if (id == STEP_EXTERN)
+		snprintf(buf, len, "step extern");
+	else if (id == STEP_INTERACTIVE)
+		snprintf(buf, len, "step interactive");
+	else
+		snprintf(buf, len, "step %" PRId64, id);
+}
+
+static void rules_fired(const struct lwm2_scope *s, bool *fired)
+{
+	for (size_t r = 0; r < lwm2_nguidance_rules; r++)
+		fired[r] = lwm2_guidance_fires(&lwm2_guidance_rules[r], s);
+}
+
+/* One scope (the job or a step) of both digests. */
+static void compare_scope(struct cmp *c, const char *title, int64_t step_id, json_object *ja,
+                          json_object *jb, uint32_t cpt_a, uint32_t cpt_b)
+{
+	struct lwm2_scope sa, sb;
+	bool fa[64] = {0}, fb[64] = {0};
+	json_object *js = NULL, *jm = NULL, *g = NULL;
+	char va[32], vb[32], vd[32];
+	size_t nr = lwm2_nguidance_rules < 64 ? lwm2_nguidance_rules : 64;
+
+	lwm2_scope_from_json(&sa, ja, title, cpt_a);
+	lwm2_scope_from_json(&sb, jb, title, cpt_b);
+	rules_fired(&sa, fa);
+	rules_fired(&sb, fb);
+	if (c->o->json) {
+		js = json_object_new_object();
+		ju_add(js, "scope", json_object_new_string(title));
+		if (step_id >= 0)
+			ju_add(js, "step_id", json_object_new_int64(step_id));
+		ju_add(js, "processes", json_object_new_array());
+		json_object_array_add(ju_get(js, "processes", json_type_array),
+		                      ju_u64(sa.processes));
+		json_object_array_add(ju_get(js, "processes", json_type_array),
+		                      ju_u64(sb.processes));
+		jm = json_object_new_array();
+	} else {
+		printf("\n%s: %" PRIu64 " processes on %" PRIu64 " nodes in A, %" PRIu64
+		       " on %" PRIu64 " in B\n",
+		       title, sa.processes, sa.nodes, sb.processes, sb.nodes);
+		printf("  %-20s %12s %12s %12s %9s\n", "metric", "A", "B", "change", "relative");
+	}
+	for (int k = 0; k < LWM2_NMETRICS; k++) {
+		const struct lwm2_metric_stat *a = &sa.stat[k], *b = &sb.stat[k];
+		const char *unit = lwm2_metric_units[k];
+		double d = 0, rel = NAN;
+		bool beyond = false;
+		char rb[24];
+
+		if (!a->n && !b->n)
+			continue;
+		if (a->n && b->n) {
+			d = b->avg - a->avg;
+			if (a->avg != 0)
+				rel = 100.0 * d / fabs(a->avg);
+			beyond = a->avg != 0 ? fabs(rel) > c->o->threshold : b->avg != 0;
+		} else {
+			beyond = true; /* measured in one run only */
+		}
+		c->changed += beyond;
+		if (c->o->json) {
+			json_object *m = json_object_new_object();
+
+			ju_add(m, "id", json_object_new_string(lwm2_metric_ids[k]));
+			ju_add(m, "unit", json_object_new_string(unit));
+			ju_add(m, "a", a->n ? ju_double(a->avg) : NULL);
+			ju_add(m, "b", b->n ? ju_double(b->avg) : NULL);
+			if (a->n && b->n)
+				ju_add(m, "change", ju_double(d));
+			if (!isnan(rel))
+				ju_add(m, "relative_pct", ju_double(rel));
+			if (a->n && b->n) {
+				ju_add(m, "a_min_max", json_object_new_array());
+				json_object_array_add(ju_get(m, "a_min_max", json_type_array),
+				                      ju_double(a->min));
+				json_object_array_add(ju_get(m, "a_min_max", json_type_array),
+				                      ju_double(a->max));
+				ju_add(m, "b_min_max", json_object_new_array());
+				json_object_array_add(ju_get(m, "b_min_max", json_type_array),
+				                      ju_double(b->min));
+				json_object_array_add(ju_get(m, "b_min_max", json_type_array),
+				                      ju_double(b->max));
+			}
+			if (!a->n && a->reason)
+				ju_add(m, "a_missing", json_object_new_string(a->reason));
+			if (!b->n && b->reason)
+				ju_add(m, "b_missing", json_object_new_string(b->reason));
+			ju_add(m, "beyond_threshold", json_object_new_boolean(beyond));
+			json_object_array_add(jm, m);
+			continue;
+		}
+		snprintf(va, sizeof(va), "-");
+		snprintf(vb, sizeof(vb), "-");
+		snprintf(vd, sizeof(vd), "-");
+		snprintf(rb, sizeof(rb), "-");
+		if (a->n)
+			lwm2_format_value(a->avg, unit, va, sizeof(va));
+		if (b->n)
+			lwm2_format_value(b->avg, unit, vb, sizeof(vb));
+		if (a->n && b->n) {
+			lwm2_format_value(d, unit, vd, sizeof(vd));
+			if (d > 0) {
+				memmove(vd + 1, vd,
+				        strlen(vd) + 1 < sizeof(vd) - 1 ? strlen(vd) + 1
+				                                        : sizeof(vd) - 1);
+				vd[0] = '+';
+				vd[sizeof(vd) - 1] = '\0';
+			}
+			if (!isnan(rel))
+				snprintf(rb, sizeof(rb), "%+.1f %%", rel);
+			else if (d != 0)
+				snprintf(rb, sizeof(rb), "new");
+		} else {
+			snprintf(rb, sizeof(rb), a->n ? "only A" : "only B");
+		}
+		printf("%c %-20s %12s %12s %12s %9s\n", beyond ? '!' : ' ', lwm2_metric_ids[k], va,
+		       vb, vd, rb);
+	}
+	if (c->o->json) {
+		json_object *ao = json_object_new_array(), *bo = json_object_new_array(),
+		            *both = json_object_new_array();
+
+		for (size_t r = 0; r < nr; r++) {
+			json_object *id = json_object_new_string(lwm2_guidance_rules[r].id);
+
+			if (fa[r] && fb[r])
+				json_object_array_add(both, id);
+			else if (fa[r])
+				json_object_array_add(ao, id);
+			else if (fb[r])
+				json_object_array_add(bo, id);
+			else
+				json_object_put(id);
+			c->changed += fa[r] != fb[r];
+		}
+		g = json_object_new_object();
+		ju_add(g, "a_only", ao);
+		ju_add(g, "b_only", bo);
+		ju_add(g, "both", both);
+		ju_add(js, "metrics", jm);
+		ju_add(js, "guidance", g);
+		json_object_array_add(c->scopes, js);
+		return;
+	}
+	for (int side = 0; side < 3; side++) {
+		static const char *const head[] = {"guidance fired in A only",
+		                                   "guidance fired in B only",
+		                                   "guidance fired in both"};
+		bool any = false;
+
+		for (size_t r = 0; r < nr; r++) {
+			bool in = side == 0   ? fa[r] && !fb[r]
+			          : side == 1 ? fb[r] && !fa[r]
+			                      : fa[r] && fb[r];
+
+			if (!in)
+				continue;
+			if (!any)
+				printf("%s%s: ", side < 2 ? "! " : "  ", head[side]);
+			printf("%s%s", any ? ", " : "", lwm2_guidance_rules[r].id);
+			any = true;
+			c->changed += side < 2;
+		}
+		if (any)
+			putchar('\n');
+	}
+}
+
+static void run_compare(struct cmp *c, struct side *s)
+{
+	json_object *a = s[0].digest, *b = s[1].digest;
+	json_object *ja = ju_get(a, "job", json_type_object),
+	            *jb = ju_get(b, "job", json_type_object);
+	uint32_t cpa = (uint32_t)ju_int_or(ja, "cpus_per_task", 0);
+	uint32_t cpb = (uint32_t)ju_int_or(jb, "cpus_per_task", 0);
+	json_object *sta = ju_get(a, "steps", json_type_array),
+	            *stb = ju_get(b, "steps", json_type_array);
+	json_object *only_a = json_object_new_array(), *only_b = json_object_new_array();
+	char name[64];
+
+	compare_scope(c, "job", -1, ju_get(a, "scope", json_type_object),
+	              ju_get(b, "scope", json_type_object), cpa, cpb);
+	for (size_t i = 0; sta && i < json_object_array_length(sta); i++) {
+		json_object *x = json_object_array_get_idx(sta, i), *y;
+		int64_t id = ju_int_or(x, "step_id", -1);
+
+		step_name(id, name, sizeof(name));
+		if ((y = step_of(b, id)))
+			compare_scope(c, name, id, x, y, cpa, cpb);
+		else
+			json_object_array_add(only_a, json_object_new_int64(id));
+	}
+	for (size_t i = 0; stb && i < json_object_array_length(stb); i++) {
+		int64_t id = ju_int_or(json_object_array_get_idx(stb, i), "step_id", -1);
+
+		if (!step_of(a, id))
+			json_object_array_add(only_b, json_object_new_int64(id));
+	}
+	c->changed +=
+	    (unsigned)(json_object_array_length(only_a) + json_object_array_length(only_b));
+	if (c->o->json) {
+		json_object *o = json_object_new_object();
+
+		for (int i = 0; i < 2; i++) {
+			json_object *x = json_object_new_object(),
+			            *j = ju_get(s[i].digest, "job", json_type_object);
+
+			ju_add(x, "source", json_object_new_string(s[i].what));
+			ju_add(x, "job_id", json_object_new_int64(ju_int_or(j, "job_id", 0)));
+			if (ju_str(j, "user"))
+				ju_add(x, "user", json_object_new_string(ju_str(j, "user")));
+			ju_add(o, i ? "b" : "a", x);
+		}
+		ju_add(o, "threshold_pct", ju_double(c->o->threshold));
+		ju_add(o, "scopes", json_object_get(c->scopes));
+		ju_add(o, "steps_only_in_a", json_object_get(only_a));
+		ju_add(o, "steps_only_in_b", json_object_get(only_b));
+		ju_add(o, "changes", ju_u64(c->changed));
+		printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+		json_object_put(o);
+	} else {
+		for (int k = 0; k < 2; k++) {
+			json_object *l = k ? only_b : only_a;
+
+			for (size_t i = 0; i < json_object_array_length(l); i++) {
+				step_name(json_object_get_int64(json_object_array_get_idx(l, i)),
+				          name, sizeof(name));
+				printf("\n! %s only in %s\n", name, k ? "B" : "A");
+			}
+		}
+		printf("\n%u change%s beyond %g %% or in guidance ('!')\n", c->changed,
+		       c->changed == 1 ? "" : "s", c->o->threshold);
+	}
+	json_object_put(only_a);
+	json_object_put(only_b);
+}
+
+int lwm2_cmd_diff(int argc, char **argv)
+{
+	static const struct option lopts[] = {
+	    {"file", required_argument, NULL, 'f'},
+	    {"threshold", required_argument, NULL, 't'},
+	    {"json", no_argument, NULL, 'J'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	struct diffopts o = {.threshold = 10};
+	struct side s[2];
+	struct cmp c = {.o = &o};
+	int ch, rc = 2;
+
+	memset(s, 0, sizeof(s));
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, "f:t:h", lopts, NULL)) != -1) {
+		switch (ch) {
+		case 'f': {
+			char **nf = realloc(o.files, (o.nfiles + 1) * sizeof(*nf));
+
+			if (!nf)
+				goto out;
+			o.files = nf;
+			o.files[o.nfiles++] = optarg;
+			break;
+		}
+		case 't': {
+			char *end;
+
+			o.threshold = strtod(optarg, &end);
+			if (end == optarg || *end || !isfinite(o.threshold) || o.threshold < 0) {
+				fprintf(stderr,
+				        "lwm2: diff: couldn't parse --threshold \"%s\": want a "
+				        "percentage\n",
+				        optarg);
+				usage(stderr);
+				goto out;
+			}
+			break;
+		}
+		case 'J':
+			o.json = true;
+			break;
+		case 'h':
+			usage(stdout);
+			rc = 0;
+			goto out;
+		default:
+			usage(stderr);
+			goto out;
+		}
+	}
+	if (argc - optind != 2) {
+		fprintf(stderr, "lwm2: diff: want two digests, A and B\n");
+		usage(stderr);
+		goto out;
+	}
+	s[0].arg = argv[optind];
+	s[1].arg = argv[optind + 1];
+	if (load(s, &o) < 0)
+		goto out;
+	if (!o.json) {
+		printf("A: %s\nB: %s\n", s[0].what, s[1].what);
+		printf("Relative changes beyond %g %%, metrics of one run only and guidance of "
+		       "one run only are marked '!'\n",
+		       o.threshold);
+	}
+	c.scopes = json_object_new_array();
+	run_compare(&c, s);
+	json_object_put(c.scopes);
+	rc = c.changed ? 1 : 0;
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		fprintf(stderr, "lwm2: diff: couldn't write the output: %s\n", strerror(errno));
+		rc = 2;
+	}
+out:
+	json_object_put(s[0].digest);
+	json_object_put(s[1].digest);
+	free(o.files);
+	return rc;
+}

@@ -1,0 +1,1256 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * `lwm2 stats`: site-wide statistics over stored digests, the view TOPAS
+ * and PerfMiner gave a site: per user, account, partition, program, month
+ * or node, the jobs, their core-hours, how the core-hours split by MPI
+ * share, I/O share, threads per allocated core and CPI, and on how much
+ * of them each guidance rule fired.  --top lists the jobs that lose the
+ * most core-hours, the list a site administrator uses to contact users.
+ *
+ * The log is streamed: per group the memory is fixed (one histogram per
+ * metric), so a year of jobs costs no more than a day of them.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "jsonutil.h"
+#include "logscan.h"
+#include "lwm2_cmds.h"
+#include "lwm2_digest.h"
+#include "lwm2_render.h"
+
+/* ------------------------------------------------------------ metrics */
+
+/* The distributions kept per group, weighted by core-hours. */
+enum dmetric { D_MPI, D_IO, D_TPC, D_CPI, ND };
+
+/*
+ * Values are binned at a fixed resolution (0.1 percentage points, 0.01
+ * threads per core or cycles per instruction) over [0, 1000 steps]; above
+ * that one overflow bin holds them and quartiles falling there are given
+ * as the group's maximum.  Mean, minimum and maximum are exact.
+ */
+#define NBINS 1001
+
+static const struct {
+	const char *id;
+	const char *head; /* table heading */
+	double step;
+	const char *fmt;
+} dm[ND] = {
+    [D_MPI] = {"mpi_time", "MPI %", 0.1, "%.1f"},
+    [D_IO] = {"posix_io_time", "I/O %", 0.1, "%.1f"},
+    [D_TPC] = {"threads_per_core", "threads/core", 0.01, "%.2f"},
+    [D_CPI] = {"cpi", "CPI", 0.01, "%.2f"},
+};
+
+#define MAX_RULES 64
+
+struct dist {
+	uint64_t n;
+	double w, wx, min, max;
+	double *bins; /* NBINS + 1, allocated at the first value */
+};
+
+struct group {
+	char *name;
+	uint64_t jobs, no_digest;
+	double core_h;
+	struct dist d[ND];
+	uint64_t rule_jobs[MAX_RULES];
+	double rule_ch[MAX_RULES];
+	struct group *next;
+};
+
+/* One job, as the groups and the top list need it. */
+struct job {
+	int64_t job_id;
+	char id[48];
+	const char *user, *account, *partition, *state, *nodes, *name;
+	char month[16];
+	char exe[256];
+	int64_t start, end;
+	uint32_t node_count;
+	double core_h;
+	bool digest;
+	bool has[ND];
+	double v[ND];
+	uint64_t fired;
+	json_object *scope; /* parsed scope of the digest */
+};
+
+/* ------------------------------------------------------------ options */
+
+enum by { BY_NONE, BY_USER, BY_ACCOUNT, BY_PARTITION, BY_EXE, BY_MONTH, BY_NODE };
+static const char *const by_names[] = {"",           "user",  "account", "partition",
+                                       "executable", "month", "node"};
+enum out_mode { OUT_TABLE, OUT_PARSABLE, OUT_CSV, OUT_JSON };
+
+/* --sort keys of --top: core-hours lost to a cause, or a metric's value. */
+enum sort_kind { S_CORE_H, S_MPI, S_IO, S_IDLE, S_CPI, S_METRIC };
+static const struct {
+	const char *name;
+	const char *head;
+} sort_keys[] = {
+    [S_CORE_H] = {"core_hours", "CORE-H"},
+    [S_MPI] = {"mpi", "MPI CORE-H"},
+    [S_IO] = {"io", "I/O CORE-H"},
+    [S_IDLE] = {"idle", "IDLE CORE-H"},
+    [S_CPI] = {"cpi", "CPI"},
+    [S_METRIC] = {"", ""},
+};
+
+struct topjob {
+	int64_t job_id;
+	char id[48], user[64], account[64], partition[64];
+	int64_t end;
+	double core_h, value;
+	uint64_t fired;
+};
+
+struct stats {
+	char **users, **accounts, **partitions, **states;
+	size_t nusers, naccounts, npartitions, nstates;
+	int64_t start, end; /* window on the end time; 0: open */
+	enum by by;
+	enum out_mode out;
+	bool noheader;
+	/* groups */
+	struct group **table;
+	size_t nbuckets, ngroups;
+	struct group total;
+	/* --top */
+	size_t top;
+	enum sort_kind sort;
+	int sort_metric;
+	struct topjob *heap;
+	size_t nheap;
+	struct lwm2_logscan_count count;
+	uint64_t selected;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+	        "Usage: lwm2 stats --file LOG [--file LOG...] [OPTIONS]\n"
+	        "Site-wide statistics over the digests of jobcomp/lwm2's JSON-lines log.\n\n"
+	        "Input and selection:\n"
+	        "  -f, --file=LOG               a log to read (several allowed; - is stdin)\n"
+	        "  -u, --user=USER[,...]        jobs of these users (names or uids)\n"
+	        "  -A, --account=ACCOUNT[,...]  jobs charged to these accounts\n"
+	        "  -r, --partition=PART[,...]   jobs of these partitions\n"
+	        "  -s, --state=STATE[,...]      jobs that ended in these states (COMPLETED, ...)\n"
+	        "  -S, --starttime=TIME         jobs that ended at or after TIME\n"
+	        "  -E, --endtime=TIME           jobs that ended at or before TIME\n"
+	        "Grouping:\n"
+	        "  -b, --by=KEY                 user, account, partition, executable, month or\n"
+	        "                               node (default: all jobs as one group)\n"
+	        "      --top=N                  the N jobs that lose the most, instead of groups\n"
+	        "      --sort=KEY               for --top: mpi (core-hours in MPI, default), io,\n"
+	        "                               idle (core-hours of idle allocated cores),\n"
+	        "                               core_hours, cpi, or a metric id (its average)\n"
+	        "Output (default: a table):\n"
+	        "  -p, --parsable2              fields separated by '|'\n"
+	        "      --csv                    comma-separated values\n"
+	        "      --json                   one JSON object\n"
+	        "  -n, --noheader               no header line\n"
+	        "TIME: now, now-N[s|m|h|d], YYYY-MM-DD[THH:MM[:SS]], or @EPOCH.\n"
+	        "Exit status: 0, 1 when a log could not be read, 2 usage.\n");
+}
+
+static int split_list(const char *arg, char ***out, size_t *n)
+{
+	char *copy = strdup(arg), *tok, *save = NULL;
+
+	if (!copy)
+		return -1;
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char **nn = realloc(*out, (*n + 1) * sizeof(*nn));
+
+		if (!nn)
+			break;
+		*out = nn;
+		if (!(nn[*n] = strdup(tok)))
+			break;
+		(*n)++;
+	}
+	free(copy);
+	return tok ? -1 : 0;
+}
+
+static void free_list(char **l, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(l[i]);
+	free(l);
+}
+
+static bool in_list(char *const *l, size_t n, const char *v, bool nocase)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v && (nocase ? !strcasecmp(l[i], v) : !strcmp(l[i], v)))
+			return true;
+	return false;
+}
+
+/* ------------------------------------------------------------ groups */
+
+static void dist_add(struct dist *d, double step, double v, double w)
+{
+	long b;
+
+	if (!d->bins && !(d->bins = calloc(NBINS + 1, sizeof(double))))
+		return;
+	if (!d->n || v < d->min)
+		d->min = v;
+	if (!d->n || v > d->max)
+		d->max = v;
+	d->n++;
+	d->w += w;
+	d->wx += w * v;
+	b = v <= 0 ? 0 : lround(v / step);
+	d->bins[b < NBINS ? b : NBINS] += w;
+}
+
+/* The smallest value with at least q of the weight at or below it. */
+static double dist_q(const struct dist *d, double step, double q)
+{
+	double cum = 0, target = q * d->w - 1e-9 * d->w, v;
+
+	if (!d->bins || !d->n)
+		return NAN;
+	if (d->w <= 0)
+		return d->min;
+	for (size_t i = 0; i <= NBINS; i++) {
+		cum += d->bins[i];
+		if (d->bins[i] > 0 && cum >= target) {
+			v = i < NBINS ? (double)i * step : d->max;
+			return v < d->min ? d->min : v > d->max ? d->max : v;
+		}
+	}
+	return d->max;
+}
+
+static double dist_mean(const struct dist *d)
+{
+	if (!d->n)
+		return NAN;
+	return d->w > 0 ? d->wx / d->w : d->min;
+}
+
+static uint64_t hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h;
+}
+
+static struct group *group_of(struct stats *st, const char *name)
+{
+	uint64_t h = hash(name);
+	struct group *g;
+
+	if (!st->table) {
+		st->nbuckets = 4096;
+		if (!(st->table = calloc(st->nbuckets, sizeof(*st->table))))
+			return NULL;
+	}
+	for (g = st->table[h % st->nbuckets]; g; g = g->next)
+		if (!strcmp(g->name, name))
+			return g;
+	if (!(g = calloc(1, sizeof(*g))) || !(g->name = strdup(name))) {
+		free(g);
+		return NULL;
+	}
+	g->next = st->table[h % st->nbuckets];
+	st->table[h % st->nbuckets] = g;
+	st->ngroups++;
+	return g;
+}
+
+/* Add a job to a group with share frac of its core-hours (a job on n
+ * nodes gives each node 1/n). */
+static void group_add(struct group *g, const struct job *j, double frac)
+{
+	double ch = j->core_h * frac;
+
+	g->jobs += j->digest;
+	g->no_digest += !j->digest;
+	if (!j->digest)
+		return;
+	g->core_h += ch;
+	for (int k = 0; k < ND; k++)
+		if (j->has[k])
+			dist_add(&g->d[k], dm[k].step, j->v[k], ch);
+	for (size_t r = 0; r < lwm2_nguidance_rules && r < MAX_RULES; r++)
+		if (j->fired & (1ull << r)) {
+			g->rule_jobs[r]++;
+			g->rule_ch[r] += ch;
+		}
+}
+
+static void group_free(struct group *g)
+{
+	for (int k = 0; k < ND; k++)
+		free(g->d[k].bins);
+	free(g->name);
+}
+
+/* Slurm's compressed host lists ("n[1-3,07],gpu1"): fn for every name.
+ * A list that expands past the cap is given as it stands. */
+#define HOSTS_MAX 65536
+
+static size_t hosts_expand(const char *list, void (*fn)(void *, const char *, size_t), void *arg,
+                           size_t budget);
+
+static size_t host_item(const char *item, size_t len, void (*fn)(void *, const char *, size_t),
+                        void *arg, size_t budget)
+{
+	const char *lb = memchr(item, '[', len), *rb;
+	size_t done = 0;
+
+	if (!lb || !(rb = memchr(lb, ']', len - (size_t)(lb - item)))) {
+		fn(arg, item, len);
+		return 1;
+	}
+	for (const char *r = lb + 1; r < rb && done < budget;) {
+		const char *comma = memchr(r, ',', (size_t)(rb - r)), *re = comma ? comma : rb;
+		char *e;
+		unsigned long lo = strtoul(r, &e, 10), hi = lo;
+		int width = (int)(e - r);
+
+		if (e < re && *e == '-')
+			hi = strtoul(e + 1, &e, 10);
+		if (e != re || hi < lo || hi - lo > HOSTS_MAX) {
+			fn(arg, item, len);
+			return done + 1;
+		}
+		for (unsigned long v = lo; v <= hi && done < budget; v++) {
+			char name[512];
+			int n =
+			    snprintf(name, sizeof(name), "%.*s%0*lu%.*s", (int)(lb - item), item,
+			             width, v, (int)(len - (size_t)(rb + 1 - item)), rb + 1);
+
+			if (n < 0 || (size_t)n >= sizeof(name))
+				continue;
+			/* a second bracket group in the rest */
+			if (memchr(rb + 1, '[', len - (size_t)(rb + 1 - item)))
+				done += hosts_expand(name, fn, arg, budget - done);
+			else {
+				fn(arg, name, (size_t)n);
+				done++;
+			}
+		}
+		r = comma ? comma + 1 : rb;
+	}
+	return done;
+}
+
+static size_t hosts_expand(const char *list, void (*fn)(void *, const char *, size_t), void *arg,
+                           size_t budget)
+{
+	const char *p = list, *start = list;
+	int depth = 0;
+	size_t done = 0;
+
+	for (;; p++) {
+		if (*p == '[')
+			depth++;
+		else if (*p == ']')
+			depth--;
+		else if ((*p == ',' && depth == 0) || !*p) {
+			if (p > start && done < budget)
+				done +=
+				    host_item(start, (size_t)(p - start), fn, arg, budget - done);
+			if (!*p)
+				break;
+			start = p + 1;
+		}
+	}
+	return done;
+}
+
+struct node_acc {
+	char **names;
+	size_t n, cap;
+};
+
+static void node_collect(void *arg, const char *name, size_t len)
+{
+	struct node_acc *a = arg;
+
+	if (a->n == a->cap) {
+		size_t nc = a->cap ? a->cap * 2 : 16;
+		char **nn = realloc(a->names, nc * sizeof(*nn));
+
+		if (!nn)
+			return;
+		a->names = nn;
+		a->cap = nc;
+	}
+	if ((a->names[a->n] = strndup(name, len)))
+		a->n++;
+}
+
+static int add_to_groups(struct stats *st, const struct job *j)
+{
+	const char *key = NULL;
+	struct group *g;
+
+	group_add(&st->total, j, 1.0);
+	switch (st->by) {
+	case BY_NONE:
+		return 0;
+	case BY_USER:
+		key = j->user;
+		break;
+	case BY_ACCOUNT:
+		key = j->account;
+		break;
+	case BY_PARTITION:
+		key = j->partition;
+		break;
+	case BY_EXE:
+		key = j->exe;
+		break;
+	case BY_MONTH:
+		key = j->month;
+		break;
+	case BY_NODE: {
+		struct node_acc a = {0};
+		int rc = 0;
+
+		if (j->nodes && *j->nodes)
+			hosts_expand(j->nodes, node_collect, &a, HOSTS_MAX);
+		if (!a.n)
+			node_collect(&a, "(none)", 6);
+		for (size_t i = 0; i < a.n; i++) {
+			if ((g = group_of(st, a.names[i])))
+				group_add(g, j, 1.0 / (double)a.n);
+			else
+				rc = -1;
+			free(a.names[i]);
+		}
+		free(a.names);
+		return rc;
+	}
+	}
+	if (!(g = group_of(st, key && *key ? key : "(none)")))
+		return -1;
+	group_add(g, j, 1.0);
+	return 0;
+}
+
+/* ------------------------------------------------------------ --top */
+
+static double sort_value(const struct stats *st, const struct job *j, bool *ok)
+{
+	struct lwm2_scope s;
+
+	*ok = true;
+	switch (st->sort) {
+	case S_CORE_H:
+		return j->core_h;
+	case S_MPI:
+		*ok = j->has[D_MPI];
+		return j->core_h * j->v[D_MPI] / 100.0;
+	case S_IO:
+		*ok = j->has[D_IO];
+		return j->core_h * j->v[D_IO] / 100.0;
+	case S_IDLE:
+		*ok = j->has[D_TPC];
+		return j->v[D_TPC] < 1 ? j->core_h * (1 - j->v[D_TPC]) : 0;
+	case S_CPI:
+		*ok = j->has[D_CPI];
+		return j->v[D_CPI];
+	case S_METRIC:
+		break;
+	}
+	lwm2_scope_from_json(&s, j->scope, "", 0);
+	*ok = s.stat[st->sort_metric].n > 0;
+	return s.stat[st->sort_metric].avg;
+}
+
+/* a ranks below b: smaller value, or the same and a later job */
+static bool top_less(const struct topjob *a, const struct topjob *b)
+{
+	return a->value < b->value || (a->value == b->value && a->job_id > b->job_id);
+}
+
+static void heap_down(struct topjob *h, size_t n, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, r = l + 1, m = i;
+		struct topjob t;
+
+		if (l < n && top_less(&h[l], &h[m]))
+			m = l;
+		if (r < n && top_less(&h[r], &h[m]))
+			m = r;
+		if (m == i)
+			return;
+		t = h[i];
+		h[i] = h[m];
+		h[m] = t;
+		i = m;
+	}
+}
+
+static void top_add(struct stats *st, const struct job *j)
+{
+	struct topjob t;
+	bool ok;
+
+	if (!j->digest)
+		return;
+	memset(&t, 0, sizeof(t));
+	t.value = sort_value(st, j, &ok);
+	if (!ok)
+		return;
+	t.job_id = j->job_id;
+	snprintf(t.id, sizeof(t.id), "%s", j->id);
+	snprintf(t.user, sizeof(t.user), "%s", j->user ? j->user : "");
+	snprintf(t.account, sizeof(t.account), "%s", j->account ? j->account : "");
+	snprintf(t.partition, sizeof(t.partition), "%s", j->partition ? j->partition : "");
+	t.end = j->end;
+	t.core_h = j->core_h;
+	t.fired = j->fired;
+	if (st->nheap < st->top) {
+		/* sift up */
+		size_t i = st->nheap++;
+
+		st->heap[i] = t;
+		while (i && top_less(&st->heap[i], &st->heap[(i - 1) / 2])) {
+			struct topjob x = st->heap[i];
+
+			st->heap[i] = st->heap[(i - 1) / 2];
+			st->heap[(i - 1) / 2] = x;
+			i = (i - 1) / 2;
+		}
+	} else if (st->top && top_less(&st->heap[0], &t)) {
+		st->heap[0] = t;
+		heap_down(st->heap, st->nheap, 0);
+	}
+}
+
+/* ------------------------------------------------------------ reading */
+
+static const char *fstr(json_object *o, const char *key)
+{
+	return ju_str(o, key);
+}
+
+static int on_line(void *arg, const struct lwm2_logline *l, char *err, size_t errlen)
+{
+	struct stats *st = arg;
+	json_object *f = l->fields, *djob = NULL;
+	struct job j;
+	int64_t uid = ju_int_or(f, "uid", -1), cpus = ju_int_or(f, "cpus", 0), elapsed, procs = 0;
+	uint32_t cpt = 0;
+	char uidbuf[24];
+	time_t tt;
+	struct tm tm;
+	int rc = 0;
+
+	memset(&j, 0, sizeof(j));
+	j.job_id = ju_int_or(f, "job_id", 0);
+	j.user = fstr(f, "user");
+	j.account = fstr(f, "account");
+	j.partition = fstr(f, "partition");
+	j.state = fstr(f, "state");
+	j.nodes = fstr(f, "nodes");
+	j.name = fstr(f, "name");
+	j.start = ju_int_or(f, "start", 0);
+	j.end = ju_int_or(f, "end", 0);
+	j.node_count = (uint32_t)ju_int_or(f, "node_count", 0);
+
+	/* selection */
+	snprintf(uidbuf, sizeof(uidbuf), "%" PRId64, uid);
+	if (st->nusers && !in_list(st->users, st->nusers, j.user, false) &&
+	    !(uid >= 0 && in_list(st->users, st->nusers, uidbuf, false)))
+		return 0;
+	if (st->naccounts && !in_list(st->accounts, st->naccounts, j.account, false))
+		return 0;
+	if (st->npartitions && !in_list(st->partitions, st->npartitions, j.partition, false))
+		return 0;
+	if (st->nstates && !in_list(st->states, st->nstates, j.state, true))
+		return 0;
+	if ((st->start && j.end < st->start) || (st->end && j.end > st->end))
+		return 0;
+
+	if (ju_get(f, "array_task_id", json_type_int) && ju_get(f, "array_job_id", json_type_int))
+		snprintf(j.id, sizeof(j.id), "%" PRId64 "_%" PRId64,
+		         ju_int_or(f, "array_job_id", 0), ju_int_or(f, "array_task_id", 0));
+	else if (ju_get(f, "het_job_offset", json_type_int) &&
+	         ju_get(f, "het_job_id", json_type_int))
+		snprintf(j.id, sizeof(j.id), "%" PRId64 "+%" PRId64, ju_int_or(f, "het_job_id", 0),
+		         ju_int_or(f, "het_job_offset", 0));
+	else
+		snprintf(j.id, sizeof(j.id), "%" PRId64, j.job_id);
+	tt = (time_t)j.end;
+	if (j.end > 0 && localtime_r(&tt, &tm))
+		strftime(j.month, sizeof(j.month), "%Y-%m", &tm);
+	else
+		snprintf(j.month, sizeof(j.month), "(none)");
+
+	if (l->digest) {
+		const char *v = lwm2_json_member(l->digest, l->end, "lwm2_digest_version");
+		const char *sc = lwm2_json_member(l->digest, l->end, "scope");
+
+		if (!v || strtol(v, NULL, 10) != LWM2_DIGEST_VERSION) {
+			snprintf(err, errlen, "the digest has no version %d", LWM2_DIGEST_VERSION);
+			return -1;
+		}
+		if (!sc || *sc != '{' || !(j.scope = lwm2_json_parse_at(sc, l->end))) {
+			snprintf(err, errlen, "the digest's scope is unreadable");
+			return -1;
+		}
+		djob = lwm2_json_parse_at(lwm2_json_member(l->digest, l->end, "job"), l->end);
+		cpt = (uint32_t)ju_int_or(djob, "cpus_per_task", 0);
+		if (j.start <= 0)
+			j.start = ju_int_or(djob, "start", 0);
+		if (j.end <= 0)
+			j.end = ju_int_or(djob, "end", 0);
+		procs = ju_int_or(j.scope, "processes", 0);
+		j.digest = true;
+	}
+	elapsed = j.start > 0 && j.end > j.start ? j.end - j.start : 0;
+	/* cores: Slurm's allocation where the log has it, else one per
+	 * process (cpus_per_task each), else one per node */
+	if (cpus <= 0)
+		cpus = procs > 0 ? procs * (cpt > 1 ? cpt : 1) : j.node_count;
+	j.core_h = (double)cpus * (double)elapsed / 3600.0;
+
+	if (j.digest) {
+		struct lwm2_scope s;
+		double cpp = cpt > 0                 ? cpt
+		             : procs > 0 && cpus > 0 ? (double)cpus / (double)procs
+		                                     : 0;
+
+		lwm2_scope_from_json(&s, j.scope, "", cpt);
+		if ((j.has[D_MPI] = s.stat[LWM2_M_mpi_time].n > 0))
+			j.v[D_MPI] = s.stat[LWM2_M_mpi_time].avg;
+		if ((j.has[D_IO] = s.stat[LWM2_M_posix_io_time].n > 0))
+			j.v[D_IO] = s.stat[LWM2_M_posix_io_time].avg;
+		if ((j.has[D_TPC] = s.stat[LWM2_M_avg_threads].n > 0 && cpp > 0))
+			j.v[D_TPC] = s.stat[LWM2_M_avg_threads].avg / cpp;
+		if ((j.has[D_CPI] = s.stat[LWM2_M_cpi].n > 0))
+			j.v[D_CPI] = s.stat[LWM2_M_cpi].avg;
+		for (size_t r = 0; r < lwm2_nguidance_rules && r < MAX_RULES; r++)
+			if (lwm2_guidance_fires(&lwm2_guidance_rules[r], &s))
+				j.fired |= 1ull << r;
+	}
+	if (st->by == BY_EXE) {
+		/* the program of the largest step where the digest names it
+		 * (version 1 does not), else the job's name */
+		json_object *steps =
+		    l->digest
+		        ? lwm2_json_parse_at(lwm2_json_member(l->digest, l->end, "steps"), l->end)
+		        : NULL;
+		int64_t best = -1;
+
+		for (size_t i = 0; steps && json_object_is_type(steps, json_type_array) &&
+		                   i < json_object_array_length(steps);
+		     i++) {
+			json_object *s = json_object_array_get_idx(steps, i);
+			const char *exe = ju_str(s, "exe");
+
+			if (exe && ju_int_or(s, "processes", 0) > best) {
+				best = ju_int_or(s, "processes", 0);
+				snprintf(j.exe, sizeof(j.exe), "%s", exe);
+			}
+		}
+		json_object_put(steps);
+		if (best < 0)
+			snprintf(j.exe, sizeof(j.exe), "%s", j.name ? j.name : "");
+	}
+	st->selected++;
+	if (st->top)
+		top_add(st, &j);
+	else if (add_to_groups(st, &j) < 0) {
+		snprintf(err, errlen, "out of memory");
+		rc = -1;
+	}
+	json_object_put(djob);
+	json_object_put(j.scope);
+	return rc;
+}
+
+/* ------------------------------------------------------------ output */
+
+static void put_cell(const struct stats *st, size_t i, const char *s)
+{
+	char sep = st->out == OUT_CSV ? ',' : '|';
+
+	if (i)
+		putchar(sep);
+	if (st->out == OUT_CSV && strpbrk(s, ",\"\n\r")) {
+		putchar('"');
+		for (; *s; s++) {
+			if (*s == '"')
+				putchar('"');
+			putchar(*s);
+		}
+		putchar('"');
+	} else {
+		fputs(s, stdout);
+	}
+}
+
+static void num(char *buf, size_t len, double v)
+{
+	if (isnan(v))
+		snprintf(buf, len, "%s", "");
+	else
+		snprintf(buf, len, "%.6g", v);
+}
+
+static json_object *jnum(double v)
+{
+	return isnan(v) ? NULL : ju_double(v);
+}
+
+static double pct(double part, double whole)
+{
+	return whole > 0 ? 100.0 * part / whole : 0;
+}
+
+static json_object *group_json(const struct group *g)
+{
+	json_object *o = json_object_new_object(), *ms = json_object_new_object(),
+	            *gd = json_object_new_object();
+
+	ju_add(o, "group", json_object_new_string(g->name));
+	ju_add(o, "jobs", ju_u64(g->jobs));
+	ju_add(o, "no_digest", ju_u64(g->no_digest));
+	ju_add(o, "core_hours", ju_double(g->core_h));
+	for (int k = 0; k < ND; k++) {
+		const struct dist *d = &g->d[k];
+		json_object *m;
+
+		if (!d->n)
+			continue;
+		m = json_object_new_object();
+		ju_add(m, "jobs", ju_u64(d->n));
+		ju_add(m, "core_hours", ju_double(d->w));
+		ju_add(m, "mean", jnum(dist_mean(d)));
+		ju_add(m, "min", ju_double(d->min));
+		ju_add(m, "q1", jnum(dist_q(d, dm[k].step, 0.25)));
+		ju_add(m, "median", jnum(dist_q(d, dm[k].step, 0.5)));
+		ju_add(m, "q3", jnum(dist_q(d, dm[k].step, 0.75)));
+		ju_add(m, "max", ju_double(d->max));
+		ju_add(ms, dm[k].id, m);
+	}
+	ju_add(o, "metrics", ms);
+	for (size_t r = 0; r < lwm2_nguidance_rules && r < MAX_RULES; r++) {
+		json_object *x;
+
+		if (!g->rule_jobs[r])
+			continue;
+		x = json_object_new_object();
+		ju_add(x, "jobs", ju_u64(g->rule_jobs[r]));
+		ju_add(x, "jobs_pct", ju_double(pct((double)g->rule_jobs[r], (double)g->jobs)));
+		ju_add(x, "core_hours", ju_double(g->rule_ch[r]));
+		ju_add(x, "core_hours_pct", ju_double(pct(g->rule_ch[r], g->core_h)));
+		ju_add(gd, lwm2_guidance_rules[r].id, x);
+	}
+	ju_add(o, "guidance", gd);
+	return o;
+}
+
+static void group_row(const struct stats *st, const struct group *g)
+{
+	char b[64];
+	size_t c = 0;
+
+	put_cell(st, c++, g->name);
+	snprintf(b, sizeof(b), "%" PRIu64, g->jobs);
+	put_cell(st, c++, b);
+	snprintf(b, sizeof(b), "%" PRIu64, g->no_digest);
+	put_cell(st, c++, b);
+	num(b, sizeof(b), g->core_h);
+	put_cell(st, c++, b);
+	for (int k = 0; k < ND; k++) {
+		const struct dist *d = &g->d[k];
+		double q[6] = {dist_mean(d),
+		               d->n ? d->min : NAN,
+		               dist_q(d, dm[k].step, 0.25),
+		               dist_q(d, dm[k].step, 0.5),
+		               dist_q(d, dm[k].step, 0.75),
+		               d->n ? d->max : NAN};
+
+		for (int i = 0; i < 6; i++) {
+			num(b, sizeof(b), q[i]);
+			put_cell(st, c++, b);
+		}
+	}
+	for (size_t r = 0; r < lwm2_nguidance_rules && r < MAX_RULES; r++) {
+		snprintf(b, sizeof(b), "%" PRIu64, g->rule_jobs[r]);
+		put_cell(st, c++, b);
+		num(b, sizeof(b), pct(g->rule_ch[r], g->core_h));
+		put_cell(st, c++, b);
+	}
+	putchar('\n');
+}
+
+static void group_header(const struct stats *st)
+{
+	static const char *const q[6] = {"mean", "min", "q1", "median", "q3", "max"};
+	char b[128];
+	size_t c = 0;
+
+	put_cell(st, c++, st->by == BY_NONE ? "group" : by_names[st->by]);
+	put_cell(st, c++, "jobs");
+	put_cell(st, c++, "no_digest");
+	put_cell(st, c++, "core_hours");
+	for (int k = 0; k < ND; k++)
+		for (int i = 0; i < 6; i++) {
+			snprintf(b, sizeof(b), "%s.%s", dm[k].id, q[i]);
+			put_cell(st, c++, b);
+		}
+	for (size_t r = 0; r < lwm2_nguidance_rules && r < MAX_RULES; r++) {
+		snprintf(b, sizeof(b), "%s.jobs", lwm2_guidance_rules[r].id);
+		put_cell(st, c++, b);
+		snprintf(b, sizeof(b), "%s.core_hours_pct", lwm2_guidance_rules[r].id);
+		put_cell(st, c++, b);
+	}
+	putchar('\n');
+}
+
+/* "mean (q1/median/q3)" in the metric's precision, "-" without data. */
+static void dist_cell(const struct dist *d, int k, char *buf, size_t len)
+{
+	char a[4][24];
+	double v[4] = {dist_mean(d), dist_q(d, dm[k].step, 0.25), dist_q(d, dm[k].step, 0.5),
+	               dist_q(d, dm[k].step, 0.75)};
+
+	if (!d->n) {
+		snprintf(buf, len, "-");
+		return;
+	}
+	for (int i = 0; i < 4; i++)
+		snprintf(a[i], sizeof(a[i]), dm[k].fmt, v[i]);
+	snprintf(buf, len, "%s (%s/%s/%s)", a[0], a[1], a[2], a[3]);
+}
+
+static void table_groups(const struct stats *st, struct group **gs, size_t n)
+{
+	int w = 5;
+	char cells[ND][100];
+
+	for (size_t i = 0; i < n; i++)
+		if ((int)strlen(gs[i]->name) > w)
+			w = (int)strlen(gs[i]->name);
+	if (w > 40)
+		w = 40;
+	if (!st->noheader) {
+		printf("%-*s %8s %9s %10s", w, st->by == BY_NONE ? "GROUP" : by_names[st->by],
+		       "JOBS", "NO-DIGEST", "CORE-H");
+		for (int k = 0; k < ND; k++)
+			printf("  %-22s", dm[k].head);
+		printf("\n%-*s %8s %9s %10s", w, "", "", "", "");
+		for (int k = 0; k < ND; k++)
+			printf("  %-22s", "mean (q1/median/q3)");
+		putchar('\n');
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct group *g = gs[i];
+
+		for (int k = 0; k < ND; k++)
+			dist_cell(&g->d[k], k, cells[k], sizeof(cells[k]));
+		printf("%-*.*s %8" PRIu64 " %9" PRIu64 " %10.1f", w, w, g->name, g->jobs,
+		       g->no_digest, g->core_h);
+		for (int k = 0; k < ND; k++)
+			printf("  %-22s", cells[k]);
+		putchar('\n');
+	}
+	/* guidance: the rules that fired, by share of core-hours */
+	{
+		bool any = false;
+
+		for (size_t i = 0; i < n; i++)
+			for (size_t r = 0; r < lwm2_nguidance_rules && r < MAX_RULES; r++) {
+				const struct group *g = gs[i];
+
+				if (!g->rule_jobs[r])
+					continue;
+				if (!any && !st->noheader)
+					printf("\nGuidance that fired, share of each group's jobs "
+					       "and core-hours:\n%-*s %-20s %8s %6s %10s %7s\n",
+					       w, st->by == BY_NONE ? "GROUP" : by_names[st->by],
+					       "RULE", "JOBS", "%JOBS", "CORE-H", "%CORE-H");
+				else if (!any)
+					putchar('\n');
+				any = true;
+				printf("%-*.*s %-20s %8" PRIu64 " %6.1f %10.1f %7.1f\n", w, w,
+				       g->name, lwm2_guidance_rules[r].id, g->rule_jobs[r],
+				       pct((double)g->rule_jobs[r], (double)g->jobs), g->rule_ch[r],
+				       pct(g->rule_ch[r], g->core_h));
+			}
+	}
+}
+
+static int cmp_core_h(const void *a, const void *b)
+{
+	const struct group *x = *(struct group *const *)a, *y = *(struct group *const *)b;
+
+	if (x->core_h != y->core_h)
+		return x->core_h > y->core_h ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp((*(struct group *const *)a)->name, (*(struct group *const *)b)->name);
+}
+
+static void fired_list(uint64_t fired, char *buf, size_t len)
+{
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (size_t r = 0; r < lwm2_nguidance_rules && r < MAX_RULES && n < len; r++)
+		if (fired & (1ull << r))
+			n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? "," : "",
+			                      lwm2_guidance_rules[r].id);
+}
+
+static int cmp_top(const void *a, const void *b)
+{
+	const struct topjob *x = a, *y = b;
+
+	return top_less(y, x) ? -1 : top_less(x, y) ? 1 : 0;
+}
+
+static void print_top(struct stats *st)
+{
+	const char *vh =
+	    st->sort == S_METRIC ? lwm2_metric_ids[st->sort_metric] : sort_keys[st->sort].name;
+	char end[32], rules[1024], b[64];
+
+	qsort(st->heap, st->nheap, sizeof(*st->heap), cmp_top);
+	if (st->out == OUT_JSON) {
+		json_object *o = json_object_new_object(), *a = json_object_new_array();
+
+		ju_add(o, "sort", json_object_new_string(vh));
+		for (size_t i = 0; i < st->nheap; i++) {
+			const struct topjob *t = &st->heap[i];
+			json_object *x = json_object_new_object(), *fr = json_object_new_array();
+
+			ju_add(x, "job", json_object_new_string(t->id));
+			ju_add(x, "job_id", json_object_new_int64(t->job_id));
+			ju_add(x, "user", json_object_new_string(t->user));
+			ju_add(x, "account", json_object_new_string(t->account));
+			ju_add(x, "partition", json_object_new_string(t->partition));
+			ju_add(x, "end", json_object_new_int64(t->end));
+			ju_add(x, "core_hours", ju_double(t->core_h));
+			ju_add(x, "value", ju_double(t->value));
+			for (size_t r = 0; r < lwm2_nguidance_rules && r < MAX_RULES; r++)
+				if (t->fired & (1ull << r))
+					json_object_array_add(
+					    fr, json_object_new_string(lwm2_guidance_rules[r].id));
+			ju_add(x, "guidance", fr);
+			json_object_array_add(a, x);
+		}
+		ju_add(o, "top", a);
+		ju_add(o, "jobs", ju_u64(st->selected));
+		ju_add(o, "skipped_lines", ju_u64(st->count.bad));
+		printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+		json_object_put(o);
+		return;
+	}
+	if (!st->noheader) {
+		if (st->out == OUT_TABLE)
+			printf("%-14s %-10s %-10s %-10s %-19s %10s %12s  %s\n", "JOBID", "USER",
+			       "ACCOUNT", "PARTITION", "END", "CORE-H",
+			       st->sort == S_METRIC ? vh : sort_keys[st->sort].head, "GUIDANCE");
+		else {
+			const char *h[] = {"job", "user",       "account", "partition",
+			                   "end", "core_hours", vh,        "guidance"};
+
+			for (size_t i = 0; i < 8; i++)
+				put_cell(st, i, h[i]);
+			putchar('\n');
+		}
+	}
+	for (size_t i = 0; i < st->nheap; i++) {
+		const struct topjob *t = &st->heap[i];
+		time_t tt = (time_t)t->end;
+		struct tm tm;
+
+		if (t->end > 0 && localtime_r(&tt, &tm))
+			strftime(end, sizeof(end), "%Y-%m-%dT%H:%M:%S", &tm);
+		else
+			snprintf(end, sizeof(end), "Unknown");
+		fired_list(t->fired, rules, sizeof(rules));
+		if (st->out == OUT_TABLE) {
+			printf("%-14s %-10s %-10s %-10s %-19s %10.1f %12.4g  %s\n", t->id, t->user,
+			       t->account, t->partition, end, t->core_h, t->value, rules);
+			continue;
+		}
+		put_cell(st, 0, t->id);
+		put_cell(st, 1, t->user);
+		put_cell(st, 2, t->account);
+		put_cell(st, 3, t->partition);
+		put_cell(st, 4, end);
+		num(b, sizeof(b), t->core_h);
+		put_cell(st, 5, b);
+		num(b, sizeof(b), t->value);
+		put_cell(st, 6, b);
+		put_cell(st, 7, rules);
+		putchar('\n');
+	}
+}
+
+static void print_groups(struct stats *st)
+{
+	struct group **gs = calloc(st->ngroups + 1, sizeof(*gs));
+	size_t n = 0;
+
+	if (!gs) {
+		fprintf(stderr, "lwm2: stats: couldn't print the groups: %s\n", strerror(ENOMEM));
+		return;
+	}
+	for (size_t b = 0; st->table && b < st->nbuckets; b++)
+		for (struct group *g = st->table[b]; g; g = g->next)
+			gs[n++] = g;
+	qsort(gs, n, sizeof(*gs), st->by == BY_MONTH ? cmp_name : cmp_core_h);
+	st->total.name = (char *)(st->by == BY_NONE ? "all" : "(all)");
+	if (st->out == OUT_JSON) {
+		json_object *o = json_object_new_object(), *a = json_object_new_array();
+
+		ju_add(o, "by", json_object_new_string(st->by == BY_NONE ? "" : by_names[st->by]));
+		for (size_t i = 0; i < n; i++)
+			json_object_array_add(a, group_json(gs[i]));
+		ju_add(o, "groups", a);
+		ju_add(o, "total", group_json(&st->total));
+		ju_add(o, "lines", ju_u64(st->count.lines));
+		ju_add(o, "skipped_lines", ju_u64(st->count.bad));
+		printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+		json_object_put(o);
+	} else if (st->out == OUT_TABLE) {
+		gs[n] = &st->total;
+		table_groups(st, gs, st->by == BY_NONE ? 1 : n);
+		if (st->by != BY_NONE && !st->noheader) {
+			printf("\n");
+			table_groups(st, gs + n, 1);
+		}
+		if (!st->noheader)
+			printf(
+			    "\nCore-hours: allocated cores x elapsed time; quartiles weighted by "
+			    "core-hours.\n");
+	} else {
+		if (!st->noheader)
+			group_header(st);
+		for (size_t i = 0; i < n; i++)
+			group_row(st, gs[i]);
+		group_row(st, &st->total);
+	}
+	st->total.name = NULL;
+	free(gs);
+}
+
+/* ------------------------------------------------------------ main */
+
+enum { OPT_CSV = 256, OPT_JSON, OPT_TOP, OPT_SORT };
+
+int lwm2_cmd_stats(int argc, char **argv)
+{
+	static const struct option lopts[] = {
+	    {"file", required_argument, NULL, 'f'},    {"user", required_argument, NULL, 'u'},
+	    {"account", required_argument, NULL, 'A'}, {"partition", required_argument, NULL, 'r'},
+	    {"state", required_argument, NULL, 's'},   {"starttime", required_argument, NULL, 'S'},
+	    {"endtime", required_argument, NULL, 'E'}, {"by", required_argument, NULL, 'b'},
+	    {"top", required_argument, NULL, OPT_TOP}, {"sort", required_argument, NULL, OPT_SORT},
+	    {"parsable2", no_argument, NULL, 'p'},     {"noheader", no_argument, NULL, 'n'},
+	    {"csv", no_argument, NULL, OPT_CSV},       {"json", no_argument, NULL, OPT_JSON},
+	    {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
+	};
+	struct stats st;
+	char **files = NULL;
+	size_t nfiles = 0;
+	int c, rc = 0, nout = 0;
+	const char *sort = NULL;
+
+	memset(&st, 0, sizeof(st));
+	st.sort = S_MPI;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "f:u:A:r:s:S:E:b:pnh", lopts, NULL)) != -1) {
+		switch (c) {
+		case 'f': {
+			char **nf = realloc(files, (nfiles + 1) * sizeof(*nf));
+
+			if (!nf)
+				goto usage_err;
+			files = nf;
+			files[nfiles++] = optarg;
+			break;
+		}
+		case 'u':
+			if (split_list(optarg, &st.users, &st.nusers) < 0)
+				goto usage_err;
+			break;
+		case 'A':
+			if (split_list(optarg, &st.accounts, &st.naccounts) < 0)
+				goto usage_err;
+			break;
+		case 'r':
+			if (split_list(optarg, &st.partitions, &st.npartitions) < 0)
+				goto usage_err;
+			break;
+		case 's':
+			if (split_list(optarg, &st.states, &st.nstates) < 0)
+				goto usage_err;
+			break;
+		case 'S':
+		case 'E':
+			if (lwm2_parse_time(optarg, c == 'S' ? &st.start : &st.end) < 0) {
+				fprintf(stderr, "lwm2: stats: couldn't parse time \"%s\"\n",
+				        optarg);
+				goto usage_err;
+			}
+			break;
+		case 'b': {
+			size_t i;
+
+			for (i = 1; i < sizeof(by_names) / sizeof(by_names[0]); i++)
+				if (!strcmp(optarg, by_names[i]))
+					break;
+			if (i == sizeof(by_names) / sizeof(by_names[0])) {
+				fprintf(
+				    stderr,
+				    "lwm2: stats: couldn't group by \"%s\": want user, account, "
+				    "partition, executable, month or node\n",
+				    optarg);
+				goto usage_err;
+			}
+			st.by = (enum by)i;
+			break;
+		}
+		case OPT_TOP: {
+			char *end;
+			long v = strtol(optarg, &end, 10);
+
+			if (*end || end == optarg || v <= 0 || v > 1000000) {
+				fprintf(stderr,
+				        "lwm2: stats: couldn't parse --top \"%s\": want 1 to "
+				        "1000000\n",
+				        optarg);
+				goto usage_err;
+			}
+			st.top = (size_t)v;
+			break;
+		}
+		case OPT_SORT:
+			sort = optarg;
+			break;
+		case 'p':
+			st.out = OUT_PARSABLE;
+			nout++;
+			break;
+		case 'n':
+			st.noheader = true;
+			break;
+		case OPT_CSV:
+			st.out = OUT_CSV;
+			nout++;
+			break;
+		case OPT_JSON:
+			st.out = OUT_JSON;
+			nout++;
+			break;
+		case 'h':
+			usage(stdout);
+			goto done;
+		default:
+			goto usage_err;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "lwm2: stats: unexpected argument \"%s\"\n", argv[optind]);
+		goto usage_err;
+	}
+	if (nout > 1) {
+		fprintf(stderr, "lwm2: stats: --json, --csv and -p exclude each other\n");
+		goto usage_err;
+	}
+	if (!nfiles) {
+		fprintf(stderr, "lwm2: stats: couldn't read digests: no --file LOG given "
+		                "(jobcomp/lwm2's JSON-lines log)\n");
+		goto usage_err;
+	}
+	if (sort) {
+		size_t i;
+
+		if (!st.top) {
+			fprintf(stderr,
+			        "lwm2: stats: --sort orders the --top list; give --top N\n");
+			goto usage_err;
+		}
+		for (i = 0; i < S_METRIC; i++)
+			if (!strcmp(sort, sort_keys[i].name))
+				break;
+		st.sort = (enum sort_kind)i;
+		if (i == S_METRIC && (st.sort_metric = lwm2_metric_index(sort)) < 0) {
+			fprintf(stderr,
+			        "lwm2: stats: couldn't sort by \"%s\": want mpi, io, idle, "
+			        "core_hours, cpi or a metric id\n",
+			        sort);
+			goto usage_err;
+		}
+	}
+	if (st.top && st.by != BY_NONE) {
+		fprintf(stderr, "lwm2: stats: --top lists jobs, --by groups them: give one\n");
+		goto usage_err;
+	}
+	if (st.top && !(st.heap = calloc(st.top, sizeof(*st.heap)))) {
+		fprintf(stderr, "lwm2: stats: couldn't keep %zu jobs: %s\n", st.top,
+		        strerror(ENOMEM));
+		rc = 1;
+		goto done;
+	}
+	for (size_t i = 0; i < nfiles; i++)
+		if (lwm2_logscan("stats", files[i], on_line, &st, &st.count) < 0)
+			rc = 1;
+	if (st.top)
+		print_top(&st);
+	else
+		print_groups(&st);
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		fprintf(stderr, "lwm2: stats: couldn't write the output: %s\n", strerror(errno));
+		rc = 1;
+	}
+	goto done;
+usage_err:
+	if (!rc)
+		usage(stderr);
+	rc = 2;
+done:
+	for (size_t b = 0; st.table && b < st.nbuckets; b++)
+		for (struct group *g = st.table[b], *nx; g; g = nx) {
+			nx = g->next;
+			group_free(g);
+			free(g);
+		}
+	free(st.table);
+	group_free(&st.total);
+	free(st.heap);
+	free(files);
+	free_list(st.users, st.nusers);
+	free_list(st.accounts, st.naccounts);
+	free_list(st.partitions, st.npartitions);
+	free_list(st.states, st.nstates);
+	return rc;
+}

@@ -1,0 +1,324 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Streaming reader of the JSON-lines log (see logscan.h). */
+#define _GNU_SOURCE /* strptime */
+#include "config.h"
+
+#include "logscan.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "jsonutil.h"
+
+/* Lines reported one by one before only their number is given. */
+#define REPORT_MAX 10
+
+const char *lwm2_json_span(const char *p, const char *end)
+{
+	int depth = 0;
+	bool str = false;
+
+	if (p >= end)
+		return NULL;
+	if (*p != '{' && *p != '[' && *p != '"') {
+		/* a number, true, false or null */
+		while (p < end && *p != ',' && *p != '}' && *p != ']' && *p != ' ' && *p != '\n')
+			p++;
+		return p;
+	}
+	for (; p < end; p++) {
+		if (str) {
+			if (*p == '\\')
+				p++;
+			else if (*p == '"') {
+				str = false;
+				if (depth == 0)
+					return p + 1;
+			}
+			continue;
+		}
+		if (*p == '"')
+			str = true;
+		else if (*p == '{' || *p == '[')
+			depth++;
+		else if ((*p == '}' || *p == ']') && --depth <= 0)
+			return p + 1;
+	}
+	return NULL;
+}
+
+static const char *skip_ws(const char *p, const char *end)
+{
+	while (p < end && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n'))
+		p++;
+	return p;
+}
+
+/* Like lwm2_json_member, and where the key starts. */
+static const char *member_at(const char *obj, const char *end, const char *key, const char **key_at)
+{
+	const char *p, *q;
+	size_t n = strlen(key);
+
+	if (!obj || obj >= end || *obj != '{')
+		return NULL;
+	p = obj + 1;
+	for (;;) {
+		bool match;
+		const char *k;
+
+		p = skip_ws(p, end);
+		if (p < end && *p == ',')
+			p = skip_ws(p + 1, end);
+		if (p >= end || *p != '"')
+			return NULL;
+		k = p;
+		for (q = p + 1; q < end && *q != '"'; q += *q == '\\' ? 2 : 1)
+			;
+		if (q >= end)
+			return NULL;
+		match = (size_t)(q - p - 1) == n && !memcmp(p + 1, key, n);
+		p = skip_ws(q + 1, end);
+		if (p >= end || *p != ':')
+			return NULL;
+		p = skip_ws(p + 1, end);
+		if (match) {
+			if (key_at)
+				*key_at = k;
+			return p < end ? p : NULL;
+		}
+		if (!(p = lwm2_json_span(p, end)))
+			return NULL;
+	}
+}
+
+const char *lwm2_json_member(const char *obj, const char *end, const char *key)
+{
+	return member_at(obj, end, key, NULL);
+}
+
+json_object *lwm2_json_parse_at(const char *p, const char *end)
+{
+	const char *e = p ? lwm2_json_span(p, end) : NULL;
+	struct json_tokener *tok;
+	json_object *o;
+
+	if (!e || e - p > (ptrdiff_t)INT32_MAX)
+		return NULL;
+	if (!(tok = json_tokener_new()))
+		return NULL;
+	o = json_tokener_parse_ex(tok, p, (int)(e - p));
+	if (json_tokener_get_error(tok) != json_tokener_success) {
+		/* a bare number is only complete at the end of its input */
+		if (json_tokener_get_error(tok) == json_tokener_continue && !o)
+			o = json_tokener_parse_ex(tok, "", 1);
+		if (json_tokener_get_error(tok) != json_tokener_success) {
+			json_object_put(o);
+			o = NULL;
+		}
+	}
+	json_tokener_free(tok);
+	return o;
+}
+
+void lwm2_scope_from_json(struct lwm2_scope *s, json_object *js, const char *title,
+                          uint32_t cpus_per_task)
+{
+	json_object *ms = ju_get(js, "metrics", json_type_object);
+	json_object *miss = ju_get(js, "missing", json_type_object);
+	int64_t v;
+
+	memset(s, 0, sizeof(*s));
+	s->title = title;
+	s->processes = (uint64_t)ju_int_or(js, "processes", 0);
+	s->mpi_processes = (uint64_t)ju_int_or(js, "mpi_processes", 0);
+	s->nodes = (uint64_t)ju_int_or(js, "nodes", 0);
+	s->incomplete = (uint64_t)ju_int_or(js, "incomplete", 0);
+	s->partial = ju_get(js, "partial", json_type_boolean) &&
+	             json_object_get_boolean(ju_get(js, "partial", json_type_boolean));
+	s->cpus_per_task = cpus_per_task;
+	for (int k = 0; k < LWM2_NMETRICS; k++) {
+		struct lwm2_metric_stat *st = &s->stat[k];
+		json_object *m = ju_get(ms, lwm2_metric_ids[k], json_type_object);
+
+		st->min_rank = st->max_rank = -1;
+		if (m && ju_int(m, "n", &v) && v > 0 && ju_num(m, "min", &st->min) &&
+		    ju_num(m, "avg", &st->avg) && ju_num(m, "max", &st->max)) {
+			st->n = (uint64_t)v;
+			continue;
+		}
+		st->n = 0;
+		st->reason = miss ? ju_str(miss, lwm2_metric_ids[k]) : NULL;
+		if (!st->reason)
+			st->reason = "not in this digest";
+	}
+}
+
+int lwm2_parse_time(const char *s, int64_t *out)
+{
+	time_t now = time(NULL);
+	struct tm tm;
+	char *end;
+
+	if (!strcmp(s, "now")) {
+		*out = now;
+		return 0;
+	}
+	if (!strncmp(s, "now-", 4)) {
+		long v = strtol(s + 4, &end, 10);
+		long mult = 1;
+
+		if (end == s + 4 || v < 0 || (*end && end[1]))
+			return -1;
+		if (*end == 'm')
+			mult = 60;
+		else if (*end == 'h')
+			mult = 3600;
+		else if (*end == 'd')
+			mult = 86400;
+		else if (*end && *end != 's')
+			return -1;
+		*out = now - (int64_t)v * mult;
+		return 0;
+	}
+	if (*s == '@') {
+		long long v = strtoll(s + 1, &end, 10);
+
+		if (end == s + 1 || *end || v < 0)
+			return -1;
+		*out = v;
+		return 0;
+	}
+	memset(&tm, 0, sizeof(tm));
+	end = strptime(s, "%Y-%m-%d", &tm);
+	if (end && *end == 'T') {
+		char *e2 = strptime(end + 1, "%H:%M:%S", &tm);
+
+		end = e2 ? e2 : strptime(end + 1, "%H:%M", &tm);
+	}
+	if (!end || *end)
+		return -1;
+	tm.tm_isdst = -1;
+	*out = mktime(&tm);
+	return 0;
+}
+
+static void report(const char *cmd, const char *path, unsigned long lineno, const char *why,
+                   unsigned long nbad)
+{
+	if (nbad <= REPORT_MAX)
+		fprintf(stderr, "lwm2: %s: couldn't read %s line %lu: %s; skipped\n", cmd, path,
+		        lineno, why);
+}
+
+/* One line: the job fields parsed, the digest located. */
+static int scan_line(char *line, size_t len, struct lwm2_logline *l, char *err, size_t errlen)
+{
+	const char *end = line + len, *key_at = NULL, *d;
+	const char *p = skip_ws(line, end);
+
+	l->fields = NULL;
+	l->digest = NULL;
+	l->end = end;
+	if (p >= end || *p != '{') {
+		snprintf(err, errlen, "not a JSON object");
+		return -1;
+	}
+	d = member_at(p, end, "digest", &key_at);
+	if (d) {
+		/* the fields alone: cut the line before the digest's key */
+		const char *c = key_at - 1;
+		char saved[2], *cut;
+
+		while (c > p && (*c == ' ' || *c == '\t'))
+			c--;
+		if (*c != ',' || !lwm2_json_span(d, end)) {
+			snprintf(err, errlen, "the digest is cut short or out of place");
+			return -1;
+		}
+		cut = line + (c - line);
+		memcpy(saved, cut, 2);
+		cut[0] = '}';
+		cut[1] = '\0';
+		l->fields = json_tokener_parse(p);
+		memcpy(cut, saved, 2);
+		l->digest = d;
+	} else {
+		l->fields = json_tokener_parse(p);
+	}
+	if (!l->fields || !json_object_is_type(l->fields, json_type_object)) {
+		snprintf(err, errlen, "not a JSON object");
+		json_object_put(l->fields);
+		l->fields = NULL;
+		return -1;
+	}
+	if (!ju_get(l->fields, "job_id", json_type_int)) {
+		snprintf(err, errlen, "no job_id");
+		json_object_put(l->fields);
+		l->fields = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+int lwm2_logscan(const char *cmd, const char *path, lwm2_logline_fn fn, void *arg,
+                 struct lwm2_logscan_count *count)
+{
+	FILE *f = strcmp(path, "-") ? fopen(path, "re") : stdin;
+	char *line = NULL, err[256];
+	size_t cap = 0;
+	ssize_t n;
+	unsigned long lineno = 0, bad = 0;
+	int rc = 0;
+
+	if (!f) {
+		fprintf(stderr, "lwm2: %s: couldn't open %s: %s\n", cmd, path, strerror(errno));
+		return -1;
+	}
+	while ((n = getline(&line, &cap, f)) > 0) {
+		struct lwm2_logline l = {.path = path, .lineno = ++lineno};
+		size_t len = (size_t)n;
+		int r;
+
+		while (len && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+			line[--len] = '\0';
+		if (!len)
+			continue;
+		if (strlen(line) != len) {
+			report(cmd, path, lineno, "a NUL byte in the line", ++bad);
+			continue;
+		}
+		err[0] = '\0';
+		if (scan_line(line, len, &l, err, sizeof(err)) < 0) {
+			report(cmd, path, lineno, err, ++bad);
+			continue;
+		}
+		r = fn(arg, &l, err, sizeof(err));
+		json_object_put(l.fields);
+		if (r < 0)
+			report(cmd, path, lineno, err[0] ? err : "unreadable", ++bad);
+		else if (r > 0) {
+			rc = 1;
+			break;
+		}
+	}
+	if (ferror(f)) {
+		fprintf(stderr, "lwm2: %s: couldn't read %s: %s\n", cmd, path, strerror(errno));
+		rc = -1;
+	}
+	free(line);
+	if (f != stdin)
+		fclose(f);
+	if (bad > REPORT_MAX)
+		fprintf(stderr, "lwm2: %s: skipped %lu unreadable lines of %s in all\n", cmd, bad,
+		        path);
+	if (count) {
+		count->lines += lineno;
+		count->bad += bad;
+	}
+	return rc;
+}

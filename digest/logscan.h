@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Streaming reader of jobcomp/lwm2's JSON-lines log for `lwm2 stats` and
+ * `lwm2 diff`: one line at a time, the job fields parsed, the digest left
+ * as text so a caller parses only the members it needs (a full parse of
+ * 100,000 digests costs seconds).  Unreadable lines are reported with
+ * their line number and skipped; the others are kept.
+ *
+ * Not part of the library: linked into the lwm2 command only.  The text
+ * walkers (lwm2_json_span, lwm2_json_member) do what cmd_digest.c's
+ * static span() and member() do and could replace them.
+ */
+#ifndef LWM2_LOGSCAN_H
+#define LWM2_LOGSCAN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <json-c/json.h>
+
+#include "lwm2_render.h"
+
+struct lwm2_logline {
+	const char *path;     /* as given; "-" is stdin */
+	unsigned long lineno; /* 1-based */
+	json_object *fields;  /* the job fields: the line without its digest */
+	const char *digest;   /* the digest's text inside the line, or NULL */
+	const char *end;      /* end of the line's text */
+};
+
+/*
+ * Called for every line that holds a log entry.  Returns 0 to go on, 1 to
+ * stop reading, -1 with a reason in err: the line is then reported as
+ * unreadable and skipped.
+ */
+typedef int (*lwm2_logline_fn)(void *arg, const struct lwm2_logline *l, char *err, size_t errlen);
+
+struct lwm2_logscan_count {
+	unsigned long lines; /* lines read */
+	unsigned long bad;   /* lines reported and skipped */
+};
+
+/*
+ * Read path ("-": stdin) line by line and call fn for each entry.  At most
+ * the first 10 unreadable lines of a file are reported one by one, then
+ * their number; messages start with "lwm2: <cmd>: ".  Returns 0 (also
+ * when lines were skipped), 1 when fn asked to stop, -1 when the file
+ * could not be opened or read (reported).
+ */
+int lwm2_logscan(const char *cmd, const char *path, lwm2_logline_fn fn, void *arg,
+                 struct lwm2_logscan_count *count);
+
+/* End of the JSON value starting at p (just past it), or NULL when it does
+ * not end before end.  Strings and escapes are honoured. */
+const char *lwm2_json_span(const char *p, const char *end);
+
+/* The value of key directly inside the object at obj (nested objects are
+ * skipped, not searched), or NULL. */
+const char *lwm2_json_member(const char *obj, const char *end, const char *key);
+
+/* Parse the value at p (ending before end) with json-c, or NULL. */
+json_object *lwm2_json_parse_at(const char *p, const char *end);
+
+/* Fill a scope to evaluate guidance on from a digest's scope (or step)
+ * object, as lwm2 render does. */
+void lwm2_scope_from_json(struct lwm2_scope *s, json_object *js, const char *title,
+                          uint32_t cpus_per_task);
+
+/* TIME as `lwm2 digest` takes it: now, now-N[s|m|h|d],
+ * YYYY-MM-DD[THH:MM[:SS]] (local time), @EPOCH.  0, or -1. */
+int lwm2_parse_time(const char *s, int64_t *out);
+
+#endif /* LWM2_LOGSCAN_H */
