@@ -72,6 +72,8 @@ struct lwm2_proc {
 	/* the record file: mapped MAP_SHARED, no descriptor kept */
 	unsigned char *map;
 	size_t map_size;
+	size_t reserved;             /* bytes of each slot backed by allocated blocks */
+	uint64_t ino;                /* the file's inode, to find it again to grow it */
 	bool file_failed;
 	char path[600];
 
@@ -123,6 +125,8 @@ void lwm2_record_write(enum lwm2_end how, int status, int sig, bool sigctx) LWM2
 void lwm2_storage_fork_child(void) LWM2_HIDDEN_FN;
 void lwm2_record_discard_mapping(void) LWM2_HIDDEN_FN;
 int lwm2_heartbeat_start(void) LWM2_HIDDEN_FN;
+bool lwm2_heartbeat_stop(void) LWM2_HIDDEN_FN;
+void lwm2_heartbeat_fork_child(void) LWM2_HIDDEN_FN;
 
 /* sampling.c */
 void lwm2_sampling_init(void) LWM2_HIDDEN_FN;

@@ -164,6 +164,43 @@ static long sys_ret(long r)
 	return r < 0 ? -1 : r;
 }
 
+/* A store into a hole of a full file system would raise SIGBUS in the
+ * application: blocks are allocated before a slot grows into them. */
+static int reserve_fd(int fd, size_t need)
+{
+	size_t hdr = sizeof(struct lwm2_file_header), cap = lwm2_p.img_capacity;
+	size_t r = (need + 16383) & ~(size_t)16383;
+
+	if (r > cap)
+		r = cap;
+	if (sys_ret(syscall(SYS_fallocate, fd, 0, (off_t)0, (off_t)(hdr + r))) != 0 ||
+	    sys_ret(syscall(SYS_fallocate, fd, 0, (off_t)(hdr + cap), (off_t)r)) != 0)
+		return -1;
+	lwm2_p.reserved = r;
+	return 0;
+}
+
+/* Grow the reservation; the file is found again by name (no descriptor is
+ * kept) and must still be the one mapped. */
+static int reserve(size_t need)
+{
+	char path[sizeof(lwm2_p.dir) + sizeof(lwm2_p.path) + 2];
+	struct stat st;
+	int fd, rc = -1;
+
+	if (need <= lwm2_p.reserved)
+		return 0;
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", lwm2_p.dir, lwm2_p.path) >= sizeof(path))
+		return -1;
+	fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) == 0 && (uint64_t)st.st_ino == lwm2_p.ino)
+		rc = reserve_fd(fd, need);
+	syscall(SYS_close, fd);
+	return rc;
+}
+
 /* The library's own file I/O goes straight to the kernel: never counted by
  * the POSIX module, never through a stdio buffer. */
 static int create_file(void)
@@ -209,10 +246,17 @@ static int create_file(void)
 		syscall(SYS_close, dfd);
 		return -1;
 	}
-	/* Reserve the blocks: a store into a hole of a full file system would
-	 * raise SIGBUS in the application. */
-	if (sys_ret(syscall(SYS_fallocate, fd, 0, (off_t)0, (off_t)size)) != 0) {
-		lwm2_debug("lwm2: record: couldn't reserve %zu bytes for %s: %s", size, lwm2_p.path,
+	/* The file is sparse; blocks are reserved as the slots fill (see
+	 * reserve()), so a small record costs a page per slot, not the whole
+	 * budget. */
+	if (sys_ret(syscall(SYS_ftruncate, fd, (off_t)size)) != 0 || fstat(fd, &st) != 0) {
+		lwm2_debug("lwm2: record: couldn't size %s: %s", lwm2_p.path, strerror(errno));
+		goto fail;
+	}
+	lwm2_p.ino = (uint64_t)st.st_ino;
+	lwm2_p.reserved = 0;
+	if (reserve_fd(fd, sizeof(struct lwm2_rank_record) + 4 * sizeof(struct lwm2_slice)) != 0) {
+		lwm2_debug("lwm2: record: couldn't reserve space for %s: %s", lwm2_p.path,
 			   strerror(errno));
 		goto fail;
 	}
@@ -246,6 +290,7 @@ void lwm2_record_discard_mapping(void)
 		munmap(lwm2_p.map, lwm2_p.map_size);
 	lwm2_p.map = NULL;
 	lwm2_p.file_failed = false;
+	lwm2_p.reserved = 0;
 }
 
 static void fill_process_fields(enum lwm2_end how, int status, int sig)
@@ -320,6 +365,13 @@ static void write_record(enum lwm2_end how, int status, int sig)
 		create_file();
 	if (!lwm2_p.map)
 		return;
+	if (reserve(r->total_size) != 0) {
+		/* Out of space (or the file is gone): stop writing, never fault. */
+		lwm2_debug("lwm2: record: couldn't grow %s: %s", lwm2_p.path, strerror(errno));
+		lwm2_record_discard_mapping();
+		lwm2_p.file_failed = true;
+		return;
+	}
 	slot = lwm2_p.map + sizeof(struct lwm2_file_header) + (gen & 1) * lwm2_p.img_capacity;
 	/* A slot torn by SIGKILL fails its checksum and the reader takes the
 	 * other one, which this write never touches. */
@@ -354,21 +406,36 @@ void lwm2_storage_fork_child(void)
 	lwm2_p.first_slice = lwm2_slice_now();
 }
 
+static pthread_cond_t hb_cond = PTHREAD_COND_INITIALIZER;
+static pthread_t hb_thread;
+static _Atomic pid_t hb_tid;
+static bool hb_stop;
+
+/* The heartbeat waits on a condition variable rather than sleeping, so
+ * that lwm2_heartbeat_stop() can end it at once. */
 static void *heartbeat(void *arg)
 {
 	int gen = (int)(intptr_t)arg;
 
 	lwm2_no_attach = 1;
+	atomic_store(&hb_tid, lwm2_raw_gettid());
+	lwm2_lock();
 	for (;;) {
 		uint64_t L = lwm2_p.slice_ms, k = lwm2_slice_now();
 		uint64_t end_ms = (k + 1) * L;
 		struct timespec ts = {.tv_sec = (time_t)(end_ms / 1000),
 				      .tv_nsec = (long)(end_ms % 1000) * 1000000L};
 
-		while (clock_nanosleep(CLOCK_REALTIME, TIMER_ABSTIME, &ts, NULL) == EINTR)
-			;
-		lwm2_lock();
+		while (!hb_stop && lwm2_now_ns() < end_ms * 1000000u)
+			pthread_cond_timedwait(&hb_cond, &lwm2_p.lock, &ts);
+		if (hb_stop) { /* lwm2_heartbeat_stop() joins it */
+			lwm2_unlock();
+			return NULL;
+		}
 		if (atomic_load(&lwm2_p.hb_generation) != gen || atomic_load(&lwm2_p.finished)) {
+			/* Ending on its own: nobody will join it. */
+			lwm2_p.hb_running = false;
+			pthread_detach(pthread_self());
 			lwm2_unlock();
 			return NULL;
 		}
@@ -382,28 +449,26 @@ static void *heartbeat(void *arg)
 		/* Slice k in units of the L it was measured with. */
 		lwm2_slice_add(L == lwm2_p.slice_ms ? k : k * L / lwm2_p.slice_ms);
 		write_record(LWM2_END_CHECKPOINT, 0, 0);
-		lwm2_unlock();
 	}
 }
 
 /* The heartbeat blocks every signal (it must never run an application's
- * handler nor take a sample) and is detached: exit() ends it with the
- * process, nothing waits for it. */
+ * handler nor take a sample).  exit() ends it with the process; nothing
+ * waits for it except lwm2_heartbeat_stop(). */
 int lwm2_heartbeat_start(void)
 {
 	pthread_attr_t attr;
-	pthread_t th;
 	sigset_t all, old;
 	int rc;
 
 	if (!lwm2_real_pthread_create)
 		return -1;
 	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	pthread_attr_setstacksize(&attr, 64 * 1024);
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	rc = lwm2_real_pthread_create(&th, &attr, heartbeat,
+	hb_stop = false;
+	rc = lwm2_real_pthread_create(&hb_thread, &attr, heartbeat,
 				      (void *)(intptr_t)atomic_load(&lwm2_p.hb_generation));
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	pthread_attr_destroy(&attr);
@@ -413,4 +478,49 @@ int lwm2_heartbeat_start(void)
 	}
 	lwm2_p.hb_running = true;
 	return 0;
+}
+
+/* In the fork child: the parent's heartbeat does not exist there. */
+void lwm2_heartbeat_fork_child(void)
+{
+	pthread_cond_init(&hb_cond, NULL);
+	lwm2_p.hb_running = false;
+	hb_stop = false;
+	atomic_store(&hb_tid, 0);
+}
+
+/*
+ * End the heartbeat and wait until the kernel has let go of it, so that
+ * the process is single-threaded again if the application is (unshare()
+ * and setns() of some namespaces refuse multithreaded callers).  Returns
+ * true when it was running.  Not under the lock.
+ */
+bool lwm2_heartbeat_stop(void)
+{
+	pid_t tid;
+
+	lwm2_lock();
+	if (!lwm2_p.hb_running) {
+		lwm2_unlock();
+		return false;
+	}
+	hb_stop = true;
+	pthread_cond_broadcast(&hb_cond);
+	lwm2_unlock();
+	pthread_join(hb_thread, NULL);
+	/* pthread_join returns when the thread's tid is cleared, a little
+	 * before the kernel removes it from the thread group. */
+	tid = atomic_load(&hb_tid);
+	for (int i = 0; tid > 0 && i < 2000; i++) {
+		struct timespec ts = {0, 50000};
+
+		if (syscall(SYS_tgkill, lwm2_raw_getpid(), tid, 0) != 0 && errno == ESRCH)
+			break;
+		nanosleep(&ts, NULL);
+	}
+	lwm2_lock();
+	lwm2_p.hb_running = false;
+	hb_stop = false;
+	lwm2_unlock();
+	return true;
 }

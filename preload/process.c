@@ -148,6 +148,7 @@ static void atfork_child(void)
 	if (lwm2_self)
 		lwm2_sampling_thread_start(lwm2_self);
 	atomic_fetch_add(&lwm2_p.hb_generation, 1);
+	lwm2_heartbeat_fork_child();
 	lwm2_heartbeat_start();
 	lwm2_in_core--;
 	lwm2_for_each_module(m) if (m->fork_child) m->fork_child();
@@ -392,6 +393,54 @@ LWM2_EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_fil
 		return ENOSYS;
 	lwm2_finish(LWM2_END_CHECKPOINT, 0, 0, false);
 	return real(pid, file, fa, attr, argv, envp);
+}
+
+/* ---- namespaces ---- */
+
+/* unshare(CLONE_NEWUSER) and setns() into a user or mount namespace fail
+ * with EINVAL in a multithreaded process: container runtimes (Apptainer's
+ * starter, unshare(1), bubblewrap) would break because of the heartbeat.
+ * It is stopped for the call and started again after it. */
+typedef int (*unshare_fn)(int);
+typedef int (*setns_fn)(int, int);
+
+static bool ns_prepare(void)
+{
+	return atomic_load(&lwm2_on) && lwm2_here() && !atomic_load(&lwm2_p.finished) &&
+	       lwm2_heartbeat_stop();
+}
+
+static void ns_done(bool stopped)
+{
+	int saved = errno;
+
+	if (stopped)
+		lwm2_heartbeat_start();
+	errno = saved;
+}
+
+LWM2_EXPORT int unshare(int flags)
+{
+	bool stopped;
+	int rc;
+
+	REAL(unshare_fn, unshare);
+	stopped = ns_prepare();
+	rc = real_unshare(flags);
+	ns_done(stopped);
+	return rc;
+}
+
+LWM2_EXPORT int setns(int fd, int nstype)
+{
+	bool stopped;
+	int rc;
+
+	REAL(setns_fn, setns);
+	stopped = ns_prepare();
+	rc = real_setns(fd, nstype);
+	ns_done(stopped);
+	return rc;
 }
 
 /* ---- _exit ---- */

@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdatomic.h>
@@ -290,6 +291,15 @@ int main(int argc, char **argv)
 		if (posix_spawnp(&pid, "sh", NULL, NULL, args, environ) != 0)
 			return 1;
 		return wait_child(pid);
+	}
+	if (strcmp(mode, "unshare") == 0) { /* needs a single-threaded caller */
+		int rc;
+
+		spin(ms);
+		rc = unshare(CLONE_NEWUSER);
+		printf("unshare %s\n", rc == 0 ? "ok" : strerror(errno));
+		spin(ms);
+		return 0;
 	}
 	fprintf(stderr, "usage: app MODE [N [MS]]\n");
 	return 2;

@@ -202,6 +202,16 @@ unset TMPDIR
 check "LWM2_PRINT=1 prints a digest" grep -q "lwm2" "$tmp/print"
 check "LWM2_PRINT=1 without LWM2_DIR leaves nothing behind" eq "$(find "$D" -type f | wc -l)" 0
 
+# unshare(CLONE_NEWUSER) needs a single-threaded process: the heartbeat
+# steps aside for it and comes back
+out1=$("$APP" unshare 0 30)
+newcase
+out2=$(LWM2_SLICE_MS=10 run "$APP" unshare 0 60)
+f=$(one)
+echo "# unshare without the library: $out1"
+check "unshare(CLONE_NEWUSER) gives the same result with the library" eq "$out2" "$out1"
+check "unshare: slices still closed after it" test "$(val "$f" generation)" -ge 4
+
 # Children that the program starts without the library are not measured
 newcase
 out=$(run "$APP" setpreload)
