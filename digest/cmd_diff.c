@@ -376,7 +376,7 @@ static void compare_scope(struct cmp *c, const char *title, int64_t step_id, jso
 		                      ju_u64(sb.processes));
 		jm = json_object_new_array();
 	} else {
-		printf("\n%s: %" PRIu64 " processes on %" PRIu64 " nodes in A, %" PRIu64
+		printf("\n%s: %" PRIu64 " processes on %" PRIu64 " node(s) in A, %" PRIu64
 		       " on %" PRIu64 " in B\n",
 		       title, sa.processes, sa.nodes, sb.processes, sb.nodes);
 		printf("  %-20s %12s %12s %12s %9s\n", "metric", "A", "B", "change", "relative");

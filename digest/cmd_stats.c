@@ -86,7 +86,7 @@ struct job {
 	bool has[ND];
 	double v[ND];
 	uint64_t fired;
-	json_object *scope; /* parsed scope of the digest */
+	struct lwm2_scope scope; /* the digest's job-wide scope */
 };
 
 /* ------------------------------------------------------------ options */
@@ -457,8 +457,6 @@ static int add_to_groups(struct stats *st, const struct job *j)
 
 static double sort_value(const struct stats *st, const struct job *j, bool *ok)
 {
-	struct lwm2_scope s;
-
 	*ok = true;
 	switch (st->sort) {
 	case S_CORE_H:
@@ -478,9 +476,8 @@ static double sort_value(const struct stats *st, const struct job *j, bool *ok)
 	case S_METRIC:
 		break;
 	}
-	lwm2_scope_from_json(&s, j->scope, "", 0);
-	*ok = s.stat[st->sort_metric].n > 0;
-	return s.stat[st->sort_metric].avg;
+	*ok = j->scope.stat[st->sort_metric].n > 0;
+	return j->scope.stat[st->sort_metric].avg;
 }
 
 /* a ranks below b: smaller value, or the same and a later job */
@@ -555,7 +552,7 @@ static const char *fstr(json_object *o, const char *key)
 static int on_line(void *arg, const struct lwm2_logline *l, char *err, size_t errlen)
 {
 	struct stats *st = arg;
-	json_object *f = l->fields, *djob = NULL;
+	json_object *f = l->fields;
 	struct job j;
 	int64_t uid = ju_int_or(f, "uid", -1), cpus = ju_int_or(f, "cpus", 0), elapsed, procs = 0;
 	uint32_t cpt = 0;
@@ -599,33 +596,36 @@ static int on_line(void *arg, const struct lwm2_logline *l, char *err, size_t er
 		         ju_int_or(f, "het_job_offset", 0));
 	else
 		snprintf(j.id, sizeof(j.id), "%" PRId64, j.job_id);
-	tt = (time_t)j.end;
-	if (j.end > 0 && localtime_r(&tt, &tm))
-		strftime(j.month, sizeof(j.month), "%Y-%m", &tm);
-	else
-		snprintf(j.month, sizeof(j.month), "(none)");
-
 	if (l->digest) {
 		const char *v = lwm2_json_member(l->digest, l->end, "lwm2_digest_version");
-		const char *sc = lwm2_json_member(l->digest, l->end, "scope");
+		const char *sc = lwm2_json_member(l->digest, l->end, "scope"), *jo;
 
 		if (!v || strtol(v, NULL, 10) != LWM2_DIGEST_VERSION) {
 			snprintf(err, errlen, "the digest has no version %d", LWM2_DIGEST_VERSION);
 			return -1;
 		}
-		if (!sc || *sc != '{' || !(j.scope = lwm2_json_parse_at(sc, l->end))) {
+		if (!sc || lwm2_scope_from_text(&j.scope, sc, l->end, 0) < 0) {
 			snprintf(err, errlen, "the digest's scope is unreadable");
 			return -1;
 		}
-		djob = lwm2_json_parse_at(lwm2_json_member(l->digest, l->end, "job"), l->end);
-		cpt = (uint32_t)ju_int_or(djob, "cpus_per_task", 0);
-		if (j.start <= 0)
-			j.start = ju_int_or(djob, "start", 0);
-		if (j.end <= 0)
-			j.end = ju_int_or(djob, "end", 0);
-		procs = ju_int_or(j.scope, "processes", 0);
+		/* the digest's job fields: only where the log line lacks them */
+		if ((jo = lwm2_json_member(l->digest, l->end, "job")) && *jo == '{') {
+			if ((v = lwm2_json_member(jo, l->end, "cpus_per_task")))
+				cpt = (uint32_t)strtoul(v, NULL, 10);
+			if (j.start <= 0 && (v = lwm2_json_member(jo, l->end, "start")))
+				j.start = strtoll(v, NULL, 10);
+			if (j.end <= 0 && (v = lwm2_json_member(jo, l->end, "end")))
+				j.end = strtoll(v, NULL, 10);
+		}
+		j.scope.cpus_per_task = cpt;
+		procs = (int64_t)j.scope.processes;
 		j.digest = true;
 	}
+	tt = (time_t)j.end;
+	if (j.end > 0 && localtime_r(&tt, &tm))
+		strftime(j.month, sizeof(j.month), "%Y-%m", &tm);
+	else
+		snprintf(j.month, sizeof(j.month), "(none)");
 	elapsed = j.start > 0 && j.end > j.start ? j.end - j.start : 0;
 	/* cores: Slurm's allocation where the log has it, else one per
 	 * process (cpus_per_task each), else one per node */
@@ -634,22 +634,21 @@ static int on_line(void *arg, const struct lwm2_logline *l, char *err, size_t er
 	j.core_h = (double)cpus * (double)elapsed / 3600.0;
 
 	if (j.digest) {
-		struct lwm2_scope s;
+		const struct lwm2_scope *s = &j.scope;
 		double cpp = cpt > 0                 ? cpt
 		             : procs > 0 && cpus > 0 ? (double)cpus / (double)procs
 		                                     : 0;
 
-		lwm2_scope_from_json(&s, j.scope, "", cpt);
-		if ((j.has[D_MPI] = s.stat[LWM2_M_mpi_time].n > 0))
-			j.v[D_MPI] = s.stat[LWM2_M_mpi_time].avg;
-		if ((j.has[D_IO] = s.stat[LWM2_M_posix_io_time].n > 0))
-			j.v[D_IO] = s.stat[LWM2_M_posix_io_time].avg;
-		if ((j.has[D_TPC] = s.stat[LWM2_M_avg_threads].n > 0 && cpp > 0))
-			j.v[D_TPC] = s.stat[LWM2_M_avg_threads].avg / cpp;
-		if ((j.has[D_CPI] = s.stat[LWM2_M_cpi].n > 0))
-			j.v[D_CPI] = s.stat[LWM2_M_cpi].avg;
+		if ((j.has[D_MPI] = s->stat[LWM2_M_mpi_time].n > 0))
+			j.v[D_MPI] = s->stat[LWM2_M_mpi_time].avg;
+		if ((j.has[D_IO] = s->stat[LWM2_M_posix_io_time].n > 0))
+			j.v[D_IO] = s->stat[LWM2_M_posix_io_time].avg;
+		if ((j.has[D_TPC] = s->stat[LWM2_M_avg_threads].n > 0 && cpp > 0))
+			j.v[D_TPC] = s->stat[LWM2_M_avg_threads].avg / cpp;
+		if ((j.has[D_CPI] = s->stat[LWM2_M_cpi].n > 0))
+			j.v[D_CPI] = s->stat[LWM2_M_cpi].avg;
 		for (size_t r = 0; r < lwm2_nguidance_rules && r < MAX_RULES; r++)
-			if (lwm2_guidance_fires(&lwm2_guidance_rules[r], &s))
+			if (lwm2_guidance_fires(&lwm2_guidance_rules[r], s))
 				j.fired |= 1ull << r;
 	}
 	if (st->by == BY_EXE) {
@@ -683,8 +682,6 @@ static int on_line(void *arg, const struct lwm2_logline *l, char *err, size_t er
 		snprintf(err, errlen, "out of memory");
 		rc = -1;
 	}
-	json_object_put(djob);
-	json_object_put(j.scope);
 	return rc;
 }
 

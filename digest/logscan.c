@@ -6,6 +6,7 @@
 #include "logscan.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -156,6 +157,97 @@ void lwm2_scope_from_json(struct lwm2_scope *s, json_object *js, const char *tit
 		if (!st->reason)
 			st->reason = "not in this digest";
 	}
+}
+
+/* The next member of the object whose members start at *p: its key
+ * (without quotes) and value; false at the end or on bad text. */
+static bool next_member(const char **p, const char *end, const char **key, size_t *klen,
+                        const char **val)
+{
+	const char *q = skip_ws(*p, end);
+
+	if (q < end && (*q == ',' || *q == '{'))
+		q = skip_ws(q + 1, end);
+	if (q >= end || *q != '"')
+		return false;
+	*key = q + 1;
+	for (q = q + 1; q < end && *q != '"'; q += *q == '\\' ? 2 : 1)
+		;
+	if (q >= end)
+		return false;
+	*klen = (size_t)(q - *key);
+	q = skip_ws(q + 1, end);
+	if (q >= end || *q != ':')
+		return false;
+	*val = skip_ws(q + 1, end);
+	if (!(*p = lwm2_json_span(*val, end)))
+		return false;
+	return true;
+}
+
+static bool text_num(const char *obj, const char *end, const char *key, double *out)
+{
+	const char *v = lwm2_json_member(obj, end, key);
+	char *e;
+
+	if (!v)
+		return false;
+	*out = strtod(v, &e);
+	return e != v && isfinite(*out);
+}
+
+int lwm2_scope_from_text(struct lwm2_scope *s, const char *p, const char *end,
+                         uint32_t cpus_per_task)
+{
+	const char *key, *val, *m_end;
+	size_t klen;
+	double v;
+
+	memset(s, 0, sizeof(*s));
+	s->cpus_per_task = cpus_per_task;
+	for (int k = 0; k < LWM2_NMETRICS; k++) {
+		s->stat[k].min_rank = s->stat[k].max_rank = -1;
+		s->stat[k].reason = "not in this digest";
+	}
+	if (!p || p >= end || *p != '{' || !(end = lwm2_json_span(p, end)))
+		return -1;
+	/* one walk over the scope's members */
+	for (const char *q = p; next_member(&q, end, &key, &klen, &val);) {
+		if (klen == 9 && !memcmp(key, "processes", 9))
+			s->processes = strtoull(val, NULL, 10);
+		else if (klen == 13 && !memcmp(key, "mpi_processes", 13))
+			s->mpi_processes = strtoull(val, NULL, 10);
+		else if (klen == 5 && !memcmp(key, "nodes", 5))
+			s->nodes = strtoull(val, NULL, 10);
+		else if (klen == 10 && !memcmp(key, "incomplete", 10))
+			s->incomplete = strtoull(val, NULL, 10);
+		else if (klen == 7 && !memcmp(key, "partial", 7))
+			s->partial = *val == 't';
+		else if (klen == 7 && !memcmp(key, "metrics", 7) && *val == '{') {
+			m_end = q;
+			for (const char *r = val; next_member(&r, m_end, &key, &klen, &p);) {
+				char id[32];
+				int k;
+				struct lwm2_metric_stat *st;
+
+				if (klen >= sizeof(id) || *p != '{')
+					continue;
+				memcpy(id, key, klen);
+				id[klen] = '\0';
+				if ((k = lwm2_metric_index(id)) < 0)
+					continue;
+				st = &s->stat[k];
+				if (text_num(p, r, "n", &v) && v > 0 &&
+				    text_num(p, r, "min", &st->min) &&
+				    text_num(p, r, "avg", &st->avg) &&
+				    text_num(p, r, "max", &st->max)) {
+					st->n = (uint64_t)v;
+					st->reason = NULL;
+				}
+			}
+		}
+	}
+	return 0;
 }
 
 int lwm2_parse_time(const char *s, int64_t *out)

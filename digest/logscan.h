@@ -66,6 +66,13 @@ json_object *lwm2_json_parse_at(const char *p, const char *end);
 void lwm2_scope_from_json(struct lwm2_scope *s, json_object *js, const char *title,
                           uint32_t cpus_per_task);
 
+/* The same from the scope object's text at p, without building JSON
+ * objects (what `lwm2 stats` does for every line of a log): the counts,
+ * and min/avg/max/n of every metric; reasons are not read.  0, or -1 when
+ * the text is not an object. */
+int lwm2_scope_from_text(struct lwm2_scope *s, const char *p, const char *end,
+                         uint32_t cpus_per_task);
+
 /* TIME as `lwm2 digest` takes it: now, now-N[s|m|h|d],
  * YYYY-MM-DD[THH:MM[:SS]] (local time), @EPOCH.  0, or -1. */
 int lwm2_parse_time(const char *s, int64_t *out);
