@@ -21,9 +21,19 @@ cat >"$mailbox/sendmail" <<EOF
 mv "$mailbox/.m.\$\$" "$mailbox/mail.\$\$"
 EOF
 chmod 755 "$mailbox/sendmail"
-JOBCOMP_MAILPROG=$LWM2_TOP/contrib/lwm2-mail
+# slurmctld gives MailProg no SLURM_CONF, and this cluster's lwm2.conf is
+# not in /etc/slurm: a shim tells lwm2-mail where it is.
+cat >"$mailbox/mailprog" <<EOF
+#!/bin/sh
+LWM2_CONF=\$(cat "$mailbox/conf-path")
+export LWM2_CONF
+exec "$LWM2_TOP/contrib/lwm2-mail" "\$@"
+EOF
+chmod 755 "$mailbox/mailprog"
+JOBCOMP_MAILPROG=$mailbox/mailprog
 jobcomp_setup "Mailer=$mailbox/sendmail" "MailWait=90"
-plan 16
+echo "$LWM2_CLUSTER_DIR/etc/lwm2.conf" >"$mailbox/conf-path"
+plan 15
 
 ctld_restart_args() {
 	cluster_reconfig \
