@@ -11,6 +11,23 @@
  * registers _dl_fini, so it runs after it) writes the final record with the
  * exit status.  stdio buffers are flushed after that by glibc's own
  * internal write calls, which no wrapper sees in any case.
+ *
+ * The environment (set by the SPANK plugin, or by hand):
+ *   LWM2_MODE        on (default), off (fully inert), print (on, and print)
+ *   LWM2_DIR         node-local step directory for rank records; without
+ *                    it ${TMPDIR:-/tmp}/lwm2-<uid> (mode 0700), or no file
+ *                    at all when the digest is printed
+ *   LWM2_PRINT=1     print a one-process digest to stderr at the end
+ *   LWM2_SLICE       slice length in s, 1..3600, default 60
+ *   LWM2_SLICE_MS    for tests only: slice length in ms (the record then
+ *                    shows 1 s slices without a meaningful position)
+ *   LWM2_MAX_SLICES  slices kept before coarsening, 2..4096, default 256
+ *   LWM2_SAMPLE_HZ   CPU-time sampling rate per thread, 1..10000, default 100
+ *   LWM2_SIGNAL      sampling signal, SIGRTMIN..SIGRTMAX, default SIGRTMIN+7
+ *   LWM2_DEBUG=1     diagnostics on stderr (otherwise silent)
+ *   LWM2_JOB_ID, LWM2_STEP_ID (else SLURM_JOB_ID, SLURM_STEP_ID),
+ *   SLURM_PROCID, SLURM_LOCALID, SLURM_NODEID, SLURMD_NODENAME
+ * Invalid values fall back to the default (said so under LWM2_DEBUG).
  */
 #include "core_int.h"
 

@@ -101,6 +101,15 @@ static void at_exit_print(void)
 	printf("app: atexit handler ran\n");
 }
 
+/* quick_exit flushes no stdio buffer */
+static void at_quick_exit_write(void)
+{
+	static const char msg[] = "app: at_quick_exit handler ran\n";
+
+	if (write(1, msg, sizeof(msg) - 1) < 0)
+		_exit(99);
+}
+
 static int wait_child(pid_t pid)
 {
 	int st;
@@ -244,6 +253,11 @@ int main(int argc, char **argv)
 	if (strcmp(mode, "_exit") == 0) {
 		spin(ms);
 		_exit((int)n);
+	}
+	if (strcmp(mode, "quick_exit") == 0) {
+		at_quick_exit(at_quick_exit_write);
+		spin(ms);
+		quick_exit((int)n);
 	}
 	if (strcmp(mode, "abort") == 0) {
 		spin(ms);

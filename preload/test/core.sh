@@ -130,6 +130,12 @@ check "_exit(7): status kept" eq "$rc" 7
 check "_exit(7): recorded" eq "$(val "$f" exit_status) $(val "$f" incomplete)" "7 0"
 
 newcase
+out=$(run "$APP" quick_exit 6 50); rc=$?
+f=$(one)
+check "quick_exit(6): status and its handler kept" eq "$rc $out" "6 app: at_quick_exit handler ran"
+check "quick_exit(6): recorded" eq "$(val "$f" exit_status) $(val "$f" incomplete)" "6 0"
+
+newcase
 run "$APP" abort 0 50 2>/dev/null; rc=$?
 f=$(one)
 check "abort: dies by SIGABRT" eq "$rc" 134
