@@ -11,6 +11,7 @@
 #ifndef LWM2_JOBCOMP_H
 #define LWM2_JOBCOMP_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -198,6 +199,6 @@ bool lwm2_jc_running(void);
  * failed for good.
  */
 int lwm2_jc_process(const struct lwm2_jc_conf *conf, const struct lwm2_jc_ops *ops,
-		    struct lwm2_jc_job *job, const volatile bool *stop);
+		    struct lwm2_jc_job *job, const atomic_bool *stop);
 
 #endif /* LWM2_JOBCOMP_H */

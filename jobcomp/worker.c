@@ -278,7 +278,7 @@ static bool never_ran(const struct lwm2_jc_job *job)
 /* Steps 2 and 3.  0: logged (job->acct_part set where AdminComment gets
  * something), 1: not yet. */
 static int make_digest(const struct lwm2_jc_conf *conf, const struct lwm2_jc_ops *ops,
-		       struct lwm2_jc_job *job, const volatile bool *stop)
+		       struct lwm2_jc_job *job, const atomic_bool *stop)
 {
 	struct collected c = {0};
 	json_object *line = NULL, *digest = NULL;
@@ -294,7 +294,7 @@ static int make_digest(const struct lwm2_jc_conf *conf, const struct lwm2_jc_ops
 
 			/* asking takes slurmctld's job read lock: never while
 			 * fini waits for this thread */
-			if (stop && *stop)
+			if (stop && atomic_load(stop))
 				return 1;
 			if (ops && ops->job_completing && !waited_out &&
 			    ops->job_completing(job->job_id)) {
@@ -446,7 +446,7 @@ static int send_part(const struct lwm2_jc_ops *ops, struct lwm2_jc_job *job, con
 }
 
 int lwm2_jc_process(const struct lwm2_jc_conf *conf, const struct lwm2_jc_ops *ops,
-		    struct lwm2_jc_job *job, const volatile bool *stop)
+		    struct lwm2_jc_job *job, const atomic_bool *stop)
 {
 	enum lwm2_jc_acct_state st;
 	char *comment = NULL;
@@ -460,7 +460,7 @@ int lwm2_jc_process(const struct lwm2_jc_conf *conf, const struct lwm2_jc_ops *o
 	}
 	if (!job->logged && (rc = make_digest(conf, ops, job, stop)) != 0)
 		return rc;
-	if (stop && *stop)
+	if (stop && atomic_load(stop))
 		return 1;
 	if (!job->acct_part || !conf->admin_comment || !ops || !ops->acct_modify)
 		goto done;
@@ -530,7 +530,7 @@ static struct {
 	struct lwm2_jc_queue *queue;
 	pthread_t thread;
 	bool running;
-	volatile bool stop;
+	atomic_bool stop;
 	struct pending *pending;
 } w = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
@@ -597,7 +597,7 @@ static uint64_t progress(const struct lwm2_jc_job *job)
 static void *worker_main(void *arg)
 {
 	(void)arg;
-	while (!w.stop) {
+	while (!atomic_load(&w.stop)) {
 		struct pending **pp, *p;
 		struct lwm2_jc_job *job;
 		int64_t now = now_epoch(), next = INT64_MAX;
@@ -611,7 +611,7 @@ static void *worker_main(void *arg)
 			if (!p->saved)
 				save(p);
 
-		for (pp = &w.pending; (p = *pp) && !w.stop;) {
+		for (pp = &w.pending; (p = *pp) && !atomic_load(&w.stop);) {
 			int rc;
 			uint64_t before;
 			char conf_log[4096];
@@ -649,7 +649,7 @@ static void *worker_main(void *arg)
 			free(p);
 			now = now_epoch();
 		}
-		if (w.stop)
+		if (atomic_load(&w.stop))
 			break;
 		now = now_epoch();
 		clock_gettime(CLOCK_MONOTONIC, &dl);
@@ -680,7 +680,7 @@ int lwm2_jc_start(const struct lwm2_jc_conf *conf, const struct lwm2_jc_ops *ops
 		return -1;
 	}
 	w.ops = *ops;
-	w.stop = false;
+	atomic_store(&w.stop, false);
 	if (!(w.queue = lwm2_jc_queue_new(conf->max_queued))) {
 		lwm2_jc_conf_free(&w.conf);
 		pthread_mutex_unlock(&w.lock);
@@ -763,7 +763,7 @@ void lwm2_jc_stop(void)
 	w.running = false;
 	pthread_mutex_unlock(&w.lock);
 
-	w.stop = true;
+	atomic_store(&w.stop, true);
 	lwm2_jc_queue_wake(w.queue);
 	clock_gettime(CLOCK_REALTIME, &dl);
 	dl.tv_sec += 60;

@@ -199,7 +199,7 @@ int main(void)
 	struct lwm2_jc_job *j;
 	json_object *l, *d, *v;
 	char err[256];
-	volatile bool stop = false;
+	atomic_bool stop = false;
 	int rc;
 	size_t off, len;
 
