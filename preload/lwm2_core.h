@@ -51,8 +51,9 @@ struct lwm2_thread {
 	_Atomic uint64_t buf[2][LWM2_NCOUNTERS];
 	_Atomic uint64_t samples[LWM2_NEARMARKS]; /* written by the signal handler in this thread */
 
-	/* Cold: owned by the core (registry lock). */
-	uint64_t folded[2][LWM2_NCOUNTERS];
+	/* Cold: owned by the core (registry lock), on cache lines of its own
+	 * so the heartbeat's folds never touch a line the owner writes. */
+	uint64_t folded[2][LWM2_NCOUNTERS] __attribute__((aligned(LWM2_CACHELINE)));
 	uint64_t samples_folded[LWM2_NEARMARKS];
 	struct lwm2_thread *next;
 	void *module_state[4]; /* per-thread state of modules (PAPI event set, ...) */

@@ -90,12 +90,14 @@ struct lwm2_thread *lwm2_thread_attach(bool is_main)
 	if (++lwm2_p.nlive > lwm2_p.threads_max)
 		lwm2_p.threads_max = lwm2_p.nlive;
 	lwm2_self = t;
+	/* Under the lock: a back-off (the application took the sampling
+	 * signal) stops every timer it can see, and must see this one. */
+	lwm2_sampling_thread_start(t);
 	lwm2_unlock();
 
 	if (key_ok)
 		pthread_setspecific(end_key, t);
 	lwm2_for_each_module(m) if (m->thread_start) m->thread_start(t);
-	lwm2_sampling_thread_start(t);
 	return t;
 }
 
@@ -121,7 +123,9 @@ static void thread_end(void *arg)
 	if (!t || t != lwm2_self)
 		return;
 	lwm2_in_core++;
+	lwm2_lock();
 	lwm2_sampling_thread_end(t);
+	lwm2_unlock();
 	lwm2_for_each_module(m) if (m->thread_end) m->thread_end(t);
 	/* Later key destructors of other libraries may still call wrappers:
 	 * they are not counted and must not attach this thread again. */
