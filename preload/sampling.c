@@ -12,10 +12,11 @@
  * The application owns its signals.  sigaction() and signal() are
  * intercepted only for the sampling signal and for the signals that end a
  * process, and the application always sees its own dispositions:
- *  - the sampling signal: when the application installs anything for it,
+ *  - the sampling signal: when the application installs a handler for it,
  *    sampling backs off for good (timers stopped, a pending sample
  *    discarded, LWM2_F_SAMPLING_OFF with the reason) and the call goes
- *    through;
+ *    through; SIG_DFL and SIG_IGN (programs that reset every signal) are
+ *    only remembered;
  *  - faults (SEGV, BUS, FPE, ILL): while the application leaves them at
  *    SIG_DFL the core's handler saves the record and re-raises the signal
  *    at SIG_DFL; an application handler is installed as is (runtimes that
@@ -181,8 +182,13 @@ static void drain(int sig)
 
 void lwm2_sampling_drain(void)
 {
-	if (lwm2_p.sampling_on)
-		drain(lwm2_p.sample_sig);
+	int sig = lwm2_p.sample_sig;
+
+	if (!lwm2_p.sampling_on)
+		return;
+	drain(sig);
+	if (vs[sig].app.sa_handler == SIG_IGN)
+		lwm2_real_sigaction(sig, &vs[sig].app, NULL);
 }
 
 void lwm2_sampling_init(void)
@@ -331,7 +337,14 @@ LWM2_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction
 	else if (lwm2_real_sigaction(sig, NULL, &prev) != 0)
 		rc = -1;
 	if (rc == 0 && act) {
-		if (sig == lwm2_p.sample_sig) {
+		if (sig == lwm2_p.sample_sig &&
+		    (act->sa_handler == SIG_DFL || act->sa_handler == SIG_IGN)) {
+			/* Resetting (or ignoring) the signal changes nothing the
+			 * application can see while our handler swallows the
+			 * samples: keep sampling, remember the wish (an exec
+			 * passes SIG_IGN on). */
+			vs[sig].app = *act;
+		} else if (sig == lwm2_p.sample_sig) {
 			vs[sig].managed = false;
 			vs[sig].ours = false;
 			sampling_backoff(sig);

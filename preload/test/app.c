@@ -198,6 +198,19 @@ int main(int argc, char **argv)
 		printf("own %d\n", own_hits);
 		return own_hits == 1 ? 0 : 1;
 	}
+	if (strcmp(mode, "resetsigs") == 0) { /* reset every signal, as some daemons do */
+		struct sigaction old;
+		int sig = SIGRTMIN + 7;
+
+		for (int i = 1; i < NSIG; i++)
+			if (i != SIGKILL && i != SIGSTOP)
+				signal(i, SIG_DFL);
+		spin(ms);
+		if (sigaction(sig, NULL, &old) != 0)
+			return 1;
+		printf("reset %s\n", old.sa_handler == SIG_DFL ? "SIG_DFL" : "other");
+		return 0;
+	}
 	if (strcmp(mode, "fork") == 0) {
 		pid_t pid;
 
@@ -217,6 +230,27 @@ int main(int argc, char **argv)
 		snprintf(msbuf, sizeof(msbuf), "%ld", ms);
 		execl("/proc/self/exe", argv[0], "busy", "1", msbuf, (char *)NULL);
 		return 127;
+	}
+	if (strcmp(mode, "mtfork") == 0 || strcmp(mode, "mtexec") == 0) { /* with 3 busy threads */
+		pthread_t th[3];
+		pid_t pid;
+
+		for (int i = 0; i < 3; i++)
+			pthread_create(&th[i], NULL, spinner, (void *)(intptr_t)(10 * ms));
+		spin(ms);
+		if (mode[2] == 'e') {
+			execl("/proc/self/exe", argv[0], "busy", "1", "50", (char *)NULL);
+			return 127;
+		}
+		fflush(stdout);
+		pid = fork();
+		if (pid == 0) {
+			spin(ms);
+			exit(0);
+		}
+		for (int i = 0; i < 3; i++)
+			pthread_join(th[i], NULL);
+		return wait_child(pid);
 	}
 	if (strcmp(mode, "execfail") == 0) {
 		spin(ms);

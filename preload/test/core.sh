@@ -80,6 +80,13 @@ check "sampling backs off with the reason" eq "$(val "$f" sampling_off)" 1
 check "the reason is recorded" test -n "$(val "$f" missing_sampling)"
 
 newcase
+out=$(run "$APP" resetsigs 0 200)
+f=$(one)
+check "a program resetting every signal to SIG_DFL sees SIG_DFL" eq "$out" "reset SIG_DFL"
+check "resetting to SIG_DFL does not stop sampling" \
+	eq "$(val "$f" sampling_off) $(test "$(val "$f" samples_total)" -ge 15 && echo many)" "0 many"
+
+newcase
 run "$APP" fork 0 200
 check "fork: two records" eq "$(nrec)" 2
 for f in "$D"/*.lwm2; do
@@ -90,6 +97,21 @@ echo "# fork: parent samples $ps, child samples $cs"
 check "fork: the child measures only itself (about 20 samples, not 40)" \
 	near "$cs" 20 0.3
 check "fork: child's ppid is the parent" eq "$(val "$child" ppid)" "$(val "$parent" pid)"
+
+newcase
+run "$APP" mtfork 0 50; rc=$?
+check "fork with busy threads: both ends finish" eq "$rc $(nrec)" "0 2"
+for f in "$D"/*.lwm2; do
+	if [ "$(val "$f" fork_child)" = 1 ]; then child=$f; else parent=$f; fi
+done
+check "fork with busy threads: the child has one thread, the parent four" \
+	eq "$(val "$child" threads_total) $(val "$parent" threads_total)" "1 4"
+check "fork with busy threads: the child's samples are its own (about 5)" \
+	test "$(val "$child" samples_total)" -le 10
+
+newcase
+run "$APP" mtexec 0 50; rc=$?
+check "exec with busy threads: the new image runs" eq "$rc $(nrec)" "0 2"
 
 newcase
 run "$APP" exec 0 100
