@@ -75,7 +75,7 @@ struct entry {
 	char exit_buf[32];
 	const char *status; /* ok, no_records, not_started, running, pending, none */
 	const char *reason;
-	json_object *digest;  /* NULL without one, or not parsed (--file) */
+	json_object *digest; /* NULL without one, or not parsed (--file) */
 	bool has_digest;
 	json_object *logline; /* --file: the whole line */
 	int64_t step;         /* step asked for, or -1 */
@@ -84,29 +84,29 @@ struct entry {
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: lwm2 digest [OPTIONS]\n"
-		"Show lwm2 job digests from Slurm accounting (or from jobcomp/lwm2's log).\n\n"
-		"Selection:\n"
-		"  -j, --jobs=JOB[.STEP][,...]  jobs (JOB: ID, ID_TASK for an array task,\n"
-		"                               ID+OFFSET for a het job component)\n"
-		"  -u, --user=USER[,...]        jobs of these users (default: yours)\n"
-		"  -a, --allusers               jobs of all users (as far as PrivateData allows)\n"
-		"  -A, --account=ACCOUNT[,...]  jobs charged to these accounts\n"
-		"  -S, --starttime=TIME         jobs that ran after TIME (default: midnight)\n"
-		"  -E, --endtime=TIME           jobs that ran before TIME (default: now)\n"
-		"  -M, --cluster=NAME           cluster (default: ClusterName of slurm.conf)\n"
-		"  -f, --file=LOG               read jobcomp/lwm2's JSON-lines log instead\n"
-		"  -w, --wait=SECONDS           wait up to SECONDS for digests of jobs that\n"
-		"                               have just ended (with -j)\n"
-		"Output (default: the text digest of each job):\n"
-		"  -o, --format=FIELD[,...]     a table of these fields (--helpformat lists them)\n"
-		"  -p, --parsable2              fields separated by '|'\n"
-		"      --csv                    comma-separated values\n"
-		"      --json                   a JSON array: job fields, status and digest\n"
-		"  -n, --noheader               no header line\n"
-		"      --steps                  text digest: every step too\n"
-		"TIME: now, now-N[s|m|h|d], YYYY-MM-DD[THH:MM[:SS]], or @EPOCH.\n"
-		"Exit status: 0 when every selected job has a digest, 1 otherwise, 2 usage.\n");
+	        "Usage: lwm2 digest [OPTIONS]\n"
+	        "Show lwm2 job digests from Slurm accounting (or from jobcomp/lwm2's log).\n\n"
+	        "Selection:\n"
+	        "  -j, --jobs=JOB[.STEP][,...]  jobs (JOB: ID, ID_TASK for an array task,\n"
+	        "                               ID+OFFSET for a het job component)\n"
+	        "  -u, --user=USER[,...]        jobs of these users (default: yours)\n"
+	        "  -a, --allusers               jobs of all users (as far as PrivateData allows)\n"
+	        "  -A, --account=ACCOUNT[,...]  jobs charged to these accounts\n"
+	        "  -S, --starttime=TIME         jobs that ran after TIME (default: midnight)\n"
+	        "  -E, --endtime=TIME           jobs that ran before TIME (default: now)\n"
+	        "  -M, --cluster=NAME           cluster (default: ClusterName of slurm.conf)\n"
+	        "  -f, --file=LOG               read jobcomp/lwm2's JSON-lines log instead\n"
+	        "  -w, --wait=SECONDS           wait up to SECONDS for digests of jobs that\n"
+	        "                               have just ended (with -j)\n"
+	        "Output (default: the text digest of each job):\n"
+	        "  -o, --format=FIELD[,...]     a table of these fields (--helpformat lists them)\n"
+	        "  -p, --parsable2              fields separated by '|'\n"
+	        "      --csv                    comma-separated values\n"
+	        "      --json                   a JSON array: job fields, status and digest\n"
+	        "  -n, --noheader               no header line\n"
+	        "      --steps                  text digest: every step too\n"
+	        "TIME: now, now-N[s|m|h|d], YYYY-MM-DD[THH:MM[:SS]], or @EPOCH.\n"
+	        "Exit status: 0 when every selected job has a digest, 1 otherwise, 2 usage.\n");
 }
 
 static void helpformat(void)
@@ -119,11 +119,11 @@ static void helpformat(void)
 	printf("Metrics (job-wide average; add .min, .max or .avg):\n");
 	for (i = 0; i < LWM2_NMETRICS; i++)
 		printf("%s%s", i % 4 == 0 ? "  " : " ", lwm2_metric_ids[i]),
-			(i % 4 == 3 || i + 1 == LWM2_NMETRICS) ? (void)putchar('\n') : (void)0;
+		    (i % 4 == 3 || i + 1 == LWM2_NMETRICS) ? (void)putchar('\n') : (void)0;
 	printf("Totals (sums over every process):\n");
 	for (i = 0; i < LWM2_NCOUNTERS; i++)
 		printf("%s%s", i % 4 == 0 ? "  " : " ", lwm2_counter_names[i]),
-			(i % 4 == 3 || i + 1 == LWM2_NCOUNTERS) ? (void)putchar('\n') : (void)0;
+		    (i % 4 == 3 || i + 1 == LWM2_NCOUNTERS) ? (void)putchar('\n') : (void)0;
 }
 
 static int split_list(const char *arg, char ***out, size_t *n)
@@ -208,9 +208,10 @@ static int parse_jobs(const char *arg, struct opts *o)
 		if (!rc && *p)
 			rc = -1;
 		if (rc) {
-			fprintf(stderr, "lwm2: digest: couldn't parse job \"%s\": want ID, ID_TASK, "
-					"ID+OFFSET, optionally .STEP\n",
-				items[i]);
+			fprintf(stderr,
+			        "lwm2: digest: couldn't parse job \"%s\": want ID, ID_TASK, "
+			        "ID+OFFSET, optionally .STEP\n",
+			        items[i]);
 			break;
 		}
 		if (!(nj = realloc(o->jobs, (o->njobs + 1) * sizeof(*nj)))) {
@@ -313,7 +314,7 @@ static json_object *scope_of(const struct entry *e)
 		return get(e->digest, "scope");
 	steps = get(e->digest, "steps");
 	for (i = 0; steps && json_object_is_type(steps, json_type_array) &&
-		    i < json_object_array_length(steps);
+	            i < json_object_array_length(steps);
 	     i++) {
 		s = json_object_array_get_idx(steps, i);
 		if (json_object_get_int64(get(s, "step_id")) == e->step)
@@ -341,10 +342,10 @@ static void fmt_elapsed(int64_t s, char *buf, size_t len)
 		s = 0;
 	if (s >= 86400)
 		snprintf(buf, len, "%" PRId64 "-%02d:%02d:%02d", s / 86400, (int)(s % 86400 / 3600),
-			 (int)(s % 3600 / 60), (int)(s % 60));
+		         (int)(s % 3600 / 60), (int)(s % 60));
 	else
 		snprintf(buf, len, "%02d:%02d:%02d", (int)(s / 3600), (int)(s % 3600 / 60),
-			 (int)(s % 60));
+		         (int)(s % 60));
 }
 
 static void fmt_jobid(const struct entry *e, char *buf, size_t len)
@@ -372,7 +373,8 @@ static bool is_metric(const char *name, size_t len)
 	size_t i;
 
 	for (i = 0; i < LWM2_NMETRICS; i++)
-		if (strlen(lwm2_metric_ids[i]) == len && !strncasecmp(name, lwm2_metric_ids[i], len))
+		if (strlen(lwm2_metric_ids[i]) == len &&
+		    !strncasecmp(name, lwm2_metric_ids[i], len))
 			return true;
 	return false;
 }
@@ -388,9 +390,9 @@ static bool is_counter(const char *name)
 }
 
 static const char *const job_fields[] = {
-	"JobID", "JobIDRaw", "User", "UID", "Account", "Partition", "State", "ExitCode",
-	"Submit", "Start", "End", "Elapsed", "NNodes", "NodeList", "Status", "Reason",
-	"Processes", "MPIProcesses", "Steps",
+    "JobID",    "JobIDRaw", "User",      "UID",          "Account", "Partition", "State",
+    "ExitCode", "Submit",   "Start",     "End",          "Elapsed", "NNodes",    "NodeList",
+    "Status",   "Reason",   "Processes", "MPIProcesses", "Steps",
 };
 
 static bool field_known(const char *f)
@@ -406,7 +408,7 @@ static bool field_known(const char *f)
 	if (dot)
 		return is_metric(f, (size_t)(dot - f)) &&
 		       (!strcasecmp(dot, ".min") || !strcasecmp(dot, ".max") ||
-			!strcasecmp(dot, ".avg"));
+		        !strcasecmp(dot, ".avg"));
 	return is_metric(f, strlen(f));
 }
 
@@ -469,8 +471,8 @@ static void field_value(const struct entry *e, const char *f, char *buf, size_t 
 		snprintf(buf, len, "%" PRId64, json_object_get_int64(get(sc, "mpi_processes")));
 	else if (!strcasecmp(f, "Steps") && e->digest)
 		snprintf(buf, len, "%zu",
-			 get(e->digest, "steps") ? json_object_array_length(get(e->digest, "steps"))
-						 : (size_t)0);
+		         get(e->digest, "steps") ? json_object_array_length(get(e->digest, "steps"))
+		                                 : (size_t)0);
 	else if (is_counter(f) && sc) {
 		for (i = 0; i < LWM2_NCOUNTERS; i++)
 			if (!strcasecmp(f, lwm2_counter_names[i]))
@@ -487,8 +489,8 @@ static void field_value(const struct entry *e, const char *f, char *buf, size_t 
 			stat = dot + 1;
 		metric_key(f, dot ? (size_t)(dot - f) : strlen(f), key, sizeof(key));
 		v = get(get(get(sc, "metrics"), key), strcasecmp(stat, "min") == 0   ? "min"
-						     : strcasecmp(stat, "max") == 0 ? "max"
-										    : "avg");
+		                                      : strcasecmp(stat, "max") == 0 ? "max"
+		                                                                     : "avg");
 		if (v)
 			snprintf(buf, len, "%s", json_object_get_string(v));
 	}
@@ -594,17 +596,18 @@ static void emit(struct out *out, const struct entry *e)
 		fmt_jobid(e, id, sizeof(id));
 		if (!e->has_digest || !e->digest) {
 			fprintf(stderr, "lwm2: digest: job %s: no digest: %s\n", id,
-				e->reason ? e->reason : e->status);
+			        e->reason ? e->reason : e->status);
 			return;
 		}
 		if (out->ok > 1)
 			putchar('\n');
 		{
-			struct lwm2_render_opts ro = {.flags = 0, .steps = o->steps || e->step >= 0};
+			struct lwm2_render_opts ro = {.flags = 0,
+			                              .steps = o->steps || e->step >= 0};
 
 			if (lwm2_digest_render(e->digest, stdout, &ro) < 0)
 				fprintf(stderr, "lwm2: digest: couldn't render job %s: %s\n", id,
-					strerror(errno));
+				        strerror(errno));
 		}
 		return;
 	case OUT_JSON: {
@@ -663,15 +666,16 @@ static int setup_fields(struct out *out, const char *format)
 			if (out->width[i] <= 0)
 				out->width[i] = 10;
 		} else if (!strcasecmp(items[i], "JobID") || !strcasecmp(items[i], "Start") ||
-			   !strcasecmp(items[i], "End") || !strcasecmp(items[i], "Submit")) {
+		           !strcasecmp(items[i], "End") || !strcasecmp(items[i], "Submit")) {
 			out->width[i] = strcasecmp(items[i], "JobID") ? 19 : 12;
 		} else if (!strcasecmp(items[i], "Reason")) {
 			out->width[i] = 40;
 		}
 		if (!field_known(items[i])) {
-			fprintf(stderr,
-				"lwm2: digest: couldn't use field \"%s\": unknown (see --helpformat)\n",
-				items[i]);
+			fprintf(
+			    stderr,
+			    "lwm2: digest: couldn't use field \"%s\": unknown (see --helpformat)\n",
+			    items[i]);
 			return -1;
 		}
 	}
@@ -750,7 +754,7 @@ static bool account_matches(const struct opts *o, const char *acct)
 
 /* Which -j entry (index) the job is, or -1; with no -j, 0 for everything. */
 static long want_of(const struct opts *o, uint32_t job_id, uint32_t array_job_id,
-		    uint32_t array_task, uint32_t het_job_id, uint32_t het_off)
+                    uint32_t array_task, uint32_t het_job_id, uint32_t het_off)
 {
 	size_t i;
 
@@ -766,7 +770,7 @@ static long want_of(const struct opts *o, uint32_t job_id, uint32_t array_job_id
 			if (het_job_id == w->job_id && het_off == w->het_offset)
 				return (long)i;
 		} else if (job_id == w->job_id || (array_job_id && array_job_id == w->job_id) ||
-			   (het_job_id && het_job_id == w->job_id)) {
+		           (het_job_id && het_job_id == w->job_id)) {
 			return (long)i;
 		}
 	}
@@ -872,12 +876,12 @@ static void entry_from_line(struct entry *e, json_object *l)
 	e->job_id = (uint32_t)json_object_get_int64(get(l, "job_id"));
 	e->array_job_id = (uint32_t)json_object_get_int64(get(l, "array_job_id"));
 	e->array_task_id = get(l, "array_task_id")
-				   ? (uint32_t)json_object_get_int64(get(l, "array_task_id"))
-				   : NONE32;
+	                       ? (uint32_t)json_object_get_int64(get(l, "array_task_id"))
+	                       : NONE32;
 	e->het_job_id = (uint32_t)json_object_get_int64(get(l, "het_job_id"));
 	e->het_job_offset = get(l, "het_job_offset")
-				    ? (uint32_t)json_object_get_int64(get(l, "het_job_offset"))
-				    : NONE32;
+	                        ? (uint32_t)json_object_get_int64(get(l, "het_job_offset"))
+	                        : NONE32;
 	e->uid = (uint32_t)json_object_get_int64(get(l, "uid"));
 	e->node_count = (uint32_t)json_object_get_int64(get(l, "node_count"));
 	e->submit = json_object_get_int64(get(l, "submit"));
@@ -898,7 +902,7 @@ static void entry_from_line(struct entry *e, json_object *l)
 static void emit_for_wants(struct out *out, struct opts *o, struct entry *e)
 {
 	long wi = want_of(o, e->job_id, e->array_job_id, e->array_task_id, e->het_job_id,
-			  e->het_job_offset);
+	                  e->het_job_offset);
 
 	if (o->njobs && wi >= 0) {
 		/* every -j entry that names this job, each with its step */
@@ -911,8 +915,8 @@ static void emit_for_wants(struct out *out, struct opts *o, struct entry *e)
 
 			tmp.jobs = &one;
 			tmp.njobs = 1;
-			if (want_of(&tmp, e->job_id, e->array_job_id, e->array_task_id, e->het_job_id,
-				    e->het_job_offset) < 0)
+			if (want_of(&tmp, e->job_id, e->array_job_id, e->array_task_id,
+			            e->het_job_id, e->het_job_offset) < 0)
 				continue;
 			e->step = w->step;
 			w->found = true;
@@ -920,9 +924,10 @@ static void emit_for_wants(struct out *out, struct opts *o, struct entry *e)
 			    (strcmp(e->status, "pending") && strcmp(e->status, "running")))
 				w->done = true;
 			if (e->digest && w->step >= 0 && !scope_of(e)) {
-				fprintf(stderr, "lwm2: digest: job %" PRIu32 ": no step %" PRId64
-						" in its digest\n",
-					e->job_id, w->step);
+				fprintf(stderr,
+				        "lwm2: digest: job %" PRIu32 ": no step %" PRId64
+				        " in its digest\n",
+				        e->job_id, w->step);
 				out->missing++;
 				continue;
 			}
@@ -1048,7 +1053,7 @@ static json_object *raw_number(const char *v)
 static json_object *scope_subset(const char *dpos, const struct out *out)
 {
 	const char *sc = strstr(dpos, ",\"scope\":{"), *sc_end, *m, *m_end = NULL, *t,
-		   *t_end = NULL, *v;
+	           *t_end = NULL, *v;
 	json_object *wrap, *scope, *metrics, *totals;
 	size_t i;
 
@@ -1083,7 +1088,7 @@ static json_object *scope_subset(const char *dpos, const struct out *out)
 				if (!strcasecmp(f, lwm2_counter_names[k]) &&
 				    (v = member(t, t_end, lwm2_counter_names[k])))
 					json_object_object_add(totals, lwm2_counter_names[k],
-							       raw_number(v));
+					                       raw_number(v));
 		} else if (m_end && is_metric(f, dot ? (size_t)(dot - f) : strlen(f))) {
 			const char *mo, *mo_end;
 			json_object *e;
@@ -1208,12 +1213,12 @@ static char *cluster_from_conf(void)
 static const char *state_name(uint32_t state)
 {
 	static const char *const names[] = {
-		[JOB_PENDING] = "PENDING",     [JOB_RUNNING] = "RUNNING",
-		[JOB_SUSPENDED] = "SUSPENDED", [JOB_COMPLETE] = "COMPLETED",
-		[JOB_CANCELLED] = "CANCELLED", [JOB_FAILED] = "FAILED",
-		[JOB_TIMEOUT] = "TIMEOUT",     [JOB_NODE_FAIL] = "NODE_FAIL",
-		[JOB_PREEMPTED] = "PREEMPTED", [JOB_BOOT_FAIL] = "BOOT_FAIL",
-		[JOB_DEADLINE] = "DEADLINE",   [JOB_OOM] = "OUT_OF_MEMORY",
+	    [JOB_PENDING] = "PENDING",     [JOB_RUNNING] = "RUNNING",
+	    [JOB_SUSPENDED] = "SUSPENDED", [JOB_COMPLETE] = "COMPLETED",
+	    [JOB_CANCELLED] = "CANCELLED", [JOB_FAILED] = "FAILED",
+	    [JOB_TIMEOUT] = "TIMEOUT",     [JOB_NODE_FAIL] = "NODE_FAIL",
+	    [JOB_PREEMPTED] = "PREEMPTED", [JOB_BOOT_FAIL] = "BOOT_FAIL",
+	    [JOB_DEADLINE] = "DEADLINE",   [JOB_OOM] = "OUT_OF_MEMORY",
 	};
 	uint32_t base = state & JOB_STATE_BASE;
 
@@ -1273,7 +1278,7 @@ static void entry_from_rec(struct entry *e, slurmdb_job_rec_t *r)
 	} else {
 		e->status = "none";
 		e->reason = "no digest stored: lwm2 was off for this job, or jobcomp/lwm2 is not "
-			    "the cluster's JobCompType";
+		            "the cluster's JobCompType";
 	}
 }
 
@@ -1298,7 +1303,7 @@ static int read_accounting(struct out *out, struct opts *o)
 		cluster = cluster_from_conf();
 		if (!cluster) {
 			fprintf(stderr, "lwm2: digest: couldn't find ClusterName in slurm.conf; "
-					"give --cluster\n");
+			                "give --cluster\n");
 			return -1;
 		}
 	}
@@ -1328,13 +1333,14 @@ static int read_accounting(struct out *out, struct opts *o)
 			char *end;
 
 			if (pw) {
-				snprintf(uidbuf[i % 64], sizeof(uidbuf[0]), "%u", (unsigned)pw->pw_uid);
+				snprintf(uidbuf[i % 64], sizeof(uidbuf[0]), "%u",
+				         (unsigned)pw->pw_uid);
 				slurm_list_append(users, uidbuf[i % 64]);
 			} else if ((void)strtoul(o->users[i], &end, 10), !*end) {
 				slurm_list_append(users, o->users[i]);
 			} else {
 				fprintf(stderr, "lwm2: digest: couldn't find user %s\n",
-					o->users[i]);
+				        o->users[i]);
 				rc = -1;
 				goto out;
 			}
@@ -1352,14 +1358,14 @@ static int read_accounting(struct out *out, struct opts *o)
 
 	if (!(db = slurmdb_connection_get(NULL))) {
 		fprintf(stderr, "lwm2: digest: couldn't connect to slurmdbd: %s\n",
-			slurm_strerror(errno));
+		        slurm_strerror(errno));
 		rc = -1;
 		goto out;
 	}
 	jobs = slurmdb_jobs_get(db, &cond);
 	if (!jobs) {
 		fprintf(stderr, "lwm2: digest: couldn't read jobs from accounting: %s\n",
-			slurm_strerror(errno));
+		        slurm_strerror(errno));
 		slurmdb_connection_close(&db);
 		rc = -1;
 		goto out;
@@ -1415,24 +1421,24 @@ static int run_once(struct out *out, struct opts *o)
 int lwm2_cmd_digest(int argc, char **argv)
 {
 	static const struct option lopts[] = {
-		{"jobs", required_argument, NULL, 'j'},
-		{"user", required_argument, NULL, 'u'},
-		{"allusers", no_argument, NULL, 'a'},
-		{"account", required_argument, NULL, 'A'},
-		{"starttime", required_argument, NULL, 'S'},
-		{"endtime", required_argument, NULL, 'E'},
-		{"cluster", required_argument, NULL, 'M'},
-		{"file", required_argument, NULL, 'f'},
-		{"wait", required_argument, NULL, 'w'},
-		{"format", required_argument, NULL, 'o'},
-		{"parsable2", no_argument, NULL, 'p'},
-		{"noheader", no_argument, NULL, 'n'},
-		{"csv", no_argument, NULL, OPT_CSV},
-		{"json", no_argument, NULL, OPT_JSON},
-		{"steps", no_argument, NULL, OPT_STEPS},
-		{"helpformat", no_argument, NULL, OPT_HELPFORMAT},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"jobs", required_argument, NULL, 'j'},
+	    {"user", required_argument, NULL, 'u'},
+	    {"allusers", no_argument, NULL, 'a'},
+	    {"account", required_argument, NULL, 'A'},
+	    {"starttime", required_argument, NULL, 'S'},
+	    {"endtime", required_argument, NULL, 'E'},
+	    {"cluster", required_argument, NULL, 'M'},
+	    {"file", required_argument, NULL, 'f'},
+	    {"wait", required_argument, NULL, 'w'},
+	    {"format", required_argument, NULL, 'o'},
+	    {"parsable2", no_argument, NULL, 'p'},
+	    {"noheader", no_argument, NULL, 'n'},
+	    {"csv", no_argument, NULL, OPT_CSV},
+	    {"json", no_argument, NULL, OPT_JSON},
+	    {"steps", no_argument, NULL, OPT_STEPS},
+	    {"helpformat", no_argument, NULL, OPT_HELPFORMAT},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	struct opts o = {0};
 	struct out out = {0};
@@ -1461,7 +1467,8 @@ int lwm2_cmd_digest(int argc, char **argv)
 		case 'S':
 		case 'E':
 			if (parse_time(optarg, c == 'S' ? &o.start : &o.end) < 0) {
-				fprintf(stderr, "lwm2: digest: couldn't parse time \"%s\"\n", optarg);
+				fprintf(stderr, "lwm2: digest: couldn't parse time \"%s\"\n",
+				        optarg);
 				goto usage_err;
 			}
 			break;
@@ -1476,7 +1483,8 @@ int lwm2_cmd_digest(int argc, char **argv)
 			long v = strtol(optarg, &end, 10);
 
 			if (*end || v < 0 || v > 86400) {
-				fprintf(stderr, "lwm2: digest: couldn't parse --wait \"%s\"\n", optarg);
+				fprintf(stderr, "lwm2: digest: couldn't parse --wait \"%s\"\n",
+				        optarg);
 				goto usage_err;
 			}
 			o.wait = (int)v;
@@ -1521,13 +1529,13 @@ int lwm2_cmd_digest(int argc, char **argv)
 		goto usage_err;
 	}
 	o.out = want_json  ? OUT_JSON
-		: want_csv ? OUT_CSV
-		: want_p   ? OUT_PARSABLE
-		: o.format ? OUT_TABLE
-			   : OUT_TEXT;
+	        : want_csv ? OUT_CSV
+	        : want_p   ? OUT_PARSABLE
+	        : o.format ? OUT_TABLE
+	                   : OUT_TEXT;
 	if ((o.out == OUT_CSV || o.out == OUT_PARSABLE || o.out == OUT_TABLE) && !o.format)
 		o.format = "JobID,User,Account,State,Elapsed,NNodes,Processes,mpi_time,"
-			   "posix_io_time,Status";
+		           "posix_io_time,Status";
 	out.o = &o;
 	if (o.format && o.out != OUT_JSON && o.out != OUT_TEXT && setup_fields(&out, o.format) < 0)
 		goto usage_err;
@@ -1582,9 +1590,10 @@ int lwm2_cmd_digest(int argc, char **argv)
 	for (i = 0; i < o.njobs; i++) {
 		if (!o.jobs[i].found) {
 			fprintf(stderr,
-				"lwm2: digest: couldn't find job %" PRIu32 ": no such job%s\n",
-				o.jobs[i].job_id,
-				o.file ? " in the log" : " in accounting, or PrivateData hides it from you");
+			        "lwm2: digest: couldn't find job %" PRIu32 ": no such job%s\n",
+			        o.jobs[i].job_id,
+			        o.file ? " in the log"
+			               : " in accounting, or PrivateData hides it from you");
 			rc = 1;
 		}
 	}

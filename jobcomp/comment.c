@@ -13,7 +13,7 @@
 
 #include "lwm2_jobcomp.h"
 
-#define MARK "LWM2:"
+#define MARK     "LWM2:"
 #define MARK_LEN (sizeof(MARK) - 1)
 
 /* Length of the JSON object at s, or of everything left when it does not

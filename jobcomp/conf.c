@@ -11,10 +11,10 @@
 #include "lwm2_jobcomp.h"
 
 #define DEFAULT_SPOOL "/var/spool/lwm2"
-#define DEFAULT_LOG "/var/log/slurm/lwm2-digests.jsonl"
+#define DEFAULT_LOG   "/var/log/slurm/lwm2-digests.jsonl"
 
 __attribute__((format(printf, 3, 4))) static void seterr(char *err, size_t len, const char *fmt,
-							 ...)
+                                                         ...)
 {
 	va_list ap;
 
@@ -91,7 +91,7 @@ static int set_str(char **dst, const char *v)
 /* Keys lwm2-mail reads from the same file; jobcomp accepts and ignores
  * them. */
 static const char *const mail_keys[] = {"MailDigest", "MailWait", "Mailer", "LwmCommand",
-					 "SlurmConf"};
+                                        "SlurmConf"};
 
 static int apply(struct lwm2_jc_conf *c, const char *key, const char *val)
 {
@@ -164,8 +164,8 @@ static char *trim(char *s)
 	return s;
 }
 
-int lwm2_jc_conf_load(struct lwm2_jc_conf *c, const char *path, const char *state_save,
-		      char *err, size_t errlen)
+int lwm2_jc_conf_load(struct lwm2_jc_conf *c, const char *path, const char *state_save, char *err,
+                      size_t errlen)
 {
 	char line[4096];
 	FILE *f;
@@ -222,8 +222,8 @@ int lwm2_jc_conf_load(struct lwm2_jc_conf *c, const char *path, const char *stat
 			if (errno == ENOENT)
 				seterr(err, errlen, "%s:%u: unknown key %s", path, lineno, key);
 			else
-				seterr(err, errlen, "%s:%u: bad value \"%s\" for %s", path,
-				       lineno, val, key);
+				seterr(err, errlen, "%s:%u: bad value \"%s\" for %s", path, lineno,
+				       val, key);
 			goto inval;
 		}
 	}

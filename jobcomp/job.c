@@ -102,8 +102,8 @@ json_object *lwm2_jc_job_to_json(const struct lwm2_jc_job *job, bool with_progre
 		rc |= add_int(o, "queued", job->queued);
 		rc |= add_str(o, "admin_comment", job->admin_comment);
 		rc |= json_object_object_add(o, "logged", json_object_new_boolean(job->logged));
-		rc |= json_object_object_add(o, "acct_sent",
-					     json_object_new_boolean(job->acct_sent));
+		rc |=
+		    json_object_object_add(o, "acct_sent", json_object_new_boolean(job->acct_sent));
 		rc |= add_int(o, "attempts", job->attempts);
 		rc |= add_int(o, "next_try", job->next_try);
 		rc |= add_str(o, "acct_part", job->acct_part);

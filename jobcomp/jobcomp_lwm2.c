@@ -105,7 +105,7 @@ static bool glue_job_completing(uint32_t job_id)
  * _setup_job_cond_selected_steps.
  */
 static void job_cond_init(slurmdb_job_cond_t *cond, slurm_selected_step_t *sel,
-			  const struct lwm2_jc_job *job)
+                          const struct lwm2_jc_job *job)
 {
 	memset(cond, 0, sizeof(*cond));
 	memset(sel, 0, sizeof(*sel));
@@ -182,7 +182,7 @@ static enum lwm2_jc_acct_state glue_acct_read(const struct lwm2_jc_job *job, cha
 	if (!pick) {
 		st = LWM2_JC_ACCT_NOT_ENDED;
 	} else if (!pick->end || (pick->state & JOB_STATE_BASE) == JOB_PENDING ||
-		   (pick->state & JOB_STATE_BASE) == JOB_RUNNING) {
+	           (pick->state & JOB_STATE_BASE) == JOB_RUNNING) {
 		st = LWM2_JC_ACCT_NOT_ENDED;
 	} else {
 		st = LWM2_JC_ACCT_ENDED;
@@ -233,10 +233,9 @@ extern int init(void)
 	}
 	conf_ok = true;
 	accounting = slurm_conf.accounting_storage_type &&
-		     !strcmp(slurm_conf.accounting_storage_type, "accounting_storage/slurmdbd");
+	             !strcmp(slurm_conf.accounting_storage_type, "accounting_storage/slurmdbd");
 	verbose("lwm2: init: settings from %s; spool %s, state %s, AdminComment %s", path,
-		conf.spool_dir, conf.state_dir,
-		conf.admin_comment && accounting ? "yes" : "no");
+	        conf.spool_dir, conf.state_dir, conf.admin_comment && accounting ? "yes" : "no");
 	free(path);
 	return SLURM_SUCCESS;
 }
@@ -248,10 +247,10 @@ extern int init(void)
 extern int jobcomp_p_set_location(char *location)
 {
 	struct lwm2_jc_ops ops = {
-		.log = glue_log,
-		.job_completing = glue_job_completing,
-		.acct_modify = accounting ? glue_acct_modify : NULL,
-		.acct_read = accounting ? glue_acct_read : NULL,
+	    .log = glue_log,
+	    .job_completing = glue_job_completing,
+	    .acct_modify = accounting ? glue_acct_modify : NULL,
+	    .acct_read = accounting ? glue_acct_read : NULL,
 	};
 
 	if (!conf_ok)

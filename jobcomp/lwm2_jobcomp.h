@@ -38,28 +38,28 @@ struct lwm2_jc_job {
 	uint32_t gid;
 	uint32_t node_count;
 	uint32_t total_cpus;
-	uint32_t exit_code;      /* wait status, as Slurm keeps it */
-	uint32_t restart_count;  /* requeues so far */
-	int64_t submit;          /* epoch seconds; 0 if unknown */
-	int64_t start;           /* 0: never started */
+	uint32_t exit_code;     /* wait status, as Slurm keeps it */
+	uint32_t restart_count; /* requeues so far */
+	int64_t submit;         /* epoch seconds; 0 if unknown */
+	int64_t start;          /* 0: never started */
 	int64_t end;
-	int64_t queued;          /* when log_record ran */
+	int64_t queued; /* when log_record ran */
 	char *cluster;
 	char *user;
 	char *account;
 	char *partition;
 	char *nodes;
 	char *name;
-	char *state;             /* "COMPLETED", "CANCELLED", ... */
-	char *admin_comment;     /* as sent with the job-complete record */
+	char *state;         /* "COMPLETED", "CANCELLED", ... */
+	char *admin_comment; /* as sent with the job-complete record */
 	/* Progress, kept in the state file so a restart resumes where it
 	 * stopped. */
-	bool logged;             /* line appended to JobCompLoc */
-	bool acct_sent;          /* AdminComment modification queued */
-	uint32_t attempts;       /* failed tries so far (backoff) */
-	int64_t next_try;        /* epoch seconds; 0: now */
-	char *acct_part;         /* the LWM2: part that was sent */
-	int64_t nodes_done;      /* when the nodes were seen done (memory only) */
+	bool logged;        /* line appended to JobCompLoc */
+	bool acct_sent;     /* AdminComment modification queued */
+	uint32_t attempts;  /* failed tries so far (backoff) */
+	int64_t next_try;   /* epoch seconds; 0: now */
+	char *acct_part;    /* the LWM2: part that was sent */
+	int64_t nodes_done; /* when the nodes were seen done (memory only) */
 };
 
 void lwm2_jc_job_free(struct lwm2_jc_job *job);
@@ -78,18 +78,18 @@ void lwm2_jc_exit_code_str(uint32_t exit_code, char *buf, size_t len);
 /* ------------------------------------------------------------ settings */
 
 struct lwm2_jc_conf {
-	char *log_path;          /* JobCompLoc: the JSON-lines log */
-	char *spool_dir;         /* SpoolDir: signed node records */
-	char *state_dir;         /* StateDir: one file per pending job */
-	char *munge_socket;      /* MungeSocket: NULL for munged's default */
-	unsigned late_wait;      /* LateRecordWait: seconds */
-	unsigned settle;         /* RecordSettle: seconds after the job's nodes are done */
-	size_t cap;              /* AdminCommentCap: bytes of the LWM2 part */
-	bool admin_comment;      /* AdminComment=yes|no */
-	bool keep_records;       /* KeepNodeRecords=yes|no */
-	unsigned retry_max;      /* RetryMax: seconds before giving up on a job */
-	unsigned verify_delay;   /* VerifyDelay: seconds before reading back */
-	size_t max_queued;       /* MaxQueued: jobs kept in memory */
+	char *log_path;        /* JobCompLoc: the JSON-lines log */
+	char *spool_dir;       /* SpoolDir: signed node records */
+	char *state_dir;       /* StateDir: one file per pending job */
+	char *munge_socket;    /* MungeSocket: NULL for munged's default */
+	unsigned late_wait;    /* LateRecordWait: seconds */
+	unsigned settle;       /* RecordSettle: seconds after the job's nodes are done */
+	size_t cap;            /* AdminCommentCap: bytes of the LWM2 part */
+	bool admin_comment;    /* AdminComment=yes|no */
+	bool keep_records;     /* KeepNodeRecords=yes|no */
+	unsigned retry_max;    /* RetryMax: seconds before giving up on a job */
+	unsigned verify_delay; /* VerifyDelay: seconds before reading back */
+	size_t max_queued;     /* MaxQueued: jobs kept in memory */
 };
 
 /* The settings file: $LWM2_CONF, else lwm2.conf in the directory of
@@ -103,7 +103,7 @@ char *lwm2_jc_conf_path(const char *slurm_conf_path);
  * StateSaveLocation (StateDir defaults to <state_save>/lwm2).
  */
 int lwm2_jc_conf_load(struct lwm2_jc_conf *conf, const char *path, const char *state_save,
-		      char *err, size_t errlen);
+                      char *err, size_t errlen);
 void lwm2_jc_conf_free(struct lwm2_jc_conf *conf);
 
 /* ------------------------------------------------------------ AdminComment */
@@ -146,7 +146,7 @@ int lwm2_jc_state_remove(const char *dir, const struct lwm2_jc_job *job);
 typedef void (*lwm2_jc_log_fn)(int level, const char *msg);
 /* Calls fn for every job found (fn takes the job). */
 int lwm2_jc_state_load(const char *dir, void (*fn)(struct lwm2_jc_job *, void *), void *arg,
-		       lwm2_jc_log_fn log);
+                       lwm2_jc_log_fn log);
 
 /* ------------------------------------------------------------ worker */
 
@@ -199,6 +199,6 @@ bool lwm2_jc_running(void);
  * failed for good.
  */
 int lwm2_jc_process(const struct lwm2_jc_conf *conf, const struct lwm2_jc_ops *ops,
-		    struct lwm2_jc_job *job, const atomic_bool *stop);
+                    struct lwm2_jc_job *job, const atomic_bool *stop);
 
 #endif /* LWM2_JOBCOMP_H */

@@ -281,7 +281,7 @@ static int is_state_file(const struct dirent *d)
 }
 
 int lwm2_jc_state_load(const char *dir, void (*fn)(struct lwm2_jc_job *, void *), void *arg,
-		       lwm2_jc_log_fn log)
+                       lwm2_jc_log_fn log)
 {
 	struct dirent **list;
 	int n, i, dirfd;
@@ -305,9 +305,10 @@ int lwm2_jc_state_load(const char *dir, void (*fn)(struct lwm2_jc_job *, void *)
 			 * not loaded again */
 			char bad[600];
 
-			snprintf(msg, sizeof(msg),
-				 "lwm2: resume: couldn't read state file %s/%s: %s; renamed to .bad",
-				 dir, list[i]->d_name, text ? "not a job" : strerror(errno));
+			snprintf(
+			    msg, sizeof(msg),
+			    "lwm2: resume: couldn't read state file %s/%s: %s; renamed to .bad",
+			    dir, list[i]->d_name, text ? "not a job" : strerror(errno));
 			log(LWM2_JC_ERROR, msg);
 			snprintf(bad, sizeof(bad), "%s.bad", list[i]->d_name);
 			renameat(dirfd, list[i]->d_name, dirfd, bad);

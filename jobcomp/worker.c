@@ -37,13 +37,13 @@
 #include "lwm2_digest.h"
 #include "lwm2_jobcomp.h"
 
-#define BACKOFF_MAX 300
+#define BACKOFF_MAX  300
 #define LOG_PART_MAX 65535 /* AdminComment is a MySQL text column */
 
 /* ------------------------------------------------------------ logging */
 
 __attribute__((format(printf, 3, 4))) static void jlog(const struct lwm2_jc_ops *ops, int level,
-						       const char *fmt, ...)
+                                                       const char *fmt, ...)
 {
 	char msg[1024];
 	va_list ap;
@@ -101,16 +101,16 @@ static int is_node_file(const struct dirent *d)
  * one is logged and left out, the others count.  -1 only when the spool
  * itself cannot be read (try again later). */
 static int collect(const struct lwm2_jc_conf *conf, const struct lwm2_jc_ops *ops,
-		   const struct lwm2_jc_job *job, struct collected *c)
+                   const struct lwm2_jc_job *job, struct collected *c)
 {
 	char dir[4096], err[256];
 	struct dirent **list;
 	int dirfd, n, i;
 	struct lwm2_verify_opts vo = {
-		.uid = 0,
-		.cluster = job->cluster,
-		.munge_socket = conf->munge_socket,
-		.max_size = 0,
+	    .uid = 0,
+	    .cluster = job->cluster,
+	    .munge_socket = conf->munge_socket,
+	    .max_size = 0,
 	};
 
 	memset(c, 0, sizeof(*c));
@@ -129,7 +129,7 @@ static int collect(const struct lwm2_jc_conf *conf, const struct lwm2_jc_ops *op
 
 		err[0] = '\0';
 		rec = lwm2_node_read_verified(dirfd, list[i]->d_name, job->job_id, &vo, err,
-					      sizeof(err));
+		                              sizeof(err));
 		if (!rec) {
 			jlog(ops, LWM2_JC_ERROR,
 			     "lwm2: collect: couldn't accept node record %s/%s of job %" PRIu32
@@ -166,7 +166,7 @@ nomem:
 }
 
 static void remove_records(const struct lwm2_jc_conf *conf, const struct lwm2_jc_ops *ops,
-			   const struct lwm2_jc_job *job)
+                           const struct lwm2_jc_job *job)
 {
 	char dir[4096];
 	struct dirent **list;
@@ -278,7 +278,7 @@ static bool never_ran(const struct lwm2_jc_job *job)
 /* Steps 2 and 3.  0: logged (job->acct_part set where AdminComment gets
  * something), 1: not yet. */
 static int make_digest(const struct lwm2_jc_conf *conf, const struct lwm2_jc_ops *ops,
-		       struct lwm2_jc_job *job, const atomic_bool *stop)
+                       struct lwm2_jc_job *job, const atomic_bool *stop)
 {
 	struct collected c = {0};
 	json_object *line = NULL, *digest = NULL;
@@ -327,20 +327,20 @@ static int make_digest(const struct lwm2_jc_conf *conf, const struct lwm2_jc_ops
 	} else if (c.n == 0) {
 		status = "no_records";
 		reason = c.rejected ? "every node record was rejected"
-				    : "no node records: lwm2 was off for this job, or no step ran";
+		                    : "no node records: lwm2 was off for this job, or no step ran";
 	} else {
 		struct lwm2_job_meta meta = {
-			.cluster = job->cluster,
-			.job_id = job->job_id,
-			.user = job->user,
-			.account = job->account,
-			.partition = job->partition,
-			.nodes = job->nodes,
-			.node_count = job->node_count,
-			.cpus_per_task = 0,
-			.start = job->start,
-			.end = job->end,
-			.state = job->state,
+		    .cluster = job->cluster,
+		    .job_id = job->job_id,
+		    .user = job->user,
+		    .account = job->account,
+		    .partition = job->partition,
+		    .nodes = job->nodes,
+		    .node_count = job->node_count,
+		    .cpus_per_task = 0,
+		    .start = job->start,
+		    .end = job->end,
+		    .state = job->state,
 		};
 
 		if (!(digest = lwm2_job_digest_build(&meta, c.nodes, c.n))) {
@@ -413,12 +413,12 @@ static bool has_part(const char *comment, const char *part)
 {
 	size_t off, len;
 
-	return comment && lwm2_jc_comment_find(comment, &off, &len) == 0 &&
-	       len == strlen(part) && !memcmp(comment + off, part, len);
+	return comment && lwm2_jc_comment_find(comment, &off, &len) == 0 && len == strlen(part) &&
+	       !memcmp(comment + off, part, len);
 }
 
 static int send_part(const struct lwm2_jc_ops *ops, struct lwm2_jc_job *job, const char *base,
-		     const struct lwm2_jc_conf *conf)
+                     const struct lwm2_jc_conf *conf)
 {
 	char *merged = lwm2_jc_comment_merge(base, job->acct_part, LOG_PART_MAX);
 
@@ -426,8 +426,7 @@ static int send_part(const struct lwm2_jc_ops *ops, struct lwm2_jc_job *job, con
 		jlog(ops, LWM2_JC_ERROR,
 		     "lwm2: accounting: couldn't put the digest of job %" PRIu32
 		     " into AdminComment: %s; the log keeps it",
-		     job->job_id,
-		     errno == E2BIG ? "other text leaves no room" : strerror(errno));
+		     job->job_id, errno == E2BIG ? "other text leaves no room" : strerror(errno));
 		return -1;
 	}
 	if (ops->acct_modify(job, merged) < 0) {
@@ -446,7 +445,7 @@ static int send_part(const struct lwm2_jc_ops *ops, struct lwm2_jc_job *job, con
 }
 
 int lwm2_jc_process(const struct lwm2_jc_conf *conf, const struct lwm2_jc_ops *ops,
-		    struct lwm2_jc_job *job, const atomic_bool *stop)
+                    struct lwm2_jc_job *job, const atomic_bool *stop)
 {
 	enum lwm2_jc_acct_state st;
 	char *comment = NULL;
@@ -454,7 +453,8 @@ int lwm2_jc_process(const struct lwm2_jc_conf *conf, const struct lwm2_jc_ops *o
 
 	if (job->end && now_epoch() - job->end > (int64_t)conf->retry_max) {
 		jlog(ops, LWM2_JC_ERROR,
-		     "lwm2: worker: couldn't finish job %" PRIu32 " within RetryMax=%u s: giving up",
+		     "lwm2: worker: couldn't finish job %" PRIu32
+		     " within RetryMax=%u s: giving up",
 		     job->job_id, conf->retry_max);
 		return -1;
 	}
@@ -478,7 +478,8 @@ int lwm2_jc_process(const struct lwm2_jc_conf *conf, const struct lwm2_jc_ops *o
 	switch (st) {
 	case LWM2_JC_ACCT_ENDED:
 		if (has_part(comment, job->acct_part)) {
-			jlog(ops, LWM2_JC_DEBUG, "lwm2: accounting: job %" PRIu32 " AdminComment holds the digest",
+			jlog(ops, LWM2_JC_DEBUG,
+			     "lwm2: accounting: job %" PRIu32 " AdminComment holds the digest",
 			     job->job_id);
 			free(comment);
 			goto done;
@@ -487,7 +488,8 @@ int lwm2_jc_process(const struct lwm2_jc_conf *conf, const struct lwm2_jc_ops *o
 		 * tool wrote the field after it.  Merge into what is there
 		 * now, so the other text survives. */
 		jlog(ops, LWM2_JC_VERBOSE,
-		     "lwm2: accounting: job %" PRIu32 " AdminComment lacks the digest; queueing it again",
+		     "lwm2: accounting: job %" PRIu32
+		     " AdminComment lacks the digest; queueing it again",
 		     job->job_id);
 		job->acct_sent = false;
 		rc = send_part(ops, job, comment, conf);
@@ -498,7 +500,8 @@ int lwm2_jc_process(const struct lwm2_jc_conf *conf, const struct lwm2_jc_ops *o
 		return 1;
 	case LWM2_JC_ACCT_GONE:
 		jlog(ops, LWM2_JC_INFO,
-		     "lwm2: accounting: job %" PRIu32 " is not in accounting; the log keeps its digest",
+		     "lwm2: accounting: job %" PRIu32
+		     " is not in accounting; the log keeps its digest",
 		     job->job_id);
 		free(comment);
 		goto done;

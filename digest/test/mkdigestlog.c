@@ -21,16 +21,16 @@ int main(int argc, char **argv)
 	uint32_t first = argc > 2 ? (uint32_t)atol(argv[2]) : 1000;
 	json_object *nodes[2], *digest, *job;
 	struct lwm2_job_meta meta = {
-		.cluster = "lwm2",
-		.job_id = first,
-		.user = "u0",
-		.account = "a0",
-		.partition = "debug",
-		.nodes = "n[1-2]",
-		.node_count = 2,
-		.start = 1699999000,
-		.end = 1700000000,
-		.state = "COMPLETED",
+	    .cluster = "lwm2",
+	    .job_id = first,
+	    .user = "u0",
+	    .account = "a0",
+	    .partition = "debug",
+	    .nodes = "n[1-2]",
+	    .node_count = 2,
+	    .start = 1699999000,
+	    .end = 1700000000,
+	    .state = "COMPLETED",
 	};
 	const char *dtext;
 
@@ -48,21 +48,23 @@ int main(int argc, char **argv)
 		char extra[128] = "";
 
 		if (i == 1)
-			snprintf(extra, sizeof(extra), ",\"array_job_id\":%" PRIu32 ",\"array_task_id\":7",
-				 first);
+			snprintf(extra, sizeof(extra),
+			         ",\"array_job_id\":%" PRIu32 ",\"array_task_id\":7", first);
 		else if (i == 2)
 			snprintf(extra, sizeof(extra),
-				 ",\"het_job_id\":%" PRIu32 ",\"het_job_offset\":1", first + 1);
-		printf("{\"cluster\":\"lwm2\",\"job_id\":%" PRIu32 "%s,\"user\":\"u%ld\",\"uid\":%ld,"
+			         ",\"het_job_id\":%" PRIu32 ",\"het_job_offset\":1", first + 1);
+		printf("{\"cluster\":\"lwm2\",\"job_id\":%" PRIu32
+		       "%s,\"user\":\"u%ld\",\"uid\":%ld,"
 		       "\"account\":\"a%ld\",\"partition\":\"debug\",\"name\":\"job \\\"%ld\\\"\","
 		       "\"nodes\":\"n[1-2]\",\"node_count\":2,\"submit\":%" PRId64
 		       ",\"start\":%" PRId64 ",\"end\":%" PRId64 ",\"state\":\"COMPLETED\","
 		       "\"exit_code\":\"0:0\",",
 		       id, extra, i % 3, 5000 + i % 3, i % 2, i, end - 1100, end - 1000, end);
 		if (i % 10 == 9) {
-			printf("\"status\":\"no_records\",\"reason\":\"no node records: lwm2 was off "
-			       "for this job, or no step ran\",\"records_accepted\":0,"
-			       "\"records_rejected\":0}\n");
+			printf(
+			    "\"status\":\"no_records\",\"reason\":\"no node records: lwm2 was off "
+			    "for this job, or no step ran\",\"records_accepted\":0,"
+			    "\"records_rejected\":0}\n");
 			continue;
 		}
 		json_object_object_add(job, "job_id", json_object_new_int64(id));

@@ -10,23 +10,23 @@
 static const struct {
 	const char *old, *part, *want, *what;
 } cases[] = {
-	{NULL, "LWM2:{\"a\":1}", "LWM2:{\"a\":1}", "empty field gets the part"},
-	{"", "LWM2:{\"a\":1}", "LWM2:{\"a\":1}", "empty string gets the part"},
-	{"JS1:H4sIAAAA", "LWM2:{\"a\":1}", "JS1:H4sIAAAA LWM2:{\"a\":1}",
-	 "jobstats' part kept, ours after it"},
-	{"JS1:H4sIAAAA LWM2:{\"a\":0}", "LWM2:{\"a\":1}", "JS1:H4sIAAAA LWM2:{\"a\":1}",
-	 "our old part replaced"},
-	{"LWM2:{\"a\":0,\"s\":\"x } y\"} site note", "LWM2:{\"a\":1}",
-	 "site note LWM2:{\"a\":1}", "text behind our part kept, braces in strings honoured"},
-	{"LWM2:{\"a\":0", "LWM2:{\"a\":1}", "LWM2:{\"a\":1}",
-	 "a part cut by the database is replaced whole"},
-	{"keep LWM2:notjson", "LWM2:{\"a\":1}", "keep LWM2:notjson LWM2:{\"a\":1}",
-	 "\"LWM2:\" not followed by an object is not ours"},
-	{"xLWM2:{\"a\":0}", "LWM2:{\"a\":1}", "xLWM2:{\"a\":0} LWM2:{\"a\":1}",
-	 "a marker inside a word is not ours"},
-	{"JS1:abc LWM2:{\"a\":0}", NULL, "JS1:abc", "NULL part removes ours only"},
-	{"quote ' and back\\slash", "LWM2:{\"p\":\"a\\\\b\"}",
-	 "quote ' and back\\slash LWM2:{\"p\":\"a\\\\b\"}", "quotes and backslashes kept exactly"},
+    {NULL, "LWM2:{\"a\":1}", "LWM2:{\"a\":1}", "empty field gets the part"},
+    {"", "LWM2:{\"a\":1}", "LWM2:{\"a\":1}", "empty string gets the part"},
+    {"JS1:H4sIAAAA", "LWM2:{\"a\":1}", "JS1:H4sIAAAA LWM2:{\"a\":1}",
+     "jobstats' part kept, ours after it"},
+    {"JS1:H4sIAAAA LWM2:{\"a\":0}", "LWM2:{\"a\":1}", "JS1:H4sIAAAA LWM2:{\"a\":1}",
+     "our old part replaced"},
+    {"LWM2:{\"a\":0,\"s\":\"x } y\"} site note", "LWM2:{\"a\":1}", "site note LWM2:{\"a\":1}",
+     "text behind our part kept, braces in strings honoured"},
+    {"LWM2:{\"a\":0", "LWM2:{\"a\":1}", "LWM2:{\"a\":1}",
+     "a part cut by the database is replaced whole"},
+    {"keep LWM2:notjson", "LWM2:{\"a\":1}", "keep LWM2:notjson LWM2:{\"a\":1}",
+     "\"LWM2:\" not followed by an object is not ours"},
+    {"xLWM2:{\"a\":0}", "LWM2:{\"a\":1}", "xLWM2:{\"a\":0} LWM2:{\"a\":1}",
+     "a marker inside a word is not ours"},
+    {"JS1:abc LWM2:{\"a\":0}", NULL, "JS1:abc", "NULL part removes ours only"},
+    {"quote ' and back\\slash", "LWM2:{\"p\":\"a\\\\b\"}",
+     "quote ' and back\\slash LWM2:{\"p\":\"a\\\\b\"}", "quotes and backslashes kept exactly"},
 };
 
 int main(void)
@@ -41,7 +41,7 @@ int main(void)
 	}
 
 	ok(lwm2_jc_comment_find("a LWM2:{\"x\":[1,2]} b", &off, &len) == 0 && off == 2 &&
-		   len == strlen("LWM2:{\"x\":[1,2]}"),
+	       len == strlen("LWM2:{\"x\":[1,2]}"),
 	   "find gives offset and length of the part");
 	ok(lwm2_jc_comment_find("JS1:abc", &off, &len) < 0, "find: no part");
 

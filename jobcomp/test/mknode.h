@@ -16,9 +16,10 @@
  * bytes and 1 s of its 10 s in MPI.
  */
 static inline json_object *mk_node(const char *cluster, uint32_t job, uint32_t step,
-				   const char *host, int nproc, int rank0)
+                                   const char *host, int nproc, int rank0)
 {
-	struct lwm2_node_ident id = {.cluster = cluster, .job_id = job, .step_id = step, .node = host};
+	struct lwm2_node_ident id = {
+	    .cluster = cluster, .job_id = job, .step_id = step, .node = host};
 	struct lwm2_rank_record **recs = calloc((size_t)nproc, sizeof(*recs));
 	json_object *node;
 	int i;

@@ -17,9 +17,9 @@
 #include "mknode.h"
 #include "tap.h"
 
-#define NODES 100
+#define NODES    100
 #define PER_NODE 100
-#define STEPS 2
+#define STEPS    2
 
 static double now_s(void)
 {
@@ -34,9 +34,16 @@ static json_object *nodes[NODES * STEPS];
 int main(void)
 {
 	struct lwm2_job_meta meta = {
-		.cluster = "lwm2", .job_id = 900, .user = "alice", .account = "proj",
-		.partition = "big", .nodes = "n[000-099]", .node_count = NODES,
-		.start = 1700000000, .end = 1700003600, .state = "COMPLETED",
+	    .cluster = "lwm2",
+	    .job_id = 900,
+	    .user = "alice",
+	    .account = "proj",
+	    .partition = "big",
+	    .nodes = "n[000-099]",
+	    .node_count = NODES,
+	    .start = 1700000000,
+	    .end = 1700003600,
+	    .state = "COMPLETED",
 	};
 	char host[16], err[256], tmp[] = "/tmp/lwm2-jc-size.XXXXXX";
 	json_object *d, *pd, *scope = NULL, *v = NULL;
@@ -47,8 +54,8 @@ int main(void)
 	for (s = 0; s < STEPS; s++)
 		for (i = 0; i < NODES; i++) {
 			snprintf(host, sizeof(host), "n%03d", i);
-			nodes[s * NODES + i] = mk_node("lwm2", 900, (uint32_t)s, host, PER_NODE,
-						       i * PER_NODE);
+			nodes[s * NODES + i] =
+			    mk_node("lwm2", 900, (uint32_t)s, host, PER_NODE, i * PER_NODE);
 		}
 	t0 = now_s();
 	d = lwm2_job_digest_build(&meta, nodes, NODES * STEPS);
@@ -68,8 +75,7 @@ int main(void)
 	v = NULL;
 	json_object_object_get_ex(scope, "totals", &v);
 	json_object_object_get_ex(v, "mpi_p2p_calls", &v);
-	is_int(json_object_get_int64(v), 100LL * NODES * PER_NODE * STEPS,
-	       "and the exact totals");
+	is_int(json_object_get_int64(v), 100LL * NODES * PER_NODE * STEPS, "and the exact totals");
 	json_object_put(pd);
 	free(part);
 	json_object_put(d);
@@ -86,13 +92,13 @@ int main(void)
 		mkdir(spool, 0700);
 		for (s = 0; s < STEPS && signed_ok; s++)
 			for (i = 0; i < NODES && signed_ok; i++) {
-				struct lwm2_node_ident id = {.cluster = "lwm2", .job_id = 900,
-							     .step_id = (uint32_t)s};
+				struct lwm2_node_ident id = {
+				    .cluster = "lwm2", .job_id = 900, .step_id = (uint32_t)s};
 
 				snprintf(host, sizeof(host), "n%03d", i);
 				id.node = host;
 				if (lwm2_node_write_signed(spool, &id, nodes[s * NODES + i], err,
-							   sizeof(err)) < 0)
+				                           sizeof(err)) < 0)
 					signed_ok = 0;
 			}
 		if (signed_ok) {

@@ -92,17 +92,18 @@ int main(void)
 
 	/* --- settings */
 	ok(lwm2_jc_conf_load(&c, "/nonexistent/lwm2.conf", "/var/spool/slurmctld", err,
-			     sizeof(err)) == 0,
+	                     sizeof(err)) == 0,
 	   "missing lwm2.conf: defaults");
-	is_str(c.state_dir, "/var/spool/slurmctld/lwm2", "StateDir defaults under StateSaveLocation");
+	is_str(c.state_dir, "/var/spool/slurmctld/lwm2",
+	       "StateDir defaults under StateSaveLocation");
 	is_int(c.cap, 16384, "AdminCommentCap defaults to 16 KiB");
 	ok(c.admin_comment && !c.keep_records, "AdminComment=yes, KeepNodeRecords=no by default");
 	lwm2_jc_conf_free(&c);
 
 	snprintf(path, sizeof(path), "%s/lwm2.conf", tmpdir);
 	write_file(path, "# site settings\nSpoolDir = /srv/lwm2/spool\nstatedir=/srv/lwm2/state\n"
-			 "LateRecordWait=30 # seconds\nAdminCommentCap=8192\nAdminComment=no\n"
-			 "KeepNodeRecords=yes\nMailWait=60\nMailer=/usr/sbin/sendmail\n");
+	                 "LateRecordWait=30 # seconds\nAdminCommentCap=8192\nAdminComment=no\n"
+	                 "KeepNodeRecords=yes\nMailWait=60\nMailer=/usr/sbin/sendmail\n");
 	ok(lwm2_jc_conf_load(&c, path, NULL, err, sizeof(err)) == 0, "lwm2.conf read");
 	is_str(c.spool_dir, "/srv/lwm2/spool", "SpoolDir");
 	is_str(c.state_dir, "/srv/lwm2/state", "StateDir (keys case-insensitive)");
@@ -113,7 +114,7 @@ int main(void)
 
 	write_file(path, "SpoolDirr=/x\n");
 	ok(lwm2_jc_conf_load(&c, path, NULL, err, sizeof(err)) < 0 && errno == EINVAL &&
-		   strstr(err, "unknown key") && strstr(err, ":1:"),
+	       strstr(err, "unknown key") && strstr(err, ":1:"),
 	   "unknown key refused with file and line: %s", err);
 	write_file(path, "AdminCommentCap=70000\n");
 	ok(lwm2_jc_conf_load(&c, path, NULL, err, sizeof(err)) < 0 && strstr(err, "bad value"),
@@ -139,14 +140,14 @@ int main(void)
 	o = lwm2_jc_job_to_json(j, true);
 	k = lwm2_jc_job_from_json(o);
 	ok(k && k->job_id == 42 && k->start == 1700000000 && k->array_task_id == LWM2_JC_NONE &&
-		   k->logged && !k->acct_sent && !strcmp(k->admin_comment, j->admin_comment) &&
-		   !strcmp(k->acct_part, j->acct_part) && k->exit_code == j->exit_code,
+	       k->logged && !k->acct_sent && !strcmp(k->admin_comment, j->admin_comment) &&
+	       !strcmp(k->acct_part, j->acct_part) && k->exit_code == j->exit_code,
 	   "job JSON round trip keeps fields and progress");
 	json_object_put(o);
 	lwm2_jc_job_free(k);
 	o = lwm2_jc_job_to_json(j, false);
 	ok(!json_object_object_get_ex(o, "admin_comment", NULL) &&
-		   !json_object_object_get_ex(o, "array_task_id", NULL),
+	       !json_object_object_get_ex(o, "array_task_id", NULL),
 	   "log line form: no progress, no AdminComment copy, no array fields for a plain job");
 	json_object_put(o);
 

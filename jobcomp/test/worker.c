@@ -69,10 +69,10 @@ static enum lwm2_jc_acct_state t_read(const struct lwm2_jc_job *job, char **comm
 }
 
 static const struct lwm2_jc_ops ops = {
-	.log = tlog,
-	.job_completing = t_completing,
-	.acct_modify = t_modify,
-	.acct_read = t_read,
+    .log = tlog,
+    .job_completing = t_completing,
+    .acct_modify = t_modify,
+    .acct_read = t_read,
 };
 
 static struct lwm2_jc_job *mkjob(uint32_t id)
@@ -100,7 +100,8 @@ static struct lwm2_jc_job *mkjob(uint32_t id)
 static int sign(uint32_t job, uint32_t step, const char *host, int rank0, uint32_t as_job)
 {
 	json_object *node = mk_node("lwm2", as_job, step, host, 2, rank0);
-	struct lwm2_node_ident id = {.cluster = "lwm2", .job_id = as_job, .step_id = step, .node = host};
+	struct lwm2_node_ident id = {
+	    .cluster = "lwm2", .job_id = as_job, .step_id = step, .node = host};
 	char err[256];
 	int rc = lwm2_node_write_signed(spool, &id, node, err, sizeof(err));
 
@@ -260,7 +261,8 @@ int main(void)
 	ok(lwm2_jc_comment_find(db_comment, &off, &len) == 0 && len <= conf.cap,
 	   "our part within AdminCommentCap (%zu bytes)", len);
 	{
-		json_object *pd = lwm2_digest_parse(db_comment, strlen(db_comment), err, sizeof(err));
+		json_object *pd =
+		    lwm2_digest_parse(db_comment, strlen(db_comment), err, sizeof(err));
 
 		ok(pd != NULL, "the AdminComment digest parses: %s", pd ? "" : err);
 		json_object_put(pd);
