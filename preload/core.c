@@ -43,7 +43,7 @@
 #include <time.h>
 #include <unistd.h>
 
-struct lwm2_proc lwm2_p = {.lock = PTHREAD_MUTEX_INITIALIZER};
+struct lwm2_proc lwm2_p = {.lock = PTHREAD_MUTEX_INITIALIZER, .last_slot = -1};
 _Atomic int lwm2_on;
 __thread int lwm2_in_core __attribute__((tls_model("initial-exec")));
 __thread int lwm2_no_attach __attribute__((tls_model("initial-exec")));

@@ -74,6 +74,8 @@ struct lwm2_proc {
 	size_t map_size;
 	size_t reserved;             /* bytes of each slot backed by allocated blocks */
 	uint64_t ino;                /* the file's inode, to find it again to grow it */
+	int last_slot;               /* slot of the newest record, -1: none */
+	bool written_once;           /* a final write made the file without mapping it */
 	bool file_failed;
 	char path[600];
 

@@ -43,6 +43,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -203,18 +204,13 @@ static int reserve(size_t need)
 
 /* The library's own file I/O goes straight to the kernel: never counted by
  * the POSIX module, never through a stdio buffer. */
-static int create_file(void)
+/* Open the record file: created on first use (the name must be new), or
+ * the one a single final write left (after an exec that failed). */
+static int open_file(void)
 {
-	struct lwm2_file_header h;
-	size_t cap = lwm2_p.img_capacity;
-	size_t size = sizeof(h) + 2 * cap;
 	struct stat st;
-	void *m;
 	int dfd, fd, n;
 
-	if (lwm2_p.file_failed)
-		return -1;
-	lwm2_p.file_failed = true; /* until it worked */
 	if (!lwm2_p.have_dir)
 		syscall(SYS_mkdirat, AT_FDCWD, lwm2_p.dir, 0700);
 	dfd = (int)syscall(SYS_openat, AT_FDCWD, lwm2_p.dir,
@@ -239,13 +235,61 @@ static int create_file(void)
 		return -1;
 	}
 	fd = (int)syscall(SYS_openat, dfd, lwm2_p.path,
-			  O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0) {
+			  lwm2_p.written_once ? O_RDWR | O_NOFOLLOW | O_CLOEXEC
+					      : O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+			  0600);
+	if (fd < 0)
 		lwm2_debug("lwm2: record: couldn't create %s/%s: %s", lwm2_p.dir, lwm2_p.path,
 			   strerror(errno));
-		syscall(SYS_close, dfd);
-		return -1;
+	syscall(SYS_close, dfd);
+	return fd;
+}
+
+/* A process that ends before its first slice boundary writes its record
+ * once: header and slot 0 in one system call, no mapping. */
+static void write_once(const struct lwm2_rank_record *r)
+{
+	struct lwm2_file_header h;
+	struct iovec iov[2];
+	long n;
+	int fd;
+
+	if (lwm2_p.file_failed)
+		return;
+	fd = open_file();
+	if (fd < 0) {
+		lwm2_p.file_failed = true;
+		return;
 	}
+	lwm2_file_header_init(&h, (uint32_t)lwm2_p.img_capacity);
+	iov[0].iov_base = &h;
+	iov[0].iov_len = sizeof(h);
+	iov[1].iov_base = (void *)(uintptr_t)r;
+	iov[1].iov_len = r->total_size;
+	n = syscall(SYS_pwritev, fd, iov, 2, 0L, 0L);
+	if (n != (long)(sizeof(h) + r->total_size))
+		lwm2_debug("lwm2: record: couldn't write %s: %s", lwm2_p.path,
+			   n < 0 ? strerror(errno) : "short write");
+	syscall(SYS_close, fd);
+	lwm2_p.written_once = true;
+	lwm2_p.last_slot = 0;
+}
+
+static int create_file(void)
+{
+	struct lwm2_file_header h;
+	size_t cap = lwm2_p.img_capacity;
+	size_t size = sizeof(h) + 2 * cap;
+	struct stat st;
+	void *m;
+	int fd;
+
+	if (lwm2_p.file_failed)
+		return -1;
+	lwm2_p.file_failed = true; /* until it worked */
+	fd = open_file();
+	if (fd < 0)
+		return -1;
 	/* The file is sparse; blocks are reserved as the slots fill (see
 	 * reserve()), so a small record costs a page per slot, not the whole
 	 * budget. */
@@ -269,7 +313,6 @@ static int create_file(void)
 	 * (daemons do) can neither lose the record nor have it written into a
 	 * file of its own that reused the number. */
 	syscall(SYS_close, fd);
-	syscall(SYS_close, dfd);
 	lwm2_file_header_init(&h, (uint32_t)cap);
 	memcpy(m, &h, sizeof(h));
 	lwm2_p.map = m;
@@ -277,9 +320,14 @@ static int create_file(void)
 	lwm2_p.file_failed = false;
 	return 0;
 fail:
-	syscall(SYS_unlinkat, dfd, lwm2_p.path, 0);
 	syscall(SYS_close, fd);
-	syscall(SYS_close, dfd);
+	if (!lwm2_p.written_once) { /* leave no file without a record */
+		char path[sizeof(lwm2_p.dir) + sizeof(lwm2_p.path) + 2];
+
+		if ((size_t)snprintf(path, sizeof(path), "%s/%s", lwm2_p.dir, lwm2_p.path) <
+		    sizeof(path))
+			syscall(SYS_unlinkat, AT_FDCWD, path, 0);
+	}
 	return -1;
 }
 
@@ -291,6 +339,8 @@ void lwm2_record_discard_mapping(void)
 	lwm2_p.map = NULL;
 	lwm2_p.file_failed = false;
 	lwm2_p.reserved = 0;
+	lwm2_p.written_once = false;
+	lwm2_p.last_slot = -1;
 }
 
 static void fill_process_fields(enum lwm2_end how, int status, int sig)
@@ -361,8 +411,13 @@ static void write_record(enum lwm2_end how, int status, int sig)
 	r->generation = gen;
 	lwm2_record_seal(r); /* the in-memory image is a valid record too (printing) */
 
-	if (!lwm2_p.map && (lwm2_p.have_dir || !lwm2_p.print))
+	if (!lwm2_p.map && (lwm2_p.have_dir || !lwm2_p.print)) {
+		if (how != LWM2_END_CHECKPOINT) {
+			write_once(r);
+			return;
+		}
 		create_file();
+	}
 	if (!lwm2_p.map)
 		return;
 	if (reserve(r->total_size) != 0) {
@@ -372,7 +427,10 @@ static void write_record(enum lwm2_end how, int status, int sig)
 		lwm2_p.file_failed = true;
 		return;
 	}
-	slot = lwm2_p.map + sizeof(struct lwm2_file_header) + (gen & 1) * lwm2_p.img_capacity;
+	/* Always the slot not holding the newest record. */
+	lwm2_p.last_slot = lwm2_p.last_slot == 1 ? 0 : 1;
+	slot = lwm2_p.map + sizeof(struct lwm2_file_header) +
+	       (size_t)lwm2_p.last_slot * lwm2_p.img_capacity;
 	/* A slot torn by SIGKILL fails its checksum and the reader takes the
 	 * other one, which this write never touches. */
 	memcpy(slot, r, r->total_size);
