@@ -25,6 +25,7 @@
 /* The renderer may not be linked in every build; then nothing is printed. */
 #pragma weak lwm2_render_rank
 
+static void resolve_reals(void);
 static void (*real__exit)(int);
 static void (*real__Exit)(int);
 static _Atomic int modules_done;
@@ -158,7 +159,26 @@ void lwm2_process_init(void)
 {
 	real__exit = lwm2_real("_exit");
 	real__Exit = lwm2_real("_Exit");
+	resolve_reals();
 	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+}
+
+/* The real functions, resolved in the constructor: the first exec may come
+ * from the child of vfork, where dlsym (locks, malloc) would act on the
+ * parent's memory. */
+static void *real_fn[8];
+enum { R_EXECVE, R_EXECV, R_EXECVP, R_EXECVPE, R_EXECVEAT, R_FEXECVE, R_UNSHARE, R_SETNS };
+static const char *const real_names[8] = {"execve", "execv",    "execvp",  "execvpe",
+					  "execveat", "fexecve", "unshare", "setns"};
+
+static void resolve_reals(void)
+{
+#ifdef LWM2_NO_INTERPOSE
+	return;
+#endif
+	for (int i = 0; i < 8; i++)
+		if (!real_fn[i])
+			real_fn[i] = lwm2_real(real_names[i]);
 }
 
 /* ---- exec ---- */
@@ -198,10 +218,11 @@ __attribute__((unused)) static void exec_failed(bool prepared)
 }
 
 #ifndef LWM2_NO_INTERPOSE
-#define REAL(type, name)                                                                           \
-	static type real_##name;                                                                   \
-	if (!real_##name)                                                                          \
-		real_##name = (type)lwm2_real(#name);                                              \
+#define REAL(type, name, idx)                                                                      \
+	type real_##name;                                                                          \
+	if (!real_fn[idx])                                                                         \
+		real_fn[idx] = lwm2_real(#name);                                                   \
+	real_##name = (type)real_fn[idx];                                                          \
 	if (!real_##name) {                                                                        \
 		errno = ENOSYS;                                                                    \
 		return -1;                                                                         \
@@ -217,7 +238,7 @@ LWM2_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 	bool p;
 	int rc;
 
-	REAL(execve_fn, execve);
+	REAL(execve_fn, execve, R_EXECVE);
 	p = exec_prepare();
 	rc = real_execve(path, argv, envp);
 	exec_failed(p);
@@ -229,7 +250,7 @@ LWM2_EXPORT int execv(const char *path, char *const argv[])
 	bool p;
 	int rc;
 
-	REAL(execv_fn, execv);
+	REAL(execv_fn, execv, R_EXECV);
 	p = exec_prepare();
 	rc = real_execv(path, argv);
 	exec_failed(p);
@@ -241,7 +262,7 @@ LWM2_EXPORT int execvp(const char *file, char *const argv[])
 	bool p;
 	int rc;
 
-	REAL(execv_fn, execvp);
+	REAL(execv_fn, execvp, R_EXECVP);
 	p = exec_prepare();
 	rc = real_execvp(file, argv);
 	exec_failed(p);
@@ -253,7 +274,7 @@ LWM2_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[]
 	bool p;
 	int rc;
 
-	REAL(execve_fn, execvpe);
+	REAL(execve_fn, execvpe, R_EXECVPE);
 	p = exec_prepare();
 	rc = real_execvpe(file, argv, envp);
 	exec_failed(p);
@@ -266,7 +287,7 @@ LWM2_EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *
 	bool p;
 	int rc;
 
-	REAL(execveat_fn, execveat);
+	REAL(execveat_fn, execveat, R_EXECVEAT);
 	p = exec_prepare();
 	rc = real_execveat(dirfd, path, argv, envp, flags);
 	exec_failed(p);
@@ -278,7 +299,7 @@ LWM2_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 	bool p;
 	int rc;
 
-	REAL(fexecve_fn, fexecve);
+	REAL(fexecve_fn, fexecve, R_FEXECVE);
 	p = exec_prepare();
 	rc = real_fexecve(fd, argv, envp);
 	exec_failed(p);
@@ -424,7 +445,7 @@ LWM2_EXPORT int unshare(int flags)
 	bool stopped;
 	int rc;
 
-	REAL(unshare_fn, unshare);
+	REAL(unshare_fn, unshare, R_UNSHARE);
 	stopped = ns_prepare();
 	rc = real_unshare(flags);
 	ns_done(stopped);
@@ -436,7 +457,7 @@ LWM2_EXPORT int setns(int fd, int nstype)
 	bool stopped;
 	int rc;
 
-	REAL(setns_fn, setns);
+	REAL(setns_fn, setns, R_SETNS);
 	stopped = ns_prepare();
 	rc = real_setns(fd, nstype);
 	ns_done(stopped);
