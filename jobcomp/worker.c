@@ -778,6 +778,16 @@ void lwm2_jc_stop(void)
 		     "lwm2: fini: couldn't stop the worker thread within 60 s: %s; leaving it",
 		     strerror(rc));
 		pthread_detach(w.thread);
+		/* what it has not taken yet goes to the state dir; it takes
+		 * nothing more once it sees the stop flag */
+		while ((job = lwm2_jc_queue_pop(w.queue, &(struct timespec){0, 0}))) {
+			if (lwm2_jc_state_save(w.conf.state_dir, job) < 0)
+				jlog(&w.ops, LWM2_JC_ERROR,
+				     "lwm2: fini: couldn't keep job %" PRIu32
+				     " for the next start: lost",
+				     job->job_id);
+			lwm2_jc_job_free(job);
+		}
 		return;
 	}
 

@@ -98,6 +98,11 @@ wait_digest() {
 	return 1
 }
 
+# in_state JOB: the job has a file in the state dir.
+in_state() {
+	compgen -G "$STATEDIR/$1.*.job" >/dev/null
+}
+
 # log_line JOB EXPR: a value of the job's line in the JSON-lines log, EXPR a
 # Python expression over the line l (last line of that job).
 log_line() {

@@ -105,7 +105,7 @@ out=$("$LWM2" digest --file "$JCLOG" -j "$job" -p -n -o mpi_p2p_calls,mpi_coll_c
 is "$out" "160|40" "lwm2 digest --file reads the log"
 n=$(grep -c "lwm2: log_record: job $job queued in" "$CTLD_LOG")
 is "$n" 1 "slurmctld's log has log_record's duration"
-check "state dir empty once the job is done" test -z "$(ls -A "$STATEDIR" 2>/dev/null | grep '\.job$')"
+check "state dir empty once the job is done" bash -c "! compgen -G '$STATEDIR/*.job' >/dev/null"
 check "node records removed from the spool" test ! -e "$SPOOL/$job"
 
 # --- a record copied from another job is rejected, the others count

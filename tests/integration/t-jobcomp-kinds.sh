@@ -51,7 +51,7 @@ EOF
 chown "$TEST_USER" "$TESTDIR/$TEST_USER/requeue.sh"
 rq=$(submit_batch "$TESTDIR/$TEST_USER/requeue.sh") || rq=0
 for i in $(seq 1 150); do
-	[ -n "$(ls "$SPOOL/$rq" 2>/dev/null | grep '^0\.')" ] && break
+	compgen -G "$SPOOL/$rq/0.*" >/dev/null && break
 	sleep 0.2
 done
 scontrol requeue "$rq"

@@ -71,15 +71,15 @@ for i in $(seq 1 150); do
 done
 is "$(log_line "$dbjob" "l['status']")" ok "slurmdbd down: the log gets the digest of job $dbjob"
 check "slurmdbd down: the job is kept in the state dir until accounting has it" \
-	test -n "$(ls "$STATEDIR" 2>/dev/null | grep "^$dbjob\.")"
+	in_state "$dbjob"
 setsid env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root SLURM_CONF="$D/etc/slurm.conf" \
 	LWM2_CLUSTER_DAEMON="$D" slurmdbd </dev/null >>"$D/log/slurmdbd.out" 2>&1
 check "slurmdbd back: the digest reaches AdminComment" wait_digest "$dbjob" 240
 for i in $(seq 1 150); do
-	[ -z "$(ls "$STATEDIR" 2>/dev/null | grep "^$dbjob\.")" ] && break
+	in_state "$dbjob" || break
 	sleep 0.5
 done
-check "and the job leaves the state dir" test -z "$(ls "$STATEDIR" 2>/dev/null | grep "^$dbjob\.")"
+check "and the job leaves the state dir" bash -c "! compgen -G '$STATEDIR/$dbjob.*.job' >/dev/null"
 
 # --- the log cannot be written, slurmctld restarts with the digest queued
 mv "$JCLOG" "$JCLOG.saved"
@@ -91,7 +91,7 @@ for i in $(seq 1 150); do
 	sleep 0.2
 done
 check "log unwritable: slurmctld says so" grep -q "lwm2: log: couldn't append the digest of job $qjob" "$CTLD_LOG"
-check "job $qjob waits in the state dir" test -n "$(ls "$STATEDIR" | grep "^$qjob\.")"
+check "job $qjob waits in the state dir" in_state "$qjob"
 ctld_restart_args || bail_out "slurmctld restart failed"
 check "after the restart: pending jobs resumed" grep -q "lwm2: init: resuming pending jobs" "$CTLD_LOG"
 rmdir "$JCLOG"
