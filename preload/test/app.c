@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -145,6 +146,24 @@ int main(int argc, char **argv)
 			pthread_join(t, NULL);
 		}
 		printf("threads %ld\n", n);
+		return 0;
+	}
+	if (strcmp(mode, "rss") == 0) { /* 1000 threads, then 4 busy at once: peak RSS in KiB */
+		pthread_t th[4];
+		struct rusage ru;
+
+		for (int i = 0; i < 1000; i++) {
+			pthread_t t;
+
+			pthread_create(&t, NULL, spinner, (void *)0);
+			pthread_join(t, NULL);
+		}
+		for (int i = 0; i < 4; i++)
+			pthread_create(&th[i], NULL, spinner, (void *)(intptr_t)ms);
+		for (int i = 0; i < 4; i++)
+			pthread_join(th[i], NULL);
+		getrusage(RUSAGE_SELF, &ru);
+		printf("%ld\n", ru.ru_maxrss);
 		return 0;
 	}
 	if (strcmp(mode, "detached") == 0) {

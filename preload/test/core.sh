@@ -54,6 +54,18 @@ check "1000 threads created and joined" eq "$out" "threads 1000"
 check "1000 threads: threads_total 1001" eq "$(val "$f" threads_total)" 1001
 check "1000 threads: record complete" eq "$(val "$f" incomplete)" 0
 
+# The core's memory budget: at most 4 MiB more resident memory, also with
+# 2 ms slices written all the time and coarsened (hardware counters off:
+# libpapi's own footprint is the PAPI module's to account for)
+off=$("$APP" rss 0 200)
+newcase
+on=$(LWM2_EVENTS=none LWM2_SLICE_MS=2 LWM2_MAX_SLICES=16 run "$APP" rss 0 200)
+f=$(one)
+echo "# peak RSS: $off KiB without, $on KiB with the library"
+check "the core adds at most 4 MiB resident memory" test $((on - off)) -le 4096
+check "the slice series coarsened to the budget" \
+	eq "$(val "$f" coarsened) $(test "$(val "$f" nslices)" -le 16 && echo fits)" "1 fits"
+
 newcase
 out=$(run "$APP" detached 200)
 check "200 detached threads" eq "$out" "detached 200"
