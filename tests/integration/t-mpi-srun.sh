@@ -12,7 +12,9 @@ set -uo pipefail
 . "$(dirname "$0")/../cluster/lib.sh"
 
 command -v mpicc.openmpi >/dev/null || skip_all "mpicc.openmpi not installed"
-lib=${LWM2_LIB:-$LWM2_TOP/preload/.libs/liblwm2.so}
+# The build tree may be apart from the sources (the suite builds out of tree).
+build=${LWM2_BUILDDIR:-$LWM2_TOP}
+lib=${LWM2_LIB:-$build/preload/.libs/liblwm2.so}
 [ -r "$lib" ] || skip_all "liblwm2.so not built ($lib)"
 cluster_up
 
@@ -28,7 +30,7 @@ if command -v mpifort.openmpi >/dev/null &&
 	fortran=1
 fi
 ${CC:-cc} -std=gnu11 -I"$LWM2_TOP/digest" -I"$LWM2_TOP/tests" -o "$bin/mpi_check" \
-	"$src/mpi_check.c" "$LWM2_TOP/digest/.libs/liblwm2record.a" ||
+	"$src/mpi_check.c" "$build/digest/.libs/liblwm2record.a" ||
 	bail_out "cannot build mpi_check"
 chmod -R a+rX "$bin"
 
