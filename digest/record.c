@@ -15,6 +15,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#if defined(__x86_64__)
+#include <sys/platform/x86.h>
+#endif
 
 const char *const lwm2_counter_names[LWM2_NCOUNTERS] = {
 #define LWM2_X_NAME(name, unit, desc) #name,
@@ -76,10 +79,10 @@ __attribute__((target("sse4.2"))) static uint32_t crc_sse42(uint32_t crc, const 
 static uint32_t crc_update(uint32_t crc, const unsigned char *p, size_t len)
 {
 #if defined(__x86_64__)
-	/* cpuid only, no lock: still signal-safe; init is idempotent and makes
-	 * the check valid even before libgcc's constructor ran. */
-	__builtin_cpu_init();
-	if (__builtin_cpu_supports("sse4.2"))
+	/* glibc's copy of the CPU features, read without cpuid: libgcc's
+	 * __builtin_cpu_supports would run cpuid in a constructor at every
+	 * load of liblwm2.so, and cpuid traps to the hypervisor in a VM. */
+	if (CPU_FEATURE_ACTIVE(SSE4_2))
 		return crc_sse42(crc, p, len);
 #endif
 	while (len--)
