@@ -39,7 +39,6 @@ else
 	okay "seed corpus: no real records (liblwm2.so not usable here) # SKIP"
 fi
 # JSON seeds: byte 0 odd = digest, even = node record.
-i=0
 if [ -s "$work/digest.json" ]; then
 	{ printf '\001'; cat "$work/digest.json"; } >"$work/json/digest"
 	{ printf '\001LWM2:'; cat "$work/digest.json"; } >"$work/json/prefixed"

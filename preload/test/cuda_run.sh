@@ -52,6 +52,7 @@ check 'nm -D --defined-only "$LWM2_LIB" | grep -q " lwm2_cuda_api_enter$"' \
 
 # -- a program without CUDA -----------------------------------------------------
 lwm nocuda "$W/nocuda"
+# shellcheck disable=SC2034 # read inside check's quoted condition
 rt_nocuda=$(val nocuda runtimes)
 check '[ "$(cat $W/nocuda.out)" = "libcupti 0 libcuda 0 liblwm2cuda 0" ]' \
 	"a program without CUDA maps neither CUPTI nor the injection library"
@@ -79,6 +80,7 @@ else
 	"$W/nodev" >"$W/ref.out" 2>&1
 	echo $? >"$W/ref.rc"
 	lwm nodev "$W/nodev"
+	# shellcheck disable=SC2034 # read inside check's quoted condition
 	rt_nodev=$(val nodev runtimes)
 	check 'cmp -s "$W/ref.out" "$W/nodev.out" && cmp -s "$W/ref.rc" "$W/nodev.rc"' \
 		"the CUDA program prints and exits the same under lwm2 ($(cat $W/nodev.out), $(cat $W/nodev.rc))"

@@ -81,11 +81,14 @@ run() {
 	check "$W/rec" "$W/exp" "$label"
 }
 
+# shellcheck disable=SC2034 # read through eval below
 have_ompi=; have_mpich=
+# shellcheck disable=SC2034 # read through eval below
 if [ -n "${MPICC:-}" ] && command -v mpirun.openmpi >/dev/null; then
 	have_ompi=1
 	$MPICC -std=gnu11 -O2 -o "$W/prog_ompi" "$T/mpi_prog.c" -lpthread || have_ompi=
 fi
+# shellcheck disable=SC2034 # read through eval below
 if [ -n "$mpich_cc" ] && command -v mpiexec.mpich >/dev/null; then
 	have_mpich=1
 	$mpich_cc -std=gnu11 -O2 -Wno-stringop-overflow -o "$W/prog_mpich" "$T/mpi_prog.c" -lpthread ||
