@@ -48,14 +48,26 @@ mkdir -p "$build"
 make -C "$build" -s -j2 >/dev/null
 
 say "starting a private Slurm cluster (4 virtual nodes) with lwm2 loaded"
+# The daemons load the plugins and the job's user loads liblwm2.so: give
+# them copies in a directory everyone can read, whatever the clone's mode.
+inst=$work/install
 spool=$work/spool
-install -d -m 755 "$spool"
-export LWM2_PLUGIN_DIR="$build/jobcomp/.libs"
-export LWM2_PLUGSTACK="required $build/spank/.libs/spank_lwm2.so lib=$build/preload/.libs/liblwm2.so spool=$spool"
+install -d -m 755 "$inst" "$spool" "$cluster/etc"
+install -m 755 "$build/spank/.libs/spank_lwm2.so" "$build/preload/.libs/liblwm2.so" \
+	"$build/jobcomp/.libs/jobcomp_lwm2.so" "$build/digest/lwm2" "$inst/"
+# jobcomp/lwm2 reads its settings from lwm2.conf next to slurm.conf.
+cat >"$cluster/etc/lwm2.conf" <<EOF
+SpoolDir=$spool
+StateDir=$work/jobcomp-state
+LateRecordWait=30
+RecordSettle=1
+LwmCommand=$inst/lwm2
+SlurmConf=$cluster/etc/slurm.conf
+EOF
+export LWM2_PLUGIN_DIR="$inst"
+export LWM2_PLUGSTACK="required $inst/spank_lwm2.so lib=$inst/liblwm2.so spool=$spool"
 export LWM2_CLUSTER_EXTRA_CONF="JobCompType=jobcomp/lwm2
 JobCompLoc=$work/lwm2-digests.jsonl"
-export LWM2_CONF="$work/lwm2.conf"
-printf 'spool=%s\n' "$spool" >"$LWM2_CONF"
 trap 'bash "$top/tests/cluster/cluster.sh" stop "$cluster" >/dev/null 2>&1 || true' EXIT
 bash "$top/tests/cluster/cluster.sh" start "$cluster"
 eval "$(bash "$top/tests/cluster/cluster.sh" env "$cluster")"
@@ -74,7 +86,7 @@ as_user srun -N2 -n4 --mpi=pmix --lwm2=print ./lwm2-demo
 jobid=$(as_user sacct -n -X -P -o JobID --name=lwm2-demo | tail -n 1)
 
 say "reading the digest of job $jobid back from Slurm accounting"
-run as_user "$build/digest/lwm2" digest --wait 60 -j "$jobid"
+run as_user "$inst/lwm2" digest --wait 60 -j "$jobid"
 
 say "the same digest is stored as JSON in the job's AdminComment:"
 printf '$ sacct -j %s -X -o AdminComment%%80\n' "$jobid"
