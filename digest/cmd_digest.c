@@ -7,7 +7,6 @@
  * writes (--file), streamed line by line: the job fields come before the
  * digest on each line and are matched without parsing the digest.
  */
-#define _GNU_SOURCE /* strptime */
 #include "config.h"
 
 #include <ctype.h>
@@ -27,6 +26,7 @@
 #include <slurm/slurm_errno.h>
 #include <slurm/slurmdb.h>
 
+#include "logscan.h"
 #include "lwm2_cmds.h"
 #include "lwm2_digest.h"
 #include "lwm2_record.h"
@@ -225,70 +225,6 @@ static int parse_jobs(const char *arg, struct opts *o)
 		free(items[i]);
 	free(items);
 	return rc;
-}
-
-/* TIME forms of the usage text; 0 and -1 on error. */
-static int parse_time(const char *s, int64_t *out)
-{
-	time_t now = time(NULL);
-	struct tm tm;
-	char *end;
-
-	if (!strcmp(s, "now")) {
-		*out = now;
-		return 0;
-	}
-	if (!strncmp(s, "now-", 4)) {
-		long v = strtol(s + 4, &end, 10);
-		long mult = 1;
-
-		if (end == s + 4 || v < 0)
-			return -1;
-		switch (*end) {
-		case '\0':
-		case 's':
-			break;
-		case 'm':
-			mult = 60;
-			break;
-		case 'h':
-			mult = 3600;
-			break;
-		case 'd':
-			mult = 86400;
-			break;
-		default:
-			return -1;
-		}
-		if (*end && end[1])
-			return -1;
-		*out = now - (int64_t)v * mult;
-		return 0;
-	}
-	if (*s == '@') {
-		long long v = strtoll(s + 1, &end, 10);
-
-		if (end == s + 1 || *end || v < 0)
-			return -1;
-		*out = v;
-		return 0;
-	}
-	memset(&tm, 0, sizeof(tm));
-	end = strptime(s, "%Y-%m-%d", &tm);
-	if (!end)
-		return -1;
-	if (*end == 'T') {
-		char *e2 = strptime(end + 1, "%H:%M:%S", &tm);
-
-		if (!e2)
-			e2 = strptime(end + 1, "%H:%M", &tm);
-		end = e2;
-	}
-	if (!end || *end)
-		return -1;
-	tm.tm_isdst = -1;
-	*out = mktime(&tm);
-	return 0;
 }
 
 /* ------------------------------------------------------------ fields */
@@ -1466,7 +1402,7 @@ int lwm2_cmd_digest(int argc, char **argv)
 			break;
 		case 'S':
 		case 'E':
-			if (parse_time(optarg, c == 'S' ? &o.start : &o.end) < 0) {
+			if (lwm2_parse_time(optarg, c == 'S' ? &o.start : &o.end) < 0) {
 				fprintf(stderr, "lwm2: digest: couldn't parse time \"%s\"\n",
 				        optarg);
 				goto usage_err;
