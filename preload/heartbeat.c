@@ -23,6 +23,9 @@
  *   4. rewrites the older slot of the record file (the one with the lower
  *      generation), sealing it with a higher generation and a checksum.
  *
+ * Once, LWM2_SETUP_DELAY_MS after it started, the heartbeat calls the
+ * modules' setup hooks without holding the lock (see lwm2_core.h).
+ *
  * A thread that ends, and the final write, fold both buffers (a fold needs
  * no flip: the flip only keeps the heartbeat off the cache lines the owner
  * is writing).  Because each write goes to the slot not holding the newest
@@ -468,23 +471,31 @@ static pthread_cond_t hb_cond = PTHREAD_COND_INITIALIZER;
 static pthread_t hb_thread;
 static _Atomic pid_t hb_tid;
 static bool hb_stop;
+static bool hb_setup_done; /* modules' setup hooks called (under the lock) */
 
 /* The heartbeat waits on a condition variable rather than sleeping, so
  * that lwm2_heartbeat_stop() can end it at once. */
 static void *heartbeat(void *arg)
 {
 	int gen = (int)(intptr_t)arg;
+	uint64_t setup_ns = lwm2_now_ns() + LWM2_SETUP_DELAY_MS * 1000000ull;
 
 	lwm2_no_attach = 1;
 	atomic_store(&hb_tid, lwm2_raw_gettid());
 	lwm2_lock();
 	for (;;) {
 		uint64_t L = lwm2_p.slice_ms, k = lwm2_slice_now();
-		uint64_t end_ms = (k + 1) * L;
-		struct timespec ts = {.tv_sec = (time_t)(end_ms / 1000),
-				      .tv_nsec = (long)(end_ms % 1000) * 1000000L};
+		uint64_t wake_ns = (k + 1) * L * 1000000u;
+		/* The modules' setup comes first when it is due before the slice
+		 * ends (short jobs are then counted from early on). */
+		bool setup_due = !hb_setup_done && setup_ns < wake_ns;
 
-		while (!hb_stop && lwm2_now_ns() < end_ms * 1000000u)
+		if (setup_due)
+			wake_ns = setup_ns;
+		struct timespec ts = {.tv_sec = (time_t)(wake_ns / 1000000000u),
+		                      .tv_nsec = (long)(wake_ns % 1000000000u)};
+
+		while (!hb_stop && lwm2_now_ns() < wake_ns)
 			pthread_cond_timedwait(&hb_cond, &lwm2_p.lock, &ts);
 		if (hb_stop) { /* lwm2_heartbeat_stop() joins it */
 			lwm2_unlock();
@@ -496,6 +507,16 @@ static void *heartbeat(void *arg)
 			pthread_detach(pthread_self());
 			lwm2_unlock();
 			return NULL;
+		}
+		if (setup_due) {
+			/* Without the lock: setup may load libraries (the loader's
+			 * lock must never be waited for under ours) and report to
+			 * the core. */
+			hb_setup_done = true;
+			lwm2_unlock();
+			lwm2_for_each_module(m) if (m->setup) m->setup();
+			lwm2_lock();
+			continue;
 		}
 		lwm2_for_each_module(m) if (m->slice_end) m->slice_end();
 		for (struct lwm2_thread *t = lwm2_p.threads; t; t = t->next) {
@@ -544,6 +565,7 @@ void lwm2_heartbeat_fork_child(void)
 	pthread_cond_init(&hb_cond, NULL);
 	lwm2_p.hb_running = false;
 	hb_stop = false;
+	hb_setup_done = false; /* the child's modules may still need it */
 	atomic_store(&hb_tid, 0);
 }
 

@@ -194,7 +194,15 @@ void lwm2_set_flag(uint32_t flag);
  * thread for every live thread (e.g. to read hardware counters into the
  * thread's buffer... only from that thread: see papi.c), fini before the
  * final write.  Any hook may be NULL.
+ *
+ * setup is for work too costly for the constructor (loading a library):
+ * the heartbeat calls it once, LWM2_SETUP_DELAY_MS after it started, NOT
+ * holding the core's lock (setup may take its own locks, load libraries
+ * and call lwm2_group_missing).  A process that ends sooner never pays for
+ * it.  The heartbeat of a fork child calls it again in the child, so a
+ * module must make a second call harmless.
  */
+#define LWM2_SETUP_DELAY_MS 150
 struct lwm2_module {
 	const char *name;
 	void (*init)(void);
@@ -203,6 +211,7 @@ struct lwm2_module {
 	void (*slice_end)(void);
 	void (*fini)(void);
 	void (*fork_child)(void);
+	void (*setup)(void);
 };
 
 #endif /* LWM2_CORE_H */

@@ -8,11 +8,15 @@
  * ---------------------
  * - libpapi is loaded with dlopen, never linked: every process of every
  *   job loads liblwm2, and PAPI_library_init costs milliseconds (4 ms on a
- *   2.6 GHz EPYC: it reads the CPU tables of every PMU).  Nothing of it
- *   runs at process start: the first heartbeat does it, so a process that
- *   ends before its first slice boundary never pays, and the counters
- *   cover the run from that boundary on (the ratios the digest derives do
- *   not depend on the start).
+ *   2.6 GHz EPYC: it reads the CPU tables of every PMU) and libpapi some
+ *   3.5 MiB of resident memory.  Nothing of it runs at process start: the
+ *   heartbeat's setup hook does it LWM2_SETUP_DELAY_MS after the start, so
+ *   a process that ends sooner never pays, and a one-second job is counted
+ *   from then on (the ratios the digest derives do not depend on the
+ *   start).  Before loading anything, two perf_event_open calls ask the
+ *   kernel whether it has hardware events at all: where it has none (a VM
+ *   without a virtual PMU) or does not permit them, and the events asked
+ *   for are hardware events only (the defaults), libpapi is never loaded.
  * - PAPI is used for what it is good at: the portable names (presets),
  *   which of them exist here, and which fit on the PMU together (an event
  *   set is filled one candidate at a time; PAPI_add_event tries the real
@@ -38,6 +42,19 @@
  *   by the thread itself at its end, by the exit path.  No other code
  *   writes those slots, so the single-writer rule of lwm2_core.h holds per
  *   slot.  Never a counter read per intercepted call.
+ *
+ * Locks
+ * -----
+ * hwc.lock guards the state, the slots and the encoded events.  It is taken
+ * after the core's lock (the heartbeat calls slice_end holding that) and
+ * nothing under it takes another lock, allocates, or calls a function the
+ * POSIX module wraps: our descriptors are read and closed with raw system
+ * calls, because a wrapper may attach the calling thread (an unattached
+ * thread running the exit path) and attaching calls papi_thread_start,
+ * which takes hwc.lock again.  hwc.setup_lock serialises our PAPI session
+ * with the application's PAPI_library_init; it is held while libpapi
+ * loads, so hwc.lock is never held then.  Fork takes hwc.lock after the
+ * core's lock (see papi_atfork), so the child never inherits it held.
  */
 #define _GNU_SOURCE
 #include "lwm2_core.h"
@@ -46,6 +63,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/perf_event.h>
 #include <papi.h>
 #include <pthread.h>
@@ -61,11 +79,11 @@
 #define HWC_MAX_THREADS 512
 /* Native events per role (a preset may be the sum of several). */
 #define HWC_MAX_NATIVE 4
-#define HWC_MAX_FDS 16
+#define HWC_MAX_FDS    16
 
 /* libpfm's encoding call, as libpfm4 declares it (stable ABI); we do not
  * need its headers, only the function libpapi already loaded. */
-#define LWM2_PFM_PLM3 0x08
+#define LWM2_PFM_PLM3          0x08
 #define LWM2_PFM_OS_PERF_EVENT 1
 typedef struct {
 	struct perf_event_attr *attr;
@@ -78,7 +96,7 @@ typedef struct {
 } lwm2_pfm_perf_encode_arg_t;
 
 enum hwc_state {
-	HWC_IDLE = 0, /* not set up yet (waiting for the first heartbeat) */
+	HWC_IDLE = 0, /* not set up yet (waiting for the heartbeat's setup hook) */
 	HWC_ON,       /* counting */
 	HWC_NONE,     /* nothing to count: reason given */
 	HWC_YIELDED,  /* the application took the counters */
@@ -96,6 +114,7 @@ struct hwc_thread {
 
 static struct {
 	pthread_mutex_t lock;
+	pthread_mutex_t setup_lock;
 	_Atomic int state;
 	struct lwm2_hwc_plan plan;
 	struct lwm2_hwc_choice choice;
@@ -113,7 +132,7 @@ static struct {
 	/* a missing reason / runtime flag to hand to the core outside any lock */
 	char pending_reason[LWM2_REASON_LEN];
 	uint32_t pending_runtime;
-} hwc = {.lock = PTHREAD_MUTEX_INITIALIZER};
+} hwc = {.lock = PTHREAD_MUTEX_INITIALIZER, .setup_lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* PAPI as loaded. */
 static struct {
@@ -136,6 +155,17 @@ static __thread int in_own_papi __attribute__((tls_model("initial-exec")));
 static int perf_open(struct perf_event_attr *a, int tid, int group)
 {
 	return (int)syscall(SYS_perf_event_open, a, tid, -1, group, PERF_FLAG_FD_CLOEXEC);
+}
+
+/* Our own descriptors, past the POSIX module's wrappers (see Locks). */
+static ssize_t raw_read(int fd, void *buf, size_t n)
+{
+	return (ssize_t)syscall(SYS_read, fd, buf, n);
+}
+
+static void raw_close(int fd)
+{
+	syscall(SYS_close, fd);
 }
 
 /* Give the core a reason/runtime flag; never called with hwc.lock held
@@ -174,7 +204,7 @@ static void close_slot(struct hwc_thread *s)
 	/* Members first: closing the leader alone would leave them orphaned
 	 * in the kernel until they are closed too. */
 	for (int i = s->nfd - 1; i >= 0; i--)
-		close(s->fd[i]);
+		raw_close(s->fd[i]);
 	hwc.fds_open -= s->nfd;
 	s->nfd = 0;
 }
@@ -189,7 +219,7 @@ static void open_slot(struct hwc_thread *s)
 		int fd;
 
 		a.read_format = PERF_FORMAT_GROUP | PERF_FORMAT_TOTAL_TIME_ENABLED |
-				PERF_FORMAT_TOTAL_TIME_RUNNING;
+		                PERF_FORMAT_TOTAL_TIME_RUNNING;
 		a.disabled = 0;
 		a.inherit = 0;
 		fd = perf_open(&a, s->tid, i ? s->fd[0] : -1);
@@ -215,7 +245,7 @@ static bool read_slot(struct hwc_thread *s)
 
 	if (!s->nfd)
 		return true;
-	n = read(s->fd[0], buf, sizeof(buf));
+	n = raw_read(s->fd[0], buf, sizeof(buf));
 	if (n < (ssize_t)(3 * sizeof(uint64_t)) || buf[0] != (uint64_t)s->nfd)
 		return true; /* nothing to learn: keep what we had */
 	uint64_t enabled = buf[1], running = buf[2];
@@ -234,7 +264,7 @@ static bool read_slot(struct hwc_thread *s)
 	for (int r = 0; r < LWM2_HWC_NROLES; r++) {
 		if (sum[r] > s->last[r]) {
 			lwm2_count(s->t, lwm2_hwc_role_counter((enum lwm2_hwc_role)r),
-				   sum[r] - s->last[r]);
+			           sum[r] - s->last[r]);
 			s->last[r] = sum[r];
 		}
 	}
@@ -255,7 +285,71 @@ static void stop_all(bool read_first)
 	}
 }
 
-/* ---- setup (first heartbeat) --------------------------------------------- */
+/* ---- setup (the heartbeat's setup hook) ----------------------------------- */
+
+static int perf_event_paranoid(void)
+{
+	char buf[16];
+	ssize_t n;
+	int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/sys/kernel/perf_event_paranoid",
+	                      O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return INT_MIN;
+	n = raw_read(fd, buf, sizeof(buf) - 1);
+	raw_close(fd);
+	if (n <= 0)
+		return INT_MIN;
+	buf[n] = '\0';
+	return (int)strtol(buf, NULL, 10);
+}
+
+/*
+ * Whether the kernel counts hardware events for this thread.  False, with
+ * the reason, when it says it has none or does not permit them: two system
+ * calls instead of loading libpapi to learn the same.  Any other answer
+ * (out of descriptors, a busy PMU) is left for PAPI to judge.
+ */
+static bool hw_events_exist(char *why, size_t len)
+{
+	static const uint64_t config[] = {PERF_COUNT_HW_INSTRUCTIONS, PERF_COUNT_HW_CPU_CYCLES};
+	bool denied = false;
+
+	for (size_t i = 0; i < sizeof(config) / sizeof(config[0]); i++) {
+		struct perf_event_attr a;
+		int fd;
+
+		memset(&a, 0, sizeof(a));
+		a.size = sizeof(a);
+		a.type = PERF_TYPE_HARDWARE;
+		a.config = config[i];
+		a.disabled = 1;
+		a.exclude_kernel = 1; /* what perf_event_paranoid=2 still permits */
+		a.exclude_hv = 1;
+		fd = perf_open(&a, 0, -1);
+		if (fd >= 0) {
+			raw_close(fd);
+			return true;
+		}
+		if (errno == EACCES || errno == EPERM)
+			denied = true;
+		else if (errno != ENOENT && errno != EOPNOTSUPP && errno != ENODEV &&
+		         errno != ENOSYS)
+			return true;
+	}
+	if (denied) {
+		int level = perf_event_paranoid();
+
+		if (level != INT_MIN)
+			snprintf(why, len,
+			         "hardware counters not permitted (perf_event_paranoid=%d)", level);
+		else
+			snprintf(why, len, "hardware counters not permitted");
+	} else {
+		snprintf(why, len, "no hardware counters on this platform");
+	}
+	return false;
+}
 
 static enum lwm2_hwc_verdict try_event(void *ctx, enum lwm2_hwc_role role, const char *name)
 {
@@ -351,25 +445,29 @@ static void fd_budget(void)
 		hwc.fds_max = 4096;
 }
 
-/* Under hwc.lock, in the heartbeat.  Leaves state ON or NONE. */
-static void setup(void)
+/*
+ * Our PAPI session: pick and encode the events into hwc.attr.  Under
+ * hwc.setup_lock only; hwc.attr is not read before the state is ON.  Leaves
+ * a reason in why when nothing can be counted.
+ */
+static void select_events(char *why, size_t len)
 {
 	int es = PAPI_NULL;
-	char why[LWM2_REASON_LEN];
+	char none[LWM2_REASON_LEN];
 
 	in_own_papi++;
 	if (!load_papi()) {
-		set_reason("PAPI is not installed on this node");
-		goto none;
+		snprintf(why, len, "PAPI is not installed on this node");
+		goto out;
 	}
 	if (papi.library_init(PAPI_VER_CURRENT) != PAPI_VER_CURRENT) {
-		set_reason("PAPI does not start on this node");
-		goto none;
+		snprintf(why, len, "PAPI does not start on this node");
+		goto out;
 	}
 	if (papi.create_eventset(&es) != PAPI_OK) {
 		papi.shutdown();
-		set_reason("PAPI does not start on this node");
-		goto none;
+		snprintf(why, len, "PAPI does not start on this node");
+		goto out;
 	}
 	lwm2_hwc_select(&hwc.plan, try_event, &es, &hwc.choice);
 	for (int r = 0; r < LWM2_HWC_NROLES; r++) {
@@ -387,19 +485,12 @@ static void setup(void)
 	papi.destroy_eventset(&es);
 	/* Leave PAPI as we found it: the application may start it later. */
 	papi.shutdown();
+	if (lwm2_hwc_none_reason(&hwc.plan, &hwc.choice, none, sizeof(none)))
+		snprintf(why, len, "%s", none);
+	else if (hwc.nattr == 0)
+		snprintf(why, len, "no hardware counters on this platform");
+out:
 	in_own_papi--;
-
-	if (lwm2_hwc_none_reason(&hwc.plan, &hwc.choice, why, sizeof(why)) || hwc.nattr == 0) {
-		set_reason(hwc.nattr ? why : why[0] ? why : "no hardware counters on this platform");
-		atomic_store(&hwc.state, HWC_NONE);
-		return;
-	}
-	fd_budget();
-	atomic_store(&hwc.state, HWC_ON);
-	return;
-none:
-	in_own_papi--;
-	atomic_store(&hwc.state, HWC_NONE);
 }
 
 /* ---- hooks ---------------------------------------------------------------- */
@@ -469,22 +560,54 @@ static void papi_thread_end(struct lwm2_thread *t)
 }
 
 /*
+ * In the heartbeat, LWM2_SETUP_DELAY_MS after the start, without the core's
+ * lock: a process that ends sooner never loads PAPI.  Leaves the state ON
+ * or NONE unless the application took PAPI meanwhile.
+ */
+static void papi_setup(void)
+{
+	char why[LWM2_REASON_LEN] = "";
+
+	if (atomic_load(&hwc.state) != HWC_IDLE)
+		return;
+	pthread_mutex_lock(&hwc.setup_lock);
+	if (atomic_load(&hwc.state) != HWC_IDLE) {
+		pthread_mutex_unlock(&hwc.setup_lock);
+		return;
+	}
+	hwc.nattr = 0; /* a fork child may hold a parent's half-done selection */
+	if (!lwm2_hwc_plan_hardware_only(&hwc.plan) || hw_events_exist(why, sizeof(why)))
+		select_events(why, sizeof(why));
+
+	pthread_mutex_lock(&hwc.lock);
+	if (atomic_load(&hwc.state) == HWC_IDLE) {
+		if (why[0] || hwc.nattr == 0) {
+			set_reason(why[0] ? why : "no hardware counters on this platform");
+			atomic_store(&hwc.state, HWC_NONE);
+		} else {
+			/* The threads that started meanwhile have slots already. */
+			fd_budget();
+			atomic_store(&hwc.state, HWC_ON);
+			for (int i = 0; i < HWC_MAX_THREADS; i++)
+				if (hwc.slot[i].used)
+					open_slot(&hwc.slot[i]);
+		}
+	}
+	pthread_mutex_unlock(&hwc.lock);
+	pthread_mutex_unlock(&hwc.setup_lock);
+	deliver_pending();
+}
+
+/*
  * At each slice end: in the heartbeat (with the core's lock held: no core
- * calls from here), and once more on the exit path in a measured thread.
- * Only the heartbeat sets up (it has no lwm2_self): a process that ends
- * before its first slice boundary never loads PAPI.
+ * calls from here), and once more on the exit path, possibly in a thread
+ * that was never attached (nothing here may attach it: see Locks).
  */
 static void papi_slice_end(void)
 {
-	int st = atomic_load(&hwc.state);
-
-	if (st == HWC_IDLE && lwm2_self)
-		return;
-	if (st != HWC_IDLE && st != HWC_ON)
+	if (atomic_load(&hwc.state) != HWC_ON)
 		return;
 	pthread_mutex_lock(&hwc.lock);
-	if (atomic_load(&hwc.state) == HWC_IDLE)
-		setup();
 	if (atomic_load(&hwc.state) == HWC_ON) {
 		bool lost = false;
 
@@ -509,11 +632,16 @@ static void papi_slice_end(void)
 
 static void papi_fini(void)
 {
+	int st;
+
 	pthread_mutex_lock(&hwc.lock);
-	if (atomic_load(&hwc.state) == HWC_ON) {
+	st = atomic_load(&hwc.state);
+	if (st == HWC_ON)
 		stop_all(true);
+	/* Also from IDLE: a setup still to come must not open counters that
+	 * nobody would read. */
+	if (st == HWC_ON || st == HWC_IDLE)
 		atomic_store(&hwc.state, HWC_DONE);
-	}
 	pthread_mutex_unlock(&hwc.lock);
 	deliver_pending();
 }
@@ -521,14 +649,14 @@ static void papi_fini(void)
 /*
  * The child of fork has one thread and copies of our descriptors, which
  * count the parent's threads: close the copies (the parent keeps its
- * own) and count the surviving thread afresh.  The lock may have been
- * held by a parent thread that does not exist here.
+ * own) and count the surviving thread afresh.  The child's heartbeat is
+ * already running (the core starts it first), hence the lock.
  */
 static void papi_fork_child(void)
 {
 	struct lwm2_thread *self = lwm2_self;
 
-	pthread_mutex_init(&hwc.lock, NULL);
+	pthread_mutex_lock(&hwc.lock);
 	for (int i = 0; i < HWC_MAX_THREADS; i++) {
 		struct hwc_thread *s = &hwc.slot[i];
 
@@ -539,20 +667,56 @@ static void papi_fork_child(void)
 		s->used = false;
 	}
 	hwc.fds_open = 0;
+	/* Finished in the parent: counting again if it had events, else the
+	 * child's heartbeat sets up. */
 	if (atomic_load(&hwc.state) == HWC_DONE)
-		atomic_store(&hwc.state, HWC_ON);
+		atomic_store(&hwc.state, hwc.nattr ? HWC_ON : HWC_IDLE);
+	pthread_mutex_unlock(&hwc.lock);
 	if (self)
 		papi_thread_start(self);
 }
 
+/*
+ * Fork takes hwc.lock after the core's lock, the order the heartbeat takes
+ * them in, so that no thread of the parent holds it at the fork (a child
+ * would inherit it held by a thread it does not have).  pthread_atfork
+ * runs prepare handlers in reverse order of registration and child
+ * handlers in order: registered before the core's (this constructor has a
+ * priority, the core's has none), ours prepare last and release first in
+ * the child, before the core's child handler starts the child's heartbeat.
+ * setup_lock is not taken (our setup may hold it while it waits for
+ * hwc.lock): the child gets a fresh one and sets up again.
+ */
+static void papi_atfork_prepare(void)
+{
+	pthread_mutex_lock(&hwc.lock);
+}
+
+static void papi_atfork_parent(void)
+{
+	pthread_mutex_unlock(&hwc.lock);
+}
+
+static void papi_atfork_child(void)
+{
+	pthread_mutex_init(&hwc.lock, NULL);
+	pthread_mutex_init(&hwc.setup_lock, NULL);
+}
+
+__attribute__((constructor(101))) static void papi_atfork(void)
+{
+	pthread_atfork(papi_atfork_prepare, papi_atfork_parent, papi_atfork_child);
+}
+
 LWM2_HIDDEN const struct lwm2_module lwm2_module_papi = {
-	.name = "papi",
-	.init = papi_init,
-	.thread_start = papi_thread_start,
-	.thread_end = papi_thread_end,
-	.slice_end = papi_slice_end,
-	.fini = papi_fini,
-	.fork_child = papi_fork_child,
+    .name = "papi",
+    .init = papi_init,
+    .thread_start = papi_thread_start,
+    .thread_end = papi_thread_end,
+    .slice_end = papi_slice_end,
+    .fini = papi_fini,
+    .fork_child = papi_fork_child,
+    .setup = papi_setup,
 };
 
 /* ---- the application's own PAPI ------------------------------------------ */
@@ -583,6 +747,10 @@ LWM2_EXPORT int PAPI_library_init(int version)
 	}
 	pthread_mutex_unlock(&hwc.lock);
 	deliver_pending();
+	/* PAPI's library state is shared with ours: a session of ours that is
+	 * running in the heartbeat ends before the application's starts. */
+	pthread_mutex_lock(&hwc.setup_lock);
+	pthread_mutex_unlock(&hwc.setup_lock);
 
 	fn = __atomic_load_n(&real, __ATOMIC_ACQUIRE);
 	if (!fn) {

@@ -11,21 +11,21 @@
 #include <strings.h>
 
 static const char *const role_names[LWM2_HWC_NROLES] = {
-	[LWM2_HWC_CYCLES] = "cycles",
-	[LWM2_HWC_INSTRUCTIONS] = "instructions",
-	[LWM2_HWC_FP_OPS] = "fp_ops",
-	[LWM2_HWC_L1D_MISSES] = "l1d_misses",
-	[LWM2_HWC_L1D_ACCESSES] = "l1d_accesses",
-	[LWM2_HWC_LLC_MISSES] = "llc_misses",
+    [LWM2_HWC_CYCLES] = "cycles",
+    [LWM2_HWC_INSTRUCTIONS] = "instructions",
+    [LWM2_HWC_FP_OPS] = "fp_ops",
+    [LWM2_HWC_L1D_MISSES] = "l1d_misses",
+    [LWM2_HWC_L1D_ACCESSES] = "l1d_accesses",
+    [LWM2_HWC_LLC_MISSES] = "llc_misses",
 };
 
 static const enum lwm2_counter role_counters[LWM2_HWC_NROLES] = {
-	[LWM2_HWC_CYCLES] = LWM2_C_hwc_cycles,
-	[LWM2_HWC_INSTRUCTIONS] = LWM2_C_hwc_instructions,
-	[LWM2_HWC_FP_OPS] = LWM2_C_hwc_fp_ops,
-	[LWM2_HWC_L1D_MISSES] = LWM2_C_hwc_l1d_misses,
-	[LWM2_HWC_L1D_ACCESSES] = LWM2_C_hwc_l1d_accesses,
-	[LWM2_HWC_LLC_MISSES] = LWM2_C_hwc_llc_misses,
+    [LWM2_HWC_CYCLES] = LWM2_C_hwc_cycles,
+    [LWM2_HWC_INSTRUCTIONS] = LWM2_C_hwc_instructions,
+    [LWM2_HWC_FP_OPS] = LWM2_C_hwc_fp_ops,
+    [LWM2_HWC_L1D_MISSES] = LWM2_C_hwc_l1d_misses,
+    [LWM2_HWC_L1D_ACCESSES] = LWM2_C_hwc_l1d_accesses,
+    [LWM2_HWC_LLC_MISSES] = LWM2_C_hwc_llc_misses,
 };
 
 /*
@@ -35,12 +35,12 @@ static const enum lwm2_counter role_counters[LWM2_HWC_NROLES] = {
  * own LLC event because on a CPU with an L3 it is not the last level.
  */
 static const char *const defaults[LWM2_HWC_NROLES][LWM2_HWC_MAX_CAND] = {
-	[LWM2_HWC_CYCLES] = {"PAPI_TOT_CYC", "perf::CYCLES"},
-	[LWM2_HWC_INSTRUCTIONS] = {"PAPI_TOT_INS", "perf::INSTRUCTIONS"},
-	[LWM2_HWC_FP_OPS] = {"PAPI_FP_INS", "PAPI_FP_OPS"},
-	[LWM2_HWC_L1D_MISSES] = {"PAPI_L1_DCM", "perf::L1-DCACHE-LOAD-MISSES"},
-	[LWM2_HWC_L1D_ACCESSES] = {"PAPI_L1_DCA", "perf::L1-DCACHE-LOADS"},
-	[LWM2_HWC_LLC_MISSES] = {"PAPI_L3_TCM", "perf::LLC-LOAD-MISSES", "PAPI_L2_TCM"},
+    [LWM2_HWC_CYCLES] = {"PAPI_TOT_CYC", "perf::CYCLES"},
+    [LWM2_HWC_INSTRUCTIONS] = {"PAPI_TOT_INS", "perf::INSTRUCTIONS"},
+    [LWM2_HWC_FP_OPS] = {"PAPI_FP_INS", "PAPI_FP_OPS"},
+    [LWM2_HWC_L1D_MISSES] = {"PAPI_L1_DCM", "perf::L1-DCACHE-LOAD-MISSES"},
+    [LWM2_HWC_L1D_ACCESSES] = {"PAPI_L1_DCA", "perf::L1-DCACHE-LOADS"},
+    [LWM2_HWC_LLC_MISSES] = {"PAPI_L3_TCM", "perf::LLC-LOAD-MISSES", "PAPI_L2_TCM"},
 };
 
 /* Presets whose role is obvious, so LWM2_EVENTS may name them bare. */
@@ -48,12 +48,12 @@ static const struct {
 	const char *name;
 	enum lwm2_hwc_role role;
 } preset_roles[] = {
-	{"PAPI_TOT_CYC", LWM2_HWC_CYCLES},    {"PAPI_REF_CYC", LWM2_HWC_CYCLES},
-	{"PAPI_TOT_INS", LWM2_HWC_INSTRUCTIONS}, {"PAPI_FP_INS", LWM2_HWC_FP_OPS},
-	{"PAPI_FP_OPS", LWM2_HWC_FP_OPS},     {"PAPI_VEC_INS", LWM2_HWC_FP_OPS},
-	{"PAPI_L1_DCM", LWM2_HWC_L1D_MISSES}, {"PAPI_L1_DCA", LWM2_HWC_L1D_ACCESSES},
-	{"PAPI_L3_TCM", LWM2_HWC_LLC_MISSES}, {"PAPI_L2_TCM", LWM2_HWC_LLC_MISSES},
-	{"PAPI_L3_DCM", LWM2_HWC_LLC_MISSES}, {"PAPI_L2_DCM", LWM2_HWC_LLC_MISSES},
+    {"PAPI_TOT_CYC", LWM2_HWC_CYCLES},       {"PAPI_REF_CYC", LWM2_HWC_CYCLES},
+    {"PAPI_TOT_INS", LWM2_HWC_INSTRUCTIONS}, {"PAPI_FP_INS", LWM2_HWC_FP_OPS},
+    {"PAPI_FP_OPS", LWM2_HWC_FP_OPS},        {"PAPI_VEC_INS", LWM2_HWC_FP_OPS},
+    {"PAPI_L1_DCM", LWM2_HWC_L1D_MISSES},    {"PAPI_L1_DCA", LWM2_HWC_L1D_ACCESSES},
+    {"PAPI_L3_TCM", LWM2_HWC_LLC_MISSES},    {"PAPI_L2_TCM", LWM2_HWC_LLC_MISSES},
+    {"PAPI_L3_DCM", LWM2_HWC_LLC_MISSES},    {"PAPI_L2_DCM", LWM2_HWC_LLC_MISSES},
 };
 
 const char *lwm2_hwc_role_name(enum lwm2_hwc_role role)
@@ -112,7 +112,7 @@ static int role_of_preset(const char *s, const char *e)
 }
 
 static int add_cand(struct lwm2_hwc_plan *p, int role, const char *s, const char *e, char *err,
-		    size_t errlen)
+                    size_t errlen)
 {
 	size_t n = (size_t)(e - s);
 
@@ -126,7 +126,7 @@ static int add_cand(struct lwm2_hwc_plan *p, int role, const char *s, const char
 	}
 	if (p->ncand[role] >= LWM2_HWC_MAX_CAND) {
 		snprintf(err, errlen, "more than %d events for %s", LWM2_HWC_MAX_CAND,
-			 role_names[role]);
+		         role_names[role]);
 		return -1;
 	}
 	memcpy(p->cand[role][p->ncand[role]], s, n);
@@ -135,8 +135,8 @@ static int add_cand(struct lwm2_hwc_plan *p, int role, const char *s, const char
 	return 0;
 }
 
-static int parse_item(struct lwm2_hwc_plan *p, bool *named, const char *s, const char *e,
-		      char *err, size_t errlen)
+static int parse_item(struct lwm2_hwc_plan *p, bool *named, const char *s, const char *e, char *err,
+                      size_t errlen)
 {
 	const char *eq = memchr(s, '=', (size_t)(e - s));
 	const char *ks = s, *ke = eq ? eq : e;
@@ -147,8 +147,8 @@ static int parse_item(struct lwm2_hwc_plan *p, bool *named, const char *s, const
 		role = role_of_preset(ks, ke);
 		if (role < 0) {
 			snprintf(err, errlen, "no role for %.*s: write role=%.*s",
-				 (int)(ke - ks > 40 ? 40 : ke - ks), ks,
-				 (int)(ke - ks > 40 ? 40 : ke - ks), ks);
+			         (int)(ke - ks > 40 ? 40 : ke - ks), ks,
+			         (int)(ke - ks > 40 ? 40 : ke - ks), ks);
 			return -1;
 		}
 		/* A bare preset replaces the defaults of its role; a second
@@ -224,8 +224,27 @@ int lwm2_hwc_plan_parse(struct lwm2_hwc_plan *p, const char *spec, char *err, si
 	return 0;
 }
 
+bool lwm2_hwc_plan_hardware_only(const struct lwm2_hwc_plan *p)
+{
+	for (int r = 0; r < LWM2_HWC_NROLES; r++)
+		for (unsigned i = 0; i < p->ncand[r]; i++) {
+			const char *ev = p->cand[r][i];
+			bool known = strncmp(ev, "PAPI_", 5) == 0;
+
+			/* The defaults of every role: a role may name another
+			 * role's default (l1d_misses=perf::L1-DCACHE-LOADS). */
+			for (int d = 0; d < LWM2_HWC_NROLES && !known; d++)
+				for (int j = 0; j < LWM2_HWC_MAX_CAND && defaults[d][j] && !known;
+				     j++)
+					known = strcmp(ev, defaults[d][j]) == 0;
+			if (!known)
+				return false;
+		}
+	return true;
+}
+
 void lwm2_hwc_select(const struct lwm2_hwc_plan *p, lwm2_hwc_try_fn try_fn, void *ctx,
-		     struct lwm2_hwc_choice *out)
+                     struct lwm2_hwc_choice *out)
 {
 	memset(out, 0, sizeof(*out));
 	for (int r = 0; r < LWM2_HWC_NROLES; r++) {
@@ -252,8 +271,8 @@ void lwm2_hwc_select(const struct lwm2_hwc_plan *p, lwm2_hwc_try_fn try_fn, void
 	}
 }
 
-bool lwm2_hwc_none_reason(const struct lwm2_hwc_plan *p, const struct lwm2_hwc_choice *c,
-			  char *buf, size_t len)
+bool lwm2_hwc_none_reason(const struct lwm2_hwc_plan *p, const struct lwm2_hwc_choice *c, char *buf,
+                          size_t len)
 {
 	bool any_absent = false, any_conflict = false;
 
@@ -283,10 +302,10 @@ void lwm2_hwc_partial_text(const struct lwm2_hwc_choice *c, char *buf, size_t le
 	if (len)
 		buf[0] = '\0';
 	for (int r = 0; r < LWM2_HWC_NROLES && n < len; r++) {
-		const char *why = c->why[r] == LWM2_HWC_WHY_ABSENT	  ? "not on this platform"
-				  : c->why[r] == LWM2_HWC_WHY_CONFLICT ? "does not fit"
-				  : c->why[r] == LWM2_HWC_WHY_LEFT_OUT ? "left out"
-								       : NULL;
+		const char *why = c->why[r] == LWM2_HWC_WHY_ABSENT     ? "not on this platform"
+		                  : c->why[r] == LWM2_HWC_WHY_CONFLICT ? "does not fit"
+		                  : c->why[r] == LWM2_HWC_WHY_LEFT_OUT ? "left out"
+		                                                       : NULL;
 		int k;
 
 		if (!why)

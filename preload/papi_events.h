@@ -36,7 +36,7 @@ enum lwm2_hwc_role {
 #define LWM2_HWC_NAME_LEN 64
 
 struct lwm2_hwc_plan {
-	bool off;                      /* "none": no counters at all */
+	bool off; /* "none": no counters at all */
 	unsigned ncand[LWM2_HWC_NROLES];
 	char cand[LWM2_HWC_NROLES][LWM2_HWC_MAX_CAND][LWM2_HWC_NAME_LEN];
 };
@@ -57,13 +57,13 @@ enum lwm2_hwc_why {
 };
 
 struct lwm2_hwc_choice {
-	int cand[LWM2_HWC_NROLES];              /* index into plan->cand, -1: none */
+	int cand[LWM2_HWC_NROLES]; /* index into plan->cand, -1: none */
 	enum lwm2_hwc_why why[LWM2_HWC_NROLES];
 	unsigned nchosen;
 };
 
 typedef enum lwm2_hwc_verdict (*lwm2_hwc_try_fn)(void *ctx, enum lwm2_hwc_role role,
-						 const char *event);
+                                                 const char *event);
 
 /* Role name as LWM2_EVENTS writes it ("cycles", ...); NULL if out of range. */
 const char *lwm2_hwc_role_name(enum lwm2_hwc_role role);
@@ -82,16 +82,24 @@ void lwm2_hwc_plan_defaults(struct lwm2_hwc_plan *p);
  */
 int lwm2_hwc_plan_parse(struct lwm2_hwc_plan *p, const char *spec, char *err, size_t errlen);
 
+/*
+ * True when every candidate of the plan is a hardware event: a PAPI preset
+ * or one of the defaults (so true for the defaults and for a plan that
+ * names no event).  Such a plan cannot count anything where the kernel has
+ * no hardware events, and PAPI need not even be loaded to learn that.
+ */
+bool lwm2_hwc_plan_hardware_only(const struct lwm2_hwc_plan *p);
+
 /* Fit the plan: per role in order, the first candidate try accepts. */
 void lwm2_hwc_select(const struct lwm2_hwc_plan *p, lwm2_hwc_try_fn try_fn, void *ctx,
-		     struct lwm2_hwc_choice *out);
+                     struct lwm2_hwc_choice *out);
 
 /*
  * The reason the record gives when nothing was chosen (returns true and
  * fills buf), or false when at least one role is measured.
  */
-bool lwm2_hwc_none_reason(const struct lwm2_hwc_plan *p, const struct lwm2_hwc_choice *c,
-			  char *buf, size_t len);
+bool lwm2_hwc_none_reason(const struct lwm2_hwc_plan *p, const struct lwm2_hwc_choice *c, char *buf,
+                          size_t len);
 
 /* A short list of the roles not measured and why ("fp_ops: not on this
  * platform; llc_misses: does not fit"), for debug output; "" if none. */

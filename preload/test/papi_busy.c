@@ -1,16 +1,31 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * A program for the counter module's tests.  Modes:
- *   busy     the main thread spins 900 ms; after 300 ms two threads spin
- *            400 ms each (started after the module set up its counters)
+ *   busy     waits until lwm2 counts it, then the main thread spins 900
+ *            ms; after 300 ms two threads spin 400 ms each
  *   short    ends at once; prints whether libpapi was loaded into it
  *   sleep    sleeps 400 ms; prints whether libpapi was loaded into it
- *   papi     after 300 ms uses PAPI itself (a software event) and prints
- *            what it measured: it must work as without lwm2
- * Built twice: with libpapi, and with -DLWM2_TEST_NO_PAPI (no papi mode)
- * to see whether lwm2 itself loaded libpapi.
+ *   wait     reads stdin to its end, then prints whether libpapi was loaded
+ *   spin1    spins 1 s of CPU time (longer only until lwm2 counts it)
+ *   fork     forks 200 children (each starts a thread and exits) while two
+ *            threads start and end threads of their own
+ *   rawexit  waits until lwm2 counts it, then a thread that lwm2 never
+ *            attached (started by libc's own pthread_create) calls exit()
+ *   papi     uses PAPI itself at once (a software event) and prints what it
+ *            measured: it must work as without lwm2
+ *   papi-late  the same once lwm2 counts it
+ * "lwm2 counts it": a perf_event descriptor is open in the process.  The
+ * waits are for conditions, never for a time, so the modes mean the same
+ * on a loaded machine.  Built twice: with libpapi, and with
+ * -DLWM2_TEST_NO_PAPI (no papi modes) to see whether lwm2 itself loaded
+ * libpapi.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
+#include <dlfcn.h>
+#include <stdbool.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #ifndef LWM2_TEST_NO_PAPI
 #include <papi.h>
 #endif
@@ -70,12 +85,136 @@ static int papi_loaded(void)
 	return found;
 }
 
+static bool counted(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	bool found = false;
+
+	if (!d)
+		return false;
+	while (!found && (e = readdir(d))) {
+		char path[64], link[64];
+		ssize_t n;
+
+		snprintf(path, sizeof(path), "/proc/self/fd/%s", e->d_name);
+		n = readlink(path, link, sizeof(link) - 1);
+		if (n > 0) {
+			link[n] = '\0';
+			found = strstr(link, "perf_event") != NULL;
+		}
+	}
+	closedir(d);
+	return found;
+}
+
+/* Until lwm2's counters are open; a bound only so that a broken module
+ * fails the test instead of hanging it. */
+static void wait_counted(void)
+{
+	for (int i = 0; i < 60000 && !counted(); i++)
+		nap(1);
+}
+
+static void *nothing(void *arg)
+{
+	return arg;
+}
+
+/* Threads that start and end (each takes the module's lock twice). */
+static volatile int churn_stop;
+
+static void *churn(void *arg)
+{
+	(void)arg;
+	while (!churn_stop) {
+		pthread_t t;
+
+		if (pthread_create(&t, NULL, nothing, NULL) == 0)
+			pthread_join(t, NULL);
+	}
+	return NULL;
+}
+
+static int forks(void)
+{
+	pthread_t th[2];
+	int ok = 0;
+
+	for (int i = 0; i < 2; i++)
+		pthread_create(&th[i], NULL, churn, NULL);
+	for (int i = 0; i < 200; i++) {
+		pid_t p = fork();
+		int st;
+
+		if (p == 0) {
+			pthread_t t;
+
+			if (pthread_create(&t, NULL, nothing, NULL) == 0)
+				pthread_join(t, NULL);
+			exit(0);
+		}
+		if (p > 0 && waitpid(p, &st, 0) == p && WIFEXITED(st) && WEXITSTATUS(st) == 0)
+			ok++;
+	}
+	churn_stop = 1;
+	for (int i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+	printf("forks: %d ok\n", ok);
+	return ok == 200 ? 0 : 1;
+}
+
+static void *exit_now(void *arg)
+{
+	(void)arg;
+	exit(0);
+}
+
+/* A thread lwm2 knows nothing of ends the process. */
+static int raw_exit(void)
+{
+	int (*create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+	void *libc = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
+	pthread_t t;
+
+	*(void **)&create = libc ? dlsym(libc, "pthread_create") : NULL;
+	if (!create) {
+		fprintf(stderr, "papi_busy: no libc pthread_create\n");
+		return 2;
+	}
+	wait_counted();
+	if (create(&t, NULL, exit_now, NULL) != 0)
+		return 2;
+	pthread_join(t, NULL);
+	return 3; /* not reached: the thread ends the process */
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "busy";
 
+	if (strcmp(mode, "spin1") == 0) {
+		spin(1.0);
+		while (!counted())
+			spin(0.01);
+		return 0;
+	}
+	if (strcmp(mode, "fork") == 0)
+		return forks();
+	if (strcmp(mode, "rawexit") == 0)
+		return raw_exit();
+	if (strcmp(mode, "wait") == 0) {
+		char buf[64];
+
+		while (fread(buf, 1, sizeof(buf), stdin) > 0)
+			;
+		printf("libpapi loaded: %d\n", papi_loaded());
+		return 0;
+	}
 	if (strcmp(mode, "busy") == 0) {
 		pthread_t th[2];
+
+		wait_counted();
 
 		spin(0.3);
 		for (int i = 0; i < 2; i++)
@@ -92,11 +231,12 @@ int main(int argc, char **argv)
 		return 0;
 	}
 #ifndef LWM2_TEST_NO_PAPI
-	if (strcmp(mode, "papi") == 0) {
+	if (strcmp(mode, "papi") == 0 || strcmp(mode, "papi-late") == 0) {
 		int es = PAPI_NULL, rc;
 		long long v = 0;
 
-		spin(0.3);
+		if (mode[4])
+			wait_counted();
 		rc = PAPI_library_init(PAPI_VER_CURRENT);
 		if (rc != PAPI_VER_CURRENT) {
 			printf("PAPI_library_init: %d\n", rc);
@@ -114,7 +254,8 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		/* task-clock counts ns of this thread: about 0.2 s. */
-		printf("app measured: %s\n", v > 150000000LL && v < 400000000LL ? "plausible" : "wrong");
+		printf("app measured: %s\n",
+		       v > 150000000LL && v < 400000000LL ? "plausible" : "wrong");
 		return 0;
 	}
 #endif

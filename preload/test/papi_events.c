@@ -54,7 +54,7 @@ static void test_parse(void)
 	is_int(p.ncand[LWM2_HWC_INSTRUCTIONS], 2, "other roles keep their defaults");
 
 	ok(lwm2_hwc_plan_parse(&p, "llc_misses = PAPI_L2_TCM | X::Y ,fp_ops=, hwc_l1d_misses=none",
-			       err, sizeof(err)) == 0,
+	                       err, sizeof(err)) == 0,
 	   "alternatives, blanks, record names and dropped roles");
 	is_int(p.ncand[LWM2_HWC_LLC_MISSES], 2, "two alternatives");
 	is_str(p.cand[LWM2_HWC_LLC_MISSES][1], "X::Y", "second alternative trimmed");
@@ -70,13 +70,12 @@ static void test_parse(void)
 	ok(lwm2_hwc_plan_parse(&p, "perf::CYCLES", err, sizeof(err)) == -1, "bare native rejected");
 	ok(strstr(err, "role=") != NULL, "the reason tells how to write it: %s", err);
 	ok(lwm2_hwc_plan_parse(&p, "bogus=PAPI_TOT_CYC", err, sizeof(err)) == -1 &&
-		   strstr(err, "unknown role") != NULL,
+	       strstr(err, "unknown role") != NULL,
 	   "unknown role rejected: %s", err);
 	ok(lwm2_hwc_plan_parse(&p, "cycles=A,cycles=B", err, sizeof(err)) == -1,
 	   "a role named twice is rejected");
 	ok(lwm2_hwc_plan_parse(&p, "cycles=A|", err, sizeof(err)) == -1, "empty alternative");
-	ok(lwm2_hwc_plan_parse(&p,
-			       "cycles=A|B|C|D|E|F|G", err, sizeof(err)) == -1,
+	ok(lwm2_hwc_plan_parse(&p, "cycles=A|B|C|D|E|F|G", err, sizeof(err)) == -1,
 	   "too many alternatives");
 	ok(p.ncand[LWM2_HWC_CYCLES] == 2 && !p.off, "after an error the plan is the defaults");
 	ok(lwm2_hwc_plan_parse(&p, ",, ,", err, sizeof(err)) == 0 && !p.off, "empty items");
@@ -90,8 +89,9 @@ static void test_select(void)
 	char err[80];
 
 	/* An Intel-like platform with presets and 4 counters. */
-	static const char *const intel[] = {"PAPI_TOT_CYC", "PAPI_TOT_INS", "PAPI_FP_OPS",
-					    "PAPI_L1_DCM", "PAPI_L1_DCA", "PAPI_L3_TCM", NULL};
+	static const char *const intel[] = {
+	    "PAPI_TOT_CYC", "PAPI_TOT_INS", "PAPI_FP_OPS", "PAPI_L1_DCM",
+	    "PAPI_L1_DCA",  "PAPI_L3_TCM",  NULL};
 	struct fake f = {.exists = intel, .capacity = 4};
 
 	lwm2_hwc_plan_defaults(&p);
@@ -108,7 +108,7 @@ static void test_select(void)
 
 	/* Kernel generic events only (no PAPI presets). */
 	static const char *const generic[] = {"perf::CYCLES", "perf::INSTRUCTIONS",
-					      "perf::LLC-LOAD-MISSES", NULL};
+	                                      "perf::LLC-LOAD-MISSES", NULL};
 	struct fake g = {.exists = generic, .capacity = 6};
 
 	lwm2_hwc_select(&p, fake_try, &g, &c);
@@ -146,19 +146,41 @@ static void test_select(void)
 	static const char *const soft[] = {"perf::TASK-CLOCK", NULL};
 	struct fake s = {.exists = soft, .capacity = 6};
 	lwm2_hwc_plan_parse(&p,
-			    "cycles=perf::TASK-CLOCK,instructions=,fp_ops=,l1d_misses=,"
-			    "l1d_accesses=,llc_misses=",
-			    err, sizeof(err));
+	                    "cycles=perf::TASK-CLOCK,instructions=,fp_ops=,l1d_misses=,"
+	                    "l1d_accesses=,llc_misses=",
+	                    err, sizeof(err));
 	lwm2_hwc_select(&p, fake_try, &s, &c);
 	is_int(c.nchosen, 1, "one role chosen");
 	is_int(s.ntried, 1, "left-out roles are not tried");
 	is_int(c.why[LWM2_HWC_LLC_MISSES], LWM2_HWC_WHY_LEFT_OUT, "left out");
 }
 
+/* Which plans may skip loading PAPI where the kernel has no hardware events. */
+static void test_hardware_only(void)
+{
+	struct lwm2_hwc_plan p;
+	char err[80];
+
+	lwm2_hwc_plan_parse(&p, NULL, err, sizeof(err));
+	ok(lwm2_hwc_plan_hardware_only(&p), "the defaults are hardware only");
+	lwm2_hwc_plan_parse(&p, "fp_ops=,llc_misses=PAPI_L2_TCM|perf::CYCLES", err, sizeof(err));
+	ok(lwm2_hwc_plan_hardware_only(&p), "presets and default events are hardware only");
+	lwm2_hwc_plan_parse(&p, "cycles=perf::TASK-CLOCK", err, sizeof(err));
+	ok(!lwm2_hwc_plan_hardware_only(&p), "a software event is not");
+	lwm2_hwc_plan_parse(&p, "llc_misses=PAPI_L3_TCM|amd64_fam17h::RETIRED_INSTRUCTIONS", err,
+	                    sizeof(err));
+	ok(!lwm2_hwc_plan_hardware_only(&p), "a native event is named: PAPI decides");
+	lwm2_hwc_plan_parse(
+	    &p, "cycles=,instructions=,fp_ops=,l1d_misses=,l1d_accesses=,llc_misses=", err,
+	    sizeof(err));
+	ok(lwm2_hwc_plan_hardware_only(&p), "no event at all needs no PAPI");
+}
+
 int main(void)
 {
 	test_parse();
 	test_select();
+	test_hardware_only();
 	is_int(lwm2_hwc_role_counter(LWM2_HWC_FP_OPS), LWM2_C_hwc_fp_ops, "role to counter");
 	is_str(lwm2_hwc_role_name(LWM2_HWC_L1D_ACCESSES), "l1d_accesses", "role name");
 	ok(lwm2_hwc_role_name(LWM2_HWC_NROLES) == NULL, "out of range");
