@@ -904,68 +904,6 @@ static enum need digest_need(const struct out *out, const struct opts *o)
 	return n;
 }
 
-/* End of the JSON object or array at p (just past its closing bracket),
- * strings and escapes honoured; NULL when it does not end before limit. */
-static const char *span(const char *p, const char *limit)
-{
-	int depth = 0;
-	bool str = false;
-
-	for (; p < limit && *p; p++) {
-		if (str) {
-			if (*p == '\\')
-				p++;
-			else if (*p == '"')
-				str = false;
-			continue;
-		}
-		if (*p == '"')
-			str = true;
-		else if (*p == '{' || *p == '[')
-			depth++;
-		else if ((*p == '}' || *p == ']') && --depth == 0)
-			return p + 1;
-	}
-	return NULL;
-}
-
-/* The value of "key" directly inside the object at obj (ending before
- * end): members are walked and nested values skipped, so a key of a
- * nested object is never taken for one of this object. */
-static const char *member(const char *obj, const char *end, const char *key)
-{
-	const char *p = obj + 1, *q;
-	size_t n = strlen(key);
-
-	while (p < end) {
-		bool match;
-
-		while (p < end && *p != '"' && *p != '}')
-			p++;
-		if (p >= end || *p == '}')
-			return NULL;
-		for (q = p + 1; q < end && *q != '"'; q += *q == '\\' ? 2 : 1)
-			;
-		match = (size_t)(q - p - 1) == n && !strncmp(p + 1, key, n);
-		for (p = q + 1; p < end && (*p == ' ' || *p == ':'); p++)
-			;
-		if (match)
-			return p;
-		if (p < end && (*p == '{' || *p == '[')) {
-			if (!(p = span(p, end)))
-				return NULL;
-		} else if (p < end && *p == '"') {
-			for (q = p + 1; q < end && *q != '"'; q += *q == '\\' ? 2 : 1)
-				;
-			p = q + 1;
-		} else {
-			while (p < end && *p != ',' && *p != '}')
-				p++;
-		}
-	}
-	return NULL;
-}
-
 static json_object *raw_number(const char *v)
 {
 	char buf[64];
@@ -996,12 +934,12 @@ static json_object *scope_subset(const char *dpos, const struct out *out)
 	if (!sc)
 		return NULL;
 	sc += strlen(",\"scope\":");
-	/* member() stops at the end of the object it walks: the end of the
+	/* lwm2_json_member() stops at the end of the object it walks: the end of the
 	 * line is bound enough, and spanning objects first would cost a scan */
 	sc_end = sc + strlen(sc);
-	if ((m = member(sc, sc_end, "metrics")) && *m == '{')
+	if ((m = lwm2_json_member(sc, sc_end, "metrics")) && *m == '{')
 		m_end = sc_end;
-	if ((t = member(sc, sc_end, "totals")) && *t == '{')
+	if ((t = lwm2_json_member(sc, sc_end, "totals")) && *t == '{')
 		t_end = sc_end;
 	wrap = json_object_new_object();
 	scope = json_object_new_object();
@@ -1010,9 +948,9 @@ static json_object *scope_subset(const char *dpos, const struct out *out)
 	json_object_object_add(wrap, "scope", scope);
 	json_object_object_add(scope, "metrics", metrics);
 	json_object_object_add(scope, "totals", totals);
-	if ((v = member(sc, sc_end, "processes")))
+	if ((v = lwm2_json_member(sc, sc_end, "processes")))
 		json_object_object_add(scope, "processes", raw_number(v));
-	if ((v = member(sc, sc_end, "mpi_processes")))
+	if ((v = lwm2_json_member(sc, sc_end, "mpi_processes")))
 		json_object_object_add(scope, "mpi_processes", raw_number(v));
 	for (i = 0; i < out->nfields; i++) {
 		const char *f = out->fields[i], *dot = strchr(f, '.');
@@ -1022,7 +960,7 @@ static json_object *scope_subset(const char *dpos, const struct out *out)
 		if (is_counter(f) && t_end) {
 			for (k = 0; k < LWM2_NCOUNTERS; k++)
 				if (!strcasecmp(f, lwm2_counter_names[k]) &&
-				    (v = member(t, t_end, lwm2_counter_names[k])))
+				    (v = lwm2_json_member(t, t_end, lwm2_counter_names[k])))
 					json_object_object_add(totals, lwm2_counter_names[k],
 					                       raw_number(v));
 		} else if (m_end && is_metric(f, dot ? (size_t)(dot - f) : strlen(f))) {
@@ -1033,11 +971,12 @@ static json_object *scope_subset(const char *dpos, const struct out *out)
 			metric_key(f, dot ? (size_t)(dot - f) : strlen(f), key, sizeof(key));
 			if (json_object_object_get_ex(metrics, key, NULL))
 				continue;
-			if (!(mo = member(m, m_end, key)) || *mo != '{' || !(mo_end = m_end))
+			if (!(mo = lwm2_json_member(m, m_end, key)) || *mo != '{' ||
+			    !(mo_end = m_end))
 				continue;
 			e = json_object_new_object();
 			for (k = 0; k < 3; k++)
-				if ((v = member(mo, mo_end, stats[k])))
+				if ((v = lwm2_json_member(mo, mo_end, stats[k])))
 					json_object_object_add(e, stats[k], raw_number(v));
 			json_object_object_add(metrics, key, e);
 		}

@@ -7,8 +7,8 @@
  * their line number and skipped; the others are kept.
  *
  * Not part of the library: linked into the lwm2 command only.  The text
- * walkers (lwm2_json_span, lwm2_json_member) do what cmd_digest.c's
- * static span() and member() do and could replace them.
+ * walkers (lwm2_json_span, lwm2_json_member) and lwm2_parse_time also
+ * serve `lwm2 digest --file`, which reads the same log.
  */
 #ifndef LWM2_LOGSCAN_H
 #define LWM2_LOGSCAN_H
