@@ -154,15 +154,28 @@ static inline void lwm2_earmark_leave(struct lwm2_thread *t, uint32_t prev)
  */
 extern int lwm2_clock_is_tsc;
 
+/* The CLOCK_MONOTONIC tick, kept out of line: inlined, its timespec and
+ * call would give every wrapper a stack frame and saved registers even
+ * where the TSC is read. */
+static __attribute__((noinline, cold, unused)) uint64_t lwm2_ticks_monotonic(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 static inline uint64_t lwm2_ticks(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
+	/* Plain rdtsc, no lfence or rdtscp: the wrappers time calls of
+	 * hundreds of ns and more, where a few instructions of reordering
+	 * around the read do not show, and a fence would cost more than
+	 * the read itself. */
 	if (LWM2_LIKELY(lwm2_clock_is_tsc))
 		return __rdtsc();
 #endif
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	return lwm2_ticks_monotonic();
 }
 
 /* Convert clock ticks to ns (calibrated once at start). */

@@ -174,7 +174,7 @@ int fcntl64(int fd, int cmd, ...);
 	X(accept4, int, (int, struct sockaddr *, socklen_t *, int))                                \
 	X(close_range, int, (unsigned, unsigned, int))                                             \
 	X(closefrom, void, (int))                                                                  \
-	X(copy_file_range, ssize_t, (int, loff_t *, int, loff_t *, size_t, unsigned))             \
+	X(copy_file_range, ssize_t, (int, loff_t *, int, loff_t *, size_t, unsigned))              \
 	X(sendfile, ssize_t, (int, int, off_t *, size_t))                                          \
 	X(sendfile64, ssize_t, (int, int, off64_t *, size_t))
 
@@ -254,8 +254,8 @@ static void posix_init(void)
 }
 
 LWM2_HIDDEN const struct lwm2_module lwm2_module_posix = {
-	.name = "posix",
-	.init = posix_init,
+    .name = "posix",
+    .init = posix_init,
 };
 
 /* ---- counting ---------------------------------------------------------- */
@@ -308,6 +308,37 @@ static inline struct lwm2_thread *posix_enter_stream(FILE *fp)
 	return posix_thread();
 }
 
+enum posix_route { POSIX_PASS, POSIX_COUNT, POSIX_SLOW };
+
+/*
+ * The fast path of the read and write wrappers.  Their exported function
+ * decides from two or three loads what to do with the call: pass a call on
+ * a descriptor the table knows is not a file (/dev/null, a socket, a pipe),
+ * or any call while lwm2 is off, on to libc with a tail jump, before any
+ * register is saved or the thread's storage is looked at; count a call on
+ * a known file; and leave everything else (a descriptor not classified
+ * yet, a real function not resolved yet) to the wrapper's full body,
+ * NAME_body, which makes every decision again from the start.
+ */
+static inline enum posix_route posix_fd_route(const void *real, int fd)
+{
+	enum posix_fd_class c = posix_fd_get(fd);
+
+	if (LWM2_UNLIKELY(real == NULL))
+		return POSIX_SLOW;
+	if (LWM2_LIKELY(c == POSIX_FD_OTHER) || LWM2_UNLIKELY(!posix_on()))
+		return POSIX_PASS;
+	return LWM2_LIKELY(c == POSIX_FD_FILE) ? POSIX_COUNT : POSIX_SLOW;
+}
+
+/* The same for a stream; a NULL stream takes the full body. */
+static inline enum posix_route posix_stream_route(const void *real, FILE *fp)
+{
+	if (LWM2_UNLIKELY(fp == NULL))
+		return POSIX_SLOW;
+	return posix_fd_route(real, posix_stream_fd(fp));
+}
+
 struct posix_span {
 	struct lwm2_thread *t;
 	uint32_t earmark;
@@ -337,7 +368,7 @@ static inline void posix_end_read(struct posix_span s, uint64_t bytes)
 	uint64_t ticks = posix_finish(s);
 
 	lwm2_count_call(s.t, LWM2_C_posix_read_calls, LWM2_C_posix_read_bytes, bytes,
-			LWM2_C_posix_read_ns, ticks);
+	                LWM2_C_posix_read_ns, ticks);
 }
 
 static inline void posix_end_write(struct posix_span s, uint64_t bytes)
@@ -345,7 +376,7 @@ static inline void posix_end_write(struct posix_span s, uint64_t bytes)
 	uint64_t ticks = posix_finish(s);
 
 	lwm2_count_call(s.t, LWM2_C_posix_write_calls, LWM2_C_posix_write_bytes, bytes,
-			LWM2_C_posix_write_ns, ticks);
+	                LWM2_C_posix_write_ns, ticks);
 }
 
 static inline void posix_count_meta(struct lwm2_thread *t, uint64_t ticks)
@@ -408,7 +439,7 @@ static __attribute__((noinline, cold)) void posix_no_real(void)
 
 /* ---- reads and writes on descriptors ----------------------------------- */
 
-LWM2_EXPORT ssize_t read(int fd, void *buf, size_t n)
+static __attribute__((noinline)) ssize_t read_body(int fd, void *buf, size_t n)
 {
 	read_fn real = get_read();
 	struct lwm2_thread *t;
@@ -426,7 +457,32 @@ LWM2_EXPORT ssize_t read(int fd, void *buf, size_t n)
 	return r;
 }
 
-LWM2_EXPORT ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen)
+/* A call on a file, lwm2 on: timed and counted. */
+static __attribute__((noinline)) ssize_t read_count(int fd, void *buf, size_t n, read_fn real)
+{
+	struct posix_span s = posix_begin(posix_thread());
+	ssize_t r = real(fd, buf, n);
+
+	posix_end_read(s, posix_bytes(r));
+	return r;
+}
+
+LWM2_EXPORT ssize_t read(int fd, void *buf, size_t n)
+{
+	read_fn real = atomic_load_explicit(&real_read, memory_order_relaxed);
+
+	switch (posix_fd_route(real, fd)) {
+	case POSIX_PASS:
+		return real(fd, buf, n);
+	case POSIX_COUNT:
+		return read_count(fd, buf, n, real);
+	case POSIX_SLOW:
+		break;
+	}
+	return read_body(fd, buf, n);
+}
+
+static __attribute__((noinline)) ssize_t __read_chk_body(int fd, void *buf, size_t n, size_t buflen)
 {
 	__read_chk_fn real = get___read_chk();
 	struct lwm2_thread *t;
@@ -444,7 +500,33 @@ LWM2_EXPORT ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen)
 	return r;
 }
 
-LWM2_EXPORT ssize_t write(int fd, const void *buf, size_t n)
+/* A call on a file, lwm2 on: timed and counted. */
+static __attribute__((noinline)) ssize_t __read_chk_count(int fd, void *buf, size_t n,
+                                                          size_t buflen, __read_chk_fn real)
+{
+	struct posix_span s = posix_begin(posix_thread());
+	ssize_t r = real(fd, buf, n, buflen);
+
+	posix_end_read(s, posix_bytes(r));
+	return r;
+}
+
+LWM2_EXPORT ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen)
+{
+	__read_chk_fn real = atomic_load_explicit(&real___read_chk, memory_order_relaxed);
+
+	switch (posix_fd_route(real, fd)) {
+	case POSIX_PASS:
+		return real(fd, buf, n, buflen);
+	case POSIX_COUNT:
+		return __read_chk_count(fd, buf, n, buflen, real);
+	case POSIX_SLOW:
+		break;
+	}
+	return __read_chk_body(fd, buf, n, buflen);
+}
+
+static __attribute__((noinline)) ssize_t write_body(int fd, const void *buf, size_t n)
 {
 	write_fn real = get_write();
 	struct lwm2_thread *t;
@@ -462,7 +544,33 @@ LWM2_EXPORT ssize_t write(int fd, const void *buf, size_t n)
 	return r;
 }
 
-LWM2_EXPORT ssize_t pread(int fd, void *buf, size_t n, off_t off)
+/* A call on a file, lwm2 on: timed and counted. */
+static __attribute__((noinline)) ssize_t write_count(int fd, const void *buf, size_t n,
+                                                     write_fn real)
+{
+	struct posix_span s = posix_begin(posix_thread());
+	ssize_t r = real(fd, buf, n);
+
+	posix_end_write(s, posix_bytes(r));
+	return r;
+}
+
+LWM2_EXPORT ssize_t write(int fd, const void *buf, size_t n)
+{
+	write_fn real = atomic_load_explicit(&real_write, memory_order_relaxed);
+
+	switch (posix_fd_route(real, fd)) {
+	case POSIX_PASS:
+		return real(fd, buf, n);
+	case POSIX_COUNT:
+		return write_count(fd, buf, n, real);
+	case POSIX_SLOW:
+		break;
+	}
+	return write_body(fd, buf, n);
+}
+
+static __attribute__((noinline)) ssize_t pread_body(int fd, void *buf, size_t n, off_t off)
 {
 	pread_fn real = get_pread();
 	struct lwm2_thread *t;
@@ -480,7 +588,33 @@ LWM2_EXPORT ssize_t pread(int fd, void *buf, size_t n, off_t off)
 	return r;
 }
 
-LWM2_EXPORT ssize_t pread64(int fd, void *buf, size_t n, off64_t off)
+/* A call on a file, lwm2 on: timed and counted. */
+static __attribute__((noinline)) ssize_t pread_count(int fd, void *buf, size_t n, off_t off,
+                                                     pread_fn real)
+{
+	struct posix_span s = posix_begin(posix_thread());
+	ssize_t r = real(fd, buf, n, off);
+
+	posix_end_read(s, posix_bytes(r));
+	return r;
+}
+
+LWM2_EXPORT ssize_t pread(int fd, void *buf, size_t n, off_t off)
+{
+	pread_fn real = atomic_load_explicit(&real_pread, memory_order_relaxed);
+
+	switch (posix_fd_route(real, fd)) {
+	case POSIX_PASS:
+		return real(fd, buf, n, off);
+	case POSIX_COUNT:
+		return pread_count(fd, buf, n, off, real);
+	case POSIX_SLOW:
+		break;
+	}
+	return pread_body(fd, buf, n, off);
+}
+
+static __attribute__((noinline)) ssize_t pread64_body(int fd, void *buf, size_t n, off64_t off)
 {
 	pread64_fn real = get_pread64();
 	struct lwm2_thread *t;
@@ -498,7 +632,34 @@ LWM2_EXPORT ssize_t pread64(int fd, void *buf, size_t n, off64_t off)
 	return r;
 }
 
-LWM2_EXPORT ssize_t __pread_chk(int fd, void *buf, size_t n, off_t off, size_t buflen)
+/* A call on a file, lwm2 on: timed and counted. */
+static __attribute__((noinline)) ssize_t pread64_count(int fd, void *buf, size_t n, off64_t off,
+                                                       pread64_fn real)
+{
+	struct posix_span s = posix_begin(posix_thread());
+	ssize_t r = real(fd, buf, n, off);
+
+	posix_end_read(s, posix_bytes(r));
+	return r;
+}
+
+LWM2_EXPORT ssize_t pread64(int fd, void *buf, size_t n, off64_t off)
+{
+	pread64_fn real = atomic_load_explicit(&real_pread64, memory_order_relaxed);
+
+	switch (posix_fd_route(real, fd)) {
+	case POSIX_PASS:
+		return real(fd, buf, n, off);
+	case POSIX_COUNT:
+		return pread64_count(fd, buf, n, off, real);
+	case POSIX_SLOW:
+		break;
+	}
+	return pread64_body(fd, buf, n, off);
+}
+
+static __attribute__((noinline)) ssize_t __pread_chk_body(int fd, void *buf, size_t n, off_t off,
+                                                          size_t buflen)
 {
 	__pread_chk_fn real = get___pread_chk();
 	struct lwm2_thread *t;
@@ -516,7 +677,34 @@ LWM2_EXPORT ssize_t __pread_chk(int fd, void *buf, size_t n, off_t off, size_t b
 	return r;
 }
 
-LWM2_EXPORT ssize_t __pread64_chk(int fd, void *buf, size_t n, off64_t off, size_t buflen)
+/* A call on a file, lwm2 on: timed and counted. */
+static __attribute__((noinline)) ssize_t __pread_chk_count(int fd, void *buf, size_t n, off_t off,
+                                                           size_t buflen, __pread_chk_fn real)
+{
+	struct posix_span s = posix_begin(posix_thread());
+	ssize_t r = real(fd, buf, n, off, buflen);
+
+	posix_end_read(s, posix_bytes(r));
+	return r;
+}
+
+LWM2_EXPORT ssize_t __pread_chk(int fd, void *buf, size_t n, off_t off, size_t buflen)
+{
+	__pread_chk_fn real = atomic_load_explicit(&real___pread_chk, memory_order_relaxed);
+
+	switch (posix_fd_route(real, fd)) {
+	case POSIX_PASS:
+		return real(fd, buf, n, off, buflen);
+	case POSIX_COUNT:
+		return __pread_chk_count(fd, buf, n, off, buflen, real);
+	case POSIX_SLOW:
+		break;
+	}
+	return __pread_chk_body(fd, buf, n, off, buflen);
+}
+
+static __attribute__((noinline)) ssize_t __pread64_chk_body(int fd, void *buf, size_t n,
+                                                            off64_t off, size_t buflen)
 {
 	__pread64_chk_fn real = get___pread64_chk();
 	struct lwm2_thread *t;
@@ -534,7 +722,33 @@ LWM2_EXPORT ssize_t __pread64_chk(int fd, void *buf, size_t n, off64_t off, size
 	return r;
 }
 
-LWM2_EXPORT ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
+/* A call on a file, lwm2 on: timed and counted. */
+static __attribute__((noinline)) ssize_t
+__pread64_chk_count(int fd, void *buf, size_t n, off64_t off, size_t buflen, __pread64_chk_fn real)
+{
+	struct posix_span s = posix_begin(posix_thread());
+	ssize_t r = real(fd, buf, n, off, buflen);
+
+	posix_end_read(s, posix_bytes(r));
+	return r;
+}
+
+LWM2_EXPORT ssize_t __pread64_chk(int fd, void *buf, size_t n, off64_t off, size_t buflen)
+{
+	__pread64_chk_fn real = atomic_load_explicit(&real___pread64_chk, memory_order_relaxed);
+
+	switch (posix_fd_route(real, fd)) {
+	case POSIX_PASS:
+		return real(fd, buf, n, off, buflen);
+	case POSIX_COUNT:
+		return __pread64_chk_count(fd, buf, n, off, buflen, real);
+	case POSIX_SLOW:
+		break;
+	}
+	return __pread64_chk_body(fd, buf, n, off, buflen);
+}
+
+static __attribute__((noinline)) ssize_t pwrite_body(int fd, const void *buf, size_t n, off_t off)
 {
 	pwrite_fn real = get_pwrite();
 	struct lwm2_thread *t;
@@ -552,7 +766,34 @@ LWM2_EXPORT ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
 	return r;
 }
 
-LWM2_EXPORT ssize_t pwrite64(int fd, const void *buf, size_t n, off64_t off)
+/* A call on a file, lwm2 on: timed and counted. */
+static __attribute__((noinline)) ssize_t pwrite_count(int fd, const void *buf, size_t n, off_t off,
+                                                      pwrite_fn real)
+{
+	struct posix_span s = posix_begin(posix_thread());
+	ssize_t r = real(fd, buf, n, off);
+
+	posix_end_write(s, posix_bytes(r));
+	return r;
+}
+
+LWM2_EXPORT ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
+{
+	pwrite_fn real = atomic_load_explicit(&real_pwrite, memory_order_relaxed);
+
+	switch (posix_fd_route(real, fd)) {
+	case POSIX_PASS:
+		return real(fd, buf, n, off);
+	case POSIX_COUNT:
+		return pwrite_count(fd, buf, n, off, real);
+	case POSIX_SLOW:
+		break;
+	}
+	return pwrite_body(fd, buf, n, off);
+}
+
+static __attribute__((noinline)) ssize_t pwrite64_body(int fd, const void *buf, size_t n,
+                                                       off64_t off)
 {
 	pwrite64_fn real = get_pwrite64();
 	struct lwm2_thread *t;
@@ -570,7 +811,33 @@ LWM2_EXPORT ssize_t pwrite64(int fd, const void *buf, size_t n, off64_t off)
 	return r;
 }
 
-LWM2_EXPORT ssize_t readv(int fd, const struct iovec *iov, int cnt)
+/* A call on a file, lwm2 on: timed and counted. */
+static __attribute__((noinline)) ssize_t pwrite64_count(int fd, const void *buf, size_t n,
+                                                        off64_t off, pwrite64_fn real)
+{
+	struct posix_span s = posix_begin(posix_thread());
+	ssize_t r = real(fd, buf, n, off);
+
+	posix_end_write(s, posix_bytes(r));
+	return r;
+}
+
+LWM2_EXPORT ssize_t pwrite64(int fd, const void *buf, size_t n, off64_t off)
+{
+	pwrite64_fn real = atomic_load_explicit(&real_pwrite64, memory_order_relaxed);
+
+	switch (posix_fd_route(real, fd)) {
+	case POSIX_PASS:
+		return real(fd, buf, n, off);
+	case POSIX_COUNT:
+		return pwrite64_count(fd, buf, n, off, real);
+	case POSIX_SLOW:
+		break;
+	}
+	return pwrite64_body(fd, buf, n, off);
+}
+
+static __attribute__((noinline)) ssize_t readv_body(int fd, const struct iovec *iov, int cnt)
 {
 	readv_fn real = get_readv();
 	struct lwm2_thread *t;
@@ -588,7 +855,33 @@ LWM2_EXPORT ssize_t readv(int fd, const struct iovec *iov, int cnt)
 	return r;
 }
 
-LWM2_EXPORT ssize_t writev(int fd, const struct iovec *iov, int cnt)
+/* A call on a file, lwm2 on: timed and counted. */
+static __attribute__((noinline)) ssize_t readv_count(int fd, const struct iovec *iov, int cnt,
+                                                     readv_fn real)
+{
+	struct posix_span s = posix_begin(posix_thread());
+	ssize_t r = real(fd, iov, cnt);
+
+	posix_end_read(s, posix_bytes(r));
+	return r;
+}
+
+LWM2_EXPORT ssize_t readv(int fd, const struct iovec *iov, int cnt)
+{
+	readv_fn real = atomic_load_explicit(&real_readv, memory_order_relaxed);
+
+	switch (posix_fd_route(real, fd)) {
+	case POSIX_PASS:
+		return real(fd, iov, cnt);
+	case POSIX_COUNT:
+		return readv_count(fd, iov, cnt, real);
+	case POSIX_SLOW:
+		break;
+	}
+	return readv_body(fd, iov, cnt);
+}
+
+static __attribute__((noinline)) ssize_t writev_body(int fd, const struct iovec *iov, int cnt)
 {
 	writev_fn real = get_writev();
 	struct lwm2_thread *t;
@@ -606,7 +899,34 @@ LWM2_EXPORT ssize_t writev(int fd, const struct iovec *iov, int cnt)
 	return r;
 }
 
-LWM2_EXPORT ssize_t preadv(int fd, const struct iovec *iov, int cnt, off_t off)
+/* A call on a file, lwm2 on: timed and counted. */
+static __attribute__((noinline)) ssize_t writev_count(int fd, const struct iovec *iov, int cnt,
+                                                      writev_fn real)
+{
+	struct posix_span s = posix_begin(posix_thread());
+	ssize_t r = real(fd, iov, cnt);
+
+	posix_end_write(s, posix_bytes(r));
+	return r;
+}
+
+LWM2_EXPORT ssize_t writev(int fd, const struct iovec *iov, int cnt)
+{
+	writev_fn real = atomic_load_explicit(&real_writev, memory_order_relaxed);
+
+	switch (posix_fd_route(real, fd)) {
+	case POSIX_PASS:
+		return real(fd, iov, cnt);
+	case POSIX_COUNT:
+		return writev_count(fd, iov, cnt, real);
+	case POSIX_SLOW:
+		break;
+	}
+	return writev_body(fd, iov, cnt);
+}
+
+static __attribute__((noinline)) ssize_t preadv_body(int fd, const struct iovec *iov, int cnt,
+                                                     off_t off)
 {
 	preadv_fn real = get_preadv();
 	struct lwm2_thread *t;
@@ -624,7 +944,34 @@ LWM2_EXPORT ssize_t preadv(int fd, const struct iovec *iov, int cnt, off_t off)
 	return r;
 }
 
-LWM2_EXPORT ssize_t preadv64(int fd, const struct iovec *iov, int cnt, off64_t off)
+/* A call on a file, lwm2 on: timed and counted. */
+static __attribute__((noinline)) ssize_t preadv_count(int fd, const struct iovec *iov, int cnt,
+                                                      off_t off, preadv_fn real)
+{
+	struct posix_span s = posix_begin(posix_thread());
+	ssize_t r = real(fd, iov, cnt, off);
+
+	posix_end_read(s, posix_bytes(r));
+	return r;
+}
+
+LWM2_EXPORT ssize_t preadv(int fd, const struct iovec *iov, int cnt, off_t off)
+{
+	preadv_fn real = atomic_load_explicit(&real_preadv, memory_order_relaxed);
+
+	switch (posix_fd_route(real, fd)) {
+	case POSIX_PASS:
+		return real(fd, iov, cnt, off);
+	case POSIX_COUNT:
+		return preadv_count(fd, iov, cnt, off, real);
+	case POSIX_SLOW:
+		break;
+	}
+	return preadv_body(fd, iov, cnt, off);
+}
+
+static __attribute__((noinline)) ssize_t preadv64_body(int fd, const struct iovec *iov, int cnt,
+                                                       off64_t off)
 {
 	preadv64_fn real = get_preadv64();
 	struct lwm2_thread *t;
@@ -642,7 +989,34 @@ LWM2_EXPORT ssize_t preadv64(int fd, const struct iovec *iov, int cnt, off64_t o
 	return r;
 }
 
-LWM2_EXPORT ssize_t pwritev(int fd, const struct iovec *iov, int cnt, off_t off)
+/* A call on a file, lwm2 on: timed and counted. */
+static __attribute__((noinline)) ssize_t preadv64_count(int fd, const struct iovec *iov, int cnt,
+                                                        off64_t off, preadv64_fn real)
+{
+	struct posix_span s = posix_begin(posix_thread());
+	ssize_t r = real(fd, iov, cnt, off);
+
+	posix_end_read(s, posix_bytes(r));
+	return r;
+}
+
+LWM2_EXPORT ssize_t preadv64(int fd, const struct iovec *iov, int cnt, off64_t off)
+{
+	preadv64_fn real = atomic_load_explicit(&real_preadv64, memory_order_relaxed);
+
+	switch (posix_fd_route(real, fd)) {
+	case POSIX_PASS:
+		return real(fd, iov, cnt, off);
+	case POSIX_COUNT:
+		return preadv64_count(fd, iov, cnt, off, real);
+	case POSIX_SLOW:
+		break;
+	}
+	return preadv64_body(fd, iov, cnt, off);
+}
+
+static __attribute__((noinline)) ssize_t pwritev_body(int fd, const struct iovec *iov, int cnt,
+                                                      off_t off)
 {
 	pwritev_fn real = get_pwritev();
 	struct lwm2_thread *t;
@@ -660,7 +1034,34 @@ LWM2_EXPORT ssize_t pwritev(int fd, const struct iovec *iov, int cnt, off_t off)
 	return r;
 }
 
-LWM2_EXPORT ssize_t pwritev64(int fd, const struct iovec *iov, int cnt, off64_t off)
+/* A call on a file, lwm2 on: timed and counted. */
+static __attribute__((noinline)) ssize_t pwritev_count(int fd, const struct iovec *iov, int cnt,
+                                                       off_t off, pwritev_fn real)
+{
+	struct posix_span s = posix_begin(posix_thread());
+	ssize_t r = real(fd, iov, cnt, off);
+
+	posix_end_write(s, posix_bytes(r));
+	return r;
+}
+
+LWM2_EXPORT ssize_t pwritev(int fd, const struct iovec *iov, int cnt, off_t off)
+{
+	pwritev_fn real = atomic_load_explicit(&real_pwritev, memory_order_relaxed);
+
+	switch (posix_fd_route(real, fd)) {
+	case POSIX_PASS:
+		return real(fd, iov, cnt, off);
+	case POSIX_COUNT:
+		return pwritev_count(fd, iov, cnt, off, real);
+	case POSIX_SLOW:
+		break;
+	}
+	return pwritev_body(fd, iov, cnt, off);
+}
+
+static __attribute__((noinline)) ssize_t pwritev64_body(int fd, const struct iovec *iov, int cnt,
+                                                        off64_t off)
 {
 	pwritev64_fn real = get_pwritev64();
 	struct lwm2_thread *t;
@@ -678,7 +1079,34 @@ LWM2_EXPORT ssize_t pwritev64(int fd, const struct iovec *iov, int cnt, off64_t 
 	return r;
 }
 
-LWM2_EXPORT ssize_t preadv2(int fd, const struct iovec *iov, int cnt, off_t off, int flags)
+/* A call on a file, lwm2 on: timed and counted. */
+static __attribute__((noinline)) ssize_t pwritev64_count(int fd, const struct iovec *iov, int cnt,
+                                                         off64_t off, pwritev64_fn real)
+{
+	struct posix_span s = posix_begin(posix_thread());
+	ssize_t r = real(fd, iov, cnt, off);
+
+	posix_end_write(s, posix_bytes(r));
+	return r;
+}
+
+LWM2_EXPORT ssize_t pwritev64(int fd, const struct iovec *iov, int cnt, off64_t off)
+{
+	pwritev64_fn real = atomic_load_explicit(&real_pwritev64, memory_order_relaxed);
+
+	switch (posix_fd_route(real, fd)) {
+	case POSIX_PASS:
+		return real(fd, iov, cnt, off);
+	case POSIX_COUNT:
+		return pwritev64_count(fd, iov, cnt, off, real);
+	case POSIX_SLOW:
+		break;
+	}
+	return pwritev64_body(fd, iov, cnt, off);
+}
+
+static __attribute__((noinline)) ssize_t preadv2_body(int fd, const struct iovec *iov, int cnt,
+                                                      off_t off, int flags)
 {
 	preadv2_fn real = get_preadv2();
 	struct lwm2_thread *t;
@@ -696,7 +1124,34 @@ LWM2_EXPORT ssize_t preadv2(int fd, const struct iovec *iov, int cnt, off_t off,
 	return r;
 }
 
-LWM2_EXPORT ssize_t preadv64v2(int fd, const struct iovec *iov, int cnt, off64_t off, int flags)
+/* A call on a file, lwm2 on: timed and counted. */
+static __attribute__((noinline)) ssize_t preadv2_count(int fd, const struct iovec *iov, int cnt,
+                                                       off_t off, int flags, preadv2_fn real)
+{
+	struct posix_span s = posix_begin(posix_thread());
+	ssize_t r = real(fd, iov, cnt, off, flags);
+
+	posix_end_read(s, posix_bytes(r));
+	return r;
+}
+
+LWM2_EXPORT ssize_t preadv2(int fd, const struct iovec *iov, int cnt, off_t off, int flags)
+{
+	preadv2_fn real = atomic_load_explicit(&real_preadv2, memory_order_relaxed);
+
+	switch (posix_fd_route(real, fd)) {
+	case POSIX_PASS:
+		return real(fd, iov, cnt, off, flags);
+	case POSIX_COUNT:
+		return preadv2_count(fd, iov, cnt, off, flags, real);
+	case POSIX_SLOW:
+		break;
+	}
+	return preadv2_body(fd, iov, cnt, off, flags);
+}
+
+static __attribute__((noinline)) ssize_t preadv64v2_body(int fd, const struct iovec *iov, int cnt,
+                                                         off64_t off, int flags)
 {
 	preadv64v2_fn real = get_preadv64v2();
 	struct lwm2_thread *t;
@@ -714,7 +1169,35 @@ LWM2_EXPORT ssize_t preadv64v2(int fd, const struct iovec *iov, int cnt, off64_t
 	return r;
 }
 
-LWM2_EXPORT ssize_t pwritev2(int fd, const struct iovec *iov, int cnt, off_t off, int flags)
+/* A call on a file, lwm2 on: timed and counted. */
+static __attribute__((noinline)) ssize_t preadv64v2_count(int fd, const struct iovec *iov, int cnt,
+                                                          off64_t off, int flags,
+                                                          preadv64v2_fn real)
+{
+	struct posix_span s = posix_begin(posix_thread());
+	ssize_t r = real(fd, iov, cnt, off, flags);
+
+	posix_end_read(s, posix_bytes(r));
+	return r;
+}
+
+LWM2_EXPORT ssize_t preadv64v2(int fd, const struct iovec *iov, int cnt, off64_t off, int flags)
+{
+	preadv64v2_fn real = atomic_load_explicit(&real_preadv64v2, memory_order_relaxed);
+
+	switch (posix_fd_route(real, fd)) {
+	case POSIX_PASS:
+		return real(fd, iov, cnt, off, flags);
+	case POSIX_COUNT:
+		return preadv64v2_count(fd, iov, cnt, off, flags, real);
+	case POSIX_SLOW:
+		break;
+	}
+	return preadv64v2_body(fd, iov, cnt, off, flags);
+}
+
+static __attribute__((noinline)) ssize_t pwritev2_body(int fd, const struct iovec *iov, int cnt,
+                                                       off_t off, int flags)
 {
 	pwritev2_fn real = get_pwritev2();
 	struct lwm2_thread *t;
@@ -732,7 +1215,34 @@ LWM2_EXPORT ssize_t pwritev2(int fd, const struct iovec *iov, int cnt, off_t off
 	return r;
 }
 
-LWM2_EXPORT ssize_t pwritev64v2(int fd, const struct iovec *iov, int cnt, off64_t off, int flags)
+/* A call on a file, lwm2 on: timed and counted. */
+static __attribute__((noinline)) ssize_t pwritev2_count(int fd, const struct iovec *iov, int cnt,
+                                                        off_t off, int flags, pwritev2_fn real)
+{
+	struct posix_span s = posix_begin(posix_thread());
+	ssize_t r = real(fd, iov, cnt, off, flags);
+
+	posix_end_write(s, posix_bytes(r));
+	return r;
+}
+
+LWM2_EXPORT ssize_t pwritev2(int fd, const struct iovec *iov, int cnt, off_t off, int flags)
+{
+	pwritev2_fn real = atomic_load_explicit(&real_pwritev2, memory_order_relaxed);
+
+	switch (posix_fd_route(real, fd)) {
+	case POSIX_PASS:
+		return real(fd, iov, cnt, off, flags);
+	case POSIX_COUNT:
+		return pwritev2_count(fd, iov, cnt, off, flags, real);
+	case POSIX_SLOW:
+		break;
+	}
+	return pwritev2_body(fd, iov, cnt, off, flags);
+}
+
+static __attribute__((noinline)) ssize_t pwritev64v2_body(int fd, const struct iovec *iov, int cnt,
+                                                          off64_t off, int flags)
 {
 	pwritev64v2_fn real = get_pwritev64v2();
 	struct lwm2_thread *t;
@@ -750,6 +1260,33 @@ LWM2_EXPORT ssize_t pwritev64v2(int fd, const struct iovec *iov, int cnt, off64_
 	return r;
 }
 
+/* A call on a file, lwm2 on: timed and counted. */
+static __attribute__((noinline)) ssize_t pwritev64v2_count(int fd, const struct iovec *iov, int cnt,
+                                                           off64_t off, int flags,
+                                                           pwritev64v2_fn real)
+{
+	struct posix_span s = posix_begin(posix_thread());
+	ssize_t r = real(fd, iov, cnt, off, flags);
+
+	posix_end_write(s, posix_bytes(r));
+	return r;
+}
+
+LWM2_EXPORT ssize_t pwritev64v2(int fd, const struct iovec *iov, int cnt, off64_t off, int flags)
+{
+	pwritev64v2_fn real = atomic_load_explicit(&real_pwritev64v2, memory_order_relaxed);
+
+	switch (posix_fd_route(real, fd)) {
+	case POSIX_PASS:
+		return real(fd, iov, cnt, off, flags);
+	case POSIX_COUNT:
+		return pwritev64v2_count(fd, iov, cnt, off, flags, real);
+	case POSIX_SLOW:
+		break;
+	}
+	return pwritev64v2_body(fd, iov, cnt, off, flags);
+}
+
 /* ---- copies between descriptors -------------------------------------- */
 
 static inline void posix_end_copy(struct posix_span s, bool from_file, bool to_file, ssize_t r)
@@ -759,16 +1296,15 @@ static inline void posix_end_copy(struct posix_span s, bool from_file, bool to_f
 
 	if (from_file)
 		lwm2_count_call(s.t, LWM2_C_posix_read_calls, LWM2_C_posix_read_bytes, bytes,
-				LWM2_C_posix_read_ns, read_ticks);
+		                LWM2_C_posix_read_ns, read_ticks);
 	if (to_file)
 		lwm2_count_call(s.t, LWM2_C_posix_write_calls, LWM2_C_posix_write_bytes, bytes,
-				LWM2_C_posix_write_ns, ticks - read_ticks);
+		                LWM2_C_posix_write_ns, ticks - read_ticks);
 }
 
 /* Storage when either end is a file; the classes come back through the
  * flags. */
-static inline struct lwm2_thread *posix_enter_copy(int from, int to, bool *from_file,
-						   bool *to_file)
+static inline struct lwm2_thread *posix_enter_copy(int from, int to, bool *from_file, bool *to_file)
 {
 	if (LWM2_UNLIKELY(!posix_on()))
 		return NULL;
@@ -778,7 +1314,7 @@ static inline struct lwm2_thread *posix_enter_copy(int from, int to, bool *from_
 }
 
 LWM2_EXPORT ssize_t copy_file_range(int in, loff_t *off_in, int out, loff_t *off_out, size_t len,
-				    unsigned flags)
+                                    unsigned flags)
 {
 	copy_file_range_fn real = get_copy_file_range();
 	struct lwm2_thread *t;
@@ -890,7 +1426,7 @@ LWM2_EXPORT int open64(const char *path, int flags, ...)
 	va_end(ap);
 	if (LWM2_UNLIKELY(!real))
 		return posix_opened_untimed(
-			(int)syscall(SYS_openat, AT_FDCWD, path, flags | O_LARGEFILE, mode));
+		    (int)syscall(SYS_openat, AT_FDCWD, path, flags | O_LARGEFILE, mode));
 	t = posix_enter_open();
 	if (!t)
 		return posix_opened_untimed(real(path, flags, mode));
@@ -935,7 +1471,7 @@ LWM2_EXPORT int openat64(int dirfd, const char *path, int flags, ...)
 	va_end(ap);
 	if (LWM2_UNLIKELY(!real))
 		return posix_opened_untimed(
-			(int)syscall(SYS_openat, dirfd, path, flags | O_LARGEFILE, mode));
+		    (int)syscall(SYS_openat, dirfd, path, flags | O_LARGEFILE, mode));
 	t = posix_enter_open();
 	if (!t)
 		return posix_opened_untimed(real(dirfd, path, flags, mode));
@@ -953,8 +1489,8 @@ LWM2_EXPORT int creat(const char *path, mode_t mode)
 	int fd;
 
 	if (LWM2_UNLIKELY(!real))
-		return posix_opened_untimed((int)syscall(SYS_openat, AT_FDCWD, path,
-							 O_CREAT | O_WRONLY | O_TRUNC, mode));
+		return posix_opened_untimed(
+		    (int)syscall(SYS_openat, AT_FDCWD, path, O_CREAT | O_WRONLY | O_TRUNC, mode));
 	t = posix_enter_open();
 	if (!t)
 		return posix_opened_untimed(real(path, mode));
@@ -972,9 +1508,8 @@ LWM2_EXPORT int creat64(const char *path, mode_t mode)
 	int fd;
 
 	if (LWM2_UNLIKELY(!real))
-		return posix_opened_untimed(
-			(int)syscall(SYS_openat, AT_FDCWD, path,
-				     O_CREAT | O_WRONLY | O_TRUNC | O_LARGEFILE, mode));
+		return posix_opened_untimed((int)syscall(
+		    SYS_openat, AT_FDCWD, path, O_CREAT | O_WRONLY | O_TRUNC | O_LARGEFILE, mode));
 	t = posix_enter_open();
 	if (!t)
 		return posix_opened_untimed(real(path, mode));
@@ -1205,7 +1740,7 @@ LWM2_EXPORT int dup3(int oldfd, int newfd, int flags)
 	dup3_fn real = get_dup3();
 
 	return posix_made(LWM2_LIKELY(real != NULL) ? real(oldfd, newfd, flags)
-						    : (int)syscall(SYS_dup3, oldfd, newfd, flags));
+	                                            : (int)syscall(SYS_dup3, oldfd, newfd, flags));
 }
 
 static inline bool posix_fcntl_dups(int cmd)
@@ -1247,9 +1782,8 @@ LWM2_EXPORT int pipe(int fds[2])
 {
 	pipe_fn real = get_pipe();
 
-	return posix_made_pair(LWM2_LIKELY(real != NULL) ? real(fds)
-							 : (int)syscall(SYS_pipe2, fds, 0),
-			       fds);
+	return posix_made_pair(
+	    LWM2_LIKELY(real != NULL) ? real(fds) : (int)syscall(SYS_pipe2, fds, 0), fds);
 }
 
 LWM2_EXPORT int pipe2(int fds[2], int flags)
@@ -1257,8 +1791,8 @@ LWM2_EXPORT int pipe2(int fds[2], int flags)
 	pipe2_fn real = get_pipe2();
 
 	return posix_made_pair(LWM2_LIKELY(real != NULL) ? real(fds, flags)
-							 : (int)syscall(SYS_pipe2, fds, flags),
-			       fds);
+	                                                 : (int)syscall(SYS_pipe2, fds, flags),
+	                       fds);
 }
 
 LWM2_EXPORT int socket(int domain, int type, int protocol)
@@ -1266,8 +1800,8 @@ LWM2_EXPORT int socket(int domain, int type, int protocol)
 	socket_fn real = get_socket();
 
 	return posix_made_other(LWM2_LIKELY(real != NULL)
-					? real(domain, type, protocol)
-					: (int)syscall(SYS_socket, domain, type, protocol));
+	                            ? real(domain, type, protocol)
+	                            : (int)syscall(SYS_socket, domain, type, protocol));
 }
 
 LWM2_EXPORT int socketpair(int domain, int type, int protocol, int fds[2])
@@ -1275,9 +1809,9 @@ LWM2_EXPORT int socketpair(int domain, int type, int protocol, int fds[2])
 	socketpair_fn real = get_socketpair();
 
 	return posix_made_pair(LWM2_LIKELY(real != NULL)
-				       ? real(domain, type, protocol, fds)
-				       : (int)syscall(SYS_socketpair, domain, type, protocol, fds),
-			       fds);
+	                           ? real(domain, type, protocol, fds)
+	                           : (int)syscall(SYS_socketpair, domain, type, protocol, fds),
+	                       fds);
 }
 
 LWM2_EXPORT int accept(int fd, struct sockaddr *addr, socklen_t *len)
@@ -1285,8 +1819,8 @@ LWM2_EXPORT int accept(int fd, struct sockaddr *addr, socklen_t *len)
 	accept_fn real = get_accept();
 
 	return posix_made_other(LWM2_LIKELY(real != NULL)
-					? real(fd, addr, len)
-					: (int)syscall(SYS_accept4, fd, addr, len, 0));
+	                            ? real(fd, addr, len)
+	                            : (int)syscall(SYS_accept4, fd, addr, len, 0));
 }
 
 LWM2_EXPORT int accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags)
@@ -1294,15 +1828,15 @@ LWM2_EXPORT int accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags
 	accept4_fn real = get_accept4();
 
 	return posix_made_other(LWM2_LIKELY(real != NULL)
-					? real(fd, addr, len, flags)
-					: (int)syscall(SYS_accept4, fd, addr, len, flags));
+	                            ? real(fd, addr, len, flags)
+	                            : (int)syscall(SYS_accept4, fd, addr, len, flags));
 }
 
 LWM2_EXPORT int close_range(unsigned first, unsigned last, int flags)
 {
 	close_range_fn real = get_close_range();
 	int r = LWM2_LIKELY(real != NULL) ? real(first, last, flags)
-					  : (int)syscall(SYS_close_range, first, last, flags);
+	                                  : (int)syscall(SYS_close_range, first, last, flags);
 
 	if (r == 0 && !(flags & CLOSE_RANGE_CLOEXEC))
 		lwm2_posix_fd_forget_range(first, last);
@@ -1323,7 +1857,7 @@ LWM2_EXPORT void closefrom(int lowfd)
 
 /* ---- stdio reads ------------------------------------------------------- */
 
-LWM2_EXPORT size_t fread(void *ptr, size_t size, size_t n, FILE *fp)
+static __attribute__((noinline)) size_t fread_body(void *ptr, size_t size, size_t n, FILE *fp)
 {
 	fread_fn real = get_fread();
 	struct lwm2_thread *t;
@@ -1341,7 +1875,34 @@ LWM2_EXPORT size_t fread(void *ptr, size_t size, size_t n, FILE *fp)
 	return r;
 }
 
-LWM2_EXPORT size_t fread_unlocked(void *ptr, size_t size, size_t n, FILE *fp)
+/* A call on a file, lwm2 on: timed and counted. */
+static __attribute__((noinline)) size_t fread_count(void *ptr, size_t size, size_t n, FILE *fp,
+                                                    fread_fn real)
+{
+	struct posix_span s = posix_begin(posix_thread());
+	size_t r = real(ptr, size, n, fp);
+
+	posix_end_read(s, (uint64_t)r * size);
+	return r;
+}
+
+LWM2_EXPORT size_t fread(void *ptr, size_t size, size_t n, FILE *fp)
+{
+	fread_fn real = atomic_load_explicit(&real_fread, memory_order_relaxed);
+
+	switch (posix_stream_route(real, fp)) {
+	case POSIX_PASS:
+		return real(ptr, size, n, fp);
+	case POSIX_COUNT:
+		return fread_count(ptr, size, n, fp, real);
+	case POSIX_SLOW:
+		break;
+	}
+	return fread_body(ptr, size, n, fp);
+}
+
+static __attribute__((noinline)) size_t fread_unlocked_body(void *ptr, size_t size, size_t n,
+                                                            FILE *fp)
 {
 	fread_unlocked_fn real = get_fread_unlocked();
 	struct lwm2_thread *t;
@@ -1359,7 +1920,34 @@ LWM2_EXPORT size_t fread_unlocked(void *ptr, size_t size, size_t n, FILE *fp)
 	return r;
 }
 
-LWM2_EXPORT size_t __fread_chk(void *ptr, size_t ptrlen, size_t size, size_t n, FILE *fp)
+/* A call on a file, lwm2 on: timed and counted. */
+static __attribute__((noinline)) size_t fread_unlocked_count(void *ptr, size_t size, size_t n,
+                                                             FILE *fp, fread_unlocked_fn real)
+{
+	struct posix_span s = posix_begin(posix_thread());
+	size_t r = real(ptr, size, n, fp);
+
+	posix_end_read(s, (uint64_t)r * size);
+	return r;
+}
+
+LWM2_EXPORT size_t fread_unlocked(void *ptr, size_t size, size_t n, FILE *fp)
+{
+	fread_unlocked_fn real = atomic_load_explicit(&real_fread_unlocked, memory_order_relaxed);
+
+	switch (posix_stream_route(real, fp)) {
+	case POSIX_PASS:
+		return real(ptr, size, n, fp);
+	case POSIX_COUNT:
+		return fread_unlocked_count(ptr, size, n, fp, real);
+	case POSIX_SLOW:
+		break;
+	}
+	return fread_unlocked_body(ptr, size, n, fp);
+}
+
+static __attribute__((noinline)) size_t __fread_chk_body(void *ptr, size_t ptrlen, size_t size,
+                                                         size_t n, FILE *fp)
 {
 	__fread_chk_fn real = get___fread_chk();
 	struct lwm2_thread *t;
@@ -1377,7 +1965,34 @@ LWM2_EXPORT size_t __fread_chk(void *ptr, size_t ptrlen, size_t size, size_t n, 
 	return r;
 }
 
-LWM2_EXPORT size_t __fread_unlocked_chk(void *ptr, size_t ptrlen, size_t size, size_t n, FILE *fp)
+/* A call on a file, lwm2 on: timed and counted. */
+static __attribute__((noinline)) size_t __fread_chk_count(void *ptr, size_t ptrlen, size_t size,
+                                                          size_t n, FILE *fp, __fread_chk_fn real)
+{
+	struct posix_span s = posix_begin(posix_thread());
+	size_t r = real(ptr, ptrlen, size, n, fp);
+
+	posix_end_read(s, (uint64_t)r * size);
+	return r;
+}
+
+LWM2_EXPORT size_t __fread_chk(void *ptr, size_t ptrlen, size_t size, size_t n, FILE *fp)
+{
+	__fread_chk_fn real = atomic_load_explicit(&real___fread_chk, memory_order_relaxed);
+
+	switch (posix_stream_route(real, fp)) {
+	case POSIX_PASS:
+		return real(ptr, ptrlen, size, n, fp);
+	case POSIX_COUNT:
+		return __fread_chk_count(ptr, ptrlen, size, n, fp, real);
+	case POSIX_SLOW:
+		break;
+	}
+	return __fread_chk_body(ptr, ptrlen, size, n, fp);
+}
+
+static __attribute__((noinline)) size_t __fread_unlocked_chk_body(void *ptr, size_t ptrlen,
+                                                                  size_t size, size_t n, FILE *fp)
 {
 	__fread_unlocked_chk_fn real = get___fread_unlocked_chk();
 	struct lwm2_thread *t;
@@ -1393,6 +2008,34 @@ LWM2_EXPORT size_t __fread_unlocked_chk(void *ptr, size_t ptrlen, size_t size, s
 	r = real(ptr, ptrlen, size, n, fp);
 	posix_end_read(s, (uint64_t)r * size);
 	return r;
+}
+
+/* A call on a file, lwm2 on: timed and counted. */
+static __attribute__((noinline)) size_t __fread_unlocked_chk_count(void *ptr, size_t ptrlen,
+                                                                   size_t size, size_t n, FILE *fp,
+                                                                   __fread_unlocked_chk_fn real)
+{
+	struct posix_span s = posix_begin(posix_thread());
+	size_t r = real(ptr, ptrlen, size, n, fp);
+
+	posix_end_read(s, (uint64_t)r * size);
+	return r;
+}
+
+LWM2_EXPORT size_t __fread_unlocked_chk(void *ptr, size_t ptrlen, size_t size, size_t n, FILE *fp)
+{
+	__fread_unlocked_chk_fn real =
+	    atomic_load_explicit(&real___fread_unlocked_chk, memory_order_relaxed);
+
+	switch (posix_stream_route(real, fp)) {
+	case POSIX_PASS:
+		return real(ptr, ptrlen, size, n, fp);
+	case POSIX_COUNT:
+		return __fread_unlocked_chk_count(ptr, ptrlen, size, n, fp, real);
+	case POSIX_SLOW:
+		break;
+	}
+	return __fread_unlocked_chk_body(ptr, ptrlen, size, n, fp);
 }
 
 static inline uint64_t posix_line_bytes(const char *r)
@@ -1624,7 +2267,8 @@ LWM2_EXPORT ssize_t __getdelim(char **line, size_t *cap, int delim, FILE *fp)
 
 /* ---- stdio writes ------------------------------------------------------ */
 
-LWM2_EXPORT size_t fwrite(const void *ptr, size_t size, size_t n, FILE *fp)
+static __attribute__((noinline)) size_t fwrite_body(const void *ptr, size_t size, size_t n,
+                                                    FILE *fp)
 {
 	fwrite_fn real = get_fwrite();
 	struct lwm2_thread *t;
@@ -1642,7 +2286,34 @@ LWM2_EXPORT size_t fwrite(const void *ptr, size_t size, size_t n, FILE *fp)
 	return r;
 }
 
-LWM2_EXPORT size_t fwrite_unlocked(const void *ptr, size_t size, size_t n, FILE *fp)
+/* A call on a file, lwm2 on: timed and counted. */
+static __attribute__((noinline)) size_t fwrite_count(const void *ptr, size_t size, size_t n,
+                                                     FILE *fp, fwrite_fn real)
+{
+	struct posix_span s = posix_begin(posix_thread());
+	size_t r = real(ptr, size, n, fp);
+
+	posix_end_write(s, (uint64_t)r * size);
+	return r;
+}
+
+LWM2_EXPORT size_t fwrite(const void *ptr, size_t size, size_t n, FILE *fp)
+{
+	fwrite_fn real = atomic_load_explicit(&real_fwrite, memory_order_relaxed);
+
+	switch (posix_stream_route(real, fp)) {
+	case POSIX_PASS:
+		return real(ptr, size, n, fp);
+	case POSIX_COUNT:
+		return fwrite_count(ptr, size, n, fp, real);
+	case POSIX_SLOW:
+		break;
+	}
+	return fwrite_body(ptr, size, n, fp);
+}
+
+static __attribute__((noinline)) size_t fwrite_unlocked_body(const void *ptr, size_t size, size_t n,
+                                                             FILE *fp)
 {
 	fwrite_unlocked_fn real = get_fwrite_unlocked();
 	struct lwm2_thread *t;
@@ -1658,6 +2329,32 @@ LWM2_EXPORT size_t fwrite_unlocked(const void *ptr, size_t size, size_t n, FILE 
 	r = real(ptr, size, n, fp);
 	posix_end_write(s, (uint64_t)r * size);
 	return r;
+}
+
+/* A call on a file, lwm2 on: timed and counted. */
+static __attribute__((noinline)) size_t
+fwrite_unlocked_count(const void *ptr, size_t size, size_t n, FILE *fp, fwrite_unlocked_fn real)
+{
+	struct posix_span s = posix_begin(posix_thread());
+	size_t r = real(ptr, size, n, fp);
+
+	posix_end_write(s, (uint64_t)r * size);
+	return r;
+}
+
+LWM2_EXPORT size_t fwrite_unlocked(const void *ptr, size_t size, size_t n, FILE *fp)
+{
+	fwrite_unlocked_fn real = atomic_load_explicit(&real_fwrite_unlocked, memory_order_relaxed);
+
+	switch (posix_stream_route(real, fp)) {
+	case POSIX_PASS:
+		return real(ptr, size, n, fp);
+	case POSIX_COUNT:
+		return fwrite_unlocked_count(ptr, size, n, fp, real);
+	case POSIX_SLOW:
+		break;
+	}
+	return fwrite_unlocked_body(ptr, size, n, fp);
 }
 
 static inline uint64_t posix_puts_bytes(int r, const char *str, size_t extra)
