@@ -83,7 +83,17 @@ as_user() { runuser -u "$user" -- env -C "$jobdir" "$@"; }
 as_user srun --version >/dev/null
 printf '$ srun -N2 -n4 --mpi=pmix --lwm2=print ./lwm2-demo\n'
 as_user srun -N2 -n4 --mpi=pmix --lwm2=print ./lwm2-demo
-jobid=$(as_user sacct -n -X -P -o JobID --name=lwm2-demo | tail -n 1)
+# Accounting hears of the job a moment after srun returns.
+jobid=
+for _ in $(seq 100); do
+	jobid=$(as_user sacct -n -X -P -o JobID --name=lwm2-demo | tail -n 1)
+	[ -n "$jobid" ] && break
+	sleep 0.3
+done
+[ -n "$jobid" ] || {
+	echo "demo: the job did not reach accounting" >&2
+	exit 1
+}
 
 say "reading the digest of job $jobid back from Slurm accounting"
 run as_user "$inst/lwm2" digest --wait 60 -j "$jobid"
