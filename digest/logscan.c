@@ -126,39 +126,6 @@ json_object *lwm2_json_parse_at(const char *p, const char *end)
 	return o;
 }
 
-void lwm2_scope_from_json(struct lwm2_scope *s, json_object *js, const char *title,
-                          uint32_t cpus_per_task)
-{
-	json_object *ms = ju_get(js, "metrics", json_type_object);
-	json_object *miss = ju_get(js, "missing", json_type_object);
-	int64_t v;
-
-	memset(s, 0, sizeof(*s));
-	s->title = title;
-	s->processes = (uint64_t)ju_int_or(js, "processes", 0);
-	s->mpi_processes = (uint64_t)ju_int_or(js, "mpi_processes", 0);
-	s->nodes = (uint64_t)ju_int_or(js, "nodes", 0);
-	s->incomplete = (uint64_t)ju_int_or(js, "incomplete", 0);
-	s->partial = ju_get(js, "partial", json_type_boolean) &&
-	             json_object_get_boolean(ju_get(js, "partial", json_type_boolean));
-	s->cpus_per_task = cpus_per_task;
-	for (int k = 0; k < LWM2_NMETRICS; k++) {
-		struct lwm2_metric_stat *st = &s->stat[k];
-		json_object *m = ju_get(ms, lwm2_metric_ids[k], json_type_object);
-
-		st->min_rank = st->max_rank = -1;
-		if (m && ju_int(m, "n", &v) && v > 0 && ju_num(m, "min", &st->min) &&
-		    ju_num(m, "avg", &st->avg) && ju_num(m, "max", &st->max)) {
-			st->n = (uint64_t)v;
-			continue;
-		}
-		st->n = 0;
-		st->reason = miss ? ju_str(miss, lwm2_metric_ids[k]) : NULL;
-		if (!st->reason)
-			st->reason = "not in this digest";
-	}
-}
-
 /* The next member of the object whose members start at *p: its key
  * (without quotes) and value; false at the end or on bad text. */
 static bool next_member(const char **p, const char *end, const char **key, size_t *klen,

@@ -61,12 +61,8 @@ const char *lwm2_json_member(const char *obj, const char *end, const char *key);
 /* Parse the value at p (ending before end) with json-c, or NULL. */
 json_object *lwm2_json_parse_at(const char *p, const char *end);
 
-/* Fill a scope to evaluate guidance on from a digest's scope (or step)
- * object, as lwm2 render does. */
-void lwm2_scope_from_json(struct lwm2_scope *s, json_object *js, const char *title,
-                          uint32_t cpus_per_task);
-
-/* The same from the scope object's text at p, without building JSON
+/* A scope to evaluate guidance on (as lwm2_scope_from_json fills it, see
+ * lwm2_digest.h) from the scope object's text at p, without building JSON
  * objects (what `lwm2 stats` does for every line of a log): the counts,
  * and min/avg/max/n of every metric; reasons are not read.  0, or -1 when
  * the text is not an object. */

@@ -23,7 +23,7 @@
 #include "lwm2_record.h"
 #include "lwm2_render.h"
 
-#define LWM2_NODE_VERSION 1
+#define LWM2_NODE_VERSION   1
 #define LWM2_DIGEST_VERSION 1
 
 /* The marker before the compact digest in AdminComment ("LWM2:{...}"). */
@@ -31,7 +31,7 @@
 /* Default cap for the compact digest: AdminComment is a MySQL text column
  * (65,535 bytes, silently cut) that other tools share. */
 #define LWM2_COMPACT_CAP_DEFAULT (16u << 10)
-#define LWM2_COMPACT_CAP_MAX 60000u
+#define LWM2_COMPACT_CAP_MAX     60000u
 
 /* A signed node record file larger than this is rejected unread. */
 #define LWM2_NODE_FILE_MAX (32u << 20)
@@ -65,7 +65,7 @@ struct lwm2_node_ident {
  * or the error of reading the directory itself).
  */
 json_object *lwm2_node_merge(int dirfd, const struct lwm2_node_ident *id, lwm2_log_fn log,
-			     void *log_arg);
+                             void *log_arg);
 
 /*
  * Merge rank records already in memory (what lwm2_node_merge does after
@@ -75,8 +75,8 @@ json_object *lwm2_node_merge(int dirfd, const struct lwm2_node_ident *id, lwm2_l
  * log lines.
  */
 json_object *lwm2_node_merge_records(const struct lwm2_node_ident *id,
-				     struct lwm2_rank_record *const *recs, const char *const *files,
-				     size_t n, lwm2_log_fn log, void *log_arg);
+                                     struct lwm2_rank_record *const *recs, const char *const *files,
+                                     size_t n, lwm2_log_fn log, void *log_arg);
 
 /*
  * Check the structure of a node record (any origin): version, ident
@@ -101,10 +101,10 @@ int lwm2_node_validate(json_object *node, char *err, size_t errlen);
  * munge_socket NULL: munged's default socket.
  */
 int lwm2_node_write_signed(const char *spool_dir, const struct lwm2_node_ident *id,
-			   json_object *node, char *err, size_t errlen);
+                           json_object *node, char *err, size_t errlen);
 int lwm2_node_write_signed_socket(const char *spool_dir, const struct lwm2_node_ident *id,
-				  json_object *node, const char *munge_socket, char *err,
-				  size_t errlen);
+                                  json_object *node, const char *munge_socket, char *err,
+                                  size_t errlen);
 
 /* The file name of a node record: "<step_id>.<node>.lwm2node". */
 int lwm2_node_file_name(const struct lwm2_node_ident *id, char *buf, size_t len);
@@ -129,8 +129,7 @@ struct lwm2_verify_opts {
  * NULL with errno and the reason in err (EPERM: forged or foreign record).
  */
 json_object *lwm2_node_read_verified(int dirfd, const char *name, uint64_t expect_job,
-				     const struct lwm2_verify_opts *opts, char *err,
-				     size_t errlen);
+                                     const struct lwm2_verify_opts *opts, char *err, size_t errlen);
 
 /* Job metadata from slurmctld (or `lwm2 run`); strings may be NULL. */
 struct lwm2_job_meta {
@@ -139,12 +138,12 @@ struct lwm2_job_meta {
 	const char *user;
 	const char *account;
 	const char *partition;
-	const char *nodes;        /* node list, Slurm's compressed form */
-	uint32_t node_count;      /* allocated nodes; 0 if unknown */
-	uint32_t cpus_per_task;   /* 0 if unknown */
-	int64_t start;            /* epoch seconds */
+	const char *nodes;      /* node list, Slurm's compressed form */
+	uint32_t node_count;    /* allocated nodes; 0 if unknown */
+	uint32_t cpus_per_task; /* 0 if unknown */
+	int64_t start;          /* epoch seconds */
 	int64_t end;
-	const char *state;        /* "COMPLETED", "FAILED", ... */
+	const char *state; /* "COMPLETED", "FAILED", ... */
 };
 
 /*
@@ -157,7 +156,7 @@ struct lwm2_job_meta {
  * reference).  Returns NULL with errno on allocation failure.
  */
 json_object *lwm2_job_digest_build(const struct lwm2_job_meta *meta, json_object *const *nodes,
-				   size_t n);
+                                   size_t n);
 
 /*
  * The compact form for AdminComment: LWM2_DIGEST_PREFIX followed by the
@@ -182,12 +181,19 @@ json_object *lwm2_digest_parse(const char *text, size_t len, char *err, size_t e
 int lwm2_digest_validate(json_object *digest, char *err, size_t errlen);
 
 struct lwm2_render_opts {
-	unsigned flags;      /* enum lwm2_render_flags */
-	int steps;           /* also render every step (default: job only) */
+	unsigned flags; /* enum lwm2_render_flags */
+	int steps;      /* also render every step (default: job only) */
 };
 
 /* Render a digest (full or compact) as text with guidance.  0 or -1. */
 int lwm2_digest_render(json_object *digest, FILE *out, const struct lwm2_render_opts *opts);
+
+/* Fill a scope to evaluate guidance on or render from a digest's scope
+ * (or step) object, with where the minimum and maximum were measured:
+ * what lwm2_digest_render shows and `lwm2 diff` compares.  The strings
+ * in s point into js. */
+void lwm2_scope_from_json(struct lwm2_scope *s, json_object *js, const char *title,
+                          uint32_t cpus_per_task);
 
 /* A rank record as JSON (what `lwm2 dump` prints). */
 json_object *lwm2_record_to_json(const struct lwm2_rank_record *r);

@@ -16,8 +16,8 @@ static int sink_file(void *arg, const char *buf, size_t len)
 	return fwrite(buf, 1, len, arg) == len ? 0 : -1;
 }
 
-static void fill_scope(struct lwm2_scope *s, json_object *js, const char *title,
-		       uint32_t cpus_per_task)
+void lwm2_scope_from_json(struct lwm2_scope *s, json_object *js, const char *title,
+                          uint32_t cpus_per_task)
 {
 	json_object *ms = ju_get(js, "metrics", json_type_object);
 	json_object *miss = ju_get(js, "missing", json_type_object);
@@ -30,7 +30,7 @@ static void fill_scope(struct lwm2_scope *s, json_object *js, const char *title,
 	s->nodes = (uint64_t)ju_int_or(js, "nodes", 0);
 	s->incomplete = (uint64_t)ju_int_or(js, "incomplete", 0);
 	s->partial = ju_get(js, "partial", json_type_boolean) &&
-		     json_object_get_boolean(ju_get(js, "partial", json_type_boolean));
+	             json_object_get_boolean(ju_get(js, "partial", json_type_boolean));
 	s->cpus_per_task = cpus_per_task;
 	for (int k = 0; k < LWM2_NMETRICS; k++) {
 		struct lwm2_metric_stat *st = &s->stat[k];
@@ -42,13 +42,17 @@ static void fill_scope(struct lwm2_scope *s, json_object *js, const char *title,
 			st->n = (uint64_t)v;
 			if ((at = ju_get(m, "min_at", json_type_array)) &&
 			    json_object_array_length(at) == 2) {
-				st->min_rank = json_object_get_int(json_object_array_get_idx(at, 0));
-				st->min_node = json_object_get_string(json_object_array_get_idx(at, 1));
+				st->min_rank =
+				    json_object_get_int(json_object_array_get_idx(at, 0));
+				st->min_node =
+				    json_object_get_string(json_object_array_get_idx(at, 1));
 			}
 			if ((at = ju_get(m, "max_at", json_type_array)) &&
 			    json_object_array_length(at) == 2) {
-				st->max_rank = json_object_get_int(json_object_array_get_idx(at, 0));
-				st->max_node = json_object_get_string(json_object_array_get_idx(at, 1));
+				st->max_rank =
+				    json_object_get_int(json_object_array_get_idx(at, 0));
+				st->max_node =
+				    json_object_get_string(json_object_array_get_idx(at, 1));
 			}
 			continue;
 		}
@@ -89,7 +93,7 @@ int lwm2_digest_render(json_object *d, FILE *out, const struct lwm2_render_opts 
 	cpt = (uint32_t)ju_int_or(job, "cpus_per_task", 0);
 	str = ju_str(job, "cluster");
 	snprintf(title, sizeof(title), "job %" PRId64 "%s%s", ju_int_or(job, "job_id", 0),
-		 str ? " on cluster " : "", str ? str : "");
+	         str ? " on cluster " : "", str ? str : "");
 	fprintf(out, "Job %" PRId64, ju_int_or(job, "job_id", 0));
 	if ((str = ju_str(job, "user")))
 		fprintf(out, ", user %s", str);
@@ -114,10 +118,11 @@ int lwm2_digest_render(json_object *d, FILE *out, const struct lwm2_render_opts 
 	if ((flags = ju_get(d, "flags", json_type_array)) && json_object_array_length(flags)) {
 		fputs("Flags", out);
 		for (size_t i = 0; i < json_object_array_length(flags); i++)
-			fprintf(out, " %s", json_object_get_string(json_object_array_get_idx(flags, i)));
+			fprintf(out, " %s",
+			        json_object_get_string(json_object_array_get_idx(flags, i)));
 		fputc('\n', out);
 	}
-	fill_scope(&s, ju_get(d, "scope", json_type_object), title, cpt);
+	lwm2_scope_from_json(&s, ju_get(d, "scope", json_type_object), title, cpt);
 	if (lwm2_render_scope(&s, o->flags, sink_file, out) != 0)
 		rc = -1;
 	steps = ju_get(d, "steps", json_type_array);
@@ -126,23 +131,23 @@ int lwm2_digest_render(json_object *d, FILE *out, const struct lwm2_render_opts 
 			json_object *js = json_object_array_get_idx(steps, i);
 			char st[600];
 			int64_t id = ju_int_or(js, "step_id", 0);
-			const char *name = id == 0xfffffffbLL	? "batch"
-					   : id == 0xfffffffcLL ? "extern"
-					   : id == 0xfffffffaLL ? "interactive"
-								: NULL;
+			const char *name = id == 0xfffffffbLL   ? "batch"
+			                   : id == 0xfffffffcLL ? "extern"
+			                   : id == 0xfffffffaLL ? "interactive"
+			                                        : NULL;
 			if (name)
 				snprintf(st, sizeof(st), "%s step %s", title, name);
 			else
 				snprintf(st, sizeof(st), "%s step %" PRId64, title, id);
 			fputc('\n', out);
-			fill_scope(&s, js, st, cpt);
+			lwm2_scope_from_json(&s, js, st, cpt);
 			if (lwm2_render_scope(&s, o->flags, sink_file, out) != 0)
 				rc = -1;
 		}
 	}
 	if (ju_get(d, "steps_omitted", json_type_int))
 		fprintf(out, "(%" PRId64 " steps omitted to fit the accounting field)\n",
-			ju_int_or(d, "steps_omitted", 0));
+		        ju_int_or(d, "steps_omitted", 0));
 	if (fflush(out) != 0 || ferror(out))
 		rc = -1;
 	return rc;
