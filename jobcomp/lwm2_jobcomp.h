@@ -147,6 +147,9 @@ typedef void (*lwm2_jc_log_fn)(int level, const char *msg);
 /* Calls fn for every job found (fn takes the job). */
 int lwm2_jc_state_load(const char *dir, void (*fn)(struct lwm2_jc_job *, void *), void *arg,
                        lwm2_jc_log_fn log);
+/* Write all of buf, again after a short write or EINTR (state files and
+ * the log).  0, or -1 with errno. */
+int lwm2_jc_write_all(int fd, const char *buf, size_t len);
 
 /* ------------------------------------------------------------ worker */
 

@@ -141,7 +141,7 @@ size_t lwm2_jc_queue_len(struct lwm2_jc_queue *q)
 
 /* ------------------------------------------------------------ state files */
 
-static int write_all(int fd, const char *buf, size_t len)
+int lwm2_jc_write_all(int fd, const char *buf, size_t len)
 {
 	while (len) {
 		ssize_t n = write(fd, buf, len);
@@ -191,7 +191,8 @@ int lwm2_jc_state_save(const char *dir, const struct lwm2_jc_job *job)
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0)
 		goto fail_put;
-	if (write_all(fd, text, strlen(text)) < 0 || write_all(fd, "\n", 1) < 0 || fsync(fd) < 0)
+	if (lwm2_jc_write_all(fd, text, strlen(text)) < 0 || lwm2_jc_write_all(fd, "\n", 1) < 0 ||
+	    fsync(fd) < 0)
 		goto fail_close;
 	if (close(fd) < 0) {
 		fd = -1;

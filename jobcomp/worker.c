@@ -191,22 +191,6 @@ static void remove_records(const struct lwm2_jc_conf *conf, const struct lwm2_jc
 
 /* ------------------------------------------------------------ the log */
 
-static int write_all(int fd, const char *buf, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, buf, len);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 /* One line, all or nothing: a failed write is cut off again so the file
  * stays one JSON object per line. */
 static int append_line(const char *path, const char *text)
@@ -220,7 +204,8 @@ static int append_line(const char *path, const char *text)
 		return -1;
 	if (fstat(fd, &st) < 0)
 		goto fail;
-	if (write_all(fd, text, len) < 0 || write_all(fd, "\n", 1) < 0 || fdatasync(fd) < 0) {
+	if (lwm2_jc_write_all(fd, text, len) < 0 || lwm2_jc_write_all(fd, "\n", 1) < 0 ||
+	    fdatasync(fd) < 0) {
 		saved = errno;
 		if (ftruncate(fd, st.st_size) < 0) {
 			/* nothing better to do: the reader skips a bad line */
