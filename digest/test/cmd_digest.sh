@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
-# `lwm2 digest --file`: selection, output forms, errors, and 100,000 digests
-# in at most 5 seconds.  Runs in the build directory (./lwm2, ./mkdigestlog).
+# `lwm2 digest --file`: selection, output forms, errors, and every one of
+# 100,000 digests read right (their speed is measured by bench/run.sh, not
+# here).  Runs in the build directory (./lwm2, ./mkdigestlog).
 set -uo pipefail
 
 n=0
@@ -94,28 +95,24 @@ out=$(./lwm2 digest --file "$tmp/late.jsonl" -j 1020 --wait 10 -p -n -o JobIDRaw
 wait
 is "$out" "1020|ok" "--wait: a digest that arrives later is printed"
 
-# --- 100,000 digests: streamed, at most 5 s
+# --- 100,000 digests: streamed, every row right
 big=$tmp/big.jsonl
 ./mkdigestlog 100000 200000 >"$big"
 lines=$(wc -l <"$big")
 size=$(du -m "$big" | cut -f1)
 out=$(./lwm2 digest --file "$big" -j 299999 -p -n -o JobIDRaw,Status)
 is "$out" "299999|no_records" "-j over $lines lines ($size MiB): the last job found"
-# CPU time, not wall time: the limit is about lwm2, not a loaded machine.
-TIMEFORMAT='%R %U %S'
-{ time ./lwm2 digest --file "$big" -a -S @1 -p -n -o JobIDRaw,State,mpi_time,mpi_p2p_calls >"$tmp/all.out"; } 2>"$tmp/time"
-read -r wall user sys <"$tmp/time"
-cpu=$(echo "$user + $sys" | bc)
-echo "# every one of 100,000 digests as fields: ${cpu}s CPU, ${wall}s wall"
+./lwm2 digest --file "$big" -a -S @1 -p -n -o JobIDRaw,State,mpi_time,mpi_p2p_calls >"$tmp/all.out"
 is "$(wc -l <"$tmp/all.out")" 100000 "all 100,000 listed"
 is "$(sed -n 5p "$tmp/all.out")" "200004|COMPLETED|10|400" "values read without a full parse"
-limit=5
-# sanitizer builds are several times slower; the limit is for real builds
-[ -n "${LWM2_SANITIZER:-}" ] && [ "$LWM2_SANITIZER" != no ] && limit=60
-if [ "$(echo "$cpu <= $limit" | bc)" = 1 ]; then
-	ok "100,000 digests in ${cpu}s CPU (limit ${limit}s)"
+# what mkdigestlog wrote, in log order: every 10th job without a digest
+awk 'BEGIN { for (i = 0; i < 100000; i++)
+	print 200000 + i "|COMPLETED|" (i % 10 == 9 ? "|" : "10|400") }' >"$tmp/all.want"
+if cmp -s "$tmp/all.out" "$tmp/all.want"; then
+	ok "every one of the 100,000 rows: job id, state and values"
 else
-	not_ok "100,000 digests in ${cpu}s CPU (limit ${limit}s)"
+	not_ok "every one of the 100,000 rows: job id, state and values"
+	diff "$tmp/all.want" "$tmp/all.out" | head -n 5 | sed 's/^/# /'
 fi
 
 echo "1..$n"

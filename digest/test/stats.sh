@@ -131,24 +131,13 @@ is "$?" 2 "unknown --sort: usage error"
 ./lwm2 stats -f "$tmp/none" >/dev/null 2>"$tmp/err"
 is "$?" 1 "missing log: exit 1"
 
-# --- 100,000 digests: streamed, at most 5 s of CPU
+# --- 100,000 digests: streamed, exact counts (speed is for bench/, not here)
 big=$tmp/big.jsonl
 if ./mkdigestlog 100000 200000 >"$big"; then
-	TIMEFORMAT='%R %U %S'
-	{ time ./lwm2 stats -f "$big" --by user -p -n >"$tmp/big.out"; } 2>"$tmp/time"
-	read -r wall user sys <"$tmp/time"
-	cpu=$(echo "$user + $sys" | bc)
-	echo "# 100,000 digests by user: ${cpu}s CPU, ${wall}s wall, $(du -m "$big" | cut -f1) MiB"
+	./lwm2 stats -f "$big" --by user -p -n >"$tmp/big.out"
 	is "$(cut -d'|' -f1-5 "$tmp/big.out" | tr '\n' ' ')" \
 		"u0|30000|3334|33333.3|10 u1|30000|3333|33333.3|10 u2|30000|3333|33333.3|10 (all)|90000|10000|100000|10 " \
 		"100,000 digests: exact counts and core-hours"
-	limit=5
-	[ -n "${LWM2_SANITIZER:-}" ] && [ "$LWM2_SANITIZER" != no ] && limit=60
-	if [ "$(echo "$cpu <= $limit" | bc)" = 1 ]; then
-		ok "100,000 digests in ${cpu}s CPU (limit ${limit}s)"
-	else
-		not_ok "100,000 digests in ${cpu}s CPU (limit ${limit}s)"
-	fi
 	rm -f "$big"
 fi
 
