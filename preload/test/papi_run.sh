@@ -49,7 +49,7 @@ dump() {
 run() {
 	local name=$1 prog=busy
 	shift
-	rm -rf "$W/$name" && mkdir -p "$W/$name"
+	rm -rf "${W:?}/$name" && mkdir -p "$W/$name"
 	local envs=()
 	while [ "$1" != -- ]; do envs+=("$1"); shift; done
 	shift
@@ -74,7 +74,7 @@ setup_done() {
 run_past_setup() {
 	local name=$1 pid i
 	shift
-	rm -rf "$W/$name" "$W/$name.in" && mkdir -p "$W/$name" && mkfifo "$W/$name.in"
+	rm -rf "${W:?}/$name" "$W/$name.in" && mkdir -p "$W/$name" && mkfifo "$W/$name.in"
 	env "$@" LWM2_SLICE_MS=100 LD_PRELOAD="$LWM2_LIB" LWM2_DIR="$W/$name" "$W/plain" wait \
 		<"$W/$name.in" >"$W/$name.out" 2>&1 &
 	pid=$!
@@ -98,11 +98,11 @@ for _ in 1 2 3; do
 	run short LWM2_SLICE=60 "LWM2_EVENTS=$EV" -- short
 	[ "$(cat "$W/short.out")" = "libpapi loaded: 0" ] && break
 done
-check '[ "$(cat $W/short.out)" = "libpapi loaded: 0" ]' \
+check '[ "$(cat "$W"/short.out)" = "libpapi loaded: 0" ]' \
 	"a process that ends before the setup never loads libpapi"
 run_past_setup explicit "LWM2_EVENTS=$EV"
-check '[ "$(cat $W/explicit.out)" = "libpapi loaded: 1" ] && [ -z "$(val explicit missing_hwc)" ]' \
-	"events named in LWM2_EVENTS: the setup loads libpapi and counts ($(cat $W/explicit.out))"
+check '[ "$(cat "$W"/explicit.out)" = "libpapi loaded: 1" ] && [ -z "$(val explicit missing_hwc)" ]' \
+	"events named in LWM2_EVENTS: the setup loads libpapi and counts ($(cat "$W"/explicit.out))"
 
 # -- the default events: either counted, or missing with a plain reason ------
 # Without hardware events in the kernel (or without permission for them)
@@ -117,15 +117,15 @@ if [ -n "$reason" ]; then
 	*) tap FAIL "no counters here: the record says so plainly ($reason)" ;;
 	esac
 	check '[ "${cyc:-x}" = 0 ]' "and counts no cycles"
-	check '[ "$(cat $W/later.out)" = "libpapi loaded: 0" ]' \
-		"and never loads libpapi ($(cat $W/later.out))"
+	check '[ "$(cat "$W"/later.out)" = "libpapi loaded: 0" ]' \
+		"and never loads libpapi ($(cat "$W"/later.out))"
 else
 	check '[ "${cyc:-0}" -gt 0 ] && [ "$(val later hwc_instructions)" -gt 0 ]' \
 		"counters here: cycles and instructions counted"
-	check '[ "$(cat $W/later.out)" = "libpapi loaded: 1" ]' "counters here: libpapi loaded"
+	check '[ "$(cat "$W"/later.out)" = "libpapi loaded: 1" ]' "counters here: libpapi loaded"
 	skip "no-counter reason (this platform has counters)"
 fi
-check '[ -z "$(val later missing_posix)" ] && [ "$(cat $W/later.rc)" = 0 ]' \
+check '[ -z "$(val later missing_posix)" ] && [ "$(cat "$W"/later.rc)" = 0 ]' \
 	"everything else works (exit status 0, POSIX group present)"
 
 # -- the counting path, with a software event in the cycles role -------------
@@ -154,7 +154,7 @@ check '[ "$(val soft nslices)" -ge 2 ]' "the series has slices ($(val soft nslic
 run early LWM2_EVENTS=cycles=perf::TASK-CLOCK -- spin1
 c=$(val early hwc_cycles)
 cpu=$(val early cpu_ns)
-check '[ "${c:-0}" -gt 0 ] && [ -z "$(val early missing_hwc)" ] && [ "$(cat $W/early.rc)" = 0 ]' \
+check '[ "${c:-0}" -gt 0 ] && [ -z "$(val early missing_hwc)" ] && [ "$(cat "$W"/early.rc)" = 0 ]' \
 	"a 1 s program is counted before any slice ends: ${c:-none} ns of ${cpu:-?} ns CPU"
 
 # -- fork and exit never hang -----------------------------------------------------
@@ -162,18 +162,18 @@ check '[ "${c:-0}" -gt 0 ] && [ -z "$(val early missing_hwc)" ] && [ "$(cat $W/e
 # lock) and while 1 ms slices read the counters must not inherit a held
 # lock; each child counts its own thread and exits.
 run fork LWM2_SLICE_MS=1 "LWM2_EVENTS=$EV" -- fork
-check '[ "$(cat $W/fork.rc)" = 0 ] && [ "$(cat $W/fork.out)" = "forks: 200 ok" ]' \
-	"200 forks under 1 ms slices while threads come and go ($(cat $W/fork.out), rc $(cat $W/fork.rc))"
+check '[ "$(cat "$W"/fork.rc)" = 0 ] && [ "$(cat "$W"/fork.out)" = "forks: 200 ok" ]' \
+	"200 forks under 1 ms slices while threads come and go ($(cat "$W"/fork.out), rc $(cat "$W"/fork.rc))"
 # The exit path reads the counters from a thread lwm2 never attached:
 # reading must not attach it (attaching takes the module's lock again).
 run rawexit "LWM2_EVENTS=$EV" -- rawexit
-check '[ "$(cat $W/rawexit.rc)" = 0 ] && [ "$(val rawexit hwc_cycles)" -gt 0 ]' \
-	"exit() from an unattached thread ends the process with the counts (rc $(cat $W/rawexit.rc))"
+check '[ "$(cat "$W"/rawexit.rc)" = 0 ] && [ "$(val rawexit hwc_cycles)" -gt 0 ]' \
+	"exit() from an unattached thread ends the process with the counts (rc $(cat "$W"/rawexit.rc))"
 
 # -- the application uses PAPI itself ------------------------------------------
 run app LWM2_SLICE_MS=100 "LWM2_EVENTS=$EV" -- papi-late
-check '[ "$(cat $W/app.out)" = "app measured: plausible" ] && [ "$(cat $W/app.rc)" = 0 ]' \
-	"the program's own PAPI works under lwm2 ($(cat $W/app.out))"
+check '[ "$(cat "$W"/app.out)" = "app measured: plausible" ] && [ "$(cat "$W"/app.rc)" = 0 ]' \
+	"the program's own PAPI works under lwm2 ($(cat "$W"/app.out))"
 check '[ "$(val app missing_hwc)" = "the application uses PAPI itself" ]' \
 	"the record says the application used PAPI itself"
 rt=$(val app runtimes)
@@ -185,12 +185,12 @@ check 'cmp -s "$W/app.out" "$W/app-ref.out"' "same output as without lwm2"
 # Most likely before the setup, possibly during or after it on a loaded
 # machine: every order must end the same way.
 run appfirst LWM2_SLICE=60 "LWM2_EVENTS=$EV" -- papi
-check '[ "$(val appfirst missing_hwc)" = "the application uses PAPI itself" ] && [ "$(cat $W/appfirst.out)" = "app measured: plausible" ]' \
+check '[ "$(val appfirst missing_hwc)" = "the application uses PAPI itself" ] && [ "$(cat "$W"/appfirst.out)" = "app measured: plausible" ]' \
 	"PAPI used at once: lwm2 stays out of its way"
 
 # -- switched off, mistyped -----------------------------------------------------
 run off LWM2_SLICE_MS=100 LWM2_EVENTS=none -- sleep
-check '[ "$(val off missing_hwc)" = "switched off (LWM2_EVENTS=none)" ] && [ "$(cat $W/off.out)" = "libpapi loaded: 0" ]' \
+check '[ "$(val off missing_hwc)" = "switched off (LWM2_EVENTS=none)" ] && [ "$(cat "$W"/off.out)" = "libpapi loaded: 0" ]' \
 	"LWM2_EVENTS=none: no PAPI at all, and the record says why"
 run bad LWM2_SLICE_MS=100 LWM2_EVENTS=cycels=PAPI_TOT_CYC -- sleep
 case "$(val bad missing_hwc)" in
