@@ -126,26 +126,6 @@ static void helpformat(void)
 		    (i % 4 == 3 || i + 1 == LWM2_NCOUNTERS) ? (void)putchar('\n') : (void)0;
 }
 
-static int split_list(const char *arg, char ***out, size_t *n)
-{
-	char *copy = strdup(arg), *tok, *save = NULL;
-
-	if (!copy)
-		return -1;
-	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		char **nn = realloc(*out, (*n + 1) * sizeof(*nn));
-
-		if (!nn || !(nn[*n] = strdup(tok))) {
-			free(copy);
-			return -1;
-		}
-		*out = nn;
-		(*n)++;
-	}
-	free(copy);
-	return 0;
-}
-
 static int parse_u32(const char *s, char **end, uint32_t *out)
 {
 	unsigned long v;
@@ -166,7 +146,7 @@ static int parse_jobs(const char *arg, struct opts *o)
 	size_t n = 0, i;
 	int rc = 0;
 
-	if (split_list(arg, &items, &n) < 0)
+	if (lwm2_split_list(arg, &items, &n) < 0)
 		return -1;
 	for (i = 0; i < n; i++) {
 		struct want w = {.array_task = NONE32, .het_offset = NONE32, .step = -1};
@@ -586,7 +566,7 @@ static int setup_fields(struct out *out, const char *format)
 	char **items = NULL;
 	size_t n = 0, i;
 
-	if (split_list(format, &items, &n) < 0)
+	if (lwm2_split_list(format, &items, &n) < 0)
 		return -1;
 	out->fields = items;
 	out->nfields = n;
@@ -1329,14 +1309,14 @@ int lwm2_cmd_digest(int argc, char **argv)
 				goto usage_err;
 			break;
 		case 'u':
-			if (split_list(optarg, &o.users, &o.nusers) < 0)
+			if (lwm2_split_list(optarg, &o.users, &o.nusers) < 0)
 				goto usage_err;
 			break;
 		case 'a':
 			o.all_users = true;
 			break;
 		case 'A':
-			if (split_list(optarg, &o.accounts, &o.naccounts) < 0)
+			if (lwm2_split_list(optarg, &o.accounts, &o.naccounts) < 0)
 				goto usage_err;
 			break;
 		case 'S':
@@ -1421,7 +1401,7 @@ int lwm2_cmd_digest(int argc, char **argv)
 		char buf[32];
 
 		snprintf(buf, sizeof(buf), "%u", (unsigned)getuid());
-		if (split_list(pw ? pw->pw_name : buf, &o.users, &o.nusers) < 0)
+		if (lwm2_split_list(pw ? pw->pw_name : buf, &o.users, &o.nusers) < 0)
 			goto usage_err;
 	}
 	if (!o.njobs && !o.start) {

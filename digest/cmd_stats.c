@@ -168,26 +168,6 @@ static void usage(FILE *f)
 	        "Exit status: 0, 1 when a log could not be read, 2 usage.\n");
 }
 
-static int split_list(const char *arg, char ***out, size_t *n)
-{
-	char *copy = strdup(arg), *tok, *save = NULL;
-
-	if (!copy)
-		return -1;
-	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		char **nn = realloc(*out, (*n + 1) * sizeof(*nn));
-
-		if (!nn)
-			break;
-		*out = nn;
-		if (!(nn[*n] = strdup(tok)))
-			break;
-		(*n)++;
-	}
-	free(copy);
-	return tok ? -1 : 0;
-}
-
 static void free_list(char **l, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
@@ -1096,19 +1076,19 @@ int lwm2_cmd_stats(int argc, char **argv)
 			break;
 		}
 		case 'u':
-			if (split_list(optarg, &st.users, &st.nusers) < 0)
+			if (lwm2_split_list(optarg, &st.users, &st.nusers) < 0)
 				goto usage_err;
 			break;
 		case 'A':
-			if (split_list(optarg, &st.accounts, &st.naccounts) < 0)
+			if (lwm2_split_list(optarg, &st.accounts, &st.naccounts) < 0)
 				goto usage_err;
 			break;
 		case 'r':
-			if (split_list(optarg, &st.partitions, &st.npartitions) < 0)
+			if (lwm2_split_list(optarg, &st.partitions, &st.npartitions) < 0)
 				goto usage_err;
 			break;
 		case 's':
-			if (split_list(optarg, &st.states, &st.nstates) < 0)
+			if (lwm2_split_list(optarg, &st.states, &st.nstates) < 0)
 				goto usage_err;
 			break;
 		case 'S':

@@ -217,6 +217,26 @@ int lwm2_scope_from_text(struct lwm2_scope *s, const char *p, const char *end,
 	return 0;
 }
 
+int lwm2_split_list(const char *arg, char ***out, size_t *n)
+{
+	char *copy = strdup(arg), *tok, *save = NULL;
+
+	if (!copy)
+		return -1;
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char **nn = realloc(*out, (*n + 1) * sizeof(*nn));
+
+		if (!nn)
+			break;
+		*out = nn;
+		if (!(nn[*n] = strdup(tok)))
+			break;
+		(*n)++;
+	}
+	free(copy);
+	return tok ? -1 : 0;
+}
+
 int lwm2_parse_time(const char *s, int64_t *out)
 {
 	time_t now = time(NULL);

@@ -69,6 +69,11 @@ json_object *lwm2_json_parse_at(const char *p, const char *end);
 int lwm2_scope_from_text(struct lwm2_scope *s, const char *p, const char *end,
                          uint32_t cpus_per_task);
 
+/* Append the comma-separated items of arg (-u, -A and the like), each
+ * copied, to *out and *n.  0, or -1 when out of memory: the items appended
+ * so far stay in *out. */
+int lwm2_split_list(const char *arg, char ***out, size_t *n);
+
 /* TIME as `lwm2 digest` takes it: now, now-N[s|m|h|d],
  * YYYY-MM-DD[THH:MM[:SS]] (local time), @EPOCH.  0, or -1. */
 int lwm2_parse_time(const char *s, int64_t *out);
