@@ -16,60 +16,44 @@
 #include "mpi_abi.h"
 
 _Atomic(const struct lwm2_mpi_abi *) lwm2_mpi_abi;
-__thread int lwm2_mpi_depth __attribute__((tls_model("initial-exec")));
 struct lwm2_mpi_real lwm2_mpi_real;
 
-#define C(x) LWM2_C_##x
-const struct lwm2_mpi_ctr lwm2_mpi_ctr[LWM2_MPI_NCLASSES] = {
-	[LWM2_MPI_P2P] = { C(mpi_p2p_calls), C(mpi_p2p_bytes_sent), C(mpi_p2p_bytes_recv),
-			   C(mpi_p2p_ns) },
-	[LWM2_MPI_COLL] = { C(mpi_coll_calls), C(mpi_coll_bytes_sent), C(mpi_coll_bytes_recv),
-			    C(mpi_coll_ns) },
-	[LWM2_MPI_IO_READ] = { C(mpiio_read_calls), LWM2_NCOUNTERS, C(mpiio_read_bytes),
-			       C(mpiio_read_ns) },
-	[LWM2_MPI_IO_WRITE] = { C(mpiio_write_calls), C(mpiio_write_bytes), LWM2_NCOUNTERS,
-				C(mpiio_write_ns) },
-	[LWM2_MPI_IO_META] = { C(mpiio_meta_calls), LWM2_NCOUNTERS, LWM2_NCOUNTERS,
-			       C(mpiio_meta_ns) },
-	[LWM2_MPI_OTHER] = { C(mpi_other_calls), LWM2_NCOUNTERS, LWM2_NCOUNTERS,
-			     C(mpi_other_ns) },
-};
-#undef C
+struct lwm2_mpi_tcache lwm2_mpi_tcache[LWM2_MPI_TCACHE];
 
 /* Open MPI 4.x/5.x (mpi.h: handles are pointers to predefined objects). */
 static struct lwm2_mpi_abi abi_ompi = {
-	.kind = LWM2_MPI_OMPI,
-	.runtime = LWM2_RT_MPI_OMPI,
-	.handle_size = 8,
-	.status_size = 24,
-	.in_place = 1,
-	.status_ignore = 0,
-	.root = -4,
-	.proc_null = -2,
-	.undefined = -32766,
-	.topo_cart = 1,
-	.topo_graph = 2,
-	.topo_dist_graph = 3,
-	/* request_null, comm_world, byte_type: addresses, filled at detection */
+    .kind = LWM2_MPI_OMPI,
+    .runtime = LWM2_RT_MPI_OMPI,
+    .handle_size = 8,
+    .status_size = 24,
+    .in_place = 1,
+    .status_ignore = 0,
+    .root = -4,
+    .proc_null = -2,
+    .undefined = -32766,
+    .topo_cart = 1,
+    .topo_graph = 2,
+    .topo_dist_graph = 3,
+    /* request_null, comm_world, byte_type: addresses, filled at detection */
 };
 
 /* MPICH and its ABI family (Intel MPI, MVAPICH): int handles. */
 static const struct lwm2_mpi_abi abi_mpich = {
-	.kind = LWM2_MPI_MPICH,
-	.runtime = LWM2_RT_MPI_MPICH,
-	.handle_size = 4,
-	.status_size = 20,
-	.in_place = (uintptr_t)-1,
-	.status_ignore = 1,
-	.request_null = 0x2c000000,
-	.comm_world = 0x44000000,
-	.byte_type = 0x4c00010d,
-	.root = -3,
-	.proc_null = -1,
-	.undefined = -32766,
-	.topo_cart = 2,
-	.topo_graph = 1,
-	.topo_dist_graph = 3,
+    .kind = LWM2_MPI_MPICH,
+    .runtime = LWM2_RT_MPI_MPICH,
+    .handle_size = 4,
+    .status_size = 20,
+    .in_place = (uintptr_t)-1,
+    .status_ignore = 1,
+    .request_null = 0x2c000000,
+    .comm_world = 0x44000000,
+    .byte_type = 0x4c00010d,
+    .root = -3,
+    .proc_null = -1,
+    .undefined = -32766,
+    .topo_cart = 2,
+    .topo_graph = 1,
+    .topo_dist_graph = 3,
 };
 
 /*
@@ -155,7 +139,7 @@ int lwm2_mpi_unresolved(const char *name)
 	if (!atomic_exchange(&said, 1)) {
 		char msg[160];
 		int n = snprintf(msg, sizeof msg,
-				 "lwm2: mpi: couldn't find the MPI library's MPI_%s\n", name);
+		                 "lwm2: mpi: couldn't find the MPI library's MPI_%s\n", name);
 
 		if (n > 0 && write(STDERR_FILENO, msg, (size_t)n) < 0)
 			return 16;
@@ -169,18 +153,18 @@ static bool resolve_real(void)
 		const char *name;
 		size_t off;
 	} tab[] = {
-#define R(f, n) { n, offsetof(struct lwm2_mpi_real, f) }
-		R(type_size, "PMPI_Type_size"),
-		R(comm_size, "PMPI_Comm_size"),
-		R(comm_rank, "PMPI_Comm_rank"),
-		R(comm_remote_size, "PMPI_Comm_remote_size"),
-		R(comm_test_inter, "PMPI_Comm_test_inter"),
-		R(topo_test, "PMPI_Topo_test"),
-		R(cartdim_get, "PMPI_Cartdim_get"),
-		R(graph_neighbors_count, "PMPI_Graph_neighbors_count"),
-		R(dist_graph_neighbors_count, "PMPI_Dist_graph_neighbors_count"),
-		R(query_thread, "PMPI_Query_thread"),
-		R(get_library_version, "PMPI_Get_library_version"),
+#define R(f, n) {n, offsetof(struct lwm2_mpi_real, f)}
+	    R(type_size, "PMPI_Type_size"),
+	    R(comm_size, "PMPI_Comm_size"),
+	    R(comm_rank, "PMPI_Comm_rank"),
+	    R(comm_remote_size, "PMPI_Comm_remote_size"),
+	    R(comm_test_inter, "PMPI_Comm_test_inter"),
+	    R(topo_test, "PMPI_Topo_test"),
+	    R(cartdim_get, "PMPI_Cartdim_get"),
+	    R(graph_neighbors_count, "PMPI_Graph_neighbors_count"),
+	    R(dist_graph_neighbors_count, "PMPI_Dist_graph_neighbors_count"),
+	    R(query_thread, "PMPI_Query_thread"),
+	    R(get_library_version, "PMPI_Get_library_version"),
 #undef R
 	};
 
@@ -192,6 +176,84 @@ static bool resolve_real(void)
 		memcpy((char *)&lwm2_mpi_real + tab[i].off, &f, sizeof f);
 	}
 	return true;
+}
+
+/*
+ * Open MPI's predefined datatypes, most used first (a later one that maps
+ * to a taken slot stays out of the table).  Their handles are the
+ * addresses of these objects; one missing from this build is skipped.
+ * Filled once MPI_Init(_thread) returned (PMPI_Type_size is erroneous
+ * before); until then, and where lwm2 did not see the initialisation,
+ * every size is asked of PMPI_Type_size.
+ */
+static const char *const ompi_types[] = {
+    "ompi_mpi_byte",
+    "ompi_mpi_double",
+    "ompi_mpi_int",
+    "ompi_mpi_char",
+    "ompi_mpi_float",
+    "ompi_mpi_long",
+    "ompi_mpi_unsigned_long",
+    "ompi_mpi_long_long_int",
+    "ompi_mpi_unsigned_long_long",
+    "ompi_mpi_unsigned",
+    "ompi_mpi_unsigned_char",
+    "ompi_mpi_signed_char",
+    "ompi_mpi_short",
+    "ompi_mpi_unsigned_short",
+    "ompi_mpi_int8_t",
+    "ompi_mpi_uint8_t",
+    "ompi_mpi_int16_t",
+    "ompi_mpi_uint16_t",
+    "ompi_mpi_int32_t",
+    "ompi_mpi_uint32_t",
+    "ompi_mpi_int64_t",
+    "ompi_mpi_uint64_t",
+    "ompi_mpi_long_double",
+    "ompi_mpi_c_bool",
+    "ompi_mpi_c_float_complex",
+    "ompi_mpi_c_double_complex",
+    "ompi_mpi_c_long_double_complex",
+    "ompi_mpi_aint",
+    "ompi_mpi_offset",
+    "ompi_mpi_count",
+    "ompi_mpi_wchar",
+    "ompi_mpi_packed",
+    "ompi_mpi_float_int",
+    "ompi_mpi_double_int",
+    "ompi_mpi_long_int",
+    "ompi_mpi_2int",
+    "ompi_mpi_short_int",
+    "ompi_mpi_long_double_int",
+    "ompi_mpi_integer",
+    "ompi_mpi_real",
+    "ompi_mpi_dblprec",
+    "ompi_mpi_character",
+    "ompi_mpi_logical",
+    "ompi_mpi_cplex",
+    "ompi_mpi_dblcplex",
+    "ompi_mpi_integer4",
+    "ompi_mpi_integer8",
+    "ompi_mpi_real4",
+    "ompi_mpi_real8",
+    "ompi_mpi_2integer",
+    "ompi_mpi_2real",
+    "ompi_mpi_2dblprec",
+};
+
+static void ompi_fill_tcache(void)
+{
+	for (size_t i = 0; i < sizeof ompi_types / sizeof ompi_types[0]; i++) {
+		uintptr_t h = (uintptr_t)lookup_default(ompi_types[i]);
+		struct lwm2_mpi_tcache *e = &lwm2_mpi_tcache[lwm2_mpi_tcache_slot(h)];
+		uintptr_t held = atomic_load_explicit(&e->handle, memory_order_relaxed);
+		int s = 0;
+
+		if (!h || (held && held != h) || lwm2_mpi_real.type_size(h, &s) != 0 || s < 0)
+			continue;
+		atomic_store_explicit(&e->size, (uint64_t)s, memory_order_relaxed);
+		atomic_store_explicit(&e->handle, h, memory_order_release);
+	}
 }
 
 /*
@@ -225,8 +287,9 @@ const struct lwm2_mpi_abi *lwm2_mpi_abi_detect(void)
 		a = NULL;
 	if (!a) {
 		if (!atomic_exchange(&failed, 1))
-			lwm2_group_missing(LWM2_G_MPI, world ? "Open MPI without its predefined objects"
-							     : "MPI library not recognised");
+			lwm2_group_missing(LWM2_G_MPI,
+			                   world ? "Open MPI without its predefined objects"
+			                         : "MPI library not recognised");
 		return NULL;
 	}
 	atomic_store_explicit(&lwm2_mpi_abi, a, memory_order_release);
@@ -245,6 +308,8 @@ void lwm2_mpi_identity(const struct lwm2_mpi_abi *a)
 		len = 0;
 	version[len < (int)sizeof version ? len : (int)sizeof version - 1] = '\0';
 	version[strcspn(version, "\n")] = '\0';
+	if (a->kind == LWM2_MPI_OMPI)
+		ompi_fill_tcache(); /* PMPI_Type_size needs MPI initialised */
 	lwm2_set_mpi_identity(rank, size, provided, version);
 	lwm2_set_runtime(a->runtime);
 	lwm2_set_flag(LWM2_F_MPI);
@@ -259,11 +324,11 @@ void lwm2_mpi_identity(const struct lwm2_mpi_abi *a)
  * Probes are bounded: a request that finds no slot is not tracked and its
  * completion counts as "other".
  */
-#define REQ_SLOTS 4096u
+#define REQ_SLOTS  4096u
 #define REQ_PROBES 64u
-#define REQ_TOMB 1u
-#define REQ_CLAIM 2u
-#define REQ_HMASK ((UINT64_C(1) << 48) - 1)
+#define REQ_TOMB   1u
+#define REQ_CLAIM  2u
+#define REQ_HMASK  ((UINT64_C(1) << 48) - 1)
 
 struct req_slot {
 	_Atomic uint64_t word;
@@ -285,7 +350,7 @@ static inline bool req_live(uint64_t w)
 }
 
 void lwm2_mpi_req_track(const struct lwm2_mpi_abi *a, const void *request, enum lwm2_mpi_class k,
-			unsigned flags, uint64_t sent, uint64_t recv)
+                        unsigned flags, uint64_t sent, uint64_t recv)
 {
 	uint64_t h = lwm2_mpi_handle_at(a, request, 0);
 	uint32_t i0 = req_hash(h);
@@ -321,8 +386,8 @@ void lwm2_mpi_req_track(const struct lwm2_mpi_abi *a, const void *request, enum 
 		if (!free_slot)
 			return;
 		if (atomic_compare_exchange_strong_explicit(&free_slot->word, &free_w, REQ_CLAIM,
-							    memory_order_acquire,
-							    memory_order_relaxed)) {
+		                                            memory_order_acquire,
+		                                            memory_order_relaxed)) {
 			free_slot->cls = (uint8_t)k;
 			free_slot->flags = (uint8_t)flags;
 			free_slot->sent = sent;
@@ -365,10 +430,10 @@ void lwm2_mpi_req_drop(const struct lwm2_mpi_req *r)
 
 	if (r->slot >= 0)
 		atomic_compare_exchange_strong_explicit(&req_tab[r->slot].word, &w, REQ_TOMB,
-							memory_order_release, memory_order_relaxed);
+		                                        memory_order_release, memory_order_relaxed);
 }
 
 /* Nothing to set up early: the loaded MPI is found at its first call. */
 const struct lwm2_module lwm2_module_mpi = {
-	.name = "mpi",
+    .name = "mpi",
 };

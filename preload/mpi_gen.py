@@ -259,7 +259,7 @@ def body(e, name, large, ps, decl, args, ftype):
     L = []
     L.append('static _Atomic(void *) next_%s[2];' % name)
     L.append('')
-    L.append('static inline int w_%s(int pmpi%s%s)' % (name, ', ' if ps else '', decl if ps else
+    L.append('LWM2_MPI_HOT int w_%s(int pmpi%s%s)' % (name, ', ' if ps else '', decl if ps else
                                                         ''))
     L.append('{')
     L.append('\t%s f = (%s)lwm2_mpi_next(&next_%s[pmpi], pmpi, "%s");' % (ftype, ftype, name,
@@ -336,7 +336,7 @@ def main():
     for block in c:
         src.append(block)
         if 'lwm2_mpi_x_' in block and 'LWM2_EXPORT' not in block:
-            m = re.search(r'static inline int w_(\w+)\(int pmpi(?:, )?(.*)\)\n', block)
+            m = re.search(r'LWM2_MPI_HOT int w_(\w+)\(int pmpi(?:, )?(.*)\)\n', block)
             name, decl = m.group(1), m.group(2) or 'void'
             args = re.search(r'return lwm2_mpi_x_\w+\(f(?:, )?(.*)\);', block).group(1)
             src.append(exports_custom(name, decl, args))

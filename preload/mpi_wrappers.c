@@ -4,7 +4,7 @@
 
 static _Atomic(void *) next_Send[2];
 
-static inline int w_Send(int pmpi, const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm)
+LWM2_MPI_HOT int w_Send(int pmpi, const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm)
 {
 	lwm2_mpi_fn_Send f = (lwm2_mpi_fn_Send)lwm2_mpi_next(&next_Send[pmpi], pmpi, "Send");
 
@@ -32,7 +32,7 @@ LWM2_EXPORT int PMPI_Send(const void *buf, int count, lwm2_mpi_h datatype, int d
 
 static _Atomic(void *) next_Send_c[2];
 
-static inline int w_Send_c(int pmpi, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm)
+LWM2_MPI_HOT int w_Send_c(int pmpi, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm)
 {
 	lwm2_mpi_fn_Send_c f = (lwm2_mpi_fn_Send_c)lwm2_mpi_next(&next_Send_c[pmpi], pmpi, "Send_c");
 
@@ -60,7 +60,7 @@ LWM2_EXPORT int PMPI_Send_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h data
 
 static _Atomic(void *) next_Isend[2];
 
-static inline int w_Isend(int pmpi, const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Isend(int pmpi, const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request)
 {
 	lwm2_mpi_fn_Isend f = (lwm2_mpi_fn_Isend)lwm2_mpi_next(&next_Isend[pmpi], pmpi, "Isend");
 
@@ -90,7 +90,7 @@ LWM2_EXPORT int PMPI_Isend(const void *buf, int count, lwm2_mpi_h datatype, int 
 
 static _Atomic(void *) next_Isend_c[2];
 
-static inline int w_Isend_c(int pmpi, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Isend_c(int pmpi, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request)
 {
 	lwm2_mpi_fn_Isend_c f = (lwm2_mpi_fn_Isend_c)lwm2_mpi_next(&next_Isend_c[pmpi], pmpi, "Isend_c");
 
@@ -120,7 +120,7 @@ LWM2_EXPORT int PMPI_Isend_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h dat
 
 static _Atomic(void *) next_Send_init[2];
 
-static inline int w_Send_init(int pmpi, const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Send_init(int pmpi, const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request)
 {
 	lwm2_mpi_fn_Send_init f = (lwm2_mpi_fn_Send_init)lwm2_mpi_next(&next_Send_init[pmpi], pmpi, "Send_init");
 
@@ -151,7 +151,7 @@ LWM2_EXPORT int PMPI_Send_init(const void *buf, int count, lwm2_mpi_h datatype, 
 
 static _Atomic(void *) next_Send_init_c[2];
 
-static inline int w_Send_init_c(int pmpi, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Send_init_c(int pmpi, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request)
 {
 	lwm2_mpi_fn_Send_init_c f = (lwm2_mpi_fn_Send_init_c)lwm2_mpi_next(&next_Send_init_c[pmpi], pmpi, "Send_init_c");
 
@@ -182,7 +182,7 @@ LWM2_EXPORT int PMPI_Send_init_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h
 
 static _Atomic(void *) next_Bsend[2];
 
-static inline int w_Bsend(int pmpi, const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm)
+LWM2_MPI_HOT int w_Bsend(int pmpi, const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm)
 {
 	lwm2_mpi_fn_Bsend f = (lwm2_mpi_fn_Bsend)lwm2_mpi_next(&next_Bsend[pmpi], pmpi, "Bsend");
 
@@ -210,7 +210,7 @@ LWM2_EXPORT int PMPI_Bsend(const void *buf, int count, lwm2_mpi_h datatype, int 
 
 static _Atomic(void *) next_Bsend_c[2];
 
-static inline int w_Bsend_c(int pmpi, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm)
+LWM2_MPI_HOT int w_Bsend_c(int pmpi, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm)
 {
 	lwm2_mpi_fn_Bsend_c f = (lwm2_mpi_fn_Bsend_c)lwm2_mpi_next(&next_Bsend_c[pmpi], pmpi, "Bsend_c");
 
@@ -238,7 +238,7 @@ LWM2_EXPORT int PMPI_Bsend_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h dat
 
 static _Atomic(void *) next_Ibsend[2];
 
-static inline int w_Ibsend(int pmpi, const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Ibsend(int pmpi, const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request)
 {
 	lwm2_mpi_fn_Ibsend f = (lwm2_mpi_fn_Ibsend)lwm2_mpi_next(&next_Ibsend[pmpi], pmpi, "Ibsend");
 
@@ -268,7 +268,7 @@ LWM2_EXPORT int PMPI_Ibsend(const void *buf, int count, lwm2_mpi_h datatype, int
 
 static _Atomic(void *) next_Ibsend_c[2];
 
-static inline int w_Ibsend_c(int pmpi, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Ibsend_c(int pmpi, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request)
 {
 	lwm2_mpi_fn_Ibsend_c f = (lwm2_mpi_fn_Ibsend_c)lwm2_mpi_next(&next_Ibsend_c[pmpi], pmpi, "Ibsend_c");
 
@@ -298,7 +298,7 @@ LWM2_EXPORT int PMPI_Ibsend_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h da
 
 static _Atomic(void *) next_Bsend_init[2];
 
-static inline int w_Bsend_init(int pmpi, const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Bsend_init(int pmpi, const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request)
 {
 	lwm2_mpi_fn_Bsend_init f = (lwm2_mpi_fn_Bsend_init)lwm2_mpi_next(&next_Bsend_init[pmpi], pmpi, "Bsend_init");
 
@@ -329,7 +329,7 @@ LWM2_EXPORT int PMPI_Bsend_init(const void *buf, int count, lwm2_mpi_h datatype,
 
 static _Atomic(void *) next_Bsend_init_c[2];
 
-static inline int w_Bsend_init_c(int pmpi, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Bsend_init_c(int pmpi, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request)
 {
 	lwm2_mpi_fn_Bsend_init_c f = (lwm2_mpi_fn_Bsend_init_c)lwm2_mpi_next(&next_Bsend_init_c[pmpi], pmpi, "Bsend_init_c");
 
@@ -360,7 +360,7 @@ LWM2_EXPORT int PMPI_Bsend_init_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_
 
 static _Atomic(void *) next_Ssend[2];
 
-static inline int w_Ssend(int pmpi, const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm)
+LWM2_MPI_HOT int w_Ssend(int pmpi, const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm)
 {
 	lwm2_mpi_fn_Ssend f = (lwm2_mpi_fn_Ssend)lwm2_mpi_next(&next_Ssend[pmpi], pmpi, "Ssend");
 
@@ -388,7 +388,7 @@ LWM2_EXPORT int PMPI_Ssend(const void *buf, int count, lwm2_mpi_h datatype, int 
 
 static _Atomic(void *) next_Ssend_c[2];
 
-static inline int w_Ssend_c(int pmpi, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm)
+LWM2_MPI_HOT int w_Ssend_c(int pmpi, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm)
 {
 	lwm2_mpi_fn_Ssend_c f = (lwm2_mpi_fn_Ssend_c)lwm2_mpi_next(&next_Ssend_c[pmpi], pmpi, "Ssend_c");
 
@@ -416,7 +416,7 @@ LWM2_EXPORT int PMPI_Ssend_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h dat
 
 static _Atomic(void *) next_Issend[2];
 
-static inline int w_Issend(int pmpi, const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Issend(int pmpi, const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request)
 {
 	lwm2_mpi_fn_Issend f = (lwm2_mpi_fn_Issend)lwm2_mpi_next(&next_Issend[pmpi], pmpi, "Issend");
 
@@ -446,7 +446,7 @@ LWM2_EXPORT int PMPI_Issend(const void *buf, int count, lwm2_mpi_h datatype, int
 
 static _Atomic(void *) next_Issend_c[2];
 
-static inline int w_Issend_c(int pmpi, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Issend_c(int pmpi, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request)
 {
 	lwm2_mpi_fn_Issend_c f = (lwm2_mpi_fn_Issend_c)lwm2_mpi_next(&next_Issend_c[pmpi], pmpi, "Issend_c");
 
@@ -476,7 +476,7 @@ LWM2_EXPORT int PMPI_Issend_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h da
 
 static _Atomic(void *) next_Ssend_init[2];
 
-static inline int w_Ssend_init(int pmpi, const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Ssend_init(int pmpi, const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request)
 {
 	lwm2_mpi_fn_Ssend_init f = (lwm2_mpi_fn_Ssend_init)lwm2_mpi_next(&next_Ssend_init[pmpi], pmpi, "Ssend_init");
 
@@ -507,7 +507,7 @@ LWM2_EXPORT int PMPI_Ssend_init(const void *buf, int count, lwm2_mpi_h datatype,
 
 static _Atomic(void *) next_Ssend_init_c[2];
 
-static inline int w_Ssend_init_c(int pmpi, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Ssend_init_c(int pmpi, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request)
 {
 	lwm2_mpi_fn_Ssend_init_c f = (lwm2_mpi_fn_Ssend_init_c)lwm2_mpi_next(&next_Ssend_init_c[pmpi], pmpi, "Ssend_init_c");
 
@@ -538,7 +538,7 @@ LWM2_EXPORT int PMPI_Ssend_init_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_
 
 static _Atomic(void *) next_Rsend[2];
 
-static inline int w_Rsend(int pmpi, const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm)
+LWM2_MPI_HOT int w_Rsend(int pmpi, const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm)
 {
 	lwm2_mpi_fn_Rsend f = (lwm2_mpi_fn_Rsend)lwm2_mpi_next(&next_Rsend[pmpi], pmpi, "Rsend");
 
@@ -566,7 +566,7 @@ LWM2_EXPORT int PMPI_Rsend(const void *buf, int count, lwm2_mpi_h datatype, int 
 
 static _Atomic(void *) next_Rsend_c[2];
 
-static inline int w_Rsend_c(int pmpi, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm)
+LWM2_MPI_HOT int w_Rsend_c(int pmpi, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm)
 {
 	lwm2_mpi_fn_Rsend_c f = (lwm2_mpi_fn_Rsend_c)lwm2_mpi_next(&next_Rsend_c[pmpi], pmpi, "Rsend_c");
 
@@ -594,7 +594,7 @@ LWM2_EXPORT int PMPI_Rsend_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h dat
 
 static _Atomic(void *) next_Irsend[2];
 
-static inline int w_Irsend(int pmpi, const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Irsend(int pmpi, const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request)
 {
 	lwm2_mpi_fn_Irsend f = (lwm2_mpi_fn_Irsend)lwm2_mpi_next(&next_Irsend[pmpi], pmpi, "Irsend");
 
@@ -624,7 +624,7 @@ LWM2_EXPORT int PMPI_Irsend(const void *buf, int count, lwm2_mpi_h datatype, int
 
 static _Atomic(void *) next_Irsend_c[2];
 
-static inline int w_Irsend_c(int pmpi, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Irsend_c(int pmpi, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request)
 {
 	lwm2_mpi_fn_Irsend_c f = (lwm2_mpi_fn_Irsend_c)lwm2_mpi_next(&next_Irsend_c[pmpi], pmpi, "Irsend_c");
 
@@ -654,7 +654,7 @@ LWM2_EXPORT int PMPI_Irsend_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h da
 
 static _Atomic(void *) next_Rsend_init[2];
 
-static inline int w_Rsend_init(int pmpi, const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Rsend_init(int pmpi, const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request)
 {
 	lwm2_mpi_fn_Rsend_init f = (lwm2_mpi_fn_Rsend_init)lwm2_mpi_next(&next_Rsend_init[pmpi], pmpi, "Rsend_init");
 
@@ -685,7 +685,7 @@ LWM2_EXPORT int PMPI_Rsend_init(const void *buf, int count, lwm2_mpi_h datatype,
 
 static _Atomic(void *) next_Rsend_init_c[2];
 
-static inline int w_Rsend_init_c(int pmpi, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Rsend_init_c(int pmpi, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request)
 {
 	lwm2_mpi_fn_Rsend_init_c f = (lwm2_mpi_fn_Rsend_init_c)lwm2_mpi_next(&next_Rsend_init_c[pmpi], pmpi, "Rsend_init_c");
 
@@ -716,7 +716,7 @@ LWM2_EXPORT int PMPI_Rsend_init_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_
 
 static _Atomic(void *) next_Recv[2];
 
-static inline int w_Recv(int pmpi, void *buf, int count, lwm2_mpi_h datatype, int source, int tag, lwm2_mpi_h comm, void *status)
+LWM2_MPI_HOT int w_Recv(int pmpi, void *buf, int count, lwm2_mpi_h datatype, int source, int tag, lwm2_mpi_h comm, void *status)
 {
 	lwm2_mpi_fn_Recv f = (lwm2_mpi_fn_Recv)lwm2_mpi_next(&next_Recv[pmpi], pmpi, "Recv");
 
@@ -747,7 +747,7 @@ LWM2_EXPORT int PMPI_Recv(void *buf, int count, lwm2_mpi_h datatype, int source,
 
 static _Atomic(void *) next_Recv_c[2];
 
-static inline int w_Recv_c(int pmpi, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int source, int tag, lwm2_mpi_h comm, void *status)
+LWM2_MPI_HOT int w_Recv_c(int pmpi, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int source, int tag, lwm2_mpi_h comm, void *status)
 {
 	lwm2_mpi_fn_Recv_c f = (lwm2_mpi_fn_Recv_c)lwm2_mpi_next(&next_Recv_c[pmpi], pmpi, "Recv_c");
 
@@ -778,7 +778,7 @@ LWM2_EXPORT int PMPI_Recv_c(void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, 
 
 static _Atomic(void *) next_Irecv[2];
 
-static inline int w_Irecv(int pmpi, void *buf, int count, lwm2_mpi_h datatype, int source, int tag, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Irecv(int pmpi, void *buf, int count, lwm2_mpi_h datatype, int source, int tag, lwm2_mpi_h comm, void *request)
 {
 	lwm2_mpi_fn_Irecv f = (lwm2_mpi_fn_Irecv)lwm2_mpi_next(&next_Irecv[pmpi], pmpi, "Irecv");
 
@@ -807,7 +807,7 @@ LWM2_EXPORT int PMPI_Irecv(void *buf, int count, lwm2_mpi_h datatype, int source
 
 static _Atomic(void *) next_Irecv_c[2];
 
-static inline int w_Irecv_c(int pmpi, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int source, int tag, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Irecv_c(int pmpi, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int source, int tag, lwm2_mpi_h comm, void *request)
 {
 	lwm2_mpi_fn_Irecv_c f = (lwm2_mpi_fn_Irecv_c)lwm2_mpi_next(&next_Irecv_c[pmpi], pmpi, "Irecv_c");
 
@@ -836,7 +836,7 @@ LWM2_EXPORT int PMPI_Irecv_c(void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype,
 
 static _Atomic(void *) next_Recv_init[2];
 
-static inline int w_Recv_init(int pmpi, void *buf, int count, lwm2_mpi_h datatype, int source, int tag, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Recv_init(int pmpi, void *buf, int count, lwm2_mpi_h datatype, int source, int tag, lwm2_mpi_h comm, void *request)
 {
 	lwm2_mpi_fn_Recv_init f = (lwm2_mpi_fn_Recv_init)lwm2_mpi_next(&next_Recv_init[pmpi], pmpi, "Recv_init");
 
@@ -867,7 +867,7 @@ LWM2_EXPORT int PMPI_Recv_init(void *buf, int count, lwm2_mpi_h datatype, int so
 
 static _Atomic(void *) next_Recv_init_c[2];
 
-static inline int w_Recv_init_c(int pmpi, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int source, int tag, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Recv_init_c(int pmpi, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int source, int tag, lwm2_mpi_h comm, void *request)
 {
 	lwm2_mpi_fn_Recv_init_c f = (lwm2_mpi_fn_Recv_init_c)lwm2_mpi_next(&next_Recv_init_c[pmpi], pmpi, "Recv_init_c");
 
@@ -898,7 +898,7 @@ LWM2_EXPORT int PMPI_Recv_init_c(void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datat
 
 static _Atomic(void *) next_Sendrecv[2];
 
-static inline int w_Sendrecv(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, int dest, int sendtag, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int source, int recvtag, lwm2_mpi_h comm, void *status)
+LWM2_MPI_HOT int w_Sendrecv(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, int dest, int sendtag, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int source, int recvtag, lwm2_mpi_h comm, void *status)
 {
 	lwm2_mpi_fn_Sendrecv f = (lwm2_mpi_fn_Sendrecv)lwm2_mpi_next(&next_Sendrecv[pmpi], pmpi, "Sendrecv");
 
@@ -929,7 +929,7 @@ LWM2_EXPORT int PMPI_Sendrecv(const void *sendbuf, int sendcount, lwm2_mpi_h sen
 
 static _Atomic(void *) next_Sendrecv_c[2];
 
-static inline int w_Sendrecv_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, int dest, int sendtag, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int source, int recvtag, lwm2_mpi_h comm, void *status)
+LWM2_MPI_HOT int w_Sendrecv_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, int dest, int sendtag, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int source, int recvtag, lwm2_mpi_h comm, void *status)
 {
 	lwm2_mpi_fn_Sendrecv_c f = (lwm2_mpi_fn_Sendrecv_c)lwm2_mpi_next(&next_Sendrecv_c[pmpi], pmpi, "Sendrecv_c");
 
@@ -960,7 +960,7 @@ LWM2_EXPORT int PMPI_Sendrecv_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm
 
 static _Atomic(void *) next_Isendrecv[2];
 
-static inline int w_Isendrecv(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, int dest, int sendtag, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int source, int recvtag, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Isendrecv(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, int dest, int sendtag, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int source, int recvtag, lwm2_mpi_h comm, void *request)
 {
 	lwm2_mpi_fn_Isendrecv f = (lwm2_mpi_fn_Isendrecv)lwm2_mpi_next(&next_Isendrecv[pmpi], pmpi, "Isendrecv");
 
@@ -990,7 +990,7 @@ LWM2_EXPORT int PMPI_Isendrecv(const void *sendbuf, int sendcount, lwm2_mpi_h se
 
 static _Atomic(void *) next_Isendrecv_c[2];
 
-static inline int w_Isendrecv_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, int dest, int sendtag, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int source, int recvtag, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Isendrecv_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, int dest, int sendtag, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int source, int recvtag, lwm2_mpi_h comm, void *request)
 {
 	lwm2_mpi_fn_Isendrecv_c f = (lwm2_mpi_fn_Isendrecv_c)lwm2_mpi_next(&next_Isendrecv_c[pmpi], pmpi, "Isendrecv_c");
 
@@ -1020,7 +1020,7 @@ LWM2_EXPORT int PMPI_Isendrecv_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lw
 
 static _Atomic(void *) next_Sendrecv_replace[2];
 
-static inline int w_Sendrecv_replace(int pmpi, void *buf, int count, lwm2_mpi_h datatype, int dest, int sendtag, int source, int recvtag, lwm2_mpi_h comm, void *status)
+LWM2_MPI_HOT int w_Sendrecv_replace(int pmpi, void *buf, int count, lwm2_mpi_h datatype, int dest, int sendtag, int source, int recvtag, lwm2_mpi_h comm, void *status)
 {
 	lwm2_mpi_fn_Sendrecv_replace f = (lwm2_mpi_fn_Sendrecv_replace)lwm2_mpi_next(&next_Sendrecv_replace[pmpi], pmpi, "Sendrecv_replace");
 
@@ -1051,7 +1051,7 @@ LWM2_EXPORT int PMPI_Sendrecv_replace(void *buf, int count, lwm2_mpi_h datatype,
 
 static _Atomic(void *) next_Sendrecv_replace_c[2];
 
-static inline int w_Sendrecv_replace_c(int pmpi, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int sendtag, int source, int recvtag, lwm2_mpi_h comm, void *status)
+LWM2_MPI_HOT int w_Sendrecv_replace_c(int pmpi, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int sendtag, int source, int recvtag, lwm2_mpi_h comm, void *status)
 {
 	lwm2_mpi_fn_Sendrecv_replace_c f = (lwm2_mpi_fn_Sendrecv_replace_c)lwm2_mpi_next(&next_Sendrecv_replace_c[pmpi], pmpi, "Sendrecv_replace_c");
 
@@ -1082,7 +1082,7 @@ LWM2_EXPORT int PMPI_Sendrecv_replace_c(void *buf, lwm2_mpi_cnt count, lwm2_mpi_
 
 static _Atomic(void *) next_Isendrecv_replace[2];
 
-static inline int w_Isendrecv_replace(int pmpi, void *buf, int count, lwm2_mpi_h datatype, int dest, int sendtag, int source, int recvtag, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Isendrecv_replace(int pmpi, void *buf, int count, lwm2_mpi_h datatype, int dest, int sendtag, int source, int recvtag, lwm2_mpi_h comm, void *request)
 {
 	lwm2_mpi_fn_Isendrecv_replace f = (lwm2_mpi_fn_Isendrecv_replace)lwm2_mpi_next(&next_Isendrecv_replace[pmpi], pmpi, "Isendrecv_replace");
 
@@ -1112,7 +1112,7 @@ LWM2_EXPORT int PMPI_Isendrecv_replace(void *buf, int count, lwm2_mpi_h datatype
 
 static _Atomic(void *) next_Isendrecv_replace_c[2];
 
-static inline int w_Isendrecv_replace_c(int pmpi, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int sendtag, int source, int recvtag, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Isendrecv_replace_c(int pmpi, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int sendtag, int source, int recvtag, lwm2_mpi_h comm, void *request)
 {
 	lwm2_mpi_fn_Isendrecv_replace_c f = (lwm2_mpi_fn_Isendrecv_replace_c)lwm2_mpi_next(&next_Isendrecv_replace_c[pmpi], pmpi, "Isendrecv_replace_c");
 
@@ -1142,7 +1142,7 @@ LWM2_EXPORT int PMPI_Isendrecv_replace_c(void *buf, lwm2_mpi_cnt count, lwm2_mpi
 
 static _Atomic(void *) next_Probe[2];
 
-static inline int w_Probe(int pmpi, int source, int tag, lwm2_mpi_h comm, void *status)
+LWM2_MPI_HOT int w_Probe(int pmpi, int source, int tag, lwm2_mpi_h comm, void *status)
 {
 	lwm2_mpi_fn_Probe f = (lwm2_mpi_fn_Probe)lwm2_mpi_next(&next_Probe[pmpi], pmpi, "Probe");
 
@@ -1169,7 +1169,7 @@ LWM2_EXPORT int PMPI_Probe(int source, int tag, lwm2_mpi_h comm, void *status)
 
 static _Atomic(void *) next_Iprobe[2];
 
-static inline int w_Iprobe(int pmpi, int source, int tag, lwm2_mpi_h comm, int *flag, void *status)
+LWM2_MPI_HOT int w_Iprobe(int pmpi, int source, int tag, lwm2_mpi_h comm, int *flag, void *status)
 {
 	lwm2_mpi_fn_Iprobe f = (lwm2_mpi_fn_Iprobe)lwm2_mpi_next(&next_Iprobe[pmpi], pmpi, "Iprobe");
 
@@ -1196,7 +1196,7 @@ LWM2_EXPORT int PMPI_Iprobe(int source, int tag, lwm2_mpi_h comm, int *flag, voi
 
 static _Atomic(void *) next_Mprobe[2];
 
-static inline int w_Mprobe(int pmpi, int source, int tag, lwm2_mpi_h comm, void *message, void *status)
+LWM2_MPI_HOT int w_Mprobe(int pmpi, int source, int tag, lwm2_mpi_h comm, void *message, void *status)
 {
 	lwm2_mpi_fn_Mprobe f = (lwm2_mpi_fn_Mprobe)lwm2_mpi_next(&next_Mprobe[pmpi], pmpi, "Mprobe");
 
@@ -1223,7 +1223,7 @@ LWM2_EXPORT int PMPI_Mprobe(int source, int tag, lwm2_mpi_h comm, void *message,
 
 static _Atomic(void *) next_Improbe[2];
 
-static inline int w_Improbe(int pmpi, int source, int tag, lwm2_mpi_h comm, int *flag, void *message, void *status)
+LWM2_MPI_HOT int w_Improbe(int pmpi, int source, int tag, lwm2_mpi_h comm, int *flag, void *message, void *status)
 {
 	lwm2_mpi_fn_Improbe f = (lwm2_mpi_fn_Improbe)lwm2_mpi_next(&next_Improbe[pmpi], pmpi, "Improbe");
 
@@ -1250,7 +1250,7 @@ LWM2_EXPORT int PMPI_Improbe(int source, int tag, lwm2_mpi_h comm, int *flag, vo
 
 static _Atomic(void *) next_Mrecv[2];
 
-static inline int w_Mrecv(int pmpi, void *buf, int count, lwm2_mpi_h datatype, void *message, void *status)
+LWM2_MPI_HOT int w_Mrecv(int pmpi, void *buf, int count, lwm2_mpi_h datatype, void *message, void *status)
 {
 	lwm2_mpi_fn_Mrecv f = (lwm2_mpi_fn_Mrecv)lwm2_mpi_next(&next_Mrecv[pmpi], pmpi, "Mrecv");
 
@@ -1281,7 +1281,7 @@ LWM2_EXPORT int PMPI_Mrecv(void *buf, int count, lwm2_mpi_h datatype, void *mess
 
 static _Atomic(void *) next_Mrecv_c[2];
 
-static inline int w_Mrecv_c(int pmpi, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *message, void *status)
+LWM2_MPI_HOT int w_Mrecv_c(int pmpi, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *message, void *status)
 {
 	lwm2_mpi_fn_Mrecv_c f = (lwm2_mpi_fn_Mrecv_c)lwm2_mpi_next(&next_Mrecv_c[pmpi], pmpi, "Mrecv_c");
 
@@ -1312,7 +1312,7 @@ LWM2_EXPORT int PMPI_Mrecv_c(void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype,
 
 static _Atomic(void *) next_Imrecv[2];
 
-static inline int w_Imrecv(int pmpi, void *buf, int count, lwm2_mpi_h datatype, void *message, void *request)
+LWM2_MPI_HOT int w_Imrecv(int pmpi, void *buf, int count, lwm2_mpi_h datatype, void *message, void *request)
 {
 	lwm2_mpi_fn_Imrecv f = (lwm2_mpi_fn_Imrecv)lwm2_mpi_next(&next_Imrecv[pmpi], pmpi, "Imrecv");
 
@@ -1341,7 +1341,7 @@ LWM2_EXPORT int PMPI_Imrecv(void *buf, int count, lwm2_mpi_h datatype, void *mes
 
 static _Atomic(void *) next_Imrecv_c[2];
 
-static inline int w_Imrecv_c(int pmpi, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *message, void *request)
+LWM2_MPI_HOT int w_Imrecv_c(int pmpi, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *message, void *request)
 {
 	lwm2_mpi_fn_Imrecv_c f = (lwm2_mpi_fn_Imrecv_c)lwm2_mpi_next(&next_Imrecv_c[pmpi], pmpi, "Imrecv_c");
 
@@ -1370,7 +1370,7 @@ LWM2_EXPORT int PMPI_Imrecv_c(void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype
 
 static _Atomic(void *) next_Start[2];
 
-static inline int w_Start(int pmpi, void *request)
+LWM2_MPI_HOT int w_Start(int pmpi, void *request)
 {
 	lwm2_mpi_fn_Start f = (lwm2_mpi_fn_Start)lwm2_mpi_next(&next_Start[pmpi], pmpi, "Start");
 
@@ -1391,7 +1391,7 @@ LWM2_EXPORT int PMPI_Start(void *request)
 
 static _Atomic(void *) next_Startall[2];
 
-static inline int w_Startall(int pmpi, int count, void *array_of_requests)
+LWM2_MPI_HOT int w_Startall(int pmpi, int count, void *array_of_requests)
 {
 	lwm2_mpi_fn_Startall f = (lwm2_mpi_fn_Startall)lwm2_mpi_next(&next_Startall[pmpi], pmpi, "Startall");
 
@@ -1412,7 +1412,7 @@ LWM2_EXPORT int PMPI_Startall(int count, void *array_of_requests)
 
 static _Atomic(void *) next_Wait[2];
 
-static inline int w_Wait(int pmpi, void *request, void *status)
+LWM2_MPI_HOT int w_Wait(int pmpi, void *request, void *status)
 {
 	lwm2_mpi_fn_Wait f = (lwm2_mpi_fn_Wait)lwm2_mpi_next(&next_Wait[pmpi], pmpi, "Wait");
 
@@ -1433,7 +1433,7 @@ LWM2_EXPORT int PMPI_Wait(void *request, void *status)
 
 static _Atomic(void *) next_Test[2];
 
-static inline int w_Test(int pmpi, void *request, int *flag, void *status)
+LWM2_MPI_HOT int w_Test(int pmpi, void *request, int *flag, void *status)
 {
 	lwm2_mpi_fn_Test f = (lwm2_mpi_fn_Test)lwm2_mpi_next(&next_Test[pmpi], pmpi, "Test");
 
@@ -1454,7 +1454,7 @@ LWM2_EXPORT int PMPI_Test(void *request, int *flag, void *status)
 
 static _Atomic(void *) next_Waitall[2];
 
-static inline int w_Waitall(int pmpi, int count, void *array_of_requests, void *array_of_statuses)
+LWM2_MPI_HOT int w_Waitall(int pmpi, int count, void *array_of_requests, void *array_of_statuses)
 {
 	lwm2_mpi_fn_Waitall f = (lwm2_mpi_fn_Waitall)lwm2_mpi_next(&next_Waitall[pmpi], pmpi, "Waitall");
 
@@ -1475,7 +1475,7 @@ LWM2_EXPORT int PMPI_Waitall(int count, void *array_of_requests, void *array_of_
 
 static _Atomic(void *) next_Testall[2];
 
-static inline int w_Testall(int pmpi, int count, void *array_of_requests, int *flag, void *array_of_statuses)
+LWM2_MPI_HOT int w_Testall(int pmpi, int count, void *array_of_requests, int *flag, void *array_of_statuses)
 {
 	lwm2_mpi_fn_Testall f = (lwm2_mpi_fn_Testall)lwm2_mpi_next(&next_Testall[pmpi], pmpi, "Testall");
 
@@ -1496,7 +1496,7 @@ LWM2_EXPORT int PMPI_Testall(int count, void *array_of_requests, int *flag, void
 
 static _Atomic(void *) next_Waitany[2];
 
-static inline int w_Waitany(int pmpi, int count, void *array_of_requests, int *index, void *status)
+LWM2_MPI_HOT int w_Waitany(int pmpi, int count, void *array_of_requests, int *index, void *status)
 {
 	lwm2_mpi_fn_Waitany f = (lwm2_mpi_fn_Waitany)lwm2_mpi_next(&next_Waitany[pmpi], pmpi, "Waitany");
 
@@ -1517,7 +1517,7 @@ LWM2_EXPORT int PMPI_Waitany(int count, void *array_of_requests, int *index, voi
 
 static _Atomic(void *) next_Testany[2];
 
-static inline int w_Testany(int pmpi, int count, void *array_of_requests, int *index, int *flag, void *status)
+LWM2_MPI_HOT int w_Testany(int pmpi, int count, void *array_of_requests, int *index, int *flag, void *status)
 {
 	lwm2_mpi_fn_Testany f = (lwm2_mpi_fn_Testany)lwm2_mpi_next(&next_Testany[pmpi], pmpi, "Testany");
 
@@ -1538,7 +1538,7 @@ LWM2_EXPORT int PMPI_Testany(int count, void *array_of_requests, int *index, int
 
 static _Atomic(void *) next_Waitsome[2];
 
-static inline int w_Waitsome(int pmpi, int incount, void *array_of_requests, int *outcount, int *array_of_indices, void *array_of_statuses)
+LWM2_MPI_HOT int w_Waitsome(int pmpi, int incount, void *array_of_requests, int *outcount, int *array_of_indices, void *array_of_statuses)
 {
 	lwm2_mpi_fn_Waitsome f = (lwm2_mpi_fn_Waitsome)lwm2_mpi_next(&next_Waitsome[pmpi], pmpi, "Waitsome");
 
@@ -1559,7 +1559,7 @@ LWM2_EXPORT int PMPI_Waitsome(int incount, void *array_of_requests, int *outcoun
 
 static _Atomic(void *) next_Testsome[2];
 
-static inline int w_Testsome(int pmpi, int incount, void *array_of_requests, int *outcount, int *array_of_indices, void *array_of_statuses)
+LWM2_MPI_HOT int w_Testsome(int pmpi, int incount, void *array_of_requests, int *outcount, int *array_of_indices, void *array_of_statuses)
 {
 	lwm2_mpi_fn_Testsome f = (lwm2_mpi_fn_Testsome)lwm2_mpi_next(&next_Testsome[pmpi], pmpi, "Testsome");
 
@@ -1580,7 +1580,7 @@ LWM2_EXPORT int PMPI_Testsome(int incount, void *array_of_requests, int *outcoun
 
 static _Atomic(void *) next_Request_free[2];
 
-static inline int w_Request_free(int pmpi, void *request)
+LWM2_MPI_HOT int w_Request_free(int pmpi, void *request)
 {
 	lwm2_mpi_fn_Request_free f = (lwm2_mpi_fn_Request_free)lwm2_mpi_next(&next_Request_free[pmpi], pmpi, "Request_free");
 
@@ -1601,7 +1601,7 @@ LWM2_EXPORT int PMPI_Request_free(void *request)
 
 static _Atomic(void *) next_Barrier[2];
 
-static inline int w_Barrier(int pmpi, lwm2_mpi_h comm)
+LWM2_MPI_HOT int w_Barrier(int pmpi, lwm2_mpi_h comm)
 {
 	lwm2_mpi_fn_Barrier f = (lwm2_mpi_fn_Barrier)lwm2_mpi_next(&next_Barrier[pmpi], pmpi, "Barrier");
 
@@ -1629,7 +1629,7 @@ LWM2_EXPORT int PMPI_Barrier(lwm2_mpi_h comm)
 
 static _Atomic(void *) next_Ibarrier[2];
 
-static inline int w_Ibarrier(int pmpi, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Ibarrier(int pmpi, lwm2_mpi_h comm, void *request)
 {
 	lwm2_mpi_fn_Ibarrier f = (lwm2_mpi_fn_Ibarrier)lwm2_mpi_next(&next_Ibarrier[pmpi], pmpi, "Ibarrier");
 
@@ -1659,7 +1659,7 @@ LWM2_EXPORT int PMPI_Ibarrier(lwm2_mpi_h comm, void *request)
 
 static _Atomic(void *) next_Barrier_init[2];
 
-static inline int w_Barrier_init(int pmpi, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_MPI_HOT int w_Barrier_init(int pmpi, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
 	lwm2_mpi_fn_Barrier_init f = (lwm2_mpi_fn_Barrier_init)lwm2_mpi_next(&next_Barrier_init[pmpi], pmpi, "Barrier_init");
 
@@ -1690,7 +1690,7 @@ LWM2_EXPORT int PMPI_Barrier_init(lwm2_mpi_h comm, lwm2_mpi_h info, void *reques
 
 static _Atomic(void *) next_Bcast[2];
 
-static inline int w_Bcast(int pmpi, void *buffer, int count, lwm2_mpi_h datatype, int root, lwm2_mpi_h comm)
+LWM2_MPI_HOT int w_Bcast(int pmpi, void *buffer, int count, lwm2_mpi_h datatype, int root, lwm2_mpi_h comm)
 {
 	lwm2_mpi_fn_Bcast f = (lwm2_mpi_fn_Bcast)lwm2_mpi_next(&next_Bcast[pmpi], pmpi, "Bcast");
 
@@ -1718,7 +1718,7 @@ LWM2_EXPORT int PMPI_Bcast(void *buffer, int count, lwm2_mpi_h datatype, int roo
 
 static _Atomic(void *) next_Bcast_c[2];
 
-static inline int w_Bcast_c(int pmpi, void *buffer, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int root, lwm2_mpi_h comm)
+LWM2_MPI_HOT int w_Bcast_c(int pmpi, void *buffer, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int root, lwm2_mpi_h comm)
 {
 	lwm2_mpi_fn_Bcast_c f = (lwm2_mpi_fn_Bcast_c)lwm2_mpi_next(&next_Bcast_c[pmpi], pmpi, "Bcast_c");
 
@@ -1746,7 +1746,7 @@ LWM2_EXPORT int PMPI_Bcast_c(void *buffer, lwm2_mpi_cnt count, lwm2_mpi_h dataty
 
 static _Atomic(void *) next_Ibcast[2];
 
-static inline int w_Ibcast(int pmpi, void *buffer, int count, lwm2_mpi_h datatype, int root, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Ibcast(int pmpi, void *buffer, int count, lwm2_mpi_h datatype, int root, lwm2_mpi_h comm, void *request)
 {
 	lwm2_mpi_fn_Ibcast f = (lwm2_mpi_fn_Ibcast)lwm2_mpi_next(&next_Ibcast[pmpi], pmpi, "Ibcast");
 
@@ -1776,7 +1776,7 @@ LWM2_EXPORT int PMPI_Ibcast(void *buffer, int count, lwm2_mpi_h datatype, int ro
 
 static _Atomic(void *) next_Ibcast_c[2];
 
-static inline int w_Ibcast_c(int pmpi, void *buffer, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int root, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Ibcast_c(int pmpi, void *buffer, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int root, lwm2_mpi_h comm, void *request)
 {
 	lwm2_mpi_fn_Ibcast_c f = (lwm2_mpi_fn_Ibcast_c)lwm2_mpi_next(&next_Ibcast_c[pmpi], pmpi, "Ibcast_c");
 
@@ -1806,7 +1806,7 @@ LWM2_EXPORT int PMPI_Ibcast_c(void *buffer, lwm2_mpi_cnt count, lwm2_mpi_h datat
 
 static _Atomic(void *) next_Bcast_init[2];
 
-static inline int w_Bcast_init(int pmpi, void *buffer, int count, lwm2_mpi_h datatype, int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_MPI_HOT int w_Bcast_init(int pmpi, void *buffer, int count, lwm2_mpi_h datatype, int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
 	lwm2_mpi_fn_Bcast_init f = (lwm2_mpi_fn_Bcast_init)lwm2_mpi_next(&next_Bcast_init[pmpi], pmpi, "Bcast_init");
 
@@ -1837,7 +1837,7 @@ LWM2_EXPORT int PMPI_Bcast_init(void *buffer, int count, lwm2_mpi_h datatype, in
 
 static _Atomic(void *) next_Bcast_init_c[2];
 
-static inline int w_Bcast_init_c(int pmpi, void *buffer, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_MPI_HOT int w_Bcast_init_c(int pmpi, void *buffer, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
 	lwm2_mpi_fn_Bcast_init_c f = (lwm2_mpi_fn_Bcast_init_c)lwm2_mpi_next(&next_Bcast_init_c[pmpi], pmpi, "Bcast_init_c");
 
@@ -1868,7 +1868,7 @@ LWM2_EXPORT int PMPI_Bcast_init_c(void *buffer, lwm2_mpi_cnt count, lwm2_mpi_h d
 
 static _Atomic(void *) next_Gather[2];
 
-static inline int w_Gather(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm)
+LWM2_MPI_HOT int w_Gather(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm)
 {
 	lwm2_mpi_fn_Gather f = (lwm2_mpi_fn_Gather)lwm2_mpi_next(&next_Gather[pmpi], pmpi, "Gather");
 
@@ -1896,7 +1896,7 @@ LWM2_EXPORT int PMPI_Gather(const void *sendbuf, int sendcount, lwm2_mpi_h sendt
 
 static _Atomic(void *) next_Gather_c[2];
 
-static inline int w_Gather_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm)
+LWM2_MPI_HOT int w_Gather_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm)
 {
 	lwm2_mpi_fn_Gather_c f = (lwm2_mpi_fn_Gather_c)lwm2_mpi_next(&next_Gather_c[pmpi], pmpi, "Gather_c");
 
@@ -1924,7 +1924,7 @@ LWM2_EXPORT int PMPI_Gather_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_
 
 static _Atomic(void *) next_Igather[2];
 
-static inline int w_Igather(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Igather(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, void *request)
 {
 	lwm2_mpi_fn_Igather f = (lwm2_mpi_fn_Igather)lwm2_mpi_next(&next_Igather[pmpi], pmpi, "Igather");
 
@@ -1954,7 +1954,7 @@ LWM2_EXPORT int PMPI_Igather(const void *sendbuf, int sendcount, lwm2_mpi_h send
 
 static _Atomic(void *) next_Igather_c[2];
 
-static inline int w_Igather_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Igather_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, void *request)
 {
 	lwm2_mpi_fn_Igather_c f = (lwm2_mpi_fn_Igather_c)lwm2_mpi_next(&next_Igather_c[pmpi], pmpi, "Igather_c");
 
@@ -1984,7 +1984,7 @@ LWM2_EXPORT int PMPI_Igather_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2
 
 static _Atomic(void *) next_Gather_init[2];
 
-static inline int w_Gather_init(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_MPI_HOT int w_Gather_init(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
 	lwm2_mpi_fn_Gather_init f = (lwm2_mpi_fn_Gather_init)lwm2_mpi_next(&next_Gather_init[pmpi], pmpi, "Gather_init");
 
@@ -2015,7 +2015,7 @@ LWM2_EXPORT int PMPI_Gather_init(const void *sendbuf, int sendcount, lwm2_mpi_h 
 
 static _Atomic(void *) next_Gather_init_c[2];
 
-static inline int w_Gather_init_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_MPI_HOT int w_Gather_init_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
 	lwm2_mpi_fn_Gather_init_c f = (lwm2_mpi_fn_Gather_init_c)lwm2_mpi_next(&next_Gather_init_c[pmpi], pmpi, "Gather_init_c");
 
@@ -2046,7 +2046,7 @@ LWM2_EXPORT int PMPI_Gather_init_c(const void *sendbuf, lwm2_mpi_cnt sendcount, 
 
 static _Atomic(void *) next_Gatherv[2];
 
-static inline int w_Gatherv(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *displs, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm)
+LWM2_MPI_HOT int w_Gatherv(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *displs, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm)
 {
 	lwm2_mpi_fn_Gatherv f = (lwm2_mpi_fn_Gatherv)lwm2_mpi_next(&next_Gatherv[pmpi], pmpi, "Gatherv");
 
@@ -2074,7 +2074,7 @@ LWM2_EXPORT int PMPI_Gatherv(const void *sendbuf, int sendcount, lwm2_mpi_h send
 
 static _Atomic(void *) next_Gatherv_c[2];
 
-static inline int w_Gatherv_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm)
+LWM2_MPI_HOT int w_Gatherv_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm)
 {
 	lwm2_mpi_fn_Gatherv_c f = (lwm2_mpi_fn_Gatherv_c)lwm2_mpi_next(&next_Gatherv_c[pmpi], pmpi, "Gatherv_c");
 
@@ -2102,7 +2102,7 @@ LWM2_EXPORT int PMPI_Gatherv_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2
 
 static _Atomic(void *) next_Igatherv[2];
 
-static inline int w_Igatherv(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *displs, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Igatherv(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *displs, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, void *request)
 {
 	lwm2_mpi_fn_Igatherv f = (lwm2_mpi_fn_Igatherv)lwm2_mpi_next(&next_Igatherv[pmpi], pmpi, "Igatherv");
 
@@ -2132,7 +2132,7 @@ LWM2_EXPORT int PMPI_Igatherv(const void *sendbuf, int sendcount, lwm2_mpi_h sen
 
 static _Atomic(void *) next_Igatherv_c[2];
 
-static inline int w_Igatherv_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Igatherv_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, void *request)
 {
 	lwm2_mpi_fn_Igatherv_c f = (lwm2_mpi_fn_Igatherv_c)lwm2_mpi_next(&next_Igatherv_c[pmpi], pmpi, "Igatherv_c");
 
@@ -2162,7 +2162,7 @@ LWM2_EXPORT int PMPI_Igatherv_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm
 
 static _Atomic(void *) next_Gatherv_init[2];
 
-static inline int w_Gatherv_init(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *displs, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_MPI_HOT int w_Gatherv_init(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *displs, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
 	lwm2_mpi_fn_Gatherv_init f = (lwm2_mpi_fn_Gatherv_init)lwm2_mpi_next(&next_Gatherv_init[pmpi], pmpi, "Gatherv_init");
 
@@ -2193,7 +2193,7 @@ LWM2_EXPORT int PMPI_Gatherv_init(const void *sendbuf, int sendcount, lwm2_mpi_h
 
 static _Atomic(void *) next_Gatherv_init_c[2];
 
-static inline int w_Gatherv_init_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_MPI_HOT int w_Gatherv_init_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
 	lwm2_mpi_fn_Gatherv_init_c f = (lwm2_mpi_fn_Gatherv_init_c)lwm2_mpi_next(&next_Gatherv_init_c[pmpi], pmpi, "Gatherv_init_c");
 
@@ -2224,7 +2224,7 @@ LWM2_EXPORT int PMPI_Gatherv_init_c(const void *sendbuf, lwm2_mpi_cnt sendcount,
 
 static _Atomic(void *) next_Scatter[2];
 
-static inline int w_Scatter(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm)
+LWM2_MPI_HOT int w_Scatter(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm)
 {
 	lwm2_mpi_fn_Scatter f = (lwm2_mpi_fn_Scatter)lwm2_mpi_next(&next_Scatter[pmpi], pmpi, "Scatter");
 
@@ -2252,7 +2252,7 @@ LWM2_EXPORT int PMPI_Scatter(const void *sendbuf, int sendcount, lwm2_mpi_h send
 
 static _Atomic(void *) next_Scatter_c[2];
 
-static inline int w_Scatter_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm)
+LWM2_MPI_HOT int w_Scatter_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm)
 {
 	lwm2_mpi_fn_Scatter_c f = (lwm2_mpi_fn_Scatter_c)lwm2_mpi_next(&next_Scatter_c[pmpi], pmpi, "Scatter_c");
 
@@ -2280,7 +2280,7 @@ LWM2_EXPORT int PMPI_Scatter_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2
 
 static _Atomic(void *) next_Iscatter[2];
 
-static inline int w_Iscatter(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Iscatter(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, void *request)
 {
 	lwm2_mpi_fn_Iscatter f = (lwm2_mpi_fn_Iscatter)lwm2_mpi_next(&next_Iscatter[pmpi], pmpi, "Iscatter");
 
@@ -2310,7 +2310,7 @@ LWM2_EXPORT int PMPI_Iscatter(const void *sendbuf, int sendcount, lwm2_mpi_h sen
 
 static _Atomic(void *) next_Iscatter_c[2];
 
-static inline int w_Iscatter_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Iscatter_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, void *request)
 {
 	lwm2_mpi_fn_Iscatter_c f = (lwm2_mpi_fn_Iscatter_c)lwm2_mpi_next(&next_Iscatter_c[pmpi], pmpi, "Iscatter_c");
 
@@ -2340,7 +2340,7 @@ LWM2_EXPORT int PMPI_Iscatter_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm
 
 static _Atomic(void *) next_Scatter_init[2];
 
-static inline int w_Scatter_init(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_MPI_HOT int w_Scatter_init(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
 	lwm2_mpi_fn_Scatter_init f = (lwm2_mpi_fn_Scatter_init)lwm2_mpi_next(&next_Scatter_init[pmpi], pmpi, "Scatter_init");
 
@@ -2371,7 +2371,7 @@ LWM2_EXPORT int PMPI_Scatter_init(const void *sendbuf, int sendcount, lwm2_mpi_h
 
 static _Atomic(void *) next_Scatter_init_c[2];
 
-static inline int w_Scatter_init_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_MPI_HOT int w_Scatter_init_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
 	lwm2_mpi_fn_Scatter_init_c f = (lwm2_mpi_fn_Scatter_init_c)lwm2_mpi_next(&next_Scatter_init_c[pmpi], pmpi, "Scatter_init_c");
 
@@ -2402,7 +2402,7 @@ LWM2_EXPORT int PMPI_Scatter_init_c(const void *sendbuf, lwm2_mpi_cnt sendcount,
 
 static _Atomic(void *) next_Scatterv[2];
 
-static inline int w_Scatterv(int pmpi, const void *sendbuf, const int *sendcounts, const int *displs, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm)
+LWM2_MPI_HOT int w_Scatterv(int pmpi, const void *sendbuf, const int *sendcounts, const int *displs, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm)
 {
 	lwm2_mpi_fn_Scatterv f = (lwm2_mpi_fn_Scatterv)lwm2_mpi_next(&next_Scatterv[pmpi], pmpi, "Scatterv");
 
@@ -2430,7 +2430,7 @@ LWM2_EXPORT int PMPI_Scatterv(const void *sendbuf, const int *sendcounts, const 
 
 static _Atomic(void *) next_Scatterv_c[2];
 
-static inline int w_Scatterv_c(int pmpi, const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *displs, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm)
+LWM2_MPI_HOT int w_Scatterv_c(int pmpi, const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *displs, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm)
 {
 	lwm2_mpi_fn_Scatterv_c f = (lwm2_mpi_fn_Scatterv_c)lwm2_mpi_next(&next_Scatterv_c[pmpi], pmpi, "Scatterv_c");
 
@@ -2458,7 +2458,7 @@ LWM2_EXPORT int PMPI_Scatterv_c(const void *sendbuf, const lwm2_mpi_cnt *sendcou
 
 static _Atomic(void *) next_Iscatterv[2];
 
-static inline int w_Iscatterv(int pmpi, const void *sendbuf, const int *sendcounts, const int *displs, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Iscatterv(int pmpi, const void *sendbuf, const int *sendcounts, const int *displs, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, void *request)
 {
 	lwm2_mpi_fn_Iscatterv f = (lwm2_mpi_fn_Iscatterv)lwm2_mpi_next(&next_Iscatterv[pmpi], pmpi, "Iscatterv");
 
@@ -2488,7 +2488,7 @@ LWM2_EXPORT int PMPI_Iscatterv(const void *sendbuf, const int *sendcounts, const
 
 static _Atomic(void *) next_Iscatterv_c[2];
 
-static inline int w_Iscatterv_c(int pmpi, const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *displs, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Iscatterv_c(int pmpi, const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *displs, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, void *request)
 {
 	lwm2_mpi_fn_Iscatterv_c f = (lwm2_mpi_fn_Iscatterv_c)lwm2_mpi_next(&next_Iscatterv_c[pmpi], pmpi, "Iscatterv_c");
 
@@ -2518,7 +2518,7 @@ LWM2_EXPORT int PMPI_Iscatterv_c(const void *sendbuf, const lwm2_mpi_cnt *sendco
 
 static _Atomic(void *) next_Scatterv_init[2];
 
-static inline int w_Scatterv_init(int pmpi, const void *sendbuf, const int *sendcounts, const int *displs, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_MPI_HOT int w_Scatterv_init(int pmpi, const void *sendbuf, const int *sendcounts, const int *displs, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
 	lwm2_mpi_fn_Scatterv_init f = (lwm2_mpi_fn_Scatterv_init)lwm2_mpi_next(&next_Scatterv_init[pmpi], pmpi, "Scatterv_init");
 
@@ -2549,7 +2549,7 @@ LWM2_EXPORT int PMPI_Scatterv_init(const void *sendbuf, const int *sendcounts, c
 
 static _Atomic(void *) next_Scatterv_init_c[2];
 
-static inline int w_Scatterv_init_c(int pmpi, const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *displs, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_MPI_HOT int w_Scatterv_init_c(int pmpi, const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *displs, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
 	lwm2_mpi_fn_Scatterv_init_c f = (lwm2_mpi_fn_Scatterv_init_c)lwm2_mpi_next(&next_Scatterv_init_c[pmpi], pmpi, "Scatterv_init_c");
 
@@ -2580,7 +2580,7 @@ LWM2_EXPORT int PMPI_Scatterv_init_c(const void *sendbuf, const lwm2_mpi_cnt *se
 
 static _Atomic(void *) next_Allgather[2];
 
-static inline int w_Allgather(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm)
+LWM2_MPI_HOT int w_Allgather(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm)
 {
 	lwm2_mpi_fn_Allgather f = (lwm2_mpi_fn_Allgather)lwm2_mpi_next(&next_Allgather[pmpi], pmpi, "Allgather");
 
@@ -2608,7 +2608,7 @@ LWM2_EXPORT int PMPI_Allgather(const void *sendbuf, int sendcount, lwm2_mpi_h se
 
 static _Atomic(void *) next_Allgather_c[2];
 
-static inline int w_Allgather_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm)
+LWM2_MPI_HOT int w_Allgather_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm)
 {
 	lwm2_mpi_fn_Allgather_c f = (lwm2_mpi_fn_Allgather_c)lwm2_mpi_next(&next_Allgather_c[pmpi], pmpi, "Allgather_c");
 
@@ -2636,7 +2636,7 @@ LWM2_EXPORT int PMPI_Allgather_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lw
 
 static _Atomic(void *) next_Iallgather[2];
 
-static inline int w_Iallgather(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Iallgather(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request)
 {
 	lwm2_mpi_fn_Iallgather f = (lwm2_mpi_fn_Iallgather)lwm2_mpi_next(&next_Iallgather[pmpi], pmpi, "Iallgather");
 
@@ -2666,7 +2666,7 @@ LWM2_EXPORT int PMPI_Iallgather(const void *sendbuf, int sendcount, lwm2_mpi_h s
 
 static _Atomic(void *) next_Iallgather_c[2];
 
-static inline int w_Iallgather_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Iallgather_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request)
 {
 	lwm2_mpi_fn_Iallgather_c f = (lwm2_mpi_fn_Iallgather_c)lwm2_mpi_next(&next_Iallgather_c[pmpi], pmpi, "Iallgather_c");
 
@@ -2696,7 +2696,7 @@ LWM2_EXPORT int PMPI_Iallgather_c(const void *sendbuf, lwm2_mpi_cnt sendcount, l
 
 static _Atomic(void *) next_Allgather_init[2];
 
-static inline int w_Allgather_init(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_MPI_HOT int w_Allgather_init(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
 	lwm2_mpi_fn_Allgather_init f = (lwm2_mpi_fn_Allgather_init)lwm2_mpi_next(&next_Allgather_init[pmpi], pmpi, "Allgather_init");
 
@@ -2727,7 +2727,7 @@ LWM2_EXPORT int PMPI_Allgather_init(const void *sendbuf, int sendcount, lwm2_mpi
 
 static _Atomic(void *) next_Allgather_init_c[2];
 
-static inline int w_Allgather_init_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_MPI_HOT int w_Allgather_init_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
 	lwm2_mpi_fn_Allgather_init_c f = (lwm2_mpi_fn_Allgather_init_c)lwm2_mpi_next(&next_Allgather_init_c[pmpi], pmpi, "Allgather_init_c");
 
@@ -2758,7 +2758,7 @@ LWM2_EXPORT int PMPI_Allgather_init_c(const void *sendbuf, lwm2_mpi_cnt sendcoun
 
 static _Atomic(void *) next_Allgatherv[2];
 
-static inline int w_Allgatherv(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm)
+LWM2_MPI_HOT int w_Allgatherv(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm)
 {
 	lwm2_mpi_fn_Allgatherv f = (lwm2_mpi_fn_Allgatherv)lwm2_mpi_next(&next_Allgatherv[pmpi], pmpi, "Allgatherv");
 
@@ -2786,7 +2786,7 @@ LWM2_EXPORT int PMPI_Allgatherv(const void *sendbuf, int sendcount, lwm2_mpi_h s
 
 static _Atomic(void *) next_Allgatherv_c[2];
 
-static inline int w_Allgatherv_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm)
+LWM2_MPI_HOT int w_Allgatherv_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm)
 {
 	lwm2_mpi_fn_Allgatherv_c f = (lwm2_mpi_fn_Allgatherv_c)lwm2_mpi_next(&next_Allgatherv_c[pmpi], pmpi, "Allgatherv_c");
 
@@ -2814,7 +2814,7 @@ LWM2_EXPORT int PMPI_Allgatherv_c(const void *sendbuf, lwm2_mpi_cnt sendcount, l
 
 static _Atomic(void *) next_Iallgatherv[2];
 
-static inline int w_Iallgatherv(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Iallgatherv(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request)
 {
 	lwm2_mpi_fn_Iallgatherv f = (lwm2_mpi_fn_Iallgatherv)lwm2_mpi_next(&next_Iallgatherv[pmpi], pmpi, "Iallgatherv");
 
@@ -2844,7 +2844,7 @@ LWM2_EXPORT int PMPI_Iallgatherv(const void *sendbuf, int sendcount, lwm2_mpi_h 
 
 static _Atomic(void *) next_Iallgatherv_c[2];
 
-static inline int w_Iallgatherv_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Iallgatherv_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request)
 {
 	lwm2_mpi_fn_Iallgatherv_c f = (lwm2_mpi_fn_Iallgatherv_c)lwm2_mpi_next(&next_Iallgatherv_c[pmpi], pmpi, "Iallgatherv_c");
 
@@ -2874,7 +2874,7 @@ LWM2_EXPORT int PMPI_Iallgatherv_c(const void *sendbuf, lwm2_mpi_cnt sendcount, 
 
 static _Atomic(void *) next_Allgatherv_init[2];
 
-static inline int w_Allgatherv_init(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_MPI_HOT int w_Allgatherv_init(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
 	lwm2_mpi_fn_Allgatherv_init f = (lwm2_mpi_fn_Allgatherv_init)lwm2_mpi_next(&next_Allgatherv_init[pmpi], pmpi, "Allgatherv_init");
 
@@ -2905,7 +2905,7 @@ LWM2_EXPORT int PMPI_Allgatherv_init(const void *sendbuf, int sendcount, lwm2_mp
 
 static _Atomic(void *) next_Allgatherv_init_c[2];
 
-static inline int w_Allgatherv_init_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_MPI_HOT int w_Allgatherv_init_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
 	lwm2_mpi_fn_Allgatherv_init_c f = (lwm2_mpi_fn_Allgatherv_init_c)lwm2_mpi_next(&next_Allgatherv_init_c[pmpi], pmpi, "Allgatherv_init_c");
 
@@ -2936,7 +2936,7 @@ LWM2_EXPORT int PMPI_Allgatherv_init_c(const void *sendbuf, lwm2_mpi_cnt sendcou
 
 static _Atomic(void *) next_Alltoall[2];
 
-static inline int w_Alltoall(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm)
+LWM2_MPI_HOT int w_Alltoall(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm)
 {
 	lwm2_mpi_fn_Alltoall f = (lwm2_mpi_fn_Alltoall)lwm2_mpi_next(&next_Alltoall[pmpi], pmpi, "Alltoall");
 
@@ -2964,7 +2964,7 @@ LWM2_EXPORT int PMPI_Alltoall(const void *sendbuf, int sendcount, lwm2_mpi_h sen
 
 static _Atomic(void *) next_Alltoall_c[2];
 
-static inline int w_Alltoall_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm)
+LWM2_MPI_HOT int w_Alltoall_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm)
 {
 	lwm2_mpi_fn_Alltoall_c f = (lwm2_mpi_fn_Alltoall_c)lwm2_mpi_next(&next_Alltoall_c[pmpi], pmpi, "Alltoall_c");
 
@@ -2992,7 +2992,7 @@ LWM2_EXPORT int PMPI_Alltoall_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm
 
 static _Atomic(void *) next_Ialltoall[2];
 
-static inline int w_Ialltoall(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Ialltoall(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request)
 {
 	lwm2_mpi_fn_Ialltoall f = (lwm2_mpi_fn_Ialltoall)lwm2_mpi_next(&next_Ialltoall[pmpi], pmpi, "Ialltoall");
 
@@ -3022,7 +3022,7 @@ LWM2_EXPORT int PMPI_Ialltoall(const void *sendbuf, int sendcount, lwm2_mpi_h se
 
 static _Atomic(void *) next_Ialltoall_c[2];
 
-static inline int w_Ialltoall_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Ialltoall_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request)
 {
 	lwm2_mpi_fn_Ialltoall_c f = (lwm2_mpi_fn_Ialltoall_c)lwm2_mpi_next(&next_Ialltoall_c[pmpi], pmpi, "Ialltoall_c");
 
@@ -3052,7 +3052,7 @@ LWM2_EXPORT int PMPI_Ialltoall_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lw
 
 static _Atomic(void *) next_Alltoall_init[2];
 
-static inline int w_Alltoall_init(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_MPI_HOT int w_Alltoall_init(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
 	lwm2_mpi_fn_Alltoall_init f = (lwm2_mpi_fn_Alltoall_init)lwm2_mpi_next(&next_Alltoall_init[pmpi], pmpi, "Alltoall_init");
 
@@ -3083,7 +3083,7 @@ LWM2_EXPORT int PMPI_Alltoall_init(const void *sendbuf, int sendcount, lwm2_mpi_
 
 static _Atomic(void *) next_Alltoall_init_c[2];
 
-static inline int w_Alltoall_init_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_MPI_HOT int w_Alltoall_init_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
 	lwm2_mpi_fn_Alltoall_init_c f = (lwm2_mpi_fn_Alltoall_init_c)lwm2_mpi_next(&next_Alltoall_init_c[pmpi], pmpi, "Alltoall_init_c");
 
@@ -3114,7 +3114,7 @@ LWM2_EXPORT int PMPI_Alltoall_init_c(const void *sendbuf, lwm2_mpi_cnt sendcount
 
 static _Atomic(void *) next_Alltoallv[2];
 
-static inline int w_Alltoallv(int pmpi, const void *sendbuf, const int *sendcounts, const int *sdispls, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm)
+LWM2_MPI_HOT int w_Alltoallv(int pmpi, const void *sendbuf, const int *sendcounts, const int *sdispls, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm)
 {
 	lwm2_mpi_fn_Alltoallv f = (lwm2_mpi_fn_Alltoallv)lwm2_mpi_next(&next_Alltoallv[pmpi], pmpi, "Alltoallv");
 
@@ -3142,7 +3142,7 @@ LWM2_EXPORT int PMPI_Alltoallv(const void *sendbuf, const int *sendcounts, const
 
 static _Atomic(void *) next_Alltoallv_c[2];
 
-static inline int w_Alltoallv_c(int pmpi, const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *sdispls, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm)
+LWM2_MPI_HOT int w_Alltoallv_c(int pmpi, const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *sdispls, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm)
 {
 	lwm2_mpi_fn_Alltoallv_c f = (lwm2_mpi_fn_Alltoallv_c)lwm2_mpi_next(&next_Alltoallv_c[pmpi], pmpi, "Alltoallv_c");
 
@@ -3170,7 +3170,7 @@ LWM2_EXPORT int PMPI_Alltoallv_c(const void *sendbuf, const lwm2_mpi_cnt *sendco
 
 static _Atomic(void *) next_Ialltoallv[2];
 
-static inline int w_Ialltoallv(int pmpi, const void *sendbuf, const int *sendcounts, const int *sdispls, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Ialltoallv(int pmpi, const void *sendbuf, const int *sendcounts, const int *sdispls, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request)
 {
 	lwm2_mpi_fn_Ialltoallv f = (lwm2_mpi_fn_Ialltoallv)lwm2_mpi_next(&next_Ialltoallv[pmpi], pmpi, "Ialltoallv");
 
@@ -3200,7 +3200,7 @@ LWM2_EXPORT int PMPI_Ialltoallv(const void *sendbuf, const int *sendcounts, cons
 
 static _Atomic(void *) next_Ialltoallv_c[2];
 
-static inline int w_Ialltoallv_c(int pmpi, const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *sdispls, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Ialltoallv_c(int pmpi, const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *sdispls, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request)
 {
 	lwm2_mpi_fn_Ialltoallv_c f = (lwm2_mpi_fn_Ialltoallv_c)lwm2_mpi_next(&next_Ialltoallv_c[pmpi], pmpi, "Ialltoallv_c");
 
@@ -3230,7 +3230,7 @@ LWM2_EXPORT int PMPI_Ialltoallv_c(const void *sendbuf, const lwm2_mpi_cnt *sendc
 
 static _Atomic(void *) next_Alltoallv_init[2];
 
-static inline int w_Alltoallv_init(int pmpi, const void *sendbuf, const int *sendcounts, const int *sdispls, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_MPI_HOT int w_Alltoallv_init(int pmpi, const void *sendbuf, const int *sendcounts, const int *sdispls, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
 	lwm2_mpi_fn_Alltoallv_init f = (lwm2_mpi_fn_Alltoallv_init)lwm2_mpi_next(&next_Alltoallv_init[pmpi], pmpi, "Alltoallv_init");
 
@@ -3261,7 +3261,7 @@ LWM2_EXPORT int PMPI_Alltoallv_init(const void *sendbuf, const int *sendcounts, 
 
 static _Atomic(void *) next_Alltoallv_init_c[2];
 
-static inline int w_Alltoallv_init_c(int pmpi, const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *sdispls, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_MPI_HOT int w_Alltoallv_init_c(int pmpi, const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *sdispls, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
 	lwm2_mpi_fn_Alltoallv_init_c f = (lwm2_mpi_fn_Alltoallv_init_c)lwm2_mpi_next(&next_Alltoallv_init_c[pmpi], pmpi, "Alltoallv_init_c");
 
@@ -3292,7 +3292,7 @@ LWM2_EXPORT int PMPI_Alltoallv_init_c(const void *sendbuf, const lwm2_mpi_cnt *s
 
 static _Atomic(void *) next_Alltoallw[2];
 
-static inline int w_Alltoallw(int pmpi, const void *sendbuf, const int *sendcounts, const int *sdispls, const void *sendtypes, void *recvbuf, const int *recvcounts, const int *rdispls, const void *recvtypes, lwm2_mpi_h comm)
+LWM2_MPI_HOT int w_Alltoallw(int pmpi, const void *sendbuf, const int *sendcounts, const int *sdispls, const void *sendtypes, void *recvbuf, const int *recvcounts, const int *rdispls, const void *recvtypes, lwm2_mpi_h comm)
 {
 	lwm2_mpi_fn_Alltoallw f = (lwm2_mpi_fn_Alltoallw)lwm2_mpi_next(&next_Alltoallw[pmpi], pmpi, "Alltoallw");
 
@@ -3320,7 +3320,7 @@ LWM2_EXPORT int PMPI_Alltoallw(const void *sendbuf, const int *sendcounts, const
 
 static _Atomic(void *) next_Alltoallw_c[2];
 
-static inline int w_Alltoallw_c(int pmpi, const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *sdispls, const void *sendtypes, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls, const void *recvtypes, lwm2_mpi_h comm)
+LWM2_MPI_HOT int w_Alltoallw_c(int pmpi, const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *sdispls, const void *sendtypes, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls, const void *recvtypes, lwm2_mpi_h comm)
 {
 	lwm2_mpi_fn_Alltoallw_c f = (lwm2_mpi_fn_Alltoallw_c)lwm2_mpi_next(&next_Alltoallw_c[pmpi], pmpi, "Alltoallw_c");
 
@@ -3348,7 +3348,7 @@ LWM2_EXPORT int PMPI_Alltoallw_c(const void *sendbuf, const lwm2_mpi_cnt *sendco
 
 static _Atomic(void *) next_Ialltoallw[2];
 
-static inline int w_Ialltoallw(int pmpi, const void *sendbuf, const int *sendcounts, const int *sdispls, const void *sendtypes, void *recvbuf, const int *recvcounts, const int *rdispls, const void *recvtypes, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Ialltoallw(int pmpi, const void *sendbuf, const int *sendcounts, const int *sdispls, const void *sendtypes, void *recvbuf, const int *recvcounts, const int *rdispls, const void *recvtypes, lwm2_mpi_h comm, void *request)
 {
 	lwm2_mpi_fn_Ialltoallw f = (lwm2_mpi_fn_Ialltoallw)lwm2_mpi_next(&next_Ialltoallw[pmpi], pmpi, "Ialltoallw");
 
@@ -3378,7 +3378,7 @@ LWM2_EXPORT int PMPI_Ialltoallw(const void *sendbuf, const int *sendcounts, cons
 
 static _Atomic(void *) next_Ialltoallw_c[2];
 
-static inline int w_Ialltoallw_c(int pmpi, const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *sdispls, const void *sendtypes, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls, const void *recvtypes, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Ialltoallw_c(int pmpi, const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *sdispls, const void *sendtypes, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls, const void *recvtypes, lwm2_mpi_h comm, void *request)
 {
 	lwm2_mpi_fn_Ialltoallw_c f = (lwm2_mpi_fn_Ialltoallw_c)lwm2_mpi_next(&next_Ialltoallw_c[pmpi], pmpi, "Ialltoallw_c");
 
@@ -3408,7 +3408,7 @@ LWM2_EXPORT int PMPI_Ialltoallw_c(const void *sendbuf, const lwm2_mpi_cnt *sendc
 
 static _Atomic(void *) next_Alltoallw_init[2];
 
-static inline int w_Alltoallw_init(int pmpi, const void *sendbuf, const int *sendcounts, const int *sdispls, const void *sendtypes, void *recvbuf, const int *recvcounts, const int *rdispls, const void *recvtypes, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_MPI_HOT int w_Alltoallw_init(int pmpi, const void *sendbuf, const int *sendcounts, const int *sdispls, const void *sendtypes, void *recvbuf, const int *recvcounts, const int *rdispls, const void *recvtypes, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
 	lwm2_mpi_fn_Alltoallw_init f = (lwm2_mpi_fn_Alltoallw_init)lwm2_mpi_next(&next_Alltoallw_init[pmpi], pmpi, "Alltoallw_init");
 
@@ -3439,7 +3439,7 @@ LWM2_EXPORT int PMPI_Alltoallw_init(const void *sendbuf, const int *sendcounts, 
 
 static _Atomic(void *) next_Alltoallw_init_c[2];
 
-static inline int w_Alltoallw_init_c(int pmpi, const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *sdispls, const void *sendtypes, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls, const void *recvtypes, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_MPI_HOT int w_Alltoallw_init_c(int pmpi, const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *sdispls, const void *sendtypes, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls, const void *recvtypes, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
 	lwm2_mpi_fn_Alltoallw_init_c f = (lwm2_mpi_fn_Alltoallw_init_c)lwm2_mpi_next(&next_Alltoallw_init_c[pmpi], pmpi, "Alltoallw_init_c");
 
@@ -3470,7 +3470,7 @@ LWM2_EXPORT int PMPI_Alltoallw_init_c(const void *sendbuf, const lwm2_mpi_cnt *s
 
 static _Atomic(void *) next_Reduce[2];
 
-static inline int w_Reduce(int pmpi, const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype, lwm2_mpi_h op, int root, lwm2_mpi_h comm)
+LWM2_MPI_HOT int w_Reduce(int pmpi, const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype, lwm2_mpi_h op, int root, lwm2_mpi_h comm)
 {
 	lwm2_mpi_fn_Reduce f = (lwm2_mpi_fn_Reduce)lwm2_mpi_next(&next_Reduce[pmpi], pmpi, "Reduce");
 
@@ -3498,7 +3498,7 @@ LWM2_EXPORT int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, lwm2_
 
 static _Atomic(void *) next_Reduce_c[2];
 
-static inline int w_Reduce_c(int pmpi, const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, lwm2_mpi_h op, int root, lwm2_mpi_h comm)
+LWM2_MPI_HOT int w_Reduce_c(int pmpi, const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, lwm2_mpi_h op, int root, lwm2_mpi_h comm)
 {
 	lwm2_mpi_fn_Reduce_c f = (lwm2_mpi_fn_Reduce_c)lwm2_mpi_next(&next_Reduce_c[pmpi], pmpi, "Reduce_c");
 
@@ -3526,7 +3526,7 @@ LWM2_EXPORT int PMPI_Reduce_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt c
 
 static _Atomic(void *) next_Ireduce[2];
 
-static inline int w_Ireduce(int pmpi, const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype, lwm2_mpi_h op, int root, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Ireduce(int pmpi, const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype, lwm2_mpi_h op, int root, lwm2_mpi_h comm, void *request)
 {
 	lwm2_mpi_fn_Ireduce f = (lwm2_mpi_fn_Ireduce)lwm2_mpi_next(&next_Ireduce[pmpi], pmpi, "Ireduce");
 
@@ -3556,7 +3556,7 @@ LWM2_EXPORT int PMPI_Ireduce(const void *sendbuf, void *recvbuf, int count, lwm2
 
 static _Atomic(void *) next_Ireduce_c[2];
 
-static inline int w_Ireduce_c(int pmpi, const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, lwm2_mpi_h op, int root, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Ireduce_c(int pmpi, const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, lwm2_mpi_h op, int root, lwm2_mpi_h comm, void *request)
 {
 	lwm2_mpi_fn_Ireduce_c f = (lwm2_mpi_fn_Ireduce_c)lwm2_mpi_next(&next_Ireduce_c[pmpi], pmpi, "Ireduce_c");
 
@@ -3586,7 +3586,7 @@ LWM2_EXPORT int PMPI_Ireduce_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt 
 
 static _Atomic(void *) next_Reduce_init[2];
 
-static inline int w_Reduce_init(int pmpi, const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype, lwm2_mpi_h op, int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_MPI_HOT int w_Reduce_init(int pmpi, const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype, lwm2_mpi_h op, int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
 	lwm2_mpi_fn_Reduce_init f = (lwm2_mpi_fn_Reduce_init)lwm2_mpi_next(&next_Reduce_init[pmpi], pmpi, "Reduce_init");
 
@@ -3617,7 +3617,7 @@ LWM2_EXPORT int PMPI_Reduce_init(const void *sendbuf, void *recvbuf, int count, 
 
 static _Atomic(void *) next_Reduce_init_c[2];
 
-static inline int w_Reduce_init_c(int pmpi, const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, lwm2_mpi_h op, int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_MPI_HOT int w_Reduce_init_c(int pmpi, const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, lwm2_mpi_h op, int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
 	lwm2_mpi_fn_Reduce_init_c f = (lwm2_mpi_fn_Reduce_init_c)lwm2_mpi_next(&next_Reduce_init_c[pmpi], pmpi, "Reduce_init_c");
 
@@ -3648,7 +3648,7 @@ LWM2_EXPORT int PMPI_Reduce_init_c(const void *sendbuf, void *recvbuf, lwm2_mpi_
 
 static _Atomic(void *) next_Allreduce[2];
 
-static inline int w_Allreduce(int pmpi, const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm)
+LWM2_MPI_HOT int w_Allreduce(int pmpi, const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm)
 {
 	lwm2_mpi_fn_Allreduce f = (lwm2_mpi_fn_Allreduce)lwm2_mpi_next(&next_Allreduce[pmpi], pmpi, "Allreduce");
 
@@ -3676,7 +3676,7 @@ LWM2_EXPORT int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, lw
 
 static _Atomic(void *) next_Allreduce_c[2];
 
-static inline int w_Allreduce_c(int pmpi, const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm)
+LWM2_MPI_HOT int w_Allreduce_c(int pmpi, const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm)
 {
 	lwm2_mpi_fn_Allreduce_c f = (lwm2_mpi_fn_Allreduce_c)lwm2_mpi_next(&next_Allreduce_c[pmpi], pmpi, "Allreduce_c");
 
@@ -3704,7 +3704,7 @@ LWM2_EXPORT int PMPI_Allreduce_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cn
 
 static _Atomic(void *) next_Iallreduce[2];
 
-static inline int w_Iallreduce(int pmpi, const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Iallreduce(int pmpi, const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, void *request)
 {
 	lwm2_mpi_fn_Iallreduce f = (lwm2_mpi_fn_Iallreduce)lwm2_mpi_next(&next_Iallreduce[pmpi], pmpi, "Iallreduce");
 
@@ -3734,7 +3734,7 @@ LWM2_EXPORT int PMPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, l
 
 static _Atomic(void *) next_Iallreduce_c[2];
 
-static inline int w_Iallreduce_c(int pmpi, const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Iallreduce_c(int pmpi, const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, void *request)
 {
 	lwm2_mpi_fn_Iallreduce_c f = (lwm2_mpi_fn_Iallreduce_c)lwm2_mpi_next(&next_Iallreduce_c[pmpi], pmpi, "Iallreduce_c");
 
@@ -3764,7 +3764,7 @@ LWM2_EXPORT int PMPI_Iallreduce_c(const void *sendbuf, void *recvbuf, lwm2_mpi_c
 
 static _Atomic(void *) next_Allreduce_init[2];
 
-static inline int w_Allreduce_init(int pmpi, const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_MPI_HOT int w_Allreduce_init(int pmpi, const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
 	lwm2_mpi_fn_Allreduce_init f = (lwm2_mpi_fn_Allreduce_init)lwm2_mpi_next(&next_Allreduce_init[pmpi], pmpi, "Allreduce_init");
 
@@ -3795,7 +3795,7 @@ LWM2_EXPORT int PMPI_Allreduce_init(const void *sendbuf, void *recvbuf, int coun
 
 static _Atomic(void *) next_Allreduce_init_c[2];
 
-static inline int w_Allreduce_init_c(int pmpi, const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_MPI_HOT int w_Allreduce_init_c(int pmpi, const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
 	lwm2_mpi_fn_Allreduce_init_c f = (lwm2_mpi_fn_Allreduce_init_c)lwm2_mpi_next(&next_Allreduce_init_c[pmpi], pmpi, "Allreduce_init_c");
 
@@ -3826,7 +3826,7 @@ LWM2_EXPORT int PMPI_Allreduce_init_c(const void *sendbuf, void *recvbuf, lwm2_m
 
 static _Atomic(void *) next_Reduce_scatter[2];
 
-static inline int w_Reduce_scatter(int pmpi, const void *sendbuf, void *recvbuf, const int *recvcounts, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm)
+LWM2_MPI_HOT int w_Reduce_scatter(int pmpi, const void *sendbuf, void *recvbuf, const int *recvcounts, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm)
 {
 	lwm2_mpi_fn_Reduce_scatter f = (lwm2_mpi_fn_Reduce_scatter)lwm2_mpi_next(&next_Reduce_scatter[pmpi], pmpi, "Reduce_scatter");
 
@@ -3854,7 +3854,7 @@ LWM2_EXPORT int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const in
 
 static _Atomic(void *) next_Reduce_scatter_c[2];
 
-static inline int w_Reduce_scatter_c(int pmpi, const void *sendbuf, void *recvbuf, const lwm2_mpi_cnt *recvcounts, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm)
+LWM2_MPI_HOT int w_Reduce_scatter_c(int pmpi, const void *sendbuf, void *recvbuf, const lwm2_mpi_cnt *recvcounts, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm)
 {
 	lwm2_mpi_fn_Reduce_scatter_c f = (lwm2_mpi_fn_Reduce_scatter_c)lwm2_mpi_next(&next_Reduce_scatter_c[pmpi], pmpi, "Reduce_scatter_c");
 
@@ -3882,7 +3882,7 @@ LWM2_EXPORT int PMPI_Reduce_scatter_c(const void *sendbuf, void *recvbuf, const 
 
 static _Atomic(void *) next_Ireduce_scatter[2];
 
-static inline int w_Ireduce_scatter(int pmpi, const void *sendbuf, void *recvbuf, const int *recvcounts, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Ireduce_scatter(int pmpi, const void *sendbuf, void *recvbuf, const int *recvcounts, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, void *request)
 {
 	lwm2_mpi_fn_Ireduce_scatter f = (lwm2_mpi_fn_Ireduce_scatter)lwm2_mpi_next(&next_Ireduce_scatter[pmpi], pmpi, "Ireduce_scatter");
 
@@ -3912,7 +3912,7 @@ LWM2_EXPORT int PMPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const i
 
 static _Atomic(void *) next_Ireduce_scatter_c[2];
 
-static inline int w_Ireduce_scatter_c(int pmpi, const void *sendbuf, void *recvbuf, const lwm2_mpi_cnt *recvcounts, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Ireduce_scatter_c(int pmpi, const void *sendbuf, void *recvbuf, const lwm2_mpi_cnt *recvcounts, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, void *request)
 {
 	lwm2_mpi_fn_Ireduce_scatter_c f = (lwm2_mpi_fn_Ireduce_scatter_c)lwm2_mpi_next(&next_Ireduce_scatter_c[pmpi], pmpi, "Ireduce_scatter_c");
 
@@ -3942,7 +3942,7 @@ LWM2_EXPORT int PMPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf, const
 
 static _Atomic(void *) next_Reduce_scatter_init[2];
 
-static inline int w_Reduce_scatter_init(int pmpi, const void *sendbuf, void *recvbuf, const int *recvcounts, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_MPI_HOT int w_Reduce_scatter_init(int pmpi, const void *sendbuf, void *recvbuf, const int *recvcounts, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
 	lwm2_mpi_fn_Reduce_scatter_init f = (lwm2_mpi_fn_Reduce_scatter_init)lwm2_mpi_next(&next_Reduce_scatter_init[pmpi], pmpi, "Reduce_scatter_init");
 
@@ -3973,7 +3973,7 @@ LWM2_EXPORT int PMPI_Reduce_scatter_init(const void *sendbuf, void *recvbuf, con
 
 static _Atomic(void *) next_Reduce_scatter_init_c[2];
 
-static inline int w_Reduce_scatter_init_c(int pmpi, const void *sendbuf, void *recvbuf, const lwm2_mpi_cnt *recvcounts, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_MPI_HOT int w_Reduce_scatter_init_c(int pmpi, const void *sendbuf, void *recvbuf, const lwm2_mpi_cnt *recvcounts, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
 	lwm2_mpi_fn_Reduce_scatter_init_c f = (lwm2_mpi_fn_Reduce_scatter_init_c)lwm2_mpi_next(&next_Reduce_scatter_init_c[pmpi], pmpi, "Reduce_scatter_init_c");
 
@@ -4004,7 +4004,7 @@ LWM2_EXPORT int PMPI_Reduce_scatter_init_c(const void *sendbuf, void *recvbuf, c
 
 static _Atomic(void *) next_Reduce_scatter_block[2];
 
-static inline int w_Reduce_scatter_block(int pmpi, const void *sendbuf, void *recvbuf, int recvcount, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm)
+LWM2_MPI_HOT int w_Reduce_scatter_block(int pmpi, const void *sendbuf, void *recvbuf, int recvcount, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm)
 {
 	lwm2_mpi_fn_Reduce_scatter_block f = (lwm2_mpi_fn_Reduce_scatter_block)lwm2_mpi_next(&next_Reduce_scatter_block[pmpi], pmpi, "Reduce_scatter_block");
 
@@ -4032,7 +4032,7 @@ LWM2_EXPORT int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, in
 
 static _Atomic(void *) next_Reduce_scatter_block_c[2];
 
-static inline int w_Reduce_scatter_block_c(int pmpi, const void *sendbuf, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm)
+LWM2_MPI_HOT int w_Reduce_scatter_block_c(int pmpi, const void *sendbuf, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm)
 {
 	lwm2_mpi_fn_Reduce_scatter_block_c f = (lwm2_mpi_fn_Reduce_scatter_block_c)lwm2_mpi_next(&next_Reduce_scatter_block_c[pmpi], pmpi, "Reduce_scatter_block_c");
 
@@ -4060,7 +4060,7 @@ LWM2_EXPORT int PMPI_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf, 
 
 static _Atomic(void *) next_Ireduce_scatter_block[2];
 
-static inline int w_Ireduce_scatter_block(int pmpi, const void *sendbuf, void *recvbuf, int recvcount, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Ireduce_scatter_block(int pmpi, const void *sendbuf, void *recvbuf, int recvcount, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, void *request)
 {
 	lwm2_mpi_fn_Ireduce_scatter_block f = (lwm2_mpi_fn_Ireduce_scatter_block)lwm2_mpi_next(&next_Ireduce_scatter_block[pmpi], pmpi, "Ireduce_scatter_block");
 
@@ -4090,7 +4090,7 @@ LWM2_EXPORT int PMPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, i
 
 static _Atomic(void *) next_Ireduce_scatter_block_c[2];
 
-static inline int w_Ireduce_scatter_block_c(int pmpi, const void *sendbuf, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Ireduce_scatter_block_c(int pmpi, const void *sendbuf, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, void *request)
 {
 	lwm2_mpi_fn_Ireduce_scatter_block_c f = (lwm2_mpi_fn_Ireduce_scatter_block_c)lwm2_mpi_next(&next_Ireduce_scatter_block_c[pmpi], pmpi, "Ireduce_scatter_block_c");
 
@@ -4120,7 +4120,7 @@ LWM2_EXPORT int PMPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf,
 
 static _Atomic(void *) next_Reduce_scatter_block_init[2];
 
-static inline int w_Reduce_scatter_block_init(int pmpi, const void *sendbuf, void *recvbuf, int recvcount, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_MPI_HOT int w_Reduce_scatter_block_init(int pmpi, const void *sendbuf, void *recvbuf, int recvcount, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
 	lwm2_mpi_fn_Reduce_scatter_block_init f = (lwm2_mpi_fn_Reduce_scatter_block_init)lwm2_mpi_next(&next_Reduce_scatter_block_init[pmpi], pmpi, "Reduce_scatter_block_init");
 
@@ -4151,7 +4151,7 @@ LWM2_EXPORT int PMPI_Reduce_scatter_block_init(const void *sendbuf, void *recvbu
 
 static _Atomic(void *) next_Reduce_scatter_block_init_c[2];
 
-static inline int w_Reduce_scatter_block_init_c(int pmpi, const void *sendbuf, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_MPI_HOT int w_Reduce_scatter_block_init_c(int pmpi, const void *sendbuf, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
 	lwm2_mpi_fn_Reduce_scatter_block_init_c f = (lwm2_mpi_fn_Reduce_scatter_block_init_c)lwm2_mpi_next(&next_Reduce_scatter_block_init_c[pmpi], pmpi, "Reduce_scatter_block_init_c");
 
@@ -4182,7 +4182,7 @@ LWM2_EXPORT int PMPI_Reduce_scatter_block_init_c(const void *sendbuf, void *recv
 
 static _Atomic(void *) next_Scan[2];
 
-static inline int w_Scan(int pmpi, const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm)
+LWM2_MPI_HOT int w_Scan(int pmpi, const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm)
 {
 	lwm2_mpi_fn_Scan f = (lwm2_mpi_fn_Scan)lwm2_mpi_next(&next_Scan[pmpi], pmpi, "Scan");
 
@@ -4210,7 +4210,7 @@ LWM2_EXPORT int PMPI_Scan(const void *sendbuf, void *recvbuf, int count, lwm2_mp
 
 static _Atomic(void *) next_Scan_c[2];
 
-static inline int w_Scan_c(int pmpi, const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm)
+LWM2_MPI_HOT int w_Scan_c(int pmpi, const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm)
 {
 	lwm2_mpi_fn_Scan_c f = (lwm2_mpi_fn_Scan_c)lwm2_mpi_next(&next_Scan_c[pmpi], pmpi, "Scan_c");
 
@@ -4238,7 +4238,7 @@ LWM2_EXPORT int PMPI_Scan_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt cou
 
 static _Atomic(void *) next_Iscan[2];
 
-static inline int w_Iscan(int pmpi, const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Iscan(int pmpi, const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, void *request)
 {
 	lwm2_mpi_fn_Iscan f = (lwm2_mpi_fn_Iscan)lwm2_mpi_next(&next_Iscan[pmpi], pmpi, "Iscan");
 
@@ -4268,7 +4268,7 @@ LWM2_EXPORT int PMPI_Iscan(const void *sendbuf, void *recvbuf, int count, lwm2_m
 
 static _Atomic(void *) next_Iscan_c[2];
 
-static inline int w_Iscan_c(int pmpi, const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Iscan_c(int pmpi, const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, void *request)
 {
 	lwm2_mpi_fn_Iscan_c f = (lwm2_mpi_fn_Iscan_c)lwm2_mpi_next(&next_Iscan_c[pmpi], pmpi, "Iscan_c");
 
@@ -4298,7 +4298,7 @@ LWM2_EXPORT int PMPI_Iscan_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt co
 
 static _Atomic(void *) next_Scan_init[2];
 
-static inline int w_Scan_init(int pmpi, const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_MPI_HOT int w_Scan_init(int pmpi, const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
 	lwm2_mpi_fn_Scan_init f = (lwm2_mpi_fn_Scan_init)lwm2_mpi_next(&next_Scan_init[pmpi], pmpi, "Scan_init");
 
@@ -4329,7 +4329,7 @@ LWM2_EXPORT int PMPI_Scan_init(const void *sendbuf, void *recvbuf, int count, lw
 
 static _Atomic(void *) next_Scan_init_c[2];
 
-static inline int w_Scan_init_c(int pmpi, const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_MPI_HOT int w_Scan_init_c(int pmpi, const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
 	lwm2_mpi_fn_Scan_init_c f = (lwm2_mpi_fn_Scan_init_c)lwm2_mpi_next(&next_Scan_init_c[pmpi], pmpi, "Scan_init_c");
 
@@ -4360,7 +4360,7 @@ LWM2_EXPORT int PMPI_Scan_init_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cn
 
 static _Atomic(void *) next_Exscan[2];
 
-static inline int w_Exscan(int pmpi, const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm)
+LWM2_MPI_HOT int w_Exscan(int pmpi, const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm)
 {
 	lwm2_mpi_fn_Exscan f = (lwm2_mpi_fn_Exscan)lwm2_mpi_next(&next_Exscan[pmpi], pmpi, "Exscan");
 
@@ -4388,7 +4388,7 @@ LWM2_EXPORT int PMPI_Exscan(const void *sendbuf, void *recvbuf, int count, lwm2_
 
 static _Atomic(void *) next_Exscan_c[2];
 
-static inline int w_Exscan_c(int pmpi, const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm)
+LWM2_MPI_HOT int w_Exscan_c(int pmpi, const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm)
 {
 	lwm2_mpi_fn_Exscan_c f = (lwm2_mpi_fn_Exscan_c)lwm2_mpi_next(&next_Exscan_c[pmpi], pmpi, "Exscan_c");
 
@@ -4416,7 +4416,7 @@ LWM2_EXPORT int PMPI_Exscan_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt c
 
 static _Atomic(void *) next_Iexscan[2];
 
-static inline int w_Iexscan(int pmpi, const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Iexscan(int pmpi, const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, void *request)
 {
 	lwm2_mpi_fn_Iexscan f = (lwm2_mpi_fn_Iexscan)lwm2_mpi_next(&next_Iexscan[pmpi], pmpi, "Iexscan");
 
@@ -4446,7 +4446,7 @@ LWM2_EXPORT int PMPI_Iexscan(const void *sendbuf, void *recvbuf, int count, lwm2
 
 static _Atomic(void *) next_Iexscan_c[2];
 
-static inline int w_Iexscan_c(int pmpi, const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Iexscan_c(int pmpi, const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, void *request)
 {
 	lwm2_mpi_fn_Iexscan_c f = (lwm2_mpi_fn_Iexscan_c)lwm2_mpi_next(&next_Iexscan_c[pmpi], pmpi, "Iexscan_c");
 
@@ -4476,7 +4476,7 @@ LWM2_EXPORT int PMPI_Iexscan_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt 
 
 static _Atomic(void *) next_Exscan_init[2];
 
-static inline int w_Exscan_init(int pmpi, const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_MPI_HOT int w_Exscan_init(int pmpi, const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
 	lwm2_mpi_fn_Exscan_init f = (lwm2_mpi_fn_Exscan_init)lwm2_mpi_next(&next_Exscan_init[pmpi], pmpi, "Exscan_init");
 
@@ -4507,7 +4507,7 @@ LWM2_EXPORT int PMPI_Exscan_init(const void *sendbuf, void *recvbuf, int count, 
 
 static _Atomic(void *) next_Exscan_init_c[2];
 
-static inline int w_Exscan_init_c(int pmpi, const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_MPI_HOT int w_Exscan_init_c(int pmpi, const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
 	lwm2_mpi_fn_Exscan_init_c f = (lwm2_mpi_fn_Exscan_init_c)lwm2_mpi_next(&next_Exscan_init_c[pmpi], pmpi, "Exscan_init_c");
 
@@ -4538,7 +4538,7 @@ LWM2_EXPORT int PMPI_Exscan_init_c(const void *sendbuf, void *recvbuf, lwm2_mpi_
 
 static _Atomic(void *) next_Neighbor_allgather[2];
 
-static inline int w_Neighbor_allgather(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm)
+LWM2_MPI_HOT int w_Neighbor_allgather(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm)
 {
 	lwm2_mpi_fn_Neighbor_allgather f = (lwm2_mpi_fn_Neighbor_allgather)lwm2_mpi_next(&next_Neighbor_allgather[pmpi], pmpi, "Neighbor_allgather");
 
@@ -4566,7 +4566,7 @@ LWM2_EXPORT int PMPI_Neighbor_allgather(const void *sendbuf, int sendcount, lwm2
 
 static _Atomic(void *) next_Neighbor_allgather_c[2];
 
-static inline int w_Neighbor_allgather_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm)
+LWM2_MPI_HOT int w_Neighbor_allgather_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm)
 {
 	lwm2_mpi_fn_Neighbor_allgather_c f = (lwm2_mpi_fn_Neighbor_allgather_c)lwm2_mpi_next(&next_Neighbor_allgather_c[pmpi], pmpi, "Neighbor_allgather_c");
 
@@ -4594,7 +4594,7 @@ LWM2_EXPORT int PMPI_Neighbor_allgather_c(const void *sendbuf, lwm2_mpi_cnt send
 
 static _Atomic(void *) next_Ineighbor_allgather[2];
 
-static inline int w_Ineighbor_allgather(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Ineighbor_allgather(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request)
 {
 	lwm2_mpi_fn_Ineighbor_allgather f = (lwm2_mpi_fn_Ineighbor_allgather)lwm2_mpi_next(&next_Ineighbor_allgather[pmpi], pmpi, "Ineighbor_allgather");
 
@@ -4624,7 +4624,7 @@ LWM2_EXPORT int PMPI_Ineighbor_allgather(const void *sendbuf, int sendcount, lwm
 
 static _Atomic(void *) next_Ineighbor_allgather_c[2];
 
-static inline int w_Ineighbor_allgather_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Ineighbor_allgather_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request)
 {
 	lwm2_mpi_fn_Ineighbor_allgather_c f = (lwm2_mpi_fn_Ineighbor_allgather_c)lwm2_mpi_next(&next_Ineighbor_allgather_c[pmpi], pmpi, "Ineighbor_allgather_c");
 
@@ -4654,7 +4654,7 @@ LWM2_EXPORT int PMPI_Ineighbor_allgather_c(const void *sendbuf, lwm2_mpi_cnt sen
 
 static _Atomic(void *) next_Neighbor_allgather_init[2];
 
-static inline int w_Neighbor_allgather_init(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_MPI_HOT int w_Neighbor_allgather_init(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
 	lwm2_mpi_fn_Neighbor_allgather_init f = (lwm2_mpi_fn_Neighbor_allgather_init)lwm2_mpi_next(&next_Neighbor_allgather_init[pmpi], pmpi, "Neighbor_allgather_init");
 
@@ -4685,7 +4685,7 @@ LWM2_EXPORT int PMPI_Neighbor_allgather_init(const void *sendbuf, int sendcount,
 
 static _Atomic(void *) next_Neighbor_allgather_init_c[2];
 
-static inline int w_Neighbor_allgather_init_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_MPI_HOT int w_Neighbor_allgather_init_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
 	lwm2_mpi_fn_Neighbor_allgather_init_c f = (lwm2_mpi_fn_Neighbor_allgather_init_c)lwm2_mpi_next(&next_Neighbor_allgather_init_c[pmpi], pmpi, "Neighbor_allgather_init_c");
 
@@ -4716,7 +4716,7 @@ LWM2_EXPORT int PMPI_Neighbor_allgather_init_c(const void *sendbuf, lwm2_mpi_cnt
 
 static _Atomic(void *) next_Neighbor_allgatherv[2];
 
-static inline int w_Neighbor_allgatherv(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm)
+LWM2_MPI_HOT int w_Neighbor_allgatherv(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm)
 {
 	lwm2_mpi_fn_Neighbor_allgatherv f = (lwm2_mpi_fn_Neighbor_allgatherv)lwm2_mpi_next(&next_Neighbor_allgatherv[pmpi], pmpi, "Neighbor_allgatherv");
 
@@ -4744,7 +4744,7 @@ LWM2_EXPORT int PMPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, lwm
 
 static _Atomic(void *) next_Neighbor_allgatherv_c[2];
 
-static inline int w_Neighbor_allgatherv_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm)
+LWM2_MPI_HOT int w_Neighbor_allgatherv_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm)
 {
 	lwm2_mpi_fn_Neighbor_allgatherv_c f = (lwm2_mpi_fn_Neighbor_allgatherv_c)lwm2_mpi_next(&next_Neighbor_allgatherv_c[pmpi], pmpi, "Neighbor_allgatherv_c");
 
@@ -4772,7 +4772,7 @@ LWM2_EXPORT int PMPI_Neighbor_allgatherv_c(const void *sendbuf, lwm2_mpi_cnt sen
 
 static _Atomic(void *) next_Ineighbor_allgatherv[2];
 
-static inline int w_Ineighbor_allgatherv(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Ineighbor_allgatherv(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request)
 {
 	lwm2_mpi_fn_Ineighbor_allgatherv f = (lwm2_mpi_fn_Ineighbor_allgatherv)lwm2_mpi_next(&next_Ineighbor_allgatherv[pmpi], pmpi, "Ineighbor_allgatherv");
 
@@ -4802,7 +4802,7 @@ LWM2_EXPORT int PMPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, lw
 
 static _Atomic(void *) next_Ineighbor_allgatherv_c[2];
 
-static inline int w_Ineighbor_allgatherv_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Ineighbor_allgatherv_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request)
 {
 	lwm2_mpi_fn_Ineighbor_allgatherv_c f = (lwm2_mpi_fn_Ineighbor_allgatherv_c)lwm2_mpi_next(&next_Ineighbor_allgatherv_c[pmpi], pmpi, "Ineighbor_allgatherv_c");
 
@@ -4832,7 +4832,7 @@ LWM2_EXPORT int PMPI_Ineighbor_allgatherv_c(const void *sendbuf, lwm2_mpi_cnt se
 
 static _Atomic(void *) next_Neighbor_allgatherv_init[2];
 
-static inline int w_Neighbor_allgatherv_init(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_MPI_HOT int w_Neighbor_allgatherv_init(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
 	lwm2_mpi_fn_Neighbor_allgatherv_init f = (lwm2_mpi_fn_Neighbor_allgatherv_init)lwm2_mpi_next(&next_Neighbor_allgatherv_init[pmpi], pmpi, "Neighbor_allgatherv_init");
 
@@ -4863,7 +4863,7 @@ LWM2_EXPORT int PMPI_Neighbor_allgatherv_init(const void *sendbuf, int sendcount
 
 static _Atomic(void *) next_Neighbor_allgatherv_init_c[2];
 
-static inline int w_Neighbor_allgatherv_init_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_MPI_HOT int w_Neighbor_allgatherv_init_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
 	lwm2_mpi_fn_Neighbor_allgatherv_init_c f = (lwm2_mpi_fn_Neighbor_allgatherv_init_c)lwm2_mpi_next(&next_Neighbor_allgatherv_init_c[pmpi], pmpi, "Neighbor_allgatherv_init_c");
 
@@ -4894,7 +4894,7 @@ LWM2_EXPORT int PMPI_Neighbor_allgatherv_init_c(const void *sendbuf, lwm2_mpi_cn
 
 static _Atomic(void *) next_Neighbor_alltoall[2];
 
-static inline int w_Neighbor_alltoall(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm)
+LWM2_MPI_HOT int w_Neighbor_alltoall(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm)
 {
 	lwm2_mpi_fn_Neighbor_alltoall f = (lwm2_mpi_fn_Neighbor_alltoall)lwm2_mpi_next(&next_Neighbor_alltoall[pmpi], pmpi, "Neighbor_alltoall");
 
@@ -4922,7 +4922,7 @@ LWM2_EXPORT int PMPI_Neighbor_alltoall(const void *sendbuf, int sendcount, lwm2_
 
 static _Atomic(void *) next_Neighbor_alltoall_c[2];
 
-static inline int w_Neighbor_alltoall_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm)
+LWM2_MPI_HOT int w_Neighbor_alltoall_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm)
 {
 	lwm2_mpi_fn_Neighbor_alltoall_c f = (lwm2_mpi_fn_Neighbor_alltoall_c)lwm2_mpi_next(&next_Neighbor_alltoall_c[pmpi], pmpi, "Neighbor_alltoall_c");
 
@@ -4950,7 +4950,7 @@ LWM2_EXPORT int PMPI_Neighbor_alltoall_c(const void *sendbuf, lwm2_mpi_cnt sendc
 
 static _Atomic(void *) next_Ineighbor_alltoall[2];
 
-static inline int w_Ineighbor_alltoall(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Ineighbor_alltoall(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request)
 {
 	lwm2_mpi_fn_Ineighbor_alltoall f = (lwm2_mpi_fn_Ineighbor_alltoall)lwm2_mpi_next(&next_Ineighbor_alltoall[pmpi], pmpi, "Ineighbor_alltoall");
 
@@ -4980,7 +4980,7 @@ LWM2_EXPORT int PMPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, lwm2
 
 static _Atomic(void *) next_Ineighbor_alltoall_c[2];
 
-static inline int w_Ineighbor_alltoall_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Ineighbor_alltoall_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request)
 {
 	lwm2_mpi_fn_Ineighbor_alltoall_c f = (lwm2_mpi_fn_Ineighbor_alltoall_c)lwm2_mpi_next(&next_Ineighbor_alltoall_c[pmpi], pmpi, "Ineighbor_alltoall_c");
 
@@ -5010,7 +5010,7 @@ LWM2_EXPORT int PMPI_Ineighbor_alltoall_c(const void *sendbuf, lwm2_mpi_cnt send
 
 static _Atomic(void *) next_Neighbor_alltoall_init[2];
 
-static inline int w_Neighbor_alltoall_init(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_MPI_HOT int w_Neighbor_alltoall_init(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
 	lwm2_mpi_fn_Neighbor_alltoall_init f = (lwm2_mpi_fn_Neighbor_alltoall_init)lwm2_mpi_next(&next_Neighbor_alltoall_init[pmpi], pmpi, "Neighbor_alltoall_init");
 
@@ -5041,7 +5041,7 @@ LWM2_EXPORT int PMPI_Neighbor_alltoall_init(const void *sendbuf, int sendcount, 
 
 static _Atomic(void *) next_Neighbor_alltoall_init_c[2];
 
-static inline int w_Neighbor_alltoall_init_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_MPI_HOT int w_Neighbor_alltoall_init_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
 	lwm2_mpi_fn_Neighbor_alltoall_init_c f = (lwm2_mpi_fn_Neighbor_alltoall_init_c)lwm2_mpi_next(&next_Neighbor_alltoall_init_c[pmpi], pmpi, "Neighbor_alltoall_init_c");
 
@@ -5072,7 +5072,7 @@ LWM2_EXPORT int PMPI_Neighbor_alltoall_init_c(const void *sendbuf, lwm2_mpi_cnt 
 
 static _Atomic(void *) next_Neighbor_alltoallv[2];
 
-static inline int w_Neighbor_alltoallv(int pmpi, const void *sendbuf, const int *sendcounts, const int *sdispls, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm)
+LWM2_MPI_HOT int w_Neighbor_alltoallv(int pmpi, const void *sendbuf, const int *sendcounts, const int *sdispls, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm)
 {
 	lwm2_mpi_fn_Neighbor_alltoallv f = (lwm2_mpi_fn_Neighbor_alltoallv)lwm2_mpi_next(&next_Neighbor_alltoallv[pmpi], pmpi, "Neighbor_alltoallv");
 
@@ -5100,7 +5100,7 @@ LWM2_EXPORT int PMPI_Neighbor_alltoallv(const void *sendbuf, const int *sendcoun
 
 static _Atomic(void *) next_Neighbor_alltoallv_c[2];
 
-static inline int w_Neighbor_alltoallv_c(int pmpi, const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *sdispls, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm)
+LWM2_MPI_HOT int w_Neighbor_alltoallv_c(int pmpi, const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *sdispls, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm)
 {
 	lwm2_mpi_fn_Neighbor_alltoallv_c f = (lwm2_mpi_fn_Neighbor_alltoallv_c)lwm2_mpi_next(&next_Neighbor_alltoallv_c[pmpi], pmpi, "Neighbor_alltoallv_c");
 
@@ -5128,7 +5128,7 @@ LWM2_EXPORT int PMPI_Neighbor_alltoallv_c(const void *sendbuf, const lwm2_mpi_cn
 
 static _Atomic(void *) next_Ineighbor_alltoallv[2];
 
-static inline int w_Ineighbor_alltoallv(int pmpi, const void *sendbuf, const int *sendcounts, const int *sdispls, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Ineighbor_alltoallv(int pmpi, const void *sendbuf, const int *sendcounts, const int *sdispls, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request)
 {
 	lwm2_mpi_fn_Ineighbor_alltoallv f = (lwm2_mpi_fn_Ineighbor_alltoallv)lwm2_mpi_next(&next_Ineighbor_alltoallv[pmpi], pmpi, "Ineighbor_alltoallv");
 
@@ -5158,7 +5158,7 @@ LWM2_EXPORT int PMPI_Ineighbor_alltoallv(const void *sendbuf, const int *sendcou
 
 static _Atomic(void *) next_Ineighbor_alltoallv_c[2];
 
-static inline int w_Ineighbor_alltoallv_c(int pmpi, const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *sdispls, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Ineighbor_alltoallv_c(int pmpi, const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *sdispls, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request)
 {
 	lwm2_mpi_fn_Ineighbor_alltoallv_c f = (lwm2_mpi_fn_Ineighbor_alltoallv_c)lwm2_mpi_next(&next_Ineighbor_alltoallv_c[pmpi], pmpi, "Ineighbor_alltoallv_c");
 
@@ -5188,7 +5188,7 @@ LWM2_EXPORT int PMPI_Ineighbor_alltoallv_c(const void *sendbuf, const lwm2_mpi_c
 
 static _Atomic(void *) next_Neighbor_alltoallv_init[2];
 
-static inline int w_Neighbor_alltoallv_init(int pmpi, const void *sendbuf, const int *sendcounts, const int *sdispls, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_MPI_HOT int w_Neighbor_alltoallv_init(int pmpi, const void *sendbuf, const int *sendcounts, const int *sdispls, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
 	lwm2_mpi_fn_Neighbor_alltoallv_init f = (lwm2_mpi_fn_Neighbor_alltoallv_init)lwm2_mpi_next(&next_Neighbor_alltoallv_init[pmpi], pmpi, "Neighbor_alltoallv_init");
 
@@ -5219,7 +5219,7 @@ LWM2_EXPORT int PMPI_Neighbor_alltoallv_init(const void *sendbuf, const int *sen
 
 static _Atomic(void *) next_Neighbor_alltoallv_init_c[2];
 
-static inline int w_Neighbor_alltoallv_init_c(int pmpi, const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *sdispls, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_MPI_HOT int w_Neighbor_alltoallv_init_c(int pmpi, const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *sdispls, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
 	lwm2_mpi_fn_Neighbor_alltoallv_init_c f = (lwm2_mpi_fn_Neighbor_alltoallv_init_c)lwm2_mpi_next(&next_Neighbor_alltoallv_init_c[pmpi], pmpi, "Neighbor_alltoallv_init_c");
 
@@ -5250,7 +5250,7 @@ LWM2_EXPORT int PMPI_Neighbor_alltoallv_init_c(const void *sendbuf, const lwm2_m
 
 static _Atomic(void *) next_Neighbor_alltoallw[2];
 
-static inline int w_Neighbor_alltoallw(int pmpi, const void *sendbuf, const int *sendcounts, const lwm2_mpi_cnt *sdispls, const void *sendtypes, void *recvbuf, const int *recvcounts, const lwm2_mpi_cnt *rdispls, const void *recvtypes, lwm2_mpi_h comm)
+LWM2_MPI_HOT int w_Neighbor_alltoallw(int pmpi, const void *sendbuf, const int *sendcounts, const lwm2_mpi_cnt *sdispls, const void *sendtypes, void *recvbuf, const int *recvcounts, const lwm2_mpi_cnt *rdispls, const void *recvtypes, lwm2_mpi_h comm)
 {
 	lwm2_mpi_fn_Neighbor_alltoallw f = (lwm2_mpi_fn_Neighbor_alltoallw)lwm2_mpi_next(&next_Neighbor_alltoallw[pmpi], pmpi, "Neighbor_alltoallw");
 
@@ -5278,7 +5278,7 @@ LWM2_EXPORT int PMPI_Neighbor_alltoallw(const void *sendbuf, const int *sendcoun
 
 static _Atomic(void *) next_Neighbor_alltoallw_c[2];
 
-static inline int w_Neighbor_alltoallw_c(int pmpi, const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *sdispls, const void *sendtypes, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls, const void *recvtypes, lwm2_mpi_h comm)
+LWM2_MPI_HOT int w_Neighbor_alltoallw_c(int pmpi, const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *sdispls, const void *sendtypes, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls, const void *recvtypes, lwm2_mpi_h comm)
 {
 	lwm2_mpi_fn_Neighbor_alltoallw_c f = (lwm2_mpi_fn_Neighbor_alltoallw_c)lwm2_mpi_next(&next_Neighbor_alltoallw_c[pmpi], pmpi, "Neighbor_alltoallw_c");
 
@@ -5306,7 +5306,7 @@ LWM2_EXPORT int PMPI_Neighbor_alltoallw_c(const void *sendbuf, const lwm2_mpi_cn
 
 static _Atomic(void *) next_Ineighbor_alltoallw[2];
 
-static inline int w_Ineighbor_alltoallw(int pmpi, const void *sendbuf, const int *sendcounts, const lwm2_mpi_cnt *sdispls, const void *sendtypes, void *recvbuf, const int *recvcounts, const lwm2_mpi_cnt *rdispls, const void *recvtypes, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Ineighbor_alltoallw(int pmpi, const void *sendbuf, const int *sendcounts, const lwm2_mpi_cnt *sdispls, const void *sendtypes, void *recvbuf, const int *recvcounts, const lwm2_mpi_cnt *rdispls, const void *recvtypes, lwm2_mpi_h comm, void *request)
 {
 	lwm2_mpi_fn_Ineighbor_alltoallw f = (lwm2_mpi_fn_Ineighbor_alltoallw)lwm2_mpi_next(&next_Ineighbor_alltoallw[pmpi], pmpi, "Ineighbor_alltoallw");
 
@@ -5336,7 +5336,7 @@ LWM2_EXPORT int PMPI_Ineighbor_alltoallw(const void *sendbuf, const int *sendcou
 
 static _Atomic(void *) next_Ineighbor_alltoallw_c[2];
 
-static inline int w_Ineighbor_alltoallw_c(int pmpi, const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *sdispls, const void *sendtypes, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls, const void *recvtypes, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Ineighbor_alltoallw_c(int pmpi, const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *sdispls, const void *sendtypes, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls, const void *recvtypes, lwm2_mpi_h comm, void *request)
 {
 	lwm2_mpi_fn_Ineighbor_alltoallw_c f = (lwm2_mpi_fn_Ineighbor_alltoallw_c)lwm2_mpi_next(&next_Ineighbor_alltoallw_c[pmpi], pmpi, "Ineighbor_alltoallw_c");
 
@@ -5366,7 +5366,7 @@ LWM2_EXPORT int PMPI_Ineighbor_alltoallw_c(const void *sendbuf, const lwm2_mpi_c
 
 static _Atomic(void *) next_Neighbor_alltoallw_init[2];
 
-static inline int w_Neighbor_alltoallw_init(int pmpi, const void *sendbuf, const int *sendcounts, const lwm2_mpi_cnt *sdispls, const void *sendtypes, void *recvbuf, const int *recvcounts, const lwm2_mpi_cnt *rdispls, const void *recvtypes, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_MPI_HOT int w_Neighbor_alltoallw_init(int pmpi, const void *sendbuf, const int *sendcounts, const lwm2_mpi_cnt *sdispls, const void *sendtypes, void *recvbuf, const int *recvcounts, const lwm2_mpi_cnt *rdispls, const void *recvtypes, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
 	lwm2_mpi_fn_Neighbor_alltoallw_init f = (lwm2_mpi_fn_Neighbor_alltoallw_init)lwm2_mpi_next(&next_Neighbor_alltoallw_init[pmpi], pmpi, "Neighbor_alltoallw_init");
 
@@ -5397,7 +5397,7 @@ LWM2_EXPORT int PMPI_Neighbor_alltoallw_init(const void *sendbuf, const int *sen
 
 static _Atomic(void *) next_Neighbor_alltoallw_init_c[2];
 
-static inline int w_Neighbor_alltoallw_init_c(int pmpi, const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *sdispls, const void *sendtypes, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls, const void *recvtypes, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_MPI_HOT int w_Neighbor_alltoallw_init_c(int pmpi, const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *sdispls, const void *sendtypes, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls, const void *recvtypes, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
 	lwm2_mpi_fn_Neighbor_alltoallw_init_c f = (lwm2_mpi_fn_Neighbor_alltoallw_init_c)lwm2_mpi_next(&next_Neighbor_alltoallw_init_c[pmpi], pmpi, "Neighbor_alltoallw_init_c");
 
@@ -5428,7 +5428,7 @@ LWM2_EXPORT int PMPI_Neighbor_alltoallw_init_c(const void *sendbuf, const lwm2_m
 
 static _Atomic(void *) next_File_read[2];
 
-static inline int w_File_read(int pmpi, lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype, void *status)
+LWM2_MPI_HOT int w_File_read(int pmpi, lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype, void *status)
 {
 	lwm2_mpi_fn_File_read f = (lwm2_mpi_fn_File_read)lwm2_mpi_next(&next_File_read[pmpi], pmpi, "File_read");
 
@@ -5459,7 +5459,7 @@ LWM2_EXPORT int PMPI_File_read(lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h d
 
 static _Atomic(void *) next_File_read_c[2];
 
-static inline int w_File_read_c(int pmpi, lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status)
+LWM2_MPI_HOT int w_File_read_c(int pmpi, lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status)
 {
 	lwm2_mpi_fn_File_read_c f = (lwm2_mpi_fn_File_read_c)lwm2_mpi_next(&next_File_read_c[pmpi], pmpi, "File_read_c");
 
@@ -5490,7 +5490,7 @@ LWM2_EXPORT int PMPI_File_read_c(lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count, l
 
 static _Atomic(void *) next_File_write[2];
 
-static inline int w_File_write(int pmpi, lwm2_mpi_h fh, const void *buf, int count, lwm2_mpi_h datatype, void *status)
+LWM2_MPI_HOT int w_File_write(int pmpi, lwm2_mpi_h fh, const void *buf, int count, lwm2_mpi_h datatype, void *status)
 {
 	lwm2_mpi_fn_File_write f = (lwm2_mpi_fn_File_write)lwm2_mpi_next(&next_File_write[pmpi], pmpi, "File_write");
 
@@ -5518,7 +5518,7 @@ LWM2_EXPORT int PMPI_File_write(lwm2_mpi_h fh, const void *buf, int count, lwm2_
 
 static _Atomic(void *) next_File_write_c[2];
 
-static inline int w_File_write_c(int pmpi, lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status)
+LWM2_MPI_HOT int w_File_write_c(int pmpi, lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status)
 {
 	lwm2_mpi_fn_File_write_c f = (lwm2_mpi_fn_File_write_c)lwm2_mpi_next(&next_File_write_c[pmpi], pmpi, "File_write_c");
 
@@ -5546,7 +5546,7 @@ LWM2_EXPORT int PMPI_File_write_c(lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt c
 
 static _Atomic(void *) next_File_iread[2];
 
-static inline int w_File_iread(int pmpi, lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype, void *request)
+LWM2_MPI_HOT int w_File_iread(int pmpi, lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype, void *request)
 {
 	lwm2_mpi_fn_File_iread f = (lwm2_mpi_fn_File_iread)lwm2_mpi_next(&next_File_iread[pmpi], pmpi, "File_iread");
 
@@ -5575,7 +5575,7 @@ LWM2_EXPORT int PMPI_File_iread(lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h 
 
 static _Atomic(void *) next_File_iread_c[2];
 
-static inline int w_File_iread_c(int pmpi, lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request)
+LWM2_MPI_HOT int w_File_iread_c(int pmpi, lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request)
 {
 	lwm2_mpi_fn_File_iread_c f = (lwm2_mpi_fn_File_iread_c)lwm2_mpi_next(&next_File_iread_c[pmpi], pmpi, "File_iread_c");
 
@@ -5604,7 +5604,7 @@ LWM2_EXPORT int PMPI_File_iread_c(lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count, 
 
 static _Atomic(void *) next_File_iwrite[2];
 
-static inline int w_File_iwrite(int pmpi, lwm2_mpi_h fh, const void *buf, int count, lwm2_mpi_h datatype, void *request)
+LWM2_MPI_HOT int w_File_iwrite(int pmpi, lwm2_mpi_h fh, const void *buf, int count, lwm2_mpi_h datatype, void *request)
 {
 	lwm2_mpi_fn_File_iwrite f = (lwm2_mpi_fn_File_iwrite)lwm2_mpi_next(&next_File_iwrite[pmpi], pmpi, "File_iwrite");
 
@@ -5634,7 +5634,7 @@ LWM2_EXPORT int PMPI_File_iwrite(lwm2_mpi_h fh, const void *buf, int count, lwm2
 
 static _Atomic(void *) next_File_iwrite_c[2];
 
-static inline int w_File_iwrite_c(int pmpi, lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request)
+LWM2_MPI_HOT int w_File_iwrite_c(int pmpi, lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request)
 {
 	lwm2_mpi_fn_File_iwrite_c f = (lwm2_mpi_fn_File_iwrite_c)lwm2_mpi_next(&next_File_iwrite_c[pmpi], pmpi, "File_iwrite_c");
 
@@ -5664,7 +5664,7 @@ LWM2_EXPORT int PMPI_File_iwrite_c(lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt 
 
 static _Atomic(void *) next_File_read_all[2];
 
-static inline int w_File_read_all(int pmpi, lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype, void *status)
+LWM2_MPI_HOT int w_File_read_all(int pmpi, lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype, void *status)
 {
 	lwm2_mpi_fn_File_read_all f = (lwm2_mpi_fn_File_read_all)lwm2_mpi_next(&next_File_read_all[pmpi], pmpi, "File_read_all");
 
@@ -5695,7 +5695,7 @@ LWM2_EXPORT int PMPI_File_read_all(lwm2_mpi_h fh, void *buf, int count, lwm2_mpi
 
 static _Atomic(void *) next_File_read_all_c[2];
 
-static inline int w_File_read_all_c(int pmpi, lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status)
+LWM2_MPI_HOT int w_File_read_all_c(int pmpi, lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status)
 {
 	lwm2_mpi_fn_File_read_all_c f = (lwm2_mpi_fn_File_read_all_c)lwm2_mpi_next(&next_File_read_all_c[pmpi], pmpi, "File_read_all_c");
 
@@ -5726,7 +5726,7 @@ LWM2_EXPORT int PMPI_File_read_all_c(lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt coun
 
 static _Atomic(void *) next_File_write_all[2];
 
-static inline int w_File_write_all(int pmpi, lwm2_mpi_h fh, const void *buf, int count, lwm2_mpi_h datatype, void *status)
+LWM2_MPI_HOT int w_File_write_all(int pmpi, lwm2_mpi_h fh, const void *buf, int count, lwm2_mpi_h datatype, void *status)
 {
 	lwm2_mpi_fn_File_write_all f = (lwm2_mpi_fn_File_write_all)lwm2_mpi_next(&next_File_write_all[pmpi], pmpi, "File_write_all");
 
@@ -5754,7 +5754,7 @@ LWM2_EXPORT int PMPI_File_write_all(lwm2_mpi_h fh, const void *buf, int count, l
 
 static _Atomic(void *) next_File_write_all_c[2];
 
-static inline int w_File_write_all_c(int pmpi, lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status)
+LWM2_MPI_HOT int w_File_write_all_c(int pmpi, lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status)
 {
 	lwm2_mpi_fn_File_write_all_c f = (lwm2_mpi_fn_File_write_all_c)lwm2_mpi_next(&next_File_write_all_c[pmpi], pmpi, "File_write_all_c");
 
@@ -5782,7 +5782,7 @@ LWM2_EXPORT int PMPI_File_write_all_c(lwm2_mpi_h fh, const void *buf, lwm2_mpi_c
 
 static _Atomic(void *) next_File_iread_all[2];
 
-static inline int w_File_iread_all(int pmpi, lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype, void *request)
+LWM2_MPI_HOT int w_File_iread_all(int pmpi, lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype, void *request)
 {
 	lwm2_mpi_fn_File_iread_all f = (lwm2_mpi_fn_File_iread_all)lwm2_mpi_next(&next_File_iread_all[pmpi], pmpi, "File_iread_all");
 
@@ -5811,7 +5811,7 @@ LWM2_EXPORT int PMPI_File_iread_all(lwm2_mpi_h fh, void *buf, int count, lwm2_mp
 
 static _Atomic(void *) next_File_iread_all_c[2];
 
-static inline int w_File_iread_all_c(int pmpi, lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request)
+LWM2_MPI_HOT int w_File_iread_all_c(int pmpi, lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request)
 {
 	lwm2_mpi_fn_File_iread_all_c f = (lwm2_mpi_fn_File_iread_all_c)lwm2_mpi_next(&next_File_iread_all_c[pmpi], pmpi, "File_iread_all_c");
 
@@ -5840,7 +5840,7 @@ LWM2_EXPORT int PMPI_File_iread_all_c(lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt cou
 
 static _Atomic(void *) next_File_iwrite_all[2];
 
-static inline int w_File_iwrite_all(int pmpi, lwm2_mpi_h fh, const void *buf, int count, lwm2_mpi_h datatype, void *request)
+LWM2_MPI_HOT int w_File_iwrite_all(int pmpi, lwm2_mpi_h fh, const void *buf, int count, lwm2_mpi_h datatype, void *request)
 {
 	lwm2_mpi_fn_File_iwrite_all f = (lwm2_mpi_fn_File_iwrite_all)lwm2_mpi_next(&next_File_iwrite_all[pmpi], pmpi, "File_iwrite_all");
 
@@ -5870,7 +5870,7 @@ LWM2_EXPORT int PMPI_File_iwrite_all(lwm2_mpi_h fh, const void *buf, int count, 
 
 static _Atomic(void *) next_File_iwrite_all_c[2];
 
-static inline int w_File_iwrite_all_c(int pmpi, lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request)
+LWM2_MPI_HOT int w_File_iwrite_all_c(int pmpi, lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request)
 {
 	lwm2_mpi_fn_File_iwrite_all_c f = (lwm2_mpi_fn_File_iwrite_all_c)lwm2_mpi_next(&next_File_iwrite_all_c[pmpi], pmpi, "File_iwrite_all_c");
 
@@ -5900,7 +5900,7 @@ LWM2_EXPORT int PMPI_File_iwrite_all_c(lwm2_mpi_h fh, const void *buf, lwm2_mpi_
 
 static _Atomic(void *) next_File_read_at[2];
 
-static inline int w_File_read_at(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, int count, lwm2_mpi_h datatype, void *status)
+LWM2_MPI_HOT int w_File_read_at(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, int count, lwm2_mpi_h datatype, void *status)
 {
 	lwm2_mpi_fn_File_read_at f = (lwm2_mpi_fn_File_read_at)lwm2_mpi_next(&next_File_read_at[pmpi], pmpi, "File_read_at");
 
@@ -5931,7 +5931,7 @@ LWM2_EXPORT int PMPI_File_read_at(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf,
 
 static _Atomic(void *) next_File_read_at_c[2];
 
-static inline int w_File_read_at_c(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status)
+LWM2_MPI_HOT int w_File_read_at_c(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status)
 {
 	lwm2_mpi_fn_File_read_at_c f = (lwm2_mpi_fn_File_read_at_c)lwm2_mpi_next(&next_File_read_at_c[pmpi], pmpi, "File_read_at_c");
 
@@ -5962,7 +5962,7 @@ LWM2_EXPORT int PMPI_File_read_at_c(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *bu
 
 static _Atomic(void *) next_File_write_at[2];
 
-static inline int w_File_write_at(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf, int count, lwm2_mpi_h datatype, void *status)
+LWM2_MPI_HOT int w_File_write_at(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf, int count, lwm2_mpi_h datatype, void *status)
 {
 	lwm2_mpi_fn_File_write_at f = (lwm2_mpi_fn_File_write_at)lwm2_mpi_next(&next_File_write_at[pmpi], pmpi, "File_write_at");
 
@@ -5990,7 +5990,7 @@ LWM2_EXPORT int PMPI_File_write_at(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const voi
 
 static _Atomic(void *) next_File_write_at_c[2];
 
-static inline int w_File_write_at_c(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status)
+LWM2_MPI_HOT int w_File_write_at_c(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status)
 {
 	lwm2_mpi_fn_File_write_at_c f = (lwm2_mpi_fn_File_write_at_c)lwm2_mpi_next(&next_File_write_at_c[pmpi], pmpi, "File_write_at_c");
 
@@ -6018,7 +6018,7 @@ LWM2_EXPORT int PMPI_File_write_at_c(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const v
 
 static _Atomic(void *) next_File_iread_at[2];
 
-static inline int w_File_iread_at(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, int count, lwm2_mpi_h datatype, void *request)
+LWM2_MPI_HOT int w_File_iread_at(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, int count, lwm2_mpi_h datatype, void *request)
 {
 	lwm2_mpi_fn_File_iread_at f = (lwm2_mpi_fn_File_iread_at)lwm2_mpi_next(&next_File_iread_at[pmpi], pmpi, "File_iread_at");
 
@@ -6047,7 +6047,7 @@ LWM2_EXPORT int PMPI_File_iread_at(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf
 
 static _Atomic(void *) next_File_iread_at_c[2];
 
-static inline int w_File_iread_at_c(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request)
+LWM2_MPI_HOT int w_File_iread_at_c(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request)
 {
 	lwm2_mpi_fn_File_iread_at_c f = (lwm2_mpi_fn_File_iread_at_c)lwm2_mpi_next(&next_File_iread_at_c[pmpi], pmpi, "File_iread_at_c");
 
@@ -6076,7 +6076,7 @@ LWM2_EXPORT int PMPI_File_iread_at_c(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *b
 
 static _Atomic(void *) next_File_iwrite_at[2];
 
-static inline int w_File_iwrite_at(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf, int count, lwm2_mpi_h datatype, void *request)
+LWM2_MPI_HOT int w_File_iwrite_at(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf, int count, lwm2_mpi_h datatype, void *request)
 {
 	lwm2_mpi_fn_File_iwrite_at f = (lwm2_mpi_fn_File_iwrite_at)lwm2_mpi_next(&next_File_iwrite_at[pmpi], pmpi, "File_iwrite_at");
 
@@ -6106,7 +6106,7 @@ LWM2_EXPORT int PMPI_File_iwrite_at(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const vo
 
 static _Atomic(void *) next_File_iwrite_at_c[2];
 
-static inline int w_File_iwrite_at_c(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request)
+LWM2_MPI_HOT int w_File_iwrite_at_c(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request)
 {
 	lwm2_mpi_fn_File_iwrite_at_c f = (lwm2_mpi_fn_File_iwrite_at_c)lwm2_mpi_next(&next_File_iwrite_at_c[pmpi], pmpi, "File_iwrite_at_c");
 
@@ -6136,7 +6136,7 @@ LWM2_EXPORT int PMPI_File_iwrite_at_c(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const 
 
 static _Atomic(void *) next_File_read_at_all[2];
 
-static inline int w_File_read_at_all(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, int count, lwm2_mpi_h datatype, void *status)
+LWM2_MPI_HOT int w_File_read_at_all(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, int count, lwm2_mpi_h datatype, void *status)
 {
 	lwm2_mpi_fn_File_read_at_all f = (lwm2_mpi_fn_File_read_at_all)lwm2_mpi_next(&next_File_read_at_all[pmpi], pmpi, "File_read_at_all");
 
@@ -6167,7 +6167,7 @@ LWM2_EXPORT int PMPI_File_read_at_all(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *
 
 static _Atomic(void *) next_File_read_at_all_c[2];
 
-static inline int w_File_read_at_all_c(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status)
+LWM2_MPI_HOT int w_File_read_at_all_c(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status)
 {
 	lwm2_mpi_fn_File_read_at_all_c f = (lwm2_mpi_fn_File_read_at_all_c)lwm2_mpi_next(&next_File_read_at_all_c[pmpi], pmpi, "File_read_at_all_c");
 
@@ -6198,7 +6198,7 @@ LWM2_EXPORT int PMPI_File_read_at_all_c(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void
 
 static _Atomic(void *) next_File_write_at_all[2];
 
-static inline int w_File_write_at_all(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf, int count, lwm2_mpi_h datatype, void *status)
+LWM2_MPI_HOT int w_File_write_at_all(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf, int count, lwm2_mpi_h datatype, void *status)
 {
 	lwm2_mpi_fn_File_write_at_all f = (lwm2_mpi_fn_File_write_at_all)lwm2_mpi_next(&next_File_write_at_all[pmpi], pmpi, "File_write_at_all");
 
@@ -6226,7 +6226,7 @@ LWM2_EXPORT int PMPI_File_write_at_all(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const
 
 static _Atomic(void *) next_File_write_at_all_c[2];
 
-static inline int w_File_write_at_all_c(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status)
+LWM2_MPI_HOT int w_File_write_at_all_c(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status)
 {
 	lwm2_mpi_fn_File_write_at_all_c f = (lwm2_mpi_fn_File_write_at_all_c)lwm2_mpi_next(&next_File_write_at_all_c[pmpi], pmpi, "File_write_at_all_c");
 
@@ -6254,7 +6254,7 @@ LWM2_EXPORT int PMPI_File_write_at_all_c(lwm2_mpi_h fh, lwm2_mpi_cnt offset, con
 
 static _Atomic(void *) next_File_iread_at_all[2];
 
-static inline int w_File_iread_at_all(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, int count, lwm2_mpi_h datatype, void *request)
+LWM2_MPI_HOT int w_File_iread_at_all(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, int count, lwm2_mpi_h datatype, void *request)
 {
 	lwm2_mpi_fn_File_iread_at_all f = (lwm2_mpi_fn_File_iread_at_all)lwm2_mpi_next(&next_File_iread_at_all[pmpi], pmpi, "File_iread_at_all");
 
@@ -6283,7 +6283,7 @@ LWM2_EXPORT int PMPI_File_iread_at_all(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void 
 
 static _Atomic(void *) next_File_iread_at_all_c[2];
 
-static inline int w_File_iread_at_all_c(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request)
+LWM2_MPI_HOT int w_File_iread_at_all_c(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request)
 {
 	lwm2_mpi_fn_File_iread_at_all_c f = (lwm2_mpi_fn_File_iread_at_all_c)lwm2_mpi_next(&next_File_iread_at_all_c[pmpi], pmpi, "File_iread_at_all_c");
 
@@ -6312,7 +6312,7 @@ LWM2_EXPORT int PMPI_File_iread_at_all_c(lwm2_mpi_h fh, lwm2_mpi_cnt offset, voi
 
 static _Atomic(void *) next_File_iwrite_at_all[2];
 
-static inline int w_File_iwrite_at_all(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf, int count, lwm2_mpi_h datatype, void *request)
+LWM2_MPI_HOT int w_File_iwrite_at_all(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf, int count, lwm2_mpi_h datatype, void *request)
 {
 	lwm2_mpi_fn_File_iwrite_at_all f = (lwm2_mpi_fn_File_iwrite_at_all)lwm2_mpi_next(&next_File_iwrite_at_all[pmpi], pmpi, "File_iwrite_at_all");
 
@@ -6342,7 +6342,7 @@ LWM2_EXPORT int PMPI_File_iwrite_at_all(lwm2_mpi_h fh, lwm2_mpi_cnt offset, cons
 
 static _Atomic(void *) next_File_iwrite_at_all_c[2];
 
-static inline int w_File_iwrite_at_all_c(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request)
+LWM2_MPI_HOT int w_File_iwrite_at_all_c(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request)
 {
 	lwm2_mpi_fn_File_iwrite_at_all_c f = (lwm2_mpi_fn_File_iwrite_at_all_c)lwm2_mpi_next(&next_File_iwrite_at_all_c[pmpi], pmpi, "File_iwrite_at_all_c");
 
@@ -6372,7 +6372,7 @@ LWM2_EXPORT int PMPI_File_iwrite_at_all_c(lwm2_mpi_h fh, lwm2_mpi_cnt offset, co
 
 static _Atomic(void *) next_File_read_shared[2];
 
-static inline int w_File_read_shared(int pmpi, lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype, void *status)
+LWM2_MPI_HOT int w_File_read_shared(int pmpi, lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype, void *status)
 {
 	lwm2_mpi_fn_File_read_shared f = (lwm2_mpi_fn_File_read_shared)lwm2_mpi_next(&next_File_read_shared[pmpi], pmpi, "File_read_shared");
 
@@ -6403,7 +6403,7 @@ LWM2_EXPORT int PMPI_File_read_shared(lwm2_mpi_h fh, void *buf, int count, lwm2_
 
 static _Atomic(void *) next_File_read_shared_c[2];
 
-static inline int w_File_read_shared_c(int pmpi, lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status)
+LWM2_MPI_HOT int w_File_read_shared_c(int pmpi, lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status)
 {
 	lwm2_mpi_fn_File_read_shared_c f = (lwm2_mpi_fn_File_read_shared_c)lwm2_mpi_next(&next_File_read_shared_c[pmpi], pmpi, "File_read_shared_c");
 
@@ -6434,7 +6434,7 @@ LWM2_EXPORT int PMPI_File_read_shared_c(lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt c
 
 static _Atomic(void *) next_File_write_shared[2];
 
-static inline int w_File_write_shared(int pmpi, lwm2_mpi_h fh, const void *buf, int count, lwm2_mpi_h datatype, void *status)
+LWM2_MPI_HOT int w_File_write_shared(int pmpi, lwm2_mpi_h fh, const void *buf, int count, lwm2_mpi_h datatype, void *status)
 {
 	lwm2_mpi_fn_File_write_shared f = (lwm2_mpi_fn_File_write_shared)lwm2_mpi_next(&next_File_write_shared[pmpi], pmpi, "File_write_shared");
 
@@ -6462,7 +6462,7 @@ LWM2_EXPORT int PMPI_File_write_shared(lwm2_mpi_h fh, const void *buf, int count
 
 static _Atomic(void *) next_File_write_shared_c[2];
 
-static inline int w_File_write_shared_c(int pmpi, lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status)
+LWM2_MPI_HOT int w_File_write_shared_c(int pmpi, lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status)
 {
 	lwm2_mpi_fn_File_write_shared_c f = (lwm2_mpi_fn_File_write_shared_c)lwm2_mpi_next(&next_File_write_shared_c[pmpi], pmpi, "File_write_shared_c");
 
@@ -6490,7 +6490,7 @@ LWM2_EXPORT int PMPI_File_write_shared_c(lwm2_mpi_h fh, const void *buf, lwm2_mp
 
 static _Atomic(void *) next_File_read_ordered[2];
 
-static inline int w_File_read_ordered(int pmpi, lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype, void *status)
+LWM2_MPI_HOT int w_File_read_ordered(int pmpi, lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype, void *status)
 {
 	lwm2_mpi_fn_File_read_ordered f = (lwm2_mpi_fn_File_read_ordered)lwm2_mpi_next(&next_File_read_ordered[pmpi], pmpi, "File_read_ordered");
 
@@ -6521,7 +6521,7 @@ LWM2_EXPORT int PMPI_File_read_ordered(lwm2_mpi_h fh, void *buf, int count, lwm2
 
 static _Atomic(void *) next_File_read_ordered_c[2];
 
-static inline int w_File_read_ordered_c(int pmpi, lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status)
+LWM2_MPI_HOT int w_File_read_ordered_c(int pmpi, lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status)
 {
 	lwm2_mpi_fn_File_read_ordered_c f = (lwm2_mpi_fn_File_read_ordered_c)lwm2_mpi_next(&next_File_read_ordered_c[pmpi], pmpi, "File_read_ordered_c");
 
@@ -6552,7 +6552,7 @@ LWM2_EXPORT int PMPI_File_read_ordered_c(lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt 
 
 static _Atomic(void *) next_File_write_ordered[2];
 
-static inline int w_File_write_ordered(int pmpi, lwm2_mpi_h fh, const void *buf, int count, lwm2_mpi_h datatype, void *status)
+LWM2_MPI_HOT int w_File_write_ordered(int pmpi, lwm2_mpi_h fh, const void *buf, int count, lwm2_mpi_h datatype, void *status)
 {
 	lwm2_mpi_fn_File_write_ordered f = (lwm2_mpi_fn_File_write_ordered)lwm2_mpi_next(&next_File_write_ordered[pmpi], pmpi, "File_write_ordered");
 
@@ -6580,7 +6580,7 @@ LWM2_EXPORT int PMPI_File_write_ordered(lwm2_mpi_h fh, const void *buf, int coun
 
 static _Atomic(void *) next_File_write_ordered_c[2];
 
-static inline int w_File_write_ordered_c(int pmpi, lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status)
+LWM2_MPI_HOT int w_File_write_ordered_c(int pmpi, lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status)
 {
 	lwm2_mpi_fn_File_write_ordered_c f = (lwm2_mpi_fn_File_write_ordered_c)lwm2_mpi_next(&next_File_write_ordered_c[pmpi], pmpi, "File_write_ordered_c");
 
@@ -6608,7 +6608,7 @@ LWM2_EXPORT int PMPI_File_write_ordered_c(lwm2_mpi_h fh, const void *buf, lwm2_m
 
 static _Atomic(void *) next_File_iread_shared[2];
 
-static inline int w_File_iread_shared(int pmpi, lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype, void *request)
+LWM2_MPI_HOT int w_File_iread_shared(int pmpi, lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype, void *request)
 {
 	lwm2_mpi_fn_File_iread_shared f = (lwm2_mpi_fn_File_iread_shared)lwm2_mpi_next(&next_File_iread_shared[pmpi], pmpi, "File_iread_shared");
 
@@ -6637,7 +6637,7 @@ LWM2_EXPORT int PMPI_File_iread_shared(lwm2_mpi_h fh, void *buf, int count, lwm2
 
 static _Atomic(void *) next_File_iread_shared_c[2];
 
-static inline int w_File_iread_shared_c(int pmpi, lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request)
+LWM2_MPI_HOT int w_File_iread_shared_c(int pmpi, lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request)
 {
 	lwm2_mpi_fn_File_iread_shared_c f = (lwm2_mpi_fn_File_iread_shared_c)lwm2_mpi_next(&next_File_iread_shared_c[pmpi], pmpi, "File_iread_shared_c");
 
@@ -6666,7 +6666,7 @@ LWM2_EXPORT int PMPI_File_iread_shared_c(lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt 
 
 static _Atomic(void *) next_File_iwrite_shared[2];
 
-static inline int w_File_iwrite_shared(int pmpi, lwm2_mpi_h fh, const void *buf, int count, lwm2_mpi_h datatype, void *request)
+LWM2_MPI_HOT int w_File_iwrite_shared(int pmpi, lwm2_mpi_h fh, const void *buf, int count, lwm2_mpi_h datatype, void *request)
 {
 	lwm2_mpi_fn_File_iwrite_shared f = (lwm2_mpi_fn_File_iwrite_shared)lwm2_mpi_next(&next_File_iwrite_shared[pmpi], pmpi, "File_iwrite_shared");
 
@@ -6696,7 +6696,7 @@ LWM2_EXPORT int PMPI_File_iwrite_shared(lwm2_mpi_h fh, const void *buf, int coun
 
 static _Atomic(void *) next_File_iwrite_shared_c[2];
 
-static inline int w_File_iwrite_shared_c(int pmpi, lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request)
+LWM2_MPI_HOT int w_File_iwrite_shared_c(int pmpi, lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request)
 {
 	lwm2_mpi_fn_File_iwrite_shared_c f = (lwm2_mpi_fn_File_iwrite_shared_c)lwm2_mpi_next(&next_File_iwrite_shared_c[pmpi], pmpi, "File_iwrite_shared_c");
 
@@ -6726,7 +6726,7 @@ LWM2_EXPORT int PMPI_File_iwrite_shared_c(lwm2_mpi_h fh, const void *buf, lwm2_m
 
 static _Atomic(void *) next_File_read_all_begin[2];
 
-static inline int w_File_read_all_begin(int pmpi, lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype)
+LWM2_MPI_HOT int w_File_read_all_begin(int pmpi, lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype)
 {
 	lwm2_mpi_fn_File_read_all_begin f = (lwm2_mpi_fn_File_read_all_begin)lwm2_mpi_next(&next_File_read_all_begin[pmpi], pmpi, "File_read_all_begin");
 
@@ -6753,7 +6753,7 @@ LWM2_EXPORT int PMPI_File_read_all_begin(lwm2_mpi_h fh, void *buf, int count, lw
 
 static _Atomic(void *) next_File_read_all_begin_c[2];
 
-static inline int w_File_read_all_begin_c(int pmpi, lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype)
+LWM2_MPI_HOT int w_File_read_all_begin_c(int pmpi, lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype)
 {
 	lwm2_mpi_fn_File_read_all_begin_c f = (lwm2_mpi_fn_File_read_all_begin_c)lwm2_mpi_next(&next_File_read_all_begin_c[pmpi], pmpi, "File_read_all_begin_c");
 
@@ -6780,7 +6780,7 @@ LWM2_EXPORT int PMPI_File_read_all_begin_c(lwm2_mpi_h fh, void *buf, lwm2_mpi_cn
 
 static _Atomic(void *) next_File_write_all_begin[2];
 
-static inline int w_File_write_all_begin(int pmpi, lwm2_mpi_h fh, const void *buf, int count, lwm2_mpi_h datatype)
+LWM2_MPI_HOT int w_File_write_all_begin(int pmpi, lwm2_mpi_h fh, const void *buf, int count, lwm2_mpi_h datatype)
 {
 	lwm2_mpi_fn_File_write_all_begin f = (lwm2_mpi_fn_File_write_all_begin)lwm2_mpi_next(&next_File_write_all_begin[pmpi], pmpi, "File_write_all_begin");
 
@@ -6808,7 +6808,7 @@ LWM2_EXPORT int PMPI_File_write_all_begin(lwm2_mpi_h fh, const void *buf, int co
 
 static _Atomic(void *) next_File_write_all_begin_c[2];
 
-static inline int w_File_write_all_begin_c(int pmpi, lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype)
+LWM2_MPI_HOT int w_File_write_all_begin_c(int pmpi, lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype)
 {
 	lwm2_mpi_fn_File_write_all_begin_c f = (lwm2_mpi_fn_File_write_all_begin_c)lwm2_mpi_next(&next_File_write_all_begin_c[pmpi], pmpi, "File_write_all_begin_c");
 
@@ -6836,7 +6836,7 @@ LWM2_EXPORT int PMPI_File_write_all_begin_c(lwm2_mpi_h fh, const void *buf, lwm2
 
 static _Atomic(void *) next_File_read_all_end[2];
 
-static inline int w_File_read_all_end(int pmpi, lwm2_mpi_h fh, void *buf, void *status)
+LWM2_MPI_HOT int w_File_read_all_end(int pmpi, lwm2_mpi_h fh, void *buf, void *status)
 {
 	lwm2_mpi_fn_File_read_all_end f = (lwm2_mpi_fn_File_read_all_end)lwm2_mpi_next(&next_File_read_all_end[pmpi], pmpi, "File_read_all_end");
 
@@ -6867,7 +6867,7 @@ LWM2_EXPORT int PMPI_File_read_all_end(lwm2_mpi_h fh, void *buf, void *status)
 
 static _Atomic(void *) next_File_write_all_end[2];
 
-static inline int w_File_write_all_end(int pmpi, lwm2_mpi_h fh, const void *buf, void *status)
+LWM2_MPI_HOT int w_File_write_all_end(int pmpi, lwm2_mpi_h fh, const void *buf, void *status)
 {
 	lwm2_mpi_fn_File_write_all_end f = (lwm2_mpi_fn_File_write_all_end)lwm2_mpi_next(&next_File_write_all_end[pmpi], pmpi, "File_write_all_end");
 
@@ -6894,7 +6894,7 @@ LWM2_EXPORT int PMPI_File_write_all_end(lwm2_mpi_h fh, const void *buf, void *st
 
 static _Atomic(void *) next_File_read_at_all_begin[2];
 
-static inline int w_File_read_at_all_begin(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, int count, lwm2_mpi_h datatype)
+LWM2_MPI_HOT int w_File_read_at_all_begin(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, int count, lwm2_mpi_h datatype)
 {
 	lwm2_mpi_fn_File_read_at_all_begin f = (lwm2_mpi_fn_File_read_at_all_begin)lwm2_mpi_next(&next_File_read_at_all_begin[pmpi], pmpi, "File_read_at_all_begin");
 
@@ -6921,7 +6921,7 @@ LWM2_EXPORT int PMPI_File_read_at_all_begin(lwm2_mpi_h fh, lwm2_mpi_cnt offset, 
 
 static _Atomic(void *) next_File_read_at_all_begin_c[2];
 
-static inline int w_File_read_at_all_begin_c(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype)
+LWM2_MPI_HOT int w_File_read_at_all_begin_c(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype)
 {
 	lwm2_mpi_fn_File_read_at_all_begin_c f = (lwm2_mpi_fn_File_read_at_all_begin_c)lwm2_mpi_next(&next_File_read_at_all_begin_c[pmpi], pmpi, "File_read_at_all_begin_c");
 
@@ -6948,7 +6948,7 @@ LWM2_EXPORT int PMPI_File_read_at_all_begin_c(lwm2_mpi_h fh, lwm2_mpi_cnt offset
 
 static _Atomic(void *) next_File_write_at_all_begin[2];
 
-static inline int w_File_write_at_all_begin(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf, int count, lwm2_mpi_h datatype)
+LWM2_MPI_HOT int w_File_write_at_all_begin(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf, int count, lwm2_mpi_h datatype)
 {
 	lwm2_mpi_fn_File_write_at_all_begin f = (lwm2_mpi_fn_File_write_at_all_begin)lwm2_mpi_next(&next_File_write_at_all_begin[pmpi], pmpi, "File_write_at_all_begin");
 
@@ -6976,7 +6976,7 @@ LWM2_EXPORT int PMPI_File_write_at_all_begin(lwm2_mpi_h fh, lwm2_mpi_cnt offset,
 
 static _Atomic(void *) next_File_write_at_all_begin_c[2];
 
-static inline int w_File_write_at_all_begin_c(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype)
+LWM2_MPI_HOT int w_File_write_at_all_begin_c(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype)
 {
 	lwm2_mpi_fn_File_write_at_all_begin_c f = (lwm2_mpi_fn_File_write_at_all_begin_c)lwm2_mpi_next(&next_File_write_at_all_begin_c[pmpi], pmpi, "File_write_at_all_begin_c");
 
@@ -7004,7 +7004,7 @@ LWM2_EXPORT int PMPI_File_write_at_all_begin_c(lwm2_mpi_h fh, lwm2_mpi_cnt offse
 
 static _Atomic(void *) next_File_read_at_all_end[2];
 
-static inline int w_File_read_at_all_end(int pmpi, lwm2_mpi_h fh, void *buf, void *status)
+LWM2_MPI_HOT int w_File_read_at_all_end(int pmpi, lwm2_mpi_h fh, void *buf, void *status)
 {
 	lwm2_mpi_fn_File_read_at_all_end f = (lwm2_mpi_fn_File_read_at_all_end)lwm2_mpi_next(&next_File_read_at_all_end[pmpi], pmpi, "File_read_at_all_end");
 
@@ -7035,7 +7035,7 @@ LWM2_EXPORT int PMPI_File_read_at_all_end(lwm2_mpi_h fh, void *buf, void *status
 
 static _Atomic(void *) next_File_write_at_all_end[2];
 
-static inline int w_File_write_at_all_end(int pmpi, lwm2_mpi_h fh, const void *buf, void *status)
+LWM2_MPI_HOT int w_File_write_at_all_end(int pmpi, lwm2_mpi_h fh, const void *buf, void *status)
 {
 	lwm2_mpi_fn_File_write_at_all_end f = (lwm2_mpi_fn_File_write_at_all_end)lwm2_mpi_next(&next_File_write_at_all_end[pmpi], pmpi, "File_write_at_all_end");
 
@@ -7062,7 +7062,7 @@ LWM2_EXPORT int PMPI_File_write_at_all_end(lwm2_mpi_h fh, const void *buf, void 
 
 static _Atomic(void *) next_File_read_ordered_begin[2];
 
-static inline int w_File_read_ordered_begin(int pmpi, lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype)
+LWM2_MPI_HOT int w_File_read_ordered_begin(int pmpi, lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype)
 {
 	lwm2_mpi_fn_File_read_ordered_begin f = (lwm2_mpi_fn_File_read_ordered_begin)lwm2_mpi_next(&next_File_read_ordered_begin[pmpi], pmpi, "File_read_ordered_begin");
 
@@ -7089,7 +7089,7 @@ LWM2_EXPORT int PMPI_File_read_ordered_begin(lwm2_mpi_h fh, void *buf, int count
 
 static _Atomic(void *) next_File_read_ordered_begin_c[2];
 
-static inline int w_File_read_ordered_begin_c(int pmpi, lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype)
+LWM2_MPI_HOT int w_File_read_ordered_begin_c(int pmpi, lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype)
 {
 	lwm2_mpi_fn_File_read_ordered_begin_c f = (lwm2_mpi_fn_File_read_ordered_begin_c)lwm2_mpi_next(&next_File_read_ordered_begin_c[pmpi], pmpi, "File_read_ordered_begin_c");
 
@@ -7116,7 +7116,7 @@ LWM2_EXPORT int PMPI_File_read_ordered_begin_c(lwm2_mpi_h fh, void *buf, lwm2_mp
 
 static _Atomic(void *) next_File_write_ordered_begin[2];
 
-static inline int w_File_write_ordered_begin(int pmpi, lwm2_mpi_h fh, const void *buf, int count, lwm2_mpi_h datatype)
+LWM2_MPI_HOT int w_File_write_ordered_begin(int pmpi, lwm2_mpi_h fh, const void *buf, int count, lwm2_mpi_h datatype)
 {
 	lwm2_mpi_fn_File_write_ordered_begin f = (lwm2_mpi_fn_File_write_ordered_begin)lwm2_mpi_next(&next_File_write_ordered_begin[pmpi], pmpi, "File_write_ordered_begin");
 
@@ -7144,7 +7144,7 @@ LWM2_EXPORT int PMPI_File_write_ordered_begin(lwm2_mpi_h fh, const void *buf, in
 
 static _Atomic(void *) next_File_write_ordered_begin_c[2];
 
-static inline int w_File_write_ordered_begin_c(int pmpi, lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype)
+LWM2_MPI_HOT int w_File_write_ordered_begin_c(int pmpi, lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype)
 {
 	lwm2_mpi_fn_File_write_ordered_begin_c f = (lwm2_mpi_fn_File_write_ordered_begin_c)lwm2_mpi_next(&next_File_write_ordered_begin_c[pmpi], pmpi, "File_write_ordered_begin_c");
 
@@ -7172,7 +7172,7 @@ LWM2_EXPORT int PMPI_File_write_ordered_begin_c(lwm2_mpi_h fh, const void *buf, 
 
 static _Atomic(void *) next_File_read_ordered_end[2];
 
-static inline int w_File_read_ordered_end(int pmpi, lwm2_mpi_h fh, void *buf, void *status)
+LWM2_MPI_HOT int w_File_read_ordered_end(int pmpi, lwm2_mpi_h fh, void *buf, void *status)
 {
 	lwm2_mpi_fn_File_read_ordered_end f = (lwm2_mpi_fn_File_read_ordered_end)lwm2_mpi_next(&next_File_read_ordered_end[pmpi], pmpi, "File_read_ordered_end");
 
@@ -7203,7 +7203,7 @@ LWM2_EXPORT int PMPI_File_read_ordered_end(lwm2_mpi_h fh, void *buf, void *statu
 
 static _Atomic(void *) next_File_write_ordered_end[2];
 
-static inline int w_File_write_ordered_end(int pmpi, lwm2_mpi_h fh, const void *buf, void *status)
+LWM2_MPI_HOT int w_File_write_ordered_end(int pmpi, lwm2_mpi_h fh, const void *buf, void *status)
 {
 	lwm2_mpi_fn_File_write_ordered_end f = (lwm2_mpi_fn_File_write_ordered_end)lwm2_mpi_next(&next_File_write_ordered_end[pmpi], pmpi, "File_write_ordered_end");
 
@@ -7230,7 +7230,7 @@ LWM2_EXPORT int PMPI_File_write_ordered_end(lwm2_mpi_h fh, const void *buf, void
 
 static _Atomic(void *) next_File_open[2];
 
-static inline int w_File_open(int pmpi, lwm2_mpi_h comm, const char *filename, int amode, lwm2_mpi_h info, void *fh)
+LWM2_MPI_HOT int w_File_open(int pmpi, lwm2_mpi_h comm, const char *filename, int amode, lwm2_mpi_h info, void *fh)
 {
 	lwm2_mpi_fn_File_open f = (lwm2_mpi_fn_File_open)lwm2_mpi_next(&next_File_open[pmpi], pmpi, "File_open");
 
@@ -7257,7 +7257,7 @@ LWM2_EXPORT int PMPI_File_open(lwm2_mpi_h comm, const char *filename, int amode,
 
 static _Atomic(void *) next_File_close[2];
 
-static inline int w_File_close(int pmpi, void *fh)
+LWM2_MPI_HOT int w_File_close(int pmpi, void *fh)
 {
 	lwm2_mpi_fn_File_close f = (lwm2_mpi_fn_File_close)lwm2_mpi_next(&next_File_close[pmpi], pmpi, "File_close");
 
@@ -7284,7 +7284,7 @@ LWM2_EXPORT int PMPI_File_close(void *fh)
 
 static _Atomic(void *) next_File_sync[2];
 
-static inline int w_File_sync(int pmpi, lwm2_mpi_h fh)
+LWM2_MPI_HOT int w_File_sync(int pmpi, lwm2_mpi_h fh)
 {
 	lwm2_mpi_fn_File_sync f = (lwm2_mpi_fn_File_sync)lwm2_mpi_next(&next_File_sync[pmpi], pmpi, "File_sync");
 
@@ -7311,7 +7311,7 @@ LWM2_EXPORT int PMPI_File_sync(lwm2_mpi_h fh)
 
 static _Atomic(void *) next_File_set_view[2];
 
-static inline int w_File_set_view(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt disp, lwm2_mpi_h etype, lwm2_mpi_h filetype, const char *datarep, lwm2_mpi_h info)
+LWM2_MPI_HOT int w_File_set_view(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt disp, lwm2_mpi_h etype, lwm2_mpi_h filetype, const char *datarep, lwm2_mpi_h info)
 {
 	lwm2_mpi_fn_File_set_view f = (lwm2_mpi_fn_File_set_view)lwm2_mpi_next(&next_File_set_view[pmpi], pmpi, "File_set_view");
 
@@ -7338,7 +7338,7 @@ LWM2_EXPORT int PMPI_File_set_view(lwm2_mpi_h fh, lwm2_mpi_cnt disp, lwm2_mpi_h 
 
 static _Atomic(void *) next_Init[2];
 
-static inline int w_Init(int pmpi, void *argc, void *argv)
+LWM2_MPI_HOT int w_Init(int pmpi, void *argc, void *argv)
 {
 	lwm2_mpi_fn_Init f = (lwm2_mpi_fn_Init)lwm2_mpi_next(&next_Init[pmpi], pmpi, "Init");
 
@@ -7359,7 +7359,7 @@ LWM2_EXPORT int PMPI_Init(void *argc, void *argv)
 
 static _Atomic(void *) next_Init_thread[2];
 
-static inline int w_Init_thread(int pmpi, void *argc, void *argv, int required, int *provided)
+LWM2_MPI_HOT int w_Init_thread(int pmpi, void *argc, void *argv, int required, int *provided)
 {
 	lwm2_mpi_fn_Init_thread f = (lwm2_mpi_fn_Init_thread)lwm2_mpi_next(&next_Init_thread[pmpi], pmpi, "Init_thread");
 
@@ -7380,7 +7380,7 @@ LWM2_EXPORT int PMPI_Init_thread(void *argc, void *argv, int required, int *prov
 
 static _Atomic(void *) next_Finalize[2];
 
-static inline int w_Finalize(int pmpi)
+LWM2_MPI_HOT int w_Finalize(int pmpi)
 {
 	lwm2_mpi_fn_Finalize f = (lwm2_mpi_fn_Finalize)lwm2_mpi_next(&next_Finalize[pmpi], pmpi, "Finalize");
 
