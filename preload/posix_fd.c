@@ -8,6 +8,32 @@
 _Atomic uint8_t lwm2_posix_fd_class[POSIX_FD_MAX];
 
 /*
+ * Files of /proc and /sys are regular files to fstat, but reading them asks
+ * the kernel, it is no file I/O (an MPI library reads dozens of them at
+ * start).  Their devices are looked up once; 0 means not yet, so a device
+ * is stored plus one.
+ */
+static _Atomic uint64_t pseudo_fs_dev[2];
+
+static bool on_pseudo_fs(dev_t dev)
+{
+	static const char *const roots[2] = {"/proc", "/sys"};
+
+	for (int i = 0; i < 2; i++) {
+		uint64_t known = atomic_load_explicit(&pseudo_fs_dev[i], memory_order_relaxed);
+		struct stat st;
+
+		if (!known && stat(roots[i], &st) == 0) {
+			known = (uint64_t)st.st_dev + 1;
+			atomic_store_explicit(&pseudo_fs_dev[i], known, memory_order_relaxed);
+		}
+		if (known && known - 1 == (uint64_t)dev)
+			return true;
+	}
+	return false;
+}
+
+/*
  * Cold: taken once per descriptor.  A descriptor closed by another thread
  * between our fstat and our store may keep a stale class until it is
  * closed again; that needs the application itself to race on the
@@ -23,7 +49,9 @@ __attribute__((noinline, cold)) bool lwm2_posix_fd_classify(int fd)
 		errno = saved;
 		return false;
 	}
-	c = (S_ISREG(st.st_mode) || S_ISBLK(st.st_mode)) ? POSIX_FD_FILE : POSIX_FD_OTHER;
+	c = (S_ISBLK(st.st_mode) || (S_ISREG(st.st_mode) && !on_pseudo_fs(st.st_dev)))
+	        ? POSIX_FD_FILE
+	        : POSIX_FD_OTHER;
 	posix_fd_set(fd, c);
 	errno = saved;
 	return c == POSIX_FD_FILE;
@@ -37,5 +65,5 @@ void lwm2_posix_fd_forget_range(unsigned first, unsigned last)
 		last = POSIX_FD_MAX - 1;
 	for (unsigned fd = first; fd <= last; fd++)
 		atomic_store_explicit(&lwm2_posix_fd_class[fd], POSIX_FD_UNKNOWN,
-				      memory_order_relaxed);
+		                      memory_order_relaxed);
 }
