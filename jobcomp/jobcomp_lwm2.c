@@ -304,7 +304,9 @@ extern int jobcomp_p_log_record(job_record_t *job_ptr)
 	job->partition = dup_or_null(job_ptr->partition);
 	job->nodes = dup_or_null(job_ptr->nodes);
 	job->name = dup_or_null(job_ptr->name);
-	job->state = dup_or_null(job_state_string(job_ptr->job_state));
+	/* The base state, as sacct shows it: the job is still COMPLETING here
+	 * while its nodes clean up, which is no end state to report. */
+	job->state = dup_or_null(job_state_string(job_ptr->job_state & JOB_STATE_BASE));
 	job->admin_comment = dup_or_null(job_ptr->admin_comment);
 	/* a run that never started has the time it was cancelled as start */
 	if (!job_ptr->node_cnt || !job_ptr->nodes)
