@@ -43,6 +43,6 @@ int main(int argc, char **argv)
 	getrusage(RUSAGE_SELF, &ru);
 	printf("wall_s %.4f cpu_s %.4f\n", wall,
 	       (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
-		       (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6);
+	           (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6);
 	return 0;
 }

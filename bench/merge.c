@@ -129,7 +129,8 @@ static json_object *mk_node(int node, int ppn, uint32_t nslices)
 {
 	struct lwm2_rank_record **recs = calloc((size_t)ppn, sizeof(*recs));
 	char host[64];
-	struct lwm2_node_ident id = {.cluster = "bench", .job_id = JOB_ID, .step_id = 0, .node = host};
+	struct lwm2_node_ident id = {
+	    .cluster = "bench", .job_id = JOB_ID, .step_id = 0, .node = host};
 	json_object *o;
 
 	snprintf(host, sizeof(host), "node%05d", node);
@@ -147,15 +148,15 @@ static json_object *mk_node(int node, int ppn, uint32_t nslices)
 }
 
 static const struct lwm2_job_meta meta = {
-	.cluster = "bench",
-	.job_id = JOB_ID,
-	.user = "alice",
-	.account = "physics",
-	.partition = "batch",
-	.nodes = "node[00000-09999]",
-	.start = 1700000000,
-	.end = 1700000600,
-	.state = "COMPLETED",
+    .cluster = "bench",
+    .job_id = JOB_ID,
+    .user = "alice",
+    .account = "physics",
+    .partition = "batch",
+    .nodes = "node[00000-09999]",
+    .start = 1700000000,
+    .end = 1700000600,
+    .state = "COMPLETED",
 };
 
 static int cmd_ranks(const char *dir, int n, uint32_t nslices)
@@ -182,7 +183,8 @@ static int cmd_ranks(const char *dir, int n, uint32_t nslices)
 
 static int cmd_node(const char *dir, int reps)
 {
-	struct lwm2_node_ident id = {.cluster = "bench", .job_id = JOB_ID, .step_id = 0, .node = "node00000"};
+	struct lwm2_node_ident id = {
+	    .cluster = "bench", .job_id = JOB_ID, .step_id = 0, .node = "node00000"};
 	double *t = calloc((size_t)reps, sizeof(double));
 	size_t bytes = 0;
 	int dirfd = open(dir, O_RDONLY | O_DIRECTORY);
@@ -200,15 +202,17 @@ static int cmd_node(const char *dir, int reps)
 		json_object_put(o);
 	}
 	double m = bench_median(t, (size_t)reps);
-	printf("node_merge_ms %.3f iqr_ms %.3f node_json_bytes %zu\n", m, bench_iqr(t, (size_t)reps),
-	       bytes);
+	printf("node_merge_ms %.3f iqr_ms %.3f node_json_bytes %zu\n", m,
+	       bench_iqr(t, (size_t)reps), bytes);
 	return 0;
 }
 
 static int cmd_stepend(const char *dir, const char *spool, int reps)
 {
-	struct lwm2_node_ident id = {.cluster = "bench", .job_id = JOB_ID, .step_id = 0, .node = "node00000"};
-	double *t = calloc((size_t)reps, sizeof(double)), *ts = calloc((size_t)reps, sizeof(double));
+	struct lwm2_node_ident id = {
+	    .cluster = "bench", .job_id = JOB_ID, .step_id = 0, .node = "node00000"};
+	double *t = calloc((size_t)reps, sizeof(double)),
+	       *ts = calloc((size_t)reps, sizeof(double));
 	int dirfd = open(dir, O_RDONLY | O_DIRECTORY);
 	char err[256];
 
@@ -221,7 +225,8 @@ static int cmd_stepend(const char *dir, const char *spool, int reps)
 
 		t1 = bench_now_ns();
 		if (!o || lwm2_node_write_signed(spool, &id, o, err, sizeof(err)) < 0) {
-			fprintf(stderr, "couldn't write a signed node record: %s\n", o ? err : "merge");
+			fprintf(stderr, "couldn't write a signed node record: %s\n",
+			        o ? err : "merge");
 			return 1;
 		}
 		t[i] = (bench_now_ns() - t0) / 1e6;
@@ -238,7 +243,8 @@ static int cmd_stepend(const char *dir, const char *spool, int reps)
 static int cmd_job(int nnodes, int ppn, int reps)
 {
 	json_object **nodes = calloc((size_t)nnodes, sizeof(*nodes));
-	double *t = calloc((size_t)reps, sizeof(double)), *tc = calloc((size_t)reps, sizeof(double));
+	double *t = calloc((size_t)reps, sizeof(double)),
+	       *tc = calloc((size_t)reps, sizeof(double));
 	size_t full = 0, compact = 0, compact_max = 0;
 	struct lwm2_job_meta m = meta;
 
@@ -271,8 +277,8 @@ static int cmd_job(int nnodes, int ppn, int reps)
 
 	printf("nodes %d ppn %d build_ms %.3f iqr_ms %.3f compact_ms %.3f full_bytes %zu "
 	       "compact_bytes %zu compact_uncut_bytes %zu\n",
-	       nnodes, ppn, mb, bench_iqr(t, (size_t)reps),
-	       bench_median(tc, (size_t)reps), full, compact, compact_max);
+	       nnodes, ppn, mb, bench_iqr(t, (size_t)reps), bench_median(tc, (size_t)reps), full,
+	       compact, compact_max);
 	for (int i = 0; i < nnodes; i++)
 		json_object_put(nodes[i]);
 	free(nodes);
@@ -298,7 +304,8 @@ static int cmd_log(long n)
 
 		if (job)
 			json_object_object_add(job, "job_id", json_object_new_int64(id));
-		printf("{\"cluster\":\"bench\",\"job_id\":%" PRIu32 ",\"user\":\"u%ld\",\"uid\":%ld,"
+		printf("{\"cluster\":\"bench\",\"job_id\":%" PRIu32
+		       ",\"user\":\"u%ld\",\"uid\":%ld,"
 		       "\"account\":\"a%ld\",\"partition\":\"batch\",\"name\":\"job%ld\","
 		       "\"nodes\":\"node[00000-00001]\",\"node_count\":2,\"submit\":%" PRId64
 		       ",\"start\":%" PRId64 ",\"end\":%" PRId64 ",\"state\":\"COMPLETED\","
@@ -320,7 +327,8 @@ int main(int argc, char **argv)
 	if (strcmp(cmd, "sizes") == 0) {
 		printf("record_bytes %zu slice_bytes %zu header_bytes %zu slot_default_bytes %zu\n",
 		       sizeof(struct lwm2_rank_record), sizeof(struct lwm2_slice),
-		       sizeof(struct lwm2_file_header), lwm2_slot_capacity(LWM2_MAX_SLICES_DEFAULT));
+		       sizeof(struct lwm2_file_header),
+		       lwm2_slot_capacity(LWM2_MAX_SLICES_DEFAULT));
 		return 0;
 	}
 	if (strcmp(cmd, "ranks") == 0 && argc == 5)
@@ -334,6 +342,6 @@ int main(int argc, char **argv)
 	if (strcmp(cmd, "log") == 0 && argc == 3)
 		return cmd_log(atol(argv[2]));
 	fprintf(stderr, "usage: merge sizes | ranks DIR N SLICES | node DIR REPS | "
-			"job NODES PPN REPS | stepend DIR SPOOL REPS | log N\n");
+	                "job NODES PPN REPS | stepend DIR SPOOL REPS | log N\n");
 	return 2;
 }

@@ -10,8 +10,8 @@
  * preloaded) and through the MPI library's own PMPI_ functions, alternating.
  * liblwm2 wraps PMPI_ too (for tools and applications that call it), so
  * the library's functions are taken from its own handle: the loaded object
- * named libmpi*.so* (dl_iterate_phdr, dlopen RTLD_NOLOAD, dlsym).  Rank 0 prints the median ns per call of each and the
- * median of the per-round differences.
+ * named libmpi*.so* (dl_iterate_phdr, dlopen RTLD_NOLOAD, dlsym).  Rank 0 prints the median ns per
+ * call of each and the median of the per-round differences.
  *
  *   mpi_call icount N
  *
@@ -112,7 +112,8 @@ static double allreduce(long n, int pmpi)
 
 static void measure(const char *name, double (*fn)(long, int), long n, int rounds)
 {
-	double *w = calloc((size_t)rounds, sizeof(double)), *p = calloc((size_t)rounds, sizeof(double));
+	double *w = calloc((size_t)rounds, sizeof(double)),
+	       *p = calloc((size_t)rounds, sizeof(double));
 	double *d = calloc((size_t)rounds, sizeof(double));
 
 	fn(n / 10, 0);

@@ -35,19 +35,15 @@ struct bcase {
 	const char *name; /* row name in the output */
 	const char *sym;  /* the libc function */
 	enum kind kind;
-	int which;        /* 0: /dev/null, 1: /dev/zero, 2: the file */
-	int rewind;       /* the file position must go back after a block */
+	int which;  /* 0: /dev/null, 1: /dev/zero, 2: the file */
+	int rewind; /* the file position must go back after a block */
 };
 
 static const struct bcase cases[] = {
-	{"write_devnull", "write", RW, 0, 0},
-	{"read_devzero", "read", RW, 1, 0},
-	{"write_file", "write", RW, 2, 1},
-	{"read_file", "read", RW, 2, 1},
-	{"pwrite_file", "pwrite", PRW, 2, 0},
-	{"pread_file", "pread", PRW, 2, 0},
-	{"fwrite_file", "fwrite", STDIO, 2, 1},
-	{"fread_file", "fread", STDIO, 2, 1},
+    {"write_devnull", "write", RW, 0, 0},   {"read_devzero", "read", RW, 1, 0},
+    {"write_file", "write", RW, 2, 1},      {"read_file", "read", RW, 2, 1},
+    {"pwrite_file", "pwrite", PRW, 2, 0},   {"pread_file", "pread", PRW, 2, 0},
+    {"fwrite_file", "fwrite", STDIO, 2, 1}, {"fread_file", "fread", STDIO, 2, 1},
 };
 #define NCASES (sizeof(cases) / sizeof(cases[0]))
 
@@ -184,7 +180,7 @@ int main(int argc, char **argv)
 		for (size_t k = 0; k < NCASES; k++)
 			if (strcmp(cases[k].name, argv[2]) == 0) {
 				void *fn = strcmp(argv[4], "libc") == 0 ? real(&cases[k])
-									: wrapped(&cases[k]);
+				                                        : wrapped(&cases[k]);
 				run_loop(&cases[k], fn, n);
 				return 0;
 			}

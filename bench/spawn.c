@@ -79,9 +79,11 @@ int main(int argc, char **argv)
 	long n = atol(argv[1]);
 	int rounds = atoi(argv[2]);
 	char **with = env_with(argv[3]), **without = env_with(NULL);
-	double *w = calloc((size_t)rounds, sizeof(double)), *b = calloc((size_t)rounds, sizeof(double));
+	double *w = calloc((size_t)rounds, sizeof(double)),
+	       *b = calloc((size_t)rounds, sizeof(double));
 	double *d = calloc((size_t)rounds, sizeof(double));
-	double *rw = calloc((size_t)rounds, sizeof(double)), *rb = calloc((size_t)rounds, sizeof(double));
+	double *rw = calloc((size_t)rounds, sizeof(double)),
+	       *rb = calloc((size_t)rounds, sizeof(double));
 
 	if (n < 1 || rounds < 1 || !with || !without || !w || !b || !d || !rw || !rb)
 		return 2;

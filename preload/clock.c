@@ -58,8 +58,8 @@ void lwm2_clock_recalibrate(void)
 		return; /* too short to tell; keep the last rate */
 	/* (m - mono0) / (t - tsc0) in 32.32; unsigned __int128 keeps it exact. */
 	atomic_store_explicit(&ns_per_tick_fp,
-			      (uint64_t)(((unsigned __int128)(m - mono0) << 32) / (t - tsc0)),
-			      memory_order_relaxed);
+	                      (uint64_t)(((unsigned __int128)(m - mono0) << 32) / (t - tsc0)),
+	                      memory_order_relaxed);
 	if (atomic_load_explicit(&ns_per_tick_fp, memory_order_relaxed) == 0)
 		atomic_store_explicit(&ns_per_tick_fp, 1, memory_order_relaxed);
 #endif

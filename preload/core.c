@@ -196,7 +196,7 @@ void lwm2_set_mpi_identity(int rank, int size, int thread_provided, const char *
 /* An integer from the environment within [lo, hi]; def when unset or
  * invalid (said so under LWM2_DEBUG). */
 static unsigned long long env_num(const char *name, unsigned long long def, unsigned long long lo,
-				  unsigned long long hi)
+                                  unsigned long long hi)
 {
 	const char *s = getenv(name);
 	unsigned long long v;
@@ -207,8 +207,9 @@ static unsigned long long env_num(const char *name, unsigned long long def, unsi
 	errno = 0;
 	v = strtoull(s, &end, 10);
 	if (errno || *end || v < lo || v > hi) {
-		lwm2_debug("lwm2: start: couldn't use %s=%s: not a number in %llu..%llu, using %llu",
-			   name, s, lo, hi, def);
+		lwm2_debug(
+		    "lwm2: start: couldn't use %s=%s: not a number in %llu..%llu, using %llu", name,
+		    s, lo, hi, def);
 		return def;
 	}
 	return v;
@@ -226,9 +227,9 @@ static const char *env2(const char *a, const char *b)
 static bool is_slurm_client(const char *exe)
 {
 	static const char *const names[] = {
-		"srun",   "sbatch",  "salloc", "scontrol", "squeue",   "sacct",   "scancel",
-		"sinfo",  "sstat",   "sattach", "sbcast",  "sacctmgr", "sreport", "sprio",
-		"sshare", "strigger", "sdiag", "scrontab", "slurmstepd", "lwm2",
+	    "srun",   "sbatch",   "salloc",  "scontrol", "squeue",     "sacct",   "scancel",
+	    "sinfo",  "sstat",    "sattach", "sbcast",   "sacctmgr",   "sreport", "sprio",
+	    "sshare", "strigger", "sdiag",   "scrontab", "slurmstepd", "lwm2",
 	};
 	const char *base = strrchr(exe, '/');
 
@@ -316,12 +317,13 @@ __attribute__((constructor)) static void lwm2_init(void)
 		return;
 	if (mode && *mode && strcmp(mode, "on") != 0 && strcmp(mode, "print") != 0)
 		lwm2_debug("lwm2: start: couldn't use LWM2_MODE=%s: expected on, off or print; "
-			   "measuring", mode);
+		           "measuring",
+		           mode);
 
 	lwm2_p.pid = lwm2_raw_getpid();
 	lwm2_p.start_ns = lwm2_now_ns();
 	lwm2_p.print = (mode && strcmp(mode, "print") == 0) ||
-		       (getenv("LWM2_PRINT") && strcmp(getenv("LWM2_PRINT"), "0") != 0);
+	               (getenv("LWM2_PRINT") && strcmp(getenv("LWM2_PRINT"), "0") != 0);
 	if (getenv("LWM2_DIR") && *getenv("LWM2_DIR")) {
 		copy_str(lwm2_p.dir, sizeof(lwm2_p.dir), getenv("LWM2_DIR"));
 		lwm2_p.have_dir = true;
@@ -329,18 +331,19 @@ __attribute__((constructor)) static void lwm2_init(void)
 		const char *tmp = getenv("TMPDIR");
 
 		snprintf(lwm2_p.dir, sizeof(lwm2_p.dir), "%s/lwm2-%u",
-			 tmp && *tmp == '/' ? tmp : "/tmp", (unsigned)getuid());
+		         tmp && *tmp == '/' ? tmp : "/tmp", (unsigned)getuid());
 	}
 	slice_ms = env_num("LWM2_SLICE", 60, 1, 3600) * 1000;
 	/* LWM2_SLICE_MS is for tests only (slices shorter than a second); the
 	 * record then shows 1 s slices without a meaningful position. */
 	slice_ms = env_num("LWM2_SLICE_MS", slice_ms, 1, 3600000);
 	lwm2_p.slice_ms = slice_ms;
-	lwm2_p.max_slices = (uint32_t)env_num("LWM2_MAX_SLICES", LWM2_MAX_SLICES_DEFAULT, 2,
-					      LWM2_MAX_SLICES_LIMIT);
+	lwm2_p.max_slices =
+	    (uint32_t)env_num("LWM2_MAX_SLICES", LWM2_MAX_SLICES_DEFAULT, 2, LWM2_MAX_SLICES_LIMIT);
 	lwm2_p.sample_hz = (uint32_t)env_num("LWM2_SAMPLE_HZ", 100, 1, 10000);
-	lwm2_p.sample_sig = (int)env_num("LWM2_SIGNAL", (unsigned long long)(SIGRTMIN + 7),
-					 (unsigned long long)SIGRTMIN, (unsigned long long)SIGRTMAX);
+	lwm2_p.sample_sig =
+	    (int)env_num("LWM2_SIGNAL", (unsigned long long)(SIGRTMIN + 7),
+	                 (unsigned long long)SIGRTMIN, (unsigned long long)SIGRTMAX);
 
 	lwm2_clock_init();
 	if (lwm2_storage_init() != 0) {

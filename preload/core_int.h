@@ -44,16 +44,16 @@ struct lwm2_proc {
 	/* configuration, from the environment */
 	bool debug;
 	bool print;
-	bool have_dir;               /* LWM2_DIR given: the step collects the records */
+	bool have_dir; /* LWM2_DIR given: the step collects the records */
 	char dir[512];
-	uint64_t slice_ms;           /* current slice length (grows when coarsened) */
+	uint64_t slice_ms; /* current slice length (grows when coarsened) */
 	uint32_t max_slices;
 	uint32_t sample_hz;
 	int sample_sig;
 
 	/* the process */
 	pid_t pid;
-	uint64_t start_ns;           /* CLOCK_REALTIME */
+	uint64_t start_ns; /* CLOCK_REALTIME */
 
 	/* thread registry */
 	struct lwm2_thread *threads; /* live, attached threads */
@@ -65,25 +65,25 @@ struct lwm2_proc {
 
 	/* process storage: the record image, slices follow it */
 	struct lwm2_rank_record *img;
-	size_t img_capacity;         /* bytes of img, = slot capacity of the file */
-	uint64_t first_slice;        /* index of slice 0 in units of slice_ms */
+	size_t img_capacity;              /* bytes of img, = slot capacity of the file */
+	uint64_t first_slice;             /* index of slice 0 in units of slice_ms */
 	uint64_t pending[LWM2_NCOUNTERS]; /* folded, not yet in a slice (ticks for ns counters) */
 
 	/* the record file: mapped MAP_SHARED, no descriptor kept */
 	unsigned char *map;
 	size_t map_size;
-	size_t reserved;             /* bytes of each slot backed by allocated blocks */
-	uint64_t ino;                /* the file's inode, to find it again to grow it */
-	int last_slot;               /* slot of the newest record, -1: none */
-	bool written_once;           /* a final write made the file without mapping it */
+	size_t reserved;   /* bytes of each slot backed by allocated blocks */
+	uint64_t ino;      /* the file's inode, to find it again to grow it */
+	int last_slot;     /* slot of the newest record, -1: none */
+	bool written_once; /* a final write made the file without mapping it */
 	bool file_failed;
 	char path[600];
 
 	/* heartbeat */
 	bool hb_running;
-	_Atomic int hb_generation;   /* bumped at fork so a stale heartbeat stops */
+	_Atomic int hb_generation; /* bumped at fork so a stale heartbeat stops */
 
-	_Atomic int finished;        /* final write done (exit, signal, exec in progress) */
+	_Atomic int finished; /* final write done (exit, signal, exec in progress) */
 	bool sampling_on;
 };
 
@@ -99,7 +99,7 @@ void lwm2_unlock(void) LWM2_HIDDEN_FN;
 bool lwm2_lock_sig(void) LWM2_HIDDEN_FN;
 
 void lwm2_debug(const char *fmt, ...) LWM2_HIDDEN_FN __attribute__((format(printf, 1, 2)));
-uint64_t lwm2_now_ns(void) LWM2_HIDDEN_FN;  /* CLOCK_REALTIME */
+uint64_t lwm2_now_ns(void) LWM2_HIDDEN_FN; /* CLOCK_REALTIME */
 pid_t lwm2_raw_getpid(void) LWM2_HIDDEN_FN;
 pid_t lwm2_raw_gettid(void) LWM2_HIDDEN_FN;
 /* True when the calling process is the one measured: false in the child
@@ -116,7 +116,7 @@ void lwm2_threads_init(void) LWM2_HIDDEN_FN;
 struct lwm2_thread *lwm2_thread_attach(bool is_main) LWM2_HIDDEN_FN;
 void lwm2_threads_fork_child(void) LWM2_HIDDEN_FN;
 extern int (*lwm2_real_pthread_create)(pthread_t *, const pthread_attr_t *, void *(*)(void *),
-				       void *) LWM2_HIDDEN;
+                                       void *) LWM2_HIDDEN;
 
 /* heartbeat.c: all under the lock */
 int lwm2_storage_init(void) LWM2_HIDDEN_FN;

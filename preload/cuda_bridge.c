@@ -35,9 +35,9 @@ static __thread struct {
 } cu __attribute__((tls_model("initial-exec")));
 
 static const enum lwm2_counter copy_count[LWM2_CUDA_NCOPY] = {
-	LWM2_C_cuda_h2d_count, LWM2_C_cuda_d2h_count, LWM2_C_cuda_other_copy_count};
+    LWM2_C_cuda_h2d_count, LWM2_C_cuda_d2h_count, LWM2_C_cuda_other_copy_count};
 static const enum lwm2_counter copy_bytes[LWM2_CUDA_NCOPY] = {
-	LWM2_C_cuda_h2d_bytes, LWM2_C_cuda_d2h_bytes, LWM2_C_cuda_other_copy_bytes};
+    LWM2_C_cuda_h2d_bytes, LWM2_C_cuda_d2h_bytes, LWM2_C_cuda_other_copy_bytes};
 
 static void mark_runtime(void)
 {
@@ -95,7 +95,7 @@ LWM2_EXPORT void lwm2_cuda_api_leave(void)
 	if (!t)
 		return;
 	lwm2_count_call(t, LWM2_C_cuda_calls, LWM2_C_cuda_ns, 0, LWM2_C_cuda_ns,
-			lwm2_ticks() - cu.t0);
+	                lwm2_ticks() - cu.t0);
 	lwm2_earmark_leave(t, cu.prev);
 	if (LWM2_UNLIKELY(atomic_load_explicit(&pending, memory_order_relaxed)))
 		drain(t);
@@ -195,7 +195,7 @@ static void cuda_fork_child(void)
 }
 
 LWM2_HIDDEN const struct lwm2_module lwm2_module_cuda = {
-	.name = "cuda",
-	.fini = cuda_fini,
-	.fork_child = cuda_fork_child,
+    .name = "cuda",
+    .fini = cuda_fini,
+    .fork_child = cuda_fork_child,
 };

@@ -60,8 +60,8 @@ int lwm2_storage_init(void)
 	void *p;
 
 	lwm2_p.img_capacity = lwm2_slot_capacity(lwm2_p.max_slices);
-	p = mmap(NULL, lwm2_p.img_capacity, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-		 -1, 0);
+	p = mmap(NULL, lwm2_p.img_capacity, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+	         0);
 	if (p == MAP_FAILED)
 		return -1;
 	lwm2_p.img = p;
@@ -91,7 +91,7 @@ void lwm2_fold_thread(struct lwm2_thread *t, int which)
 static const bool is_time[LWM2_NCOUNTERS] = {
 #define X_TIME(name, unit, desc)                                                                   \
 	[LWM2_C_##name] = (sizeof(unit) == 3 && unit[0] == 'n' && unit[1 % sizeof(unit)] == 's'),
-	LWM2_COUNTERS(X_TIME)
+    LWM2_COUNTERS(X_TIME)
 #undef X_TIME
 };
 
@@ -217,33 +217,33 @@ static int open_file(void)
 	if (!lwm2_p.have_dir)
 		syscall(SYS_mkdirat, AT_FDCWD, lwm2_p.dir, 0700);
 	dfd = (int)syscall(SYS_openat, AT_FDCWD, lwm2_p.dir,
-			   O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	                   O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (dfd < 0) {
 		lwm2_debug("lwm2: record: couldn't open directory %s: %s", lwm2_p.dir,
-			   strerror(errno));
+		           strerror(errno));
 		return -1;
 	}
 	/* The default directory lives in a shared /tmp: it must be ours. */
 	if (!lwm2_p.have_dir &&
 	    (fstat(dfd, &st) != 0 || st.st_uid != getuid() || (st.st_mode & 077))) {
 		lwm2_debug("lwm2: record: couldn't use %s: not a private directory of this user",
-			   lwm2_p.dir);
+		           lwm2_p.dir);
 		syscall(SYS_close, dfd);
 		return -1;
 	}
 	n = snprintf(lwm2_p.path, sizeof(lwm2_p.path), "%d.%llu.lwm2", (int)lwm2_p.pid,
-		     (unsigned long long)lwm2_p.start_ns);
+	             (unsigned long long)lwm2_p.start_ns);
 	if (n < 0 || (size_t)n >= sizeof(lwm2_p.path)) {
 		syscall(SYS_close, dfd);
 		return -1;
 	}
 	fd = (int)syscall(SYS_openat, dfd, lwm2_p.path,
-			  lwm2_p.written_once ? O_RDWR | O_NOFOLLOW | O_CLOEXEC
-					      : O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-			  0600);
+	                  lwm2_p.written_once ? O_RDWR | O_NOFOLLOW | O_CLOEXEC
+	                                      : O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+	                  0600);
 	if (fd < 0)
 		lwm2_debug("lwm2: record: couldn't create %s/%s: %s", lwm2_p.dir, lwm2_p.path,
-			   strerror(errno));
+		           strerror(errno));
 	syscall(SYS_close, dfd);
 	return fd;
 }
@@ -272,7 +272,7 @@ static void write_once(const struct lwm2_rank_record *r)
 	n = syscall(SYS_pwritev, fd, iov, 2, 0L, 0L);
 	if (n != (long)(sizeof(h) + r->total_size))
 		lwm2_debug("lwm2: record: couldn't write %s: %s", lwm2_p.path,
-			   n < 0 ? strerror(errno) : "short write");
+		           n < 0 ? strerror(errno) : "short write");
 	syscall(SYS_close, fd);
 	lwm2_p.written_once = true;
 	lwm2_p.last_slot = 0;
@@ -304,7 +304,7 @@ static int create_file(void)
 	lwm2_p.reserved = 0;
 	if (reserve_fd(fd, sizeof(struct lwm2_rank_record) + 4 * sizeof(struct lwm2_slice)) != 0) {
 		lwm2_debug("lwm2: record: couldn't reserve space for %s: %s", lwm2_p.path,
-			   strerror(errno));
+		           strerror(errno));
 		goto fail;
 	}
 	m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -355,8 +355,10 @@ static void fill_process_fields(enum lwm2_end how, int status, int sig)
 
 	r->end_ns = (int64_t)lwm2_now_ns();
 	if (getrusage(RUSAGE_SELF, &ru) == 0) {
-		r->utime_us = (uint64_t)ru.ru_utime.tv_sec * 1000000u + (uint64_t)ru.ru_utime.tv_usec;
-		r->stime_us = (uint64_t)ru.ru_stime.tv_sec * 1000000u + (uint64_t)ru.ru_stime.tv_usec;
+		r->utime_us =
+		    (uint64_t)ru.ru_utime.tv_sec * 1000000u + (uint64_t)ru.ru_utime.tv_usec;
+		r->stime_us =
+		    (uint64_t)ru.ru_stime.tv_sec * 1000000u + (uint64_t)ru.ru_stime.tv_usec;
 		r->maxrss_kb = (uint64_t)ru.ru_maxrss;
 		r->minflt = (uint64_t)ru.ru_minflt;
 		r->majflt = (uint64_t)ru.ru_majflt;
@@ -548,7 +550,7 @@ int lwm2_heartbeat_start(void)
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	hb_stop = false;
 	rc = lwm2_real_pthread_create(&hb_thread, &attr, heartbeat,
-				      (void *)(intptr_t)atomic_load(&lwm2_p.hb_generation));
+	                              (void *)(intptr_t)atomic_load(&lwm2_p.hb_generation));
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	pthread_attr_destroy(&attr);
 	if (rc != 0) {

@@ -12,8 +12,8 @@ extern const struct lwm2_module lwm2_module_papi __attribute__((weak));
 extern const struct lwm2_module lwm2_module_cuda __attribute__((weak));
 
 const struct lwm2_module *const lwm2_module_table[LWM2_NMODULES] = {
-	&lwm2_module_posix,
-	&lwm2_module_mpi,
-	&lwm2_module_papi,
-	&lwm2_module_cuda,
+    &lwm2_module_posix,
+    &lwm2_module_mpi,
+    &lwm2_module_papi,
+    &lwm2_module_cuda,
 };

@@ -49,14 +49,14 @@
 #include "mpi_abi.h"
 
 struct comm_info {
-	int n;     /* size, or remote size of an intercommunicator */
-	int me;    /* own rank, -1 in an intercommunicator */
+	int n;  /* size, or remote size of an intercommunicator */
+	int me; /* own rank, -1 in an intercommunicator */
 	int inter;
 };
 
 static struct comm_info comm_info(lwm2_mpi_h comm)
 {
-	struct comm_info ci = { 0, -1, 0 };
+	struct comm_info ci = {0, -1, 0};
 
 	if (lwm2_mpi_real.comm_test_inter(comm, &ci.inter) != 0)
 		ci.inter = 0;
@@ -103,7 +103,7 @@ static uint64_t sum_counts(const void *counts, int wide, int n, int skip, uint64
 }
 
 static uint64_t sum_counts_w(const struct lwm2_mpi_abi *a, const void *counts, int wide,
-			     const void *types, int n, int skip)
+                             const void *types, int n, int skip)
 {
 	uint64_t s = 0;
 
@@ -119,7 +119,7 @@ static uint64_t sum_counts_w(const struct lwm2_mpi_abi *a, const void *counts, i
 }
 
 struct lwm2_mpi_sr lwm2_mpi_b_bcast(const struct lwm2_mpi_call *c, lwm2_mpi_cnt count,
-				    lwm2_mpi_h dt, int root, lwm2_mpi_h comm)
+                                    lwm2_mpi_h dt, int root, lwm2_mpi_h comm)
 {
 	struct comm_info ci = comm_info(comm);
 	int r = role(c, &ci, root);
@@ -129,8 +129,8 @@ struct lwm2_mpi_sr lwm2_mpi_b_bcast(const struct lwm2_mpi_call *c, lwm2_mpi_cnt 
 }
 
 struct lwm2_mpi_sr lwm2_mpi_b_gather(const struct lwm2_mpi_call *c, const void *sbuf,
-				     lwm2_mpi_cnt sc, lwm2_mpi_h st, const void *rbuf,
-				     lwm2_mpi_cnt rc, lwm2_mpi_h rt, int root, lwm2_mpi_h comm)
+                                     lwm2_mpi_cnt sc, lwm2_mpi_h st, const void *rbuf,
+                                     lwm2_mpi_cnt rc, lwm2_mpi_h rt, int root, lwm2_mpi_h comm)
 {
 	struct comm_info ci = comm_info(comm);
 	int r = role(c, &ci, root);
@@ -148,9 +148,9 @@ struct lwm2_mpi_sr lwm2_mpi_b_gather(const struct lwm2_mpi_call *c, const void *
 }
 
 struct lwm2_mpi_sr lwm2_mpi_b_gatherv(const struct lwm2_mpi_call *c, const void *sbuf,
-				      lwm2_mpi_cnt sc, lwm2_mpi_h st, const void *rbuf,
-				      const void *rcs, int wide, lwm2_mpi_h rt, int root,
-				      lwm2_mpi_h comm)
+                                      lwm2_mpi_cnt sc, lwm2_mpi_h st, const void *rbuf,
+                                      const void *rcs, int wide, lwm2_mpi_h rt, int root,
+                                      lwm2_mpi_h comm)
 {
 	struct comm_info ci = comm_info(comm);
 	int r = role(c, &ci, root);
@@ -169,8 +169,8 @@ struct lwm2_mpi_sr lwm2_mpi_b_gatherv(const struct lwm2_mpi_call *c, const void 
 }
 
 struct lwm2_mpi_sr lwm2_mpi_b_scatter(const struct lwm2_mpi_call *c, const void *sbuf,
-				      lwm2_mpi_cnt sc, lwm2_mpi_h st, const void *rbuf,
-				      lwm2_mpi_cnt rc, lwm2_mpi_h rt, int root, lwm2_mpi_h comm)
+                                      lwm2_mpi_cnt sc, lwm2_mpi_h st, const void *rbuf,
+                                      lwm2_mpi_cnt rc, lwm2_mpi_h rt, int root, lwm2_mpi_h comm)
 {
 	struct comm_info ci = comm_info(comm);
 	int r = role(c, &ci, root);
@@ -188,8 +188,8 @@ struct lwm2_mpi_sr lwm2_mpi_b_scatter(const struct lwm2_mpi_call *c, const void 
 }
 
 struct lwm2_mpi_sr lwm2_mpi_b_scatterv(const struct lwm2_mpi_call *c, const void *sbuf,
-				       const void *scs, int wide, lwm2_mpi_h st, const void *rbuf,
-				       lwm2_mpi_cnt rc, lwm2_mpi_h rt, int root, lwm2_mpi_h comm)
+                                       const void *scs, int wide, lwm2_mpi_h st, const void *rbuf,
+                                       lwm2_mpi_cnt rc, lwm2_mpi_h rt, int root, lwm2_mpi_h comm)
 {
 	struct comm_info ci = comm_info(comm);
 	int r = role(c, &ci, root);
@@ -208,20 +208,20 @@ struct lwm2_mpi_sr lwm2_mpi_b_scatterv(const struct lwm2_mpi_call *c, const void
 }
 
 struct lwm2_mpi_sr lwm2_mpi_b_allgather(const struct lwm2_mpi_call *c, const void *sbuf,
-					lwm2_mpi_cnt sc, lwm2_mpi_h st, lwm2_mpi_cnt rc,
-					lwm2_mpi_h rt, lwm2_mpi_h comm)
+                                        lwm2_mpi_cnt sc, lwm2_mpi_h st, lwm2_mpi_cnt rc,
+                                        lwm2_mpi_h rt, lwm2_mpi_h comm)
 {
 	struct comm_info ci = comm_info(comm);
 
 	if (lwm2_mpi_in_place(c, sbuf))
-		return lwm2_mpi_sr(0, (uint64_t)(ci.n > 0 ? ci.n - 1 : 0) *
-					      lwm2_mpi_bytes(c, rc, rt));
+		return lwm2_mpi_sr(0,
+		                   (uint64_t)(ci.n > 0 ? ci.n - 1 : 0) * lwm2_mpi_bytes(c, rc, rt));
 	return lwm2_mpi_sr(lwm2_mpi_bytes(c, sc, st), (uint64_t)ci.n * lwm2_mpi_bytes(c, rc, rt));
 }
 
 struct lwm2_mpi_sr lwm2_mpi_b_allgatherv(const struct lwm2_mpi_call *c, const void *sbuf,
-					 lwm2_mpi_cnt sc, lwm2_mpi_h st, const void *rcs,
-					 int wide, lwm2_mpi_h rt, lwm2_mpi_h comm)
+                                         lwm2_mpi_cnt sc, lwm2_mpi_h st, const void *rcs, int wide,
+                                         lwm2_mpi_h rt, lwm2_mpi_h comm)
 {
 	struct comm_info ci = comm_info(comm);
 	uint64_t t = lwm2_mpi_tsize(c->abi, rt);
@@ -232,8 +232,8 @@ struct lwm2_mpi_sr lwm2_mpi_b_allgatherv(const struct lwm2_mpi_call *c, const vo
 }
 
 struct lwm2_mpi_sr lwm2_mpi_b_alltoall(const struct lwm2_mpi_call *c, const void *sbuf,
-				       lwm2_mpi_cnt sc, lwm2_mpi_h st, lwm2_mpi_cnt rc,
-				       lwm2_mpi_h rt, lwm2_mpi_h comm)
+                                       lwm2_mpi_cnt sc, lwm2_mpi_h st, lwm2_mpi_cnt rc,
+                                       lwm2_mpi_h rt, lwm2_mpi_h comm)
 {
 	struct comm_info ci = comm_info(comm);
 
@@ -243,12 +243,12 @@ struct lwm2_mpi_sr lwm2_mpi_b_alltoall(const struct lwm2_mpi_call *c, const void
 		return lwm2_mpi_sr(b, b);
 	}
 	return lwm2_mpi_sr((uint64_t)ci.n * lwm2_mpi_bytes(c, sc, st),
-			   (uint64_t)ci.n * lwm2_mpi_bytes(c, rc, rt));
+	                   (uint64_t)ci.n * lwm2_mpi_bytes(c, rc, rt));
 }
 
 struct lwm2_mpi_sr lwm2_mpi_b_alltoallv(const struct lwm2_mpi_call *c, const void *sbuf,
-					const void *scs, lwm2_mpi_h st, const void *rcs, int wide,
-					lwm2_mpi_h rt, lwm2_mpi_h comm)
+                                        const void *scs, lwm2_mpi_h st, const void *rcs, int wide,
+                                        lwm2_mpi_h rt, lwm2_mpi_h comm)
 {
 	struct comm_info ci = comm_info(comm);
 	uint64_t t = lwm2_mpi_tsize(c->abi, rt);
@@ -259,12 +259,12 @@ struct lwm2_mpi_sr lwm2_mpi_b_alltoallv(const struct lwm2_mpi_call *c, const voi
 		return lwm2_mpi_sr(b, b);
 	}
 	return lwm2_mpi_sr(sum_counts(scs, wide, ci.n, -1, lwm2_mpi_tsize(c->abi, st)),
-			   sum_counts(rcs, wide, ci.n, -1, t));
+	                   sum_counts(rcs, wide, ci.n, -1, t));
 }
 
 struct lwm2_mpi_sr lwm2_mpi_b_alltoallw(const struct lwm2_mpi_call *c, const void *sbuf,
-					const void *scs, const void *sts, const void *rcs,
-					int wide, const void *rts, lwm2_mpi_h comm)
+                                        const void *scs, const void *sts, const void *rcs, int wide,
+                                        const void *rts, lwm2_mpi_h comm)
 {
 	struct comm_info ci = comm_info(comm);
 
@@ -274,11 +274,11 @@ struct lwm2_mpi_sr lwm2_mpi_b_alltoallw(const struct lwm2_mpi_call *c, const voi
 		return lwm2_mpi_sr(b, b);
 	}
 	return lwm2_mpi_sr(sum_counts_w(c->abi, scs, wide, sts, ci.n, -1),
-			   sum_counts_w(c->abi, rcs, wide, rts, ci.n, -1));
+	                   sum_counts_w(c->abi, rcs, wide, rts, ci.n, -1));
 }
 
 struct lwm2_mpi_sr lwm2_mpi_b_reduce(const struct lwm2_mpi_call *c, lwm2_mpi_cnt count,
-				     lwm2_mpi_h dt, int root, lwm2_mpi_h comm)
+                                     lwm2_mpi_h dt, int root, lwm2_mpi_h comm)
 {
 	struct comm_info ci = comm_info(comm);
 	int r = role(c, &ci, root);
@@ -302,7 +302,7 @@ static void local_group(lwm2_mpi_h comm, int *n, int *me)
 }
 
 struct lwm2_mpi_sr lwm2_mpi_b_reduce_scatter(const struct lwm2_mpi_call *c, const void *rcs,
-					     int wide, lwm2_mpi_h dt, lwm2_mpi_h comm)
+                                             int wide, lwm2_mpi_h dt, lwm2_mpi_h comm)
 {
 	uint64_t t = lwm2_mpi_tsize(c->abi, dt);
 	int n, me;
@@ -313,9 +313,8 @@ struct lwm2_mpi_sr lwm2_mpi_b_reduce_scatter(const struct lwm2_mpi_call *c, cons
 	return lwm2_mpi_sr(sum_counts(rcs, wide, n, -1, t), elems(count_at(rcs, wide, me), t));
 }
 
-struct lwm2_mpi_sr lwm2_mpi_b_reduce_scatter_block(const struct lwm2_mpi_call *c,
-						   lwm2_mpi_cnt rc, lwm2_mpi_h dt,
-						   lwm2_mpi_h comm)
+struct lwm2_mpi_sr lwm2_mpi_b_reduce_scatter_block(const struct lwm2_mpi_call *c, lwm2_mpi_cnt rc,
+                                                   lwm2_mpi_h dt, lwm2_mpi_h comm)
 {
 	uint64_t b = lwm2_mpi_bytes(c, rc, dt);
 	int n, me;
@@ -325,7 +324,7 @@ struct lwm2_mpi_sr lwm2_mpi_b_reduce_scatter_block(const struct lwm2_mpi_call *c
 }
 
 struct lwm2_mpi_sr lwm2_mpi_b_exscan(const struct lwm2_mpi_call *c, lwm2_mpi_cnt count,
-				     lwm2_mpi_h dt, lwm2_mpi_h comm)
+                                     lwm2_mpi_h dt, lwm2_mpi_h comm)
 {
 	uint64_t b = lwm2_mpi_bytes(c, count, dt);
 	int me = -1;
@@ -356,34 +355,33 @@ static void degrees(const struct lwm2_mpi_call *c, lwm2_mpi_h comm, int *in, int
 }
 
 struct lwm2_mpi_sr lwm2_mpi_b_nbr(const struct lwm2_mpi_call *c, int alltoall, lwm2_mpi_cnt sc,
-				  lwm2_mpi_h st, lwm2_mpi_cnt rc, lwm2_mpi_h rt, lwm2_mpi_h comm)
+                                  lwm2_mpi_h st, lwm2_mpi_cnt rc, lwm2_mpi_h rt, lwm2_mpi_h comm)
 {
 	int in, out;
 
 	degrees(c, comm, &in, &out);
 	return lwm2_mpi_sr((uint64_t)(alltoall ? out : 1) * lwm2_mpi_bytes(c, sc, st),
-			   (uint64_t)in * lwm2_mpi_bytes(c, rc, rt));
+	                   (uint64_t)in * lwm2_mpi_bytes(c, rc, rt));
 }
 
-struct lwm2_mpi_sr lwm2_mpi_b_nbrv(const struct lwm2_mpi_call *c, lwm2_mpi_cnt sc,
-				   const void *scs, lwm2_mpi_h st, const void *rcs, int wide,
-				   lwm2_mpi_h rt, lwm2_mpi_h comm)
+struct lwm2_mpi_sr lwm2_mpi_b_nbrv(const struct lwm2_mpi_call *c, lwm2_mpi_cnt sc, const void *scs,
+                                   lwm2_mpi_h st, const void *rcs, int wide, lwm2_mpi_h rt,
+                                   lwm2_mpi_h comm)
 {
 	int in, out;
 
 	degrees(c, comm, &in, &out);
 	uint64_t sent = scs ? sum_counts(scs, wide, out, -1, lwm2_mpi_tsize(c->abi, st))
-			    : lwm2_mpi_bytes(c, sc, st);
+	                    : lwm2_mpi_bytes(c, sc, st);
 	return lwm2_mpi_sr(sent, sum_counts(rcs, wide, in, -1, lwm2_mpi_tsize(c->abi, rt)));
 }
 
-struct lwm2_mpi_sr lwm2_mpi_b_nbrw(const struct lwm2_mpi_call *c, const void *scs,
-				   const void *sts, const void *rcs, int wide, const void *rts,
-				   lwm2_mpi_h comm)
+struct lwm2_mpi_sr lwm2_mpi_b_nbrw(const struct lwm2_mpi_call *c, const void *scs, const void *sts,
+                                   const void *rcs, int wide, const void *rts, lwm2_mpi_h comm)
 {
 	int in, out;
 
 	degrees(c, comm, &in, &out);
 	return lwm2_mpi_sr(sum_counts_w(c->abi, scs, wide, sts, out, -1),
-			   sum_counts_w(c->abi, rcs, wide, rts, in, -1));
+	                   sum_counts_w(c->abi, rcs, wide, rts, in, -1));
 }

@@ -43,7 +43,7 @@ int lwm2_mpi_x_Init(lwm2_mpi_fn_Init f, void *argc, void *argv)
 }
 
 int lwm2_mpi_x_Init_thread(lwm2_mpi_fn_Init_thread f, void *argc, void *argv, int required,
-			   int *provided)
+                           int *provided)
 {
 	struct lwm2_mpi_call c;
 
@@ -81,7 +81,7 @@ struct batch {
 	uint64_t sent[LWM2_MPI_NCLASSES], recv[LWM2_MPI_NCLASSES];
 	struct lwm2_mpi_req stack[LWM2_MPI_STACK_REQS];
 	unsigned char stack_st[LWM2_MPI_STACK_REQS * LWM2_MPI_STATUS_MAX]
-		__attribute__((aligned(8)));
+	    __attribute__((aligned(8)));
 };
 
 /* Looks up every request; false (count nothing) when memory ran out. */
@@ -196,14 +196,13 @@ static void batch_close(struct batch *b, struct lwm2_mpi_call *c, uint64_t ticks
 
 		if (mine || b->sent[k] || b->recv[k])
 			lwm2_mpi_count_n(c->t, (enum lwm2_mpi_class)k, mine, mine ? ticks : 0,
-					 b->sent[k], b->recv[k]);
+			                 b->sent[k], b->recv[k]);
 	}
 	free(b->heap);
 }
 
 /* A single request: the common case, without the batch's arrays. */
-static void single_open(const struct lwm2_mpi_call *c, const void *request,
-			struct lwm2_mpi_req *r)
+static void single_open(const struct lwm2_mpi_call *c, const void *request, struct lwm2_mpi_req *r)
 {
 	uintptr_t h = lwm2_mpi_handle_at(c->abi, request, 0);
 
@@ -213,7 +212,7 @@ static void single_open(const struct lwm2_mpi_call *c, const void *request,
 }
 
 static void single_done(struct lwm2_mpi_call *c, const struct lwm2_mpi_req *r, bool completed,
-			const void *st, uint64_t ticks)
+                        const void *st, uint64_t ticks)
 {
 	uint64_t recv = 0;
 
@@ -380,7 +379,7 @@ int lwm2_mpi_x_Waitany(lwm2_mpi_fn_Waitany f, int count, void *reqs, int *index,
 }
 
 int lwm2_mpi_x_Testany(lwm2_mpi_fn_Testany f, int count, void *reqs, int *index, int *flag,
-		       void *status)
+                       void *status)
 {
 	unsigned char own[LWM2_MPI_STATUS_MAX] __attribute__((aligned(8)));
 	struct lwm2_mpi_call c;
@@ -401,7 +400,7 @@ int lwm2_mpi_x_Testany(lwm2_mpi_fn_Testany f, int count, void *reqs, int *index,
 }
 
 static int some(struct lwm2_mpi_call *c, struct batch *b, int rc, int *outcount, int *indices,
-		void *st)
+                void *st)
 {
 	uint64_t ticks = lwm2_mpi_stop(c);
 
@@ -413,7 +412,7 @@ static int some(struct lwm2_mpi_call *c, struct batch *b, int rc, int *outcount,
 }
 
 int lwm2_mpi_x_Waitsome(lwm2_mpi_fn_Waitsome f, int incount, void *reqs, int *outcount,
-			int *indices, void *statuses)
+                        int *indices, void *statuses)
 {
 	struct lwm2_mpi_call c;
 	struct batch b;
@@ -427,7 +426,7 @@ int lwm2_mpi_x_Waitsome(lwm2_mpi_fn_Waitsome f, int incount, void *reqs, int *ou
 }
 
 int lwm2_mpi_x_Testsome(lwm2_mpi_fn_Testsome f, int incount, void *reqs, int *outcount,
-			int *indices, void *statuses)
+                        int *indices, void *statuses)
 {
 	struct lwm2_mpi_call c;
 	struct batch b;

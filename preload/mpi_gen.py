@@ -23,6 +23,8 @@ Kinds:
   custom  the body is lwm2_mpi_x_<name> in mpi_calls.c
 """
 import re
+import shutil
+import subprocess
 import sys
 
 CTYPE = {
@@ -350,6 +352,10 @@ def main():
         f.write('\n'.join(hdr))
     with open('mpi_wrappers.c', 'w') as f:
         f.write('\n'.join(src))
+    # The output is committed: give it the project's layout, as for any
+    # other source (`make format-check` covers it).
+    if shutil.which('clang-format'):
+        subprocess.run(['clang-format', '-i', 'mpi_wrappers.h', 'mpi_wrappers.c'], check=True)
 
 
 main()

@@ -4,7 +4,8 @@
 
 static _Atomic(void *) next_Send[2];
 
-LWM2_MPI_HOT int w_Send(int pmpi, const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm)
+LWM2_MPI_HOT int w_Send(int pmpi, const void *buf, int count, lwm2_mpi_h datatype, int dest,
+                        int tag, lwm2_mpi_h comm)
 {
 	lwm2_mpi_fn_Send f = (lwm2_mpi_fn_Send)lwm2_mpi_next(&next_Send[pmpi], pmpi, "Send");
 
@@ -15,26 +16,31 @@ LWM2_MPI_HOT int w_Send(int pmpi, const void *buf, int count, lwm2_mpi_h datatyp
 		return f(buf, count, datatype, dest, tag, comm);
 	int rc = f(buf, count, datatype, dest, tag, comm);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b =
+	    rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_P2P, ticks, b.sent, b.recv);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Send(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm)
+LWM2_EXPORT int MPI_Send(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag,
+                         lwm2_mpi_h comm)
 {
 	return w_Send(0, buf, count, datatype, dest, tag, comm);
 }
 
-LWM2_EXPORT int PMPI_Send(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm)
+LWM2_EXPORT int PMPI_Send(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag,
+                          lwm2_mpi_h comm)
 {
 	return w_Send(1, buf, count, datatype, dest, tag, comm);
 }
 
 static _Atomic(void *) next_Send_c[2];
 
-LWM2_MPI_HOT int w_Send_c(int pmpi, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm)
+LWM2_MPI_HOT int w_Send_c(int pmpi, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype,
+                          int dest, int tag, lwm2_mpi_h comm)
 {
-	lwm2_mpi_fn_Send_c f = (lwm2_mpi_fn_Send_c)lwm2_mpi_next(&next_Send_c[pmpi], pmpi, "Send_c");
+	lwm2_mpi_fn_Send_c f =
+	    (lwm2_mpi_fn_Send_c)lwm2_mpi_next(&next_Send_c[pmpi], pmpi, "Send_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Send_c");
@@ -43,24 +49,28 @@ LWM2_MPI_HOT int w_Send_c(int pmpi, const void *buf, lwm2_mpi_cnt count, lwm2_mp
 		return f(buf, count, datatype, dest, tag, comm);
 	int rc = f(buf, count, datatype, dest, tag, comm);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b =
+	    rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_P2P, ticks, b.sent, b.recv);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Send_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm)
+LWM2_EXPORT int MPI_Send_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest,
+                           int tag, lwm2_mpi_h comm)
 {
 	return w_Send_c(0, buf, count, datatype, dest, tag, comm);
 }
 
-LWM2_EXPORT int PMPI_Send_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm)
+LWM2_EXPORT int PMPI_Send_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest,
+                            int tag, lwm2_mpi_h comm)
 {
 	return w_Send_c(1, buf, count, datatype, dest, tag, comm);
 }
 
 static _Atomic(void *) next_Isend[2];
 
-LWM2_MPI_HOT int w_Isend(int pmpi, const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Isend(int pmpi, const void *buf, int count, lwm2_mpi_h datatype, int dest,
+                         int tag, lwm2_mpi_h comm, void *request)
 {
 	lwm2_mpi_fn_Isend f = (lwm2_mpi_fn_Isend)lwm2_mpi_next(&next_Isend[pmpi], pmpi, "Isend");
 
@@ -71,28 +81,33 @@ LWM2_MPI_HOT int w_Isend(int pmpi, const void *buf, int count, lwm2_mpi_h dataty
 		return f(buf, count, datatype, dest, tag, comm, request);
 	int rc = f(buf, count, datatype, dest, tag, comm, request);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b =
+	    rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_P2P, ticks, b.sent, b.recv);
 	if (rc == 0)
 		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_P2P, 0, 0, 0);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Isend(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int MPI_Isend(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag,
+                          lwm2_mpi_h comm, void *request)
 {
 	return w_Isend(0, buf, count, datatype, dest, tag, comm, request);
 }
 
-LWM2_EXPORT int PMPI_Isend(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int PMPI_Isend(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag,
+                           lwm2_mpi_h comm, void *request)
 {
 	return w_Isend(1, buf, count, datatype, dest, tag, comm, request);
 }
 
 static _Atomic(void *) next_Isend_c[2];
 
-LWM2_MPI_HOT int w_Isend_c(int pmpi, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Isend_c(int pmpi, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype,
+                           int dest, int tag, lwm2_mpi_h comm, void *request)
 {
-	lwm2_mpi_fn_Isend_c f = (lwm2_mpi_fn_Isend_c)lwm2_mpi_next(&next_Isend_c[pmpi], pmpi, "Isend_c");
+	lwm2_mpi_fn_Isend_c f =
+	    (lwm2_mpi_fn_Isend_c)lwm2_mpi_next(&next_Isend_c[pmpi], pmpi, "Isend_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Isend_c");
@@ -101,28 +116,33 @@ LWM2_MPI_HOT int w_Isend_c(int pmpi, const void *buf, lwm2_mpi_cnt count, lwm2_m
 		return f(buf, count, datatype, dest, tag, comm, request);
 	int rc = f(buf, count, datatype, dest, tag, comm, request);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b =
+	    rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_P2P, ticks, b.sent, b.recv);
 	if (rc == 0)
 		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_P2P, 0, 0, 0);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Isend_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int MPI_Isend_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest,
+                            int tag, lwm2_mpi_h comm, void *request)
 {
 	return w_Isend_c(0, buf, count, datatype, dest, tag, comm, request);
 }
 
-LWM2_EXPORT int PMPI_Isend_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int PMPI_Isend_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest,
+                             int tag, lwm2_mpi_h comm, void *request)
 {
 	return w_Isend_c(1, buf, count, datatype, dest, tag, comm, request);
 }
 
 static _Atomic(void *) next_Send_init[2];
 
-LWM2_MPI_HOT int w_Send_init(int pmpi, const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Send_init(int pmpi, const void *buf, int count, lwm2_mpi_h datatype, int dest,
+                             int tag, lwm2_mpi_h comm, void *request)
 {
-	lwm2_mpi_fn_Send_init f = (lwm2_mpi_fn_Send_init)lwm2_mpi_next(&next_Send_init[pmpi], pmpi, "Send_init");
+	lwm2_mpi_fn_Send_init f =
+	    (lwm2_mpi_fn_Send_init)lwm2_mpi_next(&next_Send_init[pmpi], pmpi, "Send_init");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Send_init");
@@ -134,26 +154,31 @@ LWM2_MPI_HOT int w_Send_init(int pmpi, const void *buf, int count, lwm2_mpi_h da
 	lwm2_mpi_count(&c, LWM2_MPI_P2P, ticks, 0, 0);
 	if (rc == 0) {
 		struct lwm2_mpi_sr b = lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0);
-		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_P2P, LWM2_MPI_REQ_PERSISTENT | 0, b.sent, b.recv);
+		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_P2P, LWM2_MPI_REQ_PERSISTENT | 0,
+		                   b.sent, b.recv);
 	}
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Send_init(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int MPI_Send_init(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag,
+                              lwm2_mpi_h comm, void *request)
 {
 	return w_Send_init(0, buf, count, datatype, dest, tag, comm, request);
 }
 
-LWM2_EXPORT int PMPI_Send_init(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int PMPI_Send_init(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag,
+                               lwm2_mpi_h comm, void *request)
 {
 	return w_Send_init(1, buf, count, datatype, dest, tag, comm, request);
 }
 
 static _Atomic(void *) next_Send_init_c[2];
 
-LWM2_MPI_HOT int w_Send_init_c(int pmpi, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Send_init_c(int pmpi, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype,
+                               int dest, int tag, lwm2_mpi_h comm, void *request)
 {
-	lwm2_mpi_fn_Send_init_c f = (lwm2_mpi_fn_Send_init_c)lwm2_mpi_next(&next_Send_init_c[pmpi], pmpi, "Send_init_c");
+	lwm2_mpi_fn_Send_init_c f =
+	    (lwm2_mpi_fn_Send_init_c)lwm2_mpi_next(&next_Send_init_c[pmpi], pmpi, "Send_init_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Send_init_c");
@@ -165,24 +190,28 @@ LWM2_MPI_HOT int w_Send_init_c(int pmpi, const void *buf, lwm2_mpi_cnt count, lw
 	lwm2_mpi_count(&c, LWM2_MPI_P2P, ticks, 0, 0);
 	if (rc == 0) {
 		struct lwm2_mpi_sr b = lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0);
-		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_P2P, LWM2_MPI_REQ_PERSISTENT | 0, b.sent, b.recv);
+		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_P2P, LWM2_MPI_REQ_PERSISTENT | 0,
+		                   b.sent, b.recv);
 	}
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Send_init_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int MPI_Send_init_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest,
+                                int tag, lwm2_mpi_h comm, void *request)
 {
 	return w_Send_init_c(0, buf, count, datatype, dest, tag, comm, request);
 }
 
-LWM2_EXPORT int PMPI_Send_init_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int PMPI_Send_init_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest,
+                                 int tag, lwm2_mpi_h comm, void *request)
 {
 	return w_Send_init_c(1, buf, count, datatype, dest, tag, comm, request);
 }
 
 static _Atomic(void *) next_Bsend[2];
 
-LWM2_MPI_HOT int w_Bsend(int pmpi, const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm)
+LWM2_MPI_HOT int w_Bsend(int pmpi, const void *buf, int count, lwm2_mpi_h datatype, int dest,
+                         int tag, lwm2_mpi_h comm)
 {
 	lwm2_mpi_fn_Bsend f = (lwm2_mpi_fn_Bsend)lwm2_mpi_next(&next_Bsend[pmpi], pmpi, "Bsend");
 
@@ -193,26 +222,31 @@ LWM2_MPI_HOT int w_Bsend(int pmpi, const void *buf, int count, lwm2_mpi_h dataty
 		return f(buf, count, datatype, dest, tag, comm);
 	int rc = f(buf, count, datatype, dest, tag, comm);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b =
+	    rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_P2P, ticks, b.sent, b.recv);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Bsend(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm)
+LWM2_EXPORT int MPI_Bsend(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag,
+                          lwm2_mpi_h comm)
 {
 	return w_Bsend(0, buf, count, datatype, dest, tag, comm);
 }
 
-LWM2_EXPORT int PMPI_Bsend(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm)
+LWM2_EXPORT int PMPI_Bsend(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag,
+                           lwm2_mpi_h comm)
 {
 	return w_Bsend(1, buf, count, datatype, dest, tag, comm);
 }
 
 static _Atomic(void *) next_Bsend_c[2];
 
-LWM2_MPI_HOT int w_Bsend_c(int pmpi, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm)
+LWM2_MPI_HOT int w_Bsend_c(int pmpi, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype,
+                           int dest, int tag, lwm2_mpi_h comm)
 {
-	lwm2_mpi_fn_Bsend_c f = (lwm2_mpi_fn_Bsend_c)lwm2_mpi_next(&next_Bsend_c[pmpi], pmpi, "Bsend_c");
+	lwm2_mpi_fn_Bsend_c f =
+	    (lwm2_mpi_fn_Bsend_c)lwm2_mpi_next(&next_Bsend_c[pmpi], pmpi, "Bsend_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Bsend_c");
@@ -221,26 +255,31 @@ LWM2_MPI_HOT int w_Bsend_c(int pmpi, const void *buf, lwm2_mpi_cnt count, lwm2_m
 		return f(buf, count, datatype, dest, tag, comm);
 	int rc = f(buf, count, datatype, dest, tag, comm);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b =
+	    rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_P2P, ticks, b.sent, b.recv);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Bsend_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm)
+LWM2_EXPORT int MPI_Bsend_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest,
+                            int tag, lwm2_mpi_h comm)
 {
 	return w_Bsend_c(0, buf, count, datatype, dest, tag, comm);
 }
 
-LWM2_EXPORT int PMPI_Bsend_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm)
+LWM2_EXPORT int PMPI_Bsend_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest,
+                             int tag, lwm2_mpi_h comm)
 {
 	return w_Bsend_c(1, buf, count, datatype, dest, tag, comm);
 }
 
 static _Atomic(void *) next_Ibsend[2];
 
-LWM2_MPI_HOT int w_Ibsend(int pmpi, const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Ibsend(int pmpi, const void *buf, int count, lwm2_mpi_h datatype, int dest,
+                          int tag, lwm2_mpi_h comm, void *request)
 {
-	lwm2_mpi_fn_Ibsend f = (lwm2_mpi_fn_Ibsend)lwm2_mpi_next(&next_Ibsend[pmpi], pmpi, "Ibsend");
+	lwm2_mpi_fn_Ibsend f =
+	    (lwm2_mpi_fn_Ibsend)lwm2_mpi_next(&next_Ibsend[pmpi], pmpi, "Ibsend");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Ibsend");
@@ -249,28 +288,33 @@ LWM2_MPI_HOT int w_Ibsend(int pmpi, const void *buf, int count, lwm2_mpi_h datat
 		return f(buf, count, datatype, dest, tag, comm, request);
 	int rc = f(buf, count, datatype, dest, tag, comm, request);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b =
+	    rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_P2P, ticks, b.sent, b.recv);
 	if (rc == 0)
 		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_P2P, 0, 0, 0);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Ibsend(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int MPI_Ibsend(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag,
+                           lwm2_mpi_h comm, void *request)
 {
 	return w_Ibsend(0, buf, count, datatype, dest, tag, comm, request);
 }
 
-LWM2_EXPORT int PMPI_Ibsend(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int PMPI_Ibsend(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag,
+                            lwm2_mpi_h comm, void *request)
 {
 	return w_Ibsend(1, buf, count, datatype, dest, tag, comm, request);
 }
 
 static _Atomic(void *) next_Ibsend_c[2];
 
-LWM2_MPI_HOT int w_Ibsend_c(int pmpi, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Ibsend_c(int pmpi, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype,
+                            int dest, int tag, lwm2_mpi_h comm, void *request)
 {
-	lwm2_mpi_fn_Ibsend_c f = (lwm2_mpi_fn_Ibsend_c)lwm2_mpi_next(&next_Ibsend_c[pmpi], pmpi, "Ibsend_c");
+	lwm2_mpi_fn_Ibsend_c f =
+	    (lwm2_mpi_fn_Ibsend_c)lwm2_mpi_next(&next_Ibsend_c[pmpi], pmpi, "Ibsend_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Ibsend_c");
@@ -279,28 +323,33 @@ LWM2_MPI_HOT int w_Ibsend_c(int pmpi, const void *buf, lwm2_mpi_cnt count, lwm2_
 		return f(buf, count, datatype, dest, tag, comm, request);
 	int rc = f(buf, count, datatype, dest, tag, comm, request);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b =
+	    rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_P2P, ticks, b.sent, b.recv);
 	if (rc == 0)
 		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_P2P, 0, 0, 0);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Ibsend_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int MPI_Ibsend_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest,
+                             int tag, lwm2_mpi_h comm, void *request)
 {
 	return w_Ibsend_c(0, buf, count, datatype, dest, tag, comm, request);
 }
 
-LWM2_EXPORT int PMPI_Ibsend_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int PMPI_Ibsend_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest,
+                              int tag, lwm2_mpi_h comm, void *request)
 {
 	return w_Ibsend_c(1, buf, count, datatype, dest, tag, comm, request);
 }
 
 static _Atomic(void *) next_Bsend_init[2];
 
-LWM2_MPI_HOT int w_Bsend_init(int pmpi, const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Bsend_init(int pmpi, const void *buf, int count, lwm2_mpi_h datatype, int dest,
+                              int tag, lwm2_mpi_h comm, void *request)
 {
-	lwm2_mpi_fn_Bsend_init f = (lwm2_mpi_fn_Bsend_init)lwm2_mpi_next(&next_Bsend_init[pmpi], pmpi, "Bsend_init");
+	lwm2_mpi_fn_Bsend_init f =
+	    (lwm2_mpi_fn_Bsend_init)lwm2_mpi_next(&next_Bsend_init[pmpi], pmpi, "Bsend_init");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Bsend_init");
@@ -312,26 +361,31 @@ LWM2_MPI_HOT int w_Bsend_init(int pmpi, const void *buf, int count, lwm2_mpi_h d
 	lwm2_mpi_count(&c, LWM2_MPI_P2P, ticks, 0, 0);
 	if (rc == 0) {
 		struct lwm2_mpi_sr b = lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0);
-		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_P2P, LWM2_MPI_REQ_PERSISTENT | 0, b.sent, b.recv);
+		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_P2P, LWM2_MPI_REQ_PERSISTENT | 0,
+		                   b.sent, b.recv);
 	}
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Bsend_init(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int MPI_Bsend_init(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag,
+                               lwm2_mpi_h comm, void *request)
 {
 	return w_Bsend_init(0, buf, count, datatype, dest, tag, comm, request);
 }
 
-LWM2_EXPORT int PMPI_Bsend_init(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int PMPI_Bsend_init(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag,
+                                lwm2_mpi_h comm, void *request)
 {
 	return w_Bsend_init(1, buf, count, datatype, dest, tag, comm, request);
 }
 
 static _Atomic(void *) next_Bsend_init_c[2];
 
-LWM2_MPI_HOT int w_Bsend_init_c(int pmpi, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Bsend_init_c(int pmpi, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype,
+                                int dest, int tag, lwm2_mpi_h comm, void *request)
 {
-	lwm2_mpi_fn_Bsend_init_c f = (lwm2_mpi_fn_Bsend_init_c)lwm2_mpi_next(&next_Bsend_init_c[pmpi], pmpi, "Bsend_init_c");
+	lwm2_mpi_fn_Bsend_init_c f =
+	    (lwm2_mpi_fn_Bsend_init_c)lwm2_mpi_next(&next_Bsend_init_c[pmpi], pmpi, "Bsend_init_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Bsend_init_c");
@@ -343,24 +397,28 @@ LWM2_MPI_HOT int w_Bsend_init_c(int pmpi, const void *buf, lwm2_mpi_cnt count, l
 	lwm2_mpi_count(&c, LWM2_MPI_P2P, ticks, 0, 0);
 	if (rc == 0) {
 		struct lwm2_mpi_sr b = lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0);
-		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_P2P, LWM2_MPI_REQ_PERSISTENT | 0, b.sent, b.recv);
+		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_P2P, LWM2_MPI_REQ_PERSISTENT | 0,
+		                   b.sent, b.recv);
 	}
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Bsend_init_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int MPI_Bsend_init_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest,
+                                 int tag, lwm2_mpi_h comm, void *request)
 {
 	return w_Bsend_init_c(0, buf, count, datatype, dest, tag, comm, request);
 }
 
-LWM2_EXPORT int PMPI_Bsend_init_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int PMPI_Bsend_init_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype,
+                                  int dest, int tag, lwm2_mpi_h comm, void *request)
 {
 	return w_Bsend_init_c(1, buf, count, datatype, dest, tag, comm, request);
 }
 
 static _Atomic(void *) next_Ssend[2];
 
-LWM2_MPI_HOT int w_Ssend(int pmpi, const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm)
+LWM2_MPI_HOT int w_Ssend(int pmpi, const void *buf, int count, lwm2_mpi_h datatype, int dest,
+                         int tag, lwm2_mpi_h comm)
 {
 	lwm2_mpi_fn_Ssend f = (lwm2_mpi_fn_Ssend)lwm2_mpi_next(&next_Ssend[pmpi], pmpi, "Ssend");
 
@@ -371,26 +429,31 @@ LWM2_MPI_HOT int w_Ssend(int pmpi, const void *buf, int count, lwm2_mpi_h dataty
 		return f(buf, count, datatype, dest, tag, comm);
 	int rc = f(buf, count, datatype, dest, tag, comm);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b =
+	    rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_P2P, ticks, b.sent, b.recv);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Ssend(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm)
+LWM2_EXPORT int MPI_Ssend(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag,
+                          lwm2_mpi_h comm)
 {
 	return w_Ssend(0, buf, count, datatype, dest, tag, comm);
 }
 
-LWM2_EXPORT int PMPI_Ssend(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm)
+LWM2_EXPORT int PMPI_Ssend(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag,
+                           lwm2_mpi_h comm)
 {
 	return w_Ssend(1, buf, count, datatype, dest, tag, comm);
 }
 
 static _Atomic(void *) next_Ssend_c[2];
 
-LWM2_MPI_HOT int w_Ssend_c(int pmpi, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm)
+LWM2_MPI_HOT int w_Ssend_c(int pmpi, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype,
+                           int dest, int tag, lwm2_mpi_h comm)
 {
-	lwm2_mpi_fn_Ssend_c f = (lwm2_mpi_fn_Ssend_c)lwm2_mpi_next(&next_Ssend_c[pmpi], pmpi, "Ssend_c");
+	lwm2_mpi_fn_Ssend_c f =
+	    (lwm2_mpi_fn_Ssend_c)lwm2_mpi_next(&next_Ssend_c[pmpi], pmpi, "Ssend_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Ssend_c");
@@ -399,26 +462,31 @@ LWM2_MPI_HOT int w_Ssend_c(int pmpi, const void *buf, lwm2_mpi_cnt count, lwm2_m
 		return f(buf, count, datatype, dest, tag, comm);
 	int rc = f(buf, count, datatype, dest, tag, comm);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b =
+	    rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_P2P, ticks, b.sent, b.recv);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Ssend_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm)
+LWM2_EXPORT int MPI_Ssend_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest,
+                            int tag, lwm2_mpi_h comm)
 {
 	return w_Ssend_c(0, buf, count, datatype, dest, tag, comm);
 }
 
-LWM2_EXPORT int PMPI_Ssend_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm)
+LWM2_EXPORT int PMPI_Ssend_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest,
+                             int tag, lwm2_mpi_h comm)
 {
 	return w_Ssend_c(1, buf, count, datatype, dest, tag, comm);
 }
 
 static _Atomic(void *) next_Issend[2];
 
-LWM2_MPI_HOT int w_Issend(int pmpi, const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Issend(int pmpi, const void *buf, int count, lwm2_mpi_h datatype, int dest,
+                          int tag, lwm2_mpi_h comm, void *request)
 {
-	lwm2_mpi_fn_Issend f = (lwm2_mpi_fn_Issend)lwm2_mpi_next(&next_Issend[pmpi], pmpi, "Issend");
+	lwm2_mpi_fn_Issend f =
+	    (lwm2_mpi_fn_Issend)lwm2_mpi_next(&next_Issend[pmpi], pmpi, "Issend");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Issend");
@@ -427,28 +495,33 @@ LWM2_MPI_HOT int w_Issend(int pmpi, const void *buf, int count, lwm2_mpi_h datat
 		return f(buf, count, datatype, dest, tag, comm, request);
 	int rc = f(buf, count, datatype, dest, tag, comm, request);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b =
+	    rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_P2P, ticks, b.sent, b.recv);
 	if (rc == 0)
 		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_P2P, 0, 0, 0);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Issend(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int MPI_Issend(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag,
+                           lwm2_mpi_h comm, void *request)
 {
 	return w_Issend(0, buf, count, datatype, dest, tag, comm, request);
 }
 
-LWM2_EXPORT int PMPI_Issend(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int PMPI_Issend(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag,
+                            lwm2_mpi_h comm, void *request)
 {
 	return w_Issend(1, buf, count, datatype, dest, tag, comm, request);
 }
 
 static _Atomic(void *) next_Issend_c[2];
 
-LWM2_MPI_HOT int w_Issend_c(int pmpi, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Issend_c(int pmpi, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype,
+                            int dest, int tag, lwm2_mpi_h comm, void *request)
 {
-	lwm2_mpi_fn_Issend_c f = (lwm2_mpi_fn_Issend_c)lwm2_mpi_next(&next_Issend_c[pmpi], pmpi, "Issend_c");
+	lwm2_mpi_fn_Issend_c f =
+	    (lwm2_mpi_fn_Issend_c)lwm2_mpi_next(&next_Issend_c[pmpi], pmpi, "Issend_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Issend_c");
@@ -457,28 +530,33 @@ LWM2_MPI_HOT int w_Issend_c(int pmpi, const void *buf, lwm2_mpi_cnt count, lwm2_
 		return f(buf, count, datatype, dest, tag, comm, request);
 	int rc = f(buf, count, datatype, dest, tag, comm, request);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b =
+	    rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_P2P, ticks, b.sent, b.recv);
 	if (rc == 0)
 		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_P2P, 0, 0, 0);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Issend_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int MPI_Issend_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest,
+                             int tag, lwm2_mpi_h comm, void *request)
 {
 	return w_Issend_c(0, buf, count, datatype, dest, tag, comm, request);
 }
 
-LWM2_EXPORT int PMPI_Issend_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int PMPI_Issend_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest,
+                              int tag, lwm2_mpi_h comm, void *request)
 {
 	return w_Issend_c(1, buf, count, datatype, dest, tag, comm, request);
 }
 
 static _Atomic(void *) next_Ssend_init[2];
 
-LWM2_MPI_HOT int w_Ssend_init(int pmpi, const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Ssend_init(int pmpi, const void *buf, int count, lwm2_mpi_h datatype, int dest,
+                              int tag, lwm2_mpi_h comm, void *request)
 {
-	lwm2_mpi_fn_Ssend_init f = (lwm2_mpi_fn_Ssend_init)lwm2_mpi_next(&next_Ssend_init[pmpi], pmpi, "Ssend_init");
+	lwm2_mpi_fn_Ssend_init f =
+	    (lwm2_mpi_fn_Ssend_init)lwm2_mpi_next(&next_Ssend_init[pmpi], pmpi, "Ssend_init");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Ssend_init");
@@ -490,26 +568,31 @@ LWM2_MPI_HOT int w_Ssend_init(int pmpi, const void *buf, int count, lwm2_mpi_h d
 	lwm2_mpi_count(&c, LWM2_MPI_P2P, ticks, 0, 0);
 	if (rc == 0) {
 		struct lwm2_mpi_sr b = lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0);
-		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_P2P, LWM2_MPI_REQ_PERSISTENT | 0, b.sent, b.recv);
+		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_P2P, LWM2_MPI_REQ_PERSISTENT | 0,
+		                   b.sent, b.recv);
 	}
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Ssend_init(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int MPI_Ssend_init(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag,
+                               lwm2_mpi_h comm, void *request)
 {
 	return w_Ssend_init(0, buf, count, datatype, dest, tag, comm, request);
 }
 
-LWM2_EXPORT int PMPI_Ssend_init(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int PMPI_Ssend_init(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag,
+                                lwm2_mpi_h comm, void *request)
 {
 	return w_Ssend_init(1, buf, count, datatype, dest, tag, comm, request);
 }
 
 static _Atomic(void *) next_Ssend_init_c[2];
 
-LWM2_MPI_HOT int w_Ssend_init_c(int pmpi, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Ssend_init_c(int pmpi, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype,
+                                int dest, int tag, lwm2_mpi_h comm, void *request)
 {
-	lwm2_mpi_fn_Ssend_init_c f = (lwm2_mpi_fn_Ssend_init_c)lwm2_mpi_next(&next_Ssend_init_c[pmpi], pmpi, "Ssend_init_c");
+	lwm2_mpi_fn_Ssend_init_c f =
+	    (lwm2_mpi_fn_Ssend_init_c)lwm2_mpi_next(&next_Ssend_init_c[pmpi], pmpi, "Ssend_init_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Ssend_init_c");
@@ -521,24 +604,28 @@ LWM2_MPI_HOT int w_Ssend_init_c(int pmpi, const void *buf, lwm2_mpi_cnt count, l
 	lwm2_mpi_count(&c, LWM2_MPI_P2P, ticks, 0, 0);
 	if (rc == 0) {
 		struct lwm2_mpi_sr b = lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0);
-		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_P2P, LWM2_MPI_REQ_PERSISTENT | 0, b.sent, b.recv);
+		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_P2P, LWM2_MPI_REQ_PERSISTENT | 0,
+		                   b.sent, b.recv);
 	}
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Ssend_init_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int MPI_Ssend_init_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest,
+                                 int tag, lwm2_mpi_h comm, void *request)
 {
 	return w_Ssend_init_c(0, buf, count, datatype, dest, tag, comm, request);
 }
 
-LWM2_EXPORT int PMPI_Ssend_init_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int PMPI_Ssend_init_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype,
+                                  int dest, int tag, lwm2_mpi_h comm, void *request)
 {
 	return w_Ssend_init_c(1, buf, count, datatype, dest, tag, comm, request);
 }
 
 static _Atomic(void *) next_Rsend[2];
 
-LWM2_MPI_HOT int w_Rsend(int pmpi, const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm)
+LWM2_MPI_HOT int w_Rsend(int pmpi, const void *buf, int count, lwm2_mpi_h datatype, int dest,
+                         int tag, lwm2_mpi_h comm)
 {
 	lwm2_mpi_fn_Rsend f = (lwm2_mpi_fn_Rsend)lwm2_mpi_next(&next_Rsend[pmpi], pmpi, "Rsend");
 
@@ -549,26 +636,31 @@ LWM2_MPI_HOT int w_Rsend(int pmpi, const void *buf, int count, lwm2_mpi_h dataty
 		return f(buf, count, datatype, dest, tag, comm);
 	int rc = f(buf, count, datatype, dest, tag, comm);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b =
+	    rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_P2P, ticks, b.sent, b.recv);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Rsend(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm)
+LWM2_EXPORT int MPI_Rsend(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag,
+                          lwm2_mpi_h comm)
 {
 	return w_Rsend(0, buf, count, datatype, dest, tag, comm);
 }
 
-LWM2_EXPORT int PMPI_Rsend(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm)
+LWM2_EXPORT int PMPI_Rsend(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag,
+                           lwm2_mpi_h comm)
 {
 	return w_Rsend(1, buf, count, datatype, dest, tag, comm);
 }
 
 static _Atomic(void *) next_Rsend_c[2];
 
-LWM2_MPI_HOT int w_Rsend_c(int pmpi, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm)
+LWM2_MPI_HOT int w_Rsend_c(int pmpi, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype,
+                           int dest, int tag, lwm2_mpi_h comm)
 {
-	lwm2_mpi_fn_Rsend_c f = (lwm2_mpi_fn_Rsend_c)lwm2_mpi_next(&next_Rsend_c[pmpi], pmpi, "Rsend_c");
+	lwm2_mpi_fn_Rsend_c f =
+	    (lwm2_mpi_fn_Rsend_c)lwm2_mpi_next(&next_Rsend_c[pmpi], pmpi, "Rsend_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Rsend_c");
@@ -577,26 +669,31 @@ LWM2_MPI_HOT int w_Rsend_c(int pmpi, const void *buf, lwm2_mpi_cnt count, lwm2_m
 		return f(buf, count, datatype, dest, tag, comm);
 	int rc = f(buf, count, datatype, dest, tag, comm);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b =
+	    rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_P2P, ticks, b.sent, b.recv);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Rsend_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm)
+LWM2_EXPORT int MPI_Rsend_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest,
+                            int tag, lwm2_mpi_h comm)
 {
 	return w_Rsend_c(0, buf, count, datatype, dest, tag, comm);
 }
 
-LWM2_EXPORT int PMPI_Rsend_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm)
+LWM2_EXPORT int PMPI_Rsend_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest,
+                             int tag, lwm2_mpi_h comm)
 {
 	return w_Rsend_c(1, buf, count, datatype, dest, tag, comm);
 }
 
 static _Atomic(void *) next_Irsend[2];
 
-LWM2_MPI_HOT int w_Irsend(int pmpi, const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Irsend(int pmpi, const void *buf, int count, lwm2_mpi_h datatype, int dest,
+                          int tag, lwm2_mpi_h comm, void *request)
 {
-	lwm2_mpi_fn_Irsend f = (lwm2_mpi_fn_Irsend)lwm2_mpi_next(&next_Irsend[pmpi], pmpi, "Irsend");
+	lwm2_mpi_fn_Irsend f =
+	    (lwm2_mpi_fn_Irsend)lwm2_mpi_next(&next_Irsend[pmpi], pmpi, "Irsend");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Irsend");
@@ -605,28 +702,33 @@ LWM2_MPI_HOT int w_Irsend(int pmpi, const void *buf, int count, lwm2_mpi_h datat
 		return f(buf, count, datatype, dest, tag, comm, request);
 	int rc = f(buf, count, datatype, dest, tag, comm, request);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b =
+	    rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_P2P, ticks, b.sent, b.recv);
 	if (rc == 0)
 		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_P2P, 0, 0, 0);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Irsend(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int MPI_Irsend(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag,
+                           lwm2_mpi_h comm, void *request)
 {
 	return w_Irsend(0, buf, count, datatype, dest, tag, comm, request);
 }
 
-LWM2_EXPORT int PMPI_Irsend(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int PMPI_Irsend(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag,
+                            lwm2_mpi_h comm, void *request)
 {
 	return w_Irsend(1, buf, count, datatype, dest, tag, comm, request);
 }
 
 static _Atomic(void *) next_Irsend_c[2];
 
-LWM2_MPI_HOT int w_Irsend_c(int pmpi, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Irsend_c(int pmpi, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype,
+                            int dest, int tag, lwm2_mpi_h comm, void *request)
 {
-	lwm2_mpi_fn_Irsend_c f = (lwm2_mpi_fn_Irsend_c)lwm2_mpi_next(&next_Irsend_c[pmpi], pmpi, "Irsend_c");
+	lwm2_mpi_fn_Irsend_c f =
+	    (lwm2_mpi_fn_Irsend_c)lwm2_mpi_next(&next_Irsend_c[pmpi], pmpi, "Irsend_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Irsend_c");
@@ -635,28 +737,33 @@ LWM2_MPI_HOT int w_Irsend_c(int pmpi, const void *buf, lwm2_mpi_cnt count, lwm2_
 		return f(buf, count, datatype, dest, tag, comm, request);
 	int rc = f(buf, count, datatype, dest, tag, comm, request);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b =
+	    rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_P2P, ticks, b.sent, b.recv);
 	if (rc == 0)
 		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_P2P, 0, 0, 0);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Irsend_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int MPI_Irsend_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest,
+                             int tag, lwm2_mpi_h comm, void *request)
 {
 	return w_Irsend_c(0, buf, count, datatype, dest, tag, comm, request);
 }
 
-LWM2_EXPORT int PMPI_Irsend_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int PMPI_Irsend_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest,
+                              int tag, lwm2_mpi_h comm, void *request)
 {
 	return w_Irsend_c(1, buf, count, datatype, dest, tag, comm, request);
 }
 
 static _Atomic(void *) next_Rsend_init[2];
 
-LWM2_MPI_HOT int w_Rsend_init(int pmpi, const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Rsend_init(int pmpi, const void *buf, int count, lwm2_mpi_h datatype, int dest,
+                              int tag, lwm2_mpi_h comm, void *request)
 {
-	lwm2_mpi_fn_Rsend_init f = (lwm2_mpi_fn_Rsend_init)lwm2_mpi_next(&next_Rsend_init[pmpi], pmpi, "Rsend_init");
+	lwm2_mpi_fn_Rsend_init f =
+	    (lwm2_mpi_fn_Rsend_init)lwm2_mpi_next(&next_Rsend_init[pmpi], pmpi, "Rsend_init");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Rsend_init");
@@ -668,26 +775,31 @@ LWM2_MPI_HOT int w_Rsend_init(int pmpi, const void *buf, int count, lwm2_mpi_h d
 	lwm2_mpi_count(&c, LWM2_MPI_P2P, ticks, 0, 0);
 	if (rc == 0) {
 		struct lwm2_mpi_sr b = lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0);
-		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_P2P, LWM2_MPI_REQ_PERSISTENT | 0, b.sent, b.recv);
+		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_P2P, LWM2_MPI_REQ_PERSISTENT | 0,
+		                   b.sent, b.recv);
 	}
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Rsend_init(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int MPI_Rsend_init(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag,
+                               lwm2_mpi_h comm, void *request)
 {
 	return w_Rsend_init(0, buf, count, datatype, dest, tag, comm, request);
 }
 
-LWM2_EXPORT int PMPI_Rsend_init(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int PMPI_Rsend_init(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag,
+                                lwm2_mpi_h comm, void *request)
 {
 	return w_Rsend_init(1, buf, count, datatype, dest, tag, comm, request);
 }
 
 static _Atomic(void *) next_Rsend_init_c[2];
 
-LWM2_MPI_HOT int w_Rsend_init_c(int pmpi, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Rsend_init_c(int pmpi, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype,
+                                int dest, int tag, lwm2_mpi_h comm, void *request)
 {
-	lwm2_mpi_fn_Rsend_init_c f = (lwm2_mpi_fn_Rsend_init_c)lwm2_mpi_next(&next_Rsend_init_c[pmpi], pmpi, "Rsend_init_c");
+	lwm2_mpi_fn_Rsend_init_c f =
+	    (lwm2_mpi_fn_Rsend_init_c)lwm2_mpi_next(&next_Rsend_init_c[pmpi], pmpi, "Rsend_init_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Rsend_init_c");
@@ -699,24 +811,28 @@ LWM2_MPI_HOT int w_Rsend_init_c(int pmpi, const void *buf, lwm2_mpi_cnt count, l
 	lwm2_mpi_count(&c, LWM2_MPI_P2P, ticks, 0, 0);
 	if (rc == 0) {
 		struct lwm2_mpi_sr b = lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0);
-		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_P2P, LWM2_MPI_REQ_PERSISTENT | 0, b.sent, b.recv);
+		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_P2P, LWM2_MPI_REQ_PERSISTENT | 0,
+		                   b.sent, b.recv);
 	}
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Rsend_init_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int MPI_Rsend_init_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest,
+                                 int tag, lwm2_mpi_h comm, void *request)
 {
 	return w_Rsend_init_c(0, buf, count, datatype, dest, tag, comm, request);
 }
 
-LWM2_EXPORT int PMPI_Rsend_init_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int PMPI_Rsend_init_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype,
+                                  int dest, int tag, lwm2_mpi_h comm, void *request)
 {
 	return w_Rsend_init_c(1, buf, count, datatype, dest, tag, comm, request);
 }
 
 static _Atomic(void *) next_Recv[2];
 
-LWM2_MPI_HOT int w_Recv(int pmpi, void *buf, int count, lwm2_mpi_h datatype, int source, int tag, lwm2_mpi_h comm, void *status)
+LWM2_MPI_HOT int w_Recv(int pmpi, void *buf, int count, lwm2_mpi_h datatype, int source, int tag,
+                        lwm2_mpi_h comm, void *status)
 {
 	lwm2_mpi_fn_Recv f = (lwm2_mpi_fn_Recv)lwm2_mpi_next(&next_Recv[pmpi], pmpi, "Recv");
 
@@ -735,21 +851,25 @@ LWM2_MPI_HOT int w_Recv(int pmpi, void *buf, int count, lwm2_mpi_h datatype, int
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Recv(void *buf, int count, lwm2_mpi_h datatype, int source, int tag, lwm2_mpi_h comm, void *status)
+LWM2_EXPORT int MPI_Recv(void *buf, int count, lwm2_mpi_h datatype, int source, int tag,
+                         lwm2_mpi_h comm, void *status)
 {
 	return w_Recv(0, buf, count, datatype, source, tag, comm, status);
 }
 
-LWM2_EXPORT int PMPI_Recv(void *buf, int count, lwm2_mpi_h datatype, int source, int tag, lwm2_mpi_h comm, void *status)
+LWM2_EXPORT int PMPI_Recv(void *buf, int count, lwm2_mpi_h datatype, int source, int tag,
+                          lwm2_mpi_h comm, void *status)
 {
 	return w_Recv(1, buf, count, datatype, source, tag, comm, status);
 }
 
 static _Atomic(void *) next_Recv_c[2];
 
-LWM2_MPI_HOT int w_Recv_c(int pmpi, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int source, int tag, lwm2_mpi_h comm, void *status)
+LWM2_MPI_HOT int w_Recv_c(int pmpi, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int source,
+                          int tag, lwm2_mpi_h comm, void *status)
 {
-	lwm2_mpi_fn_Recv_c f = (lwm2_mpi_fn_Recv_c)lwm2_mpi_next(&next_Recv_c[pmpi], pmpi, "Recv_c");
+	lwm2_mpi_fn_Recv_c f =
+	    (lwm2_mpi_fn_Recv_c)lwm2_mpi_next(&next_Recv_c[pmpi], pmpi, "Recv_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Recv_c");
@@ -766,19 +886,22 @@ LWM2_MPI_HOT int w_Recv_c(int pmpi, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h da
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Recv_c(void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int source, int tag, lwm2_mpi_h comm, void *status)
+LWM2_EXPORT int MPI_Recv_c(void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int source, int tag,
+                           lwm2_mpi_h comm, void *status)
 {
 	return w_Recv_c(0, buf, count, datatype, source, tag, comm, status);
 }
 
-LWM2_EXPORT int PMPI_Recv_c(void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int source, int tag, lwm2_mpi_h comm, void *status)
+LWM2_EXPORT int PMPI_Recv_c(void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int source, int tag,
+                            lwm2_mpi_h comm, void *status)
 {
 	return w_Recv_c(1, buf, count, datatype, source, tag, comm, status);
 }
 
 static _Atomic(void *) next_Irecv[2];
 
-LWM2_MPI_HOT int w_Irecv(int pmpi, void *buf, int count, lwm2_mpi_h datatype, int source, int tag, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Irecv(int pmpi, void *buf, int count, lwm2_mpi_h datatype, int source, int tag,
+                         lwm2_mpi_h comm, void *request)
 {
 	lwm2_mpi_fn_Irecv f = (lwm2_mpi_fn_Irecv)lwm2_mpi_next(&next_Irecv[pmpi], pmpi, "Irecv");
 
@@ -795,21 +918,25 @@ LWM2_MPI_HOT int w_Irecv(int pmpi, void *buf, int count, lwm2_mpi_h datatype, in
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Irecv(void *buf, int count, lwm2_mpi_h datatype, int source, int tag, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int MPI_Irecv(void *buf, int count, lwm2_mpi_h datatype, int source, int tag,
+                          lwm2_mpi_h comm, void *request)
 {
 	return w_Irecv(0, buf, count, datatype, source, tag, comm, request);
 }
 
-LWM2_EXPORT int PMPI_Irecv(void *buf, int count, lwm2_mpi_h datatype, int source, int tag, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int PMPI_Irecv(void *buf, int count, lwm2_mpi_h datatype, int source, int tag,
+                           lwm2_mpi_h comm, void *request)
 {
 	return w_Irecv(1, buf, count, datatype, source, tag, comm, request);
 }
 
 static _Atomic(void *) next_Irecv_c[2];
 
-LWM2_MPI_HOT int w_Irecv_c(int pmpi, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int source, int tag, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Irecv_c(int pmpi, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int source,
+                           int tag, lwm2_mpi_h comm, void *request)
 {
-	lwm2_mpi_fn_Irecv_c f = (lwm2_mpi_fn_Irecv_c)lwm2_mpi_next(&next_Irecv_c[pmpi], pmpi, "Irecv_c");
+	lwm2_mpi_fn_Irecv_c f =
+	    (lwm2_mpi_fn_Irecv_c)lwm2_mpi_next(&next_Irecv_c[pmpi], pmpi, "Irecv_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Irecv_c");
@@ -824,21 +951,25 @@ LWM2_MPI_HOT int w_Irecv_c(int pmpi, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h d
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Irecv_c(void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int source, int tag, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int MPI_Irecv_c(void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int source, int tag,
+                            lwm2_mpi_h comm, void *request)
 {
 	return w_Irecv_c(0, buf, count, datatype, source, tag, comm, request);
 }
 
-LWM2_EXPORT int PMPI_Irecv_c(void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int source, int tag, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int PMPI_Irecv_c(void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int source,
+                             int tag, lwm2_mpi_h comm, void *request)
 {
 	return w_Irecv_c(1, buf, count, datatype, source, tag, comm, request);
 }
 
 static _Atomic(void *) next_Recv_init[2];
 
-LWM2_MPI_HOT int w_Recv_init(int pmpi, void *buf, int count, lwm2_mpi_h datatype, int source, int tag, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Recv_init(int pmpi, void *buf, int count, lwm2_mpi_h datatype, int source,
+                             int tag, lwm2_mpi_h comm, void *request)
 {
-	lwm2_mpi_fn_Recv_init f = (lwm2_mpi_fn_Recv_init)lwm2_mpi_next(&next_Recv_init[pmpi], pmpi, "Recv_init");
+	lwm2_mpi_fn_Recv_init f =
+	    (lwm2_mpi_fn_Recv_init)lwm2_mpi_next(&next_Recv_init[pmpi], pmpi, "Recv_init");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Recv_init");
@@ -850,26 +981,31 @@ LWM2_MPI_HOT int w_Recv_init(int pmpi, void *buf, int count, lwm2_mpi_h datatype
 	lwm2_mpi_count(&c, LWM2_MPI_P2P, ticks, 0, 0);
 	if (rc == 0) {
 		struct lwm2_mpi_sr b = lwm2_mpi_sr(0, 0);
-		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_P2P, LWM2_MPI_REQ_PERSISTENT | LWM2_MPI_REQ_STATUS, b.sent, b.recv);
+		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_P2P,
+		                   LWM2_MPI_REQ_PERSISTENT | LWM2_MPI_REQ_STATUS, b.sent, b.recv);
 	}
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Recv_init(void *buf, int count, lwm2_mpi_h datatype, int source, int tag, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int MPI_Recv_init(void *buf, int count, lwm2_mpi_h datatype, int source, int tag,
+                              lwm2_mpi_h comm, void *request)
 {
 	return w_Recv_init(0, buf, count, datatype, source, tag, comm, request);
 }
 
-LWM2_EXPORT int PMPI_Recv_init(void *buf, int count, lwm2_mpi_h datatype, int source, int tag, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int PMPI_Recv_init(void *buf, int count, lwm2_mpi_h datatype, int source, int tag,
+                               lwm2_mpi_h comm, void *request)
 {
 	return w_Recv_init(1, buf, count, datatype, source, tag, comm, request);
 }
 
 static _Atomic(void *) next_Recv_init_c[2];
 
-LWM2_MPI_HOT int w_Recv_init_c(int pmpi, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int source, int tag, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Recv_init_c(int pmpi, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype,
+                               int source, int tag, lwm2_mpi_h comm, void *request)
 {
-	lwm2_mpi_fn_Recv_init_c f = (lwm2_mpi_fn_Recv_init_c)lwm2_mpi_next(&next_Recv_init_c[pmpi], pmpi, "Recv_init_c");
+	lwm2_mpi_fn_Recv_init_c f =
+	    (lwm2_mpi_fn_Recv_init_c)lwm2_mpi_next(&next_Recv_init_c[pmpi], pmpi, "Recv_init_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Recv_init_c");
@@ -881,148 +1017,210 @@ LWM2_MPI_HOT int w_Recv_init_c(int pmpi, void *buf, lwm2_mpi_cnt count, lwm2_mpi
 	lwm2_mpi_count(&c, LWM2_MPI_P2P, ticks, 0, 0);
 	if (rc == 0) {
 		struct lwm2_mpi_sr b = lwm2_mpi_sr(0, 0);
-		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_P2P, LWM2_MPI_REQ_PERSISTENT | LWM2_MPI_REQ_STATUS, b.sent, b.recv);
+		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_P2P,
+		                   LWM2_MPI_REQ_PERSISTENT | LWM2_MPI_REQ_STATUS, b.sent, b.recv);
 	}
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Recv_init_c(void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int source, int tag, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int MPI_Recv_init_c(void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int source,
+                                int tag, lwm2_mpi_h comm, void *request)
 {
 	return w_Recv_init_c(0, buf, count, datatype, source, tag, comm, request);
 }
 
-LWM2_EXPORT int PMPI_Recv_init_c(void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int source, int tag, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int PMPI_Recv_init_c(void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int source,
+                                 int tag, lwm2_mpi_h comm, void *request)
 {
 	return w_Recv_init_c(1, buf, count, datatype, source, tag, comm, request);
 }
 
 static _Atomic(void *) next_Sendrecv[2];
 
-LWM2_MPI_HOT int w_Sendrecv(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, int dest, int sendtag, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int source, int recvtag, lwm2_mpi_h comm, void *status)
+LWM2_MPI_HOT int w_Sendrecv(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                            int dest, int sendtag, void *recvbuf, int recvcount,
+                            lwm2_mpi_h recvtype, int source, int recvtag, lwm2_mpi_h comm,
+                            void *status)
 {
-	lwm2_mpi_fn_Sendrecv f = (lwm2_mpi_fn_Sendrecv)lwm2_mpi_next(&next_Sendrecv[pmpi], pmpi, "Sendrecv");
+	lwm2_mpi_fn_Sendrecv f =
+	    (lwm2_mpi_fn_Sendrecv)lwm2_mpi_next(&next_Sendrecv[pmpi], pmpi, "Sendrecv");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Sendrecv");
 	struct lwm2_mpi_call c;
 	if (!lwm2_mpi_begin(&c))
-		return f(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status);
+		return f(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype,
+		         source, recvtag, comm, status);
 	unsigned char own[LWM2_MPI_STATUS_MAX] __attribute__((aligned(8)));
 	void *st = lwm2_mpi_status(&c, status, own);
-	int rc = f(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, st);
+	int rc = f(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype,
+	           source, recvtag, comm, st);
 	uint64_t ticks = lwm2_mpi_stop(&c);
 	uint64_t sb = rc == 0 ? lwm2_mpi_status_bytes(c.abi, st) : 0;
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, sendcount, sendtype), sb) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b =
+	    rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, sendcount, sendtype), sb) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_P2P, ticks, b.sent, b.recv);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Sendrecv(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, int dest, int sendtag, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int source, int recvtag, lwm2_mpi_h comm, void *status)
+LWM2_EXPORT int MPI_Sendrecv(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, int dest,
+                             int sendtag, void *recvbuf, int recvcount, lwm2_mpi_h recvtype,
+                             int source, int recvtag, lwm2_mpi_h comm, void *status)
 {
-	return w_Sendrecv(0, sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status);
+	return w_Sendrecv(0, sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
+	                  recvtype, source, recvtag, comm, status);
 }
 
-LWM2_EXPORT int PMPI_Sendrecv(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, int dest, int sendtag, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int source, int recvtag, lwm2_mpi_h comm, void *status)
+LWM2_EXPORT int PMPI_Sendrecv(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, int dest,
+                              int sendtag, void *recvbuf, int recvcount, lwm2_mpi_h recvtype,
+                              int source, int recvtag, lwm2_mpi_h comm, void *status)
 {
-	return w_Sendrecv(1, sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status);
+	return w_Sendrecv(1, sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
+	                  recvtype, source, recvtag, comm, status);
 }
 
 static _Atomic(void *) next_Sendrecv_c[2];
 
-LWM2_MPI_HOT int w_Sendrecv_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, int dest, int sendtag, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int source, int recvtag, lwm2_mpi_h comm, void *status)
+LWM2_MPI_HOT int w_Sendrecv_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount,
+                              lwm2_mpi_h sendtype, int dest, int sendtag, void *recvbuf,
+                              lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int source, int recvtag,
+                              lwm2_mpi_h comm, void *status)
 {
-	lwm2_mpi_fn_Sendrecv_c f = (lwm2_mpi_fn_Sendrecv_c)lwm2_mpi_next(&next_Sendrecv_c[pmpi], pmpi, "Sendrecv_c");
+	lwm2_mpi_fn_Sendrecv_c f =
+	    (lwm2_mpi_fn_Sendrecv_c)lwm2_mpi_next(&next_Sendrecv_c[pmpi], pmpi, "Sendrecv_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Sendrecv_c");
 	struct lwm2_mpi_call c;
 	if (!lwm2_mpi_begin(&c))
-		return f(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status);
+		return f(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype,
+		         source, recvtag, comm, status);
 	unsigned char own[LWM2_MPI_STATUS_MAX] __attribute__((aligned(8)));
 	void *st = lwm2_mpi_status(&c, status, own);
-	int rc = f(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, st);
+	int rc = f(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype,
+	           source, recvtag, comm, st);
 	uint64_t ticks = lwm2_mpi_stop(&c);
 	uint64_t sb = rc == 0 ? lwm2_mpi_status_bytes(c.abi, st) : 0;
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, sendcount, sendtype), sb) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b =
+	    rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, sendcount, sendtype), sb) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_P2P, ticks, b.sent, b.recv);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Sendrecv_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, int dest, int sendtag, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int source, int recvtag, lwm2_mpi_h comm, void *status)
+LWM2_EXPORT int MPI_Sendrecv_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype,
+                               int dest, int sendtag, void *recvbuf, lwm2_mpi_cnt recvcount,
+                               lwm2_mpi_h recvtype, int source, int recvtag, lwm2_mpi_h comm,
+                               void *status)
 {
-	return w_Sendrecv_c(0, sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status);
+	return w_Sendrecv_c(0, sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
+	                    recvtype, source, recvtag, comm, status);
 }
 
-LWM2_EXPORT int PMPI_Sendrecv_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, int dest, int sendtag, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int source, int recvtag, lwm2_mpi_h comm, void *status)
+LWM2_EXPORT int PMPI_Sendrecv_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype,
+                                int dest, int sendtag, void *recvbuf, lwm2_mpi_cnt recvcount,
+                                lwm2_mpi_h recvtype, int source, int recvtag, lwm2_mpi_h comm,
+                                void *status)
 {
-	return w_Sendrecv_c(1, sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status);
+	return w_Sendrecv_c(1, sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
+	                    recvtype, source, recvtag, comm, status);
 }
 
 static _Atomic(void *) next_Isendrecv[2];
 
-LWM2_MPI_HOT int w_Isendrecv(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, int dest, int sendtag, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int source, int recvtag, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Isendrecv(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                             int dest, int sendtag, void *recvbuf, int recvcount,
+                             lwm2_mpi_h recvtype, int source, int recvtag, lwm2_mpi_h comm,
+                             void *request)
 {
-	lwm2_mpi_fn_Isendrecv f = (lwm2_mpi_fn_Isendrecv)lwm2_mpi_next(&next_Isendrecv[pmpi], pmpi, "Isendrecv");
+	lwm2_mpi_fn_Isendrecv f =
+	    (lwm2_mpi_fn_Isendrecv)lwm2_mpi_next(&next_Isendrecv[pmpi], pmpi, "Isendrecv");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Isendrecv");
 	struct lwm2_mpi_call c;
 	if (!lwm2_mpi_begin(&c))
-		return f(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request);
-	int rc = f(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request);
+		return f(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype,
+		         source, recvtag, comm, request);
+	int rc = f(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype,
+	           source, recvtag, comm, request);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, sendcount, sendtype), 0) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b =
+	    rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, sendcount, sendtype), 0) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_P2P, ticks, b.sent, b.recv);
 	if (rc == 0)
 		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_P2P, LWM2_MPI_REQ_STATUS, 0, 0);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Isendrecv(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, int dest, int sendtag, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int source, int recvtag, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int MPI_Isendrecv(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, int dest,
+                              int sendtag, void *recvbuf, int recvcount, lwm2_mpi_h recvtype,
+                              int source, int recvtag, lwm2_mpi_h comm, void *request)
 {
-	return w_Isendrecv(0, sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request);
+	return w_Isendrecv(0, sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
+	                   recvtype, source, recvtag, comm, request);
 }
 
-LWM2_EXPORT int PMPI_Isendrecv(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, int dest, int sendtag, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int source, int recvtag, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int PMPI_Isendrecv(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, int dest,
+                               int sendtag, void *recvbuf, int recvcount, lwm2_mpi_h recvtype,
+                               int source, int recvtag, lwm2_mpi_h comm, void *request)
 {
-	return w_Isendrecv(1, sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request);
+	return w_Isendrecv(1, sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
+	                   recvtype, source, recvtag, comm, request);
 }
 
 static _Atomic(void *) next_Isendrecv_c[2];
 
-LWM2_MPI_HOT int w_Isendrecv_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, int dest, int sendtag, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int source, int recvtag, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Isendrecv_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount,
+                               lwm2_mpi_h sendtype, int dest, int sendtag, void *recvbuf,
+                               lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int source, int recvtag,
+                               lwm2_mpi_h comm, void *request)
 {
-	lwm2_mpi_fn_Isendrecv_c f = (lwm2_mpi_fn_Isendrecv_c)lwm2_mpi_next(&next_Isendrecv_c[pmpi], pmpi, "Isendrecv_c");
+	lwm2_mpi_fn_Isendrecv_c f =
+	    (lwm2_mpi_fn_Isendrecv_c)lwm2_mpi_next(&next_Isendrecv_c[pmpi], pmpi, "Isendrecv_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Isendrecv_c");
 	struct lwm2_mpi_call c;
 	if (!lwm2_mpi_begin(&c))
-		return f(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request);
-	int rc = f(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request);
+		return f(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype,
+		         source, recvtag, comm, request);
+	int rc = f(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype,
+	           source, recvtag, comm, request);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, sendcount, sendtype), 0) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b =
+	    rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, sendcount, sendtype), 0) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_P2P, ticks, b.sent, b.recv);
 	if (rc == 0)
 		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_P2P, LWM2_MPI_REQ_STATUS, 0, 0);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Isendrecv_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, int dest, int sendtag, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int source, int recvtag, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int MPI_Isendrecv_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype,
+                                int dest, int sendtag, void *recvbuf, lwm2_mpi_cnt recvcount,
+                                lwm2_mpi_h recvtype, int source, int recvtag, lwm2_mpi_h comm,
+                                void *request)
 {
-	return w_Isendrecv_c(0, sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request);
+	return w_Isendrecv_c(0, sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
+	                     recvtype, source, recvtag, comm, request);
 }
 
-LWM2_EXPORT int PMPI_Isendrecv_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, int dest, int sendtag, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int source, int recvtag, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int PMPI_Isendrecv_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype,
+                                 int dest, int sendtag, void *recvbuf, lwm2_mpi_cnt recvcount,
+                                 lwm2_mpi_h recvtype, int source, int recvtag, lwm2_mpi_h comm,
+                                 void *request)
 {
-	return w_Isendrecv_c(1, sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request);
+	return w_Isendrecv_c(1, sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
+	                     recvtype, source, recvtag, comm, request);
 }
 
 static _Atomic(void *) next_Sendrecv_replace[2];
 
-LWM2_MPI_HOT int w_Sendrecv_replace(int pmpi, void *buf, int count, lwm2_mpi_h datatype, int dest, int sendtag, int source, int recvtag, lwm2_mpi_h comm, void *status)
+LWM2_MPI_HOT int w_Sendrecv_replace(int pmpi, void *buf, int count, lwm2_mpi_h datatype, int dest,
+                                    int sendtag, int source, int recvtag, lwm2_mpi_h comm,
+                                    void *status)
 {
-	lwm2_mpi_fn_Sendrecv_replace f = (lwm2_mpi_fn_Sendrecv_replace)lwm2_mpi_next(&next_Sendrecv_replace[pmpi], pmpi, "Sendrecv_replace");
+	lwm2_mpi_fn_Sendrecv_replace f = (lwm2_mpi_fn_Sendrecv_replace)lwm2_mpi_next(
+	    &next_Sendrecv_replace[pmpi], pmpi, "Sendrecv_replace");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Sendrecv_replace");
@@ -1034,26 +1232,36 @@ LWM2_MPI_HOT int w_Sendrecv_replace(int pmpi, void *buf, int count, lwm2_mpi_h d
 	int rc = f(buf, count, datatype, dest, sendtag, source, recvtag, comm, st);
 	uint64_t ticks = lwm2_mpi_stop(&c);
 	uint64_t sb = rc == 0 ? lwm2_mpi_status_bytes(c.abi, st) : 0;
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), sb) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b =
+	    rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), sb) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_P2P, ticks, b.sent, b.recv);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Sendrecv_replace(void *buf, int count, lwm2_mpi_h datatype, int dest, int sendtag, int source, int recvtag, lwm2_mpi_h comm, void *status)
+LWM2_EXPORT int MPI_Sendrecv_replace(void *buf, int count, lwm2_mpi_h datatype, int dest,
+                                     int sendtag, int source, int recvtag, lwm2_mpi_h comm,
+                                     void *status)
 {
-	return w_Sendrecv_replace(0, buf, count, datatype, dest, sendtag, source, recvtag, comm, status);
+	return w_Sendrecv_replace(0, buf, count, datatype, dest, sendtag, source, recvtag, comm,
+	                          status);
 }
 
-LWM2_EXPORT int PMPI_Sendrecv_replace(void *buf, int count, lwm2_mpi_h datatype, int dest, int sendtag, int source, int recvtag, lwm2_mpi_h comm, void *status)
+LWM2_EXPORT int PMPI_Sendrecv_replace(void *buf, int count, lwm2_mpi_h datatype, int dest,
+                                      int sendtag, int source, int recvtag, lwm2_mpi_h comm,
+                                      void *status)
 {
-	return w_Sendrecv_replace(1, buf, count, datatype, dest, sendtag, source, recvtag, comm, status);
+	return w_Sendrecv_replace(1, buf, count, datatype, dest, sendtag, source, recvtag, comm,
+	                          status);
 }
 
 static _Atomic(void *) next_Sendrecv_replace_c[2];
 
-LWM2_MPI_HOT int w_Sendrecv_replace_c(int pmpi, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int sendtag, int source, int recvtag, lwm2_mpi_h comm, void *status)
+LWM2_MPI_HOT int w_Sendrecv_replace_c(int pmpi, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype,
+                                      int dest, int sendtag, int source, int recvtag,
+                                      lwm2_mpi_h comm, void *status)
 {
-	lwm2_mpi_fn_Sendrecv_replace_c f = (lwm2_mpi_fn_Sendrecv_replace_c)lwm2_mpi_next(&next_Sendrecv_replace_c[pmpi], pmpi, "Sendrecv_replace_c");
+	lwm2_mpi_fn_Sendrecv_replace_c f = (lwm2_mpi_fn_Sendrecv_replace_c)lwm2_mpi_next(
+	    &next_Sendrecv_replace_c[pmpi], pmpi, "Sendrecv_replace_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Sendrecv_replace_c");
@@ -1065,26 +1273,36 @@ LWM2_MPI_HOT int w_Sendrecv_replace_c(int pmpi, void *buf, lwm2_mpi_cnt count, l
 	int rc = f(buf, count, datatype, dest, sendtag, source, recvtag, comm, st);
 	uint64_t ticks = lwm2_mpi_stop(&c);
 	uint64_t sb = rc == 0 ? lwm2_mpi_status_bytes(c.abi, st) : 0;
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), sb) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b =
+	    rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), sb) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_P2P, ticks, b.sent, b.recv);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Sendrecv_replace_c(void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int sendtag, int source, int recvtag, lwm2_mpi_h comm, void *status)
+LWM2_EXPORT int MPI_Sendrecv_replace_c(void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest,
+                                       int sendtag, int source, int recvtag, lwm2_mpi_h comm,
+                                       void *status)
 {
-	return w_Sendrecv_replace_c(0, buf, count, datatype, dest, sendtag, source, recvtag, comm, status);
+	return w_Sendrecv_replace_c(0, buf, count, datatype, dest, sendtag, source, recvtag, comm,
+	                            status);
 }
 
-LWM2_EXPORT int PMPI_Sendrecv_replace_c(void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int sendtag, int source, int recvtag, lwm2_mpi_h comm, void *status)
+LWM2_EXPORT int PMPI_Sendrecv_replace_c(void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype,
+                                        int dest, int sendtag, int source, int recvtag,
+                                        lwm2_mpi_h comm, void *status)
 {
-	return w_Sendrecv_replace_c(1, buf, count, datatype, dest, sendtag, source, recvtag, comm, status);
+	return w_Sendrecv_replace_c(1, buf, count, datatype, dest, sendtag, source, recvtag, comm,
+	                            status);
 }
 
 static _Atomic(void *) next_Isendrecv_replace[2];
 
-LWM2_MPI_HOT int w_Isendrecv_replace(int pmpi, void *buf, int count, lwm2_mpi_h datatype, int dest, int sendtag, int source, int recvtag, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Isendrecv_replace(int pmpi, void *buf, int count, lwm2_mpi_h datatype, int dest,
+                                     int sendtag, int source, int recvtag, lwm2_mpi_h comm,
+                                     void *request)
 {
-	lwm2_mpi_fn_Isendrecv_replace f = (lwm2_mpi_fn_Isendrecv_replace)lwm2_mpi_next(&next_Isendrecv_replace[pmpi], pmpi, "Isendrecv_replace");
+	lwm2_mpi_fn_Isendrecv_replace f = (lwm2_mpi_fn_Isendrecv_replace)lwm2_mpi_next(
+	    &next_Isendrecv_replace[pmpi], pmpi, "Isendrecv_replace");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Isendrecv_replace");
@@ -1093,28 +1311,38 @@ LWM2_MPI_HOT int w_Isendrecv_replace(int pmpi, void *buf, int count, lwm2_mpi_h 
 		return f(buf, count, datatype, dest, sendtag, source, recvtag, comm, request);
 	int rc = f(buf, count, datatype, dest, sendtag, source, recvtag, comm, request);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b =
+	    rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_P2P, ticks, b.sent, b.recv);
 	if (rc == 0)
 		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_P2P, LWM2_MPI_REQ_STATUS, 0, 0);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Isendrecv_replace(void *buf, int count, lwm2_mpi_h datatype, int dest, int sendtag, int source, int recvtag, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int MPI_Isendrecv_replace(void *buf, int count, lwm2_mpi_h datatype, int dest,
+                                      int sendtag, int source, int recvtag, lwm2_mpi_h comm,
+                                      void *request)
 {
-	return w_Isendrecv_replace(0, buf, count, datatype, dest, sendtag, source, recvtag, comm, request);
+	return w_Isendrecv_replace(0, buf, count, datatype, dest, sendtag, source, recvtag, comm,
+	                           request);
 }
 
-LWM2_EXPORT int PMPI_Isendrecv_replace(void *buf, int count, lwm2_mpi_h datatype, int dest, int sendtag, int source, int recvtag, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int PMPI_Isendrecv_replace(void *buf, int count, lwm2_mpi_h datatype, int dest,
+                                       int sendtag, int source, int recvtag, lwm2_mpi_h comm,
+                                       void *request)
 {
-	return w_Isendrecv_replace(1, buf, count, datatype, dest, sendtag, source, recvtag, comm, request);
+	return w_Isendrecv_replace(1, buf, count, datatype, dest, sendtag, source, recvtag, comm,
+	                           request);
 }
 
 static _Atomic(void *) next_Isendrecv_replace_c[2];
 
-LWM2_MPI_HOT int w_Isendrecv_replace_c(int pmpi, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int sendtag, int source, int recvtag, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Isendrecv_replace_c(int pmpi, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype,
+                                       int dest, int sendtag, int source, int recvtag,
+                                       lwm2_mpi_h comm, void *request)
 {
-	lwm2_mpi_fn_Isendrecv_replace_c f = (lwm2_mpi_fn_Isendrecv_replace_c)lwm2_mpi_next(&next_Isendrecv_replace_c[pmpi], pmpi, "Isendrecv_replace_c");
+	lwm2_mpi_fn_Isendrecv_replace_c f = (lwm2_mpi_fn_Isendrecv_replace_c)lwm2_mpi_next(
+	    &next_Isendrecv_replace_c[pmpi], pmpi, "Isendrecv_replace_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Isendrecv_replace_c");
@@ -1123,21 +1351,28 @@ LWM2_MPI_HOT int w_Isendrecv_replace_c(int pmpi, void *buf, lwm2_mpi_cnt count, 
 		return f(buf, count, datatype, dest, sendtag, source, recvtag, comm, request);
 	int rc = f(buf, count, datatype, dest, sendtag, source, recvtag, comm, request);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b =
+	    rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_P2P, ticks, b.sent, b.recv);
 	if (rc == 0)
 		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_P2P, LWM2_MPI_REQ_STATUS, 0, 0);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Isendrecv_replace_c(void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int sendtag, int source, int recvtag, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int MPI_Isendrecv_replace_c(void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype,
+                                        int dest, int sendtag, int source, int recvtag,
+                                        lwm2_mpi_h comm, void *request)
 {
-	return w_Isendrecv_replace_c(0, buf, count, datatype, dest, sendtag, source, recvtag, comm, request);
+	return w_Isendrecv_replace_c(0, buf, count, datatype, dest, sendtag, source, recvtag, comm,
+	                             request);
 }
 
-LWM2_EXPORT int PMPI_Isendrecv_replace_c(void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int sendtag, int source, int recvtag, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int PMPI_Isendrecv_replace_c(void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype,
+                                         int dest, int sendtag, int source, int recvtag,
+                                         lwm2_mpi_h comm, void *request)
 {
-	return w_Isendrecv_replace_c(1, buf, count, datatype, dest, sendtag, source, recvtag, comm, request);
+	return w_Isendrecv_replace_c(1, buf, count, datatype, dest, sendtag, source, recvtag, comm,
+	                             request);
 }
 
 static _Atomic(void *) next_Probe[2];
@@ -1171,7 +1406,8 @@ static _Atomic(void *) next_Iprobe[2];
 
 LWM2_MPI_HOT int w_Iprobe(int pmpi, int source, int tag, lwm2_mpi_h comm, int *flag, void *status)
 {
-	lwm2_mpi_fn_Iprobe f = (lwm2_mpi_fn_Iprobe)lwm2_mpi_next(&next_Iprobe[pmpi], pmpi, "Iprobe");
+	lwm2_mpi_fn_Iprobe f =
+	    (lwm2_mpi_fn_Iprobe)lwm2_mpi_next(&next_Iprobe[pmpi], pmpi, "Iprobe");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Iprobe");
@@ -1196,9 +1432,11 @@ LWM2_EXPORT int PMPI_Iprobe(int source, int tag, lwm2_mpi_h comm, int *flag, voi
 
 static _Atomic(void *) next_Mprobe[2];
 
-LWM2_MPI_HOT int w_Mprobe(int pmpi, int source, int tag, lwm2_mpi_h comm, void *message, void *status)
+LWM2_MPI_HOT int w_Mprobe(int pmpi, int source, int tag, lwm2_mpi_h comm, void *message,
+                          void *status)
 {
-	lwm2_mpi_fn_Mprobe f = (lwm2_mpi_fn_Mprobe)lwm2_mpi_next(&next_Mprobe[pmpi], pmpi, "Mprobe");
+	lwm2_mpi_fn_Mprobe f =
+	    (lwm2_mpi_fn_Mprobe)lwm2_mpi_next(&next_Mprobe[pmpi], pmpi, "Mprobe");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Mprobe");
@@ -1223,9 +1461,11 @@ LWM2_EXPORT int PMPI_Mprobe(int source, int tag, lwm2_mpi_h comm, void *message,
 
 static _Atomic(void *) next_Improbe[2];
 
-LWM2_MPI_HOT int w_Improbe(int pmpi, int source, int tag, lwm2_mpi_h comm, int *flag, void *message, void *status)
+LWM2_MPI_HOT int w_Improbe(int pmpi, int source, int tag, lwm2_mpi_h comm, int *flag, void *message,
+                           void *status)
 {
-	lwm2_mpi_fn_Improbe f = (lwm2_mpi_fn_Improbe)lwm2_mpi_next(&next_Improbe[pmpi], pmpi, "Improbe");
+	lwm2_mpi_fn_Improbe f =
+	    (lwm2_mpi_fn_Improbe)lwm2_mpi_next(&next_Improbe[pmpi], pmpi, "Improbe");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Improbe");
@@ -1238,19 +1478,22 @@ LWM2_MPI_HOT int w_Improbe(int pmpi, int source, int tag, lwm2_mpi_h comm, int *
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Improbe(int source, int tag, lwm2_mpi_h comm, int *flag, void *message, void *status)
+LWM2_EXPORT int MPI_Improbe(int source, int tag, lwm2_mpi_h comm, int *flag, void *message,
+                            void *status)
 {
 	return w_Improbe(0, source, tag, comm, flag, message, status);
 }
 
-LWM2_EXPORT int PMPI_Improbe(int source, int tag, lwm2_mpi_h comm, int *flag, void *message, void *status)
+LWM2_EXPORT int PMPI_Improbe(int source, int tag, lwm2_mpi_h comm, int *flag, void *message,
+                             void *status)
 {
 	return w_Improbe(1, source, tag, comm, flag, message, status);
 }
 
 static _Atomic(void *) next_Mrecv[2];
 
-LWM2_MPI_HOT int w_Mrecv(int pmpi, void *buf, int count, lwm2_mpi_h datatype, void *message, void *status)
+LWM2_MPI_HOT int w_Mrecv(int pmpi, void *buf, int count, lwm2_mpi_h datatype, void *message,
+                         void *status)
 {
 	lwm2_mpi_fn_Mrecv f = (lwm2_mpi_fn_Mrecv)lwm2_mpi_next(&next_Mrecv[pmpi], pmpi, "Mrecv");
 
@@ -1281,9 +1524,11 @@ LWM2_EXPORT int PMPI_Mrecv(void *buf, int count, lwm2_mpi_h datatype, void *mess
 
 static _Atomic(void *) next_Mrecv_c[2];
 
-LWM2_MPI_HOT int w_Mrecv_c(int pmpi, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *message, void *status)
+LWM2_MPI_HOT int w_Mrecv_c(int pmpi, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype,
+                           void *message, void *status)
 {
-	lwm2_mpi_fn_Mrecv_c f = (lwm2_mpi_fn_Mrecv_c)lwm2_mpi_next(&next_Mrecv_c[pmpi], pmpi, "Mrecv_c");
+	lwm2_mpi_fn_Mrecv_c f =
+	    (lwm2_mpi_fn_Mrecv_c)lwm2_mpi_next(&next_Mrecv_c[pmpi], pmpi, "Mrecv_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Mrecv_c");
@@ -1300,21 +1545,25 @@ LWM2_MPI_HOT int w_Mrecv_c(int pmpi, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h d
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Mrecv_c(void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *message, void *status)
+LWM2_EXPORT int MPI_Mrecv_c(void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *message,
+                            void *status)
 {
 	return w_Mrecv_c(0, buf, count, datatype, message, status);
 }
 
-LWM2_EXPORT int PMPI_Mrecv_c(void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *message, void *status)
+LWM2_EXPORT int PMPI_Mrecv_c(void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *message,
+                             void *status)
 {
 	return w_Mrecv_c(1, buf, count, datatype, message, status);
 }
 
 static _Atomic(void *) next_Imrecv[2];
 
-LWM2_MPI_HOT int w_Imrecv(int pmpi, void *buf, int count, lwm2_mpi_h datatype, void *message, void *request)
+LWM2_MPI_HOT int w_Imrecv(int pmpi, void *buf, int count, lwm2_mpi_h datatype, void *message,
+                          void *request)
 {
-	lwm2_mpi_fn_Imrecv f = (lwm2_mpi_fn_Imrecv)lwm2_mpi_next(&next_Imrecv[pmpi], pmpi, "Imrecv");
+	lwm2_mpi_fn_Imrecv f =
+	    (lwm2_mpi_fn_Imrecv)lwm2_mpi_next(&next_Imrecv[pmpi], pmpi, "Imrecv");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Imrecv");
@@ -1341,9 +1590,11 @@ LWM2_EXPORT int PMPI_Imrecv(void *buf, int count, lwm2_mpi_h datatype, void *mes
 
 static _Atomic(void *) next_Imrecv_c[2];
 
-LWM2_MPI_HOT int w_Imrecv_c(int pmpi, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *message, void *request)
+LWM2_MPI_HOT int w_Imrecv_c(int pmpi, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype,
+                            void *message, void *request)
 {
-	lwm2_mpi_fn_Imrecv_c f = (lwm2_mpi_fn_Imrecv_c)lwm2_mpi_next(&next_Imrecv_c[pmpi], pmpi, "Imrecv_c");
+	lwm2_mpi_fn_Imrecv_c f =
+	    (lwm2_mpi_fn_Imrecv_c)lwm2_mpi_next(&next_Imrecv_c[pmpi], pmpi, "Imrecv_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Imrecv_c");
@@ -1358,12 +1609,14 @@ LWM2_MPI_HOT int w_Imrecv_c(int pmpi, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h 
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Imrecv_c(void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *message, void *request)
+LWM2_EXPORT int MPI_Imrecv_c(void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *message,
+                             void *request)
 {
 	return w_Imrecv_c(0, buf, count, datatype, message, request);
 }
 
-LWM2_EXPORT int PMPI_Imrecv_c(void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *message, void *request)
+LWM2_EXPORT int PMPI_Imrecv_c(void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *message,
+                              void *request)
 {
 	return w_Imrecv_c(1, buf, count, datatype, message, request);
 }
@@ -1393,7 +1646,8 @@ static _Atomic(void *) next_Startall[2];
 
 LWM2_MPI_HOT int w_Startall(int pmpi, int count, void *array_of_requests)
 {
-	lwm2_mpi_fn_Startall f = (lwm2_mpi_fn_Startall)lwm2_mpi_next(&next_Startall[pmpi], pmpi, "Startall");
+	lwm2_mpi_fn_Startall f =
+	    (lwm2_mpi_fn_Startall)lwm2_mpi_next(&next_Startall[pmpi], pmpi, "Startall");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Startall");
@@ -1456,7 +1710,8 @@ static _Atomic(void *) next_Waitall[2];
 
 LWM2_MPI_HOT int w_Waitall(int pmpi, int count, void *array_of_requests, void *array_of_statuses)
 {
-	lwm2_mpi_fn_Waitall f = (lwm2_mpi_fn_Waitall)lwm2_mpi_next(&next_Waitall[pmpi], pmpi, "Waitall");
+	lwm2_mpi_fn_Waitall f =
+	    (lwm2_mpi_fn_Waitall)lwm2_mpi_next(&next_Waitall[pmpi], pmpi, "Waitall");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Waitall");
@@ -1475,9 +1730,11 @@ LWM2_EXPORT int PMPI_Waitall(int count, void *array_of_requests, void *array_of_
 
 static _Atomic(void *) next_Testall[2];
 
-LWM2_MPI_HOT int w_Testall(int pmpi, int count, void *array_of_requests, int *flag, void *array_of_statuses)
+LWM2_MPI_HOT int w_Testall(int pmpi, int count, void *array_of_requests, int *flag,
+                           void *array_of_statuses)
 {
-	lwm2_mpi_fn_Testall f = (lwm2_mpi_fn_Testall)lwm2_mpi_next(&next_Testall[pmpi], pmpi, "Testall");
+	lwm2_mpi_fn_Testall f =
+	    (lwm2_mpi_fn_Testall)lwm2_mpi_next(&next_Testall[pmpi], pmpi, "Testall");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Testall");
@@ -1498,7 +1755,8 @@ static _Atomic(void *) next_Waitany[2];
 
 LWM2_MPI_HOT int w_Waitany(int pmpi, int count, void *array_of_requests, int *index, void *status)
 {
-	lwm2_mpi_fn_Waitany f = (lwm2_mpi_fn_Waitany)lwm2_mpi_next(&next_Waitany[pmpi], pmpi, "Waitany");
+	lwm2_mpi_fn_Waitany f =
+	    (lwm2_mpi_fn_Waitany)lwm2_mpi_next(&next_Waitany[pmpi], pmpi, "Waitany");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Waitany");
@@ -1517,9 +1775,11 @@ LWM2_EXPORT int PMPI_Waitany(int count, void *array_of_requests, int *index, voi
 
 static _Atomic(void *) next_Testany[2];
 
-LWM2_MPI_HOT int w_Testany(int pmpi, int count, void *array_of_requests, int *index, int *flag, void *status)
+LWM2_MPI_HOT int w_Testany(int pmpi, int count, void *array_of_requests, int *index, int *flag,
+                           void *status)
 {
-	lwm2_mpi_fn_Testany f = (lwm2_mpi_fn_Testany)lwm2_mpi_next(&next_Testany[pmpi], pmpi, "Testany");
+	lwm2_mpi_fn_Testany f =
+	    (lwm2_mpi_fn_Testany)lwm2_mpi_next(&next_Testany[pmpi], pmpi, "Testany");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Testany");
@@ -1531,58 +1791,74 @@ LWM2_EXPORT int MPI_Testany(int count, void *array_of_requests, int *index, int 
 	return w_Testany(0, count, array_of_requests, index, flag, status);
 }
 
-LWM2_EXPORT int PMPI_Testany(int count, void *array_of_requests, int *index, int *flag, void *status)
+LWM2_EXPORT int PMPI_Testany(int count, void *array_of_requests, int *index, int *flag,
+                             void *status)
 {
 	return w_Testany(1, count, array_of_requests, index, flag, status);
 }
 
 static _Atomic(void *) next_Waitsome[2];
 
-LWM2_MPI_HOT int w_Waitsome(int pmpi, int incount, void *array_of_requests, int *outcount, int *array_of_indices, void *array_of_statuses)
+LWM2_MPI_HOT int w_Waitsome(int pmpi, int incount, void *array_of_requests, int *outcount,
+                            int *array_of_indices, void *array_of_statuses)
 {
-	lwm2_mpi_fn_Waitsome f = (lwm2_mpi_fn_Waitsome)lwm2_mpi_next(&next_Waitsome[pmpi], pmpi, "Waitsome");
+	lwm2_mpi_fn_Waitsome f =
+	    (lwm2_mpi_fn_Waitsome)lwm2_mpi_next(&next_Waitsome[pmpi], pmpi, "Waitsome");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Waitsome");
-	return lwm2_mpi_x_Waitsome(f, incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
+	return lwm2_mpi_x_Waitsome(f, incount, array_of_requests, outcount, array_of_indices,
+	                           array_of_statuses);
 }
 
-LWM2_EXPORT int MPI_Waitsome(int incount, void *array_of_requests, int *outcount, int *array_of_indices, void *array_of_statuses)
+LWM2_EXPORT int MPI_Waitsome(int incount, void *array_of_requests, int *outcount,
+                             int *array_of_indices, void *array_of_statuses)
 {
-	return w_Waitsome(0, incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
+	return w_Waitsome(0, incount, array_of_requests, outcount, array_of_indices,
+	                  array_of_statuses);
 }
 
-LWM2_EXPORT int PMPI_Waitsome(int incount, void *array_of_requests, int *outcount, int *array_of_indices, void *array_of_statuses)
+LWM2_EXPORT int PMPI_Waitsome(int incount, void *array_of_requests, int *outcount,
+                              int *array_of_indices, void *array_of_statuses)
 {
-	return w_Waitsome(1, incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
+	return w_Waitsome(1, incount, array_of_requests, outcount, array_of_indices,
+	                  array_of_statuses);
 }
 
 static _Atomic(void *) next_Testsome[2];
 
-LWM2_MPI_HOT int w_Testsome(int pmpi, int incount, void *array_of_requests, int *outcount, int *array_of_indices, void *array_of_statuses)
+LWM2_MPI_HOT int w_Testsome(int pmpi, int incount, void *array_of_requests, int *outcount,
+                            int *array_of_indices, void *array_of_statuses)
 {
-	lwm2_mpi_fn_Testsome f = (lwm2_mpi_fn_Testsome)lwm2_mpi_next(&next_Testsome[pmpi], pmpi, "Testsome");
+	lwm2_mpi_fn_Testsome f =
+	    (lwm2_mpi_fn_Testsome)lwm2_mpi_next(&next_Testsome[pmpi], pmpi, "Testsome");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Testsome");
-	return lwm2_mpi_x_Testsome(f, incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
+	return lwm2_mpi_x_Testsome(f, incount, array_of_requests, outcount, array_of_indices,
+	                           array_of_statuses);
 }
 
-LWM2_EXPORT int MPI_Testsome(int incount, void *array_of_requests, int *outcount, int *array_of_indices, void *array_of_statuses)
+LWM2_EXPORT int MPI_Testsome(int incount, void *array_of_requests, int *outcount,
+                             int *array_of_indices, void *array_of_statuses)
 {
-	return w_Testsome(0, incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
+	return w_Testsome(0, incount, array_of_requests, outcount, array_of_indices,
+	                  array_of_statuses);
 }
 
-LWM2_EXPORT int PMPI_Testsome(int incount, void *array_of_requests, int *outcount, int *array_of_indices, void *array_of_statuses)
+LWM2_EXPORT int PMPI_Testsome(int incount, void *array_of_requests, int *outcount,
+                              int *array_of_indices, void *array_of_statuses)
 {
-	return w_Testsome(1, incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
+	return w_Testsome(1, incount, array_of_requests, outcount, array_of_indices,
+	                  array_of_statuses);
 }
 
 static _Atomic(void *) next_Request_free[2];
 
 LWM2_MPI_HOT int w_Request_free(int pmpi, void *request)
 {
-	lwm2_mpi_fn_Request_free f = (lwm2_mpi_fn_Request_free)lwm2_mpi_next(&next_Request_free[pmpi], pmpi, "Request_free");
+	lwm2_mpi_fn_Request_free f =
+	    (lwm2_mpi_fn_Request_free)lwm2_mpi_next(&next_Request_free[pmpi], pmpi, "Request_free");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Request_free");
@@ -1603,7 +1879,8 @@ static _Atomic(void *) next_Barrier[2];
 
 LWM2_MPI_HOT int w_Barrier(int pmpi, lwm2_mpi_h comm)
 {
-	lwm2_mpi_fn_Barrier f = (lwm2_mpi_fn_Barrier)lwm2_mpi_next(&next_Barrier[pmpi], pmpi, "Barrier");
+	lwm2_mpi_fn_Barrier f =
+	    (lwm2_mpi_fn_Barrier)lwm2_mpi_next(&next_Barrier[pmpi], pmpi, "Barrier");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Barrier");
@@ -1631,7 +1908,8 @@ static _Atomic(void *) next_Ibarrier[2];
 
 LWM2_MPI_HOT int w_Ibarrier(int pmpi, lwm2_mpi_h comm, void *request)
 {
-	lwm2_mpi_fn_Ibarrier f = (lwm2_mpi_fn_Ibarrier)lwm2_mpi_next(&next_Ibarrier[pmpi], pmpi, "Ibarrier");
+	lwm2_mpi_fn_Ibarrier f =
+	    (lwm2_mpi_fn_Ibarrier)lwm2_mpi_next(&next_Ibarrier[pmpi], pmpi, "Ibarrier");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Ibarrier");
@@ -1661,7 +1939,8 @@ static _Atomic(void *) next_Barrier_init[2];
 
 LWM2_MPI_HOT int w_Barrier_init(int pmpi, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
-	lwm2_mpi_fn_Barrier_init f = (lwm2_mpi_fn_Barrier_init)lwm2_mpi_next(&next_Barrier_init[pmpi], pmpi, "Barrier_init");
+	lwm2_mpi_fn_Barrier_init f =
+	    (lwm2_mpi_fn_Barrier_init)lwm2_mpi_next(&next_Barrier_init[pmpi], pmpi, "Barrier_init");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Barrier_init");
@@ -1673,7 +1952,8 @@ LWM2_MPI_HOT int w_Barrier_init(int pmpi, lwm2_mpi_h comm, lwm2_mpi_h info, void
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, 0, 0);
 	if (rc == 0) {
 		struct lwm2_mpi_sr b = lwm2_mpi_sr(0, 0);
-		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, LWM2_MPI_REQ_PERSISTENT | 0, b.sent, b.recv);
+		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, LWM2_MPI_REQ_PERSISTENT | 0,
+		                   b.sent, b.recv);
 	}
 	return rc;
 }
@@ -1690,7 +1970,8 @@ LWM2_EXPORT int PMPI_Barrier_init(lwm2_mpi_h comm, lwm2_mpi_h info, void *reques
 
 static _Atomic(void *) next_Bcast[2];
 
-LWM2_MPI_HOT int w_Bcast(int pmpi, void *buffer, int count, lwm2_mpi_h datatype, int root, lwm2_mpi_h comm)
+LWM2_MPI_HOT int w_Bcast(int pmpi, void *buffer, int count, lwm2_mpi_h datatype, int root,
+                         lwm2_mpi_h comm)
 {
 	lwm2_mpi_fn_Bcast f = (lwm2_mpi_fn_Bcast)lwm2_mpi_next(&next_Bcast[pmpi], pmpi, "Bcast");
 
@@ -1701,7 +1982,8 @@ LWM2_MPI_HOT int w_Bcast(int pmpi, void *buffer, int count, lwm2_mpi_h datatype,
 		return f(buffer, count, datatype, root, comm);
 	int rc = f(buffer, count, datatype, root, comm);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_b_bcast(&c, count, datatype, root, comm) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b =
+	    rc == 0 ? lwm2_mpi_b_bcast(&c, count, datatype, root, comm) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, b.sent, b.recv);
 	return rc;
 }
@@ -1718,9 +2000,11 @@ LWM2_EXPORT int PMPI_Bcast(void *buffer, int count, lwm2_mpi_h datatype, int roo
 
 static _Atomic(void *) next_Bcast_c[2];
 
-LWM2_MPI_HOT int w_Bcast_c(int pmpi, void *buffer, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int root, lwm2_mpi_h comm)
+LWM2_MPI_HOT int w_Bcast_c(int pmpi, void *buffer, lwm2_mpi_cnt count, lwm2_mpi_h datatype,
+                           int root, lwm2_mpi_h comm)
 {
-	lwm2_mpi_fn_Bcast_c f = (lwm2_mpi_fn_Bcast_c)lwm2_mpi_next(&next_Bcast_c[pmpi], pmpi, "Bcast_c");
+	lwm2_mpi_fn_Bcast_c f =
+	    (lwm2_mpi_fn_Bcast_c)lwm2_mpi_next(&next_Bcast_c[pmpi], pmpi, "Bcast_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Bcast_c");
@@ -1729,26 +2013,31 @@ LWM2_MPI_HOT int w_Bcast_c(int pmpi, void *buffer, lwm2_mpi_cnt count, lwm2_mpi_
 		return f(buffer, count, datatype, root, comm);
 	int rc = f(buffer, count, datatype, root, comm);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_b_bcast(&c, count, datatype, root, comm) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b =
+	    rc == 0 ? lwm2_mpi_b_bcast(&c, count, datatype, root, comm) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, b.sent, b.recv);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Bcast_c(void *buffer, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int root, lwm2_mpi_h comm)
+LWM2_EXPORT int MPI_Bcast_c(void *buffer, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int root,
+                            lwm2_mpi_h comm)
 {
 	return w_Bcast_c(0, buffer, count, datatype, root, comm);
 }
 
-LWM2_EXPORT int PMPI_Bcast_c(void *buffer, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int root, lwm2_mpi_h comm)
+LWM2_EXPORT int PMPI_Bcast_c(void *buffer, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int root,
+                             lwm2_mpi_h comm)
 {
 	return w_Bcast_c(1, buffer, count, datatype, root, comm);
 }
 
 static _Atomic(void *) next_Ibcast[2];
 
-LWM2_MPI_HOT int w_Ibcast(int pmpi, void *buffer, int count, lwm2_mpi_h datatype, int root, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Ibcast(int pmpi, void *buffer, int count, lwm2_mpi_h datatype, int root,
+                          lwm2_mpi_h comm, void *request)
 {
-	lwm2_mpi_fn_Ibcast f = (lwm2_mpi_fn_Ibcast)lwm2_mpi_next(&next_Ibcast[pmpi], pmpi, "Ibcast");
+	lwm2_mpi_fn_Ibcast f =
+	    (lwm2_mpi_fn_Ibcast)lwm2_mpi_next(&next_Ibcast[pmpi], pmpi, "Ibcast");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Ibcast");
@@ -1757,28 +2046,33 @@ LWM2_MPI_HOT int w_Ibcast(int pmpi, void *buffer, int count, lwm2_mpi_h datatype
 		return f(buffer, count, datatype, root, comm, request);
 	int rc = f(buffer, count, datatype, root, comm, request);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_b_bcast(&c, count, datatype, root, comm) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b =
+	    rc == 0 ? lwm2_mpi_b_bcast(&c, count, datatype, root, comm) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, b.sent, b.recv);
 	if (rc == 0)
 		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, 0, 0, 0);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Ibcast(void *buffer, int count, lwm2_mpi_h datatype, int root, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int MPI_Ibcast(void *buffer, int count, lwm2_mpi_h datatype, int root, lwm2_mpi_h comm,
+                           void *request)
 {
 	return w_Ibcast(0, buffer, count, datatype, root, comm, request);
 }
 
-LWM2_EXPORT int PMPI_Ibcast(void *buffer, int count, lwm2_mpi_h datatype, int root, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int PMPI_Ibcast(void *buffer, int count, lwm2_mpi_h datatype, int root, lwm2_mpi_h comm,
+                            void *request)
 {
 	return w_Ibcast(1, buffer, count, datatype, root, comm, request);
 }
 
 static _Atomic(void *) next_Ibcast_c[2];
 
-LWM2_MPI_HOT int w_Ibcast_c(int pmpi, void *buffer, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int root, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Ibcast_c(int pmpi, void *buffer, lwm2_mpi_cnt count, lwm2_mpi_h datatype,
+                            int root, lwm2_mpi_h comm, void *request)
 {
-	lwm2_mpi_fn_Ibcast_c f = (lwm2_mpi_fn_Ibcast_c)lwm2_mpi_next(&next_Ibcast_c[pmpi], pmpi, "Ibcast_c");
+	lwm2_mpi_fn_Ibcast_c f =
+	    (lwm2_mpi_fn_Ibcast_c)lwm2_mpi_next(&next_Ibcast_c[pmpi], pmpi, "Ibcast_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Ibcast_c");
@@ -1787,28 +2081,33 @@ LWM2_MPI_HOT int w_Ibcast_c(int pmpi, void *buffer, lwm2_mpi_cnt count, lwm2_mpi
 		return f(buffer, count, datatype, root, comm, request);
 	int rc = f(buffer, count, datatype, root, comm, request);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_b_bcast(&c, count, datatype, root, comm) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b =
+	    rc == 0 ? lwm2_mpi_b_bcast(&c, count, datatype, root, comm) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, b.sent, b.recv);
 	if (rc == 0)
 		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, 0, 0, 0);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Ibcast_c(void *buffer, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int root, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int MPI_Ibcast_c(void *buffer, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int root,
+                             lwm2_mpi_h comm, void *request)
 {
 	return w_Ibcast_c(0, buffer, count, datatype, root, comm, request);
 }
 
-LWM2_EXPORT int PMPI_Ibcast_c(void *buffer, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int root, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int PMPI_Ibcast_c(void *buffer, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int root,
+                              lwm2_mpi_h comm, void *request)
 {
 	return w_Ibcast_c(1, buffer, count, datatype, root, comm, request);
 }
 
 static _Atomic(void *) next_Bcast_init[2];
 
-LWM2_MPI_HOT int w_Bcast_init(int pmpi, void *buffer, int count, lwm2_mpi_h datatype, int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_MPI_HOT int w_Bcast_init(int pmpi, void *buffer, int count, lwm2_mpi_h datatype, int root,
+                              lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
-	lwm2_mpi_fn_Bcast_init f = (lwm2_mpi_fn_Bcast_init)lwm2_mpi_next(&next_Bcast_init[pmpi], pmpi, "Bcast_init");
+	lwm2_mpi_fn_Bcast_init f =
+	    (lwm2_mpi_fn_Bcast_init)lwm2_mpi_next(&next_Bcast_init[pmpi], pmpi, "Bcast_init");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Bcast_init");
@@ -1820,26 +2119,31 @@ LWM2_MPI_HOT int w_Bcast_init(int pmpi, void *buffer, int count, lwm2_mpi_h data
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, 0, 0);
 	if (rc == 0) {
 		struct lwm2_mpi_sr b = lwm2_mpi_b_bcast(&c, count, datatype, root, comm);
-		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, LWM2_MPI_REQ_PERSISTENT | 0, b.sent, b.recv);
+		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, LWM2_MPI_REQ_PERSISTENT | 0,
+		                   b.sent, b.recv);
 	}
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Bcast_init(void *buffer, int count, lwm2_mpi_h datatype, int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_EXPORT int MPI_Bcast_init(void *buffer, int count, lwm2_mpi_h datatype, int root,
+                               lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
 	return w_Bcast_init(0, buffer, count, datatype, root, comm, info, request);
 }
 
-LWM2_EXPORT int PMPI_Bcast_init(void *buffer, int count, lwm2_mpi_h datatype, int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_EXPORT int PMPI_Bcast_init(void *buffer, int count, lwm2_mpi_h datatype, int root,
+                                lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
 	return w_Bcast_init(1, buffer, count, datatype, root, comm, info, request);
 }
 
 static _Atomic(void *) next_Bcast_init_c[2];
 
-LWM2_MPI_HOT int w_Bcast_init_c(int pmpi, void *buffer, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_MPI_HOT int w_Bcast_init_c(int pmpi, void *buffer, lwm2_mpi_cnt count, lwm2_mpi_h datatype,
+                                int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
-	lwm2_mpi_fn_Bcast_init_c f = (lwm2_mpi_fn_Bcast_init_c)lwm2_mpi_next(&next_Bcast_init_c[pmpi], pmpi, "Bcast_init_c");
+	lwm2_mpi_fn_Bcast_init_c f =
+	    (lwm2_mpi_fn_Bcast_init_c)lwm2_mpi_next(&next_Bcast_init_c[pmpi], pmpi, "Bcast_init_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Bcast_init_c");
@@ -1851,26 +2155,32 @@ LWM2_MPI_HOT int w_Bcast_init_c(int pmpi, void *buffer, lwm2_mpi_cnt count, lwm2
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, 0, 0);
 	if (rc == 0) {
 		struct lwm2_mpi_sr b = lwm2_mpi_b_bcast(&c, count, datatype, root, comm);
-		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, LWM2_MPI_REQ_PERSISTENT | 0, b.sent, b.recv);
+		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, LWM2_MPI_REQ_PERSISTENT | 0,
+		                   b.sent, b.recv);
 	}
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Bcast_init_c(void *buffer, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_EXPORT int MPI_Bcast_init_c(void *buffer, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int root,
+                                 lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
 	return w_Bcast_init_c(0, buffer, count, datatype, root, comm, info, request);
 }
 
-LWM2_EXPORT int PMPI_Bcast_init_c(void *buffer, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_EXPORT int PMPI_Bcast_init_c(void *buffer, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int root,
+                                  lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
 	return w_Bcast_init_c(1, buffer, count, datatype, root, comm, info, request);
 }
 
 static _Atomic(void *) next_Gather[2];
 
-LWM2_MPI_HOT int w_Gather(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm)
+LWM2_MPI_HOT int w_Gather(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                          void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int root,
+                          lwm2_mpi_h comm)
 {
-	lwm2_mpi_fn_Gather f = (lwm2_mpi_fn_Gather)lwm2_mpi_next(&next_Gather[pmpi], pmpi, "Gather");
+	lwm2_mpi_fn_Gather f =
+	    (lwm2_mpi_fn_Gather)lwm2_mpi_next(&next_Gather[pmpi], pmpi, "Gather");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Gather");
@@ -1879,26 +2189,33 @@ LWM2_MPI_HOT int w_Gather(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi
 		return f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 	int rc = f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_b_gather(&c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_b_gather(&c, sendbuf, sendcount, sendtype,
+	                                                   recvbuf, recvcount, recvtype, root, comm)
+	                               : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, b.sent, b.recv);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Gather(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm)
+LWM2_EXPORT int MPI_Gather(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf,
+                           int recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm)
 {
 	return w_Gather(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 }
 
-LWM2_EXPORT int PMPI_Gather(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm)
+LWM2_EXPORT int PMPI_Gather(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf,
+                            int recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm)
 {
 	return w_Gather(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 }
 
 static _Atomic(void *) next_Gather_c[2];
 
-LWM2_MPI_HOT int w_Gather_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm)
+LWM2_MPI_HOT int w_Gather_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount,
+                            lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount,
+                            lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm)
 {
-	lwm2_mpi_fn_Gather_c f = (lwm2_mpi_fn_Gather_c)lwm2_mpi_next(&next_Gather_c[pmpi], pmpi, "Gather_c");
+	lwm2_mpi_fn_Gather_c f =
+	    (lwm2_mpi_fn_Gather_c)lwm2_mpi_next(&next_Gather_c[pmpi], pmpi, "Gather_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Gather_c");
@@ -1907,326 +2224,482 @@ LWM2_MPI_HOT int w_Gather_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcoun
 		return f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 	int rc = f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_b_gather(&c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_b_gather(&c, sendbuf, sendcount, sendtype,
+	                                                   recvbuf, recvcount, recvtype, root, comm)
+	                               : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, b.sent, b.recv);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Gather_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm)
+LWM2_EXPORT int MPI_Gather_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype,
+                             void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root,
+                             lwm2_mpi_h comm)
 {
-	return w_Gather_c(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+	return w_Gather_c(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+	                  comm);
 }
 
-LWM2_EXPORT int PMPI_Gather_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm)
+LWM2_EXPORT int PMPI_Gather_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype,
+                              void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root,
+                              lwm2_mpi_h comm)
 {
-	return w_Gather_c(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+	return w_Gather_c(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+	                  comm);
 }
 
 static _Atomic(void *) next_Igather[2];
 
-LWM2_MPI_HOT int w_Igather(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Igather(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                           void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int root,
+                           lwm2_mpi_h comm, void *request)
 {
-	lwm2_mpi_fn_Igather f = (lwm2_mpi_fn_Igather)lwm2_mpi_next(&next_Igather[pmpi], pmpi, "Igather");
+	lwm2_mpi_fn_Igather f =
+	    (lwm2_mpi_fn_Igather)lwm2_mpi_next(&next_Igather[pmpi], pmpi, "Igather");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Igather");
 	struct lwm2_mpi_call c;
 	if (!lwm2_mpi_begin(&c))
-		return f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+		return f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
+		         request);
 	int rc = f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_b_gather(&c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_b_gather(&c, sendbuf, sendcount, sendtype,
+	                                                   recvbuf, recvcount, recvtype, root, comm)
+	                               : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, b.sent, b.recv);
 	if (rc == 0)
 		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, 0, 0, 0);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Igather(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int MPI_Igather(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf,
+                            int recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm,
+                            void *request)
 {
-	return w_Igather(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+	return w_Igather(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
+	                 request);
 }
 
-LWM2_EXPORT int PMPI_Igather(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int PMPI_Igather(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf,
+                             int recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm,
+                             void *request)
 {
-	return w_Igather(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+	return w_Igather(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
+	                 request);
 }
 
 static _Atomic(void *) next_Igather_c[2];
 
-LWM2_MPI_HOT int w_Igather_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Igather_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount,
+                             lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount,
+                             lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, void *request)
 {
-	lwm2_mpi_fn_Igather_c f = (lwm2_mpi_fn_Igather_c)lwm2_mpi_next(&next_Igather_c[pmpi], pmpi, "Igather_c");
+	lwm2_mpi_fn_Igather_c f =
+	    (lwm2_mpi_fn_Igather_c)lwm2_mpi_next(&next_Igather_c[pmpi], pmpi, "Igather_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Igather_c");
 	struct lwm2_mpi_call c;
 	if (!lwm2_mpi_begin(&c))
-		return f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+		return f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
+		         request);
 	int rc = f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_b_gather(&c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_b_gather(&c, sendbuf, sendcount, sendtype,
+	                                                   recvbuf, recvcount, recvtype, root, comm)
+	                               : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, b.sent, b.recv);
 	if (rc == 0)
 		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, 0, 0, 0);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Igather_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int MPI_Igather_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype,
+                              void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root,
+                              lwm2_mpi_h comm, void *request)
 {
-	return w_Igather_c(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+	return w_Igather_c(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+	                   comm, request);
 }
 
-LWM2_EXPORT int PMPI_Igather_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int PMPI_Igather_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype,
+                               void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root,
+                               lwm2_mpi_h comm, void *request)
 {
-	return w_Igather_c(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+	return w_Igather_c(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+	                   comm, request);
 }
 
 static _Atomic(void *) next_Gather_init[2];
 
-LWM2_MPI_HOT int w_Gather_init(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_MPI_HOT int w_Gather_init(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                               void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int root,
+                               lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
-	lwm2_mpi_fn_Gather_init f = (lwm2_mpi_fn_Gather_init)lwm2_mpi_next(&next_Gather_init[pmpi], pmpi, "Gather_init");
+	lwm2_mpi_fn_Gather_init f =
+	    (lwm2_mpi_fn_Gather_init)lwm2_mpi_next(&next_Gather_init[pmpi], pmpi, "Gather_init");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Gather_init");
 	struct lwm2_mpi_call c;
 	if (!lwm2_mpi_begin(&c))
-		return f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
-	int rc = f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
+		return f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
+		         info, request);
+	int rc = f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info,
+	           request);
 	uint64_t ticks = lwm2_mpi_stop(&c);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, 0, 0);
 	if (rc == 0) {
-		struct lwm2_mpi_sr b = lwm2_mpi_b_gather(&c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
-		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, LWM2_MPI_REQ_PERSISTENT | 0, b.sent, b.recv);
+		struct lwm2_mpi_sr b = lwm2_mpi_b_gather(&c, sendbuf, sendcount, sendtype, recvbuf,
+		                                         recvcount, recvtype, root, comm);
+		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, LWM2_MPI_REQ_PERSISTENT | 0,
+		                   b.sent, b.recv);
 	}
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Gather_init(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_EXPORT int MPI_Gather_init(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                                void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int root,
+                                lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
-	return w_Gather_init(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
+	return w_Gather_init(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+	                     comm, info, request);
 }
 
-LWM2_EXPORT int PMPI_Gather_init(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_EXPORT int PMPI_Gather_init(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                                 void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int root,
+                                 lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
-	return w_Gather_init(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
+	return w_Gather_init(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+	                     comm, info, request);
 }
 
 static _Atomic(void *) next_Gather_init_c[2];
 
-LWM2_MPI_HOT int w_Gather_init_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_MPI_HOT int w_Gather_init_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount,
+                                 lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount,
+                                 lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, lwm2_mpi_h info,
+                                 void *request)
 {
-	lwm2_mpi_fn_Gather_init_c f = (lwm2_mpi_fn_Gather_init_c)lwm2_mpi_next(&next_Gather_init_c[pmpi], pmpi, "Gather_init_c");
+	lwm2_mpi_fn_Gather_init_c f = (lwm2_mpi_fn_Gather_init_c)lwm2_mpi_next(
+	    &next_Gather_init_c[pmpi], pmpi, "Gather_init_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Gather_init_c");
 	struct lwm2_mpi_call c;
 	if (!lwm2_mpi_begin(&c))
-		return f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
-	int rc = f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
+		return f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
+		         info, request);
+	int rc = f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info,
+	           request);
 	uint64_t ticks = lwm2_mpi_stop(&c);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, 0, 0);
 	if (rc == 0) {
-		struct lwm2_mpi_sr b = lwm2_mpi_b_gather(&c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
-		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, LWM2_MPI_REQ_PERSISTENT | 0, b.sent, b.recv);
+		struct lwm2_mpi_sr b = lwm2_mpi_b_gather(&c, sendbuf, sendcount, sendtype, recvbuf,
+		                                         recvcount, recvtype, root, comm);
+		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, LWM2_MPI_REQ_PERSISTENT | 0,
+		                   b.sent, b.recv);
 	}
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Gather_init_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_EXPORT int MPI_Gather_init_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype,
+                                  void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype,
+                                  int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
-	return w_Gather_init_c(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
+	return w_Gather_init_c(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+	                       comm, info, request);
 }
 
-LWM2_EXPORT int PMPI_Gather_init_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_EXPORT int PMPI_Gather_init_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype,
+                                   void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype,
+                                   int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
-	return w_Gather_init_c(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
+	return w_Gather_init_c(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+	                       comm, info, request);
 }
 
 static _Atomic(void *) next_Gatherv[2];
 
-LWM2_MPI_HOT int w_Gatherv(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *displs, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm)
+LWM2_MPI_HOT int w_Gatherv(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                           void *recvbuf, const int *recvcounts, const int *displs,
+                           lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm)
 {
-	lwm2_mpi_fn_Gatherv f = (lwm2_mpi_fn_Gatherv)lwm2_mpi_next(&next_Gatherv[pmpi], pmpi, "Gatherv");
+	lwm2_mpi_fn_Gatherv f =
+	    (lwm2_mpi_fn_Gatherv)lwm2_mpi_next(&next_Gatherv[pmpi], pmpi, "Gatherv");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Gatherv");
 	struct lwm2_mpi_call c;
 	if (!lwm2_mpi_begin(&c))
-		return f(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
+		return f(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root,
+		         comm);
 	int rc = f(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_b_gatherv(&c, sendbuf, sendcount, sendtype, recvbuf, recvcounts, 0, recvtype, root, comm) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b = rc == 0
+	                           ? lwm2_mpi_b_gatherv(&c, sendbuf, sendcount, sendtype, recvbuf,
+	                                                recvcounts, 0, recvtype, root, comm)
+	                           : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, b.sent, b.recv);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Gatherv(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *displs, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm)
+LWM2_EXPORT int MPI_Gatherv(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf,
+                            const int *recvcounts, const int *displs, lwm2_mpi_h recvtype, int root,
+                            lwm2_mpi_h comm)
 {
-	return w_Gatherv(0, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
+	return w_Gatherv(0, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+	                 root, comm);
 }
 
-LWM2_EXPORT int PMPI_Gatherv(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *displs, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm)
+LWM2_EXPORT int PMPI_Gatherv(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf,
+                             const int *recvcounts, const int *displs, lwm2_mpi_h recvtype,
+                             int root, lwm2_mpi_h comm)
 {
-	return w_Gatherv(1, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
+	return w_Gatherv(1, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+	                 root, comm);
 }
 
 static _Atomic(void *) next_Gatherv_c[2];
 
-LWM2_MPI_HOT int w_Gatherv_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm)
+LWM2_MPI_HOT int w_Gatherv_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount,
+                             lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts,
+                             const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype, int root,
+                             lwm2_mpi_h comm)
 {
-	lwm2_mpi_fn_Gatherv_c f = (lwm2_mpi_fn_Gatherv_c)lwm2_mpi_next(&next_Gatherv_c[pmpi], pmpi, "Gatherv_c");
+	lwm2_mpi_fn_Gatherv_c f =
+	    (lwm2_mpi_fn_Gatherv_c)lwm2_mpi_next(&next_Gatherv_c[pmpi], pmpi, "Gatherv_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Gatherv_c");
 	struct lwm2_mpi_call c;
 	if (!lwm2_mpi_begin(&c))
-		return f(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
+		return f(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root,
+		         comm);
 	int rc = f(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_b_gatherv(&c, sendbuf, sendcount, sendtype, recvbuf, recvcounts, 1, recvtype, root, comm) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b = rc == 0
+	                           ? lwm2_mpi_b_gatherv(&c, sendbuf, sendcount, sendtype, recvbuf,
+	                                                recvcounts, 1, recvtype, root, comm)
+	                           : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, b.sent, b.recv);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Gatherv_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm)
+LWM2_EXPORT int MPI_Gatherv_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype,
+                              void *recvbuf, const lwm2_mpi_cnt *recvcounts,
+                              const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype, int root,
+                              lwm2_mpi_h comm)
 {
-	return w_Gatherv_c(0, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
+	return w_Gatherv_c(0, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+	                   root, comm);
 }
 
-LWM2_EXPORT int PMPI_Gatherv_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm)
+LWM2_EXPORT int PMPI_Gatherv_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype,
+                               void *recvbuf, const lwm2_mpi_cnt *recvcounts,
+                               const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype, int root,
+                               lwm2_mpi_h comm)
 {
-	return w_Gatherv_c(1, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
+	return w_Gatherv_c(1, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+	                   root, comm);
 }
 
 static _Atomic(void *) next_Igatherv[2];
 
-LWM2_MPI_HOT int w_Igatherv(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *displs, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Igatherv(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                            void *recvbuf, const int *recvcounts, const int *displs,
+                            lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, void *request)
 {
-	lwm2_mpi_fn_Igatherv f = (lwm2_mpi_fn_Igatherv)lwm2_mpi_next(&next_Igatherv[pmpi], pmpi, "Igatherv");
+	lwm2_mpi_fn_Igatherv f =
+	    (lwm2_mpi_fn_Igatherv)lwm2_mpi_next(&next_Igatherv[pmpi], pmpi, "Igatherv");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Igatherv");
 	struct lwm2_mpi_call c;
 	if (!lwm2_mpi_begin(&c))
-		return f(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request);
-	int rc = f(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request);
+		return f(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root,
+		         comm, request);
+	int rc = f(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm,
+	           request);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_b_gatherv(&c, sendbuf, sendcount, sendtype, recvbuf, recvcounts, 0, recvtype, root, comm) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b = rc == 0
+	                           ? lwm2_mpi_b_gatherv(&c, sendbuf, sendcount, sendtype, recvbuf,
+	                                                recvcounts, 0, recvtype, root, comm)
+	                           : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, b.sent, b.recv);
 	if (rc == 0)
 		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, 0, 0, 0);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Igatherv(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *displs, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int MPI_Igatherv(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf,
+                             const int *recvcounts, const int *displs, lwm2_mpi_h recvtype,
+                             int root, lwm2_mpi_h comm, void *request)
 {
-	return w_Igatherv(0, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request);
+	return w_Igatherv(0, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+	                  root, comm, request);
 }
 
-LWM2_EXPORT int PMPI_Igatherv(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *displs, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int PMPI_Igatherv(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                              void *recvbuf, const int *recvcounts, const int *displs,
+                              lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, void *request)
 {
-	return w_Igatherv(1, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request);
+	return w_Igatherv(1, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+	                  root, comm, request);
 }
 
 static _Atomic(void *) next_Igatherv_c[2];
 
-LWM2_MPI_HOT int w_Igatherv_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Igatherv_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount,
+                              lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts,
+                              const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype, int root,
+                              lwm2_mpi_h comm, void *request)
 {
-	lwm2_mpi_fn_Igatherv_c f = (lwm2_mpi_fn_Igatherv_c)lwm2_mpi_next(&next_Igatherv_c[pmpi], pmpi, "Igatherv_c");
+	lwm2_mpi_fn_Igatherv_c f =
+	    (lwm2_mpi_fn_Igatherv_c)lwm2_mpi_next(&next_Igatherv_c[pmpi], pmpi, "Igatherv_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Igatherv_c");
 	struct lwm2_mpi_call c;
 	if (!lwm2_mpi_begin(&c))
-		return f(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request);
-	int rc = f(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request);
+		return f(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root,
+		         comm, request);
+	int rc = f(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm,
+	           request);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_b_gatherv(&c, sendbuf, sendcount, sendtype, recvbuf, recvcounts, 1, recvtype, root, comm) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b = rc == 0
+	                           ? lwm2_mpi_b_gatherv(&c, sendbuf, sendcount, sendtype, recvbuf,
+	                                                recvcounts, 1, recvtype, root, comm)
+	                           : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, b.sent, b.recv);
 	if (rc == 0)
 		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, 0, 0, 0);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Igatherv_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int MPI_Igatherv_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype,
+                               void *recvbuf, const lwm2_mpi_cnt *recvcounts,
+                               const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype, int root,
+                               lwm2_mpi_h comm, void *request)
 {
-	return w_Igatherv_c(0, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request);
+	return w_Igatherv_c(0, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+	                    root, comm, request);
 }
 
-LWM2_EXPORT int PMPI_Igatherv_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int PMPI_Igatherv_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype,
+                                void *recvbuf, const lwm2_mpi_cnt *recvcounts,
+                                const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype, int root,
+                                lwm2_mpi_h comm, void *request)
 {
-	return w_Igatherv_c(1, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request);
+	return w_Igatherv_c(1, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+	                    root, comm, request);
 }
 
 static _Atomic(void *) next_Gatherv_init[2];
 
-LWM2_MPI_HOT int w_Gatherv_init(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *displs, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_MPI_HOT int w_Gatherv_init(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                                void *recvbuf, const int *recvcounts, const int *displs,
+                                lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, lwm2_mpi_h info,
+                                void *request)
 {
-	lwm2_mpi_fn_Gatherv_init f = (lwm2_mpi_fn_Gatherv_init)lwm2_mpi_next(&next_Gatherv_init[pmpi], pmpi, "Gatherv_init");
+	lwm2_mpi_fn_Gatherv_init f =
+	    (lwm2_mpi_fn_Gatherv_init)lwm2_mpi_next(&next_Gatherv_init[pmpi], pmpi, "Gatherv_init");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Gatherv_init");
 	struct lwm2_mpi_call c;
 	if (!lwm2_mpi_begin(&c))
-		return f(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request);
-	int rc = f(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request);
+		return f(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root,
+		         comm, info, request);
+	int rc = f(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm,
+	           info, request);
 	uint64_t ticks = lwm2_mpi_stop(&c);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, 0, 0);
 	if (rc == 0) {
-		struct lwm2_mpi_sr b = lwm2_mpi_b_gatherv(&c, sendbuf, sendcount, sendtype, recvbuf, recvcounts, 0, recvtype, root, comm);
-		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, LWM2_MPI_REQ_PERSISTENT | 0, b.sent, b.recv);
+		struct lwm2_mpi_sr b = lwm2_mpi_b_gatherv(&c, sendbuf, sendcount, sendtype, recvbuf,
+		                                          recvcounts, 0, recvtype, root, comm);
+		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, LWM2_MPI_REQ_PERSISTENT | 0,
+		                   b.sent, b.recv);
 	}
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Gatherv_init(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *displs, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_EXPORT int MPI_Gatherv_init(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                                 void *recvbuf, const int *recvcounts, const int *displs,
+                                 lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, lwm2_mpi_h info,
+                                 void *request)
 {
-	return w_Gatherv_init(0, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request);
+	return w_Gatherv_init(0, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+	                      recvtype, root, comm, info, request);
 }
 
-LWM2_EXPORT int PMPI_Gatherv_init(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *displs, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_EXPORT int PMPI_Gatherv_init(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                                  void *recvbuf, const int *recvcounts, const int *displs,
+                                  lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, lwm2_mpi_h info,
+                                  void *request)
 {
-	return w_Gatherv_init(1, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request);
+	return w_Gatherv_init(1, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+	                      recvtype, root, comm, info, request);
 }
 
 static _Atomic(void *) next_Gatherv_init_c[2];
 
-LWM2_MPI_HOT int w_Gatherv_init_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_MPI_HOT int w_Gatherv_init_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount,
+                                  lwm2_mpi_h sendtype, void *recvbuf,
+                                  const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *displs,
+                                  lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, lwm2_mpi_h info,
+                                  void *request)
 {
-	lwm2_mpi_fn_Gatherv_init_c f = (lwm2_mpi_fn_Gatherv_init_c)lwm2_mpi_next(&next_Gatherv_init_c[pmpi], pmpi, "Gatherv_init_c");
+	lwm2_mpi_fn_Gatherv_init_c f = (lwm2_mpi_fn_Gatherv_init_c)lwm2_mpi_next(
+	    &next_Gatherv_init_c[pmpi], pmpi, "Gatherv_init_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Gatherv_init_c");
 	struct lwm2_mpi_call c;
 	if (!lwm2_mpi_begin(&c))
-		return f(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request);
-	int rc = f(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request);
+		return f(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root,
+		         comm, info, request);
+	int rc = f(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm,
+	           info, request);
 	uint64_t ticks = lwm2_mpi_stop(&c);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, 0, 0);
 	if (rc == 0) {
-		struct lwm2_mpi_sr b = lwm2_mpi_b_gatherv(&c, sendbuf, sendcount, sendtype, recvbuf, recvcounts, 1, recvtype, root, comm);
-		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, LWM2_MPI_REQ_PERSISTENT | 0, b.sent, b.recv);
+		struct lwm2_mpi_sr b = lwm2_mpi_b_gatherv(&c, sendbuf, sendcount, sendtype, recvbuf,
+		                                          recvcounts, 1, recvtype, root, comm);
+		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, LWM2_MPI_REQ_PERSISTENT | 0,
+		                   b.sent, b.recv);
 	}
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Gatherv_init_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_EXPORT int MPI_Gatherv_init_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype,
+                                   void *recvbuf, const lwm2_mpi_cnt *recvcounts,
+                                   const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype, int root,
+                                   lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
-	return w_Gatherv_init_c(0, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request);
+	return w_Gatherv_init_c(0, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+	                        recvtype, root, comm, info, request);
 }
 
-LWM2_EXPORT int PMPI_Gatherv_init_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_EXPORT int PMPI_Gatherv_init_c(const void *sendbuf, lwm2_mpi_cnt sendcount,
+                                    lwm2_mpi_h sendtype, void *recvbuf,
+                                    const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *displs,
+                                    lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, lwm2_mpi_h info,
+                                    void *request)
 {
-	return w_Gatherv_init_c(1, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request);
+	return w_Gatherv_init_c(1, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+	                        recvtype, root, comm, info, request);
 }
 
 static _Atomic(void *) next_Scatter[2];
 
-LWM2_MPI_HOT int w_Scatter(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm)
+LWM2_MPI_HOT int w_Scatter(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                           void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int root,
+                           lwm2_mpi_h comm)
 {
-	lwm2_mpi_fn_Scatter f = (lwm2_mpi_fn_Scatter)lwm2_mpi_next(&next_Scatter[pmpi], pmpi, "Scatter");
+	lwm2_mpi_fn_Scatter f =
+	    (lwm2_mpi_fn_Scatter)lwm2_mpi_next(&next_Scatter[pmpi], pmpi, "Scatter");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Scatter");
@@ -2235,26 +2708,34 @@ LWM2_MPI_HOT int w_Scatter(int pmpi, const void *sendbuf, int sendcount, lwm2_mp
 		return f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 	int rc = f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_b_scatter(&c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b = rc == 0
+	                           ? lwm2_mpi_b_scatter(&c, sendbuf, sendcount, sendtype, recvbuf,
+	                                                recvcount, recvtype, root, comm)
+	                           : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, b.sent, b.recv);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Scatter(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm)
+LWM2_EXPORT int MPI_Scatter(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf,
+                            int recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm)
 {
 	return w_Scatter(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 }
 
-LWM2_EXPORT int PMPI_Scatter(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm)
+LWM2_EXPORT int PMPI_Scatter(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf,
+                             int recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm)
 {
 	return w_Scatter(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 }
 
 static _Atomic(void *) next_Scatter_c[2];
 
-LWM2_MPI_HOT int w_Scatter_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm)
+LWM2_MPI_HOT int w_Scatter_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount,
+                             lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount,
+                             lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm)
 {
-	lwm2_mpi_fn_Scatter_c f = (lwm2_mpi_fn_Scatter_c)lwm2_mpi_next(&next_Scatter_c[pmpi], pmpi, "Scatter_c");
+	lwm2_mpi_fn_Scatter_c f =
+	    (lwm2_mpi_fn_Scatter_c)lwm2_mpi_next(&next_Scatter_c[pmpi], pmpi, "Scatter_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Scatter_c");
@@ -2263,326 +2744,483 @@ LWM2_MPI_HOT int w_Scatter_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcou
 		return f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 	int rc = f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_b_scatter(&c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b = rc == 0
+	                           ? lwm2_mpi_b_scatter(&c, sendbuf, sendcount, sendtype, recvbuf,
+	                                                recvcount, recvtype, root, comm)
+	                           : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, b.sent, b.recv);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Scatter_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm)
+LWM2_EXPORT int MPI_Scatter_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype,
+                              void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root,
+                              lwm2_mpi_h comm)
 {
-	return w_Scatter_c(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+	return w_Scatter_c(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+	                   comm);
 }
 
-LWM2_EXPORT int PMPI_Scatter_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm)
+LWM2_EXPORT int PMPI_Scatter_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype,
+                               void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root,
+                               lwm2_mpi_h comm)
 {
-	return w_Scatter_c(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+	return w_Scatter_c(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+	                   comm);
 }
 
 static _Atomic(void *) next_Iscatter[2];
 
-LWM2_MPI_HOT int w_Iscatter(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Iscatter(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                            void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int root,
+                            lwm2_mpi_h comm, void *request)
 {
-	lwm2_mpi_fn_Iscatter f = (lwm2_mpi_fn_Iscatter)lwm2_mpi_next(&next_Iscatter[pmpi], pmpi, "Iscatter");
+	lwm2_mpi_fn_Iscatter f =
+	    (lwm2_mpi_fn_Iscatter)lwm2_mpi_next(&next_Iscatter[pmpi], pmpi, "Iscatter");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Iscatter");
 	struct lwm2_mpi_call c;
 	if (!lwm2_mpi_begin(&c))
-		return f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+		return f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
+		         request);
 	int rc = f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_b_scatter(&c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b = rc == 0
+	                           ? lwm2_mpi_b_scatter(&c, sendbuf, sendcount, sendtype, recvbuf,
+	                                                recvcount, recvtype, root, comm)
+	                           : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, b.sent, b.recv);
 	if (rc == 0)
 		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, 0, 0, 0);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Iscatter(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int MPI_Iscatter(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf,
+                             int recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm,
+                             void *request)
 {
-	return w_Iscatter(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+	return w_Iscatter(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
+	                  request);
 }
 
-LWM2_EXPORT int PMPI_Iscatter(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int PMPI_Iscatter(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                              void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int root,
+                              lwm2_mpi_h comm, void *request)
 {
-	return w_Iscatter(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+	return w_Iscatter(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
+	                  request);
 }
 
 static _Atomic(void *) next_Iscatter_c[2];
 
-LWM2_MPI_HOT int w_Iscatter_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Iscatter_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount,
+                              lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount,
+                              lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, void *request)
 {
-	lwm2_mpi_fn_Iscatter_c f = (lwm2_mpi_fn_Iscatter_c)lwm2_mpi_next(&next_Iscatter_c[pmpi], pmpi, "Iscatter_c");
+	lwm2_mpi_fn_Iscatter_c f =
+	    (lwm2_mpi_fn_Iscatter_c)lwm2_mpi_next(&next_Iscatter_c[pmpi], pmpi, "Iscatter_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Iscatter_c");
 	struct lwm2_mpi_call c;
 	if (!lwm2_mpi_begin(&c))
-		return f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+		return f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
+		         request);
 	int rc = f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_b_scatter(&c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b = rc == 0
+	                           ? lwm2_mpi_b_scatter(&c, sendbuf, sendcount, sendtype, recvbuf,
+	                                                recvcount, recvtype, root, comm)
+	                           : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, b.sent, b.recv);
 	if (rc == 0)
 		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, 0, 0, 0);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Iscatter_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int MPI_Iscatter_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype,
+                               void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root,
+                               lwm2_mpi_h comm, void *request)
 {
-	return w_Iscatter_c(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+	return w_Iscatter_c(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+	                    comm, request);
 }
 
-LWM2_EXPORT int PMPI_Iscatter_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int PMPI_Iscatter_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype,
+                                void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype,
+                                int root, lwm2_mpi_h comm, void *request)
 {
-	return w_Iscatter_c(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+	return w_Iscatter_c(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+	                    comm, request);
 }
 
 static _Atomic(void *) next_Scatter_init[2];
 
-LWM2_MPI_HOT int w_Scatter_init(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_MPI_HOT int w_Scatter_init(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                                void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int root,
+                                lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
-	lwm2_mpi_fn_Scatter_init f = (lwm2_mpi_fn_Scatter_init)lwm2_mpi_next(&next_Scatter_init[pmpi], pmpi, "Scatter_init");
+	lwm2_mpi_fn_Scatter_init f =
+	    (lwm2_mpi_fn_Scatter_init)lwm2_mpi_next(&next_Scatter_init[pmpi], pmpi, "Scatter_init");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Scatter_init");
 	struct lwm2_mpi_call c;
 	if (!lwm2_mpi_begin(&c))
-		return f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
-	int rc = f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
+		return f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
+		         info, request);
+	int rc = f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info,
+	           request);
 	uint64_t ticks = lwm2_mpi_stop(&c);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, 0, 0);
 	if (rc == 0) {
-		struct lwm2_mpi_sr b = lwm2_mpi_b_scatter(&c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
-		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, LWM2_MPI_REQ_PERSISTENT | 0, b.sent, b.recv);
+		struct lwm2_mpi_sr b = lwm2_mpi_b_scatter(&c, sendbuf, sendcount, sendtype, recvbuf,
+		                                          recvcount, recvtype, root, comm);
+		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, LWM2_MPI_REQ_PERSISTENT | 0,
+		                   b.sent, b.recv);
 	}
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Scatter_init(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_EXPORT int MPI_Scatter_init(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                                 void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int root,
+                                 lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
-	return w_Scatter_init(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
+	return w_Scatter_init(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+	                      comm, info, request);
 }
 
-LWM2_EXPORT int PMPI_Scatter_init(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_EXPORT int PMPI_Scatter_init(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                                  void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int root,
+                                  lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
-	return w_Scatter_init(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
+	return w_Scatter_init(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+	                      comm, info, request);
 }
 
 static _Atomic(void *) next_Scatter_init_c[2];
 
-LWM2_MPI_HOT int w_Scatter_init_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_MPI_HOT int w_Scatter_init_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount,
+                                  lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount,
+                                  lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, lwm2_mpi_h info,
+                                  void *request)
 {
-	lwm2_mpi_fn_Scatter_init_c f = (lwm2_mpi_fn_Scatter_init_c)lwm2_mpi_next(&next_Scatter_init_c[pmpi], pmpi, "Scatter_init_c");
+	lwm2_mpi_fn_Scatter_init_c f = (lwm2_mpi_fn_Scatter_init_c)lwm2_mpi_next(
+	    &next_Scatter_init_c[pmpi], pmpi, "Scatter_init_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Scatter_init_c");
 	struct lwm2_mpi_call c;
 	if (!lwm2_mpi_begin(&c))
-		return f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
-	int rc = f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
+		return f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
+		         info, request);
+	int rc = f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info,
+	           request);
 	uint64_t ticks = lwm2_mpi_stop(&c);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, 0, 0);
 	if (rc == 0) {
-		struct lwm2_mpi_sr b = lwm2_mpi_b_scatter(&c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
-		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, LWM2_MPI_REQ_PERSISTENT | 0, b.sent, b.recv);
+		struct lwm2_mpi_sr b = lwm2_mpi_b_scatter(&c, sendbuf, sendcount, sendtype, recvbuf,
+		                                          recvcount, recvtype, root, comm);
+		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, LWM2_MPI_REQ_PERSISTENT | 0,
+		                   b.sent, b.recv);
 	}
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Scatter_init_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_EXPORT int MPI_Scatter_init_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype,
+                                   void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype,
+                                   int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
-	return w_Scatter_init_c(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
+	return w_Scatter_init_c(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+	                        comm, info, request);
 }
 
-LWM2_EXPORT int PMPI_Scatter_init_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_EXPORT int PMPI_Scatter_init_c(const void *sendbuf, lwm2_mpi_cnt sendcount,
+                                    lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount,
+                                    lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, lwm2_mpi_h info,
+                                    void *request)
 {
-	return w_Scatter_init_c(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
+	return w_Scatter_init_c(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+	                        comm, info, request);
 }
 
 static _Atomic(void *) next_Scatterv[2];
 
-LWM2_MPI_HOT int w_Scatterv(int pmpi, const void *sendbuf, const int *sendcounts, const int *displs, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm)
+LWM2_MPI_HOT int w_Scatterv(int pmpi, const void *sendbuf, const int *sendcounts, const int *displs,
+                            lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype,
+                            int root, lwm2_mpi_h comm)
 {
-	lwm2_mpi_fn_Scatterv f = (lwm2_mpi_fn_Scatterv)lwm2_mpi_next(&next_Scatterv[pmpi], pmpi, "Scatterv");
+	lwm2_mpi_fn_Scatterv f =
+	    (lwm2_mpi_fn_Scatterv)lwm2_mpi_next(&next_Scatterv[pmpi], pmpi, "Scatterv");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Scatterv");
 	struct lwm2_mpi_call c;
 	if (!lwm2_mpi_begin(&c))
-		return f(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
+		return f(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root,
+		         comm);
 	int rc = f(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_b_scatterv(&c, sendbuf, sendcounts, 0, sendtype, recvbuf, recvcount, recvtype, root, comm) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b = rc == 0
+	                           ? lwm2_mpi_b_scatterv(&c, sendbuf, sendcounts, 0, sendtype,
+	                                                 recvbuf, recvcount, recvtype, root, comm)
+	                           : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, b.sent, b.recv);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Scatterv(const void *sendbuf, const int *sendcounts, const int *displs, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm)
+LWM2_EXPORT int MPI_Scatterv(const void *sendbuf, const int *sendcounts, const int *displs,
+                             lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype,
+                             int root, lwm2_mpi_h comm)
 {
-	return w_Scatterv(0, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
+	return w_Scatterv(0, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype,
+	                  root, comm);
 }
 
-LWM2_EXPORT int PMPI_Scatterv(const void *sendbuf, const int *sendcounts, const int *displs, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm)
+LWM2_EXPORT int PMPI_Scatterv(const void *sendbuf, const int *sendcounts, const int *displs,
+                              lwm2_mpi_h sendtype, void *recvbuf, int recvcount,
+                              lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm)
 {
-	return w_Scatterv(1, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
+	return w_Scatterv(1, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype,
+	                  root, comm);
 }
 
 static _Atomic(void *) next_Scatterv_c[2];
 
-LWM2_MPI_HOT int w_Scatterv_c(int pmpi, const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *displs, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm)
+LWM2_MPI_HOT int w_Scatterv_c(int pmpi, const void *sendbuf, const lwm2_mpi_cnt *sendcounts,
+                              const lwm2_mpi_cnt *displs, lwm2_mpi_h sendtype, void *recvbuf,
+                              lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root,
+                              lwm2_mpi_h comm)
 {
-	lwm2_mpi_fn_Scatterv_c f = (lwm2_mpi_fn_Scatterv_c)lwm2_mpi_next(&next_Scatterv_c[pmpi], pmpi, "Scatterv_c");
+	lwm2_mpi_fn_Scatterv_c f =
+	    (lwm2_mpi_fn_Scatterv_c)lwm2_mpi_next(&next_Scatterv_c[pmpi], pmpi, "Scatterv_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Scatterv_c");
 	struct lwm2_mpi_call c;
 	if (!lwm2_mpi_begin(&c))
-		return f(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
+		return f(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root,
+		         comm);
 	int rc = f(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_b_scatterv(&c, sendbuf, sendcounts, 1, sendtype, recvbuf, recvcount, recvtype, root, comm) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b = rc == 0
+	                           ? lwm2_mpi_b_scatterv(&c, sendbuf, sendcounts, 1, sendtype,
+	                                                 recvbuf, recvcount, recvtype, root, comm)
+	                           : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, b.sent, b.recv);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Scatterv_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *displs, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm)
+LWM2_EXPORT int MPI_Scatterv_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts,
+                               const lwm2_mpi_cnt *displs, lwm2_mpi_h sendtype, void *recvbuf,
+                               lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root,
+                               lwm2_mpi_h comm)
 {
-	return w_Scatterv_c(0, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
+	return w_Scatterv_c(0, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype,
+	                    root, comm);
 }
 
-LWM2_EXPORT int PMPI_Scatterv_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *displs, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm)
+LWM2_EXPORT int PMPI_Scatterv_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts,
+                                const lwm2_mpi_cnt *displs, lwm2_mpi_h sendtype, void *recvbuf,
+                                lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root,
+                                lwm2_mpi_h comm)
 {
-	return w_Scatterv_c(1, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
+	return w_Scatterv_c(1, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype,
+	                    root, comm);
 }
 
 static _Atomic(void *) next_Iscatterv[2];
 
-LWM2_MPI_HOT int w_Iscatterv(int pmpi, const void *sendbuf, const int *sendcounts, const int *displs, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Iscatterv(int pmpi, const void *sendbuf, const int *sendcounts,
+                             const int *displs, lwm2_mpi_h sendtype, void *recvbuf, int recvcount,
+                             lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, void *request)
 {
-	lwm2_mpi_fn_Iscatterv f = (lwm2_mpi_fn_Iscatterv)lwm2_mpi_next(&next_Iscatterv[pmpi], pmpi, "Iscatterv");
+	lwm2_mpi_fn_Iscatterv f =
+	    (lwm2_mpi_fn_Iscatterv)lwm2_mpi_next(&next_Iscatterv[pmpi], pmpi, "Iscatterv");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Iscatterv");
 	struct lwm2_mpi_call c;
 	if (!lwm2_mpi_begin(&c))
-		return f(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
-	int rc = f(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+		return f(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root,
+		         comm, request);
+	int rc = f(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm,
+	           request);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_b_scatterv(&c, sendbuf, sendcounts, 0, sendtype, recvbuf, recvcount, recvtype, root, comm) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b = rc == 0
+	                           ? lwm2_mpi_b_scatterv(&c, sendbuf, sendcounts, 0, sendtype,
+	                                                 recvbuf, recvcount, recvtype, root, comm)
+	                           : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, b.sent, b.recv);
 	if (rc == 0)
 		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, 0, 0, 0);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Iscatterv(const void *sendbuf, const int *sendcounts, const int *displs, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int MPI_Iscatterv(const void *sendbuf, const int *sendcounts, const int *displs,
+                              lwm2_mpi_h sendtype, void *recvbuf, int recvcount,
+                              lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, void *request)
 {
-	return w_Iscatterv(0, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+	return w_Iscatterv(0, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype,
+	                   root, comm, request);
 }
 
-LWM2_EXPORT int PMPI_Iscatterv(const void *sendbuf, const int *sendcounts, const int *displs, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int PMPI_Iscatterv(const void *sendbuf, const int *sendcounts, const int *displs,
+                               lwm2_mpi_h sendtype, void *recvbuf, int recvcount,
+                               lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, void *request)
 {
-	return w_Iscatterv(1, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+	return w_Iscatterv(1, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype,
+	                   root, comm, request);
 }
 
 static _Atomic(void *) next_Iscatterv_c[2];
 
-LWM2_MPI_HOT int w_Iscatterv_c(int pmpi, const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *displs, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Iscatterv_c(int pmpi, const void *sendbuf, const lwm2_mpi_cnt *sendcounts,
+                               const lwm2_mpi_cnt *displs, lwm2_mpi_h sendtype, void *recvbuf,
+                               lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root,
+                               lwm2_mpi_h comm, void *request)
 {
-	lwm2_mpi_fn_Iscatterv_c f = (lwm2_mpi_fn_Iscatterv_c)lwm2_mpi_next(&next_Iscatterv_c[pmpi], pmpi, "Iscatterv_c");
+	lwm2_mpi_fn_Iscatterv_c f =
+	    (lwm2_mpi_fn_Iscatterv_c)lwm2_mpi_next(&next_Iscatterv_c[pmpi], pmpi, "Iscatterv_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Iscatterv_c");
 	struct lwm2_mpi_call c;
 	if (!lwm2_mpi_begin(&c))
-		return f(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
-	int rc = f(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+		return f(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root,
+		         comm, request);
+	int rc = f(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm,
+	           request);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_b_scatterv(&c, sendbuf, sendcounts, 1, sendtype, recvbuf, recvcount, recvtype, root, comm) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b = rc == 0
+	                           ? lwm2_mpi_b_scatterv(&c, sendbuf, sendcounts, 1, sendtype,
+	                                                 recvbuf, recvcount, recvtype, root, comm)
+	                           : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, b.sent, b.recv);
 	if (rc == 0)
 		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, 0, 0, 0);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Iscatterv_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *displs, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int MPI_Iscatterv_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts,
+                                const lwm2_mpi_cnt *displs, lwm2_mpi_h sendtype, void *recvbuf,
+                                lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root,
+                                lwm2_mpi_h comm, void *request)
 {
-	return w_Iscatterv_c(0, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+	return w_Iscatterv_c(0, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype,
+	                     root, comm, request);
 }
 
-LWM2_EXPORT int PMPI_Iscatterv_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *displs, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int PMPI_Iscatterv_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts,
+                                 const lwm2_mpi_cnt *displs, lwm2_mpi_h sendtype, void *recvbuf,
+                                 lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root,
+                                 lwm2_mpi_h comm, void *request)
 {
-	return w_Iscatterv_c(1, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+	return w_Iscatterv_c(1, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype,
+	                     root, comm, request);
 }
 
 static _Atomic(void *) next_Scatterv_init[2];
 
-LWM2_MPI_HOT int w_Scatterv_init(int pmpi, const void *sendbuf, const int *sendcounts, const int *displs, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_MPI_HOT int w_Scatterv_init(int pmpi, const void *sendbuf, const int *sendcounts,
+                                 const int *displs, lwm2_mpi_h sendtype, void *recvbuf,
+                                 int recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm,
+                                 lwm2_mpi_h info, void *request)
 {
-	lwm2_mpi_fn_Scatterv_init f = (lwm2_mpi_fn_Scatterv_init)lwm2_mpi_next(&next_Scatterv_init[pmpi], pmpi, "Scatterv_init");
+	lwm2_mpi_fn_Scatterv_init f = (lwm2_mpi_fn_Scatterv_init)lwm2_mpi_next(
+	    &next_Scatterv_init[pmpi], pmpi, "Scatterv_init");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Scatterv_init");
 	struct lwm2_mpi_call c;
 	if (!lwm2_mpi_begin(&c))
-		return f(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
-	int rc = f(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
+		return f(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root,
+		         comm, info, request);
+	int rc = f(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm,
+	           info, request);
 	uint64_t ticks = lwm2_mpi_stop(&c);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, 0, 0);
 	if (rc == 0) {
-		struct lwm2_mpi_sr b = lwm2_mpi_b_scatterv(&c, sendbuf, sendcounts, 0, sendtype, recvbuf, recvcount, recvtype, root, comm);
-		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, LWM2_MPI_REQ_PERSISTENT | 0, b.sent, b.recv);
+		struct lwm2_mpi_sr b = lwm2_mpi_b_scatterv(
+		    &c, sendbuf, sendcounts, 0, sendtype, recvbuf, recvcount, recvtype, root, comm);
+		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, LWM2_MPI_REQ_PERSISTENT | 0,
+		                   b.sent, b.recv);
 	}
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Scatterv_init(const void *sendbuf, const int *sendcounts, const int *displs, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_EXPORT int MPI_Scatterv_init(const void *sendbuf, const int *sendcounts, const int *displs,
+                                  lwm2_mpi_h sendtype, void *recvbuf, int recvcount,
+                                  lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, lwm2_mpi_h info,
+                                  void *request)
 {
-	return w_Scatterv_init(0, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
+	return w_Scatterv_init(0, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
+	                       recvtype, root, comm, info, request);
 }
 
-LWM2_EXPORT int PMPI_Scatterv_init(const void *sendbuf, const int *sendcounts, const int *displs, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_EXPORT int PMPI_Scatterv_init(const void *sendbuf, const int *sendcounts, const int *displs,
+                                   lwm2_mpi_h sendtype, void *recvbuf, int recvcount,
+                                   lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, lwm2_mpi_h info,
+                                   void *request)
 {
-	return w_Scatterv_init(1, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
+	return w_Scatterv_init(1, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
+	                       recvtype, root, comm, info, request);
 }
 
 static _Atomic(void *) next_Scatterv_init_c[2];
 
-LWM2_MPI_HOT int w_Scatterv_init_c(int pmpi, const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *displs, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_MPI_HOT int w_Scatterv_init_c(int pmpi, const void *sendbuf, const lwm2_mpi_cnt *sendcounts,
+                                   const lwm2_mpi_cnt *displs, lwm2_mpi_h sendtype, void *recvbuf,
+                                   lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root,
+                                   lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
-	lwm2_mpi_fn_Scatterv_init_c f = (lwm2_mpi_fn_Scatterv_init_c)lwm2_mpi_next(&next_Scatterv_init_c[pmpi], pmpi, "Scatterv_init_c");
+	lwm2_mpi_fn_Scatterv_init_c f = (lwm2_mpi_fn_Scatterv_init_c)lwm2_mpi_next(
+	    &next_Scatterv_init_c[pmpi], pmpi, "Scatterv_init_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Scatterv_init_c");
 	struct lwm2_mpi_call c;
 	if (!lwm2_mpi_begin(&c))
-		return f(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
-	int rc = f(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
+		return f(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root,
+		         comm, info, request);
+	int rc = f(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm,
+	           info, request);
 	uint64_t ticks = lwm2_mpi_stop(&c);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, 0, 0);
 	if (rc == 0) {
-		struct lwm2_mpi_sr b = lwm2_mpi_b_scatterv(&c, sendbuf, sendcounts, 1, sendtype, recvbuf, recvcount, recvtype, root, comm);
-		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, LWM2_MPI_REQ_PERSISTENT | 0, b.sent, b.recv);
+		struct lwm2_mpi_sr b = lwm2_mpi_b_scatterv(
+		    &c, sendbuf, sendcounts, 1, sendtype, recvbuf, recvcount, recvtype, root, comm);
+		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, LWM2_MPI_REQ_PERSISTENT | 0,
+		                   b.sent, b.recv);
 	}
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Scatterv_init_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *displs, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_EXPORT int MPI_Scatterv_init_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts,
+                                    const lwm2_mpi_cnt *displs, lwm2_mpi_h sendtype, void *recvbuf,
+                                    lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root,
+                                    lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
-	return w_Scatterv_init_c(0, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
+	return w_Scatterv_init_c(0, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
+	                         recvtype, root, comm, info, request);
 }
 
-LWM2_EXPORT int PMPI_Scatterv_init_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *displs, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_EXPORT int PMPI_Scatterv_init_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts,
+                                     const lwm2_mpi_cnt *displs, lwm2_mpi_h sendtype, void *recvbuf,
+                                     lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root,
+                                     lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
-	return w_Scatterv_init_c(1, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request);
+	return w_Scatterv_init_c(1, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
+	                         recvtype, root, comm, info, request);
 }
 
 static _Atomic(void *) next_Allgather[2];
 
-LWM2_MPI_HOT int w_Allgather(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm)
+LWM2_MPI_HOT int w_Allgather(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                             void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm)
 {
-	lwm2_mpi_fn_Allgather f = (lwm2_mpi_fn_Allgather)lwm2_mpi_next(&next_Allgather[pmpi], pmpi, "Allgather");
+	lwm2_mpi_fn_Allgather f =
+	    (lwm2_mpi_fn_Allgather)lwm2_mpi_next(&next_Allgather[pmpi], pmpi, "Allgather");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Allgather");
@@ -2591,26 +3229,33 @@ LWM2_MPI_HOT int w_Allgather(int pmpi, const void *sendbuf, int sendcount, lwm2_
 		return f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 	int rc = f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_b_allgather(&c, sendbuf, sendcount, sendtype, recvcount, recvtype, comm) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_b_allgather(&c, sendbuf, sendcount, sendtype,
+	                                                      recvcount, recvtype, comm)
+	                               : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, b.sent, b.recv);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Allgather(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm)
+LWM2_EXPORT int MPI_Allgather(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                              void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm)
 {
 	return w_Allgather(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
 
-LWM2_EXPORT int PMPI_Allgather(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm)
+LWM2_EXPORT int PMPI_Allgather(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                               void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm)
 {
 	return w_Allgather(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
 
 static _Atomic(void *) next_Allgather_c[2];
 
-LWM2_MPI_HOT int w_Allgather_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm)
+LWM2_MPI_HOT int w_Allgather_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount,
+                               lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount,
+                               lwm2_mpi_h recvtype, lwm2_mpi_h comm)
 {
-	lwm2_mpi_fn_Allgather_c f = (lwm2_mpi_fn_Allgather_c)lwm2_mpi_next(&next_Allgather_c[pmpi], pmpi, "Allgather_c");
+	lwm2_mpi_fn_Allgather_c f =
+	    (lwm2_mpi_fn_Allgather_c)lwm2_mpi_next(&next_Allgather_c[pmpi], pmpi, "Allgather_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Allgather_c");
@@ -2619,26 +3264,35 @@ LWM2_MPI_HOT int w_Allgather_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendc
 		return f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 	int rc = f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_b_allgather(&c, sendbuf, sendcount, sendtype, recvcount, recvtype, comm) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_b_allgather(&c, sendbuf, sendcount, sendtype,
+	                                                      recvcount, recvtype, comm)
+	                               : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, b.sent, b.recv);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Allgather_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm)
+LWM2_EXPORT int MPI_Allgather_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype,
+                                void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype,
+                                lwm2_mpi_h comm)
 {
 	return w_Allgather_c(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
 
-LWM2_EXPORT int PMPI_Allgather_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm)
+LWM2_EXPORT int PMPI_Allgather_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype,
+                                 void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype,
+                                 lwm2_mpi_h comm)
 {
 	return w_Allgather_c(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
 
 static _Atomic(void *) next_Iallgather[2];
 
-LWM2_MPI_HOT int w_Iallgather(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Iallgather(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                              void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm,
+                              void *request)
 {
-	lwm2_mpi_fn_Iallgather f = (lwm2_mpi_fn_Iallgather)lwm2_mpi_next(&next_Iallgather[pmpi], pmpi, "Iallgather");
+	lwm2_mpi_fn_Iallgather f =
+	    (lwm2_mpi_fn_Iallgather)lwm2_mpi_next(&next_Iallgather[pmpi], pmpi, "Iallgather");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Iallgather");
@@ -2647,28 +3301,39 @@ LWM2_MPI_HOT int w_Iallgather(int pmpi, const void *sendbuf, int sendcount, lwm2
 		return f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 	int rc = f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_b_allgather(&c, sendbuf, sendcount, sendtype, recvcount, recvtype, comm) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_b_allgather(&c, sendbuf, sendcount, sendtype,
+	                                                      recvcount, recvtype, comm)
+	                               : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, b.sent, b.recv);
 	if (rc == 0)
 		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, 0, 0, 0);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Iallgather(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int MPI_Iallgather(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                               void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm,
+                               void *request)
 {
-	return w_Iallgather(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+	return w_Iallgather(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+	                    request);
 }
 
-LWM2_EXPORT int PMPI_Iallgather(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int PMPI_Iallgather(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                                void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm,
+                                void *request)
 {
-	return w_Iallgather(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+	return w_Iallgather(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+	                    request);
 }
 
 static _Atomic(void *) next_Iallgather_c[2];
 
-LWM2_MPI_HOT int w_Iallgather_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Iallgather_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount,
+                                lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount,
+                                lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request)
 {
-	lwm2_mpi_fn_Iallgather_c f = (lwm2_mpi_fn_Iallgather_c)lwm2_mpi_next(&next_Iallgather_c[pmpi], pmpi, "Iallgather_c");
+	lwm2_mpi_fn_Iallgather_c f =
+	    (lwm2_mpi_fn_Iallgather_c)lwm2_mpi_next(&next_Iallgather_c[pmpi], pmpi, "Iallgather_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Iallgather_c");
@@ -2677,90 +3342,128 @@ LWM2_MPI_HOT int w_Iallgather_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt send
 		return f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 	int rc = f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_b_allgather(&c, sendbuf, sendcount, sendtype, recvcount, recvtype, comm) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_b_allgather(&c, sendbuf, sendcount, sendtype,
+	                                                      recvcount, recvtype, comm)
+	                               : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, b.sent, b.recv);
 	if (rc == 0)
 		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, 0, 0, 0);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Iallgather_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int MPI_Iallgather_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype,
+                                 void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype,
+                                 lwm2_mpi_h comm, void *request)
 {
-	return w_Iallgather_c(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+	return w_Iallgather_c(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+	                      request);
 }
 
-LWM2_EXPORT int PMPI_Iallgather_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int PMPI_Iallgather_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype,
+                                  void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype,
+                                  lwm2_mpi_h comm, void *request)
 {
-	return w_Iallgather_c(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+	return w_Iallgather_c(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+	                      request);
 }
 
 static _Atomic(void *) next_Allgather_init[2];
 
-LWM2_MPI_HOT int w_Allgather_init(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_MPI_HOT int w_Allgather_init(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                                  void *recvbuf, int recvcount, lwm2_mpi_h recvtype,
+                                  lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
-	lwm2_mpi_fn_Allgather_init f = (lwm2_mpi_fn_Allgather_init)lwm2_mpi_next(&next_Allgather_init[pmpi], pmpi, "Allgather_init");
+	lwm2_mpi_fn_Allgather_init f = (lwm2_mpi_fn_Allgather_init)lwm2_mpi_next(
+	    &next_Allgather_init[pmpi], pmpi, "Allgather_init");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Allgather_init");
 	struct lwm2_mpi_call c;
 	if (!lwm2_mpi_begin(&c))
-		return f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+		return f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info,
+		         request);
 	int rc = f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 	uint64_t ticks = lwm2_mpi_stop(&c);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, 0, 0);
 	if (rc == 0) {
-		struct lwm2_mpi_sr b = lwm2_mpi_b_allgather(&c, sendbuf, sendcount, sendtype, recvcount, recvtype, comm);
-		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, LWM2_MPI_REQ_PERSISTENT | 0, b.sent, b.recv);
+		struct lwm2_mpi_sr b = lwm2_mpi_b_allgather(&c, sendbuf, sendcount, sendtype,
+		                                            recvcount, recvtype, comm);
+		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, LWM2_MPI_REQ_PERSISTENT | 0,
+		                   b.sent, b.recv);
 	}
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Allgather_init(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_EXPORT int MPI_Allgather_init(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                                   void *recvbuf, int recvcount, lwm2_mpi_h recvtype,
+                                   lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
-	return w_Allgather_init(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+	return w_Allgather_init(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+	                        info, request);
 }
 
-LWM2_EXPORT int PMPI_Allgather_init(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_EXPORT int PMPI_Allgather_init(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                                    void *recvbuf, int recvcount, lwm2_mpi_h recvtype,
+                                    lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
-	return w_Allgather_init(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+	return w_Allgather_init(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+	                        info, request);
 }
 
 static _Atomic(void *) next_Allgather_init_c[2];
 
-LWM2_MPI_HOT int w_Allgather_init_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_MPI_HOT int w_Allgather_init_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount,
+                                    lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount,
+                                    lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info,
+                                    void *request)
 {
-	lwm2_mpi_fn_Allgather_init_c f = (lwm2_mpi_fn_Allgather_init_c)lwm2_mpi_next(&next_Allgather_init_c[pmpi], pmpi, "Allgather_init_c");
+	lwm2_mpi_fn_Allgather_init_c f = (lwm2_mpi_fn_Allgather_init_c)lwm2_mpi_next(
+	    &next_Allgather_init_c[pmpi], pmpi, "Allgather_init_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Allgather_init_c");
 	struct lwm2_mpi_call c;
 	if (!lwm2_mpi_begin(&c))
-		return f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+		return f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info,
+		         request);
 	int rc = f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 	uint64_t ticks = lwm2_mpi_stop(&c);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, 0, 0);
 	if (rc == 0) {
-		struct lwm2_mpi_sr b = lwm2_mpi_b_allgather(&c, sendbuf, sendcount, sendtype, recvcount, recvtype, comm);
-		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, LWM2_MPI_REQ_PERSISTENT | 0, b.sent, b.recv);
+		struct lwm2_mpi_sr b = lwm2_mpi_b_allgather(&c, sendbuf, sendcount, sendtype,
+		                                            recvcount, recvtype, comm);
+		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, LWM2_MPI_REQ_PERSISTENT | 0,
+		                   b.sent, b.recv);
 	}
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Allgather_init_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_EXPORT int MPI_Allgather_init_c(const void *sendbuf, lwm2_mpi_cnt sendcount,
+                                     lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount,
+                                     lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info,
+                                     void *request)
 {
-	return w_Allgather_init_c(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+	return w_Allgather_init_c(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+	                          comm, info, request);
 }
 
-LWM2_EXPORT int PMPI_Allgather_init_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_EXPORT int PMPI_Allgather_init_c(const void *sendbuf, lwm2_mpi_cnt sendcount,
+                                      lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount,
+                                      lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info,
+                                      void *request)
 {
-	return w_Allgather_init_c(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+	return w_Allgather_init_c(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+	                          comm, info, request);
 }
 
 static _Atomic(void *) next_Allgatherv[2];
 
-LWM2_MPI_HOT int w_Allgatherv(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm)
+LWM2_MPI_HOT int w_Allgatherv(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                              void *recvbuf, const int *recvcounts, const int *displs,
+                              lwm2_mpi_h recvtype, lwm2_mpi_h comm)
 {
-	lwm2_mpi_fn_Allgatherv f = (lwm2_mpi_fn_Allgatherv)lwm2_mpi_next(&next_Allgatherv[pmpi], pmpi, "Allgatherv");
+	lwm2_mpi_fn_Allgatherv f =
+	    (lwm2_mpi_fn_Allgatherv)lwm2_mpi_next(&next_Allgatherv[pmpi], pmpi, "Allgatherv");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Allgatherv");
@@ -2769,26 +3472,37 @@ LWM2_MPI_HOT int w_Allgatherv(int pmpi, const void *sendbuf, int sendcount, lwm2
 		return f(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
 	int rc = f(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_b_allgatherv(&c, sendbuf, sendcount, sendtype, recvcounts, 0, recvtype, comm) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_b_allgatherv(&c, sendbuf, sendcount, sendtype,
+	                                                       recvcounts, 0, recvtype, comm)
+	                               : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, b.sent, b.recv);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Allgatherv(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm)
+LWM2_EXPORT int MPI_Allgatherv(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                               void *recvbuf, const int *recvcounts, const int *displs,
+                               lwm2_mpi_h recvtype, lwm2_mpi_h comm)
 {
-	return w_Allgatherv(0, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
+	return w_Allgatherv(0, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+	                    comm);
 }
 
-LWM2_EXPORT int PMPI_Allgatherv(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm)
+LWM2_EXPORT int PMPI_Allgatherv(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                                void *recvbuf, const int *recvcounts, const int *displs,
+                                lwm2_mpi_h recvtype, lwm2_mpi_h comm)
 {
-	return w_Allgatherv(1, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
+	return w_Allgatherv(1, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+	                    comm);
 }
 
 static _Atomic(void *) next_Allgatherv_c[2];
 
-LWM2_MPI_HOT int w_Allgatherv_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm)
+LWM2_MPI_HOT int w_Allgatherv_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount,
+                                lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts,
+                                const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm)
 {
-	lwm2_mpi_fn_Allgatherv_c f = (lwm2_mpi_fn_Allgatherv_c)lwm2_mpi_next(&next_Allgatherv_c[pmpi], pmpi, "Allgatherv_c");
+	lwm2_mpi_fn_Allgatherv_c f =
+	    (lwm2_mpi_fn_Allgatherv_c)lwm2_mpi_next(&next_Allgatherv_c[pmpi], pmpi, "Allgatherv_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Allgatherv_c");
@@ -2797,148 +3511,222 @@ LWM2_MPI_HOT int w_Allgatherv_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt send
 		return f(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
 	int rc = f(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_b_allgatherv(&c, sendbuf, sendcount, sendtype, recvcounts, 1, recvtype, comm) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_b_allgatherv(&c, sendbuf, sendcount, sendtype,
+	                                                       recvcounts, 1, recvtype, comm)
+	                               : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, b.sent, b.recv);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Allgatherv_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm)
+LWM2_EXPORT int MPI_Allgatherv_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype,
+                                 void *recvbuf, const lwm2_mpi_cnt *recvcounts,
+                                 const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm)
 {
-	return w_Allgatherv_c(0, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
+	return w_Allgatherv_c(0, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+	                      recvtype, comm);
 }
 
-LWM2_EXPORT int PMPI_Allgatherv_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm)
+LWM2_EXPORT int PMPI_Allgatherv_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype,
+                                  void *recvbuf, const lwm2_mpi_cnt *recvcounts,
+                                  const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm)
 {
-	return w_Allgatherv_c(1, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
+	return w_Allgatherv_c(1, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+	                      recvtype, comm);
 }
 
 static _Atomic(void *) next_Iallgatherv[2];
 
-LWM2_MPI_HOT int w_Iallgatherv(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Iallgatherv(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                               void *recvbuf, const int *recvcounts, const int *displs,
+                               lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request)
 {
-	lwm2_mpi_fn_Iallgatherv f = (lwm2_mpi_fn_Iallgatherv)lwm2_mpi_next(&next_Iallgatherv[pmpi], pmpi, "Iallgatherv");
+	lwm2_mpi_fn_Iallgatherv f =
+	    (lwm2_mpi_fn_Iallgatherv)lwm2_mpi_next(&next_Iallgatherv[pmpi], pmpi, "Iallgatherv");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Iallgatherv");
 	struct lwm2_mpi_call c;
 	if (!lwm2_mpi_begin(&c))
-		return f(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
-	int rc = f(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
+		return f(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm,
+		         request);
+	int rc =
+	    f(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_b_allgatherv(&c, sendbuf, sendcount, sendtype, recvcounts, 0, recvtype, comm) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_b_allgatherv(&c, sendbuf, sendcount, sendtype,
+	                                                       recvcounts, 0, recvtype, comm)
+	                               : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, b.sent, b.recv);
 	if (rc == 0)
 		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, 0, 0, 0);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Iallgatherv(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int MPI_Iallgatherv(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                                void *recvbuf, const int *recvcounts, const int *displs,
+                                lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request)
 {
-	return w_Iallgatherv(0, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
+	return w_Iallgatherv(0, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+	                     comm, request);
 }
 
-LWM2_EXPORT int PMPI_Iallgatherv(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int PMPI_Iallgatherv(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                                 void *recvbuf, const int *recvcounts, const int *displs,
+                                 lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request)
 {
-	return w_Iallgatherv(1, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
+	return w_Iallgatherv(1, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+	                     comm, request);
 }
 
 static _Atomic(void *) next_Iallgatherv_c[2];
 
-LWM2_MPI_HOT int w_Iallgatherv_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Iallgatherv_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount,
+                                 lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts,
+                                 const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm,
+                                 void *request)
 {
-	lwm2_mpi_fn_Iallgatherv_c f = (lwm2_mpi_fn_Iallgatherv_c)lwm2_mpi_next(&next_Iallgatherv_c[pmpi], pmpi, "Iallgatherv_c");
+	lwm2_mpi_fn_Iallgatherv_c f = (lwm2_mpi_fn_Iallgatherv_c)lwm2_mpi_next(
+	    &next_Iallgatherv_c[pmpi], pmpi, "Iallgatherv_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Iallgatherv_c");
 	struct lwm2_mpi_call c;
 	if (!lwm2_mpi_begin(&c))
-		return f(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
-	int rc = f(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
+		return f(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm,
+		         request);
+	int rc =
+	    f(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_b_allgatherv(&c, sendbuf, sendcount, sendtype, recvcounts, 1, recvtype, comm) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_b_allgatherv(&c, sendbuf, sendcount, sendtype,
+	                                                       recvcounts, 1, recvtype, comm)
+	                               : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, b.sent, b.recv);
 	if (rc == 0)
 		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, 0, 0, 0);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Iallgatherv_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int MPI_Iallgatherv_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype,
+                                  void *recvbuf, const lwm2_mpi_cnt *recvcounts,
+                                  const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm,
+                                  void *request)
 {
-	return w_Iallgatherv_c(0, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
+	return w_Iallgatherv_c(0, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+	                       recvtype, comm, request);
 }
 
-LWM2_EXPORT int PMPI_Iallgatherv_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int PMPI_Iallgatherv_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype,
+                                   void *recvbuf, const lwm2_mpi_cnt *recvcounts,
+                                   const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm,
+                                   void *request)
 {
-	return w_Iallgatherv_c(1, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
+	return w_Iallgatherv_c(1, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+	                       recvtype, comm, request);
 }
 
 static _Atomic(void *) next_Allgatherv_init[2];
 
-LWM2_MPI_HOT int w_Allgatherv_init(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_MPI_HOT int w_Allgatherv_init(int pmpi, const void *sendbuf, int sendcount,
+                                   lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts,
+                                   const int *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm,
+                                   lwm2_mpi_h info, void *request)
 {
-	lwm2_mpi_fn_Allgatherv_init f = (lwm2_mpi_fn_Allgatherv_init)lwm2_mpi_next(&next_Allgatherv_init[pmpi], pmpi, "Allgatherv_init");
+	lwm2_mpi_fn_Allgatherv_init f = (lwm2_mpi_fn_Allgatherv_init)lwm2_mpi_next(
+	    &next_Allgatherv_init[pmpi], pmpi, "Allgatherv_init");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Allgatherv_init");
 	struct lwm2_mpi_call c;
 	if (!lwm2_mpi_begin(&c))
-		return f(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
-	int rc = f(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
+		return f(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm,
+		         info, request);
+	int rc = f(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info,
+	           request);
 	uint64_t ticks = lwm2_mpi_stop(&c);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, 0, 0);
 	if (rc == 0) {
-		struct lwm2_mpi_sr b = lwm2_mpi_b_allgatherv(&c, sendbuf, sendcount, sendtype, recvcounts, 0, recvtype, comm);
-		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, LWM2_MPI_REQ_PERSISTENT | 0, b.sent, b.recv);
+		struct lwm2_mpi_sr b = lwm2_mpi_b_allgatherv(&c, sendbuf, sendcount, sendtype,
+		                                             recvcounts, 0, recvtype, comm);
+		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, LWM2_MPI_REQ_PERSISTENT | 0,
+		                   b.sent, b.recv);
 	}
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Allgatherv_init(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_EXPORT int MPI_Allgatherv_init(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                                    void *recvbuf, const int *recvcounts, const int *displs,
+                                    lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info,
+                                    void *request)
 {
-	return w_Allgatherv_init(0, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
+	return w_Allgatherv_init(0, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+	                         recvtype, comm, info, request);
 }
 
-LWM2_EXPORT int PMPI_Allgatherv_init(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_EXPORT int PMPI_Allgatherv_init(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                                     void *recvbuf, const int *recvcounts, const int *displs,
+                                     lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info,
+                                     void *request)
 {
-	return w_Allgatherv_init(1, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
+	return w_Allgatherv_init(1, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+	                         recvtype, comm, info, request);
 }
 
 static _Atomic(void *) next_Allgatherv_init_c[2];
 
-LWM2_MPI_HOT int w_Allgatherv_init_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_MPI_HOT int w_Allgatherv_init_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount,
+                                     lwm2_mpi_h sendtype, void *recvbuf,
+                                     const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *displs,
+                                     lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info,
+                                     void *request)
 {
-	lwm2_mpi_fn_Allgatherv_init_c f = (lwm2_mpi_fn_Allgatherv_init_c)lwm2_mpi_next(&next_Allgatherv_init_c[pmpi], pmpi, "Allgatherv_init_c");
+	lwm2_mpi_fn_Allgatherv_init_c f = (lwm2_mpi_fn_Allgatherv_init_c)lwm2_mpi_next(
+	    &next_Allgatherv_init_c[pmpi], pmpi, "Allgatherv_init_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Allgatherv_init_c");
 	struct lwm2_mpi_call c;
 	if (!lwm2_mpi_begin(&c))
-		return f(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
-	int rc = f(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
+		return f(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm,
+		         info, request);
+	int rc = f(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info,
+	           request);
 	uint64_t ticks = lwm2_mpi_stop(&c);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, 0, 0);
 	if (rc == 0) {
-		struct lwm2_mpi_sr b = lwm2_mpi_b_allgatherv(&c, sendbuf, sendcount, sendtype, recvcounts, 1, recvtype, comm);
-		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, LWM2_MPI_REQ_PERSISTENT | 0, b.sent, b.recv);
+		struct lwm2_mpi_sr b = lwm2_mpi_b_allgatherv(&c, sendbuf, sendcount, sendtype,
+		                                             recvcounts, 1, recvtype, comm);
+		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, LWM2_MPI_REQ_PERSISTENT | 0,
+		                   b.sent, b.recv);
 	}
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Allgatherv_init_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_EXPORT int MPI_Allgatherv_init_c(const void *sendbuf, lwm2_mpi_cnt sendcount,
+                                      lwm2_mpi_h sendtype, void *recvbuf,
+                                      const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *displs,
+                                      lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info,
+                                      void *request)
 {
-	return w_Allgatherv_init_c(0, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
+	return w_Allgatherv_init_c(0, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+	                           recvtype, comm, info, request);
 }
 
-LWM2_EXPORT int PMPI_Allgatherv_init_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_EXPORT int PMPI_Allgatherv_init_c(const void *sendbuf, lwm2_mpi_cnt sendcount,
+                                       lwm2_mpi_h sendtype, void *recvbuf,
+                                       const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *displs,
+                                       lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info,
+                                       void *request)
 {
-	return w_Allgatherv_init_c(1, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
+	return w_Allgatherv_init_c(1, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+	                           recvtype, comm, info, request);
 }
 
 static _Atomic(void *) next_Alltoall[2];
 
-LWM2_MPI_HOT int w_Alltoall(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm)
+LWM2_MPI_HOT int w_Alltoall(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                            void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm)
 {
-	lwm2_mpi_fn_Alltoall f = (lwm2_mpi_fn_Alltoall)lwm2_mpi_next(&next_Alltoall[pmpi], pmpi, "Alltoall");
+	lwm2_mpi_fn_Alltoall f =
+	    (lwm2_mpi_fn_Alltoall)lwm2_mpi_next(&next_Alltoall[pmpi], pmpi, "Alltoall");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Alltoall");
@@ -2947,26 +3735,33 @@ LWM2_MPI_HOT int w_Alltoall(int pmpi, const void *sendbuf, int sendcount, lwm2_m
 		return f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 	int rc = f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_b_alltoall(&c, sendbuf, sendcount, sendtype, recvcount, recvtype, comm) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_b_alltoall(&c, sendbuf, sendcount, sendtype,
+	                                                     recvcount, recvtype, comm)
+	                               : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, b.sent, b.recv);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Alltoall(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm)
+LWM2_EXPORT int MPI_Alltoall(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf,
+                             int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm)
 {
 	return w_Alltoall(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
 
-LWM2_EXPORT int PMPI_Alltoall(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm)
+LWM2_EXPORT int PMPI_Alltoall(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                              void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm)
 {
 	return w_Alltoall(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
 
 static _Atomic(void *) next_Alltoall_c[2];
 
-LWM2_MPI_HOT int w_Alltoall_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm)
+LWM2_MPI_HOT int w_Alltoall_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount,
+                              lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount,
+                              lwm2_mpi_h recvtype, lwm2_mpi_h comm)
 {
-	lwm2_mpi_fn_Alltoall_c f = (lwm2_mpi_fn_Alltoall_c)lwm2_mpi_next(&next_Alltoall_c[pmpi], pmpi, "Alltoall_c");
+	lwm2_mpi_fn_Alltoall_c f =
+	    (lwm2_mpi_fn_Alltoall_c)lwm2_mpi_next(&next_Alltoall_c[pmpi], pmpi, "Alltoall_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Alltoall_c");
@@ -2975,26 +3770,35 @@ LWM2_MPI_HOT int w_Alltoall_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendco
 		return f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 	int rc = f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_b_alltoall(&c, sendbuf, sendcount, sendtype, recvcount, recvtype, comm) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_b_alltoall(&c, sendbuf, sendcount, sendtype,
+	                                                     recvcount, recvtype, comm)
+	                               : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, b.sent, b.recv);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Alltoall_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm)
+LWM2_EXPORT int MPI_Alltoall_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype,
+                               void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype,
+                               lwm2_mpi_h comm)
 {
 	return w_Alltoall_c(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
 
-LWM2_EXPORT int PMPI_Alltoall_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm)
+LWM2_EXPORT int PMPI_Alltoall_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype,
+                                void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype,
+                                lwm2_mpi_h comm)
 {
 	return w_Alltoall_c(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
 
 static _Atomic(void *) next_Ialltoall[2];
 
-LWM2_MPI_HOT int w_Ialltoall(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Ialltoall(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                             void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm,
+                             void *request)
 {
-	lwm2_mpi_fn_Ialltoall f = (lwm2_mpi_fn_Ialltoall)lwm2_mpi_next(&next_Ialltoall[pmpi], pmpi, "Ialltoall");
+	lwm2_mpi_fn_Ialltoall f =
+	    (lwm2_mpi_fn_Ialltoall)lwm2_mpi_next(&next_Ialltoall[pmpi], pmpi, "Ialltoall");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Ialltoall");
@@ -3003,28 +3807,39 @@ LWM2_MPI_HOT int w_Ialltoall(int pmpi, const void *sendbuf, int sendcount, lwm2_
 		return f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 	int rc = f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_b_alltoall(&c, sendbuf, sendcount, sendtype, recvcount, recvtype, comm) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_b_alltoall(&c, sendbuf, sendcount, sendtype,
+	                                                     recvcount, recvtype, comm)
+	                               : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, b.sent, b.recv);
 	if (rc == 0)
 		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, 0, 0, 0);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Ialltoall(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int MPI_Ialltoall(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                              void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm,
+                              void *request)
 {
-	return w_Ialltoall(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+	return w_Ialltoall(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+	                   request);
 }
 
-LWM2_EXPORT int PMPI_Ialltoall(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int PMPI_Ialltoall(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                               void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm,
+                               void *request)
 {
-	return w_Ialltoall(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+	return w_Ialltoall(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+	                   request);
 }
 
 static _Atomic(void *) next_Ialltoall_c[2];
 
-LWM2_MPI_HOT int w_Ialltoall_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Ialltoall_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount,
+                               lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount,
+                               lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request)
 {
-	lwm2_mpi_fn_Ialltoall_c f = (lwm2_mpi_fn_Ialltoall_c)lwm2_mpi_next(&next_Ialltoall_c[pmpi], pmpi, "Ialltoall_c");
+	lwm2_mpi_fn_Ialltoall_c f =
+	    (lwm2_mpi_fn_Ialltoall_c)lwm2_mpi_next(&next_Ialltoall_c[pmpi], pmpi, "Ialltoall_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Ialltoall_c");
@@ -3033,446 +3848,677 @@ LWM2_MPI_HOT int w_Ialltoall_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendc
 		return f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 	int rc = f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_b_alltoall(&c, sendbuf, sendcount, sendtype, recvcount, recvtype, comm) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_b_alltoall(&c, sendbuf, sendcount, sendtype,
+	                                                     recvcount, recvtype, comm)
+	                               : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, b.sent, b.recv);
 	if (rc == 0)
 		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, 0, 0, 0);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Ialltoall_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int MPI_Ialltoall_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype,
+                                void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype,
+                                lwm2_mpi_h comm, void *request)
 {
-	return w_Ialltoall_c(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+	return w_Ialltoall_c(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+	                     request);
 }
 
-LWM2_EXPORT int PMPI_Ialltoall_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int PMPI_Ialltoall_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype,
+                                 void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype,
+                                 lwm2_mpi_h comm, void *request)
 {
-	return w_Ialltoall_c(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+	return w_Ialltoall_c(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+	                     request);
 }
 
 static _Atomic(void *) next_Alltoall_init[2];
 
-LWM2_MPI_HOT int w_Alltoall_init(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_MPI_HOT int w_Alltoall_init(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                                 void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm,
+                                 lwm2_mpi_h info, void *request)
 {
-	lwm2_mpi_fn_Alltoall_init f = (lwm2_mpi_fn_Alltoall_init)lwm2_mpi_next(&next_Alltoall_init[pmpi], pmpi, "Alltoall_init");
+	lwm2_mpi_fn_Alltoall_init f = (lwm2_mpi_fn_Alltoall_init)lwm2_mpi_next(
+	    &next_Alltoall_init[pmpi], pmpi, "Alltoall_init");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Alltoall_init");
 	struct lwm2_mpi_call c;
 	if (!lwm2_mpi_begin(&c))
-		return f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+		return f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info,
+		         request);
 	int rc = f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 	uint64_t ticks = lwm2_mpi_stop(&c);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, 0, 0);
 	if (rc == 0) {
-		struct lwm2_mpi_sr b = lwm2_mpi_b_alltoall(&c, sendbuf, sendcount, sendtype, recvcount, recvtype, comm);
-		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, LWM2_MPI_REQ_PERSISTENT | 0, b.sent, b.recv);
+		struct lwm2_mpi_sr b = lwm2_mpi_b_alltoall(&c, sendbuf, sendcount, sendtype,
+		                                           recvcount, recvtype, comm);
+		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, LWM2_MPI_REQ_PERSISTENT | 0,
+		                   b.sent, b.recv);
 	}
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Alltoall_init(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_EXPORT int MPI_Alltoall_init(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                                  void *recvbuf, int recvcount, lwm2_mpi_h recvtype,
+                                  lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
-	return w_Alltoall_init(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+	return w_Alltoall_init(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+	                       info, request);
 }
 
-LWM2_EXPORT int PMPI_Alltoall_init(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_EXPORT int PMPI_Alltoall_init(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                                   void *recvbuf, int recvcount, lwm2_mpi_h recvtype,
+                                   lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
-	return w_Alltoall_init(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+	return w_Alltoall_init(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+	                       info, request);
 }
 
 static _Atomic(void *) next_Alltoall_init_c[2];
 
-LWM2_MPI_HOT int w_Alltoall_init_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_MPI_HOT int w_Alltoall_init_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount,
+                                   lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount,
+                                   lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info,
+                                   void *request)
 {
-	lwm2_mpi_fn_Alltoall_init_c f = (lwm2_mpi_fn_Alltoall_init_c)lwm2_mpi_next(&next_Alltoall_init_c[pmpi], pmpi, "Alltoall_init_c");
+	lwm2_mpi_fn_Alltoall_init_c f = (lwm2_mpi_fn_Alltoall_init_c)lwm2_mpi_next(
+	    &next_Alltoall_init_c[pmpi], pmpi, "Alltoall_init_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Alltoall_init_c");
 	struct lwm2_mpi_call c;
 	if (!lwm2_mpi_begin(&c))
-		return f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+		return f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info,
+		         request);
 	int rc = f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 	uint64_t ticks = lwm2_mpi_stop(&c);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, 0, 0);
 	if (rc == 0) {
-		struct lwm2_mpi_sr b = lwm2_mpi_b_alltoall(&c, sendbuf, sendcount, sendtype, recvcount, recvtype, comm);
-		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, LWM2_MPI_REQ_PERSISTENT | 0, b.sent, b.recv);
+		struct lwm2_mpi_sr b = lwm2_mpi_b_alltoall(&c, sendbuf, sendcount, sendtype,
+		                                           recvcount, recvtype, comm);
+		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, LWM2_MPI_REQ_PERSISTENT | 0,
+		                   b.sent, b.recv);
 	}
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Alltoall_init_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_EXPORT int MPI_Alltoall_init_c(const void *sendbuf, lwm2_mpi_cnt sendcount,
+                                    lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount,
+                                    lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info,
+                                    void *request)
 {
-	return w_Alltoall_init_c(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+	return w_Alltoall_init_c(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+	                         comm, info, request);
 }
 
-LWM2_EXPORT int PMPI_Alltoall_init_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_EXPORT int PMPI_Alltoall_init_c(const void *sendbuf, lwm2_mpi_cnt sendcount,
+                                     lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount,
+                                     lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info,
+                                     void *request)
 {
-	return w_Alltoall_init_c(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+	return w_Alltoall_init_c(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+	                         comm, info, request);
 }
 
 static _Atomic(void *) next_Alltoallv[2];
 
-LWM2_MPI_HOT int w_Alltoallv(int pmpi, const void *sendbuf, const int *sendcounts, const int *sdispls, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm)
+LWM2_MPI_HOT int w_Alltoallv(int pmpi, const void *sendbuf, const int *sendcounts,
+                             const int *sdispls, lwm2_mpi_h sendtype, void *recvbuf,
+                             const int *recvcounts, const int *rdispls, lwm2_mpi_h recvtype,
+                             lwm2_mpi_h comm)
 {
-	lwm2_mpi_fn_Alltoallv f = (lwm2_mpi_fn_Alltoallv)lwm2_mpi_next(&next_Alltoallv[pmpi], pmpi, "Alltoallv");
+	lwm2_mpi_fn_Alltoallv f =
+	    (lwm2_mpi_fn_Alltoallv)lwm2_mpi_next(&next_Alltoallv[pmpi], pmpi, "Alltoallv");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Alltoallv");
 	struct lwm2_mpi_call c;
 	if (!lwm2_mpi_begin(&c))
-		return f(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
-	int rc = f(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
+		return f(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+		         recvtype, comm);
+	int rc =
+	    f(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_b_alltoallv(&c, sendbuf, sendcounts, sendtype, recvcounts, 0, recvtype, comm) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_b_alltoallv(&c, sendbuf, sendcounts, sendtype,
+	                                                      recvcounts, 0, recvtype, comm)
+	                               : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, b.sent, b.recv);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Alltoallv(const void *sendbuf, const int *sendcounts, const int *sdispls, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm)
+LWM2_EXPORT int MPI_Alltoallv(const void *sendbuf, const int *sendcounts, const int *sdispls,
+                              lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts,
+                              const int *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm)
 {
-	return w_Alltoallv(0, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
+	return w_Alltoallv(0, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+	                   recvtype, comm);
 }
 
-LWM2_EXPORT int PMPI_Alltoallv(const void *sendbuf, const int *sendcounts, const int *sdispls, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm)
+LWM2_EXPORT int PMPI_Alltoallv(const void *sendbuf, const int *sendcounts, const int *sdispls,
+                               lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts,
+                               const int *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm)
 {
-	return w_Alltoallv(1, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
+	return w_Alltoallv(1, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+	                   recvtype, comm);
 }
 
 static _Atomic(void *) next_Alltoallv_c[2];
 
-LWM2_MPI_HOT int w_Alltoallv_c(int pmpi, const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *sdispls, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm)
+LWM2_MPI_HOT int w_Alltoallv_c(int pmpi, const void *sendbuf, const lwm2_mpi_cnt *sendcounts,
+                               const lwm2_mpi_cnt *sdispls, lwm2_mpi_h sendtype, void *recvbuf,
+                               const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls,
+                               lwm2_mpi_h recvtype, lwm2_mpi_h comm)
 {
-	lwm2_mpi_fn_Alltoallv_c f = (lwm2_mpi_fn_Alltoallv_c)lwm2_mpi_next(&next_Alltoallv_c[pmpi], pmpi, "Alltoallv_c");
+	lwm2_mpi_fn_Alltoallv_c f =
+	    (lwm2_mpi_fn_Alltoallv_c)lwm2_mpi_next(&next_Alltoallv_c[pmpi], pmpi, "Alltoallv_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Alltoallv_c");
 	struct lwm2_mpi_call c;
 	if (!lwm2_mpi_begin(&c))
-		return f(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
-	int rc = f(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
+		return f(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+		         recvtype, comm);
+	int rc =
+	    f(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_b_alltoallv(&c, sendbuf, sendcounts, sendtype, recvcounts, 1, recvtype, comm) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_b_alltoallv(&c, sendbuf, sendcounts, sendtype,
+	                                                      recvcounts, 1, recvtype, comm)
+	                               : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, b.sent, b.recv);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Alltoallv_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *sdispls, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm)
+LWM2_EXPORT int MPI_Alltoallv_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts,
+                                const lwm2_mpi_cnt *sdispls, lwm2_mpi_h sendtype, void *recvbuf,
+                                const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls,
+                                lwm2_mpi_h recvtype, lwm2_mpi_h comm)
 {
-	return w_Alltoallv_c(0, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
+	return w_Alltoallv_c(0, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+	                     rdispls, recvtype, comm);
 }
 
-LWM2_EXPORT int PMPI_Alltoallv_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *sdispls, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm)
+LWM2_EXPORT int PMPI_Alltoallv_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts,
+                                 const lwm2_mpi_cnt *sdispls, lwm2_mpi_h sendtype, void *recvbuf,
+                                 const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls,
+                                 lwm2_mpi_h recvtype, lwm2_mpi_h comm)
 {
-	return w_Alltoallv_c(1, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
+	return w_Alltoallv_c(1, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+	                     rdispls, recvtype, comm);
 }
 
 static _Atomic(void *) next_Ialltoallv[2];
 
-LWM2_MPI_HOT int w_Ialltoallv(int pmpi, const void *sendbuf, const int *sendcounts, const int *sdispls, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Ialltoallv(int pmpi, const void *sendbuf, const int *sendcounts,
+                              const int *sdispls, lwm2_mpi_h sendtype, void *recvbuf,
+                              const int *recvcounts, const int *rdispls, lwm2_mpi_h recvtype,
+                              lwm2_mpi_h comm, void *request)
 {
-	lwm2_mpi_fn_Ialltoallv f = (lwm2_mpi_fn_Ialltoallv)lwm2_mpi_next(&next_Ialltoallv[pmpi], pmpi, "Ialltoallv");
+	lwm2_mpi_fn_Ialltoallv f =
+	    (lwm2_mpi_fn_Ialltoallv)lwm2_mpi_next(&next_Ialltoallv[pmpi], pmpi, "Ialltoallv");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Ialltoallv");
 	struct lwm2_mpi_call c;
 	if (!lwm2_mpi_begin(&c))
-		return f(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
-	int rc = f(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
+		return f(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+		         recvtype, comm, request);
+	int rc = f(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
+	           comm, request);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_b_alltoallv(&c, sendbuf, sendcounts, sendtype, recvcounts, 0, recvtype, comm) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_b_alltoallv(&c, sendbuf, sendcounts, sendtype,
+	                                                      recvcounts, 0, recvtype, comm)
+	                               : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, b.sent, b.recv);
 	if (rc == 0)
 		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, 0, 0, 0);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Ialltoallv(const void *sendbuf, const int *sendcounts, const int *sdispls, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int MPI_Ialltoallv(const void *sendbuf, const int *sendcounts, const int *sdispls,
+                               lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts,
+                               const int *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm,
+                               void *request)
 {
-	return w_Ialltoallv(0, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
+	return w_Ialltoallv(0, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+	                    recvtype, comm, request);
 }
 
-LWM2_EXPORT int PMPI_Ialltoallv(const void *sendbuf, const int *sendcounts, const int *sdispls, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int PMPI_Ialltoallv(const void *sendbuf, const int *sendcounts, const int *sdispls,
+                                lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts,
+                                const int *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm,
+                                void *request)
 {
-	return w_Ialltoallv(1, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
+	return w_Ialltoallv(1, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+	                    recvtype, comm, request);
 }
 
 static _Atomic(void *) next_Ialltoallv_c[2];
 
-LWM2_MPI_HOT int w_Ialltoallv_c(int pmpi, const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *sdispls, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Ialltoallv_c(int pmpi, const void *sendbuf, const lwm2_mpi_cnt *sendcounts,
+                                const lwm2_mpi_cnt *sdispls, lwm2_mpi_h sendtype, void *recvbuf,
+                                const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls,
+                                lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request)
 {
-	lwm2_mpi_fn_Ialltoallv_c f = (lwm2_mpi_fn_Ialltoallv_c)lwm2_mpi_next(&next_Ialltoallv_c[pmpi], pmpi, "Ialltoallv_c");
+	lwm2_mpi_fn_Ialltoallv_c f =
+	    (lwm2_mpi_fn_Ialltoallv_c)lwm2_mpi_next(&next_Ialltoallv_c[pmpi], pmpi, "Ialltoallv_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Ialltoallv_c");
 	struct lwm2_mpi_call c;
 	if (!lwm2_mpi_begin(&c))
-		return f(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
-	int rc = f(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
+		return f(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+		         recvtype, comm, request);
+	int rc = f(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
+	           comm, request);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_b_alltoallv(&c, sendbuf, sendcounts, sendtype, recvcounts, 1, recvtype, comm) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_b_alltoallv(&c, sendbuf, sendcounts, sendtype,
+	                                                      recvcounts, 1, recvtype, comm)
+	                               : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, b.sent, b.recv);
 	if (rc == 0)
 		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, 0, 0, 0);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Ialltoallv_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *sdispls, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int MPI_Ialltoallv_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts,
+                                 const lwm2_mpi_cnt *sdispls, lwm2_mpi_h sendtype, void *recvbuf,
+                                 const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls,
+                                 lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request)
 {
-	return w_Ialltoallv_c(0, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
+	return w_Ialltoallv_c(0, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+	                      rdispls, recvtype, comm, request);
 }
 
-LWM2_EXPORT int PMPI_Ialltoallv_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *sdispls, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int PMPI_Ialltoallv_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts,
+                                  const lwm2_mpi_cnt *sdispls, lwm2_mpi_h sendtype, void *recvbuf,
+                                  const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls,
+                                  lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request)
 {
-	return w_Ialltoallv_c(1, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
+	return w_Ialltoallv_c(1, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+	                      rdispls, recvtype, comm, request);
 }
 
 static _Atomic(void *) next_Alltoallv_init[2];
 
-LWM2_MPI_HOT int w_Alltoallv_init(int pmpi, const void *sendbuf, const int *sendcounts, const int *sdispls, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_MPI_HOT int w_Alltoallv_init(int pmpi, const void *sendbuf, const int *sendcounts,
+                                  const int *sdispls, lwm2_mpi_h sendtype, void *recvbuf,
+                                  const int *recvcounts, const int *rdispls, lwm2_mpi_h recvtype,
+                                  lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
-	lwm2_mpi_fn_Alltoallv_init f = (lwm2_mpi_fn_Alltoallv_init)lwm2_mpi_next(&next_Alltoallv_init[pmpi], pmpi, "Alltoallv_init");
+	lwm2_mpi_fn_Alltoallv_init f = (lwm2_mpi_fn_Alltoallv_init)lwm2_mpi_next(
+	    &next_Alltoallv_init[pmpi], pmpi, "Alltoallv_init");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Alltoallv_init");
 	struct lwm2_mpi_call c;
 	if (!lwm2_mpi_begin(&c))
-		return f(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
-	int rc = f(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
+		return f(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+		         recvtype, comm, info, request);
+	int rc = f(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
+	           comm, info, request);
 	uint64_t ticks = lwm2_mpi_stop(&c);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, 0, 0);
 	if (rc == 0) {
-		struct lwm2_mpi_sr b = lwm2_mpi_b_alltoallv(&c, sendbuf, sendcounts, sendtype, recvcounts, 0, recvtype, comm);
-		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, LWM2_MPI_REQ_PERSISTENT | 0, b.sent, b.recv);
+		struct lwm2_mpi_sr b = lwm2_mpi_b_alltoallv(&c, sendbuf, sendcounts, sendtype,
+		                                            recvcounts, 0, recvtype, comm);
+		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, LWM2_MPI_REQ_PERSISTENT | 0,
+		                   b.sent, b.recv);
 	}
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Alltoallv_init(const void *sendbuf, const int *sendcounts, const int *sdispls, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_EXPORT int MPI_Alltoallv_init(const void *sendbuf, const int *sendcounts, const int *sdispls,
+                                   lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts,
+                                   const int *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm,
+                                   lwm2_mpi_h info, void *request)
 {
-	return w_Alltoallv_init(0, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
+	return w_Alltoallv_init(0, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+	                        rdispls, recvtype, comm, info, request);
 }
 
-LWM2_EXPORT int PMPI_Alltoallv_init(const void *sendbuf, const int *sendcounts, const int *sdispls, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_EXPORT int PMPI_Alltoallv_init(const void *sendbuf, const int *sendcounts, const int *sdispls,
+                                    lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts,
+                                    const int *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm,
+                                    lwm2_mpi_h info, void *request)
 {
-	return w_Alltoallv_init(1, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
+	return w_Alltoallv_init(1, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+	                        rdispls, recvtype, comm, info, request);
 }
 
 static _Atomic(void *) next_Alltoallv_init_c[2];
 
-LWM2_MPI_HOT int w_Alltoallv_init_c(int pmpi, const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *sdispls, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_MPI_HOT int w_Alltoallv_init_c(int pmpi, const void *sendbuf, const lwm2_mpi_cnt *sendcounts,
+                                    const lwm2_mpi_cnt *sdispls, lwm2_mpi_h sendtype, void *recvbuf,
+                                    const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls,
+                                    lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info,
+                                    void *request)
 {
-	lwm2_mpi_fn_Alltoallv_init_c f = (lwm2_mpi_fn_Alltoallv_init_c)lwm2_mpi_next(&next_Alltoallv_init_c[pmpi], pmpi, "Alltoallv_init_c");
+	lwm2_mpi_fn_Alltoallv_init_c f = (lwm2_mpi_fn_Alltoallv_init_c)lwm2_mpi_next(
+	    &next_Alltoallv_init_c[pmpi], pmpi, "Alltoallv_init_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Alltoallv_init_c");
 	struct lwm2_mpi_call c;
 	if (!lwm2_mpi_begin(&c))
-		return f(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
-	int rc = f(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
+		return f(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+		         recvtype, comm, info, request);
+	int rc = f(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
+	           comm, info, request);
 	uint64_t ticks = lwm2_mpi_stop(&c);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, 0, 0);
 	if (rc == 0) {
-		struct lwm2_mpi_sr b = lwm2_mpi_b_alltoallv(&c, sendbuf, sendcounts, sendtype, recvcounts, 1, recvtype, comm);
-		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, LWM2_MPI_REQ_PERSISTENT | 0, b.sent, b.recv);
+		struct lwm2_mpi_sr b = lwm2_mpi_b_alltoallv(&c, sendbuf, sendcounts, sendtype,
+		                                            recvcounts, 1, recvtype, comm);
+		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, LWM2_MPI_REQ_PERSISTENT | 0,
+		                   b.sent, b.recv);
 	}
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Alltoallv_init_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *sdispls, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_EXPORT int MPI_Alltoallv_init_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts,
+                                     const lwm2_mpi_cnt *sdispls, lwm2_mpi_h sendtype,
+                                     void *recvbuf, const lwm2_mpi_cnt *recvcounts,
+                                     const lwm2_mpi_cnt *rdispls, lwm2_mpi_h recvtype,
+                                     lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
-	return w_Alltoallv_init_c(0, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
+	return w_Alltoallv_init_c(0, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+	                          rdispls, recvtype, comm, info, request);
 }
 
-LWM2_EXPORT int PMPI_Alltoallv_init_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *sdispls, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_EXPORT int PMPI_Alltoallv_init_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts,
+                                      const lwm2_mpi_cnt *sdispls, lwm2_mpi_h sendtype,
+                                      void *recvbuf, const lwm2_mpi_cnt *recvcounts,
+                                      const lwm2_mpi_cnt *rdispls, lwm2_mpi_h recvtype,
+                                      lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
-	return w_Alltoallv_init_c(1, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
+	return w_Alltoallv_init_c(1, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+	                          rdispls, recvtype, comm, info, request);
 }
 
 static _Atomic(void *) next_Alltoallw[2];
 
-LWM2_MPI_HOT int w_Alltoallw(int pmpi, const void *sendbuf, const int *sendcounts, const int *sdispls, const void *sendtypes, void *recvbuf, const int *recvcounts, const int *rdispls, const void *recvtypes, lwm2_mpi_h comm)
+LWM2_MPI_HOT int w_Alltoallw(int pmpi, const void *sendbuf, const int *sendcounts,
+                             const int *sdispls, const void *sendtypes, void *recvbuf,
+                             const int *recvcounts, const int *rdispls, const void *recvtypes,
+                             lwm2_mpi_h comm)
 {
-	lwm2_mpi_fn_Alltoallw f = (lwm2_mpi_fn_Alltoallw)lwm2_mpi_next(&next_Alltoallw[pmpi], pmpi, "Alltoallw");
+	lwm2_mpi_fn_Alltoallw f =
+	    (lwm2_mpi_fn_Alltoallw)lwm2_mpi_next(&next_Alltoallw[pmpi], pmpi, "Alltoallw");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Alltoallw");
 	struct lwm2_mpi_call c;
 	if (!lwm2_mpi_begin(&c))
-		return f(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
-	int rc = f(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
+		return f(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+		         recvtypes, comm);
+	int rc = f(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes,
+	           comm);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_b_alltoallw(&c, sendbuf, sendcounts, sendtypes, recvcounts, 0, recvtypes, comm) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_b_alltoallw(&c, sendbuf, sendcounts, sendtypes,
+	                                                      recvcounts, 0, recvtypes, comm)
+	                               : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, b.sent, b.recv);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Alltoallw(const void *sendbuf, const int *sendcounts, const int *sdispls, const void *sendtypes, void *recvbuf, const int *recvcounts, const int *rdispls, const void *recvtypes, lwm2_mpi_h comm)
+LWM2_EXPORT int MPI_Alltoallw(const void *sendbuf, const int *sendcounts, const int *sdispls,
+                              const void *sendtypes, void *recvbuf, const int *recvcounts,
+                              const int *rdispls, const void *recvtypes, lwm2_mpi_h comm)
 {
-	return w_Alltoallw(0, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
+	return w_Alltoallw(0, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+	                   recvtypes, comm);
 }
 
-LWM2_EXPORT int PMPI_Alltoallw(const void *sendbuf, const int *sendcounts, const int *sdispls, const void *sendtypes, void *recvbuf, const int *recvcounts, const int *rdispls, const void *recvtypes, lwm2_mpi_h comm)
+LWM2_EXPORT int PMPI_Alltoallw(const void *sendbuf, const int *sendcounts, const int *sdispls,
+                               const void *sendtypes, void *recvbuf, const int *recvcounts,
+                               const int *rdispls, const void *recvtypes, lwm2_mpi_h comm)
 {
-	return w_Alltoallw(1, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
+	return w_Alltoallw(1, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+	                   recvtypes, comm);
 }
 
 static _Atomic(void *) next_Alltoallw_c[2];
 
-LWM2_MPI_HOT int w_Alltoallw_c(int pmpi, const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *sdispls, const void *sendtypes, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls, const void *recvtypes, lwm2_mpi_h comm)
+LWM2_MPI_HOT int w_Alltoallw_c(int pmpi, const void *sendbuf, const lwm2_mpi_cnt *sendcounts,
+                               const lwm2_mpi_cnt *sdispls, const void *sendtypes, void *recvbuf,
+                               const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls,
+                               const void *recvtypes, lwm2_mpi_h comm)
 {
-	lwm2_mpi_fn_Alltoallw_c f = (lwm2_mpi_fn_Alltoallw_c)lwm2_mpi_next(&next_Alltoallw_c[pmpi], pmpi, "Alltoallw_c");
+	lwm2_mpi_fn_Alltoallw_c f =
+	    (lwm2_mpi_fn_Alltoallw_c)lwm2_mpi_next(&next_Alltoallw_c[pmpi], pmpi, "Alltoallw_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Alltoallw_c");
 	struct lwm2_mpi_call c;
 	if (!lwm2_mpi_begin(&c))
-		return f(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
-	int rc = f(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
+		return f(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+		         recvtypes, comm);
+	int rc = f(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes,
+	           comm);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_b_alltoallw(&c, sendbuf, sendcounts, sendtypes, recvcounts, 1, recvtypes, comm) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_b_alltoallw(&c, sendbuf, sendcounts, sendtypes,
+	                                                      recvcounts, 1, recvtypes, comm)
+	                               : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, b.sent, b.recv);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Alltoallw_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *sdispls, const void *sendtypes, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls, const void *recvtypes, lwm2_mpi_h comm)
+LWM2_EXPORT int MPI_Alltoallw_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts,
+                                const lwm2_mpi_cnt *sdispls, const void *sendtypes, void *recvbuf,
+                                const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls,
+                                const void *recvtypes, lwm2_mpi_h comm)
 {
-	return w_Alltoallw_c(0, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
+	return w_Alltoallw_c(0, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
+	                     rdispls, recvtypes, comm);
 }
 
-LWM2_EXPORT int PMPI_Alltoallw_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *sdispls, const void *sendtypes, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls, const void *recvtypes, lwm2_mpi_h comm)
+LWM2_EXPORT int PMPI_Alltoallw_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts,
+                                 const lwm2_mpi_cnt *sdispls, const void *sendtypes, void *recvbuf,
+                                 const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls,
+                                 const void *recvtypes, lwm2_mpi_h comm)
 {
-	return w_Alltoallw_c(1, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
+	return w_Alltoallw_c(1, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
+	                     rdispls, recvtypes, comm);
 }
 
 static _Atomic(void *) next_Ialltoallw[2];
 
-LWM2_MPI_HOT int w_Ialltoallw(int pmpi, const void *sendbuf, const int *sendcounts, const int *sdispls, const void *sendtypes, void *recvbuf, const int *recvcounts, const int *rdispls, const void *recvtypes, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Ialltoallw(int pmpi, const void *sendbuf, const int *sendcounts,
+                              const int *sdispls, const void *sendtypes, void *recvbuf,
+                              const int *recvcounts, const int *rdispls, const void *recvtypes,
+                              lwm2_mpi_h comm, void *request)
 {
-	lwm2_mpi_fn_Ialltoallw f = (lwm2_mpi_fn_Ialltoallw)lwm2_mpi_next(&next_Ialltoallw[pmpi], pmpi, "Ialltoallw");
+	lwm2_mpi_fn_Ialltoallw f =
+	    (lwm2_mpi_fn_Ialltoallw)lwm2_mpi_next(&next_Ialltoallw[pmpi], pmpi, "Ialltoallw");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Ialltoallw");
 	struct lwm2_mpi_call c;
 	if (!lwm2_mpi_begin(&c))
-		return f(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
-	int rc = f(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
+		return f(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+		         recvtypes, comm, request);
+	int rc = f(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes,
+	           comm, request);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_b_alltoallw(&c, sendbuf, sendcounts, sendtypes, recvcounts, 0, recvtypes, comm) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_b_alltoallw(&c, sendbuf, sendcounts, sendtypes,
+	                                                      recvcounts, 0, recvtypes, comm)
+	                               : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, b.sent, b.recv);
 	if (rc == 0)
 		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, 0, 0, 0);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Ialltoallw(const void *sendbuf, const int *sendcounts, const int *sdispls, const void *sendtypes, void *recvbuf, const int *recvcounts, const int *rdispls, const void *recvtypes, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int MPI_Ialltoallw(const void *sendbuf, const int *sendcounts, const int *sdispls,
+                               const void *sendtypes, void *recvbuf, const int *recvcounts,
+                               const int *rdispls, const void *recvtypes, lwm2_mpi_h comm,
+                               void *request)
 {
-	return w_Ialltoallw(0, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
+	return w_Ialltoallw(0, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
+	                    rdispls, recvtypes, comm, request);
 }
 
-LWM2_EXPORT int PMPI_Ialltoallw(const void *sendbuf, const int *sendcounts, const int *sdispls, const void *sendtypes, void *recvbuf, const int *recvcounts, const int *rdispls, const void *recvtypes, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int PMPI_Ialltoallw(const void *sendbuf, const int *sendcounts, const int *sdispls,
+                                const void *sendtypes, void *recvbuf, const int *recvcounts,
+                                const int *rdispls, const void *recvtypes, lwm2_mpi_h comm,
+                                void *request)
 {
-	return w_Ialltoallw(1, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
+	return w_Ialltoallw(1, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
+	                    rdispls, recvtypes, comm, request);
 }
 
 static _Atomic(void *) next_Ialltoallw_c[2];
 
-LWM2_MPI_HOT int w_Ialltoallw_c(int pmpi, const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *sdispls, const void *sendtypes, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls, const void *recvtypes, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Ialltoallw_c(int pmpi, const void *sendbuf, const lwm2_mpi_cnt *sendcounts,
+                                const lwm2_mpi_cnt *sdispls, const void *sendtypes, void *recvbuf,
+                                const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls,
+                                const void *recvtypes, lwm2_mpi_h comm, void *request)
 {
-	lwm2_mpi_fn_Ialltoallw_c f = (lwm2_mpi_fn_Ialltoallw_c)lwm2_mpi_next(&next_Ialltoallw_c[pmpi], pmpi, "Ialltoallw_c");
+	lwm2_mpi_fn_Ialltoallw_c f =
+	    (lwm2_mpi_fn_Ialltoallw_c)lwm2_mpi_next(&next_Ialltoallw_c[pmpi], pmpi, "Ialltoallw_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Ialltoallw_c");
 	struct lwm2_mpi_call c;
 	if (!lwm2_mpi_begin(&c))
-		return f(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
-	int rc = f(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
+		return f(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+		         recvtypes, comm, request);
+	int rc = f(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes,
+	           comm, request);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_b_alltoallw(&c, sendbuf, sendcounts, sendtypes, recvcounts, 1, recvtypes, comm) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_b_alltoallw(&c, sendbuf, sendcounts, sendtypes,
+	                                                      recvcounts, 1, recvtypes, comm)
+	                               : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, b.sent, b.recv);
 	if (rc == 0)
 		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, 0, 0, 0);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Ialltoallw_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *sdispls, const void *sendtypes, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls, const void *recvtypes, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int MPI_Ialltoallw_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts,
+                                 const lwm2_mpi_cnt *sdispls, const void *sendtypes, void *recvbuf,
+                                 const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls,
+                                 const void *recvtypes, lwm2_mpi_h comm, void *request)
 {
-	return w_Ialltoallw_c(0, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
+	return w_Ialltoallw_c(0, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
+	                      rdispls, recvtypes, comm, request);
 }
 
-LWM2_EXPORT int PMPI_Ialltoallw_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *sdispls, const void *sendtypes, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls, const void *recvtypes, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int PMPI_Ialltoallw_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts,
+                                  const lwm2_mpi_cnt *sdispls, const void *sendtypes, void *recvbuf,
+                                  const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls,
+                                  const void *recvtypes, lwm2_mpi_h comm, void *request)
 {
-	return w_Ialltoallw_c(1, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
+	return w_Ialltoallw_c(1, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
+	                      rdispls, recvtypes, comm, request);
 }
 
 static _Atomic(void *) next_Alltoallw_init[2];
 
-LWM2_MPI_HOT int w_Alltoallw_init(int pmpi, const void *sendbuf, const int *sendcounts, const int *sdispls, const void *sendtypes, void *recvbuf, const int *recvcounts, const int *rdispls, const void *recvtypes, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_MPI_HOT int w_Alltoallw_init(int pmpi, const void *sendbuf, const int *sendcounts,
+                                  const int *sdispls, const void *sendtypes, void *recvbuf,
+                                  const int *recvcounts, const int *rdispls, const void *recvtypes,
+                                  lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
-	lwm2_mpi_fn_Alltoallw_init f = (lwm2_mpi_fn_Alltoallw_init)lwm2_mpi_next(&next_Alltoallw_init[pmpi], pmpi, "Alltoallw_init");
+	lwm2_mpi_fn_Alltoallw_init f = (lwm2_mpi_fn_Alltoallw_init)lwm2_mpi_next(
+	    &next_Alltoallw_init[pmpi], pmpi, "Alltoallw_init");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Alltoallw_init");
 	struct lwm2_mpi_call c;
 	if (!lwm2_mpi_begin(&c))
-		return f(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
-	int rc = f(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
+		return f(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+		         recvtypes, comm, info, request);
+	int rc = f(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes,
+	           comm, info, request);
 	uint64_t ticks = lwm2_mpi_stop(&c);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, 0, 0);
 	if (rc == 0) {
-		struct lwm2_mpi_sr b = lwm2_mpi_b_alltoallw(&c, sendbuf, sendcounts, sendtypes, recvcounts, 0, recvtypes, comm);
-		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, LWM2_MPI_REQ_PERSISTENT | 0, b.sent, b.recv);
+		struct lwm2_mpi_sr b = lwm2_mpi_b_alltoallw(&c, sendbuf, sendcounts, sendtypes,
+		                                            recvcounts, 0, recvtypes, comm);
+		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, LWM2_MPI_REQ_PERSISTENT | 0,
+		                   b.sent, b.recv);
 	}
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Alltoallw_init(const void *sendbuf, const int *sendcounts, const int *sdispls, const void *sendtypes, void *recvbuf, const int *recvcounts, const int *rdispls, const void *recvtypes, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_EXPORT int MPI_Alltoallw_init(const void *sendbuf, const int *sendcounts, const int *sdispls,
+                                   const void *sendtypes, void *recvbuf, const int *recvcounts,
+                                   const int *rdispls, const void *recvtypes, lwm2_mpi_h comm,
+                                   lwm2_mpi_h info, void *request)
 {
-	return w_Alltoallw_init(0, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
+	return w_Alltoallw_init(0, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
+	                        rdispls, recvtypes, comm, info, request);
 }
 
-LWM2_EXPORT int PMPI_Alltoallw_init(const void *sendbuf, const int *sendcounts, const int *sdispls, const void *sendtypes, void *recvbuf, const int *recvcounts, const int *rdispls, const void *recvtypes, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_EXPORT int PMPI_Alltoallw_init(const void *sendbuf, const int *sendcounts, const int *sdispls,
+                                    const void *sendtypes, void *recvbuf, const int *recvcounts,
+                                    const int *rdispls, const void *recvtypes, lwm2_mpi_h comm,
+                                    lwm2_mpi_h info, void *request)
 {
-	return w_Alltoallw_init(1, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
+	return w_Alltoallw_init(1, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
+	                        rdispls, recvtypes, comm, info, request);
 }
 
 static _Atomic(void *) next_Alltoallw_init_c[2];
 
-LWM2_MPI_HOT int w_Alltoallw_init_c(int pmpi, const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *sdispls, const void *sendtypes, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls, const void *recvtypes, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_MPI_HOT int w_Alltoallw_init_c(int pmpi, const void *sendbuf, const lwm2_mpi_cnt *sendcounts,
+                                    const lwm2_mpi_cnt *sdispls, const void *sendtypes,
+                                    void *recvbuf, const lwm2_mpi_cnt *recvcounts,
+                                    const lwm2_mpi_cnt *rdispls, const void *recvtypes,
+                                    lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
-	lwm2_mpi_fn_Alltoallw_init_c f = (lwm2_mpi_fn_Alltoallw_init_c)lwm2_mpi_next(&next_Alltoallw_init_c[pmpi], pmpi, "Alltoallw_init_c");
+	lwm2_mpi_fn_Alltoallw_init_c f = (lwm2_mpi_fn_Alltoallw_init_c)lwm2_mpi_next(
+	    &next_Alltoallw_init_c[pmpi], pmpi, "Alltoallw_init_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Alltoallw_init_c");
 	struct lwm2_mpi_call c;
 	if (!lwm2_mpi_begin(&c))
-		return f(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
-	int rc = f(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
+		return f(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+		         recvtypes, comm, info, request);
+	int rc = f(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes,
+	           comm, info, request);
 	uint64_t ticks = lwm2_mpi_stop(&c);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, 0, 0);
 	if (rc == 0) {
-		struct lwm2_mpi_sr b = lwm2_mpi_b_alltoallw(&c, sendbuf, sendcounts, sendtypes, recvcounts, 1, recvtypes, comm);
-		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, LWM2_MPI_REQ_PERSISTENT | 0, b.sent, b.recv);
+		struct lwm2_mpi_sr b = lwm2_mpi_b_alltoallw(&c, sendbuf, sendcounts, sendtypes,
+		                                            recvcounts, 1, recvtypes, comm);
+		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, LWM2_MPI_REQ_PERSISTENT | 0,
+		                   b.sent, b.recv);
 	}
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Alltoallw_init_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *sdispls, const void *sendtypes, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls, const void *recvtypes, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_EXPORT int MPI_Alltoallw_init_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts,
+                                     const lwm2_mpi_cnt *sdispls, const void *sendtypes,
+                                     void *recvbuf, const lwm2_mpi_cnt *recvcounts,
+                                     const lwm2_mpi_cnt *rdispls, const void *recvtypes,
+                                     lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
-	return w_Alltoallw_init_c(0, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
+	return w_Alltoallw_init_c(0, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
+	                          rdispls, recvtypes, comm, info, request);
 }
 
-LWM2_EXPORT int PMPI_Alltoallw_init_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *sdispls, const void *sendtypes, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls, const void *recvtypes, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_EXPORT int PMPI_Alltoallw_init_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts,
+                                      const lwm2_mpi_cnt *sdispls, const void *sendtypes,
+                                      void *recvbuf, const lwm2_mpi_cnt *recvcounts,
+                                      const lwm2_mpi_cnt *rdispls, const void *recvtypes,
+                                      lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
-	return w_Alltoallw_init_c(1, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
+	return w_Alltoallw_init_c(1, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
+	                          rdispls, recvtypes, comm, info, request);
 }
 
 static _Atomic(void *) next_Reduce[2];
 
-LWM2_MPI_HOT int w_Reduce(int pmpi, const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype, lwm2_mpi_h op, int root, lwm2_mpi_h comm)
+LWM2_MPI_HOT int w_Reduce(int pmpi, const void *sendbuf, void *recvbuf, int count,
+                          lwm2_mpi_h datatype, lwm2_mpi_h op, int root, lwm2_mpi_h comm)
 {
-	lwm2_mpi_fn_Reduce f = (lwm2_mpi_fn_Reduce)lwm2_mpi_next(&next_Reduce[pmpi], pmpi, "Reduce");
+	lwm2_mpi_fn_Reduce f =
+	    (lwm2_mpi_fn_Reduce)lwm2_mpi_next(&next_Reduce[pmpi], pmpi, "Reduce");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Reduce");
@@ -3481,26 +4527,31 @@ LWM2_MPI_HOT int w_Reduce(int pmpi, const void *sendbuf, void *recvbuf, int coun
 		return f(sendbuf, recvbuf, count, datatype, op, root, comm);
 	int rc = f(sendbuf, recvbuf, count, datatype, op, root, comm);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_b_reduce(&c, count, datatype, root, comm) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b =
+	    rc == 0 ? lwm2_mpi_b_reduce(&c, count, datatype, root, comm) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, b.sent, b.recv);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype, lwm2_mpi_h op, int root, lwm2_mpi_h comm)
+LWM2_EXPORT int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype,
+                           lwm2_mpi_h op, int root, lwm2_mpi_h comm)
 {
 	return w_Reduce(0, sendbuf, recvbuf, count, datatype, op, root, comm);
 }
 
-LWM2_EXPORT int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype, lwm2_mpi_h op, int root, lwm2_mpi_h comm)
+LWM2_EXPORT int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype,
+                            lwm2_mpi_h op, int root, lwm2_mpi_h comm)
 {
 	return w_Reduce(1, sendbuf, recvbuf, count, datatype, op, root, comm);
 }
 
 static _Atomic(void *) next_Reduce_c[2];
 
-LWM2_MPI_HOT int w_Reduce_c(int pmpi, const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, lwm2_mpi_h op, int root, lwm2_mpi_h comm)
+LWM2_MPI_HOT int w_Reduce_c(int pmpi, const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count,
+                            lwm2_mpi_h datatype, lwm2_mpi_h op, int root, lwm2_mpi_h comm)
 {
-	lwm2_mpi_fn_Reduce_c f = (lwm2_mpi_fn_Reduce_c)lwm2_mpi_next(&next_Reduce_c[pmpi], pmpi, "Reduce_c");
+	lwm2_mpi_fn_Reduce_c f =
+	    (lwm2_mpi_fn_Reduce_c)lwm2_mpi_next(&next_Reduce_c[pmpi], pmpi, "Reduce_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Reduce_c");
@@ -3509,26 +4560,32 @@ LWM2_MPI_HOT int w_Reduce_c(int pmpi, const void *sendbuf, void *recvbuf, lwm2_m
 		return f(sendbuf, recvbuf, count, datatype, op, root, comm);
 	int rc = f(sendbuf, recvbuf, count, datatype, op, root, comm);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_b_reduce(&c, count, datatype, root, comm) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b =
+	    rc == 0 ? lwm2_mpi_b_reduce(&c, count, datatype, root, comm) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, b.sent, b.recv);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Reduce_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, lwm2_mpi_h op, int root, lwm2_mpi_h comm)
+LWM2_EXPORT int MPI_Reduce_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count,
+                             lwm2_mpi_h datatype, lwm2_mpi_h op, int root, lwm2_mpi_h comm)
 {
 	return w_Reduce_c(0, sendbuf, recvbuf, count, datatype, op, root, comm);
 }
 
-LWM2_EXPORT int PMPI_Reduce_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, lwm2_mpi_h op, int root, lwm2_mpi_h comm)
+LWM2_EXPORT int PMPI_Reduce_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count,
+                              lwm2_mpi_h datatype, lwm2_mpi_h op, int root, lwm2_mpi_h comm)
 {
 	return w_Reduce_c(1, sendbuf, recvbuf, count, datatype, op, root, comm);
 }
 
 static _Atomic(void *) next_Ireduce[2];
 
-LWM2_MPI_HOT int w_Ireduce(int pmpi, const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype, lwm2_mpi_h op, int root, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Ireduce(int pmpi, const void *sendbuf, void *recvbuf, int count,
+                           lwm2_mpi_h datatype, lwm2_mpi_h op, int root, lwm2_mpi_h comm,
+                           void *request)
 {
-	lwm2_mpi_fn_Ireduce f = (lwm2_mpi_fn_Ireduce)lwm2_mpi_next(&next_Ireduce[pmpi], pmpi, "Ireduce");
+	lwm2_mpi_fn_Ireduce f =
+	    (lwm2_mpi_fn_Ireduce)lwm2_mpi_next(&next_Ireduce[pmpi], pmpi, "Ireduce");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Ireduce");
@@ -3537,28 +4594,34 @@ LWM2_MPI_HOT int w_Ireduce(int pmpi, const void *sendbuf, void *recvbuf, int cou
 		return f(sendbuf, recvbuf, count, datatype, op, root, comm, request);
 	int rc = f(sendbuf, recvbuf, count, datatype, op, root, comm, request);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_b_reduce(&c, count, datatype, root, comm) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b =
+	    rc == 0 ? lwm2_mpi_b_reduce(&c, count, datatype, root, comm) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, b.sent, b.recv);
 	if (rc == 0)
 		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, 0, 0, 0);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype, lwm2_mpi_h op, int root, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype,
+                            lwm2_mpi_h op, int root, lwm2_mpi_h comm, void *request)
 {
 	return w_Ireduce(0, sendbuf, recvbuf, count, datatype, op, root, comm, request);
 }
 
-LWM2_EXPORT int PMPI_Ireduce(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype, lwm2_mpi_h op, int root, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int PMPI_Ireduce(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype,
+                             lwm2_mpi_h op, int root, lwm2_mpi_h comm, void *request)
 {
 	return w_Ireduce(1, sendbuf, recvbuf, count, datatype, op, root, comm, request);
 }
 
 static _Atomic(void *) next_Ireduce_c[2];
 
-LWM2_MPI_HOT int w_Ireduce_c(int pmpi, const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, lwm2_mpi_h op, int root, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Ireduce_c(int pmpi, const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count,
+                             lwm2_mpi_h datatype, lwm2_mpi_h op, int root, lwm2_mpi_h comm,
+                             void *request)
 {
-	lwm2_mpi_fn_Ireduce_c f = (lwm2_mpi_fn_Ireduce_c)lwm2_mpi_next(&next_Ireduce_c[pmpi], pmpi, "Ireduce_c");
+	lwm2_mpi_fn_Ireduce_c f =
+	    (lwm2_mpi_fn_Ireduce_c)lwm2_mpi_next(&next_Ireduce_c[pmpi], pmpi, "Ireduce_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Ireduce_c");
@@ -3567,28 +4630,36 @@ LWM2_MPI_HOT int w_Ireduce_c(int pmpi, const void *sendbuf, void *recvbuf, lwm2_
 		return f(sendbuf, recvbuf, count, datatype, op, root, comm, request);
 	int rc = f(sendbuf, recvbuf, count, datatype, op, root, comm, request);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_b_reduce(&c, count, datatype, root, comm) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b =
+	    rc == 0 ? lwm2_mpi_b_reduce(&c, count, datatype, root, comm) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, b.sent, b.recv);
 	if (rc == 0)
 		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, 0, 0, 0);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Ireduce_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, lwm2_mpi_h op, int root, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int MPI_Ireduce_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count,
+                              lwm2_mpi_h datatype, lwm2_mpi_h op, int root, lwm2_mpi_h comm,
+                              void *request)
 {
 	return w_Ireduce_c(0, sendbuf, recvbuf, count, datatype, op, root, comm, request);
 }
 
-LWM2_EXPORT int PMPI_Ireduce_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, lwm2_mpi_h op, int root, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int PMPI_Ireduce_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count,
+                               lwm2_mpi_h datatype, lwm2_mpi_h op, int root, lwm2_mpi_h comm,
+                               void *request)
 {
 	return w_Ireduce_c(1, sendbuf, recvbuf, count, datatype, op, root, comm, request);
 }
 
 static _Atomic(void *) next_Reduce_init[2];
 
-LWM2_MPI_HOT int w_Reduce_init(int pmpi, const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype, lwm2_mpi_h op, int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_MPI_HOT int w_Reduce_init(int pmpi, const void *sendbuf, void *recvbuf, int count,
+                               lwm2_mpi_h datatype, lwm2_mpi_h op, int root, lwm2_mpi_h comm,
+                               lwm2_mpi_h info, void *request)
 {
-	lwm2_mpi_fn_Reduce_init f = (lwm2_mpi_fn_Reduce_init)lwm2_mpi_next(&next_Reduce_init[pmpi], pmpi, "Reduce_init");
+	lwm2_mpi_fn_Reduce_init f =
+	    (lwm2_mpi_fn_Reduce_init)lwm2_mpi_next(&next_Reduce_init[pmpi], pmpi, "Reduce_init");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Reduce_init");
@@ -3600,26 +4671,34 @@ LWM2_MPI_HOT int w_Reduce_init(int pmpi, const void *sendbuf, void *recvbuf, int
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, 0, 0);
 	if (rc == 0) {
 		struct lwm2_mpi_sr b = lwm2_mpi_b_reduce(&c, count, datatype, root, comm);
-		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, LWM2_MPI_REQ_PERSISTENT | 0, b.sent, b.recv);
+		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, LWM2_MPI_REQ_PERSISTENT | 0,
+		                   b.sent, b.recv);
 	}
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Reduce_init(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype, lwm2_mpi_h op, int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_EXPORT int MPI_Reduce_init(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype,
+                                lwm2_mpi_h op, int root, lwm2_mpi_h comm, lwm2_mpi_h info,
+                                void *request)
 {
 	return w_Reduce_init(0, sendbuf, recvbuf, count, datatype, op, root, comm, info, request);
 }
 
-LWM2_EXPORT int PMPI_Reduce_init(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype, lwm2_mpi_h op, int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_EXPORT int PMPI_Reduce_init(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype,
+                                 lwm2_mpi_h op, int root, lwm2_mpi_h comm, lwm2_mpi_h info,
+                                 void *request)
 {
 	return w_Reduce_init(1, sendbuf, recvbuf, count, datatype, op, root, comm, info, request);
 }
 
 static _Atomic(void *) next_Reduce_init_c[2];
 
-LWM2_MPI_HOT int w_Reduce_init_c(int pmpi, const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, lwm2_mpi_h op, int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_MPI_HOT int w_Reduce_init_c(int pmpi, const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count,
+                                 lwm2_mpi_h datatype, lwm2_mpi_h op, int root, lwm2_mpi_h comm,
+                                 lwm2_mpi_h info, void *request)
 {
-	lwm2_mpi_fn_Reduce_init_c f = (lwm2_mpi_fn_Reduce_init_c)lwm2_mpi_next(&next_Reduce_init_c[pmpi], pmpi, "Reduce_init_c");
+	lwm2_mpi_fn_Reduce_init_c f = (lwm2_mpi_fn_Reduce_init_c)lwm2_mpi_next(
+	    &next_Reduce_init_c[pmpi], pmpi, "Reduce_init_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Reduce_init_c");
@@ -3631,26 +4710,33 @@ LWM2_MPI_HOT int w_Reduce_init_c(int pmpi, const void *sendbuf, void *recvbuf, l
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, 0, 0);
 	if (rc == 0) {
 		struct lwm2_mpi_sr b = lwm2_mpi_b_reduce(&c, count, datatype, root, comm);
-		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, LWM2_MPI_REQ_PERSISTENT | 0, b.sent, b.recv);
+		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, LWM2_MPI_REQ_PERSISTENT | 0,
+		                   b.sent, b.recv);
 	}
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Reduce_init_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, lwm2_mpi_h op, int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_EXPORT int MPI_Reduce_init_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count,
+                                  lwm2_mpi_h datatype, lwm2_mpi_h op, int root, lwm2_mpi_h comm,
+                                  lwm2_mpi_h info, void *request)
 {
 	return w_Reduce_init_c(0, sendbuf, recvbuf, count, datatype, op, root, comm, info, request);
 }
 
-LWM2_EXPORT int PMPI_Reduce_init_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, lwm2_mpi_h op, int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_EXPORT int PMPI_Reduce_init_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count,
+                                   lwm2_mpi_h datatype, lwm2_mpi_h op, int root, lwm2_mpi_h comm,
+                                   lwm2_mpi_h info, void *request)
 {
 	return w_Reduce_init_c(1, sendbuf, recvbuf, count, datatype, op, root, comm, info, request);
 }
 
 static _Atomic(void *) next_Allreduce[2];
 
-LWM2_MPI_HOT int w_Allreduce(int pmpi, const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm)
+LWM2_MPI_HOT int w_Allreduce(int pmpi, const void *sendbuf, void *recvbuf, int count,
+                             lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm)
 {
-	lwm2_mpi_fn_Allreduce f = (lwm2_mpi_fn_Allreduce)lwm2_mpi_next(&next_Allreduce[pmpi], pmpi, "Allreduce");
+	lwm2_mpi_fn_Allreduce f =
+	    (lwm2_mpi_fn_Allreduce)lwm2_mpi_next(&next_Allreduce[pmpi], pmpi, "Allreduce");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Allreduce");
@@ -3659,26 +4745,31 @@ LWM2_MPI_HOT int w_Allreduce(int pmpi, const void *sendbuf, void *recvbuf, int c
 		return f(sendbuf, recvbuf, count, datatype, op, comm);
 	int rc = f(sendbuf, recvbuf, count, datatype, op, comm);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_sr_same(lwm2_mpi_bytes(&c, count, datatype)) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b =
+	    rc == 0 ? lwm2_mpi_sr_same(lwm2_mpi_bytes(&c, count, datatype)) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, b.sent, b.recv);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm)
+LWM2_EXPORT int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype,
+                              lwm2_mpi_h op, lwm2_mpi_h comm)
 {
 	return w_Allreduce(0, sendbuf, recvbuf, count, datatype, op, comm);
 }
 
-LWM2_EXPORT int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm)
+LWM2_EXPORT int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype,
+                               lwm2_mpi_h op, lwm2_mpi_h comm)
 {
 	return w_Allreduce(1, sendbuf, recvbuf, count, datatype, op, comm);
 }
 
 static _Atomic(void *) next_Allreduce_c[2];
 
-LWM2_MPI_HOT int w_Allreduce_c(int pmpi, const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm)
+LWM2_MPI_HOT int w_Allreduce_c(int pmpi, const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count,
+                               lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm)
 {
-	lwm2_mpi_fn_Allreduce_c f = (lwm2_mpi_fn_Allreduce_c)lwm2_mpi_next(&next_Allreduce_c[pmpi], pmpi, "Allreduce_c");
+	lwm2_mpi_fn_Allreduce_c f =
+	    (lwm2_mpi_fn_Allreduce_c)lwm2_mpi_next(&next_Allreduce_c[pmpi], pmpi, "Allreduce_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Allreduce_c");
@@ -3687,26 +4778,31 @@ LWM2_MPI_HOT int w_Allreduce_c(int pmpi, const void *sendbuf, void *recvbuf, lwm
 		return f(sendbuf, recvbuf, count, datatype, op, comm);
 	int rc = f(sendbuf, recvbuf, count, datatype, op, comm);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_sr_same(lwm2_mpi_bytes(&c, count, datatype)) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b =
+	    rc == 0 ? lwm2_mpi_sr_same(lwm2_mpi_bytes(&c, count, datatype)) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, b.sent, b.recv);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Allreduce_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm)
+LWM2_EXPORT int MPI_Allreduce_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count,
+                                lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm)
 {
 	return w_Allreduce_c(0, sendbuf, recvbuf, count, datatype, op, comm);
 }
 
-LWM2_EXPORT int PMPI_Allreduce_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm)
+LWM2_EXPORT int PMPI_Allreduce_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count,
+                                 lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm)
 {
 	return w_Allreduce_c(1, sendbuf, recvbuf, count, datatype, op, comm);
 }
 
 static _Atomic(void *) next_Iallreduce[2];
 
-LWM2_MPI_HOT int w_Iallreduce(int pmpi, const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Iallreduce(int pmpi, const void *sendbuf, void *recvbuf, int count,
+                              lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, void *request)
 {
-	lwm2_mpi_fn_Iallreduce f = (lwm2_mpi_fn_Iallreduce)lwm2_mpi_next(&next_Iallreduce[pmpi], pmpi, "Iallreduce");
+	lwm2_mpi_fn_Iallreduce f =
+	    (lwm2_mpi_fn_Iallreduce)lwm2_mpi_next(&next_Iallreduce[pmpi], pmpi, "Iallreduce");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Iallreduce");
@@ -3715,28 +4811,33 @@ LWM2_MPI_HOT int w_Iallreduce(int pmpi, const void *sendbuf, void *recvbuf, int 
 		return f(sendbuf, recvbuf, count, datatype, op, comm, request);
 	int rc = f(sendbuf, recvbuf, count, datatype, op, comm, request);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_sr_same(lwm2_mpi_bytes(&c, count, datatype)) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b =
+	    rc == 0 ? lwm2_mpi_sr_same(lwm2_mpi_bytes(&c, count, datatype)) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, b.sent, b.recv);
 	if (rc == 0)
 		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, 0, 0, 0);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype,
+                               lwm2_mpi_h op, lwm2_mpi_h comm, void *request)
 {
 	return w_Iallreduce(0, sendbuf, recvbuf, count, datatype, op, comm, request);
 }
 
-LWM2_EXPORT int PMPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int PMPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype,
+                                lwm2_mpi_h op, lwm2_mpi_h comm, void *request)
 {
 	return w_Iallreduce(1, sendbuf, recvbuf, count, datatype, op, comm, request);
 }
 
 static _Atomic(void *) next_Iallreduce_c[2];
 
-LWM2_MPI_HOT int w_Iallreduce_c(int pmpi, const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Iallreduce_c(int pmpi, const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count,
+                                lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, void *request)
 {
-	lwm2_mpi_fn_Iallreduce_c f = (lwm2_mpi_fn_Iallreduce_c)lwm2_mpi_next(&next_Iallreduce_c[pmpi], pmpi, "Iallreduce_c");
+	lwm2_mpi_fn_Iallreduce_c f =
+	    (lwm2_mpi_fn_Iallreduce_c)lwm2_mpi_next(&next_Iallreduce_c[pmpi], pmpi, "Iallreduce_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Iallreduce_c");
@@ -3745,28 +4846,35 @@ LWM2_MPI_HOT int w_Iallreduce_c(int pmpi, const void *sendbuf, void *recvbuf, lw
 		return f(sendbuf, recvbuf, count, datatype, op, comm, request);
 	int rc = f(sendbuf, recvbuf, count, datatype, op, comm, request);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_sr_same(lwm2_mpi_bytes(&c, count, datatype)) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b =
+	    rc == 0 ? lwm2_mpi_sr_same(lwm2_mpi_bytes(&c, count, datatype)) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, b.sent, b.recv);
 	if (rc == 0)
 		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, 0, 0, 0);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Iallreduce_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int MPI_Iallreduce_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count,
+                                 lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, void *request)
 {
 	return w_Iallreduce_c(0, sendbuf, recvbuf, count, datatype, op, comm, request);
 }
 
-LWM2_EXPORT int PMPI_Iallreduce_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int PMPI_Iallreduce_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count,
+                                  lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm,
+                                  void *request)
 {
 	return w_Iallreduce_c(1, sendbuf, recvbuf, count, datatype, op, comm, request);
 }
 
 static _Atomic(void *) next_Allreduce_init[2];
 
-LWM2_MPI_HOT int w_Allreduce_init(int pmpi, const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_MPI_HOT int w_Allreduce_init(int pmpi, const void *sendbuf, void *recvbuf, int count,
+                                  lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm,
+                                  lwm2_mpi_h info, void *request)
 {
-	lwm2_mpi_fn_Allreduce_init f = (lwm2_mpi_fn_Allreduce_init)lwm2_mpi_next(&next_Allreduce_init[pmpi], pmpi, "Allreduce_init");
+	lwm2_mpi_fn_Allreduce_init f = (lwm2_mpi_fn_Allreduce_init)lwm2_mpi_next(
+	    &next_Allreduce_init[pmpi], pmpi, "Allreduce_init");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Allreduce_init");
@@ -3778,26 +4886,34 @@ LWM2_MPI_HOT int w_Allreduce_init(int pmpi, const void *sendbuf, void *recvbuf, 
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, 0, 0);
 	if (rc == 0) {
 		struct lwm2_mpi_sr b = lwm2_mpi_sr_same(lwm2_mpi_bytes(&c, count, datatype));
-		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, LWM2_MPI_REQ_PERSISTENT | 0, b.sent, b.recv);
+		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, LWM2_MPI_REQ_PERSISTENT | 0,
+		                   b.sent, b.recv);
 	}
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Allreduce_init(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_EXPORT int MPI_Allreduce_init(const void *sendbuf, void *recvbuf, int count,
+                                   lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm,
+                                   lwm2_mpi_h info, void *request)
 {
 	return w_Allreduce_init(0, sendbuf, recvbuf, count, datatype, op, comm, info, request);
 }
 
-LWM2_EXPORT int PMPI_Allreduce_init(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_EXPORT int PMPI_Allreduce_init(const void *sendbuf, void *recvbuf, int count,
+                                    lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm,
+                                    lwm2_mpi_h info, void *request)
 {
 	return w_Allreduce_init(1, sendbuf, recvbuf, count, datatype, op, comm, info, request);
 }
 
 static _Atomic(void *) next_Allreduce_init_c[2];
 
-LWM2_MPI_HOT int w_Allreduce_init_c(int pmpi, const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_MPI_HOT int w_Allreduce_init_c(int pmpi, const void *sendbuf, void *recvbuf,
+                                    lwm2_mpi_cnt count, lwm2_mpi_h datatype, lwm2_mpi_h op,
+                                    lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
-	lwm2_mpi_fn_Allreduce_init_c f = (lwm2_mpi_fn_Allreduce_init_c)lwm2_mpi_next(&next_Allreduce_init_c[pmpi], pmpi, "Allreduce_init_c");
+	lwm2_mpi_fn_Allreduce_init_c f = (lwm2_mpi_fn_Allreduce_init_c)lwm2_mpi_next(
+	    &next_Allreduce_init_c[pmpi], pmpi, "Allreduce_init_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Allreduce_init_c");
@@ -3809,26 +4925,34 @@ LWM2_MPI_HOT int w_Allreduce_init_c(int pmpi, const void *sendbuf, void *recvbuf
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, 0, 0);
 	if (rc == 0) {
 		struct lwm2_mpi_sr b = lwm2_mpi_sr_same(lwm2_mpi_bytes(&c, count, datatype));
-		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, LWM2_MPI_REQ_PERSISTENT | 0, b.sent, b.recv);
+		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, LWM2_MPI_REQ_PERSISTENT | 0,
+		                   b.sent, b.recv);
 	}
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Allreduce_init_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_EXPORT int MPI_Allreduce_init_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count,
+                                     lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm,
+                                     lwm2_mpi_h info, void *request)
 {
 	return w_Allreduce_init_c(0, sendbuf, recvbuf, count, datatype, op, comm, info, request);
 }
 
-LWM2_EXPORT int PMPI_Allreduce_init_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_EXPORT int PMPI_Allreduce_init_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count,
+                                      lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm,
+                                      lwm2_mpi_h info, void *request)
 {
 	return w_Allreduce_init_c(1, sendbuf, recvbuf, count, datatype, op, comm, info, request);
 }
 
 static _Atomic(void *) next_Reduce_scatter[2];
 
-LWM2_MPI_HOT int w_Reduce_scatter(int pmpi, const void *sendbuf, void *recvbuf, const int *recvcounts, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm)
+LWM2_MPI_HOT int w_Reduce_scatter(int pmpi, const void *sendbuf, void *recvbuf,
+                                  const int *recvcounts, lwm2_mpi_h datatype, lwm2_mpi_h op,
+                                  lwm2_mpi_h comm)
 {
-	lwm2_mpi_fn_Reduce_scatter f = (lwm2_mpi_fn_Reduce_scatter)lwm2_mpi_next(&next_Reduce_scatter[pmpi], pmpi, "Reduce_scatter");
+	lwm2_mpi_fn_Reduce_scatter f = (lwm2_mpi_fn_Reduce_scatter)lwm2_mpi_next(
+	    &next_Reduce_scatter[pmpi], pmpi, "Reduce_scatter");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Reduce_scatter");
@@ -3837,26 +4961,33 @@ LWM2_MPI_HOT int w_Reduce_scatter(int pmpi, const void *sendbuf, void *recvbuf, 
 		return f(sendbuf, recvbuf, recvcounts, datatype, op, comm);
 	int rc = f(sendbuf, recvbuf, recvcounts, datatype, op, comm);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_b_reduce_scatter(&c, recvcounts, 0, datatype, comm) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b = rc == 0
+	                           ? lwm2_mpi_b_reduce_scatter(&c, recvcounts, 0, datatype, comm)
+	                           : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, b.sent, b.recv);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int *recvcounts, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm)
+LWM2_EXPORT int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int *recvcounts,
+                                   lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm)
 {
 	return w_Reduce_scatter(0, sendbuf, recvbuf, recvcounts, datatype, op, comm);
 }
 
-LWM2_EXPORT int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int *recvcounts, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm)
+LWM2_EXPORT int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int *recvcounts,
+                                    lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm)
 {
 	return w_Reduce_scatter(1, sendbuf, recvbuf, recvcounts, datatype, op, comm);
 }
 
 static _Atomic(void *) next_Reduce_scatter_c[2];
 
-LWM2_MPI_HOT int w_Reduce_scatter_c(int pmpi, const void *sendbuf, void *recvbuf, const lwm2_mpi_cnt *recvcounts, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm)
+LWM2_MPI_HOT int w_Reduce_scatter_c(int pmpi, const void *sendbuf, void *recvbuf,
+                                    const lwm2_mpi_cnt *recvcounts, lwm2_mpi_h datatype,
+                                    lwm2_mpi_h op, lwm2_mpi_h comm)
 {
-	lwm2_mpi_fn_Reduce_scatter_c f = (lwm2_mpi_fn_Reduce_scatter_c)lwm2_mpi_next(&next_Reduce_scatter_c[pmpi], pmpi, "Reduce_scatter_c");
+	lwm2_mpi_fn_Reduce_scatter_c f = (lwm2_mpi_fn_Reduce_scatter_c)lwm2_mpi_next(
+	    &next_Reduce_scatter_c[pmpi], pmpi, "Reduce_scatter_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Reduce_scatter_c");
@@ -3865,26 +4996,35 @@ LWM2_MPI_HOT int w_Reduce_scatter_c(int pmpi, const void *sendbuf, void *recvbuf
 		return f(sendbuf, recvbuf, recvcounts, datatype, op, comm);
 	int rc = f(sendbuf, recvbuf, recvcounts, datatype, op, comm);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_b_reduce_scatter(&c, recvcounts, 1, datatype, comm) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b = rc == 0
+	                           ? lwm2_mpi_b_reduce_scatter(&c, recvcounts, 1, datatype, comm)
+	                           : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, b.sent, b.recv);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Reduce_scatter_c(const void *sendbuf, void *recvbuf, const lwm2_mpi_cnt *recvcounts, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm)
+LWM2_EXPORT int MPI_Reduce_scatter_c(const void *sendbuf, void *recvbuf,
+                                     const lwm2_mpi_cnt *recvcounts, lwm2_mpi_h datatype,
+                                     lwm2_mpi_h op, lwm2_mpi_h comm)
 {
 	return w_Reduce_scatter_c(0, sendbuf, recvbuf, recvcounts, datatype, op, comm);
 }
 
-LWM2_EXPORT int PMPI_Reduce_scatter_c(const void *sendbuf, void *recvbuf, const lwm2_mpi_cnt *recvcounts, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm)
+LWM2_EXPORT int PMPI_Reduce_scatter_c(const void *sendbuf, void *recvbuf,
+                                      const lwm2_mpi_cnt *recvcounts, lwm2_mpi_h datatype,
+                                      lwm2_mpi_h op, lwm2_mpi_h comm)
 {
 	return w_Reduce_scatter_c(1, sendbuf, recvbuf, recvcounts, datatype, op, comm);
 }
 
 static _Atomic(void *) next_Ireduce_scatter[2];
 
-LWM2_MPI_HOT int w_Ireduce_scatter(int pmpi, const void *sendbuf, void *recvbuf, const int *recvcounts, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Ireduce_scatter(int pmpi, const void *sendbuf, void *recvbuf,
+                                   const int *recvcounts, lwm2_mpi_h datatype, lwm2_mpi_h op,
+                                   lwm2_mpi_h comm, void *request)
 {
-	lwm2_mpi_fn_Ireduce_scatter f = (lwm2_mpi_fn_Ireduce_scatter)lwm2_mpi_next(&next_Ireduce_scatter[pmpi], pmpi, "Ireduce_scatter");
+	lwm2_mpi_fn_Ireduce_scatter f = (lwm2_mpi_fn_Ireduce_scatter)lwm2_mpi_next(
+	    &next_Ireduce_scatter[pmpi], pmpi, "Ireduce_scatter");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Ireduce_scatter");
@@ -3893,28 +5033,37 @@ LWM2_MPI_HOT int w_Ireduce_scatter(int pmpi, const void *sendbuf, void *recvbuf,
 		return f(sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
 	int rc = f(sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_b_reduce_scatter(&c, recvcounts, 0, datatype, comm) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b = rc == 0
+	                           ? lwm2_mpi_b_reduce_scatter(&c, recvcounts, 0, datatype, comm)
+	                           : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, b.sent, b.recv);
 	if (rc == 0)
 		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, 0, 0, 0);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int *recvcounts, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int *recvcounts,
+                                    lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm,
+                                    void *request)
 {
 	return w_Ireduce_scatter(0, sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
 }
 
-LWM2_EXPORT int PMPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int *recvcounts, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int PMPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int *recvcounts,
+                                     lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm,
+                                     void *request)
 {
 	return w_Ireduce_scatter(1, sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
 }
 
 static _Atomic(void *) next_Ireduce_scatter_c[2];
 
-LWM2_MPI_HOT int w_Ireduce_scatter_c(int pmpi, const void *sendbuf, void *recvbuf, const lwm2_mpi_cnt *recvcounts, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Ireduce_scatter_c(int pmpi, const void *sendbuf, void *recvbuf,
+                                     const lwm2_mpi_cnt *recvcounts, lwm2_mpi_h datatype,
+                                     lwm2_mpi_h op, lwm2_mpi_h comm, void *request)
 {
-	lwm2_mpi_fn_Ireduce_scatter_c f = (lwm2_mpi_fn_Ireduce_scatter_c)lwm2_mpi_next(&next_Ireduce_scatter_c[pmpi], pmpi, "Ireduce_scatter_c");
+	lwm2_mpi_fn_Ireduce_scatter_c f = (lwm2_mpi_fn_Ireduce_scatter_c)lwm2_mpi_next(
+	    &next_Ireduce_scatter_c[pmpi], pmpi, "Ireduce_scatter_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Ireduce_scatter_c");
@@ -3923,28 +5072,37 @@ LWM2_MPI_HOT int w_Ireduce_scatter_c(int pmpi, const void *sendbuf, void *recvbu
 		return f(sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
 	int rc = f(sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_b_reduce_scatter(&c, recvcounts, 1, datatype, comm) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b = rc == 0
+	                           ? lwm2_mpi_b_reduce_scatter(&c, recvcounts, 1, datatype, comm)
+	                           : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, b.sent, b.recv);
 	if (rc == 0)
 		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, 0, 0, 0);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf, const lwm2_mpi_cnt *recvcounts, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int MPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf,
+                                      const lwm2_mpi_cnt *recvcounts, lwm2_mpi_h datatype,
+                                      lwm2_mpi_h op, lwm2_mpi_h comm, void *request)
 {
 	return w_Ireduce_scatter_c(0, sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
 }
 
-LWM2_EXPORT int PMPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf, const lwm2_mpi_cnt *recvcounts, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int PMPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf,
+                                       const lwm2_mpi_cnt *recvcounts, lwm2_mpi_h datatype,
+                                       lwm2_mpi_h op, lwm2_mpi_h comm, void *request)
 {
 	return w_Ireduce_scatter_c(1, sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
 }
 
 static _Atomic(void *) next_Reduce_scatter_init[2];
 
-LWM2_MPI_HOT int w_Reduce_scatter_init(int pmpi, const void *sendbuf, void *recvbuf, const int *recvcounts, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_MPI_HOT int w_Reduce_scatter_init(int pmpi, const void *sendbuf, void *recvbuf,
+                                       const int *recvcounts, lwm2_mpi_h datatype, lwm2_mpi_h op,
+                                       lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
-	lwm2_mpi_fn_Reduce_scatter_init f = (lwm2_mpi_fn_Reduce_scatter_init)lwm2_mpi_next(&next_Reduce_scatter_init[pmpi], pmpi, "Reduce_scatter_init");
+	lwm2_mpi_fn_Reduce_scatter_init f = (lwm2_mpi_fn_Reduce_scatter_init)lwm2_mpi_next(
+	    &next_Reduce_scatter_init[pmpi], pmpi, "Reduce_scatter_init");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Reduce_scatter_init");
@@ -3956,26 +5114,37 @@ LWM2_MPI_HOT int w_Reduce_scatter_init(int pmpi, const void *sendbuf, void *recv
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, 0, 0);
 	if (rc == 0) {
 		struct lwm2_mpi_sr b = lwm2_mpi_b_reduce_scatter(&c, recvcounts, 0, datatype, comm);
-		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, LWM2_MPI_REQ_PERSISTENT | 0, b.sent, b.recv);
+		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, LWM2_MPI_REQ_PERSISTENT | 0,
+		                   b.sent, b.recv);
 	}
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Reduce_scatter_init(const void *sendbuf, void *recvbuf, const int *recvcounts, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_EXPORT int MPI_Reduce_scatter_init(const void *sendbuf, void *recvbuf, const int *recvcounts,
+                                        lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm,
+                                        lwm2_mpi_h info, void *request)
 {
-	return w_Reduce_scatter_init(0, sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request);
+	return w_Reduce_scatter_init(0, sendbuf, recvbuf, recvcounts, datatype, op, comm, info,
+	                             request);
 }
 
-LWM2_EXPORT int PMPI_Reduce_scatter_init(const void *sendbuf, void *recvbuf, const int *recvcounts, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_EXPORT int PMPI_Reduce_scatter_init(const void *sendbuf, void *recvbuf, const int *recvcounts,
+                                         lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm,
+                                         lwm2_mpi_h info, void *request)
 {
-	return w_Reduce_scatter_init(1, sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request);
+	return w_Reduce_scatter_init(1, sendbuf, recvbuf, recvcounts, datatype, op, comm, info,
+	                             request);
 }
 
 static _Atomic(void *) next_Reduce_scatter_init_c[2];
 
-LWM2_MPI_HOT int w_Reduce_scatter_init_c(int pmpi, const void *sendbuf, void *recvbuf, const lwm2_mpi_cnt *recvcounts, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_MPI_HOT int w_Reduce_scatter_init_c(int pmpi, const void *sendbuf, void *recvbuf,
+                                         const lwm2_mpi_cnt *recvcounts, lwm2_mpi_h datatype,
+                                         lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info,
+                                         void *request)
 {
-	lwm2_mpi_fn_Reduce_scatter_init_c f = (lwm2_mpi_fn_Reduce_scatter_init_c)lwm2_mpi_next(&next_Reduce_scatter_init_c[pmpi], pmpi, "Reduce_scatter_init_c");
+	lwm2_mpi_fn_Reduce_scatter_init_c f = (lwm2_mpi_fn_Reduce_scatter_init_c)lwm2_mpi_next(
+	    &next_Reduce_scatter_init_c[pmpi], pmpi, "Reduce_scatter_init_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Reduce_scatter_init_c");
@@ -3987,26 +5156,37 @@ LWM2_MPI_HOT int w_Reduce_scatter_init_c(int pmpi, const void *sendbuf, void *re
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, 0, 0);
 	if (rc == 0) {
 		struct lwm2_mpi_sr b = lwm2_mpi_b_reduce_scatter(&c, recvcounts, 1, datatype, comm);
-		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, LWM2_MPI_REQ_PERSISTENT | 0, b.sent, b.recv);
+		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, LWM2_MPI_REQ_PERSISTENT | 0,
+		                   b.sent, b.recv);
 	}
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Reduce_scatter_init_c(const void *sendbuf, void *recvbuf, const lwm2_mpi_cnt *recvcounts, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_EXPORT int MPI_Reduce_scatter_init_c(const void *sendbuf, void *recvbuf,
+                                          const lwm2_mpi_cnt *recvcounts, lwm2_mpi_h datatype,
+                                          lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info,
+                                          void *request)
 {
-	return w_Reduce_scatter_init_c(0, sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request);
+	return w_Reduce_scatter_init_c(0, sendbuf, recvbuf, recvcounts, datatype, op, comm, info,
+	                               request);
 }
 
-LWM2_EXPORT int PMPI_Reduce_scatter_init_c(const void *sendbuf, void *recvbuf, const lwm2_mpi_cnt *recvcounts, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_EXPORT int PMPI_Reduce_scatter_init_c(const void *sendbuf, void *recvbuf,
+                                           const lwm2_mpi_cnt *recvcounts, lwm2_mpi_h datatype,
+                                           lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info,
+                                           void *request)
 {
-	return w_Reduce_scatter_init_c(1, sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request);
+	return w_Reduce_scatter_init_c(1, sendbuf, recvbuf, recvcounts, datatype, op, comm, info,
+	                               request);
 }
 
 static _Atomic(void *) next_Reduce_scatter_block[2];
 
-LWM2_MPI_HOT int w_Reduce_scatter_block(int pmpi, const void *sendbuf, void *recvbuf, int recvcount, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm)
+LWM2_MPI_HOT int w_Reduce_scatter_block(int pmpi, const void *sendbuf, void *recvbuf, int recvcount,
+                                        lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm)
 {
-	lwm2_mpi_fn_Reduce_scatter_block f = (lwm2_mpi_fn_Reduce_scatter_block)lwm2_mpi_next(&next_Reduce_scatter_block[pmpi], pmpi, "Reduce_scatter_block");
+	lwm2_mpi_fn_Reduce_scatter_block f = (lwm2_mpi_fn_Reduce_scatter_block)lwm2_mpi_next(
+	    &next_Reduce_scatter_block[pmpi], pmpi, "Reduce_scatter_block");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Reduce_scatter_block");
@@ -4015,26 +5195,33 @@ LWM2_MPI_HOT int w_Reduce_scatter_block(int pmpi, const void *sendbuf, void *rec
 		return f(sendbuf, recvbuf, recvcount, datatype, op, comm);
 	int rc = f(sendbuf, recvbuf, recvcount, datatype, op, comm);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_b_reduce_scatter_block(&c, recvcount, datatype, comm) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b = rc == 0
+	                           ? lwm2_mpi_b_reduce_scatter_block(&c, recvcount, datatype, comm)
+	                           : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, b.sent, b.recv);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm)
+LWM2_EXPORT int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
+                                         lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm)
 {
 	return w_Reduce_scatter_block(0, sendbuf, recvbuf, recvcount, datatype, op, comm);
 }
 
-LWM2_EXPORT int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm)
+LWM2_EXPORT int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
+                                          lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm)
 {
 	return w_Reduce_scatter_block(1, sendbuf, recvbuf, recvcount, datatype, op, comm);
 }
 
 static _Atomic(void *) next_Reduce_scatter_block_c[2];
 
-LWM2_MPI_HOT int w_Reduce_scatter_block_c(int pmpi, const void *sendbuf, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm)
+LWM2_MPI_HOT int w_Reduce_scatter_block_c(int pmpi, const void *sendbuf, void *recvbuf,
+                                          lwm2_mpi_cnt recvcount, lwm2_mpi_h datatype,
+                                          lwm2_mpi_h op, lwm2_mpi_h comm)
 {
-	lwm2_mpi_fn_Reduce_scatter_block_c f = (lwm2_mpi_fn_Reduce_scatter_block_c)lwm2_mpi_next(&next_Reduce_scatter_block_c[pmpi], pmpi, "Reduce_scatter_block_c");
+	lwm2_mpi_fn_Reduce_scatter_block_c f = (lwm2_mpi_fn_Reduce_scatter_block_c)lwm2_mpi_next(
+	    &next_Reduce_scatter_block_c[pmpi], pmpi, "Reduce_scatter_block_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Reduce_scatter_block_c");
@@ -4043,26 +5230,35 @@ LWM2_MPI_HOT int w_Reduce_scatter_block_c(int pmpi, const void *sendbuf, void *r
 		return f(sendbuf, recvbuf, recvcount, datatype, op, comm);
 	int rc = f(sendbuf, recvbuf, recvcount, datatype, op, comm);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_b_reduce_scatter_block(&c, recvcount, datatype, comm) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b = rc == 0
+	                           ? lwm2_mpi_b_reduce_scatter_block(&c, recvcount, datatype, comm)
+	                           : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, b.sent, b.recv);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm)
+LWM2_EXPORT int MPI_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf,
+                                           lwm2_mpi_cnt recvcount, lwm2_mpi_h datatype,
+                                           lwm2_mpi_h op, lwm2_mpi_h comm)
 {
 	return w_Reduce_scatter_block_c(0, sendbuf, recvbuf, recvcount, datatype, op, comm);
 }
 
-LWM2_EXPORT int PMPI_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm)
+LWM2_EXPORT int PMPI_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf,
+                                            lwm2_mpi_cnt recvcount, lwm2_mpi_h datatype,
+                                            lwm2_mpi_h op, lwm2_mpi_h comm)
 {
 	return w_Reduce_scatter_block_c(1, sendbuf, recvbuf, recvcount, datatype, op, comm);
 }
 
 static _Atomic(void *) next_Ireduce_scatter_block[2];
 
-LWM2_MPI_HOT int w_Ireduce_scatter_block(int pmpi, const void *sendbuf, void *recvbuf, int recvcount, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Ireduce_scatter_block(int pmpi, const void *sendbuf, void *recvbuf,
+                                         int recvcount, lwm2_mpi_h datatype, lwm2_mpi_h op,
+                                         lwm2_mpi_h comm, void *request)
 {
-	lwm2_mpi_fn_Ireduce_scatter_block f = (lwm2_mpi_fn_Ireduce_scatter_block)lwm2_mpi_next(&next_Ireduce_scatter_block[pmpi], pmpi, "Ireduce_scatter_block");
+	lwm2_mpi_fn_Ireduce_scatter_block f = (lwm2_mpi_fn_Ireduce_scatter_block)lwm2_mpi_next(
+	    &next_Ireduce_scatter_block[pmpi], pmpi, "Ireduce_scatter_block");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Ireduce_scatter_block");
@@ -4071,28 +5267,37 @@ LWM2_MPI_HOT int w_Ireduce_scatter_block(int pmpi, const void *sendbuf, void *re
 		return f(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
 	int rc = f(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_b_reduce_scatter_block(&c, recvcount, datatype, comm) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b = rc == 0
+	                           ? lwm2_mpi_b_reduce_scatter_block(&c, recvcount, datatype, comm)
+	                           : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, b.sent, b.recv);
 	if (rc == 0)
 		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, 0, 0, 0);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
+                                          lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm,
+                                          void *request)
 {
 	return w_Ireduce_scatter_block(0, sendbuf, recvbuf, recvcount, datatype, op, comm, request);
 }
 
-LWM2_EXPORT int PMPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int PMPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
+                                           lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm,
+                                           void *request)
 {
 	return w_Ireduce_scatter_block(1, sendbuf, recvbuf, recvcount, datatype, op, comm, request);
 }
 
 static _Atomic(void *) next_Ireduce_scatter_block_c[2];
 
-LWM2_MPI_HOT int w_Ireduce_scatter_block_c(int pmpi, const void *sendbuf, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Ireduce_scatter_block_c(int pmpi, const void *sendbuf, void *recvbuf,
+                                           lwm2_mpi_cnt recvcount, lwm2_mpi_h datatype,
+                                           lwm2_mpi_h op, lwm2_mpi_h comm, void *request)
 {
-	lwm2_mpi_fn_Ireduce_scatter_block_c f = (lwm2_mpi_fn_Ireduce_scatter_block_c)lwm2_mpi_next(&next_Ireduce_scatter_block_c[pmpi], pmpi, "Ireduce_scatter_block_c");
+	lwm2_mpi_fn_Ireduce_scatter_block_c f = (lwm2_mpi_fn_Ireduce_scatter_block_c)lwm2_mpi_next(
+	    &next_Ireduce_scatter_block_c[pmpi], pmpi, "Ireduce_scatter_block_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Ireduce_scatter_block_c");
@@ -4101,28 +5306,40 @@ LWM2_MPI_HOT int w_Ireduce_scatter_block_c(int pmpi, const void *sendbuf, void *
 		return f(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
 	int rc = f(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_b_reduce_scatter_block(&c, recvcount, datatype, comm) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b = rc == 0
+	                           ? lwm2_mpi_b_reduce_scatter_block(&c, recvcount, datatype, comm)
+	                           : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, b.sent, b.recv);
 	if (rc == 0)
 		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, 0, 0, 0);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int MPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf,
+                                            lwm2_mpi_cnt recvcount, lwm2_mpi_h datatype,
+                                            lwm2_mpi_h op, lwm2_mpi_h comm, void *request)
 {
-	return w_Ireduce_scatter_block_c(0, sendbuf, recvbuf, recvcount, datatype, op, comm, request);
+	return w_Ireduce_scatter_block_c(0, sendbuf, recvbuf, recvcount, datatype, op, comm,
+	                                 request);
 }
 
-LWM2_EXPORT int PMPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int PMPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf,
+                                             lwm2_mpi_cnt recvcount, lwm2_mpi_h datatype,
+                                             lwm2_mpi_h op, lwm2_mpi_h comm, void *request)
 {
-	return w_Ireduce_scatter_block_c(1, sendbuf, recvbuf, recvcount, datatype, op, comm, request);
+	return w_Ireduce_scatter_block_c(1, sendbuf, recvbuf, recvcount, datatype, op, comm,
+	                                 request);
 }
 
 static _Atomic(void *) next_Reduce_scatter_block_init[2];
 
-LWM2_MPI_HOT int w_Reduce_scatter_block_init(int pmpi, const void *sendbuf, void *recvbuf, int recvcount, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_MPI_HOT int w_Reduce_scatter_block_init(int pmpi, const void *sendbuf, void *recvbuf,
+                                             int recvcount, lwm2_mpi_h datatype, lwm2_mpi_h op,
+                                             lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
-	lwm2_mpi_fn_Reduce_scatter_block_init f = (lwm2_mpi_fn_Reduce_scatter_block_init)lwm2_mpi_next(&next_Reduce_scatter_block_init[pmpi], pmpi, "Reduce_scatter_block_init");
+	lwm2_mpi_fn_Reduce_scatter_block_init f =
+	    (lwm2_mpi_fn_Reduce_scatter_block_init)lwm2_mpi_next(
+	        &next_Reduce_scatter_block_init[pmpi], pmpi, "Reduce_scatter_block_init");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Reduce_scatter_block_init");
@@ -4133,27 +5350,40 @@ LWM2_MPI_HOT int w_Reduce_scatter_block_init(int pmpi, const void *sendbuf, void
 	uint64_t ticks = lwm2_mpi_stop(&c);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, 0, 0);
 	if (rc == 0) {
-		struct lwm2_mpi_sr b = lwm2_mpi_b_reduce_scatter_block(&c, recvcount, datatype, comm);
-		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, LWM2_MPI_REQ_PERSISTENT | 0, b.sent, b.recv);
+		struct lwm2_mpi_sr b =
+		    lwm2_mpi_b_reduce_scatter_block(&c, recvcount, datatype, comm);
+		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, LWM2_MPI_REQ_PERSISTENT | 0,
+		                   b.sent, b.recv);
 	}
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Reduce_scatter_block_init(const void *sendbuf, void *recvbuf, int recvcount, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_EXPORT int MPI_Reduce_scatter_block_init(const void *sendbuf, void *recvbuf, int recvcount,
+                                              lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm,
+                                              lwm2_mpi_h info, void *request)
 {
-	return w_Reduce_scatter_block_init(0, sendbuf, recvbuf, recvcount, datatype, op, comm, info, request);
+	return w_Reduce_scatter_block_init(0, sendbuf, recvbuf, recvcount, datatype, op, comm, info,
+	                                   request);
 }
 
-LWM2_EXPORT int PMPI_Reduce_scatter_block_init(const void *sendbuf, void *recvbuf, int recvcount, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_EXPORT int PMPI_Reduce_scatter_block_init(const void *sendbuf, void *recvbuf, int recvcount,
+                                               lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm,
+                                               lwm2_mpi_h info, void *request)
 {
-	return w_Reduce_scatter_block_init(1, sendbuf, recvbuf, recvcount, datatype, op, comm, info, request);
+	return w_Reduce_scatter_block_init(1, sendbuf, recvbuf, recvcount, datatype, op, comm, info,
+	                                   request);
 }
 
 static _Atomic(void *) next_Reduce_scatter_block_init_c[2];
 
-LWM2_MPI_HOT int w_Reduce_scatter_block_init_c(int pmpi, const void *sendbuf, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_MPI_HOT int w_Reduce_scatter_block_init_c(int pmpi, const void *sendbuf, void *recvbuf,
+                                               lwm2_mpi_cnt recvcount, lwm2_mpi_h datatype,
+                                               lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info,
+                                               void *request)
 {
-	lwm2_mpi_fn_Reduce_scatter_block_init_c f = (lwm2_mpi_fn_Reduce_scatter_block_init_c)lwm2_mpi_next(&next_Reduce_scatter_block_init_c[pmpi], pmpi, "Reduce_scatter_block_init_c");
+	lwm2_mpi_fn_Reduce_scatter_block_init_c f =
+	    (lwm2_mpi_fn_Reduce_scatter_block_init_c)lwm2_mpi_next(
+	        &next_Reduce_scatter_block_init_c[pmpi], pmpi, "Reduce_scatter_block_init_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Reduce_scatter_block_init_c");
@@ -4164,25 +5394,36 @@ LWM2_MPI_HOT int w_Reduce_scatter_block_init_c(int pmpi, const void *sendbuf, vo
 	uint64_t ticks = lwm2_mpi_stop(&c);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, 0, 0);
 	if (rc == 0) {
-		struct lwm2_mpi_sr b = lwm2_mpi_b_reduce_scatter_block(&c, recvcount, datatype, comm);
-		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, LWM2_MPI_REQ_PERSISTENT | 0, b.sent, b.recv);
+		struct lwm2_mpi_sr b =
+		    lwm2_mpi_b_reduce_scatter_block(&c, recvcount, datatype, comm);
+		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, LWM2_MPI_REQ_PERSISTENT | 0,
+		                   b.sent, b.recv);
 	}
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Reduce_scatter_block_init_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_EXPORT int MPI_Reduce_scatter_block_init_c(const void *sendbuf, void *recvbuf,
+                                                lwm2_mpi_cnt recvcount, lwm2_mpi_h datatype,
+                                                lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info,
+                                                void *request)
 {
-	return w_Reduce_scatter_block_init_c(0, sendbuf, recvbuf, recvcount, datatype, op, comm, info, request);
+	return w_Reduce_scatter_block_init_c(0, sendbuf, recvbuf, recvcount, datatype, op, comm,
+	                                     info, request);
 }
 
-LWM2_EXPORT int PMPI_Reduce_scatter_block_init_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_EXPORT int PMPI_Reduce_scatter_block_init_c(const void *sendbuf, void *recvbuf,
+                                                 lwm2_mpi_cnt recvcount, lwm2_mpi_h datatype,
+                                                 lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info,
+                                                 void *request)
 {
-	return w_Reduce_scatter_block_init_c(1, sendbuf, recvbuf, recvcount, datatype, op, comm, info, request);
+	return w_Reduce_scatter_block_init_c(1, sendbuf, recvbuf, recvcount, datatype, op, comm,
+	                                     info, request);
 }
 
 static _Atomic(void *) next_Scan[2];
 
-LWM2_MPI_HOT int w_Scan(int pmpi, const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm)
+LWM2_MPI_HOT int w_Scan(int pmpi, const void *sendbuf, void *recvbuf, int count,
+                        lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm)
 {
 	lwm2_mpi_fn_Scan f = (lwm2_mpi_fn_Scan)lwm2_mpi_next(&next_Scan[pmpi], pmpi, "Scan");
 
@@ -4193,26 +5434,31 @@ LWM2_MPI_HOT int w_Scan(int pmpi, const void *sendbuf, void *recvbuf, int count,
 		return f(sendbuf, recvbuf, count, datatype, op, comm);
 	int rc = f(sendbuf, recvbuf, count, datatype, op, comm);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_sr_same(lwm2_mpi_bytes(&c, count, datatype)) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b =
+	    rc == 0 ? lwm2_mpi_sr_same(lwm2_mpi_bytes(&c, count, datatype)) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, b.sent, b.recv);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Scan(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm)
+LWM2_EXPORT int MPI_Scan(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype,
+                         lwm2_mpi_h op, lwm2_mpi_h comm)
 {
 	return w_Scan(0, sendbuf, recvbuf, count, datatype, op, comm);
 }
 
-LWM2_EXPORT int PMPI_Scan(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm)
+LWM2_EXPORT int PMPI_Scan(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype,
+                          lwm2_mpi_h op, lwm2_mpi_h comm)
 {
 	return w_Scan(1, sendbuf, recvbuf, count, datatype, op, comm);
 }
 
 static _Atomic(void *) next_Scan_c[2];
 
-LWM2_MPI_HOT int w_Scan_c(int pmpi, const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm)
+LWM2_MPI_HOT int w_Scan_c(int pmpi, const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count,
+                          lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm)
 {
-	lwm2_mpi_fn_Scan_c f = (lwm2_mpi_fn_Scan_c)lwm2_mpi_next(&next_Scan_c[pmpi], pmpi, "Scan_c");
+	lwm2_mpi_fn_Scan_c f =
+	    (lwm2_mpi_fn_Scan_c)lwm2_mpi_next(&next_Scan_c[pmpi], pmpi, "Scan_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Scan_c");
@@ -4221,24 +5467,28 @@ LWM2_MPI_HOT int w_Scan_c(int pmpi, const void *sendbuf, void *recvbuf, lwm2_mpi
 		return f(sendbuf, recvbuf, count, datatype, op, comm);
 	int rc = f(sendbuf, recvbuf, count, datatype, op, comm);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_sr_same(lwm2_mpi_bytes(&c, count, datatype)) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b =
+	    rc == 0 ? lwm2_mpi_sr_same(lwm2_mpi_bytes(&c, count, datatype)) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, b.sent, b.recv);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Scan_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm)
+LWM2_EXPORT int MPI_Scan_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count,
+                           lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm)
 {
 	return w_Scan_c(0, sendbuf, recvbuf, count, datatype, op, comm);
 }
 
-LWM2_EXPORT int PMPI_Scan_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm)
+LWM2_EXPORT int PMPI_Scan_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count,
+                            lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm)
 {
 	return w_Scan_c(1, sendbuf, recvbuf, count, datatype, op, comm);
 }
 
 static _Atomic(void *) next_Iscan[2];
 
-LWM2_MPI_HOT int w_Iscan(int pmpi, const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Iscan(int pmpi, const void *sendbuf, void *recvbuf, int count,
+                         lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, void *request)
 {
 	lwm2_mpi_fn_Iscan f = (lwm2_mpi_fn_Iscan)lwm2_mpi_next(&next_Iscan[pmpi], pmpi, "Iscan");
 
@@ -4249,28 +5499,33 @@ LWM2_MPI_HOT int w_Iscan(int pmpi, const void *sendbuf, void *recvbuf, int count
 		return f(sendbuf, recvbuf, count, datatype, op, comm, request);
 	int rc = f(sendbuf, recvbuf, count, datatype, op, comm, request);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_sr_same(lwm2_mpi_bytes(&c, count, datatype)) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b =
+	    rc == 0 ? lwm2_mpi_sr_same(lwm2_mpi_bytes(&c, count, datatype)) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, b.sent, b.recv);
 	if (rc == 0)
 		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, 0, 0, 0);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Iscan(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int MPI_Iscan(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype,
+                          lwm2_mpi_h op, lwm2_mpi_h comm, void *request)
 {
 	return w_Iscan(0, sendbuf, recvbuf, count, datatype, op, comm, request);
 }
 
-LWM2_EXPORT int PMPI_Iscan(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int PMPI_Iscan(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype,
+                           lwm2_mpi_h op, lwm2_mpi_h comm, void *request)
 {
 	return w_Iscan(1, sendbuf, recvbuf, count, datatype, op, comm, request);
 }
 
 static _Atomic(void *) next_Iscan_c[2];
 
-LWM2_MPI_HOT int w_Iscan_c(int pmpi, const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Iscan_c(int pmpi, const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count,
+                           lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, void *request)
 {
-	lwm2_mpi_fn_Iscan_c f = (lwm2_mpi_fn_Iscan_c)lwm2_mpi_next(&next_Iscan_c[pmpi], pmpi, "Iscan_c");
+	lwm2_mpi_fn_Iscan_c f =
+	    (lwm2_mpi_fn_Iscan_c)lwm2_mpi_next(&next_Iscan_c[pmpi], pmpi, "Iscan_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Iscan_c");
@@ -4279,28 +5534,34 @@ LWM2_MPI_HOT int w_Iscan_c(int pmpi, const void *sendbuf, void *recvbuf, lwm2_mp
 		return f(sendbuf, recvbuf, count, datatype, op, comm, request);
 	int rc = f(sendbuf, recvbuf, count, datatype, op, comm, request);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_sr_same(lwm2_mpi_bytes(&c, count, datatype)) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b =
+	    rc == 0 ? lwm2_mpi_sr_same(lwm2_mpi_bytes(&c, count, datatype)) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, b.sent, b.recv);
 	if (rc == 0)
 		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, 0, 0, 0);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Iscan_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int MPI_Iscan_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count,
+                            lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, void *request)
 {
 	return w_Iscan_c(0, sendbuf, recvbuf, count, datatype, op, comm, request);
 }
 
-LWM2_EXPORT int PMPI_Iscan_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int PMPI_Iscan_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count,
+                             lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, void *request)
 {
 	return w_Iscan_c(1, sendbuf, recvbuf, count, datatype, op, comm, request);
 }
 
 static _Atomic(void *) next_Scan_init[2];
 
-LWM2_MPI_HOT int w_Scan_init(int pmpi, const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_MPI_HOT int w_Scan_init(int pmpi, const void *sendbuf, void *recvbuf, int count,
+                             lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info,
+                             void *request)
 {
-	lwm2_mpi_fn_Scan_init f = (lwm2_mpi_fn_Scan_init)lwm2_mpi_next(&next_Scan_init[pmpi], pmpi, "Scan_init");
+	lwm2_mpi_fn_Scan_init f =
+	    (lwm2_mpi_fn_Scan_init)lwm2_mpi_next(&next_Scan_init[pmpi], pmpi, "Scan_init");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Scan_init");
@@ -4312,26 +5573,32 @@ LWM2_MPI_HOT int w_Scan_init(int pmpi, const void *sendbuf, void *recvbuf, int c
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, 0, 0);
 	if (rc == 0) {
 		struct lwm2_mpi_sr b = lwm2_mpi_sr_same(lwm2_mpi_bytes(&c, count, datatype));
-		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, LWM2_MPI_REQ_PERSISTENT | 0, b.sent, b.recv);
+		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, LWM2_MPI_REQ_PERSISTENT | 0,
+		                   b.sent, b.recv);
 	}
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Scan_init(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_EXPORT int MPI_Scan_init(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype,
+                              lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
 	return w_Scan_init(0, sendbuf, recvbuf, count, datatype, op, comm, info, request);
 }
 
-LWM2_EXPORT int PMPI_Scan_init(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_EXPORT int PMPI_Scan_init(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype,
+                               lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
 	return w_Scan_init(1, sendbuf, recvbuf, count, datatype, op, comm, info, request);
 }
 
 static _Atomic(void *) next_Scan_init_c[2];
 
-LWM2_MPI_HOT int w_Scan_init_c(int pmpi, const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_MPI_HOT int w_Scan_init_c(int pmpi, const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count,
+                               lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info,
+                               void *request)
 {
-	lwm2_mpi_fn_Scan_init_c f = (lwm2_mpi_fn_Scan_init_c)lwm2_mpi_next(&next_Scan_init_c[pmpi], pmpi, "Scan_init_c");
+	lwm2_mpi_fn_Scan_init_c f =
+	    (lwm2_mpi_fn_Scan_init_c)lwm2_mpi_next(&next_Scan_init_c[pmpi], pmpi, "Scan_init_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Scan_init_c");
@@ -4343,26 +5610,33 @@ LWM2_MPI_HOT int w_Scan_init_c(int pmpi, const void *sendbuf, void *recvbuf, lwm
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, 0, 0);
 	if (rc == 0) {
 		struct lwm2_mpi_sr b = lwm2_mpi_sr_same(lwm2_mpi_bytes(&c, count, datatype));
-		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, LWM2_MPI_REQ_PERSISTENT | 0, b.sent, b.recv);
+		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, LWM2_MPI_REQ_PERSISTENT | 0,
+		                   b.sent, b.recv);
 	}
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Scan_init_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_EXPORT int MPI_Scan_init_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count,
+                                lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm,
+                                lwm2_mpi_h info, void *request)
 {
 	return w_Scan_init_c(0, sendbuf, recvbuf, count, datatype, op, comm, info, request);
 }
 
-LWM2_EXPORT int PMPI_Scan_init_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_EXPORT int PMPI_Scan_init_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count,
+                                 lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm,
+                                 lwm2_mpi_h info, void *request)
 {
 	return w_Scan_init_c(1, sendbuf, recvbuf, count, datatype, op, comm, info, request);
 }
 
 static _Atomic(void *) next_Exscan[2];
 
-LWM2_MPI_HOT int w_Exscan(int pmpi, const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm)
+LWM2_MPI_HOT int w_Exscan(int pmpi, const void *sendbuf, void *recvbuf, int count,
+                          lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm)
 {
-	lwm2_mpi_fn_Exscan f = (lwm2_mpi_fn_Exscan)lwm2_mpi_next(&next_Exscan[pmpi], pmpi, "Exscan");
+	lwm2_mpi_fn_Exscan f =
+	    (lwm2_mpi_fn_Exscan)lwm2_mpi_next(&next_Exscan[pmpi], pmpi, "Exscan");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Exscan");
@@ -4371,26 +5645,31 @@ LWM2_MPI_HOT int w_Exscan(int pmpi, const void *sendbuf, void *recvbuf, int coun
 		return f(sendbuf, recvbuf, count, datatype, op, comm);
 	int rc = f(sendbuf, recvbuf, count, datatype, op, comm);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_b_exscan(&c, count, datatype, comm) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b =
+	    rc == 0 ? lwm2_mpi_b_exscan(&c, count, datatype, comm) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, b.sent, b.recv);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm)
+LWM2_EXPORT int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype,
+                           lwm2_mpi_h op, lwm2_mpi_h comm)
 {
 	return w_Exscan(0, sendbuf, recvbuf, count, datatype, op, comm);
 }
 
-LWM2_EXPORT int PMPI_Exscan(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm)
+LWM2_EXPORT int PMPI_Exscan(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype,
+                            lwm2_mpi_h op, lwm2_mpi_h comm)
 {
 	return w_Exscan(1, sendbuf, recvbuf, count, datatype, op, comm);
 }
 
 static _Atomic(void *) next_Exscan_c[2];
 
-LWM2_MPI_HOT int w_Exscan_c(int pmpi, const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm)
+LWM2_MPI_HOT int w_Exscan_c(int pmpi, const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count,
+                            lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm)
 {
-	lwm2_mpi_fn_Exscan_c f = (lwm2_mpi_fn_Exscan_c)lwm2_mpi_next(&next_Exscan_c[pmpi], pmpi, "Exscan_c");
+	lwm2_mpi_fn_Exscan_c f =
+	    (lwm2_mpi_fn_Exscan_c)lwm2_mpi_next(&next_Exscan_c[pmpi], pmpi, "Exscan_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Exscan_c");
@@ -4399,26 +5678,31 @@ LWM2_MPI_HOT int w_Exscan_c(int pmpi, const void *sendbuf, void *recvbuf, lwm2_m
 		return f(sendbuf, recvbuf, count, datatype, op, comm);
 	int rc = f(sendbuf, recvbuf, count, datatype, op, comm);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_b_exscan(&c, count, datatype, comm) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b =
+	    rc == 0 ? lwm2_mpi_b_exscan(&c, count, datatype, comm) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, b.sent, b.recv);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Exscan_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm)
+LWM2_EXPORT int MPI_Exscan_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count,
+                             lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm)
 {
 	return w_Exscan_c(0, sendbuf, recvbuf, count, datatype, op, comm);
 }
 
-LWM2_EXPORT int PMPI_Exscan_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm)
+LWM2_EXPORT int PMPI_Exscan_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count,
+                              lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm)
 {
 	return w_Exscan_c(1, sendbuf, recvbuf, count, datatype, op, comm);
 }
 
 static _Atomic(void *) next_Iexscan[2];
 
-LWM2_MPI_HOT int w_Iexscan(int pmpi, const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Iexscan(int pmpi, const void *sendbuf, void *recvbuf, int count,
+                           lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, void *request)
 {
-	lwm2_mpi_fn_Iexscan f = (lwm2_mpi_fn_Iexscan)lwm2_mpi_next(&next_Iexscan[pmpi], pmpi, "Iexscan");
+	lwm2_mpi_fn_Iexscan f =
+	    (lwm2_mpi_fn_Iexscan)lwm2_mpi_next(&next_Iexscan[pmpi], pmpi, "Iexscan");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Iexscan");
@@ -4427,28 +5711,33 @@ LWM2_MPI_HOT int w_Iexscan(int pmpi, const void *sendbuf, void *recvbuf, int cou
 		return f(sendbuf, recvbuf, count, datatype, op, comm, request);
 	int rc = f(sendbuf, recvbuf, count, datatype, op, comm, request);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_b_exscan(&c, count, datatype, comm) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b =
+	    rc == 0 ? lwm2_mpi_b_exscan(&c, count, datatype, comm) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, b.sent, b.recv);
 	if (rc == 0)
 		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, 0, 0, 0);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype,
+                            lwm2_mpi_h op, lwm2_mpi_h comm, void *request)
 {
 	return w_Iexscan(0, sendbuf, recvbuf, count, datatype, op, comm, request);
 }
 
-LWM2_EXPORT int PMPI_Iexscan(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int PMPI_Iexscan(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype,
+                             lwm2_mpi_h op, lwm2_mpi_h comm, void *request)
 {
 	return w_Iexscan(1, sendbuf, recvbuf, count, datatype, op, comm, request);
 }
 
 static _Atomic(void *) next_Iexscan_c[2];
 
-LWM2_MPI_HOT int w_Iexscan_c(int pmpi, const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Iexscan_c(int pmpi, const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count,
+                             lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, void *request)
 {
-	lwm2_mpi_fn_Iexscan_c f = (lwm2_mpi_fn_Iexscan_c)lwm2_mpi_next(&next_Iexscan_c[pmpi], pmpi, "Iexscan_c");
+	lwm2_mpi_fn_Iexscan_c f =
+	    (lwm2_mpi_fn_Iexscan_c)lwm2_mpi_next(&next_Iexscan_c[pmpi], pmpi, "Iexscan_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Iexscan_c");
@@ -4457,28 +5746,34 @@ LWM2_MPI_HOT int w_Iexscan_c(int pmpi, const void *sendbuf, void *recvbuf, lwm2_
 		return f(sendbuf, recvbuf, count, datatype, op, comm, request);
 	int rc = f(sendbuf, recvbuf, count, datatype, op, comm, request);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_b_exscan(&c, count, datatype, comm) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b =
+	    rc == 0 ? lwm2_mpi_b_exscan(&c, count, datatype, comm) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, b.sent, b.recv);
 	if (rc == 0)
 		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, 0, 0, 0);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Iexscan_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int MPI_Iexscan_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count,
+                              lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, void *request)
 {
 	return w_Iexscan_c(0, sendbuf, recvbuf, count, datatype, op, comm, request);
 }
 
-LWM2_EXPORT int PMPI_Iexscan_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int PMPI_Iexscan_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count,
+                               lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, void *request)
 {
 	return w_Iexscan_c(1, sendbuf, recvbuf, count, datatype, op, comm, request);
 }
 
 static _Atomic(void *) next_Exscan_init[2];
 
-LWM2_MPI_HOT int w_Exscan_init(int pmpi, const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_MPI_HOT int w_Exscan_init(int pmpi, const void *sendbuf, void *recvbuf, int count,
+                               lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info,
+                               void *request)
 {
-	lwm2_mpi_fn_Exscan_init f = (lwm2_mpi_fn_Exscan_init)lwm2_mpi_next(&next_Exscan_init[pmpi], pmpi, "Exscan_init");
+	lwm2_mpi_fn_Exscan_init f =
+	    (lwm2_mpi_fn_Exscan_init)lwm2_mpi_next(&next_Exscan_init[pmpi], pmpi, "Exscan_init");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Exscan_init");
@@ -4490,26 +5785,32 @@ LWM2_MPI_HOT int w_Exscan_init(int pmpi, const void *sendbuf, void *recvbuf, int
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, 0, 0);
 	if (rc == 0) {
 		struct lwm2_mpi_sr b = lwm2_mpi_b_exscan(&c, count, datatype, comm);
-		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, LWM2_MPI_REQ_PERSISTENT | 0, b.sent, b.recv);
+		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, LWM2_MPI_REQ_PERSISTENT | 0,
+		                   b.sent, b.recv);
 	}
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Exscan_init(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_EXPORT int MPI_Exscan_init(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype,
+                                lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
 	return w_Exscan_init(0, sendbuf, recvbuf, count, datatype, op, comm, info, request);
 }
 
-LWM2_EXPORT int PMPI_Exscan_init(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_EXPORT int PMPI_Exscan_init(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype,
+                                 lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
 	return w_Exscan_init(1, sendbuf, recvbuf, count, datatype, op, comm, info, request);
 }
 
 static _Atomic(void *) next_Exscan_init_c[2];
 
-LWM2_MPI_HOT int w_Exscan_init_c(int pmpi, const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_MPI_HOT int w_Exscan_init_c(int pmpi, const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count,
+                                 lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm,
+                                 lwm2_mpi_h info, void *request)
 {
-	lwm2_mpi_fn_Exscan_init_c f = (lwm2_mpi_fn_Exscan_init_c)lwm2_mpi_next(&next_Exscan_init_c[pmpi], pmpi, "Exscan_init_c");
+	lwm2_mpi_fn_Exscan_init_c f = (lwm2_mpi_fn_Exscan_init_c)lwm2_mpi_next(
+	    &next_Exscan_init_c[pmpi], pmpi, "Exscan_init_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Exscan_init_c");
@@ -4521,26 +5822,34 @@ LWM2_MPI_HOT int w_Exscan_init_c(int pmpi, const void *sendbuf, void *recvbuf, l
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, 0, 0);
 	if (rc == 0) {
 		struct lwm2_mpi_sr b = lwm2_mpi_b_exscan(&c, count, datatype, comm);
-		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, LWM2_MPI_REQ_PERSISTENT | 0, b.sent, b.recv);
+		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, LWM2_MPI_REQ_PERSISTENT | 0,
+		                   b.sent, b.recv);
 	}
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Exscan_init_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_EXPORT int MPI_Exscan_init_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count,
+                                  lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm,
+                                  lwm2_mpi_h info, void *request)
 {
 	return w_Exscan_init_c(0, sendbuf, recvbuf, count, datatype, op, comm, info, request);
 }
 
-LWM2_EXPORT int PMPI_Exscan_init_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_EXPORT int PMPI_Exscan_init_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count,
+                                   lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm,
+                                   lwm2_mpi_h info, void *request)
 {
 	return w_Exscan_init_c(1, sendbuf, recvbuf, count, datatype, op, comm, info, request);
 }
 
 static _Atomic(void *) next_Neighbor_allgather[2];
 
-LWM2_MPI_HOT int w_Neighbor_allgather(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm)
+LWM2_MPI_HOT int w_Neighbor_allgather(int pmpi, const void *sendbuf, int sendcount,
+                                      lwm2_mpi_h sendtype, void *recvbuf, int recvcount,
+                                      lwm2_mpi_h recvtype, lwm2_mpi_h comm)
 {
-	lwm2_mpi_fn_Neighbor_allgather f = (lwm2_mpi_fn_Neighbor_allgather)lwm2_mpi_next(&next_Neighbor_allgather[pmpi], pmpi, "Neighbor_allgather");
+	lwm2_mpi_fn_Neighbor_allgather f = (lwm2_mpi_fn_Neighbor_allgather)lwm2_mpi_next(
+	    &next_Neighbor_allgather[pmpi], pmpi, "Neighbor_allgather");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Neighbor_allgather");
@@ -4549,26 +5858,37 @@ LWM2_MPI_HOT int w_Neighbor_allgather(int pmpi, const void *sendbuf, int sendcou
 		return f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 	int rc = f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_b_nbr(&c, 0, sendcount, sendtype, recvcount, recvtype, comm) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b =
+	    rc == 0 ? lwm2_mpi_b_nbr(&c, 0, sendcount, sendtype, recvcount, recvtype, comm)
+	            : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, b.sent, b.recv);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Neighbor_allgather(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm)
+LWM2_EXPORT int MPI_Neighbor_allgather(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                                       void *recvbuf, int recvcount, lwm2_mpi_h recvtype,
+                                       lwm2_mpi_h comm)
 {
-	return w_Neighbor_allgather(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+	return w_Neighbor_allgather(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+	                            comm);
 }
 
-LWM2_EXPORT int PMPI_Neighbor_allgather(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm)
+LWM2_EXPORT int PMPI_Neighbor_allgather(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                                        void *recvbuf, int recvcount, lwm2_mpi_h recvtype,
+                                        lwm2_mpi_h comm)
 {
-	return w_Neighbor_allgather(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+	return w_Neighbor_allgather(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+	                            comm);
 }
 
 static _Atomic(void *) next_Neighbor_allgather_c[2];
 
-LWM2_MPI_HOT int w_Neighbor_allgather_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm)
+LWM2_MPI_HOT int w_Neighbor_allgather_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount,
+                                        lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount,
+                                        lwm2_mpi_h recvtype, lwm2_mpi_h comm)
 {
-	lwm2_mpi_fn_Neighbor_allgather_c f = (lwm2_mpi_fn_Neighbor_allgather_c)lwm2_mpi_next(&next_Neighbor_allgather_c[pmpi], pmpi, "Neighbor_allgather_c");
+	lwm2_mpi_fn_Neighbor_allgather_c f = (lwm2_mpi_fn_Neighbor_allgather_c)lwm2_mpi_next(
+	    &next_Neighbor_allgather_c[pmpi], pmpi, "Neighbor_allgather_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Neighbor_allgather_c");
@@ -4577,26 +5897,38 @@ LWM2_MPI_HOT int w_Neighbor_allgather_c(int pmpi, const void *sendbuf, lwm2_mpi_
 		return f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 	int rc = f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_b_nbr(&c, 0, sendcount, sendtype, recvcount, recvtype, comm) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b =
+	    rc == 0 ? lwm2_mpi_b_nbr(&c, 0, sendcount, sendtype, recvcount, recvtype, comm)
+	            : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, b.sent, b.recv);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Neighbor_allgather_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm)
+LWM2_EXPORT int MPI_Neighbor_allgather_c(const void *sendbuf, lwm2_mpi_cnt sendcount,
+                                         lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount,
+                                         lwm2_mpi_h recvtype, lwm2_mpi_h comm)
 {
-	return w_Neighbor_allgather_c(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+	return w_Neighbor_allgather_c(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+	                              comm);
 }
 
-LWM2_EXPORT int PMPI_Neighbor_allgather_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm)
+LWM2_EXPORT int PMPI_Neighbor_allgather_c(const void *sendbuf, lwm2_mpi_cnt sendcount,
+                                          lwm2_mpi_h sendtype, void *recvbuf,
+                                          lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype,
+                                          lwm2_mpi_h comm)
 {
-	return w_Neighbor_allgather_c(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+	return w_Neighbor_allgather_c(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+	                              comm);
 }
 
 static _Atomic(void *) next_Ineighbor_allgather[2];
 
-LWM2_MPI_HOT int w_Ineighbor_allgather(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Ineighbor_allgather(int pmpi, const void *sendbuf, int sendcount,
+                                       lwm2_mpi_h sendtype, void *recvbuf, int recvcount,
+                                       lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request)
 {
-	lwm2_mpi_fn_Ineighbor_allgather f = (lwm2_mpi_fn_Ineighbor_allgather)lwm2_mpi_next(&next_Ineighbor_allgather[pmpi], pmpi, "Ineighbor_allgather");
+	lwm2_mpi_fn_Ineighbor_allgather f = (lwm2_mpi_fn_Ineighbor_allgather)lwm2_mpi_next(
+	    &next_Ineighbor_allgather[pmpi], pmpi, "Ineighbor_allgather");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Ineighbor_allgather");
@@ -4605,28 +5937,39 @@ LWM2_MPI_HOT int w_Ineighbor_allgather(int pmpi, const void *sendbuf, int sendco
 		return f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 	int rc = f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_b_nbr(&c, 0, sendcount, sendtype, recvcount, recvtype, comm) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b =
+	    rc == 0 ? lwm2_mpi_b_nbr(&c, 0, sendcount, sendtype, recvcount, recvtype, comm)
+	            : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, b.sent, b.recv);
 	if (rc == 0)
 		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, 0, 0, 0);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Ineighbor_allgather(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int MPI_Ineighbor_allgather(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                                        void *recvbuf, int recvcount, lwm2_mpi_h recvtype,
+                                        lwm2_mpi_h comm, void *request)
 {
-	return w_Ineighbor_allgather(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+	return w_Ineighbor_allgather(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+	                             comm, request);
 }
 
-LWM2_EXPORT int PMPI_Ineighbor_allgather(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int PMPI_Ineighbor_allgather(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                                         void *recvbuf, int recvcount, lwm2_mpi_h recvtype,
+                                         lwm2_mpi_h comm, void *request)
 {
-	return w_Ineighbor_allgather(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+	return w_Ineighbor_allgather(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+	                             comm, request);
 }
 
 static _Atomic(void *) next_Ineighbor_allgather_c[2];
 
-LWM2_MPI_HOT int w_Ineighbor_allgather_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Ineighbor_allgather_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount,
+                                         lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount,
+                                         lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request)
 {
-	lwm2_mpi_fn_Ineighbor_allgather_c f = (lwm2_mpi_fn_Ineighbor_allgather_c)lwm2_mpi_next(&next_Ineighbor_allgather_c[pmpi], pmpi, "Ineighbor_allgather_c");
+	lwm2_mpi_fn_Ineighbor_allgather_c f = (lwm2_mpi_fn_Ineighbor_allgather_c)lwm2_mpi_next(
+	    &next_Ineighbor_allgather_c[pmpi], pmpi, "Ineighbor_allgather_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Ineighbor_allgather_c");
@@ -4635,90 +5978,133 @@ LWM2_MPI_HOT int w_Ineighbor_allgather_c(int pmpi, const void *sendbuf, lwm2_mpi
 		return f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 	int rc = f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_b_nbr(&c, 0, sendcount, sendtype, recvcount, recvtype, comm) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b =
+	    rc == 0 ? lwm2_mpi_b_nbr(&c, 0, sendcount, sendtype, recvcount, recvtype, comm)
+	            : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, b.sent, b.recv);
 	if (rc == 0)
 		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, 0, 0, 0);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Ineighbor_allgather_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int MPI_Ineighbor_allgather_c(const void *sendbuf, lwm2_mpi_cnt sendcount,
+                                          lwm2_mpi_h sendtype, void *recvbuf,
+                                          lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype,
+                                          lwm2_mpi_h comm, void *request)
 {
-	return w_Ineighbor_allgather_c(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+	return w_Ineighbor_allgather_c(0, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+	                               recvtype, comm, request);
 }
 
-LWM2_EXPORT int PMPI_Ineighbor_allgather_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int PMPI_Ineighbor_allgather_c(const void *sendbuf, lwm2_mpi_cnt sendcount,
+                                           lwm2_mpi_h sendtype, void *recvbuf,
+                                           lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype,
+                                           lwm2_mpi_h comm, void *request)
 {
-	return w_Ineighbor_allgather_c(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+	return w_Ineighbor_allgather_c(1, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+	                               recvtype, comm, request);
 }
 
 static _Atomic(void *) next_Neighbor_allgather_init[2];
 
-LWM2_MPI_HOT int w_Neighbor_allgather_init(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_MPI_HOT int w_Neighbor_allgather_init(int pmpi, const void *sendbuf, int sendcount,
+                                           lwm2_mpi_h sendtype, void *recvbuf, int recvcount,
+                                           lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info,
+                                           void *request)
 {
-	lwm2_mpi_fn_Neighbor_allgather_init f = (lwm2_mpi_fn_Neighbor_allgather_init)lwm2_mpi_next(&next_Neighbor_allgather_init[pmpi], pmpi, "Neighbor_allgather_init");
+	lwm2_mpi_fn_Neighbor_allgather_init f = (lwm2_mpi_fn_Neighbor_allgather_init)lwm2_mpi_next(
+	    &next_Neighbor_allgather_init[pmpi], pmpi, "Neighbor_allgather_init");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Neighbor_allgather_init");
 	struct lwm2_mpi_call c;
 	if (!lwm2_mpi_begin(&c))
-		return f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+		return f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info,
+		         request);
 	int rc = f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 	uint64_t ticks = lwm2_mpi_stop(&c);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, 0, 0);
 	if (rc == 0) {
-		struct lwm2_mpi_sr b = lwm2_mpi_b_nbr(&c, 0, sendcount, sendtype, recvcount, recvtype, comm);
-		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, LWM2_MPI_REQ_PERSISTENT | 0, b.sent, b.recv);
+		struct lwm2_mpi_sr b =
+		    lwm2_mpi_b_nbr(&c, 0, sendcount, sendtype, recvcount, recvtype, comm);
+		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, LWM2_MPI_REQ_PERSISTENT | 0,
+		                   b.sent, b.recv);
 	}
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Neighbor_allgather_init(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_EXPORT int MPI_Neighbor_allgather_init(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                                            void *recvbuf, int recvcount, lwm2_mpi_h recvtype,
+                                            lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
-	return w_Neighbor_allgather_init(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+	return w_Neighbor_allgather_init(0, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+	                                 recvtype, comm, info, request);
 }
 
-LWM2_EXPORT int PMPI_Neighbor_allgather_init(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_EXPORT int PMPI_Neighbor_allgather_init(const void *sendbuf, int sendcount,
+                                             lwm2_mpi_h sendtype, void *recvbuf, int recvcount,
+                                             lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info,
+                                             void *request)
 {
-	return w_Neighbor_allgather_init(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+	return w_Neighbor_allgather_init(1, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+	                                 recvtype, comm, info, request);
 }
 
 static _Atomic(void *) next_Neighbor_allgather_init_c[2];
 
-LWM2_MPI_HOT int w_Neighbor_allgather_init_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_MPI_HOT int w_Neighbor_allgather_init_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount,
+                                             lwm2_mpi_h sendtype, void *recvbuf,
+                                             lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype,
+                                             lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
-	lwm2_mpi_fn_Neighbor_allgather_init_c f = (lwm2_mpi_fn_Neighbor_allgather_init_c)lwm2_mpi_next(&next_Neighbor_allgather_init_c[pmpi], pmpi, "Neighbor_allgather_init_c");
+	lwm2_mpi_fn_Neighbor_allgather_init_c f =
+	    (lwm2_mpi_fn_Neighbor_allgather_init_c)lwm2_mpi_next(
+	        &next_Neighbor_allgather_init_c[pmpi], pmpi, "Neighbor_allgather_init_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Neighbor_allgather_init_c");
 	struct lwm2_mpi_call c;
 	if (!lwm2_mpi_begin(&c))
-		return f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+		return f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info,
+		         request);
 	int rc = f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 	uint64_t ticks = lwm2_mpi_stop(&c);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, 0, 0);
 	if (rc == 0) {
-		struct lwm2_mpi_sr b = lwm2_mpi_b_nbr(&c, 0, sendcount, sendtype, recvcount, recvtype, comm);
-		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, LWM2_MPI_REQ_PERSISTENT | 0, b.sent, b.recv);
+		struct lwm2_mpi_sr b =
+		    lwm2_mpi_b_nbr(&c, 0, sendcount, sendtype, recvcount, recvtype, comm);
+		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, LWM2_MPI_REQ_PERSISTENT | 0,
+		                   b.sent, b.recv);
 	}
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Neighbor_allgather_init_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_EXPORT int MPI_Neighbor_allgather_init_c(const void *sendbuf, lwm2_mpi_cnt sendcount,
+                                              lwm2_mpi_h sendtype, void *recvbuf,
+                                              lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype,
+                                              lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
-	return w_Neighbor_allgather_init_c(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+	return w_Neighbor_allgather_init_c(0, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+	                                   recvtype, comm, info, request);
 }
 
-LWM2_EXPORT int PMPI_Neighbor_allgather_init_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_EXPORT int PMPI_Neighbor_allgather_init_c(const void *sendbuf, lwm2_mpi_cnt sendcount,
+                                               lwm2_mpi_h sendtype, void *recvbuf,
+                                               lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype,
+                                               lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
-	return w_Neighbor_allgather_init_c(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+	return w_Neighbor_allgather_init_c(1, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+	                                   recvtype, comm, info, request);
 }
 
 static _Atomic(void *) next_Neighbor_allgatherv[2];
 
-LWM2_MPI_HOT int w_Neighbor_allgatherv(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm)
+LWM2_MPI_HOT int w_Neighbor_allgatherv(int pmpi, const void *sendbuf, int sendcount,
+                                       lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts,
+                                       const int *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm)
 {
-	lwm2_mpi_fn_Neighbor_allgatherv f = (lwm2_mpi_fn_Neighbor_allgatherv)lwm2_mpi_next(&next_Neighbor_allgatherv[pmpi], pmpi, "Neighbor_allgatherv");
+	lwm2_mpi_fn_Neighbor_allgatherv f = (lwm2_mpi_fn_Neighbor_allgatherv)lwm2_mpi_next(
+	    &next_Neighbor_allgatherv[pmpi], pmpi, "Neighbor_allgatherv");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Neighbor_allgatherv");
@@ -4727,26 +6113,38 @@ LWM2_MPI_HOT int w_Neighbor_allgatherv(int pmpi, const void *sendbuf, int sendco
 		return f(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
 	int rc = f(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_b_nbrv(&c, sendcount, NULL, sendtype, recvcounts, 0, recvtype, comm) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b =
+	    rc == 0 ? lwm2_mpi_b_nbrv(&c, sendcount, NULL, sendtype, recvcounts, 0, recvtype, comm)
+	            : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, b.sent, b.recv);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm)
+LWM2_EXPORT int MPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                                        void *recvbuf, const int *recvcounts, const int *displs,
+                                        lwm2_mpi_h recvtype, lwm2_mpi_h comm)
 {
-	return w_Neighbor_allgatherv(0, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
+	return w_Neighbor_allgatherv(0, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+	                             recvtype, comm);
 }
 
-LWM2_EXPORT int PMPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm)
+LWM2_EXPORT int PMPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                                         void *recvbuf, const int *recvcounts, const int *displs,
+                                         lwm2_mpi_h recvtype, lwm2_mpi_h comm)
 {
-	return w_Neighbor_allgatherv(1, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
+	return w_Neighbor_allgatherv(1, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+	                             recvtype, comm);
 }
 
 static _Atomic(void *) next_Neighbor_allgatherv_c[2];
 
-LWM2_MPI_HOT int w_Neighbor_allgatherv_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm)
+LWM2_MPI_HOT int w_Neighbor_allgatherv_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount,
+                                         lwm2_mpi_h sendtype, void *recvbuf,
+                                         const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *displs,
+                                         lwm2_mpi_h recvtype, lwm2_mpi_h comm)
 {
-	lwm2_mpi_fn_Neighbor_allgatherv_c f = (lwm2_mpi_fn_Neighbor_allgatherv_c)lwm2_mpi_next(&next_Neighbor_allgatherv_c[pmpi], pmpi, "Neighbor_allgatherv_c");
+	lwm2_mpi_fn_Neighbor_allgatherv_c f = (lwm2_mpi_fn_Neighbor_allgatherv_c)lwm2_mpi_next(
+	    &next_Neighbor_allgatherv_c[pmpi], pmpi, "Neighbor_allgatherv_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Neighbor_allgatherv_c");
@@ -4755,148 +6153,236 @@ LWM2_MPI_HOT int w_Neighbor_allgatherv_c(int pmpi, const void *sendbuf, lwm2_mpi
 		return f(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
 	int rc = f(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_b_nbrv(&c, sendcount, NULL, sendtype, recvcounts, 1, recvtype, comm) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b =
+	    rc == 0 ? lwm2_mpi_b_nbrv(&c, sendcount, NULL, sendtype, recvcounts, 1, recvtype, comm)
+	            : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, b.sent, b.recv);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Neighbor_allgatherv_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm)
+LWM2_EXPORT int MPI_Neighbor_allgatherv_c(const void *sendbuf, lwm2_mpi_cnt sendcount,
+                                          lwm2_mpi_h sendtype, void *recvbuf,
+                                          const lwm2_mpi_cnt *recvcounts,
+                                          const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype,
+                                          lwm2_mpi_h comm)
 {
-	return w_Neighbor_allgatherv_c(0, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
+	return w_Neighbor_allgatherv_c(0, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+	                               recvtype, comm);
 }
 
-LWM2_EXPORT int PMPI_Neighbor_allgatherv_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm)
+LWM2_EXPORT int PMPI_Neighbor_allgatherv_c(const void *sendbuf, lwm2_mpi_cnt sendcount,
+                                           lwm2_mpi_h sendtype, void *recvbuf,
+                                           const lwm2_mpi_cnt *recvcounts,
+                                           const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype,
+                                           lwm2_mpi_h comm)
 {
-	return w_Neighbor_allgatherv_c(1, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
+	return w_Neighbor_allgatherv_c(1, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+	                               recvtype, comm);
 }
 
 static _Atomic(void *) next_Ineighbor_allgatherv[2];
 
-LWM2_MPI_HOT int w_Ineighbor_allgatherv(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Ineighbor_allgatherv(int pmpi, const void *sendbuf, int sendcount,
+                                        lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts,
+                                        const int *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm,
+                                        void *request)
 {
-	lwm2_mpi_fn_Ineighbor_allgatherv f = (lwm2_mpi_fn_Ineighbor_allgatherv)lwm2_mpi_next(&next_Ineighbor_allgatherv[pmpi], pmpi, "Ineighbor_allgatherv");
+	lwm2_mpi_fn_Ineighbor_allgatherv f = (lwm2_mpi_fn_Ineighbor_allgatherv)lwm2_mpi_next(
+	    &next_Ineighbor_allgatherv[pmpi], pmpi, "Ineighbor_allgatherv");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Ineighbor_allgatherv");
 	struct lwm2_mpi_call c;
 	if (!lwm2_mpi_begin(&c))
-		return f(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
-	int rc = f(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
+		return f(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm,
+		         request);
+	int rc =
+	    f(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_b_nbrv(&c, sendcount, NULL, sendtype, recvcounts, 0, recvtype, comm) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b =
+	    rc == 0 ? lwm2_mpi_b_nbrv(&c, sendcount, NULL, sendtype, recvcounts, 0, recvtype, comm)
+	            : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, b.sent, b.recv);
 	if (rc == 0)
 		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, 0, 0, 0);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int MPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                                         void *recvbuf, const int *recvcounts, const int *displs,
+                                         lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request)
 {
-	return w_Ineighbor_allgatherv(0, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
+	return w_Ineighbor_allgatherv(0, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+	                              recvtype, comm, request);
 }
 
-LWM2_EXPORT int PMPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int PMPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                                          void *recvbuf, const int *recvcounts, const int *displs,
+                                          lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request)
 {
-	return w_Ineighbor_allgatherv(1, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
+	return w_Ineighbor_allgatherv(1, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+	                              recvtype, comm, request);
 }
 
 static _Atomic(void *) next_Ineighbor_allgatherv_c[2];
 
-LWM2_MPI_HOT int w_Ineighbor_allgatherv_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Ineighbor_allgatherv_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount,
+                                          lwm2_mpi_h sendtype, void *recvbuf,
+                                          const lwm2_mpi_cnt *recvcounts,
+                                          const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype,
+                                          lwm2_mpi_h comm, void *request)
 {
-	lwm2_mpi_fn_Ineighbor_allgatherv_c f = (lwm2_mpi_fn_Ineighbor_allgatherv_c)lwm2_mpi_next(&next_Ineighbor_allgatherv_c[pmpi], pmpi, "Ineighbor_allgatherv_c");
+	lwm2_mpi_fn_Ineighbor_allgatherv_c f = (lwm2_mpi_fn_Ineighbor_allgatherv_c)lwm2_mpi_next(
+	    &next_Ineighbor_allgatherv_c[pmpi], pmpi, "Ineighbor_allgatherv_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Ineighbor_allgatherv_c");
 	struct lwm2_mpi_call c;
 	if (!lwm2_mpi_begin(&c))
-		return f(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
-	int rc = f(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
+		return f(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm,
+		         request);
+	int rc =
+	    f(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_b_nbrv(&c, sendcount, NULL, sendtype, recvcounts, 1, recvtype, comm) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b =
+	    rc == 0 ? lwm2_mpi_b_nbrv(&c, sendcount, NULL, sendtype, recvcounts, 1, recvtype, comm)
+	            : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, b.sent, b.recv);
 	if (rc == 0)
 		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, 0, 0, 0);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Ineighbor_allgatherv_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int MPI_Ineighbor_allgatherv_c(const void *sendbuf, lwm2_mpi_cnt sendcount,
+                                           lwm2_mpi_h sendtype, void *recvbuf,
+                                           const lwm2_mpi_cnt *recvcounts,
+                                           const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype,
+                                           lwm2_mpi_h comm, void *request)
 {
-	return w_Ineighbor_allgatherv_c(0, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
+	return w_Ineighbor_allgatherv_c(0, sendbuf, sendcount, sendtype, recvbuf, recvcounts,
+	                                displs, recvtype, comm, request);
 }
 
-LWM2_EXPORT int PMPI_Ineighbor_allgatherv_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int PMPI_Ineighbor_allgatherv_c(const void *sendbuf, lwm2_mpi_cnt sendcount,
+                                            lwm2_mpi_h sendtype, void *recvbuf,
+                                            const lwm2_mpi_cnt *recvcounts,
+                                            const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype,
+                                            lwm2_mpi_h comm, void *request)
 {
-	return w_Ineighbor_allgatherv_c(1, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
+	return w_Ineighbor_allgatherv_c(1, sendbuf, sendcount, sendtype, recvbuf, recvcounts,
+	                                displs, recvtype, comm, request);
 }
 
 static _Atomic(void *) next_Neighbor_allgatherv_init[2];
 
-LWM2_MPI_HOT int w_Neighbor_allgatherv_init(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_MPI_HOT int w_Neighbor_allgatherv_init(int pmpi, const void *sendbuf, int sendcount,
+                                            lwm2_mpi_h sendtype, void *recvbuf,
+                                            const int *recvcounts, const int *displs,
+                                            lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info,
+                                            void *request)
 {
-	lwm2_mpi_fn_Neighbor_allgatherv_init f = (lwm2_mpi_fn_Neighbor_allgatherv_init)lwm2_mpi_next(&next_Neighbor_allgatherv_init[pmpi], pmpi, "Neighbor_allgatherv_init");
+	lwm2_mpi_fn_Neighbor_allgatherv_init f =
+	    (lwm2_mpi_fn_Neighbor_allgatherv_init)lwm2_mpi_next(
+	        &next_Neighbor_allgatherv_init[pmpi], pmpi, "Neighbor_allgatherv_init");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Neighbor_allgatherv_init");
 	struct lwm2_mpi_call c;
 	if (!lwm2_mpi_begin(&c))
-		return f(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
-	int rc = f(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
+		return f(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm,
+		         info, request);
+	int rc = f(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info,
+	           request);
 	uint64_t ticks = lwm2_mpi_stop(&c);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, 0, 0);
 	if (rc == 0) {
-		struct lwm2_mpi_sr b = lwm2_mpi_b_nbrv(&c, sendcount, NULL, sendtype, recvcounts, 0, recvtype, comm);
-		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, LWM2_MPI_REQ_PERSISTENT | 0, b.sent, b.recv);
+		struct lwm2_mpi_sr b =
+		    lwm2_mpi_b_nbrv(&c, sendcount, NULL, sendtype, recvcounts, 0, recvtype, comm);
+		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, LWM2_MPI_REQ_PERSISTENT | 0,
+		                   b.sent, b.recv);
 	}
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Neighbor_allgatherv_init(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_EXPORT int MPI_Neighbor_allgatherv_init(const void *sendbuf, int sendcount,
+                                             lwm2_mpi_h sendtype, void *recvbuf,
+                                             const int *recvcounts, const int *displs,
+                                             lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info,
+                                             void *request)
 {
-	return w_Neighbor_allgatherv_init(0, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
+	return w_Neighbor_allgatherv_init(0, sendbuf, sendcount, sendtype, recvbuf, recvcounts,
+	                                  displs, recvtype, comm, info, request);
 }
 
-LWM2_EXPORT int PMPI_Neighbor_allgatherv_init(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_EXPORT int PMPI_Neighbor_allgatherv_init(const void *sendbuf, int sendcount,
+                                              lwm2_mpi_h sendtype, void *recvbuf,
+                                              const int *recvcounts, const int *displs,
+                                              lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info,
+                                              void *request)
 {
-	return w_Neighbor_allgatherv_init(1, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
+	return w_Neighbor_allgatherv_init(1, sendbuf, sendcount, sendtype, recvbuf, recvcounts,
+	                                  displs, recvtype, comm, info, request);
 }
 
 static _Atomic(void *) next_Neighbor_allgatherv_init_c[2];
 
-LWM2_MPI_HOT int w_Neighbor_allgatherv_init_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_MPI_HOT int w_Neighbor_allgatherv_init_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount,
+                                              lwm2_mpi_h sendtype, void *recvbuf,
+                                              const lwm2_mpi_cnt *recvcounts,
+                                              const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype,
+                                              lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
-	lwm2_mpi_fn_Neighbor_allgatherv_init_c f = (lwm2_mpi_fn_Neighbor_allgatherv_init_c)lwm2_mpi_next(&next_Neighbor_allgatherv_init_c[pmpi], pmpi, "Neighbor_allgatherv_init_c");
+	lwm2_mpi_fn_Neighbor_allgatherv_init_c f =
+	    (lwm2_mpi_fn_Neighbor_allgatherv_init_c)lwm2_mpi_next(
+	        &next_Neighbor_allgatherv_init_c[pmpi], pmpi, "Neighbor_allgatherv_init_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Neighbor_allgatherv_init_c");
 	struct lwm2_mpi_call c;
 	if (!lwm2_mpi_begin(&c))
-		return f(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
-	int rc = f(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
+		return f(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm,
+		         info, request);
+	int rc = f(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info,
+	           request);
 	uint64_t ticks = lwm2_mpi_stop(&c);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, 0, 0);
 	if (rc == 0) {
-		struct lwm2_mpi_sr b = lwm2_mpi_b_nbrv(&c, sendcount, NULL, sendtype, recvcounts, 1, recvtype, comm);
-		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, LWM2_MPI_REQ_PERSISTENT | 0, b.sent, b.recv);
+		struct lwm2_mpi_sr b =
+		    lwm2_mpi_b_nbrv(&c, sendcount, NULL, sendtype, recvcounts, 1, recvtype, comm);
+		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, LWM2_MPI_REQ_PERSISTENT | 0,
+		                   b.sent, b.recv);
 	}
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Neighbor_allgatherv_init_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_EXPORT int MPI_Neighbor_allgatherv_init_c(const void *sendbuf, lwm2_mpi_cnt sendcount,
+                                               lwm2_mpi_h sendtype, void *recvbuf,
+                                               const lwm2_mpi_cnt *recvcounts,
+                                               const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype,
+                                               lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
-	return w_Neighbor_allgatherv_init_c(0, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
+	return w_Neighbor_allgatherv_init_c(0, sendbuf, sendcount, sendtype, recvbuf, recvcounts,
+	                                    displs, recvtype, comm, info, request);
 }
 
-LWM2_EXPORT int PMPI_Neighbor_allgatherv_init_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_EXPORT int PMPI_Neighbor_allgatherv_init_c(const void *sendbuf, lwm2_mpi_cnt sendcount,
+                                                lwm2_mpi_h sendtype, void *recvbuf,
+                                                const lwm2_mpi_cnt *recvcounts,
+                                                const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype,
+                                                lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
-	return w_Neighbor_allgatherv_init_c(1, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
+	return w_Neighbor_allgatherv_init_c(1, sendbuf, sendcount, sendtype, recvbuf, recvcounts,
+	                                    displs, recvtype, comm, info, request);
 }
 
 static _Atomic(void *) next_Neighbor_alltoall[2];
 
-LWM2_MPI_HOT int w_Neighbor_alltoall(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm)
+LWM2_MPI_HOT int w_Neighbor_alltoall(int pmpi, const void *sendbuf, int sendcount,
+                                     lwm2_mpi_h sendtype, void *recvbuf, int recvcount,
+                                     lwm2_mpi_h recvtype, lwm2_mpi_h comm)
 {
-	lwm2_mpi_fn_Neighbor_alltoall f = (lwm2_mpi_fn_Neighbor_alltoall)lwm2_mpi_next(&next_Neighbor_alltoall[pmpi], pmpi, "Neighbor_alltoall");
+	lwm2_mpi_fn_Neighbor_alltoall f = (lwm2_mpi_fn_Neighbor_alltoall)lwm2_mpi_next(
+	    &next_Neighbor_alltoall[pmpi], pmpi, "Neighbor_alltoall");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Neighbor_alltoall");
@@ -4905,26 +6391,37 @@ LWM2_MPI_HOT int w_Neighbor_alltoall(int pmpi, const void *sendbuf, int sendcoun
 		return f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 	int rc = f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_b_nbr(&c, 1, sendcount, sendtype, recvcount, recvtype, comm) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b =
+	    rc == 0 ? lwm2_mpi_b_nbr(&c, 1, sendcount, sendtype, recvcount, recvtype, comm)
+	            : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, b.sent, b.recv);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Neighbor_alltoall(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm)
+LWM2_EXPORT int MPI_Neighbor_alltoall(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                                      void *recvbuf, int recvcount, lwm2_mpi_h recvtype,
+                                      lwm2_mpi_h comm)
 {
-	return w_Neighbor_alltoall(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+	return w_Neighbor_alltoall(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+	                           comm);
 }
 
-LWM2_EXPORT int PMPI_Neighbor_alltoall(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm)
+LWM2_EXPORT int PMPI_Neighbor_alltoall(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                                       void *recvbuf, int recvcount, lwm2_mpi_h recvtype,
+                                       lwm2_mpi_h comm)
 {
-	return w_Neighbor_alltoall(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+	return w_Neighbor_alltoall(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+	                           comm);
 }
 
 static _Atomic(void *) next_Neighbor_alltoall_c[2];
 
-LWM2_MPI_HOT int w_Neighbor_alltoall_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm)
+LWM2_MPI_HOT int w_Neighbor_alltoall_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount,
+                                       lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount,
+                                       lwm2_mpi_h recvtype, lwm2_mpi_h comm)
 {
-	lwm2_mpi_fn_Neighbor_alltoall_c f = (lwm2_mpi_fn_Neighbor_alltoall_c)lwm2_mpi_next(&next_Neighbor_alltoall_c[pmpi], pmpi, "Neighbor_alltoall_c");
+	lwm2_mpi_fn_Neighbor_alltoall_c f = (lwm2_mpi_fn_Neighbor_alltoall_c)lwm2_mpi_next(
+	    &next_Neighbor_alltoall_c[pmpi], pmpi, "Neighbor_alltoall_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Neighbor_alltoall_c");
@@ -4933,26 +6430,37 @@ LWM2_MPI_HOT int w_Neighbor_alltoall_c(int pmpi, const void *sendbuf, lwm2_mpi_c
 		return f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 	int rc = f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_b_nbr(&c, 1, sendcount, sendtype, recvcount, recvtype, comm) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b =
+	    rc == 0 ? lwm2_mpi_b_nbr(&c, 1, sendcount, sendtype, recvcount, recvtype, comm)
+	            : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, b.sent, b.recv);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Neighbor_alltoall_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm)
+LWM2_EXPORT int MPI_Neighbor_alltoall_c(const void *sendbuf, lwm2_mpi_cnt sendcount,
+                                        lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount,
+                                        lwm2_mpi_h recvtype, lwm2_mpi_h comm)
 {
-	return w_Neighbor_alltoall_c(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+	return w_Neighbor_alltoall_c(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+	                             comm);
 }
 
-LWM2_EXPORT int PMPI_Neighbor_alltoall_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm)
+LWM2_EXPORT int PMPI_Neighbor_alltoall_c(const void *sendbuf, lwm2_mpi_cnt sendcount,
+                                         lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount,
+                                         lwm2_mpi_h recvtype, lwm2_mpi_h comm)
 {
-	return w_Neighbor_alltoall_c(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+	return w_Neighbor_alltoall_c(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+	                             comm);
 }
 
 static _Atomic(void *) next_Ineighbor_alltoall[2];
 
-LWM2_MPI_HOT int w_Ineighbor_alltoall(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Ineighbor_alltoall(int pmpi, const void *sendbuf, int sendcount,
+                                      lwm2_mpi_h sendtype, void *recvbuf, int recvcount,
+                                      lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request)
 {
-	lwm2_mpi_fn_Ineighbor_alltoall f = (lwm2_mpi_fn_Ineighbor_alltoall)lwm2_mpi_next(&next_Ineighbor_alltoall[pmpi], pmpi, "Ineighbor_alltoall");
+	lwm2_mpi_fn_Ineighbor_alltoall f = (lwm2_mpi_fn_Ineighbor_alltoall)lwm2_mpi_next(
+	    &next_Ineighbor_alltoall[pmpi], pmpi, "Ineighbor_alltoall");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Ineighbor_alltoall");
@@ -4961,28 +6469,39 @@ LWM2_MPI_HOT int w_Ineighbor_alltoall(int pmpi, const void *sendbuf, int sendcou
 		return f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 	int rc = f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_b_nbr(&c, 1, sendcount, sendtype, recvcount, recvtype, comm) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b =
+	    rc == 0 ? lwm2_mpi_b_nbr(&c, 1, sendcount, sendtype, recvcount, recvtype, comm)
+	            : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, b.sent, b.recv);
 	if (rc == 0)
 		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, 0, 0, 0);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int MPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                                       void *recvbuf, int recvcount, lwm2_mpi_h recvtype,
+                                       lwm2_mpi_h comm, void *request)
 {
-	return w_Ineighbor_alltoall(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+	return w_Ineighbor_alltoall(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+	                            comm, request);
 }
 
-LWM2_EXPORT int PMPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int PMPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                                        void *recvbuf, int recvcount, lwm2_mpi_h recvtype,
+                                        lwm2_mpi_h comm, void *request)
 {
-	return w_Ineighbor_alltoall(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+	return w_Ineighbor_alltoall(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+	                            comm, request);
 }
 
 static _Atomic(void *) next_Ineighbor_alltoall_c[2];
 
-LWM2_MPI_HOT int w_Ineighbor_alltoall_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Ineighbor_alltoall_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount,
+                                        lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount,
+                                        lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request)
 {
-	lwm2_mpi_fn_Ineighbor_alltoall_c f = (lwm2_mpi_fn_Ineighbor_alltoall_c)lwm2_mpi_next(&next_Ineighbor_alltoall_c[pmpi], pmpi, "Ineighbor_alltoall_c");
+	lwm2_mpi_fn_Ineighbor_alltoall_c f = (lwm2_mpi_fn_Ineighbor_alltoall_c)lwm2_mpi_next(
+	    &next_Ineighbor_alltoall_c[pmpi], pmpi, "Ineighbor_alltoall_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Ineighbor_alltoall_c");
@@ -4991,446 +6510,714 @@ LWM2_MPI_HOT int w_Ineighbor_alltoall_c(int pmpi, const void *sendbuf, lwm2_mpi_
 		return f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 	int rc = f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_b_nbr(&c, 1, sendcount, sendtype, recvcount, recvtype, comm) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b =
+	    rc == 0 ? lwm2_mpi_b_nbr(&c, 1, sendcount, sendtype, recvcount, recvtype, comm)
+	            : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, b.sent, b.recv);
 	if (rc == 0)
 		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, 0, 0, 0);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Ineighbor_alltoall_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int MPI_Ineighbor_alltoall_c(const void *sendbuf, lwm2_mpi_cnt sendcount,
+                                         lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount,
+                                         lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request)
 {
-	return w_Ineighbor_alltoall_c(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+	return w_Ineighbor_alltoall_c(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+	                              comm, request);
 }
 
-LWM2_EXPORT int PMPI_Ineighbor_alltoall_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int PMPI_Ineighbor_alltoall_c(const void *sendbuf, lwm2_mpi_cnt sendcount,
+                                          lwm2_mpi_h sendtype, void *recvbuf,
+                                          lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype,
+                                          lwm2_mpi_h comm, void *request)
 {
-	return w_Ineighbor_alltoall_c(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+	return w_Ineighbor_alltoall_c(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+	                              comm, request);
 }
 
 static _Atomic(void *) next_Neighbor_alltoall_init[2];
 
-LWM2_MPI_HOT int w_Neighbor_alltoall_init(int pmpi, const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_MPI_HOT int w_Neighbor_alltoall_init(int pmpi, const void *sendbuf, int sendcount,
+                                          lwm2_mpi_h sendtype, void *recvbuf, int recvcount,
+                                          lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info,
+                                          void *request)
 {
-	lwm2_mpi_fn_Neighbor_alltoall_init f = (lwm2_mpi_fn_Neighbor_alltoall_init)lwm2_mpi_next(&next_Neighbor_alltoall_init[pmpi], pmpi, "Neighbor_alltoall_init");
+	lwm2_mpi_fn_Neighbor_alltoall_init f = (lwm2_mpi_fn_Neighbor_alltoall_init)lwm2_mpi_next(
+	    &next_Neighbor_alltoall_init[pmpi], pmpi, "Neighbor_alltoall_init");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Neighbor_alltoall_init");
 	struct lwm2_mpi_call c;
 	if (!lwm2_mpi_begin(&c))
-		return f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+		return f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info,
+		         request);
 	int rc = f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 	uint64_t ticks = lwm2_mpi_stop(&c);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, 0, 0);
 	if (rc == 0) {
-		struct lwm2_mpi_sr b = lwm2_mpi_b_nbr(&c, 1, sendcount, sendtype, recvcount, recvtype, comm);
-		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, LWM2_MPI_REQ_PERSISTENT | 0, b.sent, b.recv);
+		struct lwm2_mpi_sr b =
+		    lwm2_mpi_b_nbr(&c, 1, sendcount, sendtype, recvcount, recvtype, comm);
+		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, LWM2_MPI_REQ_PERSISTENT | 0,
+		                   b.sent, b.recv);
 	}
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Neighbor_alltoall_init(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_EXPORT int MPI_Neighbor_alltoall_init(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                                           void *recvbuf, int recvcount, lwm2_mpi_h recvtype,
+                                           lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
-	return w_Neighbor_alltoall_init(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+	return w_Neighbor_alltoall_init(0, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+	                                recvtype, comm, info, request);
 }
 
-LWM2_EXPORT int PMPI_Neighbor_alltoall_init(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_EXPORT int PMPI_Neighbor_alltoall_init(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                                            void *recvbuf, int recvcount, lwm2_mpi_h recvtype,
+                                            lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
-	return w_Neighbor_alltoall_init(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+	return w_Neighbor_alltoall_init(1, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+	                                recvtype, comm, info, request);
 }
 
 static _Atomic(void *) next_Neighbor_alltoall_init_c[2];
 
-LWM2_MPI_HOT int w_Neighbor_alltoall_init_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_MPI_HOT int w_Neighbor_alltoall_init_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendcount,
+                                            lwm2_mpi_h sendtype, void *recvbuf,
+                                            lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype,
+                                            lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
-	lwm2_mpi_fn_Neighbor_alltoall_init_c f = (lwm2_mpi_fn_Neighbor_alltoall_init_c)lwm2_mpi_next(&next_Neighbor_alltoall_init_c[pmpi], pmpi, "Neighbor_alltoall_init_c");
+	lwm2_mpi_fn_Neighbor_alltoall_init_c f =
+	    (lwm2_mpi_fn_Neighbor_alltoall_init_c)lwm2_mpi_next(
+	        &next_Neighbor_alltoall_init_c[pmpi], pmpi, "Neighbor_alltoall_init_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Neighbor_alltoall_init_c");
 	struct lwm2_mpi_call c;
 	if (!lwm2_mpi_begin(&c))
-		return f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+		return f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info,
+		         request);
 	int rc = f(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
 	uint64_t ticks = lwm2_mpi_stop(&c);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, 0, 0);
 	if (rc == 0) {
-		struct lwm2_mpi_sr b = lwm2_mpi_b_nbr(&c, 1, sendcount, sendtype, recvcount, recvtype, comm);
-		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, LWM2_MPI_REQ_PERSISTENT | 0, b.sent, b.recv);
+		struct lwm2_mpi_sr b =
+		    lwm2_mpi_b_nbr(&c, 1, sendcount, sendtype, recvcount, recvtype, comm);
+		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, LWM2_MPI_REQ_PERSISTENT | 0,
+		                   b.sent, b.recv);
 	}
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Neighbor_alltoall_init_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_EXPORT int MPI_Neighbor_alltoall_init_c(const void *sendbuf, lwm2_mpi_cnt sendcount,
+                                             lwm2_mpi_h sendtype, void *recvbuf,
+                                             lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype,
+                                             lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
-	return w_Neighbor_alltoall_init_c(0, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+	return w_Neighbor_alltoall_init_c(0, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+	                                  recvtype, comm, info, request);
 }
 
-LWM2_EXPORT int PMPI_Neighbor_alltoall_init_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_EXPORT int PMPI_Neighbor_alltoall_init_c(const void *sendbuf, lwm2_mpi_cnt sendcount,
+                                              lwm2_mpi_h sendtype, void *recvbuf,
+                                              lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype,
+                                              lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
-	return w_Neighbor_alltoall_init_c(1, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+	return w_Neighbor_alltoall_init_c(1, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+	                                  recvtype, comm, info, request);
 }
 
 static _Atomic(void *) next_Neighbor_alltoallv[2];
 
-LWM2_MPI_HOT int w_Neighbor_alltoallv(int pmpi, const void *sendbuf, const int *sendcounts, const int *sdispls, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm)
+LWM2_MPI_HOT int w_Neighbor_alltoallv(int pmpi, const void *sendbuf, const int *sendcounts,
+                                      const int *sdispls, lwm2_mpi_h sendtype, void *recvbuf,
+                                      const int *recvcounts, const int *rdispls,
+                                      lwm2_mpi_h recvtype, lwm2_mpi_h comm)
 {
-	lwm2_mpi_fn_Neighbor_alltoallv f = (lwm2_mpi_fn_Neighbor_alltoallv)lwm2_mpi_next(&next_Neighbor_alltoallv[pmpi], pmpi, "Neighbor_alltoallv");
+	lwm2_mpi_fn_Neighbor_alltoallv f = (lwm2_mpi_fn_Neighbor_alltoallv)lwm2_mpi_next(
+	    &next_Neighbor_alltoallv[pmpi], pmpi, "Neighbor_alltoallv");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Neighbor_alltoallv");
 	struct lwm2_mpi_call c;
 	if (!lwm2_mpi_begin(&c))
-		return f(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
-	int rc = f(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
+		return f(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+		         recvtype, comm);
+	int rc =
+	    f(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_b_nbrv(&c, 0, sendcounts, sendtype, recvcounts, 0, recvtype, comm) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b =
+	    rc == 0 ? lwm2_mpi_b_nbrv(&c, 0, sendcounts, sendtype, recvcounts, 0, recvtype, comm)
+	            : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, b.sent, b.recv);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Neighbor_alltoallv(const void *sendbuf, const int *sendcounts, const int *sdispls, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm)
+LWM2_EXPORT int MPI_Neighbor_alltoallv(const void *sendbuf, const int *sendcounts,
+                                       const int *sdispls, lwm2_mpi_h sendtype, void *recvbuf,
+                                       const int *recvcounts, const int *rdispls,
+                                       lwm2_mpi_h recvtype, lwm2_mpi_h comm)
 {
-	return w_Neighbor_alltoallv(0, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
+	return w_Neighbor_alltoallv(0, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+	                            rdispls, recvtype, comm);
 }
 
-LWM2_EXPORT int PMPI_Neighbor_alltoallv(const void *sendbuf, const int *sendcounts, const int *sdispls, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm)
+LWM2_EXPORT int PMPI_Neighbor_alltoallv(const void *sendbuf, const int *sendcounts,
+                                        const int *sdispls, lwm2_mpi_h sendtype, void *recvbuf,
+                                        const int *recvcounts, const int *rdispls,
+                                        lwm2_mpi_h recvtype, lwm2_mpi_h comm)
 {
-	return w_Neighbor_alltoallv(1, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
+	return w_Neighbor_alltoallv(1, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+	                            rdispls, recvtype, comm);
 }
 
 static _Atomic(void *) next_Neighbor_alltoallv_c[2];
 
-LWM2_MPI_HOT int w_Neighbor_alltoallv_c(int pmpi, const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *sdispls, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm)
+LWM2_MPI_HOT int w_Neighbor_alltoallv_c(int pmpi, const void *sendbuf,
+                                        const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *sdispls,
+                                        lwm2_mpi_h sendtype, void *recvbuf,
+                                        const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls,
+                                        lwm2_mpi_h recvtype, lwm2_mpi_h comm)
 {
-	lwm2_mpi_fn_Neighbor_alltoallv_c f = (lwm2_mpi_fn_Neighbor_alltoallv_c)lwm2_mpi_next(&next_Neighbor_alltoallv_c[pmpi], pmpi, "Neighbor_alltoallv_c");
+	lwm2_mpi_fn_Neighbor_alltoallv_c f = (lwm2_mpi_fn_Neighbor_alltoallv_c)lwm2_mpi_next(
+	    &next_Neighbor_alltoallv_c[pmpi], pmpi, "Neighbor_alltoallv_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Neighbor_alltoallv_c");
 	struct lwm2_mpi_call c;
 	if (!lwm2_mpi_begin(&c))
-		return f(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
-	int rc = f(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
+		return f(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+		         recvtype, comm);
+	int rc =
+	    f(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_b_nbrv(&c, 0, sendcounts, sendtype, recvcounts, 1, recvtype, comm) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b =
+	    rc == 0 ? lwm2_mpi_b_nbrv(&c, 0, sendcounts, sendtype, recvcounts, 1, recvtype, comm)
+	            : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, b.sent, b.recv);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Neighbor_alltoallv_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *sdispls, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm)
+LWM2_EXPORT int MPI_Neighbor_alltoallv_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts,
+                                         const lwm2_mpi_cnt *sdispls, lwm2_mpi_h sendtype,
+                                         void *recvbuf, const lwm2_mpi_cnt *recvcounts,
+                                         const lwm2_mpi_cnt *rdispls, lwm2_mpi_h recvtype,
+                                         lwm2_mpi_h comm)
 {
-	return w_Neighbor_alltoallv_c(0, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
+	return w_Neighbor_alltoallv_c(0, sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+	                              recvcounts, rdispls, recvtype, comm);
 }
 
-LWM2_EXPORT int PMPI_Neighbor_alltoallv_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *sdispls, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm)
+LWM2_EXPORT int PMPI_Neighbor_alltoallv_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts,
+                                          const lwm2_mpi_cnt *sdispls, lwm2_mpi_h sendtype,
+                                          void *recvbuf, const lwm2_mpi_cnt *recvcounts,
+                                          const lwm2_mpi_cnt *rdispls, lwm2_mpi_h recvtype,
+                                          lwm2_mpi_h comm)
 {
-	return w_Neighbor_alltoallv_c(1, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
+	return w_Neighbor_alltoallv_c(1, sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+	                              recvcounts, rdispls, recvtype, comm);
 }
 
 static _Atomic(void *) next_Ineighbor_alltoallv[2];
 
-LWM2_MPI_HOT int w_Ineighbor_alltoallv(int pmpi, const void *sendbuf, const int *sendcounts, const int *sdispls, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Ineighbor_alltoallv(int pmpi, const void *sendbuf, const int *sendcounts,
+                                       const int *sdispls, lwm2_mpi_h sendtype, void *recvbuf,
+                                       const int *recvcounts, const int *rdispls,
+                                       lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request)
 {
-	lwm2_mpi_fn_Ineighbor_alltoallv f = (lwm2_mpi_fn_Ineighbor_alltoallv)lwm2_mpi_next(&next_Ineighbor_alltoallv[pmpi], pmpi, "Ineighbor_alltoallv");
+	lwm2_mpi_fn_Ineighbor_alltoallv f = (lwm2_mpi_fn_Ineighbor_alltoallv)lwm2_mpi_next(
+	    &next_Ineighbor_alltoallv[pmpi], pmpi, "Ineighbor_alltoallv");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Ineighbor_alltoallv");
 	struct lwm2_mpi_call c;
 	if (!lwm2_mpi_begin(&c))
-		return f(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
-	int rc = f(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
+		return f(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+		         recvtype, comm, request);
+	int rc = f(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
+	           comm, request);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_b_nbrv(&c, 0, sendcounts, sendtype, recvcounts, 0, recvtype, comm) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b =
+	    rc == 0 ? lwm2_mpi_b_nbrv(&c, 0, sendcounts, sendtype, recvcounts, 0, recvtype, comm)
+	            : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, b.sent, b.recv);
 	if (rc == 0)
 		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, 0, 0, 0);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Ineighbor_alltoallv(const void *sendbuf, const int *sendcounts, const int *sdispls, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int MPI_Ineighbor_alltoallv(const void *sendbuf, const int *sendcounts,
+                                        const int *sdispls, lwm2_mpi_h sendtype, void *recvbuf,
+                                        const int *recvcounts, const int *rdispls,
+                                        lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request)
 {
-	return w_Ineighbor_alltoallv(0, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
+	return w_Ineighbor_alltoallv(0, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+	                             rdispls, recvtype, comm, request);
 }
 
-LWM2_EXPORT int PMPI_Ineighbor_alltoallv(const void *sendbuf, const int *sendcounts, const int *sdispls, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int PMPI_Ineighbor_alltoallv(const void *sendbuf, const int *sendcounts,
+                                         const int *sdispls, lwm2_mpi_h sendtype, void *recvbuf,
+                                         const int *recvcounts, const int *rdispls,
+                                         lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request)
 {
-	return w_Ineighbor_alltoallv(1, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
+	return w_Ineighbor_alltoallv(1, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+	                             rdispls, recvtype, comm, request);
 }
 
 static _Atomic(void *) next_Ineighbor_alltoallv_c[2];
 
-LWM2_MPI_HOT int w_Ineighbor_alltoallv_c(int pmpi, const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *sdispls, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Ineighbor_alltoallv_c(int pmpi, const void *sendbuf,
+                                         const lwm2_mpi_cnt *sendcounts,
+                                         const lwm2_mpi_cnt *sdispls, lwm2_mpi_h sendtype,
+                                         void *recvbuf, const lwm2_mpi_cnt *recvcounts,
+                                         const lwm2_mpi_cnt *rdispls, lwm2_mpi_h recvtype,
+                                         lwm2_mpi_h comm, void *request)
 {
-	lwm2_mpi_fn_Ineighbor_alltoallv_c f = (lwm2_mpi_fn_Ineighbor_alltoallv_c)lwm2_mpi_next(&next_Ineighbor_alltoallv_c[pmpi], pmpi, "Ineighbor_alltoallv_c");
+	lwm2_mpi_fn_Ineighbor_alltoallv_c f = (lwm2_mpi_fn_Ineighbor_alltoallv_c)lwm2_mpi_next(
+	    &next_Ineighbor_alltoallv_c[pmpi], pmpi, "Ineighbor_alltoallv_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Ineighbor_alltoallv_c");
 	struct lwm2_mpi_call c;
 	if (!lwm2_mpi_begin(&c))
-		return f(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
-	int rc = f(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
+		return f(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+		         recvtype, comm, request);
+	int rc = f(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
+	           comm, request);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_b_nbrv(&c, 0, sendcounts, sendtype, recvcounts, 1, recvtype, comm) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b =
+	    rc == 0 ? lwm2_mpi_b_nbrv(&c, 0, sendcounts, sendtype, recvcounts, 1, recvtype, comm)
+	            : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, b.sent, b.recv);
 	if (rc == 0)
 		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, 0, 0, 0);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Ineighbor_alltoallv_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *sdispls, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int MPI_Ineighbor_alltoallv_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts,
+                                          const lwm2_mpi_cnt *sdispls, lwm2_mpi_h sendtype,
+                                          void *recvbuf, const lwm2_mpi_cnt *recvcounts,
+                                          const lwm2_mpi_cnt *rdispls, lwm2_mpi_h recvtype,
+                                          lwm2_mpi_h comm, void *request)
 {
-	return w_Ineighbor_alltoallv_c(0, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
+	return w_Ineighbor_alltoallv_c(0, sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+	                               recvcounts, rdispls, recvtype, comm, request);
 }
 
-LWM2_EXPORT int PMPI_Ineighbor_alltoallv_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *sdispls, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int PMPI_Ineighbor_alltoallv_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts,
+                                           const lwm2_mpi_cnt *sdispls, lwm2_mpi_h sendtype,
+                                           void *recvbuf, const lwm2_mpi_cnt *recvcounts,
+                                           const lwm2_mpi_cnt *rdispls, lwm2_mpi_h recvtype,
+                                           lwm2_mpi_h comm, void *request)
 {
-	return w_Ineighbor_alltoallv_c(1, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
+	return w_Ineighbor_alltoallv_c(1, sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+	                               recvcounts, rdispls, recvtype, comm, request);
 }
 
 static _Atomic(void *) next_Neighbor_alltoallv_init[2];
 
-LWM2_MPI_HOT int w_Neighbor_alltoallv_init(int pmpi, const void *sendbuf, const int *sendcounts, const int *sdispls, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_MPI_HOT int w_Neighbor_alltoallv_init(int pmpi, const void *sendbuf, const int *sendcounts,
+                                           const int *sdispls, lwm2_mpi_h sendtype, void *recvbuf,
+                                           const int *recvcounts, const int *rdispls,
+                                           lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info,
+                                           void *request)
 {
-	lwm2_mpi_fn_Neighbor_alltoallv_init f = (lwm2_mpi_fn_Neighbor_alltoallv_init)lwm2_mpi_next(&next_Neighbor_alltoallv_init[pmpi], pmpi, "Neighbor_alltoallv_init");
+	lwm2_mpi_fn_Neighbor_alltoallv_init f = (lwm2_mpi_fn_Neighbor_alltoallv_init)lwm2_mpi_next(
+	    &next_Neighbor_alltoallv_init[pmpi], pmpi, "Neighbor_alltoallv_init");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Neighbor_alltoallv_init");
 	struct lwm2_mpi_call c;
 	if (!lwm2_mpi_begin(&c))
-		return f(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
-	int rc = f(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
+		return f(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+		         recvtype, comm, info, request);
+	int rc = f(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
+	           comm, info, request);
 	uint64_t ticks = lwm2_mpi_stop(&c);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, 0, 0);
 	if (rc == 0) {
-		struct lwm2_mpi_sr b = lwm2_mpi_b_nbrv(&c, 0, sendcounts, sendtype, recvcounts, 0, recvtype, comm);
-		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, LWM2_MPI_REQ_PERSISTENT | 0, b.sent, b.recv);
+		struct lwm2_mpi_sr b =
+		    lwm2_mpi_b_nbrv(&c, 0, sendcounts, sendtype, recvcounts, 0, recvtype, comm);
+		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, LWM2_MPI_REQ_PERSISTENT | 0,
+		                   b.sent, b.recv);
 	}
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Neighbor_alltoallv_init(const void *sendbuf, const int *sendcounts, const int *sdispls, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_EXPORT int MPI_Neighbor_alltoallv_init(const void *sendbuf, const int *sendcounts,
+                                            const int *sdispls, lwm2_mpi_h sendtype, void *recvbuf,
+                                            const int *recvcounts, const int *rdispls,
+                                            lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info,
+                                            void *request)
 {
-	return w_Neighbor_alltoallv_init(0, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
+	return w_Neighbor_alltoallv_init(0, sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+	                                 recvcounts, rdispls, recvtype, comm, info, request);
 }
 
-LWM2_EXPORT int PMPI_Neighbor_alltoallv_init(const void *sendbuf, const int *sendcounts, const int *sdispls, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_EXPORT int PMPI_Neighbor_alltoallv_init(const void *sendbuf, const int *sendcounts,
+                                             const int *sdispls, lwm2_mpi_h sendtype, void *recvbuf,
+                                             const int *recvcounts, const int *rdispls,
+                                             lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info,
+                                             void *request)
 {
-	return w_Neighbor_alltoallv_init(1, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
+	return w_Neighbor_alltoallv_init(1, sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+	                                 recvcounts, rdispls, recvtype, comm, info, request);
 }
 
 static _Atomic(void *) next_Neighbor_alltoallv_init_c[2];
 
-LWM2_MPI_HOT int w_Neighbor_alltoallv_init_c(int pmpi, const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *sdispls, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_MPI_HOT int w_Neighbor_alltoallv_init_c(int pmpi, const void *sendbuf,
+                                             const lwm2_mpi_cnt *sendcounts,
+                                             const lwm2_mpi_cnt *sdispls, lwm2_mpi_h sendtype,
+                                             void *recvbuf, const lwm2_mpi_cnt *recvcounts,
+                                             const lwm2_mpi_cnt *rdispls, lwm2_mpi_h recvtype,
+                                             lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
-	lwm2_mpi_fn_Neighbor_alltoallv_init_c f = (lwm2_mpi_fn_Neighbor_alltoallv_init_c)lwm2_mpi_next(&next_Neighbor_alltoallv_init_c[pmpi], pmpi, "Neighbor_alltoallv_init_c");
+	lwm2_mpi_fn_Neighbor_alltoallv_init_c f =
+	    (lwm2_mpi_fn_Neighbor_alltoallv_init_c)lwm2_mpi_next(
+	        &next_Neighbor_alltoallv_init_c[pmpi], pmpi, "Neighbor_alltoallv_init_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Neighbor_alltoallv_init_c");
 	struct lwm2_mpi_call c;
 	if (!lwm2_mpi_begin(&c))
-		return f(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
-	int rc = f(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
+		return f(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+		         recvtype, comm, info, request);
+	int rc = f(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
+	           comm, info, request);
 	uint64_t ticks = lwm2_mpi_stop(&c);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, 0, 0);
 	if (rc == 0) {
-		struct lwm2_mpi_sr b = lwm2_mpi_b_nbrv(&c, 0, sendcounts, sendtype, recvcounts, 1, recvtype, comm);
-		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, LWM2_MPI_REQ_PERSISTENT | 0, b.sent, b.recv);
+		struct lwm2_mpi_sr b =
+		    lwm2_mpi_b_nbrv(&c, 0, sendcounts, sendtype, recvcounts, 1, recvtype, comm);
+		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, LWM2_MPI_REQ_PERSISTENT | 0,
+		                   b.sent, b.recv);
 	}
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Neighbor_alltoallv_init_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *sdispls, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_EXPORT int MPI_Neighbor_alltoallv_init_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts,
+                                              const lwm2_mpi_cnt *sdispls, lwm2_mpi_h sendtype,
+                                              void *recvbuf, const lwm2_mpi_cnt *recvcounts,
+                                              const lwm2_mpi_cnt *rdispls, lwm2_mpi_h recvtype,
+                                              lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
-	return w_Neighbor_alltoallv_init_c(0, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
+	return w_Neighbor_alltoallv_init_c(0, sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+	                                   recvcounts, rdispls, recvtype, comm, info, request);
 }
 
-LWM2_EXPORT int PMPI_Neighbor_alltoallv_init_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *sdispls, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_EXPORT int PMPI_Neighbor_alltoallv_init_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts,
+                                               const lwm2_mpi_cnt *sdispls, lwm2_mpi_h sendtype,
+                                               void *recvbuf, const lwm2_mpi_cnt *recvcounts,
+                                               const lwm2_mpi_cnt *rdispls, lwm2_mpi_h recvtype,
+                                               lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
-	return w_Neighbor_alltoallv_init_c(1, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
+	return w_Neighbor_alltoallv_init_c(1, sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+	                                   recvcounts, rdispls, recvtype, comm, info, request);
 }
 
 static _Atomic(void *) next_Neighbor_alltoallw[2];
 
-LWM2_MPI_HOT int w_Neighbor_alltoallw(int pmpi, const void *sendbuf, const int *sendcounts, const lwm2_mpi_cnt *sdispls, const void *sendtypes, void *recvbuf, const int *recvcounts, const lwm2_mpi_cnt *rdispls, const void *recvtypes, lwm2_mpi_h comm)
+LWM2_MPI_HOT int w_Neighbor_alltoallw(int pmpi, const void *sendbuf, const int *sendcounts,
+                                      const lwm2_mpi_cnt *sdispls, const void *sendtypes,
+                                      void *recvbuf, const int *recvcounts,
+                                      const lwm2_mpi_cnt *rdispls, const void *recvtypes,
+                                      lwm2_mpi_h comm)
 {
-	lwm2_mpi_fn_Neighbor_alltoallw f = (lwm2_mpi_fn_Neighbor_alltoallw)lwm2_mpi_next(&next_Neighbor_alltoallw[pmpi], pmpi, "Neighbor_alltoallw");
+	lwm2_mpi_fn_Neighbor_alltoallw f = (lwm2_mpi_fn_Neighbor_alltoallw)lwm2_mpi_next(
+	    &next_Neighbor_alltoallw[pmpi], pmpi, "Neighbor_alltoallw");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Neighbor_alltoallw");
 	struct lwm2_mpi_call c;
 	if (!lwm2_mpi_begin(&c))
-		return f(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
-	int rc = f(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
+		return f(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+		         recvtypes, comm);
+	int rc = f(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes,
+	           comm);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_b_nbrw(&c, sendcounts, sendtypes, recvcounts, 0, recvtypes, comm) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b =
+	    rc == 0 ? lwm2_mpi_b_nbrw(&c, sendcounts, sendtypes, recvcounts, 0, recvtypes, comm)
+	            : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, b.sent, b.recv);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Neighbor_alltoallw(const void *sendbuf, const int *sendcounts, const lwm2_mpi_cnt *sdispls, const void *sendtypes, void *recvbuf, const int *recvcounts, const lwm2_mpi_cnt *rdispls, const void *recvtypes, lwm2_mpi_h comm)
+LWM2_EXPORT int MPI_Neighbor_alltoallw(const void *sendbuf, const int *sendcounts,
+                                       const lwm2_mpi_cnt *sdispls, const void *sendtypes,
+                                       void *recvbuf, const int *recvcounts,
+                                       const lwm2_mpi_cnt *rdispls, const void *recvtypes,
+                                       lwm2_mpi_h comm)
 {
-	return w_Neighbor_alltoallw(0, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
+	return w_Neighbor_alltoallw(0, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
+	                            rdispls, recvtypes, comm);
 }
 
-LWM2_EXPORT int PMPI_Neighbor_alltoallw(const void *sendbuf, const int *sendcounts, const lwm2_mpi_cnt *sdispls, const void *sendtypes, void *recvbuf, const int *recvcounts, const lwm2_mpi_cnt *rdispls, const void *recvtypes, lwm2_mpi_h comm)
+LWM2_EXPORT int PMPI_Neighbor_alltoallw(const void *sendbuf, const int *sendcounts,
+                                        const lwm2_mpi_cnt *sdispls, const void *sendtypes,
+                                        void *recvbuf, const int *recvcounts,
+                                        const lwm2_mpi_cnt *rdispls, const void *recvtypes,
+                                        lwm2_mpi_h comm)
 {
-	return w_Neighbor_alltoallw(1, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
+	return w_Neighbor_alltoallw(1, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
+	                            rdispls, recvtypes, comm);
 }
 
 static _Atomic(void *) next_Neighbor_alltoallw_c[2];
 
-LWM2_MPI_HOT int w_Neighbor_alltoallw_c(int pmpi, const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *sdispls, const void *sendtypes, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls, const void *recvtypes, lwm2_mpi_h comm)
+LWM2_MPI_HOT int w_Neighbor_alltoallw_c(int pmpi, const void *sendbuf,
+                                        const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *sdispls,
+                                        const void *sendtypes, void *recvbuf,
+                                        const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls,
+                                        const void *recvtypes, lwm2_mpi_h comm)
 {
-	lwm2_mpi_fn_Neighbor_alltoallw_c f = (lwm2_mpi_fn_Neighbor_alltoallw_c)lwm2_mpi_next(&next_Neighbor_alltoallw_c[pmpi], pmpi, "Neighbor_alltoallw_c");
+	lwm2_mpi_fn_Neighbor_alltoallw_c f = (lwm2_mpi_fn_Neighbor_alltoallw_c)lwm2_mpi_next(
+	    &next_Neighbor_alltoallw_c[pmpi], pmpi, "Neighbor_alltoallw_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Neighbor_alltoallw_c");
 	struct lwm2_mpi_call c;
 	if (!lwm2_mpi_begin(&c))
-		return f(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
-	int rc = f(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
+		return f(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+		         recvtypes, comm);
+	int rc = f(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes,
+	           comm);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_b_nbrw(&c, sendcounts, sendtypes, recvcounts, 1, recvtypes, comm) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b =
+	    rc == 0 ? lwm2_mpi_b_nbrw(&c, sendcounts, sendtypes, recvcounts, 1, recvtypes, comm)
+	            : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, b.sent, b.recv);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Neighbor_alltoallw_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *sdispls, const void *sendtypes, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls, const void *recvtypes, lwm2_mpi_h comm)
+LWM2_EXPORT int MPI_Neighbor_alltoallw_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts,
+                                         const lwm2_mpi_cnt *sdispls, const void *sendtypes,
+                                         void *recvbuf, const lwm2_mpi_cnt *recvcounts,
+                                         const lwm2_mpi_cnt *rdispls, const void *recvtypes,
+                                         lwm2_mpi_h comm)
 {
-	return w_Neighbor_alltoallw_c(0, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
+	return w_Neighbor_alltoallw_c(0, sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+	                              recvcounts, rdispls, recvtypes, comm);
 }
 
-LWM2_EXPORT int PMPI_Neighbor_alltoallw_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *sdispls, const void *sendtypes, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls, const void *recvtypes, lwm2_mpi_h comm)
+LWM2_EXPORT int PMPI_Neighbor_alltoallw_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts,
+                                          const lwm2_mpi_cnt *sdispls, const void *sendtypes,
+                                          void *recvbuf, const lwm2_mpi_cnt *recvcounts,
+                                          const lwm2_mpi_cnt *rdispls, const void *recvtypes,
+                                          lwm2_mpi_h comm)
 {
-	return w_Neighbor_alltoallw_c(1, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
+	return w_Neighbor_alltoallw_c(1, sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+	                              recvcounts, rdispls, recvtypes, comm);
 }
 
 static _Atomic(void *) next_Ineighbor_alltoallw[2];
 
-LWM2_MPI_HOT int w_Ineighbor_alltoallw(int pmpi, const void *sendbuf, const int *sendcounts, const lwm2_mpi_cnt *sdispls, const void *sendtypes, void *recvbuf, const int *recvcounts, const lwm2_mpi_cnt *rdispls, const void *recvtypes, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Ineighbor_alltoallw(int pmpi, const void *sendbuf, const int *sendcounts,
+                                       const lwm2_mpi_cnt *sdispls, const void *sendtypes,
+                                       void *recvbuf, const int *recvcounts,
+                                       const lwm2_mpi_cnt *rdispls, const void *recvtypes,
+                                       lwm2_mpi_h comm, void *request)
 {
-	lwm2_mpi_fn_Ineighbor_alltoallw f = (lwm2_mpi_fn_Ineighbor_alltoallw)lwm2_mpi_next(&next_Ineighbor_alltoallw[pmpi], pmpi, "Ineighbor_alltoallw");
+	lwm2_mpi_fn_Ineighbor_alltoallw f = (lwm2_mpi_fn_Ineighbor_alltoallw)lwm2_mpi_next(
+	    &next_Ineighbor_alltoallw[pmpi], pmpi, "Ineighbor_alltoallw");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Ineighbor_alltoallw");
 	struct lwm2_mpi_call c;
 	if (!lwm2_mpi_begin(&c))
-		return f(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
-	int rc = f(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
+		return f(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+		         recvtypes, comm, request);
+	int rc = f(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes,
+	           comm, request);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_b_nbrw(&c, sendcounts, sendtypes, recvcounts, 0, recvtypes, comm) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b =
+	    rc == 0 ? lwm2_mpi_b_nbrw(&c, sendcounts, sendtypes, recvcounts, 0, recvtypes, comm)
+	            : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, b.sent, b.recv);
 	if (rc == 0)
 		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, 0, 0, 0);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Ineighbor_alltoallw(const void *sendbuf, const int *sendcounts, const lwm2_mpi_cnt *sdispls, const void *sendtypes, void *recvbuf, const int *recvcounts, const lwm2_mpi_cnt *rdispls, const void *recvtypes, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int MPI_Ineighbor_alltoallw(const void *sendbuf, const int *sendcounts,
+                                        const lwm2_mpi_cnt *sdispls, const void *sendtypes,
+                                        void *recvbuf, const int *recvcounts,
+                                        const lwm2_mpi_cnt *rdispls, const void *recvtypes,
+                                        lwm2_mpi_h comm, void *request)
 {
-	return w_Ineighbor_alltoallw(0, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
+	return w_Ineighbor_alltoallw(0, sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+	                             recvcounts, rdispls, recvtypes, comm, request);
 }
 
-LWM2_EXPORT int PMPI_Ineighbor_alltoallw(const void *sendbuf, const int *sendcounts, const lwm2_mpi_cnt *sdispls, const void *sendtypes, void *recvbuf, const int *recvcounts, const lwm2_mpi_cnt *rdispls, const void *recvtypes, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int PMPI_Ineighbor_alltoallw(const void *sendbuf, const int *sendcounts,
+                                         const lwm2_mpi_cnt *sdispls, const void *sendtypes,
+                                         void *recvbuf, const int *recvcounts,
+                                         const lwm2_mpi_cnt *rdispls, const void *recvtypes,
+                                         lwm2_mpi_h comm, void *request)
 {
-	return w_Ineighbor_alltoallw(1, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
+	return w_Ineighbor_alltoallw(1, sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+	                             recvcounts, rdispls, recvtypes, comm, request);
 }
 
 static _Atomic(void *) next_Ineighbor_alltoallw_c[2];
 
-LWM2_MPI_HOT int w_Ineighbor_alltoallw_c(int pmpi, const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *sdispls, const void *sendtypes, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls, const void *recvtypes, lwm2_mpi_h comm, void *request)
+LWM2_MPI_HOT int w_Ineighbor_alltoallw_c(int pmpi, const void *sendbuf,
+                                         const lwm2_mpi_cnt *sendcounts,
+                                         const lwm2_mpi_cnt *sdispls, const void *sendtypes,
+                                         void *recvbuf, const lwm2_mpi_cnt *recvcounts,
+                                         const lwm2_mpi_cnt *rdispls, const void *recvtypes,
+                                         lwm2_mpi_h comm, void *request)
 {
-	lwm2_mpi_fn_Ineighbor_alltoallw_c f = (lwm2_mpi_fn_Ineighbor_alltoallw_c)lwm2_mpi_next(&next_Ineighbor_alltoallw_c[pmpi], pmpi, "Ineighbor_alltoallw_c");
+	lwm2_mpi_fn_Ineighbor_alltoallw_c f = (lwm2_mpi_fn_Ineighbor_alltoallw_c)lwm2_mpi_next(
+	    &next_Ineighbor_alltoallw_c[pmpi], pmpi, "Ineighbor_alltoallw_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Ineighbor_alltoallw_c");
 	struct lwm2_mpi_call c;
 	if (!lwm2_mpi_begin(&c))
-		return f(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
-	int rc = f(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
+		return f(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+		         recvtypes, comm, request);
+	int rc = f(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes,
+	           comm, request);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_b_nbrw(&c, sendcounts, sendtypes, recvcounts, 1, recvtypes, comm) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b =
+	    rc == 0 ? lwm2_mpi_b_nbrw(&c, sendcounts, sendtypes, recvcounts, 1, recvtypes, comm)
+	            : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, b.sent, b.recv);
 	if (rc == 0)
 		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, 0, 0, 0);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Ineighbor_alltoallw_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *sdispls, const void *sendtypes, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls, const void *recvtypes, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int MPI_Ineighbor_alltoallw_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts,
+                                          const lwm2_mpi_cnt *sdispls, const void *sendtypes,
+                                          void *recvbuf, const lwm2_mpi_cnt *recvcounts,
+                                          const lwm2_mpi_cnt *rdispls, const void *recvtypes,
+                                          lwm2_mpi_h comm, void *request)
 {
-	return w_Ineighbor_alltoallw_c(0, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
+	return w_Ineighbor_alltoallw_c(0, sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+	                               recvcounts, rdispls, recvtypes, comm, request);
 }
 
-LWM2_EXPORT int PMPI_Ineighbor_alltoallw_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *sdispls, const void *sendtypes, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls, const void *recvtypes, lwm2_mpi_h comm, void *request)
+LWM2_EXPORT int PMPI_Ineighbor_alltoallw_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts,
+                                           const lwm2_mpi_cnt *sdispls, const void *sendtypes,
+                                           void *recvbuf, const lwm2_mpi_cnt *recvcounts,
+                                           const lwm2_mpi_cnt *rdispls, const void *recvtypes,
+                                           lwm2_mpi_h comm, void *request)
 {
-	return w_Ineighbor_alltoallw_c(1, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
+	return w_Ineighbor_alltoallw_c(1, sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+	                               recvcounts, rdispls, recvtypes, comm, request);
 }
 
 static _Atomic(void *) next_Neighbor_alltoallw_init[2];
 
-LWM2_MPI_HOT int w_Neighbor_alltoallw_init(int pmpi, const void *sendbuf, const int *sendcounts, const lwm2_mpi_cnt *sdispls, const void *sendtypes, void *recvbuf, const int *recvcounts, const lwm2_mpi_cnt *rdispls, const void *recvtypes, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_MPI_HOT int w_Neighbor_alltoallw_init(int pmpi, const void *sendbuf, const int *sendcounts,
+                                           const lwm2_mpi_cnt *sdispls, const void *sendtypes,
+                                           void *recvbuf, const int *recvcounts,
+                                           const lwm2_mpi_cnt *rdispls, const void *recvtypes,
+                                           lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
-	lwm2_mpi_fn_Neighbor_alltoallw_init f = (lwm2_mpi_fn_Neighbor_alltoallw_init)lwm2_mpi_next(&next_Neighbor_alltoallw_init[pmpi], pmpi, "Neighbor_alltoallw_init");
+	lwm2_mpi_fn_Neighbor_alltoallw_init f = (lwm2_mpi_fn_Neighbor_alltoallw_init)lwm2_mpi_next(
+	    &next_Neighbor_alltoallw_init[pmpi], pmpi, "Neighbor_alltoallw_init");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Neighbor_alltoallw_init");
 	struct lwm2_mpi_call c;
 	if (!lwm2_mpi_begin(&c))
-		return f(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
-	int rc = f(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
+		return f(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+		         recvtypes, comm, info, request);
+	int rc = f(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes,
+	           comm, info, request);
 	uint64_t ticks = lwm2_mpi_stop(&c);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, 0, 0);
 	if (rc == 0) {
-		struct lwm2_mpi_sr b = lwm2_mpi_b_nbrw(&c, sendcounts, sendtypes, recvcounts, 0, recvtypes, comm);
-		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, LWM2_MPI_REQ_PERSISTENT | 0, b.sent, b.recv);
+		struct lwm2_mpi_sr b =
+		    lwm2_mpi_b_nbrw(&c, sendcounts, sendtypes, recvcounts, 0, recvtypes, comm);
+		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, LWM2_MPI_REQ_PERSISTENT | 0,
+		                   b.sent, b.recv);
 	}
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Neighbor_alltoallw_init(const void *sendbuf, const int *sendcounts, const lwm2_mpi_cnt *sdispls, const void *sendtypes, void *recvbuf, const int *recvcounts, const lwm2_mpi_cnt *rdispls, const void *recvtypes, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_EXPORT int MPI_Neighbor_alltoallw_init(const void *sendbuf, const int *sendcounts,
+                                            const lwm2_mpi_cnt *sdispls, const void *sendtypes,
+                                            void *recvbuf, const int *recvcounts,
+                                            const lwm2_mpi_cnt *rdispls, const void *recvtypes,
+                                            lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
-	return w_Neighbor_alltoallw_init(0, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
+	return w_Neighbor_alltoallw_init(0, sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+	                                 recvcounts, rdispls, recvtypes, comm, info, request);
 }
 
-LWM2_EXPORT int PMPI_Neighbor_alltoallw_init(const void *sendbuf, const int *sendcounts, const lwm2_mpi_cnt *sdispls, const void *sendtypes, void *recvbuf, const int *recvcounts, const lwm2_mpi_cnt *rdispls, const void *recvtypes, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_EXPORT int PMPI_Neighbor_alltoallw_init(const void *sendbuf, const int *sendcounts,
+                                             const lwm2_mpi_cnt *sdispls, const void *sendtypes,
+                                             void *recvbuf, const int *recvcounts,
+                                             const lwm2_mpi_cnt *rdispls, const void *recvtypes,
+                                             lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
-	return w_Neighbor_alltoallw_init(1, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
+	return w_Neighbor_alltoallw_init(1, sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+	                                 recvcounts, rdispls, recvtypes, comm, info, request);
 }
 
 static _Atomic(void *) next_Neighbor_alltoallw_init_c[2];
 
-LWM2_MPI_HOT int w_Neighbor_alltoallw_init_c(int pmpi, const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *sdispls, const void *sendtypes, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls, const void *recvtypes, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_MPI_HOT int w_Neighbor_alltoallw_init_c(int pmpi, const void *sendbuf,
+                                             const lwm2_mpi_cnt *sendcounts,
+                                             const lwm2_mpi_cnt *sdispls, const void *sendtypes,
+                                             void *recvbuf, const lwm2_mpi_cnt *recvcounts,
+                                             const lwm2_mpi_cnt *rdispls, const void *recvtypes,
+                                             lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
-	lwm2_mpi_fn_Neighbor_alltoallw_init_c f = (lwm2_mpi_fn_Neighbor_alltoallw_init_c)lwm2_mpi_next(&next_Neighbor_alltoallw_init_c[pmpi], pmpi, "Neighbor_alltoallw_init_c");
+	lwm2_mpi_fn_Neighbor_alltoallw_init_c f =
+	    (lwm2_mpi_fn_Neighbor_alltoallw_init_c)lwm2_mpi_next(
+	        &next_Neighbor_alltoallw_init_c[pmpi], pmpi, "Neighbor_alltoallw_init_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Neighbor_alltoallw_init_c");
 	struct lwm2_mpi_call c;
 	if (!lwm2_mpi_begin(&c))
-		return f(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
-	int rc = f(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
+		return f(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+		         recvtypes, comm, info, request);
+	int rc = f(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes,
+	           comm, info, request);
 	uint64_t ticks = lwm2_mpi_stop(&c);
 	lwm2_mpi_count(&c, LWM2_MPI_COLL, ticks, 0, 0);
 	if (rc == 0) {
-		struct lwm2_mpi_sr b = lwm2_mpi_b_nbrw(&c, sendcounts, sendtypes, recvcounts, 1, recvtypes, comm);
-		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, LWM2_MPI_REQ_PERSISTENT | 0, b.sent, b.recv);
+		struct lwm2_mpi_sr b =
+		    lwm2_mpi_b_nbrw(&c, sendcounts, sendtypes, recvcounts, 1, recvtypes, comm);
+		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_COLL, LWM2_MPI_REQ_PERSISTENT | 0,
+		                   b.sent, b.recv);
 	}
 	return rc;
 }
 
-LWM2_EXPORT int MPI_Neighbor_alltoallw_init_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *sdispls, const void *sendtypes, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls, const void *recvtypes, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_EXPORT int MPI_Neighbor_alltoallw_init_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts,
+                                              const lwm2_mpi_cnt *sdispls, const void *sendtypes,
+                                              void *recvbuf, const lwm2_mpi_cnt *recvcounts,
+                                              const lwm2_mpi_cnt *rdispls, const void *recvtypes,
+                                              lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
-	return w_Neighbor_alltoallw_init_c(0, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
+	return w_Neighbor_alltoallw_init_c(0, sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+	                                   recvcounts, rdispls, recvtypes, comm, info, request);
 }
 
-LWM2_EXPORT int PMPI_Neighbor_alltoallw_init_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *sdispls, const void *sendtypes, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls, const void *recvtypes, lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
+LWM2_EXPORT int PMPI_Neighbor_alltoallw_init_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts,
+                                               const lwm2_mpi_cnt *sdispls, const void *sendtypes,
+                                               void *recvbuf, const lwm2_mpi_cnt *recvcounts,
+                                               const lwm2_mpi_cnt *rdispls, const void *recvtypes,
+                                               lwm2_mpi_h comm, lwm2_mpi_h info, void *request)
 {
-	return w_Neighbor_alltoallw_init_c(1, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);
+	return w_Neighbor_alltoallw_init_c(1, sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+	                                   recvcounts, rdispls, recvtypes, comm, info, request);
 }
 
 static _Atomic(void *) next_File_read[2];
 
-LWM2_MPI_HOT int w_File_read(int pmpi, lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype, void *status)
+LWM2_MPI_HOT int w_File_read(int pmpi, lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype,
+                             void *status)
 {
-	lwm2_mpi_fn_File_read f = (lwm2_mpi_fn_File_read)lwm2_mpi_next(&next_File_read[pmpi], pmpi, "File_read");
+	lwm2_mpi_fn_File_read f =
+	    (lwm2_mpi_fn_File_read)lwm2_mpi_next(&next_File_read[pmpi], pmpi, "File_read");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("File_read");
@@ -5447,21 +7234,25 @@ LWM2_MPI_HOT int w_File_read(int pmpi, lwm2_mpi_h fh, void *buf, int count, lwm2
 	return rc;
 }
 
-LWM2_EXPORT int MPI_File_read(lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype, void *status)
+LWM2_EXPORT int MPI_File_read(lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype,
+                              void *status)
 {
 	return w_File_read(0, fh, buf, count, datatype, status);
 }
 
-LWM2_EXPORT int PMPI_File_read(lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype, void *status)
+LWM2_EXPORT int PMPI_File_read(lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype,
+                               void *status)
 {
 	return w_File_read(1, fh, buf, count, datatype, status);
 }
 
 static _Atomic(void *) next_File_read_c[2];
 
-LWM2_MPI_HOT int w_File_read_c(int pmpi, lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status)
+LWM2_MPI_HOT int w_File_read_c(int pmpi, lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count,
+                               lwm2_mpi_h datatype, void *status)
 {
-	lwm2_mpi_fn_File_read_c f = (lwm2_mpi_fn_File_read_c)lwm2_mpi_next(&next_File_read_c[pmpi], pmpi, "File_read_c");
+	lwm2_mpi_fn_File_read_c f =
+	    (lwm2_mpi_fn_File_read_c)lwm2_mpi_next(&next_File_read_c[pmpi], pmpi, "File_read_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("File_read_c");
@@ -5478,21 +7269,25 @@ LWM2_MPI_HOT int w_File_read_c(int pmpi, lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt 
 	return rc;
 }
 
-LWM2_EXPORT int MPI_File_read_c(lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status)
+LWM2_EXPORT int MPI_File_read_c(lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype,
+                                void *status)
 {
 	return w_File_read_c(0, fh, buf, count, datatype, status);
 }
 
-LWM2_EXPORT int PMPI_File_read_c(lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status)
+LWM2_EXPORT int PMPI_File_read_c(lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype,
+                                 void *status)
 {
 	return w_File_read_c(1, fh, buf, count, datatype, status);
 }
 
 static _Atomic(void *) next_File_write[2];
 
-LWM2_MPI_HOT int w_File_write(int pmpi, lwm2_mpi_h fh, const void *buf, int count, lwm2_mpi_h datatype, void *status)
+LWM2_MPI_HOT int w_File_write(int pmpi, lwm2_mpi_h fh, const void *buf, int count,
+                              lwm2_mpi_h datatype, void *status)
 {
-	lwm2_mpi_fn_File_write f = (lwm2_mpi_fn_File_write)lwm2_mpi_next(&next_File_write[pmpi], pmpi, "File_write");
+	lwm2_mpi_fn_File_write f =
+	    (lwm2_mpi_fn_File_write)lwm2_mpi_next(&next_File_write[pmpi], pmpi, "File_write");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("File_write");
@@ -5501,26 +7296,31 @@ LWM2_MPI_HOT int w_File_write(int pmpi, lwm2_mpi_h fh, const void *buf, int coun
 		return f(fh, buf, count, datatype, status);
 	int rc = f(fh, buf, count, datatype, status);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b =
+	    rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_IO_WRITE, ticks, b.sent, b.recv);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_File_write(lwm2_mpi_h fh, const void *buf, int count, lwm2_mpi_h datatype, void *status)
+LWM2_EXPORT int MPI_File_write(lwm2_mpi_h fh, const void *buf, int count, lwm2_mpi_h datatype,
+                               void *status)
 {
 	return w_File_write(0, fh, buf, count, datatype, status);
 }
 
-LWM2_EXPORT int PMPI_File_write(lwm2_mpi_h fh, const void *buf, int count, lwm2_mpi_h datatype, void *status)
+LWM2_EXPORT int PMPI_File_write(lwm2_mpi_h fh, const void *buf, int count, lwm2_mpi_h datatype,
+                                void *status)
 {
 	return w_File_write(1, fh, buf, count, datatype, status);
 }
 
 static _Atomic(void *) next_File_write_c[2];
 
-LWM2_MPI_HOT int w_File_write_c(int pmpi, lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status)
+LWM2_MPI_HOT int w_File_write_c(int pmpi, lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count,
+                                lwm2_mpi_h datatype, void *status)
 {
-	lwm2_mpi_fn_File_write_c f = (lwm2_mpi_fn_File_write_c)lwm2_mpi_next(&next_File_write_c[pmpi], pmpi, "File_write_c");
+	lwm2_mpi_fn_File_write_c f =
+	    (lwm2_mpi_fn_File_write_c)lwm2_mpi_next(&next_File_write_c[pmpi], pmpi, "File_write_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("File_write_c");
@@ -5529,26 +7329,31 @@ LWM2_MPI_HOT int w_File_write_c(int pmpi, lwm2_mpi_h fh, const void *buf, lwm2_m
 		return f(fh, buf, count, datatype, status);
 	int rc = f(fh, buf, count, datatype, status);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b =
+	    rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_IO_WRITE, ticks, b.sent, b.recv);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_File_write_c(lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status)
+LWM2_EXPORT int MPI_File_write_c(lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count,
+                                 lwm2_mpi_h datatype, void *status)
 {
 	return w_File_write_c(0, fh, buf, count, datatype, status);
 }
 
-LWM2_EXPORT int PMPI_File_write_c(lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status)
+LWM2_EXPORT int PMPI_File_write_c(lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count,
+                                  lwm2_mpi_h datatype, void *status)
 {
 	return w_File_write_c(1, fh, buf, count, datatype, status);
 }
 
 static _Atomic(void *) next_File_iread[2];
 
-LWM2_MPI_HOT int w_File_iread(int pmpi, lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype, void *request)
+LWM2_MPI_HOT int w_File_iread(int pmpi, lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype,
+                              void *request)
 {
-	lwm2_mpi_fn_File_iread f = (lwm2_mpi_fn_File_iread)lwm2_mpi_next(&next_File_iread[pmpi], pmpi, "File_iread");
+	lwm2_mpi_fn_File_iread f =
+	    (lwm2_mpi_fn_File_iread)lwm2_mpi_next(&next_File_iread[pmpi], pmpi, "File_iread");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("File_iread");
@@ -5563,21 +7368,25 @@ LWM2_MPI_HOT int w_File_iread(int pmpi, lwm2_mpi_h fh, void *buf, int count, lwm
 	return rc;
 }
 
-LWM2_EXPORT int MPI_File_iread(lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype, void *request)
+LWM2_EXPORT int MPI_File_iread(lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype,
+                               void *request)
 {
 	return w_File_iread(0, fh, buf, count, datatype, request);
 }
 
-LWM2_EXPORT int PMPI_File_iread(lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype, void *request)
+LWM2_EXPORT int PMPI_File_iread(lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype,
+                                void *request)
 {
 	return w_File_iread(1, fh, buf, count, datatype, request);
 }
 
 static _Atomic(void *) next_File_iread_c[2];
 
-LWM2_MPI_HOT int w_File_iread_c(int pmpi, lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request)
+LWM2_MPI_HOT int w_File_iread_c(int pmpi, lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count,
+                                lwm2_mpi_h datatype, void *request)
 {
-	lwm2_mpi_fn_File_iread_c f = (lwm2_mpi_fn_File_iread_c)lwm2_mpi_next(&next_File_iread_c[pmpi], pmpi, "File_iread_c");
+	lwm2_mpi_fn_File_iread_c f =
+	    (lwm2_mpi_fn_File_iread_c)lwm2_mpi_next(&next_File_iread_c[pmpi], pmpi, "File_iread_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("File_iread_c");
@@ -5592,21 +7401,25 @@ LWM2_MPI_HOT int w_File_iread_c(int pmpi, lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt
 	return rc;
 }
 
-LWM2_EXPORT int MPI_File_iread_c(lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request)
+LWM2_EXPORT int MPI_File_iread_c(lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype,
+                                 void *request)
 {
 	return w_File_iread_c(0, fh, buf, count, datatype, request);
 }
 
-LWM2_EXPORT int PMPI_File_iread_c(lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request)
+LWM2_EXPORT int PMPI_File_iread_c(lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype,
+                                  void *request)
 {
 	return w_File_iread_c(1, fh, buf, count, datatype, request);
 }
 
 static _Atomic(void *) next_File_iwrite[2];
 
-LWM2_MPI_HOT int w_File_iwrite(int pmpi, lwm2_mpi_h fh, const void *buf, int count, lwm2_mpi_h datatype, void *request)
+LWM2_MPI_HOT int w_File_iwrite(int pmpi, lwm2_mpi_h fh, const void *buf, int count,
+                               lwm2_mpi_h datatype, void *request)
 {
-	lwm2_mpi_fn_File_iwrite f = (lwm2_mpi_fn_File_iwrite)lwm2_mpi_next(&next_File_iwrite[pmpi], pmpi, "File_iwrite");
+	lwm2_mpi_fn_File_iwrite f =
+	    (lwm2_mpi_fn_File_iwrite)lwm2_mpi_next(&next_File_iwrite[pmpi], pmpi, "File_iwrite");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("File_iwrite");
@@ -5615,28 +7428,33 @@ LWM2_MPI_HOT int w_File_iwrite(int pmpi, lwm2_mpi_h fh, const void *buf, int cou
 		return f(fh, buf, count, datatype, request);
 	int rc = f(fh, buf, count, datatype, request);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b =
+	    rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_IO_WRITE, ticks, b.sent, b.recv);
 	if (rc == 0)
 		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_IO_WRITE, 0, 0, 0);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_File_iwrite(lwm2_mpi_h fh, const void *buf, int count, lwm2_mpi_h datatype, void *request)
+LWM2_EXPORT int MPI_File_iwrite(lwm2_mpi_h fh, const void *buf, int count, lwm2_mpi_h datatype,
+                                void *request)
 {
 	return w_File_iwrite(0, fh, buf, count, datatype, request);
 }
 
-LWM2_EXPORT int PMPI_File_iwrite(lwm2_mpi_h fh, const void *buf, int count, lwm2_mpi_h datatype, void *request)
+LWM2_EXPORT int PMPI_File_iwrite(lwm2_mpi_h fh, const void *buf, int count, lwm2_mpi_h datatype,
+                                 void *request)
 {
 	return w_File_iwrite(1, fh, buf, count, datatype, request);
 }
 
 static _Atomic(void *) next_File_iwrite_c[2];
 
-LWM2_MPI_HOT int w_File_iwrite_c(int pmpi, lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request)
+LWM2_MPI_HOT int w_File_iwrite_c(int pmpi, lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count,
+                                 lwm2_mpi_h datatype, void *request)
 {
-	lwm2_mpi_fn_File_iwrite_c f = (lwm2_mpi_fn_File_iwrite_c)lwm2_mpi_next(&next_File_iwrite_c[pmpi], pmpi, "File_iwrite_c");
+	lwm2_mpi_fn_File_iwrite_c f = (lwm2_mpi_fn_File_iwrite_c)lwm2_mpi_next(
+	    &next_File_iwrite_c[pmpi], pmpi, "File_iwrite_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("File_iwrite_c");
@@ -5645,28 +7463,33 @@ LWM2_MPI_HOT int w_File_iwrite_c(int pmpi, lwm2_mpi_h fh, const void *buf, lwm2_
 		return f(fh, buf, count, datatype, request);
 	int rc = f(fh, buf, count, datatype, request);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b =
+	    rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_IO_WRITE, ticks, b.sent, b.recv);
 	if (rc == 0)
 		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_IO_WRITE, 0, 0, 0);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_File_iwrite_c(lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request)
+LWM2_EXPORT int MPI_File_iwrite_c(lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count,
+                                  lwm2_mpi_h datatype, void *request)
 {
 	return w_File_iwrite_c(0, fh, buf, count, datatype, request);
 }
 
-LWM2_EXPORT int PMPI_File_iwrite_c(lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request)
+LWM2_EXPORT int PMPI_File_iwrite_c(lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count,
+                                   lwm2_mpi_h datatype, void *request)
 {
 	return w_File_iwrite_c(1, fh, buf, count, datatype, request);
 }
 
 static _Atomic(void *) next_File_read_all[2];
 
-LWM2_MPI_HOT int w_File_read_all(int pmpi, lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype, void *status)
+LWM2_MPI_HOT int w_File_read_all(int pmpi, lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype,
+                                 void *status)
 {
-	lwm2_mpi_fn_File_read_all f = (lwm2_mpi_fn_File_read_all)lwm2_mpi_next(&next_File_read_all[pmpi], pmpi, "File_read_all");
+	lwm2_mpi_fn_File_read_all f = (lwm2_mpi_fn_File_read_all)lwm2_mpi_next(
+	    &next_File_read_all[pmpi], pmpi, "File_read_all");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("File_read_all");
@@ -5683,21 +7506,25 @@ LWM2_MPI_HOT int w_File_read_all(int pmpi, lwm2_mpi_h fh, void *buf, int count, 
 	return rc;
 }
 
-LWM2_EXPORT int MPI_File_read_all(lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype, void *status)
+LWM2_EXPORT int MPI_File_read_all(lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype,
+                                  void *status)
 {
 	return w_File_read_all(0, fh, buf, count, datatype, status);
 }
 
-LWM2_EXPORT int PMPI_File_read_all(lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype, void *status)
+LWM2_EXPORT int PMPI_File_read_all(lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype,
+                                   void *status)
 {
 	return w_File_read_all(1, fh, buf, count, datatype, status);
 }
 
 static _Atomic(void *) next_File_read_all_c[2];
 
-LWM2_MPI_HOT int w_File_read_all_c(int pmpi, lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status)
+LWM2_MPI_HOT int w_File_read_all_c(int pmpi, lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count,
+                                   lwm2_mpi_h datatype, void *status)
 {
-	lwm2_mpi_fn_File_read_all_c f = (lwm2_mpi_fn_File_read_all_c)lwm2_mpi_next(&next_File_read_all_c[pmpi], pmpi, "File_read_all_c");
+	lwm2_mpi_fn_File_read_all_c f = (lwm2_mpi_fn_File_read_all_c)lwm2_mpi_next(
+	    &next_File_read_all_c[pmpi], pmpi, "File_read_all_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("File_read_all_c");
@@ -5714,21 +7541,25 @@ LWM2_MPI_HOT int w_File_read_all_c(int pmpi, lwm2_mpi_h fh, void *buf, lwm2_mpi_
 	return rc;
 }
 
-LWM2_EXPORT int MPI_File_read_all_c(lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status)
+LWM2_EXPORT int MPI_File_read_all_c(lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count,
+                                    lwm2_mpi_h datatype, void *status)
 {
 	return w_File_read_all_c(0, fh, buf, count, datatype, status);
 }
 
-LWM2_EXPORT int PMPI_File_read_all_c(lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status)
+LWM2_EXPORT int PMPI_File_read_all_c(lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count,
+                                     lwm2_mpi_h datatype, void *status)
 {
 	return w_File_read_all_c(1, fh, buf, count, datatype, status);
 }
 
 static _Atomic(void *) next_File_write_all[2];
 
-LWM2_MPI_HOT int w_File_write_all(int pmpi, lwm2_mpi_h fh, const void *buf, int count, lwm2_mpi_h datatype, void *status)
+LWM2_MPI_HOT int w_File_write_all(int pmpi, lwm2_mpi_h fh, const void *buf, int count,
+                                  lwm2_mpi_h datatype, void *status)
 {
-	lwm2_mpi_fn_File_write_all f = (lwm2_mpi_fn_File_write_all)lwm2_mpi_next(&next_File_write_all[pmpi], pmpi, "File_write_all");
+	lwm2_mpi_fn_File_write_all f = (lwm2_mpi_fn_File_write_all)lwm2_mpi_next(
+	    &next_File_write_all[pmpi], pmpi, "File_write_all");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("File_write_all");
@@ -5737,26 +7568,31 @@ LWM2_MPI_HOT int w_File_write_all(int pmpi, lwm2_mpi_h fh, const void *buf, int 
 		return f(fh, buf, count, datatype, status);
 	int rc = f(fh, buf, count, datatype, status);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b =
+	    rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_IO_WRITE, ticks, b.sent, b.recv);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_File_write_all(lwm2_mpi_h fh, const void *buf, int count, lwm2_mpi_h datatype, void *status)
+LWM2_EXPORT int MPI_File_write_all(lwm2_mpi_h fh, const void *buf, int count, lwm2_mpi_h datatype,
+                                   void *status)
 {
 	return w_File_write_all(0, fh, buf, count, datatype, status);
 }
 
-LWM2_EXPORT int PMPI_File_write_all(lwm2_mpi_h fh, const void *buf, int count, lwm2_mpi_h datatype, void *status)
+LWM2_EXPORT int PMPI_File_write_all(lwm2_mpi_h fh, const void *buf, int count, lwm2_mpi_h datatype,
+                                    void *status)
 {
 	return w_File_write_all(1, fh, buf, count, datatype, status);
 }
 
 static _Atomic(void *) next_File_write_all_c[2];
 
-LWM2_MPI_HOT int w_File_write_all_c(int pmpi, lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status)
+LWM2_MPI_HOT int w_File_write_all_c(int pmpi, lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count,
+                                    lwm2_mpi_h datatype, void *status)
 {
-	lwm2_mpi_fn_File_write_all_c f = (lwm2_mpi_fn_File_write_all_c)lwm2_mpi_next(&next_File_write_all_c[pmpi], pmpi, "File_write_all_c");
+	lwm2_mpi_fn_File_write_all_c f = (lwm2_mpi_fn_File_write_all_c)lwm2_mpi_next(
+	    &next_File_write_all_c[pmpi], pmpi, "File_write_all_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("File_write_all_c");
@@ -5765,26 +7601,31 @@ LWM2_MPI_HOT int w_File_write_all_c(int pmpi, lwm2_mpi_h fh, const void *buf, lw
 		return f(fh, buf, count, datatype, status);
 	int rc = f(fh, buf, count, datatype, status);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b =
+	    rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_IO_WRITE, ticks, b.sent, b.recv);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_File_write_all_c(lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status)
+LWM2_EXPORT int MPI_File_write_all_c(lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count,
+                                     lwm2_mpi_h datatype, void *status)
 {
 	return w_File_write_all_c(0, fh, buf, count, datatype, status);
 }
 
-LWM2_EXPORT int PMPI_File_write_all_c(lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status)
+LWM2_EXPORT int PMPI_File_write_all_c(lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count,
+                                      lwm2_mpi_h datatype, void *status)
 {
 	return w_File_write_all_c(1, fh, buf, count, datatype, status);
 }
 
 static _Atomic(void *) next_File_iread_all[2];
 
-LWM2_MPI_HOT int w_File_iread_all(int pmpi, lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype, void *request)
+LWM2_MPI_HOT int w_File_iread_all(int pmpi, lwm2_mpi_h fh, void *buf, int count,
+                                  lwm2_mpi_h datatype, void *request)
 {
-	lwm2_mpi_fn_File_iread_all f = (lwm2_mpi_fn_File_iread_all)lwm2_mpi_next(&next_File_iread_all[pmpi], pmpi, "File_iread_all");
+	lwm2_mpi_fn_File_iread_all f = (lwm2_mpi_fn_File_iread_all)lwm2_mpi_next(
+	    &next_File_iread_all[pmpi], pmpi, "File_iread_all");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("File_iread_all");
@@ -5799,21 +7640,25 @@ LWM2_MPI_HOT int w_File_iread_all(int pmpi, lwm2_mpi_h fh, void *buf, int count,
 	return rc;
 }
 
-LWM2_EXPORT int MPI_File_iread_all(lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype, void *request)
+LWM2_EXPORT int MPI_File_iread_all(lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype,
+                                   void *request)
 {
 	return w_File_iread_all(0, fh, buf, count, datatype, request);
 }
 
-LWM2_EXPORT int PMPI_File_iread_all(lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype, void *request)
+LWM2_EXPORT int PMPI_File_iread_all(lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype,
+                                    void *request)
 {
 	return w_File_iread_all(1, fh, buf, count, datatype, request);
 }
 
 static _Atomic(void *) next_File_iread_all_c[2];
 
-LWM2_MPI_HOT int w_File_iread_all_c(int pmpi, lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request)
+LWM2_MPI_HOT int w_File_iread_all_c(int pmpi, lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count,
+                                    lwm2_mpi_h datatype, void *request)
 {
-	lwm2_mpi_fn_File_iread_all_c f = (lwm2_mpi_fn_File_iread_all_c)lwm2_mpi_next(&next_File_iread_all_c[pmpi], pmpi, "File_iread_all_c");
+	lwm2_mpi_fn_File_iread_all_c f = (lwm2_mpi_fn_File_iread_all_c)lwm2_mpi_next(
+	    &next_File_iread_all_c[pmpi], pmpi, "File_iread_all_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("File_iread_all_c");
@@ -5828,21 +7673,25 @@ LWM2_MPI_HOT int w_File_iread_all_c(int pmpi, lwm2_mpi_h fh, void *buf, lwm2_mpi
 	return rc;
 }
 
-LWM2_EXPORT int MPI_File_iread_all_c(lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request)
+LWM2_EXPORT int MPI_File_iread_all_c(lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count,
+                                     lwm2_mpi_h datatype, void *request)
 {
 	return w_File_iread_all_c(0, fh, buf, count, datatype, request);
 }
 
-LWM2_EXPORT int PMPI_File_iread_all_c(lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request)
+LWM2_EXPORT int PMPI_File_iread_all_c(lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count,
+                                      lwm2_mpi_h datatype, void *request)
 {
 	return w_File_iread_all_c(1, fh, buf, count, datatype, request);
 }
 
 static _Atomic(void *) next_File_iwrite_all[2];
 
-LWM2_MPI_HOT int w_File_iwrite_all(int pmpi, lwm2_mpi_h fh, const void *buf, int count, lwm2_mpi_h datatype, void *request)
+LWM2_MPI_HOT int w_File_iwrite_all(int pmpi, lwm2_mpi_h fh, const void *buf, int count,
+                                   lwm2_mpi_h datatype, void *request)
 {
-	lwm2_mpi_fn_File_iwrite_all f = (lwm2_mpi_fn_File_iwrite_all)lwm2_mpi_next(&next_File_iwrite_all[pmpi], pmpi, "File_iwrite_all");
+	lwm2_mpi_fn_File_iwrite_all f = (lwm2_mpi_fn_File_iwrite_all)lwm2_mpi_next(
+	    &next_File_iwrite_all[pmpi], pmpi, "File_iwrite_all");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("File_iwrite_all");
@@ -5851,28 +7700,33 @@ LWM2_MPI_HOT int w_File_iwrite_all(int pmpi, lwm2_mpi_h fh, const void *buf, int
 		return f(fh, buf, count, datatype, request);
 	int rc = f(fh, buf, count, datatype, request);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b =
+	    rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_IO_WRITE, ticks, b.sent, b.recv);
 	if (rc == 0)
 		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_IO_WRITE, 0, 0, 0);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_File_iwrite_all(lwm2_mpi_h fh, const void *buf, int count, lwm2_mpi_h datatype, void *request)
+LWM2_EXPORT int MPI_File_iwrite_all(lwm2_mpi_h fh, const void *buf, int count, lwm2_mpi_h datatype,
+                                    void *request)
 {
 	return w_File_iwrite_all(0, fh, buf, count, datatype, request);
 }
 
-LWM2_EXPORT int PMPI_File_iwrite_all(lwm2_mpi_h fh, const void *buf, int count, lwm2_mpi_h datatype, void *request)
+LWM2_EXPORT int PMPI_File_iwrite_all(lwm2_mpi_h fh, const void *buf, int count, lwm2_mpi_h datatype,
+                                     void *request)
 {
 	return w_File_iwrite_all(1, fh, buf, count, datatype, request);
 }
 
 static _Atomic(void *) next_File_iwrite_all_c[2];
 
-LWM2_MPI_HOT int w_File_iwrite_all_c(int pmpi, lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request)
+LWM2_MPI_HOT int w_File_iwrite_all_c(int pmpi, lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count,
+                                     lwm2_mpi_h datatype, void *request)
 {
-	lwm2_mpi_fn_File_iwrite_all_c f = (lwm2_mpi_fn_File_iwrite_all_c)lwm2_mpi_next(&next_File_iwrite_all_c[pmpi], pmpi, "File_iwrite_all_c");
+	lwm2_mpi_fn_File_iwrite_all_c f = (lwm2_mpi_fn_File_iwrite_all_c)lwm2_mpi_next(
+	    &next_File_iwrite_all_c[pmpi], pmpi, "File_iwrite_all_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("File_iwrite_all_c");
@@ -5881,28 +7735,33 @@ LWM2_MPI_HOT int w_File_iwrite_all_c(int pmpi, lwm2_mpi_h fh, const void *buf, l
 		return f(fh, buf, count, datatype, request);
 	int rc = f(fh, buf, count, datatype, request);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b =
+	    rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_IO_WRITE, ticks, b.sent, b.recv);
 	if (rc == 0)
 		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_IO_WRITE, 0, 0, 0);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_File_iwrite_all_c(lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request)
+LWM2_EXPORT int MPI_File_iwrite_all_c(lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count,
+                                      lwm2_mpi_h datatype, void *request)
 {
 	return w_File_iwrite_all_c(0, fh, buf, count, datatype, request);
 }
 
-LWM2_EXPORT int PMPI_File_iwrite_all_c(lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request)
+LWM2_EXPORT int PMPI_File_iwrite_all_c(lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count,
+                                       lwm2_mpi_h datatype, void *request)
 {
 	return w_File_iwrite_all_c(1, fh, buf, count, datatype, request);
 }
 
 static _Atomic(void *) next_File_read_at[2];
 
-LWM2_MPI_HOT int w_File_read_at(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, int count, lwm2_mpi_h datatype, void *status)
+LWM2_MPI_HOT int w_File_read_at(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, int count,
+                                lwm2_mpi_h datatype, void *status)
 {
-	lwm2_mpi_fn_File_read_at f = (lwm2_mpi_fn_File_read_at)lwm2_mpi_next(&next_File_read_at[pmpi], pmpi, "File_read_at");
+	lwm2_mpi_fn_File_read_at f =
+	    (lwm2_mpi_fn_File_read_at)lwm2_mpi_next(&next_File_read_at[pmpi], pmpi, "File_read_at");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("File_read_at");
@@ -5919,21 +7778,25 @@ LWM2_MPI_HOT int w_File_read_at(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt offset, vo
 	return rc;
 }
 
-LWM2_EXPORT int MPI_File_read_at(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, int count, lwm2_mpi_h datatype, void *status)
+LWM2_EXPORT int MPI_File_read_at(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, int count,
+                                 lwm2_mpi_h datatype, void *status)
 {
 	return w_File_read_at(0, fh, offset, buf, count, datatype, status);
 }
 
-LWM2_EXPORT int PMPI_File_read_at(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, int count, lwm2_mpi_h datatype, void *status)
+LWM2_EXPORT int PMPI_File_read_at(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, int count,
+                                  lwm2_mpi_h datatype, void *status)
 {
 	return w_File_read_at(1, fh, offset, buf, count, datatype, status);
 }
 
 static _Atomic(void *) next_File_read_at_c[2];
 
-LWM2_MPI_HOT int w_File_read_at_c(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status)
+LWM2_MPI_HOT int w_File_read_at_c(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf,
+                                  lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status)
 {
-	lwm2_mpi_fn_File_read_at_c f = (lwm2_mpi_fn_File_read_at_c)lwm2_mpi_next(&next_File_read_at_c[pmpi], pmpi, "File_read_at_c");
+	lwm2_mpi_fn_File_read_at_c f = (lwm2_mpi_fn_File_read_at_c)lwm2_mpi_next(
+	    &next_File_read_at_c[pmpi], pmpi, "File_read_at_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("File_read_at_c");
@@ -5950,21 +7813,25 @@ LWM2_MPI_HOT int w_File_read_at_c(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt offset, 
 	return rc;
 }
 
-LWM2_EXPORT int MPI_File_read_at_c(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status)
+LWM2_EXPORT int MPI_File_read_at_c(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf,
+                                   lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status)
 {
 	return w_File_read_at_c(0, fh, offset, buf, count, datatype, status);
 }
 
-LWM2_EXPORT int PMPI_File_read_at_c(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status)
+LWM2_EXPORT int PMPI_File_read_at_c(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf,
+                                    lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status)
 {
 	return w_File_read_at_c(1, fh, offset, buf, count, datatype, status);
 }
 
 static _Atomic(void *) next_File_write_at[2];
 
-LWM2_MPI_HOT int w_File_write_at(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf, int count, lwm2_mpi_h datatype, void *status)
+LWM2_MPI_HOT int w_File_write_at(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf,
+                                 int count, lwm2_mpi_h datatype, void *status)
 {
-	lwm2_mpi_fn_File_write_at f = (lwm2_mpi_fn_File_write_at)lwm2_mpi_next(&next_File_write_at[pmpi], pmpi, "File_write_at");
+	lwm2_mpi_fn_File_write_at f = (lwm2_mpi_fn_File_write_at)lwm2_mpi_next(
+	    &next_File_write_at[pmpi], pmpi, "File_write_at");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("File_write_at");
@@ -5973,26 +7840,31 @@ LWM2_MPI_HOT int w_File_write_at(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt offset, c
 		return f(fh, offset, buf, count, datatype, status);
 	int rc = f(fh, offset, buf, count, datatype, status);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b =
+	    rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_IO_WRITE, ticks, b.sent, b.recv);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_File_write_at(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf, int count, lwm2_mpi_h datatype, void *status)
+LWM2_EXPORT int MPI_File_write_at(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf, int count,
+                                  lwm2_mpi_h datatype, void *status)
 {
 	return w_File_write_at(0, fh, offset, buf, count, datatype, status);
 }
 
-LWM2_EXPORT int PMPI_File_write_at(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf, int count, lwm2_mpi_h datatype, void *status)
+LWM2_EXPORT int PMPI_File_write_at(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf, int count,
+                                   lwm2_mpi_h datatype, void *status)
 {
 	return w_File_write_at(1, fh, offset, buf, count, datatype, status);
 }
 
 static _Atomic(void *) next_File_write_at_c[2];
 
-LWM2_MPI_HOT int w_File_write_at_c(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status)
+LWM2_MPI_HOT int w_File_write_at_c(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf,
+                                   lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status)
 {
-	lwm2_mpi_fn_File_write_at_c f = (lwm2_mpi_fn_File_write_at_c)lwm2_mpi_next(&next_File_write_at_c[pmpi], pmpi, "File_write_at_c");
+	lwm2_mpi_fn_File_write_at_c f = (lwm2_mpi_fn_File_write_at_c)lwm2_mpi_next(
+	    &next_File_write_at_c[pmpi], pmpi, "File_write_at_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("File_write_at_c");
@@ -6001,26 +7873,31 @@ LWM2_MPI_HOT int w_File_write_at_c(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt offset,
 		return f(fh, offset, buf, count, datatype, status);
 	int rc = f(fh, offset, buf, count, datatype, status);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b =
+	    rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_IO_WRITE, ticks, b.sent, b.recv);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_File_write_at_c(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status)
+LWM2_EXPORT int MPI_File_write_at_c(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf,
+                                    lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status)
 {
 	return w_File_write_at_c(0, fh, offset, buf, count, datatype, status);
 }
 
-LWM2_EXPORT int PMPI_File_write_at_c(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status)
+LWM2_EXPORT int PMPI_File_write_at_c(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf,
+                                     lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status)
 {
 	return w_File_write_at_c(1, fh, offset, buf, count, datatype, status);
 }
 
 static _Atomic(void *) next_File_iread_at[2];
 
-LWM2_MPI_HOT int w_File_iread_at(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, int count, lwm2_mpi_h datatype, void *request)
+LWM2_MPI_HOT int w_File_iread_at(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, int count,
+                                 lwm2_mpi_h datatype, void *request)
 {
-	lwm2_mpi_fn_File_iread_at f = (lwm2_mpi_fn_File_iread_at)lwm2_mpi_next(&next_File_iread_at[pmpi], pmpi, "File_iread_at");
+	lwm2_mpi_fn_File_iread_at f = (lwm2_mpi_fn_File_iread_at)lwm2_mpi_next(
+	    &next_File_iread_at[pmpi], pmpi, "File_iread_at");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("File_iread_at");
@@ -6035,21 +7912,25 @@ LWM2_MPI_HOT int w_File_iread_at(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt offset, v
 	return rc;
 }
 
-LWM2_EXPORT int MPI_File_iread_at(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, int count, lwm2_mpi_h datatype, void *request)
+LWM2_EXPORT int MPI_File_iread_at(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, int count,
+                                  lwm2_mpi_h datatype, void *request)
 {
 	return w_File_iread_at(0, fh, offset, buf, count, datatype, request);
 }
 
-LWM2_EXPORT int PMPI_File_iread_at(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, int count, lwm2_mpi_h datatype, void *request)
+LWM2_EXPORT int PMPI_File_iread_at(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, int count,
+                                   lwm2_mpi_h datatype, void *request)
 {
 	return w_File_iread_at(1, fh, offset, buf, count, datatype, request);
 }
 
 static _Atomic(void *) next_File_iread_at_c[2];
 
-LWM2_MPI_HOT int w_File_iread_at_c(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request)
+LWM2_MPI_HOT int w_File_iread_at_c(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf,
+                                   lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request)
 {
-	lwm2_mpi_fn_File_iread_at_c f = (lwm2_mpi_fn_File_iread_at_c)lwm2_mpi_next(&next_File_iread_at_c[pmpi], pmpi, "File_iread_at_c");
+	lwm2_mpi_fn_File_iread_at_c f = (lwm2_mpi_fn_File_iread_at_c)lwm2_mpi_next(
+	    &next_File_iread_at_c[pmpi], pmpi, "File_iread_at_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("File_iread_at_c");
@@ -6064,21 +7945,25 @@ LWM2_MPI_HOT int w_File_iread_at_c(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt offset,
 	return rc;
 }
 
-LWM2_EXPORT int MPI_File_iread_at_c(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request)
+LWM2_EXPORT int MPI_File_iread_at_c(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf,
+                                    lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request)
 {
 	return w_File_iread_at_c(0, fh, offset, buf, count, datatype, request);
 }
 
-LWM2_EXPORT int PMPI_File_iread_at_c(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request)
+LWM2_EXPORT int PMPI_File_iread_at_c(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf,
+                                     lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request)
 {
 	return w_File_iread_at_c(1, fh, offset, buf, count, datatype, request);
 }
 
 static _Atomic(void *) next_File_iwrite_at[2];
 
-LWM2_MPI_HOT int w_File_iwrite_at(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf, int count, lwm2_mpi_h datatype, void *request)
+LWM2_MPI_HOT int w_File_iwrite_at(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf,
+                                  int count, lwm2_mpi_h datatype, void *request)
 {
-	lwm2_mpi_fn_File_iwrite_at f = (lwm2_mpi_fn_File_iwrite_at)lwm2_mpi_next(&next_File_iwrite_at[pmpi], pmpi, "File_iwrite_at");
+	lwm2_mpi_fn_File_iwrite_at f = (lwm2_mpi_fn_File_iwrite_at)lwm2_mpi_next(
+	    &next_File_iwrite_at[pmpi], pmpi, "File_iwrite_at");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("File_iwrite_at");
@@ -6087,28 +7972,33 @@ LWM2_MPI_HOT int w_File_iwrite_at(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt offset, 
 		return f(fh, offset, buf, count, datatype, request);
 	int rc = f(fh, offset, buf, count, datatype, request);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b =
+	    rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_IO_WRITE, ticks, b.sent, b.recv);
 	if (rc == 0)
 		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_IO_WRITE, 0, 0, 0);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_File_iwrite_at(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf, int count, lwm2_mpi_h datatype, void *request)
+LWM2_EXPORT int MPI_File_iwrite_at(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf, int count,
+                                   lwm2_mpi_h datatype, void *request)
 {
 	return w_File_iwrite_at(0, fh, offset, buf, count, datatype, request);
 }
 
-LWM2_EXPORT int PMPI_File_iwrite_at(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf, int count, lwm2_mpi_h datatype, void *request)
+LWM2_EXPORT int PMPI_File_iwrite_at(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf, int count,
+                                    lwm2_mpi_h datatype, void *request)
 {
 	return w_File_iwrite_at(1, fh, offset, buf, count, datatype, request);
 }
 
 static _Atomic(void *) next_File_iwrite_at_c[2];
 
-LWM2_MPI_HOT int w_File_iwrite_at_c(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request)
+LWM2_MPI_HOT int w_File_iwrite_at_c(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf,
+                                    lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request)
 {
-	lwm2_mpi_fn_File_iwrite_at_c f = (lwm2_mpi_fn_File_iwrite_at_c)lwm2_mpi_next(&next_File_iwrite_at_c[pmpi], pmpi, "File_iwrite_at_c");
+	lwm2_mpi_fn_File_iwrite_at_c f = (lwm2_mpi_fn_File_iwrite_at_c)lwm2_mpi_next(
+	    &next_File_iwrite_at_c[pmpi], pmpi, "File_iwrite_at_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("File_iwrite_at_c");
@@ -6117,28 +8007,33 @@ LWM2_MPI_HOT int w_File_iwrite_at_c(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt offset
 		return f(fh, offset, buf, count, datatype, request);
 	int rc = f(fh, offset, buf, count, datatype, request);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b =
+	    rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_IO_WRITE, ticks, b.sent, b.recv);
 	if (rc == 0)
 		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_IO_WRITE, 0, 0, 0);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_File_iwrite_at_c(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request)
+LWM2_EXPORT int MPI_File_iwrite_at_c(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf,
+                                     lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request)
 {
 	return w_File_iwrite_at_c(0, fh, offset, buf, count, datatype, request);
 }
 
-LWM2_EXPORT int PMPI_File_iwrite_at_c(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request)
+LWM2_EXPORT int PMPI_File_iwrite_at_c(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf,
+                                      lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request)
 {
 	return w_File_iwrite_at_c(1, fh, offset, buf, count, datatype, request);
 }
 
 static _Atomic(void *) next_File_read_at_all[2];
 
-LWM2_MPI_HOT int w_File_read_at_all(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, int count, lwm2_mpi_h datatype, void *status)
+LWM2_MPI_HOT int w_File_read_at_all(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf,
+                                    int count, lwm2_mpi_h datatype, void *status)
 {
-	lwm2_mpi_fn_File_read_at_all f = (lwm2_mpi_fn_File_read_at_all)lwm2_mpi_next(&next_File_read_at_all[pmpi], pmpi, "File_read_at_all");
+	lwm2_mpi_fn_File_read_at_all f = (lwm2_mpi_fn_File_read_at_all)lwm2_mpi_next(
+	    &next_File_read_at_all[pmpi], pmpi, "File_read_at_all");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("File_read_at_all");
@@ -6155,21 +8050,25 @@ LWM2_MPI_HOT int w_File_read_at_all(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt offset
 	return rc;
 }
 
-LWM2_EXPORT int MPI_File_read_at_all(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, int count, lwm2_mpi_h datatype, void *status)
+LWM2_EXPORT int MPI_File_read_at_all(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, int count,
+                                     lwm2_mpi_h datatype, void *status)
 {
 	return w_File_read_at_all(0, fh, offset, buf, count, datatype, status);
 }
 
-LWM2_EXPORT int PMPI_File_read_at_all(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, int count, lwm2_mpi_h datatype, void *status)
+LWM2_EXPORT int PMPI_File_read_at_all(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, int count,
+                                      lwm2_mpi_h datatype, void *status)
 {
 	return w_File_read_at_all(1, fh, offset, buf, count, datatype, status);
 }
 
 static _Atomic(void *) next_File_read_at_all_c[2];
 
-LWM2_MPI_HOT int w_File_read_at_all_c(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status)
+LWM2_MPI_HOT int w_File_read_at_all_c(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf,
+                                      lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status)
 {
-	lwm2_mpi_fn_File_read_at_all_c f = (lwm2_mpi_fn_File_read_at_all_c)lwm2_mpi_next(&next_File_read_at_all_c[pmpi], pmpi, "File_read_at_all_c");
+	lwm2_mpi_fn_File_read_at_all_c f = (lwm2_mpi_fn_File_read_at_all_c)lwm2_mpi_next(
+	    &next_File_read_at_all_c[pmpi], pmpi, "File_read_at_all_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("File_read_at_all_c");
@@ -6186,21 +8085,25 @@ LWM2_MPI_HOT int w_File_read_at_all_c(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt offs
 	return rc;
 }
 
-LWM2_EXPORT int MPI_File_read_at_all_c(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status)
+LWM2_EXPORT int MPI_File_read_at_all_c(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf,
+                                       lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status)
 {
 	return w_File_read_at_all_c(0, fh, offset, buf, count, datatype, status);
 }
 
-LWM2_EXPORT int PMPI_File_read_at_all_c(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status)
+LWM2_EXPORT int PMPI_File_read_at_all_c(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf,
+                                        lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status)
 {
 	return w_File_read_at_all_c(1, fh, offset, buf, count, datatype, status);
 }
 
 static _Atomic(void *) next_File_write_at_all[2];
 
-LWM2_MPI_HOT int w_File_write_at_all(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf, int count, lwm2_mpi_h datatype, void *status)
+LWM2_MPI_HOT int w_File_write_at_all(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf,
+                                     int count, lwm2_mpi_h datatype, void *status)
 {
-	lwm2_mpi_fn_File_write_at_all f = (lwm2_mpi_fn_File_write_at_all)lwm2_mpi_next(&next_File_write_at_all[pmpi], pmpi, "File_write_at_all");
+	lwm2_mpi_fn_File_write_at_all f = (lwm2_mpi_fn_File_write_at_all)lwm2_mpi_next(
+	    &next_File_write_at_all[pmpi], pmpi, "File_write_at_all");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("File_write_at_all");
@@ -6209,26 +8112,32 @@ LWM2_MPI_HOT int w_File_write_at_all(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt offse
 		return f(fh, offset, buf, count, datatype, status);
 	int rc = f(fh, offset, buf, count, datatype, status);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b =
+	    rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_IO_WRITE, ticks, b.sent, b.recv);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_File_write_at_all(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf, int count, lwm2_mpi_h datatype, void *status)
+LWM2_EXPORT int MPI_File_write_at_all(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf,
+                                      int count, lwm2_mpi_h datatype, void *status)
 {
 	return w_File_write_at_all(0, fh, offset, buf, count, datatype, status);
 }
 
-LWM2_EXPORT int PMPI_File_write_at_all(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf, int count, lwm2_mpi_h datatype, void *status)
+LWM2_EXPORT int PMPI_File_write_at_all(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf,
+                                       int count, lwm2_mpi_h datatype, void *status)
 {
 	return w_File_write_at_all(1, fh, offset, buf, count, datatype, status);
 }
 
 static _Atomic(void *) next_File_write_at_all_c[2];
 
-LWM2_MPI_HOT int w_File_write_at_all_c(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status)
+LWM2_MPI_HOT int w_File_write_at_all_c(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt offset,
+                                       const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype,
+                                       void *status)
 {
-	lwm2_mpi_fn_File_write_at_all_c f = (lwm2_mpi_fn_File_write_at_all_c)lwm2_mpi_next(&next_File_write_at_all_c[pmpi], pmpi, "File_write_at_all_c");
+	lwm2_mpi_fn_File_write_at_all_c f = (lwm2_mpi_fn_File_write_at_all_c)lwm2_mpi_next(
+	    &next_File_write_at_all_c[pmpi], pmpi, "File_write_at_all_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("File_write_at_all_c");
@@ -6237,26 +8146,31 @@ LWM2_MPI_HOT int w_File_write_at_all_c(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt off
 		return f(fh, offset, buf, count, datatype, status);
 	int rc = f(fh, offset, buf, count, datatype, status);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b =
+	    rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_IO_WRITE, ticks, b.sent, b.recv);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_File_write_at_all_c(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status)
+LWM2_EXPORT int MPI_File_write_at_all_c(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf,
+                                        lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status)
 {
 	return w_File_write_at_all_c(0, fh, offset, buf, count, datatype, status);
 }
 
-LWM2_EXPORT int PMPI_File_write_at_all_c(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status)
+LWM2_EXPORT int PMPI_File_write_at_all_c(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf,
+                                         lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status)
 {
 	return w_File_write_at_all_c(1, fh, offset, buf, count, datatype, status);
 }
 
 static _Atomic(void *) next_File_iread_at_all[2];
 
-LWM2_MPI_HOT int w_File_iread_at_all(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, int count, lwm2_mpi_h datatype, void *request)
+LWM2_MPI_HOT int w_File_iread_at_all(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf,
+                                     int count, lwm2_mpi_h datatype, void *request)
 {
-	lwm2_mpi_fn_File_iread_at_all f = (lwm2_mpi_fn_File_iread_at_all)lwm2_mpi_next(&next_File_iread_at_all[pmpi], pmpi, "File_iread_at_all");
+	lwm2_mpi_fn_File_iread_at_all f = (lwm2_mpi_fn_File_iread_at_all)lwm2_mpi_next(
+	    &next_File_iread_at_all[pmpi], pmpi, "File_iread_at_all");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("File_iread_at_all");
@@ -6271,21 +8185,25 @@ LWM2_MPI_HOT int w_File_iread_at_all(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt offse
 	return rc;
 }
 
-LWM2_EXPORT int MPI_File_iread_at_all(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, int count, lwm2_mpi_h datatype, void *request)
+LWM2_EXPORT int MPI_File_iread_at_all(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, int count,
+                                      lwm2_mpi_h datatype, void *request)
 {
 	return w_File_iread_at_all(0, fh, offset, buf, count, datatype, request);
 }
 
-LWM2_EXPORT int PMPI_File_iread_at_all(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, int count, lwm2_mpi_h datatype, void *request)
+LWM2_EXPORT int PMPI_File_iread_at_all(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, int count,
+                                       lwm2_mpi_h datatype, void *request)
 {
 	return w_File_iread_at_all(1, fh, offset, buf, count, datatype, request);
 }
 
 static _Atomic(void *) next_File_iread_at_all_c[2];
 
-LWM2_MPI_HOT int w_File_iread_at_all_c(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request)
+LWM2_MPI_HOT int w_File_iread_at_all_c(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf,
+                                       lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request)
 {
-	lwm2_mpi_fn_File_iread_at_all_c f = (lwm2_mpi_fn_File_iread_at_all_c)lwm2_mpi_next(&next_File_iread_at_all_c[pmpi], pmpi, "File_iread_at_all_c");
+	lwm2_mpi_fn_File_iread_at_all_c f = (lwm2_mpi_fn_File_iread_at_all_c)lwm2_mpi_next(
+	    &next_File_iread_at_all_c[pmpi], pmpi, "File_iread_at_all_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("File_iread_at_all_c");
@@ -6300,21 +8218,25 @@ LWM2_MPI_HOT int w_File_iread_at_all_c(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt off
 	return rc;
 }
 
-LWM2_EXPORT int MPI_File_iread_at_all_c(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request)
+LWM2_EXPORT int MPI_File_iread_at_all_c(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf,
+                                        lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request)
 {
 	return w_File_iread_at_all_c(0, fh, offset, buf, count, datatype, request);
 }
 
-LWM2_EXPORT int PMPI_File_iread_at_all_c(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request)
+LWM2_EXPORT int PMPI_File_iread_at_all_c(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf,
+                                         lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request)
 {
 	return w_File_iread_at_all_c(1, fh, offset, buf, count, datatype, request);
 }
 
 static _Atomic(void *) next_File_iwrite_at_all[2];
 
-LWM2_MPI_HOT int w_File_iwrite_at_all(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf, int count, lwm2_mpi_h datatype, void *request)
+LWM2_MPI_HOT int w_File_iwrite_at_all(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf,
+                                      int count, lwm2_mpi_h datatype, void *request)
 {
-	lwm2_mpi_fn_File_iwrite_at_all f = (lwm2_mpi_fn_File_iwrite_at_all)lwm2_mpi_next(&next_File_iwrite_at_all[pmpi], pmpi, "File_iwrite_at_all");
+	lwm2_mpi_fn_File_iwrite_at_all f = (lwm2_mpi_fn_File_iwrite_at_all)lwm2_mpi_next(
+	    &next_File_iwrite_at_all[pmpi], pmpi, "File_iwrite_at_all");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("File_iwrite_at_all");
@@ -6323,28 +8245,34 @@ LWM2_MPI_HOT int w_File_iwrite_at_all(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt offs
 		return f(fh, offset, buf, count, datatype, request);
 	int rc = f(fh, offset, buf, count, datatype, request);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b =
+	    rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_IO_WRITE, ticks, b.sent, b.recv);
 	if (rc == 0)
 		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_IO_WRITE, 0, 0, 0);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_File_iwrite_at_all(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf, int count, lwm2_mpi_h datatype, void *request)
+LWM2_EXPORT int MPI_File_iwrite_at_all(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf,
+                                       int count, lwm2_mpi_h datatype, void *request)
 {
 	return w_File_iwrite_at_all(0, fh, offset, buf, count, datatype, request);
 }
 
-LWM2_EXPORT int PMPI_File_iwrite_at_all(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf, int count, lwm2_mpi_h datatype, void *request)
+LWM2_EXPORT int PMPI_File_iwrite_at_all(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf,
+                                        int count, lwm2_mpi_h datatype, void *request)
 {
 	return w_File_iwrite_at_all(1, fh, offset, buf, count, datatype, request);
 }
 
 static _Atomic(void *) next_File_iwrite_at_all_c[2];
 
-LWM2_MPI_HOT int w_File_iwrite_at_all_c(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request)
+LWM2_MPI_HOT int w_File_iwrite_at_all_c(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt offset,
+                                        const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype,
+                                        void *request)
 {
-	lwm2_mpi_fn_File_iwrite_at_all_c f = (lwm2_mpi_fn_File_iwrite_at_all_c)lwm2_mpi_next(&next_File_iwrite_at_all_c[pmpi], pmpi, "File_iwrite_at_all_c");
+	lwm2_mpi_fn_File_iwrite_at_all_c f = (lwm2_mpi_fn_File_iwrite_at_all_c)lwm2_mpi_next(
+	    &next_File_iwrite_at_all_c[pmpi], pmpi, "File_iwrite_at_all_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("File_iwrite_at_all_c");
@@ -6353,28 +8281,33 @@ LWM2_MPI_HOT int w_File_iwrite_at_all_c(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt of
 		return f(fh, offset, buf, count, datatype, request);
 	int rc = f(fh, offset, buf, count, datatype, request);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b =
+	    rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_IO_WRITE, ticks, b.sent, b.recv);
 	if (rc == 0)
 		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_IO_WRITE, 0, 0, 0);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_File_iwrite_at_all_c(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request)
+LWM2_EXPORT int MPI_File_iwrite_at_all_c(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf,
+                                         lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request)
 {
 	return w_File_iwrite_at_all_c(0, fh, offset, buf, count, datatype, request);
 }
 
-LWM2_EXPORT int PMPI_File_iwrite_at_all_c(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request)
+LWM2_EXPORT int PMPI_File_iwrite_at_all_c(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf,
+                                          lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request)
 {
 	return w_File_iwrite_at_all_c(1, fh, offset, buf, count, datatype, request);
 }
 
 static _Atomic(void *) next_File_read_shared[2];
 
-LWM2_MPI_HOT int w_File_read_shared(int pmpi, lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype, void *status)
+LWM2_MPI_HOT int w_File_read_shared(int pmpi, lwm2_mpi_h fh, void *buf, int count,
+                                    lwm2_mpi_h datatype, void *status)
 {
-	lwm2_mpi_fn_File_read_shared f = (lwm2_mpi_fn_File_read_shared)lwm2_mpi_next(&next_File_read_shared[pmpi], pmpi, "File_read_shared");
+	lwm2_mpi_fn_File_read_shared f = (lwm2_mpi_fn_File_read_shared)lwm2_mpi_next(
+	    &next_File_read_shared[pmpi], pmpi, "File_read_shared");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("File_read_shared");
@@ -6391,21 +8324,25 @@ LWM2_MPI_HOT int w_File_read_shared(int pmpi, lwm2_mpi_h fh, void *buf, int coun
 	return rc;
 }
 
-LWM2_EXPORT int MPI_File_read_shared(lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype, void *status)
+LWM2_EXPORT int MPI_File_read_shared(lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype,
+                                     void *status)
 {
 	return w_File_read_shared(0, fh, buf, count, datatype, status);
 }
 
-LWM2_EXPORT int PMPI_File_read_shared(lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype, void *status)
+LWM2_EXPORT int PMPI_File_read_shared(lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype,
+                                      void *status)
 {
 	return w_File_read_shared(1, fh, buf, count, datatype, status);
 }
 
 static _Atomic(void *) next_File_read_shared_c[2];
 
-LWM2_MPI_HOT int w_File_read_shared_c(int pmpi, lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status)
+LWM2_MPI_HOT int w_File_read_shared_c(int pmpi, lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count,
+                                      lwm2_mpi_h datatype, void *status)
 {
-	lwm2_mpi_fn_File_read_shared_c f = (lwm2_mpi_fn_File_read_shared_c)lwm2_mpi_next(&next_File_read_shared_c[pmpi], pmpi, "File_read_shared_c");
+	lwm2_mpi_fn_File_read_shared_c f = (lwm2_mpi_fn_File_read_shared_c)lwm2_mpi_next(
+	    &next_File_read_shared_c[pmpi], pmpi, "File_read_shared_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("File_read_shared_c");
@@ -6422,21 +8359,25 @@ LWM2_MPI_HOT int w_File_read_shared_c(int pmpi, lwm2_mpi_h fh, void *buf, lwm2_m
 	return rc;
 }
 
-LWM2_EXPORT int MPI_File_read_shared_c(lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status)
+LWM2_EXPORT int MPI_File_read_shared_c(lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count,
+                                       lwm2_mpi_h datatype, void *status)
 {
 	return w_File_read_shared_c(0, fh, buf, count, datatype, status);
 }
 
-LWM2_EXPORT int PMPI_File_read_shared_c(lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status)
+LWM2_EXPORT int PMPI_File_read_shared_c(lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count,
+                                        lwm2_mpi_h datatype, void *status)
 {
 	return w_File_read_shared_c(1, fh, buf, count, datatype, status);
 }
 
 static _Atomic(void *) next_File_write_shared[2];
 
-LWM2_MPI_HOT int w_File_write_shared(int pmpi, lwm2_mpi_h fh, const void *buf, int count, lwm2_mpi_h datatype, void *status)
+LWM2_MPI_HOT int w_File_write_shared(int pmpi, lwm2_mpi_h fh, const void *buf, int count,
+                                     lwm2_mpi_h datatype, void *status)
 {
-	lwm2_mpi_fn_File_write_shared f = (lwm2_mpi_fn_File_write_shared)lwm2_mpi_next(&next_File_write_shared[pmpi], pmpi, "File_write_shared");
+	lwm2_mpi_fn_File_write_shared f = (lwm2_mpi_fn_File_write_shared)lwm2_mpi_next(
+	    &next_File_write_shared[pmpi], pmpi, "File_write_shared");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("File_write_shared");
@@ -6445,26 +8386,31 @@ LWM2_MPI_HOT int w_File_write_shared(int pmpi, lwm2_mpi_h fh, const void *buf, i
 		return f(fh, buf, count, datatype, status);
 	int rc = f(fh, buf, count, datatype, status);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b =
+	    rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_IO_WRITE, ticks, b.sent, b.recv);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_File_write_shared(lwm2_mpi_h fh, const void *buf, int count, lwm2_mpi_h datatype, void *status)
+LWM2_EXPORT int MPI_File_write_shared(lwm2_mpi_h fh, const void *buf, int count,
+                                      lwm2_mpi_h datatype, void *status)
 {
 	return w_File_write_shared(0, fh, buf, count, datatype, status);
 }
 
-LWM2_EXPORT int PMPI_File_write_shared(lwm2_mpi_h fh, const void *buf, int count, lwm2_mpi_h datatype, void *status)
+LWM2_EXPORT int PMPI_File_write_shared(lwm2_mpi_h fh, const void *buf, int count,
+                                       lwm2_mpi_h datatype, void *status)
 {
 	return w_File_write_shared(1, fh, buf, count, datatype, status);
 }
 
 static _Atomic(void *) next_File_write_shared_c[2];
 
-LWM2_MPI_HOT int w_File_write_shared_c(int pmpi, lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status)
+LWM2_MPI_HOT int w_File_write_shared_c(int pmpi, lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count,
+                                       lwm2_mpi_h datatype, void *status)
 {
-	lwm2_mpi_fn_File_write_shared_c f = (lwm2_mpi_fn_File_write_shared_c)lwm2_mpi_next(&next_File_write_shared_c[pmpi], pmpi, "File_write_shared_c");
+	lwm2_mpi_fn_File_write_shared_c f = (lwm2_mpi_fn_File_write_shared_c)lwm2_mpi_next(
+	    &next_File_write_shared_c[pmpi], pmpi, "File_write_shared_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("File_write_shared_c");
@@ -6473,26 +8419,31 @@ LWM2_MPI_HOT int w_File_write_shared_c(int pmpi, lwm2_mpi_h fh, const void *buf,
 		return f(fh, buf, count, datatype, status);
 	int rc = f(fh, buf, count, datatype, status);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b =
+	    rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_IO_WRITE, ticks, b.sent, b.recv);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_File_write_shared_c(lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status)
+LWM2_EXPORT int MPI_File_write_shared_c(lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count,
+                                        lwm2_mpi_h datatype, void *status)
 {
 	return w_File_write_shared_c(0, fh, buf, count, datatype, status);
 }
 
-LWM2_EXPORT int PMPI_File_write_shared_c(lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status)
+LWM2_EXPORT int PMPI_File_write_shared_c(lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count,
+                                         lwm2_mpi_h datatype, void *status)
 {
 	return w_File_write_shared_c(1, fh, buf, count, datatype, status);
 }
 
 static _Atomic(void *) next_File_read_ordered[2];
 
-LWM2_MPI_HOT int w_File_read_ordered(int pmpi, lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype, void *status)
+LWM2_MPI_HOT int w_File_read_ordered(int pmpi, lwm2_mpi_h fh, void *buf, int count,
+                                     lwm2_mpi_h datatype, void *status)
 {
-	lwm2_mpi_fn_File_read_ordered f = (lwm2_mpi_fn_File_read_ordered)lwm2_mpi_next(&next_File_read_ordered[pmpi], pmpi, "File_read_ordered");
+	lwm2_mpi_fn_File_read_ordered f = (lwm2_mpi_fn_File_read_ordered)lwm2_mpi_next(
+	    &next_File_read_ordered[pmpi], pmpi, "File_read_ordered");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("File_read_ordered");
@@ -6509,21 +8460,25 @@ LWM2_MPI_HOT int w_File_read_ordered(int pmpi, lwm2_mpi_h fh, void *buf, int cou
 	return rc;
 }
 
-LWM2_EXPORT int MPI_File_read_ordered(lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype, void *status)
+LWM2_EXPORT int MPI_File_read_ordered(lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype,
+                                      void *status)
 {
 	return w_File_read_ordered(0, fh, buf, count, datatype, status);
 }
 
-LWM2_EXPORT int PMPI_File_read_ordered(lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype, void *status)
+LWM2_EXPORT int PMPI_File_read_ordered(lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype,
+                                       void *status)
 {
 	return w_File_read_ordered(1, fh, buf, count, datatype, status);
 }
 
 static _Atomic(void *) next_File_read_ordered_c[2];
 
-LWM2_MPI_HOT int w_File_read_ordered_c(int pmpi, lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status)
+LWM2_MPI_HOT int w_File_read_ordered_c(int pmpi, lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count,
+                                       lwm2_mpi_h datatype, void *status)
 {
-	lwm2_mpi_fn_File_read_ordered_c f = (lwm2_mpi_fn_File_read_ordered_c)lwm2_mpi_next(&next_File_read_ordered_c[pmpi], pmpi, "File_read_ordered_c");
+	lwm2_mpi_fn_File_read_ordered_c f = (lwm2_mpi_fn_File_read_ordered_c)lwm2_mpi_next(
+	    &next_File_read_ordered_c[pmpi], pmpi, "File_read_ordered_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("File_read_ordered_c");
@@ -6540,21 +8495,25 @@ LWM2_MPI_HOT int w_File_read_ordered_c(int pmpi, lwm2_mpi_h fh, void *buf, lwm2_
 	return rc;
 }
 
-LWM2_EXPORT int MPI_File_read_ordered_c(lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status)
+LWM2_EXPORT int MPI_File_read_ordered_c(lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count,
+                                        lwm2_mpi_h datatype, void *status)
 {
 	return w_File_read_ordered_c(0, fh, buf, count, datatype, status);
 }
 
-LWM2_EXPORT int PMPI_File_read_ordered_c(lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status)
+LWM2_EXPORT int PMPI_File_read_ordered_c(lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count,
+                                         lwm2_mpi_h datatype, void *status)
 {
 	return w_File_read_ordered_c(1, fh, buf, count, datatype, status);
 }
 
 static _Atomic(void *) next_File_write_ordered[2];
 
-LWM2_MPI_HOT int w_File_write_ordered(int pmpi, lwm2_mpi_h fh, const void *buf, int count, lwm2_mpi_h datatype, void *status)
+LWM2_MPI_HOT int w_File_write_ordered(int pmpi, lwm2_mpi_h fh, const void *buf, int count,
+                                      lwm2_mpi_h datatype, void *status)
 {
-	lwm2_mpi_fn_File_write_ordered f = (lwm2_mpi_fn_File_write_ordered)lwm2_mpi_next(&next_File_write_ordered[pmpi], pmpi, "File_write_ordered");
+	lwm2_mpi_fn_File_write_ordered f = (lwm2_mpi_fn_File_write_ordered)lwm2_mpi_next(
+	    &next_File_write_ordered[pmpi], pmpi, "File_write_ordered");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("File_write_ordered");
@@ -6563,26 +8522,31 @@ LWM2_MPI_HOT int w_File_write_ordered(int pmpi, lwm2_mpi_h fh, const void *buf, 
 		return f(fh, buf, count, datatype, status);
 	int rc = f(fh, buf, count, datatype, status);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b =
+	    rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_IO_WRITE, ticks, b.sent, b.recv);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_File_write_ordered(lwm2_mpi_h fh, const void *buf, int count, lwm2_mpi_h datatype, void *status)
+LWM2_EXPORT int MPI_File_write_ordered(lwm2_mpi_h fh, const void *buf, int count,
+                                       lwm2_mpi_h datatype, void *status)
 {
 	return w_File_write_ordered(0, fh, buf, count, datatype, status);
 }
 
-LWM2_EXPORT int PMPI_File_write_ordered(lwm2_mpi_h fh, const void *buf, int count, lwm2_mpi_h datatype, void *status)
+LWM2_EXPORT int PMPI_File_write_ordered(lwm2_mpi_h fh, const void *buf, int count,
+                                        lwm2_mpi_h datatype, void *status)
 {
 	return w_File_write_ordered(1, fh, buf, count, datatype, status);
 }
 
 static _Atomic(void *) next_File_write_ordered_c[2];
 
-LWM2_MPI_HOT int w_File_write_ordered_c(int pmpi, lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status)
+LWM2_MPI_HOT int w_File_write_ordered_c(int pmpi, lwm2_mpi_h fh, const void *buf,
+                                        lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status)
 {
-	lwm2_mpi_fn_File_write_ordered_c f = (lwm2_mpi_fn_File_write_ordered_c)lwm2_mpi_next(&next_File_write_ordered_c[pmpi], pmpi, "File_write_ordered_c");
+	lwm2_mpi_fn_File_write_ordered_c f = (lwm2_mpi_fn_File_write_ordered_c)lwm2_mpi_next(
+	    &next_File_write_ordered_c[pmpi], pmpi, "File_write_ordered_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("File_write_ordered_c");
@@ -6591,26 +8555,31 @@ LWM2_MPI_HOT int w_File_write_ordered_c(int pmpi, lwm2_mpi_h fh, const void *buf
 		return f(fh, buf, count, datatype, status);
 	int rc = f(fh, buf, count, datatype, status);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b =
+	    rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_IO_WRITE, ticks, b.sent, b.recv);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_File_write_ordered_c(lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status)
+LWM2_EXPORT int MPI_File_write_ordered_c(lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count,
+                                         lwm2_mpi_h datatype, void *status)
 {
 	return w_File_write_ordered_c(0, fh, buf, count, datatype, status);
 }
 
-LWM2_EXPORT int PMPI_File_write_ordered_c(lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status)
+LWM2_EXPORT int PMPI_File_write_ordered_c(lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count,
+                                          lwm2_mpi_h datatype, void *status)
 {
 	return w_File_write_ordered_c(1, fh, buf, count, datatype, status);
 }
 
 static _Atomic(void *) next_File_iread_shared[2];
 
-LWM2_MPI_HOT int w_File_iread_shared(int pmpi, lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype, void *request)
+LWM2_MPI_HOT int w_File_iread_shared(int pmpi, lwm2_mpi_h fh, void *buf, int count,
+                                     lwm2_mpi_h datatype, void *request)
 {
-	lwm2_mpi_fn_File_iread_shared f = (lwm2_mpi_fn_File_iread_shared)lwm2_mpi_next(&next_File_iread_shared[pmpi], pmpi, "File_iread_shared");
+	lwm2_mpi_fn_File_iread_shared f = (lwm2_mpi_fn_File_iread_shared)lwm2_mpi_next(
+	    &next_File_iread_shared[pmpi], pmpi, "File_iread_shared");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("File_iread_shared");
@@ -6625,21 +8594,25 @@ LWM2_MPI_HOT int w_File_iread_shared(int pmpi, lwm2_mpi_h fh, void *buf, int cou
 	return rc;
 }
 
-LWM2_EXPORT int MPI_File_iread_shared(lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype, void *request)
+LWM2_EXPORT int MPI_File_iread_shared(lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype,
+                                      void *request)
 {
 	return w_File_iread_shared(0, fh, buf, count, datatype, request);
 }
 
-LWM2_EXPORT int PMPI_File_iread_shared(lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype, void *request)
+LWM2_EXPORT int PMPI_File_iread_shared(lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype,
+                                       void *request)
 {
 	return w_File_iread_shared(1, fh, buf, count, datatype, request);
 }
 
 static _Atomic(void *) next_File_iread_shared_c[2];
 
-LWM2_MPI_HOT int w_File_iread_shared_c(int pmpi, lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request)
+LWM2_MPI_HOT int w_File_iread_shared_c(int pmpi, lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count,
+                                       lwm2_mpi_h datatype, void *request)
 {
-	lwm2_mpi_fn_File_iread_shared_c f = (lwm2_mpi_fn_File_iread_shared_c)lwm2_mpi_next(&next_File_iread_shared_c[pmpi], pmpi, "File_iread_shared_c");
+	lwm2_mpi_fn_File_iread_shared_c f = (lwm2_mpi_fn_File_iread_shared_c)lwm2_mpi_next(
+	    &next_File_iread_shared_c[pmpi], pmpi, "File_iread_shared_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("File_iread_shared_c");
@@ -6654,21 +8627,25 @@ LWM2_MPI_HOT int w_File_iread_shared_c(int pmpi, lwm2_mpi_h fh, void *buf, lwm2_
 	return rc;
 }
 
-LWM2_EXPORT int MPI_File_iread_shared_c(lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request)
+LWM2_EXPORT int MPI_File_iread_shared_c(lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count,
+                                        lwm2_mpi_h datatype, void *request)
 {
 	return w_File_iread_shared_c(0, fh, buf, count, datatype, request);
 }
 
-LWM2_EXPORT int PMPI_File_iread_shared_c(lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request)
+LWM2_EXPORT int PMPI_File_iread_shared_c(lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count,
+                                         lwm2_mpi_h datatype, void *request)
 {
 	return w_File_iread_shared_c(1, fh, buf, count, datatype, request);
 }
 
 static _Atomic(void *) next_File_iwrite_shared[2];
 
-LWM2_MPI_HOT int w_File_iwrite_shared(int pmpi, lwm2_mpi_h fh, const void *buf, int count, lwm2_mpi_h datatype, void *request)
+LWM2_MPI_HOT int w_File_iwrite_shared(int pmpi, lwm2_mpi_h fh, const void *buf, int count,
+                                      lwm2_mpi_h datatype, void *request)
 {
-	lwm2_mpi_fn_File_iwrite_shared f = (lwm2_mpi_fn_File_iwrite_shared)lwm2_mpi_next(&next_File_iwrite_shared[pmpi], pmpi, "File_iwrite_shared");
+	lwm2_mpi_fn_File_iwrite_shared f = (lwm2_mpi_fn_File_iwrite_shared)lwm2_mpi_next(
+	    &next_File_iwrite_shared[pmpi], pmpi, "File_iwrite_shared");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("File_iwrite_shared");
@@ -6677,28 +8654,33 @@ LWM2_MPI_HOT int w_File_iwrite_shared(int pmpi, lwm2_mpi_h fh, const void *buf, 
 		return f(fh, buf, count, datatype, request);
 	int rc = f(fh, buf, count, datatype, request);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b =
+	    rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_IO_WRITE, ticks, b.sent, b.recv);
 	if (rc == 0)
 		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_IO_WRITE, 0, 0, 0);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_File_iwrite_shared(lwm2_mpi_h fh, const void *buf, int count, lwm2_mpi_h datatype, void *request)
+LWM2_EXPORT int MPI_File_iwrite_shared(lwm2_mpi_h fh, const void *buf, int count,
+                                       lwm2_mpi_h datatype, void *request)
 {
 	return w_File_iwrite_shared(0, fh, buf, count, datatype, request);
 }
 
-LWM2_EXPORT int PMPI_File_iwrite_shared(lwm2_mpi_h fh, const void *buf, int count, lwm2_mpi_h datatype, void *request)
+LWM2_EXPORT int PMPI_File_iwrite_shared(lwm2_mpi_h fh, const void *buf, int count,
+                                        lwm2_mpi_h datatype, void *request)
 {
 	return w_File_iwrite_shared(1, fh, buf, count, datatype, request);
 }
 
 static _Atomic(void *) next_File_iwrite_shared_c[2];
 
-LWM2_MPI_HOT int w_File_iwrite_shared_c(int pmpi, lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request)
+LWM2_MPI_HOT int w_File_iwrite_shared_c(int pmpi, lwm2_mpi_h fh, const void *buf,
+                                        lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request)
 {
-	lwm2_mpi_fn_File_iwrite_shared_c f = (lwm2_mpi_fn_File_iwrite_shared_c)lwm2_mpi_next(&next_File_iwrite_shared_c[pmpi], pmpi, "File_iwrite_shared_c");
+	lwm2_mpi_fn_File_iwrite_shared_c f = (lwm2_mpi_fn_File_iwrite_shared_c)lwm2_mpi_next(
+	    &next_File_iwrite_shared_c[pmpi], pmpi, "File_iwrite_shared_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("File_iwrite_shared_c");
@@ -6707,28 +8689,33 @@ LWM2_MPI_HOT int w_File_iwrite_shared_c(int pmpi, lwm2_mpi_h fh, const void *buf
 		return f(fh, buf, count, datatype, request);
 	int rc = f(fh, buf, count, datatype, request);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b =
+	    rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_IO_WRITE, ticks, b.sent, b.recv);
 	if (rc == 0)
 		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_IO_WRITE, 0, 0, 0);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_File_iwrite_shared_c(lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request)
+LWM2_EXPORT int MPI_File_iwrite_shared_c(lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count,
+                                         lwm2_mpi_h datatype, void *request)
 {
 	return w_File_iwrite_shared_c(0, fh, buf, count, datatype, request);
 }
 
-LWM2_EXPORT int PMPI_File_iwrite_shared_c(lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request)
+LWM2_EXPORT int PMPI_File_iwrite_shared_c(lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count,
+                                          lwm2_mpi_h datatype, void *request)
 {
 	return w_File_iwrite_shared_c(1, fh, buf, count, datatype, request);
 }
 
 static _Atomic(void *) next_File_read_all_begin[2];
 
-LWM2_MPI_HOT int w_File_read_all_begin(int pmpi, lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype)
+LWM2_MPI_HOT int w_File_read_all_begin(int pmpi, lwm2_mpi_h fh, void *buf, int count,
+                                       lwm2_mpi_h datatype)
 {
-	lwm2_mpi_fn_File_read_all_begin f = (lwm2_mpi_fn_File_read_all_begin)lwm2_mpi_next(&next_File_read_all_begin[pmpi], pmpi, "File_read_all_begin");
+	lwm2_mpi_fn_File_read_all_begin f = (lwm2_mpi_fn_File_read_all_begin)lwm2_mpi_next(
+	    &next_File_read_all_begin[pmpi], pmpi, "File_read_all_begin");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("File_read_all_begin");
@@ -6753,9 +8740,11 @@ LWM2_EXPORT int PMPI_File_read_all_begin(lwm2_mpi_h fh, void *buf, int count, lw
 
 static _Atomic(void *) next_File_read_all_begin_c[2];
 
-LWM2_MPI_HOT int w_File_read_all_begin_c(int pmpi, lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype)
+LWM2_MPI_HOT int w_File_read_all_begin_c(int pmpi, lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count,
+                                         lwm2_mpi_h datatype)
 {
-	lwm2_mpi_fn_File_read_all_begin_c f = (lwm2_mpi_fn_File_read_all_begin_c)lwm2_mpi_next(&next_File_read_all_begin_c[pmpi], pmpi, "File_read_all_begin_c");
+	lwm2_mpi_fn_File_read_all_begin_c f = (lwm2_mpi_fn_File_read_all_begin_c)lwm2_mpi_next(
+	    &next_File_read_all_begin_c[pmpi], pmpi, "File_read_all_begin_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("File_read_all_begin_c");
@@ -6768,21 +8757,25 @@ LWM2_MPI_HOT int w_File_read_all_begin_c(int pmpi, lwm2_mpi_h fh, void *buf, lwm
 	return rc;
 }
 
-LWM2_EXPORT int MPI_File_read_all_begin_c(lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype)
+LWM2_EXPORT int MPI_File_read_all_begin_c(lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count,
+                                          lwm2_mpi_h datatype)
 {
 	return w_File_read_all_begin_c(0, fh, buf, count, datatype);
 }
 
-LWM2_EXPORT int PMPI_File_read_all_begin_c(lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype)
+LWM2_EXPORT int PMPI_File_read_all_begin_c(lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count,
+                                           lwm2_mpi_h datatype)
 {
 	return w_File_read_all_begin_c(1, fh, buf, count, datatype);
 }
 
 static _Atomic(void *) next_File_write_all_begin[2];
 
-LWM2_MPI_HOT int w_File_write_all_begin(int pmpi, lwm2_mpi_h fh, const void *buf, int count, lwm2_mpi_h datatype)
+LWM2_MPI_HOT int w_File_write_all_begin(int pmpi, lwm2_mpi_h fh, const void *buf, int count,
+                                        lwm2_mpi_h datatype)
 {
-	lwm2_mpi_fn_File_write_all_begin f = (lwm2_mpi_fn_File_write_all_begin)lwm2_mpi_next(&next_File_write_all_begin[pmpi], pmpi, "File_write_all_begin");
+	lwm2_mpi_fn_File_write_all_begin f = (lwm2_mpi_fn_File_write_all_begin)lwm2_mpi_next(
+	    &next_File_write_all_begin[pmpi], pmpi, "File_write_all_begin");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("File_write_all_begin");
@@ -6791,26 +8784,31 @@ LWM2_MPI_HOT int w_File_write_all_begin(int pmpi, lwm2_mpi_h fh, const void *buf
 		return f(fh, buf, count, datatype);
 	int rc = f(fh, buf, count, datatype);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b =
+	    rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_IO_WRITE, ticks, b.sent, b.recv);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_File_write_all_begin(lwm2_mpi_h fh, const void *buf, int count, lwm2_mpi_h datatype)
+LWM2_EXPORT int MPI_File_write_all_begin(lwm2_mpi_h fh, const void *buf, int count,
+                                         lwm2_mpi_h datatype)
 {
 	return w_File_write_all_begin(0, fh, buf, count, datatype);
 }
 
-LWM2_EXPORT int PMPI_File_write_all_begin(lwm2_mpi_h fh, const void *buf, int count, lwm2_mpi_h datatype)
+LWM2_EXPORT int PMPI_File_write_all_begin(lwm2_mpi_h fh, const void *buf, int count,
+                                          lwm2_mpi_h datatype)
 {
 	return w_File_write_all_begin(1, fh, buf, count, datatype);
 }
 
 static _Atomic(void *) next_File_write_all_begin_c[2];
 
-LWM2_MPI_HOT int w_File_write_all_begin_c(int pmpi, lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype)
+LWM2_MPI_HOT int w_File_write_all_begin_c(int pmpi, lwm2_mpi_h fh, const void *buf,
+                                          lwm2_mpi_cnt count, lwm2_mpi_h datatype)
 {
-	lwm2_mpi_fn_File_write_all_begin_c f = (lwm2_mpi_fn_File_write_all_begin_c)lwm2_mpi_next(&next_File_write_all_begin_c[pmpi], pmpi, "File_write_all_begin_c");
+	lwm2_mpi_fn_File_write_all_begin_c f = (lwm2_mpi_fn_File_write_all_begin_c)lwm2_mpi_next(
+	    &next_File_write_all_begin_c[pmpi], pmpi, "File_write_all_begin_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("File_write_all_begin_c");
@@ -6819,17 +8817,20 @@ LWM2_MPI_HOT int w_File_write_all_begin_c(int pmpi, lwm2_mpi_h fh, const void *b
 		return f(fh, buf, count, datatype);
 	int rc = f(fh, buf, count, datatype);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b =
+	    rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_IO_WRITE, ticks, b.sent, b.recv);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_File_write_all_begin_c(lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype)
+LWM2_EXPORT int MPI_File_write_all_begin_c(lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count,
+                                           lwm2_mpi_h datatype)
 {
 	return w_File_write_all_begin_c(0, fh, buf, count, datatype);
 }
 
-LWM2_EXPORT int PMPI_File_write_all_begin_c(lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype)
+LWM2_EXPORT int PMPI_File_write_all_begin_c(lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count,
+                                            lwm2_mpi_h datatype)
 {
 	return w_File_write_all_begin_c(1, fh, buf, count, datatype);
 }
@@ -6838,7 +8839,8 @@ static _Atomic(void *) next_File_read_all_end[2];
 
 LWM2_MPI_HOT int w_File_read_all_end(int pmpi, lwm2_mpi_h fh, void *buf, void *status)
 {
-	lwm2_mpi_fn_File_read_all_end f = (lwm2_mpi_fn_File_read_all_end)lwm2_mpi_next(&next_File_read_all_end[pmpi], pmpi, "File_read_all_end");
+	lwm2_mpi_fn_File_read_all_end f = (lwm2_mpi_fn_File_read_all_end)lwm2_mpi_next(
+	    &next_File_read_all_end[pmpi], pmpi, "File_read_all_end");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("File_read_all_end");
@@ -6869,7 +8871,8 @@ static _Atomic(void *) next_File_write_all_end[2];
 
 LWM2_MPI_HOT int w_File_write_all_end(int pmpi, lwm2_mpi_h fh, const void *buf, void *status)
 {
-	lwm2_mpi_fn_File_write_all_end f = (lwm2_mpi_fn_File_write_all_end)lwm2_mpi_next(&next_File_write_all_end[pmpi], pmpi, "File_write_all_end");
+	lwm2_mpi_fn_File_write_all_end f = (lwm2_mpi_fn_File_write_all_end)lwm2_mpi_next(
+	    &next_File_write_all_end[pmpi], pmpi, "File_write_all_end");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("File_write_all_end");
@@ -6894,9 +8897,11 @@ LWM2_EXPORT int PMPI_File_write_all_end(lwm2_mpi_h fh, const void *buf, void *st
 
 static _Atomic(void *) next_File_read_at_all_begin[2];
 
-LWM2_MPI_HOT int w_File_read_at_all_begin(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, int count, lwm2_mpi_h datatype)
+LWM2_MPI_HOT int w_File_read_at_all_begin(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf,
+                                          int count, lwm2_mpi_h datatype)
 {
-	lwm2_mpi_fn_File_read_at_all_begin f = (lwm2_mpi_fn_File_read_at_all_begin)lwm2_mpi_next(&next_File_read_at_all_begin[pmpi], pmpi, "File_read_at_all_begin");
+	lwm2_mpi_fn_File_read_at_all_begin f = (lwm2_mpi_fn_File_read_at_all_begin)lwm2_mpi_next(
+	    &next_File_read_at_all_begin[pmpi], pmpi, "File_read_at_all_begin");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("File_read_at_all_begin");
@@ -6909,21 +8914,26 @@ LWM2_MPI_HOT int w_File_read_at_all_begin(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt 
 	return rc;
 }
 
-LWM2_EXPORT int MPI_File_read_at_all_begin(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, int count, lwm2_mpi_h datatype)
+LWM2_EXPORT int MPI_File_read_at_all_begin(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, int count,
+                                           lwm2_mpi_h datatype)
 {
 	return w_File_read_at_all_begin(0, fh, offset, buf, count, datatype);
 }
 
-LWM2_EXPORT int PMPI_File_read_at_all_begin(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, int count, lwm2_mpi_h datatype)
+LWM2_EXPORT int PMPI_File_read_at_all_begin(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf,
+                                            int count, lwm2_mpi_h datatype)
 {
 	return w_File_read_at_all_begin(1, fh, offset, buf, count, datatype);
 }
 
 static _Atomic(void *) next_File_read_at_all_begin_c[2];
 
-LWM2_MPI_HOT int w_File_read_at_all_begin_c(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype)
+LWM2_MPI_HOT int w_File_read_at_all_begin_c(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf,
+                                            lwm2_mpi_cnt count, lwm2_mpi_h datatype)
 {
-	lwm2_mpi_fn_File_read_at_all_begin_c f = (lwm2_mpi_fn_File_read_at_all_begin_c)lwm2_mpi_next(&next_File_read_at_all_begin_c[pmpi], pmpi, "File_read_at_all_begin_c");
+	lwm2_mpi_fn_File_read_at_all_begin_c f =
+	    (lwm2_mpi_fn_File_read_at_all_begin_c)lwm2_mpi_next(
+	        &next_File_read_at_all_begin_c[pmpi], pmpi, "File_read_at_all_begin_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("File_read_at_all_begin_c");
@@ -6936,21 +8946,25 @@ LWM2_MPI_HOT int w_File_read_at_all_begin_c(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cn
 	return rc;
 }
 
-LWM2_EXPORT int MPI_File_read_at_all_begin_c(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype)
+LWM2_EXPORT int MPI_File_read_at_all_begin_c(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf,
+                                             lwm2_mpi_cnt count, lwm2_mpi_h datatype)
 {
 	return w_File_read_at_all_begin_c(0, fh, offset, buf, count, datatype);
 }
 
-LWM2_EXPORT int PMPI_File_read_at_all_begin_c(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype)
+LWM2_EXPORT int PMPI_File_read_at_all_begin_c(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf,
+                                              lwm2_mpi_cnt count, lwm2_mpi_h datatype)
 {
 	return w_File_read_at_all_begin_c(1, fh, offset, buf, count, datatype);
 }
 
 static _Atomic(void *) next_File_write_at_all_begin[2];
 
-LWM2_MPI_HOT int w_File_write_at_all_begin(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf, int count, lwm2_mpi_h datatype)
+LWM2_MPI_HOT int w_File_write_at_all_begin(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt offset,
+                                           const void *buf, int count, lwm2_mpi_h datatype)
 {
-	lwm2_mpi_fn_File_write_at_all_begin f = (lwm2_mpi_fn_File_write_at_all_begin)lwm2_mpi_next(&next_File_write_at_all_begin[pmpi], pmpi, "File_write_at_all_begin");
+	lwm2_mpi_fn_File_write_at_all_begin f = (lwm2_mpi_fn_File_write_at_all_begin)lwm2_mpi_next(
+	    &next_File_write_at_all_begin[pmpi], pmpi, "File_write_at_all_begin");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("File_write_at_all_begin");
@@ -6959,26 +8973,33 @@ LWM2_MPI_HOT int w_File_write_at_all_begin(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt
 		return f(fh, offset, buf, count, datatype);
 	int rc = f(fh, offset, buf, count, datatype);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b =
+	    rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_IO_WRITE, ticks, b.sent, b.recv);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_File_write_at_all_begin(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf, int count, lwm2_mpi_h datatype)
+LWM2_EXPORT int MPI_File_write_at_all_begin(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf,
+                                            int count, lwm2_mpi_h datatype)
 {
 	return w_File_write_at_all_begin(0, fh, offset, buf, count, datatype);
 }
 
-LWM2_EXPORT int PMPI_File_write_at_all_begin(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf, int count, lwm2_mpi_h datatype)
+LWM2_EXPORT int PMPI_File_write_at_all_begin(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf,
+                                             int count, lwm2_mpi_h datatype)
 {
 	return w_File_write_at_all_begin(1, fh, offset, buf, count, datatype);
 }
 
 static _Atomic(void *) next_File_write_at_all_begin_c[2];
 
-LWM2_MPI_HOT int w_File_write_at_all_begin_c(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype)
+LWM2_MPI_HOT int w_File_write_at_all_begin_c(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt offset,
+                                             const void *buf, lwm2_mpi_cnt count,
+                                             lwm2_mpi_h datatype)
 {
-	lwm2_mpi_fn_File_write_at_all_begin_c f = (lwm2_mpi_fn_File_write_at_all_begin_c)lwm2_mpi_next(&next_File_write_at_all_begin_c[pmpi], pmpi, "File_write_at_all_begin_c");
+	lwm2_mpi_fn_File_write_at_all_begin_c f =
+	    (lwm2_mpi_fn_File_write_at_all_begin_c)lwm2_mpi_next(
+	        &next_File_write_at_all_begin_c[pmpi], pmpi, "File_write_at_all_begin_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("File_write_at_all_begin_c");
@@ -6987,17 +9008,20 @@ LWM2_MPI_HOT int w_File_write_at_all_begin_c(int pmpi, lwm2_mpi_h fh, lwm2_mpi_c
 		return f(fh, offset, buf, count, datatype);
 	int rc = f(fh, offset, buf, count, datatype);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b =
+	    rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_IO_WRITE, ticks, b.sent, b.recv);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_File_write_at_all_begin_c(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype)
+LWM2_EXPORT int MPI_File_write_at_all_begin_c(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf,
+                                              lwm2_mpi_cnt count, lwm2_mpi_h datatype)
 {
 	return w_File_write_at_all_begin_c(0, fh, offset, buf, count, datatype);
 }
 
-LWM2_EXPORT int PMPI_File_write_at_all_begin_c(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype)
+LWM2_EXPORT int PMPI_File_write_at_all_begin_c(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf,
+                                               lwm2_mpi_cnt count, lwm2_mpi_h datatype)
 {
 	return w_File_write_at_all_begin_c(1, fh, offset, buf, count, datatype);
 }
@@ -7006,7 +9030,8 @@ static _Atomic(void *) next_File_read_at_all_end[2];
 
 LWM2_MPI_HOT int w_File_read_at_all_end(int pmpi, lwm2_mpi_h fh, void *buf, void *status)
 {
-	lwm2_mpi_fn_File_read_at_all_end f = (lwm2_mpi_fn_File_read_at_all_end)lwm2_mpi_next(&next_File_read_at_all_end[pmpi], pmpi, "File_read_at_all_end");
+	lwm2_mpi_fn_File_read_at_all_end f = (lwm2_mpi_fn_File_read_at_all_end)lwm2_mpi_next(
+	    &next_File_read_at_all_end[pmpi], pmpi, "File_read_at_all_end");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("File_read_at_all_end");
@@ -7037,7 +9062,8 @@ static _Atomic(void *) next_File_write_at_all_end[2];
 
 LWM2_MPI_HOT int w_File_write_at_all_end(int pmpi, lwm2_mpi_h fh, const void *buf, void *status)
 {
-	lwm2_mpi_fn_File_write_at_all_end f = (lwm2_mpi_fn_File_write_at_all_end)lwm2_mpi_next(&next_File_write_at_all_end[pmpi], pmpi, "File_write_at_all_end");
+	lwm2_mpi_fn_File_write_at_all_end f = (lwm2_mpi_fn_File_write_at_all_end)lwm2_mpi_next(
+	    &next_File_write_at_all_end[pmpi], pmpi, "File_write_at_all_end");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("File_write_at_all_end");
@@ -7062,9 +9088,11 @@ LWM2_EXPORT int PMPI_File_write_at_all_end(lwm2_mpi_h fh, const void *buf, void 
 
 static _Atomic(void *) next_File_read_ordered_begin[2];
 
-LWM2_MPI_HOT int w_File_read_ordered_begin(int pmpi, lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype)
+LWM2_MPI_HOT int w_File_read_ordered_begin(int pmpi, lwm2_mpi_h fh, void *buf, int count,
+                                           lwm2_mpi_h datatype)
 {
-	lwm2_mpi_fn_File_read_ordered_begin f = (lwm2_mpi_fn_File_read_ordered_begin)lwm2_mpi_next(&next_File_read_ordered_begin[pmpi], pmpi, "File_read_ordered_begin");
+	lwm2_mpi_fn_File_read_ordered_begin f = (lwm2_mpi_fn_File_read_ordered_begin)lwm2_mpi_next(
+	    &next_File_read_ordered_begin[pmpi], pmpi, "File_read_ordered_begin");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("File_read_ordered_begin");
@@ -7077,21 +9105,26 @@ LWM2_MPI_HOT int w_File_read_ordered_begin(int pmpi, lwm2_mpi_h fh, void *buf, i
 	return rc;
 }
 
-LWM2_EXPORT int MPI_File_read_ordered_begin(lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype)
+LWM2_EXPORT int MPI_File_read_ordered_begin(lwm2_mpi_h fh, void *buf, int count,
+                                            lwm2_mpi_h datatype)
 {
 	return w_File_read_ordered_begin(0, fh, buf, count, datatype);
 }
 
-LWM2_EXPORT int PMPI_File_read_ordered_begin(lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype)
+LWM2_EXPORT int PMPI_File_read_ordered_begin(lwm2_mpi_h fh, void *buf, int count,
+                                             lwm2_mpi_h datatype)
 {
 	return w_File_read_ordered_begin(1, fh, buf, count, datatype);
 }
 
 static _Atomic(void *) next_File_read_ordered_begin_c[2];
 
-LWM2_MPI_HOT int w_File_read_ordered_begin_c(int pmpi, lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype)
+LWM2_MPI_HOT int w_File_read_ordered_begin_c(int pmpi, lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count,
+                                             lwm2_mpi_h datatype)
 {
-	lwm2_mpi_fn_File_read_ordered_begin_c f = (lwm2_mpi_fn_File_read_ordered_begin_c)lwm2_mpi_next(&next_File_read_ordered_begin_c[pmpi], pmpi, "File_read_ordered_begin_c");
+	lwm2_mpi_fn_File_read_ordered_begin_c f =
+	    (lwm2_mpi_fn_File_read_ordered_begin_c)lwm2_mpi_next(
+	        &next_File_read_ordered_begin_c[pmpi], pmpi, "File_read_ordered_begin_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("File_read_ordered_begin_c");
@@ -7104,21 +9137,26 @@ LWM2_MPI_HOT int w_File_read_ordered_begin_c(int pmpi, lwm2_mpi_h fh, void *buf,
 	return rc;
 }
 
-LWM2_EXPORT int MPI_File_read_ordered_begin_c(lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype)
+LWM2_EXPORT int MPI_File_read_ordered_begin_c(lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count,
+                                              lwm2_mpi_h datatype)
 {
 	return w_File_read_ordered_begin_c(0, fh, buf, count, datatype);
 }
 
-LWM2_EXPORT int PMPI_File_read_ordered_begin_c(lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype)
+LWM2_EXPORT int PMPI_File_read_ordered_begin_c(lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count,
+                                               lwm2_mpi_h datatype)
 {
 	return w_File_read_ordered_begin_c(1, fh, buf, count, datatype);
 }
 
 static _Atomic(void *) next_File_write_ordered_begin[2];
 
-LWM2_MPI_HOT int w_File_write_ordered_begin(int pmpi, lwm2_mpi_h fh, const void *buf, int count, lwm2_mpi_h datatype)
+LWM2_MPI_HOT int w_File_write_ordered_begin(int pmpi, lwm2_mpi_h fh, const void *buf, int count,
+                                            lwm2_mpi_h datatype)
 {
-	lwm2_mpi_fn_File_write_ordered_begin f = (lwm2_mpi_fn_File_write_ordered_begin)lwm2_mpi_next(&next_File_write_ordered_begin[pmpi], pmpi, "File_write_ordered_begin");
+	lwm2_mpi_fn_File_write_ordered_begin f =
+	    (lwm2_mpi_fn_File_write_ordered_begin)lwm2_mpi_next(
+	        &next_File_write_ordered_begin[pmpi], pmpi, "File_write_ordered_begin");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("File_write_ordered_begin");
@@ -7127,26 +9165,32 @@ LWM2_MPI_HOT int w_File_write_ordered_begin(int pmpi, lwm2_mpi_h fh, const void 
 		return f(fh, buf, count, datatype);
 	int rc = f(fh, buf, count, datatype);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b =
+	    rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_IO_WRITE, ticks, b.sent, b.recv);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_File_write_ordered_begin(lwm2_mpi_h fh, const void *buf, int count, lwm2_mpi_h datatype)
+LWM2_EXPORT int MPI_File_write_ordered_begin(lwm2_mpi_h fh, const void *buf, int count,
+                                             lwm2_mpi_h datatype)
 {
 	return w_File_write_ordered_begin(0, fh, buf, count, datatype);
 }
 
-LWM2_EXPORT int PMPI_File_write_ordered_begin(lwm2_mpi_h fh, const void *buf, int count, lwm2_mpi_h datatype)
+LWM2_EXPORT int PMPI_File_write_ordered_begin(lwm2_mpi_h fh, const void *buf, int count,
+                                              lwm2_mpi_h datatype)
 {
 	return w_File_write_ordered_begin(1, fh, buf, count, datatype);
 }
 
 static _Atomic(void *) next_File_write_ordered_begin_c[2];
 
-LWM2_MPI_HOT int w_File_write_ordered_begin_c(int pmpi, lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype)
+LWM2_MPI_HOT int w_File_write_ordered_begin_c(int pmpi, lwm2_mpi_h fh, const void *buf,
+                                              lwm2_mpi_cnt count, lwm2_mpi_h datatype)
 {
-	lwm2_mpi_fn_File_write_ordered_begin_c f = (lwm2_mpi_fn_File_write_ordered_begin_c)lwm2_mpi_next(&next_File_write_ordered_begin_c[pmpi], pmpi, "File_write_ordered_begin_c");
+	lwm2_mpi_fn_File_write_ordered_begin_c f =
+	    (lwm2_mpi_fn_File_write_ordered_begin_c)lwm2_mpi_next(
+	        &next_File_write_ordered_begin_c[pmpi], pmpi, "File_write_ordered_begin_c");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("File_write_ordered_begin_c");
@@ -7155,17 +9199,20 @@ LWM2_MPI_HOT int w_File_write_ordered_begin_c(int pmpi, lwm2_mpi_h fh, const voi
 		return f(fh, buf, count, datatype);
 	int rc = f(fh, buf, count, datatype);
 	uint64_t ticks = lwm2_mpi_stop(&c);
-	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
+	struct lwm2_mpi_sr b =
+	    rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_IO_WRITE, ticks, b.sent, b.recv);
 	return rc;
 }
 
-LWM2_EXPORT int MPI_File_write_ordered_begin_c(lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype)
+LWM2_EXPORT int MPI_File_write_ordered_begin_c(lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count,
+                                               lwm2_mpi_h datatype)
 {
 	return w_File_write_ordered_begin_c(0, fh, buf, count, datatype);
 }
 
-LWM2_EXPORT int PMPI_File_write_ordered_begin_c(lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype)
+LWM2_EXPORT int PMPI_File_write_ordered_begin_c(lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count,
+                                                lwm2_mpi_h datatype)
 {
 	return w_File_write_ordered_begin_c(1, fh, buf, count, datatype);
 }
@@ -7174,7 +9221,8 @@ static _Atomic(void *) next_File_read_ordered_end[2];
 
 LWM2_MPI_HOT int w_File_read_ordered_end(int pmpi, lwm2_mpi_h fh, void *buf, void *status)
 {
-	lwm2_mpi_fn_File_read_ordered_end f = (lwm2_mpi_fn_File_read_ordered_end)lwm2_mpi_next(&next_File_read_ordered_end[pmpi], pmpi, "File_read_ordered_end");
+	lwm2_mpi_fn_File_read_ordered_end f = (lwm2_mpi_fn_File_read_ordered_end)lwm2_mpi_next(
+	    &next_File_read_ordered_end[pmpi], pmpi, "File_read_ordered_end");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("File_read_ordered_end");
@@ -7205,7 +9253,8 @@ static _Atomic(void *) next_File_write_ordered_end[2];
 
 LWM2_MPI_HOT int w_File_write_ordered_end(int pmpi, lwm2_mpi_h fh, const void *buf, void *status)
 {
-	lwm2_mpi_fn_File_write_ordered_end f = (lwm2_mpi_fn_File_write_ordered_end)lwm2_mpi_next(&next_File_write_ordered_end[pmpi], pmpi, "File_write_ordered_end");
+	lwm2_mpi_fn_File_write_ordered_end f = (lwm2_mpi_fn_File_write_ordered_end)lwm2_mpi_next(
+	    &next_File_write_ordered_end[pmpi], pmpi, "File_write_ordered_end");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("File_write_ordered_end");
@@ -7230,9 +9279,11 @@ LWM2_EXPORT int PMPI_File_write_ordered_end(lwm2_mpi_h fh, const void *buf, void
 
 static _Atomic(void *) next_File_open[2];
 
-LWM2_MPI_HOT int w_File_open(int pmpi, lwm2_mpi_h comm, const char *filename, int amode, lwm2_mpi_h info, void *fh)
+LWM2_MPI_HOT int w_File_open(int pmpi, lwm2_mpi_h comm, const char *filename, int amode,
+                             lwm2_mpi_h info, void *fh)
 {
-	lwm2_mpi_fn_File_open f = (lwm2_mpi_fn_File_open)lwm2_mpi_next(&next_File_open[pmpi], pmpi, "File_open");
+	lwm2_mpi_fn_File_open f =
+	    (lwm2_mpi_fn_File_open)lwm2_mpi_next(&next_File_open[pmpi], pmpi, "File_open");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("File_open");
@@ -7245,12 +9296,14 @@ LWM2_MPI_HOT int w_File_open(int pmpi, lwm2_mpi_h comm, const char *filename, in
 	return rc;
 }
 
-LWM2_EXPORT int MPI_File_open(lwm2_mpi_h comm, const char *filename, int amode, lwm2_mpi_h info, void *fh)
+LWM2_EXPORT int MPI_File_open(lwm2_mpi_h comm, const char *filename, int amode, lwm2_mpi_h info,
+                              void *fh)
 {
 	return w_File_open(0, comm, filename, amode, info, fh);
 }
 
-LWM2_EXPORT int PMPI_File_open(lwm2_mpi_h comm, const char *filename, int amode, lwm2_mpi_h info, void *fh)
+LWM2_EXPORT int PMPI_File_open(lwm2_mpi_h comm, const char *filename, int amode, lwm2_mpi_h info,
+                               void *fh)
 {
 	return w_File_open(1, comm, filename, amode, info, fh);
 }
@@ -7259,7 +9312,8 @@ static _Atomic(void *) next_File_close[2];
 
 LWM2_MPI_HOT int w_File_close(int pmpi, void *fh)
 {
-	lwm2_mpi_fn_File_close f = (lwm2_mpi_fn_File_close)lwm2_mpi_next(&next_File_close[pmpi], pmpi, "File_close");
+	lwm2_mpi_fn_File_close f =
+	    (lwm2_mpi_fn_File_close)lwm2_mpi_next(&next_File_close[pmpi], pmpi, "File_close");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("File_close");
@@ -7286,7 +9340,8 @@ static _Atomic(void *) next_File_sync[2];
 
 LWM2_MPI_HOT int w_File_sync(int pmpi, lwm2_mpi_h fh)
 {
-	lwm2_mpi_fn_File_sync f = (lwm2_mpi_fn_File_sync)lwm2_mpi_next(&next_File_sync[pmpi], pmpi, "File_sync");
+	lwm2_mpi_fn_File_sync f =
+	    (lwm2_mpi_fn_File_sync)lwm2_mpi_next(&next_File_sync[pmpi], pmpi, "File_sync");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("File_sync");
@@ -7311,9 +9366,11 @@ LWM2_EXPORT int PMPI_File_sync(lwm2_mpi_h fh)
 
 static _Atomic(void *) next_File_set_view[2];
 
-LWM2_MPI_HOT int w_File_set_view(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt disp, lwm2_mpi_h etype, lwm2_mpi_h filetype, const char *datarep, lwm2_mpi_h info)
+LWM2_MPI_HOT int w_File_set_view(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt disp, lwm2_mpi_h etype,
+                                 lwm2_mpi_h filetype, const char *datarep, lwm2_mpi_h info)
 {
-	lwm2_mpi_fn_File_set_view f = (lwm2_mpi_fn_File_set_view)lwm2_mpi_next(&next_File_set_view[pmpi], pmpi, "File_set_view");
+	lwm2_mpi_fn_File_set_view f = (lwm2_mpi_fn_File_set_view)lwm2_mpi_next(
+	    &next_File_set_view[pmpi], pmpi, "File_set_view");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("File_set_view");
@@ -7326,12 +9383,14 @@ LWM2_MPI_HOT int w_File_set_view(int pmpi, lwm2_mpi_h fh, lwm2_mpi_cnt disp, lwm
 	return rc;
 }
 
-LWM2_EXPORT int MPI_File_set_view(lwm2_mpi_h fh, lwm2_mpi_cnt disp, lwm2_mpi_h etype, lwm2_mpi_h filetype, const char *datarep, lwm2_mpi_h info)
+LWM2_EXPORT int MPI_File_set_view(lwm2_mpi_h fh, lwm2_mpi_cnt disp, lwm2_mpi_h etype,
+                                  lwm2_mpi_h filetype, const char *datarep, lwm2_mpi_h info)
 {
 	return w_File_set_view(0, fh, disp, etype, filetype, datarep, info);
 }
 
-LWM2_EXPORT int PMPI_File_set_view(lwm2_mpi_h fh, lwm2_mpi_cnt disp, lwm2_mpi_h etype, lwm2_mpi_h filetype, const char *datarep, lwm2_mpi_h info)
+LWM2_EXPORT int PMPI_File_set_view(lwm2_mpi_h fh, lwm2_mpi_cnt disp, lwm2_mpi_h etype,
+                                   lwm2_mpi_h filetype, const char *datarep, lwm2_mpi_h info)
 {
 	return w_File_set_view(1, fh, disp, etype, filetype, datarep, info);
 }
@@ -7361,7 +9420,8 @@ static _Atomic(void *) next_Init_thread[2];
 
 LWM2_MPI_HOT int w_Init_thread(int pmpi, void *argc, void *argv, int required, int *provided)
 {
-	lwm2_mpi_fn_Init_thread f = (lwm2_mpi_fn_Init_thread)lwm2_mpi_next(&next_Init_thread[pmpi], pmpi, "Init_thread");
+	lwm2_mpi_fn_Init_thread f =
+	    (lwm2_mpi_fn_Init_thread)lwm2_mpi_next(&next_Init_thread[pmpi], pmpi, "Init_thread");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Init_thread");
@@ -7382,7 +9442,8 @@ static _Atomic(void *) next_Finalize[2];
 
 LWM2_MPI_HOT int w_Finalize(int pmpi)
 {
-	lwm2_mpi_fn_Finalize f = (lwm2_mpi_fn_Finalize)lwm2_mpi_next(&next_Finalize[pmpi], pmpi, "Finalize");
+	lwm2_mpi_fn_Finalize f =
+	    (lwm2_mpi_fn_Finalize)lwm2_mpi_next(&next_Finalize[pmpi], pmpi, "Finalize");
 
 	if (LWM2_UNLIKELY(!f))
 		return lwm2_mpi_unresolved("Finalize");

@@ -5,52 +5,108 @@
 
 #include "mpi_abi.h"
 
-typedef int (*lwm2_mpi_fn_Send)(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm);
-typedef int (*lwm2_mpi_fn_Send_c)(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm);
-typedef int (*lwm2_mpi_fn_Isend)(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request);
-typedef int (*lwm2_mpi_fn_Isend_c)(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request);
-typedef int (*lwm2_mpi_fn_Send_init)(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request);
-typedef int (*lwm2_mpi_fn_Send_init_c)(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request);
-typedef int (*lwm2_mpi_fn_Bsend)(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm);
-typedef int (*lwm2_mpi_fn_Bsend_c)(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm);
-typedef int (*lwm2_mpi_fn_Ibsend)(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request);
-typedef int (*lwm2_mpi_fn_Ibsend_c)(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request);
-typedef int (*lwm2_mpi_fn_Bsend_init)(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request);
-typedef int (*lwm2_mpi_fn_Bsend_init_c)(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request);
-typedef int (*lwm2_mpi_fn_Ssend)(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm);
-typedef int (*lwm2_mpi_fn_Ssend_c)(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm);
-typedef int (*lwm2_mpi_fn_Issend)(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request);
-typedef int (*lwm2_mpi_fn_Issend_c)(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request);
-typedef int (*lwm2_mpi_fn_Ssend_init)(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request);
-typedef int (*lwm2_mpi_fn_Ssend_init_c)(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request);
-typedef int (*lwm2_mpi_fn_Rsend)(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm);
-typedef int (*lwm2_mpi_fn_Rsend_c)(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm);
-typedef int (*lwm2_mpi_fn_Irsend)(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request);
-typedef int (*lwm2_mpi_fn_Irsend_c)(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request);
-typedef int (*lwm2_mpi_fn_Rsend_init)(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request);
-typedef int (*lwm2_mpi_fn_Rsend_init_c)(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request);
-typedef int (*lwm2_mpi_fn_Recv)(void *buf, int count, lwm2_mpi_h datatype, int source, int tag, lwm2_mpi_h comm, void *status);
-typedef int (*lwm2_mpi_fn_Recv_c)(void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int source, int tag, lwm2_mpi_h comm, void *status);
-typedef int (*lwm2_mpi_fn_Irecv)(void *buf, int count, lwm2_mpi_h datatype, int source, int tag, lwm2_mpi_h comm, void *request);
-typedef int (*lwm2_mpi_fn_Irecv_c)(void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int source, int tag, lwm2_mpi_h comm, void *request);
-typedef int (*lwm2_mpi_fn_Recv_init)(void *buf, int count, lwm2_mpi_h datatype, int source, int tag, lwm2_mpi_h comm, void *request);
-typedef int (*lwm2_mpi_fn_Recv_init_c)(void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int source, int tag, lwm2_mpi_h comm, void *request);
-typedef int (*lwm2_mpi_fn_Sendrecv)(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, int dest, int sendtag, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int source, int recvtag, lwm2_mpi_h comm, void *status);
-typedef int (*lwm2_mpi_fn_Sendrecv_c)(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, int dest, int sendtag, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int source, int recvtag, lwm2_mpi_h comm, void *status);
-typedef int (*lwm2_mpi_fn_Isendrecv)(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, int dest, int sendtag, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int source, int recvtag, lwm2_mpi_h comm, void *request);
-typedef int (*lwm2_mpi_fn_Isendrecv_c)(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, int dest, int sendtag, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int source, int recvtag, lwm2_mpi_h comm, void *request);
-typedef int (*lwm2_mpi_fn_Sendrecv_replace)(void *buf, int count, lwm2_mpi_h datatype, int dest, int sendtag, int source, int recvtag, lwm2_mpi_h comm, void *status);
-typedef int (*lwm2_mpi_fn_Sendrecv_replace_c)(void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int sendtag, int source, int recvtag, lwm2_mpi_h comm, void *status);
-typedef int (*lwm2_mpi_fn_Isendrecv_replace)(void *buf, int count, lwm2_mpi_h datatype, int dest, int sendtag, int source, int recvtag, lwm2_mpi_h comm, void *request);
-typedef int (*lwm2_mpi_fn_Isendrecv_replace_c)(void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int sendtag, int source, int recvtag, lwm2_mpi_h comm, void *request);
+typedef int (*lwm2_mpi_fn_Send)(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag,
+                                lwm2_mpi_h comm);
+typedef int (*lwm2_mpi_fn_Send_c)(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype,
+                                  int dest, int tag, lwm2_mpi_h comm);
+typedef int (*lwm2_mpi_fn_Isend)(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag,
+                                 lwm2_mpi_h comm, void *request);
+typedef int (*lwm2_mpi_fn_Isend_c)(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype,
+                                   int dest, int tag, lwm2_mpi_h comm, void *request);
+typedef int (*lwm2_mpi_fn_Send_init)(const void *buf, int count, lwm2_mpi_h datatype, int dest,
+                                     int tag, lwm2_mpi_h comm, void *request);
+typedef int (*lwm2_mpi_fn_Send_init_c)(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype,
+                                       int dest, int tag, lwm2_mpi_h comm, void *request);
+typedef int (*lwm2_mpi_fn_Bsend)(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag,
+                                 lwm2_mpi_h comm);
+typedef int (*lwm2_mpi_fn_Bsend_c)(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype,
+                                   int dest, int tag, lwm2_mpi_h comm);
+typedef int (*lwm2_mpi_fn_Ibsend)(const void *buf, int count, lwm2_mpi_h datatype, int dest,
+                                  int tag, lwm2_mpi_h comm, void *request);
+typedef int (*lwm2_mpi_fn_Ibsend_c)(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype,
+                                    int dest, int tag, lwm2_mpi_h comm, void *request);
+typedef int (*lwm2_mpi_fn_Bsend_init)(const void *buf, int count, lwm2_mpi_h datatype, int dest,
+                                      int tag, lwm2_mpi_h comm, void *request);
+typedef int (*lwm2_mpi_fn_Bsend_init_c)(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype,
+                                        int dest, int tag, lwm2_mpi_h comm, void *request);
+typedef int (*lwm2_mpi_fn_Ssend)(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag,
+                                 lwm2_mpi_h comm);
+typedef int (*lwm2_mpi_fn_Ssend_c)(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype,
+                                   int dest, int tag, lwm2_mpi_h comm);
+typedef int (*lwm2_mpi_fn_Issend)(const void *buf, int count, lwm2_mpi_h datatype, int dest,
+                                  int tag, lwm2_mpi_h comm, void *request);
+typedef int (*lwm2_mpi_fn_Issend_c)(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype,
+                                    int dest, int tag, lwm2_mpi_h comm, void *request);
+typedef int (*lwm2_mpi_fn_Ssend_init)(const void *buf, int count, lwm2_mpi_h datatype, int dest,
+                                      int tag, lwm2_mpi_h comm, void *request);
+typedef int (*lwm2_mpi_fn_Ssend_init_c)(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype,
+                                        int dest, int tag, lwm2_mpi_h comm, void *request);
+typedef int (*lwm2_mpi_fn_Rsend)(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag,
+                                 lwm2_mpi_h comm);
+typedef int (*lwm2_mpi_fn_Rsend_c)(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype,
+                                   int dest, int tag, lwm2_mpi_h comm);
+typedef int (*lwm2_mpi_fn_Irsend)(const void *buf, int count, lwm2_mpi_h datatype, int dest,
+                                  int tag, lwm2_mpi_h comm, void *request);
+typedef int (*lwm2_mpi_fn_Irsend_c)(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype,
+                                    int dest, int tag, lwm2_mpi_h comm, void *request);
+typedef int (*lwm2_mpi_fn_Rsend_init)(const void *buf, int count, lwm2_mpi_h datatype, int dest,
+                                      int tag, lwm2_mpi_h comm, void *request);
+typedef int (*lwm2_mpi_fn_Rsend_init_c)(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype,
+                                        int dest, int tag, lwm2_mpi_h comm, void *request);
+typedef int (*lwm2_mpi_fn_Recv)(void *buf, int count, lwm2_mpi_h datatype, int source, int tag,
+                                lwm2_mpi_h comm, void *status);
+typedef int (*lwm2_mpi_fn_Recv_c)(void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int source,
+                                  int tag, lwm2_mpi_h comm, void *status);
+typedef int (*lwm2_mpi_fn_Irecv)(void *buf, int count, lwm2_mpi_h datatype, int source, int tag,
+                                 lwm2_mpi_h comm, void *request);
+typedef int (*lwm2_mpi_fn_Irecv_c)(void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int source,
+                                   int tag, lwm2_mpi_h comm, void *request);
+typedef int (*lwm2_mpi_fn_Recv_init)(void *buf, int count, lwm2_mpi_h datatype, int source, int tag,
+                                     lwm2_mpi_h comm, void *request);
+typedef int (*lwm2_mpi_fn_Recv_init_c)(void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype,
+                                       int source, int tag, lwm2_mpi_h comm, void *request);
+typedef int (*lwm2_mpi_fn_Sendrecv)(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                                    int dest, int sendtag, void *recvbuf, int recvcount,
+                                    lwm2_mpi_h recvtype, int source, int recvtag, lwm2_mpi_h comm,
+                                    void *status);
+typedef int (*lwm2_mpi_fn_Sendrecv_c)(const void *sendbuf, lwm2_mpi_cnt sendcount,
+                                      lwm2_mpi_h sendtype, int dest, int sendtag, void *recvbuf,
+                                      lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int source,
+                                      int recvtag, lwm2_mpi_h comm, void *status);
+typedef int (*lwm2_mpi_fn_Isendrecv)(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                                     int dest, int sendtag, void *recvbuf, int recvcount,
+                                     lwm2_mpi_h recvtype, int source, int recvtag, lwm2_mpi_h comm,
+                                     void *request);
+typedef int (*lwm2_mpi_fn_Isendrecv_c)(const void *sendbuf, lwm2_mpi_cnt sendcount,
+                                       lwm2_mpi_h sendtype, int dest, int sendtag, void *recvbuf,
+                                       lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int source,
+                                       int recvtag, lwm2_mpi_h comm, void *request);
+typedef int (*lwm2_mpi_fn_Sendrecv_replace)(void *buf, int count, lwm2_mpi_h datatype, int dest,
+                                            int sendtag, int source, int recvtag, lwm2_mpi_h comm,
+                                            void *status);
+typedef int (*lwm2_mpi_fn_Sendrecv_replace_c)(void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype,
+                                              int dest, int sendtag, int source, int recvtag,
+                                              lwm2_mpi_h comm, void *status);
+typedef int (*lwm2_mpi_fn_Isendrecv_replace)(void *buf, int count, lwm2_mpi_h datatype, int dest,
+                                             int sendtag, int source, int recvtag, lwm2_mpi_h comm,
+                                             void *request);
+typedef int (*lwm2_mpi_fn_Isendrecv_replace_c)(void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype,
+                                               int dest, int sendtag, int source, int recvtag,
+                                               lwm2_mpi_h comm, void *request);
 typedef int (*lwm2_mpi_fn_Probe)(int source, int tag, lwm2_mpi_h comm, void *status);
 typedef int (*lwm2_mpi_fn_Iprobe)(int source, int tag, lwm2_mpi_h comm, int *flag, void *status);
-typedef int (*lwm2_mpi_fn_Mprobe)(int source, int tag, lwm2_mpi_h comm, void *message, void *status);
-typedef int (*lwm2_mpi_fn_Improbe)(int source, int tag, lwm2_mpi_h comm, int *flag, void *message, void *status);
-typedef int (*lwm2_mpi_fn_Mrecv)(void *buf, int count, lwm2_mpi_h datatype, void *message, void *status);
-typedef int (*lwm2_mpi_fn_Mrecv_c)(void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *message, void *status);
-typedef int (*lwm2_mpi_fn_Imrecv)(void *buf, int count, lwm2_mpi_h datatype, void *message, void *request);
-typedef int (*lwm2_mpi_fn_Imrecv_c)(void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *message, void *request);
+typedef int (*lwm2_mpi_fn_Mprobe)(int source, int tag, lwm2_mpi_h comm, void *message,
+                                  void *status);
+typedef int (*lwm2_mpi_fn_Improbe)(int source, int tag, lwm2_mpi_h comm, int *flag, void *message,
+                                   void *status);
+typedef int (*lwm2_mpi_fn_Mrecv)(void *buf, int count, lwm2_mpi_h datatype, void *message,
+                                 void *status);
+typedef int (*lwm2_mpi_fn_Mrecv_c)(void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype,
+                                   void *message, void *status);
+typedef int (*lwm2_mpi_fn_Imrecv)(void *buf, int count, lwm2_mpi_h datatype, void *message,
+                                  void *request);
+typedef int (*lwm2_mpi_fn_Imrecv_c)(void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype,
+                                    void *message, void *request);
 typedef int (*lwm2_mpi_fn_Start)(void *request);
 int lwm2_mpi_x_Start(lwm2_mpi_fn_Start f, void *request);
 typedef int (*lwm2_mpi_fn_Startall)(int count, void *array_of_requests);
@@ -60,314 +116,816 @@ int lwm2_mpi_x_Wait(lwm2_mpi_fn_Wait f, void *request, void *status);
 typedef int (*lwm2_mpi_fn_Test)(void *request, int *flag, void *status);
 int lwm2_mpi_x_Test(lwm2_mpi_fn_Test f, void *request, int *flag, void *status);
 typedef int (*lwm2_mpi_fn_Waitall)(int count, void *array_of_requests, void *array_of_statuses);
-int lwm2_mpi_x_Waitall(lwm2_mpi_fn_Waitall f, int count, void *array_of_requests, void *array_of_statuses);
-typedef int (*lwm2_mpi_fn_Testall)(int count, void *array_of_requests, int *flag, void *array_of_statuses);
-int lwm2_mpi_x_Testall(lwm2_mpi_fn_Testall f, int count, void *array_of_requests, int *flag, void *array_of_statuses);
+int lwm2_mpi_x_Waitall(lwm2_mpi_fn_Waitall f, int count, void *array_of_requests,
+                       void *array_of_statuses);
+typedef int (*lwm2_mpi_fn_Testall)(int count, void *array_of_requests, int *flag,
+                                   void *array_of_statuses);
+int lwm2_mpi_x_Testall(lwm2_mpi_fn_Testall f, int count, void *array_of_requests, int *flag,
+                       void *array_of_statuses);
 typedef int (*lwm2_mpi_fn_Waitany)(int count, void *array_of_requests, int *index, void *status);
-int lwm2_mpi_x_Waitany(lwm2_mpi_fn_Waitany f, int count, void *array_of_requests, int *index, void *status);
-typedef int (*lwm2_mpi_fn_Testany)(int count, void *array_of_requests, int *index, int *flag, void *status);
-int lwm2_mpi_x_Testany(lwm2_mpi_fn_Testany f, int count, void *array_of_requests, int *index, int *flag, void *status);
-typedef int (*lwm2_mpi_fn_Waitsome)(int incount, void *array_of_requests, int *outcount, int *array_of_indices, void *array_of_statuses);
-int lwm2_mpi_x_Waitsome(lwm2_mpi_fn_Waitsome f, int incount, void *array_of_requests, int *outcount, int *array_of_indices, void *array_of_statuses);
-typedef int (*lwm2_mpi_fn_Testsome)(int incount, void *array_of_requests, int *outcount, int *array_of_indices, void *array_of_statuses);
-int lwm2_mpi_x_Testsome(lwm2_mpi_fn_Testsome f, int incount, void *array_of_requests, int *outcount, int *array_of_indices, void *array_of_statuses);
+int lwm2_mpi_x_Waitany(lwm2_mpi_fn_Waitany f, int count, void *array_of_requests, int *index,
+                       void *status);
+typedef int (*lwm2_mpi_fn_Testany)(int count, void *array_of_requests, int *index, int *flag,
+                                   void *status);
+int lwm2_mpi_x_Testany(lwm2_mpi_fn_Testany f, int count, void *array_of_requests, int *index,
+                       int *flag, void *status);
+typedef int (*lwm2_mpi_fn_Waitsome)(int incount, void *array_of_requests, int *outcount,
+                                    int *array_of_indices, void *array_of_statuses);
+int lwm2_mpi_x_Waitsome(lwm2_mpi_fn_Waitsome f, int incount, void *array_of_requests, int *outcount,
+                        int *array_of_indices, void *array_of_statuses);
+typedef int (*lwm2_mpi_fn_Testsome)(int incount, void *array_of_requests, int *outcount,
+                                    int *array_of_indices, void *array_of_statuses);
+int lwm2_mpi_x_Testsome(lwm2_mpi_fn_Testsome f, int incount, void *array_of_requests, int *outcount,
+                        int *array_of_indices, void *array_of_statuses);
 typedef int (*lwm2_mpi_fn_Request_free)(void *request);
 int lwm2_mpi_x_Request_free(lwm2_mpi_fn_Request_free f, void *request);
 typedef int (*lwm2_mpi_fn_Barrier)(lwm2_mpi_h comm);
 typedef int (*lwm2_mpi_fn_Ibarrier)(lwm2_mpi_h comm, void *request);
 typedef int (*lwm2_mpi_fn_Barrier_init)(lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-typedef int (*lwm2_mpi_fn_Bcast)(void *buffer, int count, lwm2_mpi_h datatype, int root, lwm2_mpi_h comm);
-typedef int (*lwm2_mpi_fn_Bcast_c)(void *buffer, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int root, lwm2_mpi_h comm);
-typedef int (*lwm2_mpi_fn_Ibcast)(void *buffer, int count, lwm2_mpi_h datatype, int root, lwm2_mpi_h comm, void *request);
-typedef int (*lwm2_mpi_fn_Ibcast_c)(void *buffer, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int root, lwm2_mpi_h comm, void *request);
-typedef int (*lwm2_mpi_fn_Bcast_init)(void *buffer, int count, lwm2_mpi_h datatype, int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-typedef int (*lwm2_mpi_fn_Bcast_init_c)(void *buffer, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-typedef int (*lwm2_mpi_fn_Gather)(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm);
-typedef int (*lwm2_mpi_fn_Gather_c)(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm);
-typedef int (*lwm2_mpi_fn_Igather)(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, void *request);
-typedef int (*lwm2_mpi_fn_Igather_c)(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, void *request);
-typedef int (*lwm2_mpi_fn_Gather_init)(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-typedef int (*lwm2_mpi_fn_Gather_init_c)(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-typedef int (*lwm2_mpi_fn_Gatherv)(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *displs, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm);
-typedef int (*lwm2_mpi_fn_Gatherv_c)(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm);
-typedef int (*lwm2_mpi_fn_Igatherv)(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *displs, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, void *request);
-typedef int (*lwm2_mpi_fn_Igatherv_c)(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, void *request);
-typedef int (*lwm2_mpi_fn_Gatherv_init)(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *displs, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-typedef int (*lwm2_mpi_fn_Gatherv_init_c)(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-typedef int (*lwm2_mpi_fn_Scatter)(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm);
-typedef int (*lwm2_mpi_fn_Scatter_c)(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm);
-typedef int (*lwm2_mpi_fn_Iscatter)(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, void *request);
-typedef int (*lwm2_mpi_fn_Iscatter_c)(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, void *request);
-typedef int (*lwm2_mpi_fn_Scatter_init)(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-typedef int (*lwm2_mpi_fn_Scatter_init_c)(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-typedef int (*lwm2_mpi_fn_Scatterv)(const void *sendbuf, const int *sendcounts, const int *displs, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm);
-typedef int (*lwm2_mpi_fn_Scatterv_c)(const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *displs, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm);
-typedef int (*lwm2_mpi_fn_Iscatterv)(const void *sendbuf, const int *sendcounts, const int *displs, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, void *request);
-typedef int (*lwm2_mpi_fn_Iscatterv_c)(const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *displs, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, void *request);
-typedef int (*lwm2_mpi_fn_Scatterv_init)(const void *sendbuf, const int *sendcounts, const int *displs, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-typedef int (*lwm2_mpi_fn_Scatterv_init_c)(const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *displs, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-typedef int (*lwm2_mpi_fn_Allgather)(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm);
-typedef int (*lwm2_mpi_fn_Allgather_c)(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm);
-typedef int (*lwm2_mpi_fn_Iallgather)(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request);
-typedef int (*lwm2_mpi_fn_Iallgather_c)(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request);
-typedef int (*lwm2_mpi_fn_Allgather_init)(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-typedef int (*lwm2_mpi_fn_Allgather_init_c)(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-typedef int (*lwm2_mpi_fn_Allgatherv)(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm);
-typedef int (*lwm2_mpi_fn_Allgatherv_c)(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm);
-typedef int (*lwm2_mpi_fn_Iallgatherv)(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request);
-typedef int (*lwm2_mpi_fn_Iallgatherv_c)(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request);
-typedef int (*lwm2_mpi_fn_Allgatherv_init)(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-typedef int (*lwm2_mpi_fn_Allgatherv_init_c)(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-typedef int (*lwm2_mpi_fn_Alltoall)(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm);
-typedef int (*lwm2_mpi_fn_Alltoall_c)(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm);
-typedef int (*lwm2_mpi_fn_Ialltoall)(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request);
-typedef int (*lwm2_mpi_fn_Ialltoall_c)(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request);
-typedef int (*lwm2_mpi_fn_Alltoall_init)(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-typedef int (*lwm2_mpi_fn_Alltoall_init_c)(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-typedef int (*lwm2_mpi_fn_Alltoallv)(const void *sendbuf, const int *sendcounts, const int *sdispls, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm);
-typedef int (*lwm2_mpi_fn_Alltoallv_c)(const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *sdispls, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm);
-typedef int (*lwm2_mpi_fn_Ialltoallv)(const void *sendbuf, const int *sendcounts, const int *sdispls, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request);
-typedef int (*lwm2_mpi_fn_Ialltoallv_c)(const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *sdispls, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request);
-typedef int (*lwm2_mpi_fn_Alltoallv_init)(const void *sendbuf, const int *sendcounts, const int *sdispls, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-typedef int (*lwm2_mpi_fn_Alltoallv_init_c)(const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *sdispls, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-typedef int (*lwm2_mpi_fn_Alltoallw)(const void *sendbuf, const int *sendcounts, const int *sdispls, const void *sendtypes, void *recvbuf, const int *recvcounts, const int *rdispls, const void *recvtypes, lwm2_mpi_h comm);
-typedef int (*lwm2_mpi_fn_Alltoallw_c)(const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *sdispls, const void *sendtypes, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls, const void *recvtypes, lwm2_mpi_h comm);
-typedef int (*lwm2_mpi_fn_Ialltoallw)(const void *sendbuf, const int *sendcounts, const int *sdispls, const void *sendtypes, void *recvbuf, const int *recvcounts, const int *rdispls, const void *recvtypes, lwm2_mpi_h comm, void *request);
-typedef int (*lwm2_mpi_fn_Ialltoallw_c)(const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *sdispls, const void *sendtypes, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls, const void *recvtypes, lwm2_mpi_h comm, void *request);
-typedef int (*lwm2_mpi_fn_Alltoallw_init)(const void *sendbuf, const int *sendcounts, const int *sdispls, const void *sendtypes, void *recvbuf, const int *recvcounts, const int *rdispls, const void *recvtypes, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-typedef int (*lwm2_mpi_fn_Alltoallw_init_c)(const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *sdispls, const void *sendtypes, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls, const void *recvtypes, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-typedef int (*lwm2_mpi_fn_Reduce)(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype, lwm2_mpi_h op, int root, lwm2_mpi_h comm);
-typedef int (*lwm2_mpi_fn_Reduce_c)(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, lwm2_mpi_h op, int root, lwm2_mpi_h comm);
-typedef int (*lwm2_mpi_fn_Ireduce)(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype, lwm2_mpi_h op, int root, lwm2_mpi_h comm, void *request);
-typedef int (*lwm2_mpi_fn_Ireduce_c)(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, lwm2_mpi_h op, int root, lwm2_mpi_h comm, void *request);
-typedef int (*lwm2_mpi_fn_Reduce_init)(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype, lwm2_mpi_h op, int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-typedef int (*lwm2_mpi_fn_Reduce_init_c)(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, lwm2_mpi_h op, int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-typedef int (*lwm2_mpi_fn_Allreduce)(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm);
-typedef int (*lwm2_mpi_fn_Allreduce_c)(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm);
-typedef int (*lwm2_mpi_fn_Iallreduce)(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, void *request);
-typedef int (*lwm2_mpi_fn_Iallreduce_c)(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, void *request);
-typedef int (*lwm2_mpi_fn_Allreduce_init)(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-typedef int (*lwm2_mpi_fn_Allreduce_init_c)(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-typedef int (*lwm2_mpi_fn_Reduce_scatter)(const void *sendbuf, void *recvbuf, const int *recvcounts, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm);
-typedef int (*lwm2_mpi_fn_Reduce_scatter_c)(const void *sendbuf, void *recvbuf, const lwm2_mpi_cnt *recvcounts, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm);
-typedef int (*lwm2_mpi_fn_Ireduce_scatter)(const void *sendbuf, void *recvbuf, const int *recvcounts, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, void *request);
-typedef int (*lwm2_mpi_fn_Ireduce_scatter_c)(const void *sendbuf, void *recvbuf, const lwm2_mpi_cnt *recvcounts, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, void *request);
-typedef int (*lwm2_mpi_fn_Reduce_scatter_init)(const void *sendbuf, void *recvbuf, const int *recvcounts, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-typedef int (*lwm2_mpi_fn_Reduce_scatter_init_c)(const void *sendbuf, void *recvbuf, const lwm2_mpi_cnt *recvcounts, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-typedef int (*lwm2_mpi_fn_Reduce_scatter_block)(const void *sendbuf, void *recvbuf, int recvcount, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm);
-typedef int (*lwm2_mpi_fn_Reduce_scatter_block_c)(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm);
-typedef int (*lwm2_mpi_fn_Ireduce_scatter_block)(const void *sendbuf, void *recvbuf, int recvcount, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, void *request);
-typedef int (*lwm2_mpi_fn_Ireduce_scatter_block_c)(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, void *request);
-typedef int (*lwm2_mpi_fn_Reduce_scatter_block_init)(const void *sendbuf, void *recvbuf, int recvcount, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-typedef int (*lwm2_mpi_fn_Reduce_scatter_block_init_c)(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-typedef int (*lwm2_mpi_fn_Scan)(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm);
-typedef int (*lwm2_mpi_fn_Scan_c)(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm);
-typedef int (*lwm2_mpi_fn_Iscan)(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, void *request);
-typedef int (*lwm2_mpi_fn_Iscan_c)(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, void *request);
-typedef int (*lwm2_mpi_fn_Scan_init)(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-typedef int (*lwm2_mpi_fn_Scan_init_c)(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-typedef int (*lwm2_mpi_fn_Exscan)(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm);
-typedef int (*lwm2_mpi_fn_Exscan_c)(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm);
-typedef int (*lwm2_mpi_fn_Iexscan)(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, void *request);
-typedef int (*lwm2_mpi_fn_Iexscan_c)(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, void *request);
-typedef int (*lwm2_mpi_fn_Exscan_init)(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-typedef int (*lwm2_mpi_fn_Exscan_init_c)(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-typedef int (*lwm2_mpi_fn_Neighbor_allgather)(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm);
-typedef int (*lwm2_mpi_fn_Neighbor_allgather_c)(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm);
-typedef int (*lwm2_mpi_fn_Ineighbor_allgather)(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request);
-typedef int (*lwm2_mpi_fn_Ineighbor_allgather_c)(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request);
-typedef int (*lwm2_mpi_fn_Neighbor_allgather_init)(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-typedef int (*lwm2_mpi_fn_Neighbor_allgather_init_c)(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-typedef int (*lwm2_mpi_fn_Neighbor_allgatherv)(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm);
-typedef int (*lwm2_mpi_fn_Neighbor_allgatherv_c)(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm);
-typedef int (*lwm2_mpi_fn_Ineighbor_allgatherv)(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request);
-typedef int (*lwm2_mpi_fn_Ineighbor_allgatherv_c)(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request);
-typedef int (*lwm2_mpi_fn_Neighbor_allgatherv_init)(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-typedef int (*lwm2_mpi_fn_Neighbor_allgatherv_init_c)(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-typedef int (*lwm2_mpi_fn_Neighbor_alltoall)(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm);
-typedef int (*lwm2_mpi_fn_Neighbor_alltoall_c)(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm);
-typedef int (*lwm2_mpi_fn_Ineighbor_alltoall)(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request);
-typedef int (*lwm2_mpi_fn_Ineighbor_alltoall_c)(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request);
-typedef int (*lwm2_mpi_fn_Neighbor_alltoall_init)(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-typedef int (*lwm2_mpi_fn_Neighbor_alltoall_init_c)(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-typedef int (*lwm2_mpi_fn_Neighbor_alltoallv)(const void *sendbuf, const int *sendcounts, const int *sdispls, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm);
-typedef int (*lwm2_mpi_fn_Neighbor_alltoallv_c)(const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *sdispls, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm);
-typedef int (*lwm2_mpi_fn_Ineighbor_alltoallv)(const void *sendbuf, const int *sendcounts, const int *sdispls, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request);
-typedef int (*lwm2_mpi_fn_Ineighbor_alltoallv_c)(const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *sdispls, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request);
-typedef int (*lwm2_mpi_fn_Neighbor_alltoallv_init)(const void *sendbuf, const int *sendcounts, const int *sdispls, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-typedef int (*lwm2_mpi_fn_Neighbor_alltoallv_init_c)(const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *sdispls, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-typedef int (*lwm2_mpi_fn_Neighbor_alltoallw)(const void *sendbuf, const int *sendcounts, const lwm2_mpi_cnt *sdispls, const void *sendtypes, void *recvbuf, const int *recvcounts, const lwm2_mpi_cnt *rdispls, const void *recvtypes, lwm2_mpi_h comm);
-typedef int (*lwm2_mpi_fn_Neighbor_alltoallw_c)(const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *sdispls, const void *sendtypes, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls, const void *recvtypes, lwm2_mpi_h comm);
-typedef int (*lwm2_mpi_fn_Ineighbor_alltoallw)(const void *sendbuf, const int *sendcounts, const lwm2_mpi_cnt *sdispls, const void *sendtypes, void *recvbuf, const int *recvcounts, const lwm2_mpi_cnt *rdispls, const void *recvtypes, lwm2_mpi_h comm, void *request);
-typedef int (*lwm2_mpi_fn_Ineighbor_alltoallw_c)(const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *sdispls, const void *sendtypes, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls, const void *recvtypes, lwm2_mpi_h comm, void *request);
-typedef int (*lwm2_mpi_fn_Neighbor_alltoallw_init)(const void *sendbuf, const int *sendcounts, const lwm2_mpi_cnt *sdispls, const void *sendtypes, void *recvbuf, const int *recvcounts, const lwm2_mpi_cnt *rdispls, const void *recvtypes, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-typedef int (*lwm2_mpi_fn_Neighbor_alltoallw_init_c)(const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *sdispls, const void *sendtypes, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls, const void *recvtypes, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-typedef int (*lwm2_mpi_fn_File_read)(lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype, void *status);
-typedef int (*lwm2_mpi_fn_File_read_c)(lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status);
-typedef int (*lwm2_mpi_fn_File_write)(lwm2_mpi_h fh, const void *buf, int count, lwm2_mpi_h datatype, void *status);
-typedef int (*lwm2_mpi_fn_File_write_c)(lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status);
-typedef int (*lwm2_mpi_fn_File_iread)(lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype, void *request);
-typedef int (*lwm2_mpi_fn_File_iread_c)(lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request);
-typedef int (*lwm2_mpi_fn_File_iwrite)(lwm2_mpi_h fh, const void *buf, int count, lwm2_mpi_h datatype, void *request);
-typedef int (*lwm2_mpi_fn_File_iwrite_c)(lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request);
-typedef int (*lwm2_mpi_fn_File_read_all)(lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype, void *status);
-typedef int (*lwm2_mpi_fn_File_read_all_c)(lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status);
-typedef int (*lwm2_mpi_fn_File_write_all)(lwm2_mpi_h fh, const void *buf, int count, lwm2_mpi_h datatype, void *status);
-typedef int (*lwm2_mpi_fn_File_write_all_c)(lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status);
-typedef int (*lwm2_mpi_fn_File_iread_all)(lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype, void *request);
-typedef int (*lwm2_mpi_fn_File_iread_all_c)(lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request);
-typedef int (*lwm2_mpi_fn_File_iwrite_all)(lwm2_mpi_h fh, const void *buf, int count, lwm2_mpi_h datatype, void *request);
-typedef int (*lwm2_mpi_fn_File_iwrite_all_c)(lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request);
-typedef int (*lwm2_mpi_fn_File_read_at)(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, int count, lwm2_mpi_h datatype, void *status);
-typedef int (*lwm2_mpi_fn_File_read_at_c)(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status);
-typedef int (*lwm2_mpi_fn_File_write_at)(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf, int count, lwm2_mpi_h datatype, void *status);
-typedef int (*lwm2_mpi_fn_File_write_at_c)(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status);
-typedef int (*lwm2_mpi_fn_File_iread_at)(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, int count, lwm2_mpi_h datatype, void *request);
-typedef int (*lwm2_mpi_fn_File_iread_at_c)(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request);
-typedef int (*lwm2_mpi_fn_File_iwrite_at)(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf, int count, lwm2_mpi_h datatype, void *request);
-typedef int (*lwm2_mpi_fn_File_iwrite_at_c)(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request);
-typedef int (*lwm2_mpi_fn_File_read_at_all)(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, int count, lwm2_mpi_h datatype, void *status);
-typedef int (*lwm2_mpi_fn_File_read_at_all_c)(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status);
-typedef int (*lwm2_mpi_fn_File_write_at_all)(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf, int count, lwm2_mpi_h datatype, void *status);
-typedef int (*lwm2_mpi_fn_File_write_at_all_c)(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status);
-typedef int (*lwm2_mpi_fn_File_iread_at_all)(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, int count, lwm2_mpi_h datatype, void *request);
-typedef int (*lwm2_mpi_fn_File_iread_at_all_c)(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request);
-typedef int (*lwm2_mpi_fn_File_iwrite_at_all)(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf, int count, lwm2_mpi_h datatype, void *request);
-typedef int (*lwm2_mpi_fn_File_iwrite_at_all_c)(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request);
-typedef int (*lwm2_mpi_fn_File_read_shared)(lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype, void *status);
-typedef int (*lwm2_mpi_fn_File_read_shared_c)(lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status);
-typedef int (*lwm2_mpi_fn_File_write_shared)(lwm2_mpi_h fh, const void *buf, int count, lwm2_mpi_h datatype, void *status);
-typedef int (*lwm2_mpi_fn_File_write_shared_c)(lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status);
-typedef int (*lwm2_mpi_fn_File_read_ordered)(lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype, void *status);
-typedef int (*lwm2_mpi_fn_File_read_ordered_c)(lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status);
-typedef int (*lwm2_mpi_fn_File_write_ordered)(lwm2_mpi_h fh, const void *buf, int count, lwm2_mpi_h datatype, void *status);
-typedef int (*lwm2_mpi_fn_File_write_ordered_c)(lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status);
-typedef int (*lwm2_mpi_fn_File_iread_shared)(lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype, void *request);
-typedef int (*lwm2_mpi_fn_File_iread_shared_c)(lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request);
-typedef int (*lwm2_mpi_fn_File_iwrite_shared)(lwm2_mpi_h fh, const void *buf, int count, lwm2_mpi_h datatype, void *request);
-typedef int (*lwm2_mpi_fn_File_iwrite_shared_c)(lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request);
-typedef int (*lwm2_mpi_fn_File_read_all_begin)(lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype);
-typedef int (*lwm2_mpi_fn_File_read_all_begin_c)(lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype);
-typedef int (*lwm2_mpi_fn_File_write_all_begin)(lwm2_mpi_h fh, const void *buf, int count, lwm2_mpi_h datatype);
-typedef int (*lwm2_mpi_fn_File_write_all_begin_c)(lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype);
+typedef int (*lwm2_mpi_fn_Bcast)(void *buffer, int count, lwm2_mpi_h datatype, int root,
+                                 lwm2_mpi_h comm);
+typedef int (*lwm2_mpi_fn_Bcast_c)(void *buffer, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int root,
+                                   lwm2_mpi_h comm);
+typedef int (*lwm2_mpi_fn_Ibcast)(void *buffer, int count, lwm2_mpi_h datatype, int root,
+                                  lwm2_mpi_h comm, void *request);
+typedef int (*lwm2_mpi_fn_Ibcast_c)(void *buffer, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int root,
+                                    lwm2_mpi_h comm, void *request);
+typedef int (*lwm2_mpi_fn_Bcast_init)(void *buffer, int count, lwm2_mpi_h datatype, int root,
+                                      lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
+typedef int (*lwm2_mpi_fn_Bcast_init_c)(void *buffer, lwm2_mpi_cnt count, lwm2_mpi_h datatype,
+                                        int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
+typedef int (*lwm2_mpi_fn_Gather)(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                                  void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int root,
+                                  lwm2_mpi_h comm);
+typedef int (*lwm2_mpi_fn_Gather_c)(const void *sendbuf, lwm2_mpi_cnt sendcount,
+                                    lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount,
+                                    lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm);
+typedef int (*lwm2_mpi_fn_Igather)(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                                   void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int root,
+                                   lwm2_mpi_h comm, void *request);
+typedef int (*lwm2_mpi_fn_Igather_c)(const void *sendbuf, lwm2_mpi_cnt sendcount,
+                                     lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount,
+                                     lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, void *request);
+typedef int (*lwm2_mpi_fn_Gather_init)(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                                       void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int root,
+                                       lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
+typedef int (*lwm2_mpi_fn_Gather_init_c)(const void *sendbuf, lwm2_mpi_cnt sendcount,
+                                         lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount,
+                                         lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm,
+                                         lwm2_mpi_h info, void *request);
+typedef int (*lwm2_mpi_fn_Gatherv)(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                                   void *recvbuf, const int *recvcounts, const int *displs,
+                                   lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm);
+typedef int (*lwm2_mpi_fn_Gatherv_c)(const void *sendbuf, lwm2_mpi_cnt sendcount,
+                                     lwm2_mpi_h sendtype, void *recvbuf,
+                                     const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *displs,
+                                     lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm);
+typedef int (*lwm2_mpi_fn_Igatherv)(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                                    void *recvbuf, const int *recvcounts, const int *displs,
+                                    lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, void *request);
+typedef int (*lwm2_mpi_fn_Igatherv_c)(const void *sendbuf, lwm2_mpi_cnt sendcount,
+                                      lwm2_mpi_h sendtype, void *recvbuf,
+                                      const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *displs,
+                                      lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm,
+                                      void *request);
+typedef int (*lwm2_mpi_fn_Gatherv_init)(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                                        void *recvbuf, const int *recvcounts, const int *displs,
+                                        lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm,
+                                        lwm2_mpi_h info, void *request);
+typedef int (*lwm2_mpi_fn_Gatherv_init_c)(const void *sendbuf, lwm2_mpi_cnt sendcount,
+                                          lwm2_mpi_h sendtype, void *recvbuf,
+                                          const lwm2_mpi_cnt *recvcounts,
+                                          const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype, int root,
+                                          lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
+typedef int (*lwm2_mpi_fn_Scatter)(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                                   void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int root,
+                                   lwm2_mpi_h comm);
+typedef int (*lwm2_mpi_fn_Scatter_c)(const void *sendbuf, lwm2_mpi_cnt sendcount,
+                                     lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount,
+                                     lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm);
+typedef int (*lwm2_mpi_fn_Iscatter)(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                                    void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int root,
+                                    lwm2_mpi_h comm, void *request);
+typedef int (*lwm2_mpi_fn_Iscatter_c)(const void *sendbuf, lwm2_mpi_cnt sendcount,
+                                      lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount,
+                                      lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm,
+                                      void *request);
+typedef int (*lwm2_mpi_fn_Scatter_init)(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                                        void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int root,
+                                        lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
+typedef int (*lwm2_mpi_fn_Scatter_init_c)(const void *sendbuf, lwm2_mpi_cnt sendcount,
+                                          lwm2_mpi_h sendtype, void *recvbuf,
+                                          lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root,
+                                          lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
+typedef int (*lwm2_mpi_fn_Scatterv)(const void *sendbuf, const int *sendcounts, const int *displs,
+                                    lwm2_mpi_h sendtype, void *recvbuf, int recvcount,
+                                    lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm);
+typedef int (*lwm2_mpi_fn_Scatterv_c)(const void *sendbuf, const lwm2_mpi_cnt *sendcounts,
+                                      const lwm2_mpi_cnt *displs, lwm2_mpi_h sendtype,
+                                      void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype,
+                                      int root, lwm2_mpi_h comm);
+typedef int (*lwm2_mpi_fn_Iscatterv)(const void *sendbuf, const int *sendcounts, const int *displs,
+                                     lwm2_mpi_h sendtype, void *recvbuf, int recvcount,
+                                     lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, void *request);
+typedef int (*lwm2_mpi_fn_Iscatterv_c)(const void *sendbuf, const lwm2_mpi_cnt *sendcounts,
+                                       const lwm2_mpi_cnt *displs, lwm2_mpi_h sendtype,
+                                       void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype,
+                                       int root, lwm2_mpi_h comm, void *request);
+typedef int (*lwm2_mpi_fn_Scatterv_init)(const void *sendbuf, const int *sendcounts,
+                                         const int *displs, lwm2_mpi_h sendtype, void *recvbuf,
+                                         int recvcount, lwm2_mpi_h recvtype, int root,
+                                         lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
+typedef int (*lwm2_mpi_fn_Scatterv_init_c)(const void *sendbuf, const lwm2_mpi_cnt *sendcounts,
+                                           const lwm2_mpi_cnt *displs, lwm2_mpi_h sendtype,
+                                           void *recvbuf, lwm2_mpi_cnt recvcount,
+                                           lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm,
+                                           lwm2_mpi_h info, void *request);
+typedef int (*lwm2_mpi_fn_Allgather)(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                                     void *recvbuf, int recvcount, lwm2_mpi_h recvtype,
+                                     lwm2_mpi_h comm);
+typedef int (*lwm2_mpi_fn_Allgather_c)(const void *sendbuf, lwm2_mpi_cnt sendcount,
+                                       lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount,
+                                       lwm2_mpi_h recvtype, lwm2_mpi_h comm);
+typedef int (*lwm2_mpi_fn_Iallgather)(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                                      void *recvbuf, int recvcount, lwm2_mpi_h recvtype,
+                                      lwm2_mpi_h comm, void *request);
+typedef int (*lwm2_mpi_fn_Iallgather_c)(const void *sendbuf, lwm2_mpi_cnt sendcount,
+                                        lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount,
+                                        lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request);
+typedef int (*lwm2_mpi_fn_Allgather_init)(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                                          void *recvbuf, int recvcount, lwm2_mpi_h recvtype,
+                                          lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
+typedef int (*lwm2_mpi_fn_Allgather_init_c)(const void *sendbuf, lwm2_mpi_cnt sendcount,
+                                            lwm2_mpi_h sendtype, void *recvbuf,
+                                            lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype,
+                                            lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
+typedef int (*lwm2_mpi_fn_Allgatherv)(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                                      void *recvbuf, const int *recvcounts, const int *displs,
+                                      lwm2_mpi_h recvtype, lwm2_mpi_h comm);
+typedef int (*lwm2_mpi_fn_Allgatherv_c)(const void *sendbuf, lwm2_mpi_cnt sendcount,
+                                        lwm2_mpi_h sendtype, void *recvbuf,
+                                        const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *displs,
+                                        lwm2_mpi_h recvtype, lwm2_mpi_h comm);
+typedef int (*lwm2_mpi_fn_Iallgatherv)(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                                       void *recvbuf, const int *recvcounts, const int *displs,
+                                       lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request);
+typedef int (*lwm2_mpi_fn_Iallgatherv_c)(const void *sendbuf, lwm2_mpi_cnt sendcount,
+                                         lwm2_mpi_h sendtype, void *recvbuf,
+                                         const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *displs,
+                                         lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request);
+typedef int (*lwm2_mpi_fn_Allgatherv_init)(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                                           void *recvbuf, const int *recvcounts, const int *displs,
+                                           lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info,
+                                           void *request);
+typedef int (*lwm2_mpi_fn_Allgatherv_init_c)(const void *sendbuf, lwm2_mpi_cnt sendcount,
+                                             lwm2_mpi_h sendtype, void *recvbuf,
+                                             const lwm2_mpi_cnt *recvcounts,
+                                             const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype,
+                                             lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
+typedef int (*lwm2_mpi_fn_Alltoall)(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                                    void *recvbuf, int recvcount, lwm2_mpi_h recvtype,
+                                    lwm2_mpi_h comm);
+typedef int (*lwm2_mpi_fn_Alltoall_c)(const void *sendbuf, lwm2_mpi_cnt sendcount,
+                                      lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount,
+                                      lwm2_mpi_h recvtype, lwm2_mpi_h comm);
+typedef int (*lwm2_mpi_fn_Ialltoall)(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                                     void *recvbuf, int recvcount, lwm2_mpi_h recvtype,
+                                     lwm2_mpi_h comm, void *request);
+typedef int (*lwm2_mpi_fn_Ialltoall_c)(const void *sendbuf, lwm2_mpi_cnt sendcount,
+                                       lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount,
+                                       lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request);
+typedef int (*lwm2_mpi_fn_Alltoall_init)(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                                         void *recvbuf, int recvcount, lwm2_mpi_h recvtype,
+                                         lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
+typedef int (*lwm2_mpi_fn_Alltoall_init_c)(const void *sendbuf, lwm2_mpi_cnt sendcount,
+                                           lwm2_mpi_h sendtype, void *recvbuf,
+                                           lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype,
+                                           lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
+typedef int (*lwm2_mpi_fn_Alltoallv)(const void *sendbuf, const int *sendcounts, const int *sdispls,
+                                     lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts,
+                                     const int *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm);
+typedef int (*lwm2_mpi_fn_Alltoallv_c)(const void *sendbuf, const lwm2_mpi_cnt *sendcounts,
+                                       const lwm2_mpi_cnt *sdispls, lwm2_mpi_h sendtype,
+                                       void *recvbuf, const lwm2_mpi_cnt *recvcounts,
+                                       const lwm2_mpi_cnt *rdispls, lwm2_mpi_h recvtype,
+                                       lwm2_mpi_h comm);
+typedef int (*lwm2_mpi_fn_Ialltoallv)(const void *sendbuf, const int *sendcounts,
+                                      const int *sdispls, lwm2_mpi_h sendtype, void *recvbuf,
+                                      const int *recvcounts, const int *rdispls,
+                                      lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request);
+typedef int (*lwm2_mpi_fn_Ialltoallv_c)(const void *sendbuf, const lwm2_mpi_cnt *sendcounts,
+                                        const lwm2_mpi_cnt *sdispls, lwm2_mpi_h sendtype,
+                                        void *recvbuf, const lwm2_mpi_cnt *recvcounts,
+                                        const lwm2_mpi_cnt *rdispls, lwm2_mpi_h recvtype,
+                                        lwm2_mpi_h comm, void *request);
+typedef int (*lwm2_mpi_fn_Alltoallv_init)(const void *sendbuf, const int *sendcounts,
+                                          const int *sdispls, lwm2_mpi_h sendtype, void *recvbuf,
+                                          const int *recvcounts, const int *rdispls,
+                                          lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info,
+                                          void *request);
+typedef int (*lwm2_mpi_fn_Alltoallv_init_c)(const void *sendbuf, const lwm2_mpi_cnt *sendcounts,
+                                            const lwm2_mpi_cnt *sdispls, lwm2_mpi_h sendtype,
+                                            void *recvbuf, const lwm2_mpi_cnt *recvcounts,
+                                            const lwm2_mpi_cnt *rdispls, lwm2_mpi_h recvtype,
+                                            lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
+typedef int (*lwm2_mpi_fn_Alltoallw)(const void *sendbuf, const int *sendcounts, const int *sdispls,
+                                     const void *sendtypes, void *recvbuf, const int *recvcounts,
+                                     const int *rdispls, const void *recvtypes, lwm2_mpi_h comm);
+typedef int (*lwm2_mpi_fn_Alltoallw_c)(const void *sendbuf, const lwm2_mpi_cnt *sendcounts,
+                                       const lwm2_mpi_cnt *sdispls, const void *sendtypes,
+                                       void *recvbuf, const lwm2_mpi_cnt *recvcounts,
+                                       const lwm2_mpi_cnt *rdispls, const void *recvtypes,
+                                       lwm2_mpi_h comm);
+typedef int (*lwm2_mpi_fn_Ialltoallw)(const void *sendbuf, const int *sendcounts,
+                                      const int *sdispls, const void *sendtypes, void *recvbuf,
+                                      const int *recvcounts, const int *rdispls,
+                                      const void *recvtypes, lwm2_mpi_h comm, void *request);
+typedef int (*lwm2_mpi_fn_Ialltoallw_c)(const void *sendbuf, const lwm2_mpi_cnt *sendcounts,
+                                        const lwm2_mpi_cnt *sdispls, const void *sendtypes,
+                                        void *recvbuf, const lwm2_mpi_cnt *recvcounts,
+                                        const lwm2_mpi_cnt *rdispls, const void *recvtypes,
+                                        lwm2_mpi_h comm, void *request);
+typedef int (*lwm2_mpi_fn_Alltoallw_init)(const void *sendbuf, const int *sendcounts,
+                                          const int *sdispls, const void *sendtypes, void *recvbuf,
+                                          const int *recvcounts, const int *rdispls,
+                                          const void *recvtypes, lwm2_mpi_h comm, lwm2_mpi_h info,
+                                          void *request);
+typedef int (*lwm2_mpi_fn_Alltoallw_init_c)(const void *sendbuf, const lwm2_mpi_cnt *sendcounts,
+                                            const lwm2_mpi_cnt *sdispls, const void *sendtypes,
+                                            void *recvbuf, const lwm2_mpi_cnt *recvcounts,
+                                            const lwm2_mpi_cnt *rdispls, const void *recvtypes,
+                                            lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
+typedef int (*lwm2_mpi_fn_Reduce)(const void *sendbuf, void *recvbuf, int count,
+                                  lwm2_mpi_h datatype, lwm2_mpi_h op, int root, lwm2_mpi_h comm);
+typedef int (*lwm2_mpi_fn_Reduce_c)(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count,
+                                    lwm2_mpi_h datatype, lwm2_mpi_h op, int root, lwm2_mpi_h comm);
+typedef int (*lwm2_mpi_fn_Ireduce)(const void *sendbuf, void *recvbuf, int count,
+                                   lwm2_mpi_h datatype, lwm2_mpi_h op, int root, lwm2_mpi_h comm,
+                                   void *request);
+typedef int (*lwm2_mpi_fn_Ireduce_c)(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count,
+                                     lwm2_mpi_h datatype, lwm2_mpi_h op, int root, lwm2_mpi_h comm,
+                                     void *request);
+typedef int (*lwm2_mpi_fn_Reduce_init)(const void *sendbuf, void *recvbuf, int count,
+                                       lwm2_mpi_h datatype, lwm2_mpi_h op, int root,
+                                       lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
+typedef int (*lwm2_mpi_fn_Reduce_init_c)(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count,
+                                         lwm2_mpi_h datatype, lwm2_mpi_h op, int root,
+                                         lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
+typedef int (*lwm2_mpi_fn_Allreduce)(const void *sendbuf, void *recvbuf, int count,
+                                     lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm);
+typedef int (*lwm2_mpi_fn_Allreduce_c)(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count,
+                                       lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm);
+typedef int (*lwm2_mpi_fn_Iallreduce)(const void *sendbuf, void *recvbuf, int count,
+                                      lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm,
+                                      void *request);
+typedef int (*lwm2_mpi_fn_Iallreduce_c)(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count,
+                                        lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm,
+                                        void *request);
+typedef int (*lwm2_mpi_fn_Allreduce_init)(const void *sendbuf, void *recvbuf, int count,
+                                          lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm,
+                                          lwm2_mpi_h info, void *request);
+typedef int (*lwm2_mpi_fn_Allreduce_init_c)(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count,
+                                            lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm,
+                                            lwm2_mpi_h info, void *request);
+typedef int (*lwm2_mpi_fn_Reduce_scatter)(const void *sendbuf, void *recvbuf, const int *recvcounts,
+                                          lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm);
+typedef int (*lwm2_mpi_fn_Reduce_scatter_c)(const void *sendbuf, void *recvbuf,
+                                            const lwm2_mpi_cnt *recvcounts, lwm2_mpi_h datatype,
+                                            lwm2_mpi_h op, lwm2_mpi_h comm);
+typedef int (*lwm2_mpi_fn_Ireduce_scatter)(const void *sendbuf, void *recvbuf,
+                                           const int *recvcounts, lwm2_mpi_h datatype,
+                                           lwm2_mpi_h op, lwm2_mpi_h comm, void *request);
+typedef int (*lwm2_mpi_fn_Ireduce_scatter_c)(const void *sendbuf, void *recvbuf,
+                                             const lwm2_mpi_cnt *recvcounts, lwm2_mpi_h datatype,
+                                             lwm2_mpi_h op, lwm2_mpi_h comm, void *request);
+typedef int (*lwm2_mpi_fn_Reduce_scatter_init)(const void *sendbuf, void *recvbuf,
+                                               const int *recvcounts, lwm2_mpi_h datatype,
+                                               lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info,
+                                               void *request);
+typedef int (*lwm2_mpi_fn_Reduce_scatter_init_c)(const void *sendbuf, void *recvbuf,
+                                                 const lwm2_mpi_cnt *recvcounts,
+                                                 lwm2_mpi_h datatype, lwm2_mpi_h op,
+                                                 lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
+typedef int (*lwm2_mpi_fn_Reduce_scatter_block)(const void *sendbuf, void *recvbuf, int recvcount,
+                                                lwm2_mpi_h datatype, lwm2_mpi_h op,
+                                                lwm2_mpi_h comm);
+typedef int (*lwm2_mpi_fn_Reduce_scatter_block_c)(const void *sendbuf, void *recvbuf,
+                                                  lwm2_mpi_cnt recvcount, lwm2_mpi_h datatype,
+                                                  lwm2_mpi_h op, lwm2_mpi_h comm);
+typedef int (*lwm2_mpi_fn_Ireduce_scatter_block)(const void *sendbuf, void *recvbuf, int recvcount,
+                                                 lwm2_mpi_h datatype, lwm2_mpi_h op,
+                                                 lwm2_mpi_h comm, void *request);
+typedef int (*lwm2_mpi_fn_Ireduce_scatter_block_c)(const void *sendbuf, void *recvbuf,
+                                                   lwm2_mpi_cnt recvcount, lwm2_mpi_h datatype,
+                                                   lwm2_mpi_h op, lwm2_mpi_h comm, void *request);
+typedef int (*lwm2_mpi_fn_Reduce_scatter_block_init)(const void *sendbuf, void *recvbuf,
+                                                     int recvcount, lwm2_mpi_h datatype,
+                                                     lwm2_mpi_h op, lwm2_mpi_h comm,
+                                                     lwm2_mpi_h info, void *request);
+typedef int (*lwm2_mpi_fn_Reduce_scatter_block_init_c)(const void *sendbuf, void *recvbuf,
+                                                       lwm2_mpi_cnt recvcount, lwm2_mpi_h datatype,
+                                                       lwm2_mpi_h op, lwm2_mpi_h comm,
+                                                       lwm2_mpi_h info, void *request);
+typedef int (*lwm2_mpi_fn_Scan)(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype,
+                                lwm2_mpi_h op, lwm2_mpi_h comm);
+typedef int (*lwm2_mpi_fn_Scan_c)(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count,
+                                  lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm);
+typedef int (*lwm2_mpi_fn_Iscan)(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype,
+                                 lwm2_mpi_h op, lwm2_mpi_h comm, void *request);
+typedef int (*lwm2_mpi_fn_Iscan_c)(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count,
+                                   lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm,
+                                   void *request);
+typedef int (*lwm2_mpi_fn_Scan_init)(const void *sendbuf, void *recvbuf, int count,
+                                     lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm,
+                                     lwm2_mpi_h info, void *request);
+typedef int (*lwm2_mpi_fn_Scan_init_c)(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count,
+                                       lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm,
+                                       lwm2_mpi_h info, void *request);
+typedef int (*lwm2_mpi_fn_Exscan)(const void *sendbuf, void *recvbuf, int count,
+                                  lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm);
+typedef int (*lwm2_mpi_fn_Exscan_c)(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count,
+                                    lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm);
+typedef int (*lwm2_mpi_fn_Iexscan)(const void *sendbuf, void *recvbuf, int count,
+                                   lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm,
+                                   void *request);
+typedef int (*lwm2_mpi_fn_Iexscan_c)(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count,
+                                     lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm,
+                                     void *request);
+typedef int (*lwm2_mpi_fn_Exscan_init)(const void *sendbuf, void *recvbuf, int count,
+                                       lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm,
+                                       lwm2_mpi_h info, void *request);
+typedef int (*lwm2_mpi_fn_Exscan_init_c)(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count,
+                                         lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm,
+                                         lwm2_mpi_h info, void *request);
+typedef int (*lwm2_mpi_fn_Neighbor_allgather)(const void *sendbuf, int sendcount,
+                                              lwm2_mpi_h sendtype, void *recvbuf, int recvcount,
+                                              lwm2_mpi_h recvtype, lwm2_mpi_h comm);
+typedef int (*lwm2_mpi_fn_Neighbor_allgather_c)(const void *sendbuf, lwm2_mpi_cnt sendcount,
+                                                lwm2_mpi_h sendtype, void *recvbuf,
+                                                lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype,
+                                                lwm2_mpi_h comm);
+typedef int (*lwm2_mpi_fn_Ineighbor_allgather)(const void *sendbuf, int sendcount,
+                                               lwm2_mpi_h sendtype, void *recvbuf, int recvcount,
+                                               lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request);
+typedef int (*lwm2_mpi_fn_Ineighbor_allgather_c)(const void *sendbuf, lwm2_mpi_cnt sendcount,
+                                                 lwm2_mpi_h sendtype, void *recvbuf,
+                                                 lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype,
+                                                 lwm2_mpi_h comm, void *request);
+typedef int (*lwm2_mpi_fn_Neighbor_allgather_init)(const void *sendbuf, int sendcount,
+                                                   lwm2_mpi_h sendtype, void *recvbuf,
+                                                   int recvcount, lwm2_mpi_h recvtype,
+                                                   lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
+typedef int (*lwm2_mpi_fn_Neighbor_allgather_init_c)(const void *sendbuf, lwm2_mpi_cnt sendcount,
+                                                     lwm2_mpi_h sendtype, void *recvbuf,
+                                                     lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype,
+                                                     lwm2_mpi_h comm, lwm2_mpi_h info,
+                                                     void *request);
+typedef int (*lwm2_mpi_fn_Neighbor_allgatherv)(const void *sendbuf, int sendcount,
+                                               lwm2_mpi_h sendtype, void *recvbuf,
+                                               const int *recvcounts, const int *displs,
+                                               lwm2_mpi_h recvtype, lwm2_mpi_h comm);
+typedef int (*lwm2_mpi_fn_Neighbor_allgatherv_c)(const void *sendbuf, lwm2_mpi_cnt sendcount,
+                                                 lwm2_mpi_h sendtype, void *recvbuf,
+                                                 const lwm2_mpi_cnt *recvcounts,
+                                                 const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype,
+                                                 lwm2_mpi_h comm);
+typedef int (*lwm2_mpi_fn_Ineighbor_allgatherv)(const void *sendbuf, int sendcount,
+                                                lwm2_mpi_h sendtype, void *recvbuf,
+                                                const int *recvcounts, const int *displs,
+                                                lwm2_mpi_h recvtype, lwm2_mpi_h comm,
+                                                void *request);
+typedef int (*lwm2_mpi_fn_Ineighbor_allgatherv_c)(const void *sendbuf, lwm2_mpi_cnt sendcount,
+                                                  lwm2_mpi_h sendtype, void *recvbuf,
+                                                  const lwm2_mpi_cnt *recvcounts,
+                                                  const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype,
+                                                  lwm2_mpi_h comm, void *request);
+typedef int (*lwm2_mpi_fn_Neighbor_allgatherv_init)(const void *sendbuf, int sendcount,
+                                                    lwm2_mpi_h sendtype, void *recvbuf,
+                                                    const int *recvcounts, const int *displs,
+                                                    lwm2_mpi_h recvtype, lwm2_mpi_h comm,
+                                                    lwm2_mpi_h info, void *request);
+typedef int (*lwm2_mpi_fn_Neighbor_allgatherv_init_c)(const void *sendbuf, lwm2_mpi_cnt sendcount,
+                                                      lwm2_mpi_h sendtype, void *recvbuf,
+                                                      const lwm2_mpi_cnt *recvcounts,
+                                                      const lwm2_mpi_cnt *displs,
+                                                      lwm2_mpi_h recvtype, lwm2_mpi_h comm,
+                                                      lwm2_mpi_h info, void *request);
+typedef int (*lwm2_mpi_fn_Neighbor_alltoall)(const void *sendbuf, int sendcount,
+                                             lwm2_mpi_h sendtype, void *recvbuf, int recvcount,
+                                             lwm2_mpi_h recvtype, lwm2_mpi_h comm);
+typedef int (*lwm2_mpi_fn_Neighbor_alltoall_c)(const void *sendbuf, lwm2_mpi_cnt sendcount,
+                                               lwm2_mpi_h sendtype, void *recvbuf,
+                                               lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype,
+                                               lwm2_mpi_h comm);
+typedef int (*lwm2_mpi_fn_Ineighbor_alltoall)(const void *sendbuf, int sendcount,
+                                              lwm2_mpi_h sendtype, void *recvbuf, int recvcount,
+                                              lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request);
+typedef int (*lwm2_mpi_fn_Ineighbor_alltoall_c)(const void *sendbuf, lwm2_mpi_cnt sendcount,
+                                                lwm2_mpi_h sendtype, void *recvbuf,
+                                                lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype,
+                                                lwm2_mpi_h comm, void *request);
+typedef int (*lwm2_mpi_fn_Neighbor_alltoall_init)(const void *sendbuf, int sendcount,
+                                                  lwm2_mpi_h sendtype, void *recvbuf, int recvcount,
+                                                  lwm2_mpi_h recvtype, lwm2_mpi_h comm,
+                                                  lwm2_mpi_h info, void *request);
+typedef int (*lwm2_mpi_fn_Neighbor_alltoall_init_c)(const void *sendbuf, lwm2_mpi_cnt sendcount,
+                                                    lwm2_mpi_h sendtype, void *recvbuf,
+                                                    lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype,
+                                                    lwm2_mpi_h comm, lwm2_mpi_h info,
+                                                    void *request);
+typedef int (*lwm2_mpi_fn_Neighbor_alltoallv)(const void *sendbuf, const int *sendcounts,
+                                              const int *sdispls, lwm2_mpi_h sendtype,
+                                              void *recvbuf, const int *recvcounts,
+                                              const int *rdispls, lwm2_mpi_h recvtype,
+                                              lwm2_mpi_h comm);
+typedef int (*lwm2_mpi_fn_Neighbor_alltoallv_c)(const void *sendbuf, const lwm2_mpi_cnt *sendcounts,
+                                                const lwm2_mpi_cnt *sdispls, lwm2_mpi_h sendtype,
+                                                void *recvbuf, const lwm2_mpi_cnt *recvcounts,
+                                                const lwm2_mpi_cnt *rdispls, lwm2_mpi_h recvtype,
+                                                lwm2_mpi_h comm);
+typedef int (*lwm2_mpi_fn_Ineighbor_alltoallv)(const void *sendbuf, const int *sendcounts,
+                                               const int *sdispls, lwm2_mpi_h sendtype,
+                                               void *recvbuf, const int *recvcounts,
+                                               const int *rdispls, lwm2_mpi_h recvtype,
+                                               lwm2_mpi_h comm, void *request);
+typedef int (*lwm2_mpi_fn_Ineighbor_alltoallv_c)(const void *sendbuf,
+                                                 const lwm2_mpi_cnt *sendcounts,
+                                                 const lwm2_mpi_cnt *sdispls, lwm2_mpi_h sendtype,
+                                                 void *recvbuf, const lwm2_mpi_cnt *recvcounts,
+                                                 const lwm2_mpi_cnt *rdispls, lwm2_mpi_h recvtype,
+                                                 lwm2_mpi_h comm, void *request);
+typedef int (*lwm2_mpi_fn_Neighbor_alltoallv_init)(const void *sendbuf, const int *sendcounts,
+                                                   const int *sdispls, lwm2_mpi_h sendtype,
+                                                   void *recvbuf, const int *recvcounts,
+                                                   const int *rdispls, lwm2_mpi_h recvtype,
+                                                   lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
+typedef int (*lwm2_mpi_fn_Neighbor_alltoallv_init_c)(
+    const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *sdispls,
+    lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls,
+    lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
+typedef int (*lwm2_mpi_fn_Neighbor_alltoallw)(const void *sendbuf, const int *sendcounts,
+                                              const lwm2_mpi_cnt *sdispls, const void *sendtypes,
+                                              void *recvbuf, const int *recvcounts,
+                                              const lwm2_mpi_cnt *rdispls, const void *recvtypes,
+                                              lwm2_mpi_h comm);
+typedef int (*lwm2_mpi_fn_Neighbor_alltoallw_c)(const void *sendbuf, const lwm2_mpi_cnt *sendcounts,
+                                                const lwm2_mpi_cnt *sdispls, const void *sendtypes,
+                                                void *recvbuf, const lwm2_mpi_cnt *recvcounts,
+                                                const lwm2_mpi_cnt *rdispls, const void *recvtypes,
+                                                lwm2_mpi_h comm);
+typedef int (*lwm2_mpi_fn_Ineighbor_alltoallw)(const void *sendbuf, const int *sendcounts,
+                                               const lwm2_mpi_cnt *sdispls, const void *sendtypes,
+                                               void *recvbuf, const int *recvcounts,
+                                               const lwm2_mpi_cnt *rdispls, const void *recvtypes,
+                                               lwm2_mpi_h comm, void *request);
+typedef int (*lwm2_mpi_fn_Ineighbor_alltoallw_c)(const void *sendbuf,
+                                                 const lwm2_mpi_cnt *sendcounts,
+                                                 const lwm2_mpi_cnt *sdispls, const void *sendtypes,
+                                                 void *recvbuf, const lwm2_mpi_cnt *recvcounts,
+                                                 const lwm2_mpi_cnt *rdispls, const void *recvtypes,
+                                                 lwm2_mpi_h comm, void *request);
+typedef int (*lwm2_mpi_fn_Neighbor_alltoallw_init)(
+    const void *sendbuf, const int *sendcounts, const lwm2_mpi_cnt *sdispls, const void *sendtypes,
+    void *recvbuf, const int *recvcounts, const lwm2_mpi_cnt *rdispls, const void *recvtypes,
+    lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
+typedef int (*lwm2_mpi_fn_Neighbor_alltoallw_init_c)(
+    const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *sdispls,
+    const void *sendtypes, void *recvbuf, const lwm2_mpi_cnt *recvcounts,
+    const lwm2_mpi_cnt *rdispls, const void *recvtypes, lwm2_mpi_h comm, lwm2_mpi_h info,
+    void *request);
+typedef int (*lwm2_mpi_fn_File_read)(lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype,
+                                     void *status);
+typedef int (*lwm2_mpi_fn_File_read_c)(lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count,
+                                       lwm2_mpi_h datatype, void *status);
+typedef int (*lwm2_mpi_fn_File_write)(lwm2_mpi_h fh, const void *buf, int count,
+                                      lwm2_mpi_h datatype, void *status);
+typedef int (*lwm2_mpi_fn_File_write_c)(lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count,
+                                        lwm2_mpi_h datatype, void *status);
+typedef int (*lwm2_mpi_fn_File_iread)(lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype,
+                                      void *request);
+typedef int (*lwm2_mpi_fn_File_iread_c)(lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count,
+                                        lwm2_mpi_h datatype, void *request);
+typedef int (*lwm2_mpi_fn_File_iwrite)(lwm2_mpi_h fh, const void *buf, int count,
+                                       lwm2_mpi_h datatype, void *request);
+typedef int (*lwm2_mpi_fn_File_iwrite_c)(lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count,
+                                         lwm2_mpi_h datatype, void *request);
+typedef int (*lwm2_mpi_fn_File_read_all)(lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype,
+                                         void *status);
+typedef int (*lwm2_mpi_fn_File_read_all_c)(lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count,
+                                           lwm2_mpi_h datatype, void *status);
+typedef int (*lwm2_mpi_fn_File_write_all)(lwm2_mpi_h fh, const void *buf, int count,
+                                          lwm2_mpi_h datatype, void *status);
+typedef int (*lwm2_mpi_fn_File_write_all_c)(lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count,
+                                            lwm2_mpi_h datatype, void *status);
+typedef int (*lwm2_mpi_fn_File_iread_all)(lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype,
+                                          void *request);
+typedef int (*lwm2_mpi_fn_File_iread_all_c)(lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count,
+                                            lwm2_mpi_h datatype, void *request);
+typedef int (*lwm2_mpi_fn_File_iwrite_all)(lwm2_mpi_h fh, const void *buf, int count,
+                                           lwm2_mpi_h datatype, void *request);
+typedef int (*lwm2_mpi_fn_File_iwrite_all_c)(lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count,
+                                             lwm2_mpi_h datatype, void *request);
+typedef int (*lwm2_mpi_fn_File_read_at)(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, int count,
+                                        lwm2_mpi_h datatype, void *status);
+typedef int (*lwm2_mpi_fn_File_read_at_c)(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf,
+                                          lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status);
+typedef int (*lwm2_mpi_fn_File_write_at)(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf,
+                                         int count, lwm2_mpi_h datatype, void *status);
+typedef int (*lwm2_mpi_fn_File_write_at_c)(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf,
+                                           lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status);
+typedef int (*lwm2_mpi_fn_File_iread_at)(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, int count,
+                                         lwm2_mpi_h datatype, void *request);
+typedef int (*lwm2_mpi_fn_File_iread_at_c)(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf,
+                                           lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request);
+typedef int (*lwm2_mpi_fn_File_iwrite_at)(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf,
+                                          int count, lwm2_mpi_h datatype, void *request);
+typedef int (*lwm2_mpi_fn_File_iwrite_at_c)(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf,
+                                            lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request);
+typedef int (*lwm2_mpi_fn_File_read_at_all)(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf,
+                                            int count, lwm2_mpi_h datatype, void *status);
+typedef int (*lwm2_mpi_fn_File_read_at_all_c)(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf,
+                                              lwm2_mpi_cnt count, lwm2_mpi_h datatype,
+                                              void *status);
+typedef int (*lwm2_mpi_fn_File_write_at_all)(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf,
+                                             int count, lwm2_mpi_h datatype, void *status);
+typedef int (*lwm2_mpi_fn_File_write_at_all_c)(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf,
+                                               lwm2_mpi_cnt count, lwm2_mpi_h datatype,
+                                               void *status);
+typedef int (*lwm2_mpi_fn_File_iread_at_all)(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf,
+                                             int count, lwm2_mpi_h datatype, void *request);
+typedef int (*lwm2_mpi_fn_File_iread_at_all_c)(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf,
+                                               lwm2_mpi_cnt count, lwm2_mpi_h datatype,
+                                               void *request);
+typedef int (*lwm2_mpi_fn_File_iwrite_at_all)(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf,
+                                              int count, lwm2_mpi_h datatype, void *request);
+typedef int (*lwm2_mpi_fn_File_iwrite_at_all_c)(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf,
+                                                lwm2_mpi_cnt count, lwm2_mpi_h datatype,
+                                                void *request);
+typedef int (*lwm2_mpi_fn_File_read_shared)(lwm2_mpi_h fh, void *buf, int count,
+                                            lwm2_mpi_h datatype, void *status);
+typedef int (*lwm2_mpi_fn_File_read_shared_c)(lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count,
+                                              lwm2_mpi_h datatype, void *status);
+typedef int (*lwm2_mpi_fn_File_write_shared)(lwm2_mpi_h fh, const void *buf, int count,
+                                             lwm2_mpi_h datatype, void *status);
+typedef int (*lwm2_mpi_fn_File_write_shared_c)(lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count,
+                                               lwm2_mpi_h datatype, void *status);
+typedef int (*lwm2_mpi_fn_File_read_ordered)(lwm2_mpi_h fh, void *buf, int count,
+                                             lwm2_mpi_h datatype, void *status);
+typedef int (*lwm2_mpi_fn_File_read_ordered_c)(lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count,
+                                               lwm2_mpi_h datatype, void *status);
+typedef int (*lwm2_mpi_fn_File_write_ordered)(lwm2_mpi_h fh, const void *buf, int count,
+                                              lwm2_mpi_h datatype, void *status);
+typedef int (*lwm2_mpi_fn_File_write_ordered_c)(lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count,
+                                                lwm2_mpi_h datatype, void *status);
+typedef int (*lwm2_mpi_fn_File_iread_shared)(lwm2_mpi_h fh, void *buf, int count,
+                                             lwm2_mpi_h datatype, void *request);
+typedef int (*lwm2_mpi_fn_File_iread_shared_c)(lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count,
+                                               lwm2_mpi_h datatype, void *request);
+typedef int (*lwm2_mpi_fn_File_iwrite_shared)(lwm2_mpi_h fh, const void *buf, int count,
+                                              lwm2_mpi_h datatype, void *request);
+typedef int (*lwm2_mpi_fn_File_iwrite_shared_c)(lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count,
+                                                lwm2_mpi_h datatype, void *request);
+typedef int (*lwm2_mpi_fn_File_read_all_begin)(lwm2_mpi_h fh, void *buf, int count,
+                                               lwm2_mpi_h datatype);
+typedef int (*lwm2_mpi_fn_File_read_all_begin_c)(lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count,
+                                                 lwm2_mpi_h datatype);
+typedef int (*lwm2_mpi_fn_File_write_all_begin)(lwm2_mpi_h fh, const void *buf, int count,
+                                                lwm2_mpi_h datatype);
+typedef int (*lwm2_mpi_fn_File_write_all_begin_c)(lwm2_mpi_h fh, const void *buf,
+                                                  lwm2_mpi_cnt count, lwm2_mpi_h datatype);
 typedef int (*lwm2_mpi_fn_File_read_all_end)(lwm2_mpi_h fh, void *buf, void *status);
 typedef int (*lwm2_mpi_fn_File_write_all_end)(lwm2_mpi_h fh, const void *buf, void *status);
-typedef int (*lwm2_mpi_fn_File_read_at_all_begin)(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, int count, lwm2_mpi_h datatype);
-typedef int (*lwm2_mpi_fn_File_read_at_all_begin_c)(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype);
-typedef int (*lwm2_mpi_fn_File_write_at_all_begin)(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf, int count, lwm2_mpi_h datatype);
-typedef int (*lwm2_mpi_fn_File_write_at_all_begin_c)(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype);
+typedef int (*lwm2_mpi_fn_File_read_at_all_begin)(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf,
+                                                  int count, lwm2_mpi_h datatype);
+typedef int (*lwm2_mpi_fn_File_read_at_all_begin_c)(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf,
+                                                    lwm2_mpi_cnt count, lwm2_mpi_h datatype);
+typedef int (*lwm2_mpi_fn_File_write_at_all_begin)(lwm2_mpi_h fh, lwm2_mpi_cnt offset,
+                                                   const void *buf, int count, lwm2_mpi_h datatype);
+typedef int (*lwm2_mpi_fn_File_write_at_all_begin_c)(lwm2_mpi_h fh, lwm2_mpi_cnt offset,
+                                                     const void *buf, lwm2_mpi_cnt count,
+                                                     lwm2_mpi_h datatype);
 typedef int (*lwm2_mpi_fn_File_read_at_all_end)(lwm2_mpi_h fh, void *buf, void *status);
 typedef int (*lwm2_mpi_fn_File_write_at_all_end)(lwm2_mpi_h fh, const void *buf, void *status);
-typedef int (*lwm2_mpi_fn_File_read_ordered_begin)(lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype);
-typedef int (*lwm2_mpi_fn_File_read_ordered_begin_c)(lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype);
-typedef int (*lwm2_mpi_fn_File_write_ordered_begin)(lwm2_mpi_h fh, const void *buf, int count, lwm2_mpi_h datatype);
-typedef int (*lwm2_mpi_fn_File_write_ordered_begin_c)(lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype);
+typedef int (*lwm2_mpi_fn_File_read_ordered_begin)(lwm2_mpi_h fh, void *buf, int count,
+                                                   lwm2_mpi_h datatype);
+typedef int (*lwm2_mpi_fn_File_read_ordered_begin_c)(lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count,
+                                                     lwm2_mpi_h datatype);
+typedef int (*lwm2_mpi_fn_File_write_ordered_begin)(lwm2_mpi_h fh, const void *buf, int count,
+                                                    lwm2_mpi_h datatype);
+typedef int (*lwm2_mpi_fn_File_write_ordered_begin_c)(lwm2_mpi_h fh, const void *buf,
+                                                      lwm2_mpi_cnt count, lwm2_mpi_h datatype);
 typedef int (*lwm2_mpi_fn_File_read_ordered_end)(lwm2_mpi_h fh, void *buf, void *status);
 typedef int (*lwm2_mpi_fn_File_write_ordered_end)(lwm2_mpi_h fh, const void *buf, void *status);
-typedef int (*lwm2_mpi_fn_File_open)(lwm2_mpi_h comm, const char *filename, int amode, lwm2_mpi_h info, void *fh);
+typedef int (*lwm2_mpi_fn_File_open)(lwm2_mpi_h comm, const char *filename, int amode,
+                                     lwm2_mpi_h info, void *fh);
 typedef int (*lwm2_mpi_fn_File_close)(void *fh);
 typedef int (*lwm2_mpi_fn_File_sync)(lwm2_mpi_h fh);
-typedef int (*lwm2_mpi_fn_File_set_view)(lwm2_mpi_h fh, lwm2_mpi_cnt disp, lwm2_mpi_h etype, lwm2_mpi_h filetype, const char *datarep, lwm2_mpi_h info);
+typedef int (*lwm2_mpi_fn_File_set_view)(lwm2_mpi_h fh, lwm2_mpi_cnt disp, lwm2_mpi_h etype,
+                                         lwm2_mpi_h filetype, const char *datarep, lwm2_mpi_h info);
 typedef int (*lwm2_mpi_fn_Init)(void *argc, void *argv);
 int lwm2_mpi_x_Init(lwm2_mpi_fn_Init f, void *argc, void *argv);
 typedef int (*lwm2_mpi_fn_Init_thread)(void *argc, void *argv, int required, int *provided);
-int lwm2_mpi_x_Init_thread(lwm2_mpi_fn_Init_thread f, void *argc, void *argv, int required, int *provided);
+int lwm2_mpi_x_Init_thread(lwm2_mpi_fn_Init_thread f, void *argc, void *argv, int required,
+                           int *provided);
 typedef int (*lwm2_mpi_fn_Finalize)(void);
 int lwm2_mpi_x_Finalize(lwm2_mpi_fn_Finalize f);
 
 /* The exported MPI_x and PMPI_x entry points. */
-LWM2_EXPORT int MPI_Send(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm);
-LWM2_EXPORT int PMPI_Send(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm);
-LWM2_EXPORT int MPI_Send_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm);
-LWM2_EXPORT int PMPI_Send_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm);
-LWM2_EXPORT int MPI_Isend(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int PMPI_Isend(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int MPI_Isend_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int PMPI_Isend_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int MPI_Send_init(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int PMPI_Send_init(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int MPI_Send_init_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int PMPI_Send_init_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int MPI_Bsend(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm);
-LWM2_EXPORT int PMPI_Bsend(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm);
-LWM2_EXPORT int MPI_Bsend_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm);
-LWM2_EXPORT int PMPI_Bsend_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm);
-LWM2_EXPORT int MPI_Ibsend(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int PMPI_Ibsend(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int MPI_Ibsend_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int PMPI_Ibsend_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int MPI_Bsend_init(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int PMPI_Bsend_init(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int MPI_Bsend_init_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int PMPI_Bsend_init_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int MPI_Ssend(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm);
-LWM2_EXPORT int PMPI_Ssend(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm);
-LWM2_EXPORT int MPI_Ssend_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm);
-LWM2_EXPORT int PMPI_Ssend_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm);
-LWM2_EXPORT int MPI_Issend(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int PMPI_Issend(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int MPI_Issend_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int PMPI_Issend_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int MPI_Ssend_init(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int PMPI_Ssend_init(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int MPI_Ssend_init_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int PMPI_Ssend_init_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int MPI_Rsend(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm);
-LWM2_EXPORT int PMPI_Rsend(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm);
-LWM2_EXPORT int MPI_Rsend_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm);
-LWM2_EXPORT int PMPI_Rsend_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm);
-LWM2_EXPORT int MPI_Irsend(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int PMPI_Irsend(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int MPI_Irsend_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int PMPI_Irsend_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int MPI_Rsend_init(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int PMPI_Rsend_init(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int MPI_Rsend_init_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int PMPI_Rsend_init_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int tag, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int MPI_Recv(void *buf, int count, lwm2_mpi_h datatype, int source, int tag, lwm2_mpi_h comm, void *status);
-LWM2_EXPORT int PMPI_Recv(void *buf, int count, lwm2_mpi_h datatype, int source, int tag, lwm2_mpi_h comm, void *status);
-LWM2_EXPORT int MPI_Recv_c(void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int source, int tag, lwm2_mpi_h comm, void *status);
-LWM2_EXPORT int PMPI_Recv_c(void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int source, int tag, lwm2_mpi_h comm, void *status);
-LWM2_EXPORT int MPI_Irecv(void *buf, int count, lwm2_mpi_h datatype, int source, int tag, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int PMPI_Irecv(void *buf, int count, lwm2_mpi_h datatype, int source, int tag, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int MPI_Irecv_c(void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int source, int tag, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int PMPI_Irecv_c(void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int source, int tag, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int MPI_Recv_init(void *buf, int count, lwm2_mpi_h datatype, int source, int tag, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int PMPI_Recv_init(void *buf, int count, lwm2_mpi_h datatype, int source, int tag, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int MPI_Recv_init_c(void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int source, int tag, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int PMPI_Recv_init_c(void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int source, int tag, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int MPI_Sendrecv(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, int dest, int sendtag, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int source, int recvtag, lwm2_mpi_h comm, void *status);
-LWM2_EXPORT int PMPI_Sendrecv(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, int dest, int sendtag, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int source, int recvtag, lwm2_mpi_h comm, void *status);
-LWM2_EXPORT int MPI_Sendrecv_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, int dest, int sendtag, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int source, int recvtag, lwm2_mpi_h comm, void *status);
-LWM2_EXPORT int PMPI_Sendrecv_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, int dest, int sendtag, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int source, int recvtag, lwm2_mpi_h comm, void *status);
-LWM2_EXPORT int MPI_Isendrecv(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, int dest, int sendtag, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int source, int recvtag, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int PMPI_Isendrecv(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, int dest, int sendtag, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int source, int recvtag, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int MPI_Isendrecv_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, int dest, int sendtag, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int source, int recvtag, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int PMPI_Isendrecv_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, int dest, int sendtag, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int source, int recvtag, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int MPI_Sendrecv_replace(void *buf, int count, lwm2_mpi_h datatype, int dest, int sendtag, int source, int recvtag, lwm2_mpi_h comm, void *status);
-LWM2_EXPORT int PMPI_Sendrecv_replace(void *buf, int count, lwm2_mpi_h datatype, int dest, int sendtag, int source, int recvtag, lwm2_mpi_h comm, void *status);
-LWM2_EXPORT int MPI_Sendrecv_replace_c(void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int sendtag, int source, int recvtag, lwm2_mpi_h comm, void *status);
-LWM2_EXPORT int PMPI_Sendrecv_replace_c(void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int sendtag, int source, int recvtag, lwm2_mpi_h comm, void *status);
-LWM2_EXPORT int MPI_Isendrecv_replace(void *buf, int count, lwm2_mpi_h datatype, int dest, int sendtag, int source, int recvtag, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int PMPI_Isendrecv_replace(void *buf, int count, lwm2_mpi_h datatype, int dest, int sendtag, int source, int recvtag, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int MPI_Isendrecv_replace_c(void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int sendtag, int source, int recvtag, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int PMPI_Isendrecv_replace_c(void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest, int sendtag, int source, int recvtag, lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int MPI_Send(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag,
+                         lwm2_mpi_h comm);
+LWM2_EXPORT int PMPI_Send(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag,
+                          lwm2_mpi_h comm);
+LWM2_EXPORT int MPI_Send_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest,
+                           int tag, lwm2_mpi_h comm);
+LWM2_EXPORT int PMPI_Send_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest,
+                            int tag, lwm2_mpi_h comm);
+LWM2_EXPORT int MPI_Isend(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag,
+                          lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int PMPI_Isend(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag,
+                           lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int MPI_Isend_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest,
+                            int tag, lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int PMPI_Isend_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest,
+                             int tag, lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int MPI_Send_init(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag,
+                              lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int PMPI_Send_init(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag,
+                               lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int MPI_Send_init_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest,
+                                int tag, lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int PMPI_Send_init_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest,
+                                 int tag, lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int MPI_Bsend(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag,
+                          lwm2_mpi_h comm);
+LWM2_EXPORT int PMPI_Bsend(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag,
+                           lwm2_mpi_h comm);
+LWM2_EXPORT int MPI_Bsend_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest,
+                            int tag, lwm2_mpi_h comm);
+LWM2_EXPORT int PMPI_Bsend_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest,
+                             int tag, lwm2_mpi_h comm);
+LWM2_EXPORT int MPI_Ibsend(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag,
+                           lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int PMPI_Ibsend(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag,
+                            lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int MPI_Ibsend_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest,
+                             int tag, lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int PMPI_Ibsend_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest,
+                              int tag, lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int MPI_Bsend_init(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag,
+                               lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int PMPI_Bsend_init(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag,
+                                lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int MPI_Bsend_init_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest,
+                                 int tag, lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int PMPI_Bsend_init_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype,
+                                  int dest, int tag, lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int MPI_Ssend(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag,
+                          lwm2_mpi_h comm);
+LWM2_EXPORT int PMPI_Ssend(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag,
+                           lwm2_mpi_h comm);
+LWM2_EXPORT int MPI_Ssend_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest,
+                            int tag, lwm2_mpi_h comm);
+LWM2_EXPORT int PMPI_Ssend_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest,
+                             int tag, lwm2_mpi_h comm);
+LWM2_EXPORT int MPI_Issend(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag,
+                           lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int PMPI_Issend(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag,
+                            lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int MPI_Issend_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest,
+                             int tag, lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int PMPI_Issend_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest,
+                              int tag, lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int MPI_Ssend_init(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag,
+                               lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int PMPI_Ssend_init(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag,
+                                lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int MPI_Ssend_init_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest,
+                                 int tag, lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int PMPI_Ssend_init_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype,
+                                  int dest, int tag, lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int MPI_Rsend(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag,
+                          lwm2_mpi_h comm);
+LWM2_EXPORT int PMPI_Rsend(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag,
+                           lwm2_mpi_h comm);
+LWM2_EXPORT int MPI_Rsend_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest,
+                            int tag, lwm2_mpi_h comm);
+LWM2_EXPORT int PMPI_Rsend_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest,
+                             int tag, lwm2_mpi_h comm);
+LWM2_EXPORT int MPI_Irsend(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag,
+                           lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int PMPI_Irsend(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag,
+                            lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int MPI_Irsend_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest,
+                             int tag, lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int PMPI_Irsend_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest,
+                              int tag, lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int MPI_Rsend_init(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag,
+                               lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int PMPI_Rsend_init(const void *buf, int count, lwm2_mpi_h datatype, int dest, int tag,
+                                lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int MPI_Rsend_init_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest,
+                                 int tag, lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int PMPI_Rsend_init_c(const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype,
+                                  int dest, int tag, lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int MPI_Recv(void *buf, int count, lwm2_mpi_h datatype, int source, int tag,
+                         lwm2_mpi_h comm, void *status);
+LWM2_EXPORT int PMPI_Recv(void *buf, int count, lwm2_mpi_h datatype, int source, int tag,
+                          lwm2_mpi_h comm, void *status);
+LWM2_EXPORT int MPI_Recv_c(void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int source, int tag,
+                           lwm2_mpi_h comm, void *status);
+LWM2_EXPORT int PMPI_Recv_c(void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int source, int tag,
+                            lwm2_mpi_h comm, void *status);
+LWM2_EXPORT int MPI_Irecv(void *buf, int count, lwm2_mpi_h datatype, int source, int tag,
+                          lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int PMPI_Irecv(void *buf, int count, lwm2_mpi_h datatype, int source, int tag,
+                           lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int MPI_Irecv_c(void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int source, int tag,
+                            lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int PMPI_Irecv_c(void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int source,
+                             int tag, lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int MPI_Recv_init(void *buf, int count, lwm2_mpi_h datatype, int source, int tag,
+                              lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int PMPI_Recv_init(void *buf, int count, lwm2_mpi_h datatype, int source, int tag,
+                               lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int MPI_Recv_init_c(void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int source,
+                                int tag, lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int PMPI_Recv_init_c(void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int source,
+                                 int tag, lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int MPI_Sendrecv(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, int dest,
+                             int sendtag, void *recvbuf, int recvcount, lwm2_mpi_h recvtype,
+                             int source, int recvtag, lwm2_mpi_h comm, void *status);
+LWM2_EXPORT int PMPI_Sendrecv(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, int dest,
+                              int sendtag, void *recvbuf, int recvcount, lwm2_mpi_h recvtype,
+                              int source, int recvtag, lwm2_mpi_h comm, void *status);
+LWM2_EXPORT int MPI_Sendrecv_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype,
+                               int dest, int sendtag, void *recvbuf, lwm2_mpi_cnt recvcount,
+                               lwm2_mpi_h recvtype, int source, int recvtag, lwm2_mpi_h comm,
+                               void *status);
+LWM2_EXPORT int PMPI_Sendrecv_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype,
+                                int dest, int sendtag, void *recvbuf, lwm2_mpi_cnt recvcount,
+                                lwm2_mpi_h recvtype, int source, int recvtag, lwm2_mpi_h comm,
+                                void *status);
+LWM2_EXPORT int MPI_Isendrecv(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, int dest,
+                              int sendtag, void *recvbuf, int recvcount, lwm2_mpi_h recvtype,
+                              int source, int recvtag, lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int PMPI_Isendrecv(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, int dest,
+                               int sendtag, void *recvbuf, int recvcount, lwm2_mpi_h recvtype,
+                               int source, int recvtag, lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int MPI_Isendrecv_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype,
+                                int dest, int sendtag, void *recvbuf, lwm2_mpi_cnt recvcount,
+                                lwm2_mpi_h recvtype, int source, int recvtag, lwm2_mpi_h comm,
+                                void *request);
+LWM2_EXPORT int PMPI_Isendrecv_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype,
+                                 int dest, int sendtag, void *recvbuf, lwm2_mpi_cnt recvcount,
+                                 lwm2_mpi_h recvtype, int source, int recvtag, lwm2_mpi_h comm,
+                                 void *request);
+LWM2_EXPORT int MPI_Sendrecv_replace(void *buf, int count, lwm2_mpi_h datatype, int dest,
+                                     int sendtag, int source, int recvtag, lwm2_mpi_h comm,
+                                     void *status);
+LWM2_EXPORT int PMPI_Sendrecv_replace(void *buf, int count, lwm2_mpi_h datatype, int dest,
+                                      int sendtag, int source, int recvtag, lwm2_mpi_h comm,
+                                      void *status);
+LWM2_EXPORT int MPI_Sendrecv_replace_c(void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int dest,
+                                       int sendtag, int source, int recvtag, lwm2_mpi_h comm,
+                                       void *status);
+LWM2_EXPORT int PMPI_Sendrecv_replace_c(void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype,
+                                        int dest, int sendtag, int source, int recvtag,
+                                        lwm2_mpi_h comm, void *status);
+LWM2_EXPORT int MPI_Isendrecv_replace(void *buf, int count, lwm2_mpi_h datatype, int dest,
+                                      int sendtag, int source, int recvtag, lwm2_mpi_h comm,
+                                      void *request);
+LWM2_EXPORT int PMPI_Isendrecv_replace(void *buf, int count, lwm2_mpi_h datatype, int dest,
+                                       int sendtag, int source, int recvtag, lwm2_mpi_h comm,
+                                       void *request);
+LWM2_EXPORT int MPI_Isendrecv_replace_c(void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype,
+                                        int dest, int sendtag, int source, int recvtag,
+                                        lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int PMPI_Isendrecv_replace_c(void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype,
+                                         int dest, int sendtag, int source, int recvtag,
+                                         lwm2_mpi_h comm, void *request);
 LWM2_EXPORT int MPI_Probe(int source, int tag, lwm2_mpi_h comm, void *status);
 LWM2_EXPORT int PMPI_Probe(int source, int tag, lwm2_mpi_h comm, void *status);
 LWM2_EXPORT int MPI_Iprobe(int source, int tag, lwm2_mpi_h comm, int *flag, void *status);
 LWM2_EXPORT int PMPI_Iprobe(int source, int tag, lwm2_mpi_h comm, int *flag, void *status);
 LWM2_EXPORT int MPI_Mprobe(int source, int tag, lwm2_mpi_h comm, void *message, void *status);
 LWM2_EXPORT int PMPI_Mprobe(int source, int tag, lwm2_mpi_h comm, void *message, void *status);
-LWM2_EXPORT int MPI_Improbe(int source, int tag, lwm2_mpi_h comm, int *flag, void *message, void *status);
-LWM2_EXPORT int PMPI_Improbe(int source, int tag, lwm2_mpi_h comm, int *flag, void *message, void *status);
+LWM2_EXPORT int MPI_Improbe(int source, int tag, lwm2_mpi_h comm, int *flag, void *message,
+                            void *status);
+LWM2_EXPORT int PMPI_Improbe(int source, int tag, lwm2_mpi_h comm, int *flag, void *message,
+                             void *status);
 LWM2_EXPORT int MPI_Mrecv(void *buf, int count, lwm2_mpi_h datatype, void *message, void *status);
 LWM2_EXPORT int PMPI_Mrecv(void *buf, int count, lwm2_mpi_h datatype, void *message, void *status);
-LWM2_EXPORT int MPI_Mrecv_c(void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *message, void *status);
-LWM2_EXPORT int PMPI_Mrecv_c(void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *message, void *status);
+LWM2_EXPORT int MPI_Mrecv_c(void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *message,
+                            void *status);
+LWM2_EXPORT int PMPI_Mrecv_c(void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *message,
+                             void *status);
 LWM2_EXPORT int MPI_Imrecv(void *buf, int count, lwm2_mpi_h datatype, void *message, void *request);
-LWM2_EXPORT int PMPI_Imrecv(void *buf, int count, lwm2_mpi_h datatype, void *message, void *request);
-LWM2_EXPORT int MPI_Imrecv_c(void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *message, void *request);
-LWM2_EXPORT int PMPI_Imrecv_c(void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *message, void *request);
+LWM2_EXPORT int PMPI_Imrecv(void *buf, int count, lwm2_mpi_h datatype, void *message,
+                            void *request);
+LWM2_EXPORT int MPI_Imrecv_c(void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *message,
+                             void *request);
+LWM2_EXPORT int PMPI_Imrecv_c(void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *message,
+                              void *request);
 LWM2_EXPORT int MPI_Start(void *request);
 LWM2_EXPORT int PMPI_Start(void *request);
 LWM2_EXPORT int MPI_Startall(int count, void *array_of_requests);
@@ -379,15 +937,22 @@ LWM2_EXPORT int PMPI_Test(void *request, int *flag, void *status);
 LWM2_EXPORT int MPI_Waitall(int count, void *array_of_requests, void *array_of_statuses);
 LWM2_EXPORT int PMPI_Waitall(int count, void *array_of_requests, void *array_of_statuses);
 LWM2_EXPORT int MPI_Testall(int count, void *array_of_requests, int *flag, void *array_of_statuses);
-LWM2_EXPORT int PMPI_Testall(int count, void *array_of_requests, int *flag, void *array_of_statuses);
+LWM2_EXPORT int PMPI_Testall(int count, void *array_of_requests, int *flag,
+                             void *array_of_statuses);
 LWM2_EXPORT int MPI_Waitany(int count, void *array_of_requests, int *index, void *status);
 LWM2_EXPORT int PMPI_Waitany(int count, void *array_of_requests, int *index, void *status);
-LWM2_EXPORT int MPI_Testany(int count, void *array_of_requests, int *index, int *flag, void *status);
-LWM2_EXPORT int PMPI_Testany(int count, void *array_of_requests, int *index, int *flag, void *status);
-LWM2_EXPORT int MPI_Waitsome(int incount, void *array_of_requests, int *outcount, int *array_of_indices, void *array_of_statuses);
-LWM2_EXPORT int PMPI_Waitsome(int incount, void *array_of_requests, int *outcount, int *array_of_indices, void *array_of_statuses);
-LWM2_EXPORT int MPI_Testsome(int incount, void *array_of_requests, int *outcount, int *array_of_indices, void *array_of_statuses);
-LWM2_EXPORT int PMPI_Testsome(int incount, void *array_of_requests, int *outcount, int *array_of_indices, void *array_of_statuses);
+LWM2_EXPORT int MPI_Testany(int count, void *array_of_requests, int *index, int *flag,
+                            void *status);
+LWM2_EXPORT int PMPI_Testany(int count, void *array_of_requests, int *index, int *flag,
+                             void *status);
+LWM2_EXPORT int MPI_Waitsome(int incount, void *array_of_requests, int *outcount,
+                             int *array_of_indices, void *array_of_statuses);
+LWM2_EXPORT int PMPI_Waitsome(int incount, void *array_of_requests, int *outcount,
+                              int *array_of_indices, void *array_of_statuses);
+LWM2_EXPORT int MPI_Testsome(int incount, void *array_of_requests, int *outcount,
+                             int *array_of_indices, void *array_of_statuses);
+LWM2_EXPORT int PMPI_Testsome(int incount, void *array_of_requests, int *outcount,
+                              int *array_of_indices, void *array_of_statuses);
 LWM2_EXPORT int MPI_Request_free(void *request);
 LWM2_EXPORT int PMPI_Request_free(void *request);
 LWM2_EXPORT int MPI_Barrier(lwm2_mpi_h comm);
@@ -398,388 +963,1075 @@ LWM2_EXPORT int MPI_Barrier_init(lwm2_mpi_h comm, lwm2_mpi_h info, void *request
 LWM2_EXPORT int PMPI_Barrier_init(lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
 LWM2_EXPORT int MPI_Bcast(void *buffer, int count, lwm2_mpi_h datatype, int root, lwm2_mpi_h comm);
 LWM2_EXPORT int PMPI_Bcast(void *buffer, int count, lwm2_mpi_h datatype, int root, lwm2_mpi_h comm);
-LWM2_EXPORT int MPI_Bcast_c(void *buffer, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int root, lwm2_mpi_h comm);
-LWM2_EXPORT int PMPI_Bcast_c(void *buffer, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int root, lwm2_mpi_h comm);
-LWM2_EXPORT int MPI_Ibcast(void *buffer, int count, lwm2_mpi_h datatype, int root, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int PMPI_Ibcast(void *buffer, int count, lwm2_mpi_h datatype, int root, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int MPI_Ibcast_c(void *buffer, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int root, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int PMPI_Ibcast_c(void *buffer, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int root, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int MPI_Bcast_init(void *buffer, int count, lwm2_mpi_h datatype, int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-LWM2_EXPORT int PMPI_Bcast_init(void *buffer, int count, lwm2_mpi_h datatype, int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-LWM2_EXPORT int MPI_Bcast_init_c(void *buffer, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-LWM2_EXPORT int PMPI_Bcast_init_c(void *buffer, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-LWM2_EXPORT int MPI_Gather(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm);
-LWM2_EXPORT int PMPI_Gather(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm);
-LWM2_EXPORT int MPI_Gather_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm);
-LWM2_EXPORT int PMPI_Gather_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm);
-LWM2_EXPORT int MPI_Igather(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int PMPI_Igather(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int MPI_Igather_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int PMPI_Igather_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int MPI_Gather_init(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-LWM2_EXPORT int PMPI_Gather_init(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-LWM2_EXPORT int MPI_Gather_init_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-LWM2_EXPORT int PMPI_Gather_init_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-LWM2_EXPORT int MPI_Gatherv(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *displs, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm);
-LWM2_EXPORT int PMPI_Gatherv(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *displs, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm);
-LWM2_EXPORT int MPI_Gatherv_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm);
-LWM2_EXPORT int PMPI_Gatherv_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm);
-LWM2_EXPORT int MPI_Igatherv(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *displs, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int PMPI_Igatherv(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *displs, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int MPI_Igatherv_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int PMPI_Igatherv_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int MPI_Gatherv_init(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *displs, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-LWM2_EXPORT int PMPI_Gatherv_init(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *displs, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-LWM2_EXPORT int MPI_Gatherv_init_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-LWM2_EXPORT int PMPI_Gatherv_init_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-LWM2_EXPORT int MPI_Scatter(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm);
-LWM2_EXPORT int PMPI_Scatter(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm);
-LWM2_EXPORT int MPI_Scatter_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm);
-LWM2_EXPORT int PMPI_Scatter_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm);
-LWM2_EXPORT int MPI_Iscatter(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int PMPI_Iscatter(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int MPI_Iscatter_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int PMPI_Iscatter_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int MPI_Scatter_init(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-LWM2_EXPORT int PMPI_Scatter_init(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-LWM2_EXPORT int MPI_Scatter_init_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-LWM2_EXPORT int PMPI_Scatter_init_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-LWM2_EXPORT int MPI_Scatterv(const void *sendbuf, const int *sendcounts, const int *displs, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm);
-LWM2_EXPORT int PMPI_Scatterv(const void *sendbuf, const int *sendcounts, const int *displs, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm);
-LWM2_EXPORT int MPI_Scatterv_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *displs, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm);
-LWM2_EXPORT int PMPI_Scatterv_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *displs, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm);
-LWM2_EXPORT int MPI_Iscatterv(const void *sendbuf, const int *sendcounts, const int *displs, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int PMPI_Iscatterv(const void *sendbuf, const int *sendcounts, const int *displs, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int MPI_Iscatterv_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *displs, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int PMPI_Iscatterv_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *displs, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int MPI_Scatterv_init(const void *sendbuf, const int *sendcounts, const int *displs, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-LWM2_EXPORT int PMPI_Scatterv_init(const void *sendbuf, const int *sendcounts, const int *displs, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-LWM2_EXPORT int MPI_Scatterv_init_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *displs, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-LWM2_EXPORT int PMPI_Scatterv_init_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *displs, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-LWM2_EXPORT int MPI_Allgather(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm);
-LWM2_EXPORT int PMPI_Allgather(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm);
-LWM2_EXPORT int MPI_Allgather_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm);
-LWM2_EXPORT int PMPI_Allgather_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm);
-LWM2_EXPORT int MPI_Iallgather(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int PMPI_Iallgather(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int MPI_Iallgather_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int PMPI_Iallgather_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int MPI_Allgather_init(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-LWM2_EXPORT int PMPI_Allgather_init(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-LWM2_EXPORT int MPI_Allgather_init_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-LWM2_EXPORT int PMPI_Allgather_init_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-LWM2_EXPORT int MPI_Allgatherv(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm);
-LWM2_EXPORT int PMPI_Allgatherv(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm);
-LWM2_EXPORT int MPI_Allgatherv_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm);
-LWM2_EXPORT int PMPI_Allgatherv_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm);
-LWM2_EXPORT int MPI_Iallgatherv(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int PMPI_Iallgatherv(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int MPI_Iallgatherv_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int PMPI_Iallgatherv_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int MPI_Allgatherv_init(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-LWM2_EXPORT int PMPI_Allgatherv_init(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-LWM2_EXPORT int MPI_Allgatherv_init_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-LWM2_EXPORT int PMPI_Allgatherv_init_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-LWM2_EXPORT int MPI_Alltoall(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm);
-LWM2_EXPORT int PMPI_Alltoall(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm);
-LWM2_EXPORT int MPI_Alltoall_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm);
-LWM2_EXPORT int PMPI_Alltoall_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm);
-LWM2_EXPORT int MPI_Ialltoall(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int PMPI_Ialltoall(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int MPI_Ialltoall_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int PMPI_Ialltoall_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int MPI_Alltoall_init(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-LWM2_EXPORT int PMPI_Alltoall_init(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-LWM2_EXPORT int MPI_Alltoall_init_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-LWM2_EXPORT int PMPI_Alltoall_init_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-LWM2_EXPORT int MPI_Alltoallv(const void *sendbuf, const int *sendcounts, const int *sdispls, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm);
-LWM2_EXPORT int PMPI_Alltoallv(const void *sendbuf, const int *sendcounts, const int *sdispls, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm);
-LWM2_EXPORT int MPI_Alltoallv_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *sdispls, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm);
-LWM2_EXPORT int PMPI_Alltoallv_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *sdispls, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm);
-LWM2_EXPORT int MPI_Ialltoallv(const void *sendbuf, const int *sendcounts, const int *sdispls, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int PMPI_Ialltoallv(const void *sendbuf, const int *sendcounts, const int *sdispls, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int MPI_Ialltoallv_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *sdispls, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int PMPI_Ialltoallv_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *sdispls, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int MPI_Alltoallv_init(const void *sendbuf, const int *sendcounts, const int *sdispls, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-LWM2_EXPORT int PMPI_Alltoallv_init(const void *sendbuf, const int *sendcounts, const int *sdispls, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-LWM2_EXPORT int MPI_Alltoallv_init_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *sdispls, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-LWM2_EXPORT int PMPI_Alltoallv_init_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *sdispls, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-LWM2_EXPORT int MPI_Alltoallw(const void *sendbuf, const int *sendcounts, const int *sdispls, const void *sendtypes, void *recvbuf, const int *recvcounts, const int *rdispls, const void *recvtypes, lwm2_mpi_h comm);
-LWM2_EXPORT int PMPI_Alltoallw(const void *sendbuf, const int *sendcounts, const int *sdispls, const void *sendtypes, void *recvbuf, const int *recvcounts, const int *rdispls, const void *recvtypes, lwm2_mpi_h comm);
-LWM2_EXPORT int MPI_Alltoallw_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *sdispls, const void *sendtypes, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls, const void *recvtypes, lwm2_mpi_h comm);
-LWM2_EXPORT int PMPI_Alltoallw_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *sdispls, const void *sendtypes, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls, const void *recvtypes, lwm2_mpi_h comm);
-LWM2_EXPORT int MPI_Ialltoallw(const void *sendbuf, const int *sendcounts, const int *sdispls, const void *sendtypes, void *recvbuf, const int *recvcounts, const int *rdispls, const void *recvtypes, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int PMPI_Ialltoallw(const void *sendbuf, const int *sendcounts, const int *sdispls, const void *sendtypes, void *recvbuf, const int *recvcounts, const int *rdispls, const void *recvtypes, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int MPI_Ialltoallw_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *sdispls, const void *sendtypes, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls, const void *recvtypes, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int PMPI_Ialltoallw_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *sdispls, const void *sendtypes, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls, const void *recvtypes, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int MPI_Alltoallw_init(const void *sendbuf, const int *sendcounts, const int *sdispls, const void *sendtypes, void *recvbuf, const int *recvcounts, const int *rdispls, const void *recvtypes, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-LWM2_EXPORT int PMPI_Alltoallw_init(const void *sendbuf, const int *sendcounts, const int *sdispls, const void *sendtypes, void *recvbuf, const int *recvcounts, const int *rdispls, const void *recvtypes, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-LWM2_EXPORT int MPI_Alltoallw_init_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *sdispls, const void *sendtypes, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls, const void *recvtypes, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-LWM2_EXPORT int PMPI_Alltoallw_init_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *sdispls, const void *sendtypes, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls, const void *recvtypes, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-LWM2_EXPORT int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype, lwm2_mpi_h op, int root, lwm2_mpi_h comm);
-LWM2_EXPORT int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype, lwm2_mpi_h op, int root, lwm2_mpi_h comm);
-LWM2_EXPORT int MPI_Reduce_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, lwm2_mpi_h op, int root, lwm2_mpi_h comm);
-LWM2_EXPORT int PMPI_Reduce_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, lwm2_mpi_h op, int root, lwm2_mpi_h comm);
-LWM2_EXPORT int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype, lwm2_mpi_h op, int root, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int PMPI_Ireduce(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype, lwm2_mpi_h op, int root, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int MPI_Ireduce_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, lwm2_mpi_h op, int root, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int PMPI_Ireduce_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, lwm2_mpi_h op, int root, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int MPI_Reduce_init(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype, lwm2_mpi_h op, int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-LWM2_EXPORT int PMPI_Reduce_init(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype, lwm2_mpi_h op, int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-LWM2_EXPORT int MPI_Reduce_init_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, lwm2_mpi_h op, int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-LWM2_EXPORT int PMPI_Reduce_init_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, lwm2_mpi_h op, int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-LWM2_EXPORT int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm);
-LWM2_EXPORT int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm);
-LWM2_EXPORT int MPI_Allreduce_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm);
-LWM2_EXPORT int PMPI_Allreduce_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm);
-LWM2_EXPORT int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int PMPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int MPI_Iallreduce_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int PMPI_Iallreduce_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int MPI_Allreduce_init(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-LWM2_EXPORT int PMPI_Allreduce_init(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-LWM2_EXPORT int MPI_Allreduce_init_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-LWM2_EXPORT int PMPI_Allreduce_init_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-LWM2_EXPORT int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int *recvcounts, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm);
-LWM2_EXPORT int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int *recvcounts, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm);
-LWM2_EXPORT int MPI_Reduce_scatter_c(const void *sendbuf, void *recvbuf, const lwm2_mpi_cnt *recvcounts, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm);
-LWM2_EXPORT int PMPI_Reduce_scatter_c(const void *sendbuf, void *recvbuf, const lwm2_mpi_cnt *recvcounts, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm);
-LWM2_EXPORT int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int *recvcounts, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int PMPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int *recvcounts, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int MPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf, const lwm2_mpi_cnt *recvcounts, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int PMPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf, const lwm2_mpi_cnt *recvcounts, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int MPI_Reduce_scatter_init(const void *sendbuf, void *recvbuf, const int *recvcounts, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-LWM2_EXPORT int PMPI_Reduce_scatter_init(const void *sendbuf, void *recvbuf, const int *recvcounts, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-LWM2_EXPORT int MPI_Reduce_scatter_init_c(const void *sendbuf, void *recvbuf, const lwm2_mpi_cnt *recvcounts, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-LWM2_EXPORT int PMPI_Reduce_scatter_init_c(const void *sendbuf, void *recvbuf, const lwm2_mpi_cnt *recvcounts, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-LWM2_EXPORT int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm);
-LWM2_EXPORT int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm);
-LWM2_EXPORT int MPI_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm);
-LWM2_EXPORT int PMPI_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm);
-LWM2_EXPORT int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int PMPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int MPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int PMPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int MPI_Reduce_scatter_block_init(const void *sendbuf, void *recvbuf, int recvcount, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-LWM2_EXPORT int PMPI_Reduce_scatter_block_init(const void *sendbuf, void *recvbuf, int recvcount, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-LWM2_EXPORT int MPI_Reduce_scatter_block_init_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-LWM2_EXPORT int PMPI_Reduce_scatter_block_init_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-LWM2_EXPORT int MPI_Scan(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm);
-LWM2_EXPORT int PMPI_Scan(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm);
-LWM2_EXPORT int MPI_Scan_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm);
-LWM2_EXPORT int PMPI_Scan_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm);
-LWM2_EXPORT int MPI_Iscan(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int PMPI_Iscan(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int MPI_Iscan_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int PMPI_Iscan_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int MPI_Scan_init(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-LWM2_EXPORT int PMPI_Scan_init(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-LWM2_EXPORT int MPI_Scan_init_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-LWM2_EXPORT int PMPI_Scan_init_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-LWM2_EXPORT int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm);
-LWM2_EXPORT int PMPI_Exscan(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm);
-LWM2_EXPORT int MPI_Exscan_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm);
-LWM2_EXPORT int PMPI_Exscan_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm);
-LWM2_EXPORT int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int PMPI_Iexscan(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int MPI_Iexscan_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int PMPI_Iexscan_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int MPI_Exscan_init(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-LWM2_EXPORT int PMPI_Exscan_init(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-LWM2_EXPORT int MPI_Exscan_init_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-LWM2_EXPORT int PMPI_Exscan_init_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-LWM2_EXPORT int MPI_Neighbor_allgather(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm);
-LWM2_EXPORT int PMPI_Neighbor_allgather(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm);
-LWM2_EXPORT int MPI_Neighbor_allgather_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm);
-LWM2_EXPORT int PMPI_Neighbor_allgather_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm);
-LWM2_EXPORT int MPI_Ineighbor_allgather(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int PMPI_Ineighbor_allgather(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int MPI_Ineighbor_allgather_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int PMPI_Ineighbor_allgather_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int MPI_Neighbor_allgather_init(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-LWM2_EXPORT int PMPI_Neighbor_allgather_init(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-LWM2_EXPORT int MPI_Neighbor_allgather_init_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-LWM2_EXPORT int PMPI_Neighbor_allgather_init_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-LWM2_EXPORT int MPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm);
-LWM2_EXPORT int PMPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm);
-LWM2_EXPORT int MPI_Neighbor_allgatherv_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm);
-LWM2_EXPORT int PMPI_Neighbor_allgatherv_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm);
-LWM2_EXPORT int MPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int PMPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int MPI_Ineighbor_allgatherv_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int PMPI_Ineighbor_allgatherv_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int MPI_Neighbor_allgatherv_init(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-LWM2_EXPORT int PMPI_Neighbor_allgatherv_init(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-LWM2_EXPORT int MPI_Neighbor_allgatherv_init_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-LWM2_EXPORT int PMPI_Neighbor_allgatherv_init_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-LWM2_EXPORT int MPI_Neighbor_alltoall(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm);
-LWM2_EXPORT int PMPI_Neighbor_alltoall(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm);
-LWM2_EXPORT int MPI_Neighbor_alltoall_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm);
-LWM2_EXPORT int PMPI_Neighbor_alltoall_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm);
-LWM2_EXPORT int MPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int PMPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int MPI_Ineighbor_alltoall_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int PMPI_Ineighbor_alltoall_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int MPI_Neighbor_alltoall_init(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-LWM2_EXPORT int PMPI_Neighbor_alltoall_init(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-LWM2_EXPORT int MPI_Neighbor_alltoall_init_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-LWM2_EXPORT int PMPI_Neighbor_alltoall_init_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-LWM2_EXPORT int MPI_Neighbor_alltoallv(const void *sendbuf, const int *sendcounts, const int *sdispls, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm);
-LWM2_EXPORT int PMPI_Neighbor_alltoallv(const void *sendbuf, const int *sendcounts, const int *sdispls, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm);
-LWM2_EXPORT int MPI_Neighbor_alltoallv_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *sdispls, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm);
-LWM2_EXPORT int PMPI_Neighbor_alltoallv_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *sdispls, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm);
-LWM2_EXPORT int MPI_Ineighbor_alltoallv(const void *sendbuf, const int *sendcounts, const int *sdispls, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int PMPI_Ineighbor_alltoallv(const void *sendbuf, const int *sendcounts, const int *sdispls, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int MPI_Ineighbor_alltoallv_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *sdispls, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int PMPI_Ineighbor_alltoallv_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *sdispls, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int MPI_Neighbor_alltoallv_init(const void *sendbuf, const int *sendcounts, const int *sdispls, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-LWM2_EXPORT int PMPI_Neighbor_alltoallv_init(const void *sendbuf, const int *sendcounts, const int *sdispls, lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts, const int *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-LWM2_EXPORT int MPI_Neighbor_alltoallv_init_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *sdispls, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-LWM2_EXPORT int PMPI_Neighbor_alltoallv_init_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *sdispls, lwm2_mpi_h sendtype, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-LWM2_EXPORT int MPI_Neighbor_alltoallw(const void *sendbuf, const int *sendcounts, const lwm2_mpi_cnt *sdispls, const void *sendtypes, void *recvbuf, const int *recvcounts, const lwm2_mpi_cnt *rdispls, const void *recvtypes, lwm2_mpi_h comm);
-LWM2_EXPORT int PMPI_Neighbor_alltoallw(const void *sendbuf, const int *sendcounts, const lwm2_mpi_cnt *sdispls, const void *sendtypes, void *recvbuf, const int *recvcounts, const lwm2_mpi_cnt *rdispls, const void *recvtypes, lwm2_mpi_h comm);
-LWM2_EXPORT int MPI_Neighbor_alltoallw_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *sdispls, const void *sendtypes, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls, const void *recvtypes, lwm2_mpi_h comm);
-LWM2_EXPORT int PMPI_Neighbor_alltoallw_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *sdispls, const void *sendtypes, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls, const void *recvtypes, lwm2_mpi_h comm);
-LWM2_EXPORT int MPI_Ineighbor_alltoallw(const void *sendbuf, const int *sendcounts, const lwm2_mpi_cnt *sdispls, const void *sendtypes, void *recvbuf, const int *recvcounts, const lwm2_mpi_cnt *rdispls, const void *recvtypes, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int PMPI_Ineighbor_alltoallw(const void *sendbuf, const int *sendcounts, const lwm2_mpi_cnt *sdispls, const void *sendtypes, void *recvbuf, const int *recvcounts, const lwm2_mpi_cnt *rdispls, const void *recvtypes, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int MPI_Ineighbor_alltoallw_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *sdispls, const void *sendtypes, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls, const void *recvtypes, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int PMPI_Ineighbor_alltoallw_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *sdispls, const void *sendtypes, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls, const void *recvtypes, lwm2_mpi_h comm, void *request);
-LWM2_EXPORT int MPI_Neighbor_alltoallw_init(const void *sendbuf, const int *sendcounts, const lwm2_mpi_cnt *sdispls, const void *sendtypes, void *recvbuf, const int *recvcounts, const lwm2_mpi_cnt *rdispls, const void *recvtypes, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-LWM2_EXPORT int PMPI_Neighbor_alltoallw_init(const void *sendbuf, const int *sendcounts, const lwm2_mpi_cnt *sdispls, const void *sendtypes, void *recvbuf, const int *recvcounts, const lwm2_mpi_cnt *rdispls, const void *recvtypes, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-LWM2_EXPORT int MPI_Neighbor_alltoallw_init_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *sdispls, const void *sendtypes, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls, const void *recvtypes, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-LWM2_EXPORT int PMPI_Neighbor_alltoallw_init_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts, const lwm2_mpi_cnt *sdispls, const void *sendtypes, void *recvbuf, const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls, const void *recvtypes, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
-LWM2_EXPORT int MPI_File_read(lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype, void *status);
-LWM2_EXPORT int PMPI_File_read(lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype, void *status);
-LWM2_EXPORT int MPI_File_read_c(lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status);
-LWM2_EXPORT int PMPI_File_read_c(lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status);
-LWM2_EXPORT int MPI_File_write(lwm2_mpi_h fh, const void *buf, int count, lwm2_mpi_h datatype, void *status);
-LWM2_EXPORT int PMPI_File_write(lwm2_mpi_h fh, const void *buf, int count, lwm2_mpi_h datatype, void *status);
-LWM2_EXPORT int MPI_File_write_c(lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status);
-LWM2_EXPORT int PMPI_File_write_c(lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status);
-LWM2_EXPORT int MPI_File_iread(lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype, void *request);
-LWM2_EXPORT int PMPI_File_iread(lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype, void *request);
-LWM2_EXPORT int MPI_File_iread_c(lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request);
-LWM2_EXPORT int PMPI_File_iread_c(lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request);
-LWM2_EXPORT int MPI_File_iwrite(lwm2_mpi_h fh, const void *buf, int count, lwm2_mpi_h datatype, void *request);
-LWM2_EXPORT int PMPI_File_iwrite(lwm2_mpi_h fh, const void *buf, int count, lwm2_mpi_h datatype, void *request);
-LWM2_EXPORT int MPI_File_iwrite_c(lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request);
-LWM2_EXPORT int PMPI_File_iwrite_c(lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request);
-LWM2_EXPORT int MPI_File_read_all(lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype, void *status);
-LWM2_EXPORT int PMPI_File_read_all(lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype, void *status);
-LWM2_EXPORT int MPI_File_read_all_c(lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status);
-LWM2_EXPORT int PMPI_File_read_all_c(lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status);
-LWM2_EXPORT int MPI_File_write_all(lwm2_mpi_h fh, const void *buf, int count, lwm2_mpi_h datatype, void *status);
-LWM2_EXPORT int PMPI_File_write_all(lwm2_mpi_h fh, const void *buf, int count, lwm2_mpi_h datatype, void *status);
-LWM2_EXPORT int MPI_File_write_all_c(lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status);
-LWM2_EXPORT int PMPI_File_write_all_c(lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status);
-LWM2_EXPORT int MPI_File_iread_all(lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype, void *request);
-LWM2_EXPORT int PMPI_File_iread_all(lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype, void *request);
-LWM2_EXPORT int MPI_File_iread_all_c(lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request);
-LWM2_EXPORT int PMPI_File_iread_all_c(lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request);
-LWM2_EXPORT int MPI_File_iwrite_all(lwm2_mpi_h fh, const void *buf, int count, lwm2_mpi_h datatype, void *request);
-LWM2_EXPORT int PMPI_File_iwrite_all(lwm2_mpi_h fh, const void *buf, int count, lwm2_mpi_h datatype, void *request);
-LWM2_EXPORT int MPI_File_iwrite_all_c(lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request);
-LWM2_EXPORT int PMPI_File_iwrite_all_c(lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request);
-LWM2_EXPORT int MPI_File_read_at(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, int count, lwm2_mpi_h datatype, void *status);
-LWM2_EXPORT int PMPI_File_read_at(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, int count, lwm2_mpi_h datatype, void *status);
-LWM2_EXPORT int MPI_File_read_at_c(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status);
-LWM2_EXPORT int PMPI_File_read_at_c(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status);
-LWM2_EXPORT int MPI_File_write_at(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf, int count, lwm2_mpi_h datatype, void *status);
-LWM2_EXPORT int PMPI_File_write_at(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf, int count, lwm2_mpi_h datatype, void *status);
-LWM2_EXPORT int MPI_File_write_at_c(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status);
-LWM2_EXPORT int PMPI_File_write_at_c(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status);
-LWM2_EXPORT int MPI_File_iread_at(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, int count, lwm2_mpi_h datatype, void *request);
-LWM2_EXPORT int PMPI_File_iread_at(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, int count, lwm2_mpi_h datatype, void *request);
-LWM2_EXPORT int MPI_File_iread_at_c(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request);
-LWM2_EXPORT int PMPI_File_iread_at_c(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request);
-LWM2_EXPORT int MPI_File_iwrite_at(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf, int count, lwm2_mpi_h datatype, void *request);
-LWM2_EXPORT int PMPI_File_iwrite_at(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf, int count, lwm2_mpi_h datatype, void *request);
-LWM2_EXPORT int MPI_File_iwrite_at_c(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request);
-LWM2_EXPORT int PMPI_File_iwrite_at_c(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request);
-LWM2_EXPORT int MPI_File_read_at_all(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, int count, lwm2_mpi_h datatype, void *status);
-LWM2_EXPORT int PMPI_File_read_at_all(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, int count, lwm2_mpi_h datatype, void *status);
-LWM2_EXPORT int MPI_File_read_at_all_c(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status);
-LWM2_EXPORT int PMPI_File_read_at_all_c(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status);
-LWM2_EXPORT int MPI_File_write_at_all(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf, int count, lwm2_mpi_h datatype, void *status);
-LWM2_EXPORT int PMPI_File_write_at_all(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf, int count, lwm2_mpi_h datatype, void *status);
-LWM2_EXPORT int MPI_File_write_at_all_c(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status);
-LWM2_EXPORT int PMPI_File_write_at_all_c(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status);
-LWM2_EXPORT int MPI_File_iread_at_all(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, int count, lwm2_mpi_h datatype, void *request);
-LWM2_EXPORT int PMPI_File_iread_at_all(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, int count, lwm2_mpi_h datatype, void *request);
-LWM2_EXPORT int MPI_File_iread_at_all_c(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request);
-LWM2_EXPORT int PMPI_File_iread_at_all_c(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request);
-LWM2_EXPORT int MPI_File_iwrite_at_all(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf, int count, lwm2_mpi_h datatype, void *request);
-LWM2_EXPORT int PMPI_File_iwrite_at_all(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf, int count, lwm2_mpi_h datatype, void *request);
-LWM2_EXPORT int MPI_File_iwrite_at_all_c(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request);
-LWM2_EXPORT int PMPI_File_iwrite_at_all_c(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request);
-LWM2_EXPORT int MPI_File_read_shared(lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype, void *status);
-LWM2_EXPORT int PMPI_File_read_shared(lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype, void *status);
-LWM2_EXPORT int MPI_File_read_shared_c(lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status);
-LWM2_EXPORT int PMPI_File_read_shared_c(lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status);
-LWM2_EXPORT int MPI_File_write_shared(lwm2_mpi_h fh, const void *buf, int count, lwm2_mpi_h datatype, void *status);
-LWM2_EXPORT int PMPI_File_write_shared(lwm2_mpi_h fh, const void *buf, int count, lwm2_mpi_h datatype, void *status);
-LWM2_EXPORT int MPI_File_write_shared_c(lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status);
-LWM2_EXPORT int PMPI_File_write_shared_c(lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status);
-LWM2_EXPORT int MPI_File_read_ordered(lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype, void *status);
-LWM2_EXPORT int PMPI_File_read_ordered(lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype, void *status);
-LWM2_EXPORT int MPI_File_read_ordered_c(lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status);
-LWM2_EXPORT int PMPI_File_read_ordered_c(lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status);
-LWM2_EXPORT int MPI_File_write_ordered(lwm2_mpi_h fh, const void *buf, int count, lwm2_mpi_h datatype, void *status);
-LWM2_EXPORT int PMPI_File_write_ordered(lwm2_mpi_h fh, const void *buf, int count, lwm2_mpi_h datatype, void *status);
-LWM2_EXPORT int MPI_File_write_ordered_c(lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status);
-LWM2_EXPORT int PMPI_File_write_ordered_c(lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status);
-LWM2_EXPORT int MPI_File_iread_shared(lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype, void *request);
-LWM2_EXPORT int PMPI_File_iread_shared(lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype, void *request);
-LWM2_EXPORT int MPI_File_iread_shared_c(lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request);
-LWM2_EXPORT int PMPI_File_iread_shared_c(lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request);
-LWM2_EXPORT int MPI_File_iwrite_shared(lwm2_mpi_h fh, const void *buf, int count, lwm2_mpi_h datatype, void *request);
-LWM2_EXPORT int PMPI_File_iwrite_shared(lwm2_mpi_h fh, const void *buf, int count, lwm2_mpi_h datatype, void *request);
-LWM2_EXPORT int MPI_File_iwrite_shared_c(lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request);
-LWM2_EXPORT int PMPI_File_iwrite_shared_c(lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request);
+LWM2_EXPORT int MPI_Bcast_c(void *buffer, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int root,
+                            lwm2_mpi_h comm);
+LWM2_EXPORT int PMPI_Bcast_c(void *buffer, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int root,
+                             lwm2_mpi_h comm);
+LWM2_EXPORT int MPI_Ibcast(void *buffer, int count, lwm2_mpi_h datatype, int root, lwm2_mpi_h comm,
+                           void *request);
+LWM2_EXPORT int PMPI_Ibcast(void *buffer, int count, lwm2_mpi_h datatype, int root, lwm2_mpi_h comm,
+                            void *request);
+LWM2_EXPORT int MPI_Ibcast_c(void *buffer, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int root,
+                             lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int PMPI_Ibcast_c(void *buffer, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int root,
+                              lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int MPI_Bcast_init(void *buffer, int count, lwm2_mpi_h datatype, int root,
+                               lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
+LWM2_EXPORT int PMPI_Bcast_init(void *buffer, int count, lwm2_mpi_h datatype, int root,
+                                lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
+LWM2_EXPORT int MPI_Bcast_init_c(void *buffer, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int root,
+                                 lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
+LWM2_EXPORT int PMPI_Bcast_init_c(void *buffer, lwm2_mpi_cnt count, lwm2_mpi_h datatype, int root,
+                                  lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
+LWM2_EXPORT int MPI_Gather(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf,
+                           int recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm);
+LWM2_EXPORT int PMPI_Gather(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf,
+                            int recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm);
+LWM2_EXPORT int MPI_Gather_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype,
+                             void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root,
+                             lwm2_mpi_h comm);
+LWM2_EXPORT int PMPI_Gather_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype,
+                              void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root,
+                              lwm2_mpi_h comm);
+LWM2_EXPORT int MPI_Igather(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf,
+                            int recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm,
+                            void *request);
+LWM2_EXPORT int PMPI_Igather(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf,
+                             int recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm,
+                             void *request);
+LWM2_EXPORT int MPI_Igather_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype,
+                              void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root,
+                              lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int PMPI_Igather_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype,
+                               void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root,
+                               lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int MPI_Gather_init(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                                void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int root,
+                                lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
+LWM2_EXPORT int PMPI_Gather_init(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                                 void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int root,
+                                 lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
+LWM2_EXPORT int MPI_Gather_init_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype,
+                                  void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype,
+                                  int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
+LWM2_EXPORT int PMPI_Gather_init_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype,
+                                   void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype,
+                                   int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
+LWM2_EXPORT int MPI_Gatherv(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf,
+                            const int *recvcounts, const int *displs, lwm2_mpi_h recvtype, int root,
+                            lwm2_mpi_h comm);
+LWM2_EXPORT int PMPI_Gatherv(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf,
+                             const int *recvcounts, const int *displs, lwm2_mpi_h recvtype,
+                             int root, lwm2_mpi_h comm);
+LWM2_EXPORT int MPI_Gatherv_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype,
+                              void *recvbuf, const lwm2_mpi_cnt *recvcounts,
+                              const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype, int root,
+                              lwm2_mpi_h comm);
+LWM2_EXPORT int PMPI_Gatherv_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype,
+                               void *recvbuf, const lwm2_mpi_cnt *recvcounts,
+                               const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype, int root,
+                               lwm2_mpi_h comm);
+LWM2_EXPORT int MPI_Igatherv(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf,
+                             const int *recvcounts, const int *displs, lwm2_mpi_h recvtype,
+                             int root, lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int PMPI_Igatherv(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                              void *recvbuf, const int *recvcounts, const int *displs,
+                              lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int MPI_Igatherv_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype,
+                               void *recvbuf, const lwm2_mpi_cnt *recvcounts,
+                               const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype, int root,
+                               lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int PMPI_Igatherv_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype,
+                                void *recvbuf, const lwm2_mpi_cnt *recvcounts,
+                                const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype, int root,
+                                lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int MPI_Gatherv_init(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                                 void *recvbuf, const int *recvcounts, const int *displs,
+                                 lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, lwm2_mpi_h info,
+                                 void *request);
+LWM2_EXPORT int PMPI_Gatherv_init(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                                  void *recvbuf, const int *recvcounts, const int *displs,
+                                  lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, lwm2_mpi_h info,
+                                  void *request);
+LWM2_EXPORT int MPI_Gatherv_init_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype,
+                                   void *recvbuf, const lwm2_mpi_cnt *recvcounts,
+                                   const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype, int root,
+                                   lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
+LWM2_EXPORT int PMPI_Gatherv_init_c(const void *sendbuf, lwm2_mpi_cnt sendcount,
+                                    lwm2_mpi_h sendtype, void *recvbuf,
+                                    const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *displs,
+                                    lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, lwm2_mpi_h info,
+                                    void *request);
+LWM2_EXPORT int MPI_Scatter(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf,
+                            int recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm);
+LWM2_EXPORT int PMPI_Scatter(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf,
+                             int recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm);
+LWM2_EXPORT int MPI_Scatter_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype,
+                              void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root,
+                              lwm2_mpi_h comm);
+LWM2_EXPORT int PMPI_Scatter_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype,
+                               void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root,
+                               lwm2_mpi_h comm);
+LWM2_EXPORT int MPI_Iscatter(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf,
+                             int recvcount, lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm,
+                             void *request);
+LWM2_EXPORT int PMPI_Iscatter(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                              void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int root,
+                              lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int MPI_Iscatter_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype,
+                               void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root,
+                               lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int PMPI_Iscatter_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype,
+                                void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype,
+                                int root, lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int MPI_Scatter_init(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                                 void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int root,
+                                 lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
+LWM2_EXPORT int PMPI_Scatter_init(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                                  void *recvbuf, int recvcount, lwm2_mpi_h recvtype, int root,
+                                  lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
+LWM2_EXPORT int MPI_Scatter_init_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype,
+                                   void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype,
+                                   int root, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
+LWM2_EXPORT int PMPI_Scatter_init_c(const void *sendbuf, lwm2_mpi_cnt sendcount,
+                                    lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount,
+                                    lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, lwm2_mpi_h info,
+                                    void *request);
+LWM2_EXPORT int MPI_Scatterv(const void *sendbuf, const int *sendcounts, const int *displs,
+                             lwm2_mpi_h sendtype, void *recvbuf, int recvcount, lwm2_mpi_h recvtype,
+                             int root, lwm2_mpi_h comm);
+LWM2_EXPORT int PMPI_Scatterv(const void *sendbuf, const int *sendcounts, const int *displs,
+                              lwm2_mpi_h sendtype, void *recvbuf, int recvcount,
+                              lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm);
+LWM2_EXPORT int MPI_Scatterv_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts,
+                               const lwm2_mpi_cnt *displs, lwm2_mpi_h sendtype, void *recvbuf,
+                               lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root,
+                               lwm2_mpi_h comm);
+LWM2_EXPORT int PMPI_Scatterv_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts,
+                                const lwm2_mpi_cnt *displs, lwm2_mpi_h sendtype, void *recvbuf,
+                                lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root,
+                                lwm2_mpi_h comm);
+LWM2_EXPORT int MPI_Iscatterv(const void *sendbuf, const int *sendcounts, const int *displs,
+                              lwm2_mpi_h sendtype, void *recvbuf, int recvcount,
+                              lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int PMPI_Iscatterv(const void *sendbuf, const int *sendcounts, const int *displs,
+                               lwm2_mpi_h sendtype, void *recvbuf, int recvcount,
+                               lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int MPI_Iscatterv_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts,
+                                const lwm2_mpi_cnt *displs, lwm2_mpi_h sendtype, void *recvbuf,
+                                lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root,
+                                lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int PMPI_Iscatterv_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts,
+                                 const lwm2_mpi_cnt *displs, lwm2_mpi_h sendtype, void *recvbuf,
+                                 lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root,
+                                 lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int MPI_Scatterv_init(const void *sendbuf, const int *sendcounts, const int *displs,
+                                  lwm2_mpi_h sendtype, void *recvbuf, int recvcount,
+                                  lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, lwm2_mpi_h info,
+                                  void *request);
+LWM2_EXPORT int PMPI_Scatterv_init(const void *sendbuf, const int *sendcounts, const int *displs,
+                                   lwm2_mpi_h sendtype, void *recvbuf, int recvcount,
+                                   lwm2_mpi_h recvtype, int root, lwm2_mpi_h comm, lwm2_mpi_h info,
+                                   void *request);
+LWM2_EXPORT int MPI_Scatterv_init_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts,
+                                    const lwm2_mpi_cnt *displs, lwm2_mpi_h sendtype, void *recvbuf,
+                                    lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root,
+                                    lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
+LWM2_EXPORT int PMPI_Scatterv_init_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts,
+                                     const lwm2_mpi_cnt *displs, lwm2_mpi_h sendtype, void *recvbuf,
+                                     lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype, int root,
+                                     lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
+LWM2_EXPORT int MPI_Allgather(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                              void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm);
+LWM2_EXPORT int PMPI_Allgather(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                               void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm);
+LWM2_EXPORT int MPI_Allgather_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype,
+                                void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype,
+                                lwm2_mpi_h comm);
+LWM2_EXPORT int PMPI_Allgather_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype,
+                                 void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype,
+                                 lwm2_mpi_h comm);
+LWM2_EXPORT int MPI_Iallgather(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                               void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm,
+                               void *request);
+LWM2_EXPORT int PMPI_Iallgather(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                                void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm,
+                                void *request);
+LWM2_EXPORT int MPI_Iallgather_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype,
+                                 void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype,
+                                 lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int PMPI_Iallgather_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype,
+                                  void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype,
+                                  lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int MPI_Allgather_init(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                                   void *recvbuf, int recvcount, lwm2_mpi_h recvtype,
+                                   lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
+LWM2_EXPORT int PMPI_Allgather_init(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                                    void *recvbuf, int recvcount, lwm2_mpi_h recvtype,
+                                    lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
+LWM2_EXPORT int MPI_Allgather_init_c(const void *sendbuf, lwm2_mpi_cnt sendcount,
+                                     lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount,
+                                     lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info,
+                                     void *request);
+LWM2_EXPORT int PMPI_Allgather_init_c(const void *sendbuf, lwm2_mpi_cnt sendcount,
+                                      lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount,
+                                      lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info,
+                                      void *request);
+LWM2_EXPORT int MPI_Allgatherv(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                               void *recvbuf, const int *recvcounts, const int *displs,
+                               lwm2_mpi_h recvtype, lwm2_mpi_h comm);
+LWM2_EXPORT int PMPI_Allgatherv(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                                void *recvbuf, const int *recvcounts, const int *displs,
+                                lwm2_mpi_h recvtype, lwm2_mpi_h comm);
+LWM2_EXPORT int MPI_Allgatherv_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype,
+                                 void *recvbuf, const lwm2_mpi_cnt *recvcounts,
+                                 const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm);
+LWM2_EXPORT int PMPI_Allgatherv_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype,
+                                  void *recvbuf, const lwm2_mpi_cnt *recvcounts,
+                                  const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm);
+LWM2_EXPORT int MPI_Iallgatherv(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                                void *recvbuf, const int *recvcounts, const int *displs,
+                                lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int PMPI_Iallgatherv(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                                 void *recvbuf, const int *recvcounts, const int *displs,
+                                 lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int MPI_Iallgatherv_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype,
+                                  void *recvbuf, const lwm2_mpi_cnt *recvcounts,
+                                  const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm,
+                                  void *request);
+LWM2_EXPORT int PMPI_Iallgatherv_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype,
+                                   void *recvbuf, const lwm2_mpi_cnt *recvcounts,
+                                   const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype, lwm2_mpi_h comm,
+                                   void *request);
+LWM2_EXPORT int MPI_Allgatherv_init(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                                    void *recvbuf, const int *recvcounts, const int *displs,
+                                    lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info,
+                                    void *request);
+LWM2_EXPORT int PMPI_Allgatherv_init(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                                     void *recvbuf, const int *recvcounts, const int *displs,
+                                     lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info,
+                                     void *request);
+LWM2_EXPORT int MPI_Allgatherv_init_c(const void *sendbuf, lwm2_mpi_cnt sendcount,
+                                      lwm2_mpi_h sendtype, void *recvbuf,
+                                      const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *displs,
+                                      lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info,
+                                      void *request);
+LWM2_EXPORT int PMPI_Allgatherv_init_c(const void *sendbuf, lwm2_mpi_cnt sendcount,
+                                       lwm2_mpi_h sendtype, void *recvbuf,
+                                       const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *displs,
+                                       lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info,
+                                       void *request);
+LWM2_EXPORT int MPI_Alltoall(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype, void *recvbuf,
+                             int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm);
+LWM2_EXPORT int PMPI_Alltoall(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                              void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm);
+LWM2_EXPORT int MPI_Alltoall_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype,
+                               void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype,
+                               lwm2_mpi_h comm);
+LWM2_EXPORT int PMPI_Alltoall_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype,
+                                void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype,
+                                lwm2_mpi_h comm);
+LWM2_EXPORT int MPI_Ialltoall(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                              void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm,
+                              void *request);
+LWM2_EXPORT int PMPI_Ialltoall(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                               void *recvbuf, int recvcount, lwm2_mpi_h recvtype, lwm2_mpi_h comm,
+                               void *request);
+LWM2_EXPORT int MPI_Ialltoall_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype,
+                                void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype,
+                                lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int PMPI_Ialltoall_c(const void *sendbuf, lwm2_mpi_cnt sendcount, lwm2_mpi_h sendtype,
+                                 void *recvbuf, lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype,
+                                 lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int MPI_Alltoall_init(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                                  void *recvbuf, int recvcount, lwm2_mpi_h recvtype,
+                                  lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
+LWM2_EXPORT int PMPI_Alltoall_init(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                                   void *recvbuf, int recvcount, lwm2_mpi_h recvtype,
+                                   lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
+LWM2_EXPORT int MPI_Alltoall_init_c(const void *sendbuf, lwm2_mpi_cnt sendcount,
+                                    lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount,
+                                    lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info,
+                                    void *request);
+LWM2_EXPORT int PMPI_Alltoall_init_c(const void *sendbuf, lwm2_mpi_cnt sendcount,
+                                     lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount,
+                                     lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info,
+                                     void *request);
+LWM2_EXPORT int MPI_Alltoallv(const void *sendbuf, const int *sendcounts, const int *sdispls,
+                              lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts,
+                              const int *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm);
+LWM2_EXPORT int PMPI_Alltoallv(const void *sendbuf, const int *sendcounts, const int *sdispls,
+                               lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts,
+                               const int *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm);
+LWM2_EXPORT int MPI_Alltoallv_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts,
+                                const lwm2_mpi_cnt *sdispls, lwm2_mpi_h sendtype, void *recvbuf,
+                                const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls,
+                                lwm2_mpi_h recvtype, lwm2_mpi_h comm);
+LWM2_EXPORT int PMPI_Alltoallv_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts,
+                                 const lwm2_mpi_cnt *sdispls, lwm2_mpi_h sendtype, void *recvbuf,
+                                 const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls,
+                                 lwm2_mpi_h recvtype, lwm2_mpi_h comm);
+LWM2_EXPORT int MPI_Ialltoallv(const void *sendbuf, const int *sendcounts, const int *sdispls,
+                               lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts,
+                               const int *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm,
+                               void *request);
+LWM2_EXPORT int PMPI_Ialltoallv(const void *sendbuf, const int *sendcounts, const int *sdispls,
+                                lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts,
+                                const int *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm,
+                                void *request);
+LWM2_EXPORT int MPI_Ialltoallv_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts,
+                                 const lwm2_mpi_cnt *sdispls, lwm2_mpi_h sendtype, void *recvbuf,
+                                 const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls,
+                                 lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int PMPI_Ialltoallv_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts,
+                                  const lwm2_mpi_cnt *sdispls, lwm2_mpi_h sendtype, void *recvbuf,
+                                  const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls,
+                                  lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int MPI_Alltoallv_init(const void *sendbuf, const int *sendcounts, const int *sdispls,
+                                   lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts,
+                                   const int *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm,
+                                   lwm2_mpi_h info, void *request);
+LWM2_EXPORT int PMPI_Alltoallv_init(const void *sendbuf, const int *sendcounts, const int *sdispls,
+                                    lwm2_mpi_h sendtype, void *recvbuf, const int *recvcounts,
+                                    const int *rdispls, lwm2_mpi_h recvtype, lwm2_mpi_h comm,
+                                    lwm2_mpi_h info, void *request);
+LWM2_EXPORT int MPI_Alltoallv_init_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts,
+                                     const lwm2_mpi_cnt *sdispls, lwm2_mpi_h sendtype,
+                                     void *recvbuf, const lwm2_mpi_cnt *recvcounts,
+                                     const lwm2_mpi_cnt *rdispls, lwm2_mpi_h recvtype,
+                                     lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
+LWM2_EXPORT int PMPI_Alltoallv_init_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts,
+                                      const lwm2_mpi_cnt *sdispls, lwm2_mpi_h sendtype,
+                                      void *recvbuf, const lwm2_mpi_cnt *recvcounts,
+                                      const lwm2_mpi_cnt *rdispls, lwm2_mpi_h recvtype,
+                                      lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
+LWM2_EXPORT int MPI_Alltoallw(const void *sendbuf, const int *sendcounts, const int *sdispls,
+                              const void *sendtypes, void *recvbuf, const int *recvcounts,
+                              const int *rdispls, const void *recvtypes, lwm2_mpi_h comm);
+LWM2_EXPORT int PMPI_Alltoallw(const void *sendbuf, const int *sendcounts, const int *sdispls,
+                               const void *sendtypes, void *recvbuf, const int *recvcounts,
+                               const int *rdispls, const void *recvtypes, lwm2_mpi_h comm);
+LWM2_EXPORT int MPI_Alltoallw_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts,
+                                const lwm2_mpi_cnt *sdispls, const void *sendtypes, void *recvbuf,
+                                const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls,
+                                const void *recvtypes, lwm2_mpi_h comm);
+LWM2_EXPORT int PMPI_Alltoallw_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts,
+                                 const lwm2_mpi_cnt *sdispls, const void *sendtypes, void *recvbuf,
+                                 const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls,
+                                 const void *recvtypes, lwm2_mpi_h comm);
+LWM2_EXPORT int MPI_Ialltoallw(const void *sendbuf, const int *sendcounts, const int *sdispls,
+                               const void *sendtypes, void *recvbuf, const int *recvcounts,
+                               const int *rdispls, const void *recvtypes, lwm2_mpi_h comm,
+                               void *request);
+LWM2_EXPORT int PMPI_Ialltoallw(const void *sendbuf, const int *sendcounts, const int *sdispls,
+                                const void *sendtypes, void *recvbuf, const int *recvcounts,
+                                const int *rdispls, const void *recvtypes, lwm2_mpi_h comm,
+                                void *request);
+LWM2_EXPORT int MPI_Ialltoallw_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts,
+                                 const lwm2_mpi_cnt *sdispls, const void *sendtypes, void *recvbuf,
+                                 const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls,
+                                 const void *recvtypes, lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int PMPI_Ialltoallw_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts,
+                                  const lwm2_mpi_cnt *sdispls, const void *sendtypes, void *recvbuf,
+                                  const lwm2_mpi_cnt *recvcounts, const lwm2_mpi_cnt *rdispls,
+                                  const void *recvtypes, lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int MPI_Alltoallw_init(const void *sendbuf, const int *sendcounts, const int *sdispls,
+                                   const void *sendtypes, void *recvbuf, const int *recvcounts,
+                                   const int *rdispls, const void *recvtypes, lwm2_mpi_h comm,
+                                   lwm2_mpi_h info, void *request);
+LWM2_EXPORT int PMPI_Alltoallw_init(const void *sendbuf, const int *sendcounts, const int *sdispls,
+                                    const void *sendtypes, void *recvbuf, const int *recvcounts,
+                                    const int *rdispls, const void *recvtypes, lwm2_mpi_h comm,
+                                    lwm2_mpi_h info, void *request);
+LWM2_EXPORT int MPI_Alltoallw_init_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts,
+                                     const lwm2_mpi_cnt *sdispls, const void *sendtypes,
+                                     void *recvbuf, const lwm2_mpi_cnt *recvcounts,
+                                     const lwm2_mpi_cnt *rdispls, const void *recvtypes,
+                                     lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
+LWM2_EXPORT int PMPI_Alltoallw_init_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts,
+                                      const lwm2_mpi_cnt *sdispls, const void *sendtypes,
+                                      void *recvbuf, const lwm2_mpi_cnt *recvcounts,
+                                      const lwm2_mpi_cnt *rdispls, const void *recvtypes,
+                                      lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
+LWM2_EXPORT int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype,
+                           lwm2_mpi_h op, int root, lwm2_mpi_h comm);
+LWM2_EXPORT int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype,
+                            lwm2_mpi_h op, int root, lwm2_mpi_h comm);
+LWM2_EXPORT int MPI_Reduce_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count,
+                             lwm2_mpi_h datatype, lwm2_mpi_h op, int root, lwm2_mpi_h comm);
+LWM2_EXPORT int PMPI_Reduce_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count,
+                              lwm2_mpi_h datatype, lwm2_mpi_h op, int root, lwm2_mpi_h comm);
+LWM2_EXPORT int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype,
+                            lwm2_mpi_h op, int root, lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int PMPI_Ireduce(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype,
+                             lwm2_mpi_h op, int root, lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int MPI_Ireduce_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count,
+                              lwm2_mpi_h datatype, lwm2_mpi_h op, int root, lwm2_mpi_h comm,
+                              void *request);
+LWM2_EXPORT int PMPI_Ireduce_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count,
+                               lwm2_mpi_h datatype, lwm2_mpi_h op, int root, lwm2_mpi_h comm,
+                               void *request);
+LWM2_EXPORT int MPI_Reduce_init(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype,
+                                lwm2_mpi_h op, int root, lwm2_mpi_h comm, lwm2_mpi_h info,
+                                void *request);
+LWM2_EXPORT int PMPI_Reduce_init(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype,
+                                 lwm2_mpi_h op, int root, lwm2_mpi_h comm, lwm2_mpi_h info,
+                                 void *request);
+LWM2_EXPORT int MPI_Reduce_init_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count,
+                                  lwm2_mpi_h datatype, lwm2_mpi_h op, int root, lwm2_mpi_h comm,
+                                  lwm2_mpi_h info, void *request);
+LWM2_EXPORT int PMPI_Reduce_init_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count,
+                                   lwm2_mpi_h datatype, lwm2_mpi_h op, int root, lwm2_mpi_h comm,
+                                   lwm2_mpi_h info, void *request);
+LWM2_EXPORT int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype,
+                              lwm2_mpi_h op, lwm2_mpi_h comm);
+LWM2_EXPORT int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype,
+                               lwm2_mpi_h op, lwm2_mpi_h comm);
+LWM2_EXPORT int MPI_Allreduce_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count,
+                                lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm);
+LWM2_EXPORT int PMPI_Allreduce_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count,
+                                 lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm);
+LWM2_EXPORT int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype,
+                               lwm2_mpi_h op, lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int PMPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype,
+                                lwm2_mpi_h op, lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int MPI_Iallreduce_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count,
+                                 lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm,
+                                 void *request);
+LWM2_EXPORT int PMPI_Iallreduce_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count,
+                                  lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm,
+                                  void *request);
+LWM2_EXPORT int MPI_Allreduce_init(const void *sendbuf, void *recvbuf, int count,
+                                   lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm,
+                                   lwm2_mpi_h info, void *request);
+LWM2_EXPORT int PMPI_Allreduce_init(const void *sendbuf, void *recvbuf, int count,
+                                    lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm,
+                                    lwm2_mpi_h info, void *request);
+LWM2_EXPORT int MPI_Allreduce_init_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count,
+                                     lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm,
+                                     lwm2_mpi_h info, void *request);
+LWM2_EXPORT int PMPI_Allreduce_init_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count,
+                                      lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm,
+                                      lwm2_mpi_h info, void *request);
+LWM2_EXPORT int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int *recvcounts,
+                                   lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm);
+LWM2_EXPORT int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int *recvcounts,
+                                    lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm);
+LWM2_EXPORT int MPI_Reduce_scatter_c(const void *sendbuf, void *recvbuf,
+                                     const lwm2_mpi_cnt *recvcounts, lwm2_mpi_h datatype,
+                                     lwm2_mpi_h op, lwm2_mpi_h comm);
+LWM2_EXPORT int PMPI_Reduce_scatter_c(const void *sendbuf, void *recvbuf,
+                                      const lwm2_mpi_cnt *recvcounts, lwm2_mpi_h datatype,
+                                      lwm2_mpi_h op, lwm2_mpi_h comm);
+LWM2_EXPORT int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int *recvcounts,
+                                    lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm,
+                                    void *request);
+LWM2_EXPORT int PMPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int *recvcounts,
+                                     lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm,
+                                     void *request);
+LWM2_EXPORT int MPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf,
+                                      const lwm2_mpi_cnt *recvcounts, lwm2_mpi_h datatype,
+                                      lwm2_mpi_h op, lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int PMPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf,
+                                       const lwm2_mpi_cnt *recvcounts, lwm2_mpi_h datatype,
+                                       lwm2_mpi_h op, lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int MPI_Reduce_scatter_init(const void *sendbuf, void *recvbuf, const int *recvcounts,
+                                        lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm,
+                                        lwm2_mpi_h info, void *request);
+LWM2_EXPORT int PMPI_Reduce_scatter_init(const void *sendbuf, void *recvbuf, const int *recvcounts,
+                                         lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm,
+                                         lwm2_mpi_h info, void *request);
+LWM2_EXPORT int MPI_Reduce_scatter_init_c(const void *sendbuf, void *recvbuf,
+                                          const lwm2_mpi_cnt *recvcounts, lwm2_mpi_h datatype,
+                                          lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info,
+                                          void *request);
+LWM2_EXPORT int PMPI_Reduce_scatter_init_c(const void *sendbuf, void *recvbuf,
+                                           const lwm2_mpi_cnt *recvcounts, lwm2_mpi_h datatype,
+                                           lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info,
+                                           void *request);
+LWM2_EXPORT int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
+                                         lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm);
+LWM2_EXPORT int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
+                                          lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm);
+LWM2_EXPORT int MPI_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf,
+                                           lwm2_mpi_cnt recvcount, lwm2_mpi_h datatype,
+                                           lwm2_mpi_h op, lwm2_mpi_h comm);
+LWM2_EXPORT int PMPI_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf,
+                                            lwm2_mpi_cnt recvcount, lwm2_mpi_h datatype,
+                                            lwm2_mpi_h op, lwm2_mpi_h comm);
+LWM2_EXPORT int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
+                                          lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm,
+                                          void *request);
+LWM2_EXPORT int PMPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
+                                           lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm,
+                                           void *request);
+LWM2_EXPORT int MPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf,
+                                            lwm2_mpi_cnt recvcount, lwm2_mpi_h datatype,
+                                            lwm2_mpi_h op, lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int PMPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf,
+                                             lwm2_mpi_cnt recvcount, lwm2_mpi_h datatype,
+                                             lwm2_mpi_h op, lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int MPI_Reduce_scatter_block_init(const void *sendbuf, void *recvbuf, int recvcount,
+                                              lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm,
+                                              lwm2_mpi_h info, void *request);
+LWM2_EXPORT int PMPI_Reduce_scatter_block_init(const void *sendbuf, void *recvbuf, int recvcount,
+                                               lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm,
+                                               lwm2_mpi_h info, void *request);
+LWM2_EXPORT int MPI_Reduce_scatter_block_init_c(const void *sendbuf, void *recvbuf,
+                                                lwm2_mpi_cnt recvcount, lwm2_mpi_h datatype,
+                                                lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info,
+                                                void *request);
+LWM2_EXPORT int PMPI_Reduce_scatter_block_init_c(const void *sendbuf, void *recvbuf,
+                                                 lwm2_mpi_cnt recvcount, lwm2_mpi_h datatype,
+                                                 lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info,
+                                                 void *request);
+LWM2_EXPORT int MPI_Scan(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype,
+                         lwm2_mpi_h op, lwm2_mpi_h comm);
+LWM2_EXPORT int PMPI_Scan(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype,
+                          lwm2_mpi_h op, lwm2_mpi_h comm);
+LWM2_EXPORT int MPI_Scan_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count,
+                           lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm);
+LWM2_EXPORT int PMPI_Scan_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count,
+                            lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm);
+LWM2_EXPORT int MPI_Iscan(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype,
+                          lwm2_mpi_h op, lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int PMPI_Iscan(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype,
+                           lwm2_mpi_h op, lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int MPI_Iscan_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count,
+                            lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int PMPI_Iscan_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count,
+                             lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int MPI_Scan_init(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype,
+                              lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
+LWM2_EXPORT int PMPI_Scan_init(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype,
+                               lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
+LWM2_EXPORT int MPI_Scan_init_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count,
+                                lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm,
+                                lwm2_mpi_h info, void *request);
+LWM2_EXPORT int PMPI_Scan_init_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count,
+                                 lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm,
+                                 lwm2_mpi_h info, void *request);
+LWM2_EXPORT int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype,
+                           lwm2_mpi_h op, lwm2_mpi_h comm);
+LWM2_EXPORT int PMPI_Exscan(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype,
+                            lwm2_mpi_h op, lwm2_mpi_h comm);
+LWM2_EXPORT int MPI_Exscan_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count,
+                             lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm);
+LWM2_EXPORT int PMPI_Exscan_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count,
+                              lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm);
+LWM2_EXPORT int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype,
+                            lwm2_mpi_h op, lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int PMPI_Iexscan(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype,
+                             lwm2_mpi_h op, lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int MPI_Iexscan_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count,
+                              lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int PMPI_Iexscan_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count,
+                               lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int MPI_Exscan_init(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype,
+                                lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
+LWM2_EXPORT int PMPI_Exscan_init(const void *sendbuf, void *recvbuf, int count, lwm2_mpi_h datatype,
+                                 lwm2_mpi_h op, lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
+LWM2_EXPORT int MPI_Exscan_init_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count,
+                                  lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm,
+                                  lwm2_mpi_h info, void *request);
+LWM2_EXPORT int PMPI_Exscan_init_c(const void *sendbuf, void *recvbuf, lwm2_mpi_cnt count,
+                                   lwm2_mpi_h datatype, lwm2_mpi_h op, lwm2_mpi_h comm,
+                                   lwm2_mpi_h info, void *request);
+LWM2_EXPORT int MPI_Neighbor_allgather(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                                       void *recvbuf, int recvcount, lwm2_mpi_h recvtype,
+                                       lwm2_mpi_h comm);
+LWM2_EXPORT int PMPI_Neighbor_allgather(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                                        void *recvbuf, int recvcount, lwm2_mpi_h recvtype,
+                                        lwm2_mpi_h comm);
+LWM2_EXPORT int MPI_Neighbor_allgather_c(const void *sendbuf, lwm2_mpi_cnt sendcount,
+                                         lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount,
+                                         lwm2_mpi_h recvtype, lwm2_mpi_h comm);
+LWM2_EXPORT int PMPI_Neighbor_allgather_c(const void *sendbuf, lwm2_mpi_cnt sendcount,
+                                          lwm2_mpi_h sendtype, void *recvbuf,
+                                          lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype,
+                                          lwm2_mpi_h comm);
+LWM2_EXPORT int MPI_Ineighbor_allgather(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                                        void *recvbuf, int recvcount, lwm2_mpi_h recvtype,
+                                        lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int PMPI_Ineighbor_allgather(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                                         void *recvbuf, int recvcount, lwm2_mpi_h recvtype,
+                                         lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int MPI_Ineighbor_allgather_c(const void *sendbuf, lwm2_mpi_cnt sendcount,
+                                          lwm2_mpi_h sendtype, void *recvbuf,
+                                          lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype,
+                                          lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int PMPI_Ineighbor_allgather_c(const void *sendbuf, lwm2_mpi_cnt sendcount,
+                                           lwm2_mpi_h sendtype, void *recvbuf,
+                                           lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype,
+                                           lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int MPI_Neighbor_allgather_init(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                                            void *recvbuf, int recvcount, lwm2_mpi_h recvtype,
+                                            lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
+LWM2_EXPORT int PMPI_Neighbor_allgather_init(const void *sendbuf, int sendcount,
+                                             lwm2_mpi_h sendtype, void *recvbuf, int recvcount,
+                                             lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info,
+                                             void *request);
+LWM2_EXPORT int MPI_Neighbor_allgather_init_c(const void *sendbuf, lwm2_mpi_cnt sendcount,
+                                              lwm2_mpi_h sendtype, void *recvbuf,
+                                              lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype,
+                                              lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
+LWM2_EXPORT int PMPI_Neighbor_allgather_init_c(const void *sendbuf, lwm2_mpi_cnt sendcount,
+                                               lwm2_mpi_h sendtype, void *recvbuf,
+                                               lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype,
+                                               lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
+LWM2_EXPORT int MPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                                        void *recvbuf, const int *recvcounts, const int *displs,
+                                        lwm2_mpi_h recvtype, lwm2_mpi_h comm);
+LWM2_EXPORT int PMPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                                         void *recvbuf, const int *recvcounts, const int *displs,
+                                         lwm2_mpi_h recvtype, lwm2_mpi_h comm);
+LWM2_EXPORT int MPI_Neighbor_allgatherv_c(const void *sendbuf, lwm2_mpi_cnt sendcount,
+                                          lwm2_mpi_h sendtype, void *recvbuf,
+                                          const lwm2_mpi_cnt *recvcounts,
+                                          const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype,
+                                          lwm2_mpi_h comm);
+LWM2_EXPORT int PMPI_Neighbor_allgatherv_c(const void *sendbuf, lwm2_mpi_cnt sendcount,
+                                           lwm2_mpi_h sendtype, void *recvbuf,
+                                           const lwm2_mpi_cnt *recvcounts,
+                                           const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype,
+                                           lwm2_mpi_h comm);
+LWM2_EXPORT int MPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                                         void *recvbuf, const int *recvcounts, const int *displs,
+                                         lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int PMPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                                          void *recvbuf, const int *recvcounts, const int *displs,
+                                          lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int MPI_Ineighbor_allgatherv_c(const void *sendbuf, lwm2_mpi_cnt sendcount,
+                                           lwm2_mpi_h sendtype, void *recvbuf,
+                                           const lwm2_mpi_cnt *recvcounts,
+                                           const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype,
+                                           lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int PMPI_Ineighbor_allgatherv_c(const void *sendbuf, lwm2_mpi_cnt sendcount,
+                                            lwm2_mpi_h sendtype, void *recvbuf,
+                                            const lwm2_mpi_cnt *recvcounts,
+                                            const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype,
+                                            lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int MPI_Neighbor_allgatherv_init(const void *sendbuf, int sendcount,
+                                             lwm2_mpi_h sendtype, void *recvbuf,
+                                             const int *recvcounts, const int *displs,
+                                             lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info,
+                                             void *request);
+LWM2_EXPORT int PMPI_Neighbor_allgatherv_init(const void *sendbuf, int sendcount,
+                                              lwm2_mpi_h sendtype, void *recvbuf,
+                                              const int *recvcounts, const int *displs,
+                                              lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info,
+                                              void *request);
+LWM2_EXPORT int MPI_Neighbor_allgatherv_init_c(const void *sendbuf, lwm2_mpi_cnt sendcount,
+                                               lwm2_mpi_h sendtype, void *recvbuf,
+                                               const lwm2_mpi_cnt *recvcounts,
+                                               const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype,
+                                               lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
+LWM2_EXPORT int PMPI_Neighbor_allgatherv_init_c(const void *sendbuf, lwm2_mpi_cnt sendcount,
+                                                lwm2_mpi_h sendtype, void *recvbuf,
+                                                const lwm2_mpi_cnt *recvcounts,
+                                                const lwm2_mpi_cnt *displs, lwm2_mpi_h recvtype,
+                                                lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
+LWM2_EXPORT int MPI_Neighbor_alltoall(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                                      void *recvbuf, int recvcount, lwm2_mpi_h recvtype,
+                                      lwm2_mpi_h comm);
+LWM2_EXPORT int PMPI_Neighbor_alltoall(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                                       void *recvbuf, int recvcount, lwm2_mpi_h recvtype,
+                                       lwm2_mpi_h comm);
+LWM2_EXPORT int MPI_Neighbor_alltoall_c(const void *sendbuf, lwm2_mpi_cnt sendcount,
+                                        lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount,
+                                        lwm2_mpi_h recvtype, lwm2_mpi_h comm);
+LWM2_EXPORT int PMPI_Neighbor_alltoall_c(const void *sendbuf, lwm2_mpi_cnt sendcount,
+                                         lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount,
+                                         lwm2_mpi_h recvtype, lwm2_mpi_h comm);
+LWM2_EXPORT int MPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                                       void *recvbuf, int recvcount, lwm2_mpi_h recvtype,
+                                       lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int PMPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                                        void *recvbuf, int recvcount, lwm2_mpi_h recvtype,
+                                        lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int MPI_Ineighbor_alltoall_c(const void *sendbuf, lwm2_mpi_cnt sendcount,
+                                         lwm2_mpi_h sendtype, void *recvbuf, lwm2_mpi_cnt recvcount,
+                                         lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int PMPI_Ineighbor_alltoall_c(const void *sendbuf, lwm2_mpi_cnt sendcount,
+                                          lwm2_mpi_h sendtype, void *recvbuf,
+                                          lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype,
+                                          lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int MPI_Neighbor_alltoall_init(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                                           void *recvbuf, int recvcount, lwm2_mpi_h recvtype,
+                                           lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
+LWM2_EXPORT int PMPI_Neighbor_alltoall_init(const void *sendbuf, int sendcount, lwm2_mpi_h sendtype,
+                                            void *recvbuf, int recvcount, lwm2_mpi_h recvtype,
+                                            lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
+LWM2_EXPORT int MPI_Neighbor_alltoall_init_c(const void *sendbuf, lwm2_mpi_cnt sendcount,
+                                             lwm2_mpi_h sendtype, void *recvbuf,
+                                             lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype,
+                                             lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
+LWM2_EXPORT int PMPI_Neighbor_alltoall_init_c(const void *sendbuf, lwm2_mpi_cnt sendcount,
+                                              lwm2_mpi_h sendtype, void *recvbuf,
+                                              lwm2_mpi_cnt recvcount, lwm2_mpi_h recvtype,
+                                              lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
+LWM2_EXPORT int MPI_Neighbor_alltoallv(const void *sendbuf, const int *sendcounts,
+                                       const int *sdispls, lwm2_mpi_h sendtype, void *recvbuf,
+                                       const int *recvcounts, const int *rdispls,
+                                       lwm2_mpi_h recvtype, lwm2_mpi_h comm);
+LWM2_EXPORT int PMPI_Neighbor_alltoallv(const void *sendbuf, const int *sendcounts,
+                                        const int *sdispls, lwm2_mpi_h sendtype, void *recvbuf,
+                                        const int *recvcounts, const int *rdispls,
+                                        lwm2_mpi_h recvtype, lwm2_mpi_h comm);
+LWM2_EXPORT int MPI_Neighbor_alltoallv_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts,
+                                         const lwm2_mpi_cnt *sdispls, lwm2_mpi_h sendtype,
+                                         void *recvbuf, const lwm2_mpi_cnt *recvcounts,
+                                         const lwm2_mpi_cnt *rdispls, lwm2_mpi_h recvtype,
+                                         lwm2_mpi_h comm);
+LWM2_EXPORT int PMPI_Neighbor_alltoallv_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts,
+                                          const lwm2_mpi_cnt *sdispls, lwm2_mpi_h sendtype,
+                                          void *recvbuf, const lwm2_mpi_cnt *recvcounts,
+                                          const lwm2_mpi_cnt *rdispls, lwm2_mpi_h recvtype,
+                                          lwm2_mpi_h comm);
+LWM2_EXPORT int MPI_Ineighbor_alltoallv(const void *sendbuf, const int *sendcounts,
+                                        const int *sdispls, lwm2_mpi_h sendtype, void *recvbuf,
+                                        const int *recvcounts, const int *rdispls,
+                                        lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int PMPI_Ineighbor_alltoallv(const void *sendbuf, const int *sendcounts,
+                                         const int *sdispls, lwm2_mpi_h sendtype, void *recvbuf,
+                                         const int *recvcounts, const int *rdispls,
+                                         lwm2_mpi_h recvtype, lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int MPI_Ineighbor_alltoallv_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts,
+                                          const lwm2_mpi_cnt *sdispls, lwm2_mpi_h sendtype,
+                                          void *recvbuf, const lwm2_mpi_cnt *recvcounts,
+                                          const lwm2_mpi_cnt *rdispls, lwm2_mpi_h recvtype,
+                                          lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int PMPI_Ineighbor_alltoallv_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts,
+                                           const lwm2_mpi_cnt *sdispls, lwm2_mpi_h sendtype,
+                                           void *recvbuf, const lwm2_mpi_cnt *recvcounts,
+                                           const lwm2_mpi_cnt *rdispls, lwm2_mpi_h recvtype,
+                                           lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int MPI_Neighbor_alltoallv_init(const void *sendbuf, const int *sendcounts,
+                                            const int *sdispls, lwm2_mpi_h sendtype, void *recvbuf,
+                                            const int *recvcounts, const int *rdispls,
+                                            lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info,
+                                            void *request);
+LWM2_EXPORT int PMPI_Neighbor_alltoallv_init(const void *sendbuf, const int *sendcounts,
+                                             const int *sdispls, lwm2_mpi_h sendtype, void *recvbuf,
+                                             const int *recvcounts, const int *rdispls,
+                                             lwm2_mpi_h recvtype, lwm2_mpi_h comm, lwm2_mpi_h info,
+                                             void *request);
+LWM2_EXPORT int MPI_Neighbor_alltoallv_init_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts,
+                                              const lwm2_mpi_cnt *sdispls, lwm2_mpi_h sendtype,
+                                              void *recvbuf, const lwm2_mpi_cnt *recvcounts,
+                                              const lwm2_mpi_cnt *rdispls, lwm2_mpi_h recvtype,
+                                              lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
+LWM2_EXPORT int PMPI_Neighbor_alltoallv_init_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts,
+                                               const lwm2_mpi_cnt *sdispls, lwm2_mpi_h sendtype,
+                                               void *recvbuf, const lwm2_mpi_cnt *recvcounts,
+                                               const lwm2_mpi_cnt *rdispls, lwm2_mpi_h recvtype,
+                                               lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
+LWM2_EXPORT int MPI_Neighbor_alltoallw(const void *sendbuf, const int *sendcounts,
+                                       const lwm2_mpi_cnt *sdispls, const void *sendtypes,
+                                       void *recvbuf, const int *recvcounts,
+                                       const lwm2_mpi_cnt *rdispls, const void *recvtypes,
+                                       lwm2_mpi_h comm);
+LWM2_EXPORT int PMPI_Neighbor_alltoallw(const void *sendbuf, const int *sendcounts,
+                                        const lwm2_mpi_cnt *sdispls, const void *sendtypes,
+                                        void *recvbuf, const int *recvcounts,
+                                        const lwm2_mpi_cnt *rdispls, const void *recvtypes,
+                                        lwm2_mpi_h comm);
+LWM2_EXPORT int MPI_Neighbor_alltoallw_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts,
+                                         const lwm2_mpi_cnt *sdispls, const void *sendtypes,
+                                         void *recvbuf, const lwm2_mpi_cnt *recvcounts,
+                                         const lwm2_mpi_cnt *rdispls, const void *recvtypes,
+                                         lwm2_mpi_h comm);
+LWM2_EXPORT int PMPI_Neighbor_alltoallw_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts,
+                                          const lwm2_mpi_cnt *sdispls, const void *sendtypes,
+                                          void *recvbuf, const lwm2_mpi_cnt *recvcounts,
+                                          const lwm2_mpi_cnt *rdispls, const void *recvtypes,
+                                          lwm2_mpi_h comm);
+LWM2_EXPORT int MPI_Ineighbor_alltoallw(const void *sendbuf, const int *sendcounts,
+                                        const lwm2_mpi_cnt *sdispls, const void *sendtypes,
+                                        void *recvbuf, const int *recvcounts,
+                                        const lwm2_mpi_cnt *rdispls, const void *recvtypes,
+                                        lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int PMPI_Ineighbor_alltoallw(const void *sendbuf, const int *sendcounts,
+                                         const lwm2_mpi_cnt *sdispls, const void *sendtypes,
+                                         void *recvbuf, const int *recvcounts,
+                                         const lwm2_mpi_cnt *rdispls, const void *recvtypes,
+                                         lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int MPI_Ineighbor_alltoallw_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts,
+                                          const lwm2_mpi_cnt *sdispls, const void *sendtypes,
+                                          void *recvbuf, const lwm2_mpi_cnt *recvcounts,
+                                          const lwm2_mpi_cnt *rdispls, const void *recvtypes,
+                                          lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int PMPI_Ineighbor_alltoallw_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts,
+                                           const lwm2_mpi_cnt *sdispls, const void *sendtypes,
+                                           void *recvbuf, const lwm2_mpi_cnt *recvcounts,
+                                           const lwm2_mpi_cnt *rdispls, const void *recvtypes,
+                                           lwm2_mpi_h comm, void *request);
+LWM2_EXPORT int MPI_Neighbor_alltoallw_init(const void *sendbuf, const int *sendcounts,
+                                            const lwm2_mpi_cnt *sdispls, const void *sendtypes,
+                                            void *recvbuf, const int *recvcounts,
+                                            const lwm2_mpi_cnt *rdispls, const void *recvtypes,
+                                            lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
+LWM2_EXPORT int PMPI_Neighbor_alltoallw_init(const void *sendbuf, const int *sendcounts,
+                                             const lwm2_mpi_cnt *sdispls, const void *sendtypes,
+                                             void *recvbuf, const int *recvcounts,
+                                             const lwm2_mpi_cnt *rdispls, const void *recvtypes,
+                                             lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
+LWM2_EXPORT int MPI_Neighbor_alltoallw_init_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts,
+                                              const lwm2_mpi_cnt *sdispls, const void *sendtypes,
+                                              void *recvbuf, const lwm2_mpi_cnt *recvcounts,
+                                              const lwm2_mpi_cnt *rdispls, const void *recvtypes,
+                                              lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
+LWM2_EXPORT int PMPI_Neighbor_alltoallw_init_c(const void *sendbuf, const lwm2_mpi_cnt *sendcounts,
+                                               const lwm2_mpi_cnt *sdispls, const void *sendtypes,
+                                               void *recvbuf, const lwm2_mpi_cnt *recvcounts,
+                                               const lwm2_mpi_cnt *rdispls, const void *recvtypes,
+                                               lwm2_mpi_h comm, lwm2_mpi_h info, void *request);
+LWM2_EXPORT int MPI_File_read(lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype,
+                              void *status);
+LWM2_EXPORT int PMPI_File_read(lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype,
+                               void *status);
+LWM2_EXPORT int MPI_File_read_c(lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype,
+                                void *status);
+LWM2_EXPORT int PMPI_File_read_c(lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype,
+                                 void *status);
+LWM2_EXPORT int MPI_File_write(lwm2_mpi_h fh, const void *buf, int count, lwm2_mpi_h datatype,
+                               void *status);
+LWM2_EXPORT int PMPI_File_write(lwm2_mpi_h fh, const void *buf, int count, lwm2_mpi_h datatype,
+                                void *status);
+LWM2_EXPORT int MPI_File_write_c(lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count,
+                                 lwm2_mpi_h datatype, void *status);
+LWM2_EXPORT int PMPI_File_write_c(lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count,
+                                  lwm2_mpi_h datatype, void *status);
+LWM2_EXPORT int MPI_File_iread(lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype,
+                               void *request);
+LWM2_EXPORT int PMPI_File_iread(lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype,
+                                void *request);
+LWM2_EXPORT int MPI_File_iread_c(lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype,
+                                 void *request);
+LWM2_EXPORT int PMPI_File_iread_c(lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype,
+                                  void *request);
+LWM2_EXPORT int MPI_File_iwrite(lwm2_mpi_h fh, const void *buf, int count, lwm2_mpi_h datatype,
+                                void *request);
+LWM2_EXPORT int PMPI_File_iwrite(lwm2_mpi_h fh, const void *buf, int count, lwm2_mpi_h datatype,
+                                 void *request);
+LWM2_EXPORT int MPI_File_iwrite_c(lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count,
+                                  lwm2_mpi_h datatype, void *request);
+LWM2_EXPORT int PMPI_File_iwrite_c(lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count,
+                                   lwm2_mpi_h datatype, void *request);
+LWM2_EXPORT int MPI_File_read_all(lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype,
+                                  void *status);
+LWM2_EXPORT int PMPI_File_read_all(lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype,
+                                   void *status);
+LWM2_EXPORT int MPI_File_read_all_c(lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count,
+                                    lwm2_mpi_h datatype, void *status);
+LWM2_EXPORT int PMPI_File_read_all_c(lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count,
+                                     lwm2_mpi_h datatype, void *status);
+LWM2_EXPORT int MPI_File_write_all(lwm2_mpi_h fh, const void *buf, int count, lwm2_mpi_h datatype,
+                                   void *status);
+LWM2_EXPORT int PMPI_File_write_all(lwm2_mpi_h fh, const void *buf, int count, lwm2_mpi_h datatype,
+                                    void *status);
+LWM2_EXPORT int MPI_File_write_all_c(lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count,
+                                     lwm2_mpi_h datatype, void *status);
+LWM2_EXPORT int PMPI_File_write_all_c(lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count,
+                                      lwm2_mpi_h datatype, void *status);
+LWM2_EXPORT int MPI_File_iread_all(lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype,
+                                   void *request);
+LWM2_EXPORT int PMPI_File_iread_all(lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype,
+                                    void *request);
+LWM2_EXPORT int MPI_File_iread_all_c(lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count,
+                                     lwm2_mpi_h datatype, void *request);
+LWM2_EXPORT int PMPI_File_iread_all_c(lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count,
+                                      lwm2_mpi_h datatype, void *request);
+LWM2_EXPORT int MPI_File_iwrite_all(lwm2_mpi_h fh, const void *buf, int count, lwm2_mpi_h datatype,
+                                    void *request);
+LWM2_EXPORT int PMPI_File_iwrite_all(lwm2_mpi_h fh, const void *buf, int count, lwm2_mpi_h datatype,
+                                     void *request);
+LWM2_EXPORT int MPI_File_iwrite_all_c(lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count,
+                                      lwm2_mpi_h datatype, void *request);
+LWM2_EXPORT int PMPI_File_iwrite_all_c(lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count,
+                                       lwm2_mpi_h datatype, void *request);
+LWM2_EXPORT int MPI_File_read_at(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, int count,
+                                 lwm2_mpi_h datatype, void *status);
+LWM2_EXPORT int PMPI_File_read_at(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, int count,
+                                  lwm2_mpi_h datatype, void *status);
+LWM2_EXPORT int MPI_File_read_at_c(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf,
+                                   lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status);
+LWM2_EXPORT int PMPI_File_read_at_c(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf,
+                                    lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status);
+LWM2_EXPORT int MPI_File_write_at(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf, int count,
+                                  lwm2_mpi_h datatype, void *status);
+LWM2_EXPORT int PMPI_File_write_at(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf, int count,
+                                   lwm2_mpi_h datatype, void *status);
+LWM2_EXPORT int MPI_File_write_at_c(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf,
+                                    lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status);
+LWM2_EXPORT int PMPI_File_write_at_c(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf,
+                                     lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status);
+LWM2_EXPORT int MPI_File_iread_at(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, int count,
+                                  lwm2_mpi_h datatype, void *request);
+LWM2_EXPORT int PMPI_File_iread_at(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, int count,
+                                   lwm2_mpi_h datatype, void *request);
+LWM2_EXPORT int MPI_File_iread_at_c(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf,
+                                    lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request);
+LWM2_EXPORT int PMPI_File_iread_at_c(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf,
+                                     lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request);
+LWM2_EXPORT int MPI_File_iwrite_at(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf, int count,
+                                   lwm2_mpi_h datatype, void *request);
+LWM2_EXPORT int PMPI_File_iwrite_at(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf, int count,
+                                    lwm2_mpi_h datatype, void *request);
+LWM2_EXPORT int MPI_File_iwrite_at_c(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf,
+                                     lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request);
+LWM2_EXPORT int PMPI_File_iwrite_at_c(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf,
+                                      lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request);
+LWM2_EXPORT int MPI_File_read_at_all(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, int count,
+                                     lwm2_mpi_h datatype, void *status);
+LWM2_EXPORT int PMPI_File_read_at_all(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, int count,
+                                      lwm2_mpi_h datatype, void *status);
+LWM2_EXPORT int MPI_File_read_at_all_c(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf,
+                                       lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status);
+LWM2_EXPORT int PMPI_File_read_at_all_c(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf,
+                                        lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status);
+LWM2_EXPORT int MPI_File_write_at_all(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf,
+                                      int count, lwm2_mpi_h datatype, void *status);
+LWM2_EXPORT int PMPI_File_write_at_all(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf,
+                                       int count, lwm2_mpi_h datatype, void *status);
+LWM2_EXPORT int MPI_File_write_at_all_c(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf,
+                                        lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status);
+LWM2_EXPORT int PMPI_File_write_at_all_c(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf,
+                                         lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *status);
+LWM2_EXPORT int MPI_File_iread_at_all(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, int count,
+                                      lwm2_mpi_h datatype, void *request);
+LWM2_EXPORT int PMPI_File_iread_at_all(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, int count,
+                                       lwm2_mpi_h datatype, void *request);
+LWM2_EXPORT int MPI_File_iread_at_all_c(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf,
+                                        lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request);
+LWM2_EXPORT int PMPI_File_iread_at_all_c(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf,
+                                         lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request);
+LWM2_EXPORT int MPI_File_iwrite_at_all(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf,
+                                       int count, lwm2_mpi_h datatype, void *request);
+LWM2_EXPORT int PMPI_File_iwrite_at_all(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf,
+                                        int count, lwm2_mpi_h datatype, void *request);
+LWM2_EXPORT int MPI_File_iwrite_at_all_c(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf,
+                                         lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request);
+LWM2_EXPORT int PMPI_File_iwrite_at_all_c(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf,
+                                          lwm2_mpi_cnt count, lwm2_mpi_h datatype, void *request);
+LWM2_EXPORT int MPI_File_read_shared(lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype,
+                                     void *status);
+LWM2_EXPORT int PMPI_File_read_shared(lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype,
+                                      void *status);
+LWM2_EXPORT int MPI_File_read_shared_c(lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count,
+                                       lwm2_mpi_h datatype, void *status);
+LWM2_EXPORT int PMPI_File_read_shared_c(lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count,
+                                        lwm2_mpi_h datatype, void *status);
+LWM2_EXPORT int MPI_File_write_shared(lwm2_mpi_h fh, const void *buf, int count,
+                                      lwm2_mpi_h datatype, void *status);
+LWM2_EXPORT int PMPI_File_write_shared(lwm2_mpi_h fh, const void *buf, int count,
+                                       lwm2_mpi_h datatype, void *status);
+LWM2_EXPORT int MPI_File_write_shared_c(lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count,
+                                        lwm2_mpi_h datatype, void *status);
+LWM2_EXPORT int PMPI_File_write_shared_c(lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count,
+                                         lwm2_mpi_h datatype, void *status);
+LWM2_EXPORT int MPI_File_read_ordered(lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype,
+                                      void *status);
+LWM2_EXPORT int PMPI_File_read_ordered(lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype,
+                                       void *status);
+LWM2_EXPORT int MPI_File_read_ordered_c(lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count,
+                                        lwm2_mpi_h datatype, void *status);
+LWM2_EXPORT int PMPI_File_read_ordered_c(lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count,
+                                         lwm2_mpi_h datatype, void *status);
+LWM2_EXPORT int MPI_File_write_ordered(lwm2_mpi_h fh, const void *buf, int count,
+                                       lwm2_mpi_h datatype, void *status);
+LWM2_EXPORT int PMPI_File_write_ordered(lwm2_mpi_h fh, const void *buf, int count,
+                                        lwm2_mpi_h datatype, void *status);
+LWM2_EXPORT int MPI_File_write_ordered_c(lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count,
+                                         lwm2_mpi_h datatype, void *status);
+LWM2_EXPORT int PMPI_File_write_ordered_c(lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count,
+                                          lwm2_mpi_h datatype, void *status);
+LWM2_EXPORT int MPI_File_iread_shared(lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype,
+                                      void *request);
+LWM2_EXPORT int PMPI_File_iread_shared(lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype,
+                                       void *request);
+LWM2_EXPORT int MPI_File_iread_shared_c(lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count,
+                                        lwm2_mpi_h datatype, void *request);
+LWM2_EXPORT int PMPI_File_iread_shared_c(lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count,
+                                         lwm2_mpi_h datatype, void *request);
+LWM2_EXPORT int MPI_File_iwrite_shared(lwm2_mpi_h fh, const void *buf, int count,
+                                       lwm2_mpi_h datatype, void *request);
+LWM2_EXPORT int PMPI_File_iwrite_shared(lwm2_mpi_h fh, const void *buf, int count,
+                                        lwm2_mpi_h datatype, void *request);
+LWM2_EXPORT int MPI_File_iwrite_shared_c(lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count,
+                                         lwm2_mpi_h datatype, void *request);
+LWM2_EXPORT int PMPI_File_iwrite_shared_c(lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count,
+                                          lwm2_mpi_h datatype, void *request);
 LWM2_EXPORT int MPI_File_read_all_begin(lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype);
 LWM2_EXPORT int PMPI_File_read_all_begin(lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype);
-LWM2_EXPORT int MPI_File_read_all_begin_c(lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype);
-LWM2_EXPORT int PMPI_File_read_all_begin_c(lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype);
-LWM2_EXPORT int MPI_File_write_all_begin(lwm2_mpi_h fh, const void *buf, int count, lwm2_mpi_h datatype);
-LWM2_EXPORT int PMPI_File_write_all_begin(lwm2_mpi_h fh, const void *buf, int count, lwm2_mpi_h datatype);
-LWM2_EXPORT int MPI_File_write_all_begin_c(lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype);
-LWM2_EXPORT int PMPI_File_write_all_begin_c(lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype);
+LWM2_EXPORT int MPI_File_read_all_begin_c(lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count,
+                                          lwm2_mpi_h datatype);
+LWM2_EXPORT int PMPI_File_read_all_begin_c(lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count,
+                                           lwm2_mpi_h datatype);
+LWM2_EXPORT int MPI_File_write_all_begin(lwm2_mpi_h fh, const void *buf, int count,
+                                         lwm2_mpi_h datatype);
+LWM2_EXPORT int PMPI_File_write_all_begin(lwm2_mpi_h fh, const void *buf, int count,
+                                          lwm2_mpi_h datatype);
+LWM2_EXPORT int MPI_File_write_all_begin_c(lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count,
+                                           lwm2_mpi_h datatype);
+LWM2_EXPORT int PMPI_File_write_all_begin_c(lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count,
+                                            lwm2_mpi_h datatype);
 LWM2_EXPORT int MPI_File_read_all_end(lwm2_mpi_h fh, void *buf, void *status);
 LWM2_EXPORT int PMPI_File_read_all_end(lwm2_mpi_h fh, void *buf, void *status);
 LWM2_EXPORT int MPI_File_write_all_end(lwm2_mpi_h fh, const void *buf, void *status);
 LWM2_EXPORT int PMPI_File_write_all_end(lwm2_mpi_h fh, const void *buf, void *status);
-LWM2_EXPORT int MPI_File_read_at_all_begin(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, int count, lwm2_mpi_h datatype);
-LWM2_EXPORT int PMPI_File_read_at_all_begin(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, int count, lwm2_mpi_h datatype);
-LWM2_EXPORT int MPI_File_read_at_all_begin_c(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype);
-LWM2_EXPORT int PMPI_File_read_at_all_begin_c(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype);
-LWM2_EXPORT int MPI_File_write_at_all_begin(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf, int count, lwm2_mpi_h datatype);
-LWM2_EXPORT int PMPI_File_write_at_all_begin(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf, int count, lwm2_mpi_h datatype);
-LWM2_EXPORT int MPI_File_write_at_all_begin_c(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype);
-LWM2_EXPORT int PMPI_File_write_at_all_begin_c(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype);
+LWM2_EXPORT int MPI_File_read_at_all_begin(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf, int count,
+                                           lwm2_mpi_h datatype);
+LWM2_EXPORT int PMPI_File_read_at_all_begin(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf,
+                                            int count, lwm2_mpi_h datatype);
+LWM2_EXPORT int MPI_File_read_at_all_begin_c(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf,
+                                             lwm2_mpi_cnt count, lwm2_mpi_h datatype);
+LWM2_EXPORT int PMPI_File_read_at_all_begin_c(lwm2_mpi_h fh, lwm2_mpi_cnt offset, void *buf,
+                                              lwm2_mpi_cnt count, lwm2_mpi_h datatype);
+LWM2_EXPORT int MPI_File_write_at_all_begin(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf,
+                                            int count, lwm2_mpi_h datatype);
+LWM2_EXPORT int PMPI_File_write_at_all_begin(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf,
+                                             int count, lwm2_mpi_h datatype);
+LWM2_EXPORT int MPI_File_write_at_all_begin_c(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf,
+                                              lwm2_mpi_cnt count, lwm2_mpi_h datatype);
+LWM2_EXPORT int PMPI_File_write_at_all_begin_c(lwm2_mpi_h fh, lwm2_mpi_cnt offset, const void *buf,
+                                               lwm2_mpi_cnt count, lwm2_mpi_h datatype);
 LWM2_EXPORT int MPI_File_read_at_all_end(lwm2_mpi_h fh, void *buf, void *status);
 LWM2_EXPORT int PMPI_File_read_at_all_end(lwm2_mpi_h fh, void *buf, void *status);
 LWM2_EXPORT int MPI_File_write_at_all_end(lwm2_mpi_h fh, const void *buf, void *status);
 LWM2_EXPORT int PMPI_File_write_at_all_end(lwm2_mpi_h fh, const void *buf, void *status);
-LWM2_EXPORT int MPI_File_read_ordered_begin(lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype);
-LWM2_EXPORT int PMPI_File_read_ordered_begin(lwm2_mpi_h fh, void *buf, int count, lwm2_mpi_h datatype);
-LWM2_EXPORT int MPI_File_read_ordered_begin_c(lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype);
-LWM2_EXPORT int PMPI_File_read_ordered_begin_c(lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype);
-LWM2_EXPORT int MPI_File_write_ordered_begin(lwm2_mpi_h fh, const void *buf, int count, lwm2_mpi_h datatype);
-LWM2_EXPORT int PMPI_File_write_ordered_begin(lwm2_mpi_h fh, const void *buf, int count, lwm2_mpi_h datatype);
-LWM2_EXPORT int MPI_File_write_ordered_begin_c(lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype);
-LWM2_EXPORT int PMPI_File_write_ordered_begin_c(lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count, lwm2_mpi_h datatype);
+LWM2_EXPORT int MPI_File_read_ordered_begin(lwm2_mpi_h fh, void *buf, int count,
+                                            lwm2_mpi_h datatype);
+LWM2_EXPORT int PMPI_File_read_ordered_begin(lwm2_mpi_h fh, void *buf, int count,
+                                             lwm2_mpi_h datatype);
+LWM2_EXPORT int MPI_File_read_ordered_begin_c(lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count,
+                                              lwm2_mpi_h datatype);
+LWM2_EXPORT int PMPI_File_read_ordered_begin_c(lwm2_mpi_h fh, void *buf, lwm2_mpi_cnt count,
+                                               lwm2_mpi_h datatype);
+LWM2_EXPORT int MPI_File_write_ordered_begin(lwm2_mpi_h fh, const void *buf, int count,
+                                             lwm2_mpi_h datatype);
+LWM2_EXPORT int PMPI_File_write_ordered_begin(lwm2_mpi_h fh, const void *buf, int count,
+                                              lwm2_mpi_h datatype);
+LWM2_EXPORT int MPI_File_write_ordered_begin_c(lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count,
+                                               lwm2_mpi_h datatype);
+LWM2_EXPORT int PMPI_File_write_ordered_begin_c(lwm2_mpi_h fh, const void *buf, lwm2_mpi_cnt count,
+                                                lwm2_mpi_h datatype);
 LWM2_EXPORT int MPI_File_read_ordered_end(lwm2_mpi_h fh, void *buf, void *status);
 LWM2_EXPORT int PMPI_File_read_ordered_end(lwm2_mpi_h fh, void *buf, void *status);
 LWM2_EXPORT int MPI_File_write_ordered_end(lwm2_mpi_h fh, const void *buf, void *status);
 LWM2_EXPORT int PMPI_File_write_ordered_end(lwm2_mpi_h fh, const void *buf, void *status);
-LWM2_EXPORT int MPI_File_open(lwm2_mpi_h comm, const char *filename, int amode, lwm2_mpi_h info, void *fh);
-LWM2_EXPORT int PMPI_File_open(lwm2_mpi_h comm, const char *filename, int amode, lwm2_mpi_h info, void *fh);
+LWM2_EXPORT int MPI_File_open(lwm2_mpi_h comm, const char *filename, int amode, lwm2_mpi_h info,
+                              void *fh);
+LWM2_EXPORT int PMPI_File_open(lwm2_mpi_h comm, const char *filename, int amode, lwm2_mpi_h info,
+                               void *fh);
 LWM2_EXPORT int MPI_File_close(void *fh);
 LWM2_EXPORT int PMPI_File_close(void *fh);
 LWM2_EXPORT int MPI_File_sync(lwm2_mpi_h fh);
 LWM2_EXPORT int PMPI_File_sync(lwm2_mpi_h fh);
-LWM2_EXPORT int MPI_File_set_view(lwm2_mpi_h fh, lwm2_mpi_cnt disp, lwm2_mpi_h etype, lwm2_mpi_h filetype, const char *datarep, lwm2_mpi_h info);
-LWM2_EXPORT int PMPI_File_set_view(lwm2_mpi_h fh, lwm2_mpi_cnt disp, lwm2_mpi_h etype, lwm2_mpi_h filetype, const char *datarep, lwm2_mpi_h info);
+LWM2_EXPORT int MPI_File_set_view(lwm2_mpi_h fh, lwm2_mpi_cnt disp, lwm2_mpi_h etype,
+                                  lwm2_mpi_h filetype, const char *datarep, lwm2_mpi_h info);
+LWM2_EXPORT int PMPI_File_set_view(lwm2_mpi_h fh, lwm2_mpi_cnt disp, lwm2_mpi_h etype,
+                                   lwm2_mpi_h filetype, const char *datarep, lwm2_mpi_h info);
 LWM2_EXPORT int MPI_Init(void *argc, void *argv);
 LWM2_EXPORT int PMPI_Init(void *argc, void *argv);
 LWM2_EXPORT int MPI_Init_thread(void *argc, void *argv, int required, int *provided);

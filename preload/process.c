@@ -43,12 +43,17 @@ static int runtime_cb(struct dl_phdr_info *info, size_t size, void *arg)
 		const char *prefix;
 		uint32_t flag;
 	} libs[] = {
-		{"libgomp.", LWM2_RT_OPENMP},   {"libomp.", LWM2_RT_OPENMP},
-		{"libiomp5.", LWM2_RT_OPENMP},  {"libgfortran.", LWM2_RT_FORTRAN},
-		{"libifcore", LWM2_RT_FORTRAN}, {"libflang", LWM2_RT_FORTRAN},
-		{"libstdc++.", LWM2_RT_CXX},    {"libc++.", LWM2_RT_CXX},
-		{"libcudart.", LWM2_RT_CUDA},   {"libcuda.", LWM2_RT_CUDA},
-		{"libpapi.", 0},
+	    {"libgomp.", LWM2_RT_OPENMP},
+	    {"libomp.", LWM2_RT_OPENMP},
+	    {"libiomp5.", LWM2_RT_OPENMP},
+	    {"libgfortran.", LWM2_RT_FORTRAN},
+	    {"libifcore", LWM2_RT_FORTRAN},
+	    {"libflang", LWM2_RT_FORTRAN},
+	    {"libstdc++.", LWM2_RT_CXX},
+	    {"libc++.", LWM2_RT_CXX},
+	    {"libcudart.", LWM2_RT_CUDA},
+	    {"libcuda.", LWM2_RT_CUDA},
+	    {"libpapi.", 0},
 	};
 	uint32_t *rt = arg;
 	const char *base;
@@ -86,7 +91,7 @@ void lwm2_finish(enum lwm2_end how, int status, int sig, bool sigctx)
 	if (!lwm2_p.img || !atomic_load(&lwm2_on) || !lwm2_here())
 		return;
 	if (how != LWM2_END_CHECKPOINT ? atomic_exchange(&lwm2_p.finished, 1) != 0
-				       : atomic_load(&lwm2_p.finished) != 0)
+	                               : atomic_load(&lwm2_p.finished) != 0)
 		return;
 	if (!sigctx) {
 		lwm2_for_each_module(m) if (m->slice_end) m->slice_end();
@@ -168,8 +173,8 @@ void lwm2_process_init(void)
  * parent's memory. */
 static void *real_fn[8];
 enum { R_EXECVE, R_EXECV, R_EXECVP, R_EXECVPE, R_EXECVEAT, R_FEXECVE, R_UNSHARE, R_SETNS };
-static const char *const real_names[8] = {"execve", "execv",    "execvp",  "execvpe",
-					  "execveat", "fexecve", "unshare", "setns"};
+static const char *const real_names[8] = {"execve",   "execv",   "execvp",  "execvpe",
+                                          "execveat", "fexecve", "unshare", "setns"};
 
 static void resolve_reals(void)
 {
@@ -282,7 +287,7 @@ LWM2_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[]
 }
 
 LWM2_EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *const envp[],
-			 int flags)
+                         int flags)
 {
 	bool p;
 	int rc;
@@ -388,10 +393,10 @@ LWM2_EXPORT int execle(const char *path, const char *arg, ...)
  * and shares nothing with our storage); the record is brought up to date
  * so that it is current while the child runs. */
 typedef int (*spawn_fn)(pid_t *, const char *, const posix_spawn_file_actions_t *,
-			const posix_spawnattr_t *, char *const[], char *const[]);
+                        const posix_spawnattr_t *, char *const[], char *const[]);
 
 LWM2_EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
-			    const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
+                            const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
 {
 	static spawn_fn real;
 
@@ -404,7 +409,7 @@ LWM2_EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file
 }
 
 LWM2_EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *fa,
-			     const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
+                             const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
 {
 	static spawn_fn real;
 

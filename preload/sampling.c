@@ -85,9 +85,9 @@ static void sample_handler(int sig, siginfo_t *si, void *uc)
 
 		if (m >= LWM2_NEARMARKS)
 			m = LWM2_EARMARK_compute;
-		atomic_store_explicit(&t->samples[m],
-				      atomic_load_explicit(&t->samples[m], memory_order_relaxed) + n,
-				      memory_order_relaxed);
+		atomic_store_explicit(
+		    &t->samples[m], atomic_load_explicit(&t->samples[m], memory_order_relaxed) + n,
+		    memory_order_relaxed);
 	}
 	errno = saved;
 }
@@ -128,7 +128,7 @@ void lwm2_sampling_thread_start(struct lwm2_thread *t)
 	sev.sigev_notify_thread_id = t->tid;
 	if (timer_create(CLOCK_THREAD_CPUTIME_ID, &sev, &t->timer) != 0) {
 		lwm2_debug("lwm2: sampling: couldn't create a timer for thread %d: %s", t->tid,
-			   strerror(errno));
+		           strerror(errno));
 		return;
 	}
 	its = period();
@@ -350,7 +350,7 @@ LWM2_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction
 			sampling_backoff(sig);
 			rc = lwm2_real_sigaction(sig, act, NULL);
 		} else if (act->sa_handler == SIG_IGN ||
-			   (vs[sig].fault && act->sa_handler != SIG_DFL)) {
+		           (vs[sig].fault && act->sa_handler != SIG_DFL)) {
 			rc = lwm2_real_sigaction(sig, act, NULL);
 			if (rc == 0)
 				vs[sig].ours = false;

@@ -20,7 +20,7 @@ __thread struct lwm2_thread *lwm2_self __attribute__((tls_model("initial-exec"))
 
 /* Chunks of the pool; at most this many threads are measured at once, the
  * memory budget (about 1.4 KiB per thread, touched only when used). */
-#define POOL_CHUNK 64
+#define POOL_CHUNK      64
 #define POOL_MAX_CHUNKS 64
 
 static struct lwm2_thread *chunks[POOL_MAX_CHUNKS];
@@ -49,7 +49,7 @@ static struct lwm2_thread *pool_get(void)
 		if (nchunks == POOL_MAX_CHUNKS)
 			return NULL;
 		p = mmap(NULL, POOL_CHUNK * sizeof(*t), PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		         MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (p == MAP_FAILED)
 			return NULL;
 		chunks[nchunks++] = p;
@@ -207,7 +207,7 @@ static void *trampoline(void *p)
 }
 
 LWM2_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *),
-			       void *arg)
+                               void *arg)
 {
 	struct trampoline *tr;
 	int rc;

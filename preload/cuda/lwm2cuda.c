@@ -28,8 +28,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#define EXPORT __attribute__((visibility("default")))
-#define BUF_SIZE (256u * 1024u)
+#define EXPORT    __attribute__((visibility("default")))
+#define BUF_SIZE  (256u * 1024u)
 #define BUF_ALIGN 8u
 
 static struct {
@@ -46,7 +46,7 @@ static _Atomic int active;
 
 /* cudaGetDeviceCount / cuDeviceGetCount: the first thing a program asks. */
 static void device_count_result(CUpti_CallbackDomain dom, CUpti_CallbackId id,
-				const CUpti_CallbackData *cb)
+                                const CUpti_CallbackData *cb)
 {
 	if (dom == CUPTI_CB_DOMAIN_RUNTIME_API &&
 	    id == CUPTI_RUNTIME_TRACE_CBID_cudaGetDeviceCount_v3020) {
@@ -58,8 +58,8 @@ static void device_count_result(CUpti_CallbackDomain dom, CUpti_CallbackId id,
 		else
 			lw.device(LWM2_CUDA_DEVICE_NONE);
 	} else if (dom == CUPTI_CB_DOMAIN_DRIVER_API &&
-		   (id == CUPTI_DRIVER_TRACE_CBID_cuDeviceGetCount ||
-		    id == CUPTI_DRIVER_TRACE_CBID_cuInit)) {
+	           (id == CUPTI_DRIVER_TRACE_CBID_cuDeviceGetCount ||
+	            id == CUPTI_DRIVER_TRACE_CBID_cuInit)) {
 		CUresult rc = *(const CUresult *)cb->functionReturnValue;
 
 		if (rc == CUDA_ERROR_NO_DEVICE)
@@ -68,13 +68,13 @@ static void device_count_result(CUpti_CallbackDomain dom, CUpti_CallbackId id,
 			const cuDeviceGetCount_params *p = cb->functionParams;
 
 			lw.device(p->count && *p->count > 0 ? LWM2_CUDA_DEVICE_SEEN
-							     : LWM2_CUDA_DEVICE_NONE);
+			                                    : LWM2_CUDA_DEVICE_NONE);
 		}
 	}
 }
 
 static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain dom, CUpti_CallbackId id,
-				 const void *data)
+                                 const void *data)
 {
 	(void)userdata;
 	if (!atomic_load_explicit(&active, memory_order_relaxed))
@@ -125,7 +125,7 @@ static enum lwm2_cuda_copy direction(uint8_t copy_kind)
 }
 
 static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size,
-				      size_t valid)
+                                      size_t valid)
 {
 	CUpti_Activity *rec = NULL;
 
@@ -137,7 +137,7 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
 			const CUpti_ActivityMemcpy6 *m = (const CUpti_ActivityMemcpy6 *)rec;
 
 			lw.transfer(direction(m->copyKind), m->copyCount ? m->copyCount : 1,
-				    m->bytes);
+			            m->bytes);
 		} else if (rec->kind == CUPTI_ACTIVITY_KIND_MEMCPY2) {
 			const CUpti_ActivityMemcpyPtoP4 *m = (const CUpti_ActivityMemcpyPtoP4 *)rec;
 
@@ -186,7 +186,7 @@ EXPORT int InitializeInjection(void)
 		return 1;
 	}
 	cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
-			    CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
+	                    CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
 	if (cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed) == CUPTI_SUCCESS) {
 		cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY);
 		cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY2);

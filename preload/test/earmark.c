@@ -105,14 +105,16 @@ int main(int argc, char **argv)
 	/* 2 s of CPU at 100 Hz: about 200 samples, 100 on each thread.  The
 	 * kernel checks CPU timers at its tick, so single samples move by a
 	 * tick; the shares are checked with room for that. */
-	ok(total >= 170 && total <= 230, "about 200 samples in all (%llu)", (unsigned long long)total);
+	ok(total >= 170 && total <= 230, "about 200 samples in all (%llu)",
+	   (unsigned long long)total);
 	ok(s[LWM2_EARMARK_mpi] >= 85 && s[LWM2_EARMARK_mpi] <= 115,
 	   "the thread inside MPI: about 100 samples");
-	ok(smain && s[LWM2_EARMARK_io] * 100 >= 20 * smain && s[LWM2_EARMARK_io] * 100 <= 40 * smain,
+	ok(smain && s[LWM2_EARMARK_io] * 100 >= 20 * smain &&
+	       s[LWM2_EARMARK_io] * 100 <= 40 * smain,
 	   "30 %% of the main thread inside I/O: share %.1f %%",
 	   smain ? 100.0 * (double)s[LWM2_EARMARK_io] / (double)smain : 0.0);
 	ok(smain && s[LWM2_EARMARK_compute] * 100 >= 60 * smain &&
-		   s[LWM2_EARMARK_compute] * 100 <= 80 * smain,
+	       s[LWM2_EARMARK_compute] * 100 <= 80 * smain,
 	   "70 %% of the main thread outside: share %.1f %%",
 	   smain ? 100.0 * (double)s[LWM2_EARMARK_compute] / (double)smain : 0.0);
 	ok(smain == s[LWM2_EARMARK_io] + s[LWM2_EARMARK_compute],

@@ -103,8 +103,8 @@ int main(int argc, char **argv)
 			int found;
 			long long got = field(r, key, &found);
 			int good = found && ((strcmp(op, "=") == 0 && got == want) ||
-					     (strcmp(op, ">=") == 0 && got >= want) ||
-					     (strcmp(op, "<=") == 0 && got <= want));
+			                     (strcmp(op, ">=") == 0 && got >= want) ||
+			                     (strcmp(op, "<=") == 0 && got <= want));
 
 			if (!ok(good, "%s: rank %d: %s %s %lld", label, rank, key, op, want))
 				diag("  got %lld%s", got, found ? "" : " (unknown key)");

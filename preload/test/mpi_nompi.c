@@ -12,7 +12,8 @@ int main(void)
 	if (!f)
 		return 2;
 	while (fgets(line, sizeof line, f))
-		if (strstr(line, "libmpi") || strstr(line, "libmpich") || strstr(line, "libopen-pal"))
+		if (strstr(line, "libmpi") || strstr(line, "libmpich") ||
+		    strstr(line, "libopen-pal"))
 			found = 1, fputs(line, stderr);
 	fclose(f);
 	printf(found ? "libmpi mapped" : "no MPI library mapped");

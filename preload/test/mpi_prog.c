@@ -44,9 +44,10 @@ static void expect_file(const char *extra)
 		die("cannot write the expect file");
 	fprintf(f, "mpi_size = %d\n", size);
 	fprintf(f, "mpi_p2p_calls = %llu\nmpi_p2p_bytes_sent = %llu\nmpi_p2p_bytes_recv = %llu\n",
-		p2p_calls, p2p_sent, p2p_recv);
-	fprintf(f, "mpi_coll_calls = %llu\nmpi_coll_bytes_sent = %llu\nmpi_coll_bytes_recv = %llu\n",
-		coll_calls, coll_sent, coll_recv);
+	        p2p_calls, p2p_sent, p2p_recv);
+	fprintf(f,
+	        "mpi_coll_calls = %llu\nmpi_coll_bytes_sent = %llu\nmpi_coll_bytes_recv = %llu\n",
+	        coll_calls, coll_sent, coll_recv);
 	fprintf(f, "mpiio_read_calls = %llu\nmpiio_read_bytes = %llu\n", rd_calls, rd_bytes);
 	fprintf(f, "mpiio_write_calls = %llu\nmpiio_write_bytes = %llu\n", wr_calls, wr_bytes);
 	fprintf(f, "mpiio_meta_calls = %llu\nmpi_other_calls = %llu\n", meta_calls, other_calls);
@@ -113,7 +114,7 @@ static void mode_p2p(void)
 		MPI_Buffer_detach(&b, &bs);
 	}
 	MPI_Sendrecv(buf, 16, MPI_DOUBLE, peer, 4, big, 16, MPI_DOUBLE, peer, 4, MPI_COMM_WORLD,
-		     MPI_STATUS_IGNORE);
+	             MPI_STATUS_IGNORE);
 	p2p(1, 128, 128);
 	MPI_Sendrecv_replace(big, 8, MPI_INT, peer, 5, peer, 5, MPI_COMM_WORLD, &st);
 	p2p(1, 32, 32);
@@ -334,7 +335,7 @@ static void mode_coll(void)
 	/* neighbourhood: a periodic ring, two neighbours */
 	{
 		MPI_Comm ring;
-		int dims[1] = { size }, periods[1] = { 1 };
+		int dims[1] = {size}, periods[1] = {1};
 
 		MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periods, 0, &ring);
 		MPI_Neighbor_alltoall(sb, 3, MPI_INT, rb, 3, MPI_INT, ring);
@@ -376,7 +377,7 @@ static void mode_io(void)
 	MPI_File_sync(fh);
 	meta_calls++;
 	MPI_File_read_at_all(fh, (MPI_Offset)((rank + 1) % size) * 4096, buf, 1024, MPI_INT,
-			     MPI_STATUS_IGNORE);
+	                     MPI_STATUS_IGNORE);
 	rd_calls++, rd_bytes += 4096;
 	/* a read past the end counts what it got */
 	MPI_File_read_at(fh, (MPI_Offset)size * 4096 - 100, buf, 1000, MPI_BYTE, &st);
@@ -409,7 +410,7 @@ static void *thread_main(void *arg)
 
 	for (long i = 0; i < titer; i++) {
 		MPI_Sendrecv(&out, 1, MPI_DOUBLE, peer, tag, &in, 1, MPI_DOUBLE, peer, tag,
-			     MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+		             MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 		MPI_Irecv(&in, 1, MPI_DOUBLE, peer, tag + 100, MPI_COMM_WORLD, &rq[0]);
 		MPI_Isend(&out, 1, MPI_DOUBLE, peer, tag + 100, MPI_COMM_WORLD, &rq[1]);
 		MPI_Waitall(2, rq, MPI_STATUSES_IGNORE);

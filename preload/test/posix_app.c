@@ -91,22 +91,22 @@ static int s_stdio(void)
 	if (!fp)
 		return 1;
 	for (int i = 0; i < 10; i++)
-		fwrite("abcdef", 2, 3, fp);         /* 10 calls, 60 B */
-	fputs("hello\n", fp);                       /* 6 */
-	fputc('a', fp);                             /* 1 */
-	putc('b', fp);                              /* 1 */
-	fprintf(fp, "%d-%s\n", 42, "xy");           /* 6 */
+		fwrite("abcdef", 2, 3, fp); /* 10 calls, 60 B */
+	fputs("hello\n", fp);               /* 6 */
+	fputc('a', fp);                     /* 1 */
+	putc('b', fp);                      /* 1 */
+	fprintf(fp, "%d-%s\n", 42, "xy");   /* 6 */
 	fflush(fp);
 	fseek(fp, 0, SEEK_SET);
-	if (fread(buf, 6, 10, fp) != 10)            /* 1 call, 60 B */
+	if (fread(buf, 6, 10, fp) != 10) /* 1 call, 60 B */
 		return 1;
-	if (!fgets(buf, sizeof buf, fp))            /* 6 */
+	if (!fgets(buf, sizeof buf, fp)) /* 6 */
 		return 1;
-	fgetc(fp);                                  /* 1 */
-	getc(fp);                                   /* 1 */
-	if (getline(&line, &cap, fp) != 6)          /* 6 */
+	fgetc(fp);                         /* 1 */
+	getc(fp);                          /* 1 */
+	if (getline(&line, &cap, fp) != 6) /* 6 */
 		return 1;
-	if (fgetc(fp) != EOF)                       /* 1 call, 0 B */
+	if (fgetc(fp) != EOF) /* 1 call, 0 B */
 		return 1;
 	free(line);
 	printf("%s", buf);
@@ -123,8 +123,8 @@ static int s_notfile(void)
 	if (null < 0 || !fp || pipe(p) || socketpair(AF_UNIX, SOCK_STREAM, 0, sp))
 		return 1;
 	for (int i = 0; i < 100; i++) {
-		if (write(null, "x", 1) != 1 || write(p[1], "x", 1) != 1 || read(p[0], &c, 1) != 1 ||
-		    write(sp[0], "x", 1) != 1 || read(sp[1], &c, 1) != 1)
+		if (write(null, "x", 1) != 1 || write(p[1], "x", 1) != 1 ||
+		    read(p[0], &c, 1) != 1 || write(sp[0], "x", 1) != 1 || read(sp[1], &c, 1) != 1)
 			return 1;
 		fputc('x', fp);
 	}
@@ -173,8 +173,7 @@ static int s_errno(void)
 	r = write(-1, &c, 1);
 	printf("write -1: %zd %s\n", r, strerrorname_np(errno));
 	errno = 0;
-	printf("open missing: %d %s\n", open(path("missing/x"), O_RDONLY),
-	       strerrorname_np(errno));
+	printf("open missing: %d %s\n", open(path("missing/x"), O_RDONLY), strerrorname_np(errno));
 	return 0;
 }
 
@@ -296,11 +295,10 @@ int main(int argc, char **argv)
 		const char *name;
 		int (*fn)(void);
 	} s[] = {
-		{"write", s_write},     {"read", s_read},       {"vector", s_vector},
-		{"stdio", s_stdio},     {"notfile", s_notfile}, {"reuse", s_reuse},
-		{"errno", s_errno},     {"threads", s_threads}, {"stdout", s_stdout},
-		{"share", s_share},     {"churn", s_churn},
-		{"copy", s_copy},
+	    {"write", s_write}, {"read", s_read},       {"vector", s_vector},
+	    {"stdio", s_stdio}, {"notfile", s_notfile}, {"reuse", s_reuse},
+	    {"errno", s_errno}, {"threads", s_threads}, {"stdout", s_stdout},
+	    {"share", s_share}, {"churn", s_churn},     {"copy", s_copy},
 	};
 
 	if (argc != 3)

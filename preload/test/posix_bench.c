@@ -30,7 +30,7 @@ static void *libc;
 static long n = 1000000;
 
 #define BURST 200
-#define MAXB 100000
+#define MAXB  100000
 
 static double ns_per_tick;
 static double bursts_w[MAXB], bursts_r[MAXB];

@@ -30,17 +30,12 @@ struct want {
 
 /* What posix_app's scenarios do, counted by hand (see posix_app.c). */
 static const struct want wants[] = {
-	{"write", 0, 0, 10, 70, 2},
-	{"read", 11, 70, 1, 70, 3},
-	{"vector", 4, 24, 4, 24, 4},
-	{"stdio", 6, 74, 14, 74, 4},
-	{"notfile", 0, 0, 0, 0, 0},
-	{"reuse", 0, 0, 1, 1, 2},
-	{"errno", 0, 0, 0, 0, 3},
-	{"threads", 0, 0, 400, 4000, 8},
-	{"churn", 0, 0, 800, 2400, 1600},
-	{"copy", 1, 1000, 2, 2000, 5},
-	{"stdout", 0, 0, 0, 0, 0},
+    {"write", 0, 0, 10, 70, 2},       {"read", 11, 70, 1, 70, 3},
+    {"vector", 4, 24, 4, 24, 4},      {"stdio", 6, 74, 14, 74, 4},
+    {"notfile", 0, 0, 0, 0, 0},       {"reuse", 0, 0, 1, 1, 2},
+    {"errno", 0, 0, 0, 0, 3},         {"threads", 0, 0, 400, 4000, 8},
+    {"churn", 0, 0, 800, 2400, 1600}, {"copy", 1, 1000, 2, 2000, 5},
+    {"stdout", 0, 0, 0, 0, 0},
 };
 
 static char scratch[] = "/tmp/lwm2-posix-preload.XXXXXX";
@@ -70,7 +65,7 @@ static void rm_dir(const char *d)
 
 /* Run app SCENARIO with stdout to a pipe, or to the file outfile. */
 static int run(const char *app, const char *scenario, bool preload, const char *outfile,
-	       const char *extra_env, struct run *r)
+               const char *extra_env, struct run *r)
 {
 	char appdir[4200], recdir[4200], exe[4200], ld[4200], lwdir[4300];
 	int p[2];
@@ -148,7 +143,7 @@ static uint64_t ctr(const struct run *r, enum lwm2_counter c)
 }
 
 static bool check_counts(const char *app, const struct want *w, const struct run *r,
-			 bool stdout_file)
+                         bool stdout_file)
 {
 	uint64_t wc = w->wc, wb = w->wb, mc = w->mc;
 	bool good;
@@ -162,9 +157,9 @@ static bool check_counts(const char *app, const struct want *w, const struct run
 	       (wc ? ctr(r, LWM2_C_posix_write_ns) > 0 : ctr(r, LWM2_C_posix_write_ns) == 0) &&
 	       (mc ? ctr(r, LWM2_C_posix_meta_ns) > 0 : ctr(r, LWM2_C_posix_meta_ns) == 0);
 	if (!ok(good, "%s %s%s: read %llu/%lluB write %llu/%lluB meta %llu", app, w->scenario,
-		stdout_file ? " (stdout a file)" : "", (unsigned long long)w->rc,
-		(unsigned long long)w->rb, (unsigned long long)wc, (unsigned long long)wb,
-		(unsigned long long)mc))
+	        stdout_file ? " (stdout a file)" : "", (unsigned long long)w->rc,
+	        (unsigned long long)w->rb, (unsigned long long)wc, (unsigned long long)wb,
+	        (unsigned long long)mc))
 		diag("  got %d record(s): read %llu/%lluB/%lluns write %llu/%lluB/%lluns meta "
 		     "%llu/%lluns",
 		     r->nrecords, (unsigned long long)ctr(r, LWM2_C_posix_read_calls),
@@ -179,11 +174,11 @@ static bool check_counts(const char *app, const struct want *w, const struct run
 }
 
 static void same_behaviour(const char *app, const char *scenario, const struct run *with,
-			   const struct run *without)
+                           const struct run *without)
 {
 	bool same = WIFEXITED(with->status) && WEXITSTATUS(with->status) == 0 &&
-		    with->status == without->status && with->outlen == without->outlen &&
-		    memcmp(with->out, without->out, with->outlen) == 0;
+	            with->status == without->status && with->outlen == without->outlen &&
+	            memcmp(with->out, without->out, with->outlen) == 0;
 
 	if (!ok(same, "%s %s: exit 0 and the same output with and without lwm2", app, scenario))
 		diag("  with: status %d \"%.*s\"; without: status %d \"%.*s\"", with->status,

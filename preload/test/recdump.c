@@ -44,7 +44,8 @@ int main(int argc, char **argv)
 	printf("threads_total %u\nthreads_max %u\nsample_period_us %u\nsample_signal %d\n",
 	       r->threads_total, r->threads_max, r->sample_period_us, r->sample_signal);
 	for (int e = 0; e < LWM2_NEARMARKS; e++) {
-		printf("samples_%s %llu\n", lwm2_earmark_names[e], (unsigned long long)r->samples[e]);
+		printf("samples_%s %llu\n", lwm2_earmark_names[e],
+		       (unsigned long long)r->samples[e]);
 		total += r->samples[e];
 	}
 	printf("samples_total %llu\nsamples_main %llu\n", (unsigned long long)total,

@@ -132,15 +132,15 @@ int main(int argc, char **argv)
 	gen1 = lwm2_p.img->generation;
 	ok(gen1 - gen0 >= 100, "the heartbeat closed many slices meanwhile (%llu, %llu adds)",
 	   (unsigned long long)(gen1 - gen0), (unsigned long long)want_calls);
-	is_int((long long)lwm2_p.img->counters[LWM2_C_posix_read_calls],
-	       (long long)want_calls, "folded adds equal the adds, one counter");
+	is_int((long long)lwm2_p.img->counters[LWM2_C_posix_read_calls], (long long)want_calls,
+	       "folded adds equal the adds, one counter");
 	is_int((long long)lwm2_p.img->counters[LWM2_C_mpi_p2p_bytes_sent], (long long)want_sent,
 	       "folded adds equal the adds, another counter");
 	ok(slice_sum(LWM2_C_posix_read_calls) == lwm2_p.img->counters[LWM2_C_posix_read_calls],
 	   "the slices sum to the whole-run counter");
 	ok((lwm2_p.img->flags & LWM2_F_COARSENED) && lwm2_p.img->nslices <= 64,
-	   "the series was coarsened to fit the budget (%u slices of %llu ms)",
-	   lwm2_p.img->nslices, (unsigned long long)lwm2_p.slice_ms);
+	   "the series was coarsened to fit the budget (%u slices of %llu ms)", lwm2_p.img->nslices,
+	   (unsigned long long)lwm2_p.slice_ms);
 	/* The final fold takes a thread that never ended. */
 	lwm2_record_write(LWM2_END_CHECKPOINT, 0, 0, false);
 	is_int((long long)lwm2_p.img->counters[LWM2_C_posix_write_calls], 7,
