@@ -489,6 +489,17 @@ bench_digest_file() {
 	t1=$(date +%s%N)
 	row digest_file_text "lwm2 digest --file, text digest, per job (1,000 jobs)" \
 		"$(calc "($t1 - $t0) / 1e9" 2) ms" - "$(calc "($t1 - $t0) / 1e9" 2)" ms -
+	# Site-wide statistics over the whole log: the same 5 s budget.
+	for ((i = 0; i < $(reps 3 1); i++)); do
+		t0=$(date +%s%N)
+		"$lwm2" stats -f "$work/digests.jsonl" --by user >"$work/stats_out"
+		t1=$(date +%s%N)
+		echo $(((t1 - t0) / 1000000)) >>"$work/stats_table"
+	done
+	ms=$(median <"$work/stats_table")
+	row stats_file "lwm2 stats --file --by user, $n digests" \
+		"$(calc "$ms / 1000" 2) s" - "$(calc "$ms / 1000" 2)" s 5 \
+		"runs $(range <"$work/stats_table") ms"
 	rm -f "$work/digests.jsonl"
 }
 
