@@ -148,6 +148,12 @@ static int parse_jobs(const char *arg, struct opts *o)
 
 	if (lwm2_split_list(arg, &items, &n) < 0)
 		return -1;
+	/* "-j ''" (an unset shell variable) must not widen to every job. */
+	if (n == 0) {
+		fprintf(stderr, "lwm2: digest: couldn't parse -j: no job id given\n");
+		free(items);
+		return -1;
+	}
 	for (i = 0; i < n; i++) {
 		struct want w = {.array_task = NONE32, .het_offset = NONE32, .step = -1};
 		char *p = items[i], *end;

@@ -80,6 +80,8 @@ grep -q "couldn't find job 999999: no such job in the log" "$tmp/err" && ok "unk
 is "$?" 2 "unknown field: usage error"
 ./lwm2 digest --file "$log" -j x1 >/dev/null 2>&1
 is "$?" 2 "bad job id: usage error"
+./lwm2 digest --file "$log" -j "" >"$tmp/out" 2>&1
+is "$?" 2 "empty job list: usage error, not every job"
 ./lwm2 digest --file "$tmp/none" -j 1 >/dev/null 2>"$tmp/err"
 is "$?" 1 "missing log: exit 1"
 
