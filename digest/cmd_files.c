@@ -75,7 +75,7 @@ fail:
 static int print_json(json_object *o, bool pretty)
 {
 	const char *s = json_object_to_json_string_ext(
-		o, pretty ? JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED : JSON_C_TO_STRING_PLAIN);
+	    o, pretty ? JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED : JSON_C_TO_STRING_PLAIN);
 
 	if (!s || puts(s) == EOF)
 		return -1;
@@ -140,11 +140,13 @@ static json_object *load_any(const char *path, bool verify, char *err, size_t er
 			if (!text)
 				return NULL;
 			{
-				char *nl1 = strchr(text, '\n'), *nl2 = nl1 ? strchr(nl1 + 1, '\n') : NULL;
+				char *nl1 = strchr(text, '\n'),
+				     *nl2 = nl1 ? strchr(nl1 + 1, '\n') : NULL;
 				json_object *j = nl2 ? json_tokener_parse(nl2 + 1) : NULL;
 				if (!j || lwm2_node_validate(j, err, errlen) != 0) {
 					if (!j)
-						snprintf(err, errlen, "malformed signed node record");
+						snprintf(err, errlen,
+						         "malformed signed node record");
 					json_object_put(j);
 					free(text);
 					return NULL;
@@ -193,10 +195,10 @@ static json_object *load_any(const char *path, bool verify, char *err, size_t er
 int lwm2_cmd_dump(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"pretty", no_argument, NULL, 'p'},
-		{"verify", no_argument, NULL, 'v'},
-		{"help", no_argument, NULL, 'h'},
-		{0},
+	    {"pretty", no_argument, NULL, 'p'},
+	    {"verify", no_argument, NULL, 'v'},
+	    {"help", no_argument, NULL, 'h'},
+	    {0},
 	};
 	bool pretty = false, verify = false;
 	int c, rc = 0;
@@ -215,7 +217,8 @@ int lwm2_cmd_dump(int argc, char **argv)
 			       "Print rank records (.lwm2), signed node records (.lwm2node), node\n"
 			       "records or digests (JSON) as JSON, one line per file.\n"
 			       "  -p, --pretty   indent the JSON\n"
-			       "  -v, --verify   check the munge signature of node records (as root)\n");
+			       "  -v, --verify   check the munge signature of node records (as "
+			       "root)\n");
 			return 0;
 		default:
 			return 2;
@@ -245,14 +248,10 @@ int lwm2_cmd_dump(int argc, char **argv)
 int lwm2_cmd_merge(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"pretty", no_argument, NULL, 'p'},
-		{"job", required_argument, NULL, 'j'},
-		{"step", required_argument, NULL, 's'},
-		{"node", required_argument, NULL, 'n'},
-		{"cluster", required_argument, NULL, 'M'},
-		{"digest", no_argument, NULL, 'd'},
-		{"help", no_argument, NULL, 'h'},
-		{0},
+	    {"pretty", no_argument, NULL, 'p'},        {"job", required_argument, NULL, 'j'},
+	    {"step", required_argument, NULL, 's'},    {"node", required_argument, NULL, 'n'},
+	    {"cluster", required_argument, NULL, 'M'}, {"digest", no_argument, NULL, 'd'},
+	    {"help", no_argument, NULL, 'h'},          {0},
 	};
 	struct lwm2_node_ident id = {.cluster = "", .node = ""};
 	char host[256] = "";
@@ -283,13 +282,15 @@ int lwm2_cmd_merge(int argc, char **argv)
 			id.cluster = optarg;
 			break;
 		case 'h':
-			printf("Usage: lwm2 merge [--job ID --step ID] [--node NAME] [--cluster NAME]\n"
-			       "                  [--digest] [--pretty] DIR | FILE...\n"
-			       "Merge the rank records (*.lwm2) of a directory, or the given files,\n"
-			       "into one node record (JSON on stdout).  Malformed records are\n"
-			       "reported and skipped.  With --job, records of other jobs or steps\n"
-			       "are skipped too.  With --digest, print the job digest of that one\n"
-			       "node instead.\n");
+			printf(
+			    "Usage: lwm2 merge [--job ID --step ID] [--node NAME] [--cluster "
+			    "NAME]\n"
+			    "                  [--digest] [--pretty] DIR | FILE...\n"
+			    "Merge the rank records (*.lwm2) of a directory, or the given files,\n"
+			    "into one node record (JSON on stdout).  Malformed records are\n"
+			    "reported and skipped.  With --job, records of other jobs or steps\n"
+			    "are skipped too.  With --digest, print the job digest of that one\n"
+			    "node instead.\n");
 			return 0;
 		default:
 			return 2;
@@ -306,7 +307,7 @@ int lwm2_cmd_merge(int argc, char **argv)
 		node = dfd < 0 ? NULL : lwm2_node_merge(dfd, &id, log_stderr, NULL);
 		if (!node) {
 			fprintf(stderr, "lwm2: merge: couldn't read %s: %s\n", argv[optind],
-				strerror(errno));
+			        strerror(errno));
 			if (dfd >= 0)
 				close(dfd);
 			return 1;
@@ -324,7 +325,8 @@ int lwm2_cmd_merge(int argc, char **argv)
 		for (int i = optind; i < argc; i++) {
 			char err[256];
 			if (lwm2_record_read_file(AT_FDCWD, argv[i], &recs[k], err, sizeof(err))) {
-				fprintf(stderr, "lwm2: merge: couldn't read %s: %s\n", argv[i], err);
+				fprintf(stderr, "lwm2: merge: couldn't read %s: %s\n", argv[i],
+				        err);
 				rc = 1;
 				continue;
 			}
@@ -341,14 +343,12 @@ int lwm2_cmd_merge(int argc, char **argv)
 		}
 	}
 	if (digest) {
-		struct lwm2_job_meta meta = {.cluster = id.cluster,
-					     .job_id = id.job_id,
-					     .nodes = id.node,
-					     .node_count = 1};
+		struct lwm2_job_meta meta = {
+		    .cluster = id.cluster, .job_id = id.job_id, .nodes = id.node, .node_count = 1};
 		json_object *d = lwm2_job_digest_build(&meta, &node, 1);
 		if (!d) {
 			fprintf(stderr, "lwm2: merge: couldn't build the digest: %s\n",
-				strerror(errno));
+			        strerror(errno));
 			json_object_put(node);
 			return 1;
 		}
@@ -377,10 +377,10 @@ static json_object *digest_from_text(const char *text, size_t len, char *err, si
 	if (node && ju_get(node, "lwm2_node_version", json_type_int)) {
 		if (lwm2_node_validate(node, nerr, sizeof(nerr)) == 0) {
 			struct lwm2_job_meta meta = {
-				.cluster = ju_str(node, "cluster"),
-				.job_id = (uint64_t)ju_int_or(node, "job_id", 0),
-				.nodes = ju_str(node, "node"),
-				.node_count = 1,
+			    .cluster = ju_str(node, "cluster"),
+			    .job_id = (uint64_t)ju_int_or(node, "job_id", 0),
+			    .nodes = ju_str(node, "node"),
+			    .node_count = 1,
 			};
 			d = lwm2_job_digest_build(&meta, &node, 1);
 		} else {
@@ -394,11 +394,11 @@ static json_object *digest_from_text(const char *text, size_t len, char *err, si
 int lwm2_cmd_render(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"steps", no_argument, NULL, 's'},
-		{"no-guidance", no_argument, NULL, 'G'},
-		{"no-locations", no_argument, NULL, 'L'},
-		{"help", no_argument, NULL, 'h'},
-		{0},
+	    {"steps", no_argument, NULL, 's'},
+	    {"no-guidance", no_argument, NULL, 'G'},
+	    {"no-locations", no_argument, NULL, 'L'},
+	    {"help", no_argument, NULL, 'h'},
+	    {0},
 	};
 	struct lwm2_render_opts ro = {0};
 	int c, rc = 0;
@@ -416,12 +416,13 @@ int lwm2_cmd_render(int argc, char **argv)
 			ro.flags |= LWM2_RENDER_NO_LOCATIONS;
 			break;
 		case 'h':
-			printf("Usage: lwm2 render [--steps] [--no-guidance] [--no-locations] "
-			       "FILE...\n"
-			       "Render digests as text: a digest JSON (full or compact, with or\n"
-			       "without the LWM2: prefix), an AdminComment holding one, or lines of\n"
-			       "the JSON-lines log; a node record is shown as the digest of its\n"
-			       "node.  FILE - reads stdin.\n");
+			printf(
+			    "Usage: lwm2 render [--steps] [--no-guidance] [--no-locations] "
+			    "FILE...\n"
+			    "Render digests as text: a digest JSON (full or compact, with or\n"
+			    "without the LWM2: prefix), an AdminComment holding one, or lines of\n"
+			    "the JSON-lines log; a node record is shown as the digest of its\n"
+			    "node.  FILE - reads stdin.\n");
 			return 0;
 		default:
 			return 2;
@@ -448,15 +449,15 @@ int lwm2_cmd_render(int argc, char **argv)
 			char *nl = strchr(line, '\n');
 			size_t l = nl ? (size_t)(nl - line) : strlen(line);
 			json_object *d;
-			bool whole = nd == 0 && (!nl || nl[1] == '\0' || line[0] != '{' ||
-						 l < 2 || line[l - 1] != '}');
+			bool whole = nd == 0 && (!nl || nl[1] == '\0' || line[0] != '{' || l < 2 ||
+			                         line[l - 1] != '}');
 			if (whole)
 				l = len - (size_t)(line - text);
 			if (l && !(l == 1 && *line == '\n')) {
 				d = digest_from_text(line, l, err, sizeof(err));
 				if (!d) {
 					fprintf(stderr, "lwm2: render: couldn't read %s: %s\n",
-						argv[i], err);
+					        argv[i], err);
 					rc = 1;
 				} else {
 					if (nd++)

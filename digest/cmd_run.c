@@ -40,10 +40,10 @@ static void log_stderr(void *arg, const char *msg)
 static int find_lib(char *out, size_t len)
 {
 	static const char *const rel[] = {
-		"/../preload/.libs/liblwm2.so",
-		"/../../preload/.libs/liblwm2.so",
-		"/../lib/lwm2/liblwm2.so",
-		"/../lib64/lwm2/liblwm2.so",
+	    "/../preload/.libs/liblwm2.so",
+	    "/../../preload/.libs/liblwm2.so",
+	    "/../lib/lwm2/liblwm2.so",
+	    "/../lib64/lwm2/liblwm2.so",
 	};
 	const char *env = getenv("LWM2_LIB");
 	char exe[PATH_MAX];
@@ -99,12 +99,9 @@ static const char *state_of(int status)
 int lwm2_cmd_run(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"slice", required_argument, NULL, 's'},
-		{"keep", required_argument, NULL, 'k'},
-		{"json", required_argument, NULL, 'j'},
-		{"quiet", no_argument, NULL, 'q'},
-		{"help", no_argument, NULL, 'h'},
-		{0},
+	    {"slice", required_argument, NULL, 's'}, {"keep", required_argument, NULL, 'k'},
+	    {"json", required_argument, NULL, 'j'},  {"quiet", no_argument, NULL, 'q'},
+	    {"help", no_argument, NULL, 'h'},        {0},
 	};
 	const char *slice = NULL, *keep = NULL, *json_out = NULL;
 	char lib[PATH_MAX], dir[PATH_MAX], *preload, host[256] = "localhost";
@@ -140,15 +137,16 @@ int lwm2_cmd_run(int argc, char **argv)
 			quiet = true;
 			break;
 		case 'h':
-			printf("Usage: lwm2 run [--slice S] [--keep DIR] [--json FILE] [--quiet] -- "
-			       "CMD [ARGS...]\n"
-			       "Run CMD with liblwm2.so preloaded, then print its digest on stderr\n"
-			       "and exit with CMD's status.\n"
-			       "  -s, --slice S    time-slice length in seconds\n"
-			       "  -k, --keep DIR   keep the rank records in DIR\n"
-			       "  -j, --json FILE  also write the digest as JSON to FILE\n"
-			       "  -q, --quiet      do not print the digest\n"
-			       "liblwm2.so is taken from $LWM2_LIB, else found next to lwm2.\n");
+			printf(
+			    "Usage: lwm2 run [--slice S] [--keep DIR] [--json FILE] [--quiet] -- "
+			    "CMD [ARGS...]\n"
+			    "Run CMD with liblwm2.so preloaded, then print its digest on stderr\n"
+			    "and exit with CMD's status.\n"
+			    "  -s, --slice S    time-slice length in seconds\n"
+			    "  -k, --keep DIR   keep the rank records in DIR\n"
+			    "  -j, --json FILE  also write the digest as JSON to FILE\n"
+			    "  -q, --quiet      do not print the digest\n"
+			    "liblwm2.so is taken from $LWM2_LIB, else found next to lwm2.\n");
 			return 0;
 		default:
 			return 2;
@@ -160,12 +158,13 @@ int lwm2_cmd_run(int argc, char **argv)
 	}
 	if (find_lib(lib, sizeof(lib)) != 0) {
 		fprintf(stderr, "lwm2: run: couldn't find liblwm2.so (tried %s): %s\n", lib,
-			strerror(errno));
+		        strerror(errno));
 		return 1;
 	}
 	if (keep) {
 		if (mkdir(keep, 0700) != 0 && errno != EEXIST) {
-			fprintf(stderr, "lwm2: run: couldn't create %s: %s\n", keep, strerror(errno));
+			fprintf(stderr, "lwm2: run: couldn't create %s: %s\n", keep,
+			        strerror(errno));
 			return 1;
 		}
 		snprintf(dir, sizeof(dir), "%s", keep);
@@ -174,7 +173,7 @@ int lwm2_cmd_run(int argc, char **argv)
 		snprintf(dir, sizeof(dir), "%s/lwm2-run-XXXXXX", tmp && *tmp ? tmp : "/tmp");
 		if (!mkdtemp(dir)) {
 			fprintf(stderr, "lwm2: run: couldn't create a record directory: %s\n",
-				strerror(errno));
+			        strerror(errno));
 			return 1;
 		}
 	}
@@ -211,7 +210,7 @@ int lwm2_cmd_run(int argc, char **argv)
 	while (waitpid(pid, &status, 0) < 0) {
 		if (errno != EINTR) {
 			fprintf(stderr, "lwm2: run: couldn't wait for %s: %s\n", argv[optind],
-				strerror(errno));
+			        strerror(errno));
 			break;
 		}
 	}
@@ -223,12 +222,12 @@ int lwm2_cmd_run(int argc, char **argv)
 	{
 		struct lwm2_node_ident id = {.cluster = "", .node = host};
 		struct lwm2_job_meta meta = {
-			.cluster = "local",
-			.nodes = host,
-			.node_count = 1,
-			.start = t0.tv_sec,
-			.end = t1.tv_sec,
-			.state = state_of(status),
+		    .cluster = "local",
+		    .nodes = host,
+		    .node_count = 1,
+		    .start = t0.tv_sec,
+		    .end = t1.tv_sec,
+		    .state = state_of(status),
 		};
 		/* Inside a Slurm allocation the cores asked for per task are
 		 * known; outside, every core of the machine is not a request. */
@@ -242,11 +241,12 @@ int lwm2_cmd_run(int argc, char **argv)
 		close(dfd);
 	if (!digest) {
 		fprintf(stderr, "lwm2: run: couldn't merge the records in %s: %s\n", dir,
-			strerror(errno));
+		        strerror(errno));
 	} else if (!ju_int_or(ju_get(digest, "scope", json_type_object), "processes", 0)) {
-		fprintf(stderr, "lwm2: run: no records: %s was not measured (a static binary, or "
-				"LD_PRELOAD removed?)\n",
-			argv[optind]);
+		fprintf(stderr,
+		        "lwm2: run: no records: %s was not measured (a static binary, or "
+		        "LD_PRELOAD removed?)\n",
+		        argv[optind]);
 	} else {
 		if (!quiet) {
 			fputc('\n', stderr);
@@ -254,12 +254,12 @@ int lwm2_cmd_run(int argc, char **argv)
 		}
 		if (json_out) {
 			FILE *f = fopen(json_out, "we");
-			if (!f || fputs(json_object_to_json_string_ext(digest,
-								       JSON_C_TO_STRING_PLAIN),
-					f) == EOF ||
+			if (!f ||
+			    fputs(json_object_to_json_string_ext(digest, JSON_C_TO_STRING_PLAIN),
+			          f) == EOF ||
 			    fputc('\n', f) == EOF || fclose(f) != 0)
 				fprintf(stderr, "lwm2: run: couldn't write %s: %s\n", json_out,
-					strerror(errno));
+				        strerror(errno));
 		}
 	}
 	json_object_put(digest);

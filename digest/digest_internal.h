@@ -13,6 +13,6 @@ int lwm2_counter_map(json_object *node, int map[], size_t maxn, size_t *n);
 
 /* The metric inputs of one process entry of a node record. */
 int lwm2_proc_from_json(json_object *proc, const int *map, size_t nmap,
-			struct lwm2_proc_values *pv);
+                        struct lwm2_proc_values *pv);
 
 #endif /* LWM2_DIGEST_INTERNAL_H */

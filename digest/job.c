@@ -12,7 +12,7 @@
 #include <string.h>
 
 #define INCOMPLETE_LIST_MAX 32
-#define REASON_MAX 160
+#define REASON_MAX          160
 
 struct acc {
 	uint64_t n;
@@ -68,7 +68,7 @@ static struct scope_acc *step_acc(struct build *b, uint64_t step)
 }
 
 static void acc_add(struct acc *a, const struct lwm2_metric_value *v, int32_t rank,
-		    const char *node)
+                    const char *node)
 {
 	if (!v->valid) {
 		if (!a->n && !a->reason[0])
@@ -120,7 +120,7 @@ static int add_node(struct build *b, json_object *node)
 	b->node_names[b->nnames++] = name;
 	sa->node_records++;
 	partial = has_flag(node, "partial") || has_flag(node, "skipped_records") ||
-		  has_flag(node, "missing_tasks");
+	          has_flag(node, "missing_tasks");
 	sa->partial |= partial;
 	b->job.partial |= partial;
 	for (size_t i = 0; i < json_object_array_length(procs); i++) {
@@ -148,7 +148,8 @@ static int add_node(struct build *b, json_object *node)
 				ju_add(e, "step", ju_u64(step));
 				ju_add(e, "node", json_object_new_string(name));
 				ju_add(e, "rank", json_object_new_int(rank));
-				ju_add(e, "pid", json_object_new_int((int32_t)ju_int_or(p, "pid", 0)));
+				ju_add(e, "pid",
+				       json_object_new_int((int32_t)ju_int_or(p, "pid", 0)));
 				json_object_array_add(b->incomplete, e);
 			}
 		}
@@ -237,7 +238,7 @@ static void opt_str(json_object *o, const char *key, const char *v)
 }
 
 json_object *lwm2_job_digest_build(const struct lwm2_job_meta *meta, json_object *const *nodes,
-				   size_t n)
+                                   size_t n)
 {
 	struct build b;
 	json_object *d = NULL, *job, *steps, *grid, *flags;
@@ -307,7 +308,8 @@ json_object *lwm2_job_digest_build(const struct lwm2_job_meta *meta, json_object
 	/* The space-time grid rows share the node records' series. */
 	grid = json_object_new_array();
 	for (size_t i = 0; i < n; i++) {
-		json_object *s = nodes[i] ? ju_get(nodes[i], "series", json_type_object) : NULL, *row;
+		json_object *s = nodes[i] ? ju_get(nodes[i], "series", json_type_object) : NULL,
+		            *row;
 		json_object *c = s ? ju_get(s, "c", json_type_object) : NULL;
 		if (!c)
 			continue;
@@ -365,13 +367,15 @@ static json_object *compact_obj(json_object *d, const struct cut *cut)
 	scope = ju_get(d, "scope", json_type_object);
 	if (scope)
 		ju_add(c, "scope",
-		       cut->job_totals ? json_object_get(scope) : shallow_without(scope, totals, 1));
+		       cut->job_totals ? json_object_get(scope)
+		                       : shallow_without(scope, totals, 1));
 	inc = ju_get(d, "incomplete_list", json_type_array);
 	if (inc) {
 		json_object *a = json_object_new_array();
 		for (size_t i = 0; i < json_object_array_length(inc) && i < cut->incomplete_keep;
 		     i++)
-			json_object_array_add(a, json_object_get(json_object_array_get_idx(inc, i)));
+			json_object_array_add(a,
+			                      json_object_get(json_object_array_get_idx(inc, i)));
 		ju_add(c, "incomplete_list", a);
 	}
 	steps = ju_get(d, "steps", json_type_array);
@@ -386,7 +390,7 @@ static json_object *compact_obj(json_object *d, const struct cut *cut)
 			continue;
 		s = json_object_array_get_idx(steps, i);
 		json_object_array_add(nsteps, cut->step_totals ? json_object_get(s)
-							       : shallow_without(s, totals, 1));
+		                                               : shallow_without(s, totals, 1));
 	}
 	ju_add(c, "steps", nsteps);
 	if (keep < ns)
@@ -410,7 +414,8 @@ char *lwm2_job_digest_compact(json_object *digest, size_t cap)
 		cap = LWM2_COMPACT_CAP_MAX;
 	for (int stage = 0;; stage++) {
 		json_object *c = compact_obj(digest, &cut);
-		const char *s = c ? json_object_to_json_string_ext(c, JSON_C_TO_STRING_PLAIN) : NULL;
+		const char *s =
+		    c ? json_object_to_json_string_ext(c, JSON_C_TO_STRING_PLAIN) : NULL;
 		size_t len = s ? strlen(s) : 0;
 		json_object *steps = ju_get(digest, "steps", json_type_array);
 		size_t ns = steps ? json_object_array_length(steps) : 0;

@@ -30,13 +30,13 @@ static const struct {
 	int (*fn)(int, char **);
 	const char *summary;
 } cmds[] = {
-	{"run", lwm2_cmd_run, "run a command under measurement and print its digest"},
-	{"dump", lwm2_cmd_dump, "print rank records or signed node records as JSON"},
-	{"merge", lwm2_cmd_merge, "merge rank records into a node record (JSON)"},
-	{"render", lwm2_cmd_render, "render a digest (JSON, AdminComment or log line) as text"},
-	{"digest", lwm2_cmd_digest, "show the digests of jobs from Slurm accounting"},
-	{"stats", lwm2_cmd_stats, "site-wide statistics over the digests of a log"},
-	{"diff", lwm2_cmd_diff, "compare two digests, per step, with guidance"},
+    {"run", lwm2_cmd_run, "run a command under measurement and print its digest"},
+    {"dump", lwm2_cmd_dump, "print rank records or signed node records as JSON"},
+    {"merge", lwm2_cmd_merge, "merge rank records into a node record (JSON)"},
+    {"render", lwm2_cmd_render, "render a digest (JSON, AdminComment or log line) as text"},
+    {"digest", lwm2_cmd_digest, "show the digests of jobs from Slurm accounting"},
+    {"stats", lwm2_cmd_stats, "site-wide statistics over the digests of a log"},
+    {"diff", lwm2_cmd_diff, "compare two digests, per step, with guidance"},
 };
 
 static void usage(FILE *f)

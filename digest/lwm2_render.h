@@ -62,7 +62,7 @@ enum lwm2_metric {
 #define LWM2_X_ENUM(id, group, unit, label) LWM2_M_##id,
 	LWM2_METRICS(LWM2_X_ENUM)
 #undef LWM2_X_ENUM
-	LWM2_NMETRICS
+	    LWM2_NMETRICS
 };
 
 /* Sections of the digest, as the seed groups the metrics. */
@@ -92,13 +92,13 @@ int lwm2_metric_index(const char *id);
  */
 struct lwm2_proc_values {
 	uint64_t counters[LWM2_NCOUNTERS];
-	uint64_t wall_ns;           /* end_ns - start_ns */
-	uint64_t samples_total;     /* all earmarks, all threads */
-	uint32_t sample_period_us;  /* 0: sampling off */
+	uint64_t wall_ns;          /* end_ns - start_ns */
+	uint64_t samples_total;    /* all earmarks, all threads */
+	uint32_t sample_period_us; /* 0: sampling off */
 	uint32_t threads_total;
-	uint32_t missing;           /* bit per enum lwm2_group */
+	uint32_t missing;                         /* bit per enum lwm2_group */
 	const char *missing_reason[LWM2_NGROUPS]; /* may be NULL */
-	uint32_t flags;             /* enum lwm2_record_flag */
+	uint32_t flags;                           /* enum lwm2_record_flag */
 };
 
 void lwm2_proc_from_record(const struct lwm2_rank_record *r, struct lwm2_proc_values *pv);
@@ -137,13 +137,13 @@ struct lwm2_metric_stat {
 
 /* A scope to render: what lwm2_render_scope needs and nothing more. */
 struct lwm2_scope {
-	const char *title;        /* e.g. "job 123 step 0" or "process 4711" */
+	const char *title; /* e.g. "job 123 step 0" or "process 4711" */
 	uint64_t processes;
 	uint64_t mpi_processes;
 	uint64_t nodes;
-	uint64_t incomplete;      /* processes that did not reach their end */
-	bool partial;             /* data lost to a memory budget, or nodes missing */
-	uint32_t cpus_per_task;   /* allocated cores per process, 0 if unknown */
+	uint64_t incomplete;    /* processes that did not reach their end */
+	bool partial;           /* data lost to a memory budget, or nodes missing */
+	uint32_t cpus_per_task; /* allocated cores per process, 0 if unknown */
 	struct lwm2_metric_stat stat[LWM2_NMETRICS];
 };
 
@@ -154,27 +154,27 @@ struct lwm2_scope {
  */
 enum lwm2_cond_kind {
 	LWM2_COND_NONE = 0,
-	LWM2_COND_AVG_GT,     /* avg > value */
-	LWM2_COND_AVG_LT,     /* avg < value */
-	LWM2_COND_MAX_GT,     /* max > value */
-	LWM2_COND_SPREAD_GT,  /* (max - min) / max > value, at least two processes */
+	LWM2_COND_AVG_GT,      /* avg > value */
+	LWM2_COND_AVG_LT,      /* avg < value */
+	LWM2_COND_MAX_GT,      /* max > value */
+	LWM2_COND_SPREAD_GT,   /* (max - min) / max > value, at least two processes */
 	LWM2_COND_AVG_LT_CPUS, /* avg < value * cpus_per_task, cpus_per_task > 1 */
-	LWM2_COND_AVG_LT_REF, /* avg < value * avg of metric ref */
+	LWM2_COND_AVG_LT_REF,  /* avg < value * avg of metric ref */
 };
 
 struct lwm2_cond {
 	enum lwm2_cond_kind kind;
-	int metric;           /* enum lwm2_metric */
+	int metric; /* enum lwm2_metric */
 	double value;
-	int ref;              /* for LWM2_COND_AVG_LT_REF */
+	int ref; /* for LWM2_COND_AVG_LT_REF */
 };
 
 struct lwm2_guidance_rule {
-	const char *id;       /* stable name, e.g. "mpi-share" */
+	const char *id; /* stable name, e.g. "mpi-share" */
 	struct lwm2_cond cond[2];
-	const char *finding;  /* what was seen */
-	const char *meaning;  /* what it may mean */
-	const char *next;     /* which deeper tool to reach for */
+	const char *finding; /* what was seen */
+	const char *meaning; /* what it may mean */
+	const char *next;    /* which deeper tool to reach for */
 };
 
 extern const struct lwm2_guidance_rule lwm2_guidance_rules[];

@@ -6,31 +6,31 @@
 
 const char *const lwm2_metric_ids[LWM2_NMETRICS] = {
 #define LWM2_X(id, group, unit, label) #id,
-	LWM2_METRICS(LWM2_X)
+    LWM2_METRICS(LWM2_X)
 #undef LWM2_X
 };
 
 const char *const lwm2_metric_units[LWM2_NMETRICS] = {
 #define LWM2_X(id, group, unit, label) unit,
-	LWM2_METRICS(LWM2_X)
+    LWM2_METRICS(LWM2_X)
 #undef LWM2_X
 };
 
 const char *const lwm2_metric_labels[LWM2_NMETRICS] = {
 #define LWM2_X(id, group, unit, label) label,
-	LWM2_METRICS(LWM2_X)
+    LWM2_METRICS(LWM2_X)
 #undef LWM2_X
 };
 
 const enum lwm2_metric_group lwm2_metric_groups[LWM2_NMETRICS] = {
 #define LWM2_X(id, group, unit, label) LWM2_MG_##group,
-	LWM2_METRICS(LWM2_X)
+    LWM2_METRICS(LWM2_X)
 #undef LWM2_X
 };
 
 const char *const lwm2_mgroup_titles[LWM2_NMGROUPS] = {
-	"General information",     "Message-passing performance", "I/O performance",
-	"Multithreaded performance", "Sequential performance",      "CUDA performance",
+    "General information",       "Message-passing performance", "I/O performance",
+    "Multithreaded performance", "Sequential performance",      "CUDA performance",
 };
 
 int lwm2_metric_index(const char *id)
@@ -97,7 +97,7 @@ static int metric_record_group(int m)
 
 /* num / den, or missing with why when den is zero. */
 static void ratio(struct lwm2_metric_value *v, double num, double den, double scale,
-		  const char *why)
+                  const char *why)
 {
 	if (den <= 0)
 		set_reason(v, why, NULL);
@@ -110,17 +110,18 @@ void lwm2_metrics_compute(const struct lwm2_proc_values *pv, struct lwm2_metrics
 	const uint64_t *c = pv->counters;
 	struct lwm2_metric_value *m = out->m;
 	double wall_s = (double)pv->wall_ns / 1e9;
-	double mpi_ns, p2p_ns = (double)c[LWM2_C_mpi_p2p_ns], coll_ns = (double)c[LWM2_C_mpi_coll_ns];
+	double mpi_ns, p2p_ns = (double)c[LWM2_C_mpi_p2p_ns],
+	               coll_ns = (double)c[LWM2_C_mpi_coll_ns];
 	double mpiio_ns, posix_ns, xfers;
 	const char *no_wall = "no run time recorded";
 
 	mpiio_ns = (double)c[LWM2_C_mpiio_read_ns] + (double)c[LWM2_C_mpiio_write_ns] +
-		   (double)c[LWM2_C_mpiio_meta_ns];
+	           (double)c[LWM2_C_mpiio_meta_ns];
 	mpi_ns = p2p_ns + coll_ns + mpiio_ns + (double)c[LWM2_C_mpi_other_ns];
 	posix_ns = (double)c[LWM2_C_posix_read_ns] + (double)c[LWM2_C_posix_write_ns] +
-		   (double)c[LWM2_C_posix_meta_ns];
+	           (double)c[LWM2_C_posix_meta_ns];
 	xfers = (double)c[LWM2_C_cuda_h2d_count] + (double)c[LWM2_C_cuda_d2h_count] +
-		(double)c[LWM2_C_cuda_other_copy_count];
+	        (double)c[LWM2_C_cuda_other_copy_count];
 
 	ratio(&m[LWM2_M_duration], (double)pv->wall_ns, 1e9, 1, no_wall);
 	if (pv->wall_ns == 0)
@@ -177,8 +178,8 @@ void lwm2_metrics_compute(const struct lwm2_proc_values *pv, struct lwm2_metrics
 	      "no instruction count (counter not available on this platform)");
 	if (c[LWM2_C_hwc_l1d_misses] > c[LWM2_C_hwc_l1d_accesses])
 		set_reason(&m[LWM2_M_l1_hit_ratio],
-			   "more level-1 misses than accesses (counters not measured together)",
-			   NULL);
+		           "more level-1 misses than accesses (counters not measured together)",
+		           NULL);
 	else
 		ratio(&m[LWM2_M_l1_hit_ratio],
 		      (double)(c[LWM2_C_hwc_l1d_accesses] - c[LWM2_C_hwc_l1d_misses]),
@@ -186,9 +187,9 @@ void lwm2_metrics_compute(const struct lwm2_proc_values *pv, struct lwm2_metrics
 		      "no level-1 data cache accesses (counter not available on this platform)");
 	if (c[LWM2_C_hwc_llc_misses] == 0 && c[LWM2_C_hwc_cycles] == 0)
 		set_reason(&m[LWM2_M_llc_miss_freq],
-			   "no last-level cache misses counted (counter not available on this "
-			   "platform)",
-			   NULL);
+		           "no last-level cache misses counted (counter not available on this "
+		           "platform)",
+		           NULL);
 	else
 		ratio(&m[LWM2_M_llc_miss_freq], (double)c[LWM2_C_hwc_llc_misses], wall_s, 1,
 		      no_wall);
@@ -218,8 +219,8 @@ void lwm2_metrics_compute(const struct lwm2_proc_values *pv, struct lwm2_metrics
 		int g = metric_record_group(i);
 		if (g >= 0 && (pv->missing & (1u << g))) {
 			const char *why = pv->missing_reason[g];
-			set_reason(&m[i], "not measured: ",
-				   why && *why ? why : lwm2_group_names[g]);
+			set_reason(&m[i],
+			           "not measured: ", why && *why ? why : lwm2_group_names[g]);
 		}
 	}
 }

@@ -25,7 +25,7 @@
 #define NODE_MAX_SLOTS 4096u
 
 static void logf_(lwm2_log_fn log, void *arg, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 static void logf_(lwm2_log_fn log, void *arg, const char *fmt, ...)
 {
@@ -113,7 +113,7 @@ static bool series_sane(const struct lwm2_rank_record *r)
  * to the node slice its start falls in.
  */
 static json_object *node_series(struct lwm2_rank_record *const *recs, const bool *use, size_t n,
-				bool *approx)
+                                bool *approx)
 {
 	uint64_t L = 0, lo = UINT64_MAX, hi = 0, first, nslots;
 	uint64_t *grid;
@@ -179,7 +179,7 @@ static json_object *node_series(struct lwm2_rank_record *const *recs, const bool
 }
 
 static bool belongs(const struct lwm2_node_ident *id, const struct lwm2_rank_record *r,
-		    const char *file, lwm2_log_fn log, void *arg)
+                    const char *file, lwm2_log_fn log, void *arg)
 {
 	if (!id || !id->job_id)
 		return true;
@@ -223,8 +223,8 @@ static uint64_t distinct_tasks(struct lwm2_rank_record *const *recs, const bool 
 }
 
 json_object *lwm2_node_merge_records(const struct lwm2_node_ident *id,
-				     struct lwm2_rank_record *const *recs, const char *const *files,
-				     size_t n, lwm2_log_fn log, void *log_arg)
+                                     struct lwm2_rank_record *const *recs, const char *const *files,
+                                     size_t n, lwm2_log_fn log, void *log_arg)
 {
 	json_object *node, *procs, *incomplete, *totals, *tc, *ts, *missing, *flags, *series;
 	uint64_t tot[LWM2_NCOUNTERS] = {0}, samples[LWM2_NEARMARKS] = {0};
@@ -331,7 +331,7 @@ static bool is_record_name(const char *name)
 }
 
 json_object *lwm2_node_merge(int dirfd, const struct lwm2_node_ident *id, lwm2_log_fn log,
-			     void *log_arg)
+                             void *log_arg)
 {
 	struct lwm2_rank_record **recs = NULL;
 	char **names = NULL;

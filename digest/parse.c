@@ -11,7 +11,8 @@
 #include <stdarg.h>
 #include <string.h>
 
-static int bad(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int bad(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 static int bad(char *err, size_t errlen, const char *fmt, ...)
 {
@@ -74,8 +75,8 @@ int lwm2_node_validate(json_object *node, char *err, size_t errlen)
 		json_object_object_foreach(cols, k, col)
 		{
 			if (!int_array(col, (size_t)n))
-				return bad(err, errlen, "node record series %s has the wrong length",
-					   k);
+				return bad(err, errlen,
+				           "node record series %s has the wrong length", k);
 		}
 	}
 	return 0;
@@ -103,11 +104,12 @@ static int scope_validate(json_object *s, const char *what, char *err, size_t er
 		for (int i = 0; i < 2; i++) {
 			at = ju_get(m, i ? "max_at" : "min_at", json_type_array);
 			if (at && (json_object_array_length(at) != 2 ||
-				   !json_object_is_type(json_object_array_get_idx(at, 0),
-							json_type_int) ||
-				   !json_object_is_type(json_object_array_get_idx(at, 1),
-							json_type_string)))
-				return bad(err, errlen, "%s: metric %s location malformed", what, k);
+			           !json_object_is_type(json_object_array_get_idx(at, 0),
+			                                json_type_int) ||
+			           !json_object_is_type(json_object_array_get_idx(at, 1),
+			                                json_type_string)))
+				return bad(err, errlen, "%s: metric %s location malformed", what,
+				           k);
 		}
 	}
 	miss = ju_get(s, "missing", json_type_object);
@@ -115,8 +117,8 @@ static int scope_validate(json_object *s, const char *what, char *err, size_t er
 		json_object_object_foreach(miss, k2, r)
 		{
 			if (!json_object_is_type(r, json_type_string))
-				return bad(err, errlen, "%s: missing reason of %s is not text", what,
-					   k2);
+				return bad(err, errlen, "%s: missing reason of %s is not text",
+				           what, k2);
 		}
 	}
 	return 0;
@@ -133,7 +135,7 @@ int lwm2_digest_validate(json_object *d, char *err, size_t errlen)
 		return bad(err, errlen, "not an lwm2 digest (no lwm2_digest_version)");
 	if (v != LWM2_DIGEST_VERSION)
 		return bad(err, errlen, "digest version %lld, this lwm2 reads version %d",
-			   (long long)v, LWM2_DIGEST_VERSION);
+		           (long long)v, LWM2_DIGEST_VERSION);
 	if (!ju_get(d, "job", json_type_object))
 		return bad(err, errlen, "digest has no job object");
 	if (scope_validate(ju_get(d, "scope", json_type_object), "scope", err, errlen))
@@ -169,16 +171,17 @@ json_object *lwm2_digest_parse(const char *text, size_t len, char *err, size_t e
 		return NULL;
 	}
 	/* AdminComment may hold other tools' text around ours. */
-	mark = len >= strlen(LWM2_DIGEST_PREFIX) ? memmem(text, len, LWM2_DIGEST_PREFIX,
-							   strlen(LWM2_DIGEST_PREFIX))
-						 : NULL;
+	mark = len >= strlen(LWM2_DIGEST_PREFIX)
+	           ? memmem(text, len, LWM2_DIGEST_PREFIX, strlen(LWM2_DIGEST_PREFIX))
+	           : NULL;
 	if (mark) {
 		p = mark + strlen(LWM2_DIGEST_PREFIX);
 	} else {
 		while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
 			p++;
 		if (p == end || *p != '{') {
-			bad(err, errlen, "no digest found (neither JSON nor %s)", LWM2_DIGEST_PREFIX);
+			bad(err, errlen, "no digest found (neither JSON nor %s)",
+			    LWM2_DIGEST_PREFIX);
 			return NULL;
 		}
 	}

@@ -31,7 +31,8 @@ json_object *lwm2_record_to_json(const struct lwm2_rank_record *r)
 	m = json_object_new_object();
 	for (int g = 0; g < LWM2_NGROUPS; g++)
 		if (r->missing & (1u << g))
-			ju_add(m, lwm2_group_names[g], json_object_new_string(r->missing_reason[g]));
+			ju_add(m, lwm2_group_names[g],
+			       json_object_new_string(r->missing_reason[g]));
 	ju_add(o, "missing", m);
 	ju_add(o, "job_id", ju_u64(r->job_id));
 	ju_add(o, "step_id", json_object_new_int64(r->step_id));

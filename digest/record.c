@@ -59,7 +59,7 @@ static const uint32_t crc_table[256] = {R64(0u), R64(64u), R64(128u), R64(192u)}
 /* The SSE 4.2 crc32 instruction computes this very CRC, eight bytes per
  * instruction: reading 256 records of 256 slices checksums some 40 MB. */
 __attribute__((target("sse4.2"))) static uint32_t crc_sse42(uint32_t crc, const unsigned char *p,
-							     size_t len)
+                                                            size_t len)
 {
 	uint64_t c = crc;
 

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define WRAP 78
+#define WRAP    78
 #define COL_MIN 56
 #define COL_AVG 68
 #define COL_MAX 80
@@ -334,17 +334,17 @@ int lwm2_render_scope(const struct lwm2_scope *s, unsigned flags, lwm2_sink_fn s
 			puts_(&o, "  * ");
 			putu(&o, s->incomplete);
 			wrapped(&o,
-				" process(es) did not reach their normal end (killed, crashed or "
-				"still running); their data ends at their last time slice.",
-				4);
+			        " process(es) did not reach their normal end (killed, crashed or "
+			        "still running); their data ends at their last time slice.",
+			        4);
 			put(&o, "\n", 1);
 		}
 		if (s->partial) {
 			puts_(&o, "  * ");
 			wrapped(&o,
-				"Partial data: a memory budget was hit or node records are "
-				"missing; totals may be low.",
-				4);
+			        "Partial data: a memory budget was hit or node records are "
+			        "missing; totals may be low.",
+			        4);
 			put(&o, "\n", 1);
 		}
 	}
@@ -359,7 +359,8 @@ int lwm2_render_scope(const struct lwm2_scope *s, unsigned flags, lwm2_sink_fn s
 			wrapped(&o, g->finding, 4);
 			puts_(&o, "\n    (");
 			cond_evidence(&o, &g->cond[0], s);
-			if (g->cond[1].kind != LWM2_COND_NONE && g->cond[1].metric != g->cond[0].metric) {
+			if (g->cond[1].kind != LWM2_COND_NONE &&
+			    g->cond[1].metric != g->cond[0].metric) {
 				puts_(&o, "; ");
 				cond_evidence(&o, &g->cond[1], s);
 			}
@@ -379,7 +380,7 @@ int lwm2_render_scope(const struct lwm2_scope *s, unsigned flags, lwm2_sink_fn s
 }
 
 static void stat_single(struct lwm2_metric_stat *st, const struct lwm2_metric_value *v,
-			int32_t rank, const char *node)
+                        int32_t rank, const char *node)
 {
 	memset(st, 0, sizeof(*st));
 	st->min_rank = st->max_rank = rank;

@@ -20,12 +20,12 @@
 #include <unistd.h>
 
 #define PAYLOAD_TAG "lwm2-node v1"
-#define HEADER_TAG "lwm2-node 1 "
+#define HEADER_TAG  "lwm2-node 1 "
 
 static void *fail_null(int e, char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+    __attribute__((format(printf, 4, 5)));
 static int fail(int e, char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+    __attribute__((format(printf, 4, 5)));
 
 static int vfail(int e, char *err, size_t errlen, const char *fmt, va_list ap)
 {
@@ -91,11 +91,12 @@ int lwm2_node_file_name(const struct lwm2_node_ident *id, char *buf, size_t len)
 }
 
 static int payload(char *buf, size_t len, const char *cluster, uint64_t job, uint32_t step,
-		   const char *node, const char *hash)
+                   const char *node, const char *hash)
 {
-	int n = snprintf(buf, len, PAYLOAD_TAG "\ncluster=%s\njob=%" PRIu64 "\nstep=%" PRIu32
-					       "\nnode=%s\nsha256=%s\n",
-			 cluster, job, step, node, hash);
+	int n = snprintf(buf, len,
+	                 PAYLOAD_TAG "\ncluster=%s\njob=%" PRIu64 "\nstep=%" PRIu32
+	                             "\nnode=%s\nsha256=%s\n",
+	                 cluster, job, step, node, hash);
 	return n < 0 || (size_t)n >= len ? -1 : n;
 }
 
@@ -123,20 +124,20 @@ static int job_dir(const char *spool, uint64_t job, char *err, size_t errlen)
 	sfd = open(spool, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (sfd < 0)
 		return fail(errno, err, errlen, "lwm2: spool: couldn't open %s: %s", spool,
-			    strerror(errno));
+		            strerror(errno));
 	snprintf(name, sizeof(name), "%" PRIu64, job);
 	if (mkdirat(sfd, name, 0700) != 0 && errno != EEXIST) {
 		int e = errno;
 		close(sfd);
 		return fail(e, err, errlen, "lwm2: spool: couldn't create %s/%s: %s", spool, name,
-			    strerror(e));
+		            strerror(e));
 	}
 	fd = openat(sfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
 		int e = errno;
 		close(sfd);
 		return fail(e, err, errlen, "lwm2: spool: couldn't open %s/%s: %s", spool, name,
-			    strerror(e));
+		            strerror(e));
 	}
 	close(sfd);
 	/* A directory someone else made or can write could hold their files
@@ -144,15 +145,15 @@ static int job_dir(const char *spool, uint64_t job, char *err, size_t errlen)
 	if (fstat(fd, &st) != 0 || st.st_uid != geteuid() || (st.st_mode & 022)) {
 		close(fd);
 		return fail(EPERM, err, errlen,
-			    "lwm2: spool: couldn't use %s/%s: not a private directory of uid %u",
-			    spool, name, (unsigned)geteuid());
+		            "lwm2: spool: couldn't use %s/%s: not a private directory of uid %u",
+		            spool, name, (unsigned)geteuid());
 	}
 	return fd;
 }
 
 int lwm2_node_write_signed_socket(const char *spool_dir, const struct lwm2_node_ident *id,
-				  json_object *node, const char *munge_socket, char *err,
-				  size_t errlen)
+                                  json_object *node, const char *munge_socket, char *err,
+                                  size_t errlen)
 {
 	char fname[256], tmp[300], hash[2 * LWM2_SHA256_LEN + 1], pl[600], head[64];
 	const char *rec;
@@ -164,17 +165,18 @@ int lwm2_node_write_signed_socket(const char *spool_dir, const struct lwm2_node_
 
 	if (!spool_dir || !id || !node)
 		return fail(EINVAL, err, errlen, "lwm2: spool: couldn't sign: missing argument");
-	if (lwm2_node_file_name(id, fname, sizeof(fname)) != 0 || !name_ok(id->cluster ? id->cluster : "", true))
+	if (lwm2_node_file_name(id, fname, sizeof(fname)) != 0 ||
+	    !name_ok(id->cluster ? id->cluster : "", true))
 		return fail(EINVAL, err, errlen,
-			    "lwm2: spool: couldn't sign: node or cluster name not usable in a file "
-			    "name");
+		            "lwm2: spool: couldn't sign: node or cluster name not usable in a file "
+		            "name");
 	rec = json_object_to_json_string_ext(node, JSON_C_TO_STRING_PLAIN);
 	if (!rec)
 		return fail(ENOMEM, err, errlen, "lwm2: spool: couldn't serialise the record");
 	rlen = strlen(rec);
 	lwm2_sha256_hex(rec, rlen, hash);
 	plen = payload(pl, sizeof(pl), id->cluster ? id->cluster : "", id->job_id, id->step_id,
-		       id->node, hash);
+	               id->node, hash);
 	if (plen < 0)
 		return fail(EINVAL, err, errlen, "lwm2: spool: couldn't sign: names too long");
 	if (munge_socket) {
@@ -191,7 +193,7 @@ int lwm2_node_write_signed_socket(const char *spool_dir, const struct lwm2_node_
 	if (me != EMUNGE_SUCCESS) {
 		free(cred);
 		return fail(EIO, err, errlen, "lwm2: spool: couldn't sign the node record: %s",
-			    munge_strerror(me));
+		            munge_strerror(me));
 	}
 	dfd = job_dir(spool_dir, id->job_id, err, errlen);
 	if (dfd < 0) {
@@ -212,8 +214,8 @@ int lwm2_node_write_signed_socket(const char *spool_dir, const struct lwm2_node_
 	    write_all(fd, "\n", 1) || write_all(fd, rec, rlen) || write_all(fd, "\n", 1) ||
 	    fsync(fd) != 0) {
 		e = errno;
-		fail(e, err, errlen, "lwm2: spool: couldn't write %s/%" PRIu64 "/%s: %s",
-		     spool_dir, id->job_id, fname, strerror(e));
+		fail(e, err, errlen, "lwm2: spool: couldn't write %s/%" PRIu64 "/%s: %s", spool_dir,
+		     id->job_id, fname, strerror(e));
 		goto out_unlink;
 	}
 	if (close(fd) != 0) {
@@ -252,7 +254,7 @@ out:
 }
 
 int lwm2_node_write_signed(const char *spool_dir, const struct lwm2_node_ident *id,
-			   json_object *node, char *err, size_t errlen)
+                           json_object *node, char *err, size_t errlen)
 {
 	return lwm2_node_write_signed_socket(spool_dir, id, node, NULL, err, errlen);
 }
@@ -336,8 +338,7 @@ static bool parse_payload(const char *pl, size_t len, struct payload_fields *f)
 }
 
 json_object *lwm2_node_read_verified(int dirfd, const char *name, uint64_t expect_job,
-				     const struct lwm2_verify_opts *opts, char *err,
-				     size_t errlen)
+                                     const struct lwm2_verify_opts *opts, char *err, size_t errlen)
 {
 	static const struct lwm2_verify_opts dflt = {0};
 	struct lwm2_verify_opts o = opts ? *opts : dflt;
@@ -362,7 +363,7 @@ json_object *lwm2_node_read_verified(int dirfd, const char *name, uint64_t expec
 		o.max_size = LWM2_NODE_FILE_MAX;
 	if (!name || !parse_name(name, &fstep, fnode, sizeof(fnode)))
 		return fail_null(EINVAL, err, errlen, "not a node record name: %s",
-				 name ? name : "(null)");
+		                 name ? name : "(null)");
 	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return fail_null(errno, err, errlen, "%s: open: %s", name, strerror(errno));
@@ -373,7 +374,7 @@ json_object *lwm2_node_read_verified(int dirfd, const char *name, uint64_t expec
 	if ((uint64_t)st.st_size > o.max_size) {
 		close(fd);
 		return fail_null(EFBIG, err, errlen, "%s: %lld bytes, more than the limit %zu",
-				 name, (long long)st.st_size, o.max_size);
+		                 name, (long long)st.st_size, o.max_size);
 	}
 	buf = malloc((size_t)st.st_size + 1);
 	if (!buf) {
@@ -419,7 +420,8 @@ json_object *lwm2_node_read_verified(int dirfd, const char *name, uint64_t expec
 	}
 	if (o.munge_socket) {
 		ctx = munge_ctx_create();
-		if (!ctx || munge_ctx_set(ctx, MUNGE_OPT_SOCKET, o.munge_socket) != EMUNGE_SUCCESS) {
+		if (!ctx ||
+		    munge_ctx_set(ctx, MUNGE_OPT_SOCKET, o.munge_socket) != EMUNGE_SUCCESS) {
 			fail(ENOMEM, err, errlen, "%s: couldn't set up munge", name);
 			goto out;
 		}

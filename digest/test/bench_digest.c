@@ -87,7 +87,8 @@ int main(int argc, char **argv)
 			recs[i] = mk_rec(16, k * ppn + i, h);
 			recs[i]->job_id = 1;
 			recs[i]->first_slice = 170000000;
-			recs[i]->counters[LWM2_C_mpi_p2p_ns] = (uint64_t)((k * ppn + i) % 997) * 1000000;
+			recs[i]->counters[LWM2_C_mpi_p2p_ns] =
+			    (uint64_t)((k * ppn + i) % 997) * 1000000;
 			recs[i]->counters[LWM2_C_mpi_p2p_calls] = 10;
 			for (int c = 0; c < 16; c++)
 				mk_slices(recs[i])[c].counters[LWM2_C_mpi_p2p_ns] = (uint64_t)c;
@@ -97,7 +98,8 @@ int main(int argc, char **argv)
 			free(recs[i]);
 	}
 	{
-		struct lwm2_job_meta meta = {.cluster = "c", .job_id = 1, .node_count = (uint32_t)nnodes};
+		struct lwm2_job_meta meta = {
+		    .cluster = "c", .job_id = 1, .node_count = (uint32_t)nnodes};
 		double w = wall(), c = cpu(), w2, c2;
 		json_object *d = lwm2_job_digest_build(&meta, nv, (size_t)nnodes);
 		char *compact;
@@ -108,10 +110,11 @@ int main(int argc, char **argv)
 		compact = lwm2_job_digest_compact(d, 0);
 		w2 = wall() - w2;
 		c2 = cpu() - c2;
-		printf("job digest from %d node records of %d processes: %.1f ms wall, %.1f ms CPU; "
-		       "compact form %zu bytes in %.2f ms wall, %.2f ms CPU\n",
-		       nnodes, ppn, w * 1e3, c * 1e3, compact ? strlen(compact) : 0, w2 * 1e3,
-		       c2 * 1e3);
+		printf(
+		    "job digest from %d node records of %d processes: %.1f ms wall, %.1f ms CPU; "
+		    "compact form %zu bytes in %.2f ms wall, %.2f ms CPU\n",
+		    nnodes, ppn, w * 1e3, c * 1e3, compact ? strlen(compact) : 0, w2 * 1e3,
+		    c2 * 1e3);
 		free(compact);
 		json_object_put(d);
 	}

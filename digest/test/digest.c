@@ -11,7 +11,7 @@
 
 /* A node record of nproc processes; process i spends mpi_ns(i) in MPI. */
 static json_object *mk_node(const char *host, uint32_t step, int nproc, int rank0,
-			    uint64_t (*mpi_ns)(int), uint32_t extra_flags_on_first)
+                            uint64_t (*mpi_ns)(int), uint32_t extra_flags_on_first)
 {
 	struct lwm2_node_ident id = {.cluster = "c1", .job_id = 7, .step_id = step, .node = host};
 	struct lwm2_rank_record **recs = calloc((size_t)nproc, sizeof(*recs));
@@ -26,7 +26,8 @@ static json_object *mk_node(const char *host, uint32_t step, int nproc, int rank
 		recs[i]->counters[LWM2_C_mpi_p2p_bytes_sent] = 1000 * 64;
 		recs[i]->counters[LWM2_C_posix_write_bytes] = 1000;
 		recs[i]->missing = 1u << LWM2_G_HWC;
-		strcpy(recs[i]->missing_reason[LWM2_G_HWC], "no hardware counters on this platform");
+		strcpy(recs[i]->missing_reason[LWM2_G_HWC],
+		       "no hardware counters on this platform");
 	}
 	if (nproc)
 		recs[0]->flags |= extra_flags_on_first;
@@ -70,35 +71,43 @@ static const struct {
 	const char *text;
 	const char *err_has;
 } bad_texts[] = {
-	{"empty", "", "no digest found"},
-	{"garbage", "hello world", "no digest found"},
-	{"truncated JSON", "{\"lwm2_digest_version\":1,\"job\":{", "truncated"},
-	{"other version", "{\"lwm2_digest_version\":2,\"job\":{},\"scope\":{}}", "version 2"},
-	{"no scope", "{\"lwm2_digest_version\":1,\"job\":{}}", "scope"},
-	{"metric with text",
-	 "{\"lwm2_digest_version\":1,\"job\":{},\"scope\":{\"processes\":1,\"metrics\":{\"cpi\":{"
-	 "\"min\":\"x\",\"avg\":1,\"max\":1,\"n\":1}}}}",
-	 "metric cpi malformed"},
-	{"bad location",
-	 "{\"lwm2_digest_version\":1,\"job\":{},\"scope\":{\"processes\":1,\"metrics\":{\"cpi\":{"
-	 "\"min\":1,\"avg\":1,\"max\":1,\"n\":1,\"min_at\":[1]}}}}",
-	 "location malformed"},
-	{"steps not an array",
-	 "{\"lwm2_digest_version\":1,\"job\":{},\"scope\":{\"processes\":0,\"metrics\":{}},"
-	 "\"steps\":{}}",
-	 "steps is not an array"},
-	{"deep nesting", "LWM2:[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["
-			 "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]",
-	 "not valid JSON"},
-	{"prefix without JSON", "JS1:abc LWM2:", "not valid JSON"},
+    {"empty", "", "no digest found"},
+    {"garbage", "hello world", "no digest found"},
+    {"truncated JSON", "{\"lwm2_digest_version\":1,\"job\":{", "truncated"},
+    {"other version", "{\"lwm2_digest_version\":2,\"job\":{},\"scope\":{}}", "version 2"},
+    {"no scope", "{\"lwm2_digest_version\":1,\"job\":{}}", "scope"},
+    {"metric with text",
+     "{\"lwm2_digest_version\":1,\"job\":{},\"scope\":{\"processes\":1,\"metrics\":{\"cpi\":{"
+     "\"min\":\"x\",\"avg\":1,\"max\":1,\"n\":1}}}}",
+     "metric cpi malformed"},
+    {"bad location",
+     "{\"lwm2_digest_version\":1,\"job\":{},\"scope\":{\"processes\":1,\"metrics\":{\"cpi\":{"
+     "\"min\":1,\"avg\":1,\"max\":1,\"n\":1,\"min_at\":[1]}}}}",
+     "location malformed"},
+    {"steps not an array",
+     "{\"lwm2_digest_version\":1,\"job\":{},\"scope\":{\"processes\":0,\"metrics\":{}},"
+     "\"steps\":{}}",
+     "steps is not an array"},
+    {"deep nesting",
+     "LWM2:[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["
+     "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]",
+     "not valid JSON"},
+    {"prefix without JSON", "JS1:abc LWM2:", "not valid JSON"},
 };
 
 int main(void)
 {
-	struct lwm2_job_meta meta = {.cluster = "c1", .job_id = 7, .user = "alice",
-				     .account = "proj", .partition = "batch", .nodes = "n[1-2]",
-				     .node_count = 2, .cpus_per_task = 1, .start = 1700000000,
-				     .end = 1700000100, .state = "COMPLETED"};
+	struct lwm2_job_meta meta = {.cluster = "c1",
+	                             .job_id = 7,
+	                             .user = "alice",
+	                             .account = "proj",
+	                             .partition = "batch",
+	                             .nodes = "n[1-2]",
+	                             .node_count = 2,
+	                             .cpus_per_task = 1,
+	                             .start = 1700000000,
+	                             .end = 1700000100,
+	                             .state = "COMPLETED"};
 	json_object *nodes[4], *d, *scope, *m, *steps;
 	char err[256] = "", *text, *compact;
 
@@ -134,13 +143,13 @@ int main(void)
 		ju_num(m, "max", &mx);
 		ok(fabs(mn - 10) < 1e-9 && fabs(mx - 80) < 1e-9, "min 10 %%, max 80 %%");
 		ok(at && json_object_get_int(json_object_array_get_idx(at, 0)) == 7 &&
-			   !strcmp(json_object_get_string(json_object_array_get_idx(at, 1)), "n2"),
+		       !strcmp(json_object_get_string(json_object_array_get_idx(at, 1)), "n2"),
 		   "max is rank 7 on n2");
 		is_int(ju_int_or(m, "n", -1), 10, "n = 10 processes");
 	}
 	ok(!metric(scope, "cpi") &&
-		   strstr(ju_str(ju_get(scope, "missing", json_type_object), "cpi") ?: "",
-			  "no hardware counters"),
+	       strstr(ju_str(ju_get(scope, "missing", json_type_object), "cpi") ?: "",
+	              "no hardware counters"),
 	   "CPI missing with the platform's reason");
 	is_int(ju_int_or(ju_get(scope, "totals", json_type_object), "posix_write_bytes", -1),
 	       11 * 1000, "totals include the exec'd image");
@@ -152,7 +161,7 @@ int main(void)
 
 	text = render(d, 1);
 	ok(strstr(text, "Time in all MPI calls [%]") && strstr(text, "Write bandwidth") &&
-		   strstr(text, "Average cycles per instruction (CPI)"),
+	       strstr(text, "Average cycles per instruction (CPI)"),
 	   "render names the seed's metrics");
 	ok(strstr(text, "[mpi-share]") && strstr(text, "Score-P"), "high MPI share guided");
 	ok(strstr(text, "[mpi-imbalance]") && strstr(text, "Scalasca"),
@@ -178,7 +187,7 @@ int main(void)
 		free(text);
 		json_object_put(back);
 		snprintf(buf, sizeof(buf), "{\"job_id\":7,\"digest\":%s}\n",
-			 json_object_to_json_string_ext(d, JSON_C_TO_STRING_PLAIN));
+		         json_object_to_json_string_ext(d, JSON_C_TO_STRING_PLAIN));
 		back = lwm2_digest_parse(buf, strlen(buf), err, sizeof(err));
 		ok(back && ju_get(back, "grid", json_type_array), "JSON-lines log entry parsed");
 		json_object_put(back);
@@ -191,8 +200,8 @@ int main(void)
 		json_object_put(nodes[i]);
 
 	for (size_t i = 0; i < sizeof(bad_texts) / sizeof(bad_texts[0]); i++) {
-		json_object *o = lwm2_digest_parse(bad_texts[i].text, strlen(bad_texts[i].text), err,
-						   sizeof(err));
+		json_object *o = lwm2_digest_parse(bad_texts[i].text, strlen(bad_texts[i].text),
+		                                   err, sizeof(err));
 		ok(!o && strstr(err, bad_texts[i].err_has), "%s rejected: %s", bad_texts[i].name,
 		   err);
 		json_object_put(o);
@@ -214,8 +223,8 @@ int main(void)
 			d = lwm2_job_digest_build(&meta, nv, (size_t)nn);
 			compact = lwm2_job_digest_compact(d, 0);
 			ok(compact && strlen(compact) + 1 <= LWM2_COMPACT_CAP_DEFAULT,
-			   "%d processes: compact %zu bytes <= %u", np, compact ? strlen(compact) : 0,
-			   LWM2_COMPACT_CAP_DEFAULT);
+			   "%d processes: compact %zu bytes <= %u", np,
+			   compact ? strlen(compact) : 0, LWM2_COMPACT_CAP_DEFAULT);
 			is_int(ju_int_or(ju_get(d, "scope", json_type_object), "processes", -1), np,
 			       "%d processes counted", np);
 			free(compact);
@@ -234,9 +243,10 @@ int main(void)
 			nv[k] = mk_node("n1", (uint32_t)k, 1, 0, mpi_linear, 0);
 		d = lwm2_job_digest_build(&meta, nv, 300);
 		compact = lwm2_job_digest_compact(d, 0);
-		ok(compact && strlen(compact) < LWM2_COMPACT_CAP_DEFAULT, "300 steps fit: %zu bytes",
-		   compact ? strlen(compact) : 0);
-		back = compact ? lwm2_digest_parse(compact, strlen(compact), err, sizeof(err)) : NULL;
+		ok(compact && strlen(compact) < LWM2_COMPACT_CAP_DEFAULT,
+		   "300 steps fit: %zu bytes", compact ? strlen(compact) : 0);
+		back =
+		    compact ? lwm2_digest_parse(compact, strlen(compact), err, sizeof(err)) : NULL;
 		ok(back && ju_int_or(back, "steps_omitted", 0) > 0, "omitted steps counted (%lld)",
 		   (long long)ju_int_or(back, "steps_omitted", 0));
 		json_object_put(back);

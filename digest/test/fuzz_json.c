@@ -30,7 +30,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			lwm2_digest_render(o, devnull, &ro);
 			c = lwm2_job_digest_compact(o, 0);
 			if (c) {
-				json_object *back = lwm2_digest_parse(c, strlen(c), err, sizeof(err));
+				json_object *back =
+				    lwm2_digest_parse(c, strlen(c), err, sizeof(err));
 				if (!back)
 					abort(); /* a compact form we made must parse */
 				json_object_put(back);

@@ -70,7 +70,8 @@ int main(void)
 		FILE *m = open_memstream(&doc, &doclen);
 		while (fgets(line, sizeof(line), f)) {
 			fputs(line, m);
-			if (!strncmp(line, "| `", 3) && strstr(line, "-") && strchr(line + 3, '`')) {
+			if (!strncmp(line, "| `", 3) && strstr(line, "-") &&
+			    strchr(line + 3, '`')) {
 				/* a rule row: "| `id` | cond | cond | tool |" */
 				char id[64];
 				if (sscanf(line, "| `%63[a-z0-9-]`", id) == 1 && strchr(id, '-')) {

@@ -13,7 +13,7 @@
 static inline struct lwm2_rank_record *mk_rec(uint32_t nslices, int32_t rank, const char *host)
 {
 	struct lwm2_rank_record *r =
-		calloc(1, sizeof(*r) + (size_t)nslices * sizeof(struct lwm2_slice));
+	    calloc(1, sizeof(*r) + (size_t)nslices * sizeof(struct lwm2_slice));
 
 	r->nslices = nslices;
 	r->slice_length_s = 10;

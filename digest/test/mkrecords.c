@@ -32,7 +32,8 @@ int main(int argc, char **argv)
 		r->counters[LWM2_C_posix_write_bytes] = (uint64_t)(i + 1) << 20;
 		r->counters[LWM2_C_posix_write_ns] = 100000000;
 		for (int k = 0; k < 4; k++)
-			mk_slices(r)[k].counters[LWM2_C_posix_write_bytes] = ((uint64_t)(i + 1) << 20) / 4;
+			mk_slices(r)[k].counters[LWM2_C_posix_write_bytes] =
+			    ((uint64_t)(i + 1) << 20) / 4;
 		snprintf(name, sizeof(name), "rank%d.lwm2", i);
 		if (write_rec(dfd, name, r) != 0) {
 			perror(name);

@@ -28,8 +28,8 @@ static int64_t series_at(json_object *node, const char *counter, size_t k)
 	json_object *c = ju_get(ju_get(s, "c", json_type_object), counter, json_type_array);
 
 	return c && k < json_object_array_length(c)
-		       ? json_object_get_int64(json_object_array_get_idx(c, k))
-		       : -1;
+	           ? json_object_get_int64(json_object_array_get_idx(c, k))
+	           : -1;
 }
 
 static bool has_flag(json_object *node, const char *f)
@@ -56,19 +56,19 @@ static const struct scase {
 	uint64_t want_len;
 	int64_t want[4];
 } scases[] = {
-	/* same length, offset by one slice */
-	{"equal lengths", 100, 10, 3, 101, 10, 2, 100, 10, {1, 12, 23, -1}},
-	/* one coarsened to 20 s: slices 100,101 | 102 fall in 50 | 51 */
-	{"coarsened series", 100, 10, 3, 50, 20, 2, 50, 20, {13, 23, -1, -1}},
-	/* gap between the processes */
-	{"disjoint spans", 100, 10, 1, 103, 10, 1, 100, 10, {1, 0, 0, 10}},
+    /* same length, offset by one slice */
+    {"equal lengths", 100, 10, 3, 101, 10, 2, 100, 10, {1, 12, 23, -1}},
+    /* one coarsened to 20 s: slices 100,101 | 102 fall in 50 | 51 */
+    {"coarsened series", 100, 10, 3, 50, 20, 2, 50, 20, {13, 23, -1, -1}},
+    /* gap between the processes */
+    {"disjoint spans", 100, 10, 1, 103, 10, 1, 100, 10, {1, 0, 0, 10}},
 };
 
 int main(void)
 {
 	char dir[] = "/tmp/lwm2-node-XXXXXX";
-	struct lwm2_node_ident id = {.cluster = "c1", .job_id = 42, .step_id = 0, .node = "n1",
-				     .expected_tasks = 4};
+	struct lwm2_node_ident id = {
+	    .cluster = "c1", .job_id = 42, .step_id = 0, .node = "n1", .expected_tasks = 4};
 	struct logbuf lb = {.lines = 0};
 	struct lwm2_rank_record *r[4];
 	json_object *node, *procs;
@@ -87,7 +87,8 @@ int main(void)
 		want_write += r[i]->counters[LWM2_C_posix_write_bytes];
 		r[i]->first_slice = 170000000;
 		mk_slices(r[i])[0].counters[LWM2_C_posix_write_bytes] = 40;
-		mk_slices(r[i])[1].counters[LWM2_C_posix_write_bytes] = (uint64_t)(i + 1) * 100 - 40;
+		mk_slices(r[i])[1].counters[LWM2_C_posix_write_bytes] =
+		    (uint64_t)(i + 1) * 100 - 40;
 		if (i == 2)
 			r[i]->flags |= LWM2_F_INCOMPLETE;
 		snprintf(name, sizeof(name), "rank%d.lwm2", i);
@@ -125,7 +126,7 @@ int main(void)
 	ok(node != NULL, "merged");
 	diag("log:\n%s", lb.text);
 	ok(strstr(lb.text, "garbage.lwm2") && strstr(lb.text, "planted.lwm2") &&
-		   strstr(lb.text, "other-job.lwm2") && !strstr(lb.text, "ignored.txt"),
+	       strstr(lb.text, "other-job.lwm2") && !strstr(lb.text, "ignored.txt"),
 	   "each bad record logged by name");
 	ok(strstr(lb.text, "belongs to job 43") != NULL, "foreign job named in the log");
 	ok(strstr(lb.text, "misaligned.lwm2: bad slot capacity") != NULL,
@@ -134,15 +135,16 @@ int main(void)
 	procs = ju_get(node, "procs", json_type_array);
 	is_int(procs ? (int)json_object_array_length(procs) : -1, 4, "the four good records kept");
 	{
-		json_object *tot = ju_get(ju_get(node, "totals", json_type_object), "c",
-					  json_type_array);
-		is_int(json_object_get_int64(json_object_array_get_idx(tot, LWM2_C_posix_write_bytes)),
-		       (int64_t)want_write, "total bytes written is the sum");
+		json_object *tot =
+		    ju_get(ju_get(node, "totals", json_type_object), "c", json_type_array);
+		is_int(
+		    json_object_get_int64(json_object_array_get_idx(tot, LWM2_C_posix_write_bytes)),
+		    (int64_t)want_write, "total bytes written is the sum");
 	}
 	{
 		json_object *inc = ju_get(node, "incomplete", json_type_array);
 		ok(inc && json_object_array_length(inc) == 1 &&
-			   json_object_get_int(json_object_array_get_idx(inc, 0)) == r[2]->pid,
+		       json_object_get_int(json_object_array_get_idx(inc, 0)) == r[2]->pid,
 		   "incomplete process listed by pid");
 	}
 	ok(has_flag(node, "incomplete") && has_flag(node, "skipped_records"), "flags set");
@@ -215,8 +217,8 @@ int main(void)
 		is_int(ju_int_or(s, "slice_length_s", -1), (int64_t)c->want_len, "%s: length",
 		       c->name);
 		for (int k = 0; k < 4; k++)
-			is_int(series_at(node, "mpi_coll_calls", (size_t)k), c->want[k], "%s: slot %d",
-			       c->name, k);
+			is_int(series_at(node, "mpi_coll_calls", (size_t)k), c->want[k],
+			       "%s: slot %d", c->name, k);
 		json_object_put(node);
 		free(a);
 		free(b);
@@ -234,7 +236,8 @@ int main(void)
 		struct lwm2_node_ident nid = {.cluster = "", .node = "n1"};
 		node = lwm2_node_merge_records(&nid, recs, NULL, 2, NULL, NULL);
 		s = ju_get(node, "series", json_type_object);
-		ok(ju_int_or(s, "n", 0) > 0 && ju_int_or(s, "n", 0) <= 4096 && has_flag(node, "series_approximate"),
+		ok(ju_int_or(s, "n", 0) > 0 && ju_int_or(s, "n", 0) <= 4096 &&
+		       has_flag(node, "series_approximate"),
 		   "wide span bounded (%lld slots)", (long long)ju_int_or(s, "n", 0));
 		json_object_put(node);
 		free(a);
@@ -248,9 +251,9 @@ int main(void)
 	for (int i = 0; i < 4; i++)
 		free(r[i]);
 	{
-		const char *names[] = {"rank0.lwm2", "rank1.lwm2", "rank2.lwm2", "rank3.lwm2",
-				       "garbage.lwm2", "planted.lwm2", "other-job.lwm2",
-				       "ignored.txt", "misaligned.lwm2"};
+		const char *names[] = {"rank0.lwm2",     "rank1.lwm2",   "rank2.lwm2",
+		                       "rank3.lwm2",     "garbage.lwm2", "planted.lwm2",
+		                       "other-job.lwm2", "ignored.txt",  "misaligned.lwm2"};
 		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 			unlinkat(dfd, names[i], 0);
 	}

@@ -50,11 +50,11 @@ static const char *start_munged(void)
 
 	snprintf(sock, sizeof(sock), "%s/munge.socket", scratch);
 	snprintf(cmd, sizeof(cmd),
-		 "(mungekey --create --keyfile=%s/munge.key || dd if=/dev/urandom bs=1 "
-		 "count=1024 of=%s/munge.key) >/dev/null 2>&1 && chmod 0600 %s/munge.key && "
-		 "munged --force --key-file=%s/munge.key --socket=%s --pid-file=%s/munged.pid "
-		 "--log-file=%s/munged.log --seed-file=%s/munged.seed >/dev/null 2>&1",
-		 scratch, scratch, scratch, scratch, sock, scratch, scratch, scratch);
+	         "(mungekey --create --keyfile=%s/munge.key || dd if=/dev/urandom bs=1 "
+	         "count=1024 of=%s/munge.key) >/dev/null 2>&1 && chmod 0600 %s/munge.key && "
+	         "munged --force --key-file=%s/munge.key --socket=%s --pid-file=%s/munged.pid "
+	         "--log-file=%s/munged.log --seed-file=%s/munged.seed >/dev/null 2>&1",
+	         scratch, scratch, scratch, scratch, sock, scratch, scratch, scratch);
 	if (geteuid() != 0 || system(cmd) != 0)
 		return NULL;
 	for (int i = 0; i < 50 && !munge_works(sock); i++)
@@ -155,7 +155,7 @@ int main(void)
 	{
 		struct stat st;
 		ok(dfd >= 0 && fstat(dfd, &st) == 0 && (st.st_mode & 0777) == 0700 &&
-			   st.st_uid == geteuid(),
+		       st.st_uid == geteuid(),
 		   "job directory private to the writer");
 	}
 	back = lwm2_node_read_verified(dfd, name, 1001, &vo, err, sizeof(err));
@@ -163,8 +163,7 @@ int main(void)
 	ok(back && json_object_equal(back, node), "the record read is the record written");
 	json_object_put(back);
 	back = lwm2_node_read_verified(dfd, name, 1001, &vo, err, sizeof(err));
-	ok(back != NULL, "read again (replayed credential) still accepted: %s",
-	   back ? "" : err);
+	ok(back != NULL, "read again (replayed credential) still accepted: %s", back ? "" : err);
 	json_object_put(back);
 	errno = 0;
 	back = lwm2_node_read_verified(dfd, name, 1002, &vo, err, sizeof(err));
@@ -198,7 +197,8 @@ int main(void)
 			p[0] = '9';
 			put_at(dfd, "0.n1.lwm2node", b, len);
 			back = lwm2_node_read_verified(dfd, name, 1001, &vo, err, sizeof(err));
-			ok(!back && strstr(err, "hash mismatch"), "edited record rejected: %s", err);
+			ok(!back && strstr(err, "hash mismatch"), "edited record rejected: %s",
+			   err);
 		}
 		/* Cut short. */
 		put_at(dfd, "0.n1.lwm2node", b, len / 2);
@@ -226,9 +226,9 @@ int main(void)
 			if (setgid(NOBODY) != 0 || setuid(NOBODY) != 0)
 				_exit(3);
 			_exit(lwm2_node_write_signed_socket(spool, &id, node, socket, e2,
-							    sizeof(e2)) == 0
-				      ? 0
-				      : 4);
+			                                    sizeof(e2)) == 0
+			          ? 0
+			          : 4);
 		}
 		waitpid(pid, &st, 0);
 		/* As nobody the job directory (root's, 0700) is closed: write
@@ -244,9 +244,9 @@ int main(void)
 				if (setgid(NOBODY) != 0 || setuid(NOBODY) != 0)
 					_exit(3);
 				_exit(lwm2_node_write_signed_socket(uspool, &id, node, socket, e2,
-								    sizeof(e2)) == 0
-					      ? 0
-					      : 5);
+				                                    sizeof(e2)) == 0
+				          ? 0
+				          : 5);
 			}
 			waitpid(pid, &st, 0);
 			ok(WIFEXITED(st) && WEXITSTATUS(st) == 0, "nobody signed a record");
@@ -267,7 +267,7 @@ int main(void)
 			errno = 0;
 			back = lwm2_node_read_verified(dfd, name, 1001, &vo, err, sizeof(err));
 			ok(!back && errno == EPERM && strstr(err, "uid 65534") &&
-				   strstr(err, "forged"),
+			       strstr(err, "forged"),
 			   "forged record rejected: %s", err);
 			/* The uid is configurable (tests, or a SlurmUser spool). */
 			vo.uid = NOBODY;
@@ -293,7 +293,8 @@ int main(void)
 			signal(SIGXFSZ, SIG_IGN);
 			setrlimit(RLIMIT_FSIZE, &rl);
 			id.step_id = 5;
-			rc = lwm2_node_write_signed_socket(spool, &id, node, socket, e2, sizeof(e2));
+			rc =
+			    lwm2_node_write_signed_socket(spool, &id, node, socket, e2, sizeof(e2));
 			printf("# %s\n", e2);
 			fflush(stdout);
 			_exit(rc == -1 && errno == EFBIG && strstr(e2, "couldn't write") ? 0 : 1);
@@ -318,8 +319,8 @@ int main(void)
 		snprintf(missing, sizeof(missing), "%s/no/such/spool", scratch);
 		errno = 0;
 		ok(lwm2_node_write_signed_socket(missing, &id, node, socket, err, sizeof(err)) ==
-				   -1 &&
-			   errno == ENOENT && strstr(err, "lwm2: spool: couldn't open"),
+		           -1 &&
+		       errno == ENOENT && strstr(err, "lwm2: spool: couldn't open"),
 		   "missing spool: %s", err);
 	}
 	{
