@@ -41,7 +41,7 @@ int main(int argc, char **argv)
 	/* Many small messages: latency-bound communication. */
 	for (int i = 0; i < 300; i++)
 		MPI_Sendrecv_replace(&token, 1, MPI_INT, right, 0, left, 0, MPI_COMM_WORLD,
-				     MPI_STATUS_IGNORE);
+		                     MPI_STATUS_IGNORE);
 	MPI_Allreduce(&local, &total, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
 
 	/* 4 MiB per rank to a file in the working directory. */
