@@ -108,6 +108,7 @@ check '[ "$(cat "$W"/explicit.out)" = "libpapi loaded: 1" ] && [ -z "$(val expli
 # Without hardware events in the kernel (or without permission for them)
 # the default list cannot count anything: libpapi is not even loaded.
 run_past_setup later
+# shellcheck disable=SC2034 # read inside check's quoted condition
 cyc=$(val later hwc_cycles)
 reason=$(val later missing_hwc)
 if [ -n "$reason" ]; then
@@ -176,6 +177,7 @@ check '[ "$(cat "$W"/app.out)" = "app measured: plausible" ] && [ "$(cat "$W"/ap
 	"the program's own PAPI works under lwm2 ($(cat "$W"/app.out))"
 check '[ "$(val app missing_hwc)" = "the application uses PAPI itself" ]' \
 	"the record says the application used PAPI itself"
+# shellcheck disable=SC2034 # read inside check's quoted condition
 rt=$(val app runtimes)
 check '[ $(( ${rt:-0} & 128 )) -ne 0 ]' "the PAPI runtime flag is set"
 "$W/busy" papi >"$W/app-ref.out" 2>&1
