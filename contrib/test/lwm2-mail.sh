@@ -7,22 +7,8 @@
 # the build tree (needs ../digest/lwm2 and ../digest/mkdigestlog).
 set -uo pipefail
 
-n=0
-failed=0
-ok() {
-	n=$((n + 1))
-	echo "ok $n - $*"
-}
-not_ok() {
-	n=$((n + 1))
-	failed=$((failed + 1))
-	echo "not ok $n - $*"
-}
-check() {
-	local d=$1
-	shift
-	if "$@"; then ok "$d"; else not_ok "$d"; fi
-}
+# shellcheck source=tests/tap.sh
+. "$(dirname "$0")/../../tests/tap.sh"
 
 here=$(cd "$(dirname "$0")/.." && pwd)
 build=$(pwd)
@@ -131,5 +117,4 @@ done
 cat "$tmp"/sent.* >"$tmp/got" 2>/dev/null
 check "the mail comes once the digest is there, with it" grep -q "^Job 1022" "$tmp/got"
 
-echo "1..$n"
-[ "$failed" -eq 0 ]
+done_testing

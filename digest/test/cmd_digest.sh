@@ -6,23 +6,8 @@
 # here).  Runs in the build directory (./lwm2, ./mkdigestlog).
 set -uo pipefail
 
-n=0
-failed=0
-ok() {
-	n=$((n + 1))
-	echo "ok $n - $*"
-}
-not_ok() {
-	n=$((n + 1))
-	failed=$((failed + 1))
-	echo "not ok $n - $*"
-}
-is() {
-	if [ "$1" = "$2" ]; then ok "$3"; else
-		not_ok "$3"
-		printf '# got:  %s\n# want: %s\n' "$1" "$2"
-	fi
-}
+# shellcheck source=tests/tap.sh
+. "$(dirname "$0")/../../tests/tap.sh"
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/lwm2-cmd-digest.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
@@ -117,5 +102,4 @@ else
 	diff "$tmp/all.want" "$tmp/all.out" | head -n 5 | sed 's/^/# /'
 fi
 
-echo "1..$n"
-[ "$failed" -eq 0 ]
+done_testing

@@ -6,23 +6,9 @@
 # build directory.
 set -uo pipefail
 
-n=0
-failed=0
-ok() {
-	n=$((n + 1))
-	echo "ok $n - $*"
-}
-not_ok() {
-	n=$((n + 1))
-	failed=$((failed + 1))
-	echo "not ok $n - $*"
-}
-is() {
-	if [ "$1" = "$2" ]; then ok "$3"; else
-		not_ok "$3"
-		printf '# got:  %s\n# want: %s\n' "$1" "$2"
-	fi
-}
+# shellcheck source=tests/tap.sh
+. "$(dirname "$0")/../../tests/tap.sh"
+
 py() {
 	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); s={x["scope"]:x for x in d["scopes"]}; m=lambda sc,i: [x for x in s[sc]["metrics"] if x["id"]==i][0]; print(eval(sys.argv[2]))' "$@"
 }
@@ -93,5 +79,4 @@ grep -q "couldn't read a digest from $tmp/cut.json" "$tmp/err" && ok "and said s
 ./lwm2 diff "$tmp/A.json" >/dev/null 2>&1
 is "$?" 2 "one argument: usage error"
 
-echo "1..$n"
-[ "$failed" -eq 0 ]
+done_testing

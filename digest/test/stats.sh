@@ -6,25 +6,11 @@
 # come from the digest library itself (./mkstatslog, ./mkdigestlog); runs
 # in the build directory.
 set -uo pipefail
+
+# shellcheck source=tests/tap.sh
+. "$(dirname "$0")/../../tests/tap.sh"
 export TZ=UTC
 
-n=0
-failed=0
-ok() {
-	n=$((n + 1))
-	echo "ok $n - $*"
-}
-not_ok() {
-	n=$((n + 1))
-	failed=$((failed + 1))
-	echo "not ok $n - $*"
-}
-is() {
-	if [ "$1" = "$2" ]; then ok "$3"; else
-		not_ok "$3"
-		printf '# got:  %s\n# want: %s\n' "$1" "$2"
-	fi
-}
 # py JSONFILE EXPR: evaluates EXPR with d = the parsed file, prints it
 py() {
 	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); g={x["group"]:x for x in d.get("groups",[])}; print(eval(sys.argv[2]))' "$@"
@@ -141,5 +127,4 @@ if ./mkdigestlog 100000 200000 >"$big"; then
 	rm -f "$big"
 fi
 
-echo "1..$n"
-[ "$failed" -eq 0 ]
+done_testing

@@ -1,0 +1,79 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# shellcheck shell=bash
+#
+# TAP output for the shell tests (unit tests run by Automake's tap-driver,
+# integration tests counted by tests/suite.sh): source it, then ok, not_ok,
+# is, check, skip, diag, and done_testing as the last command.
+
+_tap_n=0
+_tap_failed=0
+_tap_planned=
+
+plan() {
+	_tap_planned=$1
+	echo "1..$1"
+}
+
+# diag MSG...: each argument, and each line of it, as a TAP comment.
+diag() {
+	local arg line
+	for arg in "$@"; do
+		while IFS= read -r line; do
+			echo "# $line"
+		done <<<"$arg"
+	done
+}
+
+ok() {
+	_tap_n=$((_tap_n + 1))
+	echo "ok $_tap_n - $*"
+}
+
+not_ok() {
+	_tap_n=$((_tap_n + 1))
+	_tap_failed=$((_tap_failed + 1))
+	echo "not ok $_tap_n - $*"
+}
+
+skip() {
+	_tap_n=$((_tap_n + 1))
+	echo "ok $_tap_n # SKIP $*"
+}
+
+# Whole script skipped: TAP wants exactly this plan line, nothing else.
+skip_all() {
+	echo "1..0 # SKIP $*"
+	exit 0
+}
+
+bail_out() {
+	echo "Bail out! $*"
+	exit 1
+}
+
+# check DESC CMD...: one test point from a command's exit status.
+check() {
+	local desc=$1
+	shift
+	if "$@"; then ok "$desc"; else not_ok "$desc"; fi
+}
+
+# is GOT WANT DESC
+is() {
+	if [ "$1" = "$2" ]; then
+		ok "$3"
+	else
+		not_ok "$3"
+		diag "got:  '$1'" "want: '$2'"
+	fi
+}
+
+done_testing() {
+	if [ -z "$_tap_planned" ]; then
+		echo "1..$_tap_n"
+	elif [ "$_tap_planned" != "$_tap_n" ]; then
+		diag "planned $_tap_planned tests but ran $_tap_n"
+		_tap_failed=$((_tap_failed + 1))
+	fi
+	[ "$_tap_failed" -eq 0 ]
+}
