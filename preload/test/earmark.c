@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Region shares from samples: the main thread burns 1 s of CPU time alternately
+ * Region shares from samples: the main thread burns 2 s of CPU time alternately
  * inside the I/O earmark (30 %) and outside any (70 %), in short rounds so
  * that the sampling period cannot line up with the pattern; a second thread
  * burns the same total in the MPI earmark.  The samples per earmark must
@@ -33,8 +33,19 @@ static void burn(double s)
 			x = x * 1.0000001 + 1e-9;
 }
 
-#define TOTAL_S 1.0
-#define ROUND_S 0.0037 /* not a multiple of the 10 ms period */
+#define TOTAL_S 2.0
+#define HZ      100 /* the default rate */
+
+/* Round lengths of 3 to 23 ms from a fixed pseudo-random sequence: CPU
+ * timers fire at the kernel's tick, and rounds of one fixed length can beat
+ * against it and favour one phase of the round; varied lengths cannot. */
+static double next_round_s(void)
+{
+	static uint32_t state = 12345;
+
+	state = state * 1103515245u + 12345u;
+	return 0.003 + 0.020 * (double)((state >> 8) & 0xffff) / 65536.0;
+}
 
 static void *in_mpi(void *arg)
 {
@@ -74,12 +85,13 @@ int main(int argc, char **argv)
 	if (!t)
 		return done_testing();
 	pthread_create(&th, NULL, in_mpi, NULL);
-	for (double done = 0; done < TOTAL_S; done += ROUND_S) {
+	for (double done = 0, round; done < TOTAL_S; done += round) {
 		uint32_t prev = lwm2_earmark_enter(t, LWM2_EARMARK_io);
 
-		burn(ROUND_S * 0.3);
+		round = next_round_s();
+		burn(round * 0.3);
 		lwm2_earmark_leave(t, prev);
-		burn(ROUND_S * 0.7);
+		burn(round * 0.7);
 	}
 	pthread_join(th, NULL);
 
@@ -102,13 +114,14 @@ int main(int argc, char **argv)
 	diag("samples: compute %llu, io %llu, mpi %llu, main %llu",
 	     (unsigned long long)s[LWM2_EARMARK_compute], (unsigned long long)s[LWM2_EARMARK_io],
 	     (unsigned long long)s[LWM2_EARMARK_mpi], (unsigned long long)smain);
-	/* 2 s of CPU at 100 Hz: about 200 samples, 100 on each thread.  The
+	/* 2 x TOTAL_S s of CPU at HZ: TOTAL_S * HZ samples on each thread.  The
 	 * kernel checks CPU timers at its tick, so single samples move by a
-	 * tick; the shares are checked with room for that. */
-	ok(total >= 170 && total <= 230, "about 200 samples in all (%llu)",
-	   (unsigned long long)total);
-	ok(s[LWM2_EARMARK_mpi] >= 85 && s[LWM2_EARMARK_mpi] <= 115,
-	   "the thread inside MPI: about 100 samples");
+	 * tick; the counts and shares are checked with room for that. */
+	ok(total >= 1.7 * TOTAL_S * HZ && total <= 2.3 * TOTAL_S * HZ,
+	   "about %d samples in all (%llu)", (int)(2 * TOTAL_S * HZ), (unsigned long long)total);
+	ok(s[LWM2_EARMARK_mpi] >= 0.85 * TOTAL_S * HZ && s[LWM2_EARMARK_mpi] <= 1.15 * TOTAL_S * HZ,
+	   "the thread inside MPI: about %d samples (%llu)", (int)(TOTAL_S * HZ),
+	   (unsigned long long)s[LWM2_EARMARK_mpi]);
 	ok(smain && s[LWM2_EARMARK_io] * 100 >= 20 * smain &&
 	       s[LWM2_EARMARK_io] * 100 <= 40 * smain,
 	   "30 %% of the main thread inside I/O: share %.1f %%",
