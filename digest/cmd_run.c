@@ -120,8 +120,9 @@ int lwm2_cmd_run(int argc, char **argv)
 		case 's': {
 			char *end;
 			unsigned long v = strtoul(optarg, &end, 10);
-			if (*end || v == 0 || v > 86400) {
-				fprintf(stderr, "lwm2: run: --slice takes seconds (1-86400)\n");
+			if (*end || v == 0 || v > 3600) {
+				fprintf(stderr, "lwm2: run: --slice takes seconds (1-3600, the "
+				                "range liblwm2.so accepts)\n");
 				return 2;
 			}
 			slice = optarg;
