@@ -105,6 +105,15 @@ out=$("$LWM2" digest --file "$JCLOG" -j "$job" -p -n -o mpi_p2p_calls,mpi_coll_c
 is "$out" "160|40" "lwm2 digest --file reads the log"
 n=$(grep -c "lwm2: log_record: job $job queued in" "$CTLD_LOG")
 is "$n" 1 "slurmctld's log has log_record's duration"
+# The worker finishes a job only after it has read its AdminComment back
+# (VerifyDelay): the digest is visible before that, so wait for the end.
+job_finished() {
+	! compgen -G "$STATEDIR/*.job" >/dev/null && [ ! -e "$SPOOL/$job" ]
+}
+for _ in $(seq 300); do
+	job_finished && break
+	sleep 0.2
+done
 check "state dir empty once the job is done" bash -c "! compgen -G '$STATEDIR/*.job' >/dev/null"
 check "node records removed from the spool" test ! -e "$SPOOL/$job"
 
