@@ -53,11 +53,27 @@ else
 fi
 rm -f "$W"/*.lwm2
 
+sanitizer_rt=
+case ${LWM2_SANITIZER:-no} in
+*address*)
+	for rt in libasan.so libclang_rt.asan-x86_64.so; do
+		rt=$($CC -print-file-name=$rt 2>/dev/null)
+		if [ -f "$rt" ]; then
+			sanitizer_rt=$rt
+			break
+		fi
+	done
+	;;
+esac
+
 # -- runners -----------------------------------------------------------------
 # run IMPL NP LABEL PRELOAD PROGRAM ARGS...: fresh record and expect dirs
 run() {
 	local impl=$1 np=$2 label=$3 pre=$4
 	shift 4
+	# A sanitized liblwm2.so needs its runtime up before any library
+	# constructor calls a wrapper (MPICH's libnuma opens files in one).
+	[ -z "$sanitizer_rt" ] || pre=$sanitizer_rt:$pre
 	rm -rf "$W/rec" "$W/exp"
 	mkdir -p "$W/rec" "$W/exp"
 	case $impl in

@@ -162,9 +162,18 @@ check '[ "${c:-0}" -gt 0 ] && [ -z "$(val early missing_hwc)" ] && [ "$(cat "$W"
 # Children forked while threads start and end (each takes the module's
 # lock) and while 1 ms slices read the counters must not inherit a held
 # lock; each child counts its own thread and exits.
-run fork LWM2_SLICE_MS=1 "LWM2_EVENTS=$EV" -- fork
-check '[ "$(cat "$W"/fork.rc)" = 0 ] && [ "$(cat "$W"/fork.out)" = "forks: 200 ok" ]' \
-	"200 forks under 1 ms slices while threads come and go ($(cat "$W"/fork.out), rc $(cat "$W"/fork.rc))"
+case ${LWM2_SANITIZER:-no} in
+*address* | *thread*)
+	# The sanitizer runtimes' own locks are not fork-safe in a process
+	# whose other threads allocate: the child can hang inside them.
+	skip "fork storm: not under -fsanitize=$LWM2_SANITIZER (its runtime is not fork-safe with threads)"
+	;;
+*)
+	run fork LWM2_SLICE_MS=1 "LWM2_EVENTS=$EV" -- fork
+	check '[ "$(cat "$W"/fork.rc)" = 0 ] && [ "$(cat "$W"/fork.out)" = "forks: 200 ok" ]' \
+		"200 forks under 1 ms slices while threads come and go ($(cat "$W"/fork.out), rc $(cat "$W"/fork.rc))"
+	;;
+esac
 # The exit path reads the counters from a thread lwm2 never attached:
 # reading must not attach it (attaching takes the module's lock again).
 run rawexit "LWM2_EVENTS=$EV" -- rawexit
