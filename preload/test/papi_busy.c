@@ -110,10 +110,15 @@ static bool counted(void)
 
 /* Until lwm2's counters are open; a bound only so that a broken module
  * fails the test instead of hanging it. */
+/* Counting has begun once perf_event descriptors stay open: while lwm2
+ * sets up, PAPI and the probe open some for a moment and close them again,
+ * so one sighting is not enough.  50 sightings in a row, 1 ms apart. */
 static void wait_counted(void)
 {
-	for (int i = 0; i < 60000 && !counted(); i++)
+	for (int i = 0, seen = 0; i < 60000 && seen < 50; i++) {
+		seen = counted() ? seen + 1 : 0;
 		nap(1);
+	}
 }
 
 static void *nothing(void *arg)
