@@ -24,8 +24,13 @@ tap() {
 skip() { n=$((n + 1)); echo "ok $n # SKIP $1"; }
 check() { if eval "$1"; then tap OK "$2"; else tap FAIL "$2"; fi; }
 
-${CC:-cc} -std=gnu11 -I"$LWM2_SRCDIR/digest" -o "$W/dump" "$T/papi_dump.c" \
-	"$LWM2_BUILDDIR/digest/.libs/liblwm2record.a" || { echo "Bail out! dump"; exit 1; }
+# LWM2_DUMP: a dump tool built elsewhere (tests/hardware/device-run.sh).
+if [ -n "${LWM2_DUMP:-}" ]; then
+	cp "$LWM2_DUMP" "$W/dump"
+else
+	${CC:-cc} -std=gnu11 -I"$LWM2_SRCDIR/digest" -o "$W/dump" "$T/papi_dump.c" \
+		"$LWM2_BUILDDIR/digest/.libs/liblwm2record.a" || { echo "Bail out! dump"; exit 1; }
+fi
 ${CC:-cc} -std=gnu11 -o "$W/nocuda" "$T/cuda_nocuda.c" || { echo "Bail out! nocuda"; exit 1; }
 
 # lwm NAME PROGRAM ARGS: under liblwm2 with the injection path, record in $W/NAME
@@ -117,6 +122,34 @@ else
 		check '[ "$(val xfer cuda_calls)" -ge 14 ] && [ "$(val xfer cuda_ns)" -gt 0 ]' \
 			"CUDA calls and their time counted ($(val xfer cuda_calls) calls, $(val xfer cuda_ns) ns)"
 	fi
+fi
+
+# -- every kind of copy, threads, time in CUDA --------------------------------------
+# cuda_kinds prints what it did ("expect NAME VALUE"); the record must say
+# the same, and lwm2's time in CUDA must be near the program's own timing
+# of its CUDA calls.
+if ! "$NVCC" -cudart shared -o "$W/kinds" "$T/cuda_kinds.cu" >"$W/nvcc.log" 2>&1; then
+	cat "$W/nvcc.log"
+	tap FAIL "nvcc builds cuda_kinds.cu"
+elif [ $gpu = 0 ]; then
+	"$W/kinds" >"$W/kinds-ref.out" 2>&1
+	echo $? >"$W/kinds-ref.rc"
+	lwm kinds "$W/kinds"
+	check 'cmp -s "$W/kinds-ref.out" "$W/kinds.out" && cmp -s "$W/kinds-ref.rc" "$W/kinds.rc"' \
+		"without a device the copy program fails the same way under lwm2 (rc $(cat "$W/kinds.rc"))"
+	skip "no GPU: every kind of copy, 4 threads, time in CUDA"
+else
+	lwm kinds "$W/kinds" 4
+	check '[ "$(cat "$W/kinds.rc")" = 0 ] && grep -q "^own_cuda_ns " "$W/kinds.out"' \
+		"the copy program runs under lwm2 (rc $(cat "$W/kinds.rc"))"
+	while read -r _ key want; do
+		check '[ "$(val kinds "$key")" = "$want" ]' "$key: $want expected, $(val kinds "$key") counted"
+	done < <(grep '^expect ' "$W/kinds.out")
+	own=$(awk '$1 == "own_cuda_ns" { print $2 }' "$W/kinds.out")
+	got=$(val kinds cuda_ns)
+	check 'awk -v a="${got:-0}" -v b="${own:-0}" "BEGIN { exit !(b > 0 && a >= b / 2 && a <= b * 3 / 2) }"' \
+		"time in CUDA calls within a factor 1.5 of the program's own timing ($got ns vs $own ns)"
+	echo "# managed memory: $(grep '^managed_prefetch' "$W/kinds.out"), counted as copies: h2d $(val kinds cuda_h2d_count), other $(val kinds cuda_other_copy_count)"
 fi
 
 echo "1..$n"
