@@ -646,7 +646,7 @@ static void share_bars(FILE *f, const struct ptable *t)
 	struct sorted_row *s = malloc((t->n + 1) * sizeof(*s));
 	struct rp_path p[NSH];
 	size_t nb = t->n < BARS_MAX ? t->n : BARS_MAX;
-	double w = 760.0 / (double)(nb ? nb : 1), h = 160;
+	double w = 750.0 / (double)(nb ? nb : 1), h = 160;
 	char lab[128];
 
 	if (!s || !t->n) {
@@ -688,7 +688,7 @@ static void share_bars(FILE *f, const struct ptable *t)
 		for (int k = NSH - 1; k >= 0; k--) {
 			double hh = acc[k] / 100 * h;
 			if (hh > 0.05)
-				rp_path_rect(&p[k], 30 + (double)b * w, y, w, hh);
+				rp_path_rect(&p[k], 40 + (double)b * w, y, w, hh);
 			y += hh;
 		}
 	}
@@ -704,7 +704,7 @@ static void share_bars(FILE *f, const struct ptable *t)
 			fprintf(f,
 			        "<rect x=\"%.2f\" y=\"10\" width=\"%.2f\" height=\"160\" "
 			        "fill-opacity=\"0\"><title>rank %d on ",
-			        30 + (double)b * w, w, s[b].r->rank);
+			        40 + (double)b * w, w, s[b].r->rank);
 			rp_esc(f, pnode(t, s[b].r));
 			fprintf(f,
 			        ": MPI p2p %.1f %%, collective %.1f %%, other MPI %.1f %%, I/O "
@@ -712,11 +712,11 @@ static void share_bars(FILE *f, const struct ptable *t)
 			        "compute %.1f %%</title></rect>",
 			        sh[SH_P2P], sh[SH_COLL], sh[SH_MPIO], sh[SH_IO], sh[SH_COMPUTE]);
 		}
-	fputs("<path class=\"ax\" d=\"M30 10V170H790\"/>", f);
-	rp_svg_text(f, 26, 16, "end", NULL, "100%");
-	rp_svg_text(f, 26, 172, "end", NULL, "0%");
+	fputs("<path class=\"ax\" d=\"M40 10V170H790\"/>", f);
+	rp_svg_text(f, 36, 16, "end", NULL, "100%");
+	rp_svg_text(f, 36, 172, "end", NULL, "0%");
 	snprintf(lab, sizeof(lab), "rank %d (%s)", s[0].r->rank, pnode(t, s[0].r));
-	rp_svg_text(f, 30, 186, "start", NULL, lab);
+	rp_svg_text(f, 40, 186, "start", NULL, lab);
 	snprintf(lab, sizeof(lab), "rank %d (%s)", s[t->n - 1].r->rank, pnode(t, s[t->n - 1].r));
 	rp_svg_text(f, 790, 186, "end", NULL, lab);
 	rp_svg_end(f);

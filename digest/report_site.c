@@ -408,11 +408,11 @@ static void grid_svg(FILE *f, const struct site *st, int m, const char *job_pref
 		if (st->cnt[i] && st->sum[m][i] / st->cnt[i] > vmax)
 			vmax = st->sum[m][i] / st->cnt[i];
 	cw = (double)st->o->width / (double)st->cols;
-	if (cw > 40)
-		cw = 40;
+	if (cw > 120)
+		cw = 120;
 	rh = 600.0 / (double)(st->rows ? st->rows : 1);
-	if (rh > 16)
-		rh = 16;
+	if (rh > 24)
+		rh = 24;
 	if (rh < 1)
 		rh = 1;
 	fprintf(f,
@@ -505,15 +505,18 @@ static void grid_svg(FILE *f, const struct site *st, int m, const char *job_pref
 		time_t tt;
 		fprintf(f, "<path class=\"ax\" d=\"M%.1f %.1fH%.1f\"/>", x0, yb + 2,
 		        x0 + cw * (double)st->cols);
-		for (int k = 0; k <= 4; k++) {
-			tt = (time_t)(st->t0 + (st->t1 - st->t0) * k / 4);
-			if (!localtime_r(&tt, &tm) ||
-			    !strftime(b, sizeof(b), "%m-%d %H:%M:%S", &tm))
+		/* as many time marks as fit, the date only where the span
+		 * needs it */
+		int marks = cw * (double)st->cols >= 600 ? 4 : cw * (double)st->cols >= 300 ? 2 : 1;
+		const char *fmt = st->t1 - st->t0 > 86400 ? "%m-%d %H:%M" : "%H:%M:%S";
+		for (int k = 0; k <= marks; k++) {
+			tt = (time_t)(st->t0 + (st->t1 - st->t0) * k / marks);
+			if (!localtime_r(&tt, &tm) || !strftime(b, sizeof(b), fmt, &tm))
 				snprintf(b, sizeof(b), "?");
-			rp_svg_text(f, x0 + cw * (double)st->cols * k / 4, yb + 16,
-			            k == 0   ? "start"
-			            : k == 4 ? "end"
-			                     : "middle",
+			rp_svg_text(f, x0 + cw * (double)st->cols * k / marks, yb + 16,
+			            k == 0       ? "start"
+			            : k == marks ? "end"
+			                         : "middle",
 			            NULL, b);
 		}
 	}
