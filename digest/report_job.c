@@ -49,7 +49,8 @@ struct ptable {
 	size_t n;
 	const char **nodes;
 	size_t nnodes;
-	bool present; /* the digest has a per-process table */
+	bool present;    /* the digest has a per-process table */
+	bool multi_step; /* processes of more than one step */
 };
 
 static bool pvalid(const struct prow *r, int m)
@@ -125,6 +126,8 @@ static void ptable_load(struct ptable *t, json_object *digest)
 		}
 		if (p->node < 0 || (size_t)p->node >= t->nnodes)
 			continue;
+		if (t->n && p->step != t->rows[0].step)
+			t->multi_step = true;
 		t->n++;
 	}
 }
@@ -138,6 +141,41 @@ static void ptable_free(struct ptable *t)
 static const char *pnode(const struct ptable *t, const struct prow *r)
 {
 	return t->nodes[r->node] ? t->nodes[r->node] : "";
+}
+
+/* Slurm's names of its special steps. */
+static const char *step_name(int64_t id, char *buf, size_t len)
+{
+	if (id == 4294967291ll)
+		return "batch";
+	if (id == 4294967292ll)
+		return "extern";
+	if (id == 4294967290ll)
+		return "interactive";
+	snprintf(buf, len, "%" PRId64, id);
+	return buf;
+}
+
+/* "rank 3 on n1", with the step where the job has processes of several
+ * (the batch script is task 0 of its own step). */
+static void pname(FILE *f, const struct ptable *t, const struct prow *r)
+{
+	char b[32];
+
+	fprintf(f, "rank %d on ", r->rank);
+	rp_esc(f, pnode(t, r));
+	if (t->multi_step)
+		fprintf(f, " (step %s)", step_name(r->step, b, sizeof(b)));
+}
+
+/* The anchor of a process on its node page. */
+static void panchor(FILE *f, const struct ptable *t, const struct prow *r)
+{
+	char b[32];
+
+	fprintf(f, "rank-%d", r->rank);
+	if (t->multi_step)
+		fprintf(f, "-step-%s", step_name(r->step, b, sizeof(b)));
 }
 
 /* ------------------------------------------------------------ small parts */
@@ -365,18 +403,10 @@ static void section_steps(FILE *f, json_object *digest)
 		int64_t id = ju_int_or(st, "step_id", 0);
 
 		lwm2_scope_from_json(&s, st, NULL, 0);
-		if (id == 4294967291ll)
-			snprintf(b, sizeof(b), "batch");
-		else if (id == 4294967292ll)
-			snprintf(b, sizeof(b), "extern");
-		else if (id == 4294967290ll)
-			snprintf(b, sizeof(b), "interactive");
-		else
-			snprintf(b, sizeof(b), "%" PRId64, id);
 		fprintf(f,
 		        "<tr><td>%s</td><td class=\"n\">%" PRIu64 "</td><td class=\"n\">%" PRIu64
 		        "</td>",
-		        b, s.processes, s.nodes);
+		        step_name(id, b, sizeof(b)), s.processes, s.nodes);
 		{
 			static const int ms[] = {LWM2_M_duration, LWM2_M_mpi_time,
 			                         LWM2_M_posix_io_time, LWM2_M_avg_threads};
@@ -470,10 +500,9 @@ static void box_row(FILE *f, const struct ptable *t, const struct mbox *x, doubl
 		const struct prow *r = &t->rows[i];
 		if (!pvalid(r, x->m) || !rp_is_outlier(b, r->v[x->m]))
 			continue;
-		fprintf(f,
-		        "<circle class=\"out\" cx=\"%.1f\" cy=\"%.1f\" r=\"3\"><title>rank %d on ",
-		        X(r->v[x->m]), y + 14, r->rank);
-		rp_esc(f, pnode(t, r));
+		fprintf(f, "<circle class=\"out\" cx=\"%.1f\" cy=\"%.1f\" r=\"3\"><title>",
+		        X(r->v[x->m]), y + 14);
+		pname(f, t, r);
 		fprintf(f, ": %s</title></circle>", rp_fmt(r->v[x->m], u, s1, sizeof(s1)));
 		dots++;
 	}
@@ -510,10 +539,11 @@ static void outlier_names(FILE *f, const struct ptable *t, const struct mbox *x,
 		if (o->node_href) {
 			fputs("<a href=\"", f);
 			fprintf(f, o->node_href, pnode(t, r));
-			fprintf(f, "#rank-%d\">", r->rank);
+			fputc('#', f);
+			panchor(f, t, r);
+			fputs("\">", f);
 		}
-		fprintf(f, "rank %d on ", r->rank);
-		rp_esc(f, pnode(t, r));
+		pname(f, t, r);
 		if (o->node_href)
 			fputs("</a>", f);
 		fprintf(f, " %s</span>", rp_fmt(r->v[x->m], u, s1, sizeof(s1)));
@@ -703,9 +733,9 @@ static void share_bars(FILE *f, const struct ptable *t)
 			shares(s[b].r, sh);
 			fprintf(f,
 			        "<rect x=\"%.2f\" y=\"10\" width=\"%.2f\" height=\"160\" "
-			        "fill-opacity=\"0\"><title>rank %d on ",
-			        40 + (double)b * w, w, s[b].r->rank);
-			rp_esc(f, pnode(t, s[b].r));
+			        "fill-opacity=\"0\"><title>",
+			        40 + (double)b * w, w);
+			pname(f, t, s[b].r);
 			fprintf(f,
 			        ": MPI p2p %.1f %%, collective %.1f %%, other MPI %.1f %%, I/O "
 			        "%.1f %%, "
@@ -903,8 +933,10 @@ static void grid_plot(FILE *f, struct gline *ls, size_t nl, int gm, int64_t t0, 
 	struct rp_path p[RP_LEVELS];
 	char b[64], lab[160];
 
+	/* columns of the shortest slice: steps with longer slices (the
+	 * batch script's, by default) fill several */
 	for (size_t i = 0; i < nl; i++)
-		if (ls[i].len > L)
+		if (ls[i].len > 0 && ls[i].len < L)
 			L = ls[i].len;
 	cols = (size_t)((span + L - 1) / L);
 	if (cols < 1)
@@ -973,7 +1005,9 @@ static void grid_plot(FILE *f, struct gline *ls, size_t nl, int gm, int64_t t0, 
 		const struct gline *l = &ls[r * nl / rows];
 		if (rows < nl && rh < 10)
 			continue;
-		snprintf(lab, sizeof(lab), "step %" PRId64 " %s", l->step, l->node);
+		char sb[32];
+		snprintf(lab, sizeof(lab), "step %s %s", step_name(l->step, sb, sizeof(sb)),
+		         l->node);
 		rp_svg_text(f, x0 - 4, 4 + ((double)r + 0.75) * rh, "end", NULL, lab);
 	}
 	fprintf(f, "<path class=\"ax\" d=\"M%.1f %.1fH%.1f\"/>", x0, 6 + rh * (double)rows, x0 + W);
@@ -1031,11 +1065,13 @@ static void section_grid(FILE *f, json_object *digest, const struct ptable *t)
 		free(ls);
 		return;
 	}
-	/* wall-clock alignment: the job's own start and end where known */
-	if (ju_int_or(job, "start", 0) > 0 && ju_int_or(job, "start", 0) < t0)
+	/* wall-clock alignment: from the job's start to its end where
+	 * known (slices reach past them by up to a slice length) */
+	if (ju_int_or(job, "start", 0) > 0 &&
+	    ju_int_or(job, "end", 0) > ju_int_or(job, "start", 0)) {
 		t0 = ju_int_or(job, "start", 0);
-	if (ju_int_or(job, "end", 0) > t1)
 		t1 = ju_int_or(job, "end", 0);
+	}
 	qsort(ls, nl, sizeof(*ls), cmp_gline);
 	fprintf(f,
 	        "<p class=\"small\">One row per node and step (steps that ran at the same time "
@@ -1194,8 +1230,10 @@ int rp_job_node_pages(const char *dir, json_object *digest, const char *job_href
 			const struct prow *p = &t.rows[r];
 			if (p->node != (int)ni)
 				continue;
-			fprintf(f, "<tr id=\"rank-%d\"><td>%d</td><td>%" PRId64 "</td>", p->rank,
-			        p->rank, p->step);
+			fputs("<tr id=\"", f);
+			panchor(f, &t, p);
+			fprintf(f, "\"><td>%d</td><td>%s</td>", p->rank,
+			        step_name(p->step, b, sizeof(b)));
 			for (size_t k = 0; k < sizeof(box_metrics) / sizeof(box_metrics[0]); k++) {
 				int m = box_metrics[k];
 				fprintf(f, "<td class=\"n\">%s</td>",

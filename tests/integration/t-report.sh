@@ -176,7 +176,7 @@ check "site: both jobs outlined with links" bash -c \
 	"grep -q 'href=\"jobs/$job_a.html\"><rect class=\"job\"' '$out/site/index.html' && grep -q 'href=\"jobs/$job_b.html\"><rect class=\"job\"' '$out/site/index.html'"
 check "site: the user's page lists both" bash -c \
 	"grep -q 'jobs/$job_a.html' '$out/site/users/$TEST_USER.html' && grep -q 'jobs/$job_b.html' '$out/site/users/$TEST_USER.html'"
-check "site: node pages with rank anchors" grep -q 'id="rank-2"' "$out/site/jobs/$job_a/node-$(python3 -c 'import re,sys; print(re.search(r"rank 2 on ([a-z0-9]+)", open(sys.argv[1]).read()).group(1))' "$out/a.html").html"
+check "site: node pages with rank anchors" grep -q 'id="rank-2-step-0"' "$out/site/jobs/$job_a/node-$(python3 -c 'import re,sys; print(re.search(r"rank 2 on ([a-z0-9]+)", open(sys.argv[1]).read()).group(1))' "$out/a.html").html"
 "$LWM2" report --site --file "$JCLOG" --metric io -o "$out/site-io" 2>/dev/null
 check "site --metric io: I/O bytes/s grid" grep -q 'data-metric="io"' "$out/site-io/index.html"
 check "no URL in any page" bash -c "! grep -rEqi 'https?:' '$out'/[ab]*.html '$out/site'"
