@@ -92,8 +92,8 @@ const char *rp_fmt(double v, const char *unit, char *buf, size_t len);
 
 struct rp_job_opts {
 	const char *source;    /* "accounting" or "log" */
-	const char *node_href; /* site mode: printf format for node pages
-	                        * ("%s" the node name), else NULL */
+	const char *node_href; /* site mode: the address of node pages, "%s"
+	                        * standing for the node name; else NULL */
 	const char *up_href;   /* link back up (site mode), or NULL */
 	const char *up_label;
 };

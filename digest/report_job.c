@@ -168,6 +168,21 @@ static void pname(FILE *f, const struct ptable *t, const struct prow *r)
 		fprintf(f, " (step %s)", step_name(r->step, b, sizeof(b)));
 }
 
+/* The address of a node's page: node_href with the name, escaped, in
+ * place of its "%s" (node names are data, never a format). */
+static void node_link(FILE *f, const struct rp_job_opts *o, const char *node)
+{
+	const char *p = strstr(o->node_href, "%s");
+
+	if (!p) {
+		rp_esc(f, o->node_href);
+		return;
+	}
+	fwrite(o->node_href, 1, (size_t)(p - o->node_href), f);
+	rp_esc(f, node);
+	rp_esc(f, p + 2);
+}
+
 /* The anchor of a process on its node page. */
 static void panchor(FILE *f, const struct ptable *t, const struct prow *r)
 {
@@ -538,7 +553,7 @@ static void outlier_names(FILE *f, const struct ptable *t, const struct mbox *x,
 		fputs("\">", f);
 		if (o->node_href) {
 			fputs("<a href=\"", f);
-			fprintf(f, o->node_href, pnode(t, r));
+			node_link(f, o, pnode(t, r));
 			fputc('#', f);
 			panchor(f, t, r);
 			fputs("\">", f);
@@ -1123,7 +1138,7 @@ static void section_nodes(FILE *f, const struct ptable *t, const struct rp_job_o
 		fputs("<tr><td>", f);
 		if (o->node_href) {
 			fputs("<a href=\"", f);
-			fprintf(f, o->node_href, t->nodes[ni]);
+			node_link(f, o, t->nodes[ni]);
 			fputs("\">", f);
 		}
 		rp_esc(f, t->nodes[ni]);

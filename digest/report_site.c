@@ -262,13 +262,79 @@ static double arr_at(json_object *c, const char *name, int64_t k)
 	return json_object_get_double(json_object_array_get_idx(a, (size_t)k));
 }
 
-static void add_slices(struct site *st, json_object *digest)
+/* A process of the per-process table: its step and the site's index of
+ * its node, sorted, so the processes of a grid row are counted by binary
+ * search rather than by a pass over the table for every row. */
+struct stepnode {
+	int64_t step;
+	long node;
+};
+
+static int cmp_stepnode(const void *a, const void *b)
 {
-	json_object *grid = ju_get(digest, "grid", json_type_array);
+	const struct stepnode *x = a, *y = b;
+
+	if (x->step != y->step)
+		return x->step < y->step ? -1 : 1;
+	return (x->node > y->node) - (x->node < y->node);
+}
+
+static struct stepnode *procs_table(const struct site *st, json_object *digest, size_t *np)
+{
 	json_object *ranks = ju_get(digest, "ranks", json_type_object);
 	json_object *rnodes = ju_get(ranks, "nodes", json_type_array);
 	json_object *rows = ju_get(ranks, "rows", json_type_array);
-	size_t n = grid ? json_object_array_length(grid) : 0;
+	size_t nn = rnodes ? json_object_array_length(rnodes) : 0;
+	size_t nr = rows ? json_object_array_length(rows) : 0;
+	long *map = calloc(nn + 1, sizeof(*map));
+	struct stepnode *t = malloc((nr + 1) * sizeof(*t));
+
+	*np = 0;
+	if (!map || !t) {
+		free(map);
+		free(t);
+		return NULL;
+	}
+	for (size_t i = 0; i < nn; i++) {
+		const char *name = json_object_get_string(json_object_array_get_idx(rnodes, i));
+		map[i] = name ? node_find(st, name) : -1;
+	}
+	for (size_t r = 0; r < nr; r++) {
+		json_object *rw = json_object_array_get_idx(rows, r);
+		int ni = json_object_get_int(json_object_array_get_idx(rw, 1));
+		if (ni < 0 || (size_t)ni >= nn || map[ni] < 0)
+			continue;
+		t[*np].step = json_object_get_int64(json_object_array_get_idx(rw, 0));
+		t[*np].node = map[ni];
+		(*np)++;
+	}
+	free(map);
+	qsort(t, *np, sizeof(*t), cmp_stepnode);
+	return t;
+}
+
+static size_t procs_count(const struct stepnode *t, size_t n, int64_t step, long node)
+{
+	struct stepnode k = {step, node};
+	size_t lo = 0, hi = n, c = 0;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (cmp_stepnode(&t[mid], &k) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	while (lo + c < n && !cmp_stepnode(&t[lo + c], &k))
+		c++;
+	return c;
+}
+
+static void add_slices(struct site *st, json_object *digest)
+{
+	json_object *grid = ju_get(digest, "grid", json_type_array);
+	size_t n = grid ? json_object_array_length(grid) : 0, np = 0;
+	struct stepnode *pt = procs_table(st, digest, &np);
 
 	for (size_t i = 0; i < n; i++) {
 		json_object *g = json_object_array_get_idx(grid, i);
@@ -284,14 +350,8 @@ static void add_slices(struct site *st, json_object *digest)
 			continue;
 		row = st->row_of[ni];
 		/* processes of this step on this node, for the MPI share */
-		for (size_t r = 0; rows && rnodes && r < json_object_array_length(rows); r++) {
-			json_object *rw = json_object_array_get_idx(rows, r);
-			json_object *rn = json_object_array_get_idx(
-			    rnodes, (size_t)json_object_get_int(json_object_array_get_idx(rw, 1)));
-			if (json_object_get_int64(json_object_array_get_idx(rw, 0)) == step && rn &&
-			    !strcmp(json_object_get_string(rn), nn))
-				procs++;
-		}
+		if (pt)
+			procs = (double)procs_count(pt, np, step, ni);
 		for (int64_t k = 0; k < ns; k++) {
 			int64_t ts = (first + k) * L, col;
 			double mpi = arr_at(c, "mpi_p2p_ns", k) + arr_at(c, "mpi_coll_ns", k) +
@@ -321,6 +381,7 @@ static void add_slices(struct site *st, json_object *digest)
 			}
 		}
 	}
+	free(pt);
 }
 
 static int mkdir_p(const char *path)
