@@ -18,7 +18,7 @@ set -uo pipefail
 
 command -v mpicc.openmpi >/dev/null || skip_all "mpicc.openmpi not installed"
 jobcomp_setup
-plan 37
+plan 40
 
 CHROMIUM=$(command -v chromium || command -v chromium-browser || true)
 shots=$LWM2_CLUSTER_DIR/screenshots
@@ -128,8 +128,6 @@ is "$?" 0 "report of $job_a from accounting, as its owner"
 check "nothing on stderr" test ! -s "$out/err"
 check "accounting: the page says what the compact form cannot show" \
 	grep -q 'Not available from the compact digest of AdminComment' "$out/a-acct.html"
-as_user -u "$OTHER_USER" "$LWM2" report -j "$job_a" -o - >/dev/null 2>&1
-diag "another user's report of $job_a from accounting: exit $? (PrivateData decides)"
 
 # numbers in the page equal the digest's, from either source
 pyjob() {
@@ -182,6 +180,19 @@ check "site --metric io: I/O bytes/s grid" grep -q 'data-metric="io"' "$out/site
 check "no URL in any page" bash -c "! grep -rEqi 'https?:' '$out'/[ab]*.html '$out/site'"
 
 # --- in the browser
+# --- PrivateData decides who gets a page from accounting
+if cluster_reconfig LWM2_CLUSTER_PRIVATEDATA=jobs; then
+	as_user "$LWM2" report -j "$job_a" -o - >/dev/null 2>&1
+	is "$?" 0 "PrivateData=jobs: the owner gets the page of $job_a"
+	as_user -u "$OTHER_USER" "$LWM2" report -j "$job_a" -o - >"$out/other.html" 2>"$out/other.err"
+	is "$?" 1 "PrivateData=jobs: another user does not get it"
+	check "PrivateData=jobs: and is told why" grep -q 'PrivateData hides it from you' "$out/other.err"
+else
+	not_ok "cluster restarted with PrivateData=jobs"
+	skip "cluster restart failed"
+	skip "cluster restart failed"
+fi
+
 if [ -z "$CHROMIUM" ]; then
 	for i in $(seq 1 14); do skip "chromium not installed (contrib/install-deps.sh)"; done
 	done_testing
