@@ -625,7 +625,8 @@ static void box_group(FILE *f, const struct ptable *t, int g, const struct rp_jo
 		fputs("</p>\n", f);
 	}
 	if (nout) {
-		fputs("<ul class=\"small\">Outliers (beyond 1.5 times the interquartile range):\n",
+		fputs("<p class=\"small\">Outliers (beyond 1.5 times the interquartile "
+		      "range):</p>\n<ul class=\"small\">\n",
 		      f);
 		for (size_t i = 0; i < nx; i++)
 			outlier_names(f, t, &xs[i], o);
