@@ -335,6 +335,10 @@ static void add_slices(struct site *st, json_object *digest)
 	json_object *grid = ju_get(digest, "grid", json_type_array);
 	size_t n = grid ? json_object_array_length(grid) : 0, np = 0;
 	struct stepnode *pt = procs_table(st, digest, &np);
+	json_object *job = ju_get(digest, "job", json_type_object);
+	/* slices are clipped to the job's run: a step's last slice (the
+	 * batch script's 60 s, say) reaches past its end */
+	int64_t js = ju_int_or(job, "start", 0), je = ju_int_or(job, "end", 0);
 
 	for (size_t i = 0; i < n; i++) {
 		json_object *g = json_object_array_get_idx(grid, i);
@@ -367,11 +371,17 @@ static void add_slices(struct site *st, json_object *digest)
 			double vc = arr_at(c, "hwc_cycles", k) / (double)L;
 			int64_t c1;
 
-			if (ts + L <= st->t0 || ts >= st->t1)
+			int64_t a = ts, b = ts + L;
+
+			if (je > js && js > 0) {
+				a = a > js ? a : js;
+				b = b < je ? b : je;
+			}
+			if (b <= a || b <= st->t0 || a >= st->t1)
 				continue;
 			/* a slice counts in every column it overlaps */
-			col = ts > st->t0 ? (ts - st->t0) / st->colsec : 0;
-			c1 = (ts + L - 1 - st->t0) / st->colsec;
+			col = a > st->t0 ? (a - st->t0) / st->colsec : 0;
+			c1 = (b - 1 - st->t0) / st->colsec;
 			for (; col <= c1 && (size_t)col < st->cols; col++) {
 				cell = row * st->cols + (size_t)col;
 				st->sum[SM_MPI][cell] += vm;
