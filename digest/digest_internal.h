@@ -15,4 +15,7 @@ int lwm2_counter_map(json_object *node, int map[], size_t maxn, size_t *n);
 int lwm2_proc_from_json(json_object *proc, const int *map, size_t nmap,
                         struct lwm2_proc_values *pv);
 
+/* The per-process table of the full digest ("ranks", job_ranks.c). */
+json_object *lwm2_job_digest_ranks(json_object *const *nodes, size_t n);
+
 #endif /* LWM2_DIGEST_INTERNAL_H */

@@ -323,6 +323,16 @@ json_object *lwm2_job_digest_build(const struct lwm2_job_meta *meta, json_object
 		json_object_array_add(grid, row);
 	}
 	ju_add(d, "grid", grid);
+	{
+		json_object *ranks = lwm2_job_digest_ranks(nodes, n);
+		if (!ranks) {
+			json_object_put(d);
+			d = NULL;
+			errno = ENOMEM;
+		} else {
+			ju_add(d, "ranks", ranks);
+		}
+	}
 	free(b.steps);
 	free(b.node_names);
 	return d;
@@ -359,9 +369,10 @@ static json_object *shallow_without(json_object *o, const char *const *drop, siz
 
 static json_object *compact_obj(json_object *d, const struct cut *cut)
 {
-	static const char *const top_drop[] = {"grid", "steps", "incomplete_list", "scope"};
+	static const char *const top_drop[] = {"grid", "steps", "incomplete_list", "scope",
+	                                       "ranks"};
 	static const char *const totals[] = {"totals"};
-	json_object *c = shallow_without(d, top_drop, 4), *steps, *inc, *nsteps, *scope;
+	json_object *c = shallow_without(d, top_drop, 5), *steps, *inc, *nsteps, *scope;
 	size_t ns, keep;
 
 	scope = ju_get(d, "scope", json_type_object);

@@ -8,6 +8,7 @@
  *   lwm2 digest ...                                   digests from accounting
  *   lwm2 stats --file LOG [--by KEY | --top N]        site-wide statistics
  *   lwm2 diff A B                                     two digests side by side
+ *   lwm2 report -j JOB | --site --file LOG -o DIR     HTML pages with plots
  */
 #include "config.h"
 
@@ -37,6 +38,7 @@ static const struct {
     {"digest", lwm2_cmd_digest, "show the digests of jobs from Slurm accounting"},
     {"stats", lwm2_cmd_stats, "site-wide statistics over the digests of a log"},
     {"diff", lwm2_cmd_diff, "compare two digests, per step, with guidance"},
+    {"report", lwm2_cmd_report, "HTML pages with plots of a job or of the site"},
 };
 
 static void usage(FILE *f)

@@ -18,4 +18,7 @@ int lwm2_cmd_digest(int argc, char **argv);
 int lwm2_cmd_stats(int argc, char **argv);
 int lwm2_cmd_diff(int argc, char **argv);
 
+/* HTML pages of a job and of the site (cmd_report.c). */
+int lwm2_cmd_report(int argc, char **argv);
+
 #endif /* LWM2_CMDS_H */

@@ -1,0 +1,314 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * `lwm2 report`: the digest of a job as one self-contained HTML page, or
+ * the site pages (statistics, space-time grid, users, jobs, nodes) as a
+ * directory of static files.
+ *
+ * A job's digest comes from Slurm accounting by default, read through
+ * `lwm2 digest` so that slurmdbd's PrivateData decides exactly as it does
+ * there; that is the compact form, and the page says what it cannot show.
+ * With --file the full digest comes from jobcomp/lwm2's log.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "jsonutil.h"
+#include "logscan.h"
+#include "lwm2_cmds.h"
+#include "lwm2_digest.h"
+#include "report.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f, "Usage: lwm2 report -j JOBID [--file LOG] [-o FILE]\n"
+	           "       lwm2 report --site --file LOG [--file LOG...] [-S TIME] [-E TIME]\n"
+	           "                   [--metric mpi|io|cpu] -o DIR\n"
+	           "The digest of a job as one self-contained HTML page with plots, or the\n"
+	           "site pages (statistics, space-time grid, users, jobs, nodes).\n\n"
+	           "  -j, --job=JOBID        the job (from Slurm accounting unless --file)\n"
+	           "  -f, --file=LOG         read jobcomp/lwm2's JSON-lines log: the full digest\n"
+	           "                         with per-process values and time slices\n"
+	           "  -o, --output=FILE|DIR  job: the page (default lwm2-JOBID.html, - for\n"
+	           "                         stdout); --site: the directory (made if needed)\n"
+	           "  -M, --cluster=NAME     cluster in accounting (default: slurm.conf's)\n"
+	           "      --site             the site pages from the log(s)\n"
+	           "  -S, --starttime=TIME   site: jobs that ended at or after TIME\n"
+	           "  -E, --endtime=TIME     site: jobs that ended at or before TIME\n"
+	           "      --metric=M         site grid colour: mpi (MPI share, default), io (file\n"
+	           "                         I/O bytes/s) or cpu (CPU cycles/s)\n"
+	           "      --size=WxH         site grid: at most W slices by H node rows drawn\n"
+	           "                         (default 1000x600); more are aggregated\n"
+	           "TIME: now, now-N[s|m|h|d], YYYY-MM-DD[THH:MM[:SS]], or @EPOCH.\n"
+	           "Exit status: 0, 1 when the job has no digest or a file could not be\n"
+	           "read or written, 2 usage.\n");
+}
+
+char *rp_capture(int (*fn)(int, char **), int argc, char **argv, int *rc)
+{
+	FILE *tmp = tmpfile();
+	int saved;
+	long len;
+	char *buf = NULL;
+
+	*rc = 1;
+	if (!tmp)
+		return NULL;
+	fflush(stdout);
+	if ((saved = dup(STDOUT_FILENO)) < 0 || dup2(fileno(tmp), STDOUT_FILENO) < 0) {
+		if (saved >= 0)
+			close(saved);
+		fclose(tmp);
+		return NULL;
+	}
+	optind = 0; /* the other command parses its own options */
+	*rc = fn(argc, argv);
+	fflush(stdout);
+	dup2(saved, STDOUT_FILENO);
+	close(saved);
+	if (fseek(tmp, 0, SEEK_END) == 0 && (len = ftell(tmp)) >= 0 &&
+	    fseek(tmp, 0, SEEK_SET) == 0 && (buf = malloc((size_t)len + 1))) {
+		size_t got = fread(buf, 1, (size_t)len, tmp);
+		buf[got] = '\0';
+	}
+	fclose(tmp);
+	return buf;
+}
+
+/* ------------------------------------------------------------ sources */
+
+static json_object *from_accounting(const char *job, const char *cluster)
+{
+	char *av[8] = {"digest", "-j", (char *)job, "--json", NULL};
+	int ac = 4, rc;
+	char *text;
+	json_object *arr, *digest = NULL;
+	const char *reason = NULL;
+
+	if (cluster) {
+		av[ac++] = "-M";
+		av[ac++] = (char *)cluster;
+		av[ac] = NULL;
+	}
+	text = rp_capture(lwm2_cmd_digest, ac, av, &rc);
+	arr = text ? json_tokener_parse(text) : NULL;
+	free(text);
+	/* a requeued job has several runs: the last one counts */
+	for (size_t i = 0;
+	     arr && json_object_is_type(arr, json_type_array) && i < json_object_array_length(arr);
+	     i++) {
+		json_object *e = json_object_array_get_idx(arr, i), *d;
+		if (json_object_object_get_ex(e, "digest", &d) && d) {
+			json_object_put(digest);
+			digest = json_object_get(d);
+		} else {
+			reason = ju_str(e, "reason");
+		}
+	}
+	if (!digest)
+		fprintf(stderr, "lwm2: report: job %s: no digest%s%s\n", job, reason ? ": " : "",
+		        reason ? reason : " (see the message above)");
+	json_object_put(arr);
+	return digest;
+}
+
+struct find {
+	int64_t job;
+	json_object *digest;
+	bool seen;
+	const char *reason;
+	char reason_buf[256];
+};
+
+static int on_line(void *arg, const struct lwm2_logline *l, char *err, size_t errlen)
+{
+	struct find *fd = arg;
+	json_object *d;
+	char why[256];
+
+	if (ju_int_or(l->fields, "job_id", -1) != fd->job)
+		return 0;
+	fd->seen = true;
+	if (!l->digest) {
+		snprintf(fd->reason_buf, sizeof(fd->reason_buf), "%s",
+		         ju_str(l->fields, "reason") ? ju_str(l->fields, "reason") : "no digest");
+		fd->reason = fd->reason_buf;
+		return 0;
+	}
+	if (!(d = lwm2_json_parse_at(l->digest, l->end))) {
+		snprintf(err, errlen, "job %" PRId64 ": the digest is not JSON", fd->job);
+		return -1;
+	}
+	if (lwm2_digest_validate(d, why, sizeof(why)) != 0) {
+		snprintf(err, errlen, "job %" PRId64 ": %s", fd->job, why);
+		json_object_put(d);
+		return -1;
+	}
+	/* a requeued job is logged once per run: the last one counts */
+	json_object_put(fd->digest);
+	fd->digest = d;
+	fd->reason = NULL;
+	return 0;
+}
+
+static json_object *from_log(const char *path, const char *job)
+{
+	struct find fd = {0};
+	char *end;
+
+	fd.job = strtoll(job, &end, 10);
+	if (*end || fd.job <= 0) {
+		fprintf(stderr, "lwm2: report: --file takes a plain job id, not '%s'\n", job);
+		return NULL;
+	}
+	if (lwm2_logscan("report", path, on_line, &fd, NULL) < 0)
+		return NULL;
+	if (!fd.digest)
+		fprintf(stderr, "lwm2: report: job %s: %s\n", job,
+		        fd.reason ? fd.reason
+		                  : (fd.seen ? "no readable digest" : "not in the log"));
+	return fd.digest;
+}
+
+/* ------------------------------------------------------------ main */
+
+enum { OPT_SITE = 256, OPT_METRIC, OPT_SIZE };
+
+int lwm2_cmd_report(int argc, char **argv)
+{
+	static const struct option lopts[] = {
+	    {"job", required_argument, NULL, 'j'},
+	    {"jobs", required_argument, NULL, 'j'},
+	    {"file", required_argument, NULL, 'f'},
+	    {"output", required_argument, NULL, 'o'},
+	    {"cluster", required_argument, NULL, 'M'},
+	    {"starttime", required_argument, NULL, 'S'},
+	    {"endtime", required_argument, NULL, 'E'},
+	    {"site", no_argument, NULL, OPT_SITE},
+	    {"metric", required_argument, NULL, OPT_METRIC},
+	    {"size", required_argument, NULL, OPT_SIZE},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	const char *job = NULL, *out = NULL, *cluster = NULL;
+	struct rp_site_opts so = {.metric = "mpi", .width = 1000, .height = 600};
+	char **files = NULL, defout[64];
+	bool site = false;
+	int c, rc = 0;
+	json_object *digest;
+	FILE *f;
+
+	optind = 0;
+	while ((c = getopt_long(argc, argv, "j:f:o:M:S:E:h", lopts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			job = optarg;
+			break;
+		case 'f': {
+			char **nf = realloc(files, (so.nfiles + 1) * sizeof(*nf));
+			if (!nf) {
+				free(files);
+				return 1;
+			}
+			files = nf;
+			files[so.nfiles++] = optarg;
+			break;
+		}
+		case 'o':
+			out = optarg;
+			break;
+		case 'M':
+			cluster = optarg;
+			break;
+		case 'S':
+			so.start = optarg;
+			break;
+		case 'E':
+			so.end = optarg;
+			break;
+		case OPT_SITE:
+			site = true;
+			break;
+		case OPT_METRIC:
+			so.metric = optarg;
+			break;
+		case OPT_SIZE:
+			if (sscanf(optarg, "%dx%d", &so.width, &so.height) != 2 || so.width < 10 ||
+			    so.height < 10 || so.width > 10000 || so.height > 10000) {
+				fprintf(stderr,
+				        "lwm2: report: --size takes WxH, 10 to 10000 each\n");
+				free(files);
+				return 2;
+			}
+			break;
+		case 'h':
+			usage(stdout);
+			free(files);
+			return 0;
+		default:
+			usage(stderr);
+			free(files);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "lwm2: report: unexpected argument '%s'\n", argv[optind]);
+		free(files);
+		return 2;
+	}
+	if (site) {
+		if (!so.nfiles || !out || job) {
+			fprintf(stderr,
+			        "lwm2: report: --site needs --file LOG and -o DIR, and no -j\n");
+			free(files);
+			return 2;
+		}
+		if (strcmp(so.metric, "mpi") && strcmp(so.metric, "io") &&
+		    strcmp(so.metric, "cpu")) {
+			fprintf(stderr, "lwm2: report: --metric is mpi, io or cpu\n");
+			free(files);
+			return 2;
+		}
+		so.files = files;
+		so.outdir = out;
+		rc = rp_site(&so);
+		free(files);
+		return rc;
+	}
+	if (!job || so.nfiles > 1 || so.start || so.end) {
+		fprintf(stderr, "lwm2: report: give one job with -j (and at most one --file); "
+		                "-S and -E are for --site\n");
+		free(files);
+		return 2;
+	}
+	digest = so.nfiles ? from_log(files[0], job) : from_accounting(job, cluster);
+	free(files);
+	if (!digest)
+		return 1;
+	if (!out) {
+		snprintf(defout, sizeof(defout), "lwm2-%.40s.html", job);
+		out = defout;
+	}
+	f = strcmp(out, "-") ? fopen(out, "we") : stdout;
+	if (!f) {
+		fprintf(stderr, "lwm2: report: couldn't write %s: %s\n", out, strerror(errno));
+		json_object_put(digest);
+		return 1;
+	}
+	{
+		struct rp_job_opts jo = {.source = so.nfiles ? "log" : "accounting"};
+		if (rp_job_page(f, digest, &jo) != 0)
+			rc = 1;
+	}
+	if (f != stdout ? fclose(f) != 0 : fflush(f) != 0)
+		rc = 1;
+	if (rc)
+		fprintf(stderr, "lwm2: report: couldn't write %s: %s\n", out, strerror(errno));
+	json_object_put(digest);
+	return rc;
+}

@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The per-process table of the full job digest ("ranks"): one row per
+ * process with the metrics a per-rank view needs (distributions over the
+ * processes, outliers named by rank and node, time shares per rank).
+ * Only in the full form (jobcomp/lwm2's log): the compact form for
+ * AdminComment drops it, since it grows with the number of processes.
+ */
+#include "digest_internal.h"
+
+#include <errno.h>
+#include <string.h>
+
+/* The metrics kept per process: the shares and rates the report plots.
+ * Readers map the columns by the names in "cols". */
+static const int rank_metrics[] = {
+    LWM2_M_duration,   LWM2_M_mpi_time,      LWM2_M_mpi_p2p_time,     LWM2_M_mpi_coll_time,
+    LWM2_M_mpiio_time, LWM2_M_posix_io_time, LWM2_M_bytes_written,    LWM2_M_bytes_read,
+    LWM2_M_write_bw,   LWM2_M_read_bw,       LWM2_M_avg_threads,      LWM2_M_threads_total,
+    LWM2_M_cpi,        LWM2_M_fp_fraction,   LWM2_M_l1_hit_ratio,     LWM2_M_llc_miss_freq,
+    LWM2_M_cuda_time,  LWM2_M_mpi_p2p_freq,  LWM2_M_mpi_p2p_msg_size,
+};
+#define NRANK_METRICS (sizeof(rank_metrics) / sizeof(rank_metrics[0]))
+
+/* Four significant digits: a plot needs no more, and 10,000 rows stay
+ * around a megabyte. */
+static json_object *short_double(double v)
+{
+	char b[32];
+
+	if (!isfinite(v))
+		v = 0;
+	snprintf(b, sizeof(b), "%.4g", v);
+	return json_object_new_double_s(v, b);
+}
+
+static int node_index(json_object *names, const char *name)
+{
+	size_t n = json_object_array_length(names);
+
+	/* node records of one node come together: look at the last first */
+	for (size_t i = n; i-- > 0;)
+		if (strcmp(json_object_get_string(json_object_array_get_idx(names, i)), name) == 0)
+			return (int)i;
+	json_object_array_add(names, json_object_new_string(name));
+	return (int)n;
+}
+
+json_object *lwm2_job_digest_ranks(json_object *const *nodes, size_t n)
+{
+	json_object *o = json_object_new_object(), *names = json_object_new_array(),
+	            *cols = json_object_new_array(), *rows = json_object_new_array();
+
+	if (!o || !names || !cols || !rows)
+		goto nomem;
+	json_object_array_add(cols, json_object_new_string("step"));
+	json_object_array_add(cols, json_object_new_string("node"));
+	json_object_array_add(cols, json_object_new_string("rank"));
+	json_object_array_add(cols, json_object_new_string("flags"));
+	for (size_t k = 0; k < NRANK_METRICS; k++)
+		json_object_array_add(cols,
+		                      json_object_new_string(lwm2_metric_ids[rank_metrics[k]]));
+	for (size_t i = 0; i < n; i++) {
+		int map[LWM2_MAP_MAX];
+		size_t nmap;
+		json_object *procs = nodes[i] ? ju_get(nodes[i], "procs", json_type_array) : NULL;
+		const char *name = nodes[i] ? ju_str(nodes[i], "node") : NULL;
+		int64_t step = nodes[i] ? ju_int_or(nodes[i], "step_id", 0) : 0;
+		int ni;
+
+		if (!procs || !name || lwm2_counter_map(nodes[i], map, LWM2_MAP_MAX, &nmap) != 0)
+			continue;
+		ni = node_index(names, name);
+		for (size_t p = 0; p < json_object_array_length(procs); p++) {
+			json_object *pj = json_object_array_get_idx(procs, p), *row;
+			struct lwm2_proc_values pv;
+			struct lwm2_metrics m;
+			int64_t flags = ju_int_or(pj, "flags", 0);
+			int32_t rank = (int32_t)ju_int_or(pj, "rank", -1);
+
+			if (rank < 0)
+				rank = (int32_t)ju_int_or(pj, "task", -1);
+			/* an exec'd image is not a process of its own */
+			if ((flags & LWM2_F_EXEC) || lwm2_proc_from_json(pj, map, nmap, &pv) != 0)
+				continue;
+			lwm2_metrics_compute(&pv, &m);
+			if (!(row = json_object_new_array_ext((int)(4 + NRANK_METRICS))))
+				goto nomem;
+			json_object_array_add(row, json_object_new_int64(step));
+			json_object_array_add(row, json_object_new_int(ni));
+			json_object_array_add(row, json_object_new_int(rank));
+			json_object_array_add(row, json_object_new_int64(flags));
+			for (size_t k = 0; k < NRANK_METRICS; k++) {
+				const struct lwm2_metric_value *v = &m.m[rank_metrics[k]];
+				json_object_array_add(row,
+				                      v->valid ? short_double(v->value) : NULL);
+			}
+			json_object_array_add(rows, row);
+		}
+	}
+	ju_add(o, "nodes", names);
+	ju_add(o, "cols", cols);
+	ju_add(o, "rows", rows);
+	return o;
+nomem:
+	json_object_put(o);
+	json_object_put(names);
+	json_object_put(cols);
+	json_object_put(rows);
+	errno = ENOMEM;
+	return NULL;
+}

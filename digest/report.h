@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * `lwm2 report`: self-contained HTML pages with inline SVG plots made
+ * here in C (no scripts, no fonts, no network), so a page opens the same
+ * from a laptop after scp as behind a web server.
+ *
+ *   report_stats.c  quartiles, whiskers and outliers of a set of values
+ *   svg.c           SVG and HTML output helpers, colour scale
+ *   report_job.c    the page of one job (from its digest)
+ *   report_site.c   the site pages: statistics, space-time grid, users
+ *   cmd_report.c    the command: options, accounting or the log
+ *
+ * Not part of the library: linked into the lwm2 command only.
+ */
+#ifndef LWM2_REPORT_H
+#define LWM2_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <json-c/json.h>
+
+/* ------------------------------------------------------------ statistics */
+
+/* A box plot: quartiles (linear interpolation between order statistics,
+ * R's type 7), whiskers at the furthest values within 1.5 IQR of the
+ * box, and how many values lie beyond them. */
+struct rp_box {
+	size_t n;
+	double min, q1, median, q3, max;
+	double lo_whisker, hi_whisker;
+	double lo_fence, hi_fence; /* q1 - 1.5 IQR, q3 + 1.5 IQR */
+	size_t nlow, nhigh;        /* outliers below / above the fences */
+};
+
+/* The q-quantile (0..1) of n sorted values; NaN when n is 0. */
+double rp_quantile(const double *sorted, size_t n, double q);
+
+/* Box plot numbers of n sorted values.  0, or -1 when n is 0. */
+int rp_box_stats(const double *sorted, size_t n, struct rp_box *b);
+
+/* Whether v lies outside the box's fences. */
+bool rp_is_outlier(const struct rp_box *b, double v);
+
+/* Sort doubles in place, ascending. */
+void rp_sort(double *v, size_t n);
+
+/* ------------------------------------------------------------ SVG, HTML */
+
+/* Text with &, <, >, " and ' escaped. */
+void rp_esc(FILE *f, const char *s);
+
+/* The page's head (title escaped, the one style sheet) and its end. */
+void rp_page_begin(FILE *f, const char *title);
+void rp_page_end(FILE *f);
+
+/* <svg> of w x h with a title for screen readers; </svg>. */
+void rp_svg_begin(FILE *f, int w, int h, const char *label);
+void rp_svg_end(FILE *f);
+
+/* Text at x, y; anchor "start", "middle" or "end". */
+void rp_svg_text(FILE *f, double x, double y, const char *anchor, const char *cls,
+                 const char *text);
+
+/* A colour of a sequential scale for t in [0, 1] (light yellow to dark
+ * blue, readable for the common colour-vision deficiencies), "#rrggbb". */
+void rp_color(double t, char buf[8]);
+
+/* Number of colour levels a heat map is quantised to: one path per level
+ * keeps a large grid to a few kilobytes per thousand cells. */
+#define RP_LEVELS 16
+
+/* A growing string of path data (d="..."), one per colour level. */
+struct rp_path {
+	char *buf;
+	size_t len, cap;
+};
+void rp_path_rect(struct rp_path *p, double x, double y, double w, double h);
+void rp_path_free(struct rp_path *p);
+/* <path d=... fill=...> when p holds anything. */
+void rp_path_emit(FILE *f, const struct rp_path *p, const char *fill, const char *cls);
+
+/* A colour legend of the heat maps: RP_LEVELS swatches from 0 to vmax. */
+void rp_legend(FILE *f, double vmax, const char *unit);
+
+/* Value with its unit as the text digest prints it. */
+const char *rp_fmt(double v, const char *unit, char *buf, size_t len);
+
+/* ------------------------------------------------------------ pages */
+
+struct rp_job_opts {
+	const char *source;    /* "accounting" or "log" */
+	const char *node_href; /* site mode: the address of node pages, "%s"
+	                        * standing for the node name; else NULL */
+	const char *up_href;   /* link back up (site mode), or NULL */
+	const char *up_label;
+};
+
+/* The page of one job from its digest (full or compact).  0, or -1 when
+ * writing failed. */
+int rp_job_page(FILE *f, json_object *digest, const struct rp_job_opts *o);
+
+/* Node pages of one job (site mode): dir/node-<name>.html for every node
+ * of the per-process table, each listing its processes with an anchor per
+ * rank.  0 or -1 (reported). */
+int rp_job_node_pages(const char *dir, json_object *digest, const char *job_href);
+
+struct rp_site_opts {
+	char **files;
+	size_t nfiles;
+	const char *start, *end; /* -S, -E as given, or NULL */
+	const char *metric;      /* mpi, io or cpu */
+	const char *outdir;
+	int width, height; /* grid size in cells (pixels) */
+};
+
+/* The site pages into outdir.  0, or 1 (reported). */
+int rp_site(const struct rp_site_opts *o);
+
+/* Run another lwm2 command with its stdout captured; returns its text
+ * (malloc'd) or NULL.  *rc gets its exit status. */
+char *rp_capture(int (*fn)(int, char **), int argc, char **argv, int *rc);
+
+#endif /* LWM2_REPORT_H */

@@ -1,0 +1,1273 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The page of one job: metadata, the digest table with guidance (the
+ * numbers and texts of the text digest), the per-rank view (box plots
+ * per metric with outliers named by rank and node, stacked time shares
+ * per rank, sorted) and the job's row of the space-time grid (per node
+ * and step, per wall-clock slice).  What the digest cannot show, because
+ * it is the compact form of AdminComment or because nodes or processes
+ * are missing, is said next to the plot it affects.
+ */
+#include "report.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "jsonutil.h"
+#include "lwm2_digest.h"
+#include "lwm2_render.h"
+
+/* Per-rank stacked bars drawn at most; more processes are put into this
+ * many buckets of consecutive processes (in sorted order), each bar their
+ * average. */
+#define BARS_MAX 800
+/* Outliers named per metric in the text, and dots drawn per metric. */
+#define OUTLIERS_NAMED 8
+#define OUTLIER_DOTS   400
+/* Grid columns and rows drawn at most; more slices or node rows are
+ * averaged into these. */
+#define GRID_COLS 600
+#define GRID_ROWS 200
+
+/* ------------------------------------------------------------ per-process table */
+
+struct prow {
+	int64_t step;
+	int node, rank;
+	int64_t flags;
+	double v[LWM2_NMETRICS];
+	uint32_t valid[(LWM2_NMETRICS + 31) / 32];
+};
+
+struct ptable {
+	struct prow *rows;
+	size_t n;
+	const char **nodes;
+	size_t nnodes;
+	bool present;    /* the digest has a per-process table */
+	bool multi_step; /* processes of more than one step */
+};
+
+static bool pvalid(const struct prow *r, int m)
+{
+	return r->valid[m / 32] >> (m % 32) & 1;
+}
+
+static void ptable_load(struct ptable *t, json_object *digest)
+{
+	json_object *ranks = ju_get(digest, "ranks", json_type_object);
+	json_object *cols = ju_get(ranks, "cols", json_type_array);
+	json_object *rows = ju_get(ranks, "rows", json_type_array);
+	json_object *nodes = ju_get(ranks, "nodes", json_type_array);
+	int map[64];
+	size_t ncols, nr;
+
+	memset(t, 0, sizeof(*t));
+	if (!cols || !rows || !nodes)
+		return;
+	ncols = json_object_array_length(cols);
+	if (ncols > 64)
+		ncols = 64;
+	for (size_t i = 0; i < ncols; i++) {
+		const char *c = json_object_get_string(json_object_array_get_idx(cols, i));
+		map[i] = c ? lwm2_metric_index(c) : -1;
+		if (c && !strcmp(c, "step"))
+			map[i] = -2;
+		else if (c && !strcmp(c, "node"))
+			map[i] = -3;
+		else if (c && !strcmp(c, "rank"))
+			map[i] = -4;
+		else if (c && !strcmp(c, "flags"))
+			map[i] = -5;
+	}
+	t->nnodes = json_object_array_length(nodes);
+	t->nodes = calloc(t->nnodes + 1, sizeof(*t->nodes));
+	nr = json_object_array_length(rows);
+	t->rows = calloc(nr + 1, sizeof(*t->rows));
+	if (!t->nodes || !t->rows) {
+		free(t->nodes);
+		free(t->rows);
+		memset(t, 0, sizeof(*t));
+		return;
+	}
+	t->present = true;
+	for (size_t i = 0; i < t->nnodes; i++)
+		t->nodes[i] = json_object_get_string(json_object_array_get_idx(nodes, i));
+	for (size_t i = 0; i < nr; i++) {
+		json_object *row = json_object_array_get_idx(rows, i);
+		struct prow *p = &t->rows[t->n];
+
+		if (!json_object_is_type(row, json_type_array))
+			continue;
+		memset(p, 0, sizeof(*p));
+		p->node = -1;
+		for (size_t c = 0; c < ncols && c < json_object_array_length(row); c++) {
+			json_object *x = json_object_array_get_idx(row, c);
+			if (!x)
+				continue;
+			if (map[c] >= 0) {
+				p->v[map[c]] = json_object_get_double(x);
+				if (isfinite(p->v[map[c]]))
+					p->valid[map[c] / 32] |= 1u << (map[c] % 32);
+			} else if (map[c] == -2) {
+				p->step = json_object_get_int64(x);
+			} else if (map[c] == -3) {
+				p->node = json_object_get_int(x);
+			} else if (map[c] == -4) {
+				p->rank = json_object_get_int(x);
+			} else if (map[c] == -5) {
+				p->flags = json_object_get_int64(x);
+			}
+		}
+		if (p->node < 0 || (size_t)p->node >= t->nnodes)
+			continue;
+		if (t->n && p->step != t->rows[0].step)
+			t->multi_step = true;
+		t->n++;
+	}
+}
+
+static void ptable_free(struct ptable *t)
+{
+	free(t->rows);
+	free(t->nodes);
+}
+
+static const char *pnode(const struct ptable *t, const struct prow *r)
+{
+	return t->nodes[r->node] ? t->nodes[r->node] : "";
+}
+
+/* Slurm's names of its special steps. */
+static const char *step_name(int64_t id, char *buf, size_t len)
+{
+	if (id == 4294967291ll)
+		return "batch";
+	if (id == 4294967292ll)
+		return "extern";
+	if (id == 4294967290ll)
+		return "interactive";
+	snprintf(buf, len, "%" PRId64, id);
+	return buf;
+}
+
+/* "rank 3 on n1", with the step where the job has processes of several
+ * (the batch script is task 0 of its own step). */
+static void pname(FILE *f, const struct ptable *t, const struct prow *r)
+{
+	char b[32];
+
+	fprintf(f, "rank %d on ", r->rank);
+	rp_esc(f, pnode(t, r));
+	if (t->multi_step)
+		fprintf(f, " (step %s)", step_name(r->step, b, sizeof(b)));
+}
+
+/* The address of a node's page: node_href with the name, escaped, in
+ * place of its "%s" (node names are data, never a format). */
+static void node_link(FILE *f, const struct rp_job_opts *o, const char *node)
+{
+	const char *p = strstr(o->node_href, "%s");
+
+	if (!p) {
+		rp_esc(f, o->node_href);
+		return;
+	}
+	fwrite(o->node_href, 1, (size_t)(p - o->node_href), f);
+	rp_esc(f, node);
+	rp_esc(f, p + 2);
+}
+
+/* The anchor of a process on its node page. */
+static void panchor(FILE *f, const struct ptable *t, const struct prow *r)
+{
+	char b[32];
+
+	fprintf(f, "rank-%d", r->rank);
+	if (t->multi_step)
+		fprintf(f, "-step-%s", step_name(r->step, b, sizeof(b)));
+}
+
+/* ------------------------------------------------------------ small parts */
+
+static void fmt_time(int64_t t, char *buf, size_t len)
+{
+	struct tm tm;
+	time_t tt = (time_t)t;
+
+	if (t <= 0 || !localtime_r(&tt, &tm) || !strftime(buf, len, "%Y-%m-%d %H:%M:%S", &tm))
+		snprintf(buf, len, "-");
+}
+
+static void row_kv(FILE *f, const char *k, const char *v)
+{
+	fputs("<tr><th>", f);
+	rp_esc(f, k);
+	fputs("</th><td>", f);
+	rp_esc(f, v ? v : "-");
+	fputs("</td></tr>\n", f);
+}
+
+static void note(FILE *f, const char *cls, const char *text)
+{
+	fprintf(f, "<p class=\"%s\">", cls);
+	rp_esc(f, text);
+	fputs("</p>\n", f);
+}
+
+static bool has_flag(json_object *digest, const char *flag)
+{
+	json_object *fl = ju_get(digest, "flags", json_type_array);
+
+	for (size_t i = 0; fl && i < json_object_array_length(fl); i++) {
+		const char *s = json_object_get_string(json_object_array_get_idx(fl, i));
+		if (s && !strcmp(s, flag))
+			return true;
+	}
+	return false;
+}
+
+/* ------------------------------------------------------------ sections */
+
+static void section_meta(FILE *f, json_object *digest, const struct lwm2_scope *s,
+                         const struct rp_job_opts *o)
+{
+	json_object *job = ju_get(digest, "job", json_type_object), *fl;
+	char b[128], b2[64];
+	int64_t start = ju_int_or(job, "start", 0), end = ju_int_or(job, "end", 0);
+
+	fputs("<h2 id=\"meta\">Job</h2>\n<table class=\"meta\">\n", f);
+	row_kv(f, "Cluster", ju_str(job, "cluster"));
+	snprintf(b, sizeof(b), "%" PRId64, ju_int_or(job, "job_id", 0));
+	row_kv(f, "Job", b);
+	row_kv(f, "User", ju_str(job, "user"));
+	row_kv(f, "Account", ju_str(job, "account"));
+	row_kv(f, "Partition", ju_str(job, "partition"));
+	row_kv(f, "State", ju_str(job, "state"));
+	snprintf(b, sizeof(b), "%s (%" PRId64 " allocated, %" PRIu64 " reporting)",
+	         ju_str(job, "nodes") ? ju_str(job, "nodes") : "-", ju_int_or(job, "node_count", 0),
+	         s->nodes);
+	row_kv(f, "Nodes", b);
+	fmt_time(start, b, sizeof(b));
+	row_kv(f, "Start", b);
+	fmt_time(end, b, sizeof(b));
+	row_kv(f, "End", b);
+	snprintf(b2, sizeof(b2), "%" PRId64 " s", end > start && start > 0 ? end - start : 0);
+	row_kv(f, "Elapsed", b2);
+	snprintf(b, sizeof(b), "%" PRIu64 " (%" PRIu64 " MPI), %" PRIu64 " incomplete",
+	         s->processes, s->mpi_processes, s->incomplete);
+	row_kv(f, "Processes", b);
+	b[0] = '\0';
+	fl = ju_get(digest, "flags", json_type_array);
+	for (size_t i = 0; fl && i < json_object_array_length(fl); i++) {
+		const char *x = json_object_get_string(json_object_array_get_idx(fl, i));
+		snprintf(b + strlen(b), sizeof(b) - strlen(b), "%s%s", i ? ", " : "", x ? x : "");
+	}
+	row_kv(f, "Flags", b[0] ? b : "none");
+	row_kv(f, "Digest",
+	       ju_get(digest, "compact", json_type_boolean)
+	           ? "compact form (from AdminComment)"
+	           : (o->source && !strcmp(o->source, "accounting") ? "from accounting"
+	                                                            : "full form (from the log)"));
+	fputs("</table>\n", f);
+}
+
+static void notes_missing(FILE *f, json_object *digest, const struct lwm2_scope *s)
+{
+	json_object *job = ju_get(digest, "job", json_type_object);
+	json_object *inc = ju_get(digest, "incomplete_list", json_type_array);
+	char b[512];
+
+	if (has_flag(digest, "missing_nodes")) {
+		snprintf(b, sizeof(b),
+		         "Node records are missing: %" PRIu64 " of %" PRId64
+		         " allocated nodes reported. The plots show only the nodes that reported.",
+		         s->nodes, ju_int_or(job, "node_count", 0));
+		note(f, "note", b);
+	}
+	if (s->incomplete) {
+		size_t n = inc ? json_object_array_length(inc) : 0;
+
+		snprintf(b, sizeof(b),
+		         "%" PRIu64 " process(es) did not end normally (killed, or still "
+		         "running at step end); their values cover the time until their last "
+		         "record.",
+		         s->incomplete);
+		note(f, "note", b);
+		if (n) {
+			fputs("<p class=\"small\">Incomplete: ", f);
+			for (size_t i = 0; i < n && i < 32; i++) {
+				json_object *e = json_object_array_get_idx(inc, i);
+				snprintf(b, sizeof(b),
+				         "%srank %" PRId64 " on %s (step %" PRId64 ")",
+				         i ? ", " : "", ju_int_or(e, "rank", -1),
+				         ju_str(e, "node") ? ju_str(e, "node") : "?",
+				         ju_int_or(e, "step", 0));
+				rp_esc(f, b);
+			}
+			fputs("</p>\n", f);
+		}
+	}
+	if (s->partial && !has_flag(digest, "missing_nodes"))
+		note(f, "note",
+		     "Partial data: a memory budget was hit, rank records could not be read, or "
+		     "fewer processes reported than were started on a node.");
+	if (has_flag(digest, "no_data"))
+		note(f, "note", "No processes were measured in this job.");
+}
+
+static void section_digest(FILE *f, const struct lwm2_scope *s)
+{
+	char b[64];
+	int g = -1;
+
+	fputs("<h2 id=\"digest\">Digest</h2>\n<table class=\"digest\">\n"
+	      "<tr><th>Metric</th><th>min</th><th>avg</th><th>max</th><th>where min</th>"
+	      "<th>where max</th></tr>\n",
+	      f);
+	for (int k = 0; k < LWM2_NMETRICS; k++) {
+		const struct lwm2_metric_stat *st = &s->stat[k];
+		const char *u = lwm2_metric_units[k];
+
+		if ((int)lwm2_metric_groups[k] != g) {
+			g = (int)lwm2_metric_groups[k];
+			fputs("<tr class=\"sec\"><th colspan=\"6\">", f);
+			rp_esc(f, lwm2_mgroup_titles[g]);
+			fputs("</th></tr>\n", f);
+		}
+		fprintf(f, "<tr data-metric=\"%s\"", lwm2_metric_ids[k]);
+		if (st->n)
+			fprintf(f, " data-min=\"%.6g\" data-avg=\"%.6g\" data-max=\"%.6g\"",
+			        st->min, st->avg, st->max);
+		fputs("><td>", f);
+		rp_esc(f, lwm2_metric_labels[k]);
+		fputs("</td>", f);
+		if (!st->n) {
+			fputs("<td colspan=\"5\" class=\"miss\">", f);
+			rp_esc(f, st->reason ? st->reason : "not measured");
+			fputs("</td></tr>\n", f);
+			continue;
+		}
+		fprintf(f, "<td class=\"n\">%s</td>", rp_fmt(st->min, u, b, sizeof(b)));
+		fprintf(f, "<td class=\"n avg\">%s</td>", rp_fmt(st->avg, u, b, sizeof(b)));
+		fprintf(f, "<td class=\"n\">%s</td>", rp_fmt(st->max, u, b, sizeof(b)));
+		for (int w = 0; w < 2; w++) {
+			int32_t r = w ? st->max_rank : st->min_rank;
+			const char *nd = w ? st->max_node : st->min_node;
+			fputs("<td>", f);
+			if (r >= 0 || (nd && *nd)) {
+				snprintf(b, sizeof(b), "rank %" PRId32 " on ", r);
+				rp_esc(f, b);
+				rp_esc(f, nd ? nd : "?");
+			}
+			fputs("</td>", f);
+		}
+		fputs("</tr>\n", f);
+	}
+	fputs("</table>\n<h3>Guidance</h3>\n", f);
+	{
+		int fired = 0;
+		for (size_t r = 0; r < lwm2_nguidance_rules; r++) {
+			const struct lwm2_guidance_rule *rule = &lwm2_guidance_rules[r];
+			if (!lwm2_guidance_fires(rule, s))
+				continue;
+			fired++;
+			fprintf(f, "<div class=\"guide\" data-rule=\"%s\"><b>", rule->id);
+			rp_esc(f, rule->finding);
+			fputs("</b> [", f);
+			rp_esc(f, rule->id);
+			fputs("]<br>", f);
+			rp_esc(f, rule->meaning);
+			fputs("<br><i>Next:</i> ", f);
+			rp_esc(f, rule->next);
+			fputs("</div>\n", f);
+		}
+		if (!fired)
+			fputs("<p>No guidance rule fires for this job.</p>\n", f);
+	}
+}
+
+static void section_steps(FILE *f, json_object *digest)
+{
+	json_object *steps = ju_get(digest, "steps", json_type_array);
+	size_t n = steps ? json_object_array_length(steps) : 0;
+	char b[64];
+
+	fputs("<h2 id=\"steps\">Steps</h2>\n", f);
+	if (ju_int_or(digest, "steps_omitted", 0) > 0) {
+		snprintf(b, sizeof(b), "%" PRId64, ju_int_or(digest, "steps_omitted", 0));
+		fputs("<p class=\"note\">The compact form left out ", f);
+		rp_esc(f, b);
+		fputs(" steps to fit AdminComment.</p>\n", f);
+	}
+	if (!n) {
+		fputs("<p>No steps in the digest.</p>\n", f);
+		return;
+	}
+	fputs("<table><tr><th>Step</th><th>Processes</th><th>Nodes</th><th>Duration (max)</th>"
+	      "<th>MPI (avg)</th><th>POSIX I/O (avg)</th><th>Threads (avg)</th></tr>\n",
+	      f);
+	for (size_t i = 0; i < n; i++) {
+		json_object *st = json_object_array_get_idx(steps, i);
+		struct lwm2_scope s;
+		int64_t id = ju_int_or(st, "step_id", 0);
+
+		lwm2_scope_from_json(&s, st, NULL, 0);
+		fprintf(f,
+		        "<tr><td>%s</td><td class=\"n\">%" PRIu64 "</td><td class=\"n\">%" PRIu64
+		        "</td>",
+		        step_name(id, b, sizeof(b)), s.processes, s.nodes);
+		{
+			static const int ms[] = {LWM2_M_duration, LWM2_M_mpi_time,
+			                         LWM2_M_posix_io_time, LWM2_M_avg_threads};
+			for (size_t k = 0; k < 4; k++) {
+				const struct lwm2_metric_stat *m = &s.stat[ms[k]];
+				fprintf(f, "<td class=\"n\">%s</td>",
+				        m->n ? rp_fmt(k ? m->avg : m->max, lwm2_metric_units[ms[k]],
+				                      b, sizeof(b))
+				             : "-");
+			}
+		}
+		fputs("</tr>\n", f);
+	}
+	fputs("</table>\n", f);
+}
+
+/* ------------------------------------------------------------ per-rank view */
+
+static const int box_metrics[] = {
+    LWM2_M_duration,   LWM2_M_mpi_time,      LWM2_M_mpi_p2p_time,     LWM2_M_mpi_coll_time,
+    LWM2_M_mpiio_time, LWM2_M_posix_io_time, LWM2_M_bytes_written,    LWM2_M_bytes_read,
+    LWM2_M_write_bw,   LWM2_M_read_bw,       LWM2_M_avg_threads,      LWM2_M_threads_total,
+    LWM2_M_cpi,        LWM2_M_fp_fraction,   LWM2_M_l1_hit_ratio,     LWM2_M_llc_miss_freq,
+    LWM2_M_cuda_time,  LWM2_M_mpi_p2p_freq,  LWM2_M_mpi_p2p_msg_size,
+};
+
+struct outl {
+	double v;
+	const struct prow *r;
+};
+
+static int cmp_outl(const void *a, const void *b)
+{
+	const struct outl *x = a, *y = b;
+
+	return x->v > y->v ? -1 : x->v < y->v;
+}
+
+/* A metric's values over the processes, sorted, with its box. */
+struct mbox {
+	int m;
+	double *v;
+	size_t n;
+	struct rp_box b;
+};
+
+static int mbox_load(struct mbox *x, const struct ptable *t, int m)
+{
+	memset(x, 0, sizeof(*x));
+	x->m = m;
+	if (!(x->v = malloc((t->n + 1) * sizeof(*x->v))))
+		return -1;
+	for (size_t i = 0; i < t->n; i++)
+		if (pvalid(&t->rows[i], m))
+			x->v[x->n++] = t->rows[i].v[m];
+	if (!x->n)
+		return -1;
+	rp_sort(x->v, x->n);
+	rp_box_stats(x->v, x->n, &x->b);
+	return 0;
+}
+
+/* One row (28 pixels) of a group's box plots at y: label, axis, whiskers,
+ * box, median, outliers as dots with rank and node in their tooltip. */
+static void box_row(FILE *f, const struct ptable *t, const struct mbox *x, double y)
+{
+	const struct rp_box *b = &x->b;
+	const char *u = lwm2_metric_units[x->m];
+	double lo = b->min, hi = b->max, x0 = 250, x1 = 690;
+	size_t dots = 0;
+	char s1[64];
+
+#define X(val) (x0 + ((val)-lo) / (hi - lo) * (x1 - x0))
+	fprintf(f,
+	        "<g class=\"boxrow\" data-metric=\"%s\" data-n=\"%zu\" data-q1=\"%.6g\" "
+	        "data-median=\"%.6g\" data-q3=\"%.6g\" data-outliers=\"%zu\">",
+	        lwm2_metric_ids[x->m], x->n, b->q1, b->median, b->q3, b->nlow + b->nhigh);
+	rp_svg_text(f, x0 - 70, y + 17, "end", NULL, lwm2_metric_labels[x->m]);
+	rp_svg_text(f, x0 - 6, y + 17, "end", "small", rp_fmt(lo, u, s1, sizeof(s1)));
+	rp_svg_text(f, x1 + 6, y + 17, "start", "small", rp_fmt(hi, u, s1, sizeof(s1)));
+	fprintf(f, "<path class=\"ax\" d=\"M%.1f %.1fH%.1f\"/>", x0, y + 24, x1);
+	fprintf(f,
+	        "<path class=\"wh\" d=\"M%.1f %.1fV%.1fM%.1f %.1fH%.1fM%.1f %.1fH%.1fM%.1f "
+	        "%.1fV%.1f\"/>",
+	        X(b->lo_whisker), y + 8, y + 20, X(b->lo_whisker), y + 14, X(b->q1), X(b->q3),
+	        y + 14, X(b->hi_whisker), X(b->hi_whisker), y + 8, y + 20);
+	fprintf(f, "<path class=\"box\" d=\"M%.1f %.1fH%.1fV%.1fH%.1fZ\"/>", X(b->q1), y + 5,
+	        X(b->q3) > X(b->q1) + 1 ? X(b->q3) : X(b->q1) + 1, y + 23, X(b->q1));
+	fprintf(f, "<path class=\"med\" d=\"M%.1f %.1fV%.1f\"/>", X(b->median), y + 5, y + 23);
+	for (size_t i = 0; i < t->n && dots < OUTLIER_DOTS; i++) {
+		const struct prow *r = &t->rows[i];
+		if (!pvalid(r, x->m) || !rp_is_outlier(b, r->v[x->m]))
+			continue;
+		fprintf(f, "<circle class=\"out\" cx=\"%.1f\" cy=\"%.1f\" r=\"3\"><title>",
+		        X(r->v[x->m]), y + 14);
+		pname(f, t, r);
+		fprintf(f, ": %s</title></circle>", rp_fmt(r->v[x->m], u, s1, sizeof(s1)));
+		dots++;
+	}
+	fputs("</g>", f);
+#undef X
+}
+
+/* The outliers of a metric named by rank and node, largest first. */
+static void outlier_names(FILE *f, const struct ptable *t, const struct mbox *x,
+                          const struct rp_job_opts *o)
+{
+	const char *u = lwm2_metric_units[x->m];
+	size_t nout = x->b.nlow + x->b.nhigh, no = 0;
+	struct outl *out;
+	char s1[64];
+
+	if (!nout || !(out = malloc(nout * sizeof(*out))))
+		return;
+	for (size_t i = 0; i < t->n && no < nout; i++) {
+		const struct prow *r = &t->rows[i];
+		if (pvalid(r, x->m) && rp_is_outlier(&x->b, r->v[x->m]))
+			out[no++] = (struct outl){r->v[x->m], r};
+	}
+	qsort(out, no, sizeof(*out), cmp_outl);
+	fprintf(f, "<li class=\"outliers\" data-metric=\"%s\"><b>", lwm2_metric_ids[x->m]);
+	rp_esc(f, lwm2_metric_labels[x->m]);
+	fprintf(f, "</b> (median %s): ", rp_fmt(x->b.median, u, s1, sizeof(s1)));
+	for (size_t i = 0; i < no && i < OUTLIERS_NAMED; i++) {
+		const struct prow *r = out[i].r;
+		fprintf(f, "%s<span class=\"outlier\" data-rank=\"%d\" data-node=\"", i ? ", " : "",
+		        r->rank);
+		rp_esc(f, pnode(t, r));
+		fputs("\">", f);
+		if (o->node_href) {
+			fputs("<a href=\"", f);
+			node_link(f, o, pnode(t, r));
+			fputc('#', f);
+			panchor(f, t, r);
+			fputs("\">", f);
+		}
+		pname(f, t, r);
+		if (o->node_href)
+			fputs("</a>", f);
+		fprintf(f, " %s</span>", rp_fmt(r->v[x->m], u, s1, sizeof(s1)));
+	}
+	if (no > OUTLIERS_NAMED)
+		fprintf(f, " and %zu more", no - OUTLIERS_NAMED);
+	fputs("</li>\n", f);
+	free(out);
+}
+
+/* The box plots of one metric group: one SVG, a row per metric whose
+ * values differ between processes; metrics equal in every process are
+ * listed in a line instead; then the outliers by name. */
+static void box_group(FILE *f, const struct ptable *t, int g, const struct rp_job_opts *o)
+{
+	struct mbox xs[LWM2_NMETRICS];
+	size_t nx = 0, nvar = 0, nconst = 0, nout = 0;
+	char s1[64], lab[128];
+
+	for (size_t i = 0; i < sizeof(box_metrics) / sizeof(box_metrics[0]); i++) {
+		int m = box_metrics[i];
+		if ((int)lwm2_metric_groups[m] != g)
+			continue;
+		if (mbox_load(&xs[nx], t, m) != 0) {
+			free(xs[nx].v);
+			continue;
+		}
+		if (xs[nx].b.max > xs[nx].b.min)
+			nvar++;
+		else
+			nconst++;
+		nout += xs[nx].b.nlow + xs[nx].b.nhigh ? 1 : 0;
+		nx++;
+	}
+	if (!nx)
+		return;
+	fputs("<h3 class=\"grp\">", f);
+	rp_esc(f, lwm2_mgroup_titles[g]);
+	fputs("</h3>\n", f);
+	if (nvar) {
+		double y = 0;
+		snprintf(lab, sizeof(lab), "box plots of %s over the processes",
+		         lwm2_mgroup_titles[g]);
+		rp_svg_begin(f, 800, (int)(nvar * 28 + 4), lab);
+		for (size_t i = 0; i < nx; i++)
+			if (xs[i].b.max > xs[i].b.min) {
+				box_row(f, t, &xs[i], y);
+				y += 28;
+			}
+		rp_svg_end(f);
+	}
+	if (nconst) {
+		bool first = true;
+		fputs("<p class=\"small\">The same in every process: ", f);
+		for (size_t i = 0; i < nx; i++)
+			if (!(xs[i].b.max > xs[i].b.min)) {
+				fputs(first ? "" : "; ", f);
+				rp_esc(f, lwm2_metric_labels[xs[i].m]);
+				fprintf(f, " %s",
+				        rp_fmt(xs[i].b.min, lwm2_metric_units[xs[i].m], s1,
+				               sizeof(s1)));
+				first = false;
+			}
+		fputs("</p>\n", f);
+	}
+	if (nout) {
+		fputs("<p class=\"small\">Outliers (beyond 1.5 times the interquartile "
+		      "range):</p>\n<ul class=\"small\">\n",
+		      f);
+		for (size_t i = 0; i < nx; i++)
+			outlier_names(f, t, &xs[i], o);
+		fputs("</ul>\n", f);
+	}
+	for (size_t i = 0; i < nx; i++)
+		free(xs[i].v);
+}
+
+/* The time shares of a process, summing to 100: MPI point-to-point, MPI
+ * collective, other MPI (MPI-IO included), POSIX I/O outside MPI, and the
+ * rest, compute.  Wrapper time summed over threads can exceed the wall
+ * time; the shares are then scaled to fit. */
+enum { SH_COMPUTE, SH_P2P, SH_COLL, SH_MPIO, SH_IO, NSH };
+static const char *const sh_names[NSH] = {"compute", "MPI point-to-point", "MPI collective",
+                                          "other MPI (MPI-IO, init)", "POSIX I/O"};
+static const char *const sh_colors[NSH] = {"#9ccc65", "#1f77b4", "#6a3d9a", "#a6cee3", "#ff7f0e"};
+
+static void shares(const struct prow *r, double sh[NSH])
+{
+	double mpi = pvalid(r, LWM2_M_mpi_time) ? r->v[LWM2_M_mpi_time] : 0;
+	double p2p = pvalid(r, LWM2_M_mpi_p2p_time) ? r->v[LWM2_M_mpi_p2p_time] : 0;
+	double coll = pvalid(r, LWM2_M_mpi_coll_time) ? r->v[LWM2_M_mpi_coll_time] : 0;
+	double io = pvalid(r, LWM2_M_posix_io_time) ? r->v[LWM2_M_posix_io_time] : 0;
+	double mpio = mpi - p2p - coll, sum;
+
+	if (mpio < 0)
+		mpio = 0;
+	/* POSIX I/O done inside MPI-IO is already in the MPI share */
+	if (pvalid(r, LWM2_M_mpiio_time))
+		io -= r->v[LWM2_M_mpiio_time];
+	if (io < 0)
+		io = 0;
+	sh[SH_P2P] = p2p;
+	sh[SH_COLL] = coll;
+	sh[SH_MPIO] = mpio;
+	sh[SH_IO] = io;
+	sum = p2p + coll + mpio + io;
+	if (sum > 100) {
+		for (int i = 1; i < NSH; i++)
+			sh[i] *= 100 / sum;
+		sum = 100;
+	}
+	sh[SH_COMPUTE] = 100 - sum;
+}
+
+struct sorted_row {
+	double key;
+	const struct prow *r;
+};
+
+static int cmp_sorted(const void *a, const void *b)
+{
+	const struct sorted_row *x = a, *y = b;
+
+	if (x->key != y->key)
+		return x->key > y->key ? -1 : 1;
+	return x->r->rank - y->r->rank;
+}
+
+static void share_bars(FILE *f, const struct ptable *t)
+{
+	struct sorted_row *s = malloc((t->n + 1) * sizeof(*s));
+	struct rp_path p[NSH];
+	size_t nb = t->n < BARS_MAX ? t->n : BARS_MAX;
+	double w = 750.0 / (double)(nb ? nb : 1), h = 160;
+	char lab[128];
+
+	if (!s || !t->n) {
+		free(s);
+		return;
+	}
+	memset(p, 0, sizeof(p));
+	for (size_t i = 0; i < t->n; i++) {
+		double sh[NSH];
+		shares(&t->rows[i], sh);
+		s[i].key = 100 - sh[SH_COMPUTE];
+		s[i].r = &t->rows[i];
+	}
+	qsort(s, t->n, sizeof(*s), cmp_sorted);
+	fputs("<h3>Time shares per process, sorted by time outside compute</h3>\n", f);
+	if (nb < t->n)
+		fprintf(f,
+		        "<p class=\"small\">%zu processes in %zu bars: each bar is the average of "
+		        "%zu or %zu consecutive processes of the sorted order.</p>\n",
+		        t->n, nb, t->n / nb, t->n / nb + 1);
+	fputs("<p class=\"legend small\">", f);
+	for (int i = NSH - 1; i >= 0; i--) {
+		fprintf(f, "<span style=\"background:%s\"></span>", sh_colors[i]);
+		rp_esc(f, sh_names[i]);
+	}
+	fputs("</p>\n", f);
+	snprintf(lab, sizeof(lab), "time shares of %zu processes", t->n);
+	rp_svg_begin(f, 800, 196, lab);
+	for (size_t b = 0; b < nb; b++) {
+		size_t i0 = b * t->n / nb, i1 = (b + 1) * t->n / nb;
+		double acc[NSH] = {0}, y = 10;
+		for (size_t i = i0; i < i1; i++) {
+			double sh[NSH];
+			shares(s[i].r, sh);
+			for (int k = 0; k < NSH; k++)
+				acc[k] += sh[k] / (double)(i1 - i0);
+		}
+		/* from the top: MPI and I/O first, compute at the bottom */
+		for (int k = NSH - 1; k >= 0; k--) {
+			double hh = acc[k] / 100 * h;
+			if (hh > 0.05)
+				rp_path_rect(&p[k], 40 + (double)b * w, y, w, hh);
+			y += hh;
+		}
+	}
+	for (int k = 0; k < NSH; k++) {
+		rp_path_emit(f, &p[k], sh_colors[k], "share");
+		rp_path_free(&p[k]);
+	}
+	/* tooltips per bar where they stay few */
+	if (nb == t->n && nb <= 256)
+		for (size_t b = 0; b < nb; b++) {
+			double sh[NSH];
+			shares(s[b].r, sh);
+			fprintf(f,
+			        "<rect x=\"%.2f\" y=\"10\" width=\"%.2f\" height=\"160\" "
+			        "fill-opacity=\"0\"><title>",
+			        40 + (double)b * w, w);
+			pname(f, t, s[b].r);
+			fprintf(f,
+			        ": MPI p2p %.1f %%, collective %.1f %%, other MPI %.1f %%, I/O "
+			        "%.1f %%, "
+			        "compute %.1f %%</title></rect>",
+			        sh[SH_P2P], sh[SH_COLL], sh[SH_MPIO], sh[SH_IO], sh[SH_COMPUTE]);
+		}
+	fputs("<path class=\"ax\" d=\"M40 10V170H790\"/>", f);
+	rp_svg_text(f, 36, 16, "end", NULL, "100%");
+	rp_svg_text(f, 36, 172, "end", NULL, "0%");
+	snprintf(lab, sizeof(lab), "rank %d (%s)", s[0].r->rank, pnode(t, s[0].r));
+	rp_svg_text(f, 40, 186, "start", NULL, lab);
+	snprintf(lab, sizeof(lab), "rank %d (%s)", s[t->n - 1].r->rank, pnode(t, s[t->n - 1].r));
+	rp_svg_text(f, 790, 186, "end", NULL, lab);
+	rp_svg_end(f);
+	free(s);
+}
+
+static void section_ranks(FILE *f, json_object *digest, const struct ptable *t,
+                          const struct rp_job_opts *o)
+{
+	fputs("<h2 id=\"ranks\">Per-rank view</h2>\n", f);
+	if (!t->present) {
+		note(f, "note",
+		     ju_get(digest, "compact", json_type_boolean)
+		         ? "Not available from the compact digest of AdminComment: it keeps "
+		           "min/avg/max and where they were measured, not the values of every "
+		           "process. Run lwm2 report --file LOG with jobcomp/lwm2's log for the "
+		           "per-rank view."
+		         : "This digest has no per-process table (written by an older lwm2).");
+		return;
+	}
+	if (has_flag(digest, "missing_nodes") ||
+	    ju_int_or(ju_get(digest, "scope", json_type_object), "incomplete", 0) > 0)
+		note(f, "note",
+		     "Processes of missing nodes are not in these plots; incomplete processes are, "
+		     "with the values up to their last record.");
+	share_bars(f, t);
+	fputs("<p class=\"small\">Box: quartiles over the processes; red line: median; "
+	      "whiskers: the furthest values within 1.5 times the interquartile range; red "
+	      "dots: processes beyond (outliers; their rank and node in the tooltip and "
+	      "below).</p>\n",
+	      f);
+	for (int g = 0; g < LWM2_NMGROUPS; g++)
+		box_group(f, t, g, o);
+}
+
+/* ------------------------------------------------------------ grid row */
+
+struct gline {
+	int64_t step;
+	const char *node;
+	int64_t first, n, len; /* slices */
+	json_object *c;
+	double procs;
+};
+
+static double series_at(json_object *c, const char *name, int64_t k)
+{
+	json_object *a = ju_get(c, name, json_type_array);
+
+	if (!a || k < 0 || (size_t)k >= json_object_array_length(a))
+		return 0;
+	return json_object_get_double(json_object_array_get_idx(a, (size_t)k));
+}
+
+static double mpi_ns(json_object *c, int64_t k)
+{
+	static const char *const names[] = {"mpi_p2p_ns",     "mpi_coll_ns",   "mpiio_read_ns",
+	                                    "mpiio_write_ns", "mpiio_meta_ns", "mpi_other_ns"};
+	double s = 0;
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		s += series_at(c, names[i], k);
+	return s;
+}
+
+enum { GM_MPI, GM_IO, GM_CPU, NGM };
+
+/* The value of one grid metric in slice k of a line: MPI share of the
+ * processes' time (%), file I/O bytes per second, CPU cycles per second
+ * (hardware counters; 0 without them). */
+static double gval(const struct gline *l, int gm, int64_t k)
+{
+	double L = (double)(l->len ? l->len : 1);
+
+	switch (gm) {
+	case GM_MPI:
+		return 100.0 * mpi_ns(l->c, k) / (L * 1e9 * (l->procs > 0 ? l->procs : 1));
+	case GM_IO:
+		return (series_at(l->c, "posix_read_bytes", k) +
+		        series_at(l->c, "posix_write_bytes", k)) /
+		       L;
+	default:
+		return series_at(l->c, "hwc_cycles", k) / L;
+	}
+}
+
+static const char *const gm_title[NGM] = {"MPI share of process time", "file I/O bytes/s",
+                                          "CPU cycles/s (hardware counters)"};
+static const char *const gm_unit[NGM] = {"%", "B/s", "/s"};
+
+/* Processes per step and node, for the MPI share of a node's slice: the
+ * (step, node) pairs of the per-process table sorted, and the node names
+ * sorted with their index, so 10,000 node rows cost no quadratic search. */
+struct procs_ix {
+	struct sn {
+		int64_t step;
+		int node;
+	} * keys;
+	size_t n;
+	struct nname {
+		const char *name;
+		int idx;
+	} * names;
+	size_t nn;
+};
+
+static int cmp_sn(const void *a, const void *b)
+{
+	const struct sn *x = a, *y = b;
+
+	if (x->step != y->step)
+		return x->step < y->step ? -1 : 1;
+	return (x->node > y->node) - (x->node < y->node);
+}
+
+static int cmp_nname(const void *a, const void *b)
+{
+	return strcmp(((const struct nname *)a)->name, ((const struct nname *)b)->name);
+}
+
+static void procs_index(const struct ptable *t, struct procs_ix *ix)
+{
+	memset(ix, 0, sizeof(*ix));
+	if (!t->present || !t->n)
+		return;
+	ix->keys = malloc(t->n * sizeof(*ix->keys));
+	ix->names = malloc((t->nnodes + 1) * sizeof(*ix->names));
+	if (!ix->keys || !ix->names) {
+		free(ix->keys);
+		free(ix->names);
+		memset(ix, 0, sizeof(*ix));
+		return;
+	}
+	for (size_t i = 0; i < t->n; i++)
+		ix->keys[i] = (struct sn){t->rows[i].step, t->rows[i].node};
+	ix->n = t->n;
+	qsort(ix->keys, ix->n, sizeof(*ix->keys), cmp_sn);
+	for (size_t i = 0; i < t->nnodes; i++)
+		ix->names[i] = (struct nname){t->nodes[i] ? t->nodes[i] : "", (int)i};
+	ix->nn = t->nnodes;
+	qsort(ix->names, ix->nn, sizeof(*ix->names), cmp_nname);
+}
+
+static size_t procs_on(const struct ptable *t, const struct procs_ix *ix, int64_t step,
+                       const char *node)
+{
+	struct nname key = {node, 0}, *nm;
+	size_t lo = 0, hi = ix->n, first, c = 0;
+	struct sn k;
+
+	(void)t;
+	if (!ix->n || !(nm = bsearch(&key, ix->names, ix->nn, sizeof(*ix->names), cmp_nname)))
+		return 0;
+	k = (struct sn){step, nm->idx};
+	/* lower bound, then count the equal keys */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (cmp_sn(&ix->keys[mid], &k) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (first = lo; first + c < ix->n && !cmp_sn(&ix->keys[first + c], &k); c++)
+		;
+	return c;
+}
+
+static int cmp_gline(const void *a, const void *b)
+{
+	const struct gline *x = a, *y = b;
+
+	if (x->step != y->step)
+		return x->step < y->step ? -1 : 1;
+	return strcmp(x->node, y->node);
+}
+
+static void grid_plot(FILE *f, struct gline *ls, size_t nl, int gm, int64_t t0, int64_t t1)
+{
+	size_t rows = nl < GRID_ROWS ? nl : GRID_ROWS;
+	int64_t span = t1 > t0 ? t1 - t0 : 1;
+	int64_t L = ls[0].len ? ls[0].len : 1;
+	size_t cols;
+	double *sum, *cnt, vmax = 0, cw, rh = nl > 40 ? 6 : 16, x0 = 150, W = 600;
+	struct rp_path p[RP_LEVELS];
+	char b[64], lab[160];
+
+	/* columns of the shortest slice: steps with longer slices (the
+	 * batch script's, by default) fill several */
+	for (size_t i = 0; i < nl; i++)
+		if (ls[i].len > 0 && ls[i].len < L)
+			L = ls[i].len;
+	cols = (size_t)((span + L - 1) / L);
+	if (cols < 1)
+		cols = 1;
+	if (cols > GRID_COLS)
+		cols = GRID_COLS;
+	cw = W / (double)cols;
+	if (rows < nl)
+		rh = 600.0 / (double)rows < 3 ? 3 : 600.0 / (double)rows;
+	sum = calloc(rows * cols, sizeof(*sum));
+	cnt = calloc(rows * cols, sizeof(*cnt));
+	if (!sum || !cnt) {
+		free(sum);
+		free(cnt);
+		return;
+	}
+	for (size_t i = 0; i < nl; i++) {
+		size_t r = i * rows / nl;
+		for (int64_t k = 0; k < ls[i].n; k++) {
+			int64_t ts = (ls[i].first + k) * ls[i].len;
+			int64_t c = (ts - t0) * (int64_t)cols / span;
+			int64_t c1 = (ts + ls[i].len - 1 - t0) * (int64_t)cols / span;
+			double v = gval(&ls[i], gm, k);
+			if (c < 0)
+				c = 0;
+			/* a slice counts in every column it overlaps */
+			for (; c <= c1 && c < (int64_t)cols; c++) {
+				sum[r * cols + (size_t)c] += v;
+				cnt[r * cols + (size_t)c] += 1;
+			}
+		}
+	}
+	for (size_t i = 0; i < rows * cols; i++)
+		if (cnt[i] && sum[i] / cnt[i] > vmax)
+			vmax = sum[i] / cnt[i];
+	if (gm == GM_MPI && vmax < 100)
+		vmax = vmax > 0 ? vmax : 100;
+	memset(p, 0, sizeof(p));
+	for (size_t r = 0; r < rows; r++)
+		for (size_t c = 0; c < cols; c++) {
+			double v;
+			int lv;
+			if (!cnt[r * cols + c])
+				continue;
+			v = sum[r * cols + c] / cnt[r * cols + c];
+			lv = vmax > 0 ? (int)(v / vmax * (RP_LEVELS - 1) + 0.5) : 0;
+			rp_path_rect(&p[lv], x0 + (double)c * cw, 4 + (double)r * rh, cw, rh);
+		}
+	fputs("<h3>", f);
+	rp_esc(f, gm_title[gm]);
+	fprintf(f, "</h3><p class=\"small\">Colour from 0 (light) to %s (dark)",
+	        rp_fmt(vmax, gm_unit[gm], b, sizeof(b)));
+	if (rows < nl || (size_t)((span + L - 1) / L) > cols)
+		fputs("; cells averaged: more node rows or slices than drawn", f);
+	fputs(".</p>\n", f);
+	rp_legend(f, vmax, gm_unit[gm]);
+	snprintf(lab, sizeof(lab), "%s per node and slice", gm_title[gm]);
+	rp_svg_begin(f, 760, (int)(rh * (double)rows) + 24, lab);
+	for (int lv = 0; lv < RP_LEVELS; lv++) {
+		char col[8];
+		rp_color((double)lv / (RP_LEVELS - 1), col);
+		rp_path_emit(f, &p[lv], col, "cell");
+		rp_path_free(&p[lv]);
+	}
+	for (size_t r = 0; r < rows; r++) {
+		const struct gline *l = &ls[r * nl / rows];
+		if (rows < nl && rh < 10)
+			continue;
+		char sb[32];
+		snprintf(lab, sizeof(lab), "step %s %s", step_name(l->step, sb, sizeof(sb)),
+		         l->node);
+		rp_svg_text(f, x0 - 4, 4 + ((double)r + 0.75) * rh, "end", NULL, lab);
+	}
+	fprintf(f, "<path class=\"ax\" d=\"M%.1f %.1fH%.1f\"/>", x0, 6 + rh * (double)rows, x0 + W);
+	rp_svg_text(f, x0, 18 + rh * (double)rows, "start", NULL, "job start");
+	snprintf(lab, sizeof(lab), "+%" PRId64 " s", span);
+	rp_svg_text(f, x0 + W, 18 + rh * (double)rows, "end", NULL, lab);
+	rp_svg_end(f);
+	free(sum);
+	free(cnt);
+}
+
+static void section_grid(FILE *f, json_object *digest, const struct ptable *t)
+{
+	json_object *grid = ju_get(digest, "grid", json_type_array);
+	json_object *job = ju_get(digest, "job", json_type_object);
+	size_t n = grid ? json_object_array_length(grid) : 0, nl = 0;
+	struct gline *ls;
+	int64_t t0 = INT64_MAX, t1 = 0;
+	bool cpu = false;
+	struct procs_ix ix = {0};
+
+	fputs("<h2 id=\"grid\">Space-time grid</h2>\n", f);
+	if (!n) {
+		note(f, "note",
+		     ju_get(digest, "compact", json_type_boolean)
+		         ? "Not available from the compact digest of AdminComment: the time-slice "
+		           "series are only in jobcomp/lwm2's log (lwm2 report --file LOG)."
+		         : "No time-slice series in this digest.");
+		return;
+	}
+	if (!(ls = calloc(n, sizeof(*ls))))
+		return;
+	procs_index(t, &ix);
+	for (size_t i = 0; i < n; i++) {
+		json_object *g = json_object_array_get_idx(grid, i);
+		struct gline *l = &ls[nl];
+		l->c = ju_get(g, "c", json_type_object);
+		l->node = ju_str(g, "node");
+		l->step = ju_int_or(g, "step", 0);
+		l->first = ju_int_or(g, "first_slice", 0);
+		l->n = ju_int_or(g, "n", 0);
+		l->len = ju_int_or(g, "slice_length_s", 0);
+		if (!l->c || !l->node || l->n <= 0 || l->len <= 0 || l->n > 1 << 20)
+			continue;
+		l->procs = (double)procs_on(t, &ix, l->step, l->node);
+		cpu |= ju_get(l->c, "hwc_cycles", json_type_array) != NULL;
+		if (l->first * l->len < t0)
+			t0 = l->first * l->len;
+		if ((l->first + l->n) * l->len > t1)
+			t1 = (l->first + l->n) * l->len;
+		nl++;
+	}
+	if (!nl) {
+		note(f, "note", "No usable time-slice series in this digest.");
+		free(ls);
+		return;
+	}
+	/* wall-clock alignment: from the job's start to its end where
+	 * known (slices reach past them by up to a slice length) */
+	if (ju_int_or(job, "start", 0) > 0 &&
+	    ju_int_or(job, "end", 0) > ju_int_or(job, "start", 0)) {
+		t0 = ju_int_or(job, "start", 0);
+		t1 = ju_int_or(job, "end", 0);
+	}
+	qsort(ls, nl, sizeof(*ls), cmp_gline);
+	fprintf(f,
+	        "<p class=\"small\">One row per node and step (steps that ran at the same time "
+	        "side by side), one column per wall-clock slice of %" PRId64
+	        " s from the job's start to its end. Active threads are not kept per slice; their "
+	        "average per process is in the per-rank view.</p>\n",
+	        ls[0].len);
+	if (has_flag(digest, "missing_nodes"))
+		note(f, "note", "Nodes without a node record have no row here.");
+	if (!t->present)
+		note(f, "note",
+		     "Without the per-process table the MPI share is per node, not per process.");
+	grid_plot(f, ls, nl, GM_MPI, t0, t1);
+	grid_plot(f, ls, nl, GM_IO, t0, t1);
+	if (cpu)
+		grid_plot(f, ls, nl, GM_CPU, t0, t1);
+	free(ls);
+	free(ix.keys);
+	free(ix.names);
+}
+
+/* ------------------------------------------------------------ nodes */
+
+static void section_nodes(FILE *f, const struct ptable *t, const struct rp_job_opts *o)
+{
+	if (!t->present || !t->nnodes)
+		return;
+	fputs("<h2 id=\"nodes\">Nodes</h2>\n<table><tr><th>Node</th><th>Processes</th>"
+	      "<th>MPI (avg)</th><th>POSIX I/O (avg)</th><th>Threads (avg)</th>"
+	      "<th>Written</th><th>Read</th></tr>\n",
+	      f);
+	for (size_t ni = 0; ni < t->nnodes && ni < 2000; ni++) {
+		double s[5] = {0}, c[3] = {0};
+		size_t np = 0;
+		char b[64];
+		static const int ms[] = {LWM2_M_mpi_time, LWM2_M_posix_io_time, LWM2_M_avg_threads,
+		                         LWM2_M_bytes_written, LWM2_M_bytes_read};
+		for (size_t r = 0; r < t->n; r++) {
+			if (t->rows[r].node != (int)ni)
+				continue;
+			np++;
+			for (int k = 0; k < 5; k++)
+				if (pvalid(&t->rows[r], ms[k])) {
+					s[k] += t->rows[r].v[ms[k]];
+					if (k < 3)
+						c[k]++;
+				}
+		}
+		fputs("<tr><td>", f);
+		if (o->node_href) {
+			fputs("<a href=\"", f);
+			node_link(f, o, t->nodes[ni]);
+			fputs("\">", f);
+		}
+		rp_esc(f, t->nodes[ni]);
+		if (o->node_href)
+			fputs("</a>", f);
+		fprintf(f, "</td><td class=\"n\">%zu</td>", np);
+		for (int k = 0; k < 5; k++) {
+			double v = k < 3 ? (c[k] ? s[k] / c[k] : NAN) : s[k];
+			fprintf(f, "<td class=\"n\">%s</td>",
+			        isfinite(v) ? rp_fmt(v, lwm2_metric_units[ms[k]], b, sizeof(b))
+			                    : "-");
+		}
+		fputs("</tr>\n", f);
+	}
+	fputs("</table>\n", f);
+	if (t->nnodes > 2000)
+		fprintf(f, "<p class=\"small\">First 2000 of %zu nodes.</p>\n", t->nnodes);
+}
+
+/* ------------------------------------------------------------ page */
+
+int rp_job_page(FILE *f, json_object *digest, const struct rp_job_opts *o)
+{
+	json_object *job = ju_get(digest, "job", json_type_object);
+	json_object *scope = ju_get(digest, "scope", json_type_object);
+	struct lwm2_scope s;
+	struct ptable t;
+	char title[128];
+
+	lwm2_scope_from_json(&s, scope, NULL, (uint32_t)ju_int_or(job, "cpus_per_task", 0));
+	ptable_load(&t, digest);
+	snprintf(title, sizeof(title), "lwm2 report: job %" PRId64, ju_int_or(job, "job_id", 0));
+	rp_page_begin(f, title);
+	if (o->up_href) {
+		fputs("<p class=\"small\"><a href=\"", f);
+		rp_esc(f, o->up_href);
+		fputs("\">", f);
+		rp_esc(f, o->up_label ? o->up_label : "up");
+		fputs("</a></p>\n", f);
+	}
+	fputs("<h1>", f);
+	rp_esc(f, title);
+	fputs("</h1>\n<p class=\"small\"><a href=\"#digest\">Digest</a> · <a href=\"#steps\">"
+	      "Steps</a> · <a href=\"#ranks\">Per-rank view</a> · <a href=\"#grid\">Space-time "
+	      "grid</a> · <a href=\"#nodes\">Nodes</a></p>\n",
+	      f);
+	if (ju_get(digest, "compact", json_type_boolean))
+		note(f, "note",
+		     "This is the compact digest of AdminComment: min/avg/max per metric and "
+		     "where they were measured. It has no per-process values and no time-slice "
+		     "series, so the per-rank view and the space-time grid cannot be shown; "
+		     "lwm2 report --file LOG -j JOB shows them from jobcomp/lwm2's log.");
+	section_meta(f, digest, &s, o);
+	notes_missing(f, digest, &s);
+	section_digest(f, &s);
+	section_steps(f, digest);
+	section_ranks(f, digest, &t, o);
+	section_grid(f, digest, &t);
+	section_nodes(f, &t, o);
+	rp_page_end(f);
+	ptable_free(&t);
+	return ferror(f) ? -1 : 0;
+}
+
+/* ------------------------------------------------------------ node pages */
+
+int rp_job_node_pages(const char *dir, json_object *digest, const char *job_href)
+{
+	struct ptable t;
+	int rc = 0;
+
+	ptable_load(&t, digest);
+	for (size_t ni = 0; ni < t.nnodes; ni++) {
+		char path[4096], title[256], b[64];
+		FILE *f;
+		const char *nn = t.nodes[ni];
+
+		/* node names come from node records: nothing but a plain name
+		 * becomes a file name */
+		if (!nn || !*nn || strchr(nn, '/') || nn[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/node-%s.html", dir, nn);
+		if (!(f = fopen(path, "we"))) {
+			fprintf(stderr, "lwm2: report: couldn't write %s: %s\n", path,
+			        strerror(errno));
+			rc = -1;
+			break;
+		}
+		snprintf(title, sizeof(title), "lwm2 report: job %" PRId64 ", node %s",
+		         ju_int_or(ju_get(digest, "job", json_type_object), "job_id", 0), nn);
+		rp_page_begin(f, title);
+		fputs("<p class=\"small\"><a href=\"", f);
+		rp_esc(f, job_href);
+		fputs("\">job</a></p>\n<h1>", f);
+		rp_esc(f, title);
+		fputs("</h1>\n<table><tr><th>Rank</th><th>Step</th>", f);
+		for (size_t k = 0; k < sizeof(box_metrics) / sizeof(box_metrics[0]); k++) {
+			fputs("<th>", f);
+			rp_esc(f, lwm2_metric_ids[box_metrics[k]]);
+			fputs("</th>", f);
+		}
+		fputs("</tr>\n", f);
+		for (size_t r = 0; r < t.n; r++) {
+			const struct prow *p = &t.rows[r];
+			if (p->node != (int)ni)
+				continue;
+			fputs("<tr id=\"", f);
+			panchor(f, &t, p);
+			fprintf(f, "\"><td>%d</td><td>%s</td>", p->rank,
+			        step_name(p->step, b, sizeof(b)));
+			for (size_t k = 0; k < sizeof(box_metrics) / sizeof(box_metrics[0]); k++) {
+				int m = box_metrics[k];
+				fprintf(f, "<td class=\"n\">%s</td>",
+				        pvalid(p, m)
+				            ? rp_fmt(p->v[m], lwm2_metric_units[m], b, sizeof(b))
+				            : "-");
+			}
+			fputs("</tr>\n", f);
+		}
+		fputs("</table>\n", f);
+		rp_page_end(f);
+		if (fclose(f) != 0) {
+			fprintf(stderr, "lwm2: report: couldn't write %s: %s\n", path,
+			        strerror(errno));
+			rc = -1;
+			break;
+		}
+	}
+	ptable_free(&t);
+	return rc;
+}

@@ -1,0 +1,1060 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The site pages of `lwm2 report --site`: a directory of static files
+ *
+ *   index.html              statistics of `lwm2 stats` as plots, the
+ *                           space-time grid of the chosen metric, users
+ *   grid-mpi.html, grid-io.html, grid-cpu.html   the grid by each metric
+ *   users/USER.html         a user's jobs
+ *   jobs/ID.html            a job's page (as `lwm2 report -j`)
+ *   jobs/ID/node-NODE.html  a node of a job: its processes, #rank-N each
+ *
+ * so one drills down site -> user -> job -> node -> rank, as PerfMiner
+ * did.  The log is read twice, line by line: first the jobs, their nodes
+ * and the time window; then every digest once more for its job page and
+ * its slices, which are added into the grid's cells and dropped, so the
+ * memory is the cells, not the log.
+ *
+ * The grid has at most W columns and H rows (--size, default 1000 x 600):
+ * with more wall-clock slices than W, a column covers several slices
+ * (each slice counts in the column its start falls in); with more nodes
+ * than H, a row covers consecutive nodes in name order.  A cell shows the
+ * mean over the node slices that fell into it.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "jsonutil.h"
+#include "logscan.h"
+#include "lwm2_cmds.h"
+#include "lwm2_digest.h"
+#include "report.h"
+
+/* Job outlines drawn at most; beyond, the grid has cells only (and says
+ * so). */
+#define OUTLINES_MAX 20000
+
+enum { SM_MPI, SM_IO, SM_CPU, NSM };
+static const char *const sm_id[NSM] = {"mpi", "io", "cpu"};
+static const char *const sm_title[NSM] = {"MPI share of process time", "file I/O bytes/s",
+                                          "CPU cycles/s (hardware counters)"};
+static const char *const sm_unit[NSM] = {"%", "B/s", "/s"};
+
+struct sjob {
+	int64_t id, start, end;
+	char *user, *account, *state;
+	size_t *nodes; /* node indexes */
+	size_t nnodes;
+	uint64_t procs;
+	double mpi_avg; /* NaN: none */
+	bool digest;
+};
+
+struct site {
+	const struct rp_site_opts *o;
+	int64_t sel_start, sel_end; /* 0: not set */
+	struct sjob *jobs;
+	size_t njobs, capjobs;
+	/* node names, interned: an open hash table of indexes */
+	char **names;
+	size_t nnames, capnames;
+	size_t *htab;
+	size_t hcap;
+	size_t *row_of; /* node index -> grid row */
+	int64_t t0, t1, colsec;
+	size_t rows, cols, per_row;
+	double *sum[NSM], *cnt;
+	int pass;
+	size_t cur; /* job index in pass 2 */
+	int rc;
+};
+
+/* ------------------------------------------------------------ nodes */
+
+static uint64_t hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 1099511628211ull;
+	return h;
+}
+
+static long node_intern(struct site *st, const char *name)
+{
+	size_t i;
+
+	if (st->nnames * 2 >= st->hcap) {
+		size_t nc = st->hcap ? 2 * st->hcap : 1024;
+		size_t *nt = malloc(nc * sizeof(*nt));
+		if (!nt)
+			return -1;
+		for (i = 0; i < nc; i++)
+			nt[i] = SIZE_MAX;
+		for (size_t k = 0; k < st->nnames; k++) {
+			i = hash(st->names[k]) & (nc - 1);
+			while (nt[i] != SIZE_MAX)
+				i = (i + 1) & (nc - 1);
+			nt[i] = k;
+		}
+		free(st->htab);
+		st->htab = nt;
+		st->hcap = nc;
+	}
+	i = hash(name) & (st->hcap - 1);
+	while (st->htab[i] != SIZE_MAX) {
+		if (!strcmp(st->names[st->htab[i]], name))
+			return (long)st->htab[i];
+		i = (i + 1) & (st->hcap - 1);
+	}
+	if (st->nnames == st->capnames) {
+		size_t nc = st->capnames ? 2 * st->capnames : 256;
+		char **nn = realloc(st->names, nc * sizeof(*nn));
+		if (!nn)
+			return -1;
+		st->names = nn;
+		st->capnames = nc;
+	}
+	if (!(st->names[st->nnames] = strdup(name)))
+		return -1;
+	st->htab[i] = st->nnames;
+	return (long)st->nnames++;
+}
+
+static long node_find(const struct site *st, const char *name)
+{
+	size_t i;
+
+	if (!st->hcap)
+		return -1;
+	i = hash(name) & (st->hcap - 1);
+	while (st->htab[i] != SIZE_MAX) {
+		if (!strcmp(st->names[st->htab[i]], name))
+			return (long)st->htab[i];
+		i = (i + 1) & (st->hcap - 1);
+	}
+	return -1;
+}
+
+/* Node names in natural order: n2 before n10. */
+static int natcmp(const char *a, const char *b)
+{
+	while (*a && *b) {
+		if (*a >= '0' && *a <= '9' && *b >= '0' && *b <= '9') {
+			const char *x = a, *y = b;
+			size_t lx, ly;
+			while (*x == '0')
+				x++;
+			while (*y == '0')
+				y++;
+			for (lx = 0; x[lx] >= '0' && x[lx] <= '9'; lx++)
+				;
+			for (ly = 0; y[ly] >= '0' && y[ly] <= '9'; ly++)
+				;
+			if (lx != ly)
+				return lx < ly ? -1 : 1;
+			for (size_t k = 0; k < lx; k++)
+				if (x[k] != y[k])
+					return x[k] < y[k] ? -1 : 1;
+			a = x + lx;
+			b = y + ly;
+			continue;
+		}
+		if (*a != *b)
+			return (unsigned char)*a < (unsigned char)*b ? -1 : 1;
+		a++;
+		b++;
+	}
+	return (unsigned char)*a - (unsigned char)*b;
+}
+
+static char **sort_names;
+
+static int cmp_idx(const void *a, const void *b)
+{
+	return natcmp(sort_names[*(const size_t *)a], sort_names[*(const size_t *)b]);
+}
+
+/* ------------------------------------------------------------ pass 1 */
+
+static int on_line1(struct site *st, const struct lwm2_logline *l, char *err, size_t errlen)
+{
+	struct sjob *j;
+	json_object *f = l->fields;
+	const char *g, *sc;
+
+	if (st->njobs == st->capjobs) {
+		size_t nc = st->capjobs ? 2 * st->capjobs : 256;
+		struct sjob *nj = realloc(st->jobs, nc * sizeof(*nj));
+		if (!nj) {
+			snprintf(err, errlen, "out of memory");
+			return 1;
+		}
+		st->jobs = nj;
+		st->capjobs = nc;
+	}
+	j = &st->jobs[st->njobs];
+	memset(j, 0, sizeof(*j));
+	j->id = ju_int_or(f, "job_id", 0);
+	j->start = ju_int_or(f, "start", 0);
+	j->end = ju_int_or(f, "end", 0);
+	j->user = strdup(ju_str(f, "user") ? ju_str(f, "user") : "?");
+	j->account = strdup(ju_str(f, "account") ? ju_str(f, "account") : "");
+	j->state = strdup(ju_str(f, "state") ? ju_str(f, "state") : "");
+	j->mpi_avg = NAN;
+	if (!j->user || !j->account || !j->state) {
+		free(j->user);
+		free(j->account);
+		free(j->state);
+		snprintf(err, errlen, "out of memory");
+		return 1;
+	}
+	st->njobs++;
+	if (!l->digest)
+		return 0;
+	j->digest = true;
+	if ((sc = lwm2_json_member(l->digest, l->end, "scope"))) {
+		struct lwm2_scope s;
+		if (lwm2_scope_from_text(&s, sc, l->end, 0) == 0) {
+			j->procs = s.processes;
+			if (s.stat[LWM2_M_mpi_time].n)
+				j->mpi_avg = s.stat[LWM2_M_mpi_time].avg;
+		}
+	}
+	/* the nodes: those with slices in the grid */
+	if ((g = lwm2_json_member(l->digest, l->end, "grid"))) {
+		json_object *ga = lwm2_json_parse_at(g, l->end);
+		size_t n = ga && json_object_is_type(ga, json_type_array)
+		               ? json_object_array_length(ga)
+		               : 0;
+		j->nodes = calloc(n + 1, sizeof(*j->nodes));
+		for (size_t i = 0; j->nodes && i < n; i++) {
+			const char *nn = ju_str(json_object_array_get_idx(ga, i), "node");
+			long ni = nn ? node_intern(st, nn) : -1;
+			bool dup = false;
+			if (ni < 0)
+				continue;
+			for (size_t k = 0; k < j->nnodes && !dup; k++)
+				dup = j->nodes[k] == (size_t)ni;
+			if (!dup)
+				j->nodes[j->nnodes++] = (size_t)ni;
+		}
+		json_object_put(ga);
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------ pass 2 */
+
+static double arr_at(json_object *c, const char *name, int64_t k)
+{
+	json_object *a = ju_get(c, name, json_type_array);
+
+	if (!a || k < 0 || (size_t)k >= json_object_array_length(a))
+		return 0;
+	return json_object_get_double(json_object_array_get_idx(a, (size_t)k));
+}
+
+/* A process of the per-process table: its step and the site's index of
+ * its node, sorted, so the processes of a grid row are counted by binary
+ * search rather than by a pass over the table for every row. */
+struct stepnode {
+	int64_t step;
+	long node;
+};
+
+static int cmp_stepnode(const void *a, const void *b)
+{
+	const struct stepnode *x = a, *y = b;
+
+	if (x->step != y->step)
+		return x->step < y->step ? -1 : 1;
+	return (x->node > y->node) - (x->node < y->node);
+}
+
+static struct stepnode *procs_table(const struct site *st, json_object *digest, size_t *np)
+{
+	json_object *ranks = ju_get(digest, "ranks", json_type_object);
+	json_object *rnodes = ju_get(ranks, "nodes", json_type_array);
+	json_object *rows = ju_get(ranks, "rows", json_type_array);
+	size_t nn = rnodes ? json_object_array_length(rnodes) : 0;
+	size_t nr = rows ? json_object_array_length(rows) : 0;
+	long *map = calloc(nn + 1, sizeof(*map));
+	struct stepnode *t = malloc((nr + 1) * sizeof(*t));
+
+	*np = 0;
+	if (!map || !t) {
+		free(map);
+		free(t);
+		return NULL;
+	}
+	for (size_t i = 0; i < nn; i++) {
+		const char *name = json_object_get_string(json_object_array_get_idx(rnodes, i));
+		map[i] = name ? node_find(st, name) : -1;
+	}
+	for (size_t r = 0; r < nr; r++) {
+		json_object *rw = json_object_array_get_idx(rows, r);
+		int ni = json_object_get_int(json_object_array_get_idx(rw, 1));
+		if (ni < 0 || (size_t)ni >= nn || map[ni] < 0)
+			continue;
+		t[*np].step = json_object_get_int64(json_object_array_get_idx(rw, 0));
+		t[*np].node = map[ni];
+		(*np)++;
+	}
+	free(map);
+	qsort(t, *np, sizeof(*t), cmp_stepnode);
+	return t;
+}
+
+static size_t procs_count(const struct stepnode *t, size_t n, int64_t step, long node)
+{
+	struct stepnode k = {step, node};
+	size_t lo = 0, hi = n, c = 0;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (cmp_stepnode(&t[mid], &k) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	while (lo + c < n && !cmp_stepnode(&t[lo + c], &k))
+		c++;
+	return c;
+}
+
+static void add_slices(struct site *st, json_object *digest)
+{
+	json_object *grid = ju_get(digest, "grid", json_type_array);
+	size_t n = grid ? json_object_array_length(grid) : 0, np = 0;
+	struct stepnode *pt = procs_table(st, digest, &np);
+	json_object *job = ju_get(digest, "job", json_type_object);
+	/* slices are clipped to the job's run: a step's last slice (the
+	 * batch script's 60 s, say) reaches past its end */
+	int64_t js = ju_int_or(job, "start", 0), je = ju_int_or(job, "end", 0);
+
+	for (size_t i = 0; i < n; i++) {
+		json_object *g = json_object_array_get_idx(grid, i);
+		json_object *c = ju_get(g, "c", json_type_object);
+		const char *nn = ju_str(g, "node");
+		int64_t first = ju_int_or(g, "first_slice", 0), ns = ju_int_or(g, "n", 0);
+		int64_t L = ju_int_or(g, "slice_length_s", 0), step = ju_int_or(g, "step", 0);
+		long ni = nn ? node_find(st, nn) : -1;
+		double procs = 0;
+		size_t row;
+
+		if (!c || ni < 0 || L <= 0 || ns <= 0 || ns > 1 << 20)
+			continue;
+		row = st->row_of[ni];
+		/* processes of this step on this node, for the MPI share */
+		if (pt)
+			procs = (double)procs_count(pt, np, step, ni);
+		for (int64_t k = 0; k < ns; k++) {
+			int64_t ts = (first + k) * L, col;
+			double mpi = arr_at(c, "mpi_p2p_ns", k) + arr_at(c, "mpi_coll_ns", k) +
+			             arr_at(c, "mpiio_read_ns", k) +
+			             arr_at(c, "mpiio_write_ns", k) +
+			             arr_at(c, "mpiio_meta_ns", k) + arr_at(c, "mpi_other_ns", k);
+			size_t cell;
+
+			double vm = 100.0 * mpi / ((double)L * 1e9 * (procs > 0 ? procs : 1));
+			double vi =
+			    (arr_at(c, "posix_read_bytes", k) + arr_at(c, "posix_write_bytes", k)) /
+			    (double)L;
+			double vc = arr_at(c, "hwc_cycles", k) / (double)L;
+			int64_t c1;
+
+			int64_t a = ts, b = ts + L;
+
+			if (je > js && js > 0) {
+				a = a > js ? a : js;
+				b = b < je ? b : je;
+			}
+			if (b <= a || b <= st->t0 || a >= st->t1)
+				continue;
+			/* a slice counts in every column it overlaps */
+			col = a > st->t0 ? (a - st->t0) / st->colsec : 0;
+			c1 = (b - 1 - st->t0) / st->colsec;
+			for (; col <= c1 && (size_t)col < st->cols; col++) {
+				cell = row * st->cols + (size_t)col;
+				st->sum[SM_MPI][cell] += vm;
+				st->sum[SM_IO][cell] += vi;
+				st->sum[SM_CPU][cell] += vc;
+				st->cnt[cell] += 1;
+			}
+		}
+	}
+	free(pt);
+}
+
+static int mkdir_p(const char *path)
+{
+	return mkdir(path, 0755) == 0 || errno == EEXIST ? 0 : -1;
+}
+
+static int on_line2(struct site *st, const struct lwm2_logline *l, char *err, size_t errlen)
+{
+	struct sjob *j = &st->jobs[st->cur++];
+	json_object *d;
+	char path[4096], dir[4096], up[600];
+	FILE *f;
+
+	if (!l->digest)
+		return 0;
+	if (!(d = lwm2_json_parse_at(l->digest, l->end))) {
+		snprintf(err, errlen, "job %" PRId64 ": the digest is not JSON", j->id);
+		return -1;
+	}
+	if (lwm2_digest_validate(d, err, errlen) != 0) {
+		json_object_put(d);
+		return -1;
+	}
+	add_slices(st, d);
+	snprintf(dir, sizeof(dir), "%s/jobs/%" PRId64, st->o->outdir, j->id);
+	snprintf(path, sizeof(path), "%s/jobs/%" PRId64 ".html", st->o->outdir, j->id);
+	if (mkdir_p(dir) != 0 || !(f = fopen(path, "we"))) {
+		fprintf(stderr, "lwm2: report: couldn't write %s: %s\n", path, strerror(errno));
+		json_object_put(d);
+		st->rc = 1;
+		return 1;
+	}
+	{
+		char nh[64], uh[512];
+		struct rp_job_opts jo = {.source = "log", .up_label = "user"};
+		snprintf(nh, sizeof(nh), "%" PRId64 "/node-%%s.html", j->id);
+		/* user names from the log go into a file name: plain ones only */
+		snprintf(uh, sizeof(uh), "../users/%s.html", j->user);
+		jo.node_href = nh;
+		jo.up_href = strchr(j->user, '/') || j->user[0] == '.' ? "../index.html" : uh;
+		if (rp_job_page(f, d, &jo) != 0)
+			st->rc = 1;
+	}
+	if (fclose(f) != 0)
+		st->rc = 1;
+	snprintf(up, sizeof(up), "../%" PRId64 ".html", j->id);
+	if (rp_job_node_pages(dir, d, up) != 0)
+		st->rc = 1;
+	json_object_put(d);
+	return 0;
+}
+
+static bool selected(const struct site *st, const struct lwm2_logline *l)
+{
+	int64_t end = ju_int_or(l->fields, "end", 0);
+
+	return !(st->sel_start && end < st->sel_start) && !(st->sel_end && end > st->sel_end);
+}
+
+static int on_line(void *arg, const struct lwm2_logline *l, char *err, size_t errlen)
+{
+	struct site *st = arg;
+
+	if (!selected(st, l))
+		return 0;
+	if (st->pass == 1)
+		return on_line1(st, l, err, errlen);
+	if (st->cur >= st->njobs)
+		return 1; /* the log grew between the passes */
+	return on_line2(st, l, err, errlen);
+}
+
+/* ------------------------------------------------------------ grid */
+
+static void grid_svg(FILE *f, const struct site *st, int m, const char *job_prefix)
+{
+	double vmax = 0, cw, rh;
+	struct rp_path p[RP_LEVELS];
+	size_t outlines = 0;
+	char b[64], lab[256];
+	const double x0 = 110;
+
+	for (size_t i = 0; i < st->rows * st->cols; i++)
+		if (st->cnt[i] && st->sum[m][i] / st->cnt[i] > vmax)
+			vmax = st->sum[m][i] / st->cnt[i];
+	cw = (double)st->o->width / (double)st->cols;
+	if (cw > 120)
+		cw = 120;
+	rh = 600.0 / (double)(st->rows ? st->rows : 1);
+	if (rh > 24)
+		rh = 24;
+	if (rh < 1)
+		rh = 1;
+	fprintf(f,
+	        "<div class=\"grid\" data-metric=\"%s\" data-rows=\"%zu\" data-cols=\"%zu\" "
+	        "data-per-row=\"%zu\" data-colsec=\"%" PRId64 "\">\n",
+	        sm_id[m], st->rows, st->cols, st->per_row, st->colsec);
+	fputs("<p class=\"small\">", f);
+	rp_esc(f, sm_title[m]);
+	fprintf(f, ": colour from 0 (light) to %s (dark); white: no measured job. ",
+	        rp_fmt(vmax, sm_unit[m], b, sizeof(b)));
+	fprintf(f,
+	        "%zu node rows of %zu node(s) each, %zu columns of %" PRId64
+	        " s; a cell is the mean of the node slices that fall in it. "
+	        "Each job is outlined and links to its page.</p>\n",
+	        st->rows, st->per_row, st->cols, st->colsec);
+	rp_legend(f, vmax, sm_unit[m]);
+	snprintf(lab, sizeof(lab), "space-time grid: %s per node and time", sm_title[m]);
+	rp_svg_begin(f, (int)(x0 + cw * (double)st->cols + 10), (int)(rh * (double)st->rows + 40),
+	             lab);
+	memset(p, 0, sizeof(p));
+	for (size_t r = 0; r < st->rows; r++)
+		for (size_t c = 0; c < st->cols; c++) {
+			size_t i = r * st->cols + c;
+			double v;
+			int lv;
+			if (!st->cnt[i])
+				continue;
+			v = st->sum[m][i] / st->cnt[i];
+			lv = vmax > 0 ? (int)(v / vmax * (RP_LEVELS - 1) + 0.5) : 0;
+			rp_path_rect(&p[lv], x0 + (double)c * cw, 4 + (double)r * rh, cw, rh);
+		}
+	for (int lv = 0; lv < RP_LEVELS; lv++) {
+		char col[8];
+		rp_color((double)lv / (RP_LEVELS - 1), col);
+		rp_path_emit(f, &p[lv], col, "cell");
+		rp_path_free(&p[lv]);
+	}
+	/* job boundaries: one outline per run of consecutive rows */
+	for (size_t ji = 0; ji < st->njobs; ji++) {
+		const struct sjob *j = &st->jobs[ji];
+		bool *on;
+		double xa, xb;
+		if (!j->nnodes || !j->digest)
+			continue;
+		xa = x0 + (double)(j->start - st->t0) / (double)st->colsec * cw;
+		xb = x0 + (double)(j->end - st->t0) / (double)st->colsec * cw;
+		if (xa < x0)
+			xa = x0;
+		if (xb > x0 + cw * (double)st->cols)
+			xb = x0 + cw * (double)st->cols;
+		if (xb <= xa)
+			xb = xa + 1;
+		if (!(on = calloc(st->rows, sizeof(*on))))
+			continue;
+		for (size_t k = 0; k < j->nnodes; k++)
+			on[st->row_of[j->nodes[k]]] = true;
+		for (size_t r = 0; r < st->rows && outlines < OUTLINES_MAX; r++) {
+			size_t r1 = r;
+			if (!on[r])
+				continue;
+			while (r1 + 1 < st->rows && on[r1 + 1])
+				r1++;
+			fprintf(f,
+			        "<a href=\"%s%" PRId64 ".html\"><rect class=\"job\" x=\"%.1f\" "
+			        "y=\"%.1f\" width=\"%.1f\" height=\"%.1f\"><title>job %" PRId64
+			        " (",
+			        job_prefix, j->id, xa, 4 + (double)r * rh, xb - xa,
+			        (double)(r1 - r + 1) * rh, j->id);
+			rp_esc(f, j->user);
+			fputs(")</title></rect></a>", f);
+			outlines++;
+			r = r1;
+		}
+		free(on);
+	}
+	for (size_t r = 0; r < st->rows; r++) {
+		size_t first = SIZE_MAX;
+		if (rh < 9 && r % (size_t)(12 / rh + 1))
+			continue;
+		for (size_t k = 0; k < st->nnames && first == SIZE_MAX; k++)
+			if (st->row_of[k] == r)
+				first = k;
+		if (first != SIZE_MAX)
+			rp_svg_text(f, x0 - 4, 4 + ((double)r + 0.8) * rh, "end", NULL,
+			            st->names[first]);
+	}
+	{
+		double yb = 4 + rh * (double)st->rows;
+		struct tm tm;
+		time_t tt;
+		fprintf(f, "<path class=\"ax\" d=\"M%.1f %.1fH%.1f\"/>", x0, yb + 2,
+		        x0 + cw * (double)st->cols);
+		/* as many time marks as fit, the date only where the span
+		 * needs it */
+		int marks = cw * (double)st->cols >= 600 ? 4 : cw * (double)st->cols >= 300 ? 2 : 1;
+		const char *fmt = st->t1 - st->t0 > 86400 ? "%m-%d %H:%M" : "%H:%M:%S";
+		for (int k = 0; k <= marks; k++) {
+			tt = (time_t)(st->t0 + (st->t1 - st->t0) * k / marks);
+			if (!localtime_r(&tt, &tm) || !strftime(b, sizeof(b), fmt, &tm))
+				snprintf(b, sizeof(b), "?");
+			rp_svg_text(f, x0 + cw * (double)st->cols * k / marks, yb + 16,
+			            k == 0       ? "start"
+			            : k == marks ? "end"
+			                         : "middle",
+			            NULL, b);
+		}
+	}
+	rp_svg_end(f);
+	if (outlines >= OUTLINES_MAX)
+		fprintf(f, "<p class=\"note\">Only the first %d job outlines are drawn.</p>\n",
+		        OUTLINES_MAX);
+	fputs("</div>\n", f);
+}
+
+static void grid_links(FILE *f, int cur)
+{
+	fputs("<p class=\"small\">Colour by: ", f);
+	for (int m = 0; m < NSM; m++) {
+		if (m == cur)
+			fprintf(f, "%s<b>", m ? " · " : "");
+		else
+			fprintf(f, "%s<a href=\"grid-%s.html\">", m ? " · " : "", sm_id[m]);
+		rp_esc(f, sm_title[m]);
+		fputs(m == cur ? "</b>" : "</a>", f);
+	}
+	fputs("</p>\n", f);
+}
+
+/* ------------------------------------------------------------ statistics */
+
+static json_object *stats_json(const struct site *st, const char *by)
+{
+	char *av[64];
+	int ac = 0, rc;
+	char *text;
+	json_object *o;
+
+	av[ac++] = "stats";
+	for (size_t i = 0; i < st->o->nfiles && ac < 50; i++) {
+		av[ac++] = "-f";
+		av[ac++] = st->o->files[i];
+	}
+	if (st->o->start) {
+		av[ac++] = "-S";
+		av[ac++] = (char *)st->o->start;
+	}
+	if (st->o->end) {
+		av[ac++] = "-E";
+		av[ac++] = (char *)st->o->end;
+	}
+	if (by) {
+		av[ac++] = "--by";
+		av[ac++] = (char *)by;
+	}
+	av[ac++] = "--json";
+	av[ac] = NULL;
+	text = rp_capture(lwm2_cmd_stats, ac, av, &rc);
+	o = text ? json_tokener_parse(text) : NULL;
+	free(text);
+	return o;
+}
+
+static void dist_plot(FILE *f, json_object *total)
+{
+	static const struct {
+		const char *id, *label, *unit;
+	} ds[] = {
+	    {"mpi_time", "MPI share (time in MPI calls)", "%"},
+	    {"posix_io_time", "POSIX I/O share (time in file I/O)", "%"},
+	    {"threads_per_core", "Average threads per allocated core", ""},
+	    {"cpi", "Cycles per instruction", ""},
+	};
+	json_object *ms = ju_get(total, "metrics", json_type_object);
+
+	fputs("<h2 id=\"dist\">Distributions, weighted by core-hours</h2>\n"
+	      "<p class=\"small\">Box: quartiles of the core-hours (a job counts by its "
+	      "allocated cores x elapsed time); line: median; whiskers: minimum and maximum "
+	      "over the jobs.</p>\n",
+	      f);
+	for (size_t i = 0; i < sizeof(ds) / sizeof(ds[0]); i++) {
+		json_object *m = ju_get(ms, ds[i].id, json_type_object);
+		double v[5], lo, hi, x0 = 20, x1 = 640;
+		static const char *const k[5] = {"min", "q1", "median", "q3", "max"};
+		char b1[64], b2[64];
+		bool ok = m != NULL;
+
+		for (int q = 0; ok && q < 5; q++)
+			ok = ju_num(m, k[q], &v[q]);
+		fputs("<h3>", f);
+		rp_esc(f, ds[i].label);
+		fputs("</h3>\n", f);
+		if (!ok) {
+			fputs("<p class=\"miss\">No job measured this.</p>\n", f);
+			continue;
+		}
+		fprintf(f,
+		        "<p class=\"small\" data-dist=\"%s\" data-median=\"%.6g\">%" PRId64
+		        " jobs, %s core-hours; median %s</p>\n",
+		        ds[i].id, v[2], ju_int_or(m, "jobs", 0),
+		        rp_fmt(ju_num(m, "core_hours", &lo) ? lo : 0, "", b1, sizeof(b1)),
+		        rp_fmt(v[2], ds[i].unit, b2, sizeof(b2)));
+		lo = v[0];
+		hi = v[4] > v[0] ? v[4] : v[0] + 1;
+#define X(val) (x0 + ((val)-lo) / (hi - lo) * (x1 - x0))
+		rp_svg_begin(f, 680, 44, ds[i].label);
+		fprintf(f, "<path class=\"ax\" d=\"M%.1f 34H%.1f\"/>", x0, x1);
+		fprintf(f,
+		        "<path class=\"wh\" d=\"M%.1f 8V28M%.1f 18H%.1fM%.1f 18H%.1fM%.1f 8V28\"/>",
+		        X(v[0]), X(v[0]), X(v[1]), X(v[3]), X(v[4]), X(v[4]));
+		fprintf(f, "<path class=\"box\" d=\"M%.1f 6H%.1fV30H%.1fZ\"/>", X(v[1]),
+		        X(v[3]) > X(v[1]) + 1 ? X(v[3]) : X(v[1]) + 1, X(v[1]));
+		fprintf(f, "<path class=\"med\" d=\"M%.1f 6V30\"/>", X(v[2]));
+		rp_svg_text(f, x0, 44, "start", NULL, rp_fmt(lo, ds[i].unit, b1, sizeof(b1)));
+		rp_svg_text(f, x1, 44, "end", NULL, rp_fmt(hi, ds[i].unit, b1, sizeof(b1)));
+		rp_svg_end(f);
+#undef X
+	}
+}
+
+/* The top 10 groups by core-hours as bars, with their MPI share. */
+static void top_plot(FILE *f, json_object *groups, const char *title, const char *href_dir)
+{
+	json_object *a = ju_get(groups, "groups", json_type_array);
+	size_t n = a ? json_object_array_length(a) : 0, k = n < 10 ? n : 10;
+	double maxch = 0, ch;
+	char b[64];
+
+	fputs("<h3>", f);
+	rp_esc(f, title);
+	fputs("</h3>\n", f);
+	if (!k) {
+		fputs("<p class=\"miss\">No jobs.</p>\n", f);
+		return;
+	}
+	for (size_t i = 0; i < k; i++)
+		if (ju_num(json_object_array_get_idx(a, i), "core_hours", &ch) && ch > maxch)
+			maxch = ch;
+	rp_svg_begin(f, 680, (int)(k * 20 + 6), title);
+	{
+		struct rp_path p = {0};
+		for (size_t i = 0; i < k; i++) {
+			json_object *g = json_object_array_get_idx(a, i);
+			if (!ju_num(g, "core_hours", &ch))
+				ch = 0;
+			rp_path_rect(&p, 160, 4 + (double)i * 20,
+			             maxch > 0 ? ch / maxch * 300 + 1 : 1, 14);
+		}
+		rp_path_emit(f, &p, NULL, "bar");
+		rp_path_free(&p);
+	}
+	for (size_t i = 0; i < k; i++) {
+		json_object *g = json_object_array_get_idx(a, i);
+		json_object *mpi =
+		    ju_get(ju_get(g, "metrics", json_type_object), "mpi_time", json_type_object);
+		const char *name = ju_str(g, "group") ? ju_str(g, "group") : "?";
+		double mean;
+		char lab[160];
+
+		if (href_dir && !strchr(name, '/') && name[0] != '.') {
+			fprintf(f, "<a href=\"%s/", href_dir);
+			rp_esc(f, name);
+			fputs(".html\">", f);
+		}
+		rp_svg_text(f, 154, 16 + (double)i * 20, "end", NULL, name);
+		if (href_dir && !strchr(name, '/') && name[0] != '.')
+			fputs("</a>", f);
+		snprintf(lab, sizeof(lab), "%s core-h, %" PRId64 " jobs%s%s",
+		         rp_fmt(ju_num(g, "core_hours", &ch) ? ch : 0, "", b, sizeof(b)),
+		         ju_int_or(g, "jobs", 0), mpi && ju_num(mpi, "mean", &mean) ? ", MPI " : "",
+		         "");
+		if (mpi && ju_num(mpi, "mean", &mean)) {
+			char b2[32];
+			snprintf(lab + strlen(lab), sizeof(lab) - strlen(lab), "%s",
+			         rp_fmt(mean, "%", b2, sizeof(b2)));
+		}
+		rp_svg_text(f, 470, 16 + (double)i * 20, "start", NULL, lab);
+	}
+	rp_svg_end(f);
+}
+
+/* ------------------------------------------------------------ pages */
+
+static FILE *open_page(struct site *st, const char *rel)
+{
+	char path[4096];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", st->o->outdir, rel);
+	if (!(f = fopen(path, "we"))) {
+		fprintf(stderr, "lwm2: report: couldn't write %s: %s\n", path, strerror(errno));
+		st->rc = 1;
+	}
+	return f;
+}
+
+static void close_page(struct site *st, FILE *f, const char *rel)
+{
+	if (fclose(f) != 0) {
+		fprintf(stderr, "lwm2: report: couldn't write %s/%s: %s\n", st->o->outdir, rel,
+		        strerror(errno));
+		st->rc = 1;
+	}
+}
+
+static void window_text(const struct site *st, char *buf, size_t len)
+{
+	char a[32], b[32];
+	struct tm tm;
+	time_t t0 = (time_t)st->t0, t1 = (time_t)st->t1;
+
+	if (!localtime_r(&t0, &tm) || !strftime(a, sizeof(a), "%Y-%m-%d %H:%M:%S", &tm))
+		snprintf(a, sizeof(a), "?");
+	if (!localtime_r(&t1, &tm) || !strftime(b, sizeof(b), "%Y-%m-%d %H:%M:%S", &tm))
+		snprintf(b, sizeof(b), "?");
+	snprintf(buf, len, "%s to %s", a, b);
+}
+
+static int cmp_user(const void *a, const void *b)
+{
+	const struct sjob *x = *(const struct sjob *const *)a, *y = *(const struct sjob *const *)b;
+	int c = strcmp(x->user, y->user);
+
+	return c ? c : (x->id > y->id) - (x->id < y->id);
+}
+
+static void user_pages(struct site *st)
+{
+	struct sjob **js = malloc((st->njobs + 1) * sizeof(*js));
+	char dir[4096];
+
+	snprintf(dir, sizeof(dir), "%s/users", st->o->outdir);
+	if (!js || mkdir_p(dir) != 0) {
+		fprintf(stderr, "lwm2: report: couldn't write %s: %s\n", dir, strerror(errno));
+		st->rc = 1;
+		free(js);
+		return;
+	}
+	for (size_t i = 0; i < st->njobs; i++)
+		js[i] = &st->jobs[i];
+	qsort(js, st->njobs, sizeof(*js), cmp_user);
+	for (size_t i = 0; i < st->njobs;) {
+		size_t e = i;
+		char rel[600], title[300], b[64];
+		FILE *f;
+
+		while (e < st->njobs && !strcmp(js[e]->user, js[i]->user))
+			e++;
+		if (strchr(js[i]->user, '/') || js[i]->user[0] == '.') {
+			i = e;
+			continue;
+		}
+		snprintf(rel, sizeof(rel), "users/%s.html", js[i]->user);
+		if (!(f = open_page(st, rel)))
+			break;
+		snprintf(title, sizeof(title), "lwm2 report: user %s", js[i]->user);
+		rp_page_begin(f, title);
+		fputs("<p class=\"small\"><a href=\"../index.html\">site</a></p>\n<h1>", f);
+		rp_esc(f, title);
+		fprintf(f,
+		        "</h1>\n<p>%zu jobs.</p>\n<table class=\"jobs\"><tr><th>Job</th>"
+		        "<th>Account</th><th>State</th><th>Start</th><th>Elapsed</th><th>Nodes"
+		        "</th><th>Processes</th><th>MPI (avg)</th></tr>\n",
+		        e - i);
+		for (size_t k = i; k < e; k++) {
+			const struct sjob *j = js[k];
+			struct tm tm;
+			time_t tt = (time_t)j->start;
+			char ts[32];
+			if (!localtime_r(&tt, &tm) ||
+			    !strftime(ts, sizeof(ts), "%Y-%m-%d %H:%M", &tm))
+				snprintf(ts, sizeof(ts), "-");
+			if (j->digest)
+				fprintf(f,
+				        "<tr><td><a href=\"../jobs/%" PRId64 ".html\">%" PRId64
+				        "</a></td>",
+				        j->id, j->id);
+			else
+				fprintf(f, "<tr><td>%" PRId64 " (no digest)</td>", j->id);
+			fputs("<td>", f);
+			rp_esc(f, j->account);
+			fputs("</td><td>", f);
+			rp_esc(f, j->state);
+			fprintf(
+			    f,
+			    "</td><td>%s</td><td class=\"n\">%" PRId64 " s</td><td class=\"n\">%zu"
+			    "</td><td class=\"n\">%" PRIu64 "</td><td class=\"n\">%s</td></tr>\n",
+			    ts, j->end > j->start ? j->end - j->start : 0, j->nnodes, j->procs,
+			    isfinite(j->mpi_avg) ? rp_fmt(j->mpi_avg, "%", b, sizeof(b)) : "-");
+		}
+		fputs("</table>\n", f);
+		rp_page_end(f);
+		close_page(st, f, rel);
+		i = e;
+	}
+	free(js);
+}
+
+static void index_page(struct site *st, json_object *total, json_object *users,
+                       json_object *accounts, json_object *exes, int chosen)
+{
+	FILE *f = open_page(st, "index.html");
+	char w[128];
+	size_t with = 0;
+
+	if (!f)
+		return;
+	for (size_t i = 0; i < st->njobs; i++)
+		with += st->jobs[i].digest;
+	window_text(st, w, sizeof(w));
+	rp_page_begin(f, "lwm2 report: site");
+	fputs("<h1>lwm2 report: site</h1>\n", f);
+	fprintf(f, "<p>%zu jobs (%zu with a digest) on %zu nodes, ", st->njobs, with, st->nnames);
+	rp_esc(f, w);
+	fputs(".</p>\n<p class=\"small\"><a href=\"#grid\">Space-time grid</a> · <a href=\"#dist\">"
+	      "Distributions</a> · <a href=\"#top\">Top users, accounts, programs</a></p>\n",
+	      f);
+	fputs("<h2 id=\"grid\">Space-time grid</h2>\n", f);
+	grid_links(f, chosen);
+	if (st->rows && st->cols)
+		grid_svg(f, st, chosen, "jobs/");
+	else
+		fputs("<p class=\"miss\">No time slices in the selected jobs.</p>\n", f);
+	dist_plot(f, total);
+	fputs("<h2 id=\"top\">Top users, accounts and programs by core-hours</h2>\n", f);
+	top_plot(f, users, "Users", "users");
+	top_plot(f, accounts, "Accounts", NULL);
+	top_plot(f, exes, "Programs", NULL);
+	rp_page_end(f);
+	close_page(st, f, "index.html");
+}
+
+static void grid_pages(struct site *st)
+{
+	for (int m = 0; m < NSM; m++) {
+		char rel[64], title[128], w[128];
+		FILE *f;
+
+		snprintf(rel, sizeof(rel), "grid-%s.html", sm_id[m]);
+		if (!(f = open_page(st, rel)))
+			return;
+		snprintf(title, sizeof(title), "lwm2 report: space-time grid, %s", sm_title[m]);
+		rp_page_begin(f, title);
+		fputs("<p class=\"small\"><a href=\"index.html\">site</a></p>\n<h1>", f);
+		rp_esc(f, title);
+		window_text(st, w, sizeof(w));
+		fputs("</h1>\n<p>", f);
+		rp_esc(f, w);
+		fputs("</p>\n", f);
+		grid_links(f, m);
+		if (st->rows && st->cols)
+			grid_svg(f, st, m, "jobs/");
+		rp_page_end(f);
+		close_page(st, f, rel);
+	}
+}
+
+/* ------------------------------------------------------------ main */
+
+static void layout(struct site *st)
+{
+	size_t *order;
+	int64_t minL = 0;
+
+	if (!st->sel_start || !st->sel_end) {
+		int64_t a = INT64_MAX, b = 0;
+		for (size_t i = 0; i < st->njobs; i++) {
+			if (!st->jobs[i].digest || st->jobs[i].start <= 0)
+				continue;
+			if (st->jobs[i].start < a)
+				a = st->jobs[i].start;
+			if (st->jobs[i].end > b)
+				b = st->jobs[i].end;
+		}
+		st->t0 = st->sel_start ? st->sel_start : (a == INT64_MAX ? 0 : a);
+		st->t1 = st->sel_end ? st->sel_end : b;
+	} else {
+		st->t0 = st->sel_start;
+		st->t1 = st->sel_end;
+	}
+	if (st->t1 <= st->t0)
+		st->t1 = st->t0 + 1;
+	/* columns: whole seconds, as few as fit the width, never finer than
+	 * a second */
+	st->colsec = (st->t1 - st->t0 + st->o->width - 1) / st->o->width;
+	(void)minL;
+	if (st->colsec < 1)
+		st->colsec = 1;
+	st->cols = (size_t)((st->t1 - st->t0 + st->colsec - 1) / st->colsec);
+	st->per_row = (st->nnames + (size_t)st->o->height - 1) / (size_t)st->o->height;
+	if (st->per_row < 1)
+		st->per_row = 1;
+	st->rows = (st->nnames + st->per_row - 1) / st->per_row;
+	st->row_of = calloc(st->nnames + 1, sizeof(*st->row_of));
+	order = malloc((st->nnames + 1) * sizeof(*order));
+	if (!st->row_of || !order) {
+		free(order);
+		st->rows = 0;
+		return;
+	}
+	for (size_t i = 0; i < st->nnames; i++)
+		order[i] = i;
+	sort_names = st->names;
+	qsort(order, st->nnames, sizeof(*order), cmp_idx);
+	for (size_t i = 0; i < st->nnames; i++)
+		st->row_of[order[i]] = i / st->per_row;
+	/* the names array keeps its order; labels look rows up by row_of */
+	free(order);
+}
+
+int rp_site(const struct rp_site_opts *o)
+{
+	struct site st;
+	json_object *total = NULL, *users = NULL, *accounts = NULL, *exes = NULL;
+	char dir[4096];
+	int chosen = !strcmp(o->metric, "io") ? SM_IO : !strcmp(o->metric, "cpu") ? SM_CPU : SM_MPI;
+
+	memset(&st, 0, sizeof(st));
+	st.o = o;
+	if ((o->start && lwm2_parse_time(o->start, &st.sel_start) != 0) ||
+	    (o->end && lwm2_parse_time(o->end, &st.sel_end) != 0)) {
+		fprintf(stderr, "lwm2: report: bad time in -S or -E\n");
+		return 2;
+	}
+	snprintf(dir, sizeof(dir), "%s/jobs", o->outdir);
+	if (mkdir_p(o->outdir) != 0 || mkdir_p(dir) != 0) {
+		fprintf(stderr, "lwm2: report: couldn't make %s: %s\n", dir, strerror(errno));
+		return 1;
+	}
+	st.pass = 1;
+	for (size_t i = 0; i < o->nfiles; i++)
+		if (lwm2_logscan("report", o->files[i], on_line, &st, NULL) < 0)
+			st.rc = 1;
+	layout(&st);
+	st.cnt = calloc(st.rows * st.cols + 1, sizeof(*st.cnt));
+	for (int m = 0; m < NSM; m++)
+		st.sum[m] = calloc(st.rows * st.cols + 1, sizeof(*st.sum[m]));
+	if (!st.cnt || !st.sum[0] || !st.sum[1] || !st.sum[2]) {
+		fprintf(stderr, "lwm2: report: out of memory for the grid\n");
+		st.rc = 1;
+		goto out;
+	}
+	st.pass = 2;
+	for (size_t i = 0; i < o->nfiles; i++)
+		if (lwm2_logscan("report", o->files[i], on_line, &st, NULL) < 0)
+			st.rc = 1;
+	total = stats_json(&st, NULL);
+	users = stats_json(&st, "user");
+	accounts = stats_json(&st, "account");
+	exes = stats_json(&st, "executable");
+	index_page(&st, ju_get(total, "total", json_type_object), users, accounts, exes, chosen);
+	grid_pages(&st);
+	user_pages(&st);
+out:
+	json_object_put(total);
+	json_object_put(users);
+	json_object_put(accounts);
+	json_object_put(exes);
+	for (size_t i = 0; i < st.njobs; i++) {
+		free(st.jobs[i].user);
+		free(st.jobs[i].account);
+		free(st.jobs[i].state);
+		free(st.jobs[i].nodes);
+	}
+	free(st.jobs);
+	for (size_t i = 0; i < st.nnames; i++)
+		free(st.names[i]);
+	free(st.names);
+	free(st.htab);
+	free(st.row_of);
+	free(st.cnt);
+	for (int m = 0; m < NSM; m++)
+		free(st.sum[m]);
+	return st.rc;
+}

@@ -1,0 +1,154 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# `lwm2 report`: job pages and site pages from logs of known content (built
+# by the digest library through ./mkreportlog): the numbers shown are the
+# digest's, the outlier rank is named, the page holds no URL and no script,
+# a 10,000-process job stays under 2 MB, the compact form says what it
+# cannot show, the site directory links site -> user -> job -> node ->
+# rank, and bad input is refused clearly.  Runs in the build directory.
+set -uo pipefail
+
+# shellcheck source=tests/tap.sh
+. "$(dirname "$0")/../../tests/tap.sh"
+export TZ=UTC
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/lwm2-report.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+
+# 16 processes on 4 nodes, rank 3 (on n1) 80 % in point-to-point calls
+./mkreportlog 101 alice 16 4 1700000000 >"$tmp/job.jsonl" ||
+	skip_all "mkreportlog failed"
+
+# --- a job page from the log
+./lwm2 report --file "$tmp/job.jsonl" -j 101 -o "$tmp/j.html" 2>"$tmp/err"
+is "$?" 0 "job page: exit 0"
+want=$(python3 -c 'import json,sys; d=json.loads(open(sys.argv[1]).readline())["digest"]["scope"]["metrics"]["mpi_time"]; print("%g %g %g" % (d["min"], d["avg"], d["max"]))' "$tmp/job.jsonl")
+got=$(python3 -c 'import re,sys; m=re.search(r"data-metric=\"mpi_time\" data-min=\"([^\"]*)\" data-avg=\"([^\"]*)\" data-max=\"([^\"]*)\"", open(sys.argv[1]).read()); print("%g %g %g" % tuple(float(x) for x in m.groups()))' "$tmp/j.html")
+is "$got" "$want" "digest table: min/avg/max of mpi_time are the digest's ($want)"
+# the visible numbers are those of the text digest
+./lwm2 render "$tmp/job.jsonl" >"$tmp/j.txt"
+avg=$(python3 -c 'import re,sys; m=re.search(r"data-metric=\"mpi_time\".*?<td class=\"n avg\">([^<]*)</td>", open(sys.argv[1]).read()); print(m.group(1))' "$tmp/j.html")
+check "the average shown ($avg) is the one lwm2 render prints" grep -q "Time in all MPI calls.*$avg" "$tmp/j.txt"
+check "the maximum is located at rank 3 on n1" grep -q 'rank 3 on n1</td></tr>' "$tmp/j.html"
+check "the outlier rank is named with its node" grep -q '<span class="outlier" data-rank="3" data-node="n1">rank 3 on n1 80.0 %' "$tmp/j.html"
+check "guidance fires (mpi-imbalance)" grep -q 'data-rule="mpi-imbalance"' "$tmp/j.html"
+n=$(grep -o '<path d="M[^"]' "$tmp/j.html" | wc -l)
+check "SVG paths with data ($n)" test "$n" -ge 10
+check "box plot of the MPI share: median 15 %, one outlier" \
+	grep -q 'data-metric="mpi_time" data-n="16" data-q1="15" data-median="15" data-q3="15" data-outliers="1"' "$tmp/j.html"
+check "grid row: four node rows" grep -q 'step 0 n4</text>' "$tmp/j.html"
+check "no URL in the page" bash -c "! grep -Eqi 'https?:|//[a-z0-9]' '$tmp/j.html'"
+check "no script, no external resource" bash -c "! grep -Eqi '<script|<link|<img|<iframe|src=' '$tmp/j.html'"
+check "nothing on stderr" test ! -s "$tmp/err"
+
+# --- stdout
+./lwm2 report --file "$tmp/job.jsonl" -j 101 -o - | cmp -s - "$tmp/j.html"
+is "$?" 0 "-o - writes the same page to stdout"
+
+# --- the compact form (what accounting holds) says what it cannot show
+python3 - "$tmp/job.jsonl" >"$tmp/compact.jsonl" <<'EOF'
+import json, sys
+l = json.loads(open(sys.argv[1]).readline())
+d = l["digest"]
+for k in ("grid", "ranks", "incomplete_list"):
+    d.pop(k, None)
+d["compact"] = True
+print(json.dumps(l))
+EOF
+./lwm2 report --file "$tmp/compact.jsonl" -j 101 -o "$tmp/c.html"
+is "$?" 0 "compact digest: exit 0"
+check "compact: the per-rank view is said to be unavailable" grep -q 'Not available from the compact digest of AdminComment: it keeps' "$tmp/c.html"
+check "compact: the grid is said to be unavailable" grep -q 'the time-slice series are only in jobcomp/lwm2' "$tmp/c.html"
+check "compact: the digest table is still there" grep -q 'data-metric="mpi_time" data-min' "$tmp/c.html"
+
+# --- missing nodes: the page says so
+python3 - "$tmp/job.jsonl" >"$tmp/miss.jsonl" <<'EOF'
+import json, sys
+l = json.loads(open(sys.argv[1]).readline())
+d = l["digest"]
+d["job"]["node_count"] = 6
+d["flags"] = ["partial", "missing_nodes"]
+d["scope"]["incomplete"] = 1
+d["incomplete_list"] = [{"step": 0, "node": "n2", "rank": 5, "pid": 4711}]
+print(json.dumps(l))
+EOF
+./lwm2 report --file "$tmp/miss.jsonl" -j 101 -o "$tmp/m.html"
+check "missing nodes are noted (4 of 6)" grep -q 'Node records are missing: 4 of 6 allocated nodes reported' "$tmp/m.html"
+check "incomplete processes are listed" grep -q 'rank 5 on n2 (step 0)' "$tmp/m.html"
+check "the grid notes the missing rows" grep -q 'Nodes without a node record have no row here' "$tmp/m.html"
+
+# --- 10,000 processes on 313 nodes: size and time
+./mkreportlog 200 big 10000 313 1700001000 >"$tmp/big.jsonl"
+t0=$(date +%s%N)
+./lwm2 report --file "$tmp/big.jsonl" -j 200 -o "$tmp/big.html"
+rc=$?
+ms=$((($(date +%s%N) - t0) / 1000000))
+size=$(stat -c %s "$tmp/big.html")
+diag "10,000 processes: log line $(stat -c %s "$tmp/big.jsonl") bytes, page $size bytes in $ms ms"
+is "$rc" 0 "10,000 processes: exit 0"
+check "10,000 processes: page under 2 MB ($size bytes)" test "$size" -lt 2000000
+check "10,000 processes: bars aggregated and said so" grep -q '10000 processes in 800 bars' "$tmp/big.html"
+check "10,000 processes: rank 3 named" grep -q 'data-rank="3" data-node="n1">rank 3 on n1' "$tmp/big.html"
+
+# --- the site: four jobs of three users on 8 nodes
+{
+	./mkreportlog 101 alice 16 4 1700000000
+	./mkreportlog 102 bob 8 2 1700000050 5
+	./mkreportlog 103 alice 4 1 1700000200 2
+	./mkreportlog 104 carol 32 8 1700000300 1
+	echo 'not json'
+	echo '{"job_id":105,"user":"dave","start":1700000000,"end":1700000100,"status":"no_records","reason":"no node records"}'
+} >"$tmp/site.jsonl"
+./lwm2 report --site --file "$tmp/site.jsonl" -o "$tmp/site" 2>"$tmp/err"
+is "$?" 0 "site: exit 0"
+check "site: the unreadable line is reported with its number" grep -q 'line 5' "$tmp/err"
+for f in index.html grid-mpi.html grid-io.html grid-cpu.html users/alice.html users/bob.html \
+	users/carol.html users/dave.html jobs/101.html jobs/104.html jobs/101/node-n1.html; do
+	check "site: $f" test -s "$tmp/site/$f"
+done
+check "site grid: 8 node rows, one node each" grep -q 'data-metric="mpi" data-rows="8" data-cols="[0-9]*" data-per-row="1"' "$tmp/site/index.html"
+check "site grid: job 104 outlined with a link to its page" grep -q '<a href="jobs/104.html"><rect class="job"' "$tmp/site/index.html"
+check "site: user link" grep -q '<a href="users/alice.html">' "$tmp/site/index.html"
+check "user page: links to the job" grep -q '<a href="../jobs/103.html">103</a>' "$tmp/site/users/alice.html"
+check "user page: a job without digest is listed" grep -q '105 (no digest)' "$tmp/site/users/dave.html"
+check "job page: node link" grep -q '<a href="101/node-n1.html">n1</a>' "$tmp/site/jobs/101.html"
+check "job page: outlier links to its rank" grep -q '<a href="101/node-n1.html#rank-3">rank 3 on n1</a>' "$tmp/site/jobs/101.html"
+check "node page: rank anchor" grep -q '<tr id="rank-3"><td>3</td>' "$tmp/site/jobs/101/node-n1.html"
+check "site: distribution of the MPI share weighted by core-hours" grep -q 'data-dist="mpi_time"' "$tmp/site/index.html"
+check "site: no URL in any page" bash -c "! grep -rEqi 'https?:' '$tmp/site'"
+./lwm2 report --site --file "$tmp/site.jsonl" -S @1700000250 -o "$tmp/site2" 2>/dev/null
+check "site -S: only jobs that ended after it (101 left out)" bash -c "test -e '$tmp/site2/jobs/104.html' && test ! -e '$tmp/site2/jobs/101.html'"
+
+# --- a week of a 1,000-node cluster: the grid is aggregated to its size
+for i in $(seq 0 99); do
+	./mkreportlog $((1000 + i)) "u$((i % 7))" 100 50 $((1700000000 + i * 6040)) $((1 + (i * 50) % 1000))
+done >"$tmp/week.jsonl"
+t0=$(date +%s%N)
+./lwm2 report --site --file "$tmp/week.jsonl" -o "$tmp/week" --metric io
+rc=$?
+ms=$((($(date +%s%N) - t0) / 1000000))
+is "$rc" 0 "week: exit 0"
+diag "week, 100 jobs on 1000 nodes: $ms ms, index.html $(stat -c %s "$tmp/week/index.html") bytes"
+check "week: 1000 nodes in 500 rows of 2, at most 1000 columns" \
+	grep -Eq 'data-metric="io" data-rows="500" data-cols="([1-9][0-9]{0,2}|1000)" data-per-row="2"' "$tmp/week/index.html"
+
+# --- bad input
+./lwm2 report --file "$tmp/job.jsonl" -j 999 -o "$tmp/x.html" 2>"$tmp/err"
+is "$?" 1 "unknown job: exit 1"
+check "unknown job: said so" grep -q 'job 999: not in the log' "$tmp/err"
+check "unknown job: no file written" test ! -e "$tmp/x.html"
+./lwm2 report --file "$tmp/site.jsonl" -j 105 -o "$tmp/x.html" 2>"$tmp/err"
+is "$?" 1 "job without digest: exit 1"
+check "job without digest: the log's reason" grep -q 'job 105: no node records' "$tmp/err"
+./lwm2 report --file "$tmp/job.jsonl" 2>/dev/null
+is "$?" 2 "no -j: usage error"
+./lwm2 report --site --file "$tmp/job.jsonl" 2>/dev/null
+is "$?" 2 "--site without -o: usage error"
+./lwm2 report --site --file "$tmp/job.jsonl" --metric foo -o "$tmp/y" 2>/dev/null
+is "$?" 2 "--metric foo: usage error"
+./lwm2 report --file "$tmp/job.jsonl" -j 101 -o /nonexistent/dir/x.html 2>"$tmp/err"
+is "$?" 1 "unwritable output: exit 1"
+check "unwritable output: said so" grep -q "couldn't write /nonexistent/dir/x.html" "$tmp/err"
+
+done_testing
