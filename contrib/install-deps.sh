@@ -24,6 +24,8 @@ pkgs=(
 	openmpi-bin libopenmpi-dev libpmix-dev mpich libmpich-dev
 	# test harness (cluster.sh, lib.sh)
 	procps iproute2 netcat-openbsd util-linux shellcheck git ca-certificates
+	# export to a time-series engine: libcurl and zlib; InfluxDB 1.x for its tests
+	libcurl4-openssl-dev zlib1g-dev influxdb influxdb-client
 )
 
 installed() {

@@ -8,6 +8,7 @@
  *   lwm2 digest ...                                   digests from accounting
  *   lwm2 stats --file LOG [--by KEY | --top N]        site-wide statistics
  *   lwm2 diff A B                                     two digests side by side
+ *   lwm2 export --file LOG --url URL                  slices into InfluxDB & co.
  */
 #include "config.h"
 
@@ -37,6 +38,7 @@ static const struct {
     {"digest", lwm2_cmd_digest, "show the digests of jobs from Slurm accounting"},
     {"stats", lwm2_cmd_stats, "site-wide statistics over the digests of a log"},
     {"diff", lwm2_cmd_diff, "compare two digests, per step, with guidance"},
+    {"export", lwm2_cmd_export, "send the digests of a log to a time-series engine"},
 };
 
 static void usage(FILE *f)

@@ -17,5 +17,7 @@ int lwm2_cmd_digest(int argc, char **argv);
 /* Site-wide statistics and comparison of digests (cmd_stats.c, cmd_diff.c). */
 int lwm2_cmd_stats(int argc, char **argv);
 int lwm2_cmd_diff(int argc, char **argv);
+/* Export of a log to a time-series engine (cmd_export.c). */
+int lwm2_cmd_export(int argc, char **argv);
 
 #endif /* LWM2_CMDS_H */
