@@ -87,6 +87,19 @@ int lwm2_lp_format_job(json_object *fields, json_object *digest, struct lwm2_lp_
                        size_t batch, lwm2_lp_flush_fn flush, void *arg,
                        struct lwm2_lp_stats *stats);
 
+/*
+ * The same from text, without building an object for every number of the
+ * grid (which is most of a large job's line): the digest's text at digest
+ * (NULL: none) up to end, the job fields as an object, as `lwm2 export`
+ * has them from the log reader.
+ */
+int lwm2_lp_format_text(json_object *fields, const char *digest, const char *end,
+                        struct lwm2_lp_buf *b, size_t batch, lwm2_lp_flush_fn flush, void *arg,
+                        struct lwm2_lp_stats *stats);
+/* The same from a whole log line (EINVAL: not a JSON object). */
+int lwm2_lp_format_line(const char *line, size_t len, struct lwm2_lp_buf *b, size_t batch,
+                        lwm2_lp_flush_fn flush, void *arg, struct lwm2_lp_stats *stats);
+
 /* ------------------------------------------------------------ HTTP */
 
 /* Where to send: the engine's write URL and what goes with it. */

@@ -298,13 +298,13 @@ static int send_batch(void *arg, const char *text, size_t len, size_t lines)
 	return 0;
 }
 
-static json_object *read_line_file(const char *path)
+/* The file's text (malloc'd, *len bytes), or NULL. */
+static char *read_line_file(const char *path, size_t *len)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	struct stat st;
 	char *buf = NULL;
 	size_t got = 0;
-	json_object *o = NULL;
 
 	if (fd < 0)
 		return NULL;
@@ -321,15 +321,10 @@ static json_object *read_line_file(const char *path)
 		got += (size_t)n;
 	}
 	buf[got] = '\0';
-	o = json_tokener_parse(buf);
-	if (o && !json_object_is_type(o, json_type_object)) {
-		json_object_put(o);
-		o = NULL;
-	}
+	*len = got;
 out:
-	free(buf);
 	close(fd);
-	return o;
+	return buf;
 }
 
 static void set_aside(const char *name, const char *why)
@@ -360,8 +355,8 @@ static int pass(struct sending *s)
 		return 1;
 	}
 	for (i = 0; i < n && !s->failed && !atomic_load(&x.stop); i++) {
-		char path[4400];
-		json_object *line;
+		char path[4400], *line;
+		size_t len = 0;
 		struct stat st;
 		struct lwm2_lp_stats stats = {0};
 		uint32_t id = (uint32_t)strtoul(list[i]->d_name, NULL, 10);
@@ -377,23 +372,26 @@ static int pass(struct sending *s)
 				ready_clear(&s->ready, true);
 			continue;
 		}
-		if (!(line = read_line_file(path))) {
+		if (!(line = read_line_file(path, &len))) {
 			if (errno != ENOENT)
-				set_aside(list[i]->d_name, "not a log line");
+				set_aside(list[i]->d_name, strerror(errno));
 			continue;
 		}
-		if (lwm2_lp_format_job(line, NULL, &s->buf, x.conf.export_batch, send_batch, s,
-		                       &stats) == 0) {
+		errno = 0;
+		if (lwm2_lp_format_line(line, len, &s->buf, x.conf.export_batch, send_batch, s,
+		                        &stats) == 0) {
 			if (ready_add(&s->ready, list[i]->d_name, id) < 0)
 				s->failed = true;
 			xlog(LWM2_JC_VERBOSE, "lwm2: export: job %" PRIu32 ": %zu points", id,
 			     stats.slice_points + stats.job_points);
+		} else if (errno == EINVAL) {
+			set_aside(list[i]->d_name, "not a log line");
 		} else if (!s->failed) {
 			snprintf(s->err, sizeof(s->err), "couldn't format job %" PRIu32 ": %s", id,
 			         strerror(errno));
 			s->failed = true;
 		}
-		json_object_put(line);
+		free(line);
 	}
 	for (int k = 0; k < n; k++)
 		free(list[k]);

@@ -143,6 +143,48 @@ static void test_format(void)
 	ok(same && i == 5, "the points, line by line: tags sorted and escaped, fields, seconds");
 	lwm2_lp_buf_free(&b);
 
+	/* the text reader gives the same lines, without json-c for the grid */
+	{
+		struct lwm2_lp_buf t = {0};
+		struct lwm2_lp_stats ts = {0};
+		char *again = NULL;
+
+		lwm2_lp_format_job(o, NULL, &b, 0, NULL, NULL, NULL);
+		again = b.p ? strdup(b.p) : NULL;
+		lwm2_lp_buf_free(&b);
+		rc = lwm2_lp_format_line(job_line, strlen(job_line), &t, 0, NULL, NULL, &ts);
+		ok(rc == 0 && again && t.p && !strcmp(again, t.p) && ts.slice_points == 4,
+		   "lwm2_lp_format_line: the same lines from the text");
+		if (t.p && again && strcmp(again, t.p))
+			diag("text path:\n%s", t.p);
+		lwm2_lp_buf_free(&t);
+		free(again);
+		errno = 0;
+		rc = lwm2_lp_format_line("[1,2]", 5, &t, 0, NULL, NULL, NULL);
+		ok(rc == -1 && errno == EINVAL, "lwm2_lp_format_line: not an object is EINVAL");
+		{
+			static const char odd[] =
+			    "{\"job_id\":5,\"end\":9,\"digest\":{\"grid\":[{\"step\":0,"
+			    "\"node\":\"n\\\"x\",\"first_slice\":1,\"slice_length_s\":2,\"n\":2,"
+			    "\"c\":{\"a\":[1.5,7],\"b\":[null]}}, 3]}}";
+
+			rc = lwm2_lp_format_line(odd, strlen(odd), &t, 0, NULL, NULL, NULL);
+			if (!ok(rc == 0 && t.p &&
+			            !strcmp(
+			                t.p,
+			                "lwm2_slice,job=5,node=n\"x,step=0 slice_s=2i,a=0i,b=0i 2\n"
+			                "lwm2_slice,job=5,node=n\"x,step=0 slice_s=2i,a=7i,b=0i 4\n"
+			                "lwm2_job,job=5 "
+			                "state=\"UNKNOWN\",status=\"ok\",duration_s=0i 9\n"),
+			        "text reader: escaped node name, non-integers and short columns as "
+			        "0, a "
+			        "row that is no object skipped") &&
+			    t.p)
+				diag("%s", t.p);
+		}
+		lwm2_lp_buf_free(&t);
+	}
+
 	/* batches of 2: flushes of 2, 2, and the last line left for the caller */
 	rc = lwm2_lp_format_job(o, NULL, &b, 2, collect, &c, &st);
 	ok(rc == 0 && c.calls == 2 && c.max_lines == 2 && b.lines == 1,
@@ -167,11 +209,12 @@ static void test_format(void)
 	o = json_tokener_parse("{\"job_id\":7,\"start\":0,\"end\":50,\"state\":\"CANCELLED\","
 	                       "\"status\":\"not_started\",\"cluster\":\"c1\",\"user\":\"\"}");
 	rc = lwm2_lp_format_job(o, NULL, &b, 0, NULL, NULL, NULL);
-	ok(rc == 0 && b.p &&
-	       !strcmp(b.p, "lwm2_job,cluster=c1,job=7 state=\"CANCELLED\",status=\"not_started\","
+	if (!ok(rc == 0 && b.p &&
+	            !strcmp(b.p,
+	                    "lwm2_job,cluster=c1,job=7 state=\"CANCELLED\",status=\"not_started\","
 	                    "duration_s=0i 50\n"),
-	   "a job without a digest: one job point, empty tags left out");
-	if (b.p)
+	        "a job without a digest: one job point, empty tags left out") &&
+	    b.p)
 		diag("%s", b.p);
 	lwm2_lp_buf_free(&b);
 	json_object_put(o);
@@ -239,7 +282,7 @@ int main(void)
 {
 	size_t n = sizeof(esc) / sizeof(esc[0]);
 
-	tap_plan((int)n + 11);
+	tap_plan((int)n + 14);
 	for (size_t i = 0; i < n; i++) {
 		struct lwm2_lp_buf b = {0};
 		int rc = lwm2_lp_escape(&b, esc[i].in, esc[i].kind);
