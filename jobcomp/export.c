@@ -368,8 +368,14 @@ static int pass(struct sending *s)
 			     "lwm2: export: couldn't export job %" PRIu32
 			     " within RetryMax=%u s: giving up (the log keeps its digest)",
 			     id, x.conf.retry_max);
-			if (ready_add(&s->ready, list[i]->d_name, id) == 0)
-				ready_clear(&s->ready, true);
+			/* not through the ready list: jobs there wait for
+			 * their last batch */
+			if (unlink(path) == 0) {
+				pthread_mutex_lock(&x.lock);
+				if (x.queued)
+					x.queued--;
+				pthread_mutex_unlock(&x.lock);
+			}
 			continue;
 		}
 		if (!(line = read_line_file(path, &len))) {
