@@ -645,6 +645,52 @@ write_json() {
 	END { print "\n]}" }' "$rows" >"$out"
 }
 
+# ---------------------------------------------------------------- export
+# A 1,000-node job of 60 slices (60,001 points) exported as the jobcomp
+# export thread does it: the log line read, line protocol formatted in
+# batches of 5,000, gzip-compressed, POSTed to a private InfluxDB 1.x
+# (tests/integration/influx-lib.sh) where influxd is installed.  The
+# target is the thread's CPU time; the wall time includes the engine's.
+bench_export() {
+	local line reps
+	reps=$(reps 5 2)
+	if [ ! -x "$bdir/export" ]; then
+		notrow export_format "export of a 1,000-node x 60-slice job" ms 1000 "bench/export not built"
+		return
+	fi
+	if line=$("$bdir/export" format 1000 60 "$reps"); then
+		row export_format "export, 1,000 nodes x 60 slices: read + format (CPU)" \
+			"$(field format_cpu_ms <<<"$line") ms" - "$(field format_cpu_ms <<<"$line")" ms 1000 \
+			"$(field lines <<<"$line") lines, $(($(field text_bytes <<<"$line") >> 20)) MiB; wall $(field format_ms <<<"$line") ms"
+	else
+		notrow export_format "export, 1,000 nodes x 60 slices: read + format" ms 1000 "export format failed"
+	fi
+	# shellcheck source=tests/integration/influx-lib.sh
+	. "$src/tests/integration/influx-lib.sh"
+	if ! influx_have; then
+		notrow export_send "export to InfluxDB, 1,000 nodes x 60 slices" ms 1000 \
+			"influxd, influx or curl not installed (contrib/install-deps.sh)"
+		return
+	fi
+	if ! influx_start "$work/influx"; then
+		notrow export_send "export to InfluxDB, 1,000 nodes x 60 slices" ms 1000 "influxd did not start"
+		return
+	fi
+	printf 'user=%s\npassword=%s\n' "$INFLUX_USER" "$INFLUX_PASSWORD" >"$work/influx.cred"
+	chmod 600 "$work/influx.cred"
+	if line=$("$bdir/export" send 1000 60 "$INFLUX_URL" "$work/influx.cred"); then
+		row export_send "export to InfluxDB, 1,000 nodes x 60 slices: thread CPU" \
+			"$(field cpu_ms <<<"$line") ms" - "$(field cpu_ms <<<"$line")" ms 1000 \
+			"format + gzip + HTTP; $(field batches <<<"$line") batches, $(($(field wire_bytes <<<"$line") >> 10)) KiB on the wire"
+		row export_rate "export to InfluxDB: lines/s (wall, the engine included)" \
+			"$(field lines_per_s <<<"$line") lines/s" - "$(field lines_per_s <<<"$line")" lines/s - \
+			"wall $(field wall_ms <<<"$line") ms for $(field lines <<<"$line") lines; local influxd $(influxd version 2>/dev/null | awk '{ print $2 }')"
+	else
+		notrow export_send "export to InfluxDB, 1,000 nodes x 60 slices" ms 1000 "export send failed"
+	fi
+	influx_stop
+}
+
 start=$(date +%s)
 want posix && bench_posix
 want mpi && bench_mpi
@@ -653,6 +699,7 @@ want sampling && bench_sampling
 want sizes && bench_sizes
 want merges && bench_merges
 want lammps && bench_lammps
+want export && bench_export
 print_table | tee "${out%.json}.txt"
 write_json
 log "wrote $out ($(($(date +%s) - start)) s)"

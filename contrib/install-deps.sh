@@ -26,6 +26,8 @@ pkgs=(
 	procps iproute2 netcat-openbsd util-linux shellcheck git ca-certificates
 	# lwm2 report's pages opened in a headless browser (t-report.sh)
 	chromium
+	# export to a time-series engine: libcurl and zlib; InfluxDB 1.x for its tests
+	libcurl4-openssl-dev zlib1g-dev influxdb influxdb-client
 )
 
 installed() {

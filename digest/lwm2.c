@@ -9,6 +9,7 @@
  *   lwm2 stats --file LOG [--by KEY | --top N]        site-wide statistics
  *   lwm2 diff A B                                     two digests side by side
  *   lwm2 report -j JOB | --site --file LOG -o DIR     HTML pages with plots
+ *   lwm2 export --file LOG --url URL                  slices into InfluxDB & co.
  */
 #include "config.h"
 
@@ -39,6 +40,7 @@ static const struct {
     {"stats", lwm2_cmd_stats, "site-wide statistics over the digests of a log"},
     {"diff", lwm2_cmd_diff, "compare two digests, per step, with guidance"},
     {"report", lwm2_cmd_report, "HTML pages with plots of a job or of the site"},
+    {"export", lwm2_cmd_export, "send the digests of a log to a time-series engine"},
 };
 
 static void usage(FILE *f)

@@ -17,6 +17,8 @@ int lwm2_cmd_digest(int argc, char **argv);
 /* Site-wide statistics and comparison of digests (cmd_stats.c, cmd_diff.c). */
 int lwm2_cmd_stats(int argc, char **argv);
 int lwm2_cmd_diff(int argc, char **argv);
+/* Export of a log to a time-series engine (cmd_export.c). */
+int lwm2_cmd_export(int argc, char **argv);
 
 /* HTML pages of a job and of the site (cmd_report.c). */
 int lwm2_cmd_report(int argc, char **argv);

@@ -97,6 +97,7 @@ static int apply(struct lwm2_jc_conf *c, const char *key, const char *val)
 {
 	unsigned long long n;
 	size_t i;
+	int rc;
 
 	if (!strcasecmp(key, "SpoolDir"))
 		return *val == '/' ? set_str(&c->spool_dir, val) : -1;
@@ -145,6 +146,8 @@ static int apply(struct lwm2_jc_conf *c, const char *key, const char *val)
 		c->max_queued = (size_t)n;
 		return 0;
 	}
+	if (lwm2_jc_export_conf(c, key, val, &rc)) /* Export* keys: export.c */
+		return rc;
 	for (i = 0; i < sizeof(mail_keys) / sizeof(mail_keys[0]); i++)
 		if (!strcasecmp(key, mail_keys[i]))
 			return 0;
@@ -179,6 +182,7 @@ int lwm2_jc_conf_load(struct lwm2_jc_conf *c, const char *path, const char *stat
 	c->retry_max = 7 * 86400;
 	c->verify_delay = 5;
 	c->max_queued = 100000;
+	lwm2_jc_export_defaults(c);
 	if (set_str(&c->spool_dir, DEFAULT_SPOOL) || set_str(&c->log_path, DEFAULT_LOG))
 		goto nomem;
 	if (state_save && *state_save) {

@@ -90,6 +90,16 @@ struct lwm2_jc_conf {
 	unsigned retry_max;    /* RetryMax: seconds before giving up on a job */
 	unsigned verify_delay; /* VerifyDelay: seconds before reading back */
 	size_t max_queued;     /* MaxQueued: jobs kept in memory */
+	/* Export to a time-series engine (export.c).  Fixed buffers, so that
+	 * the worker's shallow copy of the settings shares nothing. */
+	char export_url[1024];    /* ExportURL: the write endpoint; "": no export */
+	char export_db[256];      /* ExportDatabase: db= or bucket= */
+	char export_org[256];     /* ExportOrg: org= (InfluxDB 2.x API) */
+	char export_cred[1024];   /* ExportCredentials: file, root's only */
+	unsigned export_batch;    /* ExportBatchSize: points per request */
+	unsigned export_timeout;  /* ExportTimeout: seconds per request */
+	bool export_gzip;         /* ExportGzip=yes|no */
+	size_t export_max_queued; /* ExportMaxQueued: jobs waiting for export */
 };
 
 /* The settings file: $LWM2_CONF, else lwm2.conf in the directory of
@@ -203,5 +213,31 @@ bool lwm2_jc_running(void);
  */
 int lwm2_jc_process(const struct lwm2_jc_conf *conf, const struct lwm2_jc_ops *ops,
                     struct lwm2_jc_job *job, const atomic_bool *stop);
+
+/* ------------------------------------------------------------ export */
+
+/*
+ * Export of every logged job to a time-series engine (InfluxDB line
+ * protocol over HTTP, digest/lineproto.h), in a thread of its own so that
+ * a slow or absent engine never holds up the worker: the worker hands the
+ * job's log line over with lwm2_jc_export_queue (a file in
+ * <StateDir>/export, written atomically), the export thread sends the
+ * files in batches and removes them once the engine took their points,
+ * with backoff while it is unreachable.  At most ExportMaxQueued jobs
+ * wait; beyond that a job is not queued and a line is logged (the
+ * JSON-lines log keeps it for `lwm2 export`).
+ */
+/* Defaults of the Export* settings. */
+void lwm2_jc_export_defaults(struct lwm2_jc_conf *c);
+/* An Export* setting: 1 when key is one (*rc 0, or -1 for a bad value),
+ * 0 when it is not. */
+int lwm2_jc_export_conf(struct lwm2_jc_conf *c, const char *key, const char *val, int *rc);
+/* Start the export thread when ExportURL is set (errors are logged; the
+ * jobs then wait in the export directory).  0 or -1. */
+int lwm2_jc_export_start(const struct lwm2_jc_conf *conf, const struct lwm2_jc_ops *ops);
+/* Cut the request in flight short and join the thread. */
+void lwm2_jc_export_stop(void);
+/* Queue the job's log line (worker only).  Nothing when export is off. */
+void lwm2_jc_export_queue(const struct lwm2_jc_job *job, const char *line);
 
 #endif /* LWM2_JOBCOMP_H */

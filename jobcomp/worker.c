@@ -371,6 +371,7 @@ static int make_digest(const struct lwm2_jc_conf *conf, const struct lwm2_jc_ops
 		backoff(job, 2);
 		goto out;
 	}
+	lwm2_jc_export_queue(job, text); /* a file for the export thread; never waits */
 	free(job->acct_part);
 	job->acct_part = part;
 	job->logged = true;
@@ -683,9 +684,11 @@ int lwm2_jc_start(const struct lwm2_jc_conf *conf, const struct lwm2_jc_ops *ops
 	else if (w.pending)
 		jlog(ops, LWM2_JC_INFO, "lwm2: init: resuming pending jobs from %s",
 		     w.conf.state_dir);
+	lwm2_jc_export_start(&w.conf, ops); /* before the worker queues; errors logged */
 	if ((rc = pthread_create(&w.thread, NULL, worker_main, NULL))) {
 		jlog(ops, LWM2_JC_ERROR, "lwm2: init: couldn't start the worker thread: %s",
 		     strerror(rc));
+		lwm2_jc_export_stop();
 		lwm2_jc_queue_free(w.queue);
 		w.queue = NULL;
 		lwm2_jc_conf_free(&w.conf);
@@ -750,6 +753,7 @@ void lwm2_jc_stop(void)
 	}
 	w.running = false;
 	pthread_mutex_unlock(&w.lock);
+	lwm2_jc_export_stop(); /* jobs the worker still logs are queued on disk */
 
 	atomic_store(&w.stop, true);
 	lwm2_jc_queue_wake(w.queue);

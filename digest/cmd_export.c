@@ -1,0 +1,347 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * lwm2 export --file LOG [-S TIME] [-E TIME] [-j JOBS] (--url URL | --dry-run)
+ *
+ * The jobs of jobcomp/lwm2's JSON-lines log as InfluxDB line protocol
+ * (lineproto.h), sent to a time-series engine in batches, or printed.
+ * Back-fills what the plugin's export could not send, or serves sites that
+ * export from another host.  Points are idempotent, so running it again
+ * over the same jobs doubles nothing.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "jsonutil.h"
+#include "lineproto.h"
+#include "logscan.h"
+#include "lwm2_cmds.h"
+
+struct ctx {
+	int64_t start, end;
+	char **jobs;
+	size_t njobs;
+	bool dry_run;
+	unsigned retries;
+	size_t batch;
+	struct lwm2_lp_sender *sender;
+	struct lwm2_lp_buf buf;
+	struct lwm2_lp_stats stats;
+	size_t jobs_done, batches, rejected_batches, bytes, wire;
+	bool failed;
+	const char *where; /* log path and line of the job being formatted */
+	unsigned long lineno;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f, "Usage: lwm2 export --file LOG [OPTIONS] (--url URL | --dry-run)\n"
+	           "Send the jobs of jobcomp/lwm2's JSON-lines log to a time-series engine as\n"
+	           "InfluxDB line protocol: one point per job, step, node and time slice\n"
+	           "(lwm2_slice) and one per job (lwm2_job).  Sending a job again overwrites\n"
+	           "its points with the same values.\n\n"
+	           "  -f, --file=LOG               the log (\"-\": standard input)\n"
+	           "  -S, --starttime=TIME         jobs that ran after TIME\n"
+	           "  -E, --endtime=TIME           jobs that ran before TIME\n"
+	           "  -j, --jobs=JOBID[,JOBID...]  only these jobs\n"
+	           "      --url=URL                the engine's write endpoint, e.g.\n"
+	           "                               http://influx:8086/write (see lwm2(1))\n"
+	           "      --database=DB            db= (bucket= for /api/v2/write)\n"
+	           "      --org=ORG                org= (InfluxDB 2.x /api/v2/write)\n"
+	           "      --credentials=FILE       user=, password=, token= lines\n"
+	           "      --batch=N                points per request (default 5000)\n"
+	           "      --timeout=SECONDS        per request (default 10)\n"
+	           "      --retries=N              tries per batch before giving up (default 5)\n"
+	           "      --no-gzip                send the text uncompressed\n"
+	           "  -n, --dry-run                print the lines instead of sending them\n"
+	           "  -h, --help                   this text\n\n"
+	           "TIME: now, now-N[s|m|h|d], YYYY-MM-DD[THH:MM[:SS]], @EPOCH.  See lwm2(1).\n");
+}
+
+static int flush_batch(void *arg, const char *text, size_t len, size_t lines)
+{
+	struct ctx *c = arg;
+	char err[512];
+	unsigned delay = 1;
+
+	c->batches++;
+	c->bytes += len;
+	if (c->dry_run) {
+		if (fwrite(text, 1, len, stdout) != len) {
+			fprintf(stderr, "lwm2: export: couldn't write the lines: %s\n",
+			        strerror(errno));
+			c->failed = true;
+			return -1;
+		}
+		return 0;
+	}
+	for (unsigned attempt = 1;; attempt++) {
+		size_t wire = 0;
+		int rc = lwm2_lp_send(c->sender, text, len, &wire, err, sizeof(err));
+
+		if (rc == LWM2_LP_SENT) {
+			c->wire += wire;
+			return 0;
+		}
+		if (rc == LWM2_LP_REJECTED) {
+			/* the engine kept the good points; the others are bad
+			 * text that no retry would mend */
+			fprintf(
+			    stderr,
+			    "lwm2: export: the engine refused part of a batch of %zu points (up "
+			    "to %s line %lu): %s\n",
+			    lines, c->where, c->lineno, err);
+			c->rejected_batches++;
+			c->wire += wire;
+			return 0;
+		}
+		if (rc == LWM2_LP_ERROR || attempt >= c->retries) {
+			fprintf(stderr,
+			        "lwm2: export: couldn't send a batch of %zu points (up to %s line "
+			        "%lu): %s; stopped (sending again is harmless)\n",
+			        lines, c->where, c->lineno, err);
+			c->failed = true;
+			return -1;
+		}
+		fprintf(stderr, "lwm2: export: couldn't send a batch: %s; again in %u s\n", err,
+		        delay);
+		sleep(delay);
+		delay = delay < 30 ? 2 * delay : 60;
+	}
+}
+
+static bool wanted(const struct ctx *c, json_object *fields)
+{
+	int64_t id = ju_int_or(fields, "job_id", 0), start = ju_int_or(fields, "start", 0),
+	        end = ju_int_or(fields, "end", 0);
+
+	if (c->njobs) {
+		char b[32];
+		bool hit = false;
+
+		snprintf(b, sizeof(b), "%" PRId64, id);
+		for (size_t i = 0; i < c->njobs && !hit; i++)
+			hit = !strcmp(c->jobs[i], b);
+		if (!hit)
+			return false;
+	}
+	/* ran (or ended) inside [-S, -E], as `lwm2 digest` selects */
+	if (c->start && end && end < c->start)
+		return false;
+	if (c->end && start && start > c->end)
+		return false;
+	if (c->end && !start && end > c->end)
+		return false;
+	return true;
+}
+
+static int on_line(void *arg, const struct lwm2_logline *l, char *err, size_t errlen)
+{
+	struct ctx *c = arg;
+	int rc;
+
+	if (!wanted(c, l->fields))
+		return 0;
+	c->where = l->path;
+	c->lineno = l->lineno;
+	/* from the text: a large job's grid is a million numbers */
+	rc = lwm2_lp_format_text(l->fields, l->digest, l->end, &c->buf, c->batch, flush_batch, c,
+	                         &c->stats);
+	if (rc < 0) {
+		if (c->failed)
+			return 1;
+		snprintf(err, errlen, "couldn't format the points: %s", strerror(errno));
+		return -1;
+	}
+	c->jobs_done++;
+	return 0;
+}
+
+static double now_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+int lwm2_cmd_export(int argc, char **argv)
+{
+	enum { O_URL = 256, O_DB, O_ORG, O_CRED, O_BATCH, O_TIMEOUT, O_RETRIES, O_NOGZIP };
+	static const struct option longopts[] = {
+	    {"file", required_argument, NULL, 'f'},
+	    {"starttime", required_argument, NULL, 'S'},
+	    {"endtime", required_argument, NULL, 'E'},
+	    {"jobs", required_argument, NULL, 'j'},
+	    {"url", required_argument, NULL, O_URL},
+	    {"database", required_argument, NULL, O_DB},
+	    {"org", required_argument, NULL, O_ORG},
+	    {"credentials", required_argument, NULL, O_CRED},
+	    {"batch", required_argument, NULL, O_BATCH},
+	    {"timeout", required_argument, NULL, O_TIMEOUT},
+	    {"retries", required_argument, NULL, O_RETRIES},
+	    {"no-gzip", no_argument, NULL, O_NOGZIP},
+	    {"dry-run", no_argument, NULL, 'n'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	struct ctx c = {.retries = 5, .batch = 5000};
+	struct lwm2_lp_target t = {.gzip = true, .timeout_s = 10};
+	const char *file = NULL, *cred = NULL;
+	char *user = NULL, *password = NULL, *token = NULL, err[512];
+	struct lwm2_logscan_count count = {0};
+	double t0;
+	int opt, rc = 1, scan;
+	char *end;
+	unsigned long v;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "f:S:E:j:nh", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'f':
+			file = optarg;
+			break;
+		case 'S':
+		case 'E':
+			if (lwm2_parse_time(optarg, opt == 'S' ? &c.start : &c.end) < 0) {
+				fprintf(stderr, "lwm2: export: bad time \"%s\"\n", optarg);
+				goto usage_err;
+			}
+			break;
+		case 'j':
+			if (lwm2_split_list(optarg, &c.jobs, &c.njobs) < 0) {
+				fprintf(stderr, "lwm2: export: out of memory\n");
+				goto out;
+			}
+			break;
+		case O_URL:
+			t.url = optarg;
+			break;
+		case O_DB:
+			t.database = optarg;
+			break;
+		case O_ORG:
+			t.org = optarg;
+			break;
+		case O_CRED:
+			cred = optarg;
+			break;
+		case O_BATCH:
+		case O_TIMEOUT:
+		case O_RETRIES:
+			errno = 0;
+			v = strtoul(optarg, &end, 10);
+			if (errno || end == optarg || *end || v == 0 || v > 1000000) {
+				fprintf(stderr, "lwm2: export: bad number \"%s\"\n", optarg);
+				goto usage_err;
+			}
+			if (opt == O_BATCH)
+				c.batch = v;
+			else if (opt == O_TIMEOUT)
+				t.timeout_s = (unsigned)v;
+			else
+				c.retries = (unsigned)v;
+			break;
+		case O_NOGZIP:
+			t.gzip = false;
+			break;
+		case 'n':
+			c.dry_run = true;
+			break;
+		case 'h':
+			usage(stdout);
+			rc = 0;
+			goto out;
+		default:
+			goto usage_err;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "lwm2: export: unexpected argument \"%s\"\n", argv[optind]);
+		goto usage_err;
+	}
+	if (!file) {
+		fprintf(stderr, "lwm2: export: --file LOG is required\n");
+		goto usage_err;
+	}
+	if (!c.dry_run && !t.url) {
+		fprintf(stderr, "lwm2: export: --url URL or --dry-run is required\n");
+		goto usage_err;
+	}
+	if (!c.dry_run) {
+		if (cred) {
+			/* a person's own file: readable by its owner only is still
+			 * required, root ownership is not */
+			if (lwm2_lp_read_credentials(cred, false, &user, &password, &token, err,
+			                             sizeof(err)) < 0) {
+				fprintf(stderr, "lwm2: export: %s\n", err);
+				goto out;
+			}
+			t.user = user;
+			t.password = password;
+			t.token = token;
+		}
+		if (!(c.sender = lwm2_lp_sender_new(&t, err, sizeof(err)))) {
+			fprintf(stderr, "lwm2: export: %s\n", err);
+			goto out;
+		}
+	}
+	t0 = now_s();
+	scan = lwm2_logscan("export", file, on_line, &c, &count);
+	if (scan < 0)
+		goto out;
+	if (!c.failed && c.buf.lines && flush_batch(&c, c.buf.p, c.buf.len, c.buf.lines) < 0)
+		goto out;
+	if (c.failed)
+		goto out;
+	if (c.dry_run && fflush(stdout) != 0) {
+		fprintf(stderr, "lwm2: export: couldn't write the lines: %s\n", strerror(errno));
+		goto out;
+	}
+	{
+		double dt = now_s() - t0;
+		size_t points = c.stats.slice_points + c.stats.job_points;
+
+		if (c.dry_run)
+			fprintf(
+			    stderr,
+			    "lwm2: export: %zu jobs, %zu points (%zu slice, %zu job), %zu bytes "
+			    "printed in %.3f s (%.0f points/s)\n",
+			    c.jobs_done, points, c.stats.slice_points, c.stats.job_points, c.bytes,
+			    dt, dt > 0 ? (double)points / dt : 0.0);
+		else
+			fprintf(stderr,
+			        "lwm2: export: %zu jobs, %zu points (%zu slice, %zu job) in %zu "
+			        "batches, %zu bytes (%zu on the wire) sent in %.3f s (%.0f "
+			        "points/s)%s\n",
+			        c.jobs_done, points, c.stats.slice_points, c.stats.job_points,
+			        c.batches, c.bytes, c.wire, dt, dt > 0 ? (double)points / dt : 0.0,
+			        c.rejected_batches ? "; the engine refused points, see above" : "");
+	}
+	rc = c.rejected_batches || count.bad ? 1 : 0;
+	goto out;
+usage_err:
+	usage(stderr);
+	rc = 2;
+out:
+	lwm2_lp_sender_free(c.sender);
+	lwm2_lp_buf_free(&c.buf);
+	for (size_t i = 0; i < c.njobs; i++)
+		free(c.jobs[i]);
+	free(c.jobs);
+	if (password)
+		explicit_bzero(password, strlen(password));
+	if (token)
+		explicit_bzero(token, strlen(token));
+	free(user);
+	free(password);
+	free(token);
+	return rc;
+}
