@@ -30,6 +30,12 @@
  *   read at thread end.  PAPI's own per-thread event sets allow neither
  *   (a set is read by its own thread only, and PAPI_attach ptrace-stops
  *   the target).
+ * - The kernel's software events (task clock, page faults, context
+ *   switches) need no PMU, but PAPI offers them only through its
+ *   perf_event component, which is disabled where libpfm finds no PMU it
+ *   knows (a VM, a CPU newer than libpfm).  There, or without libpapi,
+ *   they are opened directly (their numbers are the kernel's ABI); an
+ *   event asked for that still cannot be counted is named in the reason.
  * - The application comes first.  If it initialises PAPI (we interpose
  *   PAPI_library_init; the high-level API goes through it too) we close
  *   our counters before its call goes on, and the record says so.  If our
