@@ -28,6 +28,8 @@ pkgs=(
 	chromium
 	# export to a time-series engine: libcurl and zlib; InfluxDB 1.x for its tests
 	libcurl4-openssl-dev zlib1g-dev influxdb influxdb-client
+	# the tests read the JSON output with it
+	python3
 )
 
 installed() {

@@ -30,6 +30,12 @@
  *   read at thread end.  PAPI's own per-thread event sets allow neither
  *   (a set is read by its own thread only, and PAPI_attach ptrace-stops
  *   the target).
+ * - The kernel's software events (task clock, page faults, context
+ *   switches) need no PMU, but PAPI offers them only through its
+ *   perf_event component, which is disabled where libpfm finds no PMU it
+ *   knows (a VM, a CPU newer than libpfm).  There, or without libpapi,
+ *   they are opened directly (their numbers are the kernel's ABI); an
+ *   event asked for that still cannot be counted is named in the reason.
  * - The application comes first.  If it initialises PAPI (we interpose
  *   PAPI_library_init; the high-level API goes through it too) we close
  *   our counters before its call goes on, and the record says so.  If our
@@ -144,6 +150,8 @@ static struct {
 	int (*destroy_eventset)(int *);
 	int (*event_name_to_code)(const char *, int *);
 	int (*get_event_info)(int, PAPI_event_info_t *);
+	int (*get_component_index)(const char *);
+	const PAPI_component_info_t *(*get_component_info)(int);
 	void (*shutdown)(void);
 	int (*pfm_encode)(const char *, int, int, void *);
 } papi;
@@ -351,16 +359,56 @@ static bool hw_events_exist(char *why, size_t len)
 	return false;
 }
 
+/* A software event straight from the kernel: its attributes, and whether
+ * the kernel opens it for the calling thread. */
+static bool software_attr(const char *name, struct perf_event_attr *a)
+{
+	unsigned long long config;
+	int fd;
+
+	if (!lwm2_hwc_software_event(name, &config))
+		return false;
+	memset(a, 0, sizeof(*a));
+	a->size = sizeof(*a);
+	a->type = PERF_TYPE_SOFTWARE;
+	a->config = config;
+	/* User level only, as the events PAPI encodes for us (PFM_PLM3). */
+	a->exclude_kernel = 1;
+	a->exclude_hv = 1;
+	a->disabled = 1;
+	fd = perf_open(a, 0, -1);
+	if (fd < 0)
+		return false;
+	raw_close(fd);
+	a->disabled = 0;
+	return true;
+}
+
+struct try_ctx {
+	int es;    /* PAPI's event set, or PAPI_NULL where PAPI cannot help */
+	bool papi; /* PAPI started */
+};
+
 static enum lwm2_hwc_verdict try_event(void *ctx, enum lwm2_hwc_role role, const char *name)
 {
-	int es = *(int *)ctx, rc;
+	struct try_ctx *tc = ctx;
+	struct perf_event_attr a;
 
 	(void)role;
-	rc = papi.add_named_event(es, name);
-	if (rc == PAPI_OK)
+	if (tc->papi) {
+		int rc = papi.add_named_event(tc->es, name);
+
+		if (rc == PAPI_OK)
+			return LWM2_HWC_ACCEPTED;
+		if (rc == PAPI_ECNFLCT || rc == PAPI_ECOUNT || rc == PAPI_EMULPASS)
+			return LWM2_HWC_CONFLICT;
+	}
+	/* The kernel's software events need no PMU and no PAPI: where PAPI
+	 * cannot give them (its perf_event component is off without a PMU,
+	 * or PAPI is missing) they are counted all the same.  They take no
+	 * counter, so they never conflict with the others. */
+	if (software_attr(name, &a))
 		return LWM2_HWC_ACCEPTED;
-	if (rc == PAPI_ECNFLCT || rc == PAPI_ECOUNT || rc == PAPI_EMULPASS)
-		return LWM2_HWC_CONFLICT;
 	return LWM2_HWC_ABSENT;
 }
 
@@ -375,8 +423,11 @@ static int encode_native(const char *name, int role)
 	memset(&arg, 0, sizeof(arg));
 	arg.attr = &a;
 	arg.size = sizeof(arg);
-	if (papi.pfm_encode(name, LWM2_PFM_PLM3, LWM2_PFM_OS_PERF_EVENT, &arg) != 0)
-		return -1;
+	if (!papi.pfm_encode ||
+	    papi.pfm_encode(name, LWM2_PFM_PLM3, LWM2_PFM_OS_PERF_EVENT, &arg) != 0) {
+		if (!software_attr(name, &a))
+			return -1;
+	}
 	a.size = sizeof(a);
 	hwc.attr[hwc.nattr] = a;
 	hwc.attr_role[hwc.nattr] = role;
@@ -386,13 +437,13 @@ static int encode_native(const char *name, int role)
 
 /* A chosen event as perf_event attributes: a preset is its native events
  * (summed when PAPI derives it by adding), a native event is itself. */
-static int encode_event(const char *name, int role)
+static int encode_event(const char *name, int role, bool with_papi)
 {
 	PAPI_event_info_t info;
 	int code, start = hwc.nattr;
 
-	if (papi.event_name_to_code(name, &code) != PAPI_OK)
-		return -1;
+	if (!with_papi || papi.event_name_to_code(name, &code) != PAPI_OK)
+		return encode_native(name, role);
 	if (!(code & PAPI_PRESET_MASK))
 		return encode_native(name, role);
 	if (papi.get_event_info(code, &info) != PAPI_OK || info.count == 0 ||
@@ -424,6 +475,8 @@ static bool load_papi(void)
 	SYM(destroy_eventset, "PAPI_destroy_eventset");
 	SYM(event_name_to_code, "PAPI_event_name_to_code");
 	SYM(get_event_info, "PAPI_get_event_info");
+	SYM(get_component_index, "PAPI_get_component_index");
+	SYM(get_component_info, "PAPI_get_component_info");
 	SYM(shutdown, "PAPI_shutdown");
 	SYM(pfm_encode, "pfm_get_os_event_encoding");
 #undef SYM
@@ -446,34 +499,65 @@ static void fd_budget(void)
 }
 
 /*
+ * Why PAPI's perf_event component cannot give events on this node, in
+ * few words, or "" when it is active.  "Error libpfm4 no default PMU
+ * found" is what PAPI says on a machine whose CPU libpfm does not know or
+ * that has no PMU at all (a virtual machine).
+ */
+static void component_state(char *why, size_t len)
+{
+	const PAPI_component_info_t *ci;
+	int cidx;
+
+	why[0] = '\0';
+	if (!papi.get_component_index || !papi.get_component_info)
+		return;
+	cidx = papi.get_component_index("perf_event");
+	if (cidx < 0) {
+		snprintf(why, len, "PAPI has no perf_event component");
+		return;
+	}
+	ci = papi.get_component_info(cidx);
+	if (!ci || !ci->disabled)
+		return;
+	if (strstr(ci->disabled_reason, "PMU"))
+		snprintf(why, len, "PAPI perf_event component disabled (no PMU)");
+	else
+		snprintf(why, len, "PAPI perf_event component disabled (%.50s)",
+		         strncmp(ci->disabled_reason, "Error ", 6) == 0 ? ci->disabled_reason + 6
+		                                                        : ci->disabled_reason);
+}
+
+/*
  * Our PAPI session: pick and encode the events into hwc.attr.  Under
  * hwc.setup_lock only; hwc.attr is not read before the state is ON.  Leaves
- * a reason in why when nothing can be counted.
+ * a reason in why when nothing can be counted.  Without PAPI (not
+ * installed, not starting, its perf_event component off) the kernel's
+ * software events are still counted; the reason then names the first
+ * event asked for that cannot be, and why.
  */
 static void select_events(char *why, size_t len)
 {
-	int es = PAPI_NULL;
-	char none[LWM2_REASON_LEN];
+	struct try_ctx tc = {.es = PAPI_NULL, .papi = false};
+	char none[LWM2_REASON_LEN], papi_why[LWM2_REASON_LEN] = "";
 
 	in_own_papi++;
-	if (!load_papi()) {
-		snprintf(why, len, "PAPI is not installed on this node");
-		goto out;
-	}
-	if (papi.library_init(PAPI_VER_CURRENT) != PAPI_VER_CURRENT) {
-		snprintf(why, len, "PAPI does not start on this node");
-		goto out;
-	}
-	if (papi.create_eventset(&es) != PAPI_OK) {
+	if (!load_papi())
+		snprintf(papi_why, sizeof(papi_why), "PAPI is not installed on this node");
+	else if (papi.library_init(PAPI_VER_CURRENT) != PAPI_VER_CURRENT)
+		snprintf(papi_why, sizeof(papi_why), "PAPI does not start on this node");
+	else if (papi.create_eventset(&tc.es) != PAPI_OK) {
 		papi.shutdown();
-		snprintf(why, len, "PAPI does not start on this node");
-		goto out;
+		snprintf(papi_why, sizeof(papi_why), "PAPI does not start on this node");
+	} else {
+		tc.papi = true;
+		component_state(papi_why, sizeof(papi_why));
 	}
-	lwm2_hwc_select(&hwc.plan, try_event, &es, &hwc.choice);
+	lwm2_hwc_select(&hwc.plan, try_event, &tc, &hwc.choice);
 	for (int r = 0; r < LWM2_HWC_NROLES; r++) {
 		int c = hwc.choice.cand[r];
 
-		if (c >= 0 && encode_event(hwc.plan.cand[r][c], r) < 0) {
+		if (c >= 0 && encode_event(hwc.plan.cand[r][c], r, tc.papi) < 0) {
 			/* Known to PAPI but not expressible for perf_event
 			 * (a derived preset that subtracts): not measured. */
 			hwc.choice.cand[r] = -1;
@@ -481,15 +565,29 @@ static void select_events(char *why, size_t len)
 			hwc.choice.nchosen--;
 		}
 	}
-	papi.cleanup_eventset(es);
-	papi.destroy_eventset(&es);
-	/* Leave PAPI as we found it: the application may start it later. */
-	papi.shutdown();
-	if (lwm2_hwc_none_reason(&hwc.plan, &hwc.choice, none, sizeof(none)))
-		snprintf(why, len, "%s", none);
-	else if (hwc.nattr == 0)
-		snprintf(why, len, "no hardware counters on this platform");
-out:
+	if (tc.papi) {
+		papi.cleanup_eventset(tc.es);
+		papi.destroy_eventset(&tc.es);
+		/* Leave PAPI as we found it: the application may start it later. */
+		papi.shutdown();
+	}
+	if (hwc.choice.nchosen && hwc.nattr) {
+		/* something is counted */
+	} else if (lwm2_hwc_unavailable_text(&hwc.plan, &hwc.choice,
+	                                     papi_why[0] ? papi_why : "no such event on this node",
+	                                     why, len)) {
+		/* a named event is missing: the reason names it */
+	} else if (lwm2_hwc_none_reason(&hwc.plan, &hwc.choice, none, sizeof(none))) {
+		/* A PAPI that cannot give events explains more than the generic
+		 * reason; a busy PMU is said as such. */
+		if (papi_why[0] && strcmp(none, "the hardware counters are busy") != 0)
+			snprintf(why, len, "%s", papi_why);
+		else
+			snprintf(why, len, "%s", none);
+	} else if (hwc.nattr == 0) {
+		snprintf(why, len, "%s",
+		         papi_why[0] ? papi_why : "no hardware counters on this platform");
+	}
 	in_own_papi--;
 }
 
@@ -559,6 +657,14 @@ static void papi_thread_end(struct lwm2_thread *t)
 	deliver_pending();
 }
 
+static enum lwm2_hwc_verdict absent_everywhere(void *ctx, enum lwm2_hwc_role role, const char *name)
+{
+	(void)ctx;
+	(void)role;
+	(void)name;
+	return LWM2_HWC_ABSENT;
+}
+
 /*
  * In the heartbeat, LWM2_SETUP_DELAY_MS after the start, without the core's
  * lock: a process that ends sooner never loads PAPI.  Leaves the state ON
@@ -576,8 +682,17 @@ static void papi_setup(void)
 		return;
 	}
 	hwc.nattr = 0; /* a fork child may hold a parent's half-done selection */
-	if (!lwm2_hwc_plan_hardware_only(&hwc.plan) || hw_events_exist(why, sizeof(why)))
+	if (!lwm2_hwc_plan_hardware_only(&hwc.plan) || hw_events_exist(why, sizeof(why))) {
 		select_events(why, sizeof(why));
+	} else {
+		/* Events named in LWM2_EVENTS are named in the reason too. */
+		struct lwm2_hwc_choice none;
+		char base[LWM2_REASON_LEN];
+
+		memcpy(base, why, sizeof(base));
+		lwm2_hwc_select(&hwc.plan, absent_everywhere, NULL, &none);
+		lwm2_hwc_unavailable_text(&hwc.plan, &none, base, why, sizeof(why));
+	}
 
 	pthread_mutex_lock(&hwc.lock);
 	if (atomic_load(&hwc.state) == HWC_IDLE) {

@@ -135,7 +135,7 @@ static int add_cand(struct lwm2_hwc_plan *p, int role, const char *s, const char
 	return 0;
 }
 
-static int parse_item(struct lwm2_hwc_plan *p, bool *named, const char *s, const char *e, char *err,
+static int parse_item(struct lwm2_hwc_plan *p, const char *s, const char *e, char *err,
                       size_t errlen)
 {
 	const char *eq = memchr(s, '=', (size_t)(e - s));
@@ -153,9 +153,9 @@ static int parse_item(struct lwm2_hwc_plan *p, bool *named, const char *s, const
 		}
 		/* A bare preset replaces the defaults of its role; a second
 		 * one for the same role becomes an alternative. */
-		if (!named[role]) {
+		if (!p->named[role]) {
 			p->ncand[role] = 0;
-			named[role] = true;
+			p->named[role] = true;
 		}
 		return add_cand(p, role, ks, ke, err, errlen);
 	}
@@ -164,11 +164,11 @@ static int parse_item(struct lwm2_hwc_plan *p, bool *named, const char *s, const
 		snprintf(err, errlen, "unknown role %.*s", (int)(ke - ks > 40 ? 40 : ke - ks), ks);
 		return -1;
 	}
-	if (named[role]) {
+	if (p->named[role]) {
 		snprintf(err, errlen, "%s named twice", role_names[role]);
 		return -1;
 	}
-	named[role] = true;
+	p->named[role] = true;
 	p->ncand[role] = 0;
 
 	const char *v = eq + 1, *ve = e;
@@ -191,7 +191,6 @@ static int parse_item(struct lwm2_hwc_plan *p, bool *named, const char *s, const
 
 int lwm2_hwc_plan_parse(struct lwm2_hwc_plan *p, const char *spec, char *err, size_t errlen)
 {
-	bool named[LWM2_HWC_NROLES] = {false};
 	const char *s, *e;
 
 	lwm2_hwc_plan_defaults(p);
@@ -213,7 +212,7 @@ int lwm2_hwc_plan_parse(struct lwm2_hwc_plan *p, const char *spec, char *err, si
 		const char *is = s, *ie = comma ? comma : e;
 
 		trim(&is, &ie);
-		if (is < ie && parse_item(p, named, is, ie, err, errlen) < 0) {
+		if (is < ie && parse_item(p, is, ie, err, errlen) < 0) {
 			lwm2_hwc_plan_defaults(p);
 			return -1;
 		}
@@ -292,6 +291,67 @@ bool lwm2_hwc_none_reason(const struct lwm2_hwc_plan *p, const struct lwm2_hwc_c
 		snprintf(buf, len, "no hardware counters on this platform");
 	else
 		snprintf(buf, len, "no events selected (LWM2_EVENTS)");
+	return true;
+}
+
+/* The kernel's software events (linux/perf_event.h, a stable ABI) under
+ * libpfm's names; PERF_COUNT_SW_* numbers written out so that this file
+ * stays free of kernel headers. */
+static const struct {
+	const char *name;
+	unsigned long long config;
+} sw_events[] = {
+    {"CPU-CLOCK", 0},        {"TASK-CLOCK", 1},   {"PAGE-FAULTS", 2},      {"FAULTS", 2},
+    {"CONTEXT-SWITCHES", 3}, {"CS", 3},           {"CPU-MIGRATIONS", 4},   {"MIGRATIONS", 4},
+    {"MINOR-FAULTS", 5},     {"MAJOR-FAULTS", 6}, {"ALIGNMENT-FAULTS", 7}, {"EMULATION-FAULTS", 8},
+};
+
+static const char *const sw_perf_names[] = {
+    "CPU_CLOCK",       "TASK_CLOCK",      "PAGE_FAULTS",      "CONTEXT_SWITCHES", "CPU_MIGRATIONS",
+    "PAGE_FAULTS_MIN", "PAGE_FAULTS_MAJ", "ALIGNMENT_FAULTS", "EMULATION_FAULTS",
+};
+
+bool lwm2_hwc_software_event(const char *name, unsigned long long *config)
+{
+	if (strncasecmp(name, "perf::", 6) != 0)
+		return false;
+	name += 6;
+	for (size_t i = 0; i < sizeof(sw_events) / sizeof(sw_events[0]); i++)
+		if (strcasecmp(name, sw_events[i].name) == 0) {
+			*config = sw_events[i].config;
+			return true;
+		}
+	if (strncasecmp(name, "PERF_COUNT_SW_", 14) == 0)
+		for (size_t i = 0; i < sizeof(sw_perf_names) / sizeof(sw_perf_names[0]); i++)
+			if (strcasecmp(name + 14, sw_perf_names[i]) == 0) {
+				*config = i;
+				return true;
+			}
+	return false;
+}
+
+bool lwm2_hwc_unavailable_text(const struct lwm2_hwc_plan *p, const struct lwm2_hwc_choice *c,
+                               const char *why, char *buf, size_t len)
+{
+	const char *first = NULL;
+	int more = 0;
+
+	if (p->off)
+		return false;
+	for (int r = 0; r < LWM2_HWC_NROLES; r++) {
+		if (!p->named[r] || !p->ncand[r] || c->why[r] != LWM2_HWC_WHY_ABSENT)
+			continue;
+		if (first)
+			more++;
+		else
+			first = p->cand[r][0];
+	}
+	if (!first)
+		return false;
+	if (more)
+		snprintf(buf, len, "event %s and %d more not available: %s", first, more, why);
+	else
+		snprintf(buf, len, "event %s not available: %s", first, why);
 	return true;
 }
 

@@ -36,7 +36,8 @@ enum lwm2_hwc_role {
 #define LWM2_HWC_NAME_LEN 64
 
 struct lwm2_hwc_plan {
-	bool off; /* "none": no counters at all */
+	bool off;                    /* "none": no counters at all */
+	bool named[LWM2_HWC_NROLES]; /* candidates from LWM2_EVENTS, not defaults */
 	unsigned ncand[LWM2_HWC_NROLES];
 	char cand[LWM2_HWC_NROLES][LWM2_HWC_MAX_CAND][LWM2_HWC_NAME_LEN];
 };
@@ -100,6 +101,24 @@ void lwm2_hwc_select(const struct lwm2_hwc_plan *p, lwm2_hwc_try_fn try_fn, void
  */
 bool lwm2_hwc_none_reason(const struct lwm2_hwc_plan *p, const struct lwm2_hwc_choice *c, char *buf,
                           size_t len);
+
+/*
+ * Whether name is one of the kernel's generic software events as libpfm
+ * names them (perf::TASK-CLOCK, perf::PAGE-FAULTS, perf::CONTEXT-SWITCHES,
+ * ... and their perf::PERF_COUNT_SW_* spellings); *config is then its
+ * PERF_COUNT_SW_* number.  The kernel counts these itself, without a PMU.
+ */
+bool lwm2_hwc_software_event(const char *name, unsigned long long *config);
+
+/*
+ * When a role named in LWM2_EVENTS got none of its candidates because they
+ * do not exist here, "event EV not available: why" (EV its first
+ * candidate; "event EV and N more not available" when other named roles
+ * lack theirs too) in buf, and true.  False when every named role is
+ * measured or left out.
+ */
+bool lwm2_hwc_unavailable_text(const struct lwm2_hwc_plan *p, const struct lwm2_hwc_choice *c,
+                               const char *why, char *buf, size_t len);
 
 /* A short list of the roles not measured and why ("fp_ops: not on this
  * platform; llc_misses: does not fit"), for debug output; "" if none. */

@@ -10,7 +10,10 @@
 # tests of each build and of an ASan+UBSan build, checks formatting and the
 # shell scripts, starts one private Slurm cluster for all integration tests,
 # runs them, stops it, and runs `make distcheck`.  Every test point counts;
-# the last line is "N passed, N failed" (", N skipped" when any were).
+# the last line is "N passed, N failed, N skipped".  Before it, the skipped
+# points are listed by reason (the text of their TAP "# SKIP" lines, with
+# the stages that skipped them), so that a test the host could not run (no
+# GPU, no PMU, ...) is seen in the output and not only counted.
 #
 # Environment: LWM2_SUITE_DIR (scratch, default _build/suite in the tree),
 # LWM2_SUITE_SKIP (space-separated stage names to leave out, e.g. "distcheck
@@ -43,6 +46,41 @@ count_pass() { passed=$((passed + 1)); }
 count_fail() { failed=$((failed + 1)); failures+=("$1"); }
 count_skip() { skipped=$((skipped + 1)); }
 
+# note_skips LABEL LOG...: the reasons of the skipped TAP points in the
+# logs, one "LABEL<tab>reason" line each into $work/skips.  The reason is
+# what follows "# SKIP", else the point's description; a whole script
+# skipped ("1..0 # SKIP why") counts once.
+skips_file=$work/skips
+: >"$skips_file"
+note_skips() {
+	local label=$1
+	shift
+	[ $# -gt 0 ] || return 0
+	awk -v label="$label" '
+		/^ok [0-9]+.*# *(SKIP|skip)/ || /^1\.\.0 *# *(SKIP|skip)/ {
+			line = $0
+			why = line
+			sub(/^.*# *(SKIP|skip)[[:space:]]*/, "", why)
+			if (why == "") {
+				why = line
+				sub(/^ok [0-9]+ *-? */, "", why)
+				sub(/ *# *(SKIP|skip).*$/, "", why)
+			}
+			if (why == "") why = "(no reason given)"
+			print label "\t" why
+		}' "$@" >>"$skips_file" 2>/dev/null
+}
+
+# The skipped points grouped by reason, most frequent first.
+skip_summary() {
+	[ -s "$skips_file" ] || return 0
+	say "skipped, by reason:"
+	awk -F '\t' '
+		{ n[$2]++; if (index(" " st[$2] ", ", " " $1 ", ") == 0) st[$2] = st[$2] (st[$2] == "" ? "" : ", ") $1 }
+		END { for (r in n) printf "%6d  %s  [%s]\n", n[r], r, st[r] }' "$skips_file" |
+		sort -k1,1nr -k2
+}
+
 # step NAME CMD...: one test point for a whole command (a build, a check).
 step() {
 	local name=$1 t0 rc
@@ -71,6 +109,9 @@ count_trs() {
 	failed=$((failed + f))
 	skipped=$((skipped + s))
 	say "     $label: $p passed, $f failed, $s skipped"
+	local logs_of_trs=()
+	mapfile -t logs_of_trs < <(find "$dir" -name '*.trs' 2>/dev/null | sed 's/\.trs$/.log/')
+	note_skips "$label" "${logs_of_trs[@]}"
 	if [ "$f" -gt 0 ]; then
 		local trs
 		while IFS= read -r trs; do
@@ -97,6 +138,7 @@ count_tap() {
 	passed=$((passed + p))
 	skipped=$((skipped + s))
 	failed=$((failed + f))
+	note_skips "$label" "$log"
 	if [ "$f" -gt 0 ]; then
 		failures+=("$label")
 		grep -E '^not ok' "$log" | sed 's/^/    /'
@@ -216,9 +258,6 @@ if [ ${#failures[@]} -gt 0 ]; then
 	say "failures:"
 	printf '    %s\n' "${failures[@]}"
 fi
-if [ $skipped -gt 0 ]; then
-	echo "$passed passed, $failed failed, $skipped skipped"
-else
-	echo "$passed passed, $failed failed"
-fi
+skip_summary
+echo "$passed passed, $failed failed, $skipped skipped"
 [ $failed -eq 0 ]

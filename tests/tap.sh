@@ -3,7 +3,7 @@
 #
 # TAP output for the shell tests (unit tests run by Automake's tap-driver,
 # integration tests counted by tests/suite.sh): source it, then ok, not_ok,
-# is, check, skip, diag, and done_testing as the last command.
+# is, check, skip, skip_because, diag, and done_testing as the last command.
 
 _tap_n=0
 _tap_failed=0
@@ -38,6 +38,13 @@ not_ok() {
 skip() {
 	_tap_n=$((_tap_n + 1))
 	echo "ok $_tap_n # SKIP $*"
+}
+
+# skip_because DESC REASON: a point that could not run here, with the
+# reason alone after "# SKIP" (tests/suite.sh groups skips by it).
+skip_because() {
+	_tap_n=$((_tap_n + 1))
+	echo "ok $_tap_n - $1 # SKIP $2"
 }
 
 # Whole script skipped: TAP wants exactly this plan line, nothing else.

@@ -79,12 +79,12 @@ run() {
 	case $impl in
 	ompi)
 		OMPI_MCA_btl=self,vader OMPI_MCA_io=${LWM2_TEST_OMPI_IO:-romio321} \
-			timeout 120 mpirun.openmpi --allow-run-as-root --oversubscribe -np "$np" \
+			timeout 60 mpirun.openmpi --allow-run-as-root --oversubscribe -np "$np" \
 			-x LD_PRELOAD="$pre" -x LWM2_DIR="$W/rec" -x LWM2_EXPECT_DIR="$W/exp" \
 			-x OMPI_MCA_btl -x OMPI_MCA_io "$@" >"$W/out" 2>&1
 		;;
 	mpich)
-		timeout 120 mpiexec.mpich -n "$np" -genv LD_PRELOAD "$pre" -genv LWM2_DIR "$W/rec" \
+		timeout 60 mpiexec.mpich -n "$np" -genv LD_PRELOAD "$pre" -genv LWM2_DIR "$W/rec" \
 			-genv LWM2_EXPECT_DIR "$W/exp" "$@" >"$W/out" 2>&1
 		;;
 	esac

@@ -14,16 +14,26 @@
  *   papi     uses PAPI itself at once (a software event) and prints what it
  *            measured: it must work as without lwm2
  *   papi-late  the same once lwm2 counts it
+ *   probe    what this host offers, one line each: "kernel task-clock: ok"
+ *            or the error of perf_event_open, and "papi task-clock: ok" or
+ *            why PAPI cannot count it ("perf_event component disabled:
+ *            ..."); "papi pmus: A,B" the PMUs of PAPI's perf_event
+ *            component (the test disables them to play a host without)
  * "lwm2 counts it": a perf_event descriptor is open in the process.  The
  * waits are for conditions, never for a time, so the modes mean the same
- * on a loaded machine.  Built twice: with libpapi, and with
+ * on a loaded machine; they give up after LWM2_TEST_WAIT_S seconds (20 by
+ * default) and say so ("not counted"), so that a module which never counts
+ * fails the test in seconds instead of hanging it.  Built twice: with libpapi, and with
  * -DLWM2_TEST_NO_PAPI (no papi modes) to see whether lwm2 itself loaded
  * libpapi.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <dlfcn.h>
+#include <errno.h>
+#include <linux/perf_event.h>
 #include <stdbool.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #ifndef LWM2_TEST_NO_PAPI
@@ -108,17 +118,40 @@ static bool counted(void)
 	return found;
 }
 
-/* Until lwm2's counters are open; a bound only so that a broken module
- * fails the test instead of hanging it. */
+static double wall_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* When a wait for lwm2 gives up: a bound only, so that a module that
+ * never counts fails the test in seconds instead of hanging it. */
+static double give_up_at(void)
+{
+	const char *s = getenv("LWM2_TEST_WAIT_S");
+	double limit = s ? atof(s) : 20;
+
+	return wall_now() + (limit > 0 ? limit : 20);
+}
+
 /* Counting has begun once perf_event descriptors stay open: while lwm2
  * sets up, PAPI and the probe open some for a moment and close them again,
- * so one sighting is not enough.  50 sightings in a row, 1 ms apart. */
-static void wait_counted(void)
+ * so one sighting is not enough.  50 sightings in a row, 1 ms apart.
+ * False (and "not counted" on stderr) when that never happens. */
+static bool wait_counted(void)
 {
-	for (int i = 0, seen = 0; i < 60000 && seen < 50; i++) {
+	double end = give_up_at();
+	int seen = 0;
+
+	while (seen < 50 && wall_now() < end) {
 		seen = counted() ? seen + 1 : 0;
 		nap(1);
 	}
+	if (seen < 50)
+		fprintf(stderr, "papi_busy: not counted\n");
+	return seen >= 50;
 }
 
 static void *nothing(void *arg)
@@ -187,11 +220,74 @@ static int raw_exit(void)
 		fprintf(stderr, "papi_busy: no libc pthread_create\n");
 		return 2;
 	}
-	wait_counted();
+	if (!wait_counted())
+		return 4;
 	if (create(&t, NULL, exit_now, NULL) != 0)
 		return 2;
 	pthread_join(t, NULL);
 	return 3; /* not reached: the thread ends the process */
+}
+
+/*
+ * What the host offers, checked the way lwm2 checks it: the kernel's
+ * task clock through perf_event_open for this thread, and PAPI's view of
+ * perf::TASK-CLOCK (the component's state first, then an event set).
+ */
+static int probe(void)
+{
+	struct perf_event_attr a;
+	int fd;
+
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_SOFTWARE;
+	a.config = PERF_COUNT_SW_TASK_CLOCK;
+	a.exclude_kernel = 1;
+	a.exclude_hv = 1;
+	a.disabled = 1;
+	fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, 0);
+	if (fd >= 0) {
+		close(fd);
+		printf("kernel task-clock: ok\n");
+	} else {
+		printf("kernel task-clock: perf_event_open: %s\n", strerror(errno));
+	}
+#ifndef LWM2_TEST_NO_PAPI
+	{
+		const PAPI_component_info_t *ci = NULL;
+		int es = PAPI_NULL, cidx, rc;
+		long long v;
+
+		rc = PAPI_library_init(PAPI_VER_CURRENT);
+		if (rc != PAPI_VER_CURRENT) {
+			printf("papi task-clock: PAPI_library_init: %s\n", PAPI_strerror(rc));
+			return 0;
+		}
+		cidx = PAPI_get_component_index("perf_event");
+		if (cidx >= 0)
+			ci = PAPI_get_component_info(cidx);
+		if (ci) {
+			printf("papi pmus: ");
+			for (int i = 0, k = 0; i < PAPI_PMU_MAX && ci->pmu_names[i]; i++)
+				if (strcmp(ci->pmu_names[i], "perf") != 0 &&
+				    strcmp(ci->pmu_names[i], "perf_raw") != 0)
+					printf("%s%s", k++ ? "," : "", ci->pmu_names[i]);
+			printf("\n");
+		}
+		if (!ci)
+			printf("papi task-clock: no perf_event component\n");
+		else if (ci->disabled)
+			printf("papi task-clock: perf_event component disabled: %s\n",
+			       ci->disabled_reason);
+		else if ((rc = PAPI_create_eventset(&es)) != PAPI_OK ||
+		         (rc = PAPI_add_named_event(es, "perf::TASK-CLOCK")) != PAPI_OK ||
+		         (rc = PAPI_start(es)) != PAPI_OK || (rc = PAPI_stop(es, &v)) != PAPI_OK)
+			printf("papi task-clock: %s\n", PAPI_strerror(rc));
+		else
+			printf("papi task-clock: ok\n");
+	}
+#endif
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -199,11 +295,16 @@ int main(int argc, char **argv)
 	const char *mode = argc > 1 ? argv[1] : "busy";
 
 	if (strcmp(mode, "spin1") == 0) {
+		double end;
+
 		spin(1.0);
-		while (!counted())
+		end = give_up_at();
+		while (!counted() && wall_now() < end)
 			spin(0.01);
 		return 0;
 	}
+	if (strcmp(mode, "probe") == 0)
+		return probe();
 	if (strcmp(mode, "fork") == 0)
 		return forks();
 	if (strcmp(mode, "rawexit") == 0)
@@ -219,7 +320,8 @@ int main(int argc, char **argv)
 	if (strcmp(mode, "busy") == 0) {
 		pthread_t th[2];
 
-		wait_counted();
+		if (!wait_counted())
+			return 4;
 
 		spin(0.3);
 		for (int i = 0; i < 2; i++)
@@ -240,8 +342,8 @@ int main(int argc, char **argv)
 		int es = PAPI_NULL, rc;
 		long long v = 0;
 
-		if (mode[4])
-			wait_counted();
+		if (mode[4] && !wait_counted())
+			return 4;
 		rc = PAPI_library_init(PAPI_VER_CURRENT);
 		if (rc != PAPI_VER_CURRENT) {
 			printf("PAPI_library_init: %d\n", rc);

@@ -176,11 +176,67 @@ static void test_hardware_only(void)
 	ok(lwm2_hwc_plan_hardware_only(&p), "no event at all needs no PAPI");
 }
 
+static void test_software(void)
+{
+	unsigned long long cfg = 99;
+
+	ok(lwm2_hwc_software_event("perf::TASK-CLOCK", &cfg) && cfg == 1,
+	   "task clock is software 1");
+	ok(lwm2_hwc_software_event("perf::page-faults", &cfg) && cfg == 2, "page faults, any case");
+	ok(lwm2_hwc_software_event("perf::CS", &cfg) && cfg == 3, "CS is context switches");
+	ok(lwm2_hwc_software_event("perf::PERF_COUNT_SW_PAGE_FAULTS_MAJ", &cfg) && cfg == 6,
+	   "libpfm's long name");
+	ok(!lwm2_hwc_software_event("perf::CYCLES", &cfg), "cycles need a PMU");
+	ok(!lwm2_hwc_software_event("TASK-CLOCK", &cfg), "only libpfm's perf:: names");
+	ok(!lwm2_hwc_software_event("perf::TASK-CLOCK:u", &cfg), "no modifiers");
+	ok(!lwm2_hwc_software_event("perf::PERF_COUNT_SW_DUMMY", &cfg), "dummy counts nothing");
+}
+
+static void test_unavailable(void)
+{
+	static const char *const none[] = {NULL};
+	static const char *const clock[] = {"perf::TASK-CLOCK", NULL};
+	struct fake f = {.exists = none, .capacity = 4};
+	struct lwm2_hwc_plan p;
+	struct lwm2_hwc_choice c;
+	char err[80], buf[LWM2_REASON_LEN];
+	const char *why = "PAPI perf_event component disabled (no PMU)";
+
+	lwm2_hwc_plan_parse(&p, "cycles=perf::TASK-CLOCK|perf::CPU-CLOCK,instructions=", err,
+	                    sizeof(err));
+	lwm2_hwc_select(&p, fake_try, &f, &c);
+	ok(lwm2_hwc_unavailable_text(&p, &c, why, buf, sizeof(buf)), "a named event is missing");
+	is_str(buf,
+	       "event perf::TASK-CLOCK not available: PAPI perf_event component disabled (no PMU)",
+	       "the reason names it and says why");
+
+	lwm2_hwc_plan_parse(&p, "cycles=PAPI_TOT_CYC,PAPI_TOT_INS,fp_ops=", err, sizeof(err));
+	f = (struct fake){.exists = none, .capacity = 4};
+	lwm2_hwc_select(&p, fake_try, &f, &c);
+	lwm2_hwc_unavailable_text(&p, &c, "no such event on this node", buf, sizeof(buf));
+	is_str(buf, "event PAPI_TOT_CYC and 1 more not available: no such event on this node",
+	       "several: the first and how many more");
+
+	lwm2_hwc_plan_parse(&p, NULL, err, sizeof(err));
+	f = (struct fake){.exists = none, .capacity = 4};
+	lwm2_hwc_select(&p, fake_try, &f, &c);
+	ok(!lwm2_hwc_unavailable_text(&p, &c, why, buf, sizeof(buf)),
+	   "the defaults are not named: the plain reason stays");
+
+	lwm2_hwc_plan_parse(&p, "cycles=perf::TASK-CLOCK,instructions=", err, sizeof(err));
+	f = (struct fake){.exists = clock, .capacity = 4};
+	lwm2_hwc_select(&p, fake_try, &f, &c);
+	ok(!lwm2_hwc_unavailable_text(&p, &c, why, buf, sizeof(buf)),
+	   "every named role measured or left out: nothing to say");
+}
+
 int main(void)
 {
 	test_parse();
 	test_select();
 	test_hardware_only();
+	test_software();
+	test_unavailable();
 	is_int(lwm2_hwc_role_counter(LWM2_HWC_FP_OPS), LWM2_C_hwc_fp_ops, "role to counter");
 	is_str(lwm2_hwc_role_name(LWM2_HWC_L1D_ACCESSES), "l1d_accesses", "role name");
 	ok(lwm2_hwc_role_name(LWM2_HWC_NROLES) == NULL, "out of range");

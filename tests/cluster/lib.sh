@@ -33,7 +33,8 @@ _cluster_made_dir=0
 cluster_prereq() {
 	[ "$(id -u)" -eq 0 ] || skip_all "needs root to start the private cluster"
 	local c
-	for c in slurmctld slurmd slurmdbd mariadbd mariadb-install-db munged srun; do
+	# python3 reads the JSON the tests check.
+	for c in slurmctld slurmd slurmdbd mariadbd mariadb-install-db munged srun python3; do
 		PATH=$PATH:/usr/sbin command -v "$c" >/dev/null ||
 			skip_all "$c not installed (contrib/install-deps.sh)"
 	done
@@ -151,7 +152,7 @@ run_job_unchecked() {
 		shift 2
 	fi
 	local rc=0
-	JOB_OUT=$(as_user "${u[@]}" timeout "${LWM2_JOB_TIMEOUT:-300}" srun "$@" 2>&1) || rc=$?
+	JOB_OUT=$(as_user "${u[@]}" timeout "${LWM2_JOB_TIMEOUT:-60}" srun "$@" 2>&1) || rc=$?
 	return "$rc"
 }
 
@@ -177,7 +178,7 @@ _job_done_re='^(COMPLETED|FAILED|CANCELLED.*|TIMEOUT|NODE_FAIL|OUT_OF_MEMORY|PRE
 # wait_job JOBID [TIMEOUT]: wait until accounting has the job's final state
 # and print it. The record reaches slurmdbd after squeue forgets the job.
 wait_job() {
-	local id=$1 limit=$((${2:-120} * 5)) i state
+	local id=$1 limit=$((${2:-60} * 5)) i state
 	for ((i = 0; i < limit; i++)); do
 		state=$(sacct -n -X -P -j "$id" -o State 2>/dev/null | head -n 1)
 		if [[ $state =~ $_job_done_re ]]; then
@@ -186,7 +187,7 @@ wait_job() {
 		fi
 		sleep 0.2
 	done
-	diag "job $id not finished after ${2:-120} s (state '${state:-}')"
+	diag "job $id not finished after ${2:-60} s (state '${state:-}')"
 	return 1
 }
 

@@ -86,9 +86,9 @@ digest_as() {
 	as_user "${u[@]}" "$LWM2" digest "$@"
 }
 
-# wait_digest JOB [SECONDS]: until AdminComment holds the LWM2 part.
+# wait_digest JOB [SECONDS]: until AdminComment holds the LWM2 part (60 s).
 wait_digest() {
-	local i limit=$((${2:-90} * 2))
+	local i limit=$((${2:-60} * 2))
 	for ((i = 0; i < limit; i++)); do
 		if sacct -n -X -P -j "$1" -o AdminComment%60000 2>/dev/null | grep -q 'LWM2:{'; then
 			return 0

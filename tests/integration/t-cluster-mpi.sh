@@ -83,7 +83,7 @@ else
 	not_ok "sbatch accepts a two-step script"
 	job=0
 fi
-is "$(wait_job "$job" 120)" COMPLETED "batch job $job COMPLETED in sacct"
+is "$(wait_job "$job" 60)" COMPLETED "batch job $job COMPLETED in sacct"
 is "$(sacct_field "$job" NNodes)" 2 "batch job used 2 nodes"
 is "$(sacct_field "$job.0" State)" COMPLETED "batch step 0 COMPLETED"
 is "$(sacct_field "$job.1" State)" COMPLETED "batch step 1 COMPLETED"
@@ -92,7 +92,7 @@ is "$(sacct -n -P -j "$job" -o JobID | grep -cE '^[0-9]+\.[0-9]+$')" 2 \
 check_ranks "$(cat "$TESTDIR/$TEST_USER/two-steps-$job.out" 2>&1)" 4 2 sbatch
 
 # --- salloc
-out=$(as_user timeout 120 salloc -N2 -n2 srun --mpi=pmix "$bin/allreduce" 2>&1)
+out=$(as_user timeout 60 salloc -N2 -n2 srun --mpi=pmix "$bin/allreduce" 2>&1)
 is "$?" 0 "salloc -N2 -n2 runs srun"
 check_ranks "$out" 2 2 salloc
 

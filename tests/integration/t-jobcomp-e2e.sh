@@ -71,8 +71,8 @@ for i in $(seq 1 100); do
 	sleep 0.2
 done
 scontrol update job="$job" AdminComment="JS1:H4sIAAAAAAAAA+other+tool" >/dev/null 2>&1
-is "$(wait_job "$job" 180)" COMPLETED "MPI job $job COMPLETED"
-check "its digest reaches AdminComment" wait_digest "$job" 90
+is "$(wait_job "$job" 60)" COMPLETED "MPI job $job COMPLETED"
+check "its digest reaches AdminComment" wait_digest "$job" 60
 
 ac=$(sacct -n -X -P -j "$job" -o AdminComment%65000)
 case $ac in
@@ -132,7 +132,7 @@ for i in $(seq 1 150); do
 	sleep 0.2
 done
 cp "$SPOOL/$src/0.n1.lwm2node" "$TESTDIR/stolen.lwm2node" 2>/dev/null
-wait_job "$src" 120 >/dev/null
+wait_job "$src" 60 >/dev/null
 victim=$(submit_batch "$TESTDIR/$TEST_USER/sleep.sh") || victim=0
 for i in $(seq 1 150); do
 	[ -d "$SPOOL/$victim" ] && break
@@ -141,8 +141,8 @@ done
 install -d -m 700 "$SPOOL/$victim"
 cp "$TESTDIR/stolen.lwm2node" "$SPOOL/$victim/7.n3.lwm2node"
 printf 'lwm2-node 1 5 2\nxxxxx\n{}\n' >"$SPOOL/$victim/8.n4.lwm2node"
-wait_job "$victim" 120 >/dev/null
-check "digest of job $victim made despite the planted records" wait_digest "$victim" 90
+wait_job "$victim" 60 >/dev/null
+check "digest of job $victim made despite the planted records" wait_digest "$victim" 60
 is "$(log_line "$victim" "l['status'], l['records_rejected']")" "('ok', 2)" \
 	"log: the two planted records rejected"
 check "slurmctld logs the copied record" \
@@ -175,10 +175,10 @@ is "$?" 1 "lwm2 digest without digest: exit 1"
 
 # --- an array of two tasks: one digest each, each in its own row
 arr=$(as_user sbatch --parsable -a 1-2 -N1 -n2 -o /dev/null --wrap "srun --mpi=pmix $bin/pingpong" 2>/dev/null) || arr=0
-wait_job "${arr}_1" 120 >/dev/null
-wait_job "${arr}_2" 120 >/dev/null
-check "array task 1 digest" wait_digest "${arr}_1" 90
-check "array task 2 digest" wait_digest "${arr}_2" 90
+wait_job "${arr}_1" 60 >/dev/null
+wait_job "${arr}_2" 60 >/dev/null
+check "array task 1 digest" wait_digest "${arr}_1" 60
+check "array task 2 digest" wait_digest "${arr}_2" 60
 is "$(digest_as -j "${arr}_2" -p -n -o JobID,mpi_p2p_calls)" "${arr}_2|40" "lwm2 digest -j ID_TASK: that task only"
 is "$(digest_as -j "$arr" -p -n -o JobID | sort | tr '\n' ' ')" "${arr}_1 ${arr}_2 " \
 	"lwm2 digest -j ARRAYID: every task"

@@ -26,7 +26,7 @@ srun --het-group=1 hostname
 EOF
 chown "$TEST_USER" "$TESTDIR/$TEST_USER/het.sh"
 het=$(submit_batch "$TESTDIR/$TEST_USER/het.sh") || het=0
-wait_job "$het" 120 >/dev/null
+wait_job "$het" 60 >/dev/null
 for i in $(seq 1 180); do
 	n=$(sacct -n -P -j "$het" -o JobID,AdminComment%60000 2>/dev/null | grep -c '^[0-9]*+[01]|.*LWM2:{')
 	[ "$n" -ge 2 ] && break
@@ -55,12 +55,15 @@ for i in $(seq 1 150); do
 	sleep 0.2
 done
 scontrol requeue "$rq"
-# a requeued batch job waits for its credential to expire; not here
+# a requeued batch job waits for its credential to expire (begin time
+# 120 s on); not here.  The begin time is set once the job is pending
+# again: moved before that, it is overwritten.
 for i in $(seq 1 100); do
-	scontrol update jobid="$rq" StartTime=now >/dev/null 2>&1 && break
+	[ "$(squeue -h -j "$rq" -o %T 2>/dev/null)" = PENDING ] &&
+		scontrol update jobid="$rq" StartTime=now >/dev/null 2>&1 && break
 	sleep 0.2
 done
-is "$(wait_job "$rq" 180)" COMPLETED "requeued job $rq completed its second run"
+is "$(wait_job "$rq" 60)" COMPLETED "requeued job $rq completed its second run"
 for i in $(seq 1 120); do
 	runs=$(python3 -c '
 import json, sys
@@ -74,7 +77,7 @@ print(len(n))' "$JCLOG" "$rq" 2>/dev/null)
 	sleep 0.5
 done
 is "$runs" 2 "log: one line per run, told apart by start time"
-check "the second run's digest in accounting" wait_digest "$rq" 90
+check "the second run's digest in accounting" wait_digest "$rq" 60
 is "$(digest_as -j "$rq" -p -n -o JobID,Status,State)" "$rq|ok|COMPLETED" \
 	"lwm2 digest -j: the last run"
 

@@ -48,8 +48,8 @@ JobCompLoc=$JCLOG" "$@"
 # --- mail: END mail with the digest in its body
 job=$(as_user sbatch --parsable -N2 -n2 --mail-type=END --mail-user="$TEST_USER" -o /dev/null \
 	--wrap "srun true" 2>/dev/null) || job=0
-is "$(wait_job "$job" 120)" COMPLETED "job $job with --mail-type=END"
-for i in $(seq 1 300); do
+is "$(wait_job "$job" 60)" COMPLETED "job $job with --mail-type=END"
+for i in $(seq 1 120); do
 	compgen -G "$mailbox/mail.*" >/dev/null && break
 	sleep 0.5
 done

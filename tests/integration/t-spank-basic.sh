@@ -83,7 +83,7 @@ chown "$TEST_USER" "$TESTDIR/$TEST_USER/batch.sh"
 job=$(as_user env LD_PRELOAD="$USERLIB" sbatch --parsable "$TESTDIR/$TEST_USER/batch.sh" 2>&1) ||
 	diag "sbatch: $job"
 job=${job%%;*}
-is "$(wait_job "$job" 120)" COMPLETED "sbatch: job $job COMPLETED"
+is "$(wait_job "$job" 60)" COMPLETED "sbatch: job $job COMPLETED"
 out=$(cat "$TESTDIR/$TEST_USER/batch-$job.out" 2>&1)
 is "$(grep -c "LD_PRELOAD=$LIB:$USERLIB LWM2_DIR=$BASEDIR/$job.batch.n1 " <<<"$out")" 1 \
 	"sbatch: the batch script is measured, the user's LD_PRELOAD kept"
@@ -104,14 +104,14 @@ srun bash -c '$probe'
 EOF
 chown "$TEST_USER" "$TESTDIR/$TEST_USER/off.sh"
 job=$(submit_batch "$TESTDIR/$TEST_USER/off.sh" --lwm2=off)
-is "$(wait_job "$job" 120)" COMPLETED "sbatch --lwm2=off: job $job COMPLETED"
+is "$(wait_job "$job" 60)" COMPLETED "sbatch --lwm2=off: job $job COMPLETED"
 out=$(cat "$TESTDIR/$TEST_USER/off-$job.out" 2>&1)
 is "$(grep -c "LD_PRELOAD= LWM2_DIR= .*nlwm2=0" <<<"$out")" 2 \
 	"sbatch --lwm2=off: neither the batch step nor the srun inside is measured"
 check "sbatch --lwm2=off: nothing in the spool" test ! -e "$SPOOL/$job"
 
 # --- salloc: the steps inside are measured
-out=$(as_user timeout 120 salloc -N1 -n1 --lwm2-slice=5 srun bash -c "$probe" 2>&1)
+out=$(as_user timeout 60 salloc -N1 -n1 --lwm2-slice=5 srun bash -c "$probe" 2>&1)
 is "$(grep -c "LD_PRELOAD=$LIB .*LWM2_SLICE=5 " <<<"$out")" 1 \
 	"salloc --lwm2-slice=5: the step inside is measured with 5 s slices"
 job=$(job_of "$out")

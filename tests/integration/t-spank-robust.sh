@@ -98,7 +98,7 @@ srun bash -c 'echo task $SLURM_PROCID'
 SH
 chown "$TEST_USER" "$TESTDIR/$TEST_USER/print.sh"
 job=$(submit_batch "$TESTDIR/$TEST_USER/print.sh" --lwm2=print)
-is "$(wait_job "$job" 120)" COMPLETED "sbatch --lwm2=print: job $job COMPLETED"
+is "$(wait_job "$job" 60)" COMPLETED "sbatch --lwm2=print: job $job COMPLETED"
 out=$(cat "$TESTDIR/$TEST_USER/print-$job.out" 2>&1)
 check "sbatch --lwm2=print: the script's output comes first" grep -q "script ran" <<<"$out"
 check "sbatch --lwm2=print: the job digest at the end of the output file" \
