@@ -192,6 +192,17 @@ static int glue_acct_modify(const struct lwm2_jc_job *job, const char *comment)
 	return 0;
 }
 
+/* A requeued run's row has the state JOB_REQUEUE, a flag whose base state
+ * is PENDING: it ended all the same. */
+static bool row_ended(const slurmdb_job_rec_t *rec)
+{
+	uint32_t base = rec->state & JOB_STATE_BASE;
+
+	if (!rec->end)
+		return false;
+	return (rec->state & JOB_REQUEUE) || (base != JOB_PENDING && base != JOB_RUNNING);
+}
+
 static enum lwm2_jc_acct_state glue_acct_read(const struct lwm2_jc_job *job, char **comment)
 {
 	slurmdb_job_cond_t cond;
@@ -232,8 +243,7 @@ static enum lwm2_jc_acct_state glue_acct_read(const struct lwm2_jc_job *job, cha
 	}
 	if (!pick) {
 		st = LWM2_JC_ACCT_NOT_ENDED;
-	} else if (!pick->end || (pick->state & JOB_STATE_BASE) == JOB_PENDING ||
-	           (pick->state & JOB_STATE_BASE) == JOB_RUNNING) {
+	} else if (!row_ended(pick)) {
 		st = LWM2_JC_ACCT_NOT_ENDED;
 	} else {
 		st = LWM2_JC_ACCT_ENDED;
@@ -292,8 +302,7 @@ static int acct_lookup(uint32_t job_id, struct lwm2_jc_job **out)
 	if (!pick) {
 		errno = ENOENT;
 		rc = -1;
-	} else if (pick->end && (pick->state & JOB_STATE_BASE) != JOB_PENDING &&
-	           (pick->state & JOB_STATE_BASE) != JOB_RUNNING) {
+	} else if (row_ended(pick)) {
 		if (!(job = calloc(1, sizeof(*job)))) {
 			FREE_NULL_LIST(jobs);
 			errno = EAGAIN;
