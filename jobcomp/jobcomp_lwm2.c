@@ -234,10 +234,13 @@ static enum lwm2_jc_acct_state glue_acct_read(const struct lwm2_jc_job *job, cha
 			pick = rec;
 	}
 	list_iterator_destroy(it);
-	if (!pick && rows == 1 && !job->restart_count) {
+	/* a start that differs, on the same submission (never seen, but
+	 * then the row is still this job's): a job id used again after
+	 * slurmctld lost its state has another submit time */
+	if (!pick && rows == 1 && !job->restart_count && job->submit) {
 		it = list_iterator_create(jobs);
 		while ((rec = list_next(it)))
-			if (rec->jobid == job->job_id)
+			if (rec->jobid == job->job_id && rec->submit == job->submit)
 				pick = rec;
 		list_iterator_destroy(it);
 	}

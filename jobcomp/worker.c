@@ -660,6 +660,15 @@ int lwm2_jc_process(const struct lwm2_jc_conf *conf, const struct lwm2_jc_ops *o
 		     job->job_id, conf->retry_max);
 		return -1;
 	}
+	/* slurmctld may report a run's end twice (killed after log_record,
+	 * it comes back with the job still running, and ends it again) */
+	if (!job->logged && lwm2_jc_state_is_done(conf->state_dir, job)) {
+		jlog(ops, LWM2_JC_INFO,
+		     "lwm2: worker: job %" PRIu32 " (start %" PRId64
+		     ") has its digest already; its end reported again is left out",
+		     job->job_id, job->start);
+		return 0;
+	}
 	if (!job->logged && (rc = make_digest(conf, ops, job, stop)) != 0)
 		return rc;
 	if (stop && atomic_load(stop))
@@ -730,9 +739,11 @@ done:
 		if (stop && atomic_load(stop))
 			return 1;
 		remove_records(conf, ops, job, next_start_of(ops, job));
-	} else if (lwm2_jc_state_mark_done(conf->state_dir, job) < 0) {
-		/* the records stay: without the mark, a restart would take the
-		 * job for one that was lost and digest it again */
+	}
+	/* Without the mark, a restart would take a job whose records stay
+	 * (KeepNodeRecords) for one that was lost, and an end reported again
+	 * would overwrite the digest with one of no records. */
+	if (lwm2_jc_state_mark_done(conf->state_dir, job) < 0) {
 		jlog(ops, LWM2_JC_VERBOSE,
 		     "lwm2: state: couldn't mark job %" PRIu32 " done in %s: %s", job->job_id,
 		     conf->state_dir, strerror(errno));
@@ -992,8 +1003,34 @@ static void take_ready(void)
 		add_pending(job, job->saved);
 }
 
+/* Done marks older than RetryMax: a report of such a job would be given
+ * up anyway. */
+static void prune_done(void)
+{
+	struct dirent **list;
+	int n, i, dfd;
+	int64_t old = now_epoch() - (int64_t)w.conf.retry_max;
+
+	if ((dfd = open(w.conf.state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return;
+	if ((n = scandir(w.conf.state_dir, &list, NULL, NULL)) >= 0) {
+		for (i = 0; i < n; i++) {
+			struct stat st;
+
+			if (has_suffix(list[i]->d_name, ".done") &&
+			    fstatat(dfd, list[i]->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+			    (int64_t)st.st_mtime < old)
+				unlinkat(dfd, list[i]->d_name, 0);
+			free(list[i]);
+		}
+		free(list);
+	}
+	close(dfd);
+}
+
 static void *worker_main(void *arg)
 {
+	prune_done();
 	(void)arg;
 	while (!atomic_load(&w.stop)) {
 		struct pending **pp, *p;

@@ -647,6 +647,8 @@ cmd_kill_ctld() {
 	pid=$(<"$RUN/slurmctld.pid")
 	kill -KILL "$pid"
 	while [ -d "/proc/$pid" ]; do sleep 0.05; done
+	# a stale pid file would make start-ctld take the new daemon for dead
+	rm -f "$RUN/slurmctld.pid"
 	say "slurmctld killed"
 }
 
