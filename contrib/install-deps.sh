@@ -24,6 +24,8 @@ pkgs=(
 	openmpi-bin libopenmpi-dev libpmix-dev mpich libmpich-dev
 	# test harness (cluster.sh, lib.sh)
 	procps iproute2 netcat-openbsd util-linux shellcheck git ca-certificates
+	# a real mail path for lwm2-mail: mail(1) and an MTA delivering locally
+	exim4-daemon-light bsd-mailx
 )
 
 installed() {

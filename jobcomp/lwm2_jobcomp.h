@@ -215,12 +215,13 @@ void lwm2_jc_stop(void);
 bool lwm2_jc_running(void);
 
 /*
- * Jobs whose node records are in the spool but which are neither in
- * pending (queued) nor done: looked up with ops->job_lookup and handed to
- * fn.  is_pending tells whether a job id is queued.  Returns the number
- * handed over; *again is set when a lookup asked to be tried later.
+ * Jobs whose node records are in the spool (written since `since`) but
+ * which are neither in pending (queued) nor done: looked up with
+ * ops->job_lookup and handed to fn.  is_pending tells whether a job id is
+ * queued.  Returns the number handed over; *again is set when a lookup
+ * asked to be tried later.
  */
-int lwm2_jc_recover(const struct lwm2_jc_conf *conf, const struct lwm2_jc_ops *ops,
+int lwm2_jc_recover(const struct lwm2_jc_conf *conf, const struct lwm2_jc_ops *ops, int64_t since,
                     bool (*is_pending)(uint32_t job_id, void *arg),
                     void (*fn)(struct lwm2_jc_job *job, void *arg), void *arg, bool *again);
 

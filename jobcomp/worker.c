@@ -769,7 +769,7 @@ static bool has_evidence(int dfd)
 	return found;
 }
 
-int lwm2_jc_recover(const struct lwm2_jc_conf *conf, const struct lwm2_jc_ops *ops,
+int lwm2_jc_recover(const struct lwm2_jc_conf *conf, const struct lwm2_jc_ops *ops, int64_t since,
                     bool (*is_pending)(uint32_t job_id, void *arg),
                     void (*fn)(struct lwm2_jc_job *job, void *arg), void *arg, bool *again)
 {
@@ -796,9 +796,11 @@ int lwm2_jc_recover(const struct lwm2_jc_conf *conf, const struct lwm2_jc_ops *o
 		id = strtoul(de->d_name, &end, 10);
 		if (errno || *end || id == 0 || id > UINT32_MAX)
 			continue;
-		/* older than RetryMax: it would be given up at once */
+		/* older than RetryMax: it would be given up at once; last
+		 * written before the previous start: not lost by a crash
+		 * since, but done (records kept) or left by an older version */
 		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
-		    !S_ISDIR(st.st_mode) ||
+		    !S_ISDIR(st.st_mode) || (int64_t)st.st_mtime < since ||
 		    (conf->retry_max && (int64_t)st.st_mtime < now - (int64_t)conf->retry_max))
 			continue;
 		dfd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
@@ -861,6 +863,7 @@ static struct {
 	atomic_bool stop;
 	struct pending *pending;
 	int64_t rescan; /* when to look for lost jobs in the spool again */
+	int64_t since;  /* the previous start: lost jobs ended after it */
 } w = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static int dup_conf(struct lwm2_jc_conf *dst, const struct lwm2_jc_conf *src)
@@ -978,7 +981,7 @@ static void *keeper_main(void *arg)
 {
 	(void)arg;
 	while (!atomic_load(&w.stop)) {
-		struct timespec dl;
+		struct timespec dl, t0, t1;
 		struct lwm2_jc_job *job;
 
 		/* a bounded wait: a wake-up that comes just before the wait
@@ -987,7 +990,13 @@ static void *keeper_main(void *arg)
 		dl.tv_sec += 1;
 		if (!(job = lwm2_jc_queue_pop(w.queue, &dl)))
 			continue;
+		clock_gettime(CLOCK_MONOTONIC, &t0);
 		job->saved = save_job(job);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		jlog(&w.ops, LWM2_JC_DEBUG, "lwm2: state: job %" PRIu32 " kept in %.2f ms",
+		     job->job_id,
+		     (double)(t1.tv_sec - t0.tv_sec) * 1e3 +
+		         (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
 		if (lwm2_jc_queue_push(w.ready, job) < 0)
 			jlog(&w.ops, LWM2_JC_ERROR, "lwm2: worker: couldn't hand a job over: %s%s",
 			     strerror(errno), job->saved ? "; it stays in the state dir" : "");
@@ -1048,7 +1057,8 @@ static void *worker_main(void *arg)
 		if (now >= w.rescan && w.ops.job_lookup) {
 			bool again = false;
 
-			lwm2_jc_recover(&w.conf, &w.ops, is_pending, recover_one, NULL, &again);
+			lwm2_jc_recover(&w.conf, &w.ops, w.since, is_pending, recover_one, NULL,
+			                &again);
 			w.rescan = again ? now + 30 : INT64_MAX;
 		}
 		if (w.rescan < next)
@@ -1110,6 +1120,29 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
+/*
+ * When the plugin started last (StateDir/.started, touched now), less a
+ * minute for clocks: jobs lost by a crash of slurmctld ended after it.
+ * INT64_MAX at the first start: no job can be told lost then.
+ */
+static int64_t mark_start(const char *dir)
+{
+	char path[4096];
+	struct stat st;
+	int64_t since = INT64_MAX;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/.started", dir);
+	if (lstat(path, &st) == 0 && S_ISREG(st.st_mode))
+		since = (int64_t)st.st_mtime - 60;
+	fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd >= 0) {
+		futimens(fd, NULL);
+		close(fd);
+	}
+	return since;
+}
+
 int lwm2_jc_start(const struct lwm2_jc_conf *conf, const struct lwm2_jc_ops *ops)
 {
 	int rc;
@@ -1139,6 +1172,7 @@ int lwm2_jc_start(const struct lwm2_jc_conf *conf, const struct lwm2_jc_ops *ops
 	if (mkdir(w.conf.state_dir, 0700) < 0 && errno != EEXIST)
 		jlog(ops, LWM2_JC_ERROR, "lwm2: init: couldn't create StateDir %s: %s",
 		     w.conf.state_dir, strerror(errno));
+	w.since = mark_start(w.conf.state_dir);
 	if (lwm2_jc_state_load(w.conf.state_dir, resume_one, NULL, ops->log) < 0)
 		jlog(ops, LWM2_JC_ERROR, "lwm2: init: couldn't read StateDir %s: %s",
 		     w.conf.state_dir, strerror(errno));

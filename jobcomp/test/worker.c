@@ -564,26 +564,30 @@ int main(void)
 		bool again = false;
 		struct lwm2_jc_job *k = mkjob(56);
 
-		lwm2_jc_recover(&conf, &ops_recover, t_is_pending, t_recovered, NULL, &again);
+		lwm2_jc_recover(&conf, &ops_recover, 0, t_is_pending, t_recovered, NULL, &again);
 		ok(recovered[56], "recovered job 56 from the spool");
 		pending_id = 56;
 		memset(looked, 0, sizeof(looked));
 		memset(recovered, 0, sizeof(recovered));
-		lwm2_jc_recover(&conf, &ops_recover, t_is_pending, t_recovered, NULL, &again);
+		lwm2_jc_recover(&conf, &ops_recover, 0, t_is_pending, t_recovered, NULL, &again);
 		ok(!looked[56] && !recovered[56], "a queued job is not looked up");
 		pending_id = 0;
 		mkdir(state, 0700);
 		ok(lwm2_jc_state_mark_done(state, k) == 0, "done mark written");
-		lwm2_jc_recover(&conf, &ops_recover, t_is_pending, t_recovered, NULL, &again);
+		lwm2_jc_recover(&conf, &ops_recover, 0, t_is_pending, t_recovered, NULL, &again);
 		ok(looked[56] && !recovered[56], "a job marked done is not recovered");
 		lwm2_jc_job_free(k);
 		lookup_rc = -1;
 		again = false;
 		memset(recovered, 0, sizeof(recovered));
 		sign(57, 0, "n1", 0, 57);
-		lwm2_jc_recover(&conf, &ops_recover, t_is_pending, t_recovered, NULL, &again);
+		lwm2_jc_recover(&conf, &ops_recover, 0, t_is_pending, t_recovered, NULL, &again);
 		ok(again && !recovered[57], "lookup not possible now: asked again later");
 		lookup_rc = 1;
+		memset(recovered, 0, sizeof(recovered));
+		lwm2_jc_recover(&conf, &ops_recover, time(NULL) + 120, t_is_pending, t_recovered,
+		                NULL, &again);
+		ok(!recovered[57], "records from before the previous start are not taken for lost");
 	}
 
 	/* --- the worker hangs on accounting: new jobs still reach the state
