@@ -13,7 +13,7 @@ set -uo pipefail
 . "$(dirname "$0")/jobcomp-lib.sh"
 
 jobcomp_setup "VerifyWindow=0"
-plan 9
+plan 8
 
 # wait_reason JOB: the job's reason once its line is in the log (60 s).
 wait_reason() {
