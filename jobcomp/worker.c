@@ -625,7 +625,7 @@ static int send_part(const struct lwm2_jc_ops *ops, struct lwm2_jc_job *job, con
  * the job's end, since another tool (jobstats from EpilogSlurmctld) may
  * still write the whole field and wipe it. */
 static int watch(const struct lwm2_jc_conf *conf, const struct lwm2_jc_ops *ops,
-                 struct lwm2_jc_job *job)
+                 struct lwm2_jc_job *job, const atomic_bool *stop)
 {
 	int64_t now = now_epoch(),
 	        until = (job->end ? job->end : job->queued) + conf->verify_window;
@@ -636,6 +636,11 @@ static int watch(const struct lwm2_jc_conf *conf, const struct lwm2_jc_ops *ops,
 		     job->job_id);
 		job->confirmed = true;
 		job->attempts = 0;
+		/* the part is all that is needed from here on: the spool
+		 * need not wait for the window (asks slurmctld, so not while
+		 * stopping) */
+		if (!conf->keep_records && !(stop && atomic_load(stop)))
+			remove_records(conf, ops, job, next_start_of(ops, job));
 	}
 	if (now >= until)
 		return 0;
@@ -696,7 +701,7 @@ int lwm2_jc_process(const struct lwm2_jc_conf *conf, const struct lwm2_jc_ops *o
 	case LWM2_JC_ACCT_ENDED:
 		if (has_part(comment, job->acct_part)) {
 			free(comment);
-			rc = watch(conf, ops, job);
+			rc = watch(conf, ops, job, stop);
 			if (rc == 0)
 				goto done;
 			return rc;

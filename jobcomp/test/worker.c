@@ -513,6 +513,7 @@ int main(void)
 	is_int(lwm2_jc_process(&conf, &ops, j, &stop), 1,
 	       "part confirmed, but still watched within VerifyWindow");
 	ok(j->confirmed && j->next_try > time(NULL) - 1, "confirmed, next look scheduled");
+	ok(!exists("%s/%u/0.n1.lwm2node", 53), "the records go once the part is confirmed");
 	free(db_rows[53]);
 	db_rows[53] = strdup("JS1:second");
 	j->next_try = 0;
