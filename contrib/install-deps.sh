@@ -30,6 +30,8 @@ pkgs=(
 	libcurl4-openssl-dev zlib1g-dev influxdb influxdb-client
 	# the tests read the JSON output with it
 	python3
+	# a real mail path for lwm2-mail: mail(1) and an MTA delivering locally
+	exim4-daemon-light bsd-mailx
 )
 
 installed() {

@@ -106,6 +106,15 @@ int lwm2_node_write_signed_socket(const char *spool_dir, const struct lwm2_node_
                                   json_object *node, const char *munge_socket, char *err,
                                   size_t errlen);
 
+/*
+ * Markers next to the node records, empty files that tell jobcomp/lwm2
+ * what happened to a step that has no record: "<step>.<node>.lwm2start"
+ * (error 0: the step started, measured) and "<step>.<node>.<errno>.lwm2fail"
+ * (its record could not be written, with that errno).
+ */
+int lwm2_node_mark(const char *spool_dir, const struct lwm2_node_ident *id, int error, char *err,
+                   size_t errlen);
+
 /* The file name of a node record: "<step_id>.<node>.lwm2node". */
 int lwm2_node_file_name(const struct lwm2_node_ident *id, char *buf, size_t len);
 

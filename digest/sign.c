@@ -253,6 +253,34 @@ out:
 	return 0;
 }
 
+int lwm2_node_mark(const char *spool_dir, const struct lwm2_node_ident *id, int error, char *err,
+                   size_t errlen)
+{
+	char name[300];
+	int dfd, fd, n, e;
+
+	if (!spool_dir || !id || !name_ok(id->node, false))
+		return fail(EINVAL, err, errlen, "lwm2: spool: couldn't mark: bad node name");
+	if (error)
+		n = snprintf(name, sizeof(name), "%" PRIu32 ".%s.%d.lwm2fail", id->step_id,
+		             id->node, error);
+	else
+		n = snprintf(name, sizeof(name), "%" PRIu32 ".%s.lwm2start", id->step_id, id->node);
+	if (n < 0 || (size_t)n >= sizeof(name))
+		return fail(ENAMETOOLONG, err, errlen, "lwm2: spool: couldn't mark: name too long");
+	if ((dfd = job_dir(spool_dir, id->job_id, err, errlen)) < 0)
+		return -1;
+	/* empty: a full file system still takes it while it has inodes */
+	fd = openat(dfd, name, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	e = errno;
+	close(dfd);
+	if (fd < 0)
+		return fail(e, err, errlen, "lwm2: spool: couldn't create %s: %s", name,
+		            strerror(e));
+	close(fd);
+	return 0;
+}
+
 int lwm2_node_write_signed(const char *spool_dir, const struct lwm2_node_ident *id,
                            json_object *node, char *err, size_t errlen)
 {

@@ -140,6 +140,12 @@ static int apply(struct lwm2_jc_conf *c, const char *key, const char *val)
 		c->verify_delay = (unsigned)n;
 		return 0;
 	}
+	if (!strcasecmp(key, "VerifyWindow")) {
+		if (parse_uint(val, 86400, &n))
+			return -1;
+		c->verify_window = (unsigned)n;
+		return 0;
+	}
 	if (!strcasecmp(key, "MaxQueued")) {
 		if (parse_uint(val, 10000000, &n) || n == 0)
 			return -1;
@@ -183,6 +189,7 @@ int lwm2_jc_conf_load(struct lwm2_jc_conf *c, const char *path, const char *stat
 	c->verify_delay = 5;
 	c->max_queued = 100000;
 	lwm2_jc_export_defaults(c);
+	c->verify_window = 120;
 	if (set_str(&c->spool_dir, DEFAULT_SPOOL) || set_str(&c->log_path, DEFAULT_LOG))
 		goto nomem;
 	if (state_save && *state_save) {

@@ -107,6 +107,9 @@ json_object *lwm2_jc_job_to_json(const struct lwm2_jc_job *job, bool with_progre
 		rc |= add_int(o, "attempts", job->attempts);
 		rc |= add_int(o, "next_try", job->next_try);
 		rc |= add_str(o, "acct_part", job->acct_part);
+		rc |= add_int(o, "acct_state", job->acct_state);
+		rc |=
+		    json_object_object_add(o, "confirmed", json_object_new_boolean(job->confirmed));
 	}
 	if (rc) {
 		json_object_put(o);
@@ -182,6 +185,7 @@ struct lwm2_jc_job *lwm2_jc_job_from_json(json_object *o)
 	rc |= get_u32(o, "exit_status", &job->exit_code, 0);
 	rc |= get_u32(o, "restart_count", &job->restart_count, 0);
 	rc |= get_u32(o, "attempts", &job->attempts, 0);
+	rc |= get_u32(o, "acct_state", &job->acct_state, 0);
 	rc |= get_int(o, "submit", &job->submit, 0);
 	rc |= get_int(o, "start", &job->start, 0);
 	rc |= get_int(o, "end", &job->end, 0);
@@ -198,6 +202,7 @@ struct lwm2_jc_job *lwm2_jc_job_from_json(json_object *o)
 	rc |= get_str(o, "acct_part", &job->acct_part);
 	job->logged = get_bool(o, "logged");
 	job->acct_sent = get_bool(o, "acct_sent");
+	job->confirmed = get_bool(o, "confirmed");
 	if (rc || job->job_id == 0) {
 		lwm2_jc_job_free(job);
 		errno = EINVAL;

@@ -84,6 +84,19 @@ static void glue_log(int level, const char *msg)
 	}
 }
 
+static char *dup_or_null(const char *s)
+{
+	return s ? strdup(s) : NULL;
+}
+
+static int64_t elapsed_ns(const struct timespec *a)
+{
+	struct timespec b;
+
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	return (int64_t)(b.tv_sec - a->tv_sec) * 1000000000 + (b.tv_nsec - a->tv_nsec);
+}
+
 /* Takes slurmctld's job read lock: called by the worker only, never while
  * fini is waiting for it. */
 static bool glue_job_completing(uint32_t job_id)
@@ -132,6 +145,28 @@ static void job_cond_init(slurmdb_job_cond_t *cond, slurm_selected_step_t *sel,
 	cond->usage_start = job->submit ? job->submit : 1;
 }
 
+/*
+ * A requeued job has one row per run, and a bare job id selects only the
+ * newest (the next run's, made at the requeue).  slurmdbd selects rows by
+ * state and end time (time_end between usage_start and usage_end, for a
+ * state in state_list), so this run's row is the one that ended when this
+ * run did, in the state slurmctld recorded for it.  *state_str is the list
+ * element (freed by the caller).
+ */
+static void job_cond_this_run(slurmdb_job_cond_t *cond, const struct lwm2_jc_job *job,
+                              char **state_str)
+{
+	*state_str = NULL;
+	if (!job->acct_state || !job->end)
+		return;
+	*state_str = xstrdup_printf("%u", job->acct_state);
+	cond->state_list = list_create(NULL);
+	list_append(cond->state_list, *state_str);
+	cond->usage_start = job->end;
+	cond->usage_end = job->end;
+	cond->flags |= JOBCOND_FLAG_DUP;
+}
+
 static int glue_acct_modify(const struct lwm2_jc_job *job, const char *comment)
 {
 	slurmdb_job_cond_t cond;
@@ -139,7 +174,10 @@ static int glue_acct_modify(const struct lwm2_jc_job *job, const char *comment)
 	slurmdb_job_rec_t rec;
 	List ret;
 
+	char *state_str;
+
 	job_cond_init(&cond, &sel, job);
+	job_cond_this_run(&cond, job, &state_str);
 	/* onto slurmctld's slurmdbd agent, behind the job-complete record */
 	cond.flags |= JOBCOND_FLAG_NO_WAIT;
 	memset(&rec, 0, sizeof(rec));
@@ -149,7 +187,20 @@ static int glue_acct_modify(const struct lwm2_jc_job *job, const char *comment)
 	FREE_NULL_LIST(ret);
 	FREE_NULL_LIST(cond.step_list);
 	FREE_NULL_LIST(cond.cluster_list);
+	FREE_NULL_LIST(cond.state_list);
+	xfree(state_str);
 	return 0;
+}
+
+/* A requeued run's row has the state JOB_REQUEUE, a flag whose base state
+ * is PENDING: it ended all the same. */
+static bool row_ended(const slurmdb_job_rec_t *rec)
+{
+	uint32_t base = rec->state & JOB_STATE_BASE;
+
+	if (!rec->end)
+		return false;
+	return (rec->state & JOB_REQUEUE) || (base != JOB_PENDING && base != JOB_RUNNING);
 }
 
 static enum lwm2_jc_acct_state glue_acct_read(const struct lwm2_jc_job *job, char **comment)
@@ -162,27 +213,40 @@ static enum lwm2_jc_acct_state glue_acct_read(const struct lwm2_jc_job *job, cha
 	List jobs;
 
 	*comment = NULL;
+	int rows = 0;
+
 	job_cond_init(&cond, &sel, job);
-	cond.flags |= JOBCOND_FLAG_NO_STEP | JOBCOND_FLAG_NO_TRUNC;
+	/* every run's row (JOBCOND_FLAG_DUP), not only the newest */
+	cond.flags |= JOBCOND_FLAG_NO_STEP | JOBCOND_FLAG_NO_TRUNC | JOBCOND_FLAG_DUP;
 	jobs = jobacct_storage_g_get_jobs_cond(acct_db_conn, slurm_conf.slurm_user_id, &cond);
 	FREE_NULL_LIST(cond.step_list);
 	FREE_NULL_LIST(cond.cluster_list);
 	if (!jobs)
 		return LWM2_JC_ACCT_UNREACHABLE;
 	/* a requeued job has a row per run: the one that started when this
-	 * run did */
+	 * run did; a job that was never requeued has one */
 	it = list_iterator_create(jobs);
 	while ((rec = list_next(it))) {
 		if (rec->jobid != job->job_id)
 			continue;
-		if (!pick || rec->start == job->start)
+		rows++;
+		if (rec->start == job->start)
 			pick = rec;
 	}
 	list_iterator_destroy(it);
+	/* a start that differs, on the same submission (never seen, but
+	 * then the row is still this job's): a job id used again after
+	 * slurmctld lost its state has another submit time */
+	if (!pick && rows == 1 && !job->restart_count && job->submit) {
+		it = list_iterator_create(jobs);
+		while ((rec = list_next(it)))
+			if (rec->jobid == job->job_id && rec->submit == job->submit)
+				pick = rec;
+		list_iterator_destroy(it);
+	}
 	if (!pick) {
 		st = LWM2_JC_ACCT_NOT_ENDED;
-	} else if (!pick->end || (pick->state & JOB_STATE_BASE) == JOB_PENDING ||
-	           (pick->state & JOB_STATE_BASE) == JOB_RUNNING) {
+	} else if (!row_ended(pick)) {
 		st = LWM2_JC_ACCT_NOT_ENDED;
 	} else {
 		st = LWM2_JC_ACCT_ENDED;
@@ -193,17 +257,123 @@ static enum lwm2_jc_acct_state glue_acct_read(const struct lwm2_jc_job *job, cha
 	return st;
 }
 
-static char *dup_or_null(const char *s)
+/* When a later run of the job started (a requeue), 0 when none has.  A
+ * pending job's start_time is only the scheduler's guess. */
+static int64_t glue_next_run_start(const struct lwm2_jc_job *job)
 {
-	return s ? strdup(s) : NULL;
+	slurmctld_lock_t lk = {.job = READ_LOCK};
+	job_record_t *job_ptr;
+	int64_t t = 0;
+
+	lock_slurmctld(lk);
+	job_ptr = find_job_record(job->job_id);
+	if (job_ptr && !IS_JOB_PENDING(job_ptr) && job_ptr->start_time > job->start)
+		t = job_ptr->start_time;
+	unlock_slurmctld(lk);
+	return t;
 }
 
-static int64_t elapsed_ns(const struct timespec *a)
-{
-	struct timespec b;
+static struct lwm2_jc_job *copy_job(job_record_t *job_ptr);
 
-	clock_gettime(CLOCK_MONOTONIC, &b);
-	return (int64_t)(b.tv_sec - a->tv_sec) * 1000000000 + (b.tv_nsec - a->tv_nsec);
+/* A job accounting has (slurmctld no longer does): its newest row. */
+static int acct_lookup(uint32_t job_id, struct lwm2_jc_job **out)
+{
+	struct lwm2_jc_job key = {
+	    .job_id = job_id, .array_task_id = LWM2_JC_NONE, .het_job_offset = LWM2_JC_NONE};
+	slurmdb_job_cond_t cond;
+	slurm_selected_step_t sel;
+	slurmdb_job_rec_t *rec, *pick = NULL;
+	struct lwm2_jc_job *job;
+	ListIterator it;
+	List jobs;
+	int rc = 0;
+
+	job_cond_init(&cond, &sel, &key);
+	cond.flags |= JOBCOND_FLAG_NO_STEP | JOBCOND_FLAG_NO_TRUNC;
+	jobs = jobacct_storage_g_get_jobs_cond(acct_db_conn, slurm_conf.slurm_user_id, &cond);
+	FREE_NULL_LIST(cond.step_list);
+	FREE_NULL_LIST(cond.cluster_list);
+	if (!jobs) {
+		errno = EAGAIN;
+		return -1;
+	}
+	it = list_iterator_create(jobs);
+	while ((rec = list_next(it)))
+		if (rec->jobid == job_id)
+			pick = rec;
+	list_iterator_destroy(it);
+	if (!pick) {
+		errno = ENOENT;
+		rc = -1;
+	} else if (row_ended(pick)) {
+		if (!(job = calloc(1, sizeof(*job)))) {
+			FREE_NULL_LIST(jobs);
+			errno = EAGAIN;
+			return -1;
+		}
+		job->job_id = pick->jobid;
+		job->array_job_id = pick->array_job_id;
+		job->array_task_id = pick->array_job_id && pick->array_task_id != NO_VAL
+		                         ? pick->array_task_id
+		                         : LWM2_JC_NONE;
+		job->het_job_id = pick->het_job_id;
+		job->het_job_offset = pick->het_job_id && pick->het_job_offset != NO_VAL
+		                          ? pick->het_job_offset
+		                          : LWM2_JC_NONE;
+		job->uid = pick->uid;
+		job->gid = pick->gid;
+		job->node_count = pick->alloc_nodes;
+		job->total_cpus = pick->req_cpus;
+		job->exit_code = pick->exitcode;
+		job->submit = pick->submit;
+		job->start = pick->start;
+		job->end = pick->end;
+		job->queued = time(NULL);
+		job->acct_state = pick->state;
+		job->cluster = dup_or_null(pick->cluster ? pick->cluster : slurm_conf.cluster_name);
+		job->user = dup_or_null(pick->user);
+		job->account = dup_or_null(pick->account);
+		job->partition = dup_or_null(pick->partition);
+		job->nodes = dup_or_null(pick->nodes);
+		job->name = dup_or_null(pick->jobname);
+		job->state = dup_or_null(job_state_string(pick->state));
+		job->admin_comment = dup_or_null(pick->admin_comment);
+		*out = job;
+		rc = 1;
+	}
+	FREE_NULL_LIST(jobs);
+	return rc;
+}
+
+/* A job found in the spool that nobody kept: as slurmctld has it if it
+ * still does, else as accounting has it. */
+static int glue_job_lookup(uint32_t job_id, struct lwm2_jc_job **out)
+{
+	slurmctld_lock_t lk = {.job = READ_LOCK};
+	job_record_t *job_ptr;
+	int rc = 0;
+
+	*out = NULL;
+	lock_slurmctld(lk);
+	job_ptr = find_job_record(job_id);
+	if (job_ptr && IS_JOB_FINISHED(job_ptr) && !IS_JOB_COMPLETING(job_ptr)) {
+		if ((*out = copy_job(job_ptr)))
+			rc = 1;
+		else {
+			errno = EAGAIN;
+			rc = -1;
+		}
+	} else if (!job_ptr) {
+		rc = 2;
+	}
+	unlock_slurmctld(lk);
+	if (rc != 2)
+		return rc;
+	if (!accounting) {
+		errno = ENOENT;
+		return -1;
+	}
+	return acct_lookup(job_id, out);
 }
 
 /* Keep the plugin mapped after dlclose: a worker that fini could not join
@@ -251,6 +421,8 @@ extern int jobcomp_p_set_location(char *location)
 	    .job_completing = glue_job_completing,
 	    .acct_modify = accounting ? glue_acct_modify : NULL,
 	    .acct_read = accounting ? glue_acct_read : NULL,
+	    .next_run_start = glue_next_run_start,
+	    .job_lookup = glue_job_lookup,
 	};
 
 	if (!conf_ok)
@@ -270,17 +442,24 @@ extern int jobcomp_p_set_location(char *location)
 	return SLURM_SUCCESS;
 }
 
-extern int jobcomp_p_log_record(job_record_t *job_ptr)
+/* The state accounting records for the run that ends, as
+ * accounting_storage/slurmdbd sends it with the job-complete record. */
+static uint32_t acct_state_of(job_record_t *job_ptr)
 {
-	struct timespec t0;
-	struct lwm2_jc_job *job;
-	int rc;
+	if (IS_JOB_REQUEUED(job_ptr))
+		return JOB_REQUEUE;
+	if (IS_JOB_REVOKED(job_ptr))
+		return JOB_REVOKED;
+	return job_ptr->job_state & JOB_STATE_BASE;
+}
 
-	if (!conf_ok)
-		return SLURM_SUCCESS;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+/* The job's fields, copied (caller holds a job lock).  NULL: no memory. */
+static struct lwm2_jc_job *copy_job(job_record_t *job_ptr)
+{
+	struct lwm2_jc_job *job;
+
 	if (!(job = calloc(1, sizeof(*job))))
-		return SLURM_ERROR;
+		return NULL;
 	job->job_id = job_ptr->job_id;
 	job->array_job_id = job_ptr->array_job_id;
 	job->array_task_id = job_ptr->array_job_id ? job_ptr->array_task_id : LWM2_JC_NONE;
@@ -298,6 +477,7 @@ extern int jobcomp_p_log_record(job_record_t *job_ptr)
 	job->start = job_ptr->start_time;
 	job->end = job_ptr->end_time;
 	job->queued = time(NULL);
+	job->acct_state = acct_state_of(job_ptr);
 	job->cluster = dup_or_null(slurm_conf.cluster_name);
 	job->user = dup_or_null(job_ptr->user_name);
 	job->account = dup_or_null(job_ptr->account);
@@ -306,11 +486,26 @@ extern int jobcomp_p_log_record(job_record_t *job_ptr)
 	job->name = dup_or_null(job_ptr->name);
 	/* The base state, as sacct shows it: the job is still COMPLETING here
 	 * while its nodes clean up, which is no end state to report. */
-	job->state = dup_or_null(job_state_string(job_ptr->job_state & JOB_STATE_BASE));
+	job->state = dup_or_null(job_state_string(
+	    job->acct_state == JOB_REQUEUE ? JOB_REQUEUE : job_ptr->job_state & JOB_STATE_BASE));
 	job->admin_comment = dup_or_null(job_ptr->admin_comment);
 	/* a run that never started has the time it was cancelled as start */
 	if (!job_ptr->node_cnt || !job_ptr->nodes)
 		job->start = 0;
+	return job;
+}
+
+extern int jobcomp_p_log_record(job_record_t *job_ptr)
+{
+	struct timespec t0;
+	struct lwm2_jc_job *job;
+	int rc;
+
+	if (!conf_ok)
+		return SLURM_SUCCESS;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (!(job = copy_job(job_ptr)))
+		return SLURM_ERROR;
 	rc = lwm2_jc_enqueue(job);
 	debug("lwm2: log_record: job %u %s in %" PRId64 " ns", job_ptr->job_id,
 	      rc < 0 ? "dropped" : "queued", elapsed_ns(&t0));

@@ -60,6 +60,12 @@ struct lwm2_jc_job {
 	int64_t next_try;   /* epoch seconds; 0: now */
 	char *acct_part;    /* the LWM2: part that was sent */
 	int64_t nodes_done; /* when the nodes were seen done (memory only) */
+	/* The state accounting records for this run (slurmdbd's numbering,
+	 * JOB_REQUEUE for a requeued run): with end, it selects this run's
+	 * row among a requeued job's rows.  0: not known. */
+	uint32_t acct_state;
+	bool confirmed; /* AdminComment was seen holding the part */
+	bool saved;     /* in the state dir (memory only) */
 };
 
 void lwm2_jc_job_free(struct lwm2_jc_job *job);
@@ -78,18 +84,19 @@ void lwm2_jc_exit_code_str(uint32_t exit_code, char *buf, size_t len);
 /* ------------------------------------------------------------ settings */
 
 struct lwm2_jc_conf {
-	char *log_path;        /* JobCompLoc: the JSON-lines log */
-	char *spool_dir;       /* SpoolDir: signed node records */
-	char *state_dir;       /* StateDir: one file per pending job */
-	char *munge_socket;    /* MungeSocket: NULL for munged's default */
-	unsigned late_wait;    /* LateRecordWait: seconds */
-	unsigned settle;       /* RecordSettle: seconds after the job's nodes are done */
-	size_t cap;            /* AdminCommentCap: bytes of the LWM2 part */
-	bool admin_comment;    /* AdminComment=yes|no */
-	bool keep_records;     /* KeepNodeRecords=yes|no */
-	unsigned retry_max;    /* RetryMax: seconds before giving up on a job */
-	unsigned verify_delay; /* VerifyDelay: seconds before reading back */
-	size_t max_queued;     /* MaxQueued: jobs kept in memory */
+	char *log_path;         /* JobCompLoc: the JSON-lines log */
+	char *spool_dir;        /* SpoolDir: signed node records */
+	char *state_dir;        /* StateDir: one file per pending job */
+	char *munge_socket;     /* MungeSocket: NULL for munged's default */
+	unsigned late_wait;     /* LateRecordWait: seconds */
+	unsigned settle;        /* RecordSettle: seconds after the job's nodes are done */
+	size_t cap;             /* AdminCommentCap: bytes of the LWM2 part */
+	bool admin_comment;     /* AdminComment=yes|no */
+	bool keep_records;      /* KeepNodeRecords=yes|no */
+	unsigned retry_max;     /* RetryMax: seconds before giving up on a job */
+	unsigned verify_delay;  /* VerifyDelay: seconds before reading back */
+	size_t max_queued;      /* MaxQueued: jobs kept in memory */
+	unsigned verify_window; /* VerifyWindow: seconds after the end to keep checking */
 	/* Export to a time-series engine (export.c).  Fixed buffers, so that
 	 * the worker's shallow copy of the settings shares nothing. */
 	char export_url[1024];    /* ExportURL: the write endpoint; "": no export */
@@ -157,6 +164,10 @@ typedef void (*lwm2_jc_log_fn)(int level, const char *msg);
 /* Calls fn for every job found (fn takes the job). */
 int lwm2_jc_state_load(const char *dir, void (*fn)(struct lwm2_jc_job *, void *), void *arg,
                        lwm2_jc_log_fn log);
+/* A done run, when its node records stay in the spool (KeepNodeRecords):
+ * an empty "<job_id>.<start>.done" file, so that it is not recovered. */
+int lwm2_jc_state_mark_done(const char *dir, const struct lwm2_jc_job *job);
+bool lwm2_jc_state_is_done(const char *dir, const struct lwm2_jc_job *job);
 /* Write all of buf, again after a short write or EINTR (state files and
  * the log).  0, or -1 with errno. */
 int lwm2_jc_write_all(int fd, const char *buf, size_t len);
@@ -186,6 +197,14 @@ struct lwm2_jc_ops {
 	int (*acct_modify)(const struct lwm2_jc_job *job, const char *comment);
 	/* Read the job's AdminComment back (*comment malloc'd or NULL). */
 	enum lwm2_jc_acct_state (*acct_read)(const struct lwm2_jc_job *job, char **comment);
+	/* When a later run of the job (a requeue) started, 0 when none has:
+	 * node records written after that belong to the later run. */
+	int64_t (*next_run_start)(const struct lwm2_jc_job *job);
+	/* The job as slurmctld (or else accounting) has it, for jobs found
+	 * in the spool but neither queued nor done: 1 and *job when it has
+	 * ended, 0 while it has not (log_record will come), -1 with errno
+	 * ENOENT (unknown) or EAGAIN (ask again later). */
+	int (*job_lookup)(uint32_t job_id, struct lwm2_jc_job **job);
 };
 
 /*
@@ -204,6 +223,17 @@ int lwm2_jc_enqueue(struct lwm2_jc_job *job);
  */
 void lwm2_jc_stop(void);
 bool lwm2_jc_running(void);
+
+/*
+ * Jobs whose node records are in the spool (written since `since`) but
+ * which are neither in pending (queued) nor done: looked up with
+ * ops->job_lookup and handed to fn.  is_pending tells whether a job id is
+ * queued.  Returns the number handed over; *again is set when a lookup
+ * asked to be tried later.
+ */
+int lwm2_jc_recover(const struct lwm2_jc_conf *conf, const struct lwm2_jc_ops *ops, int64_t since,
+                    bool (*is_pending)(uint32_t job_id, void *arg),
+                    void (*fn)(struct lwm2_jc_job *job, void *arg), void *arg, bool *again);
 
 /*
  * One job, start to end, synchronously (the worker's step; exposed for the

@@ -7,6 +7,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -231,6 +232,39 @@ int lwm2_jc_state_remove(const char *dir, const struct lwm2_jc_job *job)
 	if (unlink(path) < 0 && errno != ENOENT)
 		return -1;
 	return fsync_dir(dir);
+}
+
+static int done_path(const char *dir, const struct lwm2_jc_job *job, char *path, size_t len)
+{
+	int n =
+	    snprintf(path, len, "%s/%" PRIu32 ".%" PRId64 ".done", dir, job->job_id, job->start);
+
+	if (n < 0 || (size_t)n >= len) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	return 0;
+}
+
+int lwm2_jc_state_mark_done(const char *dir, const struct lwm2_jc_job *job)
+{
+	char path[4096];
+	int fd;
+
+	if (done_path(dir, job, path, sizeof(path)) < 0)
+		return -1;
+	fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return -1;
+	return close(fd);
+}
+
+bool lwm2_jc_state_is_done(const char *dir, const struct lwm2_jc_job *job)
+{
+	char path[4096];
+	struct stat st;
+
+	return done_path(dir, job, path, sizeof(path)) == 0 && lstat(path, &st) == 0;
 }
 
 /* State files are small (a job's fields and its AdminComment copy). */

@@ -232,6 +232,19 @@ static int make_step_dir(void)
 	return 0;
 }
 
+/* A step that starts measured leaves a marker in the spool: should its
+ * node record never come (slurmstepd killed, node lost), jobcomp/lwm2 can
+ * say so instead of taking the job for one that was not measured. */
+static void mark_start(void)
+{
+	struct lwm2_node_ident id = {
+	    .cluster = st.cluster, .job_id = st.job_id, .step_id = st.step_id, .node = st.node};
+	char err[512];
+
+	if (lwm2_node_mark(lwm2_conf.spool, &id, 0, err, sizeof(err)) < 0)
+		slurm_debug("lwm2: step start: %s", err);
+}
+
 static int get_u32(spank_t sp, spank_item_t item, uint32_t *v, const char *what)
 {
 	spank_err_t e = spank_get_item(sp, item, v);
@@ -303,6 +316,7 @@ int lwm2_stepd_init_post_opt(spank_t sp)
 	}
 	slurm_debug("lwm2: step start: job %u step %u measured in %s (%u local tasks)", st.job_id,
 	            st.step_id, st.dir, st.local_tasks);
+	mark_start();
 	return 0;
 }
 
@@ -512,10 +526,14 @@ static void step_end(const char *phase)
 		            strerror(errno));
 		return;
 	}
-	if (lwm2_node_write_signed(lwm2_conf.spool, &id, node, err, sizeof(err)) < 0)
+	if (lwm2_node_write_signed(lwm2_conf.spool, &id, node, err, sizeof(err)) < 0) {
+		int e = errno;
+
 		slurm_error("lwm2: %s: couldn't write the node record of job %u into %s: %s", phase,
 		            st.job_id, lwm2_conf.spool, err);
-	else if (st.print_srun || st.print_batch) {
+		/* tells jobcomp/lwm2 why the record is missing */
+		lwm2_node_mark(lwm2_conf.spool, &id, e ? e : EIO, err, sizeof(err));
+	} else if (st.print_srun || st.print_batch) {
 		spoolfd = open(lwm2_conf.spool, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (spoolfd < 0)
 			slurm_error("lwm2: %s: couldn't open %s: %s", phase, lwm2_conf.spool,

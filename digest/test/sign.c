@@ -158,6 +158,25 @@ int main(void)
 		       st.st_uid == geteuid(),
 		   "job directory private to the writer");
 	}
+	{
+		struct lwm2_node_ident mid = {
+		    .cluster = "c1", .job_id = 1002, .step_id = 3, .node = "n2"};
+		struct stat st;
+		int mfd;
+
+		ok(lwm2_node_mark(spool, &mid, 0, err, sizeof(err)) == 0 &&
+		       lwm2_node_mark(spool, &mid, ENOSPC, err, sizeof(err)) == 0,
+		   "step markers written: %s", err);
+		mfd = jobdir(spool, 1002);
+		ok(mfd >= 0 && fstatat(mfd, "3.n2.lwm2start", &st, 0) == 0 && st.st_size == 0 &&
+		       fstatat(mfd, "3.n2.28.lwm2fail", &st, 0) == 0 && st.st_size == 0,
+		   "start and fail markers: empty, the errno in the name");
+		mid.node = "../x";
+		ok(lwm2_node_mark(spool, &mid, 0, err, sizeof(err)) < 0 && errno == EINVAL,
+		   "a node name that is no file name is refused");
+		if (mfd >= 0)
+			close(mfd);
+	}
 	back = lwm2_node_read_verified(dfd, name, 1001, &vo, err, sizeof(err));
 	ok(back != NULL, "verified: %s", back ? "" : err);
 	ok(back && json_object_equal(back, node), "the record read is the record written");

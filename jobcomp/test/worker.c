@@ -94,6 +94,9 @@ static struct lwm2_jc_job *mkjob(uint32_t id)
 	j->nodes = strdup("n[1-2]");
 	j->state = strdup("COMPLETED");
 	j->admin_comment = strdup("JS1:H4sIAAAA");
+	/* the job-complete record brings the job's AdminComment along */
+	free(db_rows[id % 128]);
+	db_rows[id % 128] = strdup(j->admin_comment);
 	return j;
 }
 
@@ -194,6 +197,110 @@ static bool exists(const char *fmt, uint32_t id)
 	return stat(p, &st) == 0;
 }
 
+/* ------------------------------------------------------------ for the
+ * requeue, recovery and marker cases */
+
+static void set_mtime(uint32_t job, const char *name, time_t t)
+{
+	char p[900];
+	struct timespec ts[2] = {{t, 0}, {t, 0}};
+
+	snprintf(p, sizeof(p), "%s/%u/%s", spool, job, name);
+	if (utimensat(AT_FDCWD, p, ts, 0) < 0)
+		diag("utimensat %s: %s", p, strerror(errno));
+}
+
+static void touch(uint32_t job, const char *name)
+{
+	char p[900];
+	int fd;
+
+	snprintf(p, sizeof(p), "%s/%u", spool, job);
+	mkdir(p, 0700);
+	snprintf(p, sizeof(p), "%s/%u/%s", spool, job, name);
+	fd = open(p, O_WRONLY | O_CREAT, 0600);
+	if (fd >= 0)
+		close(fd);
+}
+
+static int64_t next_start;
+static int64_t t_next_run_start(const struct lwm2_jc_job *job)
+{
+	(void)job;
+	return next_start;
+}
+
+static const struct lwm2_jc_ops ops_requeue = {
+    .log = tlog,
+    .job_completing = t_completing,
+    .acct_modify = t_modify,
+    .acct_read = t_read,
+    .next_run_start = t_next_run_start,
+};
+
+/* recovery: what slurmctld says about a job found in the spool */
+static int lookup_rc = 1;
+static bool looked[128];
+static int t_lookup(uint32_t id, struct lwm2_jc_job **job)
+{
+	looked[id % 128] = true;
+	if (lookup_rc == 1)
+		*job = mkjob(id);
+	if (lookup_rc < 0)
+		errno = EAGAIN;
+	return lookup_rc;
+}
+
+static const struct lwm2_jc_ops ops_recover = {
+    .log = tlog,
+    .job_completing = t_completing,
+    .job_lookup = t_lookup,
+};
+
+static uint32_t pending_id;
+static bool t_is_pending(uint32_t id, void *arg)
+{
+	(void)arg;
+	return id == pending_id;
+}
+
+static bool recovered[128];
+static void t_recovered(struct lwm2_jc_job *job, void *arg)
+{
+	(void)arg;
+	recovered[job->job_id % 128] = true;
+	lwm2_jc_job_free(job);
+}
+
+/* accounting that hangs (slurmdbd stopped) until released */
+static atomic_bool hang = false;
+static atomic_int hanging = 0;
+static enum lwm2_jc_acct_state t_read_hang(const struct lwm2_jc_job *job, char **comment)
+{
+	hanging++;
+	while (atomic_load(&hang))
+		usleep(10000);
+	hanging--;
+	return t_read(job, comment);
+}
+
+static const struct lwm2_jc_ops ops_hang = {
+    .log = tlog,
+    .job_completing = t_completing,
+    .acct_modify = t_modify,
+    .acct_read = t_read_hang,
+};
+
+static bool state_file(uint32_t id)
+{
+	char cmd[900];
+	int rc;
+
+	snprintf(cmd, sizeof(cmd), "ls %s 2>/dev/null | grep -q '^%u\\..*\\.job$'", state, id);
+	rc = system(cmd);
+	return rc == 0;
+}
+
 int main(void)
 {
 	struct lwm2_jc_conf conf;
@@ -219,6 +326,7 @@ int main(void)
 	conf.log_path = strdup(logp);
 	conf.settle = 0;
 	conf.verify_delay = 0;
+	conf.verify_window = 0;
 
 	if (getuid() != 0 || sign(1, 0, "probe", 0, 1) < 0) {
 		printf("1..0 # SKIP signing node records needs root and a running munged\n");
@@ -278,6 +386,8 @@ int main(void)
 	j = mkjob(44);
 	free(j->admin_comment);
 	j->admin_comment = NULL;
+	free(db_rows[44]);
+	db_rows[44] = NULL;
 	modifies = 0;
 	lwm2_jc_process(&conf, &ops, j, &stop);
 	ok(db_comment && !strncmp(db_comment, "LWM2:{", 6), "no other text: the field is our part");
@@ -346,6 +456,170 @@ int main(void)
 	lwm2_jc_process(&conf, &ops, j, &stop);
 	ok(j->logged, "log back: logged");
 	lwm2_jc_job_free(j);
+
+	/* --- a requeued job: each run takes its own records */
+	{
+		time_t s1 = time(NULL) - 100, s2 = time(NULL) - 30;
+		struct lwm2_jc_job *r1, *r2;
+
+		sign(52, 0, "n1", 0, 52);
+		sign(52, 1, "n1", 0, 52);
+		sign(52, 2, "n1", 0, 52);
+		set_mtime(52, "0.n1.lwm2node", s1 + 5);
+		set_mtime(52, "1.n1.lwm2node", s1 + 10);
+		set_mtime(52, "2.n1.lwm2node", s1 + 15);
+		r1 = mkjob(52);
+		r1->start = s1;
+		r1->end = s1 + 20;
+		/* the second run's step 3 is already there when the first
+		 * run's digest is made */
+		sign(52, 3, "n1", 0, 52);
+		set_mtime(52, "3.n1.lwm2node", s2 + 2);
+		next_start = s2;
+		lwm2_jc_process(&conf, &ops_requeue, r1, &stop);
+		l = last_line(logp);
+		is_int(jint(l, "records_accepted"), 3, "requeue: run 1 takes its three steps only");
+		json_object_put(l);
+		r1->next_try = 0;
+		is_int(lwm2_jc_process(&conf, &ops_requeue, r1, &stop), 0, "run 1 done");
+		ok(!exists("%s/%u/0.n1.lwm2node", 52) && exists("%s/%u/3.n1.lwm2node", 52),
+		   "run 1's records removed, run 2's kept");
+		lwm2_jc_job_free(r1);
+		/* run 1's step 1 left behind (say KeepNodeRecords was on) */
+		sign(52, 1, "n1", 0, 52);
+		set_mtime(52, "1.n1.lwm2node", s1 + 10);
+		r2 = mkjob(52);
+		r2->start = s2;
+		r2->restart_count = 1;
+		next_start = 0;
+		lwm2_jc_process(&conf, &ops_requeue, r2, &stop);
+		l = last_line(logp);
+		is_int(jint(l, "records_accepted"), 1, "run 2 does not take run 1's step");
+		json_object_put(l);
+		lwm2_jc_job_free(r2);
+	}
+
+	/* --- another tool wrote the whole field after log_record copied it */
+	sign(53, 0, "n1", 0, 53);
+	j = mkjob(53);
+	free(db_rows[53]);
+	db_rows[53] = strdup("JS1:fromepilog");
+	lwm2_jc_process(&conf, &ops, j, &stop);
+	ok(db_rows[53] && !strncmp(db_rows[53], "JS1:fromepilog LWM2:{", 21),
+	   "merged into the field as accounting has it, not as log_record saw it");
+	/* and after our part was confirmed, within VerifyWindow */
+	conf.verify_window = 3600;
+	j->next_try = 0;
+	is_int(lwm2_jc_process(&conf, &ops, j, &stop), 1,
+	       "part confirmed, but still watched within VerifyWindow");
+	ok(j->confirmed && j->next_try > time(NULL) - 1, "confirmed, next look scheduled");
+	ok(!exists("%s/%u/0.n1.lwm2node", 53), "the records go once the part is confirmed");
+	free(db_rows[53]);
+	db_rows[53] = strdup("JS1:second");
+	j->next_try = 0;
+	lwm2_jc_process(&conf, &ops, j, &stop);
+	ok(db_rows[53] && !strncmp(db_rows[53], "JS1:second LWM2:{", 17),
+	   "wiped by a later write of the whole field: merged in again");
+	conf.verify_window = 0;
+	j->next_try = 0;
+	is_int(lwm2_jc_process(&conf, &ops, j, &stop), 0, "window over: done");
+	lwm2_jc_job_free(j);
+
+	/* --- markers: why a step has no record */
+	touch(54, "0.n1.lwm2start");
+	touch(54, "0.n2.lwm2start");
+	touch(54, "0.n2.28.lwm2fail");
+	j = mkjob(54);
+	lwm2_jc_process(&conf, &ops, j, &stop);
+	l = last_line(logp);
+	ok(!strcmp(jstr(l, "status"), "no_records") &&
+	       strstr(jstr(l, "reason"), "could not be written: No space left on device (ENOSPC)"),
+	   "failed write: the reason says ENOSPC: %s", jstr(l, "reason"));
+	{
+		json_object *m = NULL;
+
+		json_object_object_get_ex(l, "records_missing", &m);
+		is_int((int64_t)json_object_array_length(m), 2, "both steps listed as missing");
+		ok(m && strstr(json_object_to_json_string(m), "ended without its node record"),
+		   "the other: ended without its node record");
+	}
+	json_object_put(l);
+	lwm2_jc_job_free(j);
+	sign(55, 0, "n1", 0, 55);
+	touch(55, "0.n1.lwm2start");
+	touch(55, "1.n1.lwm2start");
+	j = mkjob(55);
+	lwm2_jc_process(&conf, &ops, j, &stop);
+	l = last_line(logp);
+	ok(!strcmp(jstr(l, "status"), "ok") &&
+	       strstr(json_object_to_json_string_ext(l, JSON_C_TO_STRING_PLAIN),
+	              "\"step\":\"1\",\"node\":\"n1\""),
+	   "a digest with a step missing lists it");
+	json_object_put(l);
+	lwm2_jc_job_free(j);
+
+	/* --- recovery: records in the spool, job neither queued nor done */
+	sign(56, 0, "n1", 0, 56);
+	pending_id = 0;
+	{
+		bool again = false;
+		struct lwm2_jc_job *k = mkjob(56);
+
+		lwm2_jc_recover(&conf, &ops_recover, 0, t_is_pending, t_recovered, NULL, &again);
+		ok(recovered[56], "recovered job 56 from the spool");
+		pending_id = 56;
+		memset(looked, 0, sizeof(looked));
+		memset(recovered, 0, sizeof(recovered));
+		lwm2_jc_recover(&conf, &ops_recover, 0, t_is_pending, t_recovered, NULL, &again);
+		ok(!looked[56] && !recovered[56], "a queued job is not looked up");
+		pending_id = 0;
+		mkdir(state, 0700);
+		ok(lwm2_jc_state_mark_done(state, k) == 0, "done mark written");
+		lwm2_jc_recover(&conf, &ops_recover, 0, t_is_pending, t_recovered, NULL, &again);
+		ok(looked[56] && !recovered[56], "a job marked done is not recovered");
+		lwm2_jc_job_free(k);
+		lookup_rc = -1;
+		again = false;
+		memset(recovered, 0, sizeof(recovered));
+		sign(57, 0, "n1", 0, 57);
+		lwm2_jc_recover(&conf, &ops_recover, 0, t_is_pending, t_recovered, NULL, &again);
+		ok(again && !recovered[57], "lookup not possible now: asked again later");
+		lookup_rc = 1;
+		memset(recovered, 0, sizeof(recovered));
+		lwm2_jc_recover(&conf, &ops_recover, time(NULL) + 120, t_is_pending, t_recovered,
+		                NULL, &again);
+		ok(!recovered[57], "records from before the previous start are not taken for lost");
+	}
+
+	/* --- the worker hangs on accounting: new jobs still reach the state
+	 * dir at once */
+	sign(58, 0, "n1", 0, 58);
+	sign(59, 0, "n1", 0, 59);
+	conf.late_wait = 0;
+	completing = false;
+	atomic_store(&hang, true);
+	ok(lwm2_jc_start(&conf, &ops_hang) == 0, "worker started, accounting hangs");
+	lwm2_jc_enqueue(mkjob(58));
+	for (int i = 0; i < 200 && !atomic_load(&hanging); i++)
+		usleep(10000);
+	ok(atomic_load(&hanging), "the worker is stuck reading accounting");
+	lwm2_jc_enqueue(mkjob(59));
+	for (int i = 0; i < 100 && !state_file(59); i++)
+		usleep(10000);
+	ok(state_file(59), "a job finished meanwhile is in the state dir at once");
+	atomic_store(&hang, false);
+	for (int i = 0; i < 500 && (state_file(58) || state_file(59)); i++)
+		usleep(10000);
+	ok(!state_file(58) && !state_file(59), "accounting back: both done");
+	lwm2_jc_stop();
+	{
+		char cmd[1300];
+
+		/* jobs 56 and 57 stay out of the restart case below */
+		snprintf(cmd, sizeof(cmd), "rm -rf %s/56 %s/57", spool, spool);
+		if (system(cmd) != 0)
+			diag("couldn't clean up");
+	}
 
 	/* --- the thread: stop with jobs queued, start again, nothing lost */
 	sign(50, 0, "n1", 0, 50);

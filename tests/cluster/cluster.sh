@@ -10,6 +10,9 @@
 #   cluster.sh status DIR     exit 0 when every daemon is up
 #   cluster.sh env DIR        export lines for the client side
 #   cluster.sh reconfig DIR   restart Slurm with a regenerated configuration
+#   cluster.sh kill-ctld DIR  kill -9 slurmctld, as a crash would
+#   cluster.sh start-ctld DIR start slurmctld again (state recovered)
+#   cluster.sh restart-ctld DIR  both
 #
 # Environment read by start and reconfig:
 #   LWM2_PLUGIN_DIR            directories put before Slurm's own PluginDir
@@ -45,7 +48,7 @@ say() {
 }
 
 usage() {
-	sed -n '8,12s/^# \{0,1\}//p' "$0" >&2
+	sed -n '8,15s/^# \{0,1\}//p' "$0" >&2
 	exit 2
 }
 
@@ -634,10 +637,40 @@ cmd_reconfig() {
 	say "reconfigured"
 }
 
+# A crash of slurmctld: no shutdown, nothing saved, whatever it held in
+# memory is gone.
+cmd_kill_ctld() {
+	[ "$(id -u)" -eq 0 ] || die "kill-ctld needs root"
+	set_paths "$1"
+	local pid
+	pid_alive "$RUN/slurmctld.pid" slurmctld || die "slurmctld not running in $D"
+	pid=$(<"$RUN/slurmctld.pid")
+	kill -KILL "$pid"
+	while [ -d "/proc/$pid" ]; do sleep 0.05; done
+	# a stale pid file would make start-ctld take the new daemon for dead
+	rm -f "$RUN/slurmctld.pid"
+	say "slurmctld killed"
+}
+
+cmd_start_ctld() {
+	[ "$(id -u)" -eq 0 ] || die "start-ctld needs root"
+	set_paths "$1"
+	pid_alive "$RUN/slurmctld.pid" slurmctld && die "slurmctld already running in $D"
+	setsid "${DAEMON_ENV[@]}" slurmctld </dev/null >>"$LOG/slurmctld.out" 2>&1
+	wait_for slurmctld "$LOG/slurmctld.log" "$RUN/slurmctld.pid:slurmctld" ctld_ready
+	say "slurmctld started"
+}
+
+cmd_restart_ctld() {
+	cmd_kill_ctld "$1"
+	cmd_start_ctld "$1"
+}
+
 main() {
 	[ $# -eq 2 ] || usage
 	case $1 in
 	start | stop | status | env | reconfig) "cmd_$1" "$2" ;;
+	kill-ctld | start-ctld | restart-ctld) "cmd_${1//-/_}" "$2" ;;
 	*) usage ;;
 	esac
 }

@@ -34,6 +34,9 @@ jobcomp_conf() {
 		echo "LateRecordWait=60"
 		echo "RecordSettle=1"
 		echo "VerifyDelay=2"
+		# done at the first read-back that finds the part (a test of
+		# the window sets its own)
+		echo "VerifyWindow=0"
 		echo "LwmCommand=$LWM2"
 		echo "SlurmConf=$LWM2_CLUSTER_DIR/etc/slurm.conf"
 		printf '%s\n' "$@"

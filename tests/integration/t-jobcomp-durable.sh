@@ -1,0 +1,165 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# jobcomp/lwm2 when slurmctld is killed (kill -9, as a crash would) while
+# digests are pending: slurmdbd hung (SIGSTOP) with one job waiting on it
+# and another finishing meanwhile, then slurmctld killed and restarted and
+# slurmdbd resumed: both digests arrive.  And `srun true && kill -9
+# slurmctld`, several times over: every job gets its digest.
+set -uo pipefail
+
+# shellcheck source=tests/cluster/lib.sh
+. "$(dirname "$0")/../cluster/lib.sh"
+# shellcheck source=tests/integration/jobcomp-lib.sh
+. "$(dirname "$0")/jobcomp-lib.sh"
+
+jobcomp_setup "VerifyWindow=0"
+plan 10
+
+D=$LWM2_CLUSTER_DIR
+dbd_pid=$(cat "$D/run/slurmdbd.pid")
+stopped=0
+resume_dbd() {
+	[ "$stopped" -eq 1 ] && kill -CONT "$dbd_pid" 2>/dev/null
+	stopped=0
+}
+# never leave slurmdbd stopped for the tests that follow (and do what
+# jobcomp_setup asked for at exit)
+prev_exit=$(trap -p EXIT)
+prev_exit=${prev_exit#"trap -- '"}
+prev_exit=${prev_exit%"' EXIT"}
+# shellcheck disable=SC2064 # the old handler, expanded now on purpose
+trap "resume_dbd; ${prev_exit:-cluster_down}" EXIT
+
+ctld() {
+	bash "$LWM2_CLUSTER_SH" "$1" "$D" >/dev/null 2>&1
+}
+
+# wait_line JOB: until the log has a line of the job (at most 60 s).
+wait_line() {
+	local i
+	for ((i = 0; i < 300; i++)); do
+		[ "$(log_line "$1" "l['status']")" = ok ] && return 0
+		sleep 0.2
+	done
+	return 1
+}
+
+job_of() {
+	sed -n 's/^job=//p' <<<"$JOB_OUT" | head -n 1
+}
+
+# --- slurmdbd hung: one job's worker waits on it, another job ends
+kill -STOP "$dbd_pid" && stopped=1
+run_job -N1 -n1 bash -c 'echo job=$SLURM_JOB_ID'
+a=$(job_of)
+# the worker logs the digest, then waits on accounting
+check "slurmdbd hung: job $a gets its log line" wait_line "$a"
+sleep 5
+run_job -N1 -n1 bash -c 'echo job=$SLURM_JOB_ID'
+b=$(job_of)
+for i in $(seq 1 50); do
+	grep -q "lwm2: log_record: job $b queued" "$CTLD_LOG" && break
+	sleep 0.1
+done
+sleep 1
+check "job $b is in the state dir within a second, the worker busy with $a" in_state "$b"
+# slurmctld's own state has job $b (else it comes back without it, and
+# gives its id to another job)
+tb=$(date +%s)
+for i in $(seq 1 150); do
+	[ "$(stat -c %Y "$D/state/job_state" 2>/dev/null || echo 0)" -gt "$tb" ] && break
+	sleep 0.2
+done
+ctld kill-ctld || bail_out "kill -9 slurmctld failed"
+# slurmctld waits on slurmdbd when it starts: let it go on after a while
+(
+	sleep 3
+	kill -CONT "$dbd_pid"
+) &
+ctld start-ctld || bail_out "slurmctld did not start again"
+wait
+stopped=0
+check "after the restart: job $a in the log" wait_line "$a"
+check "and job $b" wait_line "$b"
+check "job $a's digest reaches AdminComment" wait_digest "$a" 60
+check "and job $b's" wait_digest "$b" 60
+
+# --- srun true && kill -9 slurmctld, five times.  slurmctld may not have
+# saved the job (nor the next job id) when it is killed: it comes back
+# without it, or with it still running, and may give its id to the next
+# job; accounting may never get it.  The log gets every run regardless.
+t0=$(date +%s)
+n=0
+for try in 1 2 3 4 5; do
+	if run_job -N1 -n1 true && ctld kill-ctld; then
+		n=$((n + 1))
+	fi
+	ctld start-ctld || bail_out "slurmctld did not start again (try $try)"
+	# the nodes answer the new slurmctld before the next job
+	for i in $(seq 1 100); do
+		sinfo -h -N -o %t 2>/dev/null | grep -qvE '^(idle|mix|alloc)$' || break
+		sleep 0.2
+	done
+done
+is "$n" 5 "five jobs run, slurmctld killed right after each"
+
+# runs: "job_id start" of the log lines of the jobs that started since t0
+runs() {
+	python3 - "$JCLOG" "$t0" <<'PY'
+import json, sys
+seen = set()
+for s in open(sys.argv[1]):
+    try:
+        l = json.loads(s)
+    except ValueError:
+        continue
+    if l.get("start", 0) >= int(sys.argv[2]) and l.get("status") == "ok":
+        seen.add((l["job_id"], l["start"]))
+for j, t in sorted(seen):
+    print(j, t)
+PY
+}
+for i in $(seq 1 150); do
+	[ "$(runs | wc -l)" -ge 5 ] && break
+	sleep 0.2
+done
+out=$(runs)
+diag "runs in the log: $(tr '\n' ';' <<<"$out")"
+is "$(wc -l <<<"$out")" 5 "every one of them has its digest in the log"
+
+# slurmctld came back with some of these jobs still running (its own
+# state was saved before they ended): it ends them again, and the digest
+# stays as it was.
+ids=$(cut -d' ' -f1 <<<"$out" | sort -u | tr '\n' ',')
+left=$(squeue -h -o %i -j "${ids%,}" 2>/dev/null | tr '\n' ' ')
+diag "jobs slurmctld ran again after its restart: ${left:-none}"
+# shellcheck disable=SC2086
+[ -n "$left" ] && scancel $left
+for j in $left; do
+	for i in $(seq 1 150); do
+		grep -q "job $j (start [0-9]*) has its digest already" "$CTLD_LOG" && break
+		sleep 0.2
+	done
+done
+is "$(runs)" "$out" "a second end of the same run adds no other line"
+
+# every run accounting has gets its digest in its own row
+acct_missing() {
+	local j t row bad=
+	while read -r j t; do
+		row=$(sacct -n -D -X -P -j "$j" -o Start,AdminComment%60000 \
+			-S "$(date -d "@$((t0 - 60))" +%FT%T)" 2>/dev/null |
+			grep "^$(date -d "@$t" +%FT%T)|")
+		[ -z "$row" ] && continue
+		grep -q 'LWM2:{"lwm2_digest_version"' <<<"$row" || bad+="$j "
+	done <<<"$out"
+	echo "$bad"
+}
+for i in $(seq 1 120); do
+	[ -z "$(acct_missing)" ] && break
+	sleep 0.5
+done
+is "$(acct_missing)" "" "every run accounting has holds its digest"
+
+done_testing
