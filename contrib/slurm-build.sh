@@ -101,26 +101,35 @@ if [ ! -f "$src/configure" ]; then
 fi
 
 jobs=${LWM2_SLURM_JOBS:-2}
+made=$build/.lwm2-made
 t0=$(date +%s)
-rm -rf "$build" "$prefix"
-mkdir -p "$build"
-echo "slurm-build: configuring in $build"
-if ! (cd "$build" && "$src/configure" "${flags[@]}" >configure.out 2>&1); then
-	tail -n 30 "$build/configure.out" >&2
-	die "configure failed, see $build/configure.out"
+# A build that finished compiling is only installed again (the prefix may
+# have been removed, or the install failed).
+if [ ! -f "$made" ] || [ "$(cat "$made")" != "$want" ]; then
+	rm -rf "$build"
+	mkdir -p "$build"
+	echo "slurm-build: configuring in $build"
+	if ! (cd "$build" && "$src/configure" "${flags[@]}" >configure.out 2>&1); then
+		tail -n 30 "$build/configure.out" >&2
+		die "configure failed, see $build/configure.out"
+	fi
+	t1=$(date +%s)
+	echo "slurm-build: building with make -j$jobs"
+	# src/ holds the daemons, commands, libslurm and the plugins.
+	if ! make -C "$build/src" -j"$jobs" >"$build/make.out" 2>&1; then
+		tail -n 30 "$build/make.out" >&2
+		die "make failed, see $build/make.out"
+	fi
+	echo "$want" >"$made"
+	t2=$(date +%s)
+	echo "slurm-build: configure took $((t1 - t0)) s, make -j$jobs $((t2 - t1)) s"
 fi
-t1=$(date +%s)
-echo "slurm-build: building with make -j$jobs"
-# src/ holds the daemons, commands, libslurm and the plugins; the top-level
-# headers come with install-data of the top directory.
-if ! make -C "$build/src" -j"$jobs" >"$build/make.out" 2>&1; then
-	tail -n 30 "$build/make.out" >&2
-	die "make failed, see $build/make.out"
-fi
-make -C "$build/src" install >"$build/install.out" 2>&1 || die "make install failed, see $build/install.out"
-make -C "$build" install-pkgincludeHEADERS install-nodist_pkgincludeHEADERS >>"$build/install.out" 2>&1 ||
-	die "installing the headers failed, see $build/install.out"
 t2=$(date +%s)
-echo "slurm-build: configure took $((t1 - t0)) s, make -j$jobs and install $((t2 - t1)) s"
+rm -rf "$prefix"
+make -C "$build/src" install >"$build/install.out" 2>&1 || die "make install failed, see $build/install.out"
+# The public headers are installed by the top directory.
+make -C "$build" install-pkgincludeHEADERS >>"$build/install.out" 2>&1 ||
+	die "installing the headers failed, see $build/install.out"
+echo "slurm-build: install took $(($(date +%s) - t2)) s"
 echo "$want" >"$stamp"
 report
