@@ -26,6 +26,9 @@ pkgs=(
 	procps iproute2 netcat-openbsd util-linux shellcheck git ca-certificates
 	# packaging: the .deb and .rpm builds of the suite
 	debhelper fakeroot lintian rpm
+	# Slurm 24.11 built from source (contrib/slurm-build.sh): slurmdbd's
+	# MySQL plugin
+	libmariadb-dev
 )
 
 installed() {

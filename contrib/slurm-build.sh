@@ -131,5 +131,9 @@ make -C "$build/src" install >"$build/install.out" 2>&1 || die "make install fai
 make -C "$build" install-pkgincludeHEADERS >>"$build/install.out" 2>&1 ||
 	die "installing the headers failed, see $build/install.out"
 echo "slurm-build: install took $(($(date +%s) - t2)) s"
+# configure leaves out what it finds no library for: the test cluster's
+# slurmdbd needs its MySQL plugin (libmariadb-dev).
+[ -f "$prefix/lib/slurm/accounting_storage_mysql.so" ] ||
+	die "no accounting_storage/mysql plugin was built: install libmariadb-dev, remove $build and run again"
 echo "$want" >"$stamp"
 report

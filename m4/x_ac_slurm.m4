@@ -23,7 +23,19 @@ AC_DEFUN([X_AC_SLURM], [
   AC_MSG_RESULT([$SLURM_VERSION_STRING])
   # 24.11 names Slurm's list types list_t and list_itr_t and has no List
   # and ListIterator any more; 22.05 has only those: digest/slurm_compat.h.
-  AC_CHECK_TYPES([list_t, list_itr_t], [], [], [[#include <slurm/slurm.h>]])
+  # (Incomplete types: AC_CHECK_TYPES's sizeof test cannot see them.)
+  AC_CACHE_CHECK([for list_t], [ac_cv_type_list_t],
+    [AC_COMPILE_IFELSE([AC_LANG_PROGRAM([[#include <slurm/slurm.h>]],
+      [[list_t *l = 0; return l != 0;]])],
+      [ac_cv_type_list_t=yes], [ac_cv_type_list_t=no])])
+  AS_IF([test "x$ac_cv_type_list_t" = xyes],
+    [AC_DEFINE([HAVE_LIST_T], [1], [slurm.h has list_t])])
+  AC_CACHE_CHECK([for list_itr_t], [ac_cv_type_list_itr_t],
+    [AC_COMPILE_IFELSE([AC_LANG_PROGRAM([[#include <slurm/slurm.h>]],
+      [[list_itr_t *i = 0; return i != 0;]])],
+      [ac_cv_type_list_itr_t=yes], [ac_cv_type_list_itr_t=no])])
+  AS_IF([test "x$ac_cv_type_list_itr_t" = xyes],
+    [AC_DEFINE([HAVE_LIST_ITR_T], [1], [slurm.h has list_itr_t])])
   # Public helpers libslurm exports without declaring them in slurm.h.
   AC_CHECK_FUNCS([slurm_parse_time])
   # The configuration slurm_init reads, in libslurm's exported global of
