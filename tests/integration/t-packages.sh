@@ -25,7 +25,7 @@ plan 12
 check "spank_lwm2.so is in Slurm's plugin directory" test -f "$plugdir/spank_lwm2.so"
 check "jobcomp_lwm2.so is in Slurm's plugin directory" test -f "$plugdir/jobcomp_lwm2.so"
 check "liblwm2.so is where the plugin looks by default" test -f "/usr/lib/$ma/lwm2/liblwm2.so"
-check "man pages are installed" man -w lwm2 spank_lwm2 jobcomp_lwm2 lwm2-mail liblwm2
+check "man pages are installed" bash -c "man -w lwm2 spank_lwm2 jobcomp_lwm2 lwm2-mail liblwm2 >/dev/null"
 slurm_up=$(dpkg-query -W -f='${source:Upstream-Version}' slurmctld)
 deps=$(dpkg-query -W -f='${Depends}' slurm-jobcomp-lwm2)
 is "$(grep -oE "slurmctld \\(>= [^)]*\\), slurmctld \\(<< [^)]*\\)" <<<"$deps")" \
