@@ -6,8 +6,11 @@ AC_DEFUN([X_AC_SLURM], [
   AC_ARG_WITH([slurm],
     [AS_HELP_STRING([--with-slurm=PREFIX], [Slurm installation prefix @<:@/usr@:>@])],
     [SLURM_CPPFLAGS="-I$withval/include"
+     # lib64 where the Slurm RPMs put libslurm, lib for a default install
+     slurm_libdir="$withval/lib"
+     AS_IF([test -e "$withval/lib64/libslurm.so"], [slurm_libdir="$withval/lib64"])
      # a Slurm outside the linker's default path is found at run time too
-     SLURM_LDFLAGS="-L$withval/lib -Wl,-rpath,$withval/lib"], [])
+     SLURM_LDFLAGS="-L$slurm_libdir -Wl,-rpath,$slurm_libdir"], [])
   save_CPPFLAGS="$CPPFLAGS"; CPPFLAGS="$CPPFLAGS $SLURM_CPPFLAGS"
   save_LDFLAGS="$LDFLAGS"; LDFLAGS="$LDFLAGS $SLURM_LDFLAGS"
   AC_CHECK_HEADERS([slurm/spank.h slurm/slurmdb.h], [],
