@@ -15,6 +15,13 @@
 # Environment: LWM2_SUITE_DIR (scratch, default _build/suite in the tree),
 # LWM2_SUITE_SKIP (space-separated stage names to leave out, e.g. "distcheck
 # asan"), LWM2_SUITE_ONLY (run only these stages).
+#
+# The deb and rpm stages build the packages from the `make dist` tarball;
+# deb installs them, runs tests/integration/t-packages.sh against the
+# installed paths and removes them again.  slurm24 builds Slurm 24.11 from
+# Debian 13's source into LWM2_SUITE_DIR/slurm24 (reused by later runs with
+# the same LWM2_SUITE_DIR) and lwm2 against it; integration24 runs the
+# integration tests on a cluster of those daemons.
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
