@@ -28,7 +28,8 @@ upver=${2:-24.11.5}
 suite=${3:-trixie}
 mirror=${LWM2_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 mkdir -p "$1"
-dir=$(cd "$1" && pwd)
+# The physical path: the prefix is compiled into the daemons.
+dir=$(cd "$1" && pwd -P)
 apt_dir=$dir/apt
 prefix=$dir/slurm-$upver
 src=$dir/src-$upver
