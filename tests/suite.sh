@@ -331,13 +331,15 @@ stage_integration24() {
 	if step cluster24-start bash tests/cluster/cluster.sh start "$cluster"; then
 		for t in tests/integration/t-*.sh; do
 			[ -f "$t" ] || continue
-			case " $integration24_skip t-packages.sh " in
+			case " $integration24_skip " in
 			*" $(basename "$t") "*)
 				say "     $(basename "$t") (24.11): skipped for time"
 				count_skip
 				continue
 				;;
 			esac
+			# The packages are built against the machine's Slurm (deb).
+			[ "$(basename "$t")" = t-packages.sh ] && continue
 			log=$logs/integration24-$(basename "$t" .sh).log
 			timeout 900 bash "$t" >"$log" 2>&1
 			rc=$?
