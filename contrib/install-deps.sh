@@ -32,6 +32,11 @@ pkgs=(
 	python3
 	# a real mail path for lwm2-mail: mail(1) and an MTA delivering locally
 	exim4-daemon-light bsd-mailx
+	# packaging: the .deb and .rpm builds of the suite
+	debhelper fakeroot lintian rpm
+	# Slurm 24.11 built from source (contrib/slurm-build.sh): slurmdbd's
+	# MySQL plugin
+	libmariadb-dev
 )
 
 installed() {

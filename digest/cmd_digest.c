@@ -31,6 +31,8 @@
 #include "lwm2_digest.h"
 #include "lwm2_record.h"
 #include "lwm2_render.h"
+#include "slurm_compat.h"
+#include "slurmutil.h"
 
 #define NONE32 0xfffffffeu /* Slurm's NO_VAL */
 
@@ -105,7 +107,8 @@ static void usage(FILE *f)
 	        "      --json                   a JSON array: job fields, status and digest\n"
 	        "  -n, --noheader               no header line\n"
 	        "      --steps                  text digest: every step too\n"
-	        "TIME: now, now-N[s|m|h|d], YYYY-MM-DD[THH:MM[:SS]], or @EPOCH.\n"
+	        "TIME: now, now-N[s|m|h|d], YYYY-MM-DD[THH:MM[:SS]], @EPOCH, or as sacct\n"
+	        "      takes it (MM/DD[/YY], HH:MM, today, now-3days, ...).\n"
 	        "Exit status: 0 when every selected job has a digest, 1 otherwise, 2 usage.\n");
 }
 
@@ -1040,36 +1043,6 @@ static int read_file(struct out *out, struct opts *o)
 
 /* ------------------------------------------------------------ accounting */
 
-static char *cluster_from_conf(void)
-{
-	const char *path = getenv("SLURM_CONF");
-	char line[1024], *name = NULL;
-	FILE *f;
-
-	if (!(f = fopen(path && *path ? path : "/etc/slurm/slurm.conf", "re")))
-		return NULL;
-	while (fgets(line, sizeof(line), f)) {
-		char *p = line;
-
-		while (isspace((unsigned char)*p))
-			p++;
-		if (!strncasecmp(p, "ClusterName", 11)) {
-			p += 11;
-			while (isspace((unsigned char)*p))
-				p++;
-			if (*p++ != '=')
-				continue;
-			while (isspace((unsigned char)*p))
-				p++;
-			p[strcspn(p, " \t\r\n#")] = '\0';
-			free(name);
-			name = strdup(p);
-		}
-	}
-	fclose(f);
-	return name;
-}
-
 /* sacct's names of the base states (slurm.h's enum job_states). */
 static const char *state_name(uint32_t state)
 {
@@ -1149,8 +1122,8 @@ static int read_accounting(struct out *out, struct opts *o)
 	slurm_selected_step_t *sel = NULL;
 	char *cluster = NULL;
 	void *db;
-	List jobs, users = NULL, accts = NULL, clusters = NULL, steps = NULL;
-	ListIterator it;
+	list_t *jobs, *users = NULL, *accts = NULL, *clusters = NULL, *steps = NULL;
+	list_itr_t *it;
 	slurmdb_job_rec_t *r;
 	size_t i;
 	int rc = 0;
@@ -1161,7 +1134,7 @@ static int read_accounting(struct out *out, struct opts *o)
 	cond.flags = JOBCOND_FLAG_NO_TRUNC | JOBCOND_FLAG_NO_STEP;
 
 	if (!o->cluster) {
-		cluster = cluster_from_conf();
+		cluster = lwm2_slurm_cluster_name();
 		if (!cluster) {
 			fprintf(stderr, "lwm2: digest: couldn't find ClusterName in slurm.conf; "
 			                "give --cluster\n");
@@ -1327,7 +1300,7 @@ int lwm2_cmd_digest(int argc, char **argv)
 			break;
 		case 'S':
 		case 'E':
-			if (lwm2_parse_time(optarg, c == 'S' ? &o.start : &o.end) < 0) {
+			if (lwm2_time_arg(optarg, c == 'S' ? &o.start : &o.end) < 0) {
 				fprintf(stderr, "lwm2: digest: couldn't parse time \"%s\"\n",
 				        optarg);
 				goto usage_err;

@@ -28,6 +28,8 @@
 #include "lwm2_cmds.h"
 #include "lwm2_digest.h"
 #include "lwm2_render.h"
+#include "slurm_compat.h"
+#include "slurmutil.h"
 
 /* ------------------------------------------------------------ metrics */
 
@@ -164,7 +166,8 @@ static void usage(FILE *f)
 	        "      --csv                    comma-separated values\n"
 	        "      --json                   one JSON object\n"
 	        "  -n, --noheader               no header line\n"
-	        "TIME: now, now-N[s|m|h|d], YYYY-MM-DD[THH:MM[:SS]], or @EPOCH.\n"
+	        "TIME: now, now-N[s|m|h|d], YYYY-MM-DD[THH:MM[:SS]], @EPOCH, or as sacct\n"
+	        "      takes it (MM/DD[/YY], HH:MM, today, now-3days, ...).\n"
 	        "Exit status: 0, 1 when a log could not be read, 2 usage.\n");
 }
 
@@ -288,77 +291,31 @@ static void group_free(struct group *g)
 	free(g->name);
 }
 
-/* Slurm's compressed host lists ("n[1-3,07],gpu1"): fn for every name.
- * A list that expands past the cap is given as it stands. */
+/* Slurm's compressed host lists ("n[1-3,07],gpu1"): fn for every name, as
+ * libslurm expands them.  A list libslurm rejects, or one longer than the
+ * cap, is given as it stands (or cut at the cap). */
 #define HOSTS_MAX 65536
-
-static size_t hosts_expand(const char *list, void (*fn)(void *, const char *, size_t), void *arg,
-                           size_t budget);
-
-static size_t host_item(const char *item, size_t len, void (*fn)(void *, const char *, size_t),
-                        void *arg, size_t budget)
-{
-	const char *lb = memchr(item, '[', len), *rb;
-	size_t done = 0;
-
-	if (!lb || !(rb = memchr(lb, ']', len - (size_t)(lb - item)))) {
-		fn(arg, item, len);
-		return 1;
-	}
-	for (const char *r = lb + 1; r < rb && done < budget;) {
-		const char *comma = memchr(r, ',', (size_t)(rb - r)), *re = comma ? comma : rb;
-		char *e;
-		unsigned long lo = strtoul(r, &e, 10), hi = lo;
-		int width = (int)(e - r);
-
-		if (e < re && *e == '-')
-			hi = strtoul(e + 1, &e, 10);
-		if (e != re || hi < lo || hi - lo > HOSTS_MAX) {
-			fn(arg, item, len);
-			return done + 1;
-		}
-		for (unsigned long v = lo; v <= hi && done < budget; v++) {
-			char name[512];
-			int n =
-			    snprintf(name, sizeof(name), "%.*s%0*lu%.*s", (int)(lb - item), item,
-			             width, v, (int)(len - (size_t)(rb + 1 - item)), rb + 1);
-
-			if (n < 0 || (size_t)n >= sizeof(name))
-				continue;
-			/* a second bracket group in the rest */
-			if (memchr(rb + 1, '[', len - (size_t)(rb + 1 - item)))
-				done += hosts_expand(name, fn, arg, budget - done);
-			else {
-				fn(arg, name, (size_t)n);
-				done++;
-			}
-		}
-		r = comma ? comma + 1 : rb;
-	}
-	return done;
-}
 
 static size_t hosts_expand(const char *list, void (*fn)(void *, const char *, size_t), void *arg,
                            size_t budget)
 {
-	const char *p = list, *start = list;
-	int depth = 0;
+	/* struct hostlist *: 22.05 spells it hostlist_t, 24.11 hostlist_t * */
+	struct hostlist *hl = slurm_hostlist_create(list);
 	size_t done = 0;
+	char *h;
 
-	for (;; p++) {
-		if (*p == '[')
-			depth++;
-		else if (*p == ']')
-			depth--;
-		else if ((*p == ',' && depth == 0) || !*p) {
-			if (p > start && done < budget)
-				done +=
-				    host_item(start, (size_t)(p - start), fn, arg, budget - done);
-			if (!*p)
-				break;
-			start = p + 1;
-		}
+	if (!hl || slurm_hostlist_count(hl) <= 0) {
+		if (hl)
+			slurm_hostlist_destroy(hl);
+		fn(arg, list, strlen(list));
+		return 1;
 	}
+	while (done < budget && (h = slurm_hostlist_shift(hl))) {
+		fn(arg, h, strlen(h));
+		free(h);
+		done++;
+	}
+	slurm_hostlist_destroy(hl);
 	return done;
 }
 
@@ -1093,7 +1050,7 @@ int lwm2_cmd_stats(int argc, char **argv)
 			break;
 		case 'S':
 		case 'E':
-			if (lwm2_parse_time(optarg, c == 'S' ? &st.start : &st.end) < 0) {
+			if (lwm2_time_arg(optarg, c == 'S' ? &st.start : &st.end) < 0) {
 				fprintf(stderr, "lwm2: stats: couldn't parse time \"%s\"\n",
 				        optarg);
 				goto usage_err;

@@ -273,6 +273,9 @@ void lwm2_record_seal(struct lwm2_rank_record *r);
 
 /* CRC-32C of len bytes; signal-safe, no allocation. */
 uint32_t lwm2_checksum(const void *data, size_t len);
+/* The same CRC by table only, whatever the CPU has: the path of CPUs
+ * without SSE 4.2, kept testable on those with it. */
+uint32_t lwm2_checksum_portable(const void *data, size_t len);
 
 /* Checksum of a slot as stored: over total_size bytes with the checksum
  * field taken as zero. */

@@ -15,9 +15,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#if defined(__x86_64__)
-#include <sys/platform/x86.h>
-#endif
+#include "config.h"
+#include "cpu_features.h"
 
 const char *const lwm2_counter_names[LWM2_NCOUNTERS] = {
 #define LWM2_X_NAME(name, unit, desc) #name,
@@ -76,18 +75,28 @@ __attribute__((target("sse4.2"))) static uint32_t crc_sse42(uint32_t crc, const 
 }
 #endif
 
-static uint32_t crc_update(uint32_t crc, const unsigned char *p, size_t len)
+static uint32_t crc_table_update(uint32_t crc, const unsigned char *p, size_t len)
 {
-#if defined(__x86_64__)
-	/* glibc's copy of the CPU features, read without cpuid: libgcc's
-	 * __builtin_cpu_supports would run cpuid in a constructor at every
-	 * load of liblwm2.so, and cpuid traps to the hypervisor in a VM. */
-	if (CPU_FEATURE_ACTIVE(SSE4_2))
-		return crc_sse42(crc, p, len);
-#endif
 	while (len--)
 		crc = crc_table[(crc ^ *p++) & 0xff] ^ (crc >> 8);
 	return crc;
+}
+
+static uint32_t crc_update(uint32_t crc, const unsigned char *p, size_t len)
+{
+#if defined(__x86_64__)
+	/* Not libgcc's __builtin_cpu_supports: it would run cpuid in a
+	 * constructor at every load of liblwm2.so (cpu_features.h says why
+	 * that is slow). */
+	if (lwm2_cpu_sse42())
+		return crc_sse42(crc, p, len);
+#endif
+	return crc_table_update(crc, p, len);
+}
+
+uint32_t lwm2_checksum_portable(const void *data, size_t len)
+{
+	return ~crc_table_update(~0u, data, len);
 }
 
 uint32_t lwm2_checksum(const void *data, size_t len)

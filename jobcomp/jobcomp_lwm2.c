@@ -29,20 +29,31 @@
 #include "src/common/list.h"
 #include "src/common/log.h"
 #include "src/common/read_config.h"
+#include "src/common/slurm_protocol_defs.h"
+/* configure's X_AC_SLURM_SOURCE_API says which tree this is. */
+#ifdef LWM2_SLURM_INTERFACES
+#include "src/interfaces/accounting_storage.h"
+#include "src/interfaces/jobcomp.h"
+#else
 #include "src/common/slurm_accounting_storage.h"
 #include "src/common/slurm_jobcomp.h"
-#include "src/common/slurm_protocol_defs.h"
+#endif
 #include "src/slurmctld/locks.h"
 #include "src/slurmctld/slurmctld.h"
 
 #include "lwm2_jobcomp.h"
+#include "slurm_compat.h"
 
 /* The plugin interface: slurmctld looks these up by name. */
 extern int init(void);
 extern int fini(void);
+#ifdef LWM2_JOBCOMP_SET_LOCATION_VOID
+extern int jobcomp_p_set_location(void);
+#else
 extern int jobcomp_p_set_location(char *location);
+#endif
 extern int jobcomp_p_log_record(job_record_t *job_ptr);
-extern List jobcomp_p_get_jobs(slurmdb_job_cond_t *job_cond);
+extern list_t *jobcomp_p_get_jobs(slurmdb_job_cond_t *job_cond);
 
 const char plugin_name[] = "lwm2 job digest (Lightweight Measurement Module)";
 const char plugin_type[] = "jobcomp/lwm2";
@@ -172,7 +183,7 @@ static int glue_acct_modify(const struct lwm2_jc_job *job, const char *comment)
 	slurmdb_job_cond_t cond;
 	slurm_selected_step_t sel;
 	slurmdb_job_rec_t rec;
-	List ret;
+	list_t *ret;
 
 	char *state_str;
 
@@ -209,8 +220,8 @@ static enum lwm2_jc_acct_state glue_acct_read(const struct lwm2_jc_job *job, cha
 	slurm_selected_step_t sel;
 	slurmdb_job_rec_t *rec, *pick = NULL;
 	enum lwm2_jc_acct_state st;
-	ListIterator it;
-	List jobs;
+	list_itr_t *it;
+	list_t *jobs;
 
 	*comment = NULL;
 	int rows = 0;
@@ -414,8 +425,15 @@ extern int init(void)
  * Called right after init and again on reconfigure: the worker starts here
  * so that jobs resumed from the state dir go to the configured log.
  */
+/* Newer Slurm passes no location: it is JobCompLoc, in slurm_conf. */
+#ifdef LWM2_JOBCOMP_SET_LOCATION_VOID
+extern int jobcomp_p_set_location(void)
+{
+	const char *location = slurm_conf.job_comp_loc;
+#else
 extern int jobcomp_p_set_location(char *location)
 {
+#endif
 	struct lwm2_jc_ops ops = {
 	    .log = glue_log,
 	    .job_completing = glue_job_completing,
@@ -528,7 +546,7 @@ extern int fini(void)
 
 /* sacct -c: the digests are in AdminComment and the log; `lwm2 digest`
  * reads them. */
-extern List jobcomp_p_get_jobs(slurmdb_job_cond_t *job_cond)
+extern list_t *jobcomp_p_get_jobs(slurmdb_job_cond_t *job_cond)
 {
 	(void)job_cond;
 	return NULL;

@@ -10,10 +10,10 @@
  */
 #include "core_int.h"
 
+#include "config.h"
+#include "cpu_features.h"
+
 #include <time.h>
-#if defined(__x86_64__) || defined(__i386__)
-#include <sys/platform/x86.h>
-#endif
 
 int lwm2_clock_is_tsc;
 
@@ -34,9 +34,8 @@ static uint64_t mono_ns(void)
 void lwm2_clock_init(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
-	/* glibc's copy of CPUID: the instruction itself traps to the
-	 * hypervisor in a virtual machine and costs tens of microseconds. */
-	if (CPU_FEATURE_PRESENT(INVARIANT_TSC)) {
+	/* cpu_features.h: glibc's copy of CPUID where glibc has one. */
+	if (lwm2_cpu_invariant_tsc()) {
 		lwm2_clock_is_tsc = 1;
 		mono0 = mono_ns();
 		tsc0 = __rdtsc();

@@ -7,6 +7,7 @@
  * the job is already running and a bad value is only logged.
  */
 #include <slurm/spank.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -101,18 +102,24 @@ enum lwm2_mode lwm2_effective_mode(void)
 	return lwm2_conf.mode;
 }
 
-/* Every Slurm program (srun, sbatch, slurmstepd) has this global from
- * libslurm; weak, so that a process without it still loads the plugin. */
-extern slurm_conf_t slurm_conf __attribute__((weak));
-
+/*
+ * Only public interfaces: slurmctld puts ClusterName into every batch job's
+ * environment and srun into its own and each step's (SLURM_CLUSTER_NAME),
+ * so the job environment (from_env, read with spank_getenv in slurmstepd)
+ * and then the process's own answer without reaching into the loading
+ * program's internal configuration, whose layout changes between releases.
+ */
 const char *lwm2_cluster_name(const char *from_env)
 {
+	const char *own;
+
 	if (lwm2_conf.cluster[0])
 		return lwm2_conf.cluster;
 	if (from_env && *from_env)
 		return from_env;
-	if (&slurm_conf && slurm_conf.cluster_name && *slurm_conf.cluster_name)
-		return slurm_conf.cluster_name;
+	own = getenv("SLURM_CLUSTER_NAME");
+	if (own && *own)
+		return own;
 	return "unknown";
 }
 

@@ -18,6 +18,13 @@
 # Environment: LWM2_SUITE_DIR (scratch, default _build/suite in the tree),
 # LWM2_SUITE_SKIP (space-separated stage names to leave out, e.g. "distcheck
 # asan"), LWM2_SUITE_ONLY (run only these stages).
+#
+# The deb and rpm stages build the packages from the `make dist` tarball;
+# deb installs them, runs tests/integration/t-packages.sh against the
+# installed paths and removes them again.  slurm24 builds Slurm 24.11 from
+# Debian 13's source into LWM2_SUITE_DIR/slurm24 (reused by later runs with
+# the same LWM2_SUITE_DIR) and lwm2 against it; integration24 runs the
+# integration tests on a cluster of those daemons.
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -239,9 +246,164 @@ stage_distcheck() {
 	step distcheck make -C "$work/build-gcc" distcheck
 }
 
-trap 'bash "$top/tests/cluster/cluster.sh" stop "$work/cluster" >/dev/null 2>&1' EXIT
+# ---------------------------------------------------------------- packages
 
-for stage in deps slurm_source autogen gcc clang asan lint integration distcheck; do
+# The release tarball (make dist) is what the .deb and .rpm builds start
+# from, so both also prove it is complete.
+dist_tarball() {
+	local t
+	t=$(ls "$work/build-gcc"/lwm2-*.tar.gz 2>/dev/null | head -n 1)
+	if [ -z "$t" ]; then
+		make -C "$work/build-gcc" dist >/dev/null || return 1
+		t=$(ls "$work/build-gcc"/lwm2-*.tar.gz | head -n 1)
+	fi
+	echo "$t"
+}
+
+deb_build() {
+	local t dir=$work/deb
+	t=$(dist_tarball) || return 1
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	tar -xzf "$t" -C "$dir" || return 1
+	# nocheck: the gcc stage ran the same unit tests.
+	(cd "$dir"/lwm2-*/ && DEB_BUILD_OPTIONS="nocheck parallel=2" \
+		LWM2_SLURM_SOURCE="$slurm_source" dpkg-buildpackage -b -uc -us) || return 1
+	ls "$dir"/*.deb
+}
+
+deb_packages() {
+	ls "$work"/deb/lwm2_*.deb "$work"/deb/lwm2-mail_*.deb \
+		"$work"/deb/slurm-spank-lwm2_*.deb "$work"/deb/slurm-jobcomp-lwm2_*.deb
+}
+
+deb_purge() {
+	apt-get purge -y -qq lwm2 lwm2-mail slurm-spank-lwm2 slurm-jobcomp-lwm2 >/dev/null 2>&1 || true
+}
+
+# Build the .deb packages, check them with lintian, install them, and run the
+# packaged-plugin test on a private cluster that uses the installed paths
+# only; the packages are removed again at the end.
+stage_deb() {
+	local log rc pkgs
+	if [ -z "$slurm_source" ]; then
+		count_fail "deb (no Slurm source for the jobcomp package)"
+		return 1
+	fi
+	step deb-build deb_build || return 1
+	step deb-lintian bash -c "lintian --fail-on error $work/deb/*.changes"
+	mapfile -t pkgs < <(deb_packages)
+	step deb-install apt-get install -y -qq --no-install-recommends "${pkgs[@]}" || return 1
+	export LWM2_CLUSTER_DIR=$work/cluster-deb
+	unset LWM2_BUILDDIR LWM2_PLUGIN_DIR
+	log=$logs/integration-t-packages.log
+	LWM2_SRCDIR=$top LWM2_PACKAGES=installed timeout 900 bash tests/integration/t-packages.sh >"$log" 2>&1
+	rc=$?
+	count_tap "$log" "t-packages.sh" "$rc"
+	bash tests/cluster/cluster.sh stop "$work/cluster-deb" >/dev/null 2>&1
+	step deb-remove deb_purge
+}
+
+rpm_build() {
+	local t top_rpm=$work/rpm
+	t=$(dist_tarball) || return 1
+	rm -rf "$top_rpm"
+	# Debian's rpm has no database of the build dependencies: --nodeps.
+	rpmbuild -tb --nodeps "$t" --define "_topdir $top_rpm" \
+		--define 'debug_package %{nil}' --define "slurm_source $slurm_source" \
+		--define "slurm_plugindir /usr/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH)/slurm-wlm" || return 1
+	# Every package there, with its payload.
+	local p
+	for p in lwm2 lwm2-spank lwm2-jobcomp lwm2-mail; do
+		ls "$top_rpm"/RPMS/*/"$p"-0*.rpm >/dev/null || return 1
+	done
+	rpm -qlp "$top_rpm"/RPMS/*/*.rpm
+	rpm -qp --requires "$top_rpm"/RPMS/*/lwm2-jobcomp-*.rpm | grep -x 'slurm-slurmctld = [0-9.]*'
+}
+
+stage_rpm() {
+	if [ -z "$slurm_source" ]; then
+		count_fail "rpm (no Slurm source for the jobcomp package)"
+		return 1
+	fi
+	step rpm-build rpm_build
+}
+
+# ---------------------------------------------------------------- Slurm 24.11
+
+slurm24=""
+
+stage_slurm24() {
+	local out
+	step slurm24-build bash contrib/slurm-build.sh "$work/slurm24" || return 1
+	out=$(tail -n 1 "$logs/slurm24-build.log")
+	slurm24=$out
+	grep -E 'took|already built' "$logs/slurm24-build.log" | sed 's/^/    /'
+	local prefix=${out#SLURM_PREFIX=}
+	prefix=${prefix%% *}
+	local src=${out#*SLURM_SOURCE=}
+	src=${src%% *}
+	local build=${out##*SLURM_BUILD=}
+	# The jobcomp glue and the command against 24.11; the unit tests are
+	# the same as the gcc stage's and are not run again.
+	local dir=$work/build-slurm24
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	step configure-slurm24 bash -c "cd '$dir' && '$top/configure' CC=gcc ${configure_common[*]} --with-slurm='$prefix' --with-slurm-source='$src:$build'" || return 1
+	step build-slurm24 make -C "$dir" -j2
+}
+
+# The integration tests on a cluster of the 24.11 daemons.  Left out for
+# time: the MPI tests (t-cluster-mpi.sh, t-mpi-srun.sh), whose Open MPI and
+# MPICH runs take the longest and test the preload library, which does not
+# depend on the Slurm version.
+integration24_skip="t-cluster-mpi.sh t-mpi-srun.sh"
+
+stage_integration24() {
+	local dir=$work/build-slurm24 cluster=$work/cluster24 t log rc prefix
+	if [ -z "$slurm24" ] || [ ! -x "$dir/digest/lwm2" ]; then
+		count_fail "integration24 (no Slurm 24.11 build)"
+		return 1
+	fi
+	prefix=${slurm24#SLURM_PREFIX=}
+	prefix=${prefix%% *}
+	local save_path=$PATH
+	export LWM2_BUILDDIR=$dir LWM2_SRCDIR=$top LWM2_CLUSTER_DIR=$cluster
+	export LWM2_SLURM_PREFIX=$prefix PATH=$prefix/bin:$prefix/sbin:$PATH
+	if step cluster24-start bash tests/cluster/cluster.sh start "$cluster"; then
+		for t in tests/integration/t-*.sh; do
+			[ -f "$t" ] || continue
+			case " $integration24_skip " in
+			*" $(basename "$t") "*)
+				say "     $(basename "$t") (24.11): skipped for time"
+				count_skip
+				continue
+				;;
+			esac
+			# The packages are built against the machine's Slurm (deb).
+			[ "$(basename "$t")" = t-packages.sh ] && continue
+			log=$logs/integration24-$(basename "$t" .sh).log
+			timeout 900 bash "$t" >"$log" 2>&1
+			rc=$?
+			count_tap "$log" "$(basename "$t") (24.11)" "$rc"
+		done
+		step cluster24-stop bash tests/cluster/cluster.sh stop "$cluster"
+	else
+		bash tests/cluster/cluster.sh stop "$cluster" >/dev/null 2>&1
+	fi
+	PATH=$save_path
+	unset LWM2_SLURM_PREFIX
+}
+
+stop_clusters() {
+	local c
+	for c in cluster cluster-deb cluster24; do
+		bash "$top/tests/cluster/cluster.sh" stop "$work/$c" >/dev/null 2>&1
+	done
+}
+trap stop_clusters EXIT
+
+for stage in deps slurm_source autogen gcc clang asan lint integration distcheck deb rpm slurm24 integration24; do
 	if ! wanted "$stage"; then
 		continue
 	fi

@@ -71,6 +71,10 @@ is "$(./lwm2 stats -f "$log" -A p1 -r batch -p -n | cut -d'|' -f1-4)" "all|3|1|1
 is "$(./lwm2 stats -f "$log" -s failed -p -n | cut -d'|' -f1-4)" "all|1|0|1" "-s, any case"
 is "$(./lwm2 stats -f "$log" -S 2023-12-01 -p -n | cut -d'|' -f1-4)" "all|2|0|9" "-S on the end time"
 is "$(./lwm2 stats -f "$log" -E @1700003600 -p -n | cut -d'|' -f1-4)" "all|2|1|12" "-E on the end time, inclusive"
+# sacct's time syntax through libslurm: MM/DD/YY is 2023-12-01 above
+is "$(./lwm2 stats -f "$log" -S 12/01/23 -p -n | cut -d'|' -f1-4)" "all|2|0|9" "-S in sacct's MM/DD/YY"
+./lwm2 stats -f "$log" -S yesterday-ish -p -n >/dev/null 2>&1
+is "$?" 2 "-S that neither lwm2 nor sacct reads: usage error"
 
 # --- table
 out=$(./lwm2 stats -f "$log" --by user)

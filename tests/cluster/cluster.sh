@@ -25,6 +25,10 @@
 #   LWM2_CLUSTER_DEBUG         SlurmctldDebug/SlurmdDebug (default info)
 #   LWM2_CLUSTER_TIMEOUT       seconds each readiness wait may take (60)
 #   LWM2_CLUSTER_KEEP_FAILED   1: leave the daemons of a failed start running
+#   LWM2_SLURM_PREFIX          a Slurm installed under this prefix (its sbin,
+#                              bin and lib/slurm) instead of the machine's
+#                              (contrib/slurm-build.sh makes one); `env`
+#                              then puts its bin first in PATH
 #
 # Needs root. munged is the machine's own (Slurm's clients and slurmdbd talk
 # to the default socket): it is started if not running, and stopped again by
@@ -35,7 +39,15 @@ readonly NODES=(n1 n2 n3 n4)
 readonly CLUSTER=lwm2
 readonly ACCOUNT=lwm2
 readonly TEST_USERS=(lwm2test lwm2other)
-readonly SLURM_PLUGINS=/usr/lib/x86_64-linux-gnu/slurm-wlm
+readonly SLURM_PREFIX=${LWM2_SLURM_PREFIX:-}
+if [ -n "$SLURM_PREFIX" ]; then
+	readonly SLURM_PLUGINS=$SLURM_PREFIX/lib/slurm
+	readonly SLURM_PATH=$SLURM_PREFIX/sbin:$SLURM_PREFIX/bin:
+else
+	SLURM_PLUGINS=/usr/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || echo x86_64-linux-gnu)/slurm-wlm
+	readonly SLURM_PLUGINS
+	readonly SLURM_PATH=
+fi
 readonly REGISTRY=/run/lwm2-cluster
 
 die() {
@@ -65,7 +77,7 @@ set_paths() {
 	CONF=$ETC/slurm.conf
 	DBD_CONF=$ETC/slurmdbd.conf
 	MYSOCK=$RUN/mysqld.sock
-	DAEMON_ENV=(env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root
+	DAEMON_ENV=(env -i "PATH=${SLURM_PATH}/usr/sbin:/usr/bin:/sbin:/bin" HOME=/root
 		SLURM_CONF="$CONF" LWM2_CLUSTER_DAEMON="$D")
 }
 
@@ -294,7 +306,6 @@ write_slurm_conf() {
 			PlugStackConfig=$ETC/plugstack.conf
 			ProctrackType=proctrack/linuxproc
 			TaskPlugin=task/none
-			SwitchType=switch/none
 			MpiDefault=none
 			SelectType=select/cons_tres
 			SelectTypeParameters=CR_Core
@@ -316,6 +327,10 @@ write_slurm_conf() {
 		EOF
 		if [ -n "${LWM2_CLUSTER_PRIVATEDATA:-}" ]; then
 			echo "PrivateData=$LWM2_CLUSTER_PRIVATEDATA"
+		fi
+		# 24.11 has no switch/none: no SwitchType is the same there.
+		if [ -f "$SLURM_PLUGINS/switch_none.so" ]; then
+			echo "SwitchType=switch/none"
 		fi
 		for n in "${NODES[@]}"; do
 			echo "NodeName=$n NodeHostname=localhost NodeAddr=127.0.0.1 Port=$(port_of "$n") CPUs=2 Boards=1 SocketsPerBoard=1 CoresPerSocket=2 ThreadsPerCore=1 RealMemory=1000 State=UNKNOWN"
@@ -377,6 +392,11 @@ write_env() {
 		export OMPI_MCA_pml='ob1'
 		export OMPI_MCA_io='romio321'
 	EOF
+	if [ -n "$SLURM_PREFIX" ]; then
+		printf "export LWM2_SLURM_PREFIX='%s'\n" "$SLURM_PREFIX"
+		# shellcheck disable=SC2016 # expanded where the line is sourced
+		printf 'export PATH=%s"$PATH"\n' "'$SLURM_PATH'"
+	fi
 }
 
 readonly SETTINGS=(LWM2_PLUGIN_DIR LWM2_PLUGSTACK LWM2_CLUSTER_EXTRA_CONF

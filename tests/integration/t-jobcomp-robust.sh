@@ -72,8 +72,11 @@ done
 is "$(log_line "$dbjob" "l['status']")" ok "slurmdbd down: the log gets the digest of job $dbjob"
 check "slurmdbd down: the job is kept in the state dir until accounting has it" \
 	in_state "$dbjob"
+# The cluster's own slurmdbd: that of LWM2_SLURM_PREFIX where one is set.
+sbin=/usr/sbin
+[ -n "${LWM2_SLURM_PREFIX:-}" ] && sbin=$LWM2_SLURM_PREFIX/sbin
 setsid env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root SLURM_CONF="$D/etc/slurm.conf" \
-	LWM2_CLUSTER_DAEMON="$D" slurmdbd </dev/null >>"$D/log/slurmdbd.out" 2>&1
+	LWM2_CLUSTER_DAEMON="$D" "$sbin/slurmdbd" </dev/null >>"$D/log/slurmdbd.out" 2>&1
 check "slurmdbd back: the digest reaches AdminComment" wait_digest "$dbjob" 240
 for i in $(seq 1 150); do
 	in_state "$dbjob" || break
