@@ -26,7 +26,17 @@ die() {
 [ $# -ge 1 ] && [ $# -le 3 ] || die "usage: $0 DIR [UPSTREAM-VERSION [SUITE]]"
 upver=${2:-24.11.5}
 suite=${3:-trixie}
-mirror=${LWM2_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+# The mirror is the one the machine's own apt sources name for Debian's
+# main archive (LWM2_DEBIAN_MIRROR overrides it).
+mirror=${LWM2_DEBIAN_MIRROR:-}
+if [ -z "$mirror" ]; then
+	mirror=$(awk '/^URIs:/ { for (i = 2; i <= NF; i++) if ($i !~ /security/) { print $i; exit } }' \
+		/etc/apt/sources.list.d/*.sources 2>/dev/null | head -n 1)
+fi
+if [ -z "$mirror" ]; then
+	mirror=$(awk '$1 == "deb" && $2 !~ /security/ { print ($2 ~ /^\[/ ? $3 : $2); exit }' \
+		/etc/apt/sources.list 2>/dev/null)
+fi
 mkdir -p "$1"
 # The physical path: the prefix is compiled into the daemons.
 dir=$(cd "$1" && pwd -P)
@@ -70,6 +80,7 @@ aptc=(-o "Dir::Etc::sourcelist=$apt_dir/sources.list"
 	-o "APT::Sandbox::User=root")
 
 fetch() {
+	[ -n "$mirror" ] || die "no Debian mirror in the machine's apt sources; set LWM2_DEBIAN_MIRROR"
 	mkdir -p "$apt_dir/sources.list.d" "$apt_dir/preferences.d" \
 		"$apt_dir/lists/partial" "$apt_dir/cache/archives/partial"
 	echo "deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $mirror $suite main" \

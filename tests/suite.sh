@@ -22,8 +22,9 @@
 # The deb and rpm stages build the packages from the `make dist` tarball;
 # deb installs them, runs tests/integration/t-packages.sh against the
 # installed paths and removes them again.  slurm24 builds Slurm 24.11 from
-# Debian 13's source into LWM2_SUITE_DIR/slurm24 (reused by later runs with
-# the same LWM2_SUITE_DIR) and lwm2 against it; integration24 runs the
+# Debian 13's source into LWM2_SLURM24_DIR (default
+# /var/cache/lwm2-suite/slurm24, reused by every later run on the machine)
+# and lwm2 against it; integration24 runs the
 # integration tests on a cluster of those daemons.
 set -uo pipefail
 
@@ -332,10 +333,13 @@ stage_rpm() {
 # ---------------------------------------------------------------- Slurm 24.11
 
 slurm24=""
+# Outside the scratch directory: the build takes long on 2 cores and a
+# fresh clone on the same machine reuses it (keyed on version and flags).
+slurm24_dir=${LWM2_SLURM24_DIR:-/var/cache/lwm2-suite/slurm24}
 
 stage_slurm24() {
 	local out
-	step slurm24-build bash contrib/slurm-build.sh "$work/slurm24" || return 1
+	step slurm24-build bash contrib/slurm-build.sh "$slurm24_dir" || return 1
 	out=$(tail -n 1 "$logs/slurm24-build.log")
 	slurm24=$out
 	grep -E 'took|already built' "$logs/slurm24-build.log" | sed 's/^/    /'
