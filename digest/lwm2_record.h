@@ -48,7 +48,11 @@
 	X(posix_write_bytes, "B", "bytes written to files")                                        \
 	X(posix_write_ns, "ns", "time in POSIX write calls")                                       \
 	X(posix_meta_calls, "calls", "open, close, seek and sync calls on files")                  \
-	X(posix_meta_ns, "ns", "time in file metadata calls")
+	X(posix_meta_ns, "ns", "time in file metadata calls")                                      \
+	X(posix_sync_calls, "calls", "fsync and fdatasync calls on files (also metadata calls)")   \
+	X(posix_sync_ns, "ns", "time in fsync and fdatasync (also metadata time)")                 \
+	X(posix_aio_calls, "calls", "POSIX aio and libaio calls on files")                         \
+	X(posix_aio_ns, "ns", "time in POSIX aio and libaio calls (submission and waiting)")
 
 /* MPI: point-to-point, collective, MPI-IO; Wait/Test count to the class of
  * the requests they complete. */
@@ -70,7 +74,11 @@
 	X(mpiio_meta_calls, "calls", "MPI-IO open, close, sync and set_view calls")                \
 	X(mpiio_meta_ns, "ns", "time in MPI-IO metadata calls")                                    \
 	X(mpi_other_calls, "calls", "other MPI calls (init, finalize, communicators)")             \
-	X(mpi_other_ns, "ns", "time in other MPI calls")
+	X(mpi_other_ns, "ns", "time in other MPI calls")                                           \
+	X(mpi_p2p_msgs_sent, "msgs", "point-to-point messages sent (each send, each start)")       \
+	X(mpi_p2p_msgs_recv, "msgs", "point-to-point messages received (as receives complete)")    \
+	X(mpi_init_calls, "calls", "MPI_Init, MPI_Init_thread and MPI_Finalize calls")             \
+	X(mpi_init_ns, "ns", "time in MPI_Init, MPI_Init_thread and MPI_Finalize")
 
 /* CUDA through CUPTI. */
 #define LWM2_CUDA_COUNTERS(X)                                                                      \
@@ -131,6 +139,8 @@ enum lwm2_record_flag {
 	LWM2_F_MPI_FINALIZED = 1u << 6,
 	LWM2_F_SAMPLING_OFF = 1u << 7, /* sampling disabled (reason in missing_reason) */
 	LWM2_F_COARSENED = 1u << 8,    /* slice_length_s grew to fit the budget */
+	LWM2_F_IO_URING = 1u << 9,     /* set up an io_uring: its I/O is not counted */
+	LWM2_F_MMAP_WRITE = 1u << 10,  /* mapped a file shared and writable: stores are unseen */
 };
 
 /* Metric groups that can be missing; the reasons are text in the record. */
