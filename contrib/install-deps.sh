@@ -24,6 +24,8 @@ pkgs=(
 	openmpi-bin libopenmpi-dev libpmix-dev mpich libmpich-dev
 	# test harness (cluster.sh, lib.sh)
 	procps iproute2 netcat-openbsd util-linux shellcheck git ca-certificates
+	# asynchronous I/O engines for the POSIX module's tests (posixaio, libaio, io_uring)
+	fio
 )
 
 installed() {

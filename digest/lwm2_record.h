@@ -52,7 +52,9 @@
 	X(posix_sync_calls, "calls", "fsync and fdatasync calls on files (also metadata calls)")   \
 	X(posix_sync_ns, "ns", "time in fsync and fdatasync (also metadata time)")                 \
 	X(posix_aio_calls, "calls", "POSIX aio and libaio calls on files")                         \
-	X(posix_aio_ns, "ns", "time in POSIX aio and libaio calls (submission and waiting)")
+	X(posix_aio_ns, "ns", "time in POSIX aio and libaio calls (submission and waiting)")       \
+	X(posix_aio_read_bytes, "B", "bytes read from files by completed aio requests")            \
+	X(posix_aio_write_bytes, "B", "bytes written to files by completed aio requests")
 
 /* MPI: point-to-point, collective, MPI-IO; Wait/Test count to the class of
  * the requests they complete. */

@@ -184,8 +184,12 @@ void lwm2_metrics_compute(const struct lwm2_proc_values *pv, struct lwm2_metrics
 	      no_wall);
 	/* POSIX bytes only: MPI-IO reaches the files through the same
 	 * interposed calls, adding its bytes would count them twice. */
-	set_value(&m[LWM2_M_bytes_written], (double)c[LWM2_C_posix_write_bytes]);
-	set_value(&m[LWM2_M_bytes_read], (double)c[LWM2_C_posix_read_bytes]);
+	/* Asynchronous requests' bytes are data moved like any other; their
+	 * time is not read or write time, so they stay out of the bandwidths. */
+	set_value(&m[LWM2_M_bytes_written],
+	          (double)c[LWM2_C_posix_write_bytes] + (double)c[LWM2_C_posix_aio_write_bytes]);
+	set_value(&m[LWM2_M_bytes_read],
+	          (double)c[LWM2_C_posix_read_bytes] + (double)c[LWM2_C_posix_aio_read_bytes]);
 	/* A write returns when the data is in the page cache; a writer that
 	 * syncs waits for the device there, so the sync time belongs to the
 	 * write bandwidth (else an fsync-bound writer shows memory speed). */
