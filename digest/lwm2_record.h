@@ -168,6 +168,15 @@ enum lwm2_runtime {
 	LWM2_RT_PAPI_APP = 1u << 7, /* the application used PAPI itself */
 };
 
+/* The main program's language (from its own dynamic symbols and needed
+ * libraries, not from every library loaded). */
+enum lwm2_language {
+	LWM2_LANG_UNKNOWN = 0,
+	LWM2_LANG_C = 1, /* C, or a language without a runtime of its own */
+	LWM2_LANG_CXX = 2,
+	LWM2_LANG_FORTRAN = 3,
+};
+
 enum lwm2_clock_source {
 	LWM2_CLOCK_NONE = 0,
 	LWM2_CLOCK_TSC = 1,       /* invariant TSC, calibrated against CLOCK_MONOTONIC */
@@ -251,7 +260,12 @@ struct lwm2_rank_record {
 	uint64_t first_slice;
 
 	uint64_t counters[LWM2_NCOUNTERS]; /* whole run */
-	                                   /* followed by nslices struct lwm2_slice */
+
+	/* the main program's language, told from the executable (enum
+	 * lwm2_language); the runtimes above are the libraries it loaded */
+	uint32_t language;
+	uint32_t reserved_lang;
+	/* followed by nslices struct lwm2_slice */
 };
 
 static inline const struct lwm2_slice *lwm2_record_slices(const struct lwm2_rank_record *r)

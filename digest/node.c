@@ -57,6 +57,8 @@ static json_object *proc_json(const struct lwm2_rank_record *r)
 	ju_add(p, "ppid", json_object_new_int(r->ppid));
 	ju_add(p, "flags", json_object_new_int64(r->flags));
 	ju_add(p, "exe", json_object_new_string(basename_(r->executable)));
+	ju_add(p, "language", json_object_new_int64(r->language));
+	ju_add(p, "runtimes", json_object_new_int64(r->runtimes));
 	ju_add(p, "start_ns", json_object_new_int64(r->start_ns));
 	ju_add(p, "end_ns", json_object_new_int64(r->end_ns));
 	ju_add(p, "exit", json_object_new_int(r->exit_status));

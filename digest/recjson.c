@@ -61,6 +61,11 @@ json_object *lwm2_record_to_json(const struct lwm2_rank_record *r)
 	RT(LWM2_RT_PAPI_APP, "papi")
 #undef RT
 	ju_add(o, "runtime_names", a);
+	ju_add(o, "language",
+	       json_object_new_string(r->language == LWM2_LANG_C         ? "c"
+	                              : r->language == LWM2_LANG_CXX     ? "c++"
+	                              : r->language == LWM2_LANG_FORTRAN ? "fortran"
+	                                                                 : "unknown"));
 	ju_add(o, "hostname", json_object_new_string(r->hostname));
 	ju_add(o, "executable", json_object_new_string(r->executable));
 	ju_add(o, "mpi_library", json_object_new_string(r->mpi_library));

@@ -62,6 +62,26 @@ run mmap "$w/truth_io" mmap "$w/m"
 check "mmap writer: counted as a process that mapped files for writing" test "$(j "$w/mmap.json" 's["mmap_write_processes"]')" = 1
 check "mmap writer: the digest says so" grep -q "mapped files shared and writable" "$w/mmap.txt"
 
+# -- the main program's language, from the executable; runtimes apart ------------
+# lang NAME: "language runtime,names" of the first record of a kept run
+lang() {
+	TMPDIR="$w/tmp" $L run --quiet --keep "$w/k_$1" -- "$w/$1" >/dev/null 2>&1
+	$L dump "$w/k_$1"/*.lwm2 | python3 -c 'import json,sys
+d = json.loads(sys.stdin.readline()); print(d["language"], ",".join(d["runtime_names"]))'
+}
+printf 'int main(void) { return 0; }\n' >"$w/c.c"
+printf '#include <iostream>\nint main() { std::cout << 1 << std::endl; }\n' >"$w/cxx.cc"
+printf 'program p\nprint *, 1\nend program p\n' >"$w/fort.f90"
+if command -v g++ >/dev/null && command -v gfortran >/dev/null &&
+	g++ -o "$w/cxx" "$w/cxx.cc" && gfortran -o "$w/fort" "$w/fort.f90" &&
+	${CC:-cc} -o "$w/cgf" "$w/c.c" -Wl,--no-as-needed -lgfortran; then
+	check "language: a C++ program is C++" test "$(lang cxx)" = "c++ c++"
+	check "language: a Fortran program is Fortran" test "$(lang fort)" = "fortran fortran"
+	check "language: a C program that loads libgfortran is C, Fortran a runtime" test "$(lang cgf)" = "c fortran"
+else
+	for _ in 1 2 3; do skip "no g++ or gfortran"; done
+fi
+
 # -- MPI ----------------------------------------------------------------------
 mpicc=$(command -v mpicc.openmpi || true)
 if [ -n "$mpicc" ] && command -v mpirun.openmpi >/dev/null &&
