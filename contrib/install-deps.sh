@@ -37,6 +37,8 @@ pkgs=(
 	# Slurm 24.11 built from source (contrib/slurm-build.sh): slurmdbd's
 	# MySQL plugin
 	libmariadb-dev
+	# asynchronous I/O engines for the POSIX module's tests (posixaio, libaio, io_uring)
+	fio
 )
 
 installed() {

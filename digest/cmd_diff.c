@@ -164,6 +164,7 @@ static int on_line(void *arg, const struct lwm2_logline *l, char *err, size_t er
 			json_object_put(d);
 			return -1;
 		}
+		lwm2_digest_upgrade(d);
 		json_object_put(lk->s[i]->digest);
 		lk->s[i]->digest = d;
 		snprintf(lk->s[i]->what, sizeof(lk->s[i]->what), "job %s (%s line %lu)",
@@ -248,6 +249,7 @@ static json_object *from_accounting(struct side *s)
 			json_object_put(d);
 			return NULL;
 		}
+		lwm2_digest_upgrade(d);
 		snprintf(s->what, sizeof(s->what), "job %s (accounting)", s->arg);
 	}
 	return d;

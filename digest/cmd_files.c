@@ -184,6 +184,8 @@ static json_object *load_any(const char *path, bool verify, char *err, size_t er
 		} else if (lwm2_digest_validate(j, err, errlen) != 0) {
 			json_object_put(j);
 			j = NULL;
+		} else {
+			lwm2_digest_upgrade(j);
 		}
 		if (tok)
 			json_tokener_free(tok);

@@ -537,14 +537,19 @@ static int on_line(void *arg, const struct lwm2_logline *l, char *err, size_t er
 		const char *v = lwm2_json_member(l->digest, l->end, "lwm2_digest_version");
 		const char *sc = lwm2_json_member(l->digest, l->end, "scope"), *jo;
 
-		if (!v || strtol(v, NULL, 10) != LWM2_DIGEST_VERSION) {
-			snprintf(err, errlen, "the digest has no version %d", LWM2_DIGEST_VERSION);
+		long ver = v ? strtol(v, NULL, 10) : 0;
+
+		if (ver < 1 || ver > LWM2_DIGEST_VERSION) {
+			snprintf(err, errlen, "the digest has no version from 1 to %d",
+			         LWM2_DIGEST_VERSION);
 			return -1;
 		}
 		if (!sc || lwm2_scope_from_text(&j.scope, sc, l->end, 0) < 0) {
 			snprintf(err, errlen, "the digest's scope is unreadable");
 			return -1;
 		}
+		if (ver == 1)
+			lwm2_scope_upgrade_v1(&j.scope);
 		/* the digest's job fields: only where the log line lacks them */
 		if ((jo = lwm2_json_member(l->digest, l->end, "job")) && *jo == '{') {
 			if ((v = lwm2_json_member(jo, l->end, "cpus_per_task")))

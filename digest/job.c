@@ -19,12 +19,21 @@ struct acc {
 	double sum, min, max;
 	int32_t min_rank, max_rank;
 	const char *min_node, *max_node;
+	int32_t min_pid, max_pid;
+	const char *min_exe, *max_exe;
 	char reason[REASON_MAX];
+};
+
+/* Where a process is: host, pid and executable (rank where it has one). */
+struct where {
+	int32_t rank, pid;
+	const char *node, *exe;
 };
 
 struct scope_acc {
 	uint64_t step_id;
 	uint64_t procs, mpi, incomplete, node_records;
+	uint64_t io_uring, mmap_write;
 	bool partial;
 	uint64_t totals[LWM2_NCOUNTERS];
 	struct acc m[LWM2_NMETRICS];
@@ -67,8 +76,7 @@ static struct scope_acc *step_acc(struct build *b, uint64_t step)
 	return &b->steps[b->nsteps++];
 }
 
-static void acc_add(struct acc *a, const struct lwm2_metric_value *v, int32_t rank,
-                    const char *node)
+static void acc_add(struct acc *a, const struct lwm2_metric_value *v, const struct where *w)
 {
 	if (!v->valid) {
 		if (!a->n && !a->reason[0])
@@ -77,13 +85,17 @@ static void acc_add(struct acc *a, const struct lwm2_metric_value *v, int32_t ra
 	}
 	if (!a->n || v->value < a->min) {
 		a->min = v->value;
-		a->min_rank = rank;
-		a->min_node = node;
+		a->min_rank = w->rank;
+		a->min_node = w->node;
+		a->min_pid = w->pid;
+		a->min_exe = w->exe;
 	}
 	if (!a->n || v->value > a->max) {
 		a->max = v->value;
-		a->max_rank = rank;
-		a->max_node = node;
+		a->max_rank = w->rank;
+		a->max_node = w->node;
+		a->max_pid = w->pid;
+		a->max_exe = w->exe;
 	}
 	a->sum += v->value;
 	a->n++;
@@ -163,21 +175,33 @@ static int add_node(struct build *b, json_object *node)
 			sa->mpi++;
 			b->job.mpi++;
 		}
+		if (flags & LWM2_F_IO_URING) {
+			sa->io_uring++;
+			b->job.io_uring++;
+		}
+		if (flags & LWM2_F_MMAP_WRITE) {
+			sa->mmap_write++;
+			b->job.mmap_write++;
+		}
 		lwm2_metrics_compute(&pv, &m);
+		struct where w = {rank, (int32_t)ju_int_or(p, "pid", 0), name, ju_str(p, "exe")};
 		for (int k = 0; k < LWM2_NMETRICS; k++) {
-			acc_add(&sa->m[k], &m.m[k], rank, name);
-			acc_add(&b->job.m[k], &m.m[k], rank, name);
+			acc_add(&sa->m[k], &m.m[k], &w);
+			acc_add(&b->job.m[k], &m.m[k], &w);
 		}
 	}
 	return 0;
 }
 
-static json_object *loc(int32_t rank, const char *node)
+/* [rank, node, pid, executable]: version 1 had the first two only. */
+static json_object *loc(int32_t rank, const char *node, int32_t pid, const char *exe)
 {
-	json_object *a = json_object_new_array_ext(2);
+	json_object *a = json_object_new_array_ext(4);
 
 	json_object_array_add(a, json_object_new_int(rank));
 	json_object_array_add(a, json_object_new_string(node ? node : ""));
+	json_object_array_add(a, json_object_new_int(pid));
+	json_object_array_add(a, json_object_new_string(exe ? exe : ""));
 	return a;
 }
 
@@ -190,6 +214,8 @@ static json_object *scope_json(const struct scope_acc *s, uint64_t nodes)
 	ju_add(o, "nodes", ju_u64(nodes));
 	ju_add(o, "incomplete", ju_u64(s->incomplete));
 	ju_add(o, "partial", json_object_new_boolean(s->partial));
+	ju_add(o, "io_uring_processes", ju_u64(s->io_uring));
+	ju_add(o, "mmap_write_processes", ju_u64(s->mmap_write));
 	ms = json_object_new_object();
 	miss = json_object_new_object();
 	for (int k = 0; k < LWM2_NMETRICS; k++) {
@@ -197,7 +223,9 @@ static json_object *scope_json(const struct scope_acc *s, uint64_t nodes)
 		json_object *e;
 		if (!a->n) {
 			ju_add(miss, lwm2_metric_ids[k],
-			       json_object_new_string(a->reason[0] ? a->reason : "no processes"));
+			       json_object_new_string(a->reason[0]
+			                                  ? a->reason
+			                                  : lwm2_why_texts[LWM2_WHY_NO_PROCESSES]));
 			continue;
 		}
 		e = json_object_new_object();
@@ -205,8 +233,8 @@ static json_object *scope_json(const struct scope_acc *s, uint64_t nodes)
 		ju_add(e, "avg", ju_double(a->sum / (double)a->n));
 		ju_add(e, "max", ju_double(a->max));
 		ju_add(e, "n", ju_u64(a->n));
-		ju_add(e, "min_at", loc(a->min_rank, a->min_node));
-		ju_add(e, "max_at", loc(a->max_rank, a->max_node));
+		ju_add(e, "min_at", loc(a->min_rank, a->min_node, a->min_pid, a->min_exe));
+		ju_add(e, "max_at", loc(a->max_rank, a->max_node, a->max_pid, a->max_exe));
 		ju_add(ms, lwm2_metric_ids[k], e);
 	}
 	ju_add(o, "metrics", ms);
@@ -303,6 +331,8 @@ json_object *lwm2_job_digest_build(const struct lwm2_job_meta *meta, json_object
 		json_object_array_add(flags, json_object_new_string("bad_node_records"));
 	if (!b.job.procs)
 		json_object_array_add(flags, json_object_new_string("no_data"));
+	if (b.job.io_uring)
+		json_object_array_add(flags, json_object_new_string("io_partial"));
 	ju_add(d, "flags", flags);
 
 	/* The space-time grid rows share the node records' series. */

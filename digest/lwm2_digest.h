@@ -24,7 +24,7 @@
 #include "lwm2_render.h"
 
 #define LWM2_NODE_VERSION   1
-#define LWM2_DIGEST_VERSION 1
+#define LWM2_DIGEST_VERSION 2
 
 /* The marker before the compact digest in AdminComment ("LWM2:{...}"). */
 #define LWM2_DIGEST_PREFIX "LWM2:"
@@ -186,8 +186,29 @@ char *lwm2_job_digest_compact(json_object *digest, size_t cap);
  */
 json_object *lwm2_digest_parse(const char *text, size_t len, char *err, size_t errlen);
 
-/* Structural check of a digest object (what lwm2_digest_parse applies). */
+/* Structural check of a digest object (what lwm2_digest_parse applies);
+ * versions 1 to LWM2_DIGEST_VERSION pass. */
 int lwm2_digest_validate(json_object *digest, char *err, size_t errlen);
+
+/*
+ * Bring a validated digest of an older version up to LWM2_DIGEST_VERSION in
+ * place (lwm2_digest_parse does this): a version 1 metric whose definition
+ * changed since moves to the scope's "v1_metrics" and is listed under
+ * "missing" with what version 1 measured; "upgraded_from" says it was done.
+ * Returns 1 when the digest was changed, else 0.
+ */
+int lwm2_digest_upgrade(json_object *digest);
+
+/* The metrics whose definition changed after digest version 1. */
+struct lwm2_v1_change {
+	const char *id;
+	const char *why;
+};
+extern const struct lwm2_v1_change lwm2_v1_changes[];
+extern const size_t lwm2_nv1_changes;
+
+/* The same for a scope read without JSON objects (lwm2 stats). */
+void lwm2_scope_upgrade_v1(struct lwm2_scope *s);
 
 struct lwm2_render_opts {
 	unsigned flags; /* enum lwm2_render_flags */

@@ -48,7 +48,13 @@
 	X(posix_write_bytes, "B", "bytes written to files")                                        \
 	X(posix_write_ns, "ns", "time in POSIX write calls")                                       \
 	X(posix_meta_calls, "calls", "open, close, seek and sync calls on files")                  \
-	X(posix_meta_ns, "ns", "time in file metadata calls")
+	X(posix_meta_ns, "ns", "time in file metadata calls")                                      \
+	X(posix_sync_calls, "calls", "fsync and fdatasync calls on files (also metadata calls)")   \
+	X(posix_sync_ns, "ns", "time in fsync and fdatasync (also metadata time)")                 \
+	X(posix_aio_calls, "calls", "POSIX aio and libaio calls on files")                         \
+	X(posix_aio_ns, "ns", "time in POSIX aio and libaio calls (submission and waiting)")       \
+	X(posix_aio_read_bytes, "B", "bytes read from files by completed aio requests")            \
+	X(posix_aio_write_bytes, "B", "bytes written to files by completed aio requests")
 
 /* MPI: point-to-point, collective, MPI-IO; Wait/Test count to the class of
  * the requests they complete. */
@@ -70,7 +76,11 @@
 	X(mpiio_meta_calls, "calls", "MPI-IO open, close, sync and set_view calls")                \
 	X(mpiio_meta_ns, "ns", "time in MPI-IO metadata calls")                                    \
 	X(mpi_other_calls, "calls", "other MPI calls (init, finalize, communicators)")             \
-	X(mpi_other_ns, "ns", "time in other MPI calls")
+	X(mpi_other_ns, "ns", "time in other MPI calls")                                           \
+	X(mpi_p2p_msgs_sent, "msgs", "point-to-point messages sent (each send, each start)")       \
+	X(mpi_p2p_msgs_recv, "msgs", "point-to-point messages received (as receives complete)")    \
+	X(mpi_init_calls, "calls", "MPI_Init, MPI_Init_thread and MPI_Finalize calls")             \
+	X(mpi_init_ns, "ns", "time in MPI_Init, MPI_Init_thread and MPI_Finalize")
 
 /* CUDA through CUPTI. */
 #define LWM2_CUDA_COUNTERS(X)                                                                      \
@@ -131,6 +141,8 @@ enum lwm2_record_flag {
 	LWM2_F_MPI_FINALIZED = 1u << 6,
 	LWM2_F_SAMPLING_OFF = 1u << 7, /* sampling disabled (reason in missing_reason) */
 	LWM2_F_COARSENED = 1u << 8,    /* slice_length_s grew to fit the budget */
+	LWM2_F_IO_URING = 1u << 9,     /* set up an io_uring: its I/O is not counted */
+	LWM2_F_MMAP_WRITE = 1u << 10,  /* mapped a file shared and writable: stores are unseen */
 };
 
 /* Metric groups that can be missing; the reasons are text in the record. */
@@ -154,6 +166,15 @@ enum lwm2_runtime {
 	LWM2_RT_MPI_OMPI = 1u << 5,
 	LWM2_RT_MPI_MPICH = 1u << 6,
 	LWM2_RT_PAPI_APP = 1u << 7, /* the application used PAPI itself */
+};
+
+/* The main program's language (from its own dynamic symbols and needed
+ * libraries, not from every library loaded). */
+enum lwm2_language {
+	LWM2_LANG_UNKNOWN = 0,
+	LWM2_LANG_C = 1, /* C, or a language without a runtime of its own */
+	LWM2_LANG_CXX = 2,
+	LWM2_LANG_FORTRAN = 3,
 };
 
 enum lwm2_clock_source {
@@ -239,7 +260,12 @@ struct lwm2_rank_record {
 	uint64_t first_slice;
 
 	uint64_t counters[LWM2_NCOUNTERS]; /* whole run */
-	                                   /* followed by nslices struct lwm2_slice */
+
+	/* the main program's language, told from the executable (enum
+	 * lwm2_language); the runtimes above are the libraries it loaded */
+	uint32_t language;
+	uint32_t reserved_lang;
+	/* followed by nslices struct lwm2_slice */
 };
 
 static inline const struct lwm2_slice *lwm2_record_slices(const struct lwm2_rank_record *r)

@@ -31,7 +31,8 @@
  */
 #define LWM2_METRICS(X)                                                                            \
 	X(duration, GENERAL, "s", "Duration (wall clock)")                                         \
-	X(mpi_time, MPI, "%", "Time in all MPI calls")                                             \
+	X(mpi_time, MPI, "%", "Time in MPI calls, without Init/Finalize")                          \
+	X(mpi_init_time, MPI, "%", "Time in MPI_Init and MPI_Finalize")                            \
 	X(mpi_p2p_time, MPI, "%", "Time in MPI point-to-point calls")                              \
 	X(mpi_coll_time, MPI, "%", "Time in MPI collective calls")                                 \
 	X(mpi_p2p_msg_size, MPI, "B", "Average size of point-to-point messages")                   \
@@ -43,11 +44,13 @@
 	X(mpi_coll_rate, MPI, "B/s", "MPI collective transfer rate")                               \
 	X(mpiio_time, IO, "%", "Time in MPI file I/O calls")                                       \
 	X(posix_io_time, IO, "%", "Time in POSIX file I/O calls")                                  \
+	X(sync_time, IO, "%", "Time in fsync and fdatasync")                                       \
 	X(bytes_written, IO, "B", "Data written to files")                                         \
 	X(bytes_read, IO, "B", "Data read from files")                                             \
-	X(write_bw, IO, "B/s", "Write bandwidth")                                                  \
+	X(write_bw, IO, "B/s", "Write bandwidth (time in writes and syncs)")                       \
 	X(read_bw, IO, "B/s", "Read bandwidth")                                                    \
-	X(avg_threads, THREADS, "", "Average number of threads")                                   \
+	X(thread_ratio, THREADS, "", "Average number of threads (all/main samples)")               \
+	X(avg_threads, THREADS, "", "Threads busy on a CPU (average)")                             \
 	X(threads_total, THREADS, "", "Total number of threads")                                   \
 	X(cpi, SEQ, "", "Average cycles per instruction (CPI)")                                    \
 	X(fp_fraction, SEQ, "%", "Floating-point operations among all instructions")               \
@@ -86,6 +89,43 @@ extern const char *const lwm2_mgroup_titles[LWM2_NMGROUPS];
 int lwm2_metric_index(const char *id);
 
 /*
+ * Why a metric is missing: one text per cause, the only place these texts
+ * are written (doc/digest-schema.md lists them).  LWM2_WHY_GROUP is
+ * followed by the reason the library recorded for a group it could not
+ * measure.  X(name, text).
+ */
+#define LWM2_WHYS(X)                                                                               \
+	X(NO_WALL, "no run time recorded")                                                         \
+	X(NOT_MPI, "not an MPI process")                                                           \
+	X(NO_CUDA, "no CUDA calls")                                                                \
+	X(GROUP, "not measured: ")                                                                 \
+	X(HWC_NONE, "not measured: no hardware counters on this platform")                         \
+	X(HWC_COUNTER, "not measured: counter not available on this platform")                     \
+	X(HWC_L1_APART, "not measured: level-1 counters were not measured together")               \
+	X(SAMPLING_OFF, "not measured: sampling was off")                                          \
+	X(NO_MAIN_SAMPLES, "no samples of the main thread")                                        \
+	X(OLD_RECORD, "not recorded by the lwm2 library that measured this process")               \
+	X(NO_THREAD_COUNT, "no thread count recorded")                                             \
+	X(NO_P2P_MSGS, "no point-to-point messages")                                               \
+	X(NO_COLL_CALLS, "no collective calls")                                                    \
+	X(NO_P2P_TIME, "no time in point-to-point calls")                                          \
+	X(NO_COLL_TIME, "no time in collective calls")                                             \
+	X(NO_WRITE_TIME, "no time in write or sync calls")                                         \
+	X(NO_READ_TIME, "no time in read calls")                                                   \
+	X(NO_H2D, "no host-to-device transfers")                                                   \
+	X(NO_D2H, "no device-to-host transfers")                                                   \
+	X(NO_PROCESSES, "no processes")
+
+enum lwm2_why {
+#define LWM2_X_ENUM(name, text) LWM2_WHY_##name,
+	LWM2_WHYS(LWM2_X_ENUM)
+#undef LWM2_X_ENUM
+	    LWM2_NWHYS
+};
+
+extern const char *const lwm2_why_texts[LWM2_NWHYS];
+
+/*
  * What the metrics of one process are computed from.  Filled from a rank
  * record (lwm2_proc_from_record) or from a process entry of a node record,
  * so that both paths compute the same numbers with the same code.
@@ -94,6 +134,9 @@ struct lwm2_proc_values {
 	uint64_t counters[LWM2_NCOUNTERS];
 	uint64_t wall_ns;          /* end_ns - start_ns */
 	uint64_t samples_total;    /* all earmarks, all threads */
+	uint64_t samples_main;     /* samples of the main thread */
+	bool has_samples_main;     /* false: the record predates samples_main */
+	bool has_msg_counts;       /* false: the record predates message counts */
 	uint32_t sample_period_us; /* 0: sampling off */
 	uint32_t threads_total;
 	uint32_t missing;                         /* bit per enum lwm2_group */
@@ -132,7 +175,9 @@ struct lwm2_metric_stat {
 	double min, avg, max;
 	int32_t min_rank, max_rank; /* MPI rank, else task id, else -1 */
 	const char *min_node, *max_node;
-	const char *reason; /* when n == 0 */
+	int32_t min_pid, max_pid;      /* 0: unknown */
+	const char *min_exe, *max_exe; /* executable name; NULL: unknown */
+	const char *reason;            /* when n == 0 */
 };
 
 /* A scope to render: what lwm2_render_scope needs and nothing more. */
@@ -144,6 +189,9 @@ struct lwm2_scope {
 	uint64_t incomplete;    /* processes that did not reach their end */
 	bool partial;           /* data lost to a memory budget, or nodes missing */
 	uint32_t cpus_per_task; /* allocated cores per process, 0 if unknown */
+	uint32_t mpi_size;      /* MPI_COMM_WORLD's size when one rank is shown, else 0 */
+	uint64_t io_uring;      /* processes that set up an io_uring (I/O partial) */
+	uint64_t mmap_write;    /* processes that mapped files for writing */
 	struct lwm2_metric_stat stat[LWM2_NMETRICS];
 };
 
@@ -158,8 +206,23 @@ enum lwm2_cond_kind {
 	LWM2_COND_AVG_LT,      /* avg < value */
 	LWM2_COND_MAX_GT,      /* max > value */
 	LWM2_COND_SPREAD_GT,   /* (max - min) / max > value, at least two processes */
-	LWM2_COND_AVG_LT_CPUS, /* avg < value * cpus_per_task, cpus_per_task > 1 */
+	LWM2_COND_AVG_LT_CPUS, /* avg < value * cpus_per_task, cpus_per_task known */
 	LWM2_COND_AVG_LT_REF,  /* avg < value * avg of metric ref */
+	LWM2_COND_AVG_GT_CPUS, /* avg > value * cpus_per_task, cpus_per_task known */
+};
+
+/*
+ * Where a rule applies at all, checked before its conditions: an MPI job
+ * (at least one MPI process), at least min_procs processes (MPI processes
+ * when mpi is set), a run of at least min_duration_s (the longest process),
+ * and at least min_bytes of file data in one process (the larger of
+ * max(bytes_read) and max(bytes_written)).  Zero: no requirement.
+ */
+struct lwm2_pre {
+	bool mpi;
+	uint32_t min_procs;
+	double min_duration_s;
+	double min_bytes;
 };
 
 struct lwm2_cond {
@@ -171,6 +234,7 @@ struct lwm2_cond {
 
 struct lwm2_guidance_rule {
 	const char *id; /* stable name, e.g. "mpi-share" */
+	struct lwm2_pre pre;
 	struct lwm2_cond cond[2];
 	const char *finding; /* what was seen */
 	const char *meaning; /* what it may mean */
@@ -180,7 +244,10 @@ struct lwm2_guidance_rule {
 extern const struct lwm2_guidance_rule lwm2_guidance_rules[];
 extern const size_t lwm2_nguidance_rules;
 
-/* Whether a rule fires on a scope. */
+/* Whether a rule's preconditions hold on a scope. */
+bool lwm2_guidance_applies(const struct lwm2_guidance_rule *rule, const struct lwm2_scope *s);
+
+/* Whether a rule fires on a scope: it applies and its conditions hold. */
 bool lwm2_guidance_fires(const struct lwm2_guidance_rule *rule, const struct lwm2_scope *s);
 
 /* Where rendered text goes; returns 0 or -1 (rendering then stops). */

@@ -28,6 +28,12 @@ const enum lwm2_metric_group lwm2_metric_groups[LWM2_NMETRICS] = {
 #undef LWM2_X
 };
 
+const char *const lwm2_why_texts[LWM2_NWHYS] = {
+#define LWM2_X(name, text) text,
+    LWM2_WHYS(LWM2_X)
+#undef LWM2_X
+};
+
 const char *const lwm2_mgroup_titles[LWM2_NMGROUPS] = {
     "General information",       "Message-passing performance", "I/O performance",
     "Multithreaded performance", "Sequential performance",      "CUDA performance",
@@ -48,6 +54,9 @@ void lwm2_proc_from_record(const struct lwm2_rank_record *r, struct lwm2_proc_va
 	pv->wall_ns = r->end_ns > r->start_ns ? (uint64_t)(r->end_ns - r->start_ns) : 0;
 	for (int e = 0; e < LWM2_NEARMARKS; e++)
 		pv->samples_total += r->samples[e];
+	pv->samples_main = r->samples_main;
+	pv->has_samples_main = true;
+	pv->has_msg_counts = true;
 	pv->sample_period_us = r->sample_period_us;
 	pv->threads_total = r->threads_total;
 	pv->missing = r->missing;
@@ -85,7 +94,7 @@ static int metric_record_group(int m)
 	case LWM2_MG_IO:
 		return m == LWM2_M_mpiio_time ? LWM2_G_MPI : LWM2_G_POSIX;
 	case LWM2_MG_THREADS:
-		return m == LWM2_M_avg_threads ? LWM2_G_SAMPLING : -1;
+		return m == LWM2_M_avg_threads || m == LWM2_M_thread_ratio ? LWM2_G_SAMPLING : -1;
 	case LWM2_MG_SEQ:
 		return LWM2_G_HWC;
 	case LWM2_MG_CUDA:
@@ -95,12 +104,17 @@ static int metric_record_group(int m)
 	}
 }
 
+static void set_why(struct lwm2_metric_value *v, enum lwm2_why why)
+{
+	set_reason(v, lwm2_why_texts[why], NULL);
+}
+
 /* num / den, or missing with why when den is zero. */
 static void ratio(struct lwm2_metric_value *v, double num, double den, double scale,
-                  const char *why)
+                  enum lwm2_why why)
 {
 	if (den <= 0)
-		set_reason(v, why, NULL);
+		set_why(v, why);
 	else
 		set_value(v, num / den * scale);
 }
@@ -112,93 +126,126 @@ void lwm2_metrics_compute(const struct lwm2_proc_values *pv, struct lwm2_metrics
 	double wall_s = (double)pv->wall_ns / 1e9;
 	double mpi_ns, p2p_ns = (double)c[LWM2_C_mpi_p2p_ns],
 	               coll_ns = (double)c[LWM2_C_mpi_coll_ns];
-	double mpiio_ns, posix_ns, xfers;
-	const char *no_wall = "no run time recorded";
+	double mpiio_ns, posix_ns, xfers, msgs;
+	bool hwc_any = false;
+	const enum lwm2_why no_wall = LWM2_WHY_NO_WALL;
 
 	mpiio_ns = (double)c[LWM2_C_mpiio_read_ns] + (double)c[LWM2_C_mpiio_write_ns] +
 	           (double)c[LWM2_C_mpiio_meta_ns];
+	/* MPI_Init and MPI_Finalize have their own row: start-up and shutdown
+	 * are no sign of a communication problem, and in a short run they
+	 * would be most of "MPI time". */
 	mpi_ns = p2p_ns + coll_ns + mpiio_ns + (double)c[LWM2_C_mpi_other_ns];
 	posix_ns = (double)c[LWM2_C_posix_read_ns] + (double)c[LWM2_C_posix_write_ns] +
 	           (double)c[LWM2_C_posix_meta_ns];
 	xfers = (double)c[LWM2_C_cuda_h2d_count] + (double)c[LWM2_C_cuda_d2h_count] +
 	        (double)c[LWM2_C_cuda_other_copy_count];
+	msgs = (double)c[LWM2_C_mpi_p2p_msgs_sent] + (double)c[LWM2_C_mpi_p2p_msgs_recv];
+	for (int k = LWM2_C_hwc_cycles; k <= LWM2_C_hwc_llc_misses; k++)
+		hwc_any |= c[k] != 0;
 
 	ratio(&m[LWM2_M_duration], (double)pv->wall_ns, 1e9, 1, no_wall);
 	if (pv->wall_ns == 0)
-		set_reason(&m[LWM2_M_duration], no_wall, NULL);
+		set_why(&m[LWM2_M_duration], no_wall);
 
 	/* Shares are of the process's wall time: wrapper time summed over
 	 * threads can exceed it in a multithreaded MPI process, and that is
 	 * shown rather than hidden by a cap. */
 	ratio(&m[LWM2_M_mpi_time], mpi_ns, (double)pv->wall_ns, 100, no_wall);
+	ratio(&m[LWM2_M_mpi_init_time], (double)c[LWM2_C_mpi_init_ns], (double)pv->wall_ns, 100,
+	      no_wall);
 	ratio(&m[LWM2_M_mpi_p2p_time], p2p_ns, (double)pv->wall_ns, 100, no_wall);
 	ratio(&m[LWM2_M_mpi_coll_time], coll_ns, (double)pv->wall_ns, 100, no_wall);
-	/* A call that both sends and receives (Sendrecv) moves both. */
-	ratio(&m[LWM2_M_mpi_p2p_msg_size],
-	      (double)c[LWM2_C_mpi_p2p_bytes_sent] + (double)c[LWM2_C_mpi_p2p_bytes_recv],
-	      (double)c[LWM2_C_mpi_p2p_calls], 1, "no point-to-point calls");
+	/* A message is a send (posted or started) or a receive as it
+	 * completes; Wait, Test, Probe and the like move none, so dividing by
+	 * calls would make messages look far smaller than they are. */
+	if (!pv->has_msg_counts)
+		set_why(&m[LWM2_M_mpi_p2p_msg_size], LWM2_WHY_OLD_RECORD);
+	else
+		ratio(&m[LWM2_M_mpi_p2p_msg_size],
+		      (double)c[LWM2_C_mpi_p2p_bytes_sent] + (double)c[LWM2_C_mpi_p2p_bytes_recv],
+		      msgs, 1, LWM2_WHY_NO_P2P_MSGS);
 	ratio(&m[LWM2_M_mpi_coll_sent_size], (double)c[LWM2_C_mpi_coll_bytes_sent],
-	      (double)c[LWM2_C_mpi_coll_calls], 1, "no collective calls");
+	      (double)c[LWM2_C_mpi_coll_calls], 1, LWM2_WHY_NO_COLL_CALLS);
 	ratio(&m[LWM2_M_mpi_coll_recv_size], (double)c[LWM2_C_mpi_coll_bytes_recv],
-	      (double)c[LWM2_C_mpi_coll_calls], 1, "no collective calls");
+	      (double)c[LWM2_C_mpi_coll_calls], 1, LWM2_WHY_NO_COLL_CALLS);
 	ratio(&m[LWM2_M_mpi_p2p_freq], (double)c[LWM2_C_mpi_p2p_calls], wall_s, 1, no_wall);
 	ratio(&m[LWM2_M_mpi_coll_freq], (double)c[LWM2_C_mpi_coll_calls], wall_s, 1, no_wall);
 	ratio(&m[LWM2_M_mpi_p2p_rate], (double)c[LWM2_C_mpi_p2p_bytes_sent], p2p_ns, 1e9,
-	      "no time in point-to-point calls");
+	      LWM2_WHY_NO_P2P_TIME);
 	ratio(&m[LWM2_M_mpi_coll_rate], (double)c[LWM2_C_mpi_coll_bytes_sent], coll_ns, 1e9,
-	      "no time in collective calls");
+	      LWM2_WHY_NO_COLL_TIME);
 
 	ratio(&m[LWM2_M_mpiio_time], mpiio_ns, (double)pv->wall_ns, 100, no_wall);
 	ratio(&m[LWM2_M_posix_io_time], posix_ns, (double)pv->wall_ns, 100, no_wall);
+	/* fsync/fdatasync time is also metadata time, so it is already part
+	 * of posix_io_time. */
+	ratio(&m[LWM2_M_sync_time], (double)c[LWM2_C_posix_sync_ns], (double)pv->wall_ns, 100,
+	      no_wall);
 	/* POSIX bytes only: MPI-IO reaches the files through the same
 	 * interposed calls, adding its bytes would count them twice. */
-	set_value(&m[LWM2_M_bytes_written], (double)c[LWM2_C_posix_write_bytes]);
-	set_value(&m[LWM2_M_bytes_read], (double)c[LWM2_C_posix_read_bytes]);
+	/* Asynchronous requests' bytes are data moved like any other; their
+	 * time is not read or write time, so they stay out of the bandwidths. */
+	set_value(&m[LWM2_M_bytes_written],
+	          (double)c[LWM2_C_posix_write_bytes] + (double)c[LWM2_C_posix_aio_write_bytes]);
+	set_value(&m[LWM2_M_bytes_read],
+	          (double)c[LWM2_C_posix_read_bytes] + (double)c[LWM2_C_posix_aio_read_bytes]);
+	/* A write returns when the data is in the page cache; a writer that
+	 * syncs waits for the device there, so the sync time belongs to the
+	 * write bandwidth (else an fsync-bound writer shows memory speed). */
 	ratio(&m[LWM2_M_write_bw], (double)c[LWM2_C_posix_write_bytes],
-	      (double)c[LWM2_C_posix_write_ns], 1e9, "no time in write calls");
+	      (double)c[LWM2_C_posix_write_ns] + (double)c[LWM2_C_posix_sync_ns], 1e9,
+	      LWM2_WHY_NO_WRITE_TIME);
 	ratio(&m[LWM2_M_read_bw], (double)c[LWM2_C_posix_read_bytes],
-	      (double)c[LWM2_C_posix_read_ns], 1e9, "no time in read calls");
+	      (double)c[LWM2_C_posix_read_ns], 1e9, LWM2_WHY_NO_READ_TIME);
 
-	/* Every running thread is sampled once per period of its CPU time, so
-	 * one thread busy for the whole run gives wall / period samples. */
-	if (pv->sample_period_us == 0)
-		set_reason(&m[LWM2_M_avg_threads], "sampling was off", NULL);
-	else
+	/* The seed's ratio: samples of all threads / samples of the main
+	 * thread.  Every running thread is sampled once per period of its CPU
+	 * time, so busy threads: samples / (wall / period). */
+	if (pv->sample_period_us == 0) {
+		set_why(&m[LWM2_M_thread_ratio], LWM2_WHY_SAMPLING_OFF);
+		set_why(&m[LWM2_M_avg_threads], LWM2_WHY_SAMPLING_OFF);
+	} else {
+		if (!pv->has_samples_main)
+			set_why(&m[LWM2_M_thread_ratio], LWM2_WHY_OLD_RECORD);
+		else
+			ratio(&m[LWM2_M_thread_ratio], (double)pv->samples_total,
+			      (double)pv->samples_main, 1, LWM2_WHY_NO_MAIN_SAMPLES);
 		ratio(&m[LWM2_M_avg_threads], (double)pv->samples_total,
 		      wall_s * 1e6 / (double)pv->sample_period_us, 1, no_wall);
+	}
 	if (pv->threads_total)
 		set_value(&m[LWM2_M_threads_total], (double)pv->threads_total);
 	else
-		set_reason(&m[LWM2_M_threads_total], "no thread count recorded", NULL);
+		set_why(&m[LWM2_M_threads_total], LWM2_WHY_NO_THREAD_COUNT);
 
-	ratio(&m[LWM2_M_cpi], (double)c[LWM2_C_hwc_cycles], (double)c[LWM2_C_hwc_instructions], 1,
-	      "no instruction count (counter not available on this platform)");
-	ratio(&m[LWM2_M_fp_fraction], (double)c[LWM2_C_hwc_fp_ops],
-	      (double)c[LWM2_C_hwc_instructions], 100,
-	      "no instruction count (counter not available on this platform)");
-	if (c[LWM2_C_hwc_l1d_misses] > c[LWM2_C_hwc_l1d_accesses])
-		set_reason(&m[LWM2_M_l1_hit_ratio],
-		           "more level-1 misses than accesses (counters not measured together)",
-		           NULL);
-	else
-		ratio(&m[LWM2_M_l1_hit_ratio],
-		      (double)(c[LWM2_C_hwc_l1d_accesses] - c[LWM2_C_hwc_l1d_misses]),
-		      (double)c[LWM2_C_hwc_l1d_accesses], 100,
-		      "no level-1 data cache accesses (counter not available on this platform)");
-	if (c[LWM2_C_hwc_llc_misses] == 0 && c[LWM2_C_hwc_cycles] == 0)
-		set_reason(&m[LWM2_M_llc_miss_freq],
-		           "no last-level cache misses counted (counter not available on this "
-		           "platform)",
-		           NULL);
-	else
-		ratio(&m[LWM2_M_llc_miss_freq], (double)c[LWM2_C_hwc_llc_misses], wall_s, 1,
-		      no_wall);
+	/* No hardware counter moved at all: the same cause as the library's
+	 * "no hardware counters", said in the same words. */
+	{
+		enum lwm2_why hw = hwc_any ? LWM2_WHY_HWC_COUNTER : LWM2_WHY_HWC_NONE;
+
+		ratio(&m[LWM2_M_cpi], (double)c[LWM2_C_hwc_cycles],
+		      (double)c[LWM2_C_hwc_instructions], 1, hw);
+		ratio(&m[LWM2_M_fp_fraction], (double)c[LWM2_C_hwc_fp_ops],
+		      (double)c[LWM2_C_hwc_instructions], 100, hw);
+		if (c[LWM2_C_hwc_l1d_misses] > c[LWM2_C_hwc_l1d_accesses])
+			set_why(&m[LWM2_M_l1_hit_ratio], LWM2_WHY_HWC_L1_APART);
+		else
+			ratio(&m[LWM2_M_l1_hit_ratio],
+			      (double)(c[LWM2_C_hwc_l1d_accesses] - c[LWM2_C_hwc_l1d_misses]),
+			      (double)c[LWM2_C_hwc_l1d_accesses], 100, hw);
+		if (c[LWM2_C_hwc_llc_misses] == 0 && c[LWM2_C_hwc_cycles] == 0)
+			set_why(&m[LWM2_M_llc_miss_freq], hw);
+		else
+			ratio(&m[LWM2_M_llc_miss_freq], (double)c[LWM2_C_hwc_llc_misses], wall_s, 1,
+			      no_wall);
+	}
 
 	ratio(&m[LWM2_M_cuda_time], (double)c[LWM2_C_cuda_ns], (double)pv->wall_ns, 100, no_wall);
 	ratio(&m[LWM2_M_cuda_h2d_size], (double)c[LWM2_C_cuda_h2d_bytes],
-	      (double)c[LWM2_C_cuda_h2d_count], 1, "no host-to-device transfers");
+	      (double)c[LWM2_C_cuda_h2d_count], 1, LWM2_WHY_NO_H2D);
 	ratio(&m[LWM2_M_cuda_d2h_size], (double)c[LWM2_C_cuda_d2h_bytes],
-	      (double)c[LWM2_C_cuda_d2h_count], 1, "no device-to-host transfers");
+	      (double)c[LWM2_C_cuda_d2h_count], 1, LWM2_WHY_NO_D2H);
 	ratio(&m[LWM2_M_cuda_transfer_freq], xfers, wall_s, 1, no_wall);
 
 	/* MPI metrics of a process that never initialised MPI, or CUDA
@@ -206,11 +253,11 @@ void lwm2_metrics_compute(const struct lwm2_proc_values *pv, struct lwm2_metrics
 	 * down every average: they are not applicable, not zero. */
 	for (int i = 0; i < LWM2_NMETRICS; i++) {
 		if (lwm2_metric_groups[i] == LWM2_MG_MPI && !(pv->flags & LWM2_F_MPI))
-			set_reason(&m[i], "not an MPI process", NULL);
+			set_why(&m[i], LWM2_WHY_NOT_MPI);
 		if (i == LWM2_M_mpiio_time && !(pv->flags & LWM2_F_MPI))
-			set_reason(&m[i], "not an MPI process", NULL);
+			set_why(&m[i], LWM2_WHY_NOT_MPI);
 		if (lwm2_metric_groups[i] == LWM2_MG_CUDA && c[LWM2_C_cuda_calls] == 0)
-			set_reason(&m[i], "no CUDA calls", NULL);
+			set_why(&m[i], LWM2_WHY_NO_CUDA);
 	}
 
 	/* A group that was not measured overrides whatever the zero counters
@@ -219,8 +266,8 @@ void lwm2_metrics_compute(const struct lwm2_proc_values *pv, struct lwm2_metrics
 		int g = metric_record_group(i);
 		if (g >= 0 && (pv->missing & (1u << g))) {
 			const char *why = pv->missing_reason[g];
-			set_reason(&m[i],
-			           "not measured: ", why && *why ? why : lwm2_group_names[g]);
+			set_reason(&m[i], lwm2_why_texts[LWM2_WHY_GROUP],
+			           why && *why ? why : lwm2_group_names[g]);
 		}
 	}
 }

@@ -57,6 +57,8 @@ static json_object *proc_json(const struct lwm2_rank_record *r)
 	ju_add(p, "ppid", json_object_new_int(r->ppid));
 	ju_add(p, "flags", json_object_new_int64(r->flags));
 	ju_add(p, "exe", json_object_new_string(basename_(r->executable)));
+	ju_add(p, "language", json_object_new_int64(r->language));
+	ju_add(p, "runtimes", json_object_new_int64(r->runtimes));
 	ju_add(p, "start_ns", json_object_new_int64(r->start_ns));
 	ju_add(p, "end_ns", json_object_new_int64(r->end_ns));
 	ju_add(p, "exit", json_object_new_int(r->exit_status));
@@ -68,6 +70,7 @@ static json_object *proc_json(const struct lwm2_rank_record *r)
 	for (int e = 0; e < LWM2_NEARMARKS; e++)
 		json_object_array_add(a, ju_u64(r->samples[e]));
 	ju_add(p, "samples", a);
+	ju_add(p, "samples_main", ju_u64(r->samples_main));
 	ju_add(p, "missing", json_object_new_int64(r->missing));
 	for (int g = 0; g < LWM2_NGROUPS; g++) {
 		if (!(r->missing & (1u << g)))
@@ -475,6 +478,9 @@ int lwm2_proc_from_json(json_object *p, const int *map, size_t nmap, struct lwm2
 			return -1;
 		if (map[i] >= 0 && (v = json_object_get_int64(x)) > 0)
 			pv->counters[map[i]] = (uint64_t)v;
+		/* A library without message counts wrote no such column. */
+		if (map[i] == LWM2_C_mpi_p2p_msgs_sent)
+			pv->has_msg_counts = true;
 	}
 	if (!ju_int(p, "start_ns", &start) || !ju_int(p, "end_ns", &end))
 		return -1;
@@ -483,6 +489,10 @@ int lwm2_proc_from_json(json_object *p, const int *map, size_t nmap, struct lwm2
 		for (size_t i = 0; i < json_object_array_length(s); i++)
 			if ((v = json_object_get_int64(json_object_array_get_idx(s, i))) > 0)
 				pv->samples_total += (uint64_t)v;
+	if (ju_int(p, "samples_main", &v)) {
+		pv->samples_main = v > 0 ? (uint64_t)v : 0;
+		pv->has_samples_main = true;
+	}
 	v = ju_int_or(p, "period_us", 0);
 	pv->sample_period_us = v > 0 && v <= UINT32_MAX ? (uint32_t)v : 0;
 	v = ju_int_or(p, "threads_total", 0);

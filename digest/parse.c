@@ -102,12 +102,20 @@ static int scope_validate(json_object *s, const char *what, char *err, size_t er
 		    !ju_num(m, "avg", &x) || !ju_num(m, "max", &x) || !ju_int(m, "n", &v) || v < 0)
 			return bad(err, errlen, "%s: metric %s malformed", what, k);
 		for (int i = 0; i < 2; i++) {
+			size_t n;
 			at = ju_get(m, i ? "max_at" : "min_at", json_type_array);
-			if (at && (json_object_array_length(at) != 2 ||
-			           !json_object_is_type(json_object_array_get_idx(at, 0),
-			                                json_type_int) ||
-			           !json_object_is_type(json_object_array_get_idx(at, 1),
-			                                json_type_string)))
+			if (!at)
+				continue;
+			/* [rank, node] (version 1) or [rank, node, pid, exe] */
+			n = json_object_array_length(at);
+			if ((n != 2 && n != 4) ||
+			    !json_object_is_type(json_object_array_get_idx(at, 0), json_type_int) ||
+			    !json_object_is_type(json_object_array_get_idx(at, 1),
+			                         json_type_string) ||
+			    (n == 4 && (!json_object_is_type(json_object_array_get_idx(at, 2),
+			                                     json_type_int) ||
+			                !json_object_is_type(json_object_array_get_idx(at, 3),
+			                                     json_type_string))))
 				return bad(err, errlen, "%s: metric %s location malformed", what,
 				           k);
 		}
@@ -124,6 +132,70 @@ static int scope_validate(json_object *s, const char *what, char *err, size_t er
 	return 0;
 }
 
+const struct lwm2_v1_change lwm2_v1_changes[] = {
+    {"mpi_time", "digest version 1 included MPI_Init and MPI_Finalize in this share"},
+    {"mpi_p2p_msg_size", "digest version 1 divided by point-to-point calls, not by messages"},
+    {"write_bw", "digest version 1 left fsync and fdatasync time out of the write time"},
+};
+const size_t lwm2_nv1_changes = sizeof(lwm2_v1_changes) / sizeof(lwm2_v1_changes[0]);
+
+/* A version 1 scope: metrics whose definition changed move to "v1_metrics"
+ * (kept as they were) and are listed as missing with the reason. */
+static void upgrade_scope(json_object *s)
+{
+	json_object *ms = s ? ju_get(s, "metrics", json_type_object) : NULL, *miss, *old = NULL;
+
+	if (!ms)
+		return;
+	if (!(miss = ju_get(s, "missing", json_type_object))) {
+		miss = json_object_new_object();
+		ju_add(s, "missing", miss);
+	}
+	for (size_t i = 0; i < lwm2_nv1_changes; i++) {
+		json_object *m = ju_get(ms, lwm2_v1_changes[i].id, json_type_object);
+		if (!m)
+			continue;
+		if (!old) {
+			old = json_object_new_object();
+			ju_add(s, "v1_metrics", old);
+		}
+		ju_add(old, lwm2_v1_changes[i].id, json_object_get(m));
+		json_object_object_del(ms, lwm2_v1_changes[i].id);
+		ju_add(miss, lwm2_v1_changes[i].id, json_object_new_string(lwm2_v1_changes[i].why));
+	}
+}
+
+int lwm2_digest_upgrade(json_object *d)
+{
+	json_object *steps;
+	int64_t v;
+
+	if (!d || !ju_int(d, "lwm2_digest_version", &v) || v != 1)
+		return 0;
+	upgrade_scope(ju_get(d, "scope", json_type_object));
+	steps = ju_get(d, "steps", json_type_array);
+	for (size_t i = 0; steps && i < json_object_array_length(steps); i++) {
+		json_object *st = json_object_array_get_idx(steps, i);
+		if (json_object_is_type(st, json_type_object))
+			upgrade_scope(st);
+	}
+	ju_add(d, "lwm2_digest_version", json_object_new_int(LWM2_DIGEST_VERSION));
+	ju_add(d, "upgraded_from", json_object_new_int(1));
+	return 1;
+}
+
+void lwm2_scope_upgrade_v1(struct lwm2_scope *s)
+{
+	for (size_t i = 0; i < lwm2_nv1_changes; i++) {
+		int k = lwm2_metric_index(lwm2_v1_changes[i].id);
+		if (k < 0)
+			continue;
+		memset(&s->stat[k], 0, sizeof(s->stat[k]));
+		s->stat[k].min_rank = s->stat[k].max_rank = -1;
+		s->stat[k].reason = lwm2_v1_changes[i].why;
+	}
+}
+
 int lwm2_digest_validate(json_object *d, char *err, size_t errlen)
 {
 	json_object *steps;
@@ -133,8 +205,8 @@ int lwm2_digest_validate(json_object *d, char *err, size_t errlen)
 		return bad(err, errlen, "digest is not a JSON object");
 	if (!ju_int(d, "lwm2_digest_version", &v))
 		return bad(err, errlen, "not an lwm2 digest (no lwm2_digest_version)");
-	if (v != LWM2_DIGEST_VERSION)
-		return bad(err, errlen, "digest version %lld, this lwm2 reads version %d",
+	if (v < 1 || v > LWM2_DIGEST_VERSION)
+		return bad(err, errlen, "digest version %lld, this lwm2 reads versions 1 to %d",
 		           (long long)v, LWM2_DIGEST_VERSION);
 	if (!ju_get(d, "job", json_type_object))
 		return bad(err, errlen, "digest has no job object");
@@ -216,5 +288,6 @@ json_object *lwm2_digest_parse(const char *text, size_t len, char *err, size_t e
 		errno = EINVAL;
 		return NULL;
 	}
+	lwm2_digest_upgrade(o);
 	return o;
 }

@@ -26,6 +26,8 @@ json_object *lwm2_record_to_json(const struct lwm2_rank_record *r)
 	FLAG(LWM2_F_MPI_FINALIZED, "mpi_finalized")
 	FLAG(LWM2_F_SAMPLING_OFF, "sampling_off")
 	FLAG(LWM2_F_COARSENED, "coarsened")
+	FLAG(LWM2_F_IO_URING, "io_uring")
+	FLAG(LWM2_F_MMAP_WRITE, "mmap_write")
 #undef FLAG
 	ju_add(o, "flag_names", a);
 	m = json_object_new_object();
@@ -45,6 +47,25 @@ json_object *lwm2_record_to_json(const struct lwm2_rank_record *r)
 	ju_add(o, "pid", json_object_new_int(r->pid));
 	ju_add(o, "ppid", json_object_new_int(r->ppid));
 	ju_add(o, "runtimes", json_object_new_int64(r->runtimes));
+	a = json_object_new_array();
+#define RT(f, name)                                                                                \
+	if (r->runtimes & (f))                                                                     \
+		json_object_array_add(a, json_object_new_string(name));
+	RT(LWM2_RT_FORTRAN, "fortran")
+	RT(LWM2_RT_CXX, "c++")
+	RT(LWM2_RT_OPENMP, "openmp")
+	RT(LWM2_RT_CUDA, "cuda")
+	RT(LWM2_RT_PTHREADS, "pthreads")
+	RT(LWM2_RT_MPI_OMPI, "open-mpi")
+	RT(LWM2_RT_MPI_MPICH, "mpich")
+	RT(LWM2_RT_PAPI_APP, "papi")
+#undef RT
+	ju_add(o, "runtime_names", a);
+	ju_add(o, "language",
+	       json_object_new_string(r->language == LWM2_LANG_C         ? "c"
+	                              : r->language == LWM2_LANG_CXX     ? "c++"
+	                              : r->language == LWM2_LANG_FORTRAN ? "fortran"
+	                                                                 : "unknown"));
 	ju_add(o, "hostname", json_object_new_string(r->hostname));
 	ju_add(o, "executable", json_object_new_string(r->executable));
 	ju_add(o, "mpi_library", json_object_new_string(r->mpi_library));

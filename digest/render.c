@@ -217,17 +217,24 @@ static void wrapped(struct out *o, const char *s, size_t indent)
 	}
 }
 
-static void location(struct out *o, int32_t rank, const char *node)
+/* "rank 3@n1" for a rank; "fio[4711]@n1" for any other process, which
+ * only its host, pid and executable tell apart. */
+static void location(struct out *o, int32_t rank, const char *node, int32_t pid, const char *exe)
 {
 	if (rank >= 0) {
 		puts_(o, "rank ");
 		puti(o, rank);
+	} else if (pid > 0) {
+		puts_(o, exe && *exe ? exe : "pid");
+		puts_(o, "[");
+		puti(o, pid);
+		puts_(o, "]");
 	}
 	if (node && *node) {
-		puts_(o, rank >= 0 ? "@" : "");
+		puts_(o, rank >= 0 || pid > 0 ? "@" : "");
 		puts_(o, node);
 	}
-	if (rank < 0 && !(node && *node))
+	if (rank < 0 && pid <= 0 && !(node && *node))
 		puts_(o, "?");
 }
 
@@ -265,9 +272,9 @@ static void metric_line(struct out *o, const struct lwm2_scope *s, int i, unsign
 	if (!(flags & LWM2_RENDER_NO_LOCATIONS) && st->n > 1 && st->max != st->min) {
 		pad_to(o, COL_LOC);
 		puts_(o, "min ");
-		location(o, st->min_rank, st->min_node);
+		location(o, st->min_rank, st->min_node, st->min_pid, st->min_exe);
 		puts_(o, ", max ");
-		location(o, st->max_rank, st->max_node);
+		location(o, st->max_rank, st->max_node, st->max_pid, st->max_exe);
 	}
 	put(o, "\n", 1);
 }
@@ -328,8 +335,26 @@ int lwm2_render_scope(const struct lwm2_scope *s, unsigned flags, lwm2_sink_fn s
 		}
 		metric_line(&o, s, i, flags);
 	}
-	if (s->incomplete || s->partial) {
+	if (s->incomplete || s->partial || s->io_uring || s->mmap_write) {
 		puts_(&o, "Notes\n");
+		if (s->io_uring) {
+			puts_(&o, "  * I/O partial: ");
+			putu(&o, s->io_uring);
+			wrapped(&o,
+			        " process(es) set up an io_uring; I/O submitted through it is "
+			        "not counted, so their file I/O figures are too low.",
+			        4);
+			put(&o, "\n", 1);
+		}
+		if (s->mmap_write) {
+			puts_(&o, "  * ");
+			putu(&o, s->mmap_write);
+			wrapped(&o,
+			        " process(es) mapped files shared and writable; data stored "
+			        "through such a mapping is not counted as written.",
+			        4);
+			put(&o, "\n", 1);
+		}
 		if (s->incomplete) {
 			puts_(&o, "  * ");
 			putu(&o, s->incomplete);
@@ -433,9 +458,12 @@ int lwm2_render_rank(const struct lwm2_rank_record *r, int fd)
 	s.title = title;
 	s.processes = 1;
 	s.mpi_processes = (r->flags & LWM2_F_MPI) ? 1 : 0;
+	s.mpi_size = (r->flags & LWM2_F_MPI) && r->mpi_size > 0 ? (uint32_t)r->mpi_size : 0;
 	s.nodes = 1;
 	s.incomplete = (r->flags & LWM2_F_INCOMPLETE) ? 1 : 0;
 	s.partial = (r->flags & LWM2_F_PARTIAL) != 0;
+	s.io_uring = (r->flags & LWM2_F_IO_URING) ? 1 : 0;
+	s.mmap_write = (r->flags & LWM2_F_MMAP_WRITE) ? 1 : 0;
 	for (int i = 0; i < LWM2_NMETRICS; i++)
 		stat_single(&s.stat[i], &m.m[i], rank, r->hostname);
 	return lwm2_render_scope(&s, LWM2_RENDER_SINGLE, lwm2_sink_fd, (void *)(intptr_t)fd);

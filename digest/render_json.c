@@ -32,6 +32,8 @@ void lwm2_scope_from_json(struct lwm2_scope *s, json_object *js, const char *tit
 	s->partial = ju_get(js, "partial", json_type_boolean) &&
 	             json_object_get_boolean(ju_get(js, "partial", json_type_boolean));
 	s->cpus_per_task = cpus_per_task;
+	s->io_uring = (uint64_t)ju_int_or(js, "io_uring_processes", 0);
+	s->mmap_write = (uint64_t)ju_int_or(js, "mmap_write_processes", 0);
 	for (int k = 0; k < LWM2_NMETRICS; k++) {
 		struct lwm2_metric_stat *st = &s->stat[k];
 		json_object *m = ju_get(ms, lwm2_metric_ids[k], json_type_object), *at;
@@ -41,18 +43,30 @@ void lwm2_scope_from_json(struct lwm2_scope *s, json_object *js, const char *tit
 		    ju_num(m, "avg", &st->avg) && ju_num(m, "max", &st->max)) {
 			st->n = (uint64_t)v;
 			if ((at = ju_get(m, "min_at", json_type_array)) &&
-			    json_object_array_length(at) == 2) {
+			    json_object_array_length(at) >= 2) {
 				st->min_rank =
 				    json_object_get_int(json_object_array_get_idx(at, 0));
 				st->min_node =
 				    json_object_get_string(json_object_array_get_idx(at, 1));
+				if (json_object_array_length(at) == 4) {
+					st->min_pid =
+					    json_object_get_int(json_object_array_get_idx(at, 2));
+					st->min_exe = json_object_get_string(
+					    json_object_array_get_idx(at, 3));
+				}
 			}
 			if ((at = ju_get(m, "max_at", json_type_array)) &&
-			    json_object_array_length(at) == 2) {
+			    json_object_array_length(at) >= 2) {
 				st->max_rank =
 				    json_object_get_int(json_object_array_get_idx(at, 0));
 				st->max_node =
 				    json_object_get_string(json_object_array_get_idx(at, 1));
+				if (json_object_array_length(at) == 4) {
+					st->max_pid =
+					    json_object_get_int(json_object_array_get_idx(at, 2));
+					st->max_exe = json_object_get_string(
+					    json_object_array_get_idx(at, 3));
+				}
 			}
 			continue;
 		}

@@ -87,6 +87,7 @@ enum lwm2_mpi_class {
 	LWM2_MPI_IO_WRITE,
 	LWM2_MPI_IO_META,
 	LWM2_MPI_OTHER,
+	LWM2_MPI_INIT, /* MPI_Init, MPI_Init_thread, MPI_Finalize */
 	LWM2_MPI_NCLASSES
 };
 
@@ -108,6 +109,7 @@ static const struct lwm2_mpi_ctr lwm2_mpi_ctr[LWM2_MPI_NCLASSES] = {
                            C(mpiio_write_ns)},
     [LWM2_MPI_IO_META] = {C(mpiio_meta_calls), LWM2_NCOUNTERS, LWM2_NCOUNTERS, C(mpiio_meta_ns)},
     [LWM2_MPI_OTHER] = {C(mpi_other_calls), LWM2_NCOUNTERS, LWM2_NCOUNTERS, C(mpi_other_ns)},
+    [LWM2_MPI_INIT] = {C(mpi_init_calls), LWM2_NCOUNTERS, LWM2_NCOUNTERS, C(mpi_init_ns)},
 };
 #undef C
 
@@ -224,6 +226,18 @@ LWM2_MPI_HOT void lwm2_mpi_count(struct lwm2_mpi_call *c, enum lwm2_mpi_class k,
 	lwm2_mpi_count_n(c->t, k, 1, ticks, sent, recv);
 }
 
+/* Point-to-point messages: one per send as it is posted or started, one
+ * per receive as it completes (what the average message size divides by). */
+LWM2_MPI_HOT void lwm2_mpi_msgs(struct lwm2_thread *t, uint64_t sent, uint64_t recv)
+{
+	_Atomic uint64_t *b = lwm2_buffer(t);
+
+	if (sent)
+		lwm2_add(b, LWM2_C_mpi_p2p_msgs_sent, sent);
+	if (recv)
+		lwm2_add(b, LWM2_C_mpi_p2p_msgs_recv, recv);
+}
+
 /* Bytes in a status (the element count in bytes both ABIs keep there). */
 LWM2_MPI_HOT uint64_t lwm2_mpi_status_bytes(const struct lwm2_mpi_abi *a, const void *st)
 {
@@ -314,6 +328,7 @@ static inline uintptr_t lwm2_mpi_handle_at(const struct lwm2_mpi_abi *a, const v
 enum {
 	LWM2_MPI_REQ_PERSISTENT = 1u << 0, /* survives completion; freed by MPI_Request_free */
 	LWM2_MPI_REQ_STATUS = 1u << 1,     /* its bytes come from the status at completion */
+	LWM2_MPI_REQ_SEND = 1u << 2,       /* a persistent send: each start sends one message */
 };
 
 struct lwm2_mpi_req {

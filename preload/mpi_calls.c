@@ -36,7 +36,7 @@ int lwm2_mpi_x_Init(lwm2_mpi_fn_Init f, void *argc, void *argv)
 	if (!lwm2_mpi_begin(&c))
 		return f(argc, argv);
 	int rc = f(argc, argv);
-	lwm2_mpi_count(&c, LWM2_MPI_OTHER, lwm2_mpi_stop(&c), 0, 0);
+	lwm2_mpi_count(&c, LWM2_MPI_INIT, lwm2_mpi_stop(&c), 0, 0);
 	if (rc == 0)
 		lwm2_mpi_identity(c.abi);
 	return rc;
@@ -50,7 +50,7 @@ int lwm2_mpi_x_Init_thread(lwm2_mpi_fn_Init_thread f, void *argc, void *argv, in
 	if (!lwm2_mpi_begin(&c))
 		return f(argc, argv, required, provided);
 	int rc = f(argc, argv, required, provided);
-	lwm2_mpi_count(&c, LWM2_MPI_OTHER, lwm2_mpi_stop(&c), 0, 0);
+	lwm2_mpi_count(&c, LWM2_MPI_INIT, lwm2_mpi_stop(&c), 0, 0);
 	if (rc == 0)
 		lwm2_mpi_identity(c.abi);
 	return rc;
@@ -63,7 +63,7 @@ int lwm2_mpi_x_Finalize(lwm2_mpi_fn_Finalize f)
 	if (!lwm2_mpi_begin(&c))
 		return f();
 	int rc = f();
-	lwm2_mpi_count(&c, LWM2_MPI_OTHER, lwm2_mpi_stop(&c), 0, 0);
+	lwm2_mpi_count(&c, LWM2_MPI_INIT, lwm2_mpi_stop(&c), 0, 0);
 	if (rc == 0)
 		lwm2_set_flag(LWM2_F_MPI_FINALIZED);
 	return rc;
@@ -79,6 +79,7 @@ struct batch {
 	void *own_statuses;
 	unsigned given[LWM2_MPI_NCLASSES], done[LWM2_MPI_NCLASSES];
 	uint64_t sent[LWM2_MPI_NCLASSES], recv[LWM2_MPI_NCLASSES];
+	uint64_t msgs_sent, msgs_recv; /* point-to-point messages started, received */
 	struct lwm2_mpi_req stack[LWM2_MPI_STACK_REQS];
 	unsigned char stack_st[LWM2_MPI_STACK_REQS * LWM2_MPI_STATUS_MAX]
 	    __attribute__((aligned(8)));
@@ -96,6 +97,7 @@ static bool batch_open(struct batch *b, const struct lwm2_mpi_abi *a, int n, con
 	memset(b->done, 0, sizeof b->done);
 	memset(b->sent, 0, sizeof b->sent);
 	memset(b->recv, 0, sizeof b->recv);
+	b->msgs_sent = b->msgs_recv = 0;
 	b->rs = b->stack;
 	if (b->n > LWM2_MPI_STACK_REQS) {
 		b->heap = malloc((size_t)b->n * (sizeof *b->rs + a->status_size));
@@ -154,6 +156,8 @@ static void batch_done(struct batch *b, int i, const void *st)
 	b->done[r->cls]++;
 	if ((r->flags & LWM2_MPI_REQ_STATUS) && st)
 		b->recv[r->cls] += lwm2_mpi_status_bytes(b->a, st);
+	if ((r->flags & LWM2_MPI_REQ_STATUS) && r->cls == LWM2_MPI_P2P)
+		b->msgs_recv++;
 	if (!(r->flags & LWM2_MPI_REQ_PERSISTENT))
 		lwm2_mpi_req_drop(r);
 }
@@ -168,6 +172,8 @@ static void batch_started(struct batch *b, int i)
 	b->done[r->cls]++;
 	b->sent[r->cls] += r->sent;
 	b->recv[r->cls] += r->recv;
+	if ((r->flags & LWM2_MPI_REQ_SEND) && r->cls == LWM2_MPI_P2P)
+		b->msgs_sent++;
 }
 
 static enum lwm2_mpi_class majority(const unsigned *n)
@@ -198,6 +204,8 @@ static void batch_close(struct batch *b, struct lwm2_mpi_call *c, uint64_t ticks
 			lwm2_mpi_count_n(c->t, (enum lwm2_mpi_class)k, mine, mine ? ticks : 0,
 			                 b->sent[k], b->recv[k]);
 	}
+	if (b->msgs_sent || b->msgs_recv)
+		lwm2_mpi_msgs(c->t, b->msgs_sent, b->msgs_recv);
 	free(b->heap);
 }
 
@@ -223,6 +231,8 @@ static void single_done(struct lwm2_mpi_call *c, const struct lwm2_mpi_req *r, b
 	if (completed && (r->flags & LWM2_MPI_REQ_STATUS))
 		recv = lwm2_mpi_status_bytes(c->abi, st);
 	lwm2_mpi_count(c, (enum lwm2_mpi_class)r->cls, ticks, 0, recv);
+	if (completed && (r->flags & LWM2_MPI_REQ_STATUS) && r->cls == LWM2_MPI_P2P)
+		lwm2_mpi_msgs(c->t, 0, 1);
 	if (completed && !(r->flags & LWM2_MPI_REQ_PERSISTENT))
 		lwm2_mpi_req_drop(r);
 }
@@ -270,9 +280,11 @@ int lwm2_mpi_x_Start(lwm2_mpi_fn_Start f, void *request)
 
 	if (r.slot < 0)
 		lwm2_mpi_count(&c, LWM2_MPI_OTHER, ticks, 0, 0);
-	else if (rc == 0)
+	else if (rc == 0) {
 		lwm2_mpi_count(&c, (enum lwm2_mpi_class)r.cls, ticks, r.sent, r.recv);
-	else
+		if ((r.flags & LWM2_MPI_REQ_SEND) && r.cls == LWM2_MPI_P2P)
+			lwm2_mpi_msgs(c.t, 1, 0);
+	} else
 		lwm2_mpi_count(&c, (enum lwm2_mpi_class)r.cls, ticks, 0, 0);
 	return rc;
 }

@@ -21,6 +21,10 @@ Kinds:
   preq    persistent init: counted without bytes; the request is tracked
           with the bytes (`sr`) each start moves
   custom  the body is lwm2_mpi_x_<name> in mpi_calls.c
+
+msg: point-to-point messages (sent, received) a successful call moves
+itself; a receive posted with a request counts when it completes, a
+persistent send (LWM2_MPI_REQ_SEND) at each start.
 """
 import re
 import shutil
@@ -50,9 +54,9 @@ CTYPE = {
 T = []
 
 
-def w(name, params, kind, cls, sr=None, rflags='0', large=False):
+def w(name, params, kind, cls, sr=None, rflags='0', large=False, msg=(0, 0)):
     T.append(dict(name=name, params=params, kind=kind, cls=cls, sr=sr, rflags=rflags,
-                  large=large))
+                  large=large, msg=msg))
 
 
 P2P, COLL, RD, WR, META, OTHER = ('LWM2_MPI_P2P', 'LWM2_MPI_COLL', 'LWM2_MPI_IO_READ',
@@ -64,13 +68,14 @@ NONE = None
 # ---- point to point --------------------------------------------------------
 SENDP = 'B buf, N count, H datatype, I dest, I tag, H comm'
 for m in ('', 'B', 'S', 'R'):
-    w(m + 'send' if m == '' else m + 'send', SENDP, 'call', P2P, SEND, large=True)
-    w('I' + m.lower() + 'send', SENDP + ', RQ request', 'ireq', P2P, SEND, large=True)
+    w(m + 'send' if m == '' else m + 'send', SENDP, 'call', P2P, SEND, large=True, msg=(1, 0))
+    w('I' + m.lower() + 'send', SENDP + ', RQ request', 'ireq', P2P, SEND, large=True,
+      msg=(1, 0))
     w(m + 'send_init' if m else 'Send_init', SENDP + ', RQ request', 'preq', P2P, SEND,
-      large=True)
+      'LWM2_MPI_REQ_SEND', large=True)
 # the names above: Send Bsend Ssend Rsend, Isend Ibsend Issend Irsend, *_init
 w('Recv', 'VB buf, N count, H datatype, I source, I tag, H comm, ST status', 'status', P2P,
-  'lwm2_mpi_sr(0, sb)', large=True)
+  'lwm2_mpi_sr(0, sb)', large=True, msg=(0, 1))
 w('Irecv', 'VB buf, N count, H datatype, I source, I tag, H comm, RQ request', 'ireq', P2P,
   NONE, STATUS, large=True)
 w('Recv_init', 'VB buf, N count, H datatype, I source, I tag, H comm, RQ request', 'preq', P2P,
@@ -78,19 +83,19 @@ w('Recv_init', 'VB buf, N count, H datatype, I source, I tag, H comm, RQ request
 SR = ('B sendbuf, N sendcount, H sendtype, I dest, I sendtag, VB recvbuf, N recvcount, '
       'H recvtype, I source, I recvtag, H comm')
 w('Sendrecv', SR + ', ST status', 'status', P2P,
-  'lwm2_mpi_sr(lwm2_mpi_bytes(&c, sendcount, sendtype), sb)', large=True)
+  'lwm2_mpi_sr(lwm2_mpi_bytes(&c, sendcount, sendtype), sb)', large=True, msg=(1, 1))
 w('Isendrecv', SR + ', RQ request', 'ireq', P2P,
-  'lwm2_mpi_sr(lwm2_mpi_bytes(&c, sendcount, sendtype), 0)', STATUS, large=True)
+  'lwm2_mpi_sr(lwm2_mpi_bytes(&c, sendcount, sendtype), 0)', STATUS, large=True, msg=(1, 0))
 SRR = 'VB buf, N count, H datatype, I dest, I sendtag, I source, I recvtag, H comm'
 w('Sendrecv_replace', SRR + ', ST status', 'status', P2P, 'lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, '
-  'datatype), sb)', large=True)
-w('Isendrecv_replace', SRR + ', RQ request', 'ireq', P2P, SEND, STATUS, large=True)
+  'datatype), sb)', large=True, msg=(1, 1))
+w('Isendrecv_replace', SRR + ', RQ request', 'ireq', P2P, SEND, STATUS, large=True, msg=(1, 0))
 w('Probe', 'I source, I tag, H comm, ST status', 'call', P2P)
 w('Iprobe', 'I source, I tag, H comm, IP flag, ST status', 'call', P2P)
 w('Mprobe', 'I source, I tag, H comm, P message, ST status', 'call', P2P)
 w('Improbe', 'I source, I tag, H comm, IP flag, P message, ST status', 'call', P2P)
 w('Mrecv', 'VB buf, N count, H datatype, P message, ST status', 'status', P2P,
-  'lwm2_mpi_sr(0, sb)', large=True)
+  'lwm2_mpi_sr(0, sb)', large=True, msg=(0, 1))
 w('Imrecv', 'VB buf, N count, H datatype, P message, RQ request', 'ireq', P2P, NONE, STATUS,
   large=True)
 
@@ -301,6 +306,9 @@ def body(e, name, large, ps, decl, args, ftype):
             L.append('\tlwm2_mpi_count(&c, %s, ticks, b.sent, b.recv);' % cls)
         else:
             L.append('\tlwm2_mpi_count(&c, %s, ticks, 0, 0);' % cls)
+        if e['msg'] != (0, 0):
+            L.append('\tif (rc == 0)')
+            L.append('\t\tlwm2_mpi_msgs(c.t, %d, %d);' % e['msg'])
         if kind == 'ireq':
             L.append('\tif (rc == 0)')
             L.append('\t\tlwm2_mpi_req_track(c.abi, request, %s, %s, 0, 0);' % (cls, e['rflags']))

@@ -19,6 +19,8 @@ LWM2_MPI_HOT int w_Send(int pmpi, const void *buf, int count, lwm2_mpi_h datatyp
 	struct lwm2_mpi_sr b =
 	    rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_P2P, ticks, b.sent, b.recv);
+	if (rc == 0)
+		lwm2_mpi_msgs(c.t, 1, 0);
 	return rc;
 }
 
@@ -52,6 +54,8 @@ LWM2_MPI_HOT int w_Send_c(int pmpi, const void *buf, lwm2_mpi_cnt count, lwm2_mp
 	struct lwm2_mpi_sr b =
 	    rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_P2P, ticks, b.sent, b.recv);
+	if (rc == 0)
+		lwm2_mpi_msgs(c.t, 1, 0);
 	return rc;
 }
 
@@ -84,6 +88,8 @@ LWM2_MPI_HOT int w_Isend(int pmpi, const void *buf, int count, lwm2_mpi_h dataty
 	struct lwm2_mpi_sr b =
 	    rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_P2P, ticks, b.sent, b.recv);
+	if (rc == 0)
+		lwm2_mpi_msgs(c.t, 1, 0);
 	if (rc == 0)
 		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_P2P, 0, 0, 0);
 	return rc;
@@ -120,6 +126,8 @@ LWM2_MPI_HOT int w_Isend_c(int pmpi, const void *buf, lwm2_mpi_cnt count, lwm2_m
 	    rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_P2P, ticks, b.sent, b.recv);
 	if (rc == 0)
+		lwm2_mpi_msgs(c.t, 1, 0);
+	if (rc == 0)
 		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_P2P, 0, 0, 0);
 	return rc;
 }
@@ -154,8 +162,8 @@ LWM2_MPI_HOT int w_Send_init(int pmpi, const void *buf, int count, lwm2_mpi_h da
 	lwm2_mpi_count(&c, LWM2_MPI_P2P, ticks, 0, 0);
 	if (rc == 0) {
 		struct lwm2_mpi_sr b = lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0);
-		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_P2P, LWM2_MPI_REQ_PERSISTENT | 0,
-		                   b.sent, b.recv);
+		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_P2P,
+		                   LWM2_MPI_REQ_PERSISTENT | LWM2_MPI_REQ_SEND, b.sent, b.recv);
 	}
 	return rc;
 }
@@ -190,8 +198,8 @@ LWM2_MPI_HOT int w_Send_init_c(int pmpi, const void *buf, lwm2_mpi_cnt count, lw
 	lwm2_mpi_count(&c, LWM2_MPI_P2P, ticks, 0, 0);
 	if (rc == 0) {
 		struct lwm2_mpi_sr b = lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0);
-		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_P2P, LWM2_MPI_REQ_PERSISTENT | 0,
-		                   b.sent, b.recv);
+		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_P2P,
+		                   LWM2_MPI_REQ_PERSISTENT | LWM2_MPI_REQ_SEND, b.sent, b.recv);
 	}
 	return rc;
 }
@@ -225,6 +233,8 @@ LWM2_MPI_HOT int w_Bsend(int pmpi, const void *buf, int count, lwm2_mpi_h dataty
 	struct lwm2_mpi_sr b =
 	    rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_P2P, ticks, b.sent, b.recv);
+	if (rc == 0)
+		lwm2_mpi_msgs(c.t, 1, 0);
 	return rc;
 }
 
@@ -258,6 +268,8 @@ LWM2_MPI_HOT int w_Bsend_c(int pmpi, const void *buf, lwm2_mpi_cnt count, lwm2_m
 	struct lwm2_mpi_sr b =
 	    rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_P2P, ticks, b.sent, b.recv);
+	if (rc == 0)
+		lwm2_mpi_msgs(c.t, 1, 0);
 	return rc;
 }
 
@@ -291,6 +303,8 @@ LWM2_MPI_HOT int w_Ibsend(int pmpi, const void *buf, int count, lwm2_mpi_h datat
 	struct lwm2_mpi_sr b =
 	    rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_P2P, ticks, b.sent, b.recv);
+	if (rc == 0)
+		lwm2_mpi_msgs(c.t, 1, 0);
 	if (rc == 0)
 		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_P2P, 0, 0, 0);
 	return rc;
@@ -327,6 +341,8 @@ LWM2_MPI_HOT int w_Ibsend_c(int pmpi, const void *buf, lwm2_mpi_cnt count, lwm2_
 	    rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_P2P, ticks, b.sent, b.recv);
 	if (rc == 0)
+		lwm2_mpi_msgs(c.t, 1, 0);
+	if (rc == 0)
 		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_P2P, 0, 0, 0);
 	return rc;
 }
@@ -361,8 +377,8 @@ LWM2_MPI_HOT int w_Bsend_init(int pmpi, const void *buf, int count, lwm2_mpi_h d
 	lwm2_mpi_count(&c, LWM2_MPI_P2P, ticks, 0, 0);
 	if (rc == 0) {
 		struct lwm2_mpi_sr b = lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0);
-		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_P2P, LWM2_MPI_REQ_PERSISTENT | 0,
-		                   b.sent, b.recv);
+		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_P2P,
+		                   LWM2_MPI_REQ_PERSISTENT | LWM2_MPI_REQ_SEND, b.sent, b.recv);
 	}
 	return rc;
 }
@@ -397,8 +413,8 @@ LWM2_MPI_HOT int w_Bsend_init_c(int pmpi, const void *buf, lwm2_mpi_cnt count, l
 	lwm2_mpi_count(&c, LWM2_MPI_P2P, ticks, 0, 0);
 	if (rc == 0) {
 		struct lwm2_mpi_sr b = lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0);
-		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_P2P, LWM2_MPI_REQ_PERSISTENT | 0,
-		                   b.sent, b.recv);
+		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_P2P,
+		                   LWM2_MPI_REQ_PERSISTENT | LWM2_MPI_REQ_SEND, b.sent, b.recv);
 	}
 	return rc;
 }
@@ -432,6 +448,8 @@ LWM2_MPI_HOT int w_Ssend(int pmpi, const void *buf, int count, lwm2_mpi_h dataty
 	struct lwm2_mpi_sr b =
 	    rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_P2P, ticks, b.sent, b.recv);
+	if (rc == 0)
+		lwm2_mpi_msgs(c.t, 1, 0);
 	return rc;
 }
 
@@ -465,6 +483,8 @@ LWM2_MPI_HOT int w_Ssend_c(int pmpi, const void *buf, lwm2_mpi_cnt count, lwm2_m
 	struct lwm2_mpi_sr b =
 	    rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_P2P, ticks, b.sent, b.recv);
+	if (rc == 0)
+		lwm2_mpi_msgs(c.t, 1, 0);
 	return rc;
 }
 
@@ -498,6 +518,8 @@ LWM2_MPI_HOT int w_Issend(int pmpi, const void *buf, int count, lwm2_mpi_h datat
 	struct lwm2_mpi_sr b =
 	    rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_P2P, ticks, b.sent, b.recv);
+	if (rc == 0)
+		lwm2_mpi_msgs(c.t, 1, 0);
 	if (rc == 0)
 		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_P2P, 0, 0, 0);
 	return rc;
@@ -534,6 +556,8 @@ LWM2_MPI_HOT int w_Issend_c(int pmpi, const void *buf, lwm2_mpi_cnt count, lwm2_
 	    rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_P2P, ticks, b.sent, b.recv);
 	if (rc == 0)
+		lwm2_mpi_msgs(c.t, 1, 0);
+	if (rc == 0)
 		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_P2P, 0, 0, 0);
 	return rc;
 }
@@ -568,8 +592,8 @@ LWM2_MPI_HOT int w_Ssend_init(int pmpi, const void *buf, int count, lwm2_mpi_h d
 	lwm2_mpi_count(&c, LWM2_MPI_P2P, ticks, 0, 0);
 	if (rc == 0) {
 		struct lwm2_mpi_sr b = lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0);
-		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_P2P, LWM2_MPI_REQ_PERSISTENT | 0,
-		                   b.sent, b.recv);
+		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_P2P,
+		                   LWM2_MPI_REQ_PERSISTENT | LWM2_MPI_REQ_SEND, b.sent, b.recv);
 	}
 	return rc;
 }
@@ -604,8 +628,8 @@ LWM2_MPI_HOT int w_Ssend_init_c(int pmpi, const void *buf, lwm2_mpi_cnt count, l
 	lwm2_mpi_count(&c, LWM2_MPI_P2P, ticks, 0, 0);
 	if (rc == 0) {
 		struct lwm2_mpi_sr b = lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0);
-		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_P2P, LWM2_MPI_REQ_PERSISTENT | 0,
-		                   b.sent, b.recv);
+		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_P2P,
+		                   LWM2_MPI_REQ_PERSISTENT | LWM2_MPI_REQ_SEND, b.sent, b.recv);
 	}
 	return rc;
 }
@@ -639,6 +663,8 @@ LWM2_MPI_HOT int w_Rsend(int pmpi, const void *buf, int count, lwm2_mpi_h dataty
 	struct lwm2_mpi_sr b =
 	    rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_P2P, ticks, b.sent, b.recv);
+	if (rc == 0)
+		lwm2_mpi_msgs(c.t, 1, 0);
 	return rc;
 }
 
@@ -672,6 +698,8 @@ LWM2_MPI_HOT int w_Rsend_c(int pmpi, const void *buf, lwm2_mpi_cnt count, lwm2_m
 	struct lwm2_mpi_sr b =
 	    rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_P2P, ticks, b.sent, b.recv);
+	if (rc == 0)
+		lwm2_mpi_msgs(c.t, 1, 0);
 	return rc;
 }
 
@@ -705,6 +733,8 @@ LWM2_MPI_HOT int w_Irsend(int pmpi, const void *buf, int count, lwm2_mpi_h datat
 	struct lwm2_mpi_sr b =
 	    rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_P2P, ticks, b.sent, b.recv);
+	if (rc == 0)
+		lwm2_mpi_msgs(c.t, 1, 0);
 	if (rc == 0)
 		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_P2P, 0, 0, 0);
 	return rc;
@@ -741,6 +771,8 @@ LWM2_MPI_HOT int w_Irsend_c(int pmpi, const void *buf, lwm2_mpi_cnt count, lwm2_
 	    rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_P2P, ticks, b.sent, b.recv);
 	if (rc == 0)
+		lwm2_mpi_msgs(c.t, 1, 0);
+	if (rc == 0)
 		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_P2P, 0, 0, 0);
 	return rc;
 }
@@ -775,8 +807,8 @@ LWM2_MPI_HOT int w_Rsend_init(int pmpi, const void *buf, int count, lwm2_mpi_h d
 	lwm2_mpi_count(&c, LWM2_MPI_P2P, ticks, 0, 0);
 	if (rc == 0) {
 		struct lwm2_mpi_sr b = lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0);
-		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_P2P, LWM2_MPI_REQ_PERSISTENT | 0,
-		                   b.sent, b.recv);
+		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_P2P,
+		                   LWM2_MPI_REQ_PERSISTENT | LWM2_MPI_REQ_SEND, b.sent, b.recv);
 	}
 	return rc;
 }
@@ -811,8 +843,8 @@ LWM2_MPI_HOT int w_Rsend_init_c(int pmpi, const void *buf, lwm2_mpi_cnt count, l
 	lwm2_mpi_count(&c, LWM2_MPI_P2P, ticks, 0, 0);
 	if (rc == 0) {
 		struct lwm2_mpi_sr b = lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0);
-		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_P2P, LWM2_MPI_REQ_PERSISTENT | 0,
-		                   b.sent, b.recv);
+		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_P2P,
+		                   LWM2_MPI_REQ_PERSISTENT | LWM2_MPI_REQ_SEND, b.sent, b.recv);
 	}
 	return rc;
 }
@@ -848,6 +880,8 @@ LWM2_MPI_HOT int w_Recv(int pmpi, void *buf, int count, lwm2_mpi_h datatype, int
 	uint64_t sb = rc == 0 ? lwm2_mpi_status_bytes(c.abi, st) : 0;
 	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_sr(0, sb) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_P2P, ticks, b.sent, b.recv);
+	if (rc == 0)
+		lwm2_mpi_msgs(c.t, 0, 1);
 	return rc;
 }
 
@@ -883,6 +917,8 @@ LWM2_MPI_HOT int w_Recv_c(int pmpi, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h da
 	uint64_t sb = rc == 0 ? lwm2_mpi_status_bytes(c.abi, st) : 0;
 	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_sr(0, sb) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_P2P, ticks, b.sent, b.recv);
+	if (rc == 0)
+		lwm2_mpi_msgs(c.t, 0, 1);
 	return rc;
 }
 
@@ -1060,6 +1096,8 @@ LWM2_MPI_HOT int w_Sendrecv(int pmpi, const void *sendbuf, int sendcount, lwm2_m
 	struct lwm2_mpi_sr b =
 	    rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, sendcount, sendtype), sb) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_P2P, ticks, b.sent, b.recv);
+	if (rc == 0)
+		lwm2_mpi_msgs(c.t, 1, 1);
 	return rc;
 }
 
@@ -1104,6 +1142,8 @@ LWM2_MPI_HOT int w_Sendrecv_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendco
 	struct lwm2_mpi_sr b =
 	    rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, sendcount, sendtype), sb) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_P2P, ticks, b.sent, b.recv);
+	if (rc == 0)
+		lwm2_mpi_msgs(c.t, 1, 1);
 	return rc;
 }
 
@@ -1148,6 +1188,8 @@ LWM2_MPI_HOT int w_Isendrecv(int pmpi, const void *sendbuf, int sendcount, lwm2_
 	    rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, sendcount, sendtype), 0) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_P2P, ticks, b.sent, b.recv);
 	if (rc == 0)
+		lwm2_mpi_msgs(c.t, 1, 0);
+	if (rc == 0)
 		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_P2P, LWM2_MPI_REQ_STATUS, 0, 0);
 	return rc;
 }
@@ -1190,6 +1232,8 @@ LWM2_MPI_HOT int w_Isendrecv_c(int pmpi, const void *sendbuf, lwm2_mpi_cnt sendc
 	struct lwm2_mpi_sr b =
 	    rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, sendcount, sendtype), 0) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_P2P, ticks, b.sent, b.recv);
+	if (rc == 0)
+		lwm2_mpi_msgs(c.t, 1, 0);
 	if (rc == 0)
 		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_P2P, LWM2_MPI_REQ_STATUS, 0, 0);
 	return rc;
@@ -1235,6 +1279,8 @@ LWM2_MPI_HOT int w_Sendrecv_replace(int pmpi, void *buf, int count, lwm2_mpi_h d
 	struct lwm2_mpi_sr b =
 	    rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), sb) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_P2P, ticks, b.sent, b.recv);
+	if (rc == 0)
+		lwm2_mpi_msgs(c.t, 1, 1);
 	return rc;
 }
 
@@ -1276,6 +1322,8 @@ LWM2_MPI_HOT int w_Sendrecv_replace_c(int pmpi, void *buf, lwm2_mpi_cnt count, l
 	struct lwm2_mpi_sr b =
 	    rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), sb) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_P2P, ticks, b.sent, b.recv);
+	if (rc == 0)
+		lwm2_mpi_msgs(c.t, 1, 1);
 	return rc;
 }
 
@@ -1314,6 +1362,8 @@ LWM2_MPI_HOT int w_Isendrecv_replace(int pmpi, void *buf, int count, lwm2_mpi_h 
 	struct lwm2_mpi_sr b =
 	    rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_P2P, ticks, b.sent, b.recv);
+	if (rc == 0)
+		lwm2_mpi_msgs(c.t, 1, 0);
 	if (rc == 0)
 		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_P2P, LWM2_MPI_REQ_STATUS, 0, 0);
 	return rc;
@@ -1354,6 +1404,8 @@ LWM2_MPI_HOT int w_Isendrecv_replace_c(int pmpi, void *buf, lwm2_mpi_cnt count, 
 	struct lwm2_mpi_sr b =
 	    rc == 0 ? lwm2_mpi_sr(lwm2_mpi_bytes(&c, count, datatype), 0) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_P2P, ticks, b.sent, b.recv);
+	if (rc == 0)
+		lwm2_mpi_msgs(c.t, 1, 0);
 	if (rc == 0)
 		lwm2_mpi_req_track(c.abi, request, LWM2_MPI_P2P, LWM2_MPI_REQ_STATUS, 0, 0);
 	return rc;
@@ -1509,6 +1561,8 @@ LWM2_MPI_HOT int w_Mrecv(int pmpi, void *buf, int count, lwm2_mpi_h datatype, vo
 	uint64_t sb = rc == 0 ? lwm2_mpi_status_bytes(c.abi, st) : 0;
 	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_sr(0, sb) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_P2P, ticks, b.sent, b.recv);
+	if (rc == 0)
+		lwm2_mpi_msgs(c.t, 0, 1);
 	return rc;
 }
 
@@ -1542,6 +1596,8 @@ LWM2_MPI_HOT int w_Mrecv_c(int pmpi, void *buf, lwm2_mpi_cnt count, lwm2_mpi_h d
 	uint64_t sb = rc == 0 ? lwm2_mpi_status_bytes(c.abi, st) : 0;
 	struct lwm2_mpi_sr b = rc == 0 ? lwm2_mpi_sr(0, sb) : lwm2_mpi_sr(0, 0);
 	lwm2_mpi_count(&c, LWM2_MPI_P2P, ticks, b.sent, b.recv);
+	if (rc == 0)
+		lwm2_mpi_msgs(c.t, 0, 1);
 	return rc;
 }
 

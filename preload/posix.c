@@ -48,6 +48,16 @@
  * consumed are not returned; line and block readers cover input files),
  * wide-character stdio, dprintf, mmap'd I/O, and metadata beyond
  * open/close/seek/sync (stat, unlink, mkdir: the record has no counter).
+ *
+ * Asynchronous I/O (at the end of this file): POSIX aio and libaio are
+ * counted per request when its result is collected (aio_return, the events
+ * of io_getevents), in aio byte counters of their own; the time of every
+ * aio call (submitting, polling, waiting) is aio time, apart from read and
+ * write time, since a request runs while the program does other work.
+ * io_uring is not followed (the ring is shared memory): setting one up
+ * (the io_uring_setup system call through syscall(), or liburing's
+ * io_uring_queue_init*) flags the process, as does mapping a file shared
+ * and writable (stores through the mapping are not calls).
  * Unseen by any interposer: the bodies glibc's headers inline into
  * optimised applications (getc_unlocked, putc_unlocked, fputc_unlocked,
  * fgetc_unlocked, and fread_unlocked/fwrite_unlocked of small constant
@@ -87,11 +97,13 @@
 #define __NO_INLINE__ 1
 #endif
 
+#include <aio.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -100,6 +112,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "core_int.h"
 #include "lwm2_core.h"
 #include "posix_fd.h"
 
@@ -253,9 +266,12 @@ static void posix_init(void)
 #undef POSIX_RESOLVE
 }
 
+static void posix_fini(void);
+
 LWM2_HIDDEN const struct lwm2_module lwm2_module_posix = {
     .name = "posix",
     .init = posix_init,
+    .fini = posix_fini,
 };
 
 /* ---- counting ---------------------------------------------------------- */
@@ -390,6 +406,19 @@ static inline void posix_count_meta(struct lwm2_thread *t, uint64_t ticks)
 static inline void posix_end_meta(struct posix_span s)
 {
 	posix_count_meta(s.t, posix_finish(s));
+}
+
+/* fsync and fdatasync stay metadata calls (the I/O time share is unchanged)
+ * and are counted once more on their own: the write bandwidth includes the
+ * time a writer waits for its data to reach the device. */
+static inline void posix_end_sync(struct posix_span s)
+{
+	uint64_t ticks = posix_finish(s);
+	_Atomic uint64_t *b = lwm2_buffer(s.t);
+
+	posix_count_meta(s.t, ticks);
+	lwm2_add(b, LWM2_C_posix_sync_calls, 1);
+	lwm2_add(b, LWM2_C_posix_sync_ns, ticks);
 }
 
 /*
@@ -1661,7 +1690,7 @@ LWM2_EXPORT int fsync(int fd)
 		return real(fd);
 	s = posix_begin(t);
 	r = real(fd);
-	posix_end_meta(s);
+	posix_end_sync(s);
 	return r;
 }
 
@@ -1679,7 +1708,7 @@ LWM2_EXPORT int fdatasync(int fd)
 		return real(fd);
 	s = posix_begin(t);
 	r = real(fd);
-	posix_end_meta(s);
+	posix_end_sync(s);
 	return r;
 }
 
@@ -2816,4 +2845,474 @@ LWM2_EXPORT int fseeko64(FILE *fp, off64_t off, int whence)
 	r = real(fp, off, whence);
 	posix_end_meta(s);
 	return r;
+}
+
+/* ---- asynchronous I/O --------------------------------------------------- */
+
+/* Flags once per process: a lock in the core, taken at most once each. */
+static _Atomic uint32_t posix_flags_set;
+
+static __attribute__((noinline, cold)) void posix_flag(uint32_t flag)
+{
+	if (atomic_fetch_or(&posix_flags_set, flag) & flag)
+		return;
+	lwm2_set_flag(flag);
+}
+
+static inline void posix_count_aio(struct lwm2_thread *t, uint64_t ticks, uint64_t rbytes,
+                                   uint64_t wbytes)
+{
+	_Atomic uint64_t *b = lwm2_buffer(t);
+
+	lwm2_add(b, LWM2_C_posix_aio_calls, 1);
+	lwm2_add(b, LWM2_C_posix_aio_ns, ticks);
+	if (rbytes)
+		lwm2_add(b, LWM2_C_posix_aio_read_bytes, rbytes);
+	if (wbytes)
+		lwm2_add(b, LWM2_C_posix_aio_write_bytes, wbytes);
+}
+
+/*
+ * POSIX aio: the direction of a request on a file, from its submission to
+ * aio_return, keyed by the control block's address (aio_read and aio_write
+ * do not set aio_lio_opcode for us to read back).  Open addressing over a
+ * fixed table, a window of AIO_PROBE slots per address, every slot of the
+ * window looked at on lookup, so a freed slot never hides a later entry.
+ * A request that finds no free slot is counted as a call, without bytes.
+ */
+#define AIO_SLOTS 4096u
+#define AIO_PROBE 16u
+static _Atomic uintptr_t aio_tab[AIO_SLOTS];
+
+static inline size_t aio_hash(const void *cb)
+{
+	uintptr_t x = (uintptr_t)cb >> 4;
+
+	return (size_t)((x * 0x9e3779b97f4a7c15ull) >> 52) & (AIO_SLOTS - 1);
+}
+
+static void aio_remember(const void *cb, bool write)
+{
+	uintptr_t v = (uintptr_t)cb | (write ? 1u : 0u);
+	size_t h = aio_hash(cb);
+
+	for (size_t i = 0; i < AIO_PROBE; i++) {
+		_Atomic uintptr_t *e = &aio_tab[(h + i) & (AIO_SLOTS - 1)];
+		uintptr_t cur = atomic_load_explicit(e, memory_order_relaxed), zero = 0;
+
+		if ((cur & ~(uintptr_t)1) == (uintptr_t)cb) { /* resubmitted */
+			atomic_store_explicit(e, v, memory_order_relaxed);
+			return;
+		}
+		if (cur == 0 && atomic_compare_exchange_strong(e, &zero, v))
+			return;
+	}
+}
+
+/* 0: not ours; 1: a read; 2: a write.  Forgets the request. */
+static int aio_forget(const void *cb)
+{
+	size_t h = aio_hash(cb);
+
+	for (size_t i = 0; i < AIO_PROBE; i++) {
+		_Atomic uintptr_t *e = &aio_tab[(h + i) & (AIO_SLOTS - 1)];
+		uintptr_t cur = atomic_load_explicit(e, memory_order_relaxed);
+
+		if (cur && (cur & ~(uintptr_t)1) == (uintptr_t)cb &&
+		    atomic_compare_exchange_strong(e, &cur, 0))
+			return (cur & 1) ? 2 : 1;
+	}
+	return 0;
+}
+
+#define AIO_REALS(X)                                                                               \
+	X(aio_read, int, (struct aiocb *))                                                         \
+	X(aio_read64, int, (struct aiocb64 *))                                                     \
+	X(aio_write, int, (struct aiocb *))                                                        \
+	X(aio_write64, int, (struct aiocb64 *))                                                    \
+	X(lio_listio, int, (int, struct aiocb *const[], int, struct sigevent *))                   \
+	X(lio_listio64, int, (int, struct aiocb64 *const[], int, struct sigevent *))               \
+	X(aio_error, int, (const struct aiocb *))                                                  \
+	X(aio_error64, int, (const struct aiocb64 *))                                              \
+	X(aio_return, ssize_t, (struct aiocb *))                                                   \
+	X(aio_return64, ssize_t, (struct aiocb64 *))                                               \
+	X(aio_suspend, int, (const struct aiocb *const[], int, const struct timespec *))           \
+	X(aio_suspend64, int, (const struct aiocb64 *const[], int, const struct timespec *))       \
+	X(aio_cancel, int, (int, struct aiocb *))                                                  \
+	X(aio_cancel64, int, (int, struct aiocb64 *))                                              \
+	X(io_submit, int, (void *, long, void **))                                                 \
+	X(io_getevents, int, (void *, long, long, void *, struct timespec *))                      \
+	X(io_uring_queue_init, int, (unsigned, void *, unsigned))                                  \
+	X(io_uring_queue_init_params, int, (unsigned, void *, void *))                             \
+	X(mmap, void *, (void *, size_t, int, int, int, off_t))                                    \
+	X(mmap64, void *, (void *, size_t, int, int, int, off64_t))
+#define POSIX_REAL(name, ret, params)                                                              \
+	typedef ret(*name##_fn) params;                                                            \
+	static _Atomic(name##_fn) real_##name;                                                     \
+	static __attribute__((noinline, cold)) name##_fn resolve_##name(void)                      \
+	{                                                                                          \
+		int saved = errno;                                                                 \
+		name##_fn f = (name##_fn)lwm2_real(#name);                                         \
+                                                                                                   \
+		if (f)                                                                             \
+			atomic_store_explicit(&real_##name, f, memory_order_relaxed);              \
+		errno = saved;                                                                     \
+		return f;                                                                          \
+	}                                                                                          \
+	static inline name##_fn get_##name(void)                                                   \
+	{                                                                                          \
+		name##_fn f = atomic_load_explicit(&real_##name, memory_order_relaxed);            \
+                                                                                                   \
+		return LWM2_LIKELY(f != NULL) ? f : resolve_##name();                              \
+	}
+AIO_REALS(POSIX_REAL)
+#undef POSIX_REAL
+
+/* A submission of one request on fd: timed, remembered when it was taken. */
+#define AIO_SUBMIT(name, type, write)                                                              \
+	LWM2_EXPORT int name(type *cb)                                                             \
+	{                                                                                          \
+		name##_fn real = get_##name();                                                     \
+		struct lwm2_thread *t;                                                             \
+		struct posix_span s;                                                               \
+		int r;                                                                             \
+                                                                                                   \
+		if (LWM2_UNLIKELY(!real))                                                          \
+			return posix_no_real(), -1;                                                \
+		t = posix_enter_fd(cb->aio_fildes);                                                \
+		if (!t)                                                                            \
+			return real(cb);                                                           \
+		s = posix_begin(t);                                                                \
+		r = real(cb);                                                                      \
+		if (r == 0)                                                                        \
+			aio_remember(cb, write);                                                   \
+		posix_count_aio(t, posix_finish(s), 0, 0);                                         \
+		return r;                                                                          \
+	}
+AIO_SUBMIT(aio_read, struct aiocb, false)
+AIO_SUBMIT(aio_read64, struct aiocb64, false)
+AIO_SUBMIT(aio_write, struct aiocb, true)
+AIO_SUBMIT(aio_write64, struct aiocb64, true)
+#undef AIO_SUBMIT
+
+/* The list's requests on files are remembered before the call: with
+ * LIO_WAIT they may be complete (and collected by another thread) by the
+ * time it returns. */
+#define AIO_LIST(name, type)                                                                       \
+	LWM2_EXPORT int name(int mode, type *const list[], int n, struct sigevent *sev)            \
+	{                                                                                          \
+		name##_fn real = get_##name();                                                     \
+		struct lwm2_thread *t = NULL;                                                      \
+		struct posix_span s;                                                               \
+		int r;                                                                             \
+                                                                                                   \
+		if (LWM2_UNLIKELY(!real))                                                          \
+			return posix_no_real(), -1;                                                \
+		for (int i = 0; i < n; i++) {                                                      \
+			type *cb = list[i];                                                        \
+			if (!cb || cb->aio_lio_opcode == LIO_NOP)                                  \
+				continue;                                                          \
+			if (posix_enter_fd(cb->aio_fildes)) {                                      \
+				t = posix_thread();                                                \
+				aio_remember(cb, cb->aio_lio_opcode == LIO_WRITE);                 \
+			}                                                                          \
+		}                                                                                  \
+		if (!t)                                                                            \
+			return real(mode, list, n, sev);                                           \
+		s = posix_begin(t);                                                                \
+		r = real(mode, list, n, sev);                                                      \
+		posix_count_aio(t, posix_finish(s), 0, 0);                                         \
+		return r;                                                                          \
+	}
+AIO_LIST(lio_listio, struct aiocb)
+AIO_LIST(lio_listio64, struct aiocb64)
+#undef AIO_LIST
+
+/* Polling a request: a call and its time. */
+#define AIO_POLL(name, type)                                                                       \
+	LWM2_EXPORT int name(const type *cb)                                                       \
+	{                                                                                          \
+		name##_fn real = get_##name();                                                     \
+		struct lwm2_thread *t;                                                             \
+		struct posix_span s;                                                               \
+		int r;                                                                             \
+                                                                                                   \
+		if (LWM2_UNLIKELY(!real))                                                          \
+			return ENOSYS;                                                             \
+		t = posix_enter_fd(cb->aio_fildes);                                                \
+		if (!t)                                                                            \
+			return real(cb);                                                           \
+		s = posix_begin(t);                                                                \
+		r = real(cb);                                                                      \
+		posix_count_aio(t, posix_finish(s), 0, 0);                                         \
+		return r;                                                                          \
+	}
+AIO_POLL(aio_error, struct aiocb)
+AIO_POLL(aio_error64, struct aiocb64)
+#undef AIO_POLL
+
+/* Collecting the result: the request's bytes count here, once. */
+#define AIO_RETURN(name, type)                                                                     \
+	LWM2_EXPORT ssize_t name(type *cb)                                                         \
+	{                                                                                          \
+		name##_fn real = get_##name();                                                     \
+		struct lwm2_thread *t;                                                             \
+		struct posix_span s;                                                               \
+		ssize_t r;                                                                         \
+		int dir;                                                                           \
+                                                                                                   \
+		if (LWM2_UNLIKELY(!real))                                                          \
+			return posix_no_real(), -1;                                                \
+		t = posix_enter_fd(cb->aio_fildes);                                                \
+		if (!t)                                                                            \
+			return real(cb);                                                           \
+		s = posix_begin(t);                                                                \
+		r = real(cb);                                                                      \
+		dir = aio_forget(cb);                                                              \
+		posix_count_aio(t, posix_finish(s), dir == 1 ? posix_bytes(r) : 0,                 \
+		                dir == 2 ? posix_bytes(r) : 0);                                    \
+		return r;                                                                          \
+	}
+AIO_RETURN(aio_return, struct aiocb)
+AIO_RETURN(aio_return64, struct aiocb64)
+#undef AIO_RETURN
+
+/* Waiting: a call and its time when any of the requests is on a file. */
+#define AIO_SUSPEND(name, type)                                                                    \
+	LWM2_EXPORT int name(const type *const list[], int n, const struct timespec *timeout)      \
+	{                                                                                          \
+		name##_fn real = get_##name();                                                     \
+		struct lwm2_thread *t = NULL;                                                      \
+		struct posix_span s;                                                               \
+		int r;                                                                             \
+                                                                                                   \
+		if (LWM2_UNLIKELY(!real))                                                          \
+			return posix_no_real(), -1;                                                \
+		for (int i = 0; i < n && !t; i++)                                                  \
+			t = list[i] ? posix_enter_fd(list[i]->aio_fildes) : NULL;                  \
+		if (!t)                                                                            \
+			return real(list, n, timeout);                                             \
+		s = posix_begin(t);                                                                \
+		r = real(list, n, timeout);                                                        \
+		posix_count_aio(t, posix_finish(s), 0, 0);                                         \
+		return r;                                                                          \
+	}
+AIO_SUSPEND(aio_suspend, struct aiocb)
+AIO_SUSPEND(aio_suspend64, struct aiocb64)
+#undef AIO_SUSPEND
+
+#define AIO_CANCEL(name, type)                                                                     \
+	LWM2_EXPORT int name(int fd, type *cb)                                                     \
+	{                                                                                          \
+		name##_fn real = get_##name();                                                     \
+		struct lwm2_thread *t;                                                             \
+		struct posix_span s;                                                               \
+		int r;                                                                             \
+                                                                                                   \
+		if (LWM2_UNLIKELY(!real))                                                          \
+			return posix_no_real(), -1;                                                \
+		t = posix_enter_fd(fd);                                                            \
+		if (!t)                                                                            \
+			return real(fd, cb);                                                       \
+		s = posix_begin(t);                                                                \
+		r = real(fd, cb);                                                                  \
+		posix_count_aio(t, posix_finish(s), 0, 0);                                         \
+		return r;                                                                          \
+	}
+AIO_CANCEL(aio_cancel, struct aiocb)
+AIO_CANCEL(aio_cancel64, struct aiocb64)
+#undef AIO_CANCEL
+
+/*
+ * libaio, whose headers are not needed to follow it: struct iocb has the
+ * opcode (a short) at byte 16 and the descriptor (an int) at byte 20;
+ * struct io_event is {data, obj, res, res2}, each 8 bytes (the layout of
+ * the kernel's ABI on 64-bit targets).
+ */
+int io_submit(void *ctx, long nr, void **iocbs);
+int io_getevents(void *ctx, long min_nr, long nr, void *events, struct timespec *timeout);
+int io_uring_queue_init(unsigned entries, void *ring, unsigned flags);
+int io_uring_queue_init_params(unsigned entries, void *ring, void *p);
+
+enum { LIBAIO_PREAD = 0, LIBAIO_PWRITE = 1, LIBAIO_PREADV = 7, LIBAIO_PWRITEV = 8 };
+
+struct libaio_event {
+	void *data;
+	void *obj;
+	int64_t res, res2;
+};
+
+static inline int libaio_op(const void *iocb, int *fd)
+{
+	int16_t op;
+
+	memcpy(&op, (const char *)iocb + 16, sizeof(op));
+	memcpy(fd, (const char *)iocb + 20, sizeof(*fd));
+	return op;
+}
+
+LWM2_EXPORT int io_submit(void *ctx, long nr, void **iocbs)
+{
+	io_submit_fn real = get_io_submit();
+	struct lwm2_thread *t = NULL;
+	struct posix_span s;
+	int r, fd;
+
+	if (LWM2_UNLIKELY(!real))
+		return -ENOSYS;
+	for (long i = 0; iocbs && i < nr && !t; i++)
+		if (iocbs[i]) {
+			libaio_op(iocbs[i], &fd);
+			t = posix_enter_fd(fd);
+		}
+	if (!t)
+		return real(ctx, nr, iocbs);
+	s = posix_begin(t);
+	r = real(ctx, nr, iocbs);
+	posix_count_aio(t, posix_finish(s), 0, 0);
+	return r;
+}
+
+LWM2_EXPORT int io_getevents(void *ctx, long min_nr, long nr, void *events,
+                             struct timespec *timeout)
+{
+	io_getevents_fn real = get_io_getevents();
+	struct lwm2_thread *t;
+	struct posix_span s;
+	uint64_t rd = 0, wr = 0;
+	int r;
+
+	if (LWM2_UNLIKELY(!real))
+		return -ENOSYS;
+	if (LWM2_UNLIKELY(!posix_on()))
+		return real(ctx, min_nr, nr, events, timeout);
+	t = posix_thread();
+	s = posix_begin(t);
+	r = real(ctx, min_nr, nr, events, timeout);
+	for (int i = 0; i < r; i++) {
+		const struct libaio_event *e = (const struct libaio_event *)events + i;
+		int fd, op;
+
+		if (!e->obj || e->res <= 0)
+			continue;
+		op = libaio_op(e->obj, &fd);
+		if (!posix_fd_is_file(fd))
+			continue;
+		if (op == LIBAIO_PREAD || op == LIBAIO_PREADV)
+			rd += (uint64_t)e->res;
+		else if (op == LIBAIO_PWRITE || op == LIBAIO_PWRITEV)
+			wr += (uint64_t)e->res;
+	}
+	/* Waiting on a context of sockets only is not file I/O. */
+	if (rd || wr || r <= 0)
+		posix_count_aio(t, posix_finish(s), rd, wr);
+	else
+		lwm2_earmark_leave(s.t, s.earmark);
+	return r;
+}
+
+/* io_uring: only that it was set up. */
+LWM2_EXPORT int io_uring_queue_init(unsigned entries, void *ring, unsigned flags)
+{
+	io_uring_queue_init_fn real = get_io_uring_queue_init();
+
+	if (LWM2_UNLIKELY(!real))
+		return -ENOSYS;
+	posix_flag(LWM2_F_IO_URING);
+	return real(entries, ring, flags);
+}
+
+LWM2_EXPORT int io_uring_queue_init_params(unsigned entries, void *ring, void *p)
+{
+	io_uring_queue_init_params_fn real = get_io_uring_queue_init_params();
+
+	if (LWM2_UNLIKELY(!real))
+		return -ENOSYS;
+	posix_flag(LWM2_F_IO_URING);
+	return real(entries, ring, p);
+}
+
+/*
+ * syscall() carries io_uring_setup for programs without liburing (fio):
+ * six argument words are passed on whatever the call takes, as the
+ * kernel's calling convention allows.
+ */
+typedef long (*syscall_fn)(long, ...);
+static _Atomic(syscall_fn) real_syscall;
+
+LWM2_EXPORT long syscall(long nr, ...)
+{
+	syscall_fn real = atomic_load_explicit(&real_syscall, memory_order_relaxed);
+	long a[6];
+	va_list ap;
+
+	va_start(ap, nr);
+	for (int i = 0; i < 6; i++)
+		a[i] = va_arg(ap, long);
+	va_end(ap);
+#ifdef SYS_io_uring_setup
+	if (nr == SYS_io_uring_setup)
+		posix_flag(LWM2_F_IO_URING);
+#endif
+	if (LWM2_UNLIKELY(!real)) {
+		int saved = errno;
+
+		real = (syscall_fn)lwm2_real("syscall");
+		errno = saved;
+		if (!real) {
+			errno = ENOSYS;
+			return -1;
+		}
+		atomic_store_explicit(&real_syscall, real, memory_order_relaxed);
+	}
+	return real(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+}
+
+/*
+ * A file mapped shared and writable: its stores are unseen writes.  The
+ * core maps its own record file this way, holding its lock, from several
+ * paths: that file (its inode) is not flagged, and the flag is only noted
+ * here and given to the core by the module's fini hook, which never runs
+ * under the core's lock.
+ */
+static _Atomic uint32_t posix_flags_pending;
+
+static inline void posix_mapped(int prot, int flags, int fd)
+{
+	struct stat st;
+
+	if ((prot & PROT_WRITE) && (flags & MAP_TYPE) == MAP_SHARED && fd >= 0 &&
+	    !(atomic_load_explicit(&posix_flags_pending, memory_order_relaxed) &
+	      LWM2_F_MMAP_WRITE) &&
+	    posix_on() && posix_fd_is_file(fd) && syscall(SYS_fstat, fd, &st) == 0 &&
+	    (uint64_t)st.st_ino != lwm2_p.ino)
+		atomic_fetch_or(&posix_flags_pending, LWM2_F_MMAP_WRITE);
+}
+
+static void posix_fini(void)
+{
+	uint32_t f = atomic_exchange(&posix_flags_pending, 0);
+
+	if (f)
+		posix_flag(f);
+}
+
+LWM2_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	mmap_fn real = get_mmap();
+
+	if (LWM2_UNLIKELY(!real))
+		return (void *)syscall(SYS_mmap, addr, len, prot, flags, fd, off);
+	posix_mapped(prot, flags, fd);
+	return real(addr, len, prot, flags, fd, off);
+}
+
+LWM2_EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off64_t off)
+{
+	mmap64_fn real = get_mmap64();
+
+	if (LWM2_UNLIKELY(!real))
+		return (void *)syscall(SYS_mmap, addr, len, prot, flags, fd, off);
+	posix_mapped(prot, flags, fd);
+	return real(addr, len, prot, flags, fd, off);
 }

@@ -69,11 +69,92 @@ static int runtime_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	return 0;
 }
 
+/*
+ * The main program's language, from the executable alone (the first object
+ * dl_iterate_phdr reports): a Fortran main program imports gfortran's
+ * start-up calls (or ifort's, flang's), a C++ one needs libstdc++ or libc++
+ * itself or imports the C++ personality routine.  A library loaded by
+ * something else (libgfortran under a C++ solver's BLAS) does not count.
+ */
+static bool lang_sym(const char *n)
+{
+	return !strcmp(n, "_gfortran_set_args") || !strcmp(n, "_gfortran_set_options") ||
+	       !strcmp(n, "for_rtl_init_") || !strncmp(n, "_FortranA", 9);
+}
+
+static uint32_t gnu_hash_nsyms(const uint32_t *h)
+{
+	uint32_t nb = h[0], off = h[1], bloom = h[2], max = 0;
+	const uint32_t *buckets = h + 4 + (size_t)bloom * (sizeof(ElfW(Addr)) / 4);
+	const uint32_t *chain = buckets + nb;
+
+	for (uint32_t b = 0; b < nb; b++)
+		if (buckets[b] > max)
+			max = buckets[b];
+	if (max < off)
+		return off;
+	while (!(chain[max - off] & 1))
+		max++;
+	return max + 1;
+}
+
+static int language_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	uint32_t *lang = arg;
+	const ElfW(Dyn) *dyn = NULL;
+	const char *str = NULL;
+	const ElfW(Sym) *sym = NULL;
+	uint32_t nsyms = 0;
+	bool cxx = false;
+
+	(void)size;
+	for (int i = 0; i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
+			dyn = (const ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+	*lang = LWM2_LANG_C;
+	if (!dyn)
+		return 1;
+/* The loader relocates these entries in place on most targets, not all. */
+#define DPTR(d)                                                                                    \
+	((d)->d_un.d_ptr < info->dlpi_addr ? (d)->d_un.d_ptr + info->dlpi_addr : (d)->d_un.d_ptr)
+	for (const ElfW(Dyn) *d = dyn; d->d_tag != DT_NULL; d++) {
+		if (d->d_tag == DT_STRTAB)
+			str = (const char *)DPTR(d);
+		else if (d->d_tag == DT_SYMTAB)
+			sym = (const ElfW(Sym) *)DPTR(d);
+		else if (d->d_tag == DT_HASH)
+			nsyms = ((const uint32_t *)DPTR(d))[1];
+		else if (d->d_tag == DT_GNU_HASH && !nsyms)
+			nsyms = gnu_hash_nsyms((const uint32_t *)DPTR(d));
+	}
+	if (!str)
+		return 1;
+	for (const ElfW(Dyn) *d = dyn; d->d_tag != DT_NULL; d++)
+		if (d->d_tag == DT_NEEDED && (!strncmp(str + d->d_un.d_val, "libstdc++.", 10) ||
+		                              !strncmp(str + d->d_un.d_val, "libc++.", 7)))
+			cxx = true;
+#undef DPTR
+	for (uint32_t i = 0; sym && i < nsyms && i < (1u << 20); i++) {
+		const char *n = str + sym[i].st_name;
+		if (lang_sym(n)) {
+			*lang = LWM2_LANG_FORTRAN;
+			return 1;
+		}
+		if (!strcmp(n, "__gxx_personality_v0"))
+			cxx = true;
+	}
+	if (cxx)
+		*lang = LWM2_LANG_CXX;
+	return 1; /* the executable only */
+}
+
 /* Not in a signal handler: dl_iterate_phdr takes the loader's lock. */
 static void detect_runtimes(void)
 {
-	uint32_t rt = 0;
+	uint32_t rt = 0, lang = LWM2_LANG_UNKNOWN;
 
+	dl_iterate_phdr(language_cb, &lang);
+	lwm2_p.img->language = lang;
 	dl_iterate_phdr(runtime_cb, &rt);
 	if (lwm2_p.threads_total > 1)
 		rt |= LWM2_RT_PTHREADS;

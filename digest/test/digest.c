@@ -74,7 +74,7 @@ static const struct {
     {"empty", "", "no digest found"},
     {"garbage", "hello world", "no digest found"},
     {"truncated JSON", "{\"lwm2_digest_version\":1,\"job\":{", "truncated"},
-    {"other version", "{\"lwm2_digest_version\":2,\"job\":{},\"scope\":{}}", "version 2"},
+    {"other version", "{\"lwm2_digest_version\":99,\"job\":{},\"scope\":{}}", "version 99"},
     {"no scope", "{\"lwm2_digest_version\":1,\"job\":{}}", "scope"},
     {"metric with text",
      "{\"lwm2_digest_version\":1,\"job\":{},\"scope\":{\"processes\":1,\"metrics\":{\"cpi\":{"
@@ -160,7 +160,9 @@ int main(void)
 	is_int(ju_int_or(json_object_array_get_idx(steps, 0), "nodes", -1), 2, "step 0: 2 nodes");
 
 	text = render(d, 1);
-	ok(strstr(text, "Time in all MPI calls [%]") && strstr(text, "Write bandwidth") &&
+	ok(strstr(text, "Time in MPI calls, without Init/Finalize [%]") &&
+	       strstr(text, "Time in MPI_Init and MPI_Finalize [%]") &&
+	       strstr(text, "Write bandwidth") &&
 	       strstr(text, "Average cycles per instruction (CPI)"),
 	   "render names the seed's metrics");
 	ok(strstr(text, "[mpi-share]") && strstr(text, "Score-P"), "high MPI share guided");
@@ -263,5 +265,51 @@ int main(void)
 	ok(text && strstr(text, "Flags") && strstr(text, "no_data"), "empty digest says no_data");
 	free(text);
 	json_object_put(d);
+	{
+		/* A version 1 digest from AdminComment: read, brought to this
+		 * version, changed metrics moved aside with the reason. */
+		static const char v1[] =
+		    "JS1:x LWM2:{\"lwm2_digest_version\":1,\"job\":{\"job_id\":7},\"scope\":{"
+		    "\"processes\":2,\"mpi_processes\":2,\"metrics\":{"
+		    "\"mpi_time\":{\"min\":99,\"avg\":99.5,\"max\":99.6,\"n\":2,"
+		    "\"min_at\":[0,\"n1\"],\"max_at\":[1,\"n1\"]},"
+		    "\"mpi_p2p_msg_size\":{\"min\":274,\"avg\":300,\"max\":635,\"n\":2},"
+		    "\"cpi\":{\"min\":1,\"avg\":1.2,\"max\":1.4,\"n\":2}},"
+		    "\"missing\":{}},\"steps\":[{\"step_id\":0,\"processes\":2,\"metrics\":{"
+		    "\"write_bw\":{\"min\":3e9,\"avg\":3e9,\"max\":3e9,\"n\":2}}}]}";
+		char why[256] = "";
+		json_object *o = lwm2_digest_parse(v1, sizeof(v1) - 1, why, sizeof(why)), *sc, *st;
+		struct lwm2_scope s1;
+
+		ok(o != NULL, "version 1 digest read: %s", why);
+		sc = o ? ju_get(o, "scope", json_type_object) : NULL;
+		st = o ? json_object_array_get_idx(ju_get(o, "steps", json_type_array), 0) : NULL;
+		is_int((int)ju_int_or(o, "lwm2_digest_version", 0), LWM2_DIGEST_VERSION,
+		       "up-converted to the current version");
+		is_int((int)ju_int_or(o, "upgraded_from", 0), 1, "upgraded_from says so");
+		ok(sc && !ju_get(ju_get(sc, "metrics", json_type_object), "mpi_time",
+		                 json_type_object),
+		   "v1 mpi_time (Init/Finalize included) is not taken for the new one");
+		ok(sc && strstr(ju_str(ju_get(sc, "missing", json_type_object), "mpi_time") ?: "",
+		                "MPI_Init") != NULL,
+		   "missing says why");
+		ok(sc && ju_get(ju_get(sc, "v1_metrics", json_type_object), "mpi_p2p_msg_size",
+		                json_type_object),
+		   "v1 values kept under v1_metrics");
+		ok(sc && ju_get(ju_get(sc, "metrics", json_type_object), "cpi", json_type_object),
+		   "unchanged metrics kept");
+		ok(st && strstr(ju_str(ju_get(st, "missing", json_type_object), "write_bw") ?: "",
+		                "fsync") != NULL,
+		   "steps up-converted too");
+		lwm2_scope_from_json(&s1, sc, "v1", 0);
+		ok(s1.stat[LWM2_M_mpi_time].n == 0 && s1.stat[LWM2_M_cpi].n == 2 &&
+		       s1.stat[LWM2_M_mpi_time].min_rank == -1,
+		   "the renderer reads the up-converted scope");
+		text = render(o, 0);
+		ok(text && strstr(text, "n/a (digest version 1 included MPI_Init") != NULL,
+		   "rendered with the reason");
+		free(text);
+		json_object_put(o);
+	}
 	return done_testing();
 }

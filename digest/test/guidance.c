@@ -48,7 +48,41 @@ static void cond_text(const struct lwm2_cond *c, char *buf, size_t len)
 	case LWM2_COND_AVG_LT_REF:
 		snprintf(buf, len, "avg(%s) < %s × avg(%s)", m, v, lwm2_metric_ids[c->ref]);
 		break;
+	case LWM2_COND_AVG_GT_CPUS:
+		snprintf(buf, len, "avg(%s) > %s × cpus_per_task", m, v);
+		break;
 	}
+}
+
+/* The preconditions as the documentation writes them. */
+static void pre_text(const struct lwm2_pre *p, char *buf, size_t len)
+{
+	char v[32];
+	size_t k = 0;
+
+	buf[0] = '\0';
+#define ADD(...)                                                                                   \
+	do {                                                                                       \
+		if (k && k < len)                                                                  \
+			k += (size_t)snprintf(buf + k, len - k, ", ");                             \
+		if (k < len)                                                                       \
+			k += (size_t)snprintf(buf + k, len - k, __VA_ARGS__);                      \
+	} while (0)
+	if (p->mpi)
+		ADD("MPI job");
+	if (p->min_procs > 1)
+		ADD("≥ %u %sprocesses", p->min_procs, p->mpi ? "MPI " : "");
+	if (p->min_duration_s > 0) {
+		num(v, sizeof(v), p->min_duration_s);
+		ADD("run ≥ %s s", v);
+	}
+	if (p->min_bytes > 0) {
+		num(v, sizeof(v), p->min_bytes);
+		ADD("volume ≥ %s B", v);
+	}
+	if (!k)
+		snprintf(buf, len, "always");
+#undef ADD
 }
 
 int main(void)
@@ -89,12 +123,13 @@ int main(void)
 	is_int((int)rows, (int)lwm2_nguidance_rules, "one table row per rule");
 	for (size_t r = 0; r < lwm2_nguidance_rules; r++) {
 		const struct lwm2_guidance_rule *g = &lwm2_guidance_rules[r];
-		char c0[128], c1[128], want[400];
+		char c0[128], c1[128], pre[160], want[600];
+		pre_text(&g->pre, pre, sizeof(pre));
 		cond_text(&g->cond[0], c0, sizeof(c0));
 		cond_text(&g->cond[1], c1, sizeof(c1));
-		snprintf(want, sizeof(want), "| `%s` | %s | %s |", g->id, c0, c1);
+		snprintf(want, sizeof(want), "| `%s` | %s | %s | %s |", g->id, pre, c0, c1);
 		if (!c1[0])
-			snprintf(want, sizeof(want), "| `%s` | %s | |", g->id, c0);
+			snprintf(want, sizeof(want), "| `%s` | %s | %s | |", g->id, pre, c0);
 		ok(strstr(doc, want) != NULL, "documented as: %s", want);
 	}
 	free(doc);

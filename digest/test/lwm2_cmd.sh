@@ -40,10 +40,10 @@ check "merge: node record despite a bad record" grep -q '"lwm2_node_version":1' 
 check "merge: the bad record logged" grep -q "couldn't read bad.lwm2" "$w/err"
 check "dump: node record validates" sh -c "$L dump '$w/node.json' >/dev/null"
 check "render: a node record as its node's digest" \
-	sh -c "$L render '$w/node.json' | grep -q 'Time in all MPI calls'"
+	sh -c "$L render '$w/node.json' | grep -q 'Time in MPI calls, without Init/Finalize'"
 $L merge --digest "$w/rec" >"$w/d.json" 2>/dev/null
 check "merge --digest: 4 processes, MPI share 10-40 %, guidance" \
-	sh -c "$L render '$w/d.json' | grep -q 'Time in all MPI calls \[%\] *10.0 % *25.0 % *40.0 %' &&
+	sh -c "$L render '$w/d.json' | grep -q 'Time in MPI calls, without Init/Finalize \[%\] *10.0 % *25.0 % *40.0 %' &&
 	       $L render '$w/d.json' | grep -q '\[mpi-share\]'"
 printf '{"lwm2_digest_version":1,"job":{' >"$w/trunc.json"
 $L render "$w/trunc.json" >/dev/null 2>"$w/err"
@@ -80,7 +80,7 @@ check "run: the command's stdout untouched" test "$(cat "$w/out")" = out
 check "run: digest on stderr with the seed's metrics" \
 	grep -q "Time in POSIX file I/O calls" "$w/digest"
 check "run: data written counted (1 MB)" grep -q "Data written to files.*1.05 MB" "$w/digest"
-check "run: not an MPI program" grep -q "Time in all MPI calls.*n/a (not an MPI process)" "$w/digest"
+check "run: not an MPI program" grep -q "Time in MPI calls, without Init/Finalize.*n/a (not an MPI process)" "$w/digest"
 check "run --keep: rank records kept" sh -c "ls '$w'/kept/*.lwm2 >/dev/null"
 check "run --json: digest renders" sh -c "$L render '$w/run.json' | grep -q 'lwm2 digest: job 0'"
 check "run: kept records are valid" sh -c "$L dump '$w'/kept/*.lwm2 >/dev/null"

@@ -74,7 +74,7 @@ static const struct mcase {
      LWM2_M_l1_hit_ratio,
      0,
      0,
-     "more level-1 misses",
+     "level-1 counters were not measured together",
      0},
     {"LLC miss frequency per second of wall time",
      4000000000ull,
@@ -164,6 +164,56 @@ static const struct mcase {
      20.0,
      NULL,
      0},
+    {"MPI share leaves MPI_Init and MPI_Finalize out",
+     10000000000ull,
+     0,
+     0,
+     1,
+     0,
+     {{LWM2_C_mpi_coll_ns, 500000000ull}, {LWM2_C_mpi_init_ns, 9000000000ull}},
+     LWM2_M_mpi_time,
+     1,
+     5.0,
+     NULL,
+     0},
+    {"MPI_Init and MPI_Finalize have their own share",
+     10000000000ull,
+     0,
+     0,
+     1,
+     0,
+     {{LWM2_C_mpi_coll_ns, 500000000ull}, {LWM2_C_mpi_init_ns, 9000000000ull}},
+     LWM2_M_mpi_init_time,
+     1,
+     90.0,
+     NULL,
+     0},
+    {"write bandwidth counts the time in fsync/fdatasync",
+     10000000000ull,
+     0,
+     0,
+     1,
+     0,
+     {{LWM2_C_posix_write_bytes, 1000000000ull},
+      {LWM2_C_posix_write_ns, 500000000ull},
+      {LWM2_C_posix_sync_ns, 1500000000ull}},
+     LWM2_M_write_bw,
+     1,
+     5e8,
+     NULL,
+     0},
+    {"sync share of the wall time",
+     10000000000ull,
+     0,
+     0,
+     1,
+     0,
+     {{LWM2_C_posix_sync_ns, 1500000000ull}, {LWM2_C_posix_meta_ns, 1500000000ull}},
+     LWM2_M_sync_time,
+     1,
+     15.0,
+     NULL,
+     0},
     {"p2p share",
      10000000000ull,
      0,
@@ -176,15 +226,17 @@ static const struct mcase {
      10.0,
      NULL,
      0},
-    {"avg p2p message size: sent + received per call",
+    {"avg p2p message size: sent + received per message, not per call",
      10000000000ull,
      0,
      0,
      1,
      0,
-     {{LWM2_C_mpi_p2p_calls, 10},
+     {{LWM2_C_mpi_p2p_calls, 40},
       {LWM2_C_mpi_p2p_bytes_sent, 600},
-      {LWM2_C_mpi_p2p_bytes_recv, 400}},
+      {LWM2_C_mpi_p2p_bytes_recv, 400},
+      {LWM2_C_mpi_p2p_msgs_sent, 6},
+      {LWM2_C_mpi_p2p_msgs_recv, 4}},
      LWM2_M_mpi_p2p_msg_size,
      1,
      100.0,
@@ -200,7 +252,7 @@ static const struct mcase {
      LWM2_M_mpi_p2p_msg_size,
      0,
      0,
-     "no point-to-point calls",
+     "no point-to-point messages",
      0},
     {"collective received size",
      10000000000ull,
@@ -272,7 +324,7 @@ static const struct mcase {
      LWM2_M_cpi,
      0,
      0,
-     "no instruction count",
+     "not measured: no hardware counters on this platform",
      0},
     {"POSIX I/O share adds read, write and metadata",
      10000000000ull,
@@ -423,6 +475,9 @@ int main(void)
 		pv.flags = c->not_mpi ? 0 : LWM2_F_MPI;
 		pv.missing_reason[LWM2_G_MPI] = "no MPI here";
 		pv.missing_reason[LWM2_G_HWC] = "no hardware counters";
+		pv.samples_main = c->samples;
+		pv.has_samples_main = true;
+		pv.has_msg_counts = true;
 		for (size_t k = 0; k < 6; k++)
 			if (c->set[k].v)
 				pv.counters[c->set[k].c] = c->set[k].v;
@@ -445,6 +500,78 @@ int main(void)
 	for (int i = 0; i < LWM2_NMETRICS; i++)
 		if (lwm2_metric_index(lwm2_metric_ids[i]) != i)
 			ok(0, "metric %s found at its index", lwm2_metric_ids[i]);
+	{
+		struct lwm2_proc_values pv;
+		struct lwm2_metrics m;
+
+		memset(&pv, 0, sizeof(pv));
+		pv.wall_ns = 10000000000ull;
+		pv.flags = LWM2_F_MPI;
+		pv.sample_period_us = 10000;
+		pv.samples_total = 100;
+		pv.counters[LWM2_C_mpi_p2p_bytes_sent] = 1000;
+		lwm2_metrics_compute(&pv, &m);
+		ok(!m.m[LWM2_M_mpi_p2p_msg_size].valid &&
+		       !strcmp(m.m[LWM2_M_mpi_p2p_msg_size].reason,
+		               lwm2_why_texts[LWM2_WHY_OLD_RECORD]),
+		   "message size of a record without message counts: %s",
+		   m.m[LWM2_M_mpi_p2p_msg_size].reason);
+		ok(!m.m[LWM2_M_thread_ratio].valid && !strcmp(m.m[LWM2_M_thread_ratio].reason,
+		                                              lwm2_why_texts[LWM2_WHY_OLD_RECORD]),
+		   "thread ratio of a record without main-thread samples: %s",
+		   m.m[LWM2_M_thread_ratio].reason);
+	}
+	{
+		/* Threads: the seed's ratio and the busy threads, apart.  A
+		 * busy-polling rank on a shared core: 90 samples in 10 s at
+		 * 10 ms, 80 of them on the main thread. */
+		struct lwm2_proc_values pv;
+		struct lwm2_metrics m;
+
+		memset(&pv, 0, sizeof(pv));
+		pv.wall_ns = 10000000000ull;
+		pv.sample_period_us = 10000;
+		pv.samples_total = 90;
+		pv.samples_main = 80;
+		pv.has_samples_main = true;
+		pv.threads_total = 3;
+		lwm2_metrics_compute(&pv, &m);
+		ok(m.m[LWM2_M_thread_ratio].valid &&
+		       fabs(m.m[LWM2_M_thread_ratio].value - 1.125) < 1e-9,
+		   "thread ratio = all samples / main-thread samples: %g",
+		   m.m[LWM2_M_thread_ratio].value);
+		ok(m.m[LWM2_M_avg_threads].valid &&
+		       fabs(m.m[LWM2_M_avg_threads].value - 0.09) < 1e-9,
+		   "busy threads = samples / (wall / period): %g", m.m[LWM2_M_avg_threads].value);
+		pv.samples_main = 0;
+		lwm2_metrics_compute(&pv, &m);
+		is_str(m.m[LWM2_M_thread_ratio].reason, "no samples of the main thread",
+		       "thread ratio without main-thread samples");
+	}
+	/* One text per cause: no two causes share a text, and every text is
+	 * used as it stands in the table. */
+	for (int i = 0; i < LWM2_NWHYS; i++)
+		for (int j = i + 1; j < LWM2_NWHYS; j++)
+			if (!strcmp(lwm2_why_texts[i], lwm2_why_texts[j]))
+				ok(0, "reasons %d and %d differ", i, j);
+	{
+		/* The same cause in two processes (no counter moved; the library
+		 * said there are none) reads the same. */
+		struct lwm2_proc_values pa, pb;
+		struct lwm2_metrics ma, mb;
+
+		memset(&pa, 0, sizeof(pa));
+		pa.wall_ns = 10000000000ull;
+		pb = pa;
+		pb.missing = 1u << LWM2_G_HWC;
+		pb.missing_reason[LWM2_G_HWC] = "no hardware counters on this platform";
+		lwm2_metrics_compute(&pa, &ma);
+		lwm2_metrics_compute(&pb, &mb);
+		is_str(ma.m[LWM2_M_cpi].reason, mb.m[LWM2_M_cpi].reason,
+		       "no PMU: one reason whether the library or the counters tell");
+		is_str(ma.m[LWM2_M_llc_miss_freq].reason, mb.m[LWM2_M_cpi].reason,
+		       "no PMU: the same reason for every hardware-counter metric");
+	}
 	ok(LWM2_M_duration < LWM2_M_mpi_time && LWM2_M_mpi_coll_rate < LWM2_M_mpiio_time &&
 	       LWM2_M_read_bw < LWM2_M_avg_threads && LWM2_M_llc_miss_freq < LWM2_M_cuda_time,
 	   "metric sections in the seed's order");
@@ -472,6 +599,8 @@ int main(void)
 		}
 		memset(&s, 0, sizeof(s));
 		ok(share && !lwm2_guidance_fires(share, &s), "mpi-share silent without data");
+		s.processes = s.mpi_processes = 4;
+		scope_with(&s, LWM2_M_duration, 100, 100, 100, 4);
 		scope_with(&s, LWM2_M_mpi_time, 30, share->cond[0].value + 1, 50, 4);
 		ok(lwm2_guidance_fires(share, &s), "mpi-share fires above its threshold");
 		scope_with(&s, LWM2_M_mpi_time, 30, share->cond[0].value - 1, 50, 4);
@@ -484,6 +613,56 @@ int main(void)
 		ok(thr && !lwm2_guidance_fires(thr, &s), "threads-vs-cores needs the core count");
 		s.cpus_per_task = 8;
 		ok(lwm2_guidance_fires(thr, &s), "threads-vs-cores: 1.2 threads on 8 cores");
+		/* Preconditions: the same values in a run too short, or in a
+		 * job without MPI, do not fire. */
+		scope_with(&s, LWM2_M_mpi_time, 30, 60, 90, 4);
+		ok(lwm2_guidance_fires(share, &s), "mpi-share fires in a 100 s run of 4 ranks");
+		scope_with(&s, LWM2_M_duration, 2, 2, 2, 4);
+		ok(!lwm2_guidance_fires(share, &s), "mpi-share silent in a 2 s run");
+		ok(!lwm2_guidance_applies(share, &s), "... because it does not apply");
+		scope_with(&s, LWM2_M_duration, 100, 100, 100, 4);
+		s.mpi_processes = 1;
+		ok(!lwm2_guidance_fires(share, &s), "mpi-share silent for one MPI process");
+		s.mpi_size = 4;
+		ok(lwm2_guidance_fires(share, &s), "... but fires for one rank of four");
+		s.mpi_size = 0;
+		s.mpi_processes = 4;
+		/* busy-polling ranks on a loaded node: 0.09 threads busy on the
+		 * one core each was given */
+		scope_with(&s, LWM2_M_avg_threads, 0.05, 0.09, 0.6, 4);
+		s.cpus_per_task = 1;
+		ok(lwm2_guidance_fires(thr, &s), "threads-vs-cores: 0.09 busy on 1 core each");
+		scope_with(&s, LWM2_M_avg_threads, 3, 3.5, 4, 4);
+		s.cpus_per_task = 2;
+		for (size_t r = 0; r < lwm2_nguidance_rules; r++)
+			if (!strcmp(lwm2_guidance_rules[r].id, "threads-oversubscribed"))
+				ok(lwm2_guidance_fires(&lwm2_guidance_rules[r], &s),
+				   "threads-oversubscribed: 3.5 busy threads on 2 cores");
+	}
+	{
+		/* A process tree without MPI (a shell loop, fio and its
+		 * workers): one process does all the I/O, yet collective MPI-IO
+		 * is no advice for it. */
+		struct lwm2_scope s;
+		const struct lwm2_guidance_rule *io = NULL, *ioshare = NULL;
+
+		for (size_t r = 0; r < lwm2_nguidance_rules; r++) {
+			if (!strcmp(lwm2_guidance_rules[r].id, "io-imbalance"))
+				io = &lwm2_guidance_rules[r];
+			if (!strcmp(lwm2_guidance_rules[r].id, "io-share"))
+				ioshare = &lwm2_guidance_rules[r];
+		}
+		memset(&s, 0, sizeof(s));
+		s.processes = 5;
+		scope_with(&s, LWM2_M_duration, 30, 30, 30, 5);
+		scope_with(&s, LWM2_M_posix_io_time, 0, 18, 90, 5);
+		ok(io && !lwm2_guidance_fires(io, &s), "io-imbalance silent without MPI");
+		ok(ioshare && lwm2_guidance_fires(ioshare, &s), "io-share still fires there");
+		s.mpi_processes = 5;
+		ok(lwm2_guidance_fires(io, &s), "io-imbalance fires for 5 MPI ranks");
+		scope_with(&s, LWM2_M_duration, 3, 3, 3, 5);
+		ok(!lwm2_guidance_fires(io, &s) && !lwm2_guidance_fires(ioshare, &s),
+		   "neither fires in a 3 s run");
 	}
 
 	/* The one-process digest names the seed's metrics and the missing
@@ -497,6 +676,7 @@ int main(void)
 
 		r->pid = 4711;
 		r->mpi_rank = 3;
+		r->mpi_size = 4;
 		r->task_id = 3;
 		r->flags = LWM2_F_MPI | LWM2_F_INCOMPLETE;
 		strcpy(r->hostname, "n1");
@@ -516,7 +696,8 @@ int main(void)
 		for (int i = 0; i < LWM2_NMETRICS; i++)
 			if (!strstr(text, lwm2_metric_labels[i]))
 				ok(0, "label %s rendered", lwm2_metric_labels[i]);
-		ok(strstr(text, "Time in all MPI calls [%]") && strstr(text, "60.0 %"),
+		ok(strstr(text, "Time in MPI calls, without Init/Finalize [%]") &&
+		       strstr(text, "60.0 %"),
 		   "MPI share rendered with its unit");
 		ok(strstr(text, "n/a (not measured: no hardware counters on this platform)") !=
 		       NULL,

@@ -23,6 +23,11 @@
 static int rank, size;
 static unsigned long long p2p_calls, p2p_sent, p2p_recv, coll_calls, coll_sent, coll_recv;
 static unsigned long long rd_calls, rd_bytes, wr_calls, wr_bytes, meta_calls, other_calls;
+/* MPI_Init(_thread) and MPI_Finalize: a class of their own */
+static unsigned long long init_calls;
+/* point-to-point messages: each send, each completed receive (-1: not
+ * expected in this mode) */
+static long long msgs_sent = -1, msgs_recv = -1;
 
 static void die(const char *what)
 {
@@ -51,6 +56,10 @@ static void expect_file(const char *extra)
 	fprintf(f, "mpiio_read_calls = %llu\nmpiio_read_bytes = %llu\n", rd_calls, rd_bytes);
 	fprintf(f, "mpiio_write_calls = %llu\nmpiio_write_bytes = %llu\n", wr_calls, wr_bytes);
 	fprintf(f, "mpiio_meta_calls = %llu\nmpi_other_calls = %llu\n", meta_calls, other_calls);
+	fprintf(f, "mpi_init_calls = %llu\n", init_calls);
+	if (msgs_sent >= 0)
+		fprintf(f, "mpi_p2p_msgs_sent = %lld\nmpi_p2p_msgs_recv = %lld\n", msgs_sent,
+		        msgs_recv);
 	fprintf(f, "flag_mpi = 1\nflag_mpi_finalized = 1\nlibrary_set = 1\n");
 	if (extra)
 		fputs(extra, f);
@@ -229,6 +238,15 @@ static void mode_p2p(void)
 	MPI_Request_free(&rq[0]);
 	MPI_Request_free(&rq[1]);
 	other_calls += 2;
+	/* Messages, not calls: every send above is one message (the blocking
+	 * loop 10, Sendrecv and Sendrecv_replace 1 each, the nonblocking loop
+	 * 5, Issend, Rsend, Irsend, Ibsend 1 each, the five Test/Waitsome
+	 * rounds 1 each, 4 + 1 persistent starts), and each rank receives as
+	 * many; the even ranks send 4 more (Ssend, Bsend, two probed Sends),
+	 * the odd ranks receive them.  Waits, Tests and probes are calls that
+	 * move no message. */
+	msgs_sent = 31 + ((rank & 1) ? 0 : 4);
+	msgs_recv = 31 + ((rank & 1) ? 4 : 0);
 	/* a probe that may or may not find something is still one call */
 	{
 		int flag;
@@ -499,7 +517,7 @@ int main(int argc, char **argv)
 	} else {
 		MPI_Init(&argc, &argv);
 	}
-	other_calls++;
+	init_calls++;
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
 	snprintf(extra, sizeof extra, "mpi_thread_provided = %d\n", provided);
@@ -518,7 +536,7 @@ int main(int argc, char **argv)
 	else
 		die("unknown mode");
 	MPI_Finalize();
-	other_calls++;
+	init_calls++;
 	expect_file(extra);
 	return 0;
 }

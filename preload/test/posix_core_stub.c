@@ -8,10 +8,12 @@
 #include <dlfcn.h>
 #include <string.h>
 
+#include "core_int.h"
 #include "lwm2_core.h"
 #include "posix_core_stub.h"
 
 _Atomic int lwm2_on = 1;
+struct lwm2_proc lwm2_p;
 int lwm2_clock_is_tsc;
 __thread struct lwm2_thread *lwm2_self __attribute__((tls_model("initial-exec")));
 
@@ -34,6 +36,13 @@ void *lwm2_real(const char *name)
 	f = dlsym(RTLD_NEXT, name);
 	stub_resolving = 0;
 	return f;
+}
+
+uint32_t stub_flags;
+
+void lwm2_set_flag(uint32_t flag)
+{
+	stub_flags |= flag;
 }
 
 uint64_t stub_counter(enum lwm2_counter c)

@@ -4,6 +4,9 @@
 
 #include "lwm2_core.h"
 
+/* Record flags the module set (lwm2_set_flag). */
+extern uint32_t stub_flags;
+
 /* The calling thread's count of c, both buffers. */
 uint64_t stub_counter(enum lwm2_counter c);
 /* The calling thread's current earmark. */

@@ -10,11 +10,13 @@
  * headers give optimised builds (fputc_unlocked, small fread_unlocked):
  * those are compiled into the application and no library can see them. */
 #define __NO_INLINE__ 1
+#include <aio.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/sendfile.h>
 #include <sys/socket.h>
@@ -24,6 +26,8 @@
 
 #include "posix_core_stub.h"
 #include "tap.h"
+
+extern const struct lwm2_module lwm2_module_posix;
 
 ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen);
 size_t __fread_chk(void *ptr, size_t ptrlen, size_t size, size_t n, FILE *fp);
@@ -212,8 +216,14 @@ static void test_meta(void)
 	fd = open(path("meta"), O_WRONLY | O_CREAT | O_TRUNC, 0600);
 	(void)lseek(fd, 10, SEEK_SET);
 	(void)lseek64(fd, 0, SEEK_CUR);
-	(void)fsync(fd);
-	(void)fdatasync(fd);
+	{
+		uint64_t sc = stub_counter(LWM2_C_posix_sync_calls);
+
+		(void)fsync(fd);
+		(void)fdatasync(fd);
+		is_int((int)(stub_counter(LWM2_C_posix_sync_calls) - sc), 2,
+		       "fsync and fdatasync also count as sync calls");
+	}
 	close(fd);
 	fd = openat(AT_FDCWD, path("meta"), O_RDONLY);
 	close(fd);
@@ -451,6 +461,87 @@ static void test_off(void)
 	expect("counts in both buffers across a buffer switch", s, 0, 0, 2, 6, 1);
 }
 
+/* POSIX aio: bytes when the result is collected, in the aio counters;
+ * none of it in the synchronous read and write counters. */
+static void test_aio(void)
+{
+	static char buf[8192];
+	struct aiocb cb, l1, l2;
+	struct aiocb *list[2] = {&l1, &l2};
+	const struct aiocb *wait[1] = {&cb};
+	uint64_t w0 = stub_counter(LWM2_C_posix_aio_write_bytes);
+	uint64_t r0 = stub_counter(LWM2_C_posix_aio_read_bytes);
+	uint64_t c0 = stub_counter(LWM2_C_posix_aio_calls);
+	struct snap s = snap();
+	int fd = open(path("aio"), O_RDWR | O_CREAT | O_TRUNC, 0600);
+
+	memset(&cb, 0, sizeof(cb));
+	cb.aio_fildes = fd;
+	cb.aio_buf = buf;
+	cb.aio_nbytes = 4096;
+	ok(aio_write(&cb) == 0, "aio_write submitted");
+	while (aio_error(&cb) == EINPROGRESS)
+		(void)aio_suspend(wait, 1, NULL);
+	is_int((int)aio_return(&cb), 4096, "aio_write: 4096 bytes");
+	is_int((int)(stub_counter(LWM2_C_posix_aio_write_bytes) - w0), 4096,
+	       "aio_write's bytes counted at aio_return");
+	cb.aio_nbytes = 1000;
+	cb.aio_offset = 100;
+	ok(aio_read(&cb) == 0, "aio_read submitted");
+	while (aio_error(&cb) == EINPROGRESS)
+		(void)aio_suspend(wait, 1, NULL);
+	is_int((int)aio_return(&cb), 1000, "aio_read: 1000 bytes");
+	(void)aio_return(&cb);
+	is_int((int)(stub_counter(LWM2_C_posix_aio_read_bytes) - r0), 1000,
+	       "aio_read's bytes counted once, a second aio_return adds none");
+	memset(&l1, 0, sizeof(l1));
+	l1.aio_fildes = fd;
+	l1.aio_buf = buf;
+	l1.aio_nbytes = 100;
+	l1.aio_lio_opcode = LIO_WRITE;
+	l2 = l1;
+	l2.aio_offset = 5000;
+	l2.aio_nbytes = 300;
+	ok(lio_listio(LIO_WAIT, list, 2, NULL) == 0, "lio_listio of two writes");
+	is_int((int)(aio_return(&l1) + aio_return(&l2)), 400, "lio_listio: 400 bytes");
+	is_int((int)(stub_counter(LWM2_C_posix_aio_write_bytes) - w0), 4496,
+	       "lio_listio's writes counted");
+	ok(stub_counter(LWM2_C_posix_aio_calls) - c0 >= 9 && stub_counter(LWM2_C_posix_aio_ns) > 0,
+	   "aio calls and their time counted");
+	close(fd);
+	expect("aio: open and close only in the synchronous counters", s, 0, 0, 0, 0, 2);
+}
+
+/* io_uring set up, files mapped for writing: flags, nothing counted. */
+static void test_flags(void)
+{
+	int fd = open(path("map"), O_RDWR | O_CREAT | O_TRUNC, 0600);
+	void *p;
+
+	ok(ftruncate(fd, 4096) == 0, "map file sized");
+	p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+	ok(p != MAP_FAILED && !(stub_flags & LWM2_F_MMAP_WRITE),
+	   "a private writable mapping is no write to the file");
+	munmap(p, 4096);
+	p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
+	ok(p != MAP_FAILED && !(stub_flags & LWM2_F_MMAP_WRITE), "a read-only shared mapping");
+	munmap(p, 4096);
+	p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	ok(p != MAP_FAILED && !(stub_flags & LWM2_F_MMAP_WRITE),
+	   "a shared writable mapping of a file: noted, not yet given to the core");
+	lwm2_module_posix.fini();
+	ok(stub_flags & LWM2_F_MMAP_WRITE, "the module's fini sets mmap_write");
+	munmap(p, 4096);
+	close(fd);
+	ok(!(stub_flags & LWM2_F_IO_URING), "no io_uring yet");
+	errno = 0;
+	/* entries 0 is refused by the kernel: the call is seen all the same */
+	ok(syscall(SYS_io_uring_setup, 0, NULL) == -1 && errno != 0,
+	   "io_uring_setup through syscall() still reaches the kernel (errno %d)", errno);
+	ok(stub_flags & LWM2_F_IO_URING, "io_uring_setup sets io_uring");
+	ok(syscall(SYS_getpid) == getpid(), "syscall() passes other calls through");
+}
+
 int main(void)
 {
 	if (!mkdtemp(dir))
@@ -464,6 +555,8 @@ int main(void)
 	test_high_fd();
 	test_stdio();
 	test_off();
+	test_aio();
+	test_flags();
 	{
 		char cmd[300];
 
