@@ -22,6 +22,9 @@
  *   LWM2_SLICE_MS    for tests only: slice length in ms (the record then
  *                    shows 1 s slices without a meaningful position)
  *   LWM2_MAX_SLICES  slices kept before coarsening, 2..4096, default 256
+ *   LWM2_SHORT_MS    images that end sooner go to the step's summary of
+ *                    short processes instead of a record file each,
+ *                    0..3600000, default 1000; 0: a record for every image
  *   LWM2_SAMPLE_HZ   CPU-time sampling rate per thread, 1..10000, default 100
  *   LWM2_SIGNAL      sampling signal, SIGRTMIN..SIGRTMAX, default SIGRTMIN+7
  *   LWM2_DEBUG=1     diagnostics on stderr (otherwise silent)
@@ -191,6 +194,8 @@ void lwm2_set_mpi_identity(int rank, int size, int thread_provided, const char *
 	}
 	lwm2_unlock();
 	lwm2_in_core--;
+	/* An MPI rank is looked at slice by slice, from its start. */
+	lwm2_heartbeat_want();
 }
 
 /* An integer from the environment within [lo, hi]; def when unset or
@@ -341,6 +346,7 @@ __attribute__((constructor)) static void lwm2_init(void)
 	lwm2_p.max_slices =
 	    (uint32_t)env_num("LWM2_MAX_SLICES", LWM2_MAX_SLICES_DEFAULT, 2, LWM2_MAX_SLICES_LIMIT);
 	lwm2_p.sample_hz = (uint32_t)env_num("LWM2_SAMPLE_HZ", 100, 1, 10000);
+	lwm2_p.short_ns = env_num("LWM2_SHORT_MS", LWM2_SHORT_MS_DEFAULT, 0, 3600000) * 1000000u;
 	lwm2_p.sample_sig =
 	    (int)env_num("LWM2_SIGNAL", (unsigned long long)(SIGRTMIN + 7),
 	                 (unsigned long long)SIGRTMIN, (unsigned long long)SIGRTMAX);
@@ -363,8 +369,9 @@ __attribute__((constructor)) static void lwm2_init(void)
 	lwm2_thread_attach(true);
 	on_exit(on_exit_hook, NULL);
 	lwm2_for_each_module(m) if (m->init) m->init();
+	/* No heartbeat yet: see "Cost per process" above. */
+	atomic_store(&lwm2_p.next_ckpt_ns, lwm2_next_slice_end_ns());
 	atomic_store(&lwm2_on, 1);
-	lwm2_heartbeat_start();
 }
 
 __attribute__((destructor)) static void lwm2_fini(void)

@@ -88,6 +88,10 @@ static void sample_handler(int sig, siginfo_t *si, void *uc)
 		atomic_store_explicit(
 		    &t->samples[m], atomic_load_explicit(&t->samples[m], memory_order_relaxed) + n,
 		    memory_order_relaxed);
+		/* A process without a heartbeat that keeps running: its record
+		 * is written from here at slice boundaries. */
+		if (LWM2_UNLIKELY(!__atomic_load_n(&lwm2_p.hb_running, __ATOMIC_RELAXED)))
+			lwm2_checkpoint_from_handler();
 	}
 	errno = saved;
 }

@@ -227,6 +227,8 @@ LWM2_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *
 	rc = lwm2_real_pthread_create(th, attr, trampoline, tr);
 	if (rc != 0)
 		free(tr);
+	else /* a multithreaded process is folded thread by thread */
+		lwm2_heartbeat_want();
 	return rc;
 }
 #endif
