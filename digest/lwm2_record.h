@@ -131,6 +131,7 @@ enum lwm2_record_flag {
 	LWM2_F_MPI_FINALIZED = 1u << 6,
 	LWM2_F_SAMPLING_OFF = 1u << 7, /* sampling disabled (reason in missing_reason) */
 	LWM2_F_COARSENED = 1u << 8,    /* slice_length_s grew to fit the budget */
+	LWM2_F_SUMMARY = 1u << 9,      /* node records: short processes of one executable */
 };
 
 /* Metric groups that can be missing; the reasons are text in the record. */

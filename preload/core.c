@@ -22,6 +22,9 @@
  *   LWM2_SLICE_MS    for tests only: slice length in ms (the record then
  *                    shows 1 s slices without a meaningful position)
  *   LWM2_MAX_SLICES  slices kept before coarsening, 2..4096, default 256
+ *   LWM2_ROOT_PPID   the pid of the tasks' parent (set by the SPANK plugin
+ *                    and `lwm2 run`): a process whose parent it is is a
+ *                    task and always keeps a record of its own
  *   LWM2_SHORT_MS    images that end sooner go to the step's summary of
  *                    short processes instead of a record file each,
  *                    0..3600000, default 1000; 0: a record for every image
@@ -291,6 +294,7 @@ static void fill_identity(const char *exe)
 	r->mpi_thread_provided = -1;
 	r->pid = (int32_t)lwm2_p.pid;
 	r->ppid = (int32_t)getppid();
+	lwm2_p.root = env_int("LWM2_ROOT_PPID") == r->ppid;
 	s = getenv("SLURMD_NODENAME");
 	if ((!s || !*s) && uname(&u) == 0)
 		s = u.nodename;

@@ -405,11 +405,12 @@ static void fill_process_fields(enum lwm2_end how, int status, int sig)
 
 /* An image that leaves no record of its own but goes to the step's
  * summary: it ended before LWM2_SHORT_MS, has no record file yet, and is
- * neither an MPI rank nor multithreaded (those are looked at one by one). */
+ * neither a task of the step, an MPI rank nor multithreaded (those are
+ * looked at one by one). */
 static bool is_short(const struct lwm2_rank_record *r)
 {
-	return lwm2_p.short_ns && !lwm2_p.written_once && !(r->flags & LWM2_F_MPI) &&
-	       lwm2_p.threads_total <= 1 && r->end_ns >= r->start_ns &&
+	return lwm2_p.short_ns && !lwm2_p.root && !lwm2_p.written_once &&
+	       !(r->flags & LWM2_F_MPI) && lwm2_p.threads_total <= 1 && r->end_ns >= r->start_ns &&
 	       (uint64_t)(r->end_ns - r->start_ns) < lwm2_p.short_ns;
 }
 
