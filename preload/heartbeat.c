@@ -440,15 +440,13 @@ static void write_record(enum lwm2_end how, int status, int sig)
 
 	if (!lwm2_p.map && (lwm2_p.have_dir || !lwm2_p.print)) {
 		if (how != LWM2_END_CHECKPOINT) {
-			if (is_short(r)) {
-				/* An image that execs having counted nothing (the
-				 * child of a shell that execs at once) leaves nothing:
-				 * the next image is the process and has its CPU time. */
-				if (how == LWM2_END_EXEC && counted_nothing(r))
-					return;
-				if (lwm2_summary_add(r, how) == 0)
-					return;
-			}
+			/* An image that execs having counted nothing (the child of
+			 * a shell that execs at once) leaves nothing: the next
+			 * image is the process and has its CPU time. */
+			if (how == LWM2_END_EXEC && !lwm2_p.written_once && counted_nothing(r))
+				return;
+			if (is_short(r) && lwm2_summary_add(r, how) == 0)
+				return;
 			write_once(r);
 			return;
 		}

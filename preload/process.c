@@ -107,7 +107,9 @@ void lwm2_finish(enum lwm2_end how, int status, int sig, bool sigctx)
 	}
 	if (!sigctx && how != LWM2_END_CHECKPOINT)
 		detect_runtimes();
-	if (how != LWM2_END_CHECKPOINT)
+	/* At exit a late sample only counts into storage nobody reads: the
+	 * timers die with the process, one system call less each. */
+	if (how != LWM2_END_CHECKPOINT && how != LWM2_END_EXIT)
 		lwm2_sampling_stop_all();
 	lwm2_record_write(how, status, sig, sigctx);
 	lwm2_unlock();

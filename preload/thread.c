@@ -82,7 +82,8 @@ struct lwm2_thread *lwm2_thread_attach(bool is_main)
 		return NULL;
 	}
 	memset(t, 0, sizeof(*t));
-	t->tid = lwm2_raw_gettid();
+	/* The main thread's id is the pid (known): one system call less. */
+	t->tid = is_main && lwm2_p.pid ? lwm2_p.pid : lwm2_raw_gettid();
 	t->is_main = is_main;
 	t->next = lwm2_p.threads;
 	lwm2_p.threads = t;
