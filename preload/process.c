@@ -151,11 +151,12 @@ static void atfork_child(void)
 		lwm2_in_core--;
 		return;
 	}
+	/* The parent is the process measured until now: its pid is known. */
+	r->ppid = (int32_t)lwm2_p.pid;
 	lwm2_p.pid = lwm2_raw_getpid();
 	lwm2_p.start_ns = lwm2_now_ns();
 	lwm2_p.root = false; /* a task's children are not tasks */
 	r->pid = (int32_t)lwm2_p.pid;
-	r->ppid = (int32_t)getppid();
 	r->start_ns = (int64_t)lwm2_p.start_ns;
 	lwm2_threads_fork_child();
 	lwm2_storage_fork_child();

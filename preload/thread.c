@@ -180,8 +180,8 @@ void lwm2_threads_fork_child(void)
 		/* The parent's counts in this thread stay the parent's. */
 		memset(self, 0, sizeof(*self));
 		atomic_store(&self->earmark, atomic_load(&keep.earmark));
-		self->tid = lwm2_raw_gettid();
-		self->is_main = true; /* the only thread of the new process */
+		self->tid = lwm2_p.pid; /* the only thread: its id is the new pid */
+		self->is_main = true;   /* the only thread of the new process */
 		self->next = NULL;
 		lwm2_p.threads = self;
 		lwm2_p.nlive = lwm2_p.threads_total = lwm2_p.threads_max = 1;
