@@ -22,6 +22,9 @@
  *   LWM2_SLICE_MS    for tests only: slice length in ms (the record then
  *                    shows 1 s slices without a meaningful position)
  *   LWM2_MAX_SLICES  slices kept before coarsening, 2..4096, default 256
+ *   LWM2_PARENT      set by the library to the pid of each measured process
+ *                    (its children read it: a measured parent means the
+ *                    heartbeat may start lazily)
  *   LWM2_ROOT_PPID   the pid of the tasks' parent (set by the SPANK plugin
  *                    and `lwm2 run`): a process whose parent it is is a
  *                    task and always keeps a record of its own
@@ -313,7 +316,8 @@ static void on_exit_hook(int status, void *arg)
 __attribute__((constructor)) static void lwm2_init(void)
 {
 	const char *mode = getenv("LWM2_MODE");
-	char exe[256];
+	char exe[256], pidbuf[16];
+	bool measured_parent;
 	ssize_t n;
 	unsigned long long slice_ms;
 
@@ -373,9 +377,18 @@ __attribute__((constructor)) static void lwm2_init(void)
 	lwm2_thread_attach(true);
 	on_exit(on_exit_hook, NULL);
 	lwm2_for_each_module(m) if (m->init) m->init();
-	/* No heartbeat yet: see "Cost per process" above. */
 	atomic_store(&lwm2_p.next_ckpt_ns, lwm2_next_slice_end_ns());
+	/* The children of a measured process (the commands of a batch
+	 * script) start lazily; the first measured process of a tree (a
+	 * task, or whatever an unmeasured parent started) is the
+	 * application: it gets its heartbeat, hence its hardware counters'
+	 * setup, at once.  See "Cost per process" in lwm2_core.h. */
+	measured_parent = env_int("LWM2_PARENT") == lwm2_p.img->ppid;
+	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)lwm2_p.pid);
+	setenv("LWM2_PARENT", pidbuf, 1);
 	atomic_store(&lwm2_on, 1);
+	if (!measured_parent)
+		lwm2_heartbeat_start();
 }
 
 __attribute__((destructor)) static void lwm2_fini(void)

@@ -36,6 +36,11 @@
  * every system call costs ~1.3 us on the VMs jobs run in, a thread start
  * tens of us, a file on the node's tmpfs a page and a read at step end.
  * So a process earns its heartbeat and record file by living long enough:
+ *  - the first measured process of a tree (a task, a program started by
+ *    an unmeasured parent: the application) starts its heartbeat at once,
+ *    as hardware counters need it; the library exports LWM2_PARENT=<pid>
+ *    so that its children (a batch script's commands) know their parent
+ *    is measured, and for them:
  *  - the constructor starts no thread; the heartbeat starts at the first
  *    fork or posix_spawn (the caller waits for children, maybe without CPU
  *    time, and must keep a record that survives SIGKILL), thread creation

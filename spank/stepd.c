@@ -58,7 +58,7 @@ static struct {
 
 static const char *const lwm2_vars[] = {
     "LWM2_MODE",   "LWM2_DIR",     "LWM2_SLICE",     "LWM2_EVENTS", "LWM2_SAMPLE_HZ",
-    "LWM2_JOB_ID", "LWM2_STEP_ID", "LWM2_ROOT_PPID", NULL,
+    "LWM2_JOB_ID", "LWM2_STEP_ID", "LWM2_ROOT_PPID", "LWM2_PARENT", NULL,
 };
 
 static double ms_since(const struct timespec *t0)

@@ -13,6 +13,7 @@ LWM2=$LWM2_BUILDDIR/digest/lwm2
 tmp=$(mktemp -d /tmp/lwm2-short-XXXXXX) || exit 99
 trap 'rm -rf "$tmp"' EXIT
 unset LWM2_MODE LWM2_PRINT LWM2_DIR LWM2_SLICE LWM2_SLICE_MS LWM2_DEBUG LWM2_SIGNAL LWM2_ROOT_PPID
+unset LWM2_PARENT
 unset LWM2_SHORT_MS
 export LC_ALL=C
 case ${LWM2_SANITIZER:-no} in
@@ -98,10 +99,11 @@ check "fork children: the image replaced by exec still counted as an image (5)" 
 	eq "$images_summary" "$images_records"
 
 # --- SIGKILL of a long-lived process: a record at most one slice old
-# A single-threaded program that computes (no heartbeat thread: the
-# sampling handler writes the record at slice boundaries).
+# A single-threaded program that computes, started by a measured parent
+# (LWM2_PARENT: no heartbeat thread; the sampling handler writes the
+# record at slice boundaries).
 newcase
-LWM2_SLICE_MS=200 LD_PRELOAD=$LWM2_LIB LWM2_DIR=$D "$APP" busy 1 5000 &
+LWM2_PARENT=$$ LWM2_SLICE_MS=200 LD_PRELOAD=$LWM2_LIB LWM2_DIR=$D "$APP" busy 1 5000 &
 pid=$!
 sleep 1.5
 kill -9 $pid
@@ -121,7 +123,7 @@ fi
 
 # A shell waiting for a child without using CPU time.
 newcase
-LWM2_SLICE_MS=200 LD_PRELOAD=$LWM2_LIB LWM2_DIR=$D \
+LWM2_PARENT=$$ LWM2_SLICE_MS=200 LD_PRELOAD=$LWM2_LIB LWM2_DIR=$D \
 	bash -c 'sleep 30 & echo $! >"$1"; wait; true' _ "$tmp/child" &
 pid=$!
 sleep 1.5
