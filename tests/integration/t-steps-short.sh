@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
-# (Named to run after t-spank-robust.sh, whose step-end check reads every
-# step end in the shared slurmd logs.)
 # A step that runs many short commands: the task keeps a record of its
 # own, the commands go to the step's summary, and the node record counts
 # every one of them (processes, bytes read, exit status class) and names
-# the executable that ran most; step end stays fast.
+# the executable that ran most; step end stays fast.  (Named to run after
+# t-spank-robust.sh, whose step-end check reads every step end in the
+# shared slurmd logs.)
 set -uo pipefail
 
 # shellcheck source=tests/cluster/lib.sh
