@@ -316,7 +316,8 @@ static void on_exit_hook(int status, void *arg)
 __attribute__((constructor)) static void lwm2_init(void)
 {
 	const char *mode = getenv("LWM2_MODE");
-	char exe[256], pidbuf[16];
+	static char parent_env[32];
+	char exe[256];
 	bool measured_parent;
 	ssize_t n;
 	unsigned long long slice_ms;
@@ -384,8 +385,10 @@ __attribute__((constructor)) static void lwm2_init(void)
 	 * application: it gets its heartbeat, hence its hardware counters'
 	 * setup, at once.  See "Cost per process" in lwm2_core.h. */
 	measured_parent = env_int("LWM2_PARENT") == lwm2_p.img->ppid;
-	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)lwm2_p.pid);
-	setenv("LWM2_PARENT", pidbuf, 1);
+	/* putenv of a static string: where the variable exists already (every
+	 * child of a measured process) it is replaced in place, no malloc. */
+	snprintf(parent_env, sizeof(parent_env), "LWM2_PARENT=%d", (int)lwm2_p.pid);
+	putenv(parent_env);
 	atomic_store(&lwm2_on, 1);
 	if (!measured_parent)
 		lwm2_heartbeat_start();
