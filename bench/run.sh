@@ -295,12 +295,12 @@ bench_process() {
 	log "process: start + exit of a trivial program, $r rounds of $n each way"
 	fresh_dir
 	if ! line=$("$bdir/spawn" "$n" "$r" "$lib" "$bdir/trivial"); then
-		notrow proc_start "process start + exit" ms 0.3 "spawn failed"
+		notrow proc_start "process start + exit" ms 0.1 "spawn failed"
 	else
 		row proc_start "process start + exit (trivial program)" \
 			"$(calc "$(field lwm2_us <<<"$line") / 1000" 3) ms" \
 			"$(calc "$(field base_us <<<"$line") / 1000" 3) ms" \
-			"$(calc "$(field added_us <<<"$line") / 1000" 3)" ms 0.3 \
+			"$(calc "$(field added_us <<<"$line") / 1000" 3)" ms 0.1 \
 			"IQR $(calc "$(field iqr_us <<<"$line") / 1000" 3) ms"
 		local rw rb
 		rw=$(field lwm2_rss_kib <<<"$line")
@@ -321,6 +321,7 @@ bench_process() {
 			t0=$(date +%s%N)
 			if [ $side = with ]; then
 				LD_PRELOAD=$lib bash -c 'for ((j = 0; j < $1; j++)); do "$2"; done' _ "$np" "$bdir/trivial"
+				find "$LWM2_DIR" -type f | wc -l >>"$work/script_files"
 			else
 				bash -c 'for ((j = 0; j < $1; j++)); do "$2"; done' _ "$np" "$bdir/trivial"
 			fi
@@ -331,9 +332,14 @@ bench_process() {
 	local w b
 	w=$(median <"$work/script_with")
 	b=$(median <"$work/script_without")
+	# Within 10 % of the same script without lwm2.
 	row script "shell script running $np short processes" "$(calc "$w / 1e6" 3) s" \
-		"$(calc "$b / 1e6" 3) s" "$(calc "($w - $b) / 1000" 1)" ms "$(calc "$np * 0.3" 0)" \
+		"$(calc "$b / 1e6" 3) s" "$(calc "($w - $b) / 1000" 1)" ms "$(calc "$b * 0.10 / 1000" 1)" \
 		"ratio $(calc "$w / $b" 3); with $(range <"$work/script_with") us"
+	local nf
+	nf=$(median <"$work/script_files")
+	row script_files "files left in the step directory by $np short processes" "$nf" - \
+		"$nf" files 4 "the shell's record and the summary of the short ones"
 }
 
 # ---------------------------------------------------------------- sampling

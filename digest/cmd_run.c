@@ -200,6 +200,13 @@ int lwm2_cmd_run(int argc, char **argv)
 		sigaction(SIGQUIT, &oquit, NULL);
 		setenv("LD_PRELOAD", preload, 1);
 		setenv("LWM2_DIR", dir, 1);
+		/* The command itself keeps a record of its own however short. */
+		{
+			char ppid[16];
+
+			snprintf(ppid, sizeof(ppid), "%d", (int)getppid());
+			setenv("LWM2_ROOT_PPID", ppid, 1);
+		}
 		unsetenv("LWM2_PRINT");
 		if (slice)
 			setenv("LWM2_SLICE", slice, 1);

@@ -28,6 +28,15 @@ struct acc {
 struct where {
 	int32_t rank, pid;
 	const char *node, *exe;
+/* Executables of a scope, by name (names point into the node records). */
+struct exe_ent {
+	const char *name;
+	uint64_t processes, cpu_us;
+};
+
+struct exe_set {
+	struct exe_ent *e; /* open addressing, cap a power of two */
+	size_t n, cap;
 };
 
 struct scope_acc {
@@ -37,7 +46,104 @@ struct scope_acc {
 	bool partial;
 	uint64_t totals[LWM2_NCOUNTERS];
 	struct acc m[LWM2_NMETRICS];
+	struct exe_set exes;
 };
+
+/* Executables listed per scope, by count and by CPU time. */
+#define TOP_EXES 8
+
+static uint64_t name_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 1099511628211ull;
+	return h;
+}
+
+static int exe_put(struct exe_set *x, const char *name, uint64_t processes, uint64_t cpu_us)
+{
+	size_t i;
+
+	if (2 * (x->n + 1) > x->cap) {
+		size_t nc = x->cap ? 2 * x->cap : 64;
+		struct exe_ent *ne = calloc(nc, sizeof(*ne));
+		if (!ne)
+			return -1;
+		for (size_t k = 0; k < x->cap; k++) {
+			if (!x->e[k].name)
+				continue;
+			for (i = name_hash(x->e[k].name) & (nc - 1); ne[i].name;
+			     i = (i + 1) & (nc - 1))
+				;
+			ne[i] = x->e[k];
+		}
+		free(x->e);
+		x->e = ne;
+		x->cap = nc;
+	}
+	for (i = name_hash(name) & (x->cap - 1); x->e[i].name; i = (i + 1) & (x->cap - 1))
+		if (strcmp(x->e[i].name, name) == 0)
+			break;
+	if (!x->e[i].name) {
+		x->e[i].name = name;
+		x->n++;
+	}
+	x->e[i].processes += processes;
+	x->e[i].cpu_us += cpu_us;
+	return 0;
+}
+
+static int cmp_ent_count(const void *a, const void *b)
+{
+	const struct exe_ent *x = a, *y = b;
+
+	if (x->processes != y->processes)
+		return x->processes > y->processes ? -1 : 1;
+	if (x->cpu_us != y->cpu_us)
+		return x->cpu_us > y->cpu_us ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+static int cmp_ent_cpu(const void *a, const void *b)
+{
+	const struct exe_ent *x = a, *y = b;
+
+	if (x->cpu_us != y->cpu_us)
+		return x->cpu_us > y->cpu_us ? -1 : 1;
+	return cmp_ent_count(a, b);
+}
+
+/* {"by_count": [...], "by_cpu": [...]}: the TOP_EXES first of each, or
+ * NULL when no node record listed executables. */
+static json_object *exes_json(const struct exe_set *x)
+{
+	struct exe_ent *v;
+	json_object *o, *a;
+	size_t k = 0;
+
+	if (!x->n || !(v = malloc(x->n * sizeof(*v))))
+		return NULL;
+	for (size_t i = 0; i < x->cap; i++)
+		if (x->e[i].name)
+			v[k++] = x->e[i];
+	o = json_object_new_object();
+	for (int pass = 0; pass < 2; pass++) {
+		qsort(v, k, sizeof(*v), pass ? cmp_ent_cpu : cmp_ent_count);
+		a = json_object_new_array();
+		for (size_t i = 0; i < k && i < TOP_EXES; i++) {
+			json_object *e = json_object_new_object();
+			ju_add(e, "exe", json_object_new_string(v[i].name));
+			ju_add(e, "processes", ju_u64(v[i].processes));
+			ju_add(e, "cpu_s", ju_double((double)v[i].cpu_us / 1e6));
+			json_object_array_add(a, e);
+		}
+		ju_add(o, pass ? "by_cpu" : "by_count", a);
+	}
+	ju_add(o, "distinct", ju_u64(k));
+	free(v);
+	return o;
+}
 
 struct build {
 	struct scope_acc job;
@@ -113,6 +219,25 @@ static bool has_flag(json_object *node, const char *flag)
 	return false;
 }
 
+/* The node's executables. */
+static int add_node_exes(struct build *b, struct scope_acc *sa, json_object *node)
+{
+	json_object *exes = ju_get(node, "exes", json_type_array);
+
+	for (size_t i = 0; exes && i < json_object_array_length(exes); i++) {
+		json_object *e = json_object_array_get_idx(exes, i);
+		const char *n = ju_str(e, "exe");
+		int64_t np = ju_int_or(e, "processes", 0), cpu = ju_int_or(e, "cpu_us", 0);
+
+		if (!n || np < 0 || cpu < 0)
+			continue;
+		if (exe_put(&sa->exes, n, (uint64_t)np, (uint64_t)cpu) != 0 ||
+		    exe_put(&b->job.exes, n, (uint64_t)np, (uint64_t)cpu) != 0)
+			return -1;
+	}
+	return 0;
+}
+
 static int add_node(struct build *b, json_object *node)
 {
 	int map[LWM2_MAP_MAX];
@@ -169,8 +294,16 @@ static int add_node(struct build *b, json_object *node)
 		 * image: its counters count, it is not another process. */
 		if (flags & LWM2_F_EXEC)
 			continue;
-		sa->procs++;
-		b->job.procs++;
+		/* A group of short processes of one executable (LWM2_F_SUMMARY)
+		 * counts as its "n" processes, and as one entry below. */
+		{
+			int64_t np = flags & LWM2_F_SUMMARY ? ju_int_or(p, "n", 0) : 1;
+
+			if (np > 0) {
+				sa->procs += (uint64_t)np;
+				b->job.procs += (uint64_t)np;
+			}
+		}
 		if (flags & LWM2_F_MPI) {
 			sa->mpi++;
 			b->job.mpi++;
@@ -190,7 +323,7 @@ static int add_node(struct build *b, json_object *node)
 			acc_add(&b->job.m[k], &m.m[k], &w);
 		}
 	}
-	return 0;
+	return add_node_exes(b, sa, node);
 }
 
 /* [rank, node, pid, executable]: version 1 had the first two only. */
@@ -207,7 +340,7 @@ static json_object *loc(int32_t rank, const char *node, int32_t pid, const char 
 
 static json_object *scope_json(const struct scope_acc *s, uint64_t nodes)
 {
-	json_object *o = json_object_new_object(), *ms, *miss, *tot;
+	json_object *o = json_object_new_object(), *ms, *miss, *tot, *ex;
 
 	ju_add(o, "processes", ju_u64(s->procs));
 	ju_add(o, "mpi_processes", ju_u64(s->mpi));
@@ -244,7 +377,16 @@ static json_object *scope_json(const struct scope_acc *s, uint64_t nodes)
 		if (s->totals[c])
 			ju_add(tot, lwm2_counter_names[c], ju_u64(s->totals[c]));
 	ju_add(o, "totals", tot);
+	if ((ex = exes_json(&s->exes)))
+		ju_add(o, "executables", ex);
 	return o;
+}
+
+static void free_exes(struct build *b)
+{
+	free(b->job.exes.e);
+	for (size_t i = 0; i < b->nsteps; i++)
+		free(b->steps[i].exes.e);
 }
 
 static int cmp_name(const void *a, const void *b)
@@ -363,11 +505,13 @@ json_object *lwm2_job_digest_build(const struct lwm2_job_meta *meta, json_object
 			ju_add(d, "ranks", ranks);
 		}
 	}
+	free_exes(&b);
 	free(b.steps);
 	free(b.node_names);
 	return d;
 nomem:
 	json_object_put(b.incomplete);
+	free_exes(&b);
 	free(b.steps);
 	free(b.node_names);
 	errno = ENOMEM;
@@ -401,7 +545,7 @@ static json_object *compact_obj(json_object *d, const struct cut *cut)
 {
 	static const char *const top_drop[] = {"grid", "steps", "incomplete_list", "scope",
 	                                       "ranks"};
-	static const char *const totals[] = {"totals"};
+	static const char *const totals[] = {"totals", "executables"};
 	json_object *c = shallow_without(d, top_drop, 5), *steps, *inc, *nsteps, *scope;
 	size_t ns, keep;
 
@@ -409,7 +553,7 @@ static json_object *compact_obj(json_object *d, const struct cut *cut)
 	if (scope)
 		ju_add(c, "scope",
 		       cut->job_totals ? json_object_get(scope)
-		                       : shallow_without(scope, totals, 1));
+		                       : shallow_without(scope, totals, 2));
 	inc = ju_get(d, "incomplete_list", json_type_array);
 	if (inc) {
 		json_object *a = json_object_new_array();
@@ -431,7 +575,7 @@ static json_object *compact_obj(json_object *d, const struct cut *cut)
 			continue;
 		s = json_object_array_get_idx(steps, i);
 		json_object_array_add(nsteps, cut->step_totals ? json_object_get(s)
-		                                               : shallow_without(s, totals, 1));
+		                                               : shallow_without(s, totals, 2));
 	}
 	ju_add(c, "steps", nsteps);
 	if (keep < ns)

@@ -143,6 +143,7 @@ enum lwm2_record_flag {
 	LWM2_F_COARSENED = 1u << 8,    /* slice_length_s grew to fit the budget */
 	LWM2_F_IO_URING = 1u << 9,     /* set up an io_uring: its I/O is not counted */
 	LWM2_F_MMAP_WRITE = 1u << 10,  /* mapped a file shared and writable: stores are unseen */
+	LWM2_F_SUMMARY = 1u << 11,     /* node records: short processes of one executable */
 };
 
 /* Metric groups that can be missing; the reasons are text in the record. */
@@ -329,5 +330,84 @@ const struct lwm2_rank_record *lwm2_record_pick(const void *buf, size_t len, cha
  */
 int lwm2_record_read_file(int dirfd, const char *path, struct lwm2_rank_record **out, char *err,
                           size_t errlen);
+
+/*
+ * The step's summary of short processes: one file per step directory,
+ * LWM2_SUMMARY_FILE, of a fixed size whatever the number of processes.
+ *
+ * A process that ends before it has lived LWM2_SHORT_MS (and is not an MPI
+ * rank nor multithreaded) leaves no rank record of its own: at its end it
+ * maps this file and adds itself, with atomic adds, to the slot of its
+ * executable (by basename).  A step that runs 100,000 short commands thus
+ * leaves one file of a few hundred KiB, and every process is still counted:
+ * processes, images, CPU time, I/O counters, exit status class.  Slots are
+ * claimed by a compare-and-swap of the name's hash; the last slot takes
+ * every executable once the table is full.  The file is the user's: the
+ * reader trusts no value (see lwm2_summary_check).
+ */
+#define LWM2_SUMMARY_FILE    "procs.lwm2sum"
+#define LWM2_SUMMARY_MAGIC   "LWM2SUMT"
+#define LWM2_SUMMARY_VERSION 1
+#define LWM2_SUMMARY_SLOTS   256
+#define LWM2_SUMMARY_NAME    64
+#define LWM2_SUMMARY_TASKS   1024 /* task ids seen, as a bitmap */
+
+struct lwm2_summary_exe {
+	uint64_t key; /* hash of name, never 0; 0: the slot is free */
+	char name[LWM2_SUMMARY_NAME];
+	uint64_t processes;   /* images that ended the process (not by exec) */
+	uint64_t images;      /* every image, those replaced by exec included */
+	uint64_t exit_ok;     /* exit status 0 */
+	uint64_t exit_failed; /* exit status not 0 */
+	uint64_t signaled;    /* ended by a signal */
+	uint64_t utime_us;    /* of processes only: an exec'd image's successor has it */
+	uint64_t stime_us;
+	uint64_t wall_ns;
+	uint64_t maxrss_kb; /* largest */
+	uint64_t minflt;
+	uint64_t majflt;
+	uint64_t mpi; /* reserved: MPI ranks keep records of their own */
+	uint64_t samples[LWM2_NEARMARKS];
+	uint64_t counters[LWM2_NCOUNTERS];
+};
+
+struct lwm2_summary_header {
+	char magic[8];        /* LWM2_SUMMARY_MAGIC */
+	uint32_t version;     /* LWM2_SUMMARY_VERSION */
+	uint32_t header_size; /* sizeof(struct lwm2_summary_header) */
+	uint32_t slot_size;   /* sizeof(struct lwm2_summary_exe) */
+	uint32_t nslots;      /* LWM2_SUMMARY_SLOTS */
+	uint32_t ncounters;   /* LWM2_NCOUNTERS */
+	uint32_t nearmarks;   /* LWM2_NEARMARKS */
+	uint64_t job_id;
+	uint32_t step_id;
+	uint32_t reserved0;
+	int64_t first_start_ns; /* earliest start (0: none yet) */
+	int64_t last_end_ns;    /* latest end */
+	uint64_t task_bits[LWM2_SUMMARY_TASKS / 64];
+	uint64_t reserved[8];
+};
+
+/* Bytes of the summary file. */
+#define LWM2_SUMMARY_SIZE                                                                          \
+	(sizeof(struct lwm2_summary_header) + LWM2_SUMMARY_SLOTS * sizeof(struct lwm2_summary_exe))
+
+/* The slot key of an executable's basename (FNV-1a, never 0). */
+static inline uint64_t lwm2_summary_key(const char *name)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	for (size_t i = 0; name[i] && i < LWM2_SUMMARY_NAME - 1; i++)
+		h = (h ^ (unsigned char)name[i]) * 1099511628211ull;
+	return h ? h : 1;
+}
+
+/*
+ * Check a summary file held in memory (len bytes): 0 when its header is
+ * this layout; -1 with the reason in err.  Slot values are taken as they
+ * are (sums of what the step's processes added); names are made
+ * terminated by the reader.
+ */
+int lwm2_summary_check(const void *buf, size_t len, char *err, size_t errlen);
 
 #endif /* LWM2_RECORD_H */

@@ -18,6 +18,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* Node series never get more slots than this; a wider span (clock jumps,
@@ -206,7 +207,8 @@ static int cmp_i32(const void *a, const void *b)
 
 /* Tasks of the step seen on this node: forked children and exec'd images
  * share their task's id, so they must not make up for a missing task. */
-static uint64_t distinct_tasks(struct lwm2_rank_record *const *recs, const bool *use, size_t n)
+static uint64_t distinct_tasks(struct lwm2_rank_record *const *recs, const bool *use, size_t n,
+                               const struct lwm2_summary_header *sum)
 {
 	int32_t *ids = malloc((n ? n : 1) * sizeof(*ids));
 	size_t k = 0;
@@ -221,20 +223,229 @@ static uint64_t distinct_tasks(struct lwm2_rank_record *const *recs, const bool 
 		qsort(ids, k, sizeof(*ids), cmp_i32);
 	for (size_t i = 0; i < k; i++)
 		d += i == 0 || ids[i] != ids[i - 1];
+	/* Tasks whose processes were all short are in the summary's bitmap. */
+	for (int32_t t = 0; sum && t < LWM2_SUMMARY_TASKS; t++)
+		if ((sum->task_bits[t / 64] >> (t % 64)) & 1)
+			d += !(k && bsearch(&t, ids, k, sizeof(*ids), cmp_i32));
 	free(ids);
 	return d;
 }
 
-json_object *lwm2_node_merge_records(const struct lwm2_node_ident *id,
-                                     struct lwm2_rank_record *const *recs, const char *const *files,
-                                     size_t n, lwm2_log_fn log, void *log_arg)
+/* ---- executables: which commands ran, how often, how much CPU ---- */
+
+/* Entries a node record keeps: the most frequent and the most costly. */
+#define NODE_EXES_TOP 32
+
+struct exe_acc {
+	char name[LWM2_SUMMARY_NAME];
+	uint64_t processes, images, cpu_us;
+};
+
+struct exe_tab {
+	struct exe_acc *e;
+	size_t n, cap;
+};
+
+static int exe_add(struct exe_tab *t, const char *name, size_t len, uint64_t processes,
+                   uint64_t images, uint64_t cpu_us)
+{
+	struct exe_acc *a = NULL;
+
+	if (len >= LWM2_SUMMARY_NAME)
+		len = LWM2_SUMMARY_NAME - 1;
+	for (size_t i = 0; i < t->n && !a; i++)
+		if (strncmp(t->e[i].name, name, len) == 0 && !t->e[i].name[len])
+			a = &t->e[i];
+	if (!a) {
+		if (t->n == t->cap) {
+			size_t nc = t->cap ? 2 * t->cap : 32;
+			struct exe_acc *ne = realloc(t->e, nc * sizeof(*ne));
+			if (!ne)
+				return -1;
+			t->e = ne;
+			t->cap = nc;
+		}
+		a = &t->e[t->n++];
+		memset(a, 0, sizeof(*a));
+		memcpy(a->name, name, len);
+	}
+	a->processes += processes;
+	a->images += images;
+	a->cpu_us += cpu_us;
+	return 0;
+}
+
+static int cmp_exe_count(const void *a, const void *b)
+{
+	const struct exe_acc *x = a, *y = b;
+
+	if (x->processes != y->processes)
+		return x->processes > y->processes ? -1 : 1;
+	if (x->cpu_us != y->cpu_us)
+		return x->cpu_us > y->cpu_us ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+static int cmp_exe_cpu(const void *a, const void *b)
+{
+	const struct exe_acc *x = a, *y = b;
+
+	if (x->cpu_us != y->cpu_us)
+		return x->cpu_us > y->cpu_us ? -1 : 1;
+	return cmp_exe_count(a, b);
+}
+
+/* The top NODE_EXES_TOP by count and by CPU time (their union), by count. */
+static json_object *exes_json(struct exe_tab *t, size_t *omitted)
+{
+	json_object *a = json_object_new_array();
+	size_t keep = 0;
+
+	if (t->n > NODE_EXES_TOP) {
+		qsort(t->e, t->n, sizeof(*t->e), cmp_exe_cpu);
+		/* The most costly first, then the most frequent of the rest. */
+		keep = NODE_EXES_TOP;
+		qsort(t->e + keep, t->n - keep, sizeof(*t->e), cmp_exe_count);
+		keep += NODE_EXES_TOP;
+		if (keep > t->n)
+			keep = t->n;
+	} else {
+		keep = t->n;
+	}
+	qsort(t->e, keep, sizeof(*t->e), cmp_exe_count);
+	for (size_t i = 0; i < keep; i++) {
+		json_object *e = json_object_new_object();
+		ju_add(e, "exe", json_object_new_string(t->e[i].name[0] ? t->e[i].name : "?"));
+		ju_add(e, "processes", ju_u64(t->e[i].processes));
+		ju_add(e, "images", ju_u64(t->e[i].images));
+		ju_add(e, "cpu_us", ju_u64(t->e[i].cpu_us));
+		json_object_array_add(a, e);
+	}
+	*omitted = t->n - keep;
+	return a;
+}
+
+/* The summary's part of the node record: "short", and its share of the
+ * totals and of the executables. */
+/*
+ * One entry of "procs" for the short processes of one executable: counted
+ * as "n" processes whose counters, CPU time and wall time (summed, from
+ * start_ns) make one entry of the per-process statistics.
+ */
+static json_object *group_json(const struct lwm2_summary_header *sum,
+                               const struct lwm2_summary_exe *e)
+{
+	json_object *p = json_object_new_object(), *a;
+	int64_t start = sum->first_start_ns > 0 ? sum->first_start_ns : 0;
+
+	ju_add(p, "rank", json_object_new_int(-1));
+	ju_add(p, "task", json_object_new_int(-1));
+	ju_add(p, "pid", json_object_new_int(0));
+	ju_add(p, "ppid", json_object_new_int(0));
+	ju_add(p, "flags",
+	       json_object_new_int64(LWM2_F_SUMMARY | (e->processes ? 0 : LWM2_F_EXEC)));
+	ju_add(p, "exe", json_object_new_string(e->name[0] ? e->name : "?"));
+	ju_add(p, "n", ju_u64(e->processes));
+	ju_add(p, "images", ju_u64(e->images));
+	ju_add(p, "exit_ok", ju_u64(e->exit_ok));
+	ju_add(p, "exit_failed", ju_u64(e->exit_failed));
+	ju_add(p, "signaled", ju_u64(e->signaled));
+	ju_add(p, "start_ns", json_object_new_int64(start));
+	ju_add(
+	    p, "end_ns",
+	    json_object_new_int64(start + (int64_t)(e->wall_ns < INT64_MAX / 2 ? e->wall_ns : 0)));
+	ju_add(p, "exit", json_object_new_int(e->exit_failed || e->signaled ? 1 : 0));
+	ju_add(p, "signal", json_object_new_int(0));
+	ju_add(p, "threads_total", ju_u64(e->processes));
+	ju_add(p, "threads_max", json_object_new_int64(1));
+	ju_add(p, "period_us", json_object_new_int64(0));
+	a = json_object_new_array_ext(LWM2_NEARMARKS);
+	for (int k = 0; k < LWM2_NEARMARKS; k++)
+		json_object_array_add(a, ju_u64(e->samples[k]));
+	ju_add(p, "samples", a);
+	ju_add(p, "missing", json_object_new_int64(0));
+	ju_add(p, "utime_us", ju_u64(e->utime_us));
+	ju_add(p, "stime_us", ju_u64(e->stime_us));
+	ju_add(p, "maxrss_kb", ju_u64(e->maxrss_kb));
+	a = json_object_new_array_ext(LWM2_NCOUNTERS);
+	for (int k = 0; k < LWM2_NCOUNTERS; k++)
+		json_object_array_add(a, ju_u64(e->counters[k]));
+	ju_add(p, "c", a);
+	return p;
+}
+
+static json_object *short_json(const struct lwm2_summary_header *sum, uint64_t tot[],
+                               uint64_t samples[], uint64_t *nproc, uint64_t *nimages,
+                               struct exe_tab *exes, json_object *procs)
+{
+	const struct lwm2_summary_exe *sl = (const void *)(sum + 1);
+	uint64_t c[LWM2_NCOUNTERS] = {0}, sm[LWM2_NEARMARKS] = {0};
+	uint64_t np = 0, ni = 0, ok = 0, failed = 0, sig = 0, ut = 0, st = 0, wall = 0, rss = 0;
+	json_object *o = json_object_new_object(), *a;
+
+	for (uint32_t i = 0; i < LWM2_SUMMARY_SLOTS; i++) {
+		const struct lwm2_summary_exe *e = &sl[i];
+		if (!e->key || !e->images)
+			continue;
+		np += e->processes;
+		ni += e->images;
+		ok += e->exit_ok;
+		failed += e->exit_failed;
+		sig += e->signaled;
+		ut += e->utime_us;
+		st += e->stime_us;
+		wall += e->wall_ns;
+		if (e->maxrss_kb > rss)
+			rss = e->maxrss_kb;
+		for (int k = 0; k < LWM2_NCOUNTERS; k++)
+			c[k] += e->counters[k];
+		for (int k = 0; k < LWM2_NEARMARKS; k++)
+			sm[k] += e->samples[k];
+		exe_add(exes, e->name, strnlen(e->name, sizeof(e->name)), e->processes, e->images,
+		        e->utime_us + e->stime_us);
+		json_object_array_add(procs, group_json(sum, e));
+	}
+	ju_add(o, "processes", ju_u64(np));
+	ju_add(o, "images", ju_u64(ni));
+	ju_add(o, "exit_ok", ju_u64(ok));
+	ju_add(o, "exit_failed", ju_u64(failed));
+	ju_add(o, "signaled", ju_u64(sig));
+	ju_add(o, "utime_us", ju_u64(ut));
+	ju_add(o, "stime_us", ju_u64(st));
+	ju_add(o, "wall_ns", ju_u64(wall));
+	ju_add(o, "maxrss_kb", ju_u64(rss));
+	ju_add(o, "first_start_ns", json_object_new_int64(sum->first_start_ns));
+	ju_add(o, "last_end_ns", json_object_new_int64(sum->last_end_ns));
+	a = json_object_new_array_ext(LWM2_NCOUNTERS);
+	for (int k = 0; k < LWM2_NCOUNTERS; k++) {
+		json_object_array_add(a, ju_u64(c[k]));
+		tot[k] += c[k];
+	}
+	ju_add(o, "c", a);
+	a = json_object_new_array_ext(LWM2_NEARMARKS);
+	for (int k = 0; k < LWM2_NEARMARKS; k++) {
+		json_object_array_add(a, ju_u64(sm[k]));
+		samples[k] += sm[k];
+	}
+	ju_add(o, "samples", a);
+	*nproc += np;
+	*nimages += ni;
+	return o;
+}
+
+static json_object *merge(const struct lwm2_node_ident *id, struct lwm2_rank_record *const *recs,
+                          const char *const *files, size_t n, const struct lwm2_summary_header *sum,
+                          lwm2_log_fn log, void *log_arg)
 {
 	json_object *node, *procs, *incomplete, *totals, *tc, *ts, *missing, *flags, *series;
+	json_object *shortp = NULL;
 	uint64_t tot[LWM2_NCOUNTERS] = {0}, samples[LWM2_NEARMARKS] = {0};
 	uint64_t nproc = 0, nmpi = 0, nimages = 0;
 	uint32_t fl_any = 0;
 	bool approx = false, *use;
 	const char *reason[LWM2_NGROUPS] = {0};
+	struct exe_tab exes = {0};
+	size_t exes_omitted = 0;
 
 	use = calloc(n ? n : 1, sizeof(*use));
 	node = json_object_new_object();
@@ -243,6 +454,14 @@ json_object *lwm2_node_merge_records(const struct lwm2_node_ident *id,
 		json_object_put(node);
 		errno = ENOMEM;
 		return NULL;
+	}
+	if (sum && id && id->job_id && (sum->job_id != id->job_id || sum->step_id != id->step_id)) {
+		logf_(log, log_arg,
+		      "lwm2: merge: couldn't use %s: it belongs to job %llu step %u, not job %llu "
+		      "step %u",
+		      LWM2_SUMMARY_FILE, (unsigned long long)sum->job_id, sum->step_id,
+		      (unsigned long long)id->job_id, id->step_id);
+		sum = NULL;
 	}
 	ju_add(node, "lwm2_node_version", json_object_new_int(LWM2_NODE_VERSION));
 	ju_add(node, "cluster", json_object_new_string(id && id->cluster ? id->cluster : ""));
@@ -267,6 +486,14 @@ json_object *lwm2_node_merge_records(const struct lwm2_node_ident *id,
 			if (r->flags & LWM2_F_MPI)
 				nmpi++;
 		}
+		{
+			const char *b = basename_(r->executable);
+			bool ends = !(r->flags & LWM2_F_EXEC);
+
+			/* CPU time is the process's: the last image has it all. */
+			exe_add(&exes, b, strnlen(b, sizeof(r->executable)), ends, 1,
+			        ends ? r->utime_us + r->stime_us : 0);
+		}
 		if (r->flags & LWM2_F_INCOMPLETE)
 			json_object_array_add(incomplete, json_object_new_int(r->pid));
 		fl_any |= r->flags;
@@ -278,6 +505,8 @@ json_object *lwm2_node_merge_records(const struct lwm2_node_ident *id,
 			if ((r->missing & (1u << g)) && !reason[g])
 				reason[g] = r->missing_reason[g];
 	}
+	if (sum)
+		shortp = short_json(sum, tot, samples, &nproc, &nimages, &exes, procs);
 	ju_add(node, "procs", procs);
 	ju_add(node, "incomplete", incomplete);
 
@@ -312,13 +541,83 @@ json_object *lwm2_node_merge_records(const struct lwm2_node_ident *id,
 		json_object_array_add(flags, json_object_new_string("coarsened"));
 	if (approx)
 		json_object_array_add(flags, json_object_new_string("series_approximate"));
-	if (id && id->expected_tasks && distinct_tasks(recs, use, n) < id->expected_tasks)
+	if (id && id->expected_tasks && distinct_tasks(recs, use, n, sum) < id->expected_tasks)
 		json_object_array_add(flags, json_object_new_string("missing_tasks"));
 	ju_add(node, "flags", flags);
 	if (series)
 		ju_add(node, "series", series);
+	if (shortp)
+		ju_add(node, "short", shortp);
+	ju_add(node, "exes", exes_json(&exes, &exes_omitted));
+	if (exes_omitted)
+		ju_add(node, "exes_omitted", ju_u64(exes_omitted));
+	free(exes.e);
 	free(use);
 	return node;
+}
+
+json_object *lwm2_node_merge_records(const struct lwm2_node_ident *id,
+                                     struct lwm2_rank_record *const *recs, const char *const *files,
+                                     size_t n, lwm2_log_fn log, void *log_arg)
+{
+	return merge(id, recs, files, n, NULL, log, log_arg);
+}
+
+/* The step's summary of short processes in dirfd: NULL when there is none
+ * (or it cannot be used: logged, and *bad set). */
+static struct lwm2_summary_header *read_summary(int dirfd, lwm2_log_fn log, void *log_arg,
+                                                bool *bad)
+{
+	const size_t size = LWM2_SUMMARY_SIZE;
+	struct stat st;
+	unsigned char *buf = NULL;
+	size_t got = 0;
+	char err[160] = "";
+	int fd;
+
+	fd = openat(dirfd, LWM2_SUMMARY_FILE, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno == ENOENT)
+			return NULL;
+		snprintf(err, sizeof(err), "%s", strerror(errno));
+		goto fail;
+	}
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (size_t)st.st_size != size) {
+		snprintf(err, sizeof(err), "not a regular file of %zu bytes", size);
+		goto fail;
+	}
+	if (!(buf = malloc(size))) {
+		snprintf(err, sizeof(err), "out of memory");
+		goto fail;
+	}
+	while (got < size) {
+		ssize_t r = read(fd, buf + got, size - got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			snprintf(err, sizeof(err), "%s", r < 0 ? strerror(errno) : "truncated");
+			goto fail;
+		}
+		got += (size_t)r;
+	}
+	if (lwm2_summary_check(buf, size, err, sizeof(err)) != 0)
+		goto fail;
+	close(fd);
+	/* Names are the processes' own: made terminated here. */
+	for (uint32_t i = 0; i < LWM2_SUMMARY_SLOTS; i++) {
+		struct lwm2_summary_exe *e =
+		    (struct lwm2_summary_exe *)(void *)(buf + sizeof(struct lwm2_summary_header)) +
+		    i;
+		e->name[sizeof(e->name) - 1] = '\0';
+	}
+	return (struct lwm2_summary_header *)(void *)buf;
+fail:
+	logf_(log, log_arg, "lwm2: merge: couldn't read %s: %s", LWM2_SUMMARY_FILE, err);
+	*bad = true;
+	free(buf);
+	if (fd >= 0)
+		close(fd);
+	return NULL;
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -340,6 +639,8 @@ json_object *lwm2_node_merge(int dirfd, const struct lwm2_node_ident *id, lwm2_l
 	char **names = NULL;
 	size_t n = 0, cap = 0, kept = 0, skipped = 0;
 	json_object *node = NULL;
+	struct lwm2_summary_header *sum;
+	bool sum_bad = false;
 	struct dirent *de;
 	DIR *d;
 	int fd, saved = 0;
@@ -411,7 +712,11 @@ json_object *lwm2_node_merge(int dirfd, const struct lwm2_node_ident *id, lwm2_l
 		}
 		recs[kept++] = r;
 	}
-	node = lwm2_node_merge_records(id, recs, (const char *const *)names, kept, log, log_arg);
+	sum = read_summary(dirfd, log, log_arg, &sum_bad);
+	if (sum_bad)
+		skipped++;
+	node = merge(id, recs, (const char *const *)names, kept, sum, log, log_arg);
+	free(sum);
 	if (!node) {
 		saved = errno;
 		goto out;

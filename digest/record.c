@@ -320,3 +320,21 @@ out_errno:
 	errno = saved;
 	return -1;
 }
+
+int lwm2_summary_check(const void *buf, size_t len, char *err, size_t errlen)
+{
+	const struct lwm2_summary_header *h = buf;
+
+	if (len != LWM2_SUMMARY_SIZE) {
+		fail(err, errlen, "size %zu, expected %zu", len, (size_t)LWM2_SUMMARY_SIZE);
+		return -1;
+	}
+	if (memcmp(h->magic, LWM2_SUMMARY_MAGIC, sizeof(h->magic)) != 0 ||
+	    h->version != LWM2_SUMMARY_VERSION || h->header_size != sizeof(*h) ||
+	    h->slot_size != sizeof(struct lwm2_summary_exe) || h->nslots != LWM2_SUMMARY_SLOTS ||
+	    h->ncounters != LWM2_NCOUNTERS || h->nearmarks != LWM2_NEARMARKS) {
+		fail(err, errlen, "not a summary of this layout (version %u)", h->version);
+		return -1;
+	}
+	return 0;
+}

@@ -22,6 +22,15 @@
  *   LWM2_SLICE_MS    for tests only: slice length in ms (the record then
  *                    shows 1 s slices without a meaningful position)
  *   LWM2_MAX_SLICES  slices kept before coarsening, 2..4096, default 256
+ *   LWM2_PARENT      set by the library to the pid of each measured process
+ *                    (its children read it: a measured parent means the
+ *                    heartbeat may start lazily)
+ *   LWM2_ROOT_PPID   the pid of the tasks' parent (set by the SPANK plugin
+ *                    and `lwm2 run`): a process whose parent it is is a
+ *                    task and always keeps a record of its own
+ *   LWM2_SHORT_MS    images that end sooner go to the step's summary of
+ *                    short processes instead of a record file each,
+ *                    0..3600000, default 1000; 0: a record for every image
  *   LWM2_SAMPLE_HZ   CPU-time sampling rate per thread, 1..10000, default 100
  *   LWM2_SIGNAL      sampling signal, SIGRTMIN..SIGRTMAX, default SIGRTMIN+7
  *   LWM2_DEBUG=1     diagnostics on stderr (otherwise silent)
@@ -191,6 +200,8 @@ void lwm2_set_mpi_identity(int rank, int size, int thread_provided, const char *
 	}
 	lwm2_unlock();
 	lwm2_in_core--;
+	/* An MPI rank is looked at slice by slice, from its start. */
+	lwm2_heartbeat_want();
 }
 
 /* An integer from the environment within [lo, hi]; def when unset or
@@ -286,6 +297,7 @@ static void fill_identity(const char *exe)
 	r->mpi_thread_provided = -1;
 	r->pid = (int32_t)lwm2_p.pid;
 	r->ppid = (int32_t)getppid();
+	lwm2_p.root = env_int("LWM2_ROOT_PPID") == r->ppid;
 	s = getenv("SLURMD_NODENAME");
 	if ((!s || !*s) && uname(&u) == 0)
 		s = u.nodename;
@@ -304,7 +316,9 @@ static void on_exit_hook(int status, void *arg)
 __attribute__((constructor)) static void lwm2_init(void)
 {
 	const char *mode = getenv("LWM2_MODE");
+	static char parent_env[32];
 	char exe[256];
+	bool measured_parent;
 	ssize_t n;
 	unsigned long long slice_ms;
 
@@ -341,6 +355,7 @@ __attribute__((constructor)) static void lwm2_init(void)
 	lwm2_p.max_slices =
 	    (uint32_t)env_num("LWM2_MAX_SLICES", LWM2_MAX_SLICES_DEFAULT, 2, LWM2_MAX_SLICES_LIMIT);
 	lwm2_p.sample_hz = (uint32_t)env_num("LWM2_SAMPLE_HZ", 100, 1, 10000);
+	lwm2_p.short_ns = env_num("LWM2_SHORT_MS", LWM2_SHORT_MS_DEFAULT, 0, 3600000) * 1000000u;
 	lwm2_p.sample_sig =
 	    (int)env_num("LWM2_SIGNAL", (unsigned long long)(SIGRTMIN + 7),
 	                 (unsigned long long)SIGRTMIN, (unsigned long long)SIGRTMAX);
@@ -363,8 +378,20 @@ __attribute__((constructor)) static void lwm2_init(void)
 	lwm2_thread_attach(true);
 	on_exit(on_exit_hook, NULL);
 	lwm2_for_each_module(m) if (m->init) m->init();
+	atomic_store(&lwm2_p.next_ckpt_ns, lwm2_next_slice_end_ns());
+	/* The children of a measured process (the commands of a batch
+	 * script) start lazily; the first measured process of a tree (a
+	 * task, or whatever an unmeasured parent started) is the
+	 * application: it gets its heartbeat, hence its hardware counters'
+	 * setup, at once.  See "Cost per process" in lwm2_core.h. */
+	measured_parent = env_int("LWM2_PARENT") == lwm2_p.img->ppid;
+	/* putenv of a static string: where the variable exists already (every
+	 * child of a measured process) it is replaced in place, no malloc. */
+	snprintf(parent_env, sizeof(parent_env), "LWM2_PARENT=%d", (int)lwm2_p.pid);
+	putenv(parent_env);
 	atomic_store(&lwm2_on, 1);
-	lwm2_heartbeat_start();
+	if (!measured_parent)
+		lwm2_heartbeat_start();
 }
 
 __attribute__((destructor)) static void lwm2_fini(void)

@@ -30,6 +30,9 @@
 
 #define LWM2_HIDDEN_FN __attribute__((visibility("hidden")))
 
+/* Images that end sooner than this (ms) are summarized, not recorded. */
+#define LWM2_SHORT_MS_DEFAULT 1000
+
 /* Why the process storage is being written. */
 enum lwm2_end {
 	LWM2_END_CHECKPOINT = 0, /* heartbeat or before a risky moment: record stays INCOMPLETE */
@@ -79,9 +82,12 @@ struct lwm2_proc {
 	bool file_failed;
 	char path[600];
 
-	/* heartbeat */
+	/* heartbeat, started lazily (see lwm2_heartbeat_want) */
 	bool hb_running;
-	_Atomic int hb_generation; /* bumped at fork so a stale heartbeat stops */
+	uint64_t short_ns; /* LWM2_SHORT_MS: shorter images go to the step summary */
+	bool root;         /* a task of the step itself (LWM2_ROOT_PPID): never summarized */
+	_Atomic uint64_t next_ckpt_ns; /* without a heartbeat: the sampling handler's next write */
+	_Atomic int hb_generation;     /* bumped at fork so a stale heartbeat stops */
 
 	_Atomic int finished; /* final write done (exit, signal, exec in progress) */
 	bool sampling_on;
@@ -129,6 +135,18 @@ void lwm2_record_discard_mapping(void) LWM2_HIDDEN_FN;
 int lwm2_heartbeat_start(void) LWM2_HIDDEN_FN;
 bool lwm2_heartbeat_stop(void) LWM2_HIDDEN_FN;
 void lwm2_heartbeat_fork_child(void) LWM2_HIDDEN_FN;
+/* A process event (fork, posix_spawn, a new thread, MPI_Init) in normal
+ * context: start the heartbeat now if it does not run.  Not under the lock. */
+void lwm2_heartbeat_want(void) LWM2_HIDDEN_FN;
+/* From the sampling handler while no heartbeat runs: write the record
+ * once a slice boundary has passed (the heartbeat's job, signal-safe). */
+void lwm2_checkpoint_from_handler(void) LWM2_HIDDEN_FN;
+/* The end of the first slice from now, for next_ckpt_ns. */
+uint64_t lwm2_next_slice_end_ns(void) LWM2_HIDDEN_FN;
+
+/* summary.c: add this image to the step's summary of short processes;
+ * 0 when done, -1 when the caller must write a record instead. */
+int lwm2_summary_add(const struct lwm2_rank_record *r, enum lwm2_end how) LWM2_HIDDEN_FN;
 
 /* sampling.c */
 void lwm2_sampling_init(void) LWM2_HIDDEN_FN;

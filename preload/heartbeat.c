@@ -403,6 +403,28 @@ static void fill_process_fields(enum lwm2_end how, int status, int sig)
 	}
 }
 
+/* An image that leaves no record of its own but goes to the step's
+ * summary: it ended before LWM2_SHORT_MS, has no record file yet, and is
+ * neither a task of the step, an MPI rank nor multithreaded (those are
+ * looked at one by one). */
+static bool is_short(const struct lwm2_rank_record *r)
+{
+	return lwm2_p.short_ns && !lwm2_p.root && !lwm2_p.written_once &&
+	       !(r->flags & LWM2_F_MPI) && lwm2_p.threads_total <= 1 && r->end_ns >= r->start_ns &&
+	       (uint64_t)(r->end_ns - r->start_ns) < lwm2_p.short_ns;
+}
+
+static bool counted_nothing(const struct lwm2_rank_record *r)
+{
+	for (int c = 0; c < LWM2_NCOUNTERS; c++)
+		if (r->counters[c])
+			return false;
+	for (int e = 0; e < LWM2_NEARMARKS; e++)
+		if (r->samples[e])
+			return false;
+	return true;
+}
+
 /* Under the lock.  Folds every live thread, then writes the record (and
  * creates its file on first use unless the digest is only printed). */
 static void write_record(enum lwm2_end how, int status, int sig)
@@ -418,6 +440,13 @@ static void write_record(enum lwm2_end how, int status, int sig)
 
 	if (!lwm2_p.map && (lwm2_p.have_dir || !lwm2_p.print)) {
 		if (how != LWM2_END_CHECKPOINT) {
+			/* An image that execs having counted nothing (the child of
+			 * a shell that execs at once) leaves nothing: the next
+			 * image is the process and has its CPU time. */
+			if (how == LWM2_END_EXEC && !lwm2_p.written_once && counted_nothing(r))
+				return;
+			if (is_short(r) && lwm2_summary_add(r, how) == 0)
+				return;
 			write_once(r);
 			return;
 		}
@@ -480,7 +509,9 @@ static bool hb_setup_done; /* modules' setup hooks called (under the lock) */
 static void *heartbeat(void *arg)
 {
 	int gen = (int)(intptr_t)arg;
-	uint64_t setup_ns = lwm2_now_ns() + LWM2_SETUP_DELAY_MS * 1000000ull;
+	/* From the start of the process: a heartbeat started late (it is
+	 * started lazily) sets the modules up at once. */
+	uint64_t setup_ns = lwm2_p.start_ns + LWM2_SETUP_DELAY_MS * 1000000ull;
 
 	lwm2_no_attach = 1;
 	atomic_store(&hb_tid, lwm2_raw_gettid());
@@ -559,6 +590,43 @@ int lwm2_heartbeat_start(void)
 	}
 	lwm2_p.hb_running = true;
 	return 0;
+}
+
+void lwm2_heartbeat_want(void)
+{
+	if (!atomic_load_explicit(&lwm2_on, memory_order_relaxed) ||
+	    __atomic_load_n(&lwm2_p.hb_running, __ATOMIC_RELAXED) || !lwm2_here())
+		return;
+	lwm2_in_core++;
+	lwm2_lock();
+	/* Under the lock: two threads wanting it at once start one. */
+	if (!lwm2_p.hb_running && !atomic_load(&lwm2_p.finished))
+		lwm2_heartbeat_start();
+	lwm2_unlock();
+	lwm2_in_core--;
+}
+
+uint64_t lwm2_next_slice_end_ns(void)
+{
+	return (lwm2_slice_now() + 1) * lwm2_p.slice_ms * 1000000u;
+}
+
+void lwm2_checkpoint_from_handler(void)
+{
+	if (lwm2_now_ns() < atomic_load_explicit(&lwm2_p.next_ckpt_ns, memory_order_relaxed) ||
+	    lwm2_in_core || !lwm2_here())
+		return;
+	/* Never wait in a handler: the holder may be this very thread. */
+	if (pthread_mutex_trylock(&lwm2_p.lock) != 0)
+		return;
+	lwm2_in_core++;
+	if (!lwm2_p.hb_running && !atomic_load(&lwm2_p.finished)) {
+		lwm2_record_write(LWM2_END_CHECKPOINT, 0, 0, true);
+		atomic_store_explicit(&lwm2_p.next_ckpt_ns, lwm2_next_slice_end_ns(),
+		                      memory_order_relaxed);
+	}
+	lwm2_in_core--;
+	lwm2_unlock();
 }
 
 /* In the fork child: the parent's heartbeat does not exist there. */

@@ -29,6 +29,40 @@
  * preload/heartbeat.c has the heartbeat's side; preload/test/slices.c
  * proves it with 16 threads across hundreds of 2 ms slices, also under
  * ThreadSanitizer.
+ *
+ * Cost per process
+ * ----------------
+ * Batch scripts start thousands of processes that live milliseconds, and
+ * every system call costs ~1.3 us on the VMs jobs run in, a thread start
+ * tens of us, a file on the node's tmpfs a page and a read at step end.
+ * So a process earns its heartbeat and record file by living long enough:
+ *  - the first measured process of a tree (a task, a program started by
+ *    an unmeasured parent: the application) starts its heartbeat at once,
+ *    as hardware counters need it; the library exports LWM2_PARENT=<pid>
+ *    so that its children (a batch script's commands) know their parent
+ *    is measured, and for them:
+ *  - the constructor starts no thread; the heartbeat starts at the first
+ *    fork or posix_spawn (the caller waits for children, maybe without CPU
+ *    time, and must keep a record that survives SIGKILL), thread creation
+ *    or MPI_Init (lwm2_heartbeat_want); before that the sampling handler
+ *    writes the record at slice boundaries from signal context, so a
+ *    process that only computes is written every slice too;
+ *  - a fork child that execs having counted nothing leaves nothing (the
+ *    next image is the process; rusage carries the CPU time over);
+ *  - an image that ends before LWM2_SHORT_MS, not a task (LWM2_ROOT_PPID),
+ *    MPI rank or multithreaded, adds itself with atomic adds to its
+ *    executable's slot of the step's fixed-size summary file
+ *    (preload/summary.c, layout in lwm2_record.h) instead of writing a
+ *    record file: bounded files however many commands a step runs, and
+ *    the node merge still counts every process, its CPU time, I/O and exit
+ *    status class, and the top executables;
+ *  - the constructor installs each signal handler and reads the old one in
+ *    one call, and the main thread's id is its pid.
+ * What a short process still pays: loading the library (relocations of
+ * the exported wrappers, dlsym of the real functions that must be known
+ * before a signal handler may call them), one CPU-time timer, the handler
+ * installs, getrusage and the summary's open, fstat, mmap and close.
+ * doc/liblwm2.7 ("Cost per process") says the same for users.
  */
 #ifndef LWM2_CORE_H
 #define LWM2_CORE_H

@@ -188,7 +188,9 @@ void lwm2_finish(enum lwm2_end how, int status, int sig, bool sigctx)
 	}
 	if (!sigctx && how != LWM2_END_CHECKPOINT)
 		detect_runtimes();
-	if (how != LWM2_END_CHECKPOINT)
+	/* At exit a late sample only counts into storage nobody reads: the
+	 * timers die with the process, one system call less each. */
+	if (how != LWM2_END_CHECKPOINT && how != LWM2_END_EXIT)
 		lwm2_sampling_stop_all();
 	lwm2_record_write(how, status, sig, sigctx);
 	lwm2_unlock();
@@ -213,6 +215,11 @@ static void atfork_parent(void)
 {
 	lwm2_unlock();
 	lwm2_in_core--;
+	/* A process that forks (a shell, a driver) outlives its children
+	 * and may wait for them without using CPU time: it gets its
+	 * heartbeat now, once, so a SIGKILL while it waits still leaves its
+	 * record. */
+	lwm2_heartbeat_want();
 }
 
 static void atfork_child(void)
@@ -225,10 +232,12 @@ static void atfork_child(void)
 		lwm2_in_core--;
 		return;
 	}
+	/* The parent is the process measured until now: its pid is known. */
+	r->ppid = (int32_t)lwm2_p.pid;
 	lwm2_p.pid = lwm2_raw_getpid();
 	lwm2_p.start_ns = lwm2_now_ns();
+	lwm2_p.root = false; /* a task's children are not tasks */
 	r->pid = (int32_t)lwm2_p.pid;
-	r->ppid = (int32_t)getppid();
 	r->start_ns = (int64_t)lwm2_p.start_ns;
 	lwm2_threads_fork_child();
 	lwm2_storage_fork_child();
@@ -236,7 +245,8 @@ static void atfork_child(void)
 		lwm2_sampling_thread_start(lwm2_self);
 	atomic_fetch_add(&lwm2_p.hb_generation, 1);
 	lwm2_heartbeat_fork_child();
-	lwm2_heartbeat_start();
+	/* No heartbeat: a child that execs at once must cost nothing more. */
+	atomic_store(&lwm2_p.next_ckpt_ns, lwm2_next_slice_end_ns());
 	lwm2_in_core--;
 	lwm2_for_each_module(m) if (m->fork_child) m->fork_child();
 }
@@ -473,6 +483,14 @@ LWM2_EXPORT int execle(const char *path, const char *arg, ...)
 /* posix_spawn replaces no image of ours (glibc's child execs internally
  * and shares nothing with our storage); the record is brought up to date
  * so that it is current while the child runs. */
+static void spawn_prepare(void)
+{
+	/* Like fork: the caller waits for the child, maybe without CPU. */
+	lwm2_heartbeat_want();
+	if (lwm2_p.map)
+		lwm2_finish(LWM2_END_CHECKPOINT, 0, 0, false);
+}
+
 typedef int (*spawn_fn)(pid_t *, const char *, const posix_spawn_file_actions_t *,
                         const posix_spawnattr_t *, char *const[], char *const[]);
 
@@ -485,7 +503,7 @@ LWM2_EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file
 		real = (spawn_fn)lwm2_real("posix_spawn");
 	if (!real)
 		return ENOSYS;
-	lwm2_finish(LWM2_END_CHECKPOINT, 0, 0, false);
+	spawn_prepare();
 	return real(pid, path, fa, attr, argv, envp);
 }
 
@@ -498,7 +516,7 @@ LWM2_EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_fil
 		real = (spawn_fn)lwm2_real("posix_spawnp");
 	if (!real)
 		return ENOSYS;
-	lwm2_finish(LWM2_END_CHECKPOINT, 0, 0, false);
+	spawn_prepare();
 	return real(pid, file, fa, attr, argv, envp);
 }
 

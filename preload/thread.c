@@ -82,7 +82,8 @@ struct lwm2_thread *lwm2_thread_attach(bool is_main)
 		return NULL;
 	}
 	memset(t, 0, sizeof(*t));
-	t->tid = lwm2_raw_gettid();
+	/* The main thread's id is the pid (known): one system call less. */
+	t->tid = is_main && lwm2_p.pid ? lwm2_p.pid : lwm2_raw_gettid();
 	t->is_main = is_main;
 	t->next = lwm2_p.threads;
 	lwm2_p.threads = t;
@@ -179,8 +180,8 @@ void lwm2_threads_fork_child(void)
 		/* The parent's counts in this thread stay the parent's. */
 		memset(self, 0, sizeof(*self));
 		atomic_store(&self->earmark, atomic_load(&keep.earmark));
-		self->tid = lwm2_raw_gettid();
-		self->is_main = true; /* the only thread of the new process */
+		self->tid = lwm2_p.pid; /* the only thread: its id is the new pid */
+		self->is_main = true;   /* the only thread of the new process */
 		self->next = NULL;
 		lwm2_p.threads = self;
 		lwm2_p.nlive = lwm2_p.threads_total = lwm2_p.threads_max = 1;
@@ -227,6 +228,8 @@ LWM2_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *
 	rc = lwm2_real_pthread_create(th, attr, trampoline, tr);
 	if (rc != 0)
 		free(tr);
+	else /* a multithreaded process is folded thread by thread */
+		lwm2_heartbeat_want();
 	return rc;
 }
 #endif

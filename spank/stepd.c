@@ -57,8 +57,8 @@ static struct {
 } st = {.basefd = -1, .dirfd = -1};
 
 static const char *const lwm2_vars[] = {
-    "LWM2_MODE",      "LWM2_DIR",    "LWM2_SLICE",   "LWM2_EVENTS",
-    "LWM2_SAMPLE_HZ", "LWM2_JOB_ID", "LWM2_STEP_ID", NULL,
+    "LWM2_MODE",   "LWM2_DIR",     "LWM2_SLICE",     "LWM2_EVENTS", "LWM2_SAMPLE_HZ",
+    "LWM2_JOB_ID", "LWM2_STEP_ID", "LWM2_ROOT_PPID", "LWM2_PARENT", NULL,
 };
 
 static double ms_since(const struct timespec *t0)
@@ -158,7 +158,10 @@ static int inject_env(spank_t sp)
 	if (setenv_fmt(sp, "LWM2_MODE", "on") < 0 || setenv_fmt(sp, "LWM2_DIR", "%s", st.dir) < 0 ||
 	    setenv_fmt(sp, "LWM2_SLICE", "%u", slice) < 0 ||
 	    setenv_fmt(sp, "LWM2_JOB_ID", "%u", st.job_id) < 0 ||
-	    setenv_fmt(sp, "LWM2_STEP_ID", "%u", st.step_id) < 0)
+	    setenv_fmt(sp, "LWM2_STEP_ID", "%u", st.step_id) < 0 ||
+	    /* Tasks are this process's children: the library keeps a record
+	     * of its own for each of them however short (see liblwm2(7)). */
+	    setenv_fmt(sp, "LWM2_ROOT_PPID", "%d", (int)getpid()) < 0)
 		return -1;
 	if (events[0] && setenv_fmt(sp, "LWM2_EVENTS", "%s", events) < 0)
 		return -1;

@@ -193,6 +193,101 @@ int main(void)
 	lb.text[0] = '\0';
 	node = lwm2_node_merge(dfd, &id, logger, &lb);
 	ok(has_flag(node, "missing_tasks"), "4 of 8 expected tasks flagged");
+	{
+		/* The step's summary of short processes: tasks 4..7 had only
+		 * short processes; 3 of sed, and an image of sh replaced by exec. */
+		unsigned char *buf = calloc(1, LWM2_SUMMARY_SIZE);
+		struct lwm2_summary_header *h = (void *)buf;
+		struct lwm2_summary_exe *e = (void *)(h + 1);
+		int64_t before =
+		    ju_int_or(ju_get(node, "totals", json_type_object), "processes", -1);
+		json_object *plist, *exes;
+		int64_t n_sed = -1, sh_flags = -1, sed_exe = -1;
+		int fd;
+
+		json_object_put(node);
+		memcpy(h->magic, LWM2_SUMMARY_MAGIC, 8);
+		h->version = LWM2_SUMMARY_VERSION;
+		h->header_size = sizeof(*h);
+		h->slot_size = sizeof(*e);
+		h->nslots = LWM2_SUMMARY_SLOTS;
+		h->ncounters = LWM2_NCOUNTERS;
+		h->nearmarks = LWM2_NEARMARKS;
+		h->job_id = 42;
+		h->step_id = id.step_id;
+		h->task_bits[0] = 0xf0;
+		e[3].key = lwm2_summary_key("sed");
+		memcpy(e[3].name, "sed", 3);
+		e[3].processes = e[3].images = 3;
+		e[3].exit_ok = 2;
+		e[3].exit_failed = 1;
+		e[3].utime_us = 30;
+		e[3].counters[LWM2_C_posix_read_bytes] = 300;
+		e[9].key = lwm2_summary_key("sh");
+		memset(e[9].name, 's', sizeof(e[9].name)); /* unterminated: cut by the reader */
+		e[9].images = 1;
+		fd = openat(dfd, LWM2_SUMMARY_FILE, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		ok(fd >= 0 && write(fd, buf, LWM2_SUMMARY_SIZE) == (ssize_t)LWM2_SUMMARY_SIZE,
+		   "summary written");
+		close(fd);
+		node = lwm2_node_merge(dfd, &id, logger, &lb);
+		ok(node && !has_flag(node, "missing_tasks"),
+		   "tasks with only short processes count as seen (8 of 8)");
+		ok(ju_int_or(ju_get(node, "totals", json_type_object), "processes", -1) ==
+		       before + 3,
+		   "3 short processes added to the node's processes");
+		plist = ju_get(node, "procs", json_type_array);
+		for (size_t i = 0; plist && i < json_object_array_length(plist); i++) {
+			json_object *p = json_object_array_get_idx(plist, i);
+			const char *x = ju_str(p, "exe");
+			if (x && !strcmp(x, "sed"))
+				n_sed = ju_int_or(p, "n", -1);
+			if (x && x[0] == 's' && strlen(x) == LWM2_SUMMARY_NAME - 1)
+				sh_flags = ju_int_or(p, "flags", -1);
+		}
+		ok(n_sed == 3, "sed: one entry standing for its 3 processes (%lld)",
+		   (long long)n_sed);
+		ok(sh_flags >= 0 && (sh_flags & LWM2_F_EXEC) && (sh_flags & LWM2_F_SUMMARY),
+		   "an executable only replaced by exec: its entry is flagged exec");
+		exes = ju_get(node, "exes", json_type_array);
+		for (size_t i = 0; exes && i < json_object_array_length(exes); i++) {
+			json_object *x = json_object_array_get_idx(exes, i);
+			if (!strcmp(ju_str(x, "exe") ?: "", "sed"))
+				sed_exe = ju_int_or(x, "processes", -1);
+		}
+		ok(sed_exe == 3, "sed listed among the executables with 3 processes");
+		ok(lwm2_node_validate(node, err, sizeof(err)) == 0,
+		   "merge with a summary validates: %s", err);
+		{
+			struct lwm2_job_meta meta = {.job_id = 42};
+			json_object *d = lwm2_job_digest_build(&meta, &node, 1);
+			json_object *ex = ju_get(ju_get(d, "scope", json_type_object),
+			                         "executables", json_type_object);
+			json_object *bc = ju_get(ex, "by_count", json_type_array);
+			int64_t n = -1;
+			for (size_t i = 0; bc && i < json_object_array_length(bc); i++) {
+				json_object *x = json_object_array_get_idx(bc, i);
+				if (!strcmp(ju_str(x, "exe") ?: "", "sed"))
+					n = ju_int_or(x, "processes", -1);
+			}
+			ok(n == 3, "job digest: sed among the executables by count, 3 processes");
+			ok(ju_int_or(ju_get(d, "scope", json_type_object), "processes", -1) ==
+			       before + 3,
+			   "job digest: the short processes counted");
+			json_object_put(d);
+		}
+		json_object_put(node);
+		/* A summary of another size is skipped and logged. */
+		fd = openat(dfd, LWM2_SUMMARY_FILE, O_WRONLY | O_TRUNC);
+		ok(fd >= 0 && write(fd, buf, 100) == 100, "summary truncated");
+		close(fd);
+		lb.text[0] = '\0';
+		node = lwm2_node_merge(dfd, &id, logger, &lb);
+		ok(node && has_flag(node, "skipped_records") && strstr(lb.text, LWM2_SUMMARY_FILE),
+		   "a bad summary is skipped and logged");
+		unlinkat(dfd, LWM2_SUMMARY_FILE, 0);
+		free(buf);
+	}
 	json_object_put(node);
 
 	/* Slice alignment with coarsened series, in memory. */

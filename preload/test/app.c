@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -240,6 +241,20 @@ int main(int argc, char **argv)
 		if (pid == 0) {
 			spin(ms);
 			exit(0);
+		}
+		return wait_child(pid);
+	}
+	if (strcmp(mode, "workexec") == 0 && argc > 2) { /* workexec FILE: child reads, execs cat */
+		pid_t pid = fork();
+
+		if (pid == 0) {
+			char buf[4096];
+			int fd = open(argv[2], O_RDONLY);
+
+			while (fd >= 0 && read(fd, buf, sizeof(buf)) > 0)
+				;
+			execl("/bin/cat", "cat", argv[2], (char *)NULL);
+			_exit(127);
 		}
 		return wait_child(pid);
 	}

@@ -1,0 +1,217 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The step's summary of short processes (layout in lwm2_record.h).
+ *
+ * Why: a batch script starts thousands of commands that live a few
+ * milliseconds.  A record file each would fill the node's tmpfs with one
+ * file per process and make step end read them all; what the digest needs
+ * of them is how many ran, of which executable, their CPU time, I/O and
+ * how they ended.  So an image that ends short adds itself to one table per
+ * step directory, of a fixed size, with atomic adds into the slot of its
+ * executable: open, fstat, mmap and close, about the cost of writing a
+ * record file of its own, and nothing more on the node however many
+ * commands the step runs.
+ *
+ * Everything here is signal-safe (raw system calls, atomics, no malloc):
+ * the end of a process killed by SIGTERM comes here from the handler.
+ */
+#include "core_int.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+static void add64(uint64_t *p, uint64_t v)
+{
+	if (v)
+		__atomic_fetch_add(p, v, __ATOMIC_RELAXED);
+}
+
+static void max64(uint64_t *p, uint64_t v)
+{
+	uint64_t cur = __atomic_load_n(p, __ATOMIC_RELAXED);
+
+	while (v > cur &&
+	       !__atomic_compare_exchange_n(p, &cur, v, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+}
+
+static void min_i64(int64_t *p, int64_t v)
+{
+	int64_t cur = __atomic_load_n(p, __ATOMIC_RELAXED);
+
+	while ((cur == 0 || v < cur) &&
+	       !__atomic_compare_exchange_n(p, &cur, v, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+}
+
+static void max_i64(int64_t *p, int64_t v)
+{
+	int64_t cur = __atomic_load_n(p, __ATOMIC_RELAXED);
+
+	while (v > cur &&
+	       !__atomic_compare_exchange_n(p, &cur, v, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+}
+
+/* The summary file, opened for reading and writing; -1 on failure. */
+static int open_summary(void)
+{
+	char path[sizeof(lwm2_p.dir) + sizeof(LWM2_SUMMARY_FILE) + 1];
+	struct stat st;
+	int dfd, fd;
+
+	if (lwm2_p.have_dir) {
+		if ((size_t)snprintf(path, sizeof(path), "%s/%s", lwm2_p.dir, LWM2_SUMMARY_FILE) >=
+		    sizeof(path))
+			return -1;
+		return (int)syscall(SYS_openat, AT_FDCWD, path,
+		                    O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	}
+	/* The default directory lives in a shared /tmp: it must be ours. */
+	syscall(SYS_mkdirat, AT_FDCWD, lwm2_p.dir, 0700);
+	dfd = (int)syscall(SYS_openat, AT_FDCWD, lwm2_p.dir,
+	                   O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0)
+		return -1;
+	if (fstat(dfd, &st) != 0 || st.st_uid != getuid() || (st.st_mode & 077)) {
+		syscall(SYS_close, dfd);
+		return -1;
+	}
+	fd = (int)syscall(SYS_openat, dfd, LWM2_SUMMARY_FILE,
+	                  O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	syscall(SYS_close, dfd);
+	return fd;
+}
+
+static struct lwm2_summary_header *map_summary(void)
+{
+	const size_t size = LWM2_SUMMARY_SIZE;
+	struct stat st;
+	void *m;
+	int fd = open_summary();
+
+	if (fd < 0)
+		return NULL;
+	/* Blocks are allocated before any store: a store into a hole of a
+	 * full file system would raise SIGBUS in the application. */
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (size_t)st.st_size > size ||
+	    (((size_t)st.st_size < size || (size_t)st.st_blocks * 512 < size) &&
+	     syscall(SYS_fallocate, fd, 0, (off_t)0, (off_t)size) != 0)) {
+		lwm2_debug("lwm2: summary: couldn't use %s/%s", lwm2_p.dir, LWM2_SUMMARY_FILE);
+		syscall(SYS_close, fd);
+		return NULL;
+	}
+	m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	syscall(SYS_close, fd);
+	return m == MAP_FAILED ? NULL : m;
+}
+
+static void init_header(struct lwm2_summary_header *h, const struct lwm2_rank_record *r)
+{
+	if (memcmp(h->magic, LWM2_SUMMARY_MAGIC, sizeof(h->magic)) == 0)
+		return;
+	/* Every process writes the same values: the race is harmless, and the
+	 * magic comes last so a reader never takes a half-written header. */
+	h->version = LWM2_SUMMARY_VERSION;
+	h->header_size = sizeof(*h);
+	h->slot_size = sizeof(struct lwm2_summary_exe);
+	h->nslots = LWM2_SUMMARY_SLOTS;
+	h->ncounters = LWM2_NCOUNTERS;
+	h->nearmarks = LWM2_NEARMARKS;
+	h->job_id = r->job_id;
+	h->step_id = r->step_id;
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	memcpy(h->magic, LWM2_SUMMARY_MAGIC, sizeof(h->magic));
+}
+
+static const char *base_name(const char *p)
+{
+	const char *s = strrchr(p, '/');
+
+	return s && s[1] ? s + 1 : p;
+}
+
+/* The slot of name: found or claimed; the last slot once the table is full. */
+static struct lwm2_summary_exe *slot_of(struct lwm2_summary_exe *slots, const char *name)
+{
+	uint64_t key = lwm2_summary_key(name);
+	const uint32_t n = LWM2_SUMMARY_SLOTS - 1;
+
+	for (uint32_t i = 0, at = (uint32_t)(key % n); i < n; i++, at = (at + 1) % n) {
+		struct lwm2_summary_exe *s = &slots[at];
+		uint64_t k = __atomic_load_n(&s->key, __ATOMIC_ACQUIRE);
+
+		if (k == 0) {
+			if (__atomic_compare_exchange_n(&s->key, &k, key, false, __ATOMIC_ACQ_REL,
+			                                __ATOMIC_ACQUIRE)) {
+				size_t len = strnlen(name, LWM2_SUMMARY_NAME - 1);
+
+				memcpy(s->name, name, len);
+				return s;
+			}
+		}
+		if (k == key)
+			return s;
+	}
+	/* Full: the rest shares the last slot. */
+	{
+		struct lwm2_summary_exe *s = &slots[n];
+		uint64_t k = 0;
+
+		if (__atomic_compare_exchange_n(&s->key, &k, lwm2_summary_key("(other)"), false,
+		                                __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			memcpy(s->name, "(other)", 7);
+		return s;
+	}
+}
+
+int lwm2_summary_add(const struct lwm2_rank_record *r, enum lwm2_end how)
+{
+	struct lwm2_summary_header *h = map_summary();
+	struct lwm2_summary_exe *s;
+	bool ends = how != LWM2_END_EXEC;
+
+	if (!h)
+		return -1;
+	init_header(h, r);
+	s = slot_of((struct lwm2_summary_exe *)(void *)(h + 1),
+	            r->executable[0] ? base_name(r->executable) : "?");
+	add64(&s->images, 1);
+	if (ends) {
+		add64(&s->processes, 1);
+		if (r->flags & LWM2_F_SIGNALED)
+			add64(&s->signaled, 1);
+		else if (r->exit_status == 0)
+			add64(&s->exit_ok, 1);
+		else
+			add64(&s->exit_failed, 1);
+		/* CPU time and faults are the process's, exec or not: the image
+		 * after an exec has them, so only the last image adds them. */
+		add64(&s->utime_us, r->utime_us);
+		add64(&s->stime_us, r->stime_us);
+		add64(&s->minflt, r->minflt);
+		add64(&s->majflt, r->majflt);
+		max64(&s->maxrss_kb, r->maxrss_kb);
+	}
+	if (r->end_ns > r->start_ns)
+		add64(&s->wall_ns, (uint64_t)(r->end_ns - r->start_ns));
+	for (int e = 0; e < LWM2_NEARMARKS; e++)
+		add64(&s->samples[e], r->samples[e]);
+	for (int c = 0; c < LWM2_NCOUNTERS; c++)
+		add64(&s->counters[c], r->counters[c]);
+	if (r->task_id >= 0 && r->task_id < LWM2_SUMMARY_TASKS)
+		__atomic_fetch_or(&h->task_bits[r->task_id / 64], 1ull << (r->task_id % 64),
+		                  __ATOMIC_RELAXED);
+	min_i64(&h->first_start_ns, r->start_ns);
+	max_i64(&h->last_end_ns, r->end_ns);
+	/* At exit the mapping goes with the process; an exec that fails
+	 * must not keep it. */
+	if (!ends)
+		munmap(h, LWM2_SUMMARY_SIZE);
+	return 0;
+}

@@ -1,0 +1,152 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
+# What short processes cost and leave: a shell loop of 10,000 commands is
+# counted exactly (processes, bytes) in a bounded step directory; a fork
+# child that works before exec, or never execs, is still counted; a
+# long-lived process killed by SIGKILL keeps a record at most a slice old.
+# The step directory is merged with `lwm2 merge`, as the SPANK plugin does.
+set -u
+: "${LWM2_LIB:?}" "${LWM2_BUILDDIR:?}"
+APP=$LWM2_BUILDDIR/preload/test/app
+DUMP=$LWM2_BUILDDIR/preload/test/recdump
+LWM2=$LWM2_BUILDDIR/digest/lwm2
+tmp=$(mktemp -d /tmp/lwm2-short-XXXXXX) || exit 99
+trap 'rm -rf "$tmp"' EXIT
+unset LWM2_MODE LWM2_PRINT LWM2_DIR LWM2_SLICE LWM2_SLICE_MS LWM2_DEBUG LWM2_SIGNAL LWM2_ROOT_PPID
+unset LWM2_PARENT
+unset LWM2_SHORT_MS
+export LC_ALL=C
+case ${LWM2_SANITIZER:-no} in
+*address*|*thread*) echo "1..0 # SKIP preloading into uninstrumented programs under -fsanitize"; exit 0 ;;
+esac
+for p in bash python3 cat; do
+	command -v $p >/dev/null || { echo "1..0 # SKIP $p not installed"; exit 0; }
+done
+[ -x "$LWM2" ] || { echo "1..0 # SKIP lwm2 not built"; exit 0; }
+
+n=0
+failed=0
+check() { # check DESCRIPTION COMMAND...: one TAP line
+	d=$1; shift
+	n=$((n + 1))
+	if "$@"; then echo "ok $n - $d"; else echo "not ok $n - $d"; failed=1; fi
+}
+eq() { [ "$1" = "$2" ] || { echo "# got [$1], want [$2]"; return 1; }; }
+le() { [ "$1" -le "$2" ] || { echo "# got $1, want at most $2"; return 1; }; }
+newcase() { D=$(mktemp -d "$tmp/case.XXXXXX"); }
+run() { LD_PRELOAD=$LWM2_LIB LWM2_DIR=$D "$@"; }
+nfiles() { find "$D" -type f | wc -l; }
+# node EXPR: a Python expression over the node record r of $D
+node() {
+	"$LWM2" merge "$D" 2>"$D.err" >"$D.json" || { echo "# merge failed: $(cat "$D.err")"; return 1; }
+	python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+c = r["counters"]
+def tot(name): return r["totals"]["c"][c.index(name)]
+def group(exe): return [p for p in r["procs"] if p["exe"] == exe and p["flags"] & 512]
+def n(exe): return sum(p["n"] for p in group(exe))
+print(eval(sys.argv[2]))' "$D.json" "$1"
+}
+val() { "$DUMP" "$1" | awk -v k="$2" '$1 == k { sub(/^[^ ]* /, ""); print; exit }'; }
+
+data=$tmp/data
+head -c 100 /dev/zero >"$data"
+
+# --- 10,000 commands of a shell loop: each counted, few files
+N=10000
+newcase
+run bash -c 'for ((i = 0; i < $1; i++)); do cat "$2"; done >/dev/null' _ $N "$data"
+check "loop of $N: the step directory holds at most 3 files ($(nfiles))" le "$(nfiles)" 3
+kib=$(du -sk "$D" | cut -f1)
+check "loop of $N: the step directory uses at most 1 MiB (${kib} KiB)" le "$kib" 1024
+check "loop of $N: $N processes of cat counted" eq "$(node 'n("cat")')" $N
+check "loop of $N: $N + 1 processes in the node totals" eq "$(node 'r["totals"]["processes"]')" $((N + 1))
+check "loop of $N: bytes read counted exactly" eq "$(node 'tot("posix_read_bytes")')" $((N * 100))
+check "loop of $N: exit status class of every cat (ok)" \
+	eq "$(node 'sum(p["exit_ok"] for p in group("cat"))')" $N
+check "loop of $N: cat first among the executables" eq "$(node 'r["exes"][0]["exe"]')" cat
+check "loop of $N: their CPU time counted" test "$(node 'sum(p["utime_us"] + p["stime_us"] for p in group("cat"))')" -gt 0
+
+# --- children of a shell that exec at once leave nothing of their own,
+# also when every image keeps a record (LWM2_SHORT_MS=0)
+newcase
+LWM2_SHORT_MS=0 run bash -c 'for i in 1 2 3 4 5 6 7 8 9 10; do cat "$1"; done >/dev/null' _ "$data"
+check "10 commands, a record per image: 11 files, none for the forked shells ($(nfiles))" \
+	eq "$(nfiles)" 11
+check "10 commands, a record per image: 11 processes" eq "$(node 'r["totals"]["processes"]')" 11
+
+# --- a fork child that reads before it execs, and one that never execs:
+# the same totals as with a record for every image
+forkcase() { # forkcase SHORT_MS: the node totals "bytes processes images"
+	newcase
+	LWM2_SHORT_MS=$1 run "$APP" workexec "$data" >/dev/null
+	LWM2_SHORT_MS=$1 run "$APP" fork 1 20 >/dev/null
+	node '"%d %d %d" % (tot("posix_read_bytes"), r["totals"]["processes"], r["totals"]["images"])'
+}
+read -r bytes_summary procs_summary images_summary <<EOF2
+$(forkcase 1000)
+EOF2
+read -r bytes_records procs_records images_records <<EOF2
+$(forkcase 0)
+EOF2
+check "fork child reading before exec: its bytes and the exec'd cat's counted (200)" \
+	eq "$bytes_summary" 200
+check "fork children: the same bytes as with a record per image" eq "$bytes_summary" "$bytes_records"
+check "fork children: 4 processes (2 parents, 2 children)" eq "$procs_summary" 4
+check "fork children: the same processes as with a record per image" eq "$procs_summary" "$procs_records"
+check "fork children: the image replaced by exec still counted as an image (5)" \
+	eq "$images_summary" "$images_records"
+
+# --- SIGKILL of a long-lived process: a record at most one slice old
+# A single-threaded program that computes, started by a measured parent
+# (LWM2_PARENT: no heartbeat thread; the sampling handler writes the
+# record at slice boundaries).
+newcase
+LWM2_PARENT=$$ LWM2_SLICE_MS=200 LD_PRELOAD=$LWM2_LIB LWM2_DIR=$D "$APP" busy 1 5000 &
+pid=$!
+sleep 1.5
+kill -9 $pid
+wait $pid 2>/dev/null
+t_kill=$(date +%s%N)
+f=$(find "$D" -name "$pid.*.lwm2" | head -n 1)
+check "SIGKILL of a computing process: its record is there" test -n "$f"
+if [ -n "$f" ]; then
+	check "SIGKILL of a computing process: marked incomplete" eq "$(val "$f" incomplete)" 1
+	age=$(( (t_kill - $(val "$f" end_ns)) / 1000000 ))
+	check "SIGKILL of a computing process: the record is at most 2 slices old (${age} ms)" \
+		le "$age" 400
+else
+	check "SIGKILL of a computing process: marked incomplete" false
+	check "SIGKILL of a computing process: the record is at most 2 slices old" false
+fi
+
+# A shell waiting for a child without using CPU time.
+newcase
+LWM2_PARENT=$$ LWM2_SLICE_MS=200 LD_PRELOAD=$LWM2_LIB LWM2_DIR=$D \
+	bash -c 'sleep 30 & echo $! >"$1"; wait; true' _ "$tmp/child" &
+pid=$!
+sleep 1.5
+kill -9 $pid
+wait $pid 2>/dev/null
+t_kill=$(date +%s%N)
+[ -s "$tmp/child" ] && kill -TERM "$(cat "$tmp/child")" 2>/dev/null
+f=$(find "$D" -name "$pid.*.lwm2" | head -n 1)
+check "SIGKILL of a waiting shell: its record is there" test -n "$f"
+if [ -n "$f" ]; then
+	check "SIGKILL of a waiting shell: marked incomplete" eq "$(val "$f" incomplete)" 1
+	age=$(( (t_kill - $(val "$f" end_ns)) / 1000000 ))
+	check "SIGKILL of a waiting shell: the record is at most 2 slices old (${age} ms)" \
+		le "$age" 400
+else
+	check "SIGKILL of a waiting shell: marked incomplete" false
+	check "SIGKILL of a waiting shell: the record is at most 2 slices old" false
+fi
+
+# --- a task of the step (its parent is LWM2_ROOT_PPID) keeps its record
+newcase
+LWM2_ROOT_PPID=$$ run "$APP" busy 1 1 >/dev/null
+check "a task keeps a record of its own however short" eq "$(find "$D" -name '*.lwm2' | wc -l)" 1
+
+echo "1..$n"
+exit $failed
