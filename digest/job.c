@@ -28,6 +28,8 @@ struct acc {
 struct where {
 	int32_t rank, pid;
 	const char *node, *exe;
+};
+
 /* Executables of a scope, by name (names point into the node records). */
 struct exe_ent {
 	const char *name;
