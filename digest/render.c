@@ -218,9 +218,13 @@ static void wrapped(struct out *o, const char *s, size_t indent)
 }
 
 /* "rank 3@n1" for a rank; "fio[4711]@n1" for any other process, which
- * only its host, pid and executable tell apart. */
+ * only its host, pid and executable tell apart; "sed[short]@n1" for the
+ * short processes of one executable, kept together in the step's summary
+ * (no single pid). */
 static void location(struct out *o, int32_t rank, const char *node, int32_t pid, const char *exe)
 {
+	bool named = true;
+
 	if (rank >= 0) {
 		puts_(o, "rank ");
 		puti(o, rank);
@@ -229,12 +233,17 @@ static void location(struct out *o, int32_t rank, const char *node, int32_t pid,
 		puts_(o, "[");
 		puti(o, pid);
 		puts_(o, "]");
+	} else if (exe && *exe) {
+		puts_(o, exe);
+		puts_(o, "[short]");
+	} else {
+		named = false;
 	}
 	if (node && *node) {
-		puts_(o, rank >= 0 || pid > 0 ? "@" : "");
+		puts_(o, named ? "@" : "");
 		puts_(o, node);
 	}
-	if (rank < 0 && pid <= 0 && !(node && *node))
+	if (!named && !(node && *node))
 		puts_(o, "?");
 }
 

@@ -406,11 +406,13 @@ static void fill_process_fields(enum lwm2_end how, int status, int sig)
 /* An image that leaves no record of its own but goes to the step's
  * summary: it ended before LWM2_SHORT_MS, has no record file yet, and is
  * neither a task of the step, an MPI rank nor multithreaded (those are
- * looked at one by one). */
+ * looked at one by one), nor flagged with something the summary cannot
+ * carry (io_uring set up, files mapped for writing, partial data). */
 static bool is_short(const struct lwm2_rank_record *r)
 {
 	return lwm2_p.short_ns && !lwm2_p.root && !lwm2_p.written_once &&
-	       !(r->flags & LWM2_F_MPI) && lwm2_p.threads_total <= 1 && r->end_ns >= r->start_ns &&
+	       !(r->flags & (LWM2_F_MPI | LWM2_F_IO_URING | LWM2_F_MMAP_WRITE | LWM2_F_PARTIAL)) &&
+	       lwm2_p.threads_total <= 1 && r->end_ns >= r->start_ns &&
 	       (uint64_t)(r->end_ns - r->start_ns) < lwm2_p.short_ns;
 }
 
