@@ -478,7 +478,9 @@ int lwm2_proc_from_json(json_object *p, const int *map, size_t nmap, struct lwm2
 	}
 	if (!ju_int(p, "start_ns", &start) || !ju_int(p, "end_ns", &end))
 		return -1;
-	pv->wall_ns = end > start ? (uint64_t)(end - start) : 0;
+	/* In unsigned arithmetic: two crafted times apart by more than
+	 * INT64_MAX would overflow a signed difference. */
+	pv->wall_ns = end > start ? (uint64_t)end - (uint64_t)start : 0;
 	if ((s = ju_get(p, "samples", json_type_array)))
 		for (size_t i = 0; i < json_object_array_length(s); i++)
 			if ((v = json_object_get_int64(json_object_array_get_idx(s, i))) > 0)
