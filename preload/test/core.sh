@@ -98,6 +98,32 @@ check "a program resetting every signal to SIG_DFL sees SIG_DFL" eq "$out" "rese
 check "resetting to SIG_DFL does not stop sampling" \
 	eq "$(val "$f" sampling_off) $(test "$(val "$f" samples_total)" -ge 15 && echo many)" "0 many"
 
+# A program that blocks every signal and reads them (sigtimedwait,
+# signalfd) never finds a sample among them, threads included
+for mode in sigwait sigfd; do
+	newcase
+	out=$(LWM2_SAMPLE_HZ=1000 run "$APP" $mode 3 300); rc=$?
+	check "$mode: all signals blocked, 3 threads: no sample among its signals" \
+		eq "$rc $(echo "$out" | tail -n 1)" "0 signals 0"
+	[ "$rc" -eq 0 ] || echo "$out" | head -n 5 | sed 's/^/# /'
+done
+# ... and kill with the sampling signal still ends a program that leaves
+# it at SIG_DFL, by that signal
+newcase
+LD_PRELOAD=$LWM2_LIB LWM2_DIR=$D "$APP" sleep 0 50 >"$D/out" &
+pid=$!
+i=0; while [ ! -s "$D/out" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+kill -s 41 $pid 2>/dev/null
+i=0; while kill -0 $pid 2>/dev/null && [ $i -lt 40 ]; do sleep 0.05; i=$((i + 1)); done
+if kill -0 $pid 2>/dev/null; then
+	kill -KILL $pid
+	wait $pid 2>/dev/null
+	check "kill -41 at SIG_DFL ends the program" false
+else
+	wait $pid 2>/dev/null; rc=$?
+	check "kill -41 at SIG_DFL ends the program by signal 41 (status $rc)" eq "$rc" 169
+fi
+
 newcase
 run "$APP" fork 0 200
 check "fork: two records" eq "$(nrec)" 2
