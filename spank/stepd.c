@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -39,6 +40,15 @@
  * reading them would hold up the end of the job for too long. */
 #define LWM2_BATCH_PRINT_MAX_RECORDS 2048
 #define LWM2_STDOUT_NOTE             ".stdout"
+
+/* What the merge at step end reads of a step directory, whatever a user
+ * put there: the bounds that keep slurmstepd (root) within about a second
+ * and 64 MiB at the end of a step.  A real step stays far below them:
+ * 4096 processes on one node, 128 MiB of records (a record of the most
+ * slices the library keeps is 2.6 MB). */
+#define LWM2_STEP_MAX_RECORDS 4096
+#define LWM2_STEP_MAX_BYTES   (128ull << 20)
+#define LWM2_STEP_MAX_MS      500
 
 static struct {
 	bool active; /* this step is measured */
@@ -179,6 +189,47 @@ static int inject_env(spank_t sp)
 }
 
 /*
+ * Step directories left behind by a slurmstepd that was killed (its exit
+ * callback never ran): each live step holds a lock on its directory, so an
+ * unlocked one belongs to a step that has ended.  Called with the base
+ * directory locked, so no step between mkdir and lock is taken for one.
+ */
+static void clean_stale(void)
+{
+	struct dirent *de;
+	DIR *d;
+	int fd;
+
+	if (lwm2_conf.keep)
+		return; /* kept on purpose */
+	fd = openat(st.basefd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || !(d = fdopendir(fd))) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	while ((de = readdir(d))) {
+		int sfd;
+
+		if (de->d_name[0] == '.' || !strcmp(de->d_name, st.name))
+			continue;
+		sfd =
+		    openat(st.basefd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (sfd < 0)
+			continue;
+		if (flock(sfd, LOCK_EX | LOCK_NB) == 0) {
+			slurm_info("lwm2: step start: removing %s/%s, left by a step that ended",
+			           lwm2_conf.basedir, de->d_name);
+			if (lwm2_rmtree_at(st.basefd, de->d_name, 0) < 0)
+				slurm_error("lwm2: step start: couldn't remove %s/%s: %s",
+				            lwm2_conf.basedir, de->d_name, strerror(errno));
+		}
+		close(sfd);
+	}
+	closedir(d);
+}
+
+/*
  * The step directory: base directory root's and closed to writes by
  * others (so no user can plant anything at the step's name), step
  * directory made fresh, then handed to the user.  Something already at
@@ -204,6 +255,10 @@ static int make_step_dir(void)
 		slurm_error("lwm2: step start: couldn't name the step directory: too long");
 		return -1;
 	}
+	/* Released when this function returns, after the step directory is
+	 * locked as this step's. */
+	if (flock(st.basefd, LOCK_EX) == 0)
+		clean_stale();
 	if (fstatat(st.basefd, st.name, &sb, AT_SYMLINK_NOFOLLOW) == 0) {
 		if (!S_ISDIR(sb.st_mode))
 			slurm_error(
@@ -212,22 +267,27 @@ static int make_step_dir(void)
 		if (lwm2_rmtree_at(st.basefd, st.name, 0) < 0) {
 			slurm_error("lwm2: step start: couldn't remove the old %s: %s", st.dir,
 			            strerror(errno));
+			flock(st.basefd, LOCK_UN);
 			return -1;
 		}
 	}
 	if (mkdirat(st.basefd, st.name, 0700) < 0) {
 		slurm_error("lwm2: step start: couldn't create %s: %s", st.dir, strerror(errno));
+		flock(st.basefd, LOCK_UN);
 		return -1;
 	}
 	fd = openat(st.basefd, st.name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0 || fchown(fd, st.uid, st.gid) < 0 || fchmod(fd, 0700) < 0) {
+	if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) < 0 || fchown(fd, st.uid, st.gid) < 0 ||
+	    fchmod(fd, 0700) < 0) {
 		slurm_error("lwm2: step start: couldn't hand %s to uid %u: %s", st.dir,
 		            (unsigned)st.uid, strerror(errno));
 		if (fd >= 0)
 			close(fd);
 		lwm2_rmtree_at(st.basefd, st.name, 0);
+		flock(st.basefd, LOCK_UN);
 		return -1;
 	}
+	flock(st.basefd, LOCK_UN);
 	st.dirfd = fd;
 	return 0;
 }
@@ -493,6 +553,13 @@ out:
 static void step_end(const char *phase)
 {
 	struct lwm2_node_ident id = {0};
+	struct lwm2_merge_limits lim = {
+	    .check_owner = true,
+	    .owner = st.uid,
+	    .max_bytes = LWM2_STEP_MAX_BYTES,
+	    .max_records = LWM2_STEP_MAX_RECORDS,
+	    .max_ms = LWM2_STEP_MAX_MS,
+	};
 	struct timespec t0;
 	char err[512];
 	json_object *node;
@@ -506,7 +573,7 @@ static void step_end(const char *phase)
 	id.node = st.node;
 	id.expected_tasks = st.local_tasks;
 
-	node = lwm2_node_merge(st.dirfd, &id, log_skipped, st.dir);
+	node = lwm2_node_merge_limited(st.dirfd, &id, &lim, log_skipped, st.dir);
 	if (!node) {
 		slurm_error("lwm2: %s: couldn't merge the rank records in %s: %s", phase, st.dir,
 		            strerror(errno));
