@@ -24,6 +24,8 @@ pkgs=(
 	openmpi-bin libopenmpi-dev libpmix-dev mpich libmpich-dev
 	# test harness (cluster.sh, lib.sh)
 	procps iproute2 netcat-openbsd util-linux shellcheck git ca-certificates
+	# leak check of the preload library on a clean program (preload/test/core.sh)
+	valgrind
 )
 
 installed() {

@@ -295,6 +295,22 @@ else
 	n=$((n + 1)); echo "ok $n # SKIP no static libc to link a static program"
 fi
 
+# A leak checker on a clean program finds nothing of ours: no "possibly
+# lost" from the heartbeat thread, with threads of the application too
+if command -v valgrind >/dev/null 2>&1; then
+	for args in "busy 2 100" "threads 20"; do
+		newcase
+		# shellcheck disable=SC2086
+		run valgrind -q --leak-check=full --errors-for-leak-kinds=definite,possible \
+			--error-exitcode=9 "$APP" $args >"$D/vg.out" 2>&1; rc=$?
+		check "valgrind memcheck, $args: no leak, exit 0 (got $rc)" eq "$rc" 0
+		[ "$rc" -eq 0 ] || grep -m 5 "lost" "$D/vg.out" | sed 's/^/# /'
+	done
+else
+	n=$((n + 1)); echo "ok $n # SKIP valgrind not installed"
+	n=$((n + 1)); echo "ok $n # SKIP valgrind not installed"
+fi
+
 # Slurm's client commands that inherit LD_PRELOAD are not measured
 newcase
 cp "$APP" "$D/squeue"; mkdir "$D/rec"
