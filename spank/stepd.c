@@ -40,6 +40,7 @@
  * reading them would hold up the end of the job for too long. */
 #define LWM2_BATCH_PRINT_MAX_RECORDS 2048
 #define LWM2_STDOUT_NOTE             ".stdout"
+#define LWM2_ASAN_OPT                "verify_asan_link_order=0"
 
 /* What the merge at step end reads of a step directory, whatever a user
  * put there: the bounds that keep slurmstepd (root) within about a second
@@ -120,6 +121,16 @@ static void scrub_env(spank_t sp)
 	}
 	for (v = lwm2_vars; *v; v++)
 		spank_unsetenv(sp, *v);
+	if (job_getenv(sp, "ASAN_OPTIONS", cur, sizeof(cur)) == 0 && cur[0]) {
+		size_t l = strlen(cur), ol = strlen(LWM2_ASAN_OPT);
+
+		if (!strcmp(cur, LWM2_ASAN_OPT))
+			spank_unsetenv(sp, "ASAN_OPTIONS");
+		else if (l > ol && cur[l - ol - 1] == ':' && !strcmp(cur + l - ol, LWM2_ASAN_OPT)) {
+			cur[l - ol - 1] = '\0';
+			spank_setenv(sp, "ASAN_OPTIONS", cur, 1);
+		}
+	}
 	cuda_lib_path(cuda, sizeof(cuda));
 	if (job_getenv(sp, "CUDA_INJECTION64_PATH", cur, sizeof(cur)) == 0 && !strcmp(cur, cuda))
 		spank_unsetenv(sp, "CUDA_INJECTION64_PATH");
@@ -183,6 +194,12 @@ static int inject_env(spank_t sp)
 	if (job_getenv(sp, "CUDA_INJECTION64_PATH", cur, sizeof(cur)) == 0 && !cur[0] &&
 	    stat(cuda, &sb) == 0 && S_ISREG(sb.st_mode))
 		setenv_fmt(sp, "CUDA_INJECTION64_PATH", "%s", cuda);
+	/* A program built with AddressSanitizer ends at once when its runtime
+	 * is not first in the list of libraries, which the preload makes it:
+	 * the check goes, so the program runs (the library steps aside). */
+	if (job_getenv(sp, "ASAN_OPTIONS", cur, sizeof(cur)) == 0 &&
+	    !strstr(cur, "verify_asan_link_order"))
+		setenv_fmt(sp, "ASAN_OPTIONS", "%s%s%s", cur, cur[0] ? ":" : "", LWM2_ASAN_OPT);
 	/* LD_PRELOAD last: a step with only half of the variables set must not
 	 * load the library. */
 	return setenv_fmt(sp, "LD_PRELOAD", "%s", out);

@@ -295,6 +295,20 @@ else
 	n=$((n + 1)); echo "ok $n # SKIP no static libc to link a static program"
 fi
 
+# A program built with AddressSanitizer (gcc's runtime wants to be first
+# in the library list; the SPANK plugin turns that check off): it runs as
+# without lwm2, and lwm2 steps aside (no record)
+newcase
+printf '#include <stdio.h>\n#include <stdlib.h>\nint main(void) { char *p = malloc(8); p[0] = 7; printf("asan %%d\\n", p[0]); free(p); return 0; }\n' >"$D/asan.c"
+if gcc -fsanitize=address -o "$D/asan" "$D/asan.c" 2>/dev/null && "$D/asan" >/dev/null 2>&1; then
+	out=$(ASAN_OPTIONS=verify_asan_link_order=0 run "$D/asan" 2>&1); rc=$?
+	check "a program built with ASan runs unchanged" eq "$rc $out" "0 asan 7"
+	check "... and lwm2 steps aside (no record)" eq "$(nrec)" 0
+else
+	n=$((n + 1)); echo "ok $n # SKIP no AddressSanitizer runtime to build with"
+	n=$((n + 1)); echo "ok $n # SKIP no AddressSanitizer runtime to build with"
+fi
+
 # A leak checker on a clean program finds nothing of ours: no "possibly
 # lost" from the heartbeat thread, with threads of the application too
 if command -v valgrind >/dev/null 2>&1; then

@@ -148,4 +148,16 @@ check "killed slurmstepd: the next step on the node removes it" \
 check "killed slurmstepd: the removal is logged" \
 	grep -q "lwm2: step start: removing .*/$job\.0\..*left by a step that ended" <(slurmd_logs)
 
+# --- the user's own sanitizer builds run under lwm2 as without it
+printf '#include <stdio.h>\n#include <stdlib.h>\nint main(void) { char *p = malloc(8); p[0] = 7; printf("asan %%d\\n", p[0]); free(p); return 0; }\n' >"$BIN/asan.c"
+if gcc -fsanitize=address -o "$BIN/asan" "$BIN/asan.c" 2>/dev/null; then
+	chmod 755 "$BIN/asan"
+	run_job_unchecked -N1 -n1 "$BIN/asan"
+	rc=$?
+	is "$rc $JOB_OUT" "0 asan 7" "a program built with AddressSanitizer runs under lwm2"
+	[ "$rc" -eq 0 ] || diag "$JOB_OUT"
+else
+	skip "no AddressSanitizer runtime to build with"
+fi
+
 done_testing
