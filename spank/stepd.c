@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/xattr.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -413,14 +414,42 @@ static void log_skipped(void *arg, const char *msg)
 	slurm_error("%s (step directory %s)", msg, dir);
 }
 
-/* The user-readable copy of this node record that srun --lwm2=print
- * reads: <spool>/print/<job>/<step>.<node>.json, written as the user. */
+/*
+ * A POSIX access ACL (the system.posix_acl_access format) that lets the
+ * owner (root) and uid read the file and nobody else do anything.
+ */
+static int acl_read_for(int fd, uid_t uid)
+{
+	struct {
+		uint16_t tag, perm;
+		uint32_t id;
+	} __attribute__((packed)) e[5] = {
+	    {0x01, 4, UINT32_MAX},    /* ACL_USER_OBJ: root, read */
+	    {0x02, 4, (uint32_t)uid}, /* ACL_USER: the job's user, read */
+	    {0x04, 0, UINT32_MAX},    /* ACL_GROUP_OBJ */
+	    {0x10, 4, UINT32_MAX},    /* ACL_MASK */
+	    {0x20, 0, UINT32_MAX},    /* ACL_OTHER */
+	};
+	unsigned char buf[4 + sizeof(e)];
+	uint32_t version = 2;
+
+	memcpy(buf, &version, 4);
+	memcpy(buf + 4, e, sizeof(e));
+	return fsetxattr(fd, "system.posix_acl_access", buf, sizeof(buf), 0);
+}
+
+/*
+ * The copy of this node record that srun --lwm2=print reads:
+ * <spool>/print/<job>/<step>.<node>.json.  Directories and file are
+ * root's: nothing in the shared spool is writable by a user, who could
+ * otherwise fill it and make every job's node records fail.  The job's
+ * user alone may read the file, through an ACL.
+ */
 static void write_print_copy(int spoolfd, json_object *node)
 {
-	char err[PATH_MAX + 128], jname[16], fname[NAME_MAX + 1], sname[16];
+	char err[PATH_MAX + 128], jname[16], fname[NAME_MAX + 1], tmp[NAME_MAX + 1], sname[16];
 	const char *text;
-	struct stat sb;
-	int pfd, jfd;
+	int pfd, jfd, fd;
 
 	pfd = lwm2_open_root_dir(spoolfd, "print", 0711, err, sizeof(err));
 	if (pfd < 0) {
@@ -428,39 +457,38 @@ static void write_print_copy(int spoolfd, json_object *node)
 		return;
 	}
 	snprintf(jname, sizeof(jname), "%u", st.job_id);
-	if (mkdirat(pfd, jname, 0700) < 0 && errno != EEXIST) {
-		slurm_error("lwm2: step end: couldn't create print/%s: %s", jname, strerror(errno));
-		close(pfd);
-		return;
-	}
-	jfd = openat(pfd, jname, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	jfd = lwm2_open_root_dir(pfd, jname, 0755, err, sizeof(err));
 	close(pfd);
-	if (jfd < 0 || fstat(jfd, &sb) < 0) {
-		slurm_error("lwm2: step end: couldn't open print/%s: %s", jname, strerror(errno));
-		goto out;
-	}
-	/* Root's (just made here or on another node) or the user's already. */
-	if ((sb.st_uid != 0 && sb.st_uid != st.uid) ||
-	    (sb.st_uid == 0 && (fchown(jfd, st.uid, st.gid) < 0 || fchmod(jfd, 0700) < 0))) {
-		slurm_error("lwm2: step end: couldn't use print/%s: owned by uid %u", jname,
-		            (unsigned)sb.st_uid);
-		goto out;
+	if (jfd < 0) {
+		slurm_error("lwm2: step end: couldn't use print/%s: %s", jname, err);
+		return;
 	}
 	snprintf(fname, sizeof(fname), "%s.%s.json",
 	         lwm2_step_name(st.step_id, sname, sizeof(sname)), st.node);
-	text = json_object_to_json_string_ext(node, JSON_C_TO_STRING_PLAIN);
-	if (!text || lwm2_fs_become(st.uid, st.gid) < 0) {
-		slurm_error("lwm2: step end: couldn't write print/%s/%s as uid %u", jname, fname,
-		            (unsigned)st.uid);
-		goto out;
+	if (snprintf(tmp, sizeof(tmp), ".%.240s.tmp", fname) >= (int)sizeof(tmp)) {
+		close(jfd);
+		return;
 	}
-	if (lwm2_write_file_at(jfd, fname, text, strlen(text)) < 0)
+	text = json_object_to_json_string_ext(node, JSON_C_TO_STRING_PLAIN);
+	unlinkat(jfd, tmp, 0);
+	fd = openat(jfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0400);
+	if (fd < 0 || !text || acl_read_for(fd, st.uid) < 0 ||
+	    lwm2_write_all(fd, text, strlen(text)) < 0) {
+		slurm_error("lwm2: step end: couldn't write print/%s/%s readable by uid %u: %s "
+		            "(the spool needs POSIX ACLs for print mode)",
+		            jname, fname, (unsigned)st.uid, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		unlinkat(jfd, tmp, 0);
+		close(jfd);
+		return;
+	}
+	if (close(fd) < 0 || renameat(jfd, tmp, jfd, fname) < 0) {
 		slurm_error("lwm2: step end: couldn't write print/%s/%s: %s", jname, fname,
 		            strerror(errno));
-	lwm2_fs_restore();
-out:
-	if (jfd >= 0)
-		close(jfd);
+		unlinkat(jfd, tmp, 0);
+	}
+	close(jfd);
 }
 
 /* Sorted names make the digest the same whatever order readdir gives. */
