@@ -206,7 +206,9 @@ int lwm2_scope_from_text(struct lwm2_scope *s, const char *p, const char *end,
 				if ((k = lwm2_metric_index(id)) < 0)
 					continue;
 				st = &s->stat[k];
-				if (text_num(p, r, "n", &v) && v > 0 &&
+				/* n becomes an integer: a crafted value past what one
+				 * holds would make the conversion undefined. */
+				if (text_num(p, r, "n", &v) && v > 0 && v < 1e19 &&
 				    text_num(p, r, "min", &st->min) &&
 				    text_num(p, r, "avg", &st->avg) &&
 				    text_num(p, r, "max", &st->max)) {
