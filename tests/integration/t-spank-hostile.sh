@@ -20,8 +20,10 @@ chmod 711 "$TESTDIR/$TEST_USER"
 build=$(spank_builddir)
 BIN=$TESTDIR/bin
 install -d -m 755 "$BIN"
+# mkrecords is a check program: built here if make check has not run.
+[ -x "$build/digest/mkrecords" ] || make -s -C "$build/digest" mkrecords >/dev/null 2>&1
 install -m 755 "$build/digest/mkrecords" "$BIN/mkrecords" 2>/dev/null ||
-	bail_out "digest/mkrecords not built (make check builds it)"
+	bail_out "digest/mkrecords could not be built"
 
 MAX_MS=1000
 MAX_KB=65536
