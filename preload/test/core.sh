@@ -311,7 +311,16 @@ fi
 
 # A leak checker on a clean program finds nothing of ours: no "possibly
 # lost" from the heartbeat thread, with threads of the application too
-if command -v valgrind >/dev/null 2>&1; then
+# (with the library loaded but off first: Debian 12's valgrind cannot read
+# the DWARF 5 debug information of clang 14's builds)
+vg_skip=
+if ! command -v valgrind >/dev/null 2>&1; then
+	vg_skip="valgrind not installed"
+elif ! LD_PRELOAD=$LWM2_LIB LWM2_MODE=off valgrind -q --error-exitcode=9 "$APP" busy 1 10 \
+	>/dev/null 2>&1; then
+	vg_skip="valgrind cannot read this build's binaries (lwm2 off, still failing)"
+fi
+if [ -z "$vg_skip" ]; then
 	for args in "busy 2 100" "threads 20"; do
 		newcase
 		# shellcheck disable=SC2086
@@ -321,8 +330,8 @@ if command -v valgrind >/dev/null 2>&1; then
 		[ "$rc" -eq 0 ] || grep -m 5 "lost" "$D/vg.out" | sed 's/^/# /'
 	done
 else
-	n=$((n + 1)); echo "ok $n # SKIP valgrind not installed"
-	n=$((n + 1)); echo "ok $n # SKIP valgrind not installed"
+	n=$((n + 1)); echo "ok $n # SKIP $vg_skip"
+	n=$((n + 1)); echo "ok $n # SKIP $vg_skip"
 fi
 
 # Slurm's client commands that inherit LD_PRELOAD are not measured
