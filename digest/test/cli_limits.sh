@@ -8,7 +8,7 @@ set -u
 n=0
 okay() { n=$((n + 1)); echo "ok $n - $*"; }
 fail() { n=$((n + 1)); echo "not ok $n - $*"; }
-echo "1..19"
+echo "1..20"
 L=./lwm2
 w=$(mktemp -d "${TMPDIR:-/tmp}/lwm2-lim-XXXXXX") || exit 1
 trap 'rm -rf "$w"' EXIT
@@ -106,4 +106,12 @@ if [ $st -eq 0 ] && ! grep -q "runtime error" "$w/err"; then
 	okay "stats: a digest with numbers past 2^64"
 else
 	fail "stats: a digest with numbers past 2^64 (exit $st: $(head -c 300 "$w/err"))"
+fi
+printf '{"lwm2_digest_version":1,"job":{"job_id":3},"scope":{"processes":1,"metrics":{"duration":{"min":1,"avg":1e300,"max":2.9e28,"n":1},"bytes_written":{"min":1,"avg":3e25,"max":-1e30,"n":1}}}}\n' >"$w/huge.json"
+$L render "$w/huge.json" >"$w/out" 2>"$w/err"
+st=$?
+if [ $st -eq 0 ] && ! grep -q "runtime error" "$w/err" && grep -q "lwm2 digest" "$w/out"; then
+	okay "render: a digest with values past 2^64"
+else
+	fail "render: a digest with values past 2^64 (exit $st: $(head -c 300 "$w/err"))"
 fi
