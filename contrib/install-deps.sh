@@ -39,6 +39,8 @@ pkgs=(
 	libmariadb-dev
 	# asynchronous I/O engines for the POSIX module's tests (posixaio, libaio, io_uring)
 	fio
+	# leak check of the preload library on a clean program (preload/test/core.sh)
+	valgrind
 )
 
 installed() {

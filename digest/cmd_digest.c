@@ -35,6 +35,10 @@
 #include "slurmutil.h"
 
 #define NONE32 0xfffffffeu /* Slurm's NO_VAL */
+/* Step ids above this are Slurm's special steps (batch, extern, ...). */
+#define LWM2_STEP_ID_MAX 0xfffffff0u
+/* Widest column of -o FIELD%WIDTH. */
+#define LWM2_FIELD_WIDTH_MAX 1024
 
 /* ------------------------------------------------------------ options */
 
@@ -143,6 +147,29 @@ static int parse_u32(const char *s, char **end, uint32_t *out)
 	return 0;
 }
 
+/* Numeric users must be uids: an overlong number must not wrap to one. */
+static int check_uids(const char *cmd, char **users, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const char *u = users[i];
+		unsigned long long v;
+		char *end;
+
+		if (!isdigit((unsigned char)*u))
+			continue;
+		errno = 0;
+		v = strtoull(u, &end, 10);
+		if (*end)
+			continue; /* a name that starts with a digit */
+		if (errno || v >= UINT32_MAX) {
+			fprintf(stderr, "lwm2: %s: couldn't use user \"%s\": not a uid (0 to %u)\n",
+			        cmd, u, UINT32_MAX - 1);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 static int parse_jobs(const char *arg, struct opts *o)
 {
 	char **items = NULL;
@@ -166,18 +193,23 @@ static int parse_jobs(const char *arg, struct opts *o)
 			rc = -1;
 		p = end;
 		if (!rc && *p == '_') {
-			unsigned long t = strtoul(p + 1, &end, 10);
+			uint32_t t = 0;
 
-			if (end == p + 1 || t >= NONE32)
+			/* parse_u32 refuses 0, which is a valid task id */
+			if (!strncmp(p + 1, "0", 1) && !isdigit((unsigned char)p[2]))
+				end = p + 2;
+			else if (parse_u32(p + 1, &end, &t) < 0)
 				rc = -1;
-			w.array_task = (uint32_t)t;
+			w.array_task = t;
 			p = end;
 		} else if (!rc && *p == '+') {
-			unsigned long t = strtoul(p + 1, &end, 10);
+			uint32_t t = 0;
 
-			if (end == p + 1 || t >= NONE32)
+			if (!strncmp(p + 1, "0", 1) && !isdigit((unsigned char)p[2]))
+				end = p + 2;
+			else if (parse_u32(p + 1, &end, &t) < 0)
 				rc = -1;
-			w.het_offset = (uint32_t)t;
+			w.het_offset = t;
 			p = end;
 		}
 		if (!rc && *p == '.') {
@@ -186,9 +218,15 @@ static int parse_jobs(const char *arg, struct opts *o)
 			else if (!strcmp(p + 1, "extern"))
 				w.step = SLURM_EXTERN_CONT;
 			else {
-				unsigned long s = strtoul(p + 1, &end, 10);
+				unsigned long s = 0;
 
-				if (end == p + 1 || *end)
+				/* digits only, and a step id Slurm can give: no sign, no
+				 * wrap of an overlong number to a small one */
+				errno = 0;
+				if (isdigit((unsigned char)p[1]))
+					s = strtoul(p + 1, &end, 10);
+				if (!isdigit((unsigned char)p[1]) || errno || *end ||
+				    s >= LWM2_STEP_ID_MAX)
 					rc = -1;
 				w.step = (int64_t)s;
 			}
@@ -586,10 +624,20 @@ static int setup_fields(struct out *out, const char *format)
 
 		out->width[i] = 10;
 		if (pct) {
+			char *e;
+			long w;
+
 			*pct = '\0';
-			out->width[i] = atoi(pct + 1);
-			if (out->width[i] <= 0)
-				out->width[i] = 10;
+			errno = 0;
+			w = strtol(pct + 1, &e, 10);
+			if (e == pct + 1 || *e || errno || w < 1 || w > LWM2_FIELD_WIDTH_MAX) {
+				fprintf(stderr,
+				        "lwm2: digest: couldn't use the width of field \"%s\": "
+				        "\"%s\" is not 1 to %d\n",
+				        items[i], pct + 1, LWM2_FIELD_WIDTH_MAX);
+				return -1;
+			}
+			out->width[i] = (int)w;
 		} else if (!strcasecmp(items[i], "JobID") || !strcasecmp(items[i], "Start") ||
 		           !strcasecmp(items[i], "End") || !strcasecmp(items[i], "Submit")) {
 			out->width[i] = strcasecmp(items[i], "JobID") ? 19 : 12;
@@ -975,22 +1023,25 @@ static json_object *scope_subset(const char *dpos, const struct out *out)
 
 static int read_file(struct out *out, struct opts *o)
 {
-	FILE *f = strcmp(o->file, "-") ? fopen(o->file, "re") : stdin;
+	FILE *f = lwm2_open_input("digest", o->file);
+	struct lwm2_lines lr = {.f = f};
 	char *line = NULL;
-	size_t cap = 0;
-	ssize_t n;
-	unsigned long bad = 0;
+	long n;
+	unsigned long bad = 0, toolong = 0;
 	enum need need = digest_need(out, o);
+	int rc = 0;
 
-	if (!f) {
-		fprintf(stderr, "lwm2: digest: couldn't open %s: %s\n", o->file, strerror(errno));
+	if (!f)
 		return -1;
-	}
-	while ((n = getline(&line, &cap, f)) > 0) {
+	while ((n = lwm2_lines_next(&lr, &line)) != -1) {
 		json_object *l, *full = NULL, *part = NULL;
 		char *dpos;
 		struct entry e;
 
+		if (n == -2) {
+			toolong++;
+			continue;
+		}
 		if (!line_prefilter(o, line))
 			continue;
 		/* the job fields alone: the line up to its digest */
@@ -1033,12 +1084,19 @@ static int read_file(struct out *out, struct opts *o)
 		json_object_put(part);
 		json_object_put(l);
 	}
-	free(line);
+	if (ferror(f)) {
+		fprintf(stderr, "lwm2: digest: couldn't read %s: %s\n", o->file, strerror(errno));
+		rc = -1;
+	}
+	lwm2_lines_free(&lr);
 	if (f != stdin)
 		fclose(f);
 	if (bad)
 		fprintf(stderr, "lwm2: digest: skipped %lu unreadable lines of %s\n", bad, o->file);
-	return 0;
+	if (toolong)
+		fprintf(stderr, "lwm2: digest: skipped %lu lines of %s longer than %u bytes\n",
+		        toolong, o->file, LWM2_LINE_MAX);
+	return rc;
 }
 
 /* ------------------------------------------------------------ accounting */
@@ -1288,7 +1346,8 @@ int lwm2_cmd_digest(int argc, char **argv)
 				goto usage_err;
 			break;
 		case 'u':
-			if (lwm2_split_list(optarg, &o.users, &o.nusers) < 0)
+			if (lwm2_split_list(optarg, &o.users, &o.nusers) < 0 ||
+			    check_uids("digest", o.users, o.nusers) < 0)
 				goto usage_err;
 			break;
 		case 'a':

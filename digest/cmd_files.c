@@ -5,6 +5,7 @@
 #include "digest_internal.h"
 #include "lwm2_cmds.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -247,6 +248,22 @@ int lwm2_cmd_dump(int argc, char **argv)
 	return rc;
 }
 
+/* A decimal number in [lo, hi]: no sign, no wrap, nothing after it. */
+static int parse_id(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	if (!isdigit((unsigned char)*s))
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (*end || errno || v < lo || v > hi)
+		return -1;
+	*out = v;
+	return 0;
+}
+
 int lwm2_cmd_merge(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -272,11 +289,26 @@ int lwm2_cmd_merge(int argc, char **argv)
 			digest = true;
 			break;
 		case 'j':
-			id.job_id = strtoull(optarg, NULL, 10);
+			if (parse_id(optarg, 1, UINT32_MAX - 2, &id.job_id) < 0) {
+				fprintf(stderr,
+				        "lwm2: merge: couldn't parse --job \"%s\": want 1 to %u\n",
+				        optarg, UINT32_MAX - 2);
+				return 2;
+			}
 			break;
-		case 's':
-			id.step_id = (uint32_t)strtoul(optarg, NULL, 10);
+		case 's': {
+			uint64_t v;
+
+			/* up to Slurm's batch step, the highest a record can carry */
+			if (parse_id(optarg, 0, UINT32_MAX - 3, &v) < 0) {
+				fprintf(stderr,
+				        "lwm2: merge: couldn't parse --step \"%s\": want 0 to %u\n",
+				        optarg, UINT32_MAX - 3);
+				return 2;
+			}
+			id.step_id = (uint32_t)v;
 			break;
+		}
 		case 'n':
 			id.node = optarg;
 			break;
@@ -472,6 +504,13 @@ int lwm2_cmd_render(int argc, char **argv)
 			if (whole)
 				break;
 			line = nl ? nl + 1 : NULL;
+		}
+		/* An empty file, /dev/null or a FIFO nobody writes: say so
+		 * rather than succeed with no output. */
+		if (!nd && !err[0]) {
+			fprintf(stderr, "lwm2: render: couldn't read %s: no digest in it (%s)\n",
+			        argv[i], len ? "only blank lines" : "empty");
+			rc = 1;
 		}
 		free(text);
 	}

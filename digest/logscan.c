@@ -5,12 +5,14 @@
 
 #include "logscan.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "jsonutil.h"
@@ -204,7 +206,9 @@ int lwm2_scope_from_text(struct lwm2_scope *s, const char *p, const char *end,
 				if ((k = lwm2_metric_index(id)) < 0)
 					continue;
 				st = &s->stat[k];
-				if (text_num(p, r, "n", &v) && v > 0 &&
+				/* n becomes an integer: a crafted value past what one
+				 * holds would make the conversion undefined. */
+				if (text_num(p, r, "n", &v) && v > 0 && v < 1e19 &&
 				    text_num(p, r, "min", &st->min) &&
 				    text_num(p, r, "avg", &st->avg) &&
 				    text_num(p, r, "max", &st->max)) {
@@ -248,10 +252,13 @@ int lwm2_parse_time(const char *s, int64_t *out)
 		return 0;
 	}
 	if (!strncmp(s, "now-", 4)) {
-		long v = strtol(s + 4, &end, 10);
+		long v;
+
+		errno = 0;
+		v = isdigit((unsigned char)s[4]) ? strtol(s + 4, &end, 10) : -1;
 		long mult = 1;
 
-		if (end == s + 4 || v < 0 || (*end && end[1]))
+		if (v < 0 || errno || (*end && end[1]))
 			return -1;
 		if (*end == 'm')
 			mult = 60;
@@ -261,13 +268,20 @@ int lwm2_parse_time(const char *s, int64_t *out)
 			mult = 86400;
 		else if (*end && *end != 's')
 			return -1;
+		/* Before year 1: not a time, and the product must not overflow. */
+		if (v > LWM2_TIME_MAX / mult)
+			return -1;
 		*out = now - (int64_t)v * mult;
 		return 0;
 	}
 	if (*s == '@') {
-		long long v = strtoll(s + 1, &end, 10);
+		long long v;
 
-		if (end == s + 1 || *end || v < 0)
+		if (!isdigit((unsigned char)s[1]))
+			return -1;
+		errno = 0;
+		v = strtoll(s + 1, &end, 10);
+		if (*end || errno || v > LWM2_TIME_MAX)
 			return -1;
 		*out = v;
 		return 0;
@@ -284,6 +298,75 @@ int lwm2_parse_time(const char *s, int64_t *out)
 	tm.tm_isdst = -1;
 	*out = mktime(&tm);
 	return 0;
+}
+
+#define LINES_CHUNK 65536
+
+long lwm2_lines_next(struct lwm2_lines *r, char **line)
+{
+	bool toolong = false;
+
+	for (;;) {
+		char *nl;
+		size_t got;
+
+		if (r->scan < r->pos)
+			r->scan = r->pos;
+		nl = r->len > r->scan ? memchr(r->buf + r->scan, '\n', r->len - r->scan) : NULL;
+		r->scan = r->len;
+
+		if (nl || (r->eof && r->len > r->pos)) {
+			size_t n = nl ? (size_t)(nl - (r->buf + r->pos)) : r->len - r->pos;
+			char *l = r->buf + r->pos;
+
+			r->pos += n + (nl != NULL);
+			r->scan = r->pos;
+			if (toolong)
+				return -2;
+			/* the byte after the data is always in the buffer */
+			l[n] = '\0';
+			*line = l;
+			return (long)n;
+		}
+		if (r->eof)
+			return toolong ? -2 : -1;
+		if (r->len - r->pos > LWM2_LINE_MAX) {
+			/* Drop what is held of the line and read on to its end. */
+			toolong = true;
+			r->pos = r->len;
+		}
+		if (r->pos) {
+			memmove(r->buf, r->buf + r->pos, r->len - r->pos);
+			r->len -= r->pos;
+			r->scan -= r->pos;
+			r->pos = 0;
+		}
+		if (r->cap - r->len < LINES_CHUNK + 1) {
+			size_t nc = r->cap ? r->cap * 2 : 4 * LINES_CHUNK;
+			char *nb;
+
+			if (nc > LWM2_LINE_MAX + 2 * LINES_CHUNK + 1)
+				nc = LWM2_LINE_MAX + 2 * LINES_CHUNK + 1;
+			if (nc < r->len + LINES_CHUNK + 1 || !(nb = realloc(r->buf, nc))) {
+				errno = ENOMEM;
+				r->eof = 1;
+				return -1;
+			}
+			r->buf = nb;
+			r->cap = nc;
+		}
+		got = fread(r->buf + r->len, 1, LINES_CHUNK, r->f);
+		r->len += got;
+		if (got < LINES_CHUNK && (feof(r->f) || ferror(r->f)))
+			r->eof = 1;
+	}
+}
+
+void lwm2_lines_free(struct lwm2_lines *r)
+{
+	free(r->buf);
+	r->buf = NULL;
+	r->cap = r->pos = r->len = 0;
 }
 
 static void report(const char *cmd, const char *path, unsigned long lineno, const char *why,
@@ -344,25 +427,48 @@ static int scan_line(char *line, size_t len, struct lwm2_logline *l, char *err, 
 	return 0;
 }
 
-int lwm2_logscan(const char *cmd, const char *path, lwm2_logline_fn fn, void *arg,
-                 struct lwm2_logscan_count *count)
+FILE *lwm2_open_input(const char *cmd, const char *path)
 {
 	FILE *f = strcmp(path, "-") ? fopen(path, "re") : stdin;
-	char *line = NULL, err[256];
-	size_t cap = 0;
-	ssize_t n;
-	unsigned long lineno = 0, bad = 0;
-	int rc = 0;
+	struct stat sb;
 
 	if (!f) {
 		fprintf(stderr, "lwm2: %s: couldn't open %s: %s\n", cmd, path, strerror(errno));
-		return -1;
+		return NULL;
 	}
-	while ((n = getline(&line, &cap, f)) > 0) {
+	/* A directory opens, and reads as an error only later: say so now. */
+	if (fstat(fileno(f), &sb) == 0 && S_ISDIR(sb.st_mode)) {
+		fprintf(stderr, "lwm2: %s: couldn't read %s: it is a directory\n", cmd, path);
+		if (f != stdin)
+			fclose(f);
+		return NULL;
+	}
+	return f;
+}
+
+int lwm2_logscan(const char *cmd, const char *path, lwm2_logline_fn fn, void *arg,
+                 struct lwm2_logscan_count *count)
+{
+	FILE *f = lwm2_open_input(cmd, path);
+	struct lwm2_lines lr = {.f = f};
+	char *line = NULL, err[256];
+	long n;
+	unsigned long lineno = 0, bad = 0;
+	int rc = 0;
+
+	if (!f)
+		return -1;
+	while ((n = lwm2_lines_next(&lr, &line)) != -1) {
 		struct lwm2_logline l = {.path = path, .lineno = ++lineno};
-		size_t len = (size_t)n;
+		size_t len;
 		int r;
 
+		if (n == -2) {
+			snprintf(err, sizeof(err), "longer than %u bytes", LWM2_LINE_MAX);
+			report(cmd, path, lineno, err, ++bad);
+			continue;
+		}
+		len = (size_t)n;
 		while (len && (line[len - 1] == '\n' || line[len - 1] == '\r'))
 			line[--len] = '\0';
 		if (!len)
@@ -389,7 +495,7 @@ int lwm2_logscan(const char *cmd, const char *path, lwm2_logline_fn fn, void *ar
 		fprintf(stderr, "lwm2: %s: couldn't read %s: %s\n", cmd, path, strerror(errno));
 		rc = -1;
 	}
-	free(line);
+	lwm2_lines_free(&lr);
 	if (f != stdin)
 		fclose(f);
 	if (bad > REPORT_MAX)

@@ -15,6 +15,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <json-c/json.h>
 
@@ -74,8 +75,38 @@ int lwm2_scope_from_text(struct lwm2_scope *s, const char *p, const char *end,
  * so far stay in *out. */
 int lwm2_split_list(const char *arg, char ***out, size_t *n);
 
+/* The longest line `lwm2 digest --file`, `lwm2 stats` and `lwm2 diff`
+ * read from a log: longer ones are skipped with a message, so memory stays
+ * bounded whatever the file holds (/dev/zero has no newline at all). */
+#define LWM2_LINE_MAX (64u << 20)
+
+/* Buffered line reader with a length cap.  Zero-initialise, set f. */
+struct lwm2_lines {
+	FILE *f;
+	char *buf;
+	size_t cap, pos, len, scan; /* scan: searched for a newline up to here */
+	int eof;
+};
+
+/*
+ * The next line without its newline, NUL-terminated in *line (it may hold
+ * NUL bytes itself: the length is what counts).  Returns its length, -1 at
+ * the end of the file or on a read error (ferror(f) tells), or -2 for a
+ * line longer than LWM2_LINE_MAX, which is read past and dropped.
+ */
+long lwm2_lines_next(struct lwm2_lines *r, char **line);
+void lwm2_lines_free(struct lwm2_lines *r);
+
+/* path ("-": stdin) opened for reading, or NULL after a message that
+ * starts with "lwm2: <cmd>: " (a directory is refused too). */
+FILE *lwm2_open_input(const char *cmd, const char *path);
+
+/* Latest time taken: 9999-12-31T23:59:59 UTC. */
+#define LWM2_TIME_MAX 253402300799LL
+
 /* TIME as `lwm2 digest` takes it: now, now-N[s|m|h|d],
- * YYYY-MM-DD[THH:MM[:SS]] (local time), @EPOCH.  0, or -1. */
+ * YYYY-MM-DD[THH:MM[:SS]] (local time), @EPOCH; EPOCH and N at most
+ * LWM2_TIME_MAX.  0, or -1. */
 int lwm2_parse_time(const char *s, int64_t *out);
 
 #endif /* LWM2_LOGSCAN_H */

@@ -13,6 +13,7 @@
 #ifndef LWM2_DIGEST_H
 #define LWM2_DIGEST_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -66,6 +67,30 @@ struct lwm2_node_ident {
  */
 json_object *lwm2_node_merge(int dirfd, const struct lwm2_node_ident *id, lwm2_log_fn log,
                              void *log_arg);
+
+/* Lines logged one by one for the skipped records of one merge; beyond,
+ * one line gives their number. */
+#define LWM2_NODE_LOG_MAX 10
+
+/* What one merge of a directory may take (0: no limit of that kind). */
+struct lwm2_merge_limits {
+	bool check_owner; /* every record must be owner's */
+	uid_t owner;
+	uint64_t max_bytes; /* read in all; records beyond are skipped */
+	size_t max_records; /* 0: LWM2_NODE_MAX_RECORDS */
+	unsigned max_ms;    /* records not read by then are skipped */
+};
+
+/*
+ * lwm2_node_merge within limits, for a directory a hostile user fills:
+ * besides the checks of every record, files with more than one link, of
+ * another owner, larger than the writer makes or an inode already merged
+ * are skipped, and reading stops at the byte, record and time budgets.
+ * Records are merged one at a time, never held together.
+ */
+json_object *lwm2_node_merge_limited(int dirfd, const struct lwm2_node_ident *id,
+                                     const struct lwm2_merge_limits *limits, lwm2_log_fn log,
+                                     void *log_arg);
 
 /*
  * Merge rank records already in memory (what lwm2_node_merge does after

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Node series never get more slots than this; a wider span (clock jumps,
@@ -109,126 +110,6 @@ static bool series_sane(const struct lwm2_rank_record *r)
 	/* 2^40 s is far beyond any real clock; this bounds the arithmetic. */
 	return r->first_slice < (1ull << 40) / r->slice_length_s &&
 	       r->first_slice + r->nslices <= (1ull << 40) / r->slice_length_s;
-}
-
-/*
- * The node series: the longest slice length of any process (grown further
- * if the span would need more than NODE_MAX_SLOTS), each process slice added
- * to the node slice its start falls in.
- */
-static json_object *node_series(struct lwm2_rank_record *const *recs, const bool *use, size_t n,
-                                bool *approx)
-{
-	uint64_t L = 0, lo = UINT64_MAX, hi = 0, first, nslots;
-	uint64_t *grid;
-	json_object *s, *cols;
-
-	for (size_t i = 0; i < n; i++) {
-		const struct lwm2_rank_record *r = recs[i];
-		if (!use[i] || !series_sane(r))
-			continue;
-		if (r->slice_length_s > L)
-			L = r->slice_length_s;
-		if (r->first_slice * r->slice_length_s < lo)
-			lo = r->first_slice * r->slice_length_s;
-		if ((r->first_slice + r->nslices) * r->slice_length_s > hi)
-			hi = (r->first_slice + r->nslices) * r->slice_length_s;
-	}
-	if (!L)
-		return NULL;
-	while ((hi + L - 1) / L - lo / L > NODE_MAX_SLOTS) {
-		L *= 2;
-		*approx = true;
-	}
-	first = lo / L;
-	nslots = (hi + L - 1) / L - first;
-	grid = calloc(nslots * LWM2_NCOUNTERS, sizeof(*grid));
-	if (!grid)
-		return NULL;
-	for (size_t i = 0; i < n; i++) {
-		const struct lwm2_rank_record *r = recs[i];
-		const struct lwm2_slice *sl = lwm2_record_slices(r);
-		if (!use[i] || !series_sane(r))
-			continue;
-		if (L % r->slice_length_s)
-			*approx = true; /* lengths of different bases: slices straddle */
-		for (uint32_t k = 0; k < r->nslices; k++) {
-			uint64_t slot = (r->first_slice + k) * r->slice_length_s / L - first;
-			uint64_t *row = grid + slot * LWM2_NCOUNTERS;
-			for (int c = 0; c < LWM2_NCOUNTERS; c++)
-				row[c] += sl[k].counters[c];
-		}
-	}
-	s = json_object_new_object();
-	ju_add(s, "first_slice", ju_u64(first));
-	ju_add(s, "slice_length_s", ju_u64(L));
-	ju_add(s, "n", ju_u64(nslots));
-	cols = json_object_new_object();
-	/* Only the counters that moved: most jobs touch a few of them. */
-	for (int c = 0; c < LWM2_NCOUNTERS; c++) {
-		json_object *col;
-		bool any = false;
-		for (uint64_t k = 0; k < nslots && !any; k++)
-			any = grid[k * LWM2_NCOUNTERS + c] != 0;
-		if (!any)
-			continue;
-		col = json_object_new_array_ext((int)nslots);
-		for (uint64_t k = 0; k < nslots; k++)
-			json_object_array_add(col, ju_u64(grid[k * LWM2_NCOUNTERS + c]));
-		ju_add(cols, lwm2_counter_names[c], col);
-	}
-	ju_add(s, "c", cols);
-	free(grid);
-	return s;
-}
-
-static bool belongs(const struct lwm2_node_ident *id, const struct lwm2_rank_record *r,
-                    const char *file, lwm2_log_fn log, void *arg)
-{
-	if (!id || !id->job_id)
-		return true;
-	if (r->job_id != id->job_id || r->step_id != id->step_id) {
-		logf_(log, arg,
-		      "lwm2: merge: couldn't use %s: it belongs to job %llu step %u, not job %llu "
-		      "step %u",
-		      file, (unsigned long long)r->job_id, r->step_id,
-		      (unsigned long long)id->job_id, id->step_id);
-		return false;
-	}
-	return true;
-}
-
-static int cmp_i32(const void *a, const void *b)
-{
-	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* Tasks of the step seen on this node: forked children and exec'd images
- * share their task's id, so they must not make up for a missing task. */
-static uint64_t distinct_tasks(struct lwm2_rank_record *const *recs, const bool *use, size_t n,
-                               const struct lwm2_summary_header *sum)
-{
-	int32_t *ids = malloc((n ? n : 1) * sizeof(*ids));
-	size_t k = 0;
-	uint64_t d = 0;
-
-	if (!ids)
-		return UINT64_MAX; /* unknown: do not claim tasks are missing */
-	for (size_t i = 0; i < n; i++)
-		if (use[i] && recs[i]->task_id >= 0)
-			ids[k++] = recs[i]->task_id;
-	if (k)
-		qsort(ids, k, sizeof(*ids), cmp_i32);
-	for (size_t i = 0; i < k; i++)
-		d += i == 0 || ids[i] != ids[i - 1];
-	/* Tasks whose processes were all short are in the summary's bitmap. */
-	for (int32_t t = 0; sum && t < LWM2_SUMMARY_TASKS; t++)
-		if ((sum->task_bits[t / 64] >> (t % 64)) & 1)
-			d += !(k && bsearch(&t, ids, k, sizeof(*ids), cmp_i32));
-	free(ids);
-	return d;
 }
 
 /* ---- executables: which commands ran, how often, how much CPU ---- */
@@ -433,35 +314,268 @@ static json_object *short_json(const struct lwm2_summary_header *sum, uint64_t t
 	return o;
 }
 
-static json_object *merge(const struct lwm2_node_ident *id, struct lwm2_rank_record *const *recs,
-                          const char *const *files, size_t n, const struct lwm2_summary_header *sum,
-                          lwm2_log_fn log, void *log_arg)
-{
-	json_object *node, *procs, *incomplete, *totals, *tc, *ts, *missing, *flags, *series;
-	json_object *shortp = NULL;
-	uint64_t tot[LWM2_NCOUNTERS] = {0}, samples[LWM2_NEARMARKS] = {0};
-	uint64_t nproc = 0, nmpi = 0, nimages = 0;
-	uint32_t fl_any = 0;
-	bool approx = false, *use;
-	const char *reason[LWM2_NGROUPS] = {0};
-	struct exe_tab exes = {0};
-	size_t exes_omitted = 0;
+/*
+ * The merge, one record at a time: nothing of a record is kept once it is
+ * added, so memory does not grow with the records' size.  The node series
+ * is on the longest slice length of any process (grown further if the span
+ * would need more than NODE_MAX_SLOTS); when a record brings a longer
+ * length or a wider span, the slots so far are put on the new length.
+ * Lengths are their base times a power of two (coarsening doubles them),
+ * so that regrouping gives what one pass over all records would.
+ */
+struct merge {
+	const struct lwm2_node_ident *id;
+	lwm2_log_fn log;
+	void *log_arg;
+	json_object *procs, *incomplete;
+	uint64_t tot[LWM2_NCOUNTERS], samples[LWM2_NEARMARKS];
+	uint64_t nproc, nmpi, nimages;
+	uint32_t fl_any;
+	bool have_reason[LWM2_NGROUPS];
+	char reason[LWM2_NGROUPS][LWM2_REASON_LEN];
+	int32_t *tasks;
+	size_t ntasks, task_cap;
+	bool tasks_unknown;
+	/* the series */
+	uint64_t maxlen, lo, hi, L, first, nslots;
+	uint64_t *grid;
+	bool approx;
+	/* which commands ran, and the step's summary of short processes */
+	struct exe_tab exes;
+	const struct lwm2_summary_header *sum;
+};
 
-	use = calloc(n ? n : 1, sizeof(*use));
-	node = json_object_new_object();
-	if (!use || !node) {
-		free(use);
-		json_object_put(node);
+static int merge_init(struct merge *m, const struct lwm2_node_ident *id, lwm2_log_fn log,
+                      void *log_arg)
+{
+	memset(m, 0, sizeof(*m));
+	m->id = id;
+	m->log = log;
+	m->log_arg = log_arg;
+	m->lo = UINT64_MAX;
+	m->procs = json_object_new_array();
+	m->incomplete = json_object_new_array();
+	if (!m->procs || !m->incomplete) {
+		json_object_put(m->procs);
+		json_object_put(m->incomplete);
 		errno = ENOMEM;
-		return NULL;
+		return -1;
 	}
-	if (sum && id && id->job_id && (sum->job_id != id->job_id || sum->step_id != id->step_id)) {
-		logf_(log, log_arg,
+	return 0;
+}
+
+static void merge_free(struct merge *m)
+{
+	json_object_put(m->procs);
+	json_object_put(m->incomplete);
+	free(m->tasks);
+	free(m->grid);
+	free(m->exes.e);
+	m->exes.e = NULL;
+	m->procs = m->incomplete = NULL;
+	m->tasks = NULL;
+	m->grid = NULL;
+}
+
+/* Put the grid on length L from `first` on, for a span [lo, hi). */
+static int regrid(struct merge *m, uint64_t L, uint64_t lo, uint64_t hi)
+{
+	uint64_t first = lo / L, nslots = (hi + L - 1) / L - first;
+	uint64_t *g;
+
+	if (m->grid && L == m->L && first == m->first && nslots == m->nslots)
+		return 0;
+	g = calloc(nslots * LWM2_NCOUNTERS, sizeof(*g));
+	if (!g)
+		return -1;
+	if (m->grid) {
+		if (L % m->L)
+			m->approx = true; /* old slots straddle new ones */
+		for (uint64_t k = 0; k < m->nslots; k++) {
+			uint64_t slot = (m->first + k) * m->L / L - first;
+			for (int c = 0; c < LWM2_NCOUNTERS; c++)
+				g[slot * LWM2_NCOUNTERS + c] += m->grid[k * LWM2_NCOUNTERS + c];
+		}
+		free(m->grid);
+	}
+	m->grid = g;
+	m->L = L;
+	m->first = first;
+	m->nslots = nslots;
+	return 0;
+}
+
+static void series_add(struct merge *m, const struct lwm2_rank_record *r)
+{
+	const struct lwm2_slice *sl = lwm2_record_slices(r);
+	uint64_t maxlen, lo, hi, L;
+
+	if (!series_sane(r))
+		return;
+	maxlen = r->slice_length_s > m->maxlen ? r->slice_length_s : m->maxlen;
+	lo = r->first_slice * r->slice_length_s;
+	hi = (r->first_slice + r->nslices) * r->slice_length_s;
+	lo = lo < m->lo ? lo : m->lo;
+	hi = hi > m->hi ? hi : m->hi;
+	L = maxlen;
+	while ((hi + L - 1) / L - lo / L > NODE_MAX_SLOTS)
+		L *= 2;
+	if (L > maxlen)
+		m->approx = true;
+	/* Never finer than the grid so far: its slots cannot be split. */
+	while (L < m->L)
+		L *= 2;
+	if (regrid(m, L, lo, hi) < 0)
+		return;
+	m->maxlen = maxlen;
+	m->lo = lo;
+	m->hi = hi;
+	if (L % r->slice_length_s)
+		m->approx = true; /* lengths of different bases: slices straddle */
+	for (uint32_t k = 0; k < r->nslices; k++) {
+		uint64_t slot = (r->first_slice + k) * r->slice_length_s / L - m->first;
+		uint64_t *row = m->grid + slot * LWM2_NCOUNTERS;
+		for (int c = 0; c < LWM2_NCOUNTERS; c++)
+			row[c] += sl[k].counters[c];
+	}
+}
+
+static json_object *series_json(const struct merge *m)
+{
+	json_object *s, *cols;
+
+	if (!m->grid)
+		return NULL;
+	s = json_object_new_object();
+	ju_add(s, "first_slice", ju_u64(m->first));
+	ju_add(s, "slice_length_s", ju_u64(m->L));
+	ju_add(s, "n", ju_u64(m->nslots));
+	cols = json_object_new_object();
+	/* Only the counters that moved: most jobs touch a few of them. */
+	for (int c = 0; c < LWM2_NCOUNTERS; c++) {
+		json_object *col;
+		bool any = false;
+		for (uint64_t k = 0; k < m->nslots && !any; k++)
+			any = m->grid[k * LWM2_NCOUNTERS + c] != 0;
+		if (!any)
+			continue;
+		col = json_object_new_array_ext((int)m->nslots);
+		for (uint64_t k = 0; k < m->nslots; k++)
+			json_object_array_add(col, ju_u64(m->grid[k * LWM2_NCOUNTERS + c]));
+		ju_add(cols, lwm2_counter_names[c], col);
+	}
+	ju_add(s, "c", cols);
+	return s;
+}
+
+static bool belongs(const struct lwm2_node_ident *id, const struct lwm2_rank_record *r,
+                    const char *file, lwm2_log_fn log, void *arg)
+{
+	if (!id || !id->job_id)
+		return true;
+	if (r->job_id != id->job_id || r->step_id != id->step_id) {
+		logf_(log, arg,
 		      "lwm2: merge: couldn't use %s: it belongs to job %llu step %u, not job %llu "
 		      "step %u",
-		      LWM2_SUMMARY_FILE, (unsigned long long)sum->job_id, sum->step_id,
+		      file, (unsigned long long)r->job_id, r->step_id,
 		      (unsigned long long)id->job_id, id->step_id);
-		sum = NULL;
+		return false;
+	}
+	return true;
+}
+
+static int cmp_i32(const void *a, const void *b)
+{
+	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Add one valid record; false when it is not this step's (logged). */
+static bool merge_add(struct merge *m, const struct lwm2_rank_record *r, const char *file)
+{
+	if (!belongs(m->id, r, file ? file : "a record", m->log, m->log_arg))
+		return false;
+	json_object_array_add(m->procs, proc_json(r));
+	m->nimages++;
+	/* An image replaced by exec continues as the next record of the
+	 * same process: count the process once. */
+	if (!(r->flags & LWM2_F_EXEC)) {
+		m->nproc++;
+		if (r->flags & LWM2_F_MPI)
+			m->nmpi++;
+	}
+	{
+		const char *b = basename_(r->executable);
+		bool ends = !(r->flags & LWM2_F_EXEC);
+
+		/* CPU time is the process's: the last image has it all. */
+		exe_add(&m->exes, b, strnlen(b, sizeof(r->executable)), ends, 1,
+		        ends ? r->utime_us + r->stime_us : 0);
+	}
+	if (r->flags & LWM2_F_INCOMPLETE)
+		json_object_array_add(m->incomplete, json_object_new_int(r->pid));
+	m->fl_any |= r->flags;
+	for (int c = 0; c < LWM2_NCOUNTERS; c++)
+		m->tot[c] += r->counters[c];
+	for (int e = 0; e < LWM2_NEARMARKS; e++)
+		m->samples[e] += r->samples[e];
+	for (int g = 0; g < LWM2_NGROUPS; g++)
+		if ((r->missing & (1u << g)) && !m->have_reason[g]) {
+			m->have_reason[g] = true;
+			snprintf(m->reason[g], sizeof(m->reason[g]), "%s", r->missing_reason[g]);
+		}
+	/* Tasks of the step seen on this node: forked children and exec'd
+	 * images share their task's id, so they must not make up for a
+	 * missing task. */
+	if (r->task_id >= 0 && !m->tasks_unknown) {
+		if (m->ntasks == m->task_cap) {
+			size_t nc = m->task_cap ? 2 * m->task_cap : 64;
+			int32_t *nt = realloc(m->tasks, nc * sizeof(*nt));
+			if (!nt)
+				m->tasks_unknown = true; /* do not claim tasks are missing */
+			else {
+				m->tasks = nt;
+				m->task_cap = nc;
+			}
+		}
+		if (!m->tasks_unknown)
+			m->tasks[m->ntasks++] = r->task_id;
+	}
+	series_add(m, r);
+	return true;
+}
+
+static uint64_t distinct_tasks(struct merge *m)
+{
+	uint64_t d = 0;
+
+	if (m->tasks_unknown)
+		return UINT64_MAX;
+	if (m->ntasks)
+		qsort(m->tasks, m->ntasks, sizeof(*m->tasks), cmp_i32);
+	for (size_t i = 0; i < m->ntasks; i++)
+		d += i == 0 || m->tasks[i] != m->tasks[i - 1];
+	/* Tasks whose processes were all short are in the summary's bitmap. */
+	for (int32_t t = 0; m->sum && t < LWM2_SUMMARY_TASKS; t++)
+		if ((m->sum->task_bits[t / 64] >> (t % 64)) & 1)
+			d += !(m->ntasks &&
+			       bsearch(&t, m->tasks, m->ntasks, sizeof(*m->tasks), cmp_i32));
+	return d;
+}
+
+/* The node record; the accumulator is spent. */
+static json_object *merge_finish(struct merge *m)
+{
+	const struct lwm2_node_ident *id = m->id;
+	json_object *node, *totals, *tc, *ts, *missing, *flags, *series, *shortp = NULL;
+	size_t exes_omitted = 0;
+
+	node = json_object_new_object();
+	if (!node) {
+		merge_free(m);
+		errno = ENOMEM;
+		return NULL;
 	}
 	ju_add(node, "lwm2_node_version", json_object_new_int(LWM2_NODE_VERSION));
 	ju_add(node, "cluster", json_object_new_string(id && id->cluster ? id->cluster : ""));
@@ -470,89 +584,65 @@ static json_object *merge(const struct lwm2_node_ident *id, struct lwm2_rank_rec
 	ju_add(node, "node", json_object_new_string(id && id->node ? id->node : ""));
 	ju_add(node, "expected_tasks", ju_u64(id ? id->expected_tasks : 0));
 	ju_add(node, "counters", counter_names());
-	procs = json_object_new_array_ext((int)(n ? n : 1));
-	incomplete = json_object_new_array();
-	for (size_t i = 0; i < n; i++) {
-		const struct lwm2_rank_record *r = recs[i];
-		if (!r || !belongs(id, r, files ? files[i] : "a record", log, log_arg))
-			continue;
-		use[i] = true;
-		json_object_array_add(procs, proc_json(r));
-		nimages++;
-		/* An image replaced by exec continues as the next record of the
-		 * same process: count the process once. */
-		if (!(r->flags & LWM2_F_EXEC)) {
-			nproc++;
-			if (r->flags & LWM2_F_MPI)
-				nmpi++;
-		}
-		{
-			const char *b = basename_(r->executable);
-			bool ends = !(r->flags & LWM2_F_EXEC);
-
-			/* CPU time is the process's: the last image has it all. */
-			exe_add(&exes, b, strnlen(b, sizeof(r->executable)), ends, 1,
-			        ends ? r->utime_us + r->stime_us : 0);
-		}
-		if (r->flags & LWM2_F_INCOMPLETE)
-			json_object_array_add(incomplete, json_object_new_int(r->pid));
-		fl_any |= r->flags;
-		for (int c = 0; c < LWM2_NCOUNTERS; c++)
-			tot[c] += r->counters[c];
-		for (int e = 0; e < LWM2_NEARMARKS; e++)
-			samples[e] += r->samples[e];
-		for (int g = 0; g < LWM2_NGROUPS; g++)
-			if ((r->missing & (1u << g)) && !reason[g])
-				reason[g] = r->missing_reason[g];
+	if (m->sum && id && id->job_id &&
+	    (m->sum->job_id != id->job_id || m->sum->step_id != id->step_id)) {
+		logf_(m->log, m->log_arg,
+		      "lwm2: merge: couldn't use %s: it belongs to job %llu step %u, not job %llu "
+		      "step %u",
+		      LWM2_SUMMARY_FILE, (unsigned long long)m->sum->job_id, m->sum->step_id,
+		      (unsigned long long)id->job_id, id->step_id);
+		m->sum = NULL;
 	}
-	if (sum)
-		shortp = short_json(sum, tot, samples, &nproc, &nimages, &exes, procs);
-	ju_add(node, "procs", procs);
-	ju_add(node, "incomplete", incomplete);
+	if (m->sum)
+		shortp = short_json(m->sum, m->tot, m->samples, &m->nproc, &m->nimages, &m->exes,
+		                    m->procs);
+	ju_add(node, "procs", m->procs);
+	ju_add(node, "incomplete", m->incomplete);
 
 	totals = json_object_new_object();
-	ju_add(totals, "processes", ju_u64(nproc));
-	ju_add(totals, "mpi_processes", ju_u64(nmpi));
-	ju_add(totals, "images", ju_u64(nimages));
+	ju_add(totals, "processes", ju_u64(m->nproc));
+	ju_add(totals, "mpi_processes", ju_u64(m->nmpi));
+	ju_add(totals, "images", ju_u64(m->nimages));
 	tc = json_object_new_array_ext(LWM2_NCOUNTERS);
 	for (int c = 0; c < LWM2_NCOUNTERS; c++)
-		json_object_array_add(tc, ju_u64(tot[c]));
+		json_object_array_add(tc, ju_u64(m->tot[c]));
 	ju_add(totals, "c", tc);
 	ts = json_object_new_array_ext(LWM2_NEARMARKS);
 	for (int e = 0; e < LWM2_NEARMARKS; e++)
-		json_object_array_add(ts, ju_u64(samples[e]));
+		json_object_array_add(ts, ju_u64(m->samples[e]));
 	ju_add(totals, "samples", ts);
 	ju_add(node, "totals", totals);
 
 	missing = json_object_new_object();
 	for (int g = 0; g < LWM2_NGROUPS; g++)
-		if (reason[g])
-			ju_add(missing, lwm2_group_names[g],
-			       json_object_new_string(*reason[g] ? reason[g] : "not measured"));
+		if (m->have_reason[g])
+			ju_add(
+			    missing, lwm2_group_names[g],
+			    json_object_new_string(*m->reason[g] ? m->reason[g] : "not measured"));
 	ju_add(node, "missing", missing);
 
-	series = node_series(recs, use, n, &approx);
+	series = series_json(m);
 	flags = json_object_new_array();
-	if (json_object_array_length(incomplete))
+	if (json_object_array_length(m->incomplete))
 		json_object_array_add(flags, json_object_new_string("incomplete"));
-	if (fl_any & LWM2_F_PARTIAL)
+	if (m->fl_any & LWM2_F_PARTIAL)
 		json_object_array_add(flags, json_object_new_string("partial"));
-	if (fl_any & LWM2_F_COARSENED)
+	if (m->fl_any & LWM2_F_COARSENED)
 		json_object_array_add(flags, json_object_new_string("coarsened"));
-	if (approx)
+	if (m->approx)
 		json_object_array_add(flags, json_object_new_string("series_approximate"));
-	if (id && id->expected_tasks && distinct_tasks(recs, use, n, sum) < id->expected_tasks)
+	if (id && id->expected_tasks && distinct_tasks(m) < id->expected_tasks)
 		json_object_array_add(flags, json_object_new_string("missing_tasks"));
 	ju_add(node, "flags", flags);
 	if (series)
 		ju_add(node, "series", series);
 	if (shortp)
 		ju_add(node, "short", shortp);
-	ju_add(node, "exes", exes_json(&exes, &exes_omitted));
+	ju_add(node, "exes", exes_json(&m->exes, &exes_omitted));
 	if (exes_omitted)
 		ju_add(node, "exes_omitted", ju_u64(exes_omitted));
-	free(exes.e);
-	free(use);
+	m->procs = m->incomplete = NULL; /* now the node's */
+	merge_free(m);
 	return node;
 }
 
@@ -560,7 +650,14 @@ json_object *lwm2_node_merge_records(const struct lwm2_node_ident *id,
                                      struct lwm2_rank_record *const *recs, const char *const *files,
                                      size_t n, lwm2_log_fn log, void *log_arg)
 {
-	return merge(id, recs, files, n, NULL, log, log_arg);
+	struct merge m;
+
+	if (merge_init(&m, id, log, log_arg) < 0)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		if (recs[i])
+			merge_add(&m, recs[i], files ? files[i] : NULL);
+	return merge_finish(&m);
 }
 
 /* The step's summary of short processes in dirfd: NULL when there is none
@@ -632,19 +729,163 @@ static bool is_record_name(const char *name)
 	return n > 5 && name[0] != '.' && strcmp(name + n - 5, ".lwm2") == 0;
 }
 
-json_object *lwm2_node_merge(int dirfd, const struct lwm2_node_ident *id, lwm2_log_fn log,
-                             void *log_arg)
+/* A file name as it may go into a log line: bytes that are not printable
+ * ASCII (a newline would forge a line) and backslashes escaped. */
+static const char *escaped(const char *name, char *buf, size_t len)
 {
-	struct lwm2_rank_record **recs = NULL;
-	char **names = NULL;
-	size_t n = 0, cap = 0, kept = 0, skipped = 0;
+	static const char hex[] = "0123456789abcdef";
+	size_t k = 0;
+
+	for (const unsigned char *p = (const unsigned char *)name; *p && k + 5 < len; p++) {
+		if (*p >= 0x20 && *p < 0x7f && *p != '\\')
+			buf[k++] = (char)*p;
+		else {
+			buf[k++] = '\\';
+			buf[k++] = 'x';
+			buf[k++] = hex[*p >> 4];
+			buf[k++] = hex[*p & 15];
+		}
+	}
+	buf[k] = '\0';
+	return buf;
+}
+
+/* The largest rank record file the writer makes: header and two slots of
+ * the most slices it keeps. */
+static uint64_t writer_file_max(void)
+{
+	return sizeof(struct lwm2_file_header) + 2 * lwm2_slot_capacity(LWM2_MAX_SLICES_LIMIT);
+}
+
+static double ms_since(const struct timespec *t0)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)(t.tv_sec - t0->tv_sec) * 1e3 + (double)(t.tv_nsec - t0->tv_nsec) / 1e6;
+}
+
+/* Inodes already merged (open addressing, ino 0 is never a file's). */
+struct inoset {
+	uint64_t *slot;
+	size_t cap;
+};
+
+static bool inoset_add(struct inoset *s, uint64_t ino)
+{
+	size_t i;
+
+	for (i = (size_t)(ino * 0x9e3779b97f4a7c15ull) & (s->cap - 1); s->slot[i];
+	     i = (i + 1) & (s->cap - 1))
+		if (s->slot[i] == ino)
+			return false;
+	s->slot[i] = ino;
+	return true;
+}
+
+/*
+ * One file of the step directory, checked before a byte of it is read:
+ * a regular file, one link (a hard link to another record, perhaps one
+ * big record linked thousands of times, is refused), the owner the caller
+ * wants, an inode not merged yet, no larger than the writer makes, within
+ * what is left of the byte budget.  Read into *buf, reused across files.
+ */
+static const struct lwm2_rank_record *
+read_checked(int dirfd, const char *name, const struct lwm2_merge_limits *lim, struct inoset *seen,
+             uint64_t *budget, char **buf, size_t *cap, char *err, size_t errlen)
+{
+	const struct lwm2_rank_record *r = NULL;
+	struct stat st;
+	size_t got = 0;
+	int fd;
+
+	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(err, errlen, "open: %s", strerror(errno));
+		return NULL;
+	}
+	if (fstat(fd, &st) != 0) {
+		snprintf(err, errlen, "stat: %s", strerror(errno));
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "not a regular file");
+		goto out;
+	}
+	if (st.st_nlink != 1) {
+		snprintf(err, errlen, "%llu links to the file; a record has one",
+		         (unsigned long long)st.st_nlink);
+		goto out;
+	}
+	if (lim->check_owner && st.st_uid != lim->owner) {
+		snprintf(err, errlen, "owned by uid %u, not the job's uid %u", (unsigned)st.st_uid,
+		         (unsigned)lim->owner);
+		goto out;
+	}
+	if ((uint64_t)st.st_size > writer_file_max()) {
+		snprintf(err, errlen, "file of %lld bytes, larger than a record can be (%llu)",
+		         (long long)st.st_size, (unsigned long long)writer_file_max());
+		goto out;
+	}
+	if ((uint64_t)st.st_size > *budget) {
+		snprintf(err, errlen, "beyond the %llu MiB read for one step",
+		         (unsigned long long)(lim->max_bytes >> 20));
+		goto out;
+	}
+	if (seen->slot && !inoset_add(seen, (uint64_t)st.st_ino)) {
+		snprintf(err, errlen, "the same file as another record");
+		goto out;
+	}
+	*budget -= (uint64_t)st.st_size;
+	if ((size_t)st.st_size > *cap) {
+		char *nb = realloc(*buf, (size_t)st.st_size);
+		if (!nb) {
+			snprintf(err, errlen, "out of memory");
+			goto out;
+		}
+		*buf = nb;
+		*cap = (size_t)st.st_size;
+	}
+	/* The file may shrink while we read; take what is there. */
+	while (got < (size_t)st.st_size) {
+		ssize_t n = pread(fd, *buf + got, (size_t)st.st_size - got, (off_t)got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			snprintf(err, errlen, "read: %s", strerror(errno));
+			goto out;
+		}
+		if (n == 0)
+			break;
+		got += (size_t)n;
+	}
+	r = lwm2_record_pick(*buf, got, err, errlen);
+out:
+	close(fd);
+	return r;
+}
+
+json_object *lwm2_node_merge_limited(int dirfd, const struct lwm2_node_ident *id,
+                                     const struct lwm2_merge_limits *limits, lwm2_log_fn log,
+                                     void *log_arg)
+{
+	static const struct lwm2_merge_limits none = {0};
+	const struct lwm2_merge_limits *lim = limits ? limits : &none;
+	size_t max_records = lim->max_records ? lim->max_records : LWM2_NODE_MAX_RECORDS;
+	uint64_t budget = lim->max_bytes ? lim->max_bytes : UINT64_MAX;
+	struct inoset seen = {0};
+	struct lwm2_summary_header *sum = NULL;
+	struct timespec t0;
+	struct merge m;
+	char **names = NULL, *buf = NULL, esc[3 * NAME_MAX + 8];
+	size_t n = 0, cap = 0, bufcap = 0, skipped = 0, logged = 0;
+	bool more = false, late = false;
 	json_object *node = NULL;
-	struct lwm2_summary_header *sum;
-	bool sum_bad = false;
 	struct dirent *de;
 	DIR *d;
 	int fd, saved = 0;
 
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return NULL;
@@ -660,11 +901,8 @@ json_object *lwm2_node_merge(int dirfd, const struct lwm2_node_ident *id, lwm2_l
 			continue;
 		/* The directory is the user's: a flood of files must not make
 		 * slurmstepd read forever. */
-		if (n == LWM2_NODE_MAX_RECORDS) {
-			logf_(log, log_arg,
-			      "lwm2: merge: couldn't read every record: more than %u in the "
-			      "directory, the rest skipped",
-			      LWM2_NODE_MAX_RECORDS);
+		if (n == max_records) {
+			more = true;
 			skipped++;
 			break;
 		}
@@ -691,32 +929,82 @@ json_object *lwm2_node_merge(int dirfd, const struct lwm2_node_ident *id, lwm2_l
 	/* Sorted, so the same directory always gives the same record. */
 	if (n)
 		qsort(names, n, sizeof(*names), cmp_str);
-	recs = calloc(n ? n : 1, sizeof(*recs));
-	if (!recs) {
-		saved = ENOMEM;
+	if (lim->check_owner || lim->max_bytes) {
+		for (seen.cap = 64; seen.cap < 2 * n; seen.cap *= 2)
+			;
+		if (!(seen.slot = calloc(seen.cap, sizeof(*seen.slot)))) {
+			saved = ENOMEM;
+			goto out;
+		}
+	}
+	if (merge_init(&m, id, NULL, NULL) < 0) {
+		saved = errno;
 		goto out;
 	}
 	for (size_t i = 0; i < n; i++) {
 		char err[256];
-		struct lwm2_rank_record *r;
-		if (lwm2_record_read_file(dirfd, names[i], &r, err, sizeof(err)) != 0) {
-			logf_(log, log_arg, "lwm2: merge: couldn't read %s: %s", names[i], err);
+		const struct lwm2_rank_record *r;
+		bool ok;
+
+		if (lim->max_ms && ms_since(&t0) > lim->max_ms) {
+			late = true;
+			skipped += n - i;
+			break;
+		}
+		r = read_checked(dirfd, names[i], lim, &seen, &budget, &buf, &bufcap, err,
+		                 sizeof(err));
+		if (r) {
+			/* A foreign record is logged like any other skipped one. */
+			char why[256];
+
+			ok = !id || !id->job_id ||
+			     (r->job_id == id->job_id && r->step_id == id->step_id);
+			if (ok) {
+				merge_add(&m, r, names[i]);
+				continue;
+			}
+			snprintf(why, sizeof(why),
+			         "it belongs to job %llu step %u, not job %llu step %u",
+			         (unsigned long long)r->job_id, r->step_id,
+			         (unsigned long long)id->job_id, id->step_id);
 			skipped++;
-			free(names[i]);
-			names[i] = NULL;
+			if (logged++ < LWM2_NODE_LOG_MAX)
+				logf_(log, log_arg, "lwm2: merge: couldn't use %s: %s",
+				      escaped(names[i], esc, sizeof(esc)), why);
 			continue;
 		}
-		if (kept != i) {
-			names[kept] = names[i];
-			names[i] = NULL;
-		}
-		recs[kept++] = r;
-	}
-	sum = read_summary(dirfd, log, log_arg, &sum_bad);
-	if (sum_bad)
 		skipped++;
-	node = merge(id, recs, (const char *const *)names, kept, sum, log, log_arg);
+		if (logged++ < LWM2_NODE_LOG_MAX)
+			logf_(log, log_arg, "lwm2: merge: couldn't read %s: %s",
+			      escaped(names[i], esc, sizeof(esc)), err);
+	}
+	if (more)
+		logf_(
+		    log, log_arg,
+		    "lwm2: merge: couldn't read every record: more than %zu in the directory, the "
+		    "rest skipped",
+		    max_records);
+	if (late)
+		logf_(log, log_arg,
+		      "lwm2: merge: couldn't read every record within %u ms, the rest skipped",
+		      lim->max_ms);
+	if (logged > LWM2_NODE_LOG_MAX)
+		logf_(log, log_arg,
+		      "lwm2: merge: skipped %zu records in all, the first %u of them named above",
+		      skipped, LWM2_NODE_LOG_MAX);
+	{
+		bool sum_bad = false;
+
+		sum = read_summary(dirfd, log, log_arg, &sum_bad);
+		if (sum_bad)
+			skipped++;
+		m.sum = sum;
+		m.log = log;
+		m.log_arg = log_arg;
+	}
+	node = merge_finish(&m);
 	free(sum);
+	sum = NULL;
 	if (!node) {
 		saved = errno;
 		goto out;
@@ -730,13 +1018,18 @@ out:
 	for (size_t i = 0; i < n; i++)
 		free(names[i]);
 	free(names);
-	for (size_t i = 0; i < kept; i++)
-		free(recs[i]);
-	free(recs);
+	free(buf);
+	free(seen.slot);
 	closedir(d);
 	if (!node)
 		errno = saved ? saved : EIO;
 	return node;
+}
+
+json_object *lwm2_node_merge(int dirfd, const struct lwm2_node_ident *id, lwm2_log_fn log,
+                             void *log_arg)
+{
+	return lwm2_node_merge_limited(dirfd, id, NULL, log, log_arg);
 }
 
 /* Map of the node record's counter order onto this build's. */
@@ -789,7 +1082,9 @@ int lwm2_proc_from_json(json_object *p, const int *map, size_t nmap, struct lwm2
 	}
 	if (!ju_int(p, "start_ns", &start) || !ju_int(p, "end_ns", &end))
 		return -1;
-	pv->wall_ns = end > start ? (uint64_t)(end - start) : 0;
+	/* In unsigned arithmetic: two crafted times apart by more than
+	 * INT64_MAX would overflow a signed difference. */
+	pv->wall_ns = end > start ? (uint64_t)end - (uint64_t)start : 0;
 	if ((s = ju_get(p, "samples", json_type_array)))
 		for (size_t i = 0; i < json_object_array_length(s); i++)
 			if ((v = json_object_get_int64(json_object_array_get_idx(s, i))) > 0)

@@ -7,6 +7,7 @@
 #include "lwm2_render.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -97,6 +98,12 @@ static size_t fixed(double v, int dec, char *buf, size_t len)
 
 	for (int i = 0; i < dec; i++)
 		scale *= 10;
+	/* A crafted digest can hold any double: beyond what an integer holds
+	 * (or NaN, or negative) the conversion would be undefined. */
+	if (!(v >= 0 && v * (double)scale + 0.5 < 1e19)) {
+		int w = snprintf(buf, len, "%.3g", v);
+		return w < 0 ? 0 : (size_t)w < len ? (size_t)w : len - 1;
+	}
 	x = (uint64_t)(v * (double)scale + 0.5);
 	ip = x / scale;
 	n = utoa(ip, ib);
@@ -161,11 +168,13 @@ char *lwm2_format_value(double v, const char *unit, char *buf, size_t len)
 	}
 	if (v > 0 && v < 0.001 && strcmp(unit, "s") != 0) {
 		cat(buf, len, &k, "<0.001");
-	} else if (p == 0 && (strcmp(unit, "B") == 0 || !*unit) && v == (double)(uint64_t)v) {
+	} else if (p == 0 && (strcmp(unit, "B") == 0 || !*unit) && v >= 0 && v < 1e19 &&
+	           v == (double)(uint64_t)v) {
 		/* whole bytes and counts read better without decimals */
 		k += fixed(v, 0, buf + k, len - k);
 	} else if (p == 0 && strcmp(unit, "B") == 0) {
-		k += fixed(v, v == (double)(uint64_t)v ? 0 : 1, buf + k, len - k);
+		k += fixed(v, v >= 0 && v < 1e19 && v == (double)(uint64_t)v ? 0 : 1, buf + k,
+		           len - k);
 	} else {
 		k += sig3(v, buf + k, len - k);
 	}

@@ -307,15 +307,52 @@ static void fill_identity(const char *exe)
 	r->term_signal = 0;
 }
 
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define LWM2_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) ||                         \
+    __has_feature(memory_sanitizer)
+#define LWM2_SANITIZED 1
+#endif
+#endif
+
+/*
+ * The sanitizer runtime a program was built with, if any.  Such a runtime
+ * intercepts the very calls the library wraps and wants to come first:
+ * the library steps aside and leaves the user's debugging tool alone (the
+ * SPANK plugin turns off ASan's link-order check, which would end the
+ * program before this runs).  A library built with a sanitizer itself
+ * (the test suite's sanitizer builds) finds its own runtime: it measures.
+ */
+static const char *sanitizer_runtime(void)
+{
+#ifndef LWM2_SANITIZED
+	static const char *const rt[][2] = {
+	    {"__asan_init", "AddressSanitizer"},
+	    {"__tsan_init", "ThreadSanitizer"},
+	    {"__msan_init", "MemorySanitizer"},
+	    {"__hwasan_init", "HWAddressSanitizer"},
+	};
+
+	for (size_t i = 0; i < sizeof(rt) / sizeof(rt[0]); i++)
+		if (dlsym(RTLD_DEFAULT, rt[i][0]))
+			return rt[i][1];
+#endif
+	return NULL;
+}
+
 static void on_exit_hook(int status, void *arg)
 {
 	(void)arg;
 	lwm2_finish(LWM2_END_EXIT, status, 0, false);
+	/* Joined, so its stack and thread-local storage are freed: a leak
+	 * checker run on a clean program finds nothing of ours. */
+	lwm2_heartbeat_stop();
 }
 
 __attribute__((constructor)) static void lwm2_init(void)
 {
-	const char *mode = getenv("LWM2_MODE");
+	const char *mode = getenv("LWM2_MODE"), *san;
 	static char parent_env[32];
 	char exe[256];
 	bool measured_parent;
@@ -329,6 +366,10 @@ __attribute__((constructor)) static void lwm2_init(void)
 	exe[n > 0 ? n : 0] = '\0';
 	if (is_slurm_client(exe))
 		return;
+	if ((san = sanitizer_runtime())) {
+		lwm2_debug("lwm2: start: not measuring %s: it is built with %s", exe, san);
+		return;
+	}
 	if (mode && *mode && strcmp(mode, "on") != 0 && strcmp(mode, "print") != 0)
 		lwm2_debug("lwm2: start: couldn't use LWM2_MODE=%s: expected on, off or print; "
 		           "measuring",

@@ -101,6 +101,7 @@ struct lwm2_thread {
 	bool is_main;
 	bool exited;
 	bool timer_armed;
+	bool timer_paused; /* stopped while the thread blocks the sampling signal */
 	timer_t timer;
 } __attribute__((aligned(LWM2_CACHELINE)));
 

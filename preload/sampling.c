@@ -25,6 +25,15 @@
  *    core's handler saves the record, then runs the application's handler
  *    with its own mask and flags, or, at SIG_DFL, dies by the signal.
  * SIGPROF and SIGALRM are never touched.
+ *
+ * A sample is never something the application can see.  A thread that
+ * blocks the sampling signal (to read signals with sigwait, sigtimedwait or
+ * signalfd) would find the pending samples there, so its timer is stopped
+ * before the mask blocks the signal (sigprocmask and pthread_sigmask are
+ * intercepted) and started again when it unblocks it; a thread created with
+ * the signal blocked starts with its timer stopped.  The signal sent by
+ * anyone else (kill, sigqueue) is told from a sample by the timer's mark
+ * and gets the application's disposition: at SIG_DFL it ends the process.
  */
 #include "core_int.h"
 
@@ -72,14 +81,23 @@ int lwm2_real_sigaction(int sig, const struct sigaction *act, struct sigaction *
 
 /* ---- sampling ---- */
 
+/* The si_value of our timers' signals. */
+static char timer_mark;
+
+static void foreign_sample_signal(int sig);
+
 static void sample_handler(int sig, siginfo_t *si, void *uc)
 {
 	int saved = errno;
 	struct lwm2_thread *t = lwm2_self;
 
-	(void)sig;
 	(void)uc;
-	if (t && si && si->si_code == SI_TIMER) {
+	if (!si || si->si_code != SI_TIMER || si->si_value.sival_ptr != &timer_mark) {
+		foreign_sample_signal(sig);
+		errno = saved;
+		return;
+	}
+	if (t) {
 		uint32_t m = atomic_load_explicit(&t->earmark, memory_order_relaxed);
 		uint64_t n = 1 + (uint64_t)(si->si_overrun > 0 ? si->si_overrun : 0);
 
@@ -118,6 +136,17 @@ static int install_sample_handler(struct sigaction *old)
 	return lwm2_real_sigaction(lwm2_p.sample_sig, &sa, old);
 }
 
+/* Whether the calling thread blocks the sampling signal (the raw system
+ * call: the intercepted functions below call this). */
+static bool sample_blocked(void)
+{
+	uint64_t cur = 0;
+
+	if (syscall(SYS_rt_sigprocmask, SIG_BLOCK, NULL, &cur, sizeof(cur)) != 0)
+		return false;
+	return (cur >> (lwm2_p.sample_sig - 1)) & 1;
+}
+
 /* Under the lock, in the thread itself. */
 void lwm2_sampling_thread_start(struct lwm2_thread *t)
 {
@@ -130,14 +159,56 @@ void lwm2_sampling_thread_start(struct lwm2_thread *t)
 	sev.sigev_notify = SIGEV_THREAD_ID;
 	sev.sigev_signo = lwm2_p.sample_sig;
 	sev.sigev_notify_thread_id = t->tid;
+	sev.sigev_value.sival_ptr = &timer_mark;
 	if (timer_create(CLOCK_THREAD_CPUTIME_ID, &sev, &t->timer) != 0) {
 		lwm2_debug("lwm2: sampling: couldn't create a timer for thread %d: %s", t->tid,
 		           strerror(errno));
 		return;
 	}
-	its = period();
-	timer_settime(t->timer, 0, &its, NULL);
 	t->timer_armed = true;
+	/* Created with the signal blocked: samples would stay pending where
+	 * the application reads its signals. */
+	t->timer_paused = sample_blocked();
+	if (!t->timer_paused) {
+		its = period();
+		timer_settime(t->timer, 0, &its, NULL);
+	}
+}
+
+/* The calling thread's timer, before its mask blocks the signal. */
+static void pause_self(void)
+{
+	static const struct itimerspec zero;
+	struct lwm2_thread *t = lwm2_self;
+
+	if (!t || !t->timer_armed || t->timer_paused)
+		return;
+	t->timer_paused = true;
+	timer_settime(t->timer, 0, &zero, NULL);
+}
+
+/* After a change of the calling thread's mask: the timer runs exactly
+ * while the signal is unblocked. */
+__attribute__((unused)) static void mask_changed(void)
+{
+	struct lwm2_thread *t = lwm2_self;
+	struct itimerspec its;
+
+	if (!t || !t->timer_armed || !lwm2_p.sampling_on)
+		return;
+	if (sample_blocked())
+		pause_self();
+	else if (t->timer_paused) {
+		t->timer_paused = false;
+		its = period();
+		timer_settime(t->timer, 0, &its, NULL);
+	}
+}
+
+__attribute__((unused)) static bool will_block(int how, const sigset_t *set)
+{
+	return set && lwm2_p.sampling_on && (how == SIG_BLOCK || how == SIG_SETMASK) &&
+	       sigismember(set, lwm2_p.sample_sig) == 1;
 }
 
 /* Under the lock. */
@@ -166,7 +237,7 @@ void lwm2_sampling_resume_all(void)
 	install_sample_handler(NULL);
 	its = period();
 	for (struct lwm2_thread *t = lwm2_p.threads; t; t = t->next)
-		if (t->timer_armed)
+		if (t->timer_armed && !t->timer_paused)
 			timer_settime(t->timer, 0, &its, NULL);
 }
 
@@ -240,6 +311,22 @@ __attribute__((unused)) static void sampling_backoff(int sig)
 	snprintf(why, sizeof(why), "the application uses the sampling signal %d", sig);
 	lwm2_group_missing(LWM2_G_SAMPLING, why);
 	drain(sig);
+}
+
+/* The sampling signal sent by someone else while the application leaves it
+ * at SIG_DFL (it would have ended the process) or SIG_IGN (nothing). */
+static void foreign_sample_signal(int sig)
+{
+	struct sigaction dfl;
+
+	if (vs[sig].app.sa_handler != SIG_DFL)
+		return;
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	lwm2_real_sigaction(sig, &dfl, NULL);
+	lwm2_finish(LWM2_END_SIGNAL, 0, sig, true);
+	/* Delivered at SIG_DFL once this handler returns. */
+	syscall(SYS_tgkill, lwm2_raw_getpid(), lwm2_raw_gettid(), sig);
 }
 
 /* ---- termination signals ---- */
@@ -411,5 +498,46 @@ LWM2_EXPORT sighandler_t signal(int sig, sighandler_t handler)
 	if (sigaction(sig, &sa, &old) < 0)
 		return SIG_ERR;
 	return old.sa_handler;
+}
+#endif
+
+#ifndef LWM2_NO_INTERPOSE
+static int (*real_pthread_sigmask)(int, const sigset_t *, sigset_t *);
+static int (*real_sigprocmask)(int, const sigset_t *, sigset_t *);
+
+LWM2_EXPORT int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
+{
+	int rc;
+
+	if (!real_pthread_sigmask)
+		real_pthread_sigmask = lwm2_real("pthread_sigmask");
+	if (!real_pthread_sigmask)
+		return ENOSYS;
+	if (will_block(how, set))
+		pause_self();
+	rc = real_pthread_sigmask(how, set, old);
+	if (set)
+		mask_changed();
+	return rc;
+}
+
+LWM2_EXPORT int sigprocmask(int how, const sigset_t *set, sigset_t *old)
+{
+	int rc, saved;
+
+	if (!real_sigprocmask)
+		real_sigprocmask = lwm2_real("sigprocmask");
+	if (!real_sigprocmask) {
+		errno = ENOSYS;
+		return -1;
+	}
+	if (will_block(how, set))
+		pause_self();
+	rc = real_sigprocmask(how, set, old);
+	saved = errno;
+	if (set)
+		mask_changed();
+	errno = saved;
+	return rc;
 }
 #endif

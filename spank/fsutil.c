@@ -58,12 +58,70 @@ int lwm2_open_root_dir(int atfd, const char *path, mode_t mode, char *err, size_
 	return fd;
 }
 
-int lwm2_rmtree_at(int parentfd, const char *name, int depth)
+/* Directories open at once in the walk; deeper ones are moved up. */
+#define RMTREE_OPEN_MAX 32
+
+/*
+ * Empty the directory dfd.  Directories deeper than RMTREE_OPEN_MAX below
+ * the top are renamed into the top directory (topfd) instead of entered:
+ * the walk never holds more descriptors, never follows "..", and any depth
+ * is removed in a few passes.  *moved counts the renames.
+ */
+static int empty_dir(int topfd, int dfd, int depth, unsigned *seq, size_t *moved)
 {
-	DIR *d;
 	struct dirent *de;
+	DIR *d;
 	int fd, rc = 0;
 
+	/* A description of its own: a dup would share the read position,
+	 * left at the end by the previous pass. */
+	fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || !(d = fdopendir(fd))) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	while ((de = readdir(d))) {
+		char up[32];
+		int sub;
+
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (unlinkat(dfd, de->d_name, 0) == 0 || errno == ENOENT)
+			continue;
+		if (errno != EISDIR) {
+			rc = -1;
+			continue;
+		}
+		if (depth >= RMTREE_OPEN_MAX) {
+			snprintf(up, sizeof(up), ".lwm2-rm.%u", (*seq)++);
+			if (renameat(dfd, de->d_name, topfd, up) == 0)
+				(*moved)++;
+			else
+				rc = -1;
+			continue;
+		}
+		sub = openat(dfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (sub < 0) {
+			rc = -1;
+			continue;
+		}
+		if (empty_dir(topfd, sub, depth + 1, seq, moved) < 0)
+			rc = -1;
+		close(sub);
+		if (unlinkat(dfd, de->d_name, AT_REMOVEDIR) < 0 && errno != ENOENT)
+			rc = -1;
+	}
+	closedir(d);
+	return rc;
+}
+
+int lwm2_rmtree_at(int parentfd, const char *name, int depth)
+{
+	unsigned seq = 0;
+	int fd, rc = 0;
+
+	(void)depth;
 	fd = openat(parentfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
 		if (errno == ENOENT)
@@ -71,23 +129,17 @@ int lwm2_rmtree_at(int parentfd, const char *name, int depth)
 		/* Not a directory (or a symlink): just the name goes. */
 		return unlinkat(parentfd, name, 0);
 	}
-	d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return -1;
+	/* Each pass removes RMTREE_OPEN_MAX levels of every deep branch and
+	 * moves the rest up; the bound on passes only guards against a tree
+	 * that someone keeps growing while it is removed. */
+	for (int pass = 0; pass < 100000; pass++) {
+		size_t moved = 0;
+
+		rc = empty_dir(fd, fd, 0, &seq, &moved);
+		if (!moved)
+			break;
 	}
-	while ((de = readdir(d))) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		if (unlinkat(fd, de->d_name, 0) == 0)
-			continue;
-		if (errno == EISDIR && depth < 16) {
-			if (lwm2_rmtree_at(fd, de->d_name, depth + 1) < 0)
-				rc = -1;
-		} else if (errno != ENOENT)
-			rc = -1;
-	}
-	closedir(d);
+	close(fd);
 	if (unlinkat(parentfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
 		rc = -1;
 	return rc;

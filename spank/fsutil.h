@@ -15,7 +15,8 @@
 int lwm2_open_root_dir(int atfd, const char *path, mode_t mode, char *err, size_t errlen);
 
 /* Remove name below parentfd and everything in it, following no symlink,
- * at most 16 levels deep.  A missing name is not an error. */
+ * at any depth (with a bounded number of open descriptors).  depth is not
+ * used.  A missing name is not an error. */
 int lwm2_rmtree_at(int parentfd, const char *name, int depth);
 
 /* Switch this thread's file-system identity to the user and back. */

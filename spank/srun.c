@@ -3,10 +3,11 @@
  * Local context: srun, as the user.  With --lwm2=print (or the site's
  * default=print) srun prints the digest of its step on stderr when it
  * exits.  The node records in the spool are root's alone; each slurmstepd
- * of a printing step also leaves a user-readable copy in
- * <spool>/print/<job>/<step>.<node>.json, written with the user's identity
- * before the step's last task exit is acknowledged, so they are all there
- * by the time srun's atexit handler runs slurm_spank_exit.
+ * of a printing step also leaves a copy in
+ * <spool>/print/<job>/<step>.<node>.json, root's and readable by the job's
+ * user alone (an ACL), before the step's last task exit is acknowledged, so
+ * they are all there by the time srun's atexit handler runs
+ * slurm_spank_exit.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -102,7 +103,13 @@ int lwm2_srun_exit(spank_t sp)
 
 		if (dfd < 0)
 			dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (dfd >= 0 && (d = fdopendir(dup(dfd)))) {
+		/* The copies are root's and stay (the site cleans the print
+		 * directory): every pass reads them all afresh. */
+		if (dfd >= 0 &&
+		    (d = fdopendir(openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)))) {
+			for (i = 0; i < n; i++)
+				json_object_put(nodes[i]);
+			n = 0;
 			while ((de = readdir(d)) && n < LWM2_PRINT_MAX_NODES) {
 				size_t l = strlen(de->d_name);
 
@@ -111,7 +118,6 @@ int lwm2_srun_exit(spank_t sp)
 					continue;
 				if ((nodes[n] = read_copy(dfd, de->d_name)))
 					n++;
-				unlinkat(dfd, de->d_name, 0);
 			}
 			closedir(d);
 		}

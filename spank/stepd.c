@@ -26,6 +26,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/xattr.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -39,6 +41,16 @@
  * reading them would hold up the end of the job for too long. */
 #define LWM2_BATCH_PRINT_MAX_RECORDS 2048
 #define LWM2_STDOUT_NOTE             ".stdout"
+#define LWM2_ASAN_OPT                "verify_asan_link_order=0"
+
+/* What the merge at step end reads of a step directory, whatever a user
+ * put there: the bounds that keep slurmstepd (root) within about a second
+ * and 64 MiB at the end of a step.  A real step stays far below them:
+ * 4096 processes on one node, 128 MiB of records (a record of the most
+ * slices the library keeps is 2.6 MB). */
+#define LWM2_STEP_MAX_RECORDS 4096
+#define LWM2_STEP_MAX_BYTES   (128ull << 20)
+#define LWM2_STEP_MAX_MS      500
 
 static struct {
 	bool active; /* this step is measured */
@@ -110,6 +122,16 @@ static void scrub_env(spank_t sp)
 	}
 	for (v = lwm2_vars; *v; v++)
 		spank_unsetenv(sp, *v);
+	if (job_getenv(sp, "ASAN_OPTIONS", cur, sizeof(cur)) == 0 && cur[0]) {
+		size_t l = strlen(cur), ol = strlen(LWM2_ASAN_OPT);
+
+		if (!strcmp(cur, LWM2_ASAN_OPT))
+			spank_unsetenv(sp, "ASAN_OPTIONS");
+		else if (l > ol && cur[l - ol - 1] == ':' && !strcmp(cur + l - ol, LWM2_ASAN_OPT)) {
+			cur[l - ol - 1] = '\0';
+			spank_setenv(sp, "ASAN_OPTIONS", cur, 1);
+		}
+	}
 	cuda_lib_path(cuda, sizeof(cuda));
 	if (job_getenv(sp, "CUDA_INJECTION64_PATH", cur, sizeof(cur)) == 0 && !strcmp(cur, cuda))
 		spank_unsetenv(sp, "CUDA_INJECTION64_PATH");
@@ -176,9 +198,56 @@ static int inject_env(spank_t sp)
 	if (job_getenv(sp, "CUDA_INJECTION64_PATH", cur, sizeof(cur)) == 0 && !cur[0] &&
 	    stat(cuda, &sb) == 0 && S_ISREG(sb.st_mode))
 		setenv_fmt(sp, "CUDA_INJECTION64_PATH", "%s", cuda);
+	/* A program built with AddressSanitizer ends at once when its runtime
+	 * is not first in the list of libraries, which the preload makes it:
+	 * the check goes, so the program runs (the library steps aside). */
+	if (job_getenv(sp, "ASAN_OPTIONS", cur, sizeof(cur)) == 0 &&
+	    !strstr(cur, "verify_asan_link_order"))
+		setenv_fmt(sp, "ASAN_OPTIONS", "%s%s%s", cur, cur[0] ? ":" : "", LWM2_ASAN_OPT);
 	/* LD_PRELOAD last: a step with only half of the variables set must not
 	 * load the library. */
 	return setenv_fmt(sp, "LD_PRELOAD", "%s", out);
+}
+
+/*
+ * Step directories left behind by a slurmstepd that was killed (its exit
+ * callback never ran): each live step holds a lock on its directory, so an
+ * unlocked one belongs to a step that has ended.  Called with the base
+ * directory locked, so no step between mkdir and lock is taken for one.
+ */
+static void clean_stale(void)
+{
+	struct dirent *de;
+	DIR *d;
+	int fd;
+
+	if (lwm2_conf.keep)
+		return; /* kept on purpose */
+	fd = openat(st.basefd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || !(d = fdopendir(fd))) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	while ((de = readdir(d))) {
+		int sfd;
+
+		if (de->d_name[0] == '.' || !strcmp(de->d_name, st.name))
+			continue;
+		sfd =
+		    openat(st.basefd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (sfd < 0)
+			continue;
+		if (flock(sfd, LOCK_EX | LOCK_NB) == 0) {
+			slurm_info("lwm2: step start: removing %s/%s, left by a step that ended",
+			           lwm2_conf.basedir, de->d_name);
+			if (lwm2_rmtree_at(st.basefd, de->d_name, 0) < 0)
+				slurm_error("lwm2: step start: couldn't remove %s/%s: %s",
+				            lwm2_conf.basedir, de->d_name, strerror(errno));
+		}
+		close(sfd);
+	}
+	closedir(d);
 }
 
 /*
@@ -207,6 +276,10 @@ static int make_step_dir(void)
 		slurm_error("lwm2: step start: couldn't name the step directory: too long");
 		return -1;
 	}
+	/* Released when this function returns, after the step directory is
+	 * locked as this step's. */
+	if (flock(st.basefd, LOCK_EX) == 0)
+		clean_stale();
 	if (fstatat(st.basefd, st.name, &sb, AT_SYMLINK_NOFOLLOW) == 0) {
 		if (!S_ISDIR(sb.st_mode))
 			slurm_error(
@@ -215,22 +288,27 @@ static int make_step_dir(void)
 		if (lwm2_rmtree_at(st.basefd, st.name, 0) < 0) {
 			slurm_error("lwm2: step start: couldn't remove the old %s: %s", st.dir,
 			            strerror(errno));
+			flock(st.basefd, LOCK_UN);
 			return -1;
 		}
 	}
 	if (mkdirat(st.basefd, st.name, 0700) < 0) {
 		slurm_error("lwm2: step start: couldn't create %s: %s", st.dir, strerror(errno));
+		flock(st.basefd, LOCK_UN);
 		return -1;
 	}
 	fd = openat(st.basefd, st.name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0 || fchown(fd, st.uid, st.gid) < 0 || fchmod(fd, 0700) < 0) {
+	if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) < 0 || fchown(fd, st.uid, st.gid) < 0 ||
+	    fchmod(fd, 0700) < 0) {
 		slurm_error("lwm2: step start: couldn't hand %s to uid %u: %s", st.dir,
 		            (unsigned)st.uid, strerror(errno));
 		if (fd >= 0)
 			close(fd);
 		lwm2_rmtree_at(st.basefd, st.name, 0);
+		flock(st.basefd, LOCK_UN);
 		return -1;
 	}
+	flock(st.basefd, LOCK_UN);
 	st.dirfd = fd;
 	return 0;
 }
@@ -353,14 +431,42 @@ static void log_skipped(void *arg, const char *msg)
 	slurm_error("%s (step directory %s)", msg, dir);
 }
 
-/* The user-readable copy of this node record that srun --lwm2=print
- * reads: <spool>/print/<job>/<step>.<node>.json, written as the user. */
+/*
+ * A POSIX access ACL (the system.posix_acl_access format) that lets the
+ * owner (root) and uid read the file and nobody else do anything.
+ */
+static int acl_read_for(int fd, uid_t uid)
+{
+	struct {
+		uint16_t tag, perm;
+		uint32_t id;
+	} __attribute__((packed)) e[5] = {
+	    {0x01, 4, UINT32_MAX},    /* ACL_USER_OBJ: root, read */
+	    {0x02, 4, (uint32_t)uid}, /* ACL_USER: the job's user, read */
+	    {0x04, 0, UINT32_MAX},    /* ACL_GROUP_OBJ */
+	    {0x10, 4, UINT32_MAX},    /* ACL_MASK */
+	    {0x20, 0, UINT32_MAX},    /* ACL_OTHER */
+	};
+	unsigned char buf[4 + sizeof(e)];
+	uint32_t version = 2;
+
+	memcpy(buf, &version, 4);
+	memcpy(buf + 4, e, sizeof(e));
+	return fsetxattr(fd, "system.posix_acl_access", buf, sizeof(buf), 0);
+}
+
+/*
+ * The copy of this node record that srun --lwm2=print reads:
+ * <spool>/print/<job>/<step>.<node>.json.  Directories and file are
+ * root's: nothing in the shared spool is writable by a user, who could
+ * otherwise fill it and make every job's node records fail.  The job's
+ * user alone may read the file, through an ACL.
+ */
 static void write_print_copy(int spoolfd, json_object *node)
 {
-	char err[PATH_MAX + 128], jname[16], fname[NAME_MAX + 1], sname[16];
+	char err[PATH_MAX + 128], jname[16], fname[NAME_MAX + 1], tmp[NAME_MAX + 1], sname[16];
 	const char *text;
-	struct stat sb;
-	int pfd, jfd;
+	int pfd, jfd, fd;
 
 	pfd = lwm2_open_root_dir(spoolfd, "print", 0711, err, sizeof(err));
 	if (pfd < 0) {
@@ -368,39 +474,38 @@ static void write_print_copy(int spoolfd, json_object *node)
 		return;
 	}
 	snprintf(jname, sizeof(jname), "%u", st.job_id);
-	if (mkdirat(pfd, jname, 0700) < 0 && errno != EEXIST) {
-		slurm_error("lwm2: step end: couldn't create print/%s: %s", jname, strerror(errno));
-		close(pfd);
-		return;
-	}
-	jfd = openat(pfd, jname, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	jfd = lwm2_open_root_dir(pfd, jname, 0755, err, sizeof(err));
 	close(pfd);
-	if (jfd < 0 || fstat(jfd, &sb) < 0) {
-		slurm_error("lwm2: step end: couldn't open print/%s: %s", jname, strerror(errno));
-		goto out;
-	}
-	/* Root's (just made here or on another node) or the user's already. */
-	if ((sb.st_uid != 0 && sb.st_uid != st.uid) ||
-	    (sb.st_uid == 0 && (fchown(jfd, st.uid, st.gid) < 0 || fchmod(jfd, 0700) < 0))) {
-		slurm_error("lwm2: step end: couldn't use print/%s: owned by uid %u", jname,
-		            (unsigned)sb.st_uid);
-		goto out;
+	if (jfd < 0) {
+		slurm_error("lwm2: step end: couldn't use print/%s: %s", jname, err);
+		return;
 	}
 	snprintf(fname, sizeof(fname), "%s.%s.json",
 	         lwm2_step_name(st.step_id, sname, sizeof(sname)), st.node);
-	text = json_object_to_json_string_ext(node, JSON_C_TO_STRING_PLAIN);
-	if (!text || lwm2_fs_become(st.uid, st.gid) < 0) {
-		slurm_error("lwm2: step end: couldn't write print/%s/%s as uid %u", jname, fname,
-		            (unsigned)st.uid);
-		goto out;
+	if (snprintf(tmp, sizeof(tmp), ".%.240s.tmp", fname) >= (int)sizeof(tmp)) {
+		close(jfd);
+		return;
 	}
-	if (lwm2_write_file_at(jfd, fname, text, strlen(text)) < 0)
+	text = json_object_to_json_string_ext(node, JSON_C_TO_STRING_PLAIN);
+	unlinkat(jfd, tmp, 0);
+	fd = openat(jfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0400);
+	if (fd < 0 || !text || acl_read_for(fd, st.uid) < 0 ||
+	    lwm2_write_all(fd, text, strlen(text)) < 0) {
+		slurm_error("lwm2: step end: couldn't write print/%s/%s readable by uid %u: %s "
+		            "(the spool needs POSIX ACLs for print mode)",
+		            jname, fname, (unsigned)st.uid, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		unlinkat(jfd, tmp, 0);
+		close(jfd);
+		return;
+	}
+	if (close(fd) < 0 || renameat(jfd, tmp, jfd, fname) < 0) {
 		slurm_error("lwm2: step end: couldn't write print/%s/%s: %s", jname, fname,
 		            strerror(errno));
-	lwm2_fs_restore();
-out:
-	if (jfd >= 0)
-		close(jfd);
+		unlinkat(jfd, tmp, 0);
+	}
+	close(jfd);
 }
 
 /* Sorted names make the digest the same whatever order readdir gives. */
@@ -510,6 +615,13 @@ out:
 static void step_end(const char *phase)
 {
 	struct lwm2_node_ident id = {0};
+	struct lwm2_merge_limits lim = {
+	    .check_owner = true,
+	    .owner = st.uid,
+	    .max_bytes = LWM2_STEP_MAX_BYTES,
+	    .max_records = LWM2_STEP_MAX_RECORDS,
+	    .max_ms = LWM2_STEP_MAX_MS,
+	};
 	struct timespec t0;
 	char err[512];
 	json_object *node;
@@ -523,7 +635,7 @@ static void step_end(const char *phase)
 	id.node = st.node;
 	id.expected_tasks = st.local_tasks;
 
-	node = lwm2_node_merge(st.dirfd, &id, log_skipped, st.dir);
+	node = lwm2_node_merge_limited(st.dirfd, &id, &lim, log_skipped, st.dir);
 	if (!node) {
 		slurm_error("lwm2: %s: couldn't merge the rank records in %s: %s", phase, st.dir,
 		            strerror(errno));

@@ -2,24 +2,31 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Run the libFuzzer targets for a bounded time on a seed corpus made from
 # real records (lwm2 run with the build tree's liblwm2.so) plus the test
-# suite's hand-built ones.  LWM2_FUZZ_TIME sets the seconds per target.
+# suite's hand-built ones.  LWM2_FUZZ_TIME sets the seconds per target,
+# LWM2_FUZZ_RUNS a number of executions instead.
 set -u
 t=${LWM2_FUZZ_TIME:-10}
+# LWM2_FUZZ_RUNS: a number of executions per target instead of a time.
+bound="-max_total_time=$t"
+if [ -n "${LWM2_FUZZ_RUNS:-}" ]; then
+	bound="-runs=$LWM2_FUZZ_RUNS"
+	t="-runs=$LWM2_FUZZ_RUNS, 0"
+fi
 n=0
 plan() { echo "1..$1"; }
 okay() { n=$((n + 1)); echo "ok $n - $*"; }
 fail() { n=$((n + 1)); echo "not ok $n - $*"; }
 
-for f in fuzz_record fuzz_json; do
+for f in fuzz_record fuzz_json fuzz_logscan; do
 	if [ ! -x ./$f ] || [ "$(head -c 2 ./$f)" = "#!" ]; then
 		echo "1..0 # SKIP clang with -fsanitize=fuzzer is not available"
 		exit 0
 	fi
 done
-plan 4
+plan 5
 work=$(mktemp -d "${TMPDIR:-/tmp}/lwm2-fuzz-XXXXXX") || exit 1
 trap 'rm -rf "$work"' EXIT
-mkdir -p "$work/rec" "$work/json" "$work/keep"
+mkdir -p "$work/rec" "$work/json" "$work/keep" "$work/log"
 # Real records: a process tree with file I/O, forks and an exec.
 if ./lwm2 run --quiet --keep "$work/keep" --json "$work/digest.json" -- \
 	sh -c 'cat /etc/passwd >/dev/null; (echo x >"$0/io.txt"); exec true' "$work" \
@@ -48,11 +55,21 @@ if [ "$nrec" -gt 0 ]; then
 fi
 { printf '\000'; ./lwm2 merge "$work/made" 2>/dev/null; } >"$work/json/node-made"
 printf '\001{"lwm2_digest_version":1,"job":{},"scope":{"processes":0,"metrics":{}}}' >"$work/json/min"
+# Log seeds: lines of jobcomp/lwm2's log around the digests made above.
+if [ -s "$work/digest.json" ]; then
+	{
+		printf '{"job_id":7,"user":"u","state":"COMPLETED","start":1,"end":9,"digest":'
+		tr -d '\n' <"$work/digest.json"
+		printf '}\n{"job_id":8}\n'
+	} >"$work/log/line"
+fi
+printf '@1700000000' >"$work/log/time"
+printf 'now-3d' >"$work/log/rel"
 rc=0
-./fuzz_record -max_total_time="$t" -rss_limit_mb=2048 -artifact_prefix="$work/" "$work/rec" \
+./fuzz_record "$bound" -rss_limit_mb=2048 -artifact_prefix="$work/" "$work/rec" \
 	>"$work/fuzz_record.log" 2>&1 || rc=$?
 if [ $rc -eq 0 ]; then
-	okay "fuzz_record: $(grep -o 'Done [0-9]* runs' "$work/fuzz_record.log" | head -1) in ${t}s"
+	okay "fuzz_record: $(grep -o 'Done [0-9]* runs' "$work/fuzz_record.log" | head -1) (${t}s)"
 else
 	fail "fuzz_record found a crash"
 	sed 's/^/# /' "$work/fuzz_record.log" | tail -40
@@ -60,13 +77,23 @@ else
 	cp "$work"/crash-* . 2>/dev/null
 fi
 rc=0
-./fuzz_json -max_total_time="$t" -rss_limit_mb=2048 -artifact_prefix="$work/" "$work/json" \
+./fuzz_json "$bound" -rss_limit_mb=2048 -artifact_prefix="$work/" "$work/json" \
 	>"$work/fuzz_json.log" 2>&1 || rc=$?
 if [ $rc -eq 0 ]; then
-	okay "fuzz_json: $(grep -o 'Done [0-9]* runs' "$work/fuzz_json.log" | head -1) in ${t}s"
+	okay "fuzz_json: $(grep -o 'Done [0-9]* runs' "$work/fuzz_json.log" | head -1) (${t}s)"
 else
 	fail "fuzz_json found a crash"
 	sed 's/^/# /' "$work/fuzz_json.log" | tail -40
+	cp "$work"/crash-* . 2>/dev/null
+fi
+rc=0
+./fuzz_logscan "$bound" -rss_limit_mb=2048 -artifact_prefix="$work/" "$work/log" \
+	>"$work/fuzz_logscan.log" 2>&1 || rc=$?
+if [ $rc -eq 0 ]; then
+	okay "fuzz_logscan: $(grep -o 'Done [0-9]* runs' "$work/fuzz_logscan.log" | head -1) (${t}s)"
+else
+	fail "fuzz_logscan found a crash"
+	sed 's/^/# /' "$work/fuzz_logscan.log" | tail -40
 	cp "$work"/crash-* . 2>/dev/null
 fi
 # The seeds must be accepted, not just survived: a fuzzer on a corpus it

@@ -11,9 +11,17 @@
 int main(int argc, char **argv)
 {
 	int n, dfd;
+	/* Optional: slices per record (up to the writer's limit), the job and
+	 * step they claim, a name prefix: the hostile cases of the SPANK tests
+	 * plant records of the step's own job. */
+	uint32_t nslices = argc > 3 ? (uint32_t)atoi(argv[3]) : 4;
+	uint64_t job = argc > 4 ? strtoull(argv[4], NULL, 10) : 0;
+	uint32_t step = argc > 5 ? (uint32_t)strtoul(argv[5], NULL, 10) : 0;
+	const char *prefix = argc > 6 ? argv[6] : "rank";
 
-	if (argc != 3 || (n = atoi(argv[2])) < 1) {
-		fprintf(stderr, "usage: mkrecords DIR N\n");
+	if (argc < 3 || argc > 7 || (n = atoi(argv[2])) < 1 || nslices < 4 ||
+	    nslices > LWM2_MAX_SLICES_LIMIT) {
+		fprintf(stderr, "usage: mkrecords DIR N [SLICES [JOB [STEP [PREFIX]]]]\n");
 		return 2;
 	}
 	dfd = open(argv[1], O_RDONLY | O_DIRECTORY);
@@ -22,10 +30,12 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	for (int i = 0; i < n; i++) {
-		struct lwm2_rank_record *r = mk_rec(4, i, "n1");
+		struct lwm2_rank_record *r = mk_rec(nslices, i, "n1");
 		char name[64];
 
 		r->first_slice = 170000000;
+		r->job_id = job;
+		r->step_id = step;
 		r->counters[LWM2_C_mpi_p2p_ns] = (uint64_t)(i + 1) * 1000000000ull;
 		r->counters[LWM2_C_mpi_p2p_calls] = 1000;
 		r->counters[LWM2_C_mpi_p2p_bytes_sent] = 1000 * 512;
@@ -34,7 +44,7 @@ int main(int argc, char **argv)
 		for (int k = 0; k < 4; k++)
 			mk_slices(r)[k].counters[LWM2_C_posix_write_bytes] =
 			    ((uint64_t)(i + 1) << 20) / 4;
-		snprintf(name, sizeof(name), "rank%d.lwm2", i);
+		snprintf(name, sizeof(name), "%.40s%d.lwm2", prefix, i);
 		if (write_rec(dfd, name, r) != 0) {
 			perror(name);
 			return 1;

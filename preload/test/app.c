@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/signalfd.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -350,6 +351,42 @@ int main(int argc, char **argv)
 		fflush(stdout);
 		for (;;)
 			pause();
+	}
+	if (strcmp(mode, "sigwait") == 0 || strcmp(mode, "sigfd") == 0) {
+		/* sigwait N MS: every signal blocked in the main thread and N - 1
+		 * more, MS of CPU each, then the pending signals read as a
+		 * signal-driven daemon would: it must find none. */
+		sigset_t all;
+		struct timespec zero = {0, 0};
+		pthread_t th[16];
+		siginfo_t si;
+		int got = 0;
+
+		sigfillset(&all);
+		sigprocmask(SIG_BLOCK, &all, NULL);
+		for (long i = 1; i < n && i < 16; i++)
+			pthread_create(&th[i], NULL, spinner, (void *)(intptr_t)ms);
+		spin(ms);
+		for (long i = 1; i < n && i < 16; i++)
+			pthread_join(th[i], NULL);
+		if (strcmp(mode, "sigfd") == 0) {
+			struct signalfd_siginfo fs;
+			int fd = signalfd(-1, &all, SFD_NONBLOCK);
+
+			while (fd >= 0 && read(fd, &fs, sizeof(fs)) == (ssize_t)sizeof(fs)) {
+				printf("signal %u code %d\n", fs.ssi_signo, fs.ssi_code);
+				got++;
+			}
+		} else {
+			int sig;
+
+			while ((sig = sigtimedwait(&all, &si, &zero)) > 0) {
+				printf("signal %d code %d\n", sig, si.si_code);
+				got++;
+			}
+		}
+		printf("signals %d\n", got);
+		return got ? 3 : 0;
 	}
 	if (strcmp(mode, "sleep") == 0) {
 		printf("ready\n");

@@ -98,6 +98,32 @@ check "a program resetting every signal to SIG_DFL sees SIG_DFL" eq "$out" "rese
 check "resetting to SIG_DFL does not stop sampling" \
 	eq "$(val "$f" sampling_off) $(test "$(val "$f" samples_total)" -ge 15 && echo many)" "0 many"
 
+# A program that blocks every signal and reads them (sigtimedwait,
+# signalfd) never finds a sample among them, threads included
+for mode in sigwait sigfd; do
+	newcase
+	out=$(LWM2_SAMPLE_HZ=1000 run "$APP" $mode 3 300); rc=$?
+	check "$mode: all signals blocked, 3 threads: no sample among its signals" \
+		eq "$rc $(echo "$out" | tail -n 1)" "0 signals 0"
+	[ "$rc" -eq 0 ] || echo "$out" | head -n 5 | sed 's/^/# /'
+done
+# ... and kill with the sampling signal still ends a program that leaves
+# it at SIG_DFL, by that signal
+newcase
+LD_PRELOAD=$LWM2_LIB LWM2_DIR=$D "$APP" sleep 0 50 >"$D/out" &
+pid=$!
+i=0; while [ ! -s "$D/out" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+kill -s 41 $pid 2>/dev/null
+i=0; while kill -0 $pid 2>/dev/null && [ $i -lt 40 ]; do sleep 0.05; i=$((i + 1)); done
+if kill -0 $pid 2>/dev/null; then
+	kill -KILL $pid
+	wait $pid 2>/dev/null
+	check "kill -41 at SIG_DFL ends the program" false
+else
+	wait $pid 2>/dev/null; rc=$?
+	check "kill -41 at SIG_DFL ends the program by signal 41 (status $rc)" eq "$rc" 169
+fi
+
 newcase
 run "$APP" fork 0 200
 check "fork: two records" eq "$(nrec)" 2
@@ -267,6 +293,45 @@ if printf '#include <stdio.h>\nint main(void){puts("static ok");return 4;}\n' >"
 	check "a static program leaves no record" eq "$(nrec)" 0
 else
 	n=$((n + 1)); echo "ok $n # SKIP no static libc to link a static program"
+fi
+
+# A program built with AddressSanitizer (gcc's runtime wants to be first
+# in the library list; the SPANK plugin turns that check off): it runs as
+# without lwm2, and lwm2 steps aside (no record)
+newcase
+printf '#include <stdio.h>\n#include <stdlib.h>\nint main(void) { char *p = malloc(8); p[0] = 7; printf("asan %%d\\n", p[0]); free(p); return 0; }\n' >"$D/asan.c"
+if gcc -fsanitize=address -o "$D/asan" "$D/asan.c" 2>/dev/null && "$D/asan" >/dev/null 2>&1; then
+	out=$(ASAN_OPTIONS=verify_asan_link_order=0 run "$D/asan" 2>&1); rc=$?
+	check "a program built with ASan runs unchanged" eq "$rc $out" "0 asan 7"
+	check "... and lwm2 steps aside (no record)" eq "$(nrec)" 0
+else
+	n=$((n + 1)); echo "ok $n # SKIP no AddressSanitizer runtime to build with"
+	n=$((n + 1)); echo "ok $n # SKIP no AddressSanitizer runtime to build with"
+fi
+
+# A leak checker on a clean program finds nothing of ours: no "possibly
+# lost" from the heartbeat thread, with threads of the application too
+# (with the library loaded but off first: Debian 12's valgrind cannot read
+# the DWARF 5 debug information of clang 14's builds)
+vg_skip=
+if ! command -v valgrind >/dev/null 2>&1; then
+	vg_skip="valgrind not installed"
+elif ! LD_PRELOAD=$LWM2_LIB LWM2_MODE=off valgrind -q --error-exitcode=9 "$APP" busy 1 10 \
+	>/dev/null 2>&1; then
+	vg_skip="valgrind cannot read this build's binaries (lwm2 off, still failing)"
+fi
+if [ -z "$vg_skip" ]; then
+	for args in "busy 2 100" "threads 20"; do
+		newcase
+		# shellcheck disable=SC2086
+		run valgrind -q --leak-check=full --errors-for-leak-kinds=definite,possible \
+			--error-exitcode=9 "$APP" $args >"$D/vg.out" 2>&1; rc=$?
+		check "valgrind memcheck, $args: no leak, exit 0 (got $rc)" eq "$rc" 0
+		[ "$rc" -eq 0 ] || grep -m 5 "lost" "$D/vg.out" | sed 's/^/# /'
+	done
+else
+	n=$((n + 1)); echo "ok $n # SKIP $vg_skip"
+	n=$((n + 1)); echo "ok $n # SKIP $vg_skip"
 fi
 
 # Slurm's client commands that inherit LD_PRELOAD are not measured
