@@ -44,7 +44,7 @@ import json, sys
 r = json.load(open(sys.argv[1]))
 c = r["counters"]
 def tot(name): return r["totals"]["c"][c.index(name)]
-def group(exe): return [p for p in r["procs"] if p["exe"] == exe and p["flags"] & 512]
+def group(exe): return [p for p in r["procs"] if p["exe"] == exe and p["flags"] & 2048]  # LWM2_F_SUMMARY
 def n(exe): return sum(p["n"] for p in group(exe))
 print(eval(sys.argv[2]))' "$D.json" "$1"
 }
