@@ -193,7 +193,8 @@ static json_object *exes_json(struct exe_tab *t, size_t *omitted)
 	} else {
 		keep = t->n;
 	}
-	qsort(t->e, keep, sizeof(*t->e), cmp_exe_count);
+	if (keep) /* qsort wants a valid array even for none */
+		qsort(t->e, keep, sizeof(*t->e), cmp_exe_count);
 	for (size_t i = 0; i < keep; i++) {
 		json_object *e = json_object_new_object();
 		ju_add(e, "exe", json_object_new_string(t->e[i].name[0] ? t->e[i].name : "?"));
