@@ -523,6 +523,7 @@ nomem:
 /* How far the compact form is cut down. */
 struct cut {
 	size_t incomplete_keep;
+	bool executables; /* the top-executables lists (the log keeps them) */
 	bool step_totals;
 	size_t steps_keep; /* SIZE_MAX: all */
 	bool job_totals;
@@ -547,14 +548,14 @@ static json_object *compact_obj(json_object *d, const struct cut *cut)
 {
 	static const char *const top_drop[] = {"grid", "steps", "incomplete_list", "scope",
 	                                       "ranks"};
-	static const char *const totals[] = {"totals", "executables"};
+	static const char *const totals[] = {"executables", "totals"};
 	json_object *c = shallow_without(d, top_drop, 5), *steps, *inc, *nsteps, *scope;
 	size_t ns, keep;
 
 	scope = ju_get(d, "scope", json_type_object);
 	if (scope)
 		ju_add(c, "scope",
-		       cut->job_totals ? json_object_get(scope)
+		       cut->job_totals ? shallow_without(scope, totals, cut->executables ? 0 : 1)
 		                       : shallow_without(scope, totals, 2));
 	inc = ju_get(d, "incomplete_list", json_type_array);
 	if (inc) {
@@ -576,8 +577,9 @@ static json_object *compact_obj(json_object *d, const struct cut *cut)
 		if (keep < ns && i >= (keep + 1) / 2 && i < ns - keep / 2)
 			continue;
 		s = json_object_array_get_idx(steps, i);
-		json_object_array_add(nsteps, cut->step_totals ? json_object_get(s)
-		                                               : shallow_without(s, totals, 2));
+		json_object_array_add(
+		    nsteps, cut->step_totals ? shallow_without(s, totals, cut->executables ? 0 : 1)
+		                             : shallow_without(s, totals, 2));
 	}
 	ju_add(c, "steps", nsteps);
 	if (keep < ns)
@@ -588,7 +590,7 @@ static json_object *compact_obj(json_object *d, const struct cut *cut)
 
 char *lwm2_job_digest_compact(json_object *digest, size_t cap)
 {
-	struct cut cut = {SIZE_MAX, true, SIZE_MAX, true};
+	struct cut cut = {SIZE_MAX, true, true, SIZE_MAX, true};
 	size_t plen = strlen(LWM2_DIGEST_PREFIX);
 
 	if (!digest || !json_object_is_type(digest, json_type_object)) {
@@ -627,6 +629,8 @@ char *lwm2_job_digest_compact(json_object *digest, size_t cap)
 		/* Cheapest losses first; each stage is marked in the output. */
 		if (cut.incomplete_keep > 8)
 			cut.incomplete_keep = 8;
+		else if (cut.executables)
+			cut.executables = false;
 		else if (cut.step_totals)
 			cut.step_totals = false;
 		else if (cut.steps_keep > 2 && ns > 2)

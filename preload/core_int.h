@@ -30,8 +30,11 @@
 
 #define LWM2_HIDDEN_FN __attribute__((visibility("hidden")))
 
-/* Images that end sooner than this (ms) are summarized, not recorded. */
-#define LWM2_SHORT_MS_DEFAULT 1000
+/* Images that end sooner than this (ms) are summarized, not recorded.
+ * Off by default: the summary keeps no time slices yet, so the node
+ * series (the space-time grid, the export) would miss what short
+ * processes did; a site that runs fork-heavy steps sets LWM2_SHORT_MS. */
+#define LWM2_SHORT_MS_DEFAULT 0
 
 /* Why the process storage is being written. */
 enum lwm2_end {

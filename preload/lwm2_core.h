@@ -49,7 +49,8 @@
  *    process that only computes is written every slice too;
  *  - a fork child that execs having counted nothing leaves nothing (the
  *    next image is the process; rusage carries the CPU time over);
- *  - an image that ends before LWM2_SHORT_MS, not a task (LWM2_ROOT_PPID),
+ *  - where LWM2_SHORT_MS is set (off by default: the summary keeps no
+ *    time slices), an image that ends before it, not a task (LWM2_ROOT_PPID),
  *    MPI rank or multithreaded, adds itself with atomic adds to its
  *    executable's slot of the step's fixed-size summary file
  *    (preload/summary.c, layout in lwm2_record.h) instead of writing a

@@ -56,15 +56,15 @@ check "fsync writer: 64 syncs counted" test "$(j "$w/fsync.json" 't["posix_sync_
 echo "# $(grep -E 'Write bandwidth|Time in fsync' "$w/fsync.txt" | tr -s ' ')"
 
 # -- a process tree without MPI: no MPI advice, processes located by pid ------
-# Each process with a record of its own (LWM2_SHORT_MS=0), then as it is by
-# default: short processes kept together per executable in the summary.
+# Each process with a record of its own (the default), then with the step's
+# summary on (LWM2_SHORT_MS): short processes kept together per executable.
 tree="dd if=/dev/zero of='$w/t' bs=64k count=64 2>/dev/null; sh -c 'true'; cat '$w/t' >/dev/null"
 LWM2_SHORT_MS=0 run tree sh -c "$tree"
 check "process tree: I/O-concentration rule silent without MPI" sh -c "! grep -q 'io-imbalance\|collective MPI-IO' '$w/tree.txt'"
 check "process tree: the writer located by executable and pid" test "$(j "$w/tree.json" \
 	'(lambda a: a[0] == -1 and a[2] > 0 and a[3] == "dd")(m["bytes_written"]["max_at"])')" = True
 check "process tree: rendered as exe[pid]@host" grep -Eq "max [a-z]+\[[0-9]+\]@" "$w/tree.txt"
-run treesum sh -c "$tree"
+LWM2_SHORT_MS=1000 run treesum sh -c "$tree"
 check "process tree, short processes summarized: the writer located by executable" test "$(j "$w/treesum.json" \
 	'(lambda a: a[0] == -1 and a[3] == "dd")(m["bytes_written"]["max_at"])')" = True
 check "process tree, short processes summarized: rendered as exe[short]@host" grep -Eq "max dd\[short\]@" "$w/treesum.txt"

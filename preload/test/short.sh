@@ -14,7 +14,7 @@ tmp=$(mktemp -d /tmp/lwm2-short-XXXXXX) || exit 99
 trap 'rm -rf "$tmp"' EXIT
 unset LWM2_MODE LWM2_PRINT LWM2_DIR LWM2_SLICE LWM2_SLICE_MS LWM2_DEBUG LWM2_SIGNAL LWM2_ROOT_PPID
 unset LWM2_PARENT
-unset LWM2_SHORT_MS
+export LWM2_SHORT_MS=1000
 export LC_ALL=C
 case ${LWM2_SANITIZER:-no} in
 *address*|*thread*) echo "1..0 # SKIP preloading into uninstrumented programs under -fsanitize"; exit 0 ;;

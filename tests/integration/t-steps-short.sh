@@ -18,7 +18,7 @@ spank_setup
 
 N=2000
 # shellcheck disable=SC2016 # expanded by the task's shell
-run_job -N1 -n1 bash -c 'echo job=$SLURM_JOB_ID; head -c 100 /dev/zero >"in.$$";
+run_job -N1 -n1 bash -c 'export LWM2_SHORT_MS=1000; echo job=$SLURM_JOB_ID; head -c 100 /dev/zero >"in.$$";
 	for ((i = 0; i < $0; i++)); do cat "in.$$"; done >/dev/null;
 	ls "$LWM2_DIR" | wc -l | sed "s/^/files=/"; rm -f "in.$$"' $N
 job=$(job_of "$JOB_OUT")
