@@ -295,8 +295,8 @@ static int acct_lookup(uint32_t job_id, struct lwm2_jc_job **out)
 	slurm_selected_step_t sel;
 	slurmdb_job_rec_t *rec, *pick = NULL;
 	struct lwm2_jc_job *job;
-	ListIterator it;
-	List jobs;
+	list_itr_t *it;
+	list_t *jobs;
 	int rc = 0;
 
 	job_cond_init(&cond, &sel, &key);
