@@ -26,7 +26,7 @@ for d in "${delays[@]}"; do
 	run_job -N1 -n1 bash -c 'echo job=$SLURM_JOB_ID'
 	j=$(sed -n 's/^job=//p' <<<"$JOB_OUT" | head -n 1)
 	job[$d]=$j
-	# sacctmgr keeps the text in lower case
+	# sacctmgr of 22.05 keeps the text in lower case, 24.11 as given
 	(
 		if [ "$d" -gt 0 ]; then
 			for _ in $(seq 1 240); do
@@ -44,7 +44,7 @@ wait
 both() {
 	local c
 	c=$(sacct -n -X -P -j "$1" -o AdminComment%60000 2>/dev/null)
-	grep -q "js1:delay$2" <<<"$c" && grep -q 'LWM2:{' <<<"$c"
+	grep -qi "js1:delay$2" <<<"$c" && grep -q 'LWM2:{' <<<"$c"
 }
 
 for d in "${delays[@]}"; do
