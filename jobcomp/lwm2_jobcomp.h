@@ -248,7 +248,7 @@ int lwm2_jc_process(const struct lwm2_jc_conf *conf, const struct lwm2_jc_ops *o
 
 /*
  * Export of every logged job to a time-series engine (InfluxDB line
- * protocol over HTTP, digest/lineproto.h), in a thread of its own so that
+ * protocol over HTTP, digest/lib/lineproto.h), in a thread of its own so that
  * a slow or absent engine never holds up the worker: the worker hands the
  * job's log line over with lwm2_jc_export_queue (a file in
  * <StateDir>/export, written atomically), the export thread sends the

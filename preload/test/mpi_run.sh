@@ -36,7 +36,7 @@ check() { # check RECDIR EXPDIR LABEL
 	done < <("$W/mpi_check" "$@")
 }
 
-${CC:-cc} -std=gnu11 -I"$LWM2_SRCDIR/digest" -I"$LWM2_SRCDIR/tests" -o "$W/mpi_check" \
+${CC:-cc} -std=gnu11 -I"$LWM2_SRCDIR/digest/lib" -I"$LWM2_SRCDIR/tests" -o "$W/mpi_check" \
 	"$T/mpi_check.c" "$LWM2_BUILDDIR/digest/.libs/liblwm2record.a" || { echo "Bail out! mpi_check"; exit 1; }
 
 # -- the library itself ------------------------------------------------------

@@ -35,7 +35,7 @@ tap() { # tap OK|FAIL description
 skip_because() { n=$((n + 1)); echo "ok $n - $1 # SKIP $2"; }
 check() { if eval "$1"; then tap OK "$2"; else tap FAIL "$2"; fi; }
 
-if ! ${CC:-cc} -std=gnu11 -I"$LWM2_SRCDIR/digest" -o "$W/dump" "$T/papi_dump.c" \
+if ! ${CC:-cc} -std=gnu11 -I"$LWM2_SRCDIR/digest/lib" -o "$W/dump" "$T/papi_dump.c" \
 	"$LWM2_BUILDDIR/digest/.libs/liblwm2record.a" ||
 	! ${CC:-cc} -std=gnu11 -O1 -o "$W/busy" "$T/papi_busy.c" -lpapi -lpthread ||
 	! ${CC:-cc} -std=gnu11 -O1 -DLWM2_TEST_NO_PAPI -o "$W/plain" "$T/papi_busy.c" -lpthread; then

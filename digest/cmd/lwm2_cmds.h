@@ -11,7 +11,7 @@ int lwm2_cmd_dump(int argc, char **argv);
 int lwm2_cmd_run(int argc, char **argv);
 int lwm2_cmd_merge(int argc, char **argv);
 int lwm2_cmd_render(int argc, char **argv);
-/* Accounting retrieval (digest/cmd_digest.c); lwm2.c has a weak fallback
+/* Accounting retrieval (cmd_digest.c); lwm2.c has a weak fallback
  * so the command builds without it. */
 int lwm2_cmd_digest(int argc, char **argv);
 /* Site-wide statistics and comparison of digests (cmd_stats.c, cmd_diff.c). */
