@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Input and output that several lwm2 subcommands share. */
+#ifndef LWM2_CMD_IO_H
+#define LWM2_CMD_IO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <json-c/json.h>
+
+/* The whole file at path ("-": stdin), at most max bytes, NUL-terminated,
+ * its length in *len; or NULL with the reason in err. */
+char *lwm2_cmd_slurp(const char *path, size_t max, size_t *len, char *err, size_t errlen);
+
+/* o as one line of JSON on stdout (indented with pretty); 0, or -1. */
+int lwm2_cmd_print_json(json_object *o, bool pretty);
+
+#endif /* LWM2_CMD_IO_H */

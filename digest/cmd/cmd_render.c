@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* lwm2 render: digests (JSON, AdminComment, log lines) as text. */
+#include "config.h"
+
+#include "cmd_io.h"
+#include "digest_internal.h"
+#include "lwm2_cmds.h"
+
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A digest, or a node record shown as the digest of its node. */
+static json_object *digest_from_text(const char *text, size_t len, char *err, size_t errlen)
+{
+	json_object *d = lwm2_digest_parse(text, len, err, errlen), *node;
+	json_tokener *tok;
+	char nerr[256];
+
+	if (d || len > INT32_MAX)
+		return d;
+	tok = json_tokener_new_ex(64);
+	node = tok ? json_tokener_parse_ex(tok, text, (int)len) : NULL;
+	if (tok)
+		json_tokener_free(tok);
+	if (node && ju_get(node, "lwm2_node_version", json_type_int)) {
+		if (lwm2_node_validate(node, nerr, sizeof(nerr)) == 0) {
+			struct lwm2_job_meta meta = {
+			    .cluster = ju_str(node, "cluster"),
+			    .job_id = (uint64_t)ju_int_or(node, "job_id", 0),
+			    .nodes = ju_str(node, "node"),
+			    .node_count = 1,
+			};
+			d = lwm2_job_digest_build(&meta, &node, 1);
+		} else {
+			snprintf(err, errlen, "node record: %s", nerr);
+		}
+	}
+	json_object_put(node);
+	return d;
+}
+
+int lwm2_cmd_render(int argc, char **argv)
+{
+	static const struct option opts[] = {
+	    {"steps", no_argument, NULL, 's'},
+	    {"no-guidance", no_argument, NULL, 'G'},
+	    {"no-locations", no_argument, NULL, 'L'},
+	    {"help", no_argument, NULL, 'h'},
+	    {0},
+	};
+	struct lwm2_render_opts ro = {0};
+	int c, rc = 0;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "sGLh", opts, NULL)) != -1) {
+		switch (c) {
+		case 's':
+			ro.steps = 1;
+			break;
+		case 'G':
+			ro.flags |= LWM2_RENDER_NO_GUIDANCE;
+			break;
+		case 'L':
+			ro.flags |= LWM2_RENDER_NO_LOCATIONS;
+			break;
+		case 'h':
+			printf(
+			    "Usage: lwm2 render [--steps] [--no-guidance] [--no-locations] "
+			    "FILE...\n"
+			    "Render digests as text: a digest JSON (full or compact, with or\n"
+			    "without the LWM2: prefix), an AdminComment holding one, or lines of\n"
+			    "the JSON-lines log; a node record is shown as the digest of its\n"
+			    "node.  FILE - reads stdin.\n");
+			return 0;
+		default:
+			return 2;
+		}
+	}
+	if (optind >= argc) {
+		fprintf(stderr, "lwm2: render: no file given\n");
+		return 2;
+	}
+	for (int i = optind; i < argc; i++) {
+		char err[512] = "";
+		size_t len, nd = 0;
+		char *text = lwm2_cmd_slurp(argv[i], LWM2_DIGEST_TEXT_MAX, &len, err, sizeof(err)),
+		     *line;
+
+		if (!text) {
+			fprintf(stderr, "lwm2: render: couldn't read %s: %s\n", argv[i], err);
+			rc = 1;
+			continue;
+		}
+		/* A JSON-lines log: one digest per line.  Anything else: the
+		 * whole file is one digest. */
+		line = text;
+		while (line && *line) {
+			char *nl = strchr(line, '\n');
+			size_t l = nl ? (size_t)(nl - line) : strlen(line);
+			json_object *d;
+			bool whole = nd == 0 && (!nl || nl[1] == '\0' || line[0] != '{' || l < 2 ||
+			                         line[l - 1] != '}');
+			if (whole)
+				l = len - (size_t)(line - text);
+			if (l && !(l == 1 && *line == '\n')) {
+				d = digest_from_text(line, l, err, sizeof(err));
+				if (!d) {
+					fprintf(stderr, "lwm2: render: couldn't read %s: %s\n",
+					        argv[i], err);
+					rc = 1;
+				} else {
+					if (nd++)
+						putchar('\n');
+					if (lwm2_digest_render(d, stdout, &ro) != 0)
+						rc = 1;
+					json_object_put(d);
+				}
+			}
+			if (whole)
+				break;
+			line = nl ? nl + 1 : NULL;
+		}
+		/* An empty file, /dev/null or a FIFO nobody writes: say so
+		 * rather than succeed with no output. */
+		if (!nd && !err[0]) {
+			fprintf(stderr, "lwm2: render: couldn't read %s: no digest in it (%s)\n",
+			        argv[i], len ? "only blank lines" : "empty");
+			rc = 1;
+		}
+		free(text);
+	}
+	return rc;
+}
