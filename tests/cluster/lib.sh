@@ -100,7 +100,11 @@ cluster_reconfig() {
 		# shellcheck disable=SC2163
 		export "$@"
 		bash "$LWM2_CLUSTER_SH" reconfig "$LWM2_CLUSTER_DIR"
-	) >/dev/null 2>&1 || return 1
+	) >"$LWM2_CLUSTER_DIR/log/reconfig.out" 2>&1 || {
+		# Say why: the daemons' own logs stay in the cluster directory.
+		sed 's/^/# reconfig: /' "$LWM2_CLUSTER_DIR/log/reconfig.out" | tail -n 20
+		return 1
+	}
 	# A cluster of this test's own goes away with it anyway.
 	if [ "$_cluster_own" -eq 0 ] && [ -z "${_cluster_restore:-}" ]; then
 		_cluster_restore=1
