@@ -41,6 +41,8 @@ static const struct {
     {"diff", lwm2_cmd_diff, "compare two digests, per step, with guidance"},
     {"report", lwm2_cmd_report, "HTML pages with plots of a job or of the site"},
     {"export", lwm2_cmd_export, "send the digests of a log to a time-series engine"},
+    {"grid", lwm2_cmd_grid, "the space-time grid of a log's jobs, with interference"},
+    {"nodes", lwm2_cmd_nodes, "nodes that were slow in the multi-node jobs of a period"},
 };
 
 static void usage(FILE *f)
