@@ -29,7 +29,7 @@ const struct lwm2_interf_params lwm2_interf_defaults = {
     .min_slices = 6,
     .min_slow = 2,
     .fall = 3.0,
-    .mad_k = 4.0,
+    .mad_k = 3.0,
     .active_frac = 0.01,
     .min_slice_bytes = 65536,
     .min_other_bytes = 256e6,
@@ -504,8 +504,8 @@ static int judge(const struct lwm2_grid *g, size_t jx, struct jslice *s, size_t 
                  const unsigned char *jnodes, int kind, const struct lwm2_interf_params *p,
                  json_object *out)
 {
-	double *vals = NULL, base, mad, sb = 0, sns = 0, tslow = 0, tnorm = 0, vslow = 0, vnorm = 0,
-	       during;
+	double *vals = NULL, base, mad, lim = 0, sb = 0, sns = 0, tslow = 0, tnorm = 0, vslow = 0,
+	       vnorm = 0, during;
 	size_t na = 0, nslow = 0, nothers = 0;
 	int64_t from = 0, to = 0, maxlen = 0;
 	struct other *o = NULL;
@@ -540,10 +540,21 @@ static int judge(const struct lwm2_grid *g, size_t jx, struct jslice *s, size_t 
 		rc = 0;
 		goto out;
 	}
+	/* rates vary by factors: their baseline and spread are taken on a
+	 * log scale (the MPI share, in points, on its own scale) */
+	if (kind != K_SHARE)
+		for (size_t i = 0; i < na; i++)
+			vals[i] = log(vals[i]);
 	base = median(vals, na);
 	for (size_t i = 0; i < na; i++)
 		vals[i] = fabs(vals[i] - base);
 	mad = 1.4826 * median(vals, na);
+	if (kind != K_SHARE) {
+		/* slow: below the median by the larger of fall and
+		 * exp(mad_k * MAD) */
+		lim = exp(base - fmax(log(p->fall), p->mad_k * mad));
+		base = exp(base);
+	}
 	for (size_t i = 0; i < ns; i++) {
 		bool slow;
 		if (!s[i].cls)
@@ -552,7 +563,7 @@ static int judge(const struct lwm2_grid *g, size_t jx, struct jslice *s, size_t 
 			slow = s[i].rate > base + p->share_jump &&
 			       s[i].rate > base + p->mad_k * mad && s[i].rate >= p->share_floor;
 		else
-			slow = s[i].rate < base / p->fall && s[i].rate < base - p->mad_k * mad;
+			slow = s[i].rate < lim;
 		if (!slow) {
 			tnorm += s[i].len;
 			continue;

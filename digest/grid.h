@@ -91,10 +91,14 @@ long lwm2_grid_find(const struct lwm2_grid *g, int64_t job_id);
 
 /* The interference rule's thresholds. */
 struct lwm2_interf_params {
-	unsigned min_slices;    /* active slices of the job for a baseline */
-	unsigned min_slow;      /* slow slices for a finding */
-	double fall;            /* rate below median / fall ... */
-	double mad_k;           /* ... and below median - mad_k * 1.4826 MAD */
+	unsigned min_slices; /* active slices of the job for a baseline */
+	unsigned min_slow;   /* slow slices for a finding */
+	/* a slow slice: its rate below the median by the larger of fall and
+	 * exp(mad_k * MAD), the MAD of the log rates scaled by 1.4826; for the
+	 * MPI share, above the median by the larger of share_jump and
+	 * mad_k * MAD (points) */
+	double fall;
+	double mad_k;
 	double active_frac;     /* a slice is active with this share of its length in calls */
 	double min_slice_bytes; /* ... and this many bytes */
 	double min_other_bytes; /* others' volume in the slow slices */
