@@ -437,9 +437,9 @@ static int run(const char *cmd, int argc, char **argv)
 		}
 		json_object_put(r);
 	} else if (interf) {
-		rc = print_interference(&x, only, json);
+		rc |= print_interference(&x, only, json);
 	} else {
-		rc = print_grid(&x, node, metric, json);
+		rc |= print_grid(&x, node, metric, json);
 	}
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		fprintf(stderr, "lwm2: %s: couldn't write the output: %s\n", cmd, strerror(errno));

@@ -8,6 +8,7 @@
  * the slowest rank wanders; the index keeps its bounds.
  */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,7 +115,7 @@ static double fnum(json_object *f, size_t i, const char *key)
 #define N 20
 
 static double vwb[N], vwns[N], nwb[N], nwns[N], awb[N], awns[N], cwb[N], small[N], bwb[N], vmb[N],
-    vmns[N];
+    vmns[N], rwns[N], smns[N];
 
 static void setup(void)
 {
@@ -138,6 +139,11 @@ static void setup(void)
 		/* MPI: 1 GB a second at 10 GB/s, 1 GB/s in slices 8 to 11 */
 		vmb[i] = 1e9;
 		vmns[i] = i >= 8 && i < 12 ? 1e9 : 0.1e9;
+		/* a noisy baseline as on a shared machine (40 to 70 MB/s) with
+		 * a real fall to 8 MB/s in slices 8 to 11 */
+		rwns[i] = i >= 8 && i < 12 ? 12.5e9 : 1e9 / (0.4 + 0.3 * ((i * 7) % 10) / 9.0);
+		/* MPI time of one process: 10% of each slice, 60% in 8 to 11 */
+		smns[i] = i >= 8 && i < 12 ? 0.6e9 : 0.1e9;
 	}
 }
 
@@ -177,6 +183,16 @@ static void interference(void)
 	ok(json_object_array_length(f) == 1 &&
 	       strstr(fstr(f, 0, "text"), "while jobs 200 and 300 wrote") != NULL,
 	   "two aggressors: \"jobs 200 and 300\"");
+	json_object_put(f);
+	lwm2_grid_free(&g);
+
+	/* a noisy baseline does not hide a real fall */
+	memset(&g, 0, sizeof(g));
+	add(&g, 110, &(struct series){"n1", 0, N, vwb, rwns, NULL, NULL});
+	add(&g, 200, &(struct series){"n3", 0, N, awb, awns, NULL, NULL});
+	f = findings(&g, 110);
+	ok(json_object_array_length(f) == 1 && fnum(f, 0, "slices") == 4,
+	   "a baseline swinging 40-70 MB/s, a fall to 8 MB/s: found, 4 slices");
 	json_object_put(f);
 	lwm2_grid_free(&g);
 
@@ -234,6 +250,30 @@ static void interference(void)
 	ok(strstr(fstr(f, 0, "text"), want) != NULL, "names job 901, not 900");
 	ok(strstr(fstr(f, 0, "text"), "(n1,n2; lwm2 knows nodes, not switches)") != NULL,
 	   "says which nodes and that switches are not known");
+	json_object_put(f);
+	lwm2_grid_free(&g);
+
+	/* the MPI share jumps (with the processes from the ranks table) */
+	memset(&g, 0, sizeof(g));
+	{
+		json_object *d = mkjob(810, &(struct series){"n1,n2", 0, N, NULL, NULL, vmb, smns});
+		json_object *ranks = json_tokener_parse(
+		    "{\"nodes\":[\"n1\",\"n2\"],\"cols\":[\"step\",\"node\",\"rank\"],"
+		    "\"rows\":[[0,0,0],[0,1,1]]}");
+		json_object_object_add(d, "ranks", ranks);
+		lwm2_grid_add(&g, d);
+		json_object_put(d);
+	}
+	add(&g, 901, &(struct series){"n2,n3", 0, N, NULL, NULL, awb, awns});
+	f = findings(&g, 810);
+	{
+		size_t k = json_object_array_length(f);
+		while (k-- > 0 && strcmp(fstr(f, k, "rule"), "interference-mpi-share"))
+			;
+		ok(k != SIZE_MAX &&
+		       strstr(fstr(f, k, "text"), "MPI share rose from 10% to 60%") != NULL,
+		   "the MPI share rose from 10%% to 60%% while job 901 sent on n2: found");
+	}
 	json_object_put(f);
 	f = lwm2_grid_interference(&g, 12345, NULL);
 	ok(f == NULL, "a job not in the index: NULL");
@@ -350,6 +390,10 @@ static void sick_nodes(void)
 	/* the slowest rank wanders, each node twice at most */
 	const double wander[6][4] = {{6, 5, 5, 5}, {5, 6, 5, 5}, {5, 5, 6, 5},
 	                             {5, 5, 5, 6}, {6, 5, 5, 5}, {5, 6, 5, 5}};
+	/* n2 is slower, but not a compute-time outlier among four; the
+	 * others wait for it in MPI (shares 70, 40, 50, 65%) */
+	const double waited[6][4] = {{3, 6, 5, 3.5}, {3, 6, 5, 3.5}, {3, 6, 5, 3.5},
+	                             {3, 6, 5, 3.5}, {3, 6, 5, 3.5}, {3, 6, 5, 3.5}};
 	/* every rank alike */
 	const double even[6][4] = {{5, 5, 5, 5}, {5, 5, 5, 5}, {5, 5, 5, 5},
 	                           {5, 5, 5, 5}, {5, 5, 5, 5}, {5, 5, 5, 5}};
@@ -369,6 +413,13 @@ static void sick_nodes(void)
 	   json_object_get_double(v));
 	json_object_put(a);
 
+	a = standouts(waited, 6, false);
+	e = json_object_array_get_idx(a, 0);
+	ok(json_object_array_length(a) == 1 && json_object_object_get_ex(e, "node", &v) &&
+	       !strcmp(json_object_get_string(v), "n2") &&
+	       strstr(json_object_to_json_string(e), "lowest MPI share") != NULL,
+	   "the rank the others waited for (lowest MPI share): n2 stands out");
+	json_object_put(a);
 	a = standouts(wander, 6, false);
 	is_int(json_object_array_length(a), 0, "the slowest rank wanders: no node named");
 	json_object_put(a);
