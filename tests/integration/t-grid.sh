@@ -6,13 +6,14 @@
 #
 #  1. Interference.  A job writing with O_DSYNC (every write waits for the
 #     disk) runs alone, then again while a second job on another node
-#     writes with O_DIRECT from two tasks for 8 s.  The second run's digest (log
-#     and AdminComment) names the other job in the overlapping slices; the
-#     first run's names no job.
+#     writes with O_DIRECT from two tasks for 8 s.  The second run's digest
+#     (log and AdminComment) names the other job in the overlapping slices;
+#     the first run's names no job.
 #  2. Sick nodes.  Four-node MPI jobs with a fixed amount of work per rank
-#     run with no node slowed, then with n3's slurmd in a cgroup (v1 cpu
-#     controller) with a CPU quota of 10% of one core: every stepd and task
-#     it starts inherits the quota.  `lwm2 nodes` over the second period
+#     run with no node slowed, then with n3's slurmd in a cgroup (the cpu
+#     controller, v1 or v2) with a CPU quota of 10% of one core: every stepd
+#     and task it starts inherits the quota (the cluster's proctrack/linuxproc
+#     leaves them in slurmd's cgroup).  `lwm2 nodes` over the second period
 #     names n3 and the jobs; over the first it names no node.
 #
 # Slices are 1 s (--lwm2-slice=1, the shortest the SPANK option takes).
@@ -35,9 +36,15 @@ set -uo pipefail
 . "$(dirname "$0")/jobcomp-lib.sh"
 
 command -v mpicc.openmpi >/dev/null || skip_all "mpicc.openmpi not installed"
-CG=/sys/fs/cgroup/cpu
-[ -w "$CG" ] && [ -f "$CG/cpu.cfs_quota_us" ] ||
-	skip_all "no writable cgroup v1 cpu controller at $CG for the slowed node"
+# the cgroup that slows a node: v1's cpu controller, else v2's
+if [ -w /sys/fs/cgroup/cpu ] && [ -f /sys/fs/cgroup/cpu/cpu.cfs_quota_us ]; then
+	CGV=1 CG=/sys/fs/cgroup/cpu
+elif grep -qw cpu /sys/fs/cgroup/cgroup.controllers 2>/dev/null &&
+	[ -w /sys/fs/cgroup/cgroup.subtree_control ]; then
+	CGV=2 CG=/sys/fs/cgroup
+else
+	CGV=0 CG=
+fi
 jobcomp_setup
 plan 16
 
@@ -226,11 +233,25 @@ run_rounds() {
 
 cg=$CG/lwm2-grid-$$
 slurmd_pid=$(cat "$LWM2_CLUSTER_DIR/run/slurmd-n3.pid" 2>/dev/null)
-orig_cg=$(awk -F: '$2 ~ /(^|,)cpu(,|$)/ {print $3}' "/proc/$slurmd_pid/cgroup" 2>/dev/null)
+if [ "$CGV" = 1 ]; then
+	orig_cg=$(awk -F: '$2 ~ /(^|,)cpu(,|$)/ {print $3}' "/proc/$slurmd_pid/cgroup" 2>/dev/null)
+else
+	orig_cg=$(awk -F: '$1 == 0 {print $3}' "/proc/$slurmd_pid/cgroup" 2>/dev/null)
+fi
+# slow: n3's slurmd into a cgroup of 10% of one core (its stepds and tasks
+# inherit it); unslow: it and what is left of them back where it was
+slow() {
+	[ -n "$slurmd_pid" ] && [ "$CGV" != 0 ] && mkdir "$cg" || return 1
+	if [ "$CGV" = 1 ]; then
+		echo 100000 >"$cg/cpu.cfs_period_us" && echo 10000 >"$cg/cpu.cfs_quota_us"
+	else
+		grep -qw cpu "$CG/cgroup.subtree_control" || echo +cpu >"$CG/cgroup.subtree_control"
+		echo "10000 100000" >"$cg/cpu.max"
+	fi && echo "$slurmd_pid" >"$cg/cgroup.procs"
+}
 unslow() {
-	if [ -n "$slurmd_pid" ] && [ -d "$cg" ]; then
+	if [ -n "$slurmd_pid" ] && [ -n "$CG" ] && [ -d "$cg" ]; then
 		echo "$slurmd_pid" >"$CG${orig_cg%/}/cgroup.procs" 2>/dev/null
-		# stepds that are still there go back with it
 		while read -r p; do echo "$p" >"$CG${orig_cg%/}/cgroup.procs"; done <"$cg/cgroup.procs" 2>/dev/null
 		rmdir "$cg" 2>/dev/null
 	fi
@@ -246,11 +267,15 @@ is "$?" 0 "lwm2 nodes over the period without a slowed node"
 check "no node named when none was slowed" grep -q "^No node stands out (5 multi-node jobs)" "$TESTDIR/nodes0.txt"
 while IFS= read -r l; do diag "$l"; done <"$TESTDIR/nodes0.txt"
 
-if [ -n "$slurmd_pid" ] && mkdir "$cg" && echo 100000 >"$cg/cpu.cfs_period_us" &&
-	echo 10000 >"$cg/cpu.cfs_quota_us" && echo "$slurmd_pid" >"$cg/cgroup.procs"; then
-	ok "n3's slurmd (pid $slurmd_pid) in a cgroup with 10% of one core"
+if [ "$CGV" = 0 ]; then
+	for i in 1 2 3; do skip "no writable cgroup cpu controller (v1 or v2) to slow a node"; done
+	done_testing
+	exit
+fi
+if slow; then
+	ok "n3's slurmd (pid $slurmd_pid) in a cgroup (v$CGV) with 10% of one core"
 else
-	not_ok "n3's slurmd (pid ${slurmd_pid:-?}) in a cgroup with 10% of one core"
+	not_ok "n3's slurmd (pid ${slurmd_pid:-?}) in a cgroup (v$CGV) with 10% of one core"
 fi
 p2=$(date +%s)
 run_rounds
