@@ -25,6 +25,18 @@
 
 #include "jsonutil.h"
 
+/* Array access that takes any value: the log's digests are read back from
+ * a file, and json-c asserts on an index into what is not an array. */
+static size_t alen(json_object *a)
+{
+	return json_object_is_type(a, json_type_array) ? json_object_array_length(a) : 0;
+}
+
+static json_object *aget(json_object *a, size_t i)
+{
+	return i < alen(a) ? json_object_array_get_idx(a, i) : NULL;
+}
+
 const struct lwm2_interf_params lwm2_interf_defaults = {
     .min_slices = 6,
     .min_slow = 2,
@@ -63,6 +75,9 @@ const char *lwm2_fmt_bytes(double v, char *buf, size_t len)
 }
 
 /* ------------------------------------------------------------ index */
+
+/* Latest slice start taken (9999-12-31), far from overflow with any k. */
+#define SLICE_T_MAX 253402300799LL
 
 void lwm2_grid_free(struct lwm2_grid *g)
 {
@@ -157,9 +172,9 @@ static double arr_at(json_object *a, int64_t k)
 {
 	json_object *v;
 
-	if (!a || k < 0 || (size_t)k >= json_object_array_length(a))
+	if (!a || k < 0 || (size_t)k >= alen(a))
 		return 0;
-	v = json_object_array_get_idx(a, (size_t)k);
+	v = aget(a, (size_t)k);
 	return v ? json_object_get_double(v) : 0;
 }
 
@@ -173,16 +188,16 @@ struct pcount {
 static struct pcount *procs_table(json_object *ranks, size_t *np)
 {
 	json_object *rows = ju_get(ranks, "rows", json_type_array);
-	size_t nr = rows ? json_object_array_length(rows) : 0, n = 0;
+	size_t nr = rows ? alen(rows) : 0, n = 0;
 	struct pcount *t = calloc(nr ? nr : 1, sizeof(*t));
 
 	*np = 0;
 	if (!t)
 		return NULL;
 	for (size_t r = 0; r < nr; r++) {
-		json_object *rw = json_object_array_get_idx(rows, r);
-		int64_t st = json_object_get_int64(json_object_array_get_idx(rw, 0));
-		int64_t ni = json_object_get_int64(json_object_array_get_idx(rw, 1));
+		json_object *rw = aget(rows, r);
+		int64_t st = json_object_get_int64(aget(rw, 0));
+		int64_t ni = json_object_get_int64(aget(rw, 1));
 		size_t i;
 		/* rows of one step and node come together: look at the last */
 		for (i = n; i-- > 0;)
@@ -203,11 +218,11 @@ static double procs_of(json_object *ranks, const struct pcount *t, size_t np, in
                        const char *node)
 {
 	json_object *names = ju_get(ranks, "nodes", json_type_array);
-	size_t nn = names ? json_object_array_length(names) : 0;
+	size_t nn = names ? alen(names) : 0;
 	int64_t ni = -1;
 
 	for (size_t i = 0; i < nn && ni < 0; i++) {
-		const char *s = json_object_get_string(json_object_array_get_idx(names, i));
+		const char *s = json_object_get_string(aget(names, i));
 		if (s && !strcmp(s, node))
 			ni = (int64_t)i;
 	}
@@ -231,7 +246,7 @@ int lwm2_grid_add(struct lwm2_grid *g, json_object *digest)
 	json_object *job = ju_get(digest, "job", json_type_object);
 	json_object *grid = ju_get(digest, "grid", json_type_array);
 	json_object *ranks = ju_get(digest, "ranks", json_type_object);
-	size_t n = grid ? json_object_array_length(grid) : 0, base, cnt = 0, npt = 0;
+	size_t n = grid ? alen(grid) : 0, base, cnt = 0, npt = 0;
 	struct lwm2_gjob jb = {0};
 	struct pcount *pt = NULL;
 	int64_t dense = 0;
@@ -273,10 +288,11 @@ int lwm2_grid_add(struct lwm2_grid *g, json_object *digest)
 		int64_t total = 0, L0 = 0, lo = INT64_MAX, hi = INT64_MIN;
 		bool one = true;
 		for (size_t i = 0; i < n; i++) {
-			json_object *e = json_object_array_get_idx(grid, i);
+			json_object *e = aget(grid, i);
 			int64_t f = ju_int_or(e, "first_slice", 0), ns = ju_int_or(e, "n", 0);
 			int64_t L = ju_int_or(e, "slice_length_s", 0);
-			if (L <= 0 || L > 86400 || ns <= 0 || ns > 1 << 20)
+			if (L <= 0 || L > 86400 || ns <= 0 || ns > 1 << 20 || f < 0 ||
+			    f > SLICE_T_MAX / L)
 				continue;
 			total += ns;
 			one &= !L0 || L == L0;
@@ -306,7 +322,7 @@ int lwm2_grid_add(struct lwm2_grid *g, json_object *digest)
 		}
 	}
 	for (size_t i = 0; i < n; i++) {
-		json_object *e = json_object_array_get_idx(grid, i);
+		json_object *e = aget(grid, i);
 		json_object *c = ju_get(e, "c", json_type_object);
 		const char *nn = ju_str(e, "node");
 		int64_t first = ju_int_or(e, "first_slice", 0), ns = ju_int_or(e, "n", 0);
@@ -315,7 +331,9 @@ int lwm2_grid_add(struct lwm2_grid *g, json_object *digest)
 		double procs;
 		long ni;
 
-		if (!c || !nn || L <= 0 || L > 86400 || ns <= 0 || ns > 1 << 20)
+		/* slice starts must stay epoch seconds: no overflow of (first + k) * L */
+		if (!c || !nn || L <= 0 || L > 86400 || ns <= 0 || ns > 1 << 20 || first < 0 ||
+		    first > SLICE_T_MAX / L)
 			continue;
 		if ((ni = node_intern(g, nn)) < 0)
 			goto nomem;
@@ -922,15 +940,16 @@ static int nstat_push(struct nstat *st, double pj, const struct nev *e)
 
 static int col_of(json_object *cols, const char *name)
 {
-	for (size_t i = 0; cols && i < json_object_array_length(cols); i++)
-		if (!strcmp(json_object_get_string(json_object_array_get_idx(cols, i)), name))
+	for (size_t i = 0; cols && i < alen(cols); i++)
+		if (json_object_get_string(aget(cols, i)) &&
+		    !strcmp(json_object_get_string(aget(cols, i)), name))
 			return (int)i;
 	return -1;
 }
 
 static double cell_num(json_object *row, int col)
 {
-	json_object *v = col >= 0 ? json_object_array_get_idx(row, (size_t)col) : NULL;
+	json_object *v = col >= 0 ? aget(row, (size_t)col) : NULL;
 
 	return v ? json_object_get_double(v) : NAN;
 }
@@ -945,12 +964,10 @@ int lwm2_nodes_add(struct lwm2_nodes *ns, json_object *digest)
 	json_object *ex =
 	    ju_get(ju_get(digest, "scope", json_type_object), "executables", json_type_object);
 	json_object *bycpu = ju_get(ex, "by_cpu", json_type_array);
-	const char *app = bycpu && json_object_array_length(bycpu)
-	                      ? ju_str(json_object_array_get_idx(bycpu, 0), "exe")
-	                      : NULL;
+	const char *app = bycpu && alen(bycpu) ? ju_str(aget(bycpu, 0), "exe") : NULL;
 	int cdur = col_of(cols, "duration"), cmpi = col_of(cols, "mpi_time"),
 	    cio = col_of(cols, "posix_io_time"), ccuda = col_of(cols, "cuda_time");
-	size_t nr = rows ? json_object_array_length(rows) : 0, nnames;
+	size_t nr = rows ? alen(rows) : 0, nnames;
 	int64_t best_step = 0, jid = ju_int_or(job, "job_id", 0);
 	size_t best = 0;
 	struct {
@@ -963,15 +980,14 @@ int lwm2_nodes_add(struct lwm2_nodes *ns, json_object *digest)
 
 	if (!rows || !names || cdur < 0)
 		return 0;
-	nnames = json_object_array_length(names);
+	nnames = alen(names);
 	/* the step with the most processes on two or more nodes: the main
 	 * run (the batch step has one node) */
 	{
 		int64_t steps[64];
 		size_t nsteps = 0;
 		for (size_t r = 0; r < nr; r++) {
-			int64_t st = json_object_get_int64(
-			    json_object_array_get_idx(json_object_array_get_idx(rows, r), 0));
+			int64_t st = json_object_get_int64(aget(aget(rows, r), 0));
 			size_t i;
 			for (i = 0; i < nsteps && steps[i] != st; i++)
 				;
@@ -984,11 +1000,9 @@ int lwm2_nodes_add(struct lwm2_nodes *ns, json_object *digest)
 			if (!seen)
 				return -1;
 			for (size_t r = 0; r < nr; r++) {
-				json_object *rw = json_object_array_get_idx(rows, r);
-				int64_t ni =
-				    json_object_get_int64(json_object_array_get_idx(rw, 1));
-				if (json_object_get_int64(json_object_array_get_idx(rw, 0)) !=
-				    steps[i])
+				json_object *rw = aget(rows, r);
+				int64_t ni = json_object_get_int64(aget(rw, 1));
+				if (json_object_get_int64(aget(rw, 0)) != steps[i])
 					continue;
 				cnt++;
 				if (ni >= 0 && (size_t)ni < nnames && !seen[ni]++)
@@ -1008,11 +1022,11 @@ int lwm2_nodes_add(struct lwm2_nodes *ns, json_object *digest)
 	    !(nodecnt = calloc(nnames, sizeof(*nodecnt))))
 		goto out;
 	for (size_t r = 0; r < nr && np < best; r++) {
-		json_object *rw = json_object_array_get_idx(rows, r);
-		int64_t ni = json_object_get_int64(json_object_array_get_idx(rw, 1));
+		json_object *rw = aget(rows, r);
+		int64_t ni = json_object_get_int64(aget(rw, 1));
 		double dur = cell_num(rw, cdur), share = 0, m = cell_num(rw, cmpi);
-		if (json_object_get_int64(json_object_array_get_idx(rw, 0)) != best_step ||
-		    ni < 0 || (size_t)ni >= nnames || !isfinite(dur))
+		if (json_object_get_int64(aget(rw, 0)) != best_step || ni < 0 ||
+		    (size_t)ni >= nnames || !isfinite(dur))
 			continue;
 		if (isfinite(m))
 			share += m;
@@ -1021,7 +1035,7 @@ int lwm2_nodes_add(struct lwm2_nodes *ns, json_object *digest)
 		if (isfinite(cell_num(rw, ccuda)))
 			share += cell_num(rw, ccuda);
 		pr[np].node = (int)ni;
-		pr[np].rank = (int)json_object_get_int64(json_object_array_get_idx(rw, 2));
+		pr[np].rank = (int)json_object_get_int64(aget(rw, 2));
 		pr[np].comp = dur * fmax(0, 1 - share / 100);
 		pr[np].mpi = m;
 		nodec[ni] += pr[np].comp;
@@ -1072,8 +1086,7 @@ int lwm2_nodes_add(struct lwm2_nodes *ns, json_object *digest)
 		for (size_t i = 0; i < nnames; i++) {
 			struct nev e = {.job = jid, .rank = -1};
 			struct nstat *st;
-			const char *nm_ =
-			    json_object_get_string(json_object_array_get_idx(names, i));
+			const char *nm_ = json_object_get_string(aget(names, i));
 			if (nodecnt[i] <= 0 || !nm_)
 				continue;
 			if (!(st = nstat_of(ns, nm_)))

@@ -10,6 +10,8 @@
  *   lwm2 diff A B                                     two digests side by side
  *   lwm2 report -j JOB | --site --file LOG -o DIR     HTML pages with plots
  *   lwm2 export --file LOG --url URL                  slices into InfluxDB & co.
+ *   lwm2 grid --file LOG [--interference]             the space-time grid of a period
+ *   lwm2 nodes --file LOG                             nodes slow in many jobs
  */
 #include "config.h"
 

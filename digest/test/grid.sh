@@ -57,6 +57,30 @@ is "$?" 0 "an unreadable line: exit 0"
 check "it is reported with its line number" grep -q 'line 1: ' "$tmp/berr"
 is "$(wc -l <"$tmp/b")" "$(wc -l <"$tmp/all")" "the other lines are read"
 
+# members of the wrong type or range are passed over, never trusted
+if command -v python3 >/dev/null; then
+	python3 - "$log" >"$tmp/odd.jsonl" <<'PY'
+import json, sys
+l = json.loads(open(sys.argv[1]).readline())
+d = l["digest"]
+d["grid"] = [1, "x", {"node": 5, "c": []}, {"node": "n1", "first_slice": 2**62, "n": 3,
+             "slice_length_s": 60, "c": {"posix_write_bytes": [1, 2, 3]}},
+             {"node": "n1", "first_slice": 28333334, "n": 2, "slice_length_s": 60,
+              "c": {"posix_write_bytes": "no", "posix_read_bytes": [{}, 7]}}]
+d["ranks"] = {"nodes": [1, None], "cols": [None, 3], "rows": [1, "x", [None], {}]}
+print(json.dumps(l))
+PY
+	./lwm2 grid -f "$tmp/odd.jsonl" >"$tmp/o" 2>"$tmp/oerr"
+	is "$?" 0 "odd members: exit 0"
+	is "$(tail -n +2 "$tmp/o" | awk '{print $6}' | tr '\n' ' ')" "0 " "only the slice that holds a number is kept"
+	./lwm2 nodes -f "$tmp/odd.jsonl" --all >"$tmp/on" 2>&1
+	is "$?" 0 "odd members: nodes exit 0"
+	./lwm2 grid -f "$tmp/odd.jsonl" --interference >/dev/null 2>&1
+	is "$?" 0 "odd members: --interference exit 0"
+else
+	for _ in 1 2 3 4; do skip "python3 not installed"; done
+fi
+
 # usage errors and a missing file
 ./lwm2 grid >/dev/null 2>"$tmp/e1"
 is "$?" 2 "no --file: usage error"
