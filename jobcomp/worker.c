@@ -35,6 +35,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "grid.h"
 #include "lwm2_digest.h"
 #include "lwm2_jobcomp.h"
 
@@ -443,6 +444,45 @@ static bool never_ran(const struct lwm2_jc_job *job)
 	return job->start == 0 || job->node_count == 0 || !job->nodes || !*job->nodes;
 }
 
+/* ------------------------------------------------------------ grid */
+
+/* The slices of recent jobs, for the interference rule (grid.h): bounded
+ * in cells and age, so slurmctld's memory does not grow with the log.  It
+ * starts empty: after a restart, jobs that ended before it are not seen
+ * (`lwm2 grid --interference` over the log sees them). */
+static pthread_mutex_t grid_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct lwm2_grid recent = {.max_cells = LWM2_GRID_WORKER_CELLS,
+                                  .keep_s = LWM2_GRID_WORKER_KEEP_S};
+
+/* Add the digest's slices to the index and its interference findings to
+ * the digest ("interference", kept in the compact form too). */
+static void add_interference(const struct lwm2_jc_ops *ops, const struct lwm2_jc_job *job,
+                             json_object *digest)
+{
+	struct timespec a, b;
+	json_object *f = NULL;
+	size_t nf = 0, jobs, cells;
+
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	pthread_mutex_lock(&grid_mu);
+	if (lwm2_grid_add(&recent, digest) == 0)
+		f = lwm2_grid_interference(&recent, job->job_id, NULL);
+	jobs = recent.njobs;
+	cells = recent.ncells;
+	pthread_mutex_unlock(&grid_mu);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	if (f && (nf = json_object_array_length(f)))
+		json_object_object_add(digest, "interference", f);
+	else
+		json_object_put(f);
+	jlog(ops, LWM2_JC_VERBOSE,
+	     "lwm2: grid: job %" PRIu32 ": %zu interference findings in %.1f ms (%zu jobs, %zu "
+	     "cells in the index)",
+	     job->job_id, nf,
+	     (double)(b.tv_sec - a.tv_sec) * 1e3 + (double)(b.tv_nsec - a.tv_nsec) / 1e6, jobs,
+	     cells);
+}
+
 /* Steps 2 and 3.  0: logged (job->acct_part set where AdminComment gets
  * something), 1: not yet. */
 static int make_digest(const struct lwm2_jc_conf *conf, const struct lwm2_jc_ops *ops,
@@ -525,6 +565,7 @@ static int make_digest(const struct lwm2_jc_conf *conf, const struct lwm2_jc_ops
 			backoff(job, 5);
 			goto out;
 		}
+		add_interference(ops, job, digest);
 		status = "ok";
 	}
 
@@ -1322,4 +1363,8 @@ void lwm2_jc_stop(void)
 	}
 	w.pending = NULL;
 	lwm2_jc_conf_free(&w.conf);
+	/* the worker has ended: nobody else touches the index */
+	pthread_mutex_lock(&grid_mu);
+	lwm2_grid_free(&recent);
+	pthread_mutex_unlock(&grid_mu);
 }

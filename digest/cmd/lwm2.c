@@ -10,6 +10,8 @@
  *   lwm2 diff A B                                     two digests side by side
  *   lwm2 report -j JOB | --site --file LOG -o DIR     HTML pages with plots
  *   lwm2 export --file LOG --url URL                  slices into InfluxDB & co.
+ *   lwm2 grid --file LOG [--interference]             the space-time grid of a period
+ *   lwm2 nodes --file LOG                             nodes slow in many jobs
  */
 #include "config.h"
 
@@ -41,6 +43,8 @@ static const struct {
     {"diff", lwm2_cmd_diff, "compare two digests, per step, with guidance"},
     {"report", lwm2_cmd_report, "HTML pages with plots of a job or of the site"},
     {"export", lwm2_cmd_export, "send the digests of a log to a time-series engine"},
+    {"grid", lwm2_cmd_grid, "the space-time grid of a log's jobs, with interference"},
+    {"nodes", lwm2_cmd_nodes, "nodes that were slow in the multi-node jobs of a period"},
 };
 
 static void usage(FILE *f)

@@ -23,4 +23,8 @@ int lwm2_cmd_export(int argc, char **argv);
 /* HTML pages of a job and of the site (cmd_report.c). */
 int lwm2_cmd_report(int argc, char **argv);
 
+/* The space-time grid, interference and sick nodes (cmd_grid.c). */
+int lwm2_cmd_grid(int argc, char **argv);
+int lwm2_cmd_nodes(int argc, char **argv);
+
 #endif /* LWM2_CMDS_H */

@@ -139,6 +139,19 @@ int lwm2_digest_render(json_object *d, FILE *out, const struct lwm2_render_opts 
 	lwm2_scope_from_json(&s, ju_get(d, "scope", json_type_object), title, cpt);
 	if (lwm2_render_scope(&s, o->flags, sink_file, out) != 0)
 		rc = -1;
+	/* findings of the grid (grid.h): other jobs in the slices where this
+	 * job's own rates fell */
+	if (!(o->flags & LWM2_RENDER_NO_GUIDANCE) &&
+	    (steps = ju_get(d, "interference", json_type_array)) &&
+	    json_object_array_length(steps)) {
+		fputs("Interference\n", out);
+		for (size_t i = 0; i < json_object_array_length(steps); i++) {
+			json_object *f = json_object_array_get_idx(steps, i);
+			const char *t = ju_str(f, "text"), *r = ju_str(f, "rule");
+			if (t)
+				fprintf(out, "  * %s [%s]\n", t, r ? r : "interference");
+		}
+	}
 	steps = ju_get(d, "steps", json_type_array);
 	if (o->steps && steps) {
 		for (size_t i = 0; i < json_object_array_length(steps); i++) {
