@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Internals of the preload core shared by its files (core.c, clock.c,
- * thread.c, heartbeat.c, sampling.c, process.c, modules.c).  Modules use
+ * thread.c, heartbeat.c, rank_file.c, summary.c, sampling.c, process.c,
+ * modules.c).  Modules use
  * lwm2_core.h only.
  *
  * Locking: one mutex (lwm2_p.lock) guards the thread registry, the
@@ -134,7 +135,6 @@ void lwm2_slice_add(uint64_t slice) LWM2_HIDDEN_FN;
 uint64_t lwm2_slice_now(void) LWM2_HIDDEN_FN;
 void lwm2_record_write(enum lwm2_end how, int status, int sig, bool sigctx) LWM2_HIDDEN_FN;
 void lwm2_storage_fork_child(void) LWM2_HIDDEN_FN;
-void lwm2_record_discard_mapping(void) LWM2_HIDDEN_FN;
 int lwm2_heartbeat_start(void) LWM2_HIDDEN_FN;
 bool lwm2_heartbeat_stop(void) LWM2_HIDDEN_FN;
 void lwm2_heartbeat_fork_child(void) LWM2_HIDDEN_FN;
@@ -146,6 +146,12 @@ void lwm2_heartbeat_want(void) LWM2_HIDDEN_FN;
 void lwm2_checkpoint_from_handler(void) LWM2_HIDDEN_FN;
 /* The end of the first slice from now, for next_ckpt_ns. */
 uint64_t lwm2_next_slice_end_ns(void) LWM2_HIDDEN_FN;
+
+/* rank_file.c: all under the lock */
+/* Write the record image (its threads folded) to the rank record file,
+ * the step summary, or nowhere (see rank_file.c). */
+void lwm2_rank_file_write(enum lwm2_end how, int status, int sig) LWM2_HIDDEN_FN;
+void lwm2_record_discard_mapping(void) LWM2_HIDDEN_FN;
 
 /* summary.c: add this image to the step's summary of short processes;
  * 0 when done, -1 when the caller must write a record instead. */
