@@ -31,6 +31,7 @@
  *   LWM2_SHORT_MS    images that end sooner go to the step's summary of
  *                    short processes instead of a record file each,
  *                    0..3600000, default 1000; 0: a record for every image
+ *                    (the summary keeps their slices: see summary.c)
  *   LWM2_SAMPLE_HZ   CPU-time sampling rate per thread, 1..10000, default 100
  *   LWM2_SIGNAL      sampling signal, SIGRTMIN..SIGRTMAX, default SIGRTMIN+7
  *   LWM2_DEBUG=1     diagnostics on stderr (otherwise silent)

@@ -31,11 +31,10 @@
 
 #define LWM2_HIDDEN_FN __attribute__((visibility("hidden")))
 
-/* Images that end sooner than this (ms) are summarized, not recorded.
- * Off by default: the summary keeps no time slices yet, so the node
- * series (the space-time grid, the export) would miss what short
- * processes did; a site that runs fork-heavy steps sets LWM2_SHORT_MS. */
-#define LWM2_SHORT_MS_DEFAULT 0
+/* Images that end sooner than this (ms) are summarized, not recorded (the
+ * summary keeps their slices too, so the node series misses nothing);
+ * LWM2_SHORT_MS=0 gives every image a record file of its own. */
+#define LWM2_SHORT_MS_DEFAULT 1000
 
 /* Why the process storage is being written. */
 enum lwm2_end {

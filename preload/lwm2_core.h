@@ -49,14 +49,15 @@
  *    process that only computes is written every slice too;
  *  - a fork child that execs having counted nothing leaves nothing (the
  *    next image is the process; rusage carries the CPU time over);
- *  - where LWM2_SHORT_MS is set (off by default: the summary keeps no
- *    time slices), an image that ends before it, not a task (LWM2_ROOT_PPID),
- *    MPI rank or multithreaded, adds itself with atomic adds to its
- *    executable's slot of the step's fixed-size summary file
- *    (preload/summary.c, layout in lwm2_record.h) instead of writing a
- *    record file: bounded files however many commands a step runs, and
- *    the node merge still counts every process, its CPU time, I/O and exit
- *    status class, and the top executables;
+ *  - an image that ends before LWM2_SHORT_MS (default 1 s), not a task
+ *    (LWM2_ROOT_PPID), MPI rank or multithreaded, adds itself with atomic
+ *    adds to its executable's slot of the step's fixed-size summary file
+ *    (preload/summary.c, layout in lwm2_record.h), and its slices'
+ *    counters to the summary's slices of the same times, instead of
+ *    writing a record file: bounded files however many commands a step
+ *    runs, and the node merge still counts every process, its CPU time,
+ *    I/O and exit status class, the top executables, and puts its counters
+ *    in the node series (the grid, the export) where they happened;
  *  - the constructor installs each signal handler and reads the old one in
  *    one call, and the main thread's id is its pid.
  * What a short process still pays: loading the library (relocations of

@@ -16,9 +16,10 @@ set -uo pipefail
 
 spank_setup
 
-N=2000
+N=10000
+# The summary of short processes is on by default.
 # shellcheck disable=SC2016 # expanded by the task's shell
-run_job -N1 -n1 bash -c 'export LWM2_SHORT_MS=1000; echo job=$SLURM_JOB_ID; head -c 100 /dev/zero >"in.$$";
+run_job -N1 -n1 bash -c 'echo job=$SLURM_JOB_ID; head -c 100 /dev/zero >"in.$$";
 	for ((i = 0; i < $0; i++)); do cat "in.$$"; done >/dev/null;
 	ls "$LWM2_DIR" | wc -l | sed "s/^/files=/"; rm -f "in.$$"' $N
 job=$(job_of "$JOB_OUT")
@@ -32,6 +33,11 @@ if [ -f "$f" ]; then
 		"$N commands: every cat counted"
 	is "$(node_field "$f" "r['totals']['c'][r['counters'].index('posix_read_bytes')] >= $N * 100")" \
 		True "$N commands: their bytes read counted"
+	# The series (the job's grid, the export) has every byte the totals have.
+	is "$(node_field "$f" "sum(r['series']['c']['posix_read_bytes']) == r['totals']['c'][r['counters'].index('posix_read_bytes')]")" \
+		True "$N commands: the node series has their bytes read too"
+	is "$(node_field "$f" "r['totals']['processes'] >= $N + 1")" True \
+		"$N commands: every process in the node totals"
 	is "$(node_field "$f" "sum(p.get('exit_ok', 0) for p in r['procs'] if p['exe'] == 'cat')")" $N \
 		"$N commands: every exit status counted"
 	is "$(node_field "$f" "r['exes'][0]['exe']")" cat "$N commands: cat first among the executables"
@@ -39,7 +45,9 @@ if [ -f "$f" ]; then
 		"$N commands: the task keeps a record of its own"
 	is "$(node_field "$f" "'missing_tasks' in r['flags']")" False "$N commands: no task missing"
 else
-	for t in "every cat counted" "their bytes read counted" "every exit status counted" \
+	for t in "every cat counted" "their bytes read counted" \
+		"the node series has their bytes read too" "every process in the node totals" \
+		"every exit status counted" \
 		"cat first among the executables" "the task keeps a record of its own" "no task missing"; do
 		not_ok "$N commands: $t"
 	done
