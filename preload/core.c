@@ -42,8 +42,10 @@
 #include "core_int.h"
 
 #include <dlfcn.h>
+#include <elf.h>
 #include <errno.h>
 #include <limits.h>
+#include <link.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -317,6 +319,108 @@ static void fill_identity(const char *exe)
 #endif
 #endif
 
+#ifndef LWM2_SANITIZED
+static const char *const san_syms[][2] = {
+    {"__asan_init", "AddressSanitizer"},
+    {"__tsan_init", "ThreadSanitizer"},
+    {"__msan_init", "MemorySanitizer"},
+    {"__hwasan_init", "HWAddressSanitizer"},
+};
+
+/* An address from the dynamic section: the loader has relocated it in
+ * place unless it is still an offset into the object. */
+static uintptr_t dyn_addr(uintptr_t base, ElfW(Addr) v)
+{
+	return v < base ? base + v : v;
+}
+
+/* Whether the object defines name in its dynamic symbol table (GNU hash);
+ * -1 when it has no GNU hash table to tell. */
+static int defines(const struct dl_phdr_info *info, const char *name)
+{
+	const ElfW(Dyn) *dyn = NULL;
+	const uint32_t *gh = NULL;
+	const ElfW(Sym) *symtab = NULL;
+	const char *strtab = NULL;
+	uint32_t h = 5381, nbuckets, symoffset, bloom_size, bloom_shift, i;
+	const ElfW(Addr) * bloom;
+	const uint32_t *buckets, *chain;
+	ElfW(Addr) word;
+
+	for (int k = 0; k < info->dlpi_phnum; k++)
+		if (info->dlpi_phdr[k].p_type == PT_DYNAMIC)
+			dyn = (const ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[k].p_vaddr);
+	for (; dyn && dyn->d_tag != DT_NULL; dyn++) {
+		if (dyn->d_tag == DT_GNU_HASH)
+			gh = (const uint32_t *)dyn_addr(info->dlpi_addr, dyn->d_un.d_ptr);
+		else if (dyn->d_tag == DT_SYMTAB)
+			symtab = (const ElfW(Sym) *)dyn_addr(info->dlpi_addr, dyn->d_un.d_ptr);
+		else if (dyn->d_tag == DT_STRTAB)
+			strtab = (const char *)dyn_addr(info->dlpi_addr, dyn->d_un.d_ptr);
+	}
+	if (!gh || !symtab || !strtab)
+		return -1;
+	for (const unsigned char *c = (const unsigned char *)name; *c; c++)
+		h = h * 33 + *c;
+	nbuckets = gh[0];
+	symoffset = gh[1];
+	bloom_size = gh[2];
+	bloom_shift = gh[3];
+	if (!nbuckets || !bloom_size)
+		return 0;
+	bloom = (const ElfW(Addr) *)(const void *)(gh + 4);
+	buckets = (const uint32_t *)(const void *)(bloom + bloom_size);
+	chain = buckets + nbuckets;
+	word = bloom[(h / __ELF_NATIVE_CLASS) % bloom_size];
+	if (!((word >> (h % __ELF_NATIVE_CLASS)) &
+	      (word >> ((h >> bloom_shift) % __ELF_NATIVE_CLASS)) & 1))
+		return 0; /* the bloom filter: almost every miss ends here */
+	i = buckets[h % nbuckets];
+	if (i < symoffset)
+		return 0;
+	for (;; i++) {
+		uint32_t ch = chain[i - symoffset];
+
+		if ((ch | 1) == (h | 1) && strcmp(strtab + symtab[i].st_name, name) == 0 &&
+		    symtab[i].st_shndx != SHN_UNDEF)
+			return 1;
+		if (ch & 1)
+			return 0;
+	}
+}
+
+struct san_probe {
+	const char *found;
+	bool unsure; /* an object without GNU hash: ask the loader */
+};
+
+static int san_object(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct san_probe *p = arg;
+	const char *n = info->dlpi_name ? info->dlpi_name : "", *b = strrchr(n, '/');
+
+	(void)size;
+	b = b ? b + 1 : n;
+	/* The main program (a runtime linked in statically, clang's way) and
+	 * any object named like a sanitizer runtime (libasan.so,
+	 * libclang_rt.asan-x86_64.so, ...); the vDSO and the rest are
+	 * neither. */
+	if (*n && !strstr(b, "san"))
+		return 0;
+	for (size_t i = 0; i < sizeof(san_syms) / sizeof(san_syms[0]); i++) {
+		int d = defines(info, san_syms[i][0]);
+
+		if (d < 0)
+			p->unsure = true;
+		if (d > 0) {
+			p->found = san_syms[i][1];
+			return 1;
+		}
+	}
+	return 0;
+}
+#endif
+
 /*
  * The sanitizer runtime a program was built with, if any.  Such a runtime
  * intercepts the very calls the library wraps and wants to come first:
@@ -324,20 +428,23 @@ static void fill_identity(const char *exe)
  * SPANK plugin turns off ASan's link-order check, which would end the
  * program before this runs).  A library built with a sanitizer itself
  * (the test suite's sanitizer builds) finds its own runtime: it measures.
+ *
+ * Asked of every process at its start, so it is cheap: only the main
+ * program and objects named like a sanitizer runtime are looked at, in
+ * their own GNU hash tables (a bloom filter rejects nearly every miss),
+ * not with four dlsym calls that search every loaded object.
  */
 static const char *sanitizer_runtime(void)
 {
 #ifndef LWM2_SANITIZED
-	static const char *const rt[][2] = {
-	    {"__asan_init", "AddressSanitizer"},
-	    {"__tsan_init", "ThreadSanitizer"},
-	    {"__msan_init", "MemorySanitizer"},
-	    {"__hwasan_init", "HWAddressSanitizer"},
-	};
+	struct san_probe p = {NULL, false};
 
-	for (size_t i = 0; i < sizeof(rt) / sizeof(rt[0]); i++)
-		if (dlsym(RTLD_DEFAULT, rt[i][0]))
-			return rt[i][1];
+	dl_iterate_phdr(san_object, &p);
+	if (p.found || !p.unsure)
+		return p.found;
+	for (size_t i = 0; i < sizeof(san_syms) / sizeof(san_syms[0]); i++)
+		if (dlsym(RTLD_DEFAULT, san_syms[i][0]))
+			return san_syms[i][1];
 #endif
 	return NULL;
 }
@@ -427,6 +534,9 @@ __attribute__((constructor)) static void lwm2_init(void)
 	 * application: it gets its heartbeat, hence its hardware counters'
 	 * setup, at once.  See "Cost per process" in lwm2_core.h. */
 	measured_parent = env_int("LWM2_PARENT") == lwm2_p.img->ppid;
+	/* ... and, like a task, keeps a record of its own however short. */
+	if (!measured_parent)
+		lwm2_p.root = true;
 	/* putenv of a static string: where the variable exists already (every
 	 * child of a measured process) it is replaced in place, no malloc. */
 	snprintf(parent_env, sizeof(parent_env), "LWM2_PARENT=%d", (int)lwm2_p.pid);

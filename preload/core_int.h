@@ -88,7 +88,7 @@ struct lwm2_proc {
 	/* heartbeat, started lazily (see lwm2_heartbeat_want) */
 	bool hb_running;
 	uint64_t short_ns; /* LWM2_SHORT_MS: shorter images go to the step summary */
-	bool root;         /* a task of the step itself (LWM2_ROOT_PPID): never summarized */
+	bool root;         /* a task (LWM2_ROOT_PPID), or no measured parent: never summarized */
 	_Atomic uint64_t next_ckpt_ns; /* without a heartbeat: the sampling handler's next write */
 	_Atomic int hb_generation;     /* bumped at fork so a stale heartbeat stops */
 

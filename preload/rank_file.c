@@ -268,7 +268,8 @@ static void fill_process_fields(enum lwm2_end how, int status, int sig)
 
 /* An image that leaves no record of its own but goes to the step's
  * summary: it ended before LWM2_SHORT_MS, has no record file yet, and is
- * neither a task of the step, an MPI rank nor multithreaded (those are
+ * neither a task of the step (nor the first measured process of a tree),
+ * an MPI rank nor multithreaded (those are
  * looked at one by one), nor flagged with something the summary cannot
  * carry (io_uring set up, files mapped for writing, partial data). */
 static bool is_short(const struct lwm2_rank_record *r)

@@ -9,6 +9,9 @@ DUMP=$LWM2_BUILDDIR/preload/test/recdump
 tmp=$(mktemp -d /tmp/lwm2-core-XXXXXX) || exit 99
 trap 'rm -rf "$tmp"' EXIT
 unset LWM2_MODE LWM2_PRINT LWM2_DIR LWM2_SLICE LWM2_SLICE_MS LWM2_DEBUG LWM2_SIGNAL
+# Every image keeps a record here, however short (the step summary of
+# short processes is test/short.sh's).
+export LWM2_SHORT_MS=0
 case ${LWM2_SANITIZER:-no} in
 *address*|*thread*) echo "1..0 # SKIP preloading into uninstrumented programs under -fsanitize"; exit 0 ;;
 esac
@@ -307,6 +310,20 @@ if gcc -fsanitize=address -o "$D/asan" "$D/asan.c" 2>/dev/null && "$D/asan" >/de
 else
 	n=$((n + 1)); echo "ok $n # SKIP no AddressSanitizer runtime to build with"
 	n=$((n + 1)); echo "ok $n # SKIP no AddressSanitizer runtime to build with"
+fi
+
+# The same with clang's runtime, linked into the program itself (no
+# libasan.so among its libraries): found in the program's own symbols.
+cp "$D/asan.c" "$tmp/asan.c"
+newcase
+if command -v clang >/dev/null && clang -fsanitize=address -o "$tmp/asan-clang" "$tmp/asan.c" 2>/dev/null &&
+	"$tmp/asan-clang" >/dev/null 2>&1; then
+	out=$(run "$tmp/asan-clang" 2>&1); rc=$?
+	check "a program built with clang's ASan runs unchanged" eq "$rc $out" "0 asan 7"
+	check "... and lwm2 steps aside (no record, no summary)" eq "$(find "$D" -type f | wc -l)" 0
+else
+	n=$((n + 1)); echo "ok $n # SKIP clang cannot build AddressSanitizer programs here"
+	n=$((n + 1)); echo "ok $n # SKIP clang cannot build AddressSanitizer programs here"
 fi
 
 # A leak checker on a clean program finds nothing of ours: no "possibly
