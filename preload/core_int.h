@@ -110,6 +110,10 @@ bool lwm2_lock_sig(void) LWM2_HIDDEN_FN;
 void lwm2_debug(const char *fmt, ...) LWM2_HIDDEN_FN __attribute__((format(printf, 1, 2)));
 uint64_t lwm2_now_ns(void) LWM2_HIDDEN_FN; /* CLOCK_REALTIME */
 pid_t lwm2_raw_getpid(void) LWM2_HIDDEN_FN;
+/* mmap by its system call: the library's own mappings must not go through
+ * its exported mmap wrapper (which would stat the file, and could flag the
+ * process for a shared writable mapping of its own record). */
+void *lwm2_raw_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off) LWM2_HIDDEN_FN;
 pid_t lwm2_raw_gettid(void) LWM2_HIDDEN_FN;
 /* True when the calling process is the one measured: false in the child
  * of vfork (shares our memory) or of a raw clone. */

@@ -62,8 +62,8 @@ int lwm2_storage_init(void)
 	void *p;
 
 	lwm2_p.img_capacity = lwm2_slot_capacity(lwm2_p.max_slices);
-	p = mmap(NULL, lwm2_p.img_capacity, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
-	         0);
+	p = lwm2_raw_mmap(NULL, lwm2_p.img_capacity, PROT_READ | PROT_WRITE,
+	                  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
 		return -1;
 	lwm2_p.img = p;

@@ -170,7 +170,7 @@ static int create_file(void)
 		           strerror(errno));
 		goto fail;
 	}
-	m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	m = lwm2_raw_mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (m == MAP_FAILED) {
 		lwm2_debug("lwm2: record: couldn't map %s: %s", lwm2_p.path, strerror(errno));
 		goto fail;

@@ -109,7 +109,7 @@ static struct lwm2_summary_header *map_summary(void)
 		syscall(SYS_close, fd);
 		return NULL;
 	}
-	m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	m = lwm2_raw_mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	syscall(SYS_close, fd);
 	return m == MAP_FAILED ? NULL : m;
 }

@@ -303,6 +303,7 @@ fi
 # without lwm2, and lwm2 steps aside (no record)
 newcase
 printf '#include <stdio.h>\n#include <stdlib.h>\nint main(void) { char *p = malloc(8); p[0] = 7; printf("asan %%d\\n", p[0]); free(p); return 0; }\n' >"$D/asan.c"
+cp "$D/asan.c" "$tmp/asan.c"
 if gcc -fsanitize=address -o "$D/asan" "$D/asan.c" 2>/dev/null && "$D/asan" >/dev/null 2>&1; then
 	out=$(ASAN_OPTIONS=verify_asan_link_order=0 run "$D/asan" 2>&1); rc=$?
 	check "a program built with ASan runs unchanged" eq "$rc $out" "0 asan 7"
@@ -312,9 +313,15 @@ else
 	n=$((n + 1)); echo "ok $n # SKIP no AddressSanitizer runtime to build with"
 fi
 
+# The real functions are found in the libraries' own hash tables: under
+# LWM2_DEBUG each is checked against dlsym(RTLD_NEXT), and a difference said.
+newcase
+out=$(LWM2_DEBUG=1 run sh -c 'cat /dev/null; ls /dev/null; echo x | sort | wc -c' 2>&1)
+check "the fast lookup of the real functions agrees with dlsym" \
+	eq "$(printf '%s\n' "$out" | grep -c 'fast lookup')" 0
+
 # The same with clang's runtime, linked into the program itself (no
 # libasan.so among its libraries): found in the program's own symbols.
-cp "$D/asan.c" "$tmp/asan.c"
 newcase
 if command -v clang >/dev/null && clang -fsanitize=address -o "$tmp/asan-clang" "$tmp/asan.c" 2>/dev/null &&
 	"$tmp/asan-clang" >/dev/null 2>&1; then
