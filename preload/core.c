@@ -22,9 +22,11 @@
  *   LWM2_SLICE_MS    for tests only: slice length in ms (the record then
  *                    shows 1 s slices without a meaningful position)
  *   LWM2_MAX_SLICES  slices kept before coarsening, 2..4096, default 256
- *   LWM2_PARENT      set by the library to the pid of each measured process
- *                    (its children read it: a measured parent means the
- *                    heartbeat may start lazily)
+ *   LWM2_PARENT      set by the library to "PID.M" in each measured
+ *                    process (M: it had a measured parent); its children
+ *                    and later images read it: a measured parent means
+ *                    the heartbeat may start lazily and a short process
+ *                    may go to the step summary (see parent_measured)
  *   LWM2_ROOT_PPID   the pid of the tasks' parent (set by the SPANK plugin
  *                    and `lwm2 run`): a process whose parent it is is a
  *                    task and always keeps a record of its own
@@ -674,6 +676,31 @@ static void on_exit_hook(int status, void *arg)
 	lwm2_heartbeat_stop();
 }
 
+/*
+ * Whether a measured process started this one.  LWM2_PARENT is "PID.M",
+ * set by every measured image: PID its process, M whether that process had
+ * a measured parent.  Another process's PID: an ancestor is measured (the
+ * parent, or a shell whose subshell forked this one: a shell passes its
+ * own copy of the variable on).  This process's own PID: an earlier image
+ * of it was measured (a command run through env, nice or a script's
+ * exec), and it is what that image was.  Unset: the first of its tree.
+ */
+static bool parent_measured(void)
+{
+	const char *s = getenv("LWM2_PARENT");
+	char *end;
+	long v;
+
+	if (!s || !*s)
+		return false;
+	v = strtol(s, &end, 10);
+	if (end == s || v <= 0)
+		return false;
+	if (v != (long)lwm2_p.pid)
+		return true;
+	return end[0] == '.' && end[1] == '1';
+}
+
 __attribute__((constructor)) static void lwm2_init(void)
 {
 	const char *mode = getenv("LWM2_MODE"), *san;
@@ -748,14 +775,15 @@ __attribute__((constructor)) static void lwm2_init(void)
 	 * script) start lazily; the first measured process of a tree (a
 	 * task, or whatever an unmeasured parent started) is the
 	 * application: it gets its heartbeat, hence its hardware counters'
-	 * setup, at once.  See "Cost per process" in lwm2_core.h. */
-	measured_parent = env_int("LWM2_PARENT") == lwm2_p.img->ppid;
-	/* ... and, like a task, keeps a record of its own however short. */
+	 * setup, at once, and keeps a record of its own however short.  See
+	 * "Cost per process" in lwm2_core.h. */
+	measured_parent = parent_measured();
 	if (!measured_parent)
 		lwm2_p.root = true;
 	/* putenv of a static string: where the variable exists already (every
 	 * child of a measured process) it is replaced in place, no malloc. */
-	snprintf(parent_env, sizeof(parent_env), "LWM2_PARENT=%d", (int)lwm2_p.pid);
+	snprintf(parent_env, sizeof(parent_env), "LWM2_PARENT=%d.%d", (int)lwm2_p.pid,
+	         measured_parent ? 1 : 0);
 	putenv(parent_env);
 	atomic_store(&lwm2_on, 1);
 	if (!measured_parent)

@@ -71,6 +71,14 @@ check "loop of $N: exit status class of every cat (ok)" \
 check "loop of $N: cat first among the executables" eq "$(node 'r["exes"][0]["exe"]')" cat
 check "loop of $N: their CPU time counted" test "$(node 'sum(p["utime_us"] + p["stime_us"] for p in group("cat"))')" -gt 0
 
+# --- commands run through env, and from a subshell, are children of a
+# measured process too: summarized, no record file each
+newcase
+run bash -c '( for i in 1 2 3; do cat "$1"; done ); for i in 1 2 3; do env X=1 cat "$1"; done' _ "$data" >/dev/null
+check "commands through env and from a subshell: the shell's record and the summary ($(nfiles))" \
+	eq "$(nfiles)" 2
+check "commands through env and from a subshell: 6 processes of cat counted" eq "$(node 'n("cat")')" 6
+
 # --- children of a shell that exec at once leave nothing of their own,
 # also when every image keeps a record (LWM2_SHORT_MS=0)
 newcase
