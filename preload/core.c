@@ -22,15 +22,18 @@
  *   LWM2_SLICE_MS    for tests only: slice length in ms (the record then
  *                    shows 1 s slices without a meaningful position)
  *   LWM2_MAX_SLICES  slices kept before coarsening, 2..4096, default 256
- *   LWM2_PARENT      set by the library to the pid of each measured process
- *                    (its children read it: a measured parent means the
- *                    heartbeat may start lazily)
+ *   LWM2_PARENT      set by the library to "PID.M" in each measured
+ *                    process (M: it had a measured parent); its children
+ *                    and later images read it: a measured parent means
+ *                    the heartbeat may start lazily and a short process
+ *                    may go to the step summary (see parent_measured)
  *   LWM2_ROOT_PPID   the pid of the tasks' parent (set by the SPANK plugin
  *                    and `lwm2 run`): a process whose parent it is is a
  *                    task and always keeps a record of its own
  *   LWM2_SHORT_MS    images that end sooner go to the step's summary of
  *                    short processes instead of a record file each,
  *                    0..3600000, default 1000; 0: a record for every image
+ *                    (the summary keeps their slices: see summary.c)
  *   LWM2_SAMPLE_HZ   CPU-time sampling rate per thread, 1..10000, default 100
  *   LWM2_SIGNAL      sampling signal, SIGRTMIN..SIGRTMAX, default SIGRTMIN+7
  *   LWM2_DEBUG=1     diagnostics on stderr (otherwise silent)
@@ -41,12 +44,15 @@
 #include "core_int.h"
 
 #include <dlfcn.h>
+#include <elf.h>
 #include <errno.h>
 #include <limits.h>
+#include <link.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <time.h>
@@ -116,6 +122,14 @@ pid_t lwm2_raw_getpid(void)
 	return (pid_t)syscall(SYS_getpid);
 }
 
+void *lwm2_raw_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	long r = syscall(SYS_mmap, addr, len, prot, flags, fd, off);
+
+	/* The kernel's error range, as glibc's mmap reads it. */
+	return (unsigned long)r > -4096ul ? MAP_FAILED : (void *)r;
+}
+
 pid_t lwm2_raw_gettid(void)
 {
 	return (pid_t)syscall(SYS_gettid);
@@ -126,14 +140,228 @@ bool lwm2_here(void)
 	return lwm2_raw_getpid() == lwm2_p.pid;
 }
 
+/*
+ * The real functions, found fast.  dlsym(RTLD_NEXT) costs about 900
+ * instructions a name (the caller's object looked up, an error catcher set
+ * up, every object's hash table searched), and the modules resolve some
+ * 60 names at every process start.  The objects loaded with the program
+ * after this library (libc, libpthread, an MPI library it links) are
+ * searched here in their own GNU hash tables instead, in load order, which
+ * is the order dlsym(RTLD_NEXT) searches them in: a bloom filter rejects
+ * most objects in a few instructions.  Anything unusual (an object without
+ * a GNU hash table, an indirect function, a thread-local or unique symbol,
+ * several default versions of one name) goes to dlsym as before, and so
+ * does every name not found once an object was loaded since (dlopen'ed
+ * ones may be local).  Signal-safe: memory reads only.  Under LWM2_DEBUG every answer
+ * is checked against dlsym.
+ */
+#if __ELF_NATIVE_CLASS == 64
+#define ST_TYPE ELF64_ST_TYPE
+#define ST_BIND ELF64_ST_BIND
+#else
+#define ST_TYPE ELF32_ST_TYPE
+#define ST_BIND ELF32_ST_BIND
+#endif
+
+struct next_obj {
+	uintptr_t base;
+	const uint32_t *gh;
+	const ElfW(Sym) * symtab;
+	const char *strtab;
+	const ElfW(Half) * versym;
+};
+#define NEXT_MAX 32
+static struct next_obj next_objs[NEXT_MAX];
+static int n_next;
+static bool next_complete;           /* every object after this library is in next_objs */
+static unsigned long long next_adds; /* objects loaded when next_objs was taken */
+static _Atomic int next_state;       /* 0: not yet, 1: being built, 2: ready, 3: not usable */
+
+/* An address from the dynamic section: the loader has relocated it in
+ * place unless it is still an offset into the object. */
+static uintptr_t dyn_addr(uintptr_t base, ElfW(Addr) v)
+{
+	return v < base ? base + v : v;
+}
+
+static bool obj_tables(const struct dl_phdr_info *info, struct next_obj *o)
+{
+	const ElfW(Dyn) *dyn = NULL;
+
+	memset(o, 0, sizeof(*o));
+	o->base = info->dlpi_addr;
+	for (int k = 0; k < info->dlpi_phnum; k++)
+		if (info->dlpi_phdr[k].p_type == PT_DYNAMIC)
+			dyn = (const ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[k].p_vaddr);
+	for (; dyn && dyn->d_tag != DT_NULL; dyn++) {
+		if (dyn->d_tag == DT_GNU_HASH)
+			o->gh = (const uint32_t *)dyn_addr(o->base, dyn->d_un.d_ptr);
+		else if (dyn->d_tag == DT_SYMTAB)
+			o->symtab = (const ElfW(Sym) *)dyn_addr(o->base, dyn->d_un.d_ptr);
+		else if (dyn->d_tag == DT_STRTAB)
+			o->strtab = (const char *)dyn_addr(o->base, dyn->d_un.d_ptr);
+		else if (dyn->d_tag == DT_VERSYM)
+			o->versym = (const ElfW(Half) *)dyn_addr(o->base, dyn->d_un.d_ptr);
+	}
+	return o->gh && o->symtab && o->strtab;
+}
+
+static uint32_t gnu_hash(const char *name)
+{
+	uint32_t h = 5381;
+
+	for (const unsigned char *c = (const unsigned char *)name; *c; c++)
+		h = h * 33 + *c;
+	return h;
+}
+
+/* The symbol of name in o: 1 with *sym set when there is exactly one
+ * default definition, 0 when there is none, -1 when dlsym must tell. */
+static int obj_lookup(const struct next_obj *o, const char *name, uint32_t h,
+                      const ElfW(Sym) * *sym)
+{
+	const uint32_t *gh = o->gh;
+	uint32_t nbuckets = gh[0], symoffset = gh[1], bloom_size = gh[2], bloom_shift = gh[3];
+	const ElfW(Addr) *bloom = (const ElfW(Addr) *)(const void *)(gh + 4);
+	const uint32_t *buckets, *chain;
+	ElfW(Addr) word;
+	int found = 0;
+
+	if (!nbuckets || !bloom_size)
+		return 0;
+	buckets = (const uint32_t *)(const void *)(bloom + bloom_size);
+	chain = buckets + nbuckets;
+	word = bloom[(h / __ELF_NATIVE_CLASS) % bloom_size];
+	if (!((word >> (h % __ELF_NATIVE_CLASS)) &
+	      (word >> ((h >> bloom_shift) % __ELF_NATIVE_CLASS)) & 1))
+		return 0; /* the bloom filter: almost every miss ends here */
+	for (uint32_t i = buckets[h % nbuckets]; i >= symoffset; i++) {
+		uint32_t ch = chain[i - symoffset];
+		const ElfW(Sym) *s = &o->symtab[i];
+
+		if ((ch | 1) == (h | 1) && strcmp(o->strtab + s->st_name, name) == 0 &&
+		    s->st_shndx != SHN_UNDEF && !(o->versym && (o->versym[i] & 0x8000))) {
+			int type = ST_TYPE(s->st_info), bind = ST_BIND(s->st_info);
+
+			if ((type != STT_FUNC && type != STT_OBJECT && type != STT_NOTYPE) ||
+			    (bind != STB_GLOBAL && bind != STB_WEAK) || !s->st_value)
+				return -1;
+			*sym = s;
+			found++;
+		}
+		if (ch & 1)
+			break;
+	}
+	return found > 1 ? -1 : found;
+}
+
+struct next_scan {
+	uintptr_t self; /* an address in this library */
+	bool past_self;
+};
+
+static int next_object(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct next_scan *sc = arg;
+	bool self = false;
+
+	(void)size;
+	for (int k = 0; k < info->dlpi_phnum && !self; k++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[k];
+
+		self = ph->p_type == PT_LOAD && sc->self >= info->dlpi_addr + ph->p_vaddr &&
+		       sc->self < info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
+	}
+	if (self) {
+		sc->past_self = true;
+		return 0;
+	}
+	/* The vDSO is no object dlsym(RTLD_NEXT) searches. */
+	if (!sc->past_self || (info->dlpi_name && strstr(info->dlpi_name, "linux-vdso")))
+		return 0;
+	if (n_next == NEXT_MAX || !obj_tables(info, &next_objs[n_next])) {
+		next_complete = false;
+		return 1; /* from here on, dlsym alone keeps the order right */
+	}
+	n_next++;
+	return 0;
+}
+
+static int first_object(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	unsigned long long *adds = arg;
+
+	*adds = size >= offsetof(struct dl_phdr_info, dlpi_subs) ? info->dlpi_adds : 0;
+	return 1;
+}
+
+/* Objects loaded so far (dlopen adds to it); 0 when not known. */
+static unsigned long long loaded_adds(void)
+{
+	unsigned long long adds = 0;
+
+	dl_iterate_phdr(first_object, &adds);
+	return adds;
+}
+
+static void next_build(void)
+{
+	struct next_scan sc = {(uintptr_t)&next_build, false};
+	int expect = 0;
+
+	if (!atomic_compare_exchange_strong(&next_state, &expect, 1))
+		return;
+	next_complete = true;
+	dl_iterate_phdr(next_object, &sc);
+	next_adds = loaded_adds();
+	atomic_store(&next_state, sc.past_self ? 2 : 3);
+}
+
+/* The address of name; NULL with *ask set when dlsym must tell. */
+static void *next_lookup(const char *name, bool *ask)
+{
+	uint32_t h = gnu_hash(name);
+
+	*ask = true;
+	if (atomic_load_explicit(&next_state, memory_order_acquire) != 2)
+		return NULL;
+	for (int i = 0; i < n_next; i++) {
+		const ElfW(Sym) *s = NULL;
+		int r = obj_lookup(&next_objs[i], name, h, &s);
+
+		if (r < 0)
+			return NULL;
+		if (r > 0) {
+			*ask = false;
+			return (void *)(next_objs[i].base + s->st_value);
+		}
+	}
+	/* Not defined by any object there is (the libraries of io_uring or
+	 * libaio a program does not use): dlsym would search them all again
+	 * for nothing, unless something was loaded since. */
+	*ask = !next_complete || !next_adds || loaded_adds() != next_adds;
+	return NULL;
+}
+
 void *lwm2_real(const char *name)
 {
+	bool ask;
 	void *p;
 
 	if (resolving)
 		return NULL;
 	resolving = 1;
-	p = dlsym(RTLD_NEXT, name);
+	if (atomic_load_explicit(&next_state, memory_order_relaxed) == 0)
+		next_build();
+	p = next_lookup(name, &ask);
+	if (ask || lwm2_p.debug) {
+		void *d = dlsym(RTLD_NEXT, name);
+
+		if (!ask && p != d)
+			lwm2_debug("lwm2: start: the fast lookup of %s found %p, dlsym %p", name, p,
+			           d);
+		p = d;
+	}
 	resolving = 0;
 	return p;
 }
@@ -316,6 +544,101 @@ static void fill_identity(const char *exe)
 #endif
 #endif
 
+#ifndef LWM2_SANITIZED
+static const char *const san_syms[][2] = {
+    {"__asan_init", "AddressSanitizer"},
+    {"__tsan_init", "ThreadSanitizer"},
+    {"__msan_init", "MemorySanitizer"},
+    {"__hwasan_init", "HWAddressSanitizer"},
+};
+
+/* Whether the object defines name in its dynamic symbol table (GNU hash);
+ * -1 when it has no GNU hash table to tell. */
+static int defines(const struct dl_phdr_info *info, const char *name)
+{
+	const ElfW(Dyn) *dyn = NULL;
+	const uint32_t *gh = NULL;
+	const ElfW(Sym) *symtab = NULL;
+	const char *strtab = NULL;
+	uint32_t h = 5381, nbuckets, symoffset, bloom_size, bloom_shift, i;
+	const ElfW(Addr) * bloom;
+	const uint32_t *buckets, *chain;
+	ElfW(Addr) word;
+
+	for (int k = 0; k < info->dlpi_phnum; k++)
+		if (info->dlpi_phdr[k].p_type == PT_DYNAMIC)
+			dyn = (const ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[k].p_vaddr);
+	for (; dyn && dyn->d_tag != DT_NULL; dyn++) {
+		if (dyn->d_tag == DT_GNU_HASH)
+			gh = (const uint32_t *)dyn_addr(info->dlpi_addr, dyn->d_un.d_ptr);
+		else if (dyn->d_tag == DT_SYMTAB)
+			symtab = (const ElfW(Sym) *)dyn_addr(info->dlpi_addr, dyn->d_un.d_ptr);
+		else if (dyn->d_tag == DT_STRTAB)
+			strtab = (const char *)dyn_addr(info->dlpi_addr, dyn->d_un.d_ptr);
+	}
+	if (!gh || !symtab || !strtab)
+		return -1;
+	for (const unsigned char *c = (const unsigned char *)name; *c; c++)
+		h = h * 33 + *c;
+	nbuckets = gh[0];
+	symoffset = gh[1];
+	bloom_size = gh[2];
+	bloom_shift = gh[3];
+	if (!nbuckets || !bloom_size)
+		return 0;
+	bloom = (const ElfW(Addr) *)(const void *)(gh + 4);
+	buckets = (const uint32_t *)(const void *)(bloom + bloom_size);
+	chain = buckets + nbuckets;
+	word = bloom[(h / __ELF_NATIVE_CLASS) % bloom_size];
+	if (!((word >> (h % __ELF_NATIVE_CLASS)) &
+	      (word >> ((h >> bloom_shift) % __ELF_NATIVE_CLASS)) & 1))
+		return 0; /* the bloom filter: almost every miss ends here */
+	i = buckets[h % nbuckets];
+	if (i < symoffset)
+		return 0;
+	for (;; i++) {
+		uint32_t ch = chain[i - symoffset];
+
+		if ((ch | 1) == (h | 1) && strcmp(strtab + symtab[i].st_name, name) == 0 &&
+		    symtab[i].st_shndx != SHN_UNDEF)
+			return 1;
+		if (ch & 1)
+			return 0;
+	}
+}
+
+struct san_probe {
+	const char *found;
+	bool unsure; /* an object without GNU hash: ask the loader */
+};
+
+static int san_object(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct san_probe *p = arg;
+	const char *n = info->dlpi_name ? info->dlpi_name : "", *b = strrchr(n, '/');
+
+	(void)size;
+	b = b ? b + 1 : n;
+	/* The main program (a runtime linked in statically, clang's way) and
+	 * any object named like a sanitizer runtime (libasan.so,
+	 * libclang_rt.asan-x86_64.so, ...); the vDSO and the rest are
+	 * neither. */
+	if (*n && !strstr(b, "san"))
+		return 0;
+	for (size_t i = 0; i < sizeof(san_syms) / sizeof(san_syms[0]); i++) {
+		int d = defines(info, san_syms[i][0]);
+
+		if (d < 0)
+			p->unsure = true;
+		if (d > 0) {
+			p->found = san_syms[i][1];
+			return 1;
+		}
+	}
+	return 0;
+}
+#endif
+
 /*
  * The sanitizer runtime a program was built with, if any.  Such a runtime
  * intercepts the very calls the library wraps and wants to come first:
@@ -323,20 +646,23 @@ static void fill_identity(const char *exe)
  * SPANK plugin turns off ASan's link-order check, which would end the
  * program before this runs).  A library built with a sanitizer itself
  * (the test suite's sanitizer builds) finds its own runtime: it measures.
+ *
+ * Asked of every process at its start, so it is cheap: only the main
+ * program and objects named like a sanitizer runtime are looked at, in
+ * their own GNU hash tables (a bloom filter rejects nearly every miss),
+ * not with four dlsym calls that search every loaded object.
  */
 static const char *sanitizer_runtime(void)
 {
 #ifndef LWM2_SANITIZED
-	static const char *const rt[][2] = {
-	    {"__asan_init", "AddressSanitizer"},
-	    {"__tsan_init", "ThreadSanitizer"},
-	    {"__msan_init", "MemorySanitizer"},
-	    {"__hwasan_init", "HWAddressSanitizer"},
-	};
+	struct san_probe p = {NULL, false};
 
-	for (size_t i = 0; i < sizeof(rt) / sizeof(rt[0]); i++)
-		if (dlsym(RTLD_DEFAULT, rt[i][0]))
-			return rt[i][1];
+	dl_iterate_phdr(san_object, &p);
+	if (p.found || !p.unsure)
+		return p.found;
+	for (size_t i = 0; i < sizeof(san_syms) / sizeof(san_syms[0]); i++)
+		if (dlsym(RTLD_DEFAULT, san_syms[i][0]))
+			return san_syms[i][1];
 #endif
 	return NULL;
 }
@@ -348,6 +674,31 @@ static void on_exit_hook(int status, void *arg)
 	/* Joined, so its stack and thread-local storage are freed: a leak
 	 * checker run on a clean program finds nothing of ours. */
 	lwm2_heartbeat_stop();
+}
+
+/*
+ * Whether a measured process started this one.  LWM2_PARENT is "PID.M",
+ * set by every measured image: PID its process, M whether that process had
+ * a measured parent.  Another process's PID: an ancestor is measured (the
+ * parent, or a shell whose subshell forked this one: a shell passes its
+ * own copy of the variable on).  This process's own PID: an earlier image
+ * of it was measured (a command run through env, nice or a script's
+ * exec), and it is what that image was.  Unset: the first of its tree.
+ */
+static bool parent_measured(void)
+{
+	const char *s = getenv("LWM2_PARENT");
+	char *end;
+	long v;
+
+	if (!s || !*s)
+		return false;
+	v = strtol(s, &end, 10);
+	if (end == s || v <= 0)
+		return false;
+	if (v != (long)lwm2_p.pid)
+		return true;
+	return end[0] == '.' && end[1] == '1';
 }
 
 __attribute__((constructor)) static void lwm2_init(void)
@@ -424,11 +775,15 @@ __attribute__((constructor)) static void lwm2_init(void)
 	 * script) start lazily; the first measured process of a tree (a
 	 * task, or whatever an unmeasured parent started) is the
 	 * application: it gets its heartbeat, hence its hardware counters'
-	 * setup, at once.  See "Cost per process" in lwm2_core.h. */
-	measured_parent = env_int("LWM2_PARENT") == lwm2_p.img->ppid;
+	 * setup, at once, and keeps a record of its own however short.  See
+	 * "Cost per process" in lwm2_core.h. */
+	measured_parent = parent_measured();
+	if (!measured_parent)
+		lwm2_p.root = true;
 	/* putenv of a static string: where the variable exists already (every
 	 * child of a measured process) it is replaced in place, no malloc. */
-	snprintf(parent_env, sizeof(parent_env), "LWM2_PARENT=%d", (int)lwm2_p.pid);
+	snprintf(parent_env, sizeof(parent_env), "LWM2_PARENT=%d.%d", (int)lwm2_p.pid,
+	         measured_parent ? 1 : 0);
 	putenv(parent_env);
 	atomic_store(&lwm2_on, 1);
 	if (!measured_parent)

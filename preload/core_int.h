@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Internals of the preload core shared by its files (core.c, clock.c,
- * thread.c, heartbeat.c, sampling.c, process.c, modules.c).  Modules use
+ * thread.c, heartbeat.c, rank_file.c, summary.c, sampling.c, process.c,
+ * modules.c).  Modules use
  * lwm2_core.h only.
  *
  * Locking: one mutex (lwm2_p.lock) guards the thread registry, the
@@ -30,11 +31,10 @@
 
 #define LWM2_HIDDEN_FN __attribute__((visibility("hidden")))
 
-/* Images that end sooner than this (ms) are summarized, not recorded.
- * Off by default: the summary keeps no time slices yet, so the node
- * series (the space-time grid, the export) would miss what short
- * processes did; a site that runs fork-heavy steps sets LWM2_SHORT_MS. */
-#define LWM2_SHORT_MS_DEFAULT 0
+/* Images that end sooner than this (ms) are summarized, not recorded (the
+ * summary keeps their slices too, so the node series misses nothing);
+ * LWM2_SHORT_MS=0 gives every image a record file of its own. */
+#define LWM2_SHORT_MS_DEFAULT 1000
 
 /* Why the process storage is being written. */
 enum lwm2_end {
@@ -88,7 +88,7 @@ struct lwm2_proc {
 	/* heartbeat, started lazily (see lwm2_heartbeat_want) */
 	bool hb_running;
 	uint64_t short_ns; /* LWM2_SHORT_MS: shorter images go to the step summary */
-	bool root;         /* a task of the step itself (LWM2_ROOT_PPID): never summarized */
+	bool root;         /* a task (LWM2_ROOT_PPID), or no measured parent: never summarized */
 	_Atomic uint64_t next_ckpt_ns; /* without a heartbeat: the sampling handler's next write */
 	_Atomic int hb_generation;     /* bumped at fork so a stale heartbeat stops */
 
@@ -110,6 +110,10 @@ bool lwm2_lock_sig(void) LWM2_HIDDEN_FN;
 void lwm2_debug(const char *fmt, ...) LWM2_HIDDEN_FN __attribute__((format(printf, 1, 2)));
 uint64_t lwm2_now_ns(void) LWM2_HIDDEN_FN; /* CLOCK_REALTIME */
 pid_t lwm2_raw_getpid(void) LWM2_HIDDEN_FN;
+/* mmap by its system call: the library's own mappings must not go through
+ * its exported mmap wrapper (which would stat the file, and could flag the
+ * process for a shared writable mapping of its own record). */
+void *lwm2_raw_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off) LWM2_HIDDEN_FN;
 pid_t lwm2_raw_gettid(void) LWM2_HIDDEN_FN;
 /* True when the calling process is the one measured: false in the child
  * of vfork (shares our memory) or of a raw clone. */
@@ -134,7 +138,6 @@ void lwm2_slice_add(uint64_t slice) LWM2_HIDDEN_FN;
 uint64_t lwm2_slice_now(void) LWM2_HIDDEN_FN;
 void lwm2_record_write(enum lwm2_end how, int status, int sig, bool sigctx) LWM2_HIDDEN_FN;
 void lwm2_storage_fork_child(void) LWM2_HIDDEN_FN;
-void lwm2_record_discard_mapping(void) LWM2_HIDDEN_FN;
 int lwm2_heartbeat_start(void) LWM2_HIDDEN_FN;
 bool lwm2_heartbeat_stop(void) LWM2_HIDDEN_FN;
 void lwm2_heartbeat_fork_child(void) LWM2_HIDDEN_FN;
@@ -146,6 +149,12 @@ void lwm2_heartbeat_want(void) LWM2_HIDDEN_FN;
 void lwm2_checkpoint_from_handler(void) LWM2_HIDDEN_FN;
 /* The end of the first slice from now, for next_ckpt_ns. */
 uint64_t lwm2_next_slice_end_ns(void) LWM2_HIDDEN_FN;
+
+/* rank_file.c: all under the lock */
+/* Write the record image (its threads folded) to the rank record file,
+ * the step summary, or nowhere (see rank_file.c). */
+void lwm2_rank_file_write(enum lwm2_end how, int status, int sig) LWM2_HIDDEN_FN;
+void lwm2_record_discard_mapping(void) LWM2_HIDDEN_FN;
 
 /* summary.c: add this image to the step's summary of short processes;
  * 0 when done, -1 when the caller must write a record instead. */

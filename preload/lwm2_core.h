@@ -49,20 +49,33 @@
  *    process that only computes is written every slice too;
  *  - a fork child that execs having counted nothing leaves nothing (the
  *    next image is the process; rusage carries the CPU time over);
- *  - where LWM2_SHORT_MS is set (off by default: the summary keeps no
- *    time slices), an image that ends before it, not a task (LWM2_ROOT_PPID),
- *    MPI rank or multithreaded, adds itself with atomic adds to its
- *    executable's slot of the step's fixed-size summary file
- *    (preload/summary.c, layout in lwm2_record.h) instead of writing a
- *    record file: bounded files however many commands a step runs, and
- *    the node merge still counts every process, its CPU time, I/O and exit
- *    status class, and the top executables;
+ *  - an image that ends before LWM2_SHORT_MS (default 1 s), not a task
+ *    (LWM2_ROOT_PPID), MPI rank or multithreaded, adds itself with atomic
+ *    adds to its executable's slot of the step's fixed-size summary file
+ *    (preload/summary.c, layout in lwm2_record.h), and its slices'
+ *    counters to the summary's slices of the same times, instead of
+ *    writing a record file: bounded files however many commands a step
+ *    runs, and the node merge still counts every process, its CPU time,
+ *    I/O and exit status class, the top executables, and puts its counters
+ *    in the node series (the grid, the export) where they happened;
  *  - the constructor installs each signal handler and reads the old one in
  *    one call, and the main thread's id is its pid.
+ *  - the real functions that must be known before a signal handler may
+ *    call them (some 60) are looked up in the GNU hash tables of the
+ *    objects loaded after the library, not by dlsym (lwm2_real, core.c):
+ *    ~300 instructions a name instead of ~900; the sanitizer check looks
+ *    only at the program's and sanitizer-named objects' hash tables;
+ *  - the library maps its own files by the mmap system call, not through
+ *    its exported mmap wrapper (which would stat the file).
  * What a short process still pays: loading the library (relocations of
- * the exported wrappers, dlsym of the real functions that must be known
- * before a signal handler may call them), one CPU-time timer, the handler
- * installs, getrusage and the summary's open, fstat, mmap and close.
+ * the exported wrappers: the loader's symbol lookups are about half of
+ * the instructions lwm2 adds to a trivial program), the real functions'
+ * lookup, one CPU-time timer, the handler installs, getrusage and the
+ * summary's open, fstat, mmap and close.  Measured with callgrind on
+ * bench/trivial as the child of a measured parent: 123,500 instructions
+ * without lwm2, 333,800 with dlsym for every real function and a record
+ * file per process, 283,500 as above (load, the constructor and the exit;
+ * bench/README.md has the timings).
  * doc/liblwm2.7 ("Cost per process") says the same for users.
  */
 #ifndef LWM2_CORE_H

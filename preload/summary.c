@@ -8,9 +8,12 @@
  * of them is how many ran, of which executable, their CPU time, I/O and
  * how they ended.  So an image that ends short adds itself to one table per
  * step directory, of a fixed size, with atomic adds into the slot of its
- * executable: open, fstat, mmap and close, about the cost of writing a
- * record file of its own, and nothing more on the node however many
- * commands the step runs.
+ * executable, and its slices' counters into the summary's slices of the
+ * same times (the node series, hence the job's space-time grid and the
+ * export, keep when its I/O happened): open, fstat, mmap and close, about
+ * the cost of writing a record file of its own, and nothing more on the
+ * node however many commands the step runs.  A process whose slices find
+ * no room (a step longer than the table) writes its own record instead.
  *
  * Everything here is signal-safe (raw system calls, atomics, no malloc):
  * the end of a process killed by SIGTERM comes here from the handler.
@@ -106,7 +109,7 @@ static struct lwm2_summary_header *map_summary(void)
 		syscall(SYS_close, fd);
 		return NULL;
 	}
-	m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	m = lwm2_raw_mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	syscall(SYS_close, fd);
 	return m == MAP_FAILED ? NULL : m;
 }
@@ -125,6 +128,8 @@ static void init_header(struct lwm2_summary_header *h, const struct lwm2_rank_re
 	h->nearmarks = LWM2_NEARMARKS;
 	h->job_id = r->job_id;
 	h->step_id = r->step_id;
+	h->nslices = LWM2_SUMMARY_SLICES;
+	h->slice_size = sizeof(struct lwm2_summary_slice);
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 	memcpy(h->magic, LWM2_SUMMARY_MAGIC, sizeof(h->magic));
 }
@@ -170,17 +175,68 @@ static struct lwm2_summary_exe *slot_of(struct lwm2_summary_exe *slots, const ch
 	}
 }
 
+/* The summary's slice of key: found or claimed; NULL when the table has
+ * no room for it. */
+static struct lwm2_summary_slice *slice_of(struct lwm2_summary_slice *sl, uint64_t key,
+                                           uint64_t index)
+{
+	const uint32_t n = LWM2_SUMMARY_SLICES;
+
+	/* Slices of a step are consecutive indices: index % n is a perfect
+	 * hash until the table wraps, so a lookup is one probe. */
+	for (uint32_t i = 0, at = (uint32_t)(index % n); i < n; i++, at = (at + 1) % n) {
+		uint64_t k = __atomic_load_n(&sl[at].key, __ATOMIC_ACQUIRE);
+
+		if (k == 0 && __atomic_compare_exchange_n(&sl[at].key, &k, key, false,
+		                                          __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			return &sl[at];
+		if (k == key)
+			return &sl[at];
+	}
+	return NULL;
+}
+
+/* Most slices a short process adds: it lives less than LWM2_SHORT_MS. */
+#define MAX_OWN_SLICES 16
+
 int lwm2_summary_add(const struct lwm2_rank_record *r, enum lwm2_end how)
 {
-	struct lwm2_summary_header *h = map_summary();
+	struct lwm2_summary_header *h;
+	struct lwm2_summary_slice *to[MAX_OWN_SLICES];
+	uint32_t from[MAX_OWN_SLICES];
+	const struct lwm2_slice *own = lwm2_record_slices(r);
 	struct lwm2_summary_exe *s;
 	bool ends = how != LWM2_END_EXEC;
+	uint32_t nto = 0;
 
-	if (!h)
+	if (r->slice_length_s >= 1u << LWM2_SUMMARY_LEN_BITS || r->nslices > 4096)
+		return -1;
+	if (!(h = map_summary()))
 		return -1;
 	init_header(h, r);
-	s = slot_of((struct lwm2_summary_exe *)(void *)(h + 1),
-	            r->executable[0] ? base_name(r->executable) : "?");
+	/* Every slice that counted something finds its place first: a process
+	 * that cannot add all of them adds nothing and keeps a record. */
+	for (uint32_t k = 0; k < r->nslices; k++) {
+		bool any = false;
+
+		for (int c = 0; c < LWM2_NCOUNTERS && !any; c++)
+			any = own[k].counters[c] != 0;
+		if (!any)
+			continue;
+		if (nto == MAX_OWN_SLICES ||
+		    !(to[nto] =
+		          slice_of(lwm2_summary_slices(h),
+		                   lwm2_summary_slice_key(r->first_slice + k, r->slice_length_s),
+		                   r->first_slice + k))) {
+			munmap(h, LWM2_SUMMARY_SIZE);
+			return -1;
+		}
+		from[nto++] = k;
+	}
+	for (uint32_t i = 0; i < nto; i++)
+		for (int c = 0; c < LWM2_NCOUNTERS; c++)
+			add64(&to[i]->s.counters[c], own[from[i]].counters[c]);
+	s = slot_of(lwm2_summary_exes(h), r->executable[0] ? base_name(r->executable) : "?");
 	add64(&s->images, 1);
 	if (ends) {
 		add64(&s->processes, 1);

@@ -48,8 +48,8 @@ static struct lwm2_thread *pool_get(void)
 
 		if (nchunks == POOL_MAX_CHUNKS)
 			return NULL;
-		p = mmap(NULL, POOL_CHUNK * sizeof(*t), PROT_READ | PROT_WRITE,
-		         MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		p = lwm2_raw_mmap(NULL, POOL_CHUNK * sizeof(*t), PROT_READ | PROT_WRITE,
+		                  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (p == MAP_FAILED)
 			return NULL;
 		chunks[nchunks++] = p;

@@ -335,22 +335,35 @@ int lwm2_record_read_file(int dirfd, const char *path, struct lwm2_rank_record *
  * The step's summary of short processes: one file per step directory,
  * LWM2_SUMMARY_FILE, of a fixed size whatever the number of processes.
  *
- * A process that ends before it has lived LWM2_SHORT_MS (and is not an MPI
- * rank nor multithreaded) leaves no rank record of its own: at its end it
- * maps this file and adds itself, with atomic adds, to the slot of its
- * executable (by basename).  A step that runs 100,000 short commands thus
- * leaves one file of a few hundred KiB, and every process is still counted:
- * processes, images, CPU time, I/O counters, exit status class.  Slots are
- * claimed by a compare-and-swap of the name's hash; the last slot takes
- * every executable once the table is full.  The file is the user's: the
- * reader trusts no value (see lwm2_summary_check).
+ * A process that ends before it has lived LWM2_SHORT_MS (and is not a task
+ * of the step, an MPI rank nor multithreaded) leaves no rank record of its
+ * own: at its end it maps this file and adds itself, with atomic adds, to
+ * the slot of its executable (by basename), and its slices' counters to
+ * the summary's slices of the same times.  A step that runs 100,000 short
+ * commands thus leaves one file of 560 KiB, and every process is still
+ * counted: processes, images, CPU time, I/O counters, exit status class,
+ * and when its I/O happened (the node series, hence the job's space-time
+ * grid and the export, see them).  Slots are claimed by a compare-and-swap
+ * of the name's hash; the last slot takes every executable once the table
+ * is full.  Slices are claimed the same way by their key (index and
+ * length, lwm2_summary_slice_key); a process that finds no free slice for
+ * one of its own (a step longer than LWM2_SUMMARY_SLICES slices) writes a
+ * record file of its own instead, so nothing is ever lost.  The file is
+ * the user's: the reader trusts no value (see lwm2_summary_check).
+ *
+ * Layout: [header] [LWM2_SUMMARY_SLOTS struct lwm2_summary_exe]
+ *         [LWM2_SUMMARY_SLICES struct lwm2_summary_slice]
  */
 #define LWM2_SUMMARY_FILE    "procs.lwm2sum"
 #define LWM2_SUMMARY_MAGIC   "LWM2SUMT"
-#define LWM2_SUMMARY_VERSION 1
+#define LWM2_SUMMARY_VERSION 2
 #define LWM2_SUMMARY_SLOTS   256
 #define LWM2_SUMMARY_NAME    64
 #define LWM2_SUMMARY_TASKS   1024 /* task ids seen, as a bitmap */
+/* Slices of the step's short processes: 1024 of the default 60 s are 17
+ * hours of a step (only slices in which a short process counted something
+ * take one); 408 KiB. */
+#define LWM2_SUMMARY_SLICES 1024
 
 struct lwm2_summary_exe {
 	uint64_t key; /* hash of name, never 0; 0: the slot is free */
@@ -371,6 +384,20 @@ struct lwm2_summary_exe {
 	uint64_t counters[LWM2_NCOUNTERS];
 };
 
+/* One time slice of the step's short processes: slice `index` of
+ * `length` s, as in a rank record (first_slice + i, slice_length_s). */
+struct lwm2_summary_slice {
+	uint64_t key; /* lwm2_summary_slice_key(index, length); 0: free */
+	struct lwm2_slice s;
+};
+
+/* Lengths below 2^22 s; the index in the 42 bits above (any real clock). */
+#define LWM2_SUMMARY_LEN_BITS 22
+static inline uint64_t lwm2_summary_slice_key(uint64_t index, uint32_t length_s)
+{
+	return index << LWM2_SUMMARY_LEN_BITS | length_s;
+}
+
 struct lwm2_summary_header {
 	char magic[8];        /* LWM2_SUMMARY_MAGIC */
 	uint32_t version;     /* LWM2_SUMMARY_VERSION */
@@ -385,12 +412,26 @@ struct lwm2_summary_header {
 	int64_t first_start_ns; /* earliest start (0: none yet) */
 	int64_t last_end_ns;    /* latest end */
 	uint64_t task_bits[LWM2_SUMMARY_TASKS / 64];
-	uint64_t reserved[8];
+	uint32_t nslices;    /* LWM2_SUMMARY_SLICES */
+	uint32_t slice_size; /* sizeof(struct lwm2_summary_slice) */
+	uint64_t reserved[7];
 };
 
 /* Bytes of the summary file. */
 #define LWM2_SUMMARY_SIZE                                                                          \
-	(sizeof(struct lwm2_summary_header) + LWM2_SUMMARY_SLOTS * sizeof(struct lwm2_summary_exe))
+	(sizeof(struct lwm2_summary_header) +                                                      \
+	 LWM2_SUMMARY_SLOTS * sizeof(struct lwm2_summary_exe) +                                    \
+	 LWM2_SUMMARY_SLICES * sizeof(struct lwm2_summary_slice))
+
+static inline struct lwm2_summary_exe *lwm2_summary_exes(const struct lwm2_summary_header *h)
+{
+	return (struct lwm2_summary_exe *)(uintptr_t)(h + 1);
+}
+
+static inline struct lwm2_summary_slice *lwm2_summary_slices(const struct lwm2_summary_header *h)
+{
+	return (struct lwm2_summary_slice *)(uintptr_t)(lwm2_summary_exes(h) + LWM2_SUMMARY_SLOTS);
+}
 
 /* The slot key of an executable's basename (FNV-1a, never 0). */
 static inline uint64_t lwm2_summary_key(const char *name)

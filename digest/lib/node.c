@@ -102,14 +102,14 @@ static json_object *counter_names(void)
 	return a;
 }
 
-/* Whether a record's series fits the clock range the merge accepts. */
-static bool series_sane(const struct lwm2_rank_record *r)
+/* Whether a series of n slices of length L from `first` fits the clock
+ * range the merge accepts. */
+static bool series_sane(uint64_t first, uint64_t n, uint64_t L)
 {
-	if (!r->nslices || !r->slice_length_s)
+	if (!n || !L)
 		return false;
 	/* 2^40 s is far beyond any real clock; this bounds the arithmetic. */
-	return r->first_slice < (1ull << 40) / r->slice_length_s &&
-	       r->first_slice + r->nslices <= (1ull << 40) / r->slice_length_s;
+	return first < (1ull << 40) / L && first + n <= (1ull << 40) / L;
 }
 
 /* ---- executables: which commands ran, how often, how much CPU ---- */
@@ -406,16 +406,17 @@ static int regrid(struct merge *m, uint64_t L, uint64_t lo, uint64_t hi)
 	return 0;
 }
 
-static void series_add(struct merge *m, const struct lwm2_rank_record *r)
+/* Add n slices of length len_s from slice `first` on to the grid. */
+static void series_add_slices(struct merge *m, uint64_t first, uint32_t n, uint32_t len_s,
+                              const struct lwm2_slice *sl)
 {
-	const struct lwm2_slice *sl = lwm2_record_slices(r);
 	uint64_t maxlen, lo, hi, L;
 
-	if (!series_sane(r))
+	if (!series_sane(first, n, len_s))
 		return;
-	maxlen = r->slice_length_s > m->maxlen ? r->slice_length_s : m->maxlen;
-	lo = r->first_slice * r->slice_length_s;
-	hi = (r->first_slice + r->nslices) * r->slice_length_s;
+	maxlen = len_s > m->maxlen ? len_s : m->maxlen;
+	lo = first * len_s;
+	hi = (first + n) * len_s;
 	lo = lo < m->lo ? lo : m->lo;
 	hi = hi > m->hi ? hi : m->hi;
 	L = maxlen;
@@ -431,14 +432,31 @@ static void series_add(struct merge *m, const struct lwm2_rank_record *r)
 	m->maxlen = maxlen;
 	m->lo = lo;
 	m->hi = hi;
-	if (L % r->slice_length_s)
+	if (L % len_s)
 		m->approx = true; /* lengths of different bases: slices straddle */
-	for (uint32_t k = 0; k < r->nslices; k++) {
-		uint64_t slot = (r->first_slice + k) * r->slice_length_s / L - m->first;
+	for (uint32_t k = 0; k < n; k++) {
+		uint64_t slot = (first + k) * len_s / L - m->first;
 		uint64_t *row = m->grid + slot * LWM2_NCOUNTERS;
 		for (int c = 0; c < LWM2_NCOUNTERS; c++)
 			row[c] += sl[k].counters[c];
 	}
+}
+
+static void series_add(struct merge *m, const struct lwm2_rank_record *r)
+{
+	series_add_slices(m, r->first_slice, r->nslices, r->slice_length_s, lwm2_record_slices(r));
+}
+
+/* The summary's slices: the short processes' share of the series. */
+static void series_add_summary(struct merge *m, const struct lwm2_summary_header *sum)
+{
+	const struct lwm2_summary_slice *sl = lwm2_summary_slices(sum);
+	const uint64_t mask = (1ull << LWM2_SUMMARY_LEN_BITS) - 1;
+
+	for (uint32_t i = 0; i < LWM2_SUMMARY_SLICES; i++)
+		if (sl[i].key)
+			series_add_slices(m, sl[i].key >> LWM2_SUMMARY_LEN_BITS, 1,
+			                  (uint32_t)(sl[i].key & mask), &sl[i].s);
 }
 
 static json_object *series_json(const struct merge *m)
@@ -594,9 +612,11 @@ static json_object *merge_finish(struct merge *m)
 		      (unsigned long long)id->job_id, id->step_id);
 		m->sum = NULL;
 	}
-	if (m->sum)
+	if (m->sum) {
 		shortp = short_json(m->sum, m->tot, m->samples, &m->nproc, &m->nimages, &m->exes,
 		                    m->procs);
+		series_add_summary(m, m->sum);
+	}
 	ju_add(node, "procs", m->procs);
 	ju_add(node, "incomplete", m->incomplete);
 

@@ -332,7 +332,9 @@ int lwm2_summary_check(const void *buf, size_t len, char *err, size_t errlen)
 	if (memcmp(h->magic, LWM2_SUMMARY_MAGIC, sizeof(h->magic)) != 0 ||
 	    h->version != LWM2_SUMMARY_VERSION || h->header_size != sizeof(*h) ||
 	    h->slot_size != sizeof(struct lwm2_summary_exe) || h->nslots != LWM2_SUMMARY_SLOTS ||
-	    h->ncounters != LWM2_NCOUNTERS || h->nearmarks != LWM2_NEARMARKS) {
+	    h->ncounters != LWM2_NCOUNTERS || h->nearmarks != LWM2_NEARMARKS ||
+	    h->nslices != LWM2_SUMMARY_SLICES ||
+	    h->slice_size != sizeof(struct lwm2_summary_slice)) {
 		fail(err, errlen, "not a summary of this layout (version %u)", h->version);
 		return -1;
 	}

@@ -201,8 +201,10 @@ int main(void)
 		struct lwm2_summary_exe *e = (void *)(h + 1);
 		int64_t before =
 		    ju_int_or(ju_get(node, "totals", json_type_object), "processes", -1);
-		json_object *plist, *exes;
+		json_object *plist, *exes, *ser = ju_get(node, "series", json_type_object);
 		int64_t n_sed = -1, sh_flags = -1, sed_exe = -1;
+		int64_t first = ser ? ju_int_or(ser, "first_slice", 0) : 0;
+		int64_t len = ser ? ju_int_or(ser, "slice_length_s", 60) : 60;
 		int fd;
 
 		json_object_put(node);
@@ -223,6 +225,12 @@ int main(void)
 		e[3].exit_failed = 1;
 		e[3].utime_us = 30;
 		e[3].counters[LWM2_C_posix_read_bytes] = 300;
+		h->nslices = LWM2_SUMMARY_SLICES;
+		h->slice_size = sizeof(struct lwm2_summary_slice);
+		/* the sed processes read in the node series' first slice */
+		lwm2_summary_slices(h)[7].key =
+		    lwm2_summary_slice_key((uint64_t)first, (uint32_t)len);
+		lwm2_summary_slices(h)[7].s.counters[LWM2_C_posix_read_bytes] = 300;
 		e[9].key = lwm2_summary_key("sh");
 		memset(e[9].name, 's', sizeof(e[9].name)); /* unterminated: cut by the reader */
 		e[9].images = 1;
@@ -247,6 +255,23 @@ int main(void)
 		}
 		ok(n_sed == 3, "sed: one entry standing for its 3 processes (%lld)",
 		   (long long)n_sed);
+		{
+			json_object *col = ju_get(
+			    ju_get(ju_get(node, "series", json_type_object), "c", json_type_object),
+			    "posix_read_bytes", json_type_array);
+			int64_t sum = 0, tot = -1;
+			json_object *tc =
+			    ju_get(ju_get(node, "totals", json_type_object), "c", json_type_array);
+
+			for (size_t i = 0; col && i < json_object_array_length(col); i++)
+				sum += json_object_get_int64(json_object_array_get_idx(col, i));
+			if (tc)
+				tot = json_object_get_int64(
+				    json_object_array_get_idx(tc, LWM2_C_posix_read_bytes));
+			ok(col && sum == tot && sum >= 300,
+			   "the summary's slices are in the node series: bytes read %lld of %lld",
+			   (long long)sum, (long long)tot);
+		}
 		ok(sh_flags >= 0 && (sh_flags & LWM2_F_EXEC) && (sh_flags & LWM2_F_SUMMARY),
 		   "an executable only replaced by exec: its entry is flagged exec");
 		exes = ju_get(node, "exes", json_type_array);

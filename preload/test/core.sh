@@ -9,6 +9,9 @@ DUMP=$LWM2_BUILDDIR/preload/test/recdump
 tmp=$(mktemp -d /tmp/lwm2-core-XXXXXX) || exit 99
 trap 'rm -rf "$tmp"' EXIT
 unset LWM2_MODE LWM2_PRINT LWM2_DIR LWM2_SLICE LWM2_SLICE_MS LWM2_DEBUG LWM2_SIGNAL
+# Every image keeps a record here, however short (the step summary of
+# short processes is test/short.sh's).
+export LWM2_SHORT_MS=0
 case ${LWM2_SANITIZER:-no} in
 *address*|*thread*) echo "1..0 # SKIP preloading into uninstrumented programs under -fsanitize"; exit 0 ;;
 esac
@@ -300,6 +303,7 @@ fi
 # without lwm2, and lwm2 steps aside (no record)
 newcase
 printf '#include <stdio.h>\n#include <stdlib.h>\nint main(void) { char *p = malloc(8); p[0] = 7; printf("asan %%d\\n", p[0]); free(p); return 0; }\n' >"$D/asan.c"
+cp "$D/asan.c" "$tmp/asan.c"
 if gcc -fsanitize=address -o "$D/asan" "$D/asan.c" 2>/dev/null && "$D/asan" >/dev/null 2>&1; then
 	out=$(ASAN_OPTIONS=verify_asan_link_order=0 run "$D/asan" 2>&1); rc=$?
 	check "a program built with ASan runs unchanged" eq "$rc $out" "0 asan 7"
@@ -307,6 +311,26 @@ if gcc -fsanitize=address -o "$D/asan" "$D/asan.c" 2>/dev/null && "$D/asan" >/de
 else
 	n=$((n + 1)); echo "ok $n # SKIP no AddressSanitizer runtime to build with"
 	n=$((n + 1)); echo "ok $n # SKIP no AddressSanitizer runtime to build with"
+fi
+
+# The real functions are found in the libraries' own hash tables: under
+# LWM2_DEBUG each is checked against dlsym(RTLD_NEXT), and a difference said.
+newcase
+out=$(LWM2_DEBUG=1 run sh -c 'cat /dev/null; ls /dev/null; echo x | sort | wc -c' 2>&1)
+check "the fast lookup of the real functions agrees with dlsym" \
+	eq "$(printf '%s\n' "$out" | grep -c 'fast lookup')" 0
+
+# The same with clang's runtime, linked into the program itself (no
+# libasan.so among its libraries): found in the program's own symbols.
+newcase
+if command -v clang >/dev/null && clang -fsanitize=address -o "$tmp/asan-clang" "$tmp/asan.c" 2>/dev/null &&
+	"$tmp/asan-clang" >/dev/null 2>&1; then
+	out=$(run "$tmp/asan-clang" 2>&1); rc=$?
+	check "a program built with clang's ASan runs unchanged" eq "$rc $out" "0 asan 7"
+	check "... and lwm2 steps aside (no record, no summary)" eq "$(find "$D" -type f | wc -l)" 0
+else
+	n=$((n + 1)); echo "ok $n # SKIP clang cannot build AddressSanitizer programs here"
+	n=$((n + 1)); echo "ok $n # SKIP clang cannot build AddressSanitizer programs here"
 fi
 
 # A leak checker on a clean program finds nothing of ours: no "possibly

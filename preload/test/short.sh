@@ -14,7 +14,8 @@ tmp=$(mktemp -d /tmp/lwm2-short-XXXXXX) || exit 99
 trap 'rm -rf "$tmp"' EXIT
 unset LWM2_MODE LWM2_PRINT LWM2_DIR LWM2_SLICE LWM2_SLICE_MS LWM2_DEBUG LWM2_SIGNAL LWM2_ROOT_PPID
 unset LWM2_PARENT
-export LWM2_SHORT_MS=1000
+# The summary of short processes is on by default (LWM2_SHORT_MS 1000).
+unset LWM2_SHORT_MS
 export LC_ALL=C
 case ${LWM2_SANITIZER:-no} in
 *address*|*thread*) echo "1..0 # SKIP preloading into uninstrumented programs under -fsanitize"; exit 0 ;;
@@ -63,10 +64,20 @@ check "loop of $N: the step directory uses at most 1 MiB (${kib} KiB)" le "$kib"
 check "loop of $N: $N processes of cat counted" eq "$(node 'n("cat")')" $N
 check "loop of $N: $N + 1 processes in the node totals" eq "$(node 'r["totals"]["processes"]')" $((N + 1))
 check "loop of $N: bytes read counted exactly" eq "$(node 'tot("posix_read_bytes")')" $((N * 100))
+check "loop of $N: the node series has every byte read too (grid, export)" \
+	eq "$(node 'sum(r["series"]["c"]["posix_read_bytes"])')" $((N * 100))
 check "loop of $N: exit status class of every cat (ok)" \
 	eq "$(node 'sum(p["exit_ok"] for p in group("cat"))')" $N
 check "loop of $N: cat first among the executables" eq "$(node 'r["exes"][0]["exe"]')" cat
 check "loop of $N: their CPU time counted" test "$(node 'sum(p["utime_us"] + p["stime_us"] for p in group("cat"))')" -gt 0
+
+# --- commands run through env, and from a subshell, are children of a
+# measured process too: summarized, no record file each
+newcase
+run bash -c '( for i in 1 2 3; do cat "$1"; done ); for i in 1 2 3; do env X=1 cat "$1"; done' _ "$data" >/dev/null
+check "commands through env and from a subshell: the shell's record and the summary ($(nfiles))" \
+	eq "$(nfiles)" 2
+check "commands through env and from a subshell: 6 processes of cat counted" eq "$(node 'n("cat")')" 6
 
 # --- children of a shell that exec at once leave nothing of their own,
 # also when every image keeps a record (LWM2_SHORT_MS=0)
