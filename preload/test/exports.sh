@@ -57,6 +57,13 @@ else
 	is "$ghost" "" "every name liblwm2.map lists is a function the library exports"
 fi
 
+# ---- the environment's names -------------------------------------------------
+# The variables between the SPANK plugin (and `lwm2 run`) and the library
+# are named in digest/lwm2_env.h only: a name spelled out elsewhere could
+# drift from the other side's.
+spelled=$(cd "$LWM2_SRCDIR" && grep -lE '"LWM2_[A-Z_]+' spank/*.[ch] preload/*.[ch] digest/cmd_run.c 2>/dev/null | tr '\n' ' ')
+is "$spelled" "" "the environment's variable names are spelled only in digest/lwm2_env.h"
+
 # ---- generated sources against their generators ---------------------------
 # The formatter the committed output was laid out with (Debian 12's).
 fmt_major=14
