@@ -23,16 +23,19 @@ static __attribute__((noinline)) ssize_t read_body(int fd, void *buf, size_t n)
 /* A call on a file, lwm2 on: timed and counted. */
 static __attribute__((noinline)) ssize_t read_count(int fd, void *buf, size_t n, read_fn real)
 {
-	struct posix_span s = posix_begin(posix_thread());
-	ssize_t r = real(fd, buf, n);
+	struct posix_fast f;
+	ssize_t r;
 
-	posix_end_read(s, posix_bytes(r));
+	if (LWM2_UNLIKELY(!posix_fast_begin(&f)))
+		return read_body(fd, buf, n);
+	r = real(fd, buf, n);
+	posix_fast_end_read(f, posix_bytes(r));
 	return r;
 }
 
 LWM2_EXPORT ssize_t read(int fd, void *buf, size_t n)
 {
-	read_fn real = atomic_load_explicit(&real_read, memory_order_relaxed);
+	read_fn real = atomic_load_explicit(&posix_real.read, memory_order_relaxed);
 
 	switch (posix_fd_route(real, fd)) {
 	case POSIX_PASS:
@@ -67,16 +70,19 @@ static __attribute__((noinline)) ssize_t __read_chk_body(int fd, void *buf, size
 static __attribute__((noinline)) ssize_t __read_chk_count(int fd, void *buf, size_t n,
                                                           size_t buflen, __read_chk_fn real)
 {
-	struct posix_span s = posix_begin(posix_thread());
-	ssize_t r = real(fd, buf, n, buflen);
+	struct posix_fast f;
+	ssize_t r;
 
-	posix_end_read(s, posix_bytes(r));
+	if (LWM2_UNLIKELY(!posix_fast_begin(&f)))
+		return __read_chk_body(fd, buf, n, buflen);
+	r = real(fd, buf, n, buflen);
+	posix_fast_end_read(f, posix_bytes(r));
 	return r;
 }
 
 LWM2_EXPORT ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen)
 {
-	__read_chk_fn real = atomic_load_explicit(&real___read_chk, memory_order_relaxed);
+	__read_chk_fn real = atomic_load_explicit(&posix_real.__read_chk, memory_order_relaxed);
 
 	switch (posix_fd_route(real, fd)) {
 	case POSIX_PASS:
@@ -111,16 +117,19 @@ static __attribute__((noinline)) ssize_t write_body(int fd, const void *buf, siz
 static __attribute__((noinline)) ssize_t write_count(int fd, const void *buf, size_t n,
                                                      write_fn real)
 {
-	struct posix_span s = posix_begin(posix_thread());
-	ssize_t r = real(fd, buf, n);
+	struct posix_fast f;
+	ssize_t r;
 
-	posix_end_write(s, posix_bytes(r));
+	if (LWM2_UNLIKELY(!posix_fast_begin(&f)))
+		return write_body(fd, buf, n);
+	r = real(fd, buf, n);
+	posix_fast_end_write(f, posix_bytes(r));
 	return r;
 }
 
 LWM2_EXPORT ssize_t write(int fd, const void *buf, size_t n)
 {
-	write_fn real = atomic_load_explicit(&real_write, memory_order_relaxed);
+	write_fn real = atomic_load_explicit(&posix_real.write, memory_order_relaxed);
 
 	switch (posix_fd_route(real, fd)) {
 	case POSIX_PASS:
@@ -155,16 +164,19 @@ static __attribute__((noinline)) ssize_t pread_body(int fd, void *buf, size_t n,
 static __attribute__((noinline)) ssize_t pread_count(int fd, void *buf, size_t n, off_t off,
                                                      pread_fn real)
 {
-	struct posix_span s = posix_begin(posix_thread());
-	ssize_t r = real(fd, buf, n, off);
+	struct posix_fast f;
+	ssize_t r;
 
-	posix_end_read(s, posix_bytes(r));
+	if (LWM2_UNLIKELY(!posix_fast_begin(&f)))
+		return pread_body(fd, buf, n, off);
+	r = real(fd, buf, n, off);
+	posix_fast_end_read(f, posix_bytes(r));
 	return r;
 }
 
 LWM2_EXPORT ssize_t pread(int fd, void *buf, size_t n, off_t off)
 {
-	pread_fn real = atomic_load_explicit(&real_pread, memory_order_relaxed);
+	pread_fn real = atomic_load_explicit(&posix_real.pread, memory_order_relaxed);
 
 	switch (posix_fd_route(real, fd)) {
 	case POSIX_PASS:
@@ -199,16 +211,19 @@ static __attribute__((noinline)) ssize_t pread64_body(int fd, void *buf, size_t 
 static __attribute__((noinline)) ssize_t pread64_count(int fd, void *buf, size_t n, off64_t off,
                                                        pread64_fn real)
 {
-	struct posix_span s = posix_begin(posix_thread());
-	ssize_t r = real(fd, buf, n, off);
+	struct posix_fast f;
+	ssize_t r;
 
-	posix_end_read(s, posix_bytes(r));
+	if (LWM2_UNLIKELY(!posix_fast_begin(&f)))
+		return pread64_body(fd, buf, n, off);
+	r = real(fd, buf, n, off);
+	posix_fast_end_read(f, posix_bytes(r));
 	return r;
 }
 
 LWM2_EXPORT ssize_t pread64(int fd, void *buf, size_t n, off64_t off)
 {
-	pread64_fn real = atomic_load_explicit(&real_pread64, memory_order_relaxed);
+	pread64_fn real = atomic_load_explicit(&posix_real.pread64, memory_order_relaxed);
 
 	switch (posix_fd_route(real, fd)) {
 	case POSIX_PASS:
@@ -244,16 +259,19 @@ static __attribute__((noinline)) ssize_t __pread_chk_body(int fd, void *buf, siz
 static __attribute__((noinline)) ssize_t __pread_chk_count(int fd, void *buf, size_t n, off_t off,
                                                            size_t buflen, __pread_chk_fn real)
 {
-	struct posix_span s = posix_begin(posix_thread());
-	ssize_t r = real(fd, buf, n, off, buflen);
+	struct posix_fast f;
+	ssize_t r;
 
-	posix_end_read(s, posix_bytes(r));
+	if (LWM2_UNLIKELY(!posix_fast_begin(&f)))
+		return __pread_chk_body(fd, buf, n, off, buflen);
+	r = real(fd, buf, n, off, buflen);
+	posix_fast_end_read(f, posix_bytes(r));
 	return r;
 }
 
 LWM2_EXPORT ssize_t __pread_chk(int fd, void *buf, size_t n, off_t off, size_t buflen)
 {
-	__pread_chk_fn real = atomic_load_explicit(&real___pread_chk, memory_order_relaxed);
+	__pread_chk_fn real = atomic_load_explicit(&posix_real.__pread_chk, memory_order_relaxed);
 
 	switch (posix_fd_route(real, fd)) {
 	case POSIX_PASS:
@@ -289,16 +307,20 @@ static __attribute__((noinline)) ssize_t __pread64_chk_body(int fd, void *buf, s
 static __attribute__((noinline)) ssize_t
 __pread64_chk_count(int fd, void *buf, size_t n, off64_t off, size_t buflen, __pread64_chk_fn real)
 {
-	struct posix_span s = posix_begin(posix_thread());
-	ssize_t r = real(fd, buf, n, off, buflen);
+	struct posix_fast f;
+	ssize_t r;
 
-	posix_end_read(s, posix_bytes(r));
+	if (LWM2_UNLIKELY(!posix_fast_begin(&f)))
+		return __pread64_chk_body(fd, buf, n, off, buflen);
+	r = real(fd, buf, n, off, buflen);
+	posix_fast_end_read(f, posix_bytes(r));
 	return r;
 }
 
 LWM2_EXPORT ssize_t __pread64_chk(int fd, void *buf, size_t n, off64_t off, size_t buflen)
 {
-	__pread64_chk_fn real = atomic_load_explicit(&real___pread64_chk, memory_order_relaxed);
+	__pread64_chk_fn real =
+	    atomic_load_explicit(&posix_real.__pread64_chk, memory_order_relaxed);
 
 	switch (posix_fd_route(real, fd)) {
 	case POSIX_PASS:
@@ -333,16 +355,19 @@ static __attribute__((noinline)) ssize_t pwrite_body(int fd, const void *buf, si
 static __attribute__((noinline)) ssize_t pwrite_count(int fd, const void *buf, size_t n, off_t off,
                                                       pwrite_fn real)
 {
-	struct posix_span s = posix_begin(posix_thread());
-	ssize_t r = real(fd, buf, n, off);
+	struct posix_fast f;
+	ssize_t r;
 
-	posix_end_write(s, posix_bytes(r));
+	if (LWM2_UNLIKELY(!posix_fast_begin(&f)))
+		return pwrite_body(fd, buf, n, off);
+	r = real(fd, buf, n, off);
+	posix_fast_end_write(f, posix_bytes(r));
 	return r;
 }
 
 LWM2_EXPORT ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
 {
-	pwrite_fn real = atomic_load_explicit(&real_pwrite, memory_order_relaxed);
+	pwrite_fn real = atomic_load_explicit(&posix_real.pwrite, memory_order_relaxed);
 
 	switch (posix_fd_route(real, fd)) {
 	case POSIX_PASS:
@@ -378,16 +403,19 @@ static __attribute__((noinline)) ssize_t pwrite64_body(int fd, const void *buf, 
 static __attribute__((noinline)) ssize_t pwrite64_count(int fd, const void *buf, size_t n,
                                                         off64_t off, pwrite64_fn real)
 {
-	struct posix_span s = posix_begin(posix_thread());
-	ssize_t r = real(fd, buf, n, off);
+	struct posix_fast f;
+	ssize_t r;
 
-	posix_end_write(s, posix_bytes(r));
+	if (LWM2_UNLIKELY(!posix_fast_begin(&f)))
+		return pwrite64_body(fd, buf, n, off);
+	r = real(fd, buf, n, off);
+	posix_fast_end_write(f, posix_bytes(r));
 	return r;
 }
 
 LWM2_EXPORT ssize_t pwrite64(int fd, const void *buf, size_t n, off64_t off)
 {
-	pwrite64_fn real = atomic_load_explicit(&real_pwrite64, memory_order_relaxed);
+	pwrite64_fn real = atomic_load_explicit(&posix_real.pwrite64, memory_order_relaxed);
 
 	switch (posix_fd_route(real, fd)) {
 	case POSIX_PASS:
@@ -422,16 +450,19 @@ static __attribute__((noinline)) ssize_t readv_body(int fd, const struct iovec *
 static __attribute__((noinline)) ssize_t readv_count(int fd, const struct iovec *iov, int cnt,
                                                      readv_fn real)
 {
-	struct posix_span s = posix_begin(posix_thread());
-	ssize_t r = real(fd, iov, cnt);
+	struct posix_fast f;
+	ssize_t r;
 
-	posix_end_read(s, posix_bytes(r));
+	if (LWM2_UNLIKELY(!posix_fast_begin(&f)))
+		return readv_body(fd, iov, cnt);
+	r = real(fd, iov, cnt);
+	posix_fast_end_read(f, posix_bytes(r));
 	return r;
 }
 
 LWM2_EXPORT ssize_t readv(int fd, const struct iovec *iov, int cnt)
 {
-	readv_fn real = atomic_load_explicit(&real_readv, memory_order_relaxed);
+	readv_fn real = atomic_load_explicit(&posix_real.readv, memory_order_relaxed);
 
 	switch (posix_fd_route(real, fd)) {
 	case POSIX_PASS:
@@ -466,16 +497,19 @@ static __attribute__((noinline)) ssize_t writev_body(int fd, const struct iovec 
 static __attribute__((noinline)) ssize_t writev_count(int fd, const struct iovec *iov, int cnt,
                                                       writev_fn real)
 {
-	struct posix_span s = posix_begin(posix_thread());
-	ssize_t r = real(fd, iov, cnt);
+	struct posix_fast f;
+	ssize_t r;
 
-	posix_end_write(s, posix_bytes(r));
+	if (LWM2_UNLIKELY(!posix_fast_begin(&f)))
+		return writev_body(fd, iov, cnt);
+	r = real(fd, iov, cnt);
+	posix_fast_end_write(f, posix_bytes(r));
 	return r;
 }
 
 LWM2_EXPORT ssize_t writev(int fd, const struct iovec *iov, int cnt)
 {
-	writev_fn real = atomic_load_explicit(&real_writev, memory_order_relaxed);
+	writev_fn real = atomic_load_explicit(&posix_real.writev, memory_order_relaxed);
 
 	switch (posix_fd_route(real, fd)) {
 	case POSIX_PASS:
@@ -511,16 +545,19 @@ static __attribute__((noinline)) ssize_t preadv_body(int fd, const struct iovec 
 static __attribute__((noinline)) ssize_t preadv_count(int fd, const struct iovec *iov, int cnt,
                                                       off_t off, preadv_fn real)
 {
-	struct posix_span s = posix_begin(posix_thread());
-	ssize_t r = real(fd, iov, cnt, off);
+	struct posix_fast f;
+	ssize_t r;
 
-	posix_end_read(s, posix_bytes(r));
+	if (LWM2_UNLIKELY(!posix_fast_begin(&f)))
+		return preadv_body(fd, iov, cnt, off);
+	r = real(fd, iov, cnt, off);
+	posix_fast_end_read(f, posix_bytes(r));
 	return r;
 }
 
 LWM2_EXPORT ssize_t preadv(int fd, const struct iovec *iov, int cnt, off_t off)
 {
-	preadv_fn real = atomic_load_explicit(&real_preadv, memory_order_relaxed);
+	preadv_fn real = atomic_load_explicit(&posix_real.preadv, memory_order_relaxed);
 
 	switch (posix_fd_route(real, fd)) {
 	case POSIX_PASS:
@@ -556,16 +593,19 @@ static __attribute__((noinline)) ssize_t pwritev_body(int fd, const struct iovec
 static __attribute__((noinline)) ssize_t pwritev_count(int fd, const struct iovec *iov, int cnt,
                                                        off_t off, pwritev_fn real)
 {
-	struct posix_span s = posix_begin(posix_thread());
-	ssize_t r = real(fd, iov, cnt, off);
+	struct posix_fast f;
+	ssize_t r;
 
-	posix_end_write(s, posix_bytes(r));
+	if (LWM2_UNLIKELY(!posix_fast_begin(&f)))
+		return pwritev_body(fd, iov, cnt, off);
+	r = real(fd, iov, cnt, off);
+	posix_fast_end_write(f, posix_bytes(r));
 	return r;
 }
 
 LWM2_EXPORT ssize_t pwritev(int fd, const struct iovec *iov, int cnt, off_t off)
 {
-	pwritev_fn real = atomic_load_explicit(&real_pwritev, memory_order_relaxed);
+	pwritev_fn real = atomic_load_explicit(&posix_real.pwritev, memory_order_relaxed);
 
 	switch (posix_fd_route(real, fd)) {
 	case POSIX_PASS:
@@ -601,16 +641,19 @@ static __attribute__((noinline)) ssize_t preadv2_body(int fd, const struct iovec
 static __attribute__((noinline)) ssize_t preadv2_count(int fd, const struct iovec *iov, int cnt,
                                                        off_t off, int flags, preadv2_fn real)
 {
-	struct posix_span s = posix_begin(posix_thread());
-	ssize_t r = real(fd, iov, cnt, off, flags);
+	struct posix_fast f;
+	ssize_t r;
 
-	posix_end_read(s, posix_bytes(r));
+	if (LWM2_UNLIKELY(!posix_fast_begin(&f)))
+		return preadv2_body(fd, iov, cnt, off, flags);
+	r = real(fd, iov, cnt, off, flags);
+	posix_fast_end_read(f, posix_bytes(r));
 	return r;
 }
 
 LWM2_EXPORT ssize_t preadv2(int fd, const struct iovec *iov, int cnt, off_t off, int flags)
 {
-	preadv2_fn real = atomic_load_explicit(&real_preadv2, memory_order_relaxed);
+	preadv2_fn real = atomic_load_explicit(&posix_real.preadv2, memory_order_relaxed);
 
 	switch (posix_fd_route(real, fd)) {
 	case POSIX_PASS:
@@ -646,16 +689,19 @@ static __attribute__((noinline)) ssize_t pwritev2_body(int fd, const struct iove
 static __attribute__((noinline)) ssize_t pwritev2_count(int fd, const struct iovec *iov, int cnt,
                                                         off_t off, int flags, pwritev2_fn real)
 {
-	struct posix_span s = posix_begin(posix_thread());
-	ssize_t r = real(fd, iov, cnt, off, flags);
+	struct posix_fast f;
+	ssize_t r;
 
-	posix_end_write(s, posix_bytes(r));
+	if (LWM2_UNLIKELY(!posix_fast_begin(&f)))
+		return pwritev2_body(fd, iov, cnt, off, flags);
+	r = real(fd, iov, cnt, off, flags);
+	posix_fast_end_write(f, posix_bytes(r));
 	return r;
 }
 
 LWM2_EXPORT ssize_t pwritev2(int fd, const struct iovec *iov, int cnt, off_t off, int flags)
 {
-	pwritev2_fn real = atomic_load_explicit(&real_pwritev2, memory_order_relaxed);
+	pwritev2_fn real = atomic_load_explicit(&posix_real.pwritev2, memory_order_relaxed);
 
 	switch (posix_fd_route(real, fd)) {
 	case POSIX_PASS:
@@ -691,16 +737,19 @@ static __attribute__((noinline)) ssize_t preadv64_body(int fd, const struct iove
 static __attribute__((noinline)) ssize_t preadv64_count(int fd, const struct iovec *iov, int cnt,
                                                         off64_t off, preadv64_fn real)
 {
-	struct posix_span s = posix_begin(posix_thread());
-	ssize_t r = real(fd, iov, cnt, off);
+	struct posix_fast f;
+	ssize_t r;
 
-	posix_end_read(s, posix_bytes(r));
+	if (LWM2_UNLIKELY(!posix_fast_begin(&f)))
+		return preadv64_body(fd, iov, cnt, off);
+	r = real(fd, iov, cnt, off);
+	posix_fast_end_read(f, posix_bytes(r));
 	return r;
 }
 
 LWM2_EXPORT ssize_t preadv64(int fd, const struct iovec *iov, int cnt, off64_t off)
 {
-	preadv64_fn real = atomic_load_explicit(&real_preadv64, memory_order_relaxed);
+	preadv64_fn real = atomic_load_explicit(&posix_real.preadv64, memory_order_relaxed);
 
 	switch (posix_fd_route(real, fd)) {
 	case POSIX_PASS:
@@ -736,16 +785,19 @@ static __attribute__((noinline)) ssize_t pwritev64_body(int fd, const struct iov
 static __attribute__((noinline)) ssize_t pwritev64_count(int fd, const struct iovec *iov, int cnt,
                                                          off64_t off, pwritev64_fn real)
 {
-	struct posix_span s = posix_begin(posix_thread());
-	ssize_t r = real(fd, iov, cnt, off);
+	struct posix_fast f;
+	ssize_t r;
 
-	posix_end_write(s, posix_bytes(r));
+	if (LWM2_UNLIKELY(!posix_fast_begin(&f)))
+		return pwritev64_body(fd, iov, cnt, off);
+	r = real(fd, iov, cnt, off);
+	posix_fast_end_write(f, posix_bytes(r));
 	return r;
 }
 
 LWM2_EXPORT ssize_t pwritev64(int fd, const struct iovec *iov, int cnt, off64_t off)
 {
-	pwritev64_fn real = atomic_load_explicit(&real_pwritev64, memory_order_relaxed);
+	pwritev64_fn real = atomic_load_explicit(&posix_real.pwritev64, memory_order_relaxed);
 
 	switch (posix_fd_route(real, fd)) {
 	case POSIX_PASS:
@@ -782,16 +834,19 @@ static __attribute__((noinline)) ssize_t preadv64v2_count(int fd, const struct i
                                                           off64_t off, int flags,
                                                           preadv64v2_fn real)
 {
-	struct posix_span s = posix_begin(posix_thread());
-	ssize_t r = real(fd, iov, cnt, off, flags);
+	struct posix_fast f;
+	ssize_t r;
 
-	posix_end_read(s, posix_bytes(r));
+	if (LWM2_UNLIKELY(!posix_fast_begin(&f)))
+		return preadv64v2_body(fd, iov, cnt, off, flags);
+	r = real(fd, iov, cnt, off, flags);
+	posix_fast_end_read(f, posix_bytes(r));
 	return r;
 }
 
 LWM2_EXPORT ssize_t preadv64v2(int fd, const struct iovec *iov, int cnt, off64_t off, int flags)
 {
-	preadv64v2_fn real = atomic_load_explicit(&real_preadv64v2, memory_order_relaxed);
+	preadv64v2_fn real = atomic_load_explicit(&posix_real.preadv64v2, memory_order_relaxed);
 
 	switch (posix_fd_route(real, fd)) {
 	case POSIX_PASS:
@@ -828,16 +883,19 @@ static __attribute__((noinline)) ssize_t pwritev64v2_count(int fd, const struct 
                                                            off64_t off, int flags,
                                                            pwritev64v2_fn real)
 {
-	struct posix_span s = posix_begin(posix_thread());
-	ssize_t r = real(fd, iov, cnt, off, flags);
+	struct posix_fast f;
+	ssize_t r;
 
-	posix_end_write(s, posix_bytes(r));
+	if (LWM2_UNLIKELY(!posix_fast_begin(&f)))
+		return pwritev64v2_body(fd, iov, cnt, off, flags);
+	r = real(fd, iov, cnt, off, flags);
+	posix_fast_end_write(f, posix_bytes(r));
 	return r;
 }
 
 LWM2_EXPORT ssize_t pwritev64v2(int fd, const struct iovec *iov, int cnt, off64_t off, int flags)
 {
-	pwritev64v2_fn real = atomic_load_explicit(&real_pwritev64v2, memory_order_relaxed);
+	pwritev64v2_fn real = atomic_load_explicit(&posix_real.pwritev64v2, memory_order_relaxed);
 
 	switch (posix_fd_route(real, fd)) {
 	case POSIX_PASS:
@@ -1206,16 +1264,19 @@ static __attribute__((noinline)) size_t fread_body(void *ptr, size_t size, size_
 static __attribute__((noinline)) size_t fread_count(void *ptr, size_t size, size_t n, FILE *fp,
                                                     fread_fn real)
 {
-	struct posix_span s = posix_begin(posix_thread());
-	size_t r = real(ptr, size, n, fp);
+	struct posix_fast f;
+	size_t r;
 
-	posix_end_read(s, (uint64_t)r * size);
+	if (LWM2_UNLIKELY(!posix_fast_begin(&f)))
+		return fread_body(ptr, size, n, fp);
+	r = real(ptr, size, n, fp);
+	posix_fast_end_read(f, (uint64_t)r * size);
 	return r;
 }
 
 LWM2_EXPORT size_t fread(void *ptr, size_t size, size_t n, FILE *fp)
 {
-	fread_fn real = atomic_load_explicit(&real_fread, memory_order_relaxed);
+	fread_fn real = atomic_load_explicit(&posix_real.fread, memory_order_relaxed);
 
 	switch (posix_stream_route(real, fp)) {
 	case POSIX_PASS:
@@ -1251,16 +1312,20 @@ static __attribute__((noinline)) size_t fread_unlocked_body(void *ptr, size_t si
 static __attribute__((noinline)) size_t fread_unlocked_count(void *ptr, size_t size, size_t n,
                                                              FILE *fp, fread_unlocked_fn real)
 {
-	struct posix_span s = posix_begin(posix_thread());
-	size_t r = real(ptr, size, n, fp);
+	struct posix_fast f;
+	size_t r;
 
-	posix_end_read(s, (uint64_t)r * size);
+	if (LWM2_UNLIKELY(!posix_fast_begin(&f)))
+		return fread_unlocked_body(ptr, size, n, fp);
+	r = real(ptr, size, n, fp);
+	posix_fast_end_read(f, (uint64_t)r * size);
 	return r;
 }
 
 LWM2_EXPORT size_t fread_unlocked(void *ptr, size_t size, size_t n, FILE *fp)
 {
-	fread_unlocked_fn real = atomic_load_explicit(&real_fread_unlocked, memory_order_relaxed);
+	fread_unlocked_fn real =
+	    atomic_load_explicit(&posix_real.fread_unlocked, memory_order_relaxed);
 
 	switch (posix_stream_route(real, fp)) {
 	case POSIX_PASS:
@@ -1296,16 +1361,19 @@ static __attribute__((noinline)) size_t __fread_chk_body(void *ptr, size_t ptrle
 static __attribute__((noinline)) size_t __fread_chk_count(void *ptr, size_t ptrlen, size_t size,
                                                           size_t n, FILE *fp, __fread_chk_fn real)
 {
-	struct posix_span s = posix_begin(posix_thread());
-	size_t r = real(ptr, ptrlen, size, n, fp);
+	struct posix_fast f;
+	size_t r;
 
-	posix_end_read(s, (uint64_t)r * size);
+	if (LWM2_UNLIKELY(!posix_fast_begin(&f)))
+		return __fread_chk_body(ptr, ptrlen, size, n, fp);
+	r = real(ptr, ptrlen, size, n, fp);
+	posix_fast_end_read(f, (uint64_t)r * size);
 	return r;
 }
 
 LWM2_EXPORT size_t __fread_chk(void *ptr, size_t ptrlen, size_t size, size_t n, FILE *fp)
 {
-	__fread_chk_fn real = atomic_load_explicit(&real___fread_chk, memory_order_relaxed);
+	__fread_chk_fn real = atomic_load_explicit(&posix_real.__fread_chk, memory_order_relaxed);
 
 	switch (posix_stream_route(real, fp)) {
 	case POSIX_PASS:
@@ -1342,17 +1410,20 @@ static __attribute__((noinline)) size_t __fread_unlocked_chk_count(void *ptr, si
                                                                    size_t size, size_t n, FILE *fp,
                                                                    __fread_unlocked_chk_fn real)
 {
-	struct posix_span s = posix_begin(posix_thread());
-	size_t r = real(ptr, ptrlen, size, n, fp);
+	struct posix_fast f;
+	size_t r;
 
-	posix_end_read(s, (uint64_t)r * size);
+	if (LWM2_UNLIKELY(!posix_fast_begin(&f)))
+		return __fread_unlocked_chk_body(ptr, ptrlen, size, n, fp);
+	r = real(ptr, ptrlen, size, n, fp);
+	posix_fast_end_read(f, (uint64_t)r * size);
 	return r;
 }
 
 LWM2_EXPORT size_t __fread_unlocked_chk(void *ptr, size_t ptrlen, size_t size, size_t n, FILE *fp)
 {
 	__fread_unlocked_chk_fn real =
-	    atomic_load_explicit(&real___fread_unlocked_chk, memory_order_relaxed);
+	    atomic_load_explicit(&posix_real.__fread_unlocked_chk, memory_order_relaxed);
 
 	switch (posix_stream_route(real, fp)) {
 	case POSIX_PASS:
@@ -1605,16 +1676,19 @@ static __attribute__((noinline)) size_t fwrite_body(const void *ptr, size_t size
 static __attribute__((noinline)) size_t fwrite_count(const void *ptr, size_t size, size_t n,
                                                      FILE *fp, fwrite_fn real)
 {
-	struct posix_span s = posix_begin(posix_thread());
-	size_t r = real(ptr, size, n, fp);
+	struct posix_fast f;
+	size_t r;
 
-	posix_end_write(s, (uint64_t)r * size);
+	if (LWM2_UNLIKELY(!posix_fast_begin(&f)))
+		return fwrite_body(ptr, size, n, fp);
+	r = real(ptr, size, n, fp);
+	posix_fast_end_write(f, (uint64_t)r * size);
 	return r;
 }
 
 LWM2_EXPORT size_t fwrite(const void *ptr, size_t size, size_t n, FILE *fp)
 {
-	fwrite_fn real = atomic_load_explicit(&real_fwrite, memory_order_relaxed);
+	fwrite_fn real = atomic_load_explicit(&posix_real.fwrite, memory_order_relaxed);
 
 	switch (posix_stream_route(real, fp)) {
 	case POSIX_PASS:
@@ -1650,16 +1724,20 @@ static __attribute__((noinline)) size_t fwrite_unlocked_body(const void *ptr, si
 static __attribute__((noinline)) size_t
 fwrite_unlocked_count(const void *ptr, size_t size, size_t n, FILE *fp, fwrite_unlocked_fn real)
 {
-	struct posix_span s = posix_begin(posix_thread());
-	size_t r = real(ptr, size, n, fp);
+	struct posix_fast f;
+	size_t r;
 
-	posix_end_write(s, (uint64_t)r * size);
+	if (LWM2_UNLIKELY(!posix_fast_begin(&f)))
+		return fwrite_unlocked_body(ptr, size, n, fp);
+	r = real(ptr, size, n, fp);
+	posix_fast_end_write(f, (uint64_t)r * size);
 	return r;
 }
 
 LWM2_EXPORT size_t fwrite_unlocked(const void *ptr, size_t size, size_t n, FILE *fp)
 {
-	fwrite_unlocked_fn real = atomic_load_explicit(&real_fwrite_unlocked, memory_order_relaxed);
+	fwrite_unlocked_fn real =
+	    atomic_load_explicit(&posix_real.fwrite_unlocked, memory_order_relaxed);
 
 	switch (posix_stream_route(real, fp)) {
 	case POSIX_PASS:
