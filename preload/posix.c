@@ -575,32 +575,34 @@ static inline bool posix_fcntl_dups(int cmd)
 
 /* As glibc itself does, the third argument is taken as a pointer: every
  * command's argument (int, long or pointer) travels in one register. */
+static int posix_fcntl(fcntl_fn real, int fd, int cmd, void *arg)
+{
+	int r =
+	    LWM2_LIKELY(real != NULL) ? real(fd, cmd, arg) : (int)syscall(SYS_fcntl, fd, cmd, arg);
+
+	return posix_fcntl_dups(cmd) ? posix_made(r) : r;
+}
+
 LWM2_EXPORT int fcntl(int fd, int cmd, ...)
 {
-	fcntl_fn real = get_fcntl();
 	va_list ap;
 	void *arg;
-	int r;
 
 	va_start(ap, cmd);
 	arg = va_arg(ap, void *);
 	va_end(ap);
-	r = LWM2_LIKELY(real != NULL) ? real(fd, cmd, arg) : (int)syscall(SYS_fcntl, fd, cmd, arg);
-	return posix_fcntl_dups(cmd) ? posix_made(r) : r;
+	return posix_fcntl(get_fcntl(), fd, cmd, arg);
 }
 
 LWM2_EXPORT int fcntl64(int fd, int cmd, ...)
 {
-	fcntl64_fn real = get_fcntl64();
 	va_list ap;
 	void *arg;
-	int r;
 
 	va_start(ap, cmd);
 	arg = va_arg(ap, void *);
 	va_end(ap);
-	r = LWM2_LIKELY(real != NULL) ? real(fd, cmd, arg) : (int)syscall(SYS_fcntl, fd, cmd, arg);
-	return posix_fcntl_dups(cmd) ? posix_made(r) : r;
+	return posix_fcntl(get_fcntl64(), fd, cmd, arg);
 }
 
 LWM2_EXPORT int pipe(int fds[2])

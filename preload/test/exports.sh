@@ -76,16 +76,23 @@ elif ! clang-format --version | grep -q "version $fmt_major\."; then
 	# compared only with the one they were formatted with.
 	skip_because "generated sources are current" "clang-format is not version $fmt_major (the committed files' formatter)"
 else
-	mkdir "$tmp/posix" "$tmp/mpi"
-	if python3 "$pre/posix_gen.py" "$tmp/posix" 2>"$tmp/posix.err"; then
-		for f in posix_wrappers.h posix_wrappers.c liblwm2.map; do
-			if cmp -s "$tmp/posix/$f" "$pre/$f"; then
-				ok "preload/$f is posix_gen.py's output"
+	# same GENERATOR OUTDIR FILE...: each FILE of preload/ equals the
+	# generator's output in OUTDIR.
+	same() {
+		local gen=$1 out=$2 f
+		shift 2
+		for f in "$@"; do
+			if cmp -s "$out/$f" "$pre/$f"; then
+				ok "preload/$f is $gen's output"
 			else
-				not_ok "preload/$f is posix_gen.py's output"
-				diag "$(diff -u "$pre/$f" "$tmp/posix/$f" | head -n 20)"
+				not_ok "preload/$f is $gen's output"
+				diag "$(diff -u "$pre/$f" "$out/$f" | head -n 20)"
 			fi
 		done
+	}
+	mkdir "$tmp/posix" "$tmp/mpi"
+	if python3 "$pre/posix_gen.py" "$tmp/posix" 2>"$tmp/posix.err"; then
+		same posix_gen.py "$tmp/posix" posix_wrappers.h posix_wrappers.c liblwm2.map
 	else
 		not_ok "posix_gen.py runs"
 		diag "$(cat "$tmp/posix.err")"
@@ -94,14 +101,7 @@ else
 	# project's style file goes along.
 	cp "$LWM2_SRCDIR/.clang-format" "$tmp/mpi/"
 	if (cd "$tmp/mpi" && python3 "$pre/mpi_gen.py") 2>"$tmp/mpi.err"; then
-		for f in mpi_wrappers.h mpi_wrappers.c; do
-			if cmp -s "$tmp/mpi/$f" "$pre/$f"; then
-				ok "preload/$f is mpi_gen.py's output"
-			else
-				not_ok "preload/$f is mpi_gen.py's output"
-				diag "$(diff -u "$pre/$f" "$tmp/mpi/$f" | head -n 20)"
-			fi
-		done
+		same mpi_gen.py "$tmp/mpi" mpi_wrappers.h mpi_wrappers.c
 	else
 		not_ok "mpi_gen.py runs"
 		diag "$(cat "$tmp/mpi.err")"
