@@ -42,6 +42,7 @@
  * Invalid values fall back to the default (said so under LWM2_DEBUG).
  */
 #include "core_int.h"
+#include "lwm2_env.h"
 
 #include <dlfcn.h>
 #include <elf.h>
@@ -514,9 +515,9 @@ static void fill_identity(const char *exe)
 	const char *s;
 	struct utsname u;
 
-	s = env2("LWM2_JOB_ID", "SLURM_JOB_ID");
+	s = env2(LWM2_ENV_JOB_ID, "SLURM_JOB_ID");
 	r->job_id = s ? strtoull(s, NULL, 10) : 0;
-	r->step_id = parse_step(env2("LWM2_STEP_ID", "SLURM_STEP_ID"));
+	r->step_id = parse_step(env2(LWM2_ENV_STEP_ID, "SLURM_STEP_ID"));
 	r->task_id = env_int("SLURM_PROCID");
 	r->local_task_id = env_int("SLURM_LOCALID");
 	r->node_id = env_int("SLURM_NODEID");
@@ -525,7 +526,7 @@ static void fill_identity(const char *exe)
 	r->mpi_thread_provided = -1;
 	r->pid = (int32_t)lwm2_p.pid;
 	r->ppid = (int32_t)getppid();
-	lwm2_p.root = env_int("LWM2_ROOT_PPID") == r->ppid;
+	lwm2_p.root = env_int(LWM2_ENV_ROOT_PPID) == r->ppid;
 	s = getenv("SLURMD_NODENAME");
 	if ((!s || !*s) && uname(&u) == 0)
 		s = u.nodename;
@@ -687,7 +688,7 @@ static void on_exit_hook(int status, void *arg)
  */
 static bool parent_measured(void)
 {
-	const char *s = getenv("LWM2_PARENT");
+	const char *s = getenv(LWM2_ENV_PARENT);
 	char *end;
 	long v;
 
@@ -703,14 +704,14 @@ static bool parent_measured(void)
 
 __attribute__((constructor)) static void lwm2_init(void)
 {
-	const char *mode = getenv("LWM2_MODE"), *san;
+	const char *mode = getenv(LWM2_ENV_MODE), *san;
 	static char parent_env[32];
 	char exe[256];
 	bool measured_parent;
 	ssize_t n;
 	unsigned long long slice_ms;
 
-	lwm2_p.debug = (getenv("LWM2_DEBUG") && strcmp(getenv("LWM2_DEBUG"), "0") != 0);
+	lwm2_p.debug = (getenv(LWM2_ENV_DEBUG) && strcmp(getenv(LWM2_ENV_DEBUG), "0") != 0);
 	if (mode && strcmp(mode, "off") == 0)
 		return;
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
@@ -729,9 +730,9 @@ __attribute__((constructor)) static void lwm2_init(void)
 	lwm2_p.pid = lwm2_raw_getpid();
 	lwm2_p.start_ns = lwm2_now_ns();
 	lwm2_p.print = (mode && strcmp(mode, "print") == 0) ||
-	               (getenv("LWM2_PRINT") && strcmp(getenv("LWM2_PRINT"), "0") != 0);
-	if (getenv("LWM2_DIR") && *getenv("LWM2_DIR")) {
-		copy_str(lwm2_p.dir, sizeof(lwm2_p.dir), getenv("LWM2_DIR"));
+	               (getenv(LWM2_ENV_PRINT) && strcmp(getenv(LWM2_ENV_PRINT), "0") != 0);
+	if (getenv(LWM2_ENV_DIR) && *getenv(LWM2_ENV_DIR)) {
+		copy_str(lwm2_p.dir, sizeof(lwm2_p.dir), getenv(LWM2_ENV_DIR));
 		lwm2_p.have_dir = true;
 	} else {
 		const char *tmp = getenv("TMPDIR");
@@ -739,17 +740,17 @@ __attribute__((constructor)) static void lwm2_init(void)
 		snprintf(lwm2_p.dir, sizeof(lwm2_p.dir), "%s/lwm2-%u",
 		         tmp && *tmp == '/' ? tmp : "/tmp", (unsigned)getuid());
 	}
-	slice_ms = env_num("LWM2_SLICE", 60, 1, 3600) * 1000;
+	slice_ms = env_num(LWM2_ENV_SLICE, 60, 1, 3600) * 1000;
 	/* LWM2_SLICE_MS is for tests only (slices shorter than a second); the
 	 * record then shows 1 s slices without a meaningful position. */
-	slice_ms = env_num("LWM2_SLICE_MS", slice_ms, 1, 3600000);
+	slice_ms = env_num(LWM2_ENV_SLICE_MS, slice_ms, 1, 3600000);
 	lwm2_p.slice_ms = slice_ms;
-	lwm2_p.max_slices =
-	    (uint32_t)env_num("LWM2_MAX_SLICES", LWM2_MAX_SLICES_DEFAULT, 2, LWM2_MAX_SLICES_LIMIT);
-	lwm2_p.sample_hz = (uint32_t)env_num("LWM2_SAMPLE_HZ", 100, 1, 10000);
-	lwm2_p.short_ns = env_num("LWM2_SHORT_MS", LWM2_SHORT_MS_DEFAULT, 0, 3600000) * 1000000u;
+	lwm2_p.max_slices = (uint32_t)env_num(LWM2_ENV_MAX_SLICES, LWM2_MAX_SLICES_DEFAULT, 2,
+	                                      LWM2_MAX_SLICES_LIMIT);
+	lwm2_p.sample_hz = (uint32_t)env_num(LWM2_ENV_SAMPLE_HZ, 100, 1, 10000);
+	lwm2_p.short_ns = env_num(LWM2_ENV_SHORT_MS, LWM2_SHORT_MS_DEFAULT, 0, 3600000) * 1000000u;
 	lwm2_p.sample_sig =
-	    (int)env_num("LWM2_SIGNAL", (unsigned long long)(SIGRTMIN + 7),
+	    (int)env_num(LWM2_ENV_SIGNAL, (unsigned long long)(SIGRTMIN + 7),
 	                 (unsigned long long)SIGRTMIN, (unsigned long long)SIGRTMAX);
 
 	lwm2_clock_init();
@@ -782,7 +783,7 @@ __attribute__((constructor)) static void lwm2_init(void)
 		lwm2_p.root = true;
 	/* putenv of a static string: where the variable exists already (every
 	 * child of a measured process) it is replaced in place, no malloc. */
-	snprintf(parent_env, sizeof(parent_env), "LWM2_PARENT=%d.%d", (int)lwm2_p.pid,
+	snprintf(parent_env, sizeof(parent_env), LWM2_ENV_PARENT "=%d.%d", (int)lwm2_p.pid,
 	         measured_parent ? 1 : 0);
 	putenv(parent_env);
 	atomic_store(&lwm2_on, 1);

@@ -64,6 +64,7 @@
  */
 #define _GNU_SOURCE
 #include "lwm2_core.h"
+#include "lwm2_env.h"
 #include "papi_events.h"
 
 #include <dlfcn.h>
@@ -598,7 +599,7 @@ static void papi_init(void)
 	char err[LWM2_REASON_LEN - 20];
 
 	/* Only the string work here: this runs in every process at start. */
-	if (lwm2_hwc_plan_parse(&hwc.plan, getenv("LWM2_EVENTS"), err, sizeof(err)) < 0) {
+	if (lwm2_hwc_plan_parse(&hwc.plan, getenv(LWM2_ENV_EVENTS), err, sizeof(err)) < 0) {
 		char why[LWM2_REASON_LEN];
 
 		snprintf(why, sizeof(why), "bad LWM2_EVENTS: %s", err);

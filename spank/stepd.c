@@ -35,6 +35,7 @@
 #include "contexts.h"
 #include "fsutil.h"
 #include "lwm2_digest.h"
+#include "lwm2_env.h"
 #include "lwm2_spank.h"
 
 /* A batch digest is built from at most this many node records: beyond,
@@ -68,10 +69,9 @@ static struct {
 	char cluster[LWM2_CLUSTER_MAX];
 } st = {.basefd = -1, .dirfd = -1};
 
-static const char *const lwm2_vars[] = {
-    "LWM2_MODE",   "LWM2_DIR",     "LWM2_SLICE",     "LWM2_EVENTS", "LWM2_SAMPLE_HZ",
-    "LWM2_JOB_ID", "LWM2_STEP_ID", "LWM2_ROOT_PPID", "LWM2_PARENT", NULL,
-};
+#define LWM2_VAR(name) name,
+static const char *const lwm2_vars[] = {LWM2_ENV_INHERITED(LWM2_VAR) NULL};
+#undef LWM2_VAR
 
 static double ms_since(const struct timespec *t0)
 {
@@ -177,23 +177,24 @@ static int inject_env(spank_t sp)
 	}
 	/* The library prints nothing itself: digests of steps and jobs are
 	 * printed here and in srun, one per step rather than one per process. */
-	if (setenv_fmt(sp, "LWM2_MODE", "on") < 0 || setenv_fmt(sp, "LWM2_DIR", "%s", st.dir) < 0 ||
-	    setenv_fmt(sp, "LWM2_SLICE", "%u", slice) < 0 ||
-	    setenv_fmt(sp, "LWM2_JOB_ID", "%u", st.job_id) < 0 ||
-	    setenv_fmt(sp, "LWM2_STEP_ID", "%u", st.step_id) < 0 ||
+	if (setenv_fmt(sp, LWM2_ENV_MODE, "on") < 0 ||
+	    setenv_fmt(sp, LWM2_ENV_DIR, "%s", st.dir) < 0 ||
+	    setenv_fmt(sp, LWM2_ENV_SLICE, "%u", slice) < 0 ||
+	    setenv_fmt(sp, LWM2_ENV_JOB_ID, "%u", st.job_id) < 0 ||
+	    setenv_fmt(sp, LWM2_ENV_STEP_ID, "%u", st.step_id) < 0 ||
 	    /* Tasks are this process's children: the library keeps a record
 	     * of its own for each of them however short (see liblwm2(7)). */
-	    setenv_fmt(sp, "LWM2_ROOT_PPID", "%d", (int)getpid()) < 0)
+	    setenv_fmt(sp, LWM2_ENV_ROOT_PPID, "%d", (int)getpid()) < 0)
 		return -1;
-	if (events[0] && setenv_fmt(sp, "LWM2_EVENTS", "%s", events) < 0)
+	if (events[0] && setenv_fmt(sp, LWM2_ENV_EVENTS, "%s", events) < 0)
 		return -1;
 	else if (!events[0])
-		spank_unsetenv(sp, "LWM2_EVENTS");
+		spank_unsetenv(sp, LWM2_ENV_EVENTS);
 	if (lwm2_conf.sample_hz >= 0 &&
-	    setenv_fmt(sp, "LWM2_SAMPLE_HZ", "%d", lwm2_conf.sample_hz) < 0)
+	    setenv_fmt(sp, LWM2_ENV_SAMPLE_HZ, "%d", lwm2_conf.sample_hz) < 0)
 		return -1;
 	else if (lwm2_conf.sample_hz < 0)
-		spank_unsetenv(sp, "LWM2_SAMPLE_HZ");
+		spank_unsetenv(sp, LWM2_ENV_SAMPLE_HZ);
 	cuda_lib_path(cuda, sizeof(cuda));
 	if (job_getenv(sp, "CUDA_INJECTION64_PATH", cur, sizeof(cur)) == 0 && !cur[0] &&
 	    stat(cuda, &sb) == 0 && S_ISREG(sb.st_mode))

@@ -11,6 +11,7 @@
 
 #include "digest_internal.h"
 #include "lwm2_cmds.h"
+#include "lwm2_env.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -45,7 +46,7 @@ static int find_lib(char *out, size_t len)
 	    "/../lib/lwm2/liblwm2.so",
 	    "/../lib64/lwm2/liblwm2.so",
 	};
-	const char *env = getenv("LWM2_LIB");
+	const char *env = getenv(LWM2_ENV_LIB);
 	char exe[PATH_MAX];
 	ssize_t n;
 
@@ -199,17 +200,17 @@ int lwm2_cmd_run(int argc, char **argv)
 		sigaction(SIGINT, &oint, NULL);
 		sigaction(SIGQUIT, &oquit, NULL);
 		setenv("LD_PRELOAD", preload, 1);
-		setenv("LWM2_DIR", dir, 1);
+		setenv(LWM2_ENV_DIR, dir, 1);
 		/* The command itself keeps a record of its own however short. */
 		{
 			char ppid[16];
 
 			snprintf(ppid, sizeof(ppid), "%d", (int)getppid());
-			setenv("LWM2_ROOT_PPID", ppid, 1);
+			setenv(LWM2_ENV_ROOT_PPID, ppid, 1);
 		}
-		unsetenv("LWM2_PRINT");
+		unsetenv(LWM2_ENV_PRINT);
 		if (slice)
-			setenv("LWM2_SLICE", slice, 1);
+			setenv(LWM2_ENV_SLICE, slice, 1);
 		execvp(argv[optind], argv + optind);
 		fprintf(stderr, "lwm2: run: couldn't run %s: %s\n", argv[optind], strerror(errno));
 		_exit(errno == ENOENT ? 127 : 126);
