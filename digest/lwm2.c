@@ -10,6 +10,8 @@
  *   lwm2 diff A B                                     two digests side by side
  *   lwm2 report -j JOB | --site --file LOG -o DIR     HTML pages with plots
  *   lwm2 export --file LOG --url URL                  slices into InfluxDB & co.
+ *   lwm2 top -j JOB[.STEP] [--once] [--json]          a running job, live
+ *   lwm2 watch [--dry-run] [--json]                   stuck and idle jobs (site)
  */
 #include "config.h"
 
@@ -41,6 +43,8 @@ static const struct {
     {"diff", lwm2_cmd_diff, "compare two digests, per step, with guidance"},
     {"report", lwm2_cmd_report, "HTML pages with plots of a job or of the site"},
     {"export", lwm2_cmd_export, "send the digests of a log to a time-series engine"},
+    {"top", lwm2_cmd_top, "the current state of a running job, refreshed like top"},
+    {"watch", lwm2_cmd_watch, "check running jobs for being stuck or idle (site, as root)"},
 };
 
 static void usage(FILE *f)
@@ -80,6 +84,9 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		if (strcmp(cmd, cmds[i].name) == 0)
 			return cmds[i].fn(argc - 1, argv + 1);
+	/* not listed: what top and watch run on the nodes */
+	if (strcmp(cmd, "snapshot") == 0)
+		return lwm2_cmd_snapshot(argc - 1, argv + 1);
 	fprintf(stderr, "lwm2: unknown command '%s'\n", cmd);
 	usage(stderr);
 	return 2;
