@@ -170,23 +170,25 @@ static json_object *snap_step(const char *basedir, uint64_t job, const char *ste
 static void usage(FILE *f)
 {
 	fprintf(f, "Usage: lwm2 snapshot -j JOB -s STEP[,STEP...] [--basedir DIR] [--node NAME]\n"
+	           "                     [--interval SECONDS]\n"
 	           "The current rank records of a running job on this node, as JSON lines\n"
 	           "(run by `lwm2 top` and `lwm2 watch` through srun; see lwm2(1)).\n");
 }
 
 int lwm2_cmd_snapshot(int argc, char **argv)
 {
-	static const struct option opts[] = {{"job", required_argument, NULL, 'j'},
-	                                     {"steps", required_argument, NULL, 's'},
-	                                     {"basedir", required_argument, NULL, 'b'},
-	                                     {"node", required_argument, NULL, 'n'},
-	                                     {"plain", no_argument, NULL, 'p'},
-	                                     {"help", no_argument, NULL, 'h'},
-	                                     {NULL, 0, NULL, 0}};
+	static const struct option opts[] = {
+	    {"job", required_argument, NULL, 'j'},     {"steps", required_argument, NULL, 's'},
+	    {"basedir", required_argument, NULL, 'b'}, {"node", required_argument, NULL, 'n'},
+	    {"plain", no_argument, NULL, 'p'},         {"interval", required_argument, NULL, 'i'},
+	    {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0}};
 	const char *basedir = "/run/lwm2", *node = getenv("SLURMD_NODENAME");
 	char *steps = NULL, host[256], *tok, *save = NULL;
 	uint64_t job = 0;
 	bool plain = false;
+	unsigned interval = 0;
+	/* a stream ends by itself after a day, whatever happens to its reader */
+	uint64_t max_rounds = 1;
 	json_object *doc, *jsteps, *ranks;
 	int c, rc;
 
@@ -215,6 +217,16 @@ int lwm2_cmd_snapshot(int argc, char **argv)
 		case 'p':
 			plain = true;
 			break;
+		case 'i': {
+			char *end;
+			unsigned long v = strtoul(optarg, &end, 10);
+			if (*end || v > 3600) {
+				fprintf(stderr, "lwm2: snapshot: bad interval '%s'\n", optarg);
+				return 2;
+			}
+			interval = (unsigned)v;
+			break;
+		}
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -223,6 +235,8 @@ int lwm2_cmd_snapshot(int argc, char **argv)
 			return 2;
 		}
 	}
+	if (interval)
+		max_rounds = 86400 / interval + 1;
 	if (!job || !steps || optind != argc) {
 		usage(stderr);
 		return 2;
@@ -237,24 +251,45 @@ int lwm2_cmd_snapshot(int argc, char **argv)
 		fprintf(stderr, "lwm2: snapshot: bad node name '%s'\n", node);
 		return 2;
 	}
-	doc = json_object_new_object();
-	jsteps = json_object_new_array();
-	ranks = json_object_new_array();
-	ju_add(doc, "lwm2_snapshot_version", json_object_new_int(1));
-	ju_add(doc, "node", json_object_new_string(node));
-	ju_add(doc, "job_id", ju_u64(job));
-	ju_add(doc, "now_ns", json_object_new_int64(now_ns()));
-	for (tok = strtok_r(steps, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		if (!*tok || strchr(tok, '/') || strchr(tok, '.'))
-			continue;
-		json_object_array_add(jsteps, snap_step(basedir, job, tok, node, ranks));
-	}
-	ju_add(doc, "steps", jsteps);
-	ju_add(doc, "ranks", ranks);
+	/* steps is parsed once: strtok_r writes into it */
 	{
-		const char *s = json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PLAIN);
-		rc = plain ? (puts(s) == EOF) : lwm2_snap_emit(stdout, node, s);
+		char *list[256];
+		size_t ns = 0;
+
+		for (tok = strtok_r(steps, ",", &save); tok && ns < 256;
+		     tok = strtok_r(NULL, ",", &save))
+			if (*tok && !strchr(tok, '/') && !strchr(tok, '.'))
+				list[ns++] = tok;
+		for (uint64_t seq = 0;; seq++) {
+			size_t found = 0;
+
+			doc = json_object_new_object();
+			jsteps = json_object_new_array();
+			ranks = json_object_new_array();
+			ju_add(doc, "lwm2_snapshot_version", json_object_new_int(1));
+			ju_add(doc, "node", json_object_new_string(node));
+			ju_add(doc, "job_id", ju_u64(job));
+			ju_add(doc, "seq", ju_u64(seq));
+			ju_add(doc, "now_ns", json_object_new_int64(now_ns()));
+			for (size_t i = 0; i < ns; i++) {
+				json_object *st = snap_step(basedir, job, list[i], node, ranks);
+				found += !ju_get(st, "error", json_type_string);
+				json_object_array_add(jsteps, st);
+			}
+			ju_add(doc, "steps", jsteps);
+			ju_add(doc, "ranks", ranks);
+			{
+				const char *s =
+				    json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PLAIN);
+				rc = plain ? (puts(s) == EOF || fflush(stdout) != 0)
+				           : lwm2_snap_emit(stdout, node, seq, s);
+			}
+			json_object_put(doc);
+			/* once; or the reader is gone; or the steps ended here */
+			if (!interval || rc || !found || seq + 1 >= max_rounds)
+				break;
+			sleep(interval);
+		}
 	}
-	json_object_put(doc);
 	return rc ? 1 : 0;
 }

@@ -74,11 +74,9 @@ static double num(json_object *o, const char *k)
  * update), per rank the last slice's shares and rates and the CPU use, and
  * the digest of the job so far.  prev is updated to this frame's ranks.
  */
-static json_object *frame(const struct lwm2_live_conf *c, const struct lwm2_live_job *j,
+static json_object *frame(json_object *docs, const char *err, const struct lwm2_live_job *j,
                           const struct lwm2_live_rule *rule, struct prev *prev)
 {
-	char err[1024] = "";
-	json_object *docs = lwm2_live_gather(c, j, c->gather_timeout_s, err, sizeof(err));
 	json_object *out = json_object_new_object(), *nodes = json_object_new_array(),
 	            *missing = json_object_new_array();
 	json_object **recs = NULL;
@@ -92,7 +90,7 @@ static json_object *frame(const struct lwm2_live_conf *c, const struct lwm2_live
 	ju_add(out, "user", json_object_new_string(j->user));
 	ju_add(out, "steps", json_object_new_string(j->steps));
 	ju_add(out, "time", json_object_new_int64(t / 1000000000));
-	if (*err)
+	if (err && *err)
 		ju_add(out, "error", json_object_new_string(err));
 	/* the nodes of the job in Slurm's order, answered or not */
 	while (hl && (h = slurm_hostlist_shift(hl))) {
@@ -206,7 +204,6 @@ static json_object *frame(const struct lwm2_live_conf *c, const struct lwm2_live
 		}
 	}
 	free(recs);
-	json_object_put(docs);
 	free(prev->r);
 	*prev = cur;
 	return out;
@@ -307,6 +304,9 @@ int lwm2_cmd_top(int argc, char **argv)
 	    {"help", no_argument, NULL, 'h'},      {NULL, 0, NULL, 0}};
 	struct lwm2_live_conf conf;
 	struct lwm2_live_job job;
+	struct lwm2_live_stream *stream = NULL;
+	char streamed[sizeof(job.steps)] = "";
+	uint64_t seq = 0;
 	struct prev prev = {0};
 	char err[1024], *step = NULL, *end;
 	uint64_t id = 0;
@@ -382,7 +382,32 @@ int lwm2_cmd_top(int argc, char **argv)
 		raw = tcsetattr(0, TCSANOW, &t) == 0;
 	}
 	for (;;) {
-		json_object *f = frame(&conf, &job, &conf.rule, &prev);
+		char gerr[1024] = "";
+		json_object *docs, *f;
+
+		if (once) {
+			docs = lwm2_live_gather(&conf, &job, conf.gather_timeout_s, gerr,
+			                        sizeof(gerr));
+		} else {
+			/* one snapshot step for the session; a new one when the
+			 * job's steps changed */
+			if (stream && strcmp(streamed, job.steps) != 0) {
+				lwm2_live_stream_stop(stream);
+				stream = NULL;
+			}
+			if (!stream) {
+				stream =
+				    lwm2_live_stream_start(&conf, &job, delay, gerr, sizeof(gerr));
+				snprintf(streamed, sizeof(streamed), "%s", job.steps);
+				seq = 0;
+			}
+			docs = stream ? lwm2_live_stream_next(stream, &job, seq++,
+			                                      delay + conf.gather_timeout_s, gerr,
+			                                      sizeof(gerr))
+			              : json_object_new_array();
+		}
+		f = frame(docs, gerr, &job, &conf.rule, &prev);
+		json_object_put(docs);
 		size_t answered = 0, nn;
 		json_object *nodes = ju_get(f, "nodes", json_type_array);
 
@@ -397,11 +422,13 @@ int lwm2_cmd_top(int argc, char **argv)
 		fflush(stdout);
 		json_object_put(f);
 		if (once) {
+			lwm2_live_stream_stop(stream);
 			free(prev.r);
 			return answered ? 0 : 1;
 		}
-		/* wait for the next refresh, or q */
-		for (unsigned w = 0; w < delay * 10 && !stop; w++) {
+		/* wait for the next refresh, or q (with a stream, its next
+		 * round is the wait: only look at the keyboard meanwhile) */
+		for (unsigned w = 0; w < (stream ? 1 : delay * 10) && !stop; w++) {
 			struct pollfd p = {.fd = 0, .events = POLLIN};
 			if (raw && poll(&p, 1, 100) > 0) {
 				char ch;
@@ -420,6 +447,7 @@ int lwm2_cmd_top(int argc, char **argv)
 			break;
 		}
 	}
+	lwm2_live_stream_stop(stream);
 	if (raw)
 		tcsetattr(0, TCSANOW, &saved);
 	free(prev.r);

@@ -300,7 +300,7 @@ int lwm2_live_running_jobs(uint64_t **ids, size_t *n, char *err, size_t errlen)
 	return *ids ? 0 : -1;
 }
 
-int lwm2_snap_emit(FILE *f, const char *node, const char *doc)
+int lwm2_snap_emit(FILE *f, const char *node, uint64_t seq, const char *doc)
 {
 	size_t len = strlen(doc), parts = len / LWM2_SNAP_CHUNK + 1;
 
@@ -309,7 +309,8 @@ int lwm2_snap_emit(FILE *f, const char *node, const char *doc)
 
 		if (m > LWM2_SNAP_CHUNK)
 			m = LWM2_SNAP_CHUNK;
-		if (fprintf(f, "LWM2SNAP %s %zu %zu %.*s\n", node, i, parts, (int)m, doc + off) < 0)
+		if (fprintf(f, "LWM2SNAP %s %" PRIu64 " %zu %zu %.*s\n", node, seq, i, parts,
+		            (int)m, doc + off) < 0)
 			return -1;
 	}
 	return fflush(f) == 0 ? 0 : -1;
@@ -318,64 +319,91 @@ int lwm2_snap_emit(FILE *f, const char *node, const char *doc)
 /* The parts of the nodes' documents, as they come. */
 struct part {
 	char node[128];
+	uint64_t seq;
 	size_t i, n;
 	char *text;
 };
 
-static json_object *assemble(struct part *p, size_t np)
+struct lwm2_live_stream {
+	pid_t pid;
+	int out, err;
+	bool eof;
+	int status;
+	char *line;
+	size_t llen, lcap;
+	struct part *parts;
+	size_t np, pcap;
+	char ebuf[2048];
+	size_t elen;
+	json_object *latest; /* node -> its newest whole document */
+};
+
+/* A node's document is whole when its n parts of one seq are there: parse
+ * it, keep it as the node's latest, drop its parts. */
+static void complete(struct lwm2_live_stream *s, const char *node, uint64_t seq, size_t n)
 {
-	json_object *out = json_object_new_array();
+	size_t total = 0, have = 0, k;
+	char *buf;
+	json_object *doc;
 
-	for (size_t a = 0; a < np; a++) {
-		size_t total = 0, have = 0;
-		char *buf;
-		json_object *doc;
-
-		if (!p[a].text || p[a].i != 0)
-			continue;
-		for (size_t b = 0; b < np; b++)
-			if (p[b].text && !strcmp(p[b].node, p[a].node) && p[b].n == p[a].n) {
-				total += strlen(p[b].text);
-				have++;
-			}
-		if (have != p[a].n || !(buf = calloc(1, total + 1)))
-			continue; /* a node's document that did not come whole */
-		for (size_t k = 0; k < p[a].n; k++)
-			for (size_t b = 0; b < np; b++)
-				if (p[b].text && p[b].i == k && !strcmp(p[b].node, p[a].node))
-					strcat(buf, p[b].text);
-		doc = json_tokener_parse(buf);
-		free(buf);
-		if (doc && json_object_is_type(doc, json_type_object))
-			json_object_array_add(out, doc);
-		else
-			json_object_put(doc);
+	for (k = 0; k < s->np; k++)
+		if (!strcmp(s->parts[k].node, node) && s->parts[k].seq == seq) {
+			total += strlen(s->parts[k].text);
+			have++;
+		}
+	if (have != n || !(buf = calloc(1, total + 1)))
+		return;
+	for (size_t i = 0; i < n; i++)
+		for (k = 0; k < s->np; k++)
+			if (s->parts[k].i == i && s->parts[k].seq == seq &&
+			    !strcmp(s->parts[k].node, node))
+				strcat(buf, s->parts[k].text);
+	doc = json_tokener_parse(buf);
+	free(buf);
+	if (doc && json_object_is_type(doc, json_type_object))
+		json_object_object_add(s->latest, node, doc);
+	else
+		json_object_put(doc);
+	/* this node's parts of this and older documents are done with */
+	for (k = 0; k < s->np;) {
+		if (!strcmp(s->parts[k].node, node) && s->parts[k].seq <= seq) {
+			free(s->parts[k].text);
+			s->parts[k] = s->parts[--s->np];
+		} else {
+			k++;
+		}
 	}
-	return out;
 }
 
-static void take_line(char *line, struct part **p, size_t *np, size_t *cap)
+static void take_line(struct lwm2_live_stream *s, char *line)
 {
 	char node[128];
-	size_t i, n;
+	unsigned long long seq;
+	size_t i, n, k, have = 0;
 	int off = 0;
 
-	if (sscanf(line, "LWM2SNAP %127s %zu %zu %n", node, &i, &n, &off) != 3 || !off || i >= n ||
-	    n > 100000)
+	if (sscanf(line, "LWM2SNAP %127s %llu %zu %zu %n", node, &seq, &i, &n, &off) != 4 || !off ||
+	    i >= n || n > 100000)
 		return;
-	if (*np == *cap) {
-		size_t nc = *cap ? *cap * 2 : 64;
-		struct part *q = realloc(*p, nc * sizeof(*q));
+	if (s->np == s->pcap) {
+		size_t nc = s->pcap ? s->pcap * 2 : 64;
+		struct part *q = nc > 1000000 ? NULL : realloc(s->parts, nc * sizeof(*q));
 		if (!q)
 			return;
-		*p = q;
-		*cap = nc;
+		s->parts = q;
+		s->pcap = nc;
 	}
-	snprintf((*p)[*np].node, sizeof((*p)[*np].node), "%s", node);
-	(*p)[*np].i = i;
-	(*p)[*np].n = n;
-	(*p)[*np].text = strdup(line + off);
-	(*np)++;
+	snprintf(s->parts[s->np].node, sizeof(s->parts[s->np].node), "%s", node);
+	s->parts[s->np].seq = seq;
+	s->parts[s->np].i = i;
+	s->parts[s->np].n = n;
+	if (!(s->parts[s->np].text = strdup(line + off)))
+		return;
+	s->np++;
+	for (k = 0; k < s->np; k++)
+		have += !strcmp(s->parts[k].node, node) && s->parts[k].seq == seq;
+	if (have == n)
+		complete(s, node, seq, n);
 }
 
 static int64_t mono_ms(void)
@@ -386,19 +414,19 @@ static int64_t mono_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-json_object *lwm2_live_gather(const struct lwm2_live_conf *c, const struct lwm2_live_job *j,
-                              unsigned timeout_s, char *err, size_t errlen)
+struct lwm2_live_stream *lwm2_live_stream_start(const struct lwm2_live_conf *c,
+                                                const struct lwm2_live_job *j, unsigned interval,
+                                                char *err, size_t errlen)
 {
-	char jobarg[64], narg[32], cmd[1024], *line = NULL, ebuf[2048] = "";
-	char obuf[8192];
-	size_t llen = 0, lcap = 0, elen = 0, np = 0, pcap = 0;
-	struct part *parts = NULL;
-	int out[2], eout[2], status = 0;
-	int64_t deadline = mono_ms() + (int64_t)timeout_s * 1000;
-	pid_t pid;
-	json_object *res;
-	bool killed = false;
+	char jobarg[64], narg[32], cmd[1024], iv[16];
+	int out[2], eout[2];
+	struct lwm2_live_stream *s = calloc(1, sizeof(*s));
 
+	if (!s || !(s->latest = json_object_new_object())) {
+		free(s);
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
 	if (c->lwm2_cmd[0])
 		snprintf(cmd, sizeof(cmd), "%s", c->lwm2_cmd);
 	else {
@@ -409,15 +437,23 @@ json_object *lwm2_live_gather(const struct lwm2_live_conf *c, const struct lwm2_
 	}
 	snprintf(jobarg, sizeof(jobarg), "--jobid=%" PRIu64, j->job_id);
 	snprintf(narg, sizeof(narg), "-N%u", j->node_count ? j->node_count : 1);
-	if (pipe2(out, O_CLOEXEC) != 0)
-		return NULL;
-	if (pipe2(eout, O_CLOEXEC) != 0) {
-		close(out[0]);
-		close(out[1]);
+	snprintf(iv, sizeof(iv), "%u", interval);
+	if (pipe2(out, O_CLOEXEC) != 0) {
+		snprintf(err, errlen, "pipe: %s", strerror(errno));
+		json_object_put(s->latest);
+		free(s);
 		return NULL;
 	}
-	pid = fork();
-	if (pid == 0) {
+	if (pipe2(eout, O_CLOEXEC) != 0) {
+		snprintf(err, errlen, "pipe: %s", strerror(errno));
+		close(out[0]);
+		close(out[1]);
+		json_object_put(s->latest);
+		free(s);
+		return NULL;
+	}
+	s->pid = fork();
+	if (s->pid == 0) {
 		char jid[32];
 		const char *av[] = {"srun",
 		                    jobarg,
@@ -438,6 +474,8 @@ json_object *lwm2_live_gather(const struct lwm2_live_conf *c, const struct lwm2_
 		                    j->steps,
 		                    "--basedir",
 		                    c->basedir,
+		                    "--interval",
+		                    iv,
 		                    NULL};
 
 		snprintf(jid, sizeof(jid), "%" PRIu64, j->job_id);
@@ -468,95 +506,185 @@ json_object *lwm2_live_gather(const struct lwm2_live_conf *c, const struct lwm2_
 	}
 	close(out[1]);
 	close(eout[1]);
-	if (pid < 0) {
+	if (s->pid < 0) {
+		snprintf(err, errlen, "fork: %s", strerror(errno));
 		close(out[0]);
 		close(eout[0]);
-		snprintf(err, errlen, "fork: %s", strerror(errno));
+		json_object_put(s->latest);
+		free(s);
 		return NULL;
 	}
-	{
-		struct pollfd fds[2] = {{.fd = out[0], .events = POLLIN},
-		                        {.fd = eout[0], .events = POLLIN}};
-		int open_fds = 2;
+	s->out = out[0];
+	s->err = eout[0];
+	return s;
+}
 
-		while (open_fds > 0) {
-			int64_t left = deadline - mono_ms();
-			int r;
+/* Read what srun gives until deadline (monotonic ms) or the end. */
+static void pump(struct lwm2_live_stream *s, int64_t deadline, const uint64_t *want_seq,
+                 const struct lwm2_live_job *j)
+{
+	char obuf[8192];
 
-			if (left <= 0) {
-				kill(pid, SIGKILL);
-				killed = true;
-				break;
+	while (!s->eof) {
+		int64_t left = deadline - mono_ms();
+		struct pollfd fds[2] = {{.fd = s->out, .events = POLLIN},
+		                        {.fd = s->err, .events = POLLIN}};
+		int r;
+
+		if (want_seq && j) {
+			/* every node of the job has a document of this round */
+			size_t got = 0;
+			json_object_object_foreach(s->latest, k, v)
+			{
+				int64_t q = 0;
+				(void)k;
+				if (ju_int(v, "seq", &q) && (uint64_t)q >= *want_seq)
+					got++;
 			}
-			r = poll(fds, 2, (int)(left > 1000 ? 1000 : left));
-			if (r < 0 && errno == EINTR)
-				continue;
-			if (r < 0)
-				break;
-			for (int k = 0; k < 2; k++) {
-				ssize_t m;
+			if (got >= j->node_count)
+				return;
+		}
+		if (left <= 0)
+			return;
+		r = poll(fds, 2, (int)(left > 1000 ? 1000 : left));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return;
+		for (int k = 0; k < 2; k++) {
+			ssize_t m;
 
-				if (fds[k].fd < 0 ||
-				    !(fds[k].revents & (POLLIN | POLLHUP | POLLERR)))
-					continue;
-				m = read(fds[k].fd, obuf, sizeof(obuf));
-				if (m <= 0) {
-					close(fds[k].fd);
-					fds[k].fd = -1;
-					open_fds--;
-					continue;
+			if (fds[k].fd < 0 || !(fds[k].revents & (POLLIN | POLLHUP | POLLERR)))
+				continue;
+			m = read(fds[k].fd, obuf, sizeof(obuf));
+			if (m <= 0) {
+				if (k == 0)
+					s->eof = true;
+				else {
+					close(s->err);
+					s->err = -1;
 				}
-				if (k == 1) {
-					size_t room = sizeof(ebuf) - 1 - elen;
-					size_t take = (size_t)m < room ? (size_t)m : room;
-					memcpy(ebuf + elen, obuf, take);
-					elen += take;
-					ebuf[elen] = '\0';
-					continue;
+				continue;
+			}
+			if (k == 1) {
+				size_t room = sizeof(s->ebuf) - 1 - s->elen;
+				size_t take = (size_t)m < room ? (size_t)m : room;
+				memcpy(s->ebuf + s->elen, obuf, take);
+				s->elen += take;
+				s->ebuf[s->elen] = '\0';
+				continue;
+			}
+			for (ssize_t q = 0; q < m; q++) {
+				if (s->llen + 1 >= s->lcap) {
+					size_t nc = s->lcap ? s->lcap * 2 : 2048;
+					char *nl = nc > (1u << 20) ? NULL : realloc(s->line, nc);
+					if (!nl) {
+						s->llen = 0; /* a line that long is not ours */
+						continue;
+					}
+					s->line = nl;
+					s->lcap = nc;
 				}
-				for (ssize_t q = 0; q < m; q++) {
-					if (llen + 1 >= lcap) {
-						size_t nc = lcap ? lcap * 2 : 2048;
-						char *nl =
-						    nc > (1u << 20) ? NULL : realloc(line, nc);
-						if (!nl) {
-							llen = 0;
-							continue;
-						}
-						line = nl;
-						lcap = nc;
-					}
-					if (obuf[q] == '\n') {
-						line[llen] = '\0';
-						take_line(line, &parts, &np, &pcap);
-						llen = 0;
-					} else {
-						line[llen++] = obuf[q];
-					}
+				if (obuf[q] == '\n') {
+					s->line[s->llen] = '\0';
+					take_line(s, s->line);
+					s->llen = 0;
+				} else {
+					s->line[s->llen++] = obuf[q];
 				}
 			}
 		}
-		for (int k = 0; k < 2; k++)
-			if (fds[k].fd >= 0)
-				close(fds[k].fd);
 	}
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	free(line);
-	res = assemble(parts, np);
-	for (size_t k = 0; k < np; k++)
-		free(parts[k].text);
-	free(parts);
-	if (killed)
+}
+
+/* srun's last error line, when it failed. */
+static void srun_error(struct lwm2_live_stream *s, char *err, size_t errlen)
+{
+	char *nl;
+
+	while (s->elen && (s->ebuf[s->elen - 1] == '\n' || s->ebuf[s->elen - 1] == ' '))
+		s->ebuf[--s->elen] = '\0';
+	if ((nl = strrchr(s->ebuf, '\n')))
+		memmove(s->ebuf, nl + 1, strlen(nl + 1) + 1);
+	snprintf(err, errlen, "srun failed: %s", *s->ebuf ? s->ebuf : "no reason given");
+}
+
+json_object *lwm2_live_stream_next(struct lwm2_live_stream *s, const struct lwm2_live_job *j,
+                                   uint64_t seq, unsigned timeout_s, char *err, size_t errlen)
+{
+	json_object *res = json_object_new_array();
+
+	pump(s, mono_ms() + (int64_t)timeout_s * 1000, &seq, j);
+	json_object_object_foreach(s->latest, k, v)
+	{
+		(void)k;
+		json_object_array_add(res, json_object_get(v));
+	}
+	if (s->eof) {
+		int st = 0;
+		if (s->pid > 0 && waitpid(s->pid, &st, WNOHANG) == s->pid) {
+			s->pid = -1;
+			s->status = st;
+			if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+				srun_error(s, err, errlen);
+		}
+	}
+	return res;
+}
+
+void lwm2_live_stream_stop(struct lwm2_live_stream *s)
+{
+	if (!s)
+		return;
+	if (s->pid > 0) {
+		/* srun passes the signal on to the snapshot step and ends it */
+		kill(s->pid, SIGTERM);
+		for (int i = 0; i < 50 && waitpid(s->pid, NULL, WNOHANG) == 0; i++) {
+			struct timespec ts = {0, 100000000};
+			nanosleep(&ts, NULL);
+		}
+		if (waitpid(s->pid, NULL, WNOHANG) == 0) {
+			kill(s->pid, SIGKILL);
+			waitpid(s->pid, NULL, 0);
+		}
+	}
+	if (s->out >= 0)
+		close(s->out);
+	if (s->err >= 0)
+		close(s->err);
+	for (size_t k = 0; k < s->np; k++)
+		free(s->parts[k].text);
+	free(s->parts);
+	free(s->line);
+	json_object_put(s->latest);
+	free(s);
+}
+
+json_object *lwm2_live_gather(const struct lwm2_live_conf *c, const struct lwm2_live_job *j,
+                              unsigned timeout_s, char *err, size_t errlen)
+{
+	struct lwm2_live_stream *s = lwm2_live_stream_start(c, j, 0, err, errlen);
+	int64_t deadline = mono_ms() + (int64_t)timeout_s * 1000;
+	json_object *res;
+	int st = 0;
+
+	if (!s)
+		return json_object_new_array();
+	pump(s, deadline, NULL, NULL);
+	res = json_object_new_array();
+	json_object_object_foreach(s->latest, k, v)
+	{
+		(void)k;
+		json_object_array_add(res, json_object_get(v));
+	}
+	if (!s->eof) {
 		snprintf(err, errlen, "srun did not finish within %u s", timeout_s);
-	else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-		char *nl;
-		while (elen && (ebuf[elen - 1] == '\n' || ebuf[elen - 1] == ' '))
-			ebuf[--elen] = '\0';
-		if ((nl = strrchr(ebuf, '\n')))
-			memmove(ebuf, nl + 1, strlen(nl + 1) + 1);
-		snprintf(err, errlen, "srun failed: %s", *ebuf ? ebuf : "no reason given");
+	} else if (waitpid(s->pid, &st, 0) == s->pid) {
+		s->pid = -1;
+		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+			srun_error(s, err, errlen);
 	}
+	lwm2_live_stream_stop(s);
 	return res;
 }
 

@@ -59,8 +59,9 @@ int lwm2_live_job_get(uint64_t job_id, const char *step_filter, struct lwm2_live
 /* Every running job's id; malloc'd array, *n set.  0 or -1. */
 int lwm2_live_running_jobs(uint64_t **ids, size_t *n, char *err, size_t errlen);
 
-/* Print a snapshot document in chunk lines. */
-int lwm2_snap_emit(FILE *f, const char *node, const char *doc);
+/* Print a snapshot document in chunk lines
+ * ("LWM2SNAP <node> <seq> <i> <n> <part>"). */
+int lwm2_snap_emit(FILE *f, const char *node, uint64_t seq, const char *doc);
 
 /*
  * Run `lwm2 snapshot` on every node of the job through
@@ -72,6 +73,22 @@ int lwm2_snap_emit(FILE *f, const char *node, const char *doc);
  */
 json_object *lwm2_live_gather(const struct lwm2_live_conf *c, const struct lwm2_live_job *j,
                               unsigned timeout_s, char *err, size_t errlen);
+
+/*
+ * The same as a stream, for `lwm2 top`: one step for the whole session,
+ * whose readers send a document every interval seconds, so that a refresh
+ * costs the nodes one read of the records and not the start of a step.
+ * next waits (at most timeout_s) until every node sent a document of round
+ * seq (0, 1, ...) and returns the newest document of each node that ever
+ * answered (a node that fell silent keeps its old one: its age shows it).
+ */
+struct lwm2_live_stream;
+struct lwm2_live_stream *lwm2_live_stream_start(const struct lwm2_live_conf *c,
+                                                const struct lwm2_live_job *j, unsigned interval,
+                                                char *err, size_t errlen);
+json_object *lwm2_live_stream_next(struct lwm2_live_stream *s, const struct lwm2_live_job *j,
+                                   uint64_t seq, unsigned timeout_s, char *err, size_t errlen);
+void lwm2_live_stream_stop(struct lwm2_live_stream *s);
 
 /* A rank of a snapshot's "ranks" into o; node from the document. */
 void lwm2_live_rank_from_json(struct lwm2_live_rank *o, json_object *jr, const char *node);

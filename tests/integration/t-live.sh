@@ -141,21 +141,23 @@ wait_job "$stuck" 30 >/dev/null
 wait_job "$busy" 30 >/dev/null
 
 # ---------------------------------------------------------------- cost
-# The same fixed work unwatched and watched (lwm2 top every 2 s, what a
-# user keeps open): the job's own clock says how long its work took.
+# The same fixed work unwatched and watched (lwm2 top refreshing every
+# 2 s, what a user keeps open): the job's own clock says how long its
+# work took.
 elapsed() {
 	local job i e
 	job=$(as_user sbatch --parsable -N2 -n2 --ntasks-per-node=1 -t 2 \
 		-o "$TESTDIR/$TEST_USER/cost-$1.out" \
-		--wrap "$ompi_env; srun --mpi=pmix $bin/live_prog work $WORK") || return 1
+		--lwm2-slice=2 --wrap "$ompi_env; srun --mpi=pmix --lwm2-slice=2 $bin/live_prog work $WORK") || return 1
 	if [ "$1" = watched ]; then
+		# lwm2 top ends by itself with the job
 		(
-			for ((i = 0; i < 60; i++)); do
-				squeue -h -j "$job" -t R 2>/dev/null | grep -q . &&
-					as_user env LWM2_CONF="$LWM2_CONF" "$LWM2" top --once --json -j "$job" >/dev/null 2>&1
-				squeue -h -j "$job" 2>/dev/null | grep -q . || break
-				sleep 2
+			for ((i = 0; i < 100; i++)); do
+				squeue -h -j "$job" -t R 2>/dev/null | grep -q . && break
+				sleep 0.2
 			done
+			as_user env LWM2_CONF="$LWM2_CONF" timeout 60 "$LWM2" top --json -d 2 -j "$job" \
+				>"$TESTDIR/top-frames.json" 2>&1
 		) &
 	fi
 	wait_job "$job" 60 >/dev/null
@@ -169,6 +171,25 @@ t_w=$(elapsed watched)
 diag "fixed work ($WORK rounds): unwatched $t_unw s, watched $t_w s"
 ratio=$(python3 -c 'import sys; u, w = map(float, sys.argv[1:]); print("%.3f" % (w / u) if u > 0 and w > 0 else "none")' "$t_unw" "$t_w")
 diag "watched / unwatched: $ratio"
+# the watched run was watched: frames with the ranks of both nodes
+frames=$(python3 - "$TESTDIR/top-frames.json" <<'PY'
+import json, sys
+n = 0
+for line in open(sys.argv[1]):
+    try:
+        f = json.loads(line)
+    except ValueError:
+        continue
+    if sum(1 for x in f["nodes"] if any(r["rank"] >= 0 for r in x.get("ranks", []))) == 2:
+        n += 1
+print(n)
+PY
+)
+if [ "${frames:-0}" -ge 3 ]; then
+	ok "cost: lwm2 top showed $frames frames with the ranks of both nodes meanwhile"
+else
+	not_ok "cost: lwm2 top showed frames with the ranks of both nodes meanwhile" && diag "$(tail -c 2000 "$TESTDIR/top-frames.json")"
+fi
 # Judged loosely: the machine running the suite is shared, and runs of the
 # same job differ by a few per cent here without anyone watching.
 case $ratio in
