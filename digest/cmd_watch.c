@@ -266,7 +266,7 @@ static void check_job(struct run *R, uint64_t id)
 		         id, j.user, j.nodes, lwm2_live_verdict_name(tr.verdict), wend - tr.since,
 		         verdict_text(tr.verdict), id,
 		         c->cancel ? "If it stays so, the site's policy cancels it after the "
-		                     "notice period.\n"
+		                     "notice period (WatchCancelAfter).\n"
 		                   : "");
 		if (!noticed || R->now - noticed >= (int64_t)c->job_interval_s) {
 			const char *how = "report";
@@ -280,6 +280,9 @@ static void check_job(struct run *R, uint64_t id)
 				} else if (send_mail(c, j.user, subject, body) == 0) {
 					json_object_object_add(users, j.user,
 					                       json_object_new_int64(R->now));
+					if (!geti(js, "mailed"))
+						json_object_object_add(
+						    js, "mailed", json_object_new_int64(R->now));
 					how = "mail";
 					R->mailed++;
 				} else {
@@ -295,7 +298,9 @@ static void check_job(struct run *R, uint64_t id)
 		} else {
 			ju_add(line, "notice", json_object_new_string("held (job interval)"));
 		}
-		noticed = geti(js, "noticed");
+		/* cancelled only once the owner was told, by mail, and had
+		 * WatchCancelAfter seconds to act */
+		noticed = geti(js, "mailed");
 		if (c->cancel && noticed && R->now - noticed >= (int64_t)c->cancel_after_s) {
 			if (R->dry) {
 				ju_add(line, "cancel", json_object_new_string("due"));
@@ -313,6 +318,7 @@ static void check_job(struct run *R, uint64_t id)
 	} else if (tr.verdict == LWM2_VERDICT_NONE) {
 		/* a job that recovered earns a fresh notice if it stalls again */
 		json_object_object_del(js, "noticed");
+		json_object_object_del(js, "mailed");
 	}
 	json_object_array_add(R->report, line);
 }
