@@ -157,6 +157,10 @@ static int apply(struct lwm2_jc_conf *c, const char *key, const char *val)
 	for (i = 0; i < sizeof(mail_keys) / sizeof(mail_keys[0]); i++)
 		if (!strcasecmp(key, mail_keys[i]))
 			return 0;
+	/* `lwm2 top` and `lwm2 watch` read BaseDir and the Watch* keys (their
+	 * values are checked there) */
+	if (!strcasecmp(key, "BaseDir") || !strncasecmp(key, "Watch", 5))
+		return 0;
 	errno = ENOENT;
 	return -1;
 }

@@ -12,6 +12,8 @@
  *   lwm2 export --file LOG --url URL                  slices into InfluxDB & co.
  *   lwm2 grid --file LOG [--interference]             the space-time grid of a period
  *   lwm2 nodes --file LOG                             nodes slow in many jobs
+ *   lwm2 top -j JOB[.STEP] [--once] [--json]          a running job, live
+ *   lwm2 watch [--dry-run] [--json]                   stuck and idle jobs (site)
  */
 #include "config.h"
 
@@ -45,6 +47,8 @@ static const struct {
     {"export", lwm2_cmd_export, "send the digests of a log to a time-series engine"},
     {"grid", lwm2_cmd_grid, "the space-time grid of a log's jobs, with interference"},
     {"nodes", lwm2_cmd_nodes, "nodes that were slow in the multi-node jobs of a period"},
+    {"top", lwm2_cmd_top, "the current state of a running job, refreshed like top"},
+    {"watch", lwm2_cmd_watch, "check running jobs for being stuck or idle (site, as root)"},
 };
 
 static void usage(FILE *f)
@@ -84,6 +88,9 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		if (strcmp(cmd, cmds[i].name) == 0)
 			return cmds[i].fn(argc - 1, argv + 1);
+	/* not listed: what top and watch run on the nodes */
+	if (strcmp(cmd, "snapshot") == 0)
+		return lwm2_cmd_snapshot(argc - 1, argv + 1);
 	fprintf(stderr, "lwm2: unknown command '%s'\n", cmd);
 	usage(stderr);
 	return 2;

@@ -26,5 +26,10 @@ int lwm2_cmd_report(int argc, char **argv);
 /* The space-time grid, interference and sick nodes (cmd_grid.c). */
 int lwm2_cmd_grid(int argc, char **argv);
 int lwm2_cmd_nodes(int argc, char **argv);
+/* Running jobs: the live view, the site's watch, and the reader they run
+ * on the nodes (cmd_top.c, cmd_watch.c, cmd_snapshot.c). */
+int lwm2_cmd_top(int argc, char **argv);
+int lwm2_cmd_watch(int argc, char **argv);
+int lwm2_cmd_snapshot(int argc, char **argv);
 
 #endif /* LWM2_CMDS_H */

@@ -112,6 +112,12 @@ int main(void)
 	ok(!c.admin_comment && c.keep_records, "booleans");
 	lwm2_jc_conf_free(&c);
 
+	/* the keys of lwm2 top and lwm2 watch live in the same file */
+	write_file(path, "BaseDir=/run/lwm2\nWatchStuckTime=1800\nWatchAction=mail\n");
+	ok(lwm2_jc_conf_load(&c, path, NULL, err, sizeof(err)) == 0,
+	   "BaseDir and Watch* keys are left to the lwm2 command");
+	lwm2_jc_conf_free(&c);
+
 	write_file(path, "SpoolDirr=/x\n");
 	ok(lwm2_jc_conf_load(&c, path, NULL, err, sizeof(err)) < 0 && errno == EINVAL &&
 	       strstr(err, "unknown key") && strstr(err, ":1:"),

@@ -1,0 +1,455 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * lwm2 top -j JOB[.STEP]: a running job's current state from its rank
+ * records, per node and per rank, and the job so far as a digest.
+ *
+ * Each refresh runs `lwm2 snapshot` once on every node of the job through
+ * srun --overlap (live_gather.c): Slurm decides who may start a step in a
+ * job (its owner, root and SlurmUser), nothing runs while nobody watches,
+ * and what runs is a short reader beside the job.  The screen is redrawn
+ * with plain ANSI sequences (home, clear): the view is a page of text
+ * rebuilt every few seconds, which needs no cursor addressing and so no
+ * curses library; a terminal without ANSI support can use --once.
+ */
+#include "config.h"
+
+#include "digest_internal.h"
+#include "live.h"
+#include "live_gather.h"
+#include "lwm2_cmds.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <slurm/slurm.h>
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* The previous frame's ranks, for CPU use and state between frames. */
+struct prev {
+	struct lwm2_live_rank *r;
+	size_t n;
+};
+
+static const struct lwm2_live_rank *find_prev(const struct prev *p, const struct lwm2_live_rank *r)
+{
+	for (size_t i = 0; i < p->n; i++)
+		if (p->r[i].pid == r->pid && !strcmp(p->r[i].node, r->node))
+			return &p->r[i];
+	return NULL;
+}
+
+static double num(json_object *o, const char *k)
+{
+	double v = 0;
+
+	ju_num(o, k, &v);
+	return v;
+}
+
+/*
+ * One frame as JSON: the nodes (answered or not, the age of their newest
+ * update), per rank the last slice's shares and rates and the CPU use, and
+ * the digest of the job so far.  prev is updated to this frame's ranks.
+ */
+static json_object *frame(json_object *docs, const char *err, const struct lwm2_live_job *j,
+                          const struct lwm2_live_rule *rule, struct prev *prev)
+{
+	json_object *out = json_object_new_object(), *nodes = json_object_new_array(),
+	            *missing = json_object_new_array();
+	json_object **recs = NULL;
+	size_t nrec = 0, nd = docs ? json_object_array_length(docs) : 0;
+	struct prev cur = {0};
+	int64_t t = now_ns();
+	hostlist_t hl = slurm_hostlist_create(j->nodes);
+	char *h;
+
+	ju_add(out, "job_id", ju_u64(j->job_id));
+	ju_add(out, "user", json_object_new_string(j->user));
+	ju_add(out, "steps", json_object_new_string(j->steps));
+	ju_add(out, "time", json_object_new_int64(t / 1000000000));
+	if (err && *err)
+		ju_add(out, "error", json_object_new_string(err));
+	/* the nodes of the job in Slurm's order, answered or not */
+	while (hl && (h = slurm_hostlist_shift(hl))) {
+		json_object *doc = NULL, *n = json_object_new_object(), *ranks, *jr;
+		int64_t newest = 0;
+
+		for (size_t i = 0; i < nd; i++) {
+			json_object *d = json_object_array_get_idx(docs, i);
+			const char *dn = ju_str(d, "node");
+			if (dn && !strcmp(dn, h))
+				doc = d;
+		}
+		ju_add(n, "node", json_object_new_string(h));
+		ju_add(n, "answered", json_object_new_boolean(doc != NULL));
+		if (!doc) {
+			json_object_array_add(missing, json_object_new_string(h));
+			json_object_array_add(nodes, n);
+			free(h);
+			continue;
+		}
+		ranks = json_object_new_array();
+		jr = ju_get(doc, "ranks", json_type_array);
+		for (size_t i = 0; jr && i < json_object_array_length(jr); i++) {
+			json_object *r = json_object_array_get_idx(jr, i),
+			            *o = json_object_new_object();
+			json_object *ls = ju_get(r, "last_slice", json_type_object);
+			struct lwm2_live_rank lr;
+			const struct lwm2_live_rank *pr;
+			double L = num(r, "slice_length_s"), cpu;
+			struct lwm2_live_rank *nr;
+
+			lwm2_live_rank_from_json(&lr, r, h);
+			if (lr.update_ns > newest)
+				newest = lr.update_ns;
+			ju_add(o, "step", json_object_get(ju_get(r, "step", json_type_string)));
+			ju_add(o, "rank", json_object_new_int(lr.rank));
+			ju_add(o, "task", json_object_new_int(lr.task));
+			ju_add(o, "pid", json_object_new_int(lr.pid));
+			ju_add(o, "exe", json_object_get(ju_get(r, "exe", json_type_string)));
+			ju_add(o, "age_s", ju_double((double)(t - lr.update_ns) / 1e9));
+			if (ls && L > 0) {
+				ju_add(o, "slice_s", ju_double(L));
+				ju_add(o, "mpi_pct", ju_double(num(ls, "mpi_ns") / (L * 1e7)));
+				ju_add(o, "io_pct", ju_double(num(ls, "io_ns") / (L * 1e7)));
+				ju_add(o, "read_Bps", ju_double(num(ls, "read_bytes") / L));
+				ju_add(o, "write_Bps", ju_double(num(ls, "write_bytes") / L));
+				ju_add(o, "mpi_Bps", ju_double(num(ls, "mpi_bytes") / L));
+			}
+			pr = find_prev(prev, &lr);
+			if (pr && lr.update_ns > pr->update_ns) {
+				struct lwm2_live_delta d;
+				lwm2_live_delta(rule, pr, &lr, &d);
+				cpu = d.cpu;
+				ju_add(o, "cpu_since", json_object_new_string("last refresh"));
+				ju_add(o, "state",
+				       json_object_new_string(lwm2_live_state_name(d.state)));
+				ju_add(o, "mpi_sample_pct", ju_double(100 * d.mpi_share));
+			} else {
+				double w = (double)(lr.update_ns - lr.start_ns) / 1e9;
+				cpu = w > 0 ? (double)lr.cpu_us / 1e6 / w : 0;
+				ju_add(o, "cpu_since", json_object_new_string("start"));
+			}
+			/* CPU cores used: the busy threads on average */
+			ju_add(o, "cpu", ju_double(cpu));
+			ju_add(o, "threads", json_object_new_int64(lr.threads_max));
+			json_object_array_add(ranks, o);
+			nr = realloc(cur.r, (cur.n + 1) * sizeof(*cur.r));
+			if (nr) {
+				cur.r = nr;
+				cur.r[cur.n++] = lr;
+			}
+		}
+		ju_add(n, "newest_update", json_object_new_int64(newest / 1000000000));
+		ju_add(n, "age_s", newest ? ju_double((double)(t - newest) / 1e9) : NULL);
+		ju_add(n, "ranks", ranks);
+		/* the node records of its steps, for the digest so far */
+		{
+			json_object *st = ju_get(doc, "steps", json_type_array);
+			for (size_t i = 0; st && i < json_object_array_length(st); i++) {
+				json_object *nrj = ju_get(json_object_array_get_idx(st, i),
+				                          "node_record", json_type_object);
+				json_object **g;
+				if (!nrj || !(g = realloc(recs, (nrec + 1) * sizeof(*recs))))
+					continue;
+				recs = g;
+				recs[nrec++] = nrj;
+			}
+		}
+		json_object_array_add(nodes, n);
+		free(h);
+	}
+	if (hl)
+		slurm_hostlist_destroy(hl);
+	ju_add(out, "nodes", nodes);
+	ju_add(out, "missing", missing);
+	if (nrec) {
+		char cl[8] = "";
+		struct lwm2_job_meta m = {.cluster = cl,
+		                          .job_id = j->job_id,
+		                          .user = j->user,
+		                          .nodes = j->nodes,
+		                          .node_count = j->node_count,
+		                          .cpus_per_task = j->cpus_per_task,
+		                          .start = j->start,
+		                          .end = t / 1000000000,
+		                          .state = "RUNNING"};
+		json_object *dg = lwm2_job_digest_build(&m, recs, nrec);
+		if (dg) {
+			json_object_object_del(dg, "grid");
+			ju_add(out, "digest", dg);
+		}
+	}
+	free(recs);
+	free(prev->r);
+	*prev = cur;
+	return out;
+}
+
+/* A string member for printing: "?" when it is not there. */
+static const char *sstr(json_object *o, const char *k)
+{
+	const char *s = ju_str(o, k);
+
+	return s ? s : "?";
+}
+
+static void fmt_rate(char *b, size_t n, double v)
+{
+	const char *u[] = {"B", "K", "M", "G", "T"};
+	int i = 0;
+
+	while (v >= 1000 && i < 4) {
+		v /= 1000;
+		i++;
+	}
+	snprintf(b, n, "%.1f%s", v, u[i]);
+}
+
+static void show(json_object *f, FILE *o, bool screen, unsigned interval)
+{
+	json_object *nodes = ju_get(f, "nodes", json_type_array), *dg;
+	const char *e = ju_str(f, "error");
+	time_t t = (time_t)num(f, "time");
+	char ts[32];
+
+	strftime(ts, sizeof(ts), "%H:%M:%S", localtime(&t));
+	if (screen)
+		fputs("\033[H\033[2J", o);
+	fprintf(o, "lwm2 top - job %s of %s, steps %s - %s",
+	        json_object_get_string(ju_get(f, "job_id", json_type_int)), sstr(f, "user"),
+	        sstr(f, "steps"), ts);
+	if (screen)
+		fprintf(o, ", every %u s (q quits)", interval);
+	fputc('\n', o);
+	if (e)
+		fprintf(o, "gathering: %s\n", e);
+	for (size_t i = 0; nodes && i < json_object_array_length(nodes); i++) {
+		json_object *n = json_object_array_get_idx(nodes, i);
+		json_object *rk = ju_get(n, "ranks", json_type_array);
+
+		if (!json_object_get_boolean(ju_get(n, "answered", json_type_boolean))) {
+			fprintf(o, "\nnode %s: no answer\n", sstr(n, "node"));
+			continue;
+		}
+		fprintf(o, "\nnode %s: %zu processes, newest slice %.1f s old\n", sstr(n, "node"),
+		        rk ? json_object_array_length(rk) : 0, num(n, "age_s"));
+		fprintf(o, "  %-6s %5s %7s %6s %6s %8s %8s %8s %5s %4s %-9s %s\n", "step", "rank",
+		        "pid", "MPI%", "IO%", "read/s", "write/s", "MPI B/s", "CPU", "thr", "state",
+		        "exe");
+		for (size_t k = 0; rk && k < json_object_array_length(rk); k++) {
+			json_object *r = json_object_array_get_idx(rk, k);
+			char rb[16], wb[16], mb[16];
+			const char *st = ju_str(r, "state"), *exe = ju_str(r, "exe"), *sl;
+
+			fmt_rate(rb, sizeof(rb), num(r, "read_Bps"));
+			fmt_rate(wb, sizeof(wb), num(r, "write_Bps"));
+			fmt_rate(mb, sizeof(mb), num(r, "mpi_Bps"));
+			sl = exe ? strrchr(exe, '/') : NULL;
+			fprintf(o, "  %-6s %5d %7d %6.1f %6.1f %8s %8s %8s %5.2f %4d %-9s %s\n",
+			        sstr(r, "step"), (int)num(r, "rank"), (int)num(r, "pid"),
+			        num(r, "mpi_pct"), num(r, "io_pct"), rb, wb, mb, num(r, "cpu"),
+			        (int)num(r, "threads"), st ? st : "-",
+			        sl    ? sl + 1
+			        : exe ? exe
+			              : "?");
+		}
+	}
+	if ((dg = ju_get(f, "digest", json_type_object))) {
+		struct lwm2_render_opts ro = {0};
+		fprintf(o, "\nThe job so far:\n");
+		lwm2_digest_render(dg, o, &ro);
+	}
+	fflush(o);
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "Usage: lwm2 top -j JOBID[.STEP] [-d SECONDS] [--once] [--json]\n"
+	           "The current state of a running job, per node and rank, refreshed like top(1).\n"
+	           "  -j, --job JOBID[.STEP]  the job (its owner or an admin only)\n"
+	           "  -d, --delay SECONDS     refresh interval (default 5, at least 1)\n"
+	           "      --once              one frame, then exit\n"
+	           "      --json              the frame as JSON (with --once: one document)\n");
+}
+
+int lwm2_cmd_top(int argc, char **argv)
+{
+	static const struct option opts[] = {
+	    {"job", required_argument, NULL, 'j'}, {"delay", required_argument, NULL, 'd'},
+	    {"once", no_argument, NULL, 'o'},      {"json", no_argument, NULL, 'J'},
+	    {"help", no_argument, NULL, 'h'},      {NULL, 0, NULL, 0}};
+	struct lwm2_live_conf conf;
+	struct lwm2_live_job job;
+	struct lwm2_live_stream *stream = NULL;
+	char streamed[sizeof(job.steps)] = "";
+	uint64_t seq = 0;
+	struct prev prev = {0};
+	char err[1024], *step = NULL, *end;
+	uint64_t id = 0;
+	unsigned delay = 5;
+	bool once = false, json = false, screen;
+	struct termios saved;
+	bool raw = false;
+	int c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "j:d:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			errno = 0;
+			id = strtoull(optarg, &end, 10);
+			if (errno || !id || (*end && *end != '.') || (*end == '.' && !end[1])) {
+				fprintf(stderr, "lwm2: top: bad job id '%s'\n", optarg);
+				return 2;
+			}
+			step = *end ? end + 1 : NULL;
+			break;
+		case 'd': {
+			unsigned long d = strtoul(optarg, &end, 10);
+			if (*end || d < 1 || d > 3600) {
+				fprintf(stderr, "lwm2: top: bad delay '%s' (1 to 3600 s)\n",
+				        optarg);
+				return 2;
+			}
+			delay = (unsigned)d;
+			break;
+		}
+		case 'o':
+			once = true;
+			break;
+		case 'J':
+			json = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (!id || optind != argc) {
+		usage(stderr);
+		return 2;
+	}
+	if (lwm2_live_conf_load(&conf, err, sizeof(err)) != 0) {
+		fprintf(stderr, "lwm2: top: %s\n", err);
+		return 1;
+	}
+	if (lwm2_live_job_get(id, step, &job, err, sizeof(err)) != 0) {
+		fprintf(stderr, "lwm2: top: %s\n", err);
+		return 1;
+	}
+	/* Slurm refuses the step anyway; saying so first is clearer than
+	 * srun's "Access/permission denied" */
+	if (getuid() != 0 && getuid() != job.uid) {
+		fprintf(stderr,
+		        "lwm2: top: job %" PRIu64
+		        " is not yours: only its owner and admins can watch it\n",
+		        id);
+		return 1;
+	}
+	screen = !once && !json && isatty(1);
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	if (screen && isatty(0) && tcgetattr(0, &saved) == 0) {
+		struct termios t = saved;
+		t.c_lflag &= ~(tcflag_t)(ICANON | ECHO);
+		raw = tcsetattr(0, TCSANOW, &t) == 0;
+	}
+	for (;;) {
+		char gerr[1024] = "";
+		json_object *docs, *f;
+
+		if (once) {
+			docs = lwm2_live_gather(&conf, &job, conf.gather_timeout_s, gerr,
+			                        sizeof(gerr));
+		} else {
+			/* one snapshot step for the session; a new one when the
+			 * job's steps changed */
+			if (stream && strcmp(streamed, job.steps) != 0) {
+				lwm2_live_stream_stop(stream);
+				stream = NULL;
+			}
+			if (!stream) {
+				stream =
+				    lwm2_live_stream_start(&conf, &job, delay, gerr, sizeof(gerr));
+				snprintf(streamed, sizeof(streamed), "%s", job.steps);
+				seq = 0;
+			}
+			docs = stream ? lwm2_live_stream_next(stream, &job, seq++,
+			                                      delay + conf.gather_timeout_s, gerr,
+			                                      sizeof(gerr))
+			              : json_object_new_array();
+		}
+		f = frame(docs, gerr, &job, &conf.rule, &prev);
+		json_object_put(docs);
+		size_t answered = 0, nn;
+		json_object *nodes = ju_get(f, "nodes", json_type_array);
+
+		nn = nodes ? json_object_array_length(nodes) : 0;
+		for (size_t i = 0; i < nn; i++)
+			answered += json_object_get_boolean(ju_get(
+			    json_object_array_get_idx(nodes, i), "answered", json_type_boolean));
+		if (json)
+			puts(json_object_to_json_string_ext(f, JSON_C_TO_STRING_PLAIN));
+		else
+			show(f, stdout, screen, delay);
+		fflush(stdout);
+		json_object_put(f);
+		if (once) {
+			lwm2_live_stream_stop(stream);
+			free(prev.r);
+			return answered ? 0 : 1;
+		}
+		/* wait for the next refresh, or q (with a stream, its next
+		 * round is the wait: only look at the keyboard meanwhile) */
+		for (unsigned w = 0; w < (stream ? 1 : delay * 10) && !stop; w++) {
+			struct pollfd p = {.fd = 0, .events = POLLIN};
+			if (raw && poll(&p, 1, 100) > 0) {
+				char ch;
+				if (read(0, &ch, 1) == 1 && (ch == 'q' || ch == 'Q'))
+					stop = 1;
+			} else if (!raw) {
+				struct timespec ts = {0, 100000000};
+				nanosleep(&ts, NULL);
+			}
+		}
+		if (stop)
+			break;
+		/* the job may have ended meanwhile */
+		if (lwm2_live_job_get(id, step, &job, err, sizeof(err)) != 0) {
+			fprintf(stderr, "lwm2: top: %s\n", err);
+			break;
+		}
+	}
+	lwm2_live_stream_stop(stream);
+	if (raw)
+		tcsetattr(0, TCSANOW, &saved);
+	free(prev.r);
+	return 0;
+}

@@ -1,0 +1,449 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * lwm2 watch: run by the site (root, from cron or a systemd timer), looks
+ * at every running job once, judges it against its previous look (kept in
+ * a state file), and tells of the jobs that have been stuck in MPI, idle
+ * or far below their cpus-per-task for longer than WatchStuckTime: only in
+ * its summary, in syslog, or by mail to the owner through the mail path of
+ * the job-end digest (lwm2-mail), as lwm2.conf says.  It cancels a job
+ * only when the site enabled it, and then only WatchCancelAfter seconds
+ * after the owner's notice.  Notices are rate-limited per job
+ * (WatchJobInterval) and mails per user (WatchUserInterval).
+ */
+#include "config.h"
+
+#include "digest_internal.h"
+#include "live.h"
+#include "live_gather.h"
+#include "lwm2_cmds.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <syslog.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <slurm/slurm.h>
+
+/* The state file: per job the previous look and its verdict, per user the
+ * time of the last mail. */
+static json_object *state_load(const char *path)
+{
+	json_object *s = json_object_from_file(path);
+
+	if (!s || !json_object_is_type(s, json_type_object)) {
+		json_object_put(s);
+		s = json_object_new_object();
+	}
+	if (!ju_get(s, "jobs", json_type_object))
+		ju_add(s, "jobs", json_object_new_object());
+	if (!ju_get(s, "users", json_type_object))
+		ju_add(s, "users", json_object_new_object());
+	return s;
+}
+
+static int state_save(const char *path, json_object *s)
+{
+	char tmp[4200];
+	int fd;
+	const char *text = json_object_to_json_string_ext(s, JSON_C_TO_STRING_PLAIN);
+	size_t len = strlen(text);
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return -1;
+	if (write(fd, text, len) != (ssize_t)len || fsync(fd) != 0) {
+		close(fd);
+		unlink(tmp);
+		return -1;
+	}
+	close(fd);
+	return rename(tmp, path);
+}
+
+static int64_t geti(json_object *o, const char *k)
+{
+	int64_t v = 0;
+
+	ju_int(o, k, &v);
+	return v;
+}
+
+/* Hand a notice to the mail path of the job-end digest: lwm2-mail with
+ * the text as body (LWM2_MAIL_BODY), to the job's owner. */
+static int send_mail(const struct lwm2_live_conf *c, const char *user, const char *subject,
+                     const char *body)
+{
+	char path[] = "/tmp/lwm2-watch.XXXXXX";
+	int fd = mkstemp(path), status = 0;
+	pid_t pid;
+
+	if (fd < 0)
+		return -1;
+	if (write(fd, body, strlen(body)) != (ssize_t)strlen(body)) {
+		close(fd);
+		unlink(path);
+		return -1;
+	}
+	close(fd);
+	chmod(path, 0644);
+	pid = fork();
+	if (pid == 0) {
+		setenv("LWM2_MAIL_BODY", path, 1);
+		setenv("LWM2_CONF", c->path, 1);
+		execl(c->mail_prog, c->mail_prog, "-s", subject, user, (char *)NULL);
+		_exit(127);
+	}
+	if (pid > 0)
+		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+			;
+	unlink(path);
+	return pid > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+}
+
+static const char *verdict_text(enum lwm2_live_verdict v)
+{
+	switch (v) {
+	case LWM2_VERDICT_STUCK_MPI:
+		return "every process waits in MPI (or is idle) and no MPI call completed, no "
+		       "byte moved";
+	case LWM2_VERDICT_IDLE:
+		return "no process used CPU, did I/O or completed an MPI call";
+	case LWM2_VERDICT_UNDERUSED:
+		return "the processes use far fewer cores than the job's cpus-per-task";
+	default:
+		return "";
+	}
+}
+
+struct run {
+	const struct lwm2_live_conf *c;
+	json_object *state, *seen;
+	bool dry, json;
+	json_object *report;
+	unsigned checked, answered, flagged, mailed, cancelled;
+	int64_t now;
+};
+
+static void check_job(struct run *R, uint64_t id)
+{
+	const struct lwm2_live_conf *c = R->c;
+	struct lwm2_live_job j;
+	char err[1024] = "", key[32];
+	json_object *docs, *jobs = ju_get(R->state, "jobs", json_type_object), *js, *prev, *obs;
+	struct lwm2_live_delta *d = NULL;
+	struct lwm2_live_track tr;
+	size_t nd = 0, nr = 0, nmpi = 0;
+	bool *mpi = NULL;
+	int64_t wstart = INT64_MAX, wend = 0;
+	enum lwm2_live_verdict v;
+	bool judged, lasting;
+	json_object *line;
+
+	if (lwm2_live_job_get(id, NULL, &j, err, sizeof(err)) != 0)
+		return; /* ended meanwhile, or no step to look into */
+	R->checked++;
+	snprintf(key, sizeof(key), "%" PRIu64, id);
+	json_object_array_add(R->seen, json_object_new_string(key));
+	docs = lwm2_live_gather(c, &j, c->gather_timeout_s, err, sizeof(err));
+	nd = docs ? json_object_array_length(docs) : 0;
+	line = json_object_new_object();
+	ju_add(line, "job_id", ju_u64(id));
+	ju_add(line, "user", json_object_new_string(j.user));
+	ju_add(line, "nodes_answered", json_object_new_int((int)nd));
+	ju_add(line, "nodes", json_object_new_int((int)j.node_count));
+	if (nd)
+		R->answered++;
+	if (!json_object_object_get_ex(jobs, key, &js) ||
+	    !json_object_is_type(js, json_type_object)) {
+		js = json_object_new_object();
+		json_object_object_add(jobs, key, js);
+	}
+	prev = ju_get(js, "obs", json_type_array);
+	obs = json_object_new_array();
+	for (size_t i = 0; i < nd; i++) {
+		json_object *doc = json_object_array_get_idx(docs, i);
+		json_object *rk = ju_get(doc, "ranks", json_type_array);
+		const char *node = ju_str(doc, "node");
+
+		for (size_t k = 0; rk && k < json_object_array_length(rk); k++) {
+			json_object *r = json_object_array_get_idx(rk, k);
+			struct lwm2_live_rank now, before;
+			struct lwm2_live_delta *g;
+			bool found = false;
+
+			json_object_object_add(r, "node",
+			                       json_object_new_string(node ? node : "?"));
+			lwm2_live_rank_from_json(&now, r, node);
+			json_object_array_add(obs, json_object_get(r));
+			for (size_t p = 0; prev && p < json_object_array_length(prev); p++) {
+				json_object *q = json_object_array_get_idx(prev, p);
+				lwm2_live_rank_from_json(&before, q, ju_str(q, "node"));
+				if (before.pid == now.pid && !strcmp(before.node, now.node)) {
+					found = true;
+					break;
+				}
+			}
+			if (!(g = realloc(d, (nr + 1) * sizeof(*d))))
+				continue;
+			d = g;
+			{
+				bool *m = realloc(mpi, (nr + 1) * sizeof(*mpi));
+				if (!m)
+					continue;
+				mpi = m;
+				mpi[nr] = now.rank >= 0;
+				nmpi += mpi[nr];
+			}
+			if (found) {
+				lwm2_live_delta(&c->rule, &before, &now, &d[nr]);
+				if (before.update_ns / 1000000000 < wstart)
+					wstart = before.update_ns / 1000000000;
+			} else {
+				memset(&d[nr], 0, sizeof(d[nr]));
+			}
+			if (now.update_ns / 1000000000 > wend)
+				wend = now.update_ns / 1000000000;
+			nr++;
+		}
+	}
+	json_object_put(docs);
+	/* In a job with MPI ranks, the ranks are the job: the batch shell
+	 * and srun only wait for them (and srun's threads use a little CPU
+	 * even then).  Without MPI every process counts. */
+	if (nmpi && nmpi < nr) {
+		size_t k = 0;
+		for (size_t i = 0; i < nr; i++)
+			if (mpi[i])
+				d[k++] = d[i];
+		nr = k;
+	}
+	free(mpi);
+	/* a node that did not answer leaves the window unjudged */
+	v = nr && nd == j.node_count ? lwm2_live_judge(&c->rule, d, nr, j.cpus_per_task, &judged)
+	                             : (judged = false, LWM2_VERDICT_NONE);
+	free(d);
+	tr.verdict = (enum lwm2_live_verdict)geti(js, "verdict");
+	tr.since = geti(js, "since");
+	lasting = lwm2_live_track_update(&c->rule, &tr, v, judged, wstart, wend);
+	json_object_object_add(js, "verdict", json_object_new_int(tr.verdict));
+	json_object_object_add(js, "since", json_object_new_int64(tr.since));
+	json_object_object_add(js, "user", json_object_new_string(j.user));
+	if (nd)
+		json_object_object_add(js, "obs", obs);
+	else
+		json_object_put(obs);
+	ju_add(line, "judged", json_object_new_boolean(judged));
+	ju_add(line, "verdict", json_object_new_string(lwm2_live_verdict_name(tr.verdict)));
+	if (tr.since)
+		ju_add(line, "for_s", json_object_new_int64(wend - tr.since));
+	if (*err)
+		ju_add(line, "error", json_object_new_string(err));
+	if (lasting) {
+		int64_t noticed = geti(js, "noticed");
+		json_object *users = ju_get(R->state, "users", json_type_object);
+		int64_t umail = geti(users, j.user);
+		char subject[256], body[2048];
+
+		R->flagged++;
+		ju_add(line, "flagged", json_object_new_boolean(true));
+		snprintf(subject, sizeof(subject), "lwm2: job %" PRIu64 " looks %s", id,
+		         tr.verdict == LWM2_VERDICT_STUCK_MPI ? "stuck in MPI"
+		         : tr.verdict == LWM2_VERDICT_IDLE    ? "idle"
+		                                              : "underused");
+		snprintf(body, sizeof(body),
+		         "Job %" PRIu64 " of user %s on %s has looked %s for %" PRId64
+		         " s:\n%s.\n\nSee it with: lwm2 top -j %" PRIu64 "\n%s",
+		         id, j.user, j.nodes, lwm2_live_verdict_name(tr.verdict), wend - tr.since,
+		         verdict_text(tr.verdict), id,
+		         c->cancel ? "If it stays so, the site's policy cancels it after the "
+		                     "notice period (WatchCancelAfter).\n"
+		                   : "");
+		if (!noticed || R->now - noticed >= (int64_t)c->job_interval_s) {
+			const char *how = "report";
+			if (c->action == LWM2_WATCH_LOG && !R->dry) {
+				syslog(LOG_WARNING, "%s (for %" PRId64 " s)", subject,
+				       wend - tr.since);
+				how = "log";
+			} else if (c->action == LWM2_WATCH_MAIL && !R->dry) {
+				if (umail && R->now - umail < (int64_t)c->user_interval_s) {
+					how = "mail held (user interval)";
+				} else if (send_mail(c, j.user, subject, body) == 0) {
+					json_object_object_add(users, j.user,
+					                       json_object_new_int64(R->now));
+					if (!geti(js, "mailed"))
+						json_object_object_add(
+						    js, "mailed", json_object_new_int64(R->now));
+					how = "mail";
+					R->mailed++;
+				} else {
+					how = "mail failed";
+					syslog(LOG_ERR, "couldn't mail %s about job %" PRIu64,
+					       j.user, id);
+				}
+			}
+			if (!R->dry)
+				json_object_object_add(js, "noticed",
+				                       json_object_new_int64(R->now));
+			ju_add(line, "notice", json_object_new_string(how));
+		} else {
+			ju_add(line, "notice", json_object_new_string("held (job interval)"));
+		}
+		/* cancelled only once the owner was told, by mail, and had
+		 * WatchCancelAfter seconds to act */
+		noticed = geti(js, "mailed");
+		if (c->cancel && noticed && R->now - noticed >= (int64_t)c->cancel_after_s) {
+			if (R->dry) {
+				ju_add(line, "cancel", json_object_new_string("due"));
+			} else if (slurm_kill_job((uint32_t)id, SIGKILL, 0) == 0) {
+				syslog(LOG_WARNING,
+				       "cancelled job %" PRIu64 " of %s: %s since %" PRId64, id,
+				       j.user, lwm2_live_verdict_name(tr.verdict), tr.since);
+				ju_add(line, "cancel", json_object_new_string("done"));
+				R->cancelled++;
+			} else {
+				ju_add(line, "cancel",
+				       json_object_new_string(slurm_strerror(slurm_get_errno())));
+			}
+		}
+	} else if (tr.verdict == LWM2_VERDICT_NONE) {
+		/* a job that recovered earns a fresh notice if it stalls again */
+		json_object_object_del(js, "noticed");
+		json_object_object_del(js, "mailed");
+	}
+	json_object_array_add(R->report, line);
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "Usage: lwm2 watch [--dry-run] [--json]\n"
+	           "Check every running job for being stuck or idle (as root, from cron or a\n"
+	           "systemd timer); the policy is in lwm2.conf (Watch* keys, see lwm2(1)).\n"
+	           "  -n, --dry-run  judge and print, but notify, cancel and remember nothing\n"
+	           "      --json     the summary as JSON\n");
+}
+
+int lwm2_cmd_watch(int argc, char **argv)
+{
+	static const struct option opts[] = {{"dry-run", no_argument, NULL, 'n'},
+	                                     {"json", no_argument, NULL, 'J'},
+	                                     {"help", no_argument, NULL, 'h'},
+	                                     {NULL, 0, NULL, 0}};
+	struct lwm2_live_conf conf;
+	struct run R = {0};
+	char err[1024], path[1100], lock[1100];
+	uint64_t *ids;
+	size_t n;
+	int c, lfd;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "nh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'n':
+			R.dry = true;
+			break;
+		case 'J':
+			R.json = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind != argc) {
+		usage(stderr);
+		return 2;
+	}
+	if (lwm2_live_conf_load(&conf, err, sizeof(err)) != 0) {
+		fprintf(stderr, "lwm2: watch: %s\n", err);
+		return 1;
+	}
+	openlog("lwm2-watch", LOG_PID, LOG_DAEMON);
+	if (mkdir(conf.state_dir, 0700) != 0 && errno != EEXIST) {
+		fprintf(stderr, "lwm2: watch: couldn't create %s: %s\n", conf.state_dir,
+		        strerror(errno));
+		return 1;
+	}
+	snprintf(path, sizeof(path), "%s/watch.json", conf.state_dir);
+	snprintf(lock, sizeof(lock), "%s/watch.lock", conf.state_dir);
+	/* one run at a time: a slow run and the next timer must not both
+	 * notify */
+	lfd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (lfd < 0 || flock(lfd, LOCK_EX | LOCK_NB) != 0) {
+		fprintf(stderr, "lwm2: watch: another run holds %s\n", lock);
+		return 1;
+	}
+	if (lwm2_live_running_jobs(&ids, &n, err, sizeof(err)) != 0) {
+		fprintf(stderr, "lwm2: watch: %s\n", err);
+		return 1;
+	}
+	R.c = &conf;
+	R.state = state_load(path);
+	R.seen = json_object_new_array();
+	R.report = json_object_new_array();
+	R.now = (int64_t)time(NULL);
+	for (size_t i = 0; i < n; i++)
+		check_job(&R, ids[i]);
+	free(ids);
+	/* forget the jobs that are no longer running */
+	{
+		json_object *jobs = ju_get(R.state, "jobs", json_type_object), *keep;
+		keep = json_object_new_object();
+		for (size_t i = 0; i < json_object_array_length(R.seen); i++) {
+			const char *k =
+			    json_object_get_string(json_object_array_get_idx(R.seen, i));
+			json_object *v;
+			if (json_object_object_get_ex(jobs, k, &v))
+				json_object_object_add(keep, k, json_object_get(v));
+		}
+		json_object_object_add(R.state, "jobs", keep);
+	}
+	if (!R.dry && state_save(path, R.state) != 0)
+		fprintf(stderr, "lwm2: watch: couldn't save %s: %s\n", path, strerror(errno));
+	if (R.json) {
+		json_object *s = json_object_new_object();
+		ju_add(s, "time", json_object_new_int64(R.now));
+		ju_add(s, "checked", json_object_new_int((int)R.checked));
+		ju_add(s, "answered", json_object_new_int((int)R.answered));
+		ju_add(s, "flagged", json_object_new_int((int)R.flagged));
+		ju_add(s, "mailed", json_object_new_int((int)R.mailed));
+		ju_add(s, "cancelled", json_object_new_int((int)R.cancelled));
+		ju_add(s, "jobs", json_object_get(R.report));
+		puts(json_object_to_json_string_ext(s, JSON_C_TO_STRING_PLAIN));
+		json_object_put(s);
+	} else {
+		printf(
+		    "lwm2 watch: %u running jobs checked, %u answered, %u flagged, %u mailed, %u "
+		    "cancelled\n",
+		    R.checked, R.answered, R.flagged, R.mailed, R.cancelled);
+		for (size_t i = 0; i < json_object_array_length(R.report); i++) {
+			json_object *l = json_object_array_get_idx(R.report, i);
+			if (!ju_get(l, "flagged", json_type_boolean) && !ju_str(l, "error"))
+				continue;
+			printf("  job %s (%s): %s for %" PRId64 " s%s%s%s%s\n",
+			       json_object_get_string(ju_get(l, "job_id", json_type_int)),
+			       ju_str(l, "user"), ju_str(l, "verdict"), geti(l, "for_s"),
+			       ju_str(l, "notice") ? ", notice: " : "",
+			       ju_str(l, "notice") ? ju_str(l, "notice") : "",
+			       ju_str(l, "error") ? ", " : "",
+			       ju_str(l, "error") ? ju_str(l, "error") : "");
+		}
+	}
+	json_object_put(R.report);
+	json_object_put(R.seen);
+	json_object_put(R.state);
+	close(lfd);
+	return 0;
+}
