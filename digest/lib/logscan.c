@@ -23,7 +23,6 @@
 const char *lwm2_json_span(const char *p, const char *end)
 {
 	int depth = 0;
-	bool str = false;
 
 	if (p >= end)
 		return NULL;
@@ -33,23 +32,31 @@ const char *lwm2_json_span(const char *p, const char *end)
 			p++;
 		return p;
 	}
-	for (; p < end; p++) {
-		if (str) {
-			if (*p == '\\')
-				p++;
-			else if (*p == '"') {
-				str = false;
-				if (depth == 0)
-					return p + 1;
+	/* Every line of a log is walked through here (a digest is some
+	 * kilobytes): strings are skipped with memchr from quote to quote,
+	 * an escaped quote told by the run of backslashes before it. */
+	while (p < end) {
+		const char c = *p++;
+
+		if (c == '"') {
+			for (;;) {
+				const char *q = memchr(p, '"', (size_t)(end - p)), *b;
+
+				if (!q)
+					return NULL;
+				for (b = q; b > p && b[-1] == '\\'; b--)
+					;
+				p = q + 1;
+				if (((q - b) & 1) == 0)
+					break;
 			}
-			continue;
-		}
-		if (*p == '"')
-			str = true;
-		else if (*p == '{' || *p == '[')
+			if (depth == 0)
+				return p;
+		} else if (c == '{' || c == '[') {
 			depth++;
-		else if ((*p == '}' || *p == ']') && --depth <= 0)
-			return p + 1;
+		} else if ((c == '}' || c == ']') && --depth <= 0) {
+			return p;
+		}
 	}
 	return NULL;
 }
