@@ -41,6 +41,8 @@ pkgs=(
 	fio
 	# leak check of the preload library on a clean program (preload/test/core.sh)
 	valgrind
+	# a log rewritten by another JSON tool (digest/test/cmd_digest.sh)
+	jq
 )
 
 installed() {

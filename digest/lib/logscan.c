@@ -23,7 +23,6 @@
 const char *lwm2_json_span(const char *p, const char *end)
 {
 	int depth = 0;
-	bool str = false;
 
 	if (p >= end)
 		return NULL;
@@ -33,23 +32,31 @@ const char *lwm2_json_span(const char *p, const char *end)
 			p++;
 		return p;
 	}
-	for (; p < end; p++) {
-		if (str) {
-			if (*p == '\\')
-				p++;
-			else if (*p == '"') {
-				str = false;
-				if (depth == 0)
-					return p + 1;
+	/* Every line of a log is walked through here (a digest is some
+	 * kilobytes): strings are skipped with memchr from quote to quote,
+	 * an escaped quote told by the run of backslashes before it. */
+	while (p < end) {
+		const char c = *p++;
+
+		if (c == '"') {
+			for (;;) {
+				const char *q = memchr(p, '"', (size_t)(end - p)), *b;
+
+				if (!q)
+					return NULL;
+				for (b = q; b > p && b[-1] == '\\'; b--)
+					;
+				p = q + 1;
+				if (((q - b) & 1) == 0)
+					break;
 			}
-			continue;
-		}
-		if (*p == '"')
-			str = true;
-		else if (*p == '{' || *p == '[')
+			if (depth == 0)
+				return p;
+		} else if (c == '{' || c == '[') {
 			depth++;
-		else if ((*p == '}' || *p == ']') && --depth <= 0)
-			return p + 1;
+		} else if ((c == '}' || c == ']') && --depth <= 0) {
+			return p;
+		}
 	}
 	return NULL;
 }
@@ -377,10 +384,36 @@ static void report(const char *cmd, const char *path, unsigned long lineno, cons
 		        lineno, why);
 }
 
-/* One line: the job fields parsed, the digest located. */
+/* The object text from p to end with the bytes [cut, resume) left out,
+ * parsed: json-c's tokener takes it in two pieces, so nothing is copied. */
+static json_object *parse_without(const char *p, const char *cut, const char *resume,
+                                  const char *end)
+{
+	json_tokener *tok = json_tokener_new();
+	json_object *o = NULL;
+
+	if (!tok || cut - p > (ptrdiff_t)INT32_MAX || end - resume > (ptrdiff_t)INT32_MAX) {
+		if (tok)
+			json_tokener_free(tok);
+		return NULL;
+	}
+	o = json_tokener_parse_ex(tok, p, (int)(cut - p));
+	if (!o && json_tokener_get_error(tok) == json_tokener_continue)
+		o = json_tokener_parse_ex(tok, resume, (int)(end - resume));
+	if (o && json_tokener_get_error(tok) != json_tokener_success) {
+		json_object_put(o);
+		o = NULL;
+	}
+	json_tokener_free(tok);
+	return o;
+}
+
+/* One line: the job fields parsed, the digest located.  The digest may be
+ * any member of the line's object (jobcomp/lwm2 writes it last; a log
+ * rewritten by jq may have it anywhere), with any spacing. */
 static int scan_line(char *line, size_t len, struct lwm2_logline *l, char *err, size_t errlen)
 {
-	const char *end = line + len, *key_at = NULL, *d;
+	const char *end = line + len, *key_at = NULL, *d, *d_end;
 	const char *p = skip_ws(line, end);
 
 	l->fields = NULL;
@@ -392,22 +425,25 @@ static int scan_line(char *line, size_t len, struct lwm2_logline *l, char *err, 
 	}
 	d = member_at(p, end, "digest", &key_at);
 	if (d) {
-		/* the fields alone: cut the line before the digest's key */
-		const char *c = key_at - 1;
-		char saved[2], *cut;
+		/* the fields alone: the line without the digest member */
+		const char *c = key_at - 1, *after;
 
-		while (c > p && (*c == ' ' || *c == '\t'))
-			c--;
-		if (*c != ',' || !lwm2_json_span(d, end)) {
-			snprintf(err, errlen, "the digest is cut short or out of place");
+		if (!(d_end = lwm2_json_span(d, end))) {
+			snprintf(err, errlen, "the digest is cut short");
 			return -1;
 		}
-		cut = line + (c - line);
-		memcpy(saved, cut, 2);
-		cut[0] = '}';
-		cut[1] = '\0';
-		l->fields = json_tokener_parse(p);
-		memcpy(cut, saved, 2);
+		after = skip_ws(d_end, end);
+		while (c > p && (*c == ' ' || *c == '\t' || *c == '\r' || *c == '\n'))
+			c--;
+		if (*c == ',')
+			/* ...,"digest":{...}  the comma before it goes */
+			l->fields = parse_without(p, c, d_end, end);
+		else if (after < end && *after == ',')
+			/* {"digest":{...},...  the comma after it goes */
+			l->fields = parse_without(p, key_at, after + 1, end);
+		else
+			/* {"digest":{...}} */
+			l->fields = parse_without(p, key_at, after, end);
 		l->digest = d;
 	} else {
 		l->fields = json_tokener_parse(p);

@@ -77,6 +77,46 @@ head -c -100 "$log" >"$tmp/cut.jsonl"
 out=$(./lwm2 digest --file "$tmp/cut.jsonl" -a -S @1 -p -n -o JobIDRaw 2>"$tmp/err" | wc -l)
 is "$out" 29 "truncated line skipped, the others read"
 
+# --- the same log rewritten by other JSON tools: members in another order
+# (the digest first, keys sorted at every depth), spaces after ':' and ','
+fields=JobID,User,Account,State,Processes,MPIProcesses,mpi_p2p_calls,mpi_p2p_bytes_sent,mpi_time.min,mpi_time,Status
+./lwm2 digest --file "$log" -a -S @1 -p -n -o "$fields" >"$tmp/plain.out" 2>/dev/null
+./lwm2 digest --file "$log" -j 1004 >"$tmp/plain.txt" 2>/dev/null
+reformatted() { # NAME: compare the rewritten log $tmp/NAME.jsonl with the log
+	./lwm2 digest --file "$tmp/$1.jsonl" -a -S @1 -p -n -o "$fields" >"$tmp/$1.out" 2>"$tmp/$1.err"
+	if [ -s "$tmp/plain.out" ] && cmp -s "$tmp/plain.out" "$tmp/$1.out"; then
+		ok "$1: every field of every job as in the log"
+	else
+		not_ok "$1: every field of every job as in the log"
+		diff "$tmp/plain.out" "$tmp/$1.out" | head -n 5 | sed 's/^/# /'
+		sed 's/^/# /' "$tmp/$1.err" | head -n 5
+	fi
+	./lwm2 digest --file "$tmp/$1.jsonl" -j 1004 >"$tmp/$1.txt" 2>&1
+	if grep -q "Job 1004" "$tmp/$1.txt" && cmp -s "$tmp/plain.txt" "$tmp/$1.txt"; then
+		ok "$1: the text digest as in the log"
+	else
+		not_ok "$1: the text digest as in the log"
+	fi
+}
+if ! command -v python3 >/dev/null; then
+	skip_because "reordered and spaced members" "python3 not installed"
+	skip_because "reordered and spaced members: text" "python3 not installed"
+else
+	python3 -c '
+import json, sys
+for line in open(sys.argv[1]):
+    d = json.loads(line)
+    print(json.dumps(dict(reversed(list(d.items())))))' "$log" >"$tmp/spaced.jsonl"
+	reformatted spaced
+fi
+if ! command -v jq >/dev/null; then
+	skip_because "jq -c -S: every field of every job as in the log" "jq not installed"
+	skip_because "jq -c -S: the text digest as in the log" "jq not installed"
+else
+	jq -c -S . "$log" >"$tmp/jq.jsonl"
+	reformatted jq
+fi
+
 # --- --wait for a digest that arrives later
 head -n 20 "$log" >"$tmp/late.jsonl"
 (sleep 2 && sed -n 21p "$log" >>"$tmp/late.jsonl") &
