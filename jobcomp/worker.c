@@ -692,6 +692,65 @@ static int watch(const struct lwm2_jc_conf *conf, const struct lwm2_jc_ops *ops,
 	return 1;
 }
 
+/* Seconds the worker waits between its read of AdminComment and the
+ * re-check before its write: only for the tests, which make another tool
+ * write the whole field in that window (LWM2_JC_TEST_WRITE_DELAY). */
+static unsigned test_write_delay(void)
+{
+	const char *v = getenv("LWM2_JC_TEST_WRITE_DELAY");
+	char *end;
+	unsigned long n;
+
+	if (!v || !*v)
+		return 0;
+	n = strtoul(v, &end, 10);
+	return *end || n > 60 ? 0 : (unsigned)n;
+}
+
+#define RECHECK_MAX 3
+
+/*
+ * Another tool may write the whole field between the read and the write
+ * (jobstats from EpilogSlurmctld): read it again right before the write
+ * and merge into what it holds then, as long as it keeps changing (at most
+ * RECHECK_MAX times).  Returns the value to merge into; takes comment.
+ */
+static char *recheck(const struct lwm2_jc_ops *ops, struct lwm2_jc_job *job, char *comment,
+                     const atomic_bool *stop)
+{
+	unsigned delay = test_write_delay();
+	int i;
+
+	if (delay) {
+		jlog(ops, LWM2_JC_INFO,
+		     "lwm2: accounting: job %" PRIu32
+		     " waits %u s between reading and writing AdminComment (test)",
+		     job->job_id, delay);
+		for (unsigned s = 0; s < delay * 10 && !(stop && atomic_load(stop)); s++)
+			nanosleep(&(struct timespec){.tv_nsec = 100000000}, NULL);
+	}
+	for (i = 0; i < RECHECK_MAX; i++) {
+		char *now = NULL;
+
+		if (ops->acct_read(job, &now) != LWM2_JC_ACCT_ENDED) {
+			free(now);
+			break;
+		}
+		if ((!now && !comment) || (now && comment && !strcmp(now, comment))) {
+			free(now);
+			break;
+		}
+		jlog(ops, LWM2_JC_VERBOSE,
+		     "lwm2: accounting: job %" PRIu32
+		     " AdminComment changed since it was read (another tool); merging into the "
+		     "new value",
+		     job->job_id);
+		free(comment);
+		comment = now;
+	}
+	return comment;
+}
+
 int lwm2_jc_process(const struct lwm2_jc_conf *conf, const struct lwm2_jc_ops *ops,
                     struct lwm2_jc_job *job, const atomic_bool *stop)
 {
@@ -759,6 +818,7 @@ int lwm2_jc_process(const struct lwm2_jc_conf *conf, const struct lwm2_jc_ops *o
 		again = job->acct_sent;
 		job->acct_sent = false;
 		job->confirmed = false;
+		comment = recheck(ops, job, comment, stop);
 		rc = send_part(ops, job, comment, conf);
 		free(comment);
 		if (rc < 0)

@@ -340,13 +340,30 @@ void lwm2_heartbeat_fork_child(void)
  * and setns() of some namespaces refuse multithreaded callers).  Returns
  * true when it was running.  Not under the lock.
  */
+static void wait_gone(pid_t tid)
+{
+	for (int i = 0; tid > 0 && i < 2000; i++) {
+		struct timespec ts = {0, 50000};
+
+		if (syscall(SYS_tgkill, lwm2_raw_getpid(), tid, 0) != 0 && errno == ESRCH)
+			break;
+		nanosleep(&ts, NULL);
+	}
+}
+
 bool lwm2_heartbeat_stop(void)
 {
 	pid_t tid;
 
 	lwm2_lock();
 	if (!lwm2_p.hb_running) {
+		/* A heartbeat that saw the process finished ended on its own
+		 * (detached) and may still be on its way out: wait until it is
+		 * gone, so that its thread-local storage is freed before exit
+		 * (a leak checker would find it "possibly lost"). */
+		tid = atomic_exchange(&hb_tid, 0);
 		lwm2_unlock();
+		wait_gone(tid);
 		return false;
 	}
 	hb_stop = true;
@@ -355,14 +372,7 @@ bool lwm2_heartbeat_stop(void)
 	pthread_join(hb_thread, NULL);
 	/* pthread_join returns when the thread's tid is cleared, a little
 	 * before the kernel removes it from the thread group. */
-	tid = atomic_load(&hb_tid);
-	for (int i = 0; tid > 0 && i < 2000; i++) {
-		struct timespec ts = {0, 50000};
-
-		if (syscall(SYS_tgkill, lwm2_raw_getpid(), tid, 0) != 0 && errno == ESRCH)
-			break;
-		nanosleep(&ts, NULL);
-	}
+	wait_gone(atomic_exchange(&hb_tid, 0));
 	lwm2_lock();
 	lwm2_p.hb_running = false;
 	hb_stop = false;

@@ -350,15 +350,6 @@ if [ -z "$vg_skip" ]; then
 		# shellcheck disable=SC2086
 		run valgrind -q --leak-check=full --errors-for-leak-kinds=definite,possible \
 			--error-exitcode=9 "$APP" $args >"$D/vg.out" 2>&1; rc=$?
-		# Seen once in four loaded runs: 288 bytes of one thread possibly
-		# lost with 20 threads.  Shown, and tried once more.
-		if [ "$rc" -ne 0 ]; then
-			grep -m 5 "lost" "$D/vg.out" | sed 's/^/# first try: /'
-			newcase
-			# shellcheck disable=SC2086
-			run valgrind -q --leak-check=full --errors-for-leak-kinds=definite,possible \
-				--error-exitcode=9 "$APP" $args >"$D/vg.out" 2>&1; rc=$?
-		fi
 		check "valgrind memcheck, $args: no leak, exit 0 (got $rc)" eq "$rc" 0
 		[ "$rc" -eq 0 ] || grep -m 5 "lost" "$D/vg.out" | sed 's/^/# /'
 	done

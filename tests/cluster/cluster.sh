@@ -78,7 +78,8 @@ set_paths() {
 	DBD_CONF=$ETC/slurmdbd.conf
 	MYSOCK=$RUN/mysqld.sock
 	DAEMON_ENV=(env -i "PATH=${SLURM_PATH}/usr/sbin:/usr/bin:/sbin:/bin" HOME=/root
-		SLURM_CONF="$CONF" LWM2_CLUSTER_DAEMON="$D")
+		SLURM_CONF="$CONF" LWM2_CLUSTER_DAEMON="$D"
+		${LWM2_JC_TEST_WRITE_DELAY:+"LWM2_JC_TEST_WRITE_DELAY=$LWM2_JC_TEST_WRITE_DELAY"})
 }
 
 port_of() {
