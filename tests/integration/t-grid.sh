@@ -223,13 +223,21 @@ check "lwm2 grid: cells of both jobs in the overlap, each with its node" bash -c
 head -n 6 "$TESTDIR/cells.txt" | while IFS= read -r l; do diag "$l"; done
 
 # --- 2. sick nodes
-rounds=$(job_script rounds "-N4 -n4" "OMPI_MCA_mpi_yield_when_idle=1 srun --lwm2-slice=1 --mpi=pmix $bin/rounds")
+# Open MPI's TCP transport can crash (SIGSEGV in mca_btl_tcp, a NULL
+# callback, inside MPI_Init) when a peer is as slow as the quota makes n3,
+# with or without lwm2 (seen with --lwm2=off): -K ends such a job at once,
+# and a period takes up to 8 jobs to have 5 that completed.
+rounds=$(job_script rounds "-N4 -n4" "OMPI_MCA_mpi_yield_when_idle=1 srun -K --lwm2-slice=1 --mpi=pmix $bin/rounds")
 run_rounds() {
-	local i j st
-	for ((i = 0; i < 5; i++)); do
+	local i j st completed=0
+	for ((i = 0; i < 8 && completed < 5; i++)); do
 		j=$(submit_batch "$rounds") || continue
 		st=$(wait_job "$j" 60)
-		[ "$st" = COMPLETED ] || diag "job $j: ${st:-not finished}"
+		if [ "$st" = COMPLETED ]; then
+			completed=$((completed + 1))
+		else
+			diag "job $j: ${st:-not finished}"
+		fi
 		wait_digest "$j" 60 || diag "job $j: no digest"
 	done
 }
@@ -267,7 +275,7 @@ p1=$(date +%s)
 sleep 1
 "$LWM2" nodes --file "$JCLOG" -S "@$p0" -E "@$p1" >"$TESTDIR/nodes0.txt" 2>&1
 is "$?" 0 "lwm2 nodes over the period without a slowed node"
-check "no node named when none was slowed" grep -q "^No node stands out (5 multi-node jobs)" "$TESTDIR/nodes0.txt"
+check "no node named when none was slowed" grep -Eq "^No node stands out \\([5-8] multi-node jobs\\)" "$TESTDIR/nodes0.txt"
 while IFS= read -r l; do diag "$l"; done <"$TESTDIR/nodes0.txt"
 
 if [ "$CGV" = 0 ]; then
@@ -287,6 +295,6 @@ unslow
 "$LWM2" nodes --file "$JCLOG" -S "@$p2" -E "@$p3" >"$TESTDIR/nodes1.txt" 2>&1
 while IFS= read -r l; do diag "$l"; done <"$TESTDIR/nodes1.txt"
 check "lwm2 nodes names n3 with the jobs as evidence" \
-	grep -Eq "^STANDS OUT n3 held the slowest rank in [3-5] of 5 multi-node jobs" "$TESTDIR/nodes1.txt"
+	grep -Eq "^STANDS OUT n3 held the slowest rank in [3-8] of [5-8] multi-node jobs" "$TESTDIR/nodes1.txt"
 is "$(grep -c '^STANDS OUT' "$TESTDIR/nodes1.txt")" 1 "and no other node"
 done_testing
