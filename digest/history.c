@@ -489,18 +489,18 @@ static void wrap(FILE *out, const char *text, int indent)
 
 	while (*text) {
 		size_t w = strcspn(text, " ");
-		if (col > indent && col + (int)w > 79) {
+		if (col > indent && col + 1 + (int)w > 79) {
 			fprintf(out, "\n%*s", indent, "");
 			col = indent;
+		} else if (col > indent) {
+			fputc(' ', out);
+			col++;
 		}
 		fwrite(text, 1, w, out);
 		col += (int)w;
 		text += w;
-		if (*text == ' ') {
-			if (col < 79)
-				fputc(' ', out), col++;
+		while (*text == ' ')
 			text++;
-		}
 	}
 }
 
