@@ -315,9 +315,21 @@ int main(void)
 			if (fread(text, 1, (size_t)len, f) != (size_t)len)
 				len = 0;
 			fclose(f);
-			for (size_t i = 0; i < lwm2_nhistory_rules; i++)
-				ok(strstr(text, lwm2_history_rules[i].id) != NULL,
+			for (size_t i = 0; i < lwm2_nhistory_rules; i++) {
+				/* roff spells a hyphen in a name "\-" */
+				char roff[64];
+				size_t rn = 0;
+
+				for (const char *c = lwm2_history_rules[i].id;
+				     *c && rn + 2 < sizeof(roff); c++) {
+					if (*c == '-')
+						roff[rn++] = '\\';
+					roff[rn++] = *c;
+				}
+				roff[rn] = '\0';
+				ok(strstr(text, k == 0 ? roff : lwm2_history_rules[i].id) != NULL,
 				   "%s documents %s", docs[k], lwm2_history_rules[i].id);
+			}
 			free(text);
 		}
 	}
