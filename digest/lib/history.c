@@ -403,7 +403,11 @@ int lwm2_history_update(const char *state_dir, json_object *digest, char *err, s
 	if (!state_dir || !*state_dir)
 		return fail(err, errlen, "no StateDir");
 	snprintf(dir, sizeof(dir), "%s/history", state_dir);
-	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+	/* StateDir itself is made by whichever part of the worker writes
+	 * first: the queue, or this index when a job is judged before any
+	 * was queued. */
+	if ((mkdir(state_dir, 0700) < 0 && errno != EEXIST) ||
+	    (mkdir(dir, 0700) < 0 && errno != EEXIST))
 		return fail(err, errlen, "couldn't create %s: %s", dir, strerror(errno));
 	if ((dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
 		return fail(err, errlen, "couldn't open %s: %s", dir, strerror(errno));
