@@ -37,6 +37,7 @@
 
 #include "grid.h"
 #include "lwm2_digest.h"
+#include "lwm2_history.h"
 #include "lwm2_jobcomp.h"
 
 #define BACKOFF_MAX  300
@@ -567,6 +568,16 @@ static int make_digest(const struct lwm2_jc_conf *conf, const struct lwm2_jc_ops
 		}
 		add_interference(ops, job, digest);
 		status = "ok";
+		/* The job against its application's earlier runs: a few
+		 * entries of one index file, whatever the size of the log. */
+		{
+			char why[256];
+			if (lwm2_history_update(conf->state_dir, digest, why, sizeof(why)) < 0)
+				jlog(ops, LWM2_JC_ERROR,
+				     "lwm2: history: couldn't compare job %" PRIu32
+				     " with its application's history: %s",
+				     job->job_id, why);
+		}
 	}
 
 	if (!(line = lwm2_jc_job_to_json(job, false)))

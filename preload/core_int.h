@@ -172,6 +172,11 @@ int lwm2_real_sigaction(int sig, const struct sigaction *act, struct sigaction *
 
 /* process.c */
 void lwm2_process_init(void) LWM2_HIDDEN_FN;
+/* The application's identity (identity.c): taken once, never in a signal
+ * handler nor at start-up (it walks the loader's list); applied to the
+ * record image under the lock, signal-safe. */
+void lwm2_identity_collect(void) LWM2_HIDDEN_FN;
+void lwm2_identity_apply(struct lwm2_rank_record *r) LWM2_HIDDEN_FN;
 /* The final write (or checkpoint) from any path; idempotent for the final. */
 void lwm2_finish(enum lwm2_end how, int status, int sig, bool sigctx) LWM2_HIDDEN_FN;
 

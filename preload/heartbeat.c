@@ -243,7 +243,11 @@ static void *heartbeat(void *arg)
 			hb_setup_done = true;
 			lwm2_unlock();
 			lwm2_for_each_module(m) if (m->setup) m->setup();
+			/* The identity, once, so that a process killed later
+			 * still names its build in the checkpoints. */
+			lwm2_identity_collect();
 			lwm2_lock();
+			lwm2_identity_apply(lwm2_p.img);
 			continue;
 		}
 		lwm2_for_each_module(m) if (m->slice_end) m->slice_end();

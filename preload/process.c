@@ -159,6 +159,8 @@ static void detect_runtimes(void)
 	if (lwm2_p.threads_total > 1)
 		rt |= LWM2_RT_PTHREADS;
 	lwm2_p.img->runtimes |= rt;
+	lwm2_identity_collect();
+	lwm2_identity_apply(lwm2_p.img);
 }
 
 static void print_digest(void)

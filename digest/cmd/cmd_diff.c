@@ -64,6 +64,8 @@ static void usage(FILE *f)
 	        "  -f, --file=LOG        look job ids up in this JSON-lines log (several allowed)\n"
 	        "  -t, --threshold=PCT   mark relative changes beyond PCT percent (default 10)\n"
 	        "      --json            one JSON object\n"
+	        "      --history         lwm2 diff --history JOB --file LOG: one job against its\n"
+	        "                        application's earlier comparable runs in LOG\n"
 	        "Exit status: 0 no change beyond the threshold, 1 changes, 2 trouble.\n");
 }
 
@@ -581,16 +583,15 @@ static void run_compare(struct cmp *c, struct side *s)
 int lwm2_cmd_diff(int argc, char **argv)
 {
 	static const struct option lopts[] = {
-	    {"file", required_argument, NULL, 'f'},
-	    {"threshold", required_argument, NULL, 't'},
-	    {"json", no_argument, NULL, 'J'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
+	    {"file", required_argument, NULL, 'f'}, {"threshold", required_argument, NULL, 't'},
+	    {"json", no_argument, NULL, 'J'},       {"history", no_argument, NULL, 'H'},
+	    {"help", no_argument, NULL, 'h'},       {NULL, 0, NULL, 0},
 	};
 	struct diffopts o = {.threshold = 10};
 	struct side s[2];
 	struct cmp c = {.o = &o};
 	int ch, rc = 2;
+	bool history = false;
 
 	memset(s, 0, sizeof(s));
 	optind = 1;
@@ -622,6 +623,9 @@ int lwm2_cmd_diff(int argc, char **argv)
 		case 'J':
 			o.json = true;
 			break;
+		case 'H':
+			history = true;
+			break;
 		case 'h':
 			usage(stdout);
 			rc = 0;
@@ -630,6 +634,19 @@ int lwm2_cmd_diff(int argc, char **argv)
 			usage(stderr);
 			goto out;
 		}
+	}
+	if (history) {
+		/* One job against its application's earlier runs. */
+		if (argc - optind != 1) {
+			fprintf(stderr, "lwm2: diff: --history wants one digest or job\n");
+			usage(stderr);
+			goto out;
+		}
+		s[0].arg = s[1].arg = argv[optind];
+		if (load(s, &o) < 0)
+			goto out;
+		rc = lwm2_diff_history(s[0].digest, s[0].what, o.files, o.nfiles, o.json);
+		goto out;
 	}
 	if (argc - optind != 2) {
 		fprintf(stderr, "lwm2: diff: want two digests, A and B\n");

@@ -71,8 +71,11 @@ struct group {
 	struct dist d[ND];
 	uint64_t rule_jobs[MAX_RULES];
 	double rule_ch[MAX_RULES];
+	char **users; /* distinct users, up to USERS_MAX */
+	size_t nusers;
 	struct group *next;
 };
+#define USERS_MAX 100000
 
 /* One job, as the groups and the top list need it. */
 struct job {
@@ -93,9 +96,9 @@ struct job {
 
 /* ------------------------------------------------------------ options */
 
-enum by { BY_NONE, BY_USER, BY_ACCOUNT, BY_PARTITION, BY_EXE, BY_MONTH, BY_NODE };
+enum by { BY_NONE, BY_USER, BY_ACCOUNT, BY_PARTITION, BY_EXE, BY_MONTH, BY_NODE, BY_APP };
 static const char *const by_names[] = {"",           "user",  "account", "partition",
-                                       "executable", "month", "node"};
+                                       "executable", "month", "node",    "app"};
 enum out_mode { OUT_TABLE, OUT_PARSABLE, OUT_CSV, OUT_JSON };
 
 /* --sort keys of --top: core-hours lost to a cause, or a metric's value. */
@@ -156,7 +159,8 @@ static void usage(FILE *f)
 	        "  -E, --endtime=TIME           jobs that ended at or before TIME\n"
 	        "Grouping:\n"
 	        "  -b, --by=KEY                 user, account, partition, executable, month or\n"
-	        "                               node (default: all jobs as one group)\n"
+	        "                               node (default: all jobs as one group); app:\n"
+	        "                               the digest's application, with its users\n"
 	        "      --top=N                  the N jobs that lose the most, instead of groups\n"
 	        "      --sort=KEY               for --top: mpi (core-hours in MPI, default), io,\n"
 	        "                               idle (core-hours of idle allocated cores),\n"
@@ -271,6 +275,22 @@ static void group_add(struct group *g, const struct job *j, double frac)
 
 	g->jobs += j->digest;
 	g->no_digest += !j->digest;
+	if (j->user && g->nusers < USERS_MAX) {
+		size_t i;
+		for (i = 0; i < g->nusers && strcmp(g->users[i], j->user); i++)
+			;
+		if (i == g->nusers) {
+			char **nu = (g->nusers & (g->nusers - 1))
+			                ? g->users
+			                : realloc(g->users, (2 * g->nusers + 1) * sizeof(*nu));
+			if (nu && (nu[g->nusers] = strdup(j->user))) {
+				g->users = nu;
+				g->nusers++;
+			} else if (nu) {
+				g->users = nu;
+			}
+		}
+	}
 	if (!j->digest)
 		return;
 	g->core_h += ch;
@@ -288,6 +308,9 @@ static void group_free(struct group *g)
 {
 	for (int k = 0; k < ND; k++)
 		free(g->d[k].bins);
+	for (size_t i = 0; i < g->nusers; i++)
+		free(g->users[i]);
+	free(g->users);
 	free(g->name);
 }
 
@@ -360,6 +383,7 @@ static int add_to_groups(struct stats *st, const struct job *j)
 		key = j->partition;
 		break;
 	case BY_EXE:
+	case BY_APP:
 		key = j->exe;
 		break;
 	case BY_MONTH:
@@ -593,7 +617,17 @@ static int on_line(void *arg, const struct lwm2_logline *l, char *err, size_t er
 			if (lwm2_guidance_fires(&lwm2_guidance_rules[r], s))
 				j.fired |= 1ull << r;
 	}
-	if (st->by == BY_EXE) {
+	if (st->by == BY_APP && l->digest) {
+		/* the digest's application (digests since it was added) */
+		const char *a = lwm2_json_member(l->digest, l->end, "application");
+		const char *x = a && *a == '{' ? lwm2_json_member(a, l->end, "exe") : NULL;
+		json_object *e = x ? lwm2_json_parse_at(x, l->end) : NULL;
+
+		if (e && json_object_is_type(e, json_type_string))
+			snprintf(j.exe, sizeof(j.exe), "%s", json_object_get_string(e));
+		json_object_put(e);
+	}
+	if (st->by == BY_EXE || (st->by == BY_APP && !j.exe[0])) {
 		/* the program of the largest step where the digest names it
 		 * (version 1 does not), else the job's name */
 		json_object *steps =
@@ -674,6 +708,7 @@ static json_object *group_json(const struct group *g)
 	ju_add(o, "group", json_object_new_string(g->name));
 	ju_add(o, "jobs", ju_u64(g->jobs));
 	ju_add(o, "no_digest", ju_u64(g->no_digest));
+	ju_add(o, "users", ju_u64(g->nusers));
 	ju_add(o, "core_hours", ju_double(g->core_h));
 	for (int k = 0; k < ND; k++) {
 		const struct dist *d = &g->d[k];
@@ -797,9 +832,13 @@ static void table_groups(const struct stats *st, struct group **gs, size_t n)
 	if (!st->noheader) {
 		printf("%-*s %8s %9s %10s", w, st->by == BY_NONE ? "GROUP" : by_names[st->by],
 		       "JOBS", "NO-DIGEST", "CORE-H");
+		if (st->by == BY_APP)
+			printf(" %6s", "USERS");
 		for (int k = 0; k < ND; k++)
 			printf("  %-22s", dm[k].head);
 		printf("\n%-*s %8s %9s %10s", w, "", "", "", "");
+		if (st->by == BY_APP)
+			printf(" %6s", "");
 		for (int k = 0; k < ND; k++)
 			printf("  %-22s", "mean (q1/median/q3)");
 		putchar('\n');
@@ -811,6 +850,8 @@ static void table_groups(const struct stats *st, struct group **gs, size_t n)
 			dist_cell(&g->d[k], k, cells[k], sizeof(cells[k]));
 		printf("%-*.*s %8" PRIu64 " %9" PRIu64 " %10.1f", w, w, g->name, g->jobs,
 		       g->no_digest, g->core_h);
+		if (st->by == BY_APP)
+			printf(" %6zu", g->nusers);
 		for (int k = 0; k < ND; k++)
 			printf("  %-22s", cells[k]);
 		putchar('\n');
@@ -1071,7 +1112,7 @@ int lwm2_cmd_stats(int argc, char **argv)
 				fprintf(
 				    stderr,
 				    "lwm2: stats: couldn't group by \"%s\": want user, account, "
-				    "partition, executable, month or node\n",
+				    "partition, executable, app, month or node\n",
 				    optarg);
 				goto usage_err;
 			}

@@ -43,6 +43,7 @@ static const struct {
     {"digest", lwm2_cmd_digest, "show the digests of jobs from Slurm accounting"},
     {"stats", lwm2_cmd_stats, "site-wide statistics over the digests of a log"},
     {"diff", lwm2_cmd_diff, "compare two digests, per step, with guidance"},
+    {"history", lwm2_cmd_history, "the runs of an application over time"},
     {"report", lwm2_cmd_report, "HTML pages with plots of a job or of the site"},
     {"export", lwm2_cmd_export, "send the digests of a log to a time-series engine"},
     {"grid", lwm2_cmd_grid, "the space-time grid of a log's jobs, with interference"},

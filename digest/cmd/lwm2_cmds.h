@@ -17,6 +17,12 @@ int lwm2_cmd_digest(int argc, char **argv);
 /* Site-wide statistics and comparison of digests (cmd_stats.c, cmd_diff.c). */
 int lwm2_cmd_stats(int argc, char **argv);
 int lwm2_cmd_diff(int argc, char **argv);
+/* The runs of an application over time; a job against them (cmd_history.c). */
+int lwm2_cmd_history(int argc, char **argv);
+#include <stdbool.h>
+#include <json-c/json.h>
+int lwm2_diff_history(json_object *digest, const char *what, char **files, size_t nfiles,
+                      bool json);
 /* Export of a log to a time-series engine (cmd_export.c). */
 int lwm2_cmd_export(int argc, char **argv);
 

@@ -6,6 +6,7 @@
  * until the output is written, so 10,000 node records need no copies.
  */
 #include "digest_internal.h"
+#include "lwm2_history.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -156,6 +157,7 @@ struct build {
 	json_object *incomplete;
 	uint64_t nincomplete;
 	bool partial, skipped;
+	struct lwm2_app_acc *app; /* the job's application */
 };
 
 static void acc_init(struct scope_acc *s, uint64_t step)
@@ -324,6 +326,8 @@ static int add_node(struct build *b, json_object *node)
 			acc_add(&sa->m[k], &m.m[k], &w);
 			acc_add(&b->job.m[k], &m.m[k], &w);
 		}
+		if (lwm2_app_add(b->app, p, &m, name, step) < 0)
+			return -1;
 	}
 	return add_node_exes(b, sa, node);
 }
@@ -420,7 +424,8 @@ json_object *lwm2_job_digest_build(const struct lwm2_job_meta *meta, json_object
 	acc_init(&b.job, UINT64_MAX);
 	b.node_names = malloc((n ? n : 1) * sizeof(*b.node_names));
 	b.incomplete = json_object_new_array();
-	if (!b.node_names || !b.incomplete)
+	b.app = lwm2_app_new();
+	if (!b.node_names || !b.incomplete || !b.app)
 		goto nomem;
 	for (size_t i = 0; i < n; i++)
 		if (nodes[i] && add_node(&b, nodes[i]) != 0)
@@ -452,6 +457,11 @@ json_object *lwm2_job_digest_build(const struct lwm2_job_meta *meta, json_object
 		opt_str(job, "state", meta->state);
 	}
 	ju_add(d, "job", job);
+	{
+		json_object *app = lwm2_app_json(b.app);
+		if (app)
+			ju_add(d, "application", app);
+	}
 	ju_add(d, "scope", scope_json(&b.job, distinct));
 	if (b.nsteps)
 		qsort(b.steps, b.nsteps, sizeof(*b.steps), cmp_step);
@@ -508,11 +518,13 @@ json_object *lwm2_job_digest_build(const struct lwm2_job_meta *meta, json_object
 		}
 	}
 	free_exes(&b);
+	lwm2_app_free(b.app);
 	free(b.steps);
 	free(b.node_names);
 	return d;
 nomem:
 	json_object_put(b.incomplete);
+	lwm2_app_free(b.app);
 	free_exes(&b);
 	free(b.steps);
 	free(b.node_names);

@@ -252,5 +252,11 @@ void lwm2_scope_from_json(struct lwm2_scope *s, json_object *js, const char *tit
 
 /* A rank record as JSON (what `lwm2 dump` prints). */
 json_object *lwm2_record_to_json(const struct lwm2_rank_record *r);
+/* The application identity of a record (build_id, mpi_library,
+ * runtime_libs, cuda_runtime, launch) added to o; nothing when the record
+ * has none. */
+void lwm2_identity_to_json(const struct lwm2_rank_record *r, json_object *o);
+/* The build-id as lowercase hex into out ("" when none). */
+void lwm2_build_id_hex(const struct lwm2_rank_record *r, char *out, size_t len);
 
 #endif /* LWM2_DIGEST_H */

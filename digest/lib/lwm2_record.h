@@ -31,7 +31,10 @@
 
 #define LWM2_FILE_MAGIC     "LWM2RANK"
 #define LWM2_RECORD_MAGIC   "LWM2SLOT"
-#define LWM2_RECORD_VERSION 1
+#define LWM2_RECORD_VERSION 2
+/* Version 1 records (without the application identity at the end of
+ * struct lwm2_rank_record) are still read: lwm2_record_upconvert. */
+#define LWM2_RECORD_VERSION_MIN 1
 
 /* A rank record file larger than this is rejected unread. */
 #define LWM2_RECORD_FILE_MAX (8u << 20)
@@ -156,6 +159,10 @@ enum lwm2_group {
 	LWM2_NGROUPS
 };
 #define LWM2_REASON_LEN 96
+/* A GNU build-id is 20 bytes (SHA-1) by default; some linkers make 16 or
+ * 32: longer ones are cut. */
+#define LWM2_BUILD_ID_MAX     32
+#define LWM2_RUNTIME_LIBS_LEN 96
 
 /* Runtimes the process used (as TOPAS recorded language and library). */
 enum lwm2_runtime {
@@ -266,7 +273,28 @@ struct lwm2_rank_record {
 	 * lwm2_language); the runtimes above are the libraries it loaded */
 	uint32_t language;
 	uint32_t reserved_lang;
+
+	/* ---- version 2: the application's identity (preload/identity.c),
+	 * taken when the record is written, never at start-up ---- */
+	uint32_t identity_flags;                  /* enum lwm2_identity_flag */
+	uint32_t build_id_len;                    /* bytes of build_id used; 0: none found */
+	uint8_t build_id[LWM2_BUILD_ID_MAX];      /* NT_GNU_BUILD_ID of the main program */
+	char runtime_libs[LWM2_RUNTIME_LIBS_LEN]; /* e.g. "gomp.1 gfortran.5 stdc++.6" */
+	int32_t cuda_runtime_version; /* cudaRuntimeGetVersion (12020 is 12.2); 0: none */
+	/* launch shape, from Slurm's variables (numbers only) */
+	int32_t launch_ntasks;        /* SLURM_STEP_NUM_TASKS or SLURM_NTASKS; -1 unknown */
+	int32_t launch_nnodes;        /* SLURM_STEP_NUM_NODES or SLURM_JOB_NUM_NODES */
+	int32_t launch_cpus_per_task; /* SLURM_CPUS_PER_TASK */
+	int32_t launch_omp_threads;   /* OMP_NUM_THREADS (its first number) */
+	uint32_t reserved_v2[7];
 	/* followed by nslices struct lwm2_slice */
+};
+
+/* The size of a version 1 record: everything before identity_flags. */
+#define LWM2_RECORD_V1_SIZE offsetof(struct lwm2_rank_record, identity_flags)
+
+enum lwm2_identity_flag {
+	LWM2_ID_DONE = 1u << 0, /* the identity was taken (else the fields are empty) */
 };
 
 static inline const struct lwm2_slice *lwm2_record_slices(const struct lwm2_rank_record *r)
@@ -316,17 +344,28 @@ int lwm2_record_validate(const void *slot, size_t avail, char *err, size_t errle
 
 /*
  * Pick the newest valid slot of a whole rank record file held in memory.
- * Returns a pointer into buf, or NULL with the reason in err.
+ * Returns a pointer into buf, or NULL with the reason in err.  The slot
+ * may be of an older version (r->version < LWM2_RECORD_VERSION): readers
+ * that use fields beyond LWM2_RECORD_V1_SIZE or the slices bring it to
+ * this version first with lwm2_record_upconvert.
  */
 const struct lwm2_rank_record *lwm2_record_pick(const void *buf, size_t len, char *err,
                                                 size_t errlen);
 
 /*
+ * A malloc'd copy of a valid record (any version this reader knows) in
+ * this version's layout: the fields a version 1 record lacks are zero
+ * (identity_flags without LWM2_ID_DONE says "not taken"), the launch
+ * shape -1, the slices follow; sealed again.  NULL with errno on failure.
+ */
+struct lwm2_rank_record *lwm2_record_upconvert(const struct lwm2_rank_record *r);
+
+/*
  * Read a rank record file safely (it was written by a user's process):
  * O_NOFOLLOW, regular file only, at most LWM2_RECORD_FILE_MAX bytes, every
  * field validated.  On success *out is a malloc'd copy of the newest valid
- * record (free() it) and 0 is returned; on failure -1 with errno set and the
- * reason in err.  dirfd may be AT_FDCWD.
+ * record, in this version's layout (free() it), and 0 is returned; on failure -1 with errno set and
+ * the reason in err.  dirfd may be AT_FDCWD.
  */
 int lwm2_record_read_file(int dirfd, const char *path, struct lwm2_rank_record **out, char *err,
                           size_t errlen);

@@ -61,6 +61,7 @@ static json_object *proc_json(const struct lwm2_rank_record *r)
 	ju_add(p, "exe", json_object_new_string(basename_(r->executable)));
 	ju_add(p, "language", json_object_new_int64(r->language));
 	ju_add(p, "runtimes", json_object_new_int64(r->runtimes));
+	lwm2_identity_to_json(r, p);
 	ju_add(p, "start_ns", json_object_new_int64(r->start_ns));
 	ju_add(p, "end_ns", json_object_new_int64(r->end_ns));
 	ju_add(p, "exit", json_object_new_int(r->exit_status));
@@ -899,6 +900,7 @@ json_object *lwm2_node_merge_limited(int dirfd, const struct lwm2_node_ident *id
 	struct timespec t0;
 	struct merge m;
 	char **names = NULL, *buf = NULL, esc[3 * NAME_MAX + 8];
+	struct lwm2_rank_record *up = NULL;
 	size_t n = 0, cap = 0, bufcap = 0, skipped = 0, logged = 0;
 	bool more = false, late = false;
 	json_object *node = NULL;
@@ -974,6 +976,16 @@ json_object *lwm2_node_merge_limited(int dirfd, const struct lwm2_node_ident *id
 		}
 		r = read_checked(dirfd, names[i], lim, &seen, &budget, &buf, &bufcap, err,
 		                 sizeof(err));
+		/* An older version's record is merged in this version's layout. */
+		free(up);
+		up = NULL;
+		if (r && r->version != LWM2_RECORD_VERSION) {
+			if (!(up = lwm2_record_upconvert(r))) {
+				saved = ENOMEM;
+				goto out;
+			}
+			r = up;
+		}
 		if (r) {
 			/* A foreign record is logged like any other skipped one. */
 			char why[256];
@@ -1036,6 +1048,7 @@ json_object *lwm2_node_merge_limited(int dirfd, const struct lwm2_node_ident *id
 		json_object_array_add(fl, json_object_new_string("skipped_records"));
 	}
 out:
+	free(up);
 	for (size_t i = 0; i < n; i++)
 		free(names[i]);
 	free(names);

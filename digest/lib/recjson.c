@@ -2,6 +2,44 @@
 /* A rank record as JSON, every field by name (what `lwm2 dump` prints). */
 #include "digest_internal.h"
 
+void lwm2_build_id_hex(const struct lwm2_rank_record *r, char *out, size_t len)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t k = 0;
+
+	for (uint32_t i = 0; i < r->build_id_len && i < LWM2_BUILD_ID_MAX && k + 2 < len; i++) {
+		out[k++] = hex[r->build_id[i] >> 4];
+		out[k++] = hex[r->build_id[i] & 15];
+	}
+	if (len)
+		out[k] = '\0';
+}
+
+void lwm2_identity_to_json(const struct lwm2_rank_record *r, json_object *o)
+{
+	char hex[2 * LWM2_BUILD_ID_MAX + 1];
+	json_object *a;
+
+	if (!(r->identity_flags & LWM2_ID_DONE))
+		return;
+	lwm2_build_id_hex(r, hex, sizeof(hex));
+	if (hex[0])
+		ju_add(o, "build_id", json_object_new_string(hex));
+	if (r->mpi_library[0])
+		ju_add(o, "mpi_library", json_object_new_string(r->mpi_library));
+	if (r->runtime_libs[0])
+		ju_add(o, "runtime_libs", json_object_new_string(r->runtime_libs));
+	if (r->cuda_runtime_version > 0)
+		ju_add(o, "cuda_runtime", json_object_new_int(r->cuda_runtime_version));
+	/* [tasks, nodes, cpus per task, OMP_NUM_THREADS]; -1: not set */
+	a = json_object_new_array_ext(4);
+	json_object_array_add(a, json_object_new_int(r->launch_ntasks));
+	json_object_array_add(a, json_object_new_int(r->launch_nnodes));
+	json_object_array_add(a, json_object_new_int(r->launch_cpus_per_task));
+	json_object_array_add(a, json_object_new_int(r->launch_omp_threads));
+	ju_add(o, "launch", a);
+}
+
 json_object *lwm2_record_to_json(const struct lwm2_rank_record *r)
 {
 	json_object *o = json_object_new_object(), *a, *m, *cols;
@@ -69,6 +107,12 @@ json_object *lwm2_record_to_json(const struct lwm2_rank_record *r)
 	ju_add(o, "hostname", json_object_new_string(r->hostname));
 	ju_add(o, "executable", json_object_new_string(r->executable));
 	ju_add(o, "mpi_library", json_object_new_string(r->mpi_library));
+	{
+		/* The identity as the node record has it. */
+		json_object *id = json_object_new_object();
+		lwm2_identity_to_json(r, id);
+		ju_add(o, "identity", id);
+	}
 	ju_add(o, "start_ns", json_object_new_int64(r->start_ns));
 	ju_add(o, "end_ns", json_object_new_int64(r->end_ns));
 	ju_add(o, "exit_status", json_object_new_int(r->exit_status));

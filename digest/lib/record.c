@@ -18,6 +18,9 @@
 #include "config.h"
 #include "cpu_features.h"
 
+_Static_assert(sizeof(struct lwm2_rank_record) % 8 == 0 && LWM2_RECORD_V1_SIZE % 8 == 0,
+               "slices of 64-bit counters follow the record");
+
 const char *const lwm2_counter_names[LWM2_NCOUNTERS] = {
 #define LWM2_X_NAME(name, unit, desc) #name,
     LWM2_COUNTERS(LWM2_X_NAME)
@@ -160,15 +163,20 @@ int lwm2_record_validate(const void *slot, size_t avail, char *err, size_t errle
 {
 	const struct lwm2_rank_record *r = slot;
 	uint64_t need;
+	size_t size;
 
-	if (avail < sizeof(*r))
-		return fail(err, errlen, "record truncated: %zu of %zu bytes", avail, sizeof(*r));
+	/* The header fields up to version are where every version has them. */
+	if (avail < LWM2_RECORD_V1_SIZE)
+		return fail(err, errlen, "record truncated: %zu of %zu bytes", avail,
+		            (size_t)LWM2_RECORD_V1_SIZE);
 	if (memcmp(r->magic, LWM2_RECORD_MAGIC, sizeof(r->magic)) != 0)
 		return fail(err, errlen, "bad record magic");
-	if (r->version != LWM2_RECORD_VERSION)
-		return fail(err, errlen, "record version %u, this reader knows %u", r->version,
-		            LWM2_RECORD_VERSION);
-	if (r->record_size != sizeof(*r) || r->ncounters != LWM2_NCOUNTERS ||
+	if (r->version < LWM2_RECORD_VERSION_MIN || r->version > LWM2_RECORD_VERSION)
+		return fail(err, errlen, "record version %u, this reader knows %u to %u",
+		            r->version, LWM2_RECORD_VERSION_MIN, LWM2_RECORD_VERSION);
+	/* Only the fixed part of a record grows between versions. */
+	size = r->version == 1 ? LWM2_RECORD_V1_SIZE : sizeof(*r);
+	if (r->record_size != size || r->ncounters != LWM2_NCOUNTERS ||
 	    r->nearmarks != LWM2_NEARMARKS)
 		return fail(err, errlen,
 		            "record layout differs (size %u, %u counters, %u earmarks)",
@@ -178,7 +186,7 @@ int lwm2_record_validate(const void *slot, size_t avail, char *err, size_t errle
 	if (r->nslices > LWM2_MAX_SLICES_LIMIT)
 		return fail(err, errlen, "%u slices, more than the limit %u", r->nslices,
 		            LWM2_MAX_SLICES_LIMIT);
-	need = sizeof(*r) + (uint64_t)r->nslices * sizeof(struct lwm2_slice);
+	need = size + (uint64_t)r->nslices * sizeof(struct lwm2_slice);
 	if (r->total_size != need)
 		return fail(err, errlen, "total size %u does not match %u slices", r->total_size,
 		            r->nslices);
@@ -193,6 +201,9 @@ int lwm2_record_validate(const void *slot, size_t avail, char *err, size_t errle
 	    !terminated(r->executable, sizeof(r->executable)) ||
 	    !terminated(r->mpi_library, sizeof(r->mpi_library)))
 		return fail(err, errlen, "unterminated string field");
+	if (r->version >= 2 && (!terminated(r->runtime_libs, sizeof(r->runtime_libs)) ||
+	                        r->build_id_len > LWM2_BUILD_ID_MAX))
+		return fail(err, errlen, "bad identity fields");
 	for (int g = 0; g < LWM2_NGROUPS; g++)
 		if (!terminated(r->missing_reason[g], LWM2_REASON_LEN))
 			return fail(err, errlen, "unterminated reason for %s", lwm2_group_names[g]);
@@ -214,15 +225,16 @@ const struct lwm2_rank_record *lwm2_record_pick(const void *buf, size_t len, cha
 		fail(err, errlen, "not an lwm2 rank record (bad magic)");
 		return NULL;
 	}
-	if (h->version != LWM2_RECORD_VERSION || h->header_size != sizeof(*h) || h->nslots != 2) {
+	if (h->version < LWM2_RECORD_VERSION_MIN || h->version > LWM2_RECORD_VERSION ||
+	    h->header_size != sizeof(*h) || h->nslots != 2) {
 		fail(err, errlen, "unsupported file header (version %u, size %u, %u slots)",
 		     h->version, h->header_size, h->nslots);
 		return NULL;
 	}
 	/* A capacity off a multiple of 8 would misalign the second slot's
 	 * 64-bit fields (undefined behaviour, a fault on strict platforms). */
-	if (h->slot_capacity < sizeof(struct lwm2_rank_record) ||
-	    h->slot_capacity > LWM2_RECORD_FILE_MAX || h->slot_capacity % 8 != 0) {
+	if (h->slot_capacity < LWM2_RECORD_V1_SIZE || h->slot_capacity > LWM2_RECORD_FILE_MAX ||
+	    h->slot_capacity % 8 != 0) {
 		fail(err, errlen, "bad slot capacity %u", h->slot_capacity);
 		return NULL;
 	}
@@ -303,13 +315,12 @@ int lwm2_record_read_file(int dirfd, const char *path, struct lwm2_rank_record *
 		saved = EINVAL;
 		goto out_errno;
 	}
-	*out = malloc(r->total_size);
+	*out = lwm2_record_upconvert(r);
 	if (!*out) {
 		saved = errno;
 		fail(err, errlen, "out of memory");
 		goto out_errno;
 	}
-	memcpy(*out, r, r->total_size);
 	free(buf);
 	close(fd);
 	return 0;
@@ -319,6 +330,24 @@ out_errno:
 	close(fd);
 	errno = saved;
 	return -1;
+}
+
+struct lwm2_rank_record *lwm2_record_upconvert(const struct lwm2_rank_record *r)
+{
+	size_t have = r->version == 1 ? LWM2_RECORD_V1_SIZE : sizeof(*r);
+	size_t slices = (size_t)r->nslices * sizeof(struct lwm2_slice);
+	struct lwm2_rank_record *n = calloc(1, sizeof(*n) + slices);
+
+	if (!n)
+		return NULL;
+	memcpy(n, r, have);
+	memcpy(n + 1, (const char *)r + have, slices);
+	if (have < sizeof(*n)) {
+		n->launch_ntasks = n->launch_nnodes = -1;
+		n->launch_cpus_per_task = n->launch_omp_threads = -1;
+		lwm2_record_seal(n);
+	}
+	return n;
 }
 
 int lwm2_summary_check(const void *buf, size_t len, char *err, size_t errlen)

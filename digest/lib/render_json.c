@@ -5,6 +5,7 @@
  * same renderer and guidance table as the one-process digest.
  */
 #include "digest_internal.h"
+#include "lwm2_history.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -136,6 +137,7 @@ int lwm2_digest_render(json_object *d, FILE *out, const struct lwm2_render_opts 
 			        json_object_get_string(json_object_array_get_idx(flags, i)));
 		fputc('\n', out);
 	}
+	lwm2_app_render(d, out);
 	lwm2_scope_from_json(&s, ju_get(d, "scope", json_type_object), title, cpt);
 	if (lwm2_render_scope(&s, o->flags, sink_file, out) != 0)
 		rc = -1;
@@ -152,6 +154,8 @@ int lwm2_digest_render(json_object *d, FILE *out, const struct lwm2_render_opts 
 				fprintf(out, "  * %s [%s]\n", t, r ? r : "interference");
 		}
 	}
+	if (!(o->flags & LWM2_RENDER_NO_GUIDANCE))
+		lwm2_history_render(d, out);
 	steps = ju_get(d, "steps", json_type_array);
 	if (o->steps && steps) {
 		for (size_t i = 0; i < json_object_array_length(steps); i++) {

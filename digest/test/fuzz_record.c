@@ -31,8 +31,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!r)
 		return 0;
 	/* The reader hands out an aligned copy; so do we. */
-	copy = malloc(r->total_size);
-	memcpy(copy, r, r->total_size);
+	copy = lwm2_record_upconvert(r);
 	lwm2_render_rank(copy, devnull);
 	o = lwm2_record_to_json(copy);
 	json_object_to_json_string(o);

@@ -1,0 +1,243 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The application of a job: of the executables its processes ran, the one
+ * with the most CPU time (then the most processes), named by basename and
+ * build-id, with its rank count, nodes, runtimes, launch shape and the
+ * averages of the metrics its history compares; the others are listed.
+ * Built in the same pass as the job digest (job.c), constant work per
+ * process.
+ */
+#include "digest_internal.h"
+#include "lwm2_history.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Metrics of the application averaged over its processes. */
+static const enum lwm2_metric app_metrics[] = {
+    LWM2_M_duration, LWM2_M_mpi_time, LWM2_M_posix_io_time, LWM2_M_cpi, LWM2_M_avg_threads};
+#define NAPPM         (sizeof(app_metrics) / sizeof(app_metrics[0]))
+#define APP_NODES_MAX 4096
+#define APP_STEPS_MAX 256
+#define APP_OTHERS    8
+
+struct step_count {
+	uint64_t step, n;
+};
+
+struct app_ent {
+	const char *name, *build_id;
+	bool several_builds;
+	uint64_t processes, cpu_us;
+	json_object *mpi_library, *runtime_libs, *cuda, *launch;
+	double sum[NAPPM];
+	uint64_t n[NAPPM];
+	struct step_count *steps;
+	size_t nsteps;
+	const char **nodes;
+	size_t nnodes;
+};
+
+struct lwm2_app_acc {
+	struct app_ent *e;
+	size_t n, cap;
+};
+
+struct lwm2_app_acc *lwm2_app_new(void)
+{
+	return calloc(1, sizeof(struct lwm2_app_acc));
+}
+
+void lwm2_app_free(struct lwm2_app_acc *a)
+{
+	if (!a)
+		return;
+	for (size_t i = 0; i < a->n; i++) {
+		free(a->e[i].steps);
+		free(a->e[i].nodes);
+	}
+	free(a->e);
+	free(a);
+}
+
+static struct app_ent *ent(struct lwm2_app_acc *a, const char *name)
+{
+	/* Jobs run few distinct executables with records of their own (short
+	 * ones are summarized per executable): a list is enough. */
+	for (size_t i = 0; i < a->n; i++)
+		if (!strcmp(a->e[i].name, name))
+			return &a->e[i];
+	if (a->n == a->cap) {
+		size_t nc = a->cap ? 2 * a->cap : 8;
+		struct app_ent *ne = realloc(a->e, nc * sizeof(*ne));
+		if (!ne)
+			return NULL;
+		a->e = ne;
+		a->cap = nc;
+	}
+	memset(&a->e[a->n], 0, sizeof(a->e[0]));
+	a->e[a->n].name = name;
+	return &a->e[a->n++];
+}
+
+static int add_step(struct app_ent *e, uint64_t step)
+{
+	for (size_t i = 0; i < e->nsteps; i++)
+		if (e->steps[i].step == step) {
+			e->steps[i].n++;
+			return 0;
+		}
+	if (e->nsteps >= APP_STEPS_MAX)
+		return 0;
+	if (!(e->nsteps & (e->nsteps + 1)) || !e->steps) {
+		struct step_count *ns = realloc(e->steps, (2 * e->nsteps + 2) * sizeof(*ns));
+		if (!ns)
+			return -1;
+		e->steps = ns;
+	}
+	e->steps[e->nsteps].step = step;
+	e->steps[e->nsteps++].n = 1;
+	return 0;
+}
+
+static int add_node(struct app_ent *e, const char *node)
+{
+	for (size_t i = 0; i < e->nnodes; i++)
+		if (!strcmp(e->nodes[i], node))
+			return 0;
+	if (e->nnodes >= APP_NODES_MAX)
+		return 0;
+	if (!(e->nnodes & (e->nnodes + 1)) || !e->nodes) {
+		const char **nn = realloc(e->nodes, (2 * e->nnodes + 2) * sizeof(*nn));
+		if (!nn)
+			return -1;
+		e->nodes = nn;
+	}
+	e->nodes[e->nnodes++] = node;
+	return 0;
+}
+
+int lwm2_app_add(struct lwm2_app_acc *a, json_object *p, const struct lwm2_metrics *m,
+                 const char *node, uint64_t step)
+{
+	const char *exe = ju_str(p, "exe"), *bid;
+	int64_t flags = ju_int_or(p, "flags", 0);
+	int64_t ut = ju_int_or(p, "utime_us", 0), st = ju_int_or(p, "stime_us", 0);
+	struct app_ent *e;
+
+	if (!a || !exe || !*exe || (flags & LWM2_F_EXEC))
+		return 0;
+	if (!(e = ent(a, exe)))
+		return -1;
+	if (ut > 0)
+		e->cpu_us += (uint64_t)ut;
+	if (st > 0)
+		e->cpu_us += (uint64_t)st;
+	if (flags & LWM2_F_SUMMARY) {
+		int64_t n = ju_int_or(p, "n", 0);
+		e->processes += n > 0 ? (uint64_t)n : 0;
+		return 0;
+	}
+	e->processes++;
+	if ((bid = ju_str(p, "build_id"))) {
+		if (!e->build_id)
+			e->build_id = bid;
+		else if (strcmp(e->build_id, bid))
+			e->several_builds = true;
+	}
+	if (!e->mpi_library)
+		e->mpi_library = ju_get(p, "mpi_library", json_type_string);
+	if (!e->runtime_libs)
+		e->runtime_libs = ju_get(p, "runtime_libs", json_type_string);
+	if (!e->cuda)
+		e->cuda = ju_get(p, "cuda_runtime", json_type_int);
+	if (!e->launch)
+		e->launch = ju_get(p, "launch", json_type_array);
+	/* Ranks: the task's own processes, not what they forked. */
+	if (!(flags & LWM2_F_FORK_CHILD) && add_step(e, step) < 0)
+		return -1;
+	if (node && add_node(e, node) < 0)
+		return -1;
+	for (size_t k = 0; m && k < NAPPM; k++)
+		if (m->m[app_metrics[k]].valid) {
+			e->sum[k] += m->m[app_metrics[k]].value;
+			e->n[k]++;
+		}
+	return 0;
+}
+
+static uint64_t ranks_of(const struct app_ent *e)
+{
+	uint64_t r = 0;
+
+	for (size_t i = 0; i < e->nsteps; i++)
+		if (e->steps[i].n > r)
+			r = e->steps[i].n;
+	return r;
+}
+
+static int cmp_app(const void *x, const void *y)
+{
+	const struct app_ent *a = *(const struct app_ent *const *)x,
+	                     *b = *(const struct app_ent *const *)y;
+
+	if (a->cpu_us != b->cpu_us)
+		return a->cpu_us > b->cpu_us ? -1 : 1;
+	if (a->processes != b->processes)
+		return a->processes > b->processes ? -1 : 1;
+	return strcmp(a->name, b->name);
+}
+
+json_object *lwm2_app_json(const struct lwm2_app_acc *a)
+{
+	const struct app_ent **v;
+	const struct app_ent *e;
+	json_object *o, *ms, *others;
+
+	if (!a || !a->n || !(v = malloc(a->n * sizeof(*v))))
+		return NULL;
+	for (size_t i = 0; i < a->n; i++)
+		v[i] = &a->e[i];
+	qsort(v, a->n, sizeof(*v), cmp_app);
+	e = v[0];
+	o = json_object_new_object();
+	ju_add(o, "exe", json_object_new_string(e->name));
+	if (e->build_id)
+		ju_add(o, "build_id", json_object_new_string(e->build_id));
+	if (e->several_builds)
+		ju_add(o, "several_builds", json_object_new_boolean(1));
+	ju_add(o, "ranks", ju_u64(ranks_of(e)));
+	ju_add(o, "nodes", ju_u64(e->nnodes));
+	ju_add(o, "processes", ju_u64(e->processes));
+	ju_add(o, "cpu_s", ju_double((double)e->cpu_us / 1e6));
+	if (e->mpi_library)
+		ju_add(o, "mpi_library", json_object_get(e->mpi_library));
+	if (e->runtime_libs)
+		ju_add(o, "runtime_libs", json_object_get(e->runtime_libs));
+	if (e->cuda)
+		ju_add(o, "cuda_runtime", json_object_get(e->cuda));
+	if (e->launch)
+		ju_add(o, "launch", json_object_get(e->launch));
+	ms = json_object_new_object();
+	for (size_t k = 0; k < NAPPM; k++)
+		if (e->n[k])
+			ju_add(ms, lwm2_metric_ids[app_metrics[k]],
+			       ju_double(e->sum[k] / (double)e->n[k]));
+	ju_add(o, "metrics", ms);
+	others = json_object_new_array();
+	for (size_t i = 1; i < a->n && i <= APP_OTHERS; i++) {
+		json_object *x = json_object_new_object();
+		ju_add(x, "exe", json_object_new_string(v[i]->name));
+		if (v[i]->build_id)
+			ju_add(x, "build_id", json_object_new_string(v[i]->build_id));
+		ju_add(x, "processes", ju_u64(v[i]->processes));
+		ju_add(x, "cpu_s", ju_double((double)v[i]->cpu_us / 1e6));
+		json_object_array_add(others, x);
+	}
+	ju_add(o, "others", others);
+	if (a->n > APP_OTHERS + 1)
+		ju_add(o, "others_omitted", ju_u64(a->n - APP_OTHERS - 1));
+	free(v);
+	return o;
+}
