@@ -41,6 +41,8 @@ pkgs=(
 	fio
 	# leak check of the preload library on a clean program (preload/test/core.sh)
 	valgrind
+	# line coverage of the unit tests (configure --enable-coverage, make coverage)
+	lcov
 )
 
 installed() {
