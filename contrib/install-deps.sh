@@ -43,6 +43,8 @@ pkgs=(
 	valgrind
 	# a log rewritten by another JSON tool (digest/test/cmd_digest.sh)
 	jq
+	# line coverage of the unit tests (configure --enable-coverage, make coverage)
+	lcov
 )
 
 installed() {

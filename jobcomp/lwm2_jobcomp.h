@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include <json-c/json.h>
 
@@ -107,6 +108,10 @@ struct lwm2_jc_conf {
 	unsigned export_timeout;  /* ExportTimeout: seconds per request */
 	bool export_gzip;         /* ExportGzip=yes|no */
 	size_t export_max_queued; /* ExportMaxQueued: jobs waiting for export */
+	/* The uid that node records must be signed by: 0, slurmstepd's.  Not
+	 * a setting (the file cannot lower it); only the unit tests, which
+	 * sign as themselves, set it. */
+	uid_t signer_uid;
 };
 
 /* The settings file: $LWM2_CONF, else lwm2.conf in the directory of

@@ -212,7 +212,7 @@ static int collect(const struct lwm2_jc_conf *conf, const struct lwm2_jc_ops *op
 	int *fail_err = NULL;
 	size_t nseen = 0, nstarted = 0, nfailed = 0;
 	struct lwm2_verify_opts vo = {
-	    .uid = 0,
+	    .uid = conf->signer_uid,
 	    .cluster = job->cluster,
 	    .munge_socket = conf->munge_socket,
 	    .max_size = 0,

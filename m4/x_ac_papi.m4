@@ -14,8 +14,7 @@ AC_DEFUN([X_AC_PAPI], [
       [AC_MSG_ERROR([PAPI not found: install the Debian package libpapi-dev])])
   ])
   AS_IF([test "x$have_papi" = xyes],
-    [AC_DEFINE([HAVE_PAPI], [1], [Build the PAPI hardware-counter module])
-     lwm2_papi_summary=yes],
+    [lwm2_papi_summary=yes],
     [lwm2_papi_summary="no (install the Debian package libpapi-dev)"])
   AM_CONDITIONAL([HAVE_PAPI], [test "x$have_papi" = xyes])
 ])

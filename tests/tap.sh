@@ -3,7 +3,8 @@
 #
 # TAP output for the shell tests (unit tests run by Automake's tap-driver,
 # integration tests counted by tests/suite.sh): source it, then ok, not_ok,
-# is, check, skip, skip_because, diag, and done_testing as the last command.
+# is, check, check_eval, skip, skip_because, skip_all, diag, and
+# done_testing as the last command.
 
 _tap_n=0
 _tap_failed=0
@@ -53,6 +54,14 @@ skip_all() {
 	exit 0
 }
 
+# need_python3: the tests that read JSON output do it with python3, which
+# configure looks for (PYTHON3 in the tests' environment); without it the
+# whole script skips, saying why.
+need_python3() {
+	command -v "${PYTHON3:-python3}" >/dev/null 2>&1 && command -v python3 >/dev/null 2>&1 ||
+		skip_all "python3 not installed: it reads the JSON output (configure says so; contrib/install-deps.sh)"
+}
+
 bail_out() {
 	echo "Bail out! $*"
 	exit 1
@@ -63,6 +72,13 @@ check() {
 	local desc=$1
 	shift
 	if "$@"; then ok "$desc"; else not_ok "$desc"; fi
+}
+
+# check_eval EXPR DESC: one test point from a shell expression, evaluated
+# where the test's variables are in scope (for conditions built of several
+# commands).
+check_eval() {
+	if eval "$1"; then ok "$2"; else not_ok "$2"; fi
 }
 
 # is GOT WANT DESC

@@ -1,14 +1,13 @@
-#!/bin/sh
+#!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 # The lwm2 command on values out of range and on input that is not what
 # it expects: every one refused with a clear error and a non-zero exit
 # status, never taken for something else (a wrapped number, the whole
 # job, gigabytes of padding), and memory bounded on endless lines.
 set -u
-n=0
-okay() { n=$((n + 1)); echo "ok $n - $*"; }
-fail() { n=$((n + 1)); echo "not ok $n - $*"; }
-echo "1..20"
+# shellcheck source=tests/tap.sh
+. "$(dirname "$0")/../../tests/tap.sh"
+plan 20
 L=./lwm2
 w=$(mktemp -d "${TMPDIR:-/tmp}/lwm2-lim-XXXXXX") || exit 1
 trap 'rm -rf "$w"' EXIT
@@ -21,9 +20,9 @@ refused() {
 	"$@" >"$w/out" 2>"$w/err"
 	st=$?
 	if [ "$st" -eq "$want" ] && grep -q "$pat" "$w/err" && [ ! -s "$w/out" ]; then
-		okay "$d"
+		ok "$d"
 	else
-		fail "$d (exit $st, stderr: $(head -c 300 "$w/err"), stdout $(wc -c <"$w/out") bytes)"
+		not_ok "$d (exit $st, stderr: $(head -c 300 "$w/err"), stdout $(wc -c <"$w/out") bytes)"
 	fi
 }
 
@@ -56,9 +55,9 @@ refused 2 "couldn't parse --step" "merge -s -1: refused" -- $L merge -j 1 -s -1 
 
 # Widths within the range still work.
 if $L digest -f "$w/log" -a -o JobID%7,State%3 2>/dev/null | grep -q '^      5 CO+$'; then
-	okay "-o JobID%7,State%3 still formats"
+	ok "-o JobID%7,State%3 still formats"
 else
-	fail "-o JobID%7,State%3 still formats"
+	not_ok "-o JobID%7,State%3 still formats"
 fi
 
 # A line without an end: skipped with a message, the next line read, and
@@ -71,15 +70,15 @@ if grep -q __asan_init "$L" 2>/dev/null || grep -q __asan_init .libs/lwm2 2>/dev
 fi
 big | sh -c "$lim exec $L digest -f - -a -o JobID" >"$w/out" 2>"$w/err"
 if grep -q "longer than 67108864 bytes" "$w/err" && grep -q '^ *9$' "$w/out"; then
-	okay "digest --file: a 300 MB line skipped with a message, the next read"
+	ok "digest --file: a 300 MB line skipped with a message, the next read"
 else
-	fail "digest --file: a 300 MB line skipped ($(head -c 300 "$w/err"))"
+	not_ok "digest --file: a 300 MB line skipped ($(head -c 300 "$w/err"))"
 fi
 big | sh -c "$lim exec $L stats -f -" >"$w/out" 2>"$w/err"
 if grep -q "line 1: longer than 67108864 bytes; skipped" "$w/err"; then
-	okay "stats --file: a 300 MB line skipped with a message"
+	ok "stats --file: a 300 MB line skipped with a message"
 else
-	fail "stats --file: a 300 MB line skipped ($(head -c 300 "$w/err"))"
+	not_ok "stats --file: a 300 MB line skipped ($(head -c 300 "$w/err"))"
 fi
 
 # Times apart by more than INT64_MAX in a node record (it reaches
@@ -91,9 +90,9 @@ $L merge "$w/rec" 2>/dev/null |
 $L render "$w/node.json" >"$w/out" 2>"$w/err"
 st=$?
 if [ $st -eq 0 ] && ! grep -q "runtime error" "$w/err" && grep -q "lwm2 digest" "$w/out"; then
-	okay "render: node record with extreme start and end times"
+	ok "render: node record with extreme start and end times"
 else
-	fail "render: node record with extreme start and end times (exit $st: $(head -c 300 "$w/err"))"
+	not_ok "render: node record with extreme start and end times (exit $st: $(head -c 300 "$w/err"))"
 fi
 
 # Numbers past what an integer holds in a log's digest (found by the
@@ -103,15 +102,16 @@ printf '{"job_id":3,"state":"COMPLETED","start":1,"end":9,"digest":{"lwm2_digest
 $L stats -f "$w/huge.log" >"$w/out" 2>"$w/err"
 st=$?
 if [ $st -eq 0 ] && ! grep -q "runtime error" "$w/err"; then
-	okay "stats: a digest with numbers past 2^64"
+	ok "stats: a digest with numbers past 2^64"
 else
-	fail "stats: a digest with numbers past 2^64 (exit $st: $(head -c 300 "$w/err"))"
+	not_ok "stats: a digest with numbers past 2^64 (exit $st: $(head -c 300 "$w/err"))"
 fi
 printf '{"lwm2_digest_version":1,"job":{"job_id":3},"scope":{"processes":1,"metrics":{"duration":{"min":1,"avg":1e300,"max":2.9e28,"n":1},"bytes_written":{"min":1,"avg":3e25,"max":-1e30,"n":1}}}}\n' >"$w/huge.json"
 $L render "$w/huge.json" >"$w/out" 2>"$w/err"
 st=$?
 if [ $st -eq 0 ] && ! grep -q "runtime error" "$w/err" && grep -q "lwm2 digest" "$w/out"; then
-	okay "render: a digest with values past 2^64"
+	ok "render: a digest with values past 2^64"
 else
-	fail "render: a digest with values past 2^64 (exit $st: $(head -c 300 "$w/err"))"
+	not_ok "render: a digest with values past 2^64 (exit $st: $(head -c 300 "$w/err"))"
 fi
+done_testing

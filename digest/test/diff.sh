@@ -8,7 +8,7 @@ set -uo pipefail
 
 # shellcheck source=tests/tap.sh
 . "$(dirname "$0")/../../tests/tap.sh"
-command -v python3 >/dev/null || skip_all "python3 not installed: it reads the JSON output (contrib/install-deps.sh)"
+need_python3
 
 py() {
 	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); s={x["scope"]:x for x in d["scopes"]}; m=lambda sc,i: [x for x in s[sc]["metrics"] if x["id"]==i][0]; print(eval(sys.argv[2]))' "$@"

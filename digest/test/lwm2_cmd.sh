@@ -1,19 +1,12 @@
-#!/bin/sh
+#!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 # The lwm2 command from the build tree: dump, merge and render on
 # hand-built records (malformed input included), then run (exit status,
 # signals, the digest, cleanup) when liblwm2.so is built.
 set -u
-n=0
-okay() { n=$((n + 1)); echo "ok $n - $*"; }
-fail() { n=$((n + 1)); echo "not ok $n - $*"; }
-skip() { n=$((n + 1)); echo "ok $n - $* # SKIP no liblwm2.so built (preload/)"; }
-check() { # check DESCRIPTION COMMAND...
-	d=$1
-	shift
-	if "$@"; then okay "$d"; else fail "$d"; fi
-}
-echo "1..25"
+# shellcheck source=tests/tap.sh
+. "$(dirname "$0")/../../tests/tap.sh"
+plan 25
 L=./lwm2
 w=$(mktemp -d "${TMPDIR:-/tmp}/lwm2-cmd-XXXXXX") || exit 1
 trap 'rm -rf "$w"' EXIT
@@ -62,8 +55,11 @@ check "render: AdminComment with other text" \
 # lwm2 run needs the preload library.
 lib=${LWM2_LIB:-../preload/.libs/liblwm2.so}
 if [ ! -r "$lib" ]; then
-	for i in 1 2 3 4 5 6 7 8 9 10 11; do skip "lwm2 run test $i"; done
-	exit 0
+	for i in 1 2 3 4 5 6 7 8 9 10 11; do
+		skip_because "lwm2 run test $i" "no liblwm2.so built (preload/)"
+	done
+	done_testing
+	exit
 fi
 export LWM2_LIB="$lib"
 TMPDIR="$w/tmp" $L run -- sh -c 'exit 7' 2>/dev/null
@@ -84,3 +80,4 @@ check "run: not an MPI program" grep -q "Time in MPI calls, without Init/Finaliz
 check "run --keep: rank records kept" sh -c "ls '$w'/kept/*.lwm2 >/dev/null"
 check "run --json: digest renders" sh -c "$L render '$w/run.json' | grep -q 'lwm2 digest: job 0'"
 check "run: kept records are valid" sh -c "$L dump '$w'/kept/*.lwm2 >/dev/null"
+done_testing

@@ -11,6 +11,7 @@ set -uo pipefail
 
 # shellcheck source=tests/tap.sh
 . "$(dirname "$0")/../../tests/tap.sh"
+need_python3
 export TZ=UTC
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/lwm2-report.XXXXXX")

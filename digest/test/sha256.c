@@ -38,6 +38,7 @@ int main(void)
 		lwm2_sha256_hex(buf, len, got);
 		is_str(got, cases[i].want, "vector %zu in one call", i);
 		/* Pieces that straddle block boundaries in every way. */
+		size_t wrong = 0;
 		for (size_t c = 0; c < sizeof(chunks) / sizeof(chunks[0]); c++) {
 			struct lwm2_sha256 s;
 			uint8_t d[LWM2_SHA256_LEN];
@@ -47,10 +48,12 @@ int main(void)
 				                   len - off < chunks[c] ? len - off : chunks[c]);
 			lwm2_sha256_final(&s, d);
 			hex(d, got);
-			if (strcmp(got, cases[i].want) != 0)
-				ok(0, "vector %zu in pieces of %zu", i, chunks[c]);
+			if (strcmp(got, cases[i].want) != 0) {
+				diag("vector %zu in pieces of %zu: %s", i, chunks[c], got);
+				wrong++;
+			}
 		}
-		ok(1, "vector %zu in pieces of 1..1000 bytes", i);
+		is_int(wrong, 0, "vector %zu in pieces of 1..1000 bytes", i);
 		free(buf);
 	}
 	return done_testing();

@@ -10,7 +10,7 @@ set -uo pipefail
 # shellcheck source=tests/tap.sh
 . "$(dirname "$0")/../../tests/tap.sh"
 export TZ=UTC
-command -v python3 >/dev/null || skip_all "python3 not installed: it reads the JSON output (contrib/install-deps.sh)"
+need_python3
 
 # py JSONFILE EXPR: evaluates EXPR with d = the parsed file, prints it
 py() {

@@ -1,4 +1,4 @@
-#!/bin/sh
+#!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Every digest number means what its label says, on programs that show it:
 # an fsync-bound writer, a process tree without MPI, a barrier-only MPI
@@ -6,27 +6,17 @@
 # engines and a program that maps a file for writing, each run under
 # `lwm2 run` and its digest (JSON and text) checked.
 set -u
-n=0
-okay() { n=$((n + 1)); echo "ok $n - $*"; }
-fail() { n=$((n + 1)); echo "not ok $n - $*"; }
-skip() { n=$((n + 1)); echo "ok $n # SKIP $*"; }
-check() { # check DESCRIPTION COMMAND...
-	d=$1
-	shift
-	if "$@"; then okay "$d"; else fail "$d"; fi
-}
+# shellcheck source=tests/tap.sh
+. "$(dirname "$0")/../../tests/tap.sh"
 L=./lwm2
 src=${srcdir:-.}
 lib=${LWM2_LIB:-../preload/.libs/liblwm2.so}
-if [ ! -r "$lib" ] || ! command -v python3 >/dev/null; then
-	echo "1..0 # SKIP needs liblwm2.so (preload/) and python3"
-	exit 0
-fi
+[ -r "$lib" ] || skip_all "needs liblwm2.so (preload/)"
+need_python3
 # A sanitized library needs its runtime loaded first in every program it
 # is preloaded into (fio, mpirun, sh): not what these programs are for.
 if ldd "$lib" 2>/dev/null | grep -q 'lib[at]san\|libubsan'; then
-	echo "1..0 # SKIP liblwm2.so is built with sanitizers"
-	exit 0
+	skip_all "liblwm2.so is built with sanitizers"
 fi
 export LWM2_LIB="$lib"
 w=$(mktemp -d "${TMPDIR:-/tmp}/lwm2-truth-XXXXXX") || exit 1
@@ -162,4 +152,4 @@ if command -v fio >/dev/null; then
 else
 	for _ in 1 2 3 4; do skip "no fio"; done
 fi
-echo "1..$n"
+done_testing

@@ -217,9 +217,10 @@ int main(void)
 	lwm2_jc_queue_wake(q);
 	pthread_join(t, NULL);
 	ok(pp.got == NULL, "wake ends a waiting pop");
-	lwm2_jc_queue_push(q, mkjob(5, 1));
+	/* Freed with a job still in it: the job goes with the queue, which
+	 * LeakSanitizer (--enable-sanitizer=address) checks at exit. */
+	ok(lwm2_jc_queue_push(q, mkjob(5, 1)) == 0, "a woken queue takes jobs again");
 	lwm2_jc_queue_free(q);
-	ok(1, "freeing a queue with jobs in it");
 
 	{
 		char cmd[600];

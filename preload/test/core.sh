@@ -1,8 +1,10 @@
-#!/bin/sh
+#!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 # The core of liblwm2.so with real programs: test/app under LD_PRELOAD, its
 # records read back with test/recdump.
 set -u
+# shellcheck source=tests/tap.sh
+. "$(dirname "$0")/../../tests/tap.sh"
 : "${LWM2_LIB:?}" "${LWM2_BUILDDIR:?}"
 APP=$LWM2_BUILDDIR/preload/test/app
 DUMP=$LWM2_BUILDDIR/preload/test/recdump
@@ -13,16 +15,9 @@ unset LWM2_MODE LWM2_PRINT LWM2_DIR LWM2_SLICE LWM2_SLICE_MS LWM2_DEBUG LWM2_SIG
 # short processes is test/short.sh's).
 export LWM2_SHORT_MS=0
 case ${LWM2_SANITIZER:-no} in
-*address*|*thread*) echo "1..0 # SKIP preloading into uninstrumented programs under -fsanitize"; exit 0 ;;
+*address*|*thread*) skip_all "preloading into uninstrumented programs under -fsanitize" ;;
 esac
 
-n=0
-failed=0
-check() { # check DESCRIPTION COMMAND...: one TAP line
-	d=$1; shift
-	n=$((n + 1))
-	if "$@"; then echo "ok $n - $d"; else echo "not ok $n - $d"; failed=1; fi
-}
 newcase() { D=$(mktemp -d "$tmp/case.XXXXXX"); }
 run() { LD_PRELOAD=$LWM2_LIB LWM2_DIR=$D "$@"; }
 nrec() { set -- "$D"/*.lwm2; [ -e "$1" ] && echo $# || echo 0; }
@@ -295,7 +290,7 @@ if printf '#include <stdio.h>\nint main(void){puts("static ok");return 4;}\n' >"
 	check "a static program runs unaffected" eq "$rc $out" "4 static ok"
 	check "a static program leaves no record" eq "$(nrec)" 0
 else
-	n=$((n + 1)); echo "ok $n # SKIP no static libc to link a static program"
+	skip "no static libc to link a static program"
 fi
 
 # A program built with AddressSanitizer (gcc's runtime wants to be first
@@ -309,8 +304,8 @@ if gcc -fsanitize=address -o "$D/asan" "$D/asan.c" 2>/dev/null && "$D/asan" >/de
 	check "a program built with ASan runs unchanged" eq "$rc $out" "0 asan 7"
 	check "... and lwm2 steps aside (no record)" eq "$(nrec)" 0
 else
-	n=$((n + 1)); echo "ok $n # SKIP no AddressSanitizer runtime to build with"
-	n=$((n + 1)); echo "ok $n # SKIP no AddressSanitizer runtime to build with"
+	skip "no AddressSanitizer runtime to build with"
+	skip "no AddressSanitizer runtime to build with"
 fi
 
 # The real functions are found in the libraries' own hash tables: under
@@ -354,8 +349,8 @@ if [ -z "$vg_skip" ]; then
 		[ "$rc" -eq 0 ] || grep -m 5 "lost" "$D/vg.out" | sed 's/^/# /'
 	done
 else
-	n=$((n + 1)); echo "ok $n # SKIP $vg_skip"
-	n=$((n + 1)); echo "ok $n # SKIP $vg_skip"
+	skip "$vg_skip"
+	skip "$vg_skip"
 fi
 
 # Slurm's client commands that inherit LD_PRELOAD are not measured
@@ -364,5 +359,4 @@ cp "$APP" "$D/squeue"; mkdir "$D/rec"
 LD_PRELOAD=$LWM2_LIB LWM2_DIR=$D/rec "$D/squeue" busy 1 10; rc=$?
 check "a Slurm client command runs and is not measured" eq "$rc $(ls "$D/rec" 2>/dev/null | wc -l)" "0 0"
 
-echo "1..$n"
-exit $failed
+done_testing

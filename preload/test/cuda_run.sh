@@ -7,6 +7,8 @@
 # without lwm2 and its record says there was no device; on a machine with
 # a GPU, known transfers are counted exactly (skipped without one).
 set -u
+# shellcheck source=tests/tap.sh
+. "$(dirname "$0")/../../tests/tap.sh"
 
 : "${LWM2_LIB:?}" "${LWM2_BUILDDIR:?}" "${LWM2_SRCDIR:?}"
 T=$LWM2_SRCDIR/preload/test
@@ -15,14 +17,6 @@ CUDA_DIR=${CUDA_DIR:-/usr/local/cuda}
 NVCC=${NVCC:-$CUDA_DIR/bin/nvcc}
 W=$(mktemp -d "${TMPDIR:-/tmp}/lwm2-cuda.XXXXXX")
 trap 'rm -rf "$W"' EXIT
-n=0
-failed=0
-tap() {
-	n=$((n + 1))
-	if [ "$1" = OK ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=$((failed + 1)); fi
-}
-skip() { n=$((n + 1)); echo "ok $n # SKIP $1"; }
-check() { if eval "$1"; then tap OK "$2"; else tap FAIL "$2"; fi; }
 
 # LWM2_DUMP: a dump tool built elsewhere (tests/hardware/device-run.sh).
 if [ -n "${LWM2_DUMP:-}" ]; then
@@ -47,21 +41,21 @@ lwm() {
 val() { awk -v k="$2" '$1 == k { $1 = ""; sub(/^ /, ""); print; exit }' "$W/$1.rec"; }
 
 # -- the injection library ----------------------------------------------------
-check '[ -f "$INJ" ]' "liblwm2cuda.so is built"
-check '[ "$(nm -D --defined-only "$INJ" | awk "\$2 == \"T\" { print \$3 }")" = InitializeInjection ]' \
+check_eval '[ -f "$INJ" ]' "liblwm2cuda.so is built"
+check_eval '[ "$(nm -D --defined-only "$INJ" | awk "\$2 == \"T\" { print \$3 }")" = InitializeInjection ]' \
 	"it exports InitializeInjection only"
-check 'readelf -d "$INJ" | grep NEEDED | grep -q libcupti' "it links CUPTI"
-check '! readelf -d "$INJ" | grep NEEDED | grep -q liblwm2' "it does not link liblwm2"
-check 'nm -D --defined-only "$LWM2_LIB" | grep -q " lwm2_cuda_api_enter$"' \
+check_eval 'readelf -d "$INJ" | grep NEEDED | grep -q libcupti' "it links CUPTI"
+check_eval '! readelf -d "$INJ" | grep NEEDED | grep -q liblwm2' "it does not link liblwm2"
+check_eval 'nm -D --defined-only "$LWM2_LIB" | grep -q " lwm2_cuda_api_enter$"' \
 	"liblwm2.so exports the bridge"
 
 # -- a program without CUDA -----------------------------------------------------
 lwm nocuda "$W/nocuda"
 # shellcheck disable=SC2034 # read inside check's quoted condition
 rt_nocuda=$(val nocuda runtimes)
-check '[ "$(cat $W/nocuda.out)" = "libcupti 0 libcuda 0 liblwm2cuda 0" ]' \
+check_eval '[ "$(cat $W/nocuda.out)" = "libcupti 0 libcuda 0 liblwm2cuda 0" ]' \
 	"a program without CUDA maps neither CUPTI nor the injection library"
-check '[ -z "$(val nocuda missing_cuda)" ] && [ $(( ${rt_nocuda:-0} & 8 )) -eq 0 ]' \
+check_eval '[ -z "$(val nocuda missing_cuda)" ] && [ $(( ${rt_nocuda:-0} & 8 )) -eq 0 ]' \
 	"and its record claims no CUDA"
 
 gpu=0
@@ -71,8 +65,7 @@ if ldconfig -p 2>/dev/null | grep -q 'libcuda\.so\.1 '; then driver=1; fi
 
 if [ ! -x "$NVCC" ]; then
 	skip "no nvcc: the CUDA programs"
-	echo "1..$n"
-	[ $failed -eq 0 ]
+	done_testing
 	exit
 fi
 
@@ -80,23 +73,23 @@ fi
 # Shared cudart, so that lwm2 can see the runtime even without a driver.
 if ! "$NVCC" -cudart shared -o "$W/nodev" "$T/cuda_nodev.cu" >"$W/nvcc.log" 2>&1; then
 	cat "$W/nvcc.log"
-	tap FAIL "nvcc builds cuda_nodev.cu"
+	not_ok "nvcc builds cuda_nodev.cu"
 else
 	"$W/nodev" >"$W/ref.out" 2>&1
 	echo $? >"$W/ref.rc"
 	lwm nodev "$W/nodev"
 	# shellcheck disable=SC2034 # read inside check's quoted condition
 	rt_nodev=$(val nodev runtimes)
-	check 'cmp -s "$W/ref.out" "$W/nodev.out" && cmp -s "$W/ref.rc" "$W/nodev.rc"' \
+	check_eval 'cmp -s "$W/ref.out" "$W/nodev.out" && cmp -s "$W/ref.rc" "$W/nodev.rc"' \
 		"the CUDA program prints and exits the same under lwm2 ($(cat $W/nodev.out), $(cat $W/nodev.rc))"
-	check '[ $(( ${rt_nodev:-0} & 8 )) -ne 0 ]' "its record says it used CUDA"
+	check_eval '[ $(( ${rt_nodev:-0} & 8 )) -ne 0 ]' "its record says it used CUDA"
 	if [ $gpu = 1 ]; then
 		skip "no-device reason (this machine has a GPU)"
 	elif [ $driver = 0 ]; then
-		check '[ "$(val nodev missing_cuda)" = "no CUDA device (no driver)" ]' \
+		check_eval '[ "$(val nodev missing_cuda)" = "no CUDA device (no driver)" ]' \
 			"no driver: the record says no CUDA device (no driver)"
 	else
-		check '[ "$(val nodev missing_cuda)" = "no CUDA device" ]' \
+		check_eval '[ "$(val nodev missing_cuda)" = "no CUDA device" ]' \
 			"driver, no GPU: the record says no CUDA device ($(val nodev missing_cuda))"
 	fi
 fi
@@ -107,19 +100,19 @@ if [ $gpu = 0 ]; then
 else
 	if ! "$NVCC" -o "$W/xfer" "$T/cuda_transfers.cu" >"$W/nvcc.log" 2>&1; then
 		cat "$W/nvcc.log"
-		tap FAIL "nvcc builds cuda_transfers.cu"
+		not_ok "nvcc builds cuda_transfers.cu"
 	else
 		lwm xfer "$W/xfer"
-		check '[ "$(cat $W/xfer.out)" = "transfers done" ] && [ "$(cat $W/xfer.rc)" = 0 ]' \
+		check_eval '[ "$(cat $W/xfer.out)" = "transfers done" ] && [ "$(cat $W/xfer.rc)" = 0 ]' \
 			"the transfer program runs under lwm2"
-		check '[ -z "$(val xfer missing_cuda)" ]' "no missing reason ($(val xfer missing_cuda))"
-		check '[ "$(val xfer cuda_h2d_count)" = 3 ] && [ "$(val xfer cuda_h2d_bytes)" = 3145728 ]' \
+		check_eval '[ -z "$(val xfer missing_cuda)" ]' "no missing reason ($(val xfer missing_cuda))"
+		check_eval '[ "$(val xfer cuda_h2d_count)" = 3 ] && [ "$(val xfer cuda_h2d_bytes)" = 3145728 ]' \
 			"3 host-to-device copies, 3 MiB ($(val xfer cuda_h2d_count), $(val xfer cuda_h2d_bytes))"
-		check '[ "$(val xfer cuda_d2h_count)" = 2 ] && [ "$(val xfer cuda_d2h_bytes)" = 1048576 ]' \
+		check_eval '[ "$(val xfer cuda_d2h_count)" = 2 ] && [ "$(val xfer cuda_d2h_bytes)" = 1048576 ]' \
 			"2 device-to-host copies, 1 MiB ($(val xfer cuda_d2h_count), $(val xfer cuda_d2h_bytes))"
-		check '[ "$(val xfer cuda_other_copy_count)" = 1 ] && [ "$(val xfer cuda_other_copy_bytes)" = 65536 ]' \
+		check_eval '[ "$(val xfer cuda_other_copy_count)" = 1 ] && [ "$(val xfer cuda_other_copy_bytes)" = 65536 ]' \
 			"1 device-to-device copy, 64 KiB ($(val xfer cuda_other_copy_count), $(val xfer cuda_other_copy_bytes))"
-		check '[ "$(val xfer cuda_calls)" -ge 14 ] && [ "$(val xfer cuda_ns)" -gt 0 ]' \
+		check_eval '[ "$(val xfer cuda_calls)" -ge 14 ] && [ "$(val xfer cuda_ns)" -gt 0 ]' \
 			"CUDA calls and their time counted ($(val xfer cuda_calls) calls, $(val xfer cuda_ns) ns)"
 	fi
 fi
@@ -130,27 +123,26 @@ fi
 # of its CUDA calls.
 if ! "$NVCC" -cudart shared -o "$W/kinds" "$T/cuda_kinds.cu" >"$W/nvcc.log" 2>&1; then
 	cat "$W/nvcc.log"
-	tap FAIL "nvcc builds cuda_kinds.cu"
+	not_ok "nvcc builds cuda_kinds.cu"
 elif [ $gpu = 0 ]; then
 	"$W/kinds" >"$W/kinds-ref.out" 2>&1
 	echo $? >"$W/kinds-ref.rc"
 	lwm kinds "$W/kinds"
-	check 'cmp -s "$W/kinds-ref.out" "$W/kinds.out" && cmp -s "$W/kinds-ref.rc" "$W/kinds.rc"' \
+	check_eval 'cmp -s "$W/kinds-ref.out" "$W/kinds.out" && cmp -s "$W/kinds-ref.rc" "$W/kinds.rc"' \
 		"without a device the copy program fails the same way under lwm2 (rc $(cat "$W/kinds.rc"))"
 	skip "no GPU: every kind of copy, 4 threads, time in CUDA"
 else
 	lwm kinds "$W/kinds" 4
-	check '[ "$(cat "$W/kinds.rc")" = 0 ] && grep -q "^own_cuda_ns " "$W/kinds.out"' \
+	check_eval '[ "$(cat "$W/kinds.rc")" = 0 ] && grep -q "^own_cuda_ns " "$W/kinds.out"' \
 		"the copy program runs under lwm2 (rc $(cat "$W/kinds.rc"))"
 	while read -r _ key want; do
-		check '[ "$(val kinds "$key")" = "$want" ]' "$key: $want expected, $(val kinds "$key") counted"
+		check_eval '[ "$(val kinds "$key")" = "$want" ]' "$key: $want expected, $(val kinds "$key") counted"
 	done < <(grep '^expect ' "$W/kinds.out")
 	own=$(awk '$1 == "own_cuda_ns" { print $2 }' "$W/kinds.out")
 	got=$(val kinds cuda_ns)
-	check 'awk -v a="${got:-0}" -v b="${own:-0}" "BEGIN { exit !(b > 0 && a >= b / 2 && a <= b * 3 / 2) }"' \
+	check_eval 'awk -v a="${got:-0}" -v b="${own:-0}" "BEGIN { exit !(b > 0 && a >= b / 2 && a <= b * 3 / 2) }"' \
 		"time in CUDA calls within a factor 1.5 of the program's own timing ($got ns vs $own ns)"
 	echo "# managed memory: $(grep '^managed_prefetch' "$W/kinds.out"), counted as copies: h2d $(val kinds cuda_h2d_count), other $(val kinds cuda_other_copy_count)"
 fi
 
-echo "1..$n"
-[ $failed -eq 0 ]
+done_testing

@@ -19,6 +19,8 @@
 # (default 1 where there is a PMU, 0.05 where only the outputs are
 # compared); LWM2_HW_OUT, when set, receives the comparison table.
 set -u
+# shellcheck source=tests/tap.sh
+. "$(dirname "$0")/../../tests/tap.sh"
 
 : "${LWM2_LIB:?}"
 here=$(cd "$(dirname "$0")" && pwd)
@@ -33,13 +35,6 @@ if [ -z "${LWM2_DUMP:-}" ]; then
 		exit 1
 	fi
 fi
-n=0
-failed=0
-tap() {
-	n=$((n + 1))
-	if [ "$1" = OK ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=$((failed + 1)); fi
-}
-skip() { n=$((n + 1)); echo "ok $n # SKIP $1"; }
 
 kern=${LWM2_HW_KERNELS:-}
 if [ -z "$kern" ]; then
@@ -95,9 +90,9 @@ for spec in "compute 1" "chase 1" "fp 1" "stream 1" "compute 4" "stream 2"; do
 		>"$W/$name.out" 2>&1
 	rc=$?
 	if cmp -s "$W/$name.ref" "$W/$name.out" && [ $rc = $rc_ref ]; then
-		tap OK "$name: same output and exit status under lwm2 ($(cat "$W/$name.out"))"
+		ok "$name: same output and exit status under lwm2 ($(cat "$W/$name.out"))"
 	else
-		tap FAIL "$name: same output and exit status under lwm2 (rc $rc vs $rc_ref)"
+		not_ok "$name: same output and exit status under lwm2 (rc $rc vs $rc_ref)"
 	fi
 	rec=$(find "$W/rec-$name" -type f | head -n 1)
 	if [ -n "$rec" ]; then "$LWM2_DUMP" "$rec" >"$W/$name.rec" 2>&1; else : >"$W/$name.rec"; fi
@@ -115,7 +110,7 @@ for spec in "compute 1" "chase 1" "fp 1" "stream 1" "compute 4" "stream 2"; do
 	lL=$(val "$W/$name.rec" hwc_llc_misses)
 	why=$(awk '$1 == "missing_hwc" { $1 = ""; print; exit }' "$W/$name.rec")
 	if [ -n "$why" ]; then
-		tap FAIL "$name: lwm2 counts the kernel events perf counts (missing:$why)"
+		not_ok "$name: lwm2 counts the kernel events perf counts (missing:$why)"
 		continue
 	fi
 	cpi_p=$(ratio "$pc" "$pi") cpi_l=$(ratio "$lc" "$li")
@@ -126,21 +121,20 @@ for spec in "compute 1" "chase 1" "fp 1" "stream 1" "compute 4" "stream 2"; do
 	# The instruction count itself misses the first 150 ms (the module's
 	# setup time): at least 70 % of perf's on a one-second kernel.
 	if [ "${li:-0}" -gt 0 ] && [ "$((li * 10))" -ge "$((pi * 7))" ]; then
-		tap OK "$name: instructions counted, all threads ($li of perf's $pi)"
-	else tap FAIL "$name: instructions counted, all threads ($li of perf's $pi)"; fi
-	if within "$cpi_l" "$cpi_p" $tol; then tap OK "$name: CPI within $tol % ($cpi_l vs $cpi_p)"
-	else tap FAIL "$name: CPI within $tol % ($cpi_l vs $cpi_p)"; fi
-	if within "$hit_l" "$hit_p" $tol; then tap OK "$name: L1D hit ratio within $tol % ($hit_l vs $hit_p)"
-	else tap FAIL "$name: L1D hit ratio within $tol % ($hit_l vs $hit_p)"; fi
+		ok "$name: instructions counted, all threads ($li of perf's $pi)"
+	else not_ok "$name: instructions counted, all threads ($li of perf's $pi)"; fi
+	if within "$cpi_l" "$cpi_p" $tol; then ok "$name: CPI within $tol % ($cpi_l vs $cpi_p)"
+	else not_ok "$name: CPI within $tol % ($cpi_l vs $cpi_p)"; fi
+	if within "$hit_l" "$hit_p" $tol; then ok "$name: L1D hit ratio within $tol % ($hit_l vs $hit_p)"
+	else not_ok "$name: L1D hit ratio within $tol % ($hit_l vs $hit_p)"; fi
 	# Last-level misses of a compute kernel are a handful: compare
 	# the rate only where there is one to compare.
 	if [ "$mode" = chase ] || [ "$mode" = stream ]; then
-		if within "$llc_l" "$llc_p" $tol; then tap OK "$name: LLC misses per 1,000 instructions within $tol % ($llc_l vs $llc_p)"
-		else tap FAIL "$name: LLC misses per 1,000 instructions within $tol % ($llc_l vs $llc_p)"; fi
+		if within "$llc_l" "$llc_p" $tol; then ok "$name: LLC misses per 1,000 instructions within $tol % ($llc_l vs $llc_p)"
+		else not_ok "$name: LLC misses per 1,000 instructions within $tol % ($llc_l vs $llc_p)"; fi
 	fi
 done
 
 [ -n "${LWM2_HW_OUT:-}" ] && cp "$table" "$LWM2_HW_OUT/counters-table.txt"
 [ -z "$pmu_reason" ] && sed 's/^/# /' "$table"
-echo "1..$n"
-[ $failed -eq 0 ]
+done_testing

@@ -8,6 +8,8 @@
 # and a second PMPI tool preloaded before or after liblwm2 neither
 # recurses nor makes calls count twice.
 set -u
+# shellcheck source=tests/tap.sh
+. "$(dirname "$0")/../../tests/tap.sh"
 # mpicc.mpich reads MPICH_CC as the compiler to wrap: keep ours apart.
 mpich_cc=${MPICH_CC:-}
 unset MPICH_CC
@@ -16,21 +18,14 @@ unset MPICH_CC
 T=$LWM2_SRCDIR/preload/test
 W=$(mktemp -d "${TMPDIR:-/tmp}/lwm2-mpi.XXXXXX")
 trap 'rm -rf "$W"' EXIT
-n=0
-failed=0
 
-tap() { # tap OK|FAIL description
-	n=$((n + 1))
-	if [ "$1" = OK ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=$((failed + 1)); fi
-}
-skip() { n=$((n + 1)); echo "ok $n # SKIP $1"; }
 # mpi_check prints numbered TAP lines of its own: renumber them.
-check() { # check RECDIR EXPDIR LABEL
+mpi_checks() { # mpi_checks RECDIR EXPDIR LABEL
 	local line
 	while IFS= read -r line; do
 		case $line in
-		"ok "*) tap OK "${line#ok * - }" ;;
-		"not ok "*) tap FAIL "${line#not ok * - }" ;;
+		"ok "*) ok "${line#ok * - }" ;;
+		"not ok "*) not_ok "${line#not ok * - }" ;;
 		*) echo "$line" ;;
 		esac
 	done < <("$W/mpi_check" "$@")
@@ -41,15 +36,15 @@ ${CC:-cc} -std=gnu11 -I"$LWM2_SRCDIR/digest/lib" -I"$LWM2_SRCDIR/tests" -o "$W/m
 
 # -- the library itself ------------------------------------------------------
 if readelf -d "$LWM2_LIB" | grep NEEDED | grep -q -i mpi; then
-	tap FAIL "liblwm2.so has no NEEDED entry for an MPI library"
+	not_ok "liblwm2.so has no NEEDED entry for an MPI library"
 else
-	tap OK "liblwm2.so has no NEEDED entry for an MPI library"
+	ok "liblwm2.so has no NEEDED entry for an MPI library"
 fi
 ${CC:-cc} -std=gnu11 -o "$W/nompi" "$T/mpi_nompi.c"
 if out=$(LD_PRELOAD=$LWM2_LIB LWM2_DIR=$W "$W/nompi"); then
-	tap OK "a program without MPI maps no MPI library under liblwm2 ($out)"
+	ok "a program without MPI maps no MPI library under liblwm2 ($out)"
 else
-	tap FAIL "a program without MPI maps no MPI library under liblwm2 ($out)"
+	not_ok "a program without MPI maps no MPI library under liblwm2 ($out)"
 fi
 rm -f "$W"/*.lwm2
 
@@ -90,11 +85,11 @@ run() {
 	esac
 	local rc=$?
 	if [ $rc -ne 0 ]; then
-		tap FAIL "$label: run (exit $rc)"
+		not_ok "$label: run (exit $rc)"
 		sed 's/^/# /' "$W/out" | head -20
 		return 1
 	fi
-	check "$W/rec" "$W/exp" "$label"
+	mpi_checks "$W/rec" "$W/exp" "$label"
 }
 
 # shellcheck disable=SC2034 # read through eval below
@@ -133,15 +128,15 @@ for impl in ompi mpich; do
 	$cc -std=gnu11 -shared -fPIC -o "$tool" "$T/mpi_other_tool.c"
 	run $impl 2 "$impl other tool first" "$tool:$LWM2_LIB" "$W/prog_$impl" p2p &&
 		if grep -q "other tool: MPI_Send calls [1-9]" "$W/out"; then
-			tap OK "$impl other tool first: the tool saw its calls"
+			ok "$impl other tool first: the tool saw its calls"
 		else
-			tap FAIL "$impl other tool first: the tool saw its calls"
+			not_ok "$impl other tool first: the tool saw its calls"
 		fi
 	run $impl 2 "$impl other tool after" "$LWM2_LIB:$tool" "$W/prog_$impl" p2p &&
 		if grep -q "other tool: MPI_Send calls [1-9]" "$W/out"; then
-			tap OK "$impl other tool after: the tool saw its calls"
+			ok "$impl other tool after: the tool saw its calls"
 		else
-			tap FAIL "$impl other tool after: the tool saw its calls"
+			not_ok "$impl other tool after: the tool saw its calls"
 		fi
 
 	# Fortran: mpif.h, the mpi module, mpi_f08
@@ -161,5 +156,4 @@ for impl in ompi mpich; do
 	done
 done
 
-echo "1..$n"
-[ $failed -eq 0 ]
+done_testing

@@ -19,21 +19,15 @@
 # of papi_busy probe) to play a host whose PAPI has no perf_event
 # component: every point must still pass or be skipped with the reason.
 set -u
+# shellcheck source=tests/tap.sh
+. "$(dirname "$0")/../../tests/tap.sh"
 
 : "${LWM2_LIB:?}" "${LWM2_BUILDDIR:?}" "${LWM2_SRCDIR:?}"
 T=$LWM2_SRCDIR/preload/test
 W=$(mktemp -d "${TMPDIR:-/tmp}/lwm2-papi.XXXXXX")
 trap 'rm -rf "$W"' EXIT
-n=0
-failed=0
-tap() { # tap OK|FAIL description
-	n=$((n + 1))
-	if [ "$1" = OK ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=$((failed + 1)); fi
-}
 # skip_because DESCRIPTION REASON: the reason alone after "# SKIP", so that
 # the suite's summary groups the points the host could not run by reason
-skip_because() { n=$((n + 1)); echo "ok $n - $1 # SKIP $2"; }
-check() { if eval "$1"; then tap OK "$2"; else tap FAIL "$2"; fi; }
 
 if ! ${CC:-cc} -std=gnu11 -I"$LWM2_SRCDIR/digest/lib" -o "$W/dump" "$T/papi_dump.c" \
 	"$LWM2_BUILDDIR/digest/.libs/liblwm2record.a" ||
@@ -148,11 +142,11 @@ for _ in 1 2 3; do
 	run short LWM2_SLICE=60 "LWM2_EVENTS=$EV" -- short
 	[ "$(cat "$W/short.out")" = "libpapi loaded: 0" ] && break
 done
-check '[ "$(cat "$W"/short.out)" = "libpapi loaded: 0" ]' \
+check_eval '[ "$(cat "$W"/short.out)" = "libpapi loaded: 0" ]' \
 	"a process that ends before the setup never loads libpapi"
 run_past_setup explicit "LWM2_EVENTS=$EV"
 if counting "events named in LWM2_EVENTS are counted"; then
-	check '[ "$(cat "$W"/explicit.out)" = "libpapi loaded: 1" ] && [ -z "$(val explicit missing_hwc)" ]' \
+	check_eval '[ "$(cat "$W"/explicit.out)" = "libpapi loaded: 1" ] && [ -z "$(val explicit missing_hwc)" ]' \
 		"events named in LWM2_EVENTS: the setup loads libpapi and counts ($(cat "$W"/explicit.out), $(val explicit missing_hwc))"
 fi
 
@@ -166,34 +160,34 @@ reason=$(val later missing_hwc)
 if [ -n "$reason" ]; then
 	case $reason in
 	"no hardware counters on this platform" | "hardware counters not permitted (perf_event_paranoid="*")")
-		tap OK "no counters here: the record says so plainly ($reason)"
-		check '[ "${cyc:-x}" = 0 ]' "and counts no cycles"
-		check '[ "$(cat "$W"/later.out)" = "libpapi loaded: 0" ]' \
+		ok "no counters here: the record says so plainly ($reason)"
+		check_eval '[ "${cyc:-x}" = 0 ]' "and counts no cycles"
+		check_eval '[ "$(cat "$W"/later.out)" = "libpapi loaded: 0" ]' \
 			"and never loads libpapi ($(cat "$W"/later.out))"
 		;;
 	"PAPI perf_event component disabled ("*")")
 		# The kernel has hardware events, but PAPI knows no PMU here:
 		# only PAPI could say so, so it was loaded.
 		case $papi_sw in
-		"perf_event component disabled: "*) tap OK "no counters here: the record says so plainly ($reason)" ;;
-		*) tap FAIL "no counters here: the record says so plainly ($reason, but PAPI says: $papi_sw)" ;;
+		"perf_event component disabled: "*) ok "no counters here: the record says so plainly ($reason)" ;;
+		*) not_ok "no counters here: the record says so plainly ($reason, but PAPI says: $papi_sw)" ;;
 		esac
-		check '[ "${cyc:-x}" = 0 ]' "and counts no cycles"
-		check '[ "$(cat "$W"/later.out)" = "libpapi loaded: 1" ]' \
+		check_eval '[ "${cyc:-x}" = 0 ]' "and counts no cycles"
+		check_eval '[ "$(cat "$W"/later.out)" = "libpapi loaded: 1" ]' \
 			"and PAPI was asked ($(cat "$W"/later.out))"
 		;;
 	*)
-		tap FAIL "no counters here: the record says so plainly ($reason)"
-		check '[ "${cyc:-x}" = 0 ]' "and counts no cycles"
+		not_ok "no counters here: the record says so plainly ($reason)"
+		check_eval '[ "${cyc:-x}" = 0 ]' "and counts no cycles"
 		;;
 	esac
 else
-	check '[ "${cyc:-0}" -gt 0 ] && [ "$(val later hwc_instructions)" -gt 0 ]' \
+	check_eval '[ "${cyc:-0}" -gt 0 ] && [ "$(val later hwc_instructions)" -gt 0 ]' \
 		"counters here: cycles and instructions counted"
-	check '[ "$(cat "$W"/later.out)" = "libpapi loaded: 1" ]' "counters here: libpapi loaded"
+	check_eval '[ "$(cat "$W"/later.out)" = "libpapi loaded: 1" ]' "counters here: libpapi loaded"
 	skip_because "no counters here: the record says so plainly" "this platform has hardware counters"
 fi
-check '[ -z "$(val later missing_posix)" ] && [ "$(cat "$W"/later.rc)" = 0 ]' \
+check_eval '[ -z "$(val later missing_posix)" ] && [ "$(cat "$W"/later.rc)" = 0 ]' \
 	"everything else works (exit status 0, POSIX group present)"
 
 # -- the counting path, with a software event in the cycles role -------------
@@ -208,23 +202,23 @@ soft_counted() {
 	local name=$1 label=${2:-} c cpu pct
 	c=$(val "$name" hwc_cycles)
 	cpu=$(val "$name" cpu_ns)
-	check '[ -z "$(val "$name" missing_hwc)" ] && [ "$(cat "$W/$name.rc")" = 0 ]' \
+	check_eval '[ -z "$(val "$name" missing_hwc)" ] && [ "$(cat "$W/$name.rc")" = 0 ]' \
 		"${label}software event accepted: no missing reason ($(val "$name" missing_hwc), rc $(cat "$W/$name.rc"))"
-	check '[ "${c:-0}" -gt 0 ] && [ "${cpu:-0}" -gt 0 ]' "${label}task-clock counted: ${c:-none} ns of ${cpu:-?} ns CPU"
+	check_eval '[ "${c:-0}" -gt 0 ] && [ "${cpu:-0}" -gt 0 ]' "${label}task-clock counted: ${c:-none} ns of ${cpu:-?} ns CPU"
 	if [ "${c:-0}" -gt 0 ] && [ "${cpu:-0}" -gt 0 ]; then
 		pct=$((c * 100 / cpu))
-		check '[ $pct -ge 70 ] && [ $pct -le 105 ]' \
+		check_eval '[ $pct -ge 70 ] && [ $pct -le 105 ]' \
 			"${label}all three threads summed: task-clock is $pct% of the process CPU time (70..105)"
 	else
-		tap FAIL "${label}all three threads summed"
+		not_ok "${label}all three threads summed"
 	fi
 }
 if counting "the counting path (software event in the cycles role)"; then
 	run soft LWM2_SLICE_MS=100 "LWM2_EVENTS=$EV" -- busy
 	soft_counted soft
-	check '[ "$(val soft hwc_instructions)" = 0 ] && [ "$(val soft hwc_llc_misses)" = 0 ]' \
+	check_eval '[ "$(val soft hwc_instructions)" = 0 ] && [ "$(val soft hwc_llc_misses)" = 0 ]' \
 		"roles left out count nothing"
-	check '[ "$(val soft nslices)" -ge 2 ]' "the series has slices ($(val soft nslices))"
+	check_eval '[ "$(val soft nslices)" -ge 2 ]' "the series has slices ($(val soft nslices))"
 fi
 
 # -- a one-second program under the default 60 s slice --------------------------
@@ -232,7 +226,7 @@ if counting "a 1 s program is counted before any slice ends"; then
 	run early LWM2_EVENTS=cycles=perf::TASK-CLOCK -- spin1
 	c=$(val early hwc_cycles)
 	cpu=$(val early cpu_ns)
-	check '[ "${c:-0}" -gt 0 ] && [ -z "$(val early missing_hwc)" ] && [ "$(cat "$W"/early.rc)" = 0 ]' \
+	check_eval '[ "${c:-0}" -gt 0 ] && [ -z "$(val early missing_hwc)" ] && [ "$(cat "$W"/early.rc)" = 0 ]' \
 		"a 1 s program is counted before any slice ends: ${c:-none} ns of ${cpu:-?} ns CPU"
 fi
 
@@ -248,7 +242,7 @@ case ${LWM2_SANITIZER:-no} in
 	;;
 *)
 	run fork LWM2_SLICE_MS=1 "LWM2_EVENTS=$EV" -- fork
-	check '[ "$(cat "$W"/fork.rc)" = 0 ] && [ "$(cat "$W"/fork.out)" = "forks: 200 ok" ]' \
+	check_eval '[ "$(cat "$W"/fork.rc)" = 0 ] && [ "$(cat "$W"/fork.out)" = "forks: 200 ok" ]' \
 		"200 forks under 1 ms slices while threads come and go ($(cat "$W"/fork.out), rc $(cat "$W"/fork.rc))"
 	;;
 esac
@@ -256,7 +250,7 @@ esac
 # reading must not attach it (attaching takes the module's lock again).
 if counting "exit() from an unattached thread ends the process with the counts"; then
 	run rawexit "LWM2_EVENTS=$EV" -- rawexit
-	check '[ "$(cat "$W"/rawexit.rc)" = 0 ] && [ "$(val rawexit hwc_cycles)" -gt 0 ]' \
+	check_eval '[ "$(cat "$W"/rawexit.rc)" = 0 ] && [ "$(val rawexit hwc_cycles)" -gt 0 ]' \
 		"exit() from an unattached thread ends the process with the counts (rc $(cat "$W"/rawexit.rc))"
 fi
 
@@ -267,28 +261,28 @@ fi
 if counting "the program that starts PAPI while lwm2 counts"; then
 	run app LWM2_SLICE_MS=100 "LWM2_EVENTS=$EV" -- papi-late
 	if [ "$papi_sw" = ok ]; then
-		check '[ "$(cat "$W"/app.out)" = "app measured: plausible" ] && [ "$(cat "$W"/app.rc)" = 0 ]' \
+		check_eval '[ "$(cat "$W"/app.out)" = "app measured: plausible" ] && [ "$(cat "$W"/app.rc)" = 0 ]' \
 			"the program's own PAPI works under lwm2 ($(cat "$W"/app.out))"
 	else
 		skip_because "the program's own PAPI works under lwm2" "$no_papi_sw"
 	fi
-	check '[ "$(val app missing_hwc)" = "the application uses PAPI itself" ]' \
+	check_eval '[ "$(val app missing_hwc)" = "the application uses PAPI itself" ]' \
 		"the record says the application used PAPI itself ($(val app missing_hwc))"
 	# shellcheck disable=SC2034 # read inside check's quoted condition
 	rt=$(val app runtimes)
-	check '[ $(( ${rt:-0} & 128 )) -ne 0 ]' "the PAPI runtime flag is set"
+	check_eval '[ $(( ${rt:-0} & 128 )) -ne 0 ]' "the PAPI runtime flag is set"
 	"$W/busy" papi >"$W/app-ref.out" 2>&1
-	check 'cmp -s "$W/app.out" "$W/app-ref.out"' "same output as without lwm2 ($(cat "$W"/app.out))"
+	check_eval 'cmp -s "$W/app.out" "$W/app-ref.out"' "same output as without lwm2 ($(cat "$W"/app.out))"
 fi
 
 # -- the application starts PAPI at once ------------------------------------------
 # Most likely before the setup, possibly during or after it on a loaded
 # machine: every order must end the same way.
 run appfirst LWM2_SLICE=60 "LWM2_EVENTS=$EV" -- papi
-check '[ "$(val appfirst missing_hwc)" = "the application uses PAPI itself" ]' \
+check_eval '[ "$(val appfirst missing_hwc)" = "the application uses PAPI itself" ]' \
 	"PAPI used at once: lwm2 stays out of its way ($(val appfirst missing_hwc))"
 if [ "$papi_sw" = ok ]; then
-	check '[ "$(cat "$W"/appfirst.out)" = "app measured: plausible" ]' \
+	check_eval '[ "$(cat "$W"/appfirst.out)" = "app measured: plausible" ]' \
 		"PAPI used at once: the program measures ($(cat "$W"/appfirst.out))"
 else
 	skip_because "PAPI used at once: the program measures" "$no_papi_sw"
@@ -318,10 +312,10 @@ else
 			why="PAPI perf_event component disabled ($(sed -n 's/^papi task-clock: perf_event component disabled: \(Error \)\{0,1\}//p' "$W/probe-off.out" | cut -c1-50))"
 		HW=perf::PERF_COUNT_HW_CPU_CYCLES
 		run_past_setup nopmu "${nopmu[@]}" "LWM2_EVENTS=cycles=$HW"
-		check '[ "$(val nopmu missing_hwc)" = "event $HW not available: $why" ] && [ "$(cat "$W"/nopmu.rc)" = 0 ]' \
+		check_eval '[ "$(val nopmu missing_hwc)" = "event $HW not available: $why" ] && [ "$(cat "$W"/nopmu.rc)" = 0 ]' \
 			"without PAPI's perf_event component, the record names the event and why ($(val nopmu missing_hwc))"
 		"$LWM2_BUILDDIR/digest/lwm2" merge --digest "$W/nopmu" >"$W/nopmu.json" 2>&1
-		check 'grep -qF "not measured: event $HW not available: $why" "$W/nopmu.json"' \
+		check_eval 'grep -qF "not measured: event $HW not available: $why" "$W/nopmu.json"' \
 			"and the digest says the same"
 		if counting "without PAPI's perf_event component, the software event is counted"; then
 			run softnopmu "${nopmu[@]}" LWM2_SLICE_MS=100 "LWM2_EVENTS=$EV" -- busy
@@ -334,13 +328,12 @@ fi
 
 # -- switched off, mistyped -----------------------------------------------------
 run off LWM2_SLICE_MS=100 LWM2_EVENTS=none -- sleep
-check '[ "$(val off missing_hwc)" = "switched off (LWM2_EVENTS=none)" ] && [ "$(cat "$W"/off.out)" = "libpapi loaded: 0" ]' \
+check_eval '[ "$(val off missing_hwc)" = "switched off (LWM2_EVENTS=none)" ] && [ "$(cat "$W"/off.out)" = "libpapi loaded: 0" ]' \
 	"LWM2_EVENTS=none: no PAPI at all, and the record says why"
 run bad LWM2_SLICE_MS=100 LWM2_EVENTS=cycels=PAPI_TOT_CYC -- sleep
 case "$(val bad missing_hwc)" in
-"bad LWM2_EVENTS: unknown role cycels") tap OK "a mistyped LWM2_EVENTS is reported, not ignored" ;;
-*) tap FAIL "a mistyped LWM2_EVENTS is reported, not ignored ($(val bad missing_hwc))" ;;
+"bad LWM2_EVENTS: unknown role cycels") ok "a mistyped LWM2_EVENTS is reported, not ignored" ;;
+*) not_ok "a mistyped LWM2_EVENTS is reported, not ignored ($(val bad missing_hwc))" ;;
 esac
 
-echo "1..$n"
-[ $failed -eq 0 ]
+done_testing

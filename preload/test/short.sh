@@ -1,4 +1,4 @@
-#!/bin/sh
+#!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 # What short processes cost and leave: a shell loop of 10,000 commands is
 # counted exactly (processes, bytes) in a bounded step directory; a fork
@@ -6,6 +6,8 @@
 # long-lived process killed by SIGKILL keeps a record at most a slice old.
 # The step directory is merged with `lwm2 merge`, as the SPANK plugin does.
 set -u
+# shellcheck source=tests/tap.sh
+. "$(dirname "$0")/../../tests/tap.sh"
 : "${LWM2_LIB:?}" "${LWM2_BUILDDIR:?}"
 APP=$LWM2_BUILDDIR/preload/test/app
 DUMP=$LWM2_BUILDDIR/preload/test/recdump
@@ -18,20 +20,13 @@ unset LWM2_PARENT
 unset LWM2_SHORT_MS
 export LC_ALL=C
 case ${LWM2_SANITIZER:-no} in
-*address*|*thread*) echo "1..0 # SKIP preloading into uninstrumented programs under -fsanitize"; exit 0 ;;
+*address*|*thread*) skip_all "preloading into uninstrumented programs under -fsanitize" ;;
 esac
 for p in bash python3 cat; do
-	command -v $p >/dev/null || { echo "1..0 # SKIP $p not installed"; exit 0; }
+	command -v $p >/dev/null || { skip_all "$p not installed"; }
 done
-[ -x "$LWM2" ] || { echo "1..0 # SKIP lwm2 not built"; exit 0; }
+[ -x "$LWM2" ] || { skip_all "lwm2 not built"; }
 
-n=0
-failed=0
-check() { # check DESCRIPTION COMMAND...: one TAP line
-	d=$1; shift
-	n=$((n + 1))
-	if "$@"; then echo "ok $n - $d"; else echo "not ok $n - $d"; failed=1; fi
-}
 eq() { [ "$1" = "$2" ] || { echo "# got [$1], want [$2]"; return 1; }; }
 le() { [ "$1" -le "$2" ] || { echo "# got $1, want at most $2"; return 1; }; }
 newcase() { D=$(mktemp -d "$tmp/case.XXXXXX"); }
@@ -159,5 +154,4 @@ newcase
 LWM2_ROOT_PPID=$$ run "$APP" busy 1 1 >/dev/null
 check "a task keeps a record of its own however short" eq "$(find "$D" -name '*.lwm2' | wc -l)" 1
 
-echo "1..$n"
-exit $failed
+done_testing

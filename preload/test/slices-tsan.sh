@@ -1,21 +1,22 @@
-#!/bin/sh
+#!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 # test/slices.c under ThreadSanitizer: the core objects and the test built
 # with -fsanitize=thread; any data race between the counting threads and
 # the heartbeat fails the run (TSan exits 66 on a report).
 set -u
+# shellcheck source=tests/tap.sh
+. "$(dirname "$0")/../../tests/tap.sh"
 src=${LWM2_SRCDIR:?}
 cc=${CC:-cc}
 tmp=$(mktemp -d /tmp/lwm2-tsan-XXXXXX) || exit 99
 trap 'rm -rf "$tmp"' EXIT
 
 case ${LWM2_SANITIZER:-no} in
-*address*|*thread*) echo "1..0 # SKIP the tree is built with -fsanitize=$LWM2_SANITIZER"; exit 0 ;;
+*address*|*thread*) skip_all "the tree is built with -fsanitize=$LWM2_SANITIZER" ;;
 esac
 if ! echo 'int main(void){return 0;}' >"$tmp/t.c" ||
    ! $cc -fsanitize=thread "$tmp/t.c" -o "$tmp/t" 2>/dev/null || ! "$tmp/t"; then
-	echo "1..0 # SKIP $cc cannot build or run -fsanitize=thread programs here"
-	exit 0
+	skip_all "$cc cannot build or run -fsanitize=thread programs here"
 fi
 p=$src/preload
 if ! $cc -std=gnu11 -g -O1 -fsanitize=thread -fvisibility=hidden -DLWM2_NO_INTERPOSE \
@@ -23,8 +24,8 @@ if ! $cc -std=gnu11 -g -O1 -fsanitize=thread -fvisibility=hidden -DLWM2_NO_INTER
 	"$p/test/slices.c" "$p/clock.c" "$p/core.c" "$p/heartbeat.c" "$p/identity.c" "$p/modules.c" \
 	"$p/process.c" "$p/rank_file.c" "$p/sampling.c" "$p/summary.c" "$p/thread.c" "$src/digest/lib/record.c" \
 	-o "$tmp/slices-tsan" -ldl -lpthread -lrt 2>"$tmp/cc.log"; then
-	echo "1..1"
-	echo "not ok 1 - the ThreadSanitizer build of the slice test compiles"
+	plan 1
+	not_ok "the ThreadSanitizer build of the slice test compiles"
 	sed 's/^/# /' "$tmp/cc.log"
 	exit 1
 fi

@@ -48,8 +48,7 @@ for i in $(seq 1 150); do
 done
 if [ -n "$stepd" ]; then
 	tasks=$(pgrep -P "$stepd" | tr '\n' ' ')
-	kill -KILL "$stepd"
-	ok "slurmstepd of step $kjob.0 killed"
+	check "slurmstepd of step $kjob.0 killed" kill -KILL "$stepd"
 	# the tasks it leaves behind, and the job, go too
 	for t in $tasks; do kill -KILL "$t" 2>/dev/null; done
 	scancel "$kjob"
