@@ -130,7 +130,7 @@ static int cmp_end(const void *a, const void *b)
 
 static void cell(char *b, size_t len, double v, const char *fmt)
 {
-	if (isfinite(v))
+	if (isfinite(v) && fmt)
 		snprintf(b, len, fmt, v);
 	else
 		snprintf(b, len, "-");
