@@ -146,7 +146,7 @@ static void check_job(struct run *R, uint64_t id)
 	bool *mpi = NULL;
 	int64_t wstart = INT64_MAX, wend = 0;
 	enum lwm2_live_verdict v;
-	bool judged, lasting;
+	bool judged, lasting, standing;
 	json_object *line;
 
 	if (lwm2_live_job_get(id, NULL, &j, err, sizeof(err)) != 0)
@@ -248,7 +248,12 @@ static void check_job(struct run *R, uint64_t id)
 		ju_add(line, "for_s", json_object_new_int64(wend - tr.since));
 	if (*err)
 		ju_add(line, "error", json_object_new_string(err));
-	if (lasting) {
+	/* A look that judged nothing (a record that did not move since the
+	 * last run, a node that did not answer) leaves a job already
+	 * noticed flagged as it was: it is not news, and no new notice goes
+	 * out on it. */
+	standing = !judged && tr.verdict != LWM2_VERDICT_NONE && geti(js, "noticed");
+	if (lasting || standing) {
 		int64_t noticed = geti(js, "noticed");
 		json_object *users = ju_get(R->state, "users", json_type_object);
 		int64_t umail = geti(users, j.user);
@@ -268,7 +273,11 @@ static void check_job(struct run *R, uint64_t id)
 		         c->cancel ? "If it stays so, the site's policy cancels it after the "
 		                     "notice period (WatchCancelAfter).\n"
 		                   : "");
-		if (!noticed || R->now - noticed >= (int64_t)c->job_interval_s) {
+		if (noticed && R->now - noticed < (int64_t)c->job_interval_s) {
+			ju_add(line, "notice", json_object_new_string("held (job interval)"));
+		} else if (standing) {
+			ju_add(line, "notice", json_object_new_string("held (no fresh look)"));
+		} else {
 			const char *how = "report";
 			if (c->action == LWM2_WATCH_LOG && !R->dry) {
 				syslog(LOG_WARNING, "%s (for %" PRId64 " s)", subject,
@@ -295,13 +304,12 @@ static void check_job(struct run *R, uint64_t id)
 				json_object_object_add(js, "noticed",
 				                       json_object_new_int64(R->now));
 			ju_add(line, "notice", json_object_new_string(how));
-		} else {
-			ju_add(line, "notice", json_object_new_string("held (job interval)"));
 		}
 		/* cancelled only once the owner was told, by mail, and had
 		 * WatchCancelAfter seconds to act */
 		noticed = geti(js, "mailed");
-		if (c->cancel && noticed && R->now - noticed >= (int64_t)c->cancel_after_s) {
+		if (c->cancel && !standing && noticed &&
+		    R->now - noticed >= (int64_t)c->cancel_after_s) {
 			if (R->dry) {
 				ju_add(line, "cancel", json_object_new_string("due"));
 			} else if (slurm_kill_job((uint32_t)id, SIGKILL, 0) == 0) {

@@ -132,7 +132,9 @@ static void drop_jobs(struct lwm2_grid *g, size_t k, size_t x)
 		struct lwm2_gjob jb = g->jobs[j];
 		if (j < k || j == x)
 			continue;
-		memmove(&g->cells[cw], &g->cells[jb.first], jb.n * sizeof(*g->cells));
+		/* A job without cells may come with no cell array at all. */
+		if (jb.n)
+			memmove(&g->cells[cw], &g->cells[jb.first], jb.n * sizeof(*g->cells));
 		for (size_t c = 0; c < jb.n; c++)
 			g->cells[cw + c].job = (uint32_t)w;
 		jb.first = cw;
