@@ -6,9 +6,12 @@
 #
 #   lammps-cluster.sh BUILD INPUT STEPS RUNS OUTDIR
 #
-# Alternates `srun -N1 -n2 --mpi=pmix --lwm2=print lmp` and the same with
-# --lwm2=off, RUNS times each, as the unprivileged test user.  Writes the
-# wall milliseconds of each run to OUTDIR/with and OUTDIR/without, the
+# Alternates `srun -N1 -n2 --mpi=pmix --lwm2=print lmp`, the same with
+# --lwm2=off, and the same again watched by its owner with `lwm2 top -d 2`
+# (what a user keeps open in a terminal), RUNS times each, as the
+# unprivileged test user.  Writes the wall milliseconds of each run to
+# OUTDIR/with, OUTDIR/without and OUTDIR/watched (empty when the lwm2
+# command is not built: BUILD/digest/lwm2), the
 # step digest srun printed last to OUTDIR/digest.txt and its signed node
 # record from the spool to OUTDIR/node.lwm2node.  Exits 77 with the
 # reason on stderr when the cluster cannot be had here.
@@ -45,6 +48,11 @@ chmod 755 "$libdir"
 install -m 755 "$build/spank/.libs/spank_lwm2.so" "$libdir/spank_lwm2.so"
 install -m 755 "$build/preload/.libs/liblwm2.so" "$libdir/liblwm2.so"
 install -d -m 755 "$libdir/spool"
+sides="with without"
+if [ -x "$build/digest/lwm2" ]; then
+	install -m 755 "$build/digest/lwm2" "$libdir/lwm2"
+	sides="with without watched"
+fi
 export LWM2_PLUGSTACK="optional $libdir/spank_lwm2.so lib=$libdir/liblwm2.so basedir=$libdir/run spool=$libdir/spool"
 trap 'rm -rf "$libdir"' EXIT
 cluster_up >&2
@@ -52,23 +60,41 @@ cluster_up >&2
 trap 'cluster_down; rm -rf "$libdir"' EXIT
 
 work=$TESTDIR/$TEST_USER
+printf 'BaseDir=%s\nSlurmConf=%s\n' "$libdir/run" "$LWM2_CLUSTER_DIR/etc/slurm.conf" >"$libdir/lwm2.conf"
+chmod 644 "$libdir/lwm2.conf"
 install -m 644 "$input" "$work/in.melt"
 chown "$TEST_USER" "$work/in.melt"
 : >"$outdir/with"
 : >"$outdir/without"
+: >"$outdir/watched"
 # One node, both ranks on it: shared memory works inside one virtual node.
 ompi=OMPI_MCA_btl=self,vader,OMPI_MCA_btl_vader_single_copy_mechanism=none,OMPI_MCA_mpi_yield_when_idle=1
 for ((i = 0; i < runs; i++)); do
-	for side in with without; do
+	for side in $sides; do
 		mode=print
 		[ "$side" = without ] && mode=off
 		t0=$(date +%s%N)
-		if ! as_user timeout 900 srun -N1 -n2 --mpi=pmix --lwm2=$mode --export="ALL,$ompi" \
-			lmp -in in.melt -var x 16 -var steps "$steps" -log none -screen none \
-			>"$outdir/srun.out" 2>"$outdir/srun.err"; then
+		as_user timeout 900 srun -N1 -n2 --mpi=pmix --lwm2=$mode --job-name="lwm2-bench-$side" \
+			--export="ALL,$ompi" lmp -in in.melt -var x 16 -var steps "$steps" -log none -screen none \
+			>"$outdir/srun.out" 2>"$outdir/srun.err" &
+		srun_pid=$!
+		if [ "$side" = watched ]; then
+			# the owner's lwm2 top from the moment the job runs; it ends
+			# by itself with the job
+			job=
+			for ((j = 0; j < 300; j++)); do
+				job=$(squeue -h -t R -n lwm2-bench-watched -o %i 2>/dev/null | head -n 1)
+				[ -n "$job" ] && break
+				sleep 0.1
+			done
+			[ -n "$job" ] && as_user env LWM2_CONF="$libdir/lwm2.conf" timeout 900 \
+				"$libdir/lwm2" top --json -d 2 -j "$job" >"$outdir/top.json" 2>&1 &
+		fi
+		if ! wait "$srun_pid"; then
 			skip "srun failed: $(tail -n 3 "$outdir/srun.err" | tr '\n' ' ')"
 		fi
 		t1=$(date +%s%N)
+		wait
 		echo $(((t1 - t0) / 1000000)) >>"$outdir/$side"
 		[ "$side" = with ] && cp "$outdir/srun.err" "$outdir/digest.txt"
 	done

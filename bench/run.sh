@@ -570,6 +570,8 @@ bench_lammps() {
 		cp "$work/lc/with" "$work/lammps_with"
 		cp "$work/lc/without" "$work/lammps_without"
 		cp "$work/lc/digest.txt" "$work/lammps.txt"
+		cp "$work/lc/watched" "$work/lammps_watched" 2>/dev/null || true
+		cp "$work/lc/top.json" "$work/lammps_top.json" 2>/dev/null || true
 		if [ -s "$work/lc/node.lwm2node" ] && command -v python3 >/dev/null; then
 			# "lwm2-node 1 CRED_LEN RECORD_LEN", the credential, the record.
 			calls=$(python3 -c '
@@ -618,6 +620,19 @@ print(c["mpi_p2p_calls"] + c["mpi_coll_calls"], c["mpi_p2p_bytes_sent"] + c["mpi
 		"$(calc "$w / 1000" 2) s" "$(calc "$b / 1000" 2) s" "$(calc "($w / $b - 1) * 100" 2)" % 1 \
 		"with $(range <"$work/lammps_with") ms, without $(range <"$work/lammps_without") ms; digest: processes $procs, MPI time avg $mpi$callnote"
 	cp "$work/lammps.txt" "${out%.json}.lammps-digest.txt" 2>/dev/null || true
+	# The same job again while its owner keeps `lwm2 top -d 2` open: each
+	# frame asks every node's slurmd for the records so far (issue goal:
+	# at most 1 % more wall time while watched).
+	if [ -s "$work/lammps_watched" ]; then
+		local v frames
+		v=$(median <"$work/lammps_watched")
+		frames=$(grep -c '"job_id"' "$work/lammps_top.json" 2>/dev/null || true)
+		row lammps_watched "LAMMPS LJ melt, 2 ranks, watched by lwm2 top -d 2 vs unwatched" \
+			"$(calc "$v / 1000" 2) s" "$(calc "$w / 1000" 2) s" "$(calc "($v / $w - 1) * 100" 2)" % 1 \
+			"watched $(range <"$work/lammps_watched") ms, unwatched (--lwm2=print) $(range <"$work/lammps_with") ms; ${frames:-0} frames in the last watched run"
+	elif [ "$how" != "${how#srun}" ]; then
+		notrow lammps_watched "LAMMPS, 2 ranks, watched by lwm2 top" % 1 "no watched run ($(tail -n 1 "$work/lc.log"))"
+	fi
 }
 
 # ---------------------------------------------------------------- output

@@ -83,7 +83,8 @@ static json_object *frame(json_object *docs, const char *err, const struct lwm2_
 	size_t nrec = 0, nd = docs ? json_object_array_length(docs) : 0;
 	struct prev cur = {0};
 	int64_t t = now_ns();
-	hostlist_t hl = slurm_hostlist_create(j->nodes);
+	/* struct hostlist *: 22.05 spells it hostlist_t, 24.11 hostlist_t * */
+	struct hostlist *hl = slurm_hostlist_create(j->nodes);
 	char *h;
 
 	ju_add(out, "job_id", ju_u64(j->job_id));

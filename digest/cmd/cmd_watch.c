@@ -320,7 +320,7 @@ static void check_job(struct run *R, uint64_t id)
 				R->cancelled++;
 			} else {
 				ju_add(line, "cancel",
-				       json_object_new_string(slurm_strerror(slurm_get_errno())));
+				       json_object_new_string(slurm_strerror(errno)));
 			}
 		}
 	} else if (tr.verdict == LWM2_VERDICT_NONE) {

@@ -228,7 +228,7 @@ int lwm2_live_job_get(uint64_t job_id, const char *step_filter, struct lwm2_live
 	if (job_id > UINT32_MAX || slurm_load_job(&jm, (uint32_t)job_id, SHOW_DETAIL) != 0 || !jm ||
 	    jm->record_count < 1) {
 		snprintf(err, errlen, "job %" PRIu64 ": %s", job_id,
-		         slurm_strerror(slurm_get_errno()));
+		         slurm_strerror(errno));
 		if (jm)
 			slurm_free_job_info_msg(jm);
 		return -1;
@@ -289,7 +289,7 @@ int lwm2_live_running_jobs(uint64_t **ids, size_t *n, char *err, size_t errlen)
 	*ids = NULL;
 	*n = 0;
 	if (slurm_load_jobs(0, &jm, SHOW_ALL) != 0 || !jm) {
-		snprintf(err, errlen, "couldn't list jobs: %s", slurm_strerror(slurm_get_errno()));
+		snprintf(err, errlen, "couldn't list jobs: %s", slurm_strerror(errno));
 		return -1;
 	}
 	*ids = calloc(jm->record_count + 1, sizeof(**ids));
