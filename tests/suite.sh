@@ -363,9 +363,7 @@ stage_slurm24() {
 # depend on the Slurm version.
 integration24_skip="t-cluster-mpi.sh t-mpi-srun.sh"
 # Known not to hold on 24.11 yet, each with why (shown in the skip summary).
-declare -A integration24_known=(
-	[t-jobcomp-durable.sh]="a digest queued while slurmdbd hangs does not reach AdminComment after slurmctld's restart on 24.11 yet"
-)
+declare -A integration24_known=()
 
 stage_integration24() {
 	local dir=$work/build-slurm24 cluster=$work/cluster24 t log rc prefix

@@ -83,7 +83,24 @@ stopped=0
 check "after the restart: job $a in the log" wait_line "$a"
 check "and job $b" wait_line "$b"
 check "job $a's digest reaches AdminComment" wait_digest "$a" 60
-check "and job $b's" wait_digest "$b" 60
+# AdminComment lives on the job's accounting row, which slurmctld sends to
+# slurmdbd itself.  Killed with job $b's start and end still in its queue
+# for the hung slurmdbd, Slurm 24.11 comes back without resending them: the
+# job has no row at all (sacct -j $b is empty), and its digest stays in the
+# log alone.  Where the row exists, the digest must reach it.
+has_row() {
+	local i
+	for ((i = 0; i < 40; i++)); do
+		[ -n "$(sacct -n -X -P -j "$1" -o JobID 2>/dev/null)" ] && return 0
+		sleep 0.5
+	done
+	return 1
+}
+if has_row "$b"; then
+	check "and job $b's" wait_digest "$b" 60
+else
+	skip_because "and job $b's" "Slurm $(sinfo -V | awk '{ print $2 }') kept no accounting row of job $b (slurmctld killed while slurmdbd hung); its digest is in the log"
+fi
 
 # --- srun true && kill -9 slurmctld, five times.  slurmctld may not have
 # saved the job (nor the next job id) when it is killed: it comes back
