@@ -677,6 +677,40 @@ static void on_exit_hook(int status, void *arg)
 	lwm2_heartbeat_stop();
 }
 
+/* The end of a program the library stepped aside for: its record with the
+ * times, CPU and exit status, and nothing counted.  The record's file is
+ * named by the process id, so only the process itself writes it. */
+static void aside_exit_hook(int status, void *arg)
+{
+	(void)arg;
+	/* A child of fork inherits the hook, not the record: the program's
+	 * own process is the one that says why. */
+	if (lwm2_raw_getpid() != lwm2_p.pid)
+		return;
+	lwm2_lock();
+	lwm2_rank_file_write(LWM2_END_EXIT, status, 0);
+	lwm2_unlock();
+}
+
+/*
+ * A program built with a sanitizer runs as without lwm2: no wrapper counts
+ * (lwm2_on stays 0, every wrapper goes straight to the real call), no
+ * thread, no timer, no signal handler.  It still leaves a record at its
+ * normal end, so the digest counts the process, its time and exit status,
+ * and says why it has no other figures.
+ */
+static void step_aside(const char *exe, const char *san)
+{
+	char why[LWM2_REASON_LEN];
+
+	lwm2_debug("lwm2: start: not measuring %s: it is built with %s", exe, san);
+	snprintf(why, sizeof(why), "the program is built with %s: lwm2 stepped aside", san);
+	for (int g = 0; g < LWM2_NGROUPS; g++)
+		lwm2_group_missing((enum lwm2_group)g, why);
+	lwm2_p.img->flags |= LWM2_F_ASIDE;
+	on_exit(aside_exit_hook, NULL);
+}
+
 /*
  * Whether a measured process started this one.  LWM2_PARENT is "PID.M",
  * set by every measured image: PID its process, M whether that process had
@@ -718,10 +752,7 @@ __attribute__((constructor)) static void lwm2_init(void)
 	exe[n > 0 ? n : 0] = '\0';
 	if (is_slurm_client(exe))
 		return;
-	if ((san = sanitizer_runtime())) {
-		lwm2_debug("lwm2: start: not measuring %s: it is built with %s", exe, san);
-		return;
-	}
+	san = sanitizer_runtime();
 	if (mode && *mode && strcmp(mode, "on") != 0 && strcmp(mode, "print") != 0)
 		lwm2_debug("lwm2: start: couldn't use LWM2_MODE=%s: expected on, off or print; "
 		           "measuring",
@@ -759,6 +790,10 @@ __attribute__((constructor)) static void lwm2_init(void)
 		return;
 	}
 	fill_identity(exe);
+	if (san) {
+		step_aside(exe, san);
+		return;
+	}
 #ifdef LWM2_NO_INTERPOSE
 	lwm2_real_pthread_create = pthread_create;
 #else

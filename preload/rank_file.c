@@ -275,7 +275,8 @@ static void fill_process_fields(enum lwm2_end how, int status, int sig)
 static bool is_short(const struct lwm2_rank_record *r)
 {
 	return lwm2_p.short_ns && !lwm2_p.root && !lwm2_p.written_once &&
-	       !(r->flags & (LWM2_F_MPI | LWM2_F_IO_URING | LWM2_F_MMAP_WRITE | LWM2_F_PARTIAL)) &&
+	       !(r->flags & (LWM2_F_MPI | LWM2_F_IO_URING | LWM2_F_MMAP_WRITE | LWM2_F_PARTIAL |
+	                     LWM2_F_ASIDE)) &&
 	       lwm2_p.threads_total <= 1 && r->end_ns >= r->start_ns &&
 	       (uint64_t)(r->end_ns - r->start_ns) < lwm2_p.short_ns;
 }

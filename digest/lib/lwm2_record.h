@@ -147,6 +147,7 @@ enum lwm2_record_flag {
 	LWM2_F_IO_URING = 1u << 9,     /* set up an io_uring: its I/O is not counted */
 	LWM2_F_MMAP_WRITE = 1u << 10,  /* mapped a file shared and writable: stores are unseen */
 	LWM2_F_SUMMARY = 1u << 11,     /* node records: short processes of one executable */
+	LWM2_F_ASIDE = 1u << 12,       /* built with a sanitizer: nothing counted (reasons) */
 };
 
 /* Metric groups that can be missing; the reasons are text in the record. */

@@ -66,6 +66,7 @@ json_object *lwm2_record_to_json(const struct lwm2_rank_record *r)
 	FLAG(LWM2_F_COARSENED, "coarsened")
 	FLAG(LWM2_F_IO_URING, "io_uring")
 	FLAG(LWM2_F_MMAP_WRITE, "mmap_write")
+	FLAG(LWM2_F_ASIDE, "aside")
 #undef FLAG
 	ju_add(o, "flag_names", a);
 	m = json_object_new_object();

@@ -160,7 +160,18 @@ if gcc -fsanitize=address -o "$BIN/asan" "$BIN/asan.c" 2>/dev/null; then
 	rc=$?
 	is "$rc $JOB_OUT" "0 asan 7" "a program built with AddressSanitizer runs under lwm2"
 	[ "$rc" -eq 0 ] || diag "$JOB_OUT"
+	# lwm2 stepped aside for it: its node record counts the process and
+	# says why it has no figures
+	job=$(find "$SPOOL" -mindepth 1 -maxdepth 1 -name '[0-9]*' -printf '%f\n' | sort -n | tail -n 1)
+	f=$(find "$SPOOL/$job" -name '0.*.lwm2node' 2>/dev/null | head -n 1)
+	if [ -n "$f" ]; then
+		is "$(node_field "$f" "sum(1 for p in r['procs'] if 'built with AddressSanitizer' in json.dumps(p.get('reasons', {})))")" 1 \
+			"its node record (job $job) counts it and says why it has no figures"
+	else
+		not_ok "its node record counts it and says why it has no figures (no node record of job $job)"
+	fi
 else
+	skip "no AddressSanitizer runtime to build with"
 	skip "no AddressSanitizer runtime to build with"
 fi
 
