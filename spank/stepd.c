@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "contexts.h"
+#include "fileio.h"
 #include "fsutil.h"
 #include "lwm2_digest.h"
 #include "lwm2_env.h"
