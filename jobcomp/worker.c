@@ -35,6 +35,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fileio.h"
 #include "grid.h"
 #include "lwm2_digest.h"
 #include "lwm2_history.h"
@@ -389,7 +390,7 @@ static int append_line(const char *path, const char *text)
 		return -1;
 	if (fstat(fd, &st) < 0)
 		goto fail;
-	if (lwm2_jc_write_all(fd, text, len) < 0 || lwm2_jc_write_all(fd, "\n", 1) < 0 ||
+	if (lwm2_write_all(fd, text, len) < 0 || lwm2_write_all(fd, "\n", 1) < 0 ||
 	    fdatasync(fd) < 0) {
 		saved = errno;
 		if (ftruncate(fd, st.st_size) < 0) {

@@ -28,6 +28,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cmd_io.h"
+#include "fileio.h"
 #include "jsonutil.h"
 #include "logscan.h"
 #include "lwm2_cmds.h"
@@ -95,45 +97,6 @@ static int parse_jobarg(const char *s, int64_t *job, int64_t *task)
 	return 0;
 }
 
-static char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "re");
-	char *buf = NULL;
-	size_t cap = 0, n = 0;
-
-	if (!f)
-		return NULL;
-	for (;;) {
-		size_t r;
-
-		if (n + 1 >= cap) {
-			char *nb;
-
-			if (cap >= LWM2_DIGEST_TEXT_MAX) {
-				errno = EFBIG;
-				break;
-			}
-			cap = cap ? cap * 2 : 65536;
-			if (!(nb = realloc(buf, cap)))
-				break;
-			buf = nb;
-		}
-		r = fread(buf + n, 1, cap - n - 1, f);
-		n += r;
-		if (r == 0) {
-			if (ferror(f))
-				break;
-			fclose(f);
-			buf[n] = '\0';
-			*len = n;
-			return buf;
-		}
-	}
-	fclose(f);
-	free(buf);
-	return NULL;
-}
-
 struct lookup {
 	struct side *s[2];
 };
@@ -182,7 +145,7 @@ static json_object *from_accounting(struct side *s)
 	int p[2];
 	pid_t pid;
 	char *buf = NULL;
-	size_t n = 0, cap = 0;
+	size_t n = 0;
 	int status;
 	json_object *arr, *d = NULL;
 
@@ -205,30 +168,11 @@ static json_object *from_accounting(struct side *s)
 		_exit(127);
 	}
 	close(p[1]);
-	for (;;) {
-		ssize_t r;
-
-		if (n + 1 >= cap) {
-			char *nb =
-			    cap < LWM2_DIGEST_TEXT_MAX ? realloc(buf, cap ? cap * 2 : 65536) : NULL;
-
-			if (!nb)
-				break;
-			buf = nb;
-			cap = cap ? cap * 2 : 65536;
-		}
-		r = read(p[0], buf + n, cap - n - 1);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		n += (size_t)r;
-	}
+	buf = lwm2_read_fd(p[0], LWM2_DIGEST_TEXT_MAX, &n, NULL, 0);
 	close(p[0]);
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
 	if (buf) {
-		buf[n] = '\0';
 		arr = json_tokener_parse(buf);
 		for (size_t i = 0; arr && json_object_is_type(arr, json_type_array) &&
 		                   i < json_object_array_length(arr);
@@ -272,12 +216,12 @@ static int load(struct side *sides, const struct diffopts *o)
 		    parse_jobarg(s->arg, &s->job_id, &s->array_task) < 0) {
 			char err[256];
 			size_t len = 0;
-			char *text = slurp(s->arg, &len);
+			char *text =
+			    lwm2_cmd_slurp(s->arg, LWM2_DIGEST_TEXT_MAX, &len, err, sizeof(err));
 
 			s->job_id = -1;
 			if (!text) {
-				fprintf(stderr, "lwm2: diff: couldn't read %s: %s\n", s->arg,
-				        strerror(errno));
+				fprintf(stderr, "lwm2: diff: couldn't read %s: %s\n", s->arg, err);
 				rc = -1;
 				continue;
 			}
