@@ -24,6 +24,7 @@
 #include <slurm/slurm.h>
 
 #include "cmd_digest.h"
+#include "csv.h"
 #include "logscan.h"
 #include "lwm2_cmds.h"
 #include "lwm2_digest.h"
@@ -415,21 +416,6 @@ static void field_value(const struct entry *e, const char *f, char *buf, size_t 
 
 /* ------------------------------------------------------------ output */
 
-static void csv_cell(const char *s)
-{
-	if (!strpbrk(s, ",\"\n\r")) {
-		fputs(s, stdout);
-		return;
-	}
-	putchar('"');
-	for (; *s; s++) {
-		if (*s == '"')
-			putchar('"');
-		putchar(*s);
-	}
-	putchar('"');
-}
-
 static void table_header(struct out *out)
 {
 	size_t i;
@@ -542,7 +528,7 @@ static void emit(struct out *out, const struct entry *e)
 		} else if (o->out == OUT_CSV) {
 			if (i)
 				putchar(',');
-			csv_cell(val);
+			lwm2_csv_field(stdout, val);
 		} else {
 			printf("%s%s", i ? "|" : "", val);
 		}

@@ -23,6 +23,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "csv.h"
 #include "jsonutil.h"
 #include "logscan.h"
 #include "lwm2_cmds.h"
@@ -30,6 +31,7 @@
 #include "lwm2_render.h"
 #include "slurm_compat.h"
 #include "slurmutil.h"
+#include "strhash.h"
 
 /* ------------------------------------------------------------ metrics */
 
@@ -235,18 +237,9 @@ static double dist_mean(const struct dist *d)
 	return d->w > 0 ? d->wx / d->w : d->min;
 }
 
-static uint64_t hash(const char *s)
-{
-	uint64_t h = 1469598103934665603ull;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return h;
-}
-
 static struct group *group_of(struct stats *st, const char *name)
 {
-	uint64_t h = hash(name);
+	uint64_t h = lwm2_strhash(name);
 	struct group *g;
 
 	if (!st->table) {
@@ -669,17 +662,10 @@ static void put_cell(const struct stats *st, size_t i, const char *s)
 
 	if (i)
 		putchar(sep);
-	if (st->out == OUT_CSV && strpbrk(s, ",\"\n\r")) {
-		putchar('"');
-		for (; *s; s++) {
-			if (*s == '"')
-				putchar('"');
-			putchar(*s);
-		}
-		putchar('"');
-	} else {
+	if (st->out == OUT_CSV)
+		lwm2_csv_field(stdout, s);
+	else
 		fputs(s, stdout);
-	}
 }
 
 static void num(char *buf, size_t len, double v)

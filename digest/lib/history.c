@@ -29,6 +29,7 @@
 #include "errmsg.h"
 #include "fileio.h"
 #include "jsonutil.h"
+#include "strhash.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -315,15 +316,6 @@ struct idx_header {
 	uint32_t entry_size;
 };
 
-static uint64_t fnv(const char *s)
-{
-	uint64_t h = 1469598103934665603ull;
-
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 1099511628211ull;
-	return h;
-}
-
 /* At an offset: the index is appended to where its header says it ends. */
 static int pwrite_all(int fd, const void *buf, size_t len, off_t off)
 {
@@ -391,7 +383,7 @@ int lwm2_history_update(const char *state_dir, json_object *digest, char *err, s
 		                      strerror(errno));
 	if ((dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
 		return lwm2_errprintf(0, err, errlen, "couldn't open %s: %s", dir, strerror(errno));
-	snprintf(name, sizeof(name), "%016llx.hist", (unsigned long long)fnv(cur.exe));
+	snprintf(name, sizeof(name), "%016llx.hist", (unsigned long long)lwm2_strhash(cur.exe));
 	fd = openat(dfd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0 || fstat(fd, &st) < 0) {
 		lwm2_errprintf(0, err, errlen, "couldn't open %s/%s: %s", dir, name,

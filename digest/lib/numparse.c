@@ -6,56 +6,73 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
-/* errno for what strtoull/strtoll left: text after the number first, then
- * the range; 0 when the number stands. */
-static int judge(const char *stop, const char **end, bool overflow, bool in_range)
+/*
+ * The digits at s (after an optional '-' where negative is allowed) as a
+ * magnitude; 0, or an errno: EINVAL for no digits or text after them
+ * (where end is NULL: judged before the range), ERANGE beyond 64 bits.
+ */
+static int digits(const char *s, bool negative_ok, const char **end, bool *neg, uint64_t *mag)
 {
-	if (!end && *stop)
+	const char *d = s;
+	char *e;
+
+	*neg = negative_ok && s && *s == '-';
+	if (*neg)
+		d++;
+	if (!d || *d < '0' || *d > '9')
 		return EINVAL;
-	if (overflow || !in_range)
+	errno = 0;
+	*mag = strtoull(d, &e, 10);
+	if (!end && *e)
+		return EINVAL;
+	if (errno == ERANGE)
 		return ERANGE;
 	if (end)
-		*end = stop;
+		*end = e;
 	return 0;
 }
 
 int lwm2_parse_u64(const char *s, const char **end, uint64_t min, uint64_t max, uint64_t *out)
 {
-	unsigned long long v;
-	char *e;
-	int rc;
+	const char *stop;
+	uint64_t v;
+	bool neg;
+	int e = digits(s, false, end ? &stop : NULL, &neg, &v);
 
-	if (!s || *s < '0' || *s > '9') {
-		errno = EINVAL;
+	if (!e && (v < min || v > max))
+		e = ERANGE;
+	if (e) {
+		errno = e;
 		return -1;
 	}
-	errno = 0;
-	v = strtoull(s, &e, 10);
-	if ((rc = judge(e, end, errno == ERANGE, v >= min && v <= max))) {
-		errno = rc;
-		return -1;
-	}
-	*out = (uint64_t)v;
+	if (end)
+		*end = stop;
+	*out = v;
 	return 0;
 }
 
 int lwm2_parse_i64(const char *s, const char **end, int64_t min, int64_t max, int64_t *out)
 {
-	const char *d = s && *s == '-' ? s + 1 : s;
-	long long v;
-	char *e;
-	int rc;
+	const char *stop;
+	uint64_t mag;
+	int64_t v = 0;
+	bool neg;
+	int e = digits(s, true, end ? &stop : NULL, &neg, &mag);
 
-	if (!d || *d < '0' || *d > '9') {
-		errno = EINVAL;
+	/* INT64_MIN's magnitude is one more than INT64_MAX */
+	if (!e && mag > (neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX))
+		e = ERANGE;
+	if (!e) {
+		v = neg ? (int64_t)(0 - mag) : (int64_t)mag;
+		if (v < min || v > max)
+			e = ERANGE;
+	}
+	if (e) {
+		errno = e;
 		return -1;
 	}
-	errno = 0;
-	v = strtoll(s, &e, 10);
-	if ((rc = judge(e, end, errno == ERANGE, v >= min && v <= max))) {
-		errno = rc;
-		return -1;
-	}
-	*out = (int64_t)v;
+	if (end)
+		*end = stop;
+	*out = v;
 	return 0;
 }
