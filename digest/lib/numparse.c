@@ -32,29 +32,36 @@ static int digits(const char *s, bool negative_ok, const char **end, bool *neg, 
 	return 0;
 }
 
-int lwm2_parse_u64(const char *s, const char **end, uint64_t min, uint64_t max, uint64_t *out)
+/* The caller's side of the contract: errno and -1 on failure; *end set
+ * only on success. */
+static int finish(int e, const char **end, const char *stop)
 {
-	const char *stop;
-	uint64_t v;
-	bool neg;
-	int e = digits(s, false, end ? &stop : NULL, &neg, &v);
-
-	if (!e && (v < min || v > max))
-		e = ERANGE;
 	if (e) {
 		errno = e;
 		return -1;
 	}
 	if (end)
 		*end = stop;
+	return 0;
+}
+
+int lwm2_parse_u64(const char *s, const char **end, uint64_t min, uint64_t max, uint64_t *out)
+{
+	const char *stop = NULL;
+	uint64_t v = 0;
+	bool neg;
+	int e = digits(s, false, end ? &stop : NULL, &neg, &v);
+
+	if (finish(e ? e : v < min || v > max ? ERANGE : 0, end, stop) < 0)
+		return -1;
 	*out = v;
 	return 0;
 }
 
 int lwm2_parse_i64(const char *s, const char **end, int64_t min, int64_t max, int64_t *out)
 {
-	const char *stop;
-	uint64_t mag;
+	const char *stop = NULL;
+	uint64_t mag = 0;
 	int64_t v = 0;
 	bool neg;
 	int e = digits(s, true, end ? &stop : NULL, &neg, &mag);
@@ -62,17 +69,9 @@ int lwm2_parse_i64(const char *s, const char **end, int64_t min, int64_t max, in
 	/* INT64_MIN's magnitude is one more than INT64_MAX */
 	if (!e && mag > (neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX))
 		e = ERANGE;
-	if (!e) {
-		v = neg ? (int64_t)(0 - mag) : (int64_t)mag;
-		if (v < min || v > max)
-			e = ERANGE;
-	}
-	if (e) {
-		errno = e;
+	v = neg ? (int64_t)(0 - mag) : (int64_t)mag;
+	if (finish(e ? e : v < min || v > max ? ERANGE : 0, end, stop) < 0)
 		return -1;
-	}
-	if (end)
-		*end = stop;
 	*out = v;
 	return 0;
 }
