@@ -35,6 +35,7 @@
 #include "lwm2_cmds.h"
 #include "lwm2_digest.h"
 #include "lwm2_render.h"
+#include "numparse.h"
 
 #define STEP_BATCH       0xfffffffbLL
 #define STEP_EXTERN      0xfffffffcLL
@@ -73,27 +74,18 @@ static void usage(FILE *f)
 
 /* ------------------------------------------------------------ reading */
 
+/* "ID" or "ID_TASK" (an array task). */
 static int parse_jobarg(const char *s, int64_t *job, int64_t *task)
 {
-	char *end;
-	long long v;
+	const char *end;
+	int64_t v, t = -1;
 
-	if (*s < '0' || *s > '9')
-		return -1;
-	v = strtoll(s, &end, 10);
-	*task = -1;
-	if (*end == '_') {
-		char *e2;
-		long long t = strtoll(end + 1, &e2, 10);
-
-		if (e2 == end + 1 || t < 0)
-			return -1;
-		*task = t;
-		end = e2;
-	}
-	if (*end || v <= 0)
+	if (lwm2_parse_i64(s, &end, 1, INT64_MAX, &v) < 0 ||
+	    (*end == '_' && lwm2_parse_i64(end + 1, NULL, 0, INT64_MAX, &t) < 0) ||
+	    (*end && *end != '_'))
 		return -1;
 	*job = v;
+	*task = t;
 	return 0;
 }
 
@@ -541,15 +533,10 @@ int lwm2_cmd_diff(int argc, char **argv)
 	optind = 1;
 	while ((ch = getopt_long(argc, argv, "f:t:h", lopts, NULL)) != -1) {
 		switch (ch) {
-		case 'f': {
-			char **nf = realloc(o.files, (o.nfiles + 1) * sizeof(*nf));
-
-			if (!nf)
+		case 'f':
+			if (lwm2_cmd_push_arg(&o.files, &o.nfiles, optarg) < 0)
 				goto out;
-			o.files = nf;
-			o.files[o.nfiles++] = optarg;
 			break;
-		}
 		case 't': {
 			char *end;
 

@@ -29,6 +29,17 @@ char *lwm2_cmd_slurp(const char *path, size_t max, size_t *len, char *err, size_
 	return buf;
 }
 
+int lwm2_cmd_push_arg(char ***v, size_t *n, char *arg)
+{
+	char **nv = realloc(*v, (*n + 1) * sizeof(*nv));
+
+	if (!nv)
+		return -1;
+	*v = nv;
+	nv[(*n)++] = arg;
+	return 0;
+}
+
 int lwm2_cmd_print_json(json_object *o, bool pretty)
 {
 	const char *s = json_object_to_json_string_ext(

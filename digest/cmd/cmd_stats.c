@@ -24,9 +24,11 @@
 #include <time.h>
 
 #include "csv.h"
+#include "cmd_io.h"
 #include "jsonutil.h"
 #include "logscan.h"
 #include "lwm2_cmds.h"
+#include "numparse.h"
 #include "lwm2_digest.h"
 #include "lwm2_render.h"
 #include "slurm_compat.h"
@@ -1055,15 +1057,10 @@ int lwm2_cmd_stats(int argc, char **argv)
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "f:u:A:r:s:S:E:b:pnh", lopts, NULL)) != -1) {
 		switch (c) {
-		case 'f': {
-			char **nf = realloc(files, (nfiles + 1) * sizeof(*nf));
-
-			if (!nf)
+		case 'f':
+			if (lwm2_cmd_push_arg(&files, &nfiles, optarg) < 0)
 				goto usage_err;
-			files = nf;
-			files[nfiles++] = optarg;
 			break;
-		}
 		case 'u':
 			if (lwm2_split_list(optarg, &st.users, &st.nusers) < 0)
 				goto usage_err;
@@ -1082,11 +1079,8 @@ int lwm2_cmd_stats(int argc, char **argv)
 			break;
 		case 'S':
 		case 'E':
-			if (lwm2_time_arg(optarg, c == 'S' ? &st.start : &st.end) < 0) {
-				fprintf(stderr, "lwm2: stats: couldn't parse time \"%s\"\n",
-				        optarg);
+			if (lwm2_cmd_time_opt("stats", optarg, c == 'S' ? &st.start : &st.end) < 0)
 				goto usage_err;
-			}
 			break;
 		case 'b': {
 			size_t i;
@@ -1106,10 +1100,9 @@ int lwm2_cmd_stats(int argc, char **argv)
 			break;
 		}
 		case OPT_TOP: {
-			char *end;
-			long v = strtol(optarg, &end, 10);
+			uint64_t v;
 
-			if (*end || end == optarg || v <= 0 || v > 1000000) {
+			if (lwm2_parse_u64(optarg, NULL, 1, 1000000, &v) < 0) {
 				fprintf(stderr,
 				        "lwm2: stats: couldn't parse --top \"%s\": want 1 to "
 				        "1000000\n",
