@@ -38,6 +38,7 @@
 #include "lwm2_digest.h"
 #include "lwm2_env.h"
 #include "lwm2_spank.h"
+#include "stepname.h"
 
 /* A batch digest is built from at most this many node records: beyond,
  * reading them would hold up the end of the job for too long. */

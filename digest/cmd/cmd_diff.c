@@ -36,10 +36,7 @@
 #include "lwm2_digest.h"
 #include "lwm2_render.h"
 #include "numparse.h"
-
-#define STEP_BATCH       0xfffffffbLL
-#define STEP_EXTERN      0xfffffffcLL
-#define STEP_INTERACTIVE 0xfffffffaLL
+#include "stepname.h"
 
 struct side {
 	const char *arg;
@@ -272,16 +269,12 @@ static json_object *step_of(json_object *d, int64_t id)
 
 static void step_name(int64_t id, char *buf, size_t len)
 {
+	char num[24];
+
 	if (id < 0)
 		snprintf(buf, len, "job");
-	else if (id == STEP_BATCH)
-		snprintf(buf, len, "step batch");
-	else if (id == STEP_EXTERN)
-		snprintf(buf, len, "step extern");
-	else if (id == STEP_INTERACTIVE)
-		snprintf(buf, len, "step interactive");
 	else
-		snprintf(buf, len, "step %" PRId64, id);
+		snprintf(buf, len, "step %s", lwm2_step_name(id, num, sizeof(num)));
 }
 
 static void rules_fired(const struct lwm2_scope *s, bool *fired)

@@ -8,6 +8,7 @@
 #include "kvparse.h"
 #include "live_gather.h"
 #include "numparse.h"
+#include "stepname.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -167,21 +168,6 @@ static void slurm_once(void)
 	}
 }
 
-static const char *step_name(uint32_t id, char *buf, size_t len)
-{
-	switch (id) {
-	case SLURM_BATCH_SCRIPT:
-		return "batch";
-	case SLURM_EXTERN_CONT:
-		return "extern";
-	case SLURM_INTERACTIVE_STEP:
-		return "interactive";
-	default:
-		snprintf(buf, len, "%u", id);
-		return buf;
-	}
-}
-
 int lwm2_live_job_get(uint64_t job_id, const char *step_filter, struct lwm2_live_job *j, char *err,
                       size_t errlen)
 {
@@ -220,7 +206,7 @@ int lwm2_live_job_get(uint64_t job_id, const char *step_filter, struct lwm2_live
 		for (uint32_t i = 0; i < sm->job_step_count; i++) {
 			job_step_info_t *s = &sm->job_steps[i];
 			char b[16];
-			const char *nm = step_name(s->step_id.step_id, b, sizeof(b));
+			const char *nm = lwm2_step_name(s->step_id.step_id, b, sizeof(b));
 			int w;
 
 			if (s->step_id.step_id == SLURM_EXTERN_CONT)
