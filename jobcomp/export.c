@@ -29,8 +29,8 @@
 #include "fileio.h"
 #include "kvparse.h"
 #include "lineproto.h"
-#include "numparse.h"
 #include "lwm2_jobcomp.h"
+#include "numparse.h"
 
 #define BACKOFF_MAX   60
 #define LINE_FILE_MAX (256u << 20) /* a digest line is far smaller */

@@ -40,6 +40,7 @@
 #include "lwm2_digest.h"
 #include "lwm2_history.h"
 #include "lwm2_jobcomp.h"
+#include "numparse.h"
 
 #define BACKOFF_MAX  300
 #define LOG_PART_MAX 65535 /* AdminComment is a MySQL text column */
@@ -710,13 +711,9 @@ static int watch(const struct lwm2_jc_conf *conf, const struct lwm2_jc_ops *ops,
 static unsigned test_write_delay(void)
 {
 	const char *v = getenv("LWM2_JC_TEST_WRITE_DELAY");
-	char *end;
-	unsigned long n;
+	uint64_t n;
 
-	if (!v || !*v)
-		return 0;
-	n = strtoul(v, &end, 10);
-	return *end || n > 60 ? 0 : (unsigned)n;
+	return v && lwm2_parse_u64(v, NULL, 0, 60, &n) == 0 ? (unsigned)n : 0;
 }
 
 #define RECHECK_MAX 3

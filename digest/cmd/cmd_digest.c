@@ -27,10 +27,10 @@
 #include "csv.h"
 #include "logscan.h"
 #include "lwm2_cmds.h"
-#include "numparse.h"
 #include "lwm2_digest.h"
 #include "lwm2_record.h"
 #include "lwm2_render.h"
+#include "numparse.h"
 #include "slurmutil.h"
 
 /* Step ids above this are Slurm's special steps (batch, extern, ...). */

@@ -19,13 +19,13 @@
 #include <string.h>
 #include <time.h>
 
-#include "grid.h"
 #include "cmd_io.h"
+#include "grid.h"
 #include "jsonutil.h"
 #include "logscan.h"
 #include "lwm2_cmds.h"
-#include "numparse.h"
 #include "lwm2_digest.h"
+#include "numparse.h"
 #include "slurmutil.h"
 
 enum gmetric { G_WRITE, G_WRITE_BW, G_READ, G_READ_BW, G_MPI, G_MPI_RATE, G_MPI_SHARE, NG };

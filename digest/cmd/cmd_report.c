@@ -22,8 +22,8 @@
 #include "jsonutil.h"
 #include "logscan.h"
 #include "lwm2_cmds.h"
-#include "numparse.h"
 #include "lwm2_digest.h"
+#include "numparse.h"
 #include "report.h"
 
 static void usage(FILE *f)

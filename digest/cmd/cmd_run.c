@@ -11,8 +11,8 @@
 
 #include "digest_internal.h"
 #include "lwm2_cmds.h"
-#include "numparse.h"
 #include "lwm2_env.h"
+#include "numparse.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -23,14 +23,14 @@
 #include <strings.h>
 #include <time.h>
 
-#include "csv.h"
 #include "cmd_io.h"
+#include "csv.h"
 #include "jsonutil.h"
 #include "logscan.h"
 #include "lwm2_cmds.h"
-#include "numparse.h"
 #include "lwm2_digest.h"
 #include "lwm2_render.h"
+#include "numparse.h"
 #include "slurm_compat.h"
 #include "slurmutil.h"
 #include "strhash.h"

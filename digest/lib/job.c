@@ -6,8 +6,8 @@
  * until the output is written, so 10,000 node records need no copies.
  */
 #include "digest_internal.h"
-#include "strhash.h"
 #include "lwm2_history.h"
+#include "strhash.h"
 
 #include <errno.h>
 #include <stdlib.h>
