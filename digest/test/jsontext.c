@@ -25,6 +25,7 @@ static const struct {
 
 int main(void)
 {
+	static const char arr[] = "[1]";
 	const char *obj = "{ \"x\" : {\"y\":1}, \"y\":\"two\",\"z\": [3] }",
 	           *end = obj + strlen(obj);
 	const char *v, *key_at = NULL, *vend = NULL, *p, *k;
@@ -50,7 +51,7 @@ int main(void)
 	ok(v && *v == '[', "member: a value after blanks around the colon");
 	ok(!lwm2_json_member(obj, end, "w"), "member: a missing key is NULL");
 	ok(!lwm2_json_member(obj, obj + 20, "z"), "member: text cut before the key is NULL");
-	ok(!lwm2_json_member("[1]", "[1]" + 3, "a"), "member: not an object is NULL");
+	ok(!lwm2_json_member(arr, arr + 3, "a"), "member: not an object is NULL");
 
 	for (p = obj; lwm2_json_next_member(&p, end, &k, &kl, &v);)
 		n++;
