@@ -1,29 +1,18 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* lwm2.conf: the one place for jobcomp/lwm2's settings (and lwm2-mail's). */
-#include <ctype.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include "errmsg.h"
+#include "kvparse.h"
 #include "lwm2_jobcomp.h"
+#include "numparse.h"
 
 #define DEFAULT_SPOOL "/var/spool/lwm2"
 #define DEFAULT_LOG   "/var/log/slurm/lwm2-digests.jsonl"
-
-__attribute__((format(printf, 3, 4))) static void seterr(char *err, size_t len, const char *fmt,
-                                                         ...)
-{
-	va_list ap;
-
-	if (!err || !len)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, len, fmt, ap);
-	va_end(ap);
-}
 
 char *lwm2_jc_conf_path(const char *slurm_conf_path)
 {
@@ -51,32 +40,6 @@ void lwm2_jc_conf_free(struct lwm2_jc_conf *conf)
 	memset(conf, 0, sizeof(*conf));
 }
 
-static int parse_uint(const char *v, unsigned long long max, unsigned long long *out)
-{
-	char *end;
-	unsigned long long n;
-
-	if (!isdigit((unsigned char)*v))
-		return -1;
-	errno = 0;
-	n = strtoull(v, &end, 10);
-	if (errno || *end || n > max)
-		return -1;
-	*out = n;
-	return 0;
-}
-
-static int parse_bool(const char *v, bool *out)
-{
-	if (!strcasecmp(v, "yes") || !strcasecmp(v, "true") || !strcmp(v, "1"))
-		*out = true;
-	else if (!strcasecmp(v, "no") || !strcasecmp(v, "false") || !strcmp(v, "0"))
-		*out = false;
-	else
-		return -1;
-	return 0;
-}
-
 static int set_str(char **dst, const char *v)
 {
 	char *s = strdup(v);
@@ -95,7 +58,7 @@ static const char *const mail_keys[] = {"MailDigest", "MailWait", "Mailer", "Lwm
 
 static int apply(struct lwm2_jc_conf *c, const char *key, const char *val)
 {
-	unsigned long long n;
+	uint64_t n;
 	size_t i;
 	int rc;
 
@@ -106,48 +69,48 @@ static int apply(struct lwm2_jc_conf *c, const char *key, const char *val)
 	if (!strcasecmp(key, "MungeSocket"))
 		return set_str(&c->munge_socket, val);
 	if (!strcasecmp(key, "LateRecordWait")) {
-		if (parse_uint(val, 86400, &n))
+		if (lwm2_parse_u64(val, NULL, 0, 86400, &n))
 			return -1;
 		c->late_wait = (unsigned)n;
 		return 0;
 	}
 	if (!strcasecmp(key, "RecordSettle")) {
-		if (parse_uint(val, 600, &n))
+		if (lwm2_parse_u64(val, NULL, 0, 600, &n))
 			return -1;
 		c->settle = (unsigned)n;
 		return 0;
 	}
 	if (!strcasecmp(key, "AdminCommentCap")) {
 		/* the LWM2 part must leave room for other tools' parts */
-		if (parse_uint(val, 60000, &n) || n < 256)
+		if (lwm2_parse_u64(val, NULL, 0, 60000, &n) || n < 256)
 			return -1;
 		c->cap = (size_t)n;
 		return 0;
 	}
 	if (!strcasecmp(key, "AdminComment"))
-		return parse_bool(val, &c->admin_comment);
+		return lwm2_parse_bool(val, &c->admin_comment);
 	if (!strcasecmp(key, "KeepNodeRecords"))
-		return parse_bool(val, &c->keep_records);
+		return lwm2_parse_bool(val, &c->keep_records);
 	if (!strcasecmp(key, "RetryMax")) {
-		if (parse_uint(val, 365ull * 86400, &n))
+		if (lwm2_parse_u64(val, NULL, 0, 365ull * 86400, &n))
 			return -1;
 		c->retry_max = (unsigned)n;
 		return 0;
 	}
 	if (!strcasecmp(key, "VerifyDelay")) {
-		if (parse_uint(val, 86400, &n))
+		if (lwm2_parse_u64(val, NULL, 0, 86400, &n))
 			return -1;
 		c->verify_delay = (unsigned)n;
 		return 0;
 	}
 	if (!strcasecmp(key, "VerifyWindow")) {
-		if (parse_uint(val, 86400, &n))
+		if (lwm2_parse_u64(val, NULL, 0, 86400, &n))
 			return -1;
 		c->verify_window = (unsigned)n;
 		return 0;
 	}
 	if (!strcasecmp(key, "MaxQueued")) {
-		if (parse_uint(val, 10000000, &n) || n == 0)
+		if (lwm2_parse_u64(val, NULL, 0, 10000000, &n) || n == 0)
 			return -1;
 		c->max_queued = (size_t)n;
 		return 0;
@@ -163,18 +126,6 @@ static int apply(struct lwm2_jc_conf *c, const char *key, const char *val)
 		return 0;
 	errno = ENOENT;
 	return -1;
-}
-
-static char *trim(char *s)
-{
-	char *e;
-
-	while (isspace((unsigned char)*s))
-		s++;
-	e = s + strlen(s);
-	while (e > s && isspace((unsigned char)e[-1]))
-		*--e = '\0';
-	return s;
 }
 
 int lwm2_jc_conf_load(struct lwm2_jc_conf *c, const char *path, const char *state_save, char *err,
@@ -210,35 +161,32 @@ int lwm2_jc_conf_load(struct lwm2_jc_conf *c, const char *path, const char *stat
 	if (!(f = fopen(path, "re"))) {
 		if (errno == ENOENT)
 			return 0;
-		seterr(err, errlen, "couldn't open %s: %s", path, strerror(errno));
+		lwm2_errprintf(0, err, errlen, "couldn't open %s: %s", path, strerror(errno));
 		lwm2_jc_conf_free(c);
 		return -1;
 	}
 	while (fgets(line, sizeof(line), f)) {
-		char *hash, *eq, *key, *val;
+		char *key, *val;
+		int kv;
 
 		lineno++;
-		if ((hash = strchr(line, '#')))
-			*hash = '\0';
-		key = trim(line);
-		if (!*key)
+		if (!(kv = lwm2_kv_split(line, true, &key, &val)))
 			continue;
-		if (!(eq = strchr(key, '='))) {
-			seterr(err, errlen, "%s:%u: no '=' in \"%s\"", path, lineno, key);
+		if (kv < 0) {
+			lwm2_errprintf(EINVAL, err, errlen, "%s:%u: no '=' in \"%s\"", path, lineno,
+			               key);
 			goto inval;
 		}
-		*eq = '\0';
-		key = trim(key);
-		val = trim(eq + 1);
 		errno = 0;
 		if (apply(c, key, val) < 0) {
 			if (errno == ENOMEM)
 				goto nomem_f;
 			if (errno == ENOENT)
-				seterr(err, errlen, "%s:%u: unknown key %s", path, lineno, key);
+				lwm2_errprintf(0, err, errlen, "%s:%u: unknown key %s", path,
+				               lineno, key);
 			else
-				seterr(err, errlen, "%s:%u: bad value \"%s\" for %s", path, lineno,
-				       val, key);
+				lwm2_errprintf(0, err, errlen, "%s:%u: bad value \"%s\" for %s",
+				               path, lineno, val, key);
 			goto inval;
 		}
 	}
@@ -252,7 +200,7 @@ inval:
 nomem_f:
 	fclose(f);
 nomem:
-	seterr(err, errlen, "out of memory");
+	lwm2_errprintf(0, err, errlen, "out of memory");
 	lwm2_jc_conf_free(c);
 	errno = ENOMEM;
 	return -1;

@@ -26,8 +26,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fileio.h"
+#include "kvparse.h"
 #include "lineproto.h"
 #include "lwm2_jobcomp.h"
+#include "numparse.h"
 
 #define BACKOFF_MAX   60
 #define LINE_FILE_MAX (256u << 20) /* a digest line is far smaller */
@@ -79,13 +82,12 @@ static int set_buf(char *dst, size_t len, const char *v)
 
 static int parse_num(const char *v, unsigned long min, unsigned long max, unsigned long *out)
 {
-	char *end;
+	uint64_t n;
 
-	errno = 0;
-	if (*v < '0' || *v > '9')
+	if (lwm2_parse_u64(v, NULL, min, max, &n) < 0)
 		return -1;
-	*out = strtoul(v, &end, 10);
-	return errno || *end || *out < min || *out > max ? -1 : 0;
+	*out = (unsigned long)n;
+	return 0;
 }
 
 int lwm2_jc_export_conf(struct lwm2_jc_conf *c, const char *key, const char *val, int *rc)
@@ -114,12 +116,7 @@ int lwm2_jc_export_conf(struct lwm2_jc_conf *c, const char *key, const char *val
 		if (!(*rc = parse_num(val, 1, 10000000, &n)))
 			c->export_max_queued = n;
 	} else if (!strcasecmp(key, "ExportGzip")) {
-		if (!strcasecmp(val, "yes") || !strcasecmp(val, "true") || !strcmp(val, "1"))
-			c->export_gzip = true;
-		else if (!strcasecmp(val, "no") || !strcasecmp(val, "false") || !strcmp(val, "0"))
-			c->export_gzip = false;
-		else
-			*rc = -1;
+		*rc = lwm2_parse_bool(val, &c->export_gzip);
 	} else {
 		return 0;
 	}
@@ -144,24 +141,12 @@ static int by_job_id(const struct dirent **a, const struct dirent **b)
 	return ja < jb ? -1 : ja > jb ? 1 : strcmp((*a)->d_name, (*b)->d_name);
 }
 
-static int fsync_dir(const char *dir)
-{
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	int rc;
-
-	if (fd < 0)
-		return -1;
-	rc = fsync(fd);
-	close(fd);
-	return rc;
-}
-
 void lwm2_jc_export_queue(const struct lwm2_jc_job *job, const char *line)
 {
-	char name[96], path[4300], tmp[4400];
+	char name[96], path[4300];
+	struct iovec iov[2] = {{(void *)line, strlen(line)}, {(void *)"\n", 1}};
 	struct stat st;
 	bool existed;
-	int fd;
 
 	pthread_mutex_lock(&x.lock);
 	if (!x.dir[0]) {
@@ -171,7 +156,6 @@ void lwm2_jc_export_queue(const struct lwm2_jc_job *job, const char *line)
 	if (lwm2_jc_job_file_name(job, name, sizeof(name)) < 0)
 		goto fail;
 	snprintf(path, sizeof(path), "%s/%s", x.dir, name);
-	snprintf(tmp, sizeof(tmp), "%s/.%s.tmp", x.dir, name);
 	existed = stat(path, &st) == 0;
 	if (!existed && x.queued >= x.max_queued) {
 		pthread_mutex_unlock(&x.lock);
@@ -181,25 +165,8 @@ void lwm2_jc_export_queue(const struct lwm2_jc_job *job, const char *line)
 		     x.queued, job->job_id);
 		return;
 	}
-	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600)) < 0)
+	if (lwm2_atomic_write(path, iov, 2, 0600, NULL, 0) < 0)
 		goto fail;
-	if (lwm2_jc_write_all(fd, line, strlen(line)) < 0 || lwm2_jc_write_all(fd, "\n", 1) < 0 ||
-	    fsync(fd) < 0) {
-		int saved = errno;
-
-		close(fd);
-		unlink(tmp);
-		errno = saved;
-		goto fail;
-	}
-	if (close(fd) < 0 || rename(tmp, path) < 0) {
-		int saved = errno;
-
-		unlink(tmp);
-		errno = saved;
-		goto fail;
-	}
-	fsync_dir(x.dir);
 	if (!existed)
 		x.queued++;
 	x.kick = true;
@@ -249,7 +216,7 @@ static void ready_clear(struct done_list *d, bool remove)
 	}
 	d->n = 0;
 	if (remove)
-		fsync_dir(x.dir);
+		lwm2_fsync_dir(x.dir);
 }
 
 static int ready_add(struct done_list *d, const char *name, uint32_t id)
@@ -296,35 +263,6 @@ static int send_batch(void *arg, const char *text, size_t len, size_t lines)
 	s->points_sent += lines;
 	ready_clear(&s->ready, true);
 	return 0;
-}
-
-/* The file's text (malloc'd, *len bytes), or NULL. */
-static char *read_line_file(const char *path, size_t *len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	struct stat st;
-	char *buf = NULL;
-	size_t got = 0;
-
-	if (fd < 0)
-		return NULL;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (size_t)st.st_size > LINE_FILE_MAX ||
-	    !(buf = malloc((size_t)st.st_size + 1)))
-		goto out;
-	while (got < (size_t)st.st_size) {
-		ssize_t n = read(fd, buf + got, (size_t)st.st_size - got);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-	}
-	buf[got] = '\0';
-	*len = got;
-out:
-	close(fd);
-	return buf;
 }
 
 static void set_aside(const char *name, const char *why)
@@ -378,7 +316,7 @@ static int pass(struct sending *s)
 			}
 			continue;
 		}
-		if (!(line = read_line_file(path, &len))) {
+		if (!(line = lwm2_read_file_at(AT_FDCWD, path, LINE_FILE_MAX, &len, NULL, 0))) {
 			if (errno != ENOENT)
 				set_aside(list[i]->d_name, strerror(errno));
 			continue;

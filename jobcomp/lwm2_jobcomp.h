@@ -173,9 +173,6 @@ int lwm2_jc_state_load(const char *dir, void (*fn)(struct lwm2_jc_job *, void *)
  * an empty "<job_id>.<start>.done" file, so that it is not recovered. */
 int lwm2_jc_state_mark_done(const char *dir, const struct lwm2_jc_job *job);
 bool lwm2_jc_state_is_done(const char *dir, const struct lwm2_jc_job *job);
-/* Write all of buf, again after a short write or EINTR (state files and
- * the log).  0, or -1 with errno. */
-int lwm2_jc_write_all(int fd, const char *buf, size_t len);
 
 /* ------------------------------------------------------------ worker */
 

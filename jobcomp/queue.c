@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fileio.h"
 #include "lwm2_jobcomp.h"
 
 struct node {
@@ -142,45 +143,16 @@ size_t lwm2_jc_queue_len(struct lwm2_jc_queue *q)
 
 /* ------------------------------------------------------------ state files */
 
-int lwm2_jc_write_all(int fd, const char *buf, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, buf, len);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-static int fsync_dir(const char *dir)
-{
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	int rc;
-
-	if (fd < 0)
-		return -1;
-	rc = fsync(fd);
-	close(fd);
-	return rc;
-}
-
 int lwm2_jc_state_save(const char *dir, const struct lwm2_jc_job *job)
 {
-	char name[96], path[4096], tmp[4200];
+	char name[96], path[4096];
 	json_object *o;
-	const char *text;
-	int fd, saved;
+	struct iovec iov[2];
+	int rc, saved;
 
 	if (lwm2_jc_job_file_name(job, name, sizeof(name)) < 0)
 		return -1;
-	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >= sizeof(path) ||
-	    (size_t)snprintf(tmp, sizeof(tmp), "%s/.%s.tmp", dir, name) >= sizeof(tmp)) {
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >= sizeof(path)) {
 		errno = ENAMETOOLONG;
 		return -1;
 	}
@@ -188,35 +160,15 @@ int lwm2_jc_state_save(const char *dir, const struct lwm2_jc_job *job)
 		return -1;
 	if (!(o = lwm2_jc_job_to_json(job, true)))
 		return -1;
-	text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0)
-		goto fail_put;
-	if (lwm2_jc_write_all(fd, text, strlen(text)) < 0 || lwm2_jc_write_all(fd, "\n", 1) < 0 ||
-	    fsync(fd) < 0)
-		goto fail_close;
-	if (close(fd) < 0) {
-		fd = -1;
-		goto fail_close;
-	}
-	if (rename(tmp, path) < 0)
-		goto fail_unlink;
-	json_object_put(o);
-	return fsync_dir(dir);
-fail_close:
-	saved = errno;
-	if (fd >= 0)
-		close(fd);
-	errno = saved;
-fail_unlink:
-	saved = errno;
-	unlink(tmp);
-	errno = saved;
-fail_put:
+	iov[0].iov_base = (void *)json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
+	iov[0].iov_len = strlen(iov[0].iov_base);
+	iov[1].iov_base = (void *)"\n";
+	iov[1].iov_len = 1;
+	rc = lwm2_atomic_write(path, iov, 2, 0600, NULL, 0);
 	saved = errno;
 	json_object_put(o);
 	errno = saved;
-	return -1;
+	return rc;
 }
 
 int lwm2_jc_state_remove(const char *dir, const struct lwm2_jc_job *job)
@@ -231,7 +183,7 @@ int lwm2_jc_state_remove(const char *dir, const struct lwm2_jc_job *job)
 	}
 	if (unlink(path) < 0 && errno != ENOENT)
 		return -1;
-	return fsync_dir(dir);
+	return lwm2_fsync_dir(dir);
 }
 
 static int done_path(const char *dir, const struct lwm2_jc_job *job, char *path, size_t len)
@@ -270,36 +222,6 @@ bool lwm2_jc_state_is_done(const char *dir, const struct lwm2_jc_job *job)
 /* State files are small (a job's fields and its AdminComment copy). */
 #define STATE_FILE_MAX (256 * 1024)
 
-static char *read_small(int dirfd, const char *name, size_t max)
-{
-	int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	struct stat st;
-	char *buf = NULL;
-	size_t got = 0;
-
-	if (fd < 0)
-		return NULL;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (size_t)st.st_size > max) {
-		errno = EFBIG;
-		goto out;
-	}
-	if (!(buf = malloc((size_t)st.st_size + 1)))
-		goto out;
-	while (got < (size_t)st.st_size) {
-		ssize_t n = read(fd, buf + got, (size_t)st.st_size - got);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-	}
-	buf[got] = '\0';
-out:
-	close(fd);
-	return buf;
-}
-
 static int by_name(const struct dirent **a, const struct dirent **b)
 {
 	/* oldest job ids first, so the queue resumes in completion order */
@@ -329,7 +251,9 @@ int lwm2_jc_state_load(const char *dir, void (*fn)(struct lwm2_jc_job *, void *)
 		return -1;
 	}
 	for (i = 0; i < n; i++) {
-		char *text = read_small(dirfd, list[i]->d_name, STATE_FILE_MAX);
+		size_t len;
+		char *text =
+		    lwm2_read_file_at(dirfd, list[i]->d_name, STATE_FILE_MAX, &len, NULL, 0);
 		json_object *o = text ? json_tokener_parse(text) : NULL;
 		struct lwm2_jc_job *job = o ? lwm2_jc_job_from_json(o) : NULL;
 

@@ -35,10 +35,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fileio.h"
 #include "grid.h"
 #include "lwm2_digest.h"
 #include "lwm2_history.h"
 #include "lwm2_jobcomp.h"
+#include "numparse.h"
 
 #define BACKOFF_MAX  300
 #define LOG_PART_MAX 65535 /* AdminComment is a MySQL text column */
@@ -389,7 +391,7 @@ static int append_line(const char *path, const char *text)
 		return -1;
 	if (fstat(fd, &st) < 0)
 		goto fail;
-	if (lwm2_jc_write_all(fd, text, len) < 0 || lwm2_jc_write_all(fd, "\n", 1) < 0 ||
+	if (lwm2_write_all(fd, text, len) < 0 || lwm2_write_all(fd, "\n", 1) < 0 ||
 	    fdatasync(fd) < 0) {
 		saved = errno;
 		if (ftruncate(fd, st.st_size) < 0) {
@@ -709,13 +711,9 @@ static int watch(const struct lwm2_jc_conf *conf, const struct lwm2_jc_ops *ops,
 static unsigned test_write_delay(void)
 {
 	const char *v = getenv("LWM2_JC_TEST_WRITE_DELAY");
-	char *end;
-	unsigned long n;
+	uint64_t n;
 
-	if (!v || !*v)
-		return 0;
-	n = strtoul(v, &end, 10);
-	return *end || n > 60 ? 0 : (unsigned)n;
+	return v && lwm2_parse_u64(v, NULL, 0, 60, &n) == 0 ? (unsigned)n : 0;
 }
 
 #define RECHECK_MAX 3

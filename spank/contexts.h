@@ -28,8 +28,4 @@ int lwm2_stepd_task_init(spank_t sp);
 int lwm2_stepd_task_exit(spank_t sp);
 int lwm2_stepd_exit(spank_t sp);
 
-/* A step name as Slurm's tools print it: "batch", "extern", "interactive",
- * or the number. */
-const char *lwm2_step_name(uint32_t step_id, char *buf, size_t len);
-
 #endif /* LWM2_SPANK_CONTEXTS_H */

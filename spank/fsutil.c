@@ -18,6 +18,8 @@
 
 #include "fsutil.h"
 
+#include "fileio.h"
+
 static int fail(char *err, size_t errlen, const char *fmt, const char *a, int e)
 {
 	snprintf(err, errlen, fmt, a, strerror(e));
@@ -163,24 +165,6 @@ void lwm2_fs_restore(void)
 {
 	setfsuid(0);
 	setfsgid(0);
-}
-
-int lwm2_write_all(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-
-	while (len) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
 }
 
 int lwm2_write_file_at(int dirfd, const char *name, const void *buf, size_t len)

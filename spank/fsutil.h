@@ -23,8 +23,6 @@ int lwm2_rmtree_at(int parentfd, const char *name, int depth);
 int lwm2_fs_become(uid_t uid, gid_t gid);
 void lwm2_fs_restore(void);
 
-int lwm2_write_all(int fd, const void *buf, size_t len);
-
 /* Write a whole file atomically (temporary name, rename) with the current
  * file-system identity; never follows a symlink. */
 int lwm2_write_file_at(int dirfd, const char *name, const void *buf, size_t len);

@@ -123,21 +123,6 @@ const char *lwm2_cluster_name(const char *from_env)
 	return "unknown";
 }
 
-const char *lwm2_step_name(uint32_t step_id, char *buf, size_t len)
-{
-	switch (step_id) {
-	case SLURM_BATCH_SCRIPT:
-		return "batch";
-	case SLURM_EXTERN_CONT:
-		return "extern";
-	case SLURM_INTERACTIVE_STEP:
-		return "interactive";
-	default:
-		snprintf(buf, len, "%u", step_id);
-		return buf;
-	}
-}
-
 int lwm2_common_init(spank_t sp, int ac, char **av)
 {
 	char err[512];

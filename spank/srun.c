@@ -23,6 +23,7 @@
 #include "contexts.h"
 #include "lwm2_digest.h"
 #include "lwm2_spank.h"
+#include "stepname.h"
 
 /* How long srun waits for node records that have not arrived: a shared
  * spool may show a file late, and a node that failed sends none. */

@@ -33,10 +33,12 @@
 #include <unistd.h>
 
 #include "contexts.h"
+#include "fileio.h"
 #include "fsutil.h"
 #include "lwm2_digest.h"
 #include "lwm2_env.h"
 #include "lwm2_spank.h"
+#include "stepname.h"
 
 /* A batch digest is built from at most this many node records: beyond,
  * reading them would hold up the end of the job for too long. */

@@ -28,15 +28,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cmd_io.h"
+#include "fileio.h"
 #include "jsonutil.h"
 #include "logscan.h"
 #include "lwm2_cmds.h"
 #include "lwm2_digest.h"
 #include "lwm2_render.h"
-
-#define STEP_BATCH       0xfffffffbLL
-#define STEP_EXTERN      0xfffffffcLL
-#define STEP_INTERACTIVE 0xfffffffaLL
+#include "numparse.h"
+#include "stepname.h"
 
 struct side {
 	const char *arg;
@@ -71,67 +71,19 @@ static void usage(FILE *f)
 
 /* ------------------------------------------------------------ reading */
 
+/* "ID" or "ID_TASK" (an array task). */
 static int parse_jobarg(const char *s, int64_t *job, int64_t *task)
 {
-	char *end;
-	long long v;
+	const char *end;
+	int64_t v, t = -1;
 
-	if (*s < '0' || *s > '9')
-		return -1;
-	v = strtoll(s, &end, 10);
-	*task = -1;
-	if (*end == '_') {
-		char *e2;
-		long long t = strtoll(end + 1, &e2, 10);
-
-		if (e2 == end + 1 || t < 0)
-			return -1;
-		*task = t;
-		end = e2;
-	}
-	if (*end || v <= 0)
+	if (lwm2_parse_i64(s, &end, 1, INT64_MAX, &v) < 0 ||
+	    (*end == '_' && lwm2_parse_i64(end + 1, NULL, 0, INT64_MAX, &t) < 0) ||
+	    (*end && *end != '_'))
 		return -1;
 	*job = v;
+	*task = t;
 	return 0;
-}
-
-static char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "re");
-	char *buf = NULL;
-	size_t cap = 0, n = 0;
-
-	if (!f)
-		return NULL;
-	for (;;) {
-		size_t r;
-
-		if (n + 1 >= cap) {
-			char *nb;
-
-			if (cap >= LWM2_DIGEST_TEXT_MAX) {
-				errno = EFBIG;
-				break;
-			}
-			cap = cap ? cap * 2 : 65536;
-			if (!(nb = realloc(buf, cap)))
-				break;
-			buf = nb;
-		}
-		r = fread(buf + n, 1, cap - n - 1, f);
-		n += r;
-		if (r == 0) {
-			if (ferror(f))
-				break;
-			fclose(f);
-			buf[n] = '\0';
-			*len = n;
-			return buf;
-		}
-	}
-	fclose(f);
-	free(buf);
-	return NULL;
 }
 
 struct lookup {
@@ -182,7 +134,7 @@ static json_object *from_accounting(struct side *s)
 	int p[2];
 	pid_t pid;
 	char *buf = NULL;
-	size_t n = 0, cap = 0;
+	size_t n = 0;
 	int status;
 	json_object *arr, *d = NULL;
 
@@ -205,30 +157,11 @@ static json_object *from_accounting(struct side *s)
 		_exit(127);
 	}
 	close(p[1]);
-	for (;;) {
-		ssize_t r;
-
-		if (n + 1 >= cap) {
-			char *nb =
-			    cap < LWM2_DIGEST_TEXT_MAX ? realloc(buf, cap ? cap * 2 : 65536) : NULL;
-
-			if (!nb)
-				break;
-			buf = nb;
-			cap = cap ? cap * 2 : 65536;
-		}
-		r = read(p[0], buf + n, cap - n - 1);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		n += (size_t)r;
-	}
+	buf = lwm2_read_fd(p[0], LWM2_DIGEST_TEXT_MAX, &n, NULL, 0);
 	close(p[0]);
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
 	if (buf) {
-		buf[n] = '\0';
 		arr = json_tokener_parse(buf);
 		for (size_t i = 0; arr && json_object_is_type(arr, json_type_array) &&
 		                   i < json_object_array_length(arr);
@@ -272,12 +205,12 @@ static int load(struct side *sides, const struct diffopts *o)
 		    parse_jobarg(s->arg, &s->job_id, &s->array_task) < 0) {
 			char err[256];
 			size_t len = 0;
-			char *text = slurp(s->arg, &len);
+			char *text =
+			    lwm2_cmd_slurp(s->arg, LWM2_DIGEST_TEXT_MAX, &len, err, sizeof(err));
 
 			s->job_id = -1;
 			if (!text) {
-				fprintf(stderr, "lwm2: diff: couldn't read %s: %s\n", s->arg,
-				        strerror(errno));
+				fprintf(stderr, "lwm2: diff: couldn't read %s: %s\n", s->arg, err);
 				rc = -1;
 				continue;
 			}
@@ -336,16 +269,12 @@ static json_object *step_of(json_object *d, int64_t id)
 
 static void step_name(int64_t id, char *buf, size_t len)
 {
+	char num[24];
+
 	if (id < 0)
 		snprintf(buf, len, "job");
-	else if (id == STEP_BATCH)
-		snprintf(buf, len, "step batch");
-	else if (id == STEP_EXTERN)
-		snprintf(buf, len, "step extern");
-	else if (id == STEP_INTERACTIVE)
-		snprintf(buf, len, "step interactive");
 	else
-		snprintf(buf, len, "step %" PRId64, id);
+		snprintf(buf, len, "step %s", lwm2_step_name(id, num, sizeof(num)));
 }
 
 static void rules_fired(const struct lwm2_scope *s, bool *fired)
@@ -597,15 +526,10 @@ int lwm2_cmd_diff(int argc, char **argv)
 	optind = 1;
 	while ((ch = getopt_long(argc, argv, "f:t:h", lopts, NULL)) != -1) {
 		switch (ch) {
-		case 'f': {
-			char **nf = realloc(o.files, (o.nfiles + 1) * sizeof(*nf));
-
-			if (!nf)
+		case 'f':
+			if (lwm2_cmd_push_arg(&o.files, &o.nfiles, optarg) < 0)
 				goto out;
-			o.files = nf;
-			o.files[o.nfiles++] = optarg;
 			break;
-		}
 		case 't': {
 			char *end;
 

@@ -24,11 +24,13 @@
 #include <slurm/slurm.h>
 
 #include "cmd_digest.h"
+#include "csv.h"
 #include "logscan.h"
 #include "lwm2_cmds.h"
 #include "lwm2_digest.h"
 #include "lwm2_record.h"
 #include "lwm2_render.h"
+#include "numparse.h"
 #include "slurmutil.h"
 
 /* Step ids above this are Slurm's special steps (batch, extern, ...). */
@@ -86,13 +88,9 @@ static void helpformat(void)
 
 static int parse_u32(const char *s, char **end, uint32_t *out)
 {
-	unsigned long v;
+	uint64_t v;
 
-	if (!isdigit((unsigned char)*s))
-		return -1;
-	errno = 0;
-	v = strtoul(s, end, 10);
-	if (errno || v == 0 || v >= NONE32)
+	if (lwm2_parse_u64(s, (const char **)end, 1, NONE32 - 1, &v) < 0)
 		return -1;
 	*out = (uint32_t)v;
 	return 0;
@@ -415,21 +413,6 @@ static void field_value(const struct entry *e, const char *f, char *buf, size_t 
 
 /* ------------------------------------------------------------ output */
 
-static void csv_cell(const char *s)
-{
-	if (!strpbrk(s, ",\"\n\r")) {
-		fputs(s, stdout);
-		return;
-	}
-	putchar('"');
-	for (; *s; s++) {
-		if (*s == '"')
-			putchar('"');
-		putchar(*s);
-	}
-	putchar('"');
-}
-
 static void table_header(struct out *out)
 {
 	size_t i;
@@ -542,7 +525,7 @@ static void emit(struct out *out, const struct entry *e)
 		} else if (o->out == OUT_CSV) {
 			if (i)
 				putchar(',');
-			csv_cell(val);
+			lwm2_csv_field(stdout, val);
 		} else {
 			printf("%s%s", i ? "|" : "", val);
 		}
@@ -802,11 +785,8 @@ int lwm2_cmd_digest(int argc, char **argv)
 			break;
 		case 'S':
 		case 'E':
-			if (lwm2_time_arg(optarg, c == 'S' ? &o.start : &o.end) < 0) {
-				fprintf(stderr, "lwm2: digest: couldn't parse time \"%s\"\n",
-				        optarg);
+			if (lwm2_cmd_time_opt("digest", optarg, c == 'S' ? &o.start : &o.end) < 0)
 				goto usage_err;
-			}
 			break;
 		case 'M':
 			o.cluster = optarg;
@@ -815,10 +795,9 @@ int lwm2_cmd_digest(int argc, char **argv)
 			o.file = optarg;
 			break;
 		case 'w': {
-			char *end;
-			long v = strtol(optarg, &end, 10);
+			uint64_t v;
 
-			if (*end || v < 0 || v > 86400) {
+			if (lwm2_parse_u64(optarg, NULL, 0, 86400, &v) < 0) {
 				fprintf(stderr, "lwm2: digest: couldn't parse --wait \"%s\"\n",
 				        optarg);
 				goto usage_err;

@@ -23,6 +23,7 @@
 #include "lineproto.h"
 #include "logscan.h"
 #include "lwm2_cmds.h"
+#include "numparse.h"
 
 struct ctx {
 	int64_t start, end;
@@ -199,8 +200,7 @@ int lwm2_cmd_export(int argc, char **argv)
 	struct lwm2_logscan_count count = {0};
 	double t0;
 	int opt, rc = 1, scan;
-	char *end;
-	unsigned long v;
+	uint64_t v;
 
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "f:S:E:j:nh", longopts, NULL)) != -1) {
@@ -236,9 +236,7 @@ int lwm2_cmd_export(int argc, char **argv)
 		case O_BATCH:
 		case O_TIMEOUT:
 		case O_RETRIES:
-			errno = 0;
-			v = strtoul(optarg, &end, 10);
-			if (errno || end == optarg || *end || v == 0 || v > 1000000) {
+			if (lwm2_parse_u64(optarg, NULL, 1, 1000000, &v) < 0) {
 				fprintf(stderr, "lwm2: export: bad number \"%s\"\n", optarg);
 				goto usage_err;
 			}

@@ -19,11 +19,13 @@
 #include <string.h>
 #include <time.h>
 
+#include "cmd_io.h"
 #include "grid.h"
 #include "jsonutil.h"
 #include "logscan.h"
 #include "lwm2_cmds.h"
 #include "lwm2_digest.h"
+#include "numparse.h"
 #include "slurmutil.h"
 
 enum gmetric { G_WRITE, G_WRITE_BW, G_READ, G_READ_BW, G_MPI, G_MPI_RATE, G_MPI_SHARE, NG };
@@ -312,26 +314,19 @@ static int run(const char *cmd, int argc, char **argv)
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "f:S:E:j:h", lopts, NULL)) != -1) {
 		switch (c) {
-		case 'f': {
-			char **nf = realloc(files, (nfiles + 1) * sizeof(*nf));
-			if (!nf)
+		case 'f':
+			if (lwm2_cmd_push_arg(&files, &nfiles, optarg) < 0)
 				goto usage_err;
-			files = nf;
-			files[nfiles++] = optarg;
 			break;
-		}
 		case 'S':
 		case 'E':
-			if (lwm2_time_arg(optarg, c == 'S' ? &x.start : &x.end) < 0) {
-				fprintf(stderr, "lwm2: %s: couldn't parse time \"%s\"\n", cmd,
-				        optarg);
+			if (lwm2_cmd_time_opt(cmd, optarg, c == 'S' ? &x.start : &x.end) < 0)
 				goto usage_err;
-			}
 			break;
 		case 'j': {
-			char *end;
-			long long v = strtoll(optarg, &end, 10);
-			if (isnodes || *end || end == optarg || v <= 0) {
+			int64_t v;
+
+			if (isnodes || lwm2_parse_i64(optarg, NULL, 1, INT64_MAX, &v) < 0) {
 				fprintf(stderr, "lwm2: %s: couldn't take -j \"%s\"\n", cmd, optarg);
 				goto usage_err;
 			}

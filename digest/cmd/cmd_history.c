@@ -22,6 +22,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "cmd_io.h"
 #include "jsonutil.h"
 #include "logscan.h"
 #include "lwm2_cmds.h"
@@ -264,14 +265,10 @@ int lwm2_cmd_history(int argc, char **argv)
 				goto out;
 			}
 			break;
-		case 'f': {
-			char **nf = realloc(files, (nfiles + 1) * sizeof(*nf));
-			if (!nf)
+		case 'f':
+			if (lwm2_cmd_push_arg(&files, &nfiles, optarg) < 0)
 				goto out;
-			files = nf;
-			files[nfiles++] = optarg;
 			break;
-		}
 		case OPT_JSON:
 			json = true;
 			break;

@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include "cmd_io.h"
+#include "fileio.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -11,57 +12,32 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Whole file, at most max bytes, NUL-terminated; "-" is stdin. */
+/* Whole file, at most max bytes, NUL-terminated; "-" is stdin.  Opened
+ * O_NONBLOCK so that a FIFO without writer does not hang the open. */
 char *lwm2_cmd_slurp(const char *path, size_t max, size_t *len, char *err, size_t errlen)
 {
 	int fd = strcmp(path, "-") == 0 ? 0 : open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	size_t cap = 65536, n = 0;
-	char *buf = NULL;
+	char *buf;
 
 	if (fd < 0) {
 		snprintf(err, errlen, "%s", strerror(errno));
 		return NULL;
 	}
-	for (;;) {
-		ssize_t r;
-		if (n + 1 >= cap || !buf) {
-			char *nb;
-			if (buf)
-				cap *= 2;
-			if (cap > max + 2)
-				cap = max + 2;
-			nb = realloc(buf, cap);
-			if (!nb) {
-				snprintf(err, errlen, "out of memory");
-				goto fail;
-			}
-			buf = nb;
-		}
-		r = read(fd, buf + n, cap - n - 1);
-		if (r < 0 && (errno == EINTR || errno == EAGAIN))
-			continue;
-		if (r < 0) {
-			snprintf(err, errlen, "%s", strerror(errno));
-			goto fail;
-		}
-		if (r == 0)
-			break;
-		n += (size_t)r;
-		if (n > max) {
-			snprintf(err, errlen, "larger than %zu bytes", max);
-			goto fail;
-		}
-	}
+	buf = lwm2_read_fd(fd, max, len, err, errlen);
 	if (fd)
 		close(fd);
-	buf[n] = '\0';
-	*len = n;
 	return buf;
-fail:
-	if (fd)
-		close(fd);
-	free(buf);
-	return NULL;
+}
+
+int lwm2_cmd_push_arg(char ***v, size_t *n, char *arg)
+{
+	char **nv = realloc(*v, (*n + 1) * sizeof(*nv));
+
+	if (!nv)
+		return -1;
+	*v = nv;
+	nv[(*n)++] = arg;
+	return 0;
 }
 
 int lwm2_cmd_print_json(json_object *o, bool pretty)

@@ -12,6 +12,10 @@
  * its length in *len; or NULL with the reason in err. */
 char *lwm2_cmd_slurp(const char *path, size_t max, size_t *len, char *err, size_t errlen);
 
+/* arg appended to the array *v of *n (grown; arg itself is not copied:
+ * options are argv's strings).  0, or -1 when out of memory. */
+int lwm2_cmd_push_arg(char ***v, size_t *n, char *arg);
+
 /* o as one line of JSON on stdout (indented with pretty); 0, or -1. */
 int lwm2_cmd_print_json(json_object *o, bool pretty);
 

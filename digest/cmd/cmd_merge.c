@@ -5,6 +5,7 @@
 #include "cmd_io.h"
 #include "digest_internal.h"
 #include "lwm2_cmds.h"
+#include "numparse.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -22,21 +23,6 @@ static void log_stderr(void *arg, const char *msg)
 }
 
 /* A decimal number in [lo, hi]: no sign, no wrap, nothing after it. */
-static int parse_id(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
-{
-	unsigned long long v;
-	char *end;
-
-	if (!isdigit((unsigned char)*s))
-		return -1;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (*end || errno || v < lo || v > hi)
-		return -1;
-	*out = v;
-	return 0;
-}
-
 int lwm2_cmd_merge(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -62,7 +48,7 @@ int lwm2_cmd_merge(int argc, char **argv)
 			digest = true;
 			break;
 		case 'j':
-			if (parse_id(optarg, 1, UINT32_MAX - 2, &id.job_id) < 0) {
+			if (lwm2_parse_u64(optarg, NULL, 1, UINT32_MAX - 2, &id.job_id) < 0) {
 				fprintf(stderr,
 				        "lwm2: merge: couldn't parse --job \"%s\": want 1 to %u\n",
 				        optarg, UINT32_MAX - 2);
@@ -73,7 +59,7 @@ int lwm2_cmd_merge(int argc, char **argv)
 			uint64_t v;
 
 			/* up to Slurm's batch step, the highest a record can carry */
-			if (parse_id(optarg, 0, UINT32_MAX - 3, &v) < 0) {
+			if (lwm2_parse_u64(optarg, NULL, 0, UINT32_MAX - 3, &v) < 0) {
 				fprintf(stderr,
 				        "lwm2: merge: couldn't parse --step \"%s\": want 0 to %u\n",
 				        optarg, UINT32_MAX - 3);

@@ -18,10 +18,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cmd_io.h"
 #include "jsonutil.h"
 #include "logscan.h"
 #include "lwm2_cmds.h"
 #include "lwm2_digest.h"
+#include "numparse.h"
 #include "report.h"
 
 static void usage(FILE *f)
@@ -159,10 +161,8 @@ static int on_line(void *arg, const struct lwm2_logline *l, char *err, size_t er
 static json_object *from_log(const char *path, const char *job)
 {
 	struct find fd = {0};
-	char *end;
 
-	fd.job = strtoll(job, &end, 10);
-	if (*end || fd.job <= 0) {
+	if (lwm2_parse_i64(job, NULL, 1, INT64_MAX, &fd.job) < 0) {
 		fprintf(stderr, "lwm2: report: --file takes a plain job id, not '%s'\n", job);
 		return NULL;
 	}
@@ -209,16 +209,12 @@ int lwm2_cmd_report(int argc, char **argv)
 		case 'j':
 			job = optarg;
 			break;
-		case 'f': {
-			char **nf = realloc(files, (so.nfiles + 1) * sizeof(*nf));
-			if (!nf) {
+		case 'f':
+			if (lwm2_cmd_push_arg(&files, &so.nfiles, optarg) < 0) {
 				free(files);
 				return 1;
 			}
-			files = nf;
-			files[so.nfiles++] = optarg;
 			break;
-		}
 		case 'o':
 			out = optarg;
 			break;

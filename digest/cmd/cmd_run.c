@@ -12,6 +12,7 @@
 #include "digest_internal.h"
 #include "lwm2_cmds.h"
 #include "lwm2_env.h"
+#include "numparse.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -119,9 +120,9 @@ int lwm2_cmd_run(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "+s:k:j:qh", opts, NULL)) != -1) {
 		switch (c) {
 		case 's': {
-			char *end;
-			unsigned long v = strtoul(optarg, &end, 10);
-			if (*end || v == 0 || v > 3600) {
+			uint64_t v;
+
+			if (lwm2_parse_u64(optarg, NULL, 1, 3600, &v) < 0) {
 				fprintf(stderr, "lwm2: run: --slice takes seconds (1-3600, the "
 				                "range liblwm2.so accepts)\n");
 				return 2;

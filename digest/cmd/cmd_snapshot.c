@@ -22,6 +22,7 @@
 #include "live.h"
 #include "live_gather.h"
 #include "lwm2_cmds.h"
+#include "numparse.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -195,16 +196,12 @@ int lwm2_cmd_snapshot(int argc, char **argv)
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "j:s:b:n:ph", opts, NULL)) != -1) {
 		switch (c) {
-		case 'j': {
-			char *end;
-			errno = 0;
-			job = strtoull(optarg, &end, 10);
-			if (errno || *end || !job) {
+		case 'j':
+			if (lwm2_parse_u64(optarg, NULL, 1, UINT64_MAX, &job) < 0) {
 				fprintf(stderr, "lwm2: snapshot: bad job id '%s'\n", optarg);
 				return 2;
 			}
 			break;
-		}
 		case 's':
 			steps = optarg;
 			break;
@@ -218,9 +215,9 @@ int lwm2_cmd_snapshot(int argc, char **argv)
 			plain = true;
 			break;
 		case 'i': {
-			char *end;
-			unsigned long v = strtoul(optarg, &end, 10);
-			if (*end || v > 3600) {
+			uint64_t v;
+
+			if (lwm2_parse_u64(optarg, NULL, 0, 3600, &v) < 0) {
 				fprintf(stderr, "lwm2: snapshot: bad interval '%s'\n", optarg);
 				return 2;
 			}

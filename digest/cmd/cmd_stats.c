@@ -23,13 +23,17 @@
 #include <strings.h>
 #include <time.h>
 
+#include "cmd_io.h"
+#include "csv.h"
 #include "jsonutil.h"
 #include "logscan.h"
 #include "lwm2_cmds.h"
 #include "lwm2_digest.h"
 #include "lwm2_render.h"
+#include "numparse.h"
 #include "slurm_compat.h"
 #include "slurmutil.h"
+#include "strhash.h"
 
 /* ------------------------------------------------------------ metrics */
 
@@ -235,18 +239,9 @@ static double dist_mean(const struct dist *d)
 	return d->w > 0 ? d->wx / d->w : d->min;
 }
 
-static uint64_t hash(const char *s)
-{
-	uint64_t h = 1469598103934665603ull;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return h;
-}
-
 static struct group *group_of(struct stats *st, const char *name)
 {
-	uint64_t h = hash(name);
+	uint64_t h = lwm2_strhash(name);
 	struct group *g;
 
 	if (!st->table) {
@@ -669,17 +664,10 @@ static void put_cell(const struct stats *st, size_t i, const char *s)
 
 	if (i)
 		putchar(sep);
-	if (st->out == OUT_CSV && strpbrk(s, ",\"\n\r")) {
-		putchar('"');
-		for (; *s; s++) {
-			if (*s == '"')
-				putchar('"');
-			putchar(*s);
-		}
-		putchar('"');
-	} else {
+	if (st->out == OUT_CSV)
+		lwm2_csv_field(stdout, s);
+	else
 		fputs(s, stdout);
-	}
 }
 
 static void num(char *buf, size_t len, double v)
@@ -1069,15 +1057,10 @@ int lwm2_cmd_stats(int argc, char **argv)
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "f:u:A:r:s:S:E:b:pnh", lopts, NULL)) != -1) {
 		switch (c) {
-		case 'f': {
-			char **nf = realloc(files, (nfiles + 1) * sizeof(*nf));
-
-			if (!nf)
+		case 'f':
+			if (lwm2_cmd_push_arg(&files, &nfiles, optarg) < 0)
 				goto usage_err;
-			files = nf;
-			files[nfiles++] = optarg;
 			break;
-		}
 		case 'u':
 			if (lwm2_split_list(optarg, &st.users, &st.nusers) < 0)
 				goto usage_err;
@@ -1096,11 +1079,8 @@ int lwm2_cmd_stats(int argc, char **argv)
 			break;
 		case 'S':
 		case 'E':
-			if (lwm2_time_arg(optarg, c == 'S' ? &st.start : &st.end) < 0) {
-				fprintf(stderr, "lwm2: stats: couldn't parse time \"%s\"\n",
-				        optarg);
+			if (lwm2_cmd_time_opt("stats", optarg, c == 'S' ? &st.start : &st.end) < 0)
 				goto usage_err;
-			}
 			break;
 		case 'b': {
 			size_t i;
@@ -1120,10 +1100,9 @@ int lwm2_cmd_stats(int argc, char **argv)
 			break;
 		}
 		case OPT_TOP: {
-			char *end;
-			long v = strtol(optarg, &end, 10);
+			uint64_t v;
 
-			if (*end || end == optarg || v <= 0 || v > 1000000) {
+			if (lwm2_parse_u64(optarg, NULL, 1, 1000000, &v) < 0) {
 				fprintf(stderr,
 				        "lwm2: stats: couldn't parse --top \"%s\": want 1 to "
 				        "1000000\n",

@@ -17,6 +17,7 @@
 #include "live.h"
 #include "live_gather.h"
 #include "lwm2_cmds.h"
+#include "numparse.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -309,7 +310,8 @@ int lwm2_cmd_top(int argc, char **argv)
 	char streamed[sizeof(job.steps)] = "";
 	uint64_t seq = 0;
 	struct prev prev = {0};
-	char err[1024], *step = NULL, *end;
+	char err[1024];
+	const char *end, *step = NULL;
 	uint64_t id = 0;
 	unsigned delay = 5;
 	bool once = false, json = false, screen;
@@ -321,17 +323,17 @@ int lwm2_cmd_top(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "j:d:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
-			errno = 0;
-			id = strtoull(optarg, &end, 10);
-			if (errno || !id || (*end && *end != '.') || (*end == '.' && !end[1])) {
+			if (lwm2_parse_u64(optarg, &end, 1, UINT64_MAX, &id) < 0 ||
+			    (*end && *end != '.') || (*end == '.' && !end[1])) {
 				fprintf(stderr, "lwm2: top: bad job id '%s'\n", optarg);
 				return 2;
 			}
 			step = *end ? end + 1 : NULL;
 			break;
 		case 'd': {
-			unsigned long d = strtoul(optarg, &end, 10);
-			if (*end || d < 1 || d > 3600) {
+			uint64_t d;
+
+			if (lwm2_parse_u64(optarg, NULL, 1, 3600, &d) < 0) {
 				fprintf(stderr, "lwm2: top: bad delay '%s' (1 to 3600 s)\n",
 				        optarg);
 				return 2;

@@ -13,6 +13,7 @@
 #include "config.h"
 
 #include "digest_internal.h"
+#include "fileio.h"
 #include "live.h"
 #include "live_gather.h"
 #include "lwm2_cmds.h"
@@ -52,22 +53,10 @@ static json_object *state_load(const char *path)
 
 static int state_save(const char *path, json_object *s)
 {
-	char tmp[4200];
-	int fd;
 	const char *text = json_object_to_json_string_ext(s, JSON_C_TO_STRING_PLAIN);
-	size_t len = strlen(text);
+	struct iovec iov = {(void *)text, strlen(text)};
 
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0)
-		return -1;
-	if (write(fd, text, len) != (ssize_t)len || fsync(fd) != 0) {
-		close(fd);
-		unlink(tmp);
-		return -1;
-	}
-	close(fd);
-	return rename(tmp, path);
+	return lwm2_atomic_write(path, &iov, 1, 0600, NULL, 0);
 }
 
 static int64_t geti(json_object *o, const char *k)
@@ -89,7 +78,7 @@ static int send_mail(const struct lwm2_live_conf *c, const char *user, const cha
 
 	if (fd < 0)
 		return -1;
-	if (write(fd, body, strlen(body)) != (ssize_t)strlen(body)) {
+	if (lwm2_write_all(fd, body, strlen(body)) < 0) {
 		close(fd);
 		unlink(path);
 		return -1;

@@ -5,9 +5,11 @@
 #include "config.h"
 
 #include "digest_internal.h"
+#include "kvparse.h"
 #include "live_gather.h"
+#include "numparse.h"
+#include "stepname.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -41,14 +43,9 @@ static void conf_defaults(struct lwm2_live_conf *c)
 
 static int set_uint(const char *v, unsigned long max, unsigned *out)
 {
-	char *end;
-	unsigned long n;
+	uint64_t n;
 
-	if (!isdigit((unsigned char)*v))
-		return -1;
-	errno = 0;
-	n = strtoul(v, &end, 10);
-	if (errno || *end || n > max)
+	if (lwm2_parse_u64(v, NULL, 0, max, &n) < 0)
 		return -1;
 	*out = (unsigned)n;
 	return 0;
@@ -64,17 +61,6 @@ static int set_frac(const char *v, double max, double *out)
 	if (errno || *end || end == v || !(d >= 0 && d <= max))
 		return -1;
 	*out = d;
-	return 0;
-}
-
-static int set_bool(const char *v, bool *out)
-{
-	if (!strcasecmp(v, "yes") || !strcasecmp(v, "true") || !strcmp(v, "1"))
-		*out = true;
-	else if (!strcasecmp(v, "no") || !strcasecmp(v, "false") || !strcmp(v, "0"))
-		*out = false;
-	else
-		return -1;
 	return 0;
 }
 
@@ -120,7 +106,7 @@ static int apply(struct lwm2_live_conf *c, const char *k, const char *v)
 		else
 			r = -1;
 	} else if (!strcasecmp(k, "WatchCancel"))
-		r = set_bool(v, &c->cancel);
+		r = lwm2_parse_bool(v, &c->cancel);
 	else if (!strcasecmp(k, "WatchCancelAfter"))
 		r = set_uint(v, 30 * 86400, &c->cancel_after_s);
 	else if (!strcasecmp(k, "WatchJobInterval"))
@@ -132,18 +118,6 @@ static int apply(struct lwm2_live_conf *c, const char *k, const char *v)
 	if (r == -2)
 		return 0;
 	return r == 0 ? 1 : -1;
-}
-
-static char *trim(char *s)
-{
-	char *e;
-
-	while (isspace((unsigned char)*s))
-		s++;
-	e = s + strlen(s);
-	while (e > s && isspace((unsigned char)e[-1]))
-		*--e = '\0';
-	return s;
 }
 
 int lwm2_live_conf_load(struct lwm2_live_conf *c, char *err, size_t errlen)
@@ -168,17 +142,11 @@ int lwm2_live_conf_load(struct lwm2_live_conf *c, char *err, size_t errlen)
 		return -1;
 	}
 	while (fgets(line, sizeof(line), f)) {
-		char *h, *eq, *k, *v;
+		char *k, *v;
 
 		lineno++;
-		if ((h = strchr(line, '#')))
-			*h = '\0';
-		k = trim(line);
-		if (!*k || !(eq = strchr(k, '=')))
-			continue; /* jobcomp/lwm2 refuses such lines at its start */
-		*eq = '\0';
-		k = trim(k);
-		v = trim(eq + 1);
+		if (lwm2_kv_split(line, true, &k, &v) <= 0)
+			continue; /* jobcomp/lwm2 refuses lines without '=' at its start */
 		if (apply(c, k, v) < 0) {
 			snprintf(err, errlen, "%s:%u: bad value \"%s\" for %s", c->path, lineno, v,
 			         k);
@@ -200,21 +168,6 @@ static void slurm_once(void)
 	}
 }
 
-static const char *step_name(uint32_t id, char *buf, size_t len)
-{
-	switch (id) {
-	case SLURM_BATCH_SCRIPT:
-		return "batch";
-	case SLURM_EXTERN_CONT:
-		return "extern";
-	case SLURM_INTERACTIVE_STEP:
-		return "interactive";
-	default:
-		snprintf(buf, len, "%u", id);
-		return buf;
-	}
-}
-
 int lwm2_live_job_get(uint64_t job_id, const char *step_filter, struct lwm2_live_job *j, char *err,
                       size_t errlen)
 {
@@ -227,8 +180,7 @@ int lwm2_live_job_get(uint64_t job_id, const char *step_filter, struct lwm2_live
 	memset(j, 0, sizeof(*j));
 	if (job_id > UINT32_MAX || slurm_load_job(&jm, (uint32_t)job_id, SHOW_DETAIL) != 0 || !jm ||
 	    jm->record_count < 1) {
-		snprintf(err, errlen, "job %" PRIu64 ": %s", job_id,
-		         slurm_strerror(errno));
+		snprintf(err, errlen, "job %" PRIu64 ": %s", job_id, slurm_strerror(errno));
 		if (jm)
 			slurm_free_job_info_msg(jm);
 		return -1;
@@ -254,7 +206,7 @@ int lwm2_live_job_get(uint64_t job_id, const char *step_filter, struct lwm2_live
 		for (uint32_t i = 0; i < sm->job_step_count; i++) {
 			job_step_info_t *s = &sm->job_steps[i];
 			char b[16];
-			const char *nm = step_name(s->step_id.step_id, b, sizeof(b));
+			const char *nm = lwm2_step_name(s->step_id.step_id, b, sizeof(b));
 			int w;
 
 			if (s->step_id.step_id == SLURM_EXTERN_CONT)

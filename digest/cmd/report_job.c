@@ -21,6 +21,7 @@
 #include "jsonutil.h"
 #include "lwm2_digest.h"
 #include "lwm2_render.h"
+#include "stepname.h"
 
 /* Per-rank stacked bars drawn at most; more processes are put into this
  * many buckets of consecutive processes (in sorted order), each bar their
@@ -143,19 +144,6 @@ static const char *pnode(const struct ptable *t, const struct prow *r)
 	return t->nodes[r->node] ? t->nodes[r->node] : "";
 }
 
-/* Slurm's names of its special steps. */
-static const char *step_name(int64_t id, char *buf, size_t len)
-{
-	if (id == 4294967291ll)
-		return "batch";
-	if (id == 4294967292ll)
-		return "extern";
-	if (id == 4294967290ll)
-		return "interactive";
-	snprintf(buf, len, "%" PRId64, id);
-	return buf;
-}
-
 /* "rank 3 on n1", with the step where the job has processes of several
  * (the batch script is task 0 of its own step). */
 static void pname(FILE *f, const struct ptable *t, const struct prow *r)
@@ -165,7 +153,7 @@ static void pname(FILE *f, const struct ptable *t, const struct prow *r)
 	fprintf(f, "rank %d on ", r->rank);
 	rp_esc(f, pnode(t, r));
 	if (t->multi_step)
-		fprintf(f, " (step %s)", step_name(r->step, b, sizeof(b)));
+		fprintf(f, " (step %s)", lwm2_step_name(r->step, b, sizeof(b)));
 }
 
 /* The address of a node's page: node_href with the name, escaped, in
@@ -190,7 +178,7 @@ static void panchor(FILE *f, const struct ptable *t, const struct prow *r)
 
 	fprintf(f, "rank-%d", r->rank);
 	if (t->multi_step)
-		fprintf(f, "-step-%s", step_name(r->step, b, sizeof(b)));
+		fprintf(f, "-step-%s", lwm2_step_name(r->step, b, sizeof(b)));
 }
 
 /* ------------------------------------------------------------ small parts */
@@ -421,7 +409,7 @@ static void section_steps(FILE *f, json_object *digest)
 		fprintf(f,
 		        "<tr><td>%s</td><td class=\"n\">%" PRIu64 "</td><td class=\"n\">%" PRIu64
 		        "</td>",
-		        step_name(id, b, sizeof(b)), s.processes, s.nodes);
+		        lwm2_step_name(id, b, sizeof(b)), s.processes, s.nodes);
 		{
 			static const int ms[] = {LWM2_M_duration, LWM2_M_mpi_time,
 			                         LWM2_M_posix_io_time, LWM2_M_avg_threads};
@@ -1022,7 +1010,7 @@ static void grid_plot(FILE *f, struct gline *ls, size_t nl, int gm, int64_t t0, 
 		if (rows < nl && rh < 10)
 			continue;
 		char sb[32];
-		snprintf(lab, sizeof(lab), "step %s %s", step_name(l->step, sb, sizeof(sb)),
+		snprintf(lab, sizeof(lab), "step %s %s", lwm2_step_name(l->step, sb, sizeof(sb)),
 		         l->node);
 		rp_svg_text(f, x0 - 4, 4 + ((double)r + 0.75) * rh, "end", NULL, lab);
 	}
@@ -1249,7 +1237,7 @@ int rp_job_node_pages(const char *dir, json_object *digest, const char *job_href
 			fputs("<tr id=\"", f);
 			panchor(f, &t, p);
 			fprintf(f, "\"><td>%d</td><td>%s</td>", p->rank,
-			        step_name(p->step, b, sizeof(b)));
+			        lwm2_step_name(p->step, b, sizeof(b)));
 			for (size_t k = 0; k < sizeof(box_metrics) / sizeof(box_metrics[0]); k++) {
 				int m = box_metrics[k];
 				fprintf(f, "<td class=\"n\">%s</td>",

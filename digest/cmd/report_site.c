@@ -36,6 +36,7 @@
 #include "lwm2_cmds.h"
 #include "lwm2_digest.h"
 #include "report.h"
+#include "strhash.h"
 
 /* Job outlines drawn at most; beyond, the grid has cells only (and says
  * so). */
@@ -78,15 +79,6 @@ struct site {
 
 /* ------------------------------------------------------------ nodes */
 
-static uint64_t hash(const char *s)
-{
-	uint64_t h = 1469598103934665603ull;
-
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 1099511628211ull;
-	return h;
-}
-
 static long node_intern(struct site *st, const char *name)
 {
 	size_t i;
@@ -99,7 +91,7 @@ static long node_intern(struct site *st, const char *name)
 		for (i = 0; i < nc; i++)
 			nt[i] = SIZE_MAX;
 		for (size_t k = 0; k < st->nnames; k++) {
-			i = hash(st->names[k]) & (nc - 1);
+			i = lwm2_strhash(st->names[k]) & (nc - 1);
 			while (nt[i] != SIZE_MAX)
 				i = (i + 1) & (nc - 1);
 			nt[i] = k;
@@ -108,7 +100,7 @@ static long node_intern(struct site *st, const char *name)
 		st->htab = nt;
 		st->hcap = nc;
 	}
-	i = hash(name) & (st->hcap - 1);
+	i = lwm2_strhash(name) & (st->hcap - 1);
 	while (st->htab[i] != SIZE_MAX) {
 		if (!strcmp(st->names[st->htab[i]], name))
 			return (long)st->htab[i];
@@ -134,7 +126,7 @@ static long node_find(const struct site *st, const char *name)
 
 	if (!st->hcap)
 		return -1;
-	i = hash(name) & (st->hcap - 1);
+	i = lwm2_strhash(name) & (st->hcap - 1);
 	while (st->htab[i] != SIZE_MAX) {
 		if (!strcmp(st->names[st->htab[i]], name))
 			return (long)st->htab[i];

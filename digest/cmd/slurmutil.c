@@ -71,3 +71,11 @@ char *lwm2_slurm_cluster_name(void)
 #endif
 	return name;
 }
+
+int lwm2_cmd_time_opt(const char *cmd, const char *arg, int64_t *out)
+{
+	if (lwm2_time_arg(arg, out) == 0)
+		return 0;
+	fprintf(stderr, "lwm2: %s: couldn't parse time \"%s\"\n", cmd, arg);
+	return -1;
+}

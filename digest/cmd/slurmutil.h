@@ -15,6 +15,10 @@
  * with nothing stored. */
 int lwm2_time_arg(const char *s, int64_t *out);
 
+/* lwm2_time_arg for -S/-E of `lwm2 <cmd>`, saying on stderr what it could
+ * not read.  0, or -1. */
+int lwm2_cmd_time_opt(const char *cmd, const char *arg, int64_t *out);
+
 /* ClusterName as libslurm reads slurm.conf ($SLURM_CONF, Include files,
  * configless clusters), malloc'd; NULL when there is none.  Calls
  * slurm_init. */

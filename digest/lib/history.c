@@ -26,13 +26,15 @@
  */
 #include "lwm2_history.h"
 
+#include "errmsg.h"
+#include "fileio.h"
 #include "jsonutil.h"
+#include "strhash.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -314,33 +316,8 @@ struct idx_header {
 	uint32_t entry_size;
 };
 
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-	int saved = errno;
-
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	errno = saved ? saved : EINVAL;
-	return -1;
-}
-
-static uint64_t fnv(const char *s)
-{
-	uint64_t h = 1469598103934665603ull;
-
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 1099511628211ull;
-	return h;
-}
-
-static int write_all(int fd, const void *buf, size_t len, off_t off)
+/* At an offset: the index is appended to where its header says it ends. */
+static int pwrite_all(int fd, const void *buf, size_t len, off_t off)
 {
 	const char *p = buf;
 
@@ -365,7 +342,8 @@ static int index_cut(int dfd, const char *name, int fd, size_t nent)
 	struct idx_header h = {IDX_MAGIC, IDX_VERSION, sizeof(struct lwm2_hist_entry)};
 	char tmp[96];
 	void *buf = malloc(sz);
-	int t, rc = -1;
+	struct iovec iov[2] = {{&h, sizeof(h)}, {buf, sz}};
+	int rc = -1;
 
 	if (!buf)
 		return -1;
@@ -374,14 +352,7 @@ static int index_cut(int dfd, const char *name, int fd, size_t nent)
 	    (ssize_t)sz)
 		goto out;
 	snprintf(tmp, sizeof(tmp), "%s.tmp", name);
-	if ((t = openat(dfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)) < 0)
-		goto out;
-	if (write_all(t, &h, sizeof(h), 0) == 0 && write_all(t, buf, sz, sizeof(h)) == 0 &&
-	    renameat(dfd, tmp, dfd, name) == 0)
-		rc = 0;
-	else
-		unlinkat(dfd, tmp, 0);
-	close(t);
+	rc = lwm2_atomic_write_at(dfd, name, tmp, iov, 2, 0600, NULL, 0);
 out:
 	free(buf);
 	return rc;
@@ -401,20 +372,22 @@ int lwm2_history_update(const char *state_dir, json_object *digest, char *err, s
 	if (!digest || lwm2_hist_from_digest(digest, &cur) != 0)
 		return 0; /* no application named: nothing to compare */
 	if (!state_dir || !*state_dir)
-		return fail(err, errlen, "no StateDir");
+		return lwm2_errprintf(0, err, errlen, "no StateDir");
 	snprintf(dir, sizeof(dir), "%s/history", state_dir);
 	/* StateDir itself is made by whichever part of the worker writes
 	 * first: the queue, or this index when a job is judged before any
 	 * was queued. */
 	if ((mkdir(state_dir, 0700) < 0 && errno != EEXIST) ||
 	    (mkdir(dir, 0700) < 0 && errno != EEXIST))
-		return fail(err, errlen, "couldn't create %s: %s", dir, strerror(errno));
+		return lwm2_errprintf(0, err, errlen, "couldn't create %s: %s", dir,
+		                      strerror(errno));
 	if ((dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
-		return fail(err, errlen, "couldn't open %s: %s", dir, strerror(errno));
-	snprintf(name, sizeof(name), "%016llx.hist", (unsigned long long)fnv(cur.exe));
+		return lwm2_errprintf(0, err, errlen, "couldn't open %s: %s", dir, strerror(errno));
+	snprintf(name, sizeof(name), "%016llx.hist", (unsigned long long)lwm2_strhash(cur.exe));
 	fd = openat(dfd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0 || fstat(fd, &st) < 0) {
-		fail(err, errlen, "couldn't open %s/%s: %s", dir, name, strerror(errno));
+		lwm2_errprintf(0, err, errlen, "couldn't open %s/%s: %s", dir, name,
+		               strerror(errno));
 		goto out;
 	}
 	if (st.st_size >= (off_t)sizeof(h)) {
@@ -424,8 +397,8 @@ int lwm2_history_update(const char *state_dir, json_object *digest, char *err, s
 			/* Another layout or garbage: start the application's
 			 * history anew rather than read it wrongly. */
 			if (ftruncate(fd, 0) < 0) {
-				fail(err, errlen, "couldn't reset %s/%s: %s", dir, name,
-				     strerror(errno));
+				lwm2_errprintf(0, err, errlen, "couldn't reset %s/%s: %s", dir,
+				               name, strerror(errno));
 				goto out;
 			}
 			st.st_size = 0;
@@ -437,8 +410,9 @@ int lwm2_history_update(const char *state_dir, json_object *digest, char *err, s
 		memcpy(h.magic, IDX_MAGIC, 8);
 		h.version = IDX_VERSION;
 		h.entry_size = sizeof(struct lwm2_hist_entry);
-		if (write_all(fd, &h, sizeof(h), 0) < 0) {
-			fail(err, errlen, "couldn't write %s/%s: %s", dir, name, strerror(errno));
+		if (pwrite_all(fd, &h, sizeof(h), 0) < 0) {
+			lwm2_errprintf(0, err, errlen, "couldn't write %s/%s: %s", dir, name,
+			               strerror(errno));
 			goto out;
 		}
 	}
@@ -446,12 +420,12 @@ int lwm2_history_update(const char *state_dir, json_object *digest, char *err, s
 	if (ntail) {
 		size_t sz = ntail * sizeof(*tail);
 		if (!(tail = malloc(sz))) {
-			fail(err, errlen, "out of memory");
+			lwm2_errprintf(0, err, errlen, "out of memory");
 			goto out;
 		}
 		if (pread(fd, tail, sz, (off_t)(sizeof(h) + (nent - ntail) * sizeof(*tail))) !=
 		    (ssize_t)sz) {
-			fail(err, errlen, "couldn't read %s/%s", dir, name);
+			lwm2_errprintf(0, err, errlen, "couldn't read %s/%s", dir, name);
 			goto out;
 		}
 		for (size_t i = 0; i < ntail; i++) {
@@ -469,13 +443,15 @@ int lwm2_history_update(const char *state_dir, json_object *digest, char *err, s
 		goto out;
 	/* Appended at the end the header says: a torn earlier append is
 	 * overwritten, not followed. */
-	if (write_all(fd, &cur, sizeof(cur), (off_t)(sizeof(h) + nent * sizeof(cur))) < 0) {
-		rc = fail(err, errlen, "couldn't append to %s/%s: %s", dir, name, strerror(errno));
+	if (pwrite_all(fd, &cur, sizeof(cur), (off_t)(sizeof(h) + nent * sizeof(cur))) < 0) {
+		rc = lwm2_errprintf(0, err, errlen, "couldn't append to %s/%s: %s", dir, name,
+		                    strerror(errno));
 		goto out;
 	}
 	nent++;
 	if (nent >= LWM2_HIST_INDEX_MAX && index_cut(dfd, name, fd, nent) < 0)
-		rc = fail(err, errlen, "couldn't cut %s/%s: %s", dir, name, strerror(errno));
+		rc = lwm2_errprintf(0, err, errlen, "couldn't cut %s/%s: %s", dir, name,
+		                    strerror(errno));
 out:
 	free(tail);
 	if (fd >= 0)

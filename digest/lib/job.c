@@ -7,6 +7,7 @@
  */
 #include "digest_internal.h"
 #include "lwm2_history.h"
+#include "strhash.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -55,15 +56,6 @@ struct scope_acc {
 /* Executables listed per scope, by count and by CPU time. */
 #define TOP_EXES 8
 
-static uint64_t name_hash(const char *s)
-{
-	uint64_t h = 1469598103934665603ull;
-
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 1099511628211ull;
-	return h;
-}
-
 static int exe_put(struct exe_set *x, const char *name, uint64_t processes, uint64_t cpu_us)
 {
 	size_t i;
@@ -76,7 +68,7 @@ static int exe_put(struct exe_set *x, const char *name, uint64_t processes, uint
 		for (size_t k = 0; k < x->cap; k++) {
 			if (!x->e[k].name)
 				continue;
-			for (i = name_hash(x->e[k].name) & (nc - 1); ne[i].name;
+			for (i = lwm2_strhash(x->e[k].name) & (nc - 1); ne[i].name;
 			     i = (i + 1) & (nc - 1))
 				;
 			ne[i] = x->e[k];
@@ -85,7 +77,7 @@ static int exe_put(struct exe_set *x, const char *name, uint64_t processes, uint
 		x->e = ne;
 		x->cap = nc;
 	}
-	for (i = name_hash(name) & (x->cap - 1); x->e[i].name; i = (i + 1) & (x->cap - 1))
+	for (i = lwm2_strhash(name) & (x->cap - 1); x->e[i].name; i = (i + 1) & (x->cap - 1))
 		if (strcmp(x->e[i].name, name) == 0)
 			break;
 	if (!x->e[i].name) {

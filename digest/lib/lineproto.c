@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jsontext.h"
 #include "jsonutil.h"
 
 /* A grid row never has more slots than the node merge makes (4096); a
@@ -554,111 +555,35 @@ static int job_point(json_object *fields, json_object *digest, const struct tags
  * with json-c.
  */
 
+/* The walker of jsontext.h under the short names of this file's loops. */
 static const char *skip_ws(const char *p, const char *end)
 {
-	while (p < end && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n'))
-		p++;
-	return p;
+	return lwm2_json_skip_ws(p, end);
 }
 
-/* End of the JSON value at p, or NULL. */
 static const char *span(const char *p, const char *end)
 {
-	int depth = 0;
-	bool str = false;
-
-	if (p >= end)
-		return NULL;
-	if (*p != '{' && *p != '[' && *p != '"') {
-		while (p < end && *p != ',' && *p != '}' && *p != ']' && *p != ' ' && *p != '\n')
-			p++;
-		return p;
-	}
-	for (; p < end; p++) {
-		if (str) {
-			if (*p == '\\')
-				p++;
-			else if (*p == '"') {
-				str = false;
-				if (depth == 0)
-					return p + 1;
-			}
-			continue;
-		}
-		if (*p == '"')
-			str = true;
-		else if (*p == '{' || *p == '[')
-			depth++;
-		else if ((*p == '}' || *p == ']') && --depth <= 0)
-			return p + 1;
-	}
-	return NULL;
+	return lwm2_json_span(p, end);
 }
 
-/* The next member of an object whose text continues at *p: key (without
- * quotes, escapes as they are) and value; false at the end. */
 static bool next_member(const char **p, const char *end, const char **key, size_t *klen,
                         const char **val, const char **val_end)
 {
-	const char *q = skip_ws(*p, end);
-
-	if (q < end && (*q == ',' || *q == '{'))
-		q = skip_ws(q + 1, end);
-	if (q >= end || *q != '"')
+	if (!lwm2_json_next_member(p, end, key, klen, val))
 		return false;
-	*key = q + 1;
-	for (q = q + 1; q < end && *q != '"'; q += *q == '\\' ? 2 : 1)
-		;
-	if (q >= end)
-		return false;
-	*klen = (size_t)(q - *key);
-	q = skip_ws(q + 1, end);
-	if (q >= end || *q != ':')
-		return false;
-	*val = skip_ws(q + 1, end);
-	if (!(*val_end = span(*val, end)))
-		return false;
-	*p = *val_end;
+	*val_end = *p;
 	return true;
 }
 
-/* The value of key directly inside the object at obj, and where the key's
- * quote is; NULL if not there. */
 static const char *member(const char *obj, const char *end, const char *key, const char **key_at,
                           const char **val_end)
 {
-	const char *p = obj, *k, *v, *ve;
-	size_t n = strlen(key), kl;
-
-	if (!obj || obj >= end || *obj != '{')
-		return NULL;
-	while (next_member(&p, end, &k, &kl, &v, &ve))
-		if (kl == n && !memcmp(k, key, n)) {
-			if (key_at)
-				*key_at = k - 1;
-			if (val_end)
-				*val_end = ve;
-			return v;
-		}
-	return NULL;
+	return lwm2_json_member_at(obj, end, key, key_at, val_end);
 }
 
 static json_object *parse_span(const char *p, size_t len)
 {
-	struct json_tokener *tok = json_tokener_new();
-	json_object *o;
-
-	if (!tok || len > INT32_MAX) {
-		json_tokener_free(tok);
-		return NULL;
-	}
-	o = json_tokener_parse_ex(tok, p, (int)len);
-	if (json_tokener_get_error(tok) != json_tokener_success) {
-		json_object_put(o);
-		o = NULL;
-	}
-	json_tokener_free(tok);
-	return o;
+	return lwm2_json_parse_n(p, len);
 }
 
 static bool text_int(const char *obj, const char *end, const char *key, int64_t *out)

@@ -20,145 +20,21 @@
 /* Lines reported one by one before only their number is given. */
 #define REPORT_MAX 10
 
-const char *lwm2_json_span(const char *p, const char *end)
-{
-	int depth = 0;
-
-	if (p >= end)
-		return NULL;
-	if (*p != '{' && *p != '[' && *p != '"') {
-		/* a number, true, false or null */
-		while (p < end && *p != ',' && *p != '}' && *p != ']' && *p != ' ' && *p != '\n')
-			p++;
-		return p;
-	}
-	/* Every line of a log is walked through here (a digest is some
-	 * kilobytes): strings are skipped with memchr from quote to quote,
-	 * an escaped quote told by the run of backslashes before it. */
-	while (p < end) {
-		const char c = *p++;
-
-		if (c == '"') {
-			for (;;) {
-				const char *q = memchr(p, '"', (size_t)(end - p)), *b;
-
-				if (!q)
-					return NULL;
-				for (b = q; b > p && b[-1] == '\\'; b--)
-					;
-				p = q + 1;
-				if (((q - b) & 1) == 0)
-					break;
-			}
-			if (depth == 0)
-				return p;
-		} else if (c == '{' || c == '[') {
-			depth++;
-		} else if ((c == '}' || c == ']') && --depth <= 0) {
-			return p;
-		}
-	}
-	return NULL;
-}
-
+/* The walker of lib/jsontext.h under the short names of this file's loops. */
 static const char *skip_ws(const char *p, const char *end)
 {
-	while (p < end && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n'))
-		p++;
-	return p;
+	return lwm2_json_skip_ws(p, end);
 }
 
-/* Like lwm2_json_member, and where the key starts. */
 static const char *member_at(const char *obj, const char *end, const char *key, const char **key_at)
 {
-	const char *p, *q;
-	size_t n = strlen(key);
-
-	if (!obj || obj >= end || *obj != '{')
-		return NULL;
-	p = obj + 1;
-	for (;;) {
-		bool match;
-		const char *k;
-
-		p = skip_ws(p, end);
-		if (p < end && *p == ',')
-			p = skip_ws(p + 1, end);
-		if (p >= end || *p != '"')
-			return NULL;
-		k = p;
-		for (q = p + 1; q < end && *q != '"'; q += *q == '\\' ? 2 : 1)
-			;
-		if (q >= end)
-			return NULL;
-		match = (size_t)(q - p - 1) == n && !memcmp(p + 1, key, n);
-		p = skip_ws(q + 1, end);
-		if (p >= end || *p != ':')
-			return NULL;
-		p = skip_ws(p + 1, end);
-		if (match) {
-			if (key_at)
-				*key_at = k;
-			return p < end ? p : NULL;
-		}
-		if (!(p = lwm2_json_span(p, end)))
-			return NULL;
-	}
+	return lwm2_json_member_at(obj, end, key, key_at, NULL);
 }
 
-const char *lwm2_json_member(const char *obj, const char *end, const char *key)
-{
-	return member_at(obj, end, key, NULL);
-}
-
-json_object *lwm2_json_parse_at(const char *p, const char *end)
-{
-	const char *e = p ? lwm2_json_span(p, end) : NULL;
-	struct json_tokener *tok;
-	json_object *o;
-
-	if (!e || e - p > (ptrdiff_t)INT32_MAX)
-		return NULL;
-	if (!(tok = json_tokener_new()))
-		return NULL;
-	o = json_tokener_parse_ex(tok, p, (int)(e - p));
-	if (json_tokener_get_error(tok) != json_tokener_success) {
-		/* a bare number is only complete at the end of its input */
-		if (json_tokener_get_error(tok) == json_tokener_continue && !o)
-			o = json_tokener_parse_ex(tok, "", 1);
-		if (json_tokener_get_error(tok) != json_tokener_success) {
-			json_object_put(o);
-			o = NULL;
-		}
-	}
-	json_tokener_free(tok);
-	return o;
-}
-
-/* The next member of the object whose members start at *p: its key
- * (without quotes) and value; false at the end or on bad text. */
 static bool next_member(const char **p, const char *end, const char **key, size_t *klen,
                         const char **val)
 {
-	const char *q = skip_ws(*p, end);
-
-	if (q < end && (*q == ',' || *q == '{'))
-		q = skip_ws(q + 1, end);
-	if (q >= end || *q != '"')
-		return false;
-	*key = q + 1;
-	for (q = q + 1; q < end && *q != '"'; q += *q == '\\' ? 2 : 1)
-		;
-	if (q >= end)
-		return false;
-	*klen = (size_t)(q - *key);
-	q = skip_ws(q + 1, end);
-	if (q >= end || *q != ':')
-		return false;
-	*val = skip_ws(q + 1, end);
-	if (!(*p = lwm2_json_span(*val, end)))
-		return false;
-	return true;
+	return lwm2_json_next_member(p, end, key, klen, val);
 }
 
 static bool text_num(const char *obj, const char *end, const char *key, double *out)

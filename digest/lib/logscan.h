@@ -6,9 +6,9 @@
  * 100,000 digests costs seconds).  Unreadable lines are reported with
  * their line number and skipped; the others are kept.
  *
- * Not part of the library: linked into the lwm2 command only.  The text
- * walkers (lwm2_json_span, lwm2_json_member) and lwm2_parse_time also
- * serve `lwm2 digest --file`, which reads the same log.
+ * Not part of the library: linked into the lwm2 command only.
+ * lwm2_parse_time also serves `lwm2 digest --file`, which reads the same
+ * log, and so do the text walkers of jsontext.h this reader is built on.
  */
 #ifndef LWM2_LOGSCAN_H
 #define LWM2_LOGSCAN_H
@@ -19,6 +19,7 @@
 
 #include <json-c/json.h>
 
+#include "jsontext.h"
 #include "lwm2_render.h"
 
 struct lwm2_logline {
@@ -50,17 +51,6 @@ struct lwm2_logscan_count {
  */
 int lwm2_logscan(const char *cmd, const char *path, lwm2_logline_fn fn, void *arg,
                  struct lwm2_logscan_count *count);
-
-/* End of the JSON value starting at p (just past it), or NULL when it does
- * not end before end.  Strings and escapes are honoured. */
-const char *lwm2_json_span(const char *p, const char *end);
-
-/* The value of key directly inside the object at obj (nested objects are
- * skipped, not searched), or NULL. */
-const char *lwm2_json_member(const char *obj, const char *end, const char *key);
-
-/* Parse the value at p (ending before end) with json-c, or NULL. */
-json_object *lwm2_json_parse_at(const char *p, const char *end);
 
 /* A scope to evaluate guidance on (as lwm2_scope_from_json fills it, see
  * lwm2_digest.h) from the scope object's text at p, without building JSON

@@ -4,7 +4,8 @@
 
 #include "lineproto.h"
 
-#include <ctype.h>
+#include "kvparse.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -15,18 +16,6 @@
 #include <unistd.h>
 
 /* ------------------------------------------------------------ credentials */
-
-static char *trim(char *s)
-{
-	char *e;
-
-	while (isspace((unsigned char)*s))
-		s++;
-	e = s + strlen(s);
-	while (e > s && isspace((unsigned char)e[-1]))
-		*--e = '\0';
-	return s;
-}
 
 int lwm2_lp_read_credentials(const char *path, bool private, char **user, char **password,
                              char **token, char *err, size_t errlen)
@@ -63,19 +52,17 @@ int lwm2_lp_read_credentials(const char *path, bool private, char **user, char *
 		return -1;
 	}
 	while (fgets(line, sizeof(line), f)) {
-		char *key, *val, *eq, **dst;
+		char *key, *val, **dst;
+		int kv;
 
 		lineno++;
-		key = trim(line);
-		if (!*key || *key == '#')
+		/* '#' only at the start: a password may hold one */
+		if (!(kv = lwm2_kv_split(line, false, &key, &val)))
 			continue;
-		if (!(eq = strchr(key, '='))) {
+		if (kv < 0) {
 			snprintf(err, errlen, "%s:%u: no '='", path, lineno);
 			goto bad;
 		}
-		*eq = '\0';
-		key = trim(key);
-		val = trim(eq + 1);
 		if (!strcasecmp(key, "user"))
 			dst = user;
 		else if (!strcasecmp(key, "password"))

@@ -11,6 +11,7 @@
  * multiples of their length on the system clock.
  */
 #include "digest_internal.h"
+#include "fileio.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -688,40 +689,18 @@ static struct lwm2_summary_header *read_summary(int dirfd, lwm2_log_fn log, void
                                                 bool *bad)
 {
 	const size_t size = LWM2_SUMMARY_SIZE;
-	struct stat st;
-	unsigned char *buf = NULL;
+	unsigned char *buf;
 	size_t got = 0;
 	char err[160] = "";
-	int fd;
 
-	fd = openat(dirfd, LWM2_SUMMARY_FILE, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0) {
-		if (errno == ENOENT)
-			return NULL;
-		snprintf(err, sizeof(err), "%s", strerror(errno));
+	buf = (unsigned char *)lwm2_read_file_at(dirfd, LWM2_SUMMARY_FILE, size, &got, err,
+	                                         sizeof(err));
+	if (!buf && errno == ENOENT)
+		return NULL;
+	if (buf && got != size)
+		snprintf(err, sizeof(err), "%zu bytes, not %zu", got, size);
+	if (!buf || got != size || lwm2_summary_check(buf, size, err, sizeof(err)) != 0)
 		goto fail;
-	}
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (size_t)st.st_size != size) {
-		snprintf(err, sizeof(err), "not a regular file of %zu bytes", size);
-		goto fail;
-	}
-	if (!(buf = malloc(size))) {
-		snprintf(err, sizeof(err), "out of memory");
-		goto fail;
-	}
-	while (got < size) {
-		ssize_t r = read(fd, buf + got, size - got);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0) {
-			snprintf(err, sizeof(err), "%s", r < 0 ? strerror(errno) : "truncated");
-			goto fail;
-		}
-		got += (size_t)r;
-	}
-	if (lwm2_summary_check(buf, size, err, sizeof(err)) != 0)
-		goto fail;
-	close(fd);
 	/* Names are the processes' own: made terminated here. */
 	for (uint32_t i = 0; i < LWM2_SUMMARY_SLOTS; i++) {
 		struct lwm2_summary_exe *e =
@@ -734,8 +713,6 @@ fail:
 	logf_(log, log_arg, "lwm2: merge: couldn't read %s: %s", LWM2_SUMMARY_FILE, err);
 	*bad = true;
 	free(buf);
-	if (fd >= 0)
-		close(fd);
 	return NULL;
 }
 

@@ -7,6 +7,8 @@
  * so a record can neither be edited nor moved to another job.
  */
 #include "digest_internal.h"
+#include "errmsg.h"
+#include "fileio.h"
 #include "sha256.h"
 
 #include <errno.h>
@@ -21,39 +23,6 @@
 
 #define PAYLOAD_TAG "lwm2-node v1"
 #define HEADER_TAG  "lwm2-node 1 "
-
-static void *fail_null(int e, char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static int fail(int e, char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static int vfail(int e, char *err, size_t errlen, const char *fmt, va_list ap)
-{
-	if (err && errlen)
-		vsnprintf(err, errlen, fmt, ap);
-	errno = e;
-	return -1;
-}
-
-static int fail(int e, char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vfail(e, err, errlen, fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
-static void *fail_null(int e, char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vfail(e, err, errlen, fmt, ap);
-	va_end(ap);
-	return NULL;
-}
 
 /* Node and cluster names become file names and payload lines. */
 static bool name_ok(const char *s, bool allow_empty)
@@ -100,20 +69,6 @@ static int payload(char *buf, size_t len, const char *cluster, uint64_t job, uin
 	return n < 0 || (size_t)n >= len ? -1 : n;
 }
 
-static int write_all(int fd, const char *p, size_t len)
-{
-	while (len) {
-		ssize_t w = write(fd, p, len);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			return -1;
-		p += w;
-		len -= (size_t)w;
-	}
-	return 0;
-}
-
 /* Open (creating) <spool>/<job> as a private directory of the caller. */
 static int job_dir(const char *spool, uint64_t job, char *err, size_t errlen)
 {
@@ -123,30 +78,31 @@ static int job_dir(const char *spool, uint64_t job, char *err, size_t errlen)
 
 	sfd = open(spool, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (sfd < 0)
-		return fail(errno, err, errlen, "lwm2: spool: couldn't open %s: %s", spool,
-		            strerror(errno));
+		return lwm2_errprintf(errno, err, errlen, "lwm2: spool: couldn't open %s: %s",
+		                      spool, strerror(errno));
 	snprintf(name, sizeof(name), "%" PRIu64, job);
 	if (mkdirat(sfd, name, 0700) != 0 && errno != EEXIST) {
 		int e = errno;
 		close(sfd);
-		return fail(e, err, errlen, "lwm2: spool: couldn't create %s/%s: %s", spool, name,
-		            strerror(e));
+		return lwm2_errprintf(e, err, errlen, "lwm2: spool: couldn't create %s/%s: %s",
+		                      spool, name, strerror(e));
 	}
 	fd = openat(sfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
 		int e = errno;
 		close(sfd);
-		return fail(e, err, errlen, "lwm2: spool: couldn't open %s/%s: %s", spool, name,
-		            strerror(e));
+		return lwm2_errprintf(e, err, errlen, "lwm2: spool: couldn't open %s/%s: %s", spool,
+		                      name, strerror(e));
 	}
 	close(sfd);
 	/* A directory someone else made or can write could hold their files
 	 * under our names. */
 	if (fstat(fd, &st) != 0 || st.st_uid != geteuid() || (st.st_mode & 022)) {
 		close(fd);
-		return fail(EPERM, err, errlen,
-		            "lwm2: spool: couldn't use %s/%s: not a private directory of uid %u",
-		            spool, name, (unsigned)geteuid());
+		return lwm2_errprintf(
+		    EPERM, err, errlen,
+		    "lwm2: spool: couldn't use %s/%s: not a private directory of uid %u", spool,
+		    name, (unsigned)geteuid());
 	}
 	return fd;
 }
@@ -155,36 +111,42 @@ int lwm2_node_write_signed_socket(const char *spool_dir, const struct lwm2_node_
                                   json_object *node, const char *munge_socket, char *err,
                                   size_t errlen)
 {
-	char fname[256], tmp[300], hash[2 * LWM2_SHA256_LEN + 1], pl[600], head[64];
+	char fname[256], tmp[300], hash[2 * LWM2_SHA256_LEN + 1], pl[600], head[64], werr[400];
+	struct iovec iov[5];
 	const char *rec;
 	size_t rlen;
 	char *cred = NULL;
 	munge_ctx_t ctx = NULL;
 	munge_err_t me;
-	int dfd = -1, fd = -1, e, plen;
+	int dfd = -1, e, plen;
 
 	if (!spool_dir || !id || !node)
-		return fail(EINVAL, err, errlen, "lwm2: spool: couldn't sign: missing argument");
+		return lwm2_errprintf(EINVAL, err, errlen,
+		                      "lwm2: spool: couldn't sign: missing argument");
 	if (lwm2_node_file_name(id, fname, sizeof(fname)) != 0 ||
 	    !name_ok(id->cluster ? id->cluster : "", true))
-		return fail(EINVAL, err, errlen,
-		            "lwm2: spool: couldn't sign: node or cluster name not usable in a file "
-		            "name");
+		return lwm2_errprintf(
+		    EINVAL, err, errlen,
+		    "lwm2: spool: couldn't sign: node or cluster name not usable in a file "
+		    "name");
 	rec = json_object_to_json_string_ext(node, JSON_C_TO_STRING_PLAIN);
 	if (!rec)
-		return fail(ENOMEM, err, errlen, "lwm2: spool: couldn't serialise the record");
+		return lwm2_errprintf(ENOMEM, err, errlen,
+		                      "lwm2: spool: couldn't serialise the record");
 	rlen = strlen(rec);
 	lwm2_sha256_hex(rec, rlen, hash);
 	plen = payload(pl, sizeof(pl), id->cluster ? id->cluster : "", id->job_id, id->step_id,
 	               id->node, hash);
 	if (plen < 0)
-		return fail(EINVAL, err, errlen, "lwm2: spool: couldn't sign: names too long");
+		return lwm2_errprintf(EINVAL, err, errlen,
+		                      "lwm2: spool: couldn't sign: names too long");
 	if (munge_socket) {
 		ctx = munge_ctx_create();
 		if (!ctx || munge_ctx_set(ctx, MUNGE_OPT_SOCKET, munge_socket) != EMUNGE_SUCCESS) {
 			if (ctx)
 				munge_ctx_destroy(ctx);
-			return fail(ENOMEM, err, errlen, "lwm2: spool: couldn't set up munge");
+			return lwm2_errprintf(ENOMEM, err, errlen,
+			                      "lwm2: spool: couldn't set up munge");
 		}
 	}
 	me = munge_encode(&cred, ctx, pl, plen);
@@ -192,8 +154,9 @@ int lwm2_node_write_signed_socket(const char *spool_dir, const struct lwm2_node_
 		munge_ctx_destroy(ctx);
 	if (me != EMUNGE_SUCCESS) {
 		free(cred);
-		return fail(EIO, err, errlen, "lwm2: spool: couldn't sign the node record: %s",
-		            munge_strerror(me));
+		return lwm2_errprintf(EIO, err, errlen,
+		                      "lwm2: spool: couldn't sign the node record: %s",
+		                      munge_strerror(me));
 	}
 	dfd = job_dir(spool_dir, id->job_id, err, errlen);
 	if (dfd < 0) {
@@ -203,54 +166,22 @@ int lwm2_node_write_signed_socket(const char *spool_dir, const struct lwm2_node_
 		return -1;
 	}
 	snprintf(tmp, sizeof(tmp), ".%s.%ld.tmp", fname, (long)getpid());
-	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		e = errno;
-		fail(e, err, errlen, "lwm2: spool: couldn't create %s: %s", tmp, strerror(e));
-		goto out;
-	}
 	snprintf(head, sizeof(head), HEADER_TAG "%zu %zu\n", strlen(cred), rlen);
-	if (write_all(fd, head, strlen(head)) || write_all(fd, cred, strlen(cred)) ||
-	    write_all(fd, "\n", 1) || write_all(fd, rec, rlen) || write_all(fd, "\n", 1) ||
-	    fsync(fd) != 0) {
-		e = errno;
-		fail(e, err, errlen, "lwm2: spool: couldn't write %s/%" PRIu64 "/%s: %s", spool_dir,
-		     id->job_id, fname, strerror(e));
-		goto out_unlink;
-	}
-	if (close(fd) != 0) {
-		fd = -1;
-		e = errno;
-		fail(e, err, errlen, "lwm2: spool: couldn't write %s: %s", fname, strerror(e));
-		goto out_unlink;
-	}
-	fd = -1;
-	if (renameat(dfd, tmp, dfd, fname) != 0) {
-		e = errno;
-		fail(e, err, errlen, "lwm2: spool: couldn't rename to %s: %s", fname, strerror(e));
-		goto out_unlink;
-	}
-	/* The rename is durable only once the directory is. */
-	if (fsync(dfd) != 0) {
-		e = errno;
-		fail(e, err, errlen, "lwm2: spool: couldn't sync the job directory: %s",
-		     strerror(e));
-		goto out;
-	}
+	iov[0] = (struct iovec){head, strlen(head)};
+	iov[1] = (struct iovec){cred, strlen(cred)};
+	iov[2] = (struct iovec){(void *)"\n", 1};
+	iov[3] = (struct iovec){(void *)rec, rlen};
+	iov[4] = iov[2];
 	e = 0;
-	goto out;
-out_unlink:
-	unlinkat(dfd, tmp, 0);
-out:
-	if (fd >= 0)
-		close(fd);
+	if (lwm2_atomic_write_at(dfd, fname, tmp, iov, 5, 0600, werr, sizeof(werr)) != 0) {
+		e = errno;
+		lwm2_errprintf(e, err, errlen, "lwm2: spool: %s/%" PRIu64 ": %s", spool_dir,
+		               id->job_id, werr);
+	}
 	close(dfd);
 	free(cred);
-	if (e) {
-		errno = e;
-		return -1;
-	}
-	return 0;
+	errno = e;
+	return e ? -1 : 0;
 }
 
 int lwm2_node_mark(const char *spool_dir, const struct lwm2_node_ident *id, int error, char *err,
@@ -260,14 +191,16 @@ int lwm2_node_mark(const char *spool_dir, const struct lwm2_node_ident *id, int 
 	int dfd, fd, n, e;
 
 	if (!spool_dir || !id || !name_ok(id->node, false))
-		return fail(EINVAL, err, errlen, "lwm2: spool: couldn't mark: bad node name");
+		return lwm2_errprintf(EINVAL, err, errlen,
+		                      "lwm2: spool: couldn't mark: bad node name");
 	if (error)
 		n = snprintf(name, sizeof(name), "%" PRIu32 ".%s.%d.lwm2fail", id->step_id,
 		             id->node, error);
 	else
 		n = snprintf(name, sizeof(name), "%" PRIu32 ".%s.lwm2start", id->step_id, id->node);
 	if (n < 0 || (size_t)n >= sizeof(name))
-		return fail(ENAMETOOLONG, err, errlen, "lwm2: spool: couldn't mark: name too long");
+		return lwm2_errprintf(ENAMETOOLONG, err, errlen,
+		                      "lwm2: spool: couldn't mark: name too long");
 	if ((dfd = job_dir(spool_dir, id->job_id, err, errlen)) < 0)
 		return -1;
 	/* empty: a full file system still takes it while it has inodes */
@@ -275,8 +208,8 @@ int lwm2_node_mark(const char *spool_dir, const struct lwm2_node_ident *id, int 
 	e = errno;
 	close(dfd);
 	if (fd < 0)
-		return fail(e, err, errlen, "lwm2: spool: couldn't create %s: %s", name,
-		            strerror(e));
+		return lwm2_errprintf(e, err, errlen, "lwm2: spool: couldn't create %s: %s", name,
+		                      strerror(e));
 	close(fd);
 	return 0;
 }
@@ -373,10 +306,9 @@ json_object *lwm2_node_read_verified(int dirfd, const char *name, uint64_t expec
 	struct payload_fields f;
 	char fnode[256], hash[2 * LWM2_SHA256_LEN + 1], verr[256];
 	uint64_t fstep, clen, rlen;
-	struct stat st;
 	char *buf = NULL, *cred = NULL, *nl, *sp;
 	void *pl = NULL;
-	int plen = 0, fd, e = EINVAL;
+	int plen = 0, e = EINVAL;
 	uid_t uid;
 	gid_t gid;
 	size_t got = 0, hlen;
@@ -389,68 +321,49 @@ json_object *lwm2_node_read_verified(int dirfd, const char *name, uint64_t expec
 
 	if (!o.max_size)
 		o.max_size = LWM2_NODE_FILE_MAX;
-	if (!name || !parse_name(name, &fstep, fnode, sizeof(fnode)))
-		return fail_null(EINVAL, err, errlen, "not a node record name: %s",
-		                 name ? name : "(null)");
-	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
-		return fail_null(errno, err, errlen, "%s: open: %s", name, strerror(errno));
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return fail_null(EINVAL, err, errlen, "%s: not a regular file", name);
+	if (!name || !parse_name(name, &fstep, fnode, sizeof(fnode))) {
+		lwm2_errprintf(EINVAL, err, errlen, "not a node record name: %s",
+		               name ? name : "(null)");
+		return NULL;
 	}
-	if ((uint64_t)st.st_size > o.max_size) {
-		close(fd);
-		return fail_null(EFBIG, err, errlen, "%s: %lld bytes, more than the limit %zu",
-		                 name, (long long)st.st_size, o.max_size);
+	if (!(buf = lwm2_read_file_at(dirfd, name, o.max_size, &got, verr, sizeof(verr)))) {
+		lwm2_errprintf(errno, err, errlen, "%s: %s", name, verr);
+		return NULL;
 	}
-	buf = malloc((size_t)st.st_size + 1);
-	if (!buf) {
-		close(fd);
-		return fail_null(ENOMEM, err, errlen, "%s: out of memory", name);
-	}
-	while (got < (size_t)st.st_size) {
-		ssize_t n = pread(fd, buf + got, (size_t)st.st_size - got, (off_t)got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-	}
-	close(fd);
-	buf[got] = '\0';
 
 	/* Frame: header line, credential line, record, newline; lengths must
 	 * add up to the file exactly. */
 	nl = memchr(buf, '\n', got < 64 ? got : 64);
 	if (!nl || strncmp(buf, HEADER_TAG, strlen(HEADER_TAG)) != 0) {
-		fail(EINVAL, err, errlen, "%s: not a signed lwm2 node record (bad header)", name);
+		lwm2_errprintf(EINVAL, err, errlen,
+		               "%s: not a signed lwm2 node record (bad header)", name);
 		goto out;
 	}
 	sp = strchr(buf + strlen(HEADER_TAG), ' ');
 	if (!sp || sp > nl ||
 	    !parse_u64(buf + strlen(HEADER_TAG), (size_t)(sp - buf) - strlen(HEADER_TAG), &clen) ||
 	    !parse_u64(sp + 1, (size_t)(nl - sp - 1), &rlen)) {
-		fail(EINVAL, err, errlen, "%s: bad header lengths", name);
+		lwm2_errprintf(EINVAL, err, errlen, "%s: bad header lengths", name);
 		goto out;
 	}
 	hlen = (size_t)(nl + 1 - buf);
 	if (clen > got || rlen > got || rlen > INT32_MAX || hlen + clen + 1 + rlen + 1 != got ||
 	    buf[hlen + clen] != '\n' || buf[got - 1] != '\n') {
-		fail(EINVAL, err, errlen, "%s: truncated or padded (%zu bytes, header says %llu)",
-		     name, got, (unsigned long long)(hlen + clen + rlen + 2));
+		lwm2_errprintf(EINVAL, err, errlen,
+		               "%s: truncated or padded (%zu bytes, header says %llu)", name, got,
+		               (unsigned long long)(hlen + clen + rlen + 2));
 		goto out;
 	}
 	cred = strndup(buf + hlen, clen);
 	if (!cred) {
-		fail(ENOMEM, err, errlen, "%s: out of memory", name);
+		lwm2_errprintf(ENOMEM, err, errlen, "%s: out of memory", name);
 		goto out;
 	}
 	if (o.munge_socket) {
 		ctx = munge_ctx_create();
 		if (!ctx ||
 		    munge_ctx_set(ctx, MUNGE_OPT_SOCKET, o.munge_socket) != EMUNGE_SUCCESS) {
-			fail(ENOMEM, err, errlen, "%s: couldn't set up munge", name);
+			lwm2_errprintf(ENOMEM, err, errlen, "%s: couldn't set up munge", name);
 			goto out;
 		}
 	}
@@ -459,46 +372,48 @@ json_object *lwm2_node_read_verified(int dirfd, const char *name, uint64_t expec
 	 * again after a jobcomp restart, or long after its step, is as
 	 * trustworthy as the first time (see lwm2_digest.h). */
 	if (me != EMUNGE_SUCCESS && me != EMUNGE_CRED_REPLAYED && me != EMUNGE_CRED_EXPIRED) {
-		fail(me == EMUNGE_SOCKET || me == EMUNGE_TIMEOUT ? EAGAIN : EPERM, err, errlen,
-		     "%s: credential rejected: %s", name, munge_strerror(me));
+		lwm2_errprintf(me == EMUNGE_SOCKET || me == EMUNGE_TIMEOUT ? EAGAIN : EPERM, err,
+		               errlen, "%s: credential rejected: %s", name, munge_strerror(me));
 		goto out;
 	}
 	if (uid != o.uid) {
-		fail(EPERM, err, errlen,
-		     "%s: signed by uid %u, not %u: not written by slurmstepd (forged record)",
-		     name, (unsigned)uid, (unsigned)o.uid);
+		lwm2_errprintf(
+		    EPERM, err, errlen,
+		    "%s: signed by uid %u, not %u: not written by slurmstepd (forged record)", name,
+		    (unsigned)uid, (unsigned)o.uid);
 		goto out;
 	}
 	if (!pl || plen <= 0 || !parse_payload(pl, (size_t)plen, &f)) {
-		fail(EPERM, err, errlen, "%s: credential payload is not an lwm2 node signature",
-		     name);
+		lwm2_errprintf(EPERM, err, errlen,
+		               "%s: credential payload is not an lwm2 node signature", name);
 		goto out;
 	}
 	if (f.job != expect_job) {
-		fail(EPERM, err, errlen,
-		     "%s: signed for job %llu, not job %llu (copied from another job)", name,
-		     (unsigned long long)f.job, (unsigned long long)expect_job);
+		lwm2_errprintf(EPERM, err, errlen,
+		               "%s: signed for job %llu, not job %llu (copied from another job)",
+		               name, (unsigned long long)f.job, (unsigned long long)expect_job);
 		goto out;
 	}
 	if (f.step != fstep || strcmp(f.node, fnode) != 0) {
-		fail(EPERM, err, errlen, "%s: signed for step %llu on node %s (renamed file)", name,
-		     (unsigned long long)f.step, f.node);
+		lwm2_errprintf(EPERM, err, errlen,
+		               "%s: signed for step %llu on node %s (renamed file)", name,
+		               (unsigned long long)f.step, f.node);
 		goto out;
 	}
 	if (o.cluster && strcmp(o.cluster, f.cluster) != 0) {
-		fail(EPERM, err, errlen, "%s: signed on cluster %s, not %s", name, f.cluster,
-		     o.cluster);
+		lwm2_errprintf(EPERM, err, errlen, "%s: signed on cluster %s, not %s", name,
+		               f.cluster, o.cluster);
 		goto out;
 	}
 	lwm2_sha256_hex(buf + hlen + clen + 1, rlen, hash);
 	if (strcmp(hash, f.hash) != 0) {
-		fail(EPERM, err, errlen, "%s: record changed after it was signed (hash mismatch)",
-		     name);
+		lwm2_errprintf(EPERM, err, errlen,
+		               "%s: record changed after it was signed (hash mismatch)", name);
 		goto out;
 	}
 	tok = json_tokener_new_ex(64);
 	if (!tok) {
-		fail(ENOMEM, err, errlen, "%s: out of memory", name);
+		lwm2_errprintf(ENOMEM, err, errlen, "%s: out of memory", name);
 		goto out;
 	}
 	rec = json_tokener_parse_ex(tok, buf + hlen + clen + 1, (int)rlen);
@@ -506,13 +421,13 @@ json_object *lwm2_node_read_verified(int dirfd, const char *name, uint64_t expec
 	    tok->char_offset != (int)rlen) {
 		json_object_put(rec);
 		rec = NULL;
-		fail(EINVAL, err, errlen, "%s: record is not valid JSON", name);
+		lwm2_errprintf(EINVAL, err, errlen, "%s: record is not valid JSON", name);
 		json_tokener_free(tok);
 		goto out;
 	}
 	json_tokener_free(tok);
 	if (lwm2_node_validate(rec, verr, sizeof(verr)) != 0) {
-		fail(EINVAL, err, errlen, "%s: %s", name, verr);
+		lwm2_errprintf(EINVAL, err, errlen, "%s: %s", name, verr);
 		goto out_put;
 	}
 	/* The record must say what its signature says. */
@@ -520,7 +435,8 @@ json_object *lwm2_node_read_verified(int dirfd, const char *name, uint64_t expec
 	if (!ju_int(rec, "job_id", &v) || (uint64_t)v != f.job || !ju_int(rec, "step_id", &v) ||
 	    (uint64_t)v != f.step || !s || strcmp(s, f.node) != 0 ||
 	    !(s = ju_str(rec, "cluster")) || strcmp(s, f.cluster) != 0) {
-		fail(EPERM, err, errlen, "%s: record identity differs from its signature", name);
+		lwm2_errprintf(EPERM, err, errlen, "%s: record identity differs from its signature",
+		               name);
 		goto out_put;
 	}
 	e = 0;

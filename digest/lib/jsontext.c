@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Walking JSON text without building objects (see jsontext.h). */
+#include "jsontext.h"
+
+#include <stdint.h>
+#include <string.h>
+
+const char *lwm2_json_skip_ws(const char *p, const char *end)
+{
+	while (p < end && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n'))
+		p++;
+	return p;
+}
+
+const char *lwm2_json_span(const char *p, const char *end)
+{
+	int depth = 0;
+
+	if (p >= end)
+		return NULL;
+	if (*p != '{' && *p != '[' && *p != '"') {
+		/* a number, true, false or null */
+		while (p < end && *p != ',' && *p != '}' && *p != ']' && *p != ' ' && *p != '\n')
+			p++;
+		return p;
+	}
+	/* Every line of a log is walked through here (a digest is some
+	 * kilobytes): strings are skipped with memchr from quote to quote,
+	 * an escaped quote told by the run of backslashes before it. */
+	while (p < end) {
+		const char c = *p++;
+
+		if (c == '"') {
+			for (;;) {
+				const char *q = memchr(p, '"', (size_t)(end - p)), *b;
+
+				if (!q)
+					return NULL;
+				for (b = q; b > p && b[-1] == '\\'; b--)
+					;
+				p = q + 1;
+				if (((q - b) & 1) == 0)
+					break;
+			}
+			if (depth == 0)
+				return p;
+		} else if (c == '{' || c == '[') {
+			depth++;
+		} else if ((c == '}' || c == ']') && --depth <= 0) {
+			return p;
+		}
+	}
+	return NULL;
+}
+
+/* The key of the member at *p (after a ',', or also a '{' with open_ok)
+ * and where its value starts, not yet walked over: the member a caller
+ * looks for need not be spanned. */
+static bool member_key(const char **p, const char *end, bool open_ok, const char **key,
+                       size_t *klen, const char **val)
+{
+	const char *q = lwm2_json_skip_ws(*p, end);
+
+	if (q < end && (*q == ',' || (open_ok && *q == '{')))
+		q = lwm2_json_skip_ws(q + 1, end);
+	if (q >= end || *q != '"')
+		return false;
+	*key = q + 1;
+	for (q = q + 1; q < end && *q != '"'; q += *q == '\\' ? 2 : 1)
+		;
+	if (q >= end)
+		return false;
+	*klen = (size_t)(q - *key);
+	q = lwm2_json_skip_ws(q + 1, end);
+	if (q >= end || *q != ':')
+		return false;
+	*val = lwm2_json_skip_ws(q + 1, end);
+	return true;
+}
+
+bool lwm2_json_next_member(const char **p, const char *end, const char **key, size_t *klen,
+                           const char **val)
+{
+	const char *e;
+
+	if (!member_key(p, end, true, key, klen, val) || !(e = lwm2_json_span(*val, end)))
+		return false;
+	*p = e;
+	return true;
+}
+
+const char *lwm2_json_member_at(const char *obj, const char *end, const char *key,
+                                const char **key_at, const char **val_end)
+{
+	const char *p, *k, *v;
+	size_t n = strlen(key), kl;
+
+	if (!obj || obj >= end || *obj != '{')
+		return NULL;
+	for (p = obj + 1; member_key(&p, end, false, &k, &kl, &v);) {
+		if (kl == n && !memcmp(k, key, n)) {
+			if (v >= end || (val_end && !(*val_end = lwm2_json_span(v, end))))
+				return NULL;
+			if (key_at)
+				*key_at = k - 1;
+			return v;
+		}
+		if (!(p = lwm2_json_span(v, end)))
+			return NULL;
+	}
+	return NULL;
+}
+
+const char *lwm2_json_member(const char *obj, const char *end, const char *key)
+{
+	return lwm2_json_member_at(obj, end, key, NULL, NULL);
+}
+
+json_object *lwm2_json_parse_n(const char *p, size_t len)
+{
+	struct json_tokener *tok;
+	json_object *o;
+
+	if (len > (size_t)INT32_MAX || !(tok = json_tokener_new()))
+		return NULL;
+	o = json_tokener_parse_ex(tok, p, (int)len);
+	if (json_tokener_get_error(tok) != json_tokener_success) {
+		/* a bare number is only complete at the end of its input */
+		if (json_tokener_get_error(tok) == json_tokener_continue && !o)
+			o = json_tokener_parse_ex(tok, "", 1);
+		if (json_tokener_get_error(tok) != json_tokener_success) {
+			json_object_put(o);
+			o = NULL;
+		}
+	}
+	json_tokener_free(tok);
+	return o;
+}
+
+json_object *lwm2_json_parse_at(const char *p, const char *end)
+{
+	const char *e = p ? lwm2_json_span(p, end) : NULL;
+
+	return e ? lwm2_json_parse_n(p, (size_t)(e - p)) : NULL;
+}

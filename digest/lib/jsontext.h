@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Walking JSON text without building objects: a digest is some kilobytes
+ * and a large job's grid megabytes, and json-c would make an object of
+ * every number.  `lwm2 stats`, `lwm2 digest --file` (lib/logscan.c) and
+ * the line protocol of a logged job (lib/lineproto.c) read the members
+ * they need this way and hand only those to json-c.
+ *
+ * Every function takes the text up to end (not NUL-terminated) and returns
+ * NULL or false, never reading past end, when the text is not what it
+ * expects.
+ */
+#ifndef LWM2_JSONTEXT_H
+#define LWM2_JSONTEXT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <json-c/json.h>
+
+/* p past blanks (space, tab, CR, LF). */
+const char *lwm2_json_skip_ws(const char *p, const char *end);
+
+/* End of the JSON value starting at p (just past it), or NULL when it does
+ * not end before end.  Strings and escapes are honoured. */
+const char *lwm2_json_span(const char *p, const char *end);
+
+/*
+ * The next member of an object whose text continues at *p (at its '{' or
+ * after a member): the key (without its quotes, escapes as they are) and
+ * where the value starts; *p is then just past the value.  false at the
+ * object's end or on bad text.
+ */
+bool lwm2_json_next_member(const char **p, const char *end, const char **key, size_t *klen,
+                           const char **val);
+
+/* The value of key directly inside the object at obj (nested objects are
+ * skipped, not searched), or NULL. */
+const char *lwm2_json_member(const char *obj, const char *end, const char *key);
+
+/* The same, and where the key's opening quote is (key_at) and where the
+ * value ends (val_end), each where not NULL. */
+const char *lwm2_json_member_at(const char *obj, const char *end, const char *key,
+                                const char **key_at, const char **val_end);
+
+/* Parse the value at p (ending before end) with json-c, or NULL. */
+json_object *lwm2_json_parse_at(const char *p, const char *end);
+
+/* Parse exactly the len bytes at p, one value, with json-c, or NULL. */
+json_object *lwm2_json_parse_n(const char *p, size_t len);
+
+#endif /* LWM2_JSONTEXT_H */

@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The JSON text walker: spans through strings and escapes, members found
+ * at the top level only, text cut short refused. */
+#include "jsontext.h"
+#include "tap.h"
+
+#include <string.h>
+
+static const struct {
+	const char *text;
+	int len; /* of the value's span; -1: NULL */
+} spans[] = {
+    {"123,", 3},
+    {"-1.5e3}", 6},
+    {"true ", 4},
+    {"\"a,b\",", 5},
+    {"\"q\\\"}\"x", 6}, /* an escaped quote inside */
+    {"\"bs\\\\\"x", 6}, /* an escaped backslash before the end */
+    {"{\"a\":[1,{\"b\":\"}\"}]}x", 19},
+    {"[[],[[]]]", 9},
+    {"{\"a\":1", -1}, /* cut short */
+    {"\"open", -1},
+    {"", -1},
+};
+
+int main(void)
+{
+	static const char arr[] = "[1]";
+	const char *obj = "{ \"x\" : {\"y\":1}, \"y\":\"two\",\"z\": [3] }",
+	           *end = obj + strlen(obj);
+	const char *v, *key_at = NULL, *vend = NULL, *p, *k;
+	size_t kl;
+	int n = 0;
+	json_object *o;
+
+	for (size_t i = 0; i < sizeof(spans) / sizeof(spans[0]); i++) {
+		const char *t = spans[i].text, *e = lwm2_json_span(t, t + strlen(t));
+
+		if (spans[i].len < 0)
+			ok(e == NULL, "span %zu: [%s] does not end", i, t);
+		else
+			ok(e && e - t == spans[i].len, "span %zu: [%s] is %d bytes", i, t,
+			   spans[i].len);
+	}
+
+	v = lwm2_json_member_at(obj, end, "y", &key_at, &vend);
+	ok(v && !strncmp(v, "\"two\"", 5) && vend == v + 5 && key_at && *key_at == '"' &&
+	       !strncmp(key_at, "\"y\"", 3),
+	   "member: the top-level y, not the nested one, with its key and end");
+	v = lwm2_json_member(obj, end, "z");
+	ok(v && *v == '[', "member: a value after blanks around the colon");
+	ok(!lwm2_json_member(obj, end, "w"), "member: a missing key is NULL");
+	ok(!lwm2_json_member(obj, obj + 20, "z"), "member: text cut before the key is NULL");
+	ok(!lwm2_json_member(arr, arr + 3, "a"), "member: not an object is NULL");
+
+	for (p = obj; lwm2_json_next_member(&p, end, &k, &kl, &v);)
+		n++;
+	is_int(n, 3, "next_member: three members, the nested one not among them");
+	p = obj;
+	ok(lwm2_json_next_member(&p, end, &k, &kl, &v) && kl == 1 && *k == 'x' && *v == '{' &&
+	       p == v + 7,
+	   "next_member: the key, the value, and *p past the value");
+
+	o = lwm2_json_parse_at(obj + 21, end);
+	ok(o && json_object_is_type(o, json_type_string) &&
+	       !strcmp(json_object_get_string(o), "two"),
+	   "parse_at: a string value");
+	json_object_put(o);
+	o = lwm2_json_parse_n("42", 2);
+	ok(o && json_object_get_int(o) == 42, "parse_n: a bare number at the end of its input");
+	json_object_put(o);
+	ok(!lwm2_json_parse_n("{\"a\":", 5), "parse_n: cut short is NULL");
+	return done_testing();
+}
