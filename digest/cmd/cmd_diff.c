@@ -15,6 +15,7 @@
  * same guidance fired, 1 something did, 2 trouble.
  */
 #include "config.h"
+#include "lwm2_keys.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -256,12 +257,12 @@ struct cmp {
 
 static json_object *step_of(json_object *d, int64_t id)
 {
-	json_object *steps = ju_get(d, "steps", json_type_array);
+	json_object *steps = ju_get(d, LWM2_KEY_STEPS, json_type_array);
 
 	for (size_t i = 0; steps && i < json_object_array_length(steps); i++) {
 		json_object *s = json_object_array_get_idx(steps, i);
 
-		if (ju_int_or(s, "step_id", -1) == id)
+		if (ju_int_or(s, LWM2_KEY_STEP_ID, -1) == id)
 			return s;
 	}
 	return NULL;
@@ -303,9 +304,9 @@ static void compare_scope(struct cmp *c, const char *title, int64_t step_id, jso
 		if (step_id >= 0)
 			ju_add(js, "step_id", json_object_new_int64(step_id));
 		ju_add(js, "processes", json_object_new_array());
-		json_object_array_add(ju_get(js, "processes", json_type_array),
+		json_object_array_add(ju_get(js, LWM2_KEY_PROCESSES, json_type_array),
 		                      ju_u64(sa.processes));
-		json_object_array_add(ju_get(js, "processes", json_type_array),
+		json_object_array_add(ju_get(js, LWM2_KEY_PROCESSES, json_type_array),
 		                      ju_u64(sb.processes));
 		jm = json_object_new_array();
 	} else {
@@ -443,20 +444,20 @@ static void compare_scope(struct cmp *c, const char *title, int64_t step_id, jso
 static void run_compare(struct cmp *c, struct side *s)
 {
 	json_object *a = s[0].digest, *b = s[1].digest;
-	json_object *ja = ju_get(a, "job", json_type_object),
-	            *jb = ju_get(b, "job", json_type_object);
-	uint32_t cpa = (uint32_t)ju_int_or(ja, "cpus_per_task", 0);
-	uint32_t cpb = (uint32_t)ju_int_or(jb, "cpus_per_task", 0);
-	json_object *sta = ju_get(a, "steps", json_type_array),
-	            *stb = ju_get(b, "steps", json_type_array);
+	json_object *ja = ju_get(a, LWM2_KEY_JOB, json_type_object),
+	            *jb = ju_get(b, LWM2_KEY_JOB, json_type_object);
+	uint32_t cpa = (uint32_t)ju_int_or(ja, LWM2_KEY_CPUS_PER_TASK, 0);
+	uint32_t cpb = (uint32_t)ju_int_or(jb, LWM2_KEY_CPUS_PER_TASK, 0);
+	json_object *sta = ju_get(a, LWM2_KEY_STEPS, json_type_array),
+	            *stb = ju_get(b, LWM2_KEY_STEPS, json_type_array);
 	json_object *only_a = json_object_new_array(), *only_b = json_object_new_array();
 	char name[64];
 
-	compare_scope(c, "job", -1, ju_get(a, "scope", json_type_object),
-	              ju_get(b, "scope", json_type_object), cpa, cpb);
+	compare_scope(c, "job", -1, ju_get(a, LWM2_KEY_SCOPE, json_type_object),
+	              ju_get(b, LWM2_KEY_SCOPE, json_type_object), cpa, cpb);
 	for (size_t i = 0; sta && i < json_object_array_length(sta); i++) {
 		json_object *x = json_object_array_get_idx(sta, i), *y;
-		int64_t id = ju_int_or(x, "step_id", -1);
+		int64_t id = ju_int_or(x, LWM2_KEY_STEP_ID, -1);
 
 		step_name(id, name, sizeof(name));
 		if ((y = step_of(b, id)))
@@ -465,7 +466,7 @@ static void run_compare(struct cmp *c, struct side *s)
 			json_object_array_add(only_a, json_object_new_int64(id));
 	}
 	for (size_t i = 0; stb && i < json_object_array_length(stb); i++) {
-		int64_t id = ju_int_or(json_object_array_get_idx(stb, i), "step_id", -1);
+		int64_t id = ju_int_or(json_object_array_get_idx(stb, i), LWM2_KEY_STEP_ID, -1);
 
 		if (!step_of(a, id))
 			json_object_array_add(only_b, json_object_new_int64(id));
@@ -477,12 +478,13 @@ static void run_compare(struct cmp *c, struct side *s)
 
 		for (int i = 0; i < 2; i++) {
 			json_object *x = json_object_new_object(),
-			            *j = ju_get(s[i].digest, "job", json_type_object);
+			            *j = ju_get(s[i].digest, LWM2_KEY_JOB, json_type_object);
 
 			ju_add(x, "source", json_object_new_string(s[i].what));
-			ju_add(x, "job_id", json_object_new_int64(ju_int_or(j, "job_id", 0)));
-			if (ju_str(j, "user"))
-				ju_add(x, "user", json_object_new_string(ju_str(j, "user")));
+			ju_add(x, "job_id",
+			       json_object_new_int64(ju_int_or(j, LWM2_KEY_JOB_ID, 0)));
+			if (ju_str(j, LWM2_KEY_USER))
+				ju_add(x, "user", json_object_new_string(ju_str(j, LWM2_KEY_USER)));
 			ju_add(o, i ? "b" : "a", x);
 		}
 		ju_add(o, "threshold_pct", ju_double(c->o->threshold));

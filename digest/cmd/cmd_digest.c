@@ -7,6 +7,7 @@
  * the JSON-lines log that jobcomp/lwm2 writes (--file, digest_log.c).
  */
 #include "config.h"
+#include "lwm2_keys.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -223,14 +224,14 @@ json_object *digest_scope_of(const struct entry *e)
 	if (!e->digest)
 		return NULL;
 	if (e->step < 0)
-		return digest_get(e->digest, "scope");
-	steps = digest_get(e->digest, "steps");
+		return digest_get(e->digest, LWM2_KEY_SCOPE);
+	steps = digest_get(e->digest, LWM2_KEY_STEPS);
 	for (i = 0; steps && json_object_is_type(steps, json_type_array) &&
 	            i < json_object_array_length(steps);
 	     i++) {
 		s = json_object_array_get_idx(steps, i);
-		if (json_object_get_int64(digest_get(s, "step_id")) == e->step)
-			return digest_get(s, "scope") ? digest_get(s, "scope") : s;
+		if (json_object_get_int64(digest_get(s, LWM2_KEY_STEP_ID)) == e->step)
+			return digest_get(s, LWM2_KEY_SCOPE) ? digest_get(s, LWM2_KEY_SCOPE) : s;
 	}
 	return NULL;
 }
@@ -378,22 +379,23 @@ static void field_value(const struct entry *e, const char *f, char *buf, size_t 
 	else if (!strcasecmp(f, "Reason"))
 		snprintf(buf, len, "%s", e->reason ? e->reason : "");
 	else if (!strcasecmp(f, "Processes") && sc)
-		snprintf(buf, len, "%" PRId64, json_object_get_int64(digest_get(sc, "processes")));
+		snprintf(buf, len, "%" PRId64,
+		         json_object_get_int64(digest_get(sc, LWM2_KEY_PROCESSES)));
 	else if (!strcasecmp(f, "MPIProcesses") && sc)
 		snprintf(buf, len, "%" PRId64,
-		         json_object_get_int64(digest_get(sc, "mpi_processes")));
+		         json_object_get_int64(digest_get(sc, LWM2_KEY_MPI_PROCESSES)));
 	else if (!strcasecmp(f, "Steps") && e->digest)
 		snprintf(buf, len, "%zu",
-		         digest_get(e->digest, "steps")
-		             ? json_object_array_length(digest_get(e->digest, "steps"))
+		         digest_get(e->digest, LWM2_KEY_STEPS)
+		             ? json_object_array_length(digest_get(e->digest, LWM2_KEY_STEPS))
 		             : (size_t)0);
 	else if (digest_is_counter(f) && sc) {
 		for (i = 0; i < LWM2_NCOUNTERS; i++)
 			if (!strcasecmp(f, lwm2_counter_names[i]))
 				break;
-		if ((v = digest_get(digest_get(sc, "totals"), lwm2_counter_names[i])))
+		if ((v = digest_get(digest_get(sc, LWM2_KEY_TOTALS), lwm2_counter_names[i])))
 			snprintf(buf, len, "%" PRId64, json_object_get_int64(v));
-		else if (digest_get(sc, "totals"))
+		else if (digest_get(sc, LWM2_KEY_TOTALS))
 			snprintf(buf, len, "0");
 	} else if (sc) {
 		const char *stat = "avg";
@@ -402,7 +404,7 @@ static void field_value(const struct entry *e, const char *f, char *buf, size_t 
 		if (dot)
 			stat = dot + 1;
 		digest_metric_key(f, dot ? (size_t)(dot - f) : strlen(f), key, sizeof(key));
-		v = digest_get(digest_get(digest_get(sc, "metrics"), key),
+		v = digest_get(digest_get(digest_get(sc, LWM2_KEY_METRICS), key),
 		               strcasecmp(stat, "min") == 0   ? "min"
 		               : strcasecmp(stat, "max") == 0 ? "max"
 		                                              : "avg");

@@ -8,6 +8,7 @@
  * its slices go into the index and the digest is dropped.
  */
 #include "config.h"
+#include "lwm2_keys.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -67,8 +68,8 @@ static int on_line(void *arg, const struct lwm2_logline *l, char *err, size_t er
 		json_object_put(d);
 		return -1;
 	}
-	job = ju_get(d, "job", json_type_object);
-	if (!in_period(x, ju_int_or(job, "start", 0), ju_int_or(job, "end", 0))) {
+	job = ju_get(d, LWM2_KEY_JOB, json_type_object);
+	if (!in_period(x, ju_int_or(job, LWM2_KEY_START, 0), ju_int_or(job, LWM2_KEY_END, 0))) {
 		json_object_put(d);
 		return 0;
 	}
@@ -90,7 +91,7 @@ static int on_line(void *arg, const struct lwm2_logline *l, char *err, size_t er
 			x->order = no;
 			x->caporder = nc;
 		}
-		x->order[x->norder++] = ju_int_or(job, "job_id", 0);
+		x->order[x->norder++] = ju_int_or(job, LWM2_KEY_JOB_ID, 0);
 	}
 	json_object_put(d);
 	return 0;
@@ -251,7 +252,8 @@ static int print_interference(struct gctx *x, int64_t only, bool json)
 				ju_add(o, "finding", json_object_get(e));
 				json_object_array_add(all, o);
 			} else {
-				const char *t = ju_str(e, "text"), *r = ju_str(e, "rule");
+				const char *t = ju_str(e, LWM2_KEY_TEXT),
+				           *r = ju_str(e, LWM2_KEY_RULE);
 				printf("job %" PRId64 ": %s [%s]\n", x->order[i], t ? t : "",
 				       r ? r : "");
 			}

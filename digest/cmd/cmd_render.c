@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* lwm2 render: digests (JSON, AdminComment, log lines) as text. */
 #include "config.h"
+#include "lwm2_keys.h"
 
 #include "cmd_io.h"
 #include "digest_internal.h"
@@ -26,9 +27,9 @@ static json_object *digest_from_text(const char *text, size_t len, char *err, si
 	if (node && ju_get(node, "lwm2_node_version", json_type_int)) {
 		if (lwm2_node_validate(node, nerr, sizeof(nerr)) == 0) {
 			struct lwm2_job_meta meta = {
-			    .cluster = ju_str(node, "cluster"),
-			    .job_id = (uint64_t)ju_int_or(node, "job_id", 0),
-			    .nodes = ju_str(node, "node"),
+			    .cluster = ju_str(node, LWM2_KEY_CLUSTER),
+			    .job_id = (uint64_t)ju_int_or(node, LWM2_KEY_JOB_ID, 0),
+			    .nodes = ju_str(node, LWM2_KEY_NODE),
 			    .node_count = 1,
 			};
 			d = lwm2_job_digest_build(&meta, &node, 1);

@@ -8,6 +8,7 @@
  */
 #define _GNU_SOURCE /* asprintf */
 #include "config.h"
+#include "lwm2_keys.h"
 
 #include "digest_internal.h"
 #include "lwm2_cmds.h"
@@ -252,7 +253,8 @@ int lwm2_cmd_run(int argc, char **argv)
 	if (!digest) {
 		fprintf(stderr, "lwm2: run: couldn't merge the records in %s: %s\n", dir,
 		        strerror(errno));
-	} else if (!ju_int_or(ju_get(digest, "scope", json_type_object), "processes", 0)) {
+	} else if (!ju_int_or(ju_get(digest, LWM2_KEY_SCOPE, json_type_object), LWM2_KEY_PROCESSES,
+	                      0)) {
 		fprintf(stderr,
 		        "lwm2: run: no records: %s was not measured (a static binary, or "
 		        "LD_PRELOAD removed?)\n",

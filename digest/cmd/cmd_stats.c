@@ -11,6 +11,7 @@
  * metric), so a year of jobs costs no more than a day of them.
  */
 #include "config.h"
+#include "lwm2_keys.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -553,8 +554,8 @@ static int on_line(void *arg, const struct lwm2_logline *l, char *err, size_t er
 	else
 		snprintf(j.id, sizeof(j.id), "%" PRId64, j.job_id);
 	if (l->digest) {
-		const char *v = lwm2_json_member(l->digest, l->end, "lwm2_digest_version");
-		const char *sc = lwm2_json_member(l->digest, l->end, "scope"), *jo;
+		const char *v = lwm2_json_member(l->digest, l->end, LWM2_KEY_DIGEST_VERSION);
+		const char *sc = lwm2_json_member(l->digest, l->end, LWM2_KEY_SCOPE), *jo;
 
 		long ver = v ? strtol(v, NULL, 10) : 0;
 
@@ -570,12 +571,12 @@ static int on_line(void *arg, const struct lwm2_logline *l, char *err, size_t er
 		if (ver == 1)
 			lwm2_scope_upgrade_v1(&j.scope);
 		/* the digest's job fields: only where the log line lacks them */
-		if ((jo = lwm2_json_member(l->digest, l->end, "job")) && *jo == '{') {
-			if ((v = lwm2_json_member(jo, l->end, "cpus_per_task")))
+		if ((jo = lwm2_json_member(l->digest, l->end, LWM2_KEY_JOB)) && *jo == '{') {
+			if ((v = lwm2_json_member(jo, l->end, LWM2_KEY_CPUS_PER_TASK)))
 				cpt = (uint32_t)strtoul(v, NULL, 10);
-			if (j.start <= 0 && (v = lwm2_json_member(jo, l->end, "start")))
+			if (j.start <= 0 && (v = lwm2_json_member(jo, l->end, LWM2_KEY_START)))
 				j.start = strtoll(v, NULL, 10);
-			if (j.end <= 0 && (v = lwm2_json_member(jo, l->end, "end")))
+			if (j.end <= 0 && (v = lwm2_json_member(jo, l->end, LWM2_KEY_END)))
 				j.end = strtoll(v, NULL, 10);
 		}
 		j.scope.cpus_per_task = cpt;
@@ -614,8 +615,8 @@ static int on_line(void *arg, const struct lwm2_logline *l, char *err, size_t er
 	}
 	if (st->by == BY_APP && l->digest) {
 		/* the digest's application (digests since it was added) */
-		const char *a = lwm2_json_member(l->digest, l->end, "application");
-		const char *x = a && *a == '{' ? lwm2_json_member(a, l->end, "exe") : NULL;
+		const char *a = lwm2_json_member(l->digest, l->end, LWM2_KEY_APPLICATION);
+		const char *x = a && *a == '{' ? lwm2_json_member(a, l->end, LWM2_KEY_EXE) : NULL;
 		json_object *e = x ? lwm2_json_parse_at(x, l->end) : NULL;
 
 		if (e && json_object_is_type(e, json_type_string))
@@ -626,19 +627,19 @@ static int on_line(void *arg, const struct lwm2_logline *l, char *err, size_t er
 		/* the program of the largest step where the digest names it
 		 * (version 1 does not), else the job's name */
 		json_object *steps =
-		    l->digest
-		        ? lwm2_json_parse_at(lwm2_json_member(l->digest, l->end, "steps"), l->end)
-		        : NULL;
+		    l->digest ? lwm2_json_parse_at(
+		                    lwm2_json_member(l->digest, l->end, LWM2_KEY_STEPS), l->end)
+		              : NULL;
 		int64_t best = -1;
 
 		for (size_t i = 0; steps && json_object_is_type(steps, json_type_array) &&
 		                   i < json_object_array_length(steps);
 		     i++) {
 			json_object *s = json_object_array_get_idx(steps, i);
-			const char *exe = ju_str(s, "exe");
+			const char *exe = ju_str(s, LWM2_KEY_EXE);
 
-			if (exe && ju_int_or(s, "processes", 0) > best) {
-				best = ju_int_or(s, "processes", 0);
+			if (exe && ju_int_or(s, LWM2_KEY_PROCESSES, 0) > best) {
+				best = ju_int_or(s, LWM2_KEY_PROCESSES, 0);
 				snprintf(j.exe, sizeof(j.exe), "%s", exe);
 			}
 		}

@@ -5,6 +5,7 @@
  * matched, the digest is parsed only as far as the output needs it.
  */
 #include "config.h"
+#include "lwm2_keys.h"
 
 #include <ctype.h>
 #include <stdbool.h>
@@ -30,7 +31,7 @@ static void entry_from_line(struct entry *e, json_object *l)
 
 	memset(e, 0, sizeof(*e));
 	e->logline = l;
-	e->job_id = (uint32_t)json_object_get_int64(digest_get(l, "job_id"));
+	e->job_id = (uint32_t)json_object_get_int64(digest_get(l, LWM2_KEY_JOB_ID));
 	e->array_job_id = (uint32_t)json_object_get_int64(digest_get(l, "array_job_id"));
 	e->array_task_id = digest_get(l, "array_task_id")
 	                       ? (uint32_t)json_object_get_int64(digest_get(l, "array_task_id"))
@@ -40,10 +41,10 @@ static void entry_from_line(struct entry *e, json_object *l)
 	                        ? (uint32_t)json_object_get_int64(digest_get(l, "het_job_offset"))
 	                        : NONE32;
 	e->uid = (uint32_t)json_object_get_int64(digest_get(l, "uid"));
-	e->node_count = (uint32_t)json_object_get_int64(digest_get(l, "node_count"));
+	e->node_count = (uint32_t)json_object_get_int64(digest_get(l, LWM2_KEY_NODE_COUNT));
 	e->submit = json_object_get_int64(digest_get(l, "submit"));
-	e->start = json_object_get_int64(digest_get(l, "start"));
-	e->end = json_object_get_int64(digest_get(l, "end"));
+	e->start = json_object_get_int64(digest_get(l, LWM2_KEY_START));
+	e->end = json_object_get_int64(digest_get(l, LWM2_KEY_END));
 	snprintf(e->user, sizeof(e->user), "%s", jstr(l, "user") ? jstr(l, "user") : "");
 	e->account = jstr(l, "account");
 	e->partition = jstr(l, "partition");
@@ -75,7 +76,7 @@ static json_object *raw_number(const char *v, const char *end)
  */
 static json_object *scope_subset(const char *d, const char *end, const struct out *out)
 {
-	const char *sc = lwm2_json_member(d, end, "scope"), *m, *t, *v;
+	const char *sc = lwm2_json_member(d, end, LWM2_KEY_SCOPE), *m, *t, *v;
 	json_object *wrap, *scope, *metrics, *totals;
 	size_t i;
 
@@ -84,21 +85,21 @@ static json_object *scope_subset(const char *d, const char *end, const struct ou
 	/* lwm2_json_member() stops at the end of the object it walks: the end
 	 * of the line is bound enough, and spanning objects first would cost a
 	 * scan */
-	if ((m = lwm2_json_member(sc, end, "metrics")) && *m != '{')
+	if ((m = lwm2_json_member(sc, end, LWM2_KEY_METRICS)) && *m != '{')
 		m = NULL;
-	if ((t = lwm2_json_member(sc, end, "totals")) && *t != '{')
+	if ((t = lwm2_json_member(sc, end, LWM2_KEY_TOTALS)) && *t != '{')
 		t = NULL;
 	wrap = json_object_new_object();
 	scope = json_object_new_object();
 	metrics = json_object_new_object();
 	totals = json_object_new_object();
-	json_object_object_add(wrap, "scope", scope);
-	json_object_object_add(scope, "metrics", metrics);
-	json_object_object_add(scope, "totals", totals);
-	if ((v = lwm2_json_member(sc, end, "processes")))
-		json_object_object_add(scope, "processes", raw_number(v, end));
-	if ((v = lwm2_json_member(sc, end, "mpi_processes")))
-		json_object_object_add(scope, "mpi_processes", raw_number(v, end));
+	json_object_object_add(wrap, LWM2_KEY_SCOPE, scope);
+	json_object_object_add(scope, LWM2_KEY_METRICS, metrics);
+	json_object_object_add(scope, LWM2_KEY_TOTALS, totals);
+	if ((v = lwm2_json_member(sc, end, LWM2_KEY_PROCESSES)))
+		json_object_object_add(scope, LWM2_KEY_PROCESSES, raw_number(v, end));
+	if ((v = lwm2_json_member(sc, end, LWM2_KEY_MPI_PROCESSES)))
+		json_object_object_add(scope, LWM2_KEY_MPI_PROCESSES, raw_number(v, end));
 	for (i = 0; i < out->nfields; i++) {
 		const char *f = out->fields[i], *dot = strchr(f, '.');
 		char key[64];

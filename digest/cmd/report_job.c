@@ -9,6 +9,7 @@
  * are missing, is said next to the plot it affects.
  */
 #include "report.h"
+#include "lwm2_keys.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -61,10 +62,10 @@ static bool pvalid(const struct prow *r, int m)
 
 static void ptable_load(struct ptable *t, json_object *digest)
 {
-	json_object *ranks = ju_get(digest, "ranks", json_type_object);
-	json_object *cols = ju_get(ranks, "cols", json_type_array);
-	json_object *rows = ju_get(ranks, "rows", json_type_array);
-	json_object *nodes = ju_get(ranks, "nodes", json_type_array);
+	json_object *ranks = ju_get(digest, LWM2_KEY_RANKS, json_type_object);
+	json_object *cols = ju_get(ranks, LWM2_KEY_COLS, json_type_array);
+	json_object *rows = ju_get(ranks, LWM2_KEY_ROWS, json_type_array);
+	json_object *nodes = ju_get(ranks, LWM2_KEY_NODES, json_type_array);
 	int map[64];
 	size_t ncols, nr;
 
@@ -210,7 +211,7 @@ static void note(FILE *f, const char *cls, const char *text)
 
 static bool has_flag(json_object *digest, const char *flag)
 {
-	json_object *fl = ju_get(digest, "flags", json_type_array);
+	json_object *fl = ju_get(digest, LWM2_KEY_FLAGS, json_type_array);
 
 	for (size_t i = 0; fl && i < json_object_array_length(fl); i++) {
 		const char *s = json_object_get_string(json_object_array_get_idx(fl, i));
@@ -225,21 +226,21 @@ static bool has_flag(json_object *digest, const char *flag)
 static void section_meta(FILE *f, json_object *digest, const struct lwm2_scope *s,
                          const struct rp_job_opts *o)
 {
-	json_object *job = ju_get(digest, "job", json_type_object), *fl;
+	json_object *job = ju_get(digest, LWM2_KEY_JOB, json_type_object), *fl;
 	char b[128], b2[64];
-	int64_t start = ju_int_or(job, "start", 0), end = ju_int_or(job, "end", 0);
+	int64_t start = ju_int_or(job, LWM2_KEY_START, 0), end = ju_int_or(job, LWM2_KEY_END, 0);
 
 	fputs("<h2 id=\"meta\">Job</h2>\n<table class=\"meta\">\n", f);
-	row_kv(f, "Cluster", ju_str(job, "cluster"));
-	snprintf(b, sizeof(b), "%" PRId64, ju_int_or(job, "job_id", 0));
+	row_kv(f, "Cluster", ju_str(job, LWM2_KEY_CLUSTER));
+	snprintf(b, sizeof(b), "%" PRId64, ju_int_or(job, LWM2_KEY_JOB_ID, 0));
 	row_kv(f, "Job", b);
-	row_kv(f, "User", ju_str(job, "user"));
-	row_kv(f, "Account", ju_str(job, "account"));
-	row_kv(f, "Partition", ju_str(job, "partition"));
-	row_kv(f, "State", ju_str(job, "state"));
+	row_kv(f, "User", ju_str(job, LWM2_KEY_USER));
+	row_kv(f, "Account", ju_str(job, LWM2_KEY_ACCOUNT));
+	row_kv(f, "Partition", ju_str(job, LWM2_KEY_PARTITION));
+	row_kv(f, "State", ju_str(job, LWM2_KEY_STATE));
 	snprintf(b, sizeof(b), "%s (%" PRId64 " allocated, %" PRIu64 " reporting)",
-	         ju_str(job, "nodes") ? ju_str(job, "nodes") : "-", ju_int_or(job, "node_count", 0),
-	         s->nodes);
+	         ju_str(job, LWM2_KEY_NODES) ? ju_str(job, LWM2_KEY_NODES) : "-",
+	         ju_int_or(job, LWM2_KEY_NODE_COUNT, 0), s->nodes);
 	row_kv(f, "Nodes", b);
 	fmt_time(start, b, sizeof(b));
 	row_kv(f, "Start", b);
@@ -251,14 +252,14 @@ static void section_meta(FILE *f, json_object *digest, const struct lwm2_scope *
 	         s->processes, s->mpi_processes, s->incomplete);
 	row_kv(f, "Processes", b);
 	b[0] = '\0';
-	fl = ju_get(digest, "flags", json_type_array);
+	fl = ju_get(digest, LWM2_KEY_FLAGS, json_type_array);
 	for (size_t i = 0; fl && i < json_object_array_length(fl); i++) {
 		const char *x = json_object_get_string(json_object_array_get_idx(fl, i));
 		snprintf(b + strlen(b), sizeof(b) - strlen(b), "%s%s", i ? ", " : "", x ? x : "");
 	}
 	row_kv(f, "Flags", b[0] ? b : "none");
 	row_kv(f, "Digest",
-	       ju_get(digest, "compact", json_type_boolean)
+	       ju_get(digest, LWM2_KEY_COMPACT, json_type_boolean)
 	           ? "compact form (from AdminComment)"
 	           : (o->source && !strcmp(o->source, "accounting") ? "from accounting"
 	                                                            : "full form (from the log)"));
@@ -267,15 +268,15 @@ static void section_meta(FILE *f, json_object *digest, const struct lwm2_scope *
 
 static void notes_missing(FILE *f, json_object *digest, const struct lwm2_scope *s)
 {
-	json_object *job = ju_get(digest, "job", json_type_object);
-	json_object *inc = ju_get(digest, "incomplete_list", json_type_array);
+	json_object *job = ju_get(digest, LWM2_KEY_JOB, json_type_object);
+	json_object *inc = ju_get(digest, LWM2_KEY_INCOMPLETE_LIST, json_type_array);
 	char b[512];
 
 	if (has_flag(digest, "missing_nodes")) {
 		snprintf(b, sizeof(b),
 		         "Node records are missing: %" PRIu64 " of %" PRId64
 		         " allocated nodes reported. The plots show only the nodes that reported.",
-		         s->nodes, ju_int_or(job, "node_count", 0));
+		         s->nodes, ju_int_or(job, LWM2_KEY_NODE_COUNT, 0));
 		note(f, "note", b);
 	}
 	if (s->incomplete) {
@@ -294,8 +295,8 @@ static void notes_missing(FILE *f, json_object *digest, const struct lwm2_scope 
 				snprintf(b, sizeof(b),
 				         "%srank %" PRId64 " on %s (step %" PRId64 ")",
 				         i ? ", " : "", ju_int_or(e, "rank", -1),
-				         ju_str(e, "node") ? ju_str(e, "node") : "?",
-				         ju_int_or(e, "step", 0));
+				         ju_str(e, LWM2_KEY_NODE) ? ju_str(e, LWM2_KEY_NODE) : "?",
+				         ju_int_or(e, LWM2_KEY_STEP, 0));
 				rp_esc(f, b);
 			}
 			fputs("</p>\n", f);
@@ -382,13 +383,13 @@ static void section_digest(FILE *f, const struct lwm2_scope *s)
 
 static void section_steps(FILE *f, json_object *digest)
 {
-	json_object *steps = ju_get(digest, "steps", json_type_array);
+	json_object *steps = ju_get(digest, LWM2_KEY_STEPS, json_type_array);
 	size_t n = steps ? json_object_array_length(steps) : 0;
 	char b[64];
 
 	fputs("<h2 id=\"steps\">Steps</h2>\n", f);
-	if (ju_int_or(digest, "steps_omitted", 0) > 0) {
-		snprintf(b, sizeof(b), "%" PRId64, ju_int_or(digest, "steps_omitted", 0));
+	if (ju_int_or(digest, LWM2_KEY_STEPS_OMITTED, 0) > 0) {
+		snprintf(b, sizeof(b), "%" PRId64, ju_int_or(digest, LWM2_KEY_STEPS_OMITTED, 0));
 		fputs("<p class=\"note\">The compact form left out ", f);
 		rp_esc(f, b);
 		fputs(" steps to fit AdminComment.</p>\n", f);
@@ -403,7 +404,7 @@ static void section_steps(FILE *f, json_object *digest)
 	for (size_t i = 0; i < n; i++) {
 		json_object *st = json_object_array_get_idx(steps, i);
 		struct lwm2_scope s;
-		int64_t id = ju_int_or(st, "step_id", 0);
+		int64_t id = ju_int_or(st, LWM2_KEY_STEP_ID, 0);
 
 		lwm2_scope_from_json(&s, st, NULL, 0);
 		fprintf(f,
@@ -763,7 +764,7 @@ static void section_ranks(FILE *f, json_object *digest, const struct ptable *t,
 	fputs("<h2 id=\"ranks\">Per-rank view</h2>\n", f);
 	if (!t->present) {
 		note(f, "note",
-		     ju_get(digest, "compact", json_type_boolean)
+		     ju_get(digest, LWM2_KEY_COMPACT, json_type_boolean)
 		         ? "Not available from the compact digest of AdminComment: it keeps "
 		           "min/avg/max and where they were measured, not the values of every "
 		           "process. Run lwm2 report --file LOG with jobcomp/lwm2's log for the "
@@ -772,7 +773,7 @@ static void section_ranks(FILE *f, json_object *digest, const struct ptable *t,
 		return;
 	}
 	if (has_flag(digest, "missing_nodes") ||
-	    ju_int_or(ju_get(digest, "scope", json_type_object), "incomplete", 0) > 0)
+	    ju_int_or(ju_get(digest, LWM2_KEY_SCOPE, json_type_object), LWM2_KEY_INCOMPLETE, 0) > 0)
 		note(f, "note",
 		     "Processes of missing nodes are not in these plots; incomplete processes are, "
 		     "with the values up to their last record.");
@@ -1025,8 +1026,8 @@ static void grid_plot(FILE *f, struct gline *ls, size_t nl, int gm, int64_t t0, 
 
 static void section_grid(FILE *f, json_object *digest, const struct ptable *t)
 {
-	json_object *grid = ju_get(digest, "grid", json_type_array);
-	json_object *job = ju_get(digest, "job", json_type_object);
+	json_object *grid = ju_get(digest, LWM2_KEY_GRID, json_type_array);
+	json_object *job = ju_get(digest, LWM2_KEY_JOB, json_type_object);
 	size_t n = grid ? json_object_array_length(grid) : 0, nl = 0;
 	struct gline *ls;
 	int64_t t0 = INT64_MAX, t1 = 0;
@@ -1036,7 +1037,7 @@ static void section_grid(FILE *f, json_object *digest, const struct ptable *t)
 	fputs("<h2 id=\"grid\">Space-time grid</h2>\n", f);
 	if (!n) {
 		note(f, "note",
-		     ju_get(digest, "compact", json_type_boolean)
+		     ju_get(digest, LWM2_KEY_COMPACT, json_type_boolean)
 		         ? "Not available from the compact digest of AdminComment: the time-slice "
 		           "series are only in jobcomp/lwm2's log (lwm2 report --file LOG)."
 		         : "No time-slice series in this digest.");
@@ -1048,12 +1049,12 @@ static void section_grid(FILE *f, json_object *digest, const struct ptable *t)
 	for (size_t i = 0; i < n; i++) {
 		json_object *g = json_object_array_get_idx(grid, i);
 		struct gline *l = &ls[nl];
-		l->c = ju_get(g, "c", json_type_object);
-		l->node = ju_str(g, "node");
-		l->step = ju_int_or(g, "step", 0);
-		l->first = ju_int_or(g, "first_slice", 0);
-		l->n = ju_int_or(g, "n", 0);
-		l->len = ju_int_or(g, "slice_length_s", 0);
+		l->c = ju_get(g, LWM2_KEY_C, json_type_object);
+		l->node = ju_str(g, LWM2_KEY_NODE);
+		l->step = ju_int_or(g, LWM2_KEY_STEP, 0);
+		l->first = ju_int_or(g, LWM2_KEY_FIRST_SLICE, 0);
+		l->n = ju_int_or(g, LWM2_KEY_N, 0);
+		l->len = ju_int_or(g, LWM2_KEY_SLICE_LENGTH_S, 0);
 		if (!l->c || !l->node || l->n <= 0 || l->len <= 0 || l->n > 1 << 20)
 			continue;
 		l->procs = (double)procs_on(t, &ix, l->step, l->node);
@@ -1071,10 +1072,10 @@ static void section_grid(FILE *f, json_object *digest, const struct ptable *t)
 	}
 	/* wall-clock alignment: from the job's start to its end where
 	 * known (slices reach past them by up to a slice length) */
-	if (ju_int_or(job, "start", 0) > 0 &&
-	    ju_int_or(job, "end", 0) > ju_int_or(job, "start", 0)) {
-		t0 = ju_int_or(job, "start", 0);
-		t1 = ju_int_or(job, "end", 0);
+	if (ju_int_or(job, LWM2_KEY_START, 0) > 0 &&
+	    ju_int_or(job, LWM2_KEY_END, 0) > ju_int_or(job, LWM2_KEY_START, 0)) {
+		t0 = ju_int_or(job, LWM2_KEY_START, 0);
+		t1 = ju_int_or(job, LWM2_KEY_END, 0);
 	}
 	qsort(ls, nl, sizeof(*ls), cmp_gline);
 	fprintf(f,
@@ -1151,15 +1152,16 @@ static void section_nodes(FILE *f, const struct ptable *t, const struct rp_job_o
 
 int rp_job_page(FILE *f, json_object *digest, const struct rp_job_opts *o)
 {
-	json_object *job = ju_get(digest, "job", json_type_object);
-	json_object *scope = ju_get(digest, "scope", json_type_object);
+	json_object *job = ju_get(digest, LWM2_KEY_JOB, json_type_object);
+	json_object *scope = ju_get(digest, LWM2_KEY_SCOPE, json_type_object);
 	struct lwm2_scope s;
 	struct ptable t;
 	char title[128];
 
-	lwm2_scope_from_json(&s, scope, NULL, (uint32_t)ju_int_or(job, "cpus_per_task", 0));
+	lwm2_scope_from_json(&s, scope, NULL, (uint32_t)ju_int_or(job, LWM2_KEY_CPUS_PER_TASK, 0));
 	ptable_load(&t, digest);
-	snprintf(title, sizeof(title), "lwm2 report: job %" PRId64, ju_int_or(job, "job_id", 0));
+	snprintf(title, sizeof(title), "lwm2 report: job %" PRId64,
+	         ju_int_or(job, LWM2_KEY_JOB_ID, 0));
 	rp_page_begin(f, title);
 	if (o->up_href) {
 		fputs("<p class=\"small\"><a href=\"", f);
@@ -1174,7 +1176,7 @@ int rp_job_page(FILE *f, json_object *digest, const struct rp_job_opts *o)
 	      "Steps</a> · <a href=\"#ranks\">Per-rank view</a> · <a href=\"#grid\">Space-time "
 	      "grid</a> · <a href=\"#nodes\">Nodes</a></p>\n",
 	      f);
-	if (ju_get(digest, "compact", json_type_boolean))
+	if (ju_get(digest, LWM2_KEY_COMPACT, json_type_boolean))
 		note(f, "note",
 		     "This is the compact digest of AdminComment: min/avg/max per metric and "
 		     "where they were measured. It has no per-process values and no time-slice "
@@ -1216,8 +1218,10 @@ int rp_job_node_pages(const char *dir, json_object *digest, const char *job_href
 			rc = -1;
 			break;
 		}
-		snprintf(title, sizeof(title), "lwm2 report: job %" PRId64 ", node %s",
-		         ju_int_or(ju_get(digest, "job", json_type_object), "job_id", 0), nn);
+		snprintf(
+		    title, sizeof(title), "lwm2 report: job %" PRId64 ", node %s",
+		    ju_int_or(ju_get(digest, LWM2_KEY_JOB, json_type_object), LWM2_KEY_JOB_ID, 0),
+		    nn);
 		rp_page_begin(f, title);
 		fputs("<p class=\"small\"><a href=\"", f);
 		rp_esc(f, job_href);

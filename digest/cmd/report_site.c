@@ -22,6 +22,7 @@
  * mean over the node slices that fell into it.
  */
 #include "config.h"
+#include "lwm2_keys.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -212,7 +213,7 @@ static int on_line1(struct site *st, const struct lwm2_logline *l, char *err, si
 	if (!l->digest)
 		return 0;
 	j->digest = true;
-	if ((sc = lwm2_json_member(l->digest, l->end, "scope"))) {
+	if ((sc = lwm2_json_member(l->digest, l->end, LWM2_KEY_SCOPE))) {
 		struct lwm2_scope s;
 		if (lwm2_scope_from_text(&s, sc, l->end, 0) == 0) {
 			j->procs = s.processes;
@@ -221,14 +222,14 @@ static int on_line1(struct site *st, const struct lwm2_logline *l, char *err, si
 		}
 	}
 	/* the nodes: those with slices in the grid */
-	if ((g = lwm2_json_member(l->digest, l->end, "grid"))) {
+	if ((g = lwm2_json_member(l->digest, l->end, LWM2_KEY_GRID))) {
 		json_object *ga = lwm2_json_parse_at(g, l->end);
 		size_t n = ga && json_object_is_type(ga, json_type_array)
 		               ? json_object_array_length(ga)
 		               : 0;
 		j->nodes = calloc(n + 1, sizeof(*j->nodes));
 		for (size_t i = 0; j->nodes && i < n; i++) {
-			const char *nn = ju_str(json_object_array_get_idx(ga, i), "node");
+			const char *nn = ju_str(json_object_array_get_idx(ga, i), LWM2_KEY_NODE);
 			long ni = nn ? node_intern(st, nn) : -1;
 			bool dup = false;
 			if (ni < 0)
@@ -273,9 +274,9 @@ static int cmp_stepnode(const void *a, const void *b)
 
 static struct stepnode *procs_table(const struct site *st, json_object *digest, size_t *np)
 {
-	json_object *ranks = ju_get(digest, "ranks", json_type_object);
-	json_object *rnodes = ju_get(ranks, "nodes", json_type_array);
-	json_object *rows = ju_get(ranks, "rows", json_type_array);
+	json_object *ranks = ju_get(digest, LWM2_KEY_RANKS, json_type_object);
+	json_object *rnodes = ju_get(ranks, LWM2_KEY_NODES, json_type_array);
+	json_object *rows = ju_get(ranks, LWM2_KEY_ROWS, json_type_array);
 	size_t nn = rnodes ? json_object_array_length(rnodes) : 0;
 	size_t nr = rows ? json_object_array_length(rows) : 0;
 	long *map = calloc(nn + 1, sizeof(*map));
@@ -324,20 +325,22 @@ static size_t procs_count(const struct stepnode *t, size_t n, int64_t step, long
 
 static void add_slices(struct site *st, json_object *digest)
 {
-	json_object *grid = ju_get(digest, "grid", json_type_array);
+	json_object *grid = ju_get(digest, LWM2_KEY_GRID, json_type_array);
 	size_t n = grid ? json_object_array_length(grid) : 0, np = 0;
 	struct stepnode *pt = procs_table(st, digest, &np);
-	json_object *job = ju_get(digest, "job", json_type_object);
+	json_object *job = ju_get(digest, LWM2_KEY_JOB, json_type_object);
 	/* slices are clipped to the job's run: a step's last slice (the
 	 * batch script's 60 s, say) reaches past its end */
-	int64_t js = ju_int_or(job, "start", 0), je = ju_int_or(job, "end", 0);
+	int64_t js = ju_int_or(job, LWM2_KEY_START, 0), je = ju_int_or(job, LWM2_KEY_END, 0);
 
 	for (size_t i = 0; i < n; i++) {
 		json_object *g = json_object_array_get_idx(grid, i);
-		json_object *c = ju_get(g, "c", json_type_object);
-		const char *nn = ju_str(g, "node");
-		int64_t first = ju_int_or(g, "first_slice", 0), ns = ju_int_or(g, "n", 0);
-		int64_t L = ju_int_or(g, "slice_length_s", 0), step = ju_int_or(g, "step", 0);
+		json_object *c = ju_get(g, LWM2_KEY_C, json_type_object);
+		const char *nn = ju_str(g, LWM2_KEY_NODE);
+		int64_t first = ju_int_or(g, LWM2_KEY_FIRST_SLICE, 0),
+		        ns = ju_int_or(g, LWM2_KEY_N, 0);
+		int64_t L = ju_int_or(g, LWM2_KEY_SLICE_LENGTH_S, 0),
+		        step = ju_int_or(g, LWM2_KEY_STEP, 0);
 		long ni = nn ? node_find(st, nn) : -1;
 		double procs = 0;
 		size_t row;
@@ -648,7 +651,7 @@ static void dist_plot(FILE *f, json_object *total)
 	    {"threads_per_core", "Average threads per allocated core", ""},
 	    {"cpi", "Cycles per instruction", ""},
 	};
-	json_object *ms = ju_get(total, "metrics", json_type_object);
+	json_object *ms = ju_get(total, LWM2_KEY_METRICS, json_type_object);
 
 	fputs("<h2 id=\"dist\">Distributions, weighted by core-hours</h2>\n"
 	      "<p class=\"small\">Box: quartiles of the core-hours (a job counts by its "
@@ -728,8 +731,8 @@ static void top_plot(FILE *f, json_object *groups, const char *title, const char
 	}
 	for (size_t i = 0; i < k; i++) {
 		json_object *g = json_object_array_get_idx(a, i);
-		json_object *mpi =
-		    ju_get(ju_get(g, "metrics", json_type_object), "mpi_time", json_type_object);
+		json_object *mpi = ju_get(ju_get(g, LWM2_KEY_METRICS, json_type_object), "mpi_time",
+		                          json_type_object);
 		const char *name = ju_str(g, "group") ? ju_str(g, "group") : "?";
 		double mean;
 		char lab[160];

@@ -8,6 +8,7 @@
  * process.
  */
 #include "digest_internal.h"
+#include "lwm2_keys.h"
 #include "lwm2_history.h"
 
 #include <errno.h>
@@ -121,8 +122,8 @@ static int add_node(struct app_ent *e, const char *node)
 int lwm2_app_add(struct lwm2_app_acc *a, json_object *p, const struct lwm2_metrics *m,
                  const char *node, uint64_t step)
 {
-	const char *exe = ju_str(p, "exe"), *bid;
-	int64_t flags = ju_int_or(p, "flags", 0);
+	const char *exe = ju_str(p, LWM2_KEY_EXE), *bid;
+	int64_t flags = ju_int_or(p, LWM2_KEY_FLAGS, 0);
 	int64_t ut = ju_int_or(p, "utime_us", 0), st = ju_int_or(p, "stime_us", 0);
 	struct app_ent *e;
 
@@ -135,25 +136,25 @@ int lwm2_app_add(struct lwm2_app_acc *a, json_object *p, const struct lwm2_metri
 	if (st > 0)
 		e->cpu_us += (uint64_t)st;
 	if (flags & LWM2_F_SUMMARY) {
-		int64_t n = ju_int_or(p, "n", 0);
+		int64_t n = ju_int_or(p, LWM2_KEY_N, 0);
 		e->processes += n > 0 ? (uint64_t)n : 0;
 		return 0;
 	}
 	e->processes++;
-	if ((bid = ju_str(p, "build_id"))) {
+	if ((bid = ju_str(p, LWM2_KEY_BUILD_ID))) {
 		if (!e->build_id)
 			e->build_id = bid;
 		else if (strcmp(e->build_id, bid))
 			e->several_builds = true;
 	}
 	if (!e->mpi_library)
-		e->mpi_library = ju_get(p, "mpi_library", json_type_string);
+		e->mpi_library = ju_get(p, LWM2_KEY_MPI_LIBRARY, json_type_string);
 	if (!e->runtime_libs)
-		e->runtime_libs = ju_get(p, "runtime_libs", json_type_string);
+		e->runtime_libs = ju_get(p, LWM2_KEY_RUNTIME_LIBS, json_type_string);
 	if (!e->cuda)
-		e->cuda = ju_get(p, "cuda_runtime", json_type_int);
+		e->cuda = ju_get(p, LWM2_KEY_CUDA_RUNTIME, json_type_int);
 	if (!e->launch)
-		e->launch = ju_get(p, "launch", json_type_array);
+		e->launch = ju_get(p, LWM2_KEY_LAUNCH, json_type_array);
 	/* Ranks: the task's own processes, not what they forked. */
 	if (!(flags & LWM2_F_FORK_CHILD) && add_step(e, step) < 0)
 		return -1;
@@ -202,42 +203,42 @@ json_object *lwm2_app_json(const struct lwm2_app_acc *a)
 	qsort(v, a->n, sizeof(*v), cmp_app);
 	e = v[0];
 	o = json_object_new_object();
-	ju_add(o, "exe", json_object_new_string(e->name));
+	ju_add(o, LWM2_KEY_EXE, json_object_new_string(e->name));
 	if (e->build_id)
-		ju_add(o, "build_id", json_object_new_string(e->build_id));
+		ju_add(o, LWM2_KEY_BUILD_ID, json_object_new_string(e->build_id));
 	if (e->several_builds)
-		ju_add(o, "several_builds", json_object_new_boolean(1));
-	ju_add(o, "ranks", ju_u64(ranks_of(e)));
-	ju_add(o, "nodes", ju_u64(e->nnodes));
-	ju_add(o, "processes", ju_u64(e->processes));
-	ju_add(o, "cpu_s", ju_double((double)e->cpu_us / 1e6));
+		ju_add(o, LWM2_KEY_SEVERAL_BUILDS, json_object_new_boolean(1));
+	ju_add(o, LWM2_KEY_RANKS, ju_u64(ranks_of(e)));
+	ju_add(o, LWM2_KEY_NODES, ju_u64(e->nnodes));
+	ju_add(o, LWM2_KEY_PROCESSES, ju_u64(e->processes));
+	ju_add(o, LWM2_KEY_CPU_S, ju_double((double)e->cpu_us / 1e6));
 	if (e->mpi_library)
-		ju_add(o, "mpi_library", json_object_get(e->mpi_library));
+		ju_add(o, LWM2_KEY_MPI_LIBRARY, json_object_get(e->mpi_library));
 	if (e->runtime_libs)
-		ju_add(o, "runtime_libs", json_object_get(e->runtime_libs));
+		ju_add(o, LWM2_KEY_RUNTIME_LIBS, json_object_get(e->runtime_libs));
 	if (e->cuda)
-		ju_add(o, "cuda_runtime", json_object_get(e->cuda));
+		ju_add(o, LWM2_KEY_CUDA_RUNTIME, json_object_get(e->cuda));
 	if (e->launch)
-		ju_add(o, "launch", json_object_get(e->launch));
+		ju_add(o, LWM2_KEY_LAUNCH, json_object_get(e->launch));
 	ms = json_object_new_object();
 	for (size_t k = 0; k < NAPPM; k++)
 		if (e->n[k])
 			ju_add(ms, lwm2_metric_ids[app_metrics[k]],
 			       ju_double(e->sum[k] / (double)e->n[k]));
-	ju_add(o, "metrics", ms);
+	ju_add(o, LWM2_KEY_METRICS, ms);
 	others = json_object_new_array();
 	for (size_t i = 1; i < a->n && i <= APP_OTHERS; i++) {
 		json_object *x = json_object_new_object();
-		ju_add(x, "exe", json_object_new_string(v[i]->name));
+		ju_add(x, LWM2_KEY_EXE, json_object_new_string(v[i]->name));
 		if (v[i]->build_id)
-			ju_add(x, "build_id", json_object_new_string(v[i]->build_id));
-		ju_add(x, "processes", ju_u64(v[i]->processes));
-		ju_add(x, "cpu_s", ju_double((double)v[i]->cpu_us / 1e6));
+			ju_add(x, LWM2_KEY_BUILD_ID, json_object_new_string(v[i]->build_id));
+		ju_add(x, LWM2_KEY_PROCESSES, ju_u64(v[i]->processes));
+		ju_add(x, LWM2_KEY_CPU_S, ju_double((double)v[i]->cpu_us / 1e6));
 		json_object_array_add(others, x);
 	}
-	ju_add(o, "others", others);
+	ju_add(o, LWM2_KEY_OTHERS, others);
 	if (a->n > APP_OTHERS + 1)
-		ju_add(o, "others_omitted", ju_u64(a->n - APP_OTHERS - 1));
+		ju_add(o, LWM2_KEY_OTHERS_OMITTED, ju_u64(a->n - APP_OTHERS - 1));
 	free(v);
 	return o;
 }

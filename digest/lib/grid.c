@@ -14,6 +14,7 @@
  * time, stays silent.
  */
 #include "grid.h"
+#include "lwm2_keys.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -189,7 +190,7 @@ struct pcount {
 
 static struct pcount *procs_table(json_object *ranks, size_t *np)
 {
-	json_object *rows = ju_get(ranks, "rows", json_type_array);
+	json_object *rows = ju_get(ranks, LWM2_KEY_ROWS, json_type_array);
 	size_t nr = rows ? alen(rows) : 0, n = 0;
 	struct pcount *t = calloc(nr ? nr : 1, sizeof(*t));
 
@@ -219,7 +220,7 @@ static struct pcount *procs_table(json_object *ranks, size_t *np)
 static double procs_of(json_object *ranks, const struct pcount *t, size_t np, int64_t step,
                        const char *node)
 {
-	json_object *names = ju_get(ranks, "nodes", json_type_array);
+	json_object *names = ju_get(ranks, LWM2_KEY_NODES, json_type_array);
 	size_t nn = names ? alen(names) : 0;
 	int64_t ni = -1;
 
@@ -245,9 +246,9 @@ static int cmp_cell_t(const void *a, const void *b)
 
 int lwm2_grid_add(struct lwm2_grid *g, json_object *digest)
 {
-	json_object *job = ju_get(digest, "job", json_type_object);
-	json_object *grid = ju_get(digest, "grid", json_type_array);
-	json_object *ranks = ju_get(digest, "ranks", json_type_object);
+	json_object *job = ju_get(digest, LWM2_KEY_JOB, json_type_object);
+	json_object *grid = ju_get(digest, LWM2_KEY_GRID, json_type_array);
+	json_object *ranks = ju_get(digest, LWM2_KEY_RANKS, json_type_object);
 	size_t n = grid ? alen(grid) : 0, base, cnt = 0, npt = 0;
 	struct lwm2_gjob jb = {0};
 	struct pcount *pt = NULL;
@@ -259,9 +260,9 @@ int lwm2_grid_add(struct lwm2_grid *g, json_object *digest)
 		errno = EINVAL;
 		return -1;
 	}
-	jb.id = ju_int_or(job, "job_id", 0);
-	jb.start = ju_int_or(job, "start", 0);
-	jb.end = ju_int_or(job, "end", 0);
+	jb.id = ju_int_or(job, LWM2_KEY_JOB_ID, 0);
+	jb.start = ju_int_or(job, LWM2_KEY_START, 0);
+	jb.end = ju_int_or(job, LWM2_KEY_END, 0);
 	if ((old = lwm2_grid_find(g, jb.id)) >= 0)
 		drop_jobs(g, 0, (size_t)old);
 	/* age bound: jobs that ended keep_s before this one */
@@ -291,8 +292,9 @@ int lwm2_grid_add(struct lwm2_grid *g, json_object *digest)
 		bool one = true;
 		for (size_t i = 0; i < n; i++) {
 			json_object *e = aget(grid, i);
-			int64_t f = ju_int_or(e, "first_slice", 0), ns = ju_int_or(e, "n", 0);
-			int64_t L = ju_int_or(e, "slice_length_s", 0);
+			int64_t f = ju_int_or(e, LWM2_KEY_FIRST_SLICE, 0),
+			        ns = ju_int_or(e, LWM2_KEY_N, 0);
+			int64_t L = ju_int_or(e, LWM2_KEY_SLICE_LENGTH_S, 0);
 			if (L <= 0 || L > 86400 || ns <= 0 || ns > 1 << 20 || f < 0 ||
 			    f > SLICE_T_MAX / L)
 				continue;
@@ -325,10 +327,12 @@ int lwm2_grid_add(struct lwm2_grid *g, json_object *digest)
 	}
 	for (size_t i = 0; i < n; i++) {
 		json_object *e = aget(grid, i);
-		json_object *c = ju_get(e, "c", json_type_object);
-		const char *nn = ju_str(e, "node");
-		int64_t first = ju_int_or(e, "first_slice", 0), ns = ju_int_or(e, "n", 0);
-		int64_t L = ju_int_or(e, "slice_length_s", 0), step = ju_int_or(e, "step", 0);
+		json_object *c = ju_get(e, LWM2_KEY_C, json_type_object);
+		const char *nn = ju_str(e, LWM2_KEY_NODE);
+		int64_t first = ju_int_or(e, LWM2_KEY_FIRST_SLICE, 0),
+		        ns = ju_int_or(e, LWM2_KEY_N, 0);
+		int64_t L = ju_int_or(e, LWM2_KEY_SLICE_LENGTH_S, 0),
+		        step = ju_int_or(e, LWM2_KEY_STEP, 0);
 		json_object *a[NA];
 		double procs;
 		long ni;
@@ -690,11 +694,11 @@ static int judge(const struct lwm2_grid *g, size_t jx, struct jslice *s, size_t 
 			cum += o[i].slow;
 			wsum += o[i].written;
 			rsum += o[i].read;
-			ju_add(e, "job", json_object_new_int64(g->jobs[o[i].job].id));
-			ju_add(e, "bytes", ju_double(o[i].slow));
+			ju_add(e, LWM2_KEY_JOB, json_object_new_int64(g->jobs[o[i].job].id));
+			ju_add(e, LWM2_KEY_BYTES, ju_double(o[i].slow));
 			if (kind == K_WRITE || kind == K_READ) {
-				ju_add(e, "written", ju_double(o[i].written));
-				ju_add(e, "read", ju_double(o[i].read));
+				ju_add(e, LWM2_KEY_WRITTEN, ju_double(o[i].written));
+				ju_add(e, LWM2_KEY_READ, ju_double(o[i].read));
 			}
 			json_object_array_add(arr, e);
 			snprintf(jl + l, sizeof(jl) - l, "%s%" PRId64, named ? ", " : "",
@@ -761,21 +765,21 @@ static int judge(const struct lwm2_grid *g, size_t jx, struct jslice *s, size_t 
 			    base, during, a, b, nslow, na, named > 1 ? "jobs" : "job", jl, vb, nl);
 			break;
 		}
-		ju_add(f, "rule", json_object_new_string(k_rule[kind]));
-		ju_add(f, "metric", json_object_new_string(k_metric[kind]));
-		ju_add(f, "from", json_object_new_int64(from));
-		ju_add(f, "to", json_object_new_int64(to));
-		ju_add(f, "slices", json_object_new_int64((int64_t)nslow));
-		ju_add(f, "active", json_object_new_int64((int64_t)na));
-		ju_add(f, "baseline", ju_double(base));
-		ju_add(f, "during", ju_double(during));
+		ju_add(f, LWM2_KEY_RULE, json_object_new_string(k_rule[kind]));
+		ju_add(f, LWM2_KEY_METRIC, json_object_new_string(k_metric[kind]));
+		ju_add(f, LWM2_KEY_FROM, json_object_new_int64(from));
+		ju_add(f, LWM2_KEY_TO, json_object_new_int64(to));
+		ju_add(f, LWM2_KEY_SLICES, json_object_new_int64((int64_t)nslow));
+		ju_add(f, LWM2_KEY_ACTIVE, json_object_new_int64((int64_t)na));
+		ju_add(f, LWM2_KEY_BASELINE, ju_double(base));
+		ju_add(f, LWM2_KEY_DURING, ju_double(during));
 		if (kind != K_SHARE)
-			ju_add(f, "fall", ju_double(base / during));
-		ju_add(f, "others_bytes", ju_double(vslow));
-		ju_add(f, "others", arr);
+			ju_add(f, LWM2_KEY_FALL, ju_double(base / during));
+		ju_add(f, LWM2_KEY_OTHERS_BYTES, ju_double(vslow));
+		ju_add(f, LWM2_KEY_OTHERS, arr);
 		if (nl[0])
-			ju_add(f, "nodes", json_object_new_string(nl));
-		ju_add(f, "text", json_object_new_string(text));
+			ju_add(f, LWM2_KEY_NODES, json_object_new_string(nl));
+		ju_add(f, LWM2_KEY_TEXT, json_object_new_string(text));
 		json_object_array_add(out, f);
 	}
 	rc = 0;
@@ -958,19 +962,19 @@ static double cell_num(json_object *row, int col)
 
 int lwm2_nodes_add(struct lwm2_nodes *ns, json_object *digest)
 {
-	json_object *ranks = ju_get(digest, "ranks", json_type_object);
-	json_object *job = ju_get(digest, "job", json_type_object);
-	json_object *cols = ju_get(ranks, "cols", json_type_array);
-	json_object *rows = ju_get(ranks, "rows", json_type_array);
-	json_object *names = ju_get(ranks, "nodes", json_type_array);
-	json_object *ex =
-	    ju_get(ju_get(digest, "scope", json_type_object), "executables", json_type_object);
-	json_object *bycpu = ju_get(ex, "by_cpu", json_type_array);
-	const char *app = bycpu && alen(bycpu) ? ju_str(aget(bycpu, 0), "exe") : NULL;
+	json_object *ranks = ju_get(digest, LWM2_KEY_RANKS, json_type_object);
+	json_object *job = ju_get(digest, LWM2_KEY_JOB, json_type_object);
+	json_object *cols = ju_get(ranks, LWM2_KEY_COLS, json_type_array);
+	json_object *rows = ju_get(ranks, LWM2_KEY_ROWS, json_type_array);
+	json_object *names = ju_get(ranks, LWM2_KEY_NODES, json_type_array);
+	json_object *ex = ju_get(ju_get(digest, LWM2_KEY_SCOPE, json_type_object),
+	                         LWM2_KEY_EXECUTABLES, json_type_object);
+	json_object *bycpu = ju_get(ex, LWM2_KEY_BY_CPU, json_type_array);
+	const char *app = bycpu && alen(bycpu) ? ju_str(aget(bycpu, 0), LWM2_KEY_EXE) : NULL;
 	int cdur = col_of(cols, "duration"), cmpi = col_of(cols, "mpi_time"),
 	    cio = col_of(cols, "posix_io_time"), ccuda = col_of(cols, "cuda_time");
 	size_t nr = rows ? alen(rows) : 0, nnames;
-	int64_t best_step = 0, jid = ju_int_or(job, "job_id", 0);
+	int64_t best_step = 0, jid = ju_int_or(job, LWM2_KEY_JOB_ID, 0);
 	size_t best = 0;
 	struct {
 		int node, rank;

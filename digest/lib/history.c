@@ -25,6 +25,7 @@
  * reaches LWM2_HIST_INDEX_MAX.
  */
 #include "lwm2_history.h"
+#include "lwm2_keys.h"
 
 #include "errmsg.h"
 #include "fileio.h"
@@ -96,29 +97,29 @@ static double num_or_nan(json_object *o, const char *key)
 
 int lwm2_hist_from_digest(json_object *digest, struct lwm2_hist_entry *e)
 {
-	json_object *job = ju_get(digest, "job", json_type_object);
-	json_object *app = ju_get(digest, "application", json_type_object);
-	json_object *ms = app ? ju_get(app, "metrics", json_type_object) : NULL;
+	json_object *job = ju_get(digest, LWM2_KEY_JOB, json_type_object);
+	json_object *app = ju_get(digest, LWM2_KEY_APPLICATION, json_type_object);
+	json_object *ms = app ? ju_get(app, LWM2_KEY_METRICS, json_type_object) : NULL;
 	double cpu;
 
 	memset(e, 0, sizeof(*e));
-	if (!job || !app || !ju_str(app, "exe"))
+	if (!job || !app || !ju_str(app, LWM2_KEY_EXE))
 		return -1;
-	e->job_id = (uint32_t)ju_int_or(job, "job_id", 0);
-	e->start = ju_int_or(job, "start", 0);
-	e->end = ju_int_or(job, "end", 0);
-	e->ranks = (uint32_t)ju_int_or(app, "ranks", 0);
-	e->nodes = (uint32_t)ju_int_or(app, "nodes", 0);
-	cpu = num_or_nan(app, "cpu_s");
+	e->job_id = (uint32_t)ju_int_or(job, LWM2_KEY_JOB_ID, 0);
+	e->start = ju_int_or(job, LWM2_KEY_START, 0);
+	e->end = ju_int_or(job, LWM2_KEY_END, 0);
+	e->ranks = (uint32_t)ju_int_or(app, LWM2_KEY_RANKS, 0);
+	e->nodes = (uint32_t)ju_int_or(app, LWM2_KEY_NODES, 0);
+	cpu = num_or_nan(app, LWM2_KEY_CPU_S);
 	e->core_hours = isfinite(cpu) ? cpu / 3600.0 : 0;
 	e->duration = num_or_nan(ms, "duration");
 	e->mpi_share = num_or_nan(ms, "mpi_time");
 	e->io_share = num_or_nan(ms, "posix_io_time");
 	e->cpi = num_or_nan(ms, "cpi");
 	e->threads = num_or_nan(ms, "avg_threads");
-	copy(e->exe, sizeof(e->exe), ju_str(app, "exe"));
-	copy(e->build_id, sizeof(e->build_id), ju_str(app, "build_id"));
-	copy(e->user, sizeof(e->user), ju_str(job, "user"));
+	copy(e->exe, sizeof(e->exe), ju_str(app, LWM2_KEY_EXE));
+	copy(e->build_id, sizeof(e->build_id), ju_str(app, LWM2_KEY_BUILD_ID));
+	copy(e->user, sizeof(e->user), ju_str(job, LWM2_KEY_USER));
 	return 0;
 }
 
@@ -275,33 +276,33 @@ json_object *lwm2_hist_result_json(const struct lwm2_hist_entry *cur,
 {
 	json_object *o = json_object_new_object(), *a = json_object_new_array();
 
-	ju_add(o, "app", json_object_new_string(cur->exe));
+	ju_add(o, LWM2_KEY_APP, json_object_new_string(cur->exe));
 	if (cur->build_id[0])
-		ju_add(o, "build_id", json_object_new_string(cur->build_id));
-	ju_add(o, "ranks", ju_u64(cur->ranks));
-	ju_add(o, "earlier_runs", ju_u64(res->same_app));
-	ju_add(o, "compared", ju_u64(res->compared));
-	ju_add(o, "min_runs", ju_u64(LWM2_HIST_MIN_RUNS));
+		ju_add(o, LWM2_KEY_BUILD_ID, json_object_new_string(cur->build_id));
+	ju_add(o, LWM2_KEY_RANKS, ju_u64(cur->ranks));
+	ju_add(o, LWM2_KEY_EARLIER_RUNS, ju_u64(res->same_app));
+	ju_add(o, LWM2_KEY_COMPARED, ju_u64(res->compared));
+	ju_add(o, LWM2_KEY_MIN_RUNS, ju_u64(LWM2_HIST_MIN_RUNS));
 	if (res->compared) {
 		json_object *r = json_object_new_array_ext(2);
 		json_object_array_add(r, ju_u64(res->rank_lo));
 		json_object_array_add(r, ju_u64(res->rank_hi));
-		ju_add(o, "compared_ranks", r);
+		ju_add(o, LWM2_KEY_COMPARED_RANKS, r);
 	}
 	if (res->prev_build[0])
-		ju_add(o, "previous_build", json_object_new_string(res->prev_build));
+		ju_add(o, LWM2_KEY_PREVIOUS_BUILD, json_object_new_string(res->prev_build));
 	for (size_t i = 0; i < res->nfind; i++) {
 		const struct lwm2_hist_finding *f = &res->find[i];
 		json_object *e = json_object_new_object();
-		ju_add(e, "rule", json_object_new_string(f->rule->id));
-		ju_add(e, "text", json_object_new_string(f->text));
-		ju_add(e, "value", ju_double(f->value));
-		ju_add(e, "median", ju_double(f->median));
-		ju_add(e, "low", ju_double(f->lo));
-		ju_add(e, "high", ju_double(f->hi));
+		ju_add(e, LWM2_KEY_RULE, json_object_new_string(f->rule->id));
+		ju_add(e, LWM2_KEY_TEXT, json_object_new_string(f->text));
+		ju_add(e, LWM2_KEY_VALUE, ju_double(f->value));
+		ju_add(e, LWM2_KEY_MEDIAN, ju_double(f->median));
+		ju_add(e, LWM2_KEY_LOW, ju_double(f->lo));
+		ju_add(e, LWM2_KEY_HIGH, ju_double(f->hi));
 		json_object_array_add(a, e);
 	}
-	ju_add(o, "findings", a);
+	ju_add(o, LWM2_KEY_FINDINGS, a);
 	return o;
 }
 
@@ -437,7 +438,7 @@ int lwm2_history_update(const char *state_dir, json_object *digest, char *err, s
 		}
 	}
 	lwm2_history_judge(&cur, tail, ntail, &res);
-	json_object_object_add(digest, "history", lwm2_hist_result_json(&cur, &res));
+	json_object_object_add(digest, LWM2_KEY_HISTORY, lwm2_hist_result_json(&cur, &res));
 	rc = 0;
 	if (present)
 		goto out;
@@ -486,61 +487,64 @@ static void wrap(FILE *out, const char *text, int indent)
 
 void lwm2_app_render(json_object *d, FILE *out)
 {
-	json_object *app = ju_get(d, "application", json_type_object), *others;
+	json_object *app = ju_get(d, LWM2_KEY_APPLICATION, json_type_object), *others;
 	const char *s;
 	double cpu;
 
-	if (!app || !(s = ju_str(app, "exe")))
+	if (!app || !(s = ju_str(app, LWM2_KEY_EXE)))
 		return;
 	fprintf(out, "Application %s", s);
-	if ((s = ju_str(app, "build_id")))
+	if ((s = ju_str(app, LWM2_KEY_BUILD_ID)))
 		fprintf(out, " (build %.12s%s)", s,
-		        ju_get(app, "several_builds", json_type_boolean) ? ", and others" : "");
-	fprintf(out, ", %" PRId64 " ranks on %" PRId64 " nodes", ju_int_or(app, "ranks", 0),
-	        ju_int_or(app, "nodes", 0));
-	if (ju_num(app, "cpu_s", &cpu))
+		        ju_get(app, LWM2_KEY_SEVERAL_BUILDS, json_type_boolean) ? ", and others"
+		                                                                : "");
+	fprintf(out, ", %" PRId64 " ranks on %" PRId64 " nodes", ju_int_or(app, LWM2_KEY_RANKS, 0),
+	        ju_int_or(app, LWM2_KEY_NODES, 0));
+	if (ju_num(app, LWM2_KEY_CPU_S, &cpu))
 		fprintf(out, ", %.2f core-h", cpu / 3600.0);
 	fputc('\n', out);
-	if ((s = ju_str(app, "runtime_libs")))
+	if ((s = ju_str(app, LWM2_KEY_RUNTIME_LIBS)))
 		fprintf(out, "  runtimes %s\n", s);
-	if ((s = ju_str(app, "mpi_library")))
+	if ((s = ju_str(app, LWM2_KEY_MPI_LIBRARY)))
 		fprintf(out, "  MPI %s\n", s);
-	if (ju_get(app, "cuda_runtime", json_type_int)) {
-		int64_t v = ju_int_or(app, "cuda_runtime", 0);
+	if (ju_get(app, LWM2_KEY_CUDA_RUNTIME, json_type_int)) {
+		int64_t v = ju_int_or(app, LWM2_KEY_CUDA_RUNTIME, 0);
 		fprintf(out, "  CUDA runtime %" PRId64 ".%" PRId64 "\n", v / 1000, (v % 1000) / 10);
 	}
-	others = ju_get(app, "others", json_type_array);
+	others = ju_get(app, LWM2_KEY_OTHERS, json_type_array);
 	if (others && json_object_array_length(others)) {
 		fputs("  also", out);
 		for (size_t i = 0; i < json_object_array_length(others); i++) {
 			json_object *x = json_object_array_get_idx(others, i);
-			fprintf(out, "%s %s (%" PRId64 ")", i ? "," : "", ju_str(x, "exe") ?: "?",
-			        ju_int_or(x, "processes", 0));
+			fprintf(out, "%s %s (%" PRId64 ")", i ? "," : "",
+			        ju_str(x, LWM2_KEY_EXE) ?: "?",
+			        ju_int_or(x, LWM2_KEY_PROCESSES, 0));
 		}
-		if (ju_int_or(app, "others_omitted", 0))
-			fprintf(out, " and %" PRId64 " more", ju_int_or(app, "others_omitted", 0));
+		if (ju_int_or(app, LWM2_KEY_OTHERS_OMITTED, 0))
+			fprintf(out, " and %" PRId64 " more",
+			        ju_int_or(app, LWM2_KEY_OTHERS_OMITTED, 0));
 		fputc('\n', out);
 	}
 }
 
 void lwm2_history_render(json_object *d, FILE *out)
 {
-	json_object *h = ju_get(d, "history", json_type_object), *f;
+	json_object *h = ju_get(d, LWM2_KEY_HISTORY, json_type_object), *f;
 	int64_t compared, need;
 	const char *app;
 
-	if (!h || !(app = ju_str(h, "app")))
+	if (!h || !(app = ju_str(h, LWM2_KEY_APP)))
 		return;
-	compared = ju_int_or(h, "compared", 0);
-	need = ju_int_or(h, "min_runs", LWM2_HIST_MIN_RUNS);
-	f = ju_get(h, "findings", json_type_array);
+	compared = ju_int_or(h, LWM2_KEY_COMPARED, 0);
+	need = ju_int_or(h, LWM2_KEY_MIN_RUNS, LWM2_HIST_MIN_RUNS);
+	f = ju_get(h, LWM2_KEY_FINDINGS, json_type_array);
 	if (f && json_object_array_length(f)) {
 		fputs("History\n", out);
 		for (size_t i = 0; i < json_object_array_length(f); i++) {
 			json_object *e = json_object_array_get_idx(f, i);
-			const char *id = ju_str(e, "rule");
+			const char *id = ju_str(e, LWM2_KEY_RULE);
 			fputs("  * ", out);
-			wrap(out, ju_str(e, "text") ?: "", 4);
+			wrap(out, ju_str(e, LWM2_KEY_TEXT) ?: "", 4);
 			fprintf(out, " [%s]\n    ", id ? id : "?");
 			for (size_t r = 0; id && r < lwm2_nhistory_rules; r++)
 				if (!strcmp(lwm2_history_rules[r].id, id))
@@ -554,10 +558,11 @@ void lwm2_history_render(json_object *d, FILE *out)
 		        "rank counts.\n",
 		        compared, app);
 	} else {
-		fprintf(
-		    out,
-		    "History: %" PRId64 " earlier comparable runs of %s at %" PRId64
-		    " ranks (%" PRId64 " earlier runs in all); %" PRId64 " are needed to judge.\n",
-		    compared, app, ju_int_or(h, "ranks", 0), ju_int_or(h, "earlier_runs", 0), need);
+		fprintf(out,
+		        "History: %" PRId64 " earlier comparable runs of %s at %" PRId64
+		        " ranks (%" PRId64 " earlier runs in all); %" PRId64
+		        " are needed to judge.\n",
+		        compared, app, ju_int_or(h, LWM2_KEY_RANKS, 0),
+		        ju_int_or(h, LWM2_KEY_EARLIER_RUNS, 0), need);
 	}
 }

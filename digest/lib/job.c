@@ -6,6 +6,7 @@
  * until the output is written, so 10,000 node records need no copies.
  */
 #include "digest_internal.h"
+#include "lwm2_keys.h"
 #include "lwm2_history.h"
 #include "strhash.h"
 
@@ -128,14 +129,14 @@ static json_object *exes_json(const struct exe_set *x)
 		a = json_object_new_array();
 		for (size_t i = 0; i < k && i < TOP_EXES; i++) {
 			json_object *e = json_object_new_object();
-			ju_add(e, "exe", json_object_new_string(v[i].name));
-			ju_add(e, "processes", ju_u64(v[i].processes));
-			ju_add(e, "cpu_s", ju_double((double)v[i].cpu_us / 1e6));
+			ju_add(e, LWM2_KEY_EXE, json_object_new_string(v[i].name));
+			ju_add(e, LWM2_KEY_PROCESSES, ju_u64(v[i].processes));
+			ju_add(e, LWM2_KEY_CPU_S, ju_double((double)v[i].cpu_us / 1e6));
 			json_object_array_add(a, e);
 		}
-		ju_add(o, pass ? "by_cpu" : "by_count", a);
+		ju_add(o, pass ? LWM2_KEY_BY_CPU : LWM2_KEY_BY_COUNT, a);
 	}
-	ju_add(o, "distinct", ju_u64(k));
+	ju_add(o, LWM2_KEY_DISTINCT, ju_u64(k));
 	free(v);
 	return o;
 }
@@ -205,7 +206,7 @@ static void acc_add(struct acc *a, const struct lwm2_metric_value *v, const stru
 
 static bool has_flag(json_object *node, const char *flag)
 {
-	json_object *fl = ju_get(node, "flags", json_type_array);
+	json_object *fl = ju_get(node, LWM2_KEY_FLAGS, json_type_array);
 
 	for (size_t i = 0; fl && i < json_object_array_length(fl); i++) {
 		const char *s = json_object_get_string(json_object_array_get_idx(fl, i));
@@ -222,8 +223,8 @@ static int add_node_exes(struct build *b, struct scope_acc *sa, json_object *nod
 
 	for (size_t i = 0; exes && i < json_object_array_length(exes); i++) {
 		json_object *e = json_object_array_get_idx(exes, i);
-		const char *n = ju_str(e, "exe");
-		int64_t np = ju_int_or(e, "processes", 0), cpu = ju_int_or(e, "cpu_us", 0);
+		const char *n = ju_str(e, LWM2_KEY_EXE);
+		int64_t np = ju_int_or(e, LWM2_KEY_PROCESSES, 0), cpu = ju_int_or(e, "cpu_us", 0);
 
 		if (!n || np < 0 || cpu < 0)
 			continue;
@@ -239,8 +240,8 @@ static int add_node(struct build *b, json_object *node)
 	int map[LWM2_MAP_MAX];
 	size_t nmap;
 	json_object *procs = ju_get(node, "procs", json_type_array);
-	const char *name = ju_str(node, "node");
-	uint64_t step = (uint64_t)ju_int_or(node, "step_id", 0);
+	const char *name = ju_str(node, LWM2_KEY_NODE);
+	uint64_t step = (uint64_t)ju_int_or(node, LWM2_KEY_STEP_ID, 0);
 	struct scope_acc *sa;
 	bool partial;
 
@@ -260,8 +261,8 @@ static int add_node(struct build *b, json_object *node)
 		json_object *p = json_object_array_get_idx(procs, i);
 		struct lwm2_proc_values pv;
 		struct lwm2_metrics m;
-		int64_t flags = ju_int_or(p, "flags", 0);
-		int32_t rank = (int32_t)ju_int_or(p, "rank", -1);
+		int64_t flags = ju_int_or(p, LWM2_KEY_FLAGS, 0);
+		int32_t rank = (int32_t)ju_int_or(p, LWM2_KEY_RANK, -1);
 
 		if (rank < 0)
 			rank = (int32_t)ju_int_or(p, "task", -1);
@@ -278,11 +279,11 @@ static int add_node(struct build *b, json_object *node)
 			b->job.incomplete++;
 			if (b->nincomplete++ < INCOMPLETE_LIST_MAX) {
 				json_object *e = json_object_new_object();
-				ju_add(e, "step", ju_u64(step));
-				ju_add(e, "node", json_object_new_string(name));
-				ju_add(e, "rank", json_object_new_int(rank));
-				ju_add(e, "pid",
-				       json_object_new_int((int32_t)ju_int_or(p, "pid", 0)));
+				ju_add(e, LWM2_KEY_STEP, ju_u64(step));
+				ju_add(e, LWM2_KEY_NODE, json_object_new_string(name));
+				ju_add(e, LWM2_KEY_RANK, json_object_new_int(rank));
+				ju_add(e, LWM2_KEY_PID,
+				       json_object_new_int((int32_t)ju_int_or(p, LWM2_KEY_PID, 0)));
 				json_object_array_add(b->incomplete, e);
 			}
 		}
@@ -293,7 +294,7 @@ static int add_node(struct build *b, json_object *node)
 		/* A group of short processes of one executable (LWM2_F_SUMMARY)
 		 * counts as its "n" processes, and as one entry below. */
 		{
-			int64_t np = flags & LWM2_F_SUMMARY ? ju_int_or(p, "n", 0) : 1;
+			int64_t np = flags & LWM2_F_SUMMARY ? ju_int_or(p, LWM2_KEY_N, 0) : 1;
 
 			if (np > 0) {
 				sa->procs += (uint64_t)np;
@@ -313,7 +314,8 @@ static int add_node(struct build *b, json_object *node)
 			b->job.mmap_write++;
 		}
 		lwm2_metrics_compute(&pv, &m);
-		struct where w = {rank, (int32_t)ju_int_or(p, "pid", 0), name, ju_str(p, "exe")};
+		struct where w = {rank, (int32_t)ju_int_or(p, LWM2_KEY_PID, 0), name,
+		                  ju_str(p, LWM2_KEY_EXE)};
 		for (int k = 0; k < LWM2_NMETRICS; k++) {
 			acc_add(&sa->m[k], &m.m[k], &w);
 			acc_add(&b->job.m[k], &m.m[k], &w);
@@ -340,13 +342,13 @@ static json_object *scope_json(const struct scope_acc *s, uint64_t nodes)
 {
 	json_object *o = json_object_new_object(), *ms, *miss, *tot, *ex;
 
-	ju_add(o, "processes", ju_u64(s->procs));
-	ju_add(o, "mpi_processes", ju_u64(s->mpi));
-	ju_add(o, "nodes", ju_u64(nodes));
-	ju_add(o, "incomplete", ju_u64(s->incomplete));
-	ju_add(o, "partial", json_object_new_boolean(s->partial));
-	ju_add(o, "io_uring_processes", ju_u64(s->io_uring));
-	ju_add(o, "mmap_write_processes", ju_u64(s->mmap_write));
+	ju_add(o, LWM2_KEY_PROCESSES, ju_u64(s->procs));
+	ju_add(o, LWM2_KEY_MPI_PROCESSES, ju_u64(s->mpi));
+	ju_add(o, LWM2_KEY_NODES, ju_u64(nodes));
+	ju_add(o, LWM2_KEY_INCOMPLETE, ju_u64(s->incomplete));
+	ju_add(o, LWM2_KEY_PARTIAL, json_object_new_boolean(s->partial));
+	ju_add(o, LWM2_KEY_IO_URING_PROCESSES, ju_u64(s->io_uring));
+	ju_add(o, LWM2_KEY_MMAP_WRITE_PROCESSES, ju_u64(s->mmap_write));
 	ms = json_object_new_object();
 	miss = json_object_new_object();
 	for (int k = 0; k < LWM2_NMETRICS; k++) {
@@ -360,23 +362,23 @@ static json_object *scope_json(const struct scope_acc *s, uint64_t nodes)
 			continue;
 		}
 		e = json_object_new_object();
-		ju_add(e, "min", ju_double(a->min));
-		ju_add(e, "avg", ju_double(a->sum / (double)a->n));
-		ju_add(e, "max", ju_double(a->max));
-		ju_add(e, "n", ju_u64(a->n));
-		ju_add(e, "min_at", loc(a->min_rank, a->min_node, a->min_pid, a->min_exe));
-		ju_add(e, "max_at", loc(a->max_rank, a->max_node, a->max_pid, a->max_exe));
+		ju_add(e, LWM2_KEY_MIN, ju_double(a->min));
+		ju_add(e, LWM2_KEY_AVG, ju_double(a->sum / (double)a->n));
+		ju_add(e, LWM2_KEY_MAX, ju_double(a->max));
+		ju_add(e, LWM2_KEY_N, ju_u64(a->n));
+		ju_add(e, LWM2_KEY_MIN_AT, loc(a->min_rank, a->min_node, a->min_pid, a->min_exe));
+		ju_add(e, LWM2_KEY_MAX_AT, loc(a->max_rank, a->max_node, a->max_pid, a->max_exe));
 		ju_add(ms, lwm2_metric_ids[k], e);
 	}
-	ju_add(o, "metrics", ms);
-	ju_add(o, "missing", miss);
+	ju_add(o, LWM2_KEY_METRICS, ms);
+	ju_add(o, LWM2_KEY_MISSING, miss);
 	tot = json_object_new_object();
 	for (int c = 0; c < LWM2_NCOUNTERS; c++)
 		if (s->totals[c])
 			ju_add(tot, lwm2_counter_names[c], ju_u64(s->totals[c]));
-	ju_add(o, "totals", tot);
+	ju_add(o, LWM2_KEY_TOTALS, tot);
 	if ((ex = exes_json(&s->exes)))
-		ju_add(o, "executables", ex);
+		ju_add(o, LWM2_KEY_EXECUTABLES, ex);
 	return o;
 }
 
@@ -433,38 +435,38 @@ json_object *lwm2_job_digest_build(const struct lwm2_job_meta *meta, json_object
 		b.job.partial = true;
 
 	d = json_object_new_object();
-	ju_add(d, "lwm2_digest_version", json_object_new_int(LWM2_DIGEST_VERSION));
+	ju_add(d, LWM2_KEY_DIGEST_VERSION, json_object_new_int(LWM2_DIGEST_VERSION));
 	job = json_object_new_object();
 	if (meta) {
-		opt_str(job, "cluster", meta->cluster);
-		ju_add(job, "job_id", ju_u64(meta->job_id));
-		opt_str(job, "user", meta->user);
-		opt_str(job, "account", meta->account);
-		opt_str(job, "partition", meta->partition);
-		opt_str(job, "nodes", meta->nodes);
-		ju_add(job, "node_count", ju_u64(meta->node_count));
-		ju_add(job, "cpus_per_task", ju_u64(meta->cpus_per_task));
-		ju_add(job, "start", json_object_new_int64(meta->start));
-		ju_add(job, "end", json_object_new_int64(meta->end));
-		opt_str(job, "state", meta->state);
+		opt_str(job, LWM2_KEY_CLUSTER, meta->cluster);
+		ju_add(job, LWM2_KEY_JOB_ID, ju_u64(meta->job_id));
+		opt_str(job, LWM2_KEY_USER, meta->user);
+		opt_str(job, LWM2_KEY_ACCOUNT, meta->account);
+		opt_str(job, LWM2_KEY_PARTITION, meta->partition);
+		opt_str(job, LWM2_KEY_NODES, meta->nodes);
+		ju_add(job, LWM2_KEY_NODE_COUNT, ju_u64(meta->node_count));
+		ju_add(job, LWM2_KEY_CPUS_PER_TASK, ju_u64(meta->cpus_per_task));
+		ju_add(job, LWM2_KEY_START, json_object_new_int64(meta->start));
+		ju_add(job, LWM2_KEY_END, json_object_new_int64(meta->end));
+		opt_str(job, LWM2_KEY_STATE, meta->state);
 	}
-	ju_add(d, "job", job);
+	ju_add(d, LWM2_KEY_JOB, job);
 	{
 		json_object *app = lwm2_app_json(b.app);
 		if (app)
-			ju_add(d, "application", app);
+			ju_add(d, LWM2_KEY_APPLICATION, app);
 	}
-	ju_add(d, "scope", scope_json(&b.job, distinct));
+	ju_add(d, LWM2_KEY_SCOPE, scope_json(&b.job, distinct));
 	if (b.nsteps)
 		qsort(b.steps, b.nsteps, sizeof(*b.steps), cmp_step);
 	steps = json_object_new_array_ext((int)(b.nsteps ? b.nsteps : 1));
 	for (size_t i = 0; i < b.nsteps; i++) {
 		json_object *s = scope_json(&b.steps[i], b.steps[i].node_records);
-		ju_add(s, "step_id", ju_u64(b.steps[i].step_id));
+		ju_add(s, LWM2_KEY_STEP_ID, ju_u64(b.steps[i].step_id));
 		json_object_array_add(steps, s);
 	}
-	ju_add(d, "steps", steps);
-	ju_add(d, "incomplete_list", b.incomplete);
+	ju_add(d, LWM2_KEY_STEPS, steps);
+	ju_add(d, LWM2_KEY_INCOMPLETE_LIST, b.incomplete);
 	b.incomplete = NULL;
 	flags = json_object_new_array();
 	if (b.job.incomplete)
@@ -479,26 +481,30 @@ json_object *lwm2_job_digest_build(const struct lwm2_job_meta *meta, json_object
 		json_object_array_add(flags, json_object_new_string("no_data"));
 	if (b.job.io_uring)
 		json_object_array_add(flags, json_object_new_string("io_partial"));
-	ju_add(d, "flags", flags);
+	ju_add(d, LWM2_KEY_FLAGS, flags);
 
 	/* The space-time grid rows share the node records' series. */
 	grid = json_object_new_array();
 	for (size_t i = 0; i < n; i++) {
 		json_object *s = nodes[i] ? ju_get(nodes[i], "series", json_type_object) : NULL,
 		            *row;
-		json_object *c = s ? ju_get(s, "c", json_type_object) : NULL;
+		json_object *c = s ? ju_get(s, LWM2_KEY_C, json_type_object) : NULL;
 		if (!c)
 			continue;
 		row = json_object_new_object();
-		ju_add(row, "step", ju_u64((uint64_t)ju_int_or(nodes[i], "step_id", 0)));
-		ju_add(row, "node", json_object_new_string(ju_str(nodes[i], "node") ?: ""));
-		ju_add(row, "first_slice", ju_u64((uint64_t)ju_int_or(s, "first_slice", 0)));
-		ju_add(row, "slice_length_s", ju_u64((uint64_t)ju_int_or(s, "slice_length_s", 0)));
-		ju_add(row, "n", ju_u64((uint64_t)ju_int_or(s, "n", 0)));
-		ju_add(row, "c", json_object_get(c));
+		ju_add(row, LWM2_KEY_STEP,
+		       ju_u64((uint64_t)ju_int_or(nodes[i], LWM2_KEY_STEP_ID, 0)));
+		ju_add(row, LWM2_KEY_NODE,
+		       json_object_new_string(ju_str(nodes[i], LWM2_KEY_NODE) ?: ""));
+		ju_add(row, LWM2_KEY_FIRST_SLICE,
+		       ju_u64((uint64_t)ju_int_or(s, LWM2_KEY_FIRST_SLICE, 0)));
+		ju_add(row, LWM2_KEY_SLICE_LENGTH_S,
+		       ju_u64((uint64_t)ju_int_or(s, LWM2_KEY_SLICE_LENGTH_S, 0)));
+		ju_add(row, LWM2_KEY_N, ju_u64((uint64_t)ju_int_or(s, LWM2_KEY_N, 0)));
+		ju_add(row, LWM2_KEY_C, json_object_get(c));
 		json_object_array_add(grid, row);
 	}
-	ju_add(d, "grid", grid);
+	ju_add(d, LWM2_KEY_GRID, grid);
 	{
 		json_object *ranks = lwm2_job_digest_ranks(nodes, n);
 		if (!ranks) {
@@ -506,7 +512,7 @@ json_object *lwm2_job_digest_build(const struct lwm2_job_meta *meta, json_object
 			d = NULL;
 			errno = ENOMEM;
 		} else {
-			ju_add(d, "ranks", ranks);
+			ju_add(d, LWM2_KEY_RANKS, ranks);
 		}
 	}
 	free_exes(&b);
@@ -550,27 +556,28 @@ static json_object *shallow_without(json_object *o, const char *const *drop, siz
 
 static json_object *compact_obj(json_object *d, const struct cut *cut)
 {
-	static const char *const top_drop[] = {"grid", "steps", "incomplete_list", "scope",
-	                                       "ranks"};
-	static const char *const totals[] = {"executables", "totals"};
+	static const char *const top_drop[] = {LWM2_KEY_GRID, LWM2_KEY_STEPS,
+	                                       LWM2_KEY_INCOMPLETE_LIST, LWM2_KEY_SCOPE,
+	                                       LWM2_KEY_RANKS};
+	static const char *const totals[] = {LWM2_KEY_EXECUTABLES, LWM2_KEY_TOTALS};
 	json_object *c = shallow_without(d, top_drop, 5), *steps, *inc, *nsteps, *scope;
 	size_t ns, keep;
 
-	scope = ju_get(d, "scope", json_type_object);
+	scope = ju_get(d, LWM2_KEY_SCOPE, json_type_object);
 	if (scope)
-		ju_add(c, "scope",
+		ju_add(c, LWM2_KEY_SCOPE,
 		       cut->job_totals ? shallow_without(scope, totals, cut->executables ? 0 : 1)
 		                       : shallow_without(scope, totals, 2));
-	inc = ju_get(d, "incomplete_list", json_type_array);
+	inc = ju_get(d, LWM2_KEY_INCOMPLETE_LIST, json_type_array);
 	if (inc) {
 		json_object *a = json_object_new_array();
 		for (size_t i = 0; i < json_object_array_length(inc) && i < cut->incomplete_keep;
 		     i++)
 			json_object_array_add(a,
 			                      json_object_get(json_object_array_get_idx(inc, i)));
-		ju_add(c, "incomplete_list", a);
+		ju_add(c, LWM2_KEY_INCOMPLETE_LIST, a);
 	}
-	steps = ju_get(d, "steps", json_type_array);
+	steps = ju_get(d, LWM2_KEY_STEPS, json_type_array);
 	ns = steps ? json_object_array_length(steps) : 0;
 	keep = cut->steps_keep < ns ? cut->steps_keep : ns;
 	nsteps = json_object_new_array();
@@ -585,10 +592,10 @@ static json_object *compact_obj(json_object *d, const struct cut *cut)
 		    nsteps, cut->step_totals ? shallow_without(s, totals, cut->executables ? 0 : 1)
 		                             : shallow_without(s, totals, 2));
 	}
-	ju_add(c, "steps", nsteps);
+	ju_add(c, LWM2_KEY_STEPS, nsteps);
 	if (keep < ns)
-		ju_add(c, "steps_omitted", ju_u64(ns - keep));
-	ju_add(c, "compact", json_object_new_boolean(1));
+		ju_add(c, LWM2_KEY_STEPS_OMITTED, ju_u64(ns - keep));
+	ju_add(c, LWM2_KEY_COMPACT, json_object_new_boolean(1));
 	return c;
 }
 
@@ -610,7 +617,7 @@ char *lwm2_job_digest_compact(json_object *digest, size_t cap)
 		const char *s =
 		    c ? json_object_to_json_string_ext(c, JSON_C_TO_STRING_PLAIN) : NULL;
 		size_t len = s ? strlen(s) : 0;
-		json_object *steps = ju_get(digest, "steps", json_type_array);
+		json_object *steps = ju_get(digest, LWM2_KEY_STEPS, json_type_array);
 		size_t ns = steps ? json_object_array_length(steps) : 0;
 
 		if (!s) {

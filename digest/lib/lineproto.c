@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* InfluxDB line protocol of a job digest (see lineproto.h). */
 #include "config.h"
+#include "lwm2_keys.h"
 
 #include "lineproto.h"
 
@@ -228,8 +229,8 @@ static int tags_make(struct tags *t, json_object *fields, json_object *digest, i
 		return -1;
 	/* a log line from before the cluster was in the job fields: the
 	 * digest's job object has it */
-	if (!cluster && (dj = ju_get(digest, "job", json_type_object)))
-		cluster = ju_str(dj, "cluster");
+	if (!cluster && (dj = ju_get(digest, LWM2_KEY_JOB, json_type_object)))
+		cluster = ju_str(dj, LWM2_KEY_CLUSTER);
 	if (put_tag(&t->pre, "cluster", cluster) < 0 || put_tag(&t->pre, "job", id) < 0 ||
 	    put_tag(&t->mid, "partition", ju_str(fields, "partition")) < 0 ||
 	    put_tag(&t->post, "user", ju_str(fields, "user")) < 0)
@@ -255,15 +256,16 @@ static bool is_mpi_ns(const char *name)
 /* Processes per node of a step, from the digest's steps (0: unknown). */
 static double step_ppn(json_object *digest, int64_t step)
 {
-	json_object *steps = ju_get(digest, "steps", json_type_array);
+	json_object *steps = ju_get(digest, LWM2_KEY_STEPS, json_type_array);
 	size_t n = steps ? json_object_array_length(steps) : 0;
 
 	for (size_t i = 0; i < n; i++) {
 		json_object *s = json_object_array_get_idx(steps, i);
 		int64_t id, procs, nodes;
 
-		if (ju_int(s, "step_id", &id) && id == step && ju_int(s, "processes", &procs) &&
-		    ju_int(s, "nodes", &nodes) && procs > 0 && nodes > 0)
+		if (ju_int(s, LWM2_KEY_STEP_ID, &id) && id == step &&
+		    ju_int(s, LWM2_KEY_PROCESSES, &procs) && ju_int(s, LWM2_KEY_NODES, &nodes) &&
+		    procs > 0 && nodes > 0)
 			return (double)procs / (double)nodes;
 	}
 	return 0;
@@ -448,12 +450,13 @@ static int grid_row(json_object *o, json_object *digest, const struct tags *t,
                     struct lwm2_lp_stats *stats)
 {
 	struct row r = {0};
-	json_object *c = ju_get(o, "c", json_type_object);
+	json_object *c = ju_get(o, LWM2_KEY_C, json_type_object);
 	int rc = -1;
 
-	r.node = ju_str(o, "node");
-	if (!ju_int(o, "step", &r.step) || !ju_int(o, "first_slice", &r.first) ||
-	    !ju_int(o, "slice_length_s", &r.L) || !ju_int(o, "n", &r.n) || !row_sane(&r))
+	r.node = ju_str(o, LWM2_KEY_NODE);
+	if (!ju_int(o, LWM2_KEY_STEP, &r.step) || !ju_int(o, LWM2_KEY_FIRST_SLICE, &r.first) ||
+	    !ju_int(o, LWM2_KEY_SLICE_LENGTH_S, &r.L) || !ju_int(o, LWM2_KEY_N, &r.n) ||
+	    !row_sane(&r))
 		return 0; /* not a row this writer makes: nothing to say */
 	if (c) {
 		json_object_object_foreach(c, key, val)
@@ -488,7 +491,7 @@ static int job_point(json_object *fields, json_object *digest, const struct tags
                      struct lwm2_lp_stats *stats)
 {
 	struct fieldsep f = {.first = true};
-	json_object *scope = ju_get(digest, "scope", json_type_object);
+	json_object *scope = ju_get(digest, LWM2_KEY_SCOPE, json_type_object);
 	json_object *o;
 	int64_t v, start = ju_int_or(fields, "start", 0);
 	const char *status = ju_str(fields, "status");
@@ -514,7 +517,7 @@ static int job_point(json_object *fields, json_object *digest, const struct tags
 			if (ju_int(scope, counts[i], &v) &&
 			    field_int(b, &f, NULL, counts[i], v) < 0)
 				return -1;
-		if ((o = ju_get(scope, "totals", json_type_object))) {
+		if ((o = ju_get(scope, LWM2_KEY_TOTALS, json_type_object))) {
 			json_object_object_foreach(o, key, val)
 			{
 				if (!*key || !json_object_is_type(val, json_type_int))
@@ -523,18 +526,19 @@ static int job_point(json_object *fields, json_object *digest, const struct tags
 					return -1;
 			}
 		}
-		if ((o = ju_get(scope, "metrics", json_type_object))) {
+		if ((o = ju_get(scope, LWM2_KEY_METRICS, json_type_object))) {
 			json_object_object_foreach(o, key, m)
 			{
 				double x;
 
 				if (!*key)
 					continue;
-				if ((ju_num(m, "min", &x) &&
+				if ((ju_num(m, LWM2_KEY_MIN, &x) &&
 				     field_num(b, &f, key, "_min", x) < 0) ||
-				    (ju_num(m, "avg", &x) &&
+				    (ju_num(m, LWM2_KEY_AVG, &x) &&
 				     field_num(b, &f, key, "_avg", x) < 0) ||
-				    (ju_num(m, "max", &x) && field_num(b, &f, key, "_max", x) < 0))
+				    (ju_num(m, LWM2_KEY_MAX, &x) &&
+				     field_num(b, &f, key, "_max", x) < 0))
 					return -1;
 			}
 		}
@@ -709,7 +713,7 @@ static int format(json_object *fields, json_object *digest, const char *grid, co
 			p = e;
 		}
 	} else if (!grid) {
-		json_object *g = ju_get(digest, "grid", json_type_array);
+		json_object *g = ju_get(digest, LWM2_KEY_GRID, json_type_array);
 		size_t n = g ? json_object_array_length(g) : 0;
 
 		for (size_t i = 0; i < n; i++)

@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "jsonutil.h"
+#include "lwm2_keys.h"
 
 /* Lines reported one by one before only their number is given. */
 #define REPORT_MAX 10
@@ -48,6 +49,10 @@ static bool text_num(const char *obj, const char *end, const char *key, double *
 	return e != v && isfinite(*out);
 }
 
+/* The member's key (key, klen) is k, a string literal: its length is a
+ * compile-time constant, so the test stays a length compare and memcmp. */
+#define KEY_IS(k) (klen == sizeof(k) - 1 && !memcmp(key, k, sizeof(k) - 1))
+
 int lwm2_scope_from_text(struct lwm2_scope *s, const char *p, const char *end,
                          uint32_t cpus_per_task)
 {
@@ -65,17 +70,17 @@ int lwm2_scope_from_text(struct lwm2_scope *s, const char *p, const char *end,
 		return -1;
 	/* one walk over the scope's members */
 	for (const char *q = p; next_member(&q, end, &key, &klen, &val);) {
-		if (klen == 9 && !memcmp(key, "processes", 9))
+		if (KEY_IS(LWM2_KEY_PROCESSES))
 			s->processes = strtoull(val, NULL, 10);
-		else if (klen == 13 && !memcmp(key, "mpi_processes", 13))
+		else if (KEY_IS(LWM2_KEY_MPI_PROCESSES))
 			s->mpi_processes = strtoull(val, NULL, 10);
-		else if (klen == 5 && !memcmp(key, "nodes", 5))
+		else if (KEY_IS(LWM2_KEY_NODES))
 			s->nodes = strtoull(val, NULL, 10);
-		else if (klen == 10 && !memcmp(key, "incomplete", 10))
+		else if (KEY_IS(LWM2_KEY_INCOMPLETE))
 			s->incomplete = strtoull(val, NULL, 10);
-		else if (klen == 7 && !memcmp(key, "partial", 7))
+		else if (KEY_IS(LWM2_KEY_PARTIAL))
 			s->partial = *val == 't';
-		else if (klen == 7 && !memcmp(key, "metrics", 7) && *val == '{') {
+		else if (KEY_IS(LWM2_KEY_METRICS) && *val == '{') {
 			m_end = q;
 			for (const char *r = val; next_member(&r, m_end, &key, &klen, &p);) {
 				char id[32];
@@ -91,10 +96,10 @@ int lwm2_scope_from_text(struct lwm2_scope *s, const char *p, const char *end,
 				st = &s->stat[k];
 				/* n becomes an integer: a crafted value past what one
 				 * holds would make the conversion undefined. */
-				if (text_num(p, r, "n", &v) && v > 0 && v < 1e19 &&
-				    text_num(p, r, "min", &st->min) &&
-				    text_num(p, r, "avg", &st->avg) &&
-				    text_num(p, r, "max", &st->max)) {
+				if (text_num(p, r, LWM2_KEY_N, &v) && v > 0 && v < 1e19 &&
+				    text_num(p, r, LWM2_KEY_MIN, &st->min) &&
+				    text_num(p, r, LWM2_KEY_AVG, &st->avg) &&
+				    text_num(p, r, LWM2_KEY_MAX, &st->max)) {
 					st->n = (uint64_t)v;
 					st->reason = NULL;
 				}

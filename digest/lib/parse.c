@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE /* memmem */
 #include "digest_internal.h"
+#include "lwm2_keys.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -48,8 +49,9 @@ int lwm2_node_validate(json_object *node, char *err, size_t errlen)
 		return bad(err, errlen, "node record is not a JSON object");
 	if (!ju_int(node, "lwm2_node_version", &v) || v != LWM2_NODE_VERSION)
 		return bad(err, errlen, "node record version missing or not %d", LWM2_NODE_VERSION);
-	if (!ju_str(node, "cluster") || !ju_str(node, "node") || !ju_int(node, "job_id", &v) ||
-	    v < 0 || !ju_int(node, "step_id", &v) || v < 0 || v > UINT32_MAX)
+	if (!ju_str(node, LWM2_KEY_CLUSTER) || !ju_str(node, LWM2_KEY_NODE) ||
+	    !ju_int(node, LWM2_KEY_JOB_ID, &v) || v < 0 || !ju_int(node, LWM2_KEY_STEP_ID, &v) ||
+	    v < 0 || v > UINT32_MAX)
 		return bad(err, errlen, "node record identity incomplete");
 	if (lwm2_counter_map(node, map, LWM2_MAP_MAX, &nmap) != 0)
 		return bad(err, errlen, "node record counter names missing or malformed");
@@ -59,18 +61,18 @@ int lwm2_node_validate(json_object *node, char *err, size_t errlen)
 	for (size_t i = 0; i < json_object_array_length(procs); i++) {
 		json_object *p = json_object_array_get_idx(procs, i);
 		if (!json_object_is_type(p, json_type_object) ||
-		    !int_array(ju_get(p, "c", json_type_array), nmap) ||
+		    !int_array(ju_get(p, LWM2_KEY_C, json_type_array), nmap) ||
 		    !ju_int(p, "start_ns", &v) || !ju_int(p, "end_ns", &v) ||
-		    !ju_int(p, "flags", &v))
+		    !ju_int(p, LWM2_KEY_FLAGS, &v))
 			return bad(err, errlen, "node record process %zu malformed", i);
 	}
 	series = ju_get(node, "series", json_type_object);
 	if (series) {
 		int64_t n;
-		if (!ju_int(series, "n", &n) || n < 0 || n > 1 << 20 ||
-		    !ju_int(series, "first_slice", &v) || v < 0 ||
-		    !ju_int(series, "slice_length_s", &v) || v <= 0 ||
-		    !(cols = ju_get(series, "c", json_type_object)))
+		if (!ju_int(series, LWM2_KEY_N, &n) || n < 0 || n > 1 << 20 ||
+		    !ju_int(series, LWM2_KEY_FIRST_SLICE, &v) || v < 0 ||
+		    !ju_int(series, LWM2_KEY_SLICE_LENGTH_S, &v) || v <= 0 ||
+		    !(cols = ju_get(series, LWM2_KEY_C, json_type_object)))
 			return bad(err, errlen, "node record series malformed");
 		json_object_object_foreach(cols, k, col)
 		{
@@ -89,21 +91,22 @@ static int scope_validate(json_object *s, const char *what, char *err, size_t er
 
 	if (!s)
 		return bad(err, errlen, "%s missing or not an object", what);
-	if (!ju_int(s, "processes", &v) || v < 0)
+	if (!ju_int(s, LWM2_KEY_PROCESSES, &v) || v < 0)
 		return bad(err, errlen, "%s: processes missing", what);
-	ms = ju_get(s, "metrics", json_type_object);
+	ms = ju_get(s, LWM2_KEY_METRICS, json_type_object);
 	if (!ms)
 		return bad(err, errlen, "%s: metrics missing", what);
 	json_object_object_foreach(ms, k, m)
 	{
 		double x;
 		json_object *at;
-		if (!json_object_is_type(m, json_type_object) || !ju_num(m, "min", &x) ||
-		    !ju_num(m, "avg", &x) || !ju_num(m, "max", &x) || !ju_int(m, "n", &v) || v < 0)
+		if (!json_object_is_type(m, json_type_object) || !ju_num(m, LWM2_KEY_MIN, &x) ||
+		    !ju_num(m, LWM2_KEY_AVG, &x) || !ju_num(m, LWM2_KEY_MAX, &x) ||
+		    !ju_int(m, LWM2_KEY_N, &v) || v < 0)
 			return bad(err, errlen, "%s: metric %s malformed", what, k);
 		for (int i = 0; i < 2; i++) {
 			size_t n;
-			at = ju_get(m, i ? "max_at" : "min_at", json_type_array);
+			at = ju_get(m, i ? LWM2_KEY_MAX_AT : LWM2_KEY_MIN_AT, json_type_array);
 			if (!at)
 				continue;
 			/* [rank, node] (version 1) or [rank, node, pid, exe] */
@@ -120,7 +123,7 @@ static int scope_validate(json_object *s, const char *what, char *err, size_t er
 				           k);
 		}
 	}
-	miss = ju_get(s, "missing", json_type_object);
+	miss = ju_get(s, LWM2_KEY_MISSING, json_type_object);
 	if (miss) {
 		json_object_object_foreach(miss, k2, r)
 		{
@@ -143,13 +146,14 @@ const size_t lwm2_nv1_changes = sizeof(lwm2_v1_changes) / sizeof(lwm2_v1_changes
  * (kept as they were) and are listed as missing with the reason. */
 static void upgrade_scope(json_object *s)
 {
-	json_object *ms = s ? ju_get(s, "metrics", json_type_object) : NULL, *miss, *old = NULL;
+	json_object *ms = s ? ju_get(s, LWM2_KEY_METRICS, json_type_object) : NULL, *miss,
+	            *old = NULL;
 
 	if (!ms)
 		return;
-	if (!(miss = ju_get(s, "missing", json_type_object))) {
+	if (!(miss = ju_get(s, LWM2_KEY_MISSING, json_type_object))) {
 		miss = json_object_new_object();
-		ju_add(s, "missing", miss);
+		ju_add(s, LWM2_KEY_MISSING, miss);
 	}
 	for (size_t i = 0; i < lwm2_nv1_changes; i++) {
 		json_object *m = ju_get(ms, lwm2_v1_changes[i].id, json_type_object);
@@ -157,7 +161,7 @@ static void upgrade_scope(json_object *s)
 			continue;
 		if (!old) {
 			old = json_object_new_object();
-			ju_add(s, "v1_metrics", old);
+			ju_add(s, LWM2_KEY_V1_METRICS, old);
 		}
 		ju_add(old, lwm2_v1_changes[i].id, json_object_get(m));
 		json_object_object_del(ms, lwm2_v1_changes[i].id);
@@ -170,17 +174,17 @@ int lwm2_digest_upgrade(json_object *d)
 	json_object *steps;
 	int64_t v;
 
-	if (!d || !ju_int(d, "lwm2_digest_version", &v) || v != 1)
+	if (!d || !ju_int(d, LWM2_KEY_DIGEST_VERSION, &v) || v != 1)
 		return 0;
-	upgrade_scope(ju_get(d, "scope", json_type_object));
-	steps = ju_get(d, "steps", json_type_array);
+	upgrade_scope(ju_get(d, LWM2_KEY_SCOPE, json_type_object));
+	steps = ju_get(d, LWM2_KEY_STEPS, json_type_array);
 	for (size_t i = 0; steps && i < json_object_array_length(steps); i++) {
 		json_object *st = json_object_array_get_idx(steps, i);
 		if (json_object_is_type(st, json_type_object))
 			upgrade_scope(st);
 	}
-	ju_add(d, "lwm2_digest_version", json_object_new_int(LWM2_DIGEST_VERSION));
-	ju_add(d, "upgraded_from", json_object_new_int(1));
+	ju_add(d, LWM2_KEY_DIGEST_VERSION, json_object_new_int(LWM2_DIGEST_VERSION));
+	ju_add(d, LWM2_KEY_UPGRADED_FROM, json_object_new_int(1));
 	return 1;
 }
 
@@ -203,23 +207,24 @@ int lwm2_digest_validate(json_object *d, char *err, size_t errlen)
 
 	if (!d || !json_object_is_type(d, json_type_object))
 		return bad(err, errlen, "digest is not a JSON object");
-	if (!ju_int(d, "lwm2_digest_version", &v))
+	if (!ju_int(d, LWM2_KEY_DIGEST_VERSION, &v))
 		return bad(err, errlen, "not an lwm2 digest (no lwm2_digest_version)");
 	if (v < 1 || v > LWM2_DIGEST_VERSION)
 		return bad(err, errlen, "digest version %lld, this lwm2 reads versions 1 to %d",
 		           (long long)v, LWM2_DIGEST_VERSION);
-	if (!ju_get(d, "job", json_type_object))
+	if (!ju_get(d, LWM2_KEY_JOB, json_type_object))
 		return bad(err, errlen, "digest has no job object");
-	if (scope_validate(ju_get(d, "scope", json_type_object), "scope", err, errlen))
+	if (scope_validate(ju_get(d, LWM2_KEY_SCOPE, json_type_object), LWM2_KEY_SCOPE, err,
+	                   errlen))
 		return -1;
-	steps = ju_get(d, "steps", json_type_array);
-	if (json_object_object_get_ex(d, "steps", NULL) && !steps)
+	steps = ju_get(d, LWM2_KEY_STEPS, json_type_array);
+	if (json_object_object_get_ex(d, LWM2_KEY_STEPS, NULL) && !steps)
 		return bad(err, errlen, "steps is not an array");
 	for (size_t i = 0; steps && i < json_object_array_length(steps); i++) {
 		json_object *s = json_object_array_get_idx(steps, i);
 		char what[32];
 		snprintf(what, sizeof(what), "step %zu", i);
-		if (!json_object_is_type(s, json_type_object) || !ju_int(s, "step_id", &v))
+		if (!json_object_is_type(s, json_type_object) || !ju_int(s, LWM2_KEY_STEP_ID, &v))
 			return bad(err, errlen, "%s: step_id missing", what);
 		if (scope_validate(s, what, err, errlen))
 			return -1;
@@ -277,7 +282,7 @@ json_object *lwm2_digest_parse(const char *text, size_t len, char *err, size_t e
 	}
 	json_tokener_free(tok);
 	/* A JSON-lines log entry carries the digest under "digest". */
-	if (!ju_get(o, "lwm2_digest_version", json_type_int) &&
+	if (!ju_get(o, LWM2_KEY_DIGEST_VERSION, json_type_int) &&
 	    (inner = ju_get(o, "digest", json_type_object))) {
 		json_object_get(inner);
 		json_object_put(o);

@@ -5,6 +5,7 @@
  * same renderer and guidance table as the one-process digest.
  */
 #include "digest_internal.h"
+#include "lwm2_keys.h"
 #include "lwm2_history.h"
 
 #include <errno.h>
@@ -20,30 +21,30 @@ static int sink_file(void *arg, const char *buf, size_t len)
 void lwm2_scope_from_json(struct lwm2_scope *s, json_object *js, const char *title,
                           uint32_t cpus_per_task)
 {
-	json_object *ms = ju_get(js, "metrics", json_type_object);
-	json_object *miss = ju_get(js, "missing", json_type_object);
+	json_object *ms = ju_get(js, LWM2_KEY_METRICS, json_type_object);
+	json_object *miss = ju_get(js, LWM2_KEY_MISSING, json_type_object);
 	int64_t v;
 
 	memset(s, 0, sizeof(*s));
 	s->title = title;
-	s->processes = (uint64_t)ju_int_or(js, "processes", 0);
-	s->mpi_processes = (uint64_t)ju_int_or(js, "mpi_processes", 0);
-	s->nodes = (uint64_t)ju_int_or(js, "nodes", 0);
-	s->incomplete = (uint64_t)ju_int_or(js, "incomplete", 0);
-	s->partial = ju_get(js, "partial", json_type_boolean) &&
-	             json_object_get_boolean(ju_get(js, "partial", json_type_boolean));
+	s->processes = (uint64_t)ju_int_or(js, LWM2_KEY_PROCESSES, 0);
+	s->mpi_processes = (uint64_t)ju_int_or(js, LWM2_KEY_MPI_PROCESSES, 0);
+	s->nodes = (uint64_t)ju_int_or(js, LWM2_KEY_NODES, 0);
+	s->incomplete = (uint64_t)ju_int_or(js, LWM2_KEY_INCOMPLETE, 0);
+	s->partial = ju_get(js, LWM2_KEY_PARTIAL, json_type_boolean) &&
+	             json_object_get_boolean(ju_get(js, LWM2_KEY_PARTIAL, json_type_boolean));
 	s->cpus_per_task = cpus_per_task;
-	s->io_uring = (uint64_t)ju_int_or(js, "io_uring_processes", 0);
-	s->mmap_write = (uint64_t)ju_int_or(js, "mmap_write_processes", 0);
+	s->io_uring = (uint64_t)ju_int_or(js, LWM2_KEY_IO_URING_PROCESSES, 0);
+	s->mmap_write = (uint64_t)ju_int_or(js, LWM2_KEY_MMAP_WRITE_PROCESSES, 0);
 	for (int k = 0; k < LWM2_NMETRICS; k++) {
 		struct lwm2_metric_stat *st = &s->stat[k];
 		json_object *m = ju_get(ms, lwm2_metric_ids[k], json_type_object), *at;
 
 		st->min_rank = st->max_rank = -1;
-		if (m && ju_int(m, "n", &v) && v > 0 && ju_num(m, "min", &st->min) &&
-		    ju_num(m, "avg", &st->avg) && ju_num(m, "max", &st->max)) {
+		if (m && ju_int(m, LWM2_KEY_N, &v) && v > 0 && ju_num(m, LWM2_KEY_MIN, &st->min) &&
+		    ju_num(m, LWM2_KEY_AVG, &st->avg) && ju_num(m, LWM2_KEY_MAX, &st->max)) {
 			st->n = (uint64_t)v;
-			if ((at = ju_get(m, "min_at", json_type_array)) &&
+			if ((at = ju_get(m, LWM2_KEY_MIN_AT, json_type_array)) &&
 			    json_object_array_length(at) >= 2) {
 				st->min_rank =
 				    json_object_get_int(json_object_array_get_idx(at, 0));
@@ -56,7 +57,7 @@ void lwm2_scope_from_json(struct lwm2_scope *s, json_object *js, const char *tit
 					    json_object_array_get_idx(at, 3));
 				}
 			}
-			if ((at = ju_get(m, "max_at", json_type_array)) &&
+			if ((at = ju_get(m, LWM2_KEY_MAX_AT, json_type_array)) &&
 			    json_object_array_length(at) >= 2) {
 				st->max_rank =
 				    json_object_get_int(json_object_array_get_idx(at, 0));
@@ -93,7 +94,7 @@ int lwm2_digest_render(json_object *d, FILE *out, const struct lwm2_render_opts 
 {
 	static const struct lwm2_render_opts dflt = {0};
 	const struct lwm2_render_opts *o = opts ? opts : &dflt;
-	json_object *job = ju_get(d, "job", json_type_object), *steps, *flags;
+	json_object *job = ju_get(d, LWM2_KEY_JOB, json_type_object), *steps, *flags;
 	struct lwm2_scope s;
 	char title[400];
 	const char *str;
@@ -101,36 +102,37 @@ int lwm2_digest_render(json_object *d, FILE *out, const struct lwm2_render_opts 
 	uint32_t cpt;
 	int rc = 0;
 
-	if (!job || !ju_get(d, "scope", json_type_object)) {
+	if (!job || !ju_get(d, LWM2_KEY_SCOPE, json_type_object)) {
 		errno = EINVAL;
 		return -1;
 	}
-	cpt = (uint32_t)ju_int_or(job, "cpus_per_task", 0);
-	str = ju_str(job, "cluster");
-	snprintf(title, sizeof(title), "job %" PRId64 "%s%s", ju_int_or(job, "job_id", 0),
+	cpt = (uint32_t)ju_int_or(job, LWM2_KEY_CPUS_PER_TASK, 0);
+	str = ju_str(job, LWM2_KEY_CLUSTER);
+	snprintf(title, sizeof(title), "job %" PRId64 "%s%s", ju_int_or(job, LWM2_KEY_JOB_ID, 0),
 	         str ? " on cluster " : "", str ? str : "");
-	fprintf(out, "Job %" PRId64, ju_int_or(job, "job_id", 0));
-	if ((str = ju_str(job, "user")))
+	fprintf(out, "Job %" PRId64, ju_int_or(job, LWM2_KEY_JOB_ID, 0));
+	if ((str = ju_str(job, LWM2_KEY_USER)))
 		fprintf(out, ", user %s", str);
-	if ((str = ju_str(job, "account")))
+	if ((str = ju_str(job, LWM2_KEY_ACCOUNT)))
 		fprintf(out, ", account %s", str);
-	if ((str = ju_str(job, "partition")))
+	if ((str = ju_str(job, LWM2_KEY_PARTITION)))
 		fprintf(out, ", partition %s", str);
-	if ((str = ju_str(job, "state")))
+	if ((str = ju_str(job, LWM2_KEY_STATE)))
 		fprintf(out, ", %s", str);
 	fputc('\n', out);
-	if ((str = ju_str(job, "nodes")) && *str)
+	if ((str = ju_str(job, LWM2_KEY_NODES)) && *str)
 		fprintf(out, "Nodes %s", str);
-	else if (ju_int(job, "node_count", &v) && v)
+	else if (ju_int(job, LWM2_KEY_NODE_COUNT, &v) && v)
 		fprintf(out, "Nodes %" PRId64, v);
-	start = ju_int_or(job, "start", 0);
-	end = ju_int_or(job, "end", 0);
+	start = ju_int_or(job, LWM2_KEY_START, 0);
+	end = ju_int_or(job, LWM2_KEY_END, 0);
 	put_time(out, ", start ", start);
 	put_time(out, ", end ", end);
 	if (start > 0 && end >= start)
 		fprintf(out, ", elapsed %" PRId64 " s", end - start);
 	fputc('\n', out);
-	if ((flags = ju_get(d, "flags", json_type_array)) && json_object_array_length(flags)) {
+	if ((flags = ju_get(d, LWM2_KEY_FLAGS, json_type_array)) &&
+	    json_object_array_length(flags)) {
 		fputs("Flags", out);
 		for (size_t i = 0; i < json_object_array_length(flags); i++)
 			fprintf(out, " %s",
@@ -138,30 +140,30 @@ int lwm2_digest_render(json_object *d, FILE *out, const struct lwm2_render_opts 
 		fputc('\n', out);
 	}
 	lwm2_app_render(d, out);
-	lwm2_scope_from_json(&s, ju_get(d, "scope", json_type_object), title, cpt);
+	lwm2_scope_from_json(&s, ju_get(d, LWM2_KEY_SCOPE, json_type_object), title, cpt);
 	if (lwm2_render_scope(&s, o->flags, sink_file, out) != 0)
 		rc = -1;
 	/* findings of the grid (grid.h): other jobs in the slices where this
 	 * job's own rates fell */
 	if (!(o->flags & LWM2_RENDER_NO_GUIDANCE) &&
-	    (steps = ju_get(d, "interference", json_type_array)) &&
+	    (steps = ju_get(d, LWM2_KEY_INTERFERENCE, json_type_array)) &&
 	    json_object_array_length(steps)) {
 		fputs("Interference\n", out);
 		for (size_t i = 0; i < json_object_array_length(steps); i++) {
 			json_object *f = json_object_array_get_idx(steps, i);
-			const char *t = ju_str(f, "text"), *r = ju_str(f, "rule");
+			const char *t = ju_str(f, LWM2_KEY_TEXT), *r = ju_str(f, LWM2_KEY_RULE);
 			if (t)
 				fprintf(out, "  * %s [%s]\n", t, r ? r : "interference");
 		}
 	}
 	if (!(o->flags & LWM2_RENDER_NO_GUIDANCE))
 		lwm2_history_render(d, out);
-	steps = ju_get(d, "steps", json_type_array);
+	steps = ju_get(d, LWM2_KEY_STEPS, json_type_array);
 	if (o->steps && steps) {
 		for (size_t i = 0; i < json_object_array_length(steps); i++) {
 			json_object *js = json_object_array_get_idx(steps, i);
 			char st[600];
-			int64_t id = ju_int_or(js, "step_id", 0);
+			int64_t id = ju_int_or(js, LWM2_KEY_STEP_ID, 0);
 			const char *name = id == 0xfffffffbLL   ? "batch"
 			                   : id == 0xfffffffcLL ? "extern"
 			                   : id == 0xfffffffaLL ? "interactive"
@@ -176,9 +178,9 @@ int lwm2_digest_render(json_object *d, FILE *out, const struct lwm2_render_opts 
 				rc = -1;
 		}
 	}
-	if (ju_get(d, "steps_omitted", json_type_int))
+	if (ju_get(d, LWM2_KEY_STEPS_OMITTED, json_type_int))
 		fprintf(out, "(%" PRId64 " steps omitted to fit the accounting field)\n",
-		        ju_int_or(d, "steps_omitted", 0));
+		        ju_int_or(d, LWM2_KEY_STEPS_OMITTED, 0));
 	if (fflush(out) != 0 || ferror(out))
 		rc = -1;
 	return rc;

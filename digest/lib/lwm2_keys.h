@@ -1,0 +1,272 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The member names of the job digest's JSON (doc/digest-schema.md), for
+ * its writers (job.c, app.c, history.c, grid.c, parse.c's up-conversion)
+ * and its readers (parse.c, render_json.c, logscan.c, lineproto.c and the
+ * lwm2 command).
+ *
+ * Each name is a string literal macro, so that the fast text scanner
+ * (logscan.c) compares against compile-time constants and takes their
+ * lengths with sizeof.  The lists below name every one of them once per
+ * object that holds it; test/keys.c walks what the writers produce and
+ * fails on a member that is not listed, and on a listed member that no
+ * writer produces.  Members named by data (metric ids, counter names)
+ * are not structure and are not listed: they come from the metric and
+ * counter tables.
+ */
+#ifndef LWM2_KEYS_H
+#define LWM2_KEYS_H
+
+/* The digest object. */
+#define LWM2_KEY_DIGEST_VERSION  "lwm2_digest_version"
+#define LWM2_KEY_JOB             "job"
+#define LWM2_KEY_APPLICATION     "application"
+#define LWM2_KEY_SCOPE           "scope"
+#define LWM2_KEY_STEPS           "steps"
+#define LWM2_KEY_INCOMPLETE_LIST "incomplete_list"
+#define LWM2_KEY_FLAGS           "flags"
+#define LWM2_KEY_GRID            "grid"
+#define LWM2_KEY_RANKS           "ranks"
+#define LWM2_KEY_COMPACT         "compact"
+#define LWM2_KEY_STEPS_OMITTED   "steps_omitted"
+#define LWM2_KEY_UPGRADED_FROM   "upgraded_from"
+#define LWM2_KEY_INTERFERENCE    "interference"
+#define LWM2_KEY_HISTORY         "history"
+
+/* "job": the accounting metadata. */
+#define LWM2_KEY_CLUSTER       "cluster"
+#define LWM2_KEY_JOB_ID        "job_id"
+#define LWM2_KEY_USER          "user"
+#define LWM2_KEY_ACCOUNT       "account"
+#define LWM2_KEY_PARTITION     "partition"
+#define LWM2_KEY_NODES         "nodes"
+#define LWM2_KEY_NODE_COUNT    "node_count"
+#define LWM2_KEY_CPUS_PER_TASK "cpus_per_task"
+#define LWM2_KEY_START         "start"
+#define LWM2_KEY_END           "end"
+#define LWM2_KEY_STATE         "state"
+
+/* A scope: "scope" and each element of "steps". */
+#define LWM2_KEY_STEP_ID              "step_id"
+#define LWM2_KEY_PROCESSES            "processes"
+#define LWM2_KEY_MPI_PROCESSES        "mpi_processes"
+#define LWM2_KEY_INCOMPLETE           "incomplete"
+#define LWM2_KEY_PARTIAL              "partial"
+#define LWM2_KEY_IO_URING_PROCESSES   "io_uring_processes"
+#define LWM2_KEY_MMAP_WRITE_PROCESSES "mmap_write_processes"
+#define LWM2_KEY_METRICS              "metrics"
+#define LWM2_KEY_MISSING              "missing"
+#define LWM2_KEY_V1_METRICS           "v1_metrics"
+#define LWM2_KEY_TOTALS               "totals"
+#define LWM2_KEY_EXECUTABLES          "executables"
+
+/* A metric's statistics over the processes of a scope. */
+#define LWM2_KEY_N      "n"
+#define LWM2_KEY_MIN    "min"
+#define LWM2_KEY_AVG    "avg"
+#define LWM2_KEY_MAX    "max"
+#define LWM2_KEY_MIN_AT "min_at"
+#define LWM2_KEY_MAX_AT "max_at"
+
+/* "executables" of a scope, and the executables of "application". */
+#define LWM2_KEY_BY_COUNT "by_count"
+#define LWM2_KEY_BY_CPU   "by_cpu"
+#define LWM2_KEY_DISTINCT "distinct"
+#define LWM2_KEY_EXE      "exe"
+#define LWM2_KEY_CPU_S    "cpu_s"
+
+/* A row of "grid": one node's time series of one step. */
+#define LWM2_KEY_STEP           "step"
+#define LWM2_KEY_NODE           "node"
+#define LWM2_KEY_FIRST_SLICE    "first_slice"
+#define LWM2_KEY_SLICE_LENGTH_S "slice_length_s"
+#define LWM2_KEY_C              "c"
+
+/* An element of "incomplete_list": a process that did not end normally. */
+#define LWM2_KEY_RANK "rank"
+#define LWM2_KEY_PID  "pid"
+
+/* "ranks": the per-process table. */
+#define LWM2_KEY_COLS "cols"
+#define LWM2_KEY_ROWS "rows"
+
+/* "application": the main executable's identity. */
+#define LWM2_KEY_BUILD_ID       "build_id"
+#define LWM2_KEY_SEVERAL_BUILDS "several_builds"
+#define LWM2_KEY_MPI_LIBRARY    "mpi_library"
+#define LWM2_KEY_RUNTIME_LIBS   "runtime_libs"
+#define LWM2_KEY_CUDA_RUNTIME   "cuda_runtime"
+#define LWM2_KEY_LAUNCH         "launch"
+#define LWM2_KEY_OTHERS         "others"
+#define LWM2_KEY_OTHERS_OMITTED "others_omitted"
+
+/* "history": the comparison with the application's earlier runs. */
+#define LWM2_KEY_APP            "app"
+#define LWM2_KEY_EARLIER_RUNS   "earlier_runs"
+#define LWM2_KEY_COMPARED       "compared"
+#define LWM2_KEY_MIN_RUNS       "min_runs"
+#define LWM2_KEY_COMPARED_RANKS "compared_ranks"
+#define LWM2_KEY_PREVIOUS_BUILD "previous_build"
+#define LWM2_KEY_FINDINGS       "findings"
+#define LWM2_KEY_RULE           "rule"
+#define LWM2_KEY_TEXT           "text"
+#define LWM2_KEY_VALUE          "value"
+#define LWM2_KEY_MEDIAN         "median"
+#define LWM2_KEY_LOW            "low"
+#define LWM2_KEY_HIGH           "high"
+
+/* An element of "interference" (grid.c), and of its "others". */
+#define LWM2_KEY_METRIC       "metric"
+#define LWM2_KEY_FROM         "from"
+#define LWM2_KEY_TO           "to"
+#define LWM2_KEY_SLICES       "slices"
+#define LWM2_KEY_ACTIVE       "active"
+#define LWM2_KEY_BASELINE     "baseline"
+#define LWM2_KEY_DURING       "during"
+#define LWM2_KEY_FALL         "fall"
+#define LWM2_KEY_OTHERS_BYTES "others_bytes"
+#define LWM2_KEY_BYTES        "bytes"
+#define LWM2_KEY_WRITTEN      "written"
+#define LWM2_KEY_READ         "read"
+
+/*
+ * Which object holds which member: X(object, key).  The object is a path
+ * of the members leading to it, "[]" for an element of an array.
+ */
+#define LWM2_DIGEST_KEYS(X)                                                                        \
+	X("", LWM2_KEY_DIGEST_VERSION)                                                             \
+	X("", LWM2_KEY_JOB)                                                                        \
+	X("", LWM2_KEY_APPLICATION)                                                                \
+	X("", LWM2_KEY_SCOPE)                                                                      \
+	X("", LWM2_KEY_STEPS)                                                                      \
+	X("", LWM2_KEY_INCOMPLETE_LIST)                                                            \
+	X("", LWM2_KEY_FLAGS)                                                                      \
+	X("", LWM2_KEY_GRID)                                                                       \
+	X("", LWM2_KEY_RANKS)                                                                      \
+	X("", LWM2_KEY_COMPACT)                                                                    \
+	X("", LWM2_KEY_STEPS_OMITTED)                                                              \
+	X("", LWM2_KEY_UPGRADED_FROM)                                                              \
+	X("", LWM2_KEY_INTERFERENCE)                                                               \
+	X("", LWM2_KEY_HISTORY)                                                                    \
+	X("/" LWM2_KEY_JOB, LWM2_KEY_CLUSTER)                                                      \
+	X("/" LWM2_KEY_JOB, LWM2_KEY_JOB_ID)                                                       \
+	X("/" LWM2_KEY_JOB, LWM2_KEY_USER)                                                         \
+	X("/" LWM2_KEY_JOB, LWM2_KEY_ACCOUNT)                                                      \
+	X("/" LWM2_KEY_JOB, LWM2_KEY_PARTITION)                                                    \
+	X("/" LWM2_KEY_JOB, LWM2_KEY_NODES)                                                        \
+	X("/" LWM2_KEY_JOB, LWM2_KEY_NODE_COUNT)                                                   \
+	X("/" LWM2_KEY_JOB, LWM2_KEY_CPUS_PER_TASK)                                                \
+	X("/" LWM2_KEY_JOB, LWM2_KEY_START)                                                        \
+	X("/" LWM2_KEY_JOB, LWM2_KEY_END)                                                          \
+	X("/" LWM2_KEY_JOB, LWM2_KEY_STATE)                                                        \
+	LWM2_SCOPE_KEYS(X, "/scope")                                                               \
+	LWM2_SCOPE_KEYS(X, "/steps[]")                                                             \
+	X("/" LWM2_KEY_STEPS "[]", LWM2_KEY_STEP_ID)                                               \
+	X("/" LWM2_KEY_GRID "[]", LWM2_KEY_STEP)                                                   \
+	X("/" LWM2_KEY_GRID "[]", LWM2_KEY_NODE)                                                   \
+	X("/" LWM2_KEY_GRID "[]", LWM2_KEY_FIRST_SLICE)                                            \
+	X("/" LWM2_KEY_GRID "[]", LWM2_KEY_SLICE_LENGTH_S)                                         \
+	X("/" LWM2_KEY_GRID "[]", LWM2_KEY_N)                                                      \
+	X("/" LWM2_KEY_GRID "[]", LWM2_KEY_C)                                                      \
+	X("/" LWM2_KEY_INCOMPLETE_LIST "[]", LWM2_KEY_STEP)                                        \
+	X("/" LWM2_KEY_INCOMPLETE_LIST "[]", LWM2_KEY_NODE)                                        \
+	X("/" LWM2_KEY_INCOMPLETE_LIST "[]", LWM2_KEY_RANK)                                        \
+	X("/" LWM2_KEY_INCOMPLETE_LIST "[]", LWM2_KEY_PID)                                         \
+	X("/" LWM2_KEY_RANKS, LWM2_KEY_COLS)                                                       \
+	X("/" LWM2_KEY_RANKS, LWM2_KEY_NODES)                                                      \
+	X("/" LWM2_KEY_RANKS, LWM2_KEY_ROWS)                                                       \
+	X("/" LWM2_KEY_APPLICATION, LWM2_KEY_EXE)                                                  \
+	X("/" LWM2_KEY_APPLICATION, LWM2_KEY_BUILD_ID)                                             \
+	X("/" LWM2_KEY_APPLICATION, LWM2_KEY_SEVERAL_BUILDS)                                       \
+	X("/" LWM2_KEY_APPLICATION, LWM2_KEY_RANKS)                                                \
+	X("/" LWM2_KEY_APPLICATION, LWM2_KEY_NODES)                                                \
+	X("/" LWM2_KEY_APPLICATION, LWM2_KEY_PROCESSES)                                            \
+	X("/" LWM2_KEY_APPLICATION, LWM2_KEY_CPU_S)                                                \
+	X("/" LWM2_KEY_APPLICATION, LWM2_KEY_MPI_LIBRARY)                                          \
+	X("/" LWM2_KEY_APPLICATION, LWM2_KEY_RUNTIME_LIBS)                                         \
+	X("/" LWM2_KEY_APPLICATION, LWM2_KEY_CUDA_RUNTIME)                                         \
+	X("/" LWM2_KEY_APPLICATION, LWM2_KEY_LAUNCH)                                               \
+	X("/" LWM2_KEY_APPLICATION, LWM2_KEY_METRICS)                                              \
+	X("/" LWM2_KEY_APPLICATION, LWM2_KEY_OTHERS)                                               \
+	X("/" LWM2_KEY_APPLICATION, LWM2_KEY_OTHERS_OMITTED)                                       \
+	X("/" LWM2_KEY_APPLICATION "/" LWM2_KEY_OTHERS "[]", LWM2_KEY_EXE)                         \
+	X("/" LWM2_KEY_APPLICATION "/" LWM2_KEY_OTHERS "[]", LWM2_KEY_BUILD_ID)                    \
+	X("/" LWM2_KEY_APPLICATION "/" LWM2_KEY_OTHERS "[]", LWM2_KEY_PROCESSES)                   \
+	X("/" LWM2_KEY_APPLICATION "/" LWM2_KEY_OTHERS "[]", LWM2_KEY_CPU_S)                       \
+	X("/" LWM2_KEY_HISTORY, LWM2_KEY_APP)                                                      \
+	X("/" LWM2_KEY_HISTORY, LWM2_KEY_BUILD_ID)                                                 \
+	X("/" LWM2_KEY_HISTORY, LWM2_KEY_RANKS)                                                    \
+	X("/" LWM2_KEY_HISTORY, LWM2_KEY_EARLIER_RUNS)                                             \
+	X("/" LWM2_KEY_HISTORY, LWM2_KEY_COMPARED)                                                 \
+	X("/" LWM2_KEY_HISTORY, LWM2_KEY_MIN_RUNS)                                                 \
+	X("/" LWM2_KEY_HISTORY, LWM2_KEY_COMPARED_RANKS)                                           \
+	X("/" LWM2_KEY_HISTORY, LWM2_KEY_PREVIOUS_BUILD)                                           \
+	X("/" LWM2_KEY_HISTORY, LWM2_KEY_FINDINGS)                                                 \
+	X("/" LWM2_KEY_HISTORY "/" LWM2_KEY_FINDINGS "[]", LWM2_KEY_RULE)                          \
+	X("/" LWM2_KEY_HISTORY "/" LWM2_KEY_FINDINGS "[]", LWM2_KEY_TEXT)                          \
+	X("/" LWM2_KEY_HISTORY "/" LWM2_KEY_FINDINGS "[]", LWM2_KEY_VALUE)                         \
+	X("/" LWM2_KEY_HISTORY "/" LWM2_KEY_FINDINGS "[]", LWM2_KEY_MEDIAN)                        \
+	X("/" LWM2_KEY_HISTORY "/" LWM2_KEY_FINDINGS "[]", LWM2_KEY_LOW)                           \
+	X("/" LWM2_KEY_HISTORY "/" LWM2_KEY_FINDINGS "[]", LWM2_KEY_HIGH)                          \
+	X("/" LWM2_KEY_INTERFERENCE "[]", LWM2_KEY_RULE)                                           \
+	X("/" LWM2_KEY_INTERFERENCE "[]", LWM2_KEY_METRIC)                                         \
+	X("/" LWM2_KEY_INTERFERENCE "[]", LWM2_KEY_FROM)                                           \
+	X("/" LWM2_KEY_INTERFERENCE "[]", LWM2_KEY_TO)                                             \
+	X("/" LWM2_KEY_INTERFERENCE "[]", LWM2_KEY_SLICES)                                         \
+	X("/" LWM2_KEY_INTERFERENCE "[]", LWM2_KEY_ACTIVE)                                         \
+	X("/" LWM2_KEY_INTERFERENCE "[]", LWM2_KEY_BASELINE)                                       \
+	X("/" LWM2_KEY_INTERFERENCE "[]", LWM2_KEY_DURING)                                         \
+	X("/" LWM2_KEY_INTERFERENCE "[]", LWM2_KEY_FALL)                                           \
+	X("/" LWM2_KEY_INTERFERENCE "[]", LWM2_KEY_OTHERS_BYTES)                                   \
+	X("/" LWM2_KEY_INTERFERENCE "[]", LWM2_KEY_OTHERS)                                         \
+	X("/" LWM2_KEY_INTERFERENCE "[]", LWM2_KEY_NODES)                                          \
+	X("/" LWM2_KEY_INTERFERENCE "[]", LWM2_KEY_TEXT)                                           \
+	X("/" LWM2_KEY_INTERFERENCE "[]"                                                           \
+	  "/" LWM2_KEY_OTHERS "[]",                                                                \
+	  LWM2_KEY_JOB)                                                                            \
+	X("/" LWM2_KEY_INTERFERENCE "[]"                                                           \
+	  "/" LWM2_KEY_OTHERS "[]",                                                                \
+	  LWM2_KEY_BYTES)                                                                          \
+	X("/" LWM2_KEY_INTERFERENCE "[]"                                                           \
+	  "/" LWM2_KEY_OTHERS "[]",                                                                \
+	  LWM2_KEY_WRITTEN)                                                                        \
+	X("/" LWM2_KEY_INTERFERENCE "[]"                                                           \
+	  "/" LWM2_KEY_OTHERS "[]",                                                                \
+	  LWM2_KEY_READ)
+
+/* The members of a scope at path p, and of its metrics and executables. */
+#define LWM2_SCOPE_KEYS(X, p)                                                                      \
+	X(p, LWM2_KEY_PROCESSES)                                                                   \
+	X(p, LWM2_KEY_MPI_PROCESSES)                                                               \
+	X(p, LWM2_KEY_NODES)                                                                       \
+	X(p, LWM2_KEY_INCOMPLETE)                                                                  \
+	X(p, LWM2_KEY_PARTIAL)                                                                     \
+	X(p, LWM2_KEY_IO_URING_PROCESSES)                                                          \
+	X(p, LWM2_KEY_MMAP_WRITE_PROCESSES)                                                        \
+	X(p, LWM2_KEY_METRICS)                                                                     \
+	X(p, LWM2_KEY_MISSING)                                                                     \
+	X(p, LWM2_KEY_V1_METRICS)                                                                  \
+	X(p, LWM2_KEY_TOTALS)                                                                      \
+	X(p, LWM2_KEY_EXECUTABLES)                                                                 \
+	LWM2_STAT_KEYS(X, p "/" LWM2_KEY_METRICS "/*")                                             \
+	LWM2_STAT_KEYS(X, p "/" LWM2_KEY_V1_METRICS "/*")                                          \
+	X(p "/" LWM2_KEY_EXECUTABLES, LWM2_KEY_BY_COUNT)                                           \
+	X(p "/" LWM2_KEY_EXECUTABLES, LWM2_KEY_BY_CPU)                                             \
+	X(p "/" LWM2_KEY_EXECUTABLES, LWM2_KEY_DISTINCT)                                           \
+	X(p "/" LWM2_KEY_EXECUTABLES "/" LWM2_KEY_BY_COUNT "[]", LWM2_KEY_EXE)                     \
+	X(p "/" LWM2_KEY_EXECUTABLES "/" LWM2_KEY_BY_COUNT "[]", LWM2_KEY_PROCESSES)               \
+	X(p "/" LWM2_KEY_EXECUTABLES "/" LWM2_KEY_BY_COUNT "[]", LWM2_KEY_CPU_S)                   \
+	X(p "/" LWM2_KEY_EXECUTABLES "/" LWM2_KEY_BY_CPU "[]", LWM2_KEY_EXE)                       \
+	X(p "/" LWM2_KEY_EXECUTABLES "/" LWM2_KEY_BY_CPU "[]", LWM2_KEY_PROCESSES)                 \
+	X(p "/" LWM2_KEY_EXECUTABLES "/" LWM2_KEY_BY_CPU "[]", LWM2_KEY_CPU_S)
+
+/* A metric's statistics at path p. */
+#define LWM2_STAT_KEYS(X, p)                                                                       \
+	X(p, LWM2_KEY_N)                                                                           \
+	X(p, LWM2_KEY_MIN)                                                                         \
+	X(p, LWM2_KEY_AVG)                                                                         \
+	X(p, LWM2_KEY_MAX)                                                                         \
+	X(p, LWM2_KEY_MIN_AT)                                                                      \
+	X(p, LWM2_KEY_MAX_AT)
+
+#endif /* LWM2_KEYS_H */
