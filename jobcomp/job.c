@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "lwm2_jobcomp.h"
+#include "lwm2_version.h"
 
 void lwm2_jc_job_free(struct lwm2_jc_job *job)
 {
@@ -99,6 +100,7 @@ json_object *lwm2_jc_job_to_json(const struct lwm2_jc_job *job, bool with_progre
 	rc |= add_int(o, "exit_status", job->exit_code);
 	rc |= add_int(o, "restart_count", job->restart_count);
 	if (with_progress) {
+		rc |= add_int(o, "state_version", LWM2_JC_STATE_VERSION);
 		rc |= add_int(o, "queued", job->queued);
 		rc |= add_str(o, "admin_comment", job->admin_comment);
 		rc |= json_object_object_add(o, "logged", json_object_new_boolean(job->logged));
@@ -160,6 +162,19 @@ static bool get_bool(json_object *o, const char *key)
 	json_object *v;
 
 	return json_object_object_get_ex(o, key, &v) && json_object_get_boolean(v);
+}
+
+int lwm2_jc_state_version(json_object *o, char *err, size_t errlen)
+{
+	int64_t v;
+
+	if (!json_object_is_type(o, json_type_object) || get_int(o, "state_version", &v, 1) < 0) {
+		snprintf(err, errlen, "not a job");
+		return -1;
+	}
+	/* Only version 1 exists: when the layout changes, the previous
+	 * version's up-conversion goes here, step by step up to this one. */
+	return lwm2_version_check("state file", v, 1, LWM2_JC_STATE_VERSION, err, errlen);
 }
 
 struct lwm2_jc_job *lwm2_jc_job_from_json(json_object *o)

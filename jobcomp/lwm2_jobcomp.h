@@ -75,9 +75,19 @@ void lwm2_jc_job_free(struct lwm2_jc_job *job);
  * runs differ in start). */
 int lwm2_jc_job_file_name(const struct lwm2_jc_job *job, char *buf, size_t len);
 
-/* The job as JSON (state files and the JobCompLoc line) and back. */
+/* The job as JSON (state files and the JobCompLoc line) and back.  A
+ * state file (with_progress) carries its version, "state_version". */
 json_object *lwm2_jc_job_to_json(const struct lwm2_jc_job *job, bool with_progress);
 struct lwm2_jc_job *lwm2_jc_job_from_json(json_object *obj);
+
+/* State files of this version and older are read; files from before the
+ * version was written are version 1. */
+#define LWM2_JC_STATE_VERSION 1
+
+/* 0 when the state file obj is of a version this plugin reads (brought
+ * to this version's layout in place); -1 with the reason, naming the
+ * version, in err. */
+int lwm2_jc_state_version(json_object *obj, char *err, size_t errlen);
 
 /* "0:0" form of an exit code, as sacct prints it. */
 void lwm2_jc_exit_code_str(uint32_t exit_code, char *buf, size_t len);

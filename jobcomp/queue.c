@@ -252,10 +252,13 @@ int lwm2_jc_state_load(const char *dir, void (*fn)(struct lwm2_jc_job *, void *)
 	}
 	for (i = 0; i < n; i++) {
 		size_t len;
+		char why[160] = "not a job";
 		char *text =
 		    lwm2_read_file_at(dirfd, list[i]->d_name, STATE_FILE_MAX, &len, NULL, 0);
 		json_object *o = text ? json_tokener_parse(text) : NULL;
-		struct lwm2_jc_job *job = o ? lwm2_jc_job_from_json(o) : NULL;
+		struct lwm2_jc_job *job = o && lwm2_jc_state_version(o, why, sizeof(why)) == 0
+		                              ? lwm2_jc_job_from_json(o)
+		                              : NULL;
 
 		if (job) {
 			fn(job, arg);
@@ -267,7 +270,7 @@ int lwm2_jc_state_load(const char *dir, void (*fn)(struct lwm2_jc_job *, void *)
 			snprintf(
 			    msg, sizeof(msg),
 			    "lwm2: resume: couldn't read state file %s/%s: %s; renamed to .bad",
-			    dir, list[i]->d_name, text ? "not a job" : strerror(errno));
+			    dir, list[i]->d_name, text ? why : strerror(errno));
 			log(LWM2_JC_ERROR, msg);
 			snprintf(bad, sizeof(bad), "%s.bad", list[i]->d_name);
 			renameat(dirfd, list[i]->d_name, dirfd, bad);

@@ -491,4 +491,57 @@ static inline uint64_t lwm2_summary_key(const char *name)
  */
 int lwm2_summary_check(const void *buf, size_t len, char *err, size_t errlen);
 
+/*
+ * The on-disk layout, pinned: the preload library of one installation
+ * writes what the readers of another read (a node upgraded while a job
+ * runs, records kept with --keep, the fuzz corpus).  A change that fails
+ * here changes the format: raise LWM2_RECORD_VERSION (or
+ * LWM2_SUMMARY_VERSION), teach the readers the old layout
+ * (lwm2_record_upconvert), then update these numbers.
+ */
+#define LWM2_LAYOUT(cond) _Static_assert(cond, "on-disk layout changed: " #cond)
+LWM2_LAYOUT(LWM2_NCOUNTERS == 50);
+LWM2_LAYOUT(LWM2_NEARMARKS == 4);
+LWM2_LAYOUT(LWM2_NGROUPS == 5);
+LWM2_LAYOUT(LWM2_REASON_LEN == 96);
+LWM2_LAYOUT(sizeof(struct lwm2_file_header) == 64);
+LWM2_LAYOUT(offsetof(struct lwm2_file_header, version) == 8);
+LWM2_LAYOUT(offsetof(struct lwm2_file_header, header_size) == 12);
+LWM2_LAYOUT(offsetof(struct lwm2_file_header, slot_capacity) == 16);
+LWM2_LAYOUT(offsetof(struct lwm2_file_header, nslots) == 20);
+LWM2_LAYOUT(sizeof(struct lwm2_slice) == 400);
+/* The fields every version has where version 1 put them. */
+LWM2_LAYOUT(offsetof(struct lwm2_rank_record, version) == 8);
+LWM2_LAYOUT(offsetof(struct lwm2_rank_record, record_size) == 12);
+LWM2_LAYOUT(offsetof(struct lwm2_rank_record, total_size) == 24);
+LWM2_LAYOUT(offsetof(struct lwm2_rank_record, checksum) == 28);
+LWM2_LAYOUT(offsetof(struct lwm2_rank_record, generation) == 32);
+LWM2_LAYOUT(offsetof(struct lwm2_rank_record, flags) == 40);
+LWM2_LAYOUT(offsetof(struct lwm2_rank_record, job_id) == 528);
+LWM2_LAYOUT(offsetof(struct lwm2_rank_record, hostname) == 576);
+LWM2_LAYOUT(offsetof(struct lwm2_rank_record, start_ns) == 1024);
+LWM2_LAYOUT(offsetof(struct lwm2_rank_record, utime_us) == 1048);
+LWM2_LAYOUT(offsetof(struct lwm2_rank_record, samples) == 1128);
+LWM2_LAYOUT(offsetof(struct lwm2_rank_record, slice_length_s) == 1168);
+LWM2_LAYOUT(offsetof(struct lwm2_rank_record, nslices) == 1172);
+LWM2_LAYOUT(offsetof(struct lwm2_rank_record, first_slice) == 1176);
+LWM2_LAYOUT(offsetof(struct lwm2_rank_record, counters) == 1184);
+LWM2_LAYOUT(offsetof(struct lwm2_rank_record, language) == 1584);
+/* Version 1 ends here; version 2 adds the application's identity. */
+LWM2_LAYOUT(LWM2_RECORD_V1_SIZE == 1592);
+LWM2_LAYOUT(offsetof(struct lwm2_rank_record, build_id) == 1600);
+LWM2_LAYOUT(offsetof(struct lwm2_rank_record, runtime_libs) == 1632);
+LWM2_LAYOUT(offsetof(struct lwm2_rank_record, cuda_runtime_version) == 1728);
+LWM2_LAYOUT(offsetof(struct lwm2_rank_record, launch_ntasks) == 1732);
+LWM2_LAYOUT(sizeof(struct lwm2_rank_record) == 1776);
+LWM2_LAYOUT(sizeof(struct lwm2_summary_header) == 256);
+LWM2_LAYOUT(offsetof(struct lwm2_summary_header, version) == 8);
+LWM2_LAYOUT(offsetof(struct lwm2_summary_header, job_id) == 32);
+LWM2_LAYOUT(offsetof(struct lwm2_summary_header, task_bits) == 64);
+LWM2_LAYOUT(offsetof(struct lwm2_summary_header, nslices) == 192);
+LWM2_LAYOUT(sizeof(struct lwm2_summary_exe) == 600);
+LWM2_LAYOUT(offsetof(struct lwm2_summary_exe, counters) == 200);
+LWM2_LAYOUT(sizeof(struct lwm2_summary_slice) == 408);
+#undef LWM2_LAYOUT
+
 #endif /* LWM2_RECORD_H */

@@ -7,6 +7,7 @@
 #define _GNU_SOURCE /* memmem */
 #include "digest_internal.h"
 #include "lwm2_keys.h"
+#include "lwm2_version.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -44,11 +45,16 @@ int lwm2_node_validate(json_object *node, char *err, size_t errlen)
 	size_t nmap;
 	int64_t v;
 	json_object *procs, *series, *cols;
+	char why[160];
 
 	if (!node || !json_object_is_type(node, json_type_object))
 		return bad(err, errlen, "node record is not a JSON object");
-	if (!ju_int(node, "lwm2_node_version", &v) || v != LWM2_NODE_VERSION)
-		return bad(err, errlen, "node record version missing or not %d", LWM2_NODE_VERSION);
+	if (!ju_int(node, "lwm2_node_version", &v))
+		return bad(err, errlen, "node record version missing");
+	/* Only version 1 exists: when the layout changes, the previous
+	 * version's up-conversion goes here, before the checks of this one. */
+	if (lwm2_version_check("node record", v, 1, LWM2_NODE_VERSION, why, sizeof(why)))
+		return bad(err, errlen, "%s", why);
 	if (!ju_str(node, LWM2_KEY_CLUSTER) || !ju_str(node, LWM2_KEY_NODE) ||
 	    !ju_int(node, LWM2_KEY_JOB_ID, &v) || v < 0 || !ju_int(node, LWM2_KEY_STEP_ID, &v) ||
 	    v < 0 || v > UINT32_MAX)
@@ -169,22 +175,35 @@ static void upgrade_scope(json_object *s)
 	}
 }
 
-int lwm2_digest_upgrade(json_object *d)
+static void upgrade_v1(json_object *d)
 {
-	json_object *steps;
-	int64_t v;
+	json_object *steps = ju_get(d, LWM2_KEY_STEPS, json_type_array);
 
-	if (!d || !ju_int(d, LWM2_KEY_DIGEST_VERSION, &v) || v != 1)
-		return 0;
 	upgrade_scope(ju_get(d, LWM2_KEY_SCOPE, json_type_object));
-	steps = ju_get(d, LWM2_KEY_STEPS, json_type_array);
 	for (size_t i = 0; steps && i < json_object_array_length(steps); i++) {
 		json_object *st = json_object_array_get_idx(steps, i);
 		if (json_object_is_type(st, json_type_object))
 			upgrade_scope(st);
 	}
+}
+
+/* The up-conversion of a digest, one step per version: upgrades[v] brings
+ * a version v digest to version v + 1 in place.  A new version adds the
+ * step from the one before it. */
+static void (*const upgrades[LWM2_DIGEST_VERSION])(json_object *) = {
+    [1] = upgrade_v1,
+};
+
+int lwm2_digest_upgrade(json_object *d)
+{
+	int64_t v, from;
+
+	if (!d || !ju_int(d, LWM2_KEY_DIGEST_VERSION, &v) || v < 1 || v >= LWM2_DIGEST_VERSION)
+		return 0;
+	for (from = v; v < LWM2_DIGEST_VERSION; v++)
+		upgrades[v](d);
 	ju_add(d, LWM2_KEY_DIGEST_VERSION, json_object_new_int(LWM2_DIGEST_VERSION));
-	ju_add(d, LWM2_KEY_UPGRADED_FROM, json_object_new_int(1));
+	ju_add(d, LWM2_KEY_UPGRADED_FROM, json_object_new_int((int)from));
 	return 1;
 }
 
@@ -204,14 +223,14 @@ int lwm2_digest_validate(json_object *d, char *err, size_t errlen)
 {
 	json_object *steps;
 	int64_t v;
+	char why[160];
 
 	if (!d || !json_object_is_type(d, json_type_object))
 		return bad(err, errlen, "digest is not a JSON object");
 	if (!ju_int(d, LWM2_KEY_DIGEST_VERSION, &v))
 		return bad(err, errlen, "not an lwm2 digest (no lwm2_digest_version)");
-	if (v < 1 || v > LWM2_DIGEST_VERSION)
-		return bad(err, errlen, "digest version %lld, this lwm2 reads versions 1 to %d",
-		           (long long)v, LWM2_DIGEST_VERSION);
+	if (lwm2_version_check("digest", v, 1, LWM2_DIGEST_VERSION, why, sizeof(why)))
+		return bad(err, errlen, "%s", why);
 	if (!ju_get(d, LWM2_KEY_JOB, json_type_object))
 		return bad(err, errlen, "digest has no job object");
 	if (scope_validate(ju_get(d, LWM2_KEY_SCOPE, json_type_object), LWM2_KEY_SCOPE, err,

@@ -5,6 +5,7 @@
  * count is checked before it is used, and nothing here trusts a field.
  */
 #include "lwm2_record.h"
+#include "lwm2_version.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -159,6 +160,14 @@ static bool terminated(const char *s, size_t n)
 	return memchr(s, '\0', n) != NULL;
 }
 
+/* The fixed part of a record of each version: only it grows between
+ * versions (the slices follow it), and lwm2_record_upconvert copies a
+ * known version's fixed part into this version's layout. */
+static const size_t fixed_size[LWM2_RECORD_VERSION + 1] = {
+    [1] = LWM2_RECORD_V1_SIZE,
+    [2] = sizeof(struct lwm2_rank_record),
+};
+
 int lwm2_record_validate(const void *slot, size_t avail, char *err, size_t errlen)
 {
 	const struct lwm2_rank_record *r = slot;
@@ -171,11 +180,10 @@ int lwm2_record_validate(const void *slot, size_t avail, char *err, size_t errle
 		            (size_t)LWM2_RECORD_V1_SIZE);
 	if (memcmp(r->magic, LWM2_RECORD_MAGIC, sizeof(r->magic)) != 0)
 		return fail(err, errlen, "bad record magic");
-	if (r->version < LWM2_RECORD_VERSION_MIN || r->version > LWM2_RECORD_VERSION)
-		return fail(err, errlen, "record version %u, this reader knows %u to %u",
-		            r->version, LWM2_RECORD_VERSION_MIN, LWM2_RECORD_VERSION);
-	/* Only the fixed part of a record grows between versions. */
-	size = r->version == 1 ? LWM2_RECORD_V1_SIZE : sizeof(*r);
+	if (lwm2_version_check("record", r->version, LWM2_RECORD_VERSION_MIN, LWM2_RECORD_VERSION,
+	                       err, errlen))
+		return -1;
+	size = fixed_size[r->version];
 	if (r->record_size != size || r->ncounters != LWM2_NCOUNTERS ||
 	    r->nearmarks != LWM2_NEARMARKS)
 		return fail(err, errlen,
@@ -225,8 +233,10 @@ const struct lwm2_rank_record *lwm2_record_pick(const void *buf, size_t len, cha
 		fail(err, errlen, "not an lwm2 rank record (bad magic)");
 		return NULL;
 	}
-	if (h->version < LWM2_RECORD_VERSION_MIN || h->version > LWM2_RECORD_VERSION ||
-	    h->header_size != sizeof(*h) || h->nslots != 2) {
+	if (lwm2_version_check("rank record file", h->version, LWM2_RECORD_VERSION_MIN,
+	                       LWM2_RECORD_VERSION, err, errlen))
+		return NULL;
+	if (h->header_size != sizeof(*h) || h->nslots != 2) {
 		fail(err, errlen, "unsupported file header (version %u, size %u, %u slots)",
 		     h->version, h->header_size, h->nslots);
 		return NULL;
@@ -334,7 +344,7 @@ out_errno:
 
 struct lwm2_rank_record *lwm2_record_upconvert(const struct lwm2_rank_record *r)
 {
-	size_t have = r->version == 1 ? LWM2_RECORD_V1_SIZE : sizeof(*r);
+	size_t have = fixed_size[r->version];
 	size_t slices = (size_t)r->nslices * sizeof(struct lwm2_slice);
 	struct lwm2_rank_record *n = calloc(1, sizeof(*n) + slices);
 
@@ -358,6 +368,12 @@ int lwm2_summary_check(const void *buf, size_t len, char *err, size_t errlen)
 		fail(err, errlen, "size %zu, expected %zu", len, (size_t)LWM2_SUMMARY_SIZE);
 		return -1;
 	}
+	/* A summary lives as long as its step, written and read by one
+	 * installation: only this version is read, another named. */
+	if (memcmp(h->magic, LWM2_SUMMARY_MAGIC, sizeof(h->magic)) == 0 &&
+	    lwm2_version_check("step summary", h->version, LWM2_SUMMARY_VERSION,
+	                       LWM2_SUMMARY_VERSION, err, errlen))
+		return -1;
 	if (memcmp(h->magic, LWM2_SUMMARY_MAGIC, sizeof(h->magic)) != 0 ||
 	    h->version != LWM2_SUMMARY_VERSION || h->header_size != sizeof(*h) ||
 	    h->slot_size != sizeof(struct lwm2_summary_exe) || h->nslots != LWM2_SUMMARY_SLOTS ||

@@ -54,9 +54,12 @@ static void on_load(struct lwm2_jc_job *j, void *arg)
 }
 
 static int logged_errors;
+static char logged[2][600];
 static void count_log(int level, const char *msg)
 {
 	if (level == LWM2_JC_ERROR) {
+		if (logged_errors < 2)
+			snprintf(logged[logged_errors], sizeof(logged[0]), "%s", msg);
 		logged_errors++;
 		diag("log: %s", msg);
 	}
@@ -191,6 +194,48 @@ int main(void)
 	   "no state dir: nothing to resume");
 	lwm2_jc_job_free(j);
 	lwm2_jc_job_free(k);
+
+	/* --- state file versions: this one and the files from before the
+	 * version was written are read, others set aside by name */
+	j = mkjob(95, 1);
+	o = lwm2_jc_job_to_json(j, true);
+	{
+		json_object *v;
+
+		ok(json_object_object_get_ex(o, "state_version", &v) &&
+		       json_object_get_int(v) == LWM2_JC_STATE_VERSION,
+		   "a state file carries its version");
+	}
+	json_object_put(o);
+	lwm2_jc_job_free(j);
+	snprintf(path, sizeof(path), "%s/versions", tmpdir);
+	mkdir(path, 0700);
+	{
+		static const struct {
+			const char *name, *text;
+		} files[] = {
+		    {"96.0.job", "{\"job_id\":96}"},
+		    {"97.0.job", "{\"job_id\":97,\"state_version\":0}"},
+		    {"98.0.job", "{\"job_id\":98,\"state_version\":1}"},
+		    {"99.0.job", "{\"job_id\":99,\"state_version\":2}"},
+		};
+		char file[600];
+
+		for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+			snprintf(file, sizeof(file), "%s/%s", path, files[i].name);
+			write_file(file, files[i].text);
+		}
+	}
+	loaded = 0;
+	logged_errors = 0;
+	lwm2_jc_state_load(path, on_load, NULL, count_log);
+	ok(loaded == 2 && loaded_ids[0] == 96 && loaded_ids[1] == 98,
+	   "versions 1 and none (before versions) resumed, %d in all", loaded);
+	is_int(logged_errors, 2, "versions 0 and 2 logged");
+	ok(strstr(logged[0], "97.0.job: state file version 0: no such version") != NULL,
+	   "version 0: no such version (%s)", logged[0]);
+	ok(strstr(logged[1], "99.0.job: state file version 2: written by a newer lwm2") != NULL,
+	   "version 2: written by a newer lwm2 (%s)", logged[1]);
 
 	/* --- queue */
 	q = lwm2_jc_queue_new(2);

@@ -1,0 +1,165 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Every versioned reader takes the versions it knows, brings an older one
+ * to the current layout, and refuses the one before the first and the
+ * one after its own by name: rank records and their file header, step
+ * summaries, node records, digests.
+ */
+#include "digest_internal.h"
+#include "lwm2_keys.h"
+#include "mkrecord.h"
+#include "tap.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static char err[256];
+
+/* A version v record built from r in buf: the fixed part of version v,
+ * then r's slices; sealed with v's checksum. */
+static struct lwm2_rank_record *as_version(const struct lwm2_rank_record *r, uint32_t v, void *buf)
+{
+	struct lwm2_rank_record *o = buf;
+	size_t fixed = v == 1 ? LWM2_RECORD_V1_SIZE : sizeof(*r);
+	size_t slices = (size_t)r->nslices * sizeof(struct lwm2_slice);
+
+	memcpy(buf, r, fixed);
+	memcpy((char *)buf + fixed, r + 1, slices);
+	o->version = v;
+	o->record_size = (uint32_t)fixed;
+	o->total_size = (uint32_t)(fixed + slices);
+	o->checksum = 0;
+	o->checksum = lwm2_record_checksum(o);
+	return o;
+}
+
+static void records(void)
+{
+	static char buf[8192], file[2 * 8192];
+	struct lwm2_rank_record *r = mk_rec(2, 3, "n1"), *o, *up;
+	struct lwm2_file_header *h = (void *)file;
+
+	r->generation = 1;
+	mk_slices(r)[1].counters[LWM2_C_posix_read_bytes] = 77;
+	lwm2_record_seal(r);
+	o = as_version(r, 2, buf);
+	err[0] = '\0';
+	ok(lwm2_record_validate(o, sizeof(buf), err, sizeof(err)) == 0, "record version 2 read: %s",
+	   err);
+	o = as_version(r, 1, buf);
+	err[0] = '\0';
+	ok(lwm2_record_validate(o, sizeof(buf), err, sizeof(err)) == 0, "record version 1 read: %s",
+	   err);
+	up = lwm2_record_upconvert(o);
+	ok(up && up->launch_ntasks == -1 &&
+	       mk_slices(up)[1].counters[LWM2_C_posix_read_bytes] == 77,
+	   "and brought to version 2: identity unknown, slices kept");
+	free(up);
+	o = as_version(r, 0, buf);
+	ok(lwm2_record_validate(o, sizeof(buf), err, sizeof(err)) != 0 &&
+	       strstr(err, "record version 0: no such version"),
+	   "record version 0 refused: %s", err);
+	o = as_version(r, 3, buf);
+	ok(lwm2_record_validate(o, sizeof(buf), err, sizeof(err)) != 0 &&
+	       strstr(err, "record version 3: written by a newer lwm2"),
+	   "record version 3 refused: %s", err);
+
+	lwm2_file_header_init(h, 8192);
+	h->version = 3;
+	ok(lwm2_record_pick(file, sizeof(file), err, sizeof(err)) == NULL &&
+	       strstr(err, "rank record file version 3: written by a newer lwm2"),
+	   "file header version 3 refused: %s", err);
+	h->version = 0;
+	ok(lwm2_record_pick(file, sizeof(file), err, sizeof(err)) == NULL &&
+	       strstr(err, "rank record file version 0: no such version"),
+	   "file header version 0 refused: %s", err);
+	free(r);
+}
+
+static void summaries(void)
+{
+	char *buf = calloc(1, LWM2_SUMMARY_SIZE);
+	struct lwm2_summary_header *h = (void *)buf;
+
+	memcpy(h->magic, LWM2_SUMMARY_MAGIC, 8);
+	h->header_size = sizeof(*h);
+	h->slot_size = sizeof(struct lwm2_summary_exe);
+	h->nslots = LWM2_SUMMARY_SLOTS;
+	h->ncounters = LWM2_NCOUNTERS;
+	h->nearmarks = LWM2_NEARMARKS;
+	h->nslices = LWM2_SUMMARY_SLICES;
+	h->slice_size = sizeof(struct lwm2_summary_slice);
+	h->version = LWM2_SUMMARY_VERSION;
+	err[0] = '\0';
+	ok(lwm2_summary_check(buf, LWM2_SUMMARY_SIZE, err, sizeof(err)) == 0,
+	   "step summary version %d read: %s", LWM2_SUMMARY_VERSION, err);
+	h->version = LWM2_SUMMARY_VERSION + 1;
+	ok(lwm2_summary_check(buf, LWM2_SUMMARY_SIZE, err, sizeof(err)) != 0 &&
+	       strstr(err, "written by a newer lwm2"),
+	   "step summary version %d refused: %s", LWM2_SUMMARY_VERSION + 1, err);
+	h->version = LWM2_SUMMARY_VERSION - 1;
+	ok(lwm2_summary_check(buf, LWM2_SUMMARY_SIZE, err, sizeof(err)) != 0 &&
+	       strstr(err, "step summary version 1: older than this lwm2 converts"),
+	   "step summary version 1 (of another installation) refused: %s", err);
+	free(buf);
+}
+
+static void nodes_and_digests(void)
+{
+	struct lwm2_node_ident id = {.cluster = "c1", .job_id = 7, .step_id = 0, .node = "n1"};
+	struct lwm2_rank_record *r = mk_rec(0, 0, "n1");
+	struct lwm2_job_meta meta = {.cluster = "c1", .job_id = 7};
+	json_object *node, *d;
+	char *text;
+
+	r->job_id = 7;
+	node = lwm2_node_merge_records(&id, &r, NULL, 1, NULL, NULL);
+	free(r);
+	err[0] = '\0';
+	ok(lwm2_node_validate(node, err, sizeof(err)) == 0, "node record version 1 read: %s", err);
+	json_object_object_add(node, "lwm2_node_version", json_object_new_int(0));
+	ok(lwm2_node_validate(node, err, sizeof(err)) != 0 &&
+	       strstr(err, "node record version 0: no such version"),
+	   "node record version 0 refused: %s", err);
+	json_object_object_add(node, "lwm2_node_version", json_object_new_int(2));
+	ok(lwm2_node_validate(node, err, sizeof(err)) != 0 &&
+	       strstr(err, "node record version 2: written by a newer lwm2"),
+	   "node record version 2 refused: %s", err);
+	json_object_object_add(node, "lwm2_node_version", json_object_new_int(1));
+
+	d = lwm2_job_digest_build(&meta, &node, 1);
+	err[0] = '\0';
+	ok(lwm2_digest_validate(d, err, sizeof(err)) == 0, "digest version %d read: %s",
+	   LWM2_DIGEST_VERSION, err);
+	for (int v = 0; v <= LWM2_DIGEST_VERSION + 1; v++) {
+		json_object *o;
+		char want[64];
+
+		ju_add(d, LWM2_KEY_DIGEST_VERSION, json_object_new_int(v));
+		text = strdup(json_object_to_json_string(d));
+		err[0] = '\0';
+		o = lwm2_digest_parse(text, strlen(text), err, sizeof(err));
+		if (v >= 1 && v <= LWM2_DIGEST_VERSION) {
+			ok(o && ju_int_or(o, LWM2_KEY_DIGEST_VERSION, 0) == LWM2_DIGEST_VERSION &&
+			       ju_int_or(o, LWM2_KEY_UPGRADED_FROM, 0) ==
+			           (v < LWM2_DIGEST_VERSION ? v : 0),
+			   "digest version %d read as version %d: %s", v, LWM2_DIGEST_VERSION, err);
+		} else {
+			snprintf(want, sizeof(want), "digest version %d: %s", v,
+			         v ? "written by a newer lwm2" : "no such version");
+			ok(!o && strstr(err, want), "digest version %d refused: %s", v, err);
+		}
+		json_object_put(o);
+		free(text);
+	}
+	json_object_put(d);
+	json_object_put(node);
+}
+
+int main(void)
+{
+	records();
+	summaries();
+	nodes_and_digests();
+	return done_testing();
+}
