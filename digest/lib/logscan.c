@@ -38,6 +38,40 @@ static bool next_member(const char **p, const char *end, const char **key, size_
 	return lwm2_json_next_member(p, end, key, klen, val);
 }
 
+/* Whether the value at v is a JSON integer (no fraction, no exponent):
+ * json-c reads only those as integers, and the counts must be. */
+static bool is_integer(const char *v)
+{
+	const char *d = v + (*v == '-');
+
+	if (*d < '0' || *d > '9')
+		return false;
+	while (*d >= '0' && *d <= '9')
+		d++;
+	return *d != '.' && *d != 'e' && *d != 'E';
+}
+
+/* An integer member as json-c reads it: clamped to int64_t; anything but
+ * an integer is no value. */
+static bool text_int(const char *v, int64_t *out)
+{
+	if (!is_integer(v))
+		return false;
+	*out = strtoll(v, NULL, 10);
+	return true;
+}
+
+/* A count of the scope: what json-c reads as an int64_t, taken as the
+ * unsigned count; 0 when not an integer. */
+static uint64_t text_count(const char *v)
+{
+	int64_t x;
+
+	return text_int(v, &x) ? (uint64_t)x : 0;
+}
+
+/* A number member as json-c reads it: an integer literal clamped to the
+ * 64-bit range json-c holds it in, any other number as strtod reads it. */
 static bool text_num(const char *obj, const char *end, const char *key, double *out)
 {
 	const char *v = lwm2_json_member(obj, end, key);
@@ -45,6 +79,10 @@ static bool text_num(const char *obj, const char *end, const char *key, double *
 
 	if (!v)
 		return false;
+	if (is_integer(v)) {
+		*out = *v == '-' ? (double)strtoll(v, NULL, 10) : (double)strtoull(v, NULL, 10);
+		return true;
+	}
 	*out = strtod(v, &e);
 	return e != v && isfinite(*out);
 }
@@ -56,9 +94,9 @@ static bool text_num(const char *obj, const char *end, const char *key, double *
 int lwm2_scope_from_text(struct lwm2_scope *s, const char *p, const char *end,
                          uint32_t cpus_per_task)
 {
-	const char *key, *val, *m_end;
+	const char *key, *val, *m_end, *nv;
 	size_t klen;
-	double v;
+	int64_t n;
 
 	memset(s, 0, sizeof(*s));
 	s->cpus_per_task = cpus_per_task;
@@ -71,13 +109,13 @@ int lwm2_scope_from_text(struct lwm2_scope *s, const char *p, const char *end,
 	/* one walk over the scope's members */
 	for (const char *q = p; next_member(&q, end, &key, &klen, &val);) {
 		if (KEY_IS(LWM2_KEY_PROCESSES))
-			s->processes = strtoull(val, NULL, 10);
+			s->processes = text_count(val);
 		else if (KEY_IS(LWM2_KEY_MPI_PROCESSES))
-			s->mpi_processes = strtoull(val, NULL, 10);
+			s->mpi_processes = text_count(val);
 		else if (KEY_IS(LWM2_KEY_NODES))
-			s->nodes = strtoull(val, NULL, 10);
+			s->nodes = text_count(val);
 		else if (KEY_IS(LWM2_KEY_INCOMPLETE))
-			s->incomplete = strtoull(val, NULL, 10);
+			s->incomplete = text_count(val);
 		else if (KEY_IS(LWM2_KEY_PARTIAL))
 			s->partial = *val == 't';
 		else if (KEY_IS(LWM2_KEY_METRICS) && *val == '{') {
@@ -94,13 +132,12 @@ int lwm2_scope_from_text(struct lwm2_scope *s, const char *p, const char *end,
 				if ((k = lwm2_metric_index(id)) < 0)
 					continue;
 				st = &s->stat[k];
-				/* n becomes an integer: a crafted value past what one
-				 * holds would make the conversion undefined. */
-				if (text_num(p, r, LWM2_KEY_N, &v) && v > 0 && v < 1e19 &&
-				    text_num(p, r, LWM2_KEY_MIN, &st->min) &&
+				/* n is an integer, as for json-c */
+				if ((nv = lwm2_json_member(p, r, LWM2_KEY_N)) && text_int(nv, &n) &&
+				    n > 0 && text_num(p, r, LWM2_KEY_MIN, &st->min) &&
 				    text_num(p, r, LWM2_KEY_AVG, &st->avg) &&
 				    text_num(p, r, LWM2_KEY_MAX, &st->max)) {
-					st->n = (uint64_t)v;
+					st->n = (uint64_t)n;
 					st->reason = NULL;
 				}
 			}

@@ -15,15 +15,15 @@ if [ -n "${LWM2_FUZZ_RUNS:-}" ]; then
 	t="-runs=$LWM2_FUZZ_RUNS, 0"
 fi
 
-for f in fuzz_record fuzz_json fuzz_logscan; do
+for f in fuzz_record fuzz_json fuzz_logscan fuzz_agree; do
 	if [ ! -x ./$f ] || [ "$(head -c 2 ./$f)" = "#!" ]; then
 		skip_all "clang with -fsanitize=fuzzer is not available"
 	fi
 done
-plan 6
+plan 7
 work=$(mktemp -d "${TMPDIR:-/tmp}/lwm2-fuzz-XXXXXX") || exit 1
 trap 'rm -rf "$work"' EXIT
-mkdir -p "$work/rec" "$work/json" "$work/keep" "$work/log"
+mkdir -p "$work/rec" "$work/json" "$work/keep" "$work/log" "$work/agree"
 # Real records: a process tree with file I/O, forks and an exec.
 if ./lwm2 run --quiet --keep "$work/keep" --json "$work/digest.json" -- \
 	sh -c 'cat /etc/passwd >/dev/null; (echo x >"$0/io.txt"); exec true' "$work" \
@@ -72,6 +72,12 @@ if [ -s "$work/digest.json" ]; then
 		printf '}\n{"job_id":8}\n'
 	} >"$work/log/line"
 fi
+# Agreement seeds: a whole digest (its scope is compared too) and a scope.
+if [ -s "$work/digest.json" ]; then
+	cp "$work/digest.json" "$work/agree/digest"
+fi
+printf '{"processes":2,"nodes":1,"partial":true,"metrics":{"duration":{"n":2,"min":1,"avg":1.5,"max":2}}}' \
+	>"$work/agree/scope"
 printf '@1700000000' >"$work/log/time"
 printf 'now-3d' >"$work/log/rel"
 rc=0
@@ -103,6 +109,16 @@ if [ $rc -eq 0 ]; then
 else
 	not_ok "fuzz_logscan found a crash"
 	sed 's/^/# /' "$work/fuzz_logscan.log" | tail -40
+	cp "$work"/crash-* . 2>/dev/null
+fi
+rc=0
+./fuzz_agree "$bound" -rss_limit_mb=2048 -artifact_prefix="$work/" "$work/agree" \
+	>"$work/fuzz_agree.log" 2>&1 || rc=$?
+if [ $rc -eq 0 ]; then
+	ok "fuzz_agree: $(grep -o 'Done [0-9]* runs' "$work/fuzz_agree.log" | head -1) (${t}s)"
+else
+	not_ok "fuzz_agree found inputs the two scope readers read differently"
+	sed 's/^/# /' "$work/fuzz_agree.log" | tail -40
 	cp "$work"/crash-* . 2>/dev/null
 fi
 # The seeds must be accepted, not just survived: a fuzzer on a corpus it
