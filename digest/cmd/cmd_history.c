@@ -71,9 +71,9 @@ static int entry_of(const struct lwm2_logline *l, struct lwm2_hist_entry *e)
 	job = lwm2_json_parse_at(j, l->end);
 	d = json_object_new_object();
 	if (app)
-		ju_add(d, "application", app);
+		ju_add(d, LWM2_KEY_APPLICATION, app);
 	if (job)
-		ju_add(d, "job", job);
+		ju_add(d, LWM2_KEY_JOB, job);
 	rc = lwm2_hist_from_digest(d, e);
 	/* The log line's own fields where the digest lacks them. */
 	if (rc == 0 && !e->user[0] && ju_str(l->fields, "user"))

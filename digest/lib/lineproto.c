@@ -510,8 +510,8 @@ static int job_point(json_object *fields, json_object *digest, const struct tags
 	if (ju_int(fields, "cpus", &v) && field_int(b, &f, NULL, "cpus", v) < 0)
 		return -1;
 	if (scope) {
-		static const char *const counts[] = {"processes", "mpi_processes", "nodes",
-		                                     "incomplete"};
+		static const char *const counts[] = {LWM2_KEY_PROCESSES, LWM2_KEY_MPI_PROCESSES,
+		                                     LWM2_KEY_NODES, LWM2_KEY_INCOMPLETE};
 
 		for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++)
 			if (ju_int(scope, counts[i], &v) &&
