@@ -80,47 +80,25 @@ printf '{"processes":2,"nodes":1,"partial":true,"metrics":{"duration":{"n":2,"mi
 	>"$work/agree/scope"
 printf '@1700000000' >"$work/log/time"
 printf 'now-3d' >"$work/log/rel"
-rc=0
-./fuzz_record "$bound" -rss_limit_mb=2048 -artifact_prefix="$work/" "$work/rec" \
-	>"$work/fuzz_record.log" 2>&1 || rc=$?
-if [ $rc -eq 0 ]; then
-	ok "fuzz_record: $(grep -o 'Done [0-9]* runs' "$work/fuzz_record.log" | head -1) (${t}s)"
-else
-	not_ok "fuzz_record found a crash"
-	sed 's/^/# /' "$work/fuzz_record.log" | tail -40
-	ls "$work"/crash-* 2>/dev/null | sed 's/^/# artifact /'
-	cp "$work"/crash-* . 2>/dev/null
-fi
-rc=0
-./fuzz_json "$bound" -rss_limit_mb=2048 -artifact_prefix="$work/" "$work/json" \
-	>"$work/fuzz_json.log" 2>&1 || rc=$?
-if [ $rc -eq 0 ]; then
-	ok "fuzz_json: $(grep -o 'Done [0-9]* runs' "$work/fuzz_json.log" | head -1) (${t}s)"
-else
-	not_ok "fuzz_json found a crash"
-	sed 's/^/# /' "$work/fuzz_json.log" | tail -40
-	cp "$work"/crash-* . 2>/dev/null
-fi
-rc=0
-./fuzz_logscan "$bound" -rss_limit_mb=2048 -artifact_prefix="$work/" "$work/log" \
-	>"$work/fuzz_logscan.log" 2>&1 || rc=$?
-if [ $rc -eq 0 ]; then
-	ok "fuzz_logscan: $(grep -o 'Done [0-9]* runs' "$work/fuzz_logscan.log" | head -1) (${t}s)"
-else
-	not_ok "fuzz_logscan found a crash"
-	sed 's/^/# /' "$work/fuzz_logscan.log" | tail -40
-	cp "$work"/crash-* . 2>/dev/null
-fi
-rc=0
-./fuzz_agree "$bound" -rss_limit_mb=2048 -artifact_prefix="$work/" "$work/agree" \
-	>"$work/fuzz_agree.log" 2>&1 || rc=$?
-if [ $rc -eq 0 ]; then
-	ok "fuzz_agree: $(grep -o 'Done [0-9]* runs' "$work/fuzz_agree.log" | head -1) (${t}s)"
-else
-	not_ok "fuzz_agree found inputs the two scope readers read differently"
-	sed 's/^/# /' "$work/fuzz_agree.log" | tail -40
-	cp "$work"/crash-* . 2>/dev/null
-fi
+# fuzz TARGET CORPUS FINDING: one test point, TARGET run on CORPUS; a
+# failure says FINDING and keeps the artifacts here.
+fuzz() {
+	local rc=0
+	"./$1" "$bound" -rss_limit_mb=2048 -artifact_prefix="$work/" "$work/$2" \
+		>"$work/$1.log" 2>&1 || rc=$?
+	if [ $rc -eq 0 ]; then
+		ok "$1: $(grep -o 'Done [0-9]* runs' "$work/$1.log" | head -1) (${t}s)"
+	else
+		not_ok "$1 found $3"
+		sed 's/^/# /' "$work/$1.log" | tail -40
+		ls "$work"/crash-* 2>/dev/null | sed 's/^/# artifact /'
+		cp "$work"/crash-* . 2>/dev/null
+	fi
+}
+fuzz fuzz_record rec "a crash"
+fuzz fuzz_json json "a crash"
+fuzz fuzz_logscan log "a crash"
+fuzz fuzz_agree agree "inputs the two scope readers read differently"
 # The seeds must be accepted, not just survived: a fuzzer on a corpus it
 # rejects entirely explores little.
 if [ "$nrec" -gt 0 ]; then
