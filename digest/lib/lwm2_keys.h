@@ -12,7 +12,11 @@
  * fails on a member that is not listed, and on a listed member that no
  * writer produces.  Members named by data (metric ids, counter names)
  * are not structure and are not listed: they come from the metric and
- * counter tables.
+ * counter tables.  Where a node record's member is the digest's under the
+ * same name (job_id, step_id, node, flags, a series' n and c), its
+ * readers use these names too; the node record's own members (procs,
+ * series, exes) and the other JSON outputs of the lwm2 command are not
+ * the digest's and keep their literals.
  */
 #ifndef LWM2_KEYS_H
 #define LWM2_KEYS_H
