@@ -202,7 +202,10 @@ int main(int argc, char **argv)
 		spin(300);
 		memset(&it, 0, sizeof(it));
 		setitimer(ITIMER_PROF, &it, NULL);
-		printf("sigprof %d\n", prof_hits > 20); /* 300 ms at the kernel's tick */
+		/* 300 ms of CPU at the kernel's tick: dozens on a quiet machine,
+		 * fewer where a loaded host's ticks fall elsewhere; none if lwm2
+		 * took the signal or blocked it */
+		printf("sigprof %d\n", prof_hits > 5);
 		return 0;
 	}
 	if (strcmp(mode, "ownsig") == 0) { /* a handler for the signal lwm2 samples with */
