@@ -474,6 +474,7 @@ static double quantile(const double *v, size_t n, double q)
 /* One slice of the job under study, summed over its nodes and steps. */
 struct jslice {
 	int64_t t;
+	int64_t t0; /* where the slice's calls began: t, or earlier (stalled) */
 	uint32_t len;
 	double v[LWM2_GM_N];
 	double rate;
@@ -523,6 +524,54 @@ static double overlap(int64_t a0, int64_t a1, int64_t b0, int64_t b1)
 	return hi > lo ? (double)(hi - lo) : 0;
 }
 
+/*
+ * A call is counted in the slice it ends in.  One that blocked for several
+ * slices (a write stalled behind another job's flood) leaves the slices it
+ * began in without I/O of the job, and its own slice with more call time
+ * per process than the slice is long.  A slow slice of that kind covers
+ * the time back to where its calls began, as far as the previous slice of
+ * the job with I/O: its t0 moves back, and the slices in between count as
+ * slow (without bytes or time of their own, so the rate during the slow
+ * slices stays what the calls saw).  Returns how many slices that adds;
+ * from, tslow and the longest reach back (for the search of overlapping
+ * cells) take them in.
+ */
+static size_t mark_stalled(struct jslice *s, size_t ns, int time_metric, int64_t *from,
+                           double *tslow, int64_t *reach_max)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < ns; i++) {
+		double procs, reach;
+		int64_t len = s[i].len, t0, bound = INT64_MIN;
+
+		if (s[i].cls != 2 || !len)
+			continue;
+		procs = s[i].v[LWM2_GM_PROCS] > 1 ? s[i].v[LWM2_GM_PROCS] : 1;
+		reach = s[i].v[time_metric] / 1e9 / procs - (double)len;
+		if (reach <= 0)
+			continue;
+		for (size_t j = i; j-- > 0;)
+			if (s[j].len == s[i].len && s[j].cls) {
+				bound = s[j].t + len;
+				break;
+			}
+		t0 = s[i].t - (int64_t)ceil(reach / (double)len) * len;
+		if (t0 < bound)
+			t0 = bound;
+		if (t0 >= s[i].t)
+			continue;
+		n += (size_t)((s[i].t - t0) / len);
+		*tslow += (double)(s[i].t - t0);
+		if (t0 < *from)
+			*from = t0;
+		if (s[i].t - t0 > *reach_max)
+			*reach_max = s[i].t - t0;
+		s[i].t0 = t0;
+	}
+	return n;
+}
+
 /* One kind of the rule over the job's slices; a finding appended to out. */
 static int judge(const struct lwm2_grid *g, size_t jx, struct jslice *s, size_t ns,
                  const unsigned char *jnodes, int kind, const struct lwm2_interf_params *p,
@@ -530,8 +579,8 @@ static int judge(const struct lwm2_grid *g, size_t jx, struct jslice *s, size_t 
 {
 	double *vals = NULL, base, mad, lim = 0, sb = 0, sns = 0, tslow = 0, tnorm = 0, vslow = 0,
 	       vnorm = 0, during;
-	size_t na = 0, nslow = 0, nothers = 0;
-	int64_t from = 0, to = 0, maxlen = 0;
+	size_t na = 0, nslow = 0, nstalled = 0, nothers = 0;
+	int64_t from = 0, to = 0, maxlen = 0, reach_max = 0;
 	struct other *o = NULL;
 	int rc = -1;
 
@@ -542,6 +591,7 @@ static int judge(const struct lwm2_grid *g, size_t jx, struct jslice *s, size_t 
 		if ((int64_t)s[i].len > maxlen)
 			maxlen = s[i].len;
 		s[i].cls = 0;
+		s[i].t0 = s[i].t;
 		if (kind == K_SHARE) {
 			double procs = s[i].v[LWM2_GM_PROCS];
 			if (procs <= 0 || s[i].v[LWM2_GM_MALLNS] <= 0)
@@ -607,7 +657,14 @@ static int judge(const struct lwm2_grid *g, size_t jx, struct jslice *s, size_t 
 			sns += s[i].v[bm + 1];
 		}
 	}
-	if (nslow < p->min_slow || 2 * nslow > na) {
+	if (kind != K_SHARE)
+		nstalled = mark_stalled(s, ns,
+		                        kind == K_WRITE  ? LWM2_GM_WBYTES + 1
+		                        : kind == K_READ ? LWM2_GM_RBYTES + 1
+		                                         : LWM2_GM_MBYTES + 1,
+		                        &from, &tslow, &reach_max);
+	nslow += nstalled;
+	if (nslow < p->min_slow || 2 * nslow > na + nstalled) {
 		rc = 0;
 		goto out;
 	}
@@ -640,7 +697,8 @@ static int judge(const struct lwm2_grid *g, size_t jx, struct jslice *s, size_t 
 		if (vol <= 0)
 			continue;
 		/* first of the job's slices that may overlap (slices of one
-		 * length do not overlap; mixed lengths reach back maxlen) */
+		 * length do not overlap; mixed lengths reach back maxlen, a
+		 * stalled slice's calls reach_max before it) */
 		while (lo < hi) {
 			size_t mid = lo + (hi - lo) / 2;
 			if (s[mid].t + maxlen <= c0)
@@ -648,9 +706,9 @@ static int judge(const struct lwm2_grid *g, size_t jx, struct jslice *s, size_t 
 			else
 				hi = mid;
 		}
-		for (size_t i = lo; i < ns && s[i].t < c1; i++) {
+		for (size_t i = lo; i < ns && s[i].t - reach_max < c1; i++) {
 			double f;
-			if (!s[i].cls || !(f = overlap(c0, c1, s[i].t, s[i].t + s[i].len)))
+			if (!s[i].cls || !(f = overlap(c0, c1, s[i].t0, s[i].t + s[i].len)))
 				continue;
 			f /= (double)cl->len;
 			if (s[i].cls == 2) {

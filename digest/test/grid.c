@@ -115,7 +115,7 @@ static double fnum(json_object *f, size_t i, const char *key)
 #define N 20
 
 static double vwb[N], vwns[N], nwb[N], nwns[N], awb[N], awns[N], cwb[N], small[N], bwb[N], vmb[N],
-    vmns[N], rwns[N], smns[N];
+    vmns[N], rwns[N], smns[N], swb[N], swns[N];
 
 static void setup(void)
 {
@@ -142,6 +142,10 @@ static void setup(void)
 		/* a noisy baseline as on a shared machine (40 to 70 MB/s) with
 		 * a real fall to 8 MB/s in slices 8 to 11 */
 		rwns[i] = i >= 8 && i < 12 ? 12.5e9 : 1e9 / (0.4 + 0.3 * ((i * 7) % 10) / 9.0);
+		/* 100 MB a second at 500 MB/s; nothing in slices 8 to 11 and
+		 * 100 MB in 4.2 s ending in slice 12 (one stalled write) */
+		swb[i] = i >= 8 && i < 12 ? 0 : 100e6;
+		swns[i] = i >= 8 && i < 12 ? 0 : i == 12 ? 4.2e9 : 0.2e9;
 		/* MPI time of one process: 10% of each slice, 60% in 8 to 11 */
 		smns[i] = i >= 8 && i < 12 ? 0.6e9 : 0.1e9;
 	}
@@ -183,6 +187,22 @@ static void interference(void)
 	ok(json_object_array_length(f) == 1 &&
 	       strstr(fstr(f, 0, "text"), "while jobs 200 and 300 wrote") != NULL,
 	   "two aggressors: \"jobs 200 and 300\"");
+	json_object_put(f);
+	lwm2_grid_free(&g);
+
+	/* a write stalled behind the aggressor: no I/O of its own in slices 8
+	 * to 11, then one slice whose call took 4.2 s (counted where it
+	 * ended) */
+	memset(&g, 0, sizeof(g));
+	add(&g, 120, &(struct series){"n1", 0, N, swb, swns, NULL, NULL});
+	add(&g, 200, &(struct series){"n3", 0, N, awb, awns, NULL, NULL});
+	f = findings(&g, 120);
+	ok(json_object_array_length(f) == 1 &&
+	       strstr(fstr(f, 0, "text"), "while job 200 wrote") != NULL,
+	   "a write stalled for 4 slices: found, job 200 named");
+	is_int((long long)fnum(f, 0, "from"), T0 + 8,
+	       "stalled: from slice 8, where the call began");
+	is_int((long long)fnum(f, 0, "slices"), 5, "stalled: 5 slow slices (4 quiet, 1 ended in)");
 	json_object_put(f);
 	lwm2_grid_free(&g);
 
