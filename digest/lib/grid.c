@@ -583,6 +583,10 @@ static int judge(const struct lwm2_grid *g, size_t jx, struct jslice *s, size_t 
 	int64_t from = 0, to = 0, maxlen = 0, reach_max = 0;
 	struct other *o = NULL;
 	int rc = -1;
+	/* the bytes of the kind's rate; its time follows (K_SHARE: unused) */
+	const int bm = kind == K_WRITE  ? LWM2_GM_WBYTES
+	               : kind == K_READ ? LWM2_GM_RBYTES
+	                                : LWM2_GM_MBYTES;
 
 	if (!(vals = malloc((ns ? ns : 1) * sizeof(*vals))))
 		return -1;
@@ -598,9 +602,6 @@ static int judge(const struct lwm2_grid *g, size_t jx, struct jslice *s, size_t 
 				continue;
 			s[i].rate = 100.0 * s[i].v[LWM2_GM_MALLNS] / (L * procs);
 		} else {
-			int bm = kind == K_WRITE  ? LWM2_GM_WBYTES
-			         : kind == K_READ ? LWM2_GM_RBYTES
-			                          : LWM2_GM_MBYTES;
 			b = s[i].v[bm];
 			t = s[i].v[bm + 1];
 			if (t < p->active_frac * L || b < p->min_slice_bytes)
@@ -650,19 +651,12 @@ static int judge(const struct lwm2_grid *g, size_t jx, struct jslice *s, size_t 
 		if (kind == K_SHARE) {
 			sb += s[i].rate;
 		} else {
-			int bm = kind == K_WRITE  ? LWM2_GM_WBYTES
-			         : kind == K_READ ? LWM2_GM_RBYTES
-			                          : LWM2_GM_MBYTES;
 			sb += s[i].v[bm];
 			sns += s[i].v[bm + 1];
 		}
 	}
 	if (kind != K_SHARE)
-		nstalled = mark_stalled(s, ns,
-		                        kind == K_WRITE  ? LWM2_GM_WBYTES + 1
-		                        : kind == K_READ ? LWM2_GM_RBYTES + 1
-		                                         : LWM2_GM_MBYTES + 1,
-		                        &from, &tslow, &reach_max);
+		nstalled = mark_stalled(s, ns, bm + 1, &from, &tslow, &reach_max);
 	nslow += nstalled;
 	if (nslow < p->min_slow || 2 * nslow > na + nstalled) {
 		rc = 0;
