@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "lwm2_spank.h"
+#include "numparse.h"
 
 #ifndef LWM2LIBDIR
 #define LWM2LIBDIR "/usr/local/lib/lwm2"
@@ -68,25 +69,17 @@ int lwm2_parse_mode(const char *s, enum lwm2_mode *out, char *err, size_t errlen
 static int parse_uint(const char *s, unsigned long min, unsigned long max, unsigned long *out,
                       char *err, size_t errlen)
 {
-	char *end;
-	unsigned long v;
+	uint64_t v = 0;
+	int rc = lwm2_parse_u64(s, NULL, min, max, &v);
 
-	if (!s || !isdigit((unsigned char)*s)) {
-		snprintf(err, errlen, "'%s' is not a number", s ? s : "");
-		return -1;
-	}
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || *end) {
-		snprintf(err, errlen, "'%s' is not a number", s);
-		return -1;
-	}
-	if (v < min || v > max) {
+	*out = (unsigned long)v; /* 0 on failure */
+	if (rc == 0)
+		return 0;
+	if (errno == ERANGE)
 		snprintf(err, errlen, "%s is out of range %lu..%lu", s, min, max);
-		return -1;
-	}
-	*out = v;
-	return 0;
+	else
+		snprintf(err, errlen, "'%s' is not a number", s ? s : "");
+	return -1;
 }
 
 int lwm2_parse_slice(const char *s, unsigned *out, char *err, size_t errlen)

@@ -16,15 +16,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "errmsg.h"
 #include "fsutil.h"
-
-#include "fileio.h"
 
 static int fail(char *err, size_t errlen, const char *fmt, const char *a, int e)
 {
-	snprintf(err, errlen, fmt, a, strerror(e));
-	errno = e;
-	return -1;
+	return lwm2_errprintf(e, err, errlen, fmt, a, strerror(e));
 }
 
 int lwm2_open_root_dir(int atfd, const char *path, mode_t mode, char *err, size_t errlen)
@@ -165,65 +162,4 @@ void lwm2_fs_restore(void)
 {
 	setfsuid(0);
 	setfsgid(0);
-}
-
-int lwm2_write_file_at(int dirfd, const char *name, const void *buf, size_t len)
-{
-	char tmp[NAME_MAX + 1];
-	int fd, e;
-
-	if (snprintf(tmp, sizeof(tmp), ".%s.tmp", name) >= (int)sizeof(tmp)) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	unlinkat(dirfd, tmp, 0);
-	fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return -1;
-	if (lwm2_write_all(fd, buf, len) < 0 || close(fd) < 0) {
-		e = errno;
-		unlinkat(dirfd, tmp, 0);
-		errno = e;
-		return -1;
-	}
-	if (renameat(dirfd, tmp, dirfd, name) < 0) {
-		e = errno;
-		unlinkat(dirfd, tmp, 0);
-		errno = e;
-		return -1;
-	}
-	return 0;
-}
-
-ssize_t lwm2_read_small_at(int dirfd, const char *name, char *buf, size_t len)
-{
-	struct stat st;
-	ssize_t n;
-	int fd, e;
-
-	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	if (fstat(fd, &st) < 0) {
-		e = errno;
-		close(fd);
-		errno = e;
-		return -1;
-	}
-	if (!S_ISREG(st.st_mode) || (size_t)st.st_size >= len) {
-		close(fd);
-		errno = S_ISREG(st.st_mode) ? EFBIG : EINVAL;
-		return -1;
-	}
-	do
-		n = read(fd, buf, len - 1);
-	while (n < 0 && errno == EINTR);
-	e = errno;
-	close(fd);
-	if (n < 0) {
-		errno = e;
-		return -1;
-	}
-	buf[n] = '\0';
-	return n;
 }

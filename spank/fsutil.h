@@ -23,12 +23,4 @@ int lwm2_rmtree_at(int parentfd, const char *name, int depth);
 int lwm2_fs_become(uid_t uid, gid_t gid);
 void lwm2_fs_restore(void);
 
-/* Write a whole file atomically (temporary name, rename) with the current
- * file-system identity; never follows a symlink. */
-int lwm2_write_file_at(int dirfd, const char *name, const void *buf, size_t len);
-
-/* Read a regular file of fewer than len bytes (NUL-terminated); O_NOFOLLOW,
- * O_NONBLOCK.  Returns the length or -1 with errno. */
-ssize_t lwm2_read_small_at(int dirfd, const char *name, char *buf, size_t len);
-
 #endif /* LWM2_SPANK_FSUTIL_H */

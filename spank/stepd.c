@@ -413,7 +413,7 @@ int lwm2_stepd_init_post_opt(spank_t sp)
  */
 int lwm2_stepd_task_init(spank_t sp)
 {
-	char path[PATH_MAX];
+	char path[PATH_MAX], err[256];
 	ssize_t n;
 
 	if (!st.active || !st.print_batch)
@@ -421,8 +421,9 @@ int lwm2_stepd_task_init(spank_t sp)
 	n = readlink("/proc/self/fd/1", path, sizeof(path) - 1);
 	if (n <= 0 || path[0] != '/')
 		return 0;
-	if (lwm2_write_file_at(st.dirfd, LWM2_STDOUT_NOTE, path, (size_t)n) < 0)
-		slurm_error("lwm2: task start: couldn't note the output file: %s", strerror(errno));
+	if (lwm2_atomic_write_at(st.dirfd, LWM2_STDOUT_NOTE, NULL, &(struct iovec){path, (size_t)n},
+	                         1, 0600, err, sizeof(err)) < 0)
+		slurm_error("lwm2: task start: couldn't note the output file: %s", err);
 	return 0;
 }
 
@@ -511,6 +512,22 @@ static void write_print_copy(int spoolfd, json_object *node)
 	close(jfd);
 }
 
+/* The batch task's output file, as lwm2_stepd_task_init noted it: an
+ * absolute path of fewer than len bytes. */
+static bool read_stdout_note(char *path, size_t len)
+{
+	size_t n = 0;
+	char *text = lwm2_read_file_at(st.dirfd, LWM2_STDOUT_NOTE, len - 1, &n, NULL, 0);
+	bool ok = text && n > 0 && text[0] == '/';
+
+	if (ok) {
+		memcpy(path, text, n);
+		path[n] = '\0';
+	}
+	free(text);
+	return ok;
+}
+
 /* Sorted names make the digest the same whatever order readdir gives. */
 static int cmp_str(const void *a, const void *b)
 {
@@ -539,8 +556,7 @@ static void print_batch_digest(int spoolfd)
 	DIR *d;
 	int jfd, ofd;
 
-	if (lwm2_read_small_at(st.dirfd, LWM2_STDOUT_NOTE, path, sizeof(path)) <= 0 ||
-	    path[0] != '/')
+	if (!read_stdout_note(path, sizeof(path)))
 		return;
 	snprintf(jname, sizeof(jname), "%u", st.job_id);
 	jfd = openat(spoolfd, jname, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);

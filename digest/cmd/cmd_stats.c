@@ -12,6 +12,7 @@
  */
 #include "config.h"
 #include "lwm2_keys.h"
+#include "lwm2_version.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -557,19 +558,15 @@ static int on_line(void *arg, const struct lwm2_logline *l, char *err, size_t er
 		const char *v = lwm2_json_member(l->digest, l->end, LWM2_KEY_DIGEST_VERSION);
 		const char *sc = lwm2_json_member(l->digest, l->end, LWM2_KEY_SCOPE), *jo;
 
-		long ver = v ? strtol(v, NULL, 10) : 0;
+		long long ver = v && *v >= '0' && *v <= '9' ? strtoll(v, NULL, 10) : 0;
 
-		if (ver < 1 || ver > LWM2_DIGEST_VERSION) {
-			snprintf(err, errlen, "the digest has no version from 1 to %d",
-			         LWM2_DIGEST_VERSION);
+		if (lwm2_version_check("digest", ver, 1, LWM2_DIGEST_VERSION, err, errlen))
 			return -1;
-		}
 		if (!sc || lwm2_scope_from_text(&j.scope, sc, l->end, 0) < 0) {
 			snprintf(err, errlen, "the digest's scope is unreadable");
 			return -1;
 		}
-		if (ver == 1)
-			lwm2_scope_upgrade_v1(&j.scope);
+		lwm2_scope_upgrade(&j.scope, ver);
 		/* the digest's job fields: only where the log line lacks them */
 		if ((jo = lwm2_json_member(l->digest, l->end, LWM2_KEY_JOB)) && *jo == '{') {
 			if ((v = lwm2_json_member(jo, l->end, LWM2_KEY_CPUS_PER_TASK)))

@@ -61,7 +61,14 @@ int lwm2_atomic_write_at(int dirfd, const char *name, const char *tmp, const str
 			                      strerror(ENAMETOOLONG));
 		tmp = tbuf;
 	}
-	fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode);
+	/* A new file, never one found at tmp: in a directory another user
+	 * can write (a step directory), a link planted there must not have
+	 * its target truncated or written. */
+	if (unlinkat(dirfd, tmp, 0) < 0 && errno != ENOENT) {
+		e = errno;
+		return lwm2_errprintf(e, err, errlen, "couldn't remove %s: %s", tmp, strerror(e));
+	}
+	fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode);
 	if (fd < 0) {
 		e = errno;
 		return lwm2_errprintf(e, err, errlen, "couldn't create %s: %s", tmp, strerror(e));

@@ -24,8 +24,10 @@ int lwm2_fsync_dir(const char *dir);
  * pieces of iov: written under tmp in the same directory (NULL:
  * ".<name>.tmp"), synced, renamed over name, and the directory synced, so
  * that after a crash name is the old file or the new one, never a part.
- * A symlink at tmp is not followed.  0, or -1 with errno, the step that
- * failed in err and the temporary file removed.
+ * Whatever is found at tmp is removed first and the file made new
+ * (O_EXCL), so a link planted there, symbolic or hard, is never written
+ * through.  0, or -1 with errno, the step that failed in err and the
+ * temporary file removed.
  */
 int lwm2_atomic_write_at(int dirfd, const char *name, const char *tmp, const struct iovec *iov,
                          int iovcnt, mode_t mode, char *err, size_t errlen);

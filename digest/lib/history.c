@@ -26,6 +26,7 @@
  */
 #include "lwm2_history.h"
 #include "lwm2_keys.h"
+#include "lwm2_version.h"
 
 #include "errmsg.h"
 #include "fileio.h"
@@ -392,11 +393,22 @@ int lwm2_history_update(const char *state_dir, json_object *digest, char *err, s
 		goto out;
 	}
 	if (st.st_size >= (off_t)sizeof(h)) {
-		if (pread(fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h) ||
-		    memcmp(h.magic, IDX_MAGIC, 8) || h.version != IDX_VERSION ||
-		    h.entry_size != sizeof(struct lwm2_hist_entry)) {
-			/* Another layout or garbage: start the application's
-			 * history anew rather than read it wrongly. */
+		char why[160];
+		bool ours = pread(fd, &h, sizeof(h), 0) == (ssize_t)sizeof(h) &&
+		            !memcmp(h.magic, IDX_MAGIC, 8);
+
+		/* A newer lwm2's index (a site that went back a version) is
+		 * that lwm2's history: left as it is, not read, not wiped.
+		 * Each older version, once there is one, is converted here. */
+		if (ours && h.version > IDX_VERSION) {
+			lwm2_version_check("history index", h.version, 1, IDX_VERSION, why,
+			                   sizeof(why));
+			lwm2_errprintf(0, err, errlen, "%s/%s: %s", dir, name, why);
+			goto out;
+		}
+		if (!ours || h.version < 1 || h.entry_size != sizeof(struct lwm2_hist_entry)) {
+			/* Garbage: start the application's history anew
+			 * rather than read it wrongly. */
 			if (ftruncate(fd, 0) < 0) {
 				lwm2_errprintf(0, err, errlen, "couldn't reset %s/%s: %s", dir,
 				               name, strerror(errno));

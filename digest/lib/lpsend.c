@@ -4,6 +4,7 @@
 
 #include "lineproto.h"
 
+#include "errmsg.h"
 #include "kvparse.h"
 
 #include <errno.h>
@@ -32,10 +33,8 @@ int lwm2_lp_read_credentials(const char *path, bool private, char **user, char *
 		return -1;
 	}
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		snprintf(err, errlen, "%s is not a regular file", path);
 		close(fd);
-		errno = EINVAL;
-		return -1;
+		return lwm2_errprintf(EINVAL, err, errlen, "%s is not a regular file", path);
 	}
 	/* a secret others can read is no secret: refuse rather than use it */
 	if (private && ((st.st_uid != 0 && st.st_uid != geteuid()) || (st.st_mode & 077))) {
@@ -172,22 +171,19 @@ struct lwm2_lp_sender *lwm2_lp_sender_new(const struct lwm2_lp_target *t, char *
 	unsigned timeout = t->timeout_s ? t->timeout_s : 10;
 
 	if (!t->url || (strncmp(t->url, "http://", 7) && strncmp(t->url, "https://", 8))) {
-		snprintf(err, errlen, "the URL must start with http:// or https://");
-		errno = EINVAL;
+		lwm2_errprintf(EINVAL, err, errlen, "the URL must start with http:// or https://");
 		return NULL;
 	}
 	pthread_once(&global_once, global_init);
 	if (global_rc != CURLE_OK) {
-		snprintf(err, errlen, "couldn't initialise libcurl: %s",
-		         curl_easy_strerror(global_rc));
-		errno = EIO;
+		lwm2_errprintf(EIO, err, errlen, "couldn't initialise libcurl: %s",
+		               curl_easy_strerror(global_rc));
 		return NULL;
 	}
 	if (!(s = calloc(1, sizeof(*s))) || !(s->h = curl_easy_init()) ||
 	    !(s->url = full_url(s->h, t))) {
-		snprintf(err, errlen, "out of memory");
 		lwm2_lp_sender_free(s);
-		errno = ENOMEM;
+		lwm2_errprintf(ENOMEM, err, errlen, "out of memory");
 		return NULL;
 	}
 	s->gzip = t->gzip;
@@ -289,8 +285,7 @@ int lwm2_lp_send(struct lwm2_lp_sender *s, const char *text, size_t len, size_t 
 		*wire = 0;
 	if (s->gzip) {
 		if (len > 0xffffffffu || !(blen = compress_gzip(s, text, len))) {
-			snprintf(err, errlen, "couldn't compress %zu bytes", len);
-			errno = ENOMEM;
+			lwm2_errprintf(ENOMEM, err, errlen, "couldn't compress %zu bytes", len);
 			return LWM2_LP_ERROR;
 		}
 		body = (const char *)s->gz;
@@ -318,8 +313,8 @@ int lwm2_lp_send(struct lwm2_lp_sender *s, const char *text, size_t len, size_t 
 	for (size_t i = 0; i < s->replylen; i++)
 		if (s->reply[i] == '\n' || s->reply[i] == '\r')
 			s->reply[i] = ' ';
-	snprintf(err, errlen, "HTTP %ld: %s", status, s->replylen ? s->reply : "(no text)");
-	errno = EIO;
+	lwm2_errprintf(EIO, err, errlen, "HTTP %ld: %s", status,
+	               s->replylen ? s->reply : "(no text)");
 	/* The engine is down or overloaded, or the database and credentials
 	 * are being set up: later.  Anything else is about the text itself
 	 * (InfluxDB stores the good points of a batch and answers 400 for
@@ -344,8 +339,7 @@ bool lwm2_lp_can_send(void)
 struct lwm2_lp_sender *lwm2_lp_sender_new(const struct lwm2_lp_target *t, char *err, size_t errlen)
 {
 	(void)t;
-	snprintf(err, errlen, "built without libcurl: no export over HTTP");
-	errno = ENOSYS;
+	lwm2_errprintf(ENOSYS, err, errlen, "built without libcurl: no export over HTTP");
 	return NULL;
 }
 
@@ -362,8 +356,7 @@ int lwm2_lp_send(struct lwm2_lp_sender *s, const char *text, size_t len, size_t 
 	(void)len;
 	if (wire)
 		*wire = 0;
-	snprintf(err, errlen, "built without libcurl: no export over HTTP");
-	errno = ENOSYS;
+	lwm2_errprintf(ENOSYS, err, errlen, "built without libcurl: no export over HTTP");
 	return LWM2_LP_ERROR;
 }
 

@@ -232,8 +232,11 @@ struct lwm2_v1_change {
 extern const struct lwm2_v1_change lwm2_v1_changes[];
 extern const size_t lwm2_nv1_changes;
 
-/* The same for a scope read without JSON objects (lwm2 stats). */
-void lwm2_scope_upgrade_v1(struct lwm2_scope *s);
+/* The same for a scope read without JSON objects (lwm2 stats' fast
+ * reader): a scope of a version `from` digest brought to the current
+ * version, step by step as lwm2_digest_upgrade does.  Returns 1 when the
+ * scope was changed, else 0 (current, or no such version). */
+int lwm2_scope_upgrade(struct lwm2_scope *s, long long from);
 
 struct lwm2_render_opts {
 	unsigned flags; /* enum lwm2_render_flags */

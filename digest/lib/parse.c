@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE /* memmem */
 #include "digest_internal.h"
+#include "errmsg.h"
 #include "lwm2_keys.h"
 #include "lwm2_version.h"
 
@@ -16,17 +17,16 @@
 static int bad(char *err, size_t errlen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* Every refusal of a malformed digest is EINVAL. */
 static int bad(char *err, size_t errlen, const char *fmt, ...)
 {
 	va_list ap;
+	int rc;
 
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	errno = EINVAL;
-	return -1;
+	va_start(ap, fmt);
+	rc = lwm2_verrprintf(EINVAL, err, errlen, fmt, ap);
+	va_end(ap);
+	return rc;
 }
 
 static bool int_array(json_object *a, size_t want)
@@ -207,7 +207,9 @@ int lwm2_digest_upgrade(json_object *d)
 	return 1;
 }
 
-void lwm2_scope_upgrade_v1(struct lwm2_scope *s)
+/* Version 1 to 2 for a scope struct: the changed metrics are missing,
+ * with the same reasons upgrade_scope gives. */
+static void upgrade_struct_v1(struct lwm2_scope *s)
 {
 	for (size_t i = 0; i < lwm2_nv1_changes; i++) {
 		int k = lwm2_metric_index(lwm2_v1_changes[i].id);
@@ -217,6 +219,20 @@ void lwm2_scope_upgrade_v1(struct lwm2_scope *s)
 		s->stat[k].min_rank = s->stat[k].max_rank = -1;
 		s->stat[k].reason = lwm2_v1_changes[i].why;
 	}
+}
+
+/* upgrades[] for the struct reader: a new version adds its step to both. */
+static void (*const struct_upgrades[LWM2_DIGEST_VERSION])(struct lwm2_scope *) = {
+    [1] = upgrade_struct_v1,
+};
+
+int lwm2_scope_upgrade(struct lwm2_scope *s, long long from)
+{
+	if (!s || from < 1 || from >= LWM2_DIGEST_VERSION)
+		return 0;
+	for (long long v = from; v < LWM2_DIGEST_VERSION; v++)
+		struct_upgrades[v](s);
+	return 1;
 }
 
 int lwm2_digest_validate(json_object *d, char *err, size_t errlen)

@@ -147,18 +147,29 @@ static void test_atomic(void)
 	snprintf(path, sizeof(path), "%s/.adir.tmp", dir);
 	ok(access(path, F_OK) != 0, "atomic: the temporary file removed after a failure");
 
-	/* a symlink planted at the temporary name is not followed */
+	/* links planted at the temporary name (a step directory is the
+	 * user's): replaced, never written through */
 	put("victim", "keep");
 	snprintf(path, sizeof(path), "%s/.planted.tmp", dir);
 	if (symlink("victim", path) != 0)
 		exit(2);
 	dfd = open(dir, O_RDONLY | O_DIRECTORY);
-	errno = 0;
-	ok(lwm2_atomic_write_at(dfd, "planted", NULL, iov, 3, 0600, err, sizeof(err)) == -1 &&
-	       errno == ELOOP && strstr(err, "couldn't create .planted.tmp"),
-	   "atomic: a symlink at the temporary name is refused (%s)", err);
+	err[0] = '\0';
+	ok(lwm2_atomic_write_at(dfd, "planted", NULL, iov, 3, 0600, err, sizeof(err)) == 0,
+	   "atomic: written over a symlink at the temporary name (%s)", err);
 	text = lwm2_read_file_at(dfd, "victim", 100, &len, err, sizeof(err));
 	is_str(text, "keep", "atomic: the symlink's target is untouched");
+	free(text);
+	if (linkat(dfd, "victim", dfd, ".hard.tmp", 0) != 0)
+		exit(2);
+	err[0] = '\0';
+	ok(lwm2_atomic_write_at(dfd, "hard", NULL, iov, 3, 0600, err, sizeof(err)) == 0,
+	   "atomic: written over a hard link at the temporary name (%s)", err);
+	text = lwm2_read_file_at(dfd, "victim", 100, &len, err, sizeof(err));
+	is_str(text, "keep", "atomic: the hard link's target is neither truncated nor written");
+	free(text);
+	text = lwm2_read_file_at(dfd, "hard", 100, &len, err, sizeof(err));
+	is_str(text, "one two\n", "atomic: the new file holds the write");
 	free(text);
 	ok(lwm2_atomic_write_at(dfd, "named", "named.part", iov, 1, 0644, err, sizeof(err)) == 0 &&
 	       faccessat(dfd, "named", F_OK, 0) == 0 && faccessat(dfd, "named.part", F_OK, 0) != 0,

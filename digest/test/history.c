@@ -7,9 +7,12 @@
 #include "config.h"
 #include "jsonutil.h"
 #include "lwm2_history.h"
+#include "strhash.h"
 #include "tap.h"
 
+#include <limits.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -266,6 +269,32 @@ int main(void)
 		ok(rc == 0 && hist && ju_int_or(hist, "compared", -1) == 0,
 		   "a damaged index: the application's history starts anew");
 		json_object_put(d);
+
+		/* A newer lwm2's index is refused by name and left untouched. */
+		{
+			const char newer[16] = {'L', 'W', 'M', '2', 'H', 'I', 'D', 'X', 99};
+			char hname[PATH_MAX + 64], back[16] = "";
+			FILE *hf;
+			off_t was;
+
+			snprintf(hname, sizeof(hname), "%s/history/%016llx.hist", dir,
+			         (unsigned long long)lwm2_strhash("sim"));
+			hf = fopen(hname, "r+");
+			ok(hf && fwrite(newer, 1, 8 + 4, hf) == 12 && fclose(hf) == 0,
+			   "an index file marked version 99");
+			was = size_of(dir);
+			d = digest(11, "sim", "cafe01", 4, 10.0, 5);
+			rc = lwm2_history_update(dir, d, err, sizeof(err));
+			ok(rc == -1 &&
+			       strstr(err, "history index version 99: written by a newer lwm2"),
+			   "a newer index: refused with the reason (%s)", err);
+			hf = fopen(hname, "r");
+			ok(hf && fread(back, 1, 12, hf) == 12 && back[8] == 99 && size_of(dir) == was,
+			   "a newer index: left as it was");
+			if (hf)
+				fclose(hf);
+			json_object_put(d);
+		}
 
 		d = json_object_new_object();
 		ok(lwm2_history_update(dir, d, err, sizeof(err)) == 0 &&
