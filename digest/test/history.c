@@ -289,7 +289,8 @@ int main(void)
 			       strstr(err, "history index version 99: written by a newer lwm2"),
 			   "a newer index: refused with the reason (%s)", err);
 			hf = fopen(hname, "r");
-			ok(hf && fread(back, 1, 12, hf) == 12 && back[8] == 99 && size_of(dir) == was,
+			ok(hf && fread(back, 1, 12, hf) == 12 && back[8] == 99 &&
+			       size_of(dir) == was,
 			   "a newer index: left as it was");
 			if (hf)
 				fclose(hf);
