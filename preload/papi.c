@@ -134,6 +134,10 @@ static struct {
 	int attr_role[HWC_MAX_FDS];
 
 	int fds_open, fds_max;
+	/* Slots 0..nslots-1 have been used: the walks stop there, so a
+	 * process with one thread reads one slot's page, not all 512 slots'
+	 * (each page of them a fault in every fork child). */
+	int nslots;
 	struct hwc_thread slot[HWC_MAX_THREADS];
 
 	/* a missing reason / runtime flag to hand to the core outside any lock */
@@ -283,7 +287,7 @@ static bool read_slot(struct hwc_thread *s)
 /* Read and close every group; under hwc.lock. */
 static void stop_all(bool read_first)
 {
-	for (int i = 0; i < HWC_MAX_THREADS; i++) {
+	for (int i = 0; i < hwc.nslots; i++) {
 		struct hwc_thread *s = &hwc.slot[i];
 
 		if (!s->used || !s->nfd)
@@ -619,11 +623,13 @@ static void papi_thread_start(struct lwm2_thread *t)
 	if (st != HWC_IDLE && st != HWC_ON)
 		return;
 	pthread_mutex_lock(&hwc.lock);
-	for (int i = 0; i < HWC_MAX_THREADS; i++)
+	for (int i = 0; i < hwc.nslots; i++)
 		if (!hwc.slot[i].used) {
 			s = &hwc.slot[i];
 			break;
 		}
+	if (!s && hwc.nslots < HWC_MAX_THREADS)
+		s = &hwc.slot[hwc.nslots++];
 	if (s) {
 		memset(s, 0, sizeof(*s));
 		s->used = true;
@@ -704,7 +710,7 @@ static void papi_setup(void)
 			/* The threads that started meanwhile have slots already. */
 			fd_budget();
 			atomic_store(&hwc.state, HWC_ON);
-			for (int i = 0; i < HWC_MAX_THREADS; i++)
+			for (int i = 0; i < hwc.nslots; i++)
 				if (hwc.slot[i].used)
 					open_slot(&hwc.slot[i]);
 		}
@@ -727,7 +733,7 @@ static void papi_slice_end(void)
 	if (atomic_load(&hwc.state) == HWC_ON) {
 		bool lost = false;
 
-		for (int i = 0; i < HWC_MAX_THREADS; i++) {
+		for (int i = 0; i < hwc.nslots; i++) {
 			struct hwc_thread *s = &hwc.slot[i];
 
 			if (!s->used)
@@ -773,12 +779,16 @@ static void papi_fork_child(void)
 	struct lwm2_thread *self = lwm2_self;
 
 	pthread_mutex_lock(&hwc.lock);
-	for (int i = 0; i < HWC_MAX_THREADS; i++) {
+	for (int i = 0; i < hwc.nslots; i++) {
 		struct hwc_thread *s = &hwc.slot[i];
 
-		if (s->used && s->nfd)
+		/* Read-only where unused: a write to every slot cost the
+		 * child of every fork a copy of each of their pages. */
+		if (!s->used)
+			continue;
+		if (s->nfd)
 			close_slot(s);
-		if (s->used && s->t)
+		if (s->t)
 			s->t->module_state[LWM2_MODSTATE_PAPI] = NULL;
 		s->used = false;
 	}
