@@ -290,25 +290,63 @@ bench_mpi_icount() {
 }
 
 # ---------------------------------------------------------------- processes
+# Instructions of one run of the trivial program, start to exit.
+process_ir() {
+	valgrind --tool=callgrind --callgrind-out-file=/dev/null "$bdir/trivial" 2>&1 |
+		sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
+}
+
 bench_process() {
 	local n r line
 	n=$(reps 200 20)
 	r=$(reps 11 3)
 	log "process: start + exit of a trivial program, $r rounds of $n each way"
 	fresh_dir
-	if ! line=$("$bdir/spawn" "$n" "$r" "$lib" "$bdir/trivial"); then
-		notrow proc_start "process start + exit" ms 0.1 "spawn failed"
-	else
-		row proc_start "process start + exit (trivial program)" \
+	# Three kinds of process: the first measured one of a tree (a task:
+	# heartbeat and a record of its own at once), a command of a measured
+	# script (LWM2_PARENT names a measured parent: lazy start, the step
+	# summary), and the library loaded but off (what loading it costs).
+	local kind env label
+	for kind in task command load; do
+		case $kind in
+		task) env=() label="process start + exit (trivial program, a task)" ;;
+		command) env=(LWM2_PARENT=1.1) label="process start + exit (trivial program, a command of a measured script)" ;;
+		load) env=(LWM2_MODE=off) label="process start + exit (trivial program, library loaded, lwm2 off)" ;;
+		esac
+		if ! line=$(env "${env[@]}" "$bdir/spawn" "$n" "$r" "$lib" "$bdir/trivial"); then
+			notrow "proc_start_$kind" "$label" ms 0.1 "spawn failed"
+			continue
+		fi
+		row "proc_start_$kind" "$label" \
 			"$(calc "$(field lwm2_us <<<"$line") / 1000" 3) ms" \
 			"$(calc "$(field base_us <<<"$line") / 1000" 3) ms" \
-			"$(calc "$(field added_us <<<"$line") / 1000" 3)" ms 0.1 \
-			"IQR $(calc "$(field iqr_us <<<"$line") / 1000" 3) ms"
-		local rw rb
-		rw=$(field lwm2_rss_kib <<<"$line")
-		rb=$(field base_rss_kib <<<"$line")
-		row rss "peak RSS per process (trivial program)" "$rw KiB" "$rb KiB" \
-			"$((rw - rb))" KiB 4096 "ru_maxrss from wait4"
+			"$(calc "$(field added_us <<<"$line") / 1000" 3)" ms "$([ $kind = load ] && echo - || echo 0.1)" \
+			"IQR $(calc "$(field iqr_us <<<"$line") / 1000" 3) ms; page faults $(field lwm2_faults <<<"$line") vs $(field base_faults <<<"$line")"
+		if [ $kind = task ]; then
+			local rw rb
+			rw=$(field lwm2_rss_kib <<<"$line")
+			rb=$(field base_rss_kib <<<"$line")
+			row rss "peak RSS per process (trivial program)" "$rw KiB" "$rb KiB" \
+				"$((rw - rb))" KiB 4096 "ru_maxrss from wait4"
+		fi
+	done
+	# Why a start costs what it does, whatever the load: the instructions
+	# of the whole process (the dynamic loader's included) under callgrind.
+	if command -v valgrind >/dev/null; then
+		local base_ir ir
+		base_ir=$(process_ir)
+		for kind in task command load; do
+			case $kind in
+			task) env=() ;;
+			command) env=(LWM2_PARENT=1.1) ;;
+			load) env=(LWM2_MODE=off) ;;
+			esac
+			ir=$(export LD_PRELOAD="$lib" "${env[@]}" && process_ir)
+			if [ -n "$ir" ] && [ -n "$base_ir" ]; then
+				row "proc_ir_$kind" "process start + exit, instructions ($kind)" "$ir Ir" "$base_ir Ir" \
+					"$((ir - base_ir))" Ir - "callgrind, the dynamic loader included"
+			fi
+		done
 	fi
 
 	# The batch-script case: a shell that runs 1,000 short processes, the
@@ -515,10 +553,12 @@ bench_spank_merge() {
 	# What slurmstepd adds at step end: merge the node's rank records and
 	# write the node record munge-signed to the spool.
 	# Signed by the machine's munged where it answers, else by a private
-	# one in the work directory (as the unit tests sign: tests/munged.h).
-	local line m=$work/munged sock=
-	if ! munge -n 2>/dev/null | unmunge >/dev/null 2>&1 && command -v munged >/dev/null; then
-		mkdir -p "$m" && chmod 700 "$m" &&
+	# one in a scratch directory (as the unit tests sign: tests/munged.h).
+	local line m='' sock=''
+	if ! munge -n 2>/dev/null | unmunge >/dev/null 2>&1 && command -v munged >/dev/null &&
+		m=$(mktemp -d /tmp/lwm2-bench-munged-XXXXXX); then
+		# munged wants its socket's directory searchable by all
+		chmod 755 "$m" &&
 			dd if=/dev/urandom bs=1 count=1024 of="$m/key" 2>/dev/null && chmod 400 "$m/key" &&
 			munged --key-file="$m/key" --socket="$m/socket" --pid-file="$m/pid" \
 				--log-file="$m/log" --seed-file="$m/seed" 2>>"$work/stepend_err" &&
@@ -533,7 +573,10 @@ bench_spank_merge() {
 		notrow spank_merge "step end: node merge + signed write" ms 50 \
 			"$(tail -n 1 "$work/stepend_err")"
 	fi
-	[ -s "$m/pid" ] && kill "$(cat "$m/pid")" 2>/dev/null
+	if [ -n "$m" ]; then
+		[ -s "$m/pid" ] && kill "$(cat "$m/pid")" 2>/dev/null
+		rm -rf "$m"
+	fi
 	return 0
 }
 
@@ -626,7 +669,7 @@ print(c["mpi_p2p_calls"] + c["mpi_coll_calls"], c["mpi_p2p_bytes_sent"] + c["mpi
 	fi
 	w=$(median <"$work/lammps_with")
 	b=$(median <"$work/lammps_without")
-	mpi=$(awk -F'  +' '/Time in all MPI calls/ { print $4; exit }' "$work/lammps.txt")
+	mpi=$(awk -F'  +' '/Time in MPI calls, without/ { print $4; exit }' "$work/lammps.txt")
 	procs=$(awk -F'  +' '/Number of processes/ { print $3; exit }' "$work/lammps.txt")
 	local callnote=
 	[ -n "$calls" ] && callnote=", ${calls% *} MPI calls, $(calc "${calls#* } / 1048576" 1) MiB sent"

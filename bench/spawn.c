@@ -8,8 +8,10 @@
  * Each round starts PROG N times with LD_PRELOAD=LIB and N times without
  * (posix_spawn + wait4, one at a time; the order alternates by round), and
  * takes the mean wall time per process of each block.  Prints the medians
- * over rounds, the median of the per-round differences and its spread, and
- * the median peak RSS (ru_maxrss from wait4) of each kind of child.
+ * over rounds, the median of the per-round differences and its spread, the
+ * median peak RSS (ru_maxrss from wait4) of each kind of child and its
+ * page faults (ru_minflt + ru_majflt, a large part of what a start costs
+ * on a virtual machine).
  */
 #define _GNU_SOURCE
 #include <spawn.h>
@@ -46,11 +48,12 @@ static char **env_with(const char *lib)
 	return e;
 }
 
-/* Mean ns per process over n runs; *rss gets the largest ru_maxrss (KiB). */
-static double block(char **argv, char **envp, long n, double *rss)
+/* Mean ns per process over n runs; *rss gets the largest ru_maxrss (KiB),
+ * *flt the mean page faults (ru_minflt + ru_majflt) per process. */
+static double block(char **argv, char **envp, long n, double *rss, double *flt)
 {
 	double t0 = bench_now_ns();
-	long maxrss = 0;
+	long maxrss = 0, faults = 0;
 
 	for (long i = 0; i < n; i++) {
 		struct rusage ru;
@@ -65,8 +68,10 @@ static double block(char **argv, char **envp, long n, double *rss)
 		}
 		if (ru.ru_maxrss > maxrss)
 			maxrss = ru.ru_maxrss;
+		faults += ru.ru_minflt + ru.ru_majflt;
 	}
 	*rss = (double)maxrss;
+	*flt = (double)faults / (double)n;
 	return (bench_now_ns() - t0) / (double)n;
 }
 
@@ -84,26 +89,30 @@ int main(int argc, char **argv)
 	double *d = calloc((size_t)rounds, sizeof(double));
 	double *rw = calloc((size_t)rounds, sizeof(double)),
 	       *rb = calloc((size_t)rounds, sizeof(double));
+	double *fw = calloc((size_t)rounds, sizeof(double)),
+	       *fb = calloc((size_t)rounds, sizeof(double));
 
-	if (n < 1 || rounds < 1 || !with || !without || !w || !b || !d || !rw || !rb)
+	if (n < 1 || rounds < 1 || !with || !without || !w || !b || !d || !rw || !rb || !fw ||
+	    !fb)
 		return 2;
-	block(argv + 4, with, 1, &rw[0]); /* warm the page cache for both */
-	block(argv + 4, without, 1, &rb[0]);
+	block(argv + 4, with, 1, &rw[0], &fw[0]); /* warm the page cache for both */
+	block(argv + 4, without, 1, &rb[0], &fb[0]);
 	for (int i = 0; i < rounds; i++) {
 		if (i & 1) {
-			b[i] = block(argv + 4, without, n, &rb[i]);
-			w[i] = block(argv + 4, with, n, &rw[i]);
+			b[i] = block(argv + 4, without, n, &rb[i], &fb[i]);
+			w[i] = block(argv + 4, with, n, &rw[i], &fw[i]);
 		} else {
-			w[i] = block(argv + 4, with, n, &rw[i]);
-			b[i] = block(argv + 4, without, n, &rb[i]);
+			w[i] = block(argv + 4, with, n, &rw[i], &fw[i]);
+			b[i] = block(argv + 4, without, n, &rb[i], &fb[i]);
 		}
 		d[i] = w[i] - b[i];
 	}
 	double md = bench_median(d, (size_t)rounds);
 	printf("lwm2_us %.1f base_us %.1f added_us %.1f iqr_us %.1f lwm2_rss_kib %.0f "
-	       "base_rss_kib %.0f\n",
+	       "base_rss_kib %.0f lwm2_faults %.1f base_faults %.1f\n",
 	       bench_median(w, (size_t)rounds) / 1e3, bench_median(b, (size_t)rounds) / 1e3,
 	       md / 1e3, bench_iqr(d, (size_t)rounds) / 1e3, bench_median(rw, (size_t)rounds),
-	       bench_median(rb, (size_t)rounds));
+	       bench_median(rb, (size_t)rounds), bench_median(fw, (size_t)rounds),
+	       bench_median(fb, (size_t)rounds));
 	return 0;
 }
