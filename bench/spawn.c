@@ -92,8 +92,7 @@ int main(int argc, char **argv)
 	double *fw = calloc((size_t)rounds, sizeof(double)),
 	       *fb = calloc((size_t)rounds, sizeof(double));
 
-	if (n < 1 || rounds < 1 || !with || !without || !w || !b || !d || !rw || !rb || !fw ||
-	    !fb)
+	if (n < 1 || rounds < 1 || !with || !without || !w || !b || !d || !rw || !rb || !fw || !fb)
 		return 2;
 	block(argv + 4, with, 1, &rw[0], &fw[0]); /* warm the page cache for both */
 	block(argv + 4, without, 1, &rb[0], &fb[0]);
