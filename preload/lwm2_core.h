@@ -67,15 +67,24 @@
  *    only at the program's and sanitizer-named objects' hash tables;
  *  - the library maps its own files by the mmap system call, not through
  *    its exported mmap wrapper (which would stat the file).
+ *  - memory the library writes is memory every fork copies and every new
+ *    image faults in (a page fault costs microseconds on a virtual
+ *    machine, more than most system calls): the thread pool hands out a
+ *    chunk's elements one by one, and the hardware-counter module walks
+ *    only the slots its threads have used, so a process touches the
+ *    storage of the threads it has (a one-thread process touched 23 pages
+ *    of thread storage, and each fork child of a shell 20 of counter slots,
+ *    before that).
  * What a short process still pays: loading the library (relocations of
  * the exported wrappers: the loader's symbol lookups are about half of
  * the instructions lwm2 adds to a trivial program), the real functions'
  * lookup, one CPU-time timer, the handler installs, getrusage and the
- * summary's open, fstat, mmap and close.  Measured with callgrind on
- * bench/trivial as the child of a measured parent: 123,500 instructions
- * without lwm2, 333,800 with dlsym for every real function and a record
- * file per process, 283,500 as above (load, the constructor and the exit;
- * bench/README.md has the timings).
+ * summary's open, fstat, mmap and close, and the page faults of the
+ * library's code and data it runs through.  Measured on bench/trivial
+ * (bench/run.sh, section process): 130,500 instructions without lwm2,
+ * 234,100 with the library loaded but off, 302,600 as the child of a
+ * measured parent (load, the constructor and the exit); page faults 51,
+ * 63 and 87; bench/README.md has the timings.
  * doc/liblwm2.7 ("Cost per process") says the same for users.
  */
 #ifndef LWM2_CORE_H
