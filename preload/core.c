@@ -387,26 +387,26 @@ void lwm2_group_missing(enum lwm2_group g, const char *reason)
 	lwm2_in_core--;
 }
 
-void lwm2_set_runtime(uint32_t runtime_flags)
+/* Sets bits of a field of the record, under the lock. */
+static void record_set_bits(uint32_t *field, uint32_t bits)
 {
-	if (!lwm2_p.img)
-		return;
 	lwm2_in_core++;
 	lwm2_lock();
-	lwm2_p.img->runtimes |= runtime_flags;
+	*field |= bits;
 	lwm2_unlock();
 	lwm2_in_core--;
 }
 
+void lwm2_set_runtime(uint32_t runtime_flags)
+{
+	if (lwm2_p.img)
+		record_set_bits(&lwm2_p.img->runtimes, runtime_flags);
+}
+
 void lwm2_set_flag(uint32_t flag)
 {
-	if (!lwm2_p.img)
-		return;
-	lwm2_in_core++;
-	lwm2_lock();
-	lwm2_p.img->flags |= flag;
-	lwm2_unlock();
-	lwm2_in_core--;
+	if (lwm2_p.img)
+		record_set_bits(&lwm2_p.img->flags, flag);
 }
 
 void lwm2_set_mpi_identity(int rank, int size, int thread_provided, const char *library)
