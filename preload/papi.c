@@ -119,10 +119,26 @@ struct hwc_thread {
 	bool used;
 };
 
+/* What every process touches at its start (the locks, the state, the
+ * first slots, the pending reason) comes first, on as few pages as it can;
+ * the plan and the encoded events, used once by the heartbeat's setup,
+ * after the slots. */
 static struct {
 	pthread_mutex_t lock;
 	pthread_mutex_t setup_lock;
 	_Atomic int state;
+	int fds_open, fds_max;
+	/* Slots 0..nslots-1 have been used: the walks stop there, so a
+	 * process with one thread reads one slot's page, not all 512 slots'
+	 * (each page of them a fault in every fork child). */
+	int nslots;
+
+	/* a missing reason / runtime flag to hand to the core outside any lock */
+	char pending_reason[LWM2_REASON_LEN];
+	uint32_t pending_runtime;
+
+	struct hwc_thread slot[HWC_MAX_THREADS];
+
 	struct lwm2_hwc_plan plan;
 	struct lwm2_hwc_choice choice;
 	bool plan_bad;
@@ -132,17 +148,6 @@ static struct {
 	int nattr;
 	struct perf_event_attr attr[HWC_MAX_FDS];
 	int attr_role[HWC_MAX_FDS];
-
-	int fds_open, fds_max;
-	/* Slots 0..nslots-1 have been used: the walks stop there, so a
-	 * process with one thread reads one slot's page, not all 512 slots'
-	 * (each page of them a fault in every fork child). */
-	int nslots;
-	struct hwc_thread slot[HWC_MAX_THREADS];
-
-	/* a missing reason / runtime flag to hand to the core outside any lock */
-	char pending_reason[LWM2_REASON_LEN];
-	uint32_t pending_runtime;
 } hwc = {.lock = PTHREAD_MUTEX_INITIALIZER, .setup_lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* PAPI as loaded. */
