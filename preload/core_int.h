@@ -141,6 +141,11 @@ void lwm2_storage_fork_child(void) LWM2_HIDDEN_FN;
 int lwm2_heartbeat_start(void) LWM2_HIDDEN_FN;
 bool lwm2_heartbeat_stop(void) LWM2_HIDDEN_FN;
 void lwm2_heartbeat_fork_child(void) LWM2_HIDDEN_FN;
+/* fork's handlers for the heartbeat's loader lock (see heartbeat.c):
+ * prepare before the core's lock, parent after it, the child's first. */
+void lwm2_heartbeat_fork_prepare(void) LWM2_HIDDEN_FN;
+void lwm2_heartbeat_fork_parent(void) LWM2_HIDDEN_FN;
+void lwm2_heartbeat_fork_child_locks(void) LWM2_HIDDEN_FN;
 /* A process event (fork, posix_spawn, a new thread, MPI_Init) in normal
  * context: start the heartbeat now if it does not run.  Not under the lock. */
 void lwm2_heartbeat_want(void) LWM2_HIDDEN_FN;

@@ -198,6 +198,12 @@ static pthread_t hb_thread;
 static _Atomic pid_t hb_tid;
 static bool hb_stop;
 static bool hb_setup_done; /* modules' setup hooks called (under the lock) */
+/* Held by the heartbeat while its setup may hold the loader's locks
+ * (loading PAPI, reading the list of loaded objects), and by fork's
+ * prepare handler: a child must never inherit a loader lock held by the
+ * heartbeat, a thread it does not have, or its exit waits for it forever
+ * (dl_iterate_phdr in a module's end).  Taken before the core's lock. */
+static pthread_mutex_t hb_loader_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* The heartbeat waits on a condition variable rather than sleeping, so
  * that lwm2_heartbeat_stop() can end it at once. */
@@ -242,10 +248,12 @@ static void *heartbeat(void *arg)
 			 * the core. */
 			hb_setup_done = true;
 			lwm2_unlock();
+			pthread_mutex_lock(&hb_loader_lock);
 			lwm2_for_each_module(m) if (m->setup) m->setup();
 			/* The identity, once, so that a process killed later
 			 * still names its build in the checkpoints. */
 			lwm2_identity_collect();
+			pthread_mutex_unlock(&hb_loader_lock);
 			lwm2_lock();
 			lwm2_identity_apply(lwm2_p.img);
 			continue;
@@ -329,6 +337,21 @@ void lwm2_checkpoint_from_handler(void)
 }
 
 /* In the fork child: the parent's heartbeat does not exist there. */
+void lwm2_heartbeat_fork_prepare(void)
+{
+	pthread_mutex_lock(&hb_loader_lock);
+}
+
+void lwm2_heartbeat_fork_parent(void)
+{
+	pthread_mutex_unlock(&hb_loader_lock);
+}
+
+void lwm2_heartbeat_fork_child_locks(void)
+{
+	pthread_mutex_init(&hb_loader_lock, NULL);
+}
+
 void lwm2_heartbeat_fork_child(void)
 {
 	pthread_cond_init(&hb_cond, NULL);

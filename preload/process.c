@@ -209,6 +209,7 @@ void lwm2_finish(enum lwm2_end how, int status, int sig, bool sigctx)
 
 static void atfork_prepare(void)
 {
+	lwm2_heartbeat_fork_prepare();
 	lwm2_in_core++;
 	lwm2_lock();
 }
@@ -216,6 +217,7 @@ static void atfork_prepare(void)
 static void atfork_parent(void)
 {
 	lwm2_unlock();
+	lwm2_heartbeat_fork_parent();
 	lwm2_in_core--;
 	/* A process that forks (a shell, a driver) outlives its children
 	 * and may wait for them without using CPU time: it gets its
@@ -230,6 +232,7 @@ static void atfork_child(void)
 
 	/* The parent's holder of the lock is gone with its thread. */
 	pthread_mutex_init(&lwm2_p.lock, NULL);
+	lwm2_heartbeat_fork_child_locks();
 	if (!atomic_load(&lwm2_on) || atomic_load(&lwm2_p.finished)) {
 		lwm2_in_core--;
 		return;
