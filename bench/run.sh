@@ -290,6 +290,19 @@ bench_mpi_icount() {
 }
 
 # ---------------------------------------------------------------- processes
+# process_env KIND: the environment of each kind of process start in env:
+# the first measured one of a tree (a task: heartbeat and a record of its
+# own at once), a command of a measured script (LWM2_PARENT names a
+# measured parent: lazy start, the step summary), and the library loaded
+# but off (what loading it costs).
+process_env() {
+	case $1 in
+	task) env=() ;;
+	command) env=(LWM2_PARENT=1.1) ;;
+	load) env=(LWM2_MODE=off) ;;
+	esac
+}
+
 # Instructions of one run of the trivial program, start to exit.
 process_ir() {
 	valgrind --tool=callgrind --callgrind-out-file=/dev/null "$bdir/trivial" 2>&1 |
@@ -302,16 +315,14 @@ bench_process() {
 	r=$(reps 11 3)
 	log "process: start + exit of a trivial program, $r rounds of $n each way"
 	fresh_dir
-	# Three kinds of process: the first measured one of a tree (a task:
-	# heartbeat and a record of its own at once), a command of a measured
-	# script (LWM2_PARENT names a measured parent: lazy start, the step
-	# summary), and the library loaded but off (what loading it costs).
+	# Three kinds of process (process_env)
 	local kind env label
 	for kind in task command load; do
+		process_env $kind
 		case $kind in
-		task) env=() label="process start + exit (trivial program, a task)" ;;
-		command) env=(LWM2_PARENT=1.1) label="process start + exit (trivial program, a command of a measured script)" ;;
-		load) env=(LWM2_MODE=off) label="process start + exit (trivial program, library loaded, lwm2 off)" ;;
+		task) label="process start + exit (trivial program, a task)" ;;
+		command) label="process start + exit (trivial program, a command of a measured script)" ;;
+		load) label="process start + exit (trivial program, library loaded, lwm2 off)" ;;
 		esac
 		if ! line=$(env "${env[@]}" "$bdir/spawn" "$n" "$r" "$lib" "$bdir/trivial"); then
 			notrow "proc_start_$kind" "$label" ms 0.1 "spawn failed"
@@ -336,11 +347,7 @@ bench_process() {
 		local base_ir ir
 		base_ir=$(process_ir)
 		for kind in task command load; do
-			case $kind in
-			task) env=() ;;
-			command) env=(LWM2_PARENT=1.1) ;;
-			load) env=(LWM2_MODE=off) ;;
-			esac
+			process_env $kind
 			ir=$(export LD_PRELOAD="$lib" "${env[@]}" && process_ir)
 			if [ -n "$ir" ] && [ -n "$base_ir" ]; then
 				row "proc_ir_$kind" "process start + exit, instructions ($kind)" "$ir Ir" "$base_ir Ir" \

@@ -336,7 +336,6 @@ void lwm2_checkpoint_from_handler(void)
 	lwm2_unlock();
 }
 
-/* In the fork child: the parent's heartbeat does not exist there. */
 void lwm2_heartbeat_fork_prepare(void)
 {
 	pthread_mutex_lock(&hb_loader_lock);
@@ -352,6 +351,7 @@ void lwm2_heartbeat_fork_child_locks(void)
 	pthread_mutex_init(&hb_loader_lock, NULL);
 }
 
+/* In the fork child: the parent's heartbeat does not exist there. */
 void lwm2_heartbeat_fork_child(void)
 {
 	pthread_cond_init(&hb_cond, NULL);

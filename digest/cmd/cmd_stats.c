@@ -558,8 +558,12 @@ static int on_line(void *arg, const struct lwm2_logline *l, char *err, size_t er
 		const char *v = lwm2_json_member(l->digest, l->end, LWM2_KEY_DIGEST_VERSION);
 		const char *sc = lwm2_json_member(l->digest, l->end, LWM2_KEY_SCOPE), *jo;
 
-		long long ver = v && *v >= '0' && *v <= '9' ? strtoll(v, NULL, 10) : 0;
+		int64_t ver = 0;
+		const char *vend;
 
+		/* no number, or beyond 64 bits: no such version */
+		if (v && lwm2_parse_i64(v, &vend, INT64_MIN, INT64_MAX, &ver) < 0)
+			ver = 0;
 		if (lwm2_version_check("digest", ver, 1, LWM2_DIGEST_VERSION, err, errlen))
 			return -1;
 		if (!sc || lwm2_scope_from_text(&j.scope, sc, l->end, 0) < 0) {
