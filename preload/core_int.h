@@ -159,6 +159,9 @@ uint64_t lwm2_next_slice_end_ns(void) LWM2_HIDDEN_FN;
 /* Write the record image (its threads folded) to the rank record file,
  * the step summary, or nowhere (see rank_file.c). */
 void lwm2_rank_file_write(enum lwm2_end how, int status, int sig) LWM2_HIDDEN_FN;
+/* True for a fork child that has counted nothing and has no record yet (a
+ * shell's child about to exec): its exec would write nothing. */
+bool lwm2_rank_idle_fork_child(void) LWM2_HIDDEN_FN;
 void lwm2_record_discard_mapping(void) LWM2_HIDDEN_FN;
 
 /* summary.c: add this image to the step's summary of short processes;

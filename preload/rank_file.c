@@ -292,6 +292,32 @@ static bool counted_nothing(const struct lwm2_rank_record *r)
 	return true;
 }
 
+bool lwm2_rank_idle_fork_child(void)
+{
+	const struct lwm2_rank_record *r = lwm2_p.img;
+	const struct lwm2_thread *t = lwm2_p.threads;
+
+	if (!(r->flags & LWM2_F_FORK_CHILD) || lwm2_p.map || lwm2_p.written_once ||
+	    (!lwm2_p.have_dir && lwm2_p.print) || !counted_nothing(r))
+		return false;
+	/* One thread, nothing in its buffers since the last fold, nothing
+	 * folded and waiting for a slice. */
+	if (!t || t->next || lwm2_p.dead_samples_main)
+		return false;
+	for (int b = 0; b < 2; b++)
+		for (int c = 0; c < LWM2_NCOUNTERS; c++)
+			if (atomic_load_explicit(&t->buf[b][c], memory_order_relaxed) != t->folded[b][c])
+				return false;
+	for (int c = 0; c < LWM2_NCOUNTERS; c++)
+		if (lwm2_p.pending[c])
+			return false;
+	for (int e = 0; e < LWM2_NEARMARKS; e++)
+		if (atomic_load_explicit(&t->samples[e], memory_order_relaxed) != t->samples_folded[e] ||
+		    lwm2_p.dead_samples[e])
+			return false;
+	return true;
+}
+
 /* Under the lock, the threads folded: writes the record (and creates its
  * file on first use unless the digest is only printed). */
 void lwm2_rank_file_write(enum lwm2_end how, int status, int sig)
