@@ -736,10 +736,31 @@ static bool parent_measured(void)
 	return end[0] == '.' && end[1] == '1';
 }
 
+/* The parent variable, NAME=PID.M, into buf.  By hand, not snprintf: the
+ * constructor uses no other printf, and the formatter's code is pages of
+ * libc that a short process would fault in for this one line. */
+static void format_parent_env(char *buf, pid_t pid, bool measured_parent)
+{
+	static const char name[] = LWM2_ENV_PARENT "=";
+	char digits[12];
+	size_t n = 0, at = sizeof(name) - 1;
+	unsigned v = pid > 0 ? (unsigned)pid : 0;
+
+	memcpy(buf, name, at);
+	do
+		digits[n++] = (char)('0' + v % 10);
+	while ((v /= 10) && n < sizeof(digits));
+	while (n)
+		buf[at++] = digits[--n];
+	buf[at++] = '.';
+	buf[at++] = measured_parent ? '1' : '0';
+	buf[at] = '\0';
+}
+
 __attribute__((constructor)) static void lwm2_init(void)
 {
 	const char *mode = getenv(LWM2_ENV_MODE), *san;
-	static char parent_env[32];
+	static char parent_env[sizeof(LWM2_ENV_PARENT) + 16];
 	char exe[256];
 	bool measured_parent;
 	ssize_t n;
@@ -818,8 +839,7 @@ __attribute__((constructor)) static void lwm2_init(void)
 		lwm2_p.root = true;
 	/* putenv of a static string: where the variable exists already (every
 	 * child of a measured process) it is replaced in place, no malloc. */
-	snprintf(parent_env, sizeof(parent_env), LWM2_ENV_PARENT "=%d.%d", (int)lwm2_p.pid,
-	         measured_parent ? 1 : 0);
+	format_parent_env(parent_env, lwm2_p.pid, measured_parent);
 	putenv(parent_env);
 	atomic_store(&lwm2_on, 1);
 	if (!measured_parent)

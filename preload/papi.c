@@ -140,6 +140,7 @@ static struct {
 	struct hwc_thread slot[HWC_MAX_THREADS];
 
 	struct lwm2_hwc_plan plan;
+	bool plan_made; /* plan holds LWM2_EVENTS' or the default plan */
 	struct lwm2_hwc_choice choice;
 	bool plan_bad;
 	char reason[LWM2_REASON_LEN];
@@ -605,10 +606,17 @@ static void select_events(char *why, size_t len)
 
 static void papi_init(void)
 {
+	const char *spec = getenv(LWM2_ENV_EVENTS);
 	char err[LWM2_REASON_LEN - 20];
 
-	/* Only the string work here: this runs in every process at start. */
-	if (lwm2_hwc_plan_parse(&hwc.plan, getenv(LWM2_ENV_EVENTS), err, sizeof(err)) < 0) {
+	/* Only the string work here: this runs in every process at start.
+	 * Without LWM2_EVENTS the default plan is made by the setup, which
+	 * most short processes never reach: writing it here touched two
+	 * pages of this module's storage in each of them. */
+	if (!spec)
+		return;
+	hwc.plan_made = true;
+	if (lwm2_hwc_plan_parse(&hwc.plan, spec, err, sizeof(err)) < 0) {
 		char why[LWM2_REASON_LEN];
 
 		snprintf(why, sizeof(why), "bad LWM2_EVENTS: %s", err);
@@ -694,6 +702,10 @@ static void papi_setup(void)
 		return;
 	}
 	hwc.nattr = 0; /* a fork child may hold a parent's half-done selection */
+	if (!hwc.plan_made) {
+		lwm2_hwc_plan_defaults(&hwc.plan);
+		hwc.plan_made = true;
+	}
 	if (!lwm2_hwc_plan_hardware_only(&hwc.plan) || hw_events_exist(why, sizeof(why))) {
 		select_events(why, sizeof(why));
 	} else {

@@ -306,13 +306,15 @@ bool lwm2_rank_idle_fork_child(void)
 		return false;
 	for (int b = 0; b < 2; b++)
 		for (int c = 0; c < LWM2_NCOUNTERS; c++)
-			if (atomic_load_explicit(&t->buf[b][c], memory_order_relaxed) != t->folded[b][c])
+			if (atomic_load_explicit(&t->buf[b][c], memory_order_relaxed) !=
+			    t->folded[b][c])
 				return false;
 	for (int c = 0; c < LWM2_NCOUNTERS; c++)
 		if (lwm2_p.pending[c])
 			return false;
 	for (int e = 0; e < LWM2_NEARMARKS; e++)
-		if (atomic_load_explicit(&t->samples[e], memory_order_relaxed) != t->samples_folded[e] ||
+		if (atomic_load_explicit(&t->samples[e], memory_order_relaxed) !=
+		        t->samples_folded[e] ||
 		    lwm2_p.dead_samples[e])
 			return false;
 	return true;
