@@ -93,6 +93,9 @@ struct lwm2_proc {
 	_Atomic int hb_generation;     /* bumped at fork so a stale heartbeat stops */
 
 	_Atomic int finished; /* final write done (exit, signal, exec in progress) */
+	/* The final write's language, runtimes and identity are still to be
+	 * found, should it make a record file (see before_final_write). */
+	bool runtimes_pending;
 	bool sampling_on;
 };
 
@@ -180,6 +183,9 @@ int lwm2_real_sigaction(int sig, const struct sigaction *act, struct sigaction *
 
 /* process.c */
 void lwm2_process_init(void) LWM2_HIDDEN_FN;
+/* The image's language, runtimes and identity into the record image;
+ * under the lock, never in a signal handler (it walks the loader's list). */
+void lwm2_detect_runtimes(void) LWM2_HIDDEN_FN;
 /* The application's identity (identity.c): taken once, never in a signal
  * handler nor at start-up (it walks the loader's list); applied to the
  * record image under the lock, signal-safe. */

@@ -164,7 +164,12 @@ static void cuda_fini(void)
 		return;
 	if (!atomic_load(&injected) && dev == 0) {
 		/* The driver never loaded us: look whether CUDA was used at
-		 * all (dynamic libcudart, or the driver itself). */
+		 * all (dynamic libcudart, or the driver itself).  Not for an
+		 * image bound for the step summary, which keeps no runtimes
+		 * and no reasons (should the summary refuse it after all, its
+		 * record file goes without this note). */
+		if (lwm2_goes_to_summary())
+			return;
 		dl_iterate_phdr(find_libs, &libs);
 		if (!libs.runtime && !libs.driver)
 			return;

@@ -253,6 +253,13 @@ void *lwm2_real(const char *name);
  */
 void lwm2_group_missing(enum lwm2_group g, const char *reason);
 
+/*
+ * True when an image ending now goes to the step's summary (short, no
+ * record file of its own), which keeps neither runtimes nor reasons: a
+ * module's fini may leave out work that only feeds those.
+ */
+bool lwm2_goes_to_summary(void);
+
 /* Record fields that modules fill in (under the core's lock, not hot). */
 void lwm2_set_runtime(uint32_t runtime_flags);
 void lwm2_set_mpi_identity(int rank, int size, int thread_provided, const char *library);

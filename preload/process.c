@@ -149,7 +149,7 @@ static int language_cb(struct dl_phdr_info *info, size_t size, void *arg)
 }
 
 /* Not in a signal handler: dl_iterate_phdr takes the loader's lock. */
-static void detect_runtimes(void)
+void lwm2_detect_runtimes(void)
 {
 	uint32_t rt = 0, lang = LWM2_LANG_UNKNOWN;
 
@@ -161,6 +161,24 @@ static void detect_runtimes(void)
 	lwm2_p.img->runtimes |= rt;
 	lwm2_identity_collect();
 	lwm2_identity_apply(lwm2_p.img);
+	lwm2_p.runtimes_pending = false;
+}
+
+/*
+ * Before an image's final write, under the lock, not in a signal handler.
+ * A short image goes to the step's summary, which keeps neither its
+ * language, its runtimes nor its identity; finding them reads the
+ * program's symbol table and every loaded object's headers (16,000
+ * instructions for a trivial program, more and some page faults for a
+ * real one, in every command of a script).  They are left to the record
+ * file's writer, which finds them should the summary refuse the image.
+ */
+static void before_final_write(void)
+{
+	if (lwm2_goes_to_summary())
+		lwm2_p.runtimes_pending = true;
+	else
+		lwm2_detect_runtimes();
 }
 
 static void print_digest(void)
@@ -189,12 +207,13 @@ void lwm2_finish(enum lwm2_end how, int status, int sig, bool sigctx)
 		lwm2_lock();
 	}
 	if (!sigctx && how != LWM2_END_CHECKPOINT)
-		detect_runtimes();
+		before_final_write();
 	/* At exit a late sample only counts into storage nobody reads: the
 	 * timers die with the process, one system call less each. */
 	if (how != LWM2_END_CHECKPOINT && how != LWM2_END_EXIT)
 		lwm2_sampling_stop_all();
 	lwm2_record_write(how, status, sig, sigctx);
+	lwm2_p.runtimes_pending = false;
 	lwm2_unlock();
 	if (!sigctx)
 		lwm2_in_core--;
@@ -302,8 +321,9 @@ __attribute__((unused)) static bool exec_prepare(void)
 	 * check alone reads pages of the shell's symbol table. */
 	if (lwm2_rank_idle_fork_child())
 		return true;
-	detect_runtimes();
+	before_final_write();
 	lwm2_record_write(LWM2_END_EXEC, 0, 0, false);
+	lwm2_p.runtimes_pending = false;
 	print_digest();
 	return true;
 }

@@ -272,13 +272,31 @@ static void fill_process_fields(enum lwm2_end how, int status, int sig)
  * an MPI rank nor multithreaded (those are
  * looked at one by one), nor flagged with something the summary cannot
  * carry (io_uring set up, files mapped for writing, partial data). */
-static bool is_short(const struct lwm2_rank_record *r)
+static bool is_short_at(const struct lwm2_rank_record *r, int64_t end_ns)
 {
 	return lwm2_p.short_ns && !lwm2_p.root && !lwm2_p.written_once &&
 	       !(r->flags & (LWM2_F_MPI | LWM2_F_IO_URING | LWM2_F_MMAP_WRITE | LWM2_F_PARTIAL |
 	                     LWM2_F_ASIDE)) &&
-	       lwm2_p.threads_total <= 1 && r->end_ns >= r->start_ns &&
-	       (uint64_t)(r->end_ns - r->start_ns) < lwm2_p.short_ns;
+	       lwm2_p.threads_total <= 1 && end_ns >= r->start_ns &&
+	       (uint64_t)(end_ns - r->start_ns) < lwm2_p.short_ns;
+}
+
+static bool is_short(const struct lwm2_rank_record *r)
+{
+	return is_short_at(r, r->end_ns);
+}
+
+/* A final write goes to the summary only without a record file, where the
+ * step collects records (or nothing is printed). */
+static bool summary_wanted(void)
+{
+	return !lwm2_p.map && (lwm2_p.have_dir || !lwm2_p.print);
+}
+
+/* Its digest not printed either: the renderer shows runtimes. */
+LWM2_HIDDEN bool lwm2_goes_to_summary(void)
+{
+	return summary_wanted() && !lwm2_p.print && is_short_at(lwm2_p.img, (int64_t)lwm2_now_ns());
 }
 
 static bool counted_nothing(const struct lwm2_rank_record *r)
@@ -333,7 +351,7 @@ void lwm2_rank_file_write(enum lwm2_end how, int status, int sig)
 	r->generation = gen;
 	lwm2_record_seal(r); /* the in-memory image is a valid record too (printing) */
 
-	if (!lwm2_p.map && (lwm2_p.have_dir || !lwm2_p.print)) {
+	if (summary_wanted()) {
 		if (how != LWM2_END_CHECKPOINT) {
 			/* An image that execs having counted nothing (the child of
 			 * a shell that execs at once) leaves nothing: the next
@@ -342,6 +360,11 @@ void lwm2_rank_file_write(enum lwm2_end how, int status, int sig)
 				return;
 			if (is_short(r) && lwm2_summary_add(r, how) == 0)
 				return;
+			/* A record file after all: with everything a record has. */
+			if (lwm2_p.runtimes_pending) {
+				lwm2_detect_runtimes();
+				lwm2_record_seal(r);
+			}
 			write_once(r);
 			return;
 		}

@@ -54,6 +54,7 @@ int main(int argc, char **argv)
 	       r->slice_length_s, r->nslices, (unsigned long long)r->first_slice,
 	       (unsigned long long)r->generation);
 	printf("runtimes %u\nmissing %u\n", r->runtimes, r->missing);
+	printf("language %u\nidentity_flags %u\n", r->language, r->identity_flags);
 	for (int g = 0; g < LWM2_NGROUPS; g++)
 		if (r->missing & (1u << g))
 			printf("missing_%s %s\n", lwm2_group_names[g], r->missing_reason[g]);

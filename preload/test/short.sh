@@ -157,4 +157,23 @@ newcase
 LWM2_ROOT_PPID=$$ run "$APP" busy 1 1 >/dev/null
 check "a task keeps a record of its own however short" eq "$(find "$D" -name '*.lwm2' | wc -l)" 1
 
+# --- a short command the summary refuses (here its file is a directory)
+# keeps a record of its own, with everything a record has: the language,
+# runtimes and identity a summarized command goes without.
+newcase
+mkdir "$D/procs.lwm2sum"
+run bash -c 'cat "$1" >"$2"' _ "$data" "$D/out"
+own=
+for f in "$D"/*.lwm2; do
+	case $(val "$f" executable) in */cat | cat) own=$f ;; esac
+done
+check "a short command the summary refuses keeps a record" test -n "$own"
+if [ -n "$own" ]; then
+	check "that record has the command's language (C)" eq "$(val "$own" language)" 1
+	check "that record has the command's identity" eq "$(( $(val "$own" identity_flags) & 1 ))" 1
+	check "that record has the command's bytes" eq "$(val "$own" posix_read_bytes)" 100
+else
+	for w in language identity bytes; do check "that record has the command's $w" false; done
+fi
+
 done_testing
