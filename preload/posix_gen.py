@@ -401,6 +401,19 @@ def gen_fast(x):
     L.append('\tposix_fast_end_%s(f, %s);' % (role, x['bytes']))
     L.append('\treturn r;')
     L.append('}')
+    if x['route'] == 'fp':
+        L.append('')
+        L.append('/* A call the stream\'s buffer serves alone: counted, not timed; a')
+        L.append(' * frame of its own without the timed path\'s stack guard. */')
+        L.append('static __attribute__((noinline)) %s %s_buffered(%s, %s_fn real,'
+                 % (ret, n, decl(x), n))
+        L.append('struct lwm2_thread *t)')
+        L.append('{')
+        L.append('\t%s r = real(%s);' % (ret, a))
+        L.append('')
+        L.append('\tposix_count_buffered_%s(t, %s);' % (role, x['bytes']))
+        L.append('\treturn r;')
+        L.append('}')
     L.append('')
     L.append('LWM2_EXPORT %s %s(%s)' % (ret, n, decl(x)))
     L.append('{')
@@ -413,6 +426,10 @@ def gen_fast(x):
     L.append('\tcase POSIX_PASS:')
     L.append('\t\treturn real(%s);' % a)
     L.append('\tcase POSIX_COUNT:')
+    if x['route'] == 'fp':
+        L.append('\t\tif (LWM2_LIKELY(lwm2_self != NULL) && posix_buffered_%s(fp, size, n))'
+                 % role)
+        L.append('\t\t\treturn %s_buffered(%s, real, lwm2_self);' % (n, a))
     L.append('\t\treturn %s_count(%s, real);' % (n, a))
     L.append('\tcase POSIX_SLOW:')
     L.append('\t\tbreak;')

@@ -1274,6 +1274,17 @@ static __attribute__((noinline)) size_t fread_count(void *ptr, size_t size, size
 	return r;
 }
 
+/* A call the stream's buffer serves alone: counted, not timed; a
+ * frame of its own without the timed path's stack guard. */
+static __attribute__((noinline)) size_t fread_buffered(void *ptr, size_t size, size_t n, FILE *fp,
+                                                       fread_fn real, struct lwm2_thread *t)
+{
+	size_t r = real(ptr, size, n, fp);
+
+	posix_count_buffered_read(t, (uint64_t)r * size);
+	return r;
+}
+
 LWM2_EXPORT size_t fread(void *ptr, size_t size, size_t n, FILE *fp)
 {
 	fread_fn real = atomic_load_explicit(&posix_real.fread, memory_order_relaxed);
@@ -1282,6 +1293,8 @@ LWM2_EXPORT size_t fread(void *ptr, size_t size, size_t n, FILE *fp)
 	case POSIX_PASS:
 		return real(ptr, size, n, fp);
 	case POSIX_COUNT:
+		if (LWM2_LIKELY(lwm2_self != NULL) && posix_buffered_read(fp, size, n))
+			return fread_buffered(ptr, size, n, fp, real, lwm2_self);
 		return fread_count(ptr, size, n, fp, real);
 	case POSIX_SLOW:
 		break;
@@ -1322,6 +1335,18 @@ static __attribute__((noinline)) size_t fread_unlocked_count(void *ptr, size_t s
 	return r;
 }
 
+/* A call the stream's buffer serves alone: counted, not timed; a
+ * frame of its own without the timed path's stack guard. */
+static __attribute__((noinline)) size_t fread_unlocked_buffered(void *ptr, size_t size, size_t n,
+                                                                FILE *fp, fread_unlocked_fn real,
+                                                                struct lwm2_thread *t)
+{
+	size_t r = real(ptr, size, n, fp);
+
+	posix_count_buffered_read(t, (uint64_t)r * size);
+	return r;
+}
+
 LWM2_EXPORT size_t fread_unlocked(void *ptr, size_t size, size_t n, FILE *fp)
 {
 	fread_unlocked_fn real =
@@ -1331,6 +1356,8 @@ LWM2_EXPORT size_t fread_unlocked(void *ptr, size_t size, size_t n, FILE *fp)
 	case POSIX_PASS:
 		return real(ptr, size, n, fp);
 	case POSIX_COUNT:
+		if (LWM2_LIKELY(lwm2_self != NULL) && posix_buffered_read(fp, size, n))
+			return fread_unlocked_buffered(ptr, size, n, fp, real, lwm2_self);
 		return fread_unlocked_count(ptr, size, n, fp, real);
 	case POSIX_SLOW:
 		break;
@@ -1371,6 +1398,19 @@ static __attribute__((noinline)) size_t __fread_chk_count(void *ptr, size_t ptrl
 	return r;
 }
 
+/* A call the stream's buffer serves alone: counted, not timed; a
+ * frame of its own without the timed path's stack guard. */
+static __attribute__((noinline)) size_t __fread_chk_buffered(void *ptr, size_t ptrlen, size_t size,
+                                                             size_t n, FILE *fp,
+                                                             __fread_chk_fn real,
+                                                             struct lwm2_thread *t)
+{
+	size_t r = real(ptr, ptrlen, size, n, fp);
+
+	posix_count_buffered_read(t, (uint64_t)r * size);
+	return r;
+}
+
 LWM2_EXPORT size_t __fread_chk(void *ptr, size_t ptrlen, size_t size, size_t n, FILE *fp)
 {
 	__fread_chk_fn real = atomic_load_explicit(&posix_real.__fread_chk, memory_order_relaxed);
@@ -1379,6 +1419,8 @@ LWM2_EXPORT size_t __fread_chk(void *ptr, size_t ptrlen, size_t size, size_t n, 
 	case POSIX_PASS:
 		return real(ptr, ptrlen, size, n, fp);
 	case POSIX_COUNT:
+		if (LWM2_LIKELY(lwm2_self != NULL) && posix_buffered_read(fp, size, n))
+			return __fread_chk_buffered(ptr, ptrlen, size, n, fp, real, lwm2_self);
 		return __fread_chk_count(ptr, ptrlen, size, n, fp, real);
 	case POSIX_SLOW:
 		break;
@@ -1420,6 +1462,18 @@ static __attribute__((noinline)) size_t __fread_unlocked_chk_count(void *ptr, si
 	return r;
 }
 
+/* A call the stream's buffer serves alone: counted, not timed; a
+ * frame of its own without the timed path's stack guard. */
+static __attribute__((noinline)) size_t
+__fread_unlocked_chk_buffered(void *ptr, size_t ptrlen, size_t size, size_t n, FILE *fp,
+                              __fread_unlocked_chk_fn real, struct lwm2_thread *t)
+{
+	size_t r = real(ptr, ptrlen, size, n, fp);
+
+	posix_count_buffered_read(t, (uint64_t)r * size);
+	return r;
+}
+
 LWM2_EXPORT size_t __fread_unlocked_chk(void *ptr, size_t ptrlen, size_t size, size_t n, FILE *fp)
 {
 	__fread_unlocked_chk_fn real =
@@ -1429,6 +1483,9 @@ LWM2_EXPORT size_t __fread_unlocked_chk(void *ptr, size_t ptrlen, size_t size, s
 	case POSIX_PASS:
 		return real(ptr, ptrlen, size, n, fp);
 	case POSIX_COUNT:
+		if (LWM2_LIKELY(lwm2_self != NULL) && posix_buffered_read(fp, size, n))
+			return __fread_unlocked_chk_buffered(ptr, ptrlen, size, n, fp, real,
+			                                     lwm2_self);
 		return __fread_unlocked_chk_count(ptr, ptrlen, size, n, fp, real);
 	case POSIX_SLOW:
 		break;
@@ -1686,6 +1743,18 @@ static __attribute__((noinline)) size_t fwrite_count(const void *ptr, size_t siz
 	return r;
 }
 
+/* A call the stream's buffer serves alone: counted, not timed; a
+ * frame of its own without the timed path's stack guard. */
+static __attribute__((noinline)) size_t fwrite_buffered(const void *ptr, size_t size, size_t n,
+                                                        FILE *fp, fwrite_fn real,
+                                                        struct lwm2_thread *t)
+{
+	size_t r = real(ptr, size, n, fp);
+
+	posix_count_buffered_write(t, (uint64_t)r * size);
+	return r;
+}
+
 LWM2_EXPORT size_t fwrite(const void *ptr, size_t size, size_t n, FILE *fp)
 {
 	fwrite_fn real = atomic_load_explicit(&posix_real.fwrite, memory_order_relaxed);
@@ -1694,6 +1763,8 @@ LWM2_EXPORT size_t fwrite(const void *ptr, size_t size, size_t n, FILE *fp)
 	case POSIX_PASS:
 		return real(ptr, size, n, fp);
 	case POSIX_COUNT:
+		if (LWM2_LIKELY(lwm2_self != NULL) && posix_buffered_write(fp, size, n))
+			return fwrite_buffered(ptr, size, n, fp, real, lwm2_self);
 		return fwrite_count(ptr, size, n, fp, real);
 	case POSIX_SLOW:
 		break;
@@ -1734,6 +1805,19 @@ fwrite_unlocked_count(const void *ptr, size_t size, size_t n, FILE *fp, fwrite_u
 	return r;
 }
 
+/* A call the stream's buffer serves alone: counted, not timed; a
+ * frame of its own without the timed path's stack guard. */
+static __attribute__((noinline)) size_t fwrite_unlocked_buffered(const void *ptr, size_t size,
+                                                                 size_t n, FILE *fp,
+                                                                 fwrite_unlocked_fn real,
+                                                                 struct lwm2_thread *t)
+{
+	size_t r = real(ptr, size, n, fp);
+
+	posix_count_buffered_write(t, (uint64_t)r * size);
+	return r;
+}
+
 LWM2_EXPORT size_t fwrite_unlocked(const void *ptr, size_t size, size_t n, FILE *fp)
 {
 	fwrite_unlocked_fn real =
@@ -1743,6 +1827,8 @@ LWM2_EXPORT size_t fwrite_unlocked(const void *ptr, size_t size, size_t n, FILE 
 	case POSIX_PASS:
 		return real(ptr, size, n, fp);
 	case POSIX_COUNT:
+		if (LWM2_LIKELY(lwm2_self != NULL) && posix_buffered_write(fp, size, n))
+			return fwrite_unlocked_buffered(ptr, size, n, fp, real, lwm2_self);
 		return fwrite_unlocked_count(ptr, size, n, fp, real);
 	case POSIX_SLOW:
 		break;

@@ -441,6 +441,80 @@ static void test_stdio(void)
 	ok(fp == NULL && errno == ENOENT, "failed fopen: NULL, ENOENT");
 }
 
+/* How much the counter `which` (RN, WN) grew since before. */
+static uint64_t grown(struct snap before, int which)
+{
+	return snap().v[which] - before.v[which];
+}
+
+/*
+ * stdio calls the stream's buffer serves alone are counted and not timed;
+ * every call that may reach the kernel is timed: one larger than the
+ * buffer's room, the first on a stream whose buffer is not set up, any on
+ * an unbuffered or line-buffered stream.
+ */
+static void test_stdio_buffer(void)
+{
+	static char big[3 * BUFSIZ];
+	char buf[16];
+	struct snap s;
+	FILE *fp = fopen(path("stdio-buffer"), "w+"), *nb, *lb;
+
+	if (!fp) {
+		ok(0, "fopen for the buffer cases: %s", strerror(errno));
+		return;
+	}
+	s = snap();
+	(void)fwrite("a", 1, 1, fp);
+	expect("the first fwrite of a stream: one call, 1 byte", s, 0, 0, 1, 1, 0);
+	ok(grown(s, WN) > 0, "the first fwrite (the buffer is set up) is timed");
+
+	s = snap();
+	for (int i = 0; i < 100; i++)
+		(void)fwrite("abcdef", 2, 3, fp);
+	expect("100 fwrite into the stream's buffer: 100 calls, 600 bytes", s, 0, 0, 100, 600, 0);
+	ok(grown(s, WN) == 0, "fwrite calls the buffer serves alone are not timed");
+
+	s = snap();
+	(void)fwrite(big, 1, sizeof big, fp);
+	expect("an fwrite larger than the buffer's room: one call, all its bytes", s, 0, 0, 1,
+	       sizeof big, 0);
+	ok(grown(s, WN) > 0, "an fwrite larger than the buffer's room is timed");
+
+	(void)fseek(fp, 0, SEEK_SET);
+	s = snap();
+	(void)fread(buf, 1, 1, fp);
+	expect("the first fread after a seek: one call, 1 byte", s, 1, 1, 0, 0, 0);
+	ok(grown(s, RN) > 0, "the first fread after a seek (the buffer is filled) is timed");
+	s = snap();
+	for (int i = 0; i < 10; i++)
+		(void)fread(buf, 2, 5, fp);
+	expect("10 fread from the stream's buffer: 10 calls, 100 bytes", s, 10, 100, 0, 0, 0);
+	ok(grown(s, RN) == 0, "fread calls the buffer serves alone are not timed");
+	fclose(fp);
+
+	nb = fopen(path("stdio-unbuffered"), "w");
+	lb = fopen(path("stdio-line"), "w");
+	if (!nb || !lb) {
+		ok(0, "fopen for the unbuffered cases: %s", strerror(errno));
+		return;
+	}
+	setvbuf(nb, NULL, _IONBF, 0);
+	setvbuf(lb, NULL, _IOLBF, BUFSIZ);
+	(void)fwrite("x", 1, 1, nb);
+	(void)fwrite("x", 1, 1, lb);
+	s = snap();
+	(void)fwrite("ab", 1, 2, nb);
+	expect("fwrite on an unbuffered stream: one call, 2 bytes", s, 0, 0, 1, 2, 0);
+	ok(grown(s, WN) > 0, "fwrite on an unbuffered stream is timed");
+	s = snap();
+	(void)fwrite("ab", 1, 2, lb);
+	expect("fwrite on a line-buffered stream: one call, 2 bytes", s, 0, 0, 1, 2, 0);
+	ok(grown(s, WN) > 0, "fwrite on a line-buffered stream is timed");
+	fclose(nb);
+	fclose(lb);
+}
+
 static void test_off(void)
 {
 	struct snap s;
@@ -561,6 +635,7 @@ int main(void)
 	test_reuse();
 	test_high_fd();
 	test_stdio();
+	test_stdio_buffer();
 	test_off();
 	test_aio();
 	test_flags();
