@@ -74,17 +74,29 @@
  *    only the slots its threads have used, so a process touches the
  *    storage of the threads it has (a one-thread process touched 23 pages
  *    of thread storage, and each fork child of a shell 20 of counter slots,
- *    before that).
- * What a short process still pays: loading the library (relocations of
- * the exported wrappers: the loader's symbol lookups are about half of
- * the instructions lwm2 adds to a trivial program), the real functions'
- * lookup, one CPU-time timer, the handler installs, getrusage and the
- * summary's open, fstat, mmap and close, and the page faults of the
- * library's code and data it runs through.  Measured on bench/trivial
- * (bench/run.sh, section process): 130,500 instructions without lwm2,
- * 234,100 with the library loaded but off, 302,600 as the child of a
- * measured parent (load, the constructor and the exit); page faults 51,
- * 63 and 87; bench/README.md has the timings.
+ *    before that); the summary's pages are first touched by a store (a
+ *    load first maps a page read-only and the store faults again), the
+ *    counter module's default plan is made by its setup, and no printf
+ *    runs at start or end (its code is pages of libc nothing else runs);
+ *  - an image bound for the summary skips finding its language, runtimes
+ *    and identity (the program's symbol table, every object's headers),
+ *    which the summary does not keep; a record file the summary refuses
+ *    finds them after all (rank_file.c).  The idle child of a shell that
+ *    execs skips its record's work the same way (process.c);
+ *  - the library exports only its wrappers and the CUDA bridge and binds
+ *    its calls of its own functions at link time (-Bsymbolic-functions):
+ *    the loader looks up 76 symbols for it at each start, not 118.
+ * What a short process still pays: loading the library (mapping it and
+ * binding its imports: the larger part of the instructions lwm2 adds),
+ * the real functions' lookup, one CPU-time timer, the handler installs,
+ * getrusage and the summary's open, fstat, mmap and close, and the page
+ * faults of the library's code and data it runs through.  Measured on
+ * bench/trivial (bench/run.sh, section process): 130,000 instructions
+ * without lwm2, 207,600 with the library loaded but off, 254,300 as the
+ * child of a measured parent (load, the constructor and the exit); page
+ * faults 51, 62 and 81; bench/README.md has the timings.  A measured
+ * shell's fork is also the slower fork of a multithreaded process (its
+ * heartbeat thread): glibc's fork handlers and the kernel's TLB flushes.
  * doc/liblwm2.7 ("Cost per process") says the same for users.
  */
 #ifndef LWM2_CORE_H
