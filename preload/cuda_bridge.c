@@ -19,12 +19,13 @@
 #include <stdbool.h>
 #include <string.h>
 
-static _Atomic uint64_t pend_count[LWM2_CUDA_NCOPY], pend_bytes[LWM2_CUDA_NCOPY];
-static _Atomic int pending;
-static _Atomic int device_state; /* enum lwm2_cuda_device, 0: nothing heard */
-static _Atomic int injected;
-static _Atomic int runtime_set;
-static void (*_Atomic flush_fn)(void);
+static _Atomic uint64_t pend_count[LWM2_CUDA_NCOPY] LWM2_HOT_STATE,
+    pend_bytes[LWM2_CUDA_NCOPY] LWM2_HOT_STATE;
+static _Atomic int pending LWM2_HOT_STATE;
+static _Atomic int device_state LWM2_HOT_STATE; /* enum lwm2_cuda_device, 0: nothing heard */
+static _Atomic int injected LWM2_HOT_STATE;
+static _Atomic int runtime_set LWM2_HOT_STATE;
+static void (*_Atomic flush_fn)(void) LWM2_HOT_STATE;
 
 /* Per thread: nesting depth of CUDA calls, and the outermost call's start. */
 static __thread struct {

@@ -193,17 +193,18 @@ void lwm2_storage_fork_child(void)
 	lwm2_p.first_slice = lwm2_slice_now();
 }
 
-static pthread_cond_t hb_cond = PTHREAD_COND_INITIALIZER;
-static pthread_t hb_thread;
-static _Atomic pid_t hb_tid;
-static bool hb_stop;
-static bool hb_setup_done; /* modules' setup hooks called (under the lock) */
+/* Written in every fork child: LWM2_HOT_STATE. */
+static pthread_cond_t hb_cond LWM2_HOT_STATE = PTHREAD_COND_INITIALIZER;
+static pthread_t hb_thread LWM2_HOT_STATE;
+static _Atomic pid_t hb_tid LWM2_HOT_STATE;
+static bool hb_stop LWM2_HOT_STATE;
+static bool hb_setup_done LWM2_HOT_STATE; /* modules' setup hooks called (under the lock) */
 /* Held by the heartbeat while its setup may hold the loader's locks
  * (loading PAPI, reading the list of loaded objects), and by fork's
  * prepare handler: a child must never inherit a loader lock held by the
  * heartbeat, a thread it does not have, or its exit waits for it forever
  * (dl_iterate_phdr in a module's end).  Taken before the core's lock. */
-static pthread_mutex_t hb_loader_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t hb_loader_lock LWM2_HOT_STATE = PTHREAD_MUTEX_INITIALIZER;
 
 /* The heartbeat waits on a condition variable rather than sleeping, so
  * that lwm2_heartbeat_stop() can end it at once. */

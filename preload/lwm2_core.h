@@ -118,6 +118,15 @@
 #define LWM2_LIKELY(x)   __builtin_expect(!!(x), 1)
 #define LWM2_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define LWM2_CACHELINE   64
+/*
+ * Small state a process writes at its start, at its end or in a fork
+ * child, gathered in one section (placed by the linker beside .data) so
+ * it shares a few pages: each page a process first writes is a page
+ * fault, 3-5 us on a virtual machine, in every short process and every
+ * fork child (bench/run.sh, section process, counts them).  Large tables
+ * stay out of it.
+ */
+#define LWM2_HOT_STATE __attribute__((section(".lwm2_hot")))
 
 struct lwm2_thread {
 	/* Hot: written by the owning thread only. */

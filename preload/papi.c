@@ -51,15 +51,15 @@
  *
  * Locks
  * -----
- * hwc.lock guards the state, the slots and the encoded events.  It is taken
+ * hwc_lock guards the state, the slots and the encoded events.  It is taken
  * after the core's lock (the heartbeat calls slice_end holding that) and
  * nothing under it takes another lock, allocates, or calls a function the
  * POSIX module wraps: our descriptors are read and closed with raw system
  * calls, because a wrapper may attach the calling thread (an unattached
  * thread running the exit path) and attaching calls papi_thread_start,
- * which takes hwc.lock again.  hwc.setup_lock serialises our PAPI session
+ * which takes hwc_lock again.  hwc_setup_lock serialises our PAPI session
  * with the application's PAPI_library_init; it is held while libpapi
- * loads, so hwc.lock is never held then.  Fork takes hwc.lock after the
+ * loads, so hwc_lock is never held then.  Fork takes hwc_lock after the
  * core's lock (see papi_atfork), so the child never inherits it held.
  */
 #define _GNU_SOURCE
@@ -119,19 +119,22 @@ struct hwc_thread {
 	bool used;
 };
 
-/* What every process touches at its start (the locks, the state, the
- * first slots, the pending reason) comes first, on as few pages as it can;
- * the plan and the encoded events, used once by the heartbeat's setup,
- * after the slots. */
+/* The module's locks, written in every fork child, and its state, read
+ * at every thread's start (see LWM2_HOT_STATE). */
+static pthread_mutex_t hwc_lock LWM2_HOT_STATE = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t hwc_setup_lock LWM2_HOT_STATE = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic int hwc_state LWM2_HOT_STATE;
+/* Slots 0..hwc_nslots-1 have been used: the walks stop there, so a
+ * process with one thread reads one slot's page, not all 512 slots' (each
+ * page of them a fault in every fork child). */
+static int hwc_nslots LWM2_HOT_STATE;
+
+/* What every process touches at its start (the first slots, the
+ * pending reason) comes first, on as few pages as it can; the plan
+ * and the encoded events, used once by the heartbeat's setup, after the
+ * slots. */
 static struct {
-	pthread_mutex_t lock;
-	pthread_mutex_t setup_lock;
-	_Atomic int state;
 	int fds_open, fds_max;
-	/* Slots 0..nslots-1 have been used: the walks stop there, so a
-	 * process with one thread reads one slot's page, not all 512 slots'
-	 * (each page of them a fault in every fork child). */
-	int nslots;
 
 	/* a missing reason / runtime flag to hand to the core outside any lock */
 	char pending_reason[LWM2_REASON_LEN];
@@ -149,7 +152,7 @@ static struct {
 	int nattr;
 	struct perf_event_attr attr[HWC_MAX_FDS];
 	int attr_role[HWC_MAX_FDS];
-} hwc = {.lock = PTHREAD_MUTEX_INITIALIZER, .setup_lock = PTHREAD_MUTEX_INITIALIZER};
+} hwc;
 
 /* PAPI as loaded. */
 static struct {
@@ -187,7 +190,7 @@ static void raw_close(int fd)
 	syscall(SYS_close, fd);
 }
 
-/* Give the core a reason/runtime flag; never called with hwc.lock held
+/* Give the core a reason/runtime flag; never called with hwc_lock held
  * (the core takes its own lock, and the heartbeat holds the core's lock
  * when it calls us). */
 static void deliver_pending(void)
@@ -197,19 +200,19 @@ static void deliver_pending(void)
 
 	if (!hwc.pending_reason[0] && !hwc.pending_runtime)
 		return;
-	pthread_mutex_lock(&hwc.lock);
+	pthread_mutex_lock(&hwc_lock);
 	memcpy(reason, hwc.pending_reason, sizeof(reason));
 	rt = hwc.pending_runtime;
 	hwc.pending_reason[0] = '\0';
 	hwc.pending_runtime = 0;
-	pthread_mutex_unlock(&hwc.lock);
+	pthread_mutex_unlock(&hwc_lock);
 	if (reason[0])
 		lwm2_group_missing(LWM2_G_HWC, reason);
 	if (rt)
 		lwm2_set_runtime(rt);
 }
 
-/* Under hwc.lock. */
+/* Under hwc_lock. */
 static void set_reason(const char *why)
 {
 	snprintf(hwc.reason, sizeof(hwc.reason), "%s", why);
@@ -228,7 +231,7 @@ static void close_slot(struct hwc_thread *s)
 	s->nfd = 0;
 }
 
-/* Open the group for thread s->tid; under hwc.lock. */
+/* Open the group for thread s->tid; under hwc_lock. */
 static void open_slot(struct hwc_thread *s)
 {
 	if (s->nfd || hwc.nattr == 0 || hwc.fds_open + hwc.nattr > hwc.fds_max)
@@ -255,7 +258,7 @@ static void open_slot(struct hwc_thread *s)
 /*
  * Read s's group and add what is new since the last read into the thread's
  * buffer.  Returns false when the group lost the PMU to someone else.
- * Under hwc.lock.
+ * Under hwc_lock.
  */
 static bool read_slot(struct hwc_thread *s)
 {
@@ -290,10 +293,10 @@ static bool read_slot(struct hwc_thread *s)
 	return running >= enabled - enabled / 10;
 }
 
-/* Read and close every group; under hwc.lock. */
+/* Read and close every group; under hwc_lock. */
 static void stop_all(bool read_first)
 {
-	for (int i = 0; i < hwc.nslots; i++) {
+	for (int i = 0; i < hwc_nslots; i++) {
 		struct hwc_thread *s = &hwc.slot[i];
 
 		if (!s->used || !s->nfd)
@@ -541,7 +544,7 @@ static void component_state(char *why, size_t len)
 
 /*
  * Our PAPI session: pick and encode the events into hwc.attr.  Under
- * hwc.setup_lock only; hwc.attr is not read before the state is ON.  Leaves
+ * hwc_setup_lock only; hwc.attr is not read before the state is ON.  Leaves
  * a reason in why when nothing can be counted.  Without PAPI (not
  * installed, not starting, its perf_event component off) the kernel's
  * software events are still counted; the reason then names the first
@@ -620,39 +623,39 @@ static void papi_init(void)
 		char why[LWM2_REASON_LEN];
 
 		snprintf(why, sizeof(why), "bad LWM2_EVENTS: %s", err);
-		atomic_store(&hwc.state, HWC_NONE);
+		atomic_store(&hwc_state, HWC_NONE);
 		lwm2_group_missing(LWM2_G_HWC, why);
 	} else if (hwc.plan.off) {
-		atomic_store(&hwc.state, HWC_NONE);
+		atomic_store(&hwc_state, HWC_NONE);
 		lwm2_group_missing(LWM2_G_HWC, "switched off (LWM2_EVENTS=none)");
 	}
 }
 
 static void papi_thread_start(struct lwm2_thread *t)
 {
-	int st = atomic_load(&hwc.state);
+	int st = atomic_load(&hwc_state);
 	struct hwc_thread *s = NULL;
 
 	if (st != HWC_IDLE && st != HWC_ON)
 		return;
-	pthread_mutex_lock(&hwc.lock);
-	for (int i = 0; i < hwc.nslots; i++)
+	pthread_mutex_lock(&hwc_lock);
+	for (int i = 0; i < hwc_nslots; i++)
 		if (!hwc.slot[i].used) {
 			s = &hwc.slot[i];
 			break;
 		}
-	if (!s && hwc.nslots < HWC_MAX_THREADS)
-		s = &hwc.slot[hwc.nslots++];
+	if (!s && hwc_nslots < HWC_MAX_THREADS)
+		s = &hwc.slot[hwc_nslots++];
 	if (s) {
 		memset(s, 0, sizeof(*s));
 		s->used = true;
 		s->t = t;
 		s->tid = t->tid;
 		t->module_state[LWM2_MODSTATE_PAPI] = s;
-		if (atomic_load(&hwc.state) == HWC_ON)
+		if (atomic_load(&hwc_state) == HWC_ON)
 			open_slot(s);
 	}
-	pthread_mutex_unlock(&hwc.lock);
+	pthread_mutex_unlock(&hwc_lock);
 	deliver_pending();
 }
 
@@ -662,10 +665,10 @@ static void papi_thread_end(struct lwm2_thread *t)
 
 	if (!s)
 		return;
-	pthread_mutex_lock(&hwc.lock);
+	pthread_mutex_lock(&hwc_lock);
 	if (s->used && s->t == t) {
 		if (s->nfd) {
-			if (atomic_load(&hwc.state) == HWC_ON)
+			if (atomic_load(&hwc_state) == HWC_ON)
 				read_slot(s);
 			close_slot(s);
 		}
@@ -673,7 +676,7 @@ static void papi_thread_end(struct lwm2_thread *t)
 		s->t = NULL;
 	}
 	t->module_state[LWM2_MODSTATE_PAPI] = NULL;
-	pthread_mutex_unlock(&hwc.lock);
+	pthread_mutex_unlock(&hwc_lock);
 	deliver_pending();
 }
 
@@ -694,11 +697,11 @@ static void papi_setup(void)
 {
 	char why[LWM2_REASON_LEN] = "";
 
-	if (atomic_load(&hwc.state) != HWC_IDLE)
+	if (atomic_load(&hwc_state) != HWC_IDLE)
 		return;
-	pthread_mutex_lock(&hwc.setup_lock);
-	if (atomic_load(&hwc.state) != HWC_IDLE) {
-		pthread_mutex_unlock(&hwc.setup_lock);
+	pthread_mutex_lock(&hwc_setup_lock);
+	if (atomic_load(&hwc_state) != HWC_IDLE) {
+		pthread_mutex_unlock(&hwc_setup_lock);
 		return;
 	}
 	hwc.nattr = 0; /* a fork child may hold a parent's half-done selection */
@@ -718,22 +721,22 @@ static void papi_setup(void)
 		lwm2_hwc_unavailable_text(&hwc.plan, &none, base, why, sizeof(why));
 	}
 
-	pthread_mutex_lock(&hwc.lock);
-	if (atomic_load(&hwc.state) == HWC_IDLE) {
+	pthread_mutex_lock(&hwc_lock);
+	if (atomic_load(&hwc_state) == HWC_IDLE) {
 		if (why[0] || hwc.nattr == 0) {
 			set_reason(why[0] ? why : "no hardware counters on this platform");
-			atomic_store(&hwc.state, HWC_NONE);
+			atomic_store(&hwc_state, HWC_NONE);
 		} else {
 			/* The threads that started meanwhile have slots already. */
 			fd_budget();
-			atomic_store(&hwc.state, HWC_ON);
-			for (int i = 0; i < hwc.nslots; i++)
+			atomic_store(&hwc_state, HWC_ON);
+			for (int i = 0; i < hwc_nslots; i++)
 				if (hwc.slot[i].used)
 					open_slot(&hwc.slot[i]);
 		}
 	}
-	pthread_mutex_unlock(&hwc.lock);
-	pthread_mutex_unlock(&hwc.setup_lock);
+	pthread_mutex_unlock(&hwc_lock);
+	pthread_mutex_unlock(&hwc_setup_lock);
 	deliver_pending();
 }
 
@@ -744,13 +747,13 @@ static void papi_setup(void)
  */
 static void papi_slice_end(void)
 {
-	if (atomic_load(&hwc.state) != HWC_ON)
+	if (atomic_load(&hwc_state) != HWC_ON)
 		return;
-	pthread_mutex_lock(&hwc.lock);
-	if (atomic_load(&hwc.state) == HWC_ON) {
+	pthread_mutex_lock(&hwc_lock);
+	if (atomic_load(&hwc_state) == HWC_ON) {
 		bool lost = false;
 
-		for (int i = 0; i < hwc.nslots; i++) {
+		for (int i = 0; i < hwc_nslots; i++) {
 			struct hwc_thread *s = &hwc.slot[i];
 
 			if (!s->used)
@@ -762,26 +765,26 @@ static void papi_slice_end(void)
 		}
 		if (lost) {
 			stop_all(false);
-			atomic_store(&hwc.state, HWC_YIELDED);
+			atomic_store(&hwc_state, HWC_YIELDED);
 			set_reason("the hardware counters were taken by another user");
 		}
 	}
-	pthread_mutex_unlock(&hwc.lock);
+	pthread_mutex_unlock(&hwc_lock);
 }
 
 static void papi_fini(void)
 {
 	int st;
 
-	pthread_mutex_lock(&hwc.lock);
-	st = atomic_load(&hwc.state);
+	pthread_mutex_lock(&hwc_lock);
+	st = atomic_load(&hwc_state);
 	if (st == HWC_ON)
 		stop_all(true);
 	/* Also from IDLE: a setup still to come must not open counters that
 	 * nobody would read. */
 	if (st == HWC_ON || st == HWC_IDLE)
-		atomic_store(&hwc.state, HWC_DONE);
-	pthread_mutex_unlock(&hwc.lock);
+		atomic_store(&hwc_state, HWC_DONE);
+	pthread_mutex_unlock(&hwc_lock);
 	deliver_pending();
 }
 
@@ -795,8 +798,13 @@ static void papi_fork_child(void)
 {
 	struct lwm2_thread *self = lwm2_self;
 
-	pthread_mutex_lock(&hwc.lock);
-	for (int i = 0; i < hwc.nslots; i++) {
+	/* Nothing to count in the parent (no counters on this host, or
+	 * switched off): nor in the child, whose slots hold no descriptors;
+	 * leaving them as they are keeps their page the parent's. */
+	if (atomic_load(&hwc_state) == HWC_NONE)
+		return;
+	pthread_mutex_lock(&hwc_lock);
+	for (int i = 0; i < hwc_nslots; i++) {
 		struct hwc_thread *s = &hwc.slot[i];
 
 		/* Read-only where unused: a write to every slot cost the
@@ -812,15 +820,15 @@ static void papi_fork_child(void)
 	hwc.fds_open = 0;
 	/* Finished in the parent: counting again if it had events, else the
 	 * child's heartbeat sets up. */
-	if (atomic_load(&hwc.state) == HWC_DONE)
-		atomic_store(&hwc.state, hwc.nattr ? HWC_ON : HWC_IDLE);
-	pthread_mutex_unlock(&hwc.lock);
+	if (atomic_load(&hwc_state) == HWC_DONE)
+		atomic_store(&hwc_state, hwc.nattr ? HWC_ON : HWC_IDLE);
+	pthread_mutex_unlock(&hwc_lock);
 	if (self)
 		papi_thread_start(self);
 }
 
 /*
- * Fork takes hwc.lock after the core's lock, the order the heartbeat takes
+ * Fork takes hwc_lock after the core's lock, the order the heartbeat takes
  * them in, so that no thread of the parent holds it at the fork (a child
  * would inherit it held by a thread it does not have).  pthread_atfork
  * runs prepare handlers in reverse order of registration and child
@@ -828,22 +836,22 @@ static void papi_fork_child(void)
  * priority, the core's has none), ours prepare last and release first in
  * the child, before the core's child handler starts the child's heartbeat.
  * setup_lock is not taken (our setup may hold it while it waits for
- * hwc.lock): the child gets a fresh one and sets up again.
+ * hwc_lock): the child gets a fresh one and sets up again.
  */
 static void papi_atfork_prepare(void)
 {
-	pthread_mutex_lock(&hwc.lock);
+	pthread_mutex_lock(&hwc_lock);
 }
 
 static void papi_atfork_parent(void)
 {
-	pthread_mutex_unlock(&hwc.lock);
+	pthread_mutex_unlock(&hwc_lock);
 }
 
 static void papi_atfork_child(void)
 {
-	pthread_mutex_init(&hwc.lock, NULL);
-	pthread_mutex_init(&hwc.setup_lock, NULL);
+	pthread_mutex_init(&hwc_lock, NULL);
+	pthread_mutex_init(&hwc_setup_lock, NULL);
 }
 
 __attribute__((constructor(101))) static void papi_atfork(void)
@@ -876,24 +884,24 @@ LWM2_EXPORT int PAPI_library_init(int version)
 
 	if (in_own_papi)
 		return papi.library_init ? papi.library_init(version) : PAPI_ESYS;
-	pthread_mutex_lock(&hwc.lock);
+	pthread_mutex_lock(&hwc_lock);
 	{
-		int st = atomic_load(&hwc.state);
+		int st = atomic_load(&hwc_state);
 
 		if (st == HWC_ON)
 			stop_all(true);
 		if (st == HWC_IDLE || st == HWC_ON || st == HWC_DONE) {
-			atomic_store(&hwc.state, HWC_YIELDED);
+			atomic_store(&hwc_state, HWC_YIELDED);
 			set_reason("the application uses PAPI itself");
 		}
 		hwc.pending_runtime |= LWM2_RT_PAPI_APP;
 	}
-	pthread_mutex_unlock(&hwc.lock);
+	pthread_mutex_unlock(&hwc_lock);
 	deliver_pending();
 	/* PAPI's library state is shared with ours: a session of ours that is
 	 * running in the heartbeat ends before the application's starts. */
-	pthread_mutex_lock(&hwc.setup_lock);
-	pthread_mutex_unlock(&hwc.setup_lock);
+	pthread_mutex_lock(&hwc_setup_lock);
+	pthread_mutex_unlock(&hwc_setup_lock);
 
 	fn = __atomic_load_n(&real, __ATOMIC_ACQUIRE);
 	if (!fn) {

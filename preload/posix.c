@@ -154,7 +154,7 @@ static struct {
 #define POSIX_MEMBER(name) _Atomic(name##_fn) name;
 	POSIX_REALS_BY_USE(POSIX_MEMBER)
 #undef POSIX_MEMBER
-} posix_real __attribute__((aligned(LWM2_CACHELINE)));
+} posix_real LWM2_HOT_STATE __attribute__((aligned(LWM2_CACHELINE)));
 
 #define POSIX_REAL(name, ret, params)                                                              \
 	static __attribute__((noinline, cold)) name##_fn resolve_##name(void)                      \
@@ -951,7 +951,7 @@ LWM2_EXPORT int pclose(FILE *fp)
 /* ---- asynchronous I/O --------------------------------------------------- */
 
 /* Flags once per process: a lock in the core, taken at most once each. */
-static _Atomic uint32_t posix_flags_set;
+static _Atomic uint32_t posix_flags_set LWM2_HOT_STATE;
 
 static __attribute__((noinline, cold)) void posix_flag(uint32_t flag)
 {
@@ -1137,7 +1137,7 @@ LWM2_EXPORT int io_uring_queue_init_params(unsigned entries, void *ring, void *p
  * kernel's calling convention allows.
  */
 typedef long (*syscall_fn)(long, ...);
-static _Atomic(syscall_fn) real_syscall;
+static _Atomic(syscall_fn) real_syscall LWM2_HOT_STATE;
 
 /* Reading six words may go past what the caller passed on the stack: in
  * the caller's frame, harmless, but AddressSanitizer would stop there. */
@@ -1176,7 +1176,7 @@ __attribute__((no_sanitize("address"))) LWM2_EXPORT long syscall(long nr, ...)
  * here and given to the core by the module's fini hook, which never runs
  * under the core's lock.
  */
-static _Atomic uint32_t posix_flags_pending;
+static _Atomic uint32_t posix_flags_pending LWM2_HOT_STATE;
 
 static inline void posix_mapped(int prot, int flags, int fd)
 {

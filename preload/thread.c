@@ -23,14 +23,15 @@ __thread struct lwm2_thread *lwm2_self __attribute__((tls_model("initial-exec"))
 #define POOL_CHUNK      64
 #define POOL_MAX_CHUNKS 64
 
-static struct lwm2_thread *chunks[POOL_MAX_CHUNKS];
-static unsigned nchunks;
-static unsigned chunk_used; /* elements of the newest chunk handed out */
-static struct lwm2_thread *free_list;
-static pthread_key_t end_key;
-static bool key_ok;
+static struct lwm2_thread *chunks[POOL_MAX_CHUNKS] LWM2_HOT_STATE;
+static unsigned nchunks LWM2_HOT_STATE;
+static unsigned chunk_used LWM2_HOT_STATE; /* elements of the newest chunk handed out */
+static struct lwm2_thread *free_list LWM2_HOT_STATE;
+static pthread_key_t end_key LWM2_HOT_STATE;
+static bool key_ok LWM2_HOT_STATE;
 
-int (*lwm2_real_pthread_create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+int (*lwm2_real_pthread_create)(pthread_t *, const pthread_attr_t *, void *(*)(void *),
+                                void *) LWM2_HOT_STATE;
 
 static void thread_end(void *arg);
 
