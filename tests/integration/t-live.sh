@@ -45,7 +45,9 @@ py() {
 }
 
 stuck=$(submit deadlock)
-busy=$(submit busy 50)
+# The busy job outlives every check below however loaded the machine (it
+# is cancelled at the end; the limit, -t 2, is 120 s).
+busy=$(submit busy 100)
 diag "deadlocked job $stuck, busy job $busy"
 
 # ---------------------------------------------------------------- top
