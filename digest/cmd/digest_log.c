@@ -65,7 +65,7 @@ static json_object *raw_number(const char *v, const char *end)
 
 	if (!e || !(isdigit((unsigned char)*v) || *v == '-'))
 		return NULL;
-	return lwm2_json_parse_at(v, e);
+	return lwm2_json_number(v, e);
 }
 
 /*

@@ -2,7 +2,9 @@
 /* Walking JSON text without building objects (see jsontext.h). */
 #include "jsontext.h"
 
+#include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 const char *lwm2_json_skip_ws(const char *p, const char *end)
@@ -25,11 +27,22 @@ const char *lwm2_json_span(const char *p, const char *end)
 		return p;
 	}
 	/* Every line of a log is walked through here (a digest is some
-	 * kilobytes): strings are skipped with memchr from quote to quote,
-	 * an escaped quote told by the run of backslashes before it. */
-	while (p < end) {
-		const char c = *p++;
+	 * kilobytes, most of it numbers in short arrays): bytes that open or
+	 * close nothing are passed over by one table lookup each, strings
+	 * with memchr from quote to quote, an escaped quote told by the run
+	 * of backslashes before it. */
+	static const unsigned char opens_or_closes[256] = {
+	    ['"'] = 1, ['{'] = 1, ['['] = 1, ['}'] = 1, [']'] = 1,
+	};
 
+	while (p < end) {
+		char c;
+
+		while (p < end && !opens_or_closes[(unsigned char)*p])
+			p++;
+		if (p >= end)
+			break;
+		c = *p++;
 		if (c == '"') {
 			for (;;) {
 				const char *q = memchr(p, '"', (size_t)(end - p)), *b;
@@ -142,4 +155,57 @@ json_object *lwm2_json_parse_at(const char *p, const char *end)
 	const char *e = p ? lwm2_json_span(p, end) : NULL;
 
 	return e ? lwm2_json_parse_n(p, (size_t)(e - p)) : NULL;
+}
+
+static const char *digits_from(const char *q, const char *e, size_t *n)
+{
+	const char *s = q;
+
+	while (q < e && *q >= '0' && *q <= '9')
+		q++;
+	*n = (size_t)(q - s);
+	return q;
+}
+
+json_object *lwm2_json_number(const char *p, const char *e)
+{
+	const char *q = p;
+	char text[64];
+	size_t n, nint;
+	bool fraction = false;
+
+	if (q < e && *q == '-')
+		q++;
+	q = digits_from(q, e, &nint);
+	if (!nint)
+		return lwm2_json_parse_n(p, (size_t)(e - p));
+	/* up to 18 digits cannot overflow an int64: json-c's value exactly */
+	if (q == e && nint <= 18) {
+		int64_t v = 0;
+
+		for (const char *d = *p == '-' ? p + 1 : p; d < e; d++)
+			v = v * 10 + (*d - '0');
+		return json_object_new_int64(*p == '-' ? -v : v);
+	}
+	if (q < e && *q == '.') {
+		q = digits_from(q + 1, e, &n);
+		if (!n)
+			return lwm2_json_parse_n(p, (size_t)(e - p));
+		fraction = true;
+	}
+	if (q < e && (*q == 'e' || *q == 'E')) {
+		q++;
+		if (q < e && (*q == '+' || *q == '-'))
+			q++;
+		q = digits_from(q, e, &n);
+		if (!n)
+			return lwm2_json_parse_n(p, (size_t)(e - p));
+		fraction = true;
+	}
+	if (q != e || !fraction || (size_t)(e - p) >= sizeof(text))
+		return lwm2_json_parse_n(p, (size_t)(e - p));
+	memcpy(text, p, (size_t)(e - p));
+	text[e - p] = '\0';
+	/* the C locale: lwm2 never sets another */
+	return json_object_new_double_s(strtod(text, NULL), text);
 }

@@ -48,5 +48,11 @@ json_object *lwm2_json_parse_at(const char *p, const char *end);
 
 /* Parse exactly the len bytes at p, one value, with json-c, or NULL. */
 json_object *lwm2_json_parse_n(const char *p, size_t len);
+/* The number literal [p, e) as json-c's tokener makes it (an int64 for an
+ * integer, a double kept with its text otherwise), built directly for the
+ * common forms: the tokener's setup (an allocation, a locale duplicated
+ * per call) costs more than the rest of reading a field.  Anything else
+ * goes to the tokener.  NULL if it is no JSON value. */
+json_object *lwm2_json_number(const char *p, const char *e);
 
 #endif /* LWM2_JSONTEXT_H */

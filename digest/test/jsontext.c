@@ -4,6 +4,7 @@
 #include "jsontext.h"
 #include "tap.h"
 
+#include <math.h>
 #include <string.h>
 
 static const struct {
@@ -70,5 +71,57 @@ int main(void)
 	ok(o && json_object_get_int(o) == 42, "parse_n: a bare number at the end of its input");
 	json_object_put(o);
 	ok(!lwm2_json_parse_n("{\"a\":", 5), "parse_n: cut short is NULL");
+
+	/* A number literal built directly is what json-c's tokener makes of
+	 * it: the same type, value and text. */
+	{
+		static const char *const lit[] = {
+		    "0",
+		    "-0",
+		    "7",
+		    "007",
+		    "-123",
+		    "123456789012345678",
+		    "-123456789012345678",
+		    "1234567890123456789",
+		    "99999999999999999999",
+		    "-99999999999999999999",
+		    "1.5",
+		    "-1.50",
+		    "0.1",
+		    "1e3",
+		    "1E-3",
+		    "2.5e+10",
+		    "1e400",
+		    "-1e-400",
+		    "1.",
+		    "1e",
+		    "1e+",
+		    "-",
+		    "-.5",
+		    "12.5.3",
+		    "1.5x",
+		};
+
+		for (size_t i = 0; i < sizeof(lit) / sizeof(lit[0]); i++) {
+			size_t len = strlen(lit[i]);
+			json_object *a = lwm2_json_number(lit[i], lit[i] + len),
+			            *b = lwm2_json_parse_n(lit[i], len);
+			const char *ta =
+			               a ? json_object_to_json_string_ext(a, JSON_C_TO_STRING_PLAIN)
+			                 : "(null)",
+			           *tb =
+			               b ? json_object_to_json_string_ext(b, JSON_C_TO_STRING_PLAIN)
+			                 : "(null)";
+
+			ok(!strcmp(ta, tb) &&
+			       (!a || json_object_get_type(a) == json_object_get_type(b)) &&
+			       (!a || json_object_get_double(a) == json_object_get_double(b) ||
+			        isnan(json_object_get_double(a))),
+			   "number %s: %s as the tokener makes it (%s)", lit[i], ta, tb);
+			json_object_put(a);
+			json_object_put(b);
+		}
+	}
 	return done_testing();
 }
