@@ -10,6 +10,7 @@
 #include "digest_internal.h"
 #include "lwm2_keys.h"
 #include "lwm2_history.h"
+#include "strhash.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -36,8 +37,11 @@ struct app_ent {
 	uint64_t n[NAPPM];
 	struct step_count *steps;
 	size_t nsteps;
+	/* The distinct nodes, counted up to APP_NODES_MAX: a set by open
+	 * addressing (ncap slots, a power of two, at most half full), as
+	 * every node of a 10,000-node job may run the application. */
 	const char **nodes;
-	size_t nnodes;
+	size_t nnodes, ncap;
 };
 
 struct lwm2_app_acc {
@@ -102,20 +106,39 @@ static int add_step(struct app_ent *e, uint64_t step)
 	return 0;
 }
 
+static const char **node_slot(const char **set, size_t cap, const char *node)
+{
+	size_t i = (size_t)lwm2_strhash(node) & (cap - 1);
+
+	while (set[i] && strcmp(set[i], node))
+		i = (i + 1) & (cap - 1);
+	return &set[i];
+}
+
 static int add_node(struct app_ent *e, const char *node)
 {
-	for (size_t i = 0; i < e->nnodes; i++)
-		if (!strcmp(e->nodes[i], node))
-			return 0;
+	const char **slot;
+
 	if (e->nnodes >= APP_NODES_MAX)
 		return 0;
-	if (!(e->nnodes & (e->nnodes + 1)) || !e->nodes) {
-		const char **nn = realloc(e->nodes, (2 * e->nnodes + 2) * sizeof(*nn));
-		if (!nn)
+	if (2 * (e->nnodes + 1) > e->ncap) {
+		size_t cap = e->ncap ? 2 * e->ncap : 16;
+		const char **set = calloc(cap, sizeof(*set));
+
+		if (!set)
 			return -1;
-		e->nodes = nn;
+		for (size_t i = 0; i < e->ncap; i++)
+			if (e->nodes[i])
+				*node_slot(set, cap, e->nodes[i]) = e->nodes[i];
+		free(e->nodes);
+		e->nodes = set;
+		e->ncap = cap;
 	}
-	e->nodes[e->nnodes++] = node;
+	slot = node_slot(e->nodes, e->ncap, node);
+	if (!*slot) {
+		*slot = node;
+		e->nnodes++;
+	}
 	return 0;
 }
 

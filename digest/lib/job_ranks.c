@@ -7,8 +7,10 @@
  * AdminComment drops it, since it grows with the number of processes.
  */
 #include "digest_internal.h"
+#include "strhash.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* The metrics kept per process: the shares and rates the report plots.
@@ -34,24 +36,58 @@ static json_object *short_double(double v)
 	return json_object_new_double_s(v, b);
 }
 
-static int node_index(json_object *names, const char *name)
-{
-	size_t n = json_object_array_length(names);
+/* The nodes' names and their indexes in the digest's node list: a set by
+ * open addressing (a power of two slots, at most half full), as a job may
+ * have 10,000 nodes and a list searched for each would take seconds. */
+struct node_set {
+	const char **name;
+	int *index;
+	size_t cap;
+};
 
-	/* node records of one node come together: look at the last first */
-	for (size_t i = n; i-- > 0;)
-		if (strcmp(json_object_get_string(json_object_array_get_idx(names, i)), name) == 0)
-			return (int)i;
-	json_object_array_add(names, json_object_new_string(name));
-	return (int)n;
+static int node_set_init(struct node_set *s, size_t nodes)
+{
+	s->cap = 16;
+	while (s->cap < 2 * nodes + 2)
+		s->cap *= 2;
+	s->name = calloc(s->cap, sizeof(*s->name));
+	s->index = calloc(s->cap, sizeof(*s->index));
+	return s->name && s->index ? 0 : -1;
+}
+
+static void node_set_free(struct node_set *s)
+{
+	free(s->name);
+	free(s->index);
+}
+
+/* The index of name in names, added at the end if new; -1 out of memory.
+ * At most one name per node record: the set never fills. */
+static int node_index(json_object *names, struct node_set *s, const char *name)
+{
+	size_t i = (size_t)lwm2_strhash(name) & (s->cap - 1);
+	int n;
+
+	while (s->name[i]) {
+		if (!strcmp(s->name[i], name))
+			return s->index[i];
+		i = (i + 1) & (s->cap - 1);
+	}
+	n = (int)json_object_array_length(names);
+	if (json_object_array_add(names, json_object_new_string(name)) != 0)
+		return -1;
+	s->name[i] = name;
+	s->index[i] = n;
+	return n;
 }
 
 json_object *lwm2_job_digest_ranks(json_object *const *nodes, size_t n)
 {
 	json_object *o = json_object_new_object(), *names = json_object_new_array(),
 	            *cols = json_object_new_array(), *rows = json_object_new_array();
+	struct node_set set = {NULL, NULL, 0};
 
-	if (!o || !names || !cols || !rows)
+	if (!o || !names || !cols || !rows || node_set_init(&set, n) != 0)
 		goto nomem;
 	json_object_array_add(cols, json_object_new_string("step"));
 	json_object_array_add(cols, json_object_new_string("node"));
@@ -70,7 +106,8 @@ json_object *lwm2_job_digest_ranks(json_object *const *nodes, size_t n)
 
 		if (!procs || !name || lwm2_counter_map(nodes[i], map, LWM2_MAP_MAX, &nmap) != 0)
 			continue;
-		ni = node_index(names, name);
+		if ((ni = node_index(names, &set, name)) < 0)
+			goto nomem;
 		for (size_t p = 0; p < json_object_array_length(procs); p++) {
 			json_object *pj = json_object_array_get_idx(procs, p), *row;
 			struct lwm2_proc_values pv;
@@ -98,11 +135,13 @@ json_object *lwm2_job_digest_ranks(json_object *const *nodes, size_t n)
 			json_object_array_add(rows, row);
 		}
 	}
+	node_set_free(&set);
 	ju_add(o, "nodes", names);
 	ju_add(o, "cols", cols);
 	ju_add(o, "rows", rows);
 	return o;
 nomem:
+	node_set_free(&set);
 	json_object_put(o);
 	json_object_put(names);
 	json_object_put(cols);

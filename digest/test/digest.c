@@ -123,6 +123,28 @@ int main(void)
 	scope = ju_get(d, "scope", json_type_object);
 	is_int(ju_int_or(scope, "processes", -1), 10, "10 processes (the exec'd image not)");
 	is_int(ju_int_or(scope, "nodes", -1), 2, "2 distinct nodes");
+	{
+		/* The per-rank table names each node once, in the order first
+		 * seen, and each row points at its node's name. */
+		json_object *r = ju_get(d, "ranks", json_type_object),
+		            *names = r ? ju_get(r, "nodes", json_type_array) : NULL,
+		            *rows = r ? ju_get(r, "rows", json_type_array) : NULL;
+		int at[2] = {0, 0};
+
+		ok(names && json_object_array_length(names) == 2 &&
+		       !strcmp(json_object_get_string(json_object_array_get_idx(names, 0)), "n1") &&
+		       !strcmp(json_object_get_string(json_object_array_get_idx(names, 1)), "n2"),
+		   "ranks: the nodes n1 and n2, once each");
+		for (size_t i = 0; rows && i < json_object_array_length(rows); i++) {
+			int ni = json_object_get_int(
+			    json_object_array_get_idx(json_object_array_get_idx(rows, i), 1));
+
+			if (ni == 0 || ni == 1)
+				at[ni]++;
+		}
+		ok(at[0] == 6 && at[1] == 4,
+		   "ranks: 6 rows on n1 (both steps), 4 on n2 (got %d, %d)", at[0], at[1]);
+	}
 	is_int(ju_int_or(scope, "incomplete", -1), 1, "1 incomplete");
 	m = metric(scope, "mpi_p2p_time");
 	{
