@@ -341,6 +341,19 @@ bench_process() {
 				"$((rw - rb))" KiB 4096 "ru_maxrss from wait4"
 		fi
 	done
+	# The floor: a library that does nothing, preloaded the same way.
+	local empty=$work/empty_preload.so
+	if ! ${CC:-cc} -shared -fPIC -O2 -o "$empty" "$here/empty_preload.c" 2>/dev/null; then
+		notrow proc_start_empty "process start + exit (trivial program, an empty library preloaded)" \
+			ms - "couldn't build bench/empty_preload.c with ${CC:-cc}"
+		empty=
+	elif line=$("$bdir/spawn" "$n" "$r" "$empty" "$bdir/trivial"); then
+		row proc_start_empty "process start + exit (trivial program, an empty library preloaded)" \
+			"$(calc "$(field lwm2_us <<<"$line") / 1000" 3) ms" \
+			"$(calc "$(field base_us <<<"$line") / 1000" 3) ms" \
+			"$(calc "$(field added_us <<<"$line") / 1000" 3)" ms - \
+			"the floor of any preloaded tool; IQR $(calc "$(field iqr_us <<<"$line") / 1000" 3) ms; page faults $(field lwm2_faults <<<"$line") vs $(field base_faults <<<"$line")"
+	fi
 	# Why a start costs what it does, whatever the load: the instructions
 	# of the whole process (the dynamic loader's included) under callgrind.
 	if command -v valgrind >/dev/null; then
@@ -363,26 +376,39 @@ bench_process() {
 	np=$(reps 1000 100)
 	log "process: a shell script running $np processes, $k runs each way"
 	for ((i = 0; i < k; i++)); do
-		for side in with without; do
+		for side in with without ${empty:+empty}; do
 			fresh_dir
 			t0=$(date +%s%N)
-			if [ $side = with ]; then
+			case $side in
+			with)
 				LD_PRELOAD=$lib bash -c 'for ((j = 0; j < $1; j++)); do "$2"; done' _ "$np" "$bdir/trivial"
 				find "$LWM2_DIR" -type f | wc -l >>"$work/script_files"
-			else
+				;;
+			empty)
+				LD_PRELOAD=$empty bash -c 'for ((j = 0; j < $1; j++)); do "$2"; done' _ "$np" "$bdir/trivial"
+				;;
+			*)
 				bash -c 'for ((j = 0; j < $1; j++)); do "$2"; done' _ "$np" "$bdir/trivial"
-			fi
+				;;
+			esac
 			t1=$(date +%s%N)
 			echo $(((t1 - t0) / 1000)) >>"$work/script_$side"
 		done
 	done
-	local w b
+	local w b e floor=
 	w=$(median <"$work/script_with")
 	b=$(median <"$work/script_without")
+	if [ -n "$empty" ]; then
+		e=$(median <"$work/script_empty")
+		floor="; an empty library preloaded: ratio $(calc "$e / $b" 3)"
+		row script_empty "shell script running $np short processes, an empty library preloaded" \
+			"$(calc "$e / 1e6" 3) s" "$(calc "$b / 1e6" 3) s" "$(calc "($e - $b) / 1000" 1)" ms - \
+			"the floor of any preloaded tool; ratio $(calc "$e / $b" 3); with $(range <"$work/script_empty") us"
+	fi
 	# Within 10 % of the same script without lwm2.
 	row script "shell script running $np short processes" "$(calc "$w / 1e6" 3) s" \
 		"$(calc "$b / 1e6" 3) s" "$(calc "($w - $b) / 1000" 1)" ms "$(calc "$b * 0.10 / 1000" 1)" \
-		"ratio $(calc "$w / $b" 3); with $(range <"$work/script_with") us"
+		"ratio $(calc "$w / $b" 3); with $(range <"$work/script_with") us$floor"
 	local nf
 	nf=$(median <"$work/script_files")
 	row script_files "files left in the step directory by $np short processes" "$nf" - \
