@@ -72,9 +72,8 @@ static uint64_t text_count(const char *v)
 
 /* A number member as json-c reads it: an integer literal clamped to the
  * 64-bit range json-c holds it in, any other number as strtod reads it. */
-static bool text_num(const char *obj, const char *end, const char *key, double *out)
+static bool text_num(const char *v, double *out)
 {
-	const char *v = lwm2_json_member(obj, end, key);
 	char *e;
 
 	if (!v)
@@ -94,7 +93,7 @@ static bool text_num(const char *obj, const char *end, const char *key, double *
 int lwm2_scope_from_text(struct lwm2_scope *s, const char *p, const char *end,
                          uint32_t cpus_per_task)
 {
-	const char *key, *val, *m_end, *nv;
+	const char *key, *val, *m_end, *nv, *vmin, *vavg, *vmax;
 	size_t klen;
 	int64_t n;
 
@@ -132,11 +131,22 @@ int lwm2_scope_from_text(struct lwm2_scope *s, const char *p, const char *end,
 				if ((k = lwm2_metric_index(id)) < 0)
 					continue;
 				st = &s->stat[k];
+				/* n, min, avg and max in one walk over the metric's
+				 * members (the first of each, as a lookup finds it) */
+				nv = vmin = vavg = vmax = NULL;
+				for (const char *t = p; next_member(&t, r, &key, &klen, &val);) {
+					if (KEY_IS(LWM2_KEY_N) && !nv)
+						nv = val;
+					else if (KEY_IS(LWM2_KEY_MIN) && !vmin)
+						vmin = val;
+					else if (KEY_IS(LWM2_KEY_AVG) && !vavg)
+						vavg = val;
+					else if (KEY_IS(LWM2_KEY_MAX) && !vmax)
+						vmax = val;
+				}
 				/* n is an integer, as for json-c */
-				if ((nv = lwm2_json_member(p, r, LWM2_KEY_N)) && text_int(nv, &n) &&
-				    n > 0 && text_num(p, r, LWM2_KEY_MIN, &st->min) &&
-				    text_num(p, r, LWM2_KEY_AVG, &st->avg) &&
-				    text_num(p, r, LWM2_KEY_MAX, &st->max)) {
+				if (nv && text_int(nv, &n) && n > 0 && text_num(vmin, &st->min) &&
+				    text_num(vavg, &st->avg) && text_num(vmax, &st->max)) {
 					st->n = (uint64_t)n;
 					st->reason = NULL;
 				}
