@@ -10,7 +10,7 @@
 #include "digest_internal.h"
 #include "lwm2_keys.h"
 #include "lwm2_history.h"
-#include "strhash.h"
+#include "strset.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -37,11 +37,9 @@ struct app_ent {
 	uint64_t n[NAPPM];
 	struct step_count *steps;
 	size_t nsteps;
-	/* The distinct nodes, counted up to APP_NODES_MAX: a set by open
-	 * addressing (ncap slots, a power of two, at most half full), as
-	 * every node of a 10,000-node job may run the application. */
-	const char **nodes;
-	size_t nnodes, ncap;
+	/* The distinct nodes, counted up to APP_NODES_MAX: every node of a
+	 * 10,000-node job may run the application. */
+	struct lwm2_strset nodes;
 };
 
 struct lwm2_app_acc {
@@ -60,7 +58,7 @@ void lwm2_app_free(struct lwm2_app_acc *a)
 		return;
 	for (size_t i = 0; i < a->n; i++) {
 		free(a->e[i].steps);
-		free(a->e[i].nodes);
+		lwm2_strset_free(&a->e[i].nodes);
 	}
 	free(a->e);
 	free(a);
@@ -106,40 +104,11 @@ static int add_step(struct app_ent *e, uint64_t step)
 	return 0;
 }
 
-static const char **node_slot(const char **set, size_t cap, const char *node)
-{
-	size_t i = (size_t)lwm2_strhash(node) & (cap - 1);
-
-	while (set[i] && strcmp(set[i], node))
-		i = (i + 1) & (cap - 1);
-	return &set[i];
-}
-
 static int add_node(struct app_ent *e, const char *node)
 {
-	const char **slot;
-
-	if (e->nnodes >= APP_NODES_MAX)
+	if (e->nodes.n >= APP_NODES_MAX)
 		return 0;
-	if (2 * (e->nnodes + 1) > e->ncap) {
-		size_t cap = e->ncap ? 2 * e->ncap : 16;
-		const char **set = calloc(cap, sizeof(*set));
-
-		if (!set)
-			return -1;
-		for (size_t i = 0; i < e->ncap; i++)
-			if (e->nodes[i])
-				*node_slot(set, cap, e->nodes[i]) = e->nodes[i];
-		free(e->nodes);
-		e->nodes = set;
-		e->ncap = cap;
-	}
-	slot = node_slot(e->nodes, e->ncap, node);
-	if (!*slot) {
-		*slot = node;
-		e->nnodes++;
-	}
-	return 0;
+	return lwm2_strset_add(&e->nodes, node, NULL) < 0 ? -1 : 0;
 }
 
 int lwm2_app_add(struct lwm2_app_acc *a, json_object *p, const struct lwm2_metrics *m,
@@ -232,7 +201,7 @@ json_object *lwm2_app_json(const struct lwm2_app_acc *a)
 	if (e->several_builds)
 		ju_add(o, LWM2_KEY_SEVERAL_BUILDS, json_object_new_boolean(1));
 	ju_add(o, LWM2_KEY_RANKS, ju_u64(ranks_of(e)));
-	ju_add(o, LWM2_KEY_NODES, ju_u64(e->nnodes));
+	ju_add(o, LWM2_KEY_NODES, ju_u64(e->nodes.n));
 	ju_add(o, LWM2_KEY_PROCESSES, ju_u64(e->processes));
 	ju_add(o, LWM2_KEY_CPU_S, ju_double((double)e->cpu_us / 1e6));
 	if (e->mpi_library)

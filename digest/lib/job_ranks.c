@@ -7,7 +7,7 @@
  * AdminComment drops it, since it grows with the number of processes.
  */
 #include "digest_internal.h"
-#include "strhash.h"
+#include "strset.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -36,58 +36,26 @@ static json_object *short_double(double v)
 	return json_object_new_double_s(v, b);
 }
 
-/* The nodes' names and their indexes in the digest's node list: a set by
- * open addressing (a power of two slots, at most half full), as a job may
- * have 10,000 nodes and a list searched for each would take seconds. */
-struct node_set {
-	const char **name;
-	int *index;
-	size_t cap;
-};
-
-static int node_set_init(struct node_set *s, size_t nodes)
+/* The index of the node name in the digest's node list, added at its end
+ * if new (numbered by the set, which a job of 10,000 nodes needs: a list
+ * searched for each node record takes seconds); -1 out of memory. */
+static int node_index(json_object *names, struct lwm2_strset *set, const char *name)
 {
-	s->cap = 16;
-	while (s->cap < 2 * nodes + 2)
-		s->cap *= 2;
-	s->name = calloc(s->cap, sizeof(*s->name));
-	s->index = calloc(s->cap, sizeof(*s->index));
-	return s->name && s->index ? 0 : -1;
-}
+	size_t index;
+	int r = lwm2_strset_add(set, name, &index);
 
-static void node_set_free(struct node_set *s)
-{
-	free(s->name);
-	free(s->index);
-}
-
-/* The index of name in names, added at the end if new; -1 out of memory.
- * At most one name per node record: the set never fills. */
-static int node_index(json_object *names, struct node_set *s, const char *name)
-{
-	size_t i = (size_t)lwm2_strhash(name) & (s->cap - 1);
-	int n;
-
-	while (s->name[i]) {
-		if (!strcmp(s->name[i], name))
-			return s->index[i];
-		i = (i + 1) & (s->cap - 1);
-	}
-	n = (int)json_object_array_length(names);
-	if (json_object_array_add(names, json_object_new_string(name)) != 0)
+	if (r < 0 || (r > 0 && json_object_array_add(names, json_object_new_string(name)) != 0))
 		return -1;
-	s->name[i] = name;
-	s->index[i] = n;
-	return n;
+	return (int)index;
 }
 
 json_object *lwm2_job_digest_ranks(json_object *const *nodes, size_t n)
 {
 	json_object *o = json_object_new_object(), *names = json_object_new_array(),
 	            *cols = json_object_new_array(), *rows = json_object_new_array();
-	struct node_set set = {NULL, NULL, 0};
+	struct lwm2_strset set = {NULL, NULL, 0, 0};
 
-	if (!o || !names || !cols || !rows || node_set_init(&set, n) != 0)
+	if (!o || !names || !cols || !rows)
 		goto nomem;
 	json_object_array_add(cols, json_object_new_string("step"));
 	json_object_array_add(cols, json_object_new_string("node"));
@@ -135,13 +103,13 @@ json_object *lwm2_job_digest_ranks(json_object *const *nodes, size_t n)
 			json_object_array_add(rows, row);
 		}
 	}
-	node_set_free(&set);
+	lwm2_strset_free(&set);
 	ju_add(o, "nodes", names);
 	ju_add(o, "cols", cols);
 	ju_add(o, "rows", rows);
 	return o;
 nomem:
-	node_set_free(&set);
+	lwm2_strset_free(&set);
 	json_object_put(o);
 	json_object_put(names);
 	json_object_put(cols);

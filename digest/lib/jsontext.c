@@ -2,6 +2,8 @@
 /* Walking JSON text without building objects (see jsontext.h). */
 #include "jsontext.h"
 
+#include "numparse.h"
+
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -181,11 +183,12 @@ json_object *lwm2_json_number(const char *p, const char *e)
 		return lwm2_json_parse_n(p, (size_t)(e - p));
 	/* up to 18 digits cannot overflow an int64: json-c's value exactly */
 	if (q == e && nint <= 18) {
-		int64_t v = 0;
+		const char *stop;
+		int64_t v;
 
-		for (const char *d = *p == '-' ? p + 1 : p; d < e; d++)
-			v = v * 10 + (*d - '0');
-		return json_object_new_int64(*p == '-' ? -v : v);
+		if (lwm2_parse_i64(p, &stop, INT64_MIN, INT64_MAX, &v) == 0 && stop == e)
+			return json_object_new_int64(v);
+		return lwm2_json_parse_n(p, (size_t)(e - p));
 	}
 	if (q < e && *q == '.') {
 		q = digits_from(q + 1, e, &n);
