@@ -315,8 +315,9 @@ bool lwm2_rank_idle_fork_child(void)
 	const struct lwm2_rank_record *r = lwm2_p.img;
 	const struct lwm2_thread *t = lwm2_p.threads;
 
-	if (!(r->flags & LWM2_F_FORK_CHILD) || lwm2_p.map || lwm2_p.written_once ||
-	    (!lwm2_p.have_dir && lwm2_p.print) || !counted_nothing(r))
+	/* Where its exec would write at all (summary_wanted) and nothing yet. */
+	if (!(r->flags & LWM2_F_FORK_CHILD) || !summary_wanted() || lwm2_p.written_once ||
+	    !counted_nothing(r))
 		return false;
 	/* One thread, nothing in its buffers since the last fold, nothing
 	 * folded and waiting for a slice. */
