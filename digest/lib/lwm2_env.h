@@ -19,8 +19,17 @@
 #define LWM2_ENV_STEP_ID   "LWM2_STEP_ID"   /* else SLURM_STEP_ID */
 #define LWM2_ENV_ROOT_PPID "LWM2_ROOT_PPID" /* the tasks' parent: a task keeps a record */
 
+/* Set for a measured step by the SPANK plugin (and by `lwm2 run`): what
+ * the processes of a container need to reach the step from inside its own
+ * mount namespace.  N:DEV:INO is an open file descriptor and the identity
+ * of the file it must still be (liblwm2(7), "Containers"). */
+#define LWM2_ENV_LIB_FD "LWM2_LIB_FD" /* N:DEV:INO, liblwm2.so itself */
+#define LWM2_ENV_DIR_FD "LWM2_DIR_FD" /* N:DEV:INO, the step directory */
+#define LWM2_ENV_ROOT   "LWM2_ROOT"   /* DEV:INO of "/" where the step began */
+
 /* Set by the library itself, for its children. */
-#define LWM2_ENV_PARENT "LWM2_PARENT" /* pid of the measured parent */
+#define LWM2_ENV_PARENT    "LWM2_PARENT"    /* pid of the measured parent */
+#define LWM2_ENV_CONTAINER "LWM2_CONTAINER" /* RUNTIME:IMAGE the process runs in */
 
 /* Set by hand (or by tests); read by the library only. */
 #define LWM2_ENV_PRINT      "LWM2_PRINT"      /* a digest on stderr at exit */
@@ -47,6 +56,10 @@
 	X(LWM2_ENV_JOB_ID)                                                                         \
 	X(LWM2_ENV_STEP_ID)                                                                        \
 	X(LWM2_ENV_ROOT_PPID)                                                                      \
-	X(LWM2_ENV_PARENT)
+	X(LWM2_ENV_LIB_FD)                                                                         \
+	X(LWM2_ENV_DIR_FD)                                                                         \
+	X(LWM2_ENV_ROOT)                                                                           \
+	X(LWM2_ENV_PARENT)                                                                         \
+	X(LWM2_ENV_CONTAINER)
 
 #endif /* LWM2_ENV_H */
