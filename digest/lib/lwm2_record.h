@@ -31,9 +31,10 @@
 
 #define LWM2_FILE_MAGIC     "LWM2RANK"
 #define LWM2_RECORD_MAGIC   "LWM2SLOT"
-#define LWM2_RECORD_VERSION 2
+#define LWM2_RECORD_VERSION 3
 /* Version 1 records (without the application identity at the end of
- * struct lwm2_rank_record) are still read: lwm2_record_upconvert. */
+ * struct lwm2_rank_record) and version 2 records (without the container)
+ * are still read: lwm2_record_upconvert. */
 #define LWM2_RECORD_VERSION_MIN 1
 
 /* A rank record file larger than this is rejected unread. */
@@ -164,6 +165,12 @@ enum lwm2_group {
  * 32: longer ones are cut. */
 #define LWM2_BUILD_ID_MAX     32
 #define LWM2_RUNTIME_LIBS_LEN 96
+/* The container a process ran in (LWM2_CONTAINER=RUNTIME:IMAGE): the
+ * runtime's short name ("charliecloud", "podman") and the image as the
+ * runtime knows it (a path, or "docker.io/library/debian:11"), each cut
+ * to its field, terminated. */
+#define LWM2_CONTAINER_RUNTIME_LEN 16
+#define LWM2_CONTAINER_IMAGE_LEN   176
 
 /* Runtimes the process used (as TOPAS recorded language and library). */
 enum lwm2_runtime {
@@ -288,11 +295,19 @@ struct lwm2_rank_record {
 	int32_t launch_cpus_per_task; /* SLURM_CPUS_PER_TASK */
 	int32_t launch_omp_threads;   /* OMP_NUM_THREADS (its first number) */
 	uint32_t reserved_v2[7];
+
+	/* ---- version 3: the container the process ran in, from the
+	 * environment at start-up (preload/identity.c); both empty: not in a
+	 * container, or not known (a record of version 1 or 2) ---- */
+	char container_runtime[LWM2_CONTAINER_RUNTIME_LEN];
+	char container_image[LWM2_CONTAINER_IMAGE_LEN];
 	/* followed by nslices struct lwm2_slice */
 };
 
 /* The size of a version 1 record: everything before identity_flags. */
 #define LWM2_RECORD_V1_SIZE offsetof(struct lwm2_rank_record, identity_flags)
+/* The size of a version 2 record: everything before the container. */
+#define LWM2_RECORD_V2_SIZE offsetof(struct lwm2_rank_record, container_runtime)
 
 enum lwm2_identity_flag {
 	LWM2_ID_DONE = 1u << 0, /* the identity was taken (else the fields are empty) */
@@ -357,9 +372,21 @@ const struct lwm2_rank_record *lwm2_record_pick(const void *buf, size_t len, cha
  * A malloc'd copy of a valid record (any version this reader knows) in
  * this version's layout: the fields a version 1 record lacks are zero
  * (identity_flags without LWM2_ID_DONE says "not taken"), the launch
- * shape -1, the slices follow; sealed again.  NULL with errno on failure.
+ * shape -1; those a version 2 record lacks (the container) empty; the
+ * slices follow; sealed again.  NULL with errno on failure.
  */
 struct lwm2_rank_record *lwm2_record_upconvert(const struct lwm2_rank_record *r);
+
+/*
+ * Set r's container from a value of LWM2_CONTAINER, "RUNTIME:IMAGE",
+ * split at the first ':' (an image may hold more: podman's
+ * "docker.io/library/debian:11").  Any bytes, any length: each part is
+ * cut to its field (an image at a UTF-8 character's start, so that no
+ * half character is left), both terminated.  A value without ':' is a
+ * runtime without a known image; NULL or "" leaves both empty.  No
+ * allocation, no system call: the library calls it at every start.
+ */
+void lwm2_record_set_container(struct lwm2_rank_record *r, const char *value);
 
 /*
  * Read a rank record file safely (it was written by a user's process):
@@ -533,7 +560,12 @@ LWM2_LAYOUT(offsetof(struct lwm2_rank_record, build_id) == 1600);
 LWM2_LAYOUT(offsetof(struct lwm2_rank_record, runtime_libs) == 1632);
 LWM2_LAYOUT(offsetof(struct lwm2_rank_record, cuda_runtime_version) == 1728);
 LWM2_LAYOUT(offsetof(struct lwm2_rank_record, launch_ntasks) == 1732);
-LWM2_LAYOUT(sizeof(struct lwm2_rank_record) == 1776);
+/* Version 2 ends here; version 3 adds the container. */
+LWM2_LAYOUT(LWM2_RECORD_V2_SIZE == 1776);
+LWM2_LAYOUT(LWM2_CONTAINER_RUNTIME_LEN == 16);
+LWM2_LAYOUT(LWM2_CONTAINER_IMAGE_LEN == 176);
+LWM2_LAYOUT(offsetof(struct lwm2_rank_record, container_image) == 1792);
+LWM2_LAYOUT(sizeof(struct lwm2_rank_record) == 1968);
 LWM2_LAYOUT(sizeof(struct lwm2_summary_header) == 256);
 LWM2_LAYOUT(offsetof(struct lwm2_summary_header, version) == 8);
 LWM2_LAYOUT(offsetof(struct lwm2_summary_header, job_id) == 32);

@@ -114,6 +114,13 @@ json_object *lwm2_record_to_json(const struct lwm2_rank_record *r)
 		lwm2_identity_to_json(r, id);
 		ju_add(o, "identity", id);
 	}
+	if (r->container_runtime[0] || r->container_image[0]) {
+		/* version 3; the fields are terminated (validated) */
+		json_object *c = json_object_new_object();
+		ju_add(c, "runtime", json_object_new_string(r->container_runtime));
+		ju_add(c, "image", json_object_new_string(r->container_image));
+		ju_add(o, "container", c);
+	}
 	ju_add(o, "start_ns", json_object_new_int64(r->start_ns));
 	ju_add(o, "end_ns", json_object_new_int64(r->end_ns));
 	ju_add(o, "exit_status", json_object_new_int(r->exit_status));

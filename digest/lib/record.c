@@ -19,7 +19,8 @@
 #include "config.h"
 #include "cpu_features.h"
 
-_Static_assert(sizeof(struct lwm2_rank_record) % 8 == 0 && LWM2_RECORD_V1_SIZE % 8 == 0,
+_Static_assert(sizeof(struct lwm2_rank_record) % 8 == 0 && LWM2_RECORD_V1_SIZE % 8 == 0 &&
+                   LWM2_RECORD_V2_SIZE % 8 == 0,
                "slices of 64-bit counters follow the record");
 
 const char *const lwm2_counter_names[LWM2_NCOUNTERS] = {
@@ -165,7 +166,8 @@ static bool terminated(const char *s, size_t n)
  * known version's fixed part into this version's layout. */
 static const size_t fixed_size[LWM2_RECORD_VERSION + 1] = {
     [1] = LWM2_RECORD_V1_SIZE,
-    [2] = sizeof(struct lwm2_rank_record),
+    [2] = LWM2_RECORD_V2_SIZE,
+    [3] = sizeof(struct lwm2_rank_record),
 };
 
 int lwm2_record_validate(const void *slot, size_t avail, char *err, size_t errlen)
@@ -212,6 +214,9 @@ int lwm2_record_validate(const void *slot, size_t avail, char *err, size_t errle
 	if (r->version >= 2 && (!terminated(r->runtime_libs, sizeof(r->runtime_libs)) ||
 	                        r->build_id_len > LWM2_BUILD_ID_MAX))
 		return fail(err, errlen, "bad identity fields");
+	if (r->version >= 3 && (!terminated(r->container_runtime, sizeof(r->container_runtime)) ||
+	                        !terminated(r->container_image, sizeof(r->container_image))))
+		return fail(err, errlen, "unterminated container field");
 	for (int g = 0; g < LWM2_NGROUPS; g++)
 		if (!terminated(r->missing_reason[g], LWM2_REASON_LEN))
 			return fail(err, errlen, "unterminated reason for %s", lwm2_group_names[g]);
@@ -352,12 +357,54 @@ struct lwm2_rank_record *lwm2_record_upconvert(const struct lwm2_rank_record *r)
 		return NULL;
 	memcpy(n, r, have);
 	memcpy(n + 1, (const char *)r + have, slices);
-	if (have < sizeof(*n)) {
+	/* Version 1 lacks the identity (its launch shape is "unknown"),
+	 * versions 1 and 2 the container (empty: calloc's zeros). */
+	if (have < LWM2_RECORD_V2_SIZE) {
 		n->launch_ntasks = n->launch_nnodes = -1;
 		n->launch_cpus_per_task = n->launch_omp_threads = -1;
-		lwm2_record_seal(n);
 	}
+	if (have < sizeof(*n))
+		lwm2_record_seal(n);
 	return n;
+}
+
+/* Bytes of s to keep in a field of cap bytes (the terminator included):
+ * all of them if they fit, else as many as fit without splitting a UTF-8
+ * character (an image name is shown as text: half a character would make
+ * its end invalid).  A run of continuation bytes longer than a character
+ * is not UTF-8 at all and is cut where it stands. */
+static size_t fit(const char *s, size_t n, size_t cap)
+{
+	size_t k;
+
+	if (n < cap)
+		return n;
+	k = cap - 1;
+	for (size_t back = 0; back < 3 && k > 0 && ((unsigned char)s[k] & 0xc0) == 0x80; back++)
+		k--;
+	return ((unsigned char)s[k] & 0xc0) == 0x80 ? cap - 1 : k;
+}
+
+void lwm2_record_set_container(struct lwm2_rank_record *r, const char *value)
+{
+	const char *colon;
+	size_t rn, in;
+
+	memset(r->container_runtime, 0, sizeof(r->container_runtime));
+	memset(r->container_image, 0, sizeof(r->container_image));
+	if (!value || !*value)
+		return;
+	/* The environment bounds the scan (an argument string is at most
+	 * 128 KiB); only what fits is copied. */
+	colon = strchr(value, ':');
+	rn = colon ? (size_t)(colon - value) : strnlen(value, sizeof(r->container_runtime));
+	rn = fit(value, rn, sizeof(r->container_runtime));
+	memcpy(r->container_runtime, value, rn);
+	if (!colon)
+		return;
+	in = strnlen(colon + 1, sizeof(r->container_image));
+	in = fit(colon + 1, in, sizeof(r->container_image));
+	memcpy(r->container_image, colon + 1, in);
 }
 
 int lwm2_summary_check(const void *buf, size_t len, char *err, size_t errlen)

@@ -2,7 +2,9 @@
 /*
  * Write N hand-built rank records into a directory, for the script tests
  * of the lwm2 command (they then need no preload library).  Process i
- * spends (i + 1) s of a 10 s run in MPI and writes (i + 1) MiB.
+ * spends (i + 1) s of a 10 s run in MPI and writes (i + 1) MiB.  With
+ * MKRECORDS_CONTAINER=RUNTIME:IMAGE in the environment they ran in that
+ * container (the fuzz corpus's seeds).
  */
 #include "mkrecord.h"
 
@@ -34,6 +36,7 @@ int main(int argc, char **argv)
 		char name[64];
 
 		r->first_slice = 170000000;
+		lwm2_record_set_container(r, getenv("MKRECORDS_CONTAINER"));
 		r->job_id = job;
 		r->step_id = step;
 		r->counters[LWM2_C_mpi_p2p_ns] = (uint64_t)(i + 1) * 1000000000ull;

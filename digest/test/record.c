@@ -124,6 +124,67 @@ int main(void)
 	ok(r == NULL && strstr(err, "unterminated"), "unterminated hostname rejected: %s", err);
 	free(buf);
 
+	/* The container (version 3): LWM2_CONTAINER split at its first ':',
+	 * each part cut to its field at a character's start, terminated. */
+	{
+		struct lwm2_rank_record *c = calloc(1, sizeof(*c));
+		char v[400], want[LWM2_CONTAINER_IMAGE_LEN];
+
+		lwm2_record_set_container(c, "charliecloud:/img/x");
+		ok(!strcmp(c->container_runtime, "charliecloud") &&
+		       !strcmp(c->container_image, "/img/x"),
+		   "container: charliecloud:/img/x");
+		lwm2_record_set_container(c, "podman:docker.io/library/debian:11");
+		ok(!strcmp(c->container_runtime, "podman") &&
+		       !strcmp(c->container_image, "docker.io/library/debian:11"),
+		   "container: split at the first ':' (podman's docker.io/library/debian:11)");
+		lwm2_record_set_container(c, "enroot");
+		ok(!strcmp(c->container_runtime, "enroot") && !c->container_image[0],
+		   "container: a runtime without an image");
+		lwm2_record_set_container(c, ":/img/x");
+		ok(!c->container_runtime[0] && !strcmp(c->container_image, "/img/x"),
+		   "container: an image without a runtime");
+		lwm2_record_set_container(c, "a-runtime-name-longer-than-its-field:/i");
+		ok(!strcmp(c->container_runtime, "a-runtime-name-") &&
+		       !strcmp(c->container_image, "/i"),
+		   "container: a long runtime cut to %zu bytes, the image still found",
+		   sizeof(c->container_runtime) - 1);
+		/* 300 bytes of image with quotes, newlines and ':' */
+		snprintf(v, sizeof(v), "apptainer:");
+		for (size_t k = strlen(v); k < 310; k++)
+			v[k] = "/\"x\n:y'"[k % 7];
+		v[310] = '\0';
+		lwm2_record_set_container(c, v);
+		memcpy(want, v + 10, sizeof(want) - 1);
+		want[sizeof(want) - 1] = '\0';
+		ok(!strcmp(c->container_runtime, "apptainer") &&
+		       !strcmp(c->container_image, want) &&
+		       strlen(c->container_image) == LWM2_CONTAINER_IMAGE_LEN - 1,
+		   "container: a 300-byte image with quotes and newlines cut to %d bytes",
+		   LWM2_CONTAINER_IMAGE_LEN - 1);
+		/* a two-byte character across the cut is left out whole */
+		memset(v, 'a', sizeof(v));
+		memcpy(v, "bwrap:", 6);
+		memcpy(v + 6 + LWM2_CONTAINER_IMAGE_LEN - 2, "\xc3\xa9", 2);
+		v[6 + LWM2_CONTAINER_IMAGE_LEN + 5] = '\0';
+		lwm2_record_set_container(c, v);
+		is_int(strlen(c->container_image), LWM2_CONTAINER_IMAGE_LEN - 2,
+		       "container: no half UTF-8 character at the cut");
+		lwm2_record_set_container(c, "");
+		ok(!c->container_runtime[0] && !c->container_image[0], "container: empty value");
+		lwm2_record_set_container(c, NULL);
+		ok(!c->container_runtime[0] && !c->container_image[0], "container: no value");
+		free(c);
+
+		buf = make_file(1, 1, 0, &len);
+		memset(slot(buf, 0)->container_image, 'a', LWM2_CONTAINER_IMAGE_LEN);
+		lwm2_record_seal(slot(buf, 0));
+		r = lwm2_record_pick(buf, len, err, sizeof(err));
+		ok(r == NULL && strstr(err, "unterminated container"),
+		   "unterminated container image rejected: %s", err);
+		free(buf);
+	}
+
 	/* Reading from disk: symlinks and non-regular files are refused. */
 	{
 		char dir[] = "/tmp/lwm2-record-test-XXXXXX";

@@ -20,7 +20,7 @@ static char err[256];
 static struct lwm2_rank_record *as_version(const struct lwm2_rank_record *r, uint32_t v, void *buf)
 {
 	struct lwm2_rank_record *o = buf;
-	size_t fixed = v == 1 ? LWM2_RECORD_V1_SIZE : sizeof(*r);
+	size_t fixed = v == 1 ? LWM2_RECORD_V1_SIZE : v == 2 ? LWM2_RECORD_V2_SIZE : sizeof(*r);
 	size_t slices = (size_t)r->nslices * sizeof(struct lwm2_slice);
 
 	memcpy(buf, r, fixed);
@@ -41,11 +41,26 @@ static void records(void)
 
 	r->generation = 1;
 	mk_slices(r)[1].counters[LWM2_C_posix_read_bytes] = 77;
+	r->identity_flags = LWM2_ID_DONE;
+	r->launch_ntasks = 4;
+	lwm2_record_set_container(r, "podman:docker.io/library/debian:11");
 	lwm2_record_seal(r);
+	o = as_version(r, 3, buf);
+	err[0] = '\0';
+	ok(lwm2_record_validate(o, sizeof(buf), err, sizeof(err)) == 0, "record version 3 read: %s",
+	   err);
 	o = as_version(r, 2, buf);
 	err[0] = '\0';
 	ok(lwm2_record_validate(o, sizeof(buf), err, sizeof(err)) == 0, "record version 2 read: %s",
 	   err);
+	up = lwm2_record_upconvert(o);
+	ok(up && up->version == 3 && !up->container_runtime[0] && !up->container_image[0] &&
+	       up->launch_ntasks == 4 && (up->identity_flags & LWM2_ID_DONE) &&
+	       mk_slices(up)[1].counters[LWM2_C_posix_read_bytes] == 77 &&
+	       lwm2_record_validate(up, sizeof(*up) + 2 * sizeof(struct lwm2_slice), err,
+	                            sizeof(err)) == 0,
+	   "and brought to version 3: no container, identity and slices kept, valid");
+	free(up);
 	o = as_version(r, 1, buf);
 	err[0] = '\0';
 	ok(lwm2_record_validate(o, sizeof(buf), err, sizeof(err)) == 0, "record version 1 read: %s",
@@ -53,22 +68,22 @@ static void records(void)
 	up = lwm2_record_upconvert(o);
 	ok(up && up->launch_ntasks == -1 &&
 	       mk_slices(up)[1].counters[LWM2_C_posix_read_bytes] == 77,
-	   "and brought to version 2: identity unknown, slices kept");
+	   "and brought to version 3: identity unknown, slices kept");
 	free(up);
 	o = as_version(r, 0, buf);
 	ok(lwm2_record_validate(o, sizeof(buf), err, sizeof(err)) != 0 &&
 	       strstr(err, "record version 0: no such version"),
 	   "record version 0 refused: %s", err);
-	o = as_version(r, 3, buf);
+	o = as_version(r, 4, buf);
 	ok(lwm2_record_validate(o, sizeof(buf), err, sizeof(err)) != 0 &&
-	       strstr(err, "record version 3: written by a newer lwm2"),
-	   "record version 3 refused: %s", err);
+	       strstr(err, "record version 4: written by a newer lwm2"),
+	   "record version 4 refused: %s", err);
 
 	lwm2_file_header_init(h, 8192);
-	h->version = 3;
+	h->version = 4;
 	ok(lwm2_record_pick(file, sizeof(file), err, sizeof(err)) == NULL &&
-	       strstr(err, "rank record file version 3: written by a newer lwm2"),
-	   "file header version 3 refused: %s", err);
+	       strstr(err, "rank record file version 4: written by a newer lwm2"),
+	   "file header version 4 refused: %s", err);
 	h->version = 0;
 	ok(lwm2_record_pick(file, sizeof(file), err, sizeof(err)) == NULL &&
 	       strstr(err, "rank record file version 0: no such version"),
