@@ -191,6 +191,9 @@ void lwm2_detect_runtimes(void) LWM2_HIDDEN_FN;
  * record image under the lock, signal-safe. */
 void lwm2_identity_collect(void) LWM2_HIDDEN_FN;
 void lwm2_identity_apply(struct lwm2_rank_record *r) LWM2_HIDDEN_FN;
+/* At start-up, from fill_identity: the container of LWM2_CONTAINER into
+ * the record image (one getenv, a bounded copy, no allocation). */
+void lwm2_identity_container(struct lwm2_rank_record *r) LWM2_HIDDEN_FN;
 /* The final write (or checkpoint) from any path; idempotent for the final. */
 void lwm2_finish(enum lwm2_end how, int status, int sig, bool sigctx) LWM2_HIDDEN_FN;
 

@@ -15,6 +15,12 @@
  * segments as the loader mapped them (dl_iterate_phdr), the libraries
  * are the loader's list, the launch shape comes from the environment.
  *
+ * The container is the exception, and costs one getenv: it is the
+ * environment a process starts with that says where it runs (a runtime
+ * passes LWM2_CONTAINER into the container; the process itself may change
+ * its environment later), so it is taken at start-up, straight into the
+ * record image, before anything is written.
+ *
  * Privacy: only the executable's path is a file name; of the libraries
  * only a fixed vocabulary of runtime names and their soname major version
  * is kept ("gomp.1"), never a path; of the environment only the numbers
@@ -30,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lwm2_env.h"
 #include "lwm2_record.h"
 
 struct ident {
@@ -206,4 +213,14 @@ void lwm2_identity_apply(struct lwm2_rank_record *r)
 	r->launch_cpus_per_task = id.cpus_per_task;
 	r->launch_omp_threads = id.omp_threads;
 	r->identity_flags |= LWM2_ID_DONE;
+}
+
+void lwm2_identity_container(struct lwm2_rank_record *r)
+{
+	const char *s = getenv(LWM2_ENV_CONTAINER);
+
+	/* The image is fresh (zeros): outside a container nothing is
+	 * written. */
+	if (s && *s)
+		lwm2_record_set_container(r, s);
 }

@@ -358,6 +358,24 @@ else
 	skip "$vg_skip"
 fi
 
+# The container a process runs in: LWM2_CONTAINER as the process found it
+# at its start (record version 3), split at the first ':'; nothing without
+newcase
+LWM2_CONTAINER='podman:docker.io/library/debian:11' run "$APP" busy 1 10
+f=$(one)
+if grep -q 'lwm2_identity_container(' "$LWM2_SRCDIR/preload/core.c"; then
+	check "LWM2_CONTAINER: the record names the runtime and the image" \
+		eq "$(val "$f" container_runtime)|$(val "$f" container_image)" \
+		"podman|docker.io/library/debian:11"
+else
+	skip_because "LWM2_CONTAINER: the record names the runtime and the image" \
+		"preload/core.c does not call lwm2_identity_container at start-up"
+fi
+newcase
+run "$APP" busy 1 10
+check "no LWM2_CONTAINER: no container in the record" \
+	eq "$(val "$(one)" container_runtime)|$(val "$(one)" container_image)" "|"
+
 # Slurm's client commands that inherit LD_PRELOAD are not measured
 newcase
 cp "$APP" "$D/squeue"; mkdir "$D/rec"

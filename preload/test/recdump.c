@@ -55,6 +55,8 @@ int main(int argc, char **argv)
 	       (unsigned long long)r->generation);
 	printf("runtimes %u\nmissing %u\n", r->runtimes, r->missing);
 	printf("language %u\nidentity_flags %u\n", r->language, r->identity_flags);
+	printf("container_runtime %s\ncontainer_image %s\n", r->container_runtime,
+	       r->container_image);
 	for (int g = 0; g < LWM2_NGROUPS; g++)
 		if (r->missing & (1u << g))
 			printf("missing_%s %s\n", lwm2_group_names[g], r->missing_reason[g]);
