@@ -18,4 +18,45 @@ int lwm2_proc_from_json(json_object *proc, const int *map, size_t nmap,
 /* The per-process table of the full digest ("ranks", job_ranks.c). */
 json_object *lwm2_job_digest_ranks(json_object *const *nodes, size_t n);
 
+/*
+ * Bytes of the UTF-8 character s starts (n bytes at most are there), 0
+ * when s does not start a valid one (a stray continuation byte, a
+ * truncated or overlong sequence, a surrogate, beyond U+10FFFF).  For
+ * text the user chose (a container's image name) on its way into JSON
+ * and onto a terminal.
+ */
+static inline size_t lwm2_utf8_char(const unsigned char *s, size_t n)
+{
+	size_t len;
+	unsigned lo = 0x80, hi = 0xbf;
+
+	if (!n)
+		return 0;
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		len = 2;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		len = 3;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		len = 4;
+	else
+		return 0;
+	/* The second byte's range excludes overlong forms and surrogates. */
+	if (s[0] == 0xe0)
+		lo = 0xa0;
+	else if (s[0] == 0xed)
+		hi = 0x9f;
+	else if (s[0] == 0xf0)
+		lo = 0x90;
+	else if (s[0] == 0xf4)
+		hi = 0x8f;
+	if (n < len || s[1] < lo || s[1] > hi)
+		return 0;
+	for (size_t i = 2; i < len; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	return len;
+}
+
 #endif /* LWM2_DIGEST_INTERNAL_H */

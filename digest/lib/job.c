@@ -141,6 +141,205 @@ static json_object *exes_json(const struct exe_set *x)
 	return o;
 }
 
+/* ---- containers: where the job's processes ran ---- */
+
+/* Distinct containers of a job kept (node records list up to 64 each);
+ * the processes of any further one count as omitted. */
+#define JOB_CONTAINERS_MAX 1024
+/* Containers the digest lists, by CPU time; the main one first. */
+#define TOP_CONTAINERS 8
+#define CTR_STEPS_MAX  256
+
+struct ctr_ent {
+	const char *runtime, *image; /* NULL: free slot; point into node records */
+	uint64_t processes, cpu_us;
+	struct step_count {
+		uint64_t step, ranks;
+	} * steps; /* ranks per step, summed over its nodes */
+	size_t nsteps;
+};
+
+struct ctr_set {
+	struct ctr_ent *e; /* open addressing, cap a power of two */
+	size_t n, cap;
+	uint64_t omitted;   /* processes in containers not kept */
+	uint64_t cpu_total; /* CPU time of all the job's processes, us */
+};
+
+static uint64_t ctr_hash(const char *runtime, const char *image)
+{
+	return lwm2_strhash(runtime) * 31 ^ lwm2_strhash(image);
+}
+
+static struct ctr_ent *ctr_find(struct ctr_set *x, const char *runtime, const char *image)
+{
+	size_t i;
+
+	if (2 * (x->n + 1) > x->cap) {
+		size_t nc = x->cap ? 2 * x->cap : 16;
+		struct ctr_ent *ne = calloc(nc, sizeof(*ne));
+		if (!ne)
+			return NULL;
+		for (size_t k = 0; k < x->cap; k++) {
+			if (!x->e[k].runtime)
+				continue;
+			for (i = ctr_hash(x->e[k].runtime, x->e[k].image) & (nc - 1); ne[i].runtime;
+			     i = (i + 1) & (nc - 1))
+				;
+			ne[i] = x->e[k];
+		}
+		free(x->e);
+		x->e = ne;
+		x->cap = nc;
+	}
+	for (i = ctr_hash(runtime, image) & (x->cap - 1); x->e[i].runtime;
+	     i = (i + 1) & (x->cap - 1))
+		if (!strcmp(x->e[i].runtime, runtime) && !strcmp(x->e[i].image, image))
+			return &x->e[i];
+	x->e[i].runtime = runtime;
+	x->e[i].image = image;
+	x->n++;
+	return &x->e[i];
+}
+
+static int ctr_add_ranks(struct ctr_ent *e, uint64_t step, uint64_t ranks)
+{
+	for (size_t i = 0; i < e->nsteps; i++)
+		if (e->steps[i].step == step) {
+			e->steps[i].ranks += ranks;
+			return 0;
+		}
+	if (e->nsteps >= CTR_STEPS_MAX)
+		return 0;
+	if (!(e->nsteps & (e->nsteps + 1)) || !e->steps) {
+		struct step_count *ns = realloc(e->steps, (2 * e->nsteps + 2) * sizeof(*ns));
+		if (!ns)
+			return -1;
+		e->steps = ns;
+	}
+	e->steps[e->nsteps].step = step;
+	e->steps[e->nsteps++].ranks = ranks;
+	return 0;
+}
+
+/* A node record's "containers" (absent from records of older libraries
+ * and of processes outside containers). */
+static int ctr_add_node(struct ctr_set *x, json_object *node, uint64_t step)
+{
+	json_object *a = ju_get(node, LWM2_KEY_CONTAINERS, json_type_array);
+	int64_t v = ju_int_or(node, LWM2_KEY_CONTAINERS_OMITTED, 0);
+
+	if (v > 0)
+		x->omitted += (uint64_t)v;
+	for (size_t i = 0; a && i < json_object_array_length(a); i++) {
+		json_object *c = json_object_array_get_idx(a, i);
+		const char *rt = ju_str(c, LWM2_KEY_RUNTIME), *im = ju_str(c, LWM2_KEY_IMAGE);
+		int64_t np = ju_int_or(c, LWM2_KEY_PROCESSES, 0),
+		        nr = ju_int_or(c, LWM2_KEY_RANKS, 0);
+		int64_t cpu = ju_int_or(c, "cpu_us", 0);
+		struct ctr_ent *e;
+
+		if (!rt || !im || np < 0 || nr < 0 || cpu < 0)
+			continue;
+		if (x->n >= JOB_CONTAINERS_MAX) {
+			/* a new one is not kept; a known one still counts */
+			size_t k;
+			for (k = ctr_hash(rt, im) & (x->cap - 1); x->e[k].runtime;
+			     k = (k + 1) & (x->cap - 1))
+				if (!strcmp(x->e[k].runtime, rt) && !strcmp(x->e[k].image, im))
+					break;
+			if (!x->e[k].runtime) {
+				x->omitted += (uint64_t)np;
+				continue;
+			}
+		}
+		if (!(e = ctr_find(x, rt, im)))
+			return -1;
+		e->processes += (uint64_t)np;
+		e->cpu_us += (uint64_t)cpu;
+		if (ctr_add_ranks(e, step, (uint64_t)nr) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static uint64_t ctr_ranks(const struct ctr_ent *e)
+{
+	uint64_t r = 0;
+
+	for (size_t i = 0; i < e->nsteps; i++)
+		if (e->steps[i].ranks > r)
+			r = e->steps[i].ranks;
+	return r;
+}
+
+static int cmp_ctr(const void *a, const void *b)
+{
+	const struct ctr_ent *x = *(const struct ctr_ent *const *)a,
+	                     *y = *(const struct ctr_ent *const *)b;
+	int c;
+
+	if (x->cpu_us != y->cpu_us)
+		return x->cpu_us > y->cpu_us ? -1 : 1;
+	if (x->processes != y->processes)
+		return x->processes > y->processes ? -1 : 1;
+	c = strcmp(x->runtime, y->runtime);
+	return c ? c : strcmp(x->image, y->image);
+}
+
+/* "containers" (the TOP_CONTAINERS with the most CPU time, the main one
+ * first) and "containers_omitted" into d; nothing when no process ran in
+ * a container. */
+static int ctr_json(const struct ctr_set *x, json_object *d)
+{
+	const struct ctr_ent **v;
+	uint64_t omitted = x->omitted;
+	json_object *a;
+	size_t k = 0;
+
+	if (!x->n && !x->omitted)
+		return 0;
+	if (!(v = malloc((x->n ? x->n : 1) * sizeof(*v))))
+		return -1;
+	for (size_t i = 0; i < x->cap; i++)
+		if (x->e[i].runtime)
+			v[k++] = &x->e[i];
+	if (k)
+		qsort(v, k, sizeof(*v), cmp_ctr);
+	a = json_object_new_array();
+	for (size_t i = 0; i < k; i++) {
+		json_object *e;
+		if (i >= TOP_CONTAINERS) {
+			omitted += v[i]->processes;
+			continue;
+		}
+		e = json_object_new_object();
+		ju_add(e, LWM2_KEY_RUNTIME, json_object_new_string(v[i]->runtime));
+		ju_add(e, LWM2_KEY_IMAGE, json_object_new_string(v[i]->image));
+		ju_add(e, LWM2_KEY_PROCESSES, ju_u64(v[i]->processes));
+		ju_add(e, LWM2_KEY_RANKS, ju_u64(ctr_ranks(v[i])));
+		ju_add(e, LWM2_KEY_CPU_S, ju_double((double)v[i]->cpu_us / 1e6));
+		ju_add(e, LWM2_KEY_CPU_SHARE,
+		       ju_double(x->cpu_total ? 100.0 * (double)v[i]->cpu_us / (double)x->cpu_total
+		                              : 0));
+		json_object_array_add(a, e);
+	}
+	ju_add(d, LWM2_KEY_CONTAINERS, a);
+	if (omitted)
+		ju_add(d, LWM2_KEY_CONTAINERS_OMITTED, ju_u64(omitted));
+	free(v);
+	return 0;
+}
+
+static void ctr_free(struct ctr_set *x)
+{
+	for (size_t i = 0; i < x->cap; i++)
+		free(x->e[i].steps);
+	free(x->e);
+	x->e = NULL;
+	x->n = x->cap = 0;
+}
+
 struct build {
 	struct scope_acc job;
 	struct scope_acc *steps;
@@ -151,6 +350,7 @@ struct build {
 	uint64_t nincomplete;
 	bool partial, skipped;
 	struct lwm2_app_acc *app; /* the job's application */
+	struct ctr_set containers;
 };
 
 static void acc_init(struct scope_acc *s, uint64_t step)
@@ -291,6 +491,12 @@ static int add_node(struct build *b, json_object *node)
 		 * image: its counters count, it is not another process. */
 		if (flags & LWM2_F_EXEC)
 			continue;
+		{
+			/* CPU time is the process's: its last image has it all. */
+			int64_t ut = ju_int_or(p, "utime_us", 0), st = ju_int_or(p, "stime_us", 0);
+			b->containers.cpu_total +=
+			    (uint64_t)(ut > 0 ? ut : 0) + (uint64_t)(st > 0 ? st : 0);
+		}
 		/* A group of short processes of one executable (LWM2_F_SUMMARY)
 		 * counts as its "n" processes, and as one entry below. */
 		{
@@ -323,6 +529,8 @@ static int add_node(struct build *b, json_object *node)
 		if (lwm2_app_add(b->app, p, &m, name, step) < 0)
 			return -1;
 	}
+	if (ctr_add_node(&b->containers, node, step) < 0)
+		return -1;
 	return add_node_exes(b, sa, node);
 }
 
@@ -456,6 +664,10 @@ json_object *lwm2_job_digest_build(const struct lwm2_job_meta *meta, json_object
 		if (app)
 			ju_add(d, LWM2_KEY_APPLICATION, app);
 	}
+	if (ctr_json(&b.containers, d) < 0) {
+		json_object_put(d);
+		goto nomem;
+	}
 	ju_add(d, LWM2_KEY_SCOPE, scope_json(&b.job, distinct));
 	if (b.nsteps)
 		qsort(b.steps, b.nsteps, sizeof(*b.steps), cmp_step);
@@ -516,6 +728,7 @@ json_object *lwm2_job_digest_build(const struct lwm2_job_meta *meta, json_object
 		}
 	}
 	free_exes(&b);
+	ctr_free(&b.containers);
 	lwm2_app_free(b.app);
 	free(b.steps);
 	free(b.node_names);
@@ -523,6 +736,7 @@ json_object *lwm2_job_digest_build(const struct lwm2_job_meta *meta, json_object
 nomem:
 	json_object_put(b.incomplete);
 	lwm2_app_free(b.app);
+	ctr_free(&b.containers);
 	free_exes(&b);
 	free(b.steps);
 	free(b.node_names);
@@ -533,7 +747,8 @@ nomem:
 /* How far the compact form is cut down. */
 struct cut {
 	size_t incomplete_keep;
-	bool executables; /* the top-executables lists (the log keeps them) */
+	bool executables;       /* the top-executables lists (the log keeps them) */
+	size_t containers_keep; /* SIZE_MAX: all listed; the rest counted as omitted */
 	bool step_totals;
 	size_t steps_keep; /* SIZE_MAX: all */
 	bool job_totals;
@@ -552,6 +767,29 @@ static json_object *shallow_without(json_object *o, const char *const *drop, siz
 			ju_add(c, k, json_object_get(v));
 	}
 	return c;
+}
+
+/* The first keep containers of d into c, the processes of the others
+ * added to "containers_omitted". */
+static void cut_containers(json_object *c, json_object *d, size_t keep)
+{
+	json_object *a = ju_get(d, LWM2_KEY_CONTAINERS, json_type_array), *n;
+	int64_t omitted = ju_int_or(d, LWM2_KEY_CONTAINERS_OMITTED, 0);
+
+	if (!a || json_object_array_length(a) <= keep)
+		return;
+	n = json_object_new_array();
+	for (size_t i = 0; i < json_object_array_length(a); i++) {
+		json_object *e = json_object_array_get_idx(a, i);
+		int64_t np = ju_int_or(e, LWM2_KEY_PROCESSES, 0);
+
+		if (i < keep)
+			json_object_array_add(n, json_object_get(e));
+		else if (np > 0)
+			omitted += np;
+	}
+	ju_add(c, LWM2_KEY_CONTAINERS, n);
+	ju_add(c, LWM2_KEY_CONTAINERS_OMITTED, json_object_new_int64(omitted));
 }
 
 static json_object *compact_obj(json_object *d, const struct cut *cut)
@@ -595,13 +833,14 @@ static json_object *compact_obj(json_object *d, const struct cut *cut)
 	ju_add(c, LWM2_KEY_STEPS, nsteps);
 	if (keep < ns)
 		ju_add(c, LWM2_KEY_STEPS_OMITTED, ju_u64(ns - keep));
+	cut_containers(c, d, cut->containers_keep);
 	ju_add(c, LWM2_KEY_COMPACT, json_object_new_boolean(1));
 	return c;
 }
 
 char *lwm2_job_digest_compact(json_object *digest, size_t cap)
 {
-	struct cut cut = {SIZE_MAX, true, true, SIZE_MAX, true};
+	struct cut cut = {SIZE_MAX, true, SIZE_MAX, true, SIZE_MAX, true};
 	size_t plen = strlen(LWM2_DIGEST_PREFIX);
 
 	if (!digest || !json_object_is_type(digest, json_type_object)) {
@@ -642,6 +881,8 @@ char *lwm2_job_digest_compact(json_object *digest, size_t cap)
 			cut.incomplete_keep = 8;
 		else if (cut.executables)
 			cut.executables = false;
+		else if (cut.containers_keep > 1)
+			cut.containers_keep = 1; /* the main one */
 		else if (cut.step_totals)
 			cut.step_totals = false;
 		else if (cut.steps_keep > 2 && ns > 2)

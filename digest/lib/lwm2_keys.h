@@ -104,6 +104,13 @@
 #define LWM2_KEY_OTHERS         "others"
 #define LWM2_KEY_OTHERS_OMITTED "others_omitted"
 
+/* "containers": the containers the job's processes ran in. */
+#define LWM2_KEY_CONTAINERS         "containers"
+#define LWM2_KEY_CONTAINERS_OMITTED "containers_omitted"
+#define LWM2_KEY_RUNTIME            "runtime"
+#define LWM2_KEY_IMAGE              "image"
+#define LWM2_KEY_CPU_SHARE          "cpu_share"
+
 /* "history": the comparison with the application's earlier runs. */
 #define LWM2_KEY_APP            "app"
 #define LWM2_KEY_EARLIER_RUNS   "earlier_runs"
@@ -152,6 +159,14 @@
 	X("", LWM2_KEY_UPGRADED_FROM)                                                              \
 	X("", LWM2_KEY_INTERFERENCE)                                                               \
 	X("", LWM2_KEY_HISTORY)                                                                    \
+	X("", LWM2_KEY_CONTAINERS)                                                                 \
+	X("", LWM2_KEY_CONTAINERS_OMITTED)                                                         \
+	X("/" LWM2_KEY_CONTAINERS "[]", LWM2_KEY_RUNTIME)                                          \
+	X("/" LWM2_KEY_CONTAINERS "[]", LWM2_KEY_IMAGE)                                            \
+	X("/" LWM2_KEY_CONTAINERS "[]", LWM2_KEY_PROCESSES)                                        \
+	X("/" LWM2_KEY_CONTAINERS "[]", LWM2_KEY_RANKS)                                            \
+	X("/" LWM2_KEY_CONTAINERS "[]", LWM2_KEY_CPU_S)                                            \
+	X("/" LWM2_KEY_CONTAINERS "[]", LWM2_KEY_CPU_SHARE)                                        \
 	X("/" LWM2_KEY_JOB, LWM2_KEY_CLUSTER)                                                      \
 	X("/" LWM2_KEY_JOB, LWM2_KEY_JOB_ID)                                                       \
 	X("/" LWM2_KEY_JOB, LWM2_KEY_USER)                                                         \

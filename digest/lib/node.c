@@ -209,6 +209,123 @@ static json_object *exes_json(struct exe_tab *t, size_t *omitted)
 	return a;
 }
 
+/* ---- containers: which processes ran in which container ---- */
+
+/* Distinct containers a node record lists; the processes of any further
+ * one are counted in "containers_omitted" (a directory of records a user
+ * fills must not make the merge quadratic). */
+#define NODE_CONTAINERS_MAX 64
+
+struct ctr_acc {
+	char runtime[LWM2_CONTAINER_RUNTIME_LEN];
+	char image[LWM2_CONTAINER_IMAGE_LEN];
+	uint64_t processes, ranks, cpu_us;
+};
+
+struct ctr_tab {
+	struct ctr_acc *e;
+	size_t n, cap;
+	uint64_t omitted; /* processes of containers beyond the list */
+};
+
+/* The user's bytes as valid UTF-8 (each byte of an invalid sequence
+ * becomes '?'), so that the JSON made of them is valid for any reader;
+ * control characters stay (JSON escapes them, the text digest too). */
+static void utf8_clean(char *dst, const char *src, size_t cap)
+{
+	const unsigned char *s = (const unsigned char *)src;
+	size_t n = strnlen(src, cap - 1), k = 0;
+
+	while (k < n) {
+		size_t c = lwm2_utf8_char(s + k, n - k);
+
+		if (!c) {
+			dst[k++] = '?';
+			continue;
+		}
+		memcpy(dst + k, s + k, c);
+		k += c;
+	}
+	dst[k] = '\0';
+}
+
+/* A process that ended (not an image replaced by exec) in r's container;
+ * a rank when it is not a fork child, as the application counts them. */
+static void ctr_add(struct ctr_tab *t, const struct lwm2_rank_record *r)
+{
+	char rt[sizeof(r->container_runtime)], im[sizeof(r->container_image)];
+	struct ctr_acc *a = NULL;
+
+	if ((!r->container_runtime[0] && !r->container_image[0]) || (r->flags & LWM2_F_EXEC))
+		return;
+	utf8_clean(rt, r->container_runtime, sizeof(rt));
+	utf8_clean(im, r->container_image, sizeof(im));
+	for (size_t i = 0; i < t->n && !a; i++)
+		if (!strcmp(t->e[i].runtime, rt) && !strcmp(t->e[i].image, im))
+			a = &t->e[i];
+	if (!a && t->n == NODE_CONTAINERS_MAX) {
+		t->omitted++;
+		return;
+	}
+	if (!a) {
+		if (t->n == t->cap) {
+			size_t nc = t->cap ? 2 * t->cap : 4;
+			struct ctr_acc *ne = realloc(t->e, nc * sizeof(*ne));
+			if (!ne) {
+				t->omitted++;
+				return;
+			}
+			t->e = ne;
+			t->cap = nc;
+		}
+		a = &t->e[t->n++];
+		memset(a, 0, sizeof(*a));
+		memcpy(a->runtime, rt, sizeof(rt));
+		memcpy(a->image, im, sizeof(im));
+	}
+	a->processes++;
+	a->ranks += !(r->flags & LWM2_F_FORK_CHILD);
+	a->cpu_us += r->utime_us + r->stime_us;
+}
+
+static int cmp_ctr(const void *a, const void *b)
+{
+	const struct ctr_acc *x = a, *y = b;
+	int c;
+
+	if (x->cpu_us != y->cpu_us)
+		return x->cpu_us > y->cpu_us ? -1 : 1;
+	if (x->processes != y->processes)
+		return x->processes > y->processes ? -1 : 1;
+	c = strcmp(x->runtime, y->runtime);
+	return c ? c : strcmp(x->image, y->image);
+}
+
+/* "containers" (by CPU time) and "containers_omitted" into node; nothing
+ * when no process ran in a container. */
+static void ctr_json(struct ctr_tab *t, json_object *node)
+{
+	json_object *a;
+
+	if (!t->n && !t->omitted)
+		return;
+	if (t->n)
+		qsort(t->e, t->n, sizeof(*t->e), cmp_ctr);
+	a = json_object_new_array_ext((int)t->n);
+	for (size_t i = 0; i < t->n; i++) {
+		json_object *e = json_object_new_object();
+		ju_add(e, "runtime", json_object_new_string(t->e[i].runtime));
+		ju_add(e, "image", json_object_new_string(t->e[i].image));
+		ju_add(e, "processes", ju_u64(t->e[i].processes));
+		ju_add(e, "ranks", ju_u64(t->e[i].ranks));
+		ju_add(e, "cpu_us", ju_u64(t->e[i].cpu_us));
+		json_object_array_add(a, e);
+	}
+	ju_add(node, "containers", a);
+	if (t->omitted)
+		ju_add(node, "containers_omitted", ju_u64(t->omitted));
+}
+
 /* The summary's part of the node record: "short", and its share of the
  * totals and of the executables. */
 /*
@@ -345,6 +462,7 @@ struct merge {
 	bool approx;
 	/* which commands ran, and the step's summary of short processes */
 	struct exe_tab exes;
+	struct ctr_tab containers;
 	const struct lwm2_summary_header *sum;
 };
 
@@ -375,6 +493,8 @@ static void merge_free(struct merge *m)
 	free(m->grid);
 	free(m->exes.e);
 	m->exes.e = NULL;
+	free(m->containers.e);
+	m->containers.e = NULL;
 	m->procs = m->incomplete = NULL;
 	m->tasks = NULL;
 	m->grid = NULL;
@@ -534,6 +654,7 @@ static bool merge_add(struct merge *m, const struct lwm2_rank_record *r, const c
 		exe_add(&m->exes, b, strnlen(b, sizeof(r->executable)), ends, 1,
 		        ends ? r->utime_us + r->stime_us : 0);
 	}
+	ctr_add(&m->containers, r);
 	if (r->flags & LWM2_F_INCOMPLETE)
 		json_object_array_add(m->incomplete, json_object_new_int(r->pid));
 	m->fl_any |= r->flags;
@@ -664,6 +785,7 @@ static json_object *merge_finish(struct merge *m)
 	ju_add(node, "exes", exes_json(&m->exes, &exes_omitted));
 	if (exes_omitted)
 		ju_add(node, "exes_omitted", ju_u64(exes_omitted));
+	ctr_json(&m->containers, node);
 	m->procs = m->incomplete = NULL; /* now the node's */
 	merge_free(m);
 	return node;

@@ -79,6 +79,72 @@ void lwm2_scope_from_json(struct lwm2_scope *s, json_object *js, const char *tit
 	}
 }
 
+/* Text the user chose (an image name) on one line of a terminal: control
+ * characters (C0, DEL, C1), bytes that are not UTF-8 and backslashes are
+ * written as \xNN (\\ for a backslash), so that no name can start a line
+ * or move the cursor. */
+static void put_escaped(FILE *out, const char *str)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	size_t n = strlen(str);
+
+	for (size_t k = 0; k < n;) {
+		size_t c = lwm2_utf8_char(s + k, n - k);
+
+		if (c == 1 && s[k] >= 0x20 && s[k] != 0x7f && s[k] != '\\') {
+			fputc(s[k], out);
+		} else if (c == 1 && s[k] == '\\') {
+			fputs("\\\\", out);
+		} else if (c > 1 && !(s[k] == 0xc2 && s[k + 1] < 0xa0)) {
+			fwrite(s + k, 1, c, out);
+		} else {
+			/* one byte at a time: a C1 control's two, or a stray one */
+			size_t e = c ? c : 1;
+			for (size_t i = 0; i < e; i++)
+				fprintf(out, "\\x%02x", s[k + i]);
+			c = e;
+		}
+		k += c;
+	}
+}
+
+/* One line per container the digest lists ("containers"), the main one
+ * (most CPU time) first; nothing for a job that ran in none. */
+static void containers_render(json_object *d, FILE *out)
+{
+	json_object *a = ju_get(d, LWM2_KEY_CONTAINERS, json_type_array);
+	json_object *scope = ju_get(d, LWM2_KEY_SCOPE, json_type_object);
+	int64_t all = scope ? ju_int_or(scope, LWM2_KEY_PROCESSES, 0) : 0;
+	int64_t omitted = ju_int_or(d, LWM2_KEY_CONTAINERS_OMITTED, 0);
+
+	for (size_t i = 0; a && i < json_object_array_length(a); i++) {
+		json_object *c = json_object_array_get_idx(a, i);
+		const char *rt = ju_str(c, LWM2_KEY_RUNTIME), *im = ju_str(c, LWM2_KEY_IMAGE);
+		int64_t np = ju_int_or(c, LWM2_KEY_PROCESSES, 0);
+		double share, cpu;
+
+		fputs("Container:", out);
+		if (rt && *rt) {
+			fputc(' ', out);
+			put_escaped(out, rt);
+		}
+		if (im && *im) {
+			fputc(' ', out);
+			put_escaped(out, im);
+		}
+		if (!(rt && *rt) && !(im && *im))
+			fputs(" ?", out);
+		fprintf(out, " (%" PRId64 " of %" PRId64 " processes", np, all > np ? all : np);
+		if (ju_num(c, LWM2_KEY_CPU_S, &cpu) && cpu > 0 &&
+		    ju_num(c, LWM2_KEY_CPU_SHARE, &share) && share >= 0)
+			fprintf(out, ", %.1f %% of CPU time", share);
+		fputs(")\n", out);
+	}
+	if (omitted > 0)
+		fprintf(out, "Container: %" PRId64 " more processes in other containers\n",
+		        omitted);
+}
+
 static void put_time(FILE *out, const char *label, int64_t t)
 {
 	char b[64];
@@ -140,6 +206,7 @@ int lwm2_digest_render(json_object *d, FILE *out, const struct lwm2_render_opts 
 		fputc('\n', out);
 	}
 	lwm2_app_render(d, out);
+	containers_render(d, out);
 	lwm2_scope_from_json(&s, ju_get(d, LWM2_KEY_SCOPE, json_type_object), title, cpt);
 	if (lwm2_render_scope(&s, o->flags, sink_file, out) != 0)
 		rc = -1;

@@ -95,6 +95,242 @@ static const struct {
     {"prefix without JSON", "JS1:abc LWM2:", "not valid JSON"},
 };
 
+/* A rank record file as a version 2 library wrote it: the fixed part of
+ * version 2 (no container), no slices. */
+static int write_rec_v2(int dirfd, const char *name, const struct lwm2_rank_record *r)
+{
+	uint32_t cap = (uint32_t)lwm2_slot_capacity(0);
+	size_t len = sizeof(struct lwm2_file_header) + 2 * (size_t)cap;
+	char *buf = calloc(1, len);
+	struct lwm2_file_header *h = (void *)buf;
+	struct lwm2_rank_record *slot = (void *)(buf + sizeof(*h) + cap);
+	int fd, rc = -1;
+
+	lwm2_file_header_init(h, cap);
+	h->version = 2;
+	memcpy(slot, r, LWM2_RECORD_V2_SIZE);
+	memcpy(slot->magic, LWM2_RECORD_MAGIC, sizeof(slot->magic));
+	slot->version = 2;
+	slot->record_size = LWM2_RECORD_V2_SIZE;
+	slot->ncounters = LWM2_NCOUNTERS;
+	slot->nearmarks = LWM2_NEARMARKS;
+	slot->nslices = 0;
+	slot->total_size = LWM2_RECORD_V2_SIZE;
+	slot->generation = 7;
+	slot->checksum = lwm2_record_checksum(slot);
+	fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	if (fd >= 0 && write(fd, buf, len) == (ssize_t)len)
+		rc = 0;
+	if (fd >= 0)
+		close(fd);
+	free(buf);
+	return rc;
+}
+
+static char *line_of(const char *text, const char *start)
+{
+	const char *s = strstr(text, start), *e;
+
+	if (!s)
+		return NULL;
+	e = strchr(s, '\n');
+	return strndup(s, e ? (size_t)(e - s) : strlen(s));
+}
+
+/* The container each process ran in: rank records of versions 2 and 3
+ * merged in one step, the node record's and the digest's groups, their
+ * JSON and text, a hostile image name, more containers than listed. */
+static void containers(void)
+{
+	struct lwm2_job_meta meta = {
+	    .cluster = "c1", .job_id = 7, .user = "alice", .node_count = 1};
+	struct lwm2_node_ident id = {.cluster = "c1", .job_id = 7, .step_id = 0, .node = "n1"};
+	char dir[] = "/tmp/lwm2-ctr-test-XXXXXX", err[256] = "", name[64], *text, *line;
+	json_object *node, *d, *back, *a, *e;
+	const char *json;
+	double v = -1;
+	int dfd = -1;
+
+	ok(mkdtemp(dir) != NULL && (dfd = open(dir, O_RDONLY | O_DIRECTORY)) >= 0,
+	   "containers: scratch directory");
+	/* four ranks in a container (version 3), a helper outside, written by
+	 * a version 2 library (no container fields at all) */
+	for (int i = 0; i < 5; i++) {
+		struct lwm2_rank_record *r = mk_rec(0, i < 4 ? i : -1, "n1");
+
+		r->job_id = 7;
+		r->utime_us = i < 4 ? 1000000 : 500000;
+		snprintf(name, sizeof(name), "r%d.lwm2", i);
+		if (i < 4) {
+			lwm2_record_set_container(r, "charliecloud:/img/x");
+			ok(write_rec(dfd, name, r) == 0, "containers: version 3 record %d written",
+			   i);
+		} else {
+			r->flags = 0;
+			r->task_id = 0;
+			strcpy(r->executable, "/bin/bash");
+			ok(write_rec_v2(dfd, name, r) == 0, "containers: version 2 record written");
+		}
+		free(r);
+	}
+	node = lwm2_node_merge(dfd, &id, NULL, NULL);
+	ok(node && lwm2_node_validate(node, err, sizeof(err)) == 0,
+	   "containers: versions 2 and 3 merged into one node record: %s", err);
+	a = ju_get(node, "containers", json_type_array);
+	e = a && json_object_array_length(a) == 1 ? json_object_array_get_idx(a, 0) : NULL;
+	ok(e && !strcmp(ju_str(e, "runtime") ?: "", "charliecloud") &&
+	       !strcmp(ju_str(e, "image") ?: "", "/img/x") && ju_int_or(e, "processes", 0) == 4 &&
+	       ju_int_or(e, "ranks", 0) == 4 && ju_int_or(e, "cpu_us", 0) == 4000000,
+	   "node record: 4 processes, 4 ranks and 4 s of CPU in charliecloud /img/x");
+	is_int(ju_int_or(ju_get(node, "totals", json_type_object), "processes", 0), 5,
+	       "node record: 5 processes, the version 2 one in no container");
+
+	d = lwm2_job_digest_build(&meta, &node, 1);
+	ok(d && lwm2_digest_validate(d, err, sizeof(err)) == 0, "containers: digest: %s", err);
+	json = d ? json_object_to_json_string_ext(d, JSON_C_TO_STRING_PLAIN) : "";
+	back = lwm2_digest_parse(json, strlen(json), err, sizeof(err));
+	a = back ? ju_get(back, "containers", json_type_array) : NULL;
+	e = a && json_object_array_length(a) == 1 ? json_object_array_get_idx(a, 0) : NULL;
+	ok(e && !strcmp(ju_str(e, "runtime") ?: "", "charliecloud") &&
+	       !strcmp(ju_str(e, "image") ?: "", "/img/x") && ju_int_or(e, "processes", 0) == 4 &&
+	       ju_int_or(e, "ranks", 0) == 4 && ju_num(e, "cpu_s", &v) && fabs(v - 4) < 1e-9,
+	   "digest JSON read back: charliecloud /img/x, 4 processes, 4 ranks, 4 CPU-s");
+	ok(e && ju_num(e, "cpu_share", &v) && fabs(v - 400.0 / 4.5) < 1e-3,
+	   "its CPU time share: 4 of 4.5 s");
+	ok(back && !ju_get(back, "containers_omitted", json_type_int), "nothing omitted");
+	text = back ? render(back, 0) : NULL;
+	line = text ? line_of(text, "Container:") : NULL;
+	is_str(line, "Container: charliecloud /img/x (4 of 5 processes, 88.9 % of CPU time)",
+	       "text digest: the Container line");
+	ok(text && strstr(text, "Container:") > strstr(text, "Job 7") &&
+	       strstr(text, "Container:") < strstr(text, "lwm2 digest:"),
+	   "after the job's header, before the metrics");
+	free(line);
+	free(text);
+	/* the compact form keeps it */
+	text = d ? lwm2_job_digest_compact(d, 0) : NULL;
+	json_object_put(back);
+	back = text ? lwm2_digest_parse(text, strlen(text), err, sizeof(err)) : NULL;
+	ok(back && ju_get(back, "containers", json_type_array),
+	   "the compact form keeps containers");
+	json_object_put(back);
+	free(text);
+	json_object_put(d);
+	json_object_put(node);
+	for (int i = 0; i < 5; i++) {
+		snprintf(name, sizeof(name), "r%d.lwm2", i);
+		unlinkat(dfd, name, 0);
+	}
+	close(dfd);
+	rmdir(dir);
+
+	/* A hostile image: ':' and quotes and newlines and 300 bytes, an
+	 * escape, a byte that is not UTF-8 and a C1 control (CSI) */
+	{
+		struct lwm2_rank_record *r = mk_rec(0, 0, "n1");
+		char v3[400], want[LWM2_CONTAINER_IMAGE_LEN];
+		size_t k = 0;
+
+		k +=
+		    (size_t)snprintf(v3, sizeof(v3), "podman:docker.io/x:1\"\n\x1b[2J\xff\xc2\x9b");
+		for (; k < 310; k++)
+			v3[k] = "\":\n'\\ab"[k % 7];
+		v3[k] = '\0';
+		r->job_id = 7;
+		lwm2_record_set_container(r, v3);
+		ok(strlen(r->container_image) == LWM2_CONTAINER_IMAGE_LEN - 1,
+		   "hostile image: cut to %d bytes in the record", LWM2_CONTAINER_IMAGE_LEN - 1);
+		memcpy(want, r->container_image, sizeof(want));
+		want[strlen("docker.io/x:1\"\n\x1b[2J")] = '?'; /* the byte 0xff */
+		node = lwm2_node_merge_records(&id, &r, NULL, 1, NULL, NULL);
+		d = lwm2_job_digest_build(&meta, &node, 1);
+		json = d ? json_object_to_json_string_ext(d, JSON_C_TO_STRING_PLAIN) : "";
+		ok(!strchr(json, '\n') && !strchr(json, '\x1b') && !strchr(json, '\xff'),
+		   "hostile image: the JSON has no raw newline, escape or invalid byte");
+		back = lwm2_digest_parse(json, strlen(json), err, sizeof(err));
+		a = back ? ju_get(back, "containers", json_type_array) : NULL;
+		e = a ? json_object_array_get_idx(a, 0) : NULL;
+		is_str(e ? ju_str(e, "image") : NULL, want,
+		       "hostile image: read back as written, the invalid byte as '?'");
+		text = back ? render(back, 0) : NULL;
+		line = text ? line_of(text, "Container:") : NULL;
+		ok(line &&
+		       strstr(line, "Container: podman docker.io/x:1\"\\x0a\\x1b[2J?\\xc2\\x9b") ==
+		           line &&
+		       strstr(line, "\":\\x0a'\\\\ab\"") && strstr(line, " (1 of 1 processes)") &&
+		       !strchr(text, '\x1b') && !strstr(text, "\xc2\x9b"),
+		   "hostile image: one escaped text line: %s", line ? line : "(none)");
+		free(line);
+		free(text);
+		json_object_put(back);
+		json_object_put(d);
+		json_object_put(node);
+		free(r);
+	}
+
+	/* Ten containers: the digest lists the eight with most CPU time, the
+	 * rest counted; a compact form cut down keeps the main one. */
+	{
+		struct lwm2_rank_record *recs[10];
+		char val[64];
+		size_t cap;
+
+		for (int i = 0; i < 10; i++) {
+			recs[i] = mk_rec(0, i, "n1");
+			recs[i]->job_id = 7;
+			recs[i]->utime_us = (uint64_t)(10 - i) * 1000000;
+			snprintf(val, sizeof(val), "apptainer:/img/%d.sif", i);
+			lwm2_record_set_container(recs[i], val);
+		}
+		node = lwm2_node_merge_records(&id, recs, NULL, 10, NULL, NULL);
+		d = lwm2_job_digest_build(&meta, &node, 1);
+		a = ju_get(d, "containers", json_type_array);
+		ok(a && json_object_array_length(a) == 8 &&
+		       !strcmp(ju_str(json_object_array_get_idx(a, 0), "image") ?: "",
+		               "/img/0.sif") &&
+		       ju_int_or(d, "containers_omitted", 0) == 2,
+		   "ten containers: eight listed, the main one first, 2 processes omitted");
+		text = render(d, 0);
+		ok(text && strstr(text, "Container: 2 more processes in other containers\n"),
+		   "and the text says so");
+		free(text);
+		text = lwm2_job_digest_compact(d, 0);
+		back = text ? lwm2_digest_parse(text, strlen(text), err, sizeof(err)) : NULL;
+		a = back ? ju_get(back, "containers", json_type_array) : NULL;
+		ok(a && json_object_array_length(a) == 8,
+		   "the compact form of the default cap keeps 8");
+		json_object_put(back);
+		free(text);
+		back = NULL;
+		for (cap = 6000; cap >= 1500 && !back; cap -= 100) {
+			json_object *c;
+			if (!(text = lwm2_job_digest_compact(d, cap)))
+				continue;
+			c = lwm2_digest_parse(text, strlen(text), err, sizeof(err));
+			free(text);
+			a = c ? ju_get(c, "containers", json_type_array) : NULL;
+			if (a && json_object_array_length(a) == 1)
+				back = c;
+			else
+				json_object_put(c);
+		}
+		ok(back &&
+		       !strcmp(ju_str(json_object_array_get_idx(
+		                          ju_get(back, "containers", json_type_array), 0),
+		                      "image")
+		                   ?: "",
+		               "/img/0.sif") &&
+		       ju_int_or(back, "containers_omitted", 0) == 9,
+		   "a small cap keeps the main container, 9 processes omitted (cap %zu)",
+		   cap + 100);
+		json_object_put(back);
+		json_object_put(d);
+		json_object_put(node);
+		for (int i = 0; i < 10; i++)
+			free(recs[i]);
+	}
+}
+
 int main(void)
 {
 	struct lwm2_job_meta meta = {.cluster = "c1",
@@ -194,6 +430,8 @@ int main(void)
 	ok(strstr(text, "step 1") != NULL, "steps rendered");
 	ok(strstr(text, "Job 7, user alice, account proj, partition batch, COMPLETED") != NULL,
 	   "job header");
+	ok(!ju_get(d, "containers", json_type_array) && !strstr(text, "Container"),
+	   "no process in a container: no containers, no Container line");
 	free(text);
 
 	/* Compact form: prefix, no grid, parses back and renders the same. */
@@ -333,5 +571,6 @@ int main(void)
 		free(text);
 		json_object_put(o);
 	}
+	containers();
 	return done_testing();
 }

@@ -92,13 +92,14 @@ static void set_id(struct lwm2_rank_record *r, const char *exe, uint8_t build)
 }
 
 /* A step of a main program (two builds), ten other executables, and
- * slices for the grid. */
+ * slices for the grid; the main program in one container, each other
+ * executable in one of its own (more than the digest lists). */
 static json_object *mk_node(uint32_t step)
 {
 	struct lwm2_node_ident id = {.cluster = "c1", .job_id = 7, .step_id = step, .node = "n1"};
 	struct lwm2_rank_record *recs[14];
 	json_object *node;
-	char exe[64];
+	char exe[64], ctr[64];
 
 	for (int i = 0; i < 14; i++) {
 		recs[i] = mk_rec(2, i, "n1");
@@ -112,6 +113,8 @@ static json_object *mk_node(uint32_t step)
 		recs[i]->utime_us = i < 4 ? 9000000 : 1000;
 		snprintf(exe, sizeof(exe), "/opt/tool%d", i);
 		set_id(recs[i], i < 4 ? "/opt/app/bin/solver" : exe, i == 3 ? 2 : 1);
+		snprintf(ctr, sizeof(ctr), "podman:localhost/tool%d:latest", i);
+		lwm2_record_set_container(recs[i], i < 4 ? "charliecloud:/img/solver" : ctr);
 	}
 	recs[0]->flags |= LWM2_F_INCOMPLETE;
 	node = lwm2_node_merge_records(&id, recs, NULL, 14, NULL, NULL);
