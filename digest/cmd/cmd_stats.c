@@ -90,6 +90,7 @@ struct job {
 	const char *user, *account, *partition, *state, *nodes, *name;
 	char month[16];
 	char exe[256];
+	char image[4 * LWM2_CONTAINER_IMAGE_LEN]; /* escaped: \xNN for a control byte */
 	int64_t start, end;
 	uint32_t node_count;
 	double core_h;
@@ -102,9 +103,9 @@ struct job {
 
 /* ------------------------------------------------------------ options */
 
-enum by { BY_NONE, BY_USER, BY_ACCOUNT, BY_PARTITION, BY_EXE, BY_MONTH, BY_NODE, BY_APP };
-static const char *const by_names[] = {"",           "user",  "account", "partition",
-                                       "executable", "month", "node",    "app"};
+enum by { BY_NONE, BY_USER, BY_ACCOUNT, BY_PARTITION, BY_EXE, BY_MONTH, BY_NODE, BY_APP, BY_IMAGE };
+static const char *const by_names[] = {"",      "user", "account", "partition", "executable",
+                                       "month", "node", "app",     "image"};
 enum out_mode { OUT_TABLE, OUT_PARSABLE, OUT_CSV, OUT_JSON };
 
 /* --sort keys of --top: core-hours lost to a cause, or a metric's value. */
@@ -166,7 +167,8 @@ static void usage(FILE *f)
 	        "Grouping:\n"
 	        "  -b, --by=KEY                 user, account, partition, executable, month or\n"
 	        "                               node (default: all jobs as one group); app:\n"
-	        "                               the digest's application, with its users\n"
+	        "                               the digest's application, with its users;\n"
+	        "                               image: the job's main container image\n"
 	        "      --top=N                  the N jobs that lose the most, instead of groups\n"
 	        "      --sort=KEY               for --top: mpi (core-hours in MPI, default), io,\n"
 	        "                               idle (core-hours of idle allocated cores),\n"
@@ -383,6 +385,9 @@ static int add_to_groups(struct stats *st, const struct job *j)
 	case BY_APP:
 		key = j->exe;
 		break;
+	case BY_IMAGE:
+		key = j->image;
+		break;
 	case BY_MONTH:
 		key = j->month;
 		break;
@@ -507,6 +512,49 @@ static const char *fstr(json_object *o, const char *key)
 	return ju_str(o, key);
 }
 
+/* s as a group name: a byte below 0x20 or DEL as \xNN (a group name is
+ * printed as a table cell), the rest as it is; cut to fit len. */
+static void escape_name(char *out, size_t len, const char *s)
+{
+	size_t k = 0;
+
+	for (; *s && k + 5 < len; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c < 0x20 || c == 0x7f)
+			k += (size_t)snprintf(out + k, len - k, "\\x%02x", c);
+		else
+			out[k++] = (char)c;
+	}
+	out[k] = '\0';
+}
+
+/* The job's main container image: the first of the digest's "containers"
+ * (most CPU time), "(RUNTIME)" when its image is not known; "" (the group
+ * "(none)") when no process ran in a container, or the digest is older
+ * than containers in digests. */
+static void main_image(const struct lwm2_logline *l, char *out, size_t len)
+{
+	const char *a = lwm2_json_member(l->digest, l->end, LWM2_KEY_CONTAINERS);
+	json_object *arr = a && *a == '[' ? lwm2_json_parse_at(a, l->end) : NULL, *c = NULL;
+	const char *im, *rt;
+
+	out[0] = '\0';
+	if (arr && json_object_is_type(arr, json_type_array) && json_object_array_length(arr))
+		c = json_object_array_get_idx(arr, 0);
+	im = c ? ju_str(c, LWM2_KEY_IMAGE) : NULL;
+	rt = c ? ju_str(c, LWM2_KEY_RUNTIME) : NULL;
+	if (im && *im) {
+		escape_name(out, len, im);
+	} else if (rt && *rt) {
+		char r[4 * LWM2_CONTAINER_RUNTIME_LEN];
+
+		escape_name(r, sizeof(r), rt);
+		snprintf(out, len, "(%s)", r);
+	}
+	json_object_put(arr);
+}
+
 static int on_line(void *arg, const struct lwm2_logline *l, char *err, size_t errlen)
 {
 	struct stats *st = arg;
@@ -624,6 +672,8 @@ static int on_line(void *arg, const struct lwm2_logline *l, char *err, size_t er
 			snprintf(j.exe, sizeof(j.exe), "%s", json_object_get_string(e));
 		json_object_put(e);
 	}
+	if (st->by == BY_IMAGE && l->digest)
+		main_image(l, j.image, sizeof(j.image));
 	if (st->by == BY_EXE || (st->by == BY_APP && !j.exe[0])) {
 		/* the program of the largest step where the digest names it
 		 * (version 1 does not), else the job's name */
@@ -822,12 +872,12 @@ static void table_groups(const struct stats *st, struct group **gs, size_t n)
 	if (!st->noheader) {
 		printf("%-*s %8s %9s %10s", w, st->by == BY_NONE ? "GROUP" : by_names[st->by],
 		       "JOBS", "NO-DIGEST", "CORE-H");
-		if (st->by == BY_APP)
+		if (st->by == BY_APP || st->by == BY_IMAGE)
 			printf(" %6s", "USERS");
 		for (int k = 0; k < ND; k++)
 			printf("  %-22s", dm[k].head);
 		printf("\n%-*s %8s %9s %10s", w, "", "", "", "");
-		if (st->by == BY_APP)
+		if (st->by == BY_APP || st->by == BY_IMAGE)
 			printf(" %6s", "");
 		for (int k = 0; k < ND; k++)
 			printf("  %-22s", "mean (q1/median/q3)");
@@ -840,7 +890,7 @@ static void table_groups(const struct stats *st, struct group **gs, size_t n)
 			dist_cell(&g->d[k], k, cells[k], sizeof(cells[k]));
 		printf("%-*.*s %8" PRIu64 " %9" PRIu64 " %10.1f", w, w, g->name, g->jobs,
 		       g->no_digest, g->core_h);
-		if (st->by == BY_APP)
+		if (st->by == BY_APP || st->by == BY_IMAGE)
 			printf(" %6zu", g->nusers);
 		for (int k = 0; k < ND; k++)
 			printf("  %-22s", cells[k]);
@@ -1094,7 +1144,7 @@ int lwm2_cmd_stats(int argc, char **argv)
 				fprintf(
 				    stderr,
 				    "lwm2: stats: couldn't group by \"%s\": want user, account, "
-				    "partition, executable, app, month or node\n",
+				    "partition, executable, app, image, month or node\n",
 				    optarg);
 				goto usage_err;
 			}

@@ -7,6 +7,8 @@
  *   cpus=N (0: leave out) procs=N nodes=LIST nnodes=N cpt=N steps=0,1
  *   mpi=PCT[:PCT] (first process, the others) io=PCT threads=N cpi=X
  *   mpi.STEP=PCT (that step only) nodigest=1
+ *   container=RUNTIME:IMAGE (every process) container0=RUNTIME:IMAGE (the
+ *   first process: another container, or none with container0=)
  *
  * Every process runs 10 s; its MPI and I/O shares, sampled threads and
  * CPI are what the words say.  The digest is built by the library from
@@ -25,6 +27,8 @@
 struct spec {
 	long job, end, elapsed, cpus, procs, nnodes, cpt;
 	char user[64], account[64], partition[64], state[32], nodes[128], steps[128];
+	char container[256], container0[256];
+	bool has_container0;
 	double mpi0, mpi, io, threads, cpi;
 	double step_mpi[8]; /* < 0: as mpi */
 	bool nodigest;
@@ -93,7 +97,12 @@ static void parse(char *line, struct spec *s)
 			s->threads = atof(v);
 		else if (!strcmp(w, "cpi"))
 			s->cpi = atof(v);
-		else if (!strcmp(w, "nodigest"))
+		else if (!strcmp(w, "container"))
+			snprintf(s->container, sizeof(s->container), "%s", v);
+		else if (!strcmp(w, "container0")) {
+			snprintf(s->container0, sizeof(s->container0), "%s", v);
+			s->has_container0 = true;
+		} else if (!strcmp(w, "nodigest"))
 			s->nodigest = atoi(v) != 0;
 	}
 	if (s->procs < 1)
@@ -144,6 +153,8 @@ static int add_step(const struct spec *s, uint32_t step, json_object **nodes, si
 				r->missing |= 1u << LWM2_G_HWC;
 				strcpy(r->missing_reason[LWM2_G_HWC], "no hardware counters");
 			}
+			lwm2_record_set_container(r, i == 0 && s->has_container0 ? s->container0
+			                                                         : s->container);
 			recs[i - lo] = r;
 		}
 		nodes[*n] = lwm2_node_merge_records(&id, recs, NULL, (size_t)(hi - lo), NULL, NULL);

@@ -65,6 +65,35 @@ is "$(./lwm2 stats -f "$log" --by account --csv | head -n 2 | cut -d, -f1-4 | tr
 is "$(./lwm2 stats -f "$log" --by partition -p -n | cut -d'|' -f1,2 | tr '\n' ' ')" \
 	"batch|4 gpu|1 (all)|5 " "--by partition"
 
+# --- --by image: the main container of each job (most CPU time, then most
+# processes), "(none)" for a job that ran in none or has no digest
+./mkstatslog >"$tmp/img.jsonl" <<'SPEC'
+job=201 user=dave end=1700000000 elapsed=3600 cpus=4 procs=4 container=charliecloud:/img/x
+job=202 user=dave end=1700000000 elapsed=3600 cpus=8 procs=4 container=podman:docker.io/library/debian:11 container0=charliecloud:/img/x
+job=203 user=erin end=1700000000 elapsed=3600 cpus=2 procs=2
+job=204 user=erin end=1700000000 elapsed=3600 cpus=4 procs=4 container=charliecloud:/img/x
+job=205 user=erin end=1700000000 elapsed=3600 cpus=1 nodigest=1
+job=206 user=erin end=1700000000 elapsed=3600 cpus=1 procs=1 container=enroot
+SPEC
+is "$(./lwm2 stats -f "$tmp/img.jsonl" --by image -p -n | cut -d'|' -f1-4 | tr '\n' ' ')" \
+	"/img/x|2|0|8 docker.io/library/debian:11|1|0|8 (none)|1|1|2 (enroot)|1|0|1 (all)|5|1|19 " \
+	"--by image: jobs and core-hours per main container image"
+./lwm2 stats -f "$tmp/img.jsonl" --by image --json >"$tmp/img.json"
+is "$(py "$tmp/img.json" 'd["by"], g["/img/x"]["users"], g["(none)"]["users"]')" "('image', 2, 1)" \
+	"--by image --json: users per image"
+case $(./lwm2 stats -f "$tmp/img.jsonl" --by image) in
+*"image "*"USERS"*"/img/x "*) ok "--by image table: the USERS column" ;;
+*) not_ok "--by image table: the USERS column" ;;
+esac
+# an image name with a newline and an escape: one line, one group (json-c
+# writes "/" as "\/")
+sed 's#"\\/img\\/x"#"\\/img\\/\\n\\u001bx"#g' "$tmp/img.jsonl" >"$tmp/img2.jsonl"
+is "$(./lwm2 stats -f "$tmp/img2.jsonl" --by image -p -n | cut -d'|' -f1,2 | head -n 1)" \
+	'/img/\x0a\x1bx|2' "--by image: control bytes of a name escaped"
+# a log of jobs that ran in no container: one group, as before
+is "$(./lwm2 stats -f "$log" --by image -p -n | cut -d'|' -f1-4 | tr '\n' ' ')" \
+	"(none)|5|1|25 (all)|5|1|25 " "--by image: jobs outside containers are (none)"
+
 # --- selection
 is "$(./lwm2 stats -f "$log" -u bob -p -n | cut -d'|' -f1-4)" "all|2|0|9" "-u"
 is "$(./lwm2 stats -f "$log" -A p1 -r batch -p -n | cut -d'|' -f1-4)" "all|3|1|16" "-A and -r"
