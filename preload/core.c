@@ -840,6 +840,7 @@ __attribute__((constructor)) static void lwm2_init(void)
 	/* putenv of a static string: where the variable exists already (every
 	 * child of a measured process) it is replaced in place, no malloc. */
 	format_parent_env(parent_env, lwm2_p.pid, measured_parent);
+	lwm2_container_note_root();
 	putenv(parent_env);
 	atomic_store(&lwm2_on, 1);
 	if (!measured_parent)

@@ -183,6 +183,17 @@ int lwm2_real_sigaction(int sig, const struct sigaction *act, struct sigaction *
 
 /* process.c */
 void lwm2_process_init(void) LWM2_HIDDEN_FN;
+
+/* container.c: an exec's environment inside a container, and the step
+ * directory reached from there. */
+typedef int (*lwm2_exec_fn)(void *ctx, char *const envp[]);
+int lwm2_exec_with_env(char *const envp[], lwm2_exec_fn exec_fn, void *ctx) LWM2_HIDDEN_FN;
+void lwm2_container_note_root(void) LWM2_HIDDEN_FN;
+int lwm2_stepdir_inherited(void) LWM2_HIDDEN_FN;
+/* A file of the step directory by its path, else (inside a container)
+ * through the inherited descriptor: open as openat(2), or unlink. */
+int lwm2_stepdir_open(const char *name, int flags, mode_t mode) LWM2_HIDDEN_FN;
+int lwm2_stepdir_unlink(const char *name) LWM2_HIDDEN_FN;
 /* The image's language, runtimes and identity into the record image;
  * under the lock, never in a signal handler (it walks the loader's list). */
 void lwm2_detect_runtimes(void) LWM2_HIDDEN_FN;

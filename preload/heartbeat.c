@@ -383,6 +383,11 @@ bool lwm2_heartbeat_stop(void)
 {
 	pid_t tid;
 
+	/* The child of a raw clone (bubblewrap and other container runtimes
+	 * start their namespaces so): no fork handler ran, the heartbeat is
+	 * the parent's, and joining it would wait forever. */
+	if (!lwm2_here())
+		return false;
 	lwm2_lock();
 	if (!lwm2_p.hb_running) {
 		/* A heartbeat that saw the process finished ended on its own

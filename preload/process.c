@@ -359,77 +359,101 @@ typedef int (*execv_fn)(const char *, char *const[]);
 typedef int (*execveat_fn)(int, const char *, char *const[], char *const[], int);
 typedef int (*fexecve_fn)(int, char *const[], char *const[]);
 
-LWM2_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
+extern char **environ;
+
+/* One exec call, carried through lwm2_exec_with_env (container.c), which
+ * hands it the environment the new image must get. */
+struct exec_call {
+	int kind; /* R_EXECVE ... R_FEXECVE */
+	const char *path;
+	char *const *argv;
+	int fd, flags;
+	char *const *caller_env; /* the call's own envp; environ for execv and execvp */
+};
+
+/* execv and execvp pass environ on themselves; with another environment
+ * they become execve and execvpe. */
+static int exec_call_run(void *arg, char *const envp[])
+{
+	struct exec_call *c = arg;
+	bool own = envp == c->caller_env;
+
+	switch (c->kind) {
+	case R_EXECV:
+		if (own)
+			return ((execv_fn)real_fn[R_EXECV])(c->path, c->argv);
+		return ((execve_fn)real_fn[R_EXECVE])(c->path, c->argv, envp);
+	case R_EXECVP:
+		if (own || !real_fn[R_EXECVPE])
+			return ((execv_fn)real_fn[R_EXECVP])(c->path, c->argv);
+		return ((execve_fn)real_fn[R_EXECVPE])(c->path, c->argv, envp);
+	case R_EXECVPE:
+		return ((execve_fn)real_fn[R_EXECVPE])(c->path, c->argv, envp);
+	case R_EXECVEAT:
+		return ((execveat_fn)real_fn[R_EXECVEAT])(c->fd, c->path, c->argv, envp, c->flags);
+	case R_FEXECVE:
+		return ((fexecve_fn)real_fn[R_FEXECVE])(c->fd, c->argv, envp);
+	default:
+		return ((execve_fn)real_fn[R_EXECVE])(c->path, c->argv, envp);
+	}
+}
+
+static int exec_wrapped(struct exec_call *c)
 {
 	bool p;
 	int rc;
 
-	REAL(execve_fn, execve, R_EXECVE);
+	if (!real_fn[c->kind])
+		real_fn[c->kind] = lwm2_real(real_names[c->kind]);
+	if (!real_fn[c->kind] || (c->kind == R_EXECV && !real_fn[R_EXECVE])) {
+		errno = ENOSYS;
+		return -1;
+	}
 	p = exec_prepare();
-	rc = real_execve(path, argv, envp);
+	rc = lwm2_exec_with_env(c->caller_env, exec_call_run, c);
 	exec_failed(p);
 	return rc;
+}
+
+LWM2_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
+{
+	return exec_wrapped(
+	    &(struct exec_call){.kind = R_EXECVE, .path = path, .argv = argv, .caller_env = envp});
 }
 
 LWM2_EXPORT int execv(const char *path, char *const argv[])
 {
-	bool p;
-	int rc;
-
-	REAL(execv_fn, execv, R_EXECV);
-	p = exec_prepare();
-	rc = real_execv(path, argv);
-	exec_failed(p);
-	return rc;
+	return exec_wrapped(&(struct exec_call){
+	    .kind = R_EXECV, .path = path, .argv = argv, .caller_env = environ});
 }
 
 LWM2_EXPORT int execvp(const char *file, char *const argv[])
 {
-	bool p;
-	int rc;
-
-	REAL(execv_fn, execvp, R_EXECVP);
-	p = exec_prepare();
-	rc = real_execvp(file, argv);
-	exec_failed(p);
-	return rc;
+	return exec_wrapped(&(struct exec_call){
+	    .kind = R_EXECVP, .path = file, .argv = argv, .caller_env = environ});
 }
 
 LWM2_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
-	bool p;
-	int rc;
-
-	REAL(execve_fn, execvpe, R_EXECVPE);
-	p = exec_prepare();
-	rc = real_execvpe(file, argv, envp);
-	exec_failed(p);
-	return rc;
+	return exec_wrapped(
+	    &(struct exec_call){.kind = R_EXECVPE, .path = file, .argv = argv, .caller_env = envp});
 }
 
 LWM2_EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *const envp[],
                          int flags)
 {
-	bool p;
-	int rc;
-
-	REAL(execveat_fn, execveat, R_EXECVEAT);
-	p = exec_prepare();
-	rc = real_execveat(dirfd, path, argv, envp, flags);
-	exec_failed(p);
-	return rc;
+	return exec_wrapped(&(struct exec_call){.kind = R_EXECVEAT,
+	                                        .path = path,
+	                                        .argv = argv,
+	                                        .fd = dirfd,
+	                                        .flags = flags,
+	                                        .caller_env = envp});
 }
 
 LWM2_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
-	bool p;
-	int rc;
-
-	REAL(fexecve_fn, fexecve, R_FEXECVE);
-	p = exec_prepare();
-	rc = real_fexecve(fd, argv, envp);
-	exec_failed(p);
-	return rc;
+	return exec_wrapped(
+	    &(struct exec_call){.kind = R_FEXECVE, .fd = fd, .argv = argv, .caller_env = envp});
 }
 
 /* The execl family: the arguments into an array on the stack, then the
@@ -524,30 +548,50 @@ static void spawn_prepare(void)
 typedef int (*spawn_fn)(pid_t *, const char *, const posix_spawn_file_actions_t *,
                         const posix_spawnattr_t *, char *const[], char *const[]);
 
+struct spawn_call {
+	spawn_fn real;
+	pid_t *pid;
+	const char *path;
+	const posix_spawn_file_actions_t *fa;
+	const posix_spawnattr_t *attr;
+	char *const *argv;
+};
+
+static int spawn_call_run(void *arg, char *const envp[])
+{
+	struct spawn_call *c = arg;
+
+	return c->real(c->pid, c->path, c->fa, c->attr, c->argv, envp);
+}
+
+static int spawn_wrapped(struct spawn_call *c, const char *name, char *const envp[])
+{
+	static spawn_fn real[2];
+	int i = name[11] == 'p'; /* posix_spawnp */
+
+	if (!real[i])
+		real[i] = (spawn_fn)lwm2_real(name);
+	if (!real[i])
+		return ENOSYS;
+	c->real = real[i];
+	spawn_prepare();
+	return lwm2_exec_with_env(envp, spawn_call_run, c);
+}
+
 LWM2_EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
                             const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
 {
-	static spawn_fn real;
-
-	if (!real)
-		real = (spawn_fn)lwm2_real("posix_spawn");
-	if (!real)
-		return ENOSYS;
-	spawn_prepare();
-	return real(pid, path, fa, attr, argv, envp);
+	return spawn_wrapped(
+	    &(struct spawn_call){.pid = pid, .path = path, .fa = fa, .attr = attr, .argv = argv},
+	    "posix_spawn", envp);
 }
 
 LWM2_EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *fa,
                              const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
 {
-	static spawn_fn real;
-
-	if (!real)
-		real = (spawn_fn)lwm2_real("posix_spawnp");
-	if (!real)
-		return ENOSYS;
-	spawn_prepare();
-	return real(pid, file, fa, attr, argv, envp);
+	return spawn_wrapped(
+	    &(struct spawn_call){.pid = pid, .path = file, .fa = fa, .attr = attr, .argv = argv},
+	    "posix_spawnp", envp);
 }
 
 /* ---- namespaces ---- */

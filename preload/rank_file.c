@@ -51,15 +51,12 @@ static int reserve_fd(int fd, size_t need)
  * kept) and must still be the one mapped. */
 static int reserve(size_t need)
 {
-	char path[sizeof(lwm2_p.dir) + sizeof(lwm2_p.path) + 2];
 	struct stat st;
 	int fd, rc = -1;
 
 	if (need <= lwm2_p.reserved)
 		return 0;
-	if ((size_t)snprintf(path, sizeof(path), "%s/%s", lwm2_p.dir, lwm2_p.path) >= sizeof(path))
-		return -1;
-	fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+	fd = lwm2_stepdir_open(lwm2_p.path, O_RDWR | O_NOFOLLOW | O_CLOEXEC, 0);
 	if (fd < 0)
 		return -1;
 	if (fstat(fd, &st) == 0 && (uint64_t)st.st_ino == lwm2_p.ino)
@@ -81,6 +78,9 @@ static int open_file(void)
 		syscall(SYS_mkdirat, AT_FDCWD, lwm2_p.dir, 0700);
 	dfd = (int)syscall(SYS_openat, AT_FDCWD, lwm2_p.dir,
 	                   O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	/* Inside a container the step directory's path leads elsewhere. */
+	if (dfd < 0 && lwm2_p.have_dir)
+		dfd = lwm2_stepdir_inherited();
 	if (dfd < 0) {
 		lwm2_debug("lwm2: record: couldn't open directory %s: %s", lwm2_p.dir,
 		           strerror(errno));
@@ -187,13 +187,8 @@ static int create_file(void)
 	return 0;
 fail:
 	syscall(SYS_close, fd);
-	if (!lwm2_p.written_once) { /* leave no file without a record */
-		char path[sizeof(lwm2_p.dir) + sizeof(lwm2_p.path) + 2];
-
-		if ((size_t)snprintf(path, sizeof(path), "%s/%s", lwm2_p.dir, lwm2_p.path) <
-		    sizeof(path))
-			syscall(SYS_unlinkat, AT_FDCWD, path, 0);
-	}
+	if (!lwm2_p.written_once) /* leave no file without a record */
+		lwm2_stepdir_unlink(lwm2_p.path);
 	return -1;
 }
 

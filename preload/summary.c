@@ -64,23 +64,14 @@ static void max_i64(int64_t *p, int64_t v)
 /* The summary file, opened for reading and writing; -1 on failure. */
 static int open_summary(void)
 {
-	char path[sizeof(lwm2_p.dir) + sizeof(LWM2_SUMMARY_FILE) + 1];
 	struct stat st;
 	int dfd, fd;
 
-	if (lwm2_p.have_dir) {
-		/* Joined by hand: printf's code would be pages of libc that no
-		 * other part of a short process's start or exit runs. */
-		size_t n = strnlen(lwm2_p.dir, sizeof(lwm2_p.dir));
-
-		if (n >= sizeof(lwm2_p.dir))
-			return -1;
-		memcpy(path, lwm2_p.dir, n);
-		path[n] = '/';
-		memcpy(path + n + 1, LWM2_SUMMARY_FILE, sizeof(LWM2_SUMMARY_FILE));
-		return (int)syscall(SYS_openat, AT_FDCWD, path,
-		                    O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-	}
+	/* By its path, else (inside a container) through the step's
+	 * descriptor. */
+	if (lwm2_p.have_dir)
+		return lwm2_stepdir_open(LWM2_SUMMARY_FILE,
+		                         O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	/* The default directory lives in a shared /tmp: it must be ours. */
 	syscall(SYS_mkdirat, AT_FDCWD, lwm2_p.dir, 0700);
 	dfd = (int)syscall(SYS_openat, AT_FDCWD, lwm2_p.dir,

@@ -6,8 +6,9 @@
  *                  user), put liblwm2.so and the LWM2_* variables into the
  *                  job environment, or take every trace of them out when
  *                  the step is not measured
- *   task_init      (batch step, print mode) note where the script's stdout
- *                  goes, as the user, in the task child
+ *   task_init      as the user, in the task child: open the descriptors
+ *                  a container's processes reach the step through; (batch
+ *                  step, print mode) note where the script's stdout goes
  *   task_exit      after the last local task: merge the rank records into
  *                  the node record and write it, signed, into the spool.
  *                  srun's last exit message waits for this callback, and
@@ -38,6 +39,7 @@
 #include "lwm2_digest.h"
 #include "lwm2_env.h"
 #include "lwm2_spank.h"
+#include "stepfds.h"
 #include "stepname.h"
 
 /* A batch digest is built from at most this many node records: beyond,
@@ -411,12 +413,36 @@ int lwm2_stepd_init_post_opt(spank_t sp)
  * with the user's identity, so writing something else into it gains
  * nothing.
  */
+/*
+ * In each task, as the user, before exec: the descriptors through which
+ * the task's processes reach liblwm2.so and the step directory from
+ * inside a container (stepfds.h).  Opened here, in the task, so that they
+ * are the user's own and cost no process anything.  Without them a
+ * container's processes are not measured; the task runs all the same.
+ */
+static void export_step_fds(spank_t sp)
+{
+	char lib[LWM2_FD_IDENT_LEN], dir[LWM2_FD_IDENT_LEN], root[LWM2_FD_IDENT_LEN], err[256];
+
+	if (lwm2_step_fds_open(lwm2_conf.lib, st.dir, lib, dir, root, err, sizeof(err)) < 0) {
+		slurm_error("lwm2: task start: %s; processes in containers are not measured", err);
+		return;
+	}
+	if (spank_setenv(sp, LWM2_ENV_LIB_FD, lib, 1) != ESPANK_SUCCESS ||
+	    spank_setenv(sp, LWM2_ENV_DIR_FD, dir, 1) != ESPANK_SUCCESS ||
+	    spank_setenv(sp, LWM2_ENV_ROOT, root, 1) != ESPANK_SUCCESS)
+		slurm_error("lwm2: task start: couldn't pass the step's descriptors on");
+}
+
 int lwm2_stepd_task_init(spank_t sp)
 {
 	char path[PATH_MAX], err[256];
 	ssize_t n;
 
-	if (!st.active || !st.print_batch)
+	if (!st.active)
+		return 0;
+	export_step_fds(sp);
+	if (!st.print_batch)
 		return 0;
 	n = readlink("/proc/self/fd/1", path, sizeof(path) - 1);
 	if (n <= 0 || path[0] != '/')

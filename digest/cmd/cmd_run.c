@@ -14,6 +14,7 @@
 #include "lwm2_cmds.h"
 #include "lwm2_env.h"
 #include "numparse.h"
+#include "stepfds.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -90,6 +91,21 @@ static void remove_dir(const char *path)
 	closedir(d);
 	if (rmdir(path) != 0)
 		fprintf(stderr, "lwm2: run: couldn't remove %s: %s\n", path, strerror(errno));
+}
+
+/* In the command's process, before exec: what its processes need to be
+ * measured inside a container (stepfds.h).  Without it they still run. */
+static void export_step_fds(const char *lib, const char *dir)
+{
+	char l[LWM2_FD_IDENT_LEN], d[LWM2_FD_IDENT_LEN], r[LWM2_FD_IDENT_LEN], err[256];
+
+	if (lwm2_step_fds_open(lib, dir, l, d, r, err, sizeof(err)) < 0) {
+		fprintf(stderr, "lwm2: run: %s; processes in containers are not measured\n", err);
+		return;
+	}
+	setenv(LWM2_ENV_LIB_FD, l, 1);
+	setenv(LWM2_ENV_DIR_FD, d, 1);
+	setenv(LWM2_ENV_ROOT, r, 1);
 }
 
 static const char *state_of(int status)
@@ -213,6 +229,7 @@ int lwm2_cmd_run(int argc, char **argv)
 		unsetenv(LWM2_ENV_PRINT);
 		if (slice)
 			setenv(LWM2_ENV_SLICE, slice, 1);
+		export_step_fds(lib, dir);
 		execvp(argv[optind], argv + optind);
 		fprintf(stderr, "lwm2: run: couldn't run %s: %s\n", argv[optind], strerror(errno));
 		_exit(errno == ENOENT ? 127 : 126);

@@ -1,0 +1,541 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Containers: what an exec into one passes on, and how a process inside
+ * one reaches the step.
+ *
+ * A container runtime (ch-run, bwrap, an OCI runtime, Apptainer's
+ * starter) runs on the host with this library loaded, changes its root
+ * and then execs the container's first process with the host's
+ * environment, LD_PRELOAD included.  Inside, the library's path is not
+ * there (the loader would print an error into every process's stderr) or
+ * is another file, and the step directory is not there either.  So every
+ * exec looks at "/" (one system call) and, when it is not the root the
+ * step began under (LWM2_ROOT), rewrites what the new image gets:
+ *
+ *   - lwm2's LD_PRELOAD entry stays where that path is the library itself
+ *     (a site binds it in), becomes /proc/self/fd/N where the descriptor
+ *     the step passed on (LWM2_LIB_FD) is still the library and /proc is
+ *     there, and is taken out otherwise, or where the image has no glibc
+ *     loader (a musl image, whose loader cannot take this library);
+ *   - CUDA_INJECTION64_PATH goes where it names a file that is not there;
+ *   - LWM2_CONTAINER=RUNTIME:IMAGE names the container for the digest.
+ *
+ * Processes inside write their records through the directory descriptor
+ * the step passed on (LWM2_DIR_FD) when LWM2_DIR is not reachable.  Each
+ * descriptor is used only while it is still the file it was (device and
+ * inode): an application that closed it or put another file there loses
+ * its own measurement inside the container, nothing else.
+ *
+ * Everything on the exec path may run in the child of vfork: no malloc,
+ * no locks, no stdio; buffers live on the caller's stack.
+ */
+#include "core_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "lwm2_env.h"
+#include "stepfds.h"
+
+/* The glibc loader a container image must have to load this library. */
+#if defined(__x86_64__)
+#define GLIBC_LOADER "/lib64/ld-linux-x86-64.so.2"
+#elif defined(__aarch64__)
+#define GLIBC_LOADER "/lib/ld-linux-aarch64.so.1"
+#elif defined(__powerpc64__)
+#define GLIBC_LOADER "/lib64/ld64.so.2"
+#else
+#define GLIBC_LOADER NULL
+#endif
+
+#define LIB_BASENAME   "liblwm2.so"
+#define CUDA_BASENAME  "liblwm2cuda.so"
+#define PROC_FD_PREFIX "/proc/self/fd/"
+#define CONTAINER_MAX  320
+#define ENV_MAX        16384
+
+static int saved_argc;
+static char **saved_argv;
+
+/* Raw system calls: no symbol version of libc's stat family to need, and
+ * nothing in libc that a vfork child should not run. */
+static int raw_stat(const char *path, struct stat *st)
+{
+	return (int)syscall(SYS_newfstatat, AT_FDCWD, path, st, 0);
+}
+
+static int raw_fstat(int fd, struct stat *st)
+{
+	return (int)syscall(SYS_fstat, fd, st);
+}
+
+static bool same_file(const struct stat *st, const struct lwm2_fd_ident *id)
+{
+	return (uint64_t)st->st_dev == id->dev && (uint64_t)st->st_ino == id->ino;
+}
+
+static bool fd_is(const struct lwm2_fd_ident *id)
+{
+	struct stat st;
+
+	return id->fd >= 0 && raw_fstat(id->fd, &st) == 0 && same_file(&st, id);
+}
+
+static bool path_is(const char *path, const struct lwm2_fd_ident *id)
+{
+	struct stat st;
+
+	return raw_stat(path, &st) == 0 && same_file(&st, id);
+}
+
+/* The program's arguments, for the image's name: glibc passes them to
+ * the constructors of shared objects.  Nothing else here: the
+ * environment is the program's own until lwm2_init is done with it (a
+ * shell's putenv binds a shell variable, after which its getenv sees no
+ * other). */
+__attribute__((constructor)) static void container_init(int argc, char **argv)
+{
+	saved_argc = argc;
+	saved_argv = argv;
+}
+
+/*
+ * A process started by hand with the library preloaded (no step set
+ * LWM2_ROOT) notes its root for its children, so that a container they
+ * start never prints the loader's error either.  Called by lwm2_init
+ * beside its own putenv.
+ */
+void lwm2_container_note_root(void)
+{
+	static char root_env[sizeof(LWM2_ENV_ROOT) + LWM2_FD_IDENT_LEN];
+	struct stat st;
+	char digits[2][24];
+	uint64_t v[2];
+	size_t at, n[2] = {0, 0};
+
+	if (getenv(LWM2_ENV_ROOT) || raw_stat("/", &st) != 0)
+		return;
+	/* By hand, not snprintf: a start runs no printf (see core.c). */
+	v[0] = (uint64_t)st.st_dev;
+	v[1] = (uint64_t)st.st_ino;
+	for (int i = 0; i < 2; i++)
+		do
+			digits[i][n[i]++] = (char)('0' + v[i] % 10);
+		while ((v[i] /= 10) && n[i] < sizeof(digits[i]));
+	memcpy(root_env, LWM2_ENV_ROOT "=", sizeof(LWM2_ENV_ROOT));
+	at = sizeof(LWM2_ENV_ROOT);
+	for (int i = 0; i < 2; i++) {
+		while (n[i])
+			root_env[at++] = digits[i][--n[i]];
+		root_env[at++] = i == 0 ? ':' : '\0';
+	}
+	putenv(root_env);
+}
+
+/* The step directory through LWM2_DIR_FD, where that descriptor is still
+ * the directory: a new descriptor the caller closes, or -1. */
+int lwm2_stepdir_inherited(void)
+{
+	struct lwm2_fd_ident id;
+
+	if (lwm2_fd_ident_parse(getenv(LWM2_ENV_DIR_FD), 1, &id) != 0 || !fd_is(&id))
+		return -1;
+	return (int)syscall(SYS_openat, id.fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+}
+
+/* dir/name into buf by hand (a short process's exit runs no printf). */
+static bool join(char *buf, size_t len, const char *dir, size_t dirmax, const char *name)
+{
+	size_t d = strnlen(dir, dirmax), n = strlen(name);
+
+	if (d + 1 + n + 1 > len)
+		return false;
+	memcpy(buf, dir, d);
+	buf[d] = '/';
+	memcpy(buf + d + 1, name, n + 1);
+	return true;
+}
+
+/* A path that does not lead to the directory (another mount namespace,
+ * another user's view of it) is worth the inherited descriptor; an
+ * existing file or a full disk is not. */
+static bool path_missed(int err)
+{
+	return err == ENOENT || err == ENOTDIR || err == EACCES || err == ELOOP || err == EPERM;
+}
+
+int lwm2_stepdir_open(const char *name, int flags, mode_t mode)
+{
+	char path[sizeof(lwm2_p.dir) + 700];
+	int fd = -1, dfd, err;
+
+	if (join(path, sizeof(path), lwm2_p.dir, sizeof(lwm2_p.dir), name)) {
+		fd = (int)syscall(SYS_openat, AT_FDCWD, path, flags, mode);
+		if (fd >= 0 || !path_missed(errno))
+			return fd;
+	}
+	err = errno;
+	dfd = lwm2_stepdir_inherited();
+	if (dfd < 0) {
+		errno = err;
+		return -1;
+	}
+	fd = (int)syscall(SYS_openat, dfd, name, flags, mode);
+	err = errno;
+	syscall(SYS_close, dfd);
+	errno = err;
+	return fd;
+}
+
+int lwm2_stepdir_unlink(const char *name)
+{
+	char path[sizeof(lwm2_p.dir) + 700];
+	int rc = -1, dfd;
+
+	if (join(path, sizeof(path), lwm2_p.dir, sizeof(lwm2_p.dir), name)) {
+		rc = (int)syscall(SYS_unlinkat, AT_FDCWD, path, 0);
+		if (rc == 0 || !path_missed(errno))
+			return rc;
+	}
+	dfd = lwm2_stepdir_inherited();
+	if (dfd < 0)
+		return -1;
+	rc = (int)syscall(SYS_unlinkat, dfd, name, 0);
+	syscall(SYS_close, dfd);
+	return rc;
+}
+
+/* ---- the environment an exec passes on ---- */
+
+static const char *env_value(char *const envp[], const char *name)
+{
+	size_t n = strlen(name);
+
+	for (size_t i = 0; envp && envp[i]; i++)
+		if (!strncmp(envp[i], name, n) && envp[i][n] == '=')
+			return envp[i] + n + 1;
+	return NULL;
+}
+
+/* Whether "/" is another root than the step's: only then is anything
+ * rewritten.  Known only where a step or a first process noted its root. */
+static bool in_other_root(void)
+{
+	struct lwm2_fd_ident root;
+	struct stat st;
+
+	if (lwm2_fd_ident_parse(getenv(LWM2_ENV_ROOT), 0, &root) != 0)
+		return false;
+	return raw_stat("/", &st) == 0 && !same_file(&st, &root);
+}
+
+static const char *base_of(const char *p, size_t len, size_t *blen)
+{
+	const char *b = p;
+
+	for (size_t i = 0; i < len; i++)
+		if (p[i] == '/')
+			b = p + i + 1;
+	*blen = len - (size_t)(b - p);
+	return b;
+}
+
+static bool is_lib_entry(const char *e, size_t len, const struct lwm2_fd_ident *lib)
+{
+	size_t bl;
+	const char *b = base_of(e, len, &bl);
+	char fdpath[sizeof(PROC_FD_PREFIX) + 12];
+	int n;
+
+	if (bl == sizeof(LIB_BASENAME) - 1 && !memcmp(b, LIB_BASENAME, bl))
+		return true;
+	if (lib->fd < 0 || len >= sizeof(fdpath))
+		return false;
+	memcpy(fdpath, e, len);
+	fdpath[len] = '\0';
+	n = (int)sizeof(PROC_FD_PREFIX) - 1;
+	if (strncmp(fdpath, PROC_FD_PREFIX, (size_t)n))
+		return false;
+	return atoi(fdpath + n) == lib->fd;
+}
+
+/*
+ * What lwm2's entry becomes inside the container: its own path where that
+ * is the library, /proc/self/fd/N where the descriptor still is, else
+ * nothing (returns 0).  Writes the entry into out (size len).
+ */
+static size_t lib_entry_inside(const char *e, size_t elen, const struct lwm2_fd_ident *lib,
+                               bool lib_known, char *out, size_t len)
+{
+	char path[4096];
+	int n;
+
+	if (GLIBC_LOADER && syscall(SYS_faccessat, AT_FDCWD, GLIBC_LOADER, X_OK, 0) != 0)
+		return 0;
+	if (elen < sizeof(path)) {
+		memcpy(path, e, elen);
+		path[elen] = '\0';
+		if (lib_known ? path_is(path, lib)
+		              : syscall(SYS_faccessat, AT_FDCWD, path, R_OK, 0) == 0) {
+			if (elen >= len)
+				return 0;
+			memcpy(out, e, elen);
+			return elen;
+		}
+	}
+	if (!lib_known || !fd_is(lib))
+		return 0;
+	memcpy(path, PROC_FD_PREFIX, sizeof(PROC_FD_PREFIX));
+	n = (int)sizeof(PROC_FD_PREFIX) - 1;
+	{
+		char digits[12];
+		int d = 0;
+		unsigned v = (unsigned)lib->fd;
+
+		do
+			digits[d++] = (char)('0' + v % 10);
+		while ((v /= 10) && d < 11);
+		while (d)
+			path[n++] = digits[--d];
+		path[n] = '\0';
+	}
+	if (!path_is(path, lib) || (size_t)n >= len)
+		return 0;
+	memcpy(out, path, (size_t)n);
+	return (size_t)n;
+}
+
+/* LD_PRELOAD=... with lwm2's entry as it must be inside; false where the
+ * value stays as it is. */
+static bool rewrite_preload(const char *cur, char *out, size_t outlen)
+{
+	static const char name[] = "LD_PRELOAD=";
+	struct lwm2_fd_ident lib = {.fd = -1};
+	bool lib_known = lwm2_fd_ident_parse(getenv(LWM2_ENV_LIB_FD), 1, &lib) == 0;
+	bool changed = false;
+	size_t at = sizeof(name) - 1;
+	const char *p = cur;
+
+	if (!lib_known)
+		lib.fd = -1;
+	memcpy(out, name, at);
+	while (*p) {
+		size_t len = strcspn(p, ": "), put;
+		char entry[4096];
+
+		if (len == 0) {
+			p++;
+			continue;
+		}
+		if (is_lib_entry(p, len, &lib)) {
+			put = lib_entry_inside(p, len, &lib, lib_known, entry, sizeof(entry));
+			changed |= put != len || memcmp(entry, p, len) != 0;
+		} else {
+			put = len < sizeof(entry) ? len : 0;
+			memcpy(entry, p, put);
+		}
+		if (put && at + put + 2 < outlen) {
+			if (at > sizeof(name) - 1)
+				out[at++] = ':';
+			memcpy(out + at, entry, put);
+			at += put;
+		}
+		p += len;
+	}
+	out[at] = '\0';
+	return changed;
+}
+
+static bool is_cuda_lib_missing(const char *path)
+{
+	size_t bl;
+	const char *b = base_of(path, strlen(path), &bl);
+
+	return bl == sizeof(CUDA_BASENAME) - 1 && !memcmp(b, CUDA_BASENAME, bl) &&
+	       syscall(SYS_faccessat, AT_FDCWD, path, R_OK, 0) != 0;
+}
+
+/* ---- naming the container ---- */
+
+static const char *prog_base(void)
+{
+	const char *p, *s;
+
+	if (saved_argc < 1 || !saved_argv || !saved_argv[0])
+		return "";
+	p = saved_argv[0];
+	s = strrchr(p, '/');
+	return s ? s + 1 : p;
+}
+
+/* ch-run [OPTIONS] IMAGE -- CMD: the argument before "--", else the first
+ * that is neither an option nor an option's value. */
+static const char *image_ch_run(void)
+{
+	static const char *const with_value[] = {
+	    "-b", "--bind",    "-c",        "--cd",        "-g",         "--gid",
+	    "-u", "--uid",     "--set-env", "--unset-env", "-m",         "--mount",
+	    "-s", "--storage", "--join-ct", "--join-tag",  "--join-pid", NULL};
+
+	for (int i = 1; i < saved_argc; i++)
+		if (!strcmp(saved_argv[i], "--"))
+			return i > 1 ? saved_argv[i - 1] : "";
+	for (int i = 1; i < saved_argc; i++) {
+		const char *a = saved_argv[i];
+		bool takes = false;
+
+		if (a[0] != '-')
+			return a;
+		for (int k = 0; with_value[k]; k++)
+			takes |= !strcmp(a, with_value[k]);
+		i += takes;
+	}
+	return "";
+}
+
+/* bwrap ... --ro-bind IMAGE / ...: the source of what became "/". */
+static const char *image_bwrap(void)
+{
+	static const char *const binds[] = {"--bind",     "--ro-bind",     "--dev-bind",
+	                                    "--bind-try", "--ro-bind-try", "--dev-bind-try",
+	                                    NULL};
+
+	for (int i = 1; i + 2 < saved_argc; i++)
+		for (int k = 0; binds[k]; k++)
+			if (!strcmp(saved_argv[i], binds[k]) && !strcmp(saved_argv[i + 2], "/"))
+				return saved_argv[i + 1];
+	return "";
+}
+
+/* chroot [OPTIONS] NEWROOT [CMD]. */
+static const char *image_first_arg(void)
+{
+	for (int i = 1; i < saved_argc; i++)
+		if (saved_argv[i][0] != '-')
+			return saved_argv[i];
+	return "";
+}
+
+/* An OCI runtime under podman: podman writes the image's name into
+ * /run/.containerenv of every container (image="..."). */
+static const char *image_containerenv(char *buf, size_t len)
+{
+	char text[4096];
+	const char *p, *q;
+	long n;
+	int fd = (int)syscall(SYS_openat, AT_FDCWD, "/run/.containerenv", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return "";
+	n = syscall(SYS_read, fd, text, sizeof(text) - 1);
+	syscall(SYS_close, fd);
+	if (n <= 0)
+		return "";
+	text[n] = '\0';
+	p = strstr(text, "\nimage=\"");
+	if (!p)
+		return "";
+	p += 8;
+	q = strchr(p, '"');
+	if (!q || (size_t)(q - p) >= len)
+		return "";
+	memcpy(buf, p, (size_t)(q - p));
+	buf[q - p] = '\0';
+	return buf;
+}
+
+/* LWM2_CONTAINER=RUNTIME:IMAGE for the container's first process. */
+static void name_container(char *const envp[], char *out, size_t len)
+{
+	static const struct {
+		const char *prog, *runtime;
+		const char *(*image)(void);
+	} rules[] = {
+	    {"ch-run", "charliecloud", image_ch_run},
+	    {"bwrap", "bubblewrap", image_bwrap},
+	    {"chroot", "chroot", image_first_arg},
+	};
+	static const char name[] = LWM2_ENV_CONTAINER "=";
+	const char *prog = prog_base(), *runtime = prog, *image = "", *v;
+	char oci[256];
+	size_t at = sizeof(name) - 1, n;
+
+	if ((v = env_value(envp, "APPTAINER_CONTAINER"))) {
+		runtime = "apptainer";
+		image = v;
+	} else if ((v = env_value(envp, "SINGULARITY_CONTAINER"))) {
+		runtime = "singularity";
+		image = v;
+	} else if ((v = env_value(envp, "container")) && !strcmp(v, "podman")) {
+		runtime = "podman";
+		image = image_containerenv(oci, sizeof(oci));
+	} else if (!strncmp(prog, "enroot", 6)) {
+		runtime = "enroot";
+		if ((v = env_value(envp, "ENROOT_ROOTFS")))
+			image = v;
+	} else {
+		for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++)
+			if (!strcmp(prog, rules[i].prog)) {
+				runtime = rules[i].runtime;
+				image = rules[i].image();
+			}
+	}
+	memcpy(out, name, at);
+	n = strnlen(runtime, 32);
+	memcpy(out + at, runtime, n);
+	at += n;
+	out[at++] = ':';
+	n = strnlen(image, len - at - 1);
+	memcpy(out + at, image, n);
+	at += n;
+	out[at] = '\0';
+}
+
+/*
+ * Call exec_fn with the environment the new image must get: envp itself
+ * outside a container; inside, a copy (on this stack) with LD_PRELOAD,
+ * CUDA_INJECTION64_PATH and LWM2_CONTAINER as described at the top.
+ */
+int lwm2_exec_with_env(char *const envp[], lwm2_exec_fn exec_fn, void *ctx)
+{
+	const char *preload;
+	size_t n = 0, plen;
+
+	if (!envp || !in_other_root())
+		return exec_fn(ctx, envp);
+	while (envp[n] && n < ENV_MAX)
+		n++;
+	if (envp[n]) /* too many to copy on a stack: passed on as it is */
+		return exec_fn(ctx, envp);
+	preload = env_value(envp, "LD_PRELOAD");
+	plen = preload ? strlen(preload) + sizeof("LD_PRELOAD=") + sizeof(PROC_FD_PREFIX) + 16 : 1;
+	{
+		char *env[n + 2];
+		char pre[plen], cont[CONTAINER_MAX];
+		size_t k = 0;
+		bool have_name = env_value(envp, LWM2_ENV_CONTAINER) != NULL;
+		bool new_pre = preload && rewrite_preload(preload, pre, plen);
+
+		for (size_t i = 0; i < n; i++) {
+			if (!strncmp(envp[i], "LD_PRELOAD=", 11) && new_pre) {
+				if (pre[11])
+					env[k++] = pre;
+			} else if (!strncmp(envp[i], "CUDA_INJECTION64_PATH=", 22) &&
+			           is_cuda_lib_missing(envp[i] + 22))
+				continue;
+			else
+				env[k++] = envp[i];
+		}
+		if (!have_name) {
+			name_container(envp, cont, sizeof(cont));
+			env[k++] = cont;
+		}
+		env[k] = NULL;
+		return exec_fn(ctx, env);
+	}
+}
