@@ -532,6 +532,7 @@ static void fill_identity(const char *exe)
 		s = u.nodename;
 	copy_str(r->hostname, sizeof(r->hostname), s);
 	copy_str(r->executable, sizeof(r->executable), exe);
+	lwm2_identity_container(r);
 	r->start_ns = (int64_t)lwm2_p.start_ns;
 	r->term_signal = 0;
 }
