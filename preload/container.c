@@ -18,7 +18,9 @@
  *     there, and is taken out otherwise, or where the image has no glibc
  *     loader (a musl image, whose loader cannot take this library);
  *   - CUDA_INJECTION64_PATH goes where it names a file that is not there;
- *   - LWM2_CONTAINER=RUNTIME:IMAGE names the container for the digest.
+ *   - LWM2_CONTAINER=RUNTIME:IMAGE names the container for the digest,
+ *     and the container's first process, without LWM2_PARENT, is the
+ *     first of its tree: it keeps a record of its own, however short.
  *
  * Processes inside write their records through the directory descriptor
  * the step passed on (LWM2_DIR_FD) when LWM2_DIR is not reachable.  Each
@@ -527,6 +529,12 @@ int lwm2_exec_with_env(char *const envp[], lwm2_exec_fn exec_fn, void *ctx)
 					env[k++] = pre;
 			} else if (!strncmp(envp[i], "CUDA_INJECTION64_PATH=", 22) &&
 			           is_cuda_lib_missing(envp[i] + 22))
+				continue;
+			/* The container's first process is the first of its
+			 * tree, as a task is: it keeps a record of its own,
+			 * which names the container, however short. */
+			else if (!have_name &&
+			         !strncmp(envp[i], LWM2_ENV_PARENT "=", sizeof(LWM2_ENV_PARENT)))
 				continue;
 			else
 				env[k++] = envp[i];
