@@ -16,6 +16,7 @@
 # Environment: LWM2_BUILDDIR, LWM2_SRCDIR (default: the tree around this
 # script), BENCH_DIR (the built bench programs; default LWM2_BUILDDIR/bench),
 # MPICC, BENCH_QUICK=1 (few repetitions: a smoke test, not a measurement),
+# BENCH_IMAGE (the container section's root file system),
 # BENCH_ONLY="posix mpi ..." (run only these sections), BENCH_LAMMPS_STEPS.
 set -uo pipefail
 
@@ -415,6 +416,53 @@ bench_process() {
 		"$nf" files 4 "the shell's record and the summary of the short ones"
 }
 
+# ---------------------------------------------------------------- containers
+# The batch-script case inside a container: the same 1,000 short processes
+# run by a shell inside Charliecloud's ch-run, with lwm2 reaching the
+# container as a step makes it (the library and the step directory as
+# inherited descriptors, LWM2_ROOT), and without; the image is the
+# suite's Debian 12 image (tests/containers/image.sh bookworm), or
+# BENCH_IMAGE.
+bench_container() {
+	local img=${BENCH_IMAGE:-/var/cache/lwm2-suite/images/bookworm} k np t0 t1 side w b root libid
+	if ! command -v ch-run >/dev/null; then
+		notrow container_script "shell script inside ch-run" s - "Charliecloud's ch-run is not installed"
+		return 0
+	fi
+	if [ ! -x "$img/bin/bash" ]; then
+		notrow container_script "shell script inside ch-run" s - "no image at $img (tests/containers/image.sh bookworm)"
+		return 0
+	fi
+	k=$(reps 5 1)
+	np=$(reps 1000 100)
+	root=$(stat -c '%d:%i' /)
+	libid=$(stat -L -c '%d:%i' "$lib")
+	log "container: a shell script running $np processes inside ch-run, $k runs each way"
+	for ((i = 0; i < k; i++)); do
+		for side in with without; do
+			fresh_dir
+			t0=$(date +%s%N)
+			if [ $side = with ]; then
+				LD_PRELOAD=$lib LWM2_ROOT=$root LWM2_LIB_FD=900:$libid \
+					LWM2_DIR_FD=901:$(stat -c '%d:%i' "$LWM2_DIR") USER=${USER:-$(id -un)} \
+					ch-run "$img" -- bash -c 'for ((j = 0; j < $1; j++)); do /bin/true; done' _ "$np" \
+					900<"$lib" 901<"$LWM2_DIR"
+			else
+				USER=${USER:-$(id -un)} ch-run "$img" -- \
+					bash -c 'for ((j = 0; j < $1; j++)); do /bin/true; done' _ "$np"
+			fi
+			t1=$(date +%s%N)
+			echo $(((t1 - t0) / 1000)) >>"$work/container_$side"
+		done
+	done
+	w=$(median <"$work/container_with")
+	b=$(median <"$work/container_without")
+	row container_script "shell script running $np short processes inside ch-run" \
+		"$(calc "$w / 1e6" 3) s" "$(calc "$b / 1e6" 3) s" "$(calc "($w - $b) / 1000" 1)" ms \
+		"$(calc "$b * 0.10 / 1000" 1)" \
+		"ratio $(calc "$w / $b" 3) (the same script outside: the row above); with $(range <"$work/container_with") us"
+}
+
 # ---------------------------------------------------------------- sampling
 bench_sampling() {
 	local it k w b h hz10
@@ -806,6 +854,7 @@ start=$(date +%s)
 want posix && bench_posix
 want mpi && bench_mpi
 want process && bench_process
+want container && bench_container
 want sampling && bench_sampling
 want sizes && bench_sizes
 want merges && bench_merges
