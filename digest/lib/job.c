@@ -287,10 +287,37 @@ static int cmp_ctr(const void *a, const void *b)
 	return c ? c : strcmp(x->image, y->image);
 }
 
+/* The CPU time of all the job's processes (short ones included), the
+ * denominator of a container's share: a second pass over the processes,
+ * made only for a job that ran in a container.  CPU time is the
+ * process's: its last image has it all, an image replaced by exec none. */
+static uint64_t job_cpu_us(json_object *const *nodes, size_t n)
+{
+	uint64_t t = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		json_object *procs = nodes[i] ? ju_get(nodes[i], "procs", json_type_array) : NULL;
+
+		if (!procs || !ju_str(nodes[i], LWM2_KEY_NODE))
+			continue; /* not used for the digest (add_node) */
+		for (size_t k = 0; k < json_object_array_length(procs); k++) {
+			json_object *p = json_object_array_get_idx(procs, k);
+			int64_t ut, st;
+
+			if (ju_int_or(p, LWM2_KEY_FLAGS, 0) & LWM2_F_EXEC)
+				continue;
+			ut = ju_int_or(p, "utime_us", 0);
+			st = ju_int_or(p, "stime_us", 0);
+			t += (uint64_t)(ut > 0 ? ut : 0) + (uint64_t)(st > 0 ? st : 0);
+		}
+	}
+	return t;
+}
+
 /* "containers" (the TOP_CONTAINERS with the most CPU time, the main one
  * first) and "containers_omitted" into d; nothing when no process ran in
  * a container. */
-static int ctr_json(const struct ctr_set *x, json_object *d)
+static int ctr_json(struct ctr_set *x, json_object *d, json_object *const *nodes, size_t n)
 {
 	const struct ctr_ent **v;
 	uint64_t omitted = x->omitted;
@@ -299,6 +326,7 @@ static int ctr_json(const struct ctr_set *x, json_object *d)
 
 	if (!x->n && !x->omitted)
 		return 0;
+	x->cpu_total = job_cpu_us(nodes, n);
 	if (!(v = malloc((x->n ? x->n : 1) * sizeof(*v))))
 		return -1;
 	for (size_t i = 0; i < x->cap; i++)
@@ -491,12 +519,6 @@ static int add_node(struct build *b, json_object *node)
 		 * image: its counters count, it is not another process. */
 		if (flags & LWM2_F_EXEC)
 			continue;
-		{
-			/* CPU time is the process's: its last image has it all. */
-			int64_t ut = ju_int_or(p, "utime_us", 0), st = ju_int_or(p, "stime_us", 0);
-			b->containers.cpu_total +=
-			    (uint64_t)(ut > 0 ? ut : 0) + (uint64_t)(st > 0 ? st : 0);
-		}
 		/* A group of short processes of one executable (LWM2_F_SUMMARY)
 		 * counts as its "n" processes, and as one entry below. */
 		{
@@ -664,7 +686,7 @@ json_object *lwm2_job_digest_build(const struct lwm2_job_meta *meta, json_object
 		if (app)
 			ju_add(d, LWM2_KEY_APPLICATION, app);
 	}
-	if (ctr_json(&b.containers, d) < 0) {
+	if (ctr_json(&b.containers, d, nodes, n) < 0) {
 		json_object_put(d);
 		goto nomem;
 	}
