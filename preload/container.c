@@ -61,8 +61,12 @@
 #define CONTAINER_MAX  320
 #define ENV_MAX        16384
 
-static int saved_argc;
-static char **saved_argv;
+/* The program's arguments as it was started.  Not argv itself: getopt
+ * permutes that array (ch-run's "IMAGE --" comes to stand after the
+ * "--"); the strings stay where the kernel put them, one after the other,
+ * so the first one and their number are all that is kept. */
+static int saved_argc LWM2_HOT_STATE;
+static const char *saved_args LWM2_HOT_STATE;
 
 /* Raw system calls: no symbol version of libc's stat family to need, and
  * nothing in libc that a vfork child should not run. */
@@ -102,8 +106,10 @@ static bool path_is(const char *path, const struct lwm2_fd_ident *id)
  * other). */
 __attribute__((constructor)) static void container_init(int argc, char **argv)
 {
-	saved_argc = argc;
-	saved_argv = argv;
+	if (argc > 0 && argv && argv[0]) {
+		saved_argc = argc < 256 ? argc : 256; /* a runtime's options and image */
+		saved_args = argv[0];
+	}
 }
 
 /*
@@ -364,13 +370,25 @@ static bool is_cuda_lib_missing(const char *path)
 
 /* ---- naming the container ---- */
 
+/* Argument i as the program was started (the strings in their order). */
+static const char *arg(int i)
+{
+	const char *p = saved_args;
+
+	if (!p || i < 0 || i >= saved_argc)
+		return "";
+	while (i-- > 0)
+		p += strlen(p) + 1;
+	return p;
+}
+
 static const char *prog_base(void)
 {
 	const char *p, *s;
 
-	if (saved_argc < 1 || !saved_argv || !saved_argv[0])
+	if (saved_argc < 1)
 		return "";
-	p = saved_argv[0];
+	p = arg(0);
 	s = strrchr(p, '/');
 	return s ? s + 1 : p;
 }
@@ -385,10 +403,10 @@ static const char *image_ch_run(void)
 	    "-s", "--storage", "--join-ct", "--join-tag",  "--join-pid", NULL};
 
 	for (int i = 1; i < saved_argc; i++)
-		if (!strcmp(saved_argv[i], "--"))
-			return i > 1 ? saved_argv[i - 1] : "";
+		if (!strcmp(arg(i), "--"))
+			return i > 1 ? arg(i - 1) : "";
 	for (int i = 1; i < saved_argc; i++) {
-		const char *a = saved_argv[i];
+		const char *a = arg(i);
 		bool takes = false;
 
 		if (a[0] != '-')
@@ -409,8 +427,8 @@ static const char *image_bwrap(void)
 
 	for (int i = 1; i + 2 < saved_argc; i++)
 		for (int k = 0; binds[k]; k++)
-			if (!strcmp(saved_argv[i], binds[k]) && !strcmp(saved_argv[i + 2], "/"))
-				return saved_argv[i + 1];
+			if (!strcmp(arg(i), binds[k]) && !strcmp(arg(i + 2), "/"))
+				return arg(i + 1);
 	return "";
 }
 
@@ -418,8 +436,8 @@ static const char *image_bwrap(void)
 static const char *image_first_arg(void)
 {
 	for (int i = 1; i < saved_argc; i++)
-		if (saved_argv[i][0] != '-')
-			return saved_argv[i];
+		if (arg(i)[0] != '-')
+			return arg(i);
 	return "";
 }
 
