@@ -73,6 +73,23 @@ uint64_t lwm2_ticks_to_ns(uint64_t ticks)
 	return (uint64_t)(((unsigned __int128)ticks * f) >> 32);
 }
 
+/* The same from the rate measured now, stored nowhere: for a reader that
+ * holds no lock (view.c), before or between the folds' calibrations. */
+uint64_t lwm2_ticks_to_ns_fresh(uint64_t ticks)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	uint64_t m, t;
+
+	if (!lwm2_clock_is_tsc)
+		return ticks;
+	m = mono_ns();
+	t = __rdtsc();
+	if (t > tsc0 && m > mono0 + 1000)
+		return (uint64_t)(((unsigned __int128)ticks * (m - mono0)) / (t - tsc0));
+#endif
+	return lwm2_ticks_to_ns(ticks);
+}
+
 /* Cost of one read, measured once over a short burst (about 1 us). */
 void lwm2_clock_describe(uint32_t *source, uint32_t *cost)
 {

@@ -126,6 +126,8 @@ bool lwm2_here(void) LWM2_HIDDEN_FN;
 void lwm2_clock_init(void) LWM2_HIDDEN_FN;
 void lwm2_clock_recalibrate(void) LWM2_HIDDEN_FN;
 void lwm2_clock_describe(uint32_t *source, uint32_t *cost_ps) LWM2_HIDDEN_FN;
+/* ticks to ns at the rate measured now; no lock, stores nothing */
+uint64_t lwm2_ticks_to_ns_fresh(uint64_t ticks) LWM2_HIDDEN_FN;
 
 /* thread.c */
 void lwm2_threads_init(void) LWM2_HIDDEN_FN;

@@ -1,0 +1,258 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * lwm2.h: the application's own view of its job (TAUg-style runtime views).
+ *
+ * A running MPI program asks lwm2 for what it measured in its own ranks
+ * (compute, MPI and I/O time, bytes, calls, CPU time, hardware counters),
+ * over the whole run or since the view's last query, and gathers the
+ * values of the ranks of a communicator to one rank, to all, or sends one
+ * rank's values to all.  Helpers give min/mean/max/stddev over gathered
+ * values and the difference of two views.  doc/lwm2_view.3 has the details.
+ *
+ * Header only: nothing to link.  The values come from liblwm2.so, which the
+ * lwm2 SPANK plugin preloads; the header finds its reader at run time with
+ * dlsym(RTLD_DEFAULT, "lwm2_view_read_self").  Without lwm2 (not loaded,
+ * or off for the job) every call returns LWM2_NOT_MEASURED at once and the
+ * program runs unchanged.  Link with -ldl where glibc is older than 2.34.
+ *
+ * The collective calls (lwm2_view_get) are declared when <mpi.h> is
+ * included before this header.  They use PMPI_ calls; lwm2 still counts
+ * them as MPI calls in the rank's record (the digest shows them as the
+ * application's collectives), but the values the view returns leave them
+ * out: the library keeps the counters of its own collectives apart
+ * (LWM2_VIEW_TIME is the time spent in view queries).
+ */
+#ifndef LWM2_H
+#define LWM2_H
+
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* RTLD_DEFAULT */
+#endif
+#include <dlfcn.h>
+#include <math.h>
+#include <stddef.h>
+#include <string.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Return codes. */
+#define LWM2_OK           0
+#define LWM2_NOT_MEASURED 1  /* lwm2 is not loaded, or not measuring this process */
+#define LWM2_ERR_ARG      -1 /* a bad argument */
+#define LWM2_ERR_MPI      -2 /* the collective failed */
+
+/* Metrics of a view.  Times in seconds, the rest in counts; the numbering
+ * is an ABI shared with liblwm2.so: new metrics are only appended. */
+enum lwm2_view_metric {
+	LWM2_WALL_TIME = 0,    /* since the process started */
+	LWM2_COMPUTE_TIME,     /* wall - MPI (with init) - POSIX I/O - view queries */
+	LWM2_MPI_TIME,         /* point-to-point, collective, MPI-IO and other MPI calls */
+	LWM2_IO_TIME,          /* POSIX file I/O: read, write, metadata */
+	LWM2_IO_READ_BYTES,    /* POSIX reads, aio included */
+	LWM2_IO_WRITE_BYTES,   /* POSIX writes, aio included */
+	LWM2_MPI_BYTES,        /* bytes sent and received, point-to-point and collective */
+	LWM2_MPI_CALLS,        /* point-to-point, collective, MPI-IO and other calls */
+	LWM2_IO_CALLS,         /* POSIX read, write and metadata calls */
+	LWM2_CPU_TIME,         /* user + system CPU time of the process */
+	LWM2_HWC_CYCLES,       /* hardware counters, up to the last slice end; 0: none */
+	LWM2_HWC_INSTRUCTIONS, /* */
+	LWM2_HWC_FP_OPS,       /* */
+	LWM2_HWC_LLC_MISSES,   /* */
+	LWM2_MPI_INIT_TIME,    /* MPI_Init and MPI_Finalize */
+	LWM2_VIEW_TIME,        /* in the view's own queries (their collectives) */
+	LWM2_VIEW_NMETRICS
+};
+
+/* Scope: the whole run, or since this view's previous query (TAUg's decay). */
+enum lwm2_view_scope { LWM2_SCOPE_RUN = 0, LWM2_SCOPE_SINCE_LAST = 1 };
+
+/* Where lwm2_view_get puts the values. */
+enum lwm2_view_how {
+	LWM2_GATHER_ONE = 0, /* every rank's values to root (all-to-one) */
+	LWM2_GATHER_ALL = 1, /* every rank's values to every rank (all-to-all) */
+	LWM2_SCATTER = 2     /* root's values to every rank (one-to-all) */
+};
+
+struct lwm2_view {
+	int nmetrics;
+	int metrics[LWM2_VIEW_NMETRICS];
+	int scope;
+	int have_last;
+	double last[LWM2_VIEW_NMETRICS]; /* run values at the previous query */
+};
+
+/* liblwm2.so's reader: op 0 reads, 1 and 2 bracket a view's own
+ * collective.  Returns the metrics filled, or -1 when not measuring. */
+typedef int (*lwm2_view_read_fn)(double *out, int n, int op);
+
+static inline lwm2_view_read_fn lwm2_view__reader(void)
+{
+	static lwm2_view_read_fn fn;
+	static int looked;
+
+	if (!looked) {
+		union {
+			void *p;
+			lwm2_view_read_fn f;
+		} u;
+
+		u.p = dlsym(RTLD_DEFAULT, "lwm2_view_read_self");
+		fn = u.f;
+		looked = 1;
+	}
+	return fn;
+}
+
+/* LWM2_OK when lwm2 measures this process, else LWM2_NOT_MEASURED. */
+static inline int lwm2_view_available(void)
+{
+	lwm2_view_read_fn f = lwm2_view__reader();
+	double d[1];
+
+	return f && f(d, 0, 0) >= 0 ? LWM2_OK : LWM2_NOT_MEASURED;
+}
+
+/* A view of n metrics (n <= LWM2_VIEW_NMETRICS) with the given scope. */
+static inline int lwm2_view_init(struct lwm2_view *v, const int *metrics, int n, int scope)
+{
+	if (!v || !metrics || n < 1 || n > LWM2_VIEW_NMETRICS ||
+	    (scope != LWM2_SCOPE_RUN && scope != LWM2_SCOPE_SINCE_LAST))
+		return LWM2_ERR_ARG;
+	memset(v, 0, sizeof(*v));
+	for (int i = 0; i < n; i++) {
+		if (metrics[i] < 0 || metrics[i] >= LWM2_VIEW_NMETRICS)
+			return LWM2_ERR_ARG;
+		v->metrics[i] = metrics[i];
+	}
+	v->nmetrics = n;
+	v->scope = scope;
+	return LWM2_OK;
+}
+
+/* The calling rank's own values of the view (v->nmetrics doubles); a
+ * since-last view moves its mark.  No MPI call, no lock, no file I/O. */
+static inline int lwm2_view_self(struct lwm2_view *v, double *vals)
+{
+	lwm2_view_read_fn f = lwm2_view__reader();
+	double all[LWM2_VIEW_NMETRICS];
+
+	if (!v || !vals || v->nmetrics < 1)
+		return LWM2_ERR_ARG;
+	if (!f || f(all, LWM2_VIEW_NMETRICS, 0) < LWM2_VIEW_NMETRICS) {
+		for (int i = 0; i < v->nmetrics; i++)
+			vals[i] = 0;
+		return LWM2_NOT_MEASURED;
+	}
+	for (int i = 0; i < v->nmetrics; i++) {
+		int m = v->metrics[i];
+
+		vals[i] = all[m];
+		if (v->scope == LWM2_SCOPE_SINCE_LAST && v->have_last)
+			vals[i] = all[m] - v->last[m];
+	}
+	memcpy(v->last, all, sizeof(all));
+	v->have_last = 1;
+	return LWM2_OK;
+}
+
+/* Statistics over gathered values: metric k of nranks rows of n values. */
+struct lwm2_view_stats {
+	double min, mean, max, stddev;
+	int argmin, argmax; /* ranks (rows) of the min and the max */
+};
+
+static inline int lwm2_view_stats(const double *vals, int nranks, int n, int k,
+                                  struct lwm2_view_stats *s)
+{
+	double sum = 0, sq = 0;
+
+	if (!vals || !s || nranks < 1 || n < 1 || k < 0 || k >= n)
+		return LWM2_ERR_ARG;
+	s->min = s->max = vals[k];
+	s->argmin = s->argmax = 0;
+	for (int r = 0; r < nranks; r++) {
+		double x = vals[(size_t)r * (size_t)n + (size_t)k];
+
+		sum += x;
+		if (x < s->min) {
+			s->min = x;
+			s->argmin = r;
+		}
+		if (x > s->max) {
+			s->max = x;
+			s->argmax = r;
+		}
+	}
+	s->mean = sum / nranks;
+	for (int r = 0; r < nranks; r++) {
+		double d = vals[(size_t)r * (size_t)n + (size_t)k] - s->mean;
+
+		sq += d * d;
+	}
+	s->stddev = sqrt(sq / nranks);
+	return LWM2_OK;
+}
+
+/* out[i] = a[i] - b[i] for count values (two queries of one view). */
+static inline void lwm2_view_diff(const double *a, const double *b, double *out, size_t count)
+{
+	for (size_t i = 0; i < count; i++)
+		out[i] = a[i] - b[i];
+}
+
+#if defined(MPI_VERSION)
+/*
+ * One query of the view over comm, a collective call of all its ranks.
+ * LWM2_GATHER_ONE: vals at root holds size * nmetrics values, rank r's at
+ * vals[r * nmetrics]; other ranks' vals needs nmetrics values (their own).
+ * LWM2_GATHER_ALL: every rank's vals holds size * nmetrics values.
+ * LWM2_SCATTER: every rank's vals holds root's nmetrics values.
+ * Without lwm2 it returns LWM2_NOT_MEASURED at once on every rank, with no
+ * MPI call (lwm2 is loaded in all ranks of a job or in none).
+ */
+static inline int lwm2_view_get(struct lwm2_view *v, MPI_Comm comm, int how, int root, double *vals)
+{
+	lwm2_view_read_fn f = lwm2_view__reader();
+	double mine[LWM2_VIEW_NMETRICS], dummy[1];
+	int rc, me, n;
+
+	if (!v || !vals || v->nmetrics < 1 || how < LWM2_GATHER_ONE || how > LWM2_SCATTER)
+		return LWM2_ERR_ARG;
+	if (!f || f(dummy, 0, 0) < 0)
+		return LWM2_NOT_MEASURED;
+	n = v->nmetrics;
+	/* the values before this query's collective, which is kept apart */
+	if ((rc = lwm2_view_self(v, mine)) != LWM2_OK)
+		return rc;
+	f(dummy, 0, 1);
+	if (PMPI_Comm_rank(comm, &me) != MPI_SUCCESS) {
+		f(dummy, 0, 2);
+		return LWM2_ERR_MPI;
+	}
+	switch (how) {
+	case LWM2_GATHER_ONE:
+		rc = PMPI_Gather(mine, n, MPI_DOUBLE, vals, n, MPI_DOUBLE, root, comm);
+		if (me != root)
+			memcpy(vals, mine, (size_t)n * sizeof(double));
+		break;
+	case LWM2_GATHER_ALL:
+		rc = PMPI_Allgather(mine, n, MPI_DOUBLE, vals, n, MPI_DOUBLE, comm);
+		break;
+	default:
+		if (me == root)
+			memcpy(vals, mine, (size_t)n * sizeof(double));
+		rc = PMPI_Bcast(vals, n, MPI_DOUBLE, root, comm);
+		break;
+	}
+	f(dummy, 0, 2);
+	return rc == MPI_SUCCESS ? LWM2_OK : LWM2_ERR_MPI;
+}
+#endif /* MPI_VERSION */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LWM2_H */

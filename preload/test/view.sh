@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# The application's view API (include/lwm2.h, lwm2_view(3)): without
+# liblwm2.so every call says "not measured"; under it the values are there
+# (test/view_unit.c).  With Open MPI: contrib/taug/balance.c on 2 ranks
+# under liblwm2.so, each rank's final view against its rank record (MPI
+# calls exactly, the view's own collectives kept apart; MPI time within
+# 5 %), and the Fortran module.
+set -u
+# shellcheck source=tests/tap.sh
+. "$(dirname "$0")/../../tests/tap.sh"
+: "${LWM2_LIB:?}" "${LWM2_BUILDDIR:?}" "${LWM2_SRCDIR:?}"
+T=$LWM2_SRCDIR/preload/test
+inc=$LWM2_SRCDIR/preload/include
+W=$(mktemp -d "${TMPDIR:-/tmp}/lwm2-view.XXXXXX")
+trap 'rm -rf "$W"' EXIT
+
+# view_unit.c prints numbered TAP lines of its own: renumber them.
+relay() {
+	local line
+	while IFS= read -r line; do
+		case $line in
+		"ok "*) ok "$1: ${line#ok * - }" ;;
+		"not ok "*) not_ok "$1: ${line#not ok * - }" ;;
+		*) echo "$line" ;;
+		esac
+	done
+}
+
+${CC:-cc} -std=gnu11 -Wall -Wextra -Werror -I"$inc" -o "$W/view_unit" "$T/view_unit.c" -lm ||
+	bail_out "view_unit does not build against lwm2.h"
+relay "no lwm2" < <("$W/view_unit" expect-off)
+mkdir -p "$W/rec"
+relay "liblwm2.so" < <(LD_PRELOAD=$LWM2_LIB LWM2_DIR=$W/rec "$W/view_unit" expect-on)
+relay "lwm2 off" < <(LD_PRELOAD=$LWM2_LIB LWM2_DIR=$W/rec LWM2_MODE=off "$W/view_unit" expect-off)
+
+if [ -z "${MPICC:-}" ] || ! command -v mpirun.openmpi >/dev/null; then
+	skip "MPI: no mpicc or mpirun.openmpi"
+	done_testing
+	exit 0
+fi
+${CC:-cc} -std=gnu11 -I"$LWM2_SRCDIR/digest/lib" -I"$LWM2_SRCDIR/tests" -o "$W/recdump" \
+	"$T/recdump.c" "$LWM2_BUILDDIR/digest/.libs/liblwm2record.a" || bail_out "recdump"
+$MPICC -std=gnu11 -O2 -Wall -Wextra -Werror -I"$inc" -o "$W/balance" \
+	"$LWM2_SRCDIR/contrib/taug/balance.c" -lm || bail_out "balance.c does not build"
+
+mpirun2() { # mpirun2 PRELOAD ARGS...
+	local pre=$1
+	shift
+	OMPI_MCA_btl=self,vader timeout 60 mpirun.openmpi --allow-run-as-root --oversubscribe -np 2 \
+		-x LD_PRELOAD="$pre" -x LWM2_DIR="$W/rec" -x OMPI_MCA_btl "$@"
+}
+
+if out=$(mpirun2 "" "$W/balance" -t 5 2>&1) && grep -q "measured 0" <<<"$out"; then
+	ok "balance without lwm2: runs, not measured"
+else
+	not_ok "balance without lwm2: runs, not measured"
+	sed 's/^/# /' <<<"$out" | head
+fi
+
+rm -rf "$W/rec"
+mkdir -p "$W/rec"
+if ! out=$(mpirun2 "$LWM2_LIB" "$W/balance" -t 20 -n 2>&1); then
+	not_ok "balance under liblwm2.so"
+	sed 's/^/# /' <<<"$out" | head
+else
+	ok "balance under liblwm2.so"
+	grep -q "measured 1" <<<"$out" || not_ok "balance under liblwm2.so: measured"
+	# each rank's final view against its record (PID.*.lwm2)
+	while read -r _ _ rank _ pid _ _ _ m _ k _ q _ nq; do
+		f=$(ls "$W"/rec/"$pid".*.lwm2 2>/dev/null | head -1)
+		if [ -z "$f" ] || ! "$W/recdump" "$f" >"$W/rec.txt"; then
+			not_ok "rank $rank: a record of pid $pid"
+			continue
+		fi
+		calls=$(awk '$1 ~ /^mpi_(p2p|coll|other)_calls$/ || $1 ~ /^mpiio_.*_calls$/ { s += $2 } END { print s }' "$W/rec.txt")
+		mpins=$(awk '$1 ~ /^mpi_(p2p|coll|other)_ns$/ || $1 ~ /^mpiio_.*_ns$/ { s += $2 } END { print s }' "$W/rec.txt")
+		is "$calls" "$((${k%.*} + nq))" "rank $rank: the record's MPI calls = the view's ($k) + its queries ($nq)"
+		check "rank $rank: the record's MPI time ${mpins} ns = the view's ($m s) + its queries' ($q s) within 5 %" \
+			awk -v r="$mpins" -v m="$m" -v q="$q" 'BEGIN { d = r / 1e9 - m - q; if (d < 0) d = -d; exit !(d <= 0.05 * r / 1e9 + 0.002) }'
+	done < <(grep '^view rank ' <<<"$out")
+	is "$(grep -c '^view rank ' <<<"$out")" 2 "balance under liblwm2.so: both ranks print their view"
+fi
+
+if [ -n "${MPIFC:-}" ] && (cd "$W" && $MPIFC -c "$inc/lwm2_view.f90" -o lwm2_view.o &&
+	$MPIFC -o view_fprog "$T/view_fprog.f90" lwm2_view.o) >"$W/fc.log" 2>&1; then
+	out=$(mpirun2 "" "$W/view_fprog" 2>&1)
+	check "Fortran without lwm2: not measured ($out)" grep -q "measured 0" <<<"$out"
+	out=$(mpirun2 "$LWM2_LIB" "$W/view_fprog" 2>&1)
+	check "Fortran under liblwm2.so: measured, rank 1 computed about twice rank 0 ($out)" \
+		awk '/measured 1/ { ok = $6 > 0.01 && $8 > 1.4 * $6 && $10 == 1 } END { exit !ok }' <<<"$out"
+else
+	skip "Fortran: no MPIFC or the module does not build"
+	sed 's/^/# /' "$W/fc.log" 2>/dev/null | head -5
+fi
+done_testing

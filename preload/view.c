@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The application's view of its own counters (include/lwm2.h, lwm2_view(3)):
+ * lwm2_view_read_self, the one library function the header looks up.
+ *
+ * What it reads: the calling thread's two counter buffers, whose sum is
+ * every add the thread ever made (counters only grow; the heartbeat's folds
+ * read them and never reset them), so the values are exact and live, not
+ * up to the last fold.  Only the owner writes them: the read takes no lock
+ * (the core's lock is the heartbeat's) and makes no system call but the
+ * clocks.  Other threads of the process are not included: the thread that
+ * queries is the one that calls MPI, as in a rank that is one thread or
+ * calls MPI from its main thread; the rank record sums all threads, so the
+ * digest shows the same values for such a rank.  Hardware counters are
+ * added to the buffers at slice ends (papi.c): their values lag by up to
+ * one slice.
+ *
+ * The view's own collectives are counted by the MPI wrappers like any call
+ * (the record keeps them), and kept apart here: op 1 and op 2 bracket them,
+ * the difference of the thread's counters between the two is remembered,
+ * and every read leaves it out (LWM2_VIEW_TIME is their time).
+ */
+#include "core_int.h"
+
+#include <string.h>
+#include <time.h>
+
+#include "include/lwm2.h"
+
+LWM2_EXPORT int lwm2_view_read_self(double *out, int n, int op);
+
+/* Per thread: only the calling thread reads and writes them. */
+static __thread uint64_t view_apart[LWM2_NCOUNTERS] __attribute__((tls_model("initial-exec")));
+static __thread uint64_t view_mark[LWM2_NCOUNTERS] __attribute__((tls_model("initial-exec")));
+static __thread uint64_t view_ticks, view_mark_ticks __attribute__((tls_model("initial-exec")));
+
+static void thread_raw(const struct lwm2_thread *t, uint64_t *c)
+{
+	for (int i = 0; i < LWM2_NCOUNTERS; i++)
+		c[i] = t ? atomic_load_explicit(&t->buf[0][i], memory_order_relaxed) +
+		               atomic_load_explicit(&t->buf[1][i], memory_order_relaxed)
+		         : 0;
+}
+
+static double sec(uint64_t ticks)
+{
+	return (double)lwm2_ticks_to_ns_fresh(ticks) / 1e9;
+}
+
+LWM2_EXPORT int lwm2_view_read_self(double *out, int n, int op)
+{
+	struct lwm2_thread *t = lwm2_self;
+	uint64_t c[LWM2_NCOUNTERS];
+	double v[LWM2_VIEW_NMETRICS];
+	struct timespec ts;
+	uint64_t now;
+	double mpi, io;
+
+	if (!atomic_load_explicit(&lwm2_on, memory_order_relaxed) || n < 0)
+		return -1;
+	thread_raw(t, c);
+	if (op == 1) {
+		memcpy(view_mark, c, sizeof(c));
+		view_mark_ticks = lwm2_ticks();
+		return 0;
+	}
+	if (op == 2) {
+		for (int i = 0; i < LWM2_NCOUNTERS; i++)
+			view_apart[i] += c[i] - view_mark[i];
+		view_ticks += lwm2_ticks() - view_mark_ticks;
+		return 0;
+	}
+	if (n == 0)
+		return 0;
+	for (int i = 0; i < LWM2_NCOUNTERS; i++)
+		c[i] -= view_apart[i];
+	now = lwm2_now_ns();
+	v[LWM2_WALL_TIME] = now > lwm2_p.start_ns ? (double)(now - lwm2_p.start_ns) / 1e9 : 0;
+	mpi = sec(c[LWM2_C_mpi_p2p_ns] + c[LWM2_C_mpi_coll_ns] + c[LWM2_C_mpiio_read_ns] +
+	          c[LWM2_C_mpiio_write_ns] + c[LWM2_C_mpiio_meta_ns] + c[LWM2_C_mpi_other_ns]);
+	io = sec(c[LWM2_C_posix_read_ns] + c[LWM2_C_posix_write_ns] + c[LWM2_C_posix_meta_ns]);
+	v[LWM2_MPI_TIME] = mpi;
+	v[LWM2_IO_TIME] = io;
+	v[LWM2_MPI_INIT_TIME] = sec(c[LWM2_C_mpi_init_ns]);
+	v[LWM2_VIEW_TIME] = sec(view_ticks);
+	v[LWM2_COMPUTE_TIME] =
+	    v[LWM2_WALL_TIME] - mpi - io - v[LWM2_MPI_INIT_TIME] - v[LWM2_VIEW_TIME];
+	if (v[LWM2_COMPUTE_TIME] < 0)
+		v[LWM2_COMPUTE_TIME] = 0;
+	v[LWM2_IO_READ_BYTES] =
+	    (double)(c[LWM2_C_posix_read_bytes] + c[LWM2_C_posix_aio_read_bytes]);
+	v[LWM2_IO_WRITE_BYTES] =
+	    (double)(c[LWM2_C_posix_write_bytes] + c[LWM2_C_posix_aio_write_bytes]);
+	v[LWM2_MPI_BYTES] = (double)(c[LWM2_C_mpi_p2p_bytes_sent] + c[LWM2_C_mpi_p2p_bytes_recv] +
+	                             c[LWM2_C_mpi_coll_bytes_sent] + c[LWM2_C_mpi_coll_bytes_recv]);
+	v[LWM2_MPI_CALLS] = (double)(c[LWM2_C_mpi_p2p_calls] + c[LWM2_C_mpi_coll_calls] +
+	                             c[LWM2_C_mpiio_read_calls] + c[LWM2_C_mpiio_write_calls] +
+	                             c[LWM2_C_mpiio_meta_calls] + c[LWM2_C_mpi_other_calls]);
+	v[LWM2_IO_CALLS] = (double)(c[LWM2_C_posix_read_calls] + c[LWM2_C_posix_write_calls] +
+	                            c[LWM2_C_posix_meta_calls]);
+	/* the vDSO does not serve this clock: one system call, no file */
+	if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) == 0)
+		v[LWM2_CPU_TIME] = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	else
+		v[LWM2_CPU_TIME] = 0;
+	v[LWM2_HWC_CYCLES] = (double)c[LWM2_C_hwc_cycles];
+	v[LWM2_HWC_INSTRUCTIONS] = (double)c[LWM2_C_hwc_instructions];
+	v[LWM2_HWC_FP_OPS] = (double)c[LWM2_C_hwc_fp_ops];
+	v[LWM2_HWC_LLC_MISSES] = (double)c[LWM2_C_hwc_llc_misses];
+	if (n > LWM2_VIEW_NMETRICS)
+		n = LWM2_VIEW_NMETRICS;
+	memcpy(out, v, (size_t)n * sizeof(double));
+	return n;
+}
