@@ -17,7 +17,7 @@
  *
  * At the end each rank prints its whole-run view as one line,
  *   view rank R pid P compute C mpi M mpi_calls K view_time V queries Q
- * and rank 0 prints "elapsed S rebalance 0|1 measured 0|1".
+ * and rank 0 prints "elapsed S rebalance 0|1 measured 0|1 shares A:B job=ID".
  */
 #include <mpi.h>
 #include <lwm2.h>
@@ -123,8 +123,9 @@ int main(int argc, char **argv)
 		       "queries %d\n",
 		       me, (int)getpid(), fin[0], fin[1], fin[2], fin[3], queries);
 	if (me == 0)
-		printf("elapsed %.3f rebalance %d measured %d shares %ld:%ld\n", t1 - t0, rebalance,
-		       measured, share[0], share[size - 1]);
+		printf("elapsed %.3f rebalance %d measured %d shares %ld:%ld job=%s\n", t1 - t0,
+		       rebalance, measured, share[0], share[size - 1],
+		       getenv("SLURM_JOB_ID") ? getenv("SLURM_JOB_ID") : "-");
 	fflush(stdout);
 	free(share);
 	free(vals);

@@ -56,20 +56,20 @@ if out=$(mpirun2 "" "$W/balance" -t 5 2>&1) && grep -q "measured 0" <<<"$out"; t
 	ok "balance without lwm2: runs, not measured"
 else
 	not_ok "balance without lwm2: runs, not measured"
-	sed 's/^/# /' <<<"$out" | head
+	printf '%s\n' "$out" | sed 's/^/# /' | head
 fi
 
 rm -rf "$W/rec"
 mkdir -p "$W/rec"
 if ! out=$(mpirun2 "$LWM2_LIB" "$W/balance" -t 20 -n 2>&1); then
 	not_ok "balance under liblwm2.so"
-	sed 's/^/# /' <<<"$out" | head
+	printf '%s\n' "$out" | sed 's/^/# /' | head
 else
 	ok "balance under liblwm2.so"
 	grep -q "measured 1" <<<"$out" || not_ok "balance under liblwm2.so: measured"
 	# each rank's final view against its record (PID.*.lwm2)
 	while read -r _ _ rank _ pid _ _ _ m _ k _ q _ nq; do
-		f=$(ls "$W"/rec/"$pid".*.lwm2 2>/dev/null | head -1)
+		f=$(find "$W/rec" -name "$pid.*.lwm2" | head -1)
 		if [ -z "$f" ] || ! "$W/recdump" "$f" >"$W/rec.txt"; then
 			not_ok "rank $rank: a record of pid $pid"
 			continue
@@ -88,6 +88,7 @@ if [ -n "${MPIFC:-}" ] && (cd "$W" && $MPIFC -c "$inc/lwm2_view.f90" -o lwm2_vie
 	out=$(mpirun2 "" "$W/view_fprog" 2>&1)
 	check "Fortran without lwm2: not measured ($out)" grep -q "measured 0" <<<"$out"
 	out=$(mpirun2 "$LWM2_LIB" "$W/view_fprog" 2>&1)
+	# shellcheck disable=SC2016 # awk's fields
 	check "Fortran under liblwm2.so: measured, rank 1 computed about twice rank 0 ($out)" \
 		awk '/measured 1/ { ok = $6 > 0.01 && $8 > 1.4 * $6 && $10 == 1 } END { exit !ok }' <<<"$out"
 else
