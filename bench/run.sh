@@ -17,7 +17,7 @@
 # script), BENCH_DIR (the built bench programs; default LWM2_BUILDDIR/bench),
 # MPICC, BENCH_QUICK=1 (few repetitions: a smoke test, not a measurement),
 # BENCH_IMAGE (the container section's root file system),
-# BENCH_ONLY="posix mpi ..." (run only these sections), BENCH_LAMMPS_STEPS.
+# BENCH_ONLY="posix mpi view ..." (run only these sections), BENCH_LAMMPS_STEPS.
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -850,6 +850,53 @@ bench_export() {
 	influx_stop
 }
 
+# ---------------------------------------------------------------- view
+# One query of the view API (lwm2_view(3): lwm2_view_get, 2 metrics,
+# gathered to all) against the bare MPI_Allgather of 2 doubles it makes,
+# in the same run under liblwm2.so; the rank's read alone; and the query
+# without lwm2 (it says "not measured" and returns).
+bench_view() {
+	local np n r line
+	if ! command -v mpirun >/dev/null || ! command -v "$mpicc" >/dev/null; then
+		notrow view "view query" ns - "no mpirun or mpicc"
+		return
+	fi
+	if ! "$mpicc" -std=gnu11 -O2 -Wall -Wextra -I"$src/bench" -I"$src/preload/include" \
+		-o "$work/view" "$src/bench/view.c" -lm; then
+		notrow view "view query" ns - "couldn't compile bench/view.c"
+		return
+	fi
+	n=$(reps 20000 2000)
+	r=$(reps 7 3)
+	for np in 2 4; do
+		log "view: $n queries and $n bare collectives x $r rounds, $np ranks"
+		fresh_dir
+		line=$(OMPI_MCA_btl=${OMPI_MCA_btl:-self,vader} OMPI_MCA_btl_vader_single_copy_mechanism=none \
+			OMPI_MCA_mpi_yield_when_idle=1 timeout 300 mpirun --allow-run-as-root --oversubscribe \
+			-np $np -x LWM2_DIR -x LD_PRELOAD="$lib" "$work/view" "$n" "$r" 2>>"$work/view_err" |
+			grep '^view ')
+		if [ "$(field measured <<<"$line")" != 1 ]; then
+			notrow "view_query_$np" "view query, $np ranks" ns - "mpirun failed: $(tail -n 1 "$work/view_err")"
+			continue
+		fi
+		row "view_query_$np" "view query (lwm2_view_get, 2 values to all), $np ranks" \
+			"$(field query_ns <<<"$line") ns" "$(field bare_ns <<<"$line") ns" \
+			"$(calc "$(field query_ns <<<"$line") - $(field bare_ns <<<"$line")" 1)" ns - \
+			"$np ranks on $(nproc) cores"
+		[ "$np" = 2 ] && row view_read "view read (lwm2_view_self, no MPI)" \
+			"$(field read_ns <<<"$line") ns" "-" "$(field read_ns <<<"$line")" ns -
+	done
+	line=$(OMPI_MCA_btl=${OMPI_MCA_btl:-self,vader} OMPI_MCA_btl_vader_single_copy_mechanism=none \
+		timeout 300 mpirun --allow-run-as-root --oversubscribe -np 2 "$work/view" "$n" "$r" \
+		2>>"$work/view_err" | grep '^view ')
+	if [ "$(field measured <<<"$line")" = 0 ]; then
+		row view_query_off "view query without lwm2, 2 ranks" \
+			"$(field query_ns <<<"$line") ns" "$(field bare_ns <<<"$line") ns" \
+			"$(calc "$(field query_ns <<<"$line") - $(field bare_ns <<<"$line")" 1)" ns - \
+			"baseline: the bare MPI_Allgather"
+	fi
+}
+
 start=$(date +%s)
 want posix && bench_posix
 want mpi && bench_mpi
@@ -860,6 +907,7 @@ want sizes && bench_sizes
 want merges && bench_merges
 want lammps && bench_lammps
 want export && bench_export
+want view && bench_view
 print_table | tee "${out%.json}.txt"
 write_json
 log "wrote $out ($(($(date +%s) - start)) s)"

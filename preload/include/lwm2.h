@@ -83,7 +83,8 @@ struct lwm2_view {
 	double last[LWM2_VIEW_NMETRICS]; /* run values at the previous query */
 };
 
-/* liblwm2.so's reader: op 0 reads, 1 and 2 bracket a view's own
+/* liblwm2.so's reader: op 0 reads, 3 reads all but LWM2_CPU_TIME (left
+ * 0: its clock is a system call), 1 and 2 bracket a view's own
  * collective.  Returns the metrics filled, or -1 when not measuring. */
 typedef int (*lwm2_view_read_fn)(double *out, int n, int op);
 
@@ -137,10 +138,14 @@ static inline int lwm2_view_self(struct lwm2_view *v, double *vals)
 {
 	lwm2_view_read_fn f = lwm2_view__reader();
 	double all[LWM2_VIEW_NMETRICS];
+	int op = 3;
 
 	if (!v || !vals || v->nmetrics < 1)
 		return LWM2_ERR_ARG;
-	if (!f || f(all, LWM2_VIEW_NMETRICS, 0) < LWM2_VIEW_NMETRICS) {
+	for (int i = 0; i < v->nmetrics; i++)
+		if (v->metrics[i] == LWM2_CPU_TIME)
+			op = 0;
+	if (!f || f(all, LWM2_VIEW_NMETRICS, op) < LWM2_VIEW_NMETRICS) {
 		for (int i = 0; i < v->nmetrics; i++)
 			vals[i] = 0;
 		return LWM2_NOT_MEASURED;
