@@ -88,22 +88,24 @@ struct lwm2_view {
  * collective.  Returns the metrics filled, or -1 when not measuring. */
 typedef int (*lwm2_view_read_fn)(double *out, int n, int op);
 
+/* Looked up once per translation unit; threads that race here find the
+ * same address, and the atomics keep the race defined. */
 static inline lwm2_view_read_fn lwm2_view__reader(void)
 {
 	static lwm2_view_read_fn fn;
 	static int looked;
 
-	if (!looked) {
+	if (!__atomic_load_n(&looked, __ATOMIC_ACQUIRE)) {
 		union {
 			void *p;
 			lwm2_view_read_fn f;
 		} u;
 
 		u.p = dlsym(RTLD_DEFAULT, "lwm2_view_read_self");
-		fn = u.f;
-		looked = 1;
+		__atomic_store_n(&fn, u.f, __ATOMIC_RELAXED);
+		__atomic_store_n(&looked, 1, __ATOMIC_RELEASE);
 	}
-	return fn;
+	return __atomic_load_n(&fn, __ATOMIC_RELAXED);
 }
 
 /* LWM2_OK when lwm2 measures this process, else LWM2_NOT_MEASURED. */
