@@ -45,6 +45,17 @@ pkgs=(
 	jq
 	# line coverage of the unit tests (configure --enable-coverage, make coverage)
 	lcov
+	# containerized jobs (t-containers.sh): Charliecloud's ch-run
+	# (charliecloud-runtime; ch-image and ch-convert are in
+	# charliecloud-builders, which pulls in docker.io and buildah, and the
+	# tests need neither: their images are directories), bubblewrap,
+	# rootless podman (newuidmap/newgidmap, its network and overlay
+	# helpers; runc beside crun, which refuses hosts with hybrid cgroup
+	# hierarchies), and debootstrap for the Debian 11 and 12 images
+	# (tests/containers/image.sh)
+	charliecloud-runtime bubblewrap
+	podman uidmap slirp4netns fuse-overlayfs crun runc
+	debootstrap
 )
 
 installed() {

@@ -19,6 +19,10 @@
 # LWM2_SUITE_SKIP (space-separated stage names to leave out, e.g. "distcheck
 # asan"), LWM2_SUITE_ONLY (run only these stages).
 #
+# The images stage makes the Debian 11 and 12 root file systems of the
+# container test (tests/containers/image.sh) once per machine, under
+# /var/cache/lwm2-suite/images.
+#
 # The deb and rpm stages build the packages from the `make dist` tarball;
 # deb installs them, runs tests/integration/t-packages.sh against the
 # installed paths and removes them again.  slurm24 builds Slurm 24.11 from
@@ -263,6 +267,26 @@ stage_integration() {
 	step cluster-stop bash tests/cluster/cluster.sh stop "$cluster"
 }
 
+# The container images of t-containers.sh (tests/containers/image.sh):
+# made once per machine (debootstrap, about 45 s, the two releases side by
+# side) under /var/cache/lwm2-suite/images, like the Slurm 24.11 build,
+# and used by both integration stages; with podman, their tars for
+# `podman import` too.
+images_build() {
+	local tar=() pid rc=0
+	command -v podman >/dev/null && tar=(--tar)
+	bash tests/containers/image.sh "${tar[@]}" bullseye &
+	pid=$!
+	bash tests/containers/image.sh "${tar[@]}" bookworm || rc=1
+	wait "$pid" || rc=1
+	return "$rc"
+}
+
+stage_images() {
+	step images images_build
+	grep -E 'made in|failed' "$logs/images.log" | sed 's/^/    /'
+}
+
 stage_distcheck() {
 	step distcheck make -C "$work/build-gcc" distcheck
 }
@@ -435,7 +459,7 @@ stop_clusters() {
 }
 trap stop_clusters EXIT
 
-for stage in deps slurm_source autogen gcc clang asan lint integration distcheck deb rpm slurm24 integration24; do
+for stage in deps slurm_source autogen gcc clang asan lint images integration distcheck deb rpm slurm24 integration24; do
 	if ! wanted "$stage"; then
 		continue
 	fi

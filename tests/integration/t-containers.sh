@@ -1,0 +1,507 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# Containerized jobs on the private cluster, jobs of the unprivileged test
+# user: lwm2 must never break or change the output of a job that runs in a
+# container, and must measure it.  For each runtime (Charliecloud ch-run,
+# bubblewrap, rootless podman) and each image (Debian 11 "bullseye",
+# glibc 2.31; Debian 12 "bookworm"; tests/containers/image.sh), the same
+# step runs with `srun --lwm2=off` and with `srun --lwm2`, and
+#
+#   - stdout, stderr and the exit status are identical (no loader message,
+#     no failed start: the library is not in the image, or needs a newer
+#     glibc than the image's, or /proc is not mounted);
+#   - the job's digest has the bytes the payload wrote inside the
+#     container (dd: 102400) and counts its processes;
+#
+# with the library also bound into the image at its own path; the static
+# binary of the image (no loader, never measured) prints the same; a batch
+# job (ch-run); podman without and with the caller's LD_PRELOAD and LWM2_*
+# passed in; and `lwm2 run -- ch-run ...` outside Slurm.  Each point names
+# runtime, image and case.  A runtime or image the host cannot give is
+# skipped with the reason.
+set -uo pipefail
+
+# shellcheck source=tests/cluster/lib.sh
+. "$(dirname "$0")/../cluster/lib.sh"
+# shellcheck source=tests/integration/jobcomp-lib.sh
+. "$(dirname "$0")/jobcomp-lib.sh"
+
+need_python3
+command -v gcc >/dev/null || skip_all "gcc not installed: it builds the images' static binary"
+jobcomp_setup
+
+RUN=$(basename "$TESTDIR")
+U=$TESTDIR/$TEST_USER
+RELEASES=(bullseye bookworm)
+# Under ch-run, /tmp is the host's: the file has a name of this run's.
+F=/tmp/lwm2-ctr.$RUN
+PAYLOAD="dd if=/dev/zero of=$F bs=4096 count=25 status=none; cat /etc/debian_version; echo done; ls /nonexistent; exit 3"
+BYTES=102400
+STATIC=/usr/local/bin/lwm2-static-echo
+t_start=$SECONDS
+
+# ---------------------------------------------------------------- helpers
+
+# same_file A B DESC: one point, the difference as diagnostics.
+same_file() {
+	if cmp -s "$1" "$2"; then
+		ok "$3"
+	else
+		not_ok "$3"
+		diag "--- without lwm2 (--lwm2=off), +++ with lwm2:"
+		diag "$(diff -u "$1" "$2" | tail -n +3 | head -n 20)"
+	fi
+}
+
+# job_named NAME: the id of the test user's job of that name.
+job_named() {
+	local i id
+	for ((i = 0; i < 25; i++)); do
+		id=$(sacct -n -X -P -u "$TEST_USER" -S now-1days --name="$1" -o JobID 2>/dev/null | tail -n 1)
+		[ -n "$id" ] && break
+		sleep 0.2
+	done
+	echo "$id"
+}
+
+# Processes a case leaves behind: the test user's processes of this run
+# (their command line has the run's name).  A sandbox's init (pid 1 in its
+# namespace, orphaned when the runtime's process ended; SIGKILL alone
+# reaches it) would hold the step's I/O for a minute: orphans are killed as
+# soon as they are seen, while the case runs, and whatever is still there a
+# moment after it ended too.  Their pids go to $U/KEY.MODE.pids, their
+# command lines into the TAP diagnostics.
+reap() {
+	local p pp
+	for p in $(pgrep -u "$TEST_USER" -f -- "$RUN"); do
+		pp=$(ps -o ppid= -p "$p" 2>/dev/null | tr -d ' ')
+		[ "$pp" = 1 ] || [ "${2:-}" = all ] || continue
+		# a zombie is dead already, its parent's to reap
+		case $(ps -o stat= -p "$p" 2>/dev/null) in Z* | "") continue ;; esac
+		# podman's container monitor lives on its own by design.
+		[ "$(ps -o comm= -p "$p" 2>/dev/null)" = conmon ] && continue
+		diag "$1: left running: $(ps -o pid=,ppid=,args= -p "$p" 2>/dev/null | cut -c1-160)"
+		kill -9 "$p" 2>/dev/null
+		echo "$p" >>"$U/$1.pids"
+	done
+}
+
+# watched KEY.MODE CMD...: CMD, with orphans reaped while it runs and
+# stragglers after it.
+watched() {
+	local tag=$1 bg i
+	shift
+	: >"$U/$tag.pids"
+	"$@" &
+	bg=$!
+	while kill -0 "$bg" 2>/dev/null; do
+		reap "$tag"
+		sleep 0.2
+	done
+	wait "$bg"
+	for ((i = 0; i < 10; i++)); do
+		pgrep -u "$TEST_USER" -f -- "$RUN" >/dev/null || break
+		sleep 0.2
+	done
+	reap "$tag" all
+	sort -u "$U/$tag.pids" | wc -l | tr -d ' ' >"$U/$tag.left"
+}
+
+declare -A JOB=()
+# step_pair KEY CMD...: the step twice as the test user on n1, with
+# --lwm2=off and with --lwm2; the task's stdout and stderr (srun -o, -e),
+# srun's exit status and wall time (ms) in $U/KEY.{off,on}.{out,err,rc,ms};
+# the measured job's id in JOB[KEY].  srun's own messages ("task 0:
+# Exited with exit code 3") are not compared: its I/O thread orders them
+# among the task's lines as it happens.
+step_pair() {
+	local key=$1 m opt
+	shift
+	for m in off on; do
+		opt=--lwm2=off
+		[ "$m" = on ] && opt=--lwm2
+		# shellcheck disable=SC2016 # expanded by the user's shell
+		watched "$key.$m" as_user bash -c 't0=$(date +%s%N)
+			timeout 120 srun -o "$0.out" -e "$0.err" "$@" 2>"$0.srun"; echo $? >"$0.rc"
+			echo $((($(date +%s%N) - t0) / 1000000)) >"$0.ms"' \
+			"$U/$key.$m" "$opt" -J "ctr.$RUN.$key.$m" -w n1 -N1 -n1 "$@"
+	done
+	JOB[$key]=$(job_named "ctr.$RUN.$key.on")
+}
+
+# batch_pair KEY SCRIPT-BODY: the same as a batch job (sbatch --lwm2=off,
+# sbatch --lwm2), the exit code as sacct gives it.
+batch_pair() {
+	local key=$1 body=$2 m opt job t0
+	printf '#!/bin/sh\n%s\n' "$body" >"$U/$key.sh"
+	chown "$TEST_USER" "$U/$key.sh"
+	for m in off on; do
+		opt=--lwm2=off
+		[ "$m" = on ] && opt=--lwm2
+		t0=$(date +%s%N)
+		job=$(submit_batch "$U/$key.sh" "$opt" -J "ctr.$RUN.$key.$m" -w n1 -N1 -n1 \
+			-o "$U/$key.$m.out" -e "$U/$key.$m.err") || job=""
+		if [ -n "$job" ] && watched "$key.$m" wait_job "$job" 120 >/dev/null; then
+			sacct_field "$job" ExitCode >"$U/$key.$m.rc"
+		else
+			echo "no job" >"$U/$key.$m.rc"
+		fi
+		echo $((($(date +%s%N) - t0) / 1000000)) >"$U/$key.$m.ms"
+	done
+	JOB[$key]=$(job_named "ctr.$RUN.$key.on")
+}
+
+# outside_pair KEY CMD...: CMD as the test user outside Slurm, then
+# `lwm2 run --quiet --json $U/KEY.json -- CMD`.
+outside_pair() {
+	local key=$1 m
+	shift
+	for m in off on; do
+		local pre=()
+		[ "$m" = on ] && pre=(env LWM2_LIB="$LIBDIR/liblwm2.so" "$LWM2" run --quiet --json "$U/$key.json" --)
+		# shellcheck disable=SC2016 # expanded by the user's shell
+		watched "$key.$m" as_user env TMPDIR="$U" bash -c 't0=$(date +%s%N)
+			timeout 120 "$@" >"$0.out" 2>"$0.err"; echo $? >"$0.rc"
+			echo $((($(date +%s%N) - t0) / 1000000)) >"$0.ms"' \
+			"$U/$key.$m" "${pre[@]}" "$@"
+	done
+}
+
+# identical KEY DESC WANT-STDOUT WANT-RC: six points.  Without lwm2 the
+# payload ran as it should; with lwm2 stdout, stderr and exit status are
+# the same byte for byte, the case took no longer (10 s of slack for a
+# loaded machine), and it left no more processes running.
+identical() {
+	local key=$1 desc=$2 want=$3 want_rc=$4 got rc_off rc_on ms_off ms_on
+	got=$(cat "$U/$key.off.out" 2>/dev/null)
+	rc_off=$(cat "$U/$key.off.rc" 2>/dev/null)
+	rc_on=$(cat "$U/$key.on.rc" 2>/dev/null)
+	if [ "$got" = "$want" ] && [ "$rc_off" = "$want_rc" ]; then
+		ok "$desc, lwm2 off: the payload ran (exit $want_rc, its output)"
+	else
+		not_ok "$desc, lwm2 off: the payload ran (exit $want_rc, its output)"
+		diag "exit ${rc_off:-?}, stdout:" "$got" "stderr:" "$(head -n 10 "$U/$key.off.err" 2>/dev/null)" \
+			"$(cat "$U/$key.off.srun" 2>/dev/null)"
+	fi
+	same_file "$U/$key.off.out" "$U/$key.on.out" "$desc, lwm2 on: stdout identical"
+	same_file "$U/$key.off.err" "$U/$key.on.err" "$desc, lwm2 on: stderr identical"
+	is "$rc_on" "$rc_off" "$desc, lwm2 on: exit status identical"
+	ms_off=$(cat "$U/$key.off.ms" 2>/dev/null)
+	ms_on=$(cat "$U/$key.on.ms" 2>/dev/null)
+	check "$desc, lwm2 on: as quick as lwm2 off (${ms_on:-?} ms, ${ms_off:-?} ms)" \
+		test "${ms_on:-999999}" -le $((${ms_off:-0} + 10000))
+	is "$(cat "$U/$key.on.left" 2>/dev/null)" "$(cat "$U/$key.off.left" 2>/dev/null)" \
+		"$desc, lwm2 on: no process left running (as many as lwm2 off)"
+}
+
+# skip_identical DESC REASON, skip_measured DESC REASON: the same points,
+# skipped.
+skip_identical() {
+	skip_because "$1, lwm2 off: the payload ran" "$2"
+	skip_because "$1, lwm2 on: stdout identical" "$2"
+	skip_because "$1, lwm2 on: stderr identical" "$2"
+	skip_because "$1, lwm2 on: exit status identical" "$2"
+	skip_because "$1, lwm2 on: as quick as lwm2 off" "$2"
+	skip_because "$1, lwm2 on: no process left running" "$2"
+}
+skip_measured() {
+	skip_because "$1, lwm2 on: the digest has the bytes written inside" "$2"
+	skip_because "$1, lwm2 on: the digest counts the processes" "$2"
+}
+
+# The measured points wait for digests: they are checked at the end, all
+# jobs' digests being made meanwhile.  MEASURE: KEY|DESC|KIND; KIND is
+# exact (the job wrote the payload's bytes and nothing else), dd (the
+# runtime writes files of its own on the host: the payload's dd wrote the
+# most), batch (the payload's bytes and its output files), run (lwm2 run's
+# JSON, not a job).
+MEASURE=()
+measure() { MEASURE+=("$1|$2|$3"); }
+
+# digest_values FILE: "processes total_written max_written exe_of_max" of
+# a digest (lwm2 digest --json, or lwm2 run --json).
+digest_values() {
+	python3 - "$1" <<'PY' 2>/dev/null || echo "0 0 0 -"
+import json, sys
+d = json.load(open(sys.argv[1]))
+if isinstance(d, list):
+    d = d[0]["digest"]
+s = d.get("scope", {})
+m = s.get("metrics", {}).get("bytes_written", {})
+at = m.get("max_at") or [0, 0, 0, "-"]
+print(s.get("processes", 0), s.get("totals", {}).get("posix_write_bytes", 0),
+      int(m.get("max", 0)), at[3] if len(at) > 3 else "-")
+PY
+}
+
+# ---------------------------------------------------------------- images
+
+# The images (made once per machine, tests/suite.sh's images stage) and,
+# where podman is, their tars for `podman import`.
+declare -A IMG=() IMG_WHY=() VER=() TARID=() BIMG=()
+tarflag=()
+command -v podman >/dev/null && tarflag=(--tar)
+for rel in "${RELEASES[@]}"; do
+	t0=$SECONDS
+	if out=$(bash "$LWM2_TOP/tests/containers/image.sh" "${tarflag[@]}" "$rel" 2>&1); then
+		path=$(tail -n 1 <<<"$out")
+		if [ ${#tarflag[@]} -gt 0 ]; then
+			IMG[$rel]=${path%.tar}
+			TARID[$rel]=$(cat "$path.id")
+		else
+			IMG[$rel]=$path
+		fi
+		VER[$rel]=$(cat "${IMG[$rel]}/etc/debian_version")
+		# The same image with a mount point for the library at its
+		# host path (ch-run and bwrap bind only onto what exists): a copy
+		# of hard links, this test's own.
+		BIMG[$rel]=$TESTDIR/img/$rel
+		mkdir -p "$TESTDIR/img"
+		if ! cp -al "${IMG[$rel]}" "${BIMG[$rel]}" 2>/dev/null; then
+			rm -rf "${BIMG[$rel]}"
+			cp -a "${IMG[$rel]}" "${BIMG[$rel]}"
+		fi
+		mkdir -p "${BIMG[$rel]}$LIBDIR"
+		chmod 755 "$TESTDIR/img" "${BIMG[$rel]}"
+		diag "image $rel (Debian ${VER[$rel]}): ${IMG[$rel]} ($((SECONDS - t0)) s)"
+	else
+		IMG_WHY[$rel]="no $rel image: $(tail -n 1 <<<"$out")"
+		diag "tests/containers/image.sh $rel failed:" "$out"
+	fi
+done
+
+# ---------------------------------------------------------------- host
+
+# The payload on the host, no container: what the container cases are
+# held against (its process count is the least a container case counts).
+step_pair native sh -c "$PAYLOAD"
+identical native "host (no container)" "$(printf '%s\ndone' "$(cat /etc/debian_version)")" 3
+NATIVE_PROCS=4
+measure native "host (no container)" exact
+
+# ---------------------------------------------------------------- runtimes
+
+# Each runtime answers a trivial command as the test user, outside Slurm,
+# or its cases are skipped with its error.
+probe() {
+	local out
+	if out=$(as_user timeout 60 "$@" 2>&1); then
+		return 0
+	fi
+	echo "$(printf '%s' "$out" | tr '\n' ' ' | cut -c1-200)"
+	return 1
+}
+
+declare -A RT_WHY=() RT_TIME=()
+any_img=""
+for rel in "${RELEASES[@]}"; do
+	[ -n "${IMG[$rel]:-}" ] && any_img=${IMG[$rel]} && break
+done
+
+if ! command -v ch-run >/dev/null; then
+	RT_WHY[ch-run]="ch-run not installed (charliecloud-runtime; contrib/install-deps.sh)"
+elif [ -n "$any_img" ] && ! why=$(probe ch-run "$any_img" -- true); then
+	RT_WHY[ch-run]="ch-run cannot run here: $why"
+fi
+if ! command -v bwrap >/dev/null; then
+	RT_WHY[bwrap]="bwrap not installed (bubblewrap; contrib/install-deps.sh)"
+elif [ -n "$any_img" ] && ! why=$(probe bwrap --ro-bind "$any_img" / --proc /proc --dev /dev \
+	--tmpfs /tmp --unshare-user --unshare-pid true); then
+	RT_WHY[bwrap]="bwrap cannot run here: $why"
+fi
+
+# Rootless podman: a storage of the test's own in the user's home (kept,
+# so an image is imported once per machine), native overlay else vfs; the
+# distribution's runtime (crun) else runc (crun refuses hybrid cgroup
+# hierarchies); no network (slirp4netns needs /dev/net/tun).
+PODMAN=()
+if ! command -v podman >/dev/null; then
+	RT_WHY[podman]="podman not installed (contrib/install-deps.sh)"
+elif [ -z "$any_img" ]; then
+	RT_WHY[podman]="no image"
+else
+	uid=$(id -u "$TEST_USER")
+	home=$(getent passwd "$TEST_USER" | cut -d: -f6)
+	errs=""
+	for driver in overlay vfs; do
+		base=(podman --root "$home/.local/share/lwm2-test-podman/$driver"
+			--runroot "/tmp/lwm2-test-podman-run.$uid.$driver" --storage-driver "$driver")
+		rel=""
+		for r in "${RELEASES[@]}"; do [ -n "${IMG[$r]:-}" ] && rel=$r && break; done
+		tag=localhost/lwm2-test-$rel:${TARID[$rel]}
+		if ! as_user "${base[@]}" image exists "$tag" 2>/dev/null &&
+			! why=$(probe "${base[@]}" import -q "${IMG[$rel]}.tar" "$tag"); then
+			errs+="$driver: import: $why; "
+			continue
+		fi
+		for runtime in "" runc; do
+			cmd=("${base[@]}")
+			[ -n "$runtime" ] && cmd+=(--runtime "$runtime")
+			if why=$(probe "${cmd[@]}" run --rm --network=none "$tag" true); then
+				PODMAN=("${cmd[@]}")
+				break 2
+			fi
+			errs+="$driver ${runtime:-default runtime}: $why; "
+		done
+	done
+	if [ ${#PODMAN[@]} -eq 0 ]; then
+		RT_WHY[podman]="rootless podman cannot run here: ${errs%; }"
+	elif [ -n "$errs" ]; then
+		diag "podman: ${PODMAN[*]:1} (not: ${errs%; })"
+	fi
+fi
+
+# ---------------------------------------------------------------- cases
+
+for rel in "${RELEASES[@]}"; do
+	img=${IMG[$rel]:-}
+	bimg=${BIMG[$rel]:-}
+	want_out=$(printf '%s\ndone' "${VER[$rel]:-?}")
+	static_out="lwm2-static-echo: wrote $BYTES bytes to $F.static"
+
+	# --- Charliecloud
+	t0=$SECONDS
+	why=${IMG_WHY[$rel]:-${RT_WHY[ch-run]:-}}
+	d="ch-run $rel"
+	if [ -n "$why" ]; then
+		for c in "" ", library bound at its path" ", static binary" ", batch job" \
+			", outside Slurm (lwm2 run)"; do
+			skip_identical "$d$c" "$why"
+			[ "$c" = ", static binary" ] || skip_measured "$d$c" "$why"
+		done
+	else
+		step_pair "ch-$rel" ch-run "$img" -- sh -c "$PAYLOAD"
+		identical "ch-$rel" "$d" "$want_out" 3
+		measure "ch-$rel" "$d" exact
+
+		step_pair "ch-$rel-bound" ch-run -b "$LIBDIR:$LIBDIR" "$bimg" -- sh -c "$PAYLOAD"
+		identical "ch-$rel-bound" "$d, library bound at its path" "$want_out" 3
+		measure "ch-$rel-bound" "$d, library bound at its path" exact
+
+		step_pair "ch-$rel-static" ch-run "$img" -- "$STATIC" "$F.static" "$BYTES"
+		identical "ch-$rel-static" "$d, static binary" "$static_out" 0
+
+		batch_pair "ch-$rel-batch" "ch-run $img -- sh -c '$PAYLOAD'"
+		identical "ch-$rel-batch" "$d, batch job" "$want_out" 3:0
+		measure "ch-$rel-batch" "$d, batch job" batch
+
+		outside_pair "ch-$rel-run" ch-run "$img" -- sh -c "$PAYLOAD"
+		identical "ch-$rel-run" "$d, outside Slurm (lwm2 run)" "$want_out" 3
+		measure "ch-$rel-run" "$d, outside Slurm (lwm2 run)" run
+		RT_TIME[ch-run]=$((${RT_TIME[ch-run]:-0} + SECONDS - t0))
+	fi
+
+	# --- bubblewrap
+	t0=$SECONDS
+	why=${IMG_WHY[$rel]:-${RT_WHY[bwrap]:-}}
+	d="bwrap $rel"
+	bw=(bwrap --ro-bind "$img" / --proc /proc --dev /dev --tmpfs /tmp --unshare-user --unshare-pid)
+	if [ -n "$why" ]; then
+		for c in "" ", no /proc" ", library bound at its path" ", static binary"; do
+			skip_identical "$d$c" "$why"
+			case $c in "" | ", library bound at its path") skip_measured "$d$c" "$why" ;; esac
+		done
+	else
+		step_pair "bw-$rel" "${bw[@]}" sh -c "$PAYLOAD"
+		identical "bw-$rel" "$d" "$want_out" 3
+		measure "bw-$rel" "$d" exact
+
+		# Without /proc the library cannot be reached through its
+		# descriptor: it must stay out without a trace.
+		step_pair "bw-$rel-noproc" bwrap --ro-bind "$img" / --dev /dev --tmpfs /tmp \
+			--unshare-user --unshare-pid sh -c "$PAYLOAD"
+		identical "bw-$rel-noproc" "$d, no /proc" "$want_out" 3
+
+		step_pair "bw-$rel-bound" bwrap --ro-bind "$bimg" / --ro-bind "$LIBDIR" "$LIBDIR" \
+			--proc /proc --dev /dev --tmpfs /tmp --unshare-user --unshare-pid sh -c "$PAYLOAD"
+		identical "bw-$rel-bound" "$d, library bound at its path" "$want_out" 3
+		measure "bw-$rel-bound" "$d, library bound at its path" exact
+
+		step_pair "bw-$rel-static" "${bw[@]}" "$STATIC" "$F.static" "$BYTES"
+		identical "bw-$rel-static" "$d, static binary" "$static_out" 0
+		RT_TIME[bwrap]=$((${RT_TIME[bwrap]:-0} + SECONDS - t0))
+	fi
+
+	# --- podman, rootless
+	t0=$SECONDS
+	why=${IMG_WHY[$rel]:-${RT_WHY[podman]:-}}
+	d="podman $rel"
+	if [ -z "$why" ]; then
+		tag=localhost/lwm2-test-$rel:${TARID[$rel]}
+		if ! as_user "${PODMAN[@]}" image exists "$tag" 2>/dev/null &&
+			! why=$(probe "${PODMAN[@]}" import -q "$img.tar" "$tag"); then
+			why="podman import of the $rel image failed: $why"
+		fi
+	fi
+	if [ -n "$why" ]; then
+		for c in "" ", LD_PRELOAD and LWM2_* passed in"; do
+			skip_identical "$d$c" "$why"
+			skip_measured "$d$c" "$why"
+		done
+	else
+		pr=("${PODMAN[@]}" run --rm --network=none --log-driver=none)
+		# podman passes no environment unless asked.
+		step_pair "pm-$rel" "${pr[@]}" "$tag" sh -c "$PAYLOAD"
+		identical "pm-$rel" "$d" "$want_out" 3
+		measure "pm-$rel" "$d" dd
+
+		step_pair "pm-$rel-env" "${pr[@]}" --env LD_PRELOAD --env 'LWM2_*' "$tag" sh -c "$PAYLOAD"
+		identical "pm-$rel-env" "$d, LD_PRELOAD and LWM2_* passed in" "$want_out" 3
+		measure "pm-$rel-env" "$d, LD_PRELOAD and LWM2_* passed in" dd
+		RT_TIME[podman]=$((${RT_TIME[podman]:-0} + SECONDS - t0))
+	fi
+done
+
+# ---------------------------------------------------------------- measured
+
+# Every measured job's digest, within one wait for all of them.
+deadline=$((SECONDS + 120))
+for m in "${MEASURE[@]}"; do
+	IFS='|' read -r key desc kind <<<"$m"
+	pb="$desc, lwm2 on: the digest has the $BYTES bytes written inside"
+	pp="$desc, lwm2 on: the digest counts the processes (at least $NATIVE_PROCS)"
+	src=$U/$key.json
+	if [ "$kind" != run ]; then
+		job=${JOB[$key]:-}
+		left=$((deadline - SECONDS))
+		[ "$left" -gt 0 ] || left=1
+		if [ -z "$job" ] || ! wait_digest "$job" "$left"; then
+			not_ok "$pb"
+			not_ok "$pp"
+			diag "no digest of job ${job:-(none)}"
+			continue
+		fi
+		digest_as --json -j "$job" >"$src" 2>&1
+	fi
+	read -r procs total max exe <<<"$(digest_values "$src")"
+	case $kind in
+	exact | run) want=$BYTES ;;
+	batch)
+		# the payload's output went to files too
+		want=$((BYTES + $(cat "$U/$key.off.out" "$U/$key.off.err" 2>/dev/null | wc -c)))
+		;;
+	dd) want=$BYTES ;;
+	esac
+	if [ "$kind" = dd ]; then
+		# the runtime writes files of its own on the host
+		if [ "$max" = "$BYTES" ] && [ "$exe" = dd ] && [ "$total" -ge "$BYTES" ]; then
+			ok "$pb (dd's $max of $total bytes)"
+		else
+			not_ok "$pb"
+			diag "total $total bytes, at most $max by one process ($exe)"
+		fi
+	else
+		is "$total" "$want" "$pb"
+	fi
+	check "$pp ($procs)" test "${procs:-0}" -ge "$NATIVE_PROCS"
+done
+
+for rt in ch-run bwrap podman; do
+	diag "time: $rt ${RT_TIME[$rt]:-0} s${RT_WHY[$rt]:+ (skipped: ${RT_WHY[$rt]})}"
+done
+diag "time: whole test $((SECONDS - t_start)) s"
+rm -rf "$TESTDIR/img"
+rm -f "$F" "$F.static"
+
+done_testing
