@@ -129,6 +129,12 @@ void lwm2_clock_describe(uint32_t *source, uint32_t *cost_ps) LWM2_HIDDEN_FN;
 /* ticks to ns at the rate measured now; no lock, stores nothing */
 uint64_t lwm2_ticks_to_ns_fresh(uint64_t ticks) LWM2_HIDDEN_FN;
 
+/* view.c: the process's view queries (lwm2_view(3)), for its record:
+ * how many ended and their wall time in ns; atomics only, signal-safe */
+void lwm2_view_totals(uint32_t *queries, uint64_t *ns) LWM2_HIDDEN_FN;
+/* the child of fork starts with none (its counters start at zero) */
+void lwm2_view_fork_child(void) LWM2_HIDDEN_FN;
+
 /* thread.c */
 void lwm2_threads_init(void) LWM2_HIDDEN_FN;
 struct lwm2_thread *lwm2_thread_attach(bool is_main) LWM2_HIDDEN_FN;

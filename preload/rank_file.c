@@ -239,6 +239,7 @@ static void fill_process_fields(enum lwm2_end how, int status, int sig)
 	r->slice_length_s = (uint32_t)(lwm2_p.slice_ms >= 1000 ? lwm2_p.slice_ms / 1000 : 1);
 	r->first_slice = lwm2_p.slice_ms >= 1000 ? lwm2_p.first_slice : 0;
 	lwm2_clock_describe(&r->clock_source, &r->clock_cost_ps);
+	lwm2_view_totals(&r->view_queries, &r->view_ns);
 
 	switch (how) {
 	case LWM2_END_CHECKPOINT:

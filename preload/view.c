@@ -19,6 +19,10 @@
  * (the record keeps them), and kept apart here: op 1 and op 2 bracket them,
  * the difference of the thread's counters between the two is remembered,
  * and every read leaves it out (LWM2_VIEW_TIME is their time).
+ *
+ * The process counts its queries too, for its rank record and so the
+ * digest (view_queries, view_ns): each op 2 that ends an op 1 adds one
+ * query and its ticks to two process-wide atomics, no lock.
  */
 #include "core_int.h"
 
@@ -33,6 +37,29 @@ LWM2_EXPORT int lwm2_view_read_self(double *out, int n, int op);
 static __thread uint64_t view_apart[LWM2_NCOUNTERS] __attribute__((tls_model("initial-exec")));
 static __thread uint64_t view_mark[LWM2_NCOUNTERS] __attribute__((tls_model("initial-exec")));
 static __thread uint64_t view_ticks, view_mark_ticks __attribute__((tls_model("initial-exec")));
+static __thread int view_open __attribute__((tls_model("initial-exec")));
+
+/* Per process: every thread's queries, read by the record writer. */
+static _Atomic uint64_t proc_queries, proc_ticks;
+
+void lwm2_view_totals(uint32_t *queries, uint64_t *ns)
+{
+	uint64_t q = atomic_load_explicit(&proc_queries, memory_order_relaxed);
+
+	*queries = q > UINT32_MAX ? UINT32_MAX : (uint32_t)q;
+	*ns = lwm2_ticks_to_ns(atomic_load_explicit(&proc_ticks, memory_order_relaxed));
+}
+
+void lwm2_view_fork_child(void)
+{
+	/* the forking thread's counters start again at zero: so do its
+	 * queries' and what it keeps apart */
+	atomic_store_explicit(&proc_queries, 0, memory_order_relaxed);
+	atomic_store_explicit(&proc_ticks, 0, memory_order_relaxed);
+	memset(view_apart, 0, sizeof(view_apart));
+	view_ticks = 0;
+	view_open = 0;
+}
 
 static void thread_raw(const struct lwm2_thread *t, uint64_t *c)
 {
@@ -62,12 +89,21 @@ LWM2_EXPORT int lwm2_view_read_self(double *out, int n, int op)
 	if (op == 1) {
 		memcpy(view_mark, c, sizeof(c));
 		view_mark_ticks = lwm2_ticks();
+		view_open = 1;
 		return 0;
 	}
 	if (op == 2) {
+		uint64_t d;
+
+		if (!view_open)
+			return 0;
+		view_open = 0;
+		d = lwm2_ticks() - view_mark_ticks;
 		for (int i = 0; i < LWM2_NCOUNTERS; i++)
 			view_apart[i] += c[i] - view_mark[i];
-		view_ticks += lwm2_ticks() - view_mark_ticks;
+		view_ticks += d;
+		atomic_fetch_add_explicit(&proc_queries, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&proc_ticks, d, memory_order_relaxed);
 		return 0;
 	}
 	if (n == 0)

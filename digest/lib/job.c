@@ -379,7 +379,37 @@ struct build {
 	bool partial, skipped;
 	struct lwm2_app_acc *app; /* the job's application */
 	struct ctr_set containers;
+	/* the application's view queries (lwm2_view(3)): how many, their
+	 * wall time, the images that made any */
+	uint64_t view_queries, view_ns, view_ranks;
 };
+
+/* A process's view queries (node record "view_queries", "view_ns": only
+ * where it made some; an image replaced by exec counts its own). */
+static void view_add(struct build *b, json_object *p)
+{
+	int64_t q = ju_int_or(p, "view_queries", 0), ns = ju_int_or(p, "view_ns", 0);
+
+	if (q <= 0)
+		return;
+	b->view_queries += (uint64_t)q;
+	b->view_ns += ns > 0 ? (uint64_t)ns : 0;
+	b->view_ranks++;
+}
+
+/* "view" into d, only when some process made queries. */
+static void view_json(const struct build *b, json_object *d)
+{
+	json_object *v;
+
+	if (!b->view_queries)
+		return;
+	v = json_object_new_object();
+	ju_add(v, LWM2_KEY_QUERIES, ju_u64(b->view_queries));
+	ju_add(v, LWM2_KEY_RANKS, ju_u64(b->view_ranks));
+	ju_add(v, LWM2_KEY_SECONDS, ju_double((double)b->view_ns / 1e9));
+	ju_add(d, LWM2_KEY_VIEW, v);
+}
 
 static void acc_init(struct scope_acc *s, uint64_t step)
 {
@@ -502,6 +532,7 @@ static int add_node(struct build *b, json_object *node)
 			sa->totals[c] += pv.counters[c];
 			b->job.totals[c] += pv.counters[c];
 		}
+		view_add(b, p);
 		if (flags & LWM2_F_INCOMPLETE) {
 			sa->incomplete++;
 			b->job.incomplete++;
@@ -690,6 +721,7 @@ json_object *lwm2_job_digest_build(const struct lwm2_job_meta *meta, json_object
 		json_object_put(d);
 		goto nomem;
 	}
+	view_json(&b, d);
 	ju_add(d, LWM2_KEY_SCOPE, scope_json(&b.job, distinct));
 	if (b.nsteps)
 		qsort(b.steps, b.nsteps, sizeof(*b.steps), cmp_step);

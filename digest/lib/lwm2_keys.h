@@ -111,6 +111,11 @@
 #define LWM2_KEY_IMAGE              "image"
 #define LWM2_KEY_CPU_SHARE          "cpu_share"
 
+/* "view": the application's queries of its own counters (lwm2_view(3)). */
+#define LWM2_KEY_VIEW    "view"
+#define LWM2_KEY_QUERIES "queries"
+#define LWM2_KEY_SECONDS "seconds"
+
 /* "history": the comparison with the application's earlier runs. */
 #define LWM2_KEY_APP            "app"
 #define LWM2_KEY_EARLIER_RUNS   "earlier_runs"
@@ -167,6 +172,10 @@
 	X("/" LWM2_KEY_CONTAINERS "[]", LWM2_KEY_RANKS)                                            \
 	X("/" LWM2_KEY_CONTAINERS "[]", LWM2_KEY_CPU_S)                                            \
 	X("/" LWM2_KEY_CONTAINERS "[]", LWM2_KEY_CPU_SHARE)                                        \
+	X("", LWM2_KEY_VIEW)                                                                       \
+	X("/" LWM2_KEY_VIEW, LWM2_KEY_QUERIES)                                                     \
+	X("/" LWM2_KEY_VIEW, LWM2_KEY_RANKS)                                                       \
+	X("/" LWM2_KEY_VIEW, LWM2_KEY_SECONDS)                                                     \
 	X("/" LWM2_KEY_JOB, LWM2_KEY_CLUSTER)                                                      \
 	X("/" LWM2_KEY_JOB, LWM2_KEY_JOB_ID)                                                       \
 	X("/" LWM2_KEY_JOB, LWM2_KEY_USER)                                                         \

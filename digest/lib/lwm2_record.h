@@ -301,6 +301,14 @@ struct lwm2_rank_record {
 	 * container, or not known (a record of version 1 or 2) ---- */
 	char container_runtime[LWM2_CONTAINER_RUNTIME_LEN];
 	char container_image[LWM2_CONTAINER_IMAGE_LEN];
+	/* ---- version 3: the application's view of its own counters
+	 * (include/lwm2.h, preload/view.c): the queries the process made
+	 * (each one's end, lwm2_view_read_self op 2) and their wall time, op 1
+	 * to op 2, on the core's clock; zero: none made, or not known (a
+	 * record of version 1 or 2) ---- */
+	uint32_t view_queries;
+	uint32_t reserved_v3; /* zero */
+	uint64_t view_ns;
 	/* followed by nslices struct lwm2_slice */
 };
 
@@ -372,8 +380,9 @@ const struct lwm2_rank_record *lwm2_record_pick(const void *buf, size_t len, cha
  * A malloc'd copy of a valid record (any version this reader knows) in
  * this version's layout: the fields a version 1 record lacks are zero
  * (identity_flags without LWM2_ID_DONE says "not taken"), the launch
- * shape -1; those a version 2 record lacks (the container) empty; the
- * slices follow; sealed again.  NULL with errno on failure.
+ * shape -1; those a version 2 record lacks (the container, the view
+ * queries) empty or zero; the slices follow; sealed again.  NULL with
+ * errno on failure.
  */
 struct lwm2_rank_record *lwm2_record_upconvert(const struct lwm2_rank_record *r);
 
@@ -560,12 +569,14 @@ LWM2_LAYOUT(offsetof(struct lwm2_rank_record, build_id) == 1600);
 LWM2_LAYOUT(offsetof(struct lwm2_rank_record, runtime_libs) == 1632);
 LWM2_LAYOUT(offsetof(struct lwm2_rank_record, cuda_runtime_version) == 1728);
 LWM2_LAYOUT(offsetof(struct lwm2_rank_record, launch_ntasks) == 1732);
-/* Version 2 ends here; version 3 adds the container. */
+/* Version 2 ends here; version 3 adds the container and the view queries. */
 LWM2_LAYOUT(LWM2_RECORD_V2_SIZE == 1776);
 LWM2_LAYOUT(LWM2_CONTAINER_RUNTIME_LEN == 16);
 LWM2_LAYOUT(LWM2_CONTAINER_IMAGE_LEN == 176);
 LWM2_LAYOUT(offsetof(struct lwm2_rank_record, container_image) == 1792);
-LWM2_LAYOUT(sizeof(struct lwm2_rank_record) == 1968);
+LWM2_LAYOUT(offsetof(struct lwm2_rank_record, view_queries) == 1968);
+LWM2_LAYOUT(offsetof(struct lwm2_rank_record, view_ns) == 1976);
+LWM2_LAYOUT(sizeof(struct lwm2_rank_record) == 1984);
 LWM2_LAYOUT(sizeof(struct lwm2_summary_header) == 256);
 LWM2_LAYOUT(offsetof(struct lwm2_summary_header, version) == 8);
 LWM2_LAYOUT(offsetof(struct lwm2_summary_header, job_id) == 32);

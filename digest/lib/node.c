@@ -88,6 +88,11 @@ static json_object *proc_json(const struct lwm2_rank_record *r)
 	ju_add(p, "utime_us", ju_u64(r->utime_us));
 	ju_add(p, "stime_us", ju_u64(r->stime_us));
 	ju_add(p, "maxrss_kb", ju_u64(r->maxrss_kb));
+	if (r->view_queries) {
+		/* only a process that queried its view (lwm2_view(3)) */
+		ju_add(p, "view_queries", ju_u64(r->view_queries));
+		ju_add(p, "view_ns", ju_u64(r->view_ns));
+	}
 	a = json_object_new_array_ext(LWM2_NCOUNTERS);
 	for (int c = 0; c < LWM2_NCOUNTERS; c++)
 		json_object_array_add(a, ju_u64(r->counters[c]));
@@ -450,6 +455,9 @@ struct merge {
 	json_object *procs, *incomplete;
 	uint64_t tot[LWM2_NCOUNTERS], samples[LWM2_NEARMARKS];
 	uint64_t nproc, nmpi, nimages;
+	/* the application's view queries (lwm2_view(3)): how many, their
+	 * wall time, and the images that made any */
+	uint64_t view_queries, view_ns, view_procs;
 	uint32_t fl_any;
 	bool have_reason[LWM2_NGROUPS];
 	char reason[LWM2_NGROUPS][LWM2_REASON_LEN];
@@ -655,6 +663,11 @@ static bool merge_add(struct merge *m, const struct lwm2_rank_record *r, const c
 		        ends ? r->utime_us + r->stime_us : 0);
 	}
 	ctr_add(&m->containers, r);
+	if (r->view_queries) {
+		m->view_queries += r->view_queries;
+		m->view_ns += r->view_ns;
+		m->view_procs++;
+	}
 	if (r->flags & LWM2_F_INCOMPLETE)
 		json_object_array_add(m->incomplete, json_object_new_int(r->pid));
 	m->fl_any |= r->flags;
@@ -755,6 +768,12 @@ static json_object *merge_finish(struct merge *m)
 	for (int e = 0; e < LWM2_NEARMARKS; e++)
 		json_object_array_add(ts, ju_u64(m->samples[e]));
 	ju_add(totals, "samples", ts);
+	if (m->view_queries) {
+		/* the view queries (lwm2_view(3)), only where some were made */
+		ju_add(totals, "view_queries", ju_u64(m->view_queries));
+		ju_add(totals, "view_ns", ju_u64(m->view_ns));
+		ju_add(totals, "view_procs", ju_u64(m->view_procs));
+	}
 	ju_add(node, "totals", totals);
 
 	missing = json_object_new_object();

@@ -121,6 +121,13 @@ json_object *lwm2_record_to_json(const struct lwm2_rank_record *r)
 		ju_add(c, "image", json_object_new_string(r->container_image));
 		ju_add(o, "container", c);
 	}
+	if (r->view_queries) {
+		/* version 3: the application's view queries (lwm2_view(3)) */
+		json_object *v = json_object_new_object();
+		ju_add(v, "queries", ju_u64(r->view_queries));
+		ju_add(v, "ns", ju_u64(r->view_ns));
+		ju_add(o, "view", v);
+	}
 	ju_add(o, "start_ns", json_object_new_int64(r->start_ns));
 	ju_add(o, "end_ns", json_object_new_int64(r->end_ns));
 	ju_add(o, "exit_status", json_object_new_int(r->exit_status));

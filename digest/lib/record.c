@@ -358,7 +358,8 @@ struct lwm2_rank_record *lwm2_record_upconvert(const struct lwm2_rank_record *r)
 	memcpy(n, r, have);
 	memcpy(n + 1, (const char *)r + have, slices);
 	/* Version 1 lacks the identity (its launch shape is "unknown"),
-	 * versions 1 and 2 the container (empty: calloc's zeros). */
+	 * versions 1 and 2 the container and the view queries (empty and
+	 * zero: calloc's zeros). */
 	if (have < LWM2_RECORD_V2_SIZE) {
 		n->launch_ntasks = n->launch_nnodes = -1;
 		n->launch_cpus_per_task = n->launch_omp_threads = -1;

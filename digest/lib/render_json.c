@@ -145,6 +145,24 @@ static void containers_render(json_object *d, FILE *out)
 		        omitted);
 }
 
+/* The application's queries of its own counters ("view"), one line;
+ * nothing for a job that made none. */
+static void view_render(json_object *d, FILE *out)
+{
+	json_object *v = ju_get(d, LWM2_KEY_VIEW, json_type_object);
+	int64_t q = v ? ju_int_or(v, LWM2_KEY_QUERIES, 0) : 0;
+	int64_t r = v ? ju_int_or(v, LWM2_KEY_RANKS, 0) : 0;
+	double s = 0;
+
+	if (q <= 0)
+		return;
+	if (!ju_num(v, LWM2_KEY_SECONDS, &s) || !(s >= 0))
+		s = 0;
+	fprintf(out, "Application view (lwm2_view): %" PRId64 " quer%s by %" PRId64 " rank%s, ", q,
+	        q == 1 ? "y" : "ies", r, r == 1 ? "" : "s");
+	fprintf(out, s < 1 ? "%.2g s\n" : "%.2f s\n", s);
+}
+
 static void put_time(FILE *out, const char *label, int64_t t)
 {
 	char b[64];
@@ -207,6 +225,7 @@ int lwm2_digest_render(json_object *d, FILE *out, const struct lwm2_render_opts 
 	}
 	lwm2_app_render(d, out);
 	containers_render(d, out);
+	view_render(d, out);
 	lwm2_scope_from_json(&s, ju_get(d, LWM2_KEY_SCOPE, json_type_object), title, cpt);
 	if (lwm2_render_scope(&s, o->flags, sink_file, out) != 0)
 		rc = -1;

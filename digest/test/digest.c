@@ -331,6 +331,129 @@ static void containers(void)
 	}
 }
 
+/* The application's view queries (lwm2_view(3)): two ranks that queried
+ * (version 3 records), one that did not and a version 2 record (no such
+ * fields: zero); the node record keeps them per process and in total, the
+ * digest shows them in JSON and as one line; a job without queries shows
+ * neither. */
+static void view_queries(void)
+{
+	struct lwm2_job_meta meta = {.cluster = "c1", .job_id = 7, .node_count = 1};
+	struct lwm2_node_ident id = {.cluster = "c1", .job_id = 7, .step_id = 0, .node = "n1"};
+	char dir[] = "/tmp/lwm2-view-test-XXXXXX", err[256] = "", name[64], *text, *line;
+	json_object *node, *d, *back, *v, *procs, *tot;
+	const char *json;
+	double s = -1;
+	int dfd = -1, with = 0;
+
+	ok(mkdtemp(dir) != NULL && (dfd = open(dir, O_RDONLY | O_DIRECTORY)) >= 0,
+	   "view: scratch directory");
+	for (int i = 0; i < 4; i++) {
+		struct lwm2_rank_record *r = mk_rec(0, i, "n1");
+
+		r->job_id = 7;
+		/* a version 2 library's record carries whatever the caller set
+		 * beyond its size: it must read as none */
+		r->view_queries = i < 2 || i == 3 ? 30 : 0;
+		r->view_ns = i < 2 || i == 3 ? 600000 : 0;
+		snprintf(name, sizeof(name), "r%d.lwm2", i);
+		if (i < 3)
+			ok(write_rec(dfd, name, r) == 0, "view: version 3 record %d written", i);
+		else
+			ok(write_rec_v2(dfd, name, r) == 0, "view: version 2 record written");
+		free(r);
+	}
+	node = lwm2_node_merge(dfd, &id, NULL, NULL);
+	ok(node && lwm2_node_validate(node, err, sizeof(err)) == 0,
+	   "view: versions 2 and 3 merged into one node record: %s", err);
+	procs = node ? ju_get(node, "procs", json_type_array) : NULL;
+	for (size_t i = 0; procs && i < json_object_array_length(procs); i++) {
+		json_object *p = json_object_array_get_idx(procs, i);
+		if (ju_int_or(p, "view_queries", 0) == 30 && ju_int_or(p, "view_ns", 0) == 600000)
+			with++;
+		else if (ju_get(p, "view_queries", json_type_int) ||
+		         ju_get(p, "view_ns", json_type_int))
+			with = -100;
+	}
+	is_int(with, 2,
+	       "node record: 2 processes with 30 queries in 600 us, no member on the others");
+	tot = node ? ju_get(node, "totals", json_type_object) : NULL;
+	ok(tot && ju_int_or(tot, "view_queries", 0) == 60 &&
+	       ju_int_or(tot, "view_ns", 0) == 1200000 && ju_int_or(tot, "view_procs", 0) == 2,
+	   "node record totals: 60 queries by 2 processes in 1.2 ms");
+
+	d = lwm2_job_digest_build(&meta, &node, 1);
+	ok(d && lwm2_digest_validate(d, err, sizeof(err)) == 0, "view: digest: %s", err);
+	json = d ? json_object_to_json_string_ext(d, JSON_C_TO_STRING_PLAIN) : "";
+	ok(strstr(json, "\"view\":{\"queries\":60,\"ranks\":2,\"seconds\":0.0012}") != NULL,
+	   "digest JSON: \"view\":{\"queries\":60,\"ranks\":2,\"seconds\":0.0012}");
+	back = lwm2_digest_parse(json, strlen(json), err, sizeof(err));
+	v = back ? ju_get(back, "view", json_type_object) : NULL;
+	ok(v && ju_int_or(v, "queries", 0) == 60 && ju_int_or(v, "ranks", 0) == 2 &&
+	       ju_num(v, "seconds", &s) && fabs(s - 0.0012) < 1e-9,
+	   "read back: 60 queries, 2 ranks, 0.0012 s");
+	text = back ? render(back, 0) : NULL;
+	line = text ? line_of(text, "Application view") : NULL;
+	is_str(line, "Application view (lwm2_view): 60 queries by 2 ranks, 0.0012 s",
+	       "text digest: the Application view line");
+	ok(text && strstr(text, "Application view") > strstr(text, "Job 7") &&
+	       strstr(text, "Application view") < strstr(text, "lwm2 digest:"),
+	   "after the job's header, before the metrics");
+	free(line);
+	free(text);
+	json_object_put(back);
+	text = d ? lwm2_job_digest_compact(d, 0) : NULL;
+	back = text ? lwm2_digest_parse(text, strlen(text), err, sizeof(err)) : NULL;
+	v = back ? ju_get(back, "view", json_type_object) : NULL;
+	ok(v && ju_int_or(v, "queries", 0) == 60, "the compact form keeps it");
+	json_object_put(back);
+	free(text);
+	json_object_put(d);
+	json_object_put(node);
+	for (int i = 0; i < 4; i++) {
+		snprintf(name, sizeof(name), "r%d.lwm2", i);
+		unlinkat(dfd, name, 0);
+	}
+	close(dfd);
+	rmdir(dir);
+
+	/* one query by one rank; then a job without any */
+	{
+		struct lwm2_rank_record *r = mk_rec(0, 0, "n1");
+
+		r->job_id = 7;
+		r->view_queries = 1;
+		r->view_ns = 2500000000ull;
+		node = lwm2_node_merge_records(&id, &r, NULL, 1, NULL, NULL);
+		d = node ? lwm2_job_digest_build(&meta, &node, 1) : NULL;
+		text = d ? render(d, 0) : NULL;
+		line = text ? line_of(text, "Application view") : NULL;
+		is_str(line, "Application view (lwm2_view): 1 query by 1 rank, 2.50 s",
+		       "text digest: one query, one rank, seconds");
+		free(line);
+		free(text);
+		json_object_put(d);
+		json_object_put(node);
+		r->view_queries = 0;
+		r->view_ns = 0;
+		node = lwm2_node_merge_records(&id, &r, NULL, 1, NULL, NULL);
+		tot = node ? ju_get(node, "totals", json_type_object) : NULL;
+		procs = node ? ju_get(node, "procs", json_type_array) : NULL;
+		ok(tot && !ju_get(tot, "view_queries", json_type_int) && procs &&
+		       !ju_get(json_object_array_get_idx(procs, 0), "view_queries", json_type_int),
+		   "no queries: no view member in the node record");
+		d = node ? lwm2_job_digest_build(&meta, &node, 1) : NULL;
+		text = d ? render(d, 0) : NULL;
+		ok(d && !ju_get(d, "view", json_type_object) && text &&
+		       !strstr(text, "Application view"),
+		   "no queries: no view in the digest, no line in the text");
+		free(text);
+		json_object_put(d);
+		json_object_put(node);
+		free(r);
+	}
+}
+
 int main(void)
 {
 	struct lwm2_job_meta meta = {.cluster = "c1",
@@ -572,5 +695,6 @@ int main(void)
 		json_object_put(o);
 	}
 	containers();
+	view_queries();
 	return done_testing();
 }

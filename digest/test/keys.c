@@ -115,6 +115,10 @@ static json_object *mk_node(uint32_t step)
 		set_id(recs[i], i < 4 ? "/opt/app/bin/solver" : exe, i == 3 ? 2 : 1);
 		snprintf(ctr, sizeof(ctr), "podman:localhost/tool%d:latest", i);
 		lwm2_record_set_container(recs[i], i < 4 ? "charliecloud:/img/solver" : ctr);
+		if (i < 4) {
+			recs[i]->view_queries = 3; /* the "view" member */
+			recs[i]->view_ns = 30000;
+		}
 	}
 	recs[0]->flags |= LWM2_F_INCOMPLETE;
 	node = lwm2_node_merge_records(&id, recs, NULL, 14, NULL, NULL);

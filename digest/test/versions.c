@@ -44,6 +44,8 @@ static void records(void)
 	r->identity_flags = LWM2_ID_DONE;
 	r->launch_ntasks = 4;
 	lwm2_record_set_container(r, "podman:docker.io/library/debian:11");
+	r->view_queries = 5;
+	r->view_ns = 1000;
 	lwm2_record_seal(r);
 	o = as_version(r, 3, buf);
 	err[0] = '\0';
@@ -55,11 +57,13 @@ static void records(void)
 	   err);
 	up = lwm2_record_upconvert(o);
 	ok(up && up->version == 3 && !up->container_runtime[0] && !up->container_image[0] &&
-	       up->launch_ntasks == 4 && (up->identity_flags & LWM2_ID_DONE) &&
+	       !up->view_queries && !up->view_ns && up->launch_ntasks == 4 &&
+	       (up->identity_flags & LWM2_ID_DONE) &&
 	       mk_slices(up)[1].counters[LWM2_C_posix_read_bytes] == 77 &&
 	       lwm2_record_validate(up, sizeof(*up) + 2 * sizeof(struct lwm2_slice), err,
 	                            sizeof(err)) == 0,
-	   "and brought to version 3: no container, identity and slices kept, valid");
+	   "and brought to version 3: no container, no view queries, identity and slices kept, "
+	   "valid");
 	free(up);
 	o = as_version(r, 1, buf);
 	err[0] = '\0';

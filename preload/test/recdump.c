@@ -57,6 +57,7 @@ int main(int argc, char **argv)
 	printf("language %u\nidentity_flags %u\n", r->language, r->identity_flags);
 	printf("container_runtime %s\ncontainer_image %s\n", r->container_runtime,
 	       r->container_image);
+	printf("view_queries %u\nview_ns %llu\n", r->view_queries, (unsigned long long)r->view_ns);
 	for (int g = 0; g < LWM2_NGROUPS; g++)
 		if (r->missing & (1u << g))
 			printf("missing_%s %s\n", lwm2_group_names[g], r->missing_reason[g]);

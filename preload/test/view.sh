@@ -6,7 +6,8 @@
 # (test/view_unit.c).  With Open MPI: contrib/taug/balance.c on 2 ranks
 # under liblwm2.so, each rank's final view against its rank record (MPI
 # calls exactly, the view's own collectives kept apart; MPI time within
-# 5 %), and the Fortran module.
+# 5 %; the record counts the rank's queries, and the digest of the merged
+# records shows them all), and the Fortran module.
 set -u
 # shellcheck source=tests/tap.sh
 . "$(dirname "$0")/../../tests/tap.sh"
@@ -79,8 +80,15 @@ else
 		is "$calls" "$((${k%.*} + nq))" "rank $rank: the record's MPI calls = the view's ($k) + its queries ($nq)"
 		check "rank $rank: the record's MPI time ${mpins} ns = the view's ($m s) + its queries' ($q s) within 5 %" \
 			awk -v r="$mpins" -v m="$m" -v q="$q" 'BEGIN { d = r / 1e9 - m - q; if (d < 0) d = -d; exit !(d <= 0.05 * r / 1e9 + 0.002) }'
+		is "$(awk '$1 == "view_queries" { print $2 }' "$W/rec.txt")" "$nq" "rank $rank: the record counts its $nq queries"
 	done < <(grep '^view rank ' <<<"$out")
 	is "$(grep -c '^view rank ' <<<"$out")" 2 "balance under liblwm2.so: both ranks print their view"
+	# the digest of the records (as the step's end merges them) shows them all
+	nq_all=$(awk '/^view rank / { n += $NF } END { print n + 0 }' <<<"$out")
+	line=$("$LWM2_BUILDDIR/digest/lwm2" merge "$W/rec" 2>/dev/null >"$W/node.json" &&
+		"$LWM2_BUILDDIR/digest/lwm2" render "$W/node.json" | grep '^Application view')
+	check "the digest: $nq_all queries by 2 ranks ($line)" \
+		grep -q "^Application view (lwm2_view): $nq_all queries by 2 ranks, [0-9.e-]* s\$" <<<"$line"
 fi
 
 if [ -n "${MPIFC:-}" ] && (cd "$W" && $MPIFC -c "$inc/lwm2_view.f90" -o lwm2_view.o &&

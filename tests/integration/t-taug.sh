@@ -7,8 +7,10 @@
 # rebalances.  Under srun --lwm2 (2 ranks, 2 nodes, as the test user) it
 # receives values, and each rank's final view matches the rank's record in
 # the node record (MPI calls exactly, with its queries apart; MPI time
-# within 5 %); with --lwm2=off it runs, told "not measured"; and
-# rebalancing makes it faster than the same run without.
+# within 5 %), and the record counts the rank's queries and their time;
+# with --lwm2=off it runs, told "not measured"; rebalancing makes it
+# faster than the same run without, and its digest (--lwm2=print) shows
+# the queries the ranks made.
 set -uo pipefail
 
 # shellcheck source=tests/cluster/lib.sh
@@ -53,7 +55,8 @@ for _ in $(seq 50); do
 	[ "$(find "$SPOOL/$job" -name '*.lwm2node' 2>/dev/null | wc -l)" -ge 2 ] && break
 	sleep 0.2
 done
-# pid calls mpi_ns of every process of the job's node records
+# pid calls mpi_ns view_queries view_ns of every process of the job's node
+# records
 python3 - "$SPOOL/$job" >"$TESTDIR/procs" <<'PY'
 import glob, json, sys
 for f in glob.glob(sys.argv[1] + '/*.lwm2node'):
@@ -71,12 +74,13 @@ for f in glob.glob(sys.argv[1] + '/*.lwm2node'):
     for p in r['procs']:
         c = p['c']
         print(p['pid'], sum(c[names.index(n)] for n in calls),
-              sum(c[names.index(n)] for n in ns))
+              sum(c[names.index(n)] for n in ns), p.get('view_queries', 0),
+              p.get('view_ns', 0))
 PY
 is "$(grep -c '^view rank ' <<<"$out_fixed")" 2 "lwm2: both ranks print their final view"
 # view rank R pid P compute C mpi M mpi_calls K view_time V queries Q
 while read -r _ _ rank _ pid _ _ _ m _ k _ q _ nq; do
-	read -r _ calls mpins < <(awk -v p="$pid" '$1 == p' "$TESTDIR/procs")
+	read -r _ calls mpins vq vns < <(awk -v p="$pid" '$1 == p' "$TESTDIR/procs")
 	if [ -z "${calls:-}" ]; then
 		not_ok "rank $rank: pid $pid in the node records of job $job"
 		continue
@@ -87,12 +91,23 @@ while read -r _ _ rank _ pid _ _ _ m _ k _ q _ nq; do
 	check "rank $rank: the record's MPI time $mpins ns = the view's ($m s) + the queries' ($q s) within 5 %" \
 		awk -v r="$mpins" -v m="$m" -v q="$q" \
 		'BEGIN { d = r / 1e9 - m - q; if (d < 0) d = -d; exit !(d <= 0.05 * r / 1e9 + 0.005) }'
+	is "$vq" "$nq" "rank $rank: the record counts the rank's $nq queries"
+	# shellcheck disable=SC2016 # awk's variables
+	check "rank $rank: the record's query time $vns ns = the view's ($q s) within 5 %" \
+		awk -v r="$vns" -v q="$q" \
+		'BEGIN { d = r / 1e9 - q; if (d < 0) d = -d; exit !(r > 0 && d <= 0.05 * q + 0.001) }'
 	calls=
 done < <(grep '^view rank ' <<<"$out_fixed")
 
-# --- rebalancing is faster (a 3:1 imbalance: 2x at best; 2 shared cores)
-balance "lwm2, rebalancing" --lwm2
+# --- rebalancing is faster (a 3:1 imbalance: 2x at best; 2 shared cores);
+# its digest, printed at the step's end, shows the queries the ranks made
+balance "lwm2, rebalancing" --lwm2=print
 out_bal=$JOB_OUT
+nq_all=$(awk '/^view rank / { n += $NF; r++ } END { print n + 0, r + 0 }' <<<"$out_bal")
+view_line=$(grep '^Application view (lwm2_view): ' <<<"$out_bal")
+diag "digest: $view_line"
+check "the digest shows the ranks' queries: $nq_all (queries, ranks)" \
+	grep -q "^Application view (lwm2_view): ${nq_all% *} queries by ${nq_all#* } ranks, [0-9.e-]* s\$" <<<"$view_line"
 t_fixed=$(elapsed "$out_fixed")
 t_bal=$(elapsed "$out_bal")
 diag "elapsed: $t_fixed s without rebalancing, $t_bal s with ($(grep -o 'shares.*' <<<"$out_bal"))"
