@@ -10,16 +10,19 @@
 #
 #   - stdout, stderr and the exit status are identical (no loader message,
 #     no failed start: the library is not in the image, or needs a newer
-#     glibc than the image's, or /proc is not mounted);
+#     glibc than the image's, or /proc is not mounted), the step takes no
+#     longer and leaves no process behind;
 #   - the job's digest has the bytes the payload wrote inside the
 #     container (dd: 102400) and counts its processes;
 #
-# with the library also bound into the image at its own path; the static
-# binary of the image (no loader, never measured) prints the same; a batch
-# job (ch-run); podman without and with the caller's LD_PRELOAD and LWM2_*
-# passed in; and `lwm2 run -- ch-run ...` outside Slurm.  Each point names
-# runtime, image and case.  A runtime or image the host cannot give is
-# skipped with the reason.
+# with the library also bound into the image at its own path; bubblewrap
+# without /proc (unmeasured, unchanged); the static binary of the image (no
+# loader, never measured) prints the same; a batch job and `lwm2 run --
+# ch-run ...` outside Slurm; podman, which passes no environment (unchanged,
+# unmeasured), with the caller's LD_PRELOAD and LWM2_* passed in
+# (unchanged), and set up as spank_lwm2(8) says (measured).  Each point
+# names runtime, image and case.  A runtime or image the host cannot give
+# is skipped with the reason.
 set -uo pipefail
 
 # shellcheck source=tests/cluster/lib.sh
@@ -90,13 +93,13 @@ reap() {
 # watched KEY.MODE CMD...: CMD, with orphans reaped while it runs and
 # stragglers after it.
 watched() {
-	local tag=$1 bg i
+	local what=$1 bg i
 	shift
-	: >"$U/$tag.pids"
+	: >"$U/$what.pids"
 	"$@" &
 	bg=$!
 	while kill -0 "$bg" 2>/dev/null; do
-		reap "$tag"
+		reap "$what"
 		sleep 0.2
 	done
 	wait "$bg"
@@ -104,8 +107,8 @@ watched() {
 		pgrep -u "$TEST_USER" -f -- "$RUN" >/dev/null || break
 		sleep 0.2
 	done
-	reap "$tag" all
-	sort -u "$U/$tag.pids" | wc -l | tr -d ' ' >"$U/$tag.left"
+	reap "$what" all
+	sort -u "$U/$what.pids" | wc -l | tr -d ' ' >"$U/$what.left"
 }
 
 declare -A JOB=()
@@ -208,21 +211,26 @@ skip_identical() {
 skip_measured() {
 	skip_because "$1, lwm2 on: the digest has the bytes written inside" "$2"
 	skip_because "$1, lwm2 on: the digest counts the processes" "$2"
+	skip_because "$1, lwm2 on: the digest names the container" "$2"
 }
 
 # The measured points wait for digests: they are checked at the end, all
-# jobs' digests being made meanwhile.  MEASURE: KEY|DESC|KIND; KIND is
-# exact (the job wrote the payload's bytes and nothing else), dd (the
-# runtime writes files of its own on the host: the payload's dd wrote the
-# most), batch (the payload's bytes and its output files), run (lwm2 run's
-# JSON, not a job).
+# jobs' digests being made meanwhile.  MEASURE: KEY|DESC|KIND|CONTAINER;
+# CONTAINER is the runtime and image the digest must name (its main
+# container; none on the host); KIND is
+# exact (the job wrote the payload's bytes to files and nothing else: srun
+# passes the task's output on through pipes), dd (dd wrote the most, all
+# of its bytes, and others wrote files too: the batch job's output files,
+# the runtime's own on the host), run (lwm2 run's JSON, not a job, its
+# output files too: as dd).
 MEASURE=()
-measure() { MEASURE+=("$1|$2|$3"); }
+measure() { MEASURE+=("$1|$2|$3|$4"); }
 
-# digest_values FILE: "processes total_written max_written exe_of_max" of
-# a digest (lwm2 digest --json, or lwm2 run --json).
+# digest_values FILE: "processes|total_written|max_written|exe_of_max|
+# runtime image" of a digest (lwm2 digest --json, or lwm2 run --json); the
+# last of its main container, "none" outside containers.
 digest_values() {
-	python3 - "$1" <<'PY' 2>/dev/null || echo "0 0 0 -"
+	python3 - "$1" <<'PY' 2>/dev/null || echo "0|0|0|-|none"
 import json, sys
 d = json.load(open(sys.argv[1]))
 if isinstance(d, list):
@@ -230,8 +238,10 @@ if isinstance(d, list):
 s = d.get("scope", {})
 m = s.get("metrics", {}).get("bytes_written", {})
 at = m.get("max_at") or [0, 0, 0, "-"]
-print(s.get("processes", 0), s.get("totals", {}).get("posix_write_bytes", 0),
-      int(m.get("max", 0)), at[3] if len(at) > 3 else "-")
+c = d.get("containers") or []
+ctr = "%s %s" % (c[0].get("runtime"), c[0].get("image")) if c else "none"
+print("|".join(str(v) for v in (s.get("processes", 0), s.get("totals", {}).get("posix_write_bytes", 0),
+      int(m.get("max", 0)), at[3] if len(at) > 3 else "-", ctr)))
 PY
 }
 
@@ -278,7 +288,7 @@ done
 step_pair native sh -c "$PAYLOAD"
 identical native "host (no container)" "$(printf '%s\ndone' "$(cat /etc/debian_version)")" 3
 NATIVE_PROCS=4
-measure native "host (no container)" exact
+measure native "host (no container)" exact none
 
 # ---------------------------------------------------------------- runtimes
 
@@ -373,22 +383,22 @@ for rel in "${RELEASES[@]}"; do
 	else
 		step_pair "ch-$rel" ch-run "$img" -- sh -c "$PAYLOAD"
 		identical "ch-$rel" "$d" "$want_out" 3
-		measure "ch-$rel" "$d" exact
+		measure "ch-$rel" "$d" exact "charliecloud $img"
 
 		step_pair "ch-$rel-bound" ch-run -b "$LIBDIR:$LIBDIR" "$bimg" -- sh -c "$PAYLOAD"
 		identical "ch-$rel-bound" "$d, library bound at its path" "$want_out" 3
-		measure "ch-$rel-bound" "$d, library bound at its path" exact
+		measure "ch-$rel-bound" "$d, library bound at its path" exact "charliecloud $bimg"
 
 		step_pair "ch-$rel-static" ch-run "$img" -- "$STATIC" "$F.static" "$BYTES"
 		identical "ch-$rel-static" "$d, static binary" "$static_out" 0
 
 		batch_pair "ch-$rel-batch" "ch-run $img -- sh -c '$PAYLOAD'"
 		identical "ch-$rel-batch" "$d, batch job" "$want_out" 3:0
-		measure "ch-$rel-batch" "$d, batch job" batch
+		measure "ch-$rel-batch" "$d, batch job" dd "charliecloud $img"
 
 		outside_pair "ch-$rel-run" ch-run "$img" -- sh -c "$PAYLOAD"
 		identical "ch-$rel-run" "$d, outside Slurm (lwm2 run)" "$want_out" 3
-		measure "ch-$rel-run" "$d, outside Slurm (lwm2 run)" run
+		measure "ch-$rel-run" "$d, outside Slurm (lwm2 run)" run "charliecloud $img"
 		RT_TIME[ch-run]=$((${RT_TIME[ch-run]:-0} + SECONDS - t0))
 	fi
 
@@ -405,7 +415,7 @@ for rel in "${RELEASES[@]}"; do
 	else
 		step_pair "bw-$rel" "${bw[@]}" sh -c "$PAYLOAD"
 		identical "bw-$rel" "$d" "$want_out" 3
-		measure "bw-$rel" "$d" exact
+		measure "bw-$rel" "$d" exact "bubblewrap $img"
 
 		# Without /proc the library cannot be reached through its
 		# descriptor: it must stay out without a trace.
@@ -416,7 +426,7 @@ for rel in "${RELEASES[@]}"; do
 		step_pair "bw-$rel-bound" bwrap --ro-bind "$bimg" / --ro-bind "$LIBDIR" "$LIBDIR" \
 			--proc /proc --dev /dev --tmpfs /tmp --unshare-user --unshare-pid sh -c "$PAYLOAD"
 		identical "bw-$rel-bound" "$d, library bound at its path" "$want_out" 3
-		measure "bw-$rel-bound" "$d, library bound at its path" exact
+		measure "bw-$rel-bound" "$d, library bound at its path" exact "bubblewrap $bimg"
 
 		step_pair "bw-$rel-static" "${bw[@]}" "$STATIC" "$F.static" "$BYTES"
 		identical "bw-$rel-static" "$d, static binary" "$static_out" 0
@@ -435,20 +445,28 @@ for rel in "${RELEASES[@]}"; do
 		fi
 	fi
 	if [ -n "$why" ]; then
-		for c in "" ", LD_PRELOAD and LWM2_* passed in"; do
+		for c in "" ", LD_PRELOAD and LWM2_* passed in" ", as spank_lwm2(8) says"; do
 			skip_identical "$d$c" "$why"
-			skip_measured "$d$c" "$why"
+			[ "$c" = ", as spank_lwm2(8) says" ] && skip_measured "$d$c" "$why"
 		done
 	else
 		pr=("${PODMAN[@]}" run --rm --network=none --log-driver=none)
-		# podman passes no environment unless asked.
+		# podman passes no environment unless asked: the container runs
+		# unmeasured, and unchanged.
 		step_pair "pm-$rel" "${pr[@]}" "$tag" sh -c "$PAYLOAD"
 		identical "pm-$rel" "$d" "$want_out" 3
-		measure "pm-$rel" "$d" dd
 
+		# The caller's LD_PRELOAD passed in, the library not: the
+		# loader must not print.
 		step_pair "pm-$rel-env" "${pr[@]}" --env LD_PRELOAD --env 'LWM2_*' "$tag" sh -c "$PAYLOAD"
 		identical "pm-$rel-env" "$d, LD_PRELOAD and LWM2_* passed in" "$want_out" 3
-		measure "pm-$rel-env" "$d, LD_PRELOAD and LWM2_* passed in" dd
+
+		# Measured as spank_lwm2(8) says: the environment passed, the
+		# library and the step directories bound.
+		step_pair "pm-$rel-doc" "${pr[@]}" --env-host -v "$LIBDIR:$LIBDIR:ro" -v "$BASEDIR:$BASEDIR" \
+			"$tag" sh -c "$PAYLOAD"
+		identical "pm-$rel-doc" "$d, as spank_lwm2(8) says" "$want_out" 3
+		measure "pm-$rel-doc" "$d, as spank_lwm2(8) says" dd "podman $tag"
 		RT_TIME[podman]=$((${RT_TIME[podman]:-0} + SECONDS - t0))
 	fi
 done
@@ -458,9 +476,11 @@ done
 # Every measured job's digest, within one wait for all of them.
 deadline=$((SECONDS + 120))
 for m in "${MEASURE[@]}"; do
-	IFS='|' read -r key desc kind <<<"$m"
+	IFS='|' read -r key desc kind ctr <<<"$m"
 	pb="$desc, lwm2 on: the digest has the $BYTES bytes written inside"
 	pp="$desc, lwm2 on: the digest counts the processes (at least $NATIVE_PROCS)"
+	pc="$desc, lwm2 on: the digest names the container"
+	[ "$ctr" = none ] && pc="$desc, lwm2 on: the digest names no container"
 	src=$U/$key.json
 	if [ "$kind" != run ]; then
 		job=${JOB[$key]:-}
@@ -469,32 +489,25 @@ for m in "${MEASURE[@]}"; do
 		if [ -z "$job" ] || ! wait_digest "$job" "$left"; then
 			not_ok "$pb"
 			not_ok "$pp"
+			not_ok "$pc"
 			diag "no digest of job ${job:-(none)}"
 			continue
 		fi
 		digest_as --json -j "$job" >"$src" 2>&1
 	fi
-	read -r procs total max exe <<<"$(digest_values "$src")"
-	case $kind in
-	exact | run) want=$BYTES ;;
-	batch)
-		# the payload's output went to files too
-		want=$((BYTES + $(cat "$U/$key.off.out" "$U/$key.off.err" 2>/dev/null | wc -c)))
-		;;
-	dd) want=$BYTES ;;
-	esac
-	if [ "$kind" = dd ]; then
-		# the runtime writes files of its own on the host
+	IFS='|' read -r procs total max exe got_ctr <<<"$(digest_values "$src")"
+	if [ "$kind" = exact ]; then
+		is "$total" "$BYTES" "$pb"
+	else
 		if [ "$max" = "$BYTES" ] && [ "$exe" = dd ] && [ "$total" -ge "$BYTES" ]; then
 			ok "$pb (dd's $max of $total bytes)"
 		else
 			not_ok "$pb"
 			diag "total $total bytes, at most $max by one process ($exe)"
 		fi
-	else
-		is "$total" "$want" "$pb"
 	fi
 	check "$pp ($procs)" test "${procs:-0}" -ge "$NATIVE_PROCS"
+	is "$got_ctr" "$ctr" "$pc"
 done
 
 for rt in ch-run bwrap podman; do
