@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdint.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 
 #include "posix_fd.h"
 
@@ -11,23 +13,35 @@ _Atomic uint8_t lwm2_posix_fd_class[POSIX_FD_MAX];
  * Files of /proc and /sys are regular files to fstat, but reading them asks
  * the kernel, it is no file I/O (an MPI library reads dozens of them at
  * start).  Their devices are looked up once; 0 means not yet, so a device
- * is stored plus one.
+ * is stored plus one.  Only a real proc or sysfs counts: in a container
+ * without them (bubblewrap binds neither by default) /proc or /sys is a
+ * plain directory of the image's root, whose device is where the image's
+ * files are, and taking it would leave all their I/O uncounted.
  */
+#define PROC_SUPER_MAGIC 0x9fa0
+#define SYSFS_MAGIC      0x62656572
+#define NO_PSEUDO_FS     UINT64_MAX
+
 static _Atomic uint64_t pseudo_fs_dev[2];
 
 static bool on_pseudo_fs(dev_t dev)
 {
 	static const char *const roots[2] = {"/proc", "/sys"};
+	static const long magic[2] = {PROC_SUPER_MAGIC, SYSFS_MAGIC};
 
 	for (int i = 0; i < 2; i++) {
 		uint64_t known = atomic_load_explicit(&pseudo_fs_dev[i], memory_order_relaxed);
 		struct stat st;
+		struct statfs fs;
 
-		if (!known && stat(roots[i], &st) == 0) {
-			known = (uint64_t)st.st_dev + 1;
+		if (!known) {
+			known = statfs(roots[i], &fs) == 0 && (long)fs.f_type == magic[i] &&
+			                stat(roots[i], &st) == 0
+			            ? (uint64_t)st.st_dev + 1
+			            : NO_PSEUDO_FS;
 			atomic_store_explicit(&pseudo_fs_dev[i], known, memory_order_relaxed);
 		}
-		if (known && known - 1 == (uint64_t)dev)
+		if (known != NO_PSEUDO_FS && known - 1 == (uint64_t)dev)
 			return true;
 	}
 	return false;

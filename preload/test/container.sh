@@ -126,4 +126,23 @@ check "descriptor of another directory: nothing written there" \
 	test "$(find "$other" -type f | wc -l)" -eq 0
 check "descriptor of another directory: the program is quiet" test ! -s "$tmp/e8"
 
+# 9. A container without sysfs: /sys is a plain directory of the image,
+# on the device the files written are on.  Its files are still files.
+if command -v bwrap >/dev/null && bwrap --ro-bind / / --dev /dev true 2>/dev/null; then
+	mkdir -p "$tmp/nosys" "$tmp/data" "$tmp/step9"
+	LD_PRELOAD=$LWM2_LIB LWM2_DIR=$tmp/step9 LWM2_SHORT_MS=0 \
+		bwrap --ro-bind / / --bind "$tmp/data" "$tmp/data" --bind "$tmp/step9" "$tmp/step9" \
+		--ro-bind "$tmp/nosys" /sys --proc /proc --dev /dev \
+		bash -c 'head -c 5000 /dev/zero >"$0/f"' "$tmp/data"
+	written=$("$LWM2" merge "$tmp/step9" 2>/dev/null | python3 -c '
+import json, sys
+r = json.load(sys.stdin)
+c = r["counters"]
+print(r["totals"]["c"][c.index("posix_write_bytes")])')
+	check "no sysfs at /sys (a plain directory of the image): file writes counted (5000)" \
+		test "$written" = 5000
+else
+	skip "no sysfs at /sys: bubblewrap is not installed or cannot make namespaces here"
+fi
+
 done_testing
