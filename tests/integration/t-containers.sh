@@ -457,16 +457,26 @@ for rel in "${RELEASES[@]}"; do
 		identical "pm-$rel" "$d" "$want_out" 3
 
 		# The caller's LD_PRELOAD passed in, the library not: the
-		# loader must not print.
-		step_pair "pm-$rel-env" "${pr[@]}" --env LD_PRELOAD --env 'LWM2_*' "$tag" sh -c "$PAYLOAD"
-		identical "pm-$rel-env" "$d, LD_PRELOAD and LWM2_* passed in" "$want_out" 3
+		# loader must not print.  Only where the OCI runtime starts the
+		# container's process through libc's exec, which lwm2 wraps:
+		# runc (Go) makes the system call itself, and a host path passed
+		# in by hand reaches the image's loader as it is (spank_lwm2(8)).
+		if [[ " ${PODMAN[*]} " == *" --runtime runc "* ]]; then
+			skip_identical "$d, LD_PRELOAD and LWM2_* passed in" \
+				"runc starts the container's process without libc's exec: lwm2 cannot see it"
+		else
+			step_pair "pm-$rel-env" "${pr[@]}" --env LD_PRELOAD --env 'LWM2_*' "$tag" sh -c "$PAYLOAD"
+			identical "pm-$rel-env" "$d, LD_PRELOAD and LWM2_* passed in" "$want_out" 3
+		fi
 
 		# Measured as spank_lwm2(8) says: the environment passed, the
 		# library and the step directories bound.
 		step_pair "pm-$rel-doc" "${pr[@]}" --env-host -v "$LIBDIR:$LIBDIR:ro" -v "$BASEDIR:$BASEDIR" \
 			"$tag" sh -c "$PAYLOAD"
 		identical "pm-$rel-doc" "$d, as spank_lwm2(8) says" "$want_out" 3
-		measure "pm-$rel-doc" "$d, as spank_lwm2(8) says" dd "podman $tag"
+		# A rootless container does not tell its image (podman fills
+		# /run/.containerenv for --privileged ones only): the runtime.
+		measure "pm-$rel-doc" "$d, as spank_lwm2(8) says" dd "podman "
 		RT_TIME[podman]=$((${RT_TIME[podman]:-0} + SECONDS - t0))
 	fi
 done
