@@ -122,26 +122,15 @@ void lwm2_container_note_root(void)
 {
 	static char root_env[sizeof(LWM2_ENV_ROOT) + LWM2_FD_IDENT_LEN];
 	struct stat st;
-	char digits[2][24];
-	uint64_t v[2];
-	size_t at, n[2] = {0, 0};
+	size_t at = sizeof(LWM2_ENV_ROOT);
 
 	if (getenv(LWM2_ENV_ROOT) || raw_stat("/", &st) != 0)
 		return;
-	/* By hand, not snprintf: a start runs no printf (see core.c). */
-	v[0] = (uint64_t)st.st_dev;
-	v[1] = (uint64_t)st.st_ino;
-	for (int i = 0; i < 2; i++)
-		do
-			digits[i][n[i]++] = (char)('0' + v[i] % 10);
-		while ((v[i] /= 10) && n[i] < sizeof(digits[i]));
-	memcpy(root_env, LWM2_ENV_ROOT "=", sizeof(LWM2_ENV_ROOT));
-	at = sizeof(LWM2_ENV_ROOT);
-	for (int i = 0; i < 2; i++) {
-		while (n[i])
-			root_env[at++] = digits[i][--n[i]];
-		root_env[at++] = i == 0 ? ':' : '\0';
-	}
+	memcpy(root_env, LWM2_ENV_ROOT "=", at);
+	at += lwm2_put_decimal(root_env + at, (uint64_t)st.st_dev);
+	root_env[at++] = ':';
+	at += lwm2_put_decimal(root_env + at, (uint64_t)st.st_ino);
+	root_env[at] = '\0';
 	putenv(root_env);
 }
 
@@ -281,7 +270,7 @@ static size_t lib_entry_inside(const char *e, size_t elen, const struct lwm2_fd_
                                bool lib_known, char *out, size_t len)
 {
 	char path[4096];
-	int n;
+	size_t n;
 
 	if (GLIBC_LOADER && syscall(SYS_faccessat, AT_FDCWD, GLIBC_LOADER, X_OK, 0) != 0)
 		return 0;
@@ -298,24 +287,14 @@ static size_t lib_entry_inside(const char *e, size_t elen, const struct lwm2_fd_
 	}
 	if (!lib_known || !fd_is(lib))
 		return 0;
-	memcpy(path, PROC_FD_PREFIX, sizeof(PROC_FD_PREFIX));
-	n = (int)sizeof(PROC_FD_PREFIX) - 1;
-	{
-		char digits[12];
-		int d = 0;
-		unsigned v = (unsigned)lib->fd;
-
-		do
-			digits[d++] = (char)('0' + v % 10);
-		while ((v /= 10) && d < 11);
-		while (d)
-			path[n++] = digits[--d];
-		path[n] = '\0';
-	}
-	if (!path_is(path, lib) || (size_t)n >= len)
+	n = sizeof(PROC_FD_PREFIX) - 1;
+	memcpy(path, PROC_FD_PREFIX, n);
+	n += lwm2_put_decimal(path + n, (uint64_t)lib->fd);
+	path[n] = '\0';
+	if (!path_is(path, lib) || n >= len)
 		return 0;
-	memcpy(out, path, (size_t)n);
-	return (size_t)n;
+	memcpy(out, path, n);
+	return n;
 }
 
 /* LD_PRELOAD=... with lwm2's entry as it must be inside; false where the
@@ -329,8 +308,6 @@ static bool rewrite_preload(const char *cur, char *out, size_t outlen)
 	size_t at = sizeof(name) - 1;
 	const char *p = cur;
 
-	if (!lib_known)
-		lib.fd = -1;
 	memcpy(out, name, at);
 	while (*p) {
 		size_t len = strcspn(p, ": "), put;

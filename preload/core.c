@@ -740,19 +740,26 @@ static bool parent_measured(void)
 /* The parent variable, NAME=PID.M, into buf.  By hand, not snprintf: the
  * constructor uses no other printf, and the formatter's code is pages of
  * libc that a short process would fault in for this one line. */
-static void format_parent_env(char *buf, pid_t pid, bool measured_parent)
+size_t lwm2_put_decimal(char *out, uint64_t v)
 {
-	static const char name[] = LWM2_ENV_PARENT "=";
-	char digits[12];
-	size_t n = 0, at = sizeof(name) - 1;
-	unsigned v = pid > 0 ? (unsigned)pid : 0;
+	char digits[20];
+	size_t n = 0, at = 0;
 
-	memcpy(buf, name, at);
 	do
 		digits[n++] = (char)('0' + v % 10);
 	while ((v /= 10) && n < sizeof(digits));
 	while (n)
-		buf[at++] = digits[--n];
+		out[at++] = digits[--n];
+	return at;
+}
+
+static void format_parent_env(char *buf, pid_t pid, bool measured_parent)
+{
+	static const char name[] = LWM2_ENV_PARENT "=";
+	size_t at = sizeof(name) - 1;
+
+	memcpy(buf, name, at);
+	at += lwm2_put_decimal(buf + at, pid > 0 ? (uint64_t)pid : 0);
 	buf[at++] = '.';
 	buf[at++] = measured_parent ? '1' : '0';
 	buf[at] = '\0';

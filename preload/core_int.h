@@ -196,6 +196,9 @@ void lwm2_process_init(void) LWM2_HIDDEN_FN;
  * directory reached from there. */
 typedef int (*lwm2_exec_fn)(void *ctx, char *const envp[]);
 int lwm2_exec_with_env(char *const envp[], lwm2_exec_fn exec_fn, void *ctx) LWM2_HIDDEN_FN;
+/* core.c: v in decimal at out, unterminated; returns its length (at most
+ * 20).  By hand: a start runs no printf. */
+size_t lwm2_put_decimal(char *out, uint64_t v) LWM2_HIDDEN_FN;
 void lwm2_container_note_root(void) LWM2_HIDDEN_FN;
 int lwm2_stepdir_inherited(void) LWM2_HIDDEN_FN;
 /* A file of the step directory by its path, else (inside a container)
