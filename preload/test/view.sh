@@ -97,8 +97,21 @@ if [ -n "${MPIFC:-}" ] && (cd "$W" && $MPIFC -c "$inc/lwm2_view.f90" -o lwm2_vie
 	check "Fortran without lwm2: not measured ($out)" grep -q "measured 0" <<<"$out"
 	out=$(mpirun2 "$LWM2_LIB" "$W/view_fprog" 2>&1)
 	# shellcheck disable=SC2016 # awk's fields
-	check "Fortran under liblwm2.so: measured, rank 1 computed about twice rank 0 ($out)" \
-		awk '/measured 1/ { ok = $6 > 0.01 && $8 > 1.4 * $6 && $10 == 1 } END { exit !ok }' <<<"$out"
+	check "Fortran under liblwm2.so: measured, one query's call apart ($out)" \
+		awk '/measured 1/ { ok = $6 > 0.01 && $10 == 1 } END { exit !ok }' <<<"$out"
+	# Compute time is wall time outside MPI and I/O: with the sanitized
+	# library's slower wrappers beside the other checks of make -j2, rank
+	# 0's share of a core is not its own (seen: 0.29 s against 0.34 s).
+	case ${LWM2_SANITIZER:-no} in
+	*address* | *thread* | *undefined*)
+		skip "Fortran: compute ratio of the ranks: wall-time ratios are not kept under a sanitized library"
+		;;
+	*)
+		# shellcheck disable=SC2016 # awk's fields
+		check "Fortran under liblwm2.so: rank 1 computed about twice rank 0 ($out)" \
+			awk '/measured 1/ { ok = $8 > 1.4 * $6 } END { exit !ok }' <<<"$out"
+		;;
+	esac
 else
 	skip "Fortran: no MPIFC or the module does not build"
 	sed 's/^/# /' "$W/fc.log" 2>/dev/null | head -5
