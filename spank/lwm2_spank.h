@@ -2,8 +2,8 @@
 /*
  * spank_lwm2.so: what the context files share.  lwm2_spank.c only
  * dispatches on spank_context(); srun.c, allocator.c and stepd.c hold the
- * work of each context; config.c, options.c and preload_env.c are plain C
- * without Slurm so the unit tests in spank/test/ link them directly.
+ * work of each context; config.c and options.c are plain C without Slurm
+ * so the unit tests in spank/test/ link them directly.
  */
 #ifndef LWM2_SPANK_H
 #define LWM2_SPANK_H
@@ -69,17 +69,9 @@ int lwm2_parse_slice(const char *s, unsigned *out, char *err, size_t errlen);
 int lwm2_parse_events(const char *s, char *out, size_t outlen, char *err, size_t errlen);
 const char *lwm2_mode_name(enum lwm2_mode m);
 
-/*
- * LD_PRELOAD editing.  Entries are separated by ':' or blanks (as ld.so
- * reads them) and written back separated by ':'.  An entry is ours when it
- * is lib or has lib's file name (a second copy of the library from another
- * path would be loaded twice).  Both return 0, or -1 with errno
- * ENAMETOOLONG when out is too small.
- */
-int lwm2_preload_add(const char *cur, const char *lib, char *out, size_t outlen);
-int lwm2_preload_remove(const char *cur, const char *lib, char *out, size_t outlen);
-/* Whether cur holds an entry that is ours. */
-bool lwm2_preload_has(const char *cur, const char *lib);
+/* LD_PRELOAD editing and the rest of a measured step's environment: one
+ * rule shared with `lwm2 run` (digest/lib/stepenv.h). */
+#include "stepenv.h"
 
 /* ------------------------------------------------------------------ state */
 

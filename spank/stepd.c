@@ -19,7 +19,6 @@
  * job goes on, unmeasured if need be.
  */
 #include <dirent.h>
-#include <stdarg.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <json-c/json.h>
@@ -37,16 +36,13 @@
 #include "fileio.h"
 #include "fsutil.h"
 #include "lwm2_digest.h"
-#include "lwm2_env.h"
 #include "lwm2_spank.h"
-#include "stepfds.h"
 #include "stepname.h"
 
 /* A batch digest is built from at most this many node records: beyond,
  * reading them would hold up the end of the job for too long. */
 #define LWM2_BATCH_PRINT_MAX_RECORDS 2048
 #define LWM2_STDOUT_NOTE             ".stdout"
-#define LWM2_ASAN_OPT                "verify_asan_link_order=0"
 
 /* What the merge at step end reads of a step directory, whatever a user
  * put there: the bounds that keep slurmstepd (root) within about a second
@@ -73,10 +69,6 @@ static struct {
 	char cluster[LWM2_CLUSTER_MAX];
 } st = {.basefd = -1, .dirfd = -1};
 
-#define LWM2_VAR(name) name,
-static const char *const lwm2_vars[] = {LWM2_ENV_INHERITED(LWM2_VAR) NULL};
-#undef LWM2_VAR
-
 static double ms_since(const struct timespec *t0)
 {
 	struct timespec t;
@@ -85,23 +77,37 @@ static double ms_since(const struct timespec *t0)
 	return (double)(t.tv_sec - t0->tv_sec) * 1e3 + (double)(t.tv_nsec - t0->tv_nsec) / 1e6;
 }
 
-static void cuda_lib_path(char *buf, size_t len)
+/* The job environment through SPANK, for the rule stepenv.c holds. */
+static int job_getenv(void *ctx, const char *var, char *buf, size_t len)
 {
-	const char *slash = strrchr(lwm2_conf.lib, '/');
-	int dl = slash ? (int)(slash - lwm2_conf.lib) : 0;
-
-	snprintf(buf, len, "%.*s/liblwm2cuda.so", dl, lwm2_conf.lib);
-}
-
-/* The job environment's value of var, "" when unset. */
-static int job_getenv(spank_t sp, const char *var, char *buf, size_t len)
-{
-	spank_err_t e = spank_getenv(sp, var, buf, (int)len);
+	spank_err_t e = spank_getenv(ctx, var, buf, (int)len);
 
 	if (e == ESPANK_SUCCESS)
 		return 0;
 	buf[0] = '\0';
 	return e == ESPANK_ENV_NOEXIST ? 0 : -1;
+}
+
+static int job_setenv(void *ctx, const char *var, const char *val)
+{
+	spank_err_t e = spank_setenv(ctx, var, val, 1);
+
+	if (e != ESPANK_SUCCESS) {
+		slurm_error("lwm2: couldn't set %s in the job environment: %s", var,
+		            spank_strerror(e));
+		return -1;
+	}
+	return 0;
+}
+
+static void job_unsetenv(void *ctx, const char *var)
+{
+	spank_unsetenv(ctx, var);
+}
+
+static struct lwm2_env_ops job_env(spank_t sp)
+{
+	return (struct lwm2_env_ops){job_getenv, job_setenv, job_unsetenv, sp};
 }
 
 /*
@@ -111,107 +117,39 @@ static int job_getenv(spank_t sp, const char *var, char *buf, size_t len)
  */
 static void scrub_env(spank_t sp)
 {
-	static char cur[65536], out[65536];
-	char cuda[PATH_MAX];
-	const char *const *v;
+	struct lwm2_env_ops ops = job_env(sp);
 
-	if (job_getenv(sp, "LD_PRELOAD", cur, sizeof(cur)) == 0 && cur[0] &&
-	    lwm2_preload_has(cur, lwm2_conf.lib)) {
-		if (lwm2_preload_remove(cur, lwm2_conf.lib, out, sizeof(out)) == 0) {
-			if (out[0])
-				spank_setenv(sp, "LD_PRELOAD", out, 1);
-			else
-				spank_unsetenv(sp, "LD_PRELOAD");
-		}
-	}
-	for (v = lwm2_vars; *v; v++)
-		spank_unsetenv(sp, *v);
-	if (job_getenv(sp, "ASAN_OPTIONS", cur, sizeof(cur)) == 0 && cur[0]) {
-		size_t l = strlen(cur), ol = strlen(LWM2_ASAN_OPT);
-
-		if (!strcmp(cur, LWM2_ASAN_OPT))
-			spank_unsetenv(sp, "ASAN_OPTIONS");
-		else if (l > ol && cur[l - ol - 1] == ':' && !strcmp(cur + l - ol, LWM2_ASAN_OPT)) {
-			cur[l - ol - 1] = '\0';
-			spank_setenv(sp, "ASAN_OPTIONS", cur, 1);
-		}
-	}
-	cuda_lib_path(cuda, sizeof(cuda));
-	if (job_getenv(sp, "CUDA_INJECTION64_PATH", cur, sizeof(cur)) == 0 && !strcmp(cur, cuda))
-		spank_unsetenv(sp, "CUDA_INJECTION64_PATH");
-}
-
-static int setenv_fmt(spank_t sp, const char *var, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int setenv_fmt(spank_t sp, const char *var, const char *fmt, ...)
-{
-	char buf[PATH_MAX + 64];
-	va_list ap;
-	spank_err_t e;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	e = spank_setenv(sp, var, buf, 1);
-	if (e != ESPANK_SUCCESS) {
-		slurm_error("lwm2: step start: couldn't set %s: %s", var, spank_strerror(e));
-		return -1;
-	}
-	return 0;
+	lwm2_step_env_clear(&ops, lwm2_conf.lib);
 }
 
 static int inject_env(spank_t sp)
 {
-	static char cur[65536], out[65536];
-	char cuda[PATH_MAX];
-	unsigned slice = lwm2_opts.slice ? lwm2_opts.slice : lwm2_conf.slice;
+	struct lwm2_env_ops ops = job_env(sp);
 	const char *events = lwm2_opts.events[0] ? lwm2_opts.events : lwm2_conf.events;
-	struct stat sb;
+	char slice[16], hz[16], job[16], step[16], err[PATH_MAX + 128];
+	struct lwm2_step_env e = {
+	    .lib = lwm2_conf.lib,
+	    .dir = st.dir,
+	    .slice = slice,
+	    .events = events, /* "" unsets an inherited one */
+	    .sample_hz = "",
+	    .job_id = job,
+	    .step_id = step,
+	    .root_ppid = (long)getpid(),
+	};
 
-	if (job_getenv(sp, "LD_PRELOAD", cur, sizeof(cur)) < 0) {
-		slurm_error("lwm2: step start: couldn't read LD_PRELOAD: longer than %zu bytes",
-		            sizeof(cur) - 1);
+	snprintf(slice, sizeof(slice), "%u", lwm2_opts.slice ? lwm2_opts.slice : lwm2_conf.slice);
+	snprintf(job, sizeof(job), "%u", st.job_id);
+	snprintf(step, sizeof(step), "%u", st.step_id);
+	if (lwm2_conf.sample_hz >= 0) {
+		snprintf(hz, sizeof(hz), "%d", lwm2_conf.sample_hz);
+		e.sample_hz = hz;
+	}
+	if (lwm2_step_env_set(&ops, &e, err, sizeof(err)) < 0) {
+		slurm_error("lwm2: step start: %s", err);
 		return -1;
 	}
-	if (lwm2_preload_add(cur, lwm2_conf.lib, out, sizeof(out)) < 0) {
-		slurm_error("lwm2: step start: couldn't add %s to LD_PRELOAD: %s", lwm2_conf.lib,
-		            strerror(errno));
-		return -1;
-	}
-	/* The library prints nothing itself: digests of steps and jobs are
-	 * printed here and in srun, one per step rather than one per process. */
-	if (setenv_fmt(sp, LWM2_ENV_MODE, "on") < 0 ||
-	    setenv_fmt(sp, LWM2_ENV_DIR, "%s", st.dir) < 0 ||
-	    setenv_fmt(sp, LWM2_ENV_SLICE, "%u", slice) < 0 ||
-	    setenv_fmt(sp, LWM2_ENV_JOB_ID, "%u", st.job_id) < 0 ||
-	    setenv_fmt(sp, LWM2_ENV_STEP_ID, "%u", st.step_id) < 0 ||
-	    /* Tasks are this process's children: the library keeps a record
-	     * of its own for each of them however short (see liblwm2(7)). */
-	    setenv_fmt(sp, LWM2_ENV_ROOT_PPID, "%d", (int)getpid()) < 0)
-		return -1;
-	if (events[0] && setenv_fmt(sp, LWM2_ENV_EVENTS, "%s", events) < 0)
-		return -1;
-	else if (!events[0])
-		spank_unsetenv(sp, LWM2_ENV_EVENTS);
-	if (lwm2_conf.sample_hz >= 0 &&
-	    setenv_fmt(sp, LWM2_ENV_SAMPLE_HZ, "%d", lwm2_conf.sample_hz) < 0)
-		return -1;
-	else if (lwm2_conf.sample_hz < 0)
-		spank_unsetenv(sp, LWM2_ENV_SAMPLE_HZ);
-	cuda_lib_path(cuda, sizeof(cuda));
-	if (job_getenv(sp, "CUDA_INJECTION64_PATH", cur, sizeof(cur)) == 0 && !cur[0] &&
-	    stat(cuda, &sb) == 0 && S_ISREG(sb.st_mode))
-		setenv_fmt(sp, "CUDA_INJECTION64_PATH", "%s", cuda);
-	/* A program built with AddressSanitizer ends at once when its runtime
-	 * is not first in the list of libraries, which the preload makes it:
-	 * the check goes, so the program runs (the library steps aside). */
-	if (job_getenv(sp, "ASAN_OPTIONS", cur, sizeof(cur)) == 0 &&
-	    !strstr(cur, "verify_asan_link_order"))
-		setenv_fmt(sp, "ASAN_OPTIONS", "%s%s%s", cur, cur[0] ? ":" : "", LWM2_ASAN_OPT);
-	/* LD_PRELOAD last: a step with only half of the variables set must not
-	 * load the library. */
-	return setenv_fmt(sp, "LD_PRELOAD", "%s", out);
+	return 0;
 }
 
 /*
@@ -416,22 +354,17 @@ int lwm2_stepd_init_post_opt(spank_t sp)
 /*
  * In each task, as the user, before exec: the descriptors through which
  * the task's processes reach liblwm2.so and the step directory from
- * inside a container (stepfds.h).  Opened here, in the task, so that they
+ * inside a container (stepenv.h).  Opened here, in the task, so that they
  * are the user's own and cost no process anything.  Without them a
  * container's processes are not measured; the task runs all the same.
  */
 static void export_step_fds(spank_t sp)
 {
-	char lib[LWM2_FD_IDENT_LEN], dir[LWM2_FD_IDENT_LEN], root[LWM2_FD_IDENT_LEN], err[256];
+	struct lwm2_env_ops ops = job_env(sp);
+	char err[256];
 
-	if (lwm2_step_fds_open(lwm2_conf.lib, st.dir, lib, dir, root, err, sizeof(err)) < 0) {
+	if (lwm2_step_env_fds(&ops, lwm2_conf.lib, st.dir, err, sizeof(err)) < 0)
 		slurm_error("lwm2: task start: %s; processes in containers are not measured", err);
-		return;
-	}
-	if (spank_setenv(sp, LWM2_ENV_LIB_FD, lib, 1) != ESPANK_SUCCESS ||
-	    spank_setenv(sp, LWM2_ENV_DIR_FD, dir, 1) != ESPANK_SUCCESS ||
-	    spank_setenv(sp, LWM2_ENV_ROOT, root, 1) != ESPANK_SUCCESS)
-		slurm_error("lwm2: task start: couldn't pass the step's descriptors on");
 }
 
 int lwm2_stepd_task_init(spank_t sp)
