@@ -5,6 +5,11 @@
  * records (every process of the tree, forks and execs included) are merged
  * as one node and the digest goes to stderr, so the command's own stdout
  * stays untouched.  lwm2 exits as the command did.
+ *
+ * The command's environment is a measured step's, by the rule
+ * spank_lwm2.so follows for srun --lwm2 (digest/lib/stepenv.c): a program
+ * runs the same under both.  Where nothing was measured, run_why.c says
+ * why, as far as it can be established.
  */
 #define _GNU_SOURCE /* asprintf */
 #include "config.h"
@@ -14,7 +19,8 @@
 #include "lwm2_cmds.h"
 #include "lwm2_env.h"
 #include "numparse.h"
-#include "stepfds.h"
+#include "run_why.h"
+#include "stepenv.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -54,8 +60,16 @@ static int find_lib(char *out, size_t len)
 	ssize_t n;
 
 	if (env && *env) {
+		char real[PATH_MAX];
+
+		/* Absolute, as srun --lwm2 gives it: the command may change
+		 * directory before it starts other programs. */
 		snprintf(out, len, "%s", env);
-		return access(out, R_OK);
+		if (access(out, R_OK) != 0)
+			return -1;
+		if (realpath(env, real))
+			snprintf(out, len, "%s", real);
+		return 0;
 	}
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	if (n > 0) {
@@ -93,19 +107,48 @@ static void remove_dir(const char *path)
 		fprintf(stderr, "lwm2: run: couldn't remove %s: %s\n", path, strerror(errno));
 }
 
-/* In the command's process, before exec: what its processes need to be
- * measured inside a container (stepfds.h).  Without it they still run. */
-static void export_step_fds(const char *lib, const char *dir)
+/*
+ * In the command's process, before exec: the environment of a measured
+ * step, as srun --lwm2 gives it (stepenv.h), and the descriptors its
+ * processes need to be measured inside a container (without them they
+ * still run).  Returns 0, or -1 having said why.
+ */
+static int step_env(const struct lwm2_step_env *e)
 {
-	char l[LWM2_FD_IDENT_LEN], d[LWM2_FD_IDENT_LEN], r[LWM2_FD_IDENT_LEN], err[256];
+	char err[PATH_MAX + 128];
 
-	if (lwm2_step_fds_open(lib, dir, l, d, r, err, sizeof(err)) < 0) {
-		fprintf(stderr, "lwm2: run: %s; processes in containers are not measured\n", err);
-		return;
+	if (lwm2_step_env_set(&lwm2_run_own_env, e, err, sizeof(err)) < 0) {
+		fprintf(stderr, "lwm2: run: %s\n", err);
+		return -1;
 	}
-	setenv(LWM2_ENV_LIB_FD, l, 1);
-	setenv(LWM2_ENV_DIR_FD, d, 1);
-	setenv(LWM2_ENV_ROOT, r, 1);
+	/* lwm2 run prints the digest itself, once for the command. */
+	unsetenv(LWM2_ENV_PRINT);
+	if (lwm2_step_env_fds(&lwm2_run_own_env, e->lib, e->dir, err, sizeof(err)) < 0)
+		fprintf(stderr, "lwm2: run: %s; processes in containers are not measured\n", err);
+	return 0;
+}
+
+/* The name the kernel gave the process last (that of the file it ran),
+ * read while it is a zombie, before it is reaped; "" where unknown. */
+static void last_comm(pid_t pid, char *out, size_t len)
+{
+	char path[64];
+	siginfo_t si;
+	FILE *f;
+
+	out[0] = '\0';
+	while (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT) < 0)
+		if (errno != EINTR)
+			return;
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	if (fgets(out, (int)len, f))
+		out[strcspn(out, "\n")] = '\0';
+	else
+		out[0] = '\0';
+	fclose(f);
 }
 
 static const char *state_of(int status)
@@ -123,9 +166,11 @@ int lwm2_cmd_run(int argc, char **argv)
 	    {"help", no_argument, NULL, 'h'},        {0},
 	};
 	const char *slice = NULL, *keep = NULL, *json_out = NULL;
-	char lib[PATH_MAX], dir[PATH_MAX], *preload, host[256] = "localhost";
-	const char *old;
+	char lib[PATH_MAX], dir[PATH_MAX], host[256] = "localhost", comm[32], why[PATH_MAX * 3];
 	bool quiet = false;
+	struct lwm2_step_env env = {0};
+	int started[2], child_err = 0;
+	ssize_t got;
 	struct sigaction ign = {.sa_handler = SIG_IGN}, oint, oquit;
 	struct timespec t0, t1;
 	int c, status = 0, dfd;
@@ -197,9 +242,14 @@ int lwm2_cmd_run(int argc, char **argv)
 			return 1;
 		}
 	}
-	old = getenv("LD_PRELOAD");
-	if (asprintf(&preload, "%s%s%s", lib, old && *old ? ":" : "", old ? old : "") < 0) {
-		fprintf(stderr, "lwm2: run: out of memory\n");
+	env.lib = lib;
+	env.dir = dir;
+	env.slice = slice; /* else the library's default, or LWM2_SLICE set by hand */
+	env.root_ppid = (long)getpid();
+	/* Closed by a successful exec: what comes through it is the errno of
+	 * a command that never started, which then needs no other reason. */
+	if (pipe2(started, O_CLOEXEC) < 0) {
+		fprintf(stderr, "lwm2: run: couldn't make a pipe: %s\n", strerror(errno));
 		return 1;
 	}
 	gethostname(host, sizeof(host) - 1);
@@ -211,30 +261,30 @@ int lwm2_cmd_run(int argc, char **argv)
 	pid = fork();
 	if (pid < 0) {
 		fprintf(stderr, "lwm2: run: couldn't fork: %s\n", strerror(errno));
-		free(preload);
 		return 1;
 	}
 	if (pid == 0) {
 		sigaction(SIGINT, &oint, NULL);
 		sigaction(SIGQUIT, &oquit, NULL);
-		setenv("LD_PRELOAD", preload, 1);
-		setenv(LWM2_ENV_DIR, dir, 1);
-		/* The command itself keeps a record of its own however short. */
-		{
-			char ppid[16];
-
-			snprintf(ppid, sizeof(ppid), "%d", (int)getppid());
-			setenv(LWM2_ENV_ROOT_PPID, ppid, 1);
+		close(started[0]);
+		if (step_env(&env) < 0) {
+			child_err = EINVAL;
+			(void)!write(started[1], &child_err, sizeof(child_err));
+			_exit(126);
 		}
-		unsetenv(LWM2_ENV_PRINT);
-		if (slice)
-			setenv(LWM2_ENV_SLICE, slice, 1);
-		export_step_fds(lib, dir);
 		execvp(argv[optind], argv + optind);
+		child_err = errno;
 		fprintf(stderr, "lwm2: run: couldn't run %s: %s\n", argv[optind], strerror(errno));
-		_exit(errno == ENOENT ? 127 : 126);
+		(void)!write(started[1], &child_err, sizeof(child_err));
+		_exit(child_err == ENOENT ? 127 : 126);
 	}
-	free(preload);
+	close(started[1]);
+	while ((got = read(started[0], &child_err, sizeof(child_err))) < 0 && errno == EINTR)
+		;
+	close(started[0]);
+	if (got != (ssize_t)sizeof(child_err))
+		child_err = 0;
+	last_comm(pid, comm, sizeof(comm));
 	while (waitpid(pid, &status, 0) < 0) {
 		if (errno != EINTR) {
 			fprintf(stderr, "lwm2: run: couldn't wait for %s: %s\n", argv[optind],
@@ -272,10 +322,15 @@ int lwm2_cmd_run(int argc, char **argv)
 		        strerror(errno));
 	} else if (!ju_int_or(ju_get(digest, LWM2_KEY_SCOPE, json_type_object), LWM2_KEY_PROCESSES,
 	                      0)) {
-		fprintf(stderr,
-		        "lwm2: run: no records: %s was not measured (a static binary, or "
-		        "LD_PRELOAD removed?)\n",
-		        argv[optind]);
+		/* A command that never started was said already. */
+		if (!child_err) {
+			struct lwm2_run_end end = {
+			    .cmd = argv[optind], .status = status, .last_comm = comm};
+
+			lwm2_run_why(&end, &env, why, sizeof(why));
+			fprintf(stderr, "lwm2: run: no records: %s was not measured: %s\n",
+			        argv[optind], why);
+		}
 	} else {
 		if (!quiet) {
 			fputc('\n', stderr);
