@@ -28,6 +28,9 @@ pkgs=(
 	chromium
 	# export to a time-series engine: libcurl and zlib; InfluxDB 1.x for its tests
 	libcurl4-openssl-dev zlib1g-dev influxdb influxdb-client
+	# rotated logs read by lwm2 (gzip through zlib, zstd); the real
+	# logrotate runs the shipped configuration (jobcomp/test/logrotate.sh)
+	libzstd-dev logrotate
 	# the tests read the JSON output with it
 	python3
 	# a real mail path for lwm2-mail: mail(1) and an MTA delivering locally

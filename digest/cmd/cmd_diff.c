@@ -230,9 +230,8 @@ static int load(struct side *sides, const struct diffopts *o)
 	}
 	if (!need || rc < 0)
 		return rc;
-	for (size_t i = 0; i < o->nfiles; i++)
-		if (lwm2_logscan("diff", o->files[i], on_line, &lk, NULL) < 0)
-			rc = -1;
+	if (lwm2_logscan_files("diff", o->files, o->nfiles, on_line, &lk, NULL) < 0)
+		rc = -1;
 	for (int i = 0; i < 2; i++) {
 		struct side *s = &sides[i];
 

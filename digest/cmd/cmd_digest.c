@@ -25,6 +25,7 @@
 #include <slurm/slurm.h>
 
 #include "cmd_digest.h"
+#include "cmd_io.h"
 #include "csv.h"
 #include "logscan.h"
 #include "lwm2_cmds.h"
@@ -56,6 +57,7 @@ static void usage(FILE *f)
 	        "  -E, --endtime=TIME           jobs that ran before TIME (default: now)\n"
 	        "  -M, --cluster=NAME           cluster (default: ClusterName of slurm.conf)\n"
 	        "  -f, --file=LOG               read jobcomp/lwm2's JSON-lines log instead\n"
+	        "                               (several allowed, patterns, gzip and zstd)\n"
 	        "  -w, --wait=SECONDS           wait up to SECONDS for digests of jobs that\n"
 	        "                               have just ended (with -j)\n"
 	        "Output (default: the text digest of each job):\n"
@@ -731,6 +733,7 @@ static void free_opts(struct opts *o)
 	free(o->users);
 	free(o->accounts);
 	free(o->jobs);
+	free(o->files);
 }
 
 static int run_once(struct out *out, struct opts *o)
@@ -794,7 +797,12 @@ int lwm2_cmd_digest(int argc, char **argv)
 			o.cluster = optarg;
 			break;
 		case 'f':
-			o.file = optarg;
+			if (lwm2_cmd_push_arg(&o.files, &o.nfiles, optarg) < 0) {
+				fprintf(stderr, "lwm2: digest: %s\n", strerror(ENOMEM));
+				goto usage_err;
+			}
+			if (!o.file)
+				o.file = optarg;
 			break;
 		case 'w': {
 			uint64_t v;

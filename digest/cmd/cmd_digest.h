@@ -37,7 +37,9 @@ struct opts {
 	int64_t start, end; /* 0: not set */
 	char *format;
 	enum out_mode out;
-	const char *file;
+	const char *file; /* the first --file LOG; NULL: accounting */
+	char **files;     /* every --file LOG, read as one log */
+	size_t nfiles;
 	const char *cluster;
 	int wait;
 	bool steps;

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cmd_io.h"
 #include "jsonutil.h"
 #include "lineproto.h"
 #include "logscan.h"
@@ -48,7 +49,8 @@ static void usage(FILE *f)
 	           "InfluxDB line protocol: one point per job, step, node and time slice\n"
 	           "(lwm2_slice) and one per job (lwm2_job).  Sending a job again overwrites\n"
 	           "its points with the same values.\n\n"
-	           "  -f, --file=LOG               the log (\"-\": standard input)\n"
+	           "  -f, --file=LOG               the log (\"-\": standard input; several\n"
+	           "                               allowed, patterns, gzip and zstd: see lwm2(1))\n"
 	           "  -S, --starttime=TIME         jobs that ran after TIME\n"
 	           "  -E, --endtime=TIME           jobs that ran before TIME\n"
 	           "  -j, --jobs=JOBID[,JOBID...]  only these jobs\n"
@@ -195,7 +197,9 @@ int lwm2_cmd_export(int argc, char **argv)
 	};
 	struct ctx c = {.retries = 5, .batch = 5000};
 	struct lwm2_lp_target t = {.gzip = true, .timeout_s = 10};
-	const char *file = NULL, *cred = NULL;
+	const char *cred = NULL;
+	char **files = NULL;
+	size_t nfiles = 0;
 	char *user = NULL, *password = NULL, *token = NULL, err[512];
 	struct lwm2_logscan_count count = {0};
 	double t0;
@@ -206,7 +210,10 @@ int lwm2_cmd_export(int argc, char **argv)
 	while ((opt = getopt_long(argc, argv, "f:S:E:j:nh", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'f':
-			file = optarg;
+			if (lwm2_cmd_push_arg(&files, &nfiles, optarg) < 0) {
+				fprintf(stderr, "lwm2: export: out of memory\n");
+				goto out;
+			}
 			break;
 		case 'S':
 		case 'E':
@@ -265,7 +272,7 @@ int lwm2_cmd_export(int argc, char **argv)
 		fprintf(stderr, "lwm2: export: unexpected argument \"%s\"\n", argv[optind]);
 		goto usage_err;
 	}
-	if (!file) {
+	if (!nfiles) {
 		fprintf(stderr, "lwm2: export: --file LOG is required\n");
 		goto usage_err;
 	}
@@ -292,9 +299,9 @@ int lwm2_cmd_export(int argc, char **argv)
 		}
 	}
 	t0 = now_s();
-	scan = lwm2_logscan("export", file, on_line, &c, &count);
-	if (scan < 0)
-		goto out;
+	/* The jobs of the files that were read still go out; the exit
+	 * status says that one was not. */
+	scan = lwm2_logscan_files("export", files, nfiles, on_line, &c, &count);
 	if (!c.failed && c.buf.lines && flush_batch(&c, c.buf.p, c.buf.len, c.buf.lines) < 0)
 		goto out;
 	if (c.failed)
@@ -323,12 +330,13 @@ int lwm2_cmd_export(int argc, char **argv)
 			        c.batches, c.bytes, c.wire, dt, dt > 0 ? (double)points / dt : 0.0,
 			        c.rejected_batches ? "; the engine refused points, see above" : "");
 	}
-	rc = c.rejected_batches || count.bad ? 1 : 0;
+	rc = c.rejected_batches || count.bad || scan < 0 ? 1 : 0;
 	goto out;
 usage_err:
 	usage(stderr);
 	rc = 2;
 out:
+	free(files);
 	lwm2_lp_sender_free(c.sender);
 	lwm2_lp_buf_free(&c.buf);
 	for (size_t i = 0; i < c.njobs; i++)

@@ -391,9 +391,8 @@ static int run(const char *cmd, int argc, char **argv)
 		rc = 1;
 		goto done;
 	}
-	for (size_t i = 0; i < nfiles && !x.rc; i++)
-		if (lwm2_logscan(cmd, files[i], on_line, &x, NULL) < 0)
-			rc = 1;
+	if (lwm2_logscan_files(cmd, files, nfiles, on_line, &x, NULL) < 0)
+		rc = 1;
 	if (x.rc) {
 		rc = 1;
 	} else if (isnodes) {

@@ -208,9 +208,8 @@ static int scan(struct hsel *s, char **files, size_t nfiles, const char *cmd)
 {
 	int rc = 0;
 
-	for (size_t i = 0; i < nfiles; i++)
-		if (lwm2_logscan(cmd, files[i], on_line, s, NULL) < 0)
-			rc = -1;
+	if (lwm2_logscan_files(cmd, files, nfiles, on_line, s, NULL) < 0)
+		rc = -1;
 	if (s->oom) {
 		fprintf(stderr, "lwm2: %s: couldn't keep the runs: %s\n", cmd, strerror(ENOMEM));
 		return -1;
@@ -342,7 +341,9 @@ int lwm2_diff_history(json_object *digest, const char *what, char **files, size_
 		return 2;
 	}
 	s.app = cur.exe;
-	if (scan(&s, files, nfiles, "diff") < 0 && !s.n)
+	/* a file not read may hold the runs the rule would compare: no
+	 * verdict then, as for lwm2 diff A B */
+	if (scan(&s, files, nfiles, "diff") < 0)
 		goto out;
 	lwm2_history_judge(&cur, s.e, s.n, &res);
 	/* The runs the rule compared, for the table: the same selection. */

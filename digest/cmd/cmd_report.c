@@ -35,7 +35,8 @@ static void usage(FILE *f)
 	           "site pages (statistics, space-time grid, users, jobs, nodes).\n\n"
 	           "  -j, --job=JOBID        the job (from Slurm accounting unless --file)\n"
 	           "  -f, --file=LOG         read jobcomp/lwm2's JSON-lines log: the full digest\n"
-	           "                         with per-process values and time slices\n"
+	           "                         with per-process values and time slices (several\n"
+	           "                         allowed, patterns, gzip and zstd: see lwm2(1))\n"
 	           "  -o, --output=FILE|DIR  job: the page (default lwm2-JOBID.html, - for\n"
 	           "                         stdout); --site: the directory (made if needed)\n"
 	           "  -M, --cluster=NAME     cluster in accounting (default: slurm.conf's)\n"
@@ -158,7 +159,7 @@ static int on_line(void *arg, const struct lwm2_logline *l, char *err, size_t er
 	return 0;
 }
 
-static json_object *from_log(const char *path, const char *job)
+static json_object *from_log(char *const *files, size_t nfiles, const char *job)
 {
 	struct find fd = {0};
 
@@ -166,8 +167,11 @@ static json_object *from_log(const char *path, const char *job)
 		fprintf(stderr, "lwm2: report: --file takes a plain job id, not '%s'\n", job);
 		return NULL;
 	}
-	if (lwm2_logscan("report", path, on_line, &fd, NULL) < 0)
+	/* a file not read may hold the job's last run: no page then */
+	if (lwm2_logscan_files("report", files, nfiles, on_line, &fd, NULL) < 0) {
+		json_object_put(fd.digest);
 		return NULL;
+	}
 	if (!fd.digest)
 		fprintf(stderr, "lwm2: report: job %s: %s\n", job,
 		        fd.reason ? fd.reason
@@ -276,13 +280,12 @@ int lwm2_cmd_report(int argc, char **argv)
 		free(files);
 		return rc;
 	}
-	if (!job || so.nfiles > 1 || so.start || so.end) {
-		fprintf(stderr, "lwm2: report: give one job with -j (and at most one --file); "
-		                "-S and -E are for --site\n");
+	if (!job || so.start || so.end) {
+		fprintf(stderr, "lwm2: report: give one job with -j; -S and -E are for --site\n");
 		free(files);
 		return 2;
 	}
-	digest = so.nfiles ? from_log(files[0], job) : from_accounting(job, cluster);
+	digest = so.nfiles ? from_log(files, so.nfiles, job) : from_accounting(job, cluster);
 	free(files);
 	if (!digest)
 		return 1;

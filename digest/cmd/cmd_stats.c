@@ -1232,9 +1232,8 @@ int lwm2_cmd_stats(int argc, char **argv)
 		rc = 1;
 		goto done;
 	}
-	for (size_t i = 0; i < nfiles; i++)
-		if (lwm2_logscan("stats", files[i], on_line, &st, &st.count) < 0)
-			rc = 1;
+	if (lwm2_logscan_files("stats", files, nfiles, on_line, &st, &st.count) < 0)
+		rc = 1;
 	if (st.top)
 		print_top(&st);
 	else

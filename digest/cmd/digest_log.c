@@ -173,5 +173,5 @@ int digest_read_log(struct out *out, struct opts *o)
 {
 	struct log_ctx c = {.out = out, .o = o, .need = digest_need_of(out, o)};
 
-	return lwm2_logscan("digest", o->file, log_line, &c, NULL) < 0 ? -1 : 0;
+	return lwm2_logscan_files("digest", o->files, o->nfiles, log_line, &c, NULL) < 0 ? -1 : 0;
 }

@@ -1008,9 +1008,8 @@ int rp_site(const struct rp_site_opts *o)
 		return 1;
 	}
 	st.pass = 1;
-	for (size_t i = 0; i < o->nfiles; i++)
-		if (lwm2_logscan("report", o->files[i], on_line, &st, NULL) < 0)
-			st.rc = 1;
+	if (lwm2_logscan_files("report", o->files, o->nfiles, on_line, &st, NULL) < 0)
+		st.rc = 1;
 	layout(&st);
 	st.cnt = calloc(st.rows * st.cols + 1, sizeof(*st.cnt));
 	for (int m = 0; m < NSM; m++)
@@ -1021,9 +1020,8 @@ int rp_site(const struct rp_site_opts *o)
 		goto out;
 	}
 	st.pass = 2;
-	for (size_t i = 0; i < o->nfiles; i++)
-		if (lwm2_logscan("report", o->files[i], on_line, &st, NULL) < 0)
-			st.rc = 1;
+	if (lwm2_logscan_files("report", o->files, o->nfiles, on_line, &st, NULL) < 0)
+		st.rc = 1;
 	total = stats_json(&st, NULL);
 	users = stats_json(&st, "user");
 	accounts = stats_json(&st, "account");

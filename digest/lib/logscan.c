@@ -7,6 +7,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <glob.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -14,6 +15,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
+#include <zlib.h>
+#include <zstd.h>
 
 #include "jsonutil.h"
 #include "lwm2_keys.h"
@@ -236,6 +240,152 @@ int lwm2_parse_time(const char *s, int64_t *out)
 }
 
 #define LINES_CHUNK 65536
+/* Compressed bytes read from f at a time. */
+#define IN_CHUNK 65536
+
+/* What struct lwm2_lines' kind says f holds. */
+enum { K_UNKNOWN, K_PLAIN, K_GZIP, K_ZSTD };
+
+/* Top r->in up from f.  False at the end of f or on a read error, which
+ * sets r->why. */
+static bool in_fill(struct lwm2_lines *r)
+{
+	size_t got;
+
+	if (!r->in && !(r->in = malloc(IN_CHUNK))) {
+		snprintf(r->why, sizeof(r->why), "%s", strerror(ENOMEM));
+		return false;
+	}
+	if (r->in_pos) {
+		memmove(r->in, r->in + r->in_pos, r->in_len - r->in_pos);
+		r->in_len -= r->in_pos;
+		r->in_pos = 0;
+	}
+	got = fread(r->in + r->in_len, 1, IN_CHUNK - r->in_len, r->f);
+	r->in_len += got;
+	if (!got && ferror(r->f))
+		snprintf(r->why, sizeof(r->why), "%s", strerror(errno ? errno : EIO));
+	return got > 0;
+}
+
+/* The decoder for f's first bytes: magic numbers, not file names, since
+ * a rotated log keeps its name whatever compresscmd did to it.  -1 with
+ * r->why set for what is not read. */
+static int sniff(struct lwm2_lines *r)
+{
+	static const unsigned char gz[] = {0x1f, 0x8b}, zst[] = {0x28, 0xb5, 0x2f, 0xfd},
+	                           xz[] = {0xfd, '7', 'z', 'X', 'Z', 0}, bz[] = {'B', 'Z', 'h'};
+	const unsigned char *m;
+	size_t n;
+
+	while (r->in_len < sizeof(xz) && in_fill(r))
+		;
+	if (r->why[0])
+		return -1;
+	m = r->in;
+	n = r->in_len;
+	r->kind = K_PLAIN;
+	if (n >= sizeof(gz) && !memcmp(m, gz, sizeof(gz))) {
+		z_stream *zs = calloc(1, sizeof(*zs));
+
+		/* 16 + 15: a gzip header and trailer, the largest window */
+		if (!zs || inflateInit2(zs, 16 + MAX_WBITS) != Z_OK) {
+			free(zs);
+			snprintf(r->why, sizeof(r->why), "gzip: %s", strerror(ENOMEM));
+			return -1;
+		}
+		r->z = zs;
+		r->kind = K_GZIP;
+	} else if (n >= sizeof(zst) && !memcmp(m, zst, sizeof(zst))) {
+		ZSTD_DStream *ds = ZSTD_createDStream();
+
+		if (!ds || ZSTD_isError(ZSTD_initDStream(ds))) {
+			ZSTD_freeDStream(ds);
+			snprintf(r->why, sizeof(r->why), "zstd: %s", strerror(ENOMEM));
+			return -1;
+		}
+		r->z = ds;
+		r->kind = K_ZSTD;
+	} else if ((n >= sizeof(xz) && !memcmp(m, xz, sizeof(xz))) ||
+	           (n >= sizeof(bz) && !memcmp(m, bz, sizeof(bz)))) {
+		/* said, rather than a screenful of "not a JSON object" */
+		snprintf(r->why, sizeof(r->why), "%s-compressed: only gzip and zstd are read",
+		         m[0] == 'B' ? "bzip2" : "xz");
+		return -1;
+	}
+	return 0;
+}
+
+/* Up to want bytes of f's text (decoded) into dst; 0 at the end of f and
+ * when reading stopped (r->why). */
+static size_t decode(struct lwm2_lines *r, char *dst, size_t want)
+{
+	size_t out = 0;
+
+	if (r->kind == K_UNKNOWN && sniff(r) < 0)
+		return 0;
+	if (r->kind == K_PLAIN) {
+		if (r->in_pos < r->in_len) {
+			out = r->in_len - r->in_pos < want ? r->in_len - r->in_pos : want;
+			memcpy(dst, r->in + r->in_pos, out);
+			r->in_pos += out;
+			return out;
+		}
+		out = fread(dst, 1, want, r->f);
+		if (!out && ferror(r->f))
+			snprintf(r->why, sizeof(r->why), "%s", strerror(errno ? errno : EIO));
+		return out;
+	}
+	while (!out) {
+		if (r->in_pos == r->in_len && !in_fill(r)) {
+			/* The end of f inside a member or frame: a file cut short
+			 * (a copy still being written, a full disk). */
+			if (!r->why[0] && !r->zdone)
+				snprintf(r->why, sizeof(r->why),
+				         "%s data cut short (a truncated file?)",
+				         r->kind == K_GZIP ? "gzip" : "zstd");
+			return 0;
+		}
+		if (r->kind == K_GZIP) {
+			z_stream *zs = r->z;
+			int ret;
+
+			/* Bytes after a complete member: the next member
+			 * (gzip files concatenated), read as gzip(1) reads it. */
+			if (r->zdone && inflateReset(zs) == Z_OK)
+				r->zdone = 0;
+			zs->next_in = r->in + r->in_pos;
+			zs->avail_in = (uInt)(r->in_len - r->in_pos);
+			zs->next_out = (unsigned char *)dst;
+			zs->avail_out = (uInt)want;
+			ret = inflate(zs, Z_NO_FLUSH);
+			r->in_pos = r->in_len - zs->avail_in;
+			out = want - zs->avail_out;
+			if (ret == Z_STREAM_END) {
+				r->zdone = 1;
+			} else if (ret != Z_OK && ret != Z_BUF_ERROR) {
+				snprintf(r->why, sizeof(r->why), "corrupt gzip data (%s)",
+				         zs->msg ? zs->msg : "inflate failed");
+				return 0;
+			}
+		} else {
+			ZSTD_inBuffer ib = {r->in, r->in_len, r->in_pos};
+			ZSTD_outBuffer ob = {dst, want, 0};
+			size_t ret = ZSTD_decompressStream(r->z, &ob, &ib);
+
+			r->in_pos = ib.pos;
+			out = ob.pos;
+			if (ZSTD_isError(ret)) {
+				snprintf(r->why, sizeof(r->why), "corrupt zstd data (%s)",
+				         ZSTD_getErrorName(ret));
+				return 0;
+			}
+			/* 0: a frame is complete; the next one starts by itself */
+			r->zdone = ret == 0;
+		}
+	}
+	return out;
+}
 
 long lwm2_lines_next(struct lwm2_lines *r, char **line)
 {
@@ -250,7 +400,9 @@ long lwm2_lines_next(struct lwm2_lines *r, char **line)
 		nl = r->len > r->scan ? memchr(r->buf + r->scan, '\n', r->len - r->scan) : NULL;
 		r->scan = r->len;
 
-		if (nl || (r->eof && r->len > r->pos)) {
+		/* The end of the text without a newline is a last line, unless
+		 * reading stopped (r->why): that line is cut off. */
+		if (nl || (r->eof && !r->why[0] && r->len > r->pos)) {
 			size_t n = nl ? (size_t)(nl - (r->buf + r->pos)) : r->len - r->pos;
 			char *l = r->buf + r->pos;
 
@@ -284,15 +436,16 @@ long lwm2_lines_next(struct lwm2_lines *r, char **line)
 				nc = LWM2_LINE_MAX + 2 * LINES_CHUNK + 1;
 			if (nc < r->len + LINES_CHUNK + 1 || !(nb = realloc(r->buf, nc))) {
 				errno = ENOMEM;
+				snprintf(r->why, sizeof(r->why), "%s", strerror(ENOMEM));
 				r->eof = 1;
 				return -1;
 			}
 			r->buf = nb;
 			r->cap = nc;
 		}
-		got = fread(r->buf + r->len, 1, LINES_CHUNK, r->f);
+		got = decode(r, r->buf + r->len, LINES_CHUNK);
 		r->len += got;
-		if (got < LINES_CHUNK && (feof(r->f) || ferror(r->f)))
+		if (!got)
 			r->eof = 1;
 	}
 }
@@ -302,6 +455,17 @@ void lwm2_lines_free(struct lwm2_lines *r)
 	free(r->buf);
 	r->buf = NULL;
 	r->cap = r->pos = r->len = 0;
+	if (r->kind == K_GZIP) {
+		inflateEnd(r->z);
+		free(r->z);
+	} else if (r->kind == K_ZSTD) {
+		ZSTD_freeDStream(r->z);
+	}
+	r->z = NULL;
+	r->kind = K_UNKNOWN;
+	free(r->in);
+	r->in = NULL;
+	r->in_pos = r->in_len = 0;
 }
 
 static void report(const char *cmd, const char *path, unsigned long lineno, const char *why,
@@ -410,8 +574,9 @@ FILE *lwm2_open_input(const char *cmd, const char *path)
 	return f;
 }
 
-int lwm2_logscan(const char *cmd, const char *path, lwm2_logline_fn fn, void *arg,
-                 struct lwm2_logscan_count *count)
+/* One file, as lwm2_logscan documents it. */
+static int scan_file(const char *cmd, const char *path, lwm2_logline_fn fn, void *arg,
+                     struct lwm2_logscan_count *count)
 {
 	FILE *f = lwm2_open_input(cmd, path);
 	struct lwm2_lines lr = {.f = f};
@@ -455,8 +620,12 @@ int lwm2_logscan(const char *cmd, const char *path, lwm2_logline_fn fn, void *ar
 			break;
 		}
 	}
-	if (ferror(f)) {
-		fprintf(stderr, "lwm2: %s: couldn't read %s: %s\n", cmd, path, strerror(errno));
+	if (rc != 1 && lr.why[0]) {
+		if (lineno)
+			fprintf(stderr, "lwm2: %s: couldn't read %s after line %lu: %s\n", cmd,
+			        path, lineno, lr.why);
+		else
+			fprintf(stderr, "lwm2: %s: couldn't read %s: %s\n", cmd, path, lr.why);
 		rc = -1;
 	}
 	lwm2_lines_free(&lr);
@@ -470,4 +639,212 @@ int lwm2_logscan(const char *cmd, const char *path, lwm2_logline_fn fn, void *ar
 		count->bad += bad;
 	}
 	return rc;
+}
+
+/* Lines looked at for a file's first end time before it counts as having
+ * none: enough for a few unreadable lines at its start. */
+#define PEEK_LINES 100
+
+struct input {
+	char *path;
+	size_t given;      /* position in the order given */
+	int64_t first;     /* end time of the first entry */
+	bool has_first;    /* false: none found, or unreadable (reported later) */
+	bool nomatch;      /* a pattern that matched nothing */
+	unsigned long rot; /* logrotate's number: 2 for x.2 and x.2.gz; 0 */
+};
+
+/* The N of a name ending in .N, before a compressor's suffix: logrotate's
+ * count of rotations, the higher the older.  0 for any other name. */
+static unsigned long rotation_of(const char *path)
+{
+	static const char *const zext[] = {".gz", ".zst", ".xz", ".bz2"};
+	size_t len = strlen(path), k;
+	unsigned long n = 0, mult = 1;
+
+	for (size_t i = 0; i < sizeof(zext) / sizeof(zext[0]); i++) {
+		size_t el = strlen(zext[i]);
+
+		if (len > el && !strcmp(path + len - el, zext[i])) {
+			len -= el;
+			break;
+		}
+	}
+	for (k = len; k > 0 && path[k - 1] >= '0' && path[k - 1] <= '9' && len - k < 9; k--) {
+		n += (unsigned long)(path[k - 1] - '0') * mult;
+		mult *= 10;
+	}
+	return k < len && k > 0 && path[k - 1] == '.' ? n : 0;
+}
+
+/* The "end" of the file's first entry, read quietly: a file that cannot
+ * be read is reported when it is read in order. */
+static bool first_end(const char *path, int64_t *t)
+{
+	FILE *f = NULL;
+	struct lwm2_lines lr = {0};
+	struct stat sb;
+	char *line, err[64];
+	long n;
+	bool found = false;
+
+	/* Only a regular file can be read twice: a pipe's first lines would
+	 * be gone. */
+	if (stat(path, &sb) < 0 || !S_ISREG(sb.st_mode) || !(f = fopen(path, "re")))
+		return false;
+	lr.f = f;
+	for (int i = 0; !found && i < PEEK_LINES && (n = lwm2_lines_next(&lr, &line)) != -1; i++) {
+		struct lwm2_logline l;
+		json_object *e;
+
+		if (n <= 0 || strlen(line) != (size_t)n ||
+		    scan_line(line, (size_t)n, &l, err, sizeof(err)) < 0)
+			continue;
+		if ((e = ju_get(l.fields, "end", json_type_int))) {
+			*t = json_object_get_int64(e);
+			found = true;
+		}
+		json_object_put(l.fields);
+	}
+	lwm2_lines_free(&lr);
+	fclose(f);
+	return found;
+}
+
+/* Oldest first; stdin, "-", has no first time and is given last. */
+static int cmp_input(const void *a, const void *b)
+{
+	const struct input *x = a, *y = b;
+
+	if (x->has_first != y->has_first)
+		return x->has_first ? -1 : 1;
+	if (x->has_first && x->first != y->first)
+		return x->first < y->first ? -1 : 1;
+	/* the same second (rotations in quick succession): the rotation
+	 * number decides, x.2.gz before x.1 before x */
+	if (x->rot != y->rot)
+		return x->rot > y->rot ? -1 : 1;
+	if (!strcmp(x->path, "-") != !strcmp(y->path, "-"))
+		return !strcmp(x->path, "-") ? 1 : -1;
+	return x->given < y->given ? -1 : x->given > y->given;
+}
+
+static int push_input(struct input **v, size_t *n, const char *path, bool nomatch)
+{
+	struct input *nv = realloc(*v, (*n + 1) * sizeof(**v));
+
+	if (!nv)
+		return -1;
+	*v = nv;
+	nv[*n] = (struct input){
+	    .path = strdup(path), .given = *n, .nomatch = nomatch, .rot = rotation_of(path)};
+	if (!nv[*n].path)
+		return -1;
+	(*n)++;
+	return 0;
+}
+
+/* Whether inputs [0, n) already hold the file at path (same inode). */
+static bool seen_file(const struct input *v, size_t n, const char *path)
+{
+	struct stat a, b;
+
+	if (stat(path, &a) < 0)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!v[i].nomatch && strcmp(v[i].path, "-") && stat(v[i].path, &b) == 0 &&
+		    a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+			return true;
+	return false;
+}
+
+static int scan_list(const char *cmd, const char *const *paths, size_t n, lwm2_logline_fn fn,
+                     void *arg, struct lwm2_logscan_count *count)
+{
+	struct input *in = NULL;
+	size_t nin = 0, failed = 0, read = 0;
+	int rc = 0;
+
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		const char *p = paths[i];
+		glob_t g;
+		int gr;
+
+		if (!strcmp(p, "-") || !strpbrk(p, "*?[")) {
+			if (!seen_file(in, nin, p))
+				rc = push_input(&in, &nin, p, false);
+			continue;
+		}
+		gr = glob(p, 0, NULL, &g);
+		if (gr == GLOB_NOMATCH) {
+			/* a file named so, or else an error, reported in order */
+			rc = push_input(&in, &nin, p, access(p, F_OK) != 0);
+		} else if (gr != 0) {
+			rc = -1;
+		} else {
+			for (size_t k = 0; k < g.gl_pathc && rc == 0; k++)
+				if (!seen_file(in, nin, g.gl_pathv[k]))
+					rc = push_input(&in, &nin, g.gl_pathv[k], false);
+		}
+		globfree(&g);
+	}
+	if (rc < 0) {
+		fprintf(stderr, "lwm2: %s: couldn't list the files to read: %s\n", cmd,
+		        strerror(ENOMEM));
+		goto out;
+	}
+	for (size_t i = 0; nin > 1 && i < nin; i++)
+		if (!in[i].nomatch && strcmp(in[i].path, "-"))
+			in[i].has_first = first_end(in[i].path, &in[i].first);
+	qsort(in, nin, sizeof(*in), cmp_input);
+	for (size_t i = 0; i < nin; i++) {
+		int r;
+
+		if (in[i].nomatch) {
+			fprintf(stderr, "lwm2: %s: couldn't read %s: no file matches it\n", cmd,
+			        in[i].path);
+			failed++;
+			continue;
+		}
+		r = scan_file(cmd, in[i].path, fn, arg, count);
+		if (r < 0) {
+			failed++;
+			continue;
+		}
+		read++;
+		if (r > 0) {
+			rc = 1;
+			break;
+		}
+	}
+	if (failed) {
+		/* A table from some of the files is still a table: say which
+		 * part it is, and fail. */
+		if (nin > 1 && read)
+			fprintf(stderr,
+			        "lwm2: %s: %zu of %zu files couldn't be read (see above); read the "
+			        "other %zu\n",
+			        cmd, failed, nin, read);
+		else if (nin > 1)
+			fprintf(stderr, "lwm2: %s: none of the %zu files could be read\n", cmd,
+			        nin);
+		rc = -1;
+	}
+out:
+	for (size_t i = 0; i < nin; i++)
+		free(in[i].path);
+	free(in);
+	return rc;
+}
+
+int lwm2_logscan(const char *cmd, const char *path, lwm2_logline_fn fn, void *arg,
+                 struct lwm2_logscan_count *count)
+{
+	return scan_list(cmd, &path, 1, fn, arg, count);
+}
+
+int lwm2_logscan_files(const char *cmd, char *const *paths, size_t n, lwm2_logline_fn fn, void *arg,
+                       struct lwm2_logscan_count *count)
+{
+	return scan_list(cmd, (const char *const *)paths, n, fn, arg, count);
 }

@@ -46,11 +46,34 @@ struct lwm2_logscan_count {
  * Read path ("-": stdin) line by line and call fn for each entry.  At most
  * the first 10 unreadable lines of a file are reported one by one, then
  * their number; messages start with "lwm2: <cmd>: ".  Returns 0 (also
- * when lines were skipped), 1 when fn asked to stop, -1 when the file
- * could not be opened or read (reported).
+ * when lines were skipped), 1 when fn asked to stop, -1 when a file
+ * could not be opened or read to its end (reported).
+ *
+ * path may be a shell pattern (lwm2.jsonl*) and every file may be gzip-
+ * or zstd-compressed: see lwm2_logscan_files.
  */
 int lwm2_logscan(const char *cmd, const char *path, lwm2_logline_fn fn, void *arg,
                  struct lwm2_logscan_count *count);
+
+/*
+ * The n paths, each a file or a shell pattern (glob(3); one that matches
+ * nothing is an error), read as one log: a rotated set such as
+ * lwm2.jsonl.3.gz lwm2.jsonl.2.gz lwm2.jsonl.1 lwm2.jsonl.  Files are
+ * told apart by their first bytes, not their names: gzip, zstd, else
+ * plain text.  They are read oldest first, ordered by the end time of
+ * their first entry ("end"); files without one (empty, or no entry
+ * among their first lines) come after.  Ties (rotations within one
+ * second) go by logrotate's number, x.2.gz before x.1 before x, then
+ * by the order given (a pattern's matches in name order).  Standard input ("-") is read
+ * last.  A file named twice (the same inode) is read once.
+ *
+ * A file that cannot be read (missing, a directory, permission denied,
+ * corrupt or cut-short compressed data) is reported with its reason and
+ * the others are still read; the return is then -1, even when fn asked to
+ * stop.  Otherwise as lwm2_logscan.
+ */
+int lwm2_logscan_files(const char *cmd, char *const *paths, size_t n, lwm2_logline_fn fn, void *arg,
+                       struct lwm2_logscan_count *count);
 
 /* A scope to evaluate guidance on (as lwm2_scope_from_json fills it, see
  * lwm2_digest.h) from the scope object's text at p, without building JSON
@@ -70,21 +93,36 @@ int lwm2_split_list(const char *arg, char ***out, size_t *n);
  * bounded whatever the file holds (/dev/zero has no newline at all). */
 #define LWM2_LINE_MAX (64u << 20)
 
-/* Buffered line reader with a length cap.  Zero-initialise, set f. */
+/*
+ * Buffered line reader with a length cap.  Zero-initialise, set f.  What
+ * f holds is decompressed on the way when its first bytes are gzip's or
+ * zstd's magic number (rotated logs are compressed by logrotate), and
+ * read as it is otherwise.
+ */
 struct lwm2_lines {
 	FILE *f;
 	char *buf;
 	size_t cap, pos, len, scan; /* scan: searched for a newline up to here */
 	int eof;
+	/* the decoder, chosen from f's first bytes */
+	int kind;          /* 0: not chosen yet; see logscan.c */
+	void *z;           /* z_stream or ZSTD_DStream */
+	unsigned char *in; /* bytes of f not decoded yet */
+	size_t in_pos, in_len;
+	int zdone;     /* the last gzip member or zstd frame is complete */
+	char why[160]; /* why reading stopped before the end: a read error,
+	                  corrupt or cut-short data; "" at a clean end */
 };
 
 /*
  * The next line without its newline, NUL-terminated in *line (it may hold
  * NUL bytes itself: the length is what counts).  Returns its length, -1 at
- * the end of the file or on a read error (ferror(f) tells), or -2 for a
- * line longer than LWM2_LINE_MAX, which is read past and dropped.
+ * the end of the file or when reading stopped (why[0] tells: a read
+ * error, corrupt or cut-short compressed data), or -2 for a line longer
+ * than LWM2_LINE_MAX, which is read past and dropped.
  */
 long lwm2_lines_next(struct lwm2_lines *r, char **line);
+/* Frees the buffers and the decoder; f is the caller's to close. */
 void lwm2_lines_free(struct lwm2_lines *r);
 
 /* path ("-": stdin) opened for reading, or NULL after a message that

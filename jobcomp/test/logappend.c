@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * logappend LOG STATEDIR FIRST COUNT: jobs FIRST .. FIRST+COUNT-1 through
+ * the worker's own step (lwm2_jc_process), so each is appended to LOG by
+ * the writer slurmctld runs, one line per job.  The jobs never ran: no
+ * node records, munge or spool are needed for the line.  For
+ * test/logrotate.sh, which rotates LOG between and during the appends.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "lwm2_jobcomp.h"
+
+static void say(int level, const char *msg)
+{
+	if (level == LWM2_JC_ERROR)
+		fprintf(stderr, "logappend: %s\n", msg);
+}
+
+int main(int argc, char **argv)
+{
+	struct lwm2_jc_conf conf = {0};
+	struct lwm2_jc_ops ops = {.log = say};
+	uint32_t first, count;
+	int rc = 0;
+
+	if (argc != 5) {
+		fprintf(stderr, "usage: logappend LOG STATEDIR FIRST COUNT\n");
+		return 2;
+	}
+	conf.log_path = argv[1];
+	conf.state_dir = argv[2];
+	conf.spool_dir = argv[2];
+	conf.keep_records = true; /* no spool to clean */
+	conf.retry_max = 3600;
+	first = (uint32_t)strtoul(argv[3], NULL, 10);
+	count = (uint32_t)strtoul(argv[4], NULL, 10);
+	for (uint32_t id = first; id < first + count; id++) {
+		struct lwm2_jc_job *job = calloc(1, sizeof(*job));
+
+		if (!job)
+			return 1;
+		job->job_id = id;
+		job->array_task_id = job->het_job_offset = LWM2_JC_NONE;
+		job->uid = 0;
+		job->user = strdup("root");
+		job->end = job->queued = time(NULL);
+		job->state = strdup("CANCELLED");
+		/* 0: done, the line is in LOG */
+		if (lwm2_jc_process(&conf, &ops, job, NULL) != 0) {
+			fprintf(stderr, "logappend: job %" PRIu32 " was not logged\n", id);
+			rc = 1;
+		}
+		lwm2_jc_job_free(job);
+	}
+	return rc;
+}
