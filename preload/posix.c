@@ -129,6 +129,7 @@
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/uio.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "core_int.h"
@@ -1178,6 +1179,71 @@ __attribute__((no_sanitize("address"))) LWM2_EXPORT long syscall(long nr, ...)
  */
 static _Atomic uint32_t posix_flags_pending LWM2_HOT_STATE;
 
+/*
+ * Shared-memory IPC is no file written: every Open MPI job maps its
+ * transport's segments (/dev/shm/vader_segment.*) and PMIx's and hwloc's
+ * (in the session directory, /tmp/ompi.HOST.UID/ or prterun.*, on whatever
+ * file system /tmp is), and a note that fires on every MPI job says
+ * nothing.  Memory, not files: a segment under /dev/shm (shm_open), a
+ * memfd, hugetlbfs, a file already unlinked (nobody reads it after), and
+ * a path component that MPI runtimes give their segment directories.  A
+ * file of the user's in a /tmp that is tmpfs still counts: it is a file.
+ * Raw system calls only: mmap may be called from a signal handler.  Cold:
+ * one fstatfs and one readlink per shared writable mapping of a file,
+ * until the first real one is seen.
+ */
+#define LWM2_HUGETLBFS_MAGIC 0x958458f6
+
+static bool ipc_component(const char *c, size_t n)
+{
+	static const char *const prefixes[] = {
+	    "ompi.",    /* Open MPI's session directory */
+	    "prterun.", /* Open MPI 5's (PRRTE) */
+	    "pmix",     /* PMIx's dstore and session directories */
+	    "vader_segment", "sm_segment", "mpich_shar_tmp", "hwloc.sm",
+	};
+
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++) {
+		size_t k = strlen(prefixes[i]);
+
+		if (n >= k && !memcmp(c, prefixes[i], k))
+			return true;
+	}
+	return false;
+}
+
+static __attribute__((noinline, cold)) bool posix_ipc_mapping(int fd, const struct stat *st)
+{
+	static const char pre[] = "/proc/self/fd/";
+	char link[sizeof(pre) + 20], path[512];
+	struct statfs fs;
+	long n;
+
+	if (st->st_nlink == 0)
+		return true;
+	if (syscall(SYS_fstatfs, fd, &fs) == 0 && (unsigned long)fs.f_type == LWM2_HUGETLBFS_MAGIC)
+		return true;
+	memcpy(link, pre, sizeof(pre) - 1);
+	link[sizeof(pre) - 1 + lwm2_put_decimal(link + sizeof(pre) - 1, (uint64_t)fd)] = '\0';
+	n = syscall(SYS_readlinkat, AT_FDCWD, link, path, sizeof(path) - 1);
+	if (n <= 0)
+		return false; /* no /proc (a container): counted as a file */
+	path[n] = '\0';
+	if (!strncmp(path, "/dev/shm/", 9) || !strncmp(path, "/run/shm/", 9) ||
+	    !strncmp(path, "/memfd:", 7))
+		return true;
+	for (long i = 0; i < n;) {
+		long j = i;
+
+		while (j < n && path[j] != '/')
+			j++;
+		if (j > i && ipc_component(path + i, (size_t)(j - i)))
+			return true;
+		i = j + 1;
+	}
+	return false;
+}
+
 static inline void posix_mapped(int prot, int flags, int fd)
 {
 	struct stat st;
@@ -1186,8 +1252,14 @@ static inline void posix_mapped(int prot, int flags, int fd)
 	    !(atomic_load_explicit(&posix_flags_pending, memory_order_relaxed) &
 	      LWM2_F_MMAP_WRITE) &&
 	    posix_on() && posix_fd_is_file(fd) && syscall(SYS_fstat, fd, &st) == 0 &&
-	    (uint64_t)st.st_ino != lwm2_p.ino)
-		atomic_fetch_or(&posix_flags_pending, LWM2_F_MMAP_WRITE);
+	    (uint64_t)st.st_ino != lwm2_p.ino) {
+		int saved = errno;
+		bool ipc = posix_ipc_mapping(fd, &st);
+
+		errno = saved;
+		if (!ipc)
+			atomic_fetch_or(&posix_flags_pending, LWM2_F_MMAP_WRITE);
+	}
 }
 
 static void posix_fini(void)

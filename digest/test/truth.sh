@@ -101,6 +101,10 @@ if [ -n "$mpicc" ] && command -v mpirun.openmpi >/dev/null &&
 	check "barrier-only: start-up outweighs the barriers, and is not in MPI time" test "$(j "$w/barrier.json" \
 		'm["mpi_init_time"]["avg"] > m["mpi_time"]["avg"] and m["mpi_time"]["max"] < 50')" = True
 	check "barrier-only: no scalability advice" sh -c "! grep -q '\[mpi-share\]' '$w/barrier.txt'"
+	# Open MPI maps its transport's and PMIx's segments shared and writable
+	# (/dev/shm, its session directory): memory, no file written
+	check "2 ranks writing nothing: no process counted as mapping files for writing" test "$(j "$w/barrier.json" 's["mmap_write_processes"]')" = 0
+	check "2 ranks writing nothing: no mapped-file note" sh -c "! grep -q 'mapped files' '$w/barrier.txt'"
 	echo "# $(grep -E 'Time in MPI' "$w/barrier.txt" | tr -s ' ' | tr '\n' ';')"
 
 	run nb "$w/mpirun" -np 2 "$w/truth_mpi" nonblocking
@@ -124,7 +128,7 @@ if [ -n "$mpicc" ] && command -v mpirun.openmpi >/dev/null &&
 		skip "no taskset"
 	fi
 else
-	for _ in 1 2 3 4 5 6 7; do skip "no Open MPI compiler and launcher"; done
+	for _ in 1 2 3 4 5 6 7 8 9; do skip "no Open MPI compiler and launcher"; done
 fi
 
 # -- fio's asynchronous engines --------------------------------------------------

@@ -20,6 +20,7 @@
 #include <sys/resource.h>
 #include <sys/sendfile.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -587,6 +588,47 @@ static void test_aio(void)
 }
 
 /* io_uring set up, files mapped for writing: flags, nothing counted. */
+/* Map FD shared and writable, store into it; the flag must stay unset. */
+static void map_ipc(int fd, const char *what)
+{
+	void *p;
+
+	ok(fd >= 0 && ftruncate(fd, 4096) == 0, "%s: made", what);
+	p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	ok(p != MAP_FAILED, "%s: mapped", what);
+	if (p != MAP_FAILED) {
+		memset(p, 1, 4096);
+		munmap(p, 4096);
+	}
+	lwm2_module_posix.fini();
+	ok(!(stub_flags & LWM2_F_MMAP_WRITE), "%s: shared memory, not a file written", what);
+	if (fd >= 0)
+		close(fd);
+}
+
+/* What MPI runtimes map for their shared-memory transports. */
+static void test_ipc_mappings(void)
+{
+	char name[64];
+	int fd;
+
+	snprintf(name, sizeof(name), "/lwm2-unit-%d", (int)getpid());
+	/* unlinked only after: an unlinked file is memory for another reason */
+	map_ipc(shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600), "shm_open (/dev/shm)");
+	shm_unlink(name);
+	map_ipc(memfd_create("lwm2-unit", 0), "memfd_create");
+	ok(mkdir(path("ompi.host.0"), 0700) == 0 && mkdir(path("ompi.host.0/pid.1"), 0700) == 0,
+	   "an Open MPI session directory");
+	map_ipc(open(path("ompi.host.0/pid.1/hwloc.sm"), O_RDWR | O_CREAT, 0600),
+	        "a segment in Open MPI's session directory");
+	unlink(path("ompi.host.0/pid.1/hwloc.sm"));
+	rmdir(path("ompi.host.0/pid.1"));
+	rmdir(path("ompi.host.0"));
+	fd = open(path("scratch"), O_RDWR | O_CREAT | O_TRUNC, 0600);
+	unlink(path("scratch"));
+	map_ipc(fd, "a file unlinked before it is mapped");
+}
+
 static void test_flags(void)
 {
 	int fd = open(path("map"), O_RDWR | O_CREAT | O_TRUNC, 0600);
@@ -638,6 +680,7 @@ int main(void)
 	test_stdio_buffer();
 	test_off();
 	test_aio();
+	test_ipc_mappings();
 	test_flags();
 	{
 		char cmd[300];
