@@ -94,6 +94,28 @@ diag "$(cd "$tmp/log" && ls -l)"
 
 check "lwm2 stats over the set: exit 0, 1800 lines" stats_ok 1800
 
+# --- zstd instead of gzip, as jobcomp_lwm2(8) says to set it
+zstd=$(command -v zstd)
+if [ -n "$zstd" ]; then
+	zlog=$tmp/log/z.jsonl
+	sed -e "s|^$log {|$zlog {|" \
+		-e "s|^}|\tcompresscmd $zstd\n\tcompressext .zst\n}|" \
+		"$tmp/lr.conf" >"$tmp/lrz.conf"
+	./logappend "$zlog" "$tmp/state" 5001 50 2>>"$tmp/append.err"
+	"$logrotate" -f -s "$tmp/lrz.state" "$tmp/lrz.conf" 2>>"$tmp/lr.err"
+	./logappend "$zlog" "$tmp/state" 5051 50 2>>"$tmp/append.err"
+	"$logrotate" -f -s "$tmp/lrz.state" "$tmp/lrz.conf" 2>>"$tmp/lr.err"
+	./logappend "$zlog" "$tmp/state" 5101 50 2>>"$tmp/append.err"
+	check "compresscmd zstd: the older file is zstd data" "$zstd" -q -t "$zlog.2.zst"
+	got=$("$lwm2" digest --file "$zlog*" -a -S @1 -o JobIDRaw --noheader 2>"$tmp/read.err" |
+		awk '{ print $1 }')
+	is "$(echo "$got" | tr '\n' ' ')" "$(seq 5001 5150 | tr '\n' ' ')" \
+		"zstd-rotated set: 150 jobs, each once, oldest first"
+	is "$(grep -c "couldn't read" "$tmp/read.err")" 0 "every file read"
+else
+	skip_because "compresscmd zstd" "zstd not installed (contrib/install-deps.sh)"
+fi
+
 [ -s "$tmp/append.err" ] && diag "writer: $(cat "$tmp/append.err")"
 [ -s "$tmp/lr.err" ] && diag "logrotate: $(cat "$tmp/lr.err")"
 done_testing
