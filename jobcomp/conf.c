@@ -66,6 +66,20 @@ static int apply(struct lwm2_jc_conf *c, const char *key, const char *val)
 		return *val == '/' ? set_str(&c->spool_dir, val) : -1;
 	if (!strcasecmp(key, "StateDir"))
 		return *val == '/' ? set_str(&c->state_dir, val) : -1;
+	/* lwm2-jobend's JSON-lines log: in that mode JobCompLoc belongs to
+	 * the site's own jobcomp plugin.  jobcomp/lwm2 takes JobCompLoc. */
+	if (!strcasecmp(key, "LogFile"))
+		return *val == '/' ? set_str(&c->log_path, val) : -1;
+	if (!strcasecmp(key, "JobEndLog")) {
+		if (*val && *val != '/')
+			return -1;
+		if (strlen(val) >= sizeof(c->jobend_log)) {
+			errno = ENAMETOOLONG;
+			return -1;
+		}
+		strcpy(c->jobend_log, val);
+		return 0;
+	}
 	if (!strcasecmp(key, "MungeSocket"))
 		return set_str(&c->munge_socket, val);
 	if (!strcasecmp(key, "LateRecordWait")) {

@@ -95,7 +95,8 @@ void lwm2_jc_exit_code_str(uint32_t exit_code, char *buf, size_t len);
 /* ------------------------------------------------------------ settings */
 
 struct lwm2_jc_conf {
-	char *log_path;         /* JobCompLoc: the JSON-lines log */
+	char *log_path;         /* the JSON-lines log: JobCompLoc for jobcomp/lwm2,
+	                           LogFile for lwm2-jobend */
 	char *spool_dir;        /* SpoolDir: signed node records */
 	char *state_dir;        /* StateDir: one file per pending job */
 	char *munge_socket;     /* MungeSocket: NULL for munged's default */
@@ -118,6 +119,9 @@ struct lwm2_jc_conf {
 	unsigned export_timeout;  /* ExportTimeout: seconds per request */
 	bool export_gzip;         /* ExportGzip=yes|no */
 	size_t export_max_queued; /* ExportMaxQueued: jobs waiting for export */
+	/* JobEndLog: where lwm2-jobend writes its messages; "": syslog.
+	 * A fixed buffer, like the Export* strings. */
+	char jobend_log[1024];
 	/* The uid that node records must be signed by: 0, slurmstepd's.  Not
 	 * a setting (the file cannot lower it); only the unit tests, which
 	 * sign as themselves, set it. */

@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <time.h>
@@ -389,7 +390,11 @@ static int append_line(const char *path, const char *text)
 
 	if (fd < 0)
 		return -1;
-	if (fstat(fd, &st) < 0)
+	/* lwm2-jobend runs one process per job end, and the line and its
+	 * newline are two writes: without the lock two jobs' lines could
+	 * interleave, and a cut-off failed write could cut another's line.
+	 * Released by close. */
+	if (flock(fd, LOCK_EX) < 0 || fstat(fd, &st) < 0)
 		goto fail;
 	if (lwm2_write_all(fd, text, len) < 0 || lwm2_write_all(fd, "\n", 1) < 0 ||
 	    fdatasync(fd) < 0) {

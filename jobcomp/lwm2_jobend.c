@@ -1,0 +1,761 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * lwm2-jobend: lwm2's job-end work outside Slurm's one JobCompType slot,
+ * run by slurmctld as EpilogSlurmctld (or as one line of the site's own
+ * EpilogSlurmctld script).  The glue between the worker (worker.c) and
+ * Slurm's public API only (<slurm/slurm.h>, <slurm/slurmdb.h>, libslurm):
+ * libslurm's soname changes with Slurm's major releases only, so a point
+ * release needs no rebuild, where a jobcomp plugin is refused by any Slurm
+ * of another micro version.
+ *
+ * slurmctld waits for the epilog, and the job stays COMPLETING until it
+ * returns, so the program returns at once: it reads the job (one RPC),
+ * persists it into the state dir exactly as the plugin's keeper does, and
+ * hands the rest to a detached child (its own session, stdio on
+ * /dev/null: slurmctld's script runner reads the output until EOF).  The
+ * child waits for the nodes, digests, logs and writes AdminComment like
+ * the plugin's worker, then takes up the state files that no live process
+ * holds (one whose child died).
+ *
+ * Each state file has a lock file beside it ("<name>.lock", flock) held
+ * by the process that works on it, from before the state file is written
+ * until after it is removed: a held lock is a job in hand.
+ */
+#include "config.h"
+
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <syslog.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <slurm/slurm.h>
+#include <slurm/slurm_errno.h>
+#include <slurm/slurmdb.h>
+
+#include "lwm2_jobcomp.h"
+#include "slurm_compat.h"
+
+/* libslurm's parsed slurm.conf (checked by configure, see
+ * digest/cmd/slurmutil.c). */
+#ifdef HAVE_SLURM_CONF_GLOBAL
+extern slurm_conf_t slurm_conf;
+#endif
+
+static struct lwm2_jc_conf conf;
+static char *cluster_name;
+static bool accounting;
+static atomic_bool stopping;
+static FILE *msg_file; /* JobEndLog; NULL: syslog */
+static int last_slurm_errno;
+
+/* ------------------------------------------------------------ messages */
+
+static void jobend_log(int level, const char *msg)
+{
+	static const int prio[] = {LOG_ERR, LOG_INFO, LOG_INFO, LOG_DEBUG};
+	int l = level < 0 ? 0 : level > 3 ? 3 : level;
+
+	if (l == LWM2_JC_DEBUG && !getenv("LWM2_JOBEND_DEBUG"))
+		return;
+	if (msg_file) {
+		char ts[32];
+		time_t now = time(NULL);
+		struct tm tm;
+
+		strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S", localtime_r(&now, &tm));
+		/* one write per line (line buffered), O_APPEND: several
+		 * children share the file */
+		fprintf(msg_file, "%s lwm2-jobend[%ld]: %s\n", ts, (long)getpid(), msg);
+		fflush(msg_file);
+	} else {
+		syslog(prio[l], "%s", msg);
+	}
+}
+
+static void say(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void say(int level, const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	jobend_log(level, buf);
+}
+
+/* ------------------------------------------------------------ slurmctld */
+
+static char *dup_or_null(const char *s)
+{
+	return s ? strdup(s) : NULL;
+}
+
+/* The job's record in slurmctld (a het job leader's id also brings its
+ * components): *msg to free with slurm_free_job_info_msg.  NULL when
+ * slurmctld does not know it (errno ENOENT) or cannot be asked (EAGAIN). */
+static slurm_job_info_t *load_job(uint32_t job_id, job_info_msg_t **msg)
+{
+	uint32_t i;
+
+	*msg = NULL;
+	/* libslurm leaves its error in errno (24.11 has no slurm_get_errno) */
+	if (slurm_load_job(msg, job_id, SHOW_ALL | SHOW_DETAIL) != SLURM_SUCCESS || !*msg) {
+		last_slurm_errno = errno;
+		errno = last_slurm_errno == ESLURM_INVALID_JOB_ID ? ENOENT : EAGAIN;
+		return NULL;
+	}
+	for (i = 0; i < (*msg)->record_count; i++)
+		if ((*msg)->job_array[i].job_id == job_id)
+			return &(*msg)->job_array[i];
+	slurm_free_job_info_msg(*msg);
+	*msg = NULL;
+	errno = ENOENT;
+	return NULL;
+}
+
+/* The state accounting records for the run that ended (as slurmctld sends
+ * it with the job-complete record). */
+static uint32_t acct_state_of(uint32_t job_state)
+{
+	if (job_state & JOB_REQUEUE)
+		return JOB_REQUEUE;
+	if (job_state & JOB_REVOKED)
+		return JOB_REVOKED;
+	return job_state & JOB_STATE_BASE;
+}
+
+/* Slurm's job_state_string for a base state (libslurm does not declare
+ * it), as sacct prints it. */
+static const char *state_name(uint32_t base)
+{
+	static const char *const names[] = {
+	    [JOB_PENDING] = "PENDING",     [JOB_RUNNING] = "RUNNING",
+	    [JOB_SUSPENDED] = "SUSPENDED", [JOB_COMPLETE] = "COMPLETED",
+	    [JOB_CANCELLED] = "CANCELLED", [JOB_FAILED] = "FAILED",
+	    [JOB_TIMEOUT] = "TIMEOUT",     [JOB_NODE_FAIL] = "NODE_FAIL",
+	    [JOB_PREEMPTED] = "PREEMPTED", [JOB_BOOT_FAIL] = "BOOT_FAIL",
+	    [JOB_DEADLINE] = "DEADLINE",   [JOB_OOM] = "OUT_OF_MEMORY",
+	};
+
+	return base < sizeof(names) / sizeof(names[0]) && names[base] ? names[base] : "UNKNOWN";
+}
+
+/*
+ * The nodes the job ran on.  Not num_nodes: slurmctld counts a completing
+ * job's nodes down as each one finishes, so by the time the epilog asks it
+ * is often 0, and the job would look as if it never ran.  The node list
+ * stays.  (hostlist_t is a pointer in 22.05, a struct in 24.11.)
+ */
+static uint32_t node_count(const char *nodes)
+{
+	__typeof__(slurm_hostlist_create(NULL)) hl;
+	int n;
+
+	if (!nodes || !*nodes || !(hl = slurm_hostlist_create(nodes)))
+		return 0;
+	n = slurm_hostlist_count(hl);
+	slurm_hostlist_destroy(hl);
+	return n > 0 ? (uint32_t)n : 0;
+}
+
+/* The fields jobcomp/lwm2's glue copies out of the job record, from the
+ * public job info instead.  NULL: no memory. */
+static struct lwm2_jc_job *copy_job(const slurm_job_info_t *ji)
+{
+	struct lwm2_jc_job *job = calloc(1, sizeof(*job));
+
+	if (!job)
+		return NULL;
+	job->job_id = ji->job_id;
+	job->array_job_id = ji->array_job_id;
+	job->array_task_id =
+	    ji->array_job_id && ji->array_task_id != NO_VAL ? ji->array_task_id : LWM2_JC_NONE;
+	job->het_job_id = ji->het_job_id;
+	job->het_job_offset =
+	    ji->het_job_id && ji->het_job_offset != NO_VAL ? ji->het_job_offset : LWM2_JC_NONE;
+	job->uid = ji->user_id;
+	job->gid = ji->group_id;
+	job->node_count = node_count(ji->nodes);
+	job->total_cpus = ji->num_cpus;
+	job->exit_code = ji->exit_code;
+	job->restart_count = ji->restart_cnt;
+	job->submit = ji->submit_time;
+	job->start = ji->start_time;
+	job->end = ji->end_time;
+	job->queued = time(NULL);
+	job->acct_state = acct_state_of(ji->job_state);
+	job->cluster = dup_or_null(ji->cluster && *ji->cluster ? ji->cluster : cluster_name);
+	job->user = dup_or_null(ji->user_name);
+	job->account = dup_or_null(ji->account);
+	job->partition = dup_or_null(ji->partition);
+	job->nodes = dup_or_null(ji->nodes);
+	job->name = dup_or_null(ji->name);
+	/* the base state, as sacct shows it: COMPLETING is no end state */
+	job->state = dup_or_null(job->acct_state == JOB_REQUEUE
+	                             ? "REQUEUED"
+	                             : state_name(ji->job_state & JOB_STATE_BASE));
+	job->admin_comment = dup_or_null(ji->admin_comment);
+	return job;
+}
+
+/*
+ * While the job is COMPLETING, slurmctld reports only the nodes that have
+ * not finished yet (node_bitmap_cg, often none by the time the epilog
+ * runs); the epilog's SLURM_JOB_NODELIST has all of them.
+ */
+static void epilog_nodes(struct lwm2_jc_job *job)
+{
+	const char *nl = getenv("SLURM_JOB_NODELIST");
+	char *dup;
+
+	if (!nl || !*nl || (job->nodes && !strcmp(job->nodes, nl)) || !(dup = strdup(nl)))
+		return;
+	free(job->nodes);
+	job->nodes = dup;
+	job->node_count = node_count(nl);
+}
+
+/* Polled by the worker until the nodes are done.  The job is COMPLETING
+ * while this program's parent runs as the epilog too: the child asks only
+ * after the parent has returned. */
+static bool ops_job_completing(uint32_t job_id)
+{
+	job_info_msg_t *msg;
+	slurm_job_info_t *ji = load_job(job_id, &msg);
+	bool completing;
+
+	if (!ji)
+		return errno == EAGAIN; /* slurmctld unreachable: ask again */
+	completing = ji->job_state & JOB_COMPLETING;
+	slurm_free_job_info_msg(msg);
+	return completing;
+}
+
+static int64_t ops_next_run_start(const struct lwm2_jc_job *job)
+{
+	job_info_msg_t *msg;
+	slurm_job_info_t *ji = load_job(job->job_id, &msg);
+	int64_t t = 0;
+
+	if (!ji)
+		return 0;
+	if ((ji->job_state & JOB_STATE_BASE) != JOB_PENDING && ji->start_time > job->start)
+		t = ji->start_time;
+	slurm_free_job_info_msg(msg);
+	return t;
+}
+
+/* ------------------------------------------------------------ slurmdbd */
+
+/* Select exactly this job's row (a bare id also matches het components
+ * and array tasks), as jobcomp_lwm2.c does. */
+static void job_cond_init(slurmdb_job_cond_t *cond, slurm_selected_step_t *sel,
+                          const struct lwm2_jc_job *job)
+{
+	memset(cond, 0, sizeof(*cond));
+	memset(sel, 0, sizeof(*sel));
+	sel->array_task_id = NO_VAL;
+	sel->het_job_offset = NO_VAL;
+	sel->step_id.step_id = NO_VAL;
+	sel->step_id.step_het_comp = NO_VAL;
+	if (job->array_task_id != LWM2_JC_NONE) {
+		sel->step_id.job_id = job->array_job_id;
+		sel->array_task_id = job->array_task_id;
+	} else if (job->het_job_offset != LWM2_JC_NONE) {
+		sel->step_id.job_id = job->het_job_id;
+		sel->het_job_offset = job->het_job_offset;
+	} else {
+		sel->step_id.job_id = job->job_id;
+		cond->flags |= JOBCOND_FLAG_NO_WHOLE_HETJOB;
+	}
+	cond->step_list = slurm_list_create(NULL);
+	slurm_list_append(cond->step_list, sel);
+	cond->cluster_list = slurm_list_create(NULL);
+	slurm_list_append(cond->cluster_list, job->cluster   ? job->cluster
+	                                      : cluster_name ? cluster_name
+	                                                     : "");
+	cond->db_flags = SLURMDB_JOB_FLAG_NOTSET;
+	cond->flags |= JOBCOND_FLAG_NO_DEFAULT_USAGE;
+	cond->usage_start = job->submit ? job->submit : 1;
+}
+
+static void job_cond_free(slurmdb_job_cond_t *cond)
+{
+	if (cond->step_list)
+		slurm_list_destroy(cond->step_list);
+	if (cond->cluster_list)
+		slurm_list_destroy(cond->cluster_list);
+	if (cond->state_list)
+		slurm_list_destroy(cond->state_list);
+}
+
+/*
+ * slurmdb_job_modify goes to slurmdbd directly, not behind slurmctld's
+ * job-complete record (the plugin's way, through slurmctld's agent): the
+ * worker reads the row back first (NOT_ENDED until that record is
+ * applied) and again after, and sends again if the record came after and
+ * overwrote the field.  A requeued job's run is selected by state and end
+ * time (jobcomp_lwm2.c, job_cond_this_run).
+ */
+static int ops_acct_modify(const struct lwm2_jc_job *job, const char *comment)
+{
+	slurmdb_job_cond_t cond;
+	slurm_selected_step_t sel;
+	slurmdb_job_rec_t rec;
+	char state_str[16];
+	void *db;
+	list_t *ret;
+	int rc = -1;
+
+	if (!(db = slurmdb_connection_get(NULL))) {
+		errno = ECONNREFUSED;
+		return -1;
+	}
+	job_cond_init(&cond, &sel, job);
+	if (job->acct_state && job->end) {
+		snprintf(state_str, sizeof(state_str), "%" PRIu32, job->acct_state);
+		cond.state_list = slurm_list_create(NULL);
+		slurm_list_append(cond.state_list, state_str);
+		cond.usage_start = job->end;
+		cond.usage_end = job->end;
+		cond.flags |= JOBCOND_FLAG_DUP;
+	}
+	memset(&rec, 0, sizeof(rec));
+	rec.derived_ec = NO_VAL;
+	rec.admin_comment = (char *)comment;
+	ret = slurmdb_job_modify(db, &cond, &rec);
+	if (ret) {
+		slurm_list_destroy(ret);
+		rc = 0;
+	} else {
+		errno = EIO;
+	}
+	slurmdb_connection_commit(db, rc == 0);
+	slurmdb_connection_close(&db);
+	job_cond_free(&cond);
+	return rc;
+}
+
+static bool row_ended(const slurmdb_job_rec_t *rec)
+{
+	uint32_t base = rec->state & JOB_STATE_BASE;
+
+	if (!rec->end)
+		return false;
+	return (rec->state & JOB_REQUEUE) || (base != JOB_PENDING && base != JOB_RUNNING);
+}
+
+static enum lwm2_jc_acct_state ops_acct_read(const struct lwm2_jc_job *job, char **comment)
+{
+	slurmdb_job_cond_t cond;
+	slurm_selected_step_t sel;
+	slurmdb_job_rec_t *rec, *pick = NULL;
+	enum lwm2_jc_acct_state st;
+	list_itr_t *it;
+	list_t *jobs;
+	void *db;
+	int rows = 0;
+
+	*comment = NULL;
+	if (!(db = slurmdb_connection_get(NULL)))
+		return LWM2_JC_ACCT_UNREACHABLE;
+	job_cond_init(&cond, &sel, job);
+	cond.flags |= JOBCOND_FLAG_NO_STEP | JOBCOND_FLAG_NO_TRUNC | JOBCOND_FLAG_DUP;
+	jobs = slurmdb_jobs_get(db, &cond);
+	job_cond_free(&cond);
+	slurmdb_connection_close(&db);
+	if (!jobs)
+		return LWM2_JC_ACCT_UNREACHABLE;
+	/* a requeued job has a row per run: the one that started when this
+	 * run did */
+	it = slurm_list_iterator_create(jobs);
+	while ((rec = slurm_list_next(it))) {
+		if (rec->jobid != job->job_id)
+			continue;
+		rows++;
+		if (rec->start == job->start)
+			pick = rec;
+	}
+	if (!pick && rows == 1 && !job->restart_count && job->submit) {
+		slurm_list_iterator_reset(it);
+		while ((rec = slurm_list_next(it)))
+			if (rec->jobid == job->job_id && rec->submit == job->submit)
+				pick = rec;
+	}
+	slurm_list_iterator_destroy(it);
+	if (!pick || !row_ended(pick)) {
+		st = LWM2_JC_ACCT_NOT_ENDED;
+	} else {
+		st = LWM2_JC_ACCT_ENDED;
+		if (pick->admin_comment && !(*comment = strdup(pick->admin_comment)))
+			st = LWM2_JC_ACCT_UNREACHABLE;
+	}
+	slurm_list_destroy(jobs);
+	return st;
+}
+
+static const struct lwm2_jc_ops ops_acct = {
+    .log = jobend_log,
+    .job_completing = ops_job_completing,
+    .acct_modify = ops_acct_modify,
+    .acct_read = ops_acct_read,
+    .next_run_start = ops_next_run_start,
+};
+
+static const struct lwm2_jc_ops ops_noacct = {
+    .log = jobend_log,
+    .job_completing = ops_job_completing,
+    .next_run_start = ops_next_run_start,
+};
+
+/* ------------------------------------------------------------ state files */
+
+/* Open and lock "<state file>.lock"; -1 when another process holds it
+ * (EWOULDBLOCK) or it cannot be made.  The fd carries the lock. */
+static int lock_job(const struct lwm2_jc_job *job, bool wait, char *path, size_t len)
+{
+	char name[256];
+	struct stat a, b;
+	int fd;
+
+	if (lwm2_jc_job_file_name(job, name, sizeof(name)) < 0)
+		return -1;
+	snprintf(path, len, "%s/%s.lock", conf.state_dir, name);
+	for (;;) {
+		if ((fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600)) < 0)
+			return -1;
+		if (flock(fd, LOCK_EX | (wait ? 0 : LOCK_NB)) < 0) {
+			int saved = errno;
+
+			close(fd);
+			errno = saved;
+			return -1;
+		}
+		/* the holder removes the file when done: a lock on a file
+		 * that is gone from the directory guards nothing */
+		if (fstat(fd, &a) == 0 && stat(path, &b) == 0 && a.st_ino == b.st_ino &&
+		    a.st_dev == b.st_dev)
+			return fd;
+		close(fd);
+	}
+}
+
+/* fd -1: the job was never locked (kept in memory only). */
+static void unlock_job(int fd, const char *path)
+{
+	if (fd < 0)
+		return;
+	unlink(path);
+	close(fd);
+}
+
+/* ------------------------------------------------------------ the child */
+
+struct held {
+	struct held *next;
+	struct lwm2_jc_job *job;
+	int lock_fd;
+	char lock_path[4096];
+	uint64_t progress;
+};
+
+static struct held *held;
+
+static uint64_t progress_of(const struct lwm2_jc_job *job)
+{
+	return (uint64_t)job->logged | (uint64_t)job->acct_sent << 1 |
+	       (uint64_t)job->confirmed << 2 | (uint64_t)(job->attempts & 0xffff) << 3;
+}
+
+static void hold(struct lwm2_jc_job *job, int fd, const char *path)
+{
+	struct held *h = calloc(1, sizeof(*h));
+
+	if (!h) {
+		/* the state file stays for the next process */
+		lwm2_jc_job_free(job);
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	h->job = job;
+	h->lock_fd = fd;
+	snprintf(h->lock_path, sizeof(h->lock_path), "%s", path);
+	h->progress = progress_of(job);
+	h->next = held;
+	held = h;
+}
+
+/* A state file left by a process that is gone: its lock is free. */
+static void take_stale(struct lwm2_jc_job *job, void *arg)
+{
+	char path[4096], jf[4096], name[256];
+	int fd;
+
+	(void)arg;
+	if ((fd = lock_job(job, false, path, sizeof(path))) < 0) {
+		lwm2_jc_job_free(job);
+		return;
+	}
+	/* done by its owner between the scan and the lock */
+	if (lwm2_jc_job_file_name(job, name, sizeof(name)) < 0 ||
+	    snprintf(jf, sizeof(jf), "%s/%s", conf.state_dir, name) >= (int)sizeof(jf) ||
+	    access(jf, F_OK) < 0) {
+		unlock_job(fd, path);
+		lwm2_jc_job_free(job);
+		return;
+	}
+	say(LWM2_JC_INFO,
+	    "lwm2: recover: job %" PRIu32 " was left in %s by a process that is gone: taking it up",
+	    job->job_id, conf.state_dir);
+	job->next_try = 0;
+	job->nodes_done = 0;
+	hold(job, fd, path);
+}
+
+static void on_term(int sig)
+{
+	(void)sig;
+	atomic_store(&stopping, true);
+}
+
+/* The worker's loop for the jobs this process holds: each until done (or
+ * given up), waiting for the earliest next try between rounds. */
+static void work(const struct lwm2_jc_ops *ops)
+{
+	while (held && !atomic_load(&stopping)) {
+		struct held **pp, *h;
+		int64_t now = time(NULL), next = INT64_MAX;
+
+		for (pp = &held; (h = *pp) && !atomic_load(&stopping);) {
+			int rc;
+
+			if (h->job->next_try > now) {
+				if (h->job->next_try < next)
+					next = h->job->next_try;
+				pp = &h->next;
+				continue;
+			}
+			rc = lwm2_jc_process(&conf, ops, h->job, &stopping);
+			if (rc == 1) {
+				if (progress_of(h->job) != h->progress &&
+				    lwm2_jc_state_save(conf.state_dir, h->job) == 0)
+					h->progress = progress_of(h->job);
+				if (h->job->next_try < next)
+					next = h->job->next_try;
+				pp = &h->next;
+				continue;
+			}
+			if (lwm2_jc_state_remove(conf.state_dir, h->job) < 0 && errno != ENOENT)
+				say(LWM2_JC_ERROR,
+				    "lwm2: state: couldn't remove the file of job %" PRIu32 ": %s",
+				    h->job->job_id, strerror(errno));
+			unlock_job(h->lock_fd, h->lock_path);
+			*pp = h->next;
+			lwm2_jc_job_free(h->job);
+			free(h);
+			now = time(NULL);
+		}
+		now = time(NULL);
+		if (held && next > now && !atomic_load(&stopping)) {
+			/* short naps: SIGTERM (shutdown) is seen within one */
+			int64_t wait = next - now > 5 ? 5 : next - now;
+
+			nanosleep(&(struct timespec){.tv_sec = wait}, NULL);
+		}
+	}
+	/* stopping: what is held is in the state dir already; progress too */
+	for (struct held *h = held; h; h = h->next)
+		if (progress_of(h->job) != h->progress)
+			lwm2_jc_state_save(conf.state_dir, h->job);
+}
+
+static void child_main(const struct lwm2_jc_ops *ops)
+{
+	struct sigaction sa = {.sa_handler = on_term};
+	int fd;
+
+	setsid();
+	if ((fd = open("/dev/null", O_RDWR | O_CLOEXEC)) >= 0) {
+		dup2(fd, 0);
+		dup2(fd, 1);
+		dup2(fd, 2);
+		if (fd > 2)
+			close(fd);
+	}
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	signal(SIGHUP, SIG_IGN);
+	work(ops);
+	/* then whatever a dead process left (its lock is free) */
+	if (!atomic_load(&stopping)) {
+		lwm2_jc_state_load(conf.state_dir, take_stale, NULL, jobend_log);
+		work(ops);
+	}
+}
+
+/* ------------------------------------------------------------ main */
+
+static int setup(char *err, size_t errlen)
+{
+	const char *state_save = NULL, *slurm_conf_path = getenv("SLURM_CONF");
+	char *path;
+
+	slurm_init(NULL);
+#ifdef HAVE_SLURM_CONF_GLOBAL
+	if (slurm_conf.slurm_conf)
+		slurm_conf_path = slurm_conf.slurm_conf;
+	state_save = slurm_conf.state_save_location;
+	cluster_name = dup_or_null(slurm_conf.cluster_name);
+	accounting = slurm_conf.accounting_storage_type &&
+	             !strcmp(slurm_conf.accounting_storage_type, "accounting_storage/slurmdbd");
+#else
+	{
+		slurm_conf_t *c = NULL;
+
+		if (slurm_load_ctl_conf((time_t)0, &c) == 0 && c) {
+			static char save[4096];
+
+			snprintf(save, sizeof(save), "%s",
+			         c->state_save_location ? c->state_save_location : "");
+			state_save = *save ? save : NULL;
+			cluster_name = dup_or_null(c->cluster_name);
+			accounting =
+			    c->accounting_storage_type &&
+			    !strcmp(c->accounting_storage_type, "accounting_storage/slurmdbd");
+			slurm_free_ctl_conf(c);
+		}
+	}
+#endif
+	if (!(path = lwm2_jc_conf_path(slurm_conf_path))) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	if (lwm2_jc_conf_load(&conf, path, state_save, err, errlen) < 0) {
+		free(path);
+		return -1;
+	}
+	free(path);
+	if (*conf.jobend_log) {
+		int fd = open(conf.jobend_log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
+
+		if (fd >= 0 && !(msg_file = fdopen(fd, "a")))
+			close(fd);
+	}
+	return 0;
+}
+
+static int job_id_arg(int argc, char **argv, uint32_t *id)
+{
+	const char *s = argc > 1 ? argv[1] : getenv("SLURM_JOB_ID");
+	unsigned long v;
+	char *end;
+
+	if (!s || !*s)
+		return -1;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || v == 0 || v > UINT32_MAX)
+		return -1;
+	*id = (uint32_t)v;
+	return 0;
+}
+
+static double ms_since(const struct timespec *t0)
+{
+	struct timespec t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return (double)(t1.tv_sec - t0->tv_sec) * 1e3 + (double)(t1.tv_nsec - t0->tv_nsec) / 1e6;
+}
+
+/*
+ * Exit status 0 whatever happens: the site's epilog script goes on, and a
+ * failed EpilogSlurmctld is only logged by slurmctld anyway.  What went
+ * wrong is logged (JobEndLog or syslog).
+ */
+int main(int argc, char **argv)
+{
+	struct timespec t0;
+	char err[512] = "", lock_path[4096];
+	job_info_msg_t *msg;
+	slurm_job_info_t *ji;
+	struct lwm2_jc_job *job;
+	uint32_t job_id;
+	bool foreground = getenv("LWM2_JOBEND_FOREGROUND") != NULL;
+	int lock_fd;
+	pid_t pid;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	openlog("lwm2-jobend", LOG_PID, LOG_DAEMON);
+	if (job_id_arg(argc, argv, &job_id) < 0) {
+		syslog(LOG_ERR, "lwm2: jobend: no job id (SLURM_JOB_ID, or the first argument)");
+		fprintf(stderr, "usage: %s [JOB_ID]  (or SLURM_JOB_ID in the environment)\n",
+		        argv[0]);
+		return 0;
+	}
+	if (setup(err, sizeof(err)) < 0) {
+		syslog(LOG_ERR,
+		       "lwm2: jobend: couldn't read settings: %s; job %" PRIu32 " not digested",
+		       err, job_id);
+		return 0;
+	}
+	if (!(ji = load_job(job_id, &msg))) {
+		say(LWM2_JC_ERROR, "lwm2: jobend: couldn't load job %" PRIu32 " from slurmctld: %s",
+		    job_id, errno == ENOENT ? "no such job" : slurm_strerror(last_slurm_errno));
+		return 0;
+	}
+	job = copy_job(ji);
+	slurm_free_job_info_msg(msg);
+	if (!job) {
+		say(LWM2_JC_ERROR, "lwm2: jobend: job %" PRIu32 ": out of memory", job_id);
+		return 0;
+	}
+	if (argc < 2)
+		epilog_nodes(job);
+	/* a run that never started has the time it was cancelled as start */
+	if (!job->node_count)
+		job->start = 0;
+	if (mkdir(conf.state_dir, 0700) < 0 && errno != EEXIST)
+		say(LWM2_JC_ERROR, "lwm2: init: couldn't create StateDir %s: %s", conf.state_dir,
+		    strerror(errno));
+	/* locked before the file exists: no other process takes it for a
+	 * stale one in between */
+	lock_fd = lock_job(job, true, lock_path, sizeof(lock_path));
+	if (lock_fd < 0 || lwm2_jc_state_save(conf.state_dir, job) < 0)
+		say(LWM2_JC_ERROR,
+		    "lwm2: state: couldn't save job %" PRIu32 " in %s: %s; kept in memory only",
+		    job_id, conf.state_dir, strerror(errno));
+	say(LWM2_JC_DEBUG, "lwm2: jobend: job %" PRIu32 " kept in %.2f ms", job_id, ms_since(&t0));
+
+	if (!foreground && (pid = fork()) != 0) {
+		if (pid < 0)
+			say(LWM2_JC_ERROR,
+			    "lwm2: jobend: couldn't fork for job %" PRIu32
+			    ": %s; its state file waits for the next job end",
+			    job_id, strerror(errno));
+		/* the child holds the lock now (the same open file) */
+		return 0;
+	}
+	hold(job, lock_fd, lock_path);
+	if (!foreground)
+		child_main(accounting && conf.admin_comment ? &ops_acct : &ops_noacct);
+	else
+		work(accounting && conf.admin_comment ? &ops_acct : &ops_noacct);
+	lwm2_jc_conf_free(&conf);
+	free(cluster_name);
+	slurm_fini();
+	return 0;
+}
