@@ -129,6 +129,10 @@ count_trs() {
 		while IFS= read -r trs; do
 			failures+=("$label: ${trs#"$dir"/}")
 			say "     failed: ${trs#"$dir"/} (log: ${trs%.trs}.log)"
+			# The failed points and the lines just before each (a test's
+			# diagnostics): CI shows this output only, not the logs.
+			grep -B3 -E '^(not ok|ERROR:|Bail out!)' "${trs%.trs}.log" 2>/dev/null |
+				grep -vE '^(PASS|SKIP|FAIL|XFAIL|XPASS|ERROR): ' | head -n 40 | sed 's/^/         /'
 		done < <(grep -lE '^:test-result: (FAIL|ERROR|XPASS)' -r --include='*.trs' "$dir")
 	fi
 }
@@ -288,7 +292,12 @@ stage_images() {
 }
 
 stage_distcheck() {
-	step distcheck make -C "$work/build-gcc" distcheck
+	if ! step distcheck make -C "$work/build-gcc" distcheck; then
+		# Which tests failed in the unpacked tree (the step shows only the
+		# log's last lines).
+		grep -hE '^(FAIL|ERROR): ' "$logs/distcheck.log" | head -n 20 | sed 's/^/    /'
+		return 1
+	fi
 }
 
 # ---------------------------------------------------------------- packages
