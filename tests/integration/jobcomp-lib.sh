@@ -123,3 +123,65 @@ l = last
 print(eval(sys.argv[3]) if l is not None else "NO-LINE")
 PY
 }
+
+# --- lwm2-jobend: lwm2 from EpilogSlurmctld beside the site's own jobcomp
+# plugin (t-jobcomp-site.sh).
+#
+#   jobend_setup [LWM2.CONF LINES...]
+#
+# Installs what jobcomp_setup does, and lwm2-jobend, without taking the
+# JobCompType slot; writes lwm2.conf with LogFile= (JCLOG) and JobEndLog=
+# (JOBEND_MSGS), and EPILOG, the site's EpilogSlurmctld script with lwm2's
+# one line, which also notes the program's own wall time in microseconds
+# ("JOB US" lines in JOBEND_US).  Sets JOBEND besides jobcomp_setup's names.
+jobend_setup() {
+	local build
+	build=$(jobcomp_builddir) ||
+		skip_all "spank_lwm2.so, liblwm2.so or lwm2 not built (make)"
+	[ -x "$build/jobcomp/lwm2-jobend" ] || skip_all "lwm2-jobend not built (make -C jobcomp)"
+	cluster_up
+	LIBDIR=$TESTDIR/lib
+	install -d -m 755 "$LIBDIR" "$TESTDIR/bin"
+	install -m 755 "$build/spank/.libs/spank_lwm2.so" "$LIBDIR/spank_lwm2.so"
+	install -m 755 "$build/preload/.libs/liblwm2.so" "$LIBDIR/liblwm2.so"
+	install -m 755 "$build/digest/lwm2" "$TESTDIR/bin/lwm2"
+	install -m 755 "$build/jobcomp/lwm2-jobend" "$TESTDIR/bin/lwm2-jobend"
+	LWM2=$TESTDIR/bin/lwm2
+	JOBEND=$TESTDIR/bin/lwm2-jobend
+	BASEDIR=$TESTDIR/run
+	SPOOL=$TESTDIR/spool
+	install -d -m 755 "$SPOOL"
+	JCDIR=$TESTDIR/jobcomp
+	install -d -m 700 "$JCDIR"
+	JCLOG=$JCDIR/digests.jsonl
+	STATEDIR=$JCDIR/state
+	JOBEND_MSGS=$JCDIR/jobend.log
+	JOBEND_US=$JCDIR/jobend-us
+	CTLD_LOG=$LWM2_CLUSTER_DIR/log/slurmctld.log
+	jobcomp_conf "LogFile=$JCLOG" "JobEndLog=$JOBEND_MSGS" "$@"
+	EPILOG=$TESTDIR/bin/epilog-slurmctld
+	cat >"$EPILOG" <<SH
+#!/bin/sh
+# A site's EpilogSlurmctld: its own work, then lwm2's one line (timed here
+# for the test).
+t0=\$(date +%s%N)
+SLURM_CONF=$LWM2_CLUSTER_DIR/etc/slurm.conf LWM2_JOBEND_DEBUG=1 $JOBEND
+t1=\$(date +%s%N)
+echo "\$SLURM_JOB_ID \$(( (t1 - t0) / 1000 ))" >>$JOBEND_US
+exit 0
+SH
+	chmod 755 "$EPILOG"
+}
+
+# jobend_reconfig JOBCOMP-LINES EPILOG|"": the cluster restarted with the
+# site's jobcomp plugin and, unless EPILOG is empty, lwm2-jobend run from
+# EpilogSlurmctld.
+jobend_reconfig() {
+	local extra=$1
+	[ -n "$2" ] && extra="$extra
+EpilogSlurmctld=$2"
+	cluster_reconfig \
+		"LWM2_PLUGSTACK=optional $LIBDIR/spank_lwm2.so lib=$LIBDIR/liblwm2.so basedir=$BASEDIR spool=$SPOOL" \
+		"LWM2_CLUSTER_DEBUG=debug" \
+		"LWM2_CLUSTER_EXTRA_CONF=$extra"
+}
