@@ -127,9 +127,9 @@ static double gvalue(const struct lwm2_gcell *c, int m)
 	case G_MPI_RATE:
 		return v[LWM2_GM_MNS] > 0 ? v[LWM2_GM_MBYTES] / (v[LWM2_GM_MNS] / 1e9) : NAN;
 	default:
-		return v[LWM2_GM_PROCS] > 0
-		           ? 100.0 * v[LWM2_GM_MALLNS] / ((double)c->len * 1e9 * v[LWM2_GM_PROCS])
-		           : NAN;
+		return v[LWM2_GM_PROCS] > 0 ? lwm2_slice_mpi_share(v[LWM2_GM_MALLNS],
+		                                                   (double)c->len, v[LWM2_GM_PROCS])
+		                            : NAN;
 	}
 }
 
@@ -204,8 +204,10 @@ static int print_grid(struct gctx *x, const char *node, int metric, bool json)
 			       c->step);
 			for (int m = 0; m < NG; m++) {
 				double v = gvalue(c, m);
+				char num[32];
 				if ((metric < 0 || m == metric) && !isnan(v))
-					printf(",\"%s\":%.6g", g_name[m], v);
+					printf(",\"%s\":%s", g_name[m],
+					       ju_double_text(v, num, sizeof(num)));
 			}
 			putchar('}');
 			continue;

@@ -828,7 +828,7 @@ static double gval(const struct gline *l, int gm, int64_t k)
 
 	switch (gm) {
 	case GM_MPI:
-		return 100.0 * mpi_ns(l->c, k) / (L * 1e9 * (l->procs > 0 ? l->procs : 1));
+		return lwm2_slice_mpi_share(mpi_ns(l->c, k), L, l->procs);
 	case GM_IO:
 		return (series_at(l->c, "posix_read_bytes", k) +
 		        series_at(l->c, "posix_write_bytes", k)) /

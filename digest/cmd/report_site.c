@@ -359,7 +359,7 @@ static void add_slices(struct site *st, json_object *digest)
 			             arr_at(c, "mpiio_meta_ns", k) + arr_at(c, "mpi_other_ns", k);
 			size_t cell;
 
-			double vm = 100.0 * mpi / ((double)L * 1e9 * (procs > 0 ? procs : 1));
+			double vm = lwm2_slice_mpi_share(mpi, (double)L, procs);
 			double vi =
 			    (arr_at(c, "posix_read_bytes", k) + arr_at(c, "posix_write_bytes", k)) /
 			    (double)L;

@@ -24,18 +24,6 @@ static const int rank_metrics[] = {
 };
 #define NRANK_METRICS (sizeof(rank_metrics) / sizeof(rank_metrics[0]))
 
-/* Four significant digits: a plot needs no more, and 10,000 rows stay
- * around a megabyte. */
-static json_object *short_double(double v)
-{
-	char b[32];
-
-	if (!isfinite(v))
-		v = 0;
-	snprintf(b, sizeof(b), "%.4g", v);
-	return json_object_new_double_s(v, b);
-}
-
 /* The index of the node name in the digest's node list, added at its end
  * if new (numbered by the set, which a job of 10,000 nodes needs: a list
  * searched for each node record takes seconds); -1 out of memory. */
@@ -97,8 +85,7 @@ json_object *lwm2_job_digest_ranks(json_object *const *nodes, size_t n)
 			json_object_array_add(row, json_object_new_int64(flags));
 			for (size_t k = 0; k < NRANK_METRICS; k++) {
 				const struct lwm2_metric_value *v = &m.m[rank_metrics[k]];
-				json_object_array_add(row,
-				                      v->valid ? short_double(v->value) : NULL);
+				json_object_array_add(row, v->valid ? ju_double(v->value) : NULL);
 			}
 			json_object_array_add(rows, row);
 		}

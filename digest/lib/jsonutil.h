@@ -7,19 +7,37 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include <json-c/json.h>
 
-/* A double kept short in the text ("%.6g") and never NaN or Inf, which
- * JSON cannot carry. */
+/* A double as text that reads back as the same double: an integral value
+ * (bytes, counts) as an integer, exactly, else the shortest of 15, 16 or
+ * 17 significant digits that round-trips.  Never NaN or Inf, which JSON
+ * cannot carry. */
+static inline const char *ju_double_text(double v, char *b, size_t len)
+{
+	if (!isfinite(v))
+		v = 0;
+	/* 2^53: up to it every integer is a double */
+	if (v == floor(v) && fabs(v) <= 9007199254740992.0) {
+		snprintf(b, len, "%.0f", v == 0 ? 0.0 : v);
+		return b;
+	}
+	for (int p = 15; p <= 17; p++) {
+		snprintf(b, len, "%.*g", p, v);
+		if (strtod(b, NULL) == v)
+			break;
+	}
+	return b;
+}
+
 static inline json_object *ju_double(double v)
 {
 	char b[32];
 
-	if (!isfinite(v))
-		v = 0;
-	snprintf(b, sizeof(b), "%.6g", v);
-	return json_object_new_double_s(v, b);
+	ju_double_text(v, b, sizeof(b));
+	return json_object_new_double_s(isfinite(v) ? v : 0, b);
 }
 
 static inline json_object *ju_u64(uint64_t v)

@@ -15,6 +15,7 @@
 
 #include "jsontext.h"
 #include "jsonutil.h"
+#include "lwm2_digest.h"
 
 /* A grid row never has more slots than the node merge makes (4096); a
  * longer one in a log is not ours, and is cut there. */
@@ -413,7 +414,7 @@ static int emit_row(struct row *r, json_object *digest, const struct tags *t, st
 		}
 		b->len = (size_t)(p - b->p);
 		if (ppn > 0) {
-			double share = 100.0 * (double)mpi_ns / ((double)r->L * 1e9 * ppn);
+			double share = lwm2_slice_mpi_share((double)mpi_ns, (double)r->L, ppn);
 
 			b->len +=
 			    (size_t)snprintf(b->p + b->len, b->cap - b->len, ",mpi_share=%.6g",

@@ -262,4 +262,18 @@ void lwm2_identity_to_json(const struct lwm2_rank_record *r, json_object *o);
 /* The build-id as lowercase hex into out ("" when none). */
 void lwm2_build_id_hex(const struct lwm2_rank_record *r, char *out, size_t len);
 
+/*
+ * The MPI share (%) of a time slice: MPI time over the processes' time in
+ * it (LEN_S seconds times PROCS).  An MPI call's time is credited to the
+ * slice in which it returns, so a slice that ends a long wait holds time
+ * of the slices before it, and the ratio can pass 100 (107.5 % was seen
+ * on a site page): a share of the slice's time is at most all of it.
+ */
+static inline double lwm2_slice_mpi_share(double mpi_ns, double len_s, double procs)
+{
+	double v = 100.0 * mpi_ns / (len_s * 1e9 * (procs > 0 ? procs : 1));
+
+	return v > 100.0 ? 100.0 : v > 0 ? v : 0.0;
+}
+
 #endif /* LWM2_DIGEST_H */

@@ -454,6 +454,76 @@ static void view_queries(void)
 	}
 }
 
+/* Numbers in the JSON mean what they say: a byte count as its integer
+ * (3.35544e+07 was printed for 33,554,432 beside exact totals), every
+ * other double as text that reads back as the same double. */
+static void exact_numbers(void)
+{
+	static const double doubles[] = {0.1,
+	                                 1.0 / 3,
+	                                 2.0 / 3,
+	                                 1e-300,
+	                                 12345.678901234567,
+	                                 6.02214076e23,
+	                                 -2.5e-7,
+	                                 9007199254740994.0,
+	                                 1e300};
+	struct lwm2_node_ident id = {.cluster = "c1", .job_id = 9, .step_id = 0, .node = "n1"};
+	struct lwm2_job_meta meta = {.cluster = "c1", .job_id = 9, .node_count = 1};
+	struct lwm2_rank_record *r[2];
+	json_object *node, *d, *ranks, *back, *m, *want;
+	const char *json;
+	char b[32], err[256] = "";
+	double bw = 0, want_bw = -1;
+	int round_trips = 0;
+	bool same;
+
+	for (size_t i = 0; i < sizeof(doubles) / sizeof(doubles[0]); i++)
+		round_trips += strtod(ju_double_text(doubles[i], b, sizeof(b)), NULL) == doubles[i];
+	is_int(round_trips, (int)(sizeof(doubles) / sizeof(doubles[0])),
+	       "every double's text reads back as the same double");
+	is_str(ju_double_text(33554432.0, b, sizeof(b)), "33554432", "an integral double: exact");
+	is_str(ju_double_text(-0.0, b, sizeof(b)), "0", "minus zero: 0");
+	is_str(ju_double_text(NAN, b, sizeof(b)), "0", "NaN: 0, which JSON can carry");
+
+	for (int i = 0; i < 2; i++) {
+		r[i] = mk_rec(0, i, "n1");
+		r[i]->job_id = 9;
+		r[i]->counters[LWM2_C_posix_write_calls] = 8;
+		r[i]->counters[LWM2_C_posix_write_bytes] = i ? 16777216 : 33554432;
+		r[i]->counters[LWM2_C_posix_write_ns] = 300000001;
+	}
+	node = lwm2_node_merge_records(&id, r, NULL, 2, NULL, NULL);
+	d = node ? lwm2_job_digest_build(&meta, &node, 1) : NULL;
+	json = d ? json_object_to_json_string_ext(d, JSON_C_TO_STRING_PLAIN) : "";
+	ok(strstr(json, "\"bytes_written\":{\"min\":16777216,\"avg\":25165824,\"max\":33554432,") !=
+	       NULL,
+	   "digest JSON: bytes written per rank exact (min 16777216, avg 25165824, max 33554432)");
+	back = lwm2_digest_parse(json, strlen(json), err, sizeof(err));
+	m = back ? ju_get(
+	               ju_get(ju_get(back, "scope", json_type_object), "metrics", json_type_object),
+	               "write_bw", json_type_object)
+	         : NULL;
+	want = d ? ju_get(ju_get(ju_get(d, "scope", json_type_object), "metrics", json_type_object),
+	                  "write_bw", json_type_object)
+	         : NULL;
+	same = m && want && ju_num(m, "max", &bw) && ju_num(want, "max", &want_bw) &&
+	       bw == want_bw && bw != floor(bw);
+	ok(same,
+	   "digest JSON: the write bandwidth reads back as the same double (%.17g, want %.17g)", bw,
+	   want_bw);
+	ranks = lwm2_job_digest_ranks(&node, 1);
+	json = ranks ? json_object_to_json_string_ext(ranks, JSON_C_TO_STRING_PLAIN) : "";
+	ok(strstr(json, ",33554432,") != NULL && strstr(json, ",16777216,") != NULL,
+	   "per-process table: bytes written exact");
+	json_object_put(ranks);
+	json_object_put(back);
+	json_object_put(d);
+	json_object_put(node);
+	free(r[0]);
+	free(r[1]);
+}
+
 int main(void)
 {
 	struct lwm2_job_meta meta = {.cluster = "c1",
@@ -696,5 +766,6 @@ int main(void)
 	}
 	containers();
 	view_queries();
+	exact_numbers();
 	return done_testing();
 }

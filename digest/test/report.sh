@@ -134,6 +134,32 @@ diag "week, 100 jobs on 1000 nodes: $ms ms, index.html $(stat -c %s "$tmp/week/i
 check "week: 1000 nodes in 500 rows of 2, at most 1000 columns" \
 	grep -Eq 'data-metric="io" data-rows="500" data-cols="([1-9][0-9]{0,2}|1000)" data-per-row="2"' "$tmp/week/index.html"
 
+# --- no share above 100 %: a slice that ends a long MPI wait is credited
+# the whole wait (here 20 times the slice's MPI time, 260 s in 10 s slices
+# of 4 processes); no view may show more than all of the slice
+python3 -c 'import json,sys
+for line in open(sys.argv[1]):
+	l = json.loads(line)
+	for g in l["digest"].get("grid", []):
+		g["c"]["mpi_p2p_ns"] = [v * 20 for v in g["c"]["mpi_p2p_ns"]]
+	print(json.dumps(l))' "$tmp/job.jsonl" >"$tmp/wait.jsonl"
+# shares NAME FILE...: every "NN.N %" (or "NN %") of the files is at most 100
+shares() {
+	local name=$1 over
+	shift
+	over=$(grep -ohE '[0-9]+(\.[0-9]+)? ?%' "$@" | tr -d ' %' | awk '$1 > 100' | sort -u | head -3)
+	if [ -z "$over" ]; then ok "$name: no share above 100 %"; else not_ok "$name: shares above 100 %: $over"; fi
+}
+./lwm2 report --site --file "$tmp/wait.jsonl" -o "$tmp/wait" 2>/dev/null
+shares "site pages of a job with long waits" "$tmp"/wait/*.html
+check "site grid: the MPI scale ends at 100 %" grep -q 'colour from 0 (light) to 100.0 %' "$tmp/wait/grid-mpi.html"
+./lwm2 report --file "$tmp/wait.jsonl" -j 101 -o "$tmp/wait.html" 2>/dev/null
+shares "job page of a job with long waits" "$tmp/wait.html"
+./lwm2 grid --file "$tmp/wait.jsonl" --metric mpi_share --json >"$tmp/wait-grid.json" 2>/dev/null
+check "grid --json: every MPI share is at most 100" python3 -c 'import json,sys
+c = json.load(open(sys.argv[1]))["cells"]
+sys.exit(not c or any(x["mpi_share"] > 100 for x in c))' "$tmp/wait-grid.json"
+
 # --- bad input
 ./lwm2 report --file "$tmp/job.jsonl" -j 999 -o "$tmp/x.html" 2>"$tmp/err"
 is "$?" 1 "unknown job: exit 1"

@@ -44,10 +44,10 @@ is "$(py "$tmp/u.json" '[g["alice"]["metrics"]["mpi_time"][k] for k in ("mean","
 	"[22.5, 10, 10, 20, 30, 30]" "alice: MPI share mean and quartiles weighted by core-hours"
 is "$(py "$tmp/u.json" '[round(g["bob"]["metrics"]["mpi_time"][k],4) for k in ("mean","q1","median","min")]')" \
 	"[44.4444, 50, 50, 0]" "bob: a 1-core-hour job at 0 % moves the mean, not the quartiles"
-is "$(py "$tmp/u.json" 'g["alice"]["guidance"]')" \
+is "$(py "$tmp/u.json" '{r: {k: round(x, 4) for k, x in v.items()} for r, v in g["alice"]["guidance"].items()}')" \
 	"{'mpi-share': {'jobs': 1, 'jobs_pct': 33.3333, 'core_hours': 8, 'core_hours_pct': 50}}" \
 	"alice: mpi-share fired on 1 job, 50 % of her core-hours (20 % is not above the threshold)"
-is "$(py "$tmp/u.json" 'sorted((k,v["core_hours_pct"]) for k,v in g["bob"]["guidance"].items())')" \
+is "$(py "$tmp/u.json" 'sorted((k,round(v["core_hours_pct"],4)) for k,v in g["bob"]["guidance"].items())')" \
 	"[('cpi-high', 11.1111), ('io-share', 88.8889), ('mpi-share', 88.8889), ('threads-vs-cores', 88.8889)]" \
 	"bob: shares of core-hours per rule"
 is "$(py "$tmp/u.json" 'g["bob"]["metrics"]["threads_per_core"]["median"], g["bob"]["metrics"]["cpi"]["max"]')" \
