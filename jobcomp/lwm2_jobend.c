@@ -421,9 +421,10 @@ static const struct lwm2_jc_ops ops_noacct = {
 
 /* ------------------------------------------------------------ state files */
 
-/* Open and lock "<state file>.lock"; -1 when another process holds it
- * (EWOULDBLOCK) or it cannot be made.  The fd carries the lock. */
-static int lock_job(const struct lwm2_jc_job *job, bool wait, char *path, size_t len)
+/* Open and lock "<state file>.lock" without waiting; -1 when another
+ * process holds it (EWOULDBLOCK) or it cannot be made.  The fd carries the
+ * lock. */
+static int lock_job(const struct lwm2_jc_job *job, char *path, size_t len)
 {
 	char name[256];
 	struct stat a, b;
@@ -435,7 +436,7 @@ static int lock_job(const struct lwm2_jc_job *job, bool wait, char *path, size_t
 	for (;;) {
 		if ((fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600)) < 0)
 			return -1;
-		if (flock(fd, LOCK_EX | (wait ? 0 : LOCK_NB)) < 0) {
+		if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
 			int saved = errno;
 
 			close(fd);
@@ -504,7 +505,7 @@ static void take_stale(struct lwm2_jc_job *job, void *arg)
 	int fd;
 
 	(void)arg;
-	if ((fd = lock_job(job, false, path, sizeof(path))) < 0) {
+	if ((fd = lock_job(job, path, sizeof(path))) < 0) {
 		lwm2_jc_job_free(job);
 		return;
 	}
@@ -731,9 +732,20 @@ int main(int argc, char **argv)
 	if (mkdir(conf.state_dir, 0700) < 0 && errno != EEXIST)
 		say(LWM2_JC_ERROR, "lwm2: init: couldn't create StateDir %s: %s", conf.state_dir,
 		    strerror(errno));
-	/* locked before the file exists: no other process takes it for a
-	 * stale one in between */
-	lock_fd = lock_job(job, true, lock_path, sizeof(lock_path));
+	/* Locked before the file exists: no other process takes it for a
+	 * stale one in between.  Never waited for: a process holding it has
+	 * this run in hand already (slurmctld runs the epilog again for
+	 * jobs still completing when it restarts), for up to VerifyWindow
+	 * seconds, and slurmctld must not wait that long. */
+	lock_fd = lock_job(job, lock_path, sizeof(lock_path));
+	if (lock_fd < 0 && errno == EWOULDBLOCK) {
+		say(LWM2_JC_INFO,
+		    "lwm2: jobend: job %" PRIu32 " (start %" PRId64
+		    ") is in hand by another lwm2-jobend already",
+		    job_id, job->start);
+		lwm2_jc_job_free(job);
+		return 0;
+	}
 	if (lock_fd < 0 || lwm2_jc_state_save(conf.state_dir, job) < 0)
 		say(LWM2_JC_ERROR,
 		    "lwm2: state: couldn't save job %" PRIu32 " in %s: %s; kept in memory only",
