@@ -194,7 +194,10 @@ static bool secure_mode(const char *path, char *what, size_t len)
 		snprintf(what, len, "is set-group-ID (to gid %u)", (unsigned)sb.st_gid);
 		return true;
 	}
-	if (getxattr(path, "security.capability", NULL, 0) > 0) {
+	/* Capabilities make exec secure only for a caller who is not root
+	 * already (the kernel's cap_bprm_creds_from_file). */
+	if ((getuid() != 0 || geteuid() != 0) &&
+	    getxattr(path, "security.capability", NULL, 0) > 0) {
 		snprintf(what, len, "has file capabilities");
 		return true;
 	}
