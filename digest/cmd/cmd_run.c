@@ -11,7 +11,7 @@
  * runs the same under both.  Where nothing was measured, run_why.c says
  * why, as far as it can be established.
  */
-#define _GNU_SOURCE /* asprintf */
+#define _GNU_SOURCE /* pipe2 */
 #include "config.h"
 #include "lwm2_keys.h"
 
