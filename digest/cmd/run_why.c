@@ -66,17 +66,87 @@ int lwm2_run_resolve(const char *cmd, char *out, size_t outlen)
 	return -1;
 }
 
+static bool read_at(int fd, void *buf, size_t len, off_t off)
+{
+	return pread(fd, buf, len, off) == (ssize_t)len;
+}
+
 struct elf_info {
 	bool elf;
 	unsigned char cls; /* ELFCLASS32, ELFCLASS64 */
 	uint16_t machine;
 	bool has_interp;
 	char interp[PATH_MAX];
+	const char *sanitizer; /* the runtime it is built with, NULL none */
 };
 
-static bool read_at(int fd, void *buf, size_t len, off_t off)
+/* The runtimes liblwm2.so steps aside for (preload/core.c), by the symbol
+ * each puts in the dynamic symbol table of a program built with it
+ * (referenced from libasan.so, gcc's way, or defined, clang's). */
+static const char *const san_names[][2] = {
+    {"__asan_init", "AddressSanitizer"},
+    {"__tsan_init", "ThreadSanitizer"},
+    {"__msan_init", "MemorySanitizer"},
+    {"__hwasan_init", "HWAddressSanitizer"},
+};
+
+/* The dynamic string table is at most this large in a program lwm2 looks
+ * into; a larger one is not read. */
+#define DYNSTR_MAX (16u << 20)
+
+/* The sanitizer whose symbol the dynamic string table (the one .dynsym
+ * links to) holds, NULL for none or a file without section headers. */
+static const char *sanitizer_of(int fd, unsigned char cls, uint64_t shoff, unsigned shnum,
+                                unsigned shent)
 {
-	return pread(fd, buf, len, off) == (ssize_t)len;
+	uint64_t off = 0, size = 0;
+	const char *found = NULL;
+	unsigned link = 0;
+	char *tab;
+
+	for (unsigned pass = 0; pass < 2; pass++) {
+		for (unsigned i = 0; i < shnum && i < 65536; i++) {
+			off_t at = (off_t)(shoff + (uint64_t)i * shent);
+			uint64_t type, o, sz, l;
+
+			if (cls == ELFCLASS64) {
+				Elf64_Shdr sh;
+
+				if (shent < sizeof(sh) || !read_at(fd, &sh, sizeof(sh), at))
+					return NULL;
+				type = sh.sh_type, o = sh.sh_offset, sz = sh.sh_size,
+				l = sh.sh_link;
+			} else {
+				Elf32_Shdr sh;
+
+				if (shent < sizeof(sh) || !read_at(fd, &sh, sizeof(sh), at))
+					return NULL;
+				type = sh.sh_type, o = sh.sh_offset, sz = sh.sh_size,
+				l = sh.sh_link;
+			}
+			if (pass == 0 && type == SHT_DYNSYM) {
+				link = (unsigned)l;
+				break;
+			}
+			if (pass == 1 && i == link) {
+				off = o, size = sz;
+				break;
+			}
+		}
+		if (!link)
+			return NULL;
+	}
+	if (!size || size > DYNSTR_MAX || !(tab = malloc(size + 1)))
+		return NULL;
+	if (read_at(fd, tab, size, (off_t)off)) {
+		tab[size] = '\0';
+		for (size_t at = 0; at < size && !found; at += strlen(tab + at) + 1)
+			for (size_t k = 0; k < sizeof(san_names) / sizeof(san_names[0]); k++)
+				if (!strcmp(tab + at, san_names[k][0]))
+					found = san_names[k][1];
+	}
+	free(tab);
+	return found;
 }
 
 /* The file's ELF header and program interpreter (PT_INTERP), host byte
@@ -84,8 +154,8 @@ static bool read_at(int fd, void *buf, size_t len, off_t off)
 static void read_elf(const char *path, struct elf_info *e)
 {
 	unsigned char id[EI_NIDENT];
-	uint64_t phoff;
-	unsigned phnum, phent;
+	uint64_t phoff, shoff;
+	unsigned phnum, phent, shnum, shent;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
 	memset(e, 0, sizeof(*e));
@@ -104,6 +174,9 @@ static void read_elf(const char *path, struct elf_info *e)
 		phoff = h.e_phoff;
 		phnum = h.e_phnum;
 		phent = h.e_phentsize;
+		shoff = h.e_shoff;
+		shnum = h.e_shnum;
+		shent = h.e_shentsize;
 	} else {
 		Elf32_Ehdr h;
 
@@ -113,8 +186,12 @@ static void read_elf(const char *path, struct elf_info *e)
 		phoff = h.e_phoff;
 		phnum = h.e_phnum;
 		phent = h.e_phentsize;
+		shoff = h.e_shoff;
+		shnum = h.e_shnum;
+		shent = h.e_shentsize;
 	}
 	e->elf = true;
+	e->sanitizer = sanitizer_of(fd, e->cls, shoff, shnum, shent);
 	for (unsigned i = 0; i < phnum && i < 4096; i++) {
 		uint64_t type, off, size;
 		off_t at = (off_t)(phoff + (uint64_t)i * phent);
@@ -384,6 +461,19 @@ void lwm2_run_why(const struct lwm2_run_end *end, const struct lwm2_step_env *en
 	if (e.elf && glibc_loader(e.interp) && loader_refuses(prog, env, said, sizeof(said))) {
 		snprintf(why, len, "its loader couldn't preload %s into %s: %s", env->lib, prog,
 		         said);
+		return;
+	}
+	/* liblwm2.so loads, steps aside in a sanitizer's program and writes
+	 * the record from an on_exit handler (preload/core.c): a program
+	 * that left none did not reach exit(3), which is how a sanitizer
+	 * ends one when it reports an error (_exit). */
+	if (e.sanitizer && !WIFSIGNALED(end->status)) {
+		snprintf(
+		    why, len,
+		    "%sis built with %s: liblwm2.so steps aside in it and writes its record at "
+		    "exit(3), which the program did not reach (a sanitizer that reports an "
+		    "error ends the program with _exit)",
+		    via, e.sanitizer);
 		return;
 	}
 	if (WIFSIGNALED(end->status)) {

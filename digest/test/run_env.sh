@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # lwm2 run gives a program the environment srun --lwm2 gives it
 # (digest/lib/stepenv.c): a gcc AddressSanitizer program runs (ASan's
-# link-order check off, the user's ASAN_OPTIONS kept), the user's own
+# link-order check off, the user's ASAN_OPTIONS kept; an ASan error said
+# as what ended it), the user's own
 # LD_PRELOAD is kept with liblwm2.so once; and where nothing was measured
 # the message names the reason that holds: a static program, a
 # set-user-ID one, a signal, an exec into a program without the library,
@@ -59,8 +60,18 @@ if gcc -fsanitize=address -o "$w/asan" "$w/prog.c" 2>"$w/asan.err" &&
 	check "asan: counted as a process, liblwm2.so stepped aside" \
 		sh -c "grep -q 'Number of processes  *1 ' '$w/err' &&
 		       grep -q 'built with AddressSanitizer: lwm2 stepped aside' '$w/err'"
+	# An error ASan reports ends the program with _exit: no record.
+	printf '#include <stdlib.h>\nint main(void) { char *p = malloc(4); p[8] = 1; return p[8]; }\n' \
+		>"$w/bug.c"
+	gcc -fsanitize=address -o "$w/bug" "$w/bug.c" || bail_out "gcc couldn't build bug.c"
+	$L run -- "$w/bug" >"$w/out" 2>"$w/err"
+	st=$?
+	check "asan error: ASan's exit status (1) and report" \
+		sh -c "test $st -eq 1 && grep -q 'ERROR: AddressSanitizer: heap-buffer-overflow' '$w/err'"
+	check "asan error: the reason is the sanitizer's _exit" \
+		grep -q "was not measured: $w/bug is built with AddressSanitizer: liblwm2.so steps aside in it and writes its record at exit(3), which the program did not reach" "$w/err"
 else
-	for t in 1 2 3 4; do
+	for t in 1 2 3 4 5 6; do
 		skip_because "asan $t" "gcc -fsanitize=address doesn't build a program that runs here"
 	done
 fi
