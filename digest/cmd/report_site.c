@@ -683,7 +683,8 @@ static void dist_plot(FILE *f, json_object *total)
 		lo = v[0];
 		hi = v[4] > v[0] ? v[4] : v[0] + 1;
 #define X(val) (x0 + ((val)-lo) / (hi - lo) * (x1 - x0))
-		rp_svg_begin(f, 680, 44, ds[i].label);
+		/* 48: the values' baseline is at 44, their descenders below */
+		rp_svg_begin(f, 680, 48, ds[i].label);
 		fprintf(f, "<path class=\"ax\" d=\"M%.1f 34H%.1f\"/>", x0, x1);
 		fprintf(f,
 		        "<path class=\"wh\" d=\"M%.1f 8V28M%.1f 18H%.1fM%.1f 18H%.1fM%.1f 8V28\"/>",

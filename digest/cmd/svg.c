@@ -41,14 +41,17 @@ static const char style[] =
     "body{font:14px/1.4 sans-serif;margin:1em 2em;color:#222;max-width:1300px}"
     "h1{font-size:1.5em}h2{font-size:1.2em;border-bottom:1px solid #ccc;margin-top:1.6em}"
     "h3{font-size:1em;margin-bottom:.2em}"
-    "table{border-collapse:collapse;margin:.5em 0}"
+    /* a table wider than the window scrolls in its own box, a plot shrinks
+     * to the window: no text cut off at its edge */
+    "table{border-collapse:collapse;margin:.5em 0;display:block;overflow-x:auto;max-width:100%}"
     "td,th{border:1px solid #ddd;padding:2px 6px;text-align:left;vertical-align:top}"
     "td.n{text-align:right;font-variant-numeric:tabular-nums}"
     "th{background:#f3f3f3}tr.sec th{background:#e6ecf5}"
     ".note{background:#fff4d6;border-left:4px solid #e0a800;padding:4px 8px;margin:.5em 0}"
     ".guide{background:#eef6ee;border-left:4px solid #3a3;padding:4px 8px;margin:.4em 0}"
     ".miss{color:#888}.small{font-size:12px;color:#555}"
-    "svg{display:block;margin:.3em 0}svg text{font:11px sans-serif;fill:#222}svg "
+    "svg{display:block;margin:.3em 0;max-width:100%;height:auto}svg text{font:11px "
+    "sans-serif;fill:#222}svg "
     "text.small{fill:#666;font-size:10px}"
     "svg .ax{stroke:#888;stroke-width:1;fill:none}svg .box{fill:#cfe0f3;stroke:#2b5d9b}"
     "svg .med{stroke:#c0392b;stroke-width:2;fill:none}svg .wh{stroke:#2b5d9b;fill:none}"
@@ -183,7 +186,8 @@ void rp_legend(FILE *f, double vmax, const char *unit)
 {
 	char b[64], col[8];
 
-	fputs("<div class=\"small\">Colour scale: <svg class=\"legend\" width=\"250\" "
+	/* 300 wide: room after the scale for the largest value ("1000 kB/s") */
+	fputs("<div class=\"small\">Colour scale: <svg class=\"legend\" width=\"300\" "
 	      "height=\"14\" style=\"display:inline;vertical-align:middle\" role=\"img\" "
 	      "aria-label=\"colour legend\">",
 	      f);
