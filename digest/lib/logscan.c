@@ -762,7 +762,7 @@ static int scan_list(const char *cmd, const char *const *paths, size_t n, lwm2_l
                      void *arg, struct lwm2_logscan_count *count)
 {
 	struct input *in = NULL;
-	size_t nin = 0, failed = 0, read = 0;
+	size_t nin = 0, failed = 0, nread = 0;
 	int rc = 0;
 
 	for (size_t i = 0; i < n && rc == 0; i++) {
@@ -776,11 +776,13 @@ static int scan_list(const char *cmd, const char *const *paths, size_t n, lwm2_l
 			continue;
 		}
 		gr = glob(p, 0, NULL, &g);
-		if (gr == GLOB_NOMATCH) {
-			/* a file named so, or else an error, reported in order */
-			rc = push_input(&in, &nin, p, access(p, F_OK) != 0);
-		} else if (gr != 0) {
+		if (gr == GLOB_NOSPACE) {
 			rc = -1;
+		} else if (gr != 0) {
+			/* a file named so, or else an error, reported in order
+			 * (a directory glob could not read: opening the pattern
+			 * itself then says why) */
+			rc = push_input(&in, &nin, p, gr == GLOB_NOMATCH && access(p, F_OK) != 0);
 		} else {
 			for (size_t k = 0; k < g.gl_pathc && rc == 0; k++)
 				if (!seen_file(in, nin, g.gl_pathv[k]))
@@ -811,7 +813,7 @@ static int scan_list(const char *cmd, const char *const *paths, size_t n, lwm2_l
 			failed++;
 			continue;
 		}
-		read++;
+		nread++;
 		if (r > 0) {
 			rc = 1;
 			break;
@@ -820,11 +822,11 @@ static int scan_list(const char *cmd, const char *const *paths, size_t n, lwm2_l
 	if (failed) {
 		/* A table from some of the files is still a table: say which
 		 * part it is, and fail. */
-		if (nin > 1 && read)
+		if (nin > 1 && nread)
 			fprintf(stderr,
 			        "lwm2: %s: %zu of %zu files couldn't be read (see above); read the "
 			        "other %zu\n",
-			        cmd, failed, nin, read);
+			        cmd, failed, nin, nread);
 		else if (nin > 1)
 			fprintf(stderr, "lwm2: %s: none of the %zu files could be read\n", cmd,
 			        nin);
