@@ -139,7 +139,9 @@ const struct lwm2_guidance_rule lwm2_guidance_rules[] = {
      "Many small host-device transfers.",
      "Per-transfer latency dominates; batching transfers or pinned memory may help.",
      "Nsight Systems (CUDA memcpy rows)."},
-    {"duration-imbalance", PRE(false, 2, 0, 0),
+    /* MPI ranks only: the processes of a batch script (a shell of hours,
+     * commands of milliseconds) differ in duration by nature. */
+    {"duration-imbalance", PRE(true, 2, 0, 0),
      C2(LWM2_COND_SPREAD_GT, duration, 0.2, LWM2_COND_MAX_GT, duration, 60.0),
      "Processes ran for very different times.",
      "Uneven work distribution, or processes that end early while others keep working.",
