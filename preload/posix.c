@@ -1111,25 +1111,33 @@ LWM2_EXPORT int io_getevents(void *ctx, long min_nr, long nr, void *events,
 	return r;
 }
 
-/* io_uring: only that it was set up. */
+/* io_uring: only that it was set up.  A setup the kernel refuses (io_uring
+ * disabled by sysctl or a container's seccomp profile, a library probing
+ * for it) leaves no ring to submit I/O through: no flag, no note. */
 LWM2_EXPORT int io_uring_queue_init(unsigned entries, void *ring, unsigned flags)
 {
 	io_uring_queue_init_fn real = get_io_uring_queue_init();
+	int r;
 
 	if (LWM2_UNLIKELY(!real))
 		return -ENOSYS;
-	posix_flag(LWM2_F_IO_URING);
-	return real(entries, ring, flags);
+	r = real(entries, ring, flags);
+	if (r == 0)
+		posix_flag(LWM2_F_IO_URING);
+	return r;
 }
 
 LWM2_EXPORT int io_uring_queue_init_params(unsigned entries, void *ring, void *p)
 {
 	io_uring_queue_init_params_fn real = get_io_uring_queue_init_params();
+	int r;
 
 	if (LWM2_UNLIKELY(!real))
 		return -ENOSYS;
-	posix_flag(LWM2_F_IO_URING);
-	return real(entries, ring, p);
+	r = real(entries, ring, p);
+	if (r == 0)
+		posix_flag(LWM2_F_IO_URING);
+	return r;
 }
 
 /*
@@ -1152,10 +1160,6 @@ __attribute__((no_sanitize("address"))) LWM2_EXPORT long syscall(long nr, ...)
 	for (int i = 0; i < 6; i++)
 		a[i] = va_arg(ap, long);
 	va_end(ap);
-#ifdef SYS_io_uring_setup
-	if (nr == SYS_io_uring_setup)
-		posix_flag(LWM2_F_IO_URING);
-#endif
 	if (LWM2_UNLIKELY(!real)) {
 		int saved = errno;
 
@@ -1167,6 +1171,19 @@ __attribute__((no_sanitize("address"))) LWM2_EXPORT long syscall(long nr, ...)
 		}
 		atomic_store_explicit(&real_syscall, real, memory_order_relaxed);
 	}
+#ifdef SYS_io_uring_setup
+	if (nr == SYS_io_uring_setup) {
+		long r = real(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+
+		if (r >= 0) {
+			int saved = errno;
+
+			posix_flag(LWM2_F_IO_URING);
+			errno = saved;
+		}
+		return r;
+	}
+#endif
 	return real(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 }
 
