@@ -690,6 +690,7 @@ static double ms_since(const struct timespec *t0)
 int main(int argc, char **argv)
 {
 	struct timespec t0;
+	double t_setup, t_load;
 	char err[512] = "", lock_path[4096];
 	job_info_msg_t *msg;
 	slurm_job_info_t *ji;
@@ -713,6 +714,7 @@ int main(int argc, char **argv)
 		       err, job_id);
 		return 0;
 	}
+	t_setup = ms_since(&t0);
 	if (!(ji = load_job(job_id, &msg))) {
 		say(LWM2_JC_ERROR, "lwm2: jobend: couldn't load job %" PRIu32 " from slurmctld: %s",
 		    job_id, errno == ENOENT ? "no such job" : slurm_strerror(last_slurm_errno));
@@ -724,6 +726,7 @@ int main(int argc, char **argv)
 		say(LWM2_JC_ERROR, "lwm2: jobend: job %" PRIu32 ": out of memory", job_id);
 		return 0;
 	}
+	t_load = ms_since(&t0);
 	if (argc < 2)
 		epilog_nodes(job);
 	/* a run that never started has the time it was cancelled as start */
@@ -750,7 +753,10 @@ int main(int argc, char **argv)
 		say(LWM2_JC_ERROR,
 		    "lwm2: state: couldn't save job %" PRIu32 " in %s: %s; kept in memory only",
 		    job_id, conf.state_dir, strerror(errno));
-	say(LWM2_JC_DEBUG, "lwm2: jobend: job %" PRIu32 " kept in %.2f ms", job_id, ms_since(&t0));
+	say(LWM2_JC_DEBUG,
+	    "lwm2: jobend: job %" PRIu32
+	    " kept in %.2f ms (settings %.2f, slurm_load_job %.2f, state file %.2f)",
+	    job_id, ms_since(&t0), t_setup, t_load - t_setup, ms_since(&t0) - t_load);
 
 	if (!foreground && (pid = fork()) != 0) {
 		if (pid < 0)

@@ -178,10 +178,28 @@ SH
 # EpilogSlurmctld.
 jobend_reconfig() {
 	local extra=$1
+	# DebugFlags=Script: slurmctld logs when it starts the epilog and when
+	# the epilog has returned (jobend_epilog_ms)
 	[ -n "$2" ] && extra="$extra
-EpilogSlurmctld=$2"
+EpilogSlurmctld=$2
+DebugFlags=Script"
 	cluster_reconfig \
 		"LWM2_PLUGSTACK=optional $LIBDIR/spank_lwm2.so lib=$LIBDIR/liblwm2.so basedir=$BASEDIR spool=$SPOOL" \
 		"LWM2_CLUSTER_DEBUG=debug" \
 		"LWM2_CLUSTER_EXTRA_CONF=$extra"
+}
+
+# jobend_epilog_ms JOB: milliseconds between slurmctld's first and last
+# log line about the job's epilog (DebugFlags=Script), "NONE" without two.
+jobend_epilog_ms() {
+	python3 - "$CTLD_LOG" "$1" <<'PY'
+import re, sys
+from datetime import datetime
+ts = []
+for line in open(sys.argv[1], errors="replace"):
+    m = re.match(r"\[(\S+?)\] ", line)
+    if m and "SCRIPT" in line and re.search(r"JobId=%s\b" % sys.argv[2], line):
+        ts.append(datetime.strptime(m.group(1), "%Y-%m-%dT%H:%M:%S.%f"))
+print(int((ts[-1] - ts[0]).total_seconds() * 1000) if len(ts) >= 2 else "NONE")
+PY
 }
