@@ -78,4 +78,26 @@ check "stats --file - with gzip data on standard input: 4 lines" \
 	grep -q '"lines":4,"skipped_lines":0}' "$tmp/got"
 ./lwm2 stats --file "$tmp/bad/l.jsonl.1.gz" >/dev/null 2>&1
 is "$?" 1 "stats --file on the cut .gz alone: exit 1, not an empty table with 0"
+
+# permission denied: root reads any file, so as nobody where root can
+# change to it
+if [ "$(id -u)" -ne 0 ]; then
+	chmod 000 "$tmp/set/l.jsonl.1.gz"
+	./lwm2 stats --file "$tmp/set/l.jsonl*" >/dev/null 2>"$tmp/err"
+	is "$?" 1 "stats: a file not readable: exit 1"
+	chmod 644 "$tmp/set/l.jsonl.1.gz"
+elif command -v setpriv >/dev/null && id nobody >/dev/null 2>&1 &&
+	setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups test -x ./lwm2; then
+	chmod 755 "$tmp" "$tmp/set"
+	chmod 600 "$tmp/set/l.jsonl.1.gz"
+	chmod 644 "$tmp/set/l.jsonl"
+	setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups \
+		./lwm2 stats --file "$tmp/set/l.jsonl*" --json >"$tmp/got" 2>"$tmp/err"
+	is "$?" 1 "stats as nobody: a file it may not read: exit 1"
+	check "the message names the file: Permission denied" \
+		grep -q "couldn't open $tmp/set/l.jsonl.1.gz: Permission denied" "$tmp/err"
+	check "the other file read: 2 lines" grep -q '"lines":2,"skipped_lines":0}' "$tmp/got"
+else
+	skip_because "permission denied" "running as root without setpriv or a nobody user to drop to"
+fi
 done_testing
