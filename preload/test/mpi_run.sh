@@ -92,6 +92,24 @@ run() {
 	mpi_checks "$W/rec" "$W/exp" "$label"
 }
 
+# no_mmap_write LABEL: no record of the last run has mmap_write (1 << 10):
+# the MPI library's shared-memory segments (/dev/shm, its session
+# directory) are no file written, and the program writes none
+no_mmap_write() {
+	local f flags bad=
+	for f in "$W"/rec/*.lwm2; do
+		flags=$("$LWM2_BUILDDIR/preload/test/recdump" "$f" | awk '$1 == "flags" { print $2 }')
+		if [ -z "$flags" ] || (((flags >> 10) & 1)); then
+			bad="$bad ${f##*/}"
+		fi
+	done
+	if [ -z "$bad" ]; then
+		ok "$1: no process flagged mmap_write"
+	else
+		not_ok "$1: no process flagged mmap_write:$bad"
+	fi
+}
+
 # shellcheck disable=SC2034 # read through eval below
 have_ompi=; have_mpich=
 # shellcheck disable=SC2034 # read through eval below
@@ -112,7 +130,8 @@ for impl in ompi mpich; do
 		skip "$impl: no compiler wrapper or launcher"
 		continue
 	fi
-	run $impl 2 "$impl p2p 2 ranks" "$LWM2_LIB" "$W/prog_$impl" p2p
+	run $impl 2 "$impl p2p 2 ranks" "$LWM2_LIB" "$W/prog_$impl" p2p &&
+		no_mmap_write "$impl p2p 2 ranks"
 	run $impl 4 "$impl p2p 4 ranks" "$LWM2_LIB" "$W/prog_$impl" p2p
 	run $impl 2 "$impl coll 2 ranks" "$LWM2_LIB" "$W/prog_$impl" coll
 	run $impl 3 "$impl coll 3 ranks" "$LWM2_LIB" "$W/prog_$impl" coll
