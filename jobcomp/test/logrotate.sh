@@ -79,12 +79,15 @@ check "lwm2 stats over the set: exit 0, 300 lines" stats_ok 300
 # --- while the writer appends: four rotations in the middle of 1500 lines
 append 301 1500 &
 writer=$!
+during=0
 for _ in 1 2 3 4; do
-	sleep 0.4
+	sleep 0.2
+	kill -0 "$writer" 2>/dev/null && during=$((during + 1))
 	rotate || not_ok "logrotate during the appends: $(cat "$tmp/lr.err")"
 done
 wait "$writer"
 is "$?" 0 "the writer logged every job"
+check "rotations while the writer appended: $during of 4" test "$during" -ge 2
 got=$(ids)
 is "$(grep -c "couldn't read" "$tmp/read.err")" 0 "the rotated set reads back, every file"
 is "$(echo "$got" | sort -n | uniq -d | head -3 | tr '\n' ' ')" "" "no line doubled"
