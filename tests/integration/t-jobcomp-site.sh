@@ -201,6 +201,17 @@ for s in open(sys.argv[1]):
 print(bad, len(seen), len(set(seen)) == len(want))
 PY
 )" "0 6 True" "the log: every line whole JSON, each task once"
+# six at once on a small machine: told, and held to slurmctld's second
+spans=""
+slow=0
+for t in $tasks; do
+	ms=$(jobend_epilog_ms "$t")
+	us=$(awk -v j="$t" '$1 == j { print $2 }' "$JOBEND_US" 2>/dev/null | tail -n 1)
+	spans="$spans $t:${us:-?}us/${ms}ms"
+	case $ms in NONE) slow=1 ;; *) [ "$ms" -lt 1000 ] || slow=1 ;; esac
+done
+diag "six at once, lwm2-jobend's wall time / slurmctld's epilog span (job:us/ms):$spans"
+check "slurmctld's log: each of the six epilogs returned within a second" test "$slow" = 0
 
 # lwm2 failing costs the site nothing: a broken lwm2.conf, then a
 # StateDir that cannot be made
