@@ -131,6 +131,25 @@ int main(void)
 	write_file(path, "SpoolDir=relative\n");
 	ok(lwm2_jc_conf_load(&c, path, NULL, err, sizeof(err)) < 0, "relative SpoolDir refused");
 
+	/* lwm2-jobend's keys: its log (JobCompLoc is the site's there) and
+	 * its messages */
+	ok(lwm2_jc_conf_load(&c, "/nonexistent/lwm2.conf", NULL, err, sizeof(err)) == 0 &&
+	       !strcmp(c.log_path, "/var/log/slurm/lwm2-digests.jsonl") && !*c.jobend_log,
+	   "LogFile defaults to the plugin's log, JobEndLog to syslog");
+	lwm2_jc_conf_free(&c);
+	write_file(path, "LogFile=/srv/lwm2/digests.jsonl\nJobEndLog=/srv/lwm2/jobend.log\n");
+	ok(lwm2_jc_conf_load(&c, path, NULL, err, sizeof(err)) == 0 &&
+	       !strcmp(c.log_path, "/srv/lwm2/digests.jsonl") &&
+	       !strcmp(c.jobend_log, "/srv/lwm2/jobend.log"),
+	   "LogFile and JobEndLog read");
+	lwm2_jc_conf_free(&c);
+	write_file(path, "LogFile=digests.jsonl\n");
+	ok(lwm2_jc_conf_load(&c, path, NULL, err, sizeof(err)) < 0 && strstr(err, "bad value"),
+	   "relative LogFile refused: %s", err);
+	write_file(path, "JobEndLog=jobend.log\n");
+	ok(lwm2_jc_conf_load(&c, path, NULL, err, sizeof(err)) < 0 && strstr(err, "bad value"),
+	   "relative JobEndLog refused: %s", err);
+
 	setenv("LWM2_CONF", "/x/y.conf", 1);
 	p = lwm2_jc_conf_path("/etc/slurm/slurm.conf");
 	is_str(p, "/x/y.conf", "LWM2_CONF overrides the path");
