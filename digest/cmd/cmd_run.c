@@ -211,7 +211,8 @@ int lwm2_cmd_run(int argc, char **argv)
 			    "  -k, --keep DIR   keep the rank records in DIR\n"
 			    "  -j, --json FILE  also write the digest as JSON to FILE\n"
 			    "  -q, --quiet      do not print the digest\n"
-			    "liblwm2.so is taken from $LWM2_LIB, else found next to lwm2.\n");
+			    "liblwm2.so is taken from $LWM2_LIB, else found next to lwm2.\n"
+			    "CMD gets the environment srun --lwm2 gives a task; see lwm2(1).\n");
 			return 0;
 		default:
 			return 2;

@@ -62,7 +62,7 @@ fi
 # The variables between the SPANK plugin (and `lwm2 run`) and the library
 # are named in digest/lib/lwm2_env.h only: a name spelled out elsewhere could
 # drift from the other side's.
-spelled=$(cd "$LWM2_SRCDIR" && grep -lE '"LWM2_[A-Z_]+' spank/*.[ch] preload/*.[ch] digest/cmd/cmd_run.c | tr '\n' ' ')
+spelled=$(cd "$LWM2_SRCDIR" && grep -lE '"LWM2_[A-Z_]+' spank/*.[ch] preload/*.[ch] digest/cmd/cmd_run.c digest/cmd/run_why.c digest/lib/stepenv.c | tr '\n' ' ')
 is "$spelled" "" "the environment's variable names are spelled only in digest/lib/lwm2_env.h"
 
 # ---- generated sources against their generators ---------------------------
