@@ -279,6 +279,22 @@ static void notes_missing(FILE *f, json_object *digest, const struct lwm2_scope 
 		         s->nodes, ju_int_or(job, LWM2_KEY_NODE_COUNT, 0));
 		note(f, "note", b);
 	}
+	/* the text digest's notes, on the same flags: each says which figures
+	 * are too low */
+	if (s->io_uring) {
+		snprintf(b, sizeof(b),
+		         "%" PRIu64 " process(es) set up an io_uring; I/O submitted through it "
+		         "is not counted, so their file I/O figures are too low.",
+		         s->io_uring);
+		note(f, "note", b);
+	}
+	if (s->mmap_write) {
+		snprintf(b, sizeof(b),
+		         "%" PRIu64 " process(es) mapped files shared and writable; data stored "
+		         "through such a mapping is not counted as written.",
+		         s->mmap_write);
+		note(f, "note", b);
+	}
 	if (s->incomplete) {
 		size_t n = inc ? json_object_array_length(inc) : 0;
 

@@ -160,6 +160,18 @@ check "grid --json: every MPI share is at most 100" python3 -c 'import json,sys
 c = json.load(open(sys.argv[1]))["cells"]
 sys.exit(not c or any(x["mpi_share"] > 100 for x in c))' "$tmp/wait-grid.json"
 
+# --- the text digest's notes on the job page: on their flags, and only there
+check "job page without flags: no mapped-file or io_uring note" \
+	bash -c "! grep -Eq 'mapped files|io_uring' '$tmp/j.html'"
+python3 -c 'import json,sys
+l = json.loads(open(sys.argv[1]).readline())
+l["digest"]["scope"]["mmap_write_processes"] = 2
+l["digest"]["scope"]["io_uring_processes"] = 1
+print(json.dumps(l))' "$tmp/job.jsonl" >"$tmp/flags.jsonl"
+./lwm2 report --file "$tmp/flags.jsonl" -j 101 -o "$tmp/flags.html" 2>/dev/null
+check "job page: the mapped-file note on its flag" grep -q '2 process(es) mapped files shared and writable' "$tmp/flags.html"
+check "job page: the io_uring note on its flag" grep -q '1 process(es) set up an io_uring' "$tmp/flags.html"
+
 # --- bad input
 ./lwm2 report --file "$tmp/job.jsonl" -j 999 -o "$tmp/x.html" 2>"$tmp/err"
 is "$?" 1 "unknown job: exit 1"
