@@ -19,8 +19,9 @@ static inline const char *ju_double_text(double v, char *b, size_t len)
 {
 	if (!isfinite(v))
 		v = 0;
-	/* 2^53: up to it every integer is a double */
-	if (v == floor(v) && fabs(v) <= 9007199254740992.0) {
+	/* 2^53: up to it every integer is a double; a cast, not floor(),
+	 * keeps libm out of the programs that link this */
+	if (fabs(v) <= 9007199254740992.0 && v == (double)(int64_t)v) {
 		snprintf(b, len, "%.0f", v == 0 ? 0.0 : v);
 		return b;
 	}

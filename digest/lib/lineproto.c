@@ -172,9 +172,12 @@ static int field_num(struct lwm2_lp_buf *b, struct fieldsep *f, const char *key,
 {
 	if (!isfinite(v))
 		return 0;
+	char t[32];
+
 	if (field_key(b, f, NULL, key, suffix) < 0)
 		return -1;
-	return put_fmt(b, "%.10g", v);
+	/* as the JSON: a byte count exact, other values read back the same */
+	return put_fmt(b, "%s", ju_double_text(v, t, sizeof(t)));
 }
 
 static int field_str(struct lwm2_lp_buf *b, struct fieldsep *f, const char *key, const char *v)
