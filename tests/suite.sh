@@ -328,11 +328,12 @@ deb_build() {
 
 deb_packages() {
 	ls "$work"/deb/lwm2_*.deb "$work"/deb/lwm2-mail_*.deb \
-		"$work"/deb/slurm-spank-lwm2_*.deb "$work"/deb/slurm-jobcomp-lwm2_*.deb
+		"$work"/deb/slurm-spank-lwm2_*.deb "$work"/deb/slurm-jobcomp-lwm2_*.deb \
+		"$work"/deb/lwm2-jobend_*.deb
 }
 
 deb_purge() {
-	apt-get purge -y -qq lwm2 lwm2-mail slurm-spank-lwm2 slurm-jobcomp-lwm2 >/dev/null 2>&1 || true
+	apt-get purge -y -qq lwm2 lwm2-mail slurm-spank-lwm2 slurm-jobcomp-lwm2 lwm2-jobend >/dev/null 2>&1 || true
 }
 
 # Build the .deb packages, check them with lintian, install them, and run the
@@ -368,7 +369,7 @@ rpm_build() {
 		--define "slurm_plugindir /usr/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH)/slurm-wlm" || return 1
 	# Every package there, with its payload.
 	local p
-	for p in lwm2 lwm2-spank lwm2-jobcomp lwm2-mail; do
+	for p in lwm2 lwm2-spank lwm2-jobcomp lwm2-mail lwm2-jobend; do
 		ls "$top_rpm"/RPMS/*/"$p"-0*.rpm >/dev/null || return 1
 	done
 	rpm -qlp "$top_rpm"/RPMS/*/*.rpm

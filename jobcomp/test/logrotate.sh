@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
 # The logrotate configuration the Debian package ships
-# (debian/slurm-jobcomp-lwm2.logrotate), run by the real logrotate on a
+# (debian/lwm2.logrotate), run by the real logrotate on a
 # log that jobcomp/lwm2's own writer appends to (./logappend: the
 # worker's step, lwm2_jc_process), between appends and while they go on:
 # no line lost, none doubled, and lwm2 reads the rotated set (plain,
@@ -13,7 +13,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=tests/tap.sh
 . "$here/../../tests/tap.sh"
 
-shipped="$here/../../debian/slurm-jobcomp-lwm2.logrotate"
+shipped="$here/../../debian/lwm2.logrotate"
 lwm2=../digest/lwm2
 logrotate=$(command -v logrotate || echo /usr/sbin/logrotate)
 [ -x "$logrotate" ] ||

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
 # The JSON-lines log under logrotate, as the Debian package ships it
-# (debian/slurm-jobcomp-lwm2.logrotate, its path set to this cluster's
+# (debian/lwm2.logrotate, its path set to this cluster's
 # log): a job, a rotation, a job, a rotation (the first rotated file now
 # compressed), a job.  The writer (jobcomp/lwm2 in slurmctld) makes a new
 # log after each rotation, owned as the old one; the rotated set holds
@@ -17,7 +17,7 @@ set -uo pipefail
 
 command -v logrotate >/dev/null || PATH=$PATH:/usr/sbin
 command -v logrotate >/dev/null || skip_all "logrotate not installed (contrib/install-deps.sh)"
-shipped=$LWM2_TOP/debian/slurm-jobcomp-lwm2.logrotate
+shipped=$LWM2_TOP/debian/lwm2.logrotate
 [ -f "$shipped" ] || skip_all "no $shipped"
 
 jobcomp_setup

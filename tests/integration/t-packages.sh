@@ -14,13 +14,13 @@ set -uo pipefail
 # shellcheck source=tests/integration/jobcomp-lib.sh
 . "$(dirname "$0")/jobcomp-lib.sh"
 
-for p in lwm2 slurm-spank-lwm2 slurm-jobcomp-lwm2 lwm2-mail; do
+for p in lwm2 slurm-spank-lwm2 slurm-jobcomp-lwm2 lwm2-mail lwm2-jobend; do
 	[ "$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null)" = installed ] ||
 		skip_all "package $p is not installed (tests/suite.sh's deb stage installs them)"
 done
 ma=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
 plugdir=/usr/lib/$ma/slurm-wlm
-plan 12
+plan 16
 
 check "spank_lwm2.so is in Slurm's plugin directory" test -f "$plugdir/spank_lwm2.so"
 check "jobcomp_lwm2.so is in Slurm's plugin directory" test -f "$plugdir/jobcomp_lwm2.so"
@@ -62,5 +62,17 @@ is "$(log_line "$job" "l['status']")" ok "the JSON-lines log has the digest"
 out=$(as_user "$LWM2" digest -j "$job" -p -n -o JobID,State,posix_write_bytes 2>&1)
 is "$out" "$job|COMPLETED|32768" "/usr/bin/lwm2 digest reads it back: 8 writes of 4096 bytes"
 check "lwm2-mail is installed where slurm.conf's MailProg names it" test -x /usr/sbin/lwm2-mail
+check "lwm2-jobend is installed for EpilogSlurmctld, with its man page" \
+	bash -c "test -x /usr/sbin/lwm2-jobend && man -w lwm2-jobend >/dev/null"
+# A Slurm point release keeps libslurm's soname: the package names that
+# library and no Slurm version, so it outlives the update.
+deps=$(dpkg-query -W -f='${Depends}' lwm2-jobend)
+check "lwm2-jobend depends on libslurm's soname package, not on a Slurm version ($deps)" \
+	bash -c "grep -Eq 'libslurm[0-9]+' <<<'$deps' && ! grep -q 'slurmctld' <<<'$deps'"
+soname=$(objdump -p /usr/sbin/lwm2-jobend | awk '$1 == "NEEDED" && $2 ~ /^libslurm/ { print $2 }')
+check "lwm2-jobend links Slurm's public library only ($soname)" \
+	bash -c "[[ '$soname' =~ ^libslurm\.so\.[0-9]+$ ]]"
+check "the log's rotation comes with the lwm2 package" \
+	bash -c "dpkg -L lwm2 | grep -qx /etc/logrotate.d/lwm2 && logrotate -d /etc/logrotate.d/lwm2 >/dev/null 2>&1"
 
 done_testing
