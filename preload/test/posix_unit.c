@@ -593,7 +593,12 @@ static void map_ipc(int fd, const char *what)
 {
 	void *p;
 
-	ok(fd >= 0 && ftruncate(fd, 4096) == 0, "%s: made", what);
+	if (fd < 0) {
+		/* no /dev/shm in some build containers, no memfd before Linux 3.17 */
+		skip("%s: cannot be made here (errno %d)", what, errno);
+		return;
+	}
+	ok(ftruncate(fd, 4096) == 0, "%s: made", what);
 	p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	ok(p != MAP_FAILED, "%s: mapped", what);
 	if (p != MAP_FAILED) {
@@ -602,8 +607,7 @@ static void map_ipc(int fd, const char *what)
 	}
 	lwm2_module_posix.fini();
 	ok(!(stub_flags & LWM2_F_MMAP_WRITE), "%s: shared memory, not a file written", what);
-	if (fd >= 0)
-		close(fd);
+	close(fd);
 }
 
 /* What MPI runtimes map for their shared-memory transports. */
