@@ -1213,10 +1213,10 @@ static _Atomic uint32_t posix_flags_pending LWM2_HOT_STATE;
 
 static bool ipc_component(const char *c, size_t n)
 {
+	/* Open MPI's session directory (ompi.HOST.UID), Open MPI 5's (PRRTE),
+	 * PMIx's dstore and session directories, transports' segments */
 	static const char *const prefixes[] = {
-	    "ompi.",    /* Open MPI's session directory */
-	    "prterun.", /* Open MPI 5's (PRRTE) */
-	    "pmix",     /* PMIx's dstore and session directories */
+	    "ompi.",         "prterun.",   "pmix_dstor",     "pmix.",    "pmix-",
 	    "vader_segment", "sm_segment", "mpich_shar_tmp", "hwloc.sm",
 	};
 
