@@ -142,8 +142,11 @@ compare filetxt "$base" "$with"
 # shellcheck disable=SC2086
 if max=$(epilog_max_us $with); then
 	diag "lwm2-jobend's wall time in EpilogSlurmctld: $(tr '\n' ' ' <"$JOBEND_US")(job us)"
-	check "the epilog returns fast: lwm2-jobend took at most $((max / 1000)).$(((max % 1000) / 100)) ms (< 100 ms)" \
-		test "$max" -lt 100000
+	# The figure is the diagnostic (tens of ms here); the bound is loose
+	# because a loaded machine stretches any wall time, and slurmctld
+	# runs the epilog in a thread of its own, holding no lock meanwhile.
+	check "the epilog returns fast: lwm2-jobend took at most $((max / 1000)).$(((max % 1000) / 100)) ms (< 1 s)" \
+		test "$max" -lt 1000000
 else
 	not_ok "the epilog returns fast: lwm2-jobend ran for every job"
 fi
@@ -161,6 +164,11 @@ check "slurmctld's log: each epilog returned within a second" test "$slow" = 0
 check "slurmctld logs no epilog error" \
 	bash -c "! tail -n +$ctld_from '$CTLD_LOG' | grep -i epilog | grep -iE 'error|fail|timed out|killed|exit status'"
 is "$(squeue -h -t CG -o %i | wc -l)" 0 "no job stays COMPLETING"
+# The children read AdminComment back (VerifyDelay) before a job is done.
+for _ in $(seq 150); do
+	compgen -G "$STATEDIR/*.job" >/dev/null || break
+	sleep 0.2
+done
 check "state dir: nothing left pending" bash -c "! compgen -G '$STATEDIR/*.job' >/dev/null"
 check "messages of lwm2-jobend in JobEndLog" grep -q "kept in" "$JOBEND_MSGS"
 
