@@ -36,6 +36,7 @@
 #include "slurm_compat.h"
 #include "slurmutil.h"
 #include "strhash.h"
+#include "usage.h"
 
 /* ------------------------------------------------------------ metrics */
 
@@ -74,6 +75,7 @@ struct group {
 	char *name;
 	uint64_t jobs, no_digest;
 	double core_h;
+	struct lwm2_usage_sum u; /* requested against used */
 	struct dist d[ND];
 	uint64_t rule_jobs[MAX_RULES];
 	double rule_ch[MAX_RULES];
@@ -94,6 +96,7 @@ struct job {
 	int64_t start, end;
 	uint32_t node_count;
 	double core_h;
+	struct lwm2_usage use;
 	bool digest;
 	bool has[ND];
 	double v[ND];
@@ -274,6 +277,7 @@ static void group_add(struct group *g, const struct job *j, double frac)
 
 	g->jobs += j->digest;
 	g->no_digest += !j->digest;
+	lwm2_usage_add(&g->u, &j->use, frac);
 	if (j->user && g->nusers < USERS_MAX) {
 		size_t i;
 		for (i = 0; i < g->nusers && strcmp(g->users[i], j->user); i++)
@@ -560,7 +564,7 @@ static int on_line(void *arg, const struct lwm2_logline *l, char *err, size_t er
 	struct stats *st = arg;
 	json_object *f = l->fields;
 	struct job j;
-	int64_t uid = ju_int_or(f, "uid", -1), cpus = ju_int_or(f, "cpus", 0), elapsed, procs = 0;
+	int64_t uid = ju_int_or(f, "uid", -1), cpus = ju_int_or(f, "cpus", 0), procs = 0;
 	uint32_t cpt = 0;
 	char uidbuf[24];
 	time_t tt;
@@ -637,12 +641,13 @@ static int on_line(void *arg, const struct lwm2_logline *l, char *err, size_t er
 		strftime(j.month, sizeof(j.month), "%Y-%m", &tm);
 	else
 		snprintf(j.month, sizeof(j.month), "(none)");
-	elapsed = j.start > 0 && j.end > j.start ? j.end - j.start : 0;
 	/* cores: Slurm's allocation where the log has it, else one per
 	 * process (cpus_per_task each), else one per node */
 	if (cpus <= 0)
 		cpus = procs > 0 ? procs * (cpt > 1 ? cpt : 1) : j.node_count;
-	j.core_h = (double)cpus * (double)elapsed / 3600.0;
+	/* requested core-hours as the site report counts them (usage.c) */
+	lwm2_usage_of_line(l, &j.use);
+	j.core_h = j.use.req_core_h;
 
 	if (j.digest) {
 		const struct lwm2_scope *s = &j.scope;
@@ -662,19 +667,12 @@ static int on_line(void *arg, const struct lwm2_logline *l, char *err, size_t er
 			if (lwm2_guidance_fires(&lwm2_guidance_rules[r], s))
 				j.fired |= 1ull << r;
 	}
-	if (st->by == BY_APP && l->digest) {
-		/* the digest's application (digests since it was added) */
-		const char *a = lwm2_json_member(l->digest, l->end, LWM2_KEY_APPLICATION);
-		const char *x = a && *a == '{' ? lwm2_json_member(a, l->end, LWM2_KEY_EXE) : NULL;
-		json_object *e = x ? lwm2_json_parse_at(x, l->end) : NULL;
-
-		if (e && json_object_is_type(e, json_type_string))
-			snprintf(j.exe, sizeof(j.exe), "%s", json_object_get_string(e));
-		json_object_put(e);
-	}
+	/* the application as the site report ranks it (usage.c) */
+	if (st->by == BY_APP)
+		lwm2_usage_app(l, j.exe, sizeof(j.exe));
 	if (st->by == BY_IMAGE && l->digest)
 		main_image(l, j.image, sizeof(j.image));
-	if (st->by == BY_EXE || (st->by == BY_APP && !j.exe[0])) {
+	if (st->by == BY_EXE) {
 		/* the program of the largest step where the digest names it
 		 * (version 1 does not), else the job's name */
 		json_object *steps =
@@ -781,6 +779,7 @@ static json_object *group_json(const struct group *g)
 		ju_add(gd, lwm2_guidance_rules[r].id, x);
 	}
 	ju_add(o, "guidance", gd);
+	ju_add(o, "usage", lwm2_usage_json(&g->u));
 	return o;
 }
 
@@ -816,6 +815,19 @@ static void group_row(const struct stats *st, const struct group *g)
 		num(b, sizeof(b), pct(g->rule_ch[r], g->core_h));
 		put_cell(st, c++, b);
 	}
+	{
+		double u[] = {g->u.req_core_h,
+		              g->u.measured ? g->u.used_core_h : NAN,
+		              lwm2_usage_waste(&g->u),
+		              lwm2_usage_efficiency(&g->u),
+		              g->u.mem_jobs ? g->u.mem_req_mb : NAN,
+		              g->u.mem_jobs ? g->u.mem_peak_mb : NAN};
+
+		for (size_t i = 0; i < sizeof(u) / sizeof(u[0]); i++) {
+			num(b, sizeof(b), u[i]);
+			put_cell(st, c++, b);
+		}
+	}
 	putchar('\n');
 }
 
@@ -840,6 +852,12 @@ static void group_header(const struct stats *st)
 		snprintf(b, sizeof(b), "%s.core_hours_pct", lwm2_guidance_rules[r].id);
 		put_cell(st, c++, b);
 	}
+	put_cell(st, c++, "requested_core_hours");
+	put_cell(st, c++, "used_core_hours");
+	put_cell(st, c++, "wasted_core_hours");
+	put_cell(st, c++, "efficiency_pct");
+	put_cell(st, c++, "mem_req_mb");
+	put_cell(st, c++, "mem_peak_mb");
 	putchar('\n');
 }
 
@@ -919,6 +937,45 @@ static void table_groups(const struct stats *st, struct group **gs, size_t n)
 				       pct((double)g->rule_jobs[r], (double)g->jobs), g->rule_ch[r],
 				       pct(g->rule_ch[r], g->core_h));
 			}
+	}
+}
+
+/* v with fmt, or "-" when not known (no digest, memory not measured). */
+static const char *cell(char *buf, size_t len, const char *fmt, double v)
+{
+	if (isnan(v))
+		snprintf(buf, len, "-");
+	else
+		snprintf(buf, len, fmt, v);
+	return buf;
+}
+
+/* Requested against used: core-hours, efficiency, waste, memory. */
+static void table_usage(const struct stats *st, struct group **gs, size_t n)
+{
+	int w = 5;
+	char c[6][32];
+
+	for (size_t i = 0; i < n; i++)
+		if ((int)strlen(gs[i]->name) > w)
+			w = (int)strlen(gs[i]->name);
+	if (w > 40)
+		w = 40;
+	if (!st->noheader)
+		printf("\nRequested against used:\n%-*s %12s %12s %6s %12s %12s %12s\n", w,
+		       st->by == BY_NONE ? "GROUP" : by_names[st->by], "REQ-CORE-H", "USED-CORE-H",
+		       "EFF%", "WASTE-CORE-H", "MEM-REQ-GB", "MEM-PEAK-GB");
+	else
+		putchar('\n');
+	for (size_t i = 0; i < n; i++) {
+		const struct lwm2_usage_sum *u = &gs[i]->u;
+
+		printf("%-*.*s %12.1f %12s %6s %12s %12s %12s\n", w, w, gs[i]->name, u->req_core_h,
+		       cell(c[0], sizeof(c[0]), "%.1f", u->measured ? u->used_core_h : NAN),
+		       cell(c[1], sizeof(c[1]), "%.1f", lwm2_usage_efficiency(u)),
+		       cell(c[2], sizeof(c[2]), "%.1f", lwm2_usage_waste(u)),
+		       cell(c[3], sizeof(c[3]), "%.1f", u->mem_jobs ? u->mem_req_mb / 1024 : NAN),
+		       cell(c[4], sizeof(c[4]), "%.1f", u->mem_jobs ? u->mem_peak_mb / 1024 : NAN));
 	}
 }
 
@@ -1067,10 +1124,13 @@ static void print_groups(struct stats *st)
 			printf("\n");
 			table_groups(st, gs + n, 1);
 		}
+		table_usage(st, gs, st->by == BY_NONE ? 1 : n + 1);
 		if (!st->noheader)
 			printf(
 			    "\nCore-hours: allocated cores x elapsed time; quartiles weighted by "
-			    "core-hours.\n");
+			    "core-hours.\nUsed: CPU time of the job's processes; waste: "
+			    "requested - used, over jobs with a digest; memory: \"-\" where not "
+			    "measured.\n");
 	} else {
 		if (!st->noheader)
 			group_header(st);

@@ -38,6 +38,7 @@
 #include "lwm2_digest.h"
 #include "report.h"
 #include "strhash.h"
+#include "usage.h"
 
 /* Job outlines drawn at most; beyond, the grid has cells only (and says
  * so). */
@@ -75,6 +76,8 @@ struct site {
 	double *sum[NSM], *cnt;
 	int pass;
 	size_t cur; /* job index in pass 2 */
+	/* requested against used, per user, account and application */
+	struct lwm2_usage_table waste[3];
 	int rc;
 };
 
@@ -440,6 +443,87 @@ static int on_line2(struct site *st, const struct lwm2_logline *l, char *err, si
 	return 0;
 }
 
+/* ------------------------------------------------------------ waste */
+
+/* Rows of each waste table: the site page is for acting on the worst. */
+#define WASTE_TOP 20
+
+static const char *const waste_kind[3] = {"Users", "Accounts", "Applications"};
+static const char *const waste_id[3] = {"user", "account", "app"};
+
+static int waste_line(struct site *st, const struct lwm2_logline *l)
+{
+	struct lwm2_usage u;
+	char app[256];
+
+	lwm2_usage_of_line(l, &u);
+	lwm2_usage_app(l, app, sizeof(app));
+	if (lwm2_usage_table_add(&st->waste[0], ju_str(l->fields, "user"), &u) < 0 ||
+	    lwm2_usage_table_add(&st->waste[1], ju_str(l->fields, "account"), &u) < 0 ||
+	    lwm2_usage_table_add(&st->waste[2], app, &u) < 0)
+		return -1;
+	return 0;
+}
+
+static void waste_num(FILE *f, double v, const char *fmt)
+{
+	if (isnan(v)) {
+		fputs("<td class=\"n\">-</td>", f);
+		return;
+	}
+	fputs("<td class=\"n\">", f);
+	fprintf(f, fmt, v);
+	fputs("</td>", f);
+}
+
+/* One table per kind: the WASTE_TOP groups that wasted the most
+ * core-hours, with what they requested and used (usage.h). */
+static void waste_tables(FILE *f, const struct site *st)
+{
+	fputs("<h2 id=\"waste\">Wasted core-hours</h2>\n<p class=\"small\">Requested: allocated "
+	      "cores &times; elapsed time; used: CPU time of the job's processes; wasted: "
+	      "requested &minus; used, over the jobs with a digest. Memory: the jobs' "
+	      "requests and peaks where both are known, &ldquo;-&rdquo; where not "
+	      "measured.</p>\n",
+	      f);
+	for (int k = 0; k < 3; k++) {
+		const struct lwm2_usage_table *t = &st->waste[k];
+		struct lwm2_usage_group **v = lwm2_usage_table_ranked(t);
+
+		fprintf(f, "<h3>%s</h3>\n", waste_kind[k]);
+		if (!v || !t->n) {
+			fputs("<p class=\"miss\">No jobs.</p>\n", f);
+			free(v);
+			continue;
+		}
+		fprintf(f,
+		        "<table class=\"waste\" data-kind=\"%s\">\n<tr><th>#</th><th>name</th>"
+		        "<th>jobs</th><th>requested core-h</th><th>used core-h</th>"
+		        "<th>efficiency %%</th><th>wasted core-h</th><th>memory requested GB</th>"
+		        "<th>memory peak GB</th></tr>\n",
+		        waste_id[k]);
+		for (size_t i = 0; i < t->n && i < WASTE_TOP; i++) {
+			const struct lwm2_usage_sum *u = &v[i]->s;
+
+			fprintf(f, "<tr><td class=\"n\">%zu</td><td>", i + 1);
+			rp_esc(f, v[i]->name);
+			fprintf(f, "</td><td class=\"n\">%" PRIu64 "</td>", u->jobs);
+			waste_num(f, u->req_core_h, "%.1f");
+			waste_num(f, u->measured ? u->used_core_h : NAN, "%.1f");
+			waste_num(f, lwm2_usage_efficiency(u), "%.1f");
+			waste_num(f, lwm2_usage_waste(u), "%.1f");
+			waste_num(f, u->mem_jobs ? u->mem_req_mb / 1024 : NAN, "%.1f");
+			waste_num(f, u->mem_jobs ? u->mem_peak_mb / 1024 : NAN, "%.1f");
+			fputs("</tr>\n", f);
+		}
+		fputs("</table>\n", f);
+		if (t->n > WASTE_TOP)
+			fprintf(f, "<p class=\"small\">%zu more not shown.</p>\n",
+			        t->n - WASTE_TOP);
+		free(v);
+	}
+}
+
 static bool selected(const struct site *st, const struct lwm2_logline *l)
 {
 	int64_t end = ju_int_or(l->fields, "end", 0);
@@ -453,8 +537,13 @@ static int on_line(void *arg, const struct lwm2_logline *l, char *err, size_t er
 
 	if (!selected(st, l))
 		return 0;
-	if (st->pass == 1)
+	if (st->pass == 1) {
+		if (waste_line(st, l) < 0) {
+			snprintf(err, errlen, "out of memory");
+			return 1;
+		}
 		return on_line1(st, l, err, errlen);
+	}
 	if (st->cur >= st->njobs)
 		return 1; /* the log grew between the passes */
 	return on_line2(st, l, err, errlen);
@@ -894,7 +983,8 @@ static void index_page(struct site *st, json_object *total, json_object *users,
 	fprintf(f, "<p>%zu jobs (%zu with a digest) on %zu nodes, ", st->njobs, with, st->nnames);
 	rp_esc(f, w);
 	fputs(".</p>\n<p class=\"small\"><a href=\"#grid\">Space-time grid</a> · <a href=\"#dist\">"
-	      "Distributions</a> · <a href=\"#top\">Top users, accounts, programs</a></p>\n",
+	      "Distributions</a> · <a href=\"#top\">Top users, accounts, programs</a> · "
+	      "<a href=\"#waste\">Wasted core-hours</a></p>\n",
 	      f);
 	fputs("<h2 id=\"grid\">Space-time grid</h2>\n", f);
 	grid_links(f, chosen);
@@ -907,6 +997,7 @@ static void index_page(struct site *st, json_object *total, json_object *users,
 	top_plot(f, users, "Users", "users");
 	top_plot(f, accounts, "Accounts", NULL);
 	top_plot(f, exes, "Programs", NULL);
+	waste_tables(f, st);
 	rp_page_end(f);
 	close_page(st, f, "index.html");
 }
@@ -1042,6 +1133,8 @@ out:
 		free(st.jobs[i].nodes);
 	}
 	free(st.jobs);
+	for (int k = 0; k < 3; k++)
+		lwm2_usage_table_free(&st.waste[k]);
 	for (size_t i = 0; i < st.nnames; i++)
 		free(st.names[i]);
 	free(st.names);

@@ -1,0 +1,302 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Requested against used core-hours and memory of logged jobs: see
+ * usage.h for the definitions.
+ */
+#include "usage.h"
+
+#include "lwm2_keys.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jsonutil.h"
+#include "strhash.h"
+
+/* The number at p (a JSON number, not null or a string), else NaN. */
+static double num_at(const char *p, const char *end)
+{
+	const char *e = p ? lwm2_json_span(p, end) : NULL;
+	char buf[64], *x;
+	double v;
+
+	if (!e || e - p >= (long)sizeof(buf) || !(*p == '-' || (*p >= '0' && *p <= '9')))
+		return NAN;
+	memcpy(buf, p, (size_t)(e - p));
+	buf[e - p] = '\0';
+	v = strtod(buf, &x);
+	return *x == '\0' && isfinite(v) ? v : NAN;
+}
+
+/* The number at the path obj.k1.k2 of objects, else NaN. */
+static double num_in(const char *obj, const char *end, const char *k1, const char *k2)
+{
+	const char *a = obj && *obj == '{' ? lwm2_json_member(obj, end, k1) : NULL;
+
+	if (a && k2)
+		a = *a == '{' ? lwm2_json_member(a, end, k2) : NULL;
+	return num_at(a, end);
+}
+
+/*
+ * The CPU time of the job's processes in seconds, NaN when the digest does
+ * not tell.  The digest's "fit" block (where the lwm2 that wrote it has
+ * one) holds the total; before it, the scope's executables do: every
+ * executable's CPU time, exact as long as they all fit the two lists
+ * (8 by CPU time, 8 by count), and otherwise short only of executables
+ * that each used less than the eighth by CPU time.
+ */
+static double cpu_s_of(const struct lwm2_logline *l)
+{
+	const char *sc, *ex;
+	double v = num_in(lwm2_json_member(l->digest, l->end, "fit"), l->end, "cpu", "cpu_s");
+	json_object *o;
+	const char *seen[16];
+	size_t nseen = 0;
+	bool any = false;
+
+	if (!isnan(v))
+		return v;
+	sc = lwm2_json_member(l->digest, l->end, LWM2_KEY_SCOPE);
+	ex = sc && *sc == '{' ? lwm2_json_member(sc, l->end, LWM2_KEY_EXECUTABLES) : NULL;
+	if (!ex || *ex != '{' || !(o = lwm2_json_parse_at(ex, l->end)))
+		return NAN;
+	v = 0;
+	for (int pass = 0; pass < 2; pass++) {
+		json_object *a =
+		    ju_get(o, pass ? LWM2_KEY_BY_COUNT : LWM2_KEY_BY_CPU, json_type_array);
+
+		for (size_t i = 0; a && i < json_object_array_length(a); i++) {
+			json_object *e = json_object_array_get_idx(a, i);
+			const char *name = ju_str(e, LWM2_KEY_EXE);
+			double c;
+			bool dup = false;
+
+			if (!name || !ju_num(e, LWM2_KEY_CPU_S, &c))
+				continue;
+			for (size_t k = 0; k < nseen && !dup; k++)
+				dup = !strcmp(seen[k], name);
+			if (dup || nseen == sizeof(seen) / sizeof(seen[0]))
+				continue;
+			seen[nseen++] = name;
+			v += c > 0 ? c : 0;
+			any = true;
+		}
+	}
+	json_object_put(o);
+	return any ? v : NAN;
+}
+
+void lwm2_usage_of_line(const struct lwm2_logline *l, struct lwm2_usage *u)
+{
+	json_object *f = l->fields;
+	int64_t cpus = ju_int_or(f, "cpus", 0), start = ju_int_or(f, "start", 0),
+	        end = ju_int_or(f, "end", 0), procs = 0, cpt = 0;
+	const char *fit = l->digest ? lwm2_json_member(l->digest, l->end, "fit") : NULL;
+	double v;
+
+	u->used_core_h = u->mem_req_mb = u->mem_peak_mb = NAN;
+	if (l->digest) {
+		const char *jo = lwm2_json_member(l->digest, l->end, LWM2_KEY_JOB);
+		const char *sc = lwm2_json_member(l->digest, l->end, LWM2_KEY_SCOPE);
+
+		/* the digest's job fields: only where the log line lacks them */
+		if (!isnan(v = num_in(jo, l->end, LWM2_KEY_CPUS_PER_TASK, NULL)) && v > 0)
+			cpt = (int64_t)v;
+		if (start <= 0 && !isnan(v = num_in(jo, l->end, LWM2_KEY_START, NULL)))
+			start = (int64_t)v;
+		if (end <= 0 && !isnan(v = num_in(jo, l->end, LWM2_KEY_END, NULL)))
+			end = (int64_t)v;
+		if (!isnan(v = num_in(sc, l->end, LWM2_KEY_PROCESSES, NULL)) && v > 0)
+			procs = (int64_t)v;
+		if (!isnan(v = cpu_s_of(l)))
+			u->used_core_h = v / 3600.0;
+		u->mem_peak_mb = num_in(fit, l->end, "memory", "peak_mb");
+		u->mem_req_mb = num_in(fit, l->end, "memory", "requested_mb");
+	}
+	/* cores: Slurm's allocation where the log has it, else one per
+	 * process (cpus_per_task each), else one per node */
+	if (cpus <= 0)
+		cpus = procs > 0 ? procs * (cpt > 1 ? cpt : 1) : ju_int_or(f, "node_count", 0);
+	u->req_core_h = start > 0 && end > start && cpus > 0
+	                    ? (double)cpus * (double)(end - start) / 3600.0
+	                    : 0;
+	/* the log line's request is Slurm's own; the digest's copy only for
+	 * a line written before the log had it */
+	if (ju_num(f, "mem_req_mb", &v) && v >= 0)
+		u->mem_req_mb = v;
+}
+
+void lwm2_usage_app(const struct lwm2_logline *l, char *out, size_t len)
+{
+	const char *a, *x;
+	json_object *e, *steps;
+	int64_t best = -1;
+
+	out[0] = '\0';
+	if (l->digest) {
+		a = lwm2_json_member(l->digest, l->end, LWM2_KEY_APPLICATION);
+		x = a && *a == '{' ? lwm2_json_member(a, l->end, LWM2_KEY_EXE) : NULL;
+		e = x ? lwm2_json_parse_at(x, l->end) : NULL;
+		if (e && json_object_is_type(e, json_type_string))
+			snprintf(out, len, "%s", json_object_get_string(e));
+		json_object_put(e);
+		if (out[0])
+			return;
+	}
+	/* the program of the largest step where the digest names it
+	 * (version 1 does not), else the job's name */
+	steps = l->digest ? lwm2_json_parse_at(lwm2_json_member(l->digest, l->end, LWM2_KEY_STEPS),
+	                                       l->end)
+	                  : NULL;
+	for (size_t i = 0; steps && json_object_is_type(steps, json_type_array) &&
+	                   i < json_object_array_length(steps);
+	     i++) {
+		json_object *s = json_object_array_get_idx(steps, i);
+		const char *exe = ju_str(s, LWM2_KEY_EXE);
+
+		if (exe && ju_int_or(s, LWM2_KEY_PROCESSES, 0) > best) {
+			best = ju_int_or(s, LWM2_KEY_PROCESSES, 0);
+			snprintf(out, len, "%s", exe);
+		}
+	}
+	json_object_put(steps);
+	if (best < 0)
+		snprintf(out, len, "%s",
+		         ju_str(l->fields, "name") ? ju_str(l->fields, "name") : "");
+}
+
+void lwm2_usage_add(struct lwm2_usage_sum *s, const struct lwm2_usage *u, double frac)
+{
+	s->jobs++;
+	s->req_core_h += u->req_core_h * frac;
+	if (!isnan(u->used_core_h)) {
+		s->measured++;
+		s->meas_req_h += u->req_core_h * frac;
+		s->used_core_h += u->used_core_h * frac;
+	}
+	if (!isnan(u->mem_req_mb) && !isnan(u->mem_peak_mb)) {
+		s->mem_jobs++;
+		s->mem_req_mb += u->mem_req_mb * frac;
+		s->mem_peak_mb += u->mem_peak_mb * frac;
+	}
+}
+
+double lwm2_usage_waste(const struct lwm2_usage_sum *s)
+{
+	return s->measured ? s->meas_req_h - s->used_core_h : NAN;
+}
+
+double lwm2_usage_efficiency(const struct lwm2_usage_sum *s)
+{
+	return s->measured && s->meas_req_h > 0 ? 100.0 * s->used_core_h / s->meas_req_h : NAN;
+}
+
+static json_object *jnum(double v)
+{
+	return isnan(v) ? NULL : ju_double(v);
+}
+
+json_object *lwm2_usage_json(const struct lwm2_usage_sum *s)
+{
+	json_object *o = json_object_new_object();
+
+	ju_add(o, "requested_core_hours", ju_double(s->req_core_h));
+	ju_add(o, "measured_jobs", ju_u64(s->measured));
+	ju_add(o, "used_core_hours", s->measured ? ju_double(s->used_core_h) : NULL);
+	ju_add(o, "wasted_core_hours", jnum(lwm2_usage_waste(s)));
+	ju_add(o, "efficiency_pct", jnum(lwm2_usage_efficiency(s)));
+	ju_add(o, "mem_jobs", ju_u64(s->mem_jobs));
+	ju_add(o, "mem_req_mb", s->mem_jobs ? ju_double(s->mem_req_mb) : NULL);
+	ju_add(o, "mem_peak_mb", s->mem_jobs ? ju_double(s->mem_peak_mb) : NULL);
+	ju_add(o, "memory", json_object_new_string(s->mem_jobs ? "measured" : "not measured"));
+	return o;
+}
+
+static int table_grow(struct lwm2_usage_table *t)
+{
+	size_t nh = t->hcap ? 2 * t->hcap : 256;
+	size_t *h = calloc(nh, sizeof(*h));
+
+	if (!h)
+		return -1;
+	for (size_t i = 0; i < t->n; i++) {
+		size_t k = lwm2_strhash(t->g[i].name) & (nh - 1);
+
+		while (h[k])
+			k = (k + 1) & (nh - 1);
+		h[k] = i + 1;
+	}
+	free(t->htab);
+	t->htab = h;
+	t->hcap = nh;
+	return 0;
+}
+
+int lwm2_usage_table_add(struct lwm2_usage_table *t, const char *name, const struct lwm2_usage *u)
+{
+	size_t k;
+
+	if (!name || !*name)
+		name = "(none)";
+	/* at most half full: probes stay short */
+	if (2 * (t->n + 1) > t->hcap && table_grow(t) < 0)
+		return -1;
+	for (k = lwm2_strhash(name) & (t->hcap - 1); t->htab[k]; k = (k + 1) & (t->hcap - 1))
+		if (!strcmp(t->g[t->htab[k] - 1].name, name)) {
+			lwm2_usage_add(&t->g[t->htab[k] - 1].s, u, 1.0);
+			return 0;
+		}
+	if (t->n == t->cap) {
+		size_t nc = t->cap ? 2 * t->cap : 64;
+		struct lwm2_usage_group *ng = realloc(t->g, nc * sizeof(*ng));
+
+		if (!ng)
+			return -1;
+		t->g = ng;
+		t->cap = nc;
+	}
+	memset(&t->g[t->n], 0, sizeof(t->g[t->n]));
+	if (!(t->g[t->n].name = strdup(name)))
+		return -1;
+	lwm2_usage_add(&t->g[t->n].s, u, 1.0);
+	t->htab[k] = ++t->n;
+	return 0;
+}
+
+static int cmp_waste(const void *a, const void *b)
+{
+	const struct lwm2_usage_group *x = *(struct lwm2_usage_group *const *)a,
+	                              *y = *(struct lwm2_usage_group *const *)b;
+	double wx = lwm2_usage_waste(&x->s), wy = lwm2_usage_waste(&y->s);
+
+	if (isnan(wx) != isnan(wy))
+		return isnan(wx) ? 1 : -1;
+	if (!isnan(wx) && wx != wy)
+		return wx > wy ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+struct lwm2_usage_group **lwm2_usage_table_ranked(const struct lwm2_usage_table *t)
+{
+	struct lwm2_usage_group **v = malloc((t->n + 1) * sizeof(*v));
+
+	if (!v)
+		return NULL;
+	for (size_t i = 0; i < t->n; i++)
+		v[i] = &t->g[i];
+	if (t->n > 1)
+		qsort(v, t->n, sizeof(*v), cmp_waste);
+	return v;
+}
+
+void lwm2_usage_table_free(struct lwm2_usage_table *t)
+{
+	for (size_t i = 0; i < t->n; i++)
+		free(t->g[i].name);
+	free(t->g);
+	free(t->htab);
+	memset(t, 0, sizeof(*t));
+}
