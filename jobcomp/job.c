@@ -99,6 +99,18 @@ json_object *lwm2_jc_job_to_json(const struct lwm2_jc_job *job, bool with_progre
 	rc |= add_str(o, "exit_code", ec);
 	rc |= add_int(o, "exit_status", job->exit_code);
 	rc |= add_int(o, "restart_count", job->restart_count);
+	/* The requests, under the names the site statistics read; an
+	 * unknown one is left out rather than written as 0. */
+	if (job->time_limit_s)
+		rc |= add_int(o, "time_limit_s", job->time_limit_s);
+	if (job->cpus_per_task)
+		rc |= add_int(o, "cpus_per_task", job->cpus_per_task);
+	if (job->mem_req_mb)
+		rc |= add_int(o, "mem_req_mb", (int64_t)job->mem_req_mb);
+	if (job->mem_req_per_node_mb)
+		rc |= add_int(o, "mem_req_per_node_mb", (int64_t)job->mem_req_per_node_mb);
+	if (job->gpus_known)
+		rc |= add_int(o, "gpus", job->gpus);
 	if (with_progress) {
 		rc |= add_int(o, "state_version", LWM2_JC_STATE_VERSION);
 		rc |= add_int(o, "queued", job->queued);
@@ -157,6 +169,16 @@ static int get_u32(json_object *o, const char *key, uint32_t *out, uint32_t dflt
 	return 0;
 }
 
+static int get_u64(json_object *o, const char *key, uint64_t *out)
+{
+	int64_t v;
+
+	if (get_int(o, key, &v, 0) < 0 || v < 0)
+		return -1;
+	*out = (uint64_t)v;
+	return 0;
+}
+
 static bool get_bool(json_object *o, const char *key)
 {
 	json_object *v;
@@ -201,6 +223,12 @@ struct lwm2_jc_job *lwm2_jc_job_from_json(json_object *o)
 	rc |= get_u32(o, "restart_count", &job->restart_count, 0);
 	rc |= get_u32(o, "attempts", &job->attempts, 0);
 	rc |= get_u32(o, "acct_state", &job->acct_state, 0);
+	rc |= get_u32(o, "time_limit_s", &job->time_limit_s, 0);
+	rc |= get_u32(o, "cpus_per_task", &job->cpus_per_task, 0);
+	rc |= get_u64(o, "mem_req_mb", &job->mem_req_mb);
+	rc |= get_u64(o, "mem_req_per_node_mb", &job->mem_req_per_node_mb);
+	job->gpus_known = json_object_object_get_ex(o, "gpus", NULL);
+	rc |= get_u32(o, "gpus", &job->gpus, 0);
 	rc |= get_int(o, "submit", &job->submit, 0);
 	rc |= get_int(o, "start", &job->start, 0);
 	rc |= get_int(o, "end", &job->end, 0);
@@ -224,4 +252,64 @@ struct lwm2_jc_job *lwm2_jc_job_from_json(json_object *o)
 		return NULL;
 	}
 	return job;
+}
+
+uint32_t lwm2_jc_tres_gpus(const char *tres, bool *found)
+{
+	uint64_t untyped = 0, typed = 0;
+	bool have_untyped = false;
+	const char *p = tres;
+
+	*found = tres != NULL;
+	while (p && *p) {
+		const char *end = strchr(p, ',');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+		const char *eq = memchr(p, '=', len);
+
+		if (eq && len > 8 && strncmp(p, "gres/gpu", 8) == 0) {
+			char *e;
+			unsigned long long v = strtoull(eq + 1, &e, 10);
+			if (e == eq + 1)
+				v = 0;
+			if (p + 8 == eq) {
+				untyped = v;
+				have_untyped = true;
+			} else if (p[8] == ':') {
+				typed += v;
+			}
+		}
+		p = end ? end + 1 : NULL;
+	}
+	/* Slurm lists the untyped total beside the typed counts; summing
+	 * both would count every GPU twice. */
+	untyped = have_untyped ? untyped : typed;
+	return untyped > UINT32_MAX ? UINT32_MAX : (uint32_t)untyped;
+}
+
+void lwm2_jc_job_requests(struct lwm2_jc_job *job, uint32_t time_limit_min, uint64_t pn_min_memory,
+                          const char *tres_alloc, uint32_t cpus_per_task)
+{
+	uint64_t mem = pn_min_memory & ~LWM2_JC_MEM_PER_CPU;
+
+	/* NO_VAL (0xfffffffe) and INFINITE (0xffffffff): no limit to fit. */
+	job->time_limit_s =
+	    time_limit_min && time_limit_min < 0xfffffffeu && time_limit_min <= UINT32_MAX / 60
+	        ? time_limit_min * 60
+	        : 0;
+	job->cpus_per_task = cpus_per_task && cpus_per_task < 0xfffe ? cpus_per_task : 0;
+	job->mem_req_mb = job->mem_req_per_node_mb = 0;
+	/* 0 (--mem=0, the whole node) and NO_VAL64 say nothing to fit. */
+	if (mem && mem < (1ull << 40)) {
+		if (pn_min_memory & LWM2_JC_MEM_PER_CPU) {
+			if (job->total_cpus) {
+				uint32_t nodes = job->node_count ? job->node_count : 1;
+				job->mem_req_mb = mem * job->total_cpus;
+				job->mem_req_per_node_mb = (job->mem_req_mb + nodes - 1) / nodes;
+			}
+		} else {
+			job->mem_req_per_node_mb = mem;
+			job->mem_req_mb = mem * (job->node_count ? job->node_count : 1);
+		}
+	}
+	job->gpus = lwm2_jc_tres_gpus(tres_alloc, &job->gpus_known);
 }

@@ -507,6 +507,10 @@ static struct lwm2_jc_job *copy_job(job_record_t *job_ptr)
 	job->state = dup_or_null(job_state_string(
 	    job->acct_state == JOB_REQUEUE ? JOB_REQUEUE : job_ptr->job_state & JOB_STATE_BASE));
 	job->admin_comment = dup_or_null(job_ptr->admin_comment);
+	/* What it asked for: the digest's "fit" block sets the use against it. */
+	lwm2_jc_job_requests(
+	    job, job_ptr->time_limit, job_ptr->details ? job_ptr->details->pn_min_memory : 0,
+	    job_ptr->tres_fmt_alloc_str, job_ptr->details ? job_ptr->details->cpus_per_task : 0);
 	/* a run that never started has the time it was cancelled as start */
 	if (!job_ptr->node_cnt || !job_ptr->nodes)
 		job->start = 0;

@@ -53,6 +53,14 @@ struct lwm2_jc_job {
 	char *name;
 	char *state;         /* "COMPLETED", "CANCELLED", ... */
 	char *admin_comment; /* as sent with the job-complete record */
+	/* What the job asked for, against which the digest's "fit" block
+	 * sets what it used (lwm2_jc_job_requests). */
+	uint32_t time_limit_s;        /* 0: unknown or unlimited */
+	uint32_t cpus_per_task;       /* 0: unknown */
+	uint64_t mem_req_mb;          /* the job's total; 0: unknown (or --mem=0) */
+	uint64_t mem_req_per_node_mb; /* 0: unknown */
+	uint32_t gpus;                /* GPUs allocated (TRES gres/gpu) */
+	bool gpus_known;              /* gpus read from the job's TRES */
 	/* Progress, kept in the state file so a restart resumes where it
 	 * stopped. */
 	bool logged;        /* line appended to JobCompLoc */
@@ -88,6 +96,27 @@ struct lwm2_jc_job *lwm2_jc_job_from_json(json_object *obj);
  * to this version's layout in place); -1 with the reason, naming the
  * version, in err. */
 int lwm2_jc_state_version(json_object *obj, char *err, size_t errlen);
+
+/* Slurm's MEM_PER_CPU flag of pn_min_memory (the same bit in 22.05 and
+ * 24.11), for the glue to pass on. */
+#define LWM2_JC_MEM_PER_CPU 0x8000000000000000ull
+
+/*
+ * The job's requests from Slurm's own numbers, for both glue paths:
+ * time_limit_min as Slurm keeps it (minutes, NO_VAL or INFINITE: none),
+ * pn_min_memory with its MEM_PER_CPU bit (0 or NO_VAL64: unknown), the
+ * allocated TRES in their named form ("cpu=4,mem=2G,node=1,gres/gpu=2":
+ * NULL, unknown), cpus_per_task (NO_VAL16: unknown).  Needs total_cpus
+ * and node_count set first.  A per-CPU request is per node the CPUs of
+ * an average node (Slurm spreads them; uneven allocations differ).
+ */
+void lwm2_jc_job_requests(struct lwm2_jc_job *job, uint32_t time_limit_min, uint64_t pn_min_memory,
+                          const char *tres_alloc, uint32_t cpus_per_task);
+
+/* The GPUs in a named TRES list ("gres/gpu=N"; a typed "gres/gpu:t=N"
+ * only when the untyped total is absent); *found whether any was there
+ * or the list was given at all (no gpu member: 0 GPUs). */
+uint32_t lwm2_jc_tres_gpus(const char *tres, bool *found);
 
 /* "0:0" form of an exit code, as sacct prints it. */
 void lwm2_jc_exit_code_str(uint32_t exit_code, char *buf, size_t len);

@@ -206,6 +206,18 @@ static struct lwm2_jc_job *copy_job(const slurm_job_info_t *ji)
 	                             ? "REQUEUED"
 	                             : state_name(ji->job_state & JOB_STATE_BASE));
 	job->admin_comment = dup_or_null(ji->admin_comment);
+	{
+		/* What it asked for (the digest's "fit" block).  The node list
+		 * of a COMPLETING job may be cut short; num_nodes is the
+		 * allocation's, which a per-CPU request is spread over. */
+		uint32_t listed = job->node_count;
+
+		if (ji->num_nodes)
+			job->node_count = ji->num_nodes;
+		lwm2_jc_job_requests(job, ji->time_limit, ji->pn_min_memory, ji->tres_alloc_str,
+		                     ji->cpus_per_task);
+		job->node_count = listed;
+	}
 	return job;
 }
 

@@ -560,10 +560,17 @@ static int make_digest(const struct lwm2_jc_conf *conf, const struct lwm2_jc_ops
 		    .partition = job->partition,
 		    .nodes = job->nodes,
 		    .node_count = job->node_count,
-		    .cpus_per_task = 0,
+		    .cpus_per_task = job->cpus_per_task,
 		    .start = job->start,
 		    .end = job->end,
 		    .state = job->state,
+		    .have_requests = true,
+		    .cpus = job->total_cpus,
+		    .time_limit_s = job->time_limit_s,
+		    .mem_req_mb = job->mem_req_mb,
+		    .mem_req_per_node_mb = job->mem_req_per_node_mb,
+		    .gpus = job->gpus,
+		    .gpus_known = job->gpus_known,
 		};
 
 		if (!(digest = lwm2_job_digest_build(&meta, c.nodes, c.n))) {

@@ -1189,6 +1189,63 @@ static void section_nodes(FILE *f, const struct ptable *t, const struct rp_job_o
 
 /* ------------------------------------------------------------ page */
 
+/* The digest's "fit" block: one row each of CPU, memory, time, GPUs, the
+ * verdict and the request for next time; nothing without the block. */
+static void section_fit(FILE *f, json_object *digest)
+{
+	static const char *const what[][2] = {{LWM2_KEY_FIT_CPU, "CPU"},
+	                                      {LWM2_KEY_FIT_MEMORY, "Memory"},
+	                                      {LWM2_KEY_FIT_TIME, "Time"},
+	                                      {LWM2_KEY_FIT_GPU, "GPU"}};
+	json_object *fit = ju_get(digest, LWM2_KEY_FIT, json_type_object);
+
+	if (!fit)
+		return;
+	fputs(
+	    "<h2 id=\"fit\">Fit: asked for against used</h2>\n<table class=\"fit\">"
+	    "<tr><th></th><th>Asked for</th><th>Used</th><th>Verdict</th><th>Next time</th></tr>\n",
+	    f);
+	for (size_t i = 0; i < sizeof(what) / sizeof(what[0]); i++) {
+		json_object *p = ju_get(fit, what[i][0], json_type_object);
+		const char *v = p ? ju_str(p, LWM2_KEY_VERDICT) : NULL;
+		char a[64] = "-", u[64] = "-";
+		double x;
+		int64_t n;
+
+		if (!v || !strcmp(v, "not_measured")) {
+			snprintf(u, sizeof(u), "not measured");
+		} else if (i == 0 && ju_num(p, LWM2_KEY_EFFICIENCY, &x)) {
+			snprintf(a, sizeof(a), "%" PRId64 " cores",
+			         ju_int_or(p, LWM2_KEY_ALLOCATED_CORES, 0));
+			snprintf(u, sizeof(u), "%.0f %%", x * 100);
+		} else if (i == 1 && ju_int(p, LWM2_KEY_PEAK_PER_NODE_MB, &n)) {
+			snprintf(a, sizeof(a), "%" PRId64 " MB per node",
+			         ju_int_or(p, LWM2_KEY_REQUESTED_PER_NODE_MB, 0));
+			snprintf(u, sizeof(u), "%" PRId64 " MB peak (processes' sum)", n);
+		} else if (i == 2 && ju_int(p, LWM2_KEY_LIMIT_S, &n)) {
+			snprintf(a, sizeof(a), "%" PRId64 " s", n);
+			snprintf(u, sizeof(u), "%" PRId64 " s",
+			         ju_int_or(p, LWM2_KEY_ELAPSED_S, 0));
+		} else if (i == 3 && ju_int(p, LWM2_KEY_ALLOCATED, &n)) {
+			snprintf(a, sizeof(a), "%" PRId64 " GPUs", n);
+			snprintf(u, sizeof(u), "%" PRId64 " with CUDA activity",
+			         ju_int_or(p, LWM2_KEY_USED, 0));
+		}
+		fputs("<tr><th>", f);
+		rp_esc(f, what[i][1]);
+		fputs("</th><td>", f);
+		rp_esc(f, a);
+		fputs("</td><td>", f);
+		rp_esc(f, u);
+		fputs("</td><td>", f);
+		rp_esc(f, v && strcmp(v, "not_measured") ? v : "not measured");
+		fputs("</td><td>", f);
+		rp_esc(f, p && ju_str(p, LWM2_KEY_ADVICE) ? ju_str(p, LWM2_KEY_ADVICE) : "");
+		fputs("</td></tr>\n", f);
+	}
+	fputs("</table>\n", f);
+}
+
 int rp_job_page(FILE *f, json_object *digest, const struct rp_job_opts *o)
 {
 	json_object *job = ju_get(digest, LWM2_KEY_JOB, json_type_object);
@@ -1222,6 +1279,7 @@ int rp_job_page(FILE *f, json_object *digest, const struct rp_job_opts *o)
 		     "series, so the per-rank view and the space-time grid cannot be shown; "
 		     "lwm2 report --file LOG -j JOB shows them from jobcomp/lwm2's log.");
 	section_meta(f, digest, &s, o);
+	section_fit(f, digest);
 	notes_missing(f, digest, &s);
 	section_digest(f, &s);
 	section_steps(f, digest);

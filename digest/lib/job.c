@@ -712,6 +712,14 @@ json_object *lwm2_job_digest_build(const struct lwm2_job_meta *meta, json_object
 		opt_str(job, LWM2_KEY_STATE, meta->state);
 	}
 	ju_add(d, LWM2_KEY_JOB, job);
+	if (meta && meta->have_requests) {
+		json_object *fit = lwm2_fit_json(meta, nodes, n);
+		if (!fit) {
+			json_object_put(d);
+			goto nomem;
+		}
+		ju_add(d, LWM2_KEY_FIT, fit);
+	}
 	{
 		json_object *app = lwm2_app_json(b.app);
 		if (app)
@@ -852,9 +860,15 @@ static json_object *compact_obj(json_object *d, const struct cut *cut)
 	                                       LWM2_KEY_INCOMPLETE_LIST, LWM2_KEY_SCOPE,
 	                                       LWM2_KEY_RANKS};
 	static const char *const totals[] = {LWM2_KEY_EXECUTABLES, LWM2_KEY_TOTALS};
-	json_object *c = shallow_without(d, top_drop, 5), *steps, *inc, *nsteps, *scope;
+	json_object *c = shallow_without(d, top_drop, 5), *steps, *inc, *nsteps, *scope, *fit;
 	size_t ns, keep;
 
+	/* The fit block without its per-node list, which grows with the
+	 * nodes (the log keeps it): the AdminComment stays bounded. */
+	if ((fit = ju_get(d, LWM2_KEY_FIT, json_type_object))) {
+		static const char *const per_node[] = {LWM2_KEY_NODES};
+		ju_add(c, LWM2_KEY_FIT, shallow_without(fit, per_node, 1));
+	}
 	scope = ju_get(d, LWM2_KEY_SCOPE, json_type_object);
 	if (scope)
 		ju_add(c, LWM2_KEY_SCOPE,

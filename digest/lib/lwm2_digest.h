@@ -178,7 +178,28 @@ struct lwm2_job_meta {
 	int64_t start;          /* epoch seconds */
 	int64_t end;
 	const char *state; /* "COMPLETED", "FAILED", ... */
+	/* What the job asked for, for the "fit" block (fit.c): only
+	 * jobcomp knows it (have_requests); other builders leave it out. */
+	bool have_requests;
+	uint32_t cpus;                /* allocated cores; 0 if unknown */
+	uint32_t time_limit_s;        /* 0: unknown or unlimited */
+	uint64_t mem_req_mb;          /* the job's total; 0 if unknown */
+	uint64_t mem_req_per_node_mb; /* 0 if unknown */
+	uint32_t gpus;                /* GPUs allocated */
+	bool gpus_known;
 };
+
+/*
+ * The "fit" block: what the job asked for against what it used (CPU,
+ * memory, time, GPUs), each with a verdict and, where the fit is poor,
+ * the request for next time (doc/lwm2.1, "Fit").  NULL when meta has no
+ * requests, or with errno on allocation failure.
+ */
+json_object *lwm2_fit_json(const struct lwm2_job_meta *meta, json_object *const *nodes, size_t n);
+/* The advice's forms: "--mem=5G" (whole GiB from 1 GiB, else 128 MiB
+ * steps, rounded up) and Slurm's [D-]HH:MM:SS. */
+void lwm2_fit_mem_option(uint64_t mb, char *buf, size_t len);
+void lwm2_fit_time_str(uint64_t s, char *buf, size_t len);
 
 /*
  * Build the job digest from node records (every step of the job): job

@@ -37,6 +37,26 @@
 #define LWM2_KEY_INTERFERENCE    "interference"
 #define LWM2_KEY_HISTORY         "history"
 
+/* "fit": what the job asked for against what it used (fit.c). */
+#define LWM2_KEY_FIT                   "fit"
+#define LWM2_KEY_FIT_CPU               "cpu"
+#define LWM2_KEY_FIT_MEMORY            "memory"
+#define LWM2_KEY_FIT_TIME              "time"
+#define LWM2_KEY_FIT_GPU               "gpu"
+#define LWM2_KEY_VERDICT               "verdict"
+#define LWM2_KEY_ADVICE                "advice"
+#define LWM2_KEY_ALLOCATED_CORES       "allocated_cores"
+#define LWM2_KEY_ELAPSED_S             "elapsed_s"
+#define LWM2_KEY_EFFICIENCY            "efficiency"
+#define LWM2_KEY_REQUESTED_MB          "requested_mb"
+#define LWM2_KEY_REQUESTED_PER_NODE_MB "requested_per_node_mb"
+#define LWM2_KEY_PEAK_MB               "peak_mb"
+#define LWM2_KEY_PEAK_PER_NODE_MB      "peak_per_node_mb"
+#define LWM2_KEY_SOURCE                "source"
+#define LWM2_KEY_LIMIT_S               "limit_s"
+#define LWM2_KEY_ALLOCATED             "allocated"
+#define LWM2_KEY_USED                  "used"
+
 /* "job": the accounting metadata. */
 #define LWM2_KEY_CLUSTER       "cluster"
 #define LWM2_KEY_JOB_ID        "job_id"
@@ -176,6 +196,38 @@
 	X("/" LWM2_KEY_VIEW, LWM2_KEY_QUERIES)                                                     \
 	X("/" LWM2_KEY_VIEW, LWM2_KEY_RANKS)                                                       \
 	X("/" LWM2_KEY_VIEW, LWM2_KEY_SECONDS)                                                     \
+	X("", LWM2_KEY_FIT)                                                                        \
+	X("/" LWM2_KEY_FIT, LWM2_KEY_FIT_CPU)                                                      \
+	X("/" LWM2_KEY_FIT, LWM2_KEY_FIT_MEMORY)                                                   \
+	X("/" LWM2_KEY_FIT, LWM2_KEY_FIT_TIME)                                                     \
+	X("/" LWM2_KEY_FIT, LWM2_KEY_FIT_GPU)                                                      \
+	X("/" LWM2_KEY_FIT, LWM2_KEY_NODES)                                                        \
+	X("/" LWM2_KEY_FIT "/" LWM2_KEY_FIT_CPU, LWM2_KEY_VERDICT)                                 \
+	X("/" LWM2_KEY_FIT "/" LWM2_KEY_FIT_CPU, LWM2_KEY_ADVICE)                                  \
+	X("/" LWM2_KEY_FIT "/" LWM2_KEY_FIT_CPU, LWM2_KEY_ALLOCATED_CORES)                         \
+	X("/" LWM2_KEY_FIT "/" LWM2_KEY_FIT_CPU, LWM2_KEY_CPU_S)                                   \
+	X("/" LWM2_KEY_FIT "/" LWM2_KEY_FIT_CPU, LWM2_KEY_ELAPSED_S)                               \
+	X("/" LWM2_KEY_FIT "/" LWM2_KEY_FIT_CPU, LWM2_KEY_EFFICIENCY)                              \
+	X("/" LWM2_KEY_FIT "/" LWM2_KEY_FIT_MEMORY, LWM2_KEY_VERDICT)                              \
+	X("/" LWM2_KEY_FIT "/" LWM2_KEY_FIT_MEMORY, LWM2_KEY_ADVICE)                               \
+	X("/" LWM2_KEY_FIT "/" LWM2_KEY_FIT_MEMORY, LWM2_KEY_REQUESTED_MB)                         \
+	X("/" LWM2_KEY_FIT "/" LWM2_KEY_FIT_MEMORY, LWM2_KEY_REQUESTED_PER_NODE_MB)                \
+	X("/" LWM2_KEY_FIT "/" LWM2_KEY_FIT_MEMORY, LWM2_KEY_PEAK_MB)                              \
+	X("/" LWM2_KEY_FIT "/" LWM2_KEY_FIT_MEMORY, LWM2_KEY_PEAK_PER_NODE_MB)                     \
+	X("/" LWM2_KEY_FIT "/" LWM2_KEY_FIT_MEMORY, LWM2_KEY_SOURCE)                               \
+	X("/" LWM2_KEY_FIT "/" LWM2_KEY_FIT_TIME, LWM2_KEY_VERDICT)                                \
+	X("/" LWM2_KEY_FIT "/" LWM2_KEY_FIT_TIME, LWM2_KEY_ADVICE)                                 \
+	X("/" LWM2_KEY_FIT "/" LWM2_KEY_FIT_TIME, LWM2_KEY_LIMIT_S)                                \
+	X("/" LWM2_KEY_FIT "/" LWM2_KEY_FIT_TIME, LWM2_KEY_ELAPSED_S)                              \
+	X("/" LWM2_KEY_FIT "/" LWM2_KEY_FIT_GPU, LWM2_KEY_VERDICT)                                 \
+	X("/" LWM2_KEY_FIT "/" LWM2_KEY_FIT_GPU, LWM2_KEY_ADVICE)                                  \
+	X("/" LWM2_KEY_FIT "/" LWM2_KEY_FIT_GPU, LWM2_KEY_ALLOCATED)                               \
+	X("/" LWM2_KEY_FIT "/" LWM2_KEY_FIT_GPU, LWM2_KEY_USED)                                    \
+	X("/" LWM2_KEY_FIT "/" LWM2_KEY_NODES "[]", LWM2_KEY_NODE)                                 \
+	X("/" LWM2_KEY_FIT "/" LWM2_KEY_NODES "[]", LWM2_KEY_CPU_S)                                \
+	X("/" LWM2_KEY_FIT "/" LWM2_KEY_NODES "[]", LWM2_KEY_EFFICIENCY)                           \
+	X("/" LWM2_KEY_FIT "/" LWM2_KEY_NODES "[]", LWM2_KEY_PEAK_MB)                              \
+	X("/" LWM2_KEY_FIT "/" LWM2_KEY_NODES "[]", LWM2_KEY_USED)                                 \
 	X("/" LWM2_KEY_JOB, LWM2_KEY_CLUSTER)                                                      \
 	X("/" LWM2_KEY_JOB, LWM2_KEY_JOB_ID)                                                       \
 	X("/" LWM2_KEY_JOB, LWM2_KEY_USER)                                                         \

@@ -163,6 +163,88 @@ static void view_render(json_object *d, FILE *out)
 	fprintf(out, s < 1 ? "%.2g s\n" : "%.2f s\n", s);
 }
 
+static void fit_advice(json_object *p, FILE *out)
+{
+	const char *a = ju_str(p, LWM2_KEY_ADVICE);
+
+	if (a)
+		fprintf(out, " -> next time: %s", a);
+	fputc('\n', out);
+}
+
+static bool fit_measured(json_object *p, const char *label, FILE *out)
+{
+	const char *v = p ? ju_str(p, LWM2_KEY_VERDICT) : NULL;
+
+	if (v && strcmp(v, "not_measured") != 0)
+		return true;
+	fprintf(out, "  %s: not measured\n", label);
+	return false;
+}
+
+/* The "fit" block: what the job asked for against what it used, one line
+ * each, with the request for next time where the fit is poor.  A figure
+ * that was not measured says so; it is never shown as 0. */
+static void fit_render(json_object *d, FILE *out)
+{
+	json_object *f = ju_get(d, LWM2_KEY_FIT, json_type_object), *p;
+	double eff = 0, cpu = 0;
+	int64_t a, b;
+	char t1[32], t2[32];
+
+	if (!f)
+		return;
+	fputs("Fit (asked for against used)\n", out);
+	p = ju_get(f, LWM2_KEY_FIT_CPU, json_type_object);
+	if (fit_measured(p, "CPU", out)) {
+		int64_t el = ju_int_or(p, LWM2_KEY_ELAPSED_S, 0);
+		double busy;
+
+		ju_num(p, LWM2_KEY_EFFICIENCY, &eff);
+		ju_num(p, LWM2_KEY_CPU_S, &cpu);
+		busy = el > 0 ? cpu / (double)el : 0;
+		fprintf(out,
+		        busy < 10 ? "  CPU: %.1f of %" PRId64 " cores busy (%.0f %%)"
+		                  : "  CPU: %.0f of %" PRId64 " cores busy (%.0f %%)",
+		        busy, ju_int_or(p, LWM2_KEY_ALLOCATED_CORES, 0), eff * 100);
+		fit_advice(p, out);
+	}
+	p = ju_get(f, LWM2_KEY_FIT_MEMORY, json_type_object);
+	if (fit_measured(p, "Memory", out)) {
+		fprintf(out,
+		        "  Memory: peak %" PRId64 " MB of %" PRId64
+		        " MB asked per node (sum of the processes' peaks)",
+		        ju_int_or(p, LWM2_KEY_PEAK_PER_NODE_MB, 0),
+		        ju_int_or(p, LWM2_KEY_REQUESTED_PER_NODE_MB, 0));
+		fit_advice(p, out);
+	} else if (p && ju_int(p, LWM2_KEY_PEAK_PER_NODE_MB, &a)) {
+		fprintf(out,
+		        "  (peak %" PRId64 " MB per node, sum of the processes' peaks; "
+		        "no memory request known)\n",
+		        a);
+	}
+	p = ju_get(f, LWM2_KEY_FIT_TIME, json_type_object);
+	if (fit_measured(p, "Time", out)) {
+		const char *v = ju_str(p, LWM2_KEY_VERDICT);
+		lwm2_fit_time_str((uint64_t)ju_int_or(p, LWM2_KEY_ELAPSED_S, 0), t1, sizeof(t1));
+		lwm2_fit_time_str((uint64_t)ju_int_or(p, LWM2_KEY_LIMIT_S, 0), t2, sizeof(t2));
+		fprintf(out, "  Time: ran %s of a %s limit", t1, t2);
+		if (v && !strcmp(v, "low") && !ju_str(p, LWM2_KEY_ADVICE))
+			fputs(" (a short job: no advice)", out);
+		fit_advice(p, out);
+	}
+	p = ju_get(f, LWM2_KEY_FIT_GPU, json_type_object);
+	if (!fit_measured(p, "GPU", out))
+		return;
+	if (!ju_int(p, LWM2_KEY_ALLOCATED, &a) || a <= 0) {
+		fputs("  GPU: none allocated\n", out);
+	} else {
+		b = ju_int_or(p, LWM2_KEY_USED, 0);
+		fprintf(out, "  GPU: %" PRId64 " of %" PRId64 " allocated saw CUDA activity", b, a);
+		fit_advice(p, out);
+	}
+}
+
 static void put_time(FILE *out, const char *label, int64_t t)
 {
 	char b[64];
@@ -223,6 +305,7 @@ int lwm2_digest_render(json_object *d, FILE *out, const struct lwm2_render_opts 
 			        json_object_get_string(json_object_array_get_idx(flags, i)));
 		fputc('\n', out);
 	}
+	fit_render(d, out);
 	lwm2_app_render(d, out);
 	containers_render(d, out);
 	view_render(d, out);

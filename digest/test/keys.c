@@ -111,6 +111,7 @@ static json_object *mk_node(uint32_t step)
 		mk_slices(recs[i])[0].counters[LWM2_C_posix_write_bytes] = 500;
 		mk_slices(recs[i])[1].counters[LWM2_C_posix_write_bytes] = 500;
 		recs[i]->utime_us = i < 4 ? 9000000 : 1000;
+		recs[i]->maxrss_kb = 20480; /* the "fit" block's memory peak */
 		snprintf(exe, sizeof(exe), "/opt/tool%d", i);
 		set_id(recs[i], i < 4 ? "/opt/app/bin/solver" : exe, i == 3 ? 2 : 1);
 		snprintf(ctr, sizeof(ctr), "podman:localhost/tool%d:latest", i);
@@ -227,7 +228,16 @@ int main(void)
 	                             .cpus_per_task = 1,
 	                             .start = 1700000000,
 	                             .end = 1700000100,
-	                             .state = "COMPLETED"};
+	                             .state = "COMPLETED",
+	                             /* requests that every "fit" member
+	                              * shows, advice included */
+	                             .have_requests = true,
+	                             .cpus = 64,
+	                             .time_limit_s = 60,
+	                             .mem_req_mb = 100000,
+	                             .mem_req_per_node_mb = 100000,
+	                             .gpus = 4,
+	                             .gpus_known = true};
 	struct lwm2_hist_entry cur = {.ranks = 4};
 	struct lwm2_hist_result res = {.compared = 5, .same_app = 6, .rank_lo = 4, .rank_hi = 4};
 	json_object *nodes[2], *d, *c, *old, *f;

@@ -179,6 +179,46 @@ int main(void)
 	   "log line form: no progress, no AdminComment copy, no array fields for a plain job");
 	json_object_put(o);
 
+	/* --- the job's requests, from Slurm's numbers */
+	{
+		struct lwm2_jc_job r = {.total_cpus = 8, .node_count = 2};
+		bool found;
+
+		lwm2_jc_job_requests(&r, 90, 2048, "cpu=8,mem=4G,node=2,billing=8,gres/gpu=2",
+		                     0xfffe);
+		ok(r.time_limit_s == 5400 && r.mem_req_per_node_mb == 2048 &&
+		       r.mem_req_mb == 4096 && r.gpus == 2 && r.gpus_known && r.cpus_per_task == 0,
+		   "--time=90 --mem=2G on 2 nodes, 2 GPUs: 5400 s, 2048 MB a node, 4096 MB");
+		lwm2_jc_job_requests(&r, 0xffffffffu, 512 | LWM2_JC_MEM_PER_CPU, "cpu=8,node=2", 4);
+		ok(r.time_limit_s == 0 && r.mem_req_mb == 4096 && r.mem_req_per_node_mb == 2048 &&
+		       r.gpus == 0 && r.gpus_known && r.cpus_per_task == 4,
+		   "--mem-per-cpu=512 on 8 CPUs: 4096 MB, 2048 a node; no limit; no GPU");
+		lwm2_jc_job_requests(&r, 0xfffffffeu, 0, NULL, 0);
+		ok(!r.time_limit_s && !r.mem_req_mb && !r.mem_req_per_node_mb && !r.gpus_known,
+		   "nothing known: all unknown");
+		is_int(lwm2_jc_tres_gpus("cpu=1,gres/gpu:a100=2,gres/gpu:v100=1", &found), 3,
+		       "typed GPUs only: their sum");
+		is_int(lwm2_jc_tres_gpus("gres/gpu=4,gres/gpu:a100=4,gres/gpumem=80G", &found), 4,
+		       "untyped total beside typed: counted once, gpumem not a GPU");
+	}
+	j->time_limit_s = 3600;
+	j->mem_req_mb = 4096;
+	j->mem_req_per_node_mb = 2048;
+	j->gpus = 1;
+	j->gpus_known = true;
+	o = lwm2_jc_job_to_json(j, false);
+	k = lwm2_jc_job_from_json(o);
+	ok(json_object_object_get_ex(o, "time_limit_s", NULL) &&
+	       json_object_object_get_ex(o, "mem_req_mb", NULL) &&
+	       json_object_object_get_ex(o, "mem_req_per_node_mb", NULL) &&
+	       json_object_object_get_ex(o, "gpus", NULL),
+	   "the log line names the requests");
+	ok(k && k->time_limit_s == 3600 && k->mem_req_mb == 4096 &&
+	       k->mem_req_per_node_mb == 2048 && k->gpus == 1 && k->gpus_known,
+	   "the requests read back");
+	json_object_put(o);
+	lwm2_jc_job_free(k);
+
 	/* --- state files */
 	snprintf(path, sizeof(path), "%s/state", tmpdir);
 	ok(lwm2_jc_state_save(path, j) == 0, "state saved (dir created)");

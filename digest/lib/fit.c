@@ -1,0 +1,323 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The digest's "fit" block: what the job asked for (cores, memory, time
+ * limit, GPUs; slurmctld's numbers, via jobcomp) against what its
+ * processes used, with a verdict and, where the fit is poor, the request
+ * for next time.  The rules and thresholds are doc/lwm2.1's "Fit"
+ * section; change both together.
+ */
+#include "digest_internal.h"
+#include "lwm2_keys.h"
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* CPU: "low" under half the allocated cores busy on average (seff and
+ * jobstats report the efficiency; jobstats' alerts start at comparable
+ * levels); "over" above 110 % (more threads than cores, possible where
+ * Slurm does not confine the job). */
+#define FIT_CPU_LOW  0.5
+#define FIT_CPU_OVER 1.1
+/* Memory: "low" when the busiest node peaked under half its request and
+ * at least 1 GiB of the request went unused (smaller waste is not worth a
+ * change of script); the advice adds 25 % to the peak, since running
+ * short of memory kills the job. */
+#define FIT_MEM_LOW       0.5
+#define FIT_MEM_MIN_WASTE 1024
+#define FIT_MEM_HEADROOM  1.25
+/* Time: "low" under half the limit; the advice adds 50 % (run times
+ * vary, and the limit kills) rounded up to 15 minutes.  Jobs shorter
+ * than 5 minutes get no advice: backfill gains little from them. */
+#define FIT_TIME_LOW      0.5
+#define FIT_TIME_HEADROOM 1.5
+#define FIT_TIME_ROUND    900
+#define FIT_TIME_SHORT    300
+
+struct fit_node {
+	const char *name;
+	uint64_t cpu_us;
+	uint64_t rss_kb;    /* sum of the processes' peaks */
+	uint64_t cuda_proc; /* processes that made CUDA calls */
+};
+
+static struct fit_node *node_of(struct fit_node *v, size_t *nv, const char *name)
+{
+	for (size_t i = 0; i < *nv; i++)
+		if (strcmp(v[i].name, name) == 0)
+			return &v[i];
+	v[*nv].name = name;
+	return &v[(*nv)++];
+}
+
+/* Per node (a node's records of every step together): CPU time, the sum
+ * of the process peaks, processes with CUDA activity.  An image that exec
+ * replaced is left out: its process goes on in the next record, which
+ * holds its CPU time and peak. */
+static size_t gather(json_object *const *nodes, size_t n, struct fit_node *v)
+{
+	size_t nv = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const char *name = nodes[i] ? ju_str(nodes[i], LWM2_KEY_NODE) : NULL;
+		json_object *procs = name ? ju_get(nodes[i], "procs", json_type_array) : NULL;
+		struct fit_node *f;
+
+		if (!procs)
+			continue;
+		f = node_of(v, &nv, name);
+		for (size_t k = 0; k < json_object_array_length(procs); k++) {
+			json_object *p = json_object_array_get_idx(procs, k);
+			json_object *c = ju_get(p, LWM2_KEY_C, json_type_array);
+			int64_t ut = ju_int_or(p, "utime_us", 0), st = ju_int_or(p, "stime_us", 0);
+			int64_t rss = ju_int_or(p, "maxrss_kb", 0);
+
+			if (ju_int_or(p, LWM2_KEY_FLAGS, 0) & LWM2_F_EXEC)
+				continue;
+			f->cpu_us += (uint64_t)(ut > 0 ? ut : 0) + (uint64_t)(st > 0 ? st : 0);
+			/* a summary of short processes holds their largest
+			 * peak: they need not have lived at once */
+			f->rss_kb += (uint64_t)(rss > 0 ? rss : 0);
+			if (c && json_object_array_length(c) > LWM2_C_cuda_calls &&
+			    json_object_get_int64(json_object_array_get_idx(c, LWM2_C_cuda_calls)) >
+			        0)
+				f->cuda_proc++;
+		}
+	}
+	return nv;
+}
+
+static json_object *part(const char *verdict)
+{
+	json_object *o = json_object_new_object();
+
+	ju_add(o, LWM2_KEY_VERDICT, json_object_new_string(verdict));
+	return o;
+}
+
+static void advise(json_object *o, const char *advice)
+{
+	ju_add(o, LWM2_KEY_ADVICE, json_object_new_string(advice));
+}
+
+static uint64_t kb_to_mb(uint64_t kb)
+{
+	return (kb + 1023) / 1024;
+}
+
+/* A memory size for --mem: whole GiB from 1 GiB up, else 128 MiB steps. */
+void lwm2_fit_mem_option(uint64_t mb, char *buf, size_t len)
+{
+	if (mb >= 1024)
+		snprintf(buf, len, "--mem=%" PRIu64 "G", (mb + 1023) / 1024);
+	else
+		snprintf(buf, len, "--mem=%" PRIu64 "M", mb ? (mb + 127) / 128 * 128 : 128);
+}
+
+/* Slurm's time format: [D-]HH:MM:SS. */
+void lwm2_fit_time_str(uint64_t s, char *buf, size_t len)
+{
+	if (s >= 86400)
+		snprintf(buf, len, "%" PRIu64 "-%02" PRIu64 ":%02" PRIu64 ":%02" PRIu64, s / 86400,
+		         s % 86400 / 3600, s % 3600 / 60, s % 60);
+	else
+		snprintf(buf, len, "%02" PRIu64 ":%02" PRIu64 ":%02" PRIu64, s / 3600,
+		         s % 3600 / 60, s % 60);
+}
+
+static json_object *fit_cpu(const struct lwm2_job_meta *m, uint64_t cpu_us, int64_t elapsed)
+{
+	json_object *o;
+	double busy, eff;
+	char adv[64];
+
+	if (!m->cpus || elapsed <= 0)
+		return part("not_measured");
+	busy = (double)cpu_us / 1e6 / (double)elapsed;
+	eff = busy / m->cpus;
+	o = part(eff < FIT_CPU_LOW ? "low" : eff > FIT_CPU_OVER ? "over" : "ok");
+	ju_add(o, LWM2_KEY_ALLOCATED_CORES, ju_u64(m->cpus));
+	ju_add(o, LWM2_KEY_CPU_S, ju_double(round((double)cpu_us / 1e3) / 1e3));
+	ju_add(o, LWM2_KEY_ELAPSED_S, ju_u64((uint64_t)elapsed));
+	ju_add(o, LWM2_KEY_EFFICIENCY, ju_double(round(eff * 1000) / 1000));
+	if (eff >= FIT_CPU_LOW && eff <= FIT_CPU_OVER)
+		return o;
+	{
+		/* The cores kept busy on average, rounded up to whole cores
+		 * (a tenth of a core spare): CPU time is elastic, a job on
+		 * fewer cores runs a little longer but does not fail. */
+		uint64_t cores = (uint64_t)ceil(busy - 0.1);
+		uint32_t cpt = m->cpus_per_task;
+
+		if (cores < 1)
+			cores = 1;
+		if (cpt > 1 && m->cpus % cpt == 0) {
+			uint64_t tasks = m->cpus / cpt, per = (cores + tasks - 1) / tasks;
+			snprintf(adv, sizeof(adv), "--cpus-per-task=%" PRIu64, per);
+		} else {
+			snprintf(adv, sizeof(adv), "--ntasks=%" PRIu64, cores);
+		}
+		advise(o, adv);
+	}
+	return o;
+}
+
+static json_object *fit_mem(const struct lwm2_job_meta *m, const struct fit_node *v, size_t nv)
+{
+	uint64_t sum = 0, top = 0, req = m->mem_req_per_node_mb;
+	json_object *o;
+	char adv[64];
+
+	for (size_t i = 0; i < nv; i++) {
+		sum += v[i].rss_kb;
+		top = v[i].rss_kb > top ? v[i].rss_kb : top;
+	}
+	sum = kb_to_mb(sum);
+	top = kb_to_mb(top);
+	if (!req || !top) {
+		o = part("not_measured");
+	} else if (top > req) {
+		o = part("over");
+	} else if ((double)top < FIT_MEM_LOW * (double)req && req - top >= FIT_MEM_MIN_WASTE) {
+		o = part("low");
+	} else {
+		o = part("ok");
+	}
+	if (m->mem_req_mb)
+		ju_add(o, LWM2_KEY_REQUESTED_MB, ju_u64(m->mem_req_mb));
+	if (req)
+		ju_add(o, LWM2_KEY_REQUESTED_PER_NODE_MB, ju_u64(req));
+	if (top) {
+		ju_add(o, LWM2_KEY_PEAK_MB, ju_u64(sum));
+		ju_add(o, LWM2_KEY_PEAK_PER_NODE_MB, ju_u64(top));
+		/* the sum of the processes' own peaks: an upper bound of
+		 * what they held at once (a cgroup's figure will replace it
+		 * where Slurm confines jobs) */
+		ju_add(o, LWM2_KEY_SOURCE, json_object_new_string("processes"));
+	}
+	if (req && top && (top > req || strcmp(ju_str(o, LWM2_KEY_VERDICT), "low") == 0)) {
+		lwm2_fit_mem_option((uint64_t)ceil((double)top * FIT_MEM_HEADROOM), adv,
+		                    sizeof(adv));
+		advise(o, adv);
+	}
+	return o;
+}
+
+static json_object *fit_time(const struct lwm2_job_meta *m, int64_t elapsed)
+{
+	uint64_t lim = m->time_limit_s, want = 0;
+	bool timeout = m->state && strcmp(m->state, "TIMEOUT") == 0;
+	json_object *o;
+	char adv[64], t[32];
+
+	if (!lim || elapsed < 0)
+		return part("not_measured");
+	if (timeout || (uint64_t)elapsed >= lim) {
+		o = part("over");
+		/* it needed more than it had, how much more is unknown */
+		want = lim * 2;
+	} else if ((double)elapsed < FIT_TIME_LOW * (double)lim) {
+		o = part("low");
+		if (elapsed >= FIT_TIME_SHORT)
+			want = (uint64_t)ceil((double)elapsed * FIT_TIME_HEADROOM);
+	} else {
+		o = part("ok");
+	}
+	ju_add(o, LWM2_KEY_LIMIT_S, ju_u64(lim));
+	ju_add(o, LWM2_KEY_ELAPSED_S, ju_u64((uint64_t)elapsed));
+	if (want) {
+		want = (want + FIT_TIME_ROUND - 1) / FIT_TIME_ROUND * FIT_TIME_ROUND;
+		lwm2_fit_time_str(want, t, sizeof(t));
+		snprintf(adv, sizeof(adv), "--time=%s", t);
+		advise(o, adv);
+	}
+	return o;
+}
+
+static json_object *fit_gpu(const struct lwm2_job_meta *m, const struct fit_node *v, size_t nv,
+                            json_object *per_node[])
+{
+	uint64_t per, used = 0, top = 0, nodes = m->node_count ? m->node_count : (nv ? nv : 1);
+	json_object *o;
+	char adv[64];
+
+	if (!m->gpus_known)
+		return part("not_measured");
+	/* Records name no device: each process with CUDA activity counts
+	 * as one GPU, at most the node's share of the allocation. */
+	per = (m->gpus + nodes - 1) / nodes;
+	for (size_t i = 0; i < nv; i++) {
+		uint64_t u = v[i].cuda_proc < per ? v[i].cuda_proc : per;
+		used += u;
+		top = u > top ? u : top;
+		if (m->gpus)
+			ju_add(per_node[i], LWM2_KEY_USED, ju_u64(u));
+	}
+	if (used > m->gpus)
+		used = m->gpus;
+	o = part(used < m->gpus ? "low" : "ok");
+	ju_add(o, LWM2_KEY_ALLOCATED, ju_u64(m->gpus));
+	ju_add(o, LWM2_KEY_USED, ju_u64(used));
+	if (used < m->gpus) {
+		if (top)
+			snprintf(adv, sizeof(adv), "--gres=gpu:%" PRIu64, top);
+		else
+			snprintf(adv, sizeof(adv), "--gres=none");
+		advise(o, adv);
+	}
+	return o;
+}
+
+json_object *lwm2_fit_json(const struct lwm2_job_meta *m, json_object *const *nodes, size_t n)
+{
+	int64_t elapsed = m && m->start > 0 && m->end >= m->start ? m->end - m->start : -1;
+	json_object *fit, *arr, **per;
+	struct fit_node *v;
+	uint64_t cpu_us = 0;
+	size_t nv;
+
+	if (!m || !m->have_requests)
+		return NULL;
+	if (!(v = calloc(n ? n : 1, sizeof(*v))) || !(per = calloc(n ? n : 1, sizeof(*per)))) {
+		free(v);
+		errno = ENOMEM;
+		return NULL;
+	}
+	nv = gather(nodes, n, v);
+	fit = json_object_new_object();
+	arr = json_object_new_array();
+	for (size_t i = 0; i < nv; i++) {
+		json_object *e = json_object_new_object();
+		uint32_t nn = m->node_count ? m->node_count : (uint32_t)nv;
+
+		cpu_us += v[i].cpu_us;
+		ju_add(e, LWM2_KEY_NODE, json_object_new_string(v[i].name));
+		ju_add(e, LWM2_KEY_CPU_S, ju_double(round((double)v[i].cpu_us / 1e3) / 1e3));
+		/* against the average node's share of the cores */
+		if (m->cpus && elapsed > 0)
+			ju_add(e, LWM2_KEY_EFFICIENCY,
+			       ju_double(round((double)v[i].cpu_us / 1e6 / (double)elapsed /
+			                       ((double)m->cpus / nn) * 1000) /
+			                 1000));
+		if (v[i].rss_kb)
+			ju_add(e, LWM2_KEY_PEAK_MB, ju_u64(kb_to_mb(v[i].rss_kb)));
+		per[i] = e;
+		json_object_array_add(arr, e);
+	}
+	if (!nv) {
+		/* no process measured: nothing to set against the requests */
+		ju_add(fit, LWM2_KEY_FIT_CPU, part("not_measured"));
+		ju_add(fit, LWM2_KEY_FIT_MEMORY, part("not_measured"));
+	} else {
+		ju_add(fit, LWM2_KEY_FIT_CPU, fit_cpu(m, cpu_us, elapsed));
+		ju_add(fit, LWM2_KEY_FIT_MEMORY, fit_mem(m, v, nv));
+	}
+	ju_add(fit, LWM2_KEY_FIT_TIME, fit_time(m, elapsed));
+	ju_add(fit, LWM2_KEY_FIT_GPU, nv ? fit_gpu(m, v, nv, per) : part("not_measured"));
+	ju_add(fit, LWM2_KEY_NODES, arr);
+	free(per);
+	free(v);
+	return fit;
+}

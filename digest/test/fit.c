@@ -1,0 +1,262 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The digest's "fit" block from made-up records: each verdict, the advice
+ * where the fit is poor and none where it is not, "not measured" for a
+ * request that is unknown, and the text digest's lines.
+ */
+#include "digest_internal.h"
+#include "lwm2_keys.h"
+#include "mkrecord.h"
+#include "tap.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define START 1700000000
+
+/* One node record of nproc processes on host, each with cpu_s seconds of
+ * CPU time and a peak of rss_kb; cuda: processes that made CUDA calls. */
+static json_object *mk_node(const char *host, int nproc, double cpu_s, uint64_t rss_kb, int cuda)
+{
+	struct lwm2_node_ident id = {.cluster = "c1", .job_id = 5, .step_id = 0, .node = host};
+	struct lwm2_rank_record *recs[16];
+	json_object *node;
+
+	for (int i = 0; i < nproc; i++) {
+		recs[i] = mk_rec(1, i, host);
+		recs[i]->job_id = 5;
+		recs[i]->utime_us = (uint64_t)(cpu_s * 1e6 * 0.9);
+		recs[i]->stime_us = (uint64_t)(cpu_s * 1e6) - recs[i]->utime_us;
+		recs[i]->maxrss_kb = rss_kb;
+		if (i < cuda)
+			recs[i]->counters[LWM2_C_cuda_calls] = 100;
+	}
+	node = lwm2_node_merge_records(&id, recs, NULL, (size_t)nproc, NULL, NULL);
+	for (int i = 0; i < nproc; i++)
+		free(recs[i]);
+	return node;
+}
+
+static json_object *fit_of(json_object *d, const char *what)
+{
+	json_object *f = d ? ju_get(d, LWM2_KEY_FIT, json_type_object) : NULL;
+
+	return f ? ju_get(f, what, json_type_object) : NULL;
+}
+
+static const char *str_of(json_object *p, const char *key)
+{
+	const char *s = p ? ju_str(p, key) : NULL;
+
+	return s ? s : "(none)";
+}
+
+static char *text_of(json_object *d)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	lwm2_digest_render(d, f, NULL);
+	fclose(f);
+	return buf;
+}
+
+/* The base job: 4 cores on one node for 1000 s, 2 GiB asked, 2 h limit,
+ * no GPU. */
+static struct lwm2_job_meta base(void)
+{
+	struct lwm2_job_meta m = {.cluster = "c1",
+	                          .job_id = 5,
+	                          .nodes = "n1",
+	                          .node_count = 1,
+	                          .start = START,
+	                          .end = START + 1000,
+	                          .state = "COMPLETED",
+	                          .have_requests = true,
+	                          .cpus = 4,
+	                          .time_limit_s = 7200,
+	                          .mem_req_mb = 2048,
+	                          .mem_req_per_node_mb = 2048,
+	                          .gpus = 0,
+	                          .gpus_known = true};
+	return m;
+}
+
+int main(void)
+{
+	struct lwm2_job_meta m;
+	json_object *node, *d, *p;
+	double eff = -1;
+	int64_t v;
+	char *text, buf[64];
+
+	/* one thread busy out of 4 cores, 300 MB of 2 GiB */
+	m = base();
+	node = mk_node("n1", 1, 1000, 300 * 1024, 0);
+	d = lwm2_job_digest_build(&m, &node, 1);
+	p = fit_of(d, LWM2_KEY_FIT_CPU);
+	ok(p && ju_num(p, LWM2_KEY_EFFICIENCY, &eff) && eff > 0.24 && eff < 0.26,
+	   "one busy thread on 4 cores: efficiency about 0.25 (%g)", eff);
+	is_str(str_of(p, LWM2_KEY_VERDICT), "low", "CPU verdict low");
+	is_str(str_of(p, LWM2_KEY_ADVICE), "--ntasks=1", "CPU advice: one task");
+	is_int(ju_int_or(p, LWM2_KEY_ALLOCATED_CORES, 0), 4, "allocated cores");
+	is_int(ju_int_or(p, LWM2_KEY_ELAPSED_S, 0), 1000, "elapsed");
+	p = fit_of(d, LWM2_KEY_FIT_MEMORY);
+	is_str(str_of(p, LWM2_KEY_VERDICT), "low", "300 MB of 2 GiB: memory low");
+	is_int(ju_int_or(p, LWM2_KEY_PEAK_MB, 0), 300, "peak 300 MB");
+	is_int(ju_int_or(p, LWM2_KEY_REQUESTED_MB, 0), 2048, "requested 2048 MB");
+	is_str(str_of(p, LWM2_KEY_SOURCE), "processes", "the peak is the processes' sum");
+	is_str(str_of(p, LWM2_KEY_ADVICE), "--mem=384M", "memory advice: 300 MB + 25 %% in 128M");
+	p = fit_of(d, LWM2_KEY_FIT_TIME);
+	is_str(str_of(p, LWM2_KEY_VERDICT), "low", "1000 s of 2 h: time low");
+	is_str(str_of(p, LWM2_KEY_ADVICE), "--time=00:30:00",
+	       "time advice: 1000 s + 50 %% in 15 min steps");
+	p = fit_of(d, LWM2_KEY_FIT_GPU);
+	is_str(str_of(p, LWM2_KEY_VERDICT), "ok", "no GPU asked: ok");
+	ok(p && !ju_str(p, LWM2_KEY_ADVICE), "no GPU advice");
+	text = text_of(d);
+	ok(text && strstr(text, "CPU: 1.0 of 4 cores busy (25 %) -> next time: --ntasks=1"),
+	   "text: the CPU line");
+	ok(text && strstr(text, "Memory: peak 300 MB of 2048 MB asked per node") &&
+	       strstr(text, "-> next time: --mem=384M"),
+	   "text: the memory line");
+	ok(text && strstr(text, "Time: ran 00:16:40 of a 02:00:00 limit -> next time: "
+	                        "--time=00:30:00"),
+	   "text: the time line");
+	ok(text && strstr(text, "  GPU: none allocated\n"), "text: no GPU allocated");
+	if (text && !strstr(text, "Fit (asked"))
+		diag("%s", text);
+	free(text);
+	{
+		char *c = lwm2_job_digest_compact(d, 0);
+		char err[200] = "";
+		json_object *cd = c ? lwm2_digest_parse(c, strlen(c), err, sizeof(err)) : NULL;
+		json_object *f = cd ? ju_get(cd, LWM2_KEY_FIT, json_type_object) : NULL;
+
+		ok(f && ju_get(f, LWM2_KEY_FIT_CPU, json_type_object) &&
+		       !ju_get(f, LWM2_KEY_NODES, json_type_array),
+		   "compact form: the fit block without its per-node list %s", err);
+		json_object_put(cd);
+		free(c);
+	}
+	json_object_put(d);
+	json_object_put(node);
+
+	/* what it asked for, used: no advice at all */
+	m = base();
+	m.end = START + 5000; /* of 7200 s */
+	node = mk_node("n1", 4, 4800, 400 * 1024, 0);
+	d = lwm2_job_digest_build(&m, &node, 1);
+	is_str(str_of(fit_of(d, LWM2_KEY_FIT_CPU), LWM2_KEY_VERDICT), "ok", "4 busy of 4: ok");
+	is_str(str_of(fit_of(d, LWM2_KEY_FIT_MEMORY), LWM2_KEY_VERDICT), "ok",
+	       "1600 MB of 2048: ok");
+	is_str(str_of(fit_of(d, LWM2_KEY_FIT_TIME), LWM2_KEY_VERDICT), "ok", "5000 s of 7200: ok");
+	text = text_of(d);
+	ok(text && strstr(text, "Fit (asked") && !strstr(text, "next time"),
+	   "a job that used what it asked for gets no advice");
+	free(text);
+	json_object_put(d);
+	json_object_put(node);
+
+	/* 24 h asked, 40 min run; 8 cores as 2 tasks of 4, 3 busy */
+	m = base();
+	m.cpus = 8;
+	m.cpus_per_task = 4;
+	m.time_limit_s = 86400;
+	m.end = START + 2400;
+	node = mk_node("n1", 3, 2400, 500 * 1024, 0);
+	d = lwm2_job_digest_build(&m, &node, 1);
+	is_str(str_of(fit_of(d, LWM2_KEY_FIT_TIME), LWM2_KEY_ADVICE), "--time=01:00:00",
+	       "40 min of 24 h: --time=01:00:00");
+	is_str(str_of(fit_of(d, LWM2_KEY_FIT_CPU), LWM2_KEY_ADVICE), "--cpus-per-task=2",
+	       "3 busy of 2 tasks x 4: --cpus-per-task=2");
+	json_object_put(d);
+	json_object_put(node);
+
+	/* a short job: time low, no advice */
+	m = base();
+	m.end = START + 60;
+	node = mk_node("n1", 4, 60, 1800 * 1024 / 4, 0);
+	d = lwm2_job_digest_build(&m, &node, 1);
+	p = fit_of(d, LWM2_KEY_FIT_TIME);
+	is_str(str_of(p, LWM2_KEY_VERDICT), "low", "60 s of 2 h: low");
+	ok(p && !ju_str(p, LWM2_KEY_ADVICE), "a short job gets no time advice");
+	json_object_put(d);
+	json_object_put(node);
+
+	/* a GPU allocated, no CUDA activity; then 2 of 2, one used */
+	m = base();
+	m.gpus = 1;
+	node = mk_node("n1", 4, 1000, 400 * 1024, 0);
+	d = lwm2_job_digest_build(&m, &node, 1);
+	p = fit_of(d, LWM2_KEY_FIT_GPU);
+	is_str(str_of(p, LWM2_KEY_VERDICT), "low", "GPU allocated, unused: low");
+	ok(p && ju_int(p, LWM2_KEY_USED, &v) && v == 0, "used 0");
+	is_str(str_of(p, LWM2_KEY_ADVICE), "--gres=none", "GPU advice: none");
+	text = text_of(d);
+	ok(text && strstr(text, "GPU: 0 of 1 allocated saw CUDA activity -> next time: "
+	                        "--gres=none"),
+	   "text: the GPU line");
+	free(text);
+	json_object_put(d);
+	json_object_put(node);
+	m.gpus = 2;
+	node = mk_node("n1", 4, 1000, 400 * 1024, 1);
+	d = lwm2_job_digest_build(&m, &node, 1);
+	is_str(str_of(fit_of(d, LWM2_KEY_FIT_GPU), LWM2_KEY_ADVICE), "--gres=gpu:1",
+	       "2 GPUs, 1 used: --gres=gpu:1");
+	json_object_put(d);
+	json_object_put(node);
+
+	/* requests not known: not measured, never 0 */
+	m = base();
+	m.cpus = 0;
+	m.mem_req_mb = m.mem_req_per_node_mb = 0;
+	m.time_limit_s = 0;
+	m.gpus_known = false;
+	node = mk_node("n1", 1, 1000, 300 * 1024, 0);
+	d = lwm2_job_digest_build(&m, &node, 1);
+	p = fit_of(d, LWM2_KEY_FIT_CPU);
+	is_str(str_of(p, LWM2_KEY_VERDICT), "not_measured", "cores unknown: CPU not measured");
+	ok(p && !ju_get(p, LWM2_KEY_EFFICIENCY, json_type_double) &&
+	       !ju_get(p, LWM2_KEY_ALLOCATED_CORES, json_type_int),
+	   "no figure written for it");
+	p = fit_of(d, LWM2_KEY_FIT_MEMORY);
+	is_str(str_of(p, LWM2_KEY_VERDICT), "not_measured", "no memory request: not measured");
+	ok(p && !ju_get(p, LWM2_KEY_REQUESTED_MB, json_type_int) && !ju_str(p, LWM2_KEY_ADVICE),
+	   "no requested_mb, no advice");
+	is_str(str_of(fit_of(d, LWM2_KEY_FIT_TIME), LWM2_KEY_VERDICT), "not_measured",
+	       "no limit: time not measured");
+	is_str(str_of(fit_of(d, LWM2_KEY_FIT_GPU), LWM2_KEY_VERDICT), "not_measured",
+	       "GPUs unknown: not measured");
+	text = text_of(d);
+	ok(text && strstr(text, "CPU: not measured") && strstr(text, "Memory: not measured") &&
+	       strstr(text, "Time: not measured") && strstr(text, "GPU: not measured"),
+	   "text: not measured, each");
+	free(text);
+	json_object_put(d);
+	json_object_put(node);
+
+	/* memory over the request (no cgroup confinement), and the forms */
+	m = base();
+	node = mk_node("n1", 4, 1000, 1000 * 1024, 0);
+	d = lwm2_job_digest_build(&m, &node, 1);
+	p = fit_of(d, LWM2_KEY_FIT_MEMORY);
+	is_str(str_of(p, LWM2_KEY_VERDICT), "over", "4000 MB of 2048: over");
+	is_str(str_of(p, LWM2_KEY_ADVICE), "--mem=5G", "advice: 4000 MB + 25 %% in GiB");
+	json_object_put(d);
+	json_object_put(node);
+	lwm2_fit_time_str(90061, buf, sizeof(buf));
+	is_str(buf, "1-01:01:01", "a day and more: D-HH:MM:SS");
+
+	/* no requests (a step digest, lwm2 merge): no block */
+	m = base();
+	m.have_requests = false;
+	node = mk_node("n1", 1, 10, 1024, 0);
+	d = lwm2_job_digest_build(&m, &node, 1);
+	ok(d && !ju_get(d, LWM2_KEY_FIT, json_type_object), "no requests: no fit block");
+	json_object_put(d);
+	json_object_put(node);
+	return done_testing();
+}
