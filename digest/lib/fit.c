@@ -156,10 +156,14 @@ static json_object *fit_cpu(const struct lwm2_job_meta *m, uint64_t cpu_us, int6
 		if (cpt > 1 && m->cpus % cpt == 0) {
 			uint64_t tasks = m->cpus / cpt, per = (cores + tasks - 1) / tasks;
 			snprintf(adv, sizeof(adv), "--cpus-per-task=%" PRIu64, per);
+			cores = per * tasks;
 		} else {
 			snprintf(adv, sizeof(adv), "--ntasks=%" PRIu64, cores);
 		}
-		advise(o, adv);
+		/* nothing to say when it comes to what the job asked for (one
+		 * core kept idle is not given back) */
+		if (cores != m->cpus)
+			advise(o, adv);
 	}
 	return o;
 }

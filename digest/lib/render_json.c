@@ -197,16 +197,17 @@ static void fit_render(json_object *d, FILE *out)
 	fputs("Fit (asked for against used)\n", out);
 	p = ju_get(f, LWM2_KEY_FIT_CPU, json_type_object);
 	if (fit_measured(p, "CPU", out)) {
-		int64_t el = ju_int_or(p, LWM2_KEY_ELAPSED_S, 0);
+		int64_t el = ju_int_or(p, LWM2_KEY_ELAPSED_S, 0), cores;
 		double busy;
 
 		ju_num(p, LWM2_KEY_EFFICIENCY, &eff);
 		ju_num(p, LWM2_KEY_CPU_S, &cpu);
 		busy = el > 0 ? cpu / (double)el : 0;
+		cores = ju_int_or(p, LWM2_KEY_ALLOCATED_CORES, 0);
 		fprintf(out,
-		        busy < 10 ? "  CPU: %.1f of %" PRId64 " cores busy (%.0f %%)"
-		                  : "  CPU: %.0f of %" PRId64 " cores busy (%.0f %%)",
-		        busy, ju_int_or(p, LWM2_KEY_ALLOCATED_CORES, 0), eff * 100);
+		        busy < 10 ? "  CPU: %.1f of %" PRId64 " core%s busy (%.0f %%)"
+		                  : "  CPU: %.0f of %" PRId64 " core%s busy (%.0f %%)",
+		        busy, cores, cores == 1 ? "" : "s", eff * 100);
 		fit_advice(p, out);
 	}
 	p = ju_get(f, LWM2_KEY_FIT_MEMORY, json_type_object);

@@ -174,6 +174,22 @@ int main(void)
 	json_object_put(d);
 	json_object_put(node);
 
+	/* one core, mostly idle: low, but nothing smaller to ask for */
+	m = base();
+	m.cpus = 1;
+	node = mk_node("n1", 1, 100, 400 * 1024, 0);
+	d = lwm2_job_digest_build(&m, &node, 1);
+	p = fit_of(d, LWM2_KEY_FIT_CPU);
+	is_str(str_of(p, LWM2_KEY_VERDICT), "low", "one core, 10 %% busy: low");
+	ok(p && !ju_str(p, LWM2_KEY_ADVICE), "no advice to ask for the one core it has");
+	text = text_of(d);
+	ok(text && strstr(text, "CPU: 0.1 of 1 core busy (10 %)\n"), "text: 1 core, no advice");
+	if (text && !strstr(text, "CPU: 0.1 of 1 core busy (10 %)\n"))
+		diag("%s", text);
+	free(text);
+	json_object_put(d);
+	json_object_put(node);
+
 	/* a short job: time low, no advice */
 	m = base();
 	m.end = START + 60;

@@ -44,6 +44,14 @@ int main(void)
 	    .start = 1700000000,
 	    .end = 1700003600,
 	    .state = "COMPLETED",
+	    /* requests, so that the "fit" block counts in the size */
+	    .have_requests = true,
+	    .cpus = NODES * PER_NODE,
+	    .time_limit_s = 86400,
+	    .mem_req_mb = 40000ull * NODES,
+	    .mem_req_per_node_mb = 40000,
+	    .gpus = 4 * NODES,
+	    .gpus_known = true,
 	};
 	char host[16], err[256], tmp[] = "/tmp/lwm2-jc-size.XXXXXX";
 	json_object *d, *pd, *scope = NULL, *v = NULL;
@@ -68,6 +76,14 @@ int main(void)
 	   part ? strlen(part) : 0, t1 - t0);
 	pd = part ? lwm2_digest_parse(part, strlen(part), err, sizeof(err)) : NULL;
 	ok(pd != NULL, "compact form parses%s%s", pd ? "" : ": ", pd ? "" : err);
+	{
+		json_object *fit = NULL, *cpu = NULL, *pn = NULL;
+
+		json_object_object_get_ex(pd, "fit", &fit);
+		json_object_object_get_ex(fit, "cpu", &cpu);
+		json_object_object_get_ex(fit, "nodes", &pn);
+		ok(cpu && !pn, "compact form keeps the fit block, without its %d-node list", NODES);
+	}
 	json_object_object_get_ex(pd, "scope", &scope);
 	json_object_object_get_ex(scope, "processes", &v);
 	is_int(json_object_get_int64(v), NODES * PER_NODE * STEPS,

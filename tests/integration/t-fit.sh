@@ -19,7 +19,7 @@ set -uo pipefail
 . "$(dirname "$0")/jobcomp-lib.sh"
 
 jobcomp_setup
-plan 14
+plan 15
 
 # --- one busy core of 4 (two nodes of 2 cores): a loop until it has had
 # 2.5 s of CPU time (clock ticks of /proc/PID/stat, 100 a second), not
@@ -66,6 +66,14 @@ print(f["memory"]["verdict"], "requested_mb" in f["memory"], f["memory"]["source
 	"$out" 2>&1)" \
 	"not_measured False processes not_measured ok 0 False" \
 	"JSON: no --mem, no --time (MaxTime=INFINITE): not measured; no GPU: ok, no advice"
+html=$("$LWM2" report --file "$JCLOG" -j "$job" -o - 2>&1)
+if [[ $html == *'<h2 id="fit">Fit: asked for against used</h2>'* &&
+	$html == *'<tr><th>CPU</th><td>4 cores</td>'*'<td>low</td><td>--ntasks=1</td></tr>'* ]]; then
+	ok "HTML job report: the fit table, CPU low, --ntasks=1"
+else
+	not_ok "HTML job report: the fit table, CPU low, --ntasks=1"
+	diag "$(echo "$html" | grep -A6 'id="fit"')"
+fi
 is "$(log_line "$job" "('time_limit_s' in l, 'mem_req_mb' in l, l['gpus'])")" \
 	"(False, False, 0)" "log line: no limit, no memory request, 0 GPUs"
 
