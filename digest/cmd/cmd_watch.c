@@ -123,6 +123,56 @@ struct run {
 	int64_t now;
 };
 
+/*
+ * The waste mail (WatchWasteMail): a job that has used less than
+ * WatchWasteEfficiency percent of its cores' time after WatchWasteAfter
+ * seconds gets one mail to its owner, through the same mail path as the
+ * notices, at most one per job (its state keeps "waste_mailed"; a mail
+ * that failed is tried again at the next run).  Independent of
+ * WatchAction: a site may want these mails and no stuck notices.
+ */
+static void waste_check(struct run *R, const struct lwm2_live_job *j, json_object *js,
+                        json_object *line, double cpu_s)
+{
+	const struct lwm2_live_conf *c = R->c;
+	int64_t running = R->now - j->start;
+	double eff;
+	char subject[256], body[2048];
+
+	if (!lwm2_live_waste_due(&c->rule, cpu_s, j->cpus, running, geti(js, "waste_mailed") != 0,
+	                         &eff)) {
+		if (eff >= 0)
+			ju_add(line, "cpu_efficiency_pct", ju_double(eff));
+		return;
+	}
+	ju_add(line, "cpu_efficiency_pct", ju_double(eff));
+	if (R->dry) {
+		ju_add(line, "waste_mail", json_object_new_string("due"));
+		return;
+	}
+	snprintf(subject, sizeof(subject), "lwm2: job %" PRIu64 " uses %.1f %% of its cores",
+	         j->job_id, eff);
+	snprintf(body, sizeof(body),
+	         "Job %" PRIu64 " of user %s on %s has run for %" PRId64
+	         " s on %u allocated cores, and its processes used %.0f s of CPU time:\n"
+	         "%.1f %% of what it holds (the site asks for at least %g %%).\n\n"
+	         "The cores it does not use are kept from other jobs.  If the job needs\n"
+	         "fewer cores, ask for fewer (--ntasks, --cpus-per-task) next time; if it\n"
+	         "should use them all, see what it is doing with: lwm2 top -j %" PRIu64 "\n"
+	         "This is the only mail about this job.\n",
+	         j->job_id, j->user, j->nodes, running, j->cpus, cpu_s, eff,
+	         c->rule.waste_efficiency, j->job_id);
+	if (send_mail(c, j->user, subject, body) == 0) {
+		json_object_object_add(js, "waste_mailed", json_object_new_int64(R->now));
+		ju_add(line, "waste_mail", json_object_new_string("mail"));
+		R->mailed++;
+	} else {
+		ju_add(line, "waste_mail", json_object_new_string("mail failed"));
+		syslog(LOG_ERR, "couldn't mail %s about the waste of job %" PRIu64, j->user,
+		       j->job_id);
+	}
+}
+
 static void check_job(struct run *R, uint64_t id)
 {
 	const struct lwm2_live_conf *c = R->c;
@@ -137,6 +187,8 @@ static void check_job(struct run *R, uint64_t id)
 	enum lwm2_live_verdict v;
 	bool judged, lasting, standing;
 	json_object *line;
+	double cpu_s = 0; /* of every process seen, for the waste mail */
+	size_t nall = 0;
 
 	if (lwm2_live_job_get(id, NULL, &j, err, sizeof(err)) != 0)
 		return; /* ended meanwhile, or no step to look into */
@@ -173,6 +225,8 @@ static void check_job(struct run *R, uint64_t id)
 			json_object_object_add(r, "node",
 			                       json_object_new_string(node ? node : "?"));
 			lwm2_live_rank_from_json(&now, r, node);
+			cpu_s += (double)now.cpu_us / 1e6;
+			nall++;
 			json_object_array_add(obs, json_object_get(r));
 			for (size_t p = 0; prev && p < json_object_array_length(prev); p++) {
 				json_object *q = json_object_array_get_idx(prev, p);
@@ -317,6 +371,10 @@ static void check_job(struct run *R, uint64_t id)
 		json_object_object_del(js, "noticed");
 		json_object_object_del(js, "mailed");
 	}
+	/* only with every node's processes seen: a node that did not answer
+	 * would count as cores left unused */
+	if (nall && nd == j.node_count)
+		waste_check(R, &j, js, line, cpu_s);
 	json_object_array_add(R->report, line);
 }
 
@@ -427,6 +485,13 @@ int lwm2_cmd_watch(int argc, char **argv)
 		    R.checked, R.answered, R.flagged, R.mailed, R.cancelled);
 		for (size_t i = 0; i < json_object_array_length(R.report); i++) {
 			json_object *l = json_object_array_get_idx(R.report, i);
+			if (ju_str(l, "waste_mail"))
+				printf("  job %s (%s): %.1f %% of its cores used, waste mail: %s\n",
+				       json_object_get_string(ju_get(l, "job_id", json_type_int)),
+				       ju_str(l, "user"),
+				       json_object_get_double(
+				           ju_get(l, "cpu_efficiency_pct", json_type_double)),
+				       ju_str(l, "waste_mail"));
 			if (!ju_get(l, "flagged", json_type_boolean) && !ju_str(l, "error"))
 				continue;
 			printf("  job %s (%s): %s for %" PRId64 " s%s%s%s%s\n",

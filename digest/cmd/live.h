@@ -52,6 +52,12 @@ struct lwm2_live_rule {
 	double mpi_wait_share; /* a rank is in MPI waits when this share of its samples is */
 	double idle_cpu;       /* a rank is idle below this many cores of CPU */
 	double threads_ratio;  /* underused: busy threads < ratio x cpus-per-task */
+	/* the waste mail, off unless the site turns it on: a job that has
+	 * run WatchWasteAfter seconds using less than WatchWasteEfficiency
+	 * percent of its allocated cores' time */
+	bool waste_mail;         /* WatchWasteMail */
+	double waste_efficiency; /* WatchWasteEfficiency, percent */
+	unsigned waste_after_s;  /* WatchWasteAfter */
 };
 void lwm2_live_rule_defaults(struct lwm2_live_rule *r);
 
@@ -108,5 +114,16 @@ struct lwm2_live_track {
 bool lwm2_live_track_update(const struct lwm2_live_rule *rule, struct lwm2_live_track *t,
                             enum lwm2_live_verdict v, bool judged, int64_t window_start,
                             int64_t window_end);
+
+/*
+ * Whether a running job gets the waste mail: the site turned it on, no
+ * mail went out on the job yet (mailed), it has run at least
+ * waste_after_s, and the CPU time of its processes (cpu_s) is below
+ * waste_efficiency percent of its allocation (cores x running_s), the
+ * efficiency `lwm2 stats` gives a job that ended.  *efficiency gets that
+ * percentage, or -1 when it cannot be told (no cores, no running time).
+ */
+bool lwm2_live_waste_due(const struct lwm2_live_rule *rule, double cpu_s, uint32_t cores,
+                         int64_t running_s, bool mailed, double *efficiency);
 
 #endif /* LWM2_LIVE_H */

@@ -113,6 +113,12 @@ static int apply(struct lwm2_live_conf *c, const char *k, const char *v)
 		r = set_uint(v, 365 * 86400, &c->job_interval_s);
 	else if (!strcasecmp(k, "WatchUserInterval"))
 		r = set_uint(v, 365 * 86400, &c->user_interval_s);
+	else if (!strcasecmp(k, "WatchWasteMail"))
+		r = lwm2_parse_bool(v, &c->rule.waste_mail);
+	else if (!strcasecmp(k, "WatchWasteEfficiency"))
+		r = set_frac(v, 100.0, &c->rule.waste_efficiency);
+	else if (!strcasecmp(k, "WatchWasteAfter"))
+		r = set_uint(v, 365 * 86400, &c->rule.waste_after_s);
 	else if (!strcasecmp(k, "WatchGatherTimeout"))
 		r = set_uint(v, 600, &c->gather_timeout_s) || c->gather_timeout_s == 0 ? -1 : 0;
 	if (r == -2)
@@ -198,6 +204,7 @@ int lwm2_live_job_get(uint64_t job_id, const char *step_filter, struct lwm2_live
 	snprintf(j->nodes, sizeof(j->nodes), "%s", ji->nodes ? ji->nodes : "");
 	j->node_count = ji->num_nodes;
 	j->cpus_per_task = ji->cpus_per_task == (uint16_t)NO_VAL ? 0 : ji->cpus_per_task;
+	j->cpus = ji->num_cpus == NO_VAL ? 0 : ji->num_cpus;
 	j->start = ji->start_time;
 	slurm_free_job_info_msg(jm);
 	if (slurm_get_job_steps(0, (uint32_t)job_id, NO_VAL, &sm, SHOW_ALL) == 0 && sm) {

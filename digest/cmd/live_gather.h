@@ -47,6 +47,7 @@ struct lwm2_live_job {
 	char nodes[1024]; /* compressed host list */
 	uint32_t node_count;
 	uint32_t cpus_per_task;
+	uint32_t cpus; /* allocated cores of the whole job, 0 if unknown */
 	int64_t start;
 	char steps[2048]; /* running steps, by name, comma-separated */
 	uint32_t nsteps;

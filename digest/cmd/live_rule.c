@@ -15,6 +15,10 @@ void lwm2_live_rule_defaults(struct lwm2_live_rule *r)
 	/* 2 % of a core: the heartbeat and a sleeping progress thread */
 	r->idle_cpu = 0.02;
 	r->threads_ratio = 0.25;
+	/* the waste mail is the site's choice: off until turned on */
+	r->waste_mail = false;
+	r->waste_efficiency = 10;
+	r->waste_after_s = 3600;
 }
 
 const char *lwm2_live_state_name(enum lwm2_live_state s)
@@ -153,4 +157,17 @@ bool lwm2_live_track_update(const struct lwm2_live_rule *rule, struct lwm2_live_
 		t->since = window_start;
 	}
 	return window_end - t->since >= (int64_t)rule->stuck_s;
+}
+
+bool lwm2_live_waste_due(const struct lwm2_live_rule *rule, double cpu_s, uint32_t cores,
+                         int64_t running_s, bool mailed, double *efficiency)
+{
+	*efficiency = -1;
+	if (!cores || running_s <= 0 || !(cpu_s >= 0))
+		return false;
+	*efficiency = 100.0 * cpu_s / ((double)cores * (double)running_s);
+	/* the start of a job (staging in, a queue of short steps) is not
+	 * judged: only a job that kept its allocation idle for a while */
+	return rule->waste_mail && !mailed && running_s >= (int64_t)rule->waste_after_s &&
+	       *efficiency < rule->waste_efficiency;
 }

@@ -118,5 +118,35 @@ int main(void)
 	ok(!lwm2_live_track_update(&rule, &t, LWM2_VERDICT_NONE, true, 1100, 1200),
 	   "busy again: cleared");
 	is_int(t.since, 0, "no verdict since");
+
+	/* the waste mail: 8 cores for 2 h are 57600 core-seconds */
+	{
+		struct lwm2_live_rule w;
+		double eff;
+
+		lwm2_live_rule_defaults(&w);
+		ok(!lwm2_live_waste_due(&w, 0, 8, 7200, false, &eff),
+		   "waste mail: off by default, even for a job that used nothing");
+		ok(eff == 0, "and the efficiency still told: 0 %%");
+		w.waste_mail = true;
+		ok(lwm2_live_waste_due(&w, 5000, 8, 7200, false, &eff),
+		   "8.7 %% of 8 cores for 2 h, below 10 %%: due");
+		ok(eff > 8.68 && eff < 8.69, "efficiency: 5000 s of CPU over 57600 s");
+		ok(!lwm2_live_waste_due(&w, 5760, 8, 7200, false, &eff),
+		   "exactly 10 %%: not below the threshold, not due");
+		ok(!lwm2_live_waste_due(&w, 5000, 8, 7200, true, &eff),
+		   "a job already mailed: never a second mail");
+		ok(!lwm2_live_waste_due(&w, 0, 8, 3599, false, &eff),
+		   "running 3599 s of the 3600 s default: not judged yet");
+		ok(lwm2_live_waste_due(&w, 0, 8, 3600, false, &eff), "3600 s: judged, due");
+		w.waste_after_s = 600;
+		w.waste_efficiency = 50;
+		ok(lwm2_live_waste_due(&w, 500, 2, 600, false, &eff),
+		   "the site's own threshold and time: 500 s of 2 x 600 s is below 50 %%");
+		ok(!lwm2_live_waste_due(&w, 0, 0, 7200, false, &eff) && eff == -1,
+		   "no allocated cores known: not due, no efficiency");
+		ok(!lwm2_live_waste_due(&w, 0, 8, 0, false, &eff) && eff == -1,
+		   "not running yet: not due");
+	}
 	return done_testing();
 }

@@ -149,6 +149,49 @@ is "$(py '[x.get("cancel") for x in j["jobs"] if x["job_id"] == '"$stuck"'][0]' 
 is "$(wait_job "$stuck" 30)" "CANCELLED by 0" "watch: the stuck job ends cancelled"
 is "$(squeue -h -j "$busy" -o %T 2>/dev/null)" RUNNING "watch: the busy job runs on"
 jobcomp_conf "${watch_conf[@]}"
+
+# the waste mail (WatchWasteMail, off by default): a job that holds a
+# core and sleeps gets one mail through WatchMailProg, here a script that
+# records its arguments and the mail's body, and never a second; the busy
+# job gets none
+fakemail=$TESTDIR/fake-mail
+cat >"$fakemail" <<'SH'
+#!/bin/sh
+{
+	printf 'ARGS:'
+	printf ' %s' "$@"
+	printf '\n'
+	cat "$LWM2_MAIL_BODY"
+	printf '.\n'
+} >>"$0.log"
+SH
+chmod 755 "$fakemail"
+sleeper=$(as_user sbatch --parsable -N1 -n1 -t 2 -o /dev/null --wrap "srun sleep 100" 2>&1)
+w=$("$LWM2" watch --json 2>&1)
+is "$(py '[x.get("waste_mail") for x in j["jobs"] if x["job_id"] == '"$sleeper"'][0]' "$w")" None \
+	"waste mail: off by default"
+jobcomp_conf "${watch_conf[@]}" "WatchMailProg=$fakemail" "WatchWasteMail=yes" \
+	"WatchWasteAfter=0" "WatchWasteEfficiency=10"
+wm=""
+for ((i = 0; i < 40; i++)); do
+	w=$("$LWM2" watch --json 2>&1)
+	wm=$(py '[x.get("waste_mail") for x in j["jobs"] if x["job_id"] == '"$sleeper"'][0]' "$w")
+	[ "$wm" = mail ] && break
+	sleep 1
+done
+is "$wm" mail "waste mail: the sleeping job's owner is mailed" || diag "$w"
+is "$(grep -c "^ARGS: -s lwm2: job $sleeper uses [0-9.]* % of its cores $TEST_USER\$" "$fakemail.log")" 1 \
+	"waste mail: the mail command got the subject and the owner"
+check "waste mail: the body gives the efficiency and the threshold" \
+	grep -q "of what it holds (the site asks for at least 10 %)" "$fakemail.log"
+w=$("$LWM2" watch --json 2>&1)
+is "$(py '[x.get("waste_mail") for x in j["jobs"] if x["job_id"] == '"$sleeper"'][0]' "$w")" None \
+	"waste mail: the next run sends no second mail"
+# (the idle notice of WatchAction=mail may go the same way: not counted)
+is "$(grep -c "^ARGS: -s lwm2: job [0-9]* uses " "$fakemail.log")" 1 \
+	"waste mail: one in all, none for the busy job"
+scancel "$sleeper" 2>/dev/null
+jobcomp_conf "${watch_conf[@]}"
 scancel "$stuck" "$busy" 2>/dev/null
 wait_job "$busy" 30 >/dev/null
 
