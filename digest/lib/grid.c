@@ -25,6 +25,7 @@
 #include <time.h>
 
 #include "jsonutil.h"
+#include "lwm2_digest.h"
 
 /* Array access that takes any value: the log's digests are read back from
  * a file, and json-c asserts on an index into what is not an array. */
@@ -600,7 +601,10 @@ static int judge(const struct lwm2_grid *g, size_t jx, struct jslice *s, size_t 
 			double procs = s[i].v[LWM2_GM_PROCS];
 			if (procs <= 0 || s[i].v[LWM2_GM_MALLNS] <= 0)
 				continue;
-			s[i].rate = 100.0 * s[i].v[LWM2_GM_MALLNS] / (L * procs);
+			/* at most 100, as every view shows it: the finding's text
+			 * quotes these shares */
+			s[i].rate =
+			    lwm2_slice_mpi_share(s[i].v[LWM2_GM_MALLNS], (double)s[i].len, procs);
 		} else {
 			b = s[i].v[bm];
 			t = s[i].v[bm + 1];
