@@ -7,6 +7,7 @@
  */
 #include "digest_internal.h"
 #include "lwm2_keys.h"
+#include "jsontext.h"
 #include "lwm2_history.h"
 #include "strhash.h"
 
@@ -921,14 +922,19 @@ char *lwm2_job_digest_compact(json_object *digest, size_t cap)
 		cap = LWM2_COMPACT_CAP_MAX;
 	for (int stage = 0;; stage++) {
 		json_object *c = compact_obj(digest, &cut);
-		const char *s =
+		const char *full =
 		    c ? json_object_to_json_string_ext(c, JSON_C_TO_STRING_PLAIN) : NULL;
-		size_t len = s ? strlen(s) : 0;
+		size_t len = 0;
+		/* Derived values (rates, times, shares) at 6 significant
+		 * digits, integers exact: the full digest in the log keeps
+		 * every double; here the bytes go to figures, not to digits. */
+		char *s =
+		    full ? lwm2_json_shorten_numbers(full, full + strlen(full), 6, &len) : NULL;
 		json_object *steps = ju_get(digest, LWM2_KEY_STEPS, json_type_array);
 		size_t ns = steps ? json_object_array_length(steps) : 0;
 
+		json_object_put(c);
 		if (!s) {
-			json_object_put(c);
 			errno = ENOMEM;
 			return NULL;
 		}
@@ -938,12 +944,12 @@ char *lwm2_job_digest_compact(json_object *digest, size_t cap)
 				memcpy(out, LWM2_DIGEST_PREFIX, plen);
 				memcpy(out + plen, s, len + 1);
 			}
-			json_object_put(c);
+			free(s);
 			if (!out)
 				errno = ENOMEM;
 			return out;
 		}
-		json_object_put(c);
+		free(s);
 		/* Cheapest losses first; each stage is marked in the output. */
 		if (cut.incomplete_keep > 8)
 			cut.incomplete_keep = 8;

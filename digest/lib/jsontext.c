@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -211,4 +212,69 @@ json_object *lwm2_json_number(const char *p, const char *e)
 	text[e - p] = '\0';
 	/* the C locale: lwm2 never sets another */
 	return json_object_new_double_s(strtod(text, NULL), text);
+}
+
+/* Length of the number literal at p (a JSON number's characters), and
+ * whether it is written as a non-integer (a fraction or an exponent). */
+static size_t number_literal(const char *p, const char *end, bool *fractional)
+{
+	const char *q = p;
+
+	*fractional = false;
+	while (q < end && (strchr("0123456789+-", *q) || *q == '.' || *q == 'e' || *q == 'E')) {
+		if (*q == '.' || *q == 'e' || *q == 'E')
+			*fractional = true;
+		q++;
+	}
+	return (size_t)(q - p);
+}
+
+char *lwm2_json_shorten_numbers(const char *p, const char *end, int digits, size_t *len)
+{
+	size_t cap = (size_t)(end - p) + 1, n = 0;
+	char *out = malloc(cap);
+
+	if (!out)
+		return NULL;
+	while (p < end) {
+		const char *s = p;
+		bool fractional;
+		size_t l;
+
+		if (*p == '"') {
+			/* a string, escapes and all, as it is */
+			const char *q = lwm2_json_span(p, end);
+
+			if (!q)
+				q = end;
+			memcpy(out + n, p, (size_t)(q - p));
+			n += (size_t)(q - p);
+			p = q;
+			continue;
+		}
+		if ((*p == '-' || (*p >= '0' && *p <= '9')) &&
+		    (l = number_literal(p, end, &fractional)) > 0 && fractional && l < 64) {
+			char lit[64], shorter[40];
+			double v;
+			int m;
+
+			memcpy(lit, s, l);
+			lit[l] = '\0';
+			v = strtod(lit, NULL);
+			m = snprintf(shorter, sizeof(shorter), "%.*g", digits, v);
+			if (m > 0 && (size_t)m < l) {
+				memcpy(out + n, shorter, (size_t)m);
+				n += (size_t)m;
+			} else {
+				memcpy(out + n, lit, l);
+				n += l;
+			}
+			p += l;
+			continue;
+		}
+		out[n++] = *p++;
+	}
+	out[n] = '\0';
+	*len = n;
+	return out;
 }

@@ -55,4 +55,14 @@ json_object *lwm2_json_parse_n(const char *p, size_t len);
  * goes to the tokener.  NULL if it is no JSON value. */
 json_object *lwm2_json_number(const char *p, const char *e);
 
+/*
+ * The JSON text [p, end) with every number that is not an integer written
+ * with at most `digits` significant digits where that is shorter (strings
+ * and integers as they are), malloc'd and NUL-terminated, its length in
+ * *len; NULL when out of memory.  For a copy whose size is bounded (the
+ * compact digest in AdminComment), where 17 digits of a derived rate or
+ * time say nothing a reader can use and crowd out whole figures.
+ */
+char *lwm2_json_shorten_numbers(const char *p, const char *end, int digits, size_t *len);
+
 #endif /* LWM2_JSONTEXT_H */

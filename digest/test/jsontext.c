@@ -5,6 +5,7 @@
 #include "tap.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const struct {
@@ -122,6 +123,27 @@ int main(void)
 			json_object_put(a);
 			json_object_put(b);
 		}
+	}
+	/* shortened numbers: non-integers to 6 significant digits where that
+	 * is shorter; integers, strings and short forms as they are */
+	{
+		static const char text[] =
+		    "{\"a\":0.26634503750000005,\"b\":33554432,\"c\":\"0.12345678901\","
+		    "\"d\":[-1.2345678901234e-05,1e-05,0.5,-7],\"e\":true,\"f\":\"x\\\"1."
+		    "23456789\"}";
+		static const char want[] =
+		    "{\"a\":0.266345,\"b\":33554432,\"c\":\"0.12345678901\","
+		    "\"d\":[-1.23457e-05,1e-05,0.5,-7],\"e\":true,\"f\":\"x\\\"1.23456789\"}";
+		size_t len = 0;
+		char *out = lwm2_json_shorten_numbers(text, text + strlen(text), 6, &len);
+		json_object *parsed = out ? json_tokener_parse(out) : NULL;
+
+		is_str(out ? out : "(null)", want, "shortened numbers: derived values at 6 digits");
+		is_int((long long)len, (long long)strlen(want), "shortened numbers: the length");
+		ok(parsed && json_object_get_int64(json_object_object_get(parsed, "b")) == 33554432,
+		   "shortened numbers: still JSON, the integer exact");
+		json_object_put(parsed);
+		free(out);
 	}
 	return done_testing();
 }
