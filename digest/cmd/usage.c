@@ -51,7 +51,8 @@ static double num_in(const char *obj, const char *end, const char *k1, const cha
 static double cpu_s_of(const struct lwm2_logline *l)
 {
 	const char *sc, *ex;
-	double v = num_in(lwm2_json_member(l->digest, l->end, "fit"), l->end, "cpu", "cpu_s");
+	double v = num_in(lwm2_json_member(l->digest, l->end, LWM2_KEY_FIT), l->end,
+	                  LWM2_KEY_FIT_CPU, LWM2_KEY_CPU_S);
 	json_object *o;
 	const char *seen[16];
 	size_t nseen = 0;
@@ -94,7 +95,7 @@ void lwm2_usage_of_line(const struct lwm2_logline *l, struct lwm2_usage *u)
 	json_object *f = l->fields;
 	int64_t cpus = ju_int_or(f, "cpus", 0), start = ju_int_or(f, "start", 0),
 	        end = ju_int_or(f, "end", 0), procs = 0, cpt = 0;
-	const char *fit = l->digest ? lwm2_json_member(l->digest, l->end, "fit") : NULL;
+	const char *fit = l->digest ? lwm2_json_member(l->digest, l->end, LWM2_KEY_FIT) : NULL;
 	double v;
 
 	u->used_core_h = u->mem_req_mb = u->mem_peak_mb = NAN;
@@ -113,8 +114,8 @@ void lwm2_usage_of_line(const struct lwm2_logline *l, struct lwm2_usage *u)
 			procs = (int64_t)v;
 		if (!isnan(v = cpu_s_of(l)))
 			u->used_core_h = v / 3600.0;
-		u->mem_peak_mb = num_in(fit, l->end, "memory", "peak_mb");
-		u->mem_req_mb = num_in(fit, l->end, "memory", "requested_mb");
+		u->mem_peak_mb = num_in(fit, l->end, LWM2_KEY_FIT_MEMORY, LWM2_KEY_PEAK_MB);
+		u->mem_req_mb = num_in(fit, l->end, LWM2_KEY_FIT_MEMORY, LWM2_KEY_REQUESTED_MB);
 	}
 	/* cores: Slurm's allocation where the log has it, else one per
 	 * process (cpus_per_task each), else one per node */
