@@ -812,6 +812,7 @@ struct cut {
 	size_t incomplete_keep;
 	bool executables;       /* the top-executables lists (the log keeps them) */
 	size_t containers_keep; /* SIZE_MAX: all listed; the rest counted as omitted */
+	bool step_missing;      /* each step's reasons for what it lacks (the job's stay) */
 	bool step_totals;
 	size_t steps_keep; /* SIZE_MAX: all */
 	bool job_totals;
@@ -861,6 +862,10 @@ static json_object *compact_obj(json_object *d, const struct cut *cut)
 	                                       LWM2_KEY_INCOMPLETE_LIST, LWM2_KEY_SCOPE,
 	                                       LWM2_KEY_RANKS};
 	static const char *const totals[] = {LWM2_KEY_EXECUTABLES, LWM2_KEY_TOTALS};
+	/* what a step loses as the cuts go on: its reasons for what it lacks
+	 * (the job's stay), its executables, its totals */
+	static const char *const step_cut[] = {LWM2_KEY_MISSING, LWM2_KEY_EXECUTABLES,
+	                                       LWM2_KEY_TOTALS};
 	json_object *c = shallow_without(d, top_drop, 5), *steps, *inc, *nsteps, *scope, *fit;
 	size_t ns, keep;
 
@@ -895,9 +900,14 @@ static json_object *compact_obj(json_object *d, const struct cut *cut)
 		if (keep < ns && i >= (keep + 1) / 2 && i < ns - keep / 2)
 			continue;
 		s = json_object_array_get_idx(steps, i);
-		json_object_array_add(
-		    nsteps, cut->step_totals ? shallow_without(s, totals, cut->executables ? 0 : 1)
-		                             : shallow_without(s, totals, 2));
+		if (!cut->step_totals)
+			json_object_array_add(nsteps, shallow_without(s, step_cut, 3));
+		else if (!cut->step_missing)
+			json_object_array_add(
+			    nsteps, shallow_without(s, step_cut, cut->executables ? 1 : 2));
+		else
+			json_object_array_add(nsteps,
+			                      shallow_without(s, totals, cut->executables ? 0 : 1));
 	}
 	ju_add(c, LWM2_KEY_STEPS, nsteps);
 	if (keep < ns)
@@ -909,7 +919,7 @@ static json_object *compact_obj(json_object *d, const struct cut *cut)
 
 char *lwm2_job_digest_compact(json_object *digest, size_t cap)
 {
-	struct cut cut = {SIZE_MAX, true, SIZE_MAX, true, SIZE_MAX, true};
+	struct cut cut = {SIZE_MAX, true, SIZE_MAX, true, true, SIZE_MAX, true};
 	size_t plen = strlen(LWM2_DIGEST_PREFIX);
 
 	if (!digest || !json_object_is_type(digest, json_type_object)) {
@@ -957,6 +967,8 @@ char *lwm2_job_digest_compact(json_object *digest, size_t cap)
 			cut.executables = false;
 		else if (cut.containers_keep > 1)
 			cut.containers_keep = 1; /* the main one */
+		else if (cut.step_missing)
+			cut.step_missing = false; /* the reasons are text, the totals figures */
 		else if (cut.step_totals)
 			cut.step_totals = false;
 		else if (cut.steps_keep > 2 && ns > 2)
