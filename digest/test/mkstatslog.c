@@ -9,6 +9,9 @@
  *   mpi.STEP=PCT (that step only) nodigest=1
  *   container=RUNTIME:IMAGE (every process) container0=RUNTIME:IMAGE (the
  *   first process: another container, or none with container0=)
+ *   cpu=SECONDS (CPU time of every process) memreq=MB (the job's memory
+ *   request: the log line's mem_req_mb and the digest's fit block, which
+ *   the line then has) rss=MB (every process's peak resident size)
  *
  * Every process runs 10 s; its MPI and I/O shares, sampled threads and
  * CPI are what the words say.  The digest is built by the library from
@@ -29,7 +32,8 @@ struct spec {
 	char user[64], account[64], partition[64], state[32], nodes[128], steps[128];
 	char container[256], container0[256];
 	bool has_container0;
-	double mpi0, mpi, io, threads, cpi;
+	double mpi0, mpi, io, threads, cpi, cpu_s;
+	long memreq, rss;
 	double step_mpi[8]; /* < 0: as mpi */
 	bool nodigest;
 };
@@ -102,7 +106,13 @@ static void parse(char *line, struct spec *s)
 		else if (!strcmp(w, "container0")) {
 			snprintf(s->container0, sizeof(s->container0), "%s", v);
 			s->has_container0 = true;
-		} else if (!strcmp(w, "nodigest"))
+		} else if (!strcmp(w, "cpu"))
+			s->cpu_s = atof(v);
+		else if (!strcmp(w, "memreq"))
+			s->memreq = atol(v);
+		else if (!strcmp(w, "rss"))
+			s->rss = atol(v);
+		else if (!strcmp(w, "nodigest"))
 			s->nodigest = atoi(v) != 0;
 	}
 	if (s->procs < 1)
@@ -153,6 +163,10 @@ static int add_step(const struct spec *s, uint32_t step, json_object **nodes, si
 				r->missing |= 1u << LWM2_G_HWC;
 				strcpy(r->missing_reason[LWM2_G_HWC], "no hardware counters");
 			}
+			if (s->cpu_s > 0)
+				r->utime_us = (uint64_t)(s->cpu_s * 1e6 + 0.5);
+			if (s->rss > 0)
+				r->maxrss_kb = (uint64_t)s->rss * 1024;
 			lwm2_record_set_container(r, i == 0 && s->has_container0 ? s->container0
 			                                                         : s->container);
 			recs[i - lo] = r;
@@ -194,6 +208,13 @@ int main(int argc, char **argv)
 		meta.start = s.end - s.elapsed;
 		meta.end = s.end;
 		meta.state = s.state;
+		if (s.memreq > 0) {
+			/* a job as jobcomp/lwm2 logs it since the fit block */
+			meta.have_requests = true;
+			meta.cpus = (uint32_t)s.cpus;
+			meta.mem_req_mb = (uint64_t)s.memreq;
+			meta.mem_req_per_node_mb = (uint64_t)((s.memreq + s.nnodes - 1) / s.nnodes);
+		}
 		if (!digest_only) {
 			printf("{\"cluster\":\"c1\",\"job_id\":%ld,\"user\":\"%s\",\"uid\":%d,"
 			       "\"account\":\"%s\",\"partition\":\"%s\",\"name\":\"app%ld\","
@@ -202,6 +223,8 @@ int main(int argc, char **argv)
 			       s.partition, s.job % 3, s.nodes, s.nnodes);
 			if (s.cpus)
 				printf("\"cpus\":%ld,", s.cpus);
+			if (s.memreq > 0)
+				printf("\"mem_req_mb\":%ld,", s.memreq);
 			printf("\"submit\":%ld,\"start\":%ld,\"end\":%ld,\"state\":\"%s\","
 			       "\"exit_code\":\"0:0\",",
 			       s.end - s.elapsed - 10, s.end - s.elapsed, s.end, s.state);

@@ -73,6 +73,17 @@ is "$(py "$tmp/p.json" '[(k, g[k]["requested_core_hours"], g[k]["used_core_hours
 	"[('lmp', 2, 1.5, 0.5), ('myjob', 4, None, None), ('python', 16, 16, 0), ('solver', 20, 6, 14)]" \
 	"--by app: the digest's application, else the job's name"
 
+# --- digests the library builds (./mkstatslog): the executables' CPU
+# time, and the fit block with the job's memory request and peak
+./mkstatslog >"$tmp/lib.jsonl" <<'SPEC'
+job=11 user=eve account=e partition=b end=1700003600 elapsed=3600 cpus=4 procs=4 cpu=900
+job=12 user=eve account=e partition=b end=1700007200 elapsed=3600 cpus=4 procs=4 cpu=1800 memreq=8192 rss=512
+SPEC
+./lwm2 stats -f "$tmp/lib.jsonl" --by user --json >"$tmp/lib.json"
+is "$(py "$tmp/lib.json" '[g["eve"][k] for k in ("requested_core_hours", "used_core_hours", "wasted_core_hours", "efficiency_pct", "mem_jobs", "mem_req_mb", "mem_peak_mb")]')" \
+	"[8, 3, 5, 37.5, 1, 8192, 2048]" \
+	"library digests: 4 x 1 h asked, 4 x 900 s and 4 x 1800 s used; memory of the job with the fit block only"
+
 # --- text and -p
 ./lwm2 stats -f "$log" --by user >"$tmp/u.txt"
 check "text: the requested-against-used table" grep -q '^user .*REQ-CORE-H .*USED-CORE-H .*EFF% .*WASTE-CORE-H .*MEM-REQ-GB .*MEM-PEAK-GB' "$tmp/u.txt"
