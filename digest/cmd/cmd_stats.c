@@ -172,6 +172,8 @@ static void usage(FILE *f)
 	        "                               node (default: all jobs as one group); app:\n"
 	        "                               the digest's application, with its users;\n"
 	        "                               image: the job's main container image\n"
+	        "                               (every group: requested, used and wasted\n"
+	        "                               core-hours, memory requested and peak)\n"
 	        "      --top=N                  the N jobs that lose the most, instead of groups\n"
 	        "      --sort=KEY               for --top: mpi (core-hours in MPI, default), io,\n"
 	        "                               idle (core-hours of idle allocated cores),\n"
