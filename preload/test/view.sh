@@ -99,19 +99,25 @@ if [ -n "${MPIFC:-}" ] && (cd "$W" && $MPIFC -c "$inc/lwm2_view.f90" -o lwm2_vie
 	# shellcheck disable=SC2016 # awk's fields
 	check "Fortran under liblwm2.so: measured, one query's call apart ($out)" \
 		awk '/measured 1/ { ok = $6 > 0.01 && $10 == 1 } END { exit !ok }' <<<"$out"
-	# Compute time is wall time outside MPI and I/O: with the sanitized
-	# library's slower wrappers beside the other checks of make -j2, rank
-	# 0's share of a core is not its own (seen: 0.29 s against 0.34 s).
+	# Compute time is wall time outside MPI and I/O, and rank 1 has twice
+	# rank 0's work: about twice the time where each rank has a core of
+	# its own.  On a loaded machine (make -j2 check beside the other
+	# tests) they share cores and the ratio of their wall times is
+	# anything above 1 (seen: 0.28 s against 0.35 s in the clang build
+	# and in the sanitized one): there it is skipped, with the load.
+	read -r load _ </proc/loadavg
+	cores=$(nproc)
 	case ${LWM2_SANITIZER:-no} in
-	*address* | *thread* | *undefined*)
-		skip "Fortran: compute ratio of the ranks: wall-time ratios are not kept under a sanitized library"
-		;;
-	*)
-		# shellcheck disable=SC2016 # awk's fields
-		check "Fortran under liblwm2.so: rank 1 computed about twice rank 0 ($out)" \
-			awk '/measured 1/ { ok = $8 > 1.4 * $6 } END { exit !ok }' <<<"$out"
-		;;
+	*address* | *thread* | *undefined*) slow=", a sanitized library" ;;
+	*) slow="" ;;
 	esac
+	if [ -n "$slow" ] || ! awk -v l="$load" -v c="$cores" 'BEGIN { exit !(l + 2 <= c) }'; then
+		skip "Fortran: compute ratio of the ranks: wall-time ratios need 2 idle cores (load $load on $cores cores$slow)"
+	else
+		# shellcheck disable=SC2016 # awk's fields
+		check "Fortran under liblwm2.so: rank 1 computed about twice rank 0 (load $load; $out)" \
+			awk '/measured 1/ { ok = $8 > 1.4 * $6 } END { exit !ok }' <<<"$out"
+	fi
 else
 	skip "Fortran: no MPIFC or the module does not build"
 	sed 's/^/# /' "$W/fc.log" 2>/dev/null | head -5
