@@ -346,9 +346,17 @@ static void section_digest(FILE *f, const struct lwm2_scope *s)
 			fputs("</th></tr>\n", f);
 		}
 		fprintf(f, "<tr data-metric=\"%s\"", lwm2_metric_ids[k]);
-		if (st->n)
-			fprintf(f, " data-min=\"%.6g\" data-avg=\"%.6g\" data-max=\"%.6g\"",
-			        st->min, st->avg, st->max);
+		if (st->n) {
+			/* the digest's own values, as its JSON writes them: a
+			 * reader of the page gets the same numbers as one of
+			 * the digest, not 6 digits of them */
+			char mn[32], av[32], mx[32];
+
+			fprintf(f, " data-min=\"%s\" data-avg=\"%s\" data-max=\"%s\"",
+			        ju_double_text(st->min, mn, sizeof(mn)),
+			        ju_double_text(st->avg, av, sizeof(av)),
+			        ju_double_text(st->max, mx, sizeof(mx)));
+		}
 		fputs("><td>", f);
 		rp_esc(f, lwm2_metric_labels[k]);
 		fputs("</td>", f);

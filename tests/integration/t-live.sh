@@ -167,7 +167,13 @@ cat >"$fakemail" <<'SH'
 SH
 chmod 755 "$fakemail"
 sleeper=$(as_user sbatch --parsable -N1 -n1 -t 2 -o /dev/null --wrap "srun sleep 100" 2>&1)
-w=$("$LWM2" watch --json 2>&1)
+# watch lists the job once it runs and its nodes answer: wait for that, so
+# that "off" is judged on the job and not on its absence
+for ((i = 0; i < 80; i++)); do
+	w=$("$LWM2" watch --json 2>&1)
+	[ -n "$(py '[x["job_id"] for x in j["jobs"] if x["job_id"] == '"$sleeper"'][0]' "$w")" ] && break
+	sleep 0.5
+done
 is "$(py '[x.get("waste_mail") for x in j["jobs"] if x["job_id"] == '"$sleeper"'][0]' "$w")" None \
 	"waste mail: off by default"
 jobcomp_conf "${watch_conf[@]}" "WatchMailProg=$fakemail" "WatchWasteMail=yes" \
