@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * logappend LOG STATEDIR FIRST COUNT: jobs FIRST .. FIRST+COUNT-1 through
+ * logappend LOG STATEDIR FIRST COUNT [PAUSE_US]: jobs FIRST .. FIRST+COUNT-1 through
  * the worker's own step (lwm2_jc_process), so each is appended to LOG by
  * the writer slurmctld runs, one line per job.  The jobs never ran: no
  * node records, munge or spool are needed for the line.  For
- * test/logrotate.sh, which rotates LOG between and during the appends.
+ * test/logrotate.sh, which rotates LOG between and during the appends;
+ * PAUSE_US between two jobs makes the appends last long enough for the
+ * rotations to fall among them however fast the file system syncs.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -25,12 +27,15 @@ int main(int argc, char **argv)
 	struct lwm2_jc_conf conf = {0};
 	struct lwm2_jc_ops ops = {.log = say};
 	uint32_t first, count;
+	long pause_us = 0;
 	int rc = 0;
 
-	if (argc != 5) {
-		fprintf(stderr, "usage: logappend LOG STATEDIR FIRST COUNT\n");
+	if (argc != 5 && argc != 6) {
+		fprintf(stderr, "usage: logappend LOG STATEDIR FIRST COUNT [PAUSE_US]\n");
 		return 2;
 	}
+	if (argc == 6)
+		pause_us = strtol(argv[5], NULL, 10);
 	conf.log_path = argv[1];
 	conf.state_dir = argv[2];
 	conf.spool_dir = argv[2];
@@ -55,6 +60,11 @@ int main(int argc, char **argv)
 			rc = 1;
 		}
 		lwm2_jc_job_free(job);
+		if (pause_us > 0) {
+			struct timespec ts = {pause_us / 1000000, (pause_us % 1000000) * 1000};
+
+			nanosleep(&ts, NULL);
+		}
 	}
 	return rc;
 }
