@@ -55,7 +55,7 @@ out=$(digest_as -j "$job" --json)
 is "$(python3 -c '
 import json, sys
 c = json.loads(sys.argv[1])[0]["digest"]["fit"]["cpu"]
-print(c["verdict"], c["allocated_cores"], 0.05 < c["efficiency"] < 0.4, c["cpu_s"] >= 2,
+print(c["verdict"], c["allocated_cores"], 0.01 < c["efficiency"] < 0.4, c["cpu_s"] >= 2,
       c["advice"])' "$out" 2>&1)" \
 	"low 4 True True --ntasks=1" "JSON: fit.cpu low, 4 cores, efficiency and CPU time, advice"
 is "$(python3 -c '
