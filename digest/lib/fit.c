@@ -56,9 +56,12 @@ static struct fit_node *node_of(struct fit_node *v, size_t *nv, const char *name
  * of the process peaks, processes with CUDA activity.  An image that exec
  * replaced is left out: its process goes on in the next record, which
  * holds its CPU time and peak. */
-static size_t gather(json_object *const *nodes, size_t n, struct fit_node *v)
+/* The nodes' processes summed per node into v; *span_s the time from the
+ * first process's start to the last one's end (0 when none says). */
+static size_t gather(json_object *const *nodes, size_t n, struct fit_node *v, double *span_s)
 {
 	size_t nv = 0;
+	int64_t first = INT64_MAX, last = 0;
 
 	for (size_t i = 0; i < n; i++) {
 		const char *name = nodes[i] ? ju_str(nodes[i], LWM2_KEY_NODE) : NULL;
@@ -74,6 +77,12 @@ static size_t gather(json_object *const *nodes, size_t n, struct fit_node *v)
 			int64_t ut = ju_int_or(p, "utime_us", 0), st = ju_int_or(p, "stime_us", 0);
 			int64_t rss = ju_int_or(p, "maxrss_kb", 0);
 
+			int64_t t0 = ju_int_or(p, "start_ns", 0), t1 = ju_int_or(p, "end_ns", 0);
+
+			if (t0 > 0 && t1 >= t0) {
+				first = t0 < first ? t0 : first;
+				last = t1 > last ? t1 : last;
+			}
 			if (ju_int_or(p, LWM2_KEY_FLAGS, 0) & LWM2_F_EXEC)
 				continue;
 			f->cpu_us += (uint64_t)(ut > 0 ? ut : 0) + (uint64_t)(st > 0 ? st : 0);
@@ -86,6 +95,7 @@ static size_t gather(json_object *const *nodes, size_t n, struct fit_node *v)
 				f->cuda_proc++;
 		}
 	}
+	*span_s = last > first ? (double)(last - first) / 1e9 : 0;
 	return nv;
 }
 
@@ -127,15 +137,18 @@ void lwm2_fit_time_str(uint64_t s, char *buf, size_t len)
 		         s % 3600 / 60, s % 60);
 }
 
-static json_object *fit_cpu(const struct lwm2_job_meta *m, uint64_t cpu_us, int64_t elapsed)
+/* over_s: the time the CPU time is set against, elapsed or more (see
+ * lwm2_fit_json). */
+static json_object *fit_cpu(const struct lwm2_job_meta *m, uint64_t cpu_us, int64_t elapsed,
+                            double over_s)
 {
 	json_object *o;
 	double busy, eff;
 	char adv[64];
 
-	if (!m->cpus || elapsed <= 0)
+	if (!m->cpus || elapsed <= 0 || over_s <= 0)
 		return part("not_measured");
-	busy = (double)cpu_us / 1e6 / (double)elapsed;
+	busy = (double)cpu_us / 1e6 / over_s;
 	eff = busy / m->cpus;
 	o = part(eff < FIT_CPU_LOW ? "low" : eff > FIT_CPU_OVER ? "over" : "ok");
 	ju_add(o, LWM2_KEY_ALLOCATED_CORES, ju_u64(m->cpus));
@@ -280,6 +293,7 @@ json_object *lwm2_fit_json(const struct lwm2_job_meta *m, json_object *const *no
 	json_object *fit, *arr, **per;
 	struct fit_node *v;
 	uint64_t cpu_us = 0;
+	double span_s = 0, over_s;
 	size_t nv;
 
 	if (!m || !m->have_requests)
@@ -289,7 +303,11 @@ json_object *lwm2_fit_json(const struct lwm2_job_meta *m, json_object *const *no
 		errno = ENOMEM;
 		return NULL;
 	}
-	nv = gather(nodes, n, v);
+	nv = gather(nodes, n, v, &span_s);
+	/* Slurm's start and end are whole seconds: a job of 2.9 s can read
+	 * as 2, and its one busy core as 1.4.  The processes' own span (ns)
+	 * is at most the job's; the longer of the two is the better. */
+	over_s = elapsed > 0 && span_s > (double)elapsed ? span_s : (double)elapsed;
 	fit = json_object_new_object();
 	arr = json_object_new_array();
 	for (size_t i = 0; i < nv; i++) {
@@ -302,7 +320,7 @@ json_object *lwm2_fit_json(const struct lwm2_job_meta *m, json_object *const *no
 		/* against the average node's share of the cores */
 		if (m->cpus && elapsed > 0)
 			ju_add(e, LWM2_KEY_EFFICIENCY,
-			       ju_double(round((double)v[i].cpu_us / 1e6 / (double)elapsed /
+			       ju_double(round((double)v[i].cpu_us / 1e6 / over_s /
 			                       ((double)m->cpus / nn) * 1000) /
 			                 1000));
 		if (v[i].rss_kb)
@@ -315,7 +333,7 @@ json_object *lwm2_fit_json(const struct lwm2_job_meta *m, json_object *const *no
 		ju_add(fit, LWM2_KEY_FIT_CPU, part("not_measured"));
 		ju_add(fit, LWM2_KEY_FIT_MEMORY, part("not_measured"));
 	} else {
-		ju_add(fit, LWM2_KEY_FIT_CPU, fit_cpu(m, cpu_us, elapsed));
+		ju_add(fit, LWM2_KEY_FIT_CPU, fit_cpu(m, cpu_us, elapsed, over_s));
 		ju_add(fit, LWM2_KEY_FIT_MEMORY, fit_mem(m, v, nv));
 	}
 	ju_add(fit, LWM2_KEY_FIT_TIME, fit_time(m, elapsed));

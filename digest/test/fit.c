@@ -274,5 +274,33 @@ int main(void)
 	ok(d && !ju_get(d, LWM2_KEY_FIT, json_type_object), "no requests: no fit block");
 	json_object_put(d);
 	json_object_put(node);
+	/* Slurm's whole seconds: a job of 2.9 s whose one process kept a
+	 * core busy reads as 2 s; the process's own span (ns) is the time
+	 * its CPU time is set against, not the 1.4 busy cores 2 s would give */
+	{
+		struct lwm2_node_ident id = {.cluster = "c1", .job_id = 5, .node = "n1"};
+		struct lwm2_rank_record *r = mk_rec(1, 0, "n1");
+		json_object *nd;
+
+		r->job_id = 5;
+		r->start_ns = (int64_t)START * 1000000000 + 50000000;
+		r->end_ns = r->start_ns + 2900000000ll;
+		r->utime_us = 2800000;
+		r->stime_us = 0;
+		nd = lwm2_node_merge_records(&id, &r, NULL, 1, NULL, NULL);
+		free(r);
+		m = base();
+		m.end = START + 2;
+		d = lwm2_job_digest_build(&m, &nd, 1);
+		p = fit_of(d, LWM2_KEY_FIT_CPU);
+		eff = -1;
+		if (p)
+			ju_num(p, LWM2_KEY_EFFICIENCY, &eff);
+		ok(eff > 0.23 && eff < 0.25,
+		   "2.9 s read as 2 s: efficiency against the process's span (%g)", eff);
+		is_str(str_of(p, LWM2_KEY_ADVICE), "--ntasks=1", "2.9 s read as 2 s: one task");
+		json_object_put(d);
+		json_object_put(nd);
+	}
 	return done_testing();
 }
