@@ -135,22 +135,6 @@ static uint32_t acct_state_of(uint32_t job_state)
 	return job_state & JOB_STATE_BASE;
 }
 
-/* Slurm's job_state_string for a base state (libslurm does not declare
- * it), as sacct prints it. */
-static const char *state_name(uint32_t base)
-{
-	static const char *const names[] = {
-	    [JOB_PENDING] = "PENDING",     [JOB_RUNNING] = "RUNNING",
-	    [JOB_SUSPENDED] = "SUSPENDED", [JOB_COMPLETE] = "COMPLETED",
-	    [JOB_CANCELLED] = "CANCELLED", [JOB_FAILED] = "FAILED",
-	    [JOB_TIMEOUT] = "TIMEOUT",     [JOB_NODE_FAIL] = "NODE_FAIL",
-	    [JOB_PREEMPTED] = "PREEMPTED", [JOB_BOOT_FAIL] = "BOOT_FAIL",
-	    [JOB_DEADLINE] = "DEADLINE",   [JOB_OOM] = "OUT_OF_MEMORY",
-	};
-
-	return base < sizeof(names) / sizeof(names[0]) && names[base] ? names[base] : "UNKNOWN";
-}
-
 /*
  * The nodes the job ran on.  Not num_nodes: slurmctld counts a completing
  * job's nodes down as each one finishes, so by the time the epilog asks it
@@ -204,7 +188,7 @@ static struct lwm2_jc_job *copy_job(const slurm_job_info_t *ji)
 	/* the base state, as sacct shows it: COMPLETING is no end state */
 	job->state = dup_or_null(job->acct_state == JOB_REQUEUE
 	                             ? "REQUEUED"
-	                             : state_name(ji->job_state & JOB_STATE_BASE));
+	                             : lwm2_slurm_state_name(ji->job_state & JOB_STATE_BASE));
 	job->admin_comment = dup_or_null(ji->admin_comment);
 	{
 		/* What it asked for (the digest's "fit" block).  The node list

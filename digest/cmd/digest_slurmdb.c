@@ -62,22 +62,13 @@ static void from_comment(struct entry *e, const char *comment)
 	}
 }
 
-/* sacct's names of the base states (slurm.h's enum job_states). */
+/* sacct's name of the state accounting keeps (a requeued run's row is
+ * REQUEUED). */
 static const char *state_name(uint32_t state)
 {
-	static const char *const names[] = {
-	    [JOB_PENDING] = "PENDING",     [JOB_RUNNING] = "RUNNING",
-	    [JOB_SUSPENDED] = "SUSPENDED", [JOB_COMPLETE] = "COMPLETED",
-	    [JOB_CANCELLED] = "CANCELLED", [JOB_FAILED] = "FAILED",
-	    [JOB_TIMEOUT] = "TIMEOUT",     [JOB_NODE_FAIL] = "NODE_FAIL",
-	    [JOB_PREEMPTED] = "PREEMPTED", [JOB_BOOT_FAIL] = "BOOT_FAIL",
-	    [JOB_DEADLINE] = "DEADLINE",   [JOB_OOM] = "OUT_OF_MEMORY",
-	};
-	uint32_t base = state & JOB_STATE_BASE;
-
 	if (state & JOB_REQUEUE)
 		return "REQUEUED";
-	return base < sizeof(names) / sizeof(names[0]) && names[base] ? names[base] : "UNKNOWN";
+	return lwm2_slurm_state_name(state & JOB_STATE_BASE);
 }
 
 static void entry_from_rec(struct entry *e, slurmdb_job_rec_t *r)
