@@ -868,7 +868,10 @@ bench_view() {
 	fi
 	n=$(reps 20000 2000)
 	r=$(reps 7 3)
-	for np in 2 4; do
+	for np in 2 4 16; do
+		# 16 ranks share the machine's cores: each collective waits for
+		# ranks that are not running, so fewer queries keep the row short.
+		[ "$np" = 16 ] && n=$((n / 20))
 		log "view: $n queries and $n bare collectives x $r rounds, $np ranks"
 		fresh_dir
 		line=$(OMPI_MCA_btl=${OMPI_MCA_btl:-self,vader} OMPI_MCA_btl_vader_single_copy_mechanism=none \
@@ -886,6 +889,7 @@ bench_view() {
 		[ "$np" = 2 ] && row view_read "view read (lwm2_view_self, no MPI)" \
 			"$(field read_ns <<<"$line") ns" "-" "$(field read_ns <<<"$line")" ns -
 	done
+	n=$(reps 20000 2000)
 	line=$(OMPI_MCA_btl=${OMPI_MCA_btl:-self,vader} OMPI_MCA_btl_vader_single_copy_mechanism=none \
 		timeout 300 mpirun --allow-run-as-root --oversubscribe -np 2 "$work/view" "$n" "$r" \
 		2>>"$work/view_err" | grep '^view ')
