@@ -395,7 +395,10 @@ static void field_value(const struct entry *e, const char *f, char *buf, size_t 
 		for (i = 0; i < LWM2_NCOUNTERS; i++)
 			if (!strcasecmp(f, lwm2_counter_names[i]))
 				break;
-		if ((v = digest_get(digest_get(sc, LWM2_KEY_TOTALS), lwm2_counter_names[i])))
+		if ((v = digest_get(digest_get(sc, LWM2_KEY_TOTALS), lwm2_counter_names[i])) &&
+		    json_object_is_type(v, json_type_string)) /* "not measured" */
+			snprintf(buf, len, "%s", json_object_get_string(v));
+		else if (v)
 			snprintf(buf, len, "%" PRId64, json_object_get_int64(v));
 		else if (digest_get(sc, LWM2_KEY_TOTALS))
 			snprintf(buf, len, "0");

@@ -45,12 +45,44 @@ struct exe_set {
 	size_t n, cap;
 };
 
+/* Counters a newer build's node record names that this build does not
+ * know: summed by name into the scope's totals (lwm2_record.h says how
+ * the counter table grows). */
+#define NEWER_MAX 16
+struct newer_counter {
+	char name[64];
+	uint64_t total;
+};
+
+static void newer_add(struct newer_counter *t, size_t *n, const char *name, uint64_t v)
+{
+	size_t i;
+
+	for (i = 0; i < *n; i++)
+		if (strcmp(t[i].name, name) == 0)
+			break;
+	if (i == *n) {
+		if (*n == NEWER_MAX || strlen(name) >= sizeof(t[i].name))
+			return;
+		snprintf(t[i].name, sizeof(t[i].name), "%s", name);
+		t[i].total = 0;
+		(*n)++;
+	}
+	t[i].total += v;
+}
+
 struct scope_acc {
 	uint64_t step_id;
 	uint64_t procs, mpi, incomplete, node_records;
 	uint64_t io_uring, mmap_write;
 	bool partial;
 	uint64_t totals[LWM2_NCOUNTERS];
+	/* process entries read, and those that measured each counter (an
+	 * older build's lack this build's later counters) */
+	uint64_t entries, measured[LWM2_NCOUNTERS];
+	/* counters of a newer build than this one, kept by name */
+	struct newer_counter newer[NEWER_MAX];
+	size_t nnewer;
 	struct acc m[LWM2_NMETRICS];
 	struct exe_set exes;
 };
@@ -494,6 +526,26 @@ static int add_node_exes(struct build *b, struct scope_acc *sa, json_object *nod
 	return 0;
 }
 
+/* What a process entry of a node record adds to a scope's counters. */
+static void counters_add(struct scope_acc *sa, const struct lwm2_proc_values *pv,
+                         json_object *names, json_object *p, const int *map, size_t nmap)
+{
+	json_object *c = ju_get(p, LWM2_KEY_C, json_type_array);
+
+	sa->entries++;
+	for (int k = 0; k < LWM2_NCOUNTERS; k++) {
+		sa->totals[k] += pv->counters[k];
+		sa->measured[k] += !pv->absent[k];
+	}
+	for (size_t i = 0; i < nmap && c && names; i++) {
+		int64_t v = json_object_get_int64(json_object_array_get_idx(c, i));
+		if (map[i] < 0 && v > 0)
+			newer_add(sa->newer, &sa->nnewer,
+			          json_object_get_string(json_object_array_get_idx(names, i)),
+			          (uint64_t)v);
+	}
+}
+
 static int add_node(struct build *b, json_object *node)
 {
 	int map[LWM2_MAP_MAX];
@@ -503,6 +555,8 @@ static int add_node(struct build *b, json_object *node)
 	uint64_t step = (uint64_t)ju_int_or(node, LWM2_KEY_STEP_ID, 0);
 	struct scope_acc *sa;
 	bool partial;
+
+	json_object *names = ju_get(node, "counters", json_type_array);
 
 	if (!procs || !name || lwm2_counter_map(node, map, LWM2_MAP_MAX, &nmap) != 0) {
 		b->skipped = true;
@@ -529,10 +583,8 @@ static int add_node(struct build *b, json_object *node)
 			sa->partial = b->job.partial = true;
 			continue;
 		}
-		for (int c = 0; c < LWM2_NCOUNTERS; c++) {
-			sa->totals[c] += pv.counters[c];
-			b->job.totals[c] += pv.counters[c];
-		}
+		counters_add(sa, &pv, names, p, map, nmap);
+		counters_add(&b->job, &pv, names, p, map, nmap);
 		view_add(b, p);
 		if (flags & LWM2_F_INCOMPLETE) {
 			sa->incomplete++;
@@ -635,9 +687,16 @@ static json_object *scope_json(const struct scope_acc *s, uint64_t nodes)
 	ju_add(o, LWM2_KEY_METRICS, ms);
 	ju_add(o, LWM2_KEY_MISSING, miss);
 	tot = json_object_new_object();
+	/* A counter that no process had (their library is older than it) is
+	 * "not measured", never 0; a newer build's counters keep their names. */
 	for (int c = 0; c < LWM2_NCOUNTERS; c++)
 		if (s->totals[c])
 			ju_add(tot, lwm2_counter_names[c], ju_u64(s->totals[c]));
+		else if (s->entries && !s->measured[c])
+			ju_add(tot, lwm2_counter_names[c], json_object_new_string("not measured"));
+	for (size_t i = 0; i < s->nnewer; i++)
+		if (!json_object_object_get_ex(tot, s->newer[i].name, NULL))
+			ju_add(tot, s->newer[i].name, ju_u64(s->newer[i].total));
 	ju_add(o, LWM2_KEY_TOTALS, tot);
 	if ((ex = exes_json(&s->exes)))
 		ju_add(o, LWM2_KEY_EXECUTABLES, ex);

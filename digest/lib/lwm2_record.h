@@ -22,6 +22,33 @@
  * Counter lists are X-macros so that the writer, the readers and the JSON
  * names never drift apart.  X(name, unit, description); unit "ns" marks a
  * time counter (the writer converts clock ticks to ns when it folds).
+ *
+ * How the format grows (doc/digest-schema.md, "Rank records that evolve"):
+ * a site upgrades node by node while jobs run, and a step's processes that
+ * started before the package upgrade keep the old library while the ones
+ * it starts next load the new one, so one job's records come from two
+ * builds and every reader must take both.  A counter's id is its index in
+ * LWM2_COUNTERS, and that table is append-only: a new counter goes at the
+ * end of LWM2_LATER_COUNTERS, never between others, and no counter is
+ * removed or renumbered (one that is retired keeps its id and stays 0).
+ * A record says how many counters it carries (ncounters); the fields that
+ * follow the counters are found after ncounters of them, and every slice
+ * is ncounters counters.  Adding a counter therefore changes neither
+ * LWM2_RECORD_VERSION nor any field before the counters; a reader of a
+ * record with fewer counters than its own has the missing ones as "not
+ * measured" (never 0: lwm2_record_upconvert leaves ncounters at the
+ * writer's count), one with more skips the ones it does not know (the
+ * record carries ids, not names; the node record, JSON, carries names, and
+ * the digest keeps a newer library's counters by name).  Fields are added
+ * only after the last field of the fixed part, with a new version; a
+ * reader takes a newer version's record too, reading the fields it knows
+ * and skipping the rest (a change that cannot be made that way takes a
+ * new magic).  The writer is unchanged by all this: it writes its own
+ * struct as it is, from signal-safe code, without allocation; only the
+ * readers (lwm2_record_validate, lwm2_record_upconvert) convert.  Ids
+ * rather than a name table in every file: a record is rewritten at every
+ * heartbeat and the ids cost nothing there, while the names are known
+ * where the records become JSON (one table per build, lwm2_counter_names).
  */
 #ifndef LWM2_RECORD_H
 #define LWM2_RECORD_H
@@ -106,12 +133,26 @@
 	X(hwc_l1d_misses, "misses", "level-1 data cache misses")                                   \
 	X(hwc_llc_misses, "misses", "last-level cache misses")
 
+/* Counters added after the first 50 (record version 3), in the order they
+ * were added: append only, whatever their module (the id is the place in
+ * LWM2_COUNTERS; doc/HACKING.md walks through adding one).  A test build
+ * adds the next version's counter with -DLWM2_TEST_NEXT_COUNTERS
+ * (digest/test/evolve.c). */
+#ifdef LWM2_TEST_NEXT_COUNTERS
+#define LWM2_TEST_NEXT_COUNTER(X)                                                                  \
+	X(posix_msync_bytes, "B", "bytes of shared file mappings given to msync")
+#else
+#define LWM2_TEST_NEXT_COUNTER(X)
+#endif
+#define LWM2_LATER_COUNTERS(X) LWM2_TEST_NEXT_COUNTER(X)
+
 /* Everything that is counted per thread and per time slice. */
 #define LWM2_COUNTERS(X)                                                                           \
 	LWM2_POSIX_COUNTERS(X)                                                                     \
 	LWM2_MPI_COUNTERS(X)                                                                       \
 	LWM2_CUDA_COUNTERS(X)                                                                      \
-	LWM2_HWC_COUNTERS(X)
+	LWM2_HWC_COUNTERS(X)                                                                       \
+	LWM2_LATER_COUNTERS(X)
 
 enum lwm2_counter {
 #define LWM2_X_ENUM(name, unit, desc) LWM2_C_##name,
@@ -119,6 +160,12 @@ enum lwm2_counter {
 #undef LWM2_X_ENUM
 	    LWM2_NCOUNTERS
 };
+/* The counters of every record of versions 1 to 3, ids 0 to 49: a record
+ * carries at least these many (a fixed part shorter than that is not a
+ * record), and their ids are pinned below. */
+#define LWM2_NCOUNTERS_V3 50
+/* A record of more counters than this is rejected unread. */
+#define LWM2_NCOUNTERS_LIMIT 1024
 
 /* Regions a wrapper earmarks; the sampling handler reads the current one. */
 #define LWM2_EARMARKS(X)                                                                           \
@@ -217,9 +264,9 @@ struct lwm2_rank_record {
 	char magic[8];        /* LWM2_RECORD_MAGIC */
 	uint32_t version;     /* LWM2_RECORD_VERSION */
 	uint32_t record_size; /* sizeof(struct lwm2_rank_record) */
-	uint32_t ncounters;   /* LWM2_NCOUNTERS when written */
+	uint32_t ncounters;   /* counters in the record and in each slice (LWM2_NCOUNTERS) */
 	uint32_t nearmarks;   /* LWM2_NEARMARKS when written */
-	uint32_t total_size;  /* record_size + nslices * sizeof(struct lwm2_slice) */
+	uint32_t total_size;  /* record_size + nslices * ncounters * 8 */
 	uint32_t checksum;    /* lwm2_checksum over total_size bytes, this field as 0 */
 	uint64_t generation;  /* higher is newer; 0 means never written */
 
@@ -275,7 +322,9 @@ struct lwm2_rank_record {
 	uint32_t nslices;
 	uint64_t first_slice;
 
-	uint64_t counters[LWM2_NCOUNTERS]; /* whole run */
+	/* whole run; on disk ncounters of them, and every field below is found
+	 * after them (a record of another build may carry more or fewer) */
+	uint64_t counters[LWM2_NCOUNTERS];
 
 	/* the main program's language, told from the executable (enum
 	 * lwm2_language); the runtimes above are the libraries it loaded */
@@ -312,10 +361,36 @@ struct lwm2_rank_record {
 	/* followed by nslices struct lwm2_slice */
 };
 
-/* The size of a version 1 record: everything before identity_flags. */
-#define LWM2_RECORD_V1_SIZE offsetof(struct lwm2_rank_record, identity_flags)
-/* The size of a version 2 record: everything before the container. */
-#define LWM2_RECORD_V2_SIZE offsetof(struct lwm2_rank_record, container_runtime)
+/* A record on disk: the head (every field before the counters, the same in
+ * every version and build), ncounters counters, the tail (every field after
+ * them: it grows with the version), then the slices of ncounters each. */
+#define LWM2_RECORD_HEAD offsetof(struct lwm2_rank_record, counters)
+/* The tail of each version: version 1 ends before identity_flags, version
+ * 2 before the container, version 3 (this one) with view_ns. */
+#define LWM2_RECORD_TAIL_V1                                                                        \
+	(offsetof(struct lwm2_rank_record, identity_flags) -                                       \
+	 offsetof(struct lwm2_rank_record, language))
+#define LWM2_RECORD_TAIL_V2                                                                        \
+	(offsetof(struct lwm2_rank_record, container_runtime) -                                    \
+	 offsetof(struct lwm2_rank_record, language))
+#define LWM2_RECORD_TAIL                                                                           \
+	(sizeof(struct lwm2_rank_record) - offsetof(struct lwm2_rank_record, language))
+/* The largest tail a newer version's record may have: what is beyond this
+ * version's is skipped. */
+#define LWM2_RECORD_TAIL_LIMIT 65536u
+/* The size of a version 1 and a version 2 record as they were written:
+ * with the 50 counters those versions had. */
+#define LWM2_RECORD_V1_SIZE (LWM2_RECORD_HEAD + 8 * LWM2_NCOUNTERS_V3 + LWM2_RECORD_TAIL_V1)
+#define LWM2_RECORD_V2_SIZE (LWM2_RECORD_HEAD + 8 * LWM2_NCOUNTERS_V3 + LWM2_RECORD_TAIL_V2)
+
+/* Whether r, a valid record, is in this build's layout (this version, this
+ * build's counters), that is, readable as the struct without
+ * lwm2_record_upconvert. */
+static inline int lwm2_record_native(const struct lwm2_rank_record *r)
+{
+	return r->version == LWM2_RECORD_VERSION && r->ncounters == LWM2_NCOUNTERS &&
+	       r->record_size == sizeof(struct lwm2_rank_record);
+}
 
 enum lwm2_identity_flag {
 	LWM2_ID_DONE = 1u << 0, /* the identity was taken (else the fields are empty) */
@@ -369,19 +444,26 @@ int lwm2_record_validate(const void *slot, size_t avail, char *err, size_t errle
 /*
  * Pick the newest valid slot of a whole rank record file held in memory.
  * Returns a pointer into buf, or NULL with the reason in err.  The slot
- * may be of an older version (r->version < LWM2_RECORD_VERSION): readers
- * that use fields beyond LWM2_RECORD_V1_SIZE or the slices bring it to
- * this version first with lwm2_record_upconvert.
+ * may be of another version or carry another number of counters: readers
+ * that use fields beyond the head (LWM2_RECORD_HEAD) bring a record that
+ * is not lwm2_record_native to this layout first with
+ * lwm2_record_upconvert.
  */
 const struct lwm2_rank_record *lwm2_record_pick(const void *buf, size_t len, char *err,
                                                 size_t errlen);
 
 /*
- * A malloc'd copy of a valid record (any version this reader knows) in
- * this version's layout: the fields a version 1 record lacks are zero
+ * A malloc'd copy of a valid record (any version, any number of counters)
+ * in this build's layout: the fields a version 1 record lacks are zero
  * (identity_flags without LWM2_ID_DONE says "not taken"), the launch
  * shape -1; those a version 2 record lacks (the container, the view
- * queries) empty or zero; the slices follow; sealed again.  NULL with
+ * queries) empty or zero; fields of a newer version skipped; the slices
+ * follow.  Counters: those the record carries and this build knows are
+ * copied, those it carries beyond this build's are skipped, and the
+ * copy's ncounters is the number it had of this build's, so that counter
+ * ids from ncounters on read as "not measured" (zero in the copy).  The
+ * copy's checksum is set again; it is a slot of this layout (it passes
+ * lwm2_record_validate) when its ncounters is LWM2_NCOUNTERS.  NULL with
  * errno on failure.
  */
 struct lwm2_rank_record *lwm2_record_upconvert(const struct lwm2_rank_record *r);
@@ -530,13 +612,18 @@ int lwm2_summary_check(const void *buf, size_t len, char *err, size_t errlen);
 /*
  * The on-disk layout, pinned: the preload library of one installation
  * writes what the readers of another read (a node upgraded while a job
- * runs, records kept with --keep, the fuzz corpus).  A change that fails
- * here changes the format: raise LWM2_RECORD_VERSION (or
- * LWM2_SUMMARY_VERSION), teach the readers the old layout
- * (lwm2_record_upconvert), then update these numbers.
+ * runs, records kept with --keep, the fuzz corpus).  A counter appended
+ * to LWM2_LATER_COUNTERS changes none of these.  Any other change that
+ * fails here changes the format: add the field at the end of the tail,
+ * raise LWM2_RECORD_VERSION (or LWM2_SUMMARY_VERSION), teach the readers
+ * the old layout (lwm2_record_upconvert), then update these numbers.
  */
 #define LWM2_LAYOUT(cond) _Static_assert(cond, "on-disk layout changed: " #cond)
-LWM2_LAYOUT(LWM2_NCOUNTERS == 50);
+/* Counter ids are append-only: the 50 of version 3 keep their places
+ * (test/evolve.c pins their names), later ones follow. */
+LWM2_LAYOUT(LWM2_NCOUNTERS >= LWM2_NCOUNTERS_V3);
+LWM2_LAYOUT(LWM2_NCOUNTERS <= LWM2_NCOUNTERS_LIMIT);
+LWM2_LAYOUT(LWM2_C_hwc_llc_misses == LWM2_NCOUNTERS_V3 - 1);
 LWM2_LAYOUT(LWM2_NEARMARKS == 4);
 LWM2_LAYOUT(LWM2_NGROUPS == 5);
 LWM2_LAYOUT(LWM2_REASON_LEN == 96);
@@ -545,10 +632,11 @@ LWM2_LAYOUT(offsetof(struct lwm2_file_header, version) == 8);
 LWM2_LAYOUT(offsetof(struct lwm2_file_header, header_size) == 12);
 LWM2_LAYOUT(offsetof(struct lwm2_file_header, slot_capacity) == 16);
 LWM2_LAYOUT(offsetof(struct lwm2_file_header, nslots) == 20);
-LWM2_LAYOUT(sizeof(struct lwm2_slice) == 400);
-/* The fields every version has where version 1 put them. */
+LWM2_LAYOUT(sizeof(struct lwm2_slice) == 8 * LWM2_NCOUNTERS);
+/* The head: the fields every version has where version 1 put them. */
 LWM2_LAYOUT(offsetof(struct lwm2_rank_record, version) == 8);
 LWM2_LAYOUT(offsetof(struct lwm2_rank_record, record_size) == 12);
+LWM2_LAYOUT(offsetof(struct lwm2_rank_record, ncounters) == 16);
 LWM2_LAYOUT(offsetof(struct lwm2_rank_record, total_size) == 24);
 LWM2_LAYOUT(offsetof(struct lwm2_rank_record, checksum) == 28);
 LWM2_LAYOUT(offsetof(struct lwm2_rank_record, generation) == 32);
@@ -561,30 +649,38 @@ LWM2_LAYOUT(offsetof(struct lwm2_rank_record, samples) == 1128);
 LWM2_LAYOUT(offsetof(struct lwm2_rank_record, slice_length_s) == 1168);
 LWM2_LAYOUT(offsetof(struct lwm2_rank_record, nslices) == 1172);
 LWM2_LAYOUT(offsetof(struct lwm2_rank_record, first_slice) == 1176);
-LWM2_LAYOUT(offsetof(struct lwm2_rank_record, counters) == 1184);
-LWM2_LAYOUT(offsetof(struct lwm2_rank_record, language) == 1584);
-/* Version 1 ends here; version 2 adds the application's identity. */
+LWM2_LAYOUT(LWM2_RECORD_HEAD == 1184);
+/* The tail, from the end of the counters: version 1's. */
+#define LWM2_TAIL_AT(field)                                                                        \
+	(offsetof(struct lwm2_rank_record, field) - LWM2_RECORD_HEAD - 8 * LWM2_NCOUNTERS)
+LWM2_LAYOUT(LWM2_TAIL_AT(language) == 0);
+LWM2_LAYOUT(LWM2_RECORD_TAIL_V1 == 8);
 LWM2_LAYOUT(LWM2_RECORD_V1_SIZE == 1592);
-LWM2_LAYOUT(offsetof(struct lwm2_rank_record, build_id) == 1600);
-LWM2_LAYOUT(offsetof(struct lwm2_rank_record, runtime_libs) == 1632);
-LWM2_LAYOUT(offsetof(struct lwm2_rank_record, cuda_runtime_version) == 1728);
-LWM2_LAYOUT(offsetof(struct lwm2_rank_record, launch_ntasks) == 1732);
-/* Version 2 ends here; version 3 adds the container and the view queries. */
+/* Version 2 adds the application's identity. */
+LWM2_LAYOUT(LWM2_TAIL_AT(build_id) == 16);
+LWM2_LAYOUT(LWM2_TAIL_AT(runtime_libs) == 48);
+LWM2_LAYOUT(LWM2_TAIL_AT(cuda_runtime_version) == 144);
+LWM2_LAYOUT(LWM2_TAIL_AT(launch_ntasks) == 148);
+LWM2_LAYOUT(LWM2_RECORD_TAIL_V2 == 192);
 LWM2_LAYOUT(LWM2_RECORD_V2_SIZE == 1776);
+/* Version 3 adds the container and the view queries. */
 LWM2_LAYOUT(LWM2_CONTAINER_RUNTIME_LEN == 16);
 LWM2_LAYOUT(LWM2_CONTAINER_IMAGE_LEN == 176);
-LWM2_LAYOUT(offsetof(struct lwm2_rank_record, container_image) == 1792);
-LWM2_LAYOUT(offsetof(struct lwm2_rank_record, view_queries) == 1968);
-LWM2_LAYOUT(offsetof(struct lwm2_rank_record, view_ns) == 1976);
-LWM2_LAYOUT(sizeof(struct lwm2_rank_record) == 1984);
+LWM2_LAYOUT(LWM2_TAIL_AT(container_image) == 208);
+LWM2_LAYOUT(LWM2_TAIL_AT(view_queries) == 384);
+LWM2_LAYOUT(LWM2_TAIL_AT(view_ns) == 392);
+LWM2_LAYOUT(LWM2_RECORD_TAIL == 400);
+LWM2_LAYOUT(sizeof(struct lwm2_rank_record) == LWM2_RECORD_HEAD + 8 * LWM2_NCOUNTERS + 400);
+#undef LWM2_TAIL_AT
 LWM2_LAYOUT(sizeof(struct lwm2_summary_header) == 256);
 LWM2_LAYOUT(offsetof(struct lwm2_summary_header, version) == 8);
+LWM2_LAYOUT(offsetof(struct lwm2_summary_header, ncounters) == 24);
 LWM2_LAYOUT(offsetof(struct lwm2_summary_header, job_id) == 32);
 LWM2_LAYOUT(offsetof(struct lwm2_summary_header, task_bits) == 64);
 LWM2_LAYOUT(offsetof(struct lwm2_summary_header, nslices) == 192);
-LWM2_LAYOUT(sizeof(struct lwm2_summary_exe) == 600);
 LWM2_LAYOUT(offsetof(struct lwm2_summary_exe, counters) == 200);
-LWM2_LAYOUT(sizeof(struct lwm2_summary_slice) == 408);
+LWM2_LAYOUT(sizeof(struct lwm2_summary_exe) == 200 + 8 * LWM2_NCOUNTERS);
+LWM2_LAYOUT(sizeof(struct lwm2_summary_slice) == 8 + 8 * LWM2_NCOUNTERS);
 #undef LWM2_LAYOUT
 
 #endif /* LWM2_RECORD_H */

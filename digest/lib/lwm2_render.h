@@ -132,6 +132,9 @@ extern const char *const lwm2_why_texts[LWM2_NWHYS];
  */
 struct lwm2_proc_values {
 	uint64_t counters[LWM2_NCOUNTERS];
+	/* counters the process's library did not have (an older build: its
+	 * record or node record lacks them): not measured, not 0 */
+	bool absent[LWM2_NCOUNTERS];
 	uint64_t wall_ns;          /* end_ns - start_ns */
 	uint64_t samples_total;    /* all earmarks, all threads */
 	uint64_t samples_main;     /* samples of the main thread */

@@ -11,7 +11,9 @@
  * first version, and their readers name where the step goes).  A version
  * newer than the reader's was written by a newer lwm2 and is refused by
  * name rather than read wrongly; so is one older than the reader still
- * converts, and one that never existed (versions count from 1).
+ * converts, and one that never existed (versions count from 1).  Rank
+ * records are the exception: a newer version only appends fields and
+ * counters, and is read (lwm2_record.h says how the format grows).
  */
 #ifndef LWM2_VERSION_H
 #define LWM2_VERSION_H

@@ -51,6 +51,9 @@ void lwm2_proc_from_record(const struct lwm2_rank_record *r, struct lwm2_proc_va
 {
 	memset(pv, 0, sizeof(*pv));
 	memcpy(pv->counters, r->counters, sizeof(pv->counters));
+	/* an older build's record, brought to this layout, has fewer */
+	for (uint32_t c = r->ncounters; c < LWM2_NCOUNTERS; c++)
+		pv->absent[c] = true;
 	/* Unsigned: a crafted record's times may lie more than INT64_MAX apart. */
 	pv->wall_ns = r->end_ns > r->start_ns ? (uint64_t)r->end_ns - (uint64_t)r->start_ns : 0;
 	for (int e = 0; e < LWM2_NEARMARKS; e++)

@@ -97,6 +97,15 @@ static json_object *proc_json(const struct lwm2_rank_record *r)
 	for (int c = 0; c < LWM2_NCOUNTERS; c++)
 		json_object_array_add(a, ju_u64(r->counters[c]));
 	ju_add(p, "c", a);
+	/* A process of an older build (a node upgraded while the step ran)
+	 * did not have this build's later counters: named, so that they
+	 * read as not measured rather than as the zeros in "c". */
+	if (r->ncounters < LWM2_NCOUNTERS) {
+		a = json_object_new_array();
+		for (uint32_t c = r->ncounters; c < LWM2_NCOUNTERS; c++)
+			json_object_array_add(a, json_object_new_string(lwm2_counter_names[c]));
+		ju_add(p, "absent", a);
+	}
 	return p;
 }
 
@@ -1094,10 +1103,11 @@ json_object *lwm2_node_merge_limited(int dirfd, const struct lwm2_node_ident *id
 		}
 		r = read_checked(dirfd, names[i], lim, &seen, &budget, &buf, &bufcap, err,
 		                 sizeof(err));
-		/* An older version's record is merged in this version's layout. */
+		/* Another version's or build's record is merged in this
+		 * build's layout. */
 		free(up);
 		up = NULL;
-		if (r && r->version != LWM2_RECORD_VERSION) {
+		if (r && !lwm2_record_native(r)) {
 			if (!(up = lwm2_record_upconvert(r))) {
 				saved = ENOMEM;
 				goto out;
@@ -1222,6 +1232,20 @@ int lwm2_proc_from_json(json_object *p, const int *map, size_t nmap, struct lwm2
 	memset(pv, 0, sizeof(*pv));
 	if (!c || json_object_array_length(c) != nmap)
 		return -1;
+	/* Counters the node record does not name (an older build wrote it)
+	 * and those its process lacked ("absent") were not measured. */
+	for (int k = 0; k < LWM2_NCOUNTERS; k++)
+		pv->absent[k] = true;
+	for (size_t i = 0; i < nmap; i++)
+		if (map[i] >= 0)
+			pv->absent[map[i]] = false;
+	if ((s = ju_get(p, "absent", json_type_array)))
+		for (size_t i = 0; i < json_object_array_length(s); i++) {
+			const char *n = json_object_get_string(json_object_array_get_idx(s, i));
+			for (int k = 0; n && k < LWM2_NCOUNTERS; k++)
+				if (strcmp(n, lwm2_counter_names[k]) == 0)
+					pv->absent[k] = true;
+		}
 	for (size_t i = 0; i < nmap; i++) {
 		json_object *x = json_object_array_get_idx(c, i);
 		if (!json_object_is_type(x, json_type_int))

@@ -19,9 +19,9 @@
 #include "config.h"
 #include "cpu_features.h"
 
-_Static_assert(sizeof(struct lwm2_rank_record) % 8 == 0 && LWM2_RECORD_V1_SIZE % 8 == 0 &&
-                   LWM2_RECORD_V2_SIZE % 8 == 0,
-               "slices of 64-bit counters follow the record");
+_Static_assert(LWM2_RECORD_HEAD % 8 == 0 && LWM2_RECORD_TAIL_V1 % 8 == 0 &&
+                   LWM2_RECORD_TAIL_V2 % 8 == 0 && LWM2_RECORD_TAIL % 8 == 0,
+               "counters and slices of 64-bit counters follow the head and the tail");
 
 const char *const lwm2_counter_names[LWM2_NCOUNTERS] = {
 #define LWM2_X_NAME(name, unit, desc) #name,
@@ -161,42 +161,63 @@ static bool terminated(const char *s, size_t n)
 	return memchr(s, '\0', n) != NULL;
 }
 
-/* The fixed part of a record of each version: only it grows between
- * versions (the slices follow it), and lwm2_record_upconvert copies a
- * known version's fixed part into this version's layout. */
-static const size_t fixed_size[LWM2_RECORD_VERSION + 1] = {
-    [1] = LWM2_RECORD_V1_SIZE,
-    [2] = LWM2_RECORD_V2_SIZE,
-    [3] = sizeof(struct lwm2_rank_record),
+/*
+ * A record on disk is its head (LWM2_RECORD_HEAD bytes, every field before
+ * the counters: the same in every version), ncounters counters, its tail
+ * (the fields after the counters, which only grow, one version after the
+ * other) and nslices slices of ncounters counters each (lwm2_record.h says
+ * why).  The tail of each version this reader knows; a newer version's is
+ * at least this version's, and what lies beyond it is skipped.
+ */
+static const size_t tail_size[LWM2_RECORD_VERSION + 1] = {
+    [1] = LWM2_RECORD_TAIL_V1,
+    [2] = LWM2_RECORD_TAIL_V2,
+    [3] = LWM2_RECORD_TAIL,
 };
+
+/* A field of the tail of r, a record of nc counters, by its place in this
+ * build's struct. */
+#define TAIL_AT(r, nc, field)                                                                      \
+	((const char *)(r) + LWM2_RECORD_HEAD + 8 * (size_t)(nc) +                                 \
+	 (offsetof(struct lwm2_rank_record, field) - offsetof(struct lwm2_rank_record, language)))
 
 int lwm2_record_validate(const void *slot, size_t avail, char *err, size_t errlen)
 {
 	const struct lwm2_rank_record *r = slot;
-	uint64_t need;
-	size_t size;
+	uint64_t need, counters, tail;
+	uint32_t build_id_len;
 
-	/* The header fields up to version are where every version has them. */
-	if (avail < LWM2_RECORD_V1_SIZE)
+	/* The head is where every version has it. */
+	if (avail < LWM2_RECORD_HEAD)
 		return fail(err, errlen, "record truncated: %zu of %zu bytes", avail,
-		            (size_t)LWM2_RECORD_V1_SIZE);
+		            (size_t)LWM2_RECORD_HEAD);
 	if (memcmp(r->magic, LWM2_RECORD_MAGIC, sizeof(r->magic)) != 0)
 		return fail(err, errlen, "bad record magic");
-	if (lwm2_version_check("record", r->version, LWM2_RECORD_VERSION_MIN, LWM2_RECORD_VERSION,
+	/* A newer version is read: its tail only adds fields. */
+	if (r->version < LWM2_RECORD_VERSION_MIN &&
+	    lwm2_version_check("record", r->version, LWM2_RECORD_VERSION_MIN, LWM2_RECORD_VERSION,
 	                       err, errlen))
 		return -1;
-	size = fixed_size[r->version];
-	if (r->record_size != size || r->ncounters != LWM2_NCOUNTERS ||
+	if (r->ncounters < LWM2_NCOUNTERS_V3 || r->ncounters > LWM2_NCOUNTERS_LIMIT ||
 	    r->nearmarks != LWM2_NEARMARKS)
 		return fail(err, errlen,
 		            "record layout differs (size %u, %u counters, %u earmarks)",
 		            r->record_size, r->ncounters, r->nearmarks);
+	counters = 8 * (uint64_t)r->ncounters;
+	tail = r->record_size >= LWM2_RECORD_HEAD + counters
+	           ? r->record_size - LWM2_RECORD_HEAD - counters
+	           : UINT64_MAX;
+	if (r->version <= LWM2_RECORD_VERSION
+	        ? tail != tail_size[r->version]
+	        : tail < LWM2_RECORD_TAIL || tail > LWM2_RECORD_TAIL_LIMIT || tail % 8 != 0)
+		return fail(err, errlen, "record layout differs (version %u, size %u, %u counters)",
+		            r->version, r->record_size, r->ncounters);
 	if (r->generation == 0)
 		return fail(err, errlen, "record never written");
 	if (r->nslices > LWM2_MAX_SLICES_LIMIT)
 		return fail(err, errlen, "%u slices, more than the limit %u", r->nslices,
 		            LWM2_MAX_SLICES_LIMIT);
-	need = size + (uint64_t)r->nslices * sizeof(struct lwm2_slice);
+	need = r->record_size + (uint64_t)r->nslices * counters;
 	if (r->total_size != need)
 		return fail(err, errlen, "total size %u does not match %u slices", r->total_size,
 		            r->nslices);
@@ -211,11 +232,15 @@ int lwm2_record_validate(const void *slot, size_t avail, char *err, size_t errle
 	    !terminated(r->executable, sizeof(r->executable)) ||
 	    !terminated(r->mpi_library, sizeof(r->mpi_library)))
 		return fail(err, errlen, "unterminated string field");
-	if (r->version >= 2 && (!terminated(r->runtime_libs, sizeof(r->runtime_libs)) ||
-	                        r->build_id_len > LWM2_BUILD_ID_MAX))
+	memcpy(&build_id_len, TAIL_AT(r, r->ncounters, build_id_len), sizeof(build_id_len));
+	if (r->version >= 2 &&
+	    (!terminated(TAIL_AT(r, r->ncounters, runtime_libs), sizeof(r->runtime_libs)) ||
+	     build_id_len > LWM2_BUILD_ID_MAX))
 		return fail(err, errlen, "bad identity fields");
-	if (r->version >= 3 && (!terminated(r->container_runtime, sizeof(r->container_runtime)) ||
-	                        !terminated(r->container_image, sizeof(r->container_image))))
+	if (r->version >= 3 &&
+	    (!terminated(TAIL_AT(r, r->ncounters, container_runtime),
+	                 sizeof(r->container_runtime)) ||
+	     !terminated(TAIL_AT(r, r->ncounters, container_image), sizeof(r->container_image))))
 		return fail(err, errlen, "unterminated container field");
 	for (int g = 0; g < LWM2_NGROUPS; g++)
 		if (!terminated(r->missing_reason[g], LWM2_REASON_LEN))
@@ -238,7 +263,10 @@ const struct lwm2_rank_record *lwm2_record_pick(const void *buf, size_t len, cha
 		fail(err, errlen, "not an lwm2 rank record (bad magic)");
 		return NULL;
 	}
-	if (lwm2_version_check("rank record file", h->version, LWM2_RECORD_VERSION_MIN,
+	/* A newer version's file is read as its records are (its header
+	 * keeps this size and two slots). */
+	if (h->version < LWM2_RECORD_VERSION_MIN &&
+	    lwm2_version_check("rank record file", h->version, LWM2_RECORD_VERSION_MIN,
 	                       LWM2_RECORD_VERSION, err, errlen))
 		return NULL;
 	if (h->header_size != sizeof(*h) || h->nslots != 2) {
@@ -349,23 +377,40 @@ out_errno:
 
 struct lwm2_rank_record *lwm2_record_upconvert(const struct lwm2_rank_record *r)
 {
-	size_t have = fixed_size[r->version];
-	size_t slices = (size_t)r->nslices * sizeof(struct lwm2_slice);
-	struct lwm2_rank_record *n = calloc(1, sizeof(*n) + slices);
+	uint32_t nc = r->ncounters, keep = nc < LWM2_NCOUNTERS ? nc : LWM2_NCOUNTERS;
+	size_t tail = r->record_size - LWM2_RECORD_HEAD - 8 * (size_t)nc;
+	const char *from = (const char *)r + r->record_size;
+	struct lwm2_slice *sl;
+	struct lwm2_rank_record *n =
+	    calloc(1, sizeof(*n) + (size_t)r->nslices * sizeof(struct lwm2_slice));
 
 	if (!n)
 		return NULL;
-	memcpy(n, r, have);
-	memcpy(n + 1, (const char *)r + have, slices);
+	/* The head as it is; the counters this build knows (those beyond are
+	 * a newer build's: skipped); the tail this version knows (a newer
+	 * version's further fields: skipped); the slices, counter by counter
+	 * as the whole run's. */
+	memcpy(n, r, LWM2_RECORD_HEAD);
+	memcpy(n->counters, (const char *)r + LWM2_RECORD_HEAD, 8 * (size_t)keep);
+	memcpy(&n->language, (const char *)r + LWM2_RECORD_HEAD + 8 * (size_t)nc,
+	       tail < LWM2_RECORD_TAIL ? tail : LWM2_RECORD_TAIL);
+	sl = (struct lwm2_slice *)(void *)(n + 1);
+	for (uint32_t i = 0; i < r->nslices; i++)
+		memcpy(sl[i].counters, from + (size_t)i * 8 * nc, 8 * (size_t)keep);
 	/* Version 1 lacks the identity (its launch shape is "unknown"),
 	 * versions 1 and 2 the container and the view queries (empty and
 	 * zero: calloc's zeros). */
-	if (have < LWM2_RECORD_V2_SIZE) {
+	if (tail < LWM2_RECORD_TAIL_V2) {
 		n->launch_ntasks = n->launch_nnodes = -1;
 		n->launch_cpus_per_task = n->launch_omp_threads = -1;
 	}
-	if (have < sizeof(*n))
-		lwm2_record_seal(n);
+	lwm2_record_seal(n);
+	/* A record of an older build lacks this build's later counters: they
+	 * were not measured, which the copy says by its ncounters. */
+	if (keep != LWM2_NCOUNTERS) {
+		n->ncounters = keep;
+		n->checksum = lwm2_record_checksum(n);
+	}
 	return n;
 }
 

@@ -257,6 +257,45 @@ static void put_time(FILE *out, const char *label, int64_t t)
 	fprintf(out, "%s%s", label, b);
 }
 
+/* Counters some records lacked or this lwm2 does not know, from the job's
+ * totals: a node upgraded while the job ran leaves records of two builds
+ * (lwm2_record.h); a counter no process had is "not measured", one of a
+ * newer build is shown by its name.  Nothing for a job of one build. */
+static void counters_render(json_object *d, FILE *out)
+{
+	json_object *t =
+	    ju_get(ju_get(d, LWM2_KEY_SCOPE, json_type_object), LWM2_KEY_TOTALS, json_type_object);
+	int absent = 0, newer = 0;
+
+	if (!t)
+		return;
+	json_object_object_foreach(t, key, val)
+	{
+		int known = 0;
+
+		for (int c = 0; c < LWM2_NCOUNTERS && !known; c++)
+			known = strcmp(key, lwm2_counter_names[c]) == 0;
+		if (json_object_is_type(val, json_type_string) && known)
+			fprintf(out, "%s %s",
+			        absent++ ? "," : "Counters not measured (an older lwm2):", key);
+	}
+	if (absent)
+		fputc('\n', out);
+	json_object_object_foreach(t, key2, val2)
+	{
+		int known = 0;
+
+		for (int c = 0; c < LWM2_NCOUNTERS && !known; c++)
+			known = strcmp(key2, lwm2_counter_names[c]) == 0;
+		if (!known && json_object_is_type(val2, json_type_int))
+			fprintf(out, "%s %s %" PRId64,
+			        newer++ ? "," : "Counters of a newer lwm2:", key2,
+			        json_object_get_int64(val2));
+	}
+	if (newer)
+		fputc('\n', out);
+}
+
 int lwm2_digest_render(json_object *d, FILE *out, const struct lwm2_render_opts *opts)
 {
 	static const struct lwm2_render_opts dflt = {0};
@@ -310,6 +349,8 @@ int lwm2_digest_render(json_object *d, FILE *out, const struct lwm2_render_opts 
 	lwm2_app_render(d, out);
 	containers_render(d, out);
 	view_render(d, out);
+	counters_render(d, out);
+	lwm2_own_cost_render(d, out);
 	lwm2_scope_from_json(&s, ju_get(d, LWM2_KEY_SCOPE, json_type_object), title, cpt);
 	if (lwm2_render_scope(&s, o->flags, sink_file, out) != 0)
 		rc = -1;
