@@ -93,4 +93,16 @@ enum lwm2_mode lwm2_effective_mode(void);
 /* The cluster name: cluster=, else SLURM_CLUSTER_NAME, else ClusterName. */
 const char *lwm2_cluster_name(const char *from_env);
 
+/* The memory peaks of the step's and the job's cgroups (cgroup.c):
+ * version 1 or 2, bytes; job_bytes 0 where the job's cgroup could not be
+ * read.  -1 where this process is in no step's memory cgroup (Slurm does
+ * not confine the step) or the file cannot be read.  cgfile and
+ * mountinfo: /proc/self/cgroup and /proc/self/mountinfo (others in the
+ * unit tests). */
+struct lwm2_cgroup_mem {
+	int version;
+	uint64_t step_bytes, job_bytes;
+};
+int lwm2_cgroup_mem_peaks(const char *cgfile, const char *mountinfo, struct lwm2_cgroup_mem *m);
+
 #endif /* LWM2_SPANK_H */

@@ -36,6 +36,7 @@
 #include "fileio.h"
 #include "fsutil.h"
 #include "lwm2_digest.h"
+#include "lwm2_keys.h"
 #include "lwm2_spank.h"
 #include "stepname.h"
 
@@ -590,6 +591,32 @@ out:
 	free(text);
 }
 
+/*
+ * Where Slurm confines the step in cgroups, their memory peaks go into the
+ * node record: read here, after the last local task and before Slurm
+ * removes the step's cgroup; the job's cgroup peak so far covers every
+ * step of the job that ran on this node before this one ended (lwm2(1),
+ * "Fit").  Nothing where the step is in no cgroup of Slurm's.
+ */
+static void add_cgroup_peaks(json_object *node)
+{
+	struct lwm2_cgroup_mem cg;
+	json_object *o;
+
+	if (lwm2_cgroup_mem_peaks("/proc/self/cgroup", "/proc/self/mountinfo", &cg) < 0) {
+		slurm_debug("lwm2: step end: no memory cgroup of the step: %s", strerror(errno));
+		return;
+	}
+	o = json_object_new_object();
+	json_object_object_add(o, LWM2_KEY_CG_VERSION, json_object_new_int(cg.version));
+	json_object_object_add(o, LWM2_KEY_STEP_MEM_PEAK_KB,
+	                       json_object_new_int64((int64_t)(cg.step_bytes / 1024)));
+	if (cg.job_bytes)
+		json_object_object_add(o, LWM2_KEY_JOB_MEM_PEAK_KB,
+		                       json_object_new_int64((int64_t)(cg.job_bytes / 1024)));
+	json_object_object_add(node, LWM2_KEY_CGROUP, o);
+}
+
 static void step_end(const char *phase)
 {
 	struct lwm2_node_ident id = {0};
@@ -619,6 +646,7 @@ static void step_end(const char *phase)
 		            strerror(errno));
 		return;
 	}
+	add_cgroup_peaks(node);
 	if (lwm2_node_write_signed(lwm2_conf.spool, &id, node, err, sizeof(err)) < 0) {
 		int e = errno;
 

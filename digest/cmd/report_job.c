@@ -1229,7 +1229,12 @@ static void section_fit(FILE *f, json_object *digest)
 		} else if (i == 1 && ju_int(p, LWM2_KEY_PEAK_PER_NODE_MB, &n)) {
 			snprintf(a, sizeof(a), "%" PRId64 " MB per node",
 			         ju_int_or(p, LWM2_KEY_REQUESTED_PER_NODE_MB, 0));
-			snprintf(u, sizeof(u), "%" PRId64 " MB peak (processes' sum)", n);
+			const char *src = ju_str(p, LWM2_KEY_SOURCE);
+
+			snprintf(u, sizeof(u), "%" PRId64 " MB peak (%s)", n,
+			         src && !strcmp(src, "cgroup")  ? "cgroup"
+			         : src && !strcmp(src, "mixed") ? "cgroup or processes' sum"
+			                                        : "processes' sum");
 		} else if (i == 2 && ju_int(p, LWM2_KEY_LIMIT_S, &n)) {
 			snprintf(a, sizeof(a), "%" PRId64 " s", n);
 			snprintf(u, sizeof(u), "%" PRId64 " s",

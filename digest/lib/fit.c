@@ -39,9 +39,24 @@
 struct fit_node {
 	const char *name;
 	uint64_t cpu_us;
-	uint64_t rss_kb;    /* sum of the processes' peaks */
+	uint64_t rss_kb; /* sum of the processes' peaks */
+	uint64_t cg_kb;  /* the job's cgroup peak, where every record has it */
+	uint32_t records, cg_records;
 	uint64_t cuda_proc; /* processes that made CUDA calls */
 };
+
+/* A node's memory peak: its job cgroup's where slurmstepd read it at the
+ * end of each of the job's steps there (the last reading covers them
+ * all), else the sum of the processes' peaks. */
+static uint64_t node_mem_kb(const struct fit_node *f)
+{
+	return f->records && f->cg_records == f->records && f->cg_kb ? f->cg_kb : f->rss_kb;
+}
+
+static bool node_mem_cgroup(const struct fit_node *f)
+{
+	return f->records && f->cg_records == f->records && f->cg_kb;
+}
 
 static struct fit_node *node_of(struct fit_node *v, size_t *nv, const char *name)
 {
@@ -71,6 +86,16 @@ static size_t gather(json_object *const *nodes, size_t n, struct fit_node *v, do
 		if (!procs)
 			continue;
 		f = node_of(v, &nv, name);
+		f->records++;
+		{
+			json_object *cg = ju_get(nodes[i], LWM2_KEY_CGROUP, json_type_object);
+			int64_t kb = cg ? ju_int_or(cg, LWM2_KEY_JOB_MEM_PEAK_KB, 0) : 0;
+
+			if (kb > 0) {
+				f->cg_records++;
+				f->cg_kb = (uint64_t)kb > f->cg_kb ? (uint64_t)kb : f->cg_kb;
+			}
+		}
 		for (size_t k = 0; k < json_object_array_length(procs); k++) {
 			json_object *p = json_object_array_get_idx(procs, k);
 			json_object *c = ju_get(p, LWM2_KEY_C, json_type_array);
@@ -184,12 +209,16 @@ static json_object *fit_cpu(const struct lwm2_job_meta *m, uint64_t cpu_us, int6
 static json_object *fit_mem(const struct lwm2_job_meta *m, const struct fit_node *v, size_t nv)
 {
 	uint64_t sum = 0, top = 0, req = m->mem_req_per_node_mb;
+	size_t ncg = 0;
 	json_object *o;
 	char adv[64];
 
 	for (size_t i = 0; i < nv; i++) {
-		sum += v[i].rss_kb;
-		top = v[i].rss_kb > top ? v[i].rss_kb : top;
+		uint64_t kb = node_mem_kb(&v[i]);
+
+		sum += kb;
+		top = kb > top ? kb : top;
+		ncg += node_mem_cgroup(&v[i]);
 	}
 	sum = kb_to_mb(sum);
 	top = kb_to_mb(top);
@@ -209,10 +238,14 @@ static json_object *fit_mem(const struct lwm2_job_meta *m, const struct fit_node
 	if (top) {
 		ju_add(o, LWM2_KEY_PEAK_MB, ju_u64(sum));
 		ju_add(o, LWM2_KEY_PEAK_PER_NODE_MB, ju_u64(top));
-		/* the sum of the processes' own peaks: an upper bound of
-		 * what they held at once (a cgroup's figure will replace it
-		 * where Slurm confines jobs) */
-		ju_add(o, LWM2_KEY_SOURCE, json_object_new_string("processes"));
+		/* the job's cgroup peak on every node where Slurm confines
+		 * the job; else the sum of the processes' own peaks, an upper
+		 * bound of what they held at once; "mixed" where some nodes
+		 * had one and some the other */
+		ju_add(o, LWM2_KEY_SOURCE,
+		       json_object_new_string(ncg == nv ? "cgroup"
+		                              : ncg     ? "mixed"
+		                                        : "processes"));
 	}
 	if (req && top && (top > req || strcmp(ju_str(o, LWM2_KEY_VERDICT), "low") == 0)) {
 		lwm2_fit_mem_option((uint64_t)ceil((double)top * FIT_MEM_HEADROOM), adv,
@@ -323,8 +356,8 @@ json_object *lwm2_fit_json(const struct lwm2_job_meta *m, json_object *const *no
 			       ju_double(round((double)v[i].cpu_us / 1e6 / over_s /
 			                       ((double)m->cpus / nn) * 1000) /
 			                 1000));
-		if (v[i].rss_kb)
-			ju_add(e, LWM2_KEY_PEAK_MB, ju_u64(kb_to_mb(v[i].rss_kb)));
+		if (node_mem_kb(&v[i]))
+			ju_add(e, LWM2_KEY_PEAK_MB, ju_u64(kb_to_mb(node_mem_kb(&v[i]))));
 		per[i] = e;
 		json_object_array_add(arr, e);
 	}

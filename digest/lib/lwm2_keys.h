@@ -99,6 +99,13 @@
 #define LWM2_KEY_EXE      "exe"
 #define LWM2_KEY_CPU_S    "cpu_s"
 
+/* "cgroup" of a node record: the memory peaks of the step's and the
+ * job's cgroups as slurmstepd read them at step end (spank/cgroup.c). */
+#define LWM2_KEY_CGROUP           "cgroup"
+#define LWM2_KEY_CG_VERSION       "version"
+#define LWM2_KEY_STEP_MEM_PEAK_KB "step_mem_peak_kb"
+#define LWM2_KEY_JOB_MEM_PEAK_KB  "job_mem_peak_kb"
+
 /* A row of "grid": one node's time series of one step. */
 #define LWM2_KEY_STEP           "step"
 #define LWM2_KEY_NODE           "node"

@@ -163,6 +163,18 @@ static void view_render(json_object *d, FILE *out)
 	fprintf(out, s < 1 ? "%.2g s\n" : "%.2f s\n", s);
 }
 
+/* Where the memory peak comes from, in the words of lwm2(1)'s Fit. */
+static const char *fit_mem_source(json_object *p)
+{
+	const char *s = ju_str(p, LWM2_KEY_SOURCE);
+
+	if (s && !strcmp(s, "cgroup"))
+		return "the job's cgroup peak";
+	if (s && !strcmp(s, "mixed"))
+		return "the cgroup peak or the processes' peaks, per node";
+	return "sum of the processes' peaks";
+}
+
 static void fit_advice(json_object *p, FILE *out)
 {
 	const char *a = ju_str(p, LWM2_KEY_ADVICE);
@@ -212,17 +224,13 @@ static void fit_render(json_object *d, FILE *out)
 	}
 	p = ju_get(f, LWM2_KEY_FIT_MEMORY, json_type_object);
 	if (fit_measured(p, "Memory", out)) {
-		fprintf(out,
-		        "  Memory: peak %" PRId64 " MB of %" PRId64
-		        " MB asked per node (sum of the processes' peaks)",
+		fprintf(out, "  Memory: peak %" PRId64 " MB of %" PRId64 " MB asked per node (%s)",
 		        ju_int_or(p, LWM2_KEY_PEAK_PER_NODE_MB, 0),
-		        ju_int_or(p, LWM2_KEY_REQUESTED_PER_NODE_MB, 0));
+		        ju_int_or(p, LWM2_KEY_REQUESTED_PER_NODE_MB, 0), fit_mem_source(p));
 		fit_advice(p, out);
 	} else if (p && ju_int(p, LWM2_KEY_PEAK_PER_NODE_MB, &a)) {
-		fprintf(out,
-		        "  (peak %" PRId64 " MB per node, sum of the processes' peaks; "
-		        "no memory request known)\n",
-		        a);
+		fprintf(out, "  (peak %" PRId64 " MB per node, %s; no memory request known)\n", a,
+		        fit_mem_source(p));
 	}
 	p = ju_get(f, LWM2_KEY_FIT_TIME, json_type_object);
 	if (fit_measured(p, "Time", out)) {

@@ -9,6 +9,7 @@
 #include "mkrecord.h"
 #include "tap.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -301,6 +302,58 @@ int main(void)
 		is_str(str_of(p, LWM2_KEY_ADVICE), "--ntasks=1", "2.9 s read as 2 s: one task");
 		json_object_put(d);
 		json_object_put(nd);
+	}
+
+	/* The job's cgroup peak (slurmstepd's "cgroup" in each node record)
+	 * where every record of a node has it: the largest reading, which
+	 * the processes' sum (1 GB here: four of 250 MB that need not have
+	 * lived at once) does not override; else the processes' sum */
+	{
+		json_object *nd[3], *cg;
+		char text_buf[64];
+
+		nd[0] = mk_node("n1", 4, 250, 250 * 1024, 0);
+		nd[1] = mk_node("n1", 1, 10, 1024, 0);
+		nd[2] = mk_node("n2", 1, 10, 100 * 1024, 0);
+		for (int i = 0; i < 2; i++) {
+			cg = json_object_new_object();
+			ju_add(cg, LWM2_KEY_JOB_MEM_PEAK_KB, ju_u64(i ? 310 * 1024 : 290 * 1024));
+			ju_add(nd[i], LWM2_KEY_CGROUP, cg);
+		}
+		m = base();
+		d = lwm2_job_digest_build(&m, nd, 2);
+		p = fit_of(d, LWM2_KEY_FIT_MEMORY);
+		is_str(str_of(p, LWM2_KEY_SOURCE), "cgroup",
+		       "cgroup peaks in every record: source");
+		is_int(ju_int_or(p, LWM2_KEY_PEAK_PER_NODE_MB, 0), 310,
+		       "the job cgroup's largest reading, not the processes' 1001 MB");
+		is_str(str_of(p, LWM2_KEY_ADVICE), "--mem=512M", "advice from the cgroup peak");
+		text = text_of(d);
+		ok(text && strstr(text, "Memory: peak 310 MB of 2048 MB asked per node (the job's "
+		                        "cgroup peak) -> next time: --mem=512M"),
+		   "text: the cgroup peak, said so");
+		free(text);
+		json_object_put(d);
+
+		/* a record without: that node's processes' sum */
+		json_object_object_del(nd[1], LWM2_KEY_CGROUP);
+		d = lwm2_job_digest_build(&m, nd, 2);
+		p = fit_of(d, LWM2_KEY_FIT_MEMORY);
+		is_str(str_of(p, LWM2_KEY_SOURCE), "processes", "a record without: processes");
+		is_int(ju_int_or(p, LWM2_KEY_PEAK_PER_NODE_MB, 0), 1001, "the processes' sum");
+		json_object_put(d);
+
+		/* one node with, one without */
+		m.nodes = "n[1-2]";
+		m.node_count = 2;
+		d = lwm2_job_digest_build(&m, (json_object *[]){nd[0], nd[2]}, 2);
+		p = fit_of(d, LWM2_KEY_FIT_MEMORY);
+		is_str(str_of(p, LWM2_KEY_SOURCE), "mixed", "one node each way: mixed");
+		snprintf(text_buf, sizeof(text_buf), "%" PRId64, ju_int_or(p, LWM2_KEY_PEAK_MB, 0));
+		is_str(text_buf, "390", "the job's peak: 290 MB (cgroup) and 100 MB (processes)");
+		json_object_put(d);
+		for (int i = 0; i < 3; i++)
+			json_object_put(nd[i]);
 	}
 	return done_testing();
 }
