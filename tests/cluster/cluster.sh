@@ -24,11 +24,31 @@
 #   LWM2_CLUSTER_MAILPROG      MailProg= (default /bin/true)
 #   LWM2_CLUSTER_DEBUG         SlurmctldDebug/SlurmdDebug (default info)
 #   LWM2_CLUSTER_TIMEOUT       seconds each readiness wait may take (60)
+#   LWM2_CLUSTER_CGROUP        0: proctrack/linuxproc and task/none even
+#                              where the host has cgroups (default: cgroups
+#                              where the host and Slurm allow, see below)
 #   LWM2_CLUSTER_KEEP_FAILED   1: leave the daemons of a failed start running
+#   LWM2_CLUSTER_PATH          directories put before the daemons' PATH (a
+#                              SPANK plugin's helpers: pyxis runs enroot)
 #   LWM2_SLURM_PREFIX          a Slurm installed under this prefix (its sbin,
 #                              bin and lib/slurm) instead of the machine's
 #                              (contrib/slurm-build.sh makes one); `env`
 #                              then puts its bin first in PATH
+#
+# Cgroups as sites run them: ProctrackType=proctrack/cgroup,
+# TaskPlugin=task/cgroup,task/affinity, cgroup.conf with ConstrainCores and
+# ConstrainRAMSpace, on a host with the cgroup v1 controllers mounted under
+# /sys/fs/cgroup/<controller> and Slurm's cgroup/v1, proctrack/cgroup,
+# task/cgroup and task/affinity plugins; anything else (a cgroup v2-only
+# host included) falls back to linuxproc and task/none with the reason
+# printed.  Slurm names a node's cgroup /slurm_<node> and a job's
+# .../uid_<uid>/job_<job> below it, the same in every private cluster of the
+# host (nodes n1..n4, job ids from 1): so each cluster's slurmd run in a
+# cgroup of their own (/sys/fs/cgroup/<controller>/lwm2-<hash of DIR>), in
+# a cgroup namespace rooted there and a mount namespace where that cgroup
+# is bound over /sys/fs/cgroup/<controller>: Slurm and the jobs see it as
+# the root of the hierarchy (/proc/PID/cgroup, /proc/self/mountinfo), and
+# stop removes it.
 #
 # Needs root. munged is the machine's own (Slurm's clients and slurmdbd talk
 # to the default socket): it is started if not running, and stopped again by
@@ -49,6 +69,14 @@ else
 	readonly SLURM_PATH=
 fi
 readonly REGISTRY=/run/lwm2-cluster
+# Memory is scheduled as sites do (CR_Core_Memory), so that
+# ConstrainRAMSpace holds a job to what it asked for: RealMemory MB per node
+# leaves room for a test's --mem=2G, and a job that asks for nothing gets
+# DefMemPerCPU MB per core (two such jobs of two cores on a node, as the
+# cores allow; and under the 1 GiB of unused memory the digest's "fit"
+# needs before it calls a request too large).
+readonly REAL_MEMORY=4000
+readonly DEF_MEM_PER_CPU=500
 
 die() {
 	echo "cluster: $*" >&2
@@ -77,7 +105,7 @@ set_paths() {
 	CONF=$ETC/slurm.conf
 	DBD_CONF=$ETC/slurmdbd.conf
 	MYSOCK=$RUN/mysqld.sock
-	DAEMON_ENV=(env -i "PATH=${SLURM_PATH}/usr/sbin:/usr/bin:/sbin:/bin" HOME=/root
+	DAEMON_ENV=(env -i "PATH=${LWM2_CLUSTER_PATH:+$LWM2_CLUSTER_PATH:}${SLURM_PATH}/usr/sbin:/usr/bin:/sbin:/bin" HOME=/root
 		SLURM_CONF="$CONF" LWM2_CLUSTER_DAEMON="$D"
 		${LWM2_JC_TEST_WRITE_DELAY:+"LWM2_JC_TEST_WRITE_DELAY=$LWM2_JC_TEST_WRITE_DELAY"})
 }
@@ -282,8 +310,134 @@ plugin_dir() {
 	fi
 }
 
+# ---------------------------------------------------------------- cgroups
+
+readonly CG_ROOT=/sys/fs/cgroup
+readonly CG_CONTROLLERS=(cpu cpuacct cpuset memory devices freezer blkio pids)
+
+# "v1", or "none: why": what the host and Slurm allow (header comment).
+cgroup_choice() {
+	local c p
+	if [ "${LWM2_CLUSTER_CGROUP:-1}" = 0 ]; then
+		echo "none: LWM2_CLUSTER_CGROUP=0"
+		return
+	fi
+	if [ "$(stat -f -c %T "$CG_ROOT" 2>/dev/null)" = cgroup2fs ]; then
+		echo "none: $CG_ROOT is cgroup v2 only; Slurm's cgroup/v2 names a node's stepd" \
+			"scope <node>_slurmstepd.scope in system.slice, outside any namespace of" \
+			"this cluster, and keeps it busy"
+		return
+	fi
+	for c in cpuset memory freezer; do
+		if [ "$(stat -f -c %T "$CG_ROOT/$c" 2>/dev/null)" != cgroupfs ]; then
+			echo "none: no cgroup v1 $c controller mounted at $CG_ROOT/$c"
+			return
+		fi
+	done
+	for p in cgroup_v1 proctrack_cgroup task_cgroup task_affinity; do
+		if [ ! -f "$SLURM_PLUGINS/$p.so" ]; then
+			echo "none: Slurm has no $p.so in $SLURM_PLUGINS"
+			return
+		fi
+	done
+	if ! unshare --cgroup --mount --propagation slave true 2>/dev/null; then
+		echo "none: unshare --cgroup --mount does not work here"
+		return
+	fi
+	echo v1
+}
+
+cgroup_name() {
+	echo "lwm2-$(printf '%s' "$D" | md5sum | cut -c1-12)"
+}
+
+# The v1 controllers mounted on this host, one per line.
+cgroup_controllers() {
+	local c
+	for c in "${CG_CONTROLLERS[@]}"; do
+		if [ "$(stat -f -c %T "$CG_ROOT/$c" 2>/dev/null)" = cgroupfs ]; then
+			echo "$c"
+		fi
+	done
+}
+
+# The cluster's own cgroup in every controller; a cpuset starts with no
+# CPU and no memory node, so it gets its parent's.
+cgroup_setup() {
+	local c name f
+	name=$(cgroup_name)
+	for c in $(cgroup_controllers); do
+		mkdir -p "$CG_ROOT/$c/$name"
+		if [ "$c" = cpuset ]; then
+			for f in cpuset.cpus cpuset.mems; do
+				cat "$CG_ROOT/$c/$f" >"$CG_ROOT/$c/$name/$f"
+			done
+		fi
+	done
+}
+
+# After every process of the cluster is gone: Slurm leaves /slurm_<node>
+# (and a job's cgroups when its stepd was killed) behind.
+cgroup_remove() {
+	local c name
+	name=$(cgroup_name)
+	for c in "${CG_CONTROLLERS[@]}"; do
+		if [ -d "$CG_ROOT/$c/$name" ]; then
+			find "$CG_ROOT/$c/$name" -depth -type d -exec rmdir {} + 2>/dev/null ||
+				say "couldn't remove $CG_ROOT/$c/$name (processes still in it?)"
+		fi
+	done
+}
+
+# cluster.sh _cgexec DIR CMD...: run CMD in the cluster's cgroups, in a
+# cgroup namespace rooted there, with those cgroups bound over the
+# controllers' mounts in a mount namespace of its own.
+cmd_cgexec() {
+	local c name
+	set_paths "$1"
+	shift
+	name=$(cgroup_name)
+	for c in $(cgroup_controllers); do
+		echo "$$" >"$CG_ROOT/$c/$name/cgroup.procs"
+	done
+	exec unshare --cgroup --mount --propagation slave bash "$0" _cgbind "$D" "$@"
+}
+
+cmd_cgbind() {
+	local c name
+	set_paths "$1"
+	shift
+	name=$(cgroup_name)
+	for c in $(cgroup_controllers); do
+		mount --bind "$CG_ROOT/$c/$name" "$CG_ROOT/$c"
+	done
+	exec "$@"
+}
+
+write_cgroup_conf() {
+	local tmp=$ETC/cgroup.conf.new
+	CGMODE=$(cgroup_choice)
+	# for the tests that need cgroups, and the reason when there are none
+	echo "$CGMODE" >"$ETC/cgroup.mode"
+	if [ "$CGMODE" != v1 ]; then
+		say "proctrack/linuxproc and task/none: ${CGMODE#none: }"
+		rm -f "$ETC/cgroup.conf"
+		return
+	fi
+	cat >"$tmp" <<-EOF
+		# generated by tests/cluster/cluster.sh
+		CgroupPlugin=cgroup/v1
+		CgroupAutomount=no
+		ConstrainCores=yes
+		ConstrainRAMSpace=yes
+	EOF
+	chmod 644 "$tmp"
+	mv "$tmp" "$ETC/cgroup.conf"
+}
+
 write_slurm_conf() {
 	local i n tmp=$CONF.new
+	write_cgroup_conf
 	{
 		cat <<-EOF
 			# generated by tests/cluster/cluster.sh
@@ -305,11 +459,10 @@ write_slurm_conf() {
 			SlurmdDebug=${LWM2_CLUSTER_DEBUG:-info}
 			PluginDir=$(plugin_dir)
 			PlugStackConfig=$ETC/plugstack.conf
-			ProctrackType=proctrack/linuxproc
-			TaskPlugin=task/none
 			MpiDefault=none
 			SelectType=select/cons_tres
-			SelectTypeParameters=CR_Core
+			SelectTypeParameters=CR_Core_Memory
+			DefMemPerCPU=$DEF_MEM_PER_CPU
 			SchedulerType=sched/backfill
 			SlurmdParameters=config_overrides
 			ReturnToService=2
@@ -326,6 +479,13 @@ write_slurm_conf() {
 			InactiveLimit=0
 			SlurmdTimeout=120
 		EOF
+		if [ "$CGMODE" = v1 ]; then
+			echo "ProctrackType=proctrack/cgroup"
+			echo "TaskPlugin=task/cgroup,task/affinity"
+		else
+			echo "ProctrackType=proctrack/linuxproc"
+			echo "TaskPlugin=task/none"
+		fi
 		if [ -n "${LWM2_CLUSTER_PRIVATEDATA:-}" ]; then
 			echo "PrivateData=$LWM2_CLUSTER_PRIVATEDATA"
 		fi
@@ -334,7 +494,7 @@ write_slurm_conf() {
 			echo "SwitchType=switch/none"
 		fi
 		for n in "${NODES[@]}"; do
-			echo "NodeName=$n NodeHostname=localhost NodeAddr=127.0.0.1 Port=$(port_of "$n") CPUs=2 Boards=1 SocketsPerBoard=1 CoresPerSocket=2 ThreadsPerCore=1 RealMemory=1000 State=UNKNOWN"
+			echo "NodeName=$n NodeHostname=localhost NodeAddr=127.0.0.1 Port=$(port_of "$n") CPUs=2 Boards=1 SocketsPerBoard=1 CoresPerSocket=2 ThreadsPerCore=1 RealMemory=$REAL_MEMORY State=UNKNOWN"
 		done
 		i=${#NODES[@]}
 		echo "PartitionName=debug Nodes=n[1-$i] Default=YES MaxTime=INFINITE State=UP"
@@ -402,7 +562,7 @@ write_env() {
 
 readonly SETTINGS=(LWM2_PLUGIN_DIR LWM2_PLUGSTACK LWM2_CLUSTER_EXTRA_CONF
 	LWM2_CLUSTER_DBD_EXTRA_CONF LWM2_CLUSTER_PRIVATEDATA
-	LWM2_CLUSTER_MAILPROG LWM2_CLUSTER_DEBUG)
+	LWM2_CLUSTER_MAILPROG LWM2_CLUSTER_DEBUG LWM2_CLUSTER_CGROUP LWM2_CLUSTER_PATH)
 
 # A sourceable record of the settings start used, so that a test that changed
 # them (lib.sh cluster_reconfig) can put them back.
@@ -504,8 +664,13 @@ start_ctld_nodes() {
 	local n
 	setsid "${DAEMON_ENV[@]}" slurmctld </dev/null >"$LOG/slurmctld.out" 2>&1
 	wait_for slurmctld "$LOG/slurmctld.log" "$RUN/slurmctld.pid:slurmctld" ctld_ready
+	local wrap=()
+	if [ "${CGMODE:-}" = v1 ]; then
+		cgroup_setup
+		wrap=(bash "$0" _cgexec "$D")
+	fi
 	for n in "${NODES[@]}"; do
-		setsid "${DAEMON_ENV[@]}" slurmd -N "$n" </dev/null >"$LOG/slurmd-$n.out" 2>&1
+		setsid "${DAEMON_ENV[@]}" "${wrap[@]}" slurmd -N "$n" </dev/null >"$LOG/slurmd-$n.out" 2>&1
 	done
 	local watch="$RUN/slurmctld.pid:slurmctld"
 	for n in "${NODES[@]}"; do
@@ -602,6 +767,7 @@ cmd_stop() {
 		sleep 1
 		kill_strays KILL || true
 	fi
+	cgroup_remove
 	munge_release
 	say "stopped"
 }
@@ -688,6 +854,12 @@ cmd_restart_ctld() {
 }
 
 main() {
+	case ${1:-} in
+	_cgexec | _cgbind)
+		[ $# -ge 3 ] || usage
+		"cmd_${1#_}" "${@:2}"
+		;;
+	esac
 	[ $# -eq 2 ] || usage
 	case $1 in
 	start | stop | status | env | reconfig) "cmd_$1" "$2" ;;

@@ -7,10 +7,12 @@
 # with the --ntasks for next time, in `lwm2 digest -j` text and JSON; a job
 # with --time and --mem gets its requests, as slurmctld has them, into the
 # JSON-lines log ("time_limit_s", "mem_req_mb", "mem_req_per_node_mb",
-# "gpus") and the digest's "fit" block.  The cluster's nodes have no GPU
-# and its SelectTypeParameters (CR_Core) does not track memory: --mem is
-# accepted and kept but not enforced, so the memory verdicts are tested by
-# the unit fixtures (digest/test/fit.c); here, the fields.
+# "gpus") and the digest's "fit" block; a job that asks for no memory
+# has the cluster's DefMemPerCPU (500 MB a core).  The cluster's nodes have
+# no GPU.  The memory verdicts against the job's cgroup are
+# t-fit-cgroup.sh's; here, the fields, and the source of the peak: the
+# job's cgroup where the cluster runs Slurm's cgroup plugins, else the
+# processes' own peaks.
 set -uo pipefail
 
 # shellcheck source=tests/cluster/lib.sh
@@ -20,6 +22,10 @@ set -uo pipefail
 
 jobcomp_setup
 plan 15
+# where the peak comes from (cluster.sh writes cgroup.conf where it
+# confines jobs in cgroups)
+src=processes
+[ -f "$LWM2_CLUSTER_DIR/etc/cgroup.conf" ] && src=cgroup
 
 # --- one busy core of 4 (two nodes of 2 cores): a loop until it has had
 # 2.5 s of CPU time (clock ticks of /proc/PID/stat, 100 a second), not
@@ -61,11 +67,12 @@ print(c["verdict"], c["allocated_cores"], 0.01 < c["efficiency"] < 0.4, c["cpu_s
 is "$(python3 -c '
 import json, sys
 f = json.loads(sys.argv[1])[0]["digest"]["fit"]
-print(f["memory"]["verdict"], "requested_mb" in f["memory"], f["memory"]["source"],
+m = f["memory"]
+print(m["verdict"], m["requested_mb"], m["requested_per_node_mb"], "advice" in m, m["source"],
       f["time"]["verdict"], f["gpu"]["verdict"], f["gpu"]["allocated"], "advice" in f["gpu"])' \
 	"$out" 2>&1)" \
-	"not_measured False processes not_measured ok 0 False" \
-	"JSON: no --mem, no --time (MaxTime=INFINITE): not measured; no GPU: ok, no advice"
+	"ok 2000 1000 False $src not_measured ok 0 False" \
+	"JSON: no --mem: DefMemPerCPU's 1000 MB a node, ok, peak from $src; no --time (MaxTime=INFINITE): not measured; no GPU: ok, no advice"
 html=$("$LWM2" report --file "$JCLOG" -j "$job" -o - 2>&1)
 if [[ $html == *'<h2 id="fit">Fit: asked for against used</h2>'* &&
 	$html == *'<tr><th>CPU</th><td>4 cores</td>'*'<td>low</td><td>--ntasks=1</td></tr>'* ]]; then
@@ -74,8 +81,8 @@ else
 	not_ok "HTML job report: the fit table, CPU low, --ntasks=1"
 	diag "$(echo "$html" | grep -A6 'id="fit"')"
 fi
-is "$(log_line "$job" "('time_limit_s' in l, 'mem_req_mb' in l, l['gpus'])")" \
-	"(False, False, 0)" "log line: no limit, no memory request, 0 GPUs"
+is "$(log_line "$job" "('time_limit_s' in l, l['mem_req_mb'], l['mem_req_per_node_mb'], l['gpus'])")" \
+	"(False, 2000, 1000, 0)" "log line: no limit, DefMemPerCPU's memory (4 cores), 0 GPUs"
 
 # --- --time and --mem: the requests as slurmctld has them
 cat >"$TESTDIR/$TEST_USER/asks.sh" <<'EOF'
