@@ -9,6 +9,7 @@
 #include "lwm2_keys.h"
 #include "jsontext.h"
 #include "lwm2_history.h"
+#include "owncost.h"
 #include "strhash.h"
 
 #include <errno.h>
@@ -790,6 +791,11 @@ json_object *lwm2_job_digest_build(const struct lwm2_job_meta *meta, json_object
 		goto nomem;
 	}
 	view_json(&b, d);
+	{
+		json_object *cost = lwm2_own_cost_json(nodes, n);
+		if (cost)
+			ju_add(d, LWM2_KEY_LWM2_COST, cost);
+	}
 	ju_add(d, LWM2_KEY_SCOPE, scope_json(&b.job, distinct));
 	if (b.nsteps)
 		qsort(b.steps, b.nsteps, sizeof(*b.steps), cmp_step);

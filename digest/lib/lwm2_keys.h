@@ -143,6 +143,20 @@
 #define LWM2_KEY_QUERIES "queries"
 #define LWM2_KEY_SECONDS "seconds"
 
+/* "lwm2_cost": lwm2's own cost in the job, estimated (owncost.c). */
+#define LWM2_KEY_LWM2_COST     "lwm2_cost"
+#define LWM2_KEY_COST_SHARE    "cpu_share_percent"
+#define LWM2_KEY_CALLS         "calls"
+#define LWM2_KEY_WRAPPERS_S    "wrappers_s"
+#define LWM2_KEY_SAMPLES       "samples"
+#define LWM2_KEY_SAMPLING_S    "sampling_s"
+#define LWM2_KEY_IMAGES        "images"
+#define LWM2_KEY_START_END_S   "start_end_s"
+#define LWM2_KEY_HEARTBEATS    "heartbeats"
+#define LWM2_KEY_HEARTBEAT_S   "heartbeat_s"
+#define LWM2_KEY_CLOCK         "clock"
+#define LWM2_KEY_CLOCK_READ_NS "clock_read_ns"
+
 /* "history": the comparison with the application's earlier runs. */
 #define LWM2_KEY_APP            "app"
 #define LWM2_KEY_EARLIER_RUNS   "earlier_runs"
@@ -199,6 +213,19 @@
 	X("/" LWM2_KEY_CONTAINERS "[]", LWM2_KEY_RANKS)                                            \
 	X("/" LWM2_KEY_CONTAINERS "[]", LWM2_KEY_CPU_S)                                            \
 	X("/" LWM2_KEY_CONTAINERS "[]", LWM2_KEY_CPU_SHARE)                                        \
+	X("", LWM2_KEY_LWM2_COST)                                                                  \
+	X("/" LWM2_KEY_LWM2_COST, LWM2_KEY_SECONDS)                                                \
+	X("/" LWM2_KEY_LWM2_COST, LWM2_KEY_COST_SHARE)                                             \
+	X("/" LWM2_KEY_LWM2_COST, LWM2_KEY_CALLS)                                                  \
+	X("/" LWM2_KEY_LWM2_COST, LWM2_KEY_WRAPPERS_S)                                             \
+	X("/" LWM2_KEY_LWM2_COST, LWM2_KEY_SAMPLES)                                                \
+	X("/" LWM2_KEY_LWM2_COST, LWM2_KEY_SAMPLING_S)                                             \
+	X("/" LWM2_KEY_LWM2_COST, LWM2_KEY_IMAGES)                                                 \
+	X("/" LWM2_KEY_LWM2_COST, LWM2_KEY_START_END_S)                                            \
+	X("/" LWM2_KEY_LWM2_COST, LWM2_KEY_HEARTBEATS)                                             \
+	X("/" LWM2_KEY_LWM2_COST, LWM2_KEY_HEARTBEAT_S)                                            \
+	X("/" LWM2_KEY_LWM2_COST, LWM2_KEY_CLOCK)                                                  \
+	X("/" LWM2_KEY_LWM2_COST, LWM2_KEY_CLOCK_READ_NS)                                          \
 	X("", LWM2_KEY_VIEW)                                                                       \
 	X("/" LWM2_KEY_VIEW, LWM2_KEY_QUERIES)                                                     \
 	X("/" LWM2_KEY_VIEW, LWM2_KEY_RANKS)                                                       \

@@ -75,6 +75,9 @@ static json_object *proc_json(const struct lwm2_rank_record *r)
 		json_object_array_add(a, ju_u64(r->samples[e]));
 	ju_add(p, "samples", a);
 	ju_add(p, "samples_main", ju_u64(r->samples_main));
+	/* the process's clock and what a read cost it (lwm2's own cost) */
+	ju_add(p, "clock_source", json_object_new_int64(r->clock_source));
+	ju_add(p, "clock_ps", json_object_new_int64(r->clock_cost_ps));
 	ju_add(p, "missing", json_object_new_int64(r->missing));
 	for (int g = 0; g < LWM2_NGROUPS; g++) {
 		if (!(r->missing & (1u << g)))

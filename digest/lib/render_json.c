@@ -7,6 +7,7 @@
 #include "digest_internal.h"
 #include "lwm2_keys.h"
 #include "lwm2_history.h"
+#include "owncost.h"
 
 #include <errno.h>
 #include <inttypes.h>
