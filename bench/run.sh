@@ -414,6 +414,31 @@ bench_process() {
 	nf=$(median <"$work/script_files")
 	row script_files "files left in the step directory by $np short processes" "$nf" - \
 		"$nf" files 4 "the shell's record and the summary of the short ones"
+	own_cost_row "$np" "$(calc "($w - $b) / 1e6" 6)"
+}
+
+# The digest's own-cost estimate (lwm2(1), LWM2'S OWN COST) of the same
+# script, from lwm2 run's digest, against the time lwm2 added to it in
+# the runs above (the script runs one process at a time: its added wall
+# time is lwm2's).
+own_cost_row() {
+	local np=$1 measured=$2 est
+	if [ ! -x "$lwm2" ]; then
+		notrow own_cost "own-cost estimate of the script" s - "no lwm2 command built"
+		return
+	fi
+	fresh_dir
+	LWM2_LIB=$lib "$lwm2" run --quiet --json "$work/own_cost.json" -- \
+		bash -c 'for ((j = 0; j < $1; j++)); do "$2"; done' _ "$np" "$bdir/trivial"
+	est=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["lwm2_cost"]["seconds"])' \
+		"$work/own_cost.json" 2>/dev/null)
+	if [ -z "$est" ]; then
+		notrow own_cost "own-cost estimate of the script" s - "no lwm2_cost in lwm2 run's digest"
+		return
+	fi
+	row own_cost "digest's own-cost estimate for the $np-process script, against the time lwm2 added" \
+		"$est s" "$measured s" "$(calc "$est / ($measured > 0 ? $measured : 1e-9)" 2)" ratio - \
+		"estimate over measured; the estimate's counts are exact, its unit costs the table in lwm2(1)"
 }
 
 # ---------------------------------------------------------------- containers
