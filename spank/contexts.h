@@ -24,6 +24,7 @@ int lwm2_allocator_init_post_opt(spank_t sp);
 
 /* stepd.c: remote context (slurmstepd). */
 int lwm2_stepd_init_post_opt(spank_t sp);
+int lwm2_stepd_task_init_privileged(spank_t sp);
 int lwm2_stepd_task_init(spank_t sp);
 int lwm2_stepd_task_exit(spank_t sp);
 int lwm2_stepd_exit(spank_t sp);

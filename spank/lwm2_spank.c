@@ -38,6 +38,11 @@ int slurm_spank_local_user_init(spank_t sp, int ac, char **av)
 	return spank_context() == S_CTX_LOCAL ? lwm2_srun_user_init(sp) : 0;
 }
 
+int slurm_spank_task_init_privileged(spank_t sp, int ac, char **av)
+{
+	return spank_context() == S_CTX_REMOTE ? lwm2_stepd_task_init_privileged(sp) : 0;
+}
+
 int slurm_spank_task_init(spank_t sp, int ac, char **av)
 {
 	return spank_context() == S_CTX_REMOTE ? lwm2_stepd_task_init(sp) : 0;

@@ -36,6 +36,7 @@
 #include "fileio.h"
 #include "fsutil.h"
 #include "lwm2_digest.h"
+#include "lwm2_env.h"
 #include "lwm2_keys.h"
 #include "lwm2_spank.h"
 #include "stepname.h"
@@ -359,23 +360,66 @@ int lwm2_stepd_init_post_opt(spank_t sp)
  * are the user's own and cost no process anything.  Without them a
  * container's processes are not measured; the task runs all the same.
  */
-static void export_step_fds(spank_t sp)
+static int export_step_fds(spank_t sp, bool quiet)
 {
 	struct lwm2_env_ops ops = job_env(sp);
 	char err[256];
 
-	if (lwm2_step_env_fds(&ops, lwm2_conf.lib, st.dir, err, sizeof(err)) < 0)
+	if (lwm2_step_env_fds(&ops, lwm2_conf.lib, st.dir, err, sizeof(err)) == 0)
+		return 0;
+	if (!quiet)
 		slurm_error("lwm2: task start: %s; processes in containers are not measured", err);
+	return -1;
+}
+
+/*
+ * In each task, as root, before any plugin's task_init: the descriptors
+ * are opened here, in the step's own root, where they still can be
+ * whatever a plugin before this one in plugstack.conf does in its
+ * task_init (pyxis joins the container's namespaces there).  Where root
+ * may not open them (a root-squashed basedir), task_init tries again as
+ * the user.
+ */
+int lwm2_stepd_task_init_privileged(spank_t sp)
+{
+	if (st.active)
+		export_step_fds(sp, true);
+	return 0;
+}
+
+/* A container that a plugin before this one started the task in: pyxis's
+ * image (its --container-image, which SPANK finds by name among the
+ * step's options, or PYXIS_CONTAINER_IMAGE), as RUNTIME:IMAGE. */
+static void container_name(spank_t sp, char *out, size_t len)
+{
+	struct spank_option image = {.name = "container-image", .has_arg = 1};
+	char env[PATH_MAX];
+	char *value = NULL;
+
+	if (spank_option_getopt(sp, &image, &value) != ESPANK_SUCCESS || !value) {
+		value = NULL;
+		if (spank_getenv(sp, "PYXIS_CONTAINER_IMAGE", env, sizeof(env)) == ESPANK_SUCCESS)
+			value = env;
+	}
+	snprintf(out, len, "pyxis:%s", value ? value : "");
 }
 
 int lwm2_stepd_task_init(spank_t sp)
 {
-	char path[PATH_MAX], err[256];
+	char path[PATH_MAX], err[256], name[PATH_MAX + 16];
+	struct lwm2_env_ops ops = job_env(sp);
 	ssize_t n;
 
 	if (!st.active)
 		return 0;
-	export_step_fds(sp);
+	if (spank_getenv(sp, LWM2_ENV_LIB_FD, path, sizeof(path)) != ESPANK_SUCCESS)
+		export_step_fds(sp, false);
+	/* Last before exec: a plugin before this one may have moved the task
+	 * into a container, whose loader must not be handed a library that
+	 * is not there. */
+	container_name(sp, name, sizeof(name));
+	if (lwm2_step_env_enter_root(&ops, lwm2_conf.lib, name, err, sizeof(err)) < 0)
+		slurm_error("lwm2: task start: %s", err);
 	if (!st.print_batch)
 		return 0;
 	n = readlink("/proc/self/fd/1", path, sizeof(path) - 1);

@@ -10,10 +10,12 @@
  * started inside a measured job.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "lwm2_env.h"
 #include "stepenv.h"
@@ -307,4 +309,123 @@ int lwm2_step_env_fds(const struct lwm2_env_ops *ops, const char *lib, const cha
 	ops->unset(ops->ctx, LWM2_ENV_DIR_FD);
 	ops->unset(ops->ctx, LWM2_ENV_ROOT);
 	return -1;
+}
+
+/* The glibc loader an image needs to load the library (preload/container.c
+ * has the same list). */
+#if defined(__x86_64__)
+#define GLIBC_LOADER "/lib64/ld-linux-x86-64.so.2"
+#elif defined(__aarch64__)
+#define GLIBC_LOADER "/lib/ld-linux-aarch64.so.1"
+#elif defined(__powerpc64__)
+#define GLIBC_LOADER "/lib64/ld64.so.2"
+#else
+#define GLIBC_LOADER NULL
+#endif
+
+static bool is_file(const char *path, const struct lwm2_fd_ident *id)
+{
+	struct stat sb;
+
+	if (stat(path, &sb) != 0)
+		return false;
+	return !id || ((uint64_t)sb.st_dev == id->dev && (uint64_t)sb.st_ino == id->ino);
+}
+
+/* What our entry e (len bytes) becomes where the task now is: the path
+ * itself where it is the library, /proc/self/fd/N where the descriptor
+ * is, else nothing (returns 0). */
+static size_t entry_here(const char *e, size_t len, const struct lwm2_fd_ident *lib, char *out,
+                         size_t outlen)
+{
+	char path[4096];
+	int n;
+
+	if (GLIBC_LOADER && access(GLIBC_LOADER, X_OK) != 0)
+		return 0;
+	if (len < sizeof(path) && len < outlen) {
+		memcpy(path, e, len);
+		path[len] = '\0';
+		if (is_file(path, lib)) {
+			memcpy(out, e, len);
+			out[len] = '\0';
+			return len;
+		}
+	}
+	if (!lib)
+		return 0;
+	n = snprintf(path, sizeof(path), "/proc/self/fd/%d", lib->fd);
+	if (n < 0 || (size_t)n >= outlen || !is_file(path, lib))
+		return 0;
+	memcpy(out, path, (size_t)n + 1);
+	return (size_t)n;
+}
+
+int lwm2_step_env_enter_root(const struct lwm2_env_ops *ops, const char *lib, const char *container,
+                             char *err, size_t errlen)
+{
+	char *cur = malloc(VALUE_MAX), *out = malloc(VALUE_MAX), id[LWM2_FD_IDENT_LEN];
+	char entry[4096], cuda[4096];
+	struct lwm2_fd_ident root, libid;
+	bool lib_known, moved = false;
+	struct stat sb;
+	const char *p;
+	size_t used = 0;
+	int rc = -1;
+
+	if (!cur || !out) {
+		snprintf(err, errlen, "out of memory");
+		goto done;
+	}
+	if (ops->get(ops->ctx, LWM2_ENV_ROOT, id, sizeof(id)) == 0 &&
+	    lwm2_fd_ident_parse(id, 0, &root) == 0)
+		moved = stat("/", &sb) == 0 &&
+		        ((uint64_t)sb.st_dev != root.dev || (uint64_t)sb.st_ino != root.ino);
+	lib_known = ops->get(ops->ctx, LWM2_ENV_LIB_FD, id, sizeof(id)) == 0 &&
+	            lwm2_fd_ident_parse(id, 1, &libid) == 0;
+	/* In the step's own root only a library that is not there is taken
+	 * out: the loader would print its error into every process. */
+	if (!moved && is_file(lib, NULL)) {
+		rc = 0;
+		goto done;
+	}
+	if (ops->get(ops->ctx, "LD_PRELOAD", cur, VALUE_MAX) < 0) {
+		snprintf(err, errlen, "couldn't read LD_PRELOAD: longer than %d bytes",
+		         VALUE_MAX - 1);
+		goto done;
+	}
+	out[0] = '\0';
+	for (p = cur; *p;) {
+		size_t len, put;
+
+		p += strspn(p, SEPARATORS);
+		len = strcspn(p, SEPARATORS);
+		if (!len)
+			continue;
+		if (is_ours(p, len, lib)) {
+			put = entry_here(p, len, lib_known ? &libid : NULL, entry, sizeof(entry));
+			if (put && append(out, VALUE_MAX, &used, entry, put) < 0)
+				goto toolong;
+		} else if (append(out, VALUE_MAX, &used, p, len) < 0)
+			goto toolong;
+		p += len;
+	}
+	if (strcmp(cur, out) && set_or_unset(ops, "LD_PRELOAD", out, err, errlen) < 0)
+		goto done;
+	lwm2_cuda_lib_path(lib, cuda, sizeof(cuda));
+	if (ops->get(ops->ctx, "CUDA_INJECTION64_PATH", cur, VALUE_MAX) == 0 && cur[0] &&
+	    !strcmp(cur, cuda) && !is_file(cur, NULL))
+		ops->unset(ops->ctx, "CUDA_INJECTION64_PATH");
+	if (moved && container && container[0] &&
+	    (ops->get(ops->ctx, LWM2_ENV_CONTAINER, cur, VALUE_MAX) < 0 || !cur[0]) &&
+	    set_or_unset(ops, LWM2_ENV_CONTAINER, container, err, errlen) < 0)
+		goto done;
+	rc = moved;
+	goto done;
+toolong:
+	snprintf(err, errlen, "couldn't rewrite LD_PRELOAD: %s", strerror(ENAMETOOLONG));
+done:
+	free(cur);
+	free(out);
+	return rc;
 }

@@ -95,4 +95,20 @@ void lwm2_step_env_clear(const struct lwm2_env_ops *ops, const char *lib);
 int lwm2_step_env_fds(const struct lwm2_env_ops *ops, const char *lib, const char *dir, char *err,
                       size_t errlen);
 
+/*
+ * In the task, last before exec, where another plugin may have moved it
+ * into a container (pyxis joins the container's mount namespace in its
+ * task_init): where "/" is no longer the root LWM2_ROOT names, our
+ * LD_PRELOAD entry becomes what an exec into a container makes of it
+ * (preload/container.c): the library's own path where that is the
+ * library, /proc/self/fd/N where the descriptor is and the image has a
+ * glibc loader, else nothing; CUDA_INJECTION64_PATH goes where it is ours
+ * and not there; LWM2_CONTAINER becomes container (RUNTIME:IMAGE) unless
+ * set.  In the step's own root, only an entry whose library is not
+ * there is rewritten so.  Returns 1 where the task is in another root, 0
+ * where not, -1 with the reason in err.
+ */
+int lwm2_step_env_enter_root(const struct lwm2_env_ops *ops, const char *lib, const char *container,
+                             char *err, size_t errlen);
+
 #endif /* LWM2_STEPENV_H */

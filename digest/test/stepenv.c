@@ -209,6 +209,53 @@ int main(void)
 	       !strcmp(val(&f, LWM2_ENV_ROOT), "(unset)"),
 	   "fds: none of another step's left");
 
+	/* A task that a plugin before lwm2's moved into a container (pyxis
+	 * joins its namespaces in task_init). */
+	{
+		char root[64], moved[80], want[128];
+		int libfd;
+
+		reset(&f);
+		ok(lwm2_step_env_fds(&ops, lib, dir, err, sizeof(err)) == 0, "enter: descriptors");
+		snprintf(root, sizeof(root), "%s", val(&f, LWM2_ENV_ROOT));
+		libfd = atoi(val(&f, LWM2_ENV_LIB_FD));
+		snprintf(out, sizeof(out), "%s:/home/u/libmine.so", lib);
+		f_set(&f, "LD_PRELOAD", out);
+		is_int(lwm2_step_env_enter_root(&ops, lib, "pyxis:img", err, sizeof(err)), 0,
+		       "enter: the step's root, the library there: 0");
+		is_str(val(&f, "LD_PRELOAD"), out, "enter: the step's root: LD_PRELOAD as it was");
+		is_str(val(&f, LWM2_ENV_CONTAINER), "(unset)",
+		       "enter: the step's root: no container");
+
+		f_set(&f, LWM2_ENV_ROOT, "1:1"); /* "/" is another root now */
+		is_int(lwm2_step_env_enter_root(&ops, lib, "pyxis:img", err, sizeof(err)), 1,
+		       "enter: another root: 1");
+		is_str(val(&f, "LD_PRELOAD"), out, "enter: the library at its path there: kept");
+		is_str(val(&f, LWM2_ENV_CONTAINER), "pyxis:img", "enter: the container named");
+
+		snprintf(moved, sizeof(moved), "%s.moved", lib);
+		ok(rename(lib, moved) == 0, "enter: the library's path leads nowhere");
+		f_set(&f, LWM2_ENV_CONTAINER, "x:y");
+		is_int(lwm2_step_env_enter_root(&ops, lib, "pyxis:img", err, sizeof(err)), 1,
+		       "enter: another root, no library at the path: 1");
+		snprintf(want, sizeof(want), "/proc/self/fd/%d:/home/u/libmine.so", libfd);
+		is_str(val(&f, "LD_PRELOAD"), want, "enter: the descriptor stands in");
+		is_str(val(&f, LWM2_ENV_CONTAINER), "x:y",
+		       "enter: a container named already stays");
+
+		f_set(&f, "LD_PRELOAD", out);
+		f_unset(&f, LWM2_ENV_LIB_FD);
+		lwm2_step_env_enter_root(&ops, lib, "pyxis:img", err, sizeof(err));
+		is_str(val(&f, "LD_PRELOAD"), "/home/u/libmine.so",
+		       "enter: no descriptor: ours out, the user's kept");
+		f_set(&f, "LD_PRELOAD", lib);
+		f_set(&f, LWM2_ENV_ROOT, root);
+		is_int(lwm2_step_env_enter_root(&ops, lib, "pyxis:img", err, sizeof(err)), 0,
+		       "enter: the step's root, the library gone: 0");
+		is_str(val(&f, "LD_PRELOAD"), "(unset)", "enter: ours alone taken out: unset");
+		ok(rename(moved, lib) == 0, "enter: the library back");
+	}
+
 	reset(&f);
 	unlink(cuda);
 	unlink(lib);
