@@ -59,6 +59,11 @@ pkgs=(
 	charliecloud-runtime bubblewrap
 	podman uidmap slirp4netns fuse-overlayfs crun runc
 	debootstrap
+	# enroot and pyxis built from their sources (contrib/enroot-pyxis-build.sh,
+	# t-pyxis.sh): musl, the kernel headers and makeself stand in for
+	# enroot's git submodules; enroot runs with squashfs-tools, parallel
+	# and pigz (jq is above)
+	musl-tools linux-libc-dev makeself libcap2-bin squashfs-tools parallel pigz
 )
 
 installed() {
