@@ -98,8 +98,12 @@ static struct lwm2_summary_header *map_summary(void)
 	if (fd < 0)
 		return NULL;
 	/* Blocks are allocated before any store: a store into a hole of a
-	 * full file system would raise SIGBUS in the application. */
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (size_t)st.st_size > size ||
+	 * full file system would raise SIGBUS in the application.  A size
+	 * other than none or this build's is a summary of another build's
+	 * counters (a node upgraded while the step runs, lwm2_record.h): not
+	 * grown nor shared, the process keeps a record of its own. */
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+	    (st.st_size != 0 && (size_t)st.st_size != size) ||
 	    (((size_t)st.st_size < size || (size_t)st.st_blocks * 512 < size) &&
 	     syscall(SYS_fallocate, fd, 0, (off_t)0, (off_t)size) != 0)) {
 		lwm2_debug("lwm2: summary: couldn't use %s/%s", lwm2_p.dir, LWM2_SUMMARY_FILE);
@@ -123,12 +127,20 @@ static uint64_t load_for_store(uint64_t *p)
 	return __atomic_fetch_add(p, 0, __ATOMIC_ACQUIRE);
 }
 
-static void init_header(struct lwm2_summary_header *h, const struct lwm2_rank_record *r)
+/* 0 when h is, or now is, a summary of this build's layout; -1 when it is
+ * another build's (of another number of counters, of the same size). */
+static int init_header(struct lwm2_summary_header *h, const struct lwm2_rank_record *r)
 {
 	/* The header's first word is its magic, the page's first store. */
 	(void)load_for_store((uint64_t *)(void *)h);
-	if (memcmp(h->magic, LWM2_SUMMARY_MAGIC, sizeof(h->magic)) == 0)
-		return;
+	if (memcmp(h->magic, LWM2_SUMMARY_MAGIC, sizeof(h->magic)) == 0) {
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		return h->version == LWM2_SUMMARY_VERSION && h->ncounters == LWM2_NCOUNTERS &&
+		               h->slot_size == sizeof(struct lwm2_summary_exe) &&
+		               h->slice_size == sizeof(struct lwm2_summary_slice)
+		           ? 0
+		           : -1;
+	}
 	/* Every process writes the same values: the race is harmless, and the
 	 * magic comes last so a reader never takes a half-written header. */
 	h->version = LWM2_SUMMARY_VERSION;
@@ -143,6 +155,7 @@ static void init_header(struct lwm2_summary_header *h, const struct lwm2_rank_re
 	h->slice_size = sizeof(struct lwm2_summary_slice);
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 	memcpy(h->magic, LWM2_SUMMARY_MAGIC, sizeof(h->magic));
+	return 0;
 }
 
 static const char *base_name(const char *p)
@@ -224,7 +237,10 @@ int lwm2_summary_add(const struct lwm2_rank_record *r, enum lwm2_end how)
 		return -1;
 	if (!(h = map_summary()))
 		return -1;
-	init_header(h, r);
+	if (init_header(h, r) != 0) {
+		munmap(h, LWM2_SUMMARY_SIZE);
+		return -1;
+	}
 	/* Every slice that counted something finds its place first: a process
 	 * that cannot add all of them adds nothing and keeps a record. */
 	for (uint32_t k = 0; k < r->nslices; k++) {

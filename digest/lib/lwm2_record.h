@@ -497,7 +497,9 @@ int lwm2_record_read_file(int dirfd, const char *path, struct lwm2_rank_record *
  * of the step, an MPI rank nor multithreaded) leaves no rank record of its
  * own: at its end it maps this file and adds itself, with atomic adds, to
  * the slot of its executable (by basename), and its slices' counters to
- * the summary's slices of the same times.  A step that runs 100,000 short
+ * the summary's slices of the same times (a process of another build,
+ * of other counters, finds a summary of another size or header: it keeps
+ * a record of its own, lwm2_record.h).  A step that runs 100,000 short
  * commands thus leaves one file of 560 KiB, and every process is still
  * counted: processes, images, CPU time, I/O counters, exit status class,
  * and when its I/O happened (the node series, hence the job's space-time
@@ -603,11 +605,21 @@ static inline uint64_t lwm2_summary_key(const char *name)
 
 /*
  * Check a summary file held in memory (len bytes): 0 when its header is
- * this layout; -1 with the reason in err.  Slot values are taken as they
- * are (sums of what the step's processes added); names are made
- * terminated by the reader.
+ * this version's, of any number of counters (ncounters, as a rank
+ * record's: a node upgraded while the step ran leaves a summary of the
+ * other build's counters), and len its size; -1 with the reason in err.
+ * Slot values are taken as they are (sums of what the step's processes
+ * added); names are made terminated by the reader.
  */
 int lwm2_summary_check(const void *buf, size_t len, char *err, size_t errlen);
+/* Bytes of a summary of ncounters counters (LWM2_SUMMARY_SIZE for this
+ * build's). */
+size_t lwm2_summary_size(uint32_t ncounters);
+/* A malloc'd copy of a checked summary in this build's layout
+ * (LWM2_SUMMARY_SIZE bytes): the counters it had and this build knows;
+ * the copy's ncounters is their number, counters from there on were not
+ * measured.  NULL on allocation failure. */
+struct lwm2_summary_header *lwm2_summary_upconvert(const void *buf);
 
 /*
  * The on-disk layout, pinned: the preload library of one installation

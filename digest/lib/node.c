@@ -389,6 +389,13 @@ static json_object *group_json(const struct lwm2_summary_header *sum,
 	for (int k = 0; k < LWM2_NCOUNTERS; k++)
 		json_object_array_add(a, ju_u64(e->counters[k]));
 	ju_add(p, "c", a);
+	/* a summary of an older build's counters, as a record's "absent" */
+	if (sum->ncounters < LWM2_NCOUNTERS) {
+		a = json_object_new_array();
+		for (uint32_t k = sum->ncounters; k < LWM2_NCOUNTERS; k++)
+			json_object_array_add(a, json_object_new_string(lwm2_counter_names[k]));
+		ju_add(p, "absent", a);
+	}
 	return p;
 }
 
@@ -841,8 +848,9 @@ json_object *lwm2_node_merge_records(const struct lwm2_node_ident *id,
 static struct lwm2_summary_header *read_summary(int dirfd, lwm2_log_fn log, void *log_arg,
                                                 bool *bad)
 {
-	const size_t size = LWM2_SUMMARY_SIZE;
-	unsigned char *buf;
+	/* of this build's counters, or another's (lwm2_summary_upconvert) */
+	const size_t size = lwm2_summary_size(LWM2_NCOUNTERS_LIMIT);
+	unsigned char *buf, *up;
 	size_t got = 0;
 	char err[160] = "";
 
@@ -850,10 +858,16 @@ static struct lwm2_summary_header *read_summary(int dirfd, lwm2_log_fn log, void
 	                                         sizeof(err));
 	if (!buf && errno == ENOENT)
 		return NULL;
-	if (buf && got != size)
-		snprintf(err, sizeof(err), "%zu bytes, not %zu", got, size);
-	if (!buf || got != size || lwm2_summary_check(buf, size, err, sizeof(err)) != 0)
+	if (!buf || lwm2_summary_check(buf, got, err, sizeof(err)) != 0)
 		goto fail;
+	if (got != LWM2_SUMMARY_SIZE) {
+		if (!(up = (unsigned char *)lwm2_summary_upconvert(buf))) {
+			snprintf(err, sizeof(err), "out of memory");
+			goto fail;
+		}
+		free(buf);
+		buf = up;
+	}
 	/* Names are the processes' own: made terminated here. */
 	for (uint32_t i = 0; i < LWM2_SUMMARY_SLOTS; i++) {
 		struct lwm2_summary_exe *e =

@@ -453,28 +453,69 @@ void lwm2_record_set_container(struct lwm2_rank_record *r, const char *value)
 	memcpy(r->container_image, colon + 1, in);
 }
 
+size_t lwm2_summary_size(uint32_t ncounters)
+{
+	return sizeof(struct lwm2_summary_header) +
+	       LWM2_SUMMARY_SLOTS *
+	           (offsetof(struct lwm2_summary_exe, counters) + 8 * (size_t)ncounters) +
+	       LWM2_SUMMARY_SLICES *
+	           (offsetof(struct lwm2_summary_slice, s) + 8 * (size_t)ncounters);
+}
+
 int lwm2_summary_check(const void *buf, size_t len, char *err, size_t errlen)
 {
 	const struct lwm2_summary_header *h = buf;
+	uint32_t nc;
 
-	if (len != LWM2_SUMMARY_SIZE) {
+	if (len < sizeof(*h)) {
 		fail(err, errlen, "size %zu, expected %zu", len, (size_t)LWM2_SUMMARY_SIZE);
 		return -1;
 	}
-	/* A summary lives as long as its step, written and read by one
-	 * installation: only this version is read, another named. */
+	/* A summary lives as long as its step: only this version is read,
+	 * another named; of any number of counters (a node upgraded while
+	 * the step ran: lwm2_summary_upconvert). */
 	if (memcmp(h->magic, LWM2_SUMMARY_MAGIC, sizeof(h->magic)) == 0 &&
 	    lwm2_version_check("step summary", h->version, LWM2_SUMMARY_VERSION,
 	                       LWM2_SUMMARY_VERSION, err, errlen))
 		return -1;
+	nc = h->ncounters;
 	if (memcmp(h->magic, LWM2_SUMMARY_MAGIC, sizeof(h->magic)) != 0 ||
 	    h->version != LWM2_SUMMARY_VERSION || h->header_size != sizeof(*h) ||
-	    h->slot_size != sizeof(struct lwm2_summary_exe) || h->nslots != LWM2_SUMMARY_SLOTS ||
-	    h->ncounters != LWM2_NCOUNTERS || h->nearmarks != LWM2_NEARMARKS ||
+	    nc < LWM2_NCOUNTERS_V3 || nc > LWM2_NCOUNTERS_LIMIT ||
+	    h->slot_size != offsetof(struct lwm2_summary_exe, counters) + 8 * (size_t)nc ||
+	    h->nslots != LWM2_SUMMARY_SLOTS || h->nearmarks != LWM2_NEARMARKS ||
 	    h->nslices != LWM2_SUMMARY_SLICES ||
-	    h->slice_size != sizeof(struct lwm2_summary_slice)) {
+	    h->slice_size != offsetof(struct lwm2_summary_slice, s) + 8 * (size_t)nc) {
 		fail(err, errlen, "not a summary of this layout (version %u)", h->version);
 		return -1;
 	}
+	if (len != lwm2_summary_size(nc)) {
+		fail(err, errlen, "size %zu, expected %zu", len, lwm2_summary_size(nc));
+		return -1;
+	}
 	return 0;
+}
+
+struct lwm2_summary_header *lwm2_summary_upconvert(const void *buf)
+{
+	const struct lwm2_summary_header *h = buf;
+	uint32_t nc = h->ncounters, keep = nc < LWM2_NCOUNTERS ? nc : LWM2_NCOUNTERS;
+	const char *from = (const char *)buf + sizeof(*h);
+	struct lwm2_summary_header *n = calloc(1, LWM2_SUMMARY_SIZE);
+
+	if (!n)
+		return NULL;
+	memcpy(n, h, sizeof(*h));
+	n->slot_size = sizeof(struct lwm2_summary_exe);
+	n->slice_size = sizeof(struct lwm2_summary_slice);
+	/* as a record's copy: the counters this build knows and the summary
+	 * had; from ncounters on, not measured */
+	n->ncounters = keep;
+	for (uint32_t i = 0; i < LWM2_SUMMARY_SLOTS; i++, from += h->slot_size)
+		memcpy(&lwm2_summary_exes(n)[i], from,
+		       offsetof(struct lwm2_summary_exe, counters) + 8 * (size_t)keep);
+	for (uint32_t i = 0; i < LWM2_SUMMARY_SLICES; i++, from += h->slice_size)
+		memcpy(&lwm2_summary_slices(n)[i], from,
+		       offsetof(struct lwm2_summary_slice, s) + 8 * (size_t)keep);
+	return n;
 }

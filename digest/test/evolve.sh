@@ -79,4 +79,17 @@ check "this build digests nodes of both builds" $cur job "$tmp/d6" "$tmp/n-cur-o
 is "$(py "$tmp/d6.json" 't["posix_msync_bytes"], d["scope"]["processes"]')" "(4096, 3)" \
 	"this build: every process counted, the newer counter by name"
 
+# Step summaries of short processes: each build's read by the other.
+mkdir "$tmp/sum-old" "$tmp/sum-new"
+check "this build writes a step summary" $cur summary "$tmp/sum-old"
+check "the next build writes a step summary" $next summary "$tmp/sum-new"
+check "the next build merges this build's summary" $next node "$tmp/sum-old" "$tmp/n-s1.json"
+check "this build merges the next build's summary" $cur node "$tmp/sum-new" "$tmp/n-s2.json"
+check "the next build digests it" $next job "$tmp/d7" "$tmp/n-s1.json"
+is "$(py "$tmp/d7.json" 't["posix_read_bytes"], t["posix_msync_bytes"], d["scope"]["processes"]')" \
+	"(300, 'not measured', 3)" "an older build's summary: read, the new counter not measured"
+check "this build digests it" $cur job "$tmp/d8" "$tmp/n-s2.json"
+is "$(py "$tmp/d8.json" 't["posix_read_bytes"], "posix_msync_bytes" in t, d["scope"]["processes"]')" \
+	"(300, False, 3)" "a newer build's summary: read, the counter it does not know skipped"
+
 done_testing
