@@ -325,9 +325,11 @@ cgroup_choice() {
 		return
 	fi
 	if [ "$(stat -f -c %T "$CG_ROOT" 2>/dev/null)" = cgroup2fs ]; then
-		echo "none: $CG_ROOT is cgroup v2 only; Slurm's cgroup/v2 puts a node's stepd" \
-			"scope at system.slice/<node>_slurmstepd.scope, the same for every private" \
-			"cluster of the host (nodes n1..n4), where CgroupMountpoint cannot move it"
+		# cgroup/v2 takes slurmd's cgroup from /proc/self/cgroup below
+		# CgroupMountpoint, and a stepd scope per node name below that:
+		# a cluster of its own would need slurmd in a cgroup namespace
+		# and the subtree's controllers delegated, not tried on a host
+		echo "none: $CG_ROOT is cgroup v2 only; this cluster sets up cgroup v1 only"
 		return
 	fi
 	for c in cpuset memory freezer; do
