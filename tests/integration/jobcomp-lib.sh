@@ -65,14 +65,21 @@ jobcomp_setup() {
 	STATEDIR=$JCDIR/state
 	CTLD_LOG=$LWM2_CLUSTER_DIR/log/slurmctld.log
 	jobcomp_conf "$@"
+	# A test's own part of the restart, now that its directory is known:
+	# its function jobcomp_before_reconfig may set JOBCOMP_PLUGSTACK_FIRST
+	# (plugstack.conf lines before lwm2's) and JOBCOMP_SETTINGS (more
+	# cluster.sh settings): t-pyxis.sh's pyxis, enroot in the daemons' PATH.
+	JOBCOMP_PLUGSTACK_FIRST=${JOBCOMP_PLUGSTACK_FIRST:-}
+	declare -F jobcomp_before_reconfig >/dev/null && jobcomp_before_reconfig
 	cluster_reconfig \
-		"LWM2_PLUGSTACK=optional $LIBDIR/spank_lwm2.so lib=$LIBDIR/liblwm2.so basedir=$BASEDIR spool=$SPOOL" \
+		"LWM2_PLUGSTACK=${JOBCOMP_PLUGSTACK_FIRST:+$JOBCOMP_PLUGSTACK_FIRST
+}optional $LIBDIR/spank_lwm2.so lib=$LIBDIR/liblwm2.so basedir=$BASEDIR spool=$SPOOL" \
 		"LWM2_PLUGIN_DIR=$TESTDIR/plugins" \
 		"LWM2_CLUSTER_DEBUG=debug" \
 		"LWM2_CLUSTER_MAILPROG=${JOBCOMP_MAILPROG:-/bin/true}" \
 		"LWM2_CLUSTER_EXTRA_CONF=JobCompType=jobcomp/lwm2
 JobCompLoc=$JCLOG
-${JOBCOMP_EXTRA_CONF:-}" ||
+${JOBCOMP_EXTRA_CONF:-}" ${JOBCOMP_SETTINGS[@]+"${JOBCOMP_SETTINGS[@]}"} ||
 		bail_out "cluster reconfig with jobcomp/lwm2 failed"
 	grep -q "lwm2: init: settings from" "$CTLD_LOG" ||
 		bail_out "slurmctld did not load jobcomp/lwm2: $(grep -i 'jobcomp\|lwm2' "$CTLD_LOG" | tail -n 5)"
