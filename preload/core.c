@@ -344,6 +344,17 @@ static void *next_lookup(const char *name, bool *ask)
 	return NULL;
 }
 
+bool lwm2_real_signal_safe(void)
+{
+	if (atomic_load_explicit(&next_state, memory_order_acquire) == 0 && !resolving) {
+		resolving = 1;
+		next_build();
+		resolving = 0;
+	}
+	return atomic_load_explicit(&next_state, memory_order_acquire) == 2 && next_complete &&
+	       next_adds && !lwm2_p.debug;
+}
+
 void *lwm2_real(const char *name)
 {
 	bool ask;

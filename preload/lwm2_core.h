@@ -60,11 +60,13 @@
  *    in the node series (the grid, the export) where they happened;
  *  - the constructor installs each signal handler and reads the old one in
  *    one call, and the main thread's id is its pid.
- *  - the real functions that must be known before a signal handler may
- *    call them (some 60) are looked up in the GNU hash tables of the
- *    objects loaded after the library, not by dlsym (lwm2_real, core.c):
- *    ~300 instructions a name instead of ~900; the sanitizer check looks
- *    only at the program's and sanitizer-named objects' hash tables;
+ *  - each real function is looked up on its first call, in the GNU hash
+ *    tables of the objects loaded after the library, not by dlsym
+ *    (lwm2_real, core.c): ~200 instructions a name instead of ~900, and
+ *    only for the functions the process calls (the descriptor functions a
+ *    signal handler may call were all looked up at every start, some 78,
+ *    15,800 instructions); the sanitizer check looks only at the
+ *    program's and sanitizer-named objects' hash tables;
  *  - the library maps its own files by the mmap system call, not through
  *    its exported mmap wrapper (which would stat the file).
  *  - memory the library writes is memory every fork copies and every new
@@ -267,6 +269,16 @@ uint64_t lwm2_ticks_to_ns(uint64_t ticks);
  * falls back (a raw system call, or not counting).
  */
 void *lwm2_real(const char *name);
+
+/*
+ * True when lwm2_real answers from the objects' own hash tables alone
+ * (memory reads, no lock, no dlsym) for the objects loaded with the
+ * program: a real function a signal handler may call can then be looked
+ * up on its first call instead of at every process start.  False under
+ * LWM2_DEBUG (every answer checked against dlsym) and where an object
+ * lacks the tables, so the caller resolves at start as before.
+ */
+bool lwm2_real_signal_safe(void);
 
 /*
  * Mark a metric group as not measured, with a short reason that the record

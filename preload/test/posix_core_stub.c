@@ -26,6 +26,11 @@ struct lwm2_thread *lwm2_thread_attach_slow(void)
 	return lwm2_self;
 }
 
+bool lwm2_real_signal_safe(void)
+{
+	return false;
+}
+
 void *lwm2_real(const char *name)
 {
 	void *f;
