@@ -18,7 +18,6 @@
 #include "lwm2_keys.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdbool.h>
@@ -30,6 +29,7 @@
 #include <unistd.h>
 
 #include "cmd_io.h"
+#include "cmd_opt.h"
 #include "fileio.h"
 #include "jsonutil.h"
 #include "logscan.h"
@@ -54,20 +54,68 @@ struct diffopts {
 	size_t nfiles;
 };
 
+enum { OPT_JSON = LWM2_OPT_LONG, OPT_HISTORY };
+
+static const struct lwm2_optspec diff_spec = {
+    .cmd = "diff",
+    .usage = "Usage: lwm2 diff [OPTIONS] A B\n"
+             "Compare two digests: every metric of the job and of each step (matched by\n"
+             "step id) with absolute and relative change, and the guidance that fired in\n"
+             "one but not the other.  A and B: digest files (JSON, AdminComment, log line)\n"
+             "or job ids (ID or ID_TASK), read from --file logs or from Slurm accounting.\n\n",
+    .footer = "Exit status: 0 no change beyond the threshold, 1 changes, 2 trouble.\n",
+    .col = 24,
+    .usage_on_error = true,
+    .opts = (const struct lwm2_opt[]){
+        {"file", 'f', "LOG", "look job ids up in this JSON-lines log (several allowed)"},
+        {"threshold", 't', "PCT", "mark relative changes beyond PCT percent (default 10)"},
+        {"json", OPT_JSON, NULL, "one JSON object"},
+        {"history", OPT_HISTORY, NULL,
+         "lwm2 diff --history JOB --file LOG: one job against its\n"
+         "application's earlier comparable runs in LOG"},
+        {0},
+    }};
+
 static void usage(FILE *f)
 {
-	fprintf(f,
-	        "Usage: lwm2 diff [OPTIONS] A B\n"
-	        "Compare two digests: every metric of the job and of each step (matched by\n"
-	        "step id) with absolute and relative change, and the guidance that fired in\n"
-	        "one but not the other.  A and B: digest files (JSON, AdminComment, log line)\n"
-	        "or job ids (ID or ID_TASK), read from --file logs or from Slurm accounting.\n\n"
-	        "  -f, --file=LOG        look job ids up in this JSON-lines log (several allowed)\n"
-	        "  -t, --threshold=PCT   mark relative changes beyond PCT percent (default 10)\n"
-	        "      --json            one JSON object\n"
-	        "      --history         lwm2 diff --history JOB --file LOG: one job against its\n"
-	        "                        application's earlier comparable runs in LOG\n"
-	        "Exit status: 0 no change beyond the threshold, 1 changes, 2 trouble.\n");
+	lwm2_opt_usage(&diff_spec, f);
+}
+
+/* The command line as read. */
+struct diff_cli {
+	struct diffopts o;
+	bool history;
+};
+
+static int diff_opt(void *ctx, int key, char *arg)
+{
+	struct diff_cli *cli = ctx;
+	char *end;
+
+	switch (key) {
+	case 'f':
+		if (lwm2_cmd_push_arg(&cli->o.files, &cli->o.nfiles, arg) < 0)
+			return LWM2_OPT_USAGE;
+		break;
+	case 't':
+		cli->o.threshold = strtod(arg, &end);
+		if (end == arg || *end || !isfinite(cli->o.threshold) || cli->o.threshold < 0) {
+			fprintf(
+			    stderr,
+			    "lwm2: diff: couldn't parse --threshold \"%s\": want a percentage\n",
+			    arg);
+			usage(stderr);
+			return LWM2_OPT_USAGE;
+		}
+		break;
+	case OPT_JSON:
+		cli->o.json = true;
+		break;
+	default:
+		cli->history = true;
+		break;
+	}
+	return 0;
 }
 
 /* ------------------------------------------------------------ reading */
@@ -512,74 +560,39 @@ static void run_compare(struct cmp *c, struct side *s)
 
 int lwm2_cmd_diff(int argc, char **argv)
 {
-	static const struct option lopts[] = {
-	    {"file", required_argument, NULL, 'f'}, {"threshold", required_argument, NULL, 't'},
-	    {"json", no_argument, NULL, 'J'},       {"history", no_argument, NULL, 'H'},
-	    {"help", no_argument, NULL, 'h'},       {NULL, 0, NULL, 0},
-	};
-	struct diffopts o = {.threshold = 10};
+	struct diff_cli cli = {.o = {.threshold = 10}};
+	struct diffopts o;
 	struct side s[2];
 	struct cmp c = {.o = &o};
-	int ch, rc = 2;
-	bool history = false;
+	int rc = 2, first = lwm2_opt_parse(&diff_spec, argc, argv, diff_opt, &cli);
+	bool history = cli.history;
 
+	o = cli.o;
 	memset(s, 0, sizeof(s));
-	optind = 1;
-	while ((ch = getopt_long(argc, argv, "f:t:h", lopts, NULL)) != -1) {
-		switch (ch) {
-		case 'f':
-			if (lwm2_cmd_push_arg(&o.files, &o.nfiles, optarg) < 0)
-				goto out;
-			break;
-		case 't': {
-			char *end;
-
-			o.threshold = strtod(optarg, &end);
-			if (end == optarg || *end || !isfinite(o.threshold) || o.threshold < 0) {
-				fprintf(stderr,
-				        "lwm2: diff: couldn't parse --threshold \"%s\": want a "
-				        "percentage\n",
-				        optarg);
-				usage(stderr);
-				goto out;
-			}
-			break;
-		}
-		case 'J':
-			o.json = true;
-			break;
-		case 'H':
-			history = true;
-			break;
-		case 'h':
-			usage(stdout);
-			rc = 0;
-			goto out;
-		default:
-			usage(stderr);
-			goto out;
-		}
+	if (first < 0) {
+		rc = lwm2_opt_status(first);
+		goto out;
 	}
 	if (history) {
 		/* One job against its application's earlier runs. */
-		if (argc - optind != 1) {
+		if (argc - first != 1) {
 			fprintf(stderr, "lwm2: diff: --history wants one digest or job\n");
 			usage(stderr);
 			goto out;
 		}
-		s[0].arg = s[1].arg = argv[optind];
+		s[0].arg = s[1].arg = argv[first];
 		if (load(s, &o) < 0)
 			goto out;
 		rc = lwm2_diff_history(s[0].digest, s[0].what, o.files, o.nfiles, o.json);
 		goto out;
 	}
-	if (argc - optind != 2) {
+	if (argc - first != 2) {
 		fprintf(stderr, "lwm2: diff: want two digests, A and B\n");
 		usage(stderr);
 		goto out;
 	}
-	s[0].arg = argv[optind];
-	s[1].arg = argv[optind + 1];
+	s[0].arg = argv[first];
+	s[1].arg = argv[first + 1];
 	if (load(s, &o) < 0)
 		goto out;
 	if (!o.json) {

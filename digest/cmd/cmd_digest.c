@@ -11,7 +11,6 @@
 
 #include <ctype.h>
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <pwd.h>
 #include <stdbool.h>
@@ -28,6 +27,7 @@
 #include "cmd_io.h"
 #include "csv.h"
 #include "logscan.h"
+#include "cmd_opt.h"
 #include "lwm2_cmds.h"
 #include "lwm2_digest.h"
 #include "lwm2_record.h"
@@ -41,36 +41,6 @@
 #define LWM2_FIELD_WIDTH_MAX 1024
 
 /* ------------------------------------------------------------ options */
-
-static void usage(FILE *f)
-{
-	fprintf(f,
-	        "Usage: lwm2 digest [OPTIONS]\n"
-	        "Show lwm2 job digests from Slurm accounting (or from jobcomp/lwm2's log).\n\n"
-	        "Selection:\n"
-	        "  -j, --jobs=JOB[.STEP][,...]  jobs (JOB: ID, ID_TASK for an array task,\n"
-	        "                               ID+OFFSET for a het job component)\n"
-	        "  -u, --user=USER[,...]        jobs of these users (default: yours)\n"
-	        "  -a, --allusers               jobs of all users (as far as PrivateData allows)\n"
-	        "  -A, --account=ACCOUNT[,...]  jobs charged to these accounts\n"
-	        "  -S, --starttime=TIME         jobs that ran after TIME (default: midnight)\n"
-	        "  -E, --endtime=TIME           jobs that ran before TIME (default: now)\n"
-	        "  -M, --cluster=NAME           cluster (default: ClusterName of slurm.conf)\n"
-	        "  -f, --file=LOG               read jobcomp/lwm2's JSON-lines log instead\n"
-	        "                               (several allowed, patterns, gzip and zstd)\n"
-	        "  -w, --wait=SECONDS           wait up to SECONDS for digests of jobs that\n"
-	        "                               have just ended (with -j)\n"
-	        "Output (default: the text digest of each job):\n"
-	        "  -o, --format=FIELD[,...]     a table of these fields (--helpformat lists them)\n"
-	        "  -p, --parsable2              fields separated by '|'\n"
-	        "      --csv                    comma-separated values\n"
-	        "      --json                   a JSON array: job fields, status and digest\n"
-	        "  -n, --noheader               no header line\n"
-	        "      --steps                  text digest: every step too\n"
-	        "TIME: now, now-N[s|m|h|d], YYYY-MM-DD[THH:MM[:SS]], @EPOCH, or as sacct\n"
-	        "      takes it (MM/DD[/YY], HH:MM, today, now-3days, ...).\n"
-	        "Exit status: 0 when every selected job has a digest, 1 otherwise, 2 usage.\n");
-}
 
 static void helpformat(void)
 {
@@ -723,8 +693,6 @@ bool digest_window_matches(const struct opts *o, int64_t start, int64_t end)
 
 /* ------------------------------------------------------------ main */
 
-enum { OPT_CSV = 256, OPT_JSON, OPT_STEPS, OPT_HELPFORMAT };
-
 static void free_opts(struct opts *o)
 {
 	size_t i;
@@ -744,202 +712,244 @@ static int run_once(struct out *out, struct opts *o)
 	return o->file ? digest_read_log(out, o) : digest_read_slurmdb(out, o);
 }
 
-int lwm2_cmd_digest(int argc, char **argv)
+enum { OPT_CSV = LWM2_OPT_LONG, OPT_JSON, OPT_STEPS, OPT_HELPFORMAT };
+
+static const struct lwm2_optspec digest_spec = {
+    .cmd = "digest",
+    .usage = "Usage: lwm2 digest [OPTIONS]\n"
+             "Show lwm2 job digests from Slurm accounting (or from jobcomp/lwm2's log).\n\n",
+    .footer = "TIME: now, now-N[s|m|h|d], YYYY-MM-DD[THH:MM[:SS]], @EPOCH, or as sacct\n"
+              "      takes it (MM/DD[/YY], HH:MM, today, now-3days, ...).\n"
+              "Exit status: 0 when every selected job has a digest, 1 otherwise, 2 usage.\n",
+    .col = 31,
+    .opts = (const struct lwm2_opt[]){
+        {NULL, 0, NULL, "Selection:"},
+        {"jobs", 'j', "JOB[.STEP][,...]",
+         "jobs (JOB: ID, ID_TASK for an array task,\nID+OFFSET for a het job component)"},
+        {"user", 'u', "USER[,...]", "jobs of these users (default: yours)"},
+        {"allusers", 'a', NULL, "jobs of all users (as far as PrivateData allows)"},
+        {"account", 'A', "ACCOUNT[,...]", "jobs charged to these accounts"},
+        {"starttime", 'S', "TIME", "jobs that ran after TIME (default: midnight)"},
+        {"endtime", 'E', "TIME", "jobs that ran before TIME (default: now)"},
+        {"cluster", 'M', "NAME", "cluster (default: ClusterName of slurm.conf)"},
+        {"file", 'f', "LOG",
+         "read jobcomp/lwm2's JSON-lines log instead\n(several allowed, patterns, gzip and "
+         "zstd)"},
+        {"wait", 'w', "SECONDS",
+         "wait up to SECONDS for digests of jobs that\nhave just ended (with -j)"},
+        {NULL, 0, NULL, "Output (default: the text digest of each job):"},
+        {"format", 'o', "FIELD[,...]", "a table of these fields (--helpformat lists them)"},
+        {"parsable2", 'p', NULL, "fields separated by '|'"},
+        {"csv", OPT_CSV, NULL, "comma-separated values"},
+        {"json", OPT_JSON, NULL, "a JSON array: job fields, status and digest"},
+        {"noheader", 'n', NULL, "no header line"},
+        {"steps", OPT_STEPS, NULL, "text digest: every step too"},
+        {"helpformat", OPT_HELPFORMAT, NULL, NULL},
+        {0},
+    }};
+
+/* The command line as read: the options and the output forms asked for. */
+struct digest_cli {
+	struct opts o;
+	bool want_json, want_csv, want_p;
+};
+
+static int digest_opt_select(struct opts *o, int key, char *arg)
 {
-	static const struct option lopts[] = {
-	    {"jobs", required_argument, NULL, 'j'},
-	    {"user", required_argument, NULL, 'u'},
-	    {"allusers", no_argument, NULL, 'a'},
-	    {"account", required_argument, NULL, 'A'},
-	    {"starttime", required_argument, NULL, 'S'},
-	    {"endtime", required_argument, NULL, 'E'},
-	    {"cluster", required_argument, NULL, 'M'},
-	    {"file", required_argument, NULL, 'f'},
-	    {"wait", required_argument, NULL, 'w'},
-	    {"format", required_argument, NULL, 'o'},
-	    {"parsable2", no_argument, NULL, 'p'},
-	    {"noheader", no_argument, NULL, 'n'},
-	    {"csv", no_argument, NULL, OPT_CSV},
-	    {"json", no_argument, NULL, OPT_JSON},
-	    {"steps", no_argument, NULL, OPT_STEPS},
-	    {"helpformat", no_argument, NULL, OPT_HELPFORMAT},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
-	};
-	struct opts o = {0};
-	struct out out = {0};
-	int c, rc = 0;
-	bool want_json = false, want_csv = false, want_p = false;
-	size_t i;
+	uint64_t v;
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "j:u:aA:S:E:M:f:w:o:pnh", lopts, NULL)) != -1) {
-		switch (c) {
-		case 'j':
-			if (parse_jobs(optarg, &o) < 0)
-				goto usage_err;
-			break;
-		case 'u':
-			if (lwm2_split_list(optarg, &o.users, &o.nusers) < 0 ||
-			    check_uids("digest", o.users, o.nusers) < 0)
-				goto usage_err;
-			break;
-		case 'a':
-			o.all_users = true;
-			break;
-		case 'A':
-			if (lwm2_split_list(optarg, &o.accounts, &o.naccounts) < 0)
-				goto usage_err;
-			break;
-		case 'S':
-		case 'E':
-			if (lwm2_cmd_time_opt("digest", optarg, c == 'S' ? &o.start : &o.end) < 0)
-				goto usage_err;
-			break;
-		case 'M':
-			o.cluster = optarg;
-			break;
-		case 'f':
-			if (lwm2_cmd_push_arg(&o.files, &o.nfiles, optarg) < 0) {
-				fprintf(stderr, "lwm2: digest: %s\n", strerror(ENOMEM));
-				goto usage_err;
-			}
-			if (!o.file)
-				o.file = optarg;
-			break;
-		case 'w': {
-			uint64_t v;
+	switch (key) {
+	case 'j':
+		return parse_jobs(arg, o) < 0 ? LWM2_OPT_USAGE : 0;
+	case 'u':
+		return lwm2_split_list(arg, &o->users, &o->nusers) < 0 ||
+		               check_uids("digest", o->users, o->nusers) < 0
+		           ? LWM2_OPT_USAGE
+		           : 0;
+	case 'A':
+		return lwm2_split_list(arg, &o->accounts, &o->naccounts) < 0 ? LWM2_OPT_USAGE : 0;
+	case 'S':
+	case 'E':
+		return lwm2_cmd_time_opt("digest", arg, key == 'S' ? &o->start : &o->end) < 0
+		           ? LWM2_OPT_USAGE
+		           : 0;
+	case 'f':
+		if (lwm2_cmd_push_arg(&o->files, &o->nfiles, arg) < 0) {
+			fprintf(stderr, "lwm2: digest: %s\n", strerror(ENOMEM));
+			return LWM2_OPT_USAGE;
+		}
+		if (!o->file)
+			o->file = arg;
+		return 0;
+	default: /* 'w' */
+		if (lwm2_parse_u64(arg, NULL, 0, 86400, &v) < 0) {
+			fprintf(stderr, "lwm2: digest: couldn't parse --wait \"%s\"\n", arg);
+			return LWM2_OPT_USAGE;
+		}
+		o->wait = (int)v;
+		return 0;
+	}
+}
 
-			if (lwm2_parse_u64(optarg, NULL, 0, 86400, &v) < 0) {
-				fprintf(stderr, "lwm2: digest: couldn't parse --wait \"%s\"\n",
-				        optarg);
-				goto usage_err;
-			}
-			o.wait = (int)v;
-			break;
-		}
-		case 'o':
-			o.format = optarg;
-			break;
-		case 'p':
-			want_p = true;
-			break;
-		case 'n':
-			o.noheader = true;
-			break;
-		case OPT_CSV:
-			want_csv = true;
-			break;
-		case OPT_JSON:
-			want_json = true;
-			break;
-		case OPT_STEPS:
-			o.steps = true;
-			break;
-		case OPT_HELPFORMAT:
-			helpformat();
-			free_opts(&o);
-			return 0;
-		case 'h':
-			usage(stdout);
-			free_opts(&o);
-			return 0;
-		default:
-			goto usage_err;
-		}
+static int digest_opt(void *ctx, int key, char *arg)
+{
+	struct digest_cli *cli = ctx;
+	struct opts *o = &cli->o;
+
+	switch (key) {
+	case 'a':
+		o->all_users = true;
+		break;
+	case 'M':
+		o->cluster = arg;
+		break;
+	case 'o':
+		o->format = arg;
+		break;
+	case 'p':
+		cli->want_p = true;
+		break;
+	case 'n':
+		o->noheader = true;
+		break;
+	case OPT_CSV:
+		cli->want_csv = true;
+		break;
+	case OPT_JSON:
+		cli->want_json = true;
+		break;
+	case OPT_STEPS:
+		o->steps = true;
+		break;
+	case OPT_HELPFORMAT:
+		helpformat();
+		return LWM2_OPT_EXIT;
+	default:
+		return digest_opt_select(o, key, arg);
 	}
-	if (optind < argc) {
-		fprintf(stderr, "lwm2: digest: unexpected argument \"%s\"\n", argv[optind]);
-		goto usage_err;
-	}
-	if (want_json + want_csv + want_p > 1) {
+	return 0;
+}
+
+/* The output form and the defaults that follow from the options: 0 or -1
+ * (usage). */
+static int digest_settle(struct digest_cli *cli, struct out *out)
+{
+	struct opts *o = &cli->o;
+
+	if (cli->want_json + cli->want_csv + cli->want_p > 1) {
 		fprintf(stderr, "lwm2: digest: --json, --csv and -p exclude each other\n");
-		goto usage_err;
+		return -1;
 	}
-	o.out = want_json  ? OUT_JSON
-	        : want_csv ? OUT_CSV
-	        : want_p   ? OUT_PARSABLE
-	        : o.format ? OUT_TABLE
-	                   : OUT_TEXT;
-	if ((o.out == OUT_CSV || o.out == OUT_PARSABLE || o.out == OUT_TABLE) && !o.format)
-		o.format = "JobID,User,Account,State,Elapsed,NNodes,Processes,mpi_time,"
-		           "posix_io_time,Status";
-	out.o = &o;
-	if (o.format && o.out != OUT_JSON && o.out != OUT_TEXT && setup_fields(&out, o.format) < 0)
-		goto usage_err;
+	o->out = cli->want_json  ? OUT_JSON
+	         : cli->want_csv ? OUT_CSV
+	         : cli->want_p   ? OUT_PARSABLE
+	         : o->format     ? OUT_TABLE
+	                         : OUT_TEXT;
+	if ((o->out == OUT_CSV || o->out == OUT_PARSABLE || o->out == OUT_TABLE) && !o->format)
+		o->format = "JobID,User,Account,State,Elapsed,NNodes,Processes,mpi_time,"
+		            "posix_io_time,Status";
+	out->o = o;
+	if (o->format && o->out != OUT_JSON && o->out != OUT_TEXT &&
+	    setup_fields(out, o->format) < 0)
+		return -1;
 
 	/* like sacct: your own jobs unless told otherwise; root sees all */
-	if (!o.njobs && !o.nusers && !o.all_users && getuid() != 0) {
+	if (!o->njobs && !o->nusers && !o->all_users && getuid() != 0) {
 		struct passwd *pw = getpwuid(getuid());
 		char buf[32];
 
 		snprintf(buf, sizeof(buf), "%u", (unsigned)getuid());
-		if (lwm2_split_list(pw ? pw->pw_name : buf, &o.users, &o.nusers) < 0)
-			goto usage_err;
+		if (lwm2_split_list(pw ? pw->pw_name : buf, &o->users, &o->nusers) < 0)
+			return -1;
 	}
-	if (!o.njobs && !o.start) {
+	if (!o->njobs && !o->start) {
 		time_t now = time(NULL);
 		struct tm tm;
 
 		localtime_r(&now, &tm);
 		tm.tm_hour = tm.tm_min = tm.tm_sec = 0;
-		o.start = mktime(&tm);
+		o->start = mktime(&tm);
 	}
+	return 0;
+}
 
-	if (o.wait && o.njobs) {
-		/* poll until every asked-for job has its digest or a final
-		 * reason; print once, at the end */
-		time_t deadline = time(NULL) + o.wait;
+/* --wait: poll until every asked-for job has its digest or a final reason
+ * (printing nothing: that is done once, at the end). */
+static void digest_wait(struct out *out, struct opts *o)
+{
+	time_t deadline = time(NULL) + o->wait;
+	size_t i;
 
-		for (;;) {
-			bool all = true;
-			struct out probe = out;
+	for (;;) {
+		bool all = true;
+		struct out probe = *out;
 
-			probe.quiet = true;
-			for (i = 0; i < o.njobs; i++)
-				o.jobs[i].done = o.jobs[i].found = false;
-			run_once(&probe, &o);
-			for (i = 0; i < o.njobs; i++)
-				all = all && o.jobs[i].done;
-			if (all || time(NULL) >= deadline)
-				break;
-			sleep(1);
-		}
+		probe.quiet = true;
+		for (i = 0; i < o->njobs; i++)
+			o->jobs[i].done = o->jobs[i].found = false;
+		run_once(&probe, o);
+		for (i = 0; i < o->njobs; i++)
+			all = all && o->jobs[i].done;
+		if (all || time(NULL) >= deadline)
+			break;
+		sleep(1);
 	}
-	for (i = 0; i < o.njobs; i++)
-		o.jobs[i].found = o.jobs[i].done = false;
-	out.ok = out.missing = 0;
-	out.header_done = false;
-	out.njson = 0;
-	if (run_once(&out, &o) < 0)
+}
+
+/* One pass that prints: the exit status. */
+static int digest_print(struct out *out, struct opts *o)
+{
+	int rc = 0;
+	size_t i;
+
+	for (i = 0; i < o->njobs; i++)
+		o->jobs[i].found = o->jobs[i].done = false;
+	out->ok = out->missing = 0;
+	out->header_done = false;
+	out->njson = 0;
+	if (run_once(out, o) < 0)
 		rc = 1;
-	if (o.out == OUT_JSON)
-		printf("%s\n", out.njson ? "\n]" : "[]");
-	for (i = 0; i < o.njobs; i++) {
-		if (!o.jobs[i].found) {
+	if (o->out == OUT_JSON)
+		printf("%s\n", out->njson ? "\n]" : "[]");
+	for (i = 0; i < o->njobs; i++) {
+		if (!o->jobs[i].found) {
 			fprintf(stderr,
 			        "lwm2: digest: couldn't find job %" PRIu32 ": no such job%s\n",
-			        o.jobs[i].job_id,
-			        o.file ? " in the log"
-			               : " in accounting, or PrivateData hides it from you");
+			        o->jobs[i].job_id,
+			        o->file ? " in the log"
+			                : " in accounting, or PrivateData hides it from you");
 			rc = 1;
 		}
 	}
-	if (out.missing)
+	if (out->missing)
 		rc = 1;
 	fflush(stdout);
-	for (i = 0; i < out.nfields; i++)
-		free(out.fields[i]);
-	free(out.fields);
-	free(out.width);
-	free_opts(&o);
 	return rc;
-usage_err:
-	usage(stderr);
-	for (i = 0; i < out.nfields; i++)
+}
+
+int lwm2_cmd_digest(int argc, char **argv)
+{
+	struct digest_cli cli = {0};
+	struct out out = {0};
+	int rc = lwm2_opt_parse(&digest_spec, argc, argv, digest_opt, &cli);
+
+	if (rc >= 0 && lwm2_opt_no_operand(&digest_spec, argc, argv, rc) < 0)
+		rc = LWM2_OPT_USAGE;
+	if (rc >= 0 && digest_settle(&cli, &out) < 0)
+		rc = LWM2_OPT_USAGE;
+	if (rc >= 0) {
+		if (cli.o.wait && cli.o.njobs)
+			digest_wait(&out, &cli.o);
+		rc = digest_print(&out, &cli.o);
+	} else {
+		if (rc == LWM2_OPT_USAGE)
+			lwm2_opt_usage(&digest_spec, stderr);
+		rc = lwm2_opt_status(rc);
+	}
+	for (size_t i = 0; i < out.nfields; i++)
 		free(out.fields[i]);
 	free(out.fields);
 	free(out.width);
-	free_opts(&o);
-	return 2;
+	free_opts(&cli.o);
+	return rc;
 }

@@ -3,12 +3,12 @@
 #include "config.h"
 
 #include "cmd_io.h"
+#include "cmd_opt.h"
 #include "digest_internal.h"
 #include "lwm2_cmds.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -125,53 +125,56 @@ static json_object *load_any(const char *path, bool verify, char *err, size_t er
 	}
 }
 
+struct dump_opts {
+	bool pretty, verify;
+};
+
+static const struct lwm2_optspec dump_spec = {
+    .cmd = "dump",
+    .usage = "Usage: lwm2 dump [--pretty] [--verify] FILE...\n"
+             "Print rank records (.lwm2), signed node records (.lwm2node), node\n"
+             "records or digests (JSON) as JSON, one line per file.\n",
+    .col = 17,
+    .opts = (const struct lwm2_opt[]){
+        {"pretty", 'p', NULL, "indent the JSON"},
+        {"verify", 'v', NULL, "check the munge signature of node records (as root)"},
+        {0},
+    }};
+
+static int dump_opt(void *ctx, int key, char *arg)
+{
+	struct dump_opts *o = ctx;
+
+	(void)arg;
+	if (key == 'p')
+		o->pretty = true;
+	else
+		o->verify = true;
+	return 0;
+}
+
 int lwm2_cmd_dump(int argc, char **argv)
 {
-	static const struct option opts[] = {
-	    {"pretty", no_argument, NULL, 'p'},
-	    {"verify", no_argument, NULL, 'v'},
-	    {"help", no_argument, NULL, 'h'},
-	    {0},
-	};
-	bool pretty = false, verify = false;
-	int c, rc = 0;
+	struct dump_opts o = {0};
+	int rc = 0, first = lwm2_opt_parse(&dump_spec, argc, argv, dump_opt, &o);
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "pvh", opts, NULL)) != -1) {
-		switch (c) {
-		case 'p':
-			pretty = true;
-			break;
-		case 'v':
-			verify = true;
-			break;
-		case 'h':
-			printf("Usage: lwm2 dump [--pretty] [--verify] FILE...\n"
-			       "Print rank records (.lwm2), signed node records (.lwm2node), node\n"
-			       "records or digests (JSON) as JSON, one line per file.\n"
-			       "  -p, --pretty   indent the JSON\n"
-			       "  -v, --verify   check the munge signature of node records (as "
-			       "root)\n");
-			return 0;
-		default:
-			return 2;
-		}
-	}
-	if (optind >= argc) {
+	if (first < 0)
+		return lwm2_opt_status(first);
+	if (first >= argc) {
 		fprintf(stderr, "lwm2: dump: no file given\n");
 		return 2;
 	}
-	for (int i = optind; i < argc; i++) {
+	for (int i = first; i < argc; i++) {
 		char err[512] = "";
-		json_object *o = load_any(argv[i], verify, err, sizeof(err));
-		if (!o) {
+		json_object *j = load_any(argv[i], o.verify, err, sizeof(err));
+		if (!j) {
 			fprintf(stderr, "lwm2: dump: couldn't read %s: %s\n", argv[i], err);
 			rc = 1;
 			continue;
 		}
-		if (lwm2_cmd_print_json(o, pretty) != 0)
+		if (lwm2_cmd_print_json(j, o.pretty) != 0)
 			rc = 1;
-		json_object_put(o);
+		json_object_put(j);
 	}
 	if (fflush(stdout) != 0)
 		rc = 1;

@@ -11,7 +11,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +22,7 @@
 #include "jsonutil.h"
 #include "lineproto.h"
 #include "logscan.h"
+#include "cmd_opt.h"
 #include "lwm2_cmds.h"
 #include "numparse.h"
 
@@ -42,30 +42,112 @@ struct ctx {
 	unsigned long lineno;
 };
 
-static void usage(FILE *f)
+enum { O_URL = LWM2_OPT_LONG, O_DB, O_ORG, O_CRED, O_BATCH, O_TIMEOUT, O_RETRIES, O_NOGZIP };
+
+static const struct lwm2_optspec export_spec = {
+    .cmd = "export",
+    .usage = "Usage: lwm2 export --file LOG [OPTIONS] (--url URL | --dry-run)\n"
+             "Send the jobs of jobcomp/lwm2's JSON-lines log to a time-series engine as\n"
+             "InfluxDB line protocol: one point per job, step, node and time slice\n"
+             "(lwm2_slice) and one per job (lwm2_job).  Sending a job again overwrites\n"
+             "its points with the same values.\n\n",
+    .footer = "\nTIME: now, now-N[s|m|h|d], YYYY-MM-DD[THH:MM[:SS]], @EPOCH.  See lwm2(1).\n",
+    .col = 31,
+    .usage_on_error = true,
+    .opts = (const struct lwm2_opt[]){
+        {"file", 'f', "LOG",
+         "the log (\"-\": standard input; several\nallowed, patterns, gzip and zstd: see "
+         "lwm2(1))"},
+        {"starttime", 'S', "TIME", "jobs that ran after TIME"},
+        {"endtime", 'E', "TIME", "jobs that ran before TIME"},
+        {"jobs", 'j', "JOBID[,JOBID...]", "only these jobs"},
+        {"url", O_URL, "URL",
+         "the engine's write endpoint, e.g.\nhttp://influx:8086/write (see "
+         "lwm2(1))"},
+        {"database", O_DB, "DB", "db= (bucket= for /api/v2/write)"},
+        {"org", O_ORG, "ORG", "org= (InfluxDB 2.x /api/v2/write)"},
+        {"credentials", O_CRED, "FILE", "user=, password=, token= lines"},
+        {"batch", O_BATCH, "N", "points per request (default 5000)"},
+        {"timeout", O_TIMEOUT, "SECONDS", "per request (default 10)"},
+        {"retries", O_RETRIES, "N", "tries per batch before giving up (default 5)"},
+        {"no-gzip", O_NOGZIP, NULL, "send the text uncompressed"},
+        {"dry-run", 'n', NULL, "print the lines instead of sending them"},
+        {"help", 'h', NULL, "this text"},
+        {0},
+    }};
+
+/* The command line as read. */
+struct export_cli {
+	struct ctx *c;
+	struct lwm2_lp_target *t;
+	const char *cred;
+	char **files;
+	size_t nfiles;
+};
+
+/* --batch, --timeout, --retries */
+static int export_opt_number(struct export_cli *cli, int key, const char *arg)
 {
-	fprintf(f, "Usage: lwm2 export --file LOG [OPTIONS] (--url URL | --dry-run)\n"
-	           "Send the jobs of jobcomp/lwm2's JSON-lines log to a time-series engine as\n"
-	           "InfluxDB line protocol: one point per job, step, node and time slice\n"
-	           "(lwm2_slice) and one per job (lwm2_job).  Sending a job again overwrites\n"
-	           "its points with the same values.\n\n"
-	           "  -f, --file=LOG               the log (\"-\": standard input; several\n"
-	           "                               allowed, patterns, gzip and zstd: see lwm2(1))\n"
-	           "  -S, --starttime=TIME         jobs that ran after TIME\n"
-	           "  -E, --endtime=TIME           jobs that ran before TIME\n"
-	           "  -j, --jobs=JOBID[,JOBID...]  only these jobs\n"
-	           "      --url=URL                the engine's write endpoint, e.g.\n"
-	           "                               http://influx:8086/write (see lwm2(1))\n"
-	           "      --database=DB            db= (bucket= for /api/v2/write)\n"
-	           "      --org=ORG                org= (InfluxDB 2.x /api/v2/write)\n"
-	           "      --credentials=FILE       user=, password=, token= lines\n"
-	           "      --batch=N                points per request (default 5000)\n"
-	           "      --timeout=SECONDS        per request (default 10)\n"
-	           "      --retries=N              tries per batch before giving up (default 5)\n"
-	           "      --no-gzip                send the text uncompressed\n"
-	           "  -n, --dry-run                print the lines instead of sending them\n"
-	           "  -h, --help                   this text\n\n"
-	           "TIME: now, now-N[s|m|h|d], YYYY-MM-DD[THH:MM[:SS]], @EPOCH.  See lwm2(1).\n");
+	uint64_t v;
+
+	if (lwm2_parse_u64(arg, NULL, 1, 1000000, &v) < 0) {
+		fprintf(stderr, "lwm2: export: bad number \"%s\"\n", arg);
+		lwm2_opt_usage(&export_spec, stderr);
+		return LWM2_OPT_USAGE;
+	}
+	if (key == O_BATCH)
+		cli->c->batch = v;
+	else if (key == O_TIMEOUT)
+		cli->t->timeout_s = (unsigned)v;
+	else
+		cli->c->retries = (unsigned)v;
+	return 0;
+}
+
+static int export_opt(void *ctx, int key, char *arg)
+{
+	struct export_cli *cli = ctx;
+	struct ctx *c = cli->c;
+
+	switch (key) {
+	case 'f':
+	case 'j':
+		if ((key == 'f' ? lwm2_cmd_push_arg(&cli->files, &cli->nfiles, arg)
+		                : lwm2_split_list(arg, &c->jobs, &c->njobs)) < 0) {
+			fprintf(stderr, "lwm2: export: out of memory\n");
+			return LWM2_OPT_FAIL;
+		}
+		break;
+	case 'S':
+	case 'E':
+		if (lwm2_parse_time(arg, key == 'S' ? &c->start : &c->end) < 0) {
+			fprintf(stderr, "lwm2: export: bad time \"%s\"\n", arg);
+			lwm2_opt_usage(&export_spec, stderr);
+			return LWM2_OPT_USAGE;
+		}
+		break;
+	case O_URL:
+		cli->t->url = arg;
+		break;
+	case O_DB:
+		cli->t->database = arg;
+		break;
+	case O_ORG:
+		cli->t->org = arg;
+		break;
+	case O_CRED:
+		cli->cred = arg;
+		break;
+	case O_NOGZIP:
+		cli->t->gzip = false;
+		break;
+	case 'n':
+		c->dry_run = true;
+		break;
+	default:
+		return export_opt_number(cli, key, arg);
+	}
+	return 0;
 }
 
 static int flush_batch(void *arg, const char *text, size_t len, size_t lines)
@@ -177,101 +259,27 @@ static double now_s(void)
 
 int lwm2_cmd_export(int argc, char **argv)
 {
-	enum { O_URL = 256, O_DB, O_ORG, O_CRED, O_BATCH, O_TIMEOUT, O_RETRIES, O_NOGZIP };
-	static const struct option longopts[] = {
-	    {"file", required_argument, NULL, 'f'},
-	    {"starttime", required_argument, NULL, 'S'},
-	    {"endtime", required_argument, NULL, 'E'},
-	    {"jobs", required_argument, NULL, 'j'},
-	    {"url", required_argument, NULL, O_URL},
-	    {"database", required_argument, NULL, O_DB},
-	    {"org", required_argument, NULL, O_ORG},
-	    {"credentials", required_argument, NULL, O_CRED},
-	    {"batch", required_argument, NULL, O_BATCH},
-	    {"timeout", required_argument, NULL, O_TIMEOUT},
-	    {"retries", required_argument, NULL, O_RETRIES},
-	    {"no-gzip", no_argument, NULL, O_NOGZIP},
-	    {"dry-run", no_argument, NULL, 'n'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
-	};
 	struct ctx c = {.retries = 5, .batch = 5000};
 	struct lwm2_lp_target t = {.gzip = true, .timeout_s = 10};
-	const char *cred = NULL;
-	char **files = NULL;
-	size_t nfiles = 0;
+	struct export_cli cli = {.c = &c, .t = &t};
+	const char *cred;
+	char **files;
+	size_t nfiles;
 	char *user = NULL, *password = NULL, *token = NULL, err[512];
 	struct lwm2_logscan_count count = {0};
 	double t0;
-	int opt, rc = 1, scan;
-	uint64_t v;
+	int rc = 1, scan, first;
 
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "f:S:E:j:nh", longopts, NULL)) != -1) {
-		switch (opt) {
-		case 'f':
-			if (lwm2_cmd_push_arg(&files, &nfiles, optarg) < 0) {
-				fprintf(stderr, "lwm2: export: out of memory\n");
-				goto out;
-			}
-			break;
-		case 'S':
-		case 'E':
-			if (lwm2_parse_time(optarg, opt == 'S' ? &c.start : &c.end) < 0) {
-				fprintf(stderr, "lwm2: export: bad time \"%s\"\n", optarg);
-				goto usage_err;
-			}
-			break;
-		case 'j':
-			if (lwm2_split_list(optarg, &c.jobs, &c.njobs) < 0) {
-				fprintf(stderr, "lwm2: export: out of memory\n");
-				goto out;
-			}
-			break;
-		case O_URL:
-			t.url = optarg;
-			break;
-		case O_DB:
-			t.database = optarg;
-			break;
-		case O_ORG:
-			t.org = optarg;
-			break;
-		case O_CRED:
-			cred = optarg;
-			break;
-		case O_BATCH:
-		case O_TIMEOUT:
-		case O_RETRIES:
-			if (lwm2_parse_u64(optarg, NULL, 1, 1000000, &v) < 0) {
-				fprintf(stderr, "lwm2: export: bad number \"%s\"\n", optarg);
-				goto usage_err;
-			}
-			if (opt == O_BATCH)
-				c.batch = v;
-			else if (opt == O_TIMEOUT)
-				t.timeout_s = (unsigned)v;
-			else
-				c.retries = (unsigned)v;
-			break;
-		case O_NOGZIP:
-			t.gzip = false;
-			break;
-		case 'n':
-			c.dry_run = true;
-			break;
-		case 'h':
-			usage(stdout);
-			rc = 0;
-			goto out;
-		default:
-			goto usage_err;
-		}
+	first = lwm2_opt_parse(&export_spec, argc, argv, export_opt, &cli);
+	cred = cli.cred;
+	files = cli.files;
+	nfiles = cli.nfiles;
+	if (first < 0) {
+		rc = lwm2_opt_status(first);
+		goto out;
 	}
-	if (optind < argc) {
-		fprintf(stderr, "lwm2: export: unexpected argument \"%s\"\n", argv[optind]);
+	if (lwm2_opt_no_operand(&export_spec, argc, argv, first) < 0)
 		goto usage_err;
-	}
 	if (!nfiles) {
 		fprintf(stderr, "lwm2: export: --file LOG is required\n");
 		goto usage_err;
@@ -333,7 +341,7 @@ int lwm2_cmd_export(int argc, char **argv)
 	rc = c.rejected_batches || count.bad || scan < 0 ? 1 : 0;
 	goto out;
 usage_err:
-	usage(stderr);
+	lwm2_opt_usage(&export_spec, stderr);
 	rc = 2;
 out:
 	free(files);

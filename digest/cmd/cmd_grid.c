@@ -11,7 +11,6 @@
 #include "lwm2_keys.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdbool.h>
@@ -24,6 +23,7 @@
 #include "grid.h"
 #include "jsonutil.h"
 #include "logscan.h"
+#include "cmd_opt.h"
 #include "lwm2_cmds.h"
 #include "lwm2_digest.h"
 #include "numparse.h"
@@ -271,107 +271,155 @@ static int print_interference(struct gctx *x, int64_t only, bool json)
 	return rc;
 }
 
-static void grid_usage(FILE *f)
+enum { OPT_JSON = LWM2_OPT_LONG, OPT_NODE, OPT_METRIC, OPT_INTERF, OPT_ALL };
+
+/* lwm2 grid and lwm2 nodes take the same options. */
+static const struct lwm2_opt grid_opts[] = {
+    {"file", 'f', "LOG", NULL},
+    {"starttime", 'S', "START", NULL},
+    {"endtime", 'E', "END", NULL},
+    {"jobs", 'j', "JOB", NULL},
+    {"node", OPT_NODE, "NODE", NULL},
+    {"metric", OPT_METRIC, "M", NULL},
+    {"interference", OPT_INTERF, NULL, NULL},
+    {"all", OPT_ALL, NULL, NULL},
+    {"json", OPT_JSON, NULL, NULL},
+    {0},
+};
+
+static const struct lwm2_optspec grid_spec = {
+    .cmd = "grid",
+    .usage = "usage: lwm2 grid --file LOG [-S START] [-E END] [--node NODE] [--metric M]\n"
+             "                 [--json]\n"
+             "       lwm2 grid --file LOG [-S START] [-E END] --interference [-j JOB] "
+             "[--json]\n"
+             "  Cells (node, slice) of the jobs that ran in the period, one line per job\n"
+             "  step in a cell; M: write, write_bw, read, read_bw, mpi, mpi_rate,\n"
+             "  mpi_share.  --interference: the interference findings of the jobs.\n",
+    .opts = grid_opts,
+};
+
+static const struct lwm2_optspec nodes_spec = {
+    .cmd = "nodes",
+    .usage = "usage: lwm2 nodes --file LOG [-S START] [-E END] [--all] [--json]\n"
+             "  Nodes whose ranks were the slowest of their multi-node jobs more often than\n"
+             "  chance allows, with the jobs as evidence; --all lists every node.\n",
+    .opts = grid_opts,
+};
+
+/* The command line as read. */
+struct grid_cli {
+	struct gctx *x;
+	const char *cmd, *node;
+	char **files;
+	size_t nfiles;
+	bool isnodes, json, interf, all;
+	int metric;
+	int64_t only;
+};
+
+static int grid_opt(void *ctx, int key, char *arg)
 {
-	fputs("usage: lwm2 grid --file LOG [-S START] [-E END] [--node NODE] [--metric M]\n"
-	      "                 [--json]\n"
-	      "       lwm2 grid --file LOG [-S START] [-E END] --interference [-j JOB] [--json]\n"
-	      "  Cells (node, slice) of the jobs that ran in the period, one line per job\n"
-	      "  step in a cell; M: write, write_bw, read, read_bw, mpi, mpi_rate,\n"
-	      "  mpi_share.  --interference: the interference findings of the jobs.\n",
-	      f);
+	struct grid_cli *cli = ctx;
+
+	switch (key) {
+	case 'f':
+		return lwm2_cmd_push_arg(&cli->files, &cli->nfiles, arg) < 0 ? LWM2_OPT_USAGE : 0;
+	case 'S':
+	case 'E':
+		return lwm2_cmd_time_opt(cli->cmd, arg,
+		                         key == 'S' ? &cli->x->start : &cli->x->end) < 0
+		           ? LWM2_OPT_USAGE
+		           : 0;
+	case 'j':
+		if (cli->isnodes || lwm2_parse_i64(arg, NULL, 1, INT64_MAX, &cli->only) < 0) {
+			fprintf(stderr, "lwm2: %s: couldn't take -j \"%s\"\n", cli->cmd, arg);
+			return LWM2_OPT_USAGE;
+		}
+		break;
+	case OPT_NODE:
+		cli->node = arg;
+		break;
+	case OPT_METRIC:
+		for (cli->metric = 0; cli->metric < NG && strcmp(arg, g_name[cli->metric]);
+		     cli->metric++)
+			;
+		if (cli->metric == NG) {
+			fprintf(stderr,
+			        "lwm2: %s: couldn't show metric \"%s\": want write, write_bw, "
+			        "read, read_bw, mpi, mpi_rate or mpi_share\n",
+			        cli->cmd, arg);
+			return LWM2_OPT_USAGE;
+		}
+		break;
+	case OPT_INTERF:
+		cli->interf = true;
+		break;
+	case OPT_ALL:
+		cli->all = true;
+		break;
+	default:
+		cli->json = true;
+		break;
+	}
+	return 0;
 }
 
-static void nodes_usage(FILE *f)
+/* lwm2 nodes: the nodes that stand out and their evidence, as text. */
+static void print_nodes_text(json_object *r)
 {
-	fputs("usage: lwm2 nodes --file LOG [-S START] [-E END] [--all] [--json]\n"
-	      "  Nodes whose ranks were the slowest of their multi-node jobs more often than\n"
-	      "  chance allows, with the jobs as evidence; --all lists every node.\n",
-	      f);
-}
+	json_object *arr = ju_get(r, "nodes", json_type_array);
+	size_t n = arr ? json_object_array_length(arr) : 0, out = 0;
 
-enum { OPT_JSON = 256, OPT_NODE, OPT_METRIC, OPT_INTERF, OPT_ALL };
+	for (size_t i = 0; i < n; i++) {
+		json_object *e = json_object_array_get_idx(arr, i), *ev;
+		bool so = json_object_get_boolean(ju_get(e, "stands_out", json_type_boolean));
+		const char *why = ju_str(e, "why");
+
+		printf("%s %s\n", so ? "STANDS OUT" : "ok        ", why ? why : "");
+		out += so;
+		ev = ju_get(e, "evidence", json_type_array);
+		for (size_t k = 0; so && ev && k < json_object_array_length(ev); k++) {
+			json_object *v = json_object_array_get_idx(ev, k);
+
+			if (!json_object_get_boolean(ju_get(v, "slowest", json_type_boolean)))
+				continue;
+			printf("    job %" PRId64 ": rank %" PRId64
+			       ", %s; compute time %.2fx the median node's\n",
+			       ju_int_or(v, "job", 0), ju_int_or(v, "rank", -1),
+			       ju_str(v, "how") ? ju_str(v, "how") : "",
+			       json_object_get_double(ju_get(v, "ratio", json_type_double)));
+		}
+	}
+	if (!out)
+		printf("No node stands out (%" PRId64 " multi-node jobs).\n",
+		       ju_int_or(r, "jobs", 0));
+}
 
 static int run(const char *cmd, int argc, char **argv)
 {
-	static const struct option lopts[] = {
-	    {"file", required_argument, NULL, 'f'},
-	    {"starttime", required_argument, NULL, 'S'},
-	    {"endtime", required_argument, NULL, 'E'},
-	    {"jobs", required_argument, NULL, 'j'},
-	    {"node", required_argument, NULL, OPT_NODE},
-	    {"metric", required_argument, NULL, OPT_METRIC},
-	    {"interference", no_argument, NULL, OPT_INTERF},
-	    {"all", no_argument, NULL, OPT_ALL},
-	    {"json", no_argument, NULL, OPT_JSON},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
-	};
-	bool isnodes = !strcmp(cmd, "nodes"), json = false, interf = false, all = false;
+	bool isnodes = !strcmp(cmd, "nodes"), json, interf, all;
+	const struct lwm2_optspec *spec = isnodes ? &nodes_spec : &grid_spec;
 	struct gctx x = {.cmd = cmd};
-	char **files = NULL;
-	size_t nfiles = 0;
-	const char *node = NULL;
-	int metric = -1, c, rc = 0;
-	int64_t only = 0;
+	struct grid_cli cli = {.x = &x, .cmd = cmd, .isnodes = isnodes, .metric = -1};
+	char **files;
+	size_t nfiles;
+	const char *node;
+	int metric, rc = 0, first = lwm2_opt_parse(spec, argc, argv, grid_opt, &cli);
+	int64_t only;
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "f:S:E:j:h", lopts, NULL)) != -1) {
-		switch (c) {
-		case 'f':
-			if (lwm2_cmd_push_arg(&files, &nfiles, optarg) < 0)
-				goto usage_err;
-			break;
-		case 'S':
-		case 'E':
-			if (lwm2_cmd_time_opt(cmd, optarg, c == 'S' ? &x.start : &x.end) < 0)
-				goto usage_err;
-			break;
-		case 'j': {
-			int64_t v;
-
-			if (isnodes || lwm2_parse_i64(optarg, NULL, 1, INT64_MAX, &v) < 0) {
-				fprintf(stderr, "lwm2: %s: couldn't take -j \"%s\"\n", cmd, optarg);
-				goto usage_err;
-			}
-			only = v;
-			break;
-		}
-		case OPT_NODE:
-			node = optarg;
-			break;
-		case OPT_METRIC:
-			for (metric = 0; metric < NG && strcmp(optarg, g_name[metric]); metric++)
-				;
-			if (metric == NG) {
-				fprintf(
-				    stderr,
-				    "lwm2: %s: couldn't show metric \"%s\": want write, write_bw, "
-				    "read, read_bw, mpi, mpi_rate or mpi_share\n",
-				    cmd, optarg);
-				goto usage_err;
-			}
-			break;
-		case OPT_INTERF:
-			interf = true;
-			break;
-		case OPT_ALL:
-			all = true;
-			break;
-		case OPT_JSON:
-			json = true;
-			break;
-		case 'h':
-			(isnodes ? nodes_usage : grid_usage)(stdout);
-			goto done;
-		default:
-			goto usage_err;
-		}
-	}
-	if (optind < argc) {
-		fprintf(stderr, "lwm2: %s: unexpected argument \"%s\"\n", cmd, argv[optind]);
+	files = cli.files;
+	nfiles = cli.nfiles;
+	node = cli.node;
+	metric = cli.metric;
+	only = cli.only;
+	json = cli.json;
+	interf = cli.interf;
+	all = cli.all;
+	if (first == LWM2_OPT_EXIT)
+		goto done;
+	if (first < 0 || lwm2_opt_no_operand(spec, argc, argv, first) < 0)
 		goto usage_err;
-	}
 	if (!nfiles) {
 		fprintf(stderr,
 		        "lwm2: %s: couldn't read digests: no --file LOG given (jobcomp/lwm2's "
@@ -399,39 +447,14 @@ static int run(const char *cmd, int argc, char **argv)
 		rc = 1;
 	} else if (isnodes) {
 		json_object *r = lwm2_nodes_result(x.nodes, all);
-		json_object *arr = ju_get(r, "nodes", json_type_array);
+
 		if (!r) {
 			fprintf(stderr, "lwm2: nodes: %s\n", strerror(ENOMEM));
 			rc = 1;
 		} else if (json) {
 			puts(json_object_to_json_string_ext(r, JSON_C_TO_STRING_PLAIN));
 		} else {
-			size_t n = arr ? json_object_array_length(arr) : 0, out = 0;
-			for (size_t i = 0; i < n; i++) {
-				json_object *e = json_object_array_get_idx(arr, i), *ev;
-				bool so = json_object_get_boolean(
-				    ju_get(e, "stands_out", json_type_boolean));
-				const char *why = ju_str(e, "why");
-				printf("%s %s\n", so ? "STANDS OUT" : "ok        ", why ? why : "");
-				out += so;
-				ev = ju_get(e, "evidence", json_type_array);
-				for (size_t k = 0; so && ev && k < json_object_array_length(ev);
-				     k++) {
-					json_object *v = json_object_array_get_idx(ev, k);
-					if (!json_object_get_boolean(
-					        ju_get(v, "slowest", json_type_boolean)))
-						continue;
-					printf("    job %" PRId64 ": rank %" PRId64
-					       ", %s; compute time %.2fx the median node's\n",
-					       ju_int_or(v, "job", 0), ju_int_or(v, "rank", -1),
-					       ju_str(v, "how") ? ju_str(v, "how") : "",
-					       json_object_get_double(
-					           ju_get(v, "ratio", json_type_double)));
-				}
-			}
-			if (!out)
-				printf("No node stands out (%" PRId64 " multi-node jobs).\n",
-				       ju_int_or(r, "jobs", 0));
+			print_nodes_text(r);
 		}
 		json_object_put(r);
 	} else if (interf) {
@@ -445,7 +468,7 @@ static int run(const char *cmd, int argc, char **argv)
 	}
 	goto done;
 usage_err:
-	(isnodes ? nodes_usage : grid_usage)(stderr);
+	lwm2_opt_usage(spec, stderr);
 	rc = 2;
 done:
 	lwm2_grid_free(&x.g);

@@ -13,7 +13,6 @@
 #include "lwm2_keys.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdbool.h>
@@ -24,6 +23,7 @@
 #include <time.h>
 
 #include "cmd_io.h"
+#include "cmd_opt.h"
 #include "jsonutil.h"
 #include "logscan.h"
 #include "lwm2_cmds.h"
@@ -40,21 +40,70 @@ struct hsel {
 	bool oom;
 };
 
-static void usage(FILE *f)
+enum { OPT_JSON = LWM2_OPT_LONG };
+
+static const struct lwm2_optspec history_spec = {
+    .cmd = "history",
+    .usage = "Usage: lwm2 history [OPTIONS] --file LOG\n"
+             "The runs of an application over time, from jobcomp/lwm2's log: date, job,\n"
+             "ranks/nodes, duration, core-hours, MPI share, I/O share, CPI, busy threads\n"
+             "and build.\n",
+    .footer = "TIME: now, now-N[s|m|h|d], YYYY-MM-DD[THH:MM[:SS]], @EPOCH.  See lwm2(1).\n",
+    .col = 26,
+    .usage_on_error = true,
+    .opts = (const struct lwm2_opt[]){
+        {"app", 'a', "NAME", "runs of this executable (basename)"},
+        {"build-id", 'b', "ID", "runs of this build (a prefix of the build-id)"},
+        {"user", 'u', "USER[,...]", "runs of these users"},
+        {"starttime", 'S', "TIME", "runs that ended at or after TIME"},
+        {"endtime", 'E', "TIME", "runs that ended at or before TIME"},
+        {"file", 'f', "LOG", "the log (repeatable)"},
+        {"json", OPT_JSON, NULL, "one JSON object per run, one per line"},
+        {"help", 'h', NULL, "this text"},
+        {0},
+    }};
+
+/* The command line as read. */
+struct history_cli {
+	struct hsel *s;
+	char **files;
+	size_t nfiles;
+	bool json;
+};
+
+static int history_opt(void *ctx, int key, char *arg)
 {
-	fprintf(f, "Usage: lwm2 history [OPTIONS] --file LOG\n"
-	           "The runs of an application over time, from jobcomp/lwm2's log: date, job,\n"
-	           "ranks/nodes, duration, core-hours, MPI share, I/O share, CPI, busy threads\n"
-	           "and build.\n"
-	           "  -a, --app=NAME          runs of this executable (basename)\n"
-	           "  -b, --build-id=ID       runs of this build (a prefix of the build-id)\n"
-	           "  -u, --user=USER[,...]   runs of these users\n"
-	           "  -S, --starttime=TIME    runs that ended at or after TIME\n"
-	           "  -E, --endtime=TIME      runs that ended at or before TIME\n"
-	           "  -f, --file=LOG          the log (repeatable)\n"
-	           "      --json              one JSON object per run, one per line\n"
-	           "  -h, --help              this text\n"
-	           "TIME: now, now-N[s|m|h|d], YYYY-MM-DD[THH:MM[:SS]], @EPOCH.  See lwm2(1).\n");
+	struct history_cli *cli = ctx;
+	struct hsel *s = cli->s;
+
+	switch (key) {
+	case 'a':
+		s->app = arg;
+		break;
+	case 'b':
+		s->build = arg;
+		break;
+	case 'u':
+		if (lwm2_split_list(arg, &s->users, &s->nusers) < 0) {
+			fprintf(stderr, "lwm2: history: out of memory\n");
+			return LWM2_OPT_FAIL;
+		}
+		break;
+	case 'S':
+	case 'E':
+		if (lwm2_parse_time(arg, key == 'S' ? &s->start : &s->end) < 0) {
+			fprintf(stderr, "lwm2: history: couldn't parse the time \"%s\"\n", arg);
+			lwm2_opt_usage(&history_spec, stderr);
+			return LWM2_OPT_USAGE;
+		}
+		break;
+	case 'f':
+		return lwm2_cmd_push_arg(&cli->files, &cli->nfiles, arg) < 0 ? LWM2_OPT_FAIL : 0;
+	default:
+		cli->json = true;
+		break;
+	}
+	return 0;
 }
 
 /* The entry of one log line, from the digest's "job" and "application". */
@@ -219,77 +268,33 @@ static int scan(struct hsel *s, char **files, size_t nfiles, const char *cmd)
 	return rc;
 }
 
-enum { OPT_JSON = 256 };
-
 int lwm2_cmd_history(int argc, char **argv)
 {
-	static const struct option lopts[] = {
-	    {"app", required_argument, NULL, 'a'},
-	    {"build-id", required_argument, NULL, 'b'},
-	    {"user", required_argument, NULL, 'u'},
-	    {"starttime", required_argument, NULL, 'S'},
-	    {"endtime", required_argument, NULL, 'E'},
-	    {"file", required_argument, NULL, 'f'},
-	    {"json", no_argument, NULL, OPT_JSON},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
-	};
 	struct hsel s;
-	char **files = NULL;
-	size_t nfiles = 0;
-	bool json = false;
-	int c, rc = 1;
+	struct history_cli cli = {.s = &s};
+	char **files;
+	size_t nfiles;
+	bool json;
+	int rc = 1, first;
 
 	memset(&s, 0, sizeof(s));
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "a:b:u:S:E:f:h", lopts, NULL)) != -1) {
-		switch (c) {
-		case 'a':
-			s.app = optarg;
-			break;
-		case 'b':
-			s.build = optarg;
-			break;
-		case 'u':
-			if (lwm2_split_list(optarg, &s.users, &s.nusers) < 0) {
-				fprintf(stderr, "lwm2: history: out of memory\n");
-				goto out;
-			}
-			break;
-		case 'S':
-		case 'E':
-			if (lwm2_parse_time(optarg, c == 'S' ? &s.start : &s.end) < 0) {
-				fprintf(stderr, "lwm2: history: couldn't parse the time \"%s\"\n",
-				        optarg);
-				usage(stderr);
-				goto out;
-			}
-			break;
-		case 'f':
-			if (lwm2_cmd_push_arg(&files, &nfiles, optarg) < 0)
-				goto out;
-			break;
-		case OPT_JSON:
-			json = true;
-			break;
-		case 'h':
-			usage(stdout);
-			rc = 0;
-			goto out;
-		default:
-			usage(stderr);
-			goto out;
-		}
+	first = lwm2_opt_parse(&history_spec, argc, argv, history_opt, &cli);
+	files = cli.files;
+	nfiles = cli.nfiles;
+	json = cli.json;
+	if (first < 0) {
+		rc = lwm2_opt_status(first);
+		goto out;
 	}
-	if (optind < argc) {
-		fprintf(stderr, "lwm2: history: unexpected argument \"%s\"\n", argv[optind]);
-		usage(stderr);
+	if (first < argc) {
+		fprintf(stderr, "lwm2: history: unexpected argument \"%s\"\n", argv[first]);
+		lwm2_opt_usage(&history_spec, stderr);
 		goto out;
 	}
 	if (!nfiles) {
 		fprintf(stderr, "lwm2: history: couldn't read runs: no --file LOG given "
 		                "(jobcomp/lwm2's JSON-lines log)\n");
-		usage(stderr);
+		lwm2_opt_usage(&history_spec, stderr);
 		goto out;
 	}
 	rc = scan(&s, files, nfiles, "history") < 0 ? 1 : 0;

@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include "cmd_io.h"
+#include "cmd_opt.h"
 #include "digest_internal.h"
 #include "lwm2_cmds.h"
 #include "numparse.h"
@@ -10,7 +11,6 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -22,84 +22,91 @@ static void log_stderr(void *arg, const char *msg)
 	fprintf(stderr, "%s\n", msg);
 }
 
-/* A decimal number in [lo, hi]: no sign, no wrap, nothing after it. */
+struct merge_opts {
+	struct lwm2_node_ident id;
+	bool pretty, digest;
+};
+
+static const struct lwm2_optspec merge_spec = {
+    .cmd = "merge",
+    .usage = "Usage: lwm2 merge [--job ID --step ID] [--node NAME] [--cluster NAME]\n"
+             "                  [--digest] [--pretty] DIR | FILE...\n"
+             "Merge the rank records (*.lwm2) of a directory, or the given files,\n"
+             "into one node record (JSON on stdout).  Malformed records are\n"
+             "reported and skipped.  With --job, records of other jobs or steps\n"
+             "are skipped too.  With --digest, print the job digest of that one\n"
+             "node instead.\n",
+    .opts = (const struct lwm2_opt[]){
+        {"pretty", 'p', NULL, NULL},
+        {"job", 'j', "ID", NULL},
+        {"step", 's', "ID", NULL},
+        {"node", 'n', "NAME", NULL},
+        {"cluster", 'M', "NAME", NULL},
+        {"digest", 'd', NULL, NULL},
+        {0},
+    }};
+
+static int merge_opt(void *ctx, int key, char *arg)
+{
+	struct merge_opts *o = ctx;
+	uint64_t v;
+
+	switch (key) {
+	case 'p':
+		o->pretty = true;
+		break;
+	case 'd':
+		o->digest = true;
+		break;
+	case 'j':
+		if (lwm2_parse_u64(arg, NULL, 1, UINT32_MAX - 2, &o->id.job_id) < 0) {
+			fprintf(stderr, "lwm2: merge: couldn't parse --job \"%s\": want 1 to %u\n",
+			        arg, UINT32_MAX - 2);
+			return LWM2_OPT_USAGE;
+		}
+		break;
+	case 's':
+		/* up to Slurm's batch step, the highest a record can carry */
+		if (lwm2_parse_u64(arg, NULL, 0, UINT32_MAX - 3, &v) < 0) {
+			fprintf(stderr, "lwm2: merge: couldn't parse --step \"%s\": want 0 to %u\n",
+			        arg, UINT32_MAX - 3);
+			return LWM2_OPT_USAGE;
+		}
+		o->id.step_id = (uint32_t)v;
+		break;
+	case 'n':
+		o->id.node = arg;
+		break;
+	default:
+		o->id.cluster = arg;
+		break;
+	}
+	return 0;
+}
+
 int lwm2_cmd_merge(int argc, char **argv)
 {
-	static const struct option opts[] = {
-	    {"pretty", no_argument, NULL, 'p'},        {"job", required_argument, NULL, 'j'},
-	    {"step", required_argument, NULL, 's'},    {"node", required_argument, NULL, 'n'},
-	    {"cluster", required_argument, NULL, 'M'}, {"digest", no_argument, NULL, 'd'},
-	    {"help", no_argument, NULL, 'h'},          {0},
-	};
-	struct lwm2_node_ident id = {.cluster = "", .node = ""};
+	struct merge_opts o = {.id = {.cluster = "", .node = ""}};
+	struct lwm2_node_ident id;
 	char host[256] = "";
-	bool pretty = false, digest = false;
 	json_object *node;
 	struct stat st;
-	int c, rc = 0;
+	int rc = 0, first = lwm2_opt_parse(&merge_spec, argc, argv, merge_opt, &o);
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "pj:s:n:M:dh", opts, NULL)) != -1) {
-		switch (c) {
-		case 'p':
-			pretty = true;
-			break;
-		case 'd':
-			digest = true;
-			break;
-		case 'j':
-			if (lwm2_parse_u64(optarg, NULL, 1, UINT32_MAX - 2, &id.job_id) < 0) {
-				fprintf(stderr,
-				        "lwm2: merge: couldn't parse --job \"%s\": want 1 to %u\n",
-				        optarg, UINT32_MAX - 2);
-				return 2;
-			}
-			break;
-		case 's': {
-			uint64_t v;
-
-			/* up to Slurm's batch step, the highest a record can carry */
-			if (lwm2_parse_u64(optarg, NULL, 0, UINT32_MAX - 3, &v) < 0) {
-				fprintf(stderr,
-				        "lwm2: merge: couldn't parse --step \"%s\": want 0 to %u\n",
-				        optarg, UINT32_MAX - 3);
-				return 2;
-			}
-			id.step_id = (uint32_t)v;
-			break;
-		}
-		case 'n':
-			id.node = optarg;
-			break;
-		case 'M':
-			id.cluster = optarg;
-			break;
-		case 'h':
-			printf(
-			    "Usage: lwm2 merge [--job ID --step ID] [--node NAME] [--cluster "
-			    "NAME]\n"
-			    "                  [--digest] [--pretty] DIR | FILE...\n"
-			    "Merge the rank records (*.lwm2) of a directory, or the given files,\n"
-			    "into one node record (JSON on stdout).  Malformed records are\n"
-			    "reported and skipped.  With --job, records of other jobs or steps\n"
-			    "are skipped too.  With --digest, print the job digest of that one\n"
-			    "node instead.\n");
-			return 0;
-		default:
-			return 2;
-		}
-	}
-	if (optind >= argc) {
+	if (first < 0)
+		return lwm2_opt_status(first);
+	id = o.id;
+	if (first >= argc) {
 		fprintf(stderr, "lwm2: merge: no directory or file given\n");
 		return 2;
 	}
 	if (!*id.node && gethostname(host, sizeof(host) - 1) == 0)
 		id.node = host;
-	if (optind + 1 == argc && stat(argv[optind], &st) == 0 && S_ISDIR(st.st_mode)) {
-		int dfd = open(argv[optind], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (first + 1 == argc && stat(argv[first], &st) == 0 && S_ISDIR(st.st_mode)) {
+		int dfd = open(argv[first], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		node = dfd < 0 ? NULL : lwm2_node_merge(dfd, &id, log_stderr, NULL);
 		if (!node) {
-			fprintf(stderr, "lwm2: merge: couldn't read %s: %s\n", argv[optind],
+			fprintf(stderr, "lwm2: merge: couldn't read %s: %s\n", argv[first],
 			        strerror(errno));
 			if (dfd >= 0)
 				close(dfd);
@@ -107,7 +114,7 @@ int lwm2_cmd_merge(int argc, char **argv)
 		}
 		close(dfd);
 	} else {
-		int n = argc - optind;
+		int n = argc - first;
 		struct lwm2_rank_record **recs = calloc((size_t)n, sizeof(*recs));
 		const char **files = calloc((size_t)n, sizeof(*files));
 		size_t k = 0;
@@ -115,7 +122,7 @@ int lwm2_cmd_merge(int argc, char **argv)
 			fprintf(stderr, "lwm2: merge: out of memory\n");
 			return 1;
 		}
-		for (int i = optind; i < argc; i++) {
+		for (int i = first; i < argc; i++) {
 			char err[256];
 			if (lwm2_record_read_file(AT_FDCWD, argv[i], &recs[k], err, sizeof(err))) {
 				fprintf(stderr, "lwm2: merge: couldn't read %s: %s\n", argv[i],
@@ -135,7 +142,7 @@ int lwm2_cmd_merge(int argc, char **argv)
 			return 1;
 		}
 	}
-	if (digest) {
+	if (o.digest) {
 		struct lwm2_job_meta meta = {
 		    .cluster = id.cluster, .job_id = id.job_id, .nodes = id.node, .node_count = 1};
 		json_object *d = lwm2_job_digest_build(&meta, &node, 1);
@@ -148,7 +155,7 @@ int lwm2_cmd_merge(int argc, char **argv)
 		json_object_put(node);
 		node = d;
 	}
-	if (lwm2_cmd_print_json(node, pretty) != 0 || fflush(stdout) != 0)
+	if (lwm2_cmd_print_json(node, o.pretty) != 0 || fflush(stdout) != 0)
 		rc = 1;
 	json_object_put(node);
 	return rc;

@@ -4,10 +4,10 @@
 #include "lwm2_keys.h"
 
 #include "cmd_io.h"
+#include "cmd_opt.h"
 #include "digest_internal.h"
 #include "lwm2_cmds.h"
 
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,48 +41,44 @@ static json_object *digest_from_text(const char *text, size_t len, char *err, si
 	return d;
 }
 
+static const struct lwm2_optspec render_spec = {
+    .cmd = "render",
+    .usage = "Usage: lwm2 render [--steps] [--no-guidance] [--no-locations] FILE...\n"
+             "Render digests as text: a digest JSON (full or compact, with or\n"
+             "without the LWM2: prefix), an AdminComment holding one, or lines of\n"
+             "the JSON-lines log; a node record is shown as the digest of its\n"
+             "node.  FILE - reads stdin.\n",
+    .opts = (const struct lwm2_opt[]){
+        {"steps", 's', NULL, NULL},
+        {"no-guidance", 'G', NULL, NULL},
+        {"no-locations", 'L', NULL, NULL},
+        {0},
+    }};
+
+static int render_opt(void *ctx, int key, char *arg)
+{
+	struct lwm2_render_opts *ro = ctx;
+
+	(void)arg;
+	if (key == 's')
+		ro->steps = 1;
+	else
+		ro->flags |= key == 'G' ? LWM2_RENDER_NO_GUIDANCE : LWM2_RENDER_NO_LOCATIONS;
+	return 0;
+}
+
 int lwm2_cmd_render(int argc, char **argv)
 {
-	static const struct option opts[] = {
-	    {"steps", no_argument, NULL, 's'},
-	    {"no-guidance", no_argument, NULL, 'G'},
-	    {"no-locations", no_argument, NULL, 'L'},
-	    {"help", no_argument, NULL, 'h'},
-	    {0},
-	};
 	struct lwm2_render_opts ro = {0};
-	int c, rc = 0;
+	int rc = 0, first = lwm2_opt_parse(&render_spec, argc, argv, render_opt, &ro);
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "sGLh", opts, NULL)) != -1) {
-		switch (c) {
-		case 's':
-			ro.steps = 1;
-			break;
-		case 'G':
-			ro.flags |= LWM2_RENDER_NO_GUIDANCE;
-			break;
-		case 'L':
-			ro.flags |= LWM2_RENDER_NO_LOCATIONS;
-			break;
-		case 'h':
-			printf(
-			    "Usage: lwm2 render [--steps] [--no-guidance] [--no-locations] "
-			    "FILE...\n"
-			    "Render digests as text: a digest JSON (full or compact, with or\n"
-			    "without the LWM2: prefix), an AdminComment holding one, or lines of\n"
-			    "the JSON-lines log; a node record is shown as the digest of its\n"
-			    "node.  FILE - reads stdin.\n");
-			return 0;
-		default:
-			return 2;
-		}
-	}
-	if (optind >= argc) {
+	if (first < 0)
+		return lwm2_opt_status(first);
+	if (first >= argc) {
 		fprintf(stderr, "lwm2: render: no file given\n");
 		return 2;
 	}
-	for (int i = optind; i < argc; i++) {
+	for (int i = first; i < argc; i++) {
 		char err[512] = "";
 		size_t len, nd = 0;
 		char *text = lwm2_cmd_slurp(argv[i], LWM2_DIGEST_TEXT_MAX, &len, err, sizeof(err)),

@@ -12,7 +12,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,35 +21,47 @@
 #include "jsonutil.h"
 #include "logscan.h"
 #include "lwm2_cmds.h"
+#include "cmd_opt.h"
 #include "lwm2_digest.h"
 #include "numparse.h"
 #include "report.h"
 
-static void usage(FILE *f)
-{
-	fprintf(f, "Usage: lwm2 report -j JOBID [--file LOG] [-o FILE]\n"
-	           "       lwm2 report --site --file LOG [--file LOG...] [-S TIME] [-E TIME]\n"
-	           "                   [--metric mpi|io|cpu] -o DIR\n"
-	           "The digest of a job as one self-contained HTML page with plots, or the\n"
-	           "site pages (statistics, space-time grid, users, jobs, nodes).\n\n"
-	           "  -j, --job=JOBID        the job (from Slurm accounting unless --file)\n"
-	           "  -f, --file=LOG         read jobcomp/lwm2's JSON-lines log: the full digest\n"
-	           "                         with per-process values and time slices (several\n"
-	           "                         allowed, patterns, gzip and zstd: see lwm2(1))\n"
-	           "  -o, --output=FILE|DIR  job: the page (default lwm2-JOBID.html, - for\n"
-	           "                         stdout); --site: the directory (made if needed)\n"
-	           "  -M, --cluster=NAME     cluster in accounting (default: slurm.conf's)\n"
-	           "      --site             the site pages from the log(s)\n"
-	           "  -S, --starttime=TIME   site: jobs that ended at or after TIME\n"
-	           "  -E, --endtime=TIME     site: jobs that ended at or before TIME\n"
-	           "      --metric=M         site grid colour: mpi (MPI share, default), io (file\n"
-	           "                         I/O bytes/s) or cpu (CPU cycles/s)\n"
-	           "      --size=WxH         site grid: at most W slices by H node rows drawn\n"
-	           "                         (default 1000x600); more are aggregated\n"
-	           "TIME: now, now-N[s|m|h|d], YYYY-MM-DD[THH:MM[:SS]], or @EPOCH.\n"
-	           "Exit status: 0, 1 when the job has no digest or a file could not be\n"
-	           "read or written, 2 usage.\n");
-}
+enum { OPT_SITE = LWM2_OPT_LONG, OPT_METRIC, OPT_SIZE };
+
+static const struct lwm2_optspec report_spec = {
+    .cmd = "report",
+    .usage = "Usage: lwm2 report -j JOBID [--file LOG] [-o FILE]\n"
+             "       lwm2 report --site --file LOG [--file LOG...] [-S TIME] [-E TIME]\n"
+             "                   [--metric mpi|io|cpu] -o DIR\n"
+             "The digest of a job as one self-contained HTML page with plots, or the\n"
+             "site pages (statistics, space-time grid, users, jobs, nodes).\n\n",
+    .footer = "TIME: now, now-N[s|m|h|d], YYYY-MM-DD[THH:MM[:SS]], or @EPOCH.\n"
+              "Exit status: 0, 1 when the job has no digest or a file could not be\n"
+              "read or written, 2 usage.\n",
+    .col = 25,
+    .usage_on_error = true,
+    .opts = (const struct lwm2_opt[]){
+        {"job", 'j', "JOBID", "the job (from Slurm accounting unless --file)"},
+        {"jobs", 'j', "JOBID", NULL},
+        {"file", 'f', "LOG",
+         "read jobcomp/lwm2's JSON-lines log: the full digest\n"
+         "with per-process values and time slices (several\n"
+         "allowed, patterns, gzip and zstd: see lwm2(1))"},
+        {"output", 'o', "FILE|DIR",
+         "job: the page (default lwm2-JOBID.html, - for\n"
+         "stdout); --site: the directory (made if needed)"},
+        {"cluster", 'M', "NAME", "cluster in accounting (default: slurm.conf's)"},
+        {"site", OPT_SITE, NULL, "the site pages from the log(s)"},
+        {"starttime", 'S', "TIME", "site: jobs that ended at or after TIME"},
+        {"endtime", 'E', "TIME", "site: jobs that ended at or before TIME"},
+        {"metric", OPT_METRIC, "M",
+         "site grid colour: mpi (MPI share, default), io (file\n"
+         "I/O bytes/s) or cpu (CPU cycles/s)"},
+        {"size", OPT_SIZE, "WxH",
+         "site grid: at most W slices by H node rows drawn\n"
+         "(default 1000x600); more are aggregated"},
+        {0},
+    }};
 
 char *rp_capture(int (*fn)(int, char **), int argc, char **argv, int *rc)
 {
@@ -181,112 +192,100 @@ static json_object *from_log(char *const *files, size_t nfiles, const char *job)
 
 /* ------------------------------------------------------------ main */
 
-enum { OPT_SITE = 256, OPT_METRIC, OPT_SIZE };
+/* The command line as read. */
+struct report_cli {
+	const char *job, *out, *cluster;
+	struct rp_site_opts so;
+	char **files;
+	bool site;
+};
+
+static int report_opt(void *ctx, int key, char *arg)
+{
+	struct report_cli *cli = ctx;
+
+	switch (key) {
+	case 'j':
+		cli->job = arg;
+		break;
+	case 'f':
+		return lwm2_cmd_push_arg(&cli->files, &cli->so.nfiles, arg) < 0 ? LWM2_OPT_FAIL : 0;
+	case 'o':
+		cli->out = arg;
+		break;
+	case 'M':
+		cli->cluster = arg;
+		break;
+	case 'S':
+		cli->so.start = arg;
+		break;
+	case 'E':
+		cli->so.end = arg;
+		break;
+	case OPT_SITE:
+		cli->site = true;
+		break;
+	case OPT_METRIC:
+		cli->so.metric = arg;
+		break;
+	default:
+		if (sscanf(arg, "%dx%d", &cli->so.width, &cli->so.height) != 2 ||
+		    cli->so.width < 10 || cli->so.height < 10 || cli->so.width > 10000 ||
+		    cli->so.height > 10000) {
+			fprintf(stderr, "lwm2: report: --size takes WxH, 10 to 10000 each\n");
+			return LWM2_OPT_USAGE;
+		}
+		break;
+	}
+	return 0;
+}
+
+/* --site: the site pages (exit status). */
+static int report_site(struct report_cli *cli)
+{
+	struct rp_site_opts *so = &cli->so;
+
+	if (!so->nfiles || !cli->out || cli->job) {
+		fprintf(stderr, "lwm2: report: --site needs --file LOG and -o DIR, and no -j\n");
+		return 2;
+	}
+	if (strcmp(so->metric, "mpi") && strcmp(so->metric, "io") && strcmp(so->metric, "cpu")) {
+		fprintf(stderr, "lwm2: report: --metric is mpi, io or cpu\n");
+		return 2;
+	}
+	so->files = cli->files;
+	so->outdir = cli->out;
+	return rp_site(so);
+}
 
 int lwm2_cmd_report(int argc, char **argv)
 {
-	static const struct option lopts[] = {
-	    {"job", required_argument, NULL, 'j'},
-	    {"jobs", required_argument, NULL, 'j'},
-	    {"file", required_argument, NULL, 'f'},
-	    {"output", required_argument, NULL, 'o'},
-	    {"cluster", required_argument, NULL, 'M'},
-	    {"starttime", required_argument, NULL, 'S'},
-	    {"endtime", required_argument, NULL, 'E'},
-	    {"site", no_argument, NULL, OPT_SITE},
-	    {"metric", required_argument, NULL, OPT_METRIC},
-	    {"size", required_argument, NULL, OPT_SIZE},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
-	};
-	const char *job = NULL, *out = NULL, *cluster = NULL;
-	struct rp_site_opts so = {.metric = "mpi", .width = 1000, .height = 600};
-	char **files = NULL, defout[64];
-	bool site = false;
-	int c, rc = 0;
+	struct report_cli cli = {.so = {.metric = "mpi", .width = 1000, .height = 600}};
+	const char *job, *out;
+	char defout[64];
+	int rc = 0, first = lwm2_opt_parse(&report_spec, argc, argv, report_opt, &cli);
 	json_object *digest;
 	FILE *f;
 
-	optind = 0;
-	while ((c = getopt_long(argc, argv, "j:f:o:M:S:E:h", lopts, NULL)) != -1) {
-		switch (c) {
-		case 'j':
-			job = optarg;
-			break;
-		case 'f':
-			if (lwm2_cmd_push_arg(&files, &so.nfiles, optarg) < 0) {
-				free(files);
-				return 1;
-			}
-			break;
-		case 'o':
-			out = optarg;
-			break;
-		case 'M':
-			cluster = optarg;
-			break;
-		case 'S':
-			so.start = optarg;
-			break;
-		case 'E':
-			so.end = optarg;
-			break;
-		case OPT_SITE:
-			site = true;
-			break;
-		case OPT_METRIC:
-			so.metric = optarg;
-			break;
-		case OPT_SIZE:
-			if (sscanf(optarg, "%dx%d", &so.width, &so.height) != 2 || so.width < 10 ||
-			    so.height < 10 || so.width > 10000 || so.height > 10000) {
-				fprintf(stderr,
-				        "lwm2: report: --size takes WxH, 10 to 10000 each\n");
-				free(files);
-				return 2;
-			}
-			break;
-		case 'h':
-			usage(stdout);
-			free(files);
-			return 0;
-		default:
-			usage(stderr);
-			free(files);
-			return 2;
-		}
+	if (first >= 0 && first < argc) {
+		fprintf(stderr, "lwm2: report: unexpected argument '%s'\n", argv[first]);
+		first = LWM2_OPT_USAGE;
 	}
-	if (optind < argc) {
-		fprintf(stderr, "lwm2: report: unexpected argument '%s'\n", argv[optind]);
-		free(files);
-		return 2;
-	}
-	if (site) {
-		if (!so.nfiles || !out || job) {
-			fprintf(stderr,
-			        "lwm2: report: --site needs --file LOG and -o DIR, and no -j\n");
-			free(files);
-			return 2;
-		}
-		if (strcmp(so.metric, "mpi") && strcmp(so.metric, "io") &&
-		    strcmp(so.metric, "cpu")) {
-			fprintf(stderr, "lwm2: report: --metric is mpi, io or cpu\n");
-			free(files);
-			return 2;
-		}
-		so.files = files;
-		so.outdir = out;
-		rc = rp_site(&so);
-		free(files);
+	if (first < 0 || cli.site) {
+		rc = first < 0 ? lwm2_opt_status(first) : report_site(&cli);
+		free(cli.files);
 		return rc;
 	}
-	if (!job || so.start || so.end) {
+	job = cli.job;
+	out = cli.out;
+	if (!job || cli.so.start || cli.so.end) {
 		fprintf(stderr, "lwm2: report: give one job with -j; -S and -E are for --site\n");
-		free(files);
+		free(cli.files);
 		return 2;
 	}
-	digest = so.nfiles ? from_log(files, so.nfiles, job) : from_accounting(job, cluster);
-	free(files);
+	digest = cli.so.nfiles ? from_log(cli.files, cli.so.nfiles, job)
+	                       : from_accounting(job, cli.cluster);
+	free(cli.files);
 	if (!digest)
 		return 1;
 	if (!out) {
@@ -300,7 +299,7 @@ int lwm2_cmd_report(int argc, char **argv)
 		return 1;
 	}
 	{
-		struct rp_job_opts jo = {.source = so.nfiles ? "log" : "accounting"};
+		struct rp_job_opts jo = {.source = cli.so.nfiles ? "log" : "accounting"};
 		if (rp_job_page(f, digest, &jo) != 0)
 			rc = 1;
 	}

@@ -16,6 +16,7 @@
 #include "lwm2_keys.h"
 
 #include "digest_internal.h"
+#include "cmd_opt.h"
 #include "lwm2_cmds.h"
 #include "lwm2_env.h"
 #include "numparse.h"
@@ -25,7 +26,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -158,67 +158,81 @@ static const char *state_of(int status)
 	return WEXITSTATUS(status) == 0 ? "COMPLETED" : "FAILED";
 }
 
+struct run_opts {
+	const char *slice, *keep, *json_out;
+	bool quiet;
+};
+
+static const struct lwm2_optspec run_spec = {
+    .cmd = "run",
+    .usage = "Usage: lwm2 run [--slice S] [--keep DIR] [--json FILE] [--quiet] -- CMD "
+             "[ARGS...]\n"
+             "Run CMD with liblwm2.so preloaded, then print its digest on stderr\n"
+             "and exit with CMD's status.\n",
+    .footer = "liblwm2.so is taken from $LWM2_LIB, else found next to lwm2.\n"
+              "CMD gets the environment srun --lwm2 gives a task; see lwm2(1).\n",
+    .col = 19,
+    .argsep = ' ',
+    /* options end at the command, whose own options are its own */
+    .in_order = true,
+    .opts = (const struct lwm2_opt[]){
+        {"slice", 's', "S", "time-slice length in seconds"},
+        {"keep", 'k', "DIR", "keep the rank records in DIR"},
+        {"json", 'j', "FILE", "also write the digest as JSON to FILE"},
+        {"quiet", 'q', NULL, "do not print the digest"},
+        {0},
+    }};
+
+static int run_opt(void *ctx, int key, char *arg)
+{
+	struct run_opts *o = ctx;
+	uint64_t v;
+
+	switch (key) {
+	case 's':
+		if (lwm2_parse_u64(arg, NULL, 1, 3600, &v) < 0) {
+			fprintf(stderr, "lwm2: run: --slice takes seconds (1-3600, the "
+			                "range liblwm2.so accepts)\n");
+			return LWM2_OPT_USAGE;
+		}
+		o->slice = arg;
+		break;
+	case 'k':
+		o->keep = arg;
+		break;
+	case 'j':
+		o->json_out = arg;
+		break;
+	default:
+		o->quiet = true;
+		break;
+	}
+	return 0;
+}
+
 int lwm2_cmd_run(int argc, char **argv)
 {
-	static const struct option opts[] = {
-	    {"slice", required_argument, NULL, 's'}, {"keep", required_argument, NULL, 'k'},
-	    {"json", required_argument, NULL, 'j'},  {"quiet", no_argument, NULL, 'q'},
-	    {"help", no_argument, NULL, 'h'},        {0},
-	};
-	const char *slice = NULL, *keep = NULL, *json_out = NULL;
+	struct run_opts o = {0};
+	const char *slice, *keep, *json_out;
 	char lib[PATH_MAX], dir[PATH_MAX], host[256] = "localhost", comm[32], why[PATH_MAX * 3];
-	bool quiet = false;
+	bool quiet;
 	struct lwm2_step_env env = {0};
 	int started[2], child_err = 0;
 	ssize_t got;
 	struct sigaction ign = {.sa_handler = SIG_IGN}, oint, oquit;
 	struct timespec t0, t1;
-	int c, status = 0, dfd;
+	int status = 0, dfd;
 	pid_t pid;
 	json_object *node, *digest;
+	int first = lwm2_opt_parse(&run_spec, argc, argv, run_opt, &o);
 
-	optind = 1;
-	/* "+": options end at the command, whose own options are its own. */
-	while ((c = getopt_long(argc, argv, "+s:k:j:qh", opts, NULL)) != -1) {
-		switch (c) {
-		case 's': {
-			uint64_t v;
-
-			if (lwm2_parse_u64(optarg, NULL, 1, 3600, &v) < 0) {
-				fprintf(stderr, "lwm2: run: --slice takes seconds (1-3600, the "
-				                "range liblwm2.so accepts)\n");
-				return 2;
-			}
-			slice = optarg;
-			break;
-		}
-		case 'k':
-			keep = optarg;
-			break;
-		case 'j':
-			json_out = optarg;
-			break;
-		case 'q':
-			quiet = true;
-			break;
-		case 'h':
-			printf(
-			    "Usage: lwm2 run [--slice S] [--keep DIR] [--json FILE] [--quiet] -- "
-			    "CMD [ARGS...]\n"
-			    "Run CMD with liblwm2.so preloaded, then print its digest on stderr\n"
-			    "and exit with CMD's status.\n"
-			    "  -s, --slice S    time-slice length in seconds\n"
-			    "  -k, --keep DIR   keep the rank records in DIR\n"
-			    "  -j, --json FILE  also write the digest as JSON to FILE\n"
-			    "  -q, --quiet      do not print the digest\n"
-			    "liblwm2.so is taken from $LWM2_LIB, else found next to lwm2.\n"
-			    "CMD gets the environment srun --lwm2 gives a task; see lwm2(1).\n");
-			return 0;
-		default:
-			return 2;
-		}
-	}
-	if (optind >= argc) {
+	if (first < 0)
+		return lwm2_opt_status(first);
+	slice = o.slice;
+	keep = o.keep;
+	json_out = o.json_out;
+	quiet = o.quiet;
+	if (first >= argc) {
 		fprintf(stderr, "lwm2: run: no command given\n");
 		return 2;
 	}
@@ -273,9 +287,9 @@ int lwm2_cmd_run(int argc, char **argv)
 			(void)!write(started[1], &child_err, sizeof(child_err));
 			_exit(126);
 		}
-		execvp(argv[optind], argv + optind);
+		execvp(argv[first], argv + first);
 		child_err = errno;
-		fprintf(stderr, "lwm2: run: couldn't run %s: %s\n", argv[optind], strerror(errno));
+		fprintf(stderr, "lwm2: run: couldn't run %s: %s\n", argv[first], strerror(errno));
 		(void)!write(started[1], &child_err, sizeof(child_err));
 		_exit(child_err == ENOENT ? 127 : 126);
 	}
@@ -288,7 +302,7 @@ int lwm2_cmd_run(int argc, char **argv)
 	last_comm(pid, comm, sizeof(comm));
 	while (waitpid(pid, &status, 0) < 0) {
 		if (errno != EINTR) {
-			fprintf(stderr, "lwm2: run: couldn't wait for %s: %s\n", argv[optind],
+			fprintf(stderr, "lwm2: run: couldn't wait for %s: %s\n", argv[first],
 			        strerror(errno));
 			break;
 		}
@@ -326,11 +340,11 @@ int lwm2_cmd_run(int argc, char **argv)
 		/* A command that never started was said already. */
 		if (!child_err) {
 			struct lwm2_run_end end = {
-			    .cmd = argv[optind], .status = status, .last_comm = comm};
+			    .cmd = argv[first], .status = status, .last_comm = comm};
 
 			lwm2_run_why(&end, &env, why, sizeof(why));
 			fprintf(stderr, "lwm2: run: no records: %s was not measured: %s\n",
-			        argv[optind], why);
+			        argv[first], why);
 		}
 	} else {
 		if (!quiet) {

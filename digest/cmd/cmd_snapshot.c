@@ -21,13 +21,13 @@
 #include "digest_internal.h"
 #include "live.h"
 #include "live_gather.h"
+#include "cmd_opt.h"
 #include "lwm2_cmds.h"
 #include "numparse.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -168,74 +168,94 @@ static json_object *snap_step(const char *basedir, uint64_t job, const char *ste
 	return o;
 }
 
-static void usage(FILE *f)
+enum { OPT_INTERVAL = LWM2_OPT_LONG };
+
+static const struct lwm2_optspec snapshot_spec = {
+    .cmd = "snapshot",
+    .usage = "Usage: lwm2 snapshot -j JOB -s STEP[,STEP...] [--basedir DIR] [--node NAME]\n"
+             "                     [--interval SECONDS]\n"
+             "The current rank records of a running job on this node, as JSON lines\n"
+             "(run by `lwm2 top` and `lwm2 watch` through srun; see lwm2(1)).\n",
+    .usage_on_error = true,
+    .opts = (const struct lwm2_opt[]){
+        {"job", 'j', "JOB", NULL},
+        {"steps", 's', "STEP[,STEP...]", NULL},
+        {"basedir", 'b', "DIR", NULL},
+        {"node", 'n', "NAME", NULL},
+        {"plain", 'p', NULL, NULL},
+        {"interval", OPT_INTERVAL, "SECONDS", NULL},
+        {0},
+    }};
+
+/* The command line as read. */
+struct snap_cli {
+	const char *basedir, *node;
+	char *steps;
+	uint64_t job;
+	bool plain;
+	unsigned interval;
+};
+
+static int snapshot_opt(void *ctx, int key, char *arg)
 {
-	fprintf(f, "Usage: lwm2 snapshot -j JOB -s STEP[,STEP...] [--basedir DIR] [--node NAME]\n"
-	           "                     [--interval SECONDS]\n"
-	           "The current rank records of a running job on this node, as JSON lines\n"
-	           "(run by `lwm2 top` and `lwm2 watch` through srun; see lwm2(1)).\n");
+	struct snap_cli *cli = ctx;
+	uint64_t v;
+
+	switch (key) {
+	case 'j':
+		if (lwm2_parse_u64(arg, NULL, 1, UINT64_MAX, &cli->job) < 0) {
+			fprintf(stderr, "lwm2: snapshot: bad job id '%s'\n", arg);
+			return LWM2_OPT_USAGE;
+		}
+		break;
+	case 's':
+		cli->steps = arg;
+		break;
+	case 'b':
+		cli->basedir = arg;
+		break;
+	case 'n':
+		cli->node = arg;
+		break;
+	case 'p':
+		cli->plain = true;
+		break;
+	default:
+		if (lwm2_parse_u64(arg, NULL, 0, 3600, &v) < 0) {
+			fprintf(stderr, "lwm2: snapshot: bad interval '%s'\n", arg);
+			return LWM2_OPT_USAGE;
+		}
+		cli->interval = (unsigned)v;
+		break;
+	}
+	return 0;
 }
 
 int lwm2_cmd_snapshot(int argc, char **argv)
 {
-	static const struct option opts[] = {
-	    {"job", required_argument, NULL, 'j'},     {"steps", required_argument, NULL, 's'},
-	    {"basedir", required_argument, NULL, 'b'}, {"node", required_argument, NULL, 'n'},
-	    {"plain", no_argument, NULL, 'p'},         {"interval", required_argument, NULL, 'i'},
-	    {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0}};
-	const char *basedir = "/run/lwm2", *node = getenv("SLURMD_NODENAME");
-	char *steps = NULL, host[256], *tok, *save = NULL;
-	uint64_t job = 0;
-	bool plain = false;
-	unsigned interval = 0;
+	struct snap_cli cli = {.basedir = "/run/lwm2", .node = getenv("SLURMD_NODENAME")};
+	const char *basedir, *node;
+	char *steps, host[256], *tok, *save = NULL;
+	uint64_t job;
+	bool plain;
+	unsigned interval;
 	/* a stream ends by itself after a day, whatever happens to its reader */
 	uint64_t max_rounds = 1;
 	json_object *doc, *jsteps, *ranks;
-	int c, rc;
+	int rc, first = lwm2_opt_parse(&snapshot_spec, argc, argv, snapshot_opt, &cli);
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "j:s:b:n:ph", opts, NULL)) != -1) {
-		switch (c) {
-		case 'j':
-			if (lwm2_parse_u64(optarg, NULL, 1, UINT64_MAX, &job) < 0) {
-				fprintf(stderr, "lwm2: snapshot: bad job id '%s'\n", optarg);
-				return 2;
-			}
-			break;
-		case 's':
-			steps = optarg;
-			break;
-		case 'b':
-			basedir = optarg;
-			break;
-		case 'n':
-			node = optarg;
-			break;
-		case 'p':
-			plain = true;
-			break;
-		case 'i': {
-			uint64_t v;
-
-			if (lwm2_parse_u64(optarg, NULL, 0, 3600, &v) < 0) {
-				fprintf(stderr, "lwm2: snapshot: bad interval '%s'\n", optarg);
-				return 2;
-			}
-			interval = (unsigned)v;
-			break;
-		}
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			usage(stderr);
-			return 2;
-		}
-	}
+	if (first < 0)
+		return lwm2_opt_status(first);
+	basedir = cli.basedir;
+	node = cli.node;
+	steps = cli.steps;
+	job = cli.job;
+	plain = cli.plain;
+	interval = cli.interval;
 	if (interval)
 		max_rounds = 86400 / interval + 1;
-	if (!job || !steps || optind != argc) {
-		usage(stderr);
+	if (!job || !steps || first != argc) {
+		lwm2_opt_usage(&snapshot_spec, stderr);
 		return 2;
 	}
 	if (!node || !*node) {

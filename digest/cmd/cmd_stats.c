@@ -15,7 +15,6 @@
 #include "lwm2_version.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdbool.h>
@@ -29,6 +28,7 @@
 #include "csv.h"
 #include "jsonutil.h"
 #include "logscan.h"
+#include "cmd_opt.h"
 #include "lwm2_cmds.h"
 #include "lwm2_digest.h"
 #include "lwm2_render.h"
@@ -153,40 +153,6 @@ struct stats {
 	struct lwm2_logscan_count count;
 	uint64_t selected;
 };
-
-static void usage(FILE *f)
-{
-	fprintf(f,
-	        "Usage: lwm2 stats --file LOG [--file LOG...] [OPTIONS]\n"
-	        "Site-wide statistics over the digests of jobcomp/lwm2's JSON-lines log.\n\n"
-	        "Input and selection:\n"
-	        "  -f, --file=LOG               a log to read (several allowed; - is stdin)\n"
-	        "  -u, --user=USER[,...]        jobs of these users (names or uids)\n"
-	        "  -A, --account=ACCOUNT[,...]  jobs charged to these accounts\n"
-	        "  -r, --partition=PART[,...]   jobs of these partitions\n"
-	        "  -s, --state=STATE[,...]      jobs that ended in these states (COMPLETED, ...)\n"
-	        "  -S, --starttime=TIME         jobs that ended at or after TIME\n"
-	        "  -E, --endtime=TIME           jobs that ended at or before TIME\n"
-	        "Grouping:\n"
-	        "  -b, --by=KEY                 user, account, partition, executable, month or\n"
-	        "                               node (default: all jobs as one group); app:\n"
-	        "                               the digest's application, with its users;\n"
-	        "                               image: the job's main container image\n"
-	        "                               (every group: requested, used and wasted\n"
-	        "                               core-hours, memory requested and peak)\n"
-	        "      --top=N                  the N jobs that lose the most, instead of groups\n"
-	        "      --sort=KEY               for --top: mpi (core-hours in MPI, default), io,\n"
-	        "                               idle (core-hours of idle allocated cores),\n"
-	        "                               core_hours, cpi, or a metric id (its average)\n"
-	        "Output (default: a table):\n"
-	        "  -p, --parsable2              fields separated by '|'\n"
-	        "      --csv                    comma-separated values\n"
-	        "      --json                   one JSON object\n"
-	        "  -n, --noheader               no header line\n"
-	        "TIME: now, now-N[s|m|h|d], YYYY-MM-DD[THH:MM[:SS]], @EPOCH, or as sacct\n"
-	        "      takes it (MM/DD[/YY], HH:MM, today, now-3days, ...).\n"
-	        "Exit status: 0, 1 when a log could not be read, 2 usage.\n");
-}
 
 static void free_list(char **l, size_t n)
 {
@@ -1146,115 +1112,145 @@ static void print_groups(struct stats *st)
 
 /* ------------------------------------------------------------ main */
 
-enum { OPT_CSV = 256, OPT_JSON, OPT_TOP, OPT_SORT };
+enum { OPT_CSV = LWM2_OPT_LONG, OPT_JSON, OPT_TOP, OPT_SORT };
+
+static const struct lwm2_optspec stats_spec = {
+    .cmd = "stats",
+    .usage = "Usage: lwm2 stats --file LOG [--file LOG...] [OPTIONS]\n"
+             "Site-wide statistics over the digests of jobcomp/lwm2's JSON-lines log.\n\n",
+    .footer = "TIME: now, now-N[s|m|h|d], YYYY-MM-DD[THH:MM[:SS]], @EPOCH, or as sacct\n"
+              "      takes it (MM/DD[/YY], HH:MM, today, now-3days, ...).\n"
+              "Exit status: 0, 1 when a log could not be read, 2 usage.\n",
+    .col = 31,
+    .opts = (const struct lwm2_opt[]){
+        {NULL, 0, NULL, "Input and selection:"},
+        {"file", 'f', "LOG", "a log to read (several allowed; - is stdin)"},
+        {"user", 'u', "USER[,...]", "jobs of these users (names or uids)"},
+        {"account", 'A', "ACCOUNT[,...]", "jobs charged to these accounts"},
+        {"partition", 'r', "PART[,...]", "jobs of these partitions"},
+        {"state", 's', "STATE[,...]", "jobs that ended in these states (COMPLETED, ...)"},
+        {"starttime", 'S', "TIME", "jobs that ended at or after TIME"},
+        {"endtime", 'E', "TIME", "jobs that ended at or before TIME"},
+        {NULL, 0, NULL, "Grouping:"},
+        {"by", 'b', "KEY",
+         "user, account, partition, executable, month or\n"
+         "node (default: all jobs as one group); app:\n"
+         "the digest's application, with its users;\n"
+         "image: the job's main container image\n"
+         "(every group: requested, used and wasted\n"
+         "core-hours, memory requested and peak)"},
+        {"top", OPT_TOP, "N", "the N jobs that lose the most, instead of groups"},
+        {"sort", OPT_SORT, "KEY",
+         "for --top: mpi (core-hours in MPI, default), io,\n"
+         "idle (core-hours of idle allocated cores),\n"
+         "core_hours, cpi, or a metric id (its average)"},
+        {NULL, 0, NULL, "Output (default: a table):"},
+        {"parsable2", 'p', NULL, "fields separated by '|'"},
+        {"csv", OPT_CSV, NULL, "comma-separated values"},
+        {"json", OPT_JSON, NULL, "one JSON object"},
+        {"noheader", 'n', NULL, "no header line"},
+        {0},
+    }};
+
+/* The command line as read. */
+struct stats_cli {
+	struct stats *st;
+	char **files;
+	size_t nfiles;
+	int nout;
+	const char *sort;
+};
+
+static int stats_opt_by(struct stats *st, const char *arg)
+{
+	size_t i;
+
+	for (i = 1; i < sizeof(by_names) / sizeof(by_names[0]); i++)
+		if (!strcmp(arg, by_names[i]))
+			break;
+	if (i == sizeof(by_names) / sizeof(by_names[0])) {
+		fprintf(stderr,
+		        "lwm2: stats: couldn't group by \"%s\": want user, account, "
+		        "partition, executable, app, image, month or node\n",
+		        arg);
+		return LWM2_OPT_USAGE;
+	}
+	st->by = (enum by)i;
+	return 0;
+}
+
+static int stats_opt(void *ctx, int key, char *arg)
+{
+	struct stats_cli *cli = ctx;
+	struct stats *st = cli->st;
+	uint64_t v;
+	int r = 0;
+
+	switch (key) {
+	case 'f':
+		r = lwm2_cmd_push_arg(&cli->files, &cli->nfiles, arg);
+		break;
+	case 'u':
+		r = lwm2_split_list(arg, &st->users, &st->nusers);
+		break;
+	case 'A':
+		r = lwm2_split_list(arg, &st->accounts, &st->naccounts);
+		break;
+	case 'r':
+		r = lwm2_split_list(arg, &st->partitions, &st->npartitions);
+		break;
+	case 's':
+		r = lwm2_split_list(arg, &st->states, &st->nstates);
+		break;
+	case 'S':
+	case 'E':
+		r = lwm2_cmd_time_opt("stats", arg, key == 'S' ? &st->start : &st->end);
+		break;
+	case 'b':
+		return stats_opt_by(st, arg);
+	case OPT_TOP:
+		if (lwm2_parse_u64(arg, NULL, 1, 1000000, &v) < 0) {
+			fprintf(stderr,
+			        "lwm2: stats: couldn't parse --top \"%s\": want 1 to 1000000\n",
+			        arg);
+			return LWM2_OPT_USAGE;
+		}
+		st->top = (size_t)v;
+		break;
+	case OPT_SORT:
+		cli->sort = arg;
+		break;
+	case 'n':
+		st->noheader = true;
+		break;
+	default: /* -p, --csv, --json */
+		st->out = key == 'p' ? OUT_PARSABLE : key == OPT_CSV ? OUT_CSV : OUT_JSON;
+		cli->nout++;
+		break;
+	}
+	return r < 0 ? LWM2_OPT_USAGE : 0;
+}
 
 int lwm2_cmd_stats(int argc, char **argv)
 {
-	static const struct option lopts[] = {
-	    {"file", required_argument, NULL, 'f'},    {"user", required_argument, NULL, 'u'},
-	    {"account", required_argument, NULL, 'A'}, {"partition", required_argument, NULL, 'r'},
-	    {"state", required_argument, NULL, 's'},   {"starttime", required_argument, NULL, 'S'},
-	    {"endtime", required_argument, NULL, 'E'}, {"by", required_argument, NULL, 'b'},
-	    {"top", required_argument, NULL, OPT_TOP}, {"sort", required_argument, NULL, OPT_SORT},
-	    {"parsable2", no_argument, NULL, 'p'},     {"noheader", no_argument, NULL, 'n'},
-	    {"csv", no_argument, NULL, OPT_CSV},       {"json", no_argument, NULL, OPT_JSON},
-	    {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
-	};
 	struct stats st;
-	char **files = NULL;
-	size_t nfiles = 0;
-	int c, rc = 0, nout = 0;
-	const char *sort = NULL;
+	struct stats_cli cli = {.st = &st};
+	char **files;
+	size_t nfiles;
+	int c, rc = 0, nout;
+	const char *sort;
 
 	memset(&st, 0, sizeof(st));
 	st.sort = S_MPI;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "f:u:A:r:s:S:E:b:pnh", lopts, NULL)) != -1) {
-		switch (c) {
-		case 'f':
-			if (lwm2_cmd_push_arg(&files, &nfiles, optarg) < 0)
-				goto usage_err;
-			break;
-		case 'u':
-			if (lwm2_split_list(optarg, &st.users, &st.nusers) < 0)
-				goto usage_err;
-			break;
-		case 'A':
-			if (lwm2_split_list(optarg, &st.accounts, &st.naccounts) < 0)
-				goto usage_err;
-			break;
-		case 'r':
-			if (lwm2_split_list(optarg, &st.partitions, &st.npartitions) < 0)
-				goto usage_err;
-			break;
-		case 's':
-			if (lwm2_split_list(optarg, &st.states, &st.nstates) < 0)
-				goto usage_err;
-			break;
-		case 'S':
-		case 'E':
-			if (lwm2_cmd_time_opt("stats", optarg, c == 'S' ? &st.start : &st.end) < 0)
-				goto usage_err;
-			break;
-		case 'b': {
-			size_t i;
-
-			for (i = 1; i < sizeof(by_names) / sizeof(by_names[0]); i++)
-				if (!strcmp(optarg, by_names[i]))
-					break;
-			if (i == sizeof(by_names) / sizeof(by_names[0])) {
-				fprintf(
-				    stderr,
-				    "lwm2: stats: couldn't group by \"%s\": want user, account, "
-				    "partition, executable, app, image, month or node\n",
-				    optarg);
-				goto usage_err;
-			}
-			st.by = (enum by)i;
-			break;
-		}
-		case OPT_TOP: {
-			uint64_t v;
-
-			if (lwm2_parse_u64(optarg, NULL, 1, 1000000, &v) < 0) {
-				fprintf(stderr,
-				        "lwm2: stats: couldn't parse --top \"%s\": want 1 to "
-				        "1000000\n",
-				        optarg);
-				goto usage_err;
-			}
-			st.top = (size_t)v;
-			break;
-		}
-		case OPT_SORT:
-			sort = optarg;
-			break;
-		case 'p':
-			st.out = OUT_PARSABLE;
-			nout++;
-			break;
-		case 'n':
-			st.noheader = true;
-			break;
-		case OPT_CSV:
-			st.out = OUT_CSV;
-			nout++;
-			break;
-		case OPT_JSON:
-			st.out = OUT_JSON;
-			nout++;
-			break;
-		case 'h':
-			usage(stdout);
-			goto done;
-		default:
-			goto usage_err;
-		}
-	}
-	if (optind < argc) {
-		fprintf(stderr, "lwm2: stats: unexpected argument \"%s\"\n", argv[optind]);
+	c = lwm2_opt_parse(&stats_spec, argc, argv, stats_opt, &cli);
+	files = cli.files;
+	nfiles = cli.nfiles;
+	nout = cli.nout;
+	sort = cli.sort;
+	if (c == LWM2_OPT_EXIT)
+		goto done;
+	if (c < 0 || lwm2_opt_no_operand(&stats_spec, argc, argv, c) < 0)
 		goto usage_err;
-	}
 	if (nout > 1) {
 		fprintf(stderr, "lwm2: stats: --json, --csv and -p exclude each other\n");
 		goto usage_err;
@@ -1307,7 +1303,7 @@ int lwm2_cmd_stats(int argc, char **argv)
 	goto done;
 usage_err:
 	if (!rc)
-		usage(stderr);
+		lwm2_opt_usage(&stats_spec, stderr);
 	rc = 2;
 done:
 	for (size_t b = 0; st.table && b < st.nbuckets; b++)

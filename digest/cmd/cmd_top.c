@@ -16,11 +16,11 @@
 #include "digest_internal.h"
 #include "live.h"
 #include "live_gather.h"
+#include "cmd_opt.h"
 #include "lwm2_cmds.h"
 #include "numparse.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
@@ -288,22 +288,66 @@ static void show(json_object *f, FILE *o, bool screen, unsigned interval)
 	fflush(o);
 }
 
-static void usage(FILE *f)
+enum { OPT_ONCE = LWM2_OPT_LONG, OPT_JSON };
+
+static const struct lwm2_optspec top_spec = {
+    .cmd = "top",
+    .usage = "Usage: lwm2 top -j JOBID[.STEP] [-d SECONDS] [--once] [--json]\n"
+             "The current state of a running job, per node and rank, refreshed like top(1).\n",
+    .col = 26,
+    .argsep = ' ',
+    .usage_on_error = true,
+    .opts = (const struct lwm2_opt[]){
+        {"job", 'j', "JOBID[.STEP]", "the job (its owner or an admin only)"},
+        {"delay", 'd', "SECONDS", "refresh interval (default 5, at least 1)"},
+        {"once", OPT_ONCE, NULL, "one frame, then exit"},
+        {"json", OPT_JSON, NULL, "the frame as JSON (with --once: one document)"},
+        {0},
+    }};
+
+/* The command line as read. */
+struct top_cli {
+	uint64_t id;
+	const char *step;
+	unsigned delay;
+	bool once, json;
+};
+
+static int top_opt(void *ctx, int key, char *arg)
 {
-	fprintf(f, "Usage: lwm2 top -j JOBID[.STEP] [-d SECONDS] [--once] [--json]\n"
-	           "The current state of a running job, per node and rank, refreshed like top(1).\n"
-	           "  -j, --job JOBID[.STEP]  the job (its owner or an admin only)\n"
-	           "  -d, --delay SECONDS     refresh interval (default 5, at least 1)\n"
-	           "      --once              one frame, then exit\n"
-	           "      --json              the frame as JSON (with --once: one document)\n");
+	struct top_cli *cli = ctx;
+	const char *end;
+	uint64_t d;
+
+	switch (key) {
+	case 'j':
+		if (lwm2_parse_u64(arg, &end, 1, UINT64_MAX, &cli->id) < 0 ||
+		    (*end && *end != '.') || (*end == '.' && !end[1])) {
+			fprintf(stderr, "lwm2: top: bad job id '%s'\n", arg);
+			return LWM2_OPT_USAGE;
+		}
+		cli->step = *end ? end + 1 : NULL;
+		break;
+	case 'd':
+		if (lwm2_parse_u64(arg, NULL, 1, 3600, &d) < 0) {
+			fprintf(stderr, "lwm2: top: bad delay '%s' (1 to 3600 s)\n", arg);
+			return LWM2_OPT_USAGE;
+		}
+		cli->delay = (unsigned)d;
+		break;
+	case OPT_ONCE:
+		cli->once = true;
+		break;
+	default:
+		cli->json = true;
+		break;
+	}
+	return 0;
 }
 
 int lwm2_cmd_top(int argc, char **argv)
 {
-	static const struct option opts[] = {
-	    {"job", required_argument, NULL, 'j'}, {"delay", required_argument, NULL, 'd'},
-	    {"once", no_argument, NULL, 'o'},      {"json", no_argument, NULL, 'J'},
-	    {"help", no_argument, NULL, 'h'},      {NULL, 0, NULL, 0}};
+	struct top_cli cli = {.delay = 5};
 	struct lwm2_live_conf conf;
 	struct lwm2_live_job job;
 	struct lwm2_live_stream *stream = NULL;
@@ -311,52 +355,23 @@ int lwm2_cmd_top(int argc, char **argv)
 	uint64_t seq = 0;
 	struct prev prev = {0};
 	char err[1024];
-	const char *end, *step = NULL;
-	uint64_t id = 0;
-	unsigned delay = 5;
-	bool once = false, json = false, screen;
+	const char *step;
+	uint64_t id;
+	unsigned delay;
+	bool once, json, screen;
 	struct termios saved;
 	bool raw = false;
-	int c;
+	int first = lwm2_opt_parse(&top_spec, argc, argv, top_opt, &cli);
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "j:d:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'j':
-			if (lwm2_parse_u64(optarg, &end, 1, UINT64_MAX, &id) < 0 ||
-			    (*end && *end != '.') || (*end == '.' && !end[1])) {
-				fprintf(stderr, "lwm2: top: bad job id '%s'\n", optarg);
-				return 2;
-			}
-			step = *end ? end + 1 : NULL;
-			break;
-		case 'd': {
-			uint64_t d;
-
-			if (lwm2_parse_u64(optarg, NULL, 1, 3600, &d) < 0) {
-				fprintf(stderr, "lwm2: top: bad delay '%s' (1 to 3600 s)\n",
-				        optarg);
-				return 2;
-			}
-			delay = (unsigned)d;
-			break;
-		}
-		case 'o':
-			once = true;
-			break;
-		case 'J':
-			json = true;
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			usage(stderr);
-			return 2;
-		}
-	}
-	if (!id || optind != argc) {
-		usage(stderr);
+	if (first < 0)
+		return lwm2_opt_status(first);
+	id = cli.id;
+	step = cli.step;
+	delay = cli.delay;
+	once = cli.once;
+	json = cli.json;
+	if (!id || first != argc) {
+		lwm2_opt_usage(&top_spec, stderr);
 		return 2;
 	}
 	if (lwm2_live_conf_load(&conf, err, sizeof(err)) != 0) {

@@ -16,11 +16,11 @@
 #include "fileio.h"
 #include "live.h"
 #include "live_gather.h"
+#include "cmd_opt.h"
 #include "lwm2_cmds.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -378,47 +378,46 @@ static void check_job(struct run *R, uint64_t id)
 	json_object_array_add(R->report, line);
 }
 
-static void usage(FILE *f)
+enum { OPT_JSON = LWM2_OPT_LONG };
+
+static const struct lwm2_optspec watch_spec = {
+    .cmd = "watch",
+    .usage = "Usage: lwm2 watch [--dry-run] [--json]\n"
+             "Check every running job for being stuck or idle (as root, from cron or a\n"
+             "systemd timer); the policy is in lwm2.conf (Watch* keys, see lwm2(1)).\n",
+    .col = 17,
+    .usage_on_error = true,
+    .opts = (const struct lwm2_opt[]){
+        {"dry-run", 'n', NULL, "judge and print, but notify, cancel and remember nothing"},
+        {"json", OPT_JSON, NULL, "the summary as JSON"},
+        {0},
+    }};
+
+static int watch_opt(void *ctx, int key, char *arg)
 {
-	fprintf(f, "Usage: lwm2 watch [--dry-run] [--json]\n"
-	           "Check every running job for being stuck or idle (as root, from cron or a\n"
-	           "systemd timer); the policy is in lwm2.conf (Watch* keys, see lwm2(1)).\n"
-	           "  -n, --dry-run  judge and print, but notify, cancel and remember nothing\n"
-	           "      --json     the summary as JSON\n");
+	struct run *R = ctx;
+
+	(void)arg;
+	if (key == 'n')
+		R->dry = true;
+	else
+		R->json = true;
+	return 0;
 }
 
 int lwm2_cmd_watch(int argc, char **argv)
 {
-	static const struct option opts[] = {{"dry-run", no_argument, NULL, 'n'},
-	                                     {"json", no_argument, NULL, 'J'},
-	                                     {"help", no_argument, NULL, 'h'},
-	                                     {NULL, 0, NULL, 0}};
 	struct lwm2_live_conf conf;
 	struct run R = {0};
 	char err[1024], path[1100], lock[1100];
 	uint64_t *ids;
 	size_t n;
-	int c, lfd;
+	int lfd, first = lwm2_opt_parse(&watch_spec, argc, argv, watch_opt, &R);
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "nh", opts, NULL)) != -1) {
-		switch (c) {
-		case 'n':
-			R.dry = true;
-			break;
-		case 'J':
-			R.json = true;
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			usage(stderr);
-			return 2;
-		}
-	}
-	if (optind != argc) {
-		usage(stderr);
+	if (first < 0)
+		return lwm2_opt_status(first);
+	if (first != argc) {
+		lwm2_opt_usage(&watch_spec, stderr);
 		return 2;
 	}
 	if (lwm2_live_conf_load(&conf, err, sizeof(err)) != 0) {

@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The option table of an lwm2 subcommand (cmd_opt.h). */
+#include "cmd_opt.h"
+
+#include <getopt.h>
+#include <string.h>
+
+/* Options a command may have, --help included. */
+#define LWM2_OPT_MAX 40
+
+void lwm2_opt_usage(const struct lwm2_optspec *spec, FILE *f)
+{
+	const struct lwm2_opt *o;
+
+	fputs(spec->usage, f);
+	for (o = spec->opts; o->name || o->help; o++) {
+		const char *h = o->help, *nl;
+		int w;
+
+		if (!h)
+			continue;
+		if (!o->name) {
+			fprintf(f, "%s\n", h);
+			continue;
+		}
+		if (o->key < LWM2_OPT_LONG)
+			w = fprintf(f, "  -%c, --%s", o->key, o->name);
+		else
+			w = fprintf(f, "      --%s", o->name);
+		if (o->arg)
+			w += fprintf(f, "%c%s", spec->argsep ? spec->argsep : '=', o->arg);
+		do {
+			nl = strchr(h, '\n');
+			fprintf(f, "%*s%.*s\n", w < spec->col ? spec->col - w : 1, "",
+			        nl ? (int)(nl - h) : (int)strlen(h), h);
+			w = 0;
+			h = nl + 1;
+		} while (nl);
+	}
+	if (spec->footer)
+		fputs(spec->footer, f);
+}
+
+/* getopt_long's tables from spec's; -1 when they do not fit. */
+static int tables(const struct lwm2_optspec *spec, struct option *lo, char *so)
+{
+	const struct lwm2_opt *o;
+	size_t n = 0, k = 0;
+	bool help = false;
+
+	if (spec->in_order)
+		so[k++] = '+';
+	for (o = spec->opts; o->name || o->help; o++) {
+		if (!o->name)
+			continue;
+		if (n + 2 > LWM2_OPT_MAX)
+			return -1;
+		lo[n++] = (struct option){o->name, o->arg ? required_argument : no_argument, NULL,
+		                          o->key};
+		help = help || o->key == 'h';
+		if (o->key < LWM2_OPT_LONG && !strchr(so, o->key)) {
+			so[k++] = (char)o->key;
+			if (o->arg)
+				so[k++] = ':';
+		}
+	}
+	if (!help) {
+		lo[n++] = (struct option){"help", no_argument, NULL, 'h'};
+		so[k++] = 'h';
+	}
+	lo[n] = (struct option){0};
+	so[k] = '\0';
+	return 0;
+}
+
+int lwm2_opt_parse(const struct lwm2_optspec *spec, int argc, char **argv, lwm2_opt_fn fn,
+                   void *ctx)
+{
+	struct option lo[LWM2_OPT_MAX + 1];
+	char so[3 * LWM2_OPT_MAX + 2] = "";
+	int c, r;
+
+	if (tables(spec, lo, so) < 0) {
+		fprintf(stderr, "lwm2: %s: too many options\n", spec->cmd);
+		return LWM2_OPT_FAIL;
+	}
+	optind = 0; /* glibc starts over, argv[0] being the command's name */
+	while ((c = getopt_long(argc, argv, so, lo, NULL)) != -1) {
+		if (c == 'h') {
+			lwm2_opt_usage(spec, stdout);
+			return LWM2_OPT_EXIT;
+		}
+		if (c == '?' || c == ':') {
+			if (spec->usage_on_error)
+				lwm2_opt_usage(spec, stderr);
+			return LWM2_OPT_USAGE;
+		}
+		r = fn(ctx, c, optarg);
+		if (r != 0)
+			return r;
+	}
+	return optind;
+}
+
+int lwm2_opt_status(int r)
+{
+	return r == LWM2_OPT_EXIT ? 0 : r == LWM2_OPT_FAIL ? 1 : 2;
+}
+
+int lwm2_opt_no_operand(const struct lwm2_optspec *spec, int argc, char **argv, int first)
+{
+	if (first >= argc)
+		return 0;
+	fprintf(stderr, "lwm2: %s: unexpected argument \"%s\"\n", spec->cmd, argv[first]);
+	return -1;
+}

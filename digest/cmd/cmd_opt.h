@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The options of an lwm2 subcommand as one table: getopt_long's long and
+ * short options and the --help text are both made from it (flux-core's
+ * optparse is the model).  -h/--help is every command's own.
+ */
+#ifndef LWM2_CMD_OPT_H
+#define LWM2_CMD_OPT_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+/* Keys of options without a short letter start here. */
+#define LWM2_OPT_LONG 256
+
+struct lwm2_opt {
+	const char *name; /* long name; NULL: a heading line (help), or the end */
+	int key;          /* the short letter, or LWM2_OPT_LONG and up */
+	const char *arg;  /* the argument's name in the help; NULL: none */
+	const char *help; /* help lines ('\n' between them); NULL: not listed */
+};
+
+struct lwm2_optspec {
+	const char *cmd;             /* "digest": messages say "lwm2: digest: ..." */
+	const char *usage;           /* the help's text before the options */
+	const char *footer;          /* and after them (or NULL) */
+	int col;                     /* the column the options' help starts at */
+	char argsep;                 /* between a long name and its argument: '=' or ' ' */
+	bool in_order;               /* options end at the first operand ("+") */
+	bool usage_on_error;         /* an unknown option prints the help on stderr */
+	const struct lwm2_opt *opts; /* ends with {0} */
+};
+
+/* What lwm2_opt_parse and the callback return besides an index:
+ * stop with exit status 0 (help printed), 2 (usage) or 1 (failure). */
+enum { LWM2_OPT_EXIT = -1, LWM2_OPT_USAGE = -2, LWM2_OPT_FAIL = -3 };
+
+/* One option: 0 to go on, or one of LWM2_OPT_EXIT/USAGE/FAIL. */
+typedef int (*lwm2_opt_fn)(void *ctx, int key, char *arg);
+
+/* The options of argv by spec's table, fn called for each but --help:
+ * the index of the first operand, or what fn (or an unknown option:
+ * LWM2_OPT_USAGE) said. */
+int lwm2_opt_parse(const struct lwm2_optspec *spec, int argc, char **argv, lwm2_opt_fn fn,
+                   void *ctx);
+
+/* The exit status of a negative result of lwm2_opt_parse. */
+int lwm2_opt_status(int r);
+
+/* The help text: usage, the table's listed options, footer. */
+void lwm2_opt_usage(const struct lwm2_optspec *spec, FILE *f);
+
+/* argv[first] when there is one: "unexpected argument" on stderr and -1. */
+int lwm2_opt_no_operand(const struct lwm2_optspec *spec, int argc, char **argv, int first);
+
+#endif /* LWM2_CMD_OPT_H */
