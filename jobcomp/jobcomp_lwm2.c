@@ -41,6 +41,7 @@
 #include "src/slurmctld/locks.h"
 #include "src/slurmctld/slurmctld.h"
 
+#include "acct_row.h"
 #include "lwm2_jobcomp.h"
 #include "slurm_compat.h"
 
@@ -123,149 +124,41 @@ static bool glue_job_completing(uint32_t job_id)
 	return completing;
 }
 
-/*
- * Select exactly this job's row: a bare job id also matches het job
- * components (het_job_id) and array tasks (id_array_job) in
- * _setup_job_cond_selected_steps.
- */
-static void job_cond_init(slurmdb_job_cond_t *cond, slurm_selected_step_t *sel,
-                          const struct lwm2_jc_job *job)
+/* slurmdbd through slurmctld's accounting agent (acct_row.h). */
+static list_t *glue_jobs_get(slurmdb_job_cond_t *cond)
 {
-	memset(cond, 0, sizeof(*cond));
-	memset(sel, 0, sizeof(*sel));
-	sel->array_task_id = NO_VAL;
-	sel->het_job_offset = NO_VAL;
-	sel->step_id.step_id = NO_VAL;
-	sel->step_id.step_het_comp = NO_VAL;
-	if (job->array_task_id != LWM2_JC_NONE) {
-		sel->step_id.job_id = job->array_job_id;
-		sel->array_task_id = job->array_task_id;
-	} else if (job->het_job_offset != LWM2_JC_NONE) {
-		sel->step_id.job_id = job->het_job_id;
-		sel->het_job_offset = job->het_job_offset;
-	} else {
-		sel->step_id.job_id = job->job_id;
-		cond->flags |= JOBCOND_FLAG_NO_WHOLE_HETJOB;
-	}
-	cond->step_list = list_create(NULL);
-	list_append(cond->step_list, sel);
-	cond->cluster_list = list_create(NULL);
-	list_append(cond->cluster_list, job->cluster ? job->cluster : slurm_conf.cluster_name);
-	cond->db_flags = SLURMDB_JOB_FLAG_NOTSET;
-	cond->flags |= JOBCOND_FLAG_NO_DEFAULT_USAGE;
-	cond->usage_start = job->submit ? job->submit : 1;
+	return jobacct_storage_g_get_jobs_cond(acct_db_conn, slurm_conf.slurm_user_id, cond);
 }
 
-/*
- * A requeued job has one row per run, and a bare job id selects only the
- * newest (the next run's, made at the requeue).  slurmdbd selects rows by
- * state and end time (time_end between usage_start and usage_end, for a
- * state in state_list), so this run's row is the one that ended when this
- * run did, in the state slurmctld recorded for it.  *state_str is the list
- * element (freed by the caller).
- */
-static void job_cond_this_run(slurmdb_job_cond_t *cond, const struct lwm2_jc_job *job,
-                              char **state_str)
+static int glue_job_modify(slurmdb_job_cond_t *cond, slurmdb_job_rec_t *rec)
 {
-	*state_str = NULL;
-	if (!job->acct_state || !job->end)
-		return;
-	*state_str = xstrdup_printf("%u", job->acct_state);
-	cond->state_list = list_create(NULL);
-	list_append(cond->state_list, *state_str);
-	cond->usage_start = job->end;
-	cond->usage_end = job->end;
-	cond->flags |= JOBCOND_FLAG_DUP;
+	list_t *ret = acct_storage_g_modify_job(acct_db_conn, slurm_conf.slurm_user_id, cond, rec);
+
+	FREE_NULL_LIST(ret);
+	return 0;
+}
+
+static struct lwm2_jc_db glue_db(void)
+{
+	/* onto slurmctld's slurmdbd agent, behind the job-complete record */
+	return (struct lwm2_jc_db){.jobs_get = glue_jobs_get,
+	                           .job_modify = glue_job_modify,
+	                           .cluster = slurm_conf.cluster_name,
+	                           .modify_flags = JOBCOND_FLAG_NO_WAIT};
 }
 
 static int glue_acct_modify(const struct lwm2_jc_job *job, const char *comment)
 {
-	slurmdb_job_cond_t cond;
-	slurm_selected_step_t sel;
-	slurmdb_job_rec_t rec;
-	list_t *ret;
+	struct lwm2_jc_db db = glue_db();
 
-	char *state_str;
-
-	job_cond_init(&cond, &sel, job);
-	job_cond_this_run(&cond, job, &state_str);
-	/* onto slurmctld's slurmdbd agent, behind the job-complete record */
-	cond.flags |= JOBCOND_FLAG_NO_WAIT;
-	memset(&rec, 0, sizeof(rec));
-	rec.derived_ec = NO_VAL;
-	rec.admin_comment = (char *)comment;
-	ret = acct_storage_g_modify_job(acct_db_conn, slurm_conf.slurm_user_id, &cond, &rec);
-	FREE_NULL_LIST(ret);
-	FREE_NULL_LIST(cond.step_list);
-	FREE_NULL_LIST(cond.cluster_list);
-	FREE_NULL_LIST(cond.state_list);
-	xfree(state_str);
-	return 0;
-}
-
-/* A requeued run's row has the state JOB_REQUEUE, a flag whose base state
- * is PENDING: it ended all the same. */
-static bool row_ended(const slurmdb_job_rec_t *rec)
-{
-	uint32_t base = rec->state & JOB_STATE_BASE;
-
-	if (!rec->end)
-		return false;
-	return (rec->state & JOB_REQUEUE) || (base != JOB_PENDING && base != JOB_RUNNING);
+	return lwm2_jc_row_modify(&db, job, comment);
 }
 
 static enum lwm2_jc_acct_state glue_acct_read(const struct lwm2_jc_job *job, char **comment)
 {
-	slurmdb_job_cond_t cond;
-	slurm_selected_step_t sel;
-	slurmdb_job_rec_t *rec, *pick = NULL;
-	enum lwm2_jc_acct_state st;
-	list_itr_t *it;
-	list_t *jobs;
+	struct lwm2_jc_db db = glue_db();
 
-	*comment = NULL;
-	int rows = 0;
-
-	job_cond_init(&cond, &sel, job);
-	/* every run's row (JOBCOND_FLAG_DUP), not only the newest */
-	cond.flags |= JOBCOND_FLAG_NO_STEP | JOBCOND_FLAG_NO_TRUNC | JOBCOND_FLAG_DUP;
-	jobs = jobacct_storage_g_get_jobs_cond(acct_db_conn, slurm_conf.slurm_user_id, &cond);
-	FREE_NULL_LIST(cond.step_list);
-	FREE_NULL_LIST(cond.cluster_list);
-	if (!jobs)
-		return LWM2_JC_ACCT_UNREACHABLE;
-	/* a requeued job has a row per run: the one that started when this
-	 * run did; a job that was never requeued has one */
-	it = list_iterator_create(jobs);
-	while ((rec = list_next(it))) {
-		if (rec->jobid != job->job_id)
-			continue;
-		rows++;
-		if (rec->start == job->start)
-			pick = rec;
-	}
-	list_iterator_destroy(it);
-	/* a start that differs, on the same submission (never seen, but
-	 * then the row is still this job's): a job id used again after
-	 * slurmctld lost its state has another submit time */
-	if (!pick && rows == 1 && !job->restart_count && job->submit) {
-		it = list_iterator_create(jobs);
-		while ((rec = list_next(it)))
-			if (rec->jobid == job->job_id && rec->submit == job->submit)
-				pick = rec;
-		list_iterator_destroy(it);
-	}
-	if (!pick) {
-		st = LWM2_JC_ACCT_NOT_ENDED;
-	} else if (!row_ended(pick)) {
-		st = LWM2_JC_ACCT_NOT_ENDED;
-	} else {
-		st = LWM2_JC_ACCT_ENDED;
-		if (pick->admin_comment && !(*comment = strdup(pick->admin_comment)))
-			st = LWM2_JC_ACCT_UNREACHABLE;
-	}
-	FREE_NULL_LIST(jobs);
-	return st;
+	return lwm2_jc_row_read(&db, job, comment);
 }
 
 /* When a later run of the job started (a requeue), 0 when none has.  A
@@ -299,11 +192,10 @@ static int acct_lookup(uint32_t job_id, struct lwm2_jc_job **out)
 	list_t *jobs;
 	int rc = 0;
 
-	job_cond_init(&cond, &sel, &key);
+	lwm2_jc_row_cond(&cond, &sel, &key, slurm_conf.cluster_name);
 	cond.flags |= JOBCOND_FLAG_NO_STEP | JOBCOND_FLAG_NO_TRUNC;
-	jobs = jobacct_storage_g_get_jobs_cond(acct_db_conn, slurm_conf.slurm_user_id, &cond);
-	FREE_NULL_LIST(cond.step_list);
-	FREE_NULL_LIST(cond.cluster_list);
+	jobs = glue_jobs_get(&cond);
+	lwm2_jc_row_cond_free(&cond);
 	if (!jobs) {
 		errno = EAGAIN;
 		return -1;
@@ -316,7 +208,7 @@ static int acct_lookup(uint32_t job_id, struct lwm2_jc_job **out)
 	if (!pick) {
 		errno = ENOENT;
 		rc = -1;
-	} else if (row_ended(pick)) {
+	} else if (lwm2_jc_row_ended(pick)) {
 		if (!(job = calloc(1, sizeof(*job)))) {
 			FREE_NULL_LIST(jobs);
 			errno = EAGAIN;

@@ -42,6 +42,7 @@
 #include <slurm/slurm_errno.h>
 #include <slurm/slurmdb.h>
 
+#include "acct_row.h"
 #include "lwm2_jobcomp.h"
 #include "slurm_compat.h"
 
@@ -254,62 +255,15 @@ static int64_t ops_next_run_start(const struct lwm2_jc_job *job)
 
 /* ------------------------------------------------------------ slurmdbd */
 
-/* Select exactly this job's row (a bare id also matches het components
- * and array tasks), as jobcomp_lwm2.c does. */
-static void job_cond_init(slurmdb_job_cond_t *cond, slurm_selected_step_t *sel,
-                          const struct lwm2_jc_job *job)
-{
-	memset(cond, 0, sizeof(*cond));
-	memset(sel, 0, sizeof(*sel));
-	sel->array_task_id = NO_VAL;
-	sel->het_job_offset = NO_VAL;
-	sel->step_id.step_id = NO_VAL;
-	sel->step_id.step_het_comp = NO_VAL;
-	if (job->array_task_id != LWM2_JC_NONE) {
-		sel->step_id.job_id = job->array_job_id;
-		sel->array_task_id = job->array_task_id;
-	} else if (job->het_job_offset != LWM2_JC_NONE) {
-		sel->step_id.job_id = job->het_job_id;
-		sel->het_job_offset = job->het_job_offset;
-	} else {
-		sel->step_id.job_id = job->job_id;
-		cond->flags |= JOBCOND_FLAG_NO_WHOLE_HETJOB;
-	}
-	cond->step_list = slurm_list_create(NULL);
-	slurm_list_append(cond->step_list, sel);
-	cond->cluster_list = slurm_list_create(NULL);
-	slurm_list_append(cond->cluster_list, job->cluster   ? job->cluster
-	                                      : cluster_name ? cluster_name
-	                                                     : "");
-	cond->db_flags = SLURMDB_JOB_FLAG_NOTSET;
-	cond->flags |= JOBCOND_FLAG_NO_DEFAULT_USAGE;
-	cond->usage_start = job->submit ? job->submit : 1;
-}
-
-static void job_cond_free(slurmdb_job_cond_t *cond)
-{
-	if (cond->step_list)
-		slurm_list_destroy(cond->step_list);
-	if (cond->cluster_list)
-		slurm_list_destroy(cond->cluster_list);
-	if (cond->state_list)
-		slurm_list_destroy(cond->state_list);
-}
-
 /*
  * slurmdb_job_modify goes to slurmdbd directly, not behind slurmctld's
  * job-complete record (the plugin's way, through slurmctld's agent): the
  * worker reads the row back first (NOT_ENDED until that record is
  * applied) and again after, and sends again if the record came after and
- * overwrote the field.  A requeued job's run is selected by state and end
- * time (jobcomp_lwm2.c, job_cond_this_run).
+ * overwrote the field (acct_row.h).
  */
-static int ops_acct_modify(const struct lwm2_jc_job *job, const char *comment)
+static int db_job_modify(slurmdb_job_cond_t *cond, slurmdb_job_rec_t *rec)
 {
-	slurmdb_job_cond_t cond;
-	slurm_selected_step_t sel;
-	slurmdb_job_rec_t rec;
-	char state_str[16];
 	void *db;
 	list_t *ret;
 	int rc = -1;
@@ -318,19 +272,7 @@ static int ops_acct_modify(const struct lwm2_jc_job *job, const char *comment)
 		errno = ECONNREFUSED;
 		return -1;
 	}
-	job_cond_init(&cond, &sel, job);
-	if (job->acct_state && job->end) {
-		snprintf(state_str, sizeof(state_str), "%" PRIu32, job->acct_state);
-		cond.state_list = slurm_list_create(NULL);
-		slurm_list_append(cond.state_list, state_str);
-		cond.usage_start = job->end;
-		cond.usage_end = job->end;
-		cond.flags |= JOBCOND_FLAG_DUP;
-	}
-	memset(&rec, 0, sizeof(rec));
-	rec.derived_ec = NO_VAL;
-	rec.admin_comment = (char *)comment;
-	ret = slurmdb_job_modify(db, &cond, &rec);
+	ret = slurmdb_job_modify(db, cond, rec);
 	if (ret) {
 		slurm_list_destroy(ret);
 		rc = 0;
@@ -339,66 +281,35 @@ static int ops_acct_modify(const struct lwm2_jc_job *job, const char *comment)
 	}
 	slurmdb_connection_commit(db, rc == 0);
 	slurmdb_connection_close(&db);
-	job_cond_free(&cond);
 	return rc;
 }
 
-static bool row_ended(const slurmdb_job_rec_t *rec)
+static list_t *db_jobs_get(slurmdb_job_cond_t *cond)
 {
-	uint32_t base = rec->state & JOB_STATE_BASE;
+	void *db = slurmdb_connection_get(NULL);
+	list_t *jobs;
 
-	if (!rec->end)
-		return false;
-	return (rec->state & JOB_REQUEUE) || (base != JOB_PENDING && base != JOB_RUNNING);
+	if (!db)
+		return NULL;
+	jobs = slurmdb_jobs_get(db, cond);
+	slurmdb_connection_close(&db);
+	return jobs;
+}
+
+static int ops_acct_modify(const struct lwm2_jc_job *job, const char *comment)
+{
+	struct lwm2_jc_db db = {
+	    .jobs_get = db_jobs_get, .job_modify = db_job_modify, .cluster = cluster_name};
+
+	return lwm2_jc_row_modify(&db, job, comment);
 }
 
 static enum lwm2_jc_acct_state ops_acct_read(const struct lwm2_jc_job *job, char **comment)
 {
-	slurmdb_job_cond_t cond;
-	slurm_selected_step_t sel;
-	slurmdb_job_rec_t *rec, *pick = NULL;
-	enum lwm2_jc_acct_state st;
-	list_itr_t *it;
-	list_t *jobs;
-	void *db;
-	int rows = 0;
+	struct lwm2_jc_db db = {
+	    .jobs_get = db_jobs_get, .job_modify = db_job_modify, .cluster = cluster_name};
 
-	*comment = NULL;
-	if (!(db = slurmdb_connection_get(NULL)))
-		return LWM2_JC_ACCT_UNREACHABLE;
-	job_cond_init(&cond, &sel, job);
-	cond.flags |= JOBCOND_FLAG_NO_STEP | JOBCOND_FLAG_NO_TRUNC | JOBCOND_FLAG_DUP;
-	jobs = slurmdb_jobs_get(db, &cond);
-	job_cond_free(&cond);
-	slurmdb_connection_close(&db);
-	if (!jobs)
-		return LWM2_JC_ACCT_UNREACHABLE;
-	/* a requeued job has a row per run: the one that started when this
-	 * run did */
-	it = slurm_list_iterator_create(jobs);
-	while ((rec = slurm_list_next(it))) {
-		if (rec->jobid != job->job_id)
-			continue;
-		rows++;
-		if (rec->start == job->start)
-			pick = rec;
-	}
-	if (!pick && rows == 1 && !job->restart_count && job->submit) {
-		slurm_list_iterator_reset(it);
-		while ((rec = slurm_list_next(it)))
-			if (rec->jobid == job->job_id && rec->submit == job->submit)
-				pick = rec;
-	}
-	slurm_list_iterator_destroy(it);
-	if (!pick || !row_ended(pick)) {
-		st = LWM2_JC_ACCT_NOT_ENDED;
-	} else {
-		st = LWM2_JC_ACCT_ENDED;
-		if (pick->admin_comment && !(*comment = strdup(pick->admin_comment)))
-			st = LWM2_JC_ACCT_UNREACHABLE;
-	}
-	slurm_list_destroy(jobs);
-	return st;
+	return lwm2_jc_row_read(&db, job, comment);
 }
 
 static const struct lwm2_jc_ops ops_acct = {

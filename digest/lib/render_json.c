@@ -278,16 +278,12 @@ static void counters_render(json_object *d, FILE *out)
 
 	if (!t)
 		return;
-	json_object_object_foreach(t, key, val)
-	{
-		int known = 0;
-
-		for (int c = 0; c < LWM2_NCOUNTERS && !known; c++)
-			known = strcmp(key, lwm2_counter_names[c]) == 0;
-		if (json_object_is_type(val, json_type_string) && known)
+	/* in the counters' order, whatever the JSON's member order */
+	for (int c = 0; c < LWM2_NCOUNTERS; c++)
+		if (ju_get(t, lwm2_counter_names[c], json_type_string))
 			fprintf(out, "%s %s",
-			        absent++ ? "," : "Counters not measured (an older lwm2):", key);
-	}
+			        absent++ ? "," : "Counters not measured (an older lwm2):",
+			        lwm2_counter_names[c]);
 	if (absent)
 		fputc('\n', out);
 	json_object_object_foreach(t, key2, val2)
