@@ -151,8 +151,13 @@ json_object *lwm2_record_to_json(const struct lwm2_rank_record *r)
 	ju_add(o, "samples", m);
 	ju_add(o, "samples_main", ju_u64(r->samples_main));
 	m = json_object_new_object();
+	/* a record of an older build (lwm2_record_upconvert) lacks the later
+	 * counters: not measured, not 0 */
 	for (int c = 0; c < LWM2_NCOUNTERS; c++)
-		ju_add(m, lwm2_counter_names[c], ju_u64(r->counters[c]));
+		ju_add(m, lwm2_counter_names[c],
+		       r->ncounters < LWM2_NCOUNTERS_V3 || (uint32_t)c < r->ncounters
+		           ? ju_u64(r->counters[c])
+		           : json_object_new_string("not measured"));
 	ju_add(o, "counters", m);
 	m = json_object_new_object();
 	ju_add(m, "first_slice", ju_u64(r->first_slice));

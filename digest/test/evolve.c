@@ -150,8 +150,17 @@ static int do_check(const char *path, unsigned nc)
 		expect(r->counters[LWM2_C_posix_msync_bytes] == 4096 &&
 		           lwm2_record_slices(r)[1].counters[LWM2_C_posix_msync_bytes] == 4096,
 		       "the next version's counter");
-	else
+	else {
+		json_object *o = lwm2_record_to_json(r), *v = NULL;
+
 		expect(r->counters[LWM2_C_posix_msync_bytes] == 0, "an absent counter is zero");
+		json_object_object_get_ex(json_object_object_get(o, "counters"),
+		                          "posix_msync_bytes", &v);
+		expect(v && !strcmp(json_object_get_string(v), "not measured"),
+		       "lwm2 dump: the absent counter not measured, not %s",
+		       v ? json_object_get_string(v) : "absent");
+		json_object_put(o);
+	}
 #endif
 	/* a copy of this build's counters is a slot of this layout */
 	if (keep == LWM2_NCOUNTERS)
