@@ -80,6 +80,8 @@ static void add_proc(struct own_acc *a, json_object *p, const int *map, size_t n
 	for (size_t i = 0; i < sizeof(call_counters) / sizeof(call_counters[0]); i++)
 		calls += (double)pv.counters[call_counters[i]];
 	samples = (double)pv.samples_total;
+	if (clock_ps > a->clock_ps_max && !(flags & LWM2_F_SUMMARY))
+		a->clock_ps_max = clock_ps; /* measured by the process itself */
 	if (clock_ps <= 0)
 		clock_ps = node_clock_ps;
 	if (flags & LWM2_F_SUMMARY) {
@@ -94,8 +96,6 @@ static void add_proc(struct own_acc *a, json_object *p, const int *map, size_t n
 		 * past its first */
 		if (slice_s > 0)
 			a->heartbeats += floor((double)pv.wall_ns / 1e9 / slice_s);
-		if (clock_ps > a->clock_ps_max)
-			a->clock_ps_max = clock_ps;
 	}
 	if (!(flags & LWM2_F_EXEC)) {
 		int64_t ut = ju_int_or(p, "utime_us", 0), st = ju_int_or(p, "stime_us", 0);
