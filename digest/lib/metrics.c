@@ -123,6 +123,17 @@ static void ratio(struct lwm2_metric_value *v, double num, double den, double sc
 		set_value(v, num / den * scale);
 }
 
+/* A share of the process's wall time spent in some calls, in percent.
+ * The calls' time is summed over the process's threads, and threads that
+ * wait at once (an MPI progress thread beside the main one, I/O threads)
+ * sum to more than the wall time: the share of the wall time in which
+ * some thread was in such a call is at most 100 %, and is shown so, in
+ * every view that reads this metric. */
+static void share(struct lwm2_metric_value *v, double ns, double wall_ns, enum lwm2_why why)
+{
+	ratio(v, ns < wall_ns ? ns : wall_ns, wall_ns, 100, why);
+}
+
 void lwm2_metrics_compute(const struct lwm2_proc_values *pv, struct lwm2_metrics *out)
 {
 	const uint64_t *c = pv->counters;
@@ -152,14 +163,12 @@ void lwm2_metrics_compute(const struct lwm2_proc_values *pv, struct lwm2_metrics
 	if (pv->wall_ns == 0)
 		set_why(&m[LWM2_M_duration], no_wall);
 
-	/* Shares are of the process's wall time: wrapper time summed over
-	 * threads can exceed it in a multithreaded MPI process, and that is
-	 * shown rather than hidden by a cap. */
-	ratio(&m[LWM2_M_mpi_time], mpi_ns, (double)pv->wall_ns, 100, no_wall);
-	ratio(&m[LWM2_M_mpi_init_time], (double)c[LWM2_C_mpi_init_ns], (double)pv->wall_ns, 100,
+	/* Shares are of the process's wall time (share(): at most 100 %). */
+	share(&m[LWM2_M_mpi_time], mpi_ns, (double)pv->wall_ns, no_wall);
+	share(&m[LWM2_M_mpi_init_time], (double)c[LWM2_C_mpi_init_ns], (double)pv->wall_ns,
 	      no_wall);
-	ratio(&m[LWM2_M_mpi_p2p_time], p2p_ns, (double)pv->wall_ns, 100, no_wall);
-	ratio(&m[LWM2_M_mpi_coll_time], coll_ns, (double)pv->wall_ns, 100, no_wall);
+	share(&m[LWM2_M_mpi_p2p_time], p2p_ns, (double)pv->wall_ns, no_wall);
+	share(&m[LWM2_M_mpi_coll_time], coll_ns, (double)pv->wall_ns, no_wall);
 	/* A message is a send (posted or started) or a receive as it
 	 * completes; Wait, Test, Probe and the like move none, so dividing by
 	 * calls would make messages look far smaller than they are. */
@@ -180,12 +189,11 @@ void lwm2_metrics_compute(const struct lwm2_proc_values *pv, struct lwm2_metrics
 	ratio(&m[LWM2_M_mpi_coll_rate], (double)c[LWM2_C_mpi_coll_bytes_sent], coll_ns, 1e9,
 	      LWM2_WHY_NO_COLL_TIME);
 
-	ratio(&m[LWM2_M_mpiio_time], mpiio_ns, (double)pv->wall_ns, 100, no_wall);
-	ratio(&m[LWM2_M_posix_io_time], posix_ns, (double)pv->wall_ns, 100, no_wall);
+	share(&m[LWM2_M_mpiio_time], mpiio_ns, (double)pv->wall_ns, no_wall);
+	share(&m[LWM2_M_posix_io_time], posix_ns, (double)pv->wall_ns, no_wall);
 	/* fsync/fdatasync time is also metadata time, so it is already part
 	 * of posix_io_time. */
-	ratio(&m[LWM2_M_sync_time], (double)c[LWM2_C_posix_sync_ns], (double)pv->wall_ns, 100,
-	      no_wall);
+	share(&m[LWM2_M_sync_time], (double)c[LWM2_C_posix_sync_ns], (double)pv->wall_ns, no_wall);
 	/* POSIX bytes only: MPI-IO reaches the files through the same
 	 * interposed calls, adding its bytes would count them twice. */
 	/* Asynchronous requests' bytes are data moved like any other; their
@@ -245,7 +253,7 @@ void lwm2_metrics_compute(const struct lwm2_proc_values *pv, struct lwm2_metrics
 			      no_wall);
 	}
 
-	ratio(&m[LWM2_M_cuda_time], (double)c[LWM2_C_cuda_ns], (double)pv->wall_ns, 100, no_wall);
+	share(&m[LWM2_M_cuda_time], (double)c[LWM2_C_cuda_ns], (double)pv->wall_ns, no_wall);
 	ratio(&m[LWM2_M_cuda_h2d_size], (double)c[LWM2_C_cuda_h2d_bytes],
 	      (double)c[LWM2_C_cuda_h2d_count], 1, LWM2_WHY_NO_H2D);
 	ratio(&m[LWM2_M_cuda_d2h_size], (double)c[LWM2_C_cuda_d2h_bytes],
