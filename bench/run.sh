@@ -178,6 +178,19 @@ bench_posix() {
 		row "posix_ir_$c" "$(posix_label "$c"), instructions/call" \
 			"$(calc "$iw / $ni" 1) Ir" "$(calc "$il / $ni" 1) Ir" \
 			"$(calc "($iw - $il) / $ni" 1)" Ir -
+		# libc's function in the same preloaded process: the wrapper's
+		# own instructions, apart from what libc's function itself runs
+		# more in a process with a second thread (the heartbeat's: each
+		# cancellation point then enables and disables cancellation).
+		il=$(LD_PRELOAD=$lib valgrind --tool=callgrind --callgrind-out-file=/dev/null \
+			--collect-atstart=no --toggle-collect=run_loop \
+			"$bdir/posix_call" icount "$c" $ni libc 2>&1 | awk '/Collected :/ { print $NF }')
+		if [ -n "$il" ]; then
+			row "posix_ir_own_$c" \
+				"$(posix_label "$c"), instructions/call, against libc's in the same process" \
+				"$(calc "$iw / $ni" 1) Ir" "$(calc "$il / $ni" 1) Ir" \
+				"$(calc "($iw - $il) / $ni" 1)" Ir - "the wrapper's own; libc's multi-threaded path in both"
+		fi
 	done
 }
 
