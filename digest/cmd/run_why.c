@@ -94,6 +94,33 @@ static const char *const san_names[][2] = {
  * into; a larger one is not read. */
 #define DYNSTR_MAX (16u << 20)
 
+/* ELF headers of either class, read as one; ELF_FIELD reads a field of
+ * the class cls. */
+union elf_ehdr {
+	Elf32_Ehdr e32;
+	Elf64_Ehdr e64;
+};
+union elf_phdr {
+	Elf32_Phdr e32;
+	Elf64_Phdr e64;
+};
+union elf_shdr {
+	Elf32_Shdr e32;
+	Elf64_Shdr e64;
+};
+#define ELF_FIELD(cls, u, f) ((cls) == ELFCLASS64 ? (uint64_t)(u).e64.f : (uint64_t)(u).e32.f)
+
+/* The header of class cls at at into u (sizes of its two forms), whose
+ * table entries are ent bytes apart: false when it does not fit or
+ * cannot be read. */
+static bool read_elf_part(int fd, unsigned char cls, void *u, size_t size32, size_t size64,
+                          size_t ent, off_t at)
+{
+	size_t size = cls == ELFCLASS64 ? size64 : size32;
+
+	return ent >= size && read_at(fd, u, size, at);
+}
+
 /* The sanitizer whose symbol the dynamic string table (the one .dynsym
  * links to) holds, NULL for none or a file without section headers. */
 static const char *sanitizer_of(int fd, unsigned char cls, uint64_t shoff, unsigned shnum,
@@ -109,21 +136,12 @@ static const char *sanitizer_of(int fd, unsigned char cls, uint64_t shoff, unsig
 			off_t at = (off_t)(shoff + (uint64_t)i * shent);
 			uint64_t type, o, sz, l;
 
-			if (cls == ELFCLASS64) {
-				Elf64_Shdr sh;
+			union elf_shdr sh;
 
-				if (shent < sizeof(sh) || !read_at(fd, &sh, sizeof(sh), at))
-					return NULL;
-				type = sh.sh_type, o = sh.sh_offset, sz = sh.sh_size,
-				l = sh.sh_link;
-			} else {
-				Elf32_Shdr sh;
-
-				if (shent < sizeof(sh) || !read_at(fd, &sh, sizeof(sh), at))
-					return NULL;
-				type = sh.sh_type, o = sh.sh_offset, sz = sh.sh_size,
-				l = sh.sh_link;
-			}
+			if (!read_elf_part(fd, cls, &sh, sizeof(sh.e32), sizeof(sh.e64), shent, at))
+				return NULL;
+			type = ELF_FIELD(cls, sh, sh_type), o = ELF_FIELD(cls, sh, sh_offset);
+			sz = ELF_FIELD(cls, sh, sh_size), l = ELF_FIELD(cls, sh, sh_link);
 			if (pass == 0 && type == SHT_DYNSYM) {
 				link = (unsigned)l;
 				break;
@@ -154,6 +172,7 @@ static const char *sanitizer_of(int fd, unsigned char cls, uint64_t shoff, unsig
 static void read_elf(const char *path, struct elf_info *e)
 {
 	unsigned char id[EI_NIDENT];
+	union elf_ehdr h;
 	uint64_t phoff, shoff;
 	unsigned phnum, phent, shnum, shent;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -165,50 +184,27 @@ static void read_elf(const char *path, struct elf_info *e)
 	    (id[EI_CLASS] != ELFCLASS32 && id[EI_CLASS] != ELFCLASS64))
 		goto out;
 	e->cls = id[EI_CLASS];
-	if (e->cls == ELFCLASS64) {
-		Elf64_Ehdr h;
-
-		if (!read_at(fd, &h, sizeof(h), 0))
-			goto out;
-		e->machine = h.e_machine;
-		phoff = h.e_phoff;
-		phnum = h.e_phnum;
-		phent = h.e_phentsize;
-		shoff = h.e_shoff;
-		shnum = h.e_shnum;
-		shent = h.e_shentsize;
-	} else {
-		Elf32_Ehdr h;
-
-		if (!read_at(fd, &h, sizeof(h), 0))
-			goto out;
-		e->machine = h.e_machine;
-		phoff = h.e_phoff;
-		phnum = h.e_phnum;
-		phent = h.e_phentsize;
-		shoff = h.e_shoff;
-		shnum = h.e_shnum;
-		shent = h.e_shentsize;
-	}
+	if (!read_elf_part(fd, e->cls, &h, sizeof(h.e32), sizeof(h.e64), sizeof(h), 0))
+		goto out;
+	e->machine = (unsigned)ELF_FIELD(e->cls, h, e_machine);
+	phoff = ELF_FIELD(e->cls, h, e_phoff);
+	phnum = (unsigned)ELF_FIELD(e->cls, h, e_phnum);
+	phent = (unsigned)ELF_FIELD(e->cls, h, e_phentsize);
+	shoff = ELF_FIELD(e->cls, h, e_shoff);
+	shnum = (unsigned)ELF_FIELD(e->cls, h, e_shnum);
+	shent = (unsigned)ELF_FIELD(e->cls, h, e_shentsize);
 	e->elf = true;
 	e->sanitizer = sanitizer_of(fd, e->cls, shoff, shnum, shent);
 	for (unsigned i = 0; i < phnum && i < 4096; i++) {
 		uint64_t type, off, size;
 		off_t at = (off_t)(phoff + (uint64_t)i * phent);
 
-		if (e->cls == ELFCLASS64) {
-			Elf64_Phdr ph;
+		union elf_phdr ph;
 
-			if (phent < sizeof(ph) || !read_at(fd, &ph, sizeof(ph), at))
-				break;
-			type = ph.p_type, off = ph.p_offset, size = ph.p_filesz;
-		} else {
-			Elf32_Phdr ph;
-
-			if (phent < sizeof(ph) || !read_at(fd, &ph, sizeof(ph), at))
-				break;
-			type = ph.p_type, off = ph.p_offset, size = ph.p_filesz;
-		}
+		if (!read_elf_part(fd, e->cls, &ph, sizeof(ph.e32), sizeof(ph.e64), phent, at))
+			break;
+		type = ELF_FIELD(e->cls, ph, p_type), off = ELF_FIELD(e->cls, ph, p_offset);
+		size = ELF_FIELD(e->cls, ph, p_filesz);
 		if (type != PT_INTERP)
 			continue;
 		e->has_interp = true;
