@@ -78,8 +78,8 @@
  * --------------
  * Each real function is looked up once with lwm2_real and kept in an
  * atomic pointer, on its first call, so a short-lived process pays only
- * for the functions it calls (a trivial program called 3 of the 78
- * descriptor functions it used to resolve at start: 15,800 instructions
+ * for the functions it calls (a trivial program calls none of the 78
+ * descriptor functions all resolved at start before: 15,800 instructions
  * a start).  The descriptor functions are async-signal-safe and may run
  * in a signal handler before their first ordinary call: they are looked
  * up on first use only where lwm2_real answers from the loaded objects'
