@@ -102,6 +102,9 @@ struct job {
 	double v[ND];
 	uint64_t fired;
 	struct lwm2_scope scope; /* the digest's job-wide scope */
+	/* lwm2's own cost (the digest's lwm2_cost): seconds, % of CPU time */
+	bool has_own, has_own_pct;
+	double own_s, own_pct;
 };
 
 /* ------------------------------------------------------------ options */
@@ -112,7 +115,7 @@ static const char *const by_names[] = {"",      "user", "account", "partition", 
 enum out_mode { OUT_TABLE, OUT_PARSABLE, OUT_CSV, OUT_JSON };
 
 /* --sort keys of --top: core-hours lost to a cause, or a metric's value. */
-enum sort_kind { S_CORE_H, S_MPI, S_IO, S_IDLE, S_CPI, S_METRIC };
+enum sort_kind { S_CORE_H, S_MPI, S_IO, S_IDLE, S_CPI, S_OWN, S_OWN_PCT, S_METRIC };
 static const struct {
 	const char *name;
 	const char *head;
@@ -122,6 +125,8 @@ static const struct {
     [S_IO] = {"io", "I/O CORE-H"},
     [S_IDLE] = {"idle", "IDLE CORE-H"},
     [S_CPI] = {"cpi", "CPI"},
+    [S_OWN] = {"lwm2_cost", "LWM2 S"},
+    [S_OWN_PCT] = {"lwm2_share", "LWM2 %CPU"},
     [S_METRIC] = {"", ""},
 };
 
@@ -390,6 +395,25 @@ static int add_to_groups(struct stats *st, const struct job *j)
 
 /* ------------------------------------------------------------ --top */
 
+/* lwm2's own cost as the digest estimated it (lwm2(1), LWM2'S OWN COST);
+ * digests made before lwm2 stated it have none. */
+static void own_cost_of(const struct lwm2_logline *l, struct job *j)
+{
+	const char *oc = lwm2_json_member(l->digest, l->end, LWM2_KEY_LWM2_COST), *v;
+	char *x;
+
+	if (!oc || *oc != '{')
+		return;
+	if ((v = lwm2_json_member(oc, l->end, LWM2_KEY_SECONDS))) {
+		j->own_s = strtod(v, &x);
+		j->has_own = x != v && isfinite(j->own_s) && j->own_s >= 0;
+	}
+	if ((v = lwm2_json_member(oc, l->end, LWM2_KEY_COST_SHARE))) {
+		j->own_pct = strtod(v, &x);
+		j->has_own_pct = x != v && isfinite(j->own_pct) && j->own_pct >= 0;
+	}
+}
+
 static double sort_value(const struct stats *st, const struct job *j, bool *ok)
 {
 	*ok = true;
@@ -408,6 +432,12 @@ static double sort_value(const struct stats *st, const struct job *j, bool *ok)
 	case S_CPI:
 		*ok = j->has[D_CPI];
 		return j->v[D_CPI];
+	case S_OWN:
+		*ok = j->has_own;
+		return j->own_s;
+	case S_OWN_PCT:
+		*ok = j->has_own_pct;
+		return j->own_pct;
 	case S_METRIC:
 		break;
 	}
@@ -603,6 +633,7 @@ static int on_line(void *arg, const struct lwm2_logline *l, char *err, size_t er
 		j.scope.cpus_per_task = cpt;
 		procs = (int64_t)j.scope.processes;
 		j.digest = true;
+		own_cost_of(l, &j);
 	}
 	tt = (time_t)j.end;
 	if (j.end > 0 && localtime_r(&tt, &tm))
@@ -1143,7 +1174,8 @@ static const struct lwm2_optspec stats_spec = {
         {"sort", OPT_SORT, "KEY",
          "for --top: mpi (core-hours in MPI, default), io,\n"
          "idle (core-hours of idle allocated cores),\n"
-         "core_hours, cpi, or a metric id (its average)"},
+         "core_hours, cpi, lwm2_cost (lwm2's own seconds),\n"
+         "lwm2_share (its % of the job's CPU time), or a metric id"},
         {NULL, 0, NULL, "Output (default: a table):"},
         {"parsable2", 'p', NULL, "fields separated by '|'"},
         {"csv", OPT_CSV, NULL, "comma-separated values"},
@@ -1275,7 +1307,7 @@ int lwm2_cmd_stats(int argc, char **argv)
 		if (i == S_METRIC && (st.sort_metric = lwm2_metric_index(sort)) < 0) {
 			fprintf(stderr,
 			        "lwm2: stats: couldn't sort by \"%s\": want mpi, io, idle, "
-			        "core_hours, cpi or a metric id\n",
+			        "core_hours, cpi, lwm2_cost, lwm2_share or a metric id\n",
 			        sort);
 			goto usage_err;
 		}

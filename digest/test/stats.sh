@@ -118,6 +118,24 @@ is "$(./lwm2 stats -f "$log" --top 5 --sort idle -p -n | cut -d'|' -f1,7)" "103|
 ./lwm2 stats -f "$log" --top 2 --sort mpi_time --json >"$tmp/t.json"
 is "$(py "$tmp/t.json" '[x["job_id"] for x in d["top"]], d["sort"]')" "([103, 102], 'mpi_time')" "--sort METRIC, --json"
 
+# --- --top by lwm2's own cost (the digest's lwm2_cost): its seconds grow
+# with the processes started (8 > 4 > 2), its share of the CPU time is
+# largest where the job used the least CPU; a job without digest has none
+./mkstatslog >"$tmp/own.jsonl" <<'SPEC'
+job=201 user=alice account=p1 partition=batch end=1700000000 elapsed=3600 cpus=4 procs=4 mpi=10 cpu=100
+job=202 user=bob account=p1 partition=batch end=1700003600 elapsed=60 cpus=2 procs=2 mpi=10 cpu=0.01
+job=203 user=carol account=p2 partition=batch end=1700007200 elapsed=3600 cpus=8 procs=8 mpi=10 cpu=10
+job=204 user=dave account=p2 partition=batch end=1700010800 elapsed=3600 cpus=4 nodigest=1
+SPEC
+is "$(./lwm2 stats -f "$tmp/own.jsonl" --top 5 --sort lwm2_cost -p -n | cut -d'|' -f1 | tr '\n' ' ')" \
+	"203 201 202 " "--sort lwm2_cost: the most processes started first, no job without digest"
+is "$(./lwm2 stats -f "$tmp/own.jsonl" --top 5 --sort lwm2_share -p -n | cut -d'|' -f1 | tr '\n' ' ')" \
+	"202 203 201 " "--sort lwm2_share: the least CPU time for the same work first"
+case $(./lwm2 stats -f "$tmp/own.jsonl" --top 1 --sort lwm2_share) in
+*"LWM2 %CPU"*) ok "--sort lwm2_share: its column is named" ;;
+*) not_ok "--sort lwm2_share: its column is named" ;;
+esac
+
 # --- several files, stdin
 head -n 3 "$log" >"$tmp/p1"
 tail -n +4 "$log" >"$tmp/p2"
