@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +46,34 @@ static int s_write(void)
 		if (write(fd, "1234567", 7) != 7)
 			return 1;
 	return close(fd);
+}
+
+/* w 5/15, meta 2: the process's first writes are a signal handler's, so
+ * the wrapper looks up the real write inside the handler */
+static int handler_fd = -1;
+static volatile sig_atomic_t handler_bad;
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	if (write(handler_fd, "abc", 3) != 3)
+		handler_bad = 1;
+}
+
+static int s_handler(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_usr1;
+	sigemptyset(&sa.sa_mask);
+	handler_fd = open(path("h"), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	if (handler_fd < 0 || sigaction(SIGUSR1, &sa, NULL) != 0)
+		return 1;
+	for (int i = 0; i < 5; i++)
+		if (raise(SIGUSR1) != 0)
+			return 1;
+	return handler_bad || close(handler_fd) != 0;
 }
 
 /* w 1/70, r 11/70, meta 3 */
@@ -295,10 +324,11 @@ int main(int argc, char **argv)
 		const char *name;
 		int (*fn)(void);
 	} s[] = {
-	    {"write", s_write}, {"read", s_read},       {"vector", s_vector},
-	    {"stdio", s_stdio}, {"notfile", s_notfile}, {"reuse", s_reuse},
-	    {"errno", s_errno}, {"threads", s_threads}, {"stdout", s_stdout},
-	    {"share", s_share}, {"churn", s_churn},     {"copy", s_copy},
+	    {"write", s_write},     {"read", s_read},       {"vector", s_vector},
+	    {"stdio", s_stdio},     {"notfile", s_notfile}, {"reuse", s_reuse},
+	    {"errno", s_errno},     {"threads", s_threads}, {"stdout", s_stdout},
+	    {"share", s_share},     {"churn", s_churn},     {"copy", s_copy},
+	    {"handler", s_handler},
 	};
 
 	if (argc != 3)

@@ -35,7 +35,7 @@ static const struct want wants[] = {
     {"notfile", 0, 0, 0, 0, 0},       {"reuse", 0, 0, 1, 1, 2},
     {"errno", 0, 0, 0, 0, 3},         {"threads", 0, 0, 400, 4000, 8},
     {"churn", 0, 0, 800, 2400, 1600}, {"copy", 1, 1000, 2, 2000, 5},
-    {"stdout", 0, 0, 0, 0, 0},
+    {"handler", 0, 0, 5, 15, 2},      {"stdout", 0, 0, 0, 0, 0},
 };
 
 static char scratch[] = "/tmp/lwm2-posix-preload.XXXXXX";
