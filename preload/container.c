@@ -505,7 +505,7 @@ int lwm2_exec_with_env(char *const envp[], lwm2_exec_fn exec_fn, void *ctx)
 
 	if (!envp || !in_other_root())
 		return exec_fn(ctx, envp);
-	while (envp[n] && n < ENV_MAX)
+	while (n < ENV_MAX && envp[n])
 		n++;
 	if (envp[n]) /* too many to copy on a stack: passed on as it is */
 		return exec_fn(ctx, envp);

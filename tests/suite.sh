@@ -8,7 +8,8 @@
 # installs what it needs, fetches the matching Slurm source for the jobcomp
 # plugin, builds with gcc and with clang (warnings are errors), runs the unit
 # tests of each build and of an ASan+UBSan build, checks formatting and the
-# shell scripts, starts one private Slurm cluster for all integration tests,
+# shell scripts, analyses the C sources (cppcheck, tests/cppcheck.sh),
+# starts one private Slurm cluster for all integration tests,
 # runs them, stops it, and runs `make distcheck`.  Every test point counts;
 # the last line is "N passed, N failed, N skipped".  Before it, the skipped
 # points are listed by reason (the text of their TAP "# SKIP" lines, with
@@ -227,6 +228,8 @@ stage_asan() {
 stage_lint() {
 	step format-check bash -c "git ls-files '*.c' '*.h' | xargs -r clang-format --dry-run --Werror"
 	step shellcheck bash -c "git ls-files '*.sh' .ci/run contrib/lwm2-mail | xargs -r shellcheck -x -S warning"
+	# every finding fails; the ones that stay are in tests/cppcheck.supp
+	step cppcheck bash tests/cppcheck.sh
 }
 
 # settle_cluster DIR TEST: jobs a test left behind (a step whose MPI

@@ -798,7 +798,8 @@ static int scan_list(const char *cmd, const char *const *paths, size_t n, lwm2_l
 	for (size_t i = 0; nin > 1 && i < nin; i++)
 		if (!in[i].nomatch && strcmp(in[i].path, "-"))
 			in[i].has_first = first_end(in[i].path, &in[i].first);
-	qsort(in, nin, sizeof(*in), cmp_input);
+	if (nin > 1) /* no array at all without paths */
+		qsort(in, nin, sizeof(*in), cmp_input);
 	for (size_t i = 0; i < nin; i++) {
 		int r;
 

@@ -598,7 +598,7 @@ static inline uint64_t lwm2_summary_key(const char *name)
 {
 	uint64_t h = 1469598103934665603ull;
 
-	for (size_t i = 0; name[i] && i < LWM2_SUMMARY_NAME - 1; i++)
+	for (size_t i = 0; i < LWM2_SUMMARY_NAME - 1 && name[i]; i++)
 		h = (h ^ (unsigned char)name[i]) * 1099511628211ull;
 	return h ? h : 1;
 }

@@ -269,7 +269,7 @@ int lwm2_digest_validate(json_object *d, char *err, size_t errlen)
 
 json_object *lwm2_digest_parse(const char *text, size_t len, char *err, size_t errlen)
 {
-	const char *p = text, *end = text + len, *mark;
+	const char *p = text, *end = text ? text + len : NULL, *mark;
 	json_tokener *tok;
 	json_object *o, *inner;
 
