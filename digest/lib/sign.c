@@ -298,26 +298,167 @@ static bool parse_payload(const char *pl, size_t len, struct payload_fields *f)
 	return p == end;
 }
 
+/* Where the parts of a signed file lie: header line, credential line,
+ * record, newline. */
+struct frame {
+	size_t hlen;         /* the header line, its newline included */
+	uint64_t clen, rlen; /* the credential and the record */
+};
+
+/* The frame of buf (got bytes): the lengths must add up to the file
+ * exactly.  0, or -1 with err. */
+static int read_frame(const char *name, const char *buf, size_t got, struct frame *fr, char *err,
+                      size_t errlen)
+{
+	const char *nl = memchr(buf, '\n', got < 64 ? got : 64), *sp;
+
+	if (!nl || strncmp(buf, HEADER_TAG, strlen(HEADER_TAG)) != 0)
+		return lwm2_errprintf(EINVAL, err, errlen,
+		                      "%s: not a signed lwm2 node record (bad header)", name);
+	sp = strchr(buf + strlen(HEADER_TAG), ' ');
+	if (!sp || sp > nl ||
+	    !parse_u64(buf + strlen(HEADER_TAG), (size_t)(sp - buf) - strlen(HEADER_TAG),
+	               &fr->clen) ||
+	    !parse_u64(sp + 1, (size_t)(nl - sp - 1), &fr->rlen))
+		return lwm2_errprintf(EINVAL, err, errlen, "%s: bad header lengths", name);
+	fr->hlen = (size_t)(nl + 1 - buf);
+	if (fr->clen > got || fr->rlen > got || fr->rlen > INT32_MAX ||
+	    fr->hlen + fr->clen + 1 + fr->rlen + 1 != got || buf[fr->hlen + fr->clen] != '\n' ||
+	    buf[got - 1] != '\n')
+		return lwm2_errprintf(
+		    EINVAL, err, errlen, "%s: truncated or padded (%zu bytes, header says %llu)",
+		    name, got, (unsigned long long)(fr->hlen + fr->clen + fr->rlen + 2));
+	return 0;
+}
+
+/* The credential decoded: signed by o->uid, with an lwm2 node signature
+ * as its payload, into f.  0, or -1 with err. */
+static int decode_cred(const char *name, const char *cred, const struct lwm2_verify_opts *o,
+                       struct payload_fields *f, char *err, size_t errlen)
+{
+	munge_ctx_t ctx = NULL;
+	munge_err_t me;
+	void *pl = NULL;
+	int plen = 0, rc = -1, saved;
+	uid_t uid;
+	gid_t gid;
+
+	if (o->munge_socket) {
+		ctx = munge_ctx_create();
+		if (!ctx ||
+		    munge_ctx_set(ctx, MUNGE_OPT_SOCKET, o->munge_socket) != EMUNGE_SUCCESS) {
+			lwm2_errprintf(ENOMEM, err, errlen, "%s: couldn't set up munge", name);
+			goto out;
+		}
+	}
+	me = munge_decode(cred, ctx, &pl, &plen, &uid, &gid);
+	/* Replayed or expired still carry uid and payload: a record read
+	 * again after a jobcomp restart, or long after its step, is as
+	 * trustworthy as the first time (see lwm2_digest.h). */
+	if (me != EMUNGE_SUCCESS && me != EMUNGE_CRED_REPLAYED && me != EMUNGE_CRED_EXPIRED)
+		lwm2_errprintf(me == EMUNGE_SOCKET || me == EMUNGE_TIMEOUT ? EAGAIN : EPERM, err,
+		               errlen, "%s: credential rejected: %s", name, munge_strerror(me));
+	else if (uid != o->uid)
+		lwm2_errprintf(
+		    EPERM, err, errlen,
+		    "%s: signed by uid %u, not %u: not written by slurmstepd (forged record)", name,
+		    (unsigned)uid, (unsigned)o->uid);
+	else if (!pl || plen <= 0 || !parse_payload(pl, (size_t)plen, f))
+		lwm2_errprintf(EPERM, err, errlen,
+		               "%s: credential payload is not an lwm2 node signature", name);
+	else
+		rc = 0;
+out:
+	saved = errno; /* the error's, whatever munge's cleanup does */
+	if (ctx)
+		munge_ctx_destroy(ctx);
+	free(pl);
+	errno = saved;
+	return rc;
+}
+
+/* The signature is for this job, this file's step and node, this cluster
+ * and these record bytes.  0, or -1 with err. */
+static int check_signed_for(const char *name, const struct payload_fields *f, uint64_t expect_job,
+                            uint64_t fstep, const char *fnode, const char *cluster,
+                            const char *record, size_t rlen, char *err, size_t errlen)
+{
+	char hash[2 * LWM2_SHA256_LEN + 1];
+
+	if (f->job != expect_job)
+		return lwm2_errprintf(
+		    EPERM, err, errlen,
+		    "%s: signed for job %llu, not job %llu (copied from another job)", name,
+		    (unsigned long long)f->job, (unsigned long long)expect_job);
+	if (f->step != fstep || strcmp(f->node, fnode) != 0)
+		return lwm2_errprintf(EPERM, err, errlen,
+		                      "%s: signed for step %llu on node %s (renamed file)", name,
+		                      (unsigned long long)f->step, f->node);
+	if (cluster && strcmp(cluster, f->cluster) != 0)
+		return lwm2_errprintf(EPERM, err, errlen, "%s: signed on cluster %s, not %s", name,
+		                      f->cluster, cluster);
+	lwm2_sha256_hex(record, rlen, hash);
+	if (strcmp(hash, f->hash) != 0)
+		return lwm2_errprintf(EPERM, err, errlen,
+		                      "%s: record changed after it was signed (hash mismatch)",
+		                      name);
+	return 0;
+}
+
+/* The record's JSON, valid, saying what its signature says; NULL with err. */
+static json_object *parse_record(const char *name, const char *record, size_t rlen,
+                                 const struct payload_fields *f, char *err, size_t errlen)
+{
+	json_tokener *tok = json_tokener_new_ex(64);
+	json_object *rec;
+	char verr[256];
+	const char *s;
+	int64_t v;
+
+	if (!tok) {
+		lwm2_errprintf(ENOMEM, err, errlen, "%s: out of memory", name);
+		return NULL;
+	}
+	rec = json_tokener_parse_ex(tok, record, (int)rlen);
+	if (!rec || json_tokener_get_error(tok) != json_tokener_success ||
+	    tok->char_offset != (int)rlen) {
+		json_object_put(rec);
+		lwm2_errprintf(EINVAL, err, errlen, "%s: record is not valid JSON", name);
+		json_tokener_free(tok);
+		return NULL;
+	}
+	json_tokener_free(tok);
+	if (lwm2_node_validate(rec, verr, sizeof(verr)) != 0) {
+		lwm2_errprintf(EINVAL, err, errlen, "%s: %s", name, verr);
+		json_object_put(rec);
+		return NULL;
+	}
+	/* The record must say what its signature says. */
+	s = ju_str(rec, "node");
+	if (!ju_int(rec, "job_id", &v) || (uint64_t)v != f->job || !ju_int(rec, "step_id", &v) ||
+	    (uint64_t)v != f->step || !s || strcmp(s, f->node) != 0 ||
+	    !(s = ju_str(rec, "cluster")) || strcmp(s, f->cluster) != 0) {
+		lwm2_errprintf(EPERM, err, errlen, "%s: record identity differs from its signature",
+		               name);
+		json_object_put(rec);
+		return NULL;
+	}
+	return rec;
+}
+
 json_object *lwm2_node_read_verified(int dirfd, const char *name, uint64_t expect_job,
                                      const struct lwm2_verify_opts *opts, char *err, size_t errlen)
 {
 	static const struct lwm2_verify_opts dflt = {0};
 	struct lwm2_verify_opts o = opts ? *opts : dflt;
 	struct payload_fields f;
-	char fnode[256], hash[2 * LWM2_SHA256_LEN + 1], verr[256];
-	uint64_t fstep, clen, rlen;
-	char *buf = NULL, *cred = NULL, *nl, *sp;
-	void *pl = NULL;
-	int plen = 0, e = EINVAL;
-	uid_t uid;
-	gid_t gid;
-	size_t got = 0, hlen;
-	munge_ctx_t ctx = NULL;
-	munge_err_t me;
+	struct frame fr = {0};
+	char fnode[256], verr[256];
+	uint64_t fstep;
+	char *buf = NULL, *cred = NULL;
+	size_t got = 0;
 	json_object *rec = NULL;
-	json_tokener *tok;
-	int64_t v;
-	const char *s;
+	int e;
 
 	if (!o.max_size)
 		o.max_size = LWM2_NODE_FILE_MAX;
@@ -330,125 +471,18 @@ json_object *lwm2_node_read_verified(int dirfd, const char *name, uint64_t expec
 		lwm2_errprintf(errno, err, errlen, "%s: %s", name, verr);
 		return NULL;
 	}
-
-	/* Frame: header line, credential line, record, newline; lengths must
-	 * add up to the file exactly. */
-	nl = memchr(buf, '\n', got < 64 ? got : 64);
-	if (!nl || strncmp(buf, HEADER_TAG, strlen(HEADER_TAG)) != 0) {
-		lwm2_errprintf(EINVAL, err, errlen,
-		               "%s: not a signed lwm2 node record (bad header)", name);
+	if (read_frame(name, buf, got, &fr, err, errlen) != 0)
 		goto out;
-	}
-	sp = strchr(buf + strlen(HEADER_TAG), ' ');
-	if (!sp || sp > nl ||
-	    !parse_u64(buf + strlen(HEADER_TAG), (size_t)(sp - buf) - strlen(HEADER_TAG), &clen) ||
-	    !parse_u64(sp + 1, (size_t)(nl - sp - 1), &rlen)) {
-		lwm2_errprintf(EINVAL, err, errlen, "%s: bad header lengths", name);
-		goto out;
-	}
-	hlen = (size_t)(nl + 1 - buf);
-	if (clen > got || rlen > got || rlen > INT32_MAX || hlen + clen + 1 + rlen + 1 != got ||
-	    buf[hlen + clen] != '\n' || buf[got - 1] != '\n') {
-		lwm2_errprintf(EINVAL, err, errlen,
-		               "%s: truncated or padded (%zu bytes, header says %llu)", name, got,
-		               (unsigned long long)(hlen + clen + rlen + 2));
-		goto out;
-	}
-	cred = strndup(buf + hlen, clen);
-	if (!cred) {
+	if (!(cred = strndup(buf + fr.hlen, fr.clen))) {
 		lwm2_errprintf(ENOMEM, err, errlen, "%s: out of memory", name);
 		goto out;
 	}
-	if (o.munge_socket) {
-		ctx = munge_ctx_create();
-		if (!ctx ||
-		    munge_ctx_set(ctx, MUNGE_OPT_SOCKET, o.munge_socket) != EMUNGE_SUCCESS) {
-			lwm2_errprintf(ENOMEM, err, errlen, "%s: couldn't set up munge", name);
-			goto out;
-		}
-	}
-	me = munge_decode(cred, ctx, &pl, &plen, &uid, &gid);
-	/* Replayed or expired still carry uid and payload: a record read
-	 * again after a jobcomp restart, or long after its step, is as
-	 * trustworthy as the first time (see lwm2_digest.h). */
-	if (me != EMUNGE_SUCCESS && me != EMUNGE_CRED_REPLAYED && me != EMUNGE_CRED_EXPIRED) {
-		lwm2_errprintf(me == EMUNGE_SOCKET || me == EMUNGE_TIMEOUT ? EAGAIN : EPERM, err,
-		               errlen, "%s: credential rejected: %s", name, munge_strerror(me));
-		goto out;
-	}
-	if (uid != o.uid) {
-		lwm2_errprintf(
-		    EPERM, err, errlen,
-		    "%s: signed by uid %u, not %u: not written by slurmstepd (forged record)", name,
-		    (unsigned)uid, (unsigned)o.uid);
-		goto out;
-	}
-	if (!pl || plen <= 0 || !parse_payload(pl, (size_t)plen, &f)) {
-		lwm2_errprintf(EPERM, err, errlen,
-		               "%s: credential payload is not an lwm2 node signature", name);
-		goto out;
-	}
-	if (f.job != expect_job) {
-		lwm2_errprintf(EPERM, err, errlen,
-		               "%s: signed for job %llu, not job %llu (copied from another job)",
-		               name, (unsigned long long)f.job, (unsigned long long)expect_job);
-		goto out;
-	}
-	if (f.step != fstep || strcmp(f.node, fnode) != 0) {
-		lwm2_errprintf(EPERM, err, errlen,
-		               "%s: signed for step %llu on node %s (renamed file)", name,
-		               (unsigned long long)f.step, f.node);
-		goto out;
-	}
-	if (o.cluster && strcmp(o.cluster, f.cluster) != 0) {
-		lwm2_errprintf(EPERM, err, errlen, "%s: signed on cluster %s, not %s", name,
-		               f.cluster, o.cluster);
-		goto out;
-	}
-	lwm2_sha256_hex(buf + hlen + clen + 1, rlen, hash);
-	if (strcmp(hash, f.hash) != 0) {
-		lwm2_errprintf(EPERM, err, errlen,
-		               "%s: record changed after it was signed (hash mismatch)", name);
-		goto out;
-	}
-	tok = json_tokener_new_ex(64);
-	if (!tok) {
-		lwm2_errprintf(ENOMEM, err, errlen, "%s: out of memory", name);
-		goto out;
-	}
-	rec = json_tokener_parse_ex(tok, buf + hlen + clen + 1, (int)rlen);
-	if (!rec || json_tokener_get_error(tok) != json_tokener_success ||
-	    tok->char_offset != (int)rlen) {
-		json_object_put(rec);
-		rec = NULL;
-		lwm2_errprintf(EINVAL, err, errlen, "%s: record is not valid JSON", name);
-		json_tokener_free(tok);
-		goto out;
-	}
-	json_tokener_free(tok);
-	if (lwm2_node_validate(rec, verr, sizeof(verr)) != 0) {
-		lwm2_errprintf(EINVAL, err, errlen, "%s: %s", name, verr);
-		goto out_put;
-	}
-	/* The record must say what its signature says. */
-	s = ju_str(rec, "node");
-	if (!ju_int(rec, "job_id", &v) || (uint64_t)v != f.job || !ju_int(rec, "step_id", &v) ||
-	    (uint64_t)v != f.step || !s || strcmp(s, f.node) != 0 ||
-	    !(s = ju_str(rec, "cluster")) || strcmp(s, f.cluster) != 0) {
-		lwm2_errprintf(EPERM, err, errlen, "%s: record identity differs from its signature",
-		               name);
-		goto out_put;
-	}
-	e = 0;
-	goto out;
-out_put:
-	json_object_put(rec);
-	rec = NULL;
+	if (decode_cred(name, cred, &o, &f, err, errlen) == 0 &&
+	    check_signed_for(name, &f, expect_job, fstep, fnode, o.cluster,
+	                     buf + fr.hlen + fr.clen + 1, fr.rlen, err, errlen) == 0)
+		rec = parse_record(name, buf + fr.hlen + fr.clen + 1, fr.rlen, &f, err, errlen);
 out:
 	e = rec ? 0 : errno;
-	if (ctx)
-		munge_ctx_destroy(ctx);
-	free(pl);
 	free(cred);
 	free(buf);
 	if (!rec)
