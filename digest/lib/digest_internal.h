@@ -3,6 +3,8 @@
 #ifndef LWM2_DIGEST_INTERNAL_H
 #define LWM2_DIGEST_INTERNAL_H
 
+#include <string.h>
+
 #include "jsonutil.h"
 #include "lwm2_digest.h"
 
@@ -57,6 +59,21 @@ static inline size_t lwm2_utf8_char(const unsigned char *s, size_t n)
 		if ((s[i] & 0xc0) != 0x80)
 			return 0;
 	return len;
+}
+
+/* The order of executables in a digest, heavier first: by processes, then
+ * CPU time, then name; by CPU time first with cpu_first.  For qsort's
+ * comparators of the tables that hold them (job.c, node.c). */
+static inline int lwm2_cmp_exe(uint64_t pa, uint64_t ca, const char *na, uint64_t pb, uint64_t cb,
+                               const char *nb, int cpu_first)
+{
+	if (cpu_first && ca != cb)
+		return ca > cb ? -1 : 1;
+	if (pa != pb)
+		return pa > pb ? -1 : 1;
+	if (ca != cb)
+		return ca > cb ? -1 : 1;
+	return strcmp(na, nb);
 }
 
 #endif /* LWM2_DIGEST_INTERNAL_H */

@@ -128,20 +128,14 @@ static int cmp_ent_count(const void *a, const void *b)
 {
 	const struct exe_ent *x = a, *y = b;
 
-	if (x->processes != y->processes)
-		return x->processes > y->processes ? -1 : 1;
-	if (x->cpu_us != y->cpu_us)
-		return x->cpu_us > y->cpu_us ? -1 : 1;
-	return strcmp(x->name, y->name);
+	return lwm2_cmp_exe(x->processes, x->cpu_us, x->name, y->processes, y->cpu_us, y->name, 0);
 }
 
 static int cmp_ent_cpu(const void *a, const void *b)
 {
 	const struct exe_ent *x = a, *y = b;
 
-	if (x->cpu_us != y->cpu_us)
-		return x->cpu_us > y->cpu_us ? -1 : 1;
-	return cmp_ent_count(a, b);
+	return lwm2_cmp_exe(x->processes, x->cpu_us, x->name, y->processes, y->cpu_us, y->name, 1);
 }
 
 /* {"by_count": [...], "by_cpu": [...]}: the TOP_EXES first of each, or

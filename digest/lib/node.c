@@ -179,20 +179,14 @@ static int cmp_exe_count(const void *a, const void *b)
 {
 	const struct exe_acc *x = a, *y = b;
 
-	if (x->processes != y->processes)
-		return x->processes > y->processes ? -1 : 1;
-	if (x->cpu_us != y->cpu_us)
-		return x->cpu_us > y->cpu_us ? -1 : 1;
-	return strcmp(x->name, y->name);
+	return lwm2_cmp_exe(x->processes, x->cpu_us, x->name, y->processes, y->cpu_us, y->name, 0);
 }
 
 static int cmp_exe_cpu(const void *a, const void *b)
 {
 	const struct exe_acc *x = a, *y = b;
 
-	if (x->cpu_us != y->cpu_us)
-		return x->cpu_us > y->cpu_us ? -1 : 1;
-	return cmp_exe_count(a, b);
+	return lwm2_cmp_exe(x->processes, x->cpu_us, x->name, y->processes, y->cpu_us, y->name, 1);
 }
 
 /* The top NODE_EXES_TOP by count and by CPU time (their union), by count. */
