@@ -116,6 +116,8 @@ static json_object *mk_node(uint32_t step)
 		set_id(recs[i], i < 4 ? "/opt/app/bin/solver" : exe, i == 3 ? 2 : 1);
 		snprintf(ctr, sizeof(ctr), "podman:localhost/tool%d:latest", i);
 		lwm2_record_set_container(recs[i], i < 4 ? "charliecloud:/img/solver" : ctr);
+		recs[i]->clock_source = LWM2_CLOCK_TSC; /* lwm2_cost's clock */
+		recs[i]->clock_cost_ps = 9000;
 		if (i < 4) {
 			recs[i]->view_queries = 3; /* the "view" member */
 			recs[i]->view_ns = 30000;
