@@ -31,7 +31,7 @@ chmod 755 "$shim/mailprog"
 JOBCOMP_MAILPROG=$shim/mailprog
 jobcomp_setup "MailWait=90" "VerifyWindow=0"
 echo "$LWM2_CLUSTER_DIR/etc/lwm2.conf" >"$shim/conf-path"
-plan 8
+plan 12
 
 # message NAME: the message in the mailbox whose subject names the job
 # (the mailbox is shared with everything else on this machine).
@@ -69,6 +69,8 @@ mail_case() {
 	case $m in *"Subject: "*"Job_id=$job Name=$name Ended"*) ok "$what: delivered into $mbox" ;; *) not_ok "$what: delivered into $mbox" && diag "$(tail -n 5 /var/log/exim4/mainlog 2>/dev/null)" ;; esac
 	case $m in *"To: $TEST_USER"*) ok "$what: to the user" ;; *) not_ok "$what: to the user" && diag "$m" ;; esac
 	case $m in *"Job $job, user $TEST_USER"*) ok "$what: the body is the job's digest" ;; *) not_ok "$what: the body is the job's digest" && diag "$m" ;; esac
+	case $m in *"Fit (asked for against used)"*"Memory: "*) ok "$what: the digest's fit block" ;; *) not_ok "$what: the digest's fit block" && diag "$m" ;; esac
+	case $m in *"lwm2 used "*" s (estimated: "*) ok "$what: lwm2's own cost" ;; *) not_ok "$what: lwm2's own cost" && diag "$m" ;; esac
 }
 
 # lwm2.conf is read by lwm2-mail each time: no restart between the cases
