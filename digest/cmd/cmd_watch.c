@@ -173,22 +173,208 @@ static void waste_check(struct run *R, const struct lwm2_live_job *j, json_objec
 	}
 }
 
+/* What one look at a job's processes gives: their records (kept as the
+ * job's previous look for the next run), the change of each since that
+ * previous look, and the window the changes span. */
+struct look {
+	json_object *obs;
+	struct lwm2_live_delta *d;
+	bool *mpi;
+	size_t nr, nmpi, nall;
+	int64_t wstart, wend;
+	double cpu_s; /* of every process seen, for the waste mail */
+};
+
+/* The same process (pid, node) in the previous look, into *before. */
+static bool rank_before(json_object *prev, const struct lwm2_live_rank *now,
+                        struct lwm2_live_rank *before)
+{
+	for (size_t p = 0; prev && p < json_object_array_length(prev); p++) {
+		json_object *q = json_object_array_get_idx(prev, p);
+		lwm2_live_rank_from_json(before, q, ju_str(q, "node"));
+		if (before->pid == now->pid && !strcmp(before->node, now->node))
+			return true;
+	}
+	return false;
+}
+
+/* One process of a node's answer: into the look, with its change since
+ * the previous look (zero for a process new to this look). */
+static void look_rank(const struct lwm2_live_conf *c, struct look *L, json_object *r,
+                      const char *node, json_object *prev)
+{
+	struct lwm2_live_rank now, before;
+	struct lwm2_live_delta *g;
+	bool found;
+	bool *m;
+
+	json_object_object_add(r, "node", json_object_new_string(node ? node : "?"));
+	lwm2_live_rank_from_json(&now, r, node);
+	L->cpu_s += (double)now.cpu_us / 1e6;
+	L->nall++;
+	json_object_array_add(L->obs, json_object_get(r));
+	found = rank_before(prev, &now, &before);
+	if (!(g = realloc(L->d, (L->nr + 1) * sizeof(*L->d))))
+		return;
+	L->d = g;
+	if (!(m = realloc(L->mpi, (L->nr + 1) * sizeof(*L->mpi))))
+		return;
+	L->mpi = m;
+	L->mpi[L->nr] = now.rank >= 0;
+	L->nmpi += L->mpi[L->nr];
+	if (found) {
+		lwm2_live_delta(&c->rule, &before, &now, &L->d[L->nr]);
+		if (before.update_ns / 1000000000 < L->wstart)
+			L->wstart = before.update_ns / 1000000000;
+	} else {
+		memset(&L->d[L->nr], 0, sizeof(L->d[L->nr]));
+	}
+	if (now.update_ns / 1000000000 > L->wend)
+		L->wend = now.update_ns / 1000000000;
+	L->nr++;
+}
+
+/* Every process of every node's answer, against the previous look. */
+static void look_job(const struct lwm2_live_conf *c, struct look *L, json_object *docs, size_t nd,
+                     json_object *prev)
+{
+	for (size_t i = 0; i < nd; i++) {
+		json_object *doc = json_object_array_get_idx(docs, i);
+		json_object *rk = ju_get(doc, "ranks", json_type_array);
+		const char *node = ju_str(doc, "node");
+
+		for (size_t k = 0; rk && k < json_object_array_length(rk); k++)
+			look_rank(c, L, json_object_array_get_idx(rk, k), node, prev);
+	}
+	/* In a job with MPI ranks, the ranks are the job: the batch shell
+	 * and srun only wait for them (and srun's threads use a little CPU
+	 * even then).  Without MPI every process counts. */
+	if (L->nmpi && L->nmpi < L->nr) {
+		size_t k = 0;
+		for (size_t i = 0; i < L->nr; i++)
+			if (L->mpi[i])
+				L->d[k++] = L->d[i];
+		L->nr = k;
+	}
+	free(L->mpi);
+	L->mpi = NULL;
+}
+
+/* The job's entry in the state file, made if it has none. */
+static json_object *job_state(struct run *R, const char *key)
+{
+	json_object *jobs = ju_get(R->state, "jobs", json_type_object), *js;
+
+	if (!json_object_object_get_ex(jobs, key, &js) ||
+	    !json_object_is_type(js, json_type_object)) {
+		js = json_object_new_object();
+		json_object_object_add(jobs, key, js);
+	}
+	return js;
+}
+
+/* The notice on a flagged job, as WatchAction says (the report only, the
+ * log, or a mail to the owner at most once per WatchUserInterval); what
+ * was done, for the report. */
+static const char *notice_send(struct run *R, const struct lwm2_live_job *j, uint64_t id,
+                               json_object *js, const char *subject, const char *body,
+                               int64_t for_s)
+{
+	const struct lwm2_live_conf *c = R->c;
+	json_object *users = ju_get(R->state, "users", json_type_object);
+	int64_t umail = geti(users, j->user);
+
+	if (c->action == LWM2_WATCH_LOG && !R->dry) {
+		syslog(LOG_WARNING, "%s (for %" PRId64 " s)", subject, for_s);
+		return "log";
+	}
+	if (c->action != LWM2_WATCH_MAIL || R->dry)
+		return "report";
+	if (umail && R->now - umail < (int64_t)c->user_interval_s)
+		return "mail held (user interval)";
+	if (send_mail(c, j->user, subject, body) != 0) {
+		syslog(LOG_ERR, "couldn't mail %s about job %" PRIu64, j->user, id);
+		return "mail failed";
+	}
+	json_object_object_add(users, j->user, json_object_new_int64(R->now));
+	if (!geti(js, "mailed"))
+		json_object_object_add(js, "mailed", json_object_new_int64(R->now));
+	R->mailed++;
+	return "mail";
+}
+
+/* Cancelled only once the owner was told, by mail, and had
+ * WatchCancelAfter seconds to act. */
+static void cancel_check(struct run *R, const struct lwm2_live_job *j, uint64_t id, json_object *js,
+                         json_object *line, const struct lwm2_live_track *tr, bool standing)
+{
+	const struct lwm2_live_conf *c = R->c;
+	int64_t mailed = geti(js, "mailed");
+
+	if (!c->cancel || standing || !mailed || R->now - mailed < (int64_t)c->cancel_after_s)
+		return;
+	if (R->dry) {
+		ju_add(line, "cancel", json_object_new_string("due"));
+	} else if (slurm_kill_job((uint32_t)id, SIGKILL, 0) == 0) {
+		syslog(LOG_WARNING, "cancelled job %" PRIu64 " of %s: %s since %" PRId64, id,
+		       j->user, lwm2_live_verdict_name(tr->verdict), tr->since);
+		ju_add(line, "cancel", json_object_new_string("done"));
+		R->cancelled++;
+	} else {
+		ju_add(line, "cancel", json_object_new_string(slurm_strerror(errno)));
+	}
+}
+
+/* A job flagged (stuck, idle or underused for long enough, or still so
+ * from a previous notice): its notice, unless one went out less than
+ * WatchJobInterval ago or the look judged nothing new, then its cancel. */
+static void flag_job(struct run *R, const struct lwm2_live_job *j, uint64_t id, json_object *js,
+                     json_object *line, const struct lwm2_live_track *tr, int64_t wend,
+                     bool standing)
+{
+	const struct lwm2_live_conf *c = R->c;
+	int64_t noticed = geti(js, "noticed");
+	char subject[256], body[2048];
+
+	R->flagged++;
+	ju_add(line, "flagged", json_object_new_boolean(true));
+	snprintf(subject, sizeof(subject), "lwm2: job %" PRIu64 " looks %s", id,
+	         tr->verdict == LWM2_VERDICT_STUCK_MPI ? "stuck in MPI"
+	         : tr->verdict == LWM2_VERDICT_IDLE    ? "idle"
+	                                               : "underused");
+	snprintf(body, sizeof(body),
+	         "Job %" PRIu64 " of user %s on %s has looked %s for %" PRId64
+	         " s:\n%s.\n\nSee it with: lwm2 top -j %" PRIu64 "\n%s",
+	         id, j->user, j->nodes, lwm2_live_verdict_name(tr->verdict), wend - tr->since,
+	         verdict_text(tr->verdict), id,
+	         c->cancel ? "If it stays so, the site's policy cancels it after the "
+	                     "notice period (WatchCancelAfter).\n"
+	                   : "");
+	if (noticed && R->now - noticed < (int64_t)c->job_interval_s) {
+		ju_add(line, "notice", json_object_new_string("held (job interval)"));
+	} else if (standing) {
+		ju_add(line, "notice", json_object_new_string("held (no fresh look)"));
+	} else {
+		const char *how = notice_send(R, j, id, js, subject, body, wend - tr->since);
+
+		if (!R->dry)
+			json_object_object_add(js, "noticed", json_object_new_int64(R->now));
+		ju_add(line, "notice", json_object_new_string(how));
+	}
+	cancel_check(R, j, id, js, line, tr, standing);
+}
+
 static void check_job(struct run *R, uint64_t id)
 {
 	const struct lwm2_live_conf *c = R->c;
 	struct lwm2_live_job j;
 	char err[1024] = "", key[32];
-	json_object *docs, *jobs = ju_get(R->state, "jobs", json_type_object), *js, *prev, *obs;
-	struct lwm2_live_delta *d = NULL;
+	json_object *docs, *js, *line;
+	struct look L = {.wstart = INT64_MAX};
 	struct lwm2_live_track tr;
-	size_t nd = 0, nr = 0, nmpi = 0;
-	bool *mpi = NULL;
-	int64_t wstart = INT64_MAX, wend = 0;
+	size_t nd;
 	enum lwm2_live_verdict v;
 	bool judged, lasting, standing;
-	json_object *line;
-	double cpu_s = 0; /* of every process seen, for the waste mail */
-	size_t nall = 0;
 
 	if (lwm2_live_job_get(id, NULL, &j, err, sizeof(err)) != 0)
 		return; /* ended meanwhile, or no step to look into */
@@ -204,91 +390,29 @@ static void check_job(struct run *R, uint64_t id)
 	ju_add(line, "nodes", json_object_new_int((int)j.node_count));
 	if (nd)
 		R->answered++;
-	if (!json_object_object_get_ex(jobs, key, &js) ||
-	    !json_object_is_type(js, json_type_object)) {
-		js = json_object_new_object();
-		json_object_object_add(jobs, key, js);
-	}
-	prev = ju_get(js, "obs", json_type_array);
-	obs = json_object_new_array();
-	for (size_t i = 0; i < nd; i++) {
-		json_object *doc = json_object_array_get_idx(docs, i);
-		json_object *rk = ju_get(doc, "ranks", json_type_array);
-		const char *node = ju_str(doc, "node");
-
-		for (size_t k = 0; rk && k < json_object_array_length(rk); k++) {
-			json_object *r = json_object_array_get_idx(rk, k);
-			struct lwm2_live_rank now, before;
-			struct lwm2_live_delta *g;
-			bool found = false;
-
-			json_object_object_add(r, "node",
-			                       json_object_new_string(node ? node : "?"));
-			lwm2_live_rank_from_json(&now, r, node);
-			cpu_s += (double)now.cpu_us / 1e6;
-			nall++;
-			json_object_array_add(obs, json_object_get(r));
-			for (size_t p = 0; prev && p < json_object_array_length(prev); p++) {
-				json_object *q = json_object_array_get_idx(prev, p);
-				lwm2_live_rank_from_json(&before, q, ju_str(q, "node"));
-				if (before.pid == now.pid && !strcmp(before.node, now.node)) {
-					found = true;
-					break;
-				}
-			}
-			if (!(g = realloc(d, (nr + 1) * sizeof(*d))))
-				continue;
-			d = g;
-			{
-				bool *m = realloc(mpi, (nr + 1) * sizeof(*mpi));
-				if (!m)
-					continue;
-				mpi = m;
-				mpi[nr] = now.rank >= 0;
-				nmpi += mpi[nr];
-			}
-			if (found) {
-				lwm2_live_delta(&c->rule, &before, &now, &d[nr]);
-				if (before.update_ns / 1000000000 < wstart)
-					wstart = before.update_ns / 1000000000;
-			} else {
-				memset(&d[nr], 0, sizeof(d[nr]));
-			}
-			if (now.update_ns / 1000000000 > wend)
-				wend = now.update_ns / 1000000000;
-			nr++;
-		}
-	}
+	js = job_state(R, key);
+	L.obs = json_object_new_array();
+	look_job(c, &L, docs, nd, ju_get(js, "obs", json_type_array));
 	json_object_put(docs);
-	/* In a job with MPI ranks, the ranks are the job: the batch shell
-	 * and srun only wait for them (and srun's threads use a little CPU
-	 * even then).  Without MPI every process counts. */
-	if (nmpi && nmpi < nr) {
-		size_t k = 0;
-		for (size_t i = 0; i < nr; i++)
-			if (mpi[i])
-				d[k++] = d[i];
-		nr = k;
-	}
-	free(mpi);
 	/* a node that did not answer leaves the window unjudged */
-	v = nr && nd == j.node_count ? lwm2_live_judge(&c->rule, d, nr, j.cpus_per_task, &judged)
-	                             : (judged = false, LWM2_VERDICT_NONE);
-	free(d);
+	v = L.nr && nd == j.node_count
+	        ? lwm2_live_judge(&c->rule, L.d, L.nr, j.cpus_per_task, &judged)
+	        : (judged = false, LWM2_VERDICT_NONE);
+	free(L.d);
 	tr.verdict = (enum lwm2_live_verdict)geti(js, "verdict");
 	tr.since = geti(js, "since");
-	lasting = lwm2_live_track_update(&c->rule, &tr, v, judged, wstart, wend);
+	lasting = lwm2_live_track_update(&c->rule, &tr, v, judged, L.wstart, L.wend);
 	json_object_object_add(js, "verdict", json_object_new_int(tr.verdict));
 	json_object_object_add(js, "since", json_object_new_int64(tr.since));
 	json_object_object_add(js, "user", json_object_new_string(j.user));
 	if (nd)
-		json_object_object_add(js, "obs", obs);
+		json_object_object_add(js, "obs", L.obs);
 	else
-		json_object_put(obs);
+		json_object_put(L.obs);
 	ju_add(line, "judged", json_object_new_boolean(judged));
 	ju_add(line, "verdict", json_object_new_string(lwm2_live_verdict_name(tr.verdict)));
 	if (tr.since)
-		ju_add(line, "for_s", json_object_new_int64(wend - tr.since));
+		ju_add(line, "for_s", json_object_new_int64(L.wend - tr.since));
 	if (*err)
 		ju_add(line, "error", json_object_new_string(err));
 	/* A look that judged nothing (a record that did not move since the
@@ -297,75 +421,7 @@ static void check_job(struct run *R, uint64_t id)
 	 * out on it. */
 	standing = !judged && tr.verdict != LWM2_VERDICT_NONE && geti(js, "noticed");
 	if (lasting || standing) {
-		int64_t noticed = geti(js, "noticed");
-		json_object *users = ju_get(R->state, "users", json_type_object);
-		int64_t umail = geti(users, j.user);
-		char subject[256], body[2048];
-
-		R->flagged++;
-		ju_add(line, "flagged", json_object_new_boolean(true));
-		snprintf(subject, sizeof(subject), "lwm2: job %" PRIu64 " looks %s", id,
-		         tr.verdict == LWM2_VERDICT_STUCK_MPI ? "stuck in MPI"
-		         : tr.verdict == LWM2_VERDICT_IDLE    ? "idle"
-		                                              : "underused");
-		snprintf(body, sizeof(body),
-		         "Job %" PRIu64 " of user %s on %s has looked %s for %" PRId64
-		         " s:\n%s.\n\nSee it with: lwm2 top -j %" PRIu64 "\n%s",
-		         id, j.user, j.nodes, lwm2_live_verdict_name(tr.verdict), wend - tr.since,
-		         verdict_text(tr.verdict), id,
-		         c->cancel ? "If it stays so, the site's policy cancels it after the "
-		                     "notice period (WatchCancelAfter).\n"
-		                   : "");
-		if (noticed && R->now - noticed < (int64_t)c->job_interval_s) {
-			ju_add(line, "notice", json_object_new_string("held (job interval)"));
-		} else if (standing) {
-			ju_add(line, "notice", json_object_new_string("held (no fresh look)"));
-		} else {
-			const char *how = "report";
-			if (c->action == LWM2_WATCH_LOG && !R->dry) {
-				syslog(LOG_WARNING, "%s (for %" PRId64 " s)", subject,
-				       wend - tr.since);
-				how = "log";
-			} else if (c->action == LWM2_WATCH_MAIL && !R->dry) {
-				if (umail && R->now - umail < (int64_t)c->user_interval_s) {
-					how = "mail held (user interval)";
-				} else if (send_mail(c, j.user, subject, body) == 0) {
-					json_object_object_add(users, j.user,
-					                       json_object_new_int64(R->now));
-					if (!geti(js, "mailed"))
-						json_object_object_add(
-						    js, "mailed", json_object_new_int64(R->now));
-					how = "mail";
-					R->mailed++;
-				} else {
-					how = "mail failed";
-					syslog(LOG_ERR, "couldn't mail %s about job %" PRIu64,
-					       j.user, id);
-				}
-			}
-			if (!R->dry)
-				json_object_object_add(js, "noticed",
-				                       json_object_new_int64(R->now));
-			ju_add(line, "notice", json_object_new_string(how));
-		}
-		/* cancelled only once the owner was told, by mail, and had
-		 * WatchCancelAfter seconds to act */
-		noticed = geti(js, "mailed");
-		if (c->cancel && !standing && noticed &&
-		    R->now - noticed >= (int64_t)c->cancel_after_s) {
-			if (R->dry) {
-				ju_add(line, "cancel", json_object_new_string("due"));
-			} else if (slurm_kill_job((uint32_t)id, SIGKILL, 0) == 0) {
-				syslog(LOG_WARNING,
-				       "cancelled job %" PRIu64 " of %s: %s since %" PRId64, id,
-				       j.user, lwm2_live_verdict_name(tr.verdict), tr.since);
-				ju_add(line, "cancel", json_object_new_string("done"));
-				R->cancelled++;
-			} else {
-				ju_add(line, "cancel",
-				       json_object_new_string(slurm_strerror(errno)));
-			}
-		}
+		flag_job(R, &j, id, js, line, &tr, L.wend, standing);
 	} else if (tr.verdict == LWM2_VERDICT_NONE) {
 		/* a job that recovered earns a fresh notice if it stalls again */
 		json_object_object_del(js, "noticed");
@@ -373,8 +429,8 @@ static void check_job(struct run *R, uint64_t id)
 	}
 	/* only with every node's processes seen: a node that did not answer
 	 * would count as cores left unused */
-	if (nall && nd == j.node_count)
-		waste_check(R, &j, js, line, cpu_s);
+	if (L.nall && nd == j.node_count)
+		waste_check(R, &j, js, line, L.cpu_s);
 	json_object_array_add(R->report, line);
 }
 
