@@ -210,65 +210,77 @@ static int run_opt(void *ctx, int key, char *arg)
 	return 0;
 }
 
-int lwm2_cmd_run(int argc, char **argv)
+/* The record directory: --keep's, made if need be, else a fresh one under
+ * $TMPDIR.  Returns 0, or 1 having said why. */
+static int record_dir(const char *keep, char *dir, size_t len)
 {
-	struct run_opts o = {0};
-	const char *slice, *keep, *json_out;
-	char lib[PATH_MAX], dir[PATH_MAX], host[256] = "localhost", comm[32], why[PATH_MAX * 3];
-	bool quiet;
-	struct lwm2_step_env env = {0};
-	int started[2], child_err = 0;
-	ssize_t got;
-	struct sigaction ign = {.sa_handler = SIG_IGN}, oint, oquit;
-	struct timespec t0, t1;
-	int status = 0, dfd;
-	pid_t pid;
-	json_object *node, *digest;
-	int first = lwm2_opt_parse(&run_spec, argc, argv, run_opt, &o);
-
-	if (first < 0)
-		return lwm2_opt_status(first);
-	slice = o.slice;
-	keep = o.keep;
-	json_out = o.json_out;
-	quiet = o.quiet;
-	if (first >= argc) {
-		fprintf(stderr, "lwm2: run: no command given\n");
-		return 2;
-	}
-	if (find_lib(lib, sizeof(lib)) != 0) {
-		fprintf(stderr, "lwm2: run: couldn't find liblwm2.so (tried %s): %s\n", lib,
-		        strerror(errno));
-		return 1;
-	}
 	if (keep) {
 		if (mkdir(keep, 0700) != 0 && errno != EEXIST) {
 			fprintf(stderr, "lwm2: run: couldn't create %s: %s\n", keep,
 			        strerror(errno));
 			return 1;
 		}
-		snprintf(dir, sizeof(dir), "%s", keep);
+		snprintf(dir, len, "%s", keep);
 	} else {
 		const char *tmp = getenv("TMPDIR");
-		snprintf(dir, sizeof(dir), "%s/lwm2-run-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+		snprintf(dir, len, "%s/lwm2-run-XXXXXX", tmp && *tmp ? tmp : "/tmp");
 		if (!mkdtemp(dir)) {
 			fprintf(stderr, "lwm2: run: couldn't create a record directory: %s\n",
 			        strerror(errno));
 			return 1;
 		}
 	}
-	env.lib = lib;
-	env.dir = dir;
-	env.slice = slice; /* else the library's default, or LWM2_SLICE set by hand */
-	env.root_ppid = (long)getpid();
+	return 0;
+}
+
+/* How the command ran: its wait status, the errno of a command that never
+ * started (0 where it did), the name it ran last, and when. */
+struct run_end_info {
+	int status, child_err;
+	char comm[32];
+	struct timespec t0, t1;
+};
+
+/* In the forked process: the step's environment, then the command; what
+ * keeps it from starting goes to the parent through started[1]. */
+__attribute__((noreturn)) static void run_child(const struct lwm2_step_env *env,
+                                                const int started[2], char **cmd,
+                                                const struct sigaction *oint,
+                                                const struct sigaction *oquit)
+{
+	int child_err;
+
+	sigaction(SIGINT, oint, NULL);
+	sigaction(SIGQUIT, oquit, NULL);
+	close(started[0]);
+	if (step_env(env) < 0) {
+		child_err = EINVAL;
+		(void)!write(started[1], &child_err, sizeof(child_err));
+		_exit(126);
+	}
+	execvp(cmd[0], cmd);
+	child_err = errno;
+	fprintf(stderr, "lwm2: run: couldn't run %s: %s\n", cmd[0], strerror(errno));
+	(void)!write(started[1], &child_err, sizeof(child_err));
+	_exit(child_err == ENOENT ? 127 : 126);
+}
+
+/* Runs the command to its end, into *r.  Returns 0, or 1 having said why
+ * it could not start one. */
+static int run_command(const struct lwm2_step_env *env, char **cmd, struct run_end_info *r)
+{
+	int started[2];
+	ssize_t got;
+	struct sigaction ign = {.sa_handler = SIG_IGN}, oint, oquit;
+	pid_t pid;
+
 	/* Closed by a successful exec: what comes through it is the errno of
 	 * a command that never started, which then needs no other reason. */
 	if (pipe2(started, O_CLOEXEC) < 0) {
 		fprintf(stderr, "lwm2: run: couldn't make a pipe: %s\n", strerror(errno));
 		return 1;
 	}
-	gethostname(host, sizeof(host) - 1);
-	clock_gettime(CLOCK_REALTIME, &t0);
+	clock_gettime(CLOCK_REALTIME, &r->t0);
 	/* Like system(3): a ^C goes to the command, and we live to report. */
 	sigaction(SIGINT, &ign, &oint);
 	sigaction(SIGQUIT, &ign, &oquit);
@@ -278,94 +290,98 @@ int lwm2_cmd_run(int argc, char **argv)
 		fprintf(stderr, "lwm2: run: couldn't fork: %s\n", strerror(errno));
 		return 1;
 	}
-	if (pid == 0) {
-		sigaction(SIGINT, &oint, NULL);
-		sigaction(SIGQUIT, &oquit, NULL);
-		close(started[0]);
-		if (step_env(&env) < 0) {
-			child_err = EINVAL;
-			(void)!write(started[1], &child_err, sizeof(child_err));
-			_exit(126);
-		}
-		execvp(argv[first], argv + first);
-		child_err = errno;
-		fprintf(stderr, "lwm2: run: couldn't run %s: %s\n", argv[first], strerror(errno));
-		(void)!write(started[1], &child_err, sizeof(child_err));
-		_exit(child_err == ENOENT ? 127 : 126);
-	}
+	if (pid == 0)
+		run_child(env, started, cmd, &oint, &oquit);
 	close(started[1]);
-	while ((got = read(started[0], &child_err, sizeof(child_err))) < 0 && errno == EINTR)
+	while ((got = read(started[0], &r->child_err, sizeof(r->child_err))) < 0 && errno == EINTR)
 		;
 	close(started[0]);
-	if (got != (ssize_t)sizeof(child_err))
-		child_err = 0;
-	last_comm(pid, comm, sizeof(comm));
-	while (waitpid(pid, &status, 0) < 0) {
+	if (got != (ssize_t)sizeof(r->child_err))
+		r->child_err = 0;
+	last_comm(pid, r->comm, sizeof(r->comm));
+	while (waitpid(pid, &r->status, 0) < 0) {
 		if (errno != EINTR) {
-			fprintf(stderr, "lwm2: run: couldn't wait for %s: %s\n", argv[first],
+			fprintf(stderr, "lwm2: run: couldn't wait for %s: %s\n", cmd[0],
 			        strerror(errno));
 			break;
 		}
 	}
-	clock_gettime(CLOCK_REALTIME, &t1);
+	clock_gettime(CLOCK_REALTIME, &r->t1);
 	sigaction(SIGINT, &oint, NULL);
 	sigaction(SIGQUIT, &oquit, NULL);
+	return 0;
+}
 
-	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	{
-		struct lwm2_node_ident id = {.cluster = "", .node = host};
-		struct lwm2_job_meta meta = {
-		    .cluster = "local",
-		    .nodes = host,
-		    .node_count = 1,
-		    .start = t0.tv_sec,
-		    .end = t1.tv_sec,
-		    .state = state_of(status),
-		};
-		/* Inside a Slurm allocation the cores asked for per task are
-		 * known; outside, every core of the machine is not a request. */
-		const char *cpt = getenv("SLURM_CPUS_PER_TASK");
-		if (cpt)
-			meta.cpus_per_task = (uint32_t)strtoul(cpt, NULL, 10);
-		node = dfd < 0 ? NULL : lwm2_node_merge(dfd, &id, log_stderr, NULL);
-		digest = node ? lwm2_job_digest_build(&meta, &node, 1) : NULL;
-	}
+/* The records in dir merged as one node (*node), and the digest of the
+ * run as a one-node job; NULL where there is none. */
+static json_object *run_digest(const char *dir, const char *host, const struct run_end_info *r,
+                               json_object **node)
+{
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct lwm2_node_ident id = {.cluster = "", .node = host};
+	struct lwm2_job_meta meta = {
+	    .cluster = "local",
+	    .nodes = host,
+	    .node_count = 1,
+	    .start = r->t0.tv_sec,
+	    .end = r->t1.tv_sec,
+	    .state = state_of(r->status),
+	};
+	/* Inside a Slurm allocation the cores asked for per task are
+	 * known; outside, every core of the machine is not a request. */
+	const char *cpt = getenv("SLURM_CPUS_PER_TASK");
+	json_object *digest;
+
+	if (cpt)
+		meta.cpus_per_task = (uint32_t)strtoul(cpt, NULL, 10);
+	*node = dfd < 0 ? NULL : lwm2_node_merge(dfd, &id, log_stderr, NULL);
+	digest = *node ? lwm2_job_digest_build(&meta, node, 1) : NULL;
 	if (dfd >= 0)
 		close(dfd);
+	return digest;
+}
+
+/* The digest on stderr (unless --quiet) and in --json's file; where
+ * nothing was measured, why. */
+static void run_report(json_object *digest, const struct run_opts *o, const char *dir, char **cmd,
+                       const struct run_end_info *r, const struct lwm2_step_env *env)
+{
+	char why[PATH_MAX * 3];
+
 	if (!digest) {
 		fprintf(stderr, "lwm2: run: couldn't merge the records in %s: %s\n", dir,
 		        strerror(errno));
 	} else if (!ju_int_or(ju_get(digest, LWM2_KEY_SCOPE, json_type_object), LWM2_KEY_PROCESSES,
 	                      0)) {
 		/* A command that never started was said already. */
-		if (!child_err) {
+		if (!r->child_err) {
 			struct lwm2_run_end end = {
-			    .cmd = argv[first], .status = status, .last_comm = comm};
+			    .cmd = cmd[0], .status = r->status, .last_comm = r->comm};
 
-			lwm2_run_why(&end, &env, why, sizeof(why));
-			fprintf(stderr, "lwm2: run: no records: %s was not measured: %s\n",
-			        argv[first], why);
+			lwm2_run_why(&end, env, why, sizeof(why));
+			fprintf(stderr, "lwm2: run: no records: %s was not measured: %s\n", cmd[0],
+			        why);
 		}
 	} else {
-		if (!quiet) {
+		if (!o->quiet) {
 			fputc('\n', stderr);
 			lwm2_digest_render(digest, stderr, NULL);
 		}
-		if (json_out) {
-			FILE *f = fopen(json_out, "we");
+		if (o->json_out) {
+			FILE *f = fopen(o->json_out, "we");
 			if (!f ||
 			    fputs(json_object_to_json_string_ext(digest, JSON_C_TO_STRING_PLAIN),
 			          f) == EOF ||
 			    fputc('\n', f) == EOF || fclose(f) != 0)
-				fprintf(stderr, "lwm2: run: couldn't write %s: %s\n", json_out,
+				fprintf(stderr, "lwm2: run: couldn't write %s: %s\n", o->json_out,
 				        strerror(errno));
 		}
 	}
-	json_object_put(digest);
-	json_object_put(node);
-	if (!keep)
-		remove_dir(dir);
-	fflush(NULL);
+}
+
+/* lwm2's exit as the command's: its status, or its signal. */
+static int exit_as(int status)
+{
 	if (WIFSIGNALED(status)) {
 		int sig = WTERMSIG(status);
 		sigset_t set;
@@ -378,4 +394,43 @@ int lwm2_cmd_run(int argc, char **argv)
 		return 128 + sig;
 	}
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
+int lwm2_cmd_run(int argc, char **argv)
+{
+	struct run_opts o = {0};
+	char lib[PATH_MAX], dir[PATH_MAX], host[256] = "localhost";
+	struct lwm2_step_env env = {0};
+	struct run_end_info r = {0};
+	json_object *node, *digest;
+	int first = lwm2_opt_parse(&run_spec, argc, argv, run_opt, &o);
+
+	if (first < 0)
+		return lwm2_opt_status(first);
+	if (first >= argc) {
+		fprintf(stderr, "lwm2: run: no command given\n");
+		return 2;
+	}
+	if (find_lib(lib, sizeof(lib)) != 0) {
+		fprintf(stderr, "lwm2: run: couldn't find liblwm2.so (tried %s): %s\n", lib,
+		        strerror(errno));
+		return 1;
+	}
+	if (record_dir(o.keep, dir, sizeof(dir)) != 0)
+		return 1;
+	env.lib = lib;
+	env.dir = dir;
+	env.slice = o.slice; /* else the library's default, or LWM2_SLICE set by hand */
+	env.root_ppid = (long)getpid();
+	gethostname(host, sizeof(host) - 1);
+	if (run_command(&env, argv + first, &r) != 0)
+		return 1;
+	digest = run_digest(dir, host, &r, &node);
+	run_report(digest, &o, dir, argv + first, &r, &env);
+	json_object_put(digest);
+	json_object_put(node);
+	if (!o.keep)
+		remove_dir(dir);
+	fflush(NULL);
+	return exit_as(r.status);
 }
