@@ -331,143 +331,159 @@ static void rules_fired(const struct lwm2_scope *s, bool *fired)
 		fired[r] = lwm2_guidance_fires(&lwm2_guidance_rules[r], s);
 }
 
-/* One scope (the job or a step) of both digests. */
-static void compare_scope(struct cmp *c, const char *title, int64_t step_id, json_object *ja,
-                          json_object *jb, uint32_t cpt_a, uint32_t cpt_b)
+/* A scope's heading: its JSON object (scope, step id, processes in A and
+ * B), or the title line and the metrics' column heads; NULL for text. */
+static json_object *scope_head(const struct cmp *c, const char *title, int64_t step_id,
+                               const struct lwm2_scope *sa, const struct lwm2_scope *sb)
 {
-	struct lwm2_scope sa, sb;
-	bool fa[64] = {0}, fb[64] = {0};
-	json_object *js = NULL, *jm = NULL, *g = NULL;
-	char va[32], vb[32], vd[32];
-	size_t nr = lwm2_nguidance_rules < 64 ? lwm2_nguidance_rules : 64;
+	json_object *js;
 
-	lwm2_scope_from_json(&sa, ja, title, cpt_a);
-	lwm2_scope_from_json(&sb, jb, title, cpt_b);
-	rules_fired(&sa, fa);
-	rules_fired(&sb, fb);
-	if (c->o->json) {
-		js = json_object_new_object();
-		ju_add(js, "scope", json_object_new_string(title));
-		if (step_id >= 0)
-			ju_add(js, "step_id", json_object_new_int64(step_id));
-		ju_add(js, "processes", json_object_new_array());
-		json_object_array_add(ju_get(js, LWM2_KEY_PROCESSES, json_type_array),
-		                      ju_u64(sa.processes));
-		json_object_array_add(ju_get(js, LWM2_KEY_PROCESSES, json_type_array),
-		                      ju_u64(sb.processes));
-		jm = json_object_new_array();
-	} else {
+	if (!c->o->json) {
 		printf("\n%s: %" PRIu64 " processes on %" PRIu64 " node(s) in A, %" PRIu64
 		       " on %" PRIu64 " in B\n",
-		       title, sa.processes, sa.nodes, sb.processes, sb.nodes);
+		       title, sa->processes, sa->nodes, sb->processes, sb->nodes);
 		printf("  %-20s %12s %12s %12s %9s\n", "metric", "A", "B", "change", "relative");
+		return NULL;
 	}
-	for (int k = 0; k < LWM2_NMETRICS; k++) {
-		const struct lwm2_metric_stat *a = &sa.stat[k], *b = &sb.stat[k];
-		const char *unit = lwm2_metric_units[k];
-		double d = 0, rel = NAN;
-		bool beyond = false;
-		char rb[24];
+	js = json_object_new_object();
+	ju_add(js, "scope", json_object_new_string(title));
+	if (step_id >= 0)
+		ju_add(js, "step_id", json_object_new_int64(step_id));
+	ju_add(js, "processes", json_object_new_array());
+	json_object_array_add(ju_get(js, LWM2_KEY_PROCESSES, json_type_array),
+	                      ju_u64(sa->processes));
+	json_object_array_add(ju_get(js, LWM2_KEY_PROCESSES, json_type_array),
+	                      ju_u64(sb->processes));
+	return js;
+}
 
-		if (!a->n && !b->n)
-			continue;
-		if (a->n && b->n) {
-			d = b->avg - a->avg;
-			if (a->avg != 0)
-				rel = 100.0 * d / fabs(a->avg);
-			beyond = a->avg != 0 ? fabs(rel) > c->o->threshold : b->avg != 0;
-		} else {
-			beyond = true; /* measured in one run only */
-		}
-		c->changed += beyond;
-		if (c->o->json) {
-			json_object *m = json_object_new_object();
+/* One metric of both scopes as JSON: the averages, their change, the
+ * ranges, why one is missing. */
+static json_object *metric_json(int k, const struct lwm2_metric_stat *a,
+                                const struct lwm2_metric_stat *b, double d, double rel, bool beyond)
+{
+	json_object *m = json_object_new_object();
 
-			ju_add(m, "id", json_object_new_string(lwm2_metric_ids[k]));
-			ju_add(m, "unit", json_object_new_string(unit));
-			ju_add(m, "a", a->n ? ju_double(a->avg) : NULL);
-			ju_add(m, "b", b->n ? ju_double(b->avg) : NULL);
-			if (a->n && b->n)
-				ju_add(m, "change", ju_double(d));
-			if (!isnan(rel))
-				ju_add(m, "relative_pct", ju_double(rel));
-			if (a->n && b->n) {
-				ju_add(m, "a_min_max", json_object_new_array());
-				json_object_array_add(ju_get(m, "a_min_max", json_type_array),
-				                      ju_double(a->min));
-				json_object_array_add(ju_get(m, "a_min_max", json_type_array),
-				                      ju_double(a->max));
-				ju_add(m, "b_min_max", json_object_new_array());
-				json_object_array_add(ju_get(m, "b_min_max", json_type_array),
-				                      ju_double(b->min));
-				json_object_array_add(ju_get(m, "b_min_max", json_type_array),
-				                      ju_double(b->max));
-			}
-			if (!a->n && a->reason)
-				ju_add(m, "a_missing", json_object_new_string(a->reason));
-			if (!b->n && b->reason)
-				ju_add(m, "b_missing", json_object_new_string(b->reason));
-			ju_add(m, "beyond_threshold", json_object_new_boolean(beyond));
-			json_object_array_add(jm, m);
-			continue;
-		}
-		snprintf(va, sizeof(va), "-");
-		snprintf(vb, sizeof(vb), "-");
-		snprintf(vd, sizeof(vd), "-");
-		snprintf(rb, sizeof(rb), "-");
-		if (a->n)
-			lwm2_format_value(a->avg, unit, va, sizeof(va));
-		if (b->n)
-			lwm2_format_value(b->avg, unit, vb, sizeof(vb));
-		if (a->n && b->n) {
-			lwm2_format_value(d, unit, vd, sizeof(vd));
-			if (d > 0) {
-				memmove(vd + 1, vd,
-				        strlen(vd) + 1 < sizeof(vd) - 1 ? strlen(vd) + 1
-				                                        : sizeof(vd) - 1);
-				vd[0] = '+';
-				vd[sizeof(vd) - 1] = '\0';
-			}
-			if (!isnan(rel))
-				snprintf(rb, sizeof(rb), "%+.1f %%", rel);
-			else if (d != 0)
-				snprintf(rb, sizeof(rb), "new");
-		} else {
-			snprintf(rb, sizeof(rb), a->n ? "only A" : "only B");
-		}
-		printf("%c %-20s %12s %12s %12s %9s\n", beyond ? '!' : ' ', lwm2_metric_ids[k], va,
-		       vb, vd, rb);
+	ju_add(m, "id", json_object_new_string(lwm2_metric_ids[k]));
+	ju_add(m, "unit", json_object_new_string(lwm2_metric_units[k]));
+	ju_add(m, "a", a->n ? ju_double(a->avg) : NULL);
+	ju_add(m, "b", b->n ? ju_double(b->avg) : NULL);
+	if (a->n && b->n)
+		ju_add(m, "change", ju_double(d));
+	if (!isnan(rel))
+		ju_add(m, "relative_pct", ju_double(rel));
+	if (a->n && b->n) {
+		ju_add(m, "a_min_max", json_object_new_array());
+		json_object_array_add(ju_get(m, "a_min_max", json_type_array), ju_double(a->min));
+		json_object_array_add(ju_get(m, "a_min_max", json_type_array), ju_double(a->max));
+		ju_add(m, "b_min_max", json_object_new_array());
+		json_object_array_add(ju_get(m, "b_min_max", json_type_array), ju_double(b->min));
+		json_object_array_add(ju_get(m, "b_min_max", json_type_array), ju_double(b->max));
 	}
-	if (c->o->json) {
-		json_object *ao = json_object_new_array(), *bo = json_object_new_array(),
-		            *both = json_object_new_array();
+	if (!a->n && a->reason)
+		ju_add(m, "a_missing", json_object_new_string(a->reason));
+	if (!b->n && b->reason)
+		ju_add(m, "b_missing", json_object_new_string(b->reason));
+	ju_add(m, "beyond_threshold", json_object_new_boolean(beyond));
+	return m;
+}
 
-		for (size_t r = 0; r < nr; r++) {
-			json_object *id = json_object_new_string(lwm2_guidance_rules[r].id);
+/* One metric of both scopes as a line of the table. */
+static void metric_line(int k, const struct lwm2_metric_stat *a, const struct lwm2_metric_stat *b,
+                        double d, double rel, bool beyond)
+{
+	const char *unit = lwm2_metric_units[k];
+	char va[32], vb[32], vd[32], rb[24];
 
-			if (fa[r] && fb[r])
-				json_object_array_add(both, id);
-			else if (fa[r])
-				json_object_array_add(ao, id);
-			else if (fb[r])
-				json_object_array_add(bo, id);
-			else
-				json_object_put(id);
-			c->changed += fa[r] != fb[r];
+	snprintf(va, sizeof(va), "-");
+	snprintf(vb, sizeof(vb), "-");
+	snprintf(vd, sizeof(vd), "-");
+	snprintf(rb, sizeof(rb), "-");
+	if (a->n)
+		lwm2_format_value(a->avg, unit, va, sizeof(va));
+	if (b->n)
+		lwm2_format_value(b->avg, unit, vb, sizeof(vb));
+	if (a->n && b->n) {
+		lwm2_format_value(d, unit, vd, sizeof(vd));
+		if (d > 0) {
+			memmove(vd + 1, vd,
+			        strlen(vd) + 1 < sizeof(vd) - 1 ? strlen(vd) + 1 : sizeof(vd) - 1);
+			vd[0] = '+';
+			vd[sizeof(vd) - 1] = '\0';
 		}
-		g = json_object_new_object();
-		ju_add(g, "a_only", ao);
-		ju_add(g, "b_only", bo);
-		ju_add(g, "both", both);
-		ju_add(js, "metrics", jm);
-		ju_add(js, "guidance", g);
-		json_object_array_add(c->scopes, js);
+		if (!isnan(rel))
+			snprintf(rb, sizeof(rb), "%+.1f %%", rel);
+		else if (d != 0)
+			snprintf(rb, sizeof(rb), "new");
+	} else {
+		snprintf(rb, sizeof(rb), a->n ? "only A" : "only B");
+	}
+	printf("%c %-20s %12s %12s %12s %9s\n", beyond ? '!' : ' ', lwm2_metric_ids[k], va, vb, vd,
+	       rb);
+}
+
+/* One metric of both scopes: its change, counted where beyond the
+ * threshold (or measured in one run only), into jm or the table. */
+static void compare_metric(struct cmp *c, int k, const struct lwm2_metric_stat *a,
+                           const struct lwm2_metric_stat *b, json_object *jm)
+{
+	double d = 0, rel = NAN;
+	bool beyond = false;
+
+	if (!a->n && !b->n)
 		return;
+	if (a->n && b->n) {
+		d = b->avg - a->avg;
+		if (a->avg != 0)
+			rel = 100.0 * d / fabs(a->avg);
+		beyond = a->avg != 0 ? fabs(rel) > c->o->threshold : b->avg != 0;
+	} else {
+		beyond = true; /* measured in one run only */
 	}
+	c->changed += beyond;
+	if (c->o->json)
+		json_object_array_add(jm, metric_json(k, a, b, d, rel, beyond));
+	else
+		metric_line(k, a, b, d, rel, beyond);
+}
+
+/* The guidance that fired in A only, in B only, in both, as JSON into
+ * the scope's object js (with its metrics jm), then js into the scopes. */
+static void guidance_json(struct cmp *c, const bool *fa, const bool *fb, size_t nr, json_object *js,
+                          json_object *jm)
+{
+	json_object *ao = json_object_new_array(), *bo = json_object_new_array(),
+	            *both = json_object_new_array(), *g;
+
+	for (size_t r = 0; r < nr; r++) {
+		json_object *id = json_object_new_string(lwm2_guidance_rules[r].id);
+
+		if (fa[r] && fb[r])
+			json_object_array_add(both, id);
+		else if (fa[r])
+			json_object_array_add(ao, id);
+		else if (fb[r])
+			json_object_array_add(bo, id);
+		else
+			json_object_put(id);
+		c->changed += fa[r] != fb[r];
+	}
+	g = json_object_new_object();
+	ju_add(g, "a_only", ao);
+	ju_add(g, "b_only", bo);
+	ju_add(g, "both", both);
+	ju_add(js, "metrics", jm);
+	ju_add(js, "guidance", g);
+	json_object_array_add(c->scopes, js);
+}
+
+/* The same, as up to three lines of text. */
+static void guidance_text(struct cmp *c, const bool *fa, const bool *fb, size_t nr)
+{
+	static const char *const head[] = {"guidance fired in A only", "guidance fired in B only",
+	                                   "guidance fired in both"};
+
 	for (int side = 0; side < 3; side++) {
-		static const char *const head[] = {"guidance fired in A only",
-		                                   "guidance fired in B only",
-		                                   "guidance fired in both"};
 		bool any = false;
 
 		for (size_t r = 0; r < nr; r++) {
@@ -486,6 +502,30 @@ static void compare_scope(struct cmp *c, const char *title, int64_t step_id, jso
 		if (any)
 			putchar('\n');
 	}
+}
+
+/* One scope (the job or a step) of both digests. */
+static void compare_scope(struct cmp *c, const char *title, int64_t step_id, json_object *ja,
+                          json_object *jb, uint32_t cpt_a, uint32_t cpt_b)
+{
+	struct lwm2_scope sa, sb;
+	bool fa[64] = {0}, fb[64] = {0};
+	json_object *js, *jm = NULL;
+	size_t nr = lwm2_nguidance_rules < 64 ? lwm2_nguidance_rules : 64;
+
+	lwm2_scope_from_json(&sa, ja, title, cpt_a);
+	lwm2_scope_from_json(&sb, jb, title, cpt_b);
+	rules_fired(&sa, fa);
+	rules_fired(&sb, fb);
+	js = scope_head(c, title, step_id, &sa, &sb);
+	if (c->o->json)
+		jm = json_object_new_array();
+	for (int k = 0; k < LWM2_NMETRICS; k++)
+		compare_metric(c, k, &sa.stat[k], &sb.stat[k], jm);
+	if (c->o->json)
+		guidance_json(c, fa, fb, nr, js, jm);
+	else
+		guidance_text(c, fa, fb, nr);
 }
 
 static void run_compare(struct cmp *c, struct side *s)
