@@ -70,6 +70,113 @@ static double num(json_object *o, const char *k)
 	return v;
 }
 
+/* The answer of node h among docs (the last, should it answer twice). */
+static json_object *node_doc(json_object *docs, size_t nd, const char *h)
+{
+	json_object *doc = NULL;
+
+	for (size_t i = 0; i < nd; i++) {
+		json_object *d = json_object_array_get_idx(docs, i);
+		const char *dn = ju_str(d, "node");
+		if (dn && !strcmp(dn, h))
+			doc = d;
+	}
+	return doc;
+}
+
+/* One rank of node h at time t: the last slice's shares and rates, the
+ * CPU use since the previous frame (or since its start); the rank goes
+ * into cur, its newest update into *newest. */
+static json_object *frame_rank(json_object *r, const char *h, int64_t t,
+                               const struct lwm2_live_rule *rule, const struct prev *prev,
+                               struct prev *cur, int64_t *newest)
+{
+	json_object *o = json_object_new_object();
+	json_object *ls = ju_get(r, "last_slice", json_type_object);
+	struct lwm2_live_rank lr;
+	const struct lwm2_live_rank *pr;
+	double L = num(r, "slice_length_s"), cpu;
+	struct lwm2_live_rank *nr;
+
+	lwm2_live_rank_from_json(&lr, r, h);
+	if (lr.update_ns > *newest)
+		*newest = lr.update_ns;
+	ju_add(o, "step", json_object_get(ju_get(r, "step", json_type_string)));
+	ju_add(o, "rank", json_object_new_int(lr.rank));
+	ju_add(o, "task", json_object_new_int(lr.task));
+	ju_add(o, "pid", json_object_new_int(lr.pid));
+	ju_add(o, "exe", json_object_get(ju_get(r, "exe", json_type_string)));
+	ju_add(o, "age_s", ju_double((double)(t - lr.update_ns) / 1e9));
+	if (ls && L > 0) {
+		ju_add(o, "slice_s", ju_double(L));
+		ju_add(o, "mpi_pct", ju_double(num(ls, "mpi_ns") / (L * 1e7)));
+		ju_add(o, "io_pct", ju_double(num(ls, "io_ns") / (L * 1e7)));
+		ju_add(o, "read_Bps", ju_double(num(ls, "read_bytes") / L));
+		ju_add(o, "write_Bps", ju_double(num(ls, "write_bytes") / L));
+		ju_add(o, "mpi_Bps", ju_double(num(ls, "mpi_bytes") / L));
+	}
+	pr = find_prev(prev, &lr);
+	if (pr && lr.update_ns > pr->update_ns) {
+		struct lwm2_live_delta d;
+		lwm2_live_delta(rule, pr, &lr, &d);
+		cpu = d.cpu;
+		ju_add(o, "cpu_since", json_object_new_string("last refresh"));
+		ju_add(o, "state", json_object_new_string(lwm2_live_state_name(d.state)));
+		ju_add(o, "mpi_sample_pct", ju_double(100 * d.mpi_share));
+	} else {
+		double w = (double)(lr.update_ns - lr.start_ns) / 1e9;
+		cpu = w > 0 ? (double)lr.cpu_us / 1e6 / w : 0;
+		ju_add(o, "cpu_since", json_object_new_string("start"));
+	}
+	/* CPU cores used: the busy threads on average */
+	ju_add(o, "cpu", ju_double(cpu));
+	ju_add(o, "threads", json_object_new_int64(lr.threads_max));
+	nr = realloc(cur->r, (cur->n + 1) * sizeof(*cur->r));
+	if (nr) {
+		cur->r = nr;
+		cur->r[cur->n++] = lr;
+	}
+	return o;
+}
+
+/* The node records of a node's steps, for the digest so far. */
+static void node_records(json_object *doc, json_object ***recs, size_t *nrec)
+{
+	json_object *st = ju_get(doc, "steps", json_type_array);
+
+	for (size_t i = 0; st && i < json_object_array_length(st); i++) {
+		json_object *nrj =
+		    ju_get(json_object_array_get_idx(st, i), "node_record", json_type_object);
+		json_object **g;
+		if (!nrj || !(g = realloc(*recs, (*nrec + 1) * sizeof(**recs))))
+			continue;
+		*recs = g;
+		(*recs)[(*nrec)++] = nrj;
+	}
+}
+
+/* The digest of the job so far from its nodes' records, into out. */
+static void frame_digest(json_object *out, const struct lwm2_live_job *j, json_object **recs,
+                         size_t nrec, int64_t t)
+{
+	char cl[8] = "";
+	struct lwm2_job_meta m = {.cluster = cl,
+	                          .job_id = j->job_id,
+	                          .user = j->user,
+	                          .nodes = j->nodes,
+	                          .node_count = j->node_count,
+	                          .cpus_per_task = j->cpus_per_task,
+	                          .start = j->start,
+	                          .end = t / 1000000000,
+	                          .state = "RUNNING"};
+	json_object *dg = lwm2_job_digest_build(&m, recs, nrec);
+
+	if (dg) {
+		json_object_object_del(dg, "grid");
+		ju_add(out, "digest", dg);
+	}
+}
+
 /*
  * One frame as JSON: the nodes (answered or not, the age of their newest
  * update), per rank the last slice's shares and rates and the CPU use, and
@@ -96,15 +203,10 @@ static json_object *frame(json_object *docs, const char *err, const struct lwm2_
 		ju_add(out, "error", json_object_new_string(err));
 	/* the nodes of the job in Slurm's order, answered or not */
 	while (hl && (h = slurm_hostlist_shift(hl))) {
-		json_object *doc = NULL, *n = json_object_new_object(), *ranks, *jr;
+		json_object *doc = node_doc(docs, nd, h), *n = json_object_new_object(), *ranks,
+		            *jr;
 		int64_t newest = 0;
 
-		for (size_t i = 0; i < nd; i++) {
-			json_object *d = json_object_array_get_idx(docs, i);
-			const char *dn = ju_str(d, "node");
-			if (dn && !strcmp(dn, h))
-				doc = d;
-		}
 		ju_add(n, "node", json_object_new_string(h));
 		ju_add(n, "answered", json_object_new_boolean(doc != NULL));
 		if (!doc) {
@@ -115,72 +217,13 @@ static json_object *frame(json_object *docs, const char *err, const struct lwm2_
 		}
 		ranks = json_object_new_array();
 		jr = ju_get(doc, "ranks", json_type_array);
-		for (size_t i = 0; jr && i < json_object_array_length(jr); i++) {
-			json_object *r = json_object_array_get_idx(jr, i),
-			            *o = json_object_new_object();
-			json_object *ls = ju_get(r, "last_slice", json_type_object);
-			struct lwm2_live_rank lr;
-			const struct lwm2_live_rank *pr;
-			double L = num(r, "slice_length_s"), cpu;
-			struct lwm2_live_rank *nr;
-
-			lwm2_live_rank_from_json(&lr, r, h);
-			if (lr.update_ns > newest)
-				newest = lr.update_ns;
-			ju_add(o, "step", json_object_get(ju_get(r, "step", json_type_string)));
-			ju_add(o, "rank", json_object_new_int(lr.rank));
-			ju_add(o, "task", json_object_new_int(lr.task));
-			ju_add(o, "pid", json_object_new_int(lr.pid));
-			ju_add(o, "exe", json_object_get(ju_get(r, "exe", json_type_string)));
-			ju_add(o, "age_s", ju_double((double)(t - lr.update_ns) / 1e9));
-			if (ls && L > 0) {
-				ju_add(o, "slice_s", ju_double(L));
-				ju_add(o, "mpi_pct", ju_double(num(ls, "mpi_ns") / (L * 1e7)));
-				ju_add(o, "io_pct", ju_double(num(ls, "io_ns") / (L * 1e7)));
-				ju_add(o, "read_Bps", ju_double(num(ls, "read_bytes") / L));
-				ju_add(o, "write_Bps", ju_double(num(ls, "write_bytes") / L));
-				ju_add(o, "mpi_Bps", ju_double(num(ls, "mpi_bytes") / L));
-			}
-			pr = find_prev(prev, &lr);
-			if (pr && lr.update_ns > pr->update_ns) {
-				struct lwm2_live_delta d;
-				lwm2_live_delta(rule, pr, &lr, &d);
-				cpu = d.cpu;
-				ju_add(o, "cpu_since", json_object_new_string("last refresh"));
-				ju_add(o, "state",
-				       json_object_new_string(lwm2_live_state_name(d.state)));
-				ju_add(o, "mpi_sample_pct", ju_double(100 * d.mpi_share));
-			} else {
-				double w = (double)(lr.update_ns - lr.start_ns) / 1e9;
-				cpu = w > 0 ? (double)lr.cpu_us / 1e6 / w : 0;
-				ju_add(o, "cpu_since", json_object_new_string("start"));
-			}
-			/* CPU cores used: the busy threads on average */
-			ju_add(o, "cpu", ju_double(cpu));
-			ju_add(o, "threads", json_object_new_int64(lr.threads_max));
-			json_object_array_add(ranks, o);
-			nr = realloc(cur.r, (cur.n + 1) * sizeof(*cur.r));
-			if (nr) {
-				cur.r = nr;
-				cur.r[cur.n++] = lr;
-			}
-		}
+		for (size_t i = 0; jr && i < json_object_array_length(jr); i++)
+			json_object_array_add(ranks, frame_rank(json_object_array_get_idx(jr, i), h,
+			                                        t, rule, prev, &cur, &newest));
 		ju_add(n, "newest_update", json_object_new_int64(newest / 1000000000));
 		ju_add(n, "age_s", newest ? ju_double((double)(t - newest) / 1e9) : NULL);
 		ju_add(n, "ranks", ranks);
-		/* the node records of its steps, for the digest so far */
-		{
-			json_object *st = ju_get(doc, "steps", json_type_array);
-			for (size_t i = 0; st && i < json_object_array_length(st); i++) {
-				json_object *nrj = ju_get(json_object_array_get_idx(st, i),
-				                          "node_record", json_type_object);
-				json_object **g;
-				if (!nrj || !(g = realloc(recs, (nrec + 1) * sizeof(*recs))))
-					continue;
-				recs = g;
-				recs[nrec++] = nrj;
-			}
-		}
+		node_records(doc, &recs, &nrec);
 		json_object_array_add(nodes, n);
 		free(h);
 	}
@@ -188,23 +231,8 @@ static json_object *frame(json_object *docs, const char *err, const struct lwm2_
 		slurm_hostlist_destroy(hl);
 	ju_add(out, "nodes", nodes);
 	ju_add(out, "missing", missing);
-	if (nrec) {
-		char cl[8] = "";
-		struct lwm2_job_meta m = {.cluster = cl,
-		                          .job_id = j->job_id,
-		                          .user = j->user,
-		                          .nodes = j->nodes,
-		                          .node_count = j->node_count,
-		                          .cpus_per_task = j->cpus_per_task,
-		                          .start = j->start,
-		                          .end = t / 1000000000,
-		                          .state = "RUNNING"};
-		json_object *dg = lwm2_job_digest_build(&m, recs, nrec);
-		if (dg) {
-			json_object_object_del(dg, "grid");
-			ju_add(out, "digest", dg);
-		}
-	}
+	if (nrec)
+		frame_digest(out, j, recs, nrec, t);
 	free(recs);
 	free(prev->r);
 	*prev = cur;
@@ -345,53 +373,115 @@ static int top_opt(void *ctx, int key, char *arg)
 	return 0;
 }
 
-int lwm2_cmd_top(int argc, char **argv)
+/* The configuration and the job, for its owner or root only.  Returns 0,
+ * or lwm2's exit status having said why not. */
+static int top_job(const struct top_cli *cli, struct lwm2_live_conf *conf,
+                   struct lwm2_live_job *job)
 {
-	struct top_cli cli = {.delay = 5};
-	struct lwm2_live_conf conf;
-	struct lwm2_live_job job;
-	struct lwm2_live_stream *stream = NULL;
-	char streamed[sizeof(job.steps)] = "";
-	uint64_t seq = 0;
-	struct prev prev = {0};
 	char err[1024];
-	const char *step;
-	uint64_t id;
-	unsigned delay;
-	bool once, json, screen;
-	struct termios saved;
-	bool raw = false;
-	int first = lwm2_opt_parse(&top_spec, argc, argv, top_opt, &cli);
 
-	if (first < 0)
-		return lwm2_opt_status(first);
-	id = cli.id;
-	step = cli.step;
-	delay = cli.delay;
-	once = cli.once;
-	json = cli.json;
-	if (!id || first != argc) {
-		lwm2_opt_usage(&top_spec, stderr);
-		return 2;
-	}
-	if (lwm2_live_conf_load(&conf, err, sizeof(err)) != 0) {
+	if (lwm2_live_conf_load(conf, err, sizeof(err)) != 0) {
 		fprintf(stderr, "lwm2: top: %s\n", err);
 		return 1;
 	}
-	if (lwm2_live_job_get(id, step, &job, err, sizeof(err)) != 0) {
+	if (lwm2_live_job_get(cli->id, cli->step, job, err, sizeof(err)) != 0) {
 		fprintf(stderr, "lwm2: top: %s\n", err);
 		return 1;
 	}
 	/* Slurm refuses the step anyway; saying so first is clearer than
 	 * srun's "Access/permission denied" */
-	if (getuid() != 0 && getuid() != job.uid) {
+	if (getuid() != 0 && getuid() != job->uid) {
 		fprintf(stderr,
 		        "lwm2: top: job %" PRIu64
 		        " is not yours: only its owner and admins can watch it\n",
-		        id);
+		        cli->id);
 		return 1;
 	}
-	screen = !once && !json && isatty(1);
+	return 0;
+}
+
+/* The snapshot step of a refreshing view: one for the session, a new one
+ * when the job's steps changed. */
+struct top_stream {
+	struct lwm2_live_stream *stream;
+	char streamed[sizeof(((struct lwm2_live_job *)0)->steps)];
+	uint64_t seq;
+};
+
+/* The nodes' answers for one frame: a gather of its own with --once, else
+ * the stream's next round. */
+static json_object *top_docs(const struct top_cli *cli, const struct lwm2_live_conf *conf,
+                             struct lwm2_live_job *job, struct top_stream *s, char *gerr,
+                             size_t gerrlen)
+{
+	if (cli->once)
+		return lwm2_live_gather(conf, job, conf->gather_timeout_s, gerr, gerrlen);
+	if (s->stream && strcmp(s->streamed, job->steps) != 0) {
+		lwm2_live_stream_stop(s->stream);
+		s->stream = NULL;
+	}
+	if (!s->stream) {
+		s->stream = lwm2_live_stream_start(conf, job, cli->delay, gerr, gerrlen);
+		snprintf(s->streamed, sizeof(s->streamed), "%s", job->steps);
+		s->seq = 0;
+	}
+	return s->stream ? lwm2_live_stream_next(s->stream, job, s->seq++,
+	                                         cli->delay + conf->gather_timeout_s, gerr, gerrlen)
+	                 : json_object_new_array();
+}
+
+/* The nodes of a frame that answered. */
+static size_t frame_answered(json_object *f)
+{
+	size_t answered = 0, nn;
+	json_object *nodes = ju_get(f, "nodes", json_type_array);
+
+	nn = nodes ? json_object_array_length(nodes) : 0;
+	for (size_t i = 0; i < nn; i++)
+		answered += json_object_get_boolean(
+		    ju_get(json_object_array_get_idx(nodes, i), "answered", json_type_boolean));
+	return answered;
+}
+
+/* Wait for the next refresh, or q (with a stream, its next round is the
+ * wait: only look at the keyboard meanwhile). */
+static void top_wait(bool raw, bool streaming, unsigned delay)
+{
+	for (unsigned w = 0; w < (streaming ? 1 : delay * 10) && !stop; w++) {
+		struct pollfd p = {.fd = 0, .events = POLLIN};
+		if (raw && poll(&p, 1, 100) > 0) {
+			char ch;
+			if (read(0, &ch, 1) == 1 && (ch == 'q' || ch == 'Q'))
+				stop = 1;
+		} else if (!raw) {
+			struct timespec ts = {0, 100000000};
+			nanosleep(&ts, NULL);
+		}
+	}
+}
+
+int lwm2_cmd_top(int argc, char **argv)
+{
+	struct top_cli cli = {.delay = 5};
+	struct lwm2_live_conf conf;
+	struct lwm2_live_job job;
+	struct top_stream ts = {0};
+	struct prev prev = {0};
+	char err[1024];
+	bool screen;
+	struct termios saved;
+	bool raw = false;
+	int first = lwm2_opt_parse(&top_spec, argc, argv, top_opt, &cli), rc;
+
+	if (first < 0)
+		return lwm2_opt_status(first);
+	if (!cli.id || first != argc) {
+		lwm2_opt_usage(&top_spec, stderr);
+		return 2;
+	}
+	if ((rc = top_job(&cli, &conf, &job)) != 0)
+		return rc;
+	screen = !cli.once && !cli.json && isatty(1);
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	if (screen && isatty(0) && tcgetattr(0, &saved) == 0) {
@@ -401,71 +491,33 @@ int lwm2_cmd_top(int argc, char **argv)
 	}
 	for (;;) {
 		char gerr[1024] = "";
-		json_object *docs, *f;
+		json_object *docs = top_docs(&cli, &conf, &job, &ts, gerr, sizeof(gerr)), *f;
+		size_t answered;
 
-		if (once) {
-			docs = lwm2_live_gather(&conf, &job, conf.gather_timeout_s, gerr,
-			                        sizeof(gerr));
-		} else {
-			/* one snapshot step for the session; a new one when the
-			 * job's steps changed */
-			if (stream && strcmp(streamed, job.steps) != 0) {
-				lwm2_live_stream_stop(stream);
-				stream = NULL;
-			}
-			if (!stream) {
-				stream =
-				    lwm2_live_stream_start(&conf, &job, delay, gerr, sizeof(gerr));
-				snprintf(streamed, sizeof(streamed), "%s", job.steps);
-				seq = 0;
-			}
-			docs = stream ? lwm2_live_stream_next(stream, &job, seq++,
-			                                      delay + conf.gather_timeout_s, gerr,
-			                                      sizeof(gerr))
-			              : json_object_new_array();
-		}
 		f = frame(docs, gerr, &job, &conf.rule, &prev);
 		json_object_put(docs);
-		size_t answered = 0, nn;
-		json_object *nodes = ju_get(f, "nodes", json_type_array);
-
-		nn = nodes ? json_object_array_length(nodes) : 0;
-		for (size_t i = 0; i < nn; i++)
-			answered += json_object_get_boolean(ju_get(
-			    json_object_array_get_idx(nodes, i), "answered", json_type_boolean));
-		if (json)
+		answered = frame_answered(f);
+		if (cli.json)
 			puts(json_object_to_json_string_ext(f, JSON_C_TO_STRING_PLAIN));
 		else
-			show(f, stdout, screen, delay);
+			show(f, stdout, screen, cli.delay);
 		fflush(stdout);
 		json_object_put(f);
-		if (once) {
-			lwm2_live_stream_stop(stream);
+		if (cli.once) {
+			lwm2_live_stream_stop(ts.stream);
 			free(prev.r);
 			return answered ? 0 : 1;
 		}
-		/* wait for the next refresh, or q (with a stream, its next
-		 * round is the wait: only look at the keyboard meanwhile) */
-		for (unsigned w = 0; w < (stream ? 1 : delay * 10) && !stop; w++) {
-			struct pollfd p = {.fd = 0, .events = POLLIN};
-			if (raw && poll(&p, 1, 100) > 0) {
-				char ch;
-				if (read(0, &ch, 1) == 1 && (ch == 'q' || ch == 'Q'))
-					stop = 1;
-			} else if (!raw) {
-				struct timespec ts = {0, 100000000};
-				nanosleep(&ts, NULL);
-			}
-		}
+		top_wait(raw, ts.stream != NULL, cli.delay);
 		if (stop)
 			break;
 		/* the job may have ended meanwhile */
-		if (lwm2_live_job_get(id, step, &job, err, sizeof(err)) != 0) {
+		if (lwm2_live_job_get(cli.id, cli.step, &job, err, sizeof(err)) != 0) {
 			fprintf(stderr, "lwm2: top: %s\n", err);
 			break;
 		}
 	}
-	lwm2_live_stream_stop(stream);
+	lwm2_live_stream_stop(ts.stream);
 	if (raw)
 		tcsetattr(0, TCSANOW, &saved);
 	free(prev.r);
