@@ -551,25 +551,18 @@ static int on_line(void *arg, const struct lwm2_logline *l, char *err, size_t er
 
 /* ------------------------------------------------------------ grid */
 
-static void grid_svg(FILE *f, const struct site *st, int m, const char *job_prefix)
-{
-	double vmax = 0, cw, rh;
-	struct rp_path p[RP_LEVELS];
-	size_t outlines = 0;
-	char b[64], lab[256];
-	const double x0 = 110;
+/* Where the grid lies in its SVG: the left edge of the cells, a column's
+ * width and a row's height. */
+struct grid_geo {
+	double x0, cw, rh;
+};
 
-	for (size_t i = 0; i < st->rows * st->cols; i++)
-		if (st->cnt[i] && st->sum[m][i] / st->cnt[i] > vmax)
-			vmax = st->sum[m][i] / st->cnt[i];
-	cw = (double)st->o->width / (double)st->cols;
-	if (cw > 120)
-		cw = 120;
-	rh = 600.0 / (double)(st->rows ? st->rows : 1);
-	if (rh > 24)
-		rh = 24;
-	if (rh < 1)
-		rh = 1;
+/* The grid's block and what it shows: the metric, its scale, the rows and
+ * columns. */
+static void grid_head(FILE *f, const struct site *st, int m, double vmax)
+{
+	char b[64];
+
 	fprintf(f,
 	        "<div class=\"grid\" data-metric=\"%s\" data-rows=\"%zu\" data-cols=\"%zu\" "
 	        "data-per-row=\"%zu\" data-colsec=\"%" PRId64 "\">\n",
@@ -584,9 +577,13 @@ static void grid_svg(FILE *f, const struct site *st, int m, const char *job_pref
 	        "Each job is outlined and links to its page.</p>\n",
 	        st->rows, st->per_row, st->cols, st->colsec);
 	rp_legend(f, vmax, sm_unit[m]);
-	snprintf(lab, sizeof(lab), "space-time grid: %s per node and time", sm_title[m]);
-	rp_svg_begin(f, (int)(x0 + cw * (double)st->cols + 10), (int)(rh * (double)st->rows + 40),
-	             lab);
+}
+
+/* The cells, one path per colour level. */
+static void grid_cells(FILE *f, const struct site *st, int m, double vmax, const struct grid_geo *g)
+{
+	struct rp_path p[RP_LEVELS];
+
 	memset(p, 0, sizeof(p));
 	for (size_t r = 0; r < st->rows; r++)
 		for (size_t c = 0; c < st->cols; c++) {
@@ -597,7 +594,8 @@ static void grid_svg(FILE *f, const struct site *st, int m, const char *job_pref
 				continue;
 			v = st->sum[m][i] / st->cnt[i];
 			lv = vmax > 0 ? (int)(v / vmax * (RP_LEVELS - 1) + 0.5) : 0;
-			rp_path_rect(&p[lv], x0 + (double)c * cw, 4 + (double)r * rh, cw, rh);
+			rp_path_rect(&p[lv], g->x0 + (double)c * g->cw, 4 + (double)r * g->rh,
+			             g->cw, g->rh);
 		}
 	for (int lv = 0; lv < RP_LEVELS; lv++) {
 		char col[8];
@@ -605,76 +603,121 @@ static void grid_svg(FILE *f, const struct site *st, int m, const char *job_pref
 		rp_path_emit(f, &p[lv], col, "cell");
 		rp_path_free(&p[lv]);
 	}
-	/* job boundaries: one outline per run of consecutive rows */
-	for (size_t ji = 0; ji < st->njobs; ji++) {
-		const struct sjob *j = &st->jobs[ji];
-		bool *on;
-		double xa, xb;
-		if (!j->nnodes || !j->digest)
+}
+
+/* One job's boundary: one outline per run of consecutive rows, linking
+ * to its page, while *outlines stays below OUTLINES_MAX. */
+static void job_outline(FILE *f, const struct site *st, const struct sjob *j,
+                        const struct grid_geo *g, const char *job_prefix, size_t *outlines)
+{
+	const double x0 = g->x0, cw = g->cw, rh = g->rh;
+	bool *on;
+	double xa, xb;
+
+	xa = x0 + (double)(j->start - st->t0) / (double)st->colsec * cw;
+	xb = x0 + (double)(j->end - st->t0) / (double)st->colsec * cw;
+	if (xa < x0)
+		xa = x0;
+	if (xb > x0 + cw * (double)st->cols)
+		xb = x0 + cw * (double)st->cols;
+	if (xb <= xa)
+		xb = xa + 1;
+	if (!(on = calloc(st->rows, sizeof(*on))))
+		return;
+	for (size_t k = 0; k < j->nnodes; k++)
+		on[st->row_of[j->nodes[k]]] = true;
+	for (size_t r = 0; r < st->rows && *outlines < OUTLINES_MAX; r++) {
+		size_t r1 = r;
+		if (!on[r])
 			continue;
-		xa = x0 + (double)(j->start - st->t0) / (double)st->colsec * cw;
-		xb = x0 + (double)(j->end - st->t0) / (double)st->colsec * cw;
-		if (xa < x0)
-			xa = x0;
-		if (xb > x0 + cw * (double)st->cols)
-			xb = x0 + cw * (double)st->cols;
-		if (xb <= xa)
-			xb = xa + 1;
-		if (!(on = calloc(st->rows, sizeof(*on))))
-			continue;
-		for (size_t k = 0; k < j->nnodes; k++)
-			on[st->row_of[j->nodes[k]]] = true;
-		for (size_t r = 0; r < st->rows && outlines < OUTLINES_MAX; r++) {
-			size_t r1 = r;
-			if (!on[r])
-				continue;
-			while (r1 + 1 < st->rows && on[r1 + 1])
-				r1++;
-			fprintf(f,
-			        "<a href=\"%s%" PRId64 ".html\"><rect class=\"job\" x=\"%.1f\" "
-			        "y=\"%.1f\" width=\"%.1f\" height=\"%.1f\"><title>job %" PRId64
-			        " (",
-			        job_prefix, j->id, xa, 4 + (double)r * rh, xb - xa,
-			        (double)(r1 - r + 1) * rh, j->id);
-			rp_esc(f, j->user);
-			fputs(")</title></rect></a>", f);
-			outlines++;
-			r = r1;
-		}
-		free(on);
+		while (r1 + 1 < st->rows && on[r1 + 1])
+			r1++;
+		fprintf(f,
+		        "<a href=\"%s%" PRId64 ".html\"><rect class=\"job\" x=\"%.1f\" "
+		        "y=\"%.1f\" width=\"%.1f\" height=\"%.1f\"><title>job %" PRId64 " (",
+		        job_prefix, j->id, xa, 4 + (double)r * rh, xb - xa,
+		        (double)(r1 - r + 1) * rh, j->id);
+		rp_esc(f, j->user);
+		fputs(")</title></rect></a>", f);
+		(*outlines)++;
+		r = r1;
 	}
+	free(on);
+}
+
+/* The node names beside the rows (the first node of a row; with rows too
+ * thin for every name, every few rows). */
+static void row_labels(FILE *f, const struct site *st, const struct grid_geo *g)
+{
 	for (size_t r = 0; r < st->rows; r++) {
 		size_t first = SIZE_MAX;
-		if (rh < 9 && r % (size_t)(12 / rh + 1))
+		if (g->rh < 9 && r % (size_t)(12 / g->rh + 1))
 			continue;
 		for (size_t k = 0; k < st->nnames && first == SIZE_MAX; k++)
 			if (st->row_of[k] == r)
 				first = k;
 		if (first != SIZE_MAX)
-			rp_svg_text(f, x0 - 4, 4 + ((double)r + 0.8) * rh, "end", NULL,
+			rp_svg_text(f, g->x0 - 4, 4 + ((double)r + 0.8) * g->rh, "end", NULL,
 			            st->names[first]);
 	}
-	{
-		double yb = 4 + rh * (double)st->rows;
-		struct tm tm;
-		time_t tt;
-		fprintf(f, "<path class=\"ax\" d=\"M%.1f %.1fH%.1f\"/>", x0, yb + 2,
-		        x0 + cw * (double)st->cols);
-		/* as many time marks as fit, the date only where the span
-		 * needs it */
-		int marks = cw * (double)st->cols >= 600 ? 4 : cw * (double)st->cols >= 300 ? 2 : 1;
-		const char *fmt = st->t1 - st->t0 > 86400 ? "%m-%d %H:%M" : "%H:%M:%S";
-		for (int k = 0; k <= marks; k++) {
-			tt = (time_t)(st->t0 + (st->t1 - st->t0) * k / marks);
-			if (!localtime_r(&tt, &tm) || !strftime(b, sizeof(b), fmt, &tm))
-				snprintf(b, sizeof(b), "?");
-			rp_svg_text(f, x0 + cw * (double)st->cols * k / marks, yb + 16,
-			            k == 0       ? "start"
-			            : k == marks ? "end"
-			                         : "middle",
-			            NULL, b);
-		}
+}
+
+/* The time axis under the grid. */
+static void time_axis(FILE *f, const struct site *st, const struct grid_geo *g)
+{
+	const double x0 = g->x0, cw = g->cw;
+	double yb = 4 + g->rh * (double)st->rows;
+	struct tm tm;
+	time_t tt;
+	char b[64];
+
+	fprintf(f, "<path class=\"ax\" d=\"M%.1f %.1fH%.1f\"/>", x0, yb + 2,
+	        x0 + cw * (double)st->cols);
+	/* as many time marks as fit, the date only where the span
+	 * needs it */
+	int marks = cw * (double)st->cols >= 600 ? 4 : cw * (double)st->cols >= 300 ? 2 : 1;
+	const char *fmt = st->t1 - st->t0 > 86400 ? "%m-%d %H:%M" : "%H:%M:%S";
+	for (int k = 0; k <= marks; k++) {
+		tt = (time_t)(st->t0 + (st->t1 - st->t0) * k / marks);
+		if (!localtime_r(&tt, &tm) || !strftime(b, sizeof(b), fmt, &tm))
+			snprintf(b, sizeof(b), "?");
+		rp_svg_text(f, x0 + cw * (double)st->cols * k / marks, yb + 16,
+		            k == 0       ? "start"
+		            : k == marks ? "end"
+		                         : "middle",
+		            NULL, b);
 	}
+}
+
+static void grid_svg(FILE *f, const struct site *st, int m, const char *job_prefix)
+{
+	double vmax = 0;
+	struct grid_geo g = {.x0 = 110};
+	size_t outlines = 0;
+	char lab[256];
+
+	for (size_t i = 0; i < st->rows * st->cols; i++)
+		if (st->cnt[i] && st->sum[m][i] / st->cnt[i] > vmax)
+			vmax = st->sum[m][i] / st->cnt[i];
+	g.cw = (double)st->o->width / (double)st->cols;
+	if (g.cw > 120)
+		g.cw = 120;
+	g.rh = 600.0 / (double)(st->rows ? st->rows : 1);
+	if (g.rh > 24)
+		g.rh = 24;
+	if (g.rh < 1)
+		g.rh = 1;
+	grid_head(f, st, m, vmax);
+	snprintf(lab, sizeof(lab), "space-time grid: %s per node and time", sm_title[m]);
+	rp_svg_begin(f, (int)(g.x0 + g.cw * (double)st->cols + 10),
+	             (int)(g.rh * (double)st->rows + 40), lab);
+	grid_cells(f, st, m, vmax, &g);
+	/* job boundaries: one outline per run of consecutive rows */
+	for (size_t ji = 0; ji < st->njobs; ji++)
+		if (st->jobs[ji].nnodes && st->jobs[ji].digest)
+			job_outline(f, st, &st->jobs[ji], &g, job_prefix, &outlines);
+	row_labels(f, st, &g);
+	time_axis(f, st, &g);
 	rp_svg_end(f);
 	if (outlines >= OUTLINES_MAX)
 		fprintf(f, "<p class=\"note\">Only the first %d job outlines are drawn.</p>\n",
