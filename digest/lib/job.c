@@ -723,36 +723,25 @@ static void opt_str(json_object *o, const char *key, const char *v)
 		ju_add(o, key, json_object_new_string(v));
 }
 
-json_object *lwm2_job_digest_build(const struct lwm2_job_meta *meta, json_object *const *nodes,
-                                   size_t n)
+/* Nodes of the job: distinct names over all steps. */
+static uint64_t distinct_nodes(struct build *b)
 {
-	struct build b;
-	json_object *d = NULL, *job, *steps, *grid, *flags;
 	uint64_t distinct = 0;
 
-	memset(&b, 0, sizeof(b));
-	acc_init(&b.job, UINT64_MAX);
-	b.node_names = malloc((n ? n : 1) * sizeof(*b.node_names));
-	b.incomplete = json_object_new_array();
-	b.app = lwm2_app_new();
-	if (!b.node_names || !b.incomplete || !b.app)
-		goto nomem;
-	for (size_t i = 0; i < n; i++)
-		if (nodes[i] && add_node(&b, nodes[i]) != 0)
-			goto nomem;
-	/* Nodes of the job: distinct names over all steps. */
-	if (b.nnames) {
-		qsort(b.node_names, b.nnames, sizeof(*b.node_names), cmp_name);
+	if (b->nnames) {
+		qsort(b->node_names, b->nnames, sizeof(*b->node_names), cmp_name);
 		distinct = 1;
-		for (size_t i = 1; i < b.nnames; i++)
-			distinct += strcmp(b.node_names[i], b.node_names[i - 1]) != 0;
+		for (size_t i = 1; i < b->nnames; i++)
+			distinct += strcmp(b->node_names[i], b->node_names[i - 1]) != 0;
 	}
-	if (meta && meta->node_count && distinct < meta->node_count)
-		b.job.partial = true;
+	return distinct;
+}
 
-	d = json_object_new_object();
-	ju_add(d, LWM2_KEY_DIGEST_VERSION, json_object_new_int(LWM2_DIGEST_VERSION));
-	job = json_object_new_object();
+/* The job's identity from Slurm (an empty object without meta). */
+static json_object *job_json(const struct lwm2_job_meta *meta)
+{
+	json_object *job = json_object_new_object();
+
 	if (meta) {
 		opt_str(job, LWM2_KEY_CLUSTER, meta->cluster);
 		ju_add(job, LWM2_KEY_JOB_ID, ju_u64(meta->job_id));
@@ -766,59 +755,51 @@ json_object *lwm2_job_digest_build(const struct lwm2_job_meta *meta, json_object
 		ju_add(job, LWM2_KEY_END, json_object_new_int64(meta->end));
 		opt_str(job, LWM2_KEY_STATE, meta->state);
 	}
-	ju_add(d, LWM2_KEY_JOB, job);
-	if (meta && meta->have_requests) {
-		json_object *fit = lwm2_fit_json(meta, nodes, n);
-		if (!fit) {
-			json_object_put(d);
-			goto nomem;
-		}
-		ju_add(d, LWM2_KEY_FIT, fit);
-	}
-	{
-		json_object *app = lwm2_app_json(b.app);
-		if (app)
-			ju_add(d, LWM2_KEY_APPLICATION, app);
-	}
-	if (ctr_json(&b.containers, d, nodes, n) < 0) {
-		json_object_put(d);
-		goto nomem;
-	}
-	view_json(&b, d);
-	{
-		json_object *cost = lwm2_own_cost_json(nodes, n);
-		if (cost)
-			ju_add(d, LWM2_KEY_LWM2_COST, cost);
-	}
-	ju_add(d, LWM2_KEY_SCOPE, scope_json(&b.job, distinct));
-	if (b.nsteps)
-		qsort(b.steps, b.nsteps, sizeof(*b.steps), cmp_step);
-	steps = json_object_new_array_ext((int)(b.nsteps ? b.nsteps : 1));
-	for (size_t i = 0; i < b.nsteps; i++) {
-		json_object *s = scope_json(&b.steps[i], b.steps[i].node_records);
-		ju_add(s, LWM2_KEY_STEP_ID, ju_u64(b.steps[i].step_id));
+	return job;
+}
+
+/* The steps' scopes, by step id. */
+static json_object *steps_json(struct build *b)
+{
+	json_object *steps;
+
+	if (b->nsteps)
+		qsort(b->steps, b->nsteps, sizeof(*b->steps), cmp_step);
+	steps = json_object_new_array_ext((int)(b->nsteps ? b->nsteps : 1));
+	for (size_t i = 0; i < b->nsteps; i++) {
+		json_object *s = scope_json(&b->steps[i], b->steps[i].node_records);
+		ju_add(s, LWM2_KEY_STEP_ID, ju_u64(b->steps[i].step_id));
 		json_object_array_add(steps, s);
 	}
-	ju_add(d, LWM2_KEY_STEPS, steps);
-	ju_add(d, LWM2_KEY_INCOMPLETE_LIST, b.incomplete);
-	b.incomplete = NULL;
-	flags = json_object_new_array();
-	if (b.job.incomplete)
+	return steps;
+}
+
+/* What the digest lacks, as flags. */
+static json_object *flags_json(const struct build *b, const struct lwm2_job_meta *meta,
+                               uint64_t distinct)
+{
+	json_object *flags = json_object_new_array();
+
+	if (b->job.incomplete)
 		json_object_array_add(flags, json_object_new_string("incomplete"));
-	if (b.job.partial)
+	if (b->job.partial)
 		json_object_array_add(flags, json_object_new_string("partial"));
 	if (meta && meta->node_count && distinct < meta->node_count)
 		json_object_array_add(flags, json_object_new_string("missing_nodes"));
-	if (b.skipped)
+	if (b->skipped)
 		json_object_array_add(flags, json_object_new_string("bad_node_records"));
-	if (!b.job.procs)
+	if (!b->job.procs)
 		json_object_array_add(flags, json_object_new_string("no_data"));
-	if (b.job.io_uring)
+	if (b->job.io_uring)
 		json_object_array_add(flags, json_object_new_string("io_partial"));
-	ju_add(d, LWM2_KEY_FLAGS, flags);
+	return flags;
+}
 
-	/* The space-time grid rows share the node records' series. */
-	grid = json_object_new_array();
+/* The space-time grid rows share the node records' series. */
+static json_object *grid_json(json_object *const *nodes, size_t n)
+{
+	json_object *grid = json_object_new_array();
+
 	for (size_t i = 0; i < n; i++) {
 		json_object *s = nodes[i] ? ju_get(nodes[i], "series", json_type_object) : NULL,
 		            *row;
@@ -838,16 +819,62 @@ json_object *lwm2_job_digest_build(const struct lwm2_job_meta *meta, json_object
 		ju_add(row, LWM2_KEY_C, json_object_get(c));
 		json_object_array_add(grid, row);
 	}
-	ju_add(d, LWM2_KEY_GRID, grid);
-	{
-		json_object *ranks = lwm2_job_digest_ranks(nodes, n);
-		if (!ranks) {
+	return grid;
+}
+
+json_object *lwm2_job_digest_build(const struct lwm2_job_meta *meta, json_object *const *nodes,
+                                   size_t n)
+{
+	struct build b;
+	json_object *d = NULL, *app, *cost, *ranks;
+	uint64_t distinct;
+
+	memset(&b, 0, sizeof(b));
+	acc_init(&b.job, UINT64_MAX);
+	b.node_names = malloc((n ? n : 1) * sizeof(*b.node_names));
+	b.incomplete = json_object_new_array();
+	b.app = lwm2_app_new();
+	if (!b.node_names || !b.incomplete || !b.app)
+		goto nomem;
+	for (size_t i = 0; i < n; i++)
+		if (nodes[i] && add_node(&b, nodes[i]) != 0)
+			goto nomem;
+	distinct = distinct_nodes(&b);
+	if (meta && meta->node_count && distinct < meta->node_count)
+		b.job.partial = true;
+
+	d = json_object_new_object();
+	ju_add(d, LWM2_KEY_DIGEST_VERSION, json_object_new_int(LWM2_DIGEST_VERSION));
+	ju_add(d, LWM2_KEY_JOB, job_json(meta));
+	if (meta && meta->have_requests) {
+		json_object *fit = lwm2_fit_json(meta, nodes, n);
+		if (!fit) {
 			json_object_put(d);
-			d = NULL;
-			errno = ENOMEM;
-		} else {
-			ju_add(d, LWM2_KEY_RANKS, ranks);
+			goto nomem;
 		}
+		ju_add(d, LWM2_KEY_FIT, fit);
+	}
+	if ((app = lwm2_app_json(b.app)))
+		ju_add(d, LWM2_KEY_APPLICATION, app);
+	if (ctr_json(&b.containers, d, nodes, n) < 0) {
+		json_object_put(d);
+		goto nomem;
+	}
+	view_json(&b, d);
+	if ((cost = lwm2_own_cost_json(nodes, n)))
+		ju_add(d, LWM2_KEY_LWM2_COST, cost);
+	ju_add(d, LWM2_KEY_SCOPE, scope_json(&b.job, distinct));
+	ju_add(d, LWM2_KEY_STEPS, steps_json(&b));
+	ju_add(d, LWM2_KEY_INCOMPLETE_LIST, b.incomplete);
+	b.incomplete = NULL;
+	ju_add(d, LWM2_KEY_FLAGS, flags_json(&b, meta, distinct));
+	ju_add(d, LWM2_KEY_GRID, grid_json(nodes, n));
+	if (!(ranks = lwm2_job_digest_ranks(nodes, n))) {
+		json_object_put(d);
+		d = NULL;
+		errno = ENOMEM;
+	} else {
+		ju_add(d, LWM2_KEY_RANKS, ranks);
 	}
 	free_exes(&b);
 	ctr_free(&b.containers);
