@@ -40,18 +40,11 @@ void lwm2_identity_to_json(const struct lwm2_rank_record *r, json_object *o)
 	ju_add(o, "launch", a);
 }
 
-json_object *lwm2_record_to_json(const struct lwm2_rank_record *r)
+/* The record's flags by name. */
+static json_object *flag_names_json(const struct lwm2_rank_record *r)
 {
-	json_object *o = json_object_new_object(), *a, *m, *cols;
-	const struct lwm2_slice *sl = lwm2_record_slices(r);
+	json_object *a = json_object_new_array();
 
-	if (!o)
-		return NULL;
-	ju_add(o, "type", json_object_new_string("lwm2 rank record"));
-	ju_add(o, "version", json_object_new_int64(r->version));
-	ju_add(o, "generation", ju_u64(r->generation));
-	ju_add(o, "flags", json_object_new_int64(r->flags));
-	a = json_object_new_array();
 #define FLAG(f, name)                                                                              \
 	if (r->flags & (f))                                                                        \
 		json_object_array_add(a, json_object_new_string(name));
@@ -68,25 +61,14 @@ json_object *lwm2_record_to_json(const struct lwm2_rank_record *r)
 	FLAG(LWM2_F_MMAP_WRITE, "mmap_write")
 	FLAG(LWM2_F_ASIDE, "aside")
 #undef FLAG
-	ju_add(o, "flag_names", a);
-	m = json_object_new_object();
-	for (int g = 0; g < LWM2_NGROUPS; g++)
-		if (r->missing & (1u << g))
-			ju_add(m, lwm2_group_names[g],
-			       json_object_new_string(r->missing_reason[g]));
-	ju_add(o, "missing", m);
-	ju_add(o, "job_id", ju_u64(r->job_id));
-	ju_add(o, "step_id", json_object_new_int64(r->step_id));
-	ju_add(o, "task_id", json_object_new_int(r->task_id));
-	ju_add(o, "local_task_id", json_object_new_int(r->local_task_id));
-	ju_add(o, "node_id", json_object_new_int(r->node_id));
-	ju_add(o, "mpi_rank", json_object_new_int(r->mpi_rank));
-	ju_add(o, "mpi_size", json_object_new_int(r->mpi_size));
-	ju_add(o, "mpi_thread_provided", json_object_new_int(r->mpi_thread_provided));
-	ju_add(o, "pid", json_object_new_int(r->pid));
-	ju_add(o, "ppid", json_object_new_int(r->ppid));
-	ju_add(o, "runtimes", json_object_new_int64(r->runtimes));
-	a = json_object_new_array();
+	return a;
+}
+
+/* The runtimes seen in the process, by name. */
+static json_object *runtime_names_json(const struct lwm2_rank_record *r)
+{
+	json_object *a = json_object_new_array();
+
 #define RT(f, name)                                                                                \
 	if (r->runtimes & (f))                                                                     \
 		json_object_array_add(a, json_object_new_string(name));
@@ -99,7 +81,27 @@ json_object *lwm2_record_to_json(const struct lwm2_rank_record *r)
 	RT(LWM2_RT_MPI_MPICH, "mpich")
 	RT(LWM2_RT_PAPI_APP, "papi")
 #undef RT
-	ju_add(o, "runtime_names", a);
+	return a;
+}
+
+/* Who the process is: its job, task and rank, what it runs, where, in
+ * which container, and its view queries. */
+static void record_who(json_object *o, const struct lwm2_rank_record *r)
+{
+	json_object *id;
+
+	ju_add(o, "job_id", ju_u64(r->job_id));
+	ju_add(o, "step_id", json_object_new_int64(r->step_id));
+	ju_add(o, "task_id", json_object_new_int(r->task_id));
+	ju_add(o, "local_task_id", json_object_new_int(r->local_task_id));
+	ju_add(o, "node_id", json_object_new_int(r->node_id));
+	ju_add(o, "mpi_rank", json_object_new_int(r->mpi_rank));
+	ju_add(o, "mpi_size", json_object_new_int(r->mpi_size));
+	ju_add(o, "mpi_thread_provided", json_object_new_int(r->mpi_thread_provided));
+	ju_add(o, "pid", json_object_new_int(r->pid));
+	ju_add(o, "ppid", json_object_new_int(r->ppid));
+	ju_add(o, "runtimes", json_object_new_int64(r->runtimes));
+	ju_add(o, "runtime_names", runtime_names_json(r));
 	ju_add(o, "language",
 	       json_object_new_string(r->language == LWM2_LANG_C         ? "c"
 	                              : r->language == LWM2_LANG_CXX     ? "c++"
@@ -108,12 +110,10 @@ json_object *lwm2_record_to_json(const struct lwm2_rank_record *r)
 	ju_add(o, "hostname", json_object_new_string(r->hostname));
 	ju_add(o, "executable", json_object_new_string(r->executable));
 	ju_add(o, "mpi_library", json_object_new_string(r->mpi_library));
-	{
-		/* The identity as the node record has it. */
-		json_object *id = json_object_new_object();
-		lwm2_identity_to_json(r, id);
-		ju_add(o, "identity", id);
-	}
+	/* The identity as the node record has it. */
+	id = json_object_new_object();
+	lwm2_identity_to_json(r, id);
+	ju_add(o, "identity", id);
 	if (r->container_runtime[0] || r->container_image[0]) {
 		/* version 3; the fields are terminated (validated) */
 		json_object *c = json_object_new_object();
@@ -128,6 +128,14 @@ json_object *lwm2_record_to_json(const struct lwm2_rank_record *r)
 		ju_add(v, "ns", ju_u64(r->view_ns));
 		ju_add(o, "view", v);
 	}
+}
+
+/* What the process used: its times and resources as the kernel counts
+ * them, its clock and sampling, the samples and the counters. */
+static void record_usage(json_object *o, const struct lwm2_rank_record *r)
+{
+	json_object *m;
+
 	ju_add(o, "start_ns", json_object_new_int64(r->start_ns));
 	ju_add(o, "end_ns", json_object_new_int64(r->end_ns));
 	ju_add(o, "exit_status", json_object_new_int(r->exit_status));
@@ -159,7 +167,15 @@ json_object *lwm2_record_to_json(const struct lwm2_rank_record *r)
 		           ? ju_u64(r->counters[c])
 		           : json_object_new_string("not measured"));
 	ju_add(o, "counters", m);
-	m = json_object_new_object();
+}
+
+/* The time series: per counter that is not 0 throughout, one value per
+ * slice. */
+static json_object *series_json(const struct lwm2_rank_record *r)
+{
+	const struct lwm2_slice *sl = lwm2_record_slices(r);
+	json_object *m = json_object_new_object(), *cols, *a;
+
 	ju_add(m, "first_slice", ju_u64(r->first_slice));
 	ju_add(m, "slice_length_s", json_object_new_int64(r->slice_length_s));
 	ju_add(m, "n", json_object_new_int64(r->nslices));
@@ -176,6 +192,28 @@ json_object *lwm2_record_to_json(const struct lwm2_rank_record *r)
 		ju_add(cols, lwm2_counter_names[c], a);
 	}
 	ju_add(m, "c", cols);
-	ju_add(o, "series", m);
+	return m;
+}
+
+json_object *lwm2_record_to_json(const struct lwm2_rank_record *r)
+{
+	json_object *o = json_object_new_object(), *m;
+
+	if (!o)
+		return NULL;
+	ju_add(o, "type", json_object_new_string("lwm2 rank record"));
+	ju_add(o, "version", json_object_new_int64(r->version));
+	ju_add(o, "generation", ju_u64(r->generation));
+	ju_add(o, "flags", json_object_new_int64(r->flags));
+	ju_add(o, "flag_names", flag_names_json(r));
+	m = json_object_new_object();
+	for (int g = 0; g < LWM2_NGROUPS; g++)
+		if (r->missing & (1u << g))
+			ju_add(m, lwm2_group_names[g],
+			       json_object_new_string(r->missing_reason[g]));
+	ju_add(o, "missing", m);
+	record_who(o, r);
+	record_usage(o, r);
+	ju_add(o, "series", series_json(r));
 	return o;
 }
