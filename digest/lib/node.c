@@ -1025,6 +1025,123 @@ out:
 	return r;
 }
 
+/* The record files' names in the directory, up to max_records (*more and
+ * one more skipped beyond), sorted, so the same directory always gives
+ * the same record.  Returns 0, or an errno with what was read so far in
+ * *names. */
+static int record_names(DIR *d, size_t max_records, char ***names, size_t *n, bool *more,
+                        size_t *skipped)
+{
+	struct dirent *de;
+	size_t cap = 0;
+
+	while ((errno = 0, de = readdir(d))) {
+		if (!is_record_name(de->d_name))
+			continue;
+		/* The directory is the user's: a flood of files must not make
+		 * slurmstepd read forever. */
+		if (*n == max_records) {
+			*more = true;
+			(*skipped)++;
+			break;
+		}
+		if (*n == cap) {
+			size_t nc = cap ? 2 * cap : 64;
+			char **nn = realloc(*names, nc * sizeof(*nn));
+			if (!nn)
+				return ENOMEM;
+			*names = nn;
+			cap = nc;
+		}
+		if (!((*names)[*n] = strdup(de->d_name)))
+			return ENOMEM;
+		(*n)++;
+	}
+	if (errno)
+		return errno;
+	if (*n)
+		qsort(*names, *n, sizeof(**names), cmp_str);
+	return 0;
+}
+
+/* One record read (r), or not (err says why): merged if it is the
+ * step's, else skipped and logged (the first LWM2_NODE_LOG_MAX). */
+static void merge_one(struct merge *m, const struct lwm2_node_ident *id,
+                      const struct lwm2_rank_record *r, const char *name, const char *err,
+                      size_t *skipped, size_t *logged, lwm2_log_fn log, void *log_arg)
+{
+	char esc[3 * NAME_MAX + 8];
+
+	if (r) {
+		/* A foreign record is logged like any other skipped one. */
+		char why[256];
+
+		if (!id || !id->job_id || (r->job_id == id->job_id && r->step_id == id->step_id)) {
+			merge_add(m, r, name);
+			return;
+		}
+		snprintf(why, sizeof(why), "it belongs to job %llu step %u, not job %llu step %u",
+		         (unsigned long long)r->job_id, r->step_id, (unsigned long long)id->job_id,
+		         id->step_id);
+		(*skipped)++;
+		if ((*logged)++ < LWM2_NODE_LOG_MAX)
+			logf_(log, log_arg, "lwm2: merge: couldn't use %s: %s",
+			      escaped(name, esc, sizeof(esc)), why);
+		return;
+	}
+	(*skipped)++;
+	if ((*logged)++ < LWM2_NODE_LOG_MAX)
+		logf_(log, log_arg, "lwm2: merge: couldn't read %s: %s",
+		      escaped(name, esc, sizeof(esc)), err);
+}
+
+/* Why records were left out, once each. */
+static void log_skipped(lwm2_log_fn log, void *log_arg, bool more, size_t max_records, bool late,
+                        unsigned max_ms, size_t logged, size_t skipped)
+{
+	if (more)
+		logf_(
+		    log, log_arg,
+		    "lwm2: merge: couldn't read every record: more than %zu in the directory, the "
+		    "rest skipped",
+		    max_records);
+	if (late)
+		logf_(log, log_arg,
+		      "lwm2: merge: couldn't read every record within %u ms, the rest skipped",
+		      max_ms);
+	if (logged > LWM2_NODE_LOG_MAX)
+		logf_(log, log_arg,
+		      "lwm2: merge: skipped %zu records in all, the first %u of them named above",
+		      skipped, LWM2_NODE_LOG_MAX);
+}
+
+/* The node record from the merged records and the summary file, with
+ * what was skipped; NULL (errno set) where it could not be made. */
+static json_object *merge_node(struct merge *m, int dirfd, lwm2_log_fn log, void *log_arg,
+                               size_t skipped)
+{
+	struct lwm2_summary_header *sum;
+	bool sum_bad = false;
+	json_object *node;
+
+	sum = read_summary(dirfd, log, log_arg, &sum_bad);
+	if (sum_bad)
+		skipped++;
+	m->sum = sum;
+	m->log = log;
+	m->log_arg = log_arg;
+	node = merge_finish(m);
+	free(sum);
+	if (!node)
+		return NULL;
+	ju_add(node, "skipped", ju_u64(skipped));
+	if (skipped) {
+		json_object *fl = ju_get(node, "flags", json_type_array);
+		json_object_array_add(fl, json_object_new_string("skipped_records"));
+	}
+	return node;
+}
+
 json_object *lwm2_node_merge_limited(int dirfd, const struct lwm2_node_ident *id,
                                      const struct lwm2_merge_limits *limits, lwm2_log_fn log,
                                      void *log_arg)
@@ -1034,15 +1151,13 @@ json_object *lwm2_node_merge_limited(int dirfd, const struct lwm2_node_ident *id
 	size_t max_records = lim->max_records ? lim->max_records : LWM2_NODE_MAX_RECORDS;
 	uint64_t budget = lim->max_bytes ? lim->max_bytes : UINT64_MAX;
 	struct inoset seen = {0};
-	struct lwm2_summary_header *sum = NULL;
 	struct timespec t0;
 	struct merge m;
-	char **names = NULL, *buf = NULL, esc[3 * NAME_MAX + 8];
+	char **names = NULL, *buf = NULL;
 	struct lwm2_rank_record *up = NULL;
-	size_t n = 0, cap = 0, bufcap = 0, skipped = 0, logged = 0;
+	size_t n = 0, bufcap = 0, skipped = 0, logged = 0;
 	bool more = false, late = false;
 	json_object *node = NULL;
-	struct dirent *de;
 	DIR *d;
 	int fd, saved = 0;
 
@@ -1057,39 +1172,8 @@ json_object *lwm2_node_merge_limited(int dirfd, const struct lwm2_node_ident *id
 		errno = saved;
 		return NULL;
 	}
-	while ((errno = 0, de = readdir(d))) {
-		if (!is_record_name(de->d_name))
-			continue;
-		/* The directory is the user's: a flood of files must not make
-		 * slurmstepd read forever. */
-		if (n == max_records) {
-			more = true;
-			skipped++;
-			break;
-		}
-		if (n == cap) {
-			size_t nc = cap ? 2 * cap : 64;
-			char **nn = realloc(names, nc * sizeof(*nn));
-			if (!nn) {
-				saved = ENOMEM;
-				goto out;
-			}
-			names = nn;
-			cap = nc;
-		}
-		if (!(names[n] = strdup(de->d_name))) {
-			saved = ENOMEM;
-			goto out;
-		}
-		n++;
-	}
-	if (errno) {
-		saved = errno;
+	if ((saved = record_names(d, max_records, &names, &n, &more, &skipped)) != 0)
 		goto out;
-	}
-	/* Sorted, so the same directory always gives the same record. */
-	if (n)
-		qsort(names, n, sizeof(*names), cmp_str);
 	if (lim->check_owner || lim->max_bytes) {
 		for (seen.cap = 64; seen.cap < 2 * n; seen.cap *= 2)
 			;
@@ -1105,7 +1189,6 @@ json_object *lwm2_node_merge_limited(int dirfd, const struct lwm2_node_ident *id
 	for (size_t i = 0; i < n; i++) {
 		char err[256];
 		const struct lwm2_rank_record *r;
-		bool ok;
 
 		if (lim->max_ms && ms_since(&t0) > lim->max_ms) {
 			late = true;
@@ -1125,67 +1208,11 @@ json_object *lwm2_node_merge_limited(int dirfd, const struct lwm2_node_ident *id
 			}
 			r = up;
 		}
-		if (r) {
-			/* A foreign record is logged like any other skipped one. */
-			char why[256];
-
-			ok = !id || !id->job_id ||
-			     (r->job_id == id->job_id && r->step_id == id->step_id);
-			if (ok) {
-				merge_add(&m, r, names[i]);
-				continue;
-			}
-			snprintf(why, sizeof(why),
-			         "it belongs to job %llu step %u, not job %llu step %u",
-			         (unsigned long long)r->job_id, r->step_id,
-			         (unsigned long long)id->job_id, id->step_id);
-			skipped++;
-			if (logged++ < LWM2_NODE_LOG_MAX)
-				logf_(log, log_arg, "lwm2: merge: couldn't use %s: %s",
-				      escaped(names[i], esc, sizeof(esc)), why);
-			continue;
-		}
-		skipped++;
-		if (logged++ < LWM2_NODE_LOG_MAX)
-			logf_(log, log_arg, "lwm2: merge: couldn't read %s: %s",
-			      escaped(names[i], esc, sizeof(esc)), err);
+		merge_one(&m, id, r, names[i], err, &skipped, &logged, log, log_arg);
 	}
-	if (more)
-		logf_(
-		    log, log_arg,
-		    "lwm2: merge: couldn't read every record: more than %zu in the directory, the "
-		    "rest skipped",
-		    max_records);
-	if (late)
-		logf_(log, log_arg,
-		      "lwm2: merge: couldn't read every record within %u ms, the rest skipped",
-		      lim->max_ms);
-	if (logged > LWM2_NODE_LOG_MAX)
-		logf_(log, log_arg,
-		      "lwm2: merge: skipped %zu records in all, the first %u of them named above",
-		      skipped, LWM2_NODE_LOG_MAX);
-	{
-		bool sum_bad = false;
-
-		sum = read_summary(dirfd, log, log_arg, &sum_bad);
-		if (sum_bad)
-			skipped++;
-		m.sum = sum;
-		m.log = log;
-		m.log_arg = log_arg;
-	}
-	node = merge_finish(&m);
-	free(sum);
-	sum = NULL;
-	if (!node) {
+	log_skipped(log, log_arg, more, max_records, late, lim->max_ms, logged, skipped);
+	if (!(node = merge_node(&m, dirfd, log, log_arg, skipped)))
 		saved = errno;
-		goto out;
-	}
-	ju_add(node, "skipped", ju_u64(skipped));
-	if (skipped) {
-		json_object *fl = ju_get(node, "flags", json_type_array);
-		json_object_array_add(fl, json_object_new_string("skipped_records"));
-	}
 out:
 	free(up);
 	for (size_t i = 0; i < n; i++)
