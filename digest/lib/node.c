@@ -1064,6 +1064,15 @@ static int record_names(DIR *d, size_t max_records, char ***names, size_t *n, bo
 	return 0;
 }
 
+/* The set of the files read, room for n of them.  Returns 0 or ENOMEM. */
+static int inoset_init(struct inoset *seen, size_t n)
+{
+	for (seen->cap = 64; seen->cap < 2 * n; seen->cap *= 2)
+		;
+	seen->slot = calloc(seen->cap, sizeof(*seen->slot));
+	return seen->slot ? 0 : ENOMEM;
+}
+
 /* One record read (r), or not (err says why): merged if it is the
  * step's, else skipped and logged (the first LWM2_NODE_LOG_MAX). */
 static void merge_one(struct merge *m, const struct lwm2_node_ident *id,
@@ -1174,14 +1183,8 @@ json_object *lwm2_node_merge_limited(int dirfd, const struct lwm2_node_ident *id
 	}
 	if ((saved = record_names(d, max_records, &names, &n, &more, &skipped)) != 0)
 		goto out;
-	if (lim->check_owner || lim->max_bytes) {
-		for (seen.cap = 64; seen.cap < 2 * n; seen.cap *= 2)
-			;
-		if (!(seen.slot = calloc(seen.cap, sizeof(*seen.slot)))) {
-			saved = ENOMEM;
-			goto out;
-		}
-	}
+	if ((lim->check_owner || lim->max_bytes) && (saved = inoset_init(&seen, n)) != 0)
+		goto out;
 	if (merge_init(&m, id, NULL, NULL) < 0) {
 		saved = errno;
 		goto out;
