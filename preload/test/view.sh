@@ -5,8 +5,8 @@
 # liblwm2.so every call says "not measured"; under it the values are there
 # (test/view_unit.c).  With Open MPI: contrib/taug/balance.c on 2 ranks
 # under liblwm2.so, each rank's final view against its rank record (MPI
-# calls exactly, the view's own collectives kept apart; MPI time within
-# 5 %; the record counts the rank's queries, and the digest of the merged
+# calls exactly, the view's own collectives kept apart; MPI time between
+# the view's and that with its queries' time; the record counts the rank's queries, and the digest of the merged
 # records shows them all), and the Fortran module.
 set -u
 # shellcheck source=tests/tap.sh
@@ -78,8 +78,13 @@ else
 		calls=$(awk '$1 ~ /^mpi_(p2p|coll|other)_calls$/ || $1 ~ /^mpiio_.*_calls$/ { s += $2 } END { print s }' "$W/rec.txt")
 		mpins=$(awk '$1 ~ /^mpi_(p2p|coll|other)_ns$/ || $1 ~ /^mpiio_.*_ns$/ { s += $2 } END { print s }' "$W/rec.txt")
 		is "$calls" "$((${k%.*} + nq))" "rank $rank: the record's MPI calls = the view's ($k) + its queries ($nq)"
-		check "rank $rank: the record's MPI time ${mpins} ns = the view's ($m s) + its queries' ($q s) within 5 %" \
-			awk -v r="$mpins" -v m="$m" -v q="$q" 'BEGIN { d = r / 1e9 - m - q; if (d < 0) d = -d; exit !(d <= 0.05 * r / 1e9 + 0.002) }'
+		# A query's time is its whole call, its collective and the
+		# rank's read: on a loaded host a rank that loses its core
+		# between them adds time the record's MPI time does not have.
+		# So the record holds at least the view's MPI time and at most
+		# that and the queries' time, within 5 % either way.
+		check "rank $rank: the record's MPI time ${mpins} ns between the view's ($m s) and that + its queries' ($q s), 5 % either way" \
+			awk -v r="$mpins" -v m="$m" -v q="$q" 'BEGIN { r /= 1e9; exit !(r >= 0.95 * m - 0.002 && r <= 1.05 * (m + q) + 0.002) }'
 		is "$(awk '$1 == "view_queries" { print $2 }' "$W/rec.txt")" "$nq" "rank $rank: the record counts its $nq queries"
 	done < <(grep '^view rank ' <<<"$out")
 	is "$(grep -c '^view rank ' <<<"$out")" 2 "balance under liblwm2.so: both ranks print their view"
