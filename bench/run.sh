@@ -532,6 +532,26 @@ bench_sampling() {
 	done
 }
 
+# The fit block's memory figure costs no process anything: slurmstepd
+# reads the step's and the job's cgroup peaks once a step and node, at
+# step end (spank/cgroup.c), timed here on this machine's mount table.
+bench_cgroup_peak() {
+	local line
+	if [ ! -x "$bdir/cgroup_peak" ]; then
+		notrow cgroup_peak "step end: cgroup memory peaks read" us - "bench/cgroup_peak not built"
+		return
+	fi
+	mkdir -p "$work/cgroup_peak"
+	if ! line=$("$bdir/cgroup_peak" "$work/cgroup_peak" "$(reps 20000 2000)"); then
+		notrow cgroup_peak "step end: cgroup memory peaks read" us - "cgroup_peak failed"
+		return
+	fi
+	row cgroup_peak "step end: the step's and the job's cgroup memory peaks read (slurmstepd, once a step)" \
+		"$(calc "$(field ns_per_call <<<"$line") / 1000" 1) us" - \
+		"$(calc "$(field ns_per_call <<<"$line") / 1000" 1)" us - \
+		"per node and step; nothing per process or per slice"
+}
+
 # ---------------------------------------------------------------- sizes
 bench_sizes() {
 	local line f sz
@@ -945,6 +965,7 @@ want mpi && bench_mpi
 want process && bench_process
 want container && bench_container
 want sampling && bench_sampling
+want sampling && bench_cgroup_peak
 want sizes && bench_sizes
 want merges && bench_merges
 want lammps && bench_lammps
