@@ -134,34 +134,21 @@ static void share(struct lwm2_metric_value *v, double ns, double wall_ns, enum l
 	ratio(v, ns < wall_ns ? ns : wall_ns, wall_ns, 100, why);
 }
 
-void lwm2_metrics_compute(const struct lwm2_proc_values *pv, struct lwm2_metrics *out)
+/* The message-passing group: MPI time and its parts, message and
+ * collective sizes, frequencies and rates. */
+static void mpi_metrics(const struct lwm2_proc_values *pv, struct lwm2_metric_value *m)
 {
 	const uint64_t *c = pv->counters;
-	struct lwm2_metric_value *m = out->m;
-	double wall_s = (double)pv->wall_ns / 1e9;
-	double mpi_ns, p2p_ns = (double)c[LWM2_C_mpi_p2p_ns],
-	               coll_ns = (double)c[LWM2_C_mpi_coll_ns];
-	double mpiio_ns, posix_ns, xfers, msgs;
-	bool hwc_any = false;
 	const enum lwm2_why no_wall = LWM2_WHY_NO_WALL;
-
-	mpiio_ns = (double)c[LWM2_C_mpiio_read_ns] + (double)c[LWM2_C_mpiio_write_ns] +
-	           (double)c[LWM2_C_mpiio_meta_ns];
+	double wall_s = (double)pv->wall_ns / 1e9;
+	double p2p_ns = (double)c[LWM2_C_mpi_p2p_ns], coll_ns = (double)c[LWM2_C_mpi_coll_ns];
+	double mpiio_ns = (double)c[LWM2_C_mpiio_read_ns] + (double)c[LWM2_C_mpiio_write_ns] +
+	                  (double)c[LWM2_C_mpiio_meta_ns];
 	/* MPI_Init and MPI_Finalize have their own row: start-up and shutdown
 	 * are no sign of a communication problem, and in a short run they
 	 * would be most of "MPI time". */
-	mpi_ns = p2p_ns + coll_ns + mpiio_ns + (double)c[LWM2_C_mpi_other_ns];
-	posix_ns = (double)c[LWM2_C_posix_read_ns] + (double)c[LWM2_C_posix_write_ns] +
-	           (double)c[LWM2_C_posix_meta_ns];
-	xfers = (double)c[LWM2_C_cuda_h2d_count] + (double)c[LWM2_C_cuda_d2h_count] +
-	        (double)c[LWM2_C_cuda_other_copy_count];
-	msgs = (double)c[LWM2_C_mpi_p2p_msgs_sent] + (double)c[LWM2_C_mpi_p2p_msgs_recv];
-	for (int k = LWM2_C_hwc_cycles; k <= LWM2_C_hwc_llc_misses; k++)
-		hwc_any |= c[k] != 0;
-
-	ratio(&m[LWM2_M_duration], (double)pv->wall_ns, 1e9, 1, no_wall);
-	if (pv->wall_ns == 0)
-		set_why(&m[LWM2_M_duration], no_wall);
+	double mpi_ns = p2p_ns + coll_ns + mpiio_ns + (double)c[LWM2_C_mpi_other_ns];
+	double msgs = (double)c[LWM2_C_mpi_p2p_msgs_sent] + (double)c[LWM2_C_mpi_p2p_msgs_recv];
 
 	/* Shares are of the process's wall time (share(): at most 100 %). */
 	share(&m[LWM2_M_mpi_time], mpi_ns, (double)pv->wall_ns, no_wall);
@@ -188,8 +175,17 @@ void lwm2_metrics_compute(const struct lwm2_proc_values *pv, struct lwm2_metrics
 	      LWM2_WHY_NO_P2P_TIME);
 	ratio(&m[LWM2_M_mpi_coll_rate], (double)c[LWM2_C_mpi_coll_bytes_sent], coll_ns, 1e9,
 	      LWM2_WHY_NO_COLL_TIME);
-
 	share(&m[LWM2_M_mpiio_time], mpiio_ns, (double)pv->wall_ns, no_wall);
+}
+
+/* The file I/O group: shares, bytes and bandwidths. */
+static void io_metrics(const struct lwm2_proc_values *pv, struct lwm2_metric_value *m)
+{
+	const uint64_t *c = pv->counters;
+	const enum lwm2_why no_wall = LWM2_WHY_NO_WALL;
+	double posix_ns = (double)c[LWM2_C_posix_read_ns] + (double)c[LWM2_C_posix_write_ns] +
+	                  (double)c[LWM2_C_posix_meta_ns];
+
 	share(&m[LWM2_M_posix_io_time], posix_ns, (double)pv->wall_ns, no_wall);
 	/* fsync/fdatasync time is also metadata time, so it is already part
 	 * of posix_io_time. */
@@ -210,6 +206,12 @@ void lwm2_metrics_compute(const struct lwm2_proc_values *pv, struct lwm2_metrics
 	      LWM2_WHY_NO_WRITE_TIME);
 	ratio(&m[LWM2_M_read_bw], (double)c[LWM2_C_posix_read_bytes],
 	      (double)c[LWM2_C_posix_read_ns], 1e9, LWM2_WHY_NO_READ_TIME);
+}
+
+/* The threads group, from the samples. */
+static void thread_metrics(const struct lwm2_proc_values *pv, struct lwm2_metric_value *m)
+{
+	double wall_s = (double)pv->wall_ns / 1e9;
 
 	/* The seed's ratio: samples of all threads / samples of the main
 	 * thread.  Every running thread is sampled once per period of its CPU
@@ -224,42 +226,62 @@ void lwm2_metrics_compute(const struct lwm2_proc_values *pv, struct lwm2_metrics
 			ratio(&m[LWM2_M_thread_ratio], (double)pv->samples_total,
 			      (double)pv->samples_main, 1, LWM2_WHY_NO_MAIN_SAMPLES);
 		ratio(&m[LWM2_M_avg_threads], (double)pv->samples_total,
-		      wall_s * 1e6 / (double)pv->sample_period_us, 1, no_wall);
+		      wall_s * 1e6 / (double)pv->sample_period_us, 1, LWM2_WHY_NO_WALL);
 	}
 	if (pv->threads_total)
 		set_value(&m[LWM2_M_threads_total], (double)pv->threads_total);
 	else
 		set_why(&m[LWM2_M_threads_total], LWM2_WHY_NO_THREAD_COUNT);
+}
 
+/* The sequential group, from the hardware counters. */
+static void hwc_metrics(const struct lwm2_proc_values *pv, struct lwm2_metric_value *m)
+{
+	const uint64_t *c = pv->counters;
+	bool hwc_any = false;
+	enum lwm2_why hw;
+
+	for (int k = LWM2_C_hwc_cycles; k <= LWM2_C_hwc_llc_misses; k++)
+		hwc_any |= c[k] != 0;
 	/* No hardware counter moved at all: the same cause as the library's
 	 * "no hardware counters", said in the same words. */
-	{
-		enum lwm2_why hw = hwc_any ? LWM2_WHY_HWC_COUNTER : LWM2_WHY_HWC_NONE;
+	hw = hwc_any ? LWM2_WHY_HWC_COUNTER : LWM2_WHY_HWC_NONE;
+	ratio(&m[LWM2_M_cpi], (double)c[LWM2_C_hwc_cycles], (double)c[LWM2_C_hwc_instructions], 1,
+	      hw);
+	ratio(&m[LWM2_M_fp_fraction], (double)c[LWM2_C_hwc_fp_ops],
+	      (double)c[LWM2_C_hwc_instructions], 100, hw);
+	if (c[LWM2_C_hwc_l1d_misses] > c[LWM2_C_hwc_l1d_accesses])
+		set_why(&m[LWM2_M_l1_hit_ratio], LWM2_WHY_HWC_L1_APART);
+	else
+		ratio(&m[LWM2_M_l1_hit_ratio],
+		      (double)(c[LWM2_C_hwc_l1d_accesses] - c[LWM2_C_hwc_l1d_misses]),
+		      (double)c[LWM2_C_hwc_l1d_accesses], 100, hw);
+	if (c[LWM2_C_hwc_llc_misses] == 0 && c[LWM2_C_hwc_cycles] == 0)
+		set_why(&m[LWM2_M_llc_miss_freq], hw);
+	else
+		ratio(&m[LWM2_M_llc_miss_freq], (double)c[LWM2_C_hwc_llc_misses],
+		      (double)pv->wall_ns / 1e9, 1, LWM2_WHY_NO_WALL);
+}
 
-		ratio(&m[LWM2_M_cpi], (double)c[LWM2_C_hwc_cycles],
-		      (double)c[LWM2_C_hwc_instructions], 1, hw);
-		ratio(&m[LWM2_M_fp_fraction], (double)c[LWM2_C_hwc_fp_ops],
-		      (double)c[LWM2_C_hwc_instructions], 100, hw);
-		if (c[LWM2_C_hwc_l1d_misses] > c[LWM2_C_hwc_l1d_accesses])
-			set_why(&m[LWM2_M_l1_hit_ratio], LWM2_WHY_HWC_L1_APART);
-		else
-			ratio(&m[LWM2_M_l1_hit_ratio],
-			      (double)(c[LWM2_C_hwc_l1d_accesses] - c[LWM2_C_hwc_l1d_misses]),
-			      (double)c[LWM2_C_hwc_l1d_accesses], 100, hw);
-		if (c[LWM2_C_hwc_llc_misses] == 0 && c[LWM2_C_hwc_cycles] == 0)
-			set_why(&m[LWM2_M_llc_miss_freq], hw);
-		else
-			ratio(&m[LWM2_M_llc_miss_freq], (double)c[LWM2_C_hwc_llc_misses], wall_s, 1,
-			      no_wall);
-	}
+/* The CUDA group. */
+static void cuda_metrics(const struct lwm2_proc_values *pv, struct lwm2_metric_value *m)
+{
+	const uint64_t *c = pv->counters;
+	double xfers = (double)c[LWM2_C_cuda_h2d_count] + (double)c[LWM2_C_cuda_d2h_count] +
+	               (double)c[LWM2_C_cuda_other_copy_count];
 
-	share(&m[LWM2_M_cuda_time], (double)c[LWM2_C_cuda_ns], (double)pv->wall_ns, no_wall);
+	share(&m[LWM2_M_cuda_time], (double)c[LWM2_C_cuda_ns], (double)pv->wall_ns,
+	      LWM2_WHY_NO_WALL);
 	ratio(&m[LWM2_M_cuda_h2d_size], (double)c[LWM2_C_cuda_h2d_bytes],
 	      (double)c[LWM2_C_cuda_h2d_count], 1, LWM2_WHY_NO_H2D);
 	ratio(&m[LWM2_M_cuda_d2h_size], (double)c[LWM2_C_cuda_d2h_bytes],
 	      (double)c[LWM2_C_cuda_d2h_count], 1, LWM2_WHY_NO_D2H);
-	ratio(&m[LWM2_M_cuda_transfer_freq], xfers, wall_s, 1, no_wall);
+	ratio(&m[LWM2_M_cuda_transfer_freq], xfers, (double)pv->wall_ns / 1e9, 1, LWM2_WHY_NO_WALL);
+}
 
+/* What does not apply or was not measured overrides the values. */
+static void not_measured(const struct lwm2_proc_values *pv, struct lwm2_metric_value *m)
+{
 	/* MPI metrics of a process that never initialised MPI, or CUDA
 	 * metrics of one that never called CUDA, would be zeros that drag
 	 * down every average: they are not applicable, not zero. */
@@ -268,7 +290,7 @@ void lwm2_metrics_compute(const struct lwm2_proc_values *pv, struct lwm2_metrics
 			set_why(&m[i], LWM2_WHY_NOT_MPI);
 		if (i == LWM2_M_mpiio_time && !(pv->flags & LWM2_F_MPI))
 			set_why(&m[i], LWM2_WHY_NOT_MPI);
-		if (lwm2_metric_groups[i] == LWM2_MG_CUDA && c[LWM2_C_cuda_calls] == 0)
+		if (lwm2_metric_groups[i] == LWM2_MG_CUDA && pv->counters[LWM2_C_cuda_calls] == 0)
 			set_why(&m[i], LWM2_WHY_NO_CUDA);
 	}
 
@@ -282,4 +304,19 @@ void lwm2_metrics_compute(const struct lwm2_proc_values *pv, struct lwm2_metrics
 			           why && *why ? why : lwm2_group_names[g]);
 		}
 	}
+}
+
+void lwm2_metrics_compute(const struct lwm2_proc_values *pv, struct lwm2_metrics *out)
+{
+	struct lwm2_metric_value *m = out->m;
+
+	ratio(&m[LWM2_M_duration], (double)pv->wall_ns, 1e9, 1, LWM2_WHY_NO_WALL);
+	if (pv->wall_ns == 0)
+		set_why(&m[LWM2_M_duration], LWM2_WHY_NO_WALL);
+	mpi_metrics(pv, m);
+	io_metrics(pv, m);
+	thread_metrics(pv, m);
+	hwc_metrics(pv, m);
+	cuda_metrics(pv, m);
+	not_measured(pv, m);
 }
