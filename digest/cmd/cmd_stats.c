@@ -557,83 +557,147 @@ static void main_image(const struct lwm2_logline *l, char *out, size_t len)
 	json_object_put(arr);
 }
 
+/* Whether the line's job is one the options select. */
+static bool selected(const struct stats *st, json_object *f, const struct job *j)
+{
+	int64_t uid = ju_int_or(f, "uid", -1);
+	char uidbuf[24];
+
+	snprintf(uidbuf, sizeof(uidbuf), "%" PRId64, uid);
+	if (st->nusers && !in_list(st->users, st->nusers, j->user, false) &&
+	    !(uid >= 0 && in_list(st->users, st->nusers, uidbuf, false)))
+		return false;
+	if (st->naccounts && !in_list(st->accounts, st->naccounts, j->account, false))
+		return false;
+	if (st->npartitions && !in_list(st->partitions, st->npartitions, j->partition, false))
+		return false;
+	if (st->nstates && !in_list(st->states, st->nstates, j->state, true))
+		return false;
+	return !((st->start && j->end < st->start) || (st->end && j->end > st->end));
+}
+
+/* The job's fields from the log line, its id as sacct writes it. */
+static void job_of_line(json_object *f, struct job *j)
+{
+	memset(j, 0, sizeof(*j));
+	j->job_id = ju_int_or(f, "job_id", 0);
+	j->user = fstr(f, "user");
+	j->account = fstr(f, "account");
+	j->partition = fstr(f, "partition");
+	j->state = fstr(f, "state");
+	j->nodes = fstr(f, "nodes");
+	j->name = fstr(f, "name");
+	j->start = ju_int_or(f, "start", 0);
+	j->end = ju_int_or(f, "end", 0);
+	j->node_count = (uint32_t)ju_int_or(f, "node_count", 0);
+	if (ju_get(f, "array_task_id", json_type_int) && ju_get(f, "array_job_id", json_type_int))
+		snprintf(j->id, sizeof(j->id), "%" PRId64 "_%" PRId64,
+		         ju_int_or(f, "array_job_id", 0), ju_int_or(f, "array_task_id", 0));
+	else if (ju_get(f, "het_job_offset", json_type_int) &&
+	         ju_get(f, "het_job_id", json_type_int))
+		snprintf(j->id, sizeof(j->id), "%" PRId64 "+%" PRId64,
+		         ju_int_or(f, "het_job_id", 0), ju_int_or(f, "het_job_offset", 0));
+	else
+		snprintf(j->id, sizeof(j->id), "%" PRId64, j->job_id);
+}
+
+/* The digest's scope and job fields into j (its cpus_per_task in *cpt);
+ * -1 with err for a digest that cannot be read. */
+static int digest_of_line(const struct lwm2_logline *l, struct job *j, uint32_t *cpt, char *err,
+                          size_t errlen)
+{
+	const char *v = lwm2_json_member(l->digest, l->end, LWM2_KEY_DIGEST_VERSION);
+	const char *sc = lwm2_json_member(l->digest, l->end, LWM2_KEY_SCOPE), *jo, *vend;
+	int64_t ver = 0;
+
+	/* no number, or beyond 64 bits: no such version */
+	if (v && lwm2_parse_i64(v, &vend, INT64_MIN, INT64_MAX, &ver) < 0)
+		ver = 0;
+	if (lwm2_version_check("digest", ver, 1, LWM2_DIGEST_VERSION, err, errlen))
+		return -1;
+	if (!sc || lwm2_scope_from_text(&j->scope, sc, l->end, 0) < 0) {
+		snprintf(err, errlen, "the digest's scope is unreadable");
+		return -1;
+	}
+	lwm2_scope_upgrade(&j->scope, ver);
+	/* the digest's job fields: only where the log line lacks them */
+	if ((jo = lwm2_json_member(l->digest, l->end, LWM2_KEY_JOB)) && *jo == '{') {
+		if ((v = lwm2_json_member(jo, l->end, LWM2_KEY_CPUS_PER_TASK)))
+			*cpt = (uint32_t)strtoul(v, NULL, 10);
+		if (j->start <= 0 && (v = lwm2_json_member(jo, l->end, LWM2_KEY_START)))
+			j->start = strtoll(v, NULL, 10);
+		if (j->end <= 0 && (v = lwm2_json_member(jo, l->end, LWM2_KEY_END)))
+			j->end = strtoll(v, NULL, 10);
+	}
+	j->scope.cpus_per_task = *cpt;
+	j->digest = true;
+	own_cost_of(l, j);
+	return 0;
+}
+
+/* The job-wide figures the groups and --top take from the digest's
+ * scope, and the guidance rules that fired. */
+static void digest_values(struct job *j, uint32_t cpt, int64_t procs, int64_t cpus)
+{
+	const struct lwm2_scope *s = &j->scope;
+	double cpp = cpt > 0 ? cpt : procs > 0 && cpus > 0 ? (double)cpus / (double)procs : 0;
+
+	if ((j->has[D_MPI] = s->stat[LWM2_M_mpi_time].n > 0))
+		j->v[D_MPI] = s->stat[LWM2_M_mpi_time].avg;
+	if ((j->has[D_IO] = s->stat[LWM2_M_posix_io_time].n > 0))
+		j->v[D_IO] = s->stat[LWM2_M_posix_io_time].avg;
+	if ((j->has[D_TPC] = s->stat[LWM2_M_avg_threads].n > 0 && cpp > 0))
+		j->v[D_TPC] = s->stat[LWM2_M_avg_threads].avg / cpp;
+	if ((j->has[D_CPI] = s->stat[LWM2_M_cpi].n > 0))
+		j->v[D_CPI] = s->stat[LWM2_M_cpi].avg;
+	for (size_t r = 0; r < lwm2_nguidance_rules && r < MAX_RULES; r++)
+		if (lwm2_guidance_fires(&lwm2_guidance_rules[r], s))
+			j->fired |= 1ull << r;
+}
+
+/* The program of the largest step where the digest names it (version 1
+ * does not), else the job's name. */
+static void exe_of_line(const struct lwm2_logline *l, struct job *j)
+{
+	json_object *steps =
+	    l->digest
+	        ? lwm2_json_parse_at(lwm2_json_member(l->digest, l->end, LWM2_KEY_STEPS), l->end)
+	        : NULL;
+	int64_t best = -1;
+
+	for (size_t i = 0; steps && json_object_is_type(steps, json_type_array) &&
+	                   i < json_object_array_length(steps);
+	     i++) {
+		json_object *s = json_object_array_get_idx(steps, i);
+		const char *exe = ju_str(s, LWM2_KEY_EXE);
+
+		if (exe && ju_int_or(s, LWM2_KEY_PROCESSES, 0) > best) {
+			best = ju_int_or(s, LWM2_KEY_PROCESSES, 0);
+			snprintf(j->exe, sizeof(j->exe), "%s", exe);
+		}
+	}
+	json_object_put(steps);
+	if (best < 0)
+		snprintf(j->exe, sizeof(j->exe), "%s", j->name ? j->name : "");
+}
+
 static int on_line(void *arg, const struct lwm2_logline *l, char *err, size_t errlen)
 {
 	struct stats *st = arg;
 	json_object *f = l->fields;
 	struct job j;
-	int64_t uid = ju_int_or(f, "uid", -1), cpus = ju_int_or(f, "cpus", 0), procs = 0;
+	int64_t cpus = ju_int_or(f, "cpus", 0), procs = 0;
 	uint32_t cpt = 0;
-	char uidbuf[24];
 	time_t tt;
 	struct tm tm;
-	int rc = 0;
 
-	memset(&j, 0, sizeof(j));
-	j.job_id = ju_int_or(f, "job_id", 0);
-	j.user = fstr(f, "user");
-	j.account = fstr(f, "account");
-	j.partition = fstr(f, "partition");
-	j.state = fstr(f, "state");
-	j.nodes = fstr(f, "nodes");
-	j.name = fstr(f, "name");
-	j.start = ju_int_or(f, "start", 0);
-	j.end = ju_int_or(f, "end", 0);
-	j.node_count = (uint32_t)ju_int_or(f, "node_count", 0);
-
-	/* selection */
-	snprintf(uidbuf, sizeof(uidbuf), "%" PRId64, uid);
-	if (st->nusers && !in_list(st->users, st->nusers, j.user, false) &&
-	    !(uid >= 0 && in_list(st->users, st->nusers, uidbuf, false)))
+	job_of_line(f, &j);
+	if (!selected(st, f, &j))
 		return 0;
-	if (st->naccounts && !in_list(st->accounts, st->naccounts, j.account, false))
-		return 0;
-	if (st->npartitions && !in_list(st->partitions, st->npartitions, j.partition, false))
-		return 0;
-	if (st->nstates && !in_list(st->states, st->nstates, j.state, true))
-		return 0;
-	if ((st->start && j.end < st->start) || (st->end && j.end > st->end))
-		return 0;
-
-	if (ju_get(f, "array_task_id", json_type_int) && ju_get(f, "array_job_id", json_type_int))
-		snprintf(j.id, sizeof(j.id), "%" PRId64 "_%" PRId64,
-		         ju_int_or(f, "array_job_id", 0), ju_int_or(f, "array_task_id", 0));
-	else if (ju_get(f, "het_job_offset", json_type_int) &&
-	         ju_get(f, "het_job_id", json_type_int))
-		snprintf(j.id, sizeof(j.id), "%" PRId64 "+%" PRId64, ju_int_or(f, "het_job_id", 0),
-		         ju_int_or(f, "het_job_offset", 0));
-	else
-		snprintf(j.id, sizeof(j.id), "%" PRId64, j.job_id);
 	if (l->digest) {
-		const char *v = lwm2_json_member(l->digest, l->end, LWM2_KEY_DIGEST_VERSION);
-		const char *sc = lwm2_json_member(l->digest, l->end, LWM2_KEY_SCOPE), *jo;
-
-		int64_t ver = 0;
-		const char *vend;
-
-		/* no number, or beyond 64 bits: no such version */
-		if (v && lwm2_parse_i64(v, &vend, INT64_MIN, INT64_MAX, &ver) < 0)
-			ver = 0;
-		if (lwm2_version_check("digest", ver, 1, LWM2_DIGEST_VERSION, err, errlen))
+		if (digest_of_line(l, &j, &cpt, err, errlen) < 0)
 			return -1;
-		if (!sc || lwm2_scope_from_text(&j.scope, sc, l->end, 0) < 0) {
-			snprintf(err, errlen, "the digest's scope is unreadable");
-			return -1;
-		}
-		lwm2_scope_upgrade(&j.scope, ver);
-		/* the digest's job fields: only where the log line lacks them */
-		if ((jo = lwm2_json_member(l->digest, l->end, LWM2_KEY_JOB)) && *jo == '{') {
-			if ((v = lwm2_json_member(jo, l->end, LWM2_KEY_CPUS_PER_TASK)))
-				cpt = (uint32_t)strtoul(v, NULL, 10);
-			if (j.start <= 0 && (v = lwm2_json_member(jo, l->end, LWM2_KEY_START)))
-				j.start = strtoll(v, NULL, 10);
-			if (j.end <= 0 && (v = lwm2_json_member(jo, l->end, LWM2_KEY_END)))
-				j.end = strtoll(v, NULL, 10);
-		}
-		j.scope.cpus_per_task = cpt;
 		procs = (int64_t)j.scope.processes;
-		j.digest = true;
-		own_cost_of(l, &j);
 	}
 	tt = (time_t)j.end;
 	if (j.end > 0 && localtime_r(&tt, &tm))
@@ -647,62 +711,23 @@ static int on_line(void *arg, const struct lwm2_logline *l, char *err, size_t er
 	/* requested core-hours as the site report counts them (usage.c) */
 	lwm2_usage_of_line(l, &j.use);
 	j.core_h = j.use.req_core_h;
-
-	if (j.digest) {
-		const struct lwm2_scope *s = &j.scope;
-		double cpp = cpt > 0                 ? cpt
-		             : procs > 0 && cpus > 0 ? (double)cpus / (double)procs
-		                                     : 0;
-
-		if ((j.has[D_MPI] = s->stat[LWM2_M_mpi_time].n > 0))
-			j.v[D_MPI] = s->stat[LWM2_M_mpi_time].avg;
-		if ((j.has[D_IO] = s->stat[LWM2_M_posix_io_time].n > 0))
-			j.v[D_IO] = s->stat[LWM2_M_posix_io_time].avg;
-		if ((j.has[D_TPC] = s->stat[LWM2_M_avg_threads].n > 0 && cpp > 0))
-			j.v[D_TPC] = s->stat[LWM2_M_avg_threads].avg / cpp;
-		if ((j.has[D_CPI] = s->stat[LWM2_M_cpi].n > 0))
-			j.v[D_CPI] = s->stat[LWM2_M_cpi].avg;
-		for (size_t r = 0; r < lwm2_nguidance_rules && r < MAX_RULES; r++)
-			if (lwm2_guidance_fires(&lwm2_guidance_rules[r], s))
-				j.fired |= 1ull << r;
-	}
+	if (j.digest)
+		digest_values(&j, cpt, procs, cpus);
 	/* the application as the site report ranks it (usage.c) */
 	if (st->by == BY_APP)
 		lwm2_usage_app(l, j.exe, sizeof(j.exe));
 	if (st->by == BY_IMAGE && l->digest)
 		main_image(l, j.image, sizeof(j.image));
-	if (st->by == BY_EXE) {
-		/* the program of the largest step where the digest names it
-		 * (version 1 does not), else the job's name */
-		json_object *steps =
-		    l->digest ? lwm2_json_parse_at(
-		                    lwm2_json_member(l->digest, l->end, LWM2_KEY_STEPS), l->end)
-		              : NULL;
-		int64_t best = -1;
-
-		for (size_t i = 0; steps && json_object_is_type(steps, json_type_array) &&
-		                   i < json_object_array_length(steps);
-		     i++) {
-			json_object *s = json_object_array_get_idx(steps, i);
-			const char *exe = ju_str(s, LWM2_KEY_EXE);
-
-			if (exe && ju_int_or(s, LWM2_KEY_PROCESSES, 0) > best) {
-				best = ju_int_or(s, LWM2_KEY_PROCESSES, 0);
-				snprintf(j.exe, sizeof(j.exe), "%s", exe);
-			}
-		}
-		json_object_put(steps);
-		if (best < 0)
-			snprintf(j.exe, sizeof(j.exe), "%s", j.name ? j.name : "");
-	}
+	if (st->by == BY_EXE)
+		exe_of_line(l, &j);
 	st->selected++;
 	if (st->top)
 		top_add(st, &j);
 	else if (add_to_groups(st, &j) < 0) {
 		snprintf(err, errlen, "out of memory");
-		rc = -1;
+		return -1;
 	}
-	return rc;
+	return 0;
 }
 
 /* ------------------------------------------------------------ output */
