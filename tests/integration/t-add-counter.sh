@@ -16,6 +16,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 src=${LWM2_SRCDIR:-$here/../..}
 # shellcheck source=tests/tap.sh
 . "$src/tests/tap.sh"
+# shellcheck source=tests/integration/scratch-lib.sh
+. "$src/tests/integration/scratch-lib.sh"
 need_python3
 
 command -v git >/dev/null && git -C "$src" rev-parse --git-dir >/dev/null 2>&1 ||
@@ -25,12 +27,7 @@ command -v autoreconf >/dev/null || skip_all "no autoreconf (the copy runs autog
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/lwm2-add-counter.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 tree=$tmp/tree
-mkdir "$tree"
-# The tree's files as they are in the working tree (tracked, and new ones
-# not ignored); configure made from them.
-(cd "$src" && git ls-files -z -c -o --exclude-standard |
-	tar --null --ignore-failed-read -T - -cf - 2>/dev/null) | tar -C "$tree" -xf - ||
-	bail_out "couldn't copy the tree"
+scratch_copy "$src" "$tree" || bail_out "couldn't copy the tree"
 
 # Step 1 of the guide: the counter's line at the end of the table.
 check "step 1: the counter's line appended to LWM2_LATER_COUNTERS" python3 - "$tree" <<'EOF'
@@ -60,11 +57,7 @@ s = s.replace(a, '''	if (lwm2_posix_fd_classify(fd)) {
 open(p, 'w').write(s)
 EOF
 
-mkdir "$tmp/b"
-if ! (cd "$tree" && ./autogen.sh >"$tmp/configure.log" 2>&1) ||
-	! (cd "$tmp/b" && "$tree/configure" CC="${CC:-gcc}" >>"$tmp/configure.log" 2>&1 &&
-	make -j2 >"$tmp/make.log" 2>&1); then
-	diag "$(tail -30 "$tmp/configure.log" "$tmp/make.log" 2>&1)"
+if ! scratch_build "$tree" "$tmp/b"; then
 	not_ok "the tree with the new counter builds"
 	done_testing
 	exit 1
