@@ -44,17 +44,6 @@
 #include "lwm2_env.h"
 #include "stepfds.h"
 
-/* The glibc loader a container image must have to load this library. */
-#if defined(__x86_64__)
-#define GLIBC_LOADER "/lib64/ld-linux-x86-64.so.2"
-#elif defined(__aarch64__)
-#define GLIBC_LOADER "/lib/ld-linux-aarch64.so.1"
-#elif defined(__powerpc64__)
-#define GLIBC_LOADER "/lib64/ld64.so.2"
-#else
-#define GLIBC_LOADER NULL
-#endif
-
 #define LIB_BASENAME   "liblwm2.so"
 #define CUDA_BASENAME  "liblwm2cuda.so"
 #define PROC_FD_PREFIX "/proc/self/fd/"
@@ -272,7 +261,7 @@ static size_t lib_entry_inside(const char *e, size_t elen, const struct lwm2_fd_
 	char path[4096];
 	size_t n;
 
-	if (GLIBC_LOADER && syscall(SYS_faccessat, AT_FDCWD, GLIBC_LOADER, X_OK, 0) != 0)
+	if (LWM2_GLIBC_LOADER && syscall(SYS_faccessat, AT_FDCWD, LWM2_GLIBC_LOADER, X_OK, 0) != 0)
 		return 0;
 	if (elen < sizeof(path)) {
 		memcpy(path, e, elen);

@@ -311,18 +311,6 @@ int lwm2_step_env_fds(const struct lwm2_env_ops *ops, const char *lib, const cha
 	return -1;
 }
 
-/* The glibc loader an image needs to load the library (preload/container.c
- * has the same list). */
-#if defined(__x86_64__)
-#define GLIBC_LOADER "/lib64/ld-linux-x86-64.so.2"
-#elif defined(__aarch64__)
-#define GLIBC_LOADER "/lib/ld-linux-aarch64.so.1"
-#elif defined(__powerpc64__)
-#define GLIBC_LOADER "/lib64/ld64.so.2"
-#else
-#define GLIBC_LOADER NULL
-#endif
-
 static bool is_file(const char *path, const struct lwm2_fd_ident *id)
 {
 	struct stat sb;
@@ -341,7 +329,7 @@ static size_t entry_here(const char *e, size_t len, const struct lwm2_fd_ident *
 	char path[4096];
 	int n;
 
-	if (GLIBC_LOADER && access(GLIBC_LOADER, X_OK) != 0)
+	if (LWM2_GLIBC_LOADER && access(LWM2_GLIBC_LOADER, X_OK) != 0)
 		return 0;
 	if (len < sizeof(path) && len < outlen) {
 		memcpy(path, e, len);

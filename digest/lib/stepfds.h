@@ -22,6 +22,19 @@ struct lwm2_fd_ident {
 	uint64_t dev, ino;
 };
 
+/* The glibc loader a container image must have to load the library
+ * (NULL where the architecture's is not known here): the library in the
+ * exec into an image and the step's environment entering one both ask. */
+#if defined(__x86_64__)
+#define LWM2_GLIBC_LOADER "/lib64/ld-linux-x86-64.so.2"
+#elif defined(__aarch64__)
+#define LWM2_GLIBC_LOADER "/lib/ld-linux-aarch64.so.1"
+#elif defined(__powerpc64__)
+#define LWM2_GLIBC_LOADER "/lib64/ld64.so.2"
+#else
+#define LWM2_GLIBC_LOADER NULL
+#endif
+
 /* Room for "N:DEV:INO" with every number at its largest. */
 #define LWM2_FD_IDENT_LEN 64
 
