@@ -655,32 +655,6 @@ static void digest_values(struct job *j, uint32_t cpt, int64_t procs, int64_t cp
 			j->fired |= 1ull << r;
 }
 
-/* The program of the largest step where the digest names it (version 1
- * does not), else the job's name. */
-static void exe_of_line(const struct lwm2_logline *l, struct job *j)
-{
-	json_object *steps =
-	    l->digest
-	        ? lwm2_json_parse_at(lwm2_json_member(l->digest, l->end, LWM2_KEY_STEPS), l->end)
-	        : NULL;
-	int64_t best = -1;
-
-	for (size_t i = 0; steps && json_object_is_type(steps, json_type_array) &&
-	                   i < json_object_array_length(steps);
-	     i++) {
-		json_object *s = json_object_array_get_idx(steps, i);
-		const char *exe = ju_str(s, LWM2_KEY_EXE);
-
-		if (exe && ju_int_or(s, LWM2_KEY_PROCESSES, 0) > best) {
-			best = ju_int_or(s, LWM2_KEY_PROCESSES, 0);
-			snprintf(j->exe, sizeof(j->exe), "%s", exe);
-		}
-	}
-	json_object_put(steps);
-	if (best < 0)
-		snprintf(j->exe, sizeof(j->exe), "%s", j->name ? j->name : "");
-}
-
 static int on_line(void *arg, const struct lwm2_logline *l, char *err, size_t errlen)
 {
 	struct stats *st = arg;
@@ -719,7 +693,7 @@ static int on_line(void *arg, const struct lwm2_logline *l, char *err, size_t er
 	if (st->by == BY_IMAGE && l->digest)
 		main_image(l, j.image, sizeof(j.image));
 	if (st->by == BY_EXE)
-		exe_of_line(l, &j);
+		lwm2_usage_exe(l, j.exe, sizeof(j.exe));
 	st->selected++;
 	if (st->top)
 		top_add(st, &j);

@@ -130,28 +130,14 @@ void lwm2_usage_of_line(const struct lwm2_logline *l, struct lwm2_usage *u)
 		u->mem_req_mb = v;
 }
 
-void lwm2_usage_app(const struct lwm2_logline *l, char *out, size_t len)
+void lwm2_usage_exe(const struct lwm2_logline *l, char *out, size_t len)
 {
-	const char *a, *x;
-	json_object *e, *steps;
+	json_object *steps =
+	    l->digest
+	        ? lwm2_json_parse_at(lwm2_json_member(l->digest, l->end, LWM2_KEY_STEPS), l->end)
+	        : NULL;
 	int64_t best = -1;
 
-	out[0] = '\0';
-	if (l->digest) {
-		a = lwm2_json_member(l->digest, l->end, LWM2_KEY_APPLICATION);
-		x = a && *a == '{' ? lwm2_json_member(a, l->end, LWM2_KEY_EXE) : NULL;
-		e = x ? lwm2_json_parse_at(x, l->end) : NULL;
-		if (e && json_object_is_type(e, json_type_string))
-			snprintf(out, len, "%s", json_object_get_string(e));
-		json_object_put(e);
-		if (out[0])
-			return;
-	}
-	/* the program of the largest step where the digest names it
-	 * (version 1 does not), else the job's name */
-	steps = l->digest ? lwm2_json_parse_at(lwm2_json_member(l->digest, l->end, LWM2_KEY_STEPS),
-	                                       l->end)
-	                  : NULL;
 	for (size_t i = 0; steps && json_object_is_type(steps, json_type_array) &&
 	                   i < json_object_array_length(steps);
 	     i++) {
@@ -167,6 +153,25 @@ void lwm2_usage_app(const struct lwm2_logline *l, char *out, size_t len)
 	if (best < 0)
 		snprintf(out, len, "%s",
 		         ju_str(l->fields, "name") ? ju_str(l->fields, "name") : "");
+}
+
+void lwm2_usage_app(const struct lwm2_logline *l, char *out, size_t len)
+{
+	const char *a, *x;
+	json_object *e;
+
+	out[0] = '\0';
+	if (l->digest) {
+		a = lwm2_json_member(l->digest, l->end, LWM2_KEY_APPLICATION);
+		x = a && *a == '{' ? lwm2_json_member(a, l->end, LWM2_KEY_EXE) : NULL;
+		e = x ? lwm2_json_parse_at(x, l->end) : NULL;
+		if (e && json_object_is_type(e, json_type_string))
+			snprintf(out, len, "%s", json_object_get_string(e));
+		json_object_put(e);
+		if (out[0])
+			return;
+	}
+	lwm2_usage_exe(l, out, len);
 }
 
 void lwm2_usage_add(struct lwm2_usage_sum *s, const struct lwm2_usage *u, double frac)

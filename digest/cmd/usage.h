@@ -42,6 +42,11 @@ void lwm2_usage_of_line(const struct lwm2_logline *l, struct lwm2_usage *u);
  * name; "" when none is known. */
 void lwm2_usage_app(const struct lwm2_logline *l, char *out, size_t len);
 
+/* The program of the job's largest step where the digest names it
+ * (version 1 does not), else the job's name: lwm2_usage_app's fallback,
+ * and stats --by executable. */
+void lwm2_usage_exe(const struct lwm2_logline *l, char *out, size_t len);
+
 /* The figures of a group of jobs. */
 struct lwm2_usage_sum {
 	uint64_t jobs;      /* all jobs added */
