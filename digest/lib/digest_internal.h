@@ -17,6 +17,10 @@ int lwm2_counter_map(json_object *node, int map[], size_t maxn, size_t *n);
 int lwm2_proc_from_json(json_object *proc, const int *map, size_t nmap,
                         struct lwm2_proc_values *pv);
 
+/* The CPU time (user and system) of the job's processes in the node
+ * records, images replaced by exec left to their successors (job.c). */
+uint64_t lwm2_job_cpu_us(json_object *const *nodes, size_t n);
+
 /* The per-process table of the full digest ("ranks", job_ranks.c). */
 json_object *lwm2_job_digest_ranks(json_object *const *nodes, size_t n);
 

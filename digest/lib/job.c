@@ -319,7 +319,7 @@ static int cmp_ctr(const void *a, const void *b)
  * denominator of a container's share: a second pass over the processes,
  * made only for a job that ran in a container.  CPU time is the
  * process's: its last image has it all, an image replaced by exec none. */
-static uint64_t job_cpu_us(json_object *const *nodes, size_t n)
+uint64_t lwm2_job_cpu_us(json_object *const *nodes, size_t n)
 {
 	uint64_t t = 0;
 
@@ -354,7 +354,7 @@ static int ctr_json(struct ctr_set *x, json_object *d, json_object *const *nodes
 
 	if (!x->n && !x->omitted)
 		return 0;
-	x->cpu_total = job_cpu_us(nodes, n);
+	x->cpu_total = lwm2_job_cpu_us(nodes, n);
 	if (!(v = malloc((x->n ? x->n : 1) * sizeof(*v))))
 		return -1;
 	for (size_t i = 0; i < x->cap; i++)

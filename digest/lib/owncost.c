@@ -63,7 +63,6 @@ static const int call_counters[] = {
 struct own_acc {
 	double calls, samples, images, heartbeats;
 	double call_ns, sample_ns, image_ns, heartbeat_ns;
-	uint64_t cpu_us;
 	int64_t clock_ps_max;
 	unsigned clock_sources; /* bit per enum lwm2_clock_source seen */
 };
@@ -96,10 +95,6 @@ static void add_proc(struct own_acc *a, json_object *p, const int *map, size_t n
 		 * past its first */
 		if (slice_s > 0)
 			a->heartbeats += floor((double)pv.wall_ns / 1e9 / slice_s);
-	}
-	if (!(flags & LWM2_F_EXEC)) {
-		int64_t ut = ju_int_or(p, "utime_us", 0), st = ju_int_or(p, "stime_us", 0);
-		a->cpu_us += (uint64_t)(ut > 0 ? ut : 0) + (uint64_t)(st > 0 ? st : 0);
 	}
 	a->calls += calls;
 	a->call_ns += calls * (cost_of[OWN_CALL].ns + 2.0 * (double)clock_ps / 1000.0);
@@ -155,6 +150,7 @@ json_object *lwm2_own_cost_json(json_object *const *nodes, size_t n)
 	struct own_acc a;
 	json_object *o;
 	double total_s;
+	uint64_t cpu_us;
 
 	memset(&a, 0, sizeof(a));
 	for (size_t i = 0; i < n; i++)
@@ -168,9 +164,9 @@ json_object *lwm2_own_cost_json(json_object *const *nodes, size_t n)
 	total_s = (a.call_ns + a.sample_ns + a.image_ns + a.heartbeat_ns) / 1e9;
 	o = json_object_new_object();
 	ju_add(o, LWM2_KEY_SECONDS, ju_double(round(total_s * 1e6) / 1e6));
-	if (a.cpu_us)
+	if ((cpu_us = lwm2_job_cpu_us(nodes, n)))
 		ju_add(o, LWM2_KEY_COST_SHARE,
-		       ju_double(round(total_s / ((double)a.cpu_us / 1e6) * 1e8) / 1e6));
+		       ju_double(round(total_s / ((double)cpu_us / 1e6) * 1e8) / 1e6));
 	ju_add(o, LWM2_KEY_CALLS, ju_u64((uint64_t)a.calls));
 	ju_add(o, LWM2_KEY_WRAPPERS_S, ju_double(round(a.call_ns / 1e3) / 1e6));
 	ju_add(o, LWM2_KEY_SAMPLES, ju_u64((uint64_t)a.samples));
