@@ -249,6 +249,17 @@ settle_cluster() {
 			sleep 0.5
 		done
 	)
+	# A test that exits with the shared cluster still reconfigured (its
+	# jobcomp, its plugstack) would change the ones after it: put the start
+	# configuration back and say which test left it.
+	if [ -f "$1/etc/current.env" ] && ! cmp -s "$1/etc/start.env" "$1/etc/current.env"; then
+		say "     $2 left the cluster reconfigured: start configuration restored"
+		(
+			# shellcheck disable=SC1091
+			. "$1/etc/start.env"
+			bash tests/cluster/cluster.sh reconfig "$1"
+		) >/dev/null 2>&1
+	fi
 }
 
 stage_integration() {

@@ -704,6 +704,7 @@ cmd_start() {
 	write_dbd_conf
 	write_env >"$D/env"
 	save_settings >"$ETC/start.env"
+	cp "$ETC/start.env" "$ETC/current.env"
 	munge_acquire
 	say "starting in $D (ports $(tr '\n' ' ' <"$ETC/ports"))"
 	# A subshell outside any condition, so that set -e holds in it.
@@ -805,6 +806,7 @@ cmd_reconfig() {
 	kill_pidfile "$RUN/slurmctld.pid" slurmctld slurmctld
 	write_slurm_conf
 	write_dbd_conf
+	save_settings >"$ETC/current.env"
 	if [ "$old" != "$(cat "$DBD_CONF")" ]; then
 		kill_pidfile "$RUN/slurmdbd.pid" slurmdbd slurmdbd
 		setsid "${DAEMON_ENV[@]}" slurmdbd </dev/null >>"$LOG/slurmdbd.out" 2>&1

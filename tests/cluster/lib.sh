@@ -108,8 +108,22 @@ cluster_reconfig() {
 	# A cluster of this test's own goes away with it anyway.
 	if [ "$_cluster_own" -eq 0 ] && [ -z "${_cluster_restore:-}" ]; then
 		_cluster_restore=1
-		trap '_cluster_restore_conf; cluster_down' EXIT
+		at_exit _cluster_restore_conf
 	fi
+}
+
+# at_exit CMD: run CMD when the test exits, before what is already due then
+# (cluster_reconfig's return to the start configuration, cluster_down),
+# with the test's exit status kept for them: a test's own EXIT trap that
+# replaced them left the shared cluster reconfigured for the tests after it.
+at_exit() {
+	local prev
+	prev=$(trap -p EXIT)
+	prev=${prev#"trap -- '"}
+	prev=${prev%"' EXIT"}
+	prev=${prev//"'\\''"/"'"}
+	# shellcheck disable=SC2064,SC2154 # the handlers as they are now, on purpose
+	trap "_at_exit_rc=\$?; $1; (exit \$_at_exit_rc); ${prev:-:}" EXIT
 }
 
 _cluster_restore_conf() {

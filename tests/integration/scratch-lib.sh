@@ -25,7 +25,7 @@ scratch_build() {
 	if ! (cd "$tree" && ./autogen.sh >"$logs/scratch-configure.log" 2>&1) ||
 		! (cd "$build" && "$tree/configure" CC="${CC:-gcc}" "$@" >>"$logs/scratch-configure.log" 2>&1 &&
 			make -j2 >"$logs/scratch-make.log" 2>&1); then
-		diag "$(tail -30 "$logs/scratch-configure.log" "$logs/scratch-make.log" 2>&1)"
+		diag "$(tail -n 30 "$logs/scratch-configure.log" "$logs/scratch-make.log" 2>&1)"
 		return 1
 	fi
 }

@@ -267,7 +267,7 @@ unslow() {
 		rmdir "$cg" 2>/dev/null
 	fi
 }
-trap unslow EXIT
+at_exit unslow
 
 p0=$(date +%s)
 run_rounds

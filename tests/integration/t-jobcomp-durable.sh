@@ -23,13 +23,8 @@ resume_dbd() {
 	[ "$stopped" -eq 1 ] && kill -CONT "$dbd_pid" 2>/dev/null
 	stopped=0
 }
-# never leave slurmdbd stopped for the tests that follow (and do what
-# jobcomp_setup asked for at exit)
-prev_exit=$(trap -p EXIT)
-prev_exit=${prev_exit#"trap -- '"}
-prev_exit=${prev_exit%"' EXIT"}
-# shellcheck disable=SC2064 # the old handler, expanded now on purpose
-trap "resume_dbd; ${prev_exit:-cluster_down}" EXIT
+# never leave slurmdbd stopped for the tests that follow
+at_exit resume_dbd
 
 ctld() {
 	bash "$LWM2_CLUSTER_SH" "$1" "$D" >/dev/null 2>&1

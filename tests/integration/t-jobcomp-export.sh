@@ -29,15 +29,13 @@ fi
 
 cluster_up
 IDIR=$TESTDIR/influx
-trap 'influx_stop; _cluster_restore_conf; cluster_down' EXIT
+at_exit influx_stop
 influx_start "$IDIR" || bail_out "influxd did not start: $(tail -n 5 "$IDIR/influxd.log")"
 CRED=$TESTDIR/influx.cred
 printf 'user=%s\npassword=%s\n' "$INFLUX_USER" "$INFLUX_PASSWORD" >"$CRED"
 chmod 600 "$CRED"
 jobcomp_setup "ExportURL=$INFLUX_URL" "ExportDatabase=lwm2" "ExportCredentials=$CRED" \
 	"ExportBatchSize=7" "ExportTimeout=5"
-# jobcomp_setup's reconfig replaced the EXIT trap
-trap 'influx_stop; _cluster_restore_conf; cluster_down' EXIT
 EXPORT_DIR=$STATEDIR/export
 plan 30
 

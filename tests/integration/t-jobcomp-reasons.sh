@@ -66,7 +66,7 @@ wait "$srun_pid" 2>/dev/null
 mnt_ok=0
 if mount -t tmpfs -o size=512k,mode=755 lwm2-spool-test "$SPOOL" 2>/dev/null; then
 	mnt_ok=1
-	trap 'umount "$SPOOL" 2>/dev/null; cluster_down' EXIT
+	at_exit 'umount "$SPOOL" 2>/dev/null'
 fi
 if [ "$mnt_ok" -eq 1 ]; then
 	dd if=/dev/zero of="$SPOOL/fill" bs=4k 2>/dev/null

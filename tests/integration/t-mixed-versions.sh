@@ -26,7 +26,7 @@ jobcomp_setup
 plan 7
 
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/lwm2-mixed.XXXXXX")
-trap 'rm -rf "$scratch"; cluster_down' EXIT
+at_exit 'rm -rf "$scratch"'
 if ! scratch_copy "$LWM2_TOP" "$scratch/tree"; then
 	skip_all "the tree is not a git checkout (its files are listed by git)"
 fi
