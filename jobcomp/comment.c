@@ -11,10 +11,10 @@
 
 #include <json-c/json.h>
 
+#include "lwm2_digest.h"
 #include "lwm2_jobcomp.h"
 
-#define MARK     "LWM2:"
-#define MARK_LEN (sizeof(MARK) - 1)
+#define MARK_LEN (sizeof(LWM2_DIGEST_PREFIX) - 1)
 
 /* Length of the JSON object at s, or of everything left when it does not
  * end (a value cut by the database still belongs to lwm2). */
@@ -40,21 +40,13 @@ static size_t object_len(const char *s, size_t left)
 
 int lwm2_jc_comment_find(const char *text, size_t *off, size_t *len)
 {
-	const char *p = text;
+	const char *p = text ? lwm2_digest_mark(text, strlen(text)) : NULL;
 
-	if (!text)
+	if (!p)
 		return -1;
-	while ((p = strstr(p, MARK))) {
-		if ((p == text || isspace((unsigned char)p[-1])) && p[MARK_LEN] == '{') {
-			size_t left = strlen(p + MARK_LEN);
-
-			*off = (size_t)(p - text);
-			*len = MARK_LEN + object_len(p + MARK_LEN, left);
-			return 0;
-		}
-		p += MARK_LEN;
-	}
-	return -1;
+	*off = (size_t)(p - text);
+	*len = MARK_LEN + object_len(p + MARK_LEN, strlen(p + MARK_LEN));
+	return 0;
 }
 
 char *lwm2_jc_comment_merge(const char *old, const char *part, size_t max)

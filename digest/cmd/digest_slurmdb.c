@@ -34,7 +34,7 @@ static void from_comment(struct entry *e, const char *comment)
 	char err[256];
 
 	e->digest = NULL;
-	if (!comment || !(p = strstr(comment, LWM2_DIGEST_PREFIX "{")))
+	if (!comment || !(p = lwm2_digest_mark(comment, strlen(comment))))
 		return;
 	e->digest = lwm2_digest_parse(comment, strlen(comment), err, sizeof(err));
 	if (e->digest) {

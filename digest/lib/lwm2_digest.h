@@ -232,6 +232,14 @@ char *lwm2_job_digest_compact(json_object *digest, size_t cap);
  */
 json_object *lwm2_digest_parse(const char *text, size_t len, char *err, size_t errlen);
 
+/*
+ * The lwm2 part of an AdminComment, as jobcomp/lwm2 writes it: the first
+ * LWM2_DIGEST_PREFIX at the start of text or after white space that a JSON
+ * object ('{') follows.  Other tools' text around it is theirs.  Returns
+ * the marker within text[0..len), or NULL.
+ */
+const char *lwm2_digest_mark(const char *text, size_t len);
+
 /* Structural check of a digest object (what lwm2_digest_parse applies);
  * versions 1 to LWM2_DIGEST_VERSION pass. */
 int lwm2_digest_validate(json_object *digest, char *err, size_t errlen);

@@ -10,6 +10,7 @@
 #include "lwm2_keys.h"
 #include "lwm2_version.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <string.h>
@@ -267,6 +268,21 @@ int lwm2_digest_validate(json_object *d, char *err, size_t errlen)
 	return 0;
 }
 
+const char *lwm2_digest_mark(const char *text, size_t len)
+{
+	const size_t plen = strlen(LWM2_DIGEST_PREFIX);
+	const char *p = text, *end = text ? text + len : NULL;
+
+	while (p && (size_t)(end - p) > plen &&
+	       (p = memmem(p, (size_t)(end - p), LWM2_DIGEST_PREFIX, plen))) {
+		if ((p == text || isspace((unsigned char)p[-1])) && (size_t)(end - p) > plen &&
+		    p[plen] == '{')
+			return p;
+		p += plen;
+	}
+	return NULL;
+}
+
 json_object *lwm2_digest_parse(const char *text, size_t len, char *err, size_t errlen)
 {
 	const char *p = text, *end = text ? text + len : NULL, *mark;
@@ -282,10 +298,10 @@ json_object *lwm2_digest_parse(const char *text, size_t len, char *err, size_t e
 		errno = EFBIG;
 		return NULL;
 	}
-	/* AdminComment may hold other tools' text around ours. */
-	mark = len >= strlen(LWM2_DIGEST_PREFIX)
-	           ? memmem(text, len, LWM2_DIGEST_PREFIX, strlen(LWM2_DIGEST_PREFIX))
-	           : NULL;
+	/* AdminComment may hold other tools' text around ours.  Without a
+	 * part of ours, the first marker anywhere starts the text to parse. */
+	if (!(mark = lwm2_digest_mark(text, len)) && len >= strlen(LWM2_DIGEST_PREFIX))
+		mark = memmem(text, len, LWM2_DIGEST_PREFIX, strlen(LWM2_DIGEST_PREFIX));
 	if (mark) {
 		p = mark + strlen(LWM2_DIGEST_PREFIX);
 	} else {
