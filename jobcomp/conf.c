@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* lwm2.conf: the one place for jobcomp/lwm2's settings (and lwm2-mail's). */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,9 +57,52 @@ static int set_str(char **dst, const char *v)
 static const char *const mail_keys[] = {"MailDigest", "MailWait", "Mailer", "LwmCommand",
                                         "SlurmConf"};
 
+/* The numeric keys: their range and their field, unsigned or size_t. */
+#define NUM(key, min, max, field)                                                                  \
+	{                                                                                          \
+		key, min, max, offsetof(struct lwm2_jc_conf, field),                               \
+		    sizeof(((struct lwm2_jc_conf *)0)->field) == sizeof(size_t)                    \
+	}
+static const struct num_key {
+	const char *key;
+	uint64_t min, max;
+	size_t off;
+	bool is_size;
+} num_keys[] = {
+    NUM("LateRecordWait", 0, 86400, late_wait),
+    NUM("RecordSettle", 0, 600, settle),
+    /* the LWM2 part must leave room for other tools' parts */
+    NUM("AdminCommentCap", 256, 60000, cap),
+    NUM("RetryMax", 0, 365ull * 86400, retry_max),
+    NUM("VerifyDelay", 0, 86400, verify_delay),
+    NUM("VerifyWindow", 0, 86400, verify_window),
+    NUM("MaxQueued", 1, 10000000, max_queued),
+};
+#undef NUM
+
+/* 0: a numeric key set, -1: its value refused, 1: not a numeric key. */
+static int set_number(struct lwm2_jc_conf *c, const char *key, const char *val)
+{
+	for (size_t i = 0; i < sizeof(num_keys) / sizeof(num_keys[0]); i++) {
+		const struct num_key *k = &num_keys[i];
+		void *dst = (char *)c + k->off;
+		uint64_t n;
+
+		if (strcasecmp(key, k->key))
+			continue;
+		if (lwm2_parse_u64(val, NULL, 0, k->max, &n) || n < k->min)
+			return -1;
+		if (k->is_size)
+			*(size_t *)dst = (size_t)n;
+		else
+			*(unsigned *)dst = (unsigned)n;
+		return 0;
+	}
+	return 1;
+}
+
 static int apply(struct lwm2_jc_conf *c, const char *key, const char *val)
 {
-	uint64_t n;
 	size_t i;
 	int rc;
 
@@ -82,53 +126,12 @@ static int apply(struct lwm2_jc_conf *c, const char *key, const char *val)
 	}
 	if (!strcasecmp(key, "MungeSocket"))
 		return set_str(&c->munge_socket, val);
-	if (!strcasecmp(key, "LateRecordWait")) {
-		if (lwm2_parse_u64(val, NULL, 0, 86400, &n))
-			return -1;
-		c->late_wait = (unsigned)n;
-		return 0;
-	}
-	if (!strcasecmp(key, "RecordSettle")) {
-		if (lwm2_parse_u64(val, NULL, 0, 600, &n))
-			return -1;
-		c->settle = (unsigned)n;
-		return 0;
-	}
-	if (!strcasecmp(key, "AdminCommentCap")) {
-		/* the LWM2 part must leave room for other tools' parts */
-		if (lwm2_parse_u64(val, NULL, 0, 60000, &n) || n < 256)
-			return -1;
-		c->cap = (size_t)n;
-		return 0;
-	}
 	if (!strcasecmp(key, "AdminComment"))
 		return lwm2_parse_bool(val, &c->admin_comment);
 	if (!strcasecmp(key, "KeepNodeRecords"))
 		return lwm2_parse_bool(val, &c->keep_records);
-	if (!strcasecmp(key, "RetryMax")) {
-		if (lwm2_parse_u64(val, NULL, 0, 365ull * 86400, &n))
-			return -1;
-		c->retry_max = (unsigned)n;
-		return 0;
-	}
-	if (!strcasecmp(key, "VerifyDelay")) {
-		if (lwm2_parse_u64(val, NULL, 0, 86400, &n))
-			return -1;
-		c->verify_delay = (unsigned)n;
-		return 0;
-	}
-	if (!strcasecmp(key, "VerifyWindow")) {
-		if (lwm2_parse_u64(val, NULL, 0, 86400, &n))
-			return -1;
-		c->verify_window = (unsigned)n;
-		return 0;
-	}
-	if (!strcasecmp(key, "MaxQueued")) {
-		if (lwm2_parse_u64(val, NULL, 0, 10000000, &n) || n == 0)
-			return -1;
-		c->max_queued = (size_t)n;
-		return 0;
-	}
+	if ((rc = set_number(c, key, val)) <= 0)
+		return rc;
 	if (lwm2_jc_export_conf(c, key, val, &rc)) /* Export* keys: export.c */
 		return rc;
 	for (i = 0; i < sizeof(mail_keys) / sizeof(mail_keys[0]); i++)
