@@ -35,34 +35,54 @@ void lwm2_config_defaults(struct lwm2_config *c)
 	c->sample_hz = -1;
 }
 
+/* The words a value is given in, and what each means. */
+struct word {
+	const char *name;
+	int value;
+};
+#define NWORDS(w) (sizeof(w) / sizeof((w)[0]))
+
+/* The meaning of s among n words: 0, or -1 when it is none of them. */
+static int word_value(const char *s, const struct word *w, size_t n, int *out)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(s, w[i].name)) {
+			*out = w[i].value;
+			return 0;
+		}
+	return -1;
+}
+
+/* Each mode's own name first: lwm2_mode_name gives it. */
+static const struct word mode_words[] = {
+    {"off", LWM2_MODE_OFF}, {"on", LWM2_MODE_ON}, {"print", LWM2_MODE_PRINT},
+    {"yes", LWM2_MODE_ON},  {"1", LWM2_MODE_ON},  {"no", LWM2_MODE_OFF},
+    {"0", LWM2_MODE_OFF},
+};
+
 const char *lwm2_mode_name(enum lwm2_mode m)
 {
-	switch (m) {
-	case LWM2_MODE_OFF:
-		return "off";
-	case LWM2_MODE_ON:
-		return "on";
-	case LWM2_MODE_PRINT:
-		return "print";
-	default:
-		return "unset";
-	}
+	for (size_t i = 0; i < NWORDS(mode_words); i++)
+		if (mode_words[i].value == (int)m)
+			return mode_words[i].name;
+	return "unset";
 }
 
 int lwm2_parse_mode(const char *s, enum lwm2_mode *out, char *err, size_t errlen)
 {
+	int v;
+
 	/* "--lwm2" alone (no value; "" when it comes through the environment
 	 * from sbatch) means on. */
-	if (!s || !*s || !strcmp(s, "on") || !strcmp(s, "yes") || !strcmp(s, "1"))
+	if (!s || !*s) {
 		*out = LWM2_MODE_ON;
-	else if (!strcmp(s, "off") || !strcmp(s, "no") || !strcmp(s, "0"))
-		*out = LWM2_MODE_OFF;
-	else if (!strcmp(s, "print"))
-		*out = LWM2_MODE_PRINT;
-	else {
+		return 0;
+	}
+	if (word_value(s, mode_words, NWORDS(mode_words), &v) < 0) {
 		snprintf(err, errlen, "'%s' is not one of on, off, print", s);
 		return -1;
 	}
+	*out = (enum lwm2_mode)v;
 	return 0;
 }
 
@@ -128,14 +148,15 @@ int lwm2_parse_events(const char *s, char *out, size_t outlen, char *err, size_t
 
 static int parse_bool(const char *s, bool *out, char *err, size_t errlen)
 {
-	if (!strcmp(s, "yes") || !strcmp(s, "true") || !strcmp(s, "1"))
-		*out = true;
-	else if (!strcmp(s, "no") || !strcmp(s, "false") || !strcmp(s, "0"))
-		*out = false;
-	else {
+	static const struct word words[] = {{"yes", 1}, {"true", 1},  {"1", 1},
+	                                    {"no", 0},  {"false", 0}, {"0", 0}};
+	int v;
+
+	if (word_value(s, words, NWORDS(words), &v) < 0) {
 		snprintf(err, errlen, "'%s' is not yes or no", s);
 		return -1;
 	}
+	*out = v;
 	return 0;
 }
 
@@ -165,6 +186,10 @@ static int parse_path(const char *s, char *out, size_t outlen, char *err, size_t
 
 static int parse_print(const char *s, unsigned *out, char *err, size_t errlen)
 {
+	static const struct word words[] = {{"srun", LWM2_PRINT_SRUN},
+	                                    {"batch", LWM2_PRINT_BATCH},
+	                                    {"all", LWM2_PRINT_SRUN | LWM2_PRINT_BATCH},
+	                                    {"none", 0}};
 	char buf[64], *tok, *save = NULL;
 	unsigned v = 0;
 
@@ -174,18 +199,13 @@ static int parse_print(const char *s, unsigned *out, char *err, size_t errlen)
 	}
 	strcpy(buf, s);
 	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		if (!strcmp(tok, "srun"))
-			v |= LWM2_PRINT_SRUN;
-		else if (!strcmp(tok, "batch"))
-			v |= LWM2_PRINT_BATCH;
-		else if (!strcmp(tok, "all"))
-			v |= LWM2_PRINT_SRUN | LWM2_PRINT_BATCH;
-		else if (!strcmp(tok, "none"))
-			v |= 0;
-		else {
+		int w;
+
+		if (word_value(tok, words, NWORDS(words), &w) < 0) {
 			snprintf(err, errlen, "'%s' is not one of srun, batch, all, none", tok);
 			return -1;
 		}
+		v |= (unsigned)w;
 	}
 	*out = v;
 	return 0;
