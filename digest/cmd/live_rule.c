@@ -21,32 +21,32 @@ void lwm2_live_rule_defaults(struct lwm2_live_rule *r)
 	r->waste_after_s = 3600;
 }
 
+/* The name of value v in a table indexed by the enum, or fallback. */
+static const char *name_of(unsigned v, const char *const *names, size_t n, const char *fallback)
+{
+	return v < n && names[v] ? names[v] : fallback;
+}
+
 const char *lwm2_live_state_name(enum lwm2_live_state s)
 {
-	switch (s) {
-	case LWM2_LIVE_BUSY:
-		return "busy";
-	case LWM2_LIVE_MPI_WAIT:
-		return "mpi-wait";
-	case LWM2_LIVE_IDLE:
-		return "idle";
-	default:
-		return "unknown";
-	}
+	static const char *const names[] = {
+	    [LWM2_LIVE_BUSY] = "busy",
+	    [LWM2_LIVE_MPI_WAIT] = "mpi-wait",
+	    [LWM2_LIVE_IDLE] = "idle",
+	};
+
+	return name_of((unsigned)s, names, sizeof(names) / sizeof(names[0]), "unknown");
 }
 
 const char *lwm2_live_verdict_name(enum lwm2_live_verdict v)
 {
-	switch (v) {
-	case LWM2_VERDICT_STUCK_MPI:
-		return "stuck-in-mpi";
-	case LWM2_VERDICT_IDLE:
-		return "idle";
-	case LWM2_VERDICT_UNDERUSED:
-		return "underused";
-	default:
-		return "none";
-	}
+	static const char *const names[] = {
+	    [LWM2_VERDICT_STUCK_MPI] = "stuck-in-mpi",
+	    [LWM2_VERDICT_IDLE] = "idle",
+	    [LWM2_VERDICT_UNDERUSED] = "underused",
+	};
+
+	return name_of((unsigned)v, names, sizeof(names) / sizeof(names[0]), "none");
 }
 
 void lwm2_live_from_record(struct lwm2_live_rank *o, const struct lwm2_rank_record *r)
