@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The plain job description: its state-file and log-line JSON. */
 #include <errno.h>
+#include <stddef.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,19 +10,98 @@
 #include "lwm2_jobcomp.h"
 #include "lwm2_version.h"
 
+/*
+ * The job's JSON, one entry a key in the order the log line has them:
+ * where the value is and when it is written.  Both the writer and the
+ * reader of the state file and the log line go through this table.
+ */
+enum jf_type {
+	JF_STR,
+	JF_U32,
+	JF_I64,
+	JF_U64,
+	JF_BOOL,
+	JF_EXIT,    /* exit_code as sacct prints it (written only) */
+	JF_VERSION, /* the state file's version (written only) */
+};
+enum {
+	JF_PROGRESS = 1, /* the state file's only */
+	JF_ARRAY = 2,    /* written for an array task only */
+	JF_HET = 4,      /* written for a het job component only */
+	JF_SET = 8,      /* a request: an unknown one (0) is left out */
+	JF_GPUS = 16,    /* written when known; known when read */
+};
+struct jf {
+	const char *key;
+	enum jf_type type;
+	size_t off;
+	unsigned when;
+	uint32_t dflt; /* read when the key is absent */
+};
+#define F(key, type, field, when)                                                                  \
+	{                                                                                          \
+		key, type, offsetof(struct lwm2_jc_job, field), when, 0                            \
+	}
+#define FN(key, type, field, when)                                                                 \
+	{                                                                                          \
+		key, type, offsetof(struct lwm2_jc_job, field), when, LWM2_JC_NONE                 \
+	}
+static const struct jf fields[] = {
+    F("cluster", JF_STR, cluster, 0),
+    F("job_id", JF_U32, job_id, 0),
+    F("array_job_id", JF_U32, array_job_id, JF_ARRAY),
+    FN("array_task_id", JF_U32, array_task_id, JF_ARRAY),
+    F("het_job_id", JF_U32, het_job_id, JF_HET),
+    FN("het_job_offset", JF_U32, het_job_offset, JF_HET),
+    F("user", JF_STR, user, 0),
+    F("uid", JF_U32, uid, 0),
+    F("gid", JF_U32, gid, 0),
+    F("account", JF_STR, account, 0),
+    F("partition", JF_STR, partition, 0),
+    F("name", JF_STR, name, 0),
+    F("nodes", JF_STR, nodes, 0),
+    F("node_count", JF_U32, node_count, 0),
+    F("cpus", JF_U32, total_cpus, 0),
+    F("submit", JF_I64, submit, 0),
+    F("start", JF_I64, start, 0),
+    F("end", JF_I64, end, 0),
+    F("state", JF_STR, state, 0),
+    F("exit_code", JF_EXIT, exit_code, 0),
+    F("exit_status", JF_U32, exit_code, 0),
+    F("restart_count", JF_U32, restart_count, 0),
+    /* the requests, under the names the site statistics read */
+    F("time_limit_s", JF_U32, time_limit_s, JF_SET),
+    F("cpus_per_task", JF_U32, cpus_per_task, JF_SET),
+    F("mem_req_mb", JF_U64, mem_req_mb, JF_SET),
+    F("mem_req_per_node_mb", JF_U64, mem_req_per_node_mb, JF_SET),
+    F("gpus", JF_U32, gpus, JF_GPUS),
+    F("state_version", JF_VERSION, job_id, JF_PROGRESS),
+    F("queued", JF_I64, queued, JF_PROGRESS),
+    F("admin_comment", JF_STR, admin_comment, JF_PROGRESS),
+    F("logged", JF_BOOL, logged, JF_PROGRESS),
+    F("acct_sent", JF_BOOL, acct_sent, JF_PROGRESS),
+    F("attempts", JF_U32, attempts, JF_PROGRESS),
+    F("next_try", JF_I64, next_try, JF_PROGRESS),
+    F("acct_part", JF_STR, acct_part, JF_PROGRESS),
+    F("acct_state", JF_U32, acct_state, JF_PROGRESS),
+    F("confirmed", JF_BOOL, confirmed, JF_PROGRESS),
+};
+#undef F
+#undef FN
+#define NFIELDS (sizeof(fields) / sizeof(fields[0]))
+
+static void *field_at(const struct lwm2_jc_job *job, const struct jf *f)
+{
+	return (char *)job + f->off;
+}
+
 void lwm2_jc_job_free(struct lwm2_jc_job *job)
 {
 	if (!job)
 		return;
-	free(job->cluster);
-	free(job->user);
-	free(job->account);
-	free(job->partition);
-	free(job->nodes);
-	free(job->name);
-	free(job->state);
-	free(job->admin_comment);
-	free(job->acct_part);
+	for (size_t i = 0; i < NFIELDS; i++)
+		if (fields[i].type == JF_STR)
+			free(*(char **)field_at(job, &fields[i]));
 	free(job);
 }
 
@@ -64,67 +144,59 @@ static int add_int(json_object *o, const char *key, int64_t val)
 	return json_object_object_add(o, key, v);
 }
 
+/* Whether f is written for job: the conditions of the table. */
+static bool written(const struct lwm2_jc_job *job, const struct jf *f, bool with_progress)
+{
+	const void *p = field_at(job, f);
+
+	if ((f->when & JF_PROGRESS) && !with_progress)
+		return false;
+	if ((f->when & JF_ARRAY) && job->array_task_id == LWM2_JC_NONE)
+		return false;
+	if ((f->when & JF_HET) && job->het_job_offset == LWM2_JC_NONE)
+		return false;
+	if ((f->when & JF_GPUS) && !job->gpus_known)
+		return false;
+	if (f->when & JF_SET)
+		return f->type == JF_U64 ? *(const uint64_t *)p != 0 : *(const uint32_t *)p != 0;
+	return true;
+}
+
+static int add_field(json_object *o, const struct lwm2_jc_job *job, const struct jf *f)
+{
+	const void *p = field_at(job, f);
+	char ec[32];
+
+	switch (f->type) {
+	case JF_STR:
+		return add_str(o, f->key, *(char *const *)p);
+	case JF_U32:
+		return add_int(o, f->key, *(const uint32_t *)p);
+	case JF_I64:
+		return add_int(o, f->key, *(const int64_t *)p);
+	case JF_U64:
+		return add_int(o, f->key, (int64_t) * (const uint64_t *)p);
+	case JF_BOOL:
+		return json_object_object_add(o, f->key, json_object_new_boolean(*(const bool *)p));
+	case JF_EXIT:
+		lwm2_jc_exit_code_str(*(const uint32_t *)p, ec, sizeof(ec));
+		return add_str(o, f->key, ec);
+	case JF_VERSION:
+		return add_int(o, f->key, LWM2_JC_STATE_VERSION);
+	}
+	return -1;
+}
+
 json_object *lwm2_jc_job_to_json(const struct lwm2_jc_job *job, bool with_progress)
 {
 	json_object *o = json_object_new_object();
-	char ec[32];
 	int rc = 0;
 
 	if (!o)
 		return NULL;
-	lwm2_jc_exit_code_str(job->exit_code, ec, sizeof(ec));
-	rc |= add_str(o, "cluster", job->cluster);
-	rc |= add_int(o, "job_id", job->job_id);
-	if (job->array_task_id != LWM2_JC_NONE) {
-		rc |= add_int(o, "array_job_id", job->array_job_id);
-		rc |= add_int(o, "array_task_id", job->array_task_id);
-	}
-	if (job->het_job_offset != LWM2_JC_NONE) {
-		rc |= add_int(o, "het_job_id", job->het_job_id);
-		rc |= add_int(o, "het_job_offset", job->het_job_offset);
-	}
-	rc |= add_str(o, "user", job->user);
-	rc |= add_int(o, "uid", job->uid);
-	rc |= add_int(o, "gid", job->gid);
-	rc |= add_str(o, "account", job->account);
-	rc |= add_str(o, "partition", job->partition);
-	rc |= add_str(o, "name", job->name);
-	rc |= add_str(o, "nodes", job->nodes);
-	rc |= add_int(o, "node_count", job->node_count);
-	rc |= add_int(o, "cpus", job->total_cpus);
-	rc |= add_int(o, "submit", job->submit);
-	rc |= add_int(o, "start", job->start);
-	rc |= add_int(o, "end", job->end);
-	rc |= add_str(o, "state", job->state);
-	rc |= add_str(o, "exit_code", ec);
-	rc |= add_int(o, "exit_status", job->exit_code);
-	rc |= add_int(o, "restart_count", job->restart_count);
-	/* The requests, under the names the site statistics read; an
-	 * unknown one is left out rather than written as 0. */
-	if (job->time_limit_s)
-		rc |= add_int(o, "time_limit_s", job->time_limit_s);
-	if (job->cpus_per_task)
-		rc |= add_int(o, "cpus_per_task", job->cpus_per_task);
-	if (job->mem_req_mb)
-		rc |= add_int(o, "mem_req_mb", (int64_t)job->mem_req_mb);
-	if (job->mem_req_per_node_mb)
-		rc |= add_int(o, "mem_req_per_node_mb", (int64_t)job->mem_req_per_node_mb);
-	if (job->gpus_known)
-		rc |= add_int(o, "gpus", job->gpus);
-	if (with_progress) {
-		rc |= add_int(o, "state_version", LWM2_JC_STATE_VERSION);
-		rc |= add_int(o, "queued", job->queued);
-		rc |= add_str(o, "admin_comment", job->admin_comment);
-		rc |= json_object_object_add(o, "logged", json_object_new_boolean(job->logged));
-		rc |=
-		    json_object_object_add(o, "acct_sent", json_object_new_boolean(job->acct_sent));
-		rc |= add_int(o, "attempts", job->attempts);
-		rc |= add_int(o, "next_try", job->next_try);
-		rc |= add_str(o, "acct_part", job->acct_part);
-		rc |= add_int(o, "acct_state", job->acct_state);
-		rc |=
-		    json_object_object_add(o, "confirmed", json_object_new_boolean(job->confirmed));
-	}
+	for (size_t i = 0; i < NFIELDS; i++)
+		if (written(job, &fields[i], with_progress))
+			rc |= add_field(o, job, &fields[i]);
 	if (rc) {
 		json_object_put(o);
 		errno = ENOMEM;
@@ -199,6 +271,29 @@ int lwm2_jc_state_version(json_object *o, char *err, size_t errlen)
 	return lwm2_version_check("state file", v, 1, LWM2_JC_STATE_VERSION, err, errlen);
 }
 
+static int get_field(json_object *o, struct lwm2_jc_job *job, const struct jf *f)
+{
+	void *p = field_at(job, f);
+
+	if (f->when & JF_GPUS)
+		job->gpus_known = json_object_object_get_ex(o, f->key, NULL);
+	switch (f->type) {
+	case JF_STR:
+		return get_str(o, f->key, p);
+	case JF_U32:
+		return get_u32(o, f->key, p, f->dflt);
+	case JF_I64:
+		return get_int(o, f->key, p, 0);
+	case JF_U64:
+		return get_u64(o, f->key, p);
+	case JF_BOOL:
+		*(bool *)p = get_bool(o, f->key);
+		return 0;
+	default: /* written only */
+		return 0;
+	}
+}
+
 struct lwm2_jc_job *lwm2_jc_job_from_json(json_object *o)
 {
 	struct lwm2_jc_job *job;
@@ -210,42 +305,8 @@ struct lwm2_jc_job *lwm2_jc_job_from_json(json_object *o)
 	}
 	if (!(job = calloc(1, sizeof(*job))))
 		return NULL;
-	rc |= get_u32(o, "job_id", &job->job_id, 0);
-	rc |= get_u32(o, "array_job_id", &job->array_job_id, 0);
-	rc |= get_u32(o, "array_task_id", &job->array_task_id, LWM2_JC_NONE);
-	rc |= get_u32(o, "het_job_id", &job->het_job_id, 0);
-	rc |= get_u32(o, "het_job_offset", &job->het_job_offset, LWM2_JC_NONE);
-	rc |= get_u32(o, "uid", &job->uid, 0);
-	rc |= get_u32(o, "gid", &job->gid, 0);
-	rc |= get_u32(o, "node_count", &job->node_count, 0);
-	rc |= get_u32(o, "cpus", &job->total_cpus, 0);
-	rc |= get_u32(o, "exit_status", &job->exit_code, 0);
-	rc |= get_u32(o, "restart_count", &job->restart_count, 0);
-	rc |= get_u32(o, "attempts", &job->attempts, 0);
-	rc |= get_u32(o, "acct_state", &job->acct_state, 0);
-	rc |= get_u32(o, "time_limit_s", &job->time_limit_s, 0);
-	rc |= get_u32(o, "cpus_per_task", &job->cpus_per_task, 0);
-	rc |= get_u64(o, "mem_req_mb", &job->mem_req_mb);
-	rc |= get_u64(o, "mem_req_per_node_mb", &job->mem_req_per_node_mb);
-	job->gpus_known = json_object_object_get_ex(o, "gpus", NULL);
-	rc |= get_u32(o, "gpus", &job->gpus, 0);
-	rc |= get_int(o, "submit", &job->submit, 0);
-	rc |= get_int(o, "start", &job->start, 0);
-	rc |= get_int(o, "end", &job->end, 0);
-	rc |= get_int(o, "queued", &job->queued, 0);
-	rc |= get_int(o, "next_try", &job->next_try, 0);
-	rc |= get_str(o, "cluster", &job->cluster);
-	rc |= get_str(o, "user", &job->user);
-	rc |= get_str(o, "account", &job->account);
-	rc |= get_str(o, "partition", &job->partition);
-	rc |= get_str(o, "name", &job->name);
-	rc |= get_str(o, "nodes", &job->nodes);
-	rc |= get_str(o, "state", &job->state);
-	rc |= get_str(o, "admin_comment", &job->admin_comment);
-	rc |= get_str(o, "acct_part", &job->acct_part);
-	job->logged = get_bool(o, "logged");
-	job->acct_sent = get_bool(o, "acct_sent");
-	job->confirmed = get_bool(o, "confirmed");
+	for (size_t i = 0; i < NFIELDS; i++)
+		rc |= get_field(o, job, &fields[i]);
 	if (rc || job->job_id == 0) {
 		lwm2_jc_job_free(job);
 		errno = EINVAL;
