@@ -1,0 +1,155 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Site-wide statistics over the digests of jobcomp/lwm2's JSON-lines log:
+ * the jobs a selection takes, grouped by user, account, partition,
+ * program, month, node, application or container image, with their
+ * core-hours, the distributions of MPI share, I/O share, threads per
+ * allocated core and CPI weighted by core-hours, the guidance rules that
+ * fired, requested against used; or the jobs that lose the most.  What
+ * `lwm2 stats` prints and `lwm2 report --site` draws.
+ *
+ * The log is streamed: per group the memory is fixed (one histogram per
+ * metric), so a year of jobs costs no more than a day of them.
+ *
+ * Not part of the library: linked into the lwm2 command only, with the
+ * log reader (logscan.h), the usage figures (usage.h) and libslurm's host
+ * lists it is built on.
+ */
+#ifndef LWM2_SITE_STATS_H
+#define LWM2_SITE_STATS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "logscan.h"
+#include "usage.h"
+
+/* The distributions kept per group, weighted by core-hours. */
+enum lwm2_stats_metric {
+	LWM2_SM_MPI,
+	LWM2_SM_IO,
+	LWM2_SM_TPC,
+	LWM2_SM_CPI,
+	LWM2_SM_N,
+};
+
+/* Per metric: its id (JSON, CSV headings), table heading, the resolution
+ * it is binned at and its printf format. */
+extern const struct lwm2_stats_metric_def {
+	const char *id;
+	const char *head;
+	double step;
+	const char *fmt;
+} lwm2_stats_metrics[LWM2_SM_N];
+
+/* The guidance rules counted (lwm2_guidance_rules, at most this many). */
+#define LWM2_STATS_RULES_MAX 64
+
+/*
+ * One metric over a group's jobs.  Values are binned at the metric's
+ * step over [0, 1000 steps]; above that one overflow bin holds them and
+ * quartiles falling there are given as the group's maximum.  Mean,
+ * minimum and maximum are exact.
+ */
+struct lwm2_stats_dist {
+	uint64_t n;
+	double w, wx, min, max;
+	double *bins; /* allocated at the first value */
+};
+
+/* The smallest value with at least q of the weight at or below it, of
+ * metric k; NaN without values. */
+double lwm2_stats_dist_q(const struct lwm2_stats_dist *d, int k, double q);
+
+/* The weighted mean; NaN without values. */
+double lwm2_stats_dist_mean(const struct lwm2_stats_dist *d);
+
+struct lwm2_stats_group {
+	char *name;
+	uint64_t jobs, no_digest;
+	double core_h;
+	struct lwm2_usage_sum u; /* requested against used */
+	struct lwm2_stats_dist d[LWM2_SM_N];
+	uint64_t rule_jobs[LWM2_STATS_RULES_MAX];
+	double rule_ch[LWM2_STATS_RULES_MAX];
+	char **users; /* distinct users, up to 100,000 */
+	size_t nusers;
+	struct lwm2_stats_group *next;
+};
+
+/* What the jobs are grouped by. */
+enum lwm2_stats_by {
+	LWM2_BY_NONE,
+	LWM2_BY_USER,
+	LWM2_BY_ACCOUNT,
+	LWM2_BY_PARTITION,
+	LWM2_BY_EXE,
+	LWM2_BY_MONTH,
+	LWM2_BY_NODE,
+	LWM2_BY_APP,
+	LWM2_BY_IMAGE,
+};
+
+/* What the top list ranks by: core-hours lost to a cause, or a value. */
+enum lwm2_stats_sort {
+	LWM2_SORT_CORE_H,
+	LWM2_SORT_MPI,
+	LWM2_SORT_IO,
+	LWM2_SORT_IDLE,
+	LWM2_SORT_CPI,
+	LWM2_SORT_OWN,
+	LWM2_SORT_OWN_PCT,
+	LWM2_SORT_METRIC, /* the job-wide average of sort_metric */
+};
+
+/* One job of the top list. */
+struct lwm2_stats_top {
+	int64_t job_id;
+	char id[48], user[64], account[64], partition[64];
+	int64_t end;
+	double core_h, value;
+	uint64_t fired; /* bit r: lwm2_guidance_rules[r] fired */
+};
+
+struct lwm2_stats {
+	/* the selection: every list empty takes all; owned (freed by
+	 * lwm2_stats_free) */
+	char **users, **accounts, **partitions, **states;
+	size_t nusers, naccounts, npartitions, nstates;
+	int64_t start, end; /* window on the end time; 0: open */
+	/* groups, or with top > 0 the top list instead */
+	enum lwm2_stats_by by;
+	size_t top;
+	enum lwm2_stats_sort sort;
+	int sort_metric; /* LWM2_SORT_METRIC: lwm2_metric_ids' index */
+	/* the results */
+	struct lwm2_stats_group **table; /* hash table of the groups */
+	size_t nbuckets, ngroups;
+	struct lwm2_stats_group total; /* all selected jobs; name NULL */
+	struct lwm2_stats_top *heap;   /* the top list, lwm2_stats_top_sorted orders it */
+	size_t nheap;
+	struct lwm2_logscan_count count;
+	uint64_t selected; /* jobs the selection took */
+};
+
+/* Ready s (its selection, by, top and sort set) to read: the top list's
+ * room.  0, or -1 when out of memory. */
+int lwm2_stats_begin(struct lwm2_stats *s);
+
+/* Read the n logs (as lwm2_logscan_files, messages "lwm2: <cmd>: ...")
+ * into s.  0, or -1 when a log could not be read: the others are. */
+int lwm2_stats_read(struct lwm2_stats *s, const char *cmd, char *const *files, size_t n);
+
+/* The groups, by core-hours (most first; by month: by name), in a
+ * malloc'd array with room for one more; *n their number.  NULL when out
+ * of memory. */
+struct lwm2_stats_group **lwm2_stats_groups(const struct lwm2_stats *s, size_t *n);
+
+/* Order the top list: the most first. */
+void lwm2_stats_top_sorted(struct lwm2_stats *s);
+
+/* Free what s holds, its selection lists included. */
+void lwm2_stats_free(struct lwm2_stats *s);
+
+#endif
