@@ -63,7 +63,9 @@ static const struct lwm2_optspec report_spec = {
         {0},
     }};
 
-char *rp_capture(int (*fn)(int, char **), int argc, char **argv, int *rc)
+/* Run another lwm2 command with its stdout captured; returns its text
+ * (malloc'd) or NULL.  *rc gets its exit status. */
+static char *rp_capture(int (*fn)(int, char **), int argc, char **argv, int *rc)
 {
 	FILE *tmp = tmpfile();
 	int saved;

@@ -119,8 +119,4 @@ struct rp_site_opts {
 /* The site pages into outdir.  0, or 1 (reported). */
 int rp_site(const struct rp_site_opts *o);
 
-/* Run another lwm2 command with its stdout captured; returns its text
- * (malloc'd) or NULL.  *rc gets its exit status. */
-char *rp_capture(int (*fn)(int, char **), int argc, char **argv, int *rc);
-
 #endif /* LWM2_REPORT_H */

@@ -34,9 +34,9 @@
 
 #include "jsonutil.h"
 #include "logscan.h"
-#include "lwm2_cmds.h"
 #include "lwm2_digest.h"
 #include "report.h"
+#include "site_stats.h"
 #include "strhash.h"
 #include "usage.h"
 
@@ -741,64 +741,51 @@ static void grid_links(FILE *f, int cur)
 
 /* ------------------------------------------------------------ statistics */
 
-static json_object *stats_json(const struct site *st, const char *by)
+/* The selected jobs' statistics grouped by by (LWM2_BY_NONE: all as one
+ * group), as `lwm2 stats` gives them; what cannot be read is left out. */
+static void stats_of(const struct site *st, enum lwm2_stats_by by, struct lwm2_stats *s)
 {
-	char *av[64];
-	int ac = 0, rc;
-	char *text;
-	json_object *o;
-
-	av[ac++] = "stats";
-	for (size_t i = 0; i < st->o->nfiles && ac < 50; i++) {
-		av[ac++] = "-f";
-		av[ac++] = st->o->files[i];
-	}
-	if (st->o->start) {
-		av[ac++] = "-S";
-		av[ac++] = (char *)st->o->start;
-	}
-	if (st->o->end) {
-		av[ac++] = "-E";
-		av[ac++] = (char *)st->o->end;
-	}
-	if (by) {
-		av[ac++] = "--by";
-		av[ac++] = (char *)by;
-	}
-	av[ac++] = "--json";
-	av[ac] = NULL;
-	text = rp_capture(lwm2_cmd_stats, ac, av, &rc);
-	o = text ? json_tokener_parse(text) : NULL;
-	free(text);
-	return o;
+	s->by = by;
+	s->start = st->sel_start;
+	s->end = st->sel_end;
+	lwm2_stats_read(s, "stats", st->o->files, st->o->nfiles);
 }
 
-static void dist_plot(FILE *f, json_object *total)
+/* A figure as the page shows it: 0 for what is not a number, and for -0. */
+static double shown(double v)
+{
+	return isfinite(v) && v != 0 ? v : 0;
+}
+
+static void dist_plot(FILE *f, const struct lwm2_stats_group *total)
 {
 	static const struct {
-		const char *id, *label, *unit;
-	} ds[] = {
-	    {"mpi_time", "MPI share (time in MPI calls)", "%"},
-	    {"posix_io_time", "POSIX I/O share (time in file I/O)", "%"},
-	    {"threads_per_core", "Average threads per allocated core", ""},
-	    {"cpi", "Cycles per instruction", ""},
+		const char *label, *unit;
+	} ds[LWM2_SM_N] = {
+	    [LWM2_SM_MPI] = {"MPI share (time in MPI calls)", "%"},
+	    [LWM2_SM_IO] = {"POSIX I/O share (time in file I/O)", "%"},
+	    [LWM2_SM_TPC] = {"Average threads per allocated core", ""},
+	    [LWM2_SM_CPI] = {"Cycles per instruction", ""},
 	};
-	json_object *ms = ju_get(total, LWM2_KEY_METRICS, json_type_object);
-
 	fputs("<h2 id=\"dist\">Distributions, weighted by core-hours</h2>\n"
 	      "<p class=\"small\">Box: quartiles of the core-hours (a job counts by its "
 	      "allocated cores x elapsed time); line: median; whiskers: minimum and maximum "
 	      "over the jobs.</p>\n",
 	      f);
-	for (size_t i = 0; i < sizeof(ds) / sizeof(ds[0]); i++) {
-		json_object *m = ju_get(ms, ds[i].id, json_type_object);
-		double v[5], lo, hi, x0 = 20, x1 = 640;
-		static const char *const k[5] = {"min", "q1", "median", "q3", "max"};
+	for (int i = 0; i < LWM2_SM_N; i++) {
+		const struct lwm2_stats_dist *d = &total->d[i];
+		double v[5] = {d->min, lwm2_stats_dist_q(d, i, 0.25), lwm2_stats_dist_q(d, i, 0.5),
+		               lwm2_stats_dist_q(d, i, 0.75), d->max},
+		       lo, hi, x0 = 20, x1 = 640;
 		char b1[64], b2[64];
-		bool ok = m != NULL;
+		bool ok = d->n > 0;
 
-		for (int q = 0; ok && q < 5; q++)
-			ok = ju_num(m, k[q], &v[q]);
+		/* a quartile without values is not shown; minimum and maximum
+		 * are there with the first value */
+		for (int q = 0; ok && q < 5; q++) {
+			ok = q == 0 || q == 4 || !isnan(v[q]);
+			v[q] = shown(v[q]);
+		}
 		fputs("<h3>", f);
 		rp_esc(f, ds[i].label);
 		fputs("</h3>\n", f);
@@ -809,8 +796,8 @@ static void dist_plot(FILE *f, json_object *total)
 		fprintf(f,
 		        "<p class=\"small\" data-dist=\"%s\" data-median=\"%.6g\">%" PRId64
 		        " jobs, %s core-hours; median %s</p>\n",
-		        ds[i].id, v[2], ju_int_or(m, "jobs", 0),
-		        rp_fmt(ju_num(m, "core_hours", &lo) ? lo : 0, "", b1, sizeof(b1)),
+		        lwm2_stats_metrics[i].id, v[2], (int64_t)d->n,
+		        rp_fmt(shown(d->w), "", b1, sizeof(b1)),
 		        rp_fmt(v[2], ds[i].unit, b2, sizeof(b2)));
 		lo = v[0];
 		hi = v[4] > v[0] ? v[4] : v[0] + 1;
@@ -832,30 +819,30 @@ static void dist_plot(FILE *f, json_object *total)
 }
 
 /* The top 10 groups by core-hours as bars, with their MPI share. */
-static void top_plot(FILE *f, json_object *groups, const char *title, const char *href_dir)
+static void top_plot(FILE *f, const struct lwm2_stats *s, const char *title, const char *href_dir)
 {
-	json_object *a = ju_get(groups, "groups", json_type_array);
-	size_t n = a ? json_object_array_length(a) : 0, k = n < 10 ? n : 10;
+	size_t n = 0, k;
+	struct lwm2_stats_group **a = lwm2_stats_groups(s, &n);
 	double maxch = 0, ch;
 	char b[64];
 
+	k = n < 10 ? n : 10;
 	fputs("<h3>", f);
 	rp_esc(f, title);
 	fputs("</h3>\n", f);
 	if (!k) {
 		fputs("<p class=\"miss\">No jobs.</p>\n", f);
+		free(a);
 		return;
 	}
 	for (size_t i = 0; i < k; i++)
-		if (ju_num(json_object_array_get_idx(a, i), "core_hours", &ch) && ch > maxch)
-			maxch = ch;
+		if (shown(a[i]->core_h) > maxch)
+			maxch = shown(a[i]->core_h);
 	rp_svg_begin(f, 680, (int)(k * 20 + 6), title);
 	{
 		struct rp_path p = {0};
 		for (size_t i = 0; i < k; i++) {
-			json_object *g = json_object_array_get_idx(a, i);
-			if (!ju_num(g, "core_hours", &ch))
-				ch = 0;
+			ch = shown(a[i]->core_h);
 			rp_path_rect(&p, 160, 4 + (double)i * 20,
 			             maxch > 0 ? ch / maxch * 300 + 1 : 1, 14);
 		}
@@ -863,11 +850,11 @@ static void top_plot(FILE *f, json_object *groups, const char *title, const char
 		rp_path_free(&p);
 	}
 	for (size_t i = 0; i < k; i++) {
-		json_object *g = json_object_array_get_idx(a, i);
-		json_object *mpi = ju_get(ju_get(g, LWM2_KEY_METRICS, json_type_object), "mpi_time",
-		                          json_type_object);
-		const char *name = ju_str(g, "group") ? ju_str(g, "group") : "?";
-		double mean;
+		const struct lwm2_stats_group *g = a[i];
+		const char *name = g->name;
+		/* the mean MPI share where a job has one */
+		double mean = lwm2_stats_dist_mean(&g->d[LWM2_SM_MPI]);
+		bool mpi = !isnan(mean);
 		char lab[160];
 
 		if (href_dir && !strchr(name, '/') && name[0] != '.') {
@@ -879,17 +866,17 @@ static void top_plot(FILE *f, json_object *groups, const char *title, const char
 		if (href_dir && !strchr(name, '/') && name[0] != '.')
 			fputs("</a>", f);
 		snprintf(lab, sizeof(lab), "%s core-h, %" PRId64 " jobs%s%s",
-		         rp_fmt(ju_num(g, "core_hours", &ch) ? ch : 0, "", b, sizeof(b)),
-		         ju_int_or(g, "jobs", 0), mpi && ju_num(mpi, "mean", &mean) ? ", MPI " : "",
-		         "");
-		if (mpi && ju_num(mpi, "mean", &mean)) {
+		         rp_fmt(shown(g->core_h), "", b, sizeof(b)), (int64_t)g->jobs,
+		         mpi ? ", MPI " : "", "");
+		if (mpi) {
 			char b2[32];
 			snprintf(lab + strlen(lab), sizeof(lab) - strlen(lab), "%s",
-			         rp_fmt(mean, "%", b2, sizeof(b2)));
+			         rp_fmt(shown(mean), "%", b2, sizeof(b2)));
 		}
 		rp_svg_text(f, 470, 16 + (double)i * 20, "start", NULL, lab);
 	}
 	rp_svg_end(f);
+	free(a);
 }
 
 /* ------------------------------------------------------------ pages */
@@ -1009,8 +996,8 @@ static void user_pages(struct site *st)
 	free(js);
 }
 
-static void index_page(struct site *st, json_object *total, json_object *users,
-                       json_object *accounts, json_object *exes, int chosen)
+/* ss: the statistics of all jobs, by user, by account, by program. */
+static void index_page(struct site *st, const struct lwm2_stats ss[4], int chosen)
 {
 	FILE *f = open_page(st, "index.html");
 	char w[128];
@@ -1035,11 +1022,11 @@ static void index_page(struct site *st, json_object *total, json_object *users,
 		grid_svg(f, st, chosen, "jobs/");
 	else
 		fputs("<p class=\"miss\">No time slices in the selected jobs.</p>\n", f);
-	dist_plot(f, total);
+	dist_plot(f, &ss[0].total);
 	fputs("<h2 id=\"top\">Top users, accounts and programs by core-hours</h2>\n", f);
-	top_plot(f, users, "Users", "users");
-	top_plot(f, accounts, "Accounts", NULL);
-	top_plot(f, exes, "Programs", NULL);
+	top_plot(f, &ss[1], "Users", "users");
+	top_plot(f, &ss[2], "Accounts", NULL);
+	top_plot(f, &ss[3], "Programs", NULL);
 	waste_tables(f, st);
 	rp_page_end(f);
 	close_page(st, f, "index.html");
@@ -1126,11 +1113,14 @@ static void layout(struct site *st)
 int rp_site(const struct rp_site_opts *o)
 {
 	struct site st;
-	json_object *total = NULL, *users = NULL, *accounts = NULL, *exes = NULL;
+	static const enum lwm2_stats_by bys[4] = {LWM2_BY_NONE, LWM2_BY_USER, LWM2_BY_ACCOUNT,
+	                                          LWM2_BY_EXE};
+	struct lwm2_stats ss[4];
 	char dir[4096];
 	int chosen = !strcmp(o->metric, "io") ? SM_IO : !strcmp(o->metric, "cpu") ? SM_CPU : SM_MPI;
 
 	memset(&st, 0, sizeof(st));
+	memset(ss, 0, sizeof(ss));
 	st.o = o;
 	if ((o->start && lwm2_parse_time(o->start, &st.sel_start) != 0) ||
 	    (o->end && lwm2_parse_time(o->end, &st.sel_end) != 0)) {
@@ -1157,18 +1147,14 @@ int rp_site(const struct rp_site_opts *o)
 	st.pass = 2;
 	if (lwm2_logscan_files("report", o->files, o->nfiles, on_line, &st, NULL) < 0)
 		st.rc = 1;
-	total = stats_json(&st, NULL);
-	users = stats_json(&st, "user");
-	accounts = stats_json(&st, "account");
-	exes = stats_json(&st, "executable");
-	index_page(&st, ju_get(total, "total", json_type_object), users, accounts, exes, chosen);
+	for (int k = 0; k < 4; k++)
+		stats_of(&st, bys[k], &ss[k]);
+	index_page(&st, ss, chosen);
 	grid_pages(&st);
 	user_pages(&st);
 out:
-	json_object_put(total);
-	json_object_put(users);
-	json_object_put(accounts);
-	json_object_put(exes);
+	for (int k = 0; k < 4; k++)
+		lwm2_stats_free(&ss[k]);
 	for (size_t i = 0; i < st.njobs; i++) {
 		free(st.jobs[i].user);
 		free(st.jobs[i].account);
