@@ -140,15 +140,182 @@ static char *line_of(const char *text, const char *start)
 /* The container each process ran in: rank records of versions 2 and 3
  * merged in one step, the node record's and the digest's groups, their
  * JSON and text, a hostile image name, more containers than listed. */
+static void containers_digest(const struct lwm2_job_meta *meta, json_object *node)
+{
+	char err[256] = "";
+	char *text;
+	char *line;
+	json_object *d;
+	json_object *back;
+	json_object *a;
+	json_object *e;
+	const char *json;
+	double v = -1;
+
+	d = lwm2_job_digest_build(meta, &node, 1);
+	ok(d && lwm2_digest_validate(d, err, sizeof(err)) == 0, "containers: digest: %s", err);
+	json = d ? json_object_to_json_string_ext(d, JSON_C_TO_STRING_PLAIN) : "";
+	back = lwm2_digest_parse(json, strlen(json), err, sizeof(err));
+	a = back ? ju_get(back, "containers", json_type_array) : NULL;
+	e = a && json_object_array_length(a) == 1 ? json_object_array_get_idx(a, 0) : NULL;
+	ok(e && !strcmp(ju_str(e, "runtime") ?: "", "charliecloud") &&
+	       !strcmp(ju_str(e, "image") ?: "", "/img/x") && ju_int_or(e, "processes", 0) == 4 &&
+	       ju_int_or(e, "ranks", 0) == 4 && ju_num(e, "cpu_s", &v) && fabs(v - 4) < 1e-9,
+	   "digest JSON read back: charliecloud /img/x, 4 processes, 4 ranks, 4 CPU-s");
+	ok(e && ju_num(e, "cpu_share", &v) && fabs(v - 400.0 / 4.5) < 1e-3,
+	   "its CPU time share: 4 of 4.5 s");
+	ok(back && !ju_get(back, "containers_omitted", json_type_int), "nothing omitted");
+	text = back ? render(back, 0) : NULL;
+	line = text ? line_of(text, "Container:") : NULL;
+	is_str(line, "Container: charliecloud /img/x (4 of 5 processes, 88.9 % of CPU time)",
+	       "text digest: the Container line");
+	ok(text && strstr(text, "Container:") > strstr(text, "Job 7") &&
+	       strstr(text, "Container:") < strstr(text, "lwm2 digest:"),
+	   "after the job's header, before the metrics");
+	free(line);
+	free(text);
+	/* the compact form keeps it */
+	text = d ? lwm2_job_digest_compact(d, 0) : NULL;
+	json_object_put(back);
+	back = text ? lwm2_digest_parse(text, strlen(text), err, sizeof(err)) : NULL;
+	ok(back && ju_get(back, "containers", json_type_array),
+	   "the compact form keeps containers");
+	json_object_put(back);
+	free(text);
+	json_object_put(d);
+}
+
+/* A hostile image: ':' and quotes and newlines and 300 bytes, an
+ * escape, a byte that is not UTF-8 and a C1 control (CSI) */
+static void hostile_image(const struct lwm2_job_meta *meta, const struct lwm2_node_ident *id)
+{
+	char err[256] = "";
+	char *text;
+	char *line;
+	json_object *node;
+	json_object *d;
+	json_object *back;
+	json_object *a;
+	json_object *e;
+	const char *json;
+
+	struct lwm2_rank_record *r = mk_rec(0, 0, "n1");
+	char v3[400], want[LWM2_CONTAINER_IMAGE_LEN];
+	size_t k = 0;
+
+	k += (size_t)snprintf(v3, sizeof(v3), "podman:docker.io/x:1\"\n\x1b[2J\xff\xc2\x9b");
+	for (; k < 310; k++)
+		v3[k] = "\":\n'\\ab"[k % 7];
+	v3[k] = '\0';
+	r->job_id = 7;
+	lwm2_record_set_container(r, v3);
+	ok(strlen(r->container_image) == LWM2_CONTAINER_IMAGE_LEN - 1,
+	   "hostile image: cut to %d bytes in the record", LWM2_CONTAINER_IMAGE_LEN - 1);
+	memcpy(want, r->container_image, sizeof(want));
+	want[strlen("docker.io/x:1\"\n\x1b[2J")] = '?'; /* the byte 0xff */
+	node = lwm2_node_merge_records(id, &r, NULL, 1, NULL, NULL);
+	d = lwm2_job_digest_build(meta, &node, 1);
+	json = d ? json_object_to_json_string_ext(d, JSON_C_TO_STRING_PLAIN) : "";
+	ok(!strchr(json, '\n') && !strchr(json, '\x1b') && !strchr(json, '\xff'),
+	   "hostile image: the JSON has no raw newline, escape or invalid byte");
+	back = lwm2_digest_parse(json, strlen(json), err, sizeof(err));
+	a = back ? ju_get(back, "containers", json_type_array) : NULL;
+	e = a ? json_object_array_get_idx(a, 0) : NULL;
+	is_str(e ? ju_str(e, "image") : NULL, want,
+	       "hostile image: read back as written, the invalid byte as '?'");
+	text = back ? render(back, 0) : NULL;
+	line = text ? line_of(text, "Container:") : NULL;
+	ok(line &&
+	       strstr(line, "Container: podman docker.io/x:1\"\\x0a\\x1b[2J?\\xc2\\x9b") == line &&
+	       strstr(line, "\":\\x0a'\\\\ab\"") && strstr(line, " (1 of 1 processes)") &&
+	       !strchr(text, '\x1b') && !strstr(text, "\xc2\x9b"),
+	   "hostile image: one escaped text line: %s", line ? line : "(none)");
+	free(line);
+	free(text);
+	json_object_put(back);
+	json_object_put(d);
+	json_object_put(node);
+	free(r);
+}
+
+/* Ten containers: the digest lists the eight with most CPU time, the
+ * rest counted; a compact form cut down keeps the main one. */
+static void ten_containers(const struct lwm2_job_meta *meta, const struct lwm2_node_ident *id)
+{
+	char err[256] = "";
+	char *text;
+	json_object *node;
+	json_object *d;
+	json_object *back;
+	json_object *a;
+
+	struct lwm2_rank_record *recs[10];
+	char val[64];
+	size_t cap;
+
+	for (int i = 0; i < 10; i++) {
+		recs[i] = mk_rec(0, i, "n1");
+		recs[i]->job_id = 7;
+		recs[i]->utime_us = (uint64_t)(10 - i) * 1000000;
+		snprintf(val, sizeof(val), "apptainer:/img/%d.sif", i);
+		lwm2_record_set_container(recs[i], val);
+	}
+	node = lwm2_node_merge_records(id, recs, NULL, 10, NULL, NULL);
+	d = lwm2_job_digest_build(meta, &node, 1);
+	a = ju_get(d, "containers", json_type_array);
+	ok(a && json_object_array_length(a) == 8 &&
+	       !strcmp(ju_str(json_object_array_get_idx(a, 0), "image") ?: "", "/img/0.sif") &&
+	       ju_int_or(d, "containers_omitted", 0) == 2,
+	   "ten containers: eight listed, the main one first, 2 processes omitted");
+	text = render(d, 0);
+	ok(text && strstr(text, "Container: 2 more processes in other containers\n"),
+	   "and the text says so");
+	free(text);
+	text = lwm2_job_digest_compact(d, 0);
+	back = text ? lwm2_digest_parse(text, strlen(text), err, sizeof(err)) : NULL;
+	a = back ? ju_get(back, "containers", json_type_array) : NULL;
+	ok(a && json_object_array_length(a) == 8, "the compact form of the default cap keeps 8");
+	json_object_put(back);
+	free(text);
+	back = NULL;
+	for (cap = 6000; cap >= 1500 && !back; cap -= 100) {
+		json_object *c;
+		if (!(text = lwm2_job_digest_compact(d, cap)))
+			continue;
+		c = lwm2_digest_parse(text, strlen(text), err, sizeof(err));
+		free(text);
+		a = c ? ju_get(c, "containers", json_type_array) : NULL;
+		if (a && json_object_array_length(a) == 1)
+			back = c;
+		else
+			json_object_put(c);
+	}
+	ok(back &&
+	       !strcmp(
+	           ju_str(json_object_array_get_idx(ju_get(back, "containers", json_type_array), 0),
+	                  "image")
+	               ?: "",
+	           "/img/0.sif") &&
+	       ju_int_or(back, "containers_omitted", 0) == 9,
+	   "a small cap keeps the main container, 9 processes omitted (cap %zu)", cap + 100);
+	json_object_put(back);
+	json_object_put(d);
+	json_object_put(node);
+	for (int i = 0; i < 10; i++)
+		free(recs[i]);
+}
+
 static void containers(void)
 {
 	struct lwm2_job_meta meta = {
 	    .cluster = "c1", .job_id = 7, .user = "alice", .node_count = 1};
 	struct lwm2_node_ident id = {.cluster = "c1", .job_id = 7, .step_id = 0, .node = "n1"};
-	char dir[] = "/tmp/lwm2-ctr-test-XXXXXX", err[256] = "", name[64], *text, *line;
-	json_object *node, *d, *back, *a, *e;
-	const char *json;
-	double v = -1;
+	char dir[] = "/tmp/lwm2-ctr-test-XXXXXX";
+	char err[256] = "";
+	char name[64];
+	json_object *node;
+	json_object *a;
+	json_object *e;
 	int dfd = -1;
 
 	ok(mkdtemp(dir) != NULL && (dfd = open(dir, O_RDONLY | O_DIRECTORY)) >= 0,
@@ -185,37 +352,7 @@ static void containers(void)
 	is_int(ju_int_or(ju_get(node, "totals", json_type_object), "processes", 0), 5,
 	       "node record: 5 processes, the version 2 one in no container");
 
-	d = lwm2_job_digest_build(&meta, &node, 1);
-	ok(d && lwm2_digest_validate(d, err, sizeof(err)) == 0, "containers: digest: %s", err);
-	json = d ? json_object_to_json_string_ext(d, JSON_C_TO_STRING_PLAIN) : "";
-	back = lwm2_digest_parse(json, strlen(json), err, sizeof(err));
-	a = back ? ju_get(back, "containers", json_type_array) : NULL;
-	e = a && json_object_array_length(a) == 1 ? json_object_array_get_idx(a, 0) : NULL;
-	ok(e && !strcmp(ju_str(e, "runtime") ?: "", "charliecloud") &&
-	       !strcmp(ju_str(e, "image") ?: "", "/img/x") && ju_int_or(e, "processes", 0) == 4 &&
-	       ju_int_or(e, "ranks", 0) == 4 && ju_num(e, "cpu_s", &v) && fabs(v - 4) < 1e-9,
-	   "digest JSON read back: charliecloud /img/x, 4 processes, 4 ranks, 4 CPU-s");
-	ok(e && ju_num(e, "cpu_share", &v) && fabs(v - 400.0 / 4.5) < 1e-3,
-	   "its CPU time share: 4 of 4.5 s");
-	ok(back && !ju_get(back, "containers_omitted", json_type_int), "nothing omitted");
-	text = back ? render(back, 0) : NULL;
-	line = text ? line_of(text, "Container:") : NULL;
-	is_str(line, "Container: charliecloud /img/x (4 of 5 processes, 88.9 % of CPU time)",
-	       "text digest: the Container line");
-	ok(text && strstr(text, "Container:") > strstr(text, "Job 7") &&
-	       strstr(text, "Container:") < strstr(text, "lwm2 digest:"),
-	   "after the job's header, before the metrics");
-	free(line);
-	free(text);
-	/* the compact form keeps it */
-	text = d ? lwm2_job_digest_compact(d, 0) : NULL;
-	json_object_put(back);
-	back = text ? lwm2_digest_parse(text, strlen(text), err, sizeof(err)) : NULL;
-	ok(back && ju_get(back, "containers", json_type_array),
-	   "the compact form keeps containers");
-	json_object_put(back);
-	free(text);
-	json_object_put(d);
+	containers_digest(&meta, node);
 	json_object_put(node);
 	for (int i = 0; i < 5; i++) {
 		snprintf(name, sizeof(name), "r%d.lwm2", i);
@@ -224,111 +361,8 @@ static void containers(void)
 	close(dfd);
 	rmdir(dir);
 
-	/* A hostile image: ':' and quotes and newlines and 300 bytes, an
-	 * escape, a byte that is not UTF-8 and a C1 control (CSI) */
-	{
-		struct lwm2_rank_record *r = mk_rec(0, 0, "n1");
-		char v3[400], want[LWM2_CONTAINER_IMAGE_LEN];
-		size_t k = 0;
-
-		k +=
-		    (size_t)snprintf(v3, sizeof(v3), "podman:docker.io/x:1\"\n\x1b[2J\xff\xc2\x9b");
-		for (; k < 310; k++)
-			v3[k] = "\":\n'\\ab"[k % 7];
-		v3[k] = '\0';
-		r->job_id = 7;
-		lwm2_record_set_container(r, v3);
-		ok(strlen(r->container_image) == LWM2_CONTAINER_IMAGE_LEN - 1,
-		   "hostile image: cut to %d bytes in the record", LWM2_CONTAINER_IMAGE_LEN - 1);
-		memcpy(want, r->container_image, sizeof(want));
-		want[strlen("docker.io/x:1\"\n\x1b[2J")] = '?'; /* the byte 0xff */
-		node = lwm2_node_merge_records(&id, &r, NULL, 1, NULL, NULL);
-		d = lwm2_job_digest_build(&meta, &node, 1);
-		json = d ? json_object_to_json_string_ext(d, JSON_C_TO_STRING_PLAIN) : "";
-		ok(!strchr(json, '\n') && !strchr(json, '\x1b') && !strchr(json, '\xff'),
-		   "hostile image: the JSON has no raw newline, escape or invalid byte");
-		back = lwm2_digest_parse(json, strlen(json), err, sizeof(err));
-		a = back ? ju_get(back, "containers", json_type_array) : NULL;
-		e = a ? json_object_array_get_idx(a, 0) : NULL;
-		is_str(e ? ju_str(e, "image") : NULL, want,
-		       "hostile image: read back as written, the invalid byte as '?'");
-		text = back ? render(back, 0) : NULL;
-		line = text ? line_of(text, "Container:") : NULL;
-		ok(line &&
-		       strstr(line, "Container: podman docker.io/x:1\"\\x0a\\x1b[2J?\\xc2\\x9b") ==
-		           line &&
-		       strstr(line, "\":\\x0a'\\\\ab\"") && strstr(line, " (1 of 1 processes)") &&
-		       !strchr(text, '\x1b') && !strstr(text, "\xc2\x9b"),
-		   "hostile image: one escaped text line: %s", line ? line : "(none)");
-		free(line);
-		free(text);
-		json_object_put(back);
-		json_object_put(d);
-		json_object_put(node);
-		free(r);
-	}
-
-	/* Ten containers: the digest lists the eight with most CPU time, the
-	 * rest counted; a compact form cut down keeps the main one. */
-	{
-		struct lwm2_rank_record *recs[10];
-		char val[64];
-		size_t cap;
-
-		for (int i = 0; i < 10; i++) {
-			recs[i] = mk_rec(0, i, "n1");
-			recs[i]->job_id = 7;
-			recs[i]->utime_us = (uint64_t)(10 - i) * 1000000;
-			snprintf(val, sizeof(val), "apptainer:/img/%d.sif", i);
-			lwm2_record_set_container(recs[i], val);
-		}
-		node = lwm2_node_merge_records(&id, recs, NULL, 10, NULL, NULL);
-		d = lwm2_job_digest_build(&meta, &node, 1);
-		a = ju_get(d, "containers", json_type_array);
-		ok(a && json_object_array_length(a) == 8 &&
-		       !strcmp(ju_str(json_object_array_get_idx(a, 0), "image") ?: "",
-		               "/img/0.sif") &&
-		       ju_int_or(d, "containers_omitted", 0) == 2,
-		   "ten containers: eight listed, the main one first, 2 processes omitted");
-		text = render(d, 0);
-		ok(text && strstr(text, "Container: 2 more processes in other containers\n"),
-		   "and the text says so");
-		free(text);
-		text = lwm2_job_digest_compact(d, 0);
-		back = text ? lwm2_digest_parse(text, strlen(text), err, sizeof(err)) : NULL;
-		a = back ? ju_get(back, "containers", json_type_array) : NULL;
-		ok(a && json_object_array_length(a) == 8,
-		   "the compact form of the default cap keeps 8");
-		json_object_put(back);
-		free(text);
-		back = NULL;
-		for (cap = 6000; cap >= 1500 && !back; cap -= 100) {
-			json_object *c;
-			if (!(text = lwm2_job_digest_compact(d, cap)))
-				continue;
-			c = lwm2_digest_parse(text, strlen(text), err, sizeof(err));
-			free(text);
-			a = c ? ju_get(c, "containers", json_type_array) : NULL;
-			if (a && json_object_array_length(a) == 1)
-				back = c;
-			else
-				json_object_put(c);
-		}
-		ok(back &&
-		       !strcmp(ju_str(json_object_array_get_idx(
-		                          ju_get(back, "containers", json_type_array), 0),
-		                      "image")
-		                   ?: "",
-		               "/img/0.sif") &&
-		       ju_int_or(back, "containers_omitted", 0) == 9,
-		   "a small cap keeps the main container, 9 processes omitted (cap %zu)",
-		   cap + 100);
-		json_object_put(back);
-		json_object_put(d);
-		json_object_put(node);
-		for (int i = 0; i < 10; i++)
-			free(recs[i]);
-	}
+	hostile_image(&meta, &id);
+	ten_containers(&meta, &id);
 }
 
 /* The application's view queries (lwm2_view(3)): two ranks that queried
@@ -524,31 +558,12 @@ static void exact_numbers(void)
 	free(r[1]);
 }
 
-int main(void)
+static void job_scope(json_object *d)
 {
-	struct lwm2_job_meta meta = {.cluster = "c1",
-	                             .job_id = 7,
-	                             .user = "alice",
-	                             .account = "proj",
-	                             .partition = "batch",
-	                             .nodes = "n[1-2]",
-	                             .node_count = 2,
-	                             .cpus_per_task = 1,
-	                             .start = 1700000000,
-	                             .end = 1700000100,
-	                             .state = "COMPLETED"};
-	json_object *nodes[4], *d, *scope, *m, *steps;
-	char err[256] = "", *text, *compact;
+	json_object *scope;
+	json_object *m;
+	json_object *steps;
 
-	/* Step 0 on n1 (ranks 0-3) and n2 (ranks 4-7); step 1 on n1 only; an
-	 * exec'd image on n2 that is not a process of its own. */
-	nodes[0] = mk_node("n1", 0, 4, 0, mpi_linear, LWM2_F_INCOMPLETE);
-	nodes[1] = mk_node("n2", 0, 4, 4, mpi_linear, 0);
-	nodes[2] = mk_node("n1", 1, 2, 0, mpi_linear, 0);
-	nodes[3] = mk_node("n2", 1, 1, 9, mpi_linear, LWM2_F_EXEC);
-	d = lwm2_job_digest_build(&meta, nodes, 4);
-	ok(d != NULL, "digest built");
-	ok(lwm2_digest_validate(d, err, sizeof(err)) == 0, "digest validates: %s", err);
 	scope = ju_get(d, "scope", json_type_object);
 	is_int(ju_int_or(scope, "processes", -1), 10, "10 processes (the exec'd image not)");
 	is_int(ju_int_or(scope, "nodes", -1), 2, "2 distinct nodes");
@@ -609,6 +624,11 @@ int main(void)
 	is_int(ju_int_or(json_object_array_get_idx(steps, 1), "processes", -1), 2,
 	       "step 1: 2 processes");
 	is_int(ju_int_or(json_object_array_get_idx(steps, 0), "nodes", -1), 2, "step 0: 2 nodes");
+}
+
+static void rendered(json_object *d)
+{
+	char *text;
 
 	text = render(d, 1);
 	ok(strstr(text, "Time in MPI calls, without Init/Finalize [%]") &&
@@ -626,8 +646,15 @@ int main(void)
 	ok(!ju_get(d, "containers", json_type_array) && !strstr(text, "Container"),
 	   "no process in a container: no containers, no Container line");
 	free(text);
+}
 
-	/* Compact form: prefix, no grid, parses back and renders the same. */
+/* Compact form: prefix, no grid, parses back and renders the same. */
+static void compact_form(json_object *d)
+{
+	char err[256] = "";
+	char *text;
+	char *compact;
+
 	compact = lwm2_job_digest_compact(d, 0);
 	ok(compact && !strncmp(compact, LWM2_DIGEST_PREFIX, 5), "compact has the prefix");
 	ok(compact && !strstr(compact, "\"grid\""), "compact has no grid");
@@ -650,9 +677,11 @@ int main(void)
 	free(compact);
 	errno = 0;
 	ok(lwm2_job_digest_compact(d, 100) == NULL && errno == E2BIG, "cap too small: E2BIG");
-	json_object_put(d);
-	for (int i = 0; i < 4; i++)
-		json_object_put(nodes[i]);
+}
+
+static void bad_texts_rejected(void)
+{
+	char err[256] = "";
 
 	for (size_t i = 0; i < sizeof(bad_texts) / sizeof(bad_texts[0]); i++) {
 		json_object *o = lwm2_digest_parse(bad_texts[i].text, strlen(bad_texts[i].text),
@@ -661,109 +690,166 @@ int main(void)
 		   err);
 		json_object_put(o);
 	}
+}
 
-	/* Size of the compact form for 16, 1000, 10,000 processes (64 per
-	 * node), every process incomplete to fill the lists. */
-	{
-		static const int sizes[] = {16, 1000, 10000};
-		for (size_t s = 0; s < 3; s++) {
-			int np = sizes[s], nn = (np + 63) / 64;
-			json_object **nv = calloc((size_t)nn, sizeof(*nv));
-			for (int k = 0; k < nn; k++) {
-				char host[16];
-				int cnt = np - k * 64 < 64 ? np - k * 64 : 64;
-				snprintf(host, sizeof(host), "node%04d", k);
-				nv[k] = mk_node(host, 0, cnt, k * 64, mpi_heavy, LWM2_F_INCOMPLETE);
-			}
-			d = lwm2_job_digest_build(&meta, nv, (size_t)nn);
-			compact = lwm2_job_digest_compact(d, 0);
-			ok(compact && strlen(compact) + 1 <= LWM2_COMPACT_CAP_DEFAULT,
-			   "%d processes: compact %zu bytes <= %u", np,
-			   compact ? strlen(compact) : 0, LWM2_COMPACT_CAP_DEFAULT);
-			is_int(ju_int_or(ju_get(d, "scope", json_type_object), "processes", -1), np,
-			       "%d processes counted", np);
-			free(compact);
-			json_object_put(d);
-			for (int k = 0; k < nn; k++)
-				json_object_put(nv[k]);
-			free(nv);
+/* Size of the compact form for 16, 1000, 10,000 processes (64 per
+ * node), every process incomplete to fill the lists. */
+static void compact_sizes(const struct lwm2_job_meta *meta)
+{
+	json_object *d;
+	char *compact;
+
+	static const int sizes[] = {16, 1000, 10000};
+	for (size_t s = 0; s < 3; s++) {
+		int np = sizes[s], nn = (np + 63) / 64;
+		json_object **nv = calloc((size_t)nn, sizeof(*nv));
+		for (int k = 0; k < nn; k++) {
+			char host[16];
+			int cnt = np - k * 64 < 64 ? np - k * 64 : 64;
+			snprintf(host, sizeof(host), "node%04d", k);
+			nv[k] = mk_node(host, 0, cnt, k * 64, mpi_heavy, LWM2_F_INCOMPLETE);
 		}
-	}
-
-	/* 300 steps do not fit: steps are dropped, and the drop is marked. */
-	{
-		json_object *nv[300];
-		json_object *back;
-		for (int k = 0; k < 300; k++)
-			nv[k] = mk_node("n1", (uint32_t)k, 1, 0, mpi_linear, 0);
-		d = lwm2_job_digest_build(&meta, nv, 300);
+		d = lwm2_job_digest_build(meta, nv, (size_t)nn);
 		compact = lwm2_job_digest_compact(d, 0);
-		ok(compact && strlen(compact) < LWM2_COMPACT_CAP_DEFAULT,
-		   "300 steps fit: %zu bytes", compact ? strlen(compact) : 0);
-		back =
-		    compact ? lwm2_digest_parse(compact, strlen(compact), err, sizeof(err)) : NULL;
-		ok(back && ju_int_or(back, "steps_omitted", 0) > 0, "omitted steps counted (%lld)",
-		   (long long)ju_int_or(back, "steps_omitted", 0));
-		json_object_put(back);
+		ok(compact && strlen(compact) + 1 <= LWM2_COMPACT_CAP_DEFAULT,
+		   "%d processes: compact %zu bytes <= %u", np, compact ? strlen(compact) : 0,
+		   LWM2_COMPACT_CAP_DEFAULT);
+		is_int(ju_int_or(ju_get(d, "scope", json_type_object), "processes", -1), np,
+		       "%d processes counted", np);
 		free(compact);
 		json_object_put(d);
-		for (int k = 0; k < 300; k++)
+		for (int k = 0; k < nn; k++)
 			json_object_put(nv[k]);
+		free(nv);
 	}
+}
 
-	/* No node records at all (job cancelled while pending). */
-	d = lwm2_job_digest_build(&meta, NULL, 0);
+/* 300 steps do not fit: steps are dropped, and the drop is marked. */
+static void many_steps(const struct lwm2_job_meta *meta)
+{
+	json_object *d;
+	char err[256] = "";
+	char *compact;
+
+	json_object *nv[300];
+	json_object *back;
+	for (int k = 0; k < 300; k++)
+		nv[k] = mk_node("n1", (uint32_t)k, 1, 0, mpi_linear, 0);
+	d = lwm2_job_digest_build(meta, nv, 300);
+	compact = lwm2_job_digest_compact(d, 0);
+	ok(compact && strlen(compact) < LWM2_COMPACT_CAP_DEFAULT, "300 steps fit: %zu bytes",
+	   compact ? strlen(compact) : 0);
+	back = compact ? lwm2_digest_parse(compact, strlen(compact), err, sizeof(err)) : NULL;
+	ok(back && ju_int_or(back, "steps_omitted", 0) > 0, "omitted steps counted (%lld)",
+	   (long long)ju_int_or(back, "steps_omitted", 0));
+	json_object_put(back);
+	free(compact);
+	json_object_put(d);
+	for (int k = 0; k < 300; k++)
+		json_object_put(nv[k]);
+}
+
+/* No node records at all (job cancelled while pending). */
+static void no_records(const struct lwm2_job_meta *meta)
+{
+	json_object *d;
+	char err[256] = "";
+	char *text;
+
+	d = lwm2_job_digest_build(meta, NULL, 0);
 	ok(d && lwm2_digest_validate(d, err, sizeof(err)) == 0, "empty digest is valid");
 	text = render(d, 0);
 	ok(text && strstr(text, "Flags") && strstr(text, "no_data"), "empty digest says no_data");
 	free(text);
 	json_object_put(d);
-	{
-		/* A version 1 digest from AdminComment: read, brought to this
-		 * version, changed metrics moved aside with the reason. */
-		static const char v1[] =
-		    "JS1:x LWM2:{\"lwm2_digest_version\":1,\"job\":{\"job_id\":7},\"scope\":{"
-		    "\"processes\":2,\"mpi_processes\":2,\"metrics\":{"
-		    "\"mpi_time\":{\"min\":99,\"avg\":99.5,\"max\":99.6,\"n\":2,"
-		    "\"min_at\":[0,\"n1\"],\"max_at\":[1,\"n1\"]},"
-		    "\"mpi_p2p_msg_size\":{\"min\":274,\"avg\":300,\"max\":635,\"n\":2},"
-		    "\"cpi\":{\"min\":1,\"avg\":1.2,\"max\":1.4,\"n\":2}},"
-		    "\"missing\":{}},\"steps\":[{\"step_id\":0,\"processes\":2,\"metrics\":{"
-		    "\"write_bw\":{\"min\":3e9,\"avg\":3e9,\"max\":3e9,\"n\":2}}}]}";
-		char why[256] = "";
-		json_object *o = lwm2_digest_parse(v1, sizeof(v1) - 1, why, sizeof(why)), *sc, *st;
-		struct lwm2_scope s1;
+}
 
-		ok(o != NULL, "version 1 digest read: %s", why);
-		sc = o ? ju_get(o, "scope", json_type_object) : NULL;
-		st = o ? json_object_array_get_idx(ju_get(o, "steps", json_type_array), 0) : NULL;
-		is_int((int)ju_int_or(o, "lwm2_digest_version", 0), LWM2_DIGEST_VERSION,
-		       "up-converted to the current version");
-		is_int((int)ju_int_or(o, "upgraded_from", 0), 1, "upgraded_from says so");
-		ok(sc && !ju_get(ju_get(sc, "metrics", json_type_object), "mpi_time",
-		                 json_type_object),
-		   "v1 mpi_time (Init/Finalize included) is not taken for the new one");
-		ok(sc && strstr(ju_str(ju_get(sc, "missing", json_type_object), "mpi_time") ?: "",
-		                "MPI_Init") != NULL,
-		   "missing says why");
-		ok(sc && ju_get(ju_get(sc, "v1_metrics", json_type_object), "mpi_p2p_msg_size",
-		                json_type_object),
-		   "v1 values kept under v1_metrics");
-		ok(sc && ju_get(ju_get(sc, "metrics", json_type_object), "cpi", json_type_object),
-		   "unchanged metrics kept");
-		ok(st && strstr(ju_str(ju_get(st, "missing", json_type_object), "write_bw") ?: "",
-		                "fsync") != NULL,
-		   "steps up-converted too");
-		lwm2_scope_from_json(&s1, sc, "v1", 0);
-		ok(s1.stat[LWM2_M_mpi_time].n == 0 && s1.stat[LWM2_M_cpi].n == 2 &&
-		       s1.stat[LWM2_M_mpi_time].min_rank == -1,
-		   "the renderer reads the up-converted scope");
-		text = render(o, 0);
-		ok(text && strstr(text, "n/a (digest version 1 included MPI_Init") != NULL,
-		   "rendered with the reason");
-		free(text);
-		json_object_put(o);
-	}
+/* A version 1 digest from AdminComment: read, brought to this
+ * version, changed metrics moved aside with the reason. */
+static void version1_digest(void)
+{
+	char *text;
+	static const char v1[] =
+	    "JS1:x LWM2:{\"lwm2_digest_version\":1,\"job\":{\"job_id\":7},\"scope\":{"
+	    "\"processes\":2,\"mpi_processes\":2,\"metrics\":{"
+	    "\"mpi_time\":{\"min\":99,\"avg\":99.5,\"max\":99.6,\"n\":2,"
+	    "\"min_at\":[0,\"n1\"],\"max_at\":[1,\"n1\"]},"
+	    "\"mpi_p2p_msg_size\":{\"min\":274,\"avg\":300,\"max\":635,\"n\":2},"
+	    "\"cpi\":{\"min\":1,\"avg\":1.2,\"max\":1.4,\"n\":2}},"
+	    "\"missing\":{}},\"steps\":[{\"step_id\":0,\"processes\":2,\"metrics\":{"
+	    "\"write_bw\":{\"min\":3e9,\"avg\":3e9,\"max\":3e9,\"n\":2}}}]}";
+	char why[256] = "";
+	json_object *o = lwm2_digest_parse(v1, sizeof(v1) - 1, why, sizeof(why)), *sc, *st;
+	struct lwm2_scope s1;
+
+	ok(o != NULL, "version 1 digest read: %s", why);
+	sc = o ? ju_get(o, "scope", json_type_object) : NULL;
+	st = o ? json_object_array_get_idx(ju_get(o, "steps", json_type_array), 0) : NULL;
+	is_int((int)ju_int_or(o, "lwm2_digest_version", 0), LWM2_DIGEST_VERSION,
+	       "up-converted to the current version");
+	is_int((int)ju_int_or(o, "upgraded_from", 0), 1, "upgraded_from says so");
+	ok(sc && !ju_get(ju_get(sc, "metrics", json_type_object), "mpi_time", json_type_object),
+	   "v1 mpi_time (Init/Finalize included) is not taken for the new one");
+	ok(sc && strstr(ju_str(ju_get(sc, "missing", json_type_object), "mpi_time") ?: "",
+	                "MPI_Init") != NULL,
+	   "missing says why");
+	ok(sc && ju_get(ju_get(sc, "v1_metrics", json_type_object), "mpi_p2p_msg_size",
+	                json_type_object),
+	   "v1 values kept under v1_metrics");
+	ok(sc && ju_get(ju_get(sc, "metrics", json_type_object), "cpi", json_type_object),
+	   "unchanged metrics kept");
+	ok(st && strstr(ju_str(ju_get(st, "missing", json_type_object), "write_bw") ?: "",
+	                "fsync") != NULL,
+	   "steps up-converted too");
+	lwm2_scope_from_json(&s1, sc, "v1", 0);
+	ok(s1.stat[LWM2_M_mpi_time].n == 0 && s1.stat[LWM2_M_cpi].n == 2 &&
+	       s1.stat[LWM2_M_mpi_time].min_rank == -1,
+	   "the renderer reads the up-converted scope");
+	text = render(o, 0);
+	ok(text && strstr(text, "n/a (digest version 1 included MPI_Init") != NULL,
+	   "rendered with the reason");
+	free(text);
+	json_object_put(o);
+}
+
+int main(void)
+{
+	struct lwm2_job_meta meta = {.cluster = "c1",
+	                             .job_id = 7,
+	                             .user = "alice",
+	                             .account = "proj",
+	                             .partition = "batch",
+	                             .nodes = "n[1-2]",
+	                             .node_count = 2,
+	                             .cpus_per_task = 1,
+	                             .start = 1700000000,
+	                             .end = 1700000100,
+	                             .state = "COMPLETED"};
+	json_object *nodes[4];
+	json_object *d;
+	char err[256] = "";
+
+	/* Step 0 on n1 (ranks 0-3) and n2 (ranks 4-7); step 1 on n1 only; an
+	 * exec'd image on n2 that is not a process of its own. */
+	nodes[0] = mk_node("n1", 0, 4, 0, mpi_linear, LWM2_F_INCOMPLETE);
+	nodes[1] = mk_node("n2", 0, 4, 4, mpi_linear, 0);
+	nodes[2] = mk_node("n1", 1, 2, 0, mpi_linear, 0);
+	nodes[3] = mk_node("n2", 1, 1, 9, mpi_linear, LWM2_F_EXEC);
+	d = lwm2_job_digest_build(&meta, nodes, 4);
+	ok(d != NULL, "digest built");
+	ok(lwm2_digest_validate(d, err, sizeof(err)) == 0, "digest validates: %s", err);
+	job_scope(d);
+	rendered(d);
+	compact_form(d);
+	json_object_put(d);
+	for (int i = 0; i < 4; i++)
+		json_object_put(nodes[i]);
+
+	bad_texts_rejected();
+	compact_sizes(&meta);
+	many_steps(&meta);
+	no_records(&meta);
+	version1_digest();
 	containers();
 	view_queries();
 	exact_numbers();

@@ -84,15 +84,16 @@ static struct lwm2_job_meta base(void)
 	return m;
 }
 
-int main(void)
+/* one thread busy out of 4 cores, 300 MB of 2 GiB */
+static void busy_thread(void)
 {
 	struct lwm2_job_meta m;
-	json_object *node, *d, *p;
+	json_object *node;
+	json_object *d;
+	json_object *p;
 	double eff = -1;
-	int64_t v;
-	char *text, buf[64];
+	char *text;
 
-	/* one thread busy out of 4 cores, 300 MB of 2 GiB */
 	m = base();
 	node = mk_node("n1", 1, 1000, 300 * 1024, 0);
 	d = lwm2_job_digest_build(&m, &node, 1);
@@ -143,8 +144,16 @@ int main(void)
 	}
 	json_object_put(d);
 	json_object_put(node);
+}
 
-	/* what it asked for, used: no advice at all */
+/* what it asked for, used: no advice at all */
+static void used_what_asked(void)
+{
+	struct lwm2_job_meta m;
+	json_object *node;
+	json_object *d;
+	char *text;
+
 	m = base();
 	m.end = START + 5000; /* of 7200 s */
 	node = mk_node("n1", 4, 4800, 400 * 1024, 0);
@@ -159,8 +168,15 @@ int main(void)
 	free(text);
 	json_object_put(d);
 	json_object_put(node);
+}
 
-	/* 24 h asked, 40 min run; 8 cores as 2 tasks of 4, 3 busy */
+/* 24 h asked, 40 min run; 8 cores as 2 tasks of 4, 3 busy */
+static void long_limit(void)
+{
+	struct lwm2_job_meta m;
+	json_object *node;
+	json_object *d;
+
 	m = base();
 	m.cpus = 8;
 	m.cpus_per_task = 4;
@@ -174,8 +190,17 @@ int main(void)
 	       "3 busy of 2 tasks x 4: --cpus-per-task=2");
 	json_object_put(d);
 	json_object_put(node);
+}
 
-	/* one core, mostly idle: low, but nothing smaller to ask for */
+/* one core, mostly idle: low, but nothing smaller to ask for */
+static void one_core(void)
+{
+	struct lwm2_job_meta m;
+	json_object *node;
+	json_object *d;
+	json_object *p;
+	char *text;
+
 	m = base();
 	m.cpus = 1;
 	node = mk_node("n1", 1, 100, 400 * 1024, 0);
@@ -190,8 +215,16 @@ int main(void)
 	free(text);
 	json_object_put(d);
 	json_object_put(node);
+}
 
-	/* a short job: time low, no advice */
+/* a short job: time low, no advice */
+static void short_job(void)
+{
+	struct lwm2_job_meta m;
+	json_object *node;
+	json_object *d;
+	json_object *p;
+
 	m = base();
 	m.end = START + 60;
 	node = mk_node("n1", 4, 60, 1800 * 1024 / 4, 0);
@@ -201,8 +234,18 @@ int main(void)
 	ok(p && !ju_str(p, LWM2_KEY_ADVICE), "a short job gets no time advice");
 	json_object_put(d);
 	json_object_put(node);
+}
 
-	/* a GPU allocated, no CUDA activity; then 2 of 2, one used */
+/* a GPU allocated, no CUDA activity; then 2 of 2, one used */
+static void gpus(void)
+{
+	struct lwm2_job_meta m;
+	json_object *node;
+	json_object *d;
+	json_object *p;
+	int64_t v;
+	char *text;
+
 	m = base();
 	m.gpus = 1;
 	node = mk_node("n1", 4, 1000, 400 * 1024, 0);
@@ -225,8 +268,17 @@ int main(void)
 	       "2 GPUs, 1 used: --gres=gpu:1");
 	json_object_put(d);
 	json_object_put(node);
+}
 
-	/* requests not known: not measured, never 0 */
+/* requests not known: not measured, never 0 */
+static void requests_unknown(void)
+{
+	struct lwm2_job_meta m;
+	json_object *node;
+	json_object *d;
+	json_object *p;
+	char *text;
+
 	m = base();
 	m.cpus = 0;
 	m.mem_req_mb = m.mem_req_per_node_mb = 0;
@@ -254,8 +306,17 @@ int main(void)
 	free(text);
 	json_object_put(d);
 	json_object_put(node);
+}
 
-	/* memory over the request (no cgroup confinement), and the forms */
+/* memory over the request (no cgroup confinement), and the forms */
+static void memory_over(void)
+{
+	struct lwm2_job_meta m;
+	json_object *node;
+	json_object *d;
+	json_object *p;
+	char buf[64];
+
 	m = base();
 	node = mk_node("n1", 4, 1000, 1000 * 1024, 0);
 	d = lwm2_job_digest_build(&m, &node, 1);
@@ -266,8 +327,15 @@ int main(void)
 	json_object_put(node);
 	lwm2_fit_time_str(90061, buf, sizeof(buf));
 	is_str(buf, "1-01:01:01", "a day and more: D-HH:MM:SS");
+}
 
-	/* no requests (a step digest, lwm2 merge): no block */
+/* no requests (a step digest, lwm2 merge): no block */
+static void no_requests(void)
+{
+	struct lwm2_job_meta m;
+	json_object *node;
+	json_object *d;
+
 	m = base();
 	m.have_requests = false;
 	node = mk_node("n1", 1, 10, 1024, 0);
@@ -275,9 +343,18 @@ int main(void)
 	ok(d && !ju_get(d, LWM2_KEY_FIT, json_type_object), "no requests: no fit block");
 	json_object_put(d);
 	json_object_put(node);
-	/* Slurm's whole seconds: a job of 2.9 s whose one process kept a
-	 * core busy reads as 2 s; the process's own span (ns) is the time
-	 * its CPU time is set against, not the 1.4 busy cores 2 s would give */
+}
+
+/* Slurm's whole seconds: a job of 2.9 s whose one process kept a
+ * core busy reads as 2 s; the process's own span (ns) is the time
+ * its CPU time is set against, not the 1.4 busy cores 2 s would give */
+static void whole_seconds(void)
+{
+	struct lwm2_job_meta m;
+	json_object *d;
+	json_object *p;
+	double eff = -1;
+
 	{
 		struct lwm2_node_ident id = {.cluster = "c1", .job_id = 5, .node = "n1"};
 		struct lwm2_rank_record *r = mk_rec(1, 0, "n1");
@@ -303,11 +380,19 @@ int main(void)
 		json_object_put(d);
 		json_object_put(nd);
 	}
+}
 
-	/* The job's cgroup peak (slurmstepd's "cgroup" in each node record)
-	 * where every record of a node has it: the largest reading, which
-	 * the processes' sum (1 GB here: four of 250 MB that need not have
-	 * lived at once) does not override; else the processes' sum */
+/* The job's cgroup peak (slurmstepd's "cgroup" in each node record)
+ * where every record of a node has it: the largest reading, which
+ * the processes' sum (1 GB here: four of 250 MB that need not have
+ * lived at once) does not override; else the processes' sum */
+static void cgroup_peak(void)
+{
+	struct lwm2_job_meta m;
+	json_object *d;
+	json_object *p;
+	char *text;
+
 	{
 		json_object *nd[3], *cg;
 		char text_buf[64];
@@ -355,5 +440,20 @@ int main(void)
 		for (int i = 0; i < 3; i++)
 			json_object_put(nd[i]);
 	}
+}
+
+int main(void)
+{
+	busy_thread();
+	used_what_asked();
+	long_limit();
+	one_core();
+	short_job();
+	gpus();
+	requests_unknown();
+	memory_over();
+	no_requests();
+	whole_seconds();
+	cgroup_peak();
 	return done_testing();
 }

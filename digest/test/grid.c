@@ -151,13 +151,12 @@ static void setup(void)
 	}
 }
 
-static void interference(void)
+/* alone: silent */
+static void write_aggressors(void)
 {
 	struct lwm2_grid g = {0};
 	json_object *f;
-	char want[64];
 
-	/* alone: silent */
 	add(&g, 100, &(struct series){"n1", 0, N, vwb, vwns, NULL, NULL});
 	f = findings(&g, 100);
 	is_int(json_object_array_length(f), 0, "a job alone: no finding, however slow its slices");
@@ -189,10 +188,16 @@ static void interference(void)
 	   "two aggressors: \"jobs 200 and 300\"");
 	json_object_put(f);
 	lwm2_grid_free(&g);
+}
 
-	/* a write stalled behind the aggressor: no I/O of its own in slices 8
-	 * to 11, then one slice whose call took 4.2 s (counted where it
-	 * ended) */
+/* a write stalled behind the aggressor: no I/O of its own in slices 8
+ * to 11, then one slice whose call took 4.2 s (counted where it
+ * ended) */
+static void stalled_write(void)
+{
+	struct lwm2_grid g = {0};
+	json_object *f;
+
 	memset(&g, 0, sizeof(g));
 	add(&g, 120, &(struct series){"n1", 0, N, swb, swns, NULL, NULL});
 	add(&g, 200, &(struct series){"n3", 0, N, awb, awns, NULL, NULL});
@@ -205,8 +210,14 @@ static void interference(void)
 	is_int((long long)fnum(f, 0, "slices"), 5, "stalled: 5 slow slices (4 quiet, 1 ended in)");
 	json_object_put(f);
 	lwm2_grid_free(&g);
+}
 
-	/* a noisy baseline does not hide a real fall */
+/* a noisy baseline does not hide a real fall */
+static void noisy_baseline(void)
+{
+	struct lwm2_grid g = {0};
+	json_object *f;
+
 	memset(&g, 0, sizeof(g));
 	add(&g, 110, &(struct series){"n1", 0, N, vwb, rwns, NULL, NULL});
 	add(&g, 200, &(struct series){"n3", 0, N, awb, awns, NULL, NULL});
@@ -215,8 +226,14 @@ static void interference(void)
 	   "a baseline swinging 40-70 MB/s, a fall to 8 MB/s: found, 4 slices");
 	json_object_put(f);
 	lwm2_grid_free(&g);
+}
 
-	/* a neighbour streaming all the time: no contrast, silent */
+/* a neighbour streaming all the time: no contrast, silent */
+static void silent_cases(void)
+{
+	struct lwm2_grid g = {0};
+	json_object *f;
+
 	memset(&g, 0, sizeof(g));
 	add(&g, 100, &(struct series){"n1", 0, N, vwb, vwns, NULL, NULL});
 	add(&g, 400, &(struct series){"n2", 0, N, cwb, cwb, NULL, NULL});
@@ -253,9 +270,16 @@ static void interference(void)
 	is_int(json_object_array_length(f), 0, "5 active slices: silent");
 	json_object_put(f);
 	lwm2_grid_free(&g);
+}
 
-	/* MPI: traffic of another job on a shared node is named; on other
-	 * nodes it is not */
+/* MPI: traffic of another job on a shared node is named; on other
+ * nodes it is not */
+static void mpi_shared_node(void)
+{
+	struct lwm2_grid g = {0};
+	json_object *f;
+	char want[64];
+
 	memset(&g, 0, sizeof(g));
 	add(&g, 800, &(struct series){"n1,n2", 0, N, NULL, NULL, vmb, vmns});
 	add(&g, 900, &(struct series){"n3,n4", 0, N, NULL, NULL, awb, awns});
@@ -272,8 +296,14 @@ static void interference(void)
 	   "says which nodes and that switches are not known");
 	json_object_put(f);
 	lwm2_grid_free(&g);
+}
 
-	/* the MPI share jumps (with the processes from the ranks table) */
+/* the MPI share jumps (with the processes from the ranks table) */
+static void mpi_share_jump(void)
+{
+	struct lwm2_grid g = {0};
+	json_object *f;
+
 	memset(&g, 0, sizeof(g));
 	{
 		json_object *d = mkjob(810, &(struct series){"n1,n2", 0, N, NULL, NULL, vmb, smns});
@@ -298,6 +328,16 @@ static void interference(void)
 	f = lwm2_grid_interference(&g, 12345, NULL);
 	ok(f == NULL, "a job not in the index: NULL");
 	lwm2_grid_free(&g);
+}
+
+static void interference(void)
+{
+	write_aggressors();
+	stalled_write();
+	noisy_baseline();
+	silent_cases();
+	mpi_shared_node();
+	mpi_share_jump();
 }
 
 static void bounds(void)

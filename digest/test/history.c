@@ -100,23 +100,136 @@ static off_t size_of(const char *dir)
 	return total;
 }
 
-int main(void)
+/* median */
+/* The index in a StateDir: runs judged and added, once each */
+static void index_runs(const char *dir)
 {
-	struct lwm2_hist_entry h[40], cur;
-	struct lwm2_hist_result r;
-	size_t n = 0;
+	char err[256];
+	json_object *d, *hist, *f;
+	off_t before;
+	int rc;
 
-	/* median */
+	for (uint32_t j = 1; j <= 6; j++) {
+		d = digest(j, "sim", "cafe01", 4, 10.0 + 0.1 * j, 5);
+		rc = lwm2_history_update(dir, d, err, sizeof(err));
+		if (j == 6 || rc != 0)
+			ok(rc == 0, "job %u judged and added: %s", j, rc ? err : "");
+		json_object_put(d);
+	}
+	d = digest(7, "sim", "beef02", 4, 15.0, 5);
+	rc = lwm2_history_update(dir, d, err, sizeof(err));
+	hist = ju_get(d, "history", json_type_object);
+	f = hist ? ju_get(hist, "findings", json_type_array) : NULL;
+	ok(rc == 0 && f && json_object_array_length(f) == 1,
+	   "the 7th run, a slower build, gets one finding");
+	ok(f && strstr(ju_str(json_object_array_get_idx(f, 0), "text") ?: "",
+	               "This build (beef02) is 45 % slower than the previous build (cafe01)"),
+	   "%s", f ? ju_str(json_object_array_get_idx(f, 0), "text") : "");
+	before = size_of(dir);
+	rc = lwm2_history_update(dir, d, err, sizeof(err));
+	ok(rc == 0 && size_of(dir) == before, "a retried job is not added twice");
+	json_object_put(d);
+
+	d = digest(8, "sim", "cafe01", 16, 40.0, 50);
+	lwm2_history_update(dir, d, err, sizeof(err));
+	hist = ju_get(d, "history", json_type_object);
+	ok(hist && ju_int_or(hist, "compared", -1) == 0 &&
+	       json_object_array_length(ju_get(hist, "findings", json_type_array)) == 0,
+	   "16 ranks after runs at 4: compared with none, silent");
+	json_object_put(d);
+
+	d = digest(9, "other", "1234", 4, 40.0, 50);
+	lwm2_history_update(dir, d, err, sizeof(err));
+	hist = ju_get(d, "history", json_type_object);
+	ok(hist && ju_int_or(hist, "earlier_runs", -1) == 0, "a new application: no history");
+	json_object_put(d);
+}
+
+/* A damaged index file is started anew, never misread; a newer lwm2's
+ * index is refused by name and left untouched. */
+static void index_damaged(const char *dir)
+{
+	char err[256], path[600];
+	json_object *d, *hist;
+	int rc;
+
+	snprintf(path, sizeof(path), "for f in %s/history/*.hist; do printf garbage > $f; done",
+	         dir);
+	ok(system(path) == 0, "index files overwritten with garbage");
+	d = digest(10, "sim", "cafe01", 4, 10.0, 5);
+	rc = lwm2_history_update(dir, d, err, sizeof(err));
+	hist = ju_get(d, "history", json_type_object);
+	ok(rc == 0 && hist && ju_int_or(hist, "compared", -1) == 0,
+	   "a damaged index: the application's history starts anew");
+	json_object_put(d);
+
+	/* A newer lwm2's index is refused by name and left untouched. */
+	{
+		const char newer[16] = {'L', 'W', 'M', '2', 'H', 'I', 'D', 'X', 99};
+		char hname[PATH_MAX + 64], back[16] = "";
+		FILE *hf;
+		off_t was;
+
+		snprintf(hname, sizeof(hname), "%s/history/%016llx.hist", dir,
+		         (unsigned long long)lwm2_strhash("sim"));
+		hf = fopen(hname, "r+");
+		ok(hf && fwrite(newer, 1, 8 + 4, hf) == 12 && fclose(hf) == 0,
+		   "an index file marked version 99");
+		was = size_of(dir);
+		d = digest(11, "sim", "cafe01", 4, 10.0, 5);
+		rc = lwm2_history_update(dir, d, err, sizeof(err));
+		ok(rc == -1 && strstr(err, "history index version 99: written by a newer lwm2"),
+		   "a newer index: refused with the reason (%s)", err);
+		hf = fopen(hname, "r");
+		ok(hf && fread(back, 1, 12, hf) == 12 && back[8] == 99 && size_of(dir) == was,
+		   "a newer index: left as it was");
+		if (hf)
+			fclose(hf);
+		json_object_put(d);
+	}
+}
+
+/* A digest without an application; the index is cut, not grown without end. */
+static void index_bounded(const char *dir)
+{
+	char err[256], path[600];
+	json_object *d;
+
+	d = json_object_new_object();
+	ok(lwm2_history_update(dir, d, err, sizeof(err)) == 0 &&
+	       !ju_get(d, "history", json_type_object),
+	   "a digest without an application: nothing done");
+	json_object_put(d);
+
+	/* The index is cut, not grown without end. */
+	for (uint32_t j = 100; j < 100 + LWM2_HIST_INDEX_MAX + 10; j++) {
+		d = digest(j, "many", "cafe01", 4, 10.0, 5);
+		lwm2_history_update(dir, d, err, sizeof(err));
+		json_object_put(d);
+	}
+	snprintf(path, sizeof(path), "%s/history", dir);
+	{
+		struct lwm2_hist_entry e;
+		off_t max = (off_t)(16 + LWM2_HIST_INDEX_MAX * sizeof(e));
+		ok(size_of(dir) < 3 * max, "index files stay bounded (%lld bytes)",
+		   (long long)size_of(dir));
+	}
+}
+
+static void median(void)
+{
 	{
 		double a[] = {5, 1, 3}, b[] = {4, 1, 3, 2};
 		ok(lwm2_median(a, 3) == 3, "median of an odd count");
 		ok(lwm2_median(b, 4) == 2.5, "median of an even count");
 	}
+}
 
-	/* A steady history: 12 runs of lmp at 64 ranks, 23.1 to 24.9 s, MPI
-	 * share 18 to 22 %. */
-	for (int i = 0; i < 12; i++)
-		h[n++] = run((uint32_t)(100 + i), "lmp", 64, 23.1 + 0.15 * (i % 13), 18 + (i % 5));
+static void steady_history(struct lwm2_hist_entry *h, size_t n)
+{
+	struct lwm2_hist_entry cur;
+	struct lwm2_hist_result r;
+
 	cur = run(200, "lmp", 64, 24.2, 20);
 	lwm2_history_judge(&cur, h, n, &r);
 	is_int((int)r.compared, 12, "12 comparable runs");
@@ -141,8 +254,14 @@ int main(void)
 	lwm2_history_judge(&cur, h, n, &r);
 	ok(strstr(text_of(&r, "history-slower"), "Run time 31.5 s is 32 % higher") != NULL,
 	   "the same build: the run time is compared: %s", text_of(&r, "history-slower"));
+}
 
-	/* must stay silent */
+/* must stay silent */
+static void stays_silent(struct lwm2_hist_entry *h, size_t n)
+{
+	struct lwm2_hist_entry cur;
+	struct lwm2_hist_result r;
+
 	cur = run(200, "lmp", 64, 26.0, 23.5);
 	lwm2_history_judge(&cur, h, n, &r);
 	is_int((int)r.nfind, 0, "8 %% longer and 1.5 points more MPI: below the effect sizes");
@@ -166,8 +285,14 @@ int main(void)
 	ok(r.compared == 4 && r.nfind == 0, "4 earlier runs are fewer than the 5 needed: silent");
 	lwm2_history_judge(&cur, h, 5, &r);
 	ok(r.compared == 5 && r.nfind > 0, "5 are enough");
+}
 
-	/* A noisy history: 10 to 40 s. */
+/* A noisy history: 10 to 40 s. */
+static void history_changes(struct lwm2_hist_entry *h)
+{
+	struct lwm2_hist_entry cur;
+	struct lwm2_hist_result r;
+
 	for (size_t i = 0; i < 12; i++)
 		h[i].duration = 10 + (double)((i * 7) % 12) * 2.7;
 	cur = run(200, "lmp", 64, 45, 20);
@@ -209,120 +334,11 @@ int main(void)
 	h[10].end = cur.end + 50;
 	lwm2_history_judge(&cur, h, 12, &r);
 	is_int((int)r.compared, 10, "the job itself and runs that ended after it are left out");
+}
 
-	/* The index in a StateDir. */
-	{
-		char dir[] = "/tmp/lwm2-hist-XXXXXX", err[256], path[600];
-		json_object *d, *hist, *f;
-		off_t before;
-		int rc;
-		FILE *fp;
-
-		if (!mkdtemp(dir)) {
-			ok(0, "mkdtemp");
-			return done_testing();
-		}
-		for (uint32_t j = 1; j <= 6; j++) {
-			d = digest(j, "sim", "cafe01", 4, 10.0 + 0.1 * j, 5);
-			rc = lwm2_history_update(dir, d, err, sizeof(err));
-			if (j == 6 || rc != 0)
-				ok(rc == 0, "job %u judged and added: %s", j, rc ? err : "");
-			json_object_put(d);
-		}
-		d = digest(7, "sim", "beef02", 4, 15.0, 5);
-		rc = lwm2_history_update(dir, d, err, sizeof(err));
-		hist = ju_get(d, "history", json_type_object);
-		f = hist ? ju_get(hist, "findings", json_type_array) : NULL;
-		ok(rc == 0 && f && json_object_array_length(f) == 1,
-		   "the 7th run, a slower build, gets one finding");
-		ok(f && strstr(
-		            ju_str(json_object_array_get_idx(f, 0), "text") ?: "",
-		            "This build (beef02) is 45 % slower than the previous build (cafe01)"),
-		   "%s", f ? ju_str(json_object_array_get_idx(f, 0), "text") : "");
-		before = size_of(dir);
-		rc = lwm2_history_update(dir, d, err, sizeof(err));
-		ok(rc == 0 && size_of(dir) == before, "a retried job is not added twice");
-		json_object_put(d);
-
-		d = digest(8, "sim", "cafe01", 16, 40.0, 50);
-		lwm2_history_update(dir, d, err, sizeof(err));
-		hist = ju_get(d, "history", json_type_object);
-		ok(hist && ju_int_or(hist, "compared", -1) == 0 &&
-		       json_object_array_length(ju_get(hist, "findings", json_type_array)) == 0,
-		   "16 ranks after runs at 4: compared with none, silent");
-		json_object_put(d);
-
-		d = digest(9, "other", "1234", 4, 40.0, 50);
-		lwm2_history_update(dir, d, err, sizeof(err));
-		hist = ju_get(d, "history", json_type_object);
-		ok(hist && ju_int_or(hist, "earlier_runs", -1) == 0,
-		   "a new application: no history");
-		json_object_put(d);
-
-		/* A damaged index file is started anew, never misread. */
-		snprintf(path, sizeof(path),
-		         "for f in %s/history/*.hist; do printf garbage > $f; done", dir);
-		ok(system(path) == 0, "index files overwritten with garbage");
-		d = digest(10, "sim", "cafe01", 4, 10.0, 5);
-		rc = lwm2_history_update(dir, d, err, sizeof(err));
-		hist = ju_get(d, "history", json_type_object);
-		ok(rc == 0 && hist && ju_int_or(hist, "compared", -1) == 0,
-		   "a damaged index: the application's history starts anew");
-		json_object_put(d);
-
-		/* A newer lwm2's index is refused by name and left untouched. */
-		{
-			const char newer[16] = {'L', 'W', 'M', '2', 'H', 'I', 'D', 'X', 99};
-			char hname[PATH_MAX + 64], back[16] = "";
-			FILE *hf;
-			off_t was;
-
-			snprintf(hname, sizeof(hname), "%s/history/%016llx.hist", dir,
-			         (unsigned long long)lwm2_strhash("sim"));
-			hf = fopen(hname, "r+");
-			ok(hf && fwrite(newer, 1, 8 + 4, hf) == 12 && fclose(hf) == 0,
-			   "an index file marked version 99");
-			was = size_of(dir);
-			d = digest(11, "sim", "cafe01", 4, 10.0, 5);
-			rc = lwm2_history_update(dir, d, err, sizeof(err));
-			ok(rc == -1 &&
-			       strstr(err, "history index version 99: written by a newer lwm2"),
-			   "a newer index: refused with the reason (%s)", err);
-			hf = fopen(hname, "r");
-			ok(hf && fread(back, 1, 12, hf) == 12 && back[8] == 99 &&
-			       size_of(dir) == was,
-			   "a newer index: left as it was");
-			if (hf)
-				fclose(hf);
-			json_object_put(d);
-		}
-
-		d = json_object_new_object();
-		ok(lwm2_history_update(dir, d, err, sizeof(err)) == 0 &&
-		       !ju_get(d, "history", json_type_object),
-		   "a digest without an application: nothing done");
-		json_object_put(d);
-
-		/* The index is cut, not grown without end. */
-		for (uint32_t j = 100; j < 100 + LWM2_HIST_INDEX_MAX + 10; j++) {
-			d = digest(j, "many", "cafe01", 4, 10.0, 5);
-			lwm2_history_update(dir, d, err, sizeof(err));
-			json_object_put(d);
-		}
-		snprintf(path, sizeof(path), "%s/history", dir);
-		{
-			struct lwm2_hist_entry e;
-			off_t max = (off_t)(16 + LWM2_HIST_INDEX_MAX * sizeof(e));
-			ok(size_of(dir) < 3 * max, "index files stay bounded (%lld bytes)",
-			   (long long)size_of(dir));
-		}
-		snprintf(path, sizeof(path), "rm -rf %s", dir);
-		fp = popen(path, "r");
-		if (fp)
-			pclose(fp);
-	}
-
-	/* Every rule is documented: in lwm2(1) and doc/digest-schema.md. */
+/* Every rule is documented: in lwm2(1) and doc/digest-schema.md. */
+static void rules_documented(void)
+{
 	{
 		const char *srcdir = getenv("srcdir");
 		const char *docs[] = {"doc/lwm2.1", "doc/digest-schema.md"};
@@ -363,5 +379,41 @@ int main(void)
 			free(text);
 		}
 	}
+}
+
+int main(void)
+{
+	struct lwm2_hist_entry h[40];
+	size_t n = 0;
+
+	median();
+
+	/* A steady history: 12 runs of lmp at 64 ranks, 23.1 to 24.9 s, MPI
+	 * share 18 to 22 %. */
+	for (int i = 0; i < 12; i++)
+		h[n++] = run((uint32_t)(100 + i), "lmp", 64, 23.1 + 0.15 * (i % 13), 18 + (i % 5));
+	steady_history(h, n);
+	stays_silent(h, n);
+	history_changes(h);
+
+	/* The index in a StateDir. */
+	{
+		char dir[] = "/tmp/lwm2-hist-XXXXXX", path[600];
+		FILE *fp;
+
+		if (!mkdtemp(dir)) {
+			ok(0, "mkdtemp");
+			return done_testing();
+		}
+		index_runs(dir);
+		index_damaged(dir);
+		index_bounded(dir);
+		snprintf(path, sizeof(path), "rm -rf %s", dir);
+		fp = popen(path, "r");
+		if (fp)
+			pclose(fp);
+	}
+
+	rules_documented();
 	return done_testing();
 }

@@ -25,16 +25,8 @@ static const struct {
     {"", -1},
 };
 
-int main(void)
+static void spans_end(void)
 {
-	static const char arr[] = "[1]";
-	const char *obj = "{ \"x\" : {\"y\":1}, \"y\":\"two\",\"z\": [3] }",
-	           *end = obj + strlen(obj);
-	const char *v, *key_at = NULL, *vend = NULL, *p, *k;
-	size_t kl;
-	int n = 0;
-	json_object *o;
-
 	for (size_t i = 0; i < sizeof(spans) / sizeof(spans[0]); i++) {
 		const char *t = spans[i].text, *e = lwm2_json_span(t, t + strlen(t));
 
@@ -44,6 +36,21 @@ int main(void)
 			ok(e && e - t == spans[i].len, "span %zu: [%s] is %d bytes", i, t,
 			   spans[i].len);
 	}
+}
+
+static void members(void)
+{
+	static const char arr[] = "[1]";
+	const char *obj = "{ \"x\" : {\"y\":1}, \"y\":\"two\",\"z\": [3] }";
+	const char *end = obj + strlen(obj);
+	const char *v;
+	const char *key_at = NULL;
+	const char *vend = NULL;
+	const char *p;
+	const char *k;
+	size_t kl;
+	int n = 0;
+	json_object *o;
 
 	v = lwm2_json_member_at(obj, end, "y", &key_at, &vend);
 	ok(v && !strncmp(v, "\"two\"", 5) && vend == v + 5 && key_at && *key_at == '"' &&
@@ -72,78 +79,86 @@ int main(void)
 	ok(o && json_object_get_int(o) == 42, "parse_n: a bare number at the end of its input");
 	json_object_put(o);
 	ok(!lwm2_json_parse_n("{\"a\":", 5), "parse_n: cut short is NULL");
+}
 
-	/* A number literal built directly is what json-c's tokener makes of
-	 * it: the same type, value and text. */
-	{
-		static const char *const lit[] = {
-		    "0",
-		    "-0",
-		    "7",
-		    "007",
-		    "-123",
-		    "123456789012345678",
-		    "-123456789012345678",
-		    "1234567890123456789",
-		    "99999999999999999999",
-		    "-99999999999999999999",
-		    "1.5",
-		    "-1.50",
-		    "0.1",
-		    "1e3",
-		    "1E-3",
-		    "2.5e+10",
-		    "1e400",
-		    "-1e-400",
-		    "1.",
-		    "1e",
-		    "1e+",
-		    "-",
-		    "-.5",
-		    "12.5.3",
-		    "1.5x",
-		};
+/* A number literal built directly is what json-c's tokener makes of
+ * it: the same type, value and text. */
+static void number_literals(void)
+{
+	static const char *const lit[] = {
+	    "0",
+	    "-0",
+	    "7",
+	    "007",
+	    "-123",
+	    "123456789012345678",
+	    "-123456789012345678",
+	    "1234567890123456789",
+	    "99999999999999999999",
+	    "-99999999999999999999",
+	    "1.5",
+	    "-1.50",
+	    "0.1",
+	    "1e3",
+	    "1E-3",
+	    "2.5e+10",
+	    "1e400",
+	    "-1e-400",
+	    "1.",
+	    "1e",
+	    "1e+",
+	    "-",
+	    "-.5",
+	    "12.5.3",
+	    "1.5x",
+	};
 
-		for (size_t i = 0; i < sizeof(lit) / sizeof(lit[0]); i++) {
-			size_t len = strlen(lit[i]);
-			json_object *a = lwm2_json_number(lit[i], lit[i] + len),
-			            *b = lwm2_json_parse_n(lit[i], len);
-			const char *ta =
-			               a ? json_object_to_json_string_ext(a, JSON_C_TO_STRING_PLAIN)
-			                 : "(null)",
-			           *tb =
-			               b ? json_object_to_json_string_ext(b, JSON_C_TO_STRING_PLAIN)
-			                 : "(null)";
+	for (size_t i = 0; i < sizeof(lit) / sizeof(lit[0]); i++) {
+		size_t len = strlen(lit[i]);
+		json_object *a = lwm2_json_number(lit[i], lit[i] + len),
+		            *b = lwm2_json_parse_n(lit[i], len);
+		const char *ta = a ? json_object_to_json_string_ext(a, JSON_C_TO_STRING_PLAIN)
+		                   : "(null)",
+		           *tb = b ? json_object_to_json_string_ext(b, JSON_C_TO_STRING_PLAIN)
+		                   : "(null)";
 
-			ok(!strcmp(ta, tb) &&
-			       (!a || json_object_get_type(a) == json_object_get_type(b)) &&
-			       (!a || json_object_get_double(a) == json_object_get_double(b) ||
-			        isnan(json_object_get_double(a))),
-			   "number %s: %s as the tokener makes it (%s)", lit[i], ta, tb);
-			json_object_put(a);
-			json_object_put(b);
-		}
+		ok(!strcmp(ta, tb) && (!a || json_object_get_type(a) == json_object_get_type(b)) &&
+		       (!a || json_object_get_double(a) == json_object_get_double(b) ||
+		        isnan(json_object_get_double(a))),
+		   "number %s: %s as the tokener makes it (%s)", lit[i], ta, tb);
+		json_object_put(a);
+		json_object_put(b);
 	}
-	/* shortened numbers: non-integers to 6 significant digits where that
-	 * is shorter; integers, strings and short forms as they are */
-	{
-		static const char text[] =
-		    "{\"a\":0.26634503750000005,\"b\":33554432,\"c\":\"0.12345678901\","
-		    "\"d\":[-1.2345678901234e-05,1e-05,0.5,-7],\"e\":true,\"f\":\"x\\\"1."
-		    "23456789\"}";
-		static const char want[] =
-		    "{\"a\":0.266345,\"b\":33554432,\"c\":\"0.12345678901\","
-		    "\"d\":[-1.23457e-05,1e-05,0.5,-7],\"e\":true,\"f\":\"x\\\"1.23456789\"}";
-		size_t len = 0;
-		char *out = lwm2_json_shorten_numbers(text, text + strlen(text), 6, &len);
-		json_object *parsed = out ? json_tokener_parse(out) : NULL;
+}
 
-		is_str(out ? out : "(null)", want, "shortened numbers: derived values at 6 digits");
-		is_int((long long)len, (long long)strlen(want), "shortened numbers: the length");
-		ok(parsed && json_object_get_int64(json_object_object_get(parsed, "b")) == 33554432,
-		   "shortened numbers: still JSON, the integer exact");
-		json_object_put(parsed);
-		free(out);
-	}
+/* shortened numbers: non-integers to 6 significant digits where that
+ * is shorter; integers, strings and short forms as they are */
+static void shortened_numbers(void)
+{
+	static const char text[] =
+	    "{\"a\":0.26634503750000005,\"b\":33554432,\"c\":\"0.12345678901\","
+	    "\"d\":[-1.2345678901234e-05,1e-05,0.5,-7],\"e\":true,\"f\":\"x\\\"1."
+	    "23456789\"}";
+	static const char want[] =
+	    "{\"a\":0.266345,\"b\":33554432,\"c\":\"0.12345678901\","
+	    "\"d\":[-1.23457e-05,1e-05,0.5,-7],\"e\":true,\"f\":\"x\\\"1.23456789\"}";
+	size_t len = 0;
+	char *out = lwm2_json_shorten_numbers(text, text + strlen(text), 6, &len);
+	json_object *parsed = out ? json_tokener_parse(out) : NULL;
+
+	is_str(out ? out : "(null)", want, "shortened numbers: derived values at 6 digits");
+	is_int((long long)len, (long long)strlen(want), "shortened numbers: the length");
+	ok(parsed && json_object_get_int64(json_object_object_get(parsed, "b")) == 33554432,
+	   "shortened numbers: still JSON, the integer exact");
+	json_object_put(parsed);
+	free(out);
+}
+
+int main(void)
+{
+	spans_end();
+	members();
+	number_literals();
+	shortened_numbers();
 	return done_testing();
 }

@@ -166,19 +166,14 @@ static bool run_of(const struct seen *s, long first, long last)
 	return true;
 }
 
-int main(void)
+/* the same content three ways; names that lie about it */
+static void three_ways(void)
 {
-	char msg[8192], *one[1];
+	char msg[8192];
+	char *one[1];
 	struct seen s;
-	void *b;
-	size_t len;
 	int rc;
 
-	if (!mkdtemp(dir))
-		BAIL_OUT_FN("mkdtemp");
-	snprintf(errpath, sizeof(errpath), "%s/stderr", dir);
-
-	/* the same content three ways; names that lie about it */
 	char *text = lines(1, 50);
 	put("plain.gz", text, strlen(text));
 	put_gz("gzip.txt", text);
@@ -194,9 +189,18 @@ int main(void)
 			diag("stderr: %s", msg);
 	}
 	free(text);
+}
 
-	/* a rotated set as logrotate leaves it with delaycompress, given
-	 * newest first; and the zstd of compresscmd among them */
+/* a rotated set as logrotate leaves it with delaycompress, given
+ * newest first; and the zstd of compresscmd among them */
+static void rotated_set(void)
+{
+	char msg[8192];
+	char *one[1];
+	struct seen s;
+	char *text;
+	int rc;
+
 	text = lines(1, 10);
 	put_zst("lwm2.jsonl.4.zst", text);
 	free(text);
@@ -244,43 +248,60 @@ int main(void)
 	memset(&s, 0, sizeof(s));
 	rc = scan_quiet(one, 1, &s, msg, sizeof(msg));
 	ok(rc == 0 && run_of(&s, 1, 40), "an empty current log: no error");
+}
 
-	/* several gzip members, several zstd frames (cat a.gz b.gz) */
-	{
-		char *t1 = lines(1, 3), *t2 = lines(4, 6);
-		void *z1, *z2, *zz;
-		size_t n1 = zst(t1, strlen(t1), &z1), n2 = zst(t2, strlen(t2), &z2);
-		size_t l1, l2;
-		char *g;
+/* several gzip members, several zstd frames (cat a.gz b.gz) */
+static void members_frames(void)
+{
+	char msg[8192];
+	char *one[1];
+	struct seen s;
+	void *b;
+	int rc;
 
-		zz = malloc(n1 + n2);
-		memcpy(zz, z1, n1);
-		memcpy((char *)zz + n1, z2, n2);
-		put("frames", zz, n1 + n2);
-		put_gz("m1", t1);
-		put_gz("m2", t2);
-		b = slurp("m1", &l1);
-		g = slurp("m2", &l2);
-		memcpy((char *)b + l1, g, l2);
-		put("members", b, l1 + l2);
-		free(b);
-		free(g);
-		free(zz);
-		free(z1);
-		free(z2);
-		free(t1);
-		free(t2);
-		memset(&s, 0, sizeof(s));
-		one[0] = path("frames");
-		rc = scan_quiet(one, 1, &s, msg, sizeof(msg));
-		ok(rc == 0 && run_of(&s, 1, 6), "two zstd frames: both read");
-		memset(&s, 0, sizeof(s));
-		one[0] = path("members");
-		rc = scan_quiet(one, 1, &s, msg, sizeof(msg));
-		ok(rc == 0 && run_of(&s, 1, 6), "two gzip members: both read");
-	}
+	char *t1 = lines(1, 3), *t2 = lines(4, 6);
+	void *z1, *z2, *zz;
+	size_t n1 = zst(t1, strlen(t1), &z1), n2 = zst(t2, strlen(t2), &z2);
+	size_t l1, l2;
+	char *g;
 
-	/* cut short: an error naming the file and why, the other files read */
+	zz = malloc(n1 + n2);
+	memcpy(zz, z1, n1);
+	memcpy((char *)zz + n1, z2, n2);
+	put("frames", zz, n1 + n2);
+	put_gz("m1", t1);
+	put_gz("m2", t2);
+	b = slurp("m1", &l1);
+	g = slurp("m2", &l2);
+	memcpy((char *)b + l1, g, l2);
+	put("members", b, l1 + l2);
+	free(b);
+	free(g);
+	free(zz);
+	free(z1);
+	free(z2);
+	free(t1);
+	free(t2);
+	memset(&s, 0, sizeof(s));
+	one[0] = path("frames");
+	rc = scan_quiet(one, 1, &s, msg, sizeof(msg));
+	ok(rc == 0 && run_of(&s, 1, 6), "two zstd frames: both read");
+	memset(&s, 0, sizeof(s));
+	one[0] = path("members");
+	rc = scan_quiet(one, 1, &s, msg, sizeof(msg));
+	ok(rc == 0 && run_of(&s, 1, 6), "two gzip members: both read");
+}
+
+/* cut short: an error naming the file and why, the other files read */
+static void truncated_gz(void)
+{
+	char msg[8192];
+	char *one[1];
+	struct seen s;
+	void *b;
+	size_t len;
+	int rc;
+
 	b = slurp("lwm2.jsonl.3.gz", &len);
 	put("lwm2.jsonl.3.gz", b, len / 2);
 	free(b);
@@ -303,8 +324,18 @@ int main(void)
 			lasts = lasts && s.ids[s.n - 20 + i] == 21 + (long)i;
 		ok(others && firsts && lasts, "the files before and after it are read whole");
 	}
+}
 
-	/* a truncated .zst alone */
+/* a truncated .zst alone */
+static void truncated_zst_corrupt_gz(void)
+{
+	char msg[8192];
+	char *one[1];
+	struct seen s;
+	void *b;
+	size_t len;
+	int rc;
+
 	b = slurp("lwm2.jsonl.4.zst", &len);
 	put("cut.zst", b, len - 5);
 	free(b);
@@ -327,26 +358,38 @@ int main(void)
 	   "corrupt gzip data: -1, named, with the reason");
 	if (rc != -1)
 		diag("rc %d, stderr: %s", rc, msg);
+}
 
-	/* what is not read at all */
-	{
-		static const unsigned char xz[] = {0xfd, '7', 'z', 'X', 'Z', 0, 0, 4};
-		char *bad[] = {path("missing"), dir, path("nomatch*"), path("x.xz"),
-		               path("lwm2.jsonl.1")};
+/* what is not read at all */
+static void not_read(void)
+{
+	char msg[8192];
+	struct seen s;
+	int rc;
 
-		put("x.xz", xz, sizeof(xz));
-		memset(&s, 0, sizeof(s));
-		rc = scan_quiet(bad, 5, &s, msg, sizeof(msg));
-		ok(rc == -1 && run_of(&s, 31, 40), "missing, directory, no match, xz: -1, the "
-		                                   "readable file read");
-		ok(strstr(msg, "missing: No such file") != NULL, "a missing file: named, why");
-		ok(strstr(msg, "it is a directory") != NULL, "a directory: named, why");
-		ok(strstr(msg, "nomatch*: no file matches it") != NULL, "a pattern matching none");
-		ok(strstr(msg, "x.xz: xz-compressed") != NULL, "xz: said, not read as lines");
-		ok(strstr(msg, "4 of 5 files couldn't be read") != NULL, "the summary");
-	}
+	static const unsigned char xz[] = {0xfd, '7', 'z', 'X', 'Z', 0, 0, 4};
+	char *bad[] = {path("missing"), dir, path("nomatch*"), path("x.xz"), path("lwm2.jsonl.1")};
 
-	/* permission denied: root reads any file */
+	put("x.xz", xz, sizeof(xz));
+	memset(&s, 0, sizeof(s));
+	rc = scan_quiet(bad, 5, &s, msg, sizeof(msg));
+	ok(rc == -1 && run_of(&s, 31, 40), "missing, directory, no match, xz: -1, the "
+	                                   "readable file read");
+	ok(strstr(msg, "missing: No such file") != NULL, "a missing file: named, why");
+	ok(strstr(msg, "it is a directory") != NULL, "a directory: named, why");
+	ok(strstr(msg, "nomatch*: no file matches it") != NULL, "a pattern matching none");
+	ok(strstr(msg, "x.xz: xz-compressed") != NULL, "xz: said, not read as lines");
+	ok(strstr(msg, "4 of 5 files couldn't be read") != NULL, "the summary");
+}
+
+/* permission denied: root reads any file */
+static void permission_denied(void)
+{
+	char msg[8192];
+	char *one[1];
+	struct seen s;
+	int rc;
+
 	if (geteuid() != 0) {
 		char *p = path("lwm2.jsonl.1");
 		chmod(p, 0);
@@ -358,23 +401,43 @@ int main(void)
 	} else {
 		skip("permission denied: running as root, which reads any file");
 	}
+}
 
-	/* lwm2_lines on a stream: a gzip file through fmemopen (stdin is
-	 * read the same way) */
-	{
-		struct lwm2_lines lr = {0};
-		char *line;
-		long n, count = 0;
+/* lwm2_lines on a stream: a gzip file through fmemopen (stdin is
+ * read the same way) */
+static void stream(void)
+{
+	void *b;
+	size_t len;
 
-		b = slurp("gzip.txt", &len);
-		lr.f = fmemopen(b, len, "r");
-		while ((n = lwm2_lines_next(&lr, &line)) != -1)
-			count += n > 0;
-		ok(count == 50 && !lr.why[0], "lwm2_lines decompresses a stream: 50 lines");
-		fclose(lr.f);
-		lwm2_lines_free(&lr);
-		free(b);
-	}
+	struct lwm2_lines lr = {0};
+	char *line;
+	long n, count = 0;
+
+	b = slurp("gzip.txt", &len);
+	lr.f = fmemopen(b, len, "r");
+	while ((n = lwm2_lines_next(&lr, &line)) != -1)
+		count += n > 0;
+	ok(count == 50 && !lr.why[0], "lwm2_lines decompresses a stream: 50 lines");
+	fclose(lr.f);
+	lwm2_lines_free(&lr);
+	free(b);
+}
+
+int main(void)
+{
+	if (!mkdtemp(dir))
+		BAIL_OUT_FN("mkdtemp");
+	snprintf(errpath, sizeof(errpath), "%s/stderr", dir);
+
+	three_ways();
+	rotated_set();
+	members_frames();
+	truncated_gz();
+	truncated_zst_corrupt_gz();
+	not_read();
+	permission_denied();
+	stream();
 
 	{
 		char cmd[700];

@@ -493,10 +493,8 @@ static void scope_with(struct lwm2_scope *s, int metric, double min, double avg,
 	s->stat[metric].max = max;
 }
 
-int main(void)
+static void metric_cases(void)
 {
-	char b[64];
-
 	for (size_t i = 0; i < sizeof(mcases) / sizeof(mcases[0]); i++) {
 		const struct mcase *c = &mcases[i];
 		struct lwm2_proc_values pv;
@@ -527,12 +525,20 @@ int main(void)
 			   "%s: reason '%s' has '%s'", c->name, m.m[c->metric].reason,
 			   c->reason_has);
 	}
+}
+
+static void format_cases(void)
+{
+	char b[64];
 
 	for (size_t i = 0; i < sizeof(fcases) / sizeof(fcases[0]); i++)
 		is_str(lwm2_format_value(fcases[i].v, fcases[i].unit, b, sizeof(b)), fcases[i].want,
 		       "format %g %s", fcases[i].v, fcases[i].unit);
+}
 
-	/* Metric table: ids unique and found by name, seed order kept. */
+/* Metric table: ids unique and found by name, seed order kept. */
+static void metric_table(void)
+{
 	for (int i = 0; i < LWM2_NMETRICS; i++)
 		if (lwm2_metric_index(lwm2_metric_ids[i]) != i)
 			ok(0, "metric %s found at its index", lwm2_metric_ids[i]);
@@ -557,35 +563,38 @@ int main(void)
 		   "thread ratio of a record without main-thread samples: %s",
 		   m.m[LWM2_M_thread_ratio].reason);
 	}
-	{
-		/* Threads: the seed's ratio and the busy threads, apart.  A
-		 * busy-polling rank on a shared core: 90 samples in 10 s at
-		 * 10 ms, 80 of them on the main thread. */
-		struct lwm2_proc_values pv;
-		struct lwm2_metrics m;
+}
 
-		memset(&pv, 0, sizeof(pv));
-		pv.wall_ns = 10000000000ull;
-		pv.sample_period_us = 10000;
-		pv.samples_total = 90;
-		pv.samples_main = 80;
-		pv.has_samples_main = true;
-		pv.threads_total = 3;
-		lwm2_metrics_compute(&pv, &m);
-		ok(m.m[LWM2_M_thread_ratio].valid &&
-		       fabs(m.m[LWM2_M_thread_ratio].value - 1.125) < 1e-9,
-		   "thread ratio = all samples / main-thread samples: %g",
-		   m.m[LWM2_M_thread_ratio].value);
-		ok(m.m[LWM2_M_avg_threads].valid &&
-		       fabs(m.m[LWM2_M_avg_threads].value - 0.09) < 1e-9,
-		   "busy threads = samples / (wall / period): %g", m.m[LWM2_M_avg_threads].value);
-		pv.samples_main = 0;
-		lwm2_metrics_compute(&pv, &m);
-		is_str(m.m[LWM2_M_thread_ratio].reason, "no samples of the main thread",
-		       "thread ratio without main-thread samples");
-	}
-	/* One text per cause: no two causes share a text, and every text is
-	 * used as it stands in the table. */
+/* Threads: the seed's ratio and the busy threads, apart.  A
+ * busy-polling rank on a shared core: 90 samples in 10 s at
+ * 10 ms, 80 of them on the main thread. */
+static void thread_metrics(void)
+{
+	struct lwm2_proc_values pv;
+	struct lwm2_metrics m;
+
+	memset(&pv, 0, sizeof(pv));
+	pv.wall_ns = 10000000000ull;
+	pv.sample_period_us = 10000;
+	pv.samples_total = 90;
+	pv.samples_main = 80;
+	pv.has_samples_main = true;
+	pv.threads_total = 3;
+	lwm2_metrics_compute(&pv, &m);
+	ok(m.m[LWM2_M_thread_ratio].valid && fabs(m.m[LWM2_M_thread_ratio].value - 1.125) < 1e-9,
+	   "thread ratio = all samples / main-thread samples: %g", m.m[LWM2_M_thread_ratio].value);
+	ok(m.m[LWM2_M_avg_threads].valid && fabs(m.m[LWM2_M_avg_threads].value - 0.09) < 1e-9,
+	   "busy threads = samples / (wall / period): %g", m.m[LWM2_M_avg_threads].value);
+	pv.samples_main = 0;
+	lwm2_metrics_compute(&pv, &m);
+	is_str(m.m[LWM2_M_thread_ratio].reason, "no samples of the main thread",
+	       "thread ratio without main-thread samples");
+}
+
+/* One text per cause: no two causes share a text, and every text is
+ * used as it stands in the table. */
+static void reasons(void)
+{
 	for (int i = 0; i < LWM2_NWHYS; i++)
 		for (int j = i + 1; j < LWM2_NWHYS; j++)
 			if (!strcmp(lwm2_why_texts[i], lwm2_why_texts[j]))
@@ -612,9 +621,12 @@ int main(void)
 	       LWM2_M_read_bw < LWM2_M_avg_threads && LWM2_M_llc_miss_freq < LWM2_M_cuda_time,
 	   "metric sections in the seed's order");
 	is_int(lwm2_metric_index("nonexistent"), -1, "unknown metric id");
+}
 
-	/* Guidance rules: each rule's conditions refer to valid metrics, and
-	 * firing follows the thresholds. */
+/* Guidance rules: each rule's conditions refer to valid metrics, and
+ * firing follows the thresholds. */
+static void guidance_thresholds(void)
+{
 	for (size_t r = 0; r < lwm2_nguidance_rules; r++) {
 		const struct lwm2_guidance_rule *g = &lwm2_guidance_rules[r];
 		ok(g->cond[0].kind != LWM2_COND_NONE && g->cond[0].metric >= 0 &&
@@ -675,77 +687,90 @@ int main(void)
 				ok(lwm2_guidance_fires(&lwm2_guidance_rules[r], &s),
 				   "threads-oversubscribed: 3.5 busy threads on 2 cores");
 	}
-	{
-		/* A process tree without MPI (a shell loop, fio and its
-		 * workers): one process does all the I/O, yet collective MPI-IO
-		 * is no advice for it. */
-		struct lwm2_scope s;
-		const struct lwm2_guidance_rule *io = NULL, *ioshare = NULL;
+}
 
-		for (size_t r = 0; r < lwm2_nguidance_rules; r++) {
-			if (!strcmp(lwm2_guidance_rules[r].id, "io-imbalance"))
-				io = &lwm2_guidance_rules[r];
-			if (!strcmp(lwm2_guidance_rules[r].id, "io-share"))
-				ioshare = &lwm2_guidance_rules[r];
-		}
-		memset(&s, 0, sizeof(s));
-		s.processes = 5;
-		scope_with(&s, LWM2_M_duration, 30, 30, 30, 5);
-		scope_with(&s, LWM2_M_posix_io_time, 0, 18, 90, 5);
-		ok(io && !lwm2_guidance_fires(io, &s), "io-imbalance silent without MPI");
-		ok(ioshare && lwm2_guidance_fires(ioshare, &s), "io-share still fires there");
-		s.mpi_processes = 5;
-		ok(lwm2_guidance_fires(io, &s), "io-imbalance fires for 5 MPI ranks");
-		scope_with(&s, LWM2_M_duration, 3, 3, 3, 5);
-		ok(!lwm2_guidance_fires(io, &s) && !lwm2_guidance_fires(ioshare, &s),
-		   "neither fires in a 3 s run");
+/* A process tree without MPI (a shell loop, fio and its
+ * workers): one process does all the I/O, yet collective MPI-IO
+ * is no advice for it. */
+static void guidance_without_mpi(void)
+{
+	struct lwm2_scope s;
+	const struct lwm2_guidance_rule *io = NULL, *ioshare = NULL;
+
+	for (size_t r = 0; r < lwm2_nguidance_rules; r++) {
+		if (!strcmp(lwm2_guidance_rules[r].id, "io-imbalance"))
+			io = &lwm2_guidance_rules[r];
+		if (!strcmp(lwm2_guidance_rules[r].id, "io-share"))
+			ioshare = &lwm2_guidance_rules[r];
 	}
+	memset(&s, 0, sizeof(s));
+	s.processes = 5;
+	scope_with(&s, LWM2_M_duration, 30, 30, 30, 5);
+	scope_with(&s, LWM2_M_posix_io_time, 0, 18, 90, 5);
+	ok(io && !lwm2_guidance_fires(io, &s), "io-imbalance silent without MPI");
+	ok(ioshare && lwm2_guidance_fires(ioshare, &s), "io-share still fires there");
+	s.mpi_processes = 5;
+	ok(lwm2_guidance_fires(io, &s), "io-imbalance fires for 5 MPI ranks");
+	scope_with(&s, LWM2_M_duration, 3, 3, 3, 5);
+	ok(!lwm2_guidance_fires(io, &s) && !lwm2_guidance_fires(ioshare, &s),
+	   "neither fires in a 3 s run");
+}
 
-	/* The one-process digest names the seed's metrics and the missing
-	 * reasons; a high MPI share brings its guidance. */
-	{
-		size_t len = sizeof(struct lwm2_rank_record);
-		struct lwm2_rank_record *r = calloc(1, len);
-		char path[] = "/tmp/lwm2-render-XXXXXX", *text;
-		int fd = mkstemp(path);
-		off_t n;
+/* The one-process digest names the seed's metrics and the missing
+ * reasons; a high MPI share brings its guidance. */
+static void render_rank(void)
+{
+	size_t len = sizeof(struct lwm2_rank_record);
+	struct lwm2_rank_record *r = calloc(1, len);
+	char path[] = "/tmp/lwm2-render-XXXXXX", *text;
+	int fd = mkstemp(path);
+	off_t n;
 
-		r->pid = 4711;
-		r->mpi_rank = 3;
-		r->mpi_size = 4;
-		r->task_id = 3;
-		r->flags = LWM2_F_MPI | LWM2_F_INCOMPLETE;
-		strcpy(r->hostname, "n1");
-		strcpy(r->executable, "/usr/bin/solver");
-		r->start_ns = 1000000000000ll;
-		r->end_ns = r->start_ns + 10000000000ll;
-		r->counters[LWM2_C_mpi_p2p_ns] = 6000000000ull;
-		r->counters[LWM2_C_mpi_p2p_calls] = 100;
-		r->missing = 1u << LWM2_G_HWC;
-		strcpy(r->missing_reason[LWM2_G_HWC], "no hardware counters on this platform");
-		r->threads_total = 1;
-		ok(fd >= 0 && lwm2_render_rank(r, fd) == 0, "render_rank writes to an fd");
-		n = lseek(fd, 0, SEEK_END);
-		text = calloc(1, (size_t)n + 1);
-		ok(pread(fd, text, (size_t)n, 0) == n, "read the rendered text back");
-		ok(strstr(text, "process 4711 (solver), MPI rank 3 on n1") != NULL, "title");
-		for (int i = 0; i < LWM2_NMETRICS; i++)
-			if (!strstr(text, lwm2_metric_labels[i]))
-				ok(0, "label %s rendered", lwm2_metric_labels[i]);
-		ok(strstr(text, "Time in MPI calls, without Init/Finalize [%]") &&
-		       strstr(text, "60.0 %"),
-		   "MPI share rendered with its unit");
-		ok(strstr(text, "n/a (not measured: no hardware counters on this platform)") !=
-		       NULL,
-		   "missing CPI says why");
-		ok(strstr(text, "[mpi-share]") && strstr(text, "Score-P"),
-		   "high MPI share gives guidance and a tool");
-		ok(strstr(text, "did not reach their normal end") != NULL, "incomplete noted");
-		ok(lwm2_render_rank(r, -1) == -1, "a bad fd is an error, not a crash");
-		close(fd);
-		unlink(path);
-		free(text);
-		free(r);
-	}
+	r->pid = 4711;
+	r->mpi_rank = 3;
+	r->mpi_size = 4;
+	r->task_id = 3;
+	r->flags = LWM2_F_MPI | LWM2_F_INCOMPLETE;
+	strcpy(r->hostname, "n1");
+	strcpy(r->executable, "/usr/bin/solver");
+	r->start_ns = 1000000000000ll;
+	r->end_ns = r->start_ns + 10000000000ll;
+	r->counters[LWM2_C_mpi_p2p_ns] = 6000000000ull;
+	r->counters[LWM2_C_mpi_p2p_calls] = 100;
+	r->missing = 1u << LWM2_G_HWC;
+	strcpy(r->missing_reason[LWM2_G_HWC], "no hardware counters on this platform");
+	r->threads_total = 1;
+	ok(fd >= 0 && lwm2_render_rank(r, fd) == 0, "render_rank writes to an fd");
+	n = lseek(fd, 0, SEEK_END);
+	text = calloc(1, (size_t)n + 1);
+	ok(pread(fd, text, (size_t)n, 0) == n, "read the rendered text back");
+	ok(strstr(text, "process 4711 (solver), MPI rank 3 on n1") != NULL, "title");
+	for (int i = 0; i < LWM2_NMETRICS; i++)
+		if (!strstr(text, lwm2_metric_labels[i]))
+			ok(0, "label %s rendered", lwm2_metric_labels[i]);
+	ok(strstr(text, "Time in MPI calls, without Init/Finalize [%]") && strstr(text, "60.0 %"),
+	   "MPI share rendered with its unit");
+	ok(strstr(text, "n/a (not measured: no hardware counters on this platform)") != NULL,
+	   "missing CPI says why");
+	ok(strstr(text, "[mpi-share]") && strstr(text, "Score-P"),
+	   "high MPI share gives guidance and a tool");
+	ok(strstr(text, "did not reach their normal end") != NULL, "incomplete noted");
+	ok(lwm2_render_rank(r, -1) == -1, "a bad fd is an error, not a crash");
+	close(fd);
+	unlink(path);
+	free(text);
+	free(r);
+}
+
+int main(void)
+{
+	metric_cases();
+	format_cases();
+	metric_table();
+	thread_metrics();
+	reasons();
+	guidance_thresholds();
+	guidance_without_mpi();
+	render_rank();
 	return done_testing();
 }

@@ -44,20 +44,18 @@ static struct lwm2_rank_record *slot(char *buf, int i)
 	return (void *)(buf + h->header_size + (size_t)i * h->slot_capacity);
 }
 
-int main(void)
+/* Names come from the X-macros, in order. */
+static void counter_names(void)
 {
-	char err[200];
-	size_t len;
-	char *buf;
-	const struct lwm2_rank_record *r;
-
-	/* Names come from the X-macros, in order. */
 	is_str(lwm2_counter_names[LWM2_C_posix_read_calls], "posix_read_calls",
 	       "first counter name");
 	is_str(lwm2_counter_units[LWM2_C_mpi_coll_ns], "ns", "time counters have unit ns");
 	is_str(lwm2_earmark_names[LWM2_EARMARK_mpi], "mpi", "earmark names");
+}
 
-	/* Known CRC-32C check value. */
+/* Known CRC-32C check value. */
+static void checksums_cpuid(void)
+{
 	is_int(lwm2_checksum("123456789", 9), 0xe3069283, "CRC-32C check value");
 	is_int(lwm2_checksum_portable("123456789", 9), 0xe3069283,
 	       "CRC-32C check value, table path");
@@ -87,6 +85,14 @@ int main(void)
 	skip("not x86: no CPUID");
 	skip("not x86: no CPUID");
 #endif
+}
+
+static void slots(void)
+{
+	char err[200];
+	size_t len;
+	char *buf;
+	const struct lwm2_rank_record *r;
 
 	buf = make_file(3, 5, 6, &len);
 	r = lwm2_record_pick(buf, len, err, sizeof(err));
@@ -123,96 +129,111 @@ int main(void)
 	r = lwm2_record_pick(buf, len, err, sizeof(err));
 	ok(r == NULL && strstr(err, "unterminated"), "unterminated hostname rejected: %s", err);
 	free(buf);
+}
 
-	/* The container (version 3): LWM2_CONTAINER split at its first ':',
-	 * each part cut to its field at a character's start, terminated. */
-	{
-		struct lwm2_rank_record *c = calloc(1, sizeof(*c));
-		char v[400], want[LWM2_CONTAINER_IMAGE_LEN];
+/* The container (version 3): LWM2_CONTAINER split at its first ':',
+ * each part cut to its field at a character's start, terminated. */
+static void container_fields(void)
+{
+	char err[200];
+	size_t len;
+	char *buf;
+	const struct lwm2_rank_record *r;
 
-		lwm2_record_set_container(c, "charliecloud:/img/x");
-		ok(!strcmp(c->container_runtime, "charliecloud") &&
-		       !strcmp(c->container_image, "/img/x"),
-		   "container: charliecloud:/img/x");
-		lwm2_record_set_container(c, "podman:docker.io/library/debian:11");
-		ok(!strcmp(c->container_runtime, "podman") &&
-		       !strcmp(c->container_image, "docker.io/library/debian:11"),
-		   "container: split at the first ':' (podman's docker.io/library/debian:11)");
-		lwm2_record_set_container(c, "enroot");
-		ok(!strcmp(c->container_runtime, "enroot") && !c->container_image[0],
-		   "container: a runtime without an image");
-		lwm2_record_set_container(c, ":/img/x");
-		ok(!c->container_runtime[0] && !strcmp(c->container_image, "/img/x"),
-		   "container: an image without a runtime");
-		lwm2_record_set_container(c, "a-runtime-name-longer-than-its-field:/i");
-		ok(!strcmp(c->container_runtime, "a-runtime-name-") &&
-		       !strcmp(c->container_image, "/i"),
-		   "container: a long runtime cut to %zu bytes, the image still found",
-		   sizeof(c->container_runtime) - 1);
-		/* 300 bytes of image with quotes, newlines and ':' */
-		snprintf(v, sizeof(v), "apptainer:");
-		for (size_t k = strlen(v); k < 310; k++)
-			v[k] = "/\"x\n:y'"[k % 7];
-		v[310] = '\0';
-		lwm2_record_set_container(c, v);
-		memcpy(want, v + 10, sizeof(want) - 1);
-		want[sizeof(want) - 1] = '\0';
-		ok(!strcmp(c->container_runtime, "apptainer") &&
-		       !strcmp(c->container_image, want) &&
-		       strlen(c->container_image) == LWM2_CONTAINER_IMAGE_LEN - 1,
-		   "container: a 300-byte image with quotes and newlines cut to %d bytes",
-		   LWM2_CONTAINER_IMAGE_LEN - 1);
-		/* a two-byte character across the cut is left out whole */
-		memset(v, 'a', sizeof(v));
-		memcpy(v, "bwrap:", 6);
-		memcpy(v + 6 + LWM2_CONTAINER_IMAGE_LEN - 2, "\xc3\xa9", 2);
-		v[6 + LWM2_CONTAINER_IMAGE_LEN + 5] = '\0';
-		lwm2_record_set_container(c, v);
-		is_int(strlen(c->container_image), LWM2_CONTAINER_IMAGE_LEN - 2,
-		       "container: no half UTF-8 character at the cut");
-		lwm2_record_set_container(c, "");
-		ok(!c->container_runtime[0] && !c->container_image[0], "container: empty value");
-		lwm2_record_set_container(c, NULL);
-		ok(!c->container_runtime[0] && !c->container_image[0], "container: no value");
-		free(c);
+	struct lwm2_rank_record *c = calloc(1, sizeof(*c));
+	char v[400], want[LWM2_CONTAINER_IMAGE_LEN];
 
-		buf = make_file(1, 1, 0, &len);
-		memset(slot(buf, 0)->container_image, 'a', LWM2_CONTAINER_IMAGE_LEN);
-		lwm2_record_seal(slot(buf, 0));
-		r = lwm2_record_pick(buf, len, err, sizeof(err));
-		ok(r == NULL && strstr(err, "unterminated container"),
-		   "unterminated container image rejected: %s", err);
-		free(buf);
-	}
+	lwm2_record_set_container(c, "charliecloud:/img/x");
+	ok(!strcmp(c->container_runtime, "charliecloud") && !strcmp(c->container_image, "/img/x"),
+	   "container: charliecloud:/img/x");
+	lwm2_record_set_container(c, "podman:docker.io/library/debian:11");
+	ok(!strcmp(c->container_runtime, "podman") &&
+	       !strcmp(c->container_image, "docker.io/library/debian:11"),
+	   "container: split at the first ':' (podman's docker.io/library/debian:11)");
+	lwm2_record_set_container(c, "enroot");
+	ok(!strcmp(c->container_runtime, "enroot") && !c->container_image[0],
+	   "container: a runtime without an image");
+	lwm2_record_set_container(c, ":/img/x");
+	ok(!c->container_runtime[0] && !strcmp(c->container_image, "/img/x"),
+	   "container: an image without a runtime");
+	lwm2_record_set_container(c, "a-runtime-name-longer-than-its-field:/i");
+	ok(!strcmp(c->container_runtime, "a-runtime-name-") && !strcmp(c->container_image, "/i"),
+	   "container: a long runtime cut to %zu bytes, the image still found",
+	   sizeof(c->container_runtime) - 1);
+	/* 300 bytes of image with quotes, newlines and ':' */
+	snprintf(v, sizeof(v), "apptainer:");
+	for (size_t k = strlen(v); k < 310; k++)
+		v[k] = "/\"x\n:y'"[k % 7];
+	v[310] = '\0';
+	lwm2_record_set_container(c, v);
+	memcpy(want, v + 10, sizeof(want) - 1);
+	want[sizeof(want) - 1] = '\0';
+	ok(!strcmp(c->container_runtime, "apptainer") && !strcmp(c->container_image, want) &&
+	       strlen(c->container_image) == LWM2_CONTAINER_IMAGE_LEN - 1,
+	   "container: a 300-byte image with quotes and newlines cut to %d bytes",
+	   LWM2_CONTAINER_IMAGE_LEN - 1);
+	/* a two-byte character across the cut is left out whole */
+	memset(v, 'a', sizeof(v));
+	memcpy(v, "bwrap:", 6);
+	memcpy(v + 6 + LWM2_CONTAINER_IMAGE_LEN - 2, "\xc3\xa9", 2);
+	v[6 + LWM2_CONTAINER_IMAGE_LEN + 5] = '\0';
+	lwm2_record_set_container(c, v);
+	is_int(strlen(c->container_image), LWM2_CONTAINER_IMAGE_LEN - 2,
+	       "container: no half UTF-8 character at the cut");
+	lwm2_record_set_container(c, "");
+	ok(!c->container_runtime[0] && !c->container_image[0], "container: empty value");
+	lwm2_record_set_container(c, NULL);
+	ok(!c->container_runtime[0] && !c->container_image[0], "container: no value");
+	free(c);
 
-	/* Reading from disk: symlinks and non-regular files are refused. */
-	{
-		char dir[] = "/tmp/lwm2-record-test-XXXXXX";
-		char path[256], link[256];
-		struct lwm2_rank_record *copy = NULL;
-		int fd;
+	buf = make_file(1, 1, 0, &len);
+	memset(slot(buf, 0)->container_image, 'a', LWM2_CONTAINER_IMAGE_LEN);
+	lwm2_record_seal(slot(buf, 0));
+	r = lwm2_record_pick(buf, len, err, sizeof(err));
+	ok(r == NULL && strstr(err, "unterminated container"),
+	   "unterminated container image rejected: %s", err);
+	free(buf);
+}
 
-		ok(mkdtemp(dir) != NULL, "scratch directory");
-		buf = make_file(2, 3, 0, &len);
-		snprintf(path, sizeof(path), "%s/rec", dir);
-		fd = open(path, O_CREAT | O_WRONLY, 0600);
-		ok(fd >= 0 && write(fd, buf, len) == (ssize_t)len, "record written");
-		close(fd);
-		ok(lwm2_record_read_file(AT_FDCWD, path, &copy, err, sizeof(err)) == 0,
-		   "record file read");
-		is_int(copy ? copy->nslices : 0, 2, "copy holds the slices");
-		free(copy);
-		snprintf(link, sizeof(link), "%s/link", dir);
-		ok(symlink(path, link) == 0, "symlink made");
-		ok(lwm2_record_read_file(AT_FDCWD, link, &copy, err, sizeof(err)) != 0 &&
-		       errno == ELOOP,
-		   "symlink refused (O_NOFOLLOW)");
-		ok(lwm2_record_read_file(AT_FDCWD, dir, &copy, err, sizeof(err)) != 0,
-		   "directory refused: %s", err);
-		unlink(link);
-		unlink(path);
-		rmdir(dir);
-		free(buf);
-	}
+/* Reading from disk: symlinks and non-regular files are refused. */
+static void read_from_disk(void)
+{
+	char err[200];
+	size_t len;
+	char *buf;
+
+	char dir[] = "/tmp/lwm2-record-test-XXXXXX";
+	char path[256], link[256];
+	struct lwm2_rank_record *copy = NULL;
+	int fd;
+
+	ok(mkdtemp(dir) != NULL, "scratch directory");
+	buf = make_file(2, 3, 0, &len);
+	snprintf(path, sizeof(path), "%s/rec", dir);
+	fd = open(path, O_CREAT | O_WRONLY, 0600);
+	ok(fd >= 0 && write(fd, buf, len) == (ssize_t)len, "record written");
+	close(fd);
+	ok(lwm2_record_read_file(AT_FDCWD, path, &copy, err, sizeof(err)) == 0, "record file read");
+	is_int(copy ? copy->nslices : 0, 2, "copy holds the slices");
+	free(copy);
+	snprintf(link, sizeof(link), "%s/link", dir);
+	ok(symlink(path, link) == 0, "symlink made");
+	ok(lwm2_record_read_file(AT_FDCWD, link, &copy, err, sizeof(err)) != 0 && errno == ELOOP,
+	   "symlink refused (O_NOFOLLOW)");
+	ok(lwm2_record_read_file(AT_FDCWD, dir, &copy, err, sizeof(err)) != 0,
+	   "directory refused: %s", err);
+	unlink(link);
+	unlink(path);
+	rmdir(dir);
+	free(buf);
+}
+
+int main(void)
+{
+	counter_names();
+	checksums_cpuid();
+	slots();
+	container_fields();
+	read_from_disk();
 	return done_testing();
 }
