@@ -44,6 +44,20 @@ int rp_box_stats(const double *sorted, size_t n, struct rp_box *b);
 /* Whether v lies outside the box's fences. */
 bool rp_is_outlier(const struct rp_box *b, double v);
 
+/* A process of a digest's per-process table by its step and its node's
+ * index: sorted, the processes of a step on a node are counted by binary
+ * search rather than by a pass over the table for every node. */
+struct rp_stepnode {
+	int64_t step;
+	long node;
+};
+
+/* Sort t by step, then node. */
+void rp_stepnode_sort(struct rp_stepnode *t, size_t n);
+
+/* How many of sorted t are step's on node. */
+size_t rp_stepnode_count(const struct rp_stepnode *t, size_t n, int64_t step, long node);
+
 /* Sort doubles in place, ascending. */
 void rp_sort(double *v, size_t n);
 

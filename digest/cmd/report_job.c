@@ -893,10 +893,7 @@ static const char *const gm_unit[NGM] = {"%", "B/s", "/s"};
  * (step, node) pairs of the per-process table sorted, and the node names
  * sorted with their index, so 10,000 node rows cost no quadratic search. */
 struct procs_ix {
-	struct sn {
-		int64_t step;
-		int node;
-	} * keys;
+	struct rp_stepnode *keys;
 	size_t n;
 	struct nname {
 		const char *name;
@@ -904,15 +901,6 @@ struct procs_ix {
 	} * names;
 	size_t nn;
 };
-
-static int cmp_sn(const void *a, const void *b)
-{
-	const struct sn *x = a, *y = b;
-
-	if (x->step != y->step)
-		return x->step < y->step ? -1 : 1;
-	return (x->node > y->node) - (x->node < y->node);
-}
 
 static int cmp_nname(const void *a, const void *b)
 {
@@ -933,9 +921,9 @@ static void procs_index(const struct ptable *t, struct procs_ix *ix)
 		return;
 	}
 	for (size_t i = 0; i < t->n; i++)
-		ix->keys[i] = (struct sn){t->rows[i].step, t->rows[i].node};
+		ix->keys[i] = (struct rp_stepnode){t->rows[i].step, t->rows[i].node};
 	ix->n = t->n;
-	qsort(ix->keys, ix->n, sizeof(*ix->keys), cmp_sn);
+	rp_stepnode_sort(ix->keys, ix->n);
 	for (size_t i = 0; i < t->nnodes; i++)
 		ix->names[i] = (struct nname){t->nodes[i] ? t->nodes[i] : "", (int)i};
 	ix->nn = t->nnodes;
@@ -946,24 +934,11 @@ static size_t procs_on(const struct ptable *t, const struct procs_ix *ix, int64_
                        const char *node)
 {
 	struct nname key = {node, 0}, *nm;
-	size_t lo = 0, hi = ix->n, first, c = 0;
-	struct sn k;
 
 	(void)t;
 	if (!ix->n || !(nm = bsearch(&key, ix->names, ix->nn, sizeof(*ix->names), cmp_nname)))
 		return 0;
-	k = (struct sn){step, nm->idx};
-	/* lower bound, then count the equal keys */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (cmp_sn(&ix->keys[mid], &k) < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (first = lo; first + c < ix->n && !cmp_sn(&ix->keys[first + c], &k); c++)
-		;
-	return c;
+	return rp_stepnode_count(ix->keys, ix->n, step, nm->idx);
 }
 
 static int cmp_gline(const void *a, const void *b)

@@ -258,24 +258,9 @@ static double arr_at(json_object *c, const char *name, int64_t k)
 	return json_object_get_double(json_object_array_get_idx(a, (size_t)k));
 }
 
-/* A process of the per-process table: its step and the site's index of
- * its node, sorted, so the processes of a grid row are counted by binary
- * search rather than by a pass over the table for every row. */
-struct stepnode {
-	int64_t step;
-	long node;
-};
-
-static int cmp_stepnode(const void *a, const void *b)
-{
-	const struct stepnode *x = a, *y = b;
-
-	if (x->step != y->step)
-		return x->step < y->step ? -1 : 1;
-	return (x->node > y->node) - (x->node < y->node);
-}
-
-static struct stepnode *procs_table(const struct site *st, json_object *digest, size_t *np)
+/* The per-process table's processes by step and the site's index of their
+ * node, sorted. */
+static struct rp_stepnode *procs_table(const struct site *st, json_object *digest, size_t *np)
 {
 	json_object *ranks = ju_get(digest, LWM2_KEY_RANKS, json_type_object);
 	json_object *rnodes = ju_get(ranks, LWM2_KEY_NODES, json_type_array);
@@ -283,7 +268,7 @@ static struct stepnode *procs_table(const struct site *st, json_object *digest, 
 	size_t nn = rnodes ? json_object_array_length(rnodes) : 0;
 	size_t nr = rows ? json_object_array_length(rows) : 0;
 	long *map = calloc(nn + 1, sizeof(*map));
-	struct stepnode *t = malloc((nr + 1) * sizeof(*t));
+	struct rp_stepnode *t = malloc((nr + 1) * sizeof(*t));
 
 	*np = 0;
 	if (!map || !t) {
@@ -305,32 +290,15 @@ static struct stepnode *procs_table(const struct site *st, json_object *digest, 
 		(*np)++;
 	}
 	free(map);
-	qsort(t, *np, sizeof(*t), cmp_stepnode);
+	rp_stepnode_sort(t, *np);
 	return t;
-}
-
-static size_t procs_count(const struct stepnode *t, size_t n, int64_t step, long node)
-{
-	struct stepnode k = {step, node};
-	size_t lo = 0, hi = n, c = 0;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (cmp_stepnode(&t[mid], &k) < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	while (lo + c < n && !cmp_stepnode(&t[lo + c], &k))
-		c++;
-	return c;
 }
 
 static void add_slices(struct site *st, json_object *digest)
 {
 	json_object *grid = ju_get(digest, LWM2_KEY_GRID, json_type_array);
 	size_t n = grid ? json_object_array_length(grid) : 0, np = 0;
-	struct stepnode *pt = procs_table(st, digest, &np);
+	struct rp_stepnode *pt = procs_table(st, digest, &np);
 	json_object *job = ju_get(digest, LWM2_KEY_JOB, json_type_object);
 	/* slices are clipped to the job's run: a step's last slice (the
 	 * batch script's 60 s, say) reaches past its end */
@@ -353,7 +321,7 @@ static void add_slices(struct site *st, json_object *digest)
 		row = st->row_of[ni];
 		/* processes of this step on this node, for the MPI share */
 		if (pt)
-			procs = (double)procs_count(pt, np, step, ni);
+			procs = (double)rp_stepnode_count(pt, np, step, ni);
 		for (int64_t k = 0; k < ns; k++) {
 			int64_t ts = (first + k) * L, col;
 			double mpi = arr_at(c, "mpi_p2p_ns", k) + arr_at(c, "mpi_coll_ns", k) +

@@ -77,3 +77,35 @@ bool rp_is_outlier(const struct rp_box *b, double v)
 {
 	return v < b->lo_fence || v > b->hi_fence;
 }
+
+static int cmp_stepnode(const void *a, const void *b)
+{
+	const struct rp_stepnode *x = a, *y = b;
+
+	if (x->step != y->step)
+		return x->step < y->step ? -1 : 1;
+	return (x->node > y->node) - (x->node < y->node);
+}
+
+void rp_stepnode_sort(struct rp_stepnode *t, size_t n)
+{
+	qsort(t, n, sizeof(*t), cmp_stepnode);
+}
+
+size_t rp_stepnode_count(const struct rp_stepnode *t, size_t n, int64_t step, long node)
+{
+	struct rp_stepnode k = {step, node};
+	size_t lo = 0, hi = n, c = 0;
+
+	/* the lower bound, then the equal keys */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (cmp_stepnode(&t[mid], &k) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	while (lo + c < n && !cmp_stepnode(&t[lo + c], &k))
+		c++;
+	return c;
+}
