@@ -31,42 +31,19 @@ static double now_s(void)
 
 static json_object *nodes[NODES * STEPS];
 
-int main(void)
+static void compact_form(const struct lwm2_job_meta *meta)
 {
-	struct lwm2_job_meta meta = {
-	    .cluster = "lwm2",
-	    .job_id = 900,
-	    .user = "alice",
-	    .account = "proj",
-	    .partition = "big",
-	    .nodes = "n[000-099]",
-	    .node_count = NODES,
-	    .start = 1700000000,
-	    .end = 1700003600,
-	    .state = "COMPLETED",
-	    /* requests, so that the "fit" block counts in the size */
-	    .have_requests = true,
-	    .cpus = NODES * PER_NODE,
-	    .time_limit_s = 86400,
-	    .mem_req_mb = 40000ull * NODES,
-	    .mem_req_per_node_mb = 40000,
-	    .gpus = 4 * NODES,
-	    .gpus_known = true,
-	};
-	char host[16], err[256], tmp[] = "/tmp/lwm2-jc-size.XXXXXX";
-	json_object *d, *pd, *scope = NULL, *v = NULL;
+	char err[256];
+	json_object *d;
+	json_object *pd;
+	json_object *scope = NULL;
+	json_object *v = NULL;
 	char *part;
-	double t0, t1;
-	int i, s, signed_ok = 1;
+	double t0;
+	double t1;
 
-	for (s = 0; s < STEPS; s++)
-		for (i = 0; i < NODES; i++) {
-			snprintf(host, sizeof(host), "n%03d", i);
-			nodes[s * NODES + i] =
-			    mk_node("lwm2", 900, (uint32_t)s, host, PER_NODE, i * PER_NODE);
-		}
 	t0 = now_s();
-	d = lwm2_job_digest_build(&meta, nodes, NODES * STEPS);
+	d = lwm2_job_digest_build(meta, nodes, NODES * STEPS);
 	t1 = now_s();
 	ok(d != NULL, "digest of %d processes built in %.3f s", NODES * PER_NODE, t1 - t0);
 	t0 = now_s();
@@ -95,8 +72,20 @@ int main(void)
 	json_object_put(pd);
 	free(part);
 	json_object_put(d);
+}
 
-	/* the worker, from signed records in a spool to the log line */
+/* the worker, from signed records in a spool to the log line */
+static void worker_timing(const struct lwm2_job_meta *meta)
+{
+	char host[16];
+	char err[256];
+	char tmp[] = "/tmp/lwm2-jc-size.XXXXXX";
+	double t0;
+	double t1;
+	int i;
+	int s;
+	int signed_ok = 1;
+
 	if (getuid() == 0 && mkdtemp(tmp)) {
 		struct lwm2_jc_conf conf;
 		struct lwm2_jc_job job = {0};
@@ -126,7 +115,7 @@ int main(void)
 			conf.settle = 0;
 			job.job_id = 900;
 			job.array_task_id = job.het_job_offset = LWM2_JC_NONE;
-			job.start = meta.start;
+			job.start = meta->start;
 			job.end = time(NULL);
 			job.queued = time(NULL);
 			job.node_count = NODES;
@@ -155,6 +144,42 @@ int main(void)
 	} else {
 		skip("worker timing: signing node records needs root");
 	}
+}
+
+int main(void)
+{
+	struct lwm2_job_meta meta = {
+	    .cluster = "lwm2",
+	    .job_id = 900,
+	    .user = "alice",
+	    .account = "proj",
+	    .partition = "big",
+	    .nodes = "n[000-099]",
+	    .node_count = NODES,
+	    .start = 1700000000,
+	    .end = 1700003600,
+	    .state = "COMPLETED",
+	    /* requests, so that the "fit" block counts in the size */
+	    .have_requests = true,
+	    .cpus = NODES * PER_NODE,
+	    .time_limit_s = 86400,
+	    .mem_req_mb = 40000ull * NODES,
+	    .mem_req_per_node_mb = 40000,
+	    .gpus = 4 * NODES,
+	    .gpus_known = true,
+	};
+	char host[16];
+	int i;
+	int s;
+
+	for (s = 0; s < STEPS; s++)
+		for (i = 0; i < NODES; i++) {
+			snprintf(host, sizeof(host), "n%03d", i);
+			nodes[s * NODES + i] =
+			    mk_node("lwm2", 900, (uint32_t)s, host, PER_NODE, i * PER_NODE);
+		}
+	compact_form(&meta);
+	worker_timing(&meta);
 	for (i = 0; i < NODES * STEPS; i++)
 		json_object_put(nodes[i]);
 	return done_testing();

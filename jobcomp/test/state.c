@@ -78,22 +78,12 @@ static void *pop_forever(void *arg)
 	return NULL;
 }
 
-int main(void)
+/* settings */
+static void conf_defaults(void)
 {
 	struct lwm2_jc_conf c;
-	char path[512], err[256], ec[16];
-	struct lwm2_jc_job *j, *k;
-	json_object *o;
-	struct lwm2_jc_queue *q;
-	struct timespec dl;
-	struct popper pp;
-	pthread_t t;
-	char *p;
+	char err[256];
 
-	if (!mkdtemp(tmpdir))
-		return 1;
-
-	/* --- settings */
 	ok(lwm2_jc_conf_load(&c, "/nonexistent/lwm2.conf", "/var/spool/slurmctld", err,
 	                     sizeof(err)) == 0,
 	   "missing lwm2.conf: defaults");
@@ -102,8 +92,13 @@ int main(void)
 	is_int(c.cap, 16384, "AdminCommentCap defaults to 16 KiB");
 	ok(c.admin_comment && !c.keep_records, "AdminComment=yes, KeepNodeRecords=no by default");
 	lwm2_jc_conf_free(&c);
+}
 
-	snprintf(path, sizeof(path), "%s/lwm2.conf", tmpdir);
+static void conf_file(const char *path)
+{
+	struct lwm2_jc_conf c;
+	char err[256];
+
 	write_file(path, "# site settings\nSpoolDir = /srv/lwm2/spool\nstatedir=/srv/lwm2/state\n"
 	                 "LateRecordWait=30 # seconds\nAdminCommentCap=8192\nAdminComment=no\n"
 	                 "KeepNodeRecords=yes\nMailWait=60\nMailer=/usr/sbin/sendmail\n");
@@ -114,8 +109,14 @@ int main(void)
 	is_int(c.cap, 8192, "AdminCommentCap");
 	ok(!c.admin_comment && c.keep_records, "booleans");
 	lwm2_jc_conf_free(&c);
+}
 
-	/* the keys of lwm2 top and lwm2 watch live in the same file */
+/* the keys of lwm2 top and lwm2 watch live in the same file */
+static void conf_other_keys(const char *path)
+{
+	struct lwm2_jc_conf c;
+	char err[256];
+
 	write_file(path, "BaseDir=/run/lwm2\nWatchStuckTime=1800\nWatchAction=mail\n");
 	ok(lwm2_jc_conf_load(&c, path, NULL, err, sizeof(err)) == 0,
 	   "BaseDir and Watch* keys are left to the lwm2 command");
@@ -130,9 +131,15 @@ int main(void)
 	   "AdminCommentCap above 60000 refused: %s", err);
 	write_file(path, "SpoolDir=relative\n");
 	ok(lwm2_jc_conf_load(&c, path, NULL, err, sizeof(err)) < 0, "relative SpoolDir refused");
+}
 
-	/* lwm2-jobend's keys: its log (JobCompLoc is the site's there) and
-	 * its messages */
+/* lwm2-jobend's keys: its log (JobCompLoc is the site's there) and
+ * its messages */
+static void conf_jobend_keys(const char *path)
+{
+	struct lwm2_jc_conf c;
+	char err[256];
+
 	ok(lwm2_jc_conf_load(&c, "/nonexistent/lwm2.conf", NULL, err, sizeof(err)) == 0 &&
 	       !strcmp(c.log_path, "/var/log/slurm/lwm2-digests.jsonl") && !*c.jobend_log,
 	   "LogFile defaults to the plugin's log, JobEndLog to syslog");
@@ -149,6 +156,11 @@ int main(void)
 	write_file(path, "JobEndLog=jobend.log\n");
 	ok(lwm2_jc_conf_load(&c, path, NULL, err, sizeof(err)) < 0 && strstr(err, "bad value"),
 	   "relative JobEndLog refused: %s", err);
+}
+
+static void conf_path(void)
+{
+	char *p;
 
 	setenv("LWM2_CONF", "/x/y.conf", 1);
 	p = lwm2_jc_conf_path("/etc/slurm/slurm.conf");
@@ -158,9 +170,14 @@ int main(void)
 	p = lwm2_jc_conf_path("/opt/cluster/etc/slurm.conf");
 	is_str(p, "/opt/cluster/etc/lwm2.conf", "lwm2.conf next to slurm.conf");
 	free(p);
+}
 
-	/* --- the job as JSON */
-	j = mkjob(42, 1700000000);
+static void job_json(struct lwm2_jc_job *j)
+{
+	char ec[16];
+	struct lwm2_jc_job *k;
+	json_object *o;
+
 	lwm2_jc_exit_code_str(j->exit_code, ec, sizeof(ec));
 	is_str(ec, "2:0", "exit code as sacct prints it");
 	j->logged = true;
@@ -178,8 +195,14 @@ int main(void)
 	       !json_object_object_get_ex(o, "array_task_id", NULL),
 	   "log line form: no progress, no AdminComment copy, no array fields for a plain job");
 	json_object_put(o);
+}
 
-	/* --- the job's requests, from Slurm's numbers */
+/* the job's requests, from Slurm's numbers */
+static void job_requests(struct lwm2_jc_job *j)
+{
+	struct lwm2_jc_job *k;
+	json_object *o;
+
 	{
 		struct lwm2_jc_job r = {.total_cpus = 8, .node_count = 2};
 		bool found;
@@ -218,8 +241,14 @@ int main(void)
 	   "the requests read back");
 	json_object_put(o);
 	lwm2_jc_job_free(k);
+}
 
-	/* --- state files */
+/* state files */
+static void state_files(struct lwm2_jc_job *j)
+{
+	char path[512];
+	struct lwm2_jc_job *k;
+
 	snprintf(path, sizeof(path), "%s/state", tmpdir);
 	ok(lwm2_jc_state_save(path, j) == 0, "state saved (dir created)");
 	k = mkjob(7, 1700000001);
@@ -253,9 +282,16 @@ int main(void)
 	   "no state dir: nothing to resume");
 	lwm2_jc_job_free(j);
 	lwm2_jc_job_free(k);
+}
 
-	/* --- state file versions: this one and the files from before the
-	 * version was written are read, others set aside by name */
+/* state file versions: this one and the files from before the
+ * version was written are read, others set aside by name */
+static void state_versions(void)
+{
+	char path[512];
+	struct lwm2_jc_job *j;
+	json_object *o;
+
 	j = mkjob(95, 1);
 	o = lwm2_jc_job_to_json(j, true);
 	{
@@ -295,8 +331,17 @@ int main(void)
 	   "version 0: no such version (%s)", logged[0]);
 	ok(strstr(logged[1], "99.0.job: state file version 2: written by a newer lwm2") != NULL,
 	   "version 2: written by a newer lwm2 (%s)", logged[1]);
+}
 
-	/* --- queue */
+/* queue */
+static void queue(void)
+{
+	struct lwm2_jc_job *j;
+	struct lwm2_jc_queue *q;
+	struct timespec dl;
+	struct popper pp;
+	pthread_t t;
+
 	q = lwm2_jc_queue_new(2);
 	ok(lwm2_jc_queue_push(q, mkjob(1, 1)) == 0 && lwm2_jc_queue_push(q, mkjob(2, 1)) == 0,
 	   "two jobs queued");
@@ -325,7 +370,30 @@ int main(void)
 	 * LeakSanitizer (--enable-sanitizer=address) checks at exit. */
 	ok(lwm2_jc_queue_push(q, mkjob(5, 1)) == 0, "a woken queue takes jobs again");
 	lwm2_jc_queue_free(q);
+}
 
+int main(void)
+{
+	char path[512];
+	struct lwm2_jc_job *j;
+
+	if (!mkdtemp(tmpdir))
+		return 1;
+
+	conf_defaults();
+	snprintf(path, sizeof(path), "%s/lwm2.conf", tmpdir);
+	conf_file(path);
+	conf_other_keys(path);
+	conf_jobend_keys(path);
+	conf_path();
+
+	/* the job: as JSON, its requests, its state files */
+	j = mkjob(42, 1700000000);
+	job_json(j);
+	job_requests(j);
+	state_files(j);
+	state_versions();
+	queue();
 	{
 		char cmd[600];
 

@@ -304,15 +304,410 @@ static bool state_file(uint32_t id)
 	return rc == 0;
 }
 
-static int run(const char *socket)
+/* a job with two good records and one copied from another job */
+static void two_good_records(struct lwm2_jc_conf *conf)
 {
-	struct lwm2_jc_conf conf;
 	struct lwm2_jc_job *j;
-	json_object *l, *d, *v;
+	json_object *l;
+	json_object *d;
+	json_object *v;
 	char err[256];
 	atomic_bool stop = false;
 	int rc;
-	size_t off, len;
+	size_t off;
+	size_t len = 0;
+
+	sign(42, 0, "n1", 0, 42);
+	sign(42, 0, "n2", 2, 42);
+	sign(42, 1, "n1", 0, 43);
+	j = mkjob(42);
+	completing = true;
+	rc = lwm2_jc_process(conf, &ops, j, &stop);
+	ok(rc == 1 && !j->logged && completing_calls == 1,
+	   "while the nodes are completing: wait, nothing logged");
+	completing = false;
+	errors = 0;
+	rc = lwm2_jc_process(conf, &ops, j, &stop);
+	ok(rc == 1 && j->logged && j->acct_sent, "nodes done: logged, AdminComment queued");
+	is_int(errors, 1, "one record rejected, with a log line");
+	ok(strstr(lastlog, "couldn't accept node record") && strstr(lastlog, "1.n1.lwm2node"),
+	   "the log line names the record: %s", lastlog);
+	l = last_line(logp);
+	is_int(jint(l, "records_accepted"), 2, "log: two records accepted");
+	is_int(jint(l, "records_rejected"), 1, "log: one rejected");
+	is_str(jstr(l, "status"), "ok", "log: status ok");
+	d = NULL;
+	json_object_object_get_ex(l, "digest", &d);
+	v = NULL;
+	json_object_object_get_ex(d, "scope", &v);
+	is_int(jint(v, "processes"), 4, "digest: 4 processes");
+	json_object_object_get_ex(v, "totals", &v);
+	is_int(jint(v, "mpi_p2p_calls"), 400, "digest: exact point-to-point calls");
+	is_int(jint(v, "mpi_p2p_bytes_sent"), 25600, "digest: exact bytes");
+	ok(jint(l, "job_id") == 42 && !strcmp(jstr(l, "user"), "alice"), "log: job fields");
+	json_object_put(l);
+	is_int(modifies, 1, "one AdminComment modification");
+	ok(db_comment && !strncmp(db_comment, "JS1:H4sIAAAA LWM2:{", 19),
+	   "AdminComment: jobstats' part kept, ours appended");
+	ok(lwm2_jc_comment_find(db_comment, &off, &len) == 0 && len <= conf->cap,
+	   "our part within AdminCommentCap (%zu bytes)", len);
+	{
+		json_object *pd =
+		    lwm2_digest_parse(db_comment, strlen(db_comment), err, sizeof(err));
+
+		ok(pd != NULL, "the AdminComment digest parses: %s", pd ? "" : err);
+		json_object_put(pd);
+	}
+	rc = lwm2_jc_process(conf, &ops, j, &stop);
+	ok(rc == 0, "read back: the digest is there, job done");
+	ok(!exists("%s/%u/0.n1.lwm2node", 42), "node records removed");
+	is_int(count_lines(logp), 1, "one log line");
+	lwm2_jc_job_free(j);
+}
+
+/* someone overwrites AdminComment after us */
+static void overwritten(struct lwm2_jc_conf *conf)
+{
+	struct lwm2_jc_job *j;
+	atomic_bool stop = false;
+	int rc;
+
+	sign(44, 0, "n1", 0, 44);
+	j = mkjob(44);
+	free(j->admin_comment);
+	j->admin_comment = NULL;
+	free(db_rows[44]);
+	db_rows[44] = NULL;
+	modifies = 0;
+	lwm2_jc_process(conf, &ops, j, &stop);
+	ok(db_comment && !strncmp(db_comment, "LWM2:{", 6), "no other text: the field is our part");
+	free(db_rows[44]);
+	db_comment = db_rows[44] = strdup("JS1:later");
+	rc = lwm2_jc_process(conf, &ops, j, &stop);
+	ok(rc == 1 && modifies == 2, "overwritten: queued again");
+	ok(!strncmp(db_comment, "JS1:later LWM2:{", 16), "merged into what is there now");
+	j->next_try = 0;
+	rc = lwm2_jc_process(conf, &ops, j, &stop);
+	is_int(rc, 0, "then verified");
+	lwm2_jc_job_free(j);
+}
+
+/* slurmdbd has not applied the job's record yet */
+static void accounting_behind(struct lwm2_jc_conf *conf)
+{
+	struct lwm2_jc_job *j;
+	atomic_bool stop = false;
+	int rc;
+
+	sign(45, 0, "n1", 0, 45);
+	j = mkjob(45);
+	lwm2_jc_process(conf, &ops, j, &stop);
+	db_ended = false;
+	rc = lwm2_jc_process(conf, &ops, j, &stop);
+	ok(rc == 1 && j->next_try > time(NULL) - 1 && j->attempts == 1,
+	   "accounting behind: try again later, with backoff");
+	db_ended = true;
+	j->next_try = 0;
+	is_int(lwm2_jc_process(conf, &ops, j, &stop), 0, "and done once it caught up");
+	lwm2_jc_job_free(j);
+}
+
+/* a job that never ran; a job without records */
+static void not_started_no_records(struct lwm2_jc_conf *conf)
+{
+	struct lwm2_jc_job *j;
+	json_object *l;
+	atomic_bool stop = false;
+
+	j = mkjob(46);
+	j->start = 0;
+	free(j->nodes);
+	j->nodes = NULL;
+	j->node_count = 0;
+	modifies = 0;
+	completing_calls = 0;
+	is_int(lwm2_jc_process(conf, &ops, j, &stop), 0, "never ran: done at once");
+	ok(completing_calls == 0 && modifies == 0, "not waited for, AdminComment untouched");
+	l = last_line(logp);
+	ok(!strcmp(jstr(l, "status"), "not_started") && jint(l, "job_id") == 46,
+	   "log: status not_started");
+	json_object_put(l);
+	lwm2_jc_job_free(j);
+
+	j = mkjob(47);
+	lwm2_jc_process(conf, &ops, j, &stop);
+	l = last_line(logp);
+	ok(!strcmp(jstr(l, "status"), "no_records") && strstr(jstr(l, "reason"), "lwm2 was off"),
+	   "no records: status and reason in the log");
+	json_object_put(l);
+	ok(db_comment && strstr(db_comment, "\"status\":\"no_records\""),
+	   "and in AdminComment, for `lwm2 digest` to say why");
+	lwm2_jc_job_free(j);
+}
+
+/* the log cannot be written: nothing lost, tried again */
+static void unwritable_log(struct lwm2_jc_conf *conf)
+{
+	struct lwm2_jc_job *j;
+	atomic_bool stop = false;
+	int rc;
+
+	sign(48, 0, "n1", 0, 48);
+	j = mkjob(48);
+	free(conf->log_path);
+	conf->log_path = strdup("/nonexistent/dir/log");
+	errors = 0;
+	rc = lwm2_jc_process(conf, &ops, j, &stop);
+	ok(rc == 1 && !j->logged && errors == 1 && strstr(lastlog, "couldn't append"),
+	   "unwritable log: error, kept");
+	ok(exists("%s/%u/0.n1.lwm2node", 48), "records kept for the next try");
+	free(conf->log_path);
+	conf->log_path = strdup(logp);
+	j->next_try = 0;
+	lwm2_jc_process(conf, &ops, j, &stop);
+	ok(j->logged, "log back: logged");
+	lwm2_jc_job_free(j);
+}
+
+/* a requeued job: each run takes its own records */
+static void requeued(struct lwm2_jc_conf *conf)
+{
+	json_object *l;
+	atomic_bool stop = false;
+
+	{
+		time_t s1 = time(NULL) - 100, s2 = time(NULL) - 30;
+		struct lwm2_jc_job *r1, *r2;
+
+		sign(52, 0, "n1", 0, 52);
+		sign(52, 1, "n1", 0, 52);
+		sign(52, 2, "n1", 0, 52);
+		set_mtime(52, "0.n1.lwm2node", s1 + 5);
+		set_mtime(52, "1.n1.lwm2node", s1 + 10);
+		set_mtime(52, "2.n1.lwm2node", s1 + 15);
+		r1 = mkjob(52);
+		r1->start = s1;
+		r1->end = s1 + 20;
+		/* the second run's step 3 is already there when the first
+		 * run's digest is made */
+		sign(52, 3, "n1", 0, 52);
+		set_mtime(52, "3.n1.lwm2node", s2 + 2);
+		next_start = s2;
+		lwm2_jc_process(conf, &ops_requeue, r1, &stop);
+		l = last_line(logp);
+		is_int(jint(l, "records_accepted"), 3, "requeue: run 1 takes its three steps only");
+		json_object_put(l);
+		r1->next_try = 0;
+		is_int(lwm2_jc_process(conf, &ops_requeue, r1, &stop), 0, "run 1 done");
+		ok(!exists("%s/%u/0.n1.lwm2node", 52) && exists("%s/%u/3.n1.lwm2node", 52),
+		   "run 1's records removed, run 2's kept");
+		lwm2_jc_job_free(r1);
+		/* run 1's step 1 left behind (say KeepNodeRecords was on) */
+		sign(52, 1, "n1", 0, 52);
+		set_mtime(52, "1.n1.lwm2node", s1 + 10);
+		r2 = mkjob(52);
+		r2->start = s2;
+		r2->restart_count = 1;
+		next_start = 0;
+		lwm2_jc_process(conf, &ops_requeue, r2, &stop);
+		l = last_line(logp);
+		is_int(jint(l, "records_accepted"), 1, "run 2 does not take run 1's step");
+		json_object_put(l);
+		lwm2_jc_job_free(r2);
+	}
+}
+
+/* another tool wrote the whole field after log_record copied it */
+static void field_rewritten(struct lwm2_jc_conf *conf)
+{
+	struct lwm2_jc_job *j;
+	atomic_bool stop = false;
+
+	sign(53, 0, "n1", 0, 53);
+	j = mkjob(53);
+	free(db_rows[53]);
+	db_rows[53] = strdup("JS1:fromepilog");
+	lwm2_jc_process(conf, &ops, j, &stop);
+	ok(db_rows[53] && !strncmp(db_rows[53], "JS1:fromepilog LWM2:{", 21),
+	   "merged into the field as accounting has it, not as log_record saw it");
+	/* and after our part was confirmed, within VerifyWindow */
+	conf->verify_window = 3600;
+	j->next_try = 0;
+	is_int(lwm2_jc_process(conf, &ops, j, &stop), 1,
+	       "part confirmed, but still watched within VerifyWindow");
+	ok(j->confirmed && j->next_try > time(NULL) - 1, "confirmed, next look scheduled");
+	ok(!exists("%s/%u/0.n1.lwm2node", 53), "the records go once the part is confirmed");
+	free(db_rows[53]);
+	db_rows[53] = strdup("JS1:second");
+	j->next_try = 0;
+	lwm2_jc_process(conf, &ops, j, &stop);
+	ok(db_rows[53] && !strncmp(db_rows[53], "JS1:second LWM2:{", 17),
+	   "wiped by a later write of the whole field: merged in again");
+	conf->verify_window = 0;
+	j->next_try = 0;
+	is_int(lwm2_jc_process(conf, &ops, j, &stop), 0, "window over: done");
+	lwm2_jc_job_free(j);
+}
+
+/* markers: why a step has no record */
+static void markers(struct lwm2_jc_conf *conf)
+{
+	struct lwm2_jc_job *j;
+	json_object *l;
+	atomic_bool stop = false;
+
+	touch(54, "0.n1.lwm2start");
+	touch(54, "0.n2.lwm2start");
+	touch(54, "0.n2.28.lwm2fail");
+	j = mkjob(54);
+	lwm2_jc_process(conf, &ops, j, &stop);
+	l = last_line(logp);
+	ok(!strcmp(jstr(l, "status"), "no_records") &&
+	       strstr(jstr(l, "reason"), "could not be written: No space left on device (ENOSPC)"),
+	   "failed write: the reason says ENOSPC: %s", jstr(l, "reason"));
+	{
+		json_object *m = NULL;
+
+		json_object_object_get_ex(l, "records_missing", &m);
+		is_int((int64_t)json_object_array_length(m), 2, "both steps listed as missing");
+		ok(m && strstr(json_object_to_json_string(m), "ended without its node record"),
+		   "the other: ended without its node record");
+	}
+	json_object_put(l);
+	lwm2_jc_job_free(j);
+	sign(55, 0, "n1", 0, 55);
+	touch(55, "0.n1.lwm2start");
+	touch(55, "1.n1.lwm2start");
+	j = mkjob(55);
+	lwm2_jc_process(conf, &ops, j, &stop);
+	l = last_line(logp);
+	ok(!strcmp(jstr(l, "status"), "ok") &&
+	       strstr(json_object_to_json_string_ext(l, JSON_C_TO_STRING_PLAIN),
+	              "\"step\":\"1\",\"node\":\"n1\""),
+	   "a digest with a step missing lists it");
+	json_object_put(l);
+	lwm2_jc_job_free(j);
+}
+
+/* recovery: records in the spool, job neither queued nor done */
+static void recovery(struct lwm2_jc_conf *conf)
+{
+	sign(56, 0, "n1", 0, 56);
+	pending_id = 0;
+	{
+		bool again = false;
+		struct lwm2_jc_job *k = mkjob(56);
+
+		lwm2_jc_recover(conf, &ops_recover, 0, t_is_pending, t_recovered, NULL, &again);
+		ok(recovered[56], "recovered job 56 from the spool");
+		pending_id = 56;
+		memset(looked, 0, sizeof(looked));
+		memset(recovered, 0, sizeof(recovered));
+		lwm2_jc_recover(conf, &ops_recover, 0, t_is_pending, t_recovered, NULL, &again);
+		ok(!looked[56] && !recovered[56], "a queued job is not looked up");
+		pending_id = 0;
+		mkdir(state, 0700);
+		ok(lwm2_jc_state_mark_done(state, k) == 0, "done mark written");
+		lwm2_jc_recover(conf, &ops_recover, 0, t_is_pending, t_recovered, NULL, &again);
+		ok(looked[56] && !recovered[56], "a job marked done is not recovered");
+		lwm2_jc_job_free(k);
+		lookup_rc = -1;
+		again = false;
+		memset(recovered, 0, sizeof(recovered));
+		sign(57, 0, "n1", 0, 57);
+		lwm2_jc_recover(conf, &ops_recover, 0, t_is_pending, t_recovered, NULL, &again);
+		ok(again && !recovered[57], "lookup not possible now: asked again later");
+		lookup_rc = 1;
+		memset(recovered, 0, sizeof(recovered));
+		lwm2_jc_recover(conf, &ops_recover, time(NULL) + 120, t_is_pending, t_recovered,
+		                NULL, &again);
+		ok(!recovered[57], "records from before the previous start are not taken for lost");
+	}
+}
+
+/* the worker hangs on accounting: new jobs still reach the state
+ * dir at once */
+static void hanging_accounting(struct lwm2_jc_conf *conf)
+{
+	sign(58, 0, "n1", 0, 58);
+	sign(59, 0, "n1", 0, 59);
+	conf->late_wait = 0;
+	completing = false;
+	atomic_store(&hang, true);
+	ok(lwm2_jc_start(conf, &ops_hang) == 0, "worker started, accounting hangs");
+	lwm2_jc_enqueue(mkjob(58));
+	for (int i = 0; i < 200 && !atomic_load(&hanging); i++)
+		usleep(10000);
+	ok(atomic_load(&hanging), "the worker is stuck reading accounting");
+	lwm2_jc_enqueue(mkjob(59));
+	for (int i = 0; i < 100 && !state_file(59); i++)
+		usleep(10000);
+	ok(state_file(59), "a job finished meanwhile is in the state dir at once");
+	atomic_store(&hang, false);
+	for (int i = 0; i < 500 && (state_file(58) || state_file(59)); i++)
+		usleep(10000);
+	ok(!state_file(58) && !state_file(59), "accounting back: both done");
+	lwm2_jc_stop();
+	{
+		char cmd[1300];
+
+		/* jobs 56 and 57 stay out of the restart case below */
+		snprintf(cmd, sizeof(cmd), "rm -rf %s/56 %s/57", spool, spool);
+		if (system(cmd) != 0)
+			diag("couldn't clean up");
+	}
+}
+
+/* the thread: stop with jobs queued, start again, nothing lost */
+static void thread_restart(struct lwm2_jc_conf *conf)
+{
+
+	sign(50, 0, "n1", 0, 50);
+	sign(51, 0, "n1", 0, 51);
+	completing = true; /* keep them waiting */
+	conf->late_wait = 3600;
+	ok(lwm2_jc_start(conf, &ops) == 0, "worker started");
+	lwm2_jc_enqueue(mkjob(50));
+	lwm2_jc_enqueue(mkjob(51));
+	usleep(300000);
+	lwm2_jc_stop();
+	{
+		char p[900];
+		struct stat st;
+
+		snprintf(p, sizeof(p), "%s/50.%ld.job", state, (long)(time(NULL) - 60));
+		ok(stat(state, &st) == 0, "state dir made");
+	}
+	{
+		int n = count_lines(logp);
+
+		completing = false;
+		ok(lwm2_jc_start(conf, &ops) == 0, "worker started again");
+		for (int i = 0; i < 100 && count_lines(logp) < n + 2; i++)
+			usleep(100000);
+		is_int(count_lines(logp) - n, 2, "both queued jobs resumed and logged");
+		for (int i = 0; i < 50 && exists("%s/%u", 51); i++)
+			usleep(100000);
+		lwm2_jc_stop();
+	}
+	{
+		char cmd[700];
+
+		snprintf(cmd, sizeof(cmd), "ls %s | grep -c '\\.job$' || true", state);
+		FILE *p = popen(cmd, "r");
+		int left = -1;
+
+		if (fscanf(p, "%d", &left) != 1)
+			left = -1;
+		pclose(p);
+		is_int(left, 0, "state dir empty when all is done");
+	}
+}
+
+static int run(const char *socket)
+{
+	struct lwm2_jc_conf conf;
+	char err[256];
 
 	if (!mkdtemp(tmp))
 		return 1;
@@ -339,335 +734,22 @@ static int run(const char *socket)
 	if (!ok(sign(1, 0, "probe", 0, 1) == 0, "a node record signed through %s", socket))
 		return done_testing();
 
-	/* --- a job with two good records and one copied from another job */
-	sign(42, 0, "n1", 0, 42);
-	sign(42, 0, "n2", 2, 42);
-	sign(42, 1, "n1", 0, 43);
-	j = mkjob(42);
-	completing = true;
-	rc = lwm2_jc_process(&conf, &ops, j, &stop);
-	ok(rc == 1 && !j->logged && completing_calls == 1,
-	   "while the nodes are completing: wait, nothing logged");
-	completing = false;
-	errors = 0;
-	rc = lwm2_jc_process(&conf, &ops, j, &stop);
-	ok(rc == 1 && j->logged && j->acct_sent, "nodes done: logged, AdminComment queued");
-	is_int(errors, 1, "one record rejected, with a log line");
-	ok(strstr(lastlog, "couldn't accept node record") && strstr(lastlog, "1.n1.lwm2node"),
-	   "the log line names the record: %s", lastlog);
-	l = last_line(logp);
-	is_int(jint(l, "records_accepted"), 2, "log: two records accepted");
-	is_int(jint(l, "records_rejected"), 1, "log: one rejected");
-	is_str(jstr(l, "status"), "ok", "log: status ok");
-	d = NULL;
-	json_object_object_get_ex(l, "digest", &d);
-	v = NULL;
-	json_object_object_get_ex(d, "scope", &v);
-	is_int(jint(v, "processes"), 4, "digest: 4 processes");
-	json_object_object_get_ex(v, "totals", &v);
-	is_int(jint(v, "mpi_p2p_calls"), 400, "digest: exact point-to-point calls");
-	is_int(jint(v, "mpi_p2p_bytes_sent"), 25600, "digest: exact bytes");
-	ok(jint(l, "job_id") == 42 && !strcmp(jstr(l, "user"), "alice"), "log: job fields");
-	json_object_put(l);
-	is_int(modifies, 1, "one AdminComment modification");
-	ok(db_comment && !strncmp(db_comment, "JS1:H4sIAAAA LWM2:{", 19),
-	   "AdminComment: jobstats' part kept, ours appended");
-	ok(lwm2_jc_comment_find(db_comment, &off, &len) == 0 && len <= conf.cap,
-	   "our part within AdminCommentCap (%zu bytes)", len);
-	{
-		json_object *pd =
-		    lwm2_digest_parse(db_comment, strlen(db_comment), err, sizeof(err));
+	two_good_records(&conf);
+	overwritten(&conf);
 
-		ok(pd != NULL, "the AdminComment digest parses: %s", pd ? "" : err);
-		json_object_put(pd);
-	}
-	rc = lwm2_jc_process(&conf, &ops, j, &stop);
-	ok(rc == 0, "read back: the digest is there, job done");
-	ok(!exists("%s/%u/0.n1.lwm2node", 42), "node records removed");
-	is_int(count_lines(logp), 1, "one log line");
-	lwm2_jc_job_free(j);
+	accounting_behind(&conf);
+	not_started_no_records(&conf);
 
-	/* --- someone overwrites AdminComment after us */
-	sign(44, 0, "n1", 0, 44);
-	j = mkjob(44);
-	free(j->admin_comment);
-	j->admin_comment = NULL;
-	free(db_rows[44]);
-	db_rows[44] = NULL;
-	modifies = 0;
-	lwm2_jc_process(&conf, &ops, j, &stop);
-	ok(db_comment && !strncmp(db_comment, "LWM2:{", 6), "no other text: the field is our part");
-	free(db_rows[44]);
-	db_comment = db_rows[44] = strdup("JS1:later");
-	rc = lwm2_jc_process(&conf, &ops, j, &stop);
-	ok(rc == 1 && modifies == 2, "overwritten: queued again");
-	ok(!strncmp(db_comment, "JS1:later LWM2:{", 16), "merged into what is there now");
-	j->next_try = 0;
-	rc = lwm2_jc_process(&conf, &ops, j, &stop);
-	is_int(rc, 0, "then verified");
-	lwm2_jc_job_free(j);
+	unwritable_log(&conf);
+	requeued(&conf);
 
-	/* --- slurmdbd has not applied the job's record yet */
-	sign(45, 0, "n1", 0, 45);
-	j = mkjob(45);
-	lwm2_jc_process(&conf, &ops, j, &stop);
-	db_ended = false;
-	rc = lwm2_jc_process(&conf, &ops, j, &stop);
-	ok(rc == 1 && j->next_try > time(NULL) - 1 && j->attempts == 1,
-	   "accounting behind: try again later, with backoff");
-	db_ended = true;
-	j->next_try = 0;
-	is_int(lwm2_jc_process(&conf, &ops, j, &stop), 0, "and done once it caught up");
-	lwm2_jc_job_free(j);
+	field_rewritten(&conf);
+	markers(&conf);
 
-	/* --- a job that never ran; a job without records */
-	j = mkjob(46);
-	j->start = 0;
-	free(j->nodes);
-	j->nodes = NULL;
-	j->node_count = 0;
-	modifies = 0;
-	completing_calls = 0;
-	is_int(lwm2_jc_process(&conf, &ops, j, &stop), 0, "never ran: done at once");
-	ok(completing_calls == 0 && modifies == 0, "not waited for, AdminComment untouched");
-	l = last_line(logp);
-	ok(!strcmp(jstr(l, "status"), "not_started") && jint(l, "job_id") == 46,
-	   "log: status not_started");
-	json_object_put(l);
-	lwm2_jc_job_free(j);
+	recovery(&conf);
+	hanging_accounting(&conf);
 
-	j = mkjob(47);
-	lwm2_jc_process(&conf, &ops, j, &stop);
-	l = last_line(logp);
-	ok(!strcmp(jstr(l, "status"), "no_records") && strstr(jstr(l, "reason"), "lwm2 was off"),
-	   "no records: status and reason in the log");
-	json_object_put(l);
-	ok(db_comment && strstr(db_comment, "\"status\":\"no_records\""),
-	   "and in AdminComment, for `lwm2 digest` to say why");
-	lwm2_jc_job_free(j);
-
-	/* --- the log cannot be written: nothing lost, tried again */
-	sign(48, 0, "n1", 0, 48);
-	j = mkjob(48);
-	free(conf.log_path);
-	conf.log_path = strdup("/nonexistent/dir/log");
-	errors = 0;
-	rc = lwm2_jc_process(&conf, &ops, j, &stop);
-	ok(rc == 1 && !j->logged && errors == 1 && strstr(lastlog, "couldn't append"),
-	   "unwritable log: error, kept");
-	ok(exists("%s/%u/0.n1.lwm2node", 48), "records kept for the next try");
-	free(conf.log_path);
-	conf.log_path = strdup(logp);
-	j->next_try = 0;
-	lwm2_jc_process(&conf, &ops, j, &stop);
-	ok(j->logged, "log back: logged");
-	lwm2_jc_job_free(j);
-
-	/* --- a requeued job: each run takes its own records */
-	{
-		time_t s1 = time(NULL) - 100, s2 = time(NULL) - 30;
-		struct lwm2_jc_job *r1, *r2;
-
-		sign(52, 0, "n1", 0, 52);
-		sign(52, 1, "n1", 0, 52);
-		sign(52, 2, "n1", 0, 52);
-		set_mtime(52, "0.n1.lwm2node", s1 + 5);
-		set_mtime(52, "1.n1.lwm2node", s1 + 10);
-		set_mtime(52, "2.n1.lwm2node", s1 + 15);
-		r1 = mkjob(52);
-		r1->start = s1;
-		r1->end = s1 + 20;
-		/* the second run's step 3 is already there when the first
-		 * run's digest is made */
-		sign(52, 3, "n1", 0, 52);
-		set_mtime(52, "3.n1.lwm2node", s2 + 2);
-		next_start = s2;
-		lwm2_jc_process(&conf, &ops_requeue, r1, &stop);
-		l = last_line(logp);
-		is_int(jint(l, "records_accepted"), 3, "requeue: run 1 takes its three steps only");
-		json_object_put(l);
-		r1->next_try = 0;
-		is_int(lwm2_jc_process(&conf, &ops_requeue, r1, &stop), 0, "run 1 done");
-		ok(!exists("%s/%u/0.n1.lwm2node", 52) && exists("%s/%u/3.n1.lwm2node", 52),
-		   "run 1's records removed, run 2's kept");
-		lwm2_jc_job_free(r1);
-		/* run 1's step 1 left behind (say KeepNodeRecords was on) */
-		sign(52, 1, "n1", 0, 52);
-		set_mtime(52, "1.n1.lwm2node", s1 + 10);
-		r2 = mkjob(52);
-		r2->start = s2;
-		r2->restart_count = 1;
-		next_start = 0;
-		lwm2_jc_process(&conf, &ops_requeue, r2, &stop);
-		l = last_line(logp);
-		is_int(jint(l, "records_accepted"), 1, "run 2 does not take run 1's step");
-		json_object_put(l);
-		lwm2_jc_job_free(r2);
-	}
-
-	/* --- another tool wrote the whole field after log_record copied it */
-	sign(53, 0, "n1", 0, 53);
-	j = mkjob(53);
-	free(db_rows[53]);
-	db_rows[53] = strdup("JS1:fromepilog");
-	lwm2_jc_process(&conf, &ops, j, &stop);
-	ok(db_rows[53] && !strncmp(db_rows[53], "JS1:fromepilog LWM2:{", 21),
-	   "merged into the field as accounting has it, not as log_record saw it");
-	/* and after our part was confirmed, within VerifyWindow */
-	conf.verify_window = 3600;
-	j->next_try = 0;
-	is_int(lwm2_jc_process(&conf, &ops, j, &stop), 1,
-	       "part confirmed, but still watched within VerifyWindow");
-	ok(j->confirmed && j->next_try > time(NULL) - 1, "confirmed, next look scheduled");
-	ok(!exists("%s/%u/0.n1.lwm2node", 53), "the records go once the part is confirmed");
-	free(db_rows[53]);
-	db_rows[53] = strdup("JS1:second");
-	j->next_try = 0;
-	lwm2_jc_process(&conf, &ops, j, &stop);
-	ok(db_rows[53] && !strncmp(db_rows[53], "JS1:second LWM2:{", 17),
-	   "wiped by a later write of the whole field: merged in again");
-	conf.verify_window = 0;
-	j->next_try = 0;
-	is_int(lwm2_jc_process(&conf, &ops, j, &stop), 0, "window over: done");
-	lwm2_jc_job_free(j);
-
-	/* --- markers: why a step has no record */
-	touch(54, "0.n1.lwm2start");
-	touch(54, "0.n2.lwm2start");
-	touch(54, "0.n2.28.lwm2fail");
-	j = mkjob(54);
-	lwm2_jc_process(&conf, &ops, j, &stop);
-	l = last_line(logp);
-	ok(!strcmp(jstr(l, "status"), "no_records") &&
-	       strstr(jstr(l, "reason"), "could not be written: No space left on device (ENOSPC)"),
-	   "failed write: the reason says ENOSPC: %s", jstr(l, "reason"));
-	{
-		json_object *m = NULL;
-
-		json_object_object_get_ex(l, "records_missing", &m);
-		is_int((int64_t)json_object_array_length(m), 2, "both steps listed as missing");
-		ok(m && strstr(json_object_to_json_string(m), "ended without its node record"),
-		   "the other: ended without its node record");
-	}
-	json_object_put(l);
-	lwm2_jc_job_free(j);
-	sign(55, 0, "n1", 0, 55);
-	touch(55, "0.n1.lwm2start");
-	touch(55, "1.n1.lwm2start");
-	j = mkjob(55);
-	lwm2_jc_process(&conf, &ops, j, &stop);
-	l = last_line(logp);
-	ok(!strcmp(jstr(l, "status"), "ok") &&
-	       strstr(json_object_to_json_string_ext(l, JSON_C_TO_STRING_PLAIN),
-	              "\"step\":\"1\",\"node\":\"n1\""),
-	   "a digest with a step missing lists it");
-	json_object_put(l);
-	lwm2_jc_job_free(j);
-
-	/* --- recovery: records in the spool, job neither queued nor done */
-	sign(56, 0, "n1", 0, 56);
-	pending_id = 0;
-	{
-		bool again = false;
-		struct lwm2_jc_job *k = mkjob(56);
-
-		lwm2_jc_recover(&conf, &ops_recover, 0, t_is_pending, t_recovered, NULL, &again);
-		ok(recovered[56], "recovered job 56 from the spool");
-		pending_id = 56;
-		memset(looked, 0, sizeof(looked));
-		memset(recovered, 0, sizeof(recovered));
-		lwm2_jc_recover(&conf, &ops_recover, 0, t_is_pending, t_recovered, NULL, &again);
-		ok(!looked[56] && !recovered[56], "a queued job is not looked up");
-		pending_id = 0;
-		mkdir(state, 0700);
-		ok(lwm2_jc_state_mark_done(state, k) == 0, "done mark written");
-		lwm2_jc_recover(&conf, &ops_recover, 0, t_is_pending, t_recovered, NULL, &again);
-		ok(looked[56] && !recovered[56], "a job marked done is not recovered");
-		lwm2_jc_job_free(k);
-		lookup_rc = -1;
-		again = false;
-		memset(recovered, 0, sizeof(recovered));
-		sign(57, 0, "n1", 0, 57);
-		lwm2_jc_recover(&conf, &ops_recover, 0, t_is_pending, t_recovered, NULL, &again);
-		ok(again && !recovered[57], "lookup not possible now: asked again later");
-		lookup_rc = 1;
-		memset(recovered, 0, sizeof(recovered));
-		lwm2_jc_recover(&conf, &ops_recover, time(NULL) + 120, t_is_pending, t_recovered,
-		                NULL, &again);
-		ok(!recovered[57], "records from before the previous start are not taken for lost");
-	}
-
-	/* --- the worker hangs on accounting: new jobs still reach the state
-	 * dir at once */
-	sign(58, 0, "n1", 0, 58);
-	sign(59, 0, "n1", 0, 59);
-	conf.late_wait = 0;
-	completing = false;
-	atomic_store(&hang, true);
-	ok(lwm2_jc_start(&conf, &ops_hang) == 0, "worker started, accounting hangs");
-	lwm2_jc_enqueue(mkjob(58));
-	for (int i = 0; i < 200 && !atomic_load(&hanging); i++)
-		usleep(10000);
-	ok(atomic_load(&hanging), "the worker is stuck reading accounting");
-	lwm2_jc_enqueue(mkjob(59));
-	for (int i = 0; i < 100 && !state_file(59); i++)
-		usleep(10000);
-	ok(state_file(59), "a job finished meanwhile is in the state dir at once");
-	atomic_store(&hang, false);
-	for (int i = 0; i < 500 && (state_file(58) || state_file(59)); i++)
-		usleep(10000);
-	ok(!state_file(58) && !state_file(59), "accounting back: both done");
-	lwm2_jc_stop();
-	{
-		char cmd[1300];
-
-		/* jobs 56 and 57 stay out of the restart case below */
-		snprintf(cmd, sizeof(cmd), "rm -rf %s/56 %s/57", spool, spool);
-		if (system(cmd) != 0)
-			diag("couldn't clean up");
-	}
-
-	/* --- the thread: stop with jobs queued, start again, nothing lost */
-	sign(50, 0, "n1", 0, 50);
-	sign(51, 0, "n1", 0, 51);
-	completing = true; /* keep them waiting */
-	conf.late_wait = 3600;
-	ok(lwm2_jc_start(&conf, &ops) == 0, "worker started");
-	lwm2_jc_enqueue(mkjob(50));
-	lwm2_jc_enqueue(mkjob(51));
-	usleep(300000);
-	lwm2_jc_stop();
-	{
-		char p[900];
-		struct stat st;
-
-		snprintf(p, sizeof(p), "%s/50.%ld.job", state, (long)(time(NULL) - 60));
-		ok(stat(state, &st) == 0, "state dir made");
-	}
-	{
-		int n = count_lines(logp);
-
-		completing = false;
-		ok(lwm2_jc_start(&conf, &ops) == 0, "worker started again");
-		for (int i = 0; i < 100 && count_lines(logp) < n + 2; i++)
-			usleep(100000);
-		is_int(count_lines(logp) - n, 2, "both queued jobs resumed and logged");
-		for (int i = 0; i < 50 && exists("%s/%u", 51); i++)
-			usleep(100000);
-		lwm2_jc_stop();
-	}
-	{
-		char cmd[700];
-
-		snprintf(cmd, sizeof(cmd), "ls %s | grep -c '\\.job$' || true", state);
-		FILE *p = popen(cmd, "r");
-		int left = -1;
-
-		if (fscanf(p, "%d", &left) != 1)
-			left = -1;
-		pclose(p);
-		is_int(left, 0, "state dir empty when all is done");
-	}
+	thread_restart(&conf);
 	lwm2_jc_conf_free(&conf);
 	for (int i = 0; i < 128; i++)
 		free(db_rows[i]);
