@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Internals of the preload core shared by its files (core.c, clock.c,
- * thread.c, heartbeat.c, rank_file.c, summary.c, sampling.c, process.c,
- * modules.c).  Modules use
- * lwm2_core.h only.
+ * Internals of the preload core shared by its files (core.c, core_lock.c,
+ * rawsys.c, elf_sym.c, env.c, sanitizer.c, clock.c, thread.c,
+ * heartbeat.c, rank_file.c, summary.c, sampling.c, process.c, modules.c).
+ * Modules use lwm2_core.h only.
  *
  * Locking: one mutex (lwm2_p.lock) guards the thread registry, the
  * process storage (the record image and its slice series) and the record
@@ -25,6 +25,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/types.h>
 
 #include "lwm2_core.h"
@@ -104,14 +105,14 @@ extern __thread int lwm2_in_core LWM2_HIDDEN __attribute__((tls_model("initial-e
 /* 1: this thread must not attach (heartbeat, a thread past its end). */
 extern __thread int lwm2_no_attach LWM2_HIDDEN __attribute__((tls_model("initial-exec")));
 
-/* Lock the core from normal context. */
+/* core_lock.c: lock the core from normal context. */
 void lwm2_lock(void) LWM2_HIDDEN_FN;
 void lwm2_unlock(void) LWM2_HIDDEN_FN;
 /* From a signal handler: bounded wait; false if it cannot be had safely. */
 bool lwm2_lock_sig(void) LWM2_HIDDEN_FN;
 
+/* rawsys.c: diagnostics under LWM2_DEBUG, and system calls by number */
 void lwm2_debug(const char *fmt, ...) LWM2_HIDDEN_FN __attribute__((format(printf, 1, 2)));
-uint64_t lwm2_now_ns(void) LWM2_HIDDEN_FN; /* CLOCK_REALTIME */
 pid_t lwm2_raw_getpid(void) LWM2_HIDDEN_FN;
 /* mmap by its system call: the library's own mappings must not go through
  * its exported mmap wrapper (which would stat the file, and could flag the
@@ -122,7 +123,35 @@ pid_t lwm2_raw_gettid(void) LWM2_HIDDEN_FN;
  * of vfork (shares our memory) or of a raw clone. */
 bool lwm2_here(void) LWM2_HIDDEN_FN;
 
+/* env.c: the environment, read at start-up (its variables: env.c) */
+/* The configuration into lwm2_p (mode: LWM2_MODE, or NULL). */
+void lwm2_env_config(const char *mode) LWM2_HIDDEN_FN;
+/* The identity Slurm gives the process (job, step, task, node), its pid,
+ * parent, host and executable into the record image. */
+void lwm2_env_identity(const char *exe) LWM2_HIDDEN_FN;
+/* Whether a measured process started this one (LWM2_PARENT). */
+bool lwm2_env_parent_measured(void) LWM2_HIDDEN_FN;
+/* LWM2_PARENT for this process's children and later images. */
+void lwm2_env_set_parent(bool measured_parent) LWM2_HIDDEN_FN;
+/* v in decimal at out, unterminated; returns its length (at most 20).  By
+ * hand: a start runs no printf. */
+size_t lwm2_put_decimal(char *out, uint64_t v) LWM2_HIDDEN_FN;
+
+/* sanitizer.c: the name of the sanitizer runtime the program was built
+ * with, or NULL (the library then steps aside). */
+const char *lwm2_sanitizer_runtime(void) LWM2_HIDDEN_FN;
+
+/* A string into dst[len], cut to fit and terminated; NULL gives "". */
+static inline void lwm2_copy_str(char *dst, size_t len, const char *src)
+{
+	size_t n = src ? strnlen(src, len - 1) : 0;
+
+	memcpy(dst, src ? src : "", n);
+	dst[n] = '\0';
+}
+
 /* clock.c */
+uint64_t lwm2_now_ns(void) LWM2_HIDDEN_FN; /* CLOCK_REALTIME */
 void lwm2_clock_init(void) LWM2_HIDDEN_FN;
 void lwm2_clock_recalibrate(void) LWM2_HIDDEN_FN;
 void lwm2_clock_describe(uint32_t *source, uint32_t *cost_ps) LWM2_HIDDEN_FN;
@@ -196,9 +225,6 @@ void lwm2_process_init(void) LWM2_HIDDEN_FN;
  * directory reached from there. */
 typedef int (*lwm2_exec_fn)(void *ctx, char *const envp[]);
 int lwm2_exec_with_env(char *const envp[], lwm2_exec_fn exec_fn, void *ctx) LWM2_HIDDEN_FN;
-/* core.c: v in decimal at out, unterminated; returns its length (at most
- * 20).  By hand: a start runs no printf. */
-size_t lwm2_put_decimal(char *out, uint64_t v) LWM2_HIDDEN_FN;
 void lwm2_container_note_root(void) LWM2_HIDDEN_FN;
 int lwm2_stepdir_inherited(void) LWM2_HIDDEN_FN;
 /* A file of the step directory by its path, else (inside a container)
@@ -213,7 +239,7 @@ void lwm2_detect_runtimes(void) LWM2_HIDDEN_FN;
  * record image under the lock, signal-safe. */
 void lwm2_identity_collect(void) LWM2_HIDDEN_FN;
 void lwm2_identity_apply(struct lwm2_rank_record *r) LWM2_HIDDEN_FN;
-/* At start-up, from fill_identity: the container of LWM2_CONTAINER into
+/* At start-up, from lwm2_env_identity: the container of LWM2_CONTAINER into
  * the record image (one getenv, a bounded copy, no allocation). */
 void lwm2_identity_container(struct lwm2_rank_record *r) LWM2_HIDDEN_FN;
 /* The final write (or checkpoint) from any path; idempotent for the final. */

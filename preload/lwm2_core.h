@@ -62,7 +62,7 @@
  *    one call, and the main thread's id is its pid.
  *  - each real function is looked up on its first call, in the GNU hash
  *    tables of the objects loaded after the library, not by dlsym
- *    (lwm2_real, core.c): ~200 instructions a name instead of ~900, and
+ *    (lwm2_real, elf_sym.c): ~200 instructions a name instead of ~900, and
  *    only for the functions the process calls (the descriptor functions a
  *    signal handler may call were all looked up at every start, some 78,
  *    15,800 instructions); the sanitizer check looks only at the

@@ -363,13 +363,13 @@ fi
 newcase
 LWM2_CONTAINER='podman:docker.io/library/debian:11' run "$APP" busy 1 10
 f=$(one)
-if grep -q 'lwm2_identity_container(' "$LWM2_SRCDIR/preload/core.c"; then
+if grep -q 'lwm2_identity_container(' "$LWM2_SRCDIR/preload/env.c"; then
 	check "LWM2_CONTAINER: the record names the runtime and the image" \
 		eq "$(val "$f" container_runtime)|$(val "$f" container_image)" \
 		"podman|docker.io/library/debian:11"
 else
 	skip_because "LWM2_CONTAINER: the record names the runtime and the image" \
-		"preload/core.c does not call lwm2_identity_container at start-up"
+		"preload/env.c does not call lwm2_identity_container at start-up"
 fi
 newcase
 run "$APP" busy 1 10

@@ -21,7 +21,8 @@ fi
 p=$src/preload
 if ! $cc -std=gnu11 -g -O1 -fsanitize=thread -fvisibility=hidden -DLWM2_NO_INTERPOSE \
 	-I"$p" -I"$src/digest/lib" -I"$src/tests" -I"${LWM2_BUILDDIR:?}" \
-	"$p/test/slices.c" "$p/clock.c" "$p/core.c" "$p/heartbeat.c" "$p/identity.c" "$p/modules.c" \
+	"$p/test/slices.c" "$p/clock.c" "$p/core.c" "$p/core_lock.c" "$p/rawsys.c" "$p/elf_sym.c" \
+	"$p/env.c" "$p/sanitizer.c" "$p/heartbeat.c" "$p/identity.c" "$p/modules.c" \
 	"$p/container.c" "$p/process.c" "$p/rank_file.c" "$p/sampling.c" "$p/summary.c" "$p/thread.c" "$p/view.c" \
 	"$src/digest/lib/record.c" \
 	-o "$tmp/slices-tsan" -ldl -lpthread -lrt 2>"$tmp/cc.log"; then

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The core's one lock (lwm2_p.lock; what it guards: core_int.h), from
+ * normal context and from a signal handler.
+ */
+#include "core_int.h"
+
+#include <time.h>
+
+void lwm2_lock(void)
+{
+	pthread_mutex_lock(&lwm2_p.lock);
+}
+
+void lwm2_unlock(void)
+{
+	pthread_mutex_unlock(&lwm2_p.lock);
+}
+
+bool lwm2_lock_sig(void)
+{
+	/* The holder is another thread (the heartbeat blocks all signals, so
+	 * it is never interrupted holding it): wait a little, never forever. */
+	if (lwm2_in_core)
+		return false;
+	for (int i = 0; i < 2000; i++) {
+		struct timespec ts = {0, 100000};
+
+		if (pthread_mutex_trylock(&lwm2_p.lock) == 0)
+			return true;
+		nanosleep(&ts, NULL);
+	}
+	return false;
+}
