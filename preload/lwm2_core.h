@@ -121,6 +121,20 @@
 #define LWM2_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define LWM2_CACHELINE   64
 /*
+ * For a wrapper of a variadic function: the value of expr, which reads the
+ * arguments after the parameter last through ap (va_start before it,
+ * va_end after it).  Used in the variadic function itself, with
+ * <stdarg.h>.
+ */
+#define LWM2_WITH_VA(ap, last, expr)                                                               \
+	__extension__({                                                                            \
+		va_list ap;                                                                        \
+		va_start(ap, last);                                                                \
+		__typeof__(expr) lwm2_va_result_ = (expr);                                         \
+		va_end(ap);                                                                        \
+		lwm2_va_result_;                                                                   \
+	})
+/*
  * Small state a process writes at its start, at its end or in a fork
  * child, gathered in one section (placed by the linker beside .data) so
  * it shares a few pages: each page a process first writes is a page

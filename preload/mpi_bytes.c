@@ -128,23 +128,63 @@ struct lwm2_mpi_sr lwm2_mpi_b_bcast(const struct lwm2_mpi_call *c, lwm2_mpi_cnt 
 	return r == 1 ? lwm2_mpi_sr(b, 0) : lwm2_mpi_sr(0, b);
 }
 
+/* The root's blocks of Gather(v) and Scatter(v): count c of type t each,
+ * or (v) counts cs[i] of type t, 64-bit ones where wide. */
+struct root_blocks {
+	bool v;
+	lwm2_mpi_cnt c;
+	const void *cs;
+	int wide;
+	lwm2_mpi_h t;
+};
+
+/* The bytes of the root's blocks; in place, its own block is left out. */
+static uint64_t root_bytes(const struct lwm2_mpi_call *c, const struct root_blocks *rb,
+                           const struct comm_info *ci, bool in_place)
+{
+	if (rb->v)
+		return sum_counts(rb->cs, rb->wide, ci->n, in_place ? ci->me : -1,
+		                  lwm2_mpi_tsize(c->abi, rb->t));
+	return (uint64_t)(in_place ? ci->n - 1 : ci->n) * lwm2_mpi_bytes(c, rb->c, rb->t);
+}
+
+/*
+ * A rooted call that moves one block between each process and the root:
+ * to it (Gather, Gatherv) or from it (Scatter, Scatterv: scatter).  Each
+ * process's own block is count oc of type ot; the root's are rb.  The root
+ * in place (its buffer in_place_buf is MPI_IN_PLACE) moves no block of its
+ * own.  Only what the process's role makes significant is looked at: the
+ * root's arguments elsewhere may be anything.  The other buffer (the
+ * receive buffer of Gather, the send buffer of Scatter) is never read.
+ */
+static inline struct lwm2_mpi_sr rooted(const struct lwm2_mpi_call *c, lwm2_mpi_h comm, int root,
+                                        bool scatter, lwm2_mpi_cnt oc, lwm2_mpi_h ot,
+                                        const struct root_blocks *rb, const void *in_place_buf)
+{
+	struct comm_info ci = comm_info(comm);
+	int r = role(c, &ci, root);
+	uint64_t own = 0, blocks = 0;
+
+	if (r < 0)
+		return lwm2_mpi_sr(0, 0);
+	if (r == 0)
+		own = lwm2_mpi_bytes(c, oc, ot);
+	else if (ci.inter)
+		blocks = root_bytes(c, rb, &ci, false);
+	else if (lwm2_mpi_in_place(c, in_place_buf))
+		blocks = root_bytes(c, rb, &ci, true);
+	else {
+		own = lwm2_mpi_bytes(c, oc, ot);
+		blocks = root_bytes(c, rb, &ci, false);
+	}
+	return scatter ? lwm2_mpi_sr(blocks, own) : lwm2_mpi_sr(own, blocks);
+}
+
 struct lwm2_mpi_sr lwm2_mpi_b_gather(const struct lwm2_mpi_call *c, const void *sbuf,
                                      lwm2_mpi_cnt sc, lwm2_mpi_h st, const void *rbuf,
                                      lwm2_mpi_cnt rc, lwm2_mpi_h rt, int root, lwm2_mpi_h comm)
 {
-	struct comm_info ci = comm_info(comm);
-	int r = role(c, &ci, root);
-
-	(void)rbuf;
-	if (r < 0)
-		return lwm2_mpi_sr(0, 0);
-	if (r == 0)
-		return lwm2_mpi_sr(lwm2_mpi_bytes(c, sc, st), 0);
-	if (ci.inter)
-		return lwm2_mpi_sr(0, (uint64_t)ci.n * lwm2_mpi_bytes(c, rc, rt));
-	if (lwm2_mpi_in_place(c, sbuf))
-		return lwm2_mpi_sr(0, (uint64_t)(ci.n - 1) * lwm2_mpi_bytes(c, rc, rt));
-	return lwm2_mpi_sr(lwm2_mpi_bytes(c, sc, st), (uint64_t)ci.n * lwm2_mpi_bytes(c, rc, rt));
+	return rooted(c, comm, root, false, sc, st, &(struct root_blocks){.c = rc, .t = rt}, sbuf);
 }
 
 struct lwm2_mpi_sr lwm2_mpi_b_gatherv(const struct lwm2_mpi_call *c, const void *sbuf,
@@ -152,59 +192,23 @@ struct lwm2_mpi_sr lwm2_mpi_b_gatherv(const struct lwm2_mpi_call *c, const void 
                                       const void *rcs, int wide, lwm2_mpi_h rt, int root,
                                       lwm2_mpi_h comm)
 {
-	struct comm_info ci = comm_info(comm);
-	int r = role(c, &ci, root);
-
-	(void)rbuf;
-	if (r < 0)
-		return lwm2_mpi_sr(0, 0);
-	if (r == 0)
-		return lwm2_mpi_sr(lwm2_mpi_bytes(c, sc, st), 0);
-	uint64_t t = lwm2_mpi_tsize(c->abi, rt);
-	if (ci.inter)
-		return lwm2_mpi_sr(0, sum_counts(rcs, wide, ci.n, -1, t));
-	if (lwm2_mpi_in_place(c, sbuf))
-		return lwm2_mpi_sr(0, sum_counts(rcs, wide, ci.n, ci.me, t));
-	return lwm2_mpi_sr(lwm2_mpi_bytes(c, sc, st), sum_counts(rcs, wide, ci.n, -1, t));
+	return rooted(c, comm, root, false, sc, st,
+	              &(struct root_blocks){.v = true, .cs = rcs, .wide = wide, .t = rt}, sbuf);
 }
 
 struct lwm2_mpi_sr lwm2_mpi_b_scatter(const struct lwm2_mpi_call *c, const void *sbuf,
                                       lwm2_mpi_cnt sc, lwm2_mpi_h st, const void *rbuf,
                                       lwm2_mpi_cnt rc, lwm2_mpi_h rt, int root, lwm2_mpi_h comm)
 {
-	struct comm_info ci = comm_info(comm);
-	int r = role(c, &ci, root);
-
-	(void)sbuf;
-	if (r < 0)
-		return lwm2_mpi_sr(0, 0);
-	if (r == 0)
-		return lwm2_mpi_sr(0, lwm2_mpi_bytes(c, rc, rt));
-	if (ci.inter)
-		return lwm2_mpi_sr((uint64_t)ci.n * lwm2_mpi_bytes(c, sc, st), 0);
-	if (lwm2_mpi_in_place(c, rbuf))
-		return lwm2_mpi_sr((uint64_t)(ci.n - 1) * lwm2_mpi_bytes(c, sc, st), 0);
-	return lwm2_mpi_sr((uint64_t)ci.n * lwm2_mpi_bytes(c, sc, st), lwm2_mpi_bytes(c, rc, rt));
+	return rooted(c, comm, root, true, rc, rt, &(struct root_blocks){.c = sc, .t = st}, rbuf);
 }
 
 struct lwm2_mpi_sr lwm2_mpi_b_scatterv(const struct lwm2_mpi_call *c, const void *sbuf,
                                        const void *scs, int wide, lwm2_mpi_h st, const void *rbuf,
                                        lwm2_mpi_cnt rc, lwm2_mpi_h rt, int root, lwm2_mpi_h comm)
 {
-	struct comm_info ci = comm_info(comm);
-	int r = role(c, &ci, root);
-
-	(void)sbuf;
-	if (r < 0)
-		return lwm2_mpi_sr(0, 0);
-	if (r == 0)
-		return lwm2_mpi_sr(0, lwm2_mpi_bytes(c, rc, rt));
-	uint64_t t = lwm2_mpi_tsize(c->abi, st);
-	if (ci.inter)
-		return lwm2_mpi_sr(sum_counts(scs, wide, ci.n, -1, t), 0);
-	if (lwm2_mpi_in_place(c, rbuf))
-		return lwm2_mpi_sr(sum_counts(scs, wide, ci.n, ci.me, t), 0);
-	return lwm2_mpi_sr(sum_counts(scs, wide, ci.n, -1, t), lwm2_mpi_bytes(c, rc, rt));
+	return rooted(c, comm, root, true, rc, rt,
+	              &(struct root_blocks){.v = true, .cs = scs, .wide = wide, .t = st}, rbuf);
 }
 
 struct lwm2_mpi_sr lwm2_mpi_b_allgather(const struct lwm2_mpi_call *c, const void *sbuf,

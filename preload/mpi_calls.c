@@ -29,17 +29,22 @@ LWM2_EXPORT void mpi_init_thread__(int *required, int *provided, int *ierr);
 LWM2_EXPORT void mpi_init_thread_f08_(int *required, int *provided, int *ierr);
 LWM2_EXPORT void MPI_Init_thread_f08(int *required, int *provided, int *ierr);
 
+/* MPI_Init(_thread) made (rc): its time, then the identity. */
+static int init_done(struct lwm2_mpi_call *c, int rc)
+{
+	lwm2_mpi_count(c, LWM2_MPI_INIT, lwm2_mpi_stop(c), 0, 0);
+	if (rc == 0)
+		lwm2_mpi_identity(c->abi);
+	return rc;
+}
+
 int lwm2_mpi_x_Init(lwm2_mpi_fn_Init f, void *argc, void *argv)
 {
 	struct lwm2_mpi_call c;
 
 	if (!lwm2_mpi_begin(&c))
 		return f(argc, argv);
-	int rc = f(argc, argv);
-	lwm2_mpi_count(&c, LWM2_MPI_INIT, lwm2_mpi_stop(&c), 0, 0);
-	if (rc == 0)
-		lwm2_mpi_identity(c.abi);
-	return rc;
+	return init_done(&c, f(argc, argv));
 }
 
 int lwm2_mpi_x_Init_thread(lwm2_mpi_fn_Init_thread f, void *argc, void *argv, int required,
@@ -49,11 +54,7 @@ int lwm2_mpi_x_Init_thread(lwm2_mpi_fn_Init_thread f, void *argc, void *argv, in
 
 	if (!lwm2_mpi_begin(&c))
 		return f(argc, argv, required, provided);
-	int rc = f(argc, argv, required, provided);
-	lwm2_mpi_count(&c, LWM2_MPI_INIT, lwm2_mpi_stop(&c), 0, 0);
-	if (rc == 0)
-		lwm2_mpi_identity(c.abi);
-	return rc;
+	return init_done(&c, f(argc, argv, required, provided));
 }
 
 int lwm2_mpi_x_Finalize(lwm2_mpi_fn_Finalize f)
@@ -267,7 +268,10 @@ int lwm2_mpi_x_Test(lwm2_mpi_fn_Test f, void *request, int *flag, void *status)
 	return rc;
 }
 
-int lwm2_mpi_x_Start(lwm2_mpi_fn_Start f, void *request)
+/* MPI_Start and MPI_Request_free (start false): one request, no status.
+ * A started request counts to its class, with its bytes when the start
+ * succeeded; a freed one counts as other and is forgotten. */
+static int single_plain(lwm2_mpi_fn_Start f, void *request, bool start)
 {
 	struct lwm2_mpi_call c;
 	struct lwm2_mpi_req r;
@@ -278,7 +282,11 @@ int lwm2_mpi_x_Start(lwm2_mpi_fn_Start f, void *request)
 	int rc = f(request);
 	uint64_t ticks = lwm2_mpi_stop(&c);
 
-	if (r.slot < 0)
+	if (!start) {
+		lwm2_mpi_count(&c, LWM2_MPI_OTHER, ticks, 0, 0);
+		if (rc == 0 && r.slot >= 0)
+			lwm2_mpi_req_drop(&r);
+	} else if (r.slot < 0)
 		lwm2_mpi_count(&c, LWM2_MPI_OTHER, ticks, 0, 0);
 	else if (rc == 0) {
 		lwm2_mpi_count(&c, (enum lwm2_mpi_class)r.cls, ticks, r.sent, r.recv);
@@ -289,25 +297,36 @@ int lwm2_mpi_x_Start(lwm2_mpi_fn_Start f, void *request)
 	return rc;
 }
 
-int lwm2_mpi_x_Request_free(lwm2_mpi_fn_Request_free f, void *request)
+int lwm2_mpi_x_Start(lwm2_mpi_fn_Start f, void *request)
 {
-	struct lwm2_mpi_call c;
-	struct lwm2_mpi_req r;
-
-	if (!lwm2_mpi_begin(&c))
-		return f(request);
-	single_open(&c, request, &r);
-	int rc = f(request);
-	lwm2_mpi_count(&c, LWM2_MPI_OTHER, lwm2_mpi_stop(&c), 0, 0);
-	if (rc == 0 && r.slot >= 0)
-		lwm2_mpi_req_drop(&r);
-	return rc;
+	return single_plain(f, request, true);
 }
 
-/* The batch could not be set up: the call (already made) counts as other. */
-static int pass_other(struct lwm2_mpi_call *c, int rc)
+int lwm2_mpi_x_Request_free(lwm2_mpi_fn_Request_free f, void *request)
 {
-	lwm2_mpi_count(c, LWM2_MPI_OTHER, lwm2_mpi_stop(c), 0, 0);
+	return single_plain(f, request, false);
+}
+
+/*
+ * The start of a call over count requests: true when it is counted, with
+ * the batch open.  False when it is not counted (pass then makes nothing
+ * of it), or when memory for the batch ran out (pass then counts it as
+ * other).
+ */
+static bool batch_begin(struct lwm2_mpi_call *c, struct batch *b, int count, const void *reqs)
+{
+	if (!lwm2_mpi_begin(c)) {
+		c->t = NULL;
+		return false;
+	}
+	return batch_open(b, c->abi, count, reqs);
+}
+
+/* The call made (rc) without a batch: as other where it is counted. */
+static int pass(struct lwm2_mpi_call *c, int rc)
+{
+	if (c->t)
+		lwm2_mpi_count(c, LWM2_MPI_OTHER, lwm2_mpi_stop(c), 0, 0);
 	return rc;
 }
 
@@ -316,10 +335,8 @@ int lwm2_mpi_x_Startall(lwm2_mpi_fn_Startall f, int count, void *reqs)
 	struct lwm2_mpi_call c;
 	struct batch b;
 
-	if (!lwm2_mpi_begin(&c))
-		return f(count, reqs);
-	if (!batch_open(&b, c.abi, count, reqs))
-		return pass_other(&c, f(count, reqs));
+	if (!batch_begin(&c, &b, count, reqs))
+		return pass(&c, f(count, reqs));
 	int rc = f(count, reqs);
 	uint64_t ticks = lwm2_mpi_stop(&c);
 
@@ -330,24 +347,41 @@ int lwm2_mpi_x_Startall(lwm2_mpi_fn_Startall f, int count, void *reqs)
 	return rc;
 }
 
+/* Waitall and Testall made (rc; flag: Testall's, NULL for Waitall): every
+ * request completed where the call says so. */
+static int all_done(struct lwm2_mpi_call *c, struct batch *b, int rc, const int *flag, void *st)
+{
+	uint64_t ticks = lwm2_mpi_stop(c);
+
+	if (rc == 0 && (!flag || *flag))
+		for (int i = 0; i < b->n; i++)
+			batch_done(b, i, status_at(b, st, i));
+	batch_close(b, c, ticks);
+	return rc;
+}
+
+/* Waitany and Testany made (flag as for all_done): the request at *index
+ * completed where the call says so. */
+static int any_done(struct lwm2_mpi_call *c, struct batch *b, int rc, const int *flag,
+                    const int *index, void *st)
+{
+	uint64_t ticks = lwm2_mpi_stop(c);
+
+	if (rc == 0 && (!flag || *flag) && *index != c->abi->undefined)
+		batch_done(b, *index, st);
+	batch_close(b, c, ticks);
+	return rc;
+}
+
 int lwm2_mpi_x_Waitall(lwm2_mpi_fn_Waitall f, int count, void *reqs, void *statuses)
 {
 	struct lwm2_mpi_call c;
 	struct batch b;
 
-	if (!lwm2_mpi_begin(&c))
-		return f(count, reqs, statuses);
-	if (!batch_open(&b, c.abi, count, reqs))
-		return pass_other(&c, f(count, reqs, statuses));
+	if (!batch_begin(&c, &b, count, reqs))
+		return pass(&c, f(count, reqs, statuses));
 	void *st = batch_statuses(&b, statuses);
-	int rc = f(count, reqs, st);
-	uint64_t ticks = lwm2_mpi_stop(&c);
-
-	if (rc == 0)
-		for (int i = 0; i < b.n; i++)
-			batch_done(&b, i, status_at(&b, st, i));
-	batch_close(&b, &c, ticks);
-	return rc;
+	return all_done(&c, &b, f(count, reqs, st), NULL, st);
 }
 
 int lwm2_mpi_x_Testall(lwm2_mpi_fn_Testall f, int count, void *reqs, int *flag, void *statuses)
@@ -355,19 +389,10 @@ int lwm2_mpi_x_Testall(lwm2_mpi_fn_Testall f, int count, void *reqs, int *flag, 
 	struct lwm2_mpi_call c;
 	struct batch b;
 
-	if (!lwm2_mpi_begin(&c))
-		return f(count, reqs, flag, statuses);
-	if (!batch_open(&b, c.abi, count, reqs))
-		return pass_other(&c, f(count, reqs, flag, statuses));
+	if (!batch_begin(&c, &b, count, reqs))
+		return pass(&c, f(count, reqs, flag, statuses));
 	void *st = batch_statuses(&b, statuses);
-	int rc = f(count, reqs, flag, st);
-	uint64_t ticks = lwm2_mpi_stop(&c);
-
-	if (rc == 0 && *flag)
-		for (int i = 0; i < b.n; i++)
-			batch_done(&b, i, status_at(&b, st, i));
-	batch_close(&b, &c, ticks);
-	return rc;
+	return all_done(&c, &b, f(count, reqs, flag, st), flag, st);
 }
 
 int lwm2_mpi_x_Waitany(lwm2_mpi_fn_Waitany f, int count, void *reqs, int *index, void *status)
@@ -376,18 +401,10 @@ int lwm2_mpi_x_Waitany(lwm2_mpi_fn_Waitany f, int count, void *reqs, int *index,
 	struct lwm2_mpi_call c;
 	struct batch b;
 
-	if (!lwm2_mpi_begin(&c))
-		return f(count, reqs, index, status);
-	if (!batch_open(&b, c.abi, count, reqs))
-		return pass_other(&c, f(count, reqs, index, status));
+	if (!batch_begin(&c, &b, count, reqs))
+		return pass(&c, f(count, reqs, index, status));
 	void *st = lwm2_mpi_status(&c, status, own);
-	int rc = f(count, reqs, index, st);
-	uint64_t ticks = lwm2_mpi_stop(&c);
-
-	if (rc == 0 && *index != c.abi->undefined)
-		batch_done(&b, *index, st);
-	batch_close(&b, &c, ticks);
-	return rc;
+	return any_done(&c, &b, f(count, reqs, index, st), NULL, index, st);
 }
 
 int lwm2_mpi_x_Testany(lwm2_mpi_fn_Testany f, int count, void *reqs, int *index, int *flag,
@@ -397,58 +414,42 @@ int lwm2_mpi_x_Testany(lwm2_mpi_fn_Testany f, int count, void *reqs, int *index,
 	struct lwm2_mpi_call c;
 	struct batch b;
 
-	if (!lwm2_mpi_begin(&c))
-		return f(count, reqs, index, flag, status);
-	if (!batch_open(&b, c.abi, count, reqs))
-		return pass_other(&c, f(count, reqs, index, flag, status));
+	if (!batch_begin(&c, &b, count, reqs))
+		return pass(&c, f(count, reqs, index, flag, status));
 	void *st = lwm2_mpi_status(&c, status, own);
-	int rc = f(count, reqs, index, flag, st);
-	uint64_t ticks = lwm2_mpi_stop(&c);
-
-	if (rc == 0 && *flag && *index != c.abi->undefined)
-		batch_done(&b, *index, st);
-	batch_close(&b, &c, ticks);
-	return rc;
+	return any_done(&c, &b, f(count, reqs, index, flag, st), flag, index, st);
 }
 
-static int some(struct lwm2_mpi_call *c, struct batch *b, int rc, int *outcount, int *indices,
-                void *st)
+/* Waitsome and Testsome: the same arguments, the same counting. */
+static int some(lwm2_mpi_fn_Waitsome f, int incount, void *reqs, int *outcount, int *indices,
+                void *statuses)
 {
-	uint64_t ticks = lwm2_mpi_stop(c);
+	struct lwm2_mpi_call c;
+	struct batch b;
 
-	if (rc == 0 && *outcount != c->abi->undefined)
+	if (!batch_begin(&c, &b, incount, reqs))
+		return pass(&c, f(incount, reqs, outcount, indices, statuses));
+	void *st = batch_statuses(&b, statuses);
+	int rc = f(incount, reqs, outcount, indices, st);
+	uint64_t ticks = lwm2_mpi_stop(&c);
+
+	if (rc == 0 && *outcount != c.abi->undefined)
 		for (int j = 0; j < *outcount; j++)
-			batch_done(b, indices[j], status_at(b, st, j));
-	batch_close(b, c, ticks);
+			batch_done(&b, indices[j], status_at(&b, st, j));
+	batch_close(&b, &c, ticks);
 	return rc;
 }
 
 int lwm2_mpi_x_Waitsome(lwm2_mpi_fn_Waitsome f, int incount, void *reqs, int *outcount,
                         int *indices, void *statuses)
 {
-	struct lwm2_mpi_call c;
-	struct batch b;
-
-	if (!lwm2_mpi_begin(&c))
-		return f(incount, reqs, outcount, indices, statuses);
-	if (!batch_open(&b, c.abi, incount, reqs))
-		return pass_other(&c, f(incount, reqs, outcount, indices, statuses));
-	void *st = batch_statuses(&b, statuses);
-	return some(&c, &b, f(incount, reqs, outcount, indices, st), outcount, indices, st);
+	return some(f, incount, reqs, outcount, indices, statuses);
 }
 
 int lwm2_mpi_x_Testsome(lwm2_mpi_fn_Testsome f, int incount, void *reqs, int *outcount,
                         int *indices, void *statuses)
 {
-	struct lwm2_mpi_call c;
-	struct batch b;
-
-	if (!lwm2_mpi_begin(&c))
-		return f(incount, reqs, outcount, indices, statuses);
-	if (!batch_open(&b, c.abi, incount, reqs))
-		return pass_other(&c, f(incount, reqs, outcount, indices, statuses));
-	void *st = batch_statuses(&b, statuses);
-	return some(&c, &b, f(incount, reqs, outcount, indices, st), outcount, indices, st);
+	return some(f, incount, reqs, outcount, indices, statuses);
 }
 
 /*

@@ -655,24 +655,12 @@ static int posix_fcntl(fcntl_fn real, int fd, int cmd, void *arg)
 
 LWM2_EXPORT int fcntl(int fd, int cmd, ...)
 {
-	va_list ap;
-	void *arg;
-
-	va_start(ap, cmd);
-	arg = va_arg(ap, void *);
-	va_end(ap);
-	return posix_fcntl(get_fcntl(), fd, cmd, arg);
+	return posix_fcntl(get_fcntl(), fd, cmd, LWM2_WITH_VA(ap, cmd, va_arg(ap, void *)));
 }
 
 LWM2_EXPORT int fcntl64(int fd, int cmd, ...)
 {
-	va_list ap;
-	void *arg;
-
-	va_start(ap, cmd);
-	arg = va_arg(ap, void *);
-	va_end(ap);
-	return posix_fcntl(get_fcntl64(), fd, cmd, arg);
+	return posix_fcntl(get_fcntl64(), fd, cmd, LWM2_WITH_VA(ap, cmd, va_arg(ap, void *)));
 }
 
 LWM2_EXPORT int pipe(int fds[2])
@@ -809,13 +797,7 @@ LWM2_EXPORT int vfprintf(FILE *fp, const char *fmt, va_list ap)
 
 LWM2_EXPORT int fprintf(FILE *fp, const char *fmt, ...)
 {
-	va_list ap;
-	int r;
-
-	va_start(ap, fmt);
-	r = posix_vfprintf(fp, false, 0, fmt, ap);
-	va_end(ap);
-	return r;
+	return LWM2_WITH_VA(ap, fmt, posix_vfprintf(fp, false, 0, fmt, ap));
 }
 
 LWM2_EXPORT int vprintf(const char *fmt, va_list ap)
@@ -825,13 +807,7 @@ LWM2_EXPORT int vprintf(const char *fmt, va_list ap)
 
 LWM2_EXPORT int printf(const char *fmt, ...)
 {
-	va_list ap;
-	int r;
-
-	va_start(ap, fmt);
-	r = posix_vfprintf(stdout, false, 0, fmt, ap);
-	va_end(ap);
-	return r;
+	return LWM2_WITH_VA(ap, fmt, posix_vfprintf(stdout, false, 0, fmt, ap));
 }
 
 LWM2_EXPORT int __vfprintf_chk(FILE *fp, int flag, const char *fmt, va_list ap)
@@ -841,13 +817,7 @@ LWM2_EXPORT int __vfprintf_chk(FILE *fp, int flag, const char *fmt, va_list ap)
 
 LWM2_EXPORT int __fprintf_chk(FILE *fp, int flag, const char *fmt, ...)
 {
-	va_list ap;
-	int r;
-
-	va_start(ap, fmt);
-	r = posix_vfprintf(fp, true, flag, fmt, ap);
-	va_end(ap);
-	return r;
+	return LWM2_WITH_VA(ap, fmt, posix_vfprintf(fp, true, flag, fmt, ap));
 }
 
 LWM2_EXPORT int __vprintf_chk(int flag, const char *fmt, va_list ap)
@@ -857,13 +827,7 @@ LWM2_EXPORT int __vprintf_chk(int flag, const char *fmt, va_list ap)
 
 LWM2_EXPORT int __printf_chk(int flag, const char *fmt, ...)
 {
-	va_list ap;
-	int r;
-
-	va_start(ap, fmt);
-	r = posix_vfprintf(stdout, true, flag, fmt, ap);
-	va_end(ap);
-	return r;
+	return LWM2_WITH_VA(ap, fmt, posix_vfprintf(stdout, true, flag, fmt, ap));
 }
 
 /* ---- stdio metadata ---------------------------------------------------- */
@@ -1121,30 +1085,29 @@ LWM2_EXPORT int io_getevents(void *ctx, long min_nr, long nr, void *events,
 /* io_uring: only that it was set up.  A setup the kernel refuses (io_uring
  * disabled by sysctl or a container's seccomp profile, a library probing
  * for it) leaves no ring to submit I/O through: no flag, no note. */
-LWM2_EXPORT int io_uring_queue_init(unsigned entries, void *ring, unsigned flags)
+static int posix_uring_set_up(int r)
 {
-	io_uring_queue_init_fn real = get_io_uring_queue_init();
-	int r;
-
-	if (LWM2_UNLIKELY(!real))
-		return -ENOSYS;
-	r = real(entries, ring, flags);
 	if (r == 0)
 		posix_flag(LWM2_F_IO_URING);
 	return r;
 }
 
-LWM2_EXPORT int io_uring_queue_init_params(unsigned entries, void *ring, void *p)
+LWM2_EXPORT int io_uring_queue_init(unsigned entries, void *ring, unsigned flags)
 {
-	io_uring_queue_init_params_fn real = get_io_uring_queue_init_params();
-	int r;
+	io_uring_queue_init_fn real = get_io_uring_queue_init();
 
 	if (LWM2_UNLIKELY(!real))
 		return -ENOSYS;
-	r = real(entries, ring, p);
-	if (r == 0)
-		posix_flag(LWM2_F_IO_URING);
-	return r;
+	return posix_uring_set_up(real(entries, ring, flags));
+}
+
+LWM2_EXPORT int io_uring_queue_init_params(unsigned entries, void *ring, void *p)
+{
+	io_uring_queue_init_params_fn real = get_io_uring_queue_init_params();
+
+	if (LWM2_UNLIKELY(!real))
+		return -ENOSYS;
+	return posix_uring_set_up(real(entries, ring, p));
 }
 
 /*

@@ -458,81 +458,45 @@ LWM2_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 }
 
 /* The execl family: the arguments into an array on the stack, then the
- * matching execv call (through the wrappers above). */
-static size_t count_args(va_list ap)
+ * matching execv call (through the wrappers above): execv, execvp (p) or,
+ * with the environment after the list's NULL, execve (e). */
+static int exec_list(char kind, const char *path, const char *arg, va_list ap)
 {
+	va_list aq;
 	size_t n = 1;
 
-	while (va_arg(ap, char *))
-		n++;
-	return n;
-}
-
-#define COLLECT_ARGS(arg0, argv, ap, n)                                                            \
-	do {                                                                                       \
-		argv[0] = (char *)(arg0);                                                          \
-		for (size_t i_ = 1; i_ <= (n); i_++)                                               \
-			argv[i_] = va_arg(ap, char *);                                             \
-	} while (0)
-
-LWM2_EXPORT int execl(const char *path, const char *arg, ...)
-{
-	va_list ap, aq;
-	size_t n;
-
-	va_start(ap, arg);
 	va_copy(aq, ap);
-	n = count_args(aq);
+	while (va_arg(aq, char *))
+		n++;
 	va_end(aq);
 	{
 		char *argv[n + 1];
 
-		COLLECT_ARGS(arg, argv, ap, n - 1);
+		argv[0] = (char *)arg;
+		for (size_t i = 1; i < n; i++)
+			argv[i] = va_arg(ap, char *);
 		argv[n] = NULL;
-		va_end(ap);
-		return execv(path, argv);
+		if (kind == 'e') {
+			(void)va_arg(ap, char *); /* the terminating NULL */
+			return execve(path, argv, va_arg(ap, char *const *));
+		}
+		return kind == 'p' ? execvp(path, argv) : execv(path, argv);
 	}
+}
+
+LWM2_EXPORT int execl(const char *path, const char *arg, ...)
+{
+	return LWM2_WITH_VA(ap, arg, exec_list('v', path, arg, ap));
 }
 
 LWM2_EXPORT int execlp(const char *file, const char *arg, ...)
 {
-	va_list ap, aq;
-	size_t n;
-
-	va_start(ap, arg);
-	va_copy(aq, ap);
-	n = count_args(aq);
-	va_end(aq);
-	{
-		char *argv[n + 1];
-
-		COLLECT_ARGS(arg, argv, ap, n - 1);
-		argv[n] = NULL;
-		va_end(ap);
-		return execvp(file, argv);
-	}
+	return LWM2_WITH_VA(ap, arg, exec_list('p', file, arg, ap));
 }
 
 LWM2_EXPORT int execle(const char *path, const char *arg, ...)
 {
-	va_list ap, aq;
-	size_t n;
-	char *const *envp;
-
-	va_start(ap, arg);
-	va_copy(aq, ap);
-	n = count_args(aq);
-	va_end(aq);
-	{
-		char *argv[n + 1];
-
-		COLLECT_ARGS(arg, argv, ap, n - 1);
-		(void)va_arg(ap, char *); /* the terminating NULL */
-		argv[n] = NULL;
-		envp = va_arg(ap, char *const *);
-		va_end(ap);
-		return execve(path, argv, envp);
-	}
+	return LWM2_WITH_VA(ap, arg, exec_list('e', path, arg, ap));
 }
 
 /* posix_spawn replaces no image of ours (glibc's child execs internally
@@ -645,13 +609,20 @@ LWM2_EXPORT int setns(int fd, int nstype)
 
 /* ---- _exit ---- */
 
+/* The real call, after the final write; the system call where there is
+ * none. */
+__attribute__((noreturn)) static void exit_by(void (*real)(int), int status)
+{
+	if (real)
+		real(status);
+	for (;;)
+		syscall(SYS_exit_group, status);
+}
+
 LWM2_EXPORT void _exit(int status)
 {
 	lwm2_finish(LWM2_END_EXIT, status, 0, false);
-	if (real__exit)
-		real__exit(status);
-	for (;;)
-		syscall(SYS_exit_group, status);
+	exit_by(real__exit, status);
 }
 
 /* quick_exit() runs the at_quick_exit handlers, then ends through glibc's
@@ -663,18 +634,12 @@ LWM2_EXPORT void quick_exit(int status)
 	lwm2_finish(LWM2_END_EXIT, status, 0, false);
 	if (!real)
 		real = (void (*)(int))lwm2_real("quick_exit");
-	if (real)
-		real(status);
-	for (;;)
-		syscall(SYS_exit_group, status);
+	exit_by(real, status);
 }
 
 LWM2_EXPORT void _Exit(int status)
 {
 	lwm2_finish(LWM2_END_EXIT, status, 0, false);
-	if (real__Exit)
-		real__Exit(status);
-	for (;;)
-		syscall(SYS_exit_group, status);
+	exit_by(real__Exit, status);
 }
 #endif
