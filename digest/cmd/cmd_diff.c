@@ -56,6 +56,19 @@ struct diffopts {
 
 enum { OPT_JSON = LWM2_OPT_LONG, OPT_HISTORY };
 
+/* The command line as read. */
+struct diff_cli {
+	struct diffopts o;
+	bool history;
+};
+
+/* The options lwm2_opt_parse stores itself. */
+static const struct lwm2_optstore diff_store[] = {
+    {OPT_JSON, LWM2_OPT_TRUE(struct diff_cli, o.json)},
+    {OPT_HISTORY, LWM2_OPT_TRUE(struct diff_cli, history)},
+    {0},
+};
+
 static const struct lwm2_optspec diff_spec = {
     .cmd = "diff",
     .usage = "Usage: lwm2 diff [OPTIONS] A B\n"
@@ -66,6 +79,7 @@ static const struct lwm2_optspec diff_spec = {
     .footer = "Exit status: 0 no change beyond the threshold, 1 changes, 2 trouble.\n",
     .col = 24,
     .usage_on_error = true,
+    .store = diff_store,
     .opts = (const struct lwm2_opt[]){
         {"file", 'f', "LOG", "look job ids up in this JSON-lines log (several allowed)"},
         {"threshold", 't', "PCT", "mark relative changes beyond PCT percent (default 10)"},
@@ -81,40 +95,19 @@ static void usage(FILE *f)
 	lwm2_opt_usage(&diff_spec, f);
 }
 
-/* The command line as read. */
-struct diff_cli {
-	struct diffopts o;
-	bool history;
-};
-
+/* -f and -t; the others are stored by diff_spec */
 static int diff_opt(void *ctx, int key, char *arg)
 {
 	struct diff_cli *cli = ctx;
 	char *end;
 
-	switch (key) {
-	case 'f':
-		if (lwm2_cmd_push_arg(&cli->o.files, &cli->o.nfiles, arg) < 0)
-			return LWM2_OPT_USAGE;
-		break;
-	case 't':
-		cli->o.threshold = strtod(arg, &end);
-		if (end == arg || *end || !isfinite(cli->o.threshold) || cli->o.threshold < 0) {
-			fprintf(
-			    stderr,
-			    "lwm2: diff: couldn't parse --threshold \"%s\": want a percentage\n",
-			    arg);
-			usage(stderr);
-			return LWM2_OPT_USAGE;
-		}
-		break;
-	case OPT_JSON:
-		cli->o.json = true;
-		break;
-	default:
-		cli->history = true;
-		break;
-	}
+	if (key == 'f')
+		return lwm2_cmd_push_arg(&cli->o.files, &cli->o.nfiles, arg) < 0 ? LWM2_OPT_USAGE
+		                                                                 : 0;
+	cli->o.threshold = strtod(arg, &end);
+	if (end == arg || *end || !isfinite(cli->o.threshold) || cli->o.threshold < 0)
+		return lwm2_opt_error(&diff_spec, LWM2_OPT_USAGE_HELP,
+		                      "couldn't parse --threshold \"%s\": want a percentage", arg);
 	return 0;
 }
 
@@ -180,34 +173,25 @@ static int on_line(void *arg, const struct lwm2_logline *l, char *err, size_t er
  * digest command reads it. */
 static json_object *from_accounting(struct side *s)
 {
-	int p[2];
+	int rfd;
 	pid_t pid;
 	char *buf = NULL;
 	size_t n = 0;
 	int status;
 	json_object *arr, *d = NULL;
 
-	if (pipe(p) < 0)
-		return NULL;
 	fflush(stdout);
-	pid = fork();
-	if (pid < 0) {
-		close(p[0]);
-		close(p[1]);
+	pid = lwm2_cmd_fork_pipe(&rfd);
+	if (pid < 0)
 		return NULL;
-	}
 	if (pid == 0) {
 		char *av[] = {"lwm2", "digest", "-j", (char *)s->arg, "--json", NULL};
 
-		dup2(p[1], 1);
-		close(p[0]);
-		close(p[1]);
 		execv("/proc/self/exe", av);
 		_exit(127);
 	}
-	close(p[1]);
-	buf = lwm2_read_fd(p[0], LWM2_DIGEST_TEXT_MAX, &n, NULL, 0);
-	close(p[0]);
+	buf = lwm2_read_fd(rfd, LWM2_DIGEST_TEXT_MAX, &n, NULL, 0);
+	close(rfd);
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
 	if (buf) {

@@ -92,6 +92,18 @@ static int check_uids(const char *cmd, char **users, size_t n)
 	return 0;
 }
 
+/* The number after an ID's '_' or '+' at p, 0 included (which parse_u32
+ * refuses), in *v: where it ends, or NULL. */
+static char *parse_suffix(char *p, uint32_t *v)
+{
+	char *end;
+
+	*v = 0;
+	if (!strncmp(p, "0", 1) && !isdigit((unsigned char)p[1]))
+		return p + 1;
+	return parse_u32(p, &end, v) < 0 ? NULL : end;
+}
+
 static int parse_jobs(const char *arg, struct opts *o)
 {
 	char **items = NULL;
@@ -114,25 +126,10 @@ static int parse_jobs(const char *arg, struct opts *o)
 		if (parse_u32(p, &end, &w.job_id) < 0)
 			rc = -1;
 		p = end;
-		if (!rc && *p == '_') {
-			uint32_t t = 0;
-
-			/* parse_u32 refuses 0, which is a valid task id */
-			if (!strncmp(p + 1, "0", 1) && !isdigit((unsigned char)p[2]))
-				end = p + 2;
-			else if (parse_u32(p + 1, &end, &t) < 0)
+		if (!rc && (*p == '_' || *p == '+')) {
+			p = parse_suffix(p + 1, *p == '_' ? &w.array_task : &w.het_offset);
+			if (!p)
 				rc = -1;
-			w.array_task = t;
-			p = end;
-		} else if (!rc && *p == '+') {
-			uint32_t t = 0;
-
-			if (!strncmp(p + 1, "0", 1) && !isdigit((unsigned char)p[2]))
-				end = p + 2;
-			else if (parse_u32(p + 1, &end, &t) < 0)
-				rc = -1;
-			w.het_offset = t;
-			p = end;
 		}
 		if (!rc && *p == '.') {
 			if (!strcmp(p + 1, "batch"))
@@ -681,14 +678,7 @@ long digest_want_of(const struct opts *o, uint32_t job_id, uint32_t array_job_id
 
 bool digest_window_matches(const struct opts *o, int64_t start, int64_t end)
 {
-	/* ran (or ended) inside [-S, -E] */
-	if (o->start && end && end < o->start)
-		return false;
-	if (o->end && start && start > o->end)
-		return false;
-	if (o->end && !start && end > o->end)
-		return false;
-	return true;
+	return lwm2_cmd_ran_within(o->start, o->end, start, end);
 }
 
 /* ------------------------------------------------------------ main */
@@ -714,14 +704,34 @@ static int run_once(struct out *out, struct opts *o)
 
 enum { OPT_CSV = LWM2_OPT_LONG, OPT_JSON, OPT_STEPS, OPT_HELPFORMAT };
 
+/* The command line as read: the options and the output forms asked for. */
+struct digest_cli {
+	struct opts o;
+	bool want_json, want_csv, want_p;
+};
+
+/* The options lwm2_opt_parse stores itself. */
+static const struct lwm2_optstore digest_store[] = {
+    {'a', LWM2_OPT_TRUE(struct digest_cli, o.all_users)},
+    {'M', LWM2_OPT_ARG(struct digest_cli, o.cluster)},
+    {'o', LWM2_OPT_ARG(struct digest_cli, o.format)},
+    {'p', LWM2_OPT_TRUE(struct digest_cli, want_p)},
+    {'n', LWM2_OPT_TRUE(struct digest_cli, o.noheader)},
+    {OPT_CSV, LWM2_OPT_TRUE(struct digest_cli, want_csv)},
+    {OPT_JSON, LWM2_OPT_TRUE(struct digest_cli, want_json)},
+    {OPT_STEPS, LWM2_OPT_TRUE(struct digest_cli, o.steps)},
+    {0},
+};
+
 static const struct lwm2_optspec digest_spec = {
     .cmd = "digest",
     .usage = "Usage: lwm2 digest [OPTIONS]\n"
              "Show lwm2 job digests from Slurm accounting (or from jobcomp/lwm2's log).\n\n",
-    .footer = "TIME: now, now-N[s|m|h|d], YYYY-MM-DD[THH:MM[:SS]], @EPOCH, or as sacct\n"
-              "      takes it (MM/DD[/YY], HH:MM, today, now-3days, ...).\n"
-              "Exit status: 0 when every selected job has a digest, 1 otherwise, 2 usage.\n",
+    .footer = LWM2_OPT_SACCT_TIME_HELP
+    "Exit status: 0 when every selected job has a digest, 1 otherwise, 2 usage.\n",
     .col = 31,
+    .store = digest_store,
+    .no_operands = true,
     .opts = (const struct lwm2_opt[]){
         {NULL, 0, NULL, "Selection:"},
         {"jobs", 'j', "JOB[.STEP][,...]",
@@ -748,17 +758,16 @@ static const struct lwm2_optspec digest_spec = {
         {0},
     }};
 
-/* The command line as read: the options and the output forms asked for. */
-struct digest_cli {
-	struct opts o;
-	bool want_json, want_csv, want_p;
-};
-
-static int digest_opt_select(struct opts *o, int key, char *arg)
+/* --helpformat and the selection; the others are stored by digest_spec */
+static int digest_opt(void *ctx, int key, char *arg)
 {
+	struct opts *o = &((struct digest_cli *)ctx)->o;
 	uint64_t v;
 
 	switch (key) {
+	case OPT_HELPFORMAT:
+		helpformat();
+		return LWM2_OPT_EXIT;
 	case 'j':
 		return parse_jobs(arg, o) < 0 ? LWM2_OPT_USAGE : 0;
 	case 'u':
@@ -774,60 +783,18 @@ static int digest_opt_select(struct opts *o, int key, char *arg)
 		           ? LWM2_OPT_USAGE
 		           : 0;
 	case 'f':
-		if (lwm2_cmd_push_arg(&o->files, &o->nfiles, arg) < 0) {
-			fprintf(stderr, "lwm2: digest: %s\n", strerror(ENOMEM));
-			return LWM2_OPT_USAGE;
-		}
+		if (lwm2_cmd_push_arg(&o->files, &o->nfiles, arg) < 0)
+			return lwm2_opt_error(&digest_spec, LWM2_OPT_USAGE, "%s", strerror(ENOMEM));
 		if (!o->file)
 			o->file = arg;
 		return 0;
 	default: /* 'w' */
-		if (lwm2_parse_u64(arg, NULL, 0, 86400, &v) < 0) {
-			fprintf(stderr, "lwm2: digest: couldn't parse --wait \"%s\"\n", arg);
-			return LWM2_OPT_USAGE;
-		}
+		if (lwm2_parse_u64(arg, NULL, 0, 86400, &v) < 0)
+			return lwm2_opt_error(&digest_spec, LWM2_OPT_USAGE,
+			                      "couldn't parse --wait \"%s\"", arg);
 		o->wait = (int)v;
 		return 0;
 	}
-}
-
-static int digest_opt(void *ctx, int key, char *arg)
-{
-	struct digest_cli *cli = ctx;
-	struct opts *o = &cli->o;
-
-	switch (key) {
-	case 'a':
-		o->all_users = true;
-		break;
-	case 'M':
-		o->cluster = arg;
-		break;
-	case 'o':
-		o->format = arg;
-		break;
-	case 'p':
-		cli->want_p = true;
-		break;
-	case 'n':
-		o->noheader = true;
-		break;
-	case OPT_CSV:
-		cli->want_csv = true;
-		break;
-	case OPT_JSON:
-		cli->want_json = true;
-		break;
-	case OPT_STEPS:
-		o->steps = true;
-		break;
-	case OPT_HELPFORMAT:
-		helpformat();
-		return LWM2_OPT_EXIT;
-	default:
-		return digest_opt_select(o, key, arg);
-	}
-	return 0;
 }
 
 /* The output form and the defaults that follow from the options: 0 or -1
@@ -933,8 +900,6 @@ int lwm2_cmd_digest(int argc, char **argv)
 	struct out out = {0};
 	int rc = lwm2_opt_parse(&digest_spec, argc, argv, digest_opt, &cli);
 
-	if (rc >= 0 && lwm2_opt_no_operand(&digest_spec, argc, argv, rc) < 0)
-		rc = LWM2_OPT_USAGE;
 	if (rc >= 0 && digest_settle(&cli, &out) < 0)
 		rc = LWM2_OPT_USAGE;
 	if (rc >= 0) {

@@ -44,6 +44,24 @@ struct ctx {
 
 enum { O_URL = LWM2_OPT_LONG, O_DB, O_ORG, O_CRED, O_BATCH, O_TIMEOUT, O_RETRIES, O_NOGZIP };
 
+/* The command line as read. */
+struct export_cli {
+	struct ctx *c;
+	struct lwm2_lp_target t;
+	const char *cred;
+	char **files;
+	size_t nfiles;
+};
+
+/* The options lwm2_opt_parse stores itself. */
+static const struct lwm2_optstore export_store[] = {
+    {O_URL, LWM2_OPT_ARG(struct export_cli, t.url)},
+    {O_DB, LWM2_OPT_ARG(struct export_cli, t.database)},
+    {O_ORG, LWM2_OPT_ARG(struct export_cli, t.org)},
+    {O_CRED, LWM2_OPT_ARG(struct export_cli, cred)},
+    {0},
+};
+
 static const struct lwm2_optspec export_spec = {
     .cmd = "export",
     .usage = "Usage: lwm2 export --file LOG [OPTIONS] (--url URL | --dry-run)\n"
@@ -51,9 +69,11 @@ static const struct lwm2_optspec export_spec = {
              "InfluxDB line protocol: one point per job, step, node and time slice\n"
              "(lwm2_slice) and one per job (lwm2_job).  Sending a job again overwrites\n"
              "its points with the same values.\n\n",
-    .footer = "\nTIME: now, now-N[s|m|h|d], YYYY-MM-DD[THH:MM[:SS]], @EPOCH.  See lwm2(1).\n",
+    .footer = "\n" LWM2_OPT_TIME_HELP ".  See lwm2(1).\n",
     .col = 31,
     .usage_on_error = true,
+    .no_operands = true,
+    .store = export_store,
     .opts = (const struct lwm2_opt[]){
         {"file", 'f', "LOG",
          "the log (\"-\": standard input; several\nallowed, patterns, gzip and zstd: see "
@@ -76,29 +96,17 @@ static const struct lwm2_optspec export_spec = {
         {0},
     }};
 
-/* The command line as read. */
-struct export_cli {
-	struct ctx *c;
-	struct lwm2_lp_target *t;
-	const char *cred;
-	char **files;
-	size_t nfiles;
-};
-
 /* --batch, --timeout, --retries */
 static int export_opt_number(struct export_cli *cli, int key, const char *arg)
 {
 	uint64_t v;
 
-	if (lwm2_parse_u64(arg, NULL, 1, 1000000, &v) < 0) {
-		fprintf(stderr, "lwm2: export: bad number \"%s\"\n", arg);
-		lwm2_opt_usage(&export_spec, stderr);
-		return LWM2_OPT_USAGE;
-	}
+	if (lwm2_parse_u64(arg, NULL, 1, 1000000, &v) < 0)
+		return lwm2_opt_error(&export_spec, LWM2_OPT_USAGE_HELP, "bad number \"%s\"", arg);
 	if (key == O_BATCH)
 		cli->c->batch = v;
 	else if (key == O_TIMEOUT)
-		cli->t->timeout_s = (unsigned)v;
+		cli->t.timeout_s = (unsigned)v;
 	else
 		cli->c->retries = (unsigned)v;
 	return 0;
@@ -113,33 +121,17 @@ static int export_opt(void *ctx, int key, char *arg)
 	case 'f':
 	case 'j':
 		if ((key == 'f' ? lwm2_cmd_push_arg(&cli->files, &cli->nfiles, arg)
-		                : lwm2_split_list(arg, &c->jobs, &c->njobs)) < 0) {
-			fprintf(stderr, "lwm2: export: out of memory\n");
-			return LWM2_OPT_FAIL;
-		}
+		                : lwm2_split_list(arg, &c->jobs, &c->njobs)) < 0)
+			return lwm2_opt_error(&export_spec, LWM2_OPT_FAIL, "out of memory");
 		break;
 	case 'S':
 	case 'E':
-		if (lwm2_parse_time(arg, key == 'S' ? &c->start : &c->end) < 0) {
-			fprintf(stderr, "lwm2: export: bad time \"%s\"\n", arg);
-			lwm2_opt_usage(&export_spec, stderr);
-			return LWM2_OPT_USAGE;
-		}
-		break;
-	case O_URL:
-		cli->t->url = arg;
-		break;
-	case O_DB:
-		cli->t->database = arg;
-		break;
-	case O_ORG:
-		cli->t->org = arg;
-		break;
-	case O_CRED:
-		cli->cred = arg;
+		if (lwm2_parse_time(arg, key == 'S' ? &c->start : &c->end) < 0)
+			return lwm2_opt_error(&export_spec, LWM2_OPT_USAGE_HELP, "bad time \"%s\"",
+			                      arg);
 		break;
 	case O_NOGZIP:
-		cli->t->gzip = false;
+		cli->t.gzip = false;
 		break;
 	case 'n':
 		c->dry_run = true;
@@ -217,14 +209,8 @@ static bool wanted(const struct ctx *c, json_object *fields)
 		if (!hit)
 			return false;
 	}
-	/* ran (or ended) inside [-S, -E], as `lwm2 digest` selects */
-	if (c->start && end && end < c->start)
-		return false;
-	if (c->end && start && start > c->end)
-		return false;
-	if (c->end && !start && end > c->end)
-		return false;
-	return true;
+	/* as `lwm2 digest` selects */
+	return lwm2_cmd_ran_within(c->start, c->end, start, end);
 }
 
 static int on_line(void *arg, const struct lwm2_logline *l, char *err, size_t errlen)
@@ -260,48 +246,40 @@ static double now_s(void)
 int lwm2_cmd_export(int argc, char **argv)
 {
 	struct ctx c = {.retries = 5, .batch = 5000};
-	struct lwm2_lp_target t = {.gzip = true, .timeout_s = 10};
-	struct export_cli cli = {.c = &c, .t = &t};
-	const char *cred;
-	char **files;
-	size_t nfiles;
+	struct export_cli cli = {.c = &c, .t = {.gzip = true, .timeout_s = 10}};
+	struct lwm2_lp_target *t = &cli.t;
 	char *user = NULL, *password = NULL, *token = NULL, err[512];
 	struct lwm2_logscan_count count = {0};
 	double t0;
 	int rc = 1, scan, first;
 
 	first = lwm2_opt_parse(&export_spec, argc, argv, export_opt, &cli);
-	cred = cli.cred;
-	files = cli.files;
-	nfiles = cli.nfiles;
 	if (first < 0) {
 		rc = lwm2_opt_status(first);
 		goto out;
 	}
-	if (lwm2_opt_no_operand(&export_spec, argc, argv, first) < 0)
-		goto usage_err;
-	if (!nfiles) {
+	if (!cli.nfiles) {
 		fprintf(stderr, "lwm2: export: --file LOG is required\n");
 		goto usage_err;
 	}
-	if (!c.dry_run && !t.url) {
+	if (!c.dry_run && !t->url) {
 		fprintf(stderr, "lwm2: export: --url URL or --dry-run is required\n");
 		goto usage_err;
 	}
 	if (!c.dry_run) {
-		if (cred) {
+		if (cli.cred) {
 			/* a person's own file: readable by its owner only is still
 			 * required, root ownership is not */
-			if (lwm2_lp_read_credentials(cred, false, &user, &password, &token, err,
+			if (lwm2_lp_read_credentials(cli.cred, false, &user, &password, &token, err,
 			                             sizeof(err)) < 0) {
 				fprintf(stderr, "lwm2: export: %s\n", err);
 				goto out;
 			}
-			t.user = user;
-			t.password = password;
-			t.token = token;
+			t->user = user;
+			t->password = password;
+			t->token = token;
 		}
-		if (!(c.sender = lwm2_lp_sender_new(&t, err, sizeof(err)))) {
+		if (!(c.sender = lwm2_lp_sender_new(t, err, sizeof(err)))) {
 			fprintf(stderr, "lwm2: export: %s\n", err);
 			goto out;
 		}
@@ -309,7 +287,7 @@ int lwm2_cmd_export(int argc, char **argv)
 	t0 = now_s();
 	/* The jobs of the files that were read still go out; the exit
 	 * status says that one was not. */
-	scan = lwm2_logscan_files("export", files, nfiles, on_line, &c, &count);
+	scan = lwm2_logscan_files("export", cli.files, cli.nfiles, on_line, &c, &count);
 	if (!c.failed && c.buf.lines && flush_batch(&c, c.buf.p, c.buf.len, c.buf.lines) < 0)
 		goto out;
 	if (c.failed)
@@ -344,7 +322,7 @@ usage_err:
 	lwm2_opt_usage(&export_spec, stderr);
 	rc = 2;
 out:
-	free(files);
+	free(cli.files);
 	lwm2_lp_sender_free(c.sender);
 	lwm2_lp_buf_free(&c.buf);
 	for (size_t i = 0; i < c.njobs; i++)

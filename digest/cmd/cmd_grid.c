@@ -273,6 +273,18 @@ static int print_interference(struct gctx *x, int64_t only, bool json)
 
 enum { OPT_JSON = LWM2_OPT_LONG, OPT_NODE, OPT_METRIC, OPT_INTERF, OPT_ALL };
 
+/* The command line as read. */
+struct grid_cli {
+	struct gctx *x;
+	const struct lwm2_optspec *spec;
+	const char *node;
+	char **files;
+	size_t nfiles;
+	bool isnodes, json, interf, all;
+	int metric;
+	int64_t only;
+};
+
 /* lwm2 grid and lwm2 nodes take the same options. */
 static const struct lwm2_opt grid_opts[] = {
     {"file", 'f', "LOG", NULL},
@@ -287,6 +299,14 @@ static const struct lwm2_opt grid_opts[] = {
     {0},
 };
 
+static const struct lwm2_optstore grid_store[] = {
+    {OPT_NODE, LWM2_OPT_ARG(struct grid_cli, node)},
+    {OPT_INTERF, LWM2_OPT_TRUE(struct grid_cli, interf)},
+    {OPT_ALL, LWM2_OPT_TRUE(struct grid_cli, all)},
+    {OPT_JSON, LWM2_OPT_TRUE(struct grid_cli, json)},
+    {0},
+};
+
 static const struct lwm2_optspec grid_spec = {
     .cmd = "grid",
     .usage = "usage: lwm2 grid --file LOG [-S START] [-E END] [--node NODE] [--metric M]\n"
@@ -297,6 +317,8 @@ static const struct lwm2_optspec grid_spec = {
              "  step in a cell; M: write, write_bw, read, read_bw, mpi, mpi_rate,\n"
              "  mpi_share.  --interference: the interference findings of the jobs.\n",
     .opts = grid_opts,
+    .store = grid_store,
+    .no_operands = true,
 };
 
 static const struct lwm2_optspec nodes_spec = {
@@ -305,64 +327,40 @@ static const struct lwm2_optspec nodes_spec = {
              "  Nodes whose ranks were the slowest of their multi-node jobs more often than\n"
              "  chance allows, with the jobs as evidence; --all lists every node.\n",
     .opts = grid_opts,
+    .store = grid_store,
+    .no_operands = true,
 };
 
-/* The command line as read. */
-struct grid_cli {
-	struct gctx *x;
-	const char *cmd, *node;
-	char **files;
-	size_t nfiles;
-	bool isnodes, json, interf, all;
-	int metric;
-	int64_t only;
-};
-
+/* -f, -S, -E, -j and --metric; the others are stored by grid_store */
 static int grid_opt(void *ctx, int key, char *arg)
 {
 	struct grid_cli *cli = ctx;
+	const char *cmd = cli->spec->cmd;
 
 	switch (key) {
 	case 'f':
 		return lwm2_cmd_push_arg(&cli->files, &cli->nfiles, arg) < 0 ? LWM2_OPT_USAGE : 0;
 	case 'S':
 	case 'E':
-		return lwm2_cmd_time_opt(cli->cmd, arg,
-		                         key == 'S' ? &cli->x->start : &cli->x->end) < 0
+		return lwm2_cmd_time_opt(cmd, arg, key == 'S' ? &cli->x->start : &cli->x->end) < 0
 		           ? LWM2_OPT_USAGE
 		           : 0;
 	case 'j':
-		if (cli->isnodes || lwm2_parse_i64(arg, NULL, 1, INT64_MAX, &cli->only) < 0) {
-			fprintf(stderr, "lwm2: %s: couldn't take -j \"%s\"\n", cli->cmd, arg);
-			return LWM2_OPT_USAGE;
-		}
-		break;
-	case OPT_NODE:
-		cli->node = arg;
-		break;
-	case OPT_METRIC:
+		if (cli->isnodes || lwm2_parse_i64(arg, NULL, 1, INT64_MAX, &cli->only) < 0)
+			return lwm2_opt_error(cli->spec, LWM2_OPT_USAGE, "couldn't take -j \"%s\"",
+			                      arg);
+		return 0;
+	default: /* --metric */
 		for (cli->metric = 0; cli->metric < NG && strcmp(arg, g_name[cli->metric]);
 		     cli->metric++)
 			;
-		if (cli->metric == NG) {
-			fprintf(stderr,
-			        "lwm2: %s: couldn't show metric \"%s\": want write, write_bw, "
-			        "read, read_bw, mpi, mpi_rate or mpi_share\n",
-			        cli->cmd, arg);
-			return LWM2_OPT_USAGE;
-		}
-		break;
-	case OPT_INTERF:
-		cli->interf = true;
-		break;
-	case OPT_ALL:
-		cli->all = true;
-		break;
-	default:
-		cli->json = true;
-		break;
+		if (cli->metric == NG)
+			return lwm2_opt_error(cli->spec, LWM2_OPT_USAGE,
+			                      "couldn't show metric \"%s\": want write, write_bw, "
+			                      "read, read_bw, mpi, mpi_rate or mpi_share",
+			                      arg);
+		return 0;
 	}
-	return 0;
 }
 
 /* lwm2 nodes: the nodes that stand out and their evidence, as text. */
@@ -398,37 +396,26 @@ static void print_nodes_text(json_object *r)
 
 static int run(const char *cmd, int argc, char **argv)
 {
-	bool isnodes = !strcmp(cmd, "nodes"), json, interf, all;
+	bool isnodes = !strcmp(cmd, "nodes");
 	const struct lwm2_optspec *spec = isnodes ? &nodes_spec : &grid_spec;
 	struct gctx x = {.cmd = cmd};
-	struct grid_cli cli = {.x = &x, .cmd = cmd, .isnodes = isnodes, .metric = -1};
-	char **files;
-	size_t nfiles;
-	const char *node;
-	int metric, rc = 0, first = lwm2_opt_parse(spec, argc, argv, grid_opt, &cli);
-	int64_t only;
+	struct grid_cli cli = {.x = &x, .spec = spec, .isnodes = isnodes, .metric = -1};
+	int rc = 0, first = lwm2_opt_parse(spec, argc, argv, grid_opt, &cli);
 
-	files = cli.files;
-	nfiles = cli.nfiles;
-	node = cli.node;
-	metric = cli.metric;
-	only = cli.only;
-	json = cli.json;
-	interf = cli.interf;
-	all = cli.all;
 	if (first == LWM2_OPT_EXIT)
 		goto done;
-	if (first < 0 || lwm2_opt_no_operand(spec, argc, argv, first) < 0)
+	if (first < 0)
 		goto usage_err;
-	if (!nfiles) {
+	if (!cli.nfiles) {
 		fprintf(stderr,
 		        "lwm2: %s: couldn't read digests: no --file LOG given (jobcomp/lwm2's "
 		        "JSON-lines log)\n",
 		        cmd);
 		goto usage_err;
 	}
-	if (isnodes ? (node || metric >= 0 || interf)
-	            : (all || (interf && (node || metric >= 0)) || (only && !interf))) {
+	if (isnodes ? (cli.node || cli.metric >= 0 || cli.interf)
+	            : (cli.all || (cli.interf && (cli.node || cli.metric >= 0)) ||
+	               (cli.only && !cli.interf))) {
 		fprintf(stderr, "lwm2: %s: options that do not go together; see --help\n", cmd);
 		goto usage_err;
 	}
@@ -441,26 +428,26 @@ static int run(const char *cmd, int argc, char **argv)
 		rc = 1;
 		goto done;
 	}
-	if (lwm2_logscan_files(cmd, files, nfiles, on_line, &x, NULL) < 0)
+	if (lwm2_logscan_files(cmd, cli.files, cli.nfiles, on_line, &x, NULL) < 0)
 		rc = 1;
 	if (x.rc) {
 		rc = 1;
 	} else if (isnodes) {
-		json_object *r = lwm2_nodes_result(x.nodes, all);
+		json_object *r = lwm2_nodes_result(x.nodes, cli.all);
 
 		if (!r) {
 			fprintf(stderr, "lwm2: nodes: %s\n", strerror(ENOMEM));
 			rc = 1;
-		} else if (json) {
+		} else if (cli.json) {
 			puts(json_object_to_json_string_ext(r, JSON_C_TO_STRING_PLAIN));
 		} else {
 			print_nodes_text(r);
 		}
 		json_object_put(r);
-	} else if (interf) {
-		rc |= print_interference(&x, only, json);
+	} else if (cli.interf) {
+		rc |= print_interference(&x, cli.only, cli.json);
 	} else {
-		rc |= print_grid(&x, node, metric, json);
+		rc |= print_grid(&x, cli.node, cli.metric, cli.json);
 	}
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		fprintf(stderr, "lwm2: %s: couldn't write the output: %s\n", cmd, strerror(errno));
@@ -474,7 +461,7 @@ done:
 	lwm2_grid_free(&x.g);
 	lwm2_nodes_free(x.nodes);
 	free(x.order);
-	free(files);
+	free(cli.files);
 	return rc;
 }
 

@@ -42,15 +42,32 @@ struct hsel {
 
 enum { OPT_JSON = LWM2_OPT_LONG };
 
+/* The command line as read. */
+struct history_cli {
+	struct hsel s;
+	char **files;
+	size_t nfiles;
+	bool json;
+};
+
+/* The options lwm2_opt_parse stores itself. */
+static const struct lwm2_optstore history_store[] = {
+    {'a', LWM2_OPT_ARG(struct history_cli, s.app)},
+    {'b', LWM2_OPT_ARG(struct history_cli, s.build)},
+    {OPT_JSON, LWM2_OPT_TRUE(struct history_cli, json)},
+    {0},
+};
+
 static const struct lwm2_optspec history_spec = {
     .cmd = "history",
     .usage = "Usage: lwm2 history [OPTIONS] --file LOG\n"
              "The runs of an application over time, from jobcomp/lwm2's log: date, job,\n"
              "ranks/nodes, duration, core-hours, MPI share, I/O share, CPI, busy threads\n"
              "and build.\n",
-    .footer = "TIME: now, now-N[s|m|h|d], YYYY-MM-DD[THH:MM[:SS]], @EPOCH.  See lwm2(1).\n",
+    .footer = LWM2_OPT_TIME_HELP ".  See lwm2(1).\n",
     .col = 26,
     .usage_on_error = true,
+    .store = history_store,
     .opts = (const struct lwm2_opt[]){
         {"app", 'a', "NAME", "runs of this executable (basename)"},
         {"build-id", 'b', "ID", "runs of this build (a prefix of the build-id)"},
@@ -63,45 +80,24 @@ static const struct lwm2_optspec history_spec = {
         {0},
     }};
 
-/* The command line as read. */
-struct history_cli {
-	struct hsel *s;
-	char **files;
-	size_t nfiles;
-	bool json;
-};
-
 static int history_opt(void *ctx, int key, char *arg)
 {
 	struct history_cli *cli = ctx;
-	struct hsel *s = cli->s;
+	struct hsel *s = &cli->s;
 
 	switch (key) {
-	case 'a':
-		s->app = arg;
-		break;
-	case 'b':
-		s->build = arg;
-		break;
 	case 'u':
-		if (lwm2_split_list(arg, &s->users, &s->nusers) < 0) {
-			fprintf(stderr, "lwm2: history: out of memory\n");
-			return LWM2_OPT_FAIL;
-		}
+		if (lwm2_split_list(arg, &s->users, &s->nusers) < 0)
+			return lwm2_opt_error(&history_spec, LWM2_OPT_FAIL, "out of memory");
 		break;
 	case 'S':
 	case 'E':
-		if (lwm2_parse_time(arg, key == 'S' ? &s->start : &s->end) < 0) {
-			fprintf(stderr, "lwm2: history: couldn't parse the time \"%s\"\n", arg);
-			lwm2_opt_usage(&history_spec, stderr);
-			return LWM2_OPT_USAGE;
-		}
+		if (lwm2_parse_time(arg, key == 'S' ? &s->start : &s->end) < 0)
+			return lwm2_opt_error(&history_spec, LWM2_OPT_USAGE_HELP,
+			                      "couldn't parse the time \"%s\"", arg);
 		break;
-	case 'f':
+	default: /* 'f' */
 		return lwm2_cmd_push_arg(&cli->files, &cli->nfiles, arg) < 0 ? LWM2_OPT_FAIL : 0;
-	default:
-		cli->json = true;
-		break;
 	}
 	return 0;
 }
@@ -270,18 +266,12 @@ static int scan(struct hsel *s, char **files, size_t nfiles, const char *cmd)
 
 int lwm2_cmd_history(int argc, char **argv)
 {
-	struct hsel s;
-	struct history_cli cli = {.s = &s};
-	char **files;
-	size_t nfiles;
-	bool json;
+	struct history_cli cli;
+	struct hsel *s = &cli.s;
 	int rc = 1, first;
 
-	memset(&s, 0, sizeof(s));
+	memset(&cli, 0, sizeof(cli));
 	first = lwm2_opt_parse(&history_spec, argc, argv, history_opt, &cli);
-	files = cli.files;
-	nfiles = cli.nfiles;
-	json = cli.json;
 	if (first < 0) {
 		rc = lwm2_opt_status(first);
 		goto out;
@@ -291,24 +281,24 @@ int lwm2_cmd_history(int argc, char **argv)
 		lwm2_opt_usage(&history_spec, stderr);
 		goto out;
 	}
-	if (!nfiles) {
+	if (!cli.nfiles) {
 		fprintf(stderr, "lwm2: history: couldn't read runs: no --file LOG given "
 		                "(jobcomp/lwm2's JSON-lines log)\n");
 		lwm2_opt_usage(&history_spec, stderr);
 		goto out;
 	}
-	rc = scan(&s, files, nfiles, "history") < 0 ? 1 : 0;
-	print_table(&s, json);
+	rc = scan(s, cli.files, cli.nfiles, "history") < 0 ? 1 : 0;
+	print_table(s, cli.json);
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		fprintf(stderr, "lwm2: history: couldn't write the output: %s\n", strerror(errno));
 		rc = 1;
 	}
 out:
-	for (size_t i = 0; i < s.nusers; i++)
-		free(s.users[i]);
-	free(s.users);
-	free(s.e);
-	free(files);
+	for (size_t i = 0; i < s->nusers; i++)
+		free(s->users[i]);
+	free(s->users);
+	free(s->e);
+	free(cli.files);
 	return rc;
 }
 

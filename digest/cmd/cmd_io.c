@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Input and output that several lwm2 subcommands share (see cmd_io.h). */
+#define _GNU_SOURCE /* pipe2 */
 #include "config.h"
 
 #include "cmd_io.h"
@@ -38,6 +39,41 @@ int lwm2_cmd_push_arg(char ***v, size_t *n, char *arg)
 	*v = nv;
 	nv[(*n)++] = arg;
 	return 0;
+}
+
+pid_t lwm2_cmd_fork_pipe(int *rfd)
+{
+	int p[2];
+	pid_t pid;
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -1;
+	pid = fork();
+	if (pid < 0) {
+		close(p[0]);
+		close(p[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		dup2(p[1], 1);
+		close(p[0]);
+		close(p[1]);
+		return 0;
+	}
+	close(p[1]);
+	*rfd = p[0];
+	return pid;
+}
+
+bool lwm2_cmd_ran_within(int64_t from, int64_t to, int64_t start, int64_t end)
+{
+	if (from && end && end < from)
+		return false;
+	if (to && start && start > to)
+		return false;
+	if (to && !start && end > to)
+		return false;
+	return true;
 }
 
 int lwm2_cmd_print_json(json_object *o, bool pretty)

@@ -5,6 +5,8 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
 
 #include <json-c/json.h>
 
@@ -15,6 +17,14 @@ char *lwm2_cmd_slurp(const char *path, size_t max, size_t *len, char *err, size_
 /* arg appended to the array *v of *n (grown; arg itself is not copied:
  * options are argv's strings).  0, or -1 when out of memory. */
 int lwm2_cmd_push_arg(char ***v, size_t *n, char *arg);
+
+/* A child whose standard output is a pipe: its pid in the parent, which
+ * reads the pipe at *rfd; 0 in the child; -1 when no pipe or no child. */
+pid_t lwm2_cmd_fork_pipe(int *rfd);
+
+/* Whether a job of start and end (0: not known) ran, or ended, inside
+ * [from, to] of -S and -E (0: open). */
+bool lwm2_cmd_ran_within(int64_t from, int64_t to, int64_t start, int64_t end);
 
 /* o as one line of JSON on stdout (indented with pretty); 0, or -1. */
 int lwm2_cmd_print_json(json_object *o, bool pretty);

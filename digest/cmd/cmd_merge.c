@@ -27,6 +27,15 @@ struct merge_opts {
 	bool pretty, digest;
 };
 
+/* The options lwm2_opt_parse stores itself. */
+static const struct lwm2_optstore merge_store[] = {
+    {'p', LWM2_OPT_TRUE(struct merge_opts, pretty)},
+    {'d', LWM2_OPT_TRUE(struct merge_opts, digest)},
+    {'n', LWM2_OPT_ARG(struct merge_opts, id.node)},
+    {'M', LWM2_OPT_ARG(struct merge_opts, id.cluster)},
+    {0},
+};
+
 static const struct lwm2_optspec merge_spec = {
     .cmd = "merge",
     .usage = "Usage: lwm2 merge [--job ID --step ID] [--node NAME] [--cluster NAME]\n"
@@ -36,6 +45,8 @@ static const struct lwm2_optspec merge_spec = {
              "reported and skipped.  With --job, records of other jobs or steps\n"
              "are skipped too.  With --digest, print the job digest of that one\n"
              "node instead.\n",
+    .store = merge_store,
+    .need = "directory or file",
     .opts = (const struct lwm2_opt[]){
         {"pretty", 'p', NULL, NULL},
         {"job", 'j', "ID", NULL},
@@ -46,41 +57,25 @@ static const struct lwm2_optspec merge_spec = {
         {0},
     }};
 
+/* -j and -s; the others are stored by merge_spec */
 static int merge_opt(void *ctx, int key, char *arg)
 {
 	struct merge_opts *o = ctx;
 	uint64_t v;
 
-	switch (key) {
-	case 'p':
-		o->pretty = true;
-		break;
-	case 'd':
-		o->digest = true;
-		break;
-	case 'j':
-		if (lwm2_parse_u64(arg, NULL, 1, UINT32_MAX - 2, &o->id.job_id) < 0) {
-			fprintf(stderr, "lwm2: merge: couldn't parse --job \"%s\": want 1 to %u\n",
-			        arg, UINT32_MAX - 2);
-			return LWM2_OPT_USAGE;
-		}
-		break;
-	case 's':
-		/* up to Slurm's batch step, the highest a record can carry */
-		if (lwm2_parse_u64(arg, NULL, 0, UINT32_MAX - 3, &v) < 0) {
-			fprintf(stderr, "lwm2: merge: couldn't parse --step \"%s\": want 0 to %u\n",
-			        arg, UINT32_MAX - 3);
-			return LWM2_OPT_USAGE;
-		}
-		o->id.step_id = (uint32_t)v;
-		break;
-	case 'n':
-		o->id.node = arg;
-		break;
-	default:
-		o->id.cluster = arg;
-		break;
+	if (key == 'j') {
+		if (lwm2_parse_u64(arg, NULL, 1, UINT32_MAX - 2, &o->id.job_id) < 0)
+			return lwm2_opt_error(&merge_spec, LWM2_OPT_USAGE,
+			                      "couldn't parse --job \"%s\": want 1 to %u", arg,
+			                      UINT32_MAX - 2);
+		return 0;
 	}
+	/* 's': up to Slurm's batch step, the highest a record can carry */
+	if (lwm2_parse_u64(arg, NULL, 0, UINT32_MAX - 3, &v) < 0)
+		return lwm2_opt_error(&merge_spec, LWM2_OPT_USAGE,
+		                      "couldn't parse --step \"%s\": want 0 to %u", arg,
+		                      UINT32_MAX - 3);
+	o->id.step_id = (uint32_t)v;
 	return 0;
 }
 
@@ -96,10 +91,6 @@ int lwm2_cmd_merge(int argc, char **argv)
 	if (first < 0)
 		return lwm2_opt_status(first);
 	id = o.id;
-	if (first >= argc) {
-		fprintf(stderr, "lwm2: merge: no directory or file given\n");
-		return 2;
-	}
 	if (!*id.node && gethostname(host, sizeof(host) - 1) == 0)
 		id.node = host;
 	if (first + 1 == argc && stat(argv[first], &st) == 0 && S_ISDIR(st.st_mode)) {

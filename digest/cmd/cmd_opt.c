@@ -3,6 +3,7 @@
 #include "cmd_opt.h"
 
 #include <getopt.h>
+#include <stdarg.h>
 #include <string.h>
 
 /* Options a command may have, --help included. */
@@ -73,6 +74,37 @@ static int tables(const struct lwm2_optspec *spec, struct option *lo, char *so)
 	return 0;
 }
 
+/* Option key stored by spec's store table in ctx: true, or false when
+ * the table does not have it. */
+static bool store(const struct lwm2_optspec *spec, void *ctx, int key, char *arg)
+{
+	const struct lwm2_optstore *st;
+
+	for (st = spec->store; st && st->key; st++) {
+		if (st->key != key)
+			continue;
+		if (st->how == LWM2_OPT_SET_TRUE)
+			*(bool *)((char *)ctx + st->off) = true;
+		else
+			*(char **)((char *)ctx + st->off) = arg;
+		return true;
+	}
+	return false;
+}
+
+/* The operands from argv[first] as spec wants them: first, or
+ * LWM2_OPT_USAGE having said why not. */
+static int operands(const struct lwm2_optspec *spec, int argc, char **argv, int first)
+{
+	if (spec->need && first >= argc)
+		fprintf(stderr, "lwm2: %s: no %s given\n", spec->cmd, spec->need);
+	else if (!spec->no_operands || lwm2_opt_no_operand(spec, argc, argv, first) == 0)
+		return first;
+	if (spec->usage_on_error)
+		lwm2_opt_usage(spec, stderr);
+	return LWM2_OPT_USAGE;
+}
+
 int lwm2_opt_parse(const struct lwm2_optspec *spec, int argc, char **argv, lwm2_opt_fn fn,
                    void *ctx)
 {
@@ -95,11 +127,29 @@ int lwm2_opt_parse(const struct lwm2_optspec *spec, int argc, char **argv, lwm2_
 				lwm2_opt_usage(spec, stderr);
 			return LWM2_OPT_USAGE;
 		}
+		if (store(spec, ctx, c, optarg))
+			continue;
 		r = fn(ctx, c, optarg);
+		if (r == LWM2_OPT_USAGE_HELP) {
+			lwm2_opt_usage(spec, stderr);
+			return LWM2_OPT_USAGE;
+		}
 		if (r != 0)
 			return r;
 	}
-	return optind;
+	return operands(spec, argc, argv, optind);
+}
+
+int lwm2_opt_error(const struct lwm2_optspec *spec, int r, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "lwm2: %s: ", spec->cmd);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return r;
 }
 
 int lwm2_opt_status(int r)

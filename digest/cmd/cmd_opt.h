@@ -8,6 +8,7 @@
 #define LWM2_CMD_OPT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 
 /* Keys of options without a short letter start here. */
@@ -20,29 +21,64 @@ struct lwm2_opt {
 	const char *help; /* help lines ('\n' between them); NULL: not listed */
 };
 
-struct lwm2_optspec {
-	const char *cmd;             /* "digest": messages say "lwm2: digest: ..." */
-	const char *usage;           /* the help's text before the options */
-	const char *footer;          /* and after them (or NULL) */
-	int col;                     /* the column the options' help starts at */
-	char argsep;                 /* between a long name and its argument: '=' or ' ' */
-	bool in_order;               /* options end at the first operand ("+") */
-	bool usage_on_error;         /* an unknown option prints the help on stderr */
-	const struct lwm2_opt *opts; /* ends with {0} */
+/* What lwm2_opt_parse does itself with an option, the callback not
+ * called: how, and where in the callback's context (offsetof). */
+enum { LWM2_OPT_SET_TRUE = 1, LWM2_OPT_SET_ARG };
+
+struct lwm2_optstore {
+	int key;    /* the option's key; 0 ends the table */
+	int how;    /* LWM2_OPT_SET_TRUE: a bool made true; _ARG: a char * the argument */
+	size_t off; /* the member's offset in the context */
 };
+
+/* An optstore entry after its key: the option sets member field of T
+ * (the context's type), as in {'p', LWM2_OPT_TRUE(struct cli, pretty)}. */
+#define LWM2_OPT_TRUE(T, field) LWM2_OPT_SET_TRUE, offsetof(T, field)
+#define LWM2_OPT_ARG(T, field)  LWM2_OPT_SET_ARG, offsetof(T, field)
+
+struct lwm2_optspec {
+	const char *cmd;                   /* "digest": messages say "lwm2: digest: ..." */
+	const char *usage;                 /* the help's text before the options */
+	const char *footer;                /* and after them (or NULL) */
+	int col;                           /* the column the options' help starts at */
+	char argsep;                       /* between a long name and its argument: '=' or ' ' */
+	bool in_order;                     /* options end at the first operand ("+") */
+	bool usage_on_error;               /* an unknown option prints the help on stderr */
+	const struct lwm2_opt *opts;       /* ends with {0} */
+	const struct lwm2_optstore *store; /* options stored without the callback (or NULL) */
+	const char *need;                  /* operands wanted: "lwm2: CMD: no NEED given" else */
+	bool no_operands;                  /* an operand is an "unexpected argument" */
+};
+
+/* The forms of a TIME argument, for the help's footer: lwm2_parse_time's,
+ * and with lwm2_cmd_time_opt (slurmutil.h) sacct's too. */
+#define LWM2_OPT_TIME_HELP "TIME: now, now-N[s|m|h|d], YYYY-MM-DD[THH:MM[:SS]], @EPOCH"
+#define LWM2_OPT_SACCT_TIME_HELP                                                                   \
+	LWM2_OPT_TIME_HELP ", or as sacct\n"                                                       \
+	                   "      takes it (MM/DD[/YY], HH:MM, today, now-3days, ...).\n"
 
 /* What lwm2_opt_parse and the callback return besides an index:
  * stop with exit status 0 (help printed), 2 (usage) or 1 (failure). */
 enum { LWM2_OPT_EXIT = -1, LWM2_OPT_USAGE = -2, LWM2_OPT_FAIL = -3 };
 
+/* What the callback returns for a usage error after which the help is
+ * printed on stderr (lwm2_opt_parse does it, then returns LWM2_OPT_USAGE). */
+#define LWM2_OPT_USAGE_HELP (-4)
+
 /* One option: 0 to go on, or one of LWM2_OPT_EXIT/USAGE/FAIL. */
 typedef int (*lwm2_opt_fn)(void *ctx, int key, char *arg);
 
-/* The options of argv by spec's table, fn called for each but --help:
- * the index of the first operand, or what fn (or an unknown option:
- * LWM2_OPT_USAGE) said. */
+/* The options of argv by spec's table, fn called for each but --help and
+ * those of spec's store (fn may be NULL where that is all of them): the
+ * index of the first operand, or what fn (or an unknown option, operands
+ * missing or not wanted: LWM2_OPT_USAGE) said. */
 int lwm2_opt_parse(const struct lwm2_optspec *spec, int argc, char **argv, lwm2_opt_fn fn,
                    void *ctx);
+
+/* "lwm2: CMD: " and the message by fmt on stderr: r, for the callback
+ * to return. */
+int lwm2_opt_error(const struct lwm2_optspec *spec, int r, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 /* The exit status of a negative result of lwm2_opt_parse. */
 int lwm2_opt_status(int r);

@@ -48,6 +48,7 @@ static const struct lwm2_optspec render_spec = {
              "without the LWM2: prefix), an AdminComment holding one, or lines of\n"
              "the JSON-lines log; a node record is shown as the digest of its\n"
              "node.  FILE - reads stdin.\n",
+    .need = "file",
     .opts = (const struct lwm2_opt[]){
         {"steps", 's', NULL, NULL},
         {"no-guidance", 'G', NULL, NULL},
@@ -74,10 +75,6 @@ int lwm2_cmd_render(int argc, char **argv)
 
 	if (first < 0)
 		return lwm2_opt_status(first);
-	if (first >= argc) {
-		fprintf(stderr, "lwm2: render: no file given\n");
-		return 2;
-	}
 	for (int i = first; i < argc; i++) {
 		char err[512] = "";
 		size_t len, nd = 0;

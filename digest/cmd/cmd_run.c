@@ -163,6 +163,14 @@ struct run_opts {
 	bool quiet;
 };
 
+/* The options lwm2_opt_parse stores itself. */
+static const struct lwm2_optstore run_store[] = {
+    {'k', LWM2_OPT_ARG(struct run_opts, keep)},
+    {'j', LWM2_OPT_ARG(struct run_opts, json_out)},
+    {'q', LWM2_OPT_TRUE(struct run_opts, quiet)},
+    {0},
+};
+
 static const struct lwm2_optspec run_spec = {
     .cmd = "run",
     .usage = "Usage: lwm2 run [--slice S] [--keep DIR] [--json FILE] [--quiet] -- CMD "
@@ -175,6 +183,8 @@ static const struct lwm2_optspec run_spec = {
     .argsep = ' ',
     /* options end at the command, whose own options are its own */
     .in_order = true,
+    .store = run_store,
+    .need = "command",
     .opts = (const struct lwm2_opt[]){
         {"slice", 's', "S", "time-slice length in seconds"},
         {"keep", 'k', "DIR", "keep the rank records in DIR"},
@@ -183,30 +193,18 @@ static const struct lwm2_optspec run_spec = {
         {0},
     }};
 
+/* --slice; the others are stored by run_spec */
 static int run_opt(void *ctx, int key, char *arg)
 {
 	struct run_opts *o = ctx;
 	uint64_t v;
 
-	switch (key) {
-	case 's':
-		if (lwm2_parse_u64(arg, NULL, 1, 3600, &v) < 0) {
-			fprintf(stderr, "lwm2: run: --slice takes seconds (1-3600, the "
-			                "range liblwm2.so accepts)\n");
-			return LWM2_OPT_USAGE;
-		}
-		o->slice = arg;
-		break;
-	case 'k':
-		o->keep = arg;
-		break;
-	case 'j':
-		o->json_out = arg;
-		break;
-	default:
-		o->quiet = true;
-		break;
-	}
+	(void)key;
+	if (lwm2_parse_u64(arg, NULL, 1, 3600, &v) < 0)
+		return lwm2_opt_error(
+		    &run_spec, LWM2_OPT_USAGE,
+		    "--slice takes seconds (1-3600, the range liblwm2.so accepts)");
+	o->slice = arg;
 	return 0;
 }
 
@@ -407,10 +405,6 @@ int lwm2_cmd_run(int argc, char **argv)
 
 	if (first < 0)
 		return lwm2_opt_status(first);
-	if (first >= argc) {
-		fprintf(stderr, "lwm2: run: no command given\n");
-		return 2;
-	}
 	if (find_lib(lib, sizeof(lib)) != 0) {
 		fprintf(stderr, "lwm2: run: couldn't find liblwm2.so (tried %s): %s\n", lib,
 		        strerror(errno));

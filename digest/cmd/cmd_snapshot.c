@@ -71,13 +71,8 @@ static json_object *rank_json(const struct lwm2_rank_record *r, const char *step
 	for (int e = 0; e < LWM2_NEARMARKS; e++)
 		json_object_array_add(s, ju_u64(l.samples[e]));
 	ju_add(o, "samples", s);
-	ju_add(o, "mpi_calls", ju_u64(l.mpi_calls));
-	ju_add(o, "mpi_bytes", ju_u64(l.mpi_bytes));
-	ju_add(o, "io_bytes", ju_u64(l.io_bytes));
-	ju_add(o, "mpi_ns", ju_u64(l.mpi_ns));
-	ju_add(o, "io_ns", ju_u64(l.io_ns));
-	ju_add(o, "read_bytes", ju_u64(l.read_bytes));
-	ju_add(o, "write_bytes", ju_u64(l.write_bytes));
+	for (const struct lwm2_live_counter *c = lwm2_live_counters; c->name; c++)
+		ju_add(o, c->name, ju_u64(*(const uint64_t *)((const char *)&l + c->off)));
 	ju_add(o, "slice_length_s", json_object_new_int64(r->slice_length_s));
 	if (r->nslices) {
 		/* the newest slice the record holds: closed at the last update */
@@ -170,6 +165,24 @@ static json_object *snap_step(const char *basedir, uint64_t job, const char *ste
 
 enum { OPT_INTERVAL = LWM2_OPT_LONG };
 
+/* The command line as read. */
+struct snap_cli {
+	const char *basedir, *node;
+	char *steps;
+	uint64_t job;
+	bool plain;
+	unsigned interval;
+};
+
+/* The options lwm2_opt_parse stores itself. */
+static const struct lwm2_optstore snapshot_store[] = {
+    {'s', LWM2_OPT_ARG(struct snap_cli, steps)},
+    {'b', LWM2_OPT_ARG(struct snap_cli, basedir)},
+    {'n', LWM2_OPT_ARG(struct snap_cli, node)},
+    {'p', LWM2_OPT_TRUE(struct snap_cli, plain)},
+    {0},
+};
+
 static const struct lwm2_optspec snapshot_spec = {
     .cmd = "snapshot",
     .usage = "Usage: lwm2 snapshot -j JOB -s STEP[,STEP...] [--basedir DIR] [--node NAME]\n"
@@ -177,6 +190,7 @@ static const struct lwm2_optspec snapshot_spec = {
              "The current rank records of a running job on this node, as JSON lines\n"
              "(run by `lwm2 top` and `lwm2 watch` through srun; see lwm2(1)).\n",
     .usage_on_error = true,
+    .store = snapshot_store,
     .opts = (const struct lwm2_opt[]){
         {"job", 'j', "JOB", NULL},
         {"steps", 's', "STEP[,STEP...]", NULL},
@@ -187,58 +201,29 @@ static const struct lwm2_optspec snapshot_spec = {
         {0},
     }};
 
-/* The command line as read. */
-struct snap_cli {
-	const char *basedir, *node;
-	char *steps;
-	uint64_t job;
-	bool plain;
-	unsigned interval;
-};
-
+/* -j and --interval; the others are stored by snapshot_spec */
 static int snapshot_opt(void *ctx, int key, char *arg)
 {
 	struct snap_cli *cli = ctx;
 	uint64_t v;
 
-	switch (key) {
-	case 'j':
-		if (lwm2_parse_u64(arg, NULL, 1, UINT64_MAX, &cli->job) < 0) {
-			fprintf(stderr, "lwm2: snapshot: bad job id '%s'\n", arg);
-			return LWM2_OPT_USAGE;
-		}
-		break;
-	case 's':
-		cli->steps = arg;
-		break;
-	case 'b':
-		cli->basedir = arg;
-		break;
-	case 'n':
-		cli->node = arg;
-		break;
-	case 'p':
-		cli->plain = true;
-		break;
-	default:
-		if (lwm2_parse_u64(arg, NULL, 0, 3600, &v) < 0) {
-			fprintf(stderr, "lwm2: snapshot: bad interval '%s'\n", arg);
-			return LWM2_OPT_USAGE;
-		}
-		cli->interval = (unsigned)v;
-		break;
+	if (key == 'j') {
+		if (lwm2_parse_u64(arg, NULL, 1, UINT64_MAX, &cli->job) < 0)
+			return lwm2_opt_error(&snapshot_spec, LWM2_OPT_USAGE, "bad job id '%s'",
+			                      arg);
+		return 0;
 	}
+	if (lwm2_parse_u64(arg, NULL, 0, 3600, &v) < 0)
+		return lwm2_opt_error(&snapshot_spec, LWM2_OPT_USAGE, "bad interval '%s'", arg);
+	cli->interval = (unsigned)v;
 	return 0;
 }
 
 int lwm2_cmd_snapshot(int argc, char **argv)
 {
 	struct snap_cli cli = {.basedir = "/run/lwm2", .node = getenv("SLURMD_NODENAME")};
-	const char *basedir, *node;
-	char *steps, host[256], *tok, *save = NULL;
-	uint64_t job;
-	bool plain;
-	unsigned interval;
+	const char *node;
+	char host[256], *tok, *save = NULL;
 	/* a stream ends by itself after a day, whatever happens to its reader */
 	uint64_t max_rounds = 1;
 	json_object *doc, *jsteps, *ranks;
@@ -246,15 +231,10 @@ int lwm2_cmd_snapshot(int argc, char **argv)
 
 	if (first < 0)
 		return lwm2_opt_status(first);
-	basedir = cli.basedir;
 	node = cli.node;
-	steps = cli.steps;
-	job = cli.job;
-	plain = cli.plain;
-	interval = cli.interval;
-	if (interval)
-		max_rounds = 86400 / interval + 1;
-	if (!job || !steps || first != argc) {
+	if (cli.interval)
+		max_rounds = 86400 / cli.interval + 1;
+	if (!cli.job || !cli.steps || first != argc) {
 		lwm2_opt_usage(&snapshot_spec, stderr);
 		return 2;
 	}
@@ -273,7 +253,7 @@ int lwm2_cmd_snapshot(int argc, char **argv)
 		char *list[256];
 		size_t ns = 0;
 
-		for (tok = strtok_r(steps, ",", &save); tok && ns < 256;
+		for (tok = strtok_r(cli.steps, ",", &save); tok && ns < 256;
 		     tok = strtok_r(NULL, ",", &save))
 			if (*tok && !strchr(tok, '/') && !strchr(tok, '.'))
 				list[ns++] = tok;
@@ -285,11 +265,12 @@ int lwm2_cmd_snapshot(int argc, char **argv)
 			ranks = json_object_new_array();
 			ju_add(doc, "lwm2_snapshot_version", json_object_new_int(1));
 			ju_add(doc, "node", json_object_new_string(node));
-			ju_add(doc, "job_id", ju_u64(job));
+			ju_add(doc, "job_id", ju_u64(cli.job));
 			ju_add(doc, "seq", ju_u64(seq));
 			ju_add(doc, "now_ns", json_object_new_int64(now_ns()));
 			for (size_t i = 0; i < ns; i++) {
-				json_object *st = snap_step(basedir, job, list[i], node, ranks);
+				json_object *st =
+				    snap_step(cli.basedir, cli.job, list[i], node, ranks);
 				found += !ju_get(st, "error", json_type_string);
 				json_object_array_add(jsteps, st);
 			}
@@ -298,14 +279,14 @@ int lwm2_cmd_snapshot(int argc, char **argv)
 			{
 				const char *s =
 				    json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PLAIN);
-				rc = plain ? (puts(s) == EOF || fflush(stdout) != 0)
-				           : lwm2_snap_emit(stdout, node, seq, s);
+				rc = cli.plain ? (puts(s) == EOF || fflush(stdout) != 0)
+				               : lwm2_snap_emit(stdout, node, seq, s);
 			}
 			json_object_put(doc);
 			/* once; or the reader is gone; or the steps ended here */
-			if (!interval || rc || !found || seq + 1 >= max_rounds)
+			if (!cli.interval || rc || !found || seq + 1 >= max_rounds)
 				break;
-			sleep(interval);
+			sleep(cli.interval);
 		}
 	}
 	return rc ? 1 : 0;

@@ -318,21 +318,6 @@ static void show(json_object *f, FILE *o, bool screen, unsigned interval)
 
 enum { OPT_ONCE = LWM2_OPT_LONG, OPT_JSON };
 
-static const struct lwm2_optspec top_spec = {
-    .cmd = "top",
-    .usage = "Usage: lwm2 top -j JOBID[.STEP] [-d SECONDS] [--once] [--json]\n"
-             "The current state of a running job, per node and rank, refreshed like top(1).\n",
-    .col = 26,
-    .argsep = ' ',
-    .usage_on_error = true,
-    .opts = (const struct lwm2_opt[]){
-        {"job", 'j', "JOBID[.STEP]", "the job (its owner or an admin only)"},
-        {"delay", 'd', "SECONDS", "refresh interval (default 5, at least 1)"},
-        {"once", OPT_ONCE, NULL, "one frame, then exit"},
-        {"json", OPT_JSON, NULL, "the frame as JSON (with --once: one document)"},
-        {0},
-    }};
-
 /* The command line as read. */
 struct top_cli {
 	uint64_t id;
@@ -341,35 +326,47 @@ struct top_cli {
 	bool once, json;
 };
 
+/* The options lwm2_opt_parse stores itself. */
+static const struct lwm2_optstore top_store[] = {
+    {OPT_ONCE, LWM2_OPT_TRUE(struct top_cli, once)},
+    {OPT_JSON, LWM2_OPT_TRUE(struct top_cli, json)},
+    {0},
+};
+
+static const struct lwm2_optspec top_spec = {
+    .cmd = "top",
+    .usage = "Usage: lwm2 top -j JOBID[.STEP] [-d SECONDS] [--once] [--json]\n"
+             "The current state of a running job, per node and rank, refreshed like top(1).\n",
+    .col = 26,
+    .argsep = ' ',
+    .usage_on_error = true,
+    .store = top_store,
+    .opts = (const struct lwm2_opt[]){
+        {"job", 'j', "JOBID[.STEP]", "the job (its owner or an admin only)"},
+        {"delay", 'd', "SECONDS", "refresh interval (default 5, at least 1)"},
+        {"once", OPT_ONCE, NULL, "one frame, then exit"},
+        {"json", OPT_JSON, NULL, "the frame as JSON (with --once: one document)"},
+        {0},
+    }};
+
+/* -j and -d; the others are stored by top_spec */
 static int top_opt(void *ctx, int key, char *arg)
 {
 	struct top_cli *cli = ctx;
 	const char *end;
 	uint64_t d;
 
-	switch (key) {
-	case 'j':
+	if (key == 'j') {
 		if (lwm2_parse_u64(arg, &end, 1, UINT64_MAX, &cli->id) < 0 ||
-		    (*end && *end != '.') || (*end == '.' && !end[1])) {
-			fprintf(stderr, "lwm2: top: bad job id '%s'\n", arg);
-			return LWM2_OPT_USAGE;
-		}
+		    (*end && *end != '.') || (*end == '.' && !end[1]))
+			return lwm2_opt_error(&top_spec, LWM2_OPT_USAGE, "bad job id '%s'", arg);
 		cli->step = *end ? end + 1 : NULL;
-		break;
-	case 'd':
-		if (lwm2_parse_u64(arg, NULL, 1, 3600, &d) < 0) {
-			fprintf(stderr, "lwm2: top: bad delay '%s' (1 to 3600 s)\n", arg);
-			return LWM2_OPT_USAGE;
-		}
-		cli->delay = (unsigned)d;
-		break;
-	case OPT_ONCE:
-		cli->once = true;
-		break;
-	default:
-		cli->json = true;
-		break;
+		return 0;
 	}
+	if (lwm2_parse_u64(arg, NULL, 1, 3600, &d) < 0)
+		return lwm2_opt_error(&top_spec, LWM2_OPT_USAGE, "bad delay '%s' (1 to 3600 s)",
+		                      arg);
+	cli->delay = (unsigned)d;
 	return 0;
 }
 

@@ -17,6 +17,7 @@
 #include <poll.h>
 #include <pwd.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -378,7 +379,7 @@ struct lwm2_live_stream *lwm2_live_stream_start(const struct lwm2_live_conf *c,
                                                 char *err, size_t errlen)
 {
 	char jobarg[64], narg[32], cmd[1024], iv[16];
-	int out[2], eout[2];
+	int out[2] = {-1, -1}, eout[2] = {-1, -1};
 	struct lwm2_live_stream *s = calloc(1, sizeof(*s));
 
 	if (!s || !(s->latest = json_object_new_object())) {
@@ -397,19 +398,9 @@ struct lwm2_live_stream *lwm2_live_stream_start(const struct lwm2_live_conf *c,
 	snprintf(jobarg, sizeof(jobarg), "--jobid=%" PRIu64, j->job_id);
 	snprintf(narg, sizeof(narg), "-N%u", j->node_count ? j->node_count : 1);
 	snprintf(iv, sizeof(iv), "%u", interval);
-	if (pipe2(out, O_CLOEXEC) != 0) {
+	if (pipe2(out, O_CLOEXEC) != 0 || pipe2(eout, O_CLOEXEC) != 0) {
 		snprintf(err, errlen, "pipe: %s", strerror(errno));
-		json_object_put(s->latest);
-		free(s);
-		return NULL;
-	}
-	if (pipe2(eout, O_CLOEXEC) != 0) {
-		snprintf(err, errlen, "pipe: %s", strerror(errno));
-		close(out[0]);
-		close(out[1]);
-		json_object_put(s->latest);
-		free(s);
-		return NULL;
+		goto fail;
 	}
 	s->pid = fork();
 	if (s->pid == 0) {
@@ -465,17 +456,24 @@ struct lwm2_live_stream *lwm2_live_stream_start(const struct lwm2_live_conf *c,
 	}
 	close(out[1]);
 	close(eout[1]);
+	out[1] = eout[1] = -1;
 	if (s->pid < 0) {
 		snprintf(err, errlen, "fork: %s", strerror(errno));
-		close(out[0]);
-		close(eout[0]);
-		json_object_put(s->latest);
-		free(s);
-		return NULL;
+		goto fail;
 	}
 	s->out = out[0];
 	s->err = eout[0];
 	return s;
+fail:
+	for (int i = 0; i < 2; i++) {
+		if (out[i] >= 0)
+			close(out[i]);
+		if (eout[i] >= 0)
+			close(eout[i]);
+	}
+	json_object_put(s->latest);
+	free(s);
+	return NULL;
 }
 
 /* Read what srun gives until deadline (monotonic ms) or the end. */
@@ -647,6 +645,13 @@ json_object *lwm2_live_gather(const struct lwm2_live_conf *c, const struct lwm2_
 	return res;
 }
 
+#define COUNTER(f) #f, offsetof(struct lwm2_live_rank, f)
+const struct lwm2_live_counter lwm2_live_counters[] = {
+    {COUNTER(mpi_calls)}, {COUNTER(mpi_bytes)},  {COUNTER(io_bytes)},    {COUNTER(mpi_ns)},
+    {COUNTER(io_ns)},     {COUNTER(read_bytes)}, {COUNTER(write_bytes)}, {0},
+};
+#undef COUNTER
+
 static uint64_t gu(json_object *o, const char *k)
 {
 	int64_t v = 0;
@@ -676,11 +681,6 @@ void lwm2_live_rank_from_json(struct lwm2_live_rank *o, json_object *jr, const c
 		int64_t n = json_object_get_int64(x);
 		o->samples[e] = n < 0 ? 0 : (uint64_t)n;
 	}
-	o->mpi_calls = gu(jr, "mpi_calls");
-	o->mpi_bytes = gu(jr, "mpi_bytes");
-	o->io_bytes = gu(jr, "io_bytes");
-	o->mpi_ns = gu(jr, "mpi_ns");
-	o->io_ns = gu(jr, "io_ns");
-	o->read_bytes = gu(jr, "read_bytes");
-	o->write_bytes = gu(jr, "write_bytes");
+	for (const struct lwm2_live_counter *c = lwm2_live_counters; c->name; c++)
+		*(uint64_t *)((char *)o + c->off) = gu(jr, c->name);
 }

@@ -91,6 +91,14 @@ json_object *lwm2_live_stream_next(struct lwm2_live_stream *s, const struct lwm2
                                    uint64_t seq, unsigned timeout_s, char *err, size_t errlen);
 void lwm2_live_stream_stop(struct lwm2_live_stream *s);
 
+/* The counters of a snapshot's rank after its samples, by their names and
+ * places in lwm2_live_rank (uint64_t each); ends with {0}. */
+struct lwm2_live_counter {
+	const char *name;
+	size_t off;
+};
+extern const struct lwm2_live_counter lwm2_live_counters[];
+
 /* A rank of a snapshot's "ranks" into o; node from the document. */
 void lwm2_live_rank_from_json(struct lwm2_live_rank *o, json_object *jr, const char *node);
 

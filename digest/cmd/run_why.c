@@ -13,6 +13,7 @@
 #define _GNU_SOURCE /* sigabbrev_np */
 #include "config.h"
 
+#include "cmd_io.h"
 #include "run_why.h"
 #include "stepenv.h"
 
@@ -329,49 +330,42 @@ static bool loader_refuses(const char *path, const struct lwm2_step_env *env, ch
 {
 	char out[8192], err[256];
 	size_t n = 0;
-	int p[2], st;
+	int rfd, st;
 	struct timespec t0;
 	pid_t pid;
 	char *line, *save = NULL;
 
-	if (pipe2(p, O_CLOEXEC) < 0)
+	pid = lwm2_cmd_fork_pipe(&rfd);
+	if (pid < 0)
 		return false;
-	pid = fork();
-	if (pid < 0) {
-		close(p[0]);
-		close(p[1]);
-		return false;
-	}
 	if (pid == 0) {
 		int null = open("/dev/null", O_RDONLY);
 
 		if (null >= 0)
 			dup2(null, 0);
-		dup2(p[1], 1);
-		dup2(p[1], 2);
+		dup2(1, 2);
 		if (lwm2_step_env_set(&lwm2_run_own_env, env, err, sizeof(err)) < 0)
 			_exit(126);
 		setenv("LD_TRACE_LOADED_OBJECTS", "1", 1);
 		execl(path, path, (char *)NULL);
 		_exit(127);
 	}
-	close(p[1]);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
-		struct pollfd pf = {.fd = p[0], .events = POLLIN};
+		struct pollfd pf = {.fd = rfd, .events = POLLIN};
 		long left = PROBE_MS - ms_since(&t0);
 		ssize_t r;
 
 		if (left <= 0 || poll(&pf, 1, (int)left) <= 0)
 			break;
-		r = read(p[0], out + n, sizeof(out) - 1 - n);
+		r = read(rfd, out + n, sizeof(out) - 1 - n);
 		if (r <= 0)
 			break;
 		n += (size_t)r;
 		if (n == sizeof(out) - 1)
 			break;
 	}
-	close(p[0]);
+	close(rfd);
 	kill(pid, SIGKILL); /* already gone, but for a loader that hangs */
 	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;
