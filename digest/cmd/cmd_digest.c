@@ -412,31 +412,32 @@ static void table_header(struct out *out)
 	}
 }
 
+/* Member key of o: the string s, where there is one. */
+static void add_str(json_object *o, const char *key, const char *s)
+{
+	if (s)
+		json_object_object_add(o, key, json_object_new_string(s));
+}
+
 static json_object *entry_json(const struct entry *e)
 {
 	json_object *o = json_object_new_object();
 	char id[64];
 
 	fmt_jobid(e, id, sizeof(id));
-	json_object_object_add(o, "job", json_object_new_string(id));
+	add_str(o, "job", id);
 	json_object_object_add(o, "job_id", json_object_new_int64(e->job_id));
-	json_object_object_add(o, "user", json_object_new_string(e->user));
-	if (e->account)
-		json_object_object_add(o, "account", json_object_new_string(e->account));
-	if (e->partition)
-		json_object_object_add(o, "partition", json_object_new_string(e->partition));
-	if (e->state)
-		json_object_object_add(o, "state", json_object_new_string(e->state));
-	if (e->exit_code)
-		json_object_object_add(o, "exit_code", json_object_new_string(e->exit_code));
+	add_str(o, "user", e->user);
+	add_str(o, "account", e->account);
+	add_str(o, "partition", e->partition);
+	add_str(o, "state", e->state);
+	add_str(o, "exit_code", e->exit_code);
 	json_object_object_add(o, "start", json_object_new_int64(e->start));
 	json_object_object_add(o, "end", json_object_new_int64(e->end));
 	json_object_object_add(o, "node_count", json_object_new_int64(e->node_count));
-	if (e->nodes)
-		json_object_object_add(o, "nodes", json_object_new_string(e->nodes));
+	add_str(o, "nodes", e->nodes);
 	json_object_object_add(o, "status", json_object_new_string(e->status));
-	if (e->reason)
-		json_object_object_add(o, "reason", json_object_new_string(e->reason));
+	add_str(o, "reason", e->reason);
 	if (e->digest)
 		json_object_object_add(o, "digest", json_object_get(e->digest));
 	return o;

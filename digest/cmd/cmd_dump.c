@@ -150,6 +150,22 @@ static const struct lwm2_optspec dump_spec = {
         {0},
     }};
 
+/* One file as JSON on stdout: 0, or 1 having said why not. */
+static int dump_one(const char *path, const struct dump_opts *o)
+{
+	char err[512] = "";
+	json_object *j = load_any(path, o->verify, err, sizeof(err));
+	int rc;
+
+	if (!j) {
+		fprintf(stderr, "lwm2: dump: couldn't read %s: %s\n", path, err);
+		return 1;
+	}
+	rc = lwm2_cmd_print_json(j, o->pretty) != 0;
+	json_object_put(j);
+	return rc;
+}
+
 int lwm2_cmd_dump(int argc, char **argv)
 {
 	struct dump_opts o = {0};
@@ -157,18 +173,8 @@ int lwm2_cmd_dump(int argc, char **argv)
 
 	if (first < 0)
 		return lwm2_opt_status(first);
-	for (int i = first; i < argc; i++) {
-		char err[512] = "";
-		json_object *j = load_any(argv[i], o.verify, err, sizeof(err));
-		if (!j) {
-			fprintf(stderr, "lwm2: dump: couldn't read %s: %s\n", argv[i], err);
-			rc = 1;
-			continue;
-		}
-		if (lwm2_cmd_print_json(j, o.pretty) != 0)
-			rc = 1;
-		json_object_put(j);
-	}
+	for (int i = first; i < argc; i++)
+		rc |= dump_one(argv[i], &o);
 	if (fflush(stdout) != 0)
 		rc = 1;
 	return rc;
