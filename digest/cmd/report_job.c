@@ -453,14 +453,6 @@ static void section_steps(FILE *f, json_object *digest)
 
 /* ------------------------------------------------------------ per-rank view */
 
-static const int box_metrics[] = {
-    LWM2_M_duration,   LWM2_M_mpi_time,      LWM2_M_mpi_p2p_time,     LWM2_M_mpi_coll_time,
-    LWM2_M_mpiio_time, LWM2_M_posix_io_time, LWM2_M_bytes_written,    LWM2_M_bytes_read,
-    LWM2_M_write_bw,   LWM2_M_read_bw,       LWM2_M_avg_threads,      LWM2_M_threads_total,
-    LWM2_M_cpi,        LWM2_M_fp_fraction,   LWM2_M_l1_hit_ratio,     LWM2_M_llc_miss_freq,
-    LWM2_M_cuda_time,  LWM2_M_mpi_p2p_freq,  LWM2_M_mpi_p2p_msg_size,
-};
-
 struct outl {
 	double v;
 	const struct prow *r;
@@ -614,8 +606,8 @@ static void box_group(FILE *f, const struct ptable *t, int g, const struct rp_jo
 	size_t nx = 0, nvar = 0, nconst = 0, nout = 0;
 	char s1[64], lab[128];
 
-	for (size_t i = 0; i < sizeof(box_metrics) / sizeof(box_metrics[0]); i++) {
-		int m = box_metrics[i];
+	for (size_t i = 0; i < LWM2_NRANK_METRICS; i++) {
+		int m = lwm2_rank_metrics[i];
 		if ((int)lwm2_metric_groups[m] != g)
 			continue;
 		if (mbox_load(&xs[nx], t, m) != 0) {
@@ -1313,9 +1305,9 @@ int rp_job_node_pages(const char *dir, json_object *digest, const char *job_href
 		fputs("\">job</a></p>\n<h1>", f);
 		rp_esc(f, title);
 		fputs("</h1>\n<table><tr><th>Rank</th><th>Step</th>", f);
-		for (size_t k = 0; k < sizeof(box_metrics) / sizeof(box_metrics[0]); k++) {
+		for (size_t k = 0; k < LWM2_NRANK_METRICS; k++) {
 			fputs("<th>", f);
-			rp_esc(f, lwm2_metric_ids[box_metrics[k]]);
+			rp_esc(f, lwm2_metric_ids[lwm2_rank_metrics[k]]);
 			fputs("</th>", f);
 		}
 		fputs("</tr>\n", f);
@@ -1327,8 +1319,8 @@ int rp_job_node_pages(const char *dir, json_object *digest, const char *job_href
 			panchor(f, &t, p);
 			fprintf(f, "\"><td>%d</td><td>%s</td>", p->rank,
 			        lwm2_step_name(p->step, b, sizeof(b)));
-			for (size_t k = 0; k < sizeof(box_metrics) / sizeof(box_metrics[0]); k++) {
-				int m = box_metrics[k];
+			for (size_t k = 0; k < LWM2_NRANK_METRICS; k++) {
+				int m = lwm2_rank_metrics[k];
 				fprintf(f, "<td class=\"n\">%s</td>",
 				        pvalid(p, m)
 				            ? rp_fmt(p->v[m], lwm2_metric_units[m], b, sizeof(b))

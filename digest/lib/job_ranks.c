@@ -15,14 +15,13 @@
 
 /* The metrics kept per process: the shares and rates the report plots.
  * Readers map the columns by the names in "cols". */
-static const int rank_metrics[] = {
+const int lwm2_rank_metrics[] = {
     LWM2_M_duration,   LWM2_M_mpi_time,      LWM2_M_mpi_p2p_time,     LWM2_M_mpi_coll_time,
     LWM2_M_mpiio_time, LWM2_M_posix_io_time, LWM2_M_bytes_written,    LWM2_M_bytes_read,
     LWM2_M_write_bw,   LWM2_M_read_bw,       LWM2_M_avg_threads,      LWM2_M_threads_total,
     LWM2_M_cpi,        LWM2_M_fp_fraction,   LWM2_M_l1_hit_ratio,     LWM2_M_llc_miss_freq,
     LWM2_M_cuda_time,  LWM2_M_mpi_p2p_freq,  LWM2_M_mpi_p2p_msg_size,
 };
-#define NRANK_METRICS (sizeof(rank_metrics) / sizeof(rank_metrics[0]))
 
 /* The index of the node name in the digest's node list, added at its end
  * if new (numbered by the set, which a job of 10,000 nodes needs: a list
@@ -49,9 +48,9 @@ json_object *lwm2_job_digest_ranks(json_object *const *nodes, size_t n)
 	json_object_array_add(cols, json_object_new_string("node"));
 	json_object_array_add(cols, json_object_new_string("rank"));
 	json_object_array_add(cols, json_object_new_string("flags"));
-	for (size_t k = 0; k < NRANK_METRICS; k++)
-		json_object_array_add(cols,
-		                      json_object_new_string(lwm2_metric_ids[rank_metrics[k]]));
+	for (size_t k = 0; k < LWM2_NRANK_METRICS; k++)
+		json_object_array_add(
+		    cols, json_object_new_string(lwm2_metric_ids[lwm2_rank_metrics[k]]));
 	for (size_t i = 0; i < n; i++) {
 		int map[LWM2_MAP_MAX];
 		size_t nmap;
@@ -77,14 +76,14 @@ json_object *lwm2_job_digest_ranks(json_object *const *nodes, size_t n)
 			if ((flags & LWM2_F_EXEC) || lwm2_proc_from_json(pj, map, nmap, &pv) != 0)
 				continue;
 			lwm2_metrics_compute(&pv, &m);
-			if (!(row = json_object_new_array_ext((int)(4 + NRANK_METRICS))))
+			if (!(row = json_object_new_array_ext((int)(4 + LWM2_NRANK_METRICS))))
 				goto nomem;
 			json_object_array_add(row, json_object_new_int64(step));
 			json_object_array_add(row, json_object_new_int(ni));
 			json_object_array_add(row, json_object_new_int(rank));
 			json_object_array_add(row, json_object_new_int64(flags));
-			for (size_t k = 0; k < NRANK_METRICS; k++) {
-				const struct lwm2_metric_value *v = &m.m[rank_metrics[k]];
+			for (size_t k = 0; k < LWM2_NRANK_METRICS; k++) {
+				const struct lwm2_metric_value *v = &m.m[lwm2_rank_metrics[k]];
 				json_object_array_add(row, v->valid ? ju_double(v->value) : NULL);
 			}
 			json_object_array_add(rows, row);

@@ -85,6 +85,12 @@ extern const char *const lwm2_metric_labels[LWM2_NMETRICS];
 extern const enum lwm2_metric_group lwm2_metric_groups[LWM2_NMETRICS];
 extern const char *const lwm2_mgroup_titles[LWM2_NMGROUPS];
 
+/* The metrics of the full digest's per-process table ("ranks", its
+ * columns after step, node, rank and flags): the report's per-rank view
+ * shows the same ones (job_ranks.c). */
+#define LWM2_NRANK_METRICS 19
+extern const int lwm2_rank_metrics[LWM2_NRANK_METRICS];
+
 /* Index of a metric by id, -1 if unknown. */
 int lwm2_metric_index(const char *id);
 
