@@ -62,13 +62,6 @@ struct diff_cli {
 	bool history;
 };
 
-/* The options lwm2_opt_parse stores itself. */
-static const struct lwm2_optstore diff_store[] = {
-    {OPT_JSON, LWM2_OPT_TRUE(struct diff_cli, o.json)},
-    {OPT_HISTORY, LWM2_OPT_TRUE(struct diff_cli, history)},
-    {0},
-};
-
 static const struct lwm2_optspec diff_spec = {
     .cmd = "diff",
     .usage = "Usage: lwm2 diff [OPTIONS] A B\n"
@@ -79,7 +72,6 @@ static const struct lwm2_optspec diff_spec = {
     .footer = "Exit status: 0 no change beyond the threshold, 1 changes, 2 trouble.\n",
     .col = 24,
     .usage_on_error = true,
-    .store = diff_store,
     .opts = (const struct lwm2_opt[]){
         {"file", 'f', "LOG", "look job ids up in this JSON-lines log (several allowed)"},
         {"threshold", 't', "PCT", "mark relative changes beyond PCT percent (default 10)"},
@@ -95,7 +87,7 @@ static void usage(FILE *f)
 	lwm2_opt_usage(&diff_spec, f);
 }
 
-/* -f and -t; the others are stored by diff_spec */
+/* -f and -t; the others are in diff_store */
 static int diff_opt(void *ctx, int key, char *arg)
 {
 	struct diff_cli *cli = ctx;
@@ -582,13 +574,21 @@ static void run_compare(struct cmp *c, struct side *s)
 	json_object_put(only_b);
 }
 
+/* The options lwm2_opt_parse_store stores itself. */
+static const struct lwm2_optstore diff_store[] = {
+    {OPT_JSON, LWM2_OPT_TRUE(struct diff_cli, o.json)},
+    {OPT_HISTORY, LWM2_OPT_TRUE(struct diff_cli, history)},
+    {0},
+};
+
 int lwm2_cmd_diff(int argc, char **argv)
 {
 	struct diff_cli cli = {.o = {.threshold = 10}};
 	struct diffopts o;
 	struct side s[2];
 	struct cmp c = {.o = &o};
-	int rc = 2, first = lwm2_opt_parse(&diff_spec, argc, argv, diff_opt, &cli);
+	int rc = 2,
+	    first = lwm2_opt_parse_store(&diff_spec, diff_store, argc, argv, diff_opt, &cli);
 	bool history = cli.history;
 
 	o = cli.o;

@@ -422,16 +422,18 @@ static void add_str(json_object *o, const char *key, const char *s)
 static json_object *entry_json(const struct entry *e)
 {
 	json_object *o = json_object_new_object();
+	const char *const opt[][2] = {{"account", e->account},
+	                              {"partition", e->partition},
+	                              {"state", e->state},
+	                              {"exit_code", e->exit_code}};
 	char id[64];
 
 	fmt_jobid(e, id, sizeof(id));
 	add_str(o, "job", id);
 	json_object_object_add(o, "job_id", json_object_new_int64(e->job_id));
 	add_str(o, "user", e->user);
-	add_str(o, "account", e->account);
-	add_str(o, "partition", e->partition);
-	add_str(o, "state", e->state);
-	add_str(o, "exit_code", e->exit_code);
+	for (size_t i = 0; i < sizeof(opt) / sizeof(opt[0]); i++)
+		add_str(o, opt[i][0], opt[i][1]);
 	json_object_object_add(o, "start", json_object_new_int64(e->start));
 	json_object_object_add(o, "end", json_object_new_int64(e->end));
 	json_object_object_add(o, "node_count", json_object_new_int64(e->node_count));
@@ -711,19 +713,6 @@ struct digest_cli {
 	bool want_json, want_csv, want_p;
 };
 
-/* The options lwm2_opt_parse stores itself. */
-static const struct lwm2_optstore digest_store[] = {
-    {'a', LWM2_OPT_TRUE(struct digest_cli, o.all_users)},
-    {'M', LWM2_OPT_ARG(struct digest_cli, o.cluster)},
-    {'o', LWM2_OPT_ARG(struct digest_cli, o.format)},
-    {'p', LWM2_OPT_TRUE(struct digest_cli, want_p)},
-    {'n', LWM2_OPT_TRUE(struct digest_cli, o.noheader)},
-    {OPT_CSV, LWM2_OPT_TRUE(struct digest_cli, want_csv)},
-    {OPT_JSON, LWM2_OPT_TRUE(struct digest_cli, want_json)},
-    {OPT_STEPS, LWM2_OPT_TRUE(struct digest_cli, o.steps)},
-    {0},
-};
-
 static const struct lwm2_optspec digest_spec = {
     .cmd = "digest",
     .usage = "Usage: lwm2 digest [OPTIONS]\n"
@@ -731,7 +720,6 @@ static const struct lwm2_optspec digest_spec = {
     .footer = LWM2_OPT_SACCT_TIME_HELP
     "Exit status: 0 when every selected job has a digest, 1 otherwise, 2 usage.\n",
     .col = 31,
-    .store = digest_store,
     .no_operands = true,
     .opts = (const struct lwm2_opt[]){
         {NULL, 0, NULL, "Selection:"},
@@ -759,7 +747,7 @@ static const struct lwm2_optspec digest_spec = {
         {0},
     }};
 
-/* --helpformat and the selection; the others are stored by digest_spec */
+/* --helpformat and the selection; the others are in digest_store */
 static int digest_opt(void *ctx, int key, char *arg)
 {
 	struct opts *o = &((struct digest_cli *)ctx)->o;
@@ -895,11 +883,24 @@ static int digest_print(struct out *out, struct opts *o)
 	return rc;
 }
 
+/* The options lwm2_opt_parse_store stores itself. */
+static const struct lwm2_optstore digest_store[] = {
+    {'a', LWM2_OPT_TRUE(struct digest_cli, o.all_users)},
+    {'M', LWM2_OPT_ARG(struct digest_cli, o.cluster)},
+    {'o', LWM2_OPT_ARG(struct digest_cli, o.format)},
+    {'p', LWM2_OPT_TRUE(struct digest_cli, want_p)},
+    {'n', LWM2_OPT_TRUE(struct digest_cli, o.noheader)},
+    {OPT_CSV, LWM2_OPT_TRUE(struct digest_cli, want_csv)},
+    {OPT_JSON, LWM2_OPT_TRUE(struct digest_cli, want_json)},
+    {OPT_STEPS, LWM2_OPT_TRUE(struct digest_cli, o.steps)},
+    {0},
+};
+
 int lwm2_cmd_digest(int argc, char **argv)
 {
 	struct digest_cli cli = {0};
 	struct out out = {0};
-	int rc = lwm2_opt_parse(&digest_spec, argc, argv, digest_opt, &cli);
+	int rc = lwm2_opt_parse_store(&digest_spec, digest_store, argc, argv, digest_opt, &cli);
 
 	if (rc >= 0 && digest_settle(&cli, &out) < 0)
 		rc = LWM2_OPT_USAGE;

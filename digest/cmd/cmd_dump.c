@@ -129,20 +129,12 @@ struct dump_opts {
 	bool pretty, verify;
 };
 
-/* The options lwm2_opt_parse stores itself. */
-static const struct lwm2_optstore dump_store[] = {
-    {'p', LWM2_OPT_TRUE(struct dump_opts, pretty)},
-    {'v', LWM2_OPT_TRUE(struct dump_opts, verify)},
-    {0},
-};
-
 static const struct lwm2_optspec dump_spec = {
     .cmd = "dump",
     .usage = "Usage: lwm2 dump [--pretty] [--verify] FILE...\n"
              "Print rank records (.lwm2), signed node records (.lwm2node), node\n"
              "records or digests (JSON) as JSON, one line per file.\n",
     .col = 17,
-    .store = dump_store,
     .need = "file",
     .opts = (const struct lwm2_opt[]){
         {"pretty", 'p', NULL, "indent the JSON"},
@@ -166,10 +158,17 @@ static int dump_one(const char *path, const struct dump_opts *o)
 	return rc;
 }
 
+/* The options lwm2_opt_parse_store stores itself. */
+static const struct lwm2_optstore dump_store[] = {
+    {'p', LWM2_OPT_TRUE(struct dump_opts, pretty)},
+    {'v', LWM2_OPT_TRUE(struct dump_opts, verify)},
+    {0},
+};
+
 int lwm2_cmd_dump(int argc, char **argv)
 {
 	struct dump_opts o = {0};
-	int rc = 0, first = lwm2_opt_parse(&dump_spec, argc, argv, NULL, &o);
+	int rc = 0, first = lwm2_opt_parse_store(&dump_spec, dump_store, argc, argv, NULL, &o);
 
 	if (first < 0)
 		return lwm2_opt_status(first);

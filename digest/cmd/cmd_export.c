@@ -53,15 +53,6 @@ struct export_cli {
 	size_t nfiles;
 };
 
-/* The options lwm2_opt_parse stores itself. */
-static const struct lwm2_optstore export_store[] = {
-    {O_URL, LWM2_OPT_ARG(struct export_cli, t.url)},
-    {O_DB, LWM2_OPT_ARG(struct export_cli, t.database)},
-    {O_ORG, LWM2_OPT_ARG(struct export_cli, t.org)},
-    {O_CRED, LWM2_OPT_ARG(struct export_cli, cred)},
-    {0},
-};
-
 static const struct lwm2_optspec export_spec = {
     .cmd = "export",
     .usage = "Usage: lwm2 export --file LOG [OPTIONS] (--url URL | --dry-run)\n"
@@ -73,7 +64,6 @@ static const struct lwm2_optspec export_spec = {
     .col = 31,
     .usage_on_error = true,
     .no_operands = true,
-    .store = export_store,
     .opts = (const struct lwm2_opt[]){
         {"file", 'f', "LOG",
          "the log (\"-\": standard input; several\nallowed, patterns, gzip and zstd: see "
@@ -243,6 +233,15 @@ static double now_s(void)
 	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
+/* The options lwm2_opt_parse_store stores itself. */
+static const struct lwm2_optstore export_store[] = {
+    {O_URL, LWM2_OPT_ARG(struct export_cli, t.url)},
+    {O_DB, LWM2_OPT_ARG(struct export_cli, t.database)},
+    {O_ORG, LWM2_OPT_ARG(struct export_cli, t.org)},
+    {O_CRED, LWM2_OPT_ARG(struct export_cli, cred)},
+    {0},
+};
+
 int lwm2_cmd_export(int argc, char **argv)
 {
 	struct ctx c = {.retries = 5, .batch = 5000};
@@ -253,7 +252,7 @@ int lwm2_cmd_export(int argc, char **argv)
 	double t0;
 	int rc = 1, scan, first;
 
-	first = lwm2_opt_parse(&export_spec, argc, argv, export_opt, &cli);
+	first = lwm2_opt_parse_store(&export_spec, export_store, argc, argv, export_opt, &cli);
 	if (first < 0) {
 		rc = lwm2_opt_status(first);
 		goto out;

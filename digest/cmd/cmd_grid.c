@@ -299,14 +299,6 @@ static const struct lwm2_opt grid_opts[] = {
     {0},
 };
 
-static const struct lwm2_optstore grid_store[] = {
-    {OPT_NODE, LWM2_OPT_ARG(struct grid_cli, node)},
-    {OPT_INTERF, LWM2_OPT_TRUE(struct grid_cli, interf)},
-    {OPT_ALL, LWM2_OPT_TRUE(struct grid_cli, all)},
-    {OPT_JSON, LWM2_OPT_TRUE(struct grid_cli, json)},
-    {0},
-};
-
 static const struct lwm2_optspec grid_spec = {
     .cmd = "grid",
     .usage = "usage: lwm2 grid --file LOG [-S START] [-E END] [--node NODE] [--metric M]\n"
@@ -317,7 +309,6 @@ static const struct lwm2_optspec grid_spec = {
              "  step in a cell; M: write, write_bw, read, read_bw, mpi, mpi_rate,\n"
              "  mpi_share.  --interference: the interference findings of the jobs.\n",
     .opts = grid_opts,
-    .store = grid_store,
     .no_operands = true,
 };
 
@@ -327,11 +318,10 @@ static const struct lwm2_optspec nodes_spec = {
              "  Nodes whose ranks were the slowest of their multi-node jobs more often than\n"
              "  chance allows, with the jobs as evidence; --all lists every node.\n",
     .opts = grid_opts,
-    .store = grid_store,
     .no_operands = true,
 };
 
-/* -f, -S, -E, -j and --metric; the others are stored by grid_store */
+/* -f, -S, -E, -j and --metric; the others are in grid_store */
 static int grid_opt(void *ctx, int key, char *arg)
 {
 	struct grid_cli *cli = ctx;
@@ -394,13 +384,22 @@ static void print_nodes_text(json_object *r)
 		       ju_int_or(r, "jobs", 0));
 }
 
+/* The options lwm2_opt_parse_store stores itself. */
+static const struct lwm2_optstore grid_store[] = {
+    {OPT_NODE, LWM2_OPT_ARG(struct grid_cli, node)},
+    {OPT_INTERF, LWM2_OPT_TRUE(struct grid_cli, interf)},
+    {OPT_ALL, LWM2_OPT_TRUE(struct grid_cli, all)},
+    {OPT_JSON, LWM2_OPT_TRUE(struct grid_cli, json)},
+    {0},
+};
+
 static int run(const char *cmd, int argc, char **argv)
 {
 	bool isnodes = !strcmp(cmd, "nodes");
 	const struct lwm2_optspec *spec = isnodes ? &nodes_spec : &grid_spec;
 	struct gctx x = {.cmd = cmd};
 	struct grid_cli cli = {.x = &x, .spec = spec, .isnodes = isnodes, .metric = -1};
-	int rc = 0, first = lwm2_opt_parse(spec, argc, argv, grid_opt, &cli);
+	int rc = 0, first = lwm2_opt_parse_store(spec, grid_store, argc, argv, grid_opt, &cli);
 
 	if (first == LWM2_OPT_EXIT)
 		goto done;

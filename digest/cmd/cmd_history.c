@@ -50,14 +50,6 @@ struct history_cli {
 	bool json;
 };
 
-/* The options lwm2_opt_parse stores itself. */
-static const struct lwm2_optstore history_store[] = {
-    {'a', LWM2_OPT_ARG(struct history_cli, s.app)},
-    {'b', LWM2_OPT_ARG(struct history_cli, s.build)},
-    {OPT_JSON, LWM2_OPT_TRUE(struct history_cli, json)},
-    {0},
-};
-
 static const struct lwm2_optspec history_spec = {
     .cmd = "history",
     .usage = "Usage: lwm2 history [OPTIONS] --file LOG\n"
@@ -67,7 +59,6 @@ static const struct lwm2_optspec history_spec = {
     .footer = LWM2_OPT_TIME_HELP ".  See lwm2(1).\n",
     .col = 26,
     .usage_on_error = true,
-    .store = history_store,
     .opts = (const struct lwm2_opt[]){
         {"app", 'a', "NAME", "runs of this executable (basename)"},
         {"build-id", 'b', "ID", "runs of this build (a prefix of the build-id)"},
@@ -264,6 +255,14 @@ static int scan(struct hsel *s, char **files, size_t nfiles, const char *cmd)
 	return rc;
 }
 
+/* The options lwm2_opt_parse_store stores itself. */
+static const struct lwm2_optstore history_store[] = {
+    {'a', LWM2_OPT_ARG(struct history_cli, s.app)},
+    {'b', LWM2_OPT_ARG(struct history_cli, s.build)},
+    {OPT_JSON, LWM2_OPT_TRUE(struct history_cli, json)},
+    {0},
+};
+
 int lwm2_cmd_history(int argc, char **argv)
 {
 	struct history_cli cli;
@@ -271,7 +270,7 @@ int lwm2_cmd_history(int argc, char **argv)
 	int rc = 1, first;
 
 	memset(&cli, 0, sizeof(cli));
-	first = lwm2_opt_parse(&history_spec, argc, argv, history_opt, &cli);
+	first = lwm2_opt_parse_store(&history_spec, history_store, argc, argv, history_opt, &cli);
 	if (first < 0) {
 		rc = lwm2_opt_status(first);
 		goto out;

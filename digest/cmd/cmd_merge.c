@@ -27,15 +27,6 @@ struct merge_opts {
 	bool pretty, digest;
 };
 
-/* The options lwm2_opt_parse stores itself. */
-static const struct lwm2_optstore merge_store[] = {
-    {'p', LWM2_OPT_TRUE(struct merge_opts, pretty)},
-    {'d', LWM2_OPT_TRUE(struct merge_opts, digest)},
-    {'n', LWM2_OPT_ARG(struct merge_opts, id.node)},
-    {'M', LWM2_OPT_ARG(struct merge_opts, id.cluster)},
-    {0},
-};
-
 static const struct lwm2_optspec merge_spec = {
     .cmd = "merge",
     .usage = "Usage: lwm2 merge [--job ID --step ID] [--node NAME] [--cluster NAME]\n"
@@ -45,7 +36,6 @@ static const struct lwm2_optspec merge_spec = {
              "reported and skipped.  With --job, records of other jobs or steps\n"
              "are skipped too.  With --digest, print the job digest of that one\n"
              "node instead.\n",
-    .store = merge_store,
     .need = "directory or file",
     .opts = (const struct lwm2_opt[]){
         {"pretty", 'p', NULL, NULL},
@@ -57,7 +47,7 @@ static const struct lwm2_optspec merge_spec = {
         {0},
     }};
 
-/* -j and -s; the others are stored by merge_spec */
+/* -j and -s; the others are in merge_store */
 static int merge_opt(void *ctx, int key, char *arg)
 {
 	struct merge_opts *o = ctx;
@@ -79,6 +69,15 @@ static int merge_opt(void *ctx, int key, char *arg)
 	return 0;
 }
 
+/* The options lwm2_opt_parse_store stores itself. */
+static const struct lwm2_optstore merge_store[] = {
+    {'p', LWM2_OPT_TRUE(struct merge_opts, pretty)},
+    {'d', LWM2_OPT_TRUE(struct merge_opts, digest)},
+    {'n', LWM2_OPT_ARG(struct merge_opts, id.node)},
+    {'M', LWM2_OPT_ARG(struct merge_opts, id.cluster)},
+    {0},
+};
+
 int lwm2_cmd_merge(int argc, char **argv)
 {
 	struct merge_opts o = {.id = {.cluster = "", .node = ""}};
@@ -86,7 +85,8 @@ int lwm2_cmd_merge(int argc, char **argv)
 	char host[256] = "";
 	json_object *node;
 	struct stat st;
-	int rc = 0, first = lwm2_opt_parse(&merge_spec, argc, argv, merge_opt, &o);
+	int rc = 0,
+	    first = lwm2_opt_parse_store(&merge_spec, merge_store, argc, argv, merge_opt, &o);
 
 	if (first < 0)
 		return lwm2_opt_status(first);

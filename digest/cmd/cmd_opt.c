@@ -74,13 +74,13 @@ static int tables(const struct lwm2_optspec *spec, struct option *lo, char *so)
 	return 0;
 }
 
-/* Option key stored by spec's store table in ctx: true, or false when
- * the table does not have it. */
-static bool store(const struct lwm2_optspec *spec, void *ctx, int key, char *arg)
+/* Option key stored by table in ctx: true, or false when the table does
+ * not have it. */
+static bool store(const struct lwm2_optstore *table, void *ctx, int key, char *arg)
 {
 	const struct lwm2_optstore *st;
 
-	for (st = spec->store; st && st->key; st++) {
+	for (st = table; st && st->key; st++) {
 		if (st->key != key)
 			continue;
 		if (st->how == LWM2_OPT_SET_TRUE)
@@ -108,6 +108,12 @@ static int operands(const struct lwm2_optspec *spec, int argc, char **argv, int 
 int lwm2_opt_parse(const struct lwm2_optspec *spec, int argc, char **argv, lwm2_opt_fn fn,
                    void *ctx)
 {
+	return lwm2_opt_parse_store(spec, NULL, argc, argv, fn, ctx);
+}
+
+int lwm2_opt_parse_store(const struct lwm2_optspec *spec, const struct lwm2_optstore *table,
+                         int argc, char **argv, lwm2_opt_fn fn, void *ctx)
+{
 	struct option lo[LWM2_OPT_MAX + 1];
 	char so[3 * LWM2_OPT_MAX + 2] = "";
 	int c, r;
@@ -127,7 +133,7 @@ int lwm2_opt_parse(const struct lwm2_optspec *spec, int argc, char **argv, lwm2_
 				lwm2_opt_usage(spec, stderr);
 			return LWM2_OPT_USAGE;
 		}
-		if (store(spec, ctx, c, optarg))
+		if (store(table, ctx, c, optarg))
 			continue;
 		r = fn(ctx, c, optarg);
 		if (r == LWM2_OPT_USAGE_HELP) {

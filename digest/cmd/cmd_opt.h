@@ -37,17 +37,16 @@ struct lwm2_optstore {
 #define LWM2_OPT_ARG(T, field)  LWM2_OPT_SET_ARG, offsetof(T, field)
 
 struct lwm2_optspec {
-	const char *cmd;                   /* "digest": messages say "lwm2: digest: ..." */
-	const char *usage;                 /* the help's text before the options */
-	const char *footer;                /* and after them (or NULL) */
-	int col;                           /* the column the options' help starts at */
-	char argsep;                       /* between a long name and its argument: '=' or ' ' */
-	bool in_order;                     /* options end at the first operand ("+") */
-	bool usage_on_error;               /* an unknown option prints the help on stderr */
-	const struct lwm2_opt *opts;       /* ends with {0} */
-	const struct lwm2_optstore *store; /* options stored without the callback (or NULL) */
-	const char *need;                  /* operands wanted: "lwm2: CMD: no NEED given" else */
-	bool no_operands;                  /* an operand is an "unexpected argument" */
+	const char *cmd;             /* "digest": messages say "lwm2: digest: ..." */
+	const char *usage;           /* the help's text before the options */
+	const char *footer;          /* and after them (or NULL) */
+	int col;                     /* the column the options' help starts at */
+	char argsep;                 /* between a long name and its argument: '=' or ' ' */
+	bool in_order;               /* options end at the first operand ("+") */
+	bool usage_on_error;         /* an unknown option prints the help on stderr */
+	const struct lwm2_opt *opts; /* ends with {0} */
+	const char *need;            /* operands wanted: "lwm2: CMD: no NEED given" else */
+	bool no_operands;            /* an operand is an "unexpected argument" */
 };
 
 /* The forms of a TIME argument, for the help's footer: lwm2_parse_time's,
@@ -68,12 +67,16 @@ enum { LWM2_OPT_EXIT = -1, LWM2_OPT_USAGE = -2, LWM2_OPT_FAIL = -3 };
 /* One option: 0 to go on, or one of LWM2_OPT_EXIT/USAGE/FAIL. */
 typedef int (*lwm2_opt_fn)(void *ctx, int key, char *arg);
 
-/* The options of argv by spec's table, fn called for each but --help and
- * those of spec's store (fn may be NULL where that is all of them): the
+/* The options of argv by spec's table, fn called for each but --help: the
  * index of the first operand, or what fn (or an unknown option, operands
  * missing or not wanted: LWM2_OPT_USAGE) said. */
 int lwm2_opt_parse(const struct lwm2_optspec *spec, int argc, char **argv, lwm2_opt_fn fn,
                    void *ctx);
+
+/* The same, the options of store (ending with {0}) stored in ctx without
+ * fn, which may be NULL where that is all of them. */
+int lwm2_opt_parse_store(const struct lwm2_optspec *spec, const struct lwm2_optstore *store,
+                         int argc, char **argv, lwm2_opt_fn fn, void *ctx);
 
 /* "lwm2: CMD: " and the message by fmt on stderr: r, for the callback
  * to return. */

@@ -163,14 +163,6 @@ struct run_opts {
 	bool quiet;
 };
 
-/* The options lwm2_opt_parse stores itself. */
-static const struct lwm2_optstore run_store[] = {
-    {'k', LWM2_OPT_ARG(struct run_opts, keep)},
-    {'j', LWM2_OPT_ARG(struct run_opts, json_out)},
-    {'q', LWM2_OPT_TRUE(struct run_opts, quiet)},
-    {0},
-};
-
 static const struct lwm2_optspec run_spec = {
     .cmd = "run",
     .usage = "Usage: lwm2 run [--slice S] [--keep DIR] [--json FILE] [--quiet] -- CMD "
@@ -183,7 +175,6 @@ static const struct lwm2_optspec run_spec = {
     .argsep = ' ',
     /* options end at the command, whose own options are its own */
     .in_order = true,
-    .store = run_store,
     .need = "command",
     .opts = (const struct lwm2_opt[]){
         {"slice", 's', "S", "time-slice length in seconds"},
@@ -193,7 +184,7 @@ static const struct lwm2_optspec run_spec = {
         {0},
     }};
 
-/* --slice; the others are stored by run_spec */
+/* --slice; the others are in run_store */
 static int run_opt(void *ctx, int key, char *arg)
 {
 	struct run_opts *o = ctx;
@@ -394,6 +385,14 @@ static int exit_as(int status)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }
 
+/* The options lwm2_opt_parse_store stores itself. */
+static const struct lwm2_optstore run_store[] = {
+    {'k', LWM2_OPT_ARG(struct run_opts, keep)},
+    {'j', LWM2_OPT_ARG(struct run_opts, json_out)},
+    {'q', LWM2_OPT_TRUE(struct run_opts, quiet)},
+    {0},
+};
+
 int lwm2_cmd_run(int argc, char **argv)
 {
 	struct run_opts o = {0};
@@ -401,7 +400,7 @@ int lwm2_cmd_run(int argc, char **argv)
 	struct lwm2_step_env env = {0};
 	struct run_end_info r = {0};
 	json_object *node, *digest;
-	int first = lwm2_opt_parse(&run_spec, argc, argv, run_opt, &o);
+	int first = lwm2_opt_parse_store(&run_spec, run_store, argc, argv, run_opt, &o);
 
 	if (first < 0)
 		return lwm2_opt_status(first);

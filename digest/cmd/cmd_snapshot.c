@@ -174,15 +174,6 @@ struct snap_cli {
 	unsigned interval;
 };
 
-/* The options lwm2_opt_parse stores itself. */
-static const struct lwm2_optstore snapshot_store[] = {
-    {'s', LWM2_OPT_ARG(struct snap_cli, steps)},
-    {'b', LWM2_OPT_ARG(struct snap_cli, basedir)},
-    {'n', LWM2_OPT_ARG(struct snap_cli, node)},
-    {'p', LWM2_OPT_TRUE(struct snap_cli, plain)},
-    {0},
-};
-
 static const struct lwm2_optspec snapshot_spec = {
     .cmd = "snapshot",
     .usage = "Usage: lwm2 snapshot -j JOB -s STEP[,STEP...] [--basedir DIR] [--node NAME]\n"
@@ -190,7 +181,6 @@ static const struct lwm2_optspec snapshot_spec = {
              "The current rank records of a running job on this node, as JSON lines\n"
              "(run by `lwm2 top` and `lwm2 watch` through srun; see lwm2(1)).\n",
     .usage_on_error = true,
-    .store = snapshot_store,
     .opts = (const struct lwm2_opt[]){
         {"job", 'j', "JOB", NULL},
         {"steps", 's', "STEP[,STEP...]", NULL},
@@ -201,7 +191,7 @@ static const struct lwm2_optspec snapshot_spec = {
         {0},
     }};
 
-/* -j and --interval; the others are stored by snapshot_spec */
+/* -j and --interval; the others are in snapshot_store */
 static int snapshot_opt(void *ctx, int key, char *arg)
 {
 	struct snap_cli *cli = ctx;
@@ -219,6 +209,15 @@ static int snapshot_opt(void *ctx, int key, char *arg)
 	return 0;
 }
 
+/* The options lwm2_opt_parse_store stores itself. */
+static const struct lwm2_optstore snapshot_store[] = {
+    {'s', LWM2_OPT_ARG(struct snap_cli, steps)},
+    {'b', LWM2_OPT_ARG(struct snap_cli, basedir)},
+    {'n', LWM2_OPT_ARG(struct snap_cli, node)},
+    {'p', LWM2_OPT_TRUE(struct snap_cli, plain)},
+    {0},
+};
+
 int lwm2_cmd_snapshot(int argc, char **argv)
 {
 	struct snap_cli cli = {.basedir = "/run/lwm2", .node = getenv("SLURMD_NODENAME")};
@@ -227,7 +226,8 @@ int lwm2_cmd_snapshot(int argc, char **argv)
 	/* a stream ends by itself after a day, whatever happens to its reader */
 	uint64_t max_rounds = 1;
 	json_object *doc, *jsteps, *ranks;
-	int rc, first = lwm2_opt_parse(&snapshot_spec, argc, argv, snapshot_opt, &cli);
+	int rc, first = lwm2_opt_parse_store(&snapshot_spec, snapshot_store, argc, argv,
+	                                     snapshot_opt, &cli);
 
 	if (first < 0)
 		return lwm2_opt_status(first);

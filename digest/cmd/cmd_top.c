@@ -326,13 +326,6 @@ struct top_cli {
 	bool once, json;
 };
 
-/* The options lwm2_opt_parse stores itself. */
-static const struct lwm2_optstore top_store[] = {
-    {OPT_ONCE, LWM2_OPT_TRUE(struct top_cli, once)},
-    {OPT_JSON, LWM2_OPT_TRUE(struct top_cli, json)},
-    {0},
-};
-
 static const struct lwm2_optspec top_spec = {
     .cmd = "top",
     .usage = "Usage: lwm2 top -j JOBID[.STEP] [-d SECONDS] [--once] [--json]\n"
@@ -340,7 +333,6 @@ static const struct lwm2_optspec top_spec = {
     .col = 26,
     .argsep = ' ',
     .usage_on_error = true,
-    .store = top_store,
     .opts = (const struct lwm2_opt[]){
         {"job", 'j', "JOBID[.STEP]", "the job (its owner or an admin only)"},
         {"delay", 'd', "SECONDS", "refresh interval (default 5, at least 1)"},
@@ -349,7 +341,7 @@ static const struct lwm2_optspec top_spec = {
         {0},
     }};
 
-/* -j and -d; the others are stored by top_spec */
+/* -j and -d; the others are in top_store */
 static int top_opt(void *ctx, int key, char *arg)
 {
 	struct top_cli *cli = ctx;
@@ -457,6 +449,13 @@ static void top_wait(bool raw, bool streaming, unsigned delay)
 	}
 }
 
+/* The options lwm2_opt_parse_store stores itself. */
+static const struct lwm2_optstore top_store[] = {
+    {OPT_ONCE, LWM2_OPT_TRUE(struct top_cli, once)},
+    {OPT_JSON, LWM2_OPT_TRUE(struct top_cli, json)},
+    {0},
+};
+
 int lwm2_cmd_top(int argc, char **argv)
 {
 	struct top_cli cli = {.delay = 5};
@@ -468,7 +467,7 @@ int lwm2_cmd_top(int argc, char **argv)
 	bool screen;
 	struct termios saved;
 	bool raw = false;
-	int first = lwm2_opt_parse(&top_spec, argc, argv, top_opt, &cli), rc;
+	int first = lwm2_opt_parse_store(&top_spec, top_store, argc, argv, top_opt, &cli), rc;
 
 	if (first < 0)
 		return lwm2_opt_status(first);

@@ -436,13 +436,6 @@ static void check_job(struct run *R, uint64_t id)
 
 enum { OPT_JSON = LWM2_OPT_LONG };
 
-/* The options lwm2_opt_parse stores itself. */
-static const struct lwm2_optstore watch_store[] = {
-    {'n', LWM2_OPT_TRUE(struct run, dry)},
-    {OPT_JSON, LWM2_OPT_TRUE(struct run, json)},
-    {0},
-};
-
 static const struct lwm2_optspec watch_spec = {
     .cmd = "watch",
     .usage = "Usage: lwm2 watch [--dry-run] [--json]\n"
@@ -450,12 +443,18 @@ static const struct lwm2_optspec watch_spec = {
              "systemd timer); the policy is in lwm2.conf (Watch* keys, see lwm2(1)).\n",
     .col = 17,
     .usage_on_error = true,
-    .store = watch_store,
     .opts = (const struct lwm2_opt[]){
         {"dry-run", 'n', NULL, "judge and print, but notify, cancel and remember nothing"},
         {"json", OPT_JSON, NULL, "the summary as JSON"},
         {0},
     }};
+
+/* The options lwm2_opt_parse_store stores itself. */
+static const struct lwm2_optstore watch_store[] = {
+    {'n', LWM2_OPT_TRUE(struct run, dry)},
+    {OPT_JSON, LWM2_OPT_TRUE(struct run, json)},
+    {0},
+};
 
 int lwm2_cmd_watch(int argc, char **argv)
 {
@@ -464,7 +463,7 @@ int lwm2_cmd_watch(int argc, char **argv)
 	char err[1024], path[1100], lock[1100];
 	uint64_t *ids;
 	size_t n;
-	int lfd, first = lwm2_opt_parse(&watch_spec, argc, argv, NULL, &R);
+	int lfd, first = lwm2_opt_parse_store(&watch_spec, watch_store, argc, argv, NULL, &R);
 
 	if (first < 0)
 		return lwm2_opt_status(first);
