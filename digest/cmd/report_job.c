@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -266,44 +267,50 @@ static void section_meta(FILE *f, json_object *digest, const struct lwm2_scope *
 	fputs("</table>\n", f);
 }
 
+/* A note on the figures, its text formatted as printf does (511 bytes at
+ * the most). */
+static void __attribute__((format(printf, 2, 3))) notef(FILE *f, const char *fmt, ...)
+{
+	char b[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(b, sizeof(b), fmt, ap);
+	va_end(ap);
+	note(f, "note", b);
+}
+
 static void notes_missing(FILE *f, json_object *digest, const struct lwm2_scope *s)
 {
 	json_object *job = ju_get(digest, LWM2_KEY_JOB, json_type_object);
 	json_object *inc = ju_get(digest, LWM2_KEY_INCOMPLETE_LIST, json_type_array);
 	char b[512];
 
-	if (has_flag(digest, "missing_nodes")) {
-		snprintf(b, sizeof(b),
-		         "Node records are missing: %" PRIu64 " of %" PRId64
-		         " allocated nodes reported. The plots show only the nodes that reported.",
-		         s->nodes, ju_int_or(job, LWM2_KEY_NODE_COUNT, 0));
-		note(f, "note", b);
-	}
+	if (has_flag(digest, "missing_nodes"))
+		notef(f,
+		      "Node records are missing: %" PRIu64 " of %" PRId64
+		      " allocated nodes reported. The plots show only the nodes that reported.",
+		      s->nodes, ju_int_or(job, LWM2_KEY_NODE_COUNT, 0));
 	/* the text digest's notes, on the same flags: each says which figures
 	 * are too low */
-	if (s->io_uring) {
-		snprintf(b, sizeof(b),
-		         "%" PRIu64 " process(es) set up an io_uring; I/O submitted through it "
-		         "is not counted, so their file I/O figures are too low.",
-		         s->io_uring);
-		note(f, "note", b);
-	}
-	if (s->mmap_write) {
-		snprintf(b, sizeof(b),
-		         "%" PRIu64 " process(es) mapped files shared and writable; data stored "
-		         "through such a mapping is not counted as written.",
-		         s->mmap_write);
-		note(f, "note", b);
-	}
+	if (s->io_uring)
+		notef(f,
+		      "%" PRIu64 " process(es) set up an io_uring; I/O submitted through it "
+		      "is not counted, so their file I/O figures are too low.",
+		      s->io_uring);
+	if (s->mmap_write)
+		notef(f,
+		      "%" PRIu64 " process(es) mapped files shared and writable; data stored "
+		      "through such a mapping is not counted as written.",
+		      s->mmap_write);
 	if (s->incomplete) {
 		size_t n = inc ? json_object_array_length(inc) : 0;
 
-		snprintf(b, sizeof(b),
-		         "%" PRIu64 " process(es) did not end normally (killed, or still "
-		         "running at step end); their values cover the time until their last "
-		         "record.",
-		         s->incomplete);
-		note(f, "note", b);
+		notef(f,
+		      "%" PRIu64 " process(es) did not end normally (killed, or still "
+		      "running at step end); their values cover the time until their last "
+		      "record.",
+		      s->incomplete);
 		if (n) {
 			fputs("<p class=\"small\">Incomplete: ", f);
 			for (size_t i = 0; i < n && i < 32; i++) {
