@@ -43,12 +43,12 @@ static json_object *digest_from_text(const char *text, size_t len, char *err, si
 
 static const struct lwm2_optspec render_spec = {
     .cmd = "render",
+    .need = "file",
     .usage = "Usage: lwm2 render [--steps] [--no-guidance] [--no-locations] FILE...\n"
              "Render digests as text: a digest JSON (full or compact, with or\n"
              "without the LWM2: prefix), an AdminComment holding one, or lines of\n"
              "the JSON-lines log; a node record is shown as the digest of its\n"
              "node.  FILE - reads stdin.\n",
-    .need = "file",
     .opts = (const struct lwm2_opt[]){
         {"steps", 's', NULL, NULL},
         {"no-guidance", 'G', NULL, NULL},
