@@ -80,14 +80,10 @@ static void coll(long long sent, long long recv)
 	coll_recv += (unsigned long long)recv;
 }
 
-static void mode_p2p(void)
+static void p2p_blocking(int peer, int even, int *buf, int *big)
 {
-	int peer = rank ^ 1, even = !(rank & 1);
-	int buf[512], big[512];
 	MPI_Status st;
-	MPI_Request rq[2];
 
-	memset(buf, 0, sizeof buf);
 	for (int i = 0; i < 10; i++) { /* blocking: 250 ints each way */
 		if (even) {
 			MPI_Send(buf, 250, MPI_INT, peer, 1, MPI_COMM_WORLD);
@@ -127,7 +123,13 @@ static void mode_p2p(void)
 	p2p(1, 128, 128);
 	MPI_Sendrecv_replace(big, 8, MPI_INT, peer, 5, peer, 5, MPI_COMM_WORLD, &st);
 	p2p(1, 32, 32);
-	/* probe, matched probe */
+}
+
+/* probe, matched probe */
+static void p2p_probe(int peer, int even, int *buf, int *big)
+{
+	MPI_Status st;
+
 	if (even) {
 		MPI_Send(buf, 4, MPI_INT, peer, 6, MPI_COMM_WORLD);
 		MPI_Send(buf, 6, MPI_INT, peer, 7, MPI_COMM_WORLD);
@@ -141,7 +143,14 @@ static void mode_p2p(void)
 		MPI_Mrecv(big, 6, MPI_INT, &m, MPI_STATUS_IGNORE);
 		p2p(4, 0, 40);
 	}
-	/* nonblocking, completed by Waitall, Wait, Waitany, Waitsome, Test* */
+}
+
+/* nonblocking, completed by Waitall, Wait, Waitany, Waitsome, Test* */
+static void p2p_nonblocking(int peer, int *buf, int *big)
+{
+	MPI_Status st;
+	MPI_Request rq[2];
+
 	for (int i = 0; i < 5; i++) {
 		MPI_Irecv(big, 512, MPI_INT, peer, 8, MPI_COMM_WORLD, &rq[0]);
 		MPI_Isend(buf, 512, MPI_INT, peer, 8, MPI_COMM_WORLD, &rq[1]);
@@ -153,75 +162,86 @@ static void mode_p2p(void)
 	MPI_Wait(&rq[0], MPI_STATUS_IGNORE);
 	MPI_Wait(&rq[1], &st);
 	p2p(4, 400, 400);
+}
+
+static void p2p_ready_and_tests(int peer, int *buf, int *big)
+{
+	MPI_Status st;
+	MPI_Request rq[2];
+
+	int idx, flag = 0, out = 0, idxs[2];
+	MPI_Status sts[2];
+
+	MPI_Irecv(big, 10, MPI_INT, peer, 10, MPI_COMM_WORLD, &rq[0]);
+	MPI_Barrier(MPI_COMM_WORLD); /* the peer's receive is posted: ready mode is legal */
+	coll(0, 0);
+	MPI_Rsend(buf, 10, MPI_INT, peer, 10, MPI_COMM_WORLD);
+	MPI_Waitany(1, rq, &idx, &st);
+	p2p(3, 40, 40);
+	MPI_Irecv(big, 20, MPI_INT, peer, 10, MPI_COMM_WORLD, &rq[0]);
+	MPI_Barrier(MPI_COMM_WORLD);
+	coll(0, 0);
+	MPI_Irsend(buf, 20, MPI_INT, peer, 10, MPI_COMM_WORLD, &rq[1]);
+	MPI_Waitall(2, rq, sts);
+	p2p(3, 80, 80);
 	{
-		int idx, flag = 0, out = 0, idxs[2];
-		MPI_Status sts[2];
+		static char attach[4096 + MPI_BSEND_OVERHEAD];
+		void *b;
+		int bs;
 
-		MPI_Irecv(big, 10, MPI_INT, peer, 10, MPI_COMM_WORLD, &rq[0]);
-		MPI_Barrier(MPI_COMM_WORLD); /* the peer's receive is posted: ready mode is legal */
-		coll(0, 0);
-		MPI_Rsend(buf, 10, MPI_INT, peer, 10, MPI_COMM_WORLD);
-		MPI_Waitany(1, rq, &idx, &st);
-		p2p(3, 40, 40);
-		MPI_Irecv(big, 20, MPI_INT, peer, 10, MPI_COMM_WORLD, &rq[0]);
-		MPI_Barrier(MPI_COMM_WORLD);
-		coll(0, 0);
-		MPI_Irsend(buf, 20, MPI_INT, peer, 10, MPI_COMM_WORLD, &rq[1]);
-		MPI_Waitall(2, rq, sts);
-		p2p(3, 80, 80);
-		{
-			static char attach[4096 + MPI_BSEND_OVERHEAD];
-			void *b;
-			int bs;
-
-			MPI_Buffer_attach(attach, sizeof attach);
-			MPI_Ibsend(buf, 30, MPI_INT, peer, 10, MPI_COMM_WORLD, &rq[1]);
-			MPI_Recv(big, 30, MPI_INT, peer, 10, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-			MPI_Wait(&rq[1], MPI_STATUS_IGNORE);
-			MPI_Buffer_detach(&b, &bs);
-			p2p(3, 120, 120);
-		}
-		MPI_Irecv(big, 3, MPI_INT, peer, 11, MPI_COMM_WORLD, &rq[0]);
-		MPI_Isend(buf, 3, MPI_INT, peer, 11, MPI_COMM_WORLD, &rq[1]);
-		p2p(2, 12, 0);
-		int got = 0;
-		while (got < 2) {
-			MPI_Testsome(2, rq, &out, idxs, sts);
-			p2p(1, 0, 0);
-			if (out != MPI_UNDEFINED)
-				got += out;
-		}
-		p2p(0, 0, 12);
-		MPI_Irecv(big, 5, MPI_INT, peer, 12, MPI_COMM_WORLD, &rq[0]);
-		MPI_Send(buf, 5, MPI_INT, peer, 12, MPI_COMM_WORLD);
-		p2p(2, 20, 0);
-		while (!flag) {
-			MPI_Test(&rq[0], &flag, MPI_STATUS_IGNORE);
-			p2p(1, 0, 0);
-		}
-		p2p(0, 0, 20);
-		MPI_Irecv(big, 7, MPI_INT, peer, 13, MPI_COMM_WORLD, &rq[0]);
-		MPI_Send(buf, 7, MPI_INT, peer, 13, MPI_COMM_WORLD);
-		p2p(2, 28, 0);
-		for (flag = 0; !flag;) {
-			MPI_Testall(1, rq, &flag, MPI_STATUSES_IGNORE);
-			p2p(1, 0, 0);
-		}
-		p2p(0, 0, 28);
-		MPI_Irecv(big, 9, MPI_INT, peer, 14, MPI_COMM_WORLD, &rq[0]);
-		MPI_Send(buf, 9, MPI_INT, peer, 14, MPI_COMM_WORLD);
-		p2p(2, 36, 0);
-		for (flag = 0; !flag;) {
-			MPI_Testany(1, rq, &idx, &flag, MPI_STATUS_IGNORE);
-			p2p(1, 0, 0);
-		}
-		p2p(0, 0, 36);
-		MPI_Irecv(big, 11, MPI_INT, peer, 15, MPI_COMM_WORLD, &rq[0]);
-		MPI_Send(buf, 11, MPI_INT, peer, 15, MPI_COMM_WORLD);
-		MPI_Waitsome(1, rq, &out, idxs, MPI_STATUSES_IGNORE);
-		p2p(3, 44, 44);
+		MPI_Buffer_attach(attach, sizeof attach);
+		MPI_Ibsend(buf, 30, MPI_INT, peer, 10, MPI_COMM_WORLD, &rq[1]);
+		MPI_Recv(big, 30, MPI_INT, peer, 10, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+		MPI_Wait(&rq[1], MPI_STATUS_IGNORE);
+		MPI_Buffer_detach(&b, &bs);
+		p2p(3, 120, 120);
 	}
-	/* persistent: two inits, four rounds of Startall + Waitall, two frees */
+	MPI_Irecv(big, 3, MPI_INT, peer, 11, MPI_COMM_WORLD, &rq[0]);
+	MPI_Isend(buf, 3, MPI_INT, peer, 11, MPI_COMM_WORLD, &rq[1]);
+	p2p(2, 12, 0);
+	int got = 0;
+	while (got < 2) {
+		MPI_Testsome(2, rq, &out, idxs, sts);
+		p2p(1, 0, 0);
+		if (out != MPI_UNDEFINED)
+			got += out;
+	}
+	p2p(0, 0, 12);
+	MPI_Irecv(big, 5, MPI_INT, peer, 12, MPI_COMM_WORLD, &rq[0]);
+	MPI_Send(buf, 5, MPI_INT, peer, 12, MPI_COMM_WORLD);
+	p2p(2, 20, 0);
+	while (!flag) {
+		MPI_Test(&rq[0], &flag, MPI_STATUS_IGNORE);
+		p2p(1, 0, 0);
+	}
+	p2p(0, 0, 20);
+	MPI_Irecv(big, 7, MPI_INT, peer, 13, MPI_COMM_WORLD, &rq[0]);
+	MPI_Send(buf, 7, MPI_INT, peer, 13, MPI_COMM_WORLD);
+	p2p(2, 28, 0);
+	for (flag = 0; !flag;) {
+		MPI_Testall(1, rq, &flag, MPI_STATUSES_IGNORE);
+		p2p(1, 0, 0);
+	}
+	p2p(0, 0, 28);
+	MPI_Irecv(big, 9, MPI_INT, peer, 14, MPI_COMM_WORLD, &rq[0]);
+	MPI_Send(buf, 9, MPI_INT, peer, 14, MPI_COMM_WORLD);
+	p2p(2, 36, 0);
+	for (flag = 0; !flag;) {
+		MPI_Testany(1, rq, &idx, &flag, MPI_STATUS_IGNORE);
+		p2p(1, 0, 0);
+	}
+	p2p(0, 0, 36);
+	MPI_Irecv(big, 11, MPI_INT, peer, 15, MPI_COMM_WORLD, &rq[0]);
+	MPI_Send(buf, 11, MPI_INT, peer, 15, MPI_COMM_WORLD);
+	MPI_Waitsome(1, rq, &out, idxs, MPI_STATUSES_IGNORE);
+	p2p(3, 44, 44);
+}
+
+/* persistent: two inits, four rounds of Startall + Waitall, two frees */
+static void p2p_persistent(int peer, int *buf, int *big)
+{
+	MPI_Request rq[2];
+
 	MPI_Send_init(buf, 128, MPI_INT, peer, 16, MPI_COMM_WORLD, &rq[1]);
 	MPI_Recv_init(big, 128, MPI_INT, peer, 16, MPI_COMM_WORLD, &rq[0]);
 	p2p(2, 0, 0);
@@ -238,6 +258,19 @@ static void mode_p2p(void)
 	MPI_Request_free(&rq[0]);
 	MPI_Request_free(&rq[1]);
 	other_calls += 2;
+}
+
+static void mode_p2p(void)
+{
+	int peer = rank ^ 1, even = !(rank & 1);
+	int buf[512], big[512];
+
+	memset(buf, 0, sizeof buf);
+	p2p_blocking(peer, even, buf, big);
+	p2p_probe(peer, even, buf, big);
+	p2p_nonblocking(peer, buf, big);
+	p2p_ready_and_tests(peer, buf, big);
+	p2p_persistent(peer, buf, big);
 	/* Messages, not calls: every send above is one message (the blocking
 	 * loop 10, Sendrecv and Sendrecv_replace 1 each, the nonblocking loop
 	 * 5, Issend, Rsend, Irsend, Ibsend 1 each, the five Test/Waitsome
