@@ -4,6 +4,7 @@
  * usage.h for the definitions.
  */
 #include "usage.h"
+#include "grow.h"
 
 #include "lwm2_keys.h"
 
@@ -255,15 +256,8 @@ int lwm2_usage_table_add(struct lwm2_usage_table *t, const char *name, const str
 			lwm2_usage_add(&t->g[t->htab[k] - 1].s, u, 1.0);
 			return 0;
 		}
-	if (t->n == t->cap) {
-		size_t nc = t->cap ? 2 * t->cap : 64;
-		struct lwm2_usage_group *ng = realloc(t->g, nc * sizeof(*ng));
-
-		if (!ng)
-			return -1;
-		t->g = ng;
-		t->cap = nc;
-	}
+	if (LWM2_GROW(t->g, t->n, t->cap, 64) < 0)
+		return -1;
 	memset(&t->g[t->n], 0, sizeof(t->g[t->n]));
 	if (!(t->g[t->n].name = strdup(name)))
 		return -1;

@@ -5,6 +5,7 @@
  * it within the index's bounds.
  */
 #include "grid_internal.h"
+#include "grow.h"
 #include "lwm2_keys.h"
 
 #include <errno.h>
@@ -39,14 +40,8 @@ static long node_intern(struct lwm2_grid *g, const char *name)
 	for (size_t i = g->nnodes; i-- > 0;)
 		if (!strcmp(g->nodes[i], name))
 			return (long)i;
-	if (g->nnodes == g->capnodes) {
-		size_t nc = g->capnodes ? 2 * g->capnodes : 64;
-		char **nn = realloc(g->nodes, nc * sizeof(*nn));
-		if (!nn)
-			return -1;
-		g->nodes = nn;
-		g->capnodes = nc;
-	}
+	if (LWM2_GROW(g->nodes, g->nnodes, g->capnodes, 64) < 0)
+		return -1;
 	if (!(c = strdup(name)))
 		return -1;
 	g->nodes[g->nnodes] = c;
@@ -216,15 +211,7 @@ static int job_room(struct lwm2_grid *g, const struct lwm2_gjob *jb)
 		if (k)
 			drop_jobs(g, k, SIZE_MAX);
 	}
-	if (g->njobs == g->capjobs) {
-		size_t nc = g->capjobs ? 2 * g->capjobs : 64;
-		struct lwm2_gjob *nj = realloc(g->jobs, nc * sizeof(*nj));
-		if (!nj)
-			return -1;
-		g->jobs = nj;
-		g->capjobs = nc;
-	}
-	return 0;
+	return LWM2_GROW(g->jobs, g->njobs, g->capjobs, 64);
 }
 
 /* A job larger than half the bound is kept summed over its nodes; with one
@@ -306,14 +293,8 @@ static int put_cell(struct adding *ad, const struct lwm2_gcell *cell, int64_t sl
 		d->step = cell->step;
 		return 0;
 	}
-	if (g->ncells == g->capcells) {
-		size_t nc = g->capcells ? 2 * g->capcells : 4096;
-		struct lwm2_gcell *ncl = realloc(g->cells, nc * sizeof(*ncl));
-		if (!ncl)
-			return -1;
-		g->cells = ncl;
-		g->capcells = nc;
-	}
+	if (LWM2_GROW(g->cells, g->ncells, g->capcells, 4096) < 0)
+		return -1;
 	g->cells[g->ncells++] = *cell;
 	ad->cnt++;
 	return 0;

@@ -6,6 +6,7 @@
  * compute time was well above their jobs' median node's.
  */
 #include "grid_internal.h"
+#include "grow.h"
 #include "lwm2_keys.h"
 
 #include <errno.h>
@@ -83,14 +84,8 @@ static struct nstat *nstat_of(struct lwm2_nodes *ns, const char *name)
 	for (size_t i = 0; i < ns->nn; i++)
 		if (!strcmp(ns->n[i].name, name))
 			return &ns->n[i];
-	if (ns->nn == ns->capn) {
-		size_t nc = ns->capn ? 2 * ns->capn : 64;
-		struct nstat *nn = realloc(ns->n, nc * sizeof(*nn));
-		if (!nn)
-			return NULL;
-		ns->n = nn;
-		ns->capn = nc;
-	}
+	if (LWM2_GROW(ns->n, ns->nn, ns->capn, 64) < 0)
+		return NULL;
 	memset(&ns->n[ns->nn], 0, sizeof(ns->n[ns->nn]));
 	if (!(ns->n[ns->nn].name = strdup(name)))
 		return NULL;
