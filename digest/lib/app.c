@@ -8,6 +8,7 @@
  * process.
  */
 #include "digest_internal.h"
+#include "grow.h"
 #include "lwm2_keys.h"
 #include "lwm2_history.h"
 #include "strset.h"
@@ -24,10 +25,6 @@ static const enum lwm2_metric app_metrics[] = {
 #define APP_STEPS_MAX 256
 #define APP_OTHERS    8
 
-struct step_count {
-	uint64_t step, n;
-};
-
 struct app_ent {
 	const char *name, *build_id;
 	bool several_builds;
@@ -35,8 +32,7 @@ struct app_ent {
 	json_object *mpi_library, *runtime_libs, *cuda, *launch;
 	double sum[NAPPM];
 	uint64_t n[NAPPM];
-	struct step_count *steps;
-	size_t nsteps;
+	struct lwm2_step_counts steps; /* ranks per step */
 	/* The distinct nodes, counted up to APP_NODES_MAX: every node of a
 	 * 10,000-node job may run the application. */
 	struct lwm2_strset nodes;
@@ -57,7 +53,7 @@ void lwm2_app_free(struct lwm2_app_acc *a)
 	if (!a)
 		return;
 	for (size_t i = 0; i < a->n; i++) {
-		free(a->e[i].steps);
+		free(a->e[i].steps.v);
 		lwm2_strset_free(&a->e[i].nodes);
 	}
 	free(a->e);
@@ -71,37 +67,11 @@ static struct app_ent *ent(struct lwm2_app_acc *a, const char *name)
 	for (size_t i = 0; i < a->n; i++)
 		if (!strcmp(a->e[i].name, name))
 			return &a->e[i];
-	if (a->n == a->cap) {
-		size_t nc = a->cap ? 2 * a->cap : 8;
-		struct app_ent *ne = realloc(a->e, nc * sizeof(*ne));
-		if (!ne)
-			return NULL;
-		a->e = ne;
-		a->cap = nc;
-	}
+	if (LWM2_GROW(a->e, a->n, a->cap, 8) < 0)
+		return NULL;
 	memset(&a->e[a->n], 0, sizeof(a->e[0]));
 	a->e[a->n].name = name;
 	return &a->e[a->n++];
-}
-
-static int add_step(struct app_ent *e, uint64_t step)
-{
-	for (size_t i = 0; i < e->nsteps; i++)
-		if (e->steps[i].step == step) {
-			e->steps[i].n++;
-			return 0;
-		}
-	if (e->nsteps >= APP_STEPS_MAX)
-		return 0;
-	if (!(e->nsteps & (e->nsteps + 1)) || !e->steps) {
-		struct step_count *ns = realloc(e->steps, (2 * e->nsteps + 2) * sizeof(*ns));
-		if (!ns)
-			return -1;
-		e->steps = ns;
-	}
-	e->steps[e->nsteps].step = step;
-	e->steps[e->nsteps++].n = 1;
-	return 0;
 }
 
 static int add_node(struct app_ent *e, const char *node)
@@ -116,17 +86,13 @@ int lwm2_app_add(struct lwm2_app_acc *a, json_object *p, const struct lwm2_metri
 {
 	const char *exe = ju_str(p, LWM2_KEY_EXE), *bid;
 	int64_t flags = ju_int_or(p, LWM2_KEY_FLAGS, 0);
-	int64_t ut = ju_int_or(p, "utime_us", 0), st = ju_int_or(p, "stime_us", 0);
 	struct app_ent *e;
 
 	if (!a || !exe || !*exe || (flags & LWM2_F_EXEC))
 		return 0;
 	if (!(e = ent(a, exe)))
 		return -1;
-	if (ut > 0)
-		e->cpu_us += (uint64_t)ut;
-	if (st > 0)
-		e->cpu_us += (uint64_t)st;
+	e->cpu_us += lwm2_proc_cpu_us(p);
 	if (flags & LWM2_F_SUMMARY) {
 		int64_t n = ju_int_or(p, LWM2_KEY_N, 0);
 		e->processes += n > 0 ? (uint64_t)n : 0;
@@ -148,7 +114,8 @@ int lwm2_app_add(struct lwm2_app_acc *a, json_object *p, const struct lwm2_metri
 	if (!e->launch)
 		e->launch = ju_get(p, LWM2_KEY_LAUNCH, json_type_array);
 	/* Ranks: the task's own processes, not what they forked. */
-	if (!(flags & LWM2_F_FORK_CHILD) && add_step(e, step) < 0)
+	if (!(flags & LWM2_F_FORK_CHILD) &&
+	    lwm2_step_counts_add(&e->steps, step, 1, APP_STEPS_MAX) < 0)
 		return -1;
 	if (node && add_node(e, node) < 0)
 		return -1;
@@ -158,16 +125,6 @@ int lwm2_app_add(struct lwm2_app_acc *a, json_object *p, const struct lwm2_metri
 			e->n[k]++;
 		}
 	return 0;
-}
-
-static uint64_t ranks_of(const struct app_ent *e)
-{
-	uint64_t r = 0;
-
-	for (size_t i = 0; i < e->nsteps; i++)
-		if (e->steps[i].n > r)
-			r = e->steps[i].n;
-	return r;
 }
 
 static int cmp_app(const void *x, const void *y)
@@ -200,7 +157,7 @@ json_object *lwm2_app_json(const struct lwm2_app_acc *a)
 		ju_add(o, LWM2_KEY_BUILD_ID, json_object_new_string(e->build_id));
 	if (e->several_builds)
 		ju_add(o, LWM2_KEY_SEVERAL_BUILDS, json_object_new_boolean(1));
-	ju_add(o, LWM2_KEY_RANKS, ju_u64(ranks_of(e)));
+	ju_add(o, LWM2_KEY_RANKS, ju_u64(lwm2_step_counts_max(&e->steps)));
 	ju_add(o, LWM2_KEY_NODES, ju_u64(e->nodes.n));
 	ju_add(o, LWM2_KEY_PROCESSES, ju_u64(e->processes));
 	ju_add(o, LWM2_KEY_CPU_S, ju_double((double)e->cpu_us / 1e6));

@@ -17,9 +17,29 @@ int lwm2_counter_map(json_object *node, int map[], size_t maxn, size_t *n);
 int lwm2_proc_from_json(json_object *proc, const int *map, size_t nmap,
                         struct lwm2_proc_values *pv);
 
+/* The CPU time (user and system, us) of one process entry of a node
+ * record (job.c). */
+uint64_t lwm2_proc_cpu_us(json_object *proc);
+
 /* The CPU time (user and system) of the job's processes in the node
  * records, images replaced by exec left to their successors (job.c). */
 uint64_t lwm2_job_cpu_us(json_object *const *nodes, size_t n);
+
+/* Counts per step (the ranks of an application or a container in each
+ * step), the first max steps of a job (job.c). */
+struct lwm2_step_counts {
+	struct lwm2_step_count {
+		uint64_t step, n;
+	} * v;
+	size_t n;
+};
+
+/* n more for the step, added as new unless max steps are there already;
+ * -1 out of memory. */
+int lwm2_step_counts_add(struct lwm2_step_counts *c, uint64_t step, uint64_t n, size_t max);
+
+/* The largest count of a step. */
+uint64_t lwm2_step_counts_max(const struct lwm2_step_counts *c);
 
 /* The per-process table of the full digest ("ranks", job_ranks.c). */
 json_object *lwm2_job_digest_ranks(json_object *const *nodes, size_t n);
@@ -79,5 +99,36 @@ static inline int lwm2_cmp_exe(uint64_t pa, uint64_t ca, const char *na, uint64_
 		return ca > cb ? -1 : 1;
 	return strcmp(na, nb);
 }
+
+/* The order of containers in a digest, heavier first: by CPU time, then
+ * processes, then runtime and image (job.c, node.c). */
+static inline int lwm2_cmp_ctr(uint64_t ca, uint64_t pa, const char *ra, const char *ia,
+                               uint64_t cb, uint64_t pb, const char *rb, const char *ib)
+{
+	int c;
+
+	if (ca != cb)
+		return ca > cb ? -1 : 1;
+	if (pa != pb)
+		return pa > pb ? -1 : 1;
+	c = strcmp(ra, rb);
+	return c ? c : strcmp(ia, ib);
+}
+
+/* qsort's comparators by_count and by_cpu (lwm2_cmp_exe) of an array of
+ * T, a table's entry with name, processes and cpu_us. */
+#define LWM2_CMP_EXE_FNS(T, by_count, by_cpu)                                                      \
+	static int by_count(const void *a, const void *b)                                          \
+	{                                                                                          \
+		const T *x = a, *y = b;                                                            \
+		return lwm2_cmp_exe(x->processes, x->cpu_us, x->name, y->processes, y->cpu_us,     \
+		                    y->name, 0);                                                   \
+	}                                                                                          \
+	static int by_cpu(const void *a, const void *b)                                            \
+	{                                                                                          \
+		const T *x = a, *y = b;                                                            \
+		return lwm2_cmp_exe(x->processes, x->cpu_us, x->name, y->processes, y->cpu_us,     \
+		                    y->name, 1);                                                   \
+	}
 
 #endif /* LWM2_DIGEST_INTERNAL_H */

@@ -99,7 +99,6 @@ static size_t gather(json_object *const *nodes, size_t n, struct fit_node *v, do
 		for (size_t k = 0; k < json_object_array_length(procs); k++) {
 			json_object *p = json_object_array_get_idx(procs, k);
 			json_object *c = ju_get(p, LWM2_KEY_C, json_type_array);
-			int64_t ut = ju_int_or(p, "utime_us", 0), st = ju_int_or(p, "stime_us", 0);
 			int64_t rss = ju_int_or(p, "maxrss_kb", 0);
 
 			int64_t t0 = ju_int_or(p, "start_ns", 0), t1 = ju_int_or(p, "end_ns", 0);
@@ -110,7 +109,7 @@ static size_t gather(json_object *const *nodes, size_t n, struct fit_node *v, do
 			}
 			if (ju_int_or(p, LWM2_KEY_FLAGS, 0) & LWM2_F_EXEC)
 				continue;
-			f->cpu_us += (uint64_t)(ut > 0 ? ut : 0) + (uint64_t)(st > 0 ? st : 0);
+			f->cpu_us += lwm2_proc_cpu_us(p);
 			/* a summary of short processes holds their largest
 			 * peak: they need not have lived at once */
 			f->rss_kb += (uint64_t)(rss > 0 ? rss : 0);
@@ -325,7 +324,6 @@ json_object *lwm2_fit_json(const struct lwm2_job_meta *m, json_object *const *no
 	int64_t elapsed = m && m->start > 0 && m->end >= m->start ? m->end - m->start : -1;
 	json_object *fit, *arr, **per;
 	struct fit_node *v;
-	uint64_t cpu_us = 0;
 	double span_s = 0, over_s;
 	size_t nv;
 
@@ -347,7 +345,6 @@ json_object *lwm2_fit_json(const struct lwm2_job_meta *m, json_object *const *no
 		json_object *e = json_object_new_object();
 		uint32_t nn = m->node_count ? m->node_count : (uint32_t)nv;
 
-		cpu_us += v[i].cpu_us;
 		ju_add(e, LWM2_KEY_NODE, json_object_new_string(v[i].name));
 		ju_add(e, LWM2_KEY_CPU_S, ju_double(round((double)v[i].cpu_us / 1e3) / 1e3));
 		/* against the average node's share of the cores */
@@ -366,7 +363,8 @@ json_object *lwm2_fit_json(const struct lwm2_job_meta *m, json_object *const *no
 		ju_add(fit, LWM2_KEY_FIT_CPU, part("not_measured"));
 		ju_add(fit, LWM2_KEY_FIT_MEMORY, part("not_measured"));
 	} else {
-		ju_add(fit, LWM2_KEY_FIT_CPU, fit_cpu(m, cpu_us, elapsed, over_s));
+		ju_add(fit, LWM2_KEY_FIT_CPU,
+		       fit_cpu(m, lwm2_job_cpu_us(nodes, n), elapsed, over_s));
 		ju_add(fit, LWM2_KEY_FIT_MEMORY, fit_mem(m, v, nv));
 	}
 	ju_add(fit, LWM2_KEY_FIT_TIME, fit_time(m, elapsed));

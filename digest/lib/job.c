@@ -6,6 +6,7 @@
  * until the output is written, so 10,000 node records need no copies.
  */
 #include "digest_internal.h"
+#include "grow.h"
 #include "lwm2_keys.h"
 #include "jsontext.h"
 #include "lwm2_history.h"
@@ -124,19 +125,7 @@ static int exe_put(struct exe_set *x, const char *name, uint64_t processes, uint
 	return 0;
 }
 
-static int cmp_ent_count(const void *a, const void *b)
-{
-	const struct exe_ent *x = a, *y = b;
-
-	return lwm2_cmp_exe(x->processes, x->cpu_us, x->name, y->processes, y->cpu_us, y->name, 0);
-}
-
-static int cmp_ent_cpu(const void *a, const void *b)
-{
-	const struct exe_ent *x = a, *y = b;
-
-	return lwm2_cmp_exe(x->processes, x->cpu_us, x->name, y->processes, y->cpu_us, y->name, 1);
-}
+LWM2_CMP_EXE_FNS(struct exe_ent, cmp_ent_count, cmp_ent_cpu)
 
 /* {"by_count": [...], "by_cpu": [...]}: the TOP_EXES first of each, or
  * NULL when no node record listed executables. */
@@ -181,10 +170,7 @@ static json_object *exes_json(const struct exe_set *x)
 struct ctr_ent {
 	const char *runtime, *image; /* NULL: free slot; point into node records */
 	uint64_t processes, cpu_us;
-	struct step_count {
-		uint64_t step, ranks;
-	} * steps; /* ranks per step, summed over its nodes */
-	size_t nsteps;
+	struct lwm2_step_counts steps; /* ranks per step, summed over its nodes */
 };
 
 struct ctr_set {
@@ -230,24 +216,34 @@ static struct ctr_ent *ctr_find(struct ctr_set *x, const char *runtime, const ch
 	return &x->e[i];
 }
 
-static int ctr_add_ranks(struct ctr_ent *e, uint64_t step, uint64_t ranks)
+int lwm2_step_counts_add(struct lwm2_step_counts *c, uint64_t step, uint64_t n, size_t max)
 {
-	for (size_t i = 0; i < e->nsteps; i++)
-		if (e->steps[i].step == step) {
-			e->steps[i].ranks += ranks;
+	for (size_t i = 0; i < c->n; i++)
+		if (c->v[i].step == step) {
+			c->v[i].n += n;
 			return 0;
 		}
-	if (e->nsteps >= CTR_STEPS_MAX)
+	if (c->n >= max)
 		return 0;
-	if (!(e->nsteps & (e->nsteps + 1)) || !e->steps) {
-		struct step_count *ns = realloc(e->steps, (2 * e->nsteps + 2) * sizeof(*ns));
-		if (!ns)
+	if (!(c->n & (c->n + 1)) || !c->v) {
+		struct lwm2_step_count *nv = realloc(c->v, (2 * c->n + 2) * sizeof(*nv));
+		if (!nv)
 			return -1;
-		e->steps = ns;
+		c->v = nv;
 	}
-	e->steps[e->nsteps].step = step;
-	e->steps[e->nsteps++].ranks = ranks;
+	c->v[c->n].step = step;
+	c->v[c->n++].n = n;
 	return 0;
+}
+
+uint64_t lwm2_step_counts_max(const struct lwm2_step_counts *c)
+{
+	uint64_t r = 0;
+
+	for (size_t i = 0; i < c->n; i++)
+		if (c->v[i].n > r)
+			r = c->v[i].n;
+	return r;
 }
 
 /* A node record's "containers" (absent from records of older libraries
@@ -285,40 +281,32 @@ static int ctr_add_node(struct ctr_set *x, json_object *node, uint64_t step)
 			return -1;
 		e->processes += (uint64_t)np;
 		e->cpu_us += (uint64_t)cpu;
-		if (ctr_add_ranks(e, step, (uint64_t)nr) < 0)
+		if (lwm2_step_counts_add(&e->steps, step, (uint64_t)nr, CTR_STEPS_MAX) < 0)
 			return -1;
 	}
 	return 0;
-}
-
-static uint64_t ctr_ranks(const struct ctr_ent *e)
-{
-	uint64_t r = 0;
-
-	for (size_t i = 0; i < e->nsteps; i++)
-		if (e->steps[i].ranks > r)
-			r = e->steps[i].ranks;
-	return r;
 }
 
 static int cmp_ctr(const void *a, const void *b)
 {
 	const struct ctr_ent *x = *(const struct ctr_ent *const *)a,
 	                     *y = *(const struct ctr_ent *const *)b;
-	int c;
 
-	if (x->cpu_us != y->cpu_us)
-		return x->cpu_us > y->cpu_us ? -1 : 1;
-	if (x->processes != y->processes)
-		return x->processes > y->processes ? -1 : 1;
-	c = strcmp(x->runtime, y->runtime);
-	return c ? c : strcmp(x->image, y->image);
+	return lwm2_cmp_ctr(x->cpu_us, x->processes, x->runtime, x->image, y->cpu_us, y->processes,
+	                    y->runtime, y->image);
 }
 
 /* The CPU time of all the job's processes (short ones included), the
  * denominator of a container's share: a second pass over the processes,
  * made only for a job that ran in a container.  CPU time is the
  * process's: its last image has it all, an image replaced by exec none. */
+uint64_t lwm2_proc_cpu_us(json_object *proc)
+{
+	int64_t ut = ju_int_or(proc, "utime_us", 0), st = ju_int_or(proc, "stime_us", 0);
+
+	return (uint64_t)(ut > 0 ? ut : 0) + (uint64_t)(st > 0 ? st : 0);
+}
+
 uint64_t lwm2_job_cpu_us(json_object *const *nodes, size_t n)
 {
 	uint64_t t = 0;
@@ -330,13 +318,9 @@ uint64_t lwm2_job_cpu_us(json_object *const *nodes, size_t n)
 			continue; /* not used for the digest (add_node) */
 		for (size_t k = 0; k < json_object_array_length(procs); k++) {
 			json_object *p = json_object_array_get_idx(procs, k);
-			int64_t ut, st;
 
-			if (ju_int_or(p, LWM2_KEY_FLAGS, 0) & LWM2_F_EXEC)
-				continue;
-			ut = ju_int_or(p, "utime_us", 0);
-			st = ju_int_or(p, "stime_us", 0);
-			t += (uint64_t)(ut > 0 ? ut : 0) + (uint64_t)(st > 0 ? st : 0);
+			if (!(ju_int_or(p, LWM2_KEY_FLAGS, 0) & LWM2_F_EXEC))
+				t += lwm2_proc_cpu_us(p);
 		}
 	}
 	return t;
@@ -373,7 +357,7 @@ static int ctr_json(struct ctr_set *x, json_object *d, json_object *const *nodes
 		ju_add(e, LWM2_KEY_RUNTIME, json_object_new_string(v[i]->runtime));
 		ju_add(e, LWM2_KEY_IMAGE, json_object_new_string(v[i]->image));
 		ju_add(e, LWM2_KEY_PROCESSES, ju_u64(v[i]->processes));
-		ju_add(e, LWM2_KEY_RANKS, ju_u64(ctr_ranks(v[i])));
+		ju_add(e, LWM2_KEY_RANKS, ju_u64(lwm2_step_counts_max(&v[i]->steps)));
 		ju_add(e, LWM2_KEY_CPU_S, ju_double((double)v[i]->cpu_us / 1e6));
 		ju_add(e, LWM2_KEY_CPU_SHARE,
 		       ju_double(x->cpu_total ? 100.0 * (double)v[i]->cpu_us / (double)x->cpu_total
@@ -390,7 +374,7 @@ static int ctr_json(struct ctr_set *x, json_object *d, json_object *const *nodes
 static void ctr_free(struct ctr_set *x)
 {
 	for (size_t i = 0; i < x->cap; i++)
-		free(x->e[i].steps);
+		free(x->e[i].steps.v);
 	free(x->e);
 	x->e = NULL;
 	x->n = x->cap = 0;
@@ -452,14 +436,8 @@ static struct scope_acc *step_acc(struct build *b, uint64_t step)
 	for (size_t i = 0; i < b->nsteps; i++)
 		if (b->steps[i].step_id == step)
 			return &b->steps[b->last = i];
-	if (b->nsteps == b->capsteps) {
-		size_t nc = b->capsteps ? 2 * b->capsteps : 8;
-		struct scope_acc *ns = realloc(b->steps, nc * sizeof(*ns));
-		if (!ns)
-			return NULL;
-		b->steps = ns;
-		b->capsteps = nc;
-	}
+	if (LWM2_GROW(b->steps, b->nsteps, b->capsteps, 8) < 0)
+		return NULL;
 	acc_init(&b->steps[b->nsteps], step);
 	b->last = b->nsteps;
 	return &b->steps[b->nsteps++];
