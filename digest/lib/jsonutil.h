@@ -46,6 +46,16 @@ static inline json_object *ju_u64(uint64_t v)
 	return json_object_new_int64(v > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)v);
 }
 
+/* An array of n unsigned numbers (counters, sample counts). */
+static inline json_object *ju_u64_array(const uint64_t *v, size_t n)
+{
+	json_object *a = json_object_new_array_ext((int)n);
+
+	for (size_t i = 0; i < n; i++)
+		json_object_array_add(a, ju_u64(v[i]));
+	return a;
+}
+
 static inline void ju_add(json_object *o, const char *key, json_object *v)
 {
 	json_object_object_add(o, key, v);

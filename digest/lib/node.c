@@ -11,6 +11,7 @@
  * multiples of their length on the system clock.
  */
 #include "digest_internal.h"
+#include "grow.h"
 #include "fileio.h"
 
 #include <dirent.h>
@@ -50,9 +51,25 @@ static const char *basename_(const char *p)
 	return s && s[1] ? s + 1 : p;
 }
 
+/* A process entry's counters ("c"); a process of an older build (a node
+ * upgraded while the step ran) did not have this build's later counters
+ * (ncounters of them): named in "absent", so that they read as not
+ * measured rather than as the zeros in "c". */
+static void add_counters(json_object *p, const uint64_t *counters, uint32_t ncounters)
+{
+	ju_add(p, "c", ju_u64_array(counters, LWM2_NCOUNTERS));
+	if (ncounters < LWM2_NCOUNTERS) {
+		json_object *a = json_object_new_array();
+
+		for (uint32_t c = ncounters; c < LWM2_NCOUNTERS; c++)
+			json_object_array_add(a, json_object_new_string(lwm2_counter_names[c]));
+		ju_add(p, "absent", a);
+	}
+}
+
 static json_object *proc_json(const struct lwm2_rank_record *r)
 {
-	json_object *p = json_object_new_object(), *a, *reasons = NULL;
+	json_object *p = json_object_new_object(), *reasons = NULL;
 
 	ju_add(p, "rank", json_object_new_int(r->mpi_rank));
 	ju_add(p, "task", json_object_new_int(r->task_id));
@@ -70,10 +87,7 @@ static json_object *proc_json(const struct lwm2_rank_record *r)
 	ju_add(p, "threads_total", json_object_new_int64(r->threads_total));
 	ju_add(p, "threads_max", json_object_new_int64(r->threads_max));
 	ju_add(p, "period_us", json_object_new_int64(r->sample_period_us));
-	a = json_object_new_array_ext(LWM2_NEARMARKS);
-	for (int e = 0; e < LWM2_NEARMARKS; e++)
-		json_object_array_add(a, ju_u64(r->samples[e]));
-	ju_add(p, "samples", a);
+	ju_add(p, "samples", ju_u64_array(r->samples, LWM2_NEARMARKS));
 	ju_add(p, "samples_main", ju_u64(r->samples_main));
 	/* the process's clock and what a read cost it (lwm2's own cost) */
 	ju_add(p, "clock_source", json_object_new_int64(r->clock_source));
@@ -96,19 +110,7 @@ static json_object *proc_json(const struct lwm2_rank_record *r)
 		ju_add(p, "view_queries", ju_u64(r->view_queries));
 		ju_add(p, "view_ns", ju_u64(r->view_ns));
 	}
-	a = json_object_new_array_ext(LWM2_NCOUNTERS);
-	for (int c = 0; c < LWM2_NCOUNTERS; c++)
-		json_object_array_add(a, ju_u64(r->counters[c]));
-	ju_add(p, "c", a);
-	/* A process of an older build (a node upgraded while the step ran)
-	 * did not have this build's later counters: named, so that they
-	 * read as not measured rather than as the zeros in "c". */
-	if (r->ncounters < LWM2_NCOUNTERS) {
-		a = json_object_new_array();
-		for (uint32_t c = r->ncounters; c < LWM2_NCOUNTERS; c++)
-			json_object_array_add(a, json_object_new_string(lwm2_counter_names[c]));
-		ju_add(p, "absent", a);
-	}
+	add_counters(p, r->counters, r->ncounters);
 	return p;
 }
 
@@ -157,14 +159,8 @@ static int exe_add(struct exe_tab *t, const char *name, size_t len, uint64_t pro
 		if (strncmp(t->e[i].name, name, len) == 0 && !t->e[i].name[len])
 			a = &t->e[i];
 	if (!a) {
-		if (t->n == t->cap) {
-			size_t nc = t->cap ? 2 * t->cap : 32;
-			struct exe_acc *ne = realloc(t->e, nc * sizeof(*ne));
-			if (!ne)
-				return -1;
-			t->e = ne;
-			t->cap = nc;
-		}
+		if (LWM2_GROW(t->e, t->n, t->cap, 32) < 0)
+			return -1;
 		a = &t->e[t->n++];
 		memset(a, 0, sizeof(*a));
 		memcpy(a->name, name, len);
@@ -175,19 +171,7 @@ static int exe_add(struct exe_tab *t, const char *name, size_t len, uint64_t pro
 	return 0;
 }
 
-static int cmp_exe_count(const void *a, const void *b)
-{
-	const struct exe_acc *x = a, *y = b;
-
-	return lwm2_cmp_exe(x->processes, x->cpu_us, x->name, y->processes, y->cpu_us, y->name, 0);
-}
-
-static int cmp_exe_cpu(const void *a, const void *b)
-{
-	const struct exe_acc *x = a, *y = b;
-
-	return lwm2_cmp_exe(x->processes, x->cpu_us, x->name, y->processes, y->cpu_us, y->name, 1);
-}
+LWM2_CMP_EXE_FNS(struct exe_acc, cmp_exe_count, cmp_exe_cpu)
 
 /* The top NODE_EXES_TOP by count and by CPU time (their union), by count. */
 static json_object *exes_json(struct exe_tab *t, size_t *omitted)
@@ -279,15 +263,9 @@ static void ctr_add(struct ctr_tab *t, const struct lwm2_rank_record *r)
 		return;
 	}
 	if (!a) {
-		if (t->n == t->cap) {
-			size_t nc = t->cap ? 2 * t->cap : 4;
-			struct ctr_acc *ne = realloc(t->e, nc * sizeof(*ne));
-			if (!ne) {
-				t->omitted++;
-				return;
-			}
-			t->e = ne;
-			t->cap = nc;
+		if (LWM2_GROW(t->e, t->n, t->cap, 4) < 0) {
+			t->omitted++;
+			return;
 		}
 		a = &t->e[t->n++];
 		memset(a, 0, sizeof(*a));
@@ -302,14 +280,9 @@ static void ctr_add(struct ctr_tab *t, const struct lwm2_rank_record *r)
 static int cmp_ctr(const void *a, const void *b)
 {
 	const struct ctr_acc *x = a, *y = b;
-	int c;
 
-	if (x->cpu_us != y->cpu_us)
-		return x->cpu_us > y->cpu_us ? -1 : 1;
-	if (x->processes != y->processes)
-		return x->processes > y->processes ? -1 : 1;
-	c = strcmp(x->runtime, y->runtime);
-	return c ? c : strcmp(x->image, y->image);
+	return lwm2_cmp_ctr(x->cpu_us, x->processes, x->runtime, x->image, y->cpu_us, y->processes,
+	                    y->runtime, y->image);
 }
 
 /* "containers" (by CPU time) and "containers_omitted" into node; nothing
@@ -347,7 +320,7 @@ static void ctr_json(struct ctr_tab *t, json_object *node)
 static json_object *group_json(const struct lwm2_summary_header *sum,
                                const struct lwm2_summary_exe *e)
 {
-	json_object *p = json_object_new_object(), *a;
+	json_object *p = json_object_new_object();
 	int64_t start = sum->first_start_ns > 0 ? sum->first_start_ns : 0;
 
 	ju_add(p, "rank", json_object_new_int(-1));
@@ -371,25 +344,13 @@ static json_object *group_json(const struct lwm2_summary_header *sum,
 	ju_add(p, "threads_total", ju_u64(e->processes));
 	ju_add(p, "threads_max", json_object_new_int64(1));
 	ju_add(p, "period_us", json_object_new_int64(0));
-	a = json_object_new_array_ext(LWM2_NEARMARKS);
-	for (int k = 0; k < LWM2_NEARMARKS; k++)
-		json_object_array_add(a, ju_u64(e->samples[k]));
-	ju_add(p, "samples", a);
+	ju_add(p, "samples", ju_u64_array(e->samples, LWM2_NEARMARKS));
 	ju_add(p, "missing", json_object_new_int64(0));
 	ju_add(p, "utime_us", ju_u64(e->utime_us));
 	ju_add(p, "stime_us", ju_u64(e->stime_us));
 	ju_add(p, "maxrss_kb", ju_u64(e->maxrss_kb));
-	a = json_object_new_array_ext(LWM2_NCOUNTERS);
-	for (int k = 0; k < LWM2_NCOUNTERS; k++)
-		json_object_array_add(a, ju_u64(e->counters[k]));
-	ju_add(p, "c", a);
 	/* a summary of an older build's counters, as a record's "absent" */
-	if (sum->ncounters < LWM2_NCOUNTERS) {
-		a = json_object_new_array();
-		for (uint32_t k = sum->ncounters; k < LWM2_NCOUNTERS; k++)
-			json_object_array_add(a, json_object_new_string(lwm2_counter_names[k]));
-		ju_add(p, "absent", a);
-	}
+	add_counters(p, e->counters, sum->ncounters);
 	return p;
 }
 
@@ -400,7 +361,7 @@ static json_object *short_json(const struct lwm2_summary_header *sum, uint64_t t
 	const struct lwm2_summary_exe *sl = (const void *)(sum + 1);
 	uint64_t c[LWM2_NCOUNTERS] = {0}, sm[LWM2_NEARMARKS] = {0};
 	uint64_t np = 0, ni = 0, ok = 0, failed = 0, sig = 0, ut = 0, st = 0, wall = 0, rss = 0;
-	json_object *o = json_object_new_object(), *a;
+	json_object *o = json_object_new_object();
 
 	for (uint32_t i = 0; i < LWM2_SUMMARY_SLOTS; i++) {
 		const struct lwm2_summary_exe *e = &sl[i];
@@ -435,18 +396,12 @@ static json_object *short_json(const struct lwm2_summary_header *sum, uint64_t t
 	ju_add(o, "maxrss_kb", ju_u64(rss));
 	ju_add(o, "first_start_ns", json_object_new_int64(sum->first_start_ns));
 	ju_add(o, "last_end_ns", json_object_new_int64(sum->last_end_ns));
-	a = json_object_new_array_ext(LWM2_NCOUNTERS);
-	for (int k = 0; k < LWM2_NCOUNTERS; k++) {
-		json_object_array_add(a, ju_u64(c[k]));
+	for (int k = 0; k < LWM2_NCOUNTERS; k++)
 		tot[k] += c[k];
-	}
-	ju_add(o, "c", a);
-	a = json_object_new_array_ext(LWM2_NEARMARKS);
-	for (int k = 0; k < LWM2_NEARMARKS; k++) {
-		json_object_array_add(a, ju_u64(sm[k]));
+	for (int k = 0; k < LWM2_NEARMARKS; k++)
 		samples[k] += sm[k];
-	}
-	ju_add(o, "samples", a);
+	ju_add(o, "c", ju_u64_array(c, LWM2_NCOUNTERS));
+	ju_add(o, "samples", ju_u64_array(sm, LWM2_NEARMARKS));
 	*nproc += np;
 	*nimages += ni;
 	return o;
@@ -697,16 +652,8 @@ static bool merge_add(struct merge *m, const struct lwm2_rank_record *r, const c
 	 * images share their task's id, so they must not make up for a
 	 * missing task. */
 	if (r->task_id >= 0 && !m->tasks_unknown) {
-		if (m->ntasks == m->task_cap) {
-			size_t nc = m->task_cap ? 2 * m->task_cap : 64;
-			int32_t *nt = realloc(m->tasks, nc * sizeof(*nt));
-			if (!nt)
-				m->tasks_unknown = true; /* do not claim tasks are missing */
-			else {
-				m->tasks = nt;
-				m->task_cap = nc;
-			}
-		}
+		if (LWM2_GROW(m->tasks, m->ntasks, m->task_cap, 64) < 0)
+			m->tasks_unknown = true; /* do not claim tasks are missing */
 		if (!m->tasks_unknown)
 			m->tasks[m->ntasks++] = r->task_id;
 	}
@@ -736,7 +683,7 @@ static uint64_t distinct_tasks(struct merge *m)
 static json_object *merge_finish(struct merge *m)
 {
 	const struct lwm2_node_ident *id = m->id;
-	json_object *node, *totals, *tc, *ts, *missing, *flags, *series, *shortp = NULL;
+	json_object *node, *totals, *missing, *flags, *series, *shortp = NULL;
 	size_t exes_omitted = 0;
 
 	node = json_object_new_object();
@@ -773,14 +720,8 @@ static json_object *merge_finish(struct merge *m)
 	ju_add(totals, "processes", ju_u64(m->nproc));
 	ju_add(totals, "mpi_processes", ju_u64(m->nmpi));
 	ju_add(totals, "images", ju_u64(m->nimages));
-	tc = json_object_new_array_ext(LWM2_NCOUNTERS);
-	for (int c = 0; c < LWM2_NCOUNTERS; c++)
-		json_object_array_add(tc, ju_u64(m->tot[c]));
-	ju_add(totals, "c", tc);
-	ts = json_object_new_array_ext(LWM2_NEARMARKS);
-	for (int e = 0; e < LWM2_NEARMARKS; e++)
-		json_object_array_add(ts, ju_u64(m->samples[e]));
-	ju_add(totals, "samples", ts);
+	ju_add(totals, "c", ju_u64_array(m->tot, LWM2_NCOUNTERS));
+	ju_add(totals, "samples", ju_u64_array(m->samples, LWM2_NEARMARKS));
 	if (m->view_queries) {
 		/* the view queries (lwm2_view(3)), only where some were made */
 		ju_add(totals, "view_queries", ju_u64(m->view_queries));
@@ -1045,14 +986,8 @@ static int record_names(DIR *d, size_t max_records, char ***names, size_t *n, bo
 			(*skipped)++;
 			break;
 		}
-		if (*n == cap) {
-			size_t nc = cap ? 2 * cap : 64;
-			char **nn = realloc(*names, nc * sizeof(*nn));
-			if (!nn)
-				return ENOMEM;
-			*names = nn;
-			cap = nc;
-		}
+		if (LWM2_GROW(*names, *n, cap, 64) < 0)
+			return ENOMEM;
 		if (!((*names)[*n] = strdup(de->d_name)))
 			return ENOMEM;
 		(*n)++;
