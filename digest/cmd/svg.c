@@ -12,28 +12,29 @@
 
 #include "lwm2_render.h"
 
+/* The entity of a character HTML gives a meaning, NULL for any other. */
+static const char *html_entity(char c)
+{
+	static const struct {
+		char c;
+		const char *ent;
+	} t[] = {{'&', "&amp;"}, {'<', "&lt;"}, {'>', "&gt;"}, {'"', "&quot;"}, {'\'', "&#39;"}};
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		if (c == t[i].c)
+			return t[i].ent;
+	return NULL;
+}
+
 void rp_esc(FILE *f, const char *s)
 {
 	for (; s && *s; s++) {
-		switch (*s) {
-		case '&':
-			fputs("&amp;", f);
-			break;
-		case '<':
-			fputs("&lt;", f);
-			break;
-		case '>':
-			fputs("&gt;", f);
-			break;
-		case '"':
-			fputs("&quot;", f);
-			break;
-		case '\'':
-			fputs("&#39;", f);
-			break;
-		default:
+		const char *e = html_entity(*s);
+
+		if (e)
+			fputs(e, f);
+		else
 			fputc(*s, f);
-		}
 	}
 }
 

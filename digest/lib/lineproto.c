@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* InfluxDB line protocol of a job digest (see lineproto.h). */
 #include "config.h"
+#include "grow.h"
 #include "lwm2_keys.h"
 
 #include "lineproto.h"
@@ -303,15 +304,8 @@ static struct column *row_add_col(struct row *r, const char *name, size_t nlen, 
 {
 	struct column *c;
 
-	if (r->ncols == r->cap) {
-		size_t ncap = r->cap ? 2 * r->cap : 16;
-		struct column *nc = realloc(r->cols, ncap * sizeof(*nc));
-
-		if (!nc)
-			return NULL;
-		r->cols = nc;
-		r->cap = ncap;
-	}
+	if (LWM2_GROW(r->cols, r->ncols, r->cap, 16) < 0)
+		return NULL;
 	c = &r->cols[r->ncols];
 	memset(c, 0, sizeof(*c));
 	if (n && !(c->v = calloc(n, sizeof(*c->v))))
@@ -594,6 +588,33 @@ static json_object *parse_span(const char *p, size_t len)
 	return lwm2_json_parse_n(p, len);
 }
 
+/* The JSON object of the text from p to end, the part from cut to resume
+ * replaced by ins where cut is not NULL, into *out (NULL when that is not
+ * a JSON object); -1 (ENOMEM) out of memory. */
+static int parse_object(const char *p, const char *end, const char *cut, const char *ins,
+                        const char *resume, json_object **out)
+{
+	struct lwm2_lp_buf b = {0};
+
+	*out = NULL;
+	if (!cut) {
+		*out = parse_span(p, (size_t)(end - p));
+	} else if (lwm2_lp_buf_put(&b, p, (size_t)(cut - p)) < 0 || put_str(&b, ins) < 0 ||
+	           lwm2_lp_buf_put(&b, resume, (size_t)(end - resume)) < 0) {
+		lwm2_lp_buf_free(&b);
+		errno = ENOMEM;
+		return -1;
+	} else {
+		*out = parse_span(b.p, b.len);
+	}
+	lwm2_lp_buf_free(&b);
+	if (*out && !json_object_is_type(*out, json_type_object)) {
+		json_object_put(*out);
+		*out = NULL;
+	}
+	return 0;
+}
+
 static bool text_int(const char *obj, const char *end, const char *key, int64_t *out)
 {
 	const char *v = member(obj, end, key, NULL, NULL);
@@ -753,27 +774,11 @@ int lwm2_lp_format_text(json_object *fields, const char *digest, const char *end
 
 	if (dend && *digest == '{') {
 		/* the digest without its grid, for json-c: "grid":[] */
-		struct lwm2_lp_buf rest = {0};
-
 		grid = member(digest, dend, "grid", NULL, &gend);
-		if (grid) {
-			if (lwm2_lp_buf_put(&rest, digest, (size_t)(grid - digest)) < 0 ||
-			    lwm2_lp_buf_put(&rest, "[]", 2) < 0 ||
-			    lwm2_lp_buf_put(&rest, gend, (size_t)(dend - gend)) < 0) {
-				lwm2_lp_buf_free(&rest);
-				errno = ENOMEM;
-				return -1;
-			}
-			d = parse_span(rest.p, rest.len);
-		} else {
-			d = parse_span(digest, (size_t)(dend - digest));
-		}
-		lwm2_lp_buf_free(&rest);
-		if (!d || !json_object_is_type(d, json_type_object)) {
-			json_object_put(d);
-			d = NULL;
+		if (parse_object(digest, dend, grid, "[]", gend, &d) < 0)
+			return -1;
+		if (!d)
 			grid = NULL;
-		}
 	}
 	/* no digest, or one that is not JSON: the job point alone; a grid
 	 * that is not an array gives no row (never the object path) */
@@ -787,7 +792,7 @@ int lwm2_lp_format_line(const char *line, size_t len, struct lwm2_lp_buf *b, siz
                         lwm2_lp_flush_fn flush, void *arg, struct lwm2_lp_stats *stats)
 {
 	const char *end = line + len, *p = skip_ws(line, end), *key_at = NULL, *dend = NULL, *d;
-	struct lwm2_lp_buf f = {0};
+	const char *c = NULL;
 	json_object *fields;
 	int rc;
 
@@ -798,25 +803,15 @@ int lwm2_lp_format_line(const char *line, size_t len, struct lwm2_lp_buf *b, siz
 	d = member(p, end, "digest", &key_at, &dend);
 	if (d) {
 		/* the job fields: the line without ,"digest":{...} */
-		const char *c = key_at;
-
+		c = key_at;
 		while (c > p && (c[-1] == ' ' || c[-1] == '\t'))
 			c--;
 		if (c > p && c[-1] == ',')
 			c--;
-		if (lwm2_lp_buf_put(&f, p, (size_t)(c - p)) < 0 ||
-		    lwm2_lp_buf_put(&f, dend, (size_t)(end - dend)) < 0) {
-			lwm2_lp_buf_free(&f);
-			errno = ENOMEM;
-			return -1;
-		}
-		fields = parse_span(f.p, f.len);
-	} else {
-		fields = parse_span(p, (size_t)(end - p));
 	}
-	lwm2_lp_buf_free(&f);
-	if (!fields || !json_object_is_type(fields, json_type_object)) {
-		json_object_put(fields);
+	if (parse_object(p, end, c, "", dend, &fields) < 0)
+		return -1;
+	if (!fields) {
 		errno = EINVAL;
 		return -1;
 	}

@@ -40,49 +40,46 @@ void lwm2_identity_to_json(const struct lwm2_rank_record *r, json_object *o)
 	ju_add(o, "launch", a);
 }
 
-/* The record's flags by name. */
-static json_object *flag_names_json(const struct lwm2_rank_record *r)
-{
-	json_object *a = json_object_new_array();
+struct bit_name {
+	uint32_t bit;
+	const char *name;
+};
 
-#define FLAG(f, name)                                                                              \
-	if (r->flags & (f))                                                                        \
-		json_object_array_add(a, json_object_new_string(name));
-	FLAG(LWM2_F_INCOMPLETE, "incomplete")
-	FLAG(LWM2_F_PARTIAL, "partial")
-	FLAG(LWM2_F_EXEC, "exec")
-	FLAG(LWM2_F_FORK_CHILD, "fork_child")
-	FLAG(LWM2_F_SIGNALED, "signaled")
-	FLAG(LWM2_F_MPI, "mpi")
-	FLAG(LWM2_F_MPI_FINALIZED, "mpi_finalized")
-	FLAG(LWM2_F_SAMPLING_OFF, "sampling_off")
-	FLAG(LWM2_F_COARSENED, "coarsened")
-	FLAG(LWM2_F_IO_URING, "io_uring")
-	FLAG(LWM2_F_MMAP_WRITE, "mmap_write")
-	FLAG(LWM2_F_ASIDE, "aside")
-#undef FLAG
-	return a;
-}
+/* The record's flags by name. */
+static const struct bit_name flag_names[] = {
+    {LWM2_F_INCOMPLETE, "incomplete"},
+    {LWM2_F_PARTIAL, "partial"},
+    {LWM2_F_EXEC, "exec"},
+    {LWM2_F_FORK_CHILD, "fork_child"},
+    {LWM2_F_SIGNALED, "signaled"},
+    {LWM2_F_MPI, "mpi"},
+    {LWM2_F_MPI_FINALIZED, "mpi_finalized"},
+    {LWM2_F_SAMPLING_OFF, "sampling_off"},
+    {LWM2_F_COARSENED, "coarsened"},
+    {LWM2_F_IO_URING, "io_uring"},
+    {LWM2_F_MMAP_WRITE, "mmap_write"},
+    {LWM2_F_ASIDE, "aside"},
+};
 
 /* The runtimes seen in the process, by name. */
-static json_object *runtime_names_json(const struct lwm2_rank_record *r)
+static const struct bit_name runtime_names[] = {
+    {LWM2_RT_FORTRAN, "fortran"}, {LWM2_RT_CXX, "c++"},           {LWM2_RT_OPENMP, "openmp"},
+    {LWM2_RT_CUDA, "cuda"},       {LWM2_RT_PTHREADS, "pthreads"}, {LWM2_RT_MPI_OMPI, "open-mpi"},
+    {LWM2_RT_MPI_MPICH, "mpich"}, {LWM2_RT_PAPI_APP, "papi"},
+};
+
+/* The names of the bits set in bits, in the table's order. */
+static json_object *bit_names_json(uint32_t bits, const struct bit_name *t, size_t n)
 {
 	json_object *a = json_object_new_array();
 
-#define RT(f, name)                                                                                \
-	if (r->runtimes & (f))                                                                     \
-		json_object_array_add(a, json_object_new_string(name));
-	RT(LWM2_RT_FORTRAN, "fortran")
-	RT(LWM2_RT_CXX, "c++")
-	RT(LWM2_RT_OPENMP, "openmp")
-	RT(LWM2_RT_CUDA, "cuda")
-	RT(LWM2_RT_PTHREADS, "pthreads")
-	RT(LWM2_RT_MPI_OMPI, "open-mpi")
-	RT(LWM2_RT_MPI_MPICH, "mpich")
-	RT(LWM2_RT_PAPI_APP, "papi")
-#undef RT
+	for (size_t i = 0; i < n; i++)
+		if (bits & t[i].bit)
+			json_object_array_add(a, json_object_new_string(t[i].name));
 	return a;
 }
+
+#define BIT_NAMES_JSON(bits, t) bit_names_json(bits, t, sizeof(t) / sizeof(t[0]))
 
 /* Who the process is: its job, task and rank, what it runs, where, in
  * which container, and its view queries. */
@@ -101,7 +98,7 @@ static void record_who(json_object *o, const struct lwm2_rank_record *r)
 	ju_add(o, "pid", json_object_new_int(r->pid));
 	ju_add(o, "ppid", json_object_new_int(r->ppid));
 	ju_add(o, "runtimes", json_object_new_int64(r->runtimes));
-	ju_add(o, "runtime_names", runtime_names_json(r));
+	ju_add(o, "runtime_names", BIT_NAMES_JSON(r->runtimes, runtime_names));
 	ju_add(o, "language",
 	       json_object_new_string(r->language == LWM2_LANG_C         ? "c"
 	                              : r->language == LWM2_LANG_CXX     ? "c++"
@@ -205,7 +202,7 @@ json_object *lwm2_record_to_json(const struct lwm2_rank_record *r)
 	ju_add(o, "version", json_object_new_int64(r->version));
 	ju_add(o, "generation", ju_u64(r->generation));
 	ju_add(o, "flags", json_object_new_int64(r->flags));
-	ju_add(o, "flag_names", flag_names_json(r));
+	ju_add(o, "flag_names", BIT_NAMES_JSON(r->flags, flag_names));
 	m = json_object_new_object();
 	for (int g = 0; g < LWM2_NGROUPS; g++)
 		if (r->missing & (1u << g))

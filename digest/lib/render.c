@@ -226,6 +226,16 @@ static void wrapped(struct out *o, const char *s, size_t indent)
 	}
 }
 
+/* A note of the digest's: lead, the number of processes n, then text
+ * wrapped. */
+static void note_count(struct out *o, const char *lead, uint64_t n, const char *text)
+{
+	puts_(o, lead);
+	putu(o, n);
+	wrapped(o, text, 4);
+	put(o, "\n", 1);
+}
+
 /* "rank 3@n1" for a rank; "fio[4711]@n1" for any other process, which
  * only its host, pid and executable tell apart; "sed[short]@n1" for the
  * short processes of one executable, kept together in the step's summary
@@ -355,33 +365,19 @@ int lwm2_render_scope(const struct lwm2_scope *s, unsigned flags, lwm2_sink_fn s
 	}
 	if (s->incomplete || s->partial || s->io_uring || s->mmap_write) {
 		puts_(&o, "Notes\n");
-		if (s->io_uring) {
-			puts_(&o, "  * I/O partial: ");
-			putu(&o, s->io_uring);
-			wrapped(&o,
-			        " process(es) set up an io_uring; I/O submitted through it is "
-			        "not counted, so their file I/O figures are too low.",
-			        4);
-			put(&o, "\n", 1);
-		}
-		if (s->mmap_write) {
-			puts_(&o, "  * ");
-			putu(&o, s->mmap_write);
-			wrapped(&o,
-			        " process(es) mapped files shared and writable; data stored "
-			        "through such a mapping is not counted as written.",
-			        4);
-			put(&o, "\n", 1);
-		}
-		if (s->incomplete) {
-			puts_(&o, "  * ");
-			putu(&o, s->incomplete);
-			wrapped(&o,
-			        " process(es) did not reach their normal end (killed, crashed or "
-			        "still running); their data ends at their last time slice.",
-			        4);
-			put(&o, "\n", 1);
-		}
+		if (s->io_uring)
+			note_count(&o, "  * I/O partial: ", s->io_uring,
+			           " process(es) set up an io_uring; I/O submitted through it is "
+			           "not counted, so their file I/O figures are too low.");
+		if (s->mmap_write)
+			note_count(&o, "  * ", s->mmap_write,
+			           " process(es) mapped files shared and writable; data stored "
+			           "through such a mapping is not counted as written.");
+		if (s->incomplete)
+			note_count(
+			    &o, "  * ", s->incomplete,
+			    " process(es) did not reach their normal end (killed, crashed or "
+			    "still running); their data ends at their last time slice.");
 		if (s->partial) {
 			puts_(&o, "  * ");
 			wrapped(&o,

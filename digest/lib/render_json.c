@@ -19,6 +19,23 @@ static int sink_file(void *arg, const char *buf, size_t len)
 	return fwrite(buf, 1, len, arg) == len ? 0 : -1;
 }
 
+/* Where a metric's extreme is ("min_at", "max_at"): [rank, node] or
+ * [rank, node, pid, exe]; the fields untouched when at says neither. */
+static void where_at(json_object *at, int32_t *rank, const char **node, int32_t *pid,
+                     const char **exe)
+{
+	size_t n = at ? json_object_array_length(at) : 0;
+
+	if (n < 2)
+		return;
+	*rank = json_object_get_int(json_object_array_get_idx(at, 0));
+	*node = json_object_get_string(json_object_array_get_idx(at, 1));
+	if (n == 4) {
+		*pid = json_object_get_int(json_object_array_get_idx(at, 2));
+		*exe = json_object_get_string(json_object_array_get_idx(at, 3));
+	}
+}
+
 void lwm2_scope_from_json(struct lwm2_scope *s, json_object *js, const char *title,
                           uint32_t cpus_per_task)
 {
@@ -39,38 +56,16 @@ void lwm2_scope_from_json(struct lwm2_scope *s, json_object *js, const char *tit
 	s->mmap_write = (uint64_t)ju_int_or(js, LWM2_KEY_MMAP_WRITE_PROCESSES, 0);
 	for (int k = 0; k < LWM2_NMETRICS; k++) {
 		struct lwm2_metric_stat *st = &s->stat[k];
-		json_object *m = ju_get(ms, lwm2_metric_ids[k], json_type_object), *at;
+		json_object *m = ju_get(ms, lwm2_metric_ids[k], json_type_object);
 
 		st->min_rank = st->max_rank = -1;
 		if (m && ju_int(m, LWM2_KEY_N, &v) && v > 0 && ju_num(m, LWM2_KEY_MIN, &st->min) &&
 		    ju_num(m, LWM2_KEY_AVG, &st->avg) && ju_num(m, LWM2_KEY_MAX, &st->max)) {
 			st->n = (uint64_t)v;
-			if ((at = ju_get(m, LWM2_KEY_MIN_AT, json_type_array)) &&
-			    json_object_array_length(at) >= 2) {
-				st->min_rank =
-				    json_object_get_int(json_object_array_get_idx(at, 0));
-				st->min_node =
-				    json_object_get_string(json_object_array_get_idx(at, 1));
-				if (json_object_array_length(at) == 4) {
-					st->min_pid =
-					    json_object_get_int(json_object_array_get_idx(at, 2));
-					st->min_exe = json_object_get_string(
-					    json_object_array_get_idx(at, 3));
-				}
-			}
-			if ((at = ju_get(m, LWM2_KEY_MAX_AT, json_type_array)) &&
-			    json_object_array_length(at) >= 2) {
-				st->max_rank =
-				    json_object_get_int(json_object_array_get_idx(at, 0));
-				st->max_node =
-				    json_object_get_string(json_object_array_get_idx(at, 1));
-				if (json_object_array_length(at) == 4) {
-					st->max_pid =
-					    json_object_get_int(json_object_array_get_idx(at, 2));
-					st->max_exe = json_object_get_string(
-					    json_object_array_get_idx(at, 3));
-				}
-			}
+			where_at(ju_get(m, LWM2_KEY_MIN_AT, json_type_array), &st->min_rank,
+			         &st->min_node, &st->min_pid, &st->min_exe);
+			where_at(ju_get(m, LWM2_KEY_MAX_AT, json_type_array), &st->max_rank,
+			         &st->max_node, &st->max_pid, &st->max_exe);
 			continue;
 		}
 		st->n = 0;

@@ -80,7 +80,8 @@ static int copy_others(const char *cur, const char *lib, char *out, size_t outle
 	return 0;
 }
 
-int lwm2_preload_add(const char *cur, const char *lib, char *out, size_t outlen)
+/* cur without lib, lib first when first is set. */
+static int preload_rebuild(const char *cur, const char *lib, bool first, char *out, size_t outlen)
 {
 	size_t used = 0;
 
@@ -89,7 +90,7 @@ int lwm2_preload_add(const char *cur, const char *lib, char *out, size_t outlen)
 		return -1;
 	}
 	out[0] = '\0';
-	if (append(out, outlen, &used, lib, strlen(lib)) < 0 ||
+	if ((first && append(out, outlen, &used, lib, strlen(lib)) < 0) ||
 	    copy_others(cur, lib, out, outlen, &used) < 0) {
 		out[0] = '\0';
 		return -1;
@@ -97,20 +98,14 @@ int lwm2_preload_add(const char *cur, const char *lib, char *out, size_t outlen)
 	return 0;
 }
 
+int lwm2_preload_add(const char *cur, const char *lib, char *out, size_t outlen)
+{
+	return preload_rebuild(cur, lib, true, out, outlen);
+}
+
 int lwm2_preload_remove(const char *cur, const char *lib, char *out, size_t outlen)
 {
-	size_t used = 0;
-
-	if (outlen == 0) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	out[0] = '\0';
-	if (copy_others(cur, lib, out, outlen, &used) < 0) {
-		out[0] = '\0';
-		return -1;
-	}
-	return 0;
+	return preload_rebuild(cur, lib, false, out, outlen);
 }
 
 bool lwm2_preload_has(const char *cur, const char *lib)
