@@ -242,53 +242,49 @@ static void node_collect(void *arg, const char *name, size_t len)
 		a->n++;
 }
 
+/* A job on n nodes adds 1/n of itself to each node's group. */
+static int add_to_nodes(struct lwm2_stats *st, const struct job *j)
+{
+	struct node_acc a = {0};
+	struct lwm2_stats_group *g;
+	int rc = 0;
+
+	if (j->nodes && *j->nodes)
+		hosts_expand(j->nodes, node_collect, &a, HOSTS_MAX);
+	if (!a.n)
+		node_collect(&a, "(none)", 6);
+	for (size_t i = 0; i < a.n; i++) {
+		if ((g = group_of(st, a.names[i])))
+			group_add(g, j, 1.0 / (double)a.n);
+		else
+			rc = -1;
+		free(a.names[i]);
+	}
+	free(a.names);
+	return rc;
+}
+
 static int add_to_groups(struct lwm2_stats *st, const struct job *j)
 {
-	const char *key = NULL;
+	/* the group's name by --by; by node: add_to_nodes */
+	const char *const keys[] = {
+	    [LWM2_BY_USER] = j->user,
+	    [LWM2_BY_ACCOUNT] = j->account,
+	    [LWM2_BY_PARTITION] = j->partition,
+	    [LWM2_BY_EXE] = j->exe,
+	    [LWM2_BY_APP] = j->exe,
+	    [LWM2_BY_IMAGE] = j->image,
+	    [LWM2_BY_MONTH] = j->month,
+	    [LWM2_BY_NODE] = NULL,
+	};
+	const char *key = keys[st->by];
 	struct lwm2_stats_group *g;
 
 	group_add(&st->total, j, 1.0);
-	switch (st->by) {
-	case LWM2_BY_NONE:
+	if (st->by == LWM2_BY_NONE)
 		return 0;
-	case LWM2_BY_USER:
-		key = j->user;
-		break;
-	case LWM2_BY_ACCOUNT:
-		key = j->account;
-		break;
-	case LWM2_BY_PARTITION:
-		key = j->partition;
-		break;
-	case LWM2_BY_EXE:
-	case LWM2_BY_APP:
-		key = j->exe;
-		break;
-	case LWM2_BY_IMAGE:
-		key = j->image;
-		break;
-	case LWM2_BY_MONTH:
-		key = j->month;
-		break;
-	case LWM2_BY_NODE: {
-		struct node_acc a = {0};
-		int rc = 0;
-
-		if (j->nodes && *j->nodes)
-			hosts_expand(j->nodes, node_collect, &a, HOSTS_MAX);
-		if (!a.n)
-			node_collect(&a, "(none)", 6);
-		for (size_t i = 0; i < a.n; i++) {
-			if ((g = group_of(st, a.names[i])))
-				group_add(g, j, 1.0 / (double)a.n);
-			else
-				rc = -1;
-			free(a.names[i]);
-		}
-		free(a.names);
-		return rc;
-	}
-	}
+	if (st->by == LWM2_BY_NODE)
+		return add_to_nodes(st, j);
 	if (!(g = group_of(st, key && *key ? key : "(none)")))
 		return -1;
 	group_add(g, j, 1.0);
