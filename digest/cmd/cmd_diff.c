@@ -87,15 +87,13 @@ static void usage(FILE *f)
 	lwm2_opt_usage(&diff_spec, f);
 }
 
-/* -f and -t; the others are in diff_store */
+/* -t; the others are in diff_store */
 static int diff_opt(void *ctx, int key, char *arg)
 {
 	struct diff_cli *cli = ctx;
 	char *end;
 
-	if (key == 'f')
-		return lwm2_cmd_push_arg(&cli->o.files, &cli->o.nfiles, arg) < 0 ? LWM2_OPT_USAGE
-		                                                                 : 0;
+	(void)key;
 	cli->o.threshold = strtod(arg, &end);
 	if (end == arg || *end || !isfinite(cli->o.threshold) || cli->o.threshold < 0)
 		return lwm2_opt_error(&diff_spec, LWM2_OPT_USAGE_HELP,
@@ -576,6 +574,7 @@ static void run_compare(struct cmp *c, struct side *s)
 
 /* The options lwm2_opt_parse_store stores itself. */
 static const struct lwm2_optstore diff_store[] = {
+    {'f', LWM2_OPT_PUSH(struct diff_cli, o.files, o.nfiles)},
     {OPT_JSON, LWM2_OPT_TRUE(struct diff_cli, o.json)},
     {OPT_HISTORY, LWM2_OPT_TRUE(struct diff_cli, history)},
     {0},

@@ -764,8 +764,6 @@ static int digest_opt(void *ctx, int key, char *arg)
 		               check_uids("digest", o->users, o->nusers) < 0
 		           ? LWM2_OPT_USAGE
 		           : 0;
-	case 'A':
-		return lwm2_split_list(arg, &o->accounts, &o->naccounts) < 0 ? LWM2_OPT_USAGE : 0;
 	case 'S':
 	case 'E':
 		return lwm2_cmd_time_opt("digest", arg, key == 'S' ? &o->start : &o->end) < 0
@@ -885,6 +883,7 @@ static int digest_print(struct out *out, struct opts *o)
 
 /* The options lwm2_opt_parse_store stores itself. */
 static const struct lwm2_optstore digest_store[] = {
+    {'A', LWM2_OPT_LIST(struct digest_cli, o.accounts, o.naccounts)},
     {'a', LWM2_OPT_TRUE(struct digest_cli, o.all_users)},
     {'M', LWM2_OPT_ARG(struct digest_cli, o.cluster)},
     {'o', LWM2_OPT_ARG(struct digest_cli, o.format)},

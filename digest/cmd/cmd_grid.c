@@ -321,15 +321,13 @@ static const struct lwm2_optspec nodes_spec = {
     .no_operands = true,
 };
 
-/* -f, -S, -E, -j and --metric; the others are in grid_store */
+/* -S, -E, -j and --metric; the others are in grid_store */
 static int grid_opt(void *ctx, int key, char *arg)
 {
 	struct grid_cli *cli = ctx;
 	const char *cmd = cli->spec->cmd;
 
 	switch (key) {
-	case 'f':
-		return lwm2_cmd_push_arg(&cli->files, &cli->nfiles, arg) < 0 ? LWM2_OPT_USAGE : 0;
 	case 'S':
 	case 'E':
 		return lwm2_cmd_time_opt(cmd, arg, key == 'S' ? &cli->x->start : &cli->x->end) < 0
@@ -386,6 +384,7 @@ static void print_nodes_text(json_object *r)
 
 /* The options lwm2_opt_parse_store stores itself. */
 static const struct lwm2_optstore grid_store[] = {
+    {'f', LWM2_OPT_PUSH(struct grid_cli, files, nfiles)},
     {OPT_NODE, LWM2_OPT_ARG(struct grid_cli, node)},
     {OPT_INTERF, LWM2_OPT_TRUE(struct grid_cli, interf)},
     {OPT_ALL, LWM2_OPT_TRUE(struct grid_cli, all)},

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The option table of an lwm2 subcommand (cmd_opt.h). */
 #include "cmd_opt.h"
+#include "cmd_io.h"
+#include "logscan.h"
 
 #include <getopt.h>
 #include <stdarg.h>
@@ -74,22 +76,28 @@ static int tables(const struct lwm2_optspec *spec, struct option *lo, char *so)
 	return 0;
 }
 
-/* Option key stored by table in ctx: true, or false when the table does
- * not have it. */
-static bool store(const struct lwm2_optstore *table, void *ctx, int key, char *arg)
+/* Option key stored by table in ctx: 0, LWM2_OPT_USAGE when it could
+ * not be, or 1 when the table does not have it. */
+static int store(const struct lwm2_optstore *table, void *ctx, int key, char *arg)
 {
 	const struct lwm2_optstore *st;
+	char *at;
+	int r = 0;
 
-	for (st = table; st && st->key; st++) {
-		if (st->key != key)
-			continue;
-		if (st->how == LWM2_OPT_SET_TRUE)
-			*(bool *)((char *)ctx + st->off) = true;
-		else
-			*(char **)((char *)ctx + st->off) = arg;
-		return true;
-	}
-	return false;
+	for (st = table; st && st->key && st->key != key; st++)
+		;
+	if (!st || !st->key)
+		return 1;
+	at = (char *)ctx + st->off;
+	if (st->how == LWM2_OPT_SET_TRUE)
+		*(bool *)at = true;
+	else if (st->how == LWM2_OPT_SET_ARG)
+		*(char **)at = arg;
+	else if (st->how == LWM2_OPT_SET_LIST)
+		r = lwm2_split_list(arg, (char ***)at, (size_t *)((char *)ctx + st->count));
+	else
+		r = lwm2_cmd_push_arg((char ***)at, (size_t *)((char *)ctx + st->count), arg);
+	return r < 0 ? LWM2_OPT_USAGE : 0;
 }
 
 /* The operands from argv[first] as spec wants them: first, or
@@ -133,9 +141,9 @@ int lwm2_opt_parse_store(const struct lwm2_optspec *spec, const struct lwm2_opts
 				lwm2_opt_usage(spec, stderr);
 			return LWM2_OPT_USAGE;
 		}
-		if (store(table, ctx, c, optarg))
-			continue;
-		r = fn(ctx, c, optarg);
+		r = store(table, ctx, c, optarg);
+		if (r == 1)
+			r = fn(ctx, c, optarg);
 		if (r == LWM2_OPT_USAGE_HELP) {
 			lwm2_opt_usage(spec, stderr);
 			return LWM2_OPT_USAGE;

@@ -21,20 +21,30 @@ struct lwm2_opt {
 	const char *help; /* help lines ('\n' between them); NULL: not listed */
 };
 
-/* What lwm2_opt_parse does itself with an option, the callback not
+/* What lwm2_opt_parse_store does itself with an option, the callback not
  * called: how, and where in the callback's context (offsetof). */
-enum { LWM2_OPT_SET_TRUE = 1, LWM2_OPT_SET_ARG };
+enum {
+	LWM2_OPT_SET_TRUE = 1, /* a bool made true */
+	LWM2_OPT_SET_ARG,      /* a char * set to the argument */
+	LWM2_OPT_SET_LIST,     /* char ** and size_t: the argument's items added */
+	LWM2_OPT_SET_PUSH,     /* char ** and size_t: the argument added */
+};
 
 struct lwm2_optstore {
-	int key;    /* the option's key; 0 ends the table */
-	int how;    /* LWM2_OPT_SET_TRUE: a bool made true; _ARG: a char * the argument */
-	size_t off; /* the member's offset in the context */
+	int key;      /* the option's key; 0 ends the table */
+	int how;      /* LWM2_OPT_SET_... */
+	size_t off;   /* the member's offset in the context */
+	size_t count; /* a list's: its length's */
 };
 
 /* An optstore entry after its key: the option sets member field of T
- * (the context's type), as in {'p', LWM2_OPT_TRUE(struct cli, pretty)}. */
-#define LWM2_OPT_TRUE(T, field) LWM2_OPT_SET_TRUE, offsetof(T, field)
-#define LWM2_OPT_ARG(T, field)  LWM2_OPT_SET_ARG, offsetof(T, field)
+ * (the context's type), as in {'p', LWM2_OPT_TRUE(struct cli, pretty)};
+ * a list that cannot grow is a usage error (LWM2_OPT_USAGE). */
+#define LWM2_OPT_TRUE(T, field) LWM2_OPT_SET_TRUE, offsetof(T, field), 0
+#define LWM2_OPT_ARG(T, field)  LWM2_OPT_SET_ARG, offsetof(T, field), 0
+/* a comma-separated list (lwm2_split_list), or each argument */
+#define LWM2_OPT_LIST(T, list, n) LWM2_OPT_SET_LIST, offsetof(T, list), offsetof(T, n)
+#define LWM2_OPT_PUSH(T, list, n) LWM2_OPT_SET_PUSH, offsetof(T, list), offsetof(T, n)
 
 struct lwm2_optspec {
 	const char *cmd;             /* "digest": messages say "lwm2: digest: ..." */
