@@ -133,13 +133,26 @@ void lwm2_env_identity(const char *exe) LWM2_HIDDEN_FN;
 bool lwm2_env_parent_measured(void) LWM2_HIDDEN_FN;
 /* LWM2_PARENT for this process's children and later images. */
 void lwm2_env_set_parent(bool measured_parent) LWM2_HIDDEN_FN;
-/* v in decimal at out, unterminated; returns its length (at most 20).  By
- * hand: a start runs no printf. */
-size_t lwm2_put_decimal(char *out, uint64_t v) LWM2_HIDDEN_FN;
 
 /* sanitizer.c: the name of the sanitizer runtime the program was built
  * with, or NULL (the library then steps aside). */
 const char *lwm2_sanitizer_runtime(void) LWM2_HIDDEN_FN;
+
+/* v in decimal at out, unterminated; returns its length (at most 20).  By
+ * hand, not snprintf: a start runs no printf, and the formatter's code is
+ * pages of libc that a short process would fault in for one number. */
+static inline size_t lwm2_put_decimal(char *out, uint64_t v)
+{
+	char digits[20];
+	size_t n = 0, at = 0;
+
+	do
+		digits[n++] = (char)('0' + v % 10);
+	while ((v /= 10) && n < sizeof(digits));
+	while (n)
+		out[at++] = digits[--n];
+	return at;
+}
 
 /* A string into dst[len], cut to fit and terminated; NULL gives "". */
 static inline void lwm2_copy_str(char *dst, size_t len, const char *src)

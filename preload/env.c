@@ -184,23 +184,6 @@ bool lwm2_env_parent_measured(void)
 	return end[0] == '.' && end[1] == '1';
 }
 
-/* By hand, not snprintf (for the parent variable below, and the library's
- * other numbers in names): the constructor uses no other printf, and the
- * formatter's code is pages of libc that a short process would fault in
- * for this one line. */
-size_t lwm2_put_decimal(char *out, uint64_t v)
-{
-	char digits[20];
-	size_t n = 0, at = 0;
-
-	do
-		digits[n++] = (char)('0' + v % 10);
-	while ((v /= 10) && n < sizeof(digits));
-	while (n)
-		out[at++] = digits[--n];
-	return at;
-}
-
 /* The parent variable, NAME=PID.M, for this process's children and later
  * images. */
 void lwm2_env_set_parent(bool measured_parent)

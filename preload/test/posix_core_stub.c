@@ -64,17 +64,3 @@ void stub_flip(void)
 {
 	stub_thread.active ^= 1;
 }
-
-/* As core.c's: the mmap wrapper names /proc/self/fd/N with it. */
-size_t lwm2_put_decimal(char *out, uint64_t v)
-{
-	char digits[20];
-	size_t n = 0, at = 0;
-
-	do
-		digits[n++] = (char)('0' + v % 10);
-	while ((v /= 10) && n < sizeof(digits));
-	while (n)
-		out[at++] = digits[--n];
-	return at;
-}
