@@ -100,13 +100,22 @@ static int store(const struct lwm2_optstore *table, void *ctx, int key, char *ar
 	return r < 0 ? LWM2_OPT_USAGE : 0;
 }
 
+/* argv[first] when there is one: "unexpected argument" on stderr and -1. */
+static int no_operand(const struct lwm2_optspec *spec, int argc, char **argv, int first)
+{
+	if (first >= argc)
+		return 0;
+	fprintf(stderr, "lwm2: %s: unexpected argument \"%s\"\n", spec->cmd, argv[first]);
+	return -1;
+}
+
 /* The operands from argv[first] as spec wants them: first, or
  * LWM2_OPT_USAGE having said why not. */
 static int operands(const struct lwm2_optspec *spec, int argc, char **argv, int first)
 {
 	if (spec->need && first >= argc)
 		fprintf(stderr, "lwm2: %s: no %s given\n", spec->cmd, spec->need);
-	else if (!spec->no_operands || lwm2_opt_no_operand(spec, argc, argv, first) == 0)
+	else if (!spec->no_operands || no_operand(spec, argc, argv, first) == 0)
 		return first;
 	if (spec->usage_on_error)
 		lwm2_opt_usage(spec, stderr);
@@ -169,12 +178,4 @@ int lwm2_opt_error(const struct lwm2_optspec *spec, int r, const char *fmt, ...)
 int lwm2_opt_status(int r)
 {
 	return r == LWM2_OPT_EXIT ? 0 : r == LWM2_OPT_FAIL ? 1 : 2;
-}
-
-int lwm2_opt_no_operand(const struct lwm2_optspec *spec, int argc, char **argv, int first)
-{
-	if (first >= argc)
-		return 0;
-	fprintf(stderr, "lwm2: %s: unexpected argument \"%s\"\n", spec->cmd, argv[first]);
-	return -1;
 }

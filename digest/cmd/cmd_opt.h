@@ -99,7 +99,4 @@ int lwm2_opt_status(int r);
 /* The help text: usage, the table's listed options, footer. */
 void lwm2_opt_usage(const struct lwm2_optspec *spec, FILE *f);
 
-/* argv[first] when there is one: "unexpected argument" on stderr and -1. */
-int lwm2_opt_no_operand(const struct lwm2_optspec *spec, int argc, char **argv, int first);
-
 #endif /* LWM2_CMD_OPT_H */

@@ -483,10 +483,9 @@ static const struct lwm2_optspec stats_spec = {
     .cmd = "stats",
     .usage = "Usage: lwm2 stats --file LOG [--file LOG...] [OPTIONS]\n"
              "Site-wide statistics over the digests of jobcomp/lwm2's JSON-lines log.\n\n",
-    .footer = "TIME: now, now-N[s|m|h|d], YYYY-MM-DD[THH:MM[:SS]], @EPOCH, or as sacct\n"
-              "      takes it (MM/DD[/YY], HH:MM, today, now-3days, ...).\n"
-              "Exit status: 0, 1 when a log could not be read, 2 usage.\n",
+    .footer = LWM2_OPT_SACCT_TIME_HELP "Exit status: 0, 1 when a log could not be read, 2 usage.\n",
     .col = 31,
+    .no_operands = true,
     .opts = (const struct lwm2_opt[]){
         {NULL, 0, NULL, "Input and selection:"},
         {"file", 'f', "LOG", "a log to read (several allowed; - is stdin)"},
@@ -520,7 +519,7 @@ static const struct lwm2_optspec stats_spec = {
 
 /* The command line as read. */
 struct stats_cli {
-	struct stats *st;
+	struct stats st;
 	char **files;
 	size_t nfiles;
 	int nout;
@@ -534,94 +533,76 @@ static int stats_opt_by(struct stats *st, const char *arg)
 	for (i = 1; i < sizeof(by_names) / sizeof(by_names[0]); i++)
 		if (!strcmp(arg, by_names[i]))
 			break;
-	if (i == sizeof(by_names) / sizeof(by_names[0])) {
-		fprintf(stderr,
-		        "lwm2: stats: couldn't group by \"%s\": want user, account, "
-		        "partition, executable, app, image, month or node\n",
-		        arg);
-		return LWM2_OPT_USAGE;
-	}
+	if (i == sizeof(by_names) / sizeof(by_names[0]))
+		return lwm2_opt_error(&stats_spec, LWM2_OPT_USAGE,
+		                      "couldn't group by \"%s\": want user, account, partition, "
+		                      "executable, app, image, month or node",
+		                      arg);
 	st->s.by = (enum lwm2_stats_by)i;
 	return 0;
 }
 
+/* -S, -E, --by, --top and the output forms; the others are in stats_store */
 static int stats_opt(void *ctx, int key, char *arg)
 {
 	struct stats_cli *cli = ctx;
-	struct stats *st = cli->st;
+	struct stats *st = &cli->st;
 	uint64_t v;
-	int r = 0;
 
 	switch (key) {
-	case 'f':
-		r = lwm2_cmd_push_arg(&cli->files, &cli->nfiles, arg);
-		break;
-	case 'u':
-		r = lwm2_split_list(arg, &st->s.users, &st->s.nusers);
-		break;
-	case 'A':
-		r = lwm2_split_list(arg, &st->s.accounts, &st->s.naccounts);
-		break;
-	case 'r':
-		r = lwm2_split_list(arg, &st->s.partitions, &st->s.npartitions);
-		break;
-	case 's':
-		r = lwm2_split_list(arg, &st->s.states, &st->s.nstates);
-		break;
 	case 'S':
 	case 'E':
-		r = lwm2_cmd_time_opt("stats", arg, key == 'S' ? &st->s.start : &st->s.end);
-		break;
+		return lwm2_cmd_time_opt("stats", arg, key == 'S' ? &st->s.start : &st->s.end) < 0
+		           ? LWM2_OPT_USAGE
+		           : 0;
 	case 'b':
 		return stats_opt_by(st, arg);
 	case OPT_TOP:
-		if (lwm2_parse_u64(arg, NULL, 1, 1000000, &v) < 0) {
-			fprintf(stderr,
-			        "lwm2: stats: couldn't parse --top \"%s\": want 1 to 1000000\n",
-			        arg);
-			return LWM2_OPT_USAGE;
-		}
+		if (lwm2_parse_u64(arg, NULL, 1, 1000000, &v) < 0)
+			return lwm2_opt_error(&stats_spec, LWM2_OPT_USAGE,
+			                      "couldn't parse --top \"%s\": want 1 to 1000000",
+			                      arg);
 		st->s.top = (size_t)v;
-		break;
-	case OPT_SORT:
-		cli->sort = arg;
-		break;
-	case 'n':
-		st->noheader = true;
-		break;
+		return 0;
 	default: /* -p, --csv, --json */
 		st->out = key == 'p' ? OUT_PARSABLE : key == OPT_CSV ? OUT_CSV : OUT_JSON;
 		cli->nout++;
-		break;
+		return 0;
 	}
-	return r < 0 ? LWM2_OPT_USAGE : 0;
 }
+
+/* The options lwm2_opt_parse_store stores itself. */
+static const struct lwm2_optstore stats_store[] = {
+    {'f', LWM2_OPT_PUSH(struct stats_cli, files, nfiles)},
+    {'u', LWM2_OPT_LIST(struct stats_cli, st.s.users, st.s.nusers)},
+    {'A', LWM2_OPT_LIST(struct stats_cli, st.s.accounts, st.s.naccounts)},
+    {'r', LWM2_OPT_LIST(struct stats_cli, st.s.partitions, st.s.npartitions)},
+    {'s', LWM2_OPT_LIST(struct stats_cli, st.s.states, st.s.nstates)},
+    {OPT_SORT, LWM2_OPT_ARG(struct stats_cli, sort)},
+    {'n', LWM2_OPT_TRUE(struct stats_cli, st.noheader)},
+    {0},
+};
 
 int lwm2_cmd_stats(int argc, char **argv)
 {
-	struct stats st;
-	struct stats_cli cli = {.st = &st};
-	char **files;
-	size_t nfiles;
-	int c, rc = 0, nout;
+	struct stats_cli cli;
+	struct stats *st = &cli.st;
 	const char *sort;
+	int c, rc = 0;
 
-	memset(&st, 0, sizeof(st));
-	st.s.sort = LWM2_SORT_MPI;
-	c = lwm2_opt_parse(&stats_spec, argc, argv, stats_opt, &cli);
-	files = cli.files;
-	nfiles = cli.nfiles;
-	nout = cli.nout;
+	memset(&cli, 0, sizeof(cli));
+	st->s.sort = LWM2_SORT_MPI;
+	c = lwm2_opt_parse_store(&stats_spec, stats_store, argc, argv, stats_opt, &cli);
 	sort = cli.sort;
 	if (c == LWM2_OPT_EXIT)
 		goto done;
-	if (c < 0 || lwm2_opt_no_operand(&stats_spec, argc, argv, c) < 0)
+	if (c < 0)
 		goto usage_err;
-	if (nout > 1) {
+	if (cli.nout > 1) {
 		fprintf(stderr, "lwm2: stats: --json, --csv and -p exclude each other\n");
 		goto usage_err;
 	}
-	if (!nfiles) {
+	if (!cli.nfiles) {
 		fprintf(stderr, "lwm2: stats: couldn't read digests: no --file LOG given "
 		                "(jobcomp/lwm2's JSON-lines log)\n");
 		goto usage_err;
@@ -629,7 +610,7 @@ int lwm2_cmd_stats(int argc, char **argv)
 	if (sort) {
 		size_t i;
 
-		if (!st.s.top) {
+		if (!st->s.top) {
 			fprintf(stderr,
 			        "lwm2: stats: --sort orders the --top list; give --top N\n");
 			goto usage_err;
@@ -637,8 +618,8 @@ int lwm2_cmd_stats(int argc, char **argv)
 		for (i = 0; i < LWM2_SORT_METRIC; i++)
 			if (!strcmp(sort, sort_keys[i].name))
 				break;
-		st.s.sort = (enum lwm2_stats_sort)i;
-		if (i == LWM2_SORT_METRIC && (st.s.sort_metric = lwm2_metric_index(sort)) < 0) {
+		st->s.sort = (enum lwm2_stats_sort)i;
+		if (i == LWM2_SORT_METRIC && (st->s.sort_metric = lwm2_metric_index(sort)) < 0) {
 			fprintf(stderr,
 			        "lwm2: stats: couldn't sort by \"%s\": want mpi, io, idle, "
 			        "core_hours, cpi, lwm2_cost, lwm2_share or a metric id\n",
@@ -646,22 +627,22 @@ int lwm2_cmd_stats(int argc, char **argv)
 			goto usage_err;
 		}
 	}
-	if (st.s.top && st.s.by != LWM2_BY_NONE) {
+	if (st->s.top && st->s.by != LWM2_BY_NONE) {
 		fprintf(stderr, "lwm2: stats: --top lists jobs, --by groups them: give one\n");
 		goto usage_err;
 	}
-	if (lwm2_stats_begin(&st.s) < 0) {
-		fprintf(stderr, "lwm2: stats: couldn't keep %zu jobs: %s\n", st.s.top,
+	if (lwm2_stats_begin(&st->s) < 0) {
+		fprintf(stderr, "lwm2: stats: couldn't keep %zu jobs: %s\n", st->s.top,
 		        strerror(ENOMEM));
 		rc = 1;
 		goto done;
 	}
-	if (lwm2_stats_read(&st.s, "stats", files, nfiles) < 0)
+	if (lwm2_stats_read(&st->s, "stats", cli.files, cli.nfiles) < 0)
 		rc = 1;
-	if (st.s.top)
-		print_top(&st);
+	if (st->s.top)
+		print_top(st);
 	else
-		print_groups(&st);
+		print_groups(st);
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		fprintf(stderr, "lwm2: stats: couldn't write the output: %s\n", strerror(errno));
 		rc = 1;
@@ -672,7 +653,7 @@ usage_err:
 		lwm2_opt_usage(&stats_spec, stderr);
 	rc = 2;
 done:
-	lwm2_stats_free(&st.s);
-	free(files);
+	lwm2_stats_free(&st->s);
+	free(cli.files);
 	return rc;
 }
