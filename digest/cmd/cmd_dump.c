@@ -131,10 +131,10 @@ struct dump_opts {
 
 static const struct lwm2_optspec dump_spec = {
     .cmd = "dump",
-    .need = "file",
     .usage = "Usage: lwm2 dump [--pretty] [--verify] FILE...\n"
              "Print rank records (.lwm2), signed node records (.lwm2node), node\n"
              "records or digests (JSON) as JSON, one line per file.\n",
+    .need = "file",
     .col = 17,
     .opts = (const struct lwm2_opt[]){
         {"pretty", 'p', NULL, "indent the JSON"},

@@ -29,7 +29,6 @@ struct merge_opts {
 
 static const struct lwm2_optspec merge_spec = {
     .cmd = "merge",
-    .need = "directory or file",
     .usage = "Usage: lwm2 merge [--job ID --step ID] [--node NAME] [--cluster NAME]\n"
              "                  [--digest] [--pretty] DIR | FILE...\n"
              "Merge the rank records (*.lwm2) of a directory, or the given files,\n"
@@ -37,6 +36,7 @@ static const struct lwm2_optspec merge_spec = {
              "reported and skipped.  With --job, records of other jobs or steps\n"
              "are skipped too.  With --digest, print the job digest of that one\n"
              "node instead.\n",
+    .need = "directory or file",
     .opts = (const struct lwm2_opt[]){
         {"pretty", 'p', NULL, NULL},
         {"job", 'j', "ID", NULL},

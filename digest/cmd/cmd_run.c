@@ -165,7 +165,6 @@ struct run_opts {
 
 static const struct lwm2_optspec run_spec = {
     .cmd = "run",
-    .need = "command",
     .usage = "Usage: lwm2 run [--slice S] [--keep DIR] [--json FILE] [--quiet] -- CMD "
              "[ARGS...]\n"
              "Run CMD with liblwm2.so preloaded, then print its digest on stderr\n"
@@ -176,6 +175,7 @@ static const struct lwm2_optspec run_spec = {
     .argsep = ' ',
     /* options end at the command, whose own options are its own */
     .in_order = true,
+    .need = "command",
     .opts = (const struct lwm2_opt[]){
         {"slice", 's', "S", "time-slice length in seconds"},
         {"keep", 'k', "DIR", "keep the rank records in DIR"},
