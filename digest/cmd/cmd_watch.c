@@ -438,11 +438,11 @@ enum { OPT_JSON = LWM2_OPT_LONG };
 
 static const struct lwm2_optspec watch_spec = {
     .cmd = "watch",
+    .usage_on_error = true,
     .usage = "Usage: lwm2 watch [--dry-run] [--json]\n"
              "Check every running job for being stuck or idle (as root, from cron or a\n"
              "systemd timer); the policy is in lwm2.conf (Watch* keys, see lwm2(1)).\n",
     .col = 17,
-    .usage_on_error = true,
     .opts = (const struct lwm2_opt[]){
         {"dry-run", 'n', NULL, "judge and print, but notify, cancel and remember nothing"},
         {"json", OPT_JSON, NULL, "the summary as JSON"},
