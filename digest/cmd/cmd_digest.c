@@ -457,6 +457,10 @@ static void emit(struct out *out, const struct entry *e)
 		out->ok++;
 	else
 		out->missing++;
+	if (out->collect) {
+		out->collect(e, out->collect_arg);
+		return;
+	}
 	switch (o->out) {
 	case OUT_TEXT:
 		fmt_jobid(e, id, sizeof(id));
@@ -705,6 +709,38 @@ static int run_once(struct out *out, struct opts *o)
 	return o->file ? digest_read_log(out, o) : digest_read_slurmdb(out, o);
 }
 
+/* The jobs not found, each said as lwm2 digest says it: the count. */
+static size_t say_not_found(const struct opts *o)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < o->njobs; i++) {
+		if (o->jobs[i].found)
+			continue;
+		fprintf(stderr, "lwm2: digest: couldn't find job %" PRIu32 ": no such job%s\n",
+		        o->jobs[i].job_id,
+		        o->file ? " in the log"
+		                : " in accounting, or PrivateData hides it from you");
+		n++;
+	}
+	return n;
+}
+
+int lwm2_digest_collect(const char *jobs, const char *cluster,
+                        void (*fn)(const struct entry *e, void *arg), void *arg)
+{
+	struct opts o = {.out = OUT_JSON, .cluster = cluster};
+	struct out out = {.o = &o, .collect = fn, .collect_arg = arg};
+	int rc = 0;
+
+	if (parse_jobs(jobs, &o) < 0)
+		return -1;
+	if (digest_read_slurmdb(&out, &o) < 0 || say_not_found(&o))
+		rc = -1;
+	free_opts(&o);
+	return rc;
+}
+
 enum { OPT_CSV = LWM2_OPT_LONG, OPT_JSON, OPT_STEPS, OPT_HELPFORMAT };
 
 /* The command line as read: the options and the output forms asked for. */
@@ -865,16 +901,8 @@ static int digest_print(struct out *out, struct opts *o)
 		rc = 1;
 	if (o->out == OUT_JSON)
 		printf("%s\n", out->njson ? "\n]" : "[]");
-	for (i = 0; i < o->njobs; i++) {
-		if (!o->jobs[i].found) {
-			fprintf(stderr,
-			        "lwm2: digest: couldn't find job %" PRIu32 ": no such job%s\n",
-			        o->jobs[i].job_id,
-			        o->file ? " in the log"
-			                : " in accounting, or PrivateData hides it from you");
-			rc = 1;
-		}
-	}
+	if (say_not_found(o))
+		rc = 1;
 	if (out->missing)
 		rc = 1;
 	fflush(stdout);

@@ -72,6 +72,9 @@ struct out {
 	size_t njson;
 	unsigned ok, missing;
 	bool quiet; /* --wait: only find out whether the digests are there */
+	/* lwm2_digest_collect: each job handed to collect, not printed */
+	void (*collect)(const struct entry *e, void *arg);
+	void *collect_arg;
 };
 
 /* What of the digest the output needs: lines are parsed only that far. */
@@ -103,5 +106,13 @@ void digest_emit_for_wants(struct out *out, struct opts *o, struct entry *e);
  * digest_emit_for_wants.  0, or -1 after a message. */
 int digest_read_log(struct out *out, struct opts *o);
 int digest_read_slurmdb(struct out *out, struct opts *o);
+
+/* The jobs JOBS names (-j's forms) from Slurm accounting of CLUSTER (NULL:
+ * this one), each handed to fn as lwm2 digest --json would print it, for a
+ * command that needs the digests themselves (lwm2 report).  0, or -1 after
+ * lwm2 digest's message (a malformed JOBS, a job not found, accounting
+ * unreachable). */
+int lwm2_digest_collect(const char *jobs, const char *cluster,
+                        void (*fn)(const struct entry *e, void *arg), void *arg);
 
 #endif /* LWM2_CMD_DIGEST_H */

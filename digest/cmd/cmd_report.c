@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cmd_digest.h"
 #include "cmd_io.h"
 #include "jsonutil.h"
 #include "logscan.h"
@@ -63,74 +64,38 @@ static const struct lwm2_optspec report_spec = {
         {0},
     }};
 
-/* Run another lwm2 command with its stdout captured; returns its text
- * (malloc'd) or NULL.  *rc gets its exit status. */
-static char *rp_capture(int (*fn)(int, char **), int argc, char **argv, int *rc)
-{
-	FILE *tmp = tmpfile();
-	int saved;
-	long len;
-	char *buf = NULL;
-
-	*rc = 1;
-	if (!tmp)
-		return NULL;
-	fflush(stdout);
-	if ((saved = dup(STDOUT_FILENO)) < 0 || dup2(fileno(tmp), STDOUT_FILENO) < 0) {
-		if (saved >= 0)
-			close(saved);
-		fclose(tmp);
-		return NULL;
-	}
-	optind = 0; /* the other command parses its own options */
-	*rc = fn(argc, argv);
-	fflush(stdout);
-	dup2(saved, STDOUT_FILENO);
-	close(saved);
-	if (fseek(tmp, 0, SEEK_END) == 0 && (len = ftell(tmp)) >= 0 &&
-	    fseek(tmp, 0, SEEK_SET) == 0 && (buf = malloc((size_t)len + 1))) {
-		size_t got = fread(buf, 1, (size_t)len, tmp);
-		buf[got] = '\0';
-	}
-	fclose(tmp);
-	return buf;
-}
-
 /* ------------------------------------------------------------ sources */
+
+/* The job's runs as accounting has them: the last digest (a requeued job
+ * has several runs: the last one counts), else the last reason. */
+struct acct_pick {
+	json_object *digest;
+	char *reason;
+};
+
+static void pick_last(const struct entry *e, void *arg)
+{
+	struct acct_pick *p = arg;
+
+	if (e->digest) {
+		json_object_put(p->digest);
+		p->digest = json_object_get(e->digest);
+	} else if (e->reason) {
+		free(p->reason);
+		p->reason = strdup(e->reason);
+	}
+}
 
 static json_object *from_accounting(const char *job, const char *cluster)
 {
-	char *av[8] = {"digest", "-j", (char *)job, "--json", NULL};
-	int ac = 4, rc;
-	char *text;
-	json_object *arr, *digest = NULL;
-	const char *reason = NULL;
+	struct acct_pick p = {0};
 
-	if (cluster) {
-		av[ac++] = "-M";
-		av[ac++] = (char *)cluster;
-		av[ac] = NULL;
-	}
-	text = rp_capture(lwm2_cmd_digest, ac, av, &rc);
-	arr = text ? json_tokener_parse(text) : NULL;
-	free(text);
-	/* a requeued job has several runs: the last one counts */
-	for (size_t i = 0;
-	     arr && json_object_is_type(arr, json_type_array) && i < json_object_array_length(arr);
-	     i++) {
-		json_object *e = json_object_array_get_idx(arr, i), *d;
-		if (json_object_object_get_ex(e, "digest", &d) && d) {
-			json_object_put(digest);
-			digest = json_object_get(d);
-		} else {
-			reason = ju_str(e, "reason");
-		}
-	}
-	if (!digest)
-		fprintf(stderr, "lwm2: report: job %s: no digest%s%s\n", job, reason ? ": " : "",
-		        reason ? reason : " (see the message above)");
-	json_object_put(arr);
-	return digest;
+	lwm2_digest_collect(job, cluster, pick_last, &p);
+	if (!p.digest)
+		fprintf(stderr, "lwm2: report: job %s: no digest%s%s\n", job, p.reason ? ": " : "",
+		        p.reason ? p.reason : " (see the message above)");
+	free(p.reason);
+	return p.digest;
 }
 
 struct find {

@@ -81,7 +81,7 @@ struct elf_info {
 	const char *sanitizer; /* the runtime it is built with, NULL none */
 };
 
-/* The runtimes liblwm2.so steps aside for (preload/core.c), by the symbol
+/* The runtimes liblwm2.so steps aside for (preload/sanitizer.c), by the symbol
  * each puts in the dynamic symbol table of a program built with it
  * (referenced from libasan.so, gcc's way, or defined, clang's). */
 static const char *const san_names[][2] = {
