@@ -34,13 +34,14 @@ struct lwm2_live_rank {
 	uint32_t threads_max;
 	uint32_t period_us;
 	uint64_t samples[LWM2_NEARMARKS];
-	uint64_t mpi_calls;   /* point-to-point + collective calls completed */
-	uint64_t mpi_bytes;   /* sent + received, point-to-point and collective */
-	uint64_t io_bytes;    /* POSIX and MPI-IO, read and written */
-	uint64_t mpi_ns;      /* time in completed MPI calls (not init) */
-	uint64_t io_ns;       /* POSIX and MPI-IO time */
-	uint64_t read_bytes;  /* POSIX */
-	uint64_t write_bytes; /* POSIX */
+	uint64_t mpi_calls; /* point-to-point + collective calls completed */
+	uint64_t mpi_bytes; /* sent + received, point-to-point and collective */
+	/* The sums by the digest's definitions (lwm2_sums.h) */
+	uint64_t io_bytes;    /* read and written */
+	uint64_t mpi_ns;      /* time in completed MPI calls, MPI-IO's included */
+	uint64_t io_ns;       /* time in POSIX I/O calls */
+	uint64_t read_bytes;  /* POSIX and asynchronous */
+	uint64_t write_bytes; /* POSIX and asynchronous */
 };
 
 /* Fill the cumulative fields of o from a record (node name included). */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The stuck and idle rule over two observations of a job's ranks. */
 #include "live.h"
+#include "lwm2_sums.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -69,13 +70,13 @@ void lwm2_live_from_record(struct lwm2_live_rank *o, const struct lwm2_rank_reco
 	o->mpi_calls = c[LWM2_C_mpi_p2p_calls] + c[LWM2_C_mpi_coll_calls];
 	o->mpi_bytes = c[LWM2_C_mpi_p2p_bytes_sent] + c[LWM2_C_mpi_p2p_bytes_recv] +
 	               c[LWM2_C_mpi_coll_bytes_sent] + c[LWM2_C_mpi_coll_bytes_recv];
-	o->read_bytes = c[LWM2_C_posix_read_bytes] + c[LWM2_C_posix_aio_read_bytes];
-	o->write_bytes = c[LWM2_C_posix_write_bytes] + c[LWM2_C_posix_aio_write_bytes];
-	o->io_bytes = o->read_bytes + o->write_bytes + c[LWM2_C_mpiio_read_bytes] +
-	              c[LWM2_C_mpiio_write_bytes];
-	o->mpi_ns = c[LWM2_C_mpi_p2p_ns] + c[LWM2_C_mpi_coll_ns] + c[LWM2_C_mpi_other_ns];
-	o->io_ns = c[LWM2_C_posix_read_ns] + c[LWM2_C_posix_write_ns] + c[LWM2_C_posix_meta_ns] +
-	           c[LWM2_C_mpiio_read_ns] + c[LWM2_C_mpiio_write_ns] + c[LWM2_C_mpiio_meta_ns];
+	/* The digest's definitions (lwm2_sums.h): MPI-IO's bytes and time
+	 * reached the files through the POSIX calls counted here. */
+	o->read_bytes = LWM2_SUM(c, lwm2_read_bytes_ids);
+	o->write_bytes = LWM2_SUM(c, lwm2_write_bytes_ids);
+	o->io_bytes = o->read_bytes + o->write_bytes;
+	o->mpi_ns = LWM2_SUM(c, lwm2_mpi_time_ids);
+	o->io_ns = LWM2_SUM(c, lwm2_posix_io_time_ids);
 }
 
 /* Counters only grow within one process; a smaller value is another

@@ -22,6 +22,8 @@
 
 #include <json-c/json.h>
 
+#include "lwm2_sums.h"
+
 /* ------------------------------------------------------------ statistics */
 
 /* A box plot: quartiles (linear interpolation between order statistics,
@@ -60,6 +62,17 @@ size_t rp_stepnode_count(const struct rp_stepnode *t, size_t n, int64_t step, lo
 
 /* Sort doubles in place, ascending. */
 void rp_sort(double *v, size_t n);
+
+/* A grid line's counter series c (the digest's grid "c"): the value of the
+ * series NAME in slice k, 0 where there is none; the sum of one of
+ * lwm2_sums.h's lists in slice k. */
+double rp_series_at(json_object *c, const char *name, int64_t k);
+double rp_series_sum(json_object *c, const char *const *names, size_t n, int64_t k);
+#define RP_SERIES_SUM(c, ids, k) rp_series_sum((c), (ids), LWM2_NSUM(ids), (k))
+/* The bytes read and written in slice k. */
+#define RP_SERIES_IO_BYTES(c, k)                                                                   \
+	(RP_SERIES_SUM((c), lwm2_read_bytes_names, (k)) +                                          \
+	 RP_SERIES_SUM((c), lwm2_write_bytes_names, (k)))
 
 /* ------------------------------------------------------------ SVG, HTML */
 

@@ -23,6 +23,7 @@
 #include "jsonutil.h"
 #include "lwm2_digest.h"
 #include "lwm2_render.h"
+#include "lwm2_sums.h"
 #include "stepname.h"
 
 /* Per-rank stacked bars drawn at most; more processes are put into this
@@ -843,26 +844,6 @@ struct gline {
 	double procs;
 };
 
-static double series_at(json_object *c, const char *name, int64_t k)
-{
-	json_object *a = ju_get(c, name, json_type_array);
-
-	if (!a || k < 0 || (size_t)k >= json_object_array_length(a))
-		return 0;
-	return json_object_get_double(json_object_array_get_idx(a, (size_t)k));
-}
-
-static double mpi_ns(json_object *c, int64_t k)
-{
-	static const char *const names[] = {"mpi_p2p_ns",     "mpi_coll_ns",   "mpiio_read_ns",
-	                                    "mpiio_write_ns", "mpiio_meta_ns", "mpi_other_ns"};
-	double s = 0;
-
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		s += series_at(c, names[i], k);
-	return s;
-}
-
 enum { GM_MPI, GM_IO, GM_CPU, NGM };
 
 /* The value of one grid metric in slice k of a line: MPI share of the
@@ -874,13 +855,12 @@ static double gval(const struct gline *l, int gm, int64_t k)
 
 	switch (gm) {
 	case GM_MPI:
-		return lwm2_slice_mpi_share(mpi_ns(l->c, k), L, l->procs);
+		return lwm2_slice_mpi_share(RP_SERIES_SUM(l->c, lwm2_mpi_time_names, k), L,
+		                            l->procs);
 	case GM_IO:
-		return (series_at(l->c, "posix_read_bytes", k) +
-		        series_at(l->c, "posix_write_bytes", k)) /
-		       L;
+		return RP_SERIES_IO_BYTES(l->c, k) / L;
 	default:
-		return series_at(l->c, "hwc_cycles", k) / L;
+		return rp_series_at(l->c, "hwc_cycles", k) / L;
 	}
 }
 

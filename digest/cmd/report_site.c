@@ -249,15 +249,6 @@ static int on_line1(struct site *st, const struct lwm2_logline *l, char *err, si
 
 /* ------------------------------------------------------------ pass 2 */
 
-static double arr_at(json_object *c, const char *name, int64_t k)
-{
-	json_object *a = ju_get(c, name, json_type_array);
-
-	if (!a || k < 0 || (size_t)k >= json_object_array_length(a))
-		return 0;
-	return json_object_get_double(json_object_array_get_idx(a, (size_t)k));
-}
-
 /* The per-process table's processes by step and the site's index of their
  * node, sorted. */
 static struct rp_stepnode *procs_table(const struct site *st, json_object *digest, size_t *np)
@@ -324,17 +315,12 @@ static void add_slices(struct site *st, json_object *digest)
 			procs = (double)rp_stepnode_count(pt, np, step, ni);
 		for (int64_t k = 0; k < ns; k++) {
 			int64_t ts = (first + k) * L, col;
-			double mpi = arr_at(c, "mpi_p2p_ns", k) + arr_at(c, "mpi_coll_ns", k) +
-			             arr_at(c, "mpiio_read_ns", k) +
-			             arr_at(c, "mpiio_write_ns", k) +
-			             arr_at(c, "mpiio_meta_ns", k) + arr_at(c, "mpi_other_ns", k);
+			double mpi = RP_SERIES_SUM(c, lwm2_mpi_time_names, k);
 			size_t cell;
 
 			double vm = lwm2_slice_mpi_share(mpi, (double)L, procs);
-			double vi =
-			    (arr_at(c, "posix_read_bytes", k) + arr_at(c, "posix_write_bytes", k)) /
-			    (double)L;
-			double vc = arr_at(c, "hwc_cycles", k) / (double)L;
+			double vi = RP_SERIES_IO_BYTES(c, k) / (double)L;
+			double vc = rp_series_at(c, "hwc_cycles", k) / (double)L;
 			int64_t c1;
 
 			int64_t a = ts, b = ts + L;

@@ -9,6 +9,8 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "jsonutil.h"
+
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -108,4 +110,22 @@ size_t rp_stepnode_count(const struct rp_stepnode *t, size_t n, int64_t step, lo
 	while (lo + c < n && !cmp_stepnode(&t[lo + c], &k))
 		c++;
 	return c;
+}
+
+double rp_series_at(json_object *c, const char *name, int64_t k)
+{
+	json_object *a = ju_get(c, name, json_type_array);
+
+	if (!a || k < 0 || (size_t)k >= json_object_array_length(a))
+		return 0;
+	return json_object_get_double(json_object_array_get_idx(a, (size_t)k));
+}
+
+double rp_series_sum(json_object *c, const char *const *names, size_t n, int64_t k)
+{
+	double s = 0;
+
+	for (size_t i = 0; i < n; i++)
+		s += rp_series_at(c, names[i], k);
+	return s;
 }

@@ -17,6 +17,7 @@
 #include "jsontext.h"
 #include "jsonutil.h"
 #include "lwm2_digest.h"
+#include "lwm2_sums.h"
 
 /* A grid row never has more slots than the node merge makes (4096); a
  * longer one in a log is not ours, and is cut there. */
@@ -246,14 +247,11 @@ static int tags_make(struct tags *t, json_object *fields, json_object *digest, i
 	return 0;
 }
 
-/* Counters that are time in MPI (the numerator of mpi_time). */
+/* Counters that are time in MPI (the numerator of mpi_time: lwm2_sums.h). */
 static bool is_mpi_ns(const char *name)
 {
-	static const char *const names[] = {"mpi_p2p_ns",     "mpi_coll_ns",   "mpiio_read_ns",
-	                                    "mpiio_write_ns", "mpiio_meta_ns", "mpi_other_ns"};
-
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (!strcmp(name, names[i]))
+	for (size_t i = 0; i < LWM2_NSUM(lwm2_mpi_time_names); i++)
+		if (!strcmp(name, lwm2_mpi_time_names[i]))
 			return true;
 	return false;
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The digest metrics of one process, from its counters (signal-safe). */
 #include "lwm2_render.h"
+#include "lwm2_sums.h"
 
 #include <string.h>
 
@@ -144,10 +145,9 @@ static void mpi_metrics(const struct lwm2_proc_values *pv, struct lwm2_metric_va
 	double p2p_ns = (double)c[LWM2_C_mpi_p2p_ns], coll_ns = (double)c[LWM2_C_mpi_coll_ns];
 	double mpiio_ns = (double)c[LWM2_C_mpiio_read_ns] + (double)c[LWM2_C_mpiio_write_ns] +
 	                  (double)c[LWM2_C_mpiio_meta_ns];
-	/* MPI_Init and MPI_Finalize have their own row: start-up and shutdown
-	 * are no sign of a communication problem, and in a short run they
-	 * would be most of "MPI time". */
-	double mpi_ns = p2p_ns + coll_ns + mpiio_ns + (double)c[LWM2_C_mpi_other_ns];
+	/* MPI_Init and MPI_Finalize have their own row: in a short run they
+	 * would be most of "MPI time" (lwm2_sums.h). */
+	double mpi_ns = (double)LWM2_SUM(c, lwm2_mpi_time_ids);
 	double msgs = (double)c[LWM2_C_mpi_p2p_msgs_sent] + (double)c[LWM2_C_mpi_p2p_msgs_recv];
 
 	/* Shares are of the process's wall time (share(): at most 100 %). */
@@ -183,21 +183,16 @@ static void io_metrics(const struct lwm2_proc_values *pv, struct lwm2_metric_val
 {
 	const uint64_t *c = pv->counters;
 	const enum lwm2_why no_wall = LWM2_WHY_NO_WALL;
-	double posix_ns = (double)c[LWM2_C_posix_read_ns] + (double)c[LWM2_C_posix_write_ns] +
-	                  (double)c[LWM2_C_posix_meta_ns];
+	double posix_ns = (double)LWM2_SUM(c, lwm2_posix_io_time_ids);
 
 	share(&m[LWM2_M_posix_io_time], posix_ns, (double)pv->wall_ns, no_wall);
 	/* fsync/fdatasync time is also metadata time, so it is already part
 	 * of posix_io_time. */
 	share(&m[LWM2_M_sync_time], (double)c[LWM2_C_posix_sync_ns], (double)pv->wall_ns, no_wall);
-	/* POSIX bytes only: MPI-IO reaches the files through the same
-	 * interposed calls, adding its bytes would count them twice. */
-	/* Asynchronous requests' bytes are data moved like any other; their
+	/* POSIX and asynchronous bytes (lwm2_sums.h); asynchronous requests'
 	 * time is not read or write time, so they stay out of the bandwidths. */
-	set_value(&m[LWM2_M_bytes_written],
-	          (double)c[LWM2_C_posix_write_bytes] + (double)c[LWM2_C_posix_aio_write_bytes]);
-	set_value(&m[LWM2_M_bytes_read],
-	          (double)c[LWM2_C_posix_read_bytes] + (double)c[LWM2_C_posix_aio_read_bytes]);
+	set_value(&m[LWM2_M_bytes_written], (double)LWM2_SUM(c, lwm2_write_bytes_ids));
+	set_value(&m[LWM2_M_bytes_read], (double)LWM2_SUM(c, lwm2_read_bytes_ids));
 	/* A write returns when the data is in the page cache; a writer that
 	 * syncs waits for the device there, so the sync time belongs to the
 	 * write bandwidth (else an fsync-bound writer shows memory speed). */
