@@ -25,6 +25,7 @@
  * query and its ticks to two process-wide atomics, no lock.
  */
 #include "core_int.h"
+#include "lwm2_sums.h"
 
 #include <string.h>
 #include <time.h>
@@ -112,9 +113,9 @@ LWM2_EXPORT int lwm2_view_read_self(double *out, int n, int op)
 		c[i] -= view_apart[i];
 	now = lwm2_now_ns();
 	v[LWM2_WALL_TIME] = now > lwm2_p.start_ns ? (double)(now - lwm2_p.start_ns) / 1e9 : 0;
-	mpi = sec(c[LWM2_C_mpi_p2p_ns] + c[LWM2_C_mpi_coll_ns] + c[LWM2_C_mpiio_read_ns] +
-	          c[LWM2_C_mpiio_write_ns] + c[LWM2_C_mpiio_meta_ns] + c[LWM2_C_mpi_other_ns]);
-	io = sec(c[LWM2_C_posix_read_ns] + c[LWM2_C_posix_write_ns] + c[LWM2_C_posix_meta_ns]);
+	/* The digest's definitions (lwm2_sums.h) */
+	mpi = sec(LWM2_SUM(c, lwm2_mpi_time_ids));
+	io = sec(LWM2_SUM(c, lwm2_posix_io_time_ids));
 	v[LWM2_MPI_TIME] = mpi;
 	v[LWM2_IO_TIME] = io;
 	v[LWM2_MPI_INIT_TIME] = sec(c[LWM2_C_mpi_init_ns]);
@@ -123,10 +124,8 @@ LWM2_EXPORT int lwm2_view_read_self(double *out, int n, int op)
 	    v[LWM2_WALL_TIME] - mpi - io - v[LWM2_MPI_INIT_TIME] - v[LWM2_VIEW_TIME];
 	if (v[LWM2_COMPUTE_TIME] < 0)
 		v[LWM2_COMPUTE_TIME] = 0;
-	v[LWM2_IO_READ_BYTES] =
-	    (double)(c[LWM2_C_posix_read_bytes] + c[LWM2_C_posix_aio_read_bytes]);
-	v[LWM2_IO_WRITE_BYTES] =
-	    (double)(c[LWM2_C_posix_write_bytes] + c[LWM2_C_posix_aio_write_bytes]);
+	v[LWM2_IO_READ_BYTES] = (double)LWM2_SUM(c, lwm2_read_bytes_ids);
+	v[LWM2_IO_WRITE_BYTES] = (double)LWM2_SUM(c, lwm2_write_bytes_ids);
 	v[LWM2_MPI_BYTES] = (double)(c[LWM2_C_mpi_p2p_bytes_sent] + c[LWM2_C_mpi_p2p_bytes_recv] +
 	                             c[LWM2_C_mpi_coll_bytes_sent] + c[LWM2_C_mpi_coll_bytes_recv]);
 	v[LWM2_MPI_CALLS] = (double)(c[LWM2_C_mpi_p2p_calls] + c[LWM2_C_mpi_coll_calls] +
