@@ -110,6 +110,8 @@ void lwm2_lock(void) LWM2_HIDDEN_FN;
 void lwm2_unlock(void) LWM2_HIDDEN_FN;
 /* From a signal handler: bounded wait; false if it cannot be had safely. */
 bool lwm2_lock_sig(void) LWM2_HIDDEN_FN;
+/* Without waiting: true if this thread now holds it. */
+bool lwm2_trylock(void) LWM2_HIDDEN_FN;
 
 /* rawsys.c: diagnostics under LWM2_DEBUG, and system calls by number */
 void lwm2_debug(const char *fmt, ...) LWM2_HIDDEN_FN __attribute__((format(printf, 1, 2)));

@@ -17,6 +17,16 @@ void lwm2_unlock(void)
 	pthread_mutex_unlock(&lwm2_p.lock);
 }
 
+/* pthread_mutex_trylock, where an old glibc's process without
+ * libpthread.so.0 lacks it (glibc_compat.h): such a process has one
+ * thread, and libc's lock and unlock do nothing there either. */
+bool lwm2_trylock(void)
+{
+	if (!LWM2_IMPORTED(pthread_mutex_trylock))
+		return true;
+	return pthread_mutex_trylock(&lwm2_p.lock) == 0;
+}
+
 bool lwm2_lock_sig(void)
 {
 	/* The holder is another thread (the heartbeat blocks all signals, so
@@ -26,7 +36,7 @@ bool lwm2_lock_sig(void)
 	for (int i = 0; i < 2000; i++) {
 		struct timespec ts = {0, 100000};
 
-		if (pthread_mutex_trylock(&lwm2_p.lock) == 0)
+		if (lwm2_trylock())
 			return true;
 		nanosleep(&ts, NULL);
 	}

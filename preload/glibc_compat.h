@@ -168,6 +168,36 @@
 LWM2_GLIBC_217_VERSIONS(LWM2_SYMVER)
 #undef LWM2_SYMVER
 
+/*
+ * The functions lwm2 calls that an old libc.so.6 lacks (before 2.34 they
+ * were libpthread.so.0's and libdl.so.2's alone; `objdump -T` of Debian
+ * 11's libc.so.6).  They are weak references, and liblwm2.so does not load
+ * those two libraries itself: on glibc 2.34 and later they are empty
+ * stubs, and opening and mapping them cost every process start 18 system
+ * calls and about 25,000 instructions (bench/run.sh, callgrind of the
+ * trivial program).  On an old glibc a program that uses threads or
+ * dlopen has loaded them, and the references resolve there; in one that
+ * has not, they are null, and lwm2 does without: no heartbeat thread (the
+ * CPU-time timer's checkpoints keep the record), no thread-end hook (the
+ * process has one thread), no MPI found outside the global scope, no
+ * PAPI.  Each call site asks LWM2_IMPORTED(fn) first; lwm2_core.h declares
+ * them weak after the system headers (a #pragma weak here, before any
+ * declaration, is what clang warns of in a file that never declares one).
+ */
+#define LWM2_OLD_LIBC_LACKS(X)                                                                     \
+	X(dladdr)                                                                                  \
+	X(dlclose)                                                                                 \
+	X(dlopen)                                                                                  \
+	X(dlsym)                                                                                   \
+	X(pthread_attr_setstacksize)                                                               \
+	X(pthread_detach)                                                                          \
+	X(pthread_join)                                                                            \
+	X(pthread_key_create)                                                                      \
+	X(pthread_mutex_trylock)                                                                   \
+	X(pthread_setspecific)
+/* Whether weak import FN resolved (a function of LWM2_OLD_LIBC_LACKS). */
+#define LWM2_IMPORTED(fn) ((void *)(fn) != (void *)0)
+
 /* lwm2's own definitions (glibc_compat.c), under names of their own: the
  * types as glibc declares them (clockid_t is int, timer_t void *), which
  * its headers then declare again. */

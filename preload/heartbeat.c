@@ -281,7 +281,10 @@ int lwm2_heartbeat_start(void)
 	sigset_t all, old;
 	int rc;
 
-	if (!lwm2_real_pthread_create)
+	/* An old glibc's process without libpthread.so.0 has none of these
+	 * (glibc_compat.h): it keeps its record by the timer's checkpoints. */
+	if (!lwm2_real_pthread_create || !LWM2_IMPORTED(pthread_attr_setstacksize) ||
+	    !LWM2_IMPORTED(pthread_detach) || !LWM2_IMPORTED(pthread_join))
 		return -1;
 	pthread_attr_init(&attr);
 	pthread_attr_setstacksize(&attr, 64 * 1024);
@@ -325,7 +328,7 @@ void lwm2_checkpoint_from_handler(void)
 	    lwm2_in_core || !lwm2_here())
 		return;
 	/* Never wait in a handler: the holder may be this very thread. */
-	if (pthread_mutex_trylock(&lwm2_p.lock) != 0)
+	if (!lwm2_trylock())
 		return;
 	lwm2_in_core++;
 	if (!lwm2_p.hb_running && !atomic_load(&lwm2_p.finished)) {

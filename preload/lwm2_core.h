@@ -111,6 +111,22 @@
 
 #include "lwm2_record.h"
 
+/* The functions of glibc_compat.h's LWM2_OLD_LIBC_LACKS are weak imports
+ * (every file that calls one includes this header: test/glibc_versions.sh
+ * finds a strong one in the built library), and LWM2_IMPORTED(fn) says
+ * whether one resolved in this process.  Where that header is not in
+ * force, each is an ordinary import that the loader has resolved. */
+#if defined(LWM2_OLD_LIBC_LACKS) && defined(_GNU_SOURCE)
+#include <dlfcn.h>
+#include <pthread.h>
+#define LWM2_WEAK_IMPORT(fn) extern __typeof__(fn) fn __attribute__((weak));
+LWM2_OLD_LIBC_LACKS(LWM2_WEAK_IMPORT)
+#undef LWM2_WEAK_IMPORT
+#endif
+#ifndef LWM2_IMPORTED
+#define LWM2_IMPORTED(fn) 1
+#endif
+
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>
 #endif

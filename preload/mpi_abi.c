@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "lwm2_core.h"
 #include "mpi_abi.h"
 
 _Atomic(const struct lwm2_mpi_abi *) lwm2_mpi_abi;
@@ -88,6 +89,9 @@ static void *local_mpi(void)
 	static _Atomic int searched;
 	Dl_info me;
 
+	if (!LWM2_IMPORTED(dlopen) || !LWM2_IMPORTED(dlsym) || !LWM2_IMPORTED(dladdr) ||
+	    !LWM2_IMPORTED(dlclose))
+		return NULL;
 	if (!atomic_exchange(&searched, 1) && dladdr((void *)find_mpi, &me))
 		dl_iterate_phdr(find_mpi, me.dli_fbase);
 	return mpi_handle;
@@ -105,7 +109,7 @@ static void *lookup(const char *name)
 
 static void *lookup_default(const char *name)
 {
-	void *f = dlsym(RTLD_DEFAULT, name);
+	void *f = LWM2_IMPORTED(dlsym) ? dlsym(RTLD_DEFAULT, name) : lwm2_real(name);
 	void *h;
 
 	if (!f && (h = local_mpi()))
