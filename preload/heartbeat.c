@@ -184,7 +184,7 @@ void lwm2_storage_fork_child(void)
 	memset(lwm2_p.dead_samples, 0, sizeof(lwm2_p.dead_samples));
 	lwm2_p.dead_samples_main = 0;
 	memset(r->counters, 0, sizeof(r->counters));
-	memset(slices(), 0, (size_t)r->nslices * sizeof(struct lwm2_slice));
+	lwm2_zero(slices(), (size_t)r->nslices * sizeof(struct lwm2_slice));
 	r->nslices = 0;
 	r->generation = 0;
 	r->flags = keep_flags | LWM2_F_FORK_CHILD;
@@ -352,13 +352,13 @@ void lwm2_heartbeat_fork_parent(void)
 
 void lwm2_heartbeat_fork_child_locks(void)
 {
-	pthread_mutex_init(&hb_loader_lock, NULL);
+	hb_loader_lock = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
 }
 
 /* In the fork child: the parent's heartbeat does not exist there. */
 void lwm2_heartbeat_fork_child(void)
 {
-	pthread_cond_init(&hb_cond, NULL);
+	hb_cond = (pthread_cond_t)PTHREAD_COND_INITIALIZER;
 	lwm2_p.hb_running = false;
 	hb_stop = false;
 	hb_setup_done = false; /* the child's modules may still need it */

@@ -852,8 +852,8 @@ static void papi_atfork_parent(void)
 
 static void papi_atfork_child(void)
 {
-	pthread_mutex_init(&hwc_lock, NULL);
-	pthread_mutex_init(&hwc_setup_lock, NULL);
+	hwc_lock = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
+	hwc_setup_lock = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
 }
 
 __attribute__((constructor(101))) static void papi_atfork(void)

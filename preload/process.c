@@ -250,7 +250,7 @@ static void atfork_child(void)
 	struct lwm2_rank_record *r = lwm2_p.img;
 
 	/* The parent's holder of the lock is gone with its thread. */
-	pthread_mutex_init(&lwm2_p.lock, NULL);
+	lwm2_p.lock = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
 	lwm2_heartbeat_fork_child_locks();
 	if (!atomic_load(&lwm2_on) || atomic_load(&lwm2_p.finished)) {
 		lwm2_in_core--;

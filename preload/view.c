@@ -37,7 +37,11 @@ LWM2_EXPORT int lwm2_view_read_self(double *out, int n, int op);
 /* Per thread: only the calling thread reads and writes them. */
 static __thread uint64_t view_apart[LWM2_NCOUNTERS] __attribute__((tls_model("initial-exec")));
 static __thread uint64_t view_mark[LWM2_NCOUNTERS] __attribute__((tls_model("initial-exec")));
-static __thread uint64_t view_ticks, view_mark_ticks __attribute__((tls_model("initial-exec")));
+/* One declarator each: the attribute binds to its own (view_ticks had the
+ * library's default model, a __tls_get_addr call bound lazily in every
+ * fork child). */
+static __thread uint64_t view_ticks __attribute__((tls_model("initial-exec")));
+static __thread uint64_t view_mark_ticks __attribute__((tls_model("initial-exec")));
 static __thread int view_open __attribute__((tls_model("initial-exec")));
 
 /* Per process: every thread's queries, read by the record writer. */
