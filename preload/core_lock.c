@@ -22,7 +22,7 @@ void lwm2_unlock(void)
  * thread, and libc's lock and unlock do nothing there either. */
 bool lwm2_trylock(void)
 {
-	if (!LWM2_IMPORTED(pthread_mutex_trylock))
+	if (!LWM2_HAVE_PTHREAD)
 		return true;
 	return pthread_mutex_trylock(&lwm2_p.lock) == 0;
 }

@@ -156,7 +156,7 @@ void *lwm2_real(const char *name)
 	if (atomic_load_explicit(&next_state, memory_order_relaxed) == 0)
 		next_build();
 	p = next_lookup(name, &ask);
-	if ((ask || lwm2_p.debug) && LWM2_IMPORTED(dlsym)) {
+	if ((ask || lwm2_p.debug) && LWM2_HAVE_DL) {
 		void *d = dlsym(RTLD_NEXT, name);
 
 		if (!ask && p != d)

@@ -180,9 +180,10 @@ LWM2_GLIBC_217_VERSIONS(LWM2_SYMVER)
  * has not, they are null, and lwm2 does without: no heartbeat thread (the
  * CPU-time timer's checkpoints keep the record), no thread-end hook (the
  * process has one thread), no MPI found outside the global scope, no
- * PAPI.  Each call site asks LWM2_IMPORTED(fn) first; lwm2_core.h declares
- * them weak after the system headers (a #pragma weak here, before any
- * declaration, is what clang warns of in a file that never declares one).
+ * PAPI.  Each call site asks LWM2_HAVE_PTHREAD or LWM2_HAVE_DL first;
+ * lwm2_core.h declares them weak after the system headers (a #pragma weak
+ * here, before any declaration, is what clang warns of in a file that
+ * never declares one).
  */
 #define LWM2_OLD_LIBC_LACKS(X)                                                                     \
 	X(dladdr)                                                                                  \
@@ -195,7 +196,10 @@ LWM2_GLIBC_217_VERSIONS(LWM2_SYMVER)
 	X(pthread_key_create)                                                                      \
 	X(pthread_mutex_trylock)                                                                   \
 	X(pthread_setspecific)
-/* Whether weak import FN resolved (a function of LWM2_OLD_LIBC_LACKS). */
+/* Whether weak import FN resolved (a function of LWM2_OLD_LIBC_LACKS).  Its
+ * address is bound when the library loads, where a call is bound at its
+ * first run: so one function of each library stands for all of its own
+ * (LWM2_HAVE_PTHREAD, LWM2_HAVE_DL), and the start binds two, not ten. */
 #define LWM2_IMPORTED(fn) ((void *)(fn) != (void *)0)
 
 /* lwm2's own definitions (glibc_compat.c), under names of their own: the

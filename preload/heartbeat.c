@@ -283,8 +283,7 @@ int lwm2_heartbeat_start(void)
 
 	/* An old glibc's process without libpthread.so.0 has none of these
 	 * (glibc_compat.h): it keeps its record by the timer's checkpoints. */
-	if (!lwm2_real_pthread_create || !LWM2_IMPORTED(pthread_attr_setstacksize) ||
-	    !LWM2_IMPORTED(pthread_detach) || !LWM2_IMPORTED(pthread_join))
+	if (!lwm2_real_pthread_create || !LWM2_HAVE_PTHREAD)
 		return -1;
 	pthread_attr_init(&attr);
 	pthread_attr_setstacksize(&attr, 64 * 1024);

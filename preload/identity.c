@@ -184,7 +184,7 @@ void lwm2_identity_collect(void)
 	memset(&t, 0, sizeof(t));
 	dl_iterate_phdr(phdr_cb, &t);
 	t.cuda_version = 0;
-	if (strstr(t.libs, "cudart") && LWM2_IMPORTED(dlsym)) {
+	if (strstr(t.libs, "cudart") && LWM2_HAVE_DL) {
 		/* A constant of the runtime: no context is made, no device
 		 * touched. */
 		int (*get)(int *) = (int (*)(int *))dlsym(RTLD_DEFAULT, "cudaRuntimeGetVersion");

@@ -113,8 +113,8 @@
 
 /* The functions of glibc_compat.h's LWM2_OLD_LIBC_LACKS are weak imports
  * (every file that calls one includes this header: test/glibc_versions.sh
- * finds a strong one in the built library), and LWM2_IMPORTED(fn) says
- * whether one resolved in this process.  Where that header is not in
+ * finds a strong one in the built library), and LWM2_HAVE_PTHREAD and
+ * LWM2_HAVE_DL say whether they resolved in this process.  Where that header is not in
  * force, each is an ordinary import that the loader has resolved. */
 #if defined(LWM2_OLD_LIBC_LACKS) && defined(_GNU_SOURCE)
 #include <dlfcn.h>
@@ -126,6 +126,11 @@ LWM2_OLD_LIBC_LACKS(LWM2_WEAK_IMPORT)
 #ifndef LWM2_IMPORTED
 #define LWM2_IMPORTED(fn) 1
 #endif
+/* The thread functions (libpthread.so.0's before glibc 2.34) and the
+ * dynamic-loading ones (libdl.so.2's), each library asked for by one of its
+ * functions: where it is loaded, it has them all. */
+#define LWM2_HAVE_PTHREAD LWM2_IMPORTED(pthread_key_create)
+#define LWM2_HAVE_DL      LWM2_IMPORTED(dlsym)
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>

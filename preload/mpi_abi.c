@@ -89,8 +89,7 @@ static void *local_mpi(void)
 	static _Atomic int searched;
 	Dl_info me;
 
-	if (!LWM2_IMPORTED(dlopen) || !LWM2_IMPORTED(dlsym) || !LWM2_IMPORTED(dladdr) ||
-	    !LWM2_IMPORTED(dlclose))
+	if (!LWM2_HAVE_DL)
 		return NULL;
 	if (!atomic_exchange(&searched, 1) && dladdr((void *)find_mpi, &me))
 		dl_iterate_phdr(find_mpi, me.dli_fbase);
@@ -109,7 +108,7 @@ static void *lookup(const char *name)
 
 static void *lookup_default(const char *name)
 {
-	void *f = LWM2_IMPORTED(dlsym) ? dlsym(RTLD_DEFAULT, name) : lwm2_real(name);
+	void *f = LWM2_HAVE_DL ? dlsym(RTLD_DEFAULT, name) : lwm2_real(name);
 	void *h;
 
 	if (!f && (h = local_mpi()))

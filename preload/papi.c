@@ -477,7 +477,7 @@ static bool load_papi(void)
 {
 	static const char *const names[] = {"libpapi.so.7.0", "libpapi.so.7", "libpapi.so"};
 
-	if (!LWM2_IMPORTED(dlopen) || !LWM2_IMPORTED(dlsym))
+	if (!LWM2_HAVE_DL)
 		return false;
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]) && !papi.handle; i++)
 		papi.handle = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
@@ -908,7 +908,7 @@ LWM2_EXPORT int PAPI_library_init(int version)
 	fn = __atomic_load_n(&real, __ATOMIC_ACQUIRE);
 	if (!fn) {
 		*(void **)&fn = lwm2_real("PAPI_library_init");
-		if (!fn && LWM2_IMPORTED(dlsym))
+		if (!fn && LWM2_HAVE_DL)
 			*(void **)&fn = dlsym(RTLD_NEXT, "PAPI_library_init");
 		__atomic_store_n(&real, fn, __ATOMIC_RELEASE);
 	}

@@ -78,7 +78,7 @@ const char *lwm2_sanitizer_runtime(void)
 	struct san_probe p = {NULL, false};
 
 	dl_iterate_phdr(san_object, &p);
-	if (p.found || !p.unsure || !LWM2_IMPORTED(dlsym))
+	if (p.found || !p.unsure || !LWM2_HAVE_DL)
 		return p.found;
 	for (size_t i = 0; i < sizeof(san_syms) / sizeof(san_syms[0]); i++)
 		if (dlsym(RTLD_DEFAULT, san_syms[i][0]))

@@ -37,8 +37,7 @@ static void thread_end(void *arg);
 
 void lwm2_threads_init(void)
 {
-	key_ok = LWM2_IMPORTED(pthread_key_create) && LWM2_IMPORTED(pthread_setspecific) &&
-	         pthread_key_create(&end_key, thread_end) == 0;
+	key_ok = LWM2_HAVE_PTHREAD && pthread_key_create(&end_key, thread_end) == 0;
 }
 
 /* Under the lock.  A freed element first, else the newest chunk's next
