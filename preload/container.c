@@ -113,7 +113,7 @@ void lwm2_container_note_root(void)
 	struct stat st;
 	size_t at = sizeof(LWM2_ENV_ROOT);
 
-	if (getenv(LWM2_ENV_ROOT) || raw_stat("/", &st) != 0)
+	if (lwm2_getenv(LWM2_ENV_ROOT) || raw_stat("/", &st) != 0)
 		return;
 	memcpy(root_env, LWM2_ENV_ROOT "=", at);
 	at += lwm2_put_decimal(root_env + at, (uint64_t)st.st_dev);

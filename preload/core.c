@@ -150,18 +150,25 @@ static void step_aside(const char *exe, const char *san)
 
 __attribute__((constructor)) static void lwm2_init(void)
 {
-	const char *mode = getenv(LWM2_ENV_MODE), *san;
+	const char *mode, *debug, *san;
 	char exe[256];
 	bool measured_parent;
 	ssize_t n;
 
-	lwm2_p.debug = (getenv(LWM2_ENV_DEBUG) && strcmp(getenv(LWM2_ENV_DEBUG), "0") != 0);
-	if (mode && strcmp(mode, "off") == 0)
+	lwm2_env_start_scan();
+	mode = lwm2_getenv(LWM2_ENV_MODE);
+	debug = lwm2_getenv(LWM2_ENV_DEBUG);
+	lwm2_p.debug = debug && strcmp(debug, "0") != 0;
+	if (mode && strcmp(mode, "off") == 0) {
+		lwm2_env_start_done();
 		return;
+	}
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	exe[n > 0 ? n : 0] = '\0';
-	if (is_slurm_client(exe))
+	if (is_slurm_client(exe)) {
+		lwm2_env_start_done();
 		return;
+	}
 	san = lwm2_sanitizer_runtime();
 	if (mode && *mode && strcmp(mode, "on") != 0 && strcmp(mode, "print") != 0)
 		lwm2_debug("lwm2: start: couldn't use LWM2_MODE=%s: expected on, off or print; "
@@ -175,10 +182,12 @@ __attribute__((constructor)) static void lwm2_init(void)
 	lwm2_clock_init();
 	if (lwm2_storage_init() != 0) {
 		lwm2_debug("lwm2: start: couldn't allocate the record: %s", strerror(errno));
+		lwm2_env_start_done();
 		return;
 	}
 	lwm2_env_identity(exe);
 	if (san) {
+		lwm2_env_start_done();
 		step_aside(exe, san);
 		return;
 	}
@@ -205,6 +214,7 @@ __attribute__((constructor)) static void lwm2_init(void)
 	if (!measured_parent)
 		lwm2_p.root = true;
 	lwm2_container_note_root();
+	lwm2_env_start_done(); /* the putenvs follow */
 	lwm2_env_set_parent(measured_parent);
 	atomic_store(&lwm2_on, 1);
 	if (!measured_parent)

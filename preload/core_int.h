@@ -127,6 +127,11 @@ bool lwm2_here(void) LWM2_HIDDEN_FN;
 
 /* env.c: the environment, read at start-up (its variables: env.c) */
 /* The configuration into lwm2_p (mode: LWM2_MODE, or NULL). */
+/* The start's reads of the environment: one pass over environ, then
+ * lwm2_getenv (getenv outside the start, or for other names). */
+void lwm2_env_start_scan(void) LWM2_HIDDEN_FN;
+void lwm2_env_start_done(void) LWM2_HIDDEN_FN;
+const char *lwm2_getenv(const char *name) LWM2_HIDDEN_FN;
 void lwm2_env_config(const char *mode) LWM2_HIDDEN_FN;
 /* The identity Slurm gives the process (job, step, task, node), its pid,
  * parent, host and executable into the record image. */

@@ -217,7 +217,7 @@ void lwm2_identity_apply(struct lwm2_rank_record *r)
 
 void lwm2_identity_container(struct lwm2_rank_record *r)
 {
-	const char *s = getenv(LWM2_ENV_CONTAINER);
+	const char *s = lwm2_getenv(LWM2_ENV_CONTAINER);
 
 	/* The image is fresh (zeros): outside a container nothing is
 	 * written. */
