@@ -17,14 +17,22 @@ void lwm2_unlock(void)
 	pthread_mutex_unlock(&lwm2_p.lock);
 }
 
-/* pthread_mutex_trylock, where an old glibc's process without
- * libpthread.so.0 lacks it (glibc_compat.h): such a process has one
- * thread, and libc's lock and unlock do nothing there either. */
+/* pthread_mutex_trylock, which an old glibc's process without
+ * libpthread.so.0 lacks (glibc_compat.h).  Such a process has one thread,
+ * and libc's lock and unlock do nothing there either; one that loads
+ * libpthread.so.0 later (dlopen) may start threads, and the function is
+ * looked up then (lwm2_real: memory reads, safe in a handler). */
 bool lwm2_trylock(void)
 {
-	if (!LWM2_HAVE_PTHREAD)
-		return true;
-	return pthread_mutex_trylock(&lwm2_p.lock) == 0;
+	static int (*_Atomic late)(pthread_mutex_t *);
+	int (*f)(pthread_mutex_t *);
+
+	if (LWM2_HAVE_PTHREAD)
+		return pthread_mutex_trylock(&lwm2_p.lock) == 0;
+	f = atomic_load_explicit(&late, memory_order_relaxed);
+	if (!f && (*(void **)&f = lwm2_real("pthread_mutex_trylock")))
+		atomic_store_explicit(&late, f, memory_order_relaxed);
+	return f ? f(&lwm2_p.lock) == 0 : true;
 }
 
 bool lwm2_lock_sig(void)
