@@ -100,8 +100,8 @@ static int entry_of(const struct lwm2_logline *l, struct lwm2_hist_entry *e)
 	json_object *d, *app, *job;
 	int rc;
 
-	if (!l->digest || !(a = lwm2_json_member(l->digest, l->end, LWM2_KEY_APPLICATION)) ||
-	    !(j = lwm2_json_member(l->digest, l->end, LWM2_KEY_JOB)))
+	if (!l->digest || !(a = lwm2_logline_member(l, LWM2_KEY_APPLICATION)) ||
+	    !(j = lwm2_logline_member(l, LWM2_KEY_JOB)))
 		return -1;
 	app = lwm2_json_parse_at(a, l->end);
 	job = lwm2_json_parse_at(j, l->end);

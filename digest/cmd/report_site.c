@@ -216,7 +216,7 @@ static int on_line1(struct site *st, const struct lwm2_logline *l, char *err, si
 	if (!l->digest)
 		return 0;
 	j->digest = true;
-	if ((sc = lwm2_json_member(l->digest, l->end, LWM2_KEY_SCOPE))) {
+	if ((sc = lwm2_logline_member(l, LWM2_KEY_SCOPE))) {
 		struct lwm2_scope s;
 		if (lwm2_scope_from_text(&s, sc, l->end, 0) == 0) {
 			j->procs = s.processes;
@@ -225,7 +225,7 @@ static int on_line1(struct site *st, const struct lwm2_logline *l, char *err, si
 		}
 	}
 	/* the nodes: those with slices in the grid */
-	if ((g = lwm2_json_member(l->digest, l->end, LWM2_KEY_GRID))) {
+	if ((g = lwm2_logline_member(l, LWM2_KEY_GRID))) {
 		json_object *ga = lwm2_json_parse_at(g, l->end);
 		size_t n = ga && json_object_is_type(ga, json_type_array)
 		               ? json_object_array_length(ga)

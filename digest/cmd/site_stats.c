@@ -297,7 +297,7 @@ static int add_to_groups(struct lwm2_stats *st, const struct job *j)
  * digests made before lwm2 stated it have none. */
 static void own_cost_of(const struct lwm2_logline *l, struct job *j)
 {
-	const char *oc = lwm2_json_member(l->digest, l->end, LWM2_KEY_LWM2_COST), *v;
+	const char *oc = lwm2_logline_member(l, LWM2_KEY_LWM2_COST), *v;
 	char *x;
 
 	if (!oc || *oc != '{')
@@ -435,7 +435,7 @@ static void escape_name(char *out, size_t len, const char *s)
  * than containers in digests. */
 static void main_image(const struct lwm2_logline *l, char *out, size_t len)
 {
-	const char *a = lwm2_json_member(l->digest, l->end, LWM2_KEY_CONTAINERS);
+	const char *a = lwm2_logline_member(l, LWM2_KEY_CONTAINERS);
 	json_object *arr = a && *a == '[' ? lwm2_json_parse_at(a, l->end) : NULL, *c = NULL;
 	const char *im, *rt;
 
@@ -504,8 +504,8 @@ static void job_of_line(json_object *f, struct job *j)
 static int digest_of_line(const struct lwm2_logline *l, struct job *j, uint32_t *cpt, char *err,
                           size_t errlen)
 {
-	const char *v = lwm2_json_member(l->digest, l->end, LWM2_KEY_DIGEST_VERSION);
-	const char *sc = lwm2_json_member(l->digest, l->end, LWM2_KEY_SCOPE), *jo, *vend;
+	const char *v = lwm2_logline_member(l, LWM2_KEY_DIGEST_VERSION);
+	const char *sc = lwm2_logline_member(l, LWM2_KEY_SCOPE), *jo, *vend;
 	int64_t ver = 0;
 
 	/* no number, or beyond 64 bits: no such version */
@@ -519,7 +519,7 @@ static int digest_of_line(const struct lwm2_logline *l, struct job *j, uint32_t 
 	}
 	lwm2_scope_upgrade(&j->scope, ver);
 	/* the digest's job fields: only where the log line lacks them */
-	if ((jo = lwm2_json_member(l->digest, l->end, LWM2_KEY_JOB)) && *jo == '{') {
+	if ((jo = lwm2_logline_member(l, LWM2_KEY_JOB)) && *jo == '{') {
 		if ((v = lwm2_json_member(jo, l->end, LWM2_KEY_CPUS_PER_TASK)))
 			*cpt = (uint32_t)strtoul(v, NULL, 10);
 		if (j->start <= 0 && (v = lwm2_json_member(jo, l->end, LWM2_KEY_START)))

@@ -52,8 +52,8 @@ static double num_in(const char *obj, const char *end, const char *k1, const cha
 static double cpu_s_of(const struct lwm2_logline *l)
 {
 	const char *sc, *ex;
-	double v = num_in(lwm2_json_member(l->digest, l->end, LWM2_KEY_FIT), l->end,
-	                  LWM2_KEY_FIT_CPU, LWM2_KEY_CPU_S);
+	double v =
+	    num_in(lwm2_logline_member(l, LWM2_KEY_FIT), l->end, LWM2_KEY_FIT_CPU, LWM2_KEY_CPU_S);
 	json_object *o;
 	const char *seen[16];
 	size_t nseen = 0;
@@ -61,7 +61,7 @@ static double cpu_s_of(const struct lwm2_logline *l)
 
 	if (!isnan(v))
 		return v;
-	sc = lwm2_json_member(l->digest, l->end, LWM2_KEY_SCOPE);
+	sc = lwm2_logline_member(l, LWM2_KEY_SCOPE);
 	ex = sc && *sc == '{' ? lwm2_json_member(sc, l->end, LWM2_KEY_EXECUTABLES) : NULL;
 	if (!ex || *ex != '{' || !(o = lwm2_json_parse_at(ex, l->end)))
 		return NAN;
@@ -96,13 +96,13 @@ void lwm2_usage_of_line(const struct lwm2_logline *l, struct lwm2_usage *u)
 	json_object *f = l->fields;
 	int64_t cpus = ju_int_or(f, "cpus", 0), start = ju_int_or(f, "start", 0),
 	        end = ju_int_or(f, "end", 0), procs = 0, cpt = 0;
-	const char *fit = l->digest ? lwm2_json_member(l->digest, l->end, LWM2_KEY_FIT) : NULL;
+	const char *fit = l->digest ? lwm2_logline_member(l, LWM2_KEY_FIT) : NULL;
 	double v;
 
 	u->used_core_h = u->mem_req_mb = u->mem_peak_mb = NAN;
 	if (l->digest) {
-		const char *jo = lwm2_json_member(l->digest, l->end, LWM2_KEY_JOB);
-		const char *sc = lwm2_json_member(l->digest, l->end, LWM2_KEY_SCOPE);
+		const char *jo = lwm2_logline_member(l, LWM2_KEY_JOB);
+		const char *sc = lwm2_logline_member(l, LWM2_KEY_SCOPE);
 
 		/* the digest's job fields: only where the log line lacks them */
 		if (!isnan(v = num_in(jo, l->end, LWM2_KEY_CPUS_PER_TASK, NULL)) && v > 0)
@@ -134,9 +134,7 @@ void lwm2_usage_of_line(const struct lwm2_logline *l, struct lwm2_usage *u)
 void lwm2_usage_exe(const struct lwm2_logline *l, char *out, size_t len)
 {
 	json_object *steps =
-	    l->digest
-	        ? lwm2_json_parse_at(lwm2_json_member(l->digest, l->end, LWM2_KEY_STEPS), l->end)
-	        : NULL;
+	    l->digest ? lwm2_json_parse_at(lwm2_logline_member(l, LWM2_KEY_STEPS), l->end) : NULL;
 	int64_t best = -1;
 
 	for (size_t i = 0; steps && json_object_is_type(steps, json_type_array) &&
@@ -163,7 +161,7 @@ void lwm2_usage_app(const struct lwm2_logline *l, char *out, size_t len)
 
 	out[0] = '\0';
 	if (l->digest) {
-		a = lwm2_json_member(l->digest, l->end, LWM2_KEY_APPLICATION);
+		a = lwm2_logline_member(l, LWM2_KEY_APPLICATION);
 		x = a && *a == '{' ? lwm2_json_member(a, l->end, LWM2_KEY_EXE) : NULL;
 		e = x ? lwm2_json_parse_at(x, l->end) : NULL;
 		if (e && json_object_is_type(e, json_type_string))

@@ -132,6 +132,43 @@ const char *lwm2_json_member(const char *obj, const char *end, const char *key)
 	return lwm2_json_member_at(obj, end, key, NULL, NULL);
 }
 
+void lwm2_json_members_index(struct lwm2_json_members *ix, const char *obj, const char *end)
+{
+	const char *p, *k, *v;
+	size_t kl;
+
+	ix->obj = obj;
+	ix->n = 0;
+	ix->partial = false;
+	if (!obj || obj >= end || *obj != '{')
+		return;
+	for (p = obj + 1; member_key(&p, end, false, &k, &kl, &v);) {
+		if (ix->n == LWM2_JSON_MEMBERS_MAX || v >= end) {
+			ix->partial = true;
+			return;
+		}
+		ix->m[ix->n].key = k;
+		ix->m[ix->n].klen = kl;
+		ix->m[ix->n].val = v;
+		ix->n++;
+		if (!(p = lwm2_json_span(v, end))) {
+			ix->partial = true; /* the value is cut short: as the walk would */
+			return;
+		}
+	}
+}
+
+const char *lwm2_json_members_get(const struct lwm2_json_members *ix, const char *end,
+                                  const char *key)
+{
+	size_t n = strlen(key);
+
+	for (unsigned i = 0; i < ix->n; i++)
+		if (ix->m[i].klen == n && memcmp(ix->m[i].key, key, n) == 0)
+			return ix->m[i].val;
+	return ix->partial ? lwm2_json_member(ix->obj, end, key) : NULL;
+}
+
 json_object *lwm2_json_parse_n(const char *p, size_t len)
 {
 	struct json_tokener *tok;

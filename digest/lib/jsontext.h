@@ -43,6 +43,33 @@ const char *lwm2_json_member(const char *obj, const char *end, const char *key);
 const char *lwm2_json_member_at(const char *obj, const char *end, const char *key,
                                 const char **key_at, const char **val_end);
 
+/*
+ * The members directly inside one object, found in one walk, for a caller
+ * that looks up several: each lwm2_json_member walks the object from its
+ * start, spanning every value before the key (lwm2 stats over a log: 15
+ * lookups a line, most of its time).  The first LWM2_JSON_MEMBERS_MAX are
+ * kept; a key not among them is looked up by walking where there were more
+ * (or the object's text is bad past them).
+ */
+#define LWM2_JSON_MEMBERS_MAX 64
+struct lwm2_json_members {
+	const char *obj; /* the object indexed; NULL: none yet */
+	unsigned n;
+	bool partial;
+	struct {
+		const char *key; /* without its quotes */
+		size_t klen;
+		const char *val;
+	} m[LWM2_JSON_MEMBERS_MAX];
+};
+
+/* Index the object at obj (ending before end). */
+void lwm2_json_members_index(struct lwm2_json_members *ix, const char *obj, const char *end);
+
+/* lwm2_json_member's answer for the indexed object. */
+const char *lwm2_json_members_get(const struct lwm2_json_members *ix, const char *end,
+                                  const char *key);
+
 /* Parse the value at p (ending before end) with json-c, or NULL. */
 json_object *lwm2_json_parse_at(const char *p, const char *end);
 

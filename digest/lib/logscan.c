@@ -503,6 +503,17 @@ static json_object *parse_without(const char *p, const char *cut, const char *re
 /* One line: the job fields parsed, the digest located.  The digest may be
  * any member of the line's object (jobcomp/lwm2 writes it last; a log
  * rewritten by jq may have it anywhere), with any spacing. */
+const char *lwm2_logline_member(const struct lwm2_logline *l, const char *key)
+{
+	if (!l->digest)
+		return NULL;
+	if (!l->members)
+		return lwm2_json_member(l->digest, l->end, key);
+	if (l->members->obj != l->digest)
+		lwm2_json_members_index(l->members, l->digest, l->end);
+	return lwm2_json_members_get(l->members, l->end, key);
+}
+
 static int scan_line(char *line, size_t len, struct lwm2_logline *l, char *err, size_t errlen)
 {
 	const char *end = line + len, *key_at = NULL, *d, *d_end;
@@ -511,6 +522,8 @@ static int scan_line(char *line, size_t len, struct lwm2_logline *l, char *err, 
 	l->fields = NULL;
 	l->digest = NULL;
 	l->end = end;
+	if (l->members)
+		l->members->obj = NULL; /* the buffer may hold the last line's */
 	if (p >= end || *p != '{') {
 		snprintf(err, errlen, "not a JSON object");
 		return -1;
@@ -584,11 +597,12 @@ static int scan_file(const char *cmd, const char *path, lwm2_logline_fn fn, void
 	long n;
 	unsigned long lineno = 0, bad = 0;
 	int rc = 0;
+	struct lwm2_json_members members;
 
 	if (!f)
 		return -1;
 	while ((n = lwm2_lines_next(&lr, &line)) != -1) {
-		struct lwm2_logline l = {.path = path, .lineno = ++lineno};
+		struct lwm2_logline l = {.path = path, .lineno = ++lineno, .members = &members};
 		size_t len;
 		int r;
 
@@ -694,7 +708,7 @@ static bool first_end(const char *path, int64_t *t)
 		return false;
 	lr.f = f;
 	for (int i = 0; !found && i < PEEK_LINES && (n = lwm2_lines_next(&lr, &line)) != -1; i++) {
-		struct lwm2_logline l;
+		struct lwm2_logline l = {.members = NULL};
 		json_object *e;
 
 		if (n <= 0 || strlen(line) != (size_t)n ||

@@ -28,7 +28,15 @@ struct lwm2_logline {
 	json_object *fields;  /* the job fields: the line without its digest */
 	const char *digest;   /* the digest's text inside the line, or NULL */
 	const char *end;      /* end of the line's text */
+	/* the digest's members, indexed at the first lwm2_logline_member
+	 * (NULL: each lookup walks the digest) */
+	struct lwm2_json_members *members;
 };
+
+/* The value of key directly inside the line's digest, or NULL: as
+ * lwm2_json_member(l->digest, l->end, key), the digest walked once for
+ * all the lookups a line gets. */
+const char *lwm2_logline_member(const struct lwm2_logline *l, const char *key);
 
 /*
  * Called for every line that holds a log entry.  Returns 0 to go on, 1 to
