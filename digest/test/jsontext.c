@@ -5,6 +5,7 @@
 #include "tap.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -79,6 +80,47 @@ static void members(void)
 	ok(o && json_object_get_int(o) == 42, "parse_n: a bare number at the end of its input");
 	json_object_put(o);
 	ok(!lwm2_json_parse_n("{\"a\":", 5), "parse_n: cut short is NULL");
+}
+
+/* The member index answers as lwm2_json_member does: the first of a key,
+ * top level only, the members past its capacity and text cut short after
+ * the indexed ones found by walking. */
+static void member_index(void)
+{
+	static struct lwm2_json_members ix;
+	const char *obj = "{\"a\":{\"b\":1},\"b\":2,\"a\":3,\"c\":\"x\"}";
+	const char *end = obj + strlen(obj), *v;
+	char big[4096];
+	size_t at = 0;
+
+	lwm2_json_members_index(&ix, obj, end);
+	is_int((int)ix.n, 4, "index: four members, the nested one not among them");
+	v = lwm2_json_members_get(&ix, end, "a");
+	ok(v && v == lwm2_json_member(obj, end, "a") && *v == '{', "index: the first a, as member");
+	v = lwm2_json_members_get(&ix, end, "b");
+	ok(v && *v == '2', "index: the top-level b");
+	ok(!lwm2_json_members_get(&ix, end, "z"), "index: a missing key is NULL");
+	lwm2_json_members_index(&ix, "[1]", obj + 3);
+	ok(!lwm2_json_members_get(&ix, obj + 3, "a"), "index: not an object has no members");
+
+	/* 70 members: the last ones beyond the index's 64 */
+	big[at++] = '{';
+	for (int i = 0; i < 70; i++)
+		at += (size_t)snprintf(big + at, sizeof(big) - at, "%s\"k%d\":%d", i ? "," : "", i,
+		                       i);
+	big[at++] = '}';
+	lwm2_json_members_index(&ix, big, big + at);
+	ok(ix.partial && ix.n == LWM2_JSON_MEMBERS_MAX, "index: 64 of 70 members, marked partial");
+	v = lwm2_json_members_get(&ix, big + at, "k69");
+	ok(v && !strncmp(v, "69}", 3), "index: a member past the 64 found by walking");
+	v = lwm2_json_members_get(&ix, big + at, "k3");
+	ok(v && !strncmp(v, "3,", 2), "index: an indexed one");
+
+	/* cut short inside the second value */
+	lwm2_json_members_index(&ix, obj, obj + 20);
+	ok(lwm2_json_members_get(&ix, obj + 20, "a") != NULL &&
+	       !lwm2_json_members_get(&ix, obj + 20, "c"),
+	   "index: text cut short: the members before the cut, not after");
 }
 
 /* A number literal built directly is what json-c's tokener makes of
@@ -158,6 +200,7 @@ int main(void)
 {
 	spans_end();
 	members();
+	member_index();
 	number_literals();
 	shortened_numbers();
 	return done_testing();
