@@ -462,7 +462,7 @@ own_cost_row() {
 # suite's Debian 12 image (tests/containers/image.sh bookworm), or
 # BENCH_IMAGE.
 bench_container() {
-	local img=${BENCH_IMAGE:-/var/cache/lwm2-suite/images/bookworm} k np t0 t1 side w b root libid
+	local img=${BENCH_IMAGE:-/var/cache/lwm2-suite/images/bookworm} k np t0 t1 side w b root libid prog
 	if ! command -v ch-run >/dev/null; then
 		notrow container_script "shell script inside ch-run" s - "Charliecloud's ch-run is not installed"
 		return 0
@@ -473,6 +473,13 @@ bench_container() {
 	fi
 	k=$(reps 5 1)
 	np=$(reps 1000 100)
+	# The same trivial program as the row outside, where ch-run shows it:
+	# the host's /tmp is bound inside, and so is $work.
+	prog=/bin/true
+	if cp "$bdir/trivial" "$work/trivial" &&
+		USER=${USER:-$(id -un)} ch-run "$img" -- "$work/trivial" 2>/dev/null; then
+		prog=$work/trivial
+	fi
 	root=$(stat -c '%d:%i' /)
 	libid=$(stat -L -c '%d:%i' "$lib")
 	log "container: a shell script running $np processes inside ch-run, $k runs each way"
@@ -483,11 +490,11 @@ bench_container() {
 			if [ $side = with ]; then
 				LD_PRELOAD=$lib LWM2_ROOT=$root LWM2_LIB_FD=900:$libid \
 					LWM2_DIR_FD=901:$(stat -c '%d:%i' "$LWM2_DIR") USER=${USER:-$(id -un)} \
-					ch-run "$img" -- bash -c 'for ((j = 0; j < $1; j++)); do /bin/true; done' _ "$np" \
+					ch-run "$img" -- bash -c 'for ((j = 0; j < $1; j++)); do "$2"; done' _ "$np" "$prog" \
 					900<"$lib" 901<"$LWM2_DIR"
 			else
 				USER=${USER:-$(id -un)} ch-run "$img" -- \
-					bash -c 'for ((j = 0; j < $1; j++)); do /bin/true; done' _ "$np"
+					bash -c 'for ((j = 0; j < $1; j++)); do "$2"; done' _ "$np" "$prog"
 			fi
 			t1=$(date +%s%N)
 			echo $(((t1 - t0) / 1000)) >>"$work/container_$side"
@@ -498,7 +505,7 @@ bench_container() {
 	row container_script "shell script running $np short processes inside ch-run" \
 		"$(calc "$w / 1e6" 3) s" "$(calc "$b / 1e6" 3) s" "$(calc "($w - $b) / 1000" 1)" ms \
 		"$(calc "$b * 0.10 / 1000" 1)" \
-		"ratio $(calc "$w / $b" 3) (the same script outside: the row above); with $(range <"$work/container_with") us"
+		"ratio $(calc "$w / $b" 3) (the same script outside: the row above); $prog; with $(range <"$work/container_with") us"
 }
 
 # ---------------------------------------------------------------- sampling
