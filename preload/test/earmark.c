@@ -8,6 +8,7 @@
  */
 #include "core_int.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -122,12 +123,18 @@ int main(int argc, char **argv)
 	ok(s[LWM2_EARMARK_mpi] >= 0.85 * TOTAL_S * HZ && s[LWM2_EARMARK_mpi] <= 1.15 * TOTAL_S * HZ,
 	   "the thread inside MPI: about %d samples (%llu)", (int)(TOTAL_S * HZ),
 	   (unsigned long long)s[LWM2_EARMARK_mpi]);
-	ok(smain && s[LWM2_EARMARK_io] * 100 >= 20 * smain &&
-	       s[LWM2_EARMARK_io] * 100 <= 40 * smain,
-	   "30 %% of the main thread inside I/O: share %.1f %%",
-	   smain ? 100.0 * (double)s[LWM2_EARMARK_io] / (double)smain : 0.0);
-	ok(smain && s[LWM2_EARMARK_compute] * 100 >= 60 * smain &&
-	       s[LWM2_EARMARK_compute] * 100 <= 80 * smain,
+	/* Each sample lands inside I/O with probability 0.3: the share of n
+	 * samples is a binomial draw with a standard deviation of
+	 * sqrt(0.3 * 0.7 / n), 3.2 points for the main thread's 200.  Four of
+	 * them is the bound (a run under the sanitizers beside other tests
+	 * gave 40.5 %); attribution that is wrong gives 0, 50 or 100 %. */
+	double io = smain ? (double)s[LWM2_EARMARK_io] / (double)smain : 0.0;
+	double room = smain ? 4.0 * sqrt(0.3 * 0.7 / (double)smain) : 0.0;
+
+	ok(smain >= TOTAL_S * HZ / 2 && fabs(io - 0.3) <= room,
+	   "30 %% of the main thread inside I/O: share %.1f %% (%.1f %% allowed either way)",
+	   100.0 * io, 100.0 * room);
+	ok(smain && fabs((double)s[LWM2_EARMARK_compute] / (double)smain - 0.7) <= room,
 	   "70 %% of the main thread outside: share %.1f %%",
 	   smain ? 100.0 * (double)s[LWM2_EARMARK_compute] / (double)smain : 0.0);
 	ok(smain == s[LWM2_EARMARK_io] + s[LWM2_EARMARK_compute],
