@@ -148,27 +148,24 @@ static void step_aside(const char *exe, const char *san)
 	on_exit(aside_exit_hook, NULL);
 }
 
-__attribute__((constructor)) static void lwm2_init(void)
+/* The start: every read of the environment by lwm2_getenv, inside the
+ * window lwm2_init opens and closes around it. */
+static void start(void)
 {
 	const char *mode, *debug, *san;
 	char exe[256];
 	bool measured_parent;
 	ssize_t n;
 
-	lwm2_env_start_scan();
 	mode = lwm2_getenv(LWM2_ENV_MODE);
 	debug = lwm2_getenv(LWM2_ENV_DEBUG);
 	lwm2_p.debug = debug && strcmp(debug, "0") != 0;
-	if (mode && strcmp(mode, "off") == 0) {
-		lwm2_env_start_done();
+	if (mode && strcmp(mode, "off") == 0)
 		return;
-	}
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	exe[n > 0 ? n : 0] = '\0';
-	if (is_slurm_client(exe)) {
-		lwm2_env_start_done();
+	if (is_slurm_client(exe))
 		return;
-	}
 	san = lwm2_sanitizer_runtime();
 	if (mode && *mode && strcmp(mode, "on") != 0 && strcmp(mode, "print") != 0)
 		lwm2_debug("lwm2: start: couldn't use LWM2_MODE=%s: expected on, off or print; "
@@ -182,12 +179,10 @@ __attribute__((constructor)) static void lwm2_init(void)
 	lwm2_clock_init();
 	if (lwm2_storage_init() != 0) {
 		lwm2_debug("lwm2: start: couldn't allocate the record: %s", strerror(errno));
-		lwm2_env_start_done();
 		return;
 	}
 	lwm2_env_identity(exe);
 	if (san) {
-		lwm2_env_start_done();
 		step_aside(exe, san);
 		return;
 	}
@@ -219,6 +214,15 @@ __attribute__((constructor)) static void lwm2_init(void)
 	atomic_store(&lwm2_on, 1);
 	if (!measured_parent)
 		lwm2_heartbeat_start();
+}
+
+/* One pass over environ for the start's reads (env.c), closed again
+ * however the start ends. */
+__attribute__((constructor)) static void lwm2_init(void)
+{
+	lwm2_env_start_scan();
+	start();
+	lwm2_env_start_done();
 }
 
 __attribute__((destructor)) static void lwm2_fini(void)

@@ -158,12 +158,11 @@ static int32_t env_int(const char *name)
 void lwm2_env_config(const char *mode)
 {
 	unsigned long long slice_ms;
+	const char *print = lwm2_getenv(LWM2_ENV_PRINT), *dir = lwm2_getenv(LWM2_ENV_DIR);
 
-	lwm2_p.print =
-	    (mode && strcmp(mode, "print") == 0) ||
-	    (lwm2_getenv(LWM2_ENV_PRINT) && strcmp(lwm2_getenv(LWM2_ENV_PRINT), "0") != 0);
-	if (lwm2_getenv(LWM2_ENV_DIR) && *lwm2_getenv(LWM2_ENV_DIR)) {
-		lwm2_copy_str(lwm2_p.dir, sizeof(lwm2_p.dir), lwm2_getenv(LWM2_ENV_DIR));
+	lwm2_p.print = (mode && strcmp(mode, "print") == 0) || (print && strcmp(print, "0") != 0);
+	if (dir && *dir) {
+		lwm2_copy_str(lwm2_p.dir, sizeof(lwm2_p.dir), dir);
 		lwm2_p.have_dir = true;
 	} else {
 		const char *tmp = lwm2_getenv("TMPDIR");

@@ -114,8 +114,9 @@
 /* The functions of glibc_compat.h's LWM2_OLD_LIBC_LACKS are weak imports
  * (every file that calls one includes this header: test/glibc_versions.sh
  * finds a strong one in the built library), and LWM2_HAVE_PTHREAD and
- * LWM2_HAVE_DL say whether they resolved in this process.  Where that header is not in
- * force, each is an ordinary import that the loader has resolved. */
+ * LWM2_HAVE_DL say whether they resolved in this process.  Where that
+ * header is not in force, each is an ordinary import that the loader has
+ * resolved. */
 #if defined(LWM2_OLD_LIBC_LACKS) && defined(_GNU_SOURCE)
 #include <dlfcn.h>
 #include <pthread.h>
