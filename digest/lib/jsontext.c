@@ -4,6 +4,7 @@
 
 #include "numparse.h"
 
+#include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -299,7 +300,9 @@ char *lwm2_json_shorten_numbers(const char *p, const char *end, int digits, size
 			lit[l] = '\0';
 			v = strtod(lit, NULL);
 			m = snprintf(shorter, sizeof(shorter), "%.*g", digits, v);
-			if (m > 0 && (size_t)m < l) {
+			/* a literal past a double's range stays as written: "%g"
+			 * would write inf, which JSON has not */
+			if (isfinite(v) && m > 0 && (size_t)m < l) {
 				memcpy(out + n, shorter, (size_t)m);
 				n += (size_t)m;
 			} else {

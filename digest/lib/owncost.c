@@ -84,7 +84,9 @@ static void add_proc(struct own_acc *a, json_object *p, const int *map, size_t n
 	if (clock_ps <= 0)
 		clock_ps = node_clock_ps;
 	if (flags & LWM2_F_SUMMARY) {
-		images = (double)ju_int_or(p, "images", 0);
+		int64_t n = ju_int_or(p, "images", 0);
+
+		images = n > 0 ? (double)n : 0; /* a record's count, never below 0 */
 	} else {
 		int64_t src = ju_int_or(p, "clock_source", 0);
 
@@ -145,6 +147,16 @@ static const char *clock_name(unsigned sources)
 	}
 }
 
+/* A sum of counts as a JSON integer: the sums are doubles (counts of
+ * 64 bits each, many of them), which the digest's integers hold up to
+ * 2^63 - 1, as every count it writes (ju_u64). */
+static json_object *count_json(double sum)
+{
+	if (!(sum > 0))
+		return ju_u64(0);
+	return ju_u64(sum < 9223372036854775808.0 ? (uint64_t)sum : INT64_MAX);
+}
+
 json_object *lwm2_own_cost_json(json_object *const *nodes, size_t n)
 {
 	struct own_acc a;
@@ -167,13 +179,13 @@ json_object *lwm2_own_cost_json(json_object *const *nodes, size_t n)
 	if ((cpu_us = lwm2_job_cpu_us(nodes, n)))
 		ju_add(o, LWM2_KEY_COST_SHARE,
 		       ju_double(round(total_s / ((double)cpu_us / 1e6) * 1e8) / 1e6));
-	ju_add(o, LWM2_KEY_CALLS, ju_u64((uint64_t)a.calls));
+	ju_add(o, LWM2_KEY_CALLS, count_json(a.calls));
 	ju_add(o, LWM2_KEY_WRAPPERS_S, ju_double(round(a.call_ns / 1e3) / 1e6));
-	ju_add(o, LWM2_KEY_SAMPLES, ju_u64((uint64_t)a.samples));
+	ju_add(o, LWM2_KEY_SAMPLES, count_json(a.samples));
 	ju_add(o, LWM2_KEY_SAMPLING_S, ju_double(round(a.sample_ns / 1e3) / 1e6));
-	ju_add(o, LWM2_KEY_IMAGES, ju_u64((uint64_t)a.images));
+	ju_add(o, LWM2_KEY_IMAGES, count_json(a.images));
 	ju_add(o, LWM2_KEY_START_END_S, ju_double(round(a.image_ns / 1e3) / 1e6));
-	ju_add(o, LWM2_KEY_HEARTBEATS, ju_u64((uint64_t)a.heartbeats));
+	ju_add(o, LWM2_KEY_HEARTBEATS, count_json(a.heartbeats));
 	ju_add(o, LWM2_KEY_HEARTBEAT_S, ju_double(round(a.heartbeat_ns / 1e3) / 1e6));
 	ju_add(o, LWM2_KEY_CLOCK, json_object_new_string(clock_name(a.clock_sources)));
 	if (a.clock_ps_max > 0)

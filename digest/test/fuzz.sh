@@ -82,6 +82,11 @@ if [ -s "$work/digest.json" ]; then
 fi
 printf '{"processes":2,"nodes":1,"partial":true,"metrics":{"duration":{"n":2,"min":1,"avg":1.5,"max":2}}}' \
 	>"$work/agree/scope"
+# Inputs that once found a fault, each target's, run first in every run.
+cases="$(dirname "$0")/fuzz_cases"
+for d in json agree; do
+	cp "$cases/$d"/* "$work/$d/"
+done
 printf '@1700000000' >"$work/log/time"
 printf 'now-3d' >"$work/log/rel"
 # fuzz TARGET CORPUS FINDING: one test point, TARGET run on CORPUS; a

@@ -142,7 +142,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			q++;
 		while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
 			p++;
-		if (q == end && size < 1u << 20) {
+		/* an outer object that names "scope" twice has two scopes:
+		 * json-c reads the last, the text reader the first */
+		if (q == end && size < 1u << 20 && !repeats(o, p, end)) {
 			agree(o, p, end);
 			sc = lwm2_json_member(p, end, LWM2_KEY_SCOPE);
 			if (ju_get(o, LWM2_KEY_SCOPE, json_type_object) && sc)

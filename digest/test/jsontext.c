@@ -194,6 +194,12 @@ static void shortened_numbers(void)
 	   "shortened numbers: still JSON, the integer exact");
 	json_object_put(parsed);
 	free(out);
+
+	/* past a double's range: as written, never "inf" */
+	out = lwm2_json_shorten_numbers("[1e999,-2.5e400]", "[1e999,-2.5e400]" + 16, 6, &len);
+	is_str(out ? out : "(null)", "[1e999,-2.5e400]",
+	       "shortened numbers: past range as written");
+	free(out);
 }
 
 int main(void)

@@ -109,6 +109,20 @@ int main(void)
 	json_object_put(d);
 	json_object_put(node);
 
+	/* counts past what 64 bits hold, summed over two records: the count
+	 * is the digest's largest integer (2^63 - 1, as every count it
+	 * writes), not a conversion out of range */
+	for (int i = 0; i < 2; i++)
+		recs[i]->counters[LWM2_C_posix_write_calls] = UINT64_MAX;
+	node = lwm2_node_merge_records(&id, recs, NULL, 2, NULL, NULL);
+	d = node ? lwm2_job_digest_build(&m, &node, 1) : NULL;
+	c = d ? ju_get(d, LWM2_KEY_LWM2_COST, json_type_object) : NULL;
+	ok(c && ju_int_or(c, LWM2_KEY_CALLS, -1) == INT64_MAX,
+	   "calls past 2^64 in all: the largest count (%s)",
+	   c ? json_object_to_json_string(c) : "no lwm2_cost");
+	json_object_put(d);
+	json_object_put(node);
+
 	/* no process measured: no lwm2_cost, no line */
 	d = lwm2_job_digest_build(&m, NULL, 0);
 	ok(d && !ju_get(d, LWM2_KEY_LWM2_COST, json_type_object), "no records: no lwm2_cost");
