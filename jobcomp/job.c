@@ -28,7 +28,7 @@ enum {
 	JF_PROGRESS = 1, /* the state file's only */
 	JF_ARRAY = 2,    /* written for an array task only */
 	JF_HET = 4,      /* written for a het job component only */
-	JF_SET = 8,      /* a request: an unknown one (0) is left out */
+	JF_SET = 8,      /* a request: an unknown one (0, false) is left out */
 	JF_GPUS = 16,    /* written when known; known when read */
 };
 struct jf {
@@ -71,6 +71,7 @@ static const struct jf fields[] = {
     F("restart_count", JF_U32, restart_count, 0),
     /* the requests, under the names the site statistics read */
     F("time_limit_s", JF_U32, time_limit_s, JF_SET),
+    F("time_unlimited", JF_BOOL, time_unlimited, JF_SET),
     F("cpus_per_task", JF_U32, cpus_per_task, JF_SET),
     F("mem_req_mb", JF_U64, mem_req_mb, JF_SET),
     F("mem_req_per_node_mb", JF_U64, mem_req_per_node_mb, JF_SET),
@@ -158,7 +159,9 @@ static bool written(const struct lwm2_jc_job *job, const struct jf *f, bool with
 	if ((f->when & JF_GPUS) && !job->gpus_known)
 		return false;
 	if (f->when & JF_SET)
-		return f->type == JF_U64 ? *(const uint64_t *)p != 0 : *(const uint32_t *)p != 0;
+		return f->type == JF_U64    ? *(const uint64_t *)p != 0
+		       : f->type == JF_BOOL ? *(const bool *)p
+		                            : *(const uint32_t *)p != 0;
 	return true;
 }
 
@@ -352,11 +355,13 @@ void lwm2_jc_job_requests(struct lwm2_jc_job *job, uint32_t time_limit_min, uint
 {
 	uint64_t mem = pn_min_memory & ~LWM2_JC_MEM_PER_CPU;
 
-	/* NO_VAL (0xfffffffe) and INFINITE (0xffffffff): no limit to fit. */
+	/* NO_VAL (0xfffffffe): unknown; INFINITE (0xffffffff): no limit at
+	 * all, which the fit states as such. */
 	job->time_limit_s =
 	    time_limit_min && time_limit_min < 0xfffffffeu && time_limit_min <= UINT32_MAX / 60
 	        ? time_limit_min * 60
 	        : 0;
+	job->time_unlimited = time_limit_min == 0xffffffffu;
 	job->cpus_per_task = cpus_per_task && cpus_per_task < 0xfffe ? cpus_per_task : 0;
 	job->mem_req_mb = job->mem_req_per_node_mb = 0;
 	/* 0 (--mem=0, the whole node) and NO_VAL64 say nothing to fit. */

@@ -177,6 +177,7 @@ static json_object *build_digest(const struct lwm2_jc_conf *conf, const struct l
 	    .have_requests = true,
 	    .cpus = job->total_cpus,
 	    .time_limit_s = job->time_limit_s,
+	    .time_unlimited = job->time_unlimited,
 	    .mem_req_mb = job->mem_req_mb,
 	    .mem_req_per_node_mb = job->mem_req_per_node_mb,
 	    .gpus = job->gpus,

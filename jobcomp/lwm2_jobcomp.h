@@ -56,6 +56,7 @@ struct lwm2_jc_job {
 	/* What the job asked for, against which the digest's "fit" block
 	 * sets what it used (lwm2_jc_job_requests). */
 	uint32_t time_limit_s;        /* 0: unknown or unlimited */
+	bool time_unlimited;          /* the limit is INFINITE: none at all */
 	uint32_t cpus_per_task;       /* 0: unknown */
 	uint64_t mem_req_mb;          /* the job's total; 0: unknown (or --mem=0) */
 	uint64_t mem_req_per_node_mb; /* 0: unknown */
@@ -103,7 +104,8 @@ int lwm2_jc_state_version(json_object *obj, char *err, size_t errlen);
 
 /*
  * The job's requests from Slurm's own numbers, for both glue paths:
- * time_limit_min as Slurm keeps it (minutes, NO_VAL or INFINITE: none),
+ * time_limit_min as Slurm keeps it (minutes; NO_VAL: unknown; INFINITE:
+ * no limit, time_unlimited),
  * pn_min_memory with its MEM_PER_CPU bit (0 or NO_VAL64: unknown), the
  * allocated TRES in their named form ("cpu=4,mem=2G,node=1,gres/gpu=2":
  * NULL, unknown), cpus_per_task (NO_VAL16: unknown).  Needs total_cpus

@@ -1189,6 +1189,9 @@ static void section_fit(FILE *f, json_object *digest)
 			         src && !strcmp(src, "cgroup")  ? "cgroup"
 			         : src && !strcmp(src, "mixed") ? "cgroup or processes' sum"
 			                                        : "processes' sum");
+		} else if (i == 2 && ju_int(p, LWM2_KEY_ELAPSED_S, &n) && !strcmp(v, "unlimited")) {
+			snprintf(a, sizeof(a), "no limit");
+			snprintf(u, sizeof(u), "%" PRId64 " s", n);
 		} else if (i == 2 && ju_int(p, LWM2_KEY_LIMIT_S, &n)) {
 			snprintf(a, sizeof(a), "%" PRId64 " s", n);
 			snprintf(u, sizeof(u), "%" PRId64 " s",

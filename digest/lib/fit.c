@@ -30,7 +30,9 @@
 #define FIT_MEM_HEADROOM  1.25
 /* Time: "low" under half the limit; the advice adds 50 % (run times
  * vary, and the limit kills) rounded up to 15 minutes.  Jobs shorter
- * than 5 minutes get no advice: backfill gains little from them. */
+ * than 5 minutes get no advice: backfill gains little from them.  A job
+ * with no limit at all ("unlimited") is told its run time, no advice:
+ * the site chose a partition without limits. */
 #define FIT_TIME_LOW      0.5
 #define FIT_TIME_HEADROOM 1.5
 #define FIT_TIME_ROUND    900
@@ -261,6 +263,12 @@ static json_object *fit_time(const struct lwm2_job_meta *m, int64_t elapsed)
 	json_object *o;
 	char adv[64], t[32];
 
+	if (!lim && m->time_unlimited && elapsed >= 0) {
+		/* nothing to set the run time against: the run time only */
+		o = part("unlimited");
+		ju_add(o, LWM2_KEY_ELAPSED_S, ju_u64((uint64_t)elapsed));
+		return o;
+	}
 	if (!lim || elapsed < 0)
 		return part("not_measured");
 	if (timeout || (uint64_t)elapsed >= lim) {

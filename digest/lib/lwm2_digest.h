@@ -183,6 +183,7 @@ struct lwm2_job_meta {
 	bool have_requests;
 	uint32_t cpus;                /* allocated cores; 0 if unknown */
 	uint32_t time_limit_s;        /* 0: unknown or unlimited */
+	bool time_unlimited;          /* the job has no time limit at all */
 	uint64_t mem_req_mb;          /* the job's total; 0 if unknown */
 	uint64_t mem_req_per_node_mb; /* 0 if unknown */
 	uint32_t gpus;                /* GPUs allocated */

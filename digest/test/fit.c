@@ -296,13 +296,40 @@ static void requests_unknown(void)
 	ok(p && !ju_get(p, LWM2_KEY_REQUESTED_MB, json_type_int) && !ju_str(p, LWM2_KEY_ADVICE),
 	   "no requested_mb, no advice");
 	is_str(str_of(fit_of(d, LWM2_KEY_FIT_TIME), LWM2_KEY_VERDICT), "not_measured",
-	       "no limit: time not measured");
+	       "limit unknown: time not measured");
 	is_str(str_of(fit_of(d, LWM2_KEY_FIT_GPU), LWM2_KEY_VERDICT), "not_measured",
 	       "GPUs unknown: not measured");
 	text = text_of(d);
 	ok(text && strstr(text, "CPU: not measured") && strstr(text, "Memory: not measured") &&
 	       strstr(text, "Time: not measured") && strstr(text, "GPU: not measured"),
 	   "text: not measured, each");
+	free(text);
+	json_object_put(d);
+	json_object_put(node);
+}
+
+/* no time limit at all (INFINITE): the run time, no advice, however
+ * long the job ran */
+static void time_unlimited(void)
+{
+	struct lwm2_job_meta m = base();
+	json_object *node = mk_node("n1", 1, 1000, 300 * 1024, 0), *d, *p;
+	char *text;
+
+	m.time_limit_s = 0;
+	m.time_unlimited = true;
+	d = lwm2_job_digest_build(&m, &node, 1);
+	p = fit_of(d, LWM2_KEY_FIT_TIME);
+	is_str(str_of(p, LWM2_KEY_VERDICT), "unlimited", "no time limit: verdict unlimited");
+	is_int(p ? ju_int_or(p, LWM2_KEY_ELAPSED_S, -1) : -1, m.end - m.start,
+	       "no time limit: the run time");
+	ok(p && !ju_get(p, LWM2_KEY_LIMIT_S, json_type_int) && !ju_str(p, LWM2_KEY_ADVICE),
+	   "no time limit: no limit_s, no advice");
+	text = text_of(d);
+	ok(text && strstr(text, "  Time: ran 00:16:40, no time limit\n"),
+	   "text: the run time, no time limit");
+	if (text && !strstr(text, "no time limit"))
+		diag("%s", text);
 	free(text);
 	json_object_put(d);
 	json_object_put(node);
@@ -451,6 +478,7 @@ int main(void)
 	short_job();
 	gpus();
 	requests_unknown();
+	time_unlimited();
 	memory_over();
 	no_requests();
 	whole_seconds();

@@ -213,11 +213,13 @@ static void job_requests(struct lwm2_jc_job *j)
 		       r.mem_req_mb == 4096 && r.gpus == 2 && r.gpus_known && r.cpus_per_task == 0,
 		   "--time=90 --mem=2G on 2 nodes, 2 GPUs: 5400 s, 2048 MB a node, 4096 MB");
 		lwm2_jc_job_requests(&r, 0xffffffffu, 512 | LWM2_JC_MEM_PER_CPU, "cpu=8,node=2", 4);
-		ok(r.time_limit_s == 0 && r.mem_req_mb == 4096 && r.mem_req_per_node_mb == 2048 &&
-		       r.gpus == 0 && r.gpus_known && r.cpus_per_task == 4,
+		ok(r.time_limit_s == 0 && r.time_unlimited && r.mem_req_mb == 4096 &&
+		       r.mem_req_per_node_mb == 2048 && r.gpus == 0 && r.gpus_known &&
+		       r.cpus_per_task == 4,
 		   "--mem-per-cpu=512 on 8 CPUs: 4096 MB, 2048 a node; no limit; no GPU");
 		lwm2_jc_job_requests(&r, 0xfffffffeu, 0, NULL, 0);
-		ok(!r.time_limit_s && !r.mem_req_mb && !r.mem_req_per_node_mb && !r.gpus_known,
+		ok(!r.time_limit_s && !r.time_unlimited && !r.mem_req_mb &&
+		       !r.mem_req_per_node_mb && !r.gpus_known,
 		   "nothing known: all unknown");
 		is_int(lwm2_jc_tres_gpus("cpu=1,gres/gpu:a100=2,gres/gpu:v100=1", &found), 3,
 		       "typed GPUs only: their sum");
@@ -232,6 +234,7 @@ static void job_requests(struct lwm2_jc_job *j)
 	o = lwm2_jc_job_to_json(j, false);
 	k = lwm2_jc_job_from_json(o);
 	ok(json_object_object_get_ex(o, "time_limit_s", NULL) &&
+	       !json_object_object_get_ex(o, "time_unlimited", NULL) &&
 	       json_object_object_get_ex(o, "mem_req_mb", NULL) &&
 	       json_object_object_get_ex(o, "mem_req_per_node_mb", NULL) &&
 	       json_object_object_get_ex(o, "gpus", NULL),
@@ -241,6 +244,17 @@ static void job_requests(struct lwm2_jc_job *j)
 	   "the requests read back");
 	json_object_put(o);
 	lwm2_jc_job_free(k);
+	j->time_limit_s = 0;
+	j->time_unlimited = true;
+	o = lwm2_jc_job_to_json(j, false);
+	k = o ? lwm2_jc_job_from_json(o) : NULL;
+	ok(json_object_object_get_ex(o, "time_unlimited", NULL) &&
+	       !json_object_object_get_ex(o, "time_limit_s", NULL) && k && k->time_unlimited,
+	   "no limit: time_unlimited in the log line, read back");
+	json_object_put(o);
+	lwm2_jc_job_free(k);
+	j->time_limit_s = 3600;
+	j->time_unlimited = false;
 }
 
 /* state files */

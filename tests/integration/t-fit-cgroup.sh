@@ -26,7 +26,7 @@ set -uo pipefail
 jobcomp_setup
 mode=$(cat "$LWM2_CLUSTER_DIR/etc/cgroup.mode" 2>/dev/null || echo "none: no cgroup.mode")
 [ "$mode" = v1 ] || skip_all "the private cluster runs without cgroups (${mode#none: })"
-plan 16
+plan 17
 
 # The --mem for a peak of MB, as lwm2(1) states the rule: 25 % more,
 # whole GiB from 1 GiB up, else 128 MiB steps.
@@ -100,6 +100,12 @@ case $text in
 	ok "text digest: the peak, its source and $adv" ;;
 *) not_ok "text digest: the peak, its source and $adv" && diag "$text" ;;
 esac
+# no --time in a partition of MaxTime=INFINITE: the run time, no limit
+if [[ $text =~ Time:\ ran\ [0-9:]+,\ no\ time\ limit ]]; then
+	ok "text digest: no time limit, the run time"
+else
+	not_ok "text digest: no time limit, the run time" && diag "$text"
+fi
 
 # --- 4 cores (two nodes of 2), one kept busy for 8 s of CPU time
 cat >"$TESTDIR/$TEST_USER/cpu.sh" <<EOF

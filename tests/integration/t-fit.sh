@@ -71,8 +71,8 @@ m = f["memory"]
 print(m["verdict"], m["requested_mb"], m["requested_per_node_mb"], "advice" in m, m["source"],
       f["time"]["verdict"], f["gpu"]["verdict"], f["gpu"]["allocated"], "advice" in f["gpu"])' \
 	"$out" 2>&1)" \
-	"ok 2000 1000 False $src not_measured ok 0 False" \
-	"JSON: no --mem: DefMemPerCPU's 1000 MB a node, ok, peak from $src; no --time (MaxTime=INFINITE): not measured; no GPU: ok, no advice"
+	"ok 2000 1000 False $src unlimited ok 0 False" \
+	"JSON: no --mem: DefMemPerCPU's 1000 MB a node, ok, peak from $src; no --time (MaxTime=INFINITE): unlimited; no GPU: ok, no advice"
 html=$("$LWM2" report --file "$JCLOG" -j "$job" -o - 2>&1)
 if [[ $html == *'<h2 id="fit">Fit: asked for against used</h2>'* &&
 	$html == *'<tr><th>CPU</th><td>4 cores</td>'*'<td>low</td><td>--ntasks=1</td></tr>'* ]]; then
@@ -81,8 +81,8 @@ else
 	not_ok "HTML job report: the fit table, CPU low, --ntasks=1"
 	diag "$(echo "$html" | grep -A6 'id="fit"')"
 fi
-is "$(log_line "$job" "('time_limit_s' in l, l['mem_req_mb'], l['mem_req_per_node_mb'], l['gpus'])")" \
-	"(False, 2000, 1000, 0)" "log line: no limit, DefMemPerCPU's memory (4 cores), 0 GPUs"
+is "$(log_line "$job" "('time_limit_s' in l, l.get('time_unlimited'), l['mem_req_mb'], l['mem_req_per_node_mb'], l['gpus'])")" \
+	"(False, True, 2000, 1000, 0)" "log line: no limit (time_unlimited), DefMemPerCPU's memory (4 cores), 0 GPUs"
 
 # --- --time and --mem: the requests as slurmctld has them
 cat >"$TESTDIR/$TEST_USER/asks.sh" <<'EOF'
