@@ -233,7 +233,7 @@ static void fit_render(json_object *d, FILE *out)
 		const char *v = ju_str(p, LWM2_KEY_VERDICT);
 		lwm2_fit_time_str((uint64_t)ju_int_or(p, LWM2_KEY_ELAPSED_S, 0), t1, sizeof(t1));
 		lwm2_fit_time_str((uint64_t)ju_int_or(p, LWM2_KEY_LIMIT_S, 0), t2, sizeof(t2));
-		if (!strcmp(v, "unlimited"))
+		if (v && !strcmp(v, "unlimited"))
 			fprintf(out, "  Time: ran %s, no time limit", t1);
 		else
 			fprintf(out, "  Time: ran %s of a %s limit", t1, t2);
