@@ -1170,12 +1170,17 @@ static void section_fit(FILE *f, json_object *digest)
 	for (size_t i = 0; i < sizeof(what) / sizeof(what[0]); i++) {
 		json_object *p = ju_get(fit, what[i][0], json_type_object);
 		const char *v = p ? ju_str(p, LWM2_KEY_VERDICT) : NULL;
-		char a[64] = "-", u[64] = "-";
+		char a[64] = "-", u[96] = "-";
 		double x;
 		int64_t n;
 
 		if (!v || !strcmp(v, "not_measured")) {
-			snprintf(u, sizeof(u), "not measured");
+			const char *why = p ? ju_str(p, LWM2_KEY_WHY) : NULL;
+
+			if (why)
+				snprintf(u, sizeof(u), "not measured (%s)", why);
+			else
+				snprintf(u, sizeof(u), "not measured");
 		} else if (i == 0 && ju_num(p, LWM2_KEY_EFFICIENCY, &x)) {
 			snprintf(a, sizeof(a), "%" PRId64 " cores",
 			         ju_int_or(p, LWM2_KEY_ALLOCATED_CORES, 0));

@@ -133,6 +133,16 @@ static json_object *part(const char *verdict)
 	return o;
 }
 
+/* A figure not measured, and why, in words the text digest prints after
+ * it ("CPU: not measured (allocated cores unknown)"). */
+static json_object *not_measured(const char *why)
+{
+	json_object *o = part("not_measured");
+
+	ju_add(o, LWM2_KEY_WHY, json_object_new_string(why));
+	return o;
+}
+
 static void advise(json_object *o, const char *advice)
 {
 	ju_add(o, LWM2_KEY_ADVICE, json_object_new_string(advice));
@@ -172,8 +182,12 @@ static json_object *fit_cpu(const struct lwm2_job_meta *m, uint64_t cpu_us, int6
 	double busy, eff;
 	char adv[64];
 
-	if (!m->cpus || elapsed <= 0 || over_s <= 0)
-		return part("not_measured");
+	if (!m->cpus)
+		return not_measured("allocated cores unknown");
+	if (elapsed < 0)
+		return not_measured("the job's start or end unknown");
+	if (over_s <= 0)
+		return not_measured("no run time measured");
 	busy = (double)cpu_us / 1e6 / over_s;
 	eff = busy / m->cpus;
 	o = part(eff < FIT_CPU_LOW ? "low" : eff > FIT_CPU_OVER ? "over" : "ok");
@@ -224,7 +238,7 @@ static json_object *fit_mem(const struct lwm2_job_meta *m, const struct fit_node
 	sum = kb_to_mb(sum);
 	top = kb_to_mb(top);
 	if (!req || !top) {
-		o = part("not_measured");
+		o = not_measured(!req ? "no memory request known" : "no memory peak measured");
 	} else if (top > req) {
 		o = part("over");
 	} else if ((double)top < FIT_MEM_LOW * (double)req && req - top >= FIT_MEM_MIN_WASTE) {
@@ -269,8 +283,10 @@ static json_object *fit_time(const struct lwm2_job_meta *m, int64_t elapsed)
 		ju_add(o, LWM2_KEY_ELAPSED_S, ju_u64((uint64_t)elapsed));
 		return o;
 	}
-	if (!lim || elapsed < 0)
-		return part("not_measured");
+	if (!lim && !m->time_unlimited)
+		return not_measured("time limit unknown");
+	if (elapsed < 0)
+		return not_measured("the job's start or end unknown");
 	if (timeout || (uint64_t)elapsed >= lim) {
 		o = part("over");
 		/* it needed more than it had, how much more is unknown */
@@ -301,7 +317,7 @@ static json_object *fit_gpu(const struct lwm2_job_meta *m, const struct fit_node
 	char adv[64];
 
 	if (!m->gpus_known)
-		return part("not_measured");
+		return not_measured("GPUs allocated unknown");
 	/* Records name no device: each process with CUDA activity counts
 	 * as one GPU, at most the node's share of the allocation. */
 	per = (m->gpus + nodes - 1) / nodes;
@@ -344,9 +360,10 @@ json_object *lwm2_fit_json(const struct lwm2_job_meta *m, json_object *const *no
 	}
 	nv = gather(nodes, n, v, &span_s);
 	/* Slurm's start and end are whole seconds: a job of 2.9 s can read
-	 * as 2, and its one busy core as 1.4.  The processes' own span (ns)
-	 * is at most the job's; the longer of the two is the better. */
-	over_s = elapsed > 0 && span_s > (double)elapsed ? span_s : (double)elapsed;
+	 * as 2, and its one busy core as 1.4, one of 0.4 s as 0.  The
+	 * processes' own span (ns) is at most the job's; the longer of the
+	 * two is the better. */
+	over_s = elapsed >= 0 && span_s > (double)elapsed ? span_s : (double)elapsed;
 	fit = json_object_new_object();
 	arr = json_object_new_array();
 	for (size_t i = 0; i < nv; i++) {
@@ -356,7 +373,7 @@ json_object *lwm2_fit_json(const struct lwm2_job_meta *m, json_object *const *no
 		ju_add(e, LWM2_KEY_NODE, json_object_new_string(v[i].name));
 		ju_add(e, LWM2_KEY_CPU_S, ju_double(round((double)v[i].cpu_us / 1e3) / 1e3));
 		/* against the average node's share of the cores */
-		if (m->cpus && elapsed > 0)
+		if (m->cpus && elapsed >= 0 && over_s > 0)
 			ju_add(e, LWM2_KEY_EFFICIENCY,
 			       ju_double(round((double)v[i].cpu_us / 1e6 / over_s /
 			                       ((double)m->cpus / nn) * 1000) /
@@ -368,15 +385,16 @@ json_object *lwm2_fit_json(const struct lwm2_job_meta *m, json_object *const *no
 	}
 	if (!nv) {
 		/* no process measured: nothing to set against the requests */
-		ju_add(fit, LWM2_KEY_FIT_CPU, part("not_measured"));
-		ju_add(fit, LWM2_KEY_FIT_MEMORY, part("not_measured"));
+		ju_add(fit, LWM2_KEY_FIT_CPU, not_measured("no process measured"));
+		ju_add(fit, LWM2_KEY_FIT_MEMORY, not_measured("no process measured"));
 	} else {
 		ju_add(fit, LWM2_KEY_FIT_CPU,
 		       fit_cpu(m, lwm2_job_cpu_us(nodes, n), elapsed, over_s));
 		ju_add(fit, LWM2_KEY_FIT_MEMORY, fit_mem(m, v, nv));
 	}
 	ju_add(fit, LWM2_KEY_FIT_TIME, fit_time(m, elapsed));
-	ju_add(fit, LWM2_KEY_FIT_GPU, nv ? fit_gpu(m, v, nv, per) : part("not_measured"));
+	ju_add(fit, LWM2_KEY_FIT_GPU,
+	       nv ? fit_gpu(m, v, nv, per) : not_measured("no process measured"));
 	ju_add(fit, LWM2_KEY_NODES, arr);
 	free(per);
 	free(v);

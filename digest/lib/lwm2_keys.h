@@ -45,6 +45,7 @@
 #define LWM2_KEY_FIT_GPU               "gpu"
 #define LWM2_KEY_VERDICT               "verdict"
 #define LWM2_KEY_ADVICE                "advice"
+#define LWM2_KEY_WHY                   "why"
 #define LWM2_KEY_ALLOCATED_CORES       "allocated_cores"
 #define LWM2_KEY_ELAPSED_S             "elapsed_s"
 #define LWM2_KEY_EFFICIENCY            "efficiency"
@@ -238,12 +239,14 @@
 	X("/" LWM2_KEY_FIT, LWM2_KEY_NODES)                                                        \
 	X("/" LWM2_KEY_FIT "/" LWM2_KEY_FIT_CPU, LWM2_KEY_VERDICT)                                 \
 	X("/" LWM2_KEY_FIT "/" LWM2_KEY_FIT_CPU, LWM2_KEY_ADVICE)                                  \
+	X("/" LWM2_KEY_FIT "/" LWM2_KEY_FIT_CPU, LWM2_KEY_WHY)                                     \
 	X("/" LWM2_KEY_FIT "/" LWM2_KEY_FIT_CPU, LWM2_KEY_ALLOCATED_CORES)                         \
 	X("/" LWM2_KEY_FIT "/" LWM2_KEY_FIT_CPU, LWM2_KEY_CPU_S)                                   \
 	X("/" LWM2_KEY_FIT "/" LWM2_KEY_FIT_CPU, LWM2_KEY_ELAPSED_S)                               \
 	X("/" LWM2_KEY_FIT "/" LWM2_KEY_FIT_CPU, LWM2_KEY_EFFICIENCY)                              \
 	X("/" LWM2_KEY_FIT "/" LWM2_KEY_FIT_MEMORY, LWM2_KEY_VERDICT)                              \
 	X("/" LWM2_KEY_FIT "/" LWM2_KEY_FIT_MEMORY, LWM2_KEY_ADVICE)                               \
+	X("/" LWM2_KEY_FIT "/" LWM2_KEY_FIT_MEMORY, LWM2_KEY_WHY)                                  \
 	X("/" LWM2_KEY_FIT "/" LWM2_KEY_FIT_MEMORY, LWM2_KEY_REQUESTED_MB)                         \
 	X("/" LWM2_KEY_FIT "/" LWM2_KEY_FIT_MEMORY, LWM2_KEY_REQUESTED_PER_NODE_MB)                \
 	X("/" LWM2_KEY_FIT "/" LWM2_KEY_FIT_MEMORY, LWM2_KEY_PEAK_MB)                              \
@@ -251,10 +254,12 @@
 	X("/" LWM2_KEY_FIT "/" LWM2_KEY_FIT_MEMORY, LWM2_KEY_SOURCE)                               \
 	X("/" LWM2_KEY_FIT "/" LWM2_KEY_FIT_TIME, LWM2_KEY_VERDICT)                                \
 	X("/" LWM2_KEY_FIT "/" LWM2_KEY_FIT_TIME, LWM2_KEY_ADVICE)                                 \
+	X("/" LWM2_KEY_FIT "/" LWM2_KEY_FIT_TIME, LWM2_KEY_WHY)                                    \
 	X("/" LWM2_KEY_FIT "/" LWM2_KEY_FIT_TIME, LWM2_KEY_LIMIT_S)                                \
 	X("/" LWM2_KEY_FIT "/" LWM2_KEY_FIT_TIME, LWM2_KEY_ELAPSED_S)                              \
 	X("/" LWM2_KEY_FIT "/" LWM2_KEY_FIT_GPU, LWM2_KEY_VERDICT)                                 \
 	X("/" LWM2_KEY_FIT "/" LWM2_KEY_FIT_GPU, LWM2_KEY_ADVICE)                                  \
+	X("/" LWM2_KEY_FIT "/" LWM2_KEY_FIT_GPU, LWM2_KEY_WHY)                                     \
 	X("/" LWM2_KEY_FIT "/" LWM2_KEY_FIT_GPU, LWM2_KEY_ALLOCATED)                               \
 	X("/" LWM2_KEY_FIT "/" LWM2_KEY_FIT_GPU, LWM2_KEY_USED)                                    \
 	X("/" LWM2_KEY_FIT "/" LWM2_KEY_NODES "[]", LWM2_KEY_NODE)                                 \

@@ -184,9 +184,14 @@ static bool fit_measured(json_object *p, const char *label, FILE *out)
 {
 	const char *v = p ? ju_str(p, LWM2_KEY_VERDICT) : NULL;
 
+	const char *why = p ? ju_str(p, LWM2_KEY_WHY) : NULL;
+
 	if (v && strcmp(v, "not_measured") != 0)
 		return true;
-	fprintf(out, "  %s: not measured\n", label);
+	fprintf(out, "  %s: not measured", label);
+	if (why)
+		fprintf(out, " (%s)", why);
+	fputc('\n', out);
 	return false;
 }
 
@@ -196,7 +201,7 @@ static bool fit_measured(json_object *p, const char *label, FILE *out)
 static void fit_render(json_object *d, FILE *out)
 {
 	json_object *f = ju_get(d, LWM2_KEY_FIT, json_type_object), *p;
-	double eff = 0, cpu = 0;
+	double eff = 0;
 	int64_t a, b;
 	char t1[32], t2[32];
 
@@ -205,13 +210,13 @@ static void fit_render(json_object *d, FILE *out)
 	fputs("Fit (asked for against used)\n", out);
 	p = ju_get(f, LWM2_KEY_FIT_CPU, json_type_object);
 	if (fit_measured(p, "CPU", out)) {
-		int64_t el = ju_int_or(p, LWM2_KEY_ELAPSED_S, 0), cores;
+		int64_t cores = ju_int_or(p, LWM2_KEY_ALLOCATED_CORES, 0);
 		double busy;
 
 		ju_num(p, LWM2_KEY_EFFICIENCY, &eff);
-		ju_num(p, LWM2_KEY_CPU_S, &cpu);
-		busy = el > 0 ? cpu / (double)el : 0;
-		cores = ju_int_or(p, LWM2_KEY_ALLOCATED_CORES, 0);
+		/* the cores busy on average, over the time the efficiency is
+		 * set against (elapsed, or the processes' longer span) */
+		busy = eff * (double)cores;
 		fprintf(out,
 		        busy < 10 ? "  CPU: %.1f of %" PRId64 " core%s busy (%.0f %%)"
 		                  : "  CPU: %.0f of %" PRId64 " core%s busy (%.0f %%)",
@@ -225,8 +230,7 @@ static void fit_render(json_object *d, FILE *out)
 		        ju_int_or(p, LWM2_KEY_REQUESTED_PER_NODE_MB, 0), fit_mem_source(p));
 		fit_advice(p, out);
 	} else if (p && ju_int(p, LWM2_KEY_PEAK_PER_NODE_MB, &a)) {
-		fprintf(out, "  (peak %" PRId64 " MB per node, %s; no memory request known)\n", a,
-		        fit_mem_source(p));
+		fprintf(out, "  (peak %" PRId64 " MB per node, %s)\n", a, fit_mem_source(p));
 	}
 	p = ju_get(f, LWM2_KEY_FIT_TIME, json_type_object);
 	if (fit_measured(p, "Time", out)) {

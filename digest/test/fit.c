@@ -299,10 +299,23 @@ static void requests_unknown(void)
 	       "limit unknown: time not measured");
 	is_str(str_of(fit_of(d, LWM2_KEY_FIT_GPU), LWM2_KEY_VERDICT), "not_measured",
 	       "GPUs unknown: not measured");
+	is_str(str_of(fit_of(d, LWM2_KEY_FIT_CPU), LWM2_KEY_WHY), "allocated cores unknown",
+	       "CPU: why not measured");
+	is_str(str_of(fit_of(d, LWM2_KEY_FIT_MEMORY), LWM2_KEY_WHY), "no memory request known",
+	       "memory: why not measured");
+	is_str(str_of(fit_of(d, LWM2_KEY_FIT_TIME), LWM2_KEY_WHY), "time limit unknown",
+	       "time: why not measured");
+	is_str(str_of(fit_of(d, LWM2_KEY_FIT_GPU), LWM2_KEY_WHY), "GPUs allocated unknown",
+	       "GPU: why not measured");
 	text = text_of(d);
-	ok(text && strstr(text, "CPU: not measured") && strstr(text, "Memory: not measured") &&
-	       strstr(text, "Time: not measured") && strstr(text, "GPU: not measured"),
-	   "text: not measured, each");
+	ok(text && strstr(text, "  CPU: not measured (allocated cores unknown)\n") &&
+	       strstr(text, "  Memory: not measured (no memory request known)\n") &&
+	       strstr(text, "  (peak 300 MB per node, sum of the processes' peaks)\n") &&
+	       strstr(text, "  Time: not measured (time limit unknown)\n") &&
+	       strstr(text, "  GPU: not measured (GPUs allocated unknown)\n"),
+	   "text: not measured, each, and why");
+	if (text && !strstr(text, "CPU: not measured (allocated"))
+		diag("%s", text);
 	free(text);
 	json_object_put(d);
 	json_object_put(node);
@@ -333,6 +346,38 @@ static void time_unlimited(void)
 	free(text);
 	json_object_put(d);
 	json_object_put(node);
+}
+
+/* a job of under a second (Slurm's start and end the same second): the
+ * CPU time against the processes' own span */
+static void sub_second(void)
+{
+	struct lwm2_node_ident id = {.cluster = "c1", .job_id = 5, .step_id = 0, .node = "n1"};
+	struct lwm2_job_meta m = base();
+	struct lwm2_rank_record *r = mk_rec(1, 0, "n1");
+	json_object *node, *d, *p;
+	double eff = -1;
+	char *text;
+
+	r->job_id = 5;
+	r->end_ns = r->start_ns + 500000000; /* 0.5 s */
+	r->utime_us = 400000;                /* 0.4 s of CPU time */
+	node = lwm2_node_merge_records(&id, &r, NULL, 1, NULL, NULL);
+	m.cpus = 1;
+	m.end = m.start;
+	d = lwm2_job_digest_build(&m, &node, 1);
+	p = fit_of(d, LWM2_KEY_FIT_CPU);
+	ok(p && ju_num(p, LWM2_KEY_EFFICIENCY, &eff) && fabs(eff - 0.8) < 1e-9,
+	   "0.4 s of CPU time in 0.5 s on one core: 80 %% (%g)", eff);
+	text = text_of(d);
+	ok(text && strstr(text, "  CPU: 0.8 of 1 core busy (80 %)"),
+	   "text: 0.8 of 1 core busy, the efficiency's figure");
+	if (text && !strstr(text, "0.8 of 1 core"))
+		diag("%s", text);
+	free(text);
+	json_object_put(d);
+	json_object_put(node);
+	free(r);
 }
 
 /* memory over the request (no cgroup confinement), and the forms */
@@ -479,6 +524,7 @@ int main(void)
 	gpus();
 	requests_unknown();
 	time_unlimited();
+	sub_second();
 	memory_over();
 	no_requests();
 	whole_seconds();

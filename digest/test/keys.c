@@ -289,6 +289,20 @@ int main(void)
 	walk(c, "", 0);
 	json_object_put(c);
 
+	/* requests unknown: every "fit" figure not measured, and why */
+	{
+		struct lwm2_job_meta unknown = meta;
+
+		unknown.cpus = 0;
+		unknown.time_limit_s = 0;
+		unknown.mem_req_mb = unknown.mem_req_per_node_mb = 0;
+		unknown.gpus_known = false;
+		c = lwm2_job_digest_build(&unknown, nodes, 2);
+		ok(c != NULL, "digest built, requests unknown");
+		walk(c, "", 0);
+		json_object_put(c);
+	}
+
 	/* a version 1 digest, brought up to this version on reading */
 	old = lwm2_job_digest_build(&meta, nodes, 2);
 	ju_add(old, LWM2_KEY_DIGEST_VERSION, json_object_new_int(1));
