@@ -100,7 +100,18 @@ fuzz() {
 	else
 		not_ok "$1 found $3"
 		sed 's/^/# /' "$work/$1.log" | tail -40
-		ls "$work"/crash-* 2>/dev/null | sed 's/^/# artifact /'
+		# the input itself, so that a run elsewhere (CI) can be
+		# replayed: base64 -d >IN, then ./TARGET IN
+		for a in "$work"/crash-*; do
+			[ -f "$a" ] || continue
+			if [ "$(wc -c <"$a")" -le 8192 ]; then
+				printf '# artifact %s, base64:\n' "${a##*/}"
+				base64 -w 76 "$a" | sed 's/^/#   /'
+			else
+				printf '# artifact %s: %s bytes, kept in the build directory\n' \
+					"${a##*/}" "$(wc -c <"$a")"
+			fi
+		done
 		cp "$work"/crash-* . 2>/dev/null
 	fi
 }
