@@ -273,6 +273,14 @@ static void gpus(void)
 /* requests not known: not measured, never 0 */
 static void requests_unknown(void)
 {
+	static const struct {
+		const char *part, *text;
+	} why[] = {
+	    {LWM2_KEY_FIT_CPU, "allocated cores unknown"},
+	    {LWM2_KEY_FIT_MEMORY, "no memory request known"},
+	    {LWM2_KEY_FIT_TIME, "time limit unknown"},
+	    {LWM2_KEY_FIT_GPU, "GPUs allocated unknown"},
+	};
 	struct lwm2_job_meta m;
 	json_object *node;
 	json_object *d;
@@ -299,14 +307,9 @@ static void requests_unknown(void)
 	       "limit unknown: time not measured");
 	is_str(str_of(fit_of(d, LWM2_KEY_FIT_GPU), LWM2_KEY_VERDICT), "not_measured",
 	       "GPUs unknown: not measured");
-	is_str(str_of(fit_of(d, LWM2_KEY_FIT_CPU), LWM2_KEY_WHY), "allocated cores unknown",
-	       "CPU: why not measured");
-	is_str(str_of(fit_of(d, LWM2_KEY_FIT_MEMORY), LWM2_KEY_WHY), "no memory request known",
-	       "memory: why not measured");
-	is_str(str_of(fit_of(d, LWM2_KEY_FIT_TIME), LWM2_KEY_WHY), "time limit unknown",
-	       "time: why not measured");
-	is_str(str_of(fit_of(d, LWM2_KEY_FIT_GPU), LWM2_KEY_WHY), "GPUs allocated unknown",
-	       "GPU: why not measured");
+	for (size_t i = 0; i < sizeof(why) / sizeof(why[0]); i++)
+		is_str(str_of(fit_of(d, why[i].part), LWM2_KEY_WHY), why[i].text,
+		       "%s: why not measured", why[i].part);
 	text = text_of(d);
 	ok(text && strstr(text, "  CPU: not measured (allocated cores unknown)\n") &&
 	       strstr(text, "  Memory: not measured (no memory request known)\n") &&
