@@ -1174,13 +1174,8 @@ static void section_fit(FILE *f, json_object *digest)
 		double x;
 		int64_t n;
 
-		if (!v || !strcmp(v, "not_measured")) {
-			const char *why = p ? ju_str(p, LWM2_KEY_WHY) : NULL;
-
-			if (why)
-				snprintf(u, sizeof(u), "not measured (%s)", why);
-			else
-				snprintf(u, sizeof(u), "not measured");
+		if (lwm2_fit_not_measured(p, u, sizeof(u))) {
+			/* u says so, and why */
 		} else if (i == 0 && ju_num(p, LWM2_KEY_EFFICIENCY, &x)) {
 			snprintf(a, sizeof(a), "%" PRId64 " cores",
 			         ju_int_or(p, LWM2_KEY_ALLOCATED_CORES, 0));

@@ -143,6 +143,20 @@ static json_object *not_measured(const char *why)
 	return o;
 }
 
+const char *lwm2_fit_not_measured(json_object *p, char *buf, size_t len)
+{
+	const char *v = p ? ju_str(p, LWM2_KEY_VERDICT) : NULL;
+	const char *why = p ? ju_str(p, LWM2_KEY_WHY) : NULL;
+
+	if (v && strcmp(v, "not_measured") != 0)
+		return NULL;
+	if (why)
+		snprintf(buf, len, "not measured (%s)", why);
+	else
+		snprintf(buf, len, "not measured");
+	return buf;
+}
+
 static void advise(json_object *o, const char *advice)
 {
 	ju_add(o, LWM2_KEY_ADVICE, json_object_new_string(advice));
@@ -277,16 +291,16 @@ static json_object *fit_time(const struct lwm2_job_meta *m, int64_t elapsed)
 	json_object *o;
 	char adv[64], t[32];
 
-	if (!lim && m->time_unlimited && elapsed >= 0) {
+	if (!lim && !m->time_unlimited)
+		return not_measured("time limit unknown");
+	if (elapsed < 0)
+		return not_measured("the job's start or end unknown");
+	if (!lim) {
 		/* nothing to set the run time against: the run time only */
 		o = part("unlimited");
 		ju_add(o, LWM2_KEY_ELAPSED_S, ju_u64((uint64_t)elapsed));
 		return o;
 	}
-	if (!lim && !m->time_unlimited)
-		return not_measured("time limit unknown");
-	if (elapsed < 0)
-		return not_measured("the job's start or end unknown");
 	if (timeout || (uint64_t)elapsed >= lim) {
 		o = part("over");
 		/* it needed more than it had, how much more is unknown */
@@ -373,7 +387,7 @@ json_object *lwm2_fit_json(const struct lwm2_job_meta *m, json_object *const *no
 		ju_add(e, LWM2_KEY_NODE, json_object_new_string(v[i].name));
 		ju_add(e, LWM2_KEY_CPU_S, ju_double(round((double)v[i].cpu_us / 1e3) / 1e3));
 		/* against the average node's share of the cores */
-		if (m->cpus && elapsed >= 0 && over_s > 0)
+		if (m->cpus && over_s > 0) /* elapsed known, or the span */
 			ju_add(e, LWM2_KEY_EFFICIENCY,
 			       ju_double(round((double)v[i].cpu_us / 1e6 / over_s /
 			                       ((double)m->cpus / nn) * 1000) /

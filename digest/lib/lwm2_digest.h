@@ -201,6 +201,10 @@ json_object *lwm2_fit_json(const struct lwm2_job_meta *meta, json_object *const 
  * steps, rounded up) and Slurm's [D-]HH:MM:SS. */
 void lwm2_fit_mem_option(uint64_t mb, char *buf, size_t len);
 void lwm2_fit_time_str(uint64_t s, char *buf, size_t len);
+/* A fit part that was not measured in words, "not measured" and why
+ * ("not measured (no memory request known)"), into buf; NULL when part
+ * was measured.  The text digest and the HTML report both print it. */
+const char *lwm2_fit_not_measured(json_object *part, char *buf, size_t len);
 
 /*
  * Build the job digest from node records (every step of the job): job

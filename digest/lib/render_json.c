@@ -182,16 +182,11 @@ static void fit_advice(json_object *p, FILE *out)
 
 static bool fit_measured(json_object *p, const char *label, FILE *out)
 {
-	const char *v = p ? ju_str(p, LWM2_KEY_VERDICT) : NULL;
+	char text[128];
 
-	const char *why = p ? ju_str(p, LWM2_KEY_WHY) : NULL;
-
-	if (v && strcmp(v, "not_measured") != 0)
+	if (!lwm2_fit_not_measured(p, text, sizeof(text)))
 		return true;
-	fprintf(out, "  %s: not measured", label);
-	if (why)
-		fprintf(out, " (%s)", why);
-	fputc('\n', out);
+	fprintf(out, "  %s: %s\n", label, text);
 	return false;
 }
 
