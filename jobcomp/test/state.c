@@ -255,6 +255,17 @@ static void job_requests(struct lwm2_jc_job *j)
 	lwm2_jc_job_free(k);
 	j->time_limit_s = 3600;
 	j->time_unlimited = false;
+	/* a line of an earlier lwm2 has no time_unlimited: read as false; an
+	 * earlier reader meets this one's as a member it does not know,
+	 * which the table's reader passes over, as here a later one */
+	o = lwm2_jc_job_to_json(j, false);
+	if (o)
+		json_object_object_add(o, "a_later_member", json_object_new_boolean(1));
+	k = o ? lwm2_jc_job_from_json(o) : NULL;
+	ok(k && !k->time_unlimited && k->time_limit_s == 3600,
+	   "no time_unlimited: false; a member not known: passed over");
+	json_object_put(o);
+	lwm2_jc_job_free(k);
 }
 
 /* state files */
