@@ -69,6 +69,30 @@ int lwm2_parse_slice(const char *s, unsigned *out, char *err, size_t errlen);
 int lwm2_parse_events(const char *s, char *out, size_t outlen, char *err, size_t errlen);
 const char *lwm2_mode_name(enum lwm2_mode m);
 
+/* Where a --lwm2* value came from, which decides what a bad one does
+ * (inherit.c). */
+enum lwm2_opt_origin {
+	LWM2_OPT_TYPED,     /* a command line or #SBATCH line: refused, the command stops */
+	LWM2_OPT_INHERITED, /* the allocation's, read from the environment by a command
+	                     * inside it: ignored with a line, the command goes on */
+	LWM2_OPT_STEP,      /* in slurmstepd, the step already running: ignored, logged */
+};
+
+/* The variable an allocation's option reaches the commands inside it in:
+ * SLURM_SPANK__SLURM_SPANK_OPTION_lwm2_<opt>, each character of opt that
+ * is not a letter or digit an '_', as Slurm names it.  0, or -1 when buf
+ * is too short. */
+int lwm2_option_env_name(const char *opt, char *buf, size_t len);
+
+/* The origin of a value the option callback got: remote, else inherited
+ * when arg is the environment's own string env_value (getenv of the
+ * option's variable), else typed. */
+enum lwm2_opt_origin lwm2_option_origin(int remote, const char *arg, const char *env_value);
+
+/* The value as lwm2 reads it, NULL for an option without one: the text
+ * Slurm passes a bare --lwm2 on as, where Slurm passed it. */
+const char *lwm2_option_value(const char *arg, enum lwm2_opt_origin origin);
+
 /* LD_PRELOAD editing and the rest of a measured step's environment: one
  * rule shared with `lwm2 run` (digest/lib/stepenv.h). */
 #include "stepenv.h"

@@ -2,9 +2,12 @@
 /*
  * The user options, in one table, registered with spank_option_register()
  * in slurm_spank_init (the only way that reaches sbatch and salloc).  The
- * callbacks run in srun/sbatch/salloc (remote == 0), where an invalid value
- * must stop the submission, and again in slurmstepd (remote == 1), where
- * the job is already running and a bad value is only logged.
+ * callbacks run in srun, sbatch and salloc (remote == 0) and again in
+ * slurmstepd (remote == 1).  What a value that cannot be used does depends
+ * on where it came from (inherit.c): typed on a command line, it stops
+ * that command, as Slurm's own options do; inherited from the allocation,
+ * it never stops a command inside it, and one line says what lwm2 does
+ * instead; in slurmstepd the job is already running, and it is logged.
  */
 #include <slurm/spank.h>
 #include <stdlib.h>
@@ -18,6 +21,7 @@ struct lwm2_config lwm2_conf;
 bool lwm2_conf_ok;
 struct lwm2_user_opts lwm2_opts = {.mode = LWM2_MODE_UNSET};
 
+/* Each option's val is its index in the table. */
 enum { OPT_MODE, OPT_SLICE, OPT_EVENTS };
 
 static int opt_cb(int val, const char *arg, int remote);
@@ -29,46 +33,86 @@ static struct spank_option options[] = {
     {"lwm2-events", "LIST", "lwm2: hardware counter events to measure", 1, OPT_EVENTS, opt_cb},
     SPANK_OPTIONS_TABLE_END};
 
-/* In slurmstepd a refused value is logged; the job runs with the defaults. */
-static int refuse(int remote, const char *opt, const char *arg, const char *why)
+/* What a command inside the allocation uses when it cannot use the
+ * allocation's value: the site's setting (its own option, if it has one,
+ * is read after the environment and still counts). */
+static void site_setting(int val, char *buf, size_t len)
 {
-	if (remote) {
+	switch (val) {
+	case OPT_MODE:
+		snprintf(buf, len, "the site's default, %s", lwm2_mode_name(lwm2_conf.mode));
+		break;
+	case OPT_SLICE:
+		snprintf(buf, len, "the site's slice, %u s", lwm2_conf.slice);
+		break;
+	default:
+		snprintf(buf, len, "the site's events, %s",
+		         lwm2_conf.events[0] ? lwm2_conf.events : "none");
+		break;
+	}
+}
+
+static int refuse(enum lwm2_opt_origin origin, int val, const char *arg, const char *why)
+{
+	const char *opt = options[val].name;
+	char var[128] = "", instead[LWM2_EVENTS_MAX + 64];
+
+	switch (origin) {
+	case LWM2_OPT_STEP:
 		slurm_error("lwm2: option: ignoring --%s=%s: %s", opt, arg ? arg : "", why);
 		return 0;
+	case LWM2_OPT_INHERITED:
+		lwm2_option_env_name(opt, var, sizeof(var));
+		site_setting(val, instead, sizeof(instead));
+		slurm_info("lwm2: option: ignoring --%s=%s from the allocation (%s): %s; using %s",
+		           opt, arg ? arg : "", var, why, instead);
+		return 0;
+	default:
+		slurm_error("lwm2: option: couldn't use --%s=%s: %s", opt, arg ? arg : "", why);
+		return -1;
 	}
-	slurm_error("lwm2: option: couldn't use --%s=%s: %s", opt, arg ? arg : "", why);
-	return -1;
+}
+
+static enum lwm2_opt_origin origin_of(int val, const char *arg, int remote)
+{
+	char var[128];
+
+	if (remote || !arg || lwm2_option_env_name(options[val].name, var, sizeof(var)) < 0)
+		return lwm2_option_origin(remote, arg, NULL);
+	return lwm2_option_origin(remote, arg, getenv(var));
 }
 
 static int opt_cb(int val, const char *arg, int remote)
 {
+	enum lwm2_opt_origin origin = origin_of(val, arg, remote);
 	char err[256] = "";
 	enum lwm2_mode mode;
 	unsigned slice;
 	char events[LWM2_EVENTS_MAX];
 
+	arg = lwm2_option_value(arg, origin);
 	switch (val) {
 	case OPT_MODE:
 		if (lwm2_parse_mode(arg, &mode, err, sizeof(err)) < 0)
-			return refuse(remote, "lwm2", arg, err);
+			return refuse(origin, val, arg, err);
 		if (mode == LWM2_MODE_OFF && !lwm2_conf.optout) {
-			if (remote) {
+			if (origin == LWM2_OPT_STEP) {
 				lwm2_opts.refused_optout = true;
 				return 0;
 			}
-			return refuse(remote, "lwm2", arg,
+			return refuse(origin, val, arg,
 			              "this site measures every job (plugstack optout=no)");
 		}
 		lwm2_opts.mode = mode;
 		return 0;
 	case OPT_SLICE:
 		if (lwm2_parse_slice(arg, &slice, err, sizeof(err)) < 0)
-			return refuse(remote, "lwm2-slice", arg, err);
+			return refuse(origin, val, arg, err);
 		lwm2_opts.slice = slice;
 		return 0;
 	case OPT_EVENTS:
 		if (lwm2_parse_events(arg, events, sizeof(events), err, sizeof(err)) < 0)
-			return refuse(remote, "lwm2-events", arg, err);
+			return refuse(origin, val, arg, err);
 		memcpy(lwm2_opts.events, events, sizeof(events));
 		return 0;
 	default:
