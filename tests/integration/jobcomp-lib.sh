@@ -69,11 +69,12 @@ jobcomp_setup() {
 	# its function jobcomp_before_reconfig may set JOBCOMP_PLUGSTACK_FIRST
 	# (plugstack.conf lines before lwm2's) and JOBCOMP_SETTINGS (more
 	# cluster.sh settings): t-pyxis.sh's pyxis, enroot in the daemons' PATH.
+	# JOBCOMP_PLUGSTACK_ARGS: more arguments of lwm2's plugstack line.
 	JOBCOMP_PLUGSTACK_FIRST=${JOBCOMP_PLUGSTACK_FIRST:-}
 	declare -F jobcomp_before_reconfig >/dev/null && jobcomp_before_reconfig
 	cluster_reconfig \
 		"LWM2_PLUGSTACK=${JOBCOMP_PLUGSTACK_FIRST:+$JOBCOMP_PLUGSTACK_FIRST
-}optional $LIBDIR/spank_lwm2.so lib=$LIBDIR/liblwm2.so basedir=$BASEDIR spool=$SPOOL" \
+}optional $LIBDIR/spank_lwm2.so lib=$LIBDIR/liblwm2.so basedir=$BASEDIR spool=$SPOOL${JOBCOMP_PLUGSTACK_ARGS:+ $JOBCOMP_PLUGSTACK_ARGS}" \
 		"LWM2_PLUGIN_DIR=$TESTDIR/plugins" \
 		"LWM2_CLUSTER_DEBUG=debug" \
 		"LWM2_CLUSTER_MAILPROG=${JOBCOMP_MAILPROG:-/bin/true}" \

@@ -1,0 +1,249 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# The job shapes users write, each run twice side by side: without lwm2
+# (the site's default here is off) and with the bare --lwm2 on the
+# allocation.  For each: the application ran with the same output and
+# exit status both times; every step was measured with --lwm2 and none
+# without; the job's digest holds every step accounting has.  Shapes: srun
+# in a loop of many steps, steps in the background, srun --overlap, steps
+# that fail and are killed (a task that kills itself says nothing: Slurm
+# may drop a dying task's last output, with or without lwm2), a job array, a dependency chain, mpirun
+# inside a batch job, --multi-prog, a heterogeneous job, an interactive
+# salloc with steps, and sbatch --wrap.
+set -uo pipefail
+
+# shellcheck source=tests/cluster/lib.sh
+. "$(dirname "$0")/../cluster/lib.sh"
+# shellcheck source=tests/integration/jobcomp-lib.sh
+. "$(dirname "$0")/jobcomp-lib.sh"
+# shellcheck source=tests/integration/forms-lib.sh
+. "$(dirname "$0")/forms-lib.sh"
+
+need_python3
+JOBCOMP_PLUGSTACK_ARGS="default=off"
+jobcomp_setup "KeepNodeRecords=yes"
+U=$TESTDIR/$TEST_USER
+LOOP_STEPS=${LWM2_SHAPES_LOOP_STEPS:-20}
+
+# An MPI program for mpirun, where Open MPI is installed.
+have_mpi=0
+if command -v mpicc.openmpi >/dev/null && command -v mpirun.openmpi >/dev/null; then
+	cat >"$U/hello.c" <<'C'
+#include <mpi.h>
+#include <stdio.h>
+
+int main(int argc, char **argv)
+{
+	int rank, size, sum = 0, one = 1;
+
+	MPI_Init(&argc, &argv);
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+	printf("rank %d of %d sum %d\n", rank, size, sum);
+	MPI_Finalize();
+	return 0;
+}
+C
+	mpicc.openmpi -o "$U/hello" "$U/hello.c" 2>"$U/hello.err" && have_mpi=1
+fi
+
+# The shapes' batch scripts; each prints what the application does.
+script() {
+	{
+		echo '#!/bin/bash'
+		cat
+	} >"$U/$1.sh"
+}
+script loop <<EOF
+#SBATCH -N1 -n1
+for i in \$(seq 1 $LOOP_STEPS); do srun -n1 bash -c 'echo loop \$0' "\$i"; done
+EOF
+script background <<'EOF'
+#SBATCH -N1 -n2
+srun -n1 --exact bash -c 'echo one' &
+srun -n1 --exact bash -c 'echo two' &
+wait
+echo "both done"
+EOF
+# (a step takes all of the job's memory unless it says otherwise)
+script overlap <<'EOF'
+#SBATCH -N1 -n1
+srun -n1 --mem=100M bash -c 'sleep 2; echo holding' &
+sleep 0.5
+srun --overlap -n1 --mem=100M bash -c 'echo overlapping'
+wait
+EOF
+script exits <<'EOF'
+#SBATCH -N1 -n1
+srun -n1 bash -c 'echo failing; exit 3'
+echo "srun rc=$?"
+srun -n1 bash -c 'kill -TERM $$'
+echo "srun rc=$?"
+exit 5
+EOF
+script array <<'EOF'
+#SBATCH -N1 -n1
+srun bash -c 'echo task $SLURM_ARRAY_TASK_ID'
+EOF
+script first <<'EOF'
+#SBATCH -N1 -n1
+srun bash -c 'echo first'
+EOF
+script second <<'EOF'
+#SBATCH -N1 -n1
+srun bash -c 'echo second'
+EOF
+script mpirun <<EOF
+#SBATCH -N2 -n2
+mpirun.openmpi -np 2 $U/hello
+EOF
+script multiprog <<'EOF'
+#SBATCH -N1 -n2
+printf '0 bash -c "echo zero"\n1 bash -c "echo one"\n' >multi-$SLURM_JOB_ID.conf
+srun -n2 --multi-prog multi-$SLURM_JOB_ID.conf
+EOF
+script het <<'EOF'
+#SBATCH -n1
+#SBATCH hetjob
+#SBATCH -n1
+srun --het-group=0,1 bash -c 'echo both'
+srun --het-group=1 bash -c 'echo second component'
+EOF
+chown -R "$TEST_USER" "$U"
+
+SHAPES=(loop background overlap exits array dependency mpirun multiprog het salloc wrap)
+declare -A jobs=() # SHAPE/VARIANT: the job ids
+run_shape() {
+	local shape=$1 variant=$2 opt=() a
+	[ "$variant" = with ] && opt=(--lwm2)
+	case $shape in
+	array)
+		a=$(submit "${opt[@]}" --array=1-3 -o "$shape-$variant-%A_%a.out" "$shape.sh") &&
+			jobs[$shape/$variant]="${a}_1 ${a}_2 ${a}_3"
+		;;
+	dependency)
+		a=$(submit "${opt[@]}" -o "$shape-$variant-%j.out" first.sh) &&
+			jobs[$shape/$variant]="$a $(submit "${opt[@]}" --dependency=afterok:"$a" \
+				-o "$shape-$variant-%j.out" second.sh)"
+		;;
+	mpirun)
+		[ "$have_mpi" = 1 ] && jobs[$shape/$variant]=$(submit "${opt[@]}" -o "$shape-$variant-%j.out" "$shape.sh")
+		;;
+	wrap)
+		jobs[$shape/$variant]=$(submit "${opt[@]}" -N1 -n1 -o "$shape-$variant-%j.out" \
+			--wrap "srun bash -c 'echo wrapped'")
+		;;
+	salloc) ;; # below, side by side with the batch jobs
+	*)
+		jobs[$shape/$variant]=$(submit "${opt[@]}" -o "$shape-$variant-%j.out" "$shape.sh")
+		;;
+	esac
+}
+for shape in "${SHAPES[@]}"; do
+	for variant in without with; do
+		run_shape "$shape" "$variant"
+	done
+done
+# An interactive salloc: the user's shell reads the steps typed into it.
+salloc_pids=()
+for variant in without with; do
+	opt=()
+	[ "$variant" = with ] && opt=(--lwm2)
+	printf 'srun -n1 bash -c "echo typed one"\nsrun -n1 bash -c "echo typed two"\nexit 4\n' |
+		as_user timeout 120 salloc -N1 -n1 "${opt[@]}" /bin/bash >"$U/salloc-$variant.out" 2>&1 &
+	salloc_pids+=($!)
+done
+i=0
+for variant in without with; do
+	wait "${salloc_pids[$i]}"
+	echo "exit $?" >>"$U/salloc-$variant.out"
+	jobs[salloc/$variant]=$(sed -n 's/.*Granted job allocation \([0-9]*\).*/\1/p' "$U/salloc-$variant.out" | head -n 1)
+	i=$((i + 1))
+done
+
+# outcome SHAPE VARIANT: what the application did, whatever the job ids
+# (in Slurm's messages) and nodes: its output lines (sorted: steps side by side print in any
+# order) and each job's state and exit code.
+outcome() {
+	local j f
+	for j in ${jobs[$1/$2]:-}; do
+		if [ "$1" = salloc ]; then
+			grep -v '^salloc: ' "$U/salloc-$2.out"
+			continue
+		fi
+		wait_job "$j" 180 >/dev/null
+		cat "$U/$1-$2-$j.out" 2>/dev/null
+		echo "state $(sacct_field "$j" State) exit $(sacct_field "$j" ExitCode)"
+	done | sed -E 's/\bn[0-9]+\b/NODE/g; s/StepId=[0-9]+/StepId=JOB/g' | sort
+}
+
+# job_ids SHAPE VARIANT: the jobs whose steps the shape ran (an array's
+# tasks and a heterogeneous job's components each are a job of their own).
+job_ids() {
+	local j
+	for j in ${jobs[$1/$2]:-}; do
+		sacct -n -P -X -j "$j" -o JobIDRaw 2>/dev/null
+	done | sort -un
+}
+
+for shape in "${SHAPES[@]}"; do
+	if [ "$shape" = mpirun ] && [ "$have_mpi" != 1 ]; then
+		skip_because "mpirun inside a batch job" "Open MPI's mpicc and mpirun are not installed"
+		continue
+	fi
+	without=$(outcome "$shape" without)
+	with=$(outcome "$shape" with)
+	if [ -n "$with" ] && [ "$with" = "$without" ]; then
+		ok "$shape: the same output and exit status with --lwm2 as without"
+	else
+		not_ok "$shape: the same output and exit status with --lwm2 as without"
+		diag "without:" "$without" "with --lwm2:" "$with"
+	fi
+	# Every step of every job measured with --lwm2, none without.
+	unmeasured="" measured="" counted=1 nsteps=0
+	for j in $(job_ids "$shape" with); do
+		steps=$(sacct_steps "$j")
+		for s in $steps; do
+			nsteps=$((nsteps + 1))
+			[ "$(node_records "$j" "$s")" -ge 1 ] || unmeasured="$unmeasured $j.$s"
+		done
+		got=$(digest_steps "$j" "$steps")
+		[ "$got" = "$steps" ] || {
+			counted=0
+			diag "job $j: accounting has steps '$steps', its digest '$got'"
+		}
+	done
+	for j in $(job_ids "$shape" without); do
+		[ -e "$SPOOL/$j" ] && measured="$measured $j"
+	done
+	if [ -z "$unmeasured" ] && [ -z "$measured" ] && [ "$nsteps" -gt 0 ]; then
+		ok "$shape: all $nsteps steps measured with --lwm2, none without"
+	else
+		not_ok "$shape: all $nsteps steps measured with --lwm2, none without"
+		diag "not measured with --lwm2:${unmeasured:- none}; measured without:${measured:- none}"
+	fi
+	check "$shape: the digest counts every step ($nsteps)" test "$counted" = 1 -a "$nsteps" -gt 0
+done
+
+# The shapes that promise more than the same output.
+with=$(outcome loop with)
+is "$(grep -c '^loop ' <<<"$with")" "$LOOP_STEPS" "loop: all $LOOP_STEPS steps ran"
+is "$(grep -c '^srun rc=' <<<"$(outcome exits with)")" 2 "exits: srun's exit status reached the script"
+is "$(sed -n 's/^srun rc=//p' <<<"$(outcome exits with)" | tr '\n' ' ')" "143 3 " \
+	"exits: srun returned the task's exit code (3) and signal (128+15) under --lwm2"
+read -r a b <<<"${jobs[dependency/with]:-}"
+if [ -n "${b:-}" ]; then
+	check "dependency: the second job started after the first ended" test \
+		"$(date -d "$(sacct_field "$b" Start)" +%s)" -ge "$(date -d "$(sacct_field "$a" End)" +%s)"
+else
+	not_ok "dependency: the second job started after the first ended"
+fi
+if [ "$have_mpi" = 1 ]; then
+	is "$(grep -c '^rank [01] of 2 sum 2$' <<<"$(outcome mpirun with)")" 2 \
+		"mpirun: both ranks ran under --lwm2 and reduced"
+fi
+is "$(job_ids het with | grep -c .)" 2 "het: two components, each a job with a digest of its own"
+
+done_testing
