@@ -150,14 +150,16 @@ is "$(sed -n 's/^tag=salloc-slice .* mode=\([a-z]*\) slice=\([0-9]*\).*/\1 \2/p'
 check "salloc --lwm2=print: the step inside printed its digest" grep -q "Guidance:" <<<"$out"
 
 # --- --export: ALL, NONE and a list, on sbatch and on the srun inside
-# (with no PATH exported, a step names its program by its path)
+# (with no PATH exported, the script names srun and a step its program
+# by their paths: the cluster's Slurm may not be the one in /usr/bin)
+srun=$(command -v srun)
 cat >"$U/export.sh" <<EOF
 #!/bin/bash
 #SBATCH -N1 -n1 -o export-%j.out
 probe='$FORMS_PROBE'
-srun /bin/bash -c "\$probe" "\$1/srun"
-srun --export=NONE /bin/bash -c "\$probe" "\$1/srun-export-none"
-srun --export=MYVAR /bin/bash -c "\$probe" "\$1/srun-export-list"
+$srun /bin/bash -c "\$probe" "\$1/srun"
+$srun --export=NONE /bin/bash -c "\$probe" "\$1/srun-export-none"
+$srun --export=MYVAR /bin/bash -c "\$probe" "\$1/srun-export-list"
 EOF
 chown "$TEST_USER" "$U/export.sh"
 declare -A export_job=()

@@ -164,8 +164,10 @@ for variant in without with; do
 done
 
 # outcome SHAPE VARIANT: what the application did, whatever the job ids
-# (in Slurm's messages) and nodes: its output lines (sorted: steps side by side print in any
-# order) and each job's state and exit code.
+# (in Slurm's messages) and nodes: its output lines (sorted: steps side by
+# side print in any order) and each job's state and exit code.  srun's
+# notes that a step waited for the one before to release its CPUs come
+# and go with timing.
 outcome() {
 	local j f
 	for j in ${jobs[$1/$2]:-}; do
@@ -176,7 +178,8 @@ outcome() {
 		wait_job "$j" 180 >/dev/null
 		cat "$U/$1-$2-$j.out" 2>/dev/null
 		echo "state $(sacct_field "$j" State) exit $(sacct_field "$j" ExitCode)"
-	done | sed -E 's/\bn[0-9]+\b/NODE/g; s/StepId=[0-9]+/StepId=JOB/g' | sort
+	done | grep -vE '^srun: (Job [0-9]+ step creation temporarily disabled|Step created for)' |
+		sed -E 's/\bn[0-9]+\b/NODE/g; s/StepId=[0-9]+/StepId=JOB/g' | sort
 }
 
 # job_ids SHAPE VARIANT: the jobs whose steps the shape ran (an array's
