@@ -80,12 +80,13 @@ check_step() {
 
 # digest_steps JOB [WANT]: the step ids the job's digest holds, sorted, one
 # line, as its line in the JSON-lines log has them ("" for a job with no
-# node records); waits for the line up to 90 s, and while it holds other
-# steps than WANT (late records) up to 30 s.
+# node records); waits for the line up to 90 s (the log itself appears
+# with the first line), and while it holds other steps than WANT (late
+# records) up to 30 s.
 digest_steps() {
 	local job=$1 want=${2-} got="" i
 	for ((i = 0; i < 180; i++)); do
-		got=$(log_line "$job" "' '.join(str(s) for s in sorted(x['step_id'] for x in (l.get('digest') or {}).get('steps', [])))")
+		got=$(log_line "$job" "' '.join(str(s) for s in sorted(x['step_id'] for x in (l.get('digest') or {}).get('steps', [])))" 2>/dev/null)
 		if [ "$got" != NO-LINE ] && { [ "$got" = "$want" ] || [ "$i" -ge 60 ]; }; then
 			break
 		fi
