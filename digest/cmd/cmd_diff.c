@@ -7,8 +7,8 @@
  * but not in the other.
  *
  * A and B are digest files (JSON, AdminComment text or a log line), or job
- * ids: looked up in the --file logs, else read from Slurm accounting by
- * running this program's own `lwm2 digest -j ID --json`, so the same
+ * ids: looked up in the --file logs, else read from Slurm accounting
+ * through lwm2 digest's own reader (lwm2_digest_last_run), so the same
  * retrieval and the same PrivateData rules apply.
  *
  * Exit status as diff(1): 0 nothing changed beyond the threshold and the
@@ -25,9 +25,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
+#include "cmd_digest.h"
 #include "cmd_io.h"
 #include "cmd_opt.h"
 #include "fileio.h"
@@ -159,57 +158,22 @@ static int on_line(void *arg, const struct lwm2_logline *l, char *err, size_t er
 	return 0;
 }
 
-/* `lwm2 digest -j ID --json` of this very program: accounting as the
- * digest command reads it. */
+/* The job's digest from accounting, as lwm2 digest -j ID --json gives it
+ * (its last run's). */
 static json_object *from_accounting(struct side *s)
 {
-	int rfd;
-	pid_t pid;
-	char *buf = NULL;
-	size_t n = 0;
-	int status;
-	json_object *arr, *d = NULL;
+	char err[256];
+	json_object *d = lwm2_digest_last_run(s->arg, NULL, NULL);
 
-	fflush(stdout);
-	pid = lwm2_cmd_fork_pipe(&rfd);
-	if (pid < 0)
+	if (!d)
 		return NULL;
-	if (pid == 0) {
-		char *av[] = {"lwm2", "digest", "-j", (char *)s->arg, "--json", NULL};
-
-		execv("/proc/self/exe", av);
-		_exit(127);
+	if (lwm2_digest_validate(d, err, sizeof(err)) < 0) {
+		fprintf(stderr, "lwm2: diff: couldn't use the digest of job %s: %s\n", s->arg, err);
+		json_object_put(d);
+		return NULL;
 	}
-	buf = lwm2_read_fd(rfd, LWM2_DIGEST_TEXT_MAX, &n, NULL, 0);
-	close(rfd);
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	if (buf) {
-		arr = json_tokener_parse(buf);
-		for (size_t i = 0; arr && json_object_is_type(arr, json_type_array) &&
-		                   i < json_object_array_length(arr);
-		     i++) {
-			json_object *x =
-			    ju_get(json_object_array_get_idx(arr, i), "digest", json_type_object);
-
-			if (x)
-				d = json_object_get(x);
-		}
-		json_object_put(arr);
-	}
-	free(buf);
-	if (d) {
-		char err[256];
-
-		if (lwm2_digest_validate(d, err, sizeof(err)) < 0) {
-			fprintf(stderr, "lwm2: diff: couldn't use the digest of job %s: %s\n",
-			        s->arg, err);
-			json_object_put(d);
-			return NULL;
-		}
-		lwm2_digest_upgrade(d);
-		snprintf(s->what, sizeof(s->what), "job %s (accounting)", s->arg);
-	}
+	lwm2_digest_upgrade(d);
+	snprintf(s->what, sizeof(s->what), "job %s (accounting)", s->arg);
 	return d;
 }
 

@@ -726,8 +726,12 @@ static size_t say_not_found(const struct opts *o)
 	return n;
 }
 
-int lwm2_digest_collect(const char *jobs, const char *cluster,
-                        void (*fn)(const struct entry *e, void *arg), void *arg)
+/* The jobs JOBS names (-j's forms) from Slurm accounting of CLUSTER (NULL:
+ * this one), each handed to fn as lwm2 digest --json would print it.  0,
+ * or -1 after lwm2 digest's message (a malformed JOBS, a job not found,
+ * accounting unreachable). */
+static int collect(const char *jobs, const char *cluster,
+                   void (*fn)(const struct entry *e, void *arg), void *arg)
 {
 	struct opts o = {.out = OUT_JSON, .cluster = cluster};
 	struct out out = {.o = &o, .collect = fn, .collect_arg = arg};
@@ -739,6 +743,37 @@ int lwm2_digest_collect(const char *jobs, const char *cluster,
 		rc = -1;
 	free_opts(&o);
 	return rc;
+}
+
+/* A requeued job has several runs: the last one counts. */
+struct last_run {
+	json_object *digest;
+	char *reason;
+};
+
+static void keep_last(const struct entry *e, void *arg)
+{
+	struct last_run *p = arg;
+
+	if (e->digest) {
+		json_object_put(p->digest);
+		p->digest = json_object_get(e->digest);
+	} else if (e->reason) {
+		free(p->reason);
+		p->reason = strdup(e->reason);
+	}
+}
+
+json_object *lwm2_digest_last_run(const char *job, const char *cluster, char **reason)
+{
+	struct last_run p = {0};
+
+	collect(job, cluster, keep_last, &p);
+	if (reason && !p.digest)
+		*reason = p.reason;
+	else
+		free(p.reason);
+	return p.digest;
 }
 
 enum { OPT_CSV = LWM2_OPT_LONG, OPT_JSON, OPT_STEPS, OPT_HELPFORMAT };

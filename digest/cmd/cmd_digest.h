@@ -107,12 +107,14 @@ void digest_emit_for_wants(struct out *out, struct opts *o, struct entry *e);
 int digest_read_log(struct out *out, struct opts *o);
 int digest_read_slurmdb(struct out *out, struct opts *o);
 
-/* The jobs JOBS names (-j's forms) from Slurm accounting of CLUSTER (NULL:
- * this one), each handed to fn as lwm2 digest --json would print it, for a
- * command that needs the digests themselves (lwm2 report).  0, or -1 after
- * lwm2 digest's message (a malformed JOBS, a job not found, accounting
- * unreachable). */
-int lwm2_digest_collect(const char *jobs, const char *cluster,
-                        void (*fn)(const struct entry *e, void *arg), void *arg);
+/* The digest of the job JOB names (-j's forms: ID, ID_TASK, ID+OFFSET)
+ * from Slurm accounting of CLUSTER (NULL: this one), as lwm2 digest --json
+ * gives it, of its last run (a requeued job's latest), for a command that
+ * needs the digest itself (lwm2 report, lwm2 diff); the caller owns it.
+ * NULL without one: after lwm2 digest's message where the job is not
+ * found or accounting cannot be read, and with *reason (reason not NULL;
+ * the caller frees it) set to why the run has none where accounting says
+ * why (else NULL). */
+json_object *lwm2_digest_last_run(const char *job, const char *cluster, char **reason);
 
 #endif /* LWM2_CMD_DIGEST_H */

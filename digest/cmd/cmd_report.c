@@ -66,36 +66,17 @@ static const struct lwm2_optspec report_spec = {
 
 /* ------------------------------------------------------------ sources */
 
-/* The job's runs as accounting has them: the last digest (a requeued job
- * has several runs: the last one counts), else the last reason. */
-struct acct_pick {
-	json_object *digest;
-	char *reason;
-};
-
-static void pick_last(const struct entry *e, void *arg)
-{
-	struct acct_pick *p = arg;
-
-	if (e->digest) {
-		json_object_put(p->digest);
-		p->digest = json_object_get(e->digest);
-	} else if (e->reason) {
-		free(p->reason);
-		p->reason = strdup(e->reason);
-	}
-}
-
+/* The job's last run as accounting has it: its digest, else its reason. */
 static json_object *from_accounting(const char *job, const char *cluster)
 {
-	struct acct_pick p = {0};
+	char *reason = NULL;
+	json_object *d = lwm2_digest_last_run(job, cluster, &reason);
 
-	lwm2_digest_collect(job, cluster, pick_last, &p);
-	if (!p.digest)
-		fprintf(stderr, "lwm2: report: job %s: no digest%s%s\n", job, p.reason ? ": " : "",
-		        p.reason ? p.reason : " (see the message above)");
-	free(p.reason);
-	return p.digest;
+	if (!d)
+		fprintf(stderr, "lwm2: report: job %s: no digest%s%s\n", job, reason ? ": " : "",
+		        reason ? reason : " (see the message above)");
+	free(reason);
+	return d;
 }
 
 struct find {

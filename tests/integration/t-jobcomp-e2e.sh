@@ -16,7 +16,7 @@ set -uo pipefail
 
 command -v mpicc.openmpi >/dev/null || skip_all "mpicc.openmpi not installed"
 jobcomp_setup
-plan 35
+plan 38
 
 # --- a program of known behaviour: every rank sends 10 messages of 1000
 # bytes to its partner and receives 10, and does 5 allreduces of one int.
@@ -96,6 +96,21 @@ case $out in *"MPI"*) ok "text digest: the MPI section" ;; *) not_ok "text diges
 out=$(digest_as -j "$job" --json)
 is "$(python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print(len(d), d[0]["status"], d[0]["digest"]["scope"]["totals"]["mpi_p2p_calls"])' "$out" 2>&1)" \
 	"1 ok 160" "lwm2 digest --json"
+
+# lwm2 diff of the job with itself, read from accounting (through lwm2
+# digest's reader) and from the log: nothing changed, the same comparison
+out=$(as_user "$LWM2" diff "$job" "$job" 2>&1)
+rc=$?
+is "$rc:$(head -n 2 <<<"$out" | tr '\n' ' ')" \
+	"0:A: job $job (accounting) B: job $job (accounting) " \
+	"lwm2 diff JOB JOB from accounting: exit 0, both sides named"
+log_out=$("$LWM2" diff -f "$JCLOG" "$job" "$job" 2>&1)
+is "$(tail -n +3 <<<"$out")" "$(tail -n +3 <<<"$log_out")" \
+	"lwm2 diff JOB JOB: the same comparison from accounting as from the log"
+out=$(as_user "$LWM2" diff "$job" 999999 2>&1)
+rc=$?
+is "$rc:$(grep -c "couldn't find job 999999\|couldn't find a digest of job 999999 in accounting" <<<"$out")" \
+	"2:2" "lwm2 diff with a job accounting does not have: exit 2, lwm2 digest's message and diff's"
 
 is "$(log_line "$job" "l['status'], l['records_rejected'], l['user'], l['node_count']")" \
 	"('ok', 0, '$TEST_USER', 2)" "JSON-lines log: the job's line"
