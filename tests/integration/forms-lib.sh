@@ -1,10 +1,26 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # shellcheck shell=bash
 #
-# What t-spank-forms.sh and t-spank-shapes.sh share: the forms of --lwm2,
-# the mode a step gets from its own form and its allocation's, a probe
-# that prints what a step got, and the steps a job's digest holds.  Needs
-# jobcomp-lib.sh (SPOOL, JCLOG) and a site default of off.
+# What t-spank-forms.sh and t-spank-shapes.sh share: the cluster set up
+# for them, the forms of --lwm2, the mode a step gets from its own form and
+# its allocation's, a probe that prints what a step got, and the steps a
+# job's digest holds.
+
+# shellcheck source=tests/cluster/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../cluster/lib.sh"
+# shellcheck source=tests/integration/jobcomp-lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/jobcomp-lib.sh"
+
+# forms_setup: jobcomp/lwm2 and the plugin with the site's default off (so
+# that a step measured because its allocation said so shows), node records
+# kept for the checks; U is the test user's directory.
+forms_setup() {
+	need_python3
+	JOBCOMP_PLUGSTACK_ARGS="default=off"
+	jobcomp_setup "KeepNodeRecords=yes"
+	# shellcheck disable=SC2034 # used by the tests that source this file
+	U=$TESTDIR/$TEST_USER
+}
 
 # The forms of --lwm2, in the order a forms script runs them (step ids).
 # shellcheck disable=SC2034 # used by the tests that source this file

@@ -14,17 +14,10 @@
 # and a site that measures every job (optout=no).
 set -uo pipefail
 
-# shellcheck source=tests/cluster/lib.sh
-. "$(dirname "$0")/../cluster/lib.sh"
-# shellcheck source=tests/integration/jobcomp-lib.sh
-. "$(dirname "$0")/jobcomp-lib.sh"
 # shellcheck source=tests/integration/forms-lib.sh
 . "$(dirname "$0")/forms-lib.sh"
 
-need_python3
-JOBCOMP_PLUGSTACK_ARGS="default=off"
-jobcomp_setup "KeepNodeRecords=yes"
-U=$TESTDIR/$TEST_USER
+forms_setup
 
 # forms.sh TAG: the batch shell's own line, then one srun of every form.
 # In the #SBATCH variant the allocation's form is a directive.

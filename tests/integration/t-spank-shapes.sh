@@ -13,17 +13,10 @@
 # salloc with steps, and sbatch --wrap.
 set -uo pipefail
 
-# shellcheck source=tests/cluster/lib.sh
-. "$(dirname "$0")/../cluster/lib.sh"
-# shellcheck source=tests/integration/jobcomp-lib.sh
-. "$(dirname "$0")/jobcomp-lib.sh"
 # shellcheck source=tests/integration/forms-lib.sh
 . "$(dirname "$0")/forms-lib.sh"
 
-need_python3
-JOBCOMP_PLUGSTACK_ARGS="default=off"
-jobcomp_setup "KeepNodeRecords=yes"
-U=$TESTDIR/$TEST_USER
+forms_setup
 LOOP_STEPS=${LWM2_SHAPES_LOOP_STEPS:-20}
 
 # An MPI program for mpirun, where Open MPI is installed.
