@@ -172,6 +172,8 @@ static int log_line(void *arg, const struct lwm2_logline *l, char *err, size_t e
 int digest_read_log(struct out *out, struct opts *o)
 {
 	struct log_ctx c = {.out = out, .o = o, .need = digest_need_of(out, o)};
+	/* --wait's passes only look: the last line may be one being written */
+	struct lwm2_logscan_count count = {.quiet = out->quiet};
 
-	return lwm2_logscan_files("digest", o->files, o->nfiles, log_line, &c, NULL) < 0 ? -1 : 0;
+	return lwm2_logscan_files("digest", o->files, o->nfiles, log_line, &c, &count) < 0 ? -1 : 0;
 }

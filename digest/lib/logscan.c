@@ -469,9 +469,9 @@ void lwm2_lines_free(struct lwm2_lines *r)
 }
 
 static void report(const char *cmd, const char *path, unsigned long lineno, const char *why,
-                   unsigned long nbad)
+                   unsigned long nbad, bool quiet)
 {
-	if (nbad <= REPORT_MAX)
+	if (!quiet && nbad <= REPORT_MAX)
 		fprintf(stderr, "lwm2: %s: couldn't read %s line %lu: %s; skipped\n", cmd, path,
 		        lineno, why);
 }
@@ -598,6 +598,7 @@ static int scan_file(const char *cmd, const char *path, lwm2_logline_fn fn, void
 	unsigned long lineno = 0, bad = 0;
 	int rc = 0;
 	struct lwm2_json_members members;
+	bool quiet = count && count->quiet;
 
 	if (!f)
 		return -1;
@@ -608,7 +609,7 @@ static int scan_file(const char *cmd, const char *path, lwm2_logline_fn fn, void
 
 		if (n == -2) {
 			snprintf(err, sizeof(err), "longer than %u bytes", LWM2_LINE_MAX);
-			report(cmd, path, lineno, err, ++bad);
+			report(cmd, path, lineno, err, ++bad, quiet);
 			continue;
 		}
 		len = (size_t)n;
@@ -617,18 +618,18 @@ static int scan_file(const char *cmd, const char *path, lwm2_logline_fn fn, void
 		if (!len)
 			continue;
 		if (strlen(line) != len) {
-			report(cmd, path, lineno, "a NUL byte in the line", ++bad);
+			report(cmd, path, lineno, "a NUL byte in the line", ++bad, quiet);
 			continue;
 		}
 		err[0] = '\0';
 		if (scan_line(line, len, &l, err, sizeof(err)) < 0) {
-			report(cmd, path, lineno, err, ++bad);
+			report(cmd, path, lineno, err, ++bad, quiet);
 			continue;
 		}
 		r = fn(arg, &l, err, sizeof(err));
 		json_object_put(l.fields);
 		if (r < 0)
-			report(cmd, path, lineno, err[0] ? err : "unreadable", ++bad);
+			report(cmd, path, lineno, err[0] ? err : "unreadable", ++bad, quiet);
 		else if (r > 0) {
 			rc = 1;
 			break;
@@ -645,7 +646,7 @@ static int scan_file(const char *cmd, const char *path, lwm2_logline_fn fn, void
 	lwm2_lines_free(&lr);
 	if (f != stdin)
 		fclose(f);
-	if (bad > REPORT_MAX)
+	if (bad > REPORT_MAX && !quiet)
 		fprintf(stderr, "lwm2: %s: skipped %lu unreadable lines of %s in all\n", cmd, bad,
 		        path);
 	if (count) {

@@ -13,6 +13,7 @@
 #ifndef LWM2_LOGSCAN_H
 #define LWM2_LOGSCAN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -48,6 +49,10 @@ typedef int (*lwm2_logline_fn)(void *arg, const struct lwm2_logline *l, char *er
 struct lwm2_logscan_count {
 	unsigned long lines; /* lines read */
 	unsigned long bad;   /* lines reported and skipped */
+	/* in: report no line, only count it: a pass that looks whether a
+	 * line has come yet (lwm2 digest --wait) meets the one being written,
+	 * cut short for now; the pass that prints reports what is left */
+	bool quiet;
 };
 
 /*

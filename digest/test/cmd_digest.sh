@@ -117,12 +117,16 @@ else
 	reformatted jq
 fi
 
-# --- --wait for a digest that arrives later
+# --- --wait for a digest that arrives later, its line in two writes (as
+# a long line being written is read): the passes that look meet it cut
+# short and say nothing; the digest is printed once it is whole
 head -n 20 "$log" >"$tmp/late.jsonl"
-(sleep 2 && sed -n 21p "$log" >>"$tmp/late.jsonl") &
+line21=$(sed -n 21p "$log")
+(sleep 0.5 && printf '%s' "${line21:0:200}" >>"$tmp/late.jsonl" &&
+	sleep 2 && printf '%s\n' "${line21:200}" >>"$tmp/late.jsonl") &
 out=$(./lwm2 digest --file "$tmp/late.jsonl" -j 1020 --wait 10 -p -n -o JobIDRaw,Status 2>&1)
 wait
-is "$out" "1020|ok" "--wait: a digest that arrives later is printed"
+is "$out" "1020|ok" "--wait: a digest that arrives later is printed, nothing said of it before"
 
 # --- 100,000 digests: streamed, every row right
 big=$tmp/big.jsonl
