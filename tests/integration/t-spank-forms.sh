@@ -121,26 +121,44 @@ while IFS= read -r key; do
 		"$c $(form_flag "$o" none): the job's digest holds its measured steps (${want:-none})"
 done < <(printf '%s\n' "${!job_of_case[@]}" | sort)
 
-# --- --lwm2-slice and --lwm2-events passed on; an inner step's own wins
-cat >"$U/slice.sh" <<EOF
-#!/bin/bash
-#SBATCH -N1 -n1 -o slice-%j.out
-probe='$FORMS_PROBE'
-srun bash -c "\$probe" inherited
-srun --lwm2-slice=9 bash -c "\$probe" own
-EOF
-chown "$TEST_USER" "$U/slice.sh"
-job=$(submit --lwm2 --lwm2-slice=7 --lwm2-events=PAPI_TOT_INS slice.sh)
-is "$(wait_job "$job" 60)" COMPLETED "sbatch --lwm2 --lwm2-slice=7 --lwm2-events=PAPI_TOT_INS: job $job COMPLETED"
-out=$(cat "$U/slice-$job.out" 2>/dev/null)
-is "$(sed -n 's/^tag=inherited .* mode=\([a-z]*\) slice=\([0-9]*\) events=\([A-Z_]*\).*/\1 \2 \3/p' <<<"$out")" \
-	"on 7 PAPI_TOT_INS" "srun inside: the allocation's slice and events"
-is "$(sed -n 's/^tag=own .* slice=\([0-9]*\) events=\([A-Z_]*\).*/\1 \2/p' <<<"$out")" \
-	"9 PAPI_TOT_INS" "srun --lwm2-slice=9 inside: its own slice, the allocation's events"
-out=$(as_user timeout 60 salloc -N1 -n1 --lwm2=print --lwm2-slice=11 srun bash -c "$FORMS_PROBE" salloc-slice 2>&1)
-is "$(sed -n 's/^tag=salloc-slice .* mode=\([a-z]*\) slice=\([0-9]*\).*/\1 \2/p' <<<"$out")" "on 11" \
-	"salloc --lwm2=print --lwm2-slice=11: the step inside measured with 11 s slices"
+# --- --lwm2-slice and --lwm2-events with each command, passed on; an
+# inner step's own wins
+slice_script() {
+	{
+		echo '#!/bin/bash'
+		echo "#SBATCH -N1 -n1 -o slice-%j.out${1:+ $1}"
+		echo "probe='$FORMS_PROBE'"
+		# shellcheck disable=SC2016 # the script's own expansions
+		echo 'srun bash -c "$probe" inherited'
+		# shellcheck disable=SC2016
+		echo 'srun --lwm2-slice=9 bash -c "$probe" own'
+	} >"$U/$2"
+	chown "$TEST_USER" "$U/$2"
+}
+slice_script "" slice.sh
+slice_script "--lwm2 --lwm2-slice=7 --lwm2-events=PAPI_TOT_INS" slice-directive.sh
+declare -A slice_job=(
+	[sbatch]=$(submit --lwm2 --lwm2-slice=7 --lwm2-events=PAPI_TOT_INS slice.sh)
+	[sbatch#]=$(submit slice-directive.sh)
+)
+for c in sbatch 'sbatch#'; do
+	job=${slice_job[$c]}
+	is "$(wait_job "$job" 60)" COMPLETED "$c --lwm2 --lwm2-slice=7 --lwm2-events=PAPI_TOT_INS: job $job COMPLETED"
+	out=$(cat "$U/slice-$job.out" 2>/dev/null)
+	is "$(sed -n 's/^tag=inherited .* mode=\([a-z]*\) slice=\([0-9]*\) events=\([A-Z_]*\).*/\1 \2 \3/p' <<<"$out")" \
+		"on 7 PAPI_TOT_INS" "$c: srun inside: the allocation's slice and events"
+	is "$(sed -n 's/^tag=own .* slice=\([0-9]*\) events=\([A-Z_]*\).*/\1 \2/p' <<<"$out")" \
+		"9 PAPI_TOT_INS" "$c: srun --lwm2-slice=9 inside: its own slice, the allocation's events"
+done
+out=$(as_user timeout 60 salloc -N1 -n1 --lwm2=print --lwm2-slice=11 --lwm2-events=PAPI_TOT_CYC \
+	srun bash -c "$FORMS_PROBE" salloc-slice 2>&1)
+is "$(sed -n 's/^tag=salloc-slice .* mode=\([a-z]*\) slice=\([0-9]*\) events=\([A-Z_]*\).*/\1 \2 \3/p' <<<"$out")" \
+	"on 11 PAPI_TOT_CYC" "salloc --lwm2=print --lwm2-slice=11 --lwm2-events=PAPI_TOT_CYC: the step inside has them"
 check "salloc --lwm2=print: the step inside printed its digest" grep -q "Guidance:" <<<"$out"
+out=$(as_user timeout 60 srun -N1 -n1 --lwm2 --lwm2-slice=13 --lwm2-events=PAPI_TOT_CYC \
+	bash -c "$FORMS_PROBE" srun-slice 2>&1)
+is "$(sed -n 's/^tag=srun-slice .* mode=\([a-z]*\) slice=\([0-9]*\) events=\([A-Z_]*\).*/\1 \2 \3/p' <<<"$out")" \
+	"on 13 PAPI_TOT_CYC" "srun --lwm2 --lwm2-slice=13 --lwm2-events=PAPI_TOT_CYC: the step has them"
 
 # --- --export: ALL, NONE and a list, on sbatch and on the srun inside
 # (with no PATH exported, the script names srun and a step its program
