@@ -139,12 +139,14 @@ for shape in "${SHAPES[@]}"; do
 		run_shape "$shape" "$variant"
 	done
 done
-# An interactive salloc: the user's shell reads the steps typed into it.
+# An interactive salloc: the user's shell reads the steps typed into it
+# (each srun's input from /dev/null, as a terminal's user would not type
+# ahead: srun would take the rest of the shell's input for its task).
 salloc_pids=()
 for variant in without with; do
 	opt=()
 	[ "$variant" = with ] && opt=(--lwm2)
-	printf 'srun -n1 bash -c "echo typed one"\nsrun -n1 bash -c "echo typed two"\nexit 4\n' |
+	printf 'srun -n1 bash -c "echo typed one" </dev/null\nsrun -n1 bash -c "echo typed two" </dev/null\nexit 4\n' |
 		as_user timeout 120 salloc -N1 -n1 "${opt[@]}" /bin/bash >"$U/salloc-$variant.out" 2>&1 &
 	salloc_pids+=($!)
 done
@@ -229,6 +231,8 @@ is "$(grep -c '^loop ' <<<"$with")" "$LOOP_STEPS" "loop: all $LOOP_STEPS steps r
 is "$(grep -c '^srun rc=' <<<"$(outcome exits with)")" 2 "exits: srun's exit status reached the script"
 is "$(sed -n 's/^srun rc=//p' <<<"$(outcome exits with)" | tr '\n' ' ')" "143 3 " \
 	"exits: srun returned the task's exit code (3) and signal (128+15) under --lwm2"
+is "$(outcome salloc with | tr '\n' ' ')" "exit 4 typed one typed two " \
+	"salloc: both typed steps ran under --lwm2 and the shell's exit status came back"
 read -r a b <<<"${jobs[dependency/with]:-}"
 if [ -n "${b:-}" ]; then
 	check "dependency: the second job started after the first ended" test \
