@@ -72,7 +72,7 @@ struct out {
 	size_t njson;
 	unsigned ok, missing;
 	bool quiet; /* --wait: only find out whether the digests are there */
-	/* lwm2_digest_collect: each job handed to collect, not printed */
+	/* lwm2_digest_last_run: each job handed to collect, not printed */
 	void (*collect)(const struct entry *e, void *arg);
 	void *collect_arg;
 };
