@@ -52,17 +52,18 @@ static void site_setting(int val, char *buf, size_t len)
 	}
 }
 
-static int refuse(enum lwm2_opt_origin origin, int val, const char *arg, const char *why)
+/* var: the option's variable, which an inherited value came in. */
+static int refuse(enum lwm2_opt_origin origin, int val, const char *var, const char *arg,
+                  const char *why)
 {
 	const char *opt = options[val].name;
-	char var[128] = "", instead[LWM2_EVENTS_MAX + 64];
+	char instead[LWM2_EVENTS_MAX + 64];
 
 	switch (origin) {
 	case LWM2_OPT_STEP:
 		slurm_error("lwm2: option: ignoring --%s=%s: %s", opt, arg ? arg : "", why);
 		return 0;
 	case LWM2_OPT_INHERITED:
-		lwm2_option_env_name(opt, var, sizeof(var));
 		site_setting(val, instead, sizeof(instead));
 		slurm_info("lwm2: option: ignoring --%s=%s from the allocation (%s): %s; using %s",
 		           opt, arg ? arg : "", var, why, instead);
@@ -73,46 +74,40 @@ static int refuse(enum lwm2_opt_origin origin, int val, const char *arg, const c
 	}
 }
 
-static enum lwm2_opt_origin origin_of(int val, const char *arg, int remote)
-{
-	char var[128];
-
-	if (remote || !arg || lwm2_option_env_name(options[val].name, var, sizeof(var)) < 0)
-		return lwm2_option_origin(remote, arg, NULL);
-	return lwm2_option_origin(remote, arg, getenv(var));
-}
-
 static int opt_cb(int val, const char *arg, int remote)
 {
-	enum lwm2_opt_origin origin = origin_of(val, arg, remote);
-	char err[256] = "";
+	char var[128], err[256] = "";
+	enum lwm2_opt_origin origin;
 	enum lwm2_mode mode;
 	unsigned slice;
 	char events[LWM2_EVENTS_MAX];
 
+	if (lwm2_option_env_name(options[val].name, var, sizeof(var)) < 0)
+		var[0] = '\0'; /* getenv("") is NULL: nothing counts as inherited */
+	origin = lwm2_option_origin(remote, arg, getenv(var));
 	arg = lwm2_option_value(arg, origin);
 	switch (val) {
 	case OPT_MODE:
 		if (lwm2_parse_mode(arg, &mode, err, sizeof(err)) < 0)
-			return refuse(origin, val, arg, err);
+			return refuse(origin, val, var, arg, err);
 		if (mode == LWM2_MODE_OFF && !lwm2_conf.optout) {
 			if (origin == LWM2_OPT_STEP) {
 				lwm2_opts.refused_optout = true;
 				return 0;
 			}
-			return refuse(origin, val, arg,
+			return refuse(origin, val, var, arg,
 			              "this site measures every job (plugstack optout=no)");
 		}
 		lwm2_opts.mode = mode;
 		return 0;
 	case OPT_SLICE:
 		if (lwm2_parse_slice(arg, &slice, err, sizeof(err)) < 0)
-			return refuse(origin, val, arg, err);
+			return refuse(origin, val, var, arg, err);
 		lwm2_opts.slice = slice;
 		return 0;
 	case OPT_EVENTS:
 		if (lwm2_parse_events(arg, events, sizeof(events), err, sizeof(err)) < 0)
-			return refuse(origin, val, arg, err);
+			return refuse(origin, val, var, arg, err);
 		memcpy(lwm2_opts.events, events, sizeof(events));
 		return 0;
 	default:
