@@ -174,6 +174,22 @@ run_job_unchecked() {
 	return "$rc"
 }
 
+# sbatch_as [-u USER] ARGS...: sbatch --parsable as the user (default
+# lwm2test), ARGS as sbatch takes them (a script and its own arguments
+# last, or --wrap); prints the job id.
+sbatch_as() {
+	local u=() out
+	if [ "${1:-}" = -u ]; then
+		u=(-u "$2")
+		shift 2
+	fi
+	out=$(as_user "${u[@]}" sbatch --parsable "$@" 2>&1) || {
+		diag "sbatch $* failed:" "$out"
+		return 1
+	}
+	echo "${out%%;*}"
+}
+
 # submit_batch [-u USER] SCRIPT [SBATCH-ARGS...]: prints the job id.
 submit_batch() {
 	local u=()
@@ -181,13 +197,9 @@ submit_batch() {
 		u=(-u "$2")
 		shift 2
 	fi
-	local script=$1 out
+	local script=$1
 	shift
-	out=$(as_user "${u[@]}" sbatch --parsable "$@" "$script" 2>&1) || {
-		diag "sbatch $script failed:" "$out"
-		return 1
-	}
-	echo "${out%%;*}"
+	sbatch_as "${u[@]}" "$@" "$script"
 }
 
 # Terminal states as sacct prints them; CANCELLED may carry "by UID".

@@ -30,6 +30,25 @@ FORMS=(none bare on off print)
 # shellcheck disable=SC2016,SC2034 # expanded by the step's shell; used by the tests
 FORMS_PROBE='echo "tag=$0 job=$SLURM_JOB_ID step=$SLURM_STEP_ID mode=${LWM2_MODE:-off} slice=${LWM2_SLICE:-} events=${LWM2_EVENTS:-}"'
 
+# probe_line OUTPUT TAG: the probe's line of TAG in OUTPUT, if it ran.
+probe_line() {
+	awk -v t="tag=$2" '$1 == t { print; exit }' <<<"$1"
+}
+
+# probe_fields OUTPUT TAG FIELD...: the values the probe of TAG printed for
+# these fields (mode, slice, ...), space-separated; nothing where it did
+# not run.
+probe_fields() {
+	local line f vals=()
+	line=$(probe_line "$1" "$2")
+	shift 2
+	[ -n "$line" ] || return 0
+	for f; do
+		vals+=("$(sed -n "s/.* $f=\([^ ]*\).*/\1/p" <<<"$line")")
+	done
+	echo "${vals[*]}"
+}
+
 # form_flag FORM [NONE-WORD]: the option a form is written as; "none" is
 # no option (NONE-WORD where the form is to be named, as in a test point).
 form_flag() {
@@ -71,8 +90,8 @@ node_records() {
 # print, and nothing of lwm2 otherwise.
 check_step() {
 	local desc=$1 out=$2 tag=$3 job=$4 step=$5 mode=$6 err=$7 line got_mode recs why=""
-	line=$(grep -F "tag=$tag " <<<"$out" | head -n 1)
-	got_mode=$(sed -n 's/.* mode=\([a-z]*\).*/\1/p' <<<"$line")
+	line=$(probe_line "$out" "$tag")
+	got_mode=$(probe_fields "$out" "$tag" mode)
 	recs=$(node_records "$job" "$step")
 	[ -n "$line" ] || why="$why; the step did not run"
 	[ "$got_mode" = "$(sed 's/print/on/' <<<"$mode")" ] || why="$why; LWM2_MODE '$got_mode'"
@@ -96,12 +115,12 @@ check_step() {
 
 # digest_steps JOB [WANT]: the step ids the job's digest holds, sorted, one
 # line, as its line in the JSON-lines log has them ("" for a job with no
-# node records); waits for the line up to 90 s (the log itself appears
+# node records); waits for the line up to 60 s (the log itself appears
 # with the first line), and while it holds other steps than WANT (late
 # records) up to 30 s.
 digest_steps() {
 	local job=$1 want=${2-} got="" i
-	for ((i = 0; i < 180; i++)); do
+	for ((i = 0; i < 120; i++)); do
 		got=$(log_line "$job" "' '.join(str(s) for s in sorted(x['step_id'] for x in (l.get('digest') or {}).get('steps', [])))" 2>/dev/null)
 		if [ "$got" != NO-LINE ] && { [ "$got" = "$want" ] || [ "$i" -ge 60 ]; }; then
 			break
@@ -118,15 +137,4 @@ sacct_steps() {
 	sacct -n -P -j "$1" -o JobIDRaw 2>/dev/null |
 		sed -n "s/^$1\.//p" | sed 's/^batch$/4294967291/' | grep -vx extern |
 		sort -n | tr '\n' ' ' | sed 's/ $//'
-}
-
-# submit JOB-SCRIPT-AND-ARGS...: sbatch --parsable as the test user (the
-# script's own arguments after it); prints the job id.
-submit() {
-	local out
-	out=$(as_user sbatch --parsable "$@" 2>&1) || {
-		diag "sbatch $* failed:" "$out"
-		return 1
-	}
-	echo "${out%%;*}"
 }

@@ -42,20 +42,20 @@ declare -A job_of_case=()
 write_forms_script "$U/forms.sh" ""
 for o in "${FORMS[@]}"; do
 	# shellcheck disable=SC2046 # the form's flag, or nothing
-	job_of_case[sbatch/$o]=$(submit $(form_flag "$o") forms.sh "sbatch/$o")
+	job_of_case[sbatch/$o]=$(sbatch_as $(form_flag "$o") forms.sh "sbatch/$o")
 	write_forms_script "$U/forms-$o.sh" "$(form_flag "$o")"
-	job_of_case[sbatch#/$o]=$(submit "forms-$o.sh" "sbatch#/$o")
+	job_of_case[sbatch#/$o]=$(sbatch_as "forms-$o.sh" "sbatch#/$o")
 done
 # salloc runs the same script as its command, outside any step; srun
 # alone runs the probe as its step.  All side by side.
 pids=()
 for o in "${FORMS[@]}"; do
 	# shellcheck disable=SC2046
-	as_user timeout 120 salloc -N1 -n1 $(form_flag "$o") bash forms.sh "salloc/$o" \
+	as_user timeout 60 salloc -N1 -n1 $(form_flag "$o") bash forms.sh "salloc/$o" \
 		>"$U/salloc-$o.out" 2>&1 &
 	pids+=($!)
 	# shellcheck disable=SC2046
-	as_user timeout 120 srun -N1 -n1 $(form_flag "$o") bash -c "$FORMS_PROBE" "srun/$o" \
+	as_user timeout 60 srun -N1 -n1 $(form_flag "$o") bash -c "$FORMS_PROBE" "srun/$o" \
 		>"$U/srun-$o.out" 2>"$U/srun-$o.err" &
 	pids+=($!)
 done
@@ -63,7 +63,7 @@ wait "${pids[@]}"
 
 # --- srun alone: its own form, else the site's default
 for o in "${FORMS[@]}"; do
-	job=$(sed -n 's/.* job=\([0-9]*\).*/\1/p' "$U/srun-$o.out")
+	job=$(probe_fields "$(cat "$U/srun-$o.out")" "srun/$o" job)
 	job_of_case[srun/$o]=$job
 	check_step "srun $(form_flag "$o" none) ran, $(expect_word "$o" none)" \
 		"$(cat "$U/srun-$o.out")" "srun/$o" "$job" 0 "$(expect_mode "$o" none)" "$U/srun-$o.err"
@@ -78,7 +78,7 @@ for c in sbatch 'sbatch#' salloc; do
 			job_of_case[$c/$o]=$job
 		else
 			job=${job_of_case[$c/$o]}
-			state=$(wait_job "$job" 120)
+			state=$(wait_job "$job" 60)
 			out=$(cat "$U/forms-$job.out" 2>/dev/null)
 			if [ "$state" != COMPLETED ]; then
 				diag "$c $(form_flag "$o" none): job $job $state" "$out"
@@ -91,7 +91,7 @@ for c in sbatch 'sbatch#' salloc; do
 			k=$((k + 1))
 		done
 		if [ "$c" != salloc ]; then
-			is "$(sed -n "s|^tag=$c/$o/batch step=batch mode=||p" <<<"$out")" \
+			is "$(probe_fields "$out" "$c/$o/batch" mode)" \
 				"$(expect_mode "$o" none | sed 's/print/on/')" \
 				"$c $(form_flag "$o" none): the batch shell measured as the form says"
 		fi
@@ -138,26 +138,26 @@ slice_script() {
 slice_script "" slice.sh
 slice_script "--lwm2 --lwm2-slice=7 --lwm2-events=PAPI_TOT_INS" slice-directive.sh
 declare -A slice_job=(
-	[sbatch]=$(submit --lwm2 --lwm2-slice=7 --lwm2-events=PAPI_TOT_INS slice.sh)
-	[sbatch#]=$(submit slice-directive.sh)
+	[sbatch]=$(sbatch_as --lwm2 --lwm2-slice=7 --lwm2-events=PAPI_TOT_INS slice.sh)
+	[sbatch#]=$(sbatch_as slice-directive.sh)
 )
 for c in sbatch 'sbatch#'; do
 	job=${slice_job[$c]}
 	is "$(wait_job "$job" 60)" COMPLETED "$c --lwm2 --lwm2-slice=7 --lwm2-events=PAPI_TOT_INS: job $job COMPLETED"
 	out=$(cat "$U/slice-$job.out" 2>/dev/null)
-	is "$(sed -n 's/^tag=inherited .* mode=\([a-z]*\) slice=\([0-9]*\) events=\([A-Z_]*\).*/\1 \2 \3/p' <<<"$out")" \
+	is "$(probe_fields "$out" inherited mode slice events)" \
 		"on 7 PAPI_TOT_INS" "$c: srun inside: the allocation's slice and events"
-	is "$(sed -n 's/^tag=own .* slice=\([0-9]*\) events=\([A-Z_]*\).*/\1 \2/p' <<<"$out")" \
+	is "$(probe_fields "$out" own slice events)" \
 		"9 PAPI_TOT_INS" "$c: srun --lwm2-slice=9 inside: its own slice, the allocation's events"
 done
 out=$(as_user timeout 60 salloc -N1 -n1 --lwm2=print --lwm2-slice=11 --lwm2-events=PAPI_TOT_CYC \
 	srun bash -c "$FORMS_PROBE" salloc-slice 2>&1)
-is "$(sed -n 's/^tag=salloc-slice .* mode=\([a-z]*\) slice=\([0-9]*\) events=\([A-Z_]*\).*/\1 \2 \3/p' <<<"$out")" \
+is "$(probe_fields "$out" salloc-slice mode slice events)" \
 	"on 11 PAPI_TOT_CYC" "salloc --lwm2=print --lwm2-slice=11 --lwm2-events=PAPI_TOT_CYC: the step inside has them"
 check "salloc --lwm2=print: the step inside printed its digest" grep -q "Guidance:" <<<"$out"
 out=$(as_user timeout 60 srun -N1 -n1 --lwm2 --lwm2-slice=13 --lwm2-events=PAPI_TOT_CYC \
 	bash -c "$FORMS_PROBE" srun-slice 2>&1)
-is "$(sed -n 's/^tag=srun-slice .* mode=\([a-z]*\) slice=\([0-9]*\) events=\([A-Z_]*\).*/\1 \2 \3/p' <<<"$out")" \
+is "$(probe_fields "$out" srun-slice mode slice events)" \
 	"on 13 PAPI_TOT_CYC" "srun --lwm2 --lwm2-slice=13 --lwm2-events=PAPI_TOT_CYC: the step has them"
 
 # --- --export: ALL, NONE and a list, on sbatch and on the srun inside
@@ -175,14 +175,14 @@ EOF
 chown "$TEST_USER" "$U/export.sh"
 declare -A export_job=()
 for e in ALL NONE MYVAR; do
-	export_job[$e]=$(MYVAR=1 submit --lwm2 --export="$e" export.sh "export-$e")
+	export_job[$e]=$(MYVAR=1 sbatch_as --lwm2 --export="$e" export.sh "export-$e")
 done
 for e in ALL NONE MYVAR; do
 	job=${export_job[$e]}
 	is "$(wait_job "$job" 60)" COMPLETED "sbatch --lwm2 --export=$e: job $job COMPLETED"
 	out=$(cat "$U/export-$job.out" 2>/dev/null)
 	for s in srun srun-export-none srun-export-list; do
-		is "$(sed -n "s|^tag=export-$e/$s .* mode=\([a-z]*\).*|\1|p" <<<"$out")" on \
+		is "$(probe_fields "$out" "export-$e/$s" mode)" on \
 			"sbatch --lwm2 --export=$e: $(sed 's/-export-none/ --export=NONE/; s/-export-list/ --export=MYVAR/' <<<"$s") inside ran, measured"
 	done
 done
@@ -194,10 +194,10 @@ out=$(as_user env "$var=bogus" "${var}_slice=0" "${var}_events=a;b" timeout 60 \
 	srun -N1 -n1 bash -c "$FORMS_PROBE" env-bad 2>&1)
 rc=$?
 is "$rc" 0 "srun under $var=bogus (and slice=0, events='a;b'): exit 0"
-check "srun under bad inherited values: the step ran" grep -q "^tag=env-bad " <<<"$out"
+check "srun under bad inherited values: the step ran" test -n "$(probe_line "$out" env-bad)"
 is "$(grep -c "lwm2: option: ignoring --lwm2\(-slice\|-events\)\?=.* from the allocation ($var\(_slice\|_events\)\?): .*; using the site's" <<<"$out")" 3 \
 	"srun under bad inherited values: one line for each, naming the variable and what is used"
-is "$(sed -n 's/^tag=env-bad .* mode=\([a-z]*\).*/\1/p' <<<"$out")" off \
+is "$(probe_fields "$out" env-bad mode)" off \
 	"srun under $var=bogus: the site's default (off) used"
 out=$(as_user env "$var=bogus" sbatch --parsable -N1 -n1 -o /dev/null --wrap=true 2>&1)
 rc=$?
@@ -222,7 +222,7 @@ out=$(as_user srun -N1 -n1 --lwm2=off true 2>&1)
 check "optout=no: srun --lwm2=off typed is refused" grep -q "this site measures every job" <<<"$out"
 out=$(as_user env "$var=off" timeout 60 srun -N1 -n1 bash -c "$FORMS_PROBE" env-off 2>&1)
 rc=$?
-is "$rc:$(sed -n 's/^tag=env-off .* mode=\([a-z]*\).*/\1/p' <<<"$out")" 0:on \
+is "$rc:$(probe_fields "$out" env-off mode)" 0:on \
 	"optout=no: srun under an inherited --lwm2=off runs, measured"
 is "$(grep -c "ignoring --lwm2=off from the allocation.*this site measures every job" <<<"$out")" 1 \
 	"optout=no: one line says the inherited --lwm2=off is not followed"

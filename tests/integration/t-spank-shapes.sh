@@ -113,42 +113,43 @@ run_shape() {
 	[ "$variant" = with ] && opt=(--lwm2)
 	case $shape in
 	array)
-		a=$(submit "${opt[@]}" --array=1-3 -o "$shape-$variant-%A_%a.out" "$shape.sh") &&
+		a=$(sbatch_as "${opt[@]}" --array=1-3 -o "$shape-$variant-%A_%a.out" "$shape.sh") &&
 			jobs[$shape/$variant]="${a}_1 ${a}_2 ${a}_3"
 		;;
 	dependency)
-		a=$(submit "${opt[@]}" -o "$shape-$variant-%j.out" first.sh) &&
-			jobs[$shape/$variant]="$a $(submit "${opt[@]}" --dependency=afterok:"$a" \
+		a=$(sbatch_as "${opt[@]}" -o "$shape-$variant-%j.out" first.sh) &&
+			jobs[$shape/$variant]="$a $(sbatch_as "${opt[@]}" --dependency=afterok:"$a" \
 				-o "$shape-$variant-%j.out" second.sh)"
 		;;
 	mpirun)
-		[ "$have_mpi" = 1 ] && jobs[$shape/$variant]=$(submit "${opt[@]}" -o "$shape-$variant-%j.out" "$shape.sh")
+		[ "$have_mpi" = 1 ] && jobs[$shape/$variant]=$(sbatch_as "${opt[@]}" -o "$shape-$variant-%j.out" "$shape.sh")
 		;;
 	wrap)
-		jobs[$shape/$variant]=$(submit "${opt[@]}" -N1 -n1 -o "$shape-$variant-%j.out" \
+		jobs[$shape/$variant]=$(sbatch_as "${opt[@]}" -N1 -n1 -o "$shape-$variant-%j.out" \
 			--wrap "srun bash -c 'echo wrapped'")
 		;;
-	salloc) ;; # below, side by side with the batch jobs
+	salloc) ;; # started before them, below
 	*)
-		jobs[$shape/$variant]=$(submit "${opt[@]}" -o "$shape-$variant-%j.out" "$shape.sh")
+		jobs[$shape/$variant]=$(sbatch_as "${opt[@]}" -o "$shape-$variant-%j.out" "$shape.sh")
 		;;
 	esac
 }
-for shape in "${SHAPES[@]}"; do
-	for variant in without with; do
-		run_shape "$shape" "$variant"
-	done
-done
 # An interactive salloc: the user's shell reads the steps typed into it
 # (each srun's input from /dev/null, as a terminal's user would not type
-# ahead: srun would take the rest of the shell's input for its task).
+# ahead: srun would take the rest of the shell's input for its task),
+# started before the batch jobs so that it does not queue behind them.
 salloc_pids=()
 for variant in without with; do
 	opt=()
 	[ "$variant" = with ] && opt=(--lwm2)
 	printf 'srun -n1 bash -c "echo typed one" </dev/null\nsrun -n1 bash -c "echo typed two" </dev/null\nexit 4\n' |
-		as_user timeout 120 salloc -N1 -n1 "${opt[@]}" /bin/bash >"$U/salloc-$variant.out" 2>&1 &
+		as_user timeout 60 salloc -N1 -n1 "${opt[@]}" /bin/bash >"$U/salloc-$variant.out" 2>&1 &
 	salloc_pids+=($!)
+done
+for shape in "${SHAPES[@]}"; do
+	for variant in without with; do
+		run_shape "$shape" "$variant"
+	done
 done
 i=0
 for variant in without with; do
@@ -164,13 +165,13 @@ done
 # notes that a step waited for the one before to release its CPUs come
 # and go with timing.
 outcome() {
-	local j f
+	local j
 	for j in ${jobs[$1/$2]:-}; do
 		if [ "$1" = salloc ]; then
 			grep -v '^salloc: ' "$U/salloc-$2.out"
 			continue
 		fi
-		wait_job "$j" 180 >/dev/null
+		wait_job "$j" 60 >/dev/null
 		cat "$U/$1-$2-$j.out" 2>/dev/null
 		echo "state $(sacct_field "$j" State) exit $(sacct_field "$j" ExitCode)"
 	done | grep -vE '^srun: (Job [0-9]+ step creation temporarily disabled|Step created for)' |
@@ -186,13 +187,15 @@ job_ids() {
 	done | sort -un
 }
 
+declare -A outcomes=() # SHAPE/VARIANT: outcome's text, read once
 for shape in "${SHAPES[@]}"; do
 	if [ "$shape" = mpirun ] && [ "$have_mpi" != 1 ]; then
 		skip_because "mpirun inside a batch job" "Open MPI's mpicc and mpirun are not installed"
 		continue
 	fi
-	without=$(outcome "$shape" without)
-	with=$(outcome "$shape" with)
+	outcomes[$shape/without]=$(outcome "$shape" without)
+	outcomes[$shape/with]=$(outcome "$shape" with)
+	without=${outcomes[$shape/without]} with=${outcomes[$shape/with]}
 	if [ -n "$with" ] && [ "$with" = "$without" ]; then
 		ok "$shape: the same output and exit status with --lwm2 as without"
 	else
@@ -226,12 +229,11 @@ for shape in "${SHAPES[@]}"; do
 done
 
 # The shapes that promise more than the same output.
-with=$(outcome loop with)
-is "$(grep -c '^loop ' <<<"$with")" "$LOOP_STEPS" "loop: all $LOOP_STEPS steps ran"
-is "$(grep -c '^srun rc=' <<<"$(outcome exits with)")" 2 "exits: srun's exit status reached the script"
-is "$(sed -n 's/^srun rc=//p' <<<"$(outcome exits with)" | tr '\n' ' ')" "143 3 " \
+is "$(grep -c '^loop ' <<<"${outcomes[loop/with]}")" "$LOOP_STEPS" "loop: all $LOOP_STEPS steps ran"
+is "$(grep -c '^srun rc=' <<<"${outcomes[exits/with]}")" 2 "exits: srun's exit status reached the script"
+is "$(sed -n 's/^srun rc=//p' <<<"${outcomes[exits/with]}" | tr '\n' ' ')" "143 3 " \
 	"exits: srun returned the task's exit code (3) and signal (128+15) under --lwm2"
-is "$(outcome salloc with | tr '\n' ' ')" "exit 4 typed one typed two " \
+is "$(tr '\n' ' ' <<<"${outcomes[salloc/with]}")" "exit 4 typed one typed two " \
 	"salloc: both typed steps ran under --lwm2 and the shell's exit status came back"
 read -r a b <<<"${jobs[dependency/with]:-}"
 if [ -n "${b:-}" ]; then
@@ -241,7 +243,7 @@ else
 	not_ok "dependency: the second job started after the first ended"
 fi
 if [ "$have_mpi" = 1 ]; then
-	is "$(grep -c '^rank [01] of 2 sum 2$' <<<"$(outcome mpirun with)")" 2 \
+	is "$(grep -c '^rank [01] of 2 sum 2$' <<<"${outcomes[mpirun/with]}")" 2 \
 		"mpirun: both ranks ran under --lwm2 and reduced"
 fi
 is "$(job_ids het with | grep -c .)" 2 "het: two components, each a job with a digest of its own"
