@@ -33,6 +33,9 @@ pkgs=(
 	# rotated logs read by lwm2 (gzip through zlib, zstd); the real
 	# logrotate runs the shipped configuration (jobcomp/test/logrotate.sh)
 	libzstd-dev logrotate
+	# the central database of digests: SQLite embedded, the sqlite3
+	# shell for looking inside
+	libsqlite3-dev sqlite3
 	# the tests read the JSON output with it
 	python3
 	# a real mail path for lwm2-mail: mail(1) and an MTA delivering locally

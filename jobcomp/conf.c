@@ -124,6 +124,16 @@ static int apply(struct lwm2_jc_conf *c, const char *key, const char *val)
 		strcpy(c->jobend_log, val);
 		return 0;
 	}
+	if (!strcasecmp(key, "Database")) {
+		if (strlen(val) >= sizeof(c->database)) {
+			errno = ENAMETOOLONG;
+			return -1;
+		}
+		/* none: the log alone */
+		strcpy(c->database, strcasecmp(val, "none") ? val : "");
+		c->database_set = true;
+		return 0;
+	}
 	if (!strcasecmp(key, "MungeSocket"))
 		return set_str(&c->munge_socket, val);
 	if (!strcasecmp(key, "AdminComment"))

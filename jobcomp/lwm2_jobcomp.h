@@ -150,6 +150,10 @@ struct lwm2_jc_conf {
 	unsigned export_timeout;  /* ExportTimeout: seconds per request */
 	bool export_gzip;         /* ExportGzip=yes|no */
 	size_t export_max_queued; /* ExportMaxQueued: jobs waiting for export */
+	/* Database: the central database the log's lines go into (db.h);
+	 * "": none.  Default: lwm2.db beside the log. */
+	char database[1024];
+	bool database_set; /* Database= given (else the default) */
 	/* JobEndLog: where lwm2-jobend writes its messages; "": syslog.
 	 * A fixed buffer, like the Export* strings. */
 	char jobend_log[1024];

@@ -77,6 +77,15 @@ int64_t lwm2_jc_next_start(const struct lwm2_jc_ops *ops, const struct lwm2_jc_j
 int lwm2_jc_make_digest(const struct lwm2_jc_conf *conf, const struct lwm2_jc_ops *ops,
                         struct lwm2_jc_job *job, const atomic_bool *stop);
 
+/* ------------------------------------------------------------ dbsync.c */
+
+/* The database (conf->database) brought up to the log; a failure is
+ * logged once and tried again at the next call.  Never fails the job. */
+void lwm2_jc_db_sync(const struct lwm2_jc_conf *conf, const struct lwm2_jc_ops *ops);
+
+/* The connection closed (the worker stops). */
+void lwm2_jc_db_close(void);
+
 /* ------------------------------------------------------------ interf.c */
 
 /* Add the digest's slices to the index of recent jobs and its interference

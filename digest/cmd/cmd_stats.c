@@ -477,18 +477,20 @@ static void print_groups(struct stats *st)
 
 /* ------------------------------------------------------------ main */
 
-enum { OPT_CSV = LWM2_OPT_LONG, OPT_JSON, OPT_TOP, OPT_SORT };
+enum { OPT_CSV = LWM2_OPT_LONG, OPT_JSON, OPT_TOP, OPT_SORT, OPT_DB };
 
 static const struct lwm2_optspec stats_spec = {
     .cmd = "stats",
-    .usage = "Usage: lwm2 stats --file LOG [--file LOG...] [OPTIONS]\n"
-             "Site-wide statistics over the digests of jobcomp/lwm2's JSON-lines log.\n\n",
+    .usage = "Usage: lwm2 stats [--file LOG... | --db DATABASE] [OPTIONS]\n"
+             "Site-wide statistics over the digests of jobcomp/lwm2's JSON-lines log,\n"
+             "or of the central database (default: lwm2.conf's Database=).\n\n",
     .footer = LWM2_OPT_SACCT_TIME_HELP "Exit status: 0, 1 when a log could not be read, 2 usage.\n",
     .col = 31,
     .no_operands = true,
     .opts = (const struct lwm2_opt[]){
         {NULL, 0, NULL, "Input and selection:"},
         {"file", 'f', "LOG", "a log to read (several allowed; - is stdin)"},
+        {"db", OPT_DB, "DATABASE", "the central database instead (lwm2 db)"},
         {"user", 'u', "USER[,...]", "jobs of these users (names or uids)"},
         {"account", 'A', "ACCOUNT[,...]", "jobs charged to these accounts"},
         {"partition", 'r', "PART[,...]", "jobs of these partitions"},
@@ -523,7 +525,7 @@ struct stats_cli {
 	char **files;
 	size_t nfiles;
 	int nout;
-	const char *sort;
+	const char *sort, *db;
 };
 
 static int stats_opt_by(struct stats *st, const char *arg)
@@ -579,6 +581,7 @@ static const struct lwm2_optstore stats_store[] = {
     {'r', LWM2_OPT_LIST(struct stats_cli, st.s.partitions, st.s.npartitions)},
     {'s', LWM2_OPT_LIST(struct stats_cli, st.s.states, st.s.nstates)},
     {OPT_SORT, LWM2_OPT_ARG(struct stats_cli, sort)},
+    {OPT_DB, LWM2_OPT_ARG(struct stats_cli, db)},
     {'n', LWM2_OPT_TRUE(struct stats_cli, st.noheader)},
     {0},
 };
@@ -588,6 +591,7 @@ int lwm2_cmd_stats(int argc, char **argv)
 	struct stats_cli cli;
 	struct stats *st = &cli.st;
 	const char *sort;
+	char url[1024] = "";
 	int c, rc = 0;
 
 	memset(&cli, 0, sizeof(cli));
@@ -602,9 +606,18 @@ int lwm2_cmd_stats(int argc, char **argv)
 		fprintf(stderr, "lwm2: stats: --json, --csv and -p exclude each other\n");
 		goto usage_err;
 	}
-	if (!cli.nfiles) {
+	if (cli.nfiles && cli.db) {
+		fprintf(stderr, "lwm2: stats: --file and --db exclude each other\n");
+		goto usage_err;
+	}
+	if (!cli.nfiles && lwm2_cmd_db_url("stats", cli.db, url, sizeof(url)) < 0) {
+		rc = 1;
+		goto done;
+	}
+	if (!cli.nfiles && !url[0]) {
 		fprintf(stderr, "lwm2: stats: couldn't read digests: no --file LOG given "
-		                "(jobcomp/lwm2's JSON-lines log)\n");
+		                "(jobcomp/lwm2's JSON-lines log), no --db and no Database= in "
+		                "lwm2.conf\n");
 		goto usage_err;
 	}
 	if (sort) {
@@ -637,7 +650,8 @@ int lwm2_cmd_stats(int argc, char **argv)
 		rc = 1;
 		goto done;
 	}
-	if (lwm2_stats_read(&st->s, "stats", cli.files, cli.nfiles) < 0)
+	if ((cli.nfiles ? lwm2_stats_read(&st->s, "stats", cli.files, cli.nfiles)
+	                : lwm2_stats_read_db(&st->s, "stats", url)) < 0)
 		rc = 1;
 	if (st->s.top)
 		print_top(st);

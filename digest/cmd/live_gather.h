@@ -24,6 +24,7 @@ struct lwm2_live_conf {
 	char path[4096];
 	char basedir[1024];            /* BaseDir: the SPANK plugin's basedir= */
 	char lwm2_cmd[1024];           /* LwmCommand: the lwm2 command on the nodes */
+	char database[1024];           /* Database: the central database, "": none given */
 	char mail_prog[1024];          /* WatchMailProg: the job-end mail path (lwm2-mail) */
 	char state_dir[1024];          /* WatchStateDir */
 	struct lwm2_live_rule rule;    /* WatchStuckTime, WatchMpiWaitShare, ... */

@@ -50,6 +50,7 @@ static const struct {
     {"nodes", lwm2_cmd_nodes, "nodes that were slow in the multi-node jobs of a period"},
     {"top", lwm2_cmd_top, "the current state of a running job, refreshed like top"},
     {"watch", lwm2_cmd_watch, "check running jobs for being stuck or idle (site, as root)"},
+    {"db", lwm2_cmd_db, "the central database: import logs, check, forget old jobs"},
 };
 
 static void usage(FILE *f)

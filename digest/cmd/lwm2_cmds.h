@@ -41,7 +41,8 @@
 	X(nodes);                                                                                  \
 	X(top);                                                                                    \
 	X(watch);                                                                                  \
-	X(snapshot)
+	X(snapshot);                                                                               \
+	X(db)
 
 #define LWM2_CMD_DECLARE(name) int lwm2_cmd_##name(int argc, char **argv)
 LWM2_CMDS(LWM2_CMD_DECLARE);
@@ -50,5 +51,10 @@ LWM2_CMDS(LWM2_CMD_DECLARE);
 /* A job against the runs of its application (cmd_history.c). */
 int lwm2_diff_history(json_object *digest, const char *what, char **files, size_t nfiles,
                       bool json);
+
+/* The database a site command reads: given (--db), else lwm2.conf's
+ * Database=; into out ("" when neither).  0, or -1 after a message
+ * "lwm2: CMD: ..." (lwm2.conf unreadable). */
+int lwm2_cmd_db_url(const char *cmd, const char *given, char *out, size_t len);
 
 #endif /* LWM2_CMDS_H */

@@ -17,6 +17,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "db.h"
 #include "jsonutil.h"
 #include "lwm2_digest.h"
 #include "lwm2_keys.h"
@@ -25,6 +26,10 @@
 #include "numparse.h"
 #include "slurm_compat.h"
 #include "strhash.h"
+
+_Static_assert((int)LWM2_JR_N == (int)LWM2_SM_N && (int)LWM2_JR_MPI == (int)LWM2_SM_MPI &&
+                   (int)LWM2_JR_CPI == (int)LWM2_SM_CPI,
+               "a job row's figures are the distributions' metrics");
 
 const struct lwm2_stats_metric_def lwm2_stats_metrics[LWM2_SM_N] = {
     [LWM2_SM_MPI] = {"mpi_time", "MPI %", 0.1, "%.1f"},
@@ -41,28 +46,6 @@ const struct lwm2_stats_metric_def lwm2_stats_metrics[LWM2_SM_N] = {
 #define NBINS 1001
 
 #define USERS_MAX 100000
-
-/* One job, as the groups and the top list need it. */
-struct job {
-	int64_t job_id;
-	char id[48];
-	const char *user, *account, *partition, *state, *nodes, *name;
-	char month[16];
-	char exe[256];
-	char image[4 * LWM2_CONTAINER_IMAGE_LEN]; /* escaped: \xNN for a control byte */
-	int64_t start, end;
-	uint32_t node_count;
-	double core_h;
-	struct lwm2_usage use;
-	bool digest;
-	bool has[LWM2_SM_N];
-	double v[LWM2_SM_N];
-	uint64_t fired;
-	struct lwm2_scope scope; /* the digest's job-wide scope */
-	/* lwm2's own cost (the digest's lwm2_cost): seconds, % of CPU time */
-	bool has_own, has_own_pct;
-	double own_s, own_pct;
-};
 
 static void free_list(char **l, size_t n)
 {
@@ -146,7 +129,7 @@ static struct lwm2_stats_group *group_of(struct lwm2_stats *st, const char *name
 
 /* Add a job to a group with share frac of its core-hours (a job on n
  * nodes gives each node 1/n). */
-static void group_add(struct lwm2_stats_group *g, const struct job *j, double frac)
+static void group_add(struct lwm2_stats_group *g, const struct lwm2_jobrow *j, double frac)
 {
 	double ch = j->core_h * frac;
 
@@ -243,7 +226,7 @@ static void node_collect(void *arg, const char *name, size_t len)
 }
 
 /* A job on n nodes adds 1/n of itself to each node's group. */
-static int add_to_nodes(struct lwm2_stats *st, const struct job *j)
+static int add_to_nodes(struct lwm2_stats *st, const struct lwm2_jobrow *j)
 {
 	struct node_acc a = {0};
 	struct lwm2_stats_group *g;
@@ -264,22 +247,25 @@ static int add_to_nodes(struct lwm2_stats *st, const struct job *j)
 	return rc;
 }
 
-static int add_to_groups(struct lwm2_stats *st, const struct job *j)
+static int add_to_groups(struct lwm2_stats *st, const struct lwm2_jobrow *j)
 {
 	/* the group's name by --by; by node: add_to_nodes */
+	char month[16];
 	const char *const keys[] = {
 	    [LWM2_BY_USER] = j->user,
 	    [LWM2_BY_ACCOUNT] = j->account,
 	    [LWM2_BY_PARTITION] = j->partition,
 	    [LWM2_BY_EXE] = j->exe,
-	    [LWM2_BY_APP] = j->exe,
+	    [LWM2_BY_APP] = j->app,
 	    [LWM2_BY_IMAGE] = j->image,
-	    [LWM2_BY_MONTH] = j->month,
+	    [LWM2_BY_MONTH] = month,
 	    [LWM2_BY_NODE] = NULL,
 	};
 	const char *key = keys[st->by];
 	struct lwm2_stats_group *g;
 
+	if (st->by == LWM2_BY_MONTH)
+		lwm2_jobrow_month(j->end, month, sizeof(month));
 	group_add(&st->total, j, 1.0);
 	if (st->by == LWM2_BY_NONE)
 		return 0;
@@ -293,43 +279,24 @@ static int add_to_groups(struct lwm2_stats *st, const struct job *j)
 
 /* ------------------------------------------------------------ --top */
 
-/* lwm2's own cost as the digest estimated it (lwm2(1), LWM2'S OWN COST);
- * digests made before lwm2 stated it have none. */
-static void own_cost_of(const struct lwm2_logline *l, struct job *j)
-{
-	const char *oc = lwm2_logline_member(l, LWM2_KEY_LWM2_COST), *v;
-	char *x;
-
-	if (!oc || *oc != '{')
-		return;
-	if ((v = lwm2_json_member(oc, l->end, LWM2_KEY_SECONDS))) {
-		j->own_s = strtod(v, &x);
-		j->has_own = x != v && isfinite(j->own_s) && j->own_s >= 0;
-	}
-	if ((v = lwm2_json_member(oc, l->end, LWM2_KEY_COST_SHARE))) {
-		j->own_pct = strtod(v, &x);
-		j->has_own_pct = x != v && isfinite(j->own_pct) && j->own_pct >= 0;
-	}
-}
-
-static double sort_value(const struct lwm2_stats *st, const struct job *j, bool *ok)
+static double sort_value(const struct lwm2_stats *st, const struct lwm2_jobrow *j, bool *ok)
 {
 	*ok = true;
 	switch (st->sort) {
 	case LWM2_SORT_CORE_H:
 		return j->core_h;
 	case LWM2_SORT_MPI:
-		*ok = j->has[LWM2_SM_MPI];
-		return j->core_h * j->v[LWM2_SM_MPI] / 100.0;
+		*ok = j->has[LWM2_JR_MPI];
+		return j->core_h * j->v[LWM2_JR_MPI] / 100.0;
 	case LWM2_SORT_IO:
-		*ok = j->has[LWM2_SM_IO];
-		return j->core_h * j->v[LWM2_SM_IO] / 100.0;
+		*ok = j->has[LWM2_JR_IO];
+		return j->core_h * j->v[LWM2_JR_IO] / 100.0;
 	case LWM2_SORT_IDLE:
-		*ok = j->has[LWM2_SM_TPC];
-		return j->v[LWM2_SM_TPC] < 1 ? j->core_h * (1 - j->v[LWM2_SM_TPC]) : 0;
+		*ok = j->has[LWM2_JR_TPC];
+		return j->v[LWM2_JR_TPC] < 1 ? j->core_h * (1 - j->v[LWM2_JR_TPC]) : 0;
 	case LWM2_SORT_CPI:
-		*ok = j->has[LWM2_SM_CPI];
-		return j->v[LWM2_SM_CPI];
+		*ok = j->has[LWM2_JR_CPI];
+		return j->v[LWM2_JR_CPI];
 	case LWM2_SORT_OWN:
 		*ok = j->has_own;
 		return j->own_s;
@@ -368,7 +335,7 @@ static void heap_down(struct lwm2_stats_top *h, size_t n, size_t i)
 	}
 }
 
-static void top_add(struct lwm2_stats *st, const struct job *j)
+static void top_add(struct lwm2_stats *st, const struct lwm2_jobrow *j)
 {
 	struct lwm2_stats_top t;
 	bool ok;
@@ -407,63 +374,14 @@ static void top_add(struct lwm2_stats *st, const struct job *j)
 
 /* ------------------------------------------------------------ reading */
 
-static const char *fstr(json_object *o, const char *key)
+/* Whether the job is one the options select. */
+static bool selected(const struct lwm2_stats *st, const struct lwm2_jobrow *j)
 {
-	return ju_str(o, key);
-}
-
-/* s as a group name: a byte below 0x20 or DEL as \xNN (a group name is
- * printed as a table cell), the rest as it is; cut to fit len. */
-static void escape_name(char *out, size_t len, const char *s)
-{
-	size_t k = 0;
-
-	for (; *s && k + 5 < len; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c < 0x20 || c == 0x7f)
-			k += (size_t)snprintf(out + k, len - k, "\\x%02x", c);
-		else
-			out[k++] = (char)c;
-	}
-	out[k] = '\0';
-}
-
-/* The job's main container image: the first of the digest's "containers"
- * (most CPU time), "(RUNTIME)" when its image is not known; "" (the group
- * "(none)") when no process ran in a container, or the digest is older
- * than containers in digests. */
-static void main_image(const struct lwm2_logline *l, char *out, size_t len)
-{
-	const char *a = lwm2_logline_member(l, LWM2_KEY_CONTAINERS);
-	json_object *arr = a && *a == '[' ? lwm2_json_parse_at(a, l->end) : NULL, *c = NULL;
-	const char *im, *rt;
-
-	out[0] = '\0';
-	if (arr && json_object_is_type(arr, json_type_array) && json_object_array_length(arr))
-		c = json_object_array_get_idx(arr, 0);
-	im = c ? ju_str(c, LWM2_KEY_IMAGE) : NULL;
-	rt = c ? ju_str(c, LWM2_KEY_RUNTIME) : NULL;
-	if (im && *im) {
-		escape_name(out, len, im);
-	} else if (rt && *rt) {
-		char r[4 * LWM2_CONTAINER_RUNTIME_LEN];
-
-		escape_name(r, sizeof(r), rt);
-		snprintf(out, len, "(%s)", r);
-	}
-	json_object_put(arr);
-}
-
-/* Whether the line's job is one the options select. */
-static bool selected(const struct lwm2_stats *st, json_object *f, const struct job *j)
-{
-	int64_t uid = ju_int_or(f, "uid", -1);
 	char uidbuf[24];
 
-	snprintf(uidbuf, sizeof(uidbuf), "%" PRId64, uid);
+	snprintf(uidbuf, sizeof(uidbuf), "%" PRId64, j->uid);
 	if (st->nusers && !in_list(st->users, st->nusers, j->user, false) &&
-	    !(uid >= 0 && in_list(st->users, st->nusers, uidbuf, false)))
+	    !(j->uid >= 0 && in_list(st->users, st->nusers, uidbuf, false)))
 		return false;
 	if (st->naccounts && !in_list(st->accounts, st->naccounts, j->account, false))
 		return false;
@@ -474,128 +392,38 @@ static bool selected(const struct lwm2_stats *st, json_object *f, const struct j
 	return !((st->start && j->end < st->start) || (st->end && j->end > st->end));
 }
 
-/* The job's fields from the log line, its id as sacct writes it. */
-static void job_of_line(json_object *f, struct job *j)
+/* What the grouping needs of the digest beyond the figures. */
+static unsigned wanted(const struct lwm2_stats *st)
 {
-	memset(j, 0, sizeof(*j));
-	j->job_id = ju_int_or(f, "job_id", 0);
-	j->user = fstr(f, "user");
-	j->account = fstr(f, "account");
-	j->partition = fstr(f, "partition");
-	j->state = fstr(f, "state");
-	j->nodes = fstr(f, "nodes");
-	j->name = fstr(f, "name");
-	j->start = ju_int_or(f, "start", 0);
-	j->end = ju_int_or(f, "end", 0);
-	j->node_count = (uint32_t)ju_int_or(f, "node_count", 0);
-	if (ju_get(f, "array_task_id", json_type_int) && ju_get(f, "array_job_id", json_type_int))
-		snprintf(j->id, sizeof(j->id), "%" PRId64 "_%" PRId64,
-		         ju_int_or(f, "array_job_id", 0), ju_int_or(f, "array_task_id", 0));
-	else if (ju_get(f, "het_job_offset", json_type_int) &&
-	         ju_get(f, "het_job_id", json_type_int))
-		snprintf(j->id, sizeof(j->id), "%" PRId64 "+%" PRId64,
-		         ju_int_or(f, "het_job_id", 0), ju_int_or(f, "het_job_offset", 0));
-	else
-		snprintf(j->id, sizeof(j->id), "%" PRId64, j->job_id);
+	return st->by == LWM2_BY_APP     ? LWM2_JR_WANT_APP
+	       : st->by == LWM2_BY_IMAGE ? LWM2_JR_WANT_IMAGE
+	       : st->by == LWM2_BY_EXE   ? LWM2_JR_WANT_EXE
+	                                 : 0;
 }
 
-/* The digest's scope and job fields into j (its cpus_per_task in *cpt);
- * -1 with err for a digest that cannot be read. */
-static int digest_of_line(const struct lwm2_logline *l, struct job *j, uint32_t *cpt, char *err,
-                          size_t errlen)
+int lwm2_stats_add(struct lwm2_stats *s, const struct lwm2_jobrow *j)
 {
-	const char *v = lwm2_logline_member(l, LWM2_KEY_DIGEST_VERSION);
-	const char *sc = lwm2_logline_member(l, LWM2_KEY_SCOPE), *jo, *vend;
-	int64_t ver = 0;
-
-	/* no number, or beyond 64 bits: no such version */
-	if (v && lwm2_parse_i64(v, &vend, INT64_MIN, INT64_MAX, &ver) < 0)
-		ver = 0;
-	if (lwm2_version_check("digest", ver, 1, LWM2_DIGEST_VERSION, err, errlen))
-		return -1;
-	if (!sc || lwm2_scope_from_text(&j->scope, sc, l->end, 0) < 0) {
-		snprintf(err, errlen, "the digest's scope is unreadable");
-		return -1;
+	if (!selected(s, j))
+		return 0;
+	s->selected++;
+	if (s->top) {
+		top_add(s, j);
+		return 0;
 	}
-	lwm2_scope_upgrade(&j->scope, ver);
-	/* the digest's job fields: only where the log line lacks them */
-	if ((jo = lwm2_logline_member(l, LWM2_KEY_JOB)) && *jo == '{') {
-		if ((v = lwm2_json_member(jo, l->end, LWM2_KEY_CPUS_PER_TASK)))
-			*cpt = (uint32_t)strtoul(v, NULL, 10);
-		if (j->start <= 0 && (v = lwm2_json_member(jo, l->end, LWM2_KEY_START)))
-			j->start = strtoll(v, NULL, 10);
-		if (j->end <= 0 && (v = lwm2_json_member(jo, l->end, LWM2_KEY_END)))
-			j->end = strtoll(v, NULL, 10);
-	}
-	j->scope.cpus_per_task = *cpt;
-	j->digest = true;
-	own_cost_of(l, j);
-	return 0;
-}
-
-/* The job-wide figures the groups and --top take from the digest's
- * scope, and the guidance rules that fired. */
-static void digest_values(struct job *j, uint32_t cpt, int64_t procs, int64_t cpus)
-{
-	const struct lwm2_scope *s = &j->scope;
-	double cpp = cpt > 0 ? cpt : procs > 0 && cpus > 0 ? (double)cpus / (double)procs : 0;
-
-	if ((j->has[LWM2_SM_MPI] = s->stat[LWM2_M_mpi_time].n > 0))
-		j->v[LWM2_SM_MPI] = s->stat[LWM2_M_mpi_time].avg;
-	if ((j->has[LWM2_SM_IO] = s->stat[LWM2_M_posix_io_time].n > 0))
-		j->v[LWM2_SM_IO] = s->stat[LWM2_M_posix_io_time].avg;
-	if ((j->has[LWM2_SM_TPC] = s->stat[LWM2_M_avg_threads].n > 0 && cpp > 0))
-		j->v[LWM2_SM_TPC] = s->stat[LWM2_M_avg_threads].avg / cpp;
-	if ((j->has[LWM2_SM_CPI] = s->stat[LWM2_M_cpi].n > 0))
-		j->v[LWM2_SM_CPI] = s->stat[LWM2_M_cpi].avg;
-	for (size_t r = 0; r < lwm2_nguidance_rules && r < LWM2_STATS_RULES_MAX; r++)
-		if (lwm2_guidance_fires(&lwm2_guidance_rules[r], s))
-			j->fired |= 1ull << r;
+	return add_to_groups(s, j);
 }
 
 static int on_line(void *arg, const struct lwm2_logline *l, char *err, size_t errlen)
 {
 	struct lwm2_stats *st = arg;
-	json_object *f = l->fields;
-	struct job j;
-	int64_t cpus = ju_int_or(f, "cpus", 0), procs = 0;
-	uint32_t cpt = 0;
-	time_t tt;
-	struct tm tm;
+	struct lwm2_jobrow j;
 
-	job_of_line(f, &j);
-	if (!selected(st, f, &j))
+	lwm2_jobrow_fields(l, &j);
+	if (!selected(st, &j))
 		return 0;
-	if (l->digest) {
-		if (digest_of_line(l, &j, &cpt, err, errlen) < 0)
-			return -1;
-		procs = (int64_t)j.scope.processes;
-	}
-	tt = (time_t)j.end;
-	if (j.end > 0 && localtime_r(&tt, &tm))
-		strftime(j.month, sizeof(j.month), "%Y-%m", &tm);
-	else
-		snprintf(j.month, sizeof(j.month), "(none)");
-	/* cores: Slurm's allocation where the log has it, else one per
-	 * process (cpus_per_task each), else one per node */
-	if (cpus <= 0)
-		cpus = procs > 0 ? procs * (cpt > 1 ? cpt : 1) : j.node_count;
-	/* requested core-hours as the site report counts them (usage.c) */
-	lwm2_usage_of_line(l, &j.use);
-	j.core_h = j.use.req_core_h;
-	if (j.digest)
-		digest_values(&j, cpt, procs, cpus);
-	/* the application as the site report ranks it (usage.c) */
-	if (st->by == LWM2_BY_APP)
-		lwm2_usage_app(l, j.exe, sizeof(j.exe));
-	if (st->by == LWM2_BY_IMAGE && l->digest)
-		main_image(l, j.image, sizeof(j.image));
-	if (st->by == LWM2_BY_EXE)
-		lwm2_usage_exe(l, j.exe, sizeof(j.exe));
-	st->selected++;
-	if (st->top)
-		top_add(st, &j);
-	else if (add_to_groups(st, &j) < 0) {
+	if (lwm2_jobrow_digest(l, &j, wanted(st), err, errlen) < 0)
+		return -1;
+	if (lwm2_stats_add(st, &j) < 0) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
@@ -637,6 +465,39 @@ int lwm2_stats_begin(struct lwm2_stats *s)
 int lwm2_stats_read(struct lwm2_stats *s, const char *cmd, char *const *files, size_t n)
 {
 	return lwm2_logscan_files(cmd, files, n, on_line, s, &s->count) < 0 ? -1 : 0;
+}
+
+static int on_row(void *arg, const struct lwm2_jobrow *j)
+{
+	struct lwm2_stats *st = arg;
+
+	st->count.lines++;
+	return lwm2_stats_add(st, j) < 0 ? -1 : 0;
+}
+
+int lwm2_stats_read_db(struct lwm2_stats *s, const char *cmd, const char *url)
+{
+	struct lwm2_db_select sel = {
+	    .start = s->start,
+	    .end = s->end,
+	    .users = s->users,
+	    .nusers = s->nusers,
+	    .accounts = s->accounts,
+	    .naccounts = s->naccounts,
+	    .metric = s->top && s->sort == LWM2_SORT_METRIC ? s->sort_metric : -1,
+	};
+	char err[1024];
+	struct lwm2_db *db = lwm2_db_open(url, LWM2_DB_READ, err, sizeof(err));
+	int rc;
+
+	if (!db) {
+		fprintf(stderr, "lwm2: %s: %s\n", cmd, err);
+		return -1;
+	}
+	if ((rc = lwm2_db_jobs(db, &sel, on_row, s, err, sizeof(err))) < 0)
+		fprintf(stderr, "lwm2: %s: %s\n", cmd, err);
+	lwm2_db_close(db);
+	return rc < 0 ? -1 : 0;
 }
 
 struct lwm2_stats_group **lwm2_stats_groups(const struct lwm2_stats *s, size_t *n)

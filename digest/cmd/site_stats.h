@@ -22,6 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "jobrow.h"
 #include "logscan.h"
 #include "usage.h"
 
@@ -140,6 +141,14 @@ int lwm2_stats_begin(struct lwm2_stats *s);
 /* Read the n logs (as lwm2_logscan_files, messages "lwm2: <cmd>: ...")
  * into s.  0, or -1 when a log could not be read: the others are. */
 int lwm2_stats_read(struct lwm2_stats *s, const char *cmd, char *const *files, size_t n);
+
+/* The same from the central database at url (db.h): the jobs in the log's
+ * order, count.lines the rows read.  0, or -1 (said on stderr). */
+int lwm2_stats_read_db(struct lwm2_stats *s, const char *cmd, const char *url);
+
+/* Add one job (from the log or the database) to s when its selection
+ * takes it.  0, or -1 when out of memory. */
+int lwm2_stats_add(struct lwm2_stats *s, const struct lwm2_jobrow *j);
 
 /* The groups, by core-hours (most first; by month: by name), in a
  * malloc'd array with room for one more; *n their number.  NULL when out

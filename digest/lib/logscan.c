@@ -568,6 +568,11 @@ static int scan_line(char *line, size_t len, struct lwm2_logline *l, char *err, 
 	return 0;
 }
 
+int lwm2_logline_parse(char *line, size_t len, struct lwm2_logline *l, char *err, size_t errlen)
+{
+	return scan_line(line, len, l, err, errlen);
+}
+
 FILE *lwm2_open_input(const char *cmd, const char *path)
 {
 	FILE *f = strcmp(path, "-") ? fopen(path, "re") : stdin;

@@ -39,6 +39,11 @@ struct lwm2_logline {
  * all the lookups a line gets. */
 const char *lwm2_logline_member(const struct lwm2_logline *l, const char *key);
 
+/* One line of text (len bytes, no newline, no NUL inside) into l: its
+ * fields parsed (l->fields, the caller's to put), its digest found.  l's
+ * path, lineno and members are the caller's.  0, or -1 with err. */
+int lwm2_logline_parse(char *line, size_t len, struct lwm2_logline *l, char *err, size_t errlen);
+
 /*
  * Called for every line that holds a log entry.  Returns 0 to go on, 1 to
  * stop reading, -1 with a reason in err: the line is then reported as

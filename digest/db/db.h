@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The central database of digests: one row per job (jobrow.h) with each
+ * metric's min/avg/max by name, filled from jobcomp/lwm2's JSON-lines log
+ * and queried by the site's commands instead of reading the log again.
+ *
+ * The log stays the record: the database is an index of it that can be
+ * rebuilt from it at any time.  A job is known by its cluster, id, submit
+ * and start times, so reading a line twice (a re-import, a log read again
+ * after a crash) adds nothing.  jobcomp/lwm2 follows its own log
+ * (lwm2_db_follow) after every line it appends, off slurmctld's threads;
+ * the offset it has reached is stored with the rows of the same
+ * transaction, so a crash between the two loses and repeats nothing.
+ *
+ * Where: DATABASE is a path, or sqlite:PATH (SQLite, WAL journal).
+ */
+#ifndef LWM2_DB_H
+#define LWM2_DB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "jobrow.h"
+
+/* The schema this build reads and writes (lwm2_meta's schema_version):
+ * an older one is migrated forward when opened for writing, a newer one
+ * is read but never written. */
+#define LWM2_DB_SCHEMA 1
+
+struct lwm2_db;
+
+enum lwm2_db_mode {
+	LWM2_DB_READ,  /* the database must exist */
+	LWM2_DB_WRITE, /* made, or migrated forward, where needed */
+};
+
+/* The database at url, or NULL with err ("couldn't open ...: why"). */
+struct lwm2_db *lwm2_db_open(const char *url, enum lwm2_db_mode mode, char *err, size_t errlen);
+void lwm2_db_close(struct lwm2_db *db);
+
+/* What an import or a follow did. */
+struct lwm2_db_count {
+	unsigned long lines; /* log lines read */
+	unsigned long added; /* jobs new to the database */
+	unsigned long known; /* jobs it had already */
+	unsigned long bad;   /* lines reported and skipped */
+};
+
+/*
+ * Every job of the logs (as lwm2_logscan_files reads them: rotated sets,
+ * gzip, zstd; messages "lwm2: <cmd>: ...") into the database, in
+ * transactions of a few thousand jobs.  progress, when set, is called
+ * after each transaction.  0, or -1 when a log could not be read or the
+ * database could not be written (said on stderr): what was committed
+ * stays.
+ */
+int lwm2_db_import(struct lwm2_db *db, const char *cmd, char *const *paths, size_t n,
+                   struct lwm2_db_count *count,
+                   void (*progress)(void *arg, const struct lwm2_db_count *c), void *arg);
+
+/*
+ * The lines log has gained since the last follow (the offset and the
+ * file's identity are kept in the database; a new file, after a rotation,
+ * is read from its start), in one transaction.  Only whole lines: one
+ * being written is read next time.  0, or -1 with err; nothing of a failed
+ * transaction counts, so the next call reads the same lines again.
+ */
+int lwm2_db_follow(struct lwm2_db *db, const char *log, struct lwm2_db_count *count, char *err,
+                   size_t errlen);
+
+/* Which jobs lwm2_db_jobs gives: ended within [start, end] (0: open), of
+ * these users (names), accounts; NULL lists take all.  The caller's
+ * selection is applied again to each row it gets, so these only narrow
+ * what is read. */
+struct lwm2_db_select {
+	int64_t start, end;
+	char *const *users;
+	size_t nusers;
+	char *const *accounts;
+	size_t naccounts;
+	int metric; /* a metric's index whose min/avg/max each row needs, -1: none */
+};
+
+/* Every selected job, in the order the log had them, to fn (0: go on, 1:
+ * stop, -1: stop with an error).  0, 1 when fn stopped, or -1 with err. */
+int lwm2_db_jobs(struct lwm2_db *db, const struct lwm2_db_select *sel,
+                 int (*fn)(void *arg, const struct lwm2_jobrow *j), void *arg, char *err,
+                 size_t errlen);
+
+/* The database's own check (its integrity, the schema's version, the
+ * number of jobs and their time span) on out.  0 when sound, 1 when not,
+ * -1 when it could not be checked (err). */
+int lwm2_db_check(struct lwm2_db *db, FILE *out, char *err, size_t errlen);
+
+/* The jobs that ended before t leave the database; *removed their number.
+ * 0, or -1 with err. */
+int lwm2_db_forget(struct lwm2_db *db, int64_t before, unsigned long *removed, char *err,
+                   size_t errlen);
+
+/* Give the room of removed rows back to the file system.  0, or -1. */
+int lwm2_db_vacuum(struct lwm2_db *db, char *err, size_t errlen);
+
+#endif

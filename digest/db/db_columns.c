@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The job table's columns: the one list that the schema, the insert and
+ * the read of a row are made from (db_internal.h).  Columns are named
+ * apart from SQL's reserved words (end, user, partition) so that the
+ * same names serve every SQL dialect.  A new column goes at the end, with
+ * a migration in the backend.
+ */
+#include "config.h"
+
+#include <stddef.h>
+
+#include "db_internal.h"
+
+#define COL(name, kind, field) {name, LWM2_DBK_##kind, offsetof(struct lwm2_jobrow, field), 0, 0}
+#define BUF(name, field)                                                                      \
+	{name, LWM2_DBK_BUF, offsetof(struct lwm2_jobrow, field), 0,                              \
+	 sizeof(((struct lwm2_jobrow *)0)->field)}
+#define OPT(name, field, has)                                                                 \
+	{name, LWM2_DBK_OPT, offsetof(struct lwm2_jobrow, field),                                 \
+	 offsetof(struct lwm2_jobrow, has), 0}
+
+const struct lwm2_db_column lwm2_db_columns[] = {
+    /* the job, as Slurm knew it */
+    COL("cluster", STR, cluster),
+    COL("job_id", I64, job_id),
+    BUF("sacct_id", id),
+    COL("submit", I64, submit),
+    COL("start", I64, start),
+    COL("end_time", I64, end),
+    COL("user_name", STR, user),
+    COL("uid", I64, uid),
+    COL("account", STR, account),
+    COL("partition_name", STR, partition),
+    COL("qos", STR, qos),
+    COL("state", STR, state),
+    COL("job_name", STR, name),
+    COL("nodes", STR, nodes),
+    COL("node_count", U32, node_count),
+    COL("cpus", I64, cpus),
+    /* requested against used */
+    COL("core_hours", REAL, use.req_core_h),
+    COL("used_core_hours", REAL, use.used_core_h),
+    COL("mem_req_mb", REAL, use.mem_req_mb),
+    COL("mem_peak_mb", REAL, use.mem_peak_mb),
+    /* the digest's job-wide figures */
+    COL("has_digest", BOOL, digest),
+    COL("cpus_per_task", U32, cpus_per_task),
+    OPT("mpi_pct", v[LWM2_JR_MPI], has[LWM2_JR_MPI]),
+    OPT("io_pct", v[LWM2_JR_IO], has[LWM2_JR_IO]),
+    OPT("threads_per_core", v[LWM2_JR_TPC], has[LWM2_JR_TPC]),
+    OPT("cpi", v[LWM2_JR_CPI], has[LWM2_JR_CPI]),
+    COL("rules_fired", RULES, fired),
+    OPT("lwm2_cost_s", own_s, has_own),
+    OPT("lwm2_cost_pct", own_pct, has_own_pct),
+    /* what the job ran */
+    BUF("exe", exe),
+    BUF("app", app),
+    BUF("image", image),
+};
+
+const size_t lwm2_db_ncolumns = sizeof(lwm2_db_columns) / sizeof(lwm2_db_columns[0]);

@@ -1,0 +1,196 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Logs into the database (db.h): whole logs (lwm2 db import), and the
+ * lines jobcomp/lwm2 has appended since it last looked (follow).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "db_internal.h"
+
+/* Jobs per transaction of an import: large enough that the commit's cost
+ * vanishes, small enough that a reader never waits long. */
+#define BATCH 5000
+
+struct import {
+	struct lwm2_db *db;
+	struct lwm2_db_count *count;
+	unsigned long in_batch;
+	bool failed;
+	void (*progress)(void *arg, const struct lwm2_db_count *c);
+	void *arg;
+	char err[512];
+};
+
+static int add_line(struct lwm2_db *db, const struct lwm2_logline *l, struct lwm2_db_count *c,
+                    char *err, size_t errlen)
+{
+	struct lwm2_jobrow j;
+	bool added;
+
+	lwm2_jobrow_fields(l, &j);
+	if (lwm2_jobrow_digest(l, &j, LWM2_JR_WANT_ALL, err, errlen) < 0)
+		return -1;
+	if (lwm2_db_insert(db, &j, &added, err, errlen) < 0)
+		return -2;
+	if (added)
+		c->added++;
+	else
+		c->known++;
+	return 0;
+}
+
+static int on_line(void *arg, const struct lwm2_logline *l, char *err, size_t errlen)
+{
+	struct import *im = arg;
+	int r = add_line(im->db, l, im->count, err, errlen);
+
+	if (r == -2) {
+		/* the database, not the line: stop */
+		snprintf(im->err, sizeof(im->err), "%s", err);
+		im->failed = true;
+		return 1;
+	}
+	if (r < 0)
+		return -1;
+	if (++im->in_batch >= BATCH) {
+		if (lwm2_db_commit(im->db, im->err, sizeof(im->err)) < 0 ||
+		    lwm2_db_begin(im->db, im->err, sizeof(im->err)) < 0) {
+			im->failed = true;
+			return 1;
+		}
+		im->in_batch = 0;
+		if (im->progress)
+			im->progress(im->arg, im->count);
+	}
+	return 0;
+}
+
+int lwm2_db_import(struct lwm2_db *db, const char *cmd, char *const *paths, size_t n,
+                   struct lwm2_db_count *count,
+                   void (*progress)(void *arg, const struct lwm2_db_count *c), void *arg)
+{
+	struct import im = {.db = db, .count = count, .progress = progress, .arg = arg};
+	struct lwm2_logscan_count lc = {0};
+	int rc;
+
+	if (lwm2_db_begin(db, im.err, sizeof(im.err)) < 0) {
+		fprintf(stderr, "lwm2: %s: %s\n", cmd, im.err);
+		return -1;
+	}
+	rc = lwm2_logscan_files(cmd, paths, n, on_line, &im, &lc);
+	count->lines += lc.lines;
+	count->bad += lc.bad;
+	if (im.failed) {
+		lwm2_db_rollback(db);
+		fprintf(stderr, "lwm2: %s: %s\n", cmd, im.err);
+		return -1;
+	}
+	if (lwm2_db_commit(db, im.err, sizeof(im.err)) < 0) {
+		lwm2_db_rollback(db);
+		fprintf(stderr, "lwm2: %s: %s\n", cmd, im.err);
+		return -1;
+	}
+	if (progress)
+		progress(arg, count);
+	return rc < 0 ? -1 : 0;
+}
+
+/* ------------------------------------------------------------ follow */
+
+/* The offset reached in a log, under the log's path: "DEV:INODE:OFFSET". */
+static void follow_key(const char *log, char *key, size_t len)
+{
+	snprintf(key, len, "follow:%s", log);
+}
+
+int lwm2_db_follow(struct lwm2_db *db, const char *log, struct lwm2_db_count *count, char *err,
+                   size_t errlen)
+{
+	char key[4200], val[128], why[256];
+	unsigned long long dev = 0, ino = 0;
+	long long off = 0;
+	struct stat sb;
+	FILE *f;
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	int rc = 0;
+
+	f = fopen(log, "re");
+	if (!f) {
+		if (errno == ENOENT)
+			return 0; /* nothing logged yet */
+		snprintf(err, errlen, "couldn't open %s: %s", log, strerror(errno));
+		return -1;
+	}
+	if (fstat(fileno(f), &sb) < 0) {
+		snprintf(err, errlen, "couldn't read %s: %s", log, strerror(errno));
+		fclose(f);
+		return -1;
+	}
+	if (lwm2_db_begin(db, err, errlen) < 0) {
+		fclose(f);
+		return -1;
+	}
+	follow_key(log, key, sizeof(key));
+	if (lwm2_db_meta_get(db, key, val, sizeof(val), err, errlen) < 0)
+		goto fail;
+	/* another file under the name (rotated), or cut shorter: from its start */
+	if (sscanf(val, "%llu:%llu:%lld", &dev, &ino, &off) != 3 || dev != (unsigned long long)sb.st_dev ||
+	    ino != (unsigned long long)sb.st_ino || off > (long long)sb.st_size || off < 0)
+		off = 0;
+	if (off && fseeko(f, (off_t)off, SEEK_SET) < 0) {
+		snprintf(err, errlen, "couldn't read %s: %s", log, strerror(errno));
+		goto fail;
+	}
+	while ((n = getline(&line, &cap, f)) > 0) {
+		struct lwm2_json_members members;
+		struct lwm2_logline l = {.path = log, .members = &members};
+		size_t len = (size_t)n;
+
+		if (line[len - 1] != '\n')
+			break; /* being written: next time */
+		off += n;
+		count->lines++;
+		while (len && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+			line[--len] = '\0';
+		if (!len)
+			continue;
+		if (strlen(line) != len || lwm2_logline_parse(line, len, &l, why, sizeof(why)) < 0) {
+			count->bad++;
+			continue;
+		}
+		rc = add_line(db, &l, count, why, sizeof(why));
+		json_object_put(l.fields);
+		if (rc == -2) {
+			snprintf(err, errlen, "%s", why);
+			goto fail;
+		}
+		if (rc < 0)
+			count->bad++;
+		rc = 0;
+	}
+	if (ferror(f)) {
+		snprintf(err, errlen, "couldn't read %s: %s", log, strerror(errno));
+		goto fail;
+	}
+	snprintf(val, sizeof(val), "%llu:%llu:%lld", (unsigned long long)sb.st_dev,
+	         (unsigned long long)sb.st_ino, off);
+	if (lwm2_db_meta_set(db, key, val, err, errlen) < 0 || lwm2_db_commit(db, err, errlen) < 0)
+		goto fail;
+	free(line);
+	fclose(f);
+	return 0;
+fail:
+	lwm2_db_rollback(db);
+	free(line);
+	fclose(f);
+	return -1;
+}

@@ -1,0 +1,636 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The central database in SQLite (db.h): one file, write-ahead journal,
+ * several readers beside one writer.  The job table's columns come from
+ * lwm2_db_columns (db_columns.c); each metric's min/avg/max is a row of
+ * job_metric under the metric's name, so a new metric needs no new
+ * column.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <sqlite3.h>
+
+#include "db_internal.h"
+#include "grow.h"
+#include "lwm2_render.h"
+
+struct lwm2_db {
+	sqlite3 *h;
+	char *path;
+	bool writable;
+	int schema; /* the file's schema version */
+	sqlite3_stmt *insert, *insert_metric, *meta_get, *meta_set;
+	int64_t metric_id[LWM2_NMETRICS]; /* job_metric's ids of lwm2_metric_ids */
+};
+
+/* How long a writer waits for another one (jobcomp/lwm2's follow and an
+ * import at the same time) before it gives up for now. */
+#define BUSY_MS 10000
+
+static int fail(struct lwm2_db *db, const char *what, char *err, size_t errlen)
+{
+	snprintf(err, errlen, "couldn't %s in %s: %s", what, db->path, sqlite3_errmsg(db->h));
+	return -1;
+}
+
+static int exec(struct lwm2_db *db, const char *sql, char *err, size_t errlen)
+{
+	char *msg = NULL;
+
+	if (sqlite3_exec(db->h, sql, NULL, NULL, &msg) != SQLITE_OK) {
+		snprintf(err, errlen, "%s: %s", db->path, msg ? msg : sqlite3_errmsg(db->h));
+		sqlite3_free(msg);
+		return -1;
+	}
+	return 0;
+}
+
+static const char *sql_type(enum lwm2_db_kind k)
+{
+	switch (k) {
+	case LWM2_DBK_I64:
+	case LWM2_DBK_U32:
+	case LWM2_DBK_BOOL:
+		return "INTEGER";
+	case LWM2_DBK_REAL:
+	case LWM2_DBK_OPT:
+		return "REAL";
+	default:
+		return "TEXT";
+	}
+}
+
+/* The schema of version 1.  The job's identity is its cluster, id,
+ * submit and start times: a requeued job runs again under its id with a
+ * new start.  The indexes serve the questions asked most: a window of
+ * time, one user's or account's jobs in it, one application's history. */
+static int create_schema(struct lwm2_db *db, char *err, size_t errlen)
+{
+	char sql[4096];
+	size_t k = 0;
+
+	k += (size_t)snprintf(sql + k, sizeof(sql) - k,
+	                      "CREATE TABLE job (id INTEGER PRIMARY KEY");
+	for (size_t i = 0; i < lwm2_db_ncolumns; i++)
+		k += (size_t)snprintf(sql + k, sizeof(sql) - k, ", %s %s", lwm2_db_columns[i].name,
+		                      sql_type(lwm2_db_columns[i].kind));
+	snprintf(sql + k, sizeof(sql) - k,
+	         ", UNIQUE (cluster, job_id, submit, start));\n"
+	         "CREATE INDEX job_end ON job (end_time);\n"
+	         "CREATE INDEX job_user_end ON job (user_name, end_time);\n"
+	         "CREATE INDEX job_account_end ON job (account, end_time);\n"
+	         "CREATE INDEX job_app_end ON job (app, end_time);\n"
+	         "CREATE TABLE metric (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);\n"
+	         "CREATE TABLE job_metric (job INTEGER NOT NULL, metric INTEGER NOT NULL, "
+	         "n INTEGER NOT NULL, min REAL, avg REAL, max REAL, "
+	         "PRIMARY KEY (job, metric)) WITHOUT ROWID;\n"
+	         "INSERT INTO lwm2_meta VALUES ('schema_version', '%d');\n",
+	         LWM2_DB_SCHEMA);
+	return exec(db, sql, err, errlen);
+}
+
+/* Made where new, refused where newer than this build (read-only then),
+ * and (later versions) migrated forward in place. */
+static int ready_schema(struct lwm2_db *db, char *err, size_t errlen)
+{
+	char v[32];
+
+	if (db->writable && exec(db,
+	                         "BEGIN IMMEDIATE;"
+	                         "CREATE TABLE IF NOT EXISTS lwm2_meta (key TEXT PRIMARY KEY, "
+	                         "value TEXT NOT NULL);",
+	                         err, errlen) < 0)
+		return -1;
+	if (lwm2_db_meta_get(db, "schema_version", v, sizeof(v), err, errlen) < 0)
+		goto fail;
+	db->schema = atoi(v);
+	if (!db->writable) {
+		if (!db->schema) {
+			snprintf(err, errlen, "%s is not an lwm2 database (no schema version)",
+			         db->path);
+			return -1;
+		}
+		return 0;
+	}
+	if (db->schema > LWM2_DB_SCHEMA) {
+		snprintf(err, errlen,
+		         "%s has schema version %d, newer than this lwm2's %d: not writing to it "
+		         "(upgrade lwm2 where it writes)",
+		         db->path, db->schema, LWM2_DB_SCHEMA);
+		goto fail;
+	}
+	if (!db->schema && create_schema(db, err, errlen) < 0)
+		goto fail;
+	db->schema = LWM2_DB_SCHEMA;
+	/* the metrics this build knows, by name */
+	for (size_t k = 0; k < LWM2_NMETRICS; k++) {
+		sqlite3_stmt *st = NULL;
+
+		if (sqlite3_prepare_v2(db->h,
+		                       "INSERT INTO metric (name) VALUES (?1) ON CONFLICT (name) DO "
+		                       "UPDATE SET name = name RETURNING id",
+		                       -1, &st, NULL) != SQLITE_OK) {
+			fail(db, "prepare", err, errlen);
+			goto fail;
+		}
+		sqlite3_bind_text(st, 1, lwm2_metric_ids[k], -1, SQLITE_STATIC);
+		if (sqlite3_step(st) != SQLITE_ROW) {
+			fail(db, "name the metrics", err, errlen);
+			sqlite3_finalize(st);
+			goto fail;
+		}
+		db->metric_id[k] = (int64_t)sqlite3_column_int64(st, 0);
+		sqlite3_finalize(st);
+	}
+	return exec(db, "COMMIT", err, errlen);
+fail:
+	if (db->writable)
+		sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
+	return -1;
+}
+
+static int prepare(struct lwm2_db *db, const char *sql, sqlite3_stmt **st, char *err,
+                   size_t errlen)
+{
+	if (sqlite3_prepare_v3(db->h, sql, -1, SQLITE_PREPARE_PERSISTENT, st, NULL) != SQLITE_OK)
+		return fail(db, "prepare a statement", err, errlen);
+	return 0;
+}
+
+static int prepare_insert(struct lwm2_db *db, char *err, size_t errlen)
+{
+	char sql[4096];
+	size_t k = 0;
+
+	k += (size_t)snprintf(sql + k, sizeof(sql) - k, "INSERT OR IGNORE INTO job (");
+	for (size_t i = 0; i < lwm2_db_ncolumns; i++)
+		k += (size_t)snprintf(sql + k, sizeof(sql) - k, "%s%s", i ? ", " : "",
+		                      lwm2_db_columns[i].name);
+	k += (size_t)snprintf(sql + k, sizeof(sql) - k, ") VALUES (");
+	for (size_t i = 0; i < lwm2_db_ncolumns; i++)
+		k += (size_t)snprintf(sql + k, sizeof(sql) - k, "%s?", i ? ", " : "");
+	snprintf(sql + k, sizeof(sql) - k, ")");
+	if (prepare(db, sql, &db->insert, err, errlen) < 0 ||
+	    prepare(db, "INSERT INTO job_metric VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+	            &db->insert_metric, err, errlen) < 0 ||
+	    prepare(db, "INSERT INTO lwm2_meta VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET "
+	                "value = excluded.value",
+	            &db->meta_set, err, errlen) < 0)
+		return -1;
+	return 0;
+}
+
+/* sqlite:PATH or PATH */
+static const char *path_of(const char *url)
+{
+	return strncmp(url, "sqlite:", 7) ? url : url + 7;
+}
+
+struct lwm2_db *lwm2_db_open(const char *url, enum lwm2_db_mode mode, char *err, size_t errlen)
+{
+	struct lwm2_db *db = calloc(1, sizeof(*db));
+	const char *path = path_of(url);
+	struct stat sb;
+	int flags = mode == LWM2_DB_WRITE ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
+	                                  : SQLITE_OPEN_READONLY;
+
+	if (!db || !(db->path = strdup(path))) {
+		snprintf(err, errlen, "couldn't open %s: %s", path, strerror(ENOMEM));
+		free(db);
+		return NULL;
+	}
+	if (!*path || strstr(url, "://")) {
+		snprintf(err, errlen, "couldn't open the database \"%s\": want a file's path or "
+		                      "sqlite:PATH",
+		         url);
+		goto fail;
+	}
+	if (mode == LWM2_DB_READ && stat(path, &sb) < 0) {
+		snprintf(err, errlen, "couldn't open the database %s: %s", path, strerror(errno));
+		goto fail;
+	}
+	db->writable = mode == LWM2_DB_WRITE;
+	if (sqlite3_open_v2(path, &db->h, flags | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+		snprintf(err, errlen, "couldn't open the database %s: %s", path,
+		         db->h ? sqlite3_errmsg(db->h) : strerror(ENOMEM));
+		goto fail;
+	}
+	sqlite3_busy_timeout(db->h, BUSY_MS);
+	/* WAL: readers never wait for the writer; NORMAL: a commit survives
+	 * a crash of the process, and the log holds what a power cut takes */
+	if (db->writable &&
+	    exec(db, "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;", err, errlen) < 0)
+		goto fail;
+	if (prepare(db, "SELECT value FROM lwm2_meta WHERE key = ?1", &db->meta_get, err,
+	            errlen) < 0 &&
+	    db->writable) {
+		/* a new file: the table comes with the schema */
+		db->meta_get = NULL;
+	} else if (!db->meta_get) {
+		snprintf(err, errlen, "%s is not an lwm2 database", path);
+		goto fail;
+	}
+	if (ready_schema(db, err, errlen) < 0)
+		goto fail;
+	if (db->writable && prepare_insert(db, err, errlen) < 0)
+		goto fail;
+	return db;
+fail:
+	lwm2_db_close(db);
+	return NULL;
+}
+
+void lwm2_db_close(struct lwm2_db *db)
+{
+	if (!db)
+		return;
+	sqlite3_finalize(db->insert);
+	sqlite3_finalize(db->insert_metric);
+	sqlite3_finalize(db->meta_get);
+	sqlite3_finalize(db->meta_set);
+	sqlite3_close(db->h);
+	free(db->path);
+	free(db);
+}
+
+int lwm2_db_meta_get(struct lwm2_db *db, const char *key, char *buf, size_t len, char *err,
+                     size_t errlen)
+{
+	int rc;
+
+	buf[0] = '\0';
+	if (!db->meta_get &&
+	    prepare(db, "SELECT value FROM lwm2_meta WHERE key = ?1", &db->meta_get, err,
+	            errlen) < 0)
+		return -1;
+	sqlite3_reset(db->meta_get);
+	sqlite3_bind_text(db->meta_get, 1, key, -1, SQLITE_STATIC);
+	rc = sqlite3_step(db->meta_get);
+	if (rc == SQLITE_ROW)
+		snprintf(buf, len, "%s", (const char *)sqlite3_column_text(db->meta_get, 0));
+	else if (rc != SQLITE_DONE)
+		return fail(db, "read lwm2_meta", err, errlen);
+	sqlite3_reset(db->meta_get);
+	return 0;
+}
+
+int lwm2_db_meta_set(struct lwm2_db *db, const char *key, const char *value, char *err,
+                     size_t errlen)
+{
+	sqlite3_reset(db->meta_set);
+	sqlite3_bind_text(db->meta_set, 1, key, -1, SQLITE_STATIC);
+	sqlite3_bind_text(db->meta_set, 2, value, -1, SQLITE_STATIC);
+	if (sqlite3_step(db->meta_set) != SQLITE_DONE)
+		return fail(db, "write lwm2_meta", err, errlen);
+	sqlite3_reset(db->meta_set);
+	return 0;
+}
+
+int lwm2_db_begin(struct lwm2_db *db, char *err, size_t errlen)
+{
+	if (!db->writable) {
+		snprintf(err, errlen, "%s is open for reading only", db->path);
+		return -1;
+	}
+	return exec(db, "BEGIN IMMEDIATE", err, errlen);
+}
+
+int lwm2_db_commit(struct lwm2_db *db, char *err, size_t errlen)
+{
+	return exec(db, "COMMIT", err, errlen);
+}
+
+void lwm2_db_rollback(struct lwm2_db *db)
+{
+	sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
+}
+
+/* ------------------------------------------------------------ rows */
+
+#define AT(j, off, type) ((type *)(void *)((char *)(j) + (off)))
+
+static void bind_rules(sqlite3_stmt *st, int i, uint64_t bits)
+{
+	char buf[2048];
+	size_t k = 0;
+
+	buf[0] = '\0';
+	for (size_t r = 0; r < lwm2_nguidance_rules && r < 64; r++)
+		if ((bits & (1ull << r)) && k + strlen(lwm2_guidance_rules[r].id) + 2 < sizeof(buf))
+			k += (size_t)snprintf(buf + k, sizeof(buf) - k, "%s%s", k ? "," : "",
+			                      lwm2_guidance_rules[r].id);
+	sqlite3_bind_text(st, i, buf, (int)k, SQLITE_TRANSIENT);
+}
+
+static uint64_t rules_of(const char *s)
+{
+	uint64_t bits = 0;
+
+	while (s && *s) {
+		size_t n = strcspn(s, ",");
+
+		for (size_t r = 0; r < lwm2_nguidance_rules && r < 64; r++)
+			if (strlen(lwm2_guidance_rules[r].id) == n &&
+			    !strncmp(lwm2_guidance_rules[r].id, s, n))
+				bits |= 1ull << r;
+		s += n + (s[n] == ',');
+	}
+	return bits;
+}
+
+int lwm2_db_insert(struct lwm2_db *db, const struct lwm2_jobrow *j, bool *added, char *err,
+                   size_t errlen)
+{
+	sqlite3_stmt *st = db->insert;
+	struct lwm2_jobrow *w = (struct lwm2_jobrow *)(uintptr_t)j; /* read only */
+	int64_t rowid;
+
+	sqlite3_reset(st);
+	for (size_t i = 0; i < lwm2_db_ncolumns; i++) {
+		const struct lwm2_db_column *c = &lwm2_db_columns[i];
+		int p = (int)i + 1;
+		double d;
+
+		switch (c->kind) {
+		case LWM2_DBK_I64:
+			sqlite3_bind_int64(st, p, *AT(w, c->off, int64_t));
+			break;
+		case LWM2_DBK_U32:
+			sqlite3_bind_int64(st, p, *AT(w, c->off, uint32_t));
+			break;
+		case LWM2_DBK_BOOL:
+			sqlite3_bind_int(st, p, *AT(w, c->off, bool));
+			break;
+		case LWM2_DBK_STR: {
+			const char *s = *AT(w, c->off, const char *);
+
+			if (s)
+				sqlite3_bind_text(st, p, s, -1, SQLITE_STATIC);
+			else
+				sqlite3_bind_null(st, p);
+			break;
+		}
+		case LWM2_DBK_BUF:
+			sqlite3_bind_text(st, p, AT(w, c->off, char), -1, SQLITE_STATIC);
+			break;
+		case LWM2_DBK_REAL:
+			d = *AT(w, c->off, double);
+			if (isnan(d))
+				sqlite3_bind_null(st, p);
+			else
+				sqlite3_bind_double(st, p, d);
+			break;
+		case LWM2_DBK_OPT:
+			if (*AT(w, c->has_off, bool))
+				sqlite3_bind_double(st, p, *AT(w, c->off, double));
+			else
+				sqlite3_bind_null(st, p);
+			break;
+		case LWM2_DBK_RULES:
+			bind_rules(st, p, *AT(w, c->off, uint64_t));
+			break;
+		}
+	}
+	if (sqlite3_step(st) != SQLITE_DONE)
+		return fail(db, "add a job", err, errlen);
+	*added = sqlite3_changes(db->h) > 0;
+	if (!*added || !j->digest)
+		return 0;
+	rowid = sqlite3_last_insert_rowid(db->h);
+	for (size_t k = 0; k < LWM2_NMETRICS; k++) {
+		const struct lwm2_metric_stat *m = &j->scope.stat[k];
+
+		if (!m->n)
+			continue;
+		st = db->insert_metric;
+		sqlite3_reset(st);
+		sqlite3_bind_int64(st, 1, rowid);
+		sqlite3_bind_int64(st, 2, db->metric_id[k]);
+		sqlite3_bind_int64(st, 3, (int64_t)(m->n > INT64_MAX ? INT64_MAX : m->n));
+		sqlite3_bind_double(st, 4, m->min);
+		sqlite3_bind_double(st, 5, m->avg);
+		sqlite3_bind_double(st, 6, m->max);
+		if (sqlite3_step(st) != SQLITE_DONE)
+			return fail(db, "add a job's metrics", err, errlen);
+	}
+	return 0;
+}
+
+/* A row of the job table back into j (the metric's figures added after). */
+static void row_of(sqlite3_stmt *st, struct lwm2_jobrow *j)
+{
+	memset(j, 0, sizeof(*j));
+	for (size_t i = 0; i < lwm2_db_ncolumns; i++) {
+		const struct lwm2_db_column *c = &lwm2_db_columns[i];
+		int p = (int)i;
+		bool null = sqlite3_column_type(st, p) == SQLITE_NULL;
+		const char *s;
+
+		switch (c->kind) {
+		case LWM2_DBK_I64:
+			*AT(j, c->off, int64_t) = sqlite3_column_int64(st, p);
+			break;
+		case LWM2_DBK_U32:
+			*AT(j, c->off, uint32_t) = (uint32_t)sqlite3_column_int64(st, p);
+			break;
+		case LWM2_DBK_BOOL:
+			*AT(j, c->off, bool) = sqlite3_column_int(st, p) != 0;
+			break;
+		case LWM2_DBK_STR:
+			*AT(j, c->off, const char *) =
+			    null ? NULL : (const char *)sqlite3_column_text(st, p);
+			break;
+		case LWM2_DBK_BUF:
+			s = (const char *)sqlite3_column_text(st, p);
+			snprintf(AT(j, c->off, char), c->len, "%s", s ? s : "");
+			break;
+		case LWM2_DBK_REAL:
+			*AT(j, c->off, double) = null ? NAN : sqlite3_column_double(st, p);
+			break;
+		case LWM2_DBK_OPT:
+			*AT(j, c->has_off, bool) = !null;
+			*AT(j, c->off, double) = null ? 0 : sqlite3_column_double(st, p);
+			break;
+		case LWM2_DBK_RULES:
+			*AT(j, c->off, uint64_t) = rules_of((const char *)sqlite3_column_text(st, p));
+			break;
+		}
+	}
+}
+
+/* name IN (?, ...) for a list; "" for none */
+static size_t in_list(char *sql, size_t len, const char *col, size_t n)
+{
+	size_t k = 0;
+
+	if (!n)
+		return 0;
+	k += (size_t)snprintf(sql, len, " AND %s IN (", col);
+	for (size_t i = 0; i < n && k < len; i++)
+		k += (size_t)snprintf(sql + k, len - k, "%s?", i ? ", " : "");
+	k += (size_t)snprintf(sql + k, len > k ? len - k : 0, ")");
+	return k;
+}
+
+/* A user given as a uid is matched by the caller: the list then narrows
+ * nothing here. */
+static bool names_only(char *const *l, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (l[i][0] >= '0' && l[i][0] <= '9')
+			return false;
+	return true;
+}
+
+int lwm2_db_jobs(struct lwm2_db *db, const struct lwm2_db_select *sel,
+                 int (*fn)(void *arg, const struct lwm2_jobrow *j), void *arg, char *err,
+                 size_t errlen)
+{
+	size_t cap = 1024 + 8 * (sel->nusers + sel->naccounts) + 64 * lwm2_db_ncolumns, k = 0;
+	char *sql = malloc(cap);
+	size_t nusers = names_only(sel->users, sel->nusers) ? sel->nusers : 0;
+	sqlite3_stmt *st = NULL;
+	int p = 1, rc = 0, step;
+	struct lwm2_jobrow *j = malloc(sizeof(*j));
+
+	if (!sql || !j) {
+		snprintf(err, errlen, "%s", strerror(ENOMEM));
+		free(sql);
+		free(j);
+		return -1;
+	}
+	k += (size_t)snprintf(sql + k, cap - k, "SELECT ");
+	for (size_t i = 0; i < lwm2_db_ncolumns; i++)
+		k += (size_t)snprintf(sql + k, cap - k, "%s%s", i ? ", " : "",
+		                      lwm2_db_columns[i].name);
+	if (sel->metric >= 0)
+		k += (size_t)snprintf(sql + k, cap - k,
+		                      ", m.n, m.min, m.avg, m.max FROM job LEFT JOIN job_metric m ON "
+		                      "m.job = job.id AND m.metric = %" PRId64,
+		                      db->metric_id[sel->metric]);
+	else
+		k += (size_t)snprintf(sql + k, cap - k, " FROM job");
+	k += (size_t)snprintf(sql + k, cap - k, " WHERE end_time >= ? AND end_time <= ?");
+	k += in_list(sql + k, cap - k, "user_name", nusers);
+	k += in_list(sql + k, cap - k, "account", sel->naccounts);
+	snprintf(sql + k, cap - k, " ORDER BY job.id");
+	if (sqlite3_prepare_v2(db->h, sql, -1, &st, NULL) != SQLITE_OK) {
+		rc = fail(db, "read the jobs", err, errlen);
+		goto done;
+	}
+	sqlite3_bind_int64(st, p++, sel->start ? sel->start : INT64_MIN);
+	sqlite3_bind_int64(st, p++, sel->end ? sel->end : INT64_MAX);
+	for (size_t i = 0; i < nusers; i++)
+		sqlite3_bind_text(st, p++, sel->users[i], -1, SQLITE_STATIC);
+	for (size_t i = 0; i < sel->naccounts; i++)
+		sqlite3_bind_text(st, p++, sel->accounts[i], -1, SQLITE_STATIC);
+	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+		row_of(st, j);
+		j->core_h = j->use.req_core_h;
+		if (sel->metric >= 0 && sqlite3_column_type(st, (int)lwm2_db_ncolumns) != SQLITE_NULL) {
+			struct lwm2_metric_stat *m = &j->scope.stat[sel->metric];
+			int c = (int)lwm2_db_ncolumns;
+
+			m->n = (uint64_t)sqlite3_column_int64(st, c);
+			m->min = sqlite3_column_double(st, c + 1);
+			m->avg = sqlite3_column_double(st, c + 2);
+			m->max = sqlite3_column_double(st, c + 3);
+		}
+		if ((rc = fn(arg, j)) != 0)
+			break;
+	}
+	if (rc == 0 && step != SQLITE_DONE)
+		rc = fail(db, "read the jobs", err, errlen);
+	else if (rc < 0)
+		snprintf(err, errlen, "%s", strerror(ENOMEM));
+done:
+	sqlite3_finalize(st);
+	free(sql);
+	free(j);
+	return rc;
+}
+
+/* ------------------------------------------------------------ upkeep */
+
+int lwm2_db_check(struct lwm2_db *db, FILE *out, char *err, size_t errlen)
+{
+	sqlite3_stmt *st = NULL;
+	int bad = 0;
+
+	if (sqlite3_prepare_v2(db->h, "PRAGMA integrity_check", -1, &st, NULL) != SQLITE_OK)
+		return fail(db, "check", err, errlen);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		const char *r = (const char *)sqlite3_column_text(st, 0);
+
+		if (r && strcmp(r, "ok")) {
+			fprintf(out, "integrity: %s\n", r);
+			bad = 1;
+		}
+	}
+	sqlite3_finalize(st);
+	if (!bad)
+		fprintf(out, "integrity: ok\n");
+	fprintf(out, "schema: %d (this lwm2: %d)\n", db->schema, LWM2_DB_SCHEMA);
+	if (sqlite3_prepare_v2(db->h,
+	                       "SELECT count(*), min(end_time), max(end_time), sum(has_digest) "
+	                       "FROM job",
+	                       -1, &st, NULL) != SQLITE_OK)
+		return fail(db, "count the jobs", err, errlen);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		fprintf(out, "jobs: %" PRId64 " (%" PRId64 " with a digest), ended from %" PRId64
+		             " to %" PRId64 "\n",
+		        (int64_t)sqlite3_column_int64(st, 0), (int64_t)sqlite3_column_int64(st, 3),
+		        (int64_t)sqlite3_column_int64(st, 1), (int64_t)sqlite3_column_int64(st, 2));
+	sqlite3_finalize(st);
+	return bad;
+}
+
+int lwm2_db_forget(struct lwm2_db *db, int64_t before, unsigned long *removed, char *err,
+                   size_t errlen)
+{
+	sqlite3_stmt *st = NULL;
+
+	*removed = 0;
+	if (lwm2_db_begin(db, err, errlen) < 0)
+		return -1;
+	if (sqlite3_prepare_v2(db->h,
+	                       "DELETE FROM job_metric WHERE job IN (SELECT id FROM job WHERE "
+	                       "end_time < ?1)",
+	                       -1, &st, NULL) != SQLITE_OK)
+		goto fail;
+	sqlite3_bind_int64(st, 1, before);
+	if (sqlite3_step(st) != SQLITE_DONE)
+		goto fail;
+	sqlite3_finalize(st);
+	if (sqlite3_prepare_v2(db->h, "DELETE FROM job WHERE end_time < ?1", -1, &st, NULL) !=
+	    SQLITE_OK)
+		goto fail;
+	sqlite3_bind_int64(st, 1, before);
+	if (sqlite3_step(st) != SQLITE_DONE)
+		goto fail;
+	*removed = (unsigned long)sqlite3_changes(db->h);
+	sqlite3_finalize(st);
+	return lwm2_db_commit(db, err, errlen);
+fail:
+	fail(db, "remove old jobs", err, errlen);
+	sqlite3_finalize(st);
+	lwm2_db_rollback(db);
+	return -1;
+}
+
+int lwm2_db_vacuum(struct lwm2_db *db, char *err, size_t errlen)
+{
+	if (!db->writable) {
+		snprintf(err, errlen, "%s is open for reading only", db->path);
+		return -1;
+	}
+	return exec(db, "VACUUM; PRAGMA wal_checkpoint(TRUNCATE);", err, errlen);
+}

@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The central database kept up with the JSON-lines log (Database= in
+ * lwm2.conf, db.h): after every line the worker appends, and once when it
+ * starts, the lines the database lacks go in, in one transaction.  The
+ * log is written first and stays the record, so a database that is
+ * locked, full, corrupt or gone loses nothing: the next call reads the
+ * same lines again, and `lwm2 db import` rebuilds it.  slurmctld's log
+ * hears of a failure once, and once when the database has caught up.
+ */
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "db.h"
+#include "worker_int.h"
+
+/* After a failure to open, the next try waits this long (seconds): a
+ * missing directory must not cost every job an open. */
+#define REOPEN_S 30
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct lwm2_db *db;
+static char db_url[1024];
+static int64_t next_open;
+static bool failing; /* said so; say when it works again */
+
+/* Database= where given, else lwm2.db in the log's directory (written by
+ * the same user, so no setup); "" for none. */
+static void url_of(const struct lwm2_jc_conf *conf, char *out, size_t len)
+{
+	const char *slash = strrchr(conf->log_path, '/');
+
+	if (conf->database_set)
+		snprintf(out, len, "%s", conf->database);
+	else if (slash)
+		snprintf(out, len, "%.*s/lwm2.db", (int)(slash - conf->log_path), conf->log_path);
+	else
+		snprintf(out, len, "lwm2.db");
+}
+
+void lwm2_jc_db_sync(const struct lwm2_jc_conf *conf, const struct lwm2_jc_ops *ops)
+{
+	struct lwm2_db_count c = {0};
+	char err[1024], url[sizeof(db_url)];
+	int64_t now = lwm2_jc_now();
+
+	url_of(conf, url, sizeof(url));
+	if (!url[0])
+		return;
+	pthread_mutex_lock(&lock);
+	if (db && strcmp(db_url, url)) {
+		lwm2_db_close(db); /* Database= changed (reconfigure) */
+		db = NULL;
+	}
+	if (!db) {
+		if (now < next_open)
+			goto out;
+		snprintf(db_url, sizeof(db_url), "%s", url);
+		if (!(db = lwm2_db_open(db_url, LWM2_DB_WRITE, err, sizeof(err)))) {
+			next_open = now + REOPEN_S;
+			goto fail;
+		}
+	}
+	if (lwm2_db_follow(db, conf->log_path, &c, err, sizeof(err)) < 0) {
+		/* a broken connection or file: open it again next time */
+		lwm2_db_close(db);
+		db = NULL;
+		goto fail;
+	}
+	if (failing)
+		lwm2_jc_log(ops, LWM2_JC_INFO,
+		            "lwm2: database: %s is written again (%lu jobs caught up from %s)",
+		            db_url, c.added, conf->log_path);
+	failing = false;
+	goto out;
+fail:
+	if (!failing)
+		lwm2_jc_log(ops, LWM2_JC_ERROR,
+		            "lwm2: database: %s; the digests stay in %s and go in once it can be "
+		            "written (or with lwm2 db import)",
+		            err, conf->log_path);
+	failing = true;
+out:
+	pthread_mutex_unlock(&lock);
+}
+
+void lwm2_jc_db_close(void)
+{
+	pthread_mutex_lock(&lock);
+	lwm2_db_close(db);
+	db = NULL;
+	next_open = 0;
+	pthread_mutex_unlock(&lock);
+}
