@@ -97,6 +97,24 @@ static int create_schema(struct lwm2_db *db, char *err, size_t errlen)
 	return exec(db, sql, err, errlen);
 }
 
+/* The ids of the metrics this build knows, as the file names them; -1 for
+ * one it has never stored. */
+static int metric_ids(struct lwm2_db *db, char *err, size_t errlen)
+{
+	sqlite3_stmt *st = NULL;
+
+	if (sqlite3_prepare_v2(db->h, "SELECT id FROM metric WHERE name = ?1", -1, &st, NULL) !=
+	    SQLITE_OK)
+		return fail(db, "read the metrics' names", err, errlen);
+	for (size_t k = 0; k < LWM2_NMETRICS; k++) {
+		sqlite3_reset(st);
+		sqlite3_bind_text(st, 1, lwm2_metric_ids[k], -1, SQLITE_STATIC);
+		db->metric_id[k] = sqlite3_step(st) == SQLITE_ROW ? (int64_t)sqlite3_column_int64(st, 0) : -1;
+	}
+	sqlite3_finalize(st);
+	return 0;
+}
+
 /* Made where new, refused where newer than this build (read-only then),
  * and (later versions) migrated forward in place. */
 static int ready_schema(struct lwm2_db *db, char *err, size_t errlen)
@@ -118,7 +136,7 @@ static int ready_schema(struct lwm2_db *db, char *err, size_t errlen)
 			         db->path);
 			return -1;
 		}
-		return 0;
+		return metric_ids(db, err, errlen);
 	}
 	if (db->schema > LWM2_DB_SCHEMA) {
 		snprintf(err, errlen,

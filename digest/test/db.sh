@@ -1,0 +1,154 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# The central database (lwm2 db, lwm2 stats --db): every form of `lwm2
+# stats` gives from the database what it gives from the log; importing
+# again adds nothing; rotated, gzip and zstd logs; check, forget, vacuum;
+# a newer schema refused for writing; a file that is no database; a
+# database with a log line it cannot read.  Runs in the build directory.
+set -uo pipefail
+
+# shellcheck source=tests/tap.sh
+. "$(dirname "$0")/../../tests/tap.sh"
+export TZ=UTC
+need_python3
+command -v sqlite3 >/dev/null || skip_all "sqlite3 not installed (contrib/install-deps.sh installs it)"
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/lwm2-db.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+log=$tmp/jobs.jsonl
+# the jobs of stats.sh (users, accounts, partitions, months, nodes, rules),
+# containers, an array task, lwm2's own cost, and 3,000 generated ones
+./mkstatslog >"$log" <<'SPEC' || bail_out "mkstatslog failed"
+job=101 user=alice account=p1 partition=batch end=1700000000 elapsed=3600 cpus=4 procs=4 mpi=10
+job=102 user=alice account=p1 partition=batch end=1700003600 elapsed=7200 cpus=4 procs=4 mpi=30
+job=103 user=bob account=p2 partition=gpu end=1702000000 elapsed=3600 cpus=8 procs=4 cpt=2 threads=1 mpi=50 io=20
+job=104 user=bob account=p2 partition=batch state=FAILED end=1702003600 elapsed=1800 cpus=2 procs=2 mpi=0 cpi=2
+job=105 user=carol account=p1 partition=batch end=1700000100 elapsed=3600 cpus=4 nodigest=1
+job=106 user=alice account=p1 partition=batch end=1700007200 elapsed=3600 cpus=4 procs=4 mpi=20 nodes=n[1-2] nnodes=2
+job=201 user=dave end=1700000000 elapsed=3600 cpus=4 procs=4 container=charliecloud:/img/x
+job=202 user=dave end=1700000000 elapsed=3600 cpus=8 procs=4 container=podman:docker.io/library/debian:11 container0=charliecloud:/img/x
+job=206 user=erin end=1700000000 elapsed=3600 cpus=1 procs=1 container=enroot
+SPEC
+./mkdigestlog 3000 1701000000 >>"$log" || bail_out "mkdigestlog failed"
+db=$tmp/site.db
+
+# like GOT REGEX DESC
+like() {
+	if [[ $1 =~ $2 ]]; then ok "$3"; else not_ok "$3"; diag "got:  '$1'" "want: /$2/"; fi
+}
+
+# --- import
+out=$(./lwm2 db import --db "$db" "$log" 2>"$tmp/err")
+is "$?" 0 "import: exit 0"
+is "$out" "3009 lines read, 3009 jobs added, 0 already there, 0 lines skipped" "import: every job added"
+out=$(./lwm2 db import --db "sqlite:$db" "$log" 2>"$tmp/err")
+is "$out" "3009 lines read, 0 jobs added, 3009 already there, 0 lines skipped" \
+	"import again (sqlite:PATH): nothing added"
+is "$(sqlite3 "$db" 'SELECT count(*) FROM job')" 3009 "one row per job"
+is "$(sqlite3 "$db" "SELECT avg FROM job_metric m JOIN metric k ON k.id = m.metric JOIN job j ON j.id = m.job WHERE j.job_id = 103 AND k.name = 'mpi_time'")" \
+	50.0 "job_metric: a metric's average under its name"
+like "$(sqlite3 "$db" "SELECT rules_fired FROM job WHERE job_id = 103")" \
+	"(^|,)mpi-share(,|$).*|(^|,)io-share(,|$)" "the rules that fired, by id"
+
+# --- every form of lwm2 stats: the database's output is the log's
+forms=("" "--by user" "--by account" "--by partition" "--by month" "--by node" "--by app"
+	"--by executable" "--by image" "--by user --json" "--by account --csv" "-p --by month"
+	"-u alice" "-u alice,1001 --by account" "-A p1 --by user" "-r batch --by user"
+	"-s failed --by user" "-S @1700000050 -E @1701000500 --by user" "-E @1700003600"
+	"--top 5" "--top 3 --sort io" "--top 4 --sort core_hours" "--top 2 --sort cpi"
+	"--top 3 --sort idle" "--top 3 --sort avg_threads" "--top 3 --sort lwm2_cost"
+	"--top 2 -u bob --json" "--by user -n")
+for f in "${forms[@]}"; do
+	# shellcheck disable=SC2086 # the form's words
+	./lwm2 stats -f "$log" $f >"$tmp/want" 2>&1
+	want_rc=$?
+	# shellcheck disable=SC2086
+	./lwm2 stats --db "$db" $f >"$tmp/got" 2>&1
+	got_rc=$?
+	if [ "$want_rc" = "$got_rc" ] && cmp -s "$tmp/want" "$tmp/got"; then
+		ok "stats ${f:-(all jobs)}: the same from the database"
+	else
+		not_ok "stats ${f:-(all jobs)}: the same from the database (exit $want_rc/$got_rc)"
+		diff "$tmp/want" "$tmp/got" | head -n 6 | sed 's/^/# /'
+	fi
+done
+err=$(LWM2_CONF=/dev/null ./lwm2 stats 2>&1 >/dev/null)
+is "$?" 2 "stats with neither log nor database: usage error"
+like "$err" "no --file LOG given .*no --db and no Database= in lwm2.conf" "  and why"
+printf 'Database=%s\n' "$db" >"$tmp/lwm2.conf"
+is "$(LWM2_CONF=$tmp/lwm2.conf ./lwm2 stats --by user -p -n)" "$(./lwm2 stats -f "$log" --by user -p -n)" \
+	"stats without --file reads lwm2.conf's Database="
+err=$(./lwm2 stats -f "$log" --db "$db" 2>&1 >/dev/null)
+is "$?" 2 "--file and --db together: usage error"
+like "$err" "--file and --db exclude each other" "  and why"
+
+# --- rotated, compressed: the same rows as the plain log
+command -v zstd >/dev/null && command -v gzip >/dev/null ||
+	bail_out "gzip or zstd not installed (contrib/install-deps.sh installs them)"
+mkdir "$tmp/set"
+head -n 1000 "$log" | gzip -c >"$tmp/set/l.jsonl.2.gz"
+sed -n '1001,2000p' "$log" | zstd -q -c >"$tmp/set/l.jsonl.1.zst"
+tail -n +2001 "$log" >"$tmp/set/l.jsonl"
+out=$(./lwm2 db import --db "$tmp/rot.db" "$tmp/set/l.jsonl"* 2>&1)
+is "$out" "3009 lines read, 3009 jobs added, 0 already there, 0 lines skipped" \
+	"a rotated set (gzip, zstd, plain) imported"
+is "$(./lwm2 stats --db "$tmp/rot.db" --by user --json)" "$(./lwm2 stats --db "$db" --by user --json)" \
+	"the rotated set's database answers as the plain log's"
+
+# --- check, forget, vacuum
+out=$(./lwm2 db check --db "$db")
+is "$?" 0 "check: exit 0"
+like "$out" "integrity: ok" "check: integrity"
+with=$(./lwm2 stats -f "$log" -p -n | cut -d'|' -f2)
+like "$out" "jobs: 3009 \\($with with a digest\\), ended from 1700000000 to 1702003600" \
+	"check: the jobs, those with a digest, their span"
+cp "$db" "$tmp/old.db"
+out=$(./lwm2 db forget --db "$tmp/old.db" --before @1700003600)
+is "$out" "$(python3 -c 'import json,sys; print(sum(json.loads(l)["end"] < 1700003600 for l in open(sys.argv[1])))' "$log") jobs that ended before @1700003600 forgotten" \
+	"forget --before: the jobs before"
+is "$(./lwm2 stats --db "$tmp/old.db" --by user)" "$(./lwm2 stats -f "$log" -S @1700003600 --by user)" \
+	"after forget: the database answers as the log from that time on"
+is "$(sqlite3 "$tmp/old.db" 'SELECT count(*) FROM job_metric WHERE job NOT IN (SELECT id FROM job)')" 0 \
+	"forget: the jobs' metrics go with them"
+./lwm2 db vacuum --db "$tmp/old.db" >/dev/null
+is "$?" 0 "vacuum: exit 0"
+out=$(./lwm2 db forget --db "$tmp/old.db" --keep 1200)
+is "$out" "0 jobs that ended before @$(python3 -c 'import datetime as d; t=d.date.today(); y,m=t.year-100,t.month; print(int(d.datetime(y+(m==12),(m%12)+1,1,tzinfo=d.timezone.utc).timestamp()))') forgotten" \
+	"forget --keep 1200: the start of the month 1199 months ago"
+./lwm2 db forget --db "$tmp/old.db" >/dev/null 2>&1
+is "$?" 2 "forget without --keep or --before: usage error"
+./lwm2 db check --db "$tmp/old.db" --keep 3 >/dev/null 2>&1
+is "$?" 2 "--keep outside forget: usage error"
+./lwm2 db frobnicate --db "$db" >/dev/null 2>&1
+is "$?" 2 "unknown action: usage error"
+./lwm2 db import --db "$db" >/dev/null 2>&1
+is "$?" 2 "import without a log: usage error"
+
+# --- what cannot be used
+err=$(./lwm2 stats --db "$tmp/none.db" 2>&1 >/dev/null)
+is "$?" 1 "a database that is not there: exit 1"
+like "$err" "couldn't open the database .*none.db: No such file" "  and why"
+check "  reading never makes one" test ! -e "$tmp/none.db"
+head -c 4096 /dev/urandom >"$tmp/junk.db"
+err=$(./lwm2 stats --db "$tmp/junk.db" 2>&1 >/dev/null)
+is "$?" 1 "a file that is no database: exit 1"
+like "$err" "not an lwm2 database|file is not a database" "  and why"
+cp "$db" "$tmp/new.db"
+sqlite3 "$tmp/new.db" "UPDATE lwm2_meta SET value = '99' WHERE key = 'schema_version'"
+err=$(./lwm2 db import --db "$tmp/new.db" "$log" 2>&1 >/dev/null)
+is "$?" 1 "a newer schema: not written"
+like "$err" "schema version 99, newer than this lwm2's 1: not writing" "  and why"
+is "$(./lwm2 stats --db "$tmp/new.db" -p -n | cut -d'|' -f2)" \
+	"$(./lwm2 stats -f "$log" -p -n | cut -d'|' -f2)" "  but read"
+{
+	head -n 3 "$log"
+	echo '{"job_id": 9, "digest": {"digest_version": 999, "scope": {}}}'
+	echo 'not json'
+} >"$tmp/bad.jsonl"
+out=$(./lwm2 db import --db "$tmp/bad.db" "$tmp/bad.jsonl" 2>"$tmp/err")
+is "$?" 0 "unreadable lines: the others imported, exit 0"
+is "$out" "5 lines read, 3 jobs added, 0 already there, 2 lines skipped" "  counted"
+like "$(cat "$tmp/err")" "bad.jsonl line 4: digest version .*skipped" "  the line reported with its number"
+
+done_testing
