@@ -55,7 +55,8 @@ void lwm2_jc_db_sync(const struct lwm2_jc_conf *conf, const struct lwm2_jc_ops *
 		db = NULL;
 	}
 	if (!db) {
-		if (now < next_open)
+		/* a new Database= is tried at once */
+		if (now < next_open && !strcmp(db_url, url))
 			goto out;
 		snprintf(db_url, sizeof(db_url), "%s", url);
 		if (!(db = lwm2_db_open(db_url, LWM2_DB_WRITE, err, sizeof(err)))) {

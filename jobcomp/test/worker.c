@@ -16,11 +16,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "db.h"
 #include "lwm2_digest.h"
 #include "lwm2_jobcomp.h"
 #include "mknode.h"
 #include "munged.h"
 #include "tap.h"
+#include "worker_int.h"
 
 static char tmp[] = "/tmp/lwm2-jc-worker.XXXXXX";
 static char spool[600], state[600], logp[600];
@@ -471,6 +473,84 @@ static void unwritable_log(struct lwm2_jc_conf *conf)
 	lwm2_jc_job_free(j);
 }
 
+static int count_row(void *arg, const struct lwm2_jobrow *j)
+{
+	(void)j;
+	(*(int *)arg)++;
+	return 0;
+}
+
+/* The rows of the database at path, -1 when it cannot be read. */
+static int db_jobs(const char *path)
+{
+	char err[512];
+	struct lwm2_db *db = lwm2_db_open(path, LWM2_DB_READ, err, sizeof(err));
+	struct lwm2_db_select all = {.metric = -1};
+	int n = 0;
+
+	if (!db) {
+		diag("%s", err);
+		return -1;
+	}
+	if (lwm2_db_jobs(db, &all, count_row, &n, err, sizeof(err)) < 0)
+		n = -1;
+	lwm2_db_close(db);
+	return n;
+}
+
+static int log_lines(void)
+{
+	FILE *f = fopen(logp, "re");
+	int n = 0, c;
+
+	while (f && (c = fgetc(f)) != EOF)
+		n += c == '\n';
+	if (f)
+		fclose(f);
+	return n;
+}
+
+/* The database beside the log by default, a row for every line; one it
+ * cannot write: the job logged all the same, one message for any number
+ * of jobs, and the rows caught up from the log once it can be written. */
+static void database(struct lwm2_jc_conf *conf)
+{
+	struct lwm2_jc_job *j;
+	atomic_bool stop = false;
+	char def[600], path[600];
+
+	snprintf(def, sizeof(def), "%s/lwm2.db", tmp);
+	is_int(db_jobs(def), log_lines(), "the default database beside the log: a row per line");
+	snprintf(conf->database, sizeof(conf->database), "%s/no/such/dir/site.db", tmp);
+	conf->database_set = true;
+	errors = 0;
+	for (uint32_t id = 60; id < 63; id++) {
+		sign(id, 0, "n1", 0, id);
+		j = mkjob(id);
+		lwm2_jc_process(conf, &ops, j, &stop);
+		ok(j->logged, "database not writable: job %u logged all the same", id);
+		lwm2_jc_job_free(j);
+	}
+	ok(errors == 1 && strstr(lastlog, "lwm2: database:") && strstr(lastlog, "site.db"),
+	   "database not writable: said once for three jobs (%d)", errors);
+	snprintf(path, sizeof(path), "%s/site.db", tmp);
+	snprintf(conf->database, sizeof(conf->database), "%s", path);
+	sign(63, 0, "n1", 0, 63);
+	j = mkjob(63);
+	lwm2_jc_process(conf, &ops, j, &stop);
+	lwm2_jc_job_free(j);
+	is_int(db_jobs(path), log_lines(), "writable again: every line of the log caught up");
+	/* none: the log alone */
+	snprintf(conf->database, sizeof(conf->database), "%s", "");
+	sign(64, 0, "n1", 0, 64);
+	j = mkjob(64);
+	lwm2_jc_process(conf, &ops, j, &stop);
+	lwm2_jc_job_free(j);
+	is_int(db_jobs(path), log_lines() - 1, "Database=none: the log alone");
+	conf->database_set = false;
+	lwm2_jc_db_close();
+}
+
 /* a requeued job: each run takes its own records */
 static void requeued(struct lwm2_jc_conf *conf)
 {
@@ -743,6 +823,7 @@ static int run(const char *socket)
 	not_started_no_records(&conf);
 
 	unwritable_log(&conf);
+	database(&conf);
 	requeued(&conf);
 
 	field_rewritten(&conf);

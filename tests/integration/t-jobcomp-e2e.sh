@@ -16,7 +16,7 @@ set -uo pipefail
 
 command -v mpicc.openmpi >/dev/null || skip_all "mpicc.openmpi not installed"
 jobcomp_setup
-plan 38
+plan 42
 
 # --- a program of known behaviour: every rank sends 10 messages of 1000
 # bytes to its partner and receives 10, and does 5 allreduces of one int.
@@ -201,6 +201,16 @@ is "$(digest_as -j "$arr" -p -n -o JobID | sort | tr '\n' ' ')" "${arr}_1 ${arr}
 # --- another user's job is not in the caller's default listing
 is "$(digest_as -u "$OTHER_USER" -p -n -o JobID 2>/dev/null | grep -c "^$job$")" 0 \
 	"lwm2 digest -u other: not the test user's job"
+
+# --- the central database: jobcomp/lwm2 keeps lwm2.db beside its log, a
+# row for every line, answering as the log does
+db=$JCDIR/lwm2.db
+check "the database beside the log (lwm2.db)" test -s "$db"
+is "$("$LWM2" db check --db "$db" | sed -n 's/^jobs: \([0-9]*\) .*/\1/p')" "$(grep -c . "$JCLOG")" \
+	"a row for every line of the log"
+is "$("$LWM2" stats --db "$db" --by user -p -n 2>&1)" "$("$LWM2" stats -f "$JCLOG" --by user -p -n 2>&1)" \
+	"lwm2 stats --db: the log's figures"
+is "$(grep -c 'lwm2: database:' "$CTLD_LOG")" 0 "slurmctld's log: no database trouble"
 
 # --- log_record's own time, every job of this test
 ns=$(grep -h "lwm2: log_record: job [0-9]* queued in" "$CTLD_LOG" | sed 's/.* in \([0-9]*\) ns/\1/' | sort -n)
