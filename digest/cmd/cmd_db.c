@@ -85,8 +85,8 @@ static const struct lwm2_optstore db_store[] = {
 static void progress(void *arg, const struct lwm2_db_count *c)
 {
 	(void)arg;
-	fprintf(stderr, "\rlwm2: db: %lu lines read, %lu jobs added, %lu known", c->lines,
-	        c->added, c->known);
+	fprintf(stderr, "\rlwm2: db: %lu lines read, %lu jobs added, %lu known", c->lines, c->added,
+	        c->known);
 }
 
 static int do_import(struct lwm2_db *db, struct db_cli *cli, char **logs, size_t n)
@@ -125,7 +125,8 @@ static int do_forget(struct lwm2_db *db, struct db_cli *cli)
 
 	if (cli->keep) {
 		if (lwm2_parse_u64(cli->keep, NULL, 1, 1200, &months) < 0) {
-			fprintf(stderr, "lwm2: db: couldn't parse --keep \"%s\": want 1 to 1200 months\n",
+			fprintf(stderr,
+			        "lwm2: db: couldn't parse --keep \"%s\": want 1 to 1200 months\n",
 			        cli->keep);
 			return 2;
 		}
@@ -156,14 +157,15 @@ int lwm2_cmd_db(int argc, char **argv)
 	import = !strcmp(action, "import");
 	if (!import && strcmp(action, "check") && strcmp(action, "forget") &&
 	    strcmp(action, "vacuum")) {
-		fprintf(stderr, "lwm2: db: unknown action \"%s\": want import, check, forget or "
-		                "vacuum\n",
+		fprintf(stderr,
+		        "lwm2: db: unknown action \"%s\": want import, check, forget or "
+		        "vacuum\n",
 		        action);
 		return 2;
 	}
 	if (import != (first + 1 < argc)) {
-		fprintf(stderr, import ? "lwm2: db: import: no LOG given\n"
-		                       : "lwm2: db: %s takes no LOG\n",
+		fprintf(stderr,
+		        import ? "lwm2: db: import: no LOG given\n" : "lwm2: db: %s takes no LOG\n",
 		        action);
 		return 2;
 	}

@@ -9,16 +9,26 @@
 #include "config.h"
 
 #include <stddef.h>
+#include <stdio.h>
+#include <string.h>
 
 #include "db_internal.h"
+#include "lwm2_render.h"
 
-#define COL(name, kind, field) {name, LWM2_DBK_##kind, offsetof(struct lwm2_jobrow, field), 0, 0}
-#define BUF(name, field)                                                                      \
-	{name, LWM2_DBK_BUF, offsetof(struct lwm2_jobrow, field), 0,                              \
-	 sizeof(((struct lwm2_jobrow *)0)->field)}
-#define OPT(name, field, has)                                                                 \
-	{name, LWM2_DBK_OPT, offsetof(struct lwm2_jobrow, field),                                 \
-	 offsetof(struct lwm2_jobrow, has), 0}
+#define COL(name, kind, field)                                                                     \
+	{                                                                                          \
+		name, LWM2_DBK_##kind, offsetof(struct lwm2_jobrow, field), 0, 0                   \
+	}
+#define BUF(name, field)                                                                           \
+	{                                                                                          \
+		name, LWM2_DBK_BUF, offsetof(struct lwm2_jobrow, field), 0,                        \
+		    sizeof(((struct lwm2_jobrow *)0)->field)                                       \
+	}
+#define OPT(name, field, has)                                                                      \
+	{                                                                                          \
+		name, LWM2_DBK_OPT, offsetof(struct lwm2_jobrow, field),                           \
+		    offsetof(struct lwm2_jobrow, has), 0                                           \
+	}
 
 const struct lwm2_db_column lwm2_db_columns[] = {
     /* the job, as Slurm knew it */
@@ -60,3 +70,31 @@ const struct lwm2_db_column lwm2_db_columns[] = {
 };
 
 const size_t lwm2_db_ncolumns = sizeof(lwm2_db_columns) / sizeof(lwm2_db_columns[0]);
+
+size_t lwm2_db_rules_text(uint64_t bits, char *buf, size_t len)
+{
+	size_t k = 0;
+
+	buf[0] = '\0';
+	for (size_t r = 0; r < lwm2_nguidance_rules && r < 64; r++)
+		if ((bits & (1ull << r)) && k + strlen(lwm2_guidance_rules[r].id) + 2 < len)
+			k += (size_t)snprintf(buf + k, len - k, "%s%s", k ? "," : "",
+			                      lwm2_guidance_rules[r].id);
+	return k;
+}
+
+uint64_t lwm2_db_rules_bits(const char *s)
+{
+	uint64_t bits = 0;
+
+	while (s && *s) {
+		size_t n = strcspn(s, ",");
+
+		for (size_t r = 0; r < lwm2_nguidance_rules && r < 64; r++)
+			if (strlen(lwm2_guidance_rules[r].id) == n &&
+			    !strncmp(lwm2_guidance_rules[r].id, s, n))
+				bits |= 1ull << r;
+		s += n + (s[n] == ',');
+	}
+	return bits;
+}

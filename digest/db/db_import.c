@@ -143,8 +143,9 @@ int lwm2_db_follow(struct lwm2_db *db, const char *log, struct lwm2_db_count *co
 	if (lwm2_db_meta_get(db, key, val, sizeof(val), err, errlen) < 0)
 		goto fail;
 	/* another file under the name (rotated), or cut shorter: from its start */
-	if (sscanf(val, "%llu:%llu:%lld", &dev, &ino, &off) != 3 || dev != (unsigned long long)sb.st_dev ||
-	    ino != (unsigned long long)sb.st_ino || off > (long long)sb.st_size || off < 0)
+	if (sscanf(val, "%llu:%llu:%lld", &dev, &ino, &off) != 3 ||
+	    dev != (unsigned long long)sb.st_dev || ino != (unsigned long long)sb.st_ino ||
+	    off > (long long)sb.st_size || off < 0)
 		off = 0;
 	if (off && fseeko(f, (off_t)off, SEEK_SET) < 0) {
 		snprintf(err, errlen, "couldn't read %s: %s", log, strerror(errno));
@@ -163,7 +164,8 @@ int lwm2_db_follow(struct lwm2_db *db, const char *log, struct lwm2_db_count *co
 			line[--len] = '\0';
 		if (!len)
 			continue;
-		if (strlen(line) != len || lwm2_logline_parse(line, len, &l, why, sizeof(why)) < 0) {
+		if (strlen(line) != len ||
+		    lwm2_logline_parse(line, len, &l, why, sizeof(why)) < 0) {
 			count->bad++;
 			continue;
 		}

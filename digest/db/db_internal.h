@@ -9,6 +9,8 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
 
 #include "db.h"
 
@@ -35,17 +37,58 @@ struct lwm2_db_column {
 extern const struct lwm2_db_column lwm2_db_columns[];
 extern const size_t lwm2_db_ncolumns;
 
-/* One transaction's steps, as lwm2_db_import and lwm2_db_follow take them. */
+/* A member of struct lwm2_jobrow at a column's offset. */
+#define LWM2_DB_AT(j, off, type) ((type *)(void *)((char *)(j) + (off)))
+
+/* LWM2_DBK_RULES: the ids of the rules in bits, comma-separated, into buf;
+ * their length.  And back: a rule this build does not know is left out. */
+size_t lwm2_db_rules_text(uint64_t bits, char *buf, size_t len);
+uint64_t lwm2_db_rules_bits(const char *text);
+
+/*
+ * A backend: the SQL engine behind a database.  Each keeps its own struct
+ * with struct lwm2_db first, and the SQL of its dialect to itself; the
+ * columns, the rows and the import are shared.  The functions are db.h's,
+ * and these:
+ *   begin, commit, rollback  one transaction of an import or a follow;
+ *   insert   the job (lwm2_jobrow_digest with LWM2_JR_WANT_ALL) in the
+ *            open transaction: *added false when the database had it;
+ *   meta_get, meta_set  lwm2_meta's value of a key ("" when unset).
+ */
+struct lwm2_db_backend {
+	const char *name;
+	struct lwm2_db *(*open)(const char *url, enum lwm2_db_mode mode, char *err, size_t errlen);
+	void (*close)(struct lwm2_db *db);
+	int (*begin)(struct lwm2_db *db, char *err, size_t errlen);
+	int (*commit)(struct lwm2_db *db, char *err, size_t errlen);
+	void (*rollback)(struct lwm2_db *db);
+	int (*insert)(struct lwm2_db *db, const struct lwm2_jobrow *j, bool *added, char *err,
+	              size_t errlen);
+	int (*meta_get)(struct lwm2_db *db, const char *key, char *buf, size_t len, char *err,
+	                size_t errlen);
+	int (*meta_set)(struct lwm2_db *db, const char *key, const char *value, char *err,
+	                size_t errlen);
+	int (*jobs)(struct lwm2_db *db, const struct lwm2_db_select *sel,
+	            int (*fn)(void *arg, const struct lwm2_jobrow *j), void *arg, char *err,
+	            size_t errlen);
+	int (*check)(struct lwm2_db *db, FILE *out, char *err, size_t errlen);
+	int (*forget)(struct lwm2_db *db, int64_t before, unsigned long *removed, char *err,
+	              size_t errlen);
+	int (*vacuum)(struct lwm2_db *db, char *err, size_t errlen);
+};
+
+struct lwm2_db {
+	const struct lwm2_db_backend *be;
+};
+
+extern const struct lwm2_db_backend lwm2_db_sqlite;
+
+/* The backend's steps through db->be (db.c). */
 int lwm2_db_begin(struct lwm2_db *db, char *err, size_t errlen);
 int lwm2_db_commit(struct lwm2_db *db, char *err, size_t errlen);
 void lwm2_db_rollback(struct lwm2_db *db);
-
-/* The job (lwm2_jobrow_digest with LWM2_JR_WANT_ALL) in the open
- * transaction: *added false when the database had it.  0, or -1. */
 int lwm2_db_insert(struct lwm2_db *db, const struct lwm2_jobrow *j, bool *added, char *err,
                    size_t errlen);
-
-/* lwm2_meta's value of key into buf ("" when unset); 0, or -1. */
 int lwm2_db_meta_get(struct lwm2_db *db, const char *key, char *buf, size_t len, char *err,
                      size_t errlen);
 int lwm2_db_meta_set(struct lwm2_db *db, const char *key, const char *value, char *err,

@@ -22,7 +22,8 @@
 #include "grow.h"
 #include "lwm2_render.h"
 
-struct lwm2_db {
+struct lwm2_db_sqlite {
+	struct lwm2_db base; /* first: the backend's table */
 	sqlite3 *h;
 	char *path;
 	bool writable;
@@ -35,13 +36,17 @@ struct lwm2_db {
  * import at the same time) before it gives up for now. */
 #define BUSY_MS 10000
 
-static int fail(struct lwm2_db *db, const char *what, char *err, size_t errlen)
+static void sq_close(struct lwm2_db *base);
+static int sq_meta_get(struct lwm2_db *base, const char *key, char *buf, size_t len, char *err,
+                       size_t errlen);
+
+static int fail(struct lwm2_db_sqlite *db, const char *what, char *err, size_t errlen)
 {
 	snprintf(err, errlen, "couldn't %s in %s: %s", what, db->path, sqlite3_errmsg(db->h));
 	return -1;
 }
 
-static int exec(struct lwm2_db *db, const char *sql, char *err, size_t errlen)
+static int exec(struct lwm2_db_sqlite *db, const char *sql, char *err, size_t errlen)
 {
 	char *msg = NULL;
 
@@ -72,13 +77,12 @@ static const char *sql_type(enum lwm2_db_kind k)
  * submit and start times: a requeued job runs again under its id with a
  * new start.  The indexes serve the questions asked most: a window of
  * time, one user's or account's jobs in it, one application's history. */
-static int create_schema(struct lwm2_db *db, char *err, size_t errlen)
+static int create_schema(struct lwm2_db_sqlite *db, char *err, size_t errlen)
 {
 	char sql[4096];
 	size_t k = 0;
 
-	k += (size_t)snprintf(sql + k, sizeof(sql) - k,
-	                      "CREATE TABLE job (id INTEGER PRIMARY KEY");
+	k += (size_t)snprintf(sql + k, sizeof(sql) - k, "CREATE TABLE job (id INTEGER PRIMARY KEY");
 	for (size_t i = 0; i < lwm2_db_ncolumns; i++)
 		k += (size_t)snprintf(sql + k, sizeof(sql) - k, ", %s %s", lwm2_db_columns[i].name,
 		                      sql_type(lwm2_db_columns[i].kind));
@@ -99,7 +103,7 @@ static int create_schema(struct lwm2_db *db, char *err, size_t errlen)
 
 /* The ids of the metrics this build knows, as the file names them; -1 for
  * one it has never stored. */
-static int metric_ids(struct lwm2_db *db, char *err, size_t errlen)
+static int metric_ids(struct lwm2_db_sqlite *db, char *err, size_t errlen)
 {
 	sqlite3_stmt *st = NULL;
 
@@ -109,7 +113,8 @@ static int metric_ids(struct lwm2_db *db, char *err, size_t errlen)
 	for (size_t k = 0; k < LWM2_NMETRICS; k++) {
 		sqlite3_reset(st);
 		sqlite3_bind_text(st, 1, lwm2_metric_ids[k], -1, SQLITE_STATIC);
-		db->metric_id[k] = sqlite3_step(st) == SQLITE_ROW ? (int64_t)sqlite3_column_int64(st, 0) : -1;
+		db->metric_id[k] =
+		    sqlite3_step(st) == SQLITE_ROW ? (int64_t)sqlite3_column_int64(st, 0) : -1;
 	}
 	sqlite3_finalize(st);
 	return 0;
@@ -117,7 +122,7 @@ static int metric_ids(struct lwm2_db *db, char *err, size_t errlen)
 
 /* Made where new, refused where newer than this build (read-only then),
  * and (later versions) migrated forward in place. */
-static int ready_schema(struct lwm2_db *db, char *err, size_t errlen)
+static int ready_schema(struct lwm2_db_sqlite *db, char *err, size_t errlen)
 {
 	char v[32];
 
@@ -127,7 +132,7 @@ static int ready_schema(struct lwm2_db *db, char *err, size_t errlen)
 	                         "value TEXT NOT NULL);",
 	                         err, errlen) < 0)
 		return -1;
-	if (lwm2_db_meta_get(db, "schema_version", v, sizeof(v), err, errlen) < 0)
+	if (sq_meta_get(&db->base, "schema_version", v, sizeof(v), err, errlen) < 0)
 		goto fail;
 	db->schema = atoi(v);
 	if (!db->writable) {
@@ -152,10 +157,11 @@ static int ready_schema(struct lwm2_db *db, char *err, size_t errlen)
 	for (size_t k = 0; k < LWM2_NMETRICS; k++) {
 		sqlite3_stmt *st = NULL;
 
-		if (sqlite3_prepare_v2(db->h,
-		                       "INSERT INTO metric (name) VALUES (?1) ON CONFLICT (name) DO "
-		                       "UPDATE SET name = name RETURNING id",
-		                       -1, &st, NULL) != SQLITE_OK) {
+		if (sqlite3_prepare_v2(
+		        db->h,
+		        "INSERT INTO metric (name) VALUES (?1) ON CONFLICT (name) DO "
+		        "UPDATE SET name = name RETURNING id",
+		        -1, &st, NULL) != SQLITE_OK) {
 			fail(db, "prepare", err, errlen);
 			goto fail;
 		}
@@ -175,7 +181,7 @@ fail:
 	return -1;
 }
 
-static int prepare(struct lwm2_db *db, const char *sql, sqlite3_stmt **st, char *err,
+static int prepare(struct lwm2_db_sqlite *db, const char *sql, sqlite3_stmt **st, char *err,
                    size_t errlen)
 {
 	if (sqlite3_prepare_v3(db->h, sql, -1, SQLITE_PREPARE_PERSISTENT, st, NULL) != SQLITE_OK)
@@ -183,7 +189,7 @@ static int prepare(struct lwm2_db *db, const char *sql, sqlite3_stmt **st, char 
 	return 0;
 }
 
-static int prepare_insert(struct lwm2_db *db, char *err, size_t errlen)
+static int prepare_insert(struct lwm2_db_sqlite *db, char *err, size_t errlen)
 {
 	char sql[4096];
 	size_t k = 0;
@@ -199,8 +205,9 @@ static int prepare_insert(struct lwm2_db *db, char *err, size_t errlen)
 	if (prepare(db, sql, &db->insert, err, errlen) < 0 ||
 	    prepare(db, "INSERT INTO job_metric VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
 	            &db->insert_metric, err, errlen) < 0 ||
-	    prepare(db, "INSERT INTO lwm2_meta VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET "
-	                "value = excluded.value",
+	    prepare(db,
+	            "INSERT INTO lwm2_meta VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET "
+	            "value = excluded.value",
 	            &db->meta_set, err, errlen) < 0)
 		return -1;
 	return 0;
@@ -212,9 +219,9 @@ static const char *path_of(const char *url)
 	return strncmp(url, "sqlite:", 7) ? url : url + 7;
 }
 
-struct lwm2_db *lwm2_db_open(const char *url, enum lwm2_db_mode mode, char *err, size_t errlen)
+static struct lwm2_db *sq_open(const char *url, enum lwm2_db_mode mode, char *err, size_t errlen)
 {
-	struct lwm2_db *db = calloc(1, sizeof(*db));
+	struct lwm2_db_sqlite *db = calloc(1, sizeof(*db));
 	const char *path = path_of(url);
 	struct stat sb;
 	int flags = mode == LWM2_DB_WRITE ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
@@ -226,8 +233,9 @@ struct lwm2_db *lwm2_db_open(const char *url, enum lwm2_db_mode mode, char *err,
 		return NULL;
 	}
 	if (!*path || strstr(url, "://")) {
-		snprintf(err, errlen, "couldn't open the database \"%s\": want a file's path or "
-		                      "sqlite:PATH",
+		snprintf(err, errlen,
+		         "couldn't open the database \"%s\": want a file's path or "
+		         "sqlite:PATH",
 		         url);
 		goto fail;
 	}
@@ -247,8 +255,8 @@ struct lwm2_db *lwm2_db_open(const char *url, enum lwm2_db_mode mode, char *err,
 	if (db->writable &&
 	    exec(db, "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;", err, errlen) < 0)
 		goto fail;
-	if (prepare(db, "SELECT value FROM lwm2_meta WHERE key = ?1", &db->meta_get, err,
-	            errlen) < 0 &&
+	if (prepare(db, "SELECT value FROM lwm2_meta WHERE key = ?1", &db->meta_get, err, errlen) <
+	        0 &&
 	    db->writable) {
 		/* a new file: the table comes with the schema */
 		db->meta_get = NULL;
@@ -260,14 +268,16 @@ struct lwm2_db *lwm2_db_open(const char *url, enum lwm2_db_mode mode, char *err,
 		goto fail;
 	if (db->writable && prepare_insert(db, err, errlen) < 0)
 		goto fail;
-	return db;
+	db->base.be = &lwm2_db_sqlite;
+	return &db->base;
 fail:
-	lwm2_db_close(db);
+	sq_close(&db->base);
 	return NULL;
 }
 
-void lwm2_db_close(struct lwm2_db *db)
+static void sq_close(struct lwm2_db *base)
 {
+	struct lwm2_db_sqlite *db = (struct lwm2_db_sqlite *)base;
 	if (!db)
 		return;
 	sqlite3_finalize(db->insert);
@@ -279,15 +289,15 @@ void lwm2_db_close(struct lwm2_db *db)
 	free(db);
 }
 
-int lwm2_db_meta_get(struct lwm2_db *db, const char *key, char *buf, size_t len, char *err,
-                     size_t errlen)
+static int sq_meta_get(struct lwm2_db *base, const char *key, char *buf, size_t len, char *err,
+                       size_t errlen)
 {
+	struct lwm2_db_sqlite *db = (struct lwm2_db_sqlite *)base;
 	int rc;
 
 	buf[0] = '\0';
-	if (!db->meta_get &&
-	    prepare(db, "SELECT value FROM lwm2_meta WHERE key = ?1", &db->meta_get, err,
-	            errlen) < 0)
+	if (!db->meta_get && prepare(db, "SELECT value FROM lwm2_meta WHERE key = ?1",
+	                             &db->meta_get, err, errlen) < 0)
 		return -1;
 	sqlite3_reset(db->meta_get);
 	sqlite3_bind_text(db->meta_get, 1, key, -1, SQLITE_STATIC);
@@ -300,9 +310,10 @@ int lwm2_db_meta_get(struct lwm2_db *db, const char *key, char *buf, size_t len,
 	return 0;
 }
 
-int lwm2_db_meta_set(struct lwm2_db *db, const char *key, const char *value, char *err,
-                     size_t errlen)
+static int sq_meta_set(struct lwm2_db *base, const char *key, const char *value, char *err,
+                       size_t errlen)
 {
+	struct lwm2_db_sqlite *db = (struct lwm2_db_sqlite *)base;
 	sqlite3_reset(db->meta_set);
 	sqlite3_bind_text(db->meta_set, 1, key, -1, SQLITE_STATIC);
 	sqlite3_bind_text(db->meta_set, 2, value, -1, SQLITE_STATIC);
@@ -312,8 +323,9 @@ int lwm2_db_meta_set(struct lwm2_db *db, const char *key, const char *value, cha
 	return 0;
 }
 
-int lwm2_db_begin(struct lwm2_db *db, char *err, size_t errlen)
+static int sq_begin(struct lwm2_db *base, char *err, size_t errlen)
 {
+	struct lwm2_db_sqlite *db = (struct lwm2_db_sqlite *)base;
 	if (!db->writable) {
 		snprintf(err, errlen, "%s is open for reading only", db->path);
 		return -1;
@@ -321,52 +333,24 @@ int lwm2_db_begin(struct lwm2_db *db, char *err, size_t errlen)
 	return exec(db, "BEGIN IMMEDIATE", err, errlen);
 }
 
-int lwm2_db_commit(struct lwm2_db *db, char *err, size_t errlen)
+static int sq_commit(struct lwm2_db *base, char *err, size_t errlen)
 {
+	struct lwm2_db_sqlite *db = (struct lwm2_db_sqlite *)base;
 	return exec(db, "COMMIT", err, errlen);
 }
 
-void lwm2_db_rollback(struct lwm2_db *db)
+static void sq_rollback(struct lwm2_db *base)
 {
+	struct lwm2_db_sqlite *db = (struct lwm2_db_sqlite *)base;
 	sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
 }
 
 /* ------------------------------------------------------------ rows */
 
-#define AT(j, off, type) ((type *)(void *)((char *)(j) + (off)))
-
-static void bind_rules(sqlite3_stmt *st, int i, uint64_t bits)
+static int sq_insert(struct lwm2_db *base, const struct lwm2_jobrow *j, bool *added, char *err,
+                     size_t errlen)
 {
-	char buf[2048];
-	size_t k = 0;
-
-	buf[0] = '\0';
-	for (size_t r = 0; r < lwm2_nguidance_rules && r < 64; r++)
-		if ((bits & (1ull << r)) && k + strlen(lwm2_guidance_rules[r].id) + 2 < sizeof(buf))
-			k += (size_t)snprintf(buf + k, sizeof(buf) - k, "%s%s", k ? "," : "",
-			                      lwm2_guidance_rules[r].id);
-	sqlite3_bind_text(st, i, buf, (int)k, SQLITE_TRANSIENT);
-}
-
-static uint64_t rules_of(const char *s)
-{
-	uint64_t bits = 0;
-
-	while (s && *s) {
-		size_t n = strcspn(s, ",");
-
-		for (size_t r = 0; r < lwm2_nguidance_rules && r < 64; r++)
-			if (strlen(lwm2_guidance_rules[r].id) == n &&
-			    !strncmp(lwm2_guidance_rules[r].id, s, n))
-				bits |= 1ull << r;
-		s += n + (s[n] == ',');
-	}
-	return bits;
-}
-
-int lwm2_db_insert(struct lwm2_db *db, const struct lwm2_jobrow *j, bool *added, char *err,
-                   size_t errlen)
-{
+	struct lwm2_db_sqlite *db = (struct lwm2_db_sqlite *)base;
 	sqlite3_stmt *st = db->insert;
 	struct lwm2_jobrow *w = (struct lwm2_jobrow *)(uintptr_t)j; /* read only */
 	int64_t rowid;
@@ -379,16 +363,16 @@ int lwm2_db_insert(struct lwm2_db *db, const struct lwm2_jobrow *j, bool *added,
 
 		switch (c->kind) {
 		case LWM2_DBK_I64:
-			sqlite3_bind_int64(st, p, *AT(w, c->off, int64_t));
+			sqlite3_bind_int64(st, p, *LWM2_DB_AT(w, c->off, int64_t));
 			break;
 		case LWM2_DBK_U32:
-			sqlite3_bind_int64(st, p, *AT(w, c->off, uint32_t));
+			sqlite3_bind_int64(st, p, *LWM2_DB_AT(w, c->off, uint32_t));
 			break;
 		case LWM2_DBK_BOOL:
-			sqlite3_bind_int(st, p, *AT(w, c->off, bool));
+			sqlite3_bind_int(st, p, *LWM2_DB_AT(w, c->off, bool));
 			break;
 		case LWM2_DBK_STR: {
-			const char *s = *AT(w, c->off, const char *);
+			const char *s = *LWM2_DB_AT(w, c->off, const char *);
 
 			if (s)
 				sqlite3_bind_text(st, p, s, -1, SQLITE_STATIC);
@@ -397,24 +381,28 @@ int lwm2_db_insert(struct lwm2_db *db, const struct lwm2_jobrow *j, bool *added,
 			break;
 		}
 		case LWM2_DBK_BUF:
-			sqlite3_bind_text(st, p, AT(w, c->off, char), -1, SQLITE_STATIC);
+			sqlite3_bind_text(st, p, LWM2_DB_AT(w, c->off, char), -1, SQLITE_STATIC);
 			break;
 		case LWM2_DBK_REAL:
-			d = *AT(w, c->off, double);
+			d = *LWM2_DB_AT(w, c->off, double);
 			if (isnan(d))
 				sqlite3_bind_null(st, p);
 			else
 				sqlite3_bind_double(st, p, d);
 			break;
 		case LWM2_DBK_OPT:
-			if (*AT(w, c->has_off, bool))
-				sqlite3_bind_double(st, p, *AT(w, c->off, double));
+			if (*LWM2_DB_AT(w, c->has_off, bool))
+				sqlite3_bind_double(st, p, *LWM2_DB_AT(w, c->off, double));
 			else
 				sqlite3_bind_null(st, p);
 			break;
-		case LWM2_DBK_RULES:
-			bind_rules(st, p, *AT(w, c->off, uint64_t));
-			break;
+		case LWM2_DBK_RULES: {
+			char rules[2048];
+			size_t rl = lwm2_db_rules_text(*LWM2_DB_AT(w, c->off, uint64_t), rules,
+			                               sizeof(rules));
+
+			sqlite3_bind_text(st, p, rules, (int)rl, SQLITE_TRANSIENT);
+		} break;
 		}
 	}
 	if (sqlite3_step(st) != SQLITE_DONE)
@@ -454,31 +442,32 @@ static void row_of(sqlite3_stmt *st, struct lwm2_jobrow *j)
 
 		switch (c->kind) {
 		case LWM2_DBK_I64:
-			*AT(j, c->off, int64_t) = sqlite3_column_int64(st, p);
+			*LWM2_DB_AT(j, c->off, int64_t) = sqlite3_column_int64(st, p);
 			break;
 		case LWM2_DBK_U32:
-			*AT(j, c->off, uint32_t) = (uint32_t)sqlite3_column_int64(st, p);
+			*LWM2_DB_AT(j, c->off, uint32_t) = (uint32_t)sqlite3_column_int64(st, p);
 			break;
 		case LWM2_DBK_BOOL:
-			*AT(j, c->off, bool) = sqlite3_column_int(st, p) != 0;
+			*LWM2_DB_AT(j, c->off, bool) = sqlite3_column_int(st, p) != 0;
 			break;
 		case LWM2_DBK_STR:
-			*AT(j, c->off, const char *) =
+			*LWM2_DB_AT(j, c->off, const char *) =
 			    null ? NULL : (const char *)sqlite3_column_text(st, p);
 			break;
 		case LWM2_DBK_BUF:
 			s = (const char *)sqlite3_column_text(st, p);
-			snprintf(AT(j, c->off, char), c->len, "%s", s ? s : "");
+			snprintf(LWM2_DB_AT(j, c->off, char), c->len, "%s", s ? s : "");
 			break;
 		case LWM2_DBK_REAL:
-			*AT(j, c->off, double) = null ? NAN : sqlite3_column_double(st, p);
+			*LWM2_DB_AT(j, c->off, double) = null ? NAN : sqlite3_column_double(st, p);
 			break;
 		case LWM2_DBK_OPT:
-			*AT(j, c->has_off, bool) = !null;
-			*AT(j, c->off, double) = null ? 0 : sqlite3_column_double(st, p);
+			*LWM2_DB_AT(j, c->has_off, bool) = !null;
+			*LWM2_DB_AT(j, c->off, double) = null ? 0 : sqlite3_column_double(st, p);
 			break;
 		case LWM2_DBK_RULES:
-			*AT(j, c->off, uint64_t) = rules_of((const char *)sqlite3_column_text(st, p));
+			*LWM2_DB_AT(j, c->off, uint64_t) =
+			    lwm2_db_rules_bits((const char *)sqlite3_column_text(st, p));
 			break;
 		}
 	}
@@ -508,10 +497,11 @@ static bool names_only(char *const *l, size_t n)
 	return true;
 }
 
-int lwm2_db_jobs(struct lwm2_db *db, const struct lwm2_db_select *sel,
-                 int (*fn)(void *arg, const struct lwm2_jobrow *j), void *arg, char *err,
-                 size_t errlen)
+static int sq_jobs(struct lwm2_db *base, const struct lwm2_db_select *sel,
+                   int (*fn)(void *arg, const struct lwm2_jobrow *j), void *arg, char *err,
+                   size_t errlen)
 {
+	struct lwm2_db_sqlite *db = (struct lwm2_db_sqlite *)base;
 	size_t cap = 1024 + 8 * (sel->nusers + sel->naccounts) + 64 * lwm2_db_ncolumns, k = 0;
 	char *sql = malloc(cap);
 	size_t nusers = names_only(sel->users, sel->nusers) ? sel->nusers : 0;
@@ -530,10 +520,11 @@ int lwm2_db_jobs(struct lwm2_db *db, const struct lwm2_db_select *sel,
 		k += (size_t)snprintf(sql + k, cap - k, "%s%s", i ? ", " : "",
 		                      lwm2_db_columns[i].name);
 	if (sel->metric >= 0)
-		k += (size_t)snprintf(sql + k, cap - k,
-		                      ", m.n, m.min, m.avg, m.max FROM job LEFT JOIN job_metric m ON "
-		                      "m.job = job.id AND m.metric = %" PRId64,
-		                      db->metric_id[sel->metric]);
+		k += (size_t)snprintf(
+		    sql + k, cap - k,
+		    ", m.n, m.min, m.avg, m.max FROM job LEFT JOIN job_metric m ON "
+		    "m.job = job.id AND m.metric = %" PRId64,
+		    db->metric_id[sel->metric]);
 	else
 		k += (size_t)snprintf(sql + k, cap - k, " FROM job");
 	k += (size_t)snprintf(sql + k, cap - k, " WHERE end_time >= ? AND end_time <= ?");
@@ -553,7 +544,8 @@ int lwm2_db_jobs(struct lwm2_db *db, const struct lwm2_db_select *sel,
 	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
 		row_of(st, j);
 		j->core_h = j->use.req_core_h;
-		if (sel->metric >= 0 && sqlite3_column_type(st, (int)lwm2_db_ncolumns) != SQLITE_NULL) {
+		if (sel->metric >= 0 &&
+		    sqlite3_column_type(st, (int)lwm2_db_ncolumns) != SQLITE_NULL) {
 			struct lwm2_metric_stat *m = &j->scope.stat[sel->metric];
 			int c = (int)lwm2_db_ncolumns;
 
@@ -578,8 +570,9 @@ done:
 
 /* ------------------------------------------------------------ upkeep */
 
-int lwm2_db_check(struct lwm2_db *db, FILE *out, char *err, size_t errlen)
+static int sq_check(struct lwm2_db *base, FILE *out, char *err, size_t errlen)
 {
+	struct lwm2_db_sqlite *db = (struct lwm2_db_sqlite *)base;
 	sqlite3_stmt *st = NULL;
 	int bad = 0;
 
@@ -603,21 +596,23 @@ int lwm2_db_check(struct lwm2_db *db, FILE *out, char *err, size_t errlen)
 	                       -1, &st, NULL) != SQLITE_OK)
 		return fail(db, "count the jobs", err, errlen);
 	if (sqlite3_step(st) == SQLITE_ROW)
-		fprintf(out, "jobs: %" PRId64 " (%" PRId64 " with a digest), ended from %" PRId64
-		             " to %" PRId64 "\n",
+		fprintf(out,
+		        "jobs: %" PRId64 " (%" PRId64 " with a digest), ended from %" PRId64
+		        " to %" PRId64 "\n",
 		        (int64_t)sqlite3_column_int64(st, 0), (int64_t)sqlite3_column_int64(st, 3),
 		        (int64_t)sqlite3_column_int64(st, 1), (int64_t)sqlite3_column_int64(st, 2));
 	sqlite3_finalize(st);
 	return bad;
 }
 
-int lwm2_db_forget(struct lwm2_db *db, int64_t before, unsigned long *removed, char *err,
-                   size_t errlen)
+static int sq_forget(struct lwm2_db *base, int64_t before, unsigned long *removed, char *err,
+                     size_t errlen)
 {
+	struct lwm2_db_sqlite *db = (struct lwm2_db_sqlite *)base;
 	sqlite3_stmt *st = NULL;
 
 	*removed = 0;
-	if (lwm2_db_begin(db, err, errlen) < 0)
+	if (sq_begin(&db->base, err, errlen) < 0)
 		return -1;
 	if (sqlite3_prepare_v2(db->h,
 	                       "DELETE FROM job_metric WHERE job IN (SELECT id FROM job WHERE "
@@ -636,19 +631,36 @@ int lwm2_db_forget(struct lwm2_db *db, int64_t before, unsigned long *removed, c
 		goto fail;
 	*removed = (unsigned long)sqlite3_changes(db->h);
 	sqlite3_finalize(st);
-	return lwm2_db_commit(db, err, errlen);
+	return sq_commit(&db->base, err, errlen);
 fail:
 	fail(db, "remove old jobs", err, errlen);
 	sqlite3_finalize(st);
-	lwm2_db_rollback(db);
+	sq_rollback(&db->base);
 	return -1;
 }
 
-int lwm2_db_vacuum(struct lwm2_db *db, char *err, size_t errlen)
+static int sq_vacuum(struct lwm2_db *base, char *err, size_t errlen)
 {
+	struct lwm2_db_sqlite *db = (struct lwm2_db_sqlite *)base;
 	if (!db->writable) {
 		snprintf(err, errlen, "%s is open for reading only", db->path);
 		return -1;
 	}
 	return exec(db, "VACUUM; PRAGMA wal_checkpoint(TRUNCATE);", err, errlen);
 }
+
+const struct lwm2_db_backend lwm2_db_sqlite = {
+    .name = "sqlite",
+    .open = sq_open,
+    .close = sq_close,
+    .begin = sq_begin,
+    .commit = sq_commit,
+    .rollback = sq_rollback,
+    .insert = sq_insert,
+    .meta_get = sq_meta_get,
+    .meta_set = sq_meta_set,
+    .jobs = sq_jobs,
+    .check = sq_check,
+    .forget = sq_forget,
+    .vacuum = sq_vacuum,
+};

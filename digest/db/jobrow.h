@@ -39,7 +39,7 @@ enum {
 	LWM2_JR_WANT_ALL = 7,
 };
 
-#define LWM2_JOBROW_NAME_LEN 256
+#define LWM2_JOBROW_NAME_LEN  256
 #define LWM2_JOBROW_IMAGE_LEN (4 * LWM2_CONTAINER_IMAGE_LEN)
 
 struct lwm2_jobrow {

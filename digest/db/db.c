@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The database's interface (db.h) over its backends (db_internal.h): the
+ * backend is chosen by the database's address.
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include "db_internal.h"
+
+static const struct lwm2_db_backend *const backends[] = {
+    &lwm2_db_sqlite,
+};
+
+/* The backend of url: its scheme ("NAME:..."), else SQLite's file. */
+static const struct lwm2_db_backend *backend_of(const char *url)
+{
+	for (size_t i = 0; i < sizeof(backends) / sizeof(backends[0]); i++) {
+		size_t n = strlen(backends[i]->name);
+
+		if (!strncmp(url, backends[i]->name, n) && url[n] == ':')
+			return backends[i];
+	}
+	return &lwm2_db_sqlite;
+}
+
+struct lwm2_db *lwm2_db_open(const char *url, enum lwm2_db_mode mode, char *err, size_t errlen)
+{
+	return backend_of(url)->open(url, mode, err, errlen);
+}
+
+void lwm2_db_close(struct lwm2_db *db)
+{
+	if (db)
+		db->be->close(db);
+}
+
+int lwm2_db_begin(struct lwm2_db *db, char *err, size_t errlen)
+{
+	return db->be->begin(db, err, errlen);
+}
+
+int lwm2_db_commit(struct lwm2_db *db, char *err, size_t errlen)
+{
+	return db->be->commit(db, err, errlen);
+}
+
+void lwm2_db_rollback(struct lwm2_db *db)
+{
+	db->be->rollback(db);
+}
+
+int lwm2_db_insert(struct lwm2_db *db, const struct lwm2_jobrow *j, bool *added, char *err,
+                   size_t errlen)
+{
+	return db->be->insert(db, j, added, err, errlen);
+}
+
+int lwm2_db_meta_get(struct lwm2_db *db, const char *key, char *buf, size_t len, char *err,
+                     size_t errlen)
+{
+	return db->be->meta_get(db, key, buf, len, err, errlen);
+}
+
+int lwm2_db_meta_set(struct lwm2_db *db, const char *key, const char *value, char *err,
+                     size_t errlen)
+{
+	return db->be->meta_set(db, key, value, err, errlen);
+}
+
+int lwm2_db_jobs(struct lwm2_db *db, const struct lwm2_db_select *sel,
+                 int (*fn)(void *arg, const struct lwm2_jobrow *j), void *arg, char *err,
+                 size_t errlen)
+{
+	return db->be->jobs(db, sel, fn, arg, err, errlen);
+}
+
+int lwm2_db_check(struct lwm2_db *db, FILE *out, char *err, size_t errlen)
+{
+	return db->be->check(db, out, err, errlen);
+}
+
+int lwm2_db_forget(struct lwm2_db *db, int64_t before, unsigned long *removed, char *err,
+                   size_t errlen)
+{
+	return db->be->forget(db, before, removed, err, errlen);
+}
+
+int lwm2_db_vacuum(struct lwm2_db *db, char *err, size_t errlen)
+{
+	return db->be->vacuum(db, err, errlen);
+}
