@@ -966,6 +966,85 @@ bench_view() {
 	fi
 }
 
+# The central database (lwm2 db, lwm2 stats --db): a log of N digests
+# imported; its size per job; the worker's follow, one job per
+# transaction; then a synthetic year made in SQL from the imported rows
+# (users, accounts and applications spread, end times over 12 months) and
+# the site's questions over it.
+bench_db() {
+	local n y t0 t1 line size
+	n=$(reps 100000 10000)
+	y=$(reps 1000000 100000)
+	if [ ! -x "$lwm2" ] || ! "$lwm2" db --help >/dev/null 2>&1; then
+		notrow db_import "lwm2 db import" s 50 "the lwm2 command has no db"
+		return
+	fi
+	if ! command -v sqlite3 >/dev/null; then
+		notrow db_import "lwm2 db import" s 50 "sqlite3 not installed (it makes the synthetic year)"
+		return
+	fi
+	"$bdir/merge" log "$n" >"$work/dblog.jsonl" || {
+		notrow db_import "lwm2 db import" s 50 "couldn't write the log"
+		return
+	}
+	rm -f "$work/bench.db"*
+	t0=$(date +%s%N)
+	"$lwm2" db import -q --db "$work/bench.db" "$work/dblog.jsonl" >/dev/null
+	t1=$(date +%s%N)
+	row db_import "lwm2 db import, $n digests (s per 1,000,000 jobs)" \
+		"$(calc "$n * 1e9 / ($t1 - $t0)" 0) jobs/s" - \
+		"$(calc "($t1 - $t0) / 1e9 * 1000000 / $n" 1)" s 50 \
+		"target: 20,000 jobs/s or more; the log's $(($(stat -c %s "$work/dblog.jsonl") >> 20)) MiB parsed"
+	size=$(stat -c %s "$work/bench.db")
+	row db_size "database size per job (rows, indexes, metrics)" "$((size / n)) B" - \
+		"$((size / n))" B 2048 "$n jobs, $((size >> 20)) MiB"
+	if [ -x "$bdir/db_follow" ]; then
+		rm -f "$work/follow.db"*
+		line=$("$bdir/db_follow" "$work/dblog.jsonl" "$(reps 2000 200)" "$work/follow.db")
+		row db_follow "jobcomp's follow of its log, one job per transaction" \
+			"$(field follow_us <<<"$line") us" - "$(field follow_us <<<"$line")" us 100 \
+			"median of $(field jobs <<<"$line") jobs, p99 $(field p99_us <<<"$line") us; in the worker thread, not slurmctld's"
+	else
+		notrow db_follow "jobcomp's follow of its log" us 100 "db_follow not built"
+	fi
+	# the synthetic year: the imported rows copied with other ids, users
+	# (1,000), accounts (50), applications (200) and end times over a year
+	local cols k
+	cols=$(sqlite3 "$work/bench.db" "SELECT group_concat(name, ', ') FROM pragma_table_info('job') WHERE name != 'id'")
+	k=$(((y + n - 1) / n))
+	t0=$(date +%s%N)
+	sqlite3 "$work/bench.db" "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < $k)
+		INSERT INTO job ($cols) SELECT $(sed -e 's/\bjob_id\b/job_id + c.i * 10000000/' \
+		-e 's/\bend_time\b/1704067200 + ((job_id * 7919 + c.i * 104729) % 31536000)/' \
+		-e "s/\buser_name\b/'u' || ((job_id * 31 + c.i) % 1000)/" \
+		-e "s/\baccount\b/'a' || ((job_id + c.i) % 50)/" \
+		-e "s/\bapp\b/'app' || ((job_id * 13 + c.i) % 200)/" <<<"$cols") FROM job, c LIMIT $y;
+		ANALYZE;" || {
+		notrow db_year "lwm2 stats --db over a year" s 1 "couldn't make the synthetic year"
+		return
+	}
+	t1=$(date +%s%N)
+	log "db: synthetic year of $(sqlite3 "$work/bench.db" 'SELECT count(*) FROM job') jobs made in $(calc "($t1 - $t0) / 1e9" 1) s"
+	local q
+	for q in "--by user" "--by account" "--by app"; do
+		# shellcheck disable=SC2086 # the question's words
+		t0=$(date +%s%N)
+		"$lwm2" stats --db "$work/bench.db" $q >/dev/null
+		t1=$(date +%s%N)
+		row "db_stats_${q#--by }" "lwm2 stats --db $q, $y jobs (s per 10 M jobs)" \
+			"$(calc "($t1 - $t0) / 1e9" 2) s" - \
+			"$(calc "($t1 - $t0) / 1e9 * 10000000 / $y" 1)" s 1 \
+			"measured over $y rows, scaled to 10 M: every row of the year is read"
+	done
+	t0=$(date +%s%N)
+	"$lwm2" stats --db "$work/bench.db" -u u7 -S 2024-03-01 -E 2024-03-31T23:59:59 --by app >/dev/null
+	t1=$(date +%s%N)
+	row db_stats_user_month "lwm2 stats --db, one user's month, $y jobs" \
+		"$(calc "($t1 - $t0) / 1e9" 3) s" - "$(calc "($t1 - $t0) / 1e9" 3)" s 0.1 \
+		"through the (user, end) index"
+	rm -f "$work/dblog.jsonl" "$work/bench.db"* "$work/follow.db"*
+}
+
 start=$(date +%s)
 want posix && bench_posix
 want mpi && bench_mpi
@@ -978,6 +1057,7 @@ want merges && bench_merges
 want lammps && bench_lammps
 want export && bench_export
 want view && bench_view
+want db && bench_db
 print_table | tee "${out%.json}.txt"
 write_json
 log "wrote $out ($(($(date +%s) - start)) s)"
