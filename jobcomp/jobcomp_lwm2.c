@@ -42,6 +42,7 @@
 #include "src/slurmctld/slurmctld.h"
 
 #include "acct_row.h"
+#include "job_slurm.h"
 #include "lwm2_jobcomp.h"
 #include "slurm_compat.h"
 
@@ -94,11 +95,6 @@ static void glue_log(int level, const char *msg)
 		debug("%s", msg);
 		break;
 	}
-}
-
-static char *dup_or_null(const char *s)
-{
-	return s ? strdup(s) : NULL;
 }
 
 static int64_t elapsed_ns(const struct timespec *a)
@@ -177,8 +173,6 @@ static int64_t glue_next_run_start(const struct lwm2_jc_job *job)
 	return t;
 }
 
-static struct lwm2_jc_job *copy_job(job_record_t *job_ptr);
-
 /* A job accounting has (slurmctld no longer does): its newest row. */
 static int acct_lookup(uint32_t job_id, struct lwm2_jc_job **out)
 {
@@ -209,38 +203,11 @@ static int acct_lookup(uint32_t job_id, struct lwm2_jc_job **out)
 		errno = ENOENT;
 		rc = -1;
 	} else if (lwm2_jc_row_ended(pick)) {
-		if (!(job = calloc(1, sizeof(*job)))) {
+		if (!(job = lwm2_jc_job_from_acct(pick, slurm_conf.cluster_name))) {
 			FREE_NULL_LIST(jobs);
 			errno = EAGAIN;
 			return -1;
 		}
-		job->job_id = pick->jobid;
-		job->array_job_id = pick->array_job_id;
-		job->array_task_id = pick->array_job_id && pick->array_task_id != NO_VAL
-		                         ? pick->array_task_id
-		                         : LWM2_JC_NONE;
-		job->het_job_id = pick->het_job_id;
-		job->het_job_offset = pick->het_job_id && pick->het_job_offset != NO_VAL
-		                          ? pick->het_job_offset
-		                          : LWM2_JC_NONE;
-		job->uid = pick->uid;
-		job->gid = pick->gid;
-		job->node_count = pick->alloc_nodes;
-		job->total_cpus = pick->req_cpus;
-		job->exit_code = pick->exitcode;
-		job->submit = pick->submit;
-		job->start = pick->start;
-		job->end = pick->end;
-		job->queued = time(NULL);
-		job->acct_state = pick->state;
-		job->cluster = dup_or_null(pick->cluster ? pick->cluster : slurm_conf.cluster_name);
-		job->user = dup_or_null(pick->user);
-		job->account = dup_or_null(pick->account);
-		job->partition = dup_or_null(pick->partition);
-		job->nodes = dup_or_null(pick->nodes);
-		job->name = dup_or_null(pick->jobname);
-		job->state = dup_or_null(job_state_string(pick->state));
-		job->admin_comment = dup_or_null(pick->admin_comment);
 		*out = job;
 		rc = 1;
 	}
@@ -260,7 +227,7 @@ static int glue_job_lookup(uint32_t job_id, struct lwm2_jc_job **out)
 	lock_slurmctld(lk);
 	job_ptr = find_job_record(job_id);
 	if (job_ptr && IS_JOB_FINISHED(job_ptr) && !IS_JOB_COMPLETING(job_ptr)) {
-		if ((*out = copy_job(job_ptr)))
+		if ((*out = lwm2_jc_job_from_ctld(job_ptr, slurm_conf.cluster_name)))
 			rc = 1;
 		else {
 			errno = EAGAIN;
@@ -352,63 +319,6 @@ extern int jobcomp_p_set_location(char *location)
 	return SLURM_SUCCESS;
 }
 
-/* The state accounting records for the run that ends, as
- * accounting_storage/slurmdbd sends it with the job-complete record. */
-static uint32_t acct_state_of(job_record_t *job_ptr)
-{
-	if (IS_JOB_REQUEUED(job_ptr))
-		return JOB_REQUEUE;
-	if (IS_JOB_REVOKED(job_ptr))
-		return JOB_REVOKED;
-	return job_ptr->job_state & JOB_STATE_BASE;
-}
-
-/* The job's fields, copied (caller holds a job lock).  NULL: no memory. */
-static struct lwm2_jc_job *copy_job(job_record_t *job_ptr)
-{
-	struct lwm2_jc_job *job;
-
-	if (!(job = calloc(1, sizeof(*job))))
-		return NULL;
-	job->job_id = job_ptr->job_id;
-	job->array_job_id = job_ptr->array_job_id;
-	job->array_task_id = job_ptr->array_job_id ? job_ptr->array_task_id : LWM2_JC_NONE;
-	if (job->array_task_id == NO_VAL)
-		job->array_task_id = LWM2_JC_NONE;
-	job->het_job_id = job_ptr->het_job_id;
-	job->het_job_offset = job_ptr->het_job_id ? job_ptr->het_job_offset : LWM2_JC_NONE;
-	job->uid = job_ptr->user_id;
-	job->gid = job_ptr->group_id;
-	job->node_count = job_ptr->node_cnt;
-	job->total_cpus = job_ptr->total_cpus;
-	job->exit_code = job_ptr->exit_code;
-	job->restart_count = job_ptr->restart_cnt;
-	job->submit = job_ptr->details ? job_ptr->details->submit_time : 0;
-	job->start = job_ptr->start_time;
-	job->end = job_ptr->end_time;
-	job->queued = time(NULL);
-	job->acct_state = acct_state_of(job_ptr);
-	job->cluster = dup_or_null(slurm_conf.cluster_name);
-	job->user = dup_or_null(job_ptr->user_name);
-	job->account = dup_or_null(job_ptr->account);
-	job->partition = dup_or_null(job_ptr->partition);
-	job->nodes = dup_or_null(job_ptr->nodes);
-	job->name = dup_or_null(job_ptr->name);
-	/* The base state, as sacct shows it: the job is still COMPLETING here
-	 * while its nodes clean up, which is no end state to report. */
-	job->state = dup_or_null(job_state_string(
-	    job->acct_state == JOB_REQUEUE ? JOB_REQUEUE : job_ptr->job_state & JOB_STATE_BASE));
-	job->admin_comment = dup_or_null(job_ptr->admin_comment);
-	/* What it asked for: the digest's "fit" block sets the use against it. */
-	lwm2_jc_job_requests(
-	    job, job_ptr->time_limit, job_ptr->details ? job_ptr->details->pn_min_memory : 0,
-	    job_ptr->tres_fmt_alloc_str, job_ptr->details ? job_ptr->details->cpus_per_task : 0);
-	/* a run that never started has the time it was cancelled as start */
-	if (!job_ptr->node_cnt || !job_ptr->nodes)
-		job->start = 0;
-	return job;
-}
-
 extern int jobcomp_p_log_record(job_record_t *job_ptr)
 {
 	struct timespec t0;
@@ -418,7 +328,7 @@ extern int jobcomp_p_log_record(job_record_t *job_ptr)
 	if (!conf_ok)
 		return SLURM_SUCCESS;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	if (!(job = copy_job(job_ptr)))
+	if (!(job = lwm2_jc_job_from_ctld(job_ptr, slurm_conf.cluster_name)))
 		return SLURM_ERROR;
 	rc = lwm2_jc_enqueue(job);
 	debug("lwm2: log_record: job %u %s in %" PRId64 " ns", job_ptr->job_id,

@@ -43,6 +43,7 @@
 #include <slurm/slurmdb.h>
 
 #include "acct_row.h"
+#include "job_slurm.h"
 #include "lwm2_jobcomp.h"
 #include "slurm_compat.h"
 
@@ -123,104 +124,6 @@ static slurm_job_info_t *load_job(uint32_t job_id, job_info_msg_t **msg)
 	*msg = NULL;
 	errno = ENOENT;
 	return NULL;
-}
-
-/* The state accounting records for the run that ended (as slurmctld sends
- * it with the job-complete record). */
-static uint32_t acct_state_of(uint32_t job_state)
-{
-	if (job_state & JOB_REQUEUE)
-		return JOB_REQUEUE;
-	if (job_state & JOB_REVOKED)
-		return JOB_REVOKED;
-	return job_state & JOB_STATE_BASE;
-}
-
-/*
- * The nodes the job ran on.  Not num_nodes: slurmctld counts a completing
- * job's nodes down as each one finishes, so by the time the epilog asks it
- * is often 0, and the job would look as if it never ran.  The node list
- * stays.  (hostlist_t is a pointer in 22.05, a struct in 24.11.)
- */
-static uint32_t node_count(const char *nodes)
-{
-	__typeof__(slurm_hostlist_create(NULL)) hl;
-	int n;
-
-	if (!nodes || !*nodes || !(hl = slurm_hostlist_create(nodes)))
-		return 0;
-	n = slurm_hostlist_count(hl);
-	slurm_hostlist_destroy(hl);
-	return n > 0 ? (uint32_t)n : 0;
-}
-
-/* The fields jobcomp/lwm2's glue copies out of the job record, from the
- * public job info instead.  NULL: no memory. */
-static struct lwm2_jc_job *copy_job(const slurm_job_info_t *ji)
-{
-	struct lwm2_jc_job *job = calloc(1, sizeof(*job));
-
-	if (!job)
-		return NULL;
-	job->job_id = ji->job_id;
-	job->array_job_id = ji->array_job_id;
-	job->array_task_id =
-	    ji->array_job_id && ji->array_task_id != NO_VAL ? ji->array_task_id : LWM2_JC_NONE;
-	job->het_job_id = ji->het_job_id;
-	job->het_job_offset =
-	    ji->het_job_id && ji->het_job_offset != NO_VAL ? ji->het_job_offset : LWM2_JC_NONE;
-	job->uid = ji->user_id;
-	job->gid = ji->group_id;
-	job->node_count = node_count(ji->nodes);
-	job->total_cpus = ji->num_cpus;
-	job->exit_code = ji->exit_code;
-	job->restart_count = ji->restart_cnt;
-	job->submit = ji->submit_time;
-	job->start = ji->start_time;
-	job->end = ji->end_time;
-	job->queued = time(NULL);
-	job->acct_state = acct_state_of(ji->job_state);
-	job->cluster = dup_or_null(ji->cluster && *ji->cluster ? ji->cluster : cluster_name);
-	job->user = dup_or_null(ji->user_name);
-	job->account = dup_or_null(ji->account);
-	job->partition = dup_or_null(ji->partition);
-	job->nodes = dup_or_null(ji->nodes);
-	job->name = dup_or_null(ji->name);
-	/* the base state, as sacct shows it: COMPLETING is no end state */
-	job->state = dup_or_null(job->acct_state == JOB_REQUEUE
-	                             ? "REQUEUED"
-	                             : lwm2_slurm_state_name(ji->job_state & JOB_STATE_BASE));
-	job->admin_comment = dup_or_null(ji->admin_comment);
-	{
-		/* What it asked for (the digest's "fit" block).  The node list
-		 * of a COMPLETING job may be cut short; num_nodes is the
-		 * allocation's, which a per-CPU request is spread over. */
-		uint32_t listed = job->node_count;
-
-		if (ji->num_nodes)
-			job->node_count = ji->num_nodes;
-		lwm2_jc_job_requests(job, ji->time_limit, ji->pn_min_memory, ji->tres_alloc_str,
-		                     ji->cpus_per_task);
-		job->node_count = listed;
-	}
-	return job;
-}
-
-/*
- * While the job is COMPLETING, slurmctld reports only the nodes that have
- * not finished yet (node_bitmap_cg, often none by the time the epilog
- * runs); the epilog's SLURM_JOB_NODELIST has all of them.
- */
-static void epilog_nodes(struct lwm2_jc_job *job)
-{
-	const char *nl = getenv("SLURM_JOB_NODELIST");
-	char *dup;
-
-	if (!nl || !*nl || (job->nodes && !strcmp(job->nodes, nl)) || !(dup = strdup(nl)))
-		return;
-	free(job->nodes);
-	job->nodes = dup;
-	job->node_count = node_count(nl);
 }
 
 /* Polled by the worker until the nodes are done.  The job is COMPLETING
@@ -631,18 +534,21 @@ int main(int argc, char **argv)
 		    job_id, errno == ENOENT ? "no such job" : slurm_strerror(last_slurm_errno));
 		return 0;
 	}
-	job = copy_job(ji);
+	{
+		/* While the job is COMPLETING, slurmctld reports only the
+		 * nodes that have not finished yet (often none by the time
+		 * the epilog runs); the epilog's SLURM_JOB_NODELIST has all
+		 * of them. */
+		const char *nl = argc < 2 ? getenv("SLURM_JOB_NODELIST") : NULL;
+
+		job = lwm2_jc_job_from_info(ji, cluster_name, nl && *nl ? nl : NULL);
+	}
 	slurm_free_job_info_msg(msg);
 	if (!job) {
 		say(LWM2_JC_ERROR, "lwm2: jobend: job %" PRIu32 ": out of memory", job_id);
 		return 0;
 	}
 	t_load = ms_since(&t0);
-	if (argc < 2)
-		epilog_nodes(job);
-	/* a run that never started has the time it was cancelled as start */
-	if (!job->node_count)
-		job->start = 0;
 	if (mkdir(conf.state_dir, 0700) < 0 && errno != EEXIST)
 		say(LWM2_JC_ERROR, "lwm2: init: couldn't create StateDir %s: %s", conf.state_dir,
 		    strerror(errno));

@@ -22,6 +22,7 @@
 #include "cmd_digest.h"
 #include "lwm2_digest.h"
 #include "slurm_compat.h"
+#include "slurm_rules.h"
 #include "slurmutil.h"
 
 /*
@@ -62,15 +63,8 @@ static void from_comment(struct entry *e, const char *comment)
 	}
 }
 
-/* sacct's name of the state accounting keeps (a requeued run's row is
- * REQUEUED). */
-static const char *state_name(uint32_t state)
-{
-	if (state & JOB_REQUEUE)
-		return "REQUEUED";
-	return lwm2_slurm_state_name(state & JOB_STATE_BASE);
-}
-
+/* The row as sacct shows it, on the rules every Slurm source of a job
+ * shares (slurm_rules.h). */
 static void entry_from_rec(struct entry *e, slurmdb_job_rec_t *r)
 {
 	struct passwd *pw;
@@ -80,9 +74,9 @@ static void entry_from_rec(struct entry *e, slurmdb_job_rec_t *r)
 	memset(e, 0, sizeof(*e));
 	e->job_id = r->jobid;
 	e->array_job_id = r->array_job_id;
-	e->array_task_id = r->array_job_id ? r->array_task_id : NONE32;
+	e->array_task_id = lwm2_slurm_array_task(r->array_job_id, r->array_task_id);
 	e->het_job_id = r->het_job_id;
-	e->het_job_offset = r->het_job_id ? r->het_job_offset : NONE32;
+	e->het_job_offset = lwm2_slurm_het_offset(r->het_job_id, r->het_job_offset);
 	e->uid = r->uid;
 	e->node_count = r->alloc_nodes;
 	e->submit = r->submit;
@@ -96,8 +90,8 @@ static void entry_from_rec(struct entry *e, slurmdb_job_rec_t *r)
 		snprintf(e->user, sizeof(e->user), "%" PRIu32, r->uid);
 	e->account = r->account;
 	e->partition = r->partition;
-	e->state = state_name(r->state);
-	e->nodes = r->nodes && strcmp(r->nodes, "None assigned") ? r->nodes : NULL;
+	e->state = lwm2_slurm_state_str(r->state);
+	e->nodes = lwm2_slurm_nodes(r->nodes);
 	snprintf(e->exit_buf, sizeof(e->exit_buf), "%u:%u", status, sig);
 	e->exit_code = e->exit_buf;
 	e->step = -1;
