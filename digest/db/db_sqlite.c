@@ -14,7 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <sqlite3.h>
 
@@ -244,6 +246,15 @@ static struct lwm2_db *sq_open(const char *url, enum lwm2_db_mode mode, char *er
 		goto fail;
 	}
 	db->writable = mode == LWM2_DB_WRITE;
+	/* the database holds every user's jobs: readable as the log is (its
+	 * owner and group), whatever the umask; SQLite gives its journal
+	 * files the database's mode */
+	if (db->writable && stat(path, &sb) < 0 && errno == ENOENT) {
+		int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0640);
+
+		if (fd >= 0)
+			close(fd);
+	}
 	if (sqlite3_open_v2(path, &db->h, flags | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
 		snprintf(err, errlen, "couldn't open the database %s: %s", path,
 		         db->h ? sqlite3_errmsg(db->h) : strerror(ENOMEM));

@@ -131,24 +131,45 @@ void lwm2_usage_of_line(const struct lwm2_logline *l, struct lwm2_usage *u)
 		u->mem_req_mb = v;
 }
 
+/* The value at p (within end) parsed alone: a small one, such as a step's
+ * exe or processes, without building the step around it. */
+static json_object *value_at(const char *p, const char *end)
+{
+	return p ? lwm2_json_parse_at(p, end) : NULL;
+}
+
 void lwm2_usage_exe(const struct lwm2_logline *l, char *out, size_t len)
 {
-	json_object *steps =
-	    l->digest ? lwm2_json_parse_at(lwm2_logline_member(l, LWM2_KEY_STEPS), l->end) : NULL;
+	const char *a = l->digest ? lwm2_logline_member(l, LWM2_KEY_STEPS) : NULL, *p, *e;
 	int64_t best = -1;
 
-	for (size_t i = 0; steps && json_object_is_type(steps, json_type_array) &&
-	                   i < json_object_array_length(steps);
-	     i++) {
-		json_object *s = json_object_array_get_idx(steps, i);
-		const char *exe = ju_str(s, LWM2_KEY_EXE);
+	/* the steps walked as text: parsing the array into objects costs as
+	 * much as the rest of the line */
+	for (p = a && *a == '[' ? a + 1 : NULL; p; p = e) {
+		json_object *exe, *procs;
+		int64_t n;
 
-		if (exe && ju_int_or(s, LWM2_KEY_PROCESSES, 0) > best) {
-			best = ju_int_or(s, LWM2_KEY_PROCESSES, 0);
-			snprintf(out, len, "%s", exe);
+		p = lwm2_json_skip_ws(p, l->end);
+		if (p >= l->end || *p == ']' || !(e = lwm2_json_span(p, l->end)))
+			break;
+		if (*p == '{') {
+			exe = value_at(lwm2_json_member(p, e, LWM2_KEY_EXE), e);
+			procs = value_at(lwm2_json_member(p, e, LWM2_KEY_PROCESSES), e);
+			n = procs && json_object_is_type(procs, json_type_int)
+			        ? json_object_get_int64(procs)
+			        : 0;
+			if (exe && json_object_is_type(exe, json_type_string) && n > best) {
+				best = n;
+				snprintf(out, len, "%s", json_object_get_string(exe));
+			}
+			json_object_put(exe);
+			json_object_put(procs);
 		}
+		e = lwm2_json_skip_ws(e, l->end);
+		if (e >= l->end || *e != ',')
+			break;
+		e++;
 	}
-	json_object_put(steps);
 	if (best < 0)
 		snprintf(out, len, "%s",
 		         ju_str(l->fields, "name") ? ju_str(l->fields, "name") : "");

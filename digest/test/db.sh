@@ -46,6 +46,7 @@ out=$(./lwm2 db import --db "sqlite:$db" "$log" 2>"$tmp/err")
 is "$out" "3009 lines read, 0 jobs added, 3009 already there, 0 lines skipped" \
 	"import again (sqlite:PATH): nothing added"
 is "$(sqlite3 "$db" 'SELECT count(*) FROM job')" 3009 "one row per job"
+is "$(stat -c %a "$db")" 640 "made readable by its owner and group only, as the log is"
 is "$(sqlite3 "$db" "SELECT avg FROM job_metric m JOIN metric k ON k.id = m.metric JOIN job j ON j.id = m.job WHERE j.job_id = 103 AND k.name = 'mpi_time'")" \
 	50.0 "job_metric: a metric's average under its name"
 like "$(sqlite3 "$db" "SELECT rules_fired FROM job WHERE job_id = 103")" \
