@@ -62,26 +62,40 @@ static bool in_list(char *const *l, size_t n, const char *v, bool nocase)
 	return false;
 }
 
+#define XSCALE 1125899906842624.0 /* 2^50 */
+#define BSCALE 16777216.0      /* 2^24 */
+
+static lwm2_stats_xsum xq(double v)
+{
+	return (lwm2_stats_xsum)nearbyint(v * XSCALE);
+}
+
+static double xv(lwm2_stats_xsum q)
+{
+	return (double)q / XSCALE;
+}
+
 static void dist_add(struct lwm2_stats_dist *d, double step, double v, double w)
 {
 	long b;
 
-	if (!d->bins && !(d->bins = calloc(NBINS + 1, sizeof(double))))
+	if (!d->bins && !(d->bins = calloc(NBINS + 1, sizeof(*d->bins))))
 		return;
 	if (!d->n || v < d->min)
 		d->min = v;
 	if (!d->n || v > d->max)
 		d->max = v;
 	d->n++;
-	d->w += w;
-	d->wx += w * v;
+	d->xw += xq(w);
+	d->xwx += xq(w * v);
 	b = v <= 0 ? 0 : lround(v / step);
-	d->bins[b < NBINS ? b : NBINS] += w;
+	d->bins[b < NBINS ? b : NBINS] += (int64_t)llround(w * BSCALE);
 }
 
 double lwm2_stats_dist_q(const struct lwm2_stats_dist *d, int k, double q)
 {
-	double step = lwm2_stats_metrics[k].step, cum = 0, target = q * d->w - 1e-9 * d->w, v;
+	double step = lwm2_stats_metrics[k].step, target = q * d->w - 1e-9 * d->w, v;
+	int64_t cum = 0;
 
 	if (!d->bins || !d->n)
 		return NAN;
@@ -89,7 +103,7 @@ double lwm2_stats_dist_q(const struct lwm2_stats_dist *d, int k, double q)
 		return d->min;
 	for (size_t i = 0; i <= NBINS; i++) {
 		cum += d->bins[i];
-		if (d->bins[i] > 0 && cum >= target) {
+		if (d->bins[i] > 0 && (double)cum / BSCALE >= target) {
 			v = i < NBINS ? (double)i * step : d->max;
 			return v < d->min ? d->min : v > d->max ? d->max : v;
 		}
@@ -136,6 +150,16 @@ static void group_add(struct lwm2_stats_group *g, const struct lwm2_jobrow *j, d
 	g->jobs += j->digest;
 	g->no_digest += !j->digest;
 	lwm2_usage_add(&g->u, &j->use, frac);
+	/* the same sums, exact (lwm2_usage_add's conditions) */
+	g->xreq += xq(j->use.req_core_h * frac);
+	if (!isnan(j->use.used_core_h)) {
+		g->xmeas_req += xq(j->use.req_core_h * frac);
+		g->xused += xq(j->use.used_core_h * frac);
+	}
+	if (!isnan(j->use.mem_req_mb) && !isnan(j->use.mem_peak_mb)) {
+		g->xmem_req += xq(j->use.mem_req_mb * frac);
+		g->xmem_peak += xq(j->use.mem_peak_mb * frac);
+	}
 	if (j->user && g->nusers < USERS_MAX) {
 		size_t i;
 		for (i = 0; i < g->nusers && strcmp(g->users[i], j->user); i++)
@@ -154,15 +178,40 @@ static void group_add(struct lwm2_stats_group *g, const struct lwm2_jobrow *j, d
 	}
 	if (!j->digest)
 		return;
-	g->core_h += ch;
+	g->xcore_h += xq(ch);
 	for (int k = 0; k < LWM2_SM_N; k++)
 		if (j->has[k])
 			dist_add(&g->d[k], lwm2_stats_metrics[k].step, j->v[k], ch);
 	for (size_t r = 0; r < lwm2_nguidance_rules && r < LWM2_STATS_RULES_MAX; r++)
 		if (j->fired & (1ull << r)) {
 			g->rule_jobs[r]++;
-			g->rule_ch[r] += ch;
+			g->xrule_ch[r] += xq(ch);
 		}
+}
+
+/* The printed figures from the exact sums. */
+static void group_finish(struct lwm2_stats_group *g)
+{
+	g->core_h = xv(g->xcore_h);
+	for (size_t r = 0; r < LWM2_STATS_RULES_MAX; r++)
+		g->rule_ch[r] = xv(g->xrule_ch[r]);
+	for (int k = 0; k < LWM2_SM_N; k++) {
+		g->d[k].w = xv(g->d[k].xw);
+		g->d[k].wx = xv(g->d[k].xwx);
+	}
+	g->u.req_core_h = xv(g->xreq);
+	g->u.meas_req_h = xv(g->xmeas_req);
+	g->u.used_core_h = xv(g->xused);
+	g->u.mem_req_mb = xv(g->xmem_req);
+	g->u.mem_peak_mb = xv(g->xmem_peak);
+}
+
+static void stats_finish(struct lwm2_stats *s)
+{
+	for (size_t b = 0; s->table && b < s->nbuckets; b++)
+		for (struct lwm2_stats_group *g = s->table[b]; g; g = g->next)
+			group_finish(g);
+	group_finish(&s->total);
 }
 
 static void group_free(struct lwm2_stats_group *g)
@@ -464,7 +513,10 @@ int lwm2_stats_begin(struct lwm2_stats *s)
 
 int lwm2_stats_read(struct lwm2_stats *s, const char *cmd, char *const *files, size_t n)
 {
-	return lwm2_logscan_files(cmd, files, n, on_line, s, &s->count) < 0 ? -1 : 0;
+	int rc = lwm2_logscan_files(cmd, files, n, on_line, s, &s->count) < 0 ? -1 : 0;
+
+	stats_finish(s);
+	return rc;
 }
 
 static int on_row(void *arg, const struct lwm2_jobrow *j)
@@ -497,6 +549,7 @@ int lwm2_stats_read_db(struct lwm2_stats *s, const char *cmd, const char *url)
 	if ((rc = lwm2_db_jobs(db, &sel, on_row, s, err, sizeof(err))) < 0)
 		fprintf(stderr, "lwm2: %s: %s\n", cmd, err);
 	lwm2_db_close(db);
+	stats_finish(s);
 	return rc < 0 ? -1 : 0;
 }
 

@@ -48,6 +48,15 @@ extern const struct lwm2_stats_metric_def {
 #define LWM2_STATS_RULES_MAX 64
 
 /*
+ * Sums of core-hours and the like kept exact, as integers of 2^-50 (bins:
+ * 2^-24), so that they do not depend on the order the jobs come in: the
+ * log's order, or the central database's summaries of each day added up
+ * (db.h), give the same figures to the last bit.  The doubles beside them
+ * are what is printed, filled when reading ends.
+ */
+__extension__ typedef __int128 lwm2_stats_xsum;
+
+/*
  * One metric over a group's jobs.  Values are binned at the metric's
  * step over [0, 1000 steps]; above that one overflow bin holds them and
  * quartiles falling there are given as the group's maximum.  Mean,
@@ -56,7 +65,8 @@ extern const struct lwm2_stats_metric_def {
 struct lwm2_stats_dist {
 	uint64_t n;
 	double w, wx, min, max;
-	double *bins; /* allocated at the first value */
+	lwm2_stats_xsum xw, xwx;
+	int64_t *bins; /* weights in 2^-24 core-hours; allocated at the first value */
 };
 
 /* The smallest value with at least q of the weight at or below it, of
@@ -71,6 +81,9 @@ struct lwm2_stats_group {
 	uint64_t jobs, no_digest;
 	double core_h;
 	struct lwm2_usage_sum u; /* requested against used */
+	/* the exact sums behind core_h, rule_ch and u's figures */
+	lwm2_stats_xsum xcore_h, xrule_ch[LWM2_STATS_RULES_MAX];
+	lwm2_stats_xsum xreq, xmeas_req, xused, xmem_req, xmem_peak;
 	struct lwm2_stats_dist d[LWM2_SM_N];
 	uint64_t rule_jobs[LWM2_STATS_RULES_MAX];
 	double rule_ch[LWM2_STATS_RULES_MAX];
