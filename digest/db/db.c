@@ -11,6 +11,8 @@
 
 static const struct lwm2_db_backend *const backends[] = {
     &lwm2_db_sqlite,
+    &lwm2_db_mariadb,
+    &lwm2_db_mysql,
 };
 
 /* The backend of url: its scheme ("NAME:..."), else SQLite's file. */

@@ -82,6 +82,8 @@ struct lwm2_db {
 };
 
 extern const struct lwm2_db_backend lwm2_db_sqlite;
+/* mariadb://... and mysql://..., the same backend (db_mariadb.c) */
+extern const struct lwm2_db_backend lwm2_db_mariadb, lwm2_db_mysql;
 
 /* The backend's steps through db->be (db.c). */
 int lwm2_db_begin(struct lwm2_db *db, char *err, size_t errlen);

@@ -1,0 +1,244 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# The central database on MariaDB (mysql://, mariadb://): on a private
+# server started here (a scratch directory, a unix socket, no network),
+# every form of `lwm2 stats` gives from it what it gives from the log;
+# importing again adds nothing; the rows are the SQLite database's; check,
+# forget, vacuum; a newer schema refused for writing; the addresses it
+# takes and refuses, a password from a file; and the server killed under
+# an import and under a read: a clear message, exit 1, nothing hangs, and
+# the next import completes what the first began.  Runs in the build
+# directory.
+set -uo pipefail
+
+# shellcheck source=tests/tap.sh
+. "$(dirname "$0")/../../tests/tap.sh"
+export TZ=UTC
+need_python3
+for c in mariadbd mariadb-install-db mariadb mysqladmin; do
+	command -v "$c" >/dev/null || PATH=$PATH:/usr/sbin command -v "$c" >/dev/null ||
+		skip_all "$c not installed (the Debian package mariadb-server; contrib/install-deps.sh installs it)"
+done
+PATH=$PATH:/usr/sbin
+command -v sqlite3 >/dev/null || skip_all "sqlite3 not installed (contrib/install-deps.sh installs it)"
+./lwm2 stats --db mysql://x@localhost/x 2>&1 | grep -q "built without MariaDB" &&
+	skip_all "lwm2 built without MariaDB/MySQL (configure found no libmariadb-dev)"
+
+# short: a unix socket's path has 107 bytes at most
+tmp=$(mktemp -d /tmp/lwm2-my.XXXXXX)
+sock=$tmp/sock
+me=$(id -un)
+server=
+stop_server() {
+	if [ -n "$server" ] && kill -0 "$server" 2>/dev/null; then
+		kill "$server"
+		for _ in $(seq 100); do kill -0 "$server" 2>/dev/null || break; sleep 0.1; done
+		kill -9 "$server" 2>/dev/null
+	fi
+	server=
+}
+trap 'stop_server; rm -rf "$tmp"' EXIT
+
+# start_server: mariadbd on $tmp/data, ready within 60 s or bail out
+start_server() {
+	mariadbd --no-defaults --user="$me" --datadir="$tmp/data" --socket="$sock" \
+		--skip-networking --skip-name-resolve --pid-file="$tmp/mariadb.pid" \
+		--log-error="$tmp/mariadb.log" --tmpdir="$tmp" --innodb-buffer-pool-size=128M \
+		--innodb-log-file-size=48M </dev/null >/dev/null 2>&1 &
+	server=$!
+	for _ in $(seq 600); do
+		timeout 5 mysqladmin --no-defaults --socket="$sock" -uroot ping >/dev/null 2>&1 && return 0
+		kill -0 "$server" 2>/dev/null || break
+		sleep 0.1
+	done
+	tail -n 20 "$tmp/mariadb.log" | sed 's/^/# /'
+	bail_out "mariadbd did not start"
+}
+sql() {
+	timeout 60 mariadb --no-defaults --socket="$sock" -uroot -B -N -r "$@"
+}
+
+mkdir "$tmp/data"
+mariadb-install-db --no-defaults --user="$me" --datadir="$tmp/data" \
+	--auth-root-authentication-method=normal --skip-test-db --skip-name-resolve \
+	>"$tmp/install.log" 2>&1 || {
+	tail -n 20 "$tmp/install.log" | sed 's/^/# /'
+	bail_out "mariadb-install-db failed"
+}
+start_server
+# the client's option files are the machine's: none of this test's business
+export HOME=$tmp
+url="mysql://root@localhost/lwm2?socket=$sock"
+
+log=$tmp/jobs.jsonl
+# the log of db.sh: the jobs of stats.sh, containers, an array task,
+# lwm2's own cost, and 3,000 generated ones
+./mkstatslog >"$log" <<'SPEC' || bail_out "mkstatslog failed"
+job=101 user=alice account=p1 partition=batch end=1700000000 elapsed=3600 cpus=4 procs=4 mpi=10
+job=102 user=alice account=p1 partition=batch end=1700003600 elapsed=7200 cpus=4 procs=4 mpi=30
+job=103 user=bob account=p2 partition=gpu end=1702000000 elapsed=3600 cpus=8 procs=4 cpt=2 threads=1 mpi=50 io=20
+job=104 user=bob account=p2 partition=batch state=FAILED end=1702003600 elapsed=1800 cpus=2 procs=2 mpi=0 cpi=2
+job=105 user=carol account=p1 partition=batch end=1700000100 elapsed=3600 cpus=4 nodigest=1
+job=106 user=alice account=p1 partition=batch end=1700007200 elapsed=3600 cpus=4 procs=4 mpi=20 nodes=n[1-2] nnodes=2
+job=201 user=dave end=1700000000 elapsed=3600 cpus=4 procs=4 container=charliecloud:/img/x
+job=202 user=dave end=1700000000 elapsed=3600 cpus=8 procs=4 container=podman:docker.io/library/debian:11 container0=charliecloud:/img/x
+job=206 user=erin end=1700000000 elapsed=3600 cpus=1 procs=1 container=enroot
+SPEC
+./mkdigestlog 3000 1701000000 >>"$log" || bail_out "mkdigestlog failed"
+
+# like GOT REGEX DESC
+like() {
+	if [[ $1 =~ $2 ]]; then ok "$3"; else not_ok "$3"; diag "got:  '$1'" "want: /$2/"; fi
+}
+
+# --- import
+out=$(./lwm2 db import --db "$url" "$log" 2>"$tmp/err")
+is "$?" 0 "import: exit 0"
+is "$out" "3009 lines read, 3009 jobs added, 0 already there, 0 lines skipped" \
+	"import: every job added (the database made)"
+out=$(./lwm2 db import --db "mariadb://root@localhost/lwm2?socket=$sock" "$log" 2>"$tmp/err")
+is "$out" "3009 lines read, 0 jobs added, 3009 already there, 0 lines skipped" \
+	"import again (mariadb://): nothing added"
+is "$(sql lwm2 -e 'SELECT count(*) FROM job')" 3009 "one row per job"
+is "$(sql lwm2 -e "SELECT avg FROM job_metric m JOIN metric k ON k.id = m.metric JOIN job j ON j.id = m.job WHERE j.job_id = 103 AND k.name = 'mpi_time'")" \
+	50 "job_metric: a metric's average under its name"
+like "$(sql lwm2 -e "SELECT rules_fired FROM job WHERE job_id = 103")" \
+	"(^|,)mpi-share(,|$).*|(^|,)io-share(,|$)" "the rules that fired, by id"
+
+# --- the rows of the SQLite database of the same log
+./lwm2 db import --db "$tmp/site.db" "$log" >/dev/null 2>&1 || bail_out "SQLite import failed"
+cols="job_id, cluster, sacct_id, submit, start, end_time, user_name, uid, account, partition_name,
+	qos, state, job_name, nodes, node_count, cpus, has_digest, cpus_per_task, rules_fired, exe,
+	app, image"
+sqlite3 -separator $'\t' -nullvalue NULL "$tmp/site.db" "SELECT $cols FROM job ORDER BY id" >"$tmp/sq.rows"
+sql lwm2 -e "SELECT $cols FROM job ORDER BY id" >"$tmp/my.rows"
+check "the job table's rows are the SQLite database's (all but the doubles)" cmp -s "$tmp/sq.rows" "$tmp/my.rows"
+q="SELECT k.name, count(*), sum(n) FROM job_metric m JOIN metric k ON k.id = m.metric GROUP BY k.name ORDER BY k.name"
+is "$(sql lwm2 -e "$q")" "$(sqlite3 -separator $'\t' "$tmp/site.db" "$q")" \
+	"job_metric: the same metrics, as many, the same counts"
+
+# --- every form of lwm2 stats: the database's output is the log's
+forms=("" "--by user" "--by account" "--by partition" "--by month" "--by node" "--by app"
+	"--by executable" "--by image" "--by user --json" "--by account --csv" "-p --by month"
+	"-u alice" "-u alice,1001 --by account" "-A p1 --by user" "-r batch --by user"
+	"-s failed --by user" "-S @1700000050 -E @1701000500 --by user" "-E @1700003600"
+	"--top 5" "--top 3 --sort io" "--top 4 --sort core_hours" "--top 2 --sort cpi"
+	"--top 3 --sort idle" "--top 3 --sort avg_threads" "--top 3 --sort lwm2_cost"
+	"--top 2 -u bob --json" "--by user -n" "--top 4000 --json")
+for f in "${forms[@]}"; do
+	# shellcheck disable=SC2086 # the form's words
+	./lwm2 stats -f "$log" $f >"$tmp/want" 2>&1
+	want_rc=$?
+	# shellcheck disable=SC2086
+	./lwm2 stats --db "$url" $f >"$tmp/got" 2>&1
+	got_rc=$?
+	if [ "$want_rc" = "$got_rc" ] && cmp -s "$tmp/want" "$tmp/got"; then
+		ok "stats ${f:-(all jobs)}: the same from MariaDB"
+	else
+		not_ok "stats ${f:-(all jobs)}: the same from MariaDB (exit $want_rc/$got_rc)"
+		diff "$tmp/want" "$tmp/got" | head -n 6 | sed 's/^/# /'
+	fi
+done
+printf 'Database=%s\n' "$url" >"$tmp/lwm2.conf"
+is "$(LWM2_CONF=$tmp/lwm2.conf ./lwm2 stats --by user -p -n)" "$(./lwm2 stats -f "$log" --by user -p -n)" \
+	"stats without --file reads lwm2.conf's Database=mysql://"
+
+# --- check, forget, vacuum
+out=$(./lwm2 db check --db "$url")
+is "$?" 0 "check: exit 0"
+like "$out" "integrity: ok" "check: integrity"
+like "$out" "schema: 1 \\(this lwm2: 1\\)" "check: the schema's version"
+with=$(./lwm2 stats -f "$log" -p -n | cut -d'|' -f2)
+like "$out" "jobs: 3009 \\($with with a digest\\), ended from 1700000000 to 1702003600" \
+	"check: the jobs, those with a digest, their span"
+old="mysql://root@localhost/lwm2old?socket=$sock"
+./lwm2 db import --db "$old" "$log" >/dev/null 2>&1
+out=$(./lwm2 db forget --db "$old" --before @1700003600)
+is "$out" "$(python3 -c 'import json,sys; print(sum(json.loads(l)["end"] < 1700003600 for l in open(sys.argv[1])))' "$log") jobs that ended before @1700003600 forgotten" \
+	"forget --before: the jobs before"
+is "$(./lwm2 stats --db "$old" --by user)" "$(./lwm2 stats -f "$log" -S @1700003600 --by user)" \
+	"after forget: the database answers as the log from that time on"
+is "$(sql lwm2old -e 'SELECT count(*) FROM job_metric WHERE job NOT IN (SELECT id FROM job)')" 0 \
+	"forget: the jobs' metrics go with them"
+./lwm2 db vacuum --db "$old" >/dev/null
+is "$?" 0 "vacuum: exit 0"
+is "$(./lwm2 stats --db "$old" --by user)" "$(./lwm2 stats -f "$log" -S @1700003600 --by user)" \
+	"  the same answers after it"
+
+# --- what cannot be used
+sql lwm2old -e "UPDATE lwm2_meta SET value = '99' WHERE \`key\` = 'schema_version'"
+err=$(./lwm2 db import --db "$old" "$log" 2>&1 >/dev/null)
+is "$?" 1 "a newer schema: not written"
+like "$err" "schema version 99, newer than this lwm2's 1: not writing" "  and why"
+is "$(./lwm2 stats --db "$old" -p -n | cut -d'|' -f2)" \
+	"$(./lwm2 stats -f "$log" -S @1700003600 -p -n | cut -d'|' -f2)" "  but read"
+err=$(./lwm2 stats --db "mysql://root@localhost/nodb?socket=$sock" 2>&1 >/dev/null)
+is "$?" 1 "a database that is not there: exit 1"
+like "$err" "couldn't open the database mysql://root@localhost/nodb.*: Unknown database" "  and why"
+is "$(sql -e "SHOW DATABASES LIKE 'nodb'")" "" "  reading never makes one"
+sql -e "CREATE DATABASE other; CREATE TABLE other.t (x INT)"
+err=$(./lwm2 stats --db "mysql://root@localhost/other?socket=$sock" 2>&1 >/dev/null)
+is "$?" 1 "a database of something else: exit 1"
+like "$err" "not an lwm2 database" "  and why"
+for bad in "mysql://root@localhost?socket=$sock" "mysql://root@localhost/a-b" \
+	"mysql://root@localhost:99999/lwm2" "mysql://root@localhost/lwm2?sock=$sock" \
+	"mysql:lwm2"; do
+	err=$(./lwm2 stats --db "$bad" 2>&1 >/dev/null)
+	rc=$?
+	if [ "$rc" = 1 ] && [[ $err =~ "couldn't open the database" ]]; then
+		ok "a bad address refused: $bad"
+	else
+		not_ok "a bad address refused: $bad (exit $rc)"
+		diag "$err"
+	fi
+done
+
+# --- a user with a password: from a file, %-escaped in the address, never said
+sql -e "CREATE USER 'site'@'localhost' IDENTIFIED BY 'p@ss:w/rd%'; GRANT ALL ON lwm2.* TO 'site'@'localhost'"
+printf 'p@ss:w/rd%%\n' >"$tmp/pw"
+is "$(./lwm2 stats --db "mysql://site@localhost/lwm2?socket=$sock&password_file=$tmp/pw" --by user -p -n)" \
+	"$(./lwm2 stats -f "$log" --by user -p -n)" "?password_file=: the password from its first line"
+is "$(./lwm2 stats --db "mysql://site:p%40ss%3Aw%2Frd%25@localhost/lwm2?socket=$sock" --by user -p -n)" \
+	"$(./lwm2 stats -f "$log" --by user -p -n)" "a %-escaped password in the address"
+err=$(./lwm2 stats --db "mysql://site:secret99@localhost/lwm2?socket=$sock" 2>&1 >/dev/null)
+is "$?" 1 "a wrong password: exit 1"
+like "$err" "couldn't open the database mysql://site@localhost/lwm2.*Access denied" "  and why"
+check "  the password is not in the message" test "${err/secret99/}" = "$err"
+err=$(./lwm2 stats --db "mysql://site@localhost/lwm2?socket=$sock&password_file=$tmp/nopw" 2>&1 >/dev/null)
+like "$err" "couldn't read the password file .*nopw: No such file" "a password file that is not there: said"
+
+# --- the server killed under an import, then under a read
+./mkdigestlog 60000 1710000000 >"$tmp/big.jsonl" || bail_out "mkdigestlog failed"
+big="mysql://root@localhost/big?socket=$sock"
+timeout 120 ./lwm2 db import --db "$big" "$tmp/big.jsonl" >"$tmp/out" 2>"$tmp/err" &
+imp=$!
+for _ in $(seq 300); do
+	[ "$(sql big -e 'SELECT count(*) FROM job' 2>/dev/null)" -gt 0 ] 2>/dev/null && break
+	sleep 0.1
+done
+kill -9 "$server"
+wait "$server" 2>/dev/null
+server=
+wait "$imp"
+is "$?" 1 "the server killed under an import: exit 1 (no hang)"
+like "$(cat "$tmp/err")" "lwm2: db: .*(Lost connection|server has gone away|Can't connect)" \
+	"  and why: the connection lost"
+SECONDS=0
+err=$(timeout 60 ./lwm2 stats --db "$url" 2>&1 >/dev/null)
+is "$?" 1 "a read with the server down: exit 1"
+like "$err" "couldn't open the database mysql://root@localhost/lwm2.*Can't connect" "  and why"
+check "  at once (${SECONDS} s)" test "$SECONDS" -lt 15
+start_server
+done_lines=$(sql big -e 'SELECT count(*) FROM job')
+out=$(timeout 300 ./lwm2 db import --db "$big" "$tmp/big.jsonl" 2>&1)
+is "$out" "60000 lines read, $((60000 - done_lines)) jobs added, $done_lines already there, 0 lines skipped" \
+	"the server back: an import again adds what the killed one had not committed ($done_lines were)"
+is "$(./lwm2 stats --db "$big" --by user --json)" "$(./lwm2 stats -f "$tmp/big.jsonl" --by user --json)" \
+	"  and the database answers as the log"
+out=$(./lwm2 db check --db "$big")
+like "$out" "integrity: ok" "  check: integrity"
+
+stop_server
+check "the server stopped at the end" test ! -e "$sock"
+done_testing
