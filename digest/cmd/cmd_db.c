@@ -20,6 +20,7 @@
 #include "live_gather.h"
 #include "lwm2_cmds.h"
 #include "numparse.h"
+#include "site_stats.h"
 #include "slurmutil.h"
 
 int lwm2_cmd_db_url(const char *cmd, const char *given, char *out, size_t len)
@@ -51,16 +52,17 @@ enum { OPT_DB = LWM2_OPT_LONG, OPT_KEEP, OPT_BEFORE };
 static const struct lwm2_optspec db_spec = {
     .cmd = "db",
     .usage = "Usage: lwm2 db import [OPTIONS] LOG...\n"
-             "       lwm2 db check|vacuum [OPTIONS]\n"
+             "       lwm2 db check|summarize|vacuum [OPTIONS]\n"
              "       lwm2 db forget (--keep MONTHS | --before TIME) [OPTIONS]\n"
              "The central database of digests: jobcomp/lwm2's JSON-lines logs imported\n"
-             "(rotated, gzip, zstd; a job already there is skipped), checked, old jobs\n"
-             "forgotten, room given back.\n\n",
+             "(rotated, gzip, zstd; a job already there is skipped), checked, the whole\n"
+             "days summed up for lwm2 stats, old jobs forgotten (their days' summaries\n"
+             "stay), room given back.\n\n",
     .footer = LWM2_OPT_SACCT_TIME_HELP
     "DATABASE: a file's path, or sqlite:PATH.  Exit status: 0, 1 on failure (a log\n"
     "unreadable, the database not written or not sound), 2 usage.\n",
     .col = 27,
-    .need = "action (import, check, forget or vacuum)",
+    .need = "action (import, check, summarize, forget or vacuum)",
     .opts = (const struct lwm2_opt[]){
         {"db", OPT_DB, "DATABASE", "the database (default: lwm2.conf's Database=)"},
         {"keep", OPT_KEEP, "MONTHS", "forget: keep the jobs of the last MONTHS months"},
@@ -134,7 +136,9 @@ static int do_forget(struct lwm2_db *db, struct db_cli *cli)
 	} else if (lwm2_cmd_time_opt("db", cli->before, &before) < 0) {
 		return 2;
 	}
-	if (lwm2_db_forget(db, before, &removed, err, sizeof(err)) < 0) {
+	/* the days' summaries first: they stay when their jobs leave */
+	if (lwm2_stats_summarize_db(db, &removed, err, sizeof(err)) < 0 ||
+	    lwm2_db_forget(db, before, &removed, err, sizeof(err)) < 0) {
 		fprintf(stderr, "lwm2: db: %s\n", err);
 		return 1;
 	}
@@ -156,9 +160,9 @@ int lwm2_cmd_db(int argc, char **argv)
 	action = argv[first];
 	import = !strcmp(action, "import");
 	if (!import && strcmp(action, "check") && strcmp(action, "forget") &&
-	    strcmp(action, "vacuum")) {
+	    strcmp(action, "vacuum") && strcmp(action, "summarize")) {
 		fprintf(stderr,
-		        "lwm2: db: unknown action \"%s\": want import, check, forget or "
+		        "lwm2: db: unknown action \"%s\": want import, check, forget, summarize or "
 		        "vacuum\n",
 		        action);
 		return 2;
@@ -196,6 +200,14 @@ int lwm2_cmd_db(int argc, char **argv)
 		rc = rc != 0;
 	} else if (!strcmp(action, "forget")) {
 		rc = do_forget(db, &cli);
+	} else if (!strcmp(action, "summarize")) {
+		unsigned long days;
+
+		rc = lwm2_stats_summarize_db(db, &days, err, sizeof(err)) < 0;
+		if (rc)
+			fprintf(stderr, "lwm2: db: %s\n", err);
+		else
+			printf("%lu days summed up\n", days);
 	} else {
 		rc = lwm2_db_vacuum(db, err, sizeof(err)) < 0;
 		if (rc)

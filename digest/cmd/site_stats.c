@@ -17,7 +17,6 @@
 #include <strings.h>
 #include <time.h>
 
-#include "db.h"
 #include "jsonutil.h"
 #include "lwm2_digest.h"
 #include "lwm2_keys.h"
@@ -43,9 +42,9 @@ const struct lwm2_stats_metric_def lwm2_stats_metrics[LWM2_SM_N] = {
  * threads per core or cycles per instruction) over [0, 1000 steps]; above
  * that one overflow bin holds them.
  */
-#define NBINS 1001
+#define NBINS LWM2_STATS_NBINS
 
-#define USERS_MAX 100000
+#define USERS_MAX LWM2_STATS_USERS_MAX
 
 static void free_list(char **l, size_t n)
 {
@@ -118,7 +117,7 @@ double lwm2_stats_dist_mean(const struct lwm2_stats_dist *d)
 	return d->w > 0 ? d->wx / d->w : d->min;
 }
 
-static struct lwm2_stats_group *group_of(struct lwm2_stats *st, const char *name)
+struct lwm2_stats_group *lwm2_stats_group_of(struct lwm2_stats *st, const char *name)
 {
 	uint64_t h = lwm2_strhash(name);
 	struct lwm2_stats_group *g;
@@ -206,7 +205,7 @@ static void group_finish(struct lwm2_stats_group *g)
 	g->u.mem_peak_mb = xv(g->xmem_peak);
 }
 
-static void stats_finish(struct lwm2_stats *s)
+void lwm2_stats_finish(struct lwm2_stats *s)
 {
 	for (size_t b = 0; s->table && b < s->nbuckets; b++)
 		for (struct lwm2_stats_group *g = s->table[b]; g; g = g->next)
@@ -286,7 +285,7 @@ static int add_to_nodes(struct lwm2_stats *st, const struct lwm2_jobrow *j)
 	if (!a.n)
 		node_collect(&a, "(none)", 6);
 	for (size_t i = 0; i < a.n; i++) {
-		if ((g = group_of(st, a.names[i])))
+		if ((g = lwm2_stats_group_of(st, a.names[i])))
 			group_add(g, j, 1.0 / (double)a.n);
 		else
 			rc = -1;
@@ -320,7 +319,7 @@ static int add_to_groups(struct lwm2_stats *st, const struct lwm2_jobrow *j)
 		return 0;
 	if (st->by == LWM2_BY_NODE)
 		return add_to_nodes(st, j);
-	if (!(g = group_of(st, key && *key ? key : "(none)")))
+	if (!(g = lwm2_stats_group_of(st, key && *key ? key : "(none)")))
 		return -1;
 	group_add(g, j, 1.0);
 	return 0;
@@ -515,42 +514,8 @@ int lwm2_stats_read(struct lwm2_stats *s, const char *cmd, char *const *files, s
 {
 	int rc = lwm2_logscan_files(cmd, files, n, on_line, s, &s->count) < 0 ? -1 : 0;
 
-	stats_finish(s);
+	lwm2_stats_finish(s);
 	return rc;
-}
-
-static int on_row(void *arg, const struct lwm2_jobrow *j)
-{
-	struct lwm2_stats *st = arg;
-
-	st->count.lines++;
-	return lwm2_stats_add(st, j) < 0 ? -1 : 0;
-}
-
-int lwm2_stats_read_db(struct lwm2_stats *s, const char *cmd, const char *url)
-{
-	struct lwm2_db_select sel = {
-	    .start = s->start,
-	    .end = s->end,
-	    .users = s->users,
-	    .nusers = s->nusers,
-	    .accounts = s->accounts,
-	    .naccounts = s->naccounts,
-	    .metric = s->top && s->sort == LWM2_SORT_METRIC ? s->sort_metric : -1,
-	};
-	char err[1024];
-	struct lwm2_db *db = lwm2_db_open(url, LWM2_DB_READ, err, sizeof(err));
-	int rc;
-
-	if (!db) {
-		fprintf(stderr, "lwm2: %s: %s\n", cmd, err);
-		return -1;
-	}
-	if ((rc = lwm2_db_jobs(db, &sel, on_row, s, err, sizeof(err))) < 0)
-		fprintf(stderr, "lwm2: %s: %s\n", cmd, err);
-	lwm2_db_close(db);
-	stats_finish(s);
-	return rc < 0 ? -1 : 0;
 }
 
 struct lwm2_stats_group **lwm2_stats_groups(const struct lwm2_stats *s, size_t *n)

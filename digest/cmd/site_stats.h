@@ -44,6 +44,11 @@ extern const struct lwm2_stats_metric_def {
 	const char *fmt;
 } lwm2_stats_metrics[LWM2_SM_N];
 
+/* Bins of a distribution below its overflow bin; distinct users kept per
+ * group. */
+#define LWM2_STATS_NBINS 1001
+#define LWM2_STATS_USERS_MAX 100000
+
 /* The guidance rules counted (lwm2_guidance_rules, at most this many). */
 #define LWM2_STATS_RULES_MAX 64
 
@@ -155,9 +160,31 @@ int lwm2_stats_begin(struct lwm2_stats *s);
  * into s.  0, or -1 when a log could not be read: the others are. */
 int lwm2_stats_read(struct lwm2_stats *s, const char *cmd, char *const *files, size_t n);
 
-/* The same from the central database at url (db.h): the jobs in the log's
- * order, count.lines the rows read.  0, or -1 (said on stderr). */
+/* The same from the central database at url (db.h; site_summary.c):
+ * whole days from their summaries where the question allows, count.lines
+ * the jobs read or summed up.  0, or -1 (said on stderr). */
 int lwm2_stats_read_db(struct lwm2_stats *s, const char *cmd, const char *url);
+
+/* Every whole day of the database without summaries summed up and kept
+ * (lwm2 db summarize; a reader does it for the days it needs).  0, or -1
+ * with err. */
+struct lwm2_db;
+int lwm2_stats_summarize_db(struct lwm2_db *db, unsigned long *days_done, char *err,
+                            size_t errlen);
+
+/* The group of that name, made when new; NULL when out of memory. */
+struct lwm2_stats_group *lwm2_stats_group_of(struct lwm2_stats *s, const char *name);
+
+/* The printed figures of every group and the total from their exact sums
+ * (the readers call it when reading ends). */
+void lwm2_stats_finish(struct lwm2_stats *s);
+
+/* A group's sums as a blob of the database's daily summaries (malloc'd,
+ * its length in *len), and a blob added to a group: the same as adding
+ * the jobs it sums up.  NULL when out of memory; -1 for a blob that
+ * cannot be read (the group is then left as it was). */
+unsigned char *lwm2_stats_group_pack(const struct lwm2_stats_group *g, size_t *len);
+int lwm2_stats_group_merge(struct lwm2_stats_group *g, const void *blob, size_t len);
 
 /* Add one job (from the log or the database) to s when its selection
  * takes it.  0, or -1 when out of memory. */

@@ -5,6 +5,7 @@
  */
 #include "config.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "db_internal.h"
@@ -92,4 +93,36 @@ int lwm2_db_forget(struct lwm2_db *db, int64_t before, unsigned long *removed, c
 int lwm2_db_vacuum(struct lwm2_db *db, char *err, size_t errlen)
 {
 	return db->be->vacuum(db, err, errlen);
+}
+
+int lwm2_db_days(struct lwm2_db *db, int64_t d0, int64_t d1, struct lwm2_db_day **out, size_t *n,
+                 char *err, size_t errlen)
+{
+	*out = NULL;
+	*n = 0;
+	return db->be->days ? db->be->days(db, d0, d1, out, n, err, errlen) : 1;
+}
+
+int lwm2_db_summary_read(struct lwm2_db *db, const char *dim, int64_t d0, int64_t d1,
+                         int (*fn)(void *arg, int64_t day, const char *name, const void *data,
+                                   size_t len),
+                         void *arg, char *err, size_t errlen)
+{
+	return db->be->summary_read ? db->be->summary_read(db, dim, d0, d1, fn, arg, err, errlen)
+	                            : 0;
+}
+
+int lwm2_db_summary_store(struct lwm2_db *db, int64_t day, const struct lwm2_db_summary *v,
+                          size_t n, char *err, size_t errlen)
+{
+	if (!db->be->summary_store) {
+		snprintf(err, errlen, "this database keeps no summaries");
+		return -1;
+	}
+	return db->be->summary_store(db, day, v, n, err, errlen);
+}
+
+bool lwm2_db_writable(struct lwm2_db *db)
+{
+	return db->be->writable && db->be->writable(db);
 }

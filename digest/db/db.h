@@ -32,8 +32,9 @@
 struct lwm2_db;
 
 enum lwm2_db_mode {
-	LWM2_DB_READ,  /* the database must exist */
-	LWM2_DB_WRITE, /* made, or migrated forward, where needed */
+	LWM2_DB_READ,   /* the database must exist */
+	LWM2_DB_WRITE,  /* made, or migrated forward, where needed */
+	LWM2_DB_UPDATE, /* the database must exist; written where allowed */
 };
 
 /* The database at url, or NULL with err ("couldn't open ...: why"). */
@@ -101,5 +102,48 @@ int lwm2_db_forget(struct lwm2_db *db, int64_t before, unsigned long *removed, c
 
 /* Give the room of removed rows back to the file system.  0, or -1. */
 int lwm2_db_vacuum(struct lwm2_db *db, char *err, size_t errlen);
+
+/*
+ * Daily summaries: what `lwm2 stats` adds up per group, kept per day
+ * (UTC: the job's end / 86,400 s), per grouping (dim: "all", "user",
+ * "account", "partition", "executable", "app", "image") and group name,
+ * as an opaque blob (site_stats.c packs and reads them).  A question
+ * over whole days adds the day's summaries instead of reading its jobs;
+ * a job added to a day marks the day's summaries as stale.  Summaries are
+ * made by the first reader that needs them and may write, so the writer
+ * in slurmctld adds a row and nothing more.
+ */
+#define LWM2_DB_DAY_S 86400
+
+struct lwm2_db_day {
+	int64_t day;
+	bool summarized; /* its summaries are those of its jobs */
+};
+
+struct lwm2_db_summary {
+	const char *dim, *name;
+	const void *data;
+	size_t len;
+};
+
+/* The days within [d0, d1] that have jobs, in order, in a malloc'd *out.
+ * 0; 1 when the backend keeps no summaries; -1 with err. */
+int lwm2_db_days(struct lwm2_db *db, int64_t d0, int64_t d1, struct lwm2_db_day **out, size_t *n,
+                 char *err, size_t errlen);
+
+/* The summaries of dim for the days within [d0, d1] to fn (0: go on, -1:
+ * the blob cannot be read).  0, or -1 with err. */
+int lwm2_db_summary_read(struct lwm2_db *db, const char *dim, int64_t d0, int64_t d1,
+                         int (*fn)(void *arg, int64_t day, const char *name, const void *data,
+                                   size_t len),
+                         void *arg, char *err, size_t errlen);
+
+/* Replace the day's summaries of the dims in v (ordered by dim) with v,
+ * and mark the day summarized, in one transaction.  0, or -1 with err. */
+int lwm2_db_summary_store(struct lwm2_db *db, int64_t day, const struct lwm2_db_summary *v,
+                          size_t n, char *err, size_t errlen);
+
+/* Whether the database was opened for writing and may be written. */
+bool lwm2_db_writable(struct lwm2_db *db);
 
 #endif

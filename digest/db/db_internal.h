@@ -75,6 +75,17 @@ struct lwm2_db_backend {
 	int (*forget)(struct lwm2_db *db, int64_t before, unsigned long *removed, char *err,
 	              size_t errlen);
 	int (*vacuum)(struct lwm2_db *db, char *err, size_t errlen);
+	/* the daily summaries (db.h); NULL where a backend keeps none: the
+	 * rows answer then */
+	int (*days)(struct lwm2_db *db, int64_t d0, int64_t d1, struct lwm2_db_day **out,
+	            size_t *n, char *err, size_t errlen);
+	int (*summary_read)(struct lwm2_db *db, const char *dim, int64_t d0, int64_t d1,
+	                    int (*fn)(void *arg, int64_t day, const char *name, const void *data,
+	                              size_t len),
+	                    void *arg, char *err, size_t errlen);
+	int (*summary_store)(struct lwm2_db *db, int64_t day, const struct lwm2_db_summary *v,
+	                     size_t n, char *err, size_t errlen);
+	bool (*writable)(struct lwm2_db *db);
 };
 
 struct lwm2_db {

@@ -30,7 +30,7 @@ struct lwm2_db_sqlite {
 	char *path;
 	bool writable;
 	int schema; /* the file's schema version */
-	sqlite3_stmt *insert, *insert_metric, *meta_get, *meta_set;
+	sqlite3_stmt *insert, *insert_metric, *insert_day, *meta_get, *meta_set;
 	int64_t metric_id[LWM2_NMETRICS]; /* job_metric's ids of lwm2_metric_ids */
 };
 
@@ -98,6 +98,13 @@ static int create_schema(struct lwm2_db_sqlite *db, char *err, size_t errlen)
 	         "CREATE TABLE job_metric (job INTEGER NOT NULL, metric INTEGER NOT NULL, "
 	         "n INTEGER NOT NULL, min REAL, avg REAL, max REAL, "
 	         "PRIMARY KEY (job, metric)) WITHOUT ROWID;\n"
+	         /* the days (UTC) that have jobs; summarized: the summaries
+	            of the day are those of its jobs (a job added later
+	            clears it) */
+	         "CREATE TABLE day (day INTEGER PRIMARY KEY, jobs INTEGER NOT NULL, "
+	         "summarized INTEGER NOT NULL);\n"
+	         "CREATE TABLE summary (day INTEGER NOT NULL, dim TEXT NOT NULL, name TEXT NOT "
+	         "NULL, data BLOB NOT NULL, PRIMARY KEY (dim, day, name)) WITHOUT ROWID;\n"
 	         "INSERT INTO lwm2_meta VALUES ('schema_version', '%d');\n",
 	         LWM2_DB_SCHEMA);
 	return exec(db, sql, err, errlen);
@@ -208,6 +215,10 @@ static int prepare_insert(struct lwm2_db_sqlite *db, char *err, size_t errlen)
 	    prepare(db, "INSERT INTO job_metric VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
 	            &db->insert_metric, err, errlen) < 0 ||
 	    prepare(db,
+	            "INSERT INTO day VALUES (?1, 1, 0) ON CONFLICT (day) DO UPDATE SET "
+	            "jobs = jobs + 1, summarized = 0",
+	            &db->insert_day, err, errlen) < 0 ||
+	    prepare(db,
 	            "INSERT INTO lwm2_meta VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET "
 	            "value = excluded.value",
 	            &db->meta_set, err, errlen) < 0)
@@ -226,8 +237,9 @@ static struct lwm2_db *sq_open(const char *url, enum lwm2_db_mode mode, char *er
 	struct lwm2_db_sqlite *db = calloc(1, sizeof(*db));
 	const char *path = path_of(url);
 	struct stat sb;
-	int flags = mode == LWM2_DB_WRITE ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
-	                                  : SQLITE_OPEN_READONLY;
+	int flags = mode == LWM2_DB_WRITE    ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
+	            : mode == LWM2_DB_UPDATE ? SQLITE_OPEN_READWRITE
+	                                     : SQLITE_OPEN_READONLY;
 
 	if (!db || !(db->path = strdup(path))) {
 		snprintf(err, errlen, "couldn't open %s: %s", path, strerror(ENOMEM));
@@ -241,11 +253,11 @@ static struct lwm2_db *sq_open(const char *url, enum lwm2_db_mode mode, char *er
 		         url);
 		goto fail;
 	}
-	if (mode == LWM2_DB_READ && stat(path, &sb) < 0) {
+	if (mode != LWM2_DB_WRITE && stat(path, &sb) < 0) {
 		snprintf(err, errlen, "couldn't open the database %s: %s", path, strerror(errno));
 		goto fail;
 	}
-	db->writable = mode == LWM2_DB_WRITE;
+	db->writable = mode != LWM2_DB_READ;
 	/* the database holds every user's jobs: readable as the log is (its
 	 * owner and group), whatever the umask; SQLite gives its journal
 	 * files the database's mode */
@@ -293,6 +305,7 @@ static void sq_close(struct lwm2_db *base)
 		return;
 	sqlite3_finalize(db->insert);
 	sqlite3_finalize(db->insert_metric);
+	sqlite3_finalize(db->insert_day);
 	sqlite3_finalize(db->meta_get);
 	sqlite3_finalize(db->meta_set);
 	sqlite3_close(db->h);
@@ -419,9 +432,15 @@ static int sq_insert(struct lwm2_db *base, const struct lwm2_jobrow *j, bool *ad
 	if (sqlite3_step(st) != SQLITE_DONE)
 		return fail(db, "add a job", err, errlen);
 	*added = sqlite3_changes(db->h) > 0;
+	rowid = sqlite3_last_insert_rowid(db->h);
+	if (*added && j->end > 0) {
+		sqlite3_reset(db->insert_day);
+		sqlite3_bind_int64(db->insert_day, 1, j->end / LWM2_DB_DAY_S);
+		if (sqlite3_step(db->insert_day) != SQLITE_DONE)
+			return fail(db, "count the job's day", err, errlen);
+	}
 	if (!*added || !j->digest)
 		return 0;
-	rowid = sqlite3_last_insert_rowid(db->h);
 	for (size_t k = 0; k < LWM2_NMETRICS; k++) {
 		const struct lwm2_metric_stat *m = &j->scope.stat[k];
 
@@ -660,6 +679,131 @@ static int sq_vacuum(struct lwm2_db *base, char *err, size_t errlen)
 	return exec(db, "VACUUM; PRAGMA wal_checkpoint(TRUNCATE);", err, errlen);
 }
 
+/* ------------------------------------------------------------ summaries */
+
+static int sq_days(struct lwm2_db *base, int64_t d0, int64_t d1, struct lwm2_db_day **out,
+                   size_t *n, char *err, size_t errlen)
+{
+	struct lwm2_db_sqlite *db = (struct lwm2_db_sqlite *)base;
+	sqlite3_stmt *st = NULL;
+	size_t cap = 0;
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	if (sqlite3_prepare_v2(db->h,
+	                       "SELECT day, summarized FROM day WHERE day BETWEEN ?1 AND ?2 "
+	                       "ORDER BY day",
+	                       -1, &st, NULL) != SQLITE_OK)
+		return fail(db, "read the days", err, errlen);
+	sqlite3_bind_int64(st, 1, d0);
+	sqlite3_bind_int64(st, 2, d1);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (*n == cap) {
+			struct lwm2_db_day *nd =
+			    realloc(*out, (cap = cap ? 2 * cap : 64) * sizeof(*nd));
+
+			if (!nd) {
+				snprintf(err, errlen, "%s", strerror(ENOMEM));
+				sqlite3_finalize(st);
+				return -1;
+			}
+			*out = nd;
+		}
+		(*out)[*n].day = (int64_t)sqlite3_column_int64(st, 0);
+		(*out)[(*n)++].summarized = sqlite3_column_int(st, 1) != 0;
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return fail(db, "read the days", err, errlen);
+	return 0;
+}
+
+static int sq_summary_read(struct lwm2_db *base, const char *dim, int64_t d0, int64_t d1,
+                           int (*fn)(void *arg, int64_t day, const char *name, const void *data,
+                                     size_t len),
+                           void *arg, char *err, size_t errlen)
+{
+	struct lwm2_db_sqlite *db = (struct lwm2_db_sqlite *)base;
+	sqlite3_stmt *st = NULL;
+	int rc, r = 0;
+
+	if (sqlite3_prepare_v2(db->h,
+	                       "SELECT day, name, data FROM summary WHERE dim = ?1 AND day "
+	                       "BETWEEN ?2 AND ?3 ORDER BY day, name",
+	                       -1, &st, NULL) != SQLITE_OK)
+		return fail(db, "read the summaries", err, errlen);
+	sqlite3_bind_text(st, 1, dim, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, d0);
+	sqlite3_bind_int64(st, 3, d1);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		if ((r = fn(arg, (int64_t)sqlite3_column_int64(st, 0),
+		            (const char *)sqlite3_column_text(st, 1), sqlite3_column_blob(st, 2),
+		            (size_t)sqlite3_column_bytes(st, 2))) != 0)
+			break;
+	sqlite3_finalize(st);
+	if (r < 0) {
+		snprintf(err, errlen, "%s: a summary that cannot be read", db->path);
+		return -1;
+	}
+	if (!r && rc != SQLITE_DONE)
+		return fail(db, "read the summaries", err, errlen);
+	return 0;
+}
+
+static int sq_summary_store(struct lwm2_db *base, int64_t day, const struct lwm2_db_summary *v,
+                            size_t n, char *err, size_t errlen)
+{
+	struct lwm2_db_sqlite *db = (struct lwm2_db_sqlite *)base;
+	sqlite3_stmt *del = NULL, *ins = NULL, *mark = NULL;
+
+	if (sq_begin(base, err, errlen) < 0)
+		return -1;
+	if (sqlite3_prepare_v2(db->h, "DELETE FROM summary WHERE dim = ?1 AND day = ?2", -1, &del,
+	                       NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db->h, "INSERT INTO summary VALUES (?1, ?2, ?3, ?4)", -1, &ins,
+	                       NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db->h, "UPDATE day SET summarized = 1 WHERE day = ?1", -1, &mark,
+	                       NULL) != SQLITE_OK)
+		goto fail;
+	for (size_t i = 0; i < n; i++)
+		if (!i || strcmp(v[i].dim, v[i - 1].dim)) {
+			sqlite3_reset(del);
+			sqlite3_bind_text(del, 1, v[i].dim, -1, SQLITE_STATIC);
+			sqlite3_bind_int64(del, 2, day);
+			if (sqlite3_step(del) != SQLITE_DONE)
+				goto fail;
+		}
+	for (size_t i = 0; i < n; i++) {
+		sqlite3_reset(ins);
+		sqlite3_bind_int64(ins, 1, day);
+		sqlite3_bind_text(ins, 2, v[i].dim, -1, SQLITE_STATIC);
+		sqlite3_bind_text(ins, 3, v[i].name, -1, SQLITE_STATIC);
+		sqlite3_bind_blob(ins, 4, v[i].data, (int)v[i].len, SQLITE_STATIC);
+		if (sqlite3_step(ins) != SQLITE_DONE)
+			goto fail;
+	}
+	sqlite3_bind_int64(mark, 1, day);
+	if (sqlite3_step(mark) != SQLITE_DONE)
+		goto fail;
+	sqlite3_finalize(del);
+	sqlite3_finalize(ins);
+	sqlite3_finalize(mark);
+	return sq_commit(base, err, errlen);
+fail:
+	fail(db, "keep a day's summaries", err, errlen);
+	sqlite3_finalize(del);
+	sqlite3_finalize(ins);
+	sqlite3_finalize(mark);
+	sq_rollback(base);
+	return -1;
+}
+
+static bool sq_writable(struct lwm2_db *base)
+{
+	return ((struct lwm2_db_sqlite *)base)->writable;
+}
+
 const struct lwm2_db_backend lwm2_db_sqlite = {
     .name = "sqlite",
     .open = sq_open,
@@ -674,4 +818,8 @@ const struct lwm2_db_backend lwm2_db_sqlite = {
     .check = sq_check,
     .forget = sq_forget,
     .vacuum = sq_vacuum,
+    .days = sq_days,
+    .summary_read = sq_summary_read,
+    .summary_store = sq_summary_store,
+    .writable = sq_writable,
 };
