@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * jobcomp/lwm2 without Slurm: the plain job description the glue
- * (jobcomp_lwm2.c, the only file with Slurm's internal headers) copies out
- * of slurmctld's job record, the settings of lwm2.conf, the persisted queue
+ * jobcomp/lwm2 without Slurm: the plain job description each Slurm source
+ * is copied into (job_slurm.h: slurmctld's job record, the public job
+ * info, the accounting row), the settings of lwm2.conf, the persisted queue
  * of pending jobs, the AdminComment part lwm2 owns, and the worker thread.
  *
  * Everything here builds and is unit-tested without a Slurm source tree.
@@ -26,7 +26,7 @@
 /* ------------------------------------------------------------ the job */
 
 /*
- * What jobcomp_p_log_record copies out of the job record.  All strings are
+ * What the fillers of job_slurm.h copy out of Slurm.  All strings are
  * owned (malloc'd) and may be NULL.
  */
 struct lwm2_jc_job {
@@ -103,7 +103,8 @@ int lwm2_jc_state_version(json_object *obj, char *err, size_t errlen);
 #define LWM2_JC_MEM_PER_CPU 0x8000000000000000ull
 
 /*
- * The job's requests from Slurm's own numbers, for both glue paths:
+ * The job's requests from Slurm's own numbers, for every source
+ * (lwm2_jc_job_from_slurm):
  * time_limit_min as Slurm keeps it (minutes; NO_VAL: unknown; INFINITE:
  * no limit, time_unlimited),
  * pn_min_memory with its MEM_PER_CPU bit (0 or NO_VAL64: unknown), the
