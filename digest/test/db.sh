@@ -10,6 +10,8 @@ set -uo pipefail
 
 # shellcheck source=tests/tap.sh
 . "$(dirname "$0")/../../tests/tap.sh"
+# shellcheck source=digest/test/db-lib.sh
+. "$(dirname "$0")/db-lib.sh"
 export TZ=UTC
 need_python3
 command -v sqlite3 >/dev/null || skip_all "sqlite3 not installed (contrib/install-deps.sh installs it)"
@@ -17,26 +19,9 @@ command -v sqlite3 >/dev/null || skip_all "sqlite3 not installed (contrib/instal
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/lwm2-db.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 log=$tmp/jobs.jsonl
-# the jobs of stats.sh (users, accounts, partitions, months, nodes, rules),
-# containers, an array task, lwm2's own cost, and 3,000 generated ones
-./mkstatslog >"$log" <<'SPEC' || bail_out "mkstatslog failed"
-job=101 user=alice account=p1 partition=batch end=1700000000 elapsed=3600 cpus=4 procs=4 mpi=10
-job=102 user=alice account=p1 partition=batch end=1700003600 elapsed=7200 cpus=4 procs=4 mpi=30
-job=103 user=bob account=p2 partition=gpu end=1702000000 elapsed=3600 cpus=8 procs=4 cpt=2 threads=1 mpi=50 io=20
-job=104 user=bob account=p2 partition=batch state=FAILED end=1702003600 elapsed=1800 cpus=2 procs=2 mpi=0 cpi=2
-job=105 user=carol account=p1 partition=batch end=1700000100 elapsed=3600 cpus=4 nodigest=1
-job=106 user=alice account=p1 partition=batch end=1700007200 elapsed=3600 cpus=4 procs=4 mpi=20 nodes=n[1-2] nnodes=2
-job=201 user=dave end=1700000000 elapsed=3600 cpus=4 procs=4 container=charliecloud:/img/x
-job=202 user=dave end=1700000000 elapsed=3600 cpus=8 procs=4 container=podman:docker.io/library/debian:11 container0=charliecloud:/img/x
-job=206 user=erin end=1700000000 elapsed=3600 cpus=1 procs=1 container=enroot
-SPEC
-./mkdigestlog 3000 1701000000 >>"$log" || bail_out "mkdigestlog failed"
+db_test_log "$log"
 db=$tmp/site.db
 
-# like GOT REGEX DESC
-like() {
-	if [[ $1 =~ $2 ]]; then ok "$3"; else not_ok "$3"; diag "got:  '$1'" "want: /$2/"; fi
-}
 
 # --- import
 out=$(./lwm2 db import --db "$db" "$log" 2>"$tmp/err")
