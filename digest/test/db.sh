@@ -105,8 +105,9 @@ is "$?" 1 "a summary cut short: exit 1"
 like "$err" "a summary that cannot be read" "  and why"
 
 # --- rotated, compressed: the same rows as the plain log
-command -v zstd >/dev/null && command -v gzip >/dev/null ||
+if ! command -v zstd >/dev/null || ! command -v gzip >/dev/null; then
 	bail_out "gzip or zstd not installed (contrib/install-deps.sh installs them)"
+fi
 mkdir "$tmp/set"
 head -n 1000 "$log" | gzip -c >"$tmp/set/l.jsonl.2.gz"
 sed -n '1001,2000p' "$log" | zstd -q -c >"$tmp/set/l.jsonl.1.zst"
