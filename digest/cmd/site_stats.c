@@ -62,11 +62,26 @@ static bool in_list(char *const *l, size_t n, const char *v, bool nocase)
 }
 
 #define XSCALE 1125899906842624.0 /* 2^50 */
-#define BSCALE 16777216.0      /* 2^24 */
+#define BSCALE 16777216.0         /* 2^24 */
 
+/* v in 2^-50 units; NaN as 0, beyond +-1e37 units held there (the
+ * conversion of a larger double is undefined) */
 static lwm2_stats_xsum xq(double v)
 {
-	return (lwm2_stats_xsum)nearbyint(v * XSCALE);
+	double q = nearbyint(v * XSCALE);
+
+	return q > 1e37    ? (lwm2_stats_xsum)1e37
+	       : q < -1e37 ? -(lwm2_stats_xsum)1e37
+	       : q == q    ? (lwm2_stats_xsum)q
+	                   : 0;
+}
+
+/* A bin's weight in 2^-24 units, held within 64 bits. */
+static int64_t bq(double w)
+{
+	double q = nearbyint(w * BSCALE);
+
+	return q > 9e18 ? (int64_t)9e18 : q < -9e18 ? (int64_t)-9e18 : q == q ? (int64_t)q : 0;
 }
 
 static double xv(lwm2_stats_xsum q)
@@ -85,10 +100,10 @@ static void dist_add(struct lwm2_stats_dist *d, double step, double v, double w)
 	if (!d->n || v > d->max)
 		d->max = v;
 	d->n++;
-	d->xw += xq(w);
-	d->xwx += xq(w * v);
+	lwm2_stats_xadd(&d->xw, xq(w));
+	lwm2_stats_xadd(&d->xwx, xq(w * v));
 	b = v <= 0 ? 0 : lround(v / step);
-	d->bins[b < NBINS ? b : NBINS] += (int64_t)llround(w * BSCALE);
+	lwm2_stats_badd(&d->bins[b < NBINS ? b : NBINS], bq(w));
 }
 
 double lwm2_stats_dist_q(const struct lwm2_stats_dist *d, int k, double q)
@@ -101,7 +116,7 @@ double lwm2_stats_dist_q(const struct lwm2_stats_dist *d, int k, double q)
 	if (d->w <= 0)
 		return d->min;
 	for (size_t i = 0; i <= NBINS; i++) {
-		cum += d->bins[i];
+		lwm2_stats_badd(&cum, d->bins[i]);
 		if (d->bins[i] > 0 && (double)cum / BSCALE >= target) {
 			v = i < NBINS ? (double)i * step : d->max;
 			return v < d->min ? d->min : v > d->max ? d->max : v;
@@ -150,14 +165,14 @@ static void group_add(struct lwm2_stats_group *g, const struct lwm2_jobrow *j, d
 	g->no_digest += !j->digest;
 	lwm2_usage_add(&g->u, &j->use, frac);
 	/* the same sums, exact (lwm2_usage_add's conditions) */
-	g->xreq += xq(j->use.req_core_h * frac);
+	lwm2_stats_xadd(&g->xreq, xq(j->use.req_core_h * frac));
 	if (!isnan(j->use.used_core_h)) {
-		g->xmeas_req += xq(j->use.req_core_h * frac);
-		g->xused += xq(j->use.used_core_h * frac);
+		lwm2_stats_xadd(&g->xmeas_req, xq(j->use.req_core_h * frac));
+		lwm2_stats_xadd(&g->xused, xq(j->use.used_core_h * frac));
 	}
 	if (!isnan(j->use.mem_req_mb) && !isnan(j->use.mem_peak_mb)) {
-		g->xmem_req += xq(j->use.mem_req_mb * frac);
-		g->xmem_peak += xq(j->use.mem_peak_mb * frac);
+		lwm2_stats_xadd(&g->xmem_req, xq(j->use.mem_req_mb * frac));
+		lwm2_stats_xadd(&g->xmem_peak, xq(j->use.mem_peak_mb * frac));
 	}
 	if (j->user && g->nusers < USERS_MAX) {
 		size_t i;
@@ -177,14 +192,14 @@ static void group_add(struct lwm2_stats_group *g, const struct lwm2_jobrow *j, d
 	}
 	if (!j->digest)
 		return;
-	g->xcore_h += xq(ch);
+	lwm2_stats_xadd(&g->xcore_h, xq(ch));
 	for (int k = 0; k < LWM2_SM_N; k++)
 		if (j->has[k])
 			dist_add(&g->d[k], lwm2_stats_metrics[k].step, j->v[k], ch);
 	for (size_t r = 0; r < lwm2_nguidance_rules && r < LWM2_STATS_RULES_MAX; r++)
 		if (j->fired & (1ull << r)) {
 			g->rule_jobs[r]++;
-			g->xrule_ch[r] += xq(ch);
+			lwm2_stats_xadd(&g->xrule_ch[r], xq(ch));
 		}
 }
 

@@ -46,7 +46,7 @@ extern const struct lwm2_stats_metric_def {
 
 /* Bins of a distribution below its overflow bin; distinct users kept per
  * group. */
-#define LWM2_STATS_NBINS 1001
+#define LWM2_STATS_NBINS     1001
 #define LWM2_STATS_USERS_MAX 100000
 
 /* The guidance rules counted (lwm2_guidance_rules, at most this many). */
@@ -60,6 +60,25 @@ extern const struct lwm2_stats_metric_def {
  * are what is printed, filled when reading ends.
  */
 __extension__ typedef __int128 lwm2_stats_xsum;
+
+/* *a += b, held at the type's limits: a hostile log line's 1e300
+ * core-hours must not overflow the sum (the figures are then nonsense,
+ * as the line is, but the reader goes on). */
+__extension__ typedef unsigned __int128 lwm2_stats_uxsum;
+#define LWM2_STATS_XSUM_MAX ((lwm2_stats_xsum)(~(lwm2_stats_uxsum)0 >> 1))
+
+static inline void lwm2_stats_xadd(lwm2_stats_xsum *a, lwm2_stats_xsum b)
+{
+	if (__builtin_add_overflow(*a, b, a))
+		*a = b > 0 ? LWM2_STATS_XSUM_MAX : -LWM2_STATS_XSUM_MAX - 1;
+}
+
+/* The same for the bins' 64-bit weights. */
+static inline void lwm2_stats_badd(int64_t *a, int64_t b)
+{
+	if (__builtin_add_overflow(*a, b, a))
+		*a = b > 0 ? INT64_MAX : INT64_MIN;
+}
 
 /*
  * One metric over a group's jobs.  Values are binned at the metric's
@@ -169,8 +188,7 @@ int lwm2_stats_read_db(struct lwm2_stats *s, const char *cmd, const char *url);
  * (lwm2 db summarize; a reader does it for the days it needs).  0, or -1
  * with err. */
 struct lwm2_db;
-int lwm2_stats_summarize_db(struct lwm2_db *db, unsigned long *days_done, char *err,
-                            size_t errlen);
+int lwm2_stats_summarize_db(struct lwm2_db *db, unsigned long *days_done, char *err, size_t errlen);
 
 /* The group of that name, made when new; NULL when out of memory. */
 struct lwm2_stats_group *lwm2_stats_group_of(struct lwm2_stats *s, const char *name);

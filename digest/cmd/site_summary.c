@@ -186,12 +186,12 @@ static int merge_pass(struct lwm2_stats_group *g, const void *blob, size_t len, 
 		g->u.jobs += ujobs;
 		g->u.measured += measured;
 		g->u.mem_jobs += mem_jobs;
-		g->xcore_h += x[0];
-		g->xreq += x[1];
-		g->xmeas_req += x[2];
-		g->xused += x[3];
-		g->xmem_req += x[4];
-		g->xmem_peak += x[5];
+		lwm2_stats_xadd(&g->xcore_h, x[0]);
+		lwm2_stats_xadd(&g->xreq, x[1]);
+		lwm2_stats_xadd(&g->xmeas_req, x[2]);
+		lwm2_stats_xadd(&g->xused, x[3]);
+		lwm2_stats_xadd(&g->xmem_req, x[4]);
+		lwm2_stats_xadd(&g->xmem_peak, x[5]);
 	}
 	for (int k = 0; k < LWM2_SM_N; k++) {
 		struct lwm2_stats_dist *d = &g->d[k];
@@ -214,8 +214,8 @@ static int merge_pass(struct lwm2_stats_group *g, const void *blob, size_t len, 
 			if (!d->n || mx > d->max)
 				d->max = mx;
 			d->n += n;
-			d->xw += xw;
-			d->xwx += xwx;
+			lwm2_stats_xadd(&d->xw, xw);
+			lwm2_stats_xadd(&d->xwx, xwx);
 		}
 		for (uint16_t i = 0; i < nb && !c.bad; i++) {
 			uint16_t at;
@@ -226,7 +226,7 @@ static int merge_pass(struct lwm2_stats_group *g, const void *blob, size_t len, 
 			if (at > LWM2_STATS_NBINS)
 				c.bad = true;
 			else if (apply && d->bins)
-				d->bins[at] += w;
+				lwm2_stats_badd(&d->bins[at], w);
 		}
 	}
 	GET(&c, nrules);
@@ -245,7 +245,7 @@ static int merge_pass(struct lwm2_stats_group *g, const void *blob, size_t len, 
 		     r++)
 			if (!strcmp(lwm2_guidance_rules[r].id, id)) {
 				g->rule_jobs[r] += rj;
-				g->xrule_ch[r] += rch;
+				lwm2_stats_xadd(&g->xrule_ch[r], rch);
 			}
 	}
 	GET(&c, nusers);

@@ -104,6 +104,18 @@ err=$(./lwm2 stats --db "$tmp/ro.db" --by user 2>&1 >/dev/null)
 is "$?" 1 "a summary cut short: exit 1"
 like "$err" "a summary that cannot be read" "  and why"
 
+# --- jobs of absurd size (a hostile line): the exact sums are held at
+# their limits, the reader goes on, the database answers as the log
+./mkstatslog >"$tmp/huge.jsonl" <<'SPEC' || bail_out "mkstatslog failed"
+job=1 user=x end=9000000000000000000 elapsed=8999999999999999999 cpus=4000000000 procs=4 mpi=1e300 cpi=1e300
+job=2 user=x end=9000000000000000000 elapsed=8999999999999999999 cpus=4000000000 procs=4 mpi=1e300
+job=3 user=y end=1700000000 elapsed=3600 cpus=4 procs=4 mpi=10
+SPEC
+./lwm2 db import -q --db "$tmp/huge.db" "$tmp/huge.jsonl" >/dev/null
+want=$(./lwm2 stats -f "$tmp/huge.jsonl" --by user --json)
+is "$?" 0 "absurd sizes: read, exit 0"
+is "$(./lwm2 stats --db "$tmp/huge.db" --by user --json)" "$want" "  the same from the database"
+
 # --- rotated, compressed: the same rows as the plain log
 if ! command -v zstd >/dev/null || ! command -v gzip >/dev/null; then
 	bail_out "gzip or zstd not installed (contrib/install-deps.sh installs them)"
