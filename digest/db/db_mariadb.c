@@ -20,6 +20,11 @@
  *   - a job's metrics are sent in one round trip (an array bind);
  *   - the schema is made under a named lock (GET_LOCK), as DDL commits
  *     and cannot sit in a transaction.
+ * The daily summaries (db.h) are kept as SQLite keeps them (tables day
+ * and summary).  Opened to update (LWM2_DB_UPDATE), the database must be
+ * there, and a user who may only SELECT fails the open (naming the
+ * metrics is an INSERT): the caller then opens it to read, and the rows
+ * answer.
  *
  * The address:
  *   mysql://[USER[:PASSWORD]@]HOST[:PORT]/DBNAME[?OPTION=VALUE&...]
@@ -80,10 +85,10 @@ struct url {
 struct lwm2_db_maria {
 	struct lwm2_db base; /* first: the backend's table */
 	MYSQL *h;
-	char where[600]; /* the address without its password, for messages */
-	bool writable;
+	char where[600];       /* the address without its password, for messages */
+	bool writable, create; /* create: LWM2_DB_WRITE (UPDATE: written, never made) */
 	int schema;
-	MYSQL_STMT *insert, *insert_metric, *meta_get, *meta_set;
+	MYSQL_STMT *insert, *insert_metric, *insert_day, *meta_get, *meta_set;
 	int64_t metric_id[LWM2_NMETRICS];
 };
 
@@ -316,6 +321,17 @@ static int create_schema(struct lwm2_db_maria *db, char *err, size_t errlen)
 	         "CREATE TABLE IF NOT EXISTS job_metric (job BIGINT NOT NULL, metric BIGINT NOT "
 	         "NULL, n BIGINT NOT NULL, min DOUBLE, avg DOUBLE, max DOUBLE, "
 	         "PRIMARY KEY (job, metric)) ENGINE=InnoDB",
+	         err, errlen) < 0 ||
+	    /* the daily summaries (db.h): the days (UTC) that have jobs,
+	       summarized while a day's summaries are those of its jobs */
+	    exec(db,
+	         "CREATE TABLE IF NOT EXISTS day (day BIGINT NOT NULL PRIMARY KEY, jobs BIGINT "
+	         "NOT NULL, summarized TINYINT NOT NULL) ENGINE=InnoDB",
+	         err, errlen) < 0 ||
+	    exec(db,
+	         "CREATE TABLE IF NOT EXISTS summary (day BIGINT NOT NULL, dim VARBINARY(64) NOT "
+	         "NULL, name VARBINARY(1024) NOT NULL, data LONGBLOB NOT NULL, "
+	         "PRIMARY KEY (dim, day, name)) ENGINE=InnoDB",
 	         err, errlen) < 0)
 		return -1;
 	snprintf(v, sizeof(v), "%d", LWM2_DB_SCHEMA);
@@ -411,7 +427,7 @@ static int ready_schema(struct lwm2_db_maria *db, char *err, size_t errlen)
 
 	if (has < 0)
 		return -1;
-	if (!db->writable) {
+	if (!db->create) {
 		if (!has) {
 			snprintf(err, errlen, "%s is not an lwm2 database", db->where);
 			return -1;
@@ -424,7 +440,8 @@ static int ready_schema(struct lwm2_db_maria *db, char *err, size_t errlen)
 			         db->where);
 			return -1;
 		}
-		return metric_ids(db, err, errlen);
+		if (!db->writable)
+			return metric_ids(db, err, errlen);
 	}
 	/* two writers starting at once make it once */
 	snprintf(sql, sizeof(sql), "SELECT GET_LOCK(CONCAT('lwm2:', DATABASE()), %d)", LOCK_S);
@@ -445,7 +462,7 @@ static int ready_schema(struct lwm2_db_maria *db, char *err, size_t errlen)
 		         db->where, db->schema, LWM2_DB_SCHEMA);
 		goto out;
 	}
-	if (!db->schema && create_schema(db, err, errlen) < 0)
+	if (!db->schema && db->create && create_schema(db, err, errlen) < 0)
 		goto out;
 	db->schema = LWM2_DB_SCHEMA;
 	rc = name_metrics(db, err, errlen);
@@ -481,6 +498,10 @@ static int prepare_insert(struct lwm2_db_maria *db, char *err, size_t errlen)
 	if (prepare(db, sql, &db->insert, err, errlen) < 0 ||
 	    prepare(db, "INSERT INTO job_metric VALUES (?, ?, ?, ?, ?, ?)", &db->insert_metric, err,
 	            errlen) < 0 ||
+	    prepare(db,
+	            "INSERT INTO day VALUES (?, 1, 0) ON DUPLICATE KEY UPDATE jobs = jobs + 1, "
+	            "summarized = 0",
+	            &db->insert_day, err, errlen) < 0 ||
 	    prepare(db,
 	            "INSERT INTO lwm2_meta VALUES (?, ?) ON DUPLICATE KEY UPDATE value = "
 	            "VALUES(value)",
@@ -543,14 +564,15 @@ static struct lwm2_db *my_open(const char *url, enum lwm2_db_mode mode, char *er
 		return NULL;
 	}
 	db->base.be = &lwm2_db_mariadb;
-	db->writable = mode == LWM2_DB_WRITE;
+	db->writable = mode != LWM2_DB_READ;
+	db->create = mode == LWM2_DB_WRITE;
 	if (parse_url(url, &u, db->where, sizeof(db->where), why, sizeof(why)) < 0) {
 		snprintf(err, errlen, "couldn't open the database %s: %s", db->where, why);
 		goto fail;
 	}
 	if (connect_db(db, &u, false, err, errlen) < 0) {
 		/* ER_BAD_DB_ERROR: made when writing */
-		if (!db->writable || mysql_errno(db->h) != 1049)
+		if (!db->create || mysql_errno(db->h) != 1049)
 			goto fail;
 		mysql_close(db->h);
 		if (connect_db(db, &u, true, err, errlen) < 0)
@@ -578,6 +600,8 @@ static void my_close(struct lwm2_db *base)
 		mysql_stmt_close(db->insert);
 	if (db->insert_metric)
 		mysql_stmt_close(db->insert_metric);
+	if (db->insert_day)
+		mysql_stmt_close(db->insert_day);
 	if (db->meta_get)
 		mysql_stmt_close(db->meta_get);
 	if (db->meta_set)
@@ -803,6 +827,17 @@ static int my_insert(struct lwm2_db *base, const struct lwm2_jobrow *j, bool *ad
 	if (mysql_stmt_bind_param(db->insert, b) || mysql_stmt_execute(db->insert))
 		return stmt_fail(db, db->insert, "add a job", err, errlen);
 	*added = mysql_stmt_affected_rows(db->insert) == 1;
+	if (*added && j->end > 0) {
+		/* the job's day: its summaries are stale now */
+		MYSQL_BIND d;
+		long long day = j->end / LWM2_DB_DAY_S;
+
+		memset(&d, 0, sizeof(d));
+		d.buffer_type = MYSQL_TYPE_LONGLONG;
+		d.buffer = &day;
+		if (mysql_stmt_bind_param(db->insert_day, &d) || mysql_stmt_execute(db->insert_day))
+			return stmt_fail(db, db->insert_day, "count the job's day", err, errlen);
+	}
 	if (!*added || !j->digest)
 		return 0;
 	return insert_metrics(db, j, (int64_t)mysql_stmt_insert_id(db->insert), err, errlen);
@@ -881,7 +916,9 @@ static int reader_refetch(struct reader *r, MYSQL_STMT *st)
 	for (size_t i = 0; i < r->n; i++) {
 		char *t;
 
-		if (r->b[i].buffer_type != MYSQL_TYPE_STRING || r->v[i].len < r->cap[i])
+		if ((r->b[i].buffer_type != MYSQL_TYPE_STRING &&
+		     r->b[i].buffer_type != MYSQL_TYPE_BLOB) ||
+		    r->v[i].len < r->cap[i])
 			continue;
 		if (!(t = realloc(r->text[i], r->v[i].len + 1)))
 			return -1;
@@ -1139,12 +1176,245 @@ static int my_vacuum(struct lwm2_db *base, char *err, size_t errlen)
 	return exec(db, "OPTIMIZE TABLE job, job_metric, metric, lwm2_meta", err, errlen);
 }
 
+/* ------------------------------------------------------------ summaries */
+
+/* A statement on the days, executed with p, its results bound to r. */
+static MYSQL_STMT *run_days(struct lwm2_db_maria *db, const char *sql, MYSQL_BIND *p,
+                            struct reader *r, const char *what, char *err, size_t errlen)
+{
+	MYSQL_STMT *st = NULL;
+
+	if (prepare(db, sql, &st, err, errlen) < 0) {
+		if (st)
+			mysql_stmt_close(st);
+		return NULL;
+	}
+	if (mysql_stmt_bind_param(st, p) || mysql_stmt_execute(st) ||
+	    mysql_stmt_bind_result(st, r->b)) {
+		stmt_fail(db, st, what, err, errlen);
+		mysql_stmt_close(st);
+		return NULL;
+	}
+	return st;
+}
+
+/* r's binds: BIGINTs, then bytes (growing as read) from column first. */
+static int reader_days(struct reader *r, size_t n, size_t first)
+{
+	memset(r, 0, sizeof(*r));
+	r->n = n;
+	for (size_t i = 0; i < n; i++) {
+		MYSQL_BIND *b = &r->b[i];
+
+		b->is_null = &r->v[i].null;
+		b->error = &r->v[i].error;
+		b->length = &r->v[i].len;
+		if (i < first) {
+			b->buffer_type = MYSQL_TYPE_LONGLONG;
+			b->buffer = &r->v[i].i;
+			continue;
+		}
+		if (!(r->text[i] = malloc(r->cap[i] = 256)))
+			return -1;
+		b->buffer_type = MYSQL_TYPE_BLOB;
+		b->buffer = r->text[i];
+		b->buffer_length = r->cap[i] - 1;
+	}
+	return 0;
+}
+
+static void bind_i64(MYSQL_BIND *b, long long *v)
+{
+	memset(b, 0, sizeof(*b));
+	b->buffer_type = MYSQL_TYPE_LONGLONG;
+	b->buffer = v;
+}
+
+static void bind_bytes(MYSQL_BIND *b, const void *s, size_t n, unsigned long *len)
+{
+	memset(b, 0, sizeof(*b));
+	b->buffer_type = MYSQL_TYPE_BLOB;
+	b->buffer = (void *)(uintptr_t)s;
+	*len = (unsigned long)n;
+	b->length = len;
+}
+
+static int my_days(struct lwm2_db *base, int64_t d0, int64_t d1, struct lwm2_db_day **out,
+                   size_t *n, char *err, size_t errlen)
+{
+	struct lwm2_db_maria *db = (struct lwm2_db_maria *)base;
+	long long lim[2] = {d0, d1};
+	MYSQL_BIND p[2];
+	struct reader *r = malloc(sizeof(*r));
+	MYSQL_STMT *st = NULL;
+	size_t cap = 0;
+	int f, rc = -1;
+
+	*out = NULL;
+	*n = 0;
+	bind_i64(&p[0], &lim[0]);
+	bind_i64(&p[1], &lim[1]);
+	if (!r || reader_days(r, 2, 2) < 0) {
+		snprintf(err, errlen, "%s", strerror(ENOMEM));
+		goto done;
+	}
+	st = run_days(db, "SELECT day, summarized FROM day WHERE day BETWEEN ? AND ? ORDER BY day",
+	              p, r, "read the days", err, errlen);
+	if (!st)
+		goto done;
+	while ((f = mysql_stmt_fetch(st)) == 0) {
+		if (*n == cap) {
+			struct lwm2_db_day *nd =
+			    realloc(*out, (cap = cap ? 2 * cap : 64) * sizeof(*nd));
+
+			if (!nd) {
+				snprintf(err, errlen, "%s", strerror(ENOMEM));
+				goto done;
+			}
+			*out = nd;
+		}
+		(*out)[*n].day = (int64_t)r->v[0].i;
+		(*out)[(*n)++].summarized = r->v[1].i != 0;
+	}
+	if (f != MYSQL_NO_DATA)
+		stmt_fail(db, st, "read the days", err, errlen);
+	else
+		rc = 0;
+done:
+	if (rc < 0) {
+		free(*out);
+		*out = NULL;
+		*n = 0;
+	}
+	if (st)
+		mysql_stmt_close(st);
+	if (r)
+		reader_free(r);
+	free(r);
+	return rc;
+}
+
+static int my_summary_read(struct lwm2_db *base, const char *dim, int64_t d0, int64_t d1,
+                           int (*fn)(void *arg, int64_t day, const char *name, const void *data,
+                                     size_t len),
+                           void *arg, char *err, size_t errlen)
+{
+	struct lwm2_db_maria *db = (struct lwm2_db_maria *)base;
+	long long lim[2] = {d0, d1};
+	unsigned long dl;
+	MYSQL_BIND p[3];
+	struct reader *r = malloc(sizeof(*r));
+	MYSQL_STMT *st = NULL;
+	int f = 0, rc = 0;
+
+	bind_bytes(&p[0], dim, strlen(dim), &dl);
+	bind_i64(&p[1], &lim[0]);
+	bind_i64(&p[2], &lim[1]);
+	if (!r || reader_days(r, 3, 1) < 0) {
+		snprintf(err, errlen, "%s", strerror(ENOMEM));
+		rc = -1;
+		goto done;
+	}
+	st = run_days(db,
+	              "SELECT day, name, data FROM summary WHERE dim = ? AND day BETWEEN ? AND ? "
+	              "ORDER BY day, name",
+	              p, r, "read the summaries", err, errlen);
+	if (!st) {
+		rc = -1;
+		goto done;
+	}
+	while ((f = mysql_stmt_fetch(st)) == 0 || f == MYSQL_DATA_TRUNCATED) {
+		if (f == MYSQL_DATA_TRUNCATED && reader_refetch(r, st) < 0)
+			break;
+		r->text[1][r->v[1].len < r->cap[1] ? r->v[1].len : r->cap[1] - 1] = '\0';
+		if ((rc = fn(arg, (int64_t)r->v[0].i, r->text[1], r->text[2], r->v[2].len)) != 0)
+			break;
+	}
+	if (rc < 0)
+		snprintf(err, errlen, "%s: a summary that cannot be read", db->where);
+	else if (!rc && f != MYSQL_NO_DATA)
+		rc = stmt_fail(db, st, "read the summaries", err, errlen);
+	else
+		rc = 0;
+done:
+	if (st)
+		mysql_stmt_close(st);
+	if (r)
+		reader_free(r);
+	free(r);
+	return rc;
+}
+
+/* The day's summaries of the dims in v replaced, the day marked
+ * summarized, in one transaction. */
+static int my_summary_store(struct lwm2_db *base, int64_t day, const struct lwm2_db_summary *v,
+                            size_t n, char *err, size_t errlen)
+{
+	struct lwm2_db_maria *db = (struct lwm2_db_maria *)base;
+	MYSQL_STMT *del = NULL, *ins = NULL, *mark = NULL;
+	MYSQL_BIND p[4];
+	long long d = day;
+	unsigned long l[4];
+
+	if (my_begin(base, err, errlen) < 0)
+		return -1;
+	if (prepare(db, "DELETE FROM summary WHERE dim = ? AND day = ?", &del, err, errlen) < 0 ||
+	    prepare(db, "INSERT INTO summary VALUES (?, ?, ?, ?)", &ins, err, errlen) < 0 ||
+	    prepare(db, "UPDATE day SET summarized = 1 WHERE day = ?", &mark, err, errlen) < 0)
+		goto fail;
+	for (size_t i = 0; i < n; i++) {
+		if (i && !strcmp(v[i].dim, v[i - 1].dim))
+			continue;
+		bind_bytes(&p[0], v[i].dim, strlen(v[i].dim), &l[0]);
+		bind_i64(&p[1], &d);
+		if (mysql_stmt_bind_param(del, p) || mysql_stmt_execute(del)) {
+			stmt_fail(db, del, "keep a day's summaries", err, errlen);
+			goto fail;
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		bind_i64(&p[0], &d);
+		bind_bytes(&p[1], v[i].dim, strlen(v[i].dim), &l[1]);
+		bind_bytes(&p[2], v[i].name, strlen(v[i].name), &l[2]);
+		bind_bytes(&p[3], v[i].data, v[i].len, &l[3]);
+		if (mysql_stmt_bind_param(ins, p) || mysql_stmt_execute(ins)) {
+			stmt_fail(db, ins, "keep a day's summaries", err, errlen);
+			goto fail;
+		}
+	}
+	bind_i64(&p[0], &d);
+	if (mysql_stmt_bind_param(mark, p) || mysql_stmt_execute(mark)) {
+		stmt_fail(db, mark, "keep a day's summaries", err, errlen);
+		goto fail;
+	}
+	mysql_stmt_close(del);
+	mysql_stmt_close(ins);
+	mysql_stmt_close(mark);
+	return my_commit(base, err, errlen);
+fail:
+	if (del)
+		mysql_stmt_close(del);
+	if (ins)
+		mysql_stmt_close(ins);
+	if (mark)
+		mysql_stmt_close(mark);
+	my_rollback(base);
+	return -1;
+}
+
+static bool my_writable(struct lwm2_db *base)
+{
+	return ((struct lwm2_db_maria *)base)->writable;
+}
+
 #define MY_BACKEND(scheme)                                                                         \
 	{                                                                                          \
 		.name = scheme, .open = my_open, .close = my_close, .begin = my_begin,             \
 		.commit = my_commit, .rollback = my_rollback, .insert = my_insert,                 \
 		.meta_get = my_meta_get, .meta_set = my_meta_set, .jobs = my_jobs,                 \
-		.check = my_check, .forget = my_forget, .vacuum = my_vacuum,                       \
+		.check = my_check, .forget = my_forget, .vacuum = my_vacuum, .days = my_days,      \
+		.summary_read = my_summary_read, .summary_store = my_summary_store,                \
+		.writable = my_writable,                                                           \
 	}
 
 #else /* !HAVE_MARIADB */

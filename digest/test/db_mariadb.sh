@@ -4,8 +4,10 @@
 # The central database on MariaDB (mysql://, mariadb://): on a private
 # server started here (a scratch directory, a unix socket, no network),
 # every form of `lwm2 stats` gives from it what it gives from the log;
-# importing again adds nothing; the rows are the SQLite database's; check,
-# forget, vacuum; a newer schema refused for writing; the addresses it
+# importing again adds nothing; the rows are the SQLite database's; the
+# daily summaries (made by the first reader that may write, marked stale
+# by a late job, the rows read by one that may not); check, forget,
+# vacuum; a newer schema refused for writing; the addresses it
 # takes and refuses, a password from a file; and the server killed under
 # an import and under a read: a clear message, exit 1, nothing hangs, and
 # the next import completes what the first began.  Runs in the build
@@ -112,23 +114,64 @@ forms=("" "--by user" "--by account" "--by partition" "--by month" "--by node" "
 	"--top 5" "--top 3 --sort io" "--top 4 --sort core_hours" "--top 2 --sort cpi"
 	"--top 3 --sort idle" "--top 3 --sort avg_threads" "--top 3 --sort lwm2_cost"
 	"--top 2 -u bob --json" "--by user -n" "--top 4000 --json")
-for f in "${forms[@]}"; do
-	# shellcheck disable=SC2086 # the form's words
-	./lwm2 stats -f "$log" $f >"$tmp/want" 2>&1
-	want_rc=$?
-	# shellcheck disable=SC2086
-	./lwm2 stats --db "$url" $f >"$tmp/got" 2>&1
-	got_rc=$?
-	if [ "$want_rc" = "$got_rc" ] && cmp -s "$tmp/want" "$tmp/got"; then
-		ok "stats ${f:-(all jobs)}: the same from MariaDB"
-	else
-		not_ok "stats ${f:-(all jobs)}: the same from MariaDB (exit $want_rc/$got_rc)"
-		diff "$tmp/want" "$tmp/got" | head -n 6 | sed 's/^/# /'
-	fi
-done
+# every_form HOW: each form from the database against the log
+every_form() {
+	local f want_rc got_rc
+	for f in "${forms[@]}"; do
+		# shellcheck disable=SC2086 # the form's words
+		./lwm2 stats -f "$log" $f >"$tmp/want" 2>&1
+		want_rc=$?
+		# shellcheck disable=SC2086
+		./lwm2 stats --db "$url" $f >"$tmp/got" 2>&1
+		got_rc=$?
+		if [ "$want_rc" = "$got_rc" ] && cmp -s "$tmp/want" "$tmp/got"; then
+			ok "stats ${f:-(all jobs)}: the same from MariaDB $1"
+		else
+			not_ok "stats ${f:-(all jobs)}: the same from MariaDB $1 (exit $want_rc/$got_rc)"
+			diff "$tmp/want" "$tmp/got" | head -n 6 | sed 's/^/# /'
+		fi
+	done
+}
+every_form "(the first reader sums the days up)"
 printf 'Database=%s\n' "$url" >"$tmp/lwm2.conf"
 is "$(LWM2_CONF=$tmp/lwm2.conf ./lwm2 stats --by user -p -n)" "$(./lwm2 stats -f "$log" --by user -p -n)" \
 	"stats without --file reads lwm2.conf's Database=mysql://"
+
+# --- the daily summaries
+is "$(sql lwm2 -e 'SELECT count(*) FROM day WHERE summarized = 0')" 0 \
+	"the questions above summed up every day they read"
+is "$(sql lwm2 -e 'SELECT count(DISTINCT dim) FROM summary')" 7 \
+	"summaries per grouping: all, user, account, partition, executable, app, image"
+every_form "(over the summaries)"
+late="mysql://root@localhost/late?socket=$sock"
+./lwm2 db import -q --db "$late" "$log" >/dev/null
+./lwm2 stats --db "$late" >/dev/null
+sql -e "CREATE USER 'reader'@'localhost'; GRANT SELECT ON late.* TO 'reader'@'localhost'"
+./mkstatslog >"$tmp/late.jsonl" <<'SPEC' || bail_out "mkstatslog failed"
+job=901 user=zoe account=p9 partition=batch end=1700000500 elapsed=7200 cpus=16 procs=16 mpi=70
+SPEC
+./lwm2 db import -q --db "$late" "$tmp/late.jsonl" >/dev/null
+is "$(sql late -e 'SELECT summarized FROM day WHERE day = 1700000500 DIV 86400')" 0 \
+	"a job added to a summarized day: the day is stale"
+cat "$log" "$tmp/late.jsonl" >"$tmp/all.jsonl"
+is "$(./lwm2 stats --db "mysql://reader@localhost/late?socket=$sock" --by user)" \
+	"$(./lwm2 stats -f "$tmp/all.jsonl" --by user)" \
+	"a reader that may only SELECT: the same figures (the stale day from its rows)"
+is "$(sql late -e 'SELECT summarized FROM day WHERE day = 1700000500 DIV 86400')" 0 "  and writes nothing"
+is "$(./lwm2 stats --db "$late" --by account --json)" "$(./lwm2 stats -f "$tmp/all.jsonl" --by account --json)" \
+	"a reader that may write: summed up again, the log's figures"
+sql late -e 'UPDATE day SET summarized = 0'
+is "$(./lwm2 db summarize --db "$late")" "$(sql late -e 'SELECT count(*) FROM day') days summed up" \
+	"db summarize: every stale day"
+is "$(./lwm2 db summarize --db "$late")" "0 days summed up" "  and again: none"
+cp "$tmp/site.db" "$tmp/late.db"
+./lwm2 db import --db "$tmp/late.db" "$tmp/late.jsonl" >/dev/null 2>&1
+./lwm2 db summarize --db "$tmp/late.db" >/dev/null 2>&1
+q="SELECT day, dim, name, hex(data) FROM summary ORDER BY dim, day, name"
+n=$(sql late -e 'SELECT count(*) FROM summary')
+is "$(sql late -e "$q" | md5sum)" "$(sqlite3 -separator $'\t' "$tmp/late.db" "$q" | md5sum)" \
+	"the summaries are the SQLite database's, byte for byte ($n of them)"
+check "  and there are some" test "$n" -gt 0
 
 # --- check, forget, vacuum
 out=$(./lwm2 db check --db "$url")
@@ -140,16 +183,19 @@ like "$out" "jobs: 3009 \\($with with a digest\\), ended from 1700000000 to 1702
 	"check: the jobs, those with a digest, their span"
 old="mysql://root@localhost/lwm2old?socket=$sock"
 ./lwm2 db import --db "$old" "$log" >/dev/null 2>&1
-out=$(./lwm2 db forget --db "$old" --before @1700003600)
-is "$out" "$(python3 -c 'import json,sys; print(sum(json.loads(l)["end"] < 1700003600 for l in open(sys.argv[1])))' "$log") jobs that ended before @1700003600 forgotten" \
-	"forget --before: the jobs before"
-is "$(./lwm2 stats --db "$old" --by user)" "$(./lwm2 stats -f "$log" -S @1700003600 --by user)" \
-	"after forget: the database answers as the log from that time on"
+out=$(./lwm2 db forget --db "$old" --before @1700006400)
+is "$out" "$(python3 -c 'import json,sys; print(sum(json.loads(l)["end"] < 1700006400 for l in open(sys.argv[1])))' "$log") jobs that ended before @1700006400 forgotten" \
+	"forget --before: the jobs before (a day's start)"
+is "$(sql lwm2old -e 'SELECT count(*) FROM job WHERE end_time < 1700006400')" 0 "  their rows gone"
 is "$(sql lwm2old -e 'SELECT count(*) FROM job_metric WHERE job NOT IN (SELECT id FROM job)')" 0 \
-	"forget: the jobs' metrics go with them"
+	"  their metrics with them"
+is "$(./lwm2 stats --db "$old" --by user)" "$(./lwm2 stats -f "$log" --by user)" \
+	"  their days' summaries stay: the whole period still answers as the log"
+is "$(./lwm2 stats --db "$old" -S @1700006400 --by account)" \
+	"$(./lwm2 stats -f "$log" -S @1700006400 --by account)" "  and from the cut on, as the log"
 ./lwm2 db vacuum --db "$old" >/dev/null
 is "$?" 0 "vacuum: exit 0"
-is "$(./lwm2 stats --db "$old" --by user)" "$(./lwm2 stats -f "$log" -S @1700003600 --by user)" \
+is "$(./lwm2 stats --db "$old" --by user)" "$(./lwm2 stats -f "$log" --by user)" \
 	"  the same answers after it"
 
 # --- what cannot be used
@@ -158,7 +204,7 @@ err=$(./lwm2 db import --db "$old" "$log" 2>&1 >/dev/null)
 is "$?" 1 "a newer schema: not written"
 like "$err" "schema version 99, newer than this lwm2's 1: not writing" "  and why"
 is "$(./lwm2 stats --db "$old" -p -n | cut -d'|' -f2)" \
-	"$(./lwm2 stats -f "$log" -S @1700003600 -p -n | cut -d'|' -f2)" "  but read"
+	"$(./lwm2 stats -f "$log" -p -n | cut -d'|' -f2)" "  but read"
 err=$(./lwm2 stats --db "mysql://root@localhost/nodb?socket=$sock" 2>&1 >/dev/null)
 is "$?" 1 "a database that is not there: exit 1"
 like "$err" "couldn't open the database mysql://root@localhost/nodb.*: Unknown database" "  and why"
