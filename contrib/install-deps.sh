@@ -24,8 +24,9 @@ pkgs=(
 	openmpi-bin libopenmpi-dev libpmix-dev mpich libmpich-dev
 	# test harness (cluster.sh, lib.sh)
 	procps iproute2 netcat-openbsd util-linux shellcheck git ca-certificates
-	# static analysis of the C sources in the lint stage (tests/cppcheck.sh)
-	cppcheck
+	# static analysis of the C sources in the lint stage (tests/cppcheck.sh,
+	# tests/scan-build.sh: scan-build is in clang-tools)
+	cppcheck clang-tools
 	# lwm2 report's pages opened in a headless browser (t-report.sh)
 	chromium
 	# export to a time-series engine: libcurl and zlib; InfluxDB 1.x for its tests

@@ -495,7 +495,9 @@ LWM2_EXPORT sighandler_t signal(int sig, sighandler_t handler)
 	sigemptyset(&sa.sa_mask);
 	sigaddset(&sa.sa_mask, sig);
 	sa.sa_flags = SA_RESTART;
-	if (sigaction(sig, &sa, &old) < 0)
+	/* sigaction returns 0 or -1: "!= 0" says so to clang's analyzer, which
+	 * saw a positive return leave old unset */
+	if (sigaction(sig, &sa, &old) != 0)
 		return SIG_ERR;
 	return old.sa_handler;
 }

@@ -8,7 +8,8 @@
 # installs what it needs, fetches the matching Slurm source for the jobcomp
 # plugin, builds with gcc and with clang (warnings are errors), runs the unit
 # tests of each build and of an ASan+UBSan build, checks formatting and the
-# shell scripts, analyses the C sources (cppcheck, tests/cppcheck.sh),
+# shell scripts, analyses the C sources (cppcheck, tests/cppcheck.sh, and
+# clang's scan-build, tests/scan-build.sh),
 # starts one private Slurm cluster for all integration tests,
 # runs them, stops it, and runs `make distcheck`.  Every test point counts;
 # the last line is "N passed, N failed, N skipped".  Before it, the skipped
@@ -230,6 +231,9 @@ stage_lint() {
 	step shellcheck bash -c "git ls-files '*.sh' .ci/run contrib/lwm2-mail | xargs -r shellcheck -x -S warning"
 	# every finding fails; the ones that stay are in tests/cppcheck.supp
 	step cppcheck bash tests/cppcheck.sh
+	# clang's analyzer over a whole clang build: every finding fails
+	LWM2_SLURM_SOURCE="$slurm_source" LWM2_SUITE_DIR="$work" \
+		step scan-build bash tests/scan-build.sh "$work/scan-build"
 }
 
 # settle_cluster DIR TEST: jobs a test left behind (a step whose MPI

@@ -111,6 +111,8 @@ int lwm2_cmd_merge(int argc, char **argv)
 		size_t k = 0;
 		if (!recs || !files) {
 			fprintf(stderr, "lwm2: merge: out of memory\n");
+			free(recs);
+			free(files);
 			return 1;
 		}
 		for (int i = first; i < argc; i++) {

@@ -34,6 +34,12 @@ static int grow(struct lwm2_lp_buf *b, size_t more)
 	size_t ncap;
 	char *np;
 
+	/* len + more + 1 and the doubling below must not wrap (a wrapped sum
+	 * would pass the test below with no buffer at all) */
+	if (more > SIZE_MAX / 4 - b->len) {
+		errno = ENOMEM;
+		return -1;
+	}
 	if (b->len + more + 1 <= b->cap)
 		return 0;
 	ncap = b->cap ? b->cap : 4096;

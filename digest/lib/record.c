@@ -49,15 +49,9 @@ const char *const lwm2_earmark_names[LWM2_NEARMARKS] = {
 
 const char *const lwm2_group_names[LWM2_NGROUPS] = {"posix", "mpi", "sampling", "hwc", "cuda"};
 
-/* CRC-32C (Castagnoli), table driven; the table is built at compile time so
- * the function stays signal-safe. */
-#define CRC_POLY 0x82f63b78u
-#define T1(c)    (((c)&1) ? ((c) >> 1) ^ CRC_POLY : (c) >> 1)
-#define T8(c)    T1(T1(T1(T1(T1(T1(T1(T1(c))))))))
-#define R4(i)    T8(i), T8(i + 1), T8(i + 2), T8(i + 3)
-#define R16(i)   R4(i), R4(i + 4), R4(i + 8), R4(i + 12)
-#define R64(i)   R16(i), R16(i + 16), R16(i + 32), R16(i + 48)
-static const uint32_t crc_table[256] = {R64(0u), R64(64u), R64(128u), R64(192u)};
+/* CRC-32C (Castagnoli), table driven; the table is constant data (written
+ * by crc32c_gen.py) so the function stays signal-safe. */
+#include "crc32c_table.h"
 
 #if defined(__x86_64__)
 /* The SSE 4.2 crc32 instruction computes this very CRC, eight bytes per

@@ -363,8 +363,9 @@ static void rules_documented(void)
 			len = ftell(f);
 			rewind(f);
 			text = calloc(1, (size_t)len + 1);
+			/* a short read leaves no text: every point below fails */
 			if (fread(text, 1, (size_t)len, f) != (size_t)len)
-				len = 0;
+				text[0] = '\0';
 			fclose(f);
 			for (size_t i = 0; i < lwm2_nhistory_rules; i++) {
 				/* roff spells a hyphen in a name "\-" */

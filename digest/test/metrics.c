@@ -645,8 +645,12 @@ static void guidance_thresholds(void)
 			if (!strcmp(lwm2_guidance_rules[r].id, "threads-vs-cores"))
 				thr = &lwm2_guidance_rules[r];
 		}
+		if (!share || !imb || !thr) {
+			ok(0, "rules mpi-share, mpi-imbalance and threads-vs-cores are there");
+			return;
+		}
 		memset(&s, 0, sizeof(s));
-		ok(share && !lwm2_guidance_fires(share, &s), "mpi-share silent without data");
+		ok(!lwm2_guidance_fires(share, &s), "mpi-share silent without data");
 		s.processes = s.mpi_processes = 4;
 		scope_with(&s, LWM2_M_duration, 100, 100, 100, 4);
 		scope_with(&s, LWM2_M_mpi_time, 30, share->cond[0].value + 1, 50, 4);

@@ -93,6 +93,9 @@ int main(int argc, char **argv)
 		free(recs);
 		if (!nodes[n]) {
 			fprintf(stderr, "mkreportlog: couldn't merge node %ld\n", n);
+			while (n-- > 0)
+				json_object_put(nodes[n]);
+			free(nodes);
 			return 1;
 		}
 	}

@@ -59,12 +59,15 @@ static char *slurp_at(int dfd, const char *name, size_t *len)
 {
 	int fd = openat(dfd, name, O_RDONLY);
 	struct stat st;
-	char *b;
+	char *b = NULL;
+	ssize_t n;
 
-	if (fd < 0 || fstat(fd, &st) != 0)
+	*len = 0;
+	if (fd < 0)
 		return NULL;
-	b = malloc((size_t)st.st_size + 1);
-	*len = (size_t)read(fd, b, (size_t)st.st_size);
+	if (fstat(fd, &st) == 0 && (b = malloc((size_t)st.st_size + 1)) &&
+	    (n = read(fd, b, (size_t)st.st_size)) > 0)
+		*len = (size_t)n;
 	close(fd);
 	return b;
 }

@@ -174,6 +174,9 @@ static void test_queue(void)
 	write_file(path, text, 0644);
 	if (lwm2_jc_conf_load(&c, path, NULL, err, sizeof(err)) < 0) {
 		ok(0, "settings: %s", err);
+		lwm2_jc_job_free(j1);
+		lwm2_jc_job_free(j2);
+		lwm2_jc_job_free(j3);
 		return;
 	}
 	snprintf(dir, sizeof(dir), "%s/state/export", tmp);
