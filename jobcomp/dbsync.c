@@ -70,10 +70,14 @@ void lwm2_jc_db_sync(const struct lwm2_jc_conf *conf, const struct lwm2_jc_ops *
 		db = NULL;
 		goto fail;
 	}
-	if (failing)
+	if (failing) {
+		char shown[sizeof(db_url)];
+
+		lwm2_db_url_shown(db_url, shown, sizeof(shown));
 		lwm2_jc_log(ops, LWM2_JC_INFO,
 		            "lwm2: database: %s is written again (%lu jobs caught up from %s)",
-		            db_url, c.added, conf->log_path);
+		            shown, c.added, conf->log_path);
+	}
 	failing = false;
 	goto out;
 fail:

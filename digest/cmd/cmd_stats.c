@@ -650,9 +650,12 @@ int lwm2_cmd_stats(int argc, char **argv)
 		rc = 1;
 		goto done;
 	}
-	if ((cli.nfiles ? lwm2_stats_read(&st->s, "stats", cli.files, cli.nfiles)
-	                : lwm2_stats_read_db(&st->s, "stats", url)) < 0)
+	c = cli.nfiles ? lwm2_stats_read(&st->s, "stats", cli.files, cli.nfiles)
+	               : lwm2_stats_read_db(&st->s, "stats", url);
+	if (c < 0)
 		rc = 1;
+	if (c == -2)
+		goto done; /* no database: nothing to show */
 	if (st->s.top)
 		print_top(st);
 	else

@@ -181,7 +181,8 @@ int lwm2_stats_read(struct lwm2_stats *s, const char *cmd, char *const *files, s
 
 /* The same from the central database at url (db.h; site_summary.c):
  * whole days from their summaries where the question allows, count.lines
- * the jobs read or summed up.  0, or -1 (said on stderr). */
+ * the jobs read or summed up.  0, -1 (said on stderr), or -2 when the
+ * database could not be opened (said; nothing read). */
 int lwm2_stats_read_db(struct lwm2_stats *s, const char *cmd, const char *url);
 
 /* Every whole day of the database without summaries summed up and kept

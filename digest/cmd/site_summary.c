@@ -524,7 +524,7 @@ int lwm2_stats_read_db(struct lwm2_stats *s, const char *cmd, const char *url)
 
 	if (!db && !(db = lwm2_db_open(url, LWM2_DB_READ, err, sizeof(err)))) {
 		fprintf(stderr, "lwm2: %s: %s\n", cmd, err);
-		return -1;
+		return -2;
 	}
 	rc = summarizable(s) ? read_summarized(db, s, err, sizeof(err))
 	                     : rows(db, s, s->start, s->end, err, sizeof(err));

@@ -126,3 +126,14 @@ bool lwm2_db_writable(struct lwm2_db *db)
 {
 	return db->be->writable && db->be->writable(db);
 }
+
+void lwm2_db_url_shown(const char *url, char *out, size_t len)
+{
+	const char *auth = strstr(url, "://"), *at, *colon;
+
+	if (auth && (at = strchr(auth + 3, '@')) &&
+	    (colon = memchr(auth + 3, ':', (size_t)(at - auth - 3))))
+		snprintf(out, len, "%.*s:***%s", (int)(colon - url), url, at);
+	else
+		snprintf(out, len, "%s", url);
+}

@@ -143,6 +143,9 @@ int lwm2_db_summary_read(struct lwm2_db *db, const char *dim, int64_t d0, int64_
 int lwm2_db_summary_store(struct lwm2_db *db, int64_t day, const struct lwm2_db_summary *v,
                           size_t n, char *err, size_t errlen);
 
+/* url as a message may show it: a password in it as ***. */
+void lwm2_db_url_shown(const char *url, char *out, size_t len);
+
 /* Whether the database was opened for writing and may be written. */
 bool lwm2_db_writable(struct lwm2_db *db);
 

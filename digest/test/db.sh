@@ -166,6 +166,7 @@ is "$?" 2 "import without a log: usage error"
 err=$(./lwm2 stats --db "$tmp/none.db" 2>&1 >/dev/null)
 is "$?" 1 "a database that is not there: exit 1"
 like "$err" "couldn't open the database .*none.db: No such file" "  and why"
+is "$(./lwm2 stats --db "$tmp/none.db" 2>/dev/null)" "" "  and no table"
 check "  reading never makes one" test ! -e "$tmp/none.db"
 head -c 4096 /dev/urandom >"$tmp/junk.db"
 err=$(./lwm2 stats --db "$tmp/junk.db" 2>&1 >/dev/null)

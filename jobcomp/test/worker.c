@@ -549,6 +549,15 @@ static void database(struct lwm2_jc_conf *conf)
 	is_int(db_jobs(path), log_lines() - 1, "Database=none: the log alone");
 	conf->database_set = false;
 	lwm2_jc_db_close();
+	{
+		char shown[256];
+
+		lwm2_db_url_shown("mysql://lwm2:s3cret@db.example:3306/lwm2", shown, sizeof(shown));
+		ok(!strcmp(shown, "mysql://lwm2:***@db.example:3306/lwm2"),
+		   "the database's address in slurmctld's log: its password as *** (%s)", shown);
+		lwm2_db_url_shown("/var/log/slurm/lwm2.db", shown, sizeof(shown));
+		ok(!strcmp(shown, "/var/log/slurm/lwm2.db"), "  a path as it is");
+	}
 }
 
 /* a requeued job: each run takes its own records */
