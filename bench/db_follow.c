@@ -19,12 +19,13 @@
 
 int main(int argc, char **argv)
 {
-	FILE *in, *out;
+	FILE *in = NULL, *out = NULL;
 	char *line = NULL, logp[4096], err[1024];
 	size_t cap = 0, n, done = 0;
 	ssize_t len;
-	double *t;
-	struct lwm2_db *db;
+	double *t = NULL;
+	struct lwm2_db *db = NULL;
+	int rc = 1;
 
 	if (argc != 4 || !(n = strtoul(argv[2], NULL, 10))) {
 		fprintf(stderr, "usage: db_follow LOG N DBPATH\n");
@@ -34,11 +35,11 @@ int main(int argc, char **argv)
 	if (!(in = fopen(argv[1], "re")) || !(out = fopen(logp, "we")) ||
 	    !(t = calloc(n, sizeof(*t)))) {
 		perror("db_follow");
-		return 1;
+		goto out;
 	}
 	if (!(db = lwm2_db_open(argv[3], LWM2_DB_WRITE, err, sizeof(err)))) {
 		fprintf(stderr, "db_follow: %s\n", err);
-		return 1;
+		goto out;
 	}
 	while (done < n && (len = getline(&line, &cap, in)) > 0) {
 		struct lwm2_db_count c = {0};
@@ -46,25 +47,30 @@ int main(int argc, char **argv)
 
 		if (fwrite(line, 1, (size_t)len, out) != (size_t)len || fflush(out) != 0) {
 			perror("db_follow");
-			return 1;
+			goto out;
 		}
 		t0 = bench_now_ns();
 		if (lwm2_db_follow(db, logp, &c, err, sizeof(err)) < 0 || c.added != 1) {
-			fprintf(stderr, "db_follow: line %zu: %s\n", done + 1, c.added ? err : "not added");
-			return 1;
+			fprintf(stderr, "db_follow: line %zu: %s\n", done + 1,
+			        c.added ? err : "not added");
+			goto out;
 		}
 		t[done++] = (bench_now_ns() - t0) / 1000.0;
 	}
-	lwm2_db_close(db);
-	fclose(out);
-	fclose(in);
-	free(line);
 	{
 		double med = bench_median(t, done);
 
-		printf("follow_us %.1f p99_us %.1f jobs %zu\n", med, done ? t[(done * 99) / 100] : 0.0,
-		       done);
+		printf("follow_us %.1f p99_us %.1f jobs %zu\n", med,
+		       done ? t[(done * 99) / 100] : 0.0, done);
 	}
+	rc = 0;
+out:
+	lwm2_db_close(db);
+	if (out)
+		fclose(out);
+	if (in)
+		fclose(in);
+	free(line);
 	free(t);
-	return 0;
+	return rc;
 }

@@ -121,7 +121,7 @@ int lwm2_db_follow(struct lwm2_db *db, const char *log, struct lwm2_db_count *co
 	char *line = NULL;
 	size_t cap = 0;
 	ssize_t n;
-	int rc = 0;
+	int r;
 
 	f = fopen(log, "re");
 	if (!f) {
@@ -169,15 +169,14 @@ int lwm2_db_follow(struct lwm2_db *db, const char *log, struct lwm2_db_count *co
 			count->bad++;
 			continue;
 		}
-		rc = add_line(db, &l, count, why, sizeof(why));
+		r = add_line(db, &l, count, why, sizeof(why));
 		json_object_put(l.fields);
-		if (rc == -2) {
+		if (r == -2) {
 			snprintf(err, errlen, "%s", why);
 			goto fail;
 		}
-		if (rc < 0)
+		if (r < 0)
 			count->bad++;
-		rc = 0;
 	}
 	if (ferror(f)) {
 		snprintf(err, errlen, "couldn't read %s: %s", log, strerror(errno));
