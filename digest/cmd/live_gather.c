@@ -82,8 +82,8 @@ static int apply(struct lwm2_live_conf *c, const char *k, const char *v)
 		r = set_path(c->basedir, sizeof(c->basedir), v);
 	else if (!strcasecmp(k, "Database"))
 		/* jobcomp/lwm2 checks it where it writes; here only where to read */
-		r = snprintf(c->database, sizeof(c->database), "%s", strcasecmp(v, "none") ? v : "") >=
-		            (int)sizeof(c->database)
+		r = snprintf(c->database, sizeof(c->database), "%s",
+		             strcasecmp(v, "none") ? v : "") >= (int)sizeof(c->database)
 		        ? -1
 		        : 0;
 	else if (!strcasecmp(k, "LwmCommand"))

@@ -77,8 +77,8 @@ struct lwm2_db_backend {
 	int (*vacuum)(struct lwm2_db *db, char *err, size_t errlen);
 	/* the daily summaries (db.h); NULL where a backend keeps none: the
 	 * rows answer then */
-	int (*days)(struct lwm2_db *db, int64_t d0, int64_t d1, struct lwm2_db_day **out,
-	            size_t *n, char *err, size_t errlen);
+	int (*days)(struct lwm2_db *db, int64_t d0, int64_t d1, struct lwm2_db_day **out, size_t *n,
+	            char *err, size_t errlen);
 	int (*summary_read)(struct lwm2_db *db, const char *dim, int64_t d0, int64_t d1,
 	                    int (*fn)(void *arg, int64_t day, const char *name, const void *data,
 	                              size_t len),
