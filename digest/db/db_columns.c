@@ -8,7 +8,9 @@
  */
 #include "config.h"
 
+#include <inttypes.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -97,4 +99,71 @@ uint64_t lwm2_db_rules_bits(const char *s)
 		s += n + (s[n] == ',');
 	}
 	return bits;
+}
+
+void lwm2_db_insert_sql(char *sql, size_t len, const char *verb, const char *tail)
+{
+	size_t k = 0;
+
+	k += (size_t)snprintf(sql + k, len - k, "%s job (", verb);
+	for (size_t i = 0; i < lwm2_db_ncolumns && k < len; i++)
+		k += (size_t)snprintf(sql + k, len - k, "%s%s", i ? ", " : "",
+		                      lwm2_db_columns[i].name);
+	if (k < len)
+		k += (size_t)snprintf(sql + k, len - k, ") VALUES (");
+	for (size_t i = 0; i < lwm2_db_ncolumns && k < len; i++)
+		k += (size_t)snprintf(sql + k, len - k, "%s?", i ? ", " : "");
+	if (k < len)
+		snprintf(sql + k, len - k, ")%s", tail);
+}
+
+/* " AND col IN (?, ...)" for n values; "" for none */
+static size_t in_list(char *sql, size_t len, const char *col, size_t n)
+{
+	size_t k = 0;
+
+	if (!n)
+		return 0;
+	k += (size_t)snprintf(sql, len, " AND %s IN (", col);
+	for (size_t i = 0; i < n && k < len; i++)
+		k += (size_t)snprintf(sql + k, len - k, "%s?", i ? ", " : "");
+	k += (size_t)snprintf(sql + k, len > k ? len - k : 0, ")");
+	return k;
+}
+
+/* A user given as a uid is matched by the caller: the list then narrows
+ * nothing in SQL. */
+static bool names_only(char *const *l, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (l[i][0] >= '0' && l[i][0] <= '9')
+			return false;
+	return true;
+}
+
+char *lwm2_db_jobs_sql(const struct lwm2_db_select *sel, int64_t metric_id, size_t *nusers)
+{
+	size_t cap = 1024 + 8 * (sel->nusers + sel->naccounts) + 64 * lwm2_db_ncolumns, k = 0;
+	char *sql = malloc(cap);
+
+	*nusers = names_only(sel->users, sel->nusers) ? sel->nusers : 0;
+	if (!sql)
+		return NULL;
+	k += (size_t)snprintf(sql + k, cap - k, "SELECT ");
+	for (size_t i = 0; i < lwm2_db_ncolumns; i++)
+		k += (size_t)snprintf(sql + k, cap - k, "%s%s", i ? ", " : "",
+		                      lwm2_db_columns[i].name);
+	if (sel->metric >= 0)
+		k += (size_t)snprintf(
+		    sql + k, cap - k,
+		    ", m.n, m.min, m.avg, m.max FROM job LEFT JOIN job_metric m ON "
+		    "m.job = job.id AND m.metric = %" PRId64,
+		    metric_id);
+	else
+		k += (size_t)snprintf(sql + k, cap - k, " FROM job");
+	k += (size_t)snprintf(sql + k, cap - k, " WHERE end_time >= ? AND end_time <= ?");
+	k += in_list(sql + k, cap - k, "user_name", *nusers);
+	k += in_list(sql + k, cap - k, "account", sel->naccounts);
+	snprintf(sql + k, cap - k, " ORDER BY job.id");
+	return sql;
 }

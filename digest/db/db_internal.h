@@ -45,6 +45,17 @@ extern const size_t lwm2_db_ncolumns;
 size_t lwm2_db_rules_text(uint64_t bits, char *buf, size_t len);
 uint64_t lwm2_db_rules_bits(const char *text);
 
+/* The insert of a job row into sql: "VERB job (columns) VALUES (?, ...)"
+ * and tail (a dialect's conflict clause, or ""). */
+void lwm2_db_insert_sql(char *sql, size_t len, const char *verb, const char *tail);
+
+/* lwm2_db_jobs's query, malloc'd (NULL when out of memory), in the log's
+ * order: the columns, with metric_id's n/min/avg/max after them when
+ * sel->metric >= 0.  Its parameters, in order: the end time's bounds,
+ * *nusers user names (0 when a user is given as a uid: the caller's
+ * selection takes those), sel's accounts. */
+char *lwm2_db_jobs_sql(const struct lwm2_db_select *sel, int64_t metric_id, size_t *nusers);
+
 /*
  * A backend: the SQL engine behind a database.  Each keeps its own struct
  * with struct lwm2_db first, and the SQL of its dialect to itself; the

@@ -485,16 +485,9 @@ static int prepare(struct lwm2_db_maria *db, const char *sql, MYSQL_STMT **st, c
 static int prepare_insert(struct lwm2_db_maria *db, char *err, size_t errlen)
 {
 	char sql[4096];
-	size_t k = 0;
 
-	k += (size_t)snprintf(sql + k, sizeof(sql) - k, "INSERT INTO job (");
-	for (size_t i = 0; i < lwm2_db_ncolumns; i++)
-		k += (size_t)snprintf(sql + k, sizeof(sql) - k, "%s%s", i ? ", " : "",
-		                      lwm2_db_columns[i].name);
-	k += (size_t)snprintf(sql + k, sizeof(sql) - k, ") VALUES (");
-	for (size_t i = 0; i < lwm2_db_ncolumns; i++)
-		k += (size_t)snprintf(sql + k, sizeof(sql) - k, "%s?", i ? ", " : "");
-	snprintf(sql + k, sizeof(sql) - k, ") ON DUPLICATE KEY UPDATE id = id");
+	/* INSERT IGNORE would store a value that does not fit cut */
+	lwm2_db_insert_sql(sql, sizeof(sql), "INSERT INTO", " ON DUPLICATE KEY UPDATE id = id");
 	if (prepare(db, sql, &db->insert, err, errlen) < 0 ||
 	    prepare(db, "INSERT INTO job_metric VALUES (?, ?, ?, ?, ?, ?)", &db->insert_metric, err,
 	            errlen) < 0 ||
@@ -845,30 +838,6 @@ static int my_insert(struct lwm2_db *base, const struct lwm2_jobrow *j, bool *ad
 
 /* ------------------------------------------------------------ reading */
 
-/* name IN (?, ...) for a list; "" for none */
-static size_t in_list(char *sql, size_t len, const char *col, size_t n)
-{
-	size_t k = 0;
-
-	if (!n)
-		return 0;
-	k += (size_t)snprintf(sql, len, " AND %s IN (", col);
-	for (size_t i = 0; i < n && k < len; i++)
-		k += (size_t)snprintf(sql + k, len - k, "%s?", i ? ", " : "");
-	k += (size_t)snprintf(sql + k, len > k ? len - k : 0, ")");
-	return k;
-}
-
-/* A user given as a uid is matched by the caller: the list then narrows
- * nothing here. */
-static bool names_only(char *const *l, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (l[i][0] >= '0' && l[i][0] <= '9')
-			return false;
-	return true;
-}
-
 /* The result of the job table's read: a bind and storage per column, the
  * metric's four after them; text into buffers that grow to the longest. */
 struct reader {
@@ -979,40 +948,15 @@ static void row_of(struct reader *r, struct lwm2_jobrow *j)
 	}
 }
 
-static char *jobs_sql(struct lwm2_db_maria *db, const struct lwm2_db_select *sel, size_t nusers)
-{
-	size_t cap = 1024 + 8 * (sel->nusers + sel->naccounts) + 64 * lwm2_db_ncolumns, k = 0;
-	char *sql = malloc(cap);
-
-	if (!sql)
-		return NULL;
-	k += (size_t)snprintf(sql + k, cap - k, "SELECT ");
-	for (size_t i = 0; i < lwm2_db_ncolumns; i++)
-		k += (size_t)snprintf(sql + k, cap - k, "%s%s", i ? ", " : "",
-		                      lwm2_db_columns[i].name);
-	if (sel->metric >= 0)
-		k += (size_t)snprintf(
-		    sql + k, cap - k,
-		    ", m.n, m.min, m.avg, m.max FROM job LEFT JOIN job_metric m ON "
-		    "m.job = job.id AND m.metric = %" PRId64,
-		    db->metric_id[sel->metric]);
-	else
-		k += (size_t)snprintf(sql + k, cap - k, " FROM job");
-	k += (size_t)snprintf(sql + k, cap - k, " WHERE end_time >= ? AND end_time <= ?");
-	k += in_list(sql + k, cap - k, "user_name", nusers);
-	k += in_list(sql + k, cap - k, "account", sel->naccounts);
-	snprintf(sql + k, cap - k, " ORDER BY job.id");
-	return sql;
-}
-
 static int my_jobs(struct lwm2_db *base, const struct lwm2_db_select *sel,
                    int (*fn)(void *arg, const struct lwm2_jobrow *j), void *arg, char *err,
                    size_t errlen)
 {
 	struct lwm2_db_maria *db = (struct lwm2_db_maria *)base;
-	size_t nusers = names_only(sel->users, sel->nusers) ? sel->nusers : 0;
+	size_t nusers;
+	char *sql =
+	    lwm2_db_jobs_sql(sel, sel->metric >= 0 ? db->metric_id[sel->metric] : -1, &nusers);
 	size_t np = 2 + nusers + sel->naccounts, ncol = lwm2_db_ncolumns;
-	char *sql = jobs_sql(db, sel, nusers);
 	struct lwm2_jobrow *j = malloc(sizeof(*j));
 	MYSQL_BIND *p = calloc(np, sizeof(*p));
 	unsigned long *pl = calloc(np, sizeof(*pl));

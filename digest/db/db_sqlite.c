@@ -201,16 +201,8 @@ static int prepare(struct lwm2_db_sqlite *db, const char *sql, sqlite3_stmt **st
 static int prepare_insert(struct lwm2_db_sqlite *db, char *err, size_t errlen)
 {
 	char sql[4096];
-	size_t k = 0;
 
-	k += (size_t)snprintf(sql + k, sizeof(sql) - k, "INSERT OR IGNORE INTO job (");
-	for (size_t i = 0; i < lwm2_db_ncolumns; i++)
-		k += (size_t)snprintf(sql + k, sizeof(sql) - k, "%s%s", i ? ", " : "",
-		                      lwm2_db_columns[i].name);
-	k += (size_t)snprintf(sql + k, sizeof(sql) - k, ") VALUES (");
-	for (size_t i = 0; i < lwm2_db_ncolumns; i++)
-		k += (size_t)snprintf(sql + k, sizeof(sql) - k, "%s?", i ? ", " : "");
-	snprintf(sql + k, sizeof(sql) - k, ")");
+	lwm2_db_insert_sql(sql, sizeof(sql), "INSERT OR IGNORE INTO", "");
 	if (prepare(db, sql, &db->insert, err, errlen) < 0 ||
 	    prepare(db, "INSERT INTO job_metric VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
 	            &db->insert_metric, err, errlen) < 0 ||
@@ -503,38 +495,14 @@ static void row_of(sqlite3_stmt *st, struct lwm2_jobrow *j)
 	}
 }
 
-/* name IN (?, ...) for a list; "" for none */
-static size_t in_list(char *sql, size_t len, const char *col, size_t n)
-{
-	size_t k = 0;
-
-	if (!n)
-		return 0;
-	k += (size_t)snprintf(sql, len, " AND %s IN (", col);
-	for (size_t i = 0; i < n && k < len; i++)
-		k += (size_t)snprintf(sql + k, len - k, "%s?", i ? ", " : "");
-	k += (size_t)snprintf(sql + k, len > k ? len - k : 0, ")");
-	return k;
-}
-
-/* A user given as a uid is matched by the caller: the list then narrows
- * nothing here. */
-static bool names_only(char *const *l, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (l[i][0] >= '0' && l[i][0] <= '9')
-			return false;
-	return true;
-}
-
 static int sq_jobs(struct lwm2_db *base, const struct lwm2_db_select *sel,
                    int (*fn)(void *arg, const struct lwm2_jobrow *j), void *arg, char *err,
                    size_t errlen)
 {
 	struct lwm2_db_sqlite *db = (struct lwm2_db_sqlite *)base;
-	size_t cap = 1024 + 8 * (sel->nusers + sel->naccounts) + 64 * lwm2_db_ncolumns, k = 0;
-	char *sql = malloc(cap);
-	size_t nusers = names_only(sel->users, sel->nusers) ? sel->nusers : 0;
+	size_t nusers;
+	char *sql =
+	    lwm2_db_jobs_sql(sel, sel->metric >= 0 ? db->metric_id[sel->metric] : -1, &nusers);
 	sqlite3_stmt *st = NULL;
 	int p = 1, rc = 0, step;
 	struct lwm2_jobrow *j = malloc(sizeof(*j));
@@ -545,22 +513,6 @@ static int sq_jobs(struct lwm2_db *base, const struct lwm2_db_select *sel,
 		free(j);
 		return -1;
 	}
-	k += (size_t)snprintf(sql + k, cap - k, "SELECT ");
-	for (size_t i = 0; i < lwm2_db_ncolumns; i++)
-		k += (size_t)snprintf(sql + k, cap - k, "%s%s", i ? ", " : "",
-		                      lwm2_db_columns[i].name);
-	if (sel->metric >= 0)
-		k += (size_t)snprintf(
-		    sql + k, cap - k,
-		    ", m.n, m.min, m.avg, m.max FROM job LEFT JOIN job_metric m ON "
-		    "m.job = job.id AND m.metric = %" PRId64,
-		    db->metric_id[sel->metric]);
-	else
-		k += (size_t)snprintf(sql + k, cap - k, " FROM job");
-	k += (size_t)snprintf(sql + k, cap - k, " WHERE end_time >= ? AND end_time <= ?");
-	k += in_list(sql + k, cap - k, "user_name", nusers);
-	k += in_list(sql + k, cap - k, "account", sel->naccounts);
-	snprintf(sql + k, cap - k, " ORDER BY job.id");
 	if (sqlite3_prepare_v2(db->h, sql, -1, &st, NULL) != SQLITE_OK) {
 		rc = fail(db, "read the jobs", err, errlen);
 		goto done;
