@@ -107,32 +107,7 @@ is "$(sql lwm2 -e "$q")" "$(sqlite3 -separator $'\t' "$tmp/site.db" "$q")" \
 	"job_metric: the same metrics, as many, the same counts"
 
 # --- every form of lwm2 stats: the database's output is the log's
-forms=("" "--by user" "--by account" "--by partition" "--by month" "--by node" "--by app"
-	"--by executable" "--by image" "--by user --json" "--by account --csv" "-p --by month"
-	"-u alice" "-u alice,1001 --by account" "-A p1 --by user" "-r batch --by user"
-	"-s failed --by user" "-S @1700000050 -E @1701000500 --by user" "-E @1700003600"
-	"--top 5" "--top 3 --sort io" "--top 4 --sort core_hours" "--top 2 --sort cpi"
-	"--top 3 --sort idle" "--top 3 --sort avg_threads" "--top 3 --sort lwm2_cost"
-	"--top 2 -u bob --json" "--by user -n" "--top 4000 --json")
-# every_form HOW: each form from the database against the log
-every_form() {
-	local f want_rc got_rc
-	for f in "${forms[@]}"; do
-		# shellcheck disable=SC2086 # the form's words
-		./lwm2 stats -f "$log" $f >"$tmp/want" 2>&1
-		want_rc=$?
-		# shellcheck disable=SC2086
-		./lwm2 stats --db "$url" $f >"$tmp/got" 2>&1
-		got_rc=$?
-		if [ "$want_rc" = "$got_rc" ] && cmp -s "$tmp/want" "$tmp/got"; then
-			ok "stats ${f:-(all jobs)}: the same from MariaDB $1"
-		else
-			not_ok "stats ${f:-(all jobs)}: the same from MariaDB $1 (exit $want_rc/$got_rc)"
-			diff "$tmp/want" "$tmp/got" | head -n 6 | sed 's/^/# /'
-		fi
-	done
-}
-every_form "(the first reader sums the days up)"
+db_every_form "$log" "$url" "$tmp" "MariaDB (the first reader sums the days up)"
 printf 'Database=%s\n' "$url" >"$tmp/lwm2.conf"
 is "$(LWM2_CONF=$tmp/lwm2.conf ./lwm2 stats --by user -p -n)" "$(./lwm2 stats -f "$log" --by user -p -n)" \
 	"stats without --file reads lwm2.conf's Database=mysql://"
@@ -142,7 +117,7 @@ is "$(sql lwm2 -e 'SELECT count(*) FROM day WHERE summarized = 0')" 0 \
 	"the questions above summed up every day they read"
 is "$(sql lwm2 -e 'SELECT count(DISTINCT dim) FROM summary')" 7 \
 	"summaries per grouping: all, user, account, partition, executable, app, image"
-every_form "(over the summaries)"
+db_every_form "$log" "$url" "$tmp" "MariaDB (over the summaries)"
 late="mysql://root@localhost/late?socket=$sock"
 ./lwm2 db import -q --db "$late" "$log" >/dev/null
 ./lwm2 stats --db "$late" >/dev/null
