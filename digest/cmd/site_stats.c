@@ -155,6 +155,25 @@ struct lwm2_stats_group *lwm2_stats_group_of(struct lwm2_stats *st, const char *
 	return g;
 }
 
+void lwm2_stats_group_add_user(struct lwm2_stats_group *g, const char *u, size_t n)
+{
+	char **nu;
+
+	if (g->nusers >= USERS_MAX)
+		return;
+	for (size_t i = 0; i < g->nusers; i++)
+		if (strlen(g->users[i]) == n && !memcmp(g->users[i], u, n))
+			return;
+	/* room doubles at each power of two */
+	nu = (g->nusers & (g->nusers - 1)) ? g->users
+	                                   : realloc(g->users, (2 * g->nusers + 1) * sizeof(*nu));
+	if (!nu)
+		return;
+	g->users = nu;
+	if ((nu[g->nusers] = strndup(u, n)))
+		g->nusers++;
+}
+
 /* Add a job to a group with share frac of its core-hours (a job on n
  * nodes gives each node 1/n). */
 static void group_add(struct lwm2_stats_group *g, const struct lwm2_jobrow *j, double frac)
@@ -174,22 +193,8 @@ static void group_add(struct lwm2_stats_group *g, const struct lwm2_jobrow *j, d
 		lwm2_stats_xadd(&g->xmem_req, xq(j->use.mem_req_mb * frac));
 		lwm2_stats_xadd(&g->xmem_peak, xq(j->use.mem_peak_mb * frac));
 	}
-	if (j->user && g->nusers < USERS_MAX) {
-		size_t i;
-		for (i = 0; i < g->nusers && strcmp(g->users[i], j->user); i++)
-			;
-		if (i == g->nusers) {
-			char **nu = (g->nusers & (g->nusers - 1))
-			                ? g->users
-			                : realloc(g->users, (2 * g->nusers + 1) * sizeof(*nu));
-			if (nu && (nu[g->nusers] = strdup(j->user))) {
-				g->users = nu;
-				g->nusers++;
-			} else if (nu) {
-				g->users = nu;
-			}
-		}
-	}
+	if (j->user)
+		lwm2_stats_group_add_user(g, j->user, strlen(j->user));
 	if (!j->digest)
 		return;
 	lwm2_stats_xadd(&g->xcore_h, xq(ch));

@@ -191,6 +191,10 @@ int lwm2_stats_read_db(struct lwm2_stats *s, const char *cmd, const char *url);
 struct lwm2_db;
 int lwm2_stats_summarize_db(struct lwm2_db *db, unsigned long *days_done, char *err, size_t errlen);
 
+/* The user (n bytes) among the group's distinct users, while fewer than
+ * LWM2_STATS_USERS_MAX; out of memory leaves the list as it was. */
+void lwm2_stats_group_add_user(struct lwm2_stats_group *g, const char *u, size_t n);
+
 /* The group of that name, made when new; NULL when out of memory. */
 struct lwm2_stats_group *lwm2_stats_group_of(struct lwm2_stats *s, const char *name);
 

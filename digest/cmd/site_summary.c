@@ -138,29 +138,6 @@ static void get(struct cur *c, void *v, size_t n)
 
 #define GET(c, v) get(c, &(v), sizeof(v))
 
-static bool has_user(const struct lwm2_stats_group *g, const char *u, size_t n)
-{
-	for (size_t i = 0; i < g->nusers; i++)
-		if (strlen(g->users[i]) == n && !memcmp(g->users[i], u, n))
-			return true;
-	return false;
-}
-
-static void add_user(struct lwm2_stats_group *g, const char *u, size_t n)
-{
-	char **nu;
-
-	if (g->nusers >= LWM2_STATS_USERS_MAX || has_user(g, u, n))
-		return;
-	nu = (g->nusers & (g->nusers - 1)) ? g->users
-	                                   : realloc(g->users, (2 * g->nusers + 1) * sizeof(*nu));
-	if (!nu)
-		return;
-	g->users = nu;
-	if ((nu[g->nusers] = strndup(u, n)))
-		g->nusers++;
-}
-
 /* The blob read through once to see it is whole, then added. */
 static int merge_pass(struct lwm2_stats_group *g, const void *blob, size_t len, bool apply)
 {
@@ -258,7 +235,7 @@ static int merge_pass(struct lwm2_stats_group *g, const void *blob, size_t len, 
 			break;
 		}
 		if (apply)
-			add_user(g, (const char *)c.p, n);
+			lwm2_stats_group_add_user(g, (const char *)c.p, n);
 		c.p += n;
 	}
 	return c.bad || c.p != c.end ? -1 : 0;
