@@ -178,7 +178,7 @@ void lwm2_stats_group_add_user(struct lwm2_stats_group *g, const char *u, size_t
  * nodes gives each node 1/n). */
 static void group_add(struct lwm2_stats_group *g, const struct lwm2_jobrow *j, double frac)
 {
-	double ch = j->core_h * frac;
+	double ch = j->use.req_core_h * frac;
 
 	g->jobs += j->digest;
 	g->no_digest += !j->digest;
@@ -352,16 +352,16 @@ static double sort_value(const struct lwm2_stats *st, const struct lwm2_jobrow *
 	*ok = true;
 	switch (st->sort) {
 	case LWM2_SORT_CORE_H:
-		return j->core_h;
+		return j->use.req_core_h;
 	case LWM2_SORT_MPI:
 		*ok = j->has[LWM2_JR_MPI];
-		return j->core_h * j->v[LWM2_JR_MPI] / 100.0;
+		return j->use.req_core_h * j->v[LWM2_JR_MPI] / 100.0;
 	case LWM2_SORT_IO:
 		*ok = j->has[LWM2_JR_IO];
-		return j->core_h * j->v[LWM2_JR_IO] / 100.0;
+		return j->use.req_core_h * j->v[LWM2_JR_IO] / 100.0;
 	case LWM2_SORT_IDLE:
 		*ok = j->has[LWM2_JR_TPC];
-		return j->v[LWM2_JR_TPC] < 1 ? j->core_h * (1 - j->v[LWM2_JR_TPC]) : 0;
+		return j->v[LWM2_JR_TPC] < 1 ? j->use.req_core_h * (1 - j->v[LWM2_JR_TPC]) : 0;
 	case LWM2_SORT_CPI:
 		*ok = j->has[LWM2_JR_CPI];
 		return j->v[LWM2_JR_CPI];
@@ -420,7 +420,7 @@ static void top_add(struct lwm2_stats *st, const struct lwm2_jobrow *j)
 	snprintf(t.account, sizeof(t.account), "%s", j->account ? j->account : "");
 	snprintf(t.partition, sizeof(t.partition), "%s", j->partition ? j->partition : "");
 	t.end = j->end;
-	t.core_h = j->core_h;
+	t.core_h = j->use.req_core_h;
 	t.fired = j->fired;
 	if (st->nheap < st->top) {
 		/* sift up */

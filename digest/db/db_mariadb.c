@@ -1001,7 +1001,6 @@ static int my_jobs(struct lwm2_db *base, const struct lwm2_db_select *sel,
 			goto done;
 		}
 		row_of(r, j);
-		j->core_h = j->use.req_core_h;
 		if (sel->metric >= 0 && !r->v[ncol].null) {
 			struct lwm2_metric_stat *m = &j->scope.stat[sel->metric];
 

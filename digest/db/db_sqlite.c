@@ -525,7 +525,6 @@ static int sq_jobs(struct lwm2_db *base, const struct lwm2_db_select *sel,
 		sqlite3_bind_text(st, p++, sel->accounts[i], -1, SQLITE_STATIC);
 	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
 		row_of(st, j);
-		j->core_h = j->use.req_core_h;
 		if (sel->metric >= 0 &&
 		    sqlite3_column_type(st, (int)lwm2_db_ncolumns) != SQLITE_NULL) {
 			struct lwm2_metric_stat *m = &j->scope.stat[sel->metric];

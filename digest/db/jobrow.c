@@ -200,7 +200,6 @@ int lwm2_jobrow_digest(const struct lwm2_logline *l, struct lwm2_jobrow *j, unsi
 		                 : j->node_count;
 	/* requested core-hours as the site report counts them (usage.c) */
 	lwm2_usage_of_line(l, &j->use);
-	j->core_h = j->use.req_core_h;
 	if (j->digest)
 		digest_values(j, procs, cpus);
 	/* the application as the site report ranks it (usage.c) */

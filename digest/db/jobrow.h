@@ -49,9 +49,9 @@ struct lwm2_jobrow {
 	char id[48]; /* as sacct writes it: 12, 12_3 (array), 12+1 (het) */
 	const char *cluster, *user, *account, *partition, *qos, *state, *nodes, *name;
 	uint32_t node_count;
-	/* requested against used (usage.h); core_h is its req_core_h */
+	/* requested against used (usage.h); the job's core-hours are its
+	 * req_core_h */
 	struct lwm2_usage use;
-	double core_h;
 	/* from the digest, where the line has one */
 	bool digest;
 	uint32_t cpus_per_task;
