@@ -123,7 +123,7 @@ static int do_forget(struct lwm2_db *db, struct db_cli *cli)
 	char err[1024];
 	int64_t before;
 	uint64_t months;
-	unsigned long removed;
+	unsigned long removed, days;
 
 	if (cli->keep) {
 		if (lwm2_parse_u64(cli->keep, NULL, 1, 1200, &months) < 0) {
@@ -137,7 +137,7 @@ static int do_forget(struct lwm2_db *db, struct db_cli *cli)
 		return 2;
 	}
 	/* the days' summaries first: they stay when their jobs leave */
-	if (lwm2_stats_summarize_db(db, &removed, err, sizeof(err)) < 0 ||
+	if (lwm2_stats_summarize_db(db, &days, err, sizeof(err)) < 0 ||
 	    lwm2_db_forget(db, before, &removed, err, sizeof(err)) < 0) {
 		fprintf(stderr, "lwm2: db: %s\n", err);
 		return 1;
