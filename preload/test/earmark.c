@@ -11,6 +11,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 #include <time.h>
 
@@ -117,12 +118,27 @@ int main(int argc, char **argv)
 	     (unsigned long long)s[LWM2_EARMARK_mpi], (unsigned long long)smain);
 	/* 2 x TOTAL_S s of CPU at HZ: TOTAL_S * HZ samples on each thread.  The
 	 * kernel checks CPU timers at its tick, so single samples move by a
-	 * tick; the counts and shares are checked with room for that. */
-	ok(total >= 1.7 * TOTAL_S * HZ && total <= 2.3 * TOTAL_S * HZ,
-	   "about %d samples in all (%llu)", (int)(2 * TOTAL_S * HZ), (unsigned long long)total);
-	ok(s[LWM2_EARMARK_mpi] >= 0.85 * TOTAL_S * HZ && s[LWM2_EARMARK_mpi] <= 1.15 * TOTAL_S * HZ,
-	   "the thread inside MPI: about %d samples (%llu)", (int)(TOTAL_S * HZ),
-	   (unsigned long long)s[LWM2_EARMARK_mpi]);
+	 * tick; the counts and shares are checked with room for that.
+	 * Under a sanitizer's runtime beside the other tests on two cores a
+	 * thread's timer was seen to lose a quarter of its expiries (the
+	 * MPI thread: 144 of 200); the counts are the kernel's there, and
+	 * only the shares below are lwm2's. */
+	const char *san = getenv("LWM2_SANITIZER");
+
+	if (san && *san && strcmp(san, "no") != 0) {
+		skip("about %d samples in all (%llu): not under -fsanitize=%s",
+		     (int)(2 * TOTAL_S * HZ), (unsigned long long)total, san);
+		skip("the thread inside MPI: about %d samples (%llu): not under -fsanitize=%s",
+		     (int)(TOTAL_S * HZ), (unsigned long long)s[LWM2_EARMARK_mpi], san);
+	} else {
+		ok(total >= 1.7 * TOTAL_S * HZ && total <= 2.3 * TOTAL_S * HZ,
+		   "about %d samples in all (%llu)", (int)(2 * TOTAL_S * HZ),
+		   (unsigned long long)total);
+		ok(s[LWM2_EARMARK_mpi] >= 0.85 * TOTAL_S * HZ &&
+		       s[LWM2_EARMARK_mpi] <= 1.15 * TOTAL_S * HZ,
+		   "the thread inside MPI: about %d samples (%llu)", (int)(TOTAL_S * HZ),
+		   (unsigned long long)s[LWM2_EARMARK_mpi]);
+	}
 	/* Each sample lands inside I/O with probability 0.3: the share of n
 	 * samples is a binomial draw with a standard deviation of
 	 * sqrt(0.3 * 0.7 / n), 3.2 points for the main thread's 200.  Four of

@@ -212,6 +212,11 @@ wait_job() {
 	for ((i = 0; i < limit; i++)); do
 		state=$(sacct -n -X -P -j "$id" -o State 2>/dev/null | head -n 1)
 		if [[ $state =~ $_job_done_re ]]; then
+			# a job that did not complete says which step failed and
+			# how, on stderr: the caller reads the state from stdout
+			[ "$state" = COMPLETED ] ||
+				diag "job $id ended $state; its steps:" \
+					"$(sacct -n -P -j "$id" -o JobID,State,ExitCode,NodeList,Elapsed 2>&1)" >&2
 			echo "$state"
 			return 0
 		fi

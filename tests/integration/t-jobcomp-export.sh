@@ -119,7 +119,8 @@ EOF
 chown "$TEST_USER" "$TESTDIR/$TEST_USER/io.sh"
 
 job=$(submit_batch "$TESTDIR/$TEST_USER/io.sh" --lwm2-slice=1 -J "io test") || job=0
-is "$(wait_job "$job" 120)" COMPLETED "job $job (2 nodes, 2 steps, 1 s slices) COMPLETED"
+is "$(wait_job "$job" 120)" COMPLETED "job $job (2 nodes, 2 steps, 1 s slices) COMPLETED" ||
+	diag "its output:" "$(tail -n 20 "$TESTDIR/$TEST_USER/io-$job.out" 2>&1)"
 check "its points reach InfluxDB" wait_points "$job"
 
 want=$(digest_expr "$job" "sum(x['n'] for x in g)")
