@@ -5,7 +5,8 @@
 # InitializeInjection, links CUPTI, not liblwm2); a program without CUDA
 # never maps CUPTI; a CUDA program that finds no device runs exactly as
 # without lwm2 and its record says there was no device; on a machine with
-# a GPU, known transfers are counted exactly (skipped without one).
+# a GPU, known transfers are counted exactly and a driver API program's
+# calls, cuInit among them, with their time (skipped without one).
 set -u
 # shellcheck source=tests/tap.sh
 . "$(dirname "$0")/../../tests/tap.sh"
@@ -143,6 +144,26 @@ else
 	check_eval 'awk -v a="${got:-0}" -v b="${own:-0}" "BEGIN { exit !(b > 0 && a >= b / 2 && a <= b * 3 / 2) }"' \
 		"time in CUDA calls within a factor 1.5 of the program's own timing ($got ns vs $own ns)"
 	echo "# managed memory: $(grep '^managed_prefetch' "$W/kinds.out"), counted as copies: h2d $(val kinds cuda_h2d_count), other $(val kinds cuda_other_copy_count)"
+fi
+
+# -- the driver API alone: cuInit counted ------------------------------------------
+# The driver loads liblwm2cuda.so inside cuInit, whose exit CUPTI never
+# reports; lwm2 must still count it as a call and its time.
+if [ $gpu = 0 ]; then
+	skip "no GPU: a driver API program's calls and time, cuInit's included"
+elif ! ${CC:-cc} -std=gnu11 -I"$CUDA_DIR/include" -o "$W/driver" "$T/cuda_driver.c" \
+	-L"$CUDA_DIR/lib64/stubs" -lcuda >"$W/cc-driver.log" 2>&1; then
+	cat "$W/cc-driver.log"
+	not_ok "cc builds cuda_driver.c"
+else
+	lwm driver "$W/driver"
+	own=$(awk '$1 == "own_cuda_ns" { print $2 }' "$W/driver.out")
+	got=$(val driver cuda_ns)
+	calls=$(awk '$1 == "own_calls" { print $2 }' "$W/driver.out")
+	check_eval '[ "$(cat "$W/driver.rc")" = 0 ] && [ -n "$calls" ] && [ "$(val driver cuda_calls)" = "$calls" ]' \
+		"a driver API program: each of its ${calls:-?} calls counted once ($(val driver cuda_calls) counted)"
+	check_eval 'awk -v a="${got:-0}" -v b="${own:-0}" "BEGIN { exit !(b > 0 && a >= b * 9 / 10 && a <= b * 11 / 10) }"' \
+		"and their time within 10 % of its own timing, cuInit's included ($got ns vs $own ns)"
 fi
 
 done_testing
