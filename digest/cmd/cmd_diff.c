@@ -29,6 +29,7 @@
 #include "cmd_digest.h"
 #include "cmd_io.h"
 #include "cmd_opt.h"
+#include "db.h"
 #include "fileio.h"
 #include "jsonutil.h"
 #include "logscan.h"
@@ -49,11 +50,10 @@ struct side {
 struct diffopts {
 	double threshold; /* percent */
 	bool json;
-	char **files;
-	size_t nfiles;
+	struct lwm2_source src; /* --file logs or --db */
 };
 
-enum { OPT_JSON = LWM2_OPT_LONG, OPT_HISTORY };
+enum { OPT_JSON = LWM2_OPT_LONG, OPT_HISTORY, OPT_DB };
 
 /* The command line as read. */
 struct diff_cli {
@@ -67,17 +67,19 @@ static const struct lwm2_optspec diff_spec = {
              "Compare two digests: every metric of the job and of each step (matched by\n"
              "step id) with absolute and relative change, and the guidance that fired in\n"
              "one but not the other.  A and B: digest files (JSON, AdminComment, log line)\n"
-             "or job ids (ID or ID_TASK), read from --file logs or from Slurm accounting.\n\n",
+             "or job ids (ID or ID_TASK), read from --file logs, the central database\n"
+             "(--db) or Slurm accounting.\n\n",
     .footer = "Exit status: 0 no change beyond the threshold, 1 changes, 2 trouble.\n",
     .col = 24,
     .usage_on_error = true,
     .opts = (const struct lwm2_opt[]){
         {"file", 'f', "LOG", "look job ids up in this JSON-lines log (several allowed)"},
+        {"db", OPT_DB, "DATABASE", "look job ids up in the central database (lwm2 db)"},
         {"threshold", 't', "PCT", "mark relative changes beyond PCT percent (default 10)"},
         {"json", OPT_JSON, NULL, "one JSON object"},
         {"history", OPT_HISTORY, NULL,
          "lwm2 diff --history JOB --file LOG: one job against its\n"
-         "application's earlier comparable runs in LOG"},
+         "application's earlier comparable runs in LOG (or --db)"},
         {0},
     }};
 
@@ -119,6 +121,7 @@ static int parse_jobarg(const char *s, int64_t *job, int64_t *task)
 
 struct lookup {
 	struct side *s[2];
+	const char *unit; /* "line" of a log, "row" of the database */
 };
 
 static bool matches(const struct side *s, json_object *f)
@@ -152,8 +155,8 @@ static int on_line(void *arg, const struct lwm2_logline *l, char *err, size_t er
 		lwm2_digest_upgrade(d);
 		json_object_put(lk->s[i]->digest);
 		lk->s[i]->digest = d;
-		snprintf(lk->s[i]->what, sizeof(lk->s[i]->what), "job %s (%s line %lu)",
-		         lk->s[i]->arg, l->path, l->lineno);
+		snprintf(lk->s[i]->what, sizeof(lk->s[i]->what), "job %s (%s %s %lu)",
+		         lk->s[i]->arg, l->path, lk->unit, l->lineno);
 	}
 	return 0;
 }
@@ -179,7 +182,7 @@ static json_object *from_accounting(struct side *s)
 
 static int load(struct side *sides, const struct diffopts *o)
 {
-	struct lookup lk = {{&sides[0], &sides[1]}};
+	struct lookup lk = {{&sides[0], &sides[1]}, o->src.db[0] ? "row" : "line"};
 	bool need = false;
 	int rc = 0;
 
@@ -216,17 +219,36 @@ static int load(struct side *sides, const struct diffopts *o)
 	}
 	if (!need || rc < 0)
 		return rc;
-	if (lwm2_logscan_files("diff", o->files, o->nfiles, on_line, &lk, NULL) < 0)
-		rc = -1;
+	{
+		/* the database reads the two jobs only, where both are plain ids */
+		int64_t ids[2];
+		size_t n = 0;
+
+		for (int i = 0; i < 2; i++)
+			if (sides[i].job_id >= 0 && !sides[i].digest) {
+				ids[n++] = sides[i].job_id;
+				if (sides[i].array_task >= 0)
+					n = 3;
+			}
+		if (lwm2_source_scan(
+		        "diff", &o->src,
+		        n <= 2
+		            ? &(struct lwm2_db_select){.metric = -1, .job_ids = ids, .njob_ids = n}
+		            : NULL,
+		        true, on_line, &lk) < 0)
+			rc = -1;
+	}
 	for (int i = 0; i < 2; i++) {
 		struct side *s = &sides[i];
 
 		if (s->job_id < 0 || s->digest)
 			continue;
-		if (!o->nfiles && (s->digest = from_accounting(s)))
+		if (!o->src.nfiles && !o->src.db[0] && (s->digest = from_accounting(s)))
 			continue;
 		fprintf(stderr, "lwm2: diff: couldn't find a digest of job %s%s\n", s->arg,
-		        o->nfiles ? " in the log" : " in accounting");
+		        o->src.nfiles  ? " in the log"
+		        : o->src.db[0] ? " in the database"
+		                       : " in accounting");
 		rc = -1;
 	}
 	return rc;
@@ -538,7 +560,8 @@ static void run_compare(struct cmp *c, struct side *s)
 
 /* The options lwm2_opt_parse_store stores itself. */
 static const struct lwm2_optstore diff_store[] = {
-    {'f', LWM2_OPT_PUSH(struct diff_cli, o.files, o.nfiles)},
+    {'f', LWM2_OPT_PUSH(struct diff_cli, o.src.files, o.src.nfiles)},
+    {OPT_DB, LWM2_OPT_ARG(struct diff_cli, o.src.db_given)},
     {OPT_JSON, LWM2_OPT_TRUE(struct diff_cli, o.json)},
     {OPT_HISTORY, LWM2_OPT_TRUE(struct diff_cli, history)},
     {0},
@@ -560,6 +583,10 @@ int lwm2_cmd_diff(int argc, char **argv)
 		rc = lwm2_opt_status(first);
 		goto out;
 	}
+	if (lwm2_source_resolve("diff", &o.src, false) < 0) {
+		usage(stderr);
+		goto out;
+	}
 	if (history) {
 		/* One job against its application's earlier runs. */
 		if (argc - first != 1) {
@@ -570,7 +597,7 @@ int lwm2_cmd_diff(int argc, char **argv)
 		s[0].arg = s[1].arg = argv[first];
 		if (load(s, &o) < 0)
 			goto out;
-		rc = lwm2_diff_history(s[0].digest, s[0].what, o.files, o.nfiles, o.json);
+		rc = lwm2_diff_history(s[0].digest, s[0].what, &o.src, o.json);
 		goto out;
 	}
 	if (argc - first != 2) {
@@ -599,6 +626,6 @@ int lwm2_cmd_diff(int argc, char **argv)
 out:
 	json_object_put(s[0].digest);
 	json_object_put(s[1].digest);
-	free(o.files);
+	free(o.src.files);
 	return rc;
 }

@@ -706,7 +706,7 @@ static void free_opts(struct opts *o)
 
 static int run_once(struct out *out, struct opts *o)
 {
-	return o->file ? digest_read_log(out, o) : digest_read_slurmdb(out, o);
+	return o->file || o->db ? digest_read_log(out, o) : digest_read_slurmdb(out, o);
 }
 
 /* The jobs not found, each said as lwm2 digest says it: the count. */
@@ -720,6 +720,7 @@ static size_t say_not_found(const struct opts *o)
 		fprintf(stderr, "lwm2: digest: couldn't find job %" PRIu32 ": no such job%s\n",
 		        o->jobs[i].job_id,
 		        o->file ? " in the log"
+		        : o->db ? " in the database"
 		                : " in accounting, or PrivateData hides it from you");
 		n++;
 	}
@@ -776,7 +777,7 @@ json_object *lwm2_digest_last_run(const char *job, const char *cluster, char **r
 	return p.digest;
 }
 
-enum { OPT_CSV = LWM2_OPT_LONG, OPT_JSON, OPT_STEPS, OPT_HELPFORMAT };
+enum { OPT_CSV = LWM2_OPT_LONG, OPT_JSON, OPT_STEPS, OPT_HELPFORMAT, OPT_DB };
 
 /* The command line as read: the options and the output forms asked for. */
 struct digest_cli {
@@ -805,6 +806,7 @@ static const struct lwm2_optspec digest_spec = {
         {"file", 'f', "LOG",
          "read jobcomp/lwm2's JSON-lines log instead\n(several allowed, patterns, gzip and "
          "zstd)"},
+        {"db", OPT_DB, "DATABASE", "read the central database instead (lwm2 db)"},
         {"wait", 'w', "SECONDS",
          "wait up to SECONDS for digests of jobs that\nhave just ended (with -j)"},
         {NULL, 0, NULL, "Output (default: the text digest of each job):"},
@@ -955,6 +957,7 @@ static const struct lwm2_optstore digest_store[] = {
     {OPT_CSV, LWM2_OPT_TRUE(struct digest_cli, want_csv)},
     {OPT_JSON, LWM2_OPT_TRUE(struct digest_cli, want_json)},
     {OPT_STEPS, LWM2_OPT_TRUE(struct digest_cli, o.steps)},
+    {OPT_DB, LWM2_OPT_ARG(struct digest_cli, o.db)},
     {0},
 };
 

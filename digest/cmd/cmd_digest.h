@@ -40,6 +40,7 @@ struct opts {
 	const char *file; /* the first --file LOG; NULL: accounting */
 	char **files;     /* every --file LOG, read as one log */
 	size_t nfiles;
+	const char *db; /* --db DATABASE: the central database instead */
 	const char *cluster;
 	int wait;
 	bool steps;

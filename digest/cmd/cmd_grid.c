@@ -24,6 +24,7 @@
 #include "jsonutil.h"
 #include "logscan.h"
 #include "cmd_opt.h"
+#include "db.h"
 #include "lwm2_cmds.h"
 #include "lwm2_digest.h"
 #include "numparse.h"
@@ -271,15 +272,14 @@ static int print_interference(struct gctx *x, int64_t only, bool json)
 	return rc;
 }
 
-enum { OPT_JSON = LWM2_OPT_LONG, OPT_NODE, OPT_METRIC, OPT_INTERF, OPT_ALL };
+enum { OPT_JSON = LWM2_OPT_LONG, OPT_NODE, OPT_METRIC, OPT_INTERF, OPT_ALL, OPT_DB };
 
 /* The command line as read. */
 struct grid_cli {
 	struct gctx *x;
 	const struct lwm2_optspec *spec;
 	const char *node;
-	char **files;
-	size_t nfiles;
+	struct lwm2_source src;
 	bool isnodes, json, interf, all;
 	int metric;
 	int64_t only;
@@ -288,6 +288,7 @@ struct grid_cli {
 /* lwm2 grid and lwm2 nodes take the same options. */
 static const struct lwm2_opt grid_opts[] = {
     {"file", 'f', "LOG", NULL},
+    {"db", OPT_DB, "DATABASE", NULL},
     {"starttime", 'S', "START", NULL},
     {"endtime", 'E', "END", NULL},
     {"jobs", 'j', "JOB", NULL},
@@ -301,22 +302,26 @@ static const struct lwm2_opt grid_opts[] = {
 
 static const struct lwm2_optspec grid_spec = {
     .cmd = "grid",
-    .usage = "usage: lwm2 grid --file LOG [-S START] [-E END] [--node NODE] [--metric M]\n"
+    .usage = "usage: lwm2 grid SOURCE [-S START] [-E END] [--node NODE] [--metric M]\n"
              "                 [--json]\n"
-             "       lwm2 grid --file LOG [-S START] [-E END] --interference [-j JOB] "
+             "       lwm2 grid SOURCE [-S START] [-E END] --interference [-j JOB] "
              "[--json]\n"
              "  Cells (node, slice) of the jobs that ran in the period, one line per job\n"
              "  step in a cell; M: write, write_bw, read, read_bw, mpi, mpi_rate,\n"
-             "  mpi_share.  --interference: the interference findings of the jobs.\n",
+             "  mpi_share.  --interference: the interference findings of the jobs.\n"
+             "  SOURCE: --file LOG (repeatable) or --db DATABASE (default: lwm2.conf's\n"
+             "  Database=).\n",
     .opts = grid_opts,
     .no_operands = true,
 };
 
 static const struct lwm2_optspec nodes_spec = {
     .cmd = "nodes",
-    .usage = "usage: lwm2 nodes --file LOG [-S START] [-E END] [--all] [--json]\n"
+    .usage = "usage: lwm2 nodes SOURCE [-S START] [-E END] [--all] [--json]\n"
              "  Nodes whose ranks were the slowest of their multi-node jobs more often than\n"
-             "  chance allows, with the jobs as evidence; --all lists every node.\n",
+             "  chance allows, with the jobs as evidence; --all lists every node.\n"
+             "  SOURCE: --file LOG (repeatable) or --db DATABASE (default: lwm2.conf's\n"
+             "  Database=).\n",
     .opts = grid_opts,
     .no_operands = true,
 };
@@ -384,7 +389,8 @@ static void print_nodes_text(json_object *r)
 
 /* The options lwm2_opt_parse_store stores itself. */
 static const struct lwm2_optstore grid_store[] = {
-    {'f', LWM2_OPT_PUSH(struct grid_cli, files, nfiles)},
+    {'f', LWM2_OPT_PUSH(struct grid_cli, src.files, src.nfiles)},
+    {OPT_DB, LWM2_OPT_ARG(struct grid_cli, src.db_given)},
     {OPT_NODE, LWM2_OPT_ARG(struct grid_cli, node)},
     {OPT_INTERF, LWM2_OPT_TRUE(struct grid_cli, interf)},
     {OPT_ALL, LWM2_OPT_TRUE(struct grid_cli, all)},
@@ -404,10 +410,12 @@ static int run(const char *cmd, int argc, char **argv)
 		goto done;
 	if (first < 0)
 		goto usage_err;
-	if (!cli.nfiles) {
+	if (lwm2_source_resolve(cmd, &cli.src, true) < 0)
+		goto usage_err;
+	if (!cli.src.nfiles && !cli.src.db[0]) {
 		fprintf(stderr,
 		        "lwm2: %s: couldn't read digests: no --file LOG given (jobcomp/lwm2's "
-		        "JSON-lines log)\n",
+		        "JSON-lines log), no --db and no Database= in lwm2.conf\n",
 		        cmd);
 		goto usage_err;
 	}
@@ -426,7 +434,11 @@ static int run(const char *cmd, int argc, char **argv)
 		rc = 1;
 		goto done;
 	}
-	if (lwm2_logscan_files(cmd, cli.files, cli.nfiles, on_line, &x, NULL) < 0)
+	/* the jobs that ran in the period: those that ended after its start
+	 * (the command keeps those that started before its end) */
+	if (lwm2_source_scan(cmd, &cli.src,
+	                     &(struct lwm2_db_select){.start = x.start, .metric = -1}, true,
+	                     on_line, &x) < 0)
 		rc = 1;
 	if (x.rc) {
 		rc = 1;
@@ -459,7 +471,7 @@ done:
 	lwm2_grid_free(&x.g);
 	lwm2_nodes_free(x.nodes);
 	free(x.order);
-	free(cli.files);
+	free(cli.src.files);
 	return rc;
 }
 

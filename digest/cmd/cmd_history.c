@@ -24,6 +24,7 @@
 
 #include "cmd_io.h"
 #include "cmd_opt.h"
+#include "db.h"
 #include "jsonutil.h"
 #include "logscan.h"
 #include "lwm2_cmds.h"
@@ -40,20 +41,20 @@ struct hsel {
 	bool oom;
 };
 
-enum { OPT_JSON = LWM2_OPT_LONG };
+enum { OPT_JSON = LWM2_OPT_LONG, OPT_DB };
 
 /* The command line as read. */
 struct history_cli {
 	struct hsel s;
-	char **files;
-	size_t nfiles;
+	struct lwm2_source src;
 	bool json;
 };
 
 static const struct lwm2_optspec history_spec = {
     .cmd = "history",
-    .usage = "Usage: lwm2 history [OPTIONS] --file LOG\n"
-             "The runs of an application over time, from jobcomp/lwm2's log: date, job,\n"
+    .usage = "Usage: lwm2 history [OPTIONS] [--file LOG... | --db DATABASE]\n"
+             "The runs of an application over time, from jobcomp/lwm2's log or the central\n"
+             "database (default: lwm2.conf's Database=): date, job,\n"
              "ranks/nodes, duration, core-hours, MPI share, I/O share, CPI, busy threads\n"
              "and build.\n",
     .footer = LWM2_OPT_TIME_HELP ".  See lwm2(1).\n",
@@ -66,6 +67,7 @@ static const struct lwm2_optspec history_spec = {
         {"starttime", 'S', "TIME", "runs that ended at or after TIME"},
         {"endtime", 'E', "TIME", "runs that ended at or before TIME"},
         {"file", 'f', "LOG", "the log (repeatable)"},
+        {"db", OPT_DB, "DATABASE", "the central database instead (lwm2 db)"},
         {"json", OPT_JSON, NULL, "one JSON object per run, one per line"},
         {"help", 'h', NULL, "this text"},
         {0},
@@ -88,7 +90,8 @@ static int history_opt(void *ctx, int key, char *arg)
 			                      "couldn't parse the time \"%s\"", arg);
 		break;
 	default: /* 'f' */
-		return lwm2_cmd_push_arg(&cli->files, &cli->nfiles, arg) < 0 ? LWM2_OPT_FAIL : 0;
+		return lwm2_cmd_push_arg(&cli->src.files, &cli->src.nfiles, arg) < 0 ? LWM2_OPT_FAIL
+		                                                                     : 0;
 	}
 	return 0;
 }
@@ -240,11 +243,13 @@ static void print_table(const struct hsel *s, bool json)
 		printf("(no runs)\n");
 }
 
-static int scan(struct hsel *s, char **files, size_t nfiles, const char *cmd)
+static int scan(struct hsel *s, const struct lwm2_source *src, const char *cmd)
 {
+	struct lwm2_db_select sel = {
+	    .start = s->start, .end = s->end, .users = s->users, .nusers = s->nusers, .metric = -1};
 	int rc = 0;
 
-	if (lwm2_logscan_files(cmd, files, nfiles, on_line, s, NULL) < 0)
+	if (lwm2_source_scan(cmd, src, &sel, false, on_line, s) < 0)
 		rc = -1;
 	if (s->oom) {
 		fprintf(stderr, "lwm2: %s: couldn't keep the runs: %s\n", cmd, strerror(ENOMEM));
@@ -260,6 +265,7 @@ static const struct lwm2_optstore history_store[] = {
     {'a', LWM2_OPT_ARG(struct history_cli, s.app)},
     {'b', LWM2_OPT_ARG(struct history_cli, s.build)},
     {OPT_JSON, LWM2_OPT_TRUE(struct history_cli, json)},
+    {OPT_DB, LWM2_OPT_ARG(struct history_cli, src.db_given)},
     {0},
 };
 
@@ -280,13 +286,16 @@ int lwm2_cmd_history(int argc, char **argv)
 		lwm2_opt_usage(&history_spec, stderr);
 		goto out;
 	}
-	if (!cli.nfiles) {
+	if (lwm2_source_resolve("history", &cli.src, true) < 0)
+		goto out;
+	if (!cli.src.nfiles && !cli.src.db[0]) {
 		fprintf(stderr, "lwm2: history: couldn't read runs: no --file LOG given "
-		                "(jobcomp/lwm2's JSON-lines log)\n");
+		                "(jobcomp/lwm2's JSON-lines log), no --db and no Database= in "
+		                "lwm2.conf\n");
 		lwm2_opt_usage(&history_spec, stderr);
 		goto out;
 	}
-	rc = scan(s, cli.files, cli.nfiles, "history") < 0 ? 1 : 0;
+	rc = scan(s, &cli.src, "history") < 0 ? 1 : 0;
 	print_table(s, cli.json);
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		fprintf(stderr, "lwm2: history: couldn't write the output: %s\n", strerror(errno));
@@ -297,13 +306,14 @@ out:
 		free(s->users[i]);
 	free(s->users);
 	free(s->e);
-	free(cli.files);
+	free(cli.src.files);
 	return rc;
 }
 
 /* ---- lwm2 diff JOB --history ---- */
 
-int lwm2_diff_history(json_object *digest, const char *what, char **files, size_t nfiles, bool json)
+int lwm2_diff_history(json_object *digest, const char *what, const struct lwm2_source *src,
+                      bool json)
 {
 	static const struct {
 		const char *label, *fmt;
@@ -330,14 +340,15 @@ int lwm2_diff_history(json_object *digest, const char *what, char **files, size_
 		        what);
 		return 2;
 	}
-	if (!nfiles) {
-		fprintf(stderr, "lwm2: diff: --history reads the earlier runs from --file LOG\n");
+	if (!src->nfiles && !src->db[0]) {
+		fprintf(stderr, "lwm2: diff: --history reads the earlier runs from --file LOG or "
+		                "--db DATABASE\n");
 		return 2;
 	}
 	s.app = cur.exe;
 	/* a file not read may hold the runs the rule would compare: no
 	 * verdict then, as for lwm2 diff A B */
-	if (scan(&s, files, nfiles, "diff") < 0)
+	if (scan(&s, src, "diff") < 0)
 		goto out;
 	lwm2_history_judge(&cur, s.e, s.n, &res);
 	/* The runs the rule compared, for the table: the same selection. */

@@ -19,6 +19,7 @@
 
 #include "cmd_digest.h"
 #include "cmd_io.h"
+#include "db.h"
 #include "jsonutil.h"
 #include "logscan.h"
 #include "lwm2_cmds.h"
@@ -27,12 +28,12 @@
 #include "numparse.h"
 #include "report.h"
 
-enum { OPT_SITE = LWM2_OPT_LONG, OPT_METRIC, OPT_SIZE };
+enum { OPT_SITE = LWM2_OPT_LONG, OPT_METRIC, OPT_SIZE, OPT_DB };
 
 static const struct lwm2_optspec report_spec = {
     .cmd = "report",
-    .usage = "Usage: lwm2 report -j JOBID [--file LOG] [-o FILE]\n"
-             "       lwm2 report --site --file LOG [--file LOG...] [-S TIME] [-E TIME]\n"
+    .usage = "Usage: lwm2 report -j JOBID [--file LOG | --db DATABASE] [-o FILE]\n"
+             "       lwm2 report --site [--file LOG... | --db DATABASE] [-S TIME] [-E TIME]\n"
              "                   [--metric mpi|io|cpu] -o DIR\n"
              "The digest of a job as one self-contained HTML page with plots, or the\n"
              "site pages (statistics, space-time grid, users, jobs, nodes).\n\n",
@@ -48,11 +49,14 @@ static const struct lwm2_optspec report_spec = {
          "read jobcomp/lwm2's JSON-lines log: the full digest\n"
          "with per-process values and time slices (several\n"
          "allowed, patterns, gzip and zstd: see lwm2(1))"},
+        {"db", OPT_DB, "DATABASE",
+         "read the central database instead (lwm2 db);\n"
+         "--site: lwm2.conf's Database= without --file"},
         {"output", 'o', "FILE|DIR",
          "job: the page (default lwm2-JOBID.html, - for\n"
          "stdout); --site: the directory (made if needed)"},
         {"cluster", 'M', "NAME", "cluster in accounting (default: slurm.conf's)"},
-        {"site", OPT_SITE, NULL, "the site pages from the log(s)"},
+        {"site", OPT_SITE, NULL, "the site pages from the log(s) or the database"},
         {"starttime", 'S', "TIME", "site: jobs that ended at or after TIME"},
         {"endtime", 'E', "TIME", "site: jobs that ended at or before TIME"},
         {"metric", OPT_METRIC, "M",
@@ -118,16 +122,20 @@ static int on_line(void *arg, const struct lwm2_logline *l, char *err, size_t er
 	return 0;
 }
 
-static json_object *from_log(char *const *files, size_t nfiles, const char *job)
+static json_object *from_log(const struct lwm2_source *src, const char *job)
 {
 	struct find fd = {0};
 
 	if (lwm2_parse_i64(job, NULL, 1, INT64_MAX, &fd.job) < 0) {
-		fprintf(stderr, "lwm2: report: --file takes a plain job id, not '%s'\n", job);
+		fprintf(stderr, "lwm2: report: --%s takes a plain job id, not '%s'\n",
+		        src->db[0] ? "db" : "file", job);
 		return NULL;
 	}
 	/* a file not read may hold the job's last run: no page then */
-	if (lwm2_logscan_files("report", files, nfiles, on_line, &fd, NULL) < 0) {
+	if (lwm2_source_scan(
+	        "report", src,
+	        &(struct lwm2_db_select){.metric = -1, .job_ids = &fd.job, .njob_ids = 1}, true,
+	        on_line, &fd) < 0) {
 		json_object_put(fd.digest);
 		return NULL;
 	}
@@ -144,7 +152,7 @@ static json_object *from_log(char *const *files, size_t nfiles, const char *job)
 struct report_cli {
 	const char *job, *out, *cluster;
 	struct rp_site_opts so;
-	char **files;
+	struct lwm2_source src;
 	bool site;
 };
 
@@ -157,7 +165,11 @@ static int report_opt(void *ctx, int key, char *arg)
 		cli->job = arg;
 		break;
 	case 'f':
-		return lwm2_cmd_push_arg(&cli->files, &cli->so.nfiles, arg) < 0 ? LWM2_OPT_FAIL : 0;
+		return lwm2_cmd_push_arg(&cli->src.files, &cli->src.nfiles, arg) < 0 ? LWM2_OPT_FAIL
+		                                                                     : 0;
+	case OPT_DB:
+		cli->src.db_given = arg;
+		break;
 	case 'o':
 		cli->out = arg;
 		break;
@@ -193,15 +205,18 @@ static int report_site(struct report_cli *cli)
 {
 	struct rp_site_opts *so = &cli->so;
 
-	if (!so->nfiles || !cli->out || cli->job) {
-		fprintf(stderr, "lwm2: report: --site needs --file LOG and -o DIR, and no -j\n");
+	if (lwm2_source_resolve("report", &cli->src, true) < 0)
+		return 2;
+	if ((!cli->src.nfiles && !cli->src.db[0]) || !cli->out || cli->job) {
+		fprintf(stderr, "lwm2: report: --site needs --file LOG or a database (--db, or "
+		                "lwm2.conf's Database=), and -o DIR, and no -j\n");
 		return 2;
 	}
 	if (strcmp(so->metric, "mpi") && strcmp(so->metric, "io") && strcmp(so->metric, "cpu")) {
 		fprintf(stderr, "lwm2: report: --metric is mpi, io or cpu\n");
 		return 2;
 	}
-	so->files = cli->files;
+	so->src = &cli->src;
 	so->outdir = cli->out;
 	return rp_site(so);
 }
@@ -221,19 +236,23 @@ int lwm2_cmd_report(int argc, char **argv)
 	}
 	if (first < 0 || cli.site) {
 		rc = first < 0 ? lwm2_opt_status(first) : report_site(&cli);
-		free(cli.files);
+		free(cli.src.files);
 		return rc;
 	}
 	job = cli.job;
 	out = cli.out;
 	if (!job || cli.so.start || cli.so.end) {
 		fprintf(stderr, "lwm2: report: give one job with -j; -S and -E are for --site\n");
-		free(cli.files);
+		free(cli.src.files);
 		return 2;
 	}
-	digest = cli.so.nfiles ? from_log(cli.files, cli.so.nfiles, job)
-	                       : from_accounting(job, cli.cluster);
-	free(cli.files);
+	if (lwm2_source_resolve("report", &cli.src, false) < 0) {
+		free(cli.src.files);
+		return 2;
+	}
+	digest = cli.src.nfiles || cli.src.db[0] ? from_log(&cli.src, job)
+	                                         : from_accounting(job, cli.cluster);
+	free(cli.src.files);
 	if (!digest)
 		return 1;
 	if (!out) {
@@ -247,7 +266,9 @@ int lwm2_cmd_report(int argc, char **argv)
 		return 1;
 	}
 	{
-		struct rp_job_opts jo = {.source = cli.so.nfiles ? "log" : "accounting"};
+		struct rp_job_opts jo = {.source = cli.src.nfiles  ? "log"
+		                                   : cli.src.db[0] ? "database"
+		                                                   : "accounting"};
 		if (rp_job_page(f, digest, &jo) != 0)
 			rc = 1;
 	}

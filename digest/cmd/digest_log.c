@@ -15,7 +15,9 @@
 #include <strings.h>
 
 #include "cmd_digest.h"
+#include "db.h"
 #include "logscan.h"
+#include "lwm2_cmds.h"
 #include "lwm2_record.h"
 
 static const char *jstr(json_object *o, const char *key)
@@ -175,5 +177,22 @@ int digest_read_log(struct out *out, struct opts *o)
 	/* --wait's passes only look: the last line may be one being written */
 	struct lwm2_logscan_count count = {.quiet = out->quiet};
 
-	return lwm2_logscan_files("digest", o->files, o->nfiles, log_line, &c, &count) < 0 ? -1 : 0;
+	struct lwm2_source src = {.files = o->files, .nfiles = o->nfiles, .db_given = o->db};
+	/* the database reads the jobs that ended after the window's start
+	 * (ran within it: the command keeps those that started before its
+	 * end), of the users and accounts asked for */
+	struct lwm2_db_select sel = {.start = o->start,
+	                             .users = o->users,
+	                             .nusers = o->nusers,
+	                             .accounts = o->accounts,
+	                             .naccounts = o->naccounts,
+	                             .metric = -1};
+
+	if (!o->db)
+		return lwm2_logscan_files("digest", o->files, o->nfiles, log_line, &c, &count) < 0
+		           ? -1
+		           : 0;
+	if (lwm2_source_resolve("digest", &src, false) < 0)
+		return -1;
+	return lwm2_source_scan("digest", &src, &sel, true, log_line, &c);
 }

@@ -134,11 +134,11 @@ int rp_job_page(FILE *f, json_object *digest, const struct rp_job_opts *o);
  * rank.  0 or -1 (reported). */
 int rp_job_node_pages(const char *dir, json_object *digest, const char *job_href);
 
+struct lwm2_source;
 struct rp_site_opts {
-	char **files;
-	size_t nfiles;
-	const char *start, *end; /* -S, -E as given, or NULL */
-	const char *metric;      /* mpi, io or cpu */
+	const struct lwm2_source *src; /* the logs or the database */
+	const char *start, *end;       /* -S, -E as given, or NULL */
+	const char *metric;            /* mpi, io or cpu */
 	const char *outdir;
 	int width, height; /* grid size in cells (pixels) */
 };

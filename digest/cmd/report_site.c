@@ -32,8 +32,10 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "db.h"
 #include "jsonutil.h"
 #include "logscan.h"
+#include "lwm2_cmds.h"
 #include "lwm2_digest.h"
 #include "report.h"
 #include "site_stats.h"
@@ -702,7 +704,10 @@ static void stats_of(const struct site *st, enum lwm2_stats_by by, struct lwm2_s
 	s->by = by;
 	s->start = st->sel_start;
 	s->end = st->sel_end;
-	lwm2_stats_read(s, "stats", st->o->files, st->o->nfiles);
+	if (st->o->src->db[0])
+		lwm2_stats_read_db(s, "stats", st->o->src->db);
+	else
+		lwm2_stats_read(s, "stats", st->o->src->files, st->o->src->nfiles);
 }
 
 /* A figure as the page shows it: 0 for what is not a number, and for -0. */
@@ -1070,6 +1075,7 @@ int rp_site(const struct rp_site_opts *o)
 	static const enum lwm2_stats_by bys[4] = {LWM2_BY_NONE, LWM2_BY_USER, LWM2_BY_ACCOUNT,
 	                                          LWM2_BY_EXE};
 	struct lwm2_stats ss[4];
+	struct lwm2_db_select sel = {.metric = -1};
 	char dir[4096];
 	int chosen = !strcmp(o->metric, "io") ? SM_IO : !strcmp(o->metric, "cpu") ? SM_CPU : SM_MPI;
 
@@ -1081,13 +1087,17 @@ int rp_site(const struct rp_site_opts *o)
 		fprintf(stderr, "lwm2: report: bad time in -S or -E\n");
 		return 2;
 	}
+	/* the jobs that ended in the period, read from the database by its
+	 * index on the end (the pages select them again) */
+	sel.start = st.sel_start;
+	sel.end = st.sel_end;
 	snprintf(dir, sizeof(dir), "%s/jobs", o->outdir);
 	if (mkdir_p(o->outdir) != 0 || mkdir_p(dir) != 0) {
 		fprintf(stderr, "lwm2: report: couldn't make %s: %s\n", dir, strerror(errno));
 		return 1;
 	}
 	st.pass = 1;
-	if (lwm2_logscan_files("report", o->files, o->nfiles, on_line, &st, NULL) < 0)
+	if (lwm2_source_scan("report", o->src, &sel, true, on_line, &st) < 0)
 		st.rc = 1;
 	layout(&st);
 	st.cnt = calloc(st.rows * st.cols + 1, sizeof(*st.cnt));
@@ -1099,7 +1109,7 @@ int rp_site(const struct rp_site_opts *o)
 		goto out;
 	}
 	st.pass = 2;
-	if (lwm2_logscan_files("report", o->files, o->nfiles, on_line, &st, NULL) < 0)
+	if (lwm2_source_scan("report", o->src, &sel, true, on_line, &st) < 0)
 		st.rc = 1;
 	for (int k = 0; k < 4; k++)
 		stats_of(&st, bys[k], &ss[k]);

@@ -30,7 +30,11 @@ static const struct lwm2_db_backend *backend_of(const char *url)
 
 struct lwm2_db *lwm2_db_open(const char *url, enum lwm2_db_mode mode, char *err, size_t errlen)
 {
-	return backend_of(url)->open(url, mode, err, errlen);
+	struct lwm2_db *db = backend_of(url)->open(url, mode, err, errlen);
+
+	if (db)
+		lwm2_db_url_shown(url, db->shown, sizeof(db->shown));
+	return db;
 }
 
 void lwm2_db_close(struct lwm2_db *db)
@@ -54,10 +58,10 @@ void lwm2_db_rollback(struct lwm2_db *db)
 	db->be->rollback(db);
 }
 
-int lwm2_db_insert(struct lwm2_db *db, const struct lwm2_jobrow *j, bool *added, char *err,
-                   size_t errlen)
+int lwm2_db_insert(struct lwm2_db *db, const struct lwm2_jobrow *j, const struct lwm2_db_text *text,
+                   bool *added, char *err, size_t errlen)
 {
-	return db->be->insert(db, j, added, err, errlen);
+	return db->be->insert(db, j, text, added, err, errlen);
 }
 
 int lwm2_db_meta_get(struct lwm2_db *db, const char *key, char *buf, size_t len, char *err,

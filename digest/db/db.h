@@ -23,11 +23,12 @@
 #include <stdio.h>
 
 #include "jobrow.h"
+#include "logscan.h"
 
 /* The schema this build reads and writes (lwm2_meta's schema_version):
  * an older one is migrated forward when opened for writing, a newer one
  * is read but never written. */
-#define LWM2_DB_SCHEMA 1
+#define LWM2_DB_SCHEMA 2
 
 struct lwm2_db;
 
@@ -81,7 +82,9 @@ struct lwm2_db_select {
 	size_t nusers;
 	char *const *accounts;
 	size_t naccounts;
-	int metric; /* a metric's index whose min/avg/max each row needs, -1: none */
+	int metric;             /* a metric's index whose min/avg/max each row needs, -1: none */
+	const int64_t *job_ids; /* these Slurm job ids only (lwm2_db_lines) */
+	size_t njob_ids;
 };
 
 /* Every selected job, in the order the log had them, to fn (0: go on, 1:
@@ -89,6 +92,27 @@ struct lwm2_db_select {
 int lwm2_db_jobs(struct lwm2_db *db, const struct lwm2_db_select *sel,
                  int (*fn)(void *arg, const struct lwm2_jobrow *j), void *arg, char *err,
                  size_t errlen);
+
+/*
+ * The log lines of the selected jobs, as the log had them, in its order,
+ * to fn as lwm2_logscan_files gives them (path: the database's address,
+ * lineno: the job's row).  Since schema 2 a job's row keeps its line:
+ * without the digest's "grid" member, and that member apart (each
+ * zstd-compressed), so a reader that needs no grid (want_grid false)
+ * reads and unpacks a fraction; its lines then lack the member.
+ * count->missing: jobs whose line the database lacks (stored by an lwm2
+ * before schema 2: importing their log again adds it).  fn's -1 reports
+ * the job on stderr ("lwm2: <cmd>: ...") and goes on; 1 stops.  0, 1
+ * when fn stopped, or -1 with err.
+ */
+struct lwm2_db_lines_count {
+	unsigned long jobs;    /* lines given to fn */
+	unsigned long missing; /* selected jobs without a line */
+	unsigned long bad;     /* lines reported and skipped */
+};
+int lwm2_db_lines(struct lwm2_db *db, const char *cmd, const struct lwm2_db_select *sel,
+                  bool want_grid, lwm2_logline_fn fn, void *arg, struct lwm2_db_lines_count *count,
+                  char *err, size_t errlen);
 
 /* The database's own check (its integrity, the schema's version, the
  * number of jobs and their time span) on out.  0 when sound, 1 when not,

@@ -141,6 +141,21 @@ static bool names_only(char *const *l, size_t n)
 	return true;
 }
 
+/* The selection's WHERE and the log's order; its parameters: the end
+ * time's bounds, nusers names, the accounts, (with_ids) the job ids. */
+static void where(char *sql, size_t cap, const struct lwm2_db_select *sel, size_t nusers,
+                  bool with_ids)
+{
+	size_t k = 0;
+
+	k += (size_t)snprintf(sql + k, cap - k, " WHERE end_time >= ? AND end_time <= ?");
+	k += in_list(sql + k, cap - k, "user_name", nusers);
+	k += in_list(sql + k, cap - k, "account", sel->naccounts);
+	if (with_ids)
+		k += in_list(sql + k, cap - k, "job_id", sel->njob_ids);
+	snprintf(sql + k, cap - k, " ORDER BY job.id");
+}
+
 char *lwm2_db_jobs_sql(const struct lwm2_db_select *sel, int64_t metric_id, size_t *nusers)
 {
 	size_t cap = 1024 + 8 * (sel->nusers + sel->naccounts) + 64 * lwm2_db_ncolumns, k = 0;
@@ -161,9 +176,27 @@ char *lwm2_db_jobs_sql(const struct lwm2_db_select *sel, int64_t metric_id, size
 		    metric_id);
 	else
 		k += (size_t)snprintf(sql + k, cap - k, " FROM job");
-	k += (size_t)snprintf(sql + k, cap - k, " WHERE end_time >= ? AND end_time <= ?");
-	k += in_list(sql + k, cap - k, "user_name", *nusers);
-	k += in_list(sql + k, cap - k, "account", sel->naccounts);
-	snprintf(sql + k, cap - k, " ORDER BY job.id");
+	where(sql + k, cap - k, sel, *nusers, false);
+	return sql;
+}
+
+char *lwm2_db_lines_sql(const struct lwm2_db_select *sel, bool want_grid, bool has_text,
+                        size_t *nusers)
+{
+	size_t cap = 1024 + 8 * (sel->nusers + sel->naccounts + sel->njob_ids);
+	char *sql = malloc(cap);
+	size_t k;
+
+	*nusers = names_only(sel->users, sel->nusers) ? sel->nusers : 0;
+	if (!sql)
+		return NULL;
+	if (has_text)
+		k = (size_t)snprintf(sql, cap,
+		                     "SELECT job.id, t.cut, t.line, %s FROM job LEFT JOIN job_text "
+		                     "t ON t.job = job.id",
+		                     want_grid ? "t.grid" : "NULL");
+	else /* a database of schema 1, read only: no job has its line */
+		k = (size_t)snprintf(sql, cap, "SELECT job.id, NULL, NULL, NULL FROM job");
+	where(sql + k, cap - k, sel, *nusers, true);
 	return sql;
 }

@@ -21,6 +21,7 @@
 struct import {
 	struct lwm2_db *db;
 	struct lwm2_db_count *count;
+	struct lwm2_db_packer pk;
 	unsigned long in_batch;
 	bool failed;
 	void (*progress)(void *arg, const struct lwm2_db_count *c);
@@ -28,16 +29,17 @@ struct import {
 	char err[512];
 };
 
-static int add_line(struct lwm2_db *db, const struct lwm2_logline *l, struct lwm2_db_count *c,
-                    char *err, size_t errlen)
+static int add_line(struct lwm2_db *db, struct lwm2_db_packer *pk, const struct lwm2_logline *l,
+                    struct lwm2_db_count *c, char *err, size_t errlen)
 {
 	struct lwm2_jobrow j;
 	bool added;
 
 	lwm2_jobrow_fields(l, &j);
-	if (lwm2_jobrow_digest(l, &j, LWM2_JR_WANT_ALL, err, errlen) < 0)
+	if (lwm2_jobrow_digest(l, &j, LWM2_JR_WANT_ALL, err, errlen) < 0 ||
+	    lwm2_db_text_pack(pk, l, err, errlen) < 0)
 		return -1;
-	if (lwm2_db_insert(db, &j, &added, err, errlen) < 0)
+	if (lwm2_db_insert(db, &j, &pk->text, &added, err, errlen) < 0)
 		return -2;
 	if (added)
 		c->added++;
@@ -49,7 +51,7 @@ static int add_line(struct lwm2_db *db, const struct lwm2_logline *l, struct lwm
 static int on_line(void *arg, const struct lwm2_logline *l, char *err, size_t errlen)
 {
 	struct import *im = arg;
-	int r = add_line(im->db, l, im->count, err, errlen);
+	int r = add_line(im->db, &im->pk, l, im->count, err, errlen);
 
 	if (r == -2) {
 		/* the database, not the line: stop */
@@ -85,6 +87,7 @@ int lwm2_db_import(struct lwm2_db *db, const char *cmd, char *const *paths, size
 		return -1;
 	}
 	rc = lwm2_logscan_files(cmd, paths, n, on_line, &im, &lc);
+	lwm2_db_packer_free(&im.pk);
 	count->lines += lc.lines;
 	count->bad += lc.bad;
 	if (im.failed) {
@@ -114,6 +117,7 @@ int lwm2_db_follow(struct lwm2_db *db, const char *log, struct lwm2_db_count *co
                    size_t errlen)
 {
 	char key[4200], val[128], why[256];
+	struct lwm2_db_packer pk = {0};
 	unsigned long long dev = 0, ino = 0;
 	long long off = 0;
 	struct stat sb;
@@ -169,7 +173,7 @@ int lwm2_db_follow(struct lwm2_db *db, const char *log, struct lwm2_db_count *co
 			count->bad++;
 			continue;
 		}
-		r = add_line(db, &l, count, why, sizeof(why));
+		r = add_line(db, &pk, &l, count, why, sizeof(why));
 		json_object_put(l.fields);
 		if (r == -2) {
 			snprintf(err, errlen, "%s", why);
@@ -186,11 +190,13 @@ int lwm2_db_follow(struct lwm2_db *db, const char *log, struct lwm2_db_count *co
 	         (unsigned long long)sb.st_ino, off);
 	if (lwm2_db_meta_set(db, key, val, err, errlen) < 0 || lwm2_db_commit(db, err, errlen) < 0)
 		goto fail;
+	lwm2_db_packer_free(&pk);
 	free(line);
 	fclose(f);
 	return 0;
 fail:
 	lwm2_db_rollback(db);
+	lwm2_db_packer_free(&pk);
 	free(line);
 	fclose(f);
 	return -1;

@@ -57,13 +57,48 @@ void lwm2_db_insert_sql(char *sql, size_t len, const char *verb, const char *tai
 char *lwm2_db_jobs_sql(const struct lwm2_db_select *sel, int64_t metric_id, size_t *nusers);
 
 /*
+ * A job's log line as a row keeps it (db_text.c): the line without the
+ * digest's "grid" member (cut: where the member was, in the line's text)
+ * and the member itself, each compressed; grid NULL when the line has
+ * none.  Packed once per job by the import, unpacked by lwm2_db_lines.
+ */
+struct lwm2_db_text {
+	int64_t job; /* the job's row (job.id) */
+	int64_t cut;
+	const void *line, *grid; /* NULL line: the row has no text */
+	size_t line_len, grid_len;
+};
+
+/* A packer's buffers, reused from job to job. */
+struct lwm2_db_packer {
+	struct lwm2_db_text text;
+	void *line, *grid;
+	size_t line_cap, grid_cap;
+};
+
+/* l's line into p->text.  0, or -1 with err. */
+int lwm2_db_text_pack(struct lwm2_db_packer *p, const struct lwm2_logline *l, char *err,
+                      size_t errlen);
+void lwm2_db_packer_free(struct lwm2_db_packer *p);
+
+/* lwm2_db_lines's query, malloc'd: each selected job's id, cut, line and
+ * (want_grid) grid, NULL where the job has no text (every job where the
+ * schema has no texts: has_text false), in the log's order.  Its
+ * parameters as lwm2_db_jobs_sql's, then sel's job ids. */
+char *lwm2_db_lines_sql(const struct lwm2_db_select *sel, bool want_grid, bool has_text,
+                        size_t *nusers);
+
+/*
  * A backend: the SQL engine behind a database.  Each keeps its own struct
  * with struct lwm2_db first, and the SQL of its dialect to itself; the
  * columns, the rows and the import are shared.  The functions are db.h's,
  * and these:
  *   begin, commit, rollback  one transaction of an import or a follow;
- *   insert   the job (lwm2_jobrow_digest with LWM2_JR_WANT_ALL) in the
- *            open transaction: *added false when the database had it;
+ *   insert   the job (lwm2_jobrow_digest with LWM2_JR_WANT_ALL) and its
+ *            text (NULL: none) in the open transaction: *added false
+ *            when the database had the job (its text is added where the
+ *            row had none);
+ *   texts    the rows of lwm2_db_lines_sql to fn (0: go on);
  *   meta_get, meta_set  lwm2_meta's value of a key ("" when unset).
  */
 struct lwm2_db_backend {
@@ -73,8 +108,11 @@ struct lwm2_db_backend {
 	int (*begin)(struct lwm2_db *db, char *err, size_t errlen);
 	int (*commit)(struct lwm2_db *db, char *err, size_t errlen);
 	void (*rollback)(struct lwm2_db *db);
-	int (*insert)(struct lwm2_db *db, const struct lwm2_jobrow *j, bool *added, char *err,
-	              size_t errlen);
+	int (*insert)(struct lwm2_db *db, const struct lwm2_jobrow *j,
+	              const struct lwm2_db_text *text, bool *added, char *err, size_t errlen);
+	int (*texts)(struct lwm2_db *db, const struct lwm2_db_select *sel, bool want_grid,
+	             int (*fn)(void *arg, const struct lwm2_db_text *t), void *arg, char *err,
+	             size_t errlen);
 	int (*meta_get)(struct lwm2_db *db, const char *key, char *buf, size_t len, char *err,
 	                size_t errlen);
 	int (*meta_set)(struct lwm2_db *db, const char *key, const char *value, char *err,
@@ -101,6 +139,7 @@ struct lwm2_db_backend {
 
 struct lwm2_db {
 	const struct lwm2_db_backend *be;
+	char shown[512]; /* the address as messages show it (lwm2_db_url_shown) */
 };
 
 extern const struct lwm2_db_backend lwm2_db_sqlite;
@@ -111,8 +150,8 @@ extern const struct lwm2_db_backend lwm2_db_mariadb, lwm2_db_mysql;
 int lwm2_db_begin(struct lwm2_db *db, char *err, size_t errlen);
 int lwm2_db_commit(struct lwm2_db *db, char *err, size_t errlen);
 void lwm2_db_rollback(struct lwm2_db *db);
-int lwm2_db_insert(struct lwm2_db *db, const struct lwm2_jobrow *j, bool *added, char *err,
-                   size_t errlen);
+int lwm2_db_insert(struct lwm2_db *db, const struct lwm2_jobrow *j, const struct lwm2_db_text *text,
+                   bool *added, char *err, size_t errlen);
 int lwm2_db_meta_get(struct lwm2_db *db, const char *key, char *buf, size_t len, char *err,
                      size_t errlen);
 int lwm2_db_meta_set(struct lwm2_db *db, const char *key, const char *value, char *err,

@@ -88,7 +88,8 @@ struct lwm2_db_maria {
 	char where[600];       /* the address without its password, for messages */
 	bool writable, create; /* create: LWM2_DB_WRITE (UPDATE: written, never made) */
 	int schema;
-	MYSQL_STMT *insert, *insert_metric, *insert_day, *meta_get, *meta_set;
+	MYSQL_STMT *insert, *insert_metric, *insert_day, *insert_text, *insert_known_text,
+	    *meta_get, *meta_set;
 	int64_t metric_id[LWM2_NMETRICS];
 };
 
@@ -293,7 +294,12 @@ static const char *sql_type(const struct lwm2_db_column *c)
 	}
 }
 
-/* The schema of version 1, as SQLite's: the job's identity is its
+/* Schema 2: each job's log line (db_text.c). */
+#define JOB_TEXT_SQL                                                                               \
+	"CREATE TABLE IF NOT EXISTS job_text (job BIGINT NOT NULL PRIMARY KEY, cut BIGINT NOT "    \
+	"NULL, line LONGBLOB NOT NULL, grid LONGBLOB) ENGINE=InnoDB"
+
+/* The schema of version 2, as SQLite's: the job's identity is its
  * cluster, id, submit and start times; the indexes serve a window of
  * time, one user's or account's jobs in it, one application's history. */
 static int create_schema(struct lwm2_db_maria *db, char *err, size_t errlen)
@@ -332,7 +338,8 @@ static int create_schema(struct lwm2_db_maria *db, char *err, size_t errlen)
 	         "CREATE TABLE IF NOT EXISTS summary (day BIGINT NOT NULL, dim VARBINARY(64) NOT "
 	         "NULL, name VARBINARY(1024) NOT NULL, data LONGBLOB NOT NULL, "
 	         "PRIMARY KEY (dim, day, name)) ENGINE=InnoDB",
-	         err, errlen) < 0)
+	         err, errlen) < 0 ||
+	    exec(db, JOB_TEXT_SQL, err, errlen) < 0)
 		return -1;
 	snprintf(v, sizeof(v), "%d", LWM2_DB_SCHEMA);
 	return db->base.be->meta_set(&db->base, "schema_version", v, err, errlen);
@@ -464,6 +471,12 @@ static int ready_schema(struct lwm2_db_maria *db, char *err, size_t errlen)
 	}
 	if (!db->schema && db->create && create_schema(db, err, errlen) < 0)
 		goto out;
+	/* forward in place: 1 to 2 adds the jobs' lines (the rows of version
+	 * 1 have none until their log is imported again) */
+	if (db->schema == 1 &&
+	    (exec(db, JOB_TEXT_SQL, err, errlen) < 0 ||
+	     db->base.be->meta_set(&db->base, "schema_version", "2", err, errlen) < 0))
+		goto out;
 	db->schema = LWM2_DB_SCHEMA;
 	rc = name_metrics(db, err, errlen);
 out:
@@ -495,6 +508,12 @@ static int prepare_insert(struct lwm2_db_maria *db, char *err, size_t errlen)
 	            "INSERT INTO day VALUES (?, 1, 0) ON DUPLICATE KEY UPDATE jobs = jobs + 1, "
 	            "summarized = 0",
 	            &db->insert_day, err, errlen) < 0 ||
+	    prepare(db, "INSERT INTO job_text VALUES (?, ?, ?, ?)", &db->insert_text, err, errlen) <
+	        0 ||
+	    prepare(db,
+	            "INSERT IGNORE INTO job_text SELECT id, ?, ?, ? FROM job WHERE cluster <=> ? "
+	            "AND job_id = ? AND submit = ? AND start = ?",
+	            &db->insert_known_text, err, errlen) < 0 ||
 	    prepare(db,
 	            "INSERT INTO lwm2_meta VALUES (?, ?) ON DUPLICATE KEY UPDATE value = "
 	            "VALUES(value)",
@@ -595,6 +614,10 @@ static void my_close(struct lwm2_db *base)
 		mysql_stmt_close(db->insert_metric);
 	if (db->insert_day)
 		mysql_stmt_close(db->insert_day);
+	if (db->insert_text)
+		mysql_stmt_close(db->insert_text);
+	if (db->insert_known_text)
+		mysql_stmt_close(db->insert_known_text);
 	if (db->meta_get)
 		mysql_stmt_close(db->meta_get);
 	if (db->meta_set)
@@ -802,9 +825,54 @@ static int insert_metrics(struct lwm2_db_maria *db, const struct lwm2_jobrow *j,
 	return 0;
 }
 
-static int my_insert(struct lwm2_db *base, const struct lwm2_jobrow *j, bool *added, char *err,
-                     size_t errlen)
+/* The job's text: under id when the job was just added, else under the
+ * row the database had (kept where it had one). */
+static int insert_text(struct lwm2_db_maria *db, const struct lwm2_jobrow *j,
+                       const struct lwm2_db_text *t, bool added, int64_t id, char *err,
+                       size_t errlen)
 {
+	MYSQL_STMT *st = added ? db->insert_text : db->insert_known_text;
+	MYSQL_BIND b[7];
+	long long key[3] = {j->job_id, j->submit, j->start}, job = id, cut = t->cut;
+	unsigned long ll = (unsigned long)t->line_len, gl = (unsigned long)t->grid_len,
+	              cl = j->cluster ? (unsigned long)strlen(j->cluster) : 0;
+	my_bool no_grid = !t->grid, no_cluster = !j->cluster;
+	int k = 0;
+
+	memset(b, 0, sizeof(b));
+	if (added) {
+		b[k].buffer_type = MYSQL_TYPE_LONGLONG;
+		b[k++].buffer = &job;
+	}
+	b[k].buffer_type = MYSQL_TYPE_LONGLONG;
+	b[k++].buffer = &cut;
+	b[k].buffer_type = MYSQL_TYPE_BLOB;
+	b[k].buffer = (void *)(uintptr_t)t->line;
+	b[k++].length = &ll;
+	b[k].buffer_type = MYSQL_TYPE_BLOB;
+	b[k].buffer = (void *)(uintptr_t)t->grid;
+	b[k].length = &gl;
+	b[k++].is_null = &no_grid;
+	if (!added) {
+		b[k].buffer_type = MYSQL_TYPE_STRING;
+		b[k].buffer = (void *)(uintptr_t)(j->cluster ? j->cluster : "");
+		b[k].length = &cl;
+		b[k++].is_null = &no_cluster;
+		for (int i = 0; i < 3; i++) {
+			b[k].buffer_type = MYSQL_TYPE_LONGLONG;
+			b[k++].buffer = &key[i];
+		}
+	}
+	if (mysql_stmt_bind_param(st, b) || mysql_stmt_execute(st))
+		return stmt_fail(db, st, "add a job's line", err, errlen);
+	return 0;
+}
+
+static int my_insert(struct lwm2_db *base, const struct lwm2_jobrow *j,
+                     const struct lwm2_db_text *text, bool *added, char *err, size_t errlen)
+{
+	int64_t id;
+
 	struct lwm2_db_maria *db = (struct lwm2_db_maria *)base;
 	MYSQL_BIND b[64];
 	struct cell v[64];
@@ -820,6 +888,7 @@ static int my_insert(struct lwm2_db *base, const struct lwm2_jobrow *j, bool *ad
 	if (mysql_stmt_bind_param(db->insert, b) || mysql_stmt_execute(db->insert))
 		return stmt_fail(db, db->insert, "add a job", err, errlen);
 	*added = mysql_stmt_affected_rows(db->insert) == 1;
+	id = (int64_t)mysql_stmt_insert_id(db->insert);
 	if (*added && j->end > 0) {
 		/* the job's day: its summaries are stale now */
 		MYSQL_BIND d;
@@ -831,9 +900,11 @@ static int my_insert(struct lwm2_db *base, const struct lwm2_jobrow *j, bool *ad
 		if (mysql_stmt_bind_param(db->insert_day, &d) || mysql_stmt_execute(db->insert_day))
 			return stmt_fail(db, db->insert_day, "count the job's day", err, errlen);
 	}
+	if (text && text->line && insert_text(db, j, text, *added, id, err, errlen) < 0)
+		return -1;
 	if (!*added || !j->digest)
 		return 0;
-	return insert_metrics(db, j, (int64_t)mysql_stmt_insert_id(db->insert), err, errlen);
+	return insert_metrics(db, j, id, err, errlen);
 }
 
 /* ------------------------------------------------------------ reading */
@@ -1029,6 +1100,119 @@ done:
 	return rc;
 }
 
+static int my_texts(struct lwm2_db *base, const struct lwm2_db_select *sel, bool want_grid,
+                    int (*fn)(void *arg, const struct lwm2_db_text *t), void *arg, char *err,
+                    size_t errlen)
+{
+	struct lwm2_db_maria *db = (struct lwm2_db_maria *)base;
+	size_t nusers;
+	char *sql = lwm2_db_lines_sql(sel, want_grid, db->schema >= 2, &nusers);
+	size_t np = 2 + nusers + sel->naccounts + sel->njob_ids;
+	MYSQL_BIND *p = calloc(np, sizeof(*p)), r[4];
+	unsigned long *pl = calloc(np, sizeof(*pl)), len[4] = {0};
+	long long *num = calloc(np, sizeof(*num)), id = 0, cut = 0;
+	my_bool null[4] = {0}, error[4] = {0};
+	char *buf[2] = {NULL, NULL};
+	size_t cap[2] = {0, 0};
+	MYSQL_STMT *st = NULL;
+	int rc = 0, f;
+
+	if (!sql || !p || !pl || !num) {
+		snprintf(err, errlen, "%s", strerror(ENOMEM));
+		rc = -1;
+		goto done;
+	}
+	num[0] = sel->start ? sel->start : INT64_MIN;
+	num[1] = sel->end ? sel->end : INT64_MAX;
+	for (size_t i = 0; i < np; i++) {
+		const char *s = i < 2                             ? NULL
+		                : i < 2 + nusers                  ? sel->users[i - 2]
+		                : i < 2 + nusers + sel->naccounts ? sel->accounts[i - 2 - nusers]
+		                                                  : NULL;
+
+		if (!s) {
+			if (i >= 2)
+				num[i] = sel->job_ids[i - 2 - nusers - sel->naccounts];
+			p[i].buffer_type = MYSQL_TYPE_LONGLONG;
+			p[i].buffer = &num[i];
+			continue;
+		}
+		p[i].buffer_type = MYSQL_TYPE_STRING;
+		p[i].buffer = (void *)(uintptr_t)s;
+		pl[i] = (unsigned long)strlen(s);
+		p[i].length = &pl[i];
+	}
+	memset(r, 0, sizeof(r));
+	for (int i = 0; i < 4; i++) {
+		r[i].is_null = &null[i];
+		r[i].error = &error[i];
+		r[i].length = &len[i];
+		r[i].buffer_type = i < 2 ? MYSQL_TYPE_LONGLONG : MYSQL_TYPE_BLOB;
+	}
+	r[0].buffer = &id;
+	r[1].buffer = &cut;
+	if (prepare(db, sql, &st, err, errlen) < 0) {
+		rc = -1;
+		goto done;
+	}
+	if (mysql_stmt_bind_param(st, p) || mysql_stmt_execute(st) ||
+	    mysql_stmt_bind_result(st, r)) {
+		rc = stmt_fail(db, st, "read the jobs' lines", err, errlen);
+		goto done;
+	}
+	while ((f = mysql_stmt_fetch(st)) == 0 || f == MYSQL_DATA_TRUNCATED) {
+		/* the blobs: each fetched into a buffer of its length */
+		for (int i = 0; i < 2; i++) {
+			MYSQL_BIND *b = &r[2 + i];
+
+			if (null[2 + i] || !len[2 + i])
+				continue;
+			if (len[2 + i] > cap[i]) {
+				char *t = realloc(buf[i], len[2 + i]);
+
+				if (!t) {
+					snprintf(err, errlen, "%s", strerror(ENOMEM));
+					rc = -1;
+					goto done;
+				}
+				buf[i] = t;
+				cap[i] = len[2 + i];
+			}
+			b->buffer = buf[i];
+			b->buffer_length = (unsigned long)cap[i];
+			if (mysql_stmt_fetch_column(st, b, (unsigned)(2 + i), 0)) {
+				rc = stmt_fail(db, st, "read the jobs' lines", err, errlen);
+				goto done;
+			}
+		}
+		struct lwm2_db_text t = {
+		    .job = id,
+		    .cut = null[1] ? 0 : cut,
+		    .line = null[2]  ? NULL
+		            : buf[0] ? buf[0]
+		                     : "",
+		    .line_len = null[2] ? 0 : len[2],
+		    .grid = null[3] ? NULL : buf[1],
+		    .grid_len = null[3] ? 0 : len[3],
+		};
+
+		if ((rc = fn(arg, &t)) != 0)
+			break;
+	}
+	if (rc == 0 && f != MYSQL_NO_DATA)
+		rc = stmt_fail(db, st, "read the jobs' lines", err, errlen);
+done:
+	if (st)
+		mysql_stmt_close(st);
+	free(buf[0]);
+	free(buf[1]);
+	free(sql);
+	free(p);
+	free(pl);
+	free(num);
+	return rc;
+}
+
 /* ------------------------------------------------------------ upkeep */
 
 static long long num(const char *s)
@@ -1074,6 +1258,7 @@ static int my_forget(struct lwm2_db *base, int64_t before, unsigned long *remove
 	struct lwm2_db_maria *db = (struct lwm2_db_maria *)base;
 	static const char *const sql[] = {
 	    "DELETE m FROM job_metric m JOIN job ON job.id = m.job WHERE job.end_time < ?",
+	    "DELETE t FROM job_text t JOIN job ON job.id = t.job WHERE job.end_time < ?",
 	    "DELETE FROM job WHERE end_time < ?",
 	};
 	long long t = before;
@@ -1086,14 +1271,14 @@ static int my_forget(struct lwm2_db *base, int64_t before, unsigned long *remove
 	memset(&p, 0, sizeof(p));
 	p.buffer_type = MYSQL_TYPE_LONGLONG;
 	p.buffer = &t;
-	for (size_t i = 0; i < 2; i++) {
+	for (size_t i = 0; i < 3; i++) {
 		if (prepare(db, sql[i], &st, err, errlen) < 0)
 			goto fail;
 		if (mysql_stmt_bind_param(st, &p) || mysql_stmt_execute(st)) {
 			stmt_fail(db, st, "remove old jobs", err, errlen);
 			goto fail;
 		}
-		if (i == 1)
+		if (i == 2)
 			*removed = (unsigned long)mysql_stmt_affected_rows(st);
 		mysql_stmt_close(st);
 		st = NULL;
@@ -1355,9 +1540,9 @@ static bool my_writable(struct lwm2_db *base)
 		.name = scheme, .open = my_open, .close = my_close, .begin = my_begin,             \
 		.commit = my_commit, .rollback = my_rollback, .insert = my_insert,                 \
 		.meta_get = my_meta_get, .meta_set = my_meta_set, .jobs = my_jobs,                 \
-		.check = my_check, .forget = my_forget, .vacuum = my_vacuum, .days = my_days,      \
-		.summary_read = my_summary_read, .summary_store = my_summary_store,                \
-		.writable = my_writable,                                                           \
+		.texts = my_texts, .check = my_check, .forget = my_forget, .vacuum = my_vacuum,    \
+		.days = my_days, .summary_read = my_summary_read,                                  \
+		.summary_store = my_summary_store, .writable = my_writable,                        \
 	}
 
 #else /* !HAVE_MARIADB */

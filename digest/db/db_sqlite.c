@@ -30,7 +30,8 @@ struct lwm2_db_sqlite {
 	char *path;
 	bool writable;
 	int schema; /* the file's schema version */
-	sqlite3_stmt *insert, *insert_metric, *insert_day, *meta_get, *meta_set;
+	sqlite3_stmt *insert, *insert_metric, *insert_day, *insert_text, *insert_known_text,
+	    *meta_get, *meta_set;
 	int64_t metric_id[LWM2_NMETRICS]; /* job_metric's ids of lwm2_metric_ids */
 };
 
@@ -75,7 +76,12 @@ static const char *sql_type(enum lwm2_db_kind k)
 	}
 }
 
-/* The schema of version 1.  The job's identity is its cluster, id,
+/* Schema 2: each job's log line (db_text.c). */
+#define JOB_TEXT_SQL                                                                               \
+	"CREATE TABLE job_text (job INTEGER PRIMARY KEY, cut INTEGER NOT NULL, line BLOB NOT "     \
+	"NULL, grid BLOB);\n"
+
+/* The schema of version 2.  The job's identity is its cluster, id,
  * submit and start times: a requeued job runs again under its id with a
  * new start.  The indexes serve the questions asked most: a window of
  * time, one user's or account's jobs in it, one application's history. */
@@ -88,25 +94,26 @@ static int create_schema(struct lwm2_db_sqlite *db, char *err, size_t errlen)
 	for (size_t i = 0; i < lwm2_db_ncolumns; i++)
 		k += (size_t)snprintf(sql + k, sizeof(sql) - k, ", %s %s", lwm2_db_columns[i].name,
 		                      sql_type(lwm2_db_columns[i].kind));
-	snprintf(sql + k, sizeof(sql) - k,
-	         ", UNIQUE (cluster, job_id, submit, start));\n"
-	         "CREATE INDEX job_end ON job (end_time);\n"
-	         "CREATE INDEX job_user_end ON job (user_name, end_time);\n"
-	         "CREATE INDEX job_account_end ON job (account, end_time);\n"
-	         "CREATE INDEX job_app_end ON job (app, end_time);\n"
-	         "CREATE TABLE metric (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);\n"
-	         "CREATE TABLE job_metric (job INTEGER NOT NULL, metric INTEGER NOT NULL, "
-	         "n INTEGER NOT NULL, min REAL, avg REAL, max REAL, "
-	         "PRIMARY KEY (job, metric)) WITHOUT ROWID;\n"
-	         /* the days (UTC) that have jobs; summarized: the summaries
-	            of the day are those of its jobs (a job added later
-	            clears it) */
-	         "CREATE TABLE day (day INTEGER PRIMARY KEY, jobs INTEGER NOT NULL, "
-	         "summarized INTEGER NOT NULL);\n"
-	         "CREATE TABLE summary (day INTEGER NOT NULL, dim TEXT NOT NULL, name TEXT NOT "
-	         "NULL, data BLOB NOT NULL, PRIMARY KEY (dim, day, name)) WITHOUT ROWID;\n"
-	         "INSERT INTO lwm2_meta VALUES ('schema_version', '%d');\n",
-	         LWM2_DB_SCHEMA);
+	snprintf(
+	    sql + k, sizeof(sql) - k,
+	    ", UNIQUE (cluster, job_id, submit, start));\n"
+	    "CREATE INDEX job_end ON job (end_time);\n"
+	    "CREATE INDEX job_user_end ON job (user_name, end_time);\n"
+	    "CREATE INDEX job_account_end ON job (account, end_time);\n"
+	    "CREATE INDEX job_app_end ON job (app, end_time);\n"
+	    "CREATE TABLE metric (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);\n"
+	    "CREATE TABLE job_metric (job INTEGER NOT NULL, metric INTEGER NOT NULL, "
+	    "n INTEGER NOT NULL, min REAL, avg REAL, max REAL, "
+	    "PRIMARY KEY (job, metric)) WITHOUT ROWID;\n"
+	    /* the days (UTC) that have jobs; summarized: the summaries
+	       of the day are those of its jobs (a job added later
+	       clears it) */
+	    "CREATE TABLE day (day INTEGER PRIMARY KEY, jobs INTEGER NOT NULL, "
+	    "summarized INTEGER NOT NULL);\n"
+	    "CREATE TABLE summary (day INTEGER NOT NULL, dim TEXT NOT NULL, name TEXT NOT "
+	    "NULL, data BLOB NOT NULL, PRIMARY KEY (dim, day, name)) WITHOUT ROWID;\n" JOB_TEXT_SQL
+	    "INSERT INTO lwm2_meta VALUES ('schema_version', '%d');\n",
+	    LWM2_DB_SCHEMA);
 	return exec(db, sql, err, errlen);
 }
 
@@ -161,6 +168,12 @@ static int ready_schema(struct lwm2_db_sqlite *db, char *err, size_t errlen)
 	}
 	if (!db->schema && create_schema(db, err, errlen) < 0)
 		goto fail;
+	/* forward in place: 1 to 2 adds the jobs' lines (the rows of version
+	 * 1 have none until their log is imported again) */
+	if (db->schema == 1 &&
+	    exec(db, JOB_TEXT_SQL "UPDATE lwm2_meta SET value = '2' WHERE key = 'schema_version';",
+	         err, errlen) < 0)
+		goto fail;
 	db->schema = LWM2_DB_SCHEMA;
 	/* the metrics this build knows, by name */
 	for (size_t k = 0; k < LWM2_NMETRICS; k++) {
@@ -210,6 +223,12 @@ static int prepare_insert(struct lwm2_db_sqlite *db, char *err, size_t errlen)
 	            "INSERT INTO day VALUES (?1, 1, 0) ON CONFLICT (day) DO UPDATE SET "
 	            "jobs = jobs + 1, summarized = 0",
 	            &db->insert_day, err, errlen) < 0 ||
+	    prepare(db, "INSERT INTO job_text VALUES (?1, ?2, ?3, ?4)", &db->insert_text, err,
+	            errlen) < 0 ||
+	    prepare(db,
+	            "INSERT OR IGNORE INTO job_text SELECT id, ?5, ?6, ?7 FROM job WHERE "
+	            "cluster IS ?1 AND job_id = ?2 AND submit = ?3 AND start = ?4",
+	            &db->insert_known_text, err, errlen) < 0 ||
 	    prepare(db,
 	            "INSERT INTO lwm2_meta VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET "
 	            "value = excluded.value",
@@ -298,6 +317,8 @@ static void sq_close(struct lwm2_db *base)
 	sqlite3_finalize(db->insert);
 	sqlite3_finalize(db->insert_metric);
 	sqlite3_finalize(db->insert_day);
+	sqlite3_finalize(db->insert_text);
+	sqlite3_finalize(db->insert_known_text);
 	sqlite3_finalize(db->meta_get);
 	sqlite3_finalize(db->meta_set);
 	sqlite3_close(db->h);
@@ -363,8 +384,41 @@ static void sq_rollback(struct lwm2_db *base)
 
 /* ------------------------------------------------------------ rows */
 
-static int sq_insert(struct lwm2_db *base, const struct lwm2_jobrow *j, bool *added, char *err,
-                     size_t errlen)
+/* The job's text: under rowid when the job was just added, else under the
+ * row the database had (kept where it had one). */
+static int insert_text(struct lwm2_db_sqlite *db, const struct lwm2_jobrow *j,
+                       const struct lwm2_db_text *t, bool added, int64_t rowid, char *err,
+                       size_t errlen)
+{
+	sqlite3_stmt *st = added ? db->insert_text : db->insert_known_text;
+	int p = 1;
+
+	sqlite3_reset(st);
+	if (added) {
+		sqlite3_bind_int64(st, p++, rowid);
+	} else {
+		if (j->cluster)
+			sqlite3_bind_text(st, p, j->cluster, -1, SQLITE_STATIC);
+		else
+			sqlite3_bind_null(st, p);
+		p++;
+		sqlite3_bind_int64(st, p++, j->job_id);
+		sqlite3_bind_int64(st, p++, j->submit);
+		sqlite3_bind_int64(st, p++, j->start);
+	}
+	sqlite3_bind_int64(st, p++, t->cut);
+	sqlite3_bind_blob(st, p++, t->line, (int)t->line_len, SQLITE_STATIC);
+	if (t->grid)
+		sqlite3_bind_blob(st, p, t->grid, (int)t->grid_len, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(st, p);
+	if (sqlite3_step(st) != SQLITE_DONE)
+		return fail(db, "add a job's line", err, errlen);
+	return 0;
+}
+
+static int sq_insert(struct lwm2_db *base, const struct lwm2_jobrow *j,
+                     const struct lwm2_db_text *text, bool *added, char *err, size_t errlen)
 {
 	struct lwm2_db_sqlite *db = (struct lwm2_db_sqlite *)base;
 	sqlite3_stmt *st = db->insert;
@@ -431,6 +485,8 @@ static int sq_insert(struct lwm2_db *base, const struct lwm2_jobrow *j, bool *ad
 		if (sqlite3_step(db->insert_day) != SQLITE_DONE)
 			return fail(db, "count the job's day", err, errlen);
 	}
+	if (text && text->line && insert_text(db, j, text, *added, rowid, err, errlen) < 0)
+		return -1;
 	if (!*added || !j->digest)
 		return 0;
 	for (size_t k = 0; k < LWM2_NMETRICS; k++) {
@@ -549,6 +605,53 @@ done:
 	return rc;
 }
 
+static int sq_texts(struct lwm2_db *base, const struct lwm2_db_select *sel, bool want_grid,
+                    int (*fn)(void *arg, const struct lwm2_db_text *t), void *arg, char *err,
+                    size_t errlen)
+{
+	struct lwm2_db_sqlite *db = (struct lwm2_db_sqlite *)base;
+	size_t nusers;
+	char *sql = lwm2_db_lines_sql(sel, want_grid, db->schema >= 2, &nusers);
+	sqlite3_stmt *st = NULL;
+	int p = 1, rc = 0, step;
+
+	if (!sql) {
+		snprintf(err, errlen, "%s", strerror(ENOMEM));
+		return -1;
+	}
+	if (sqlite3_prepare_v2(db->h, sql, -1, &st, NULL) != SQLITE_OK) {
+		rc = fail(db, "read the jobs' lines", err, errlen);
+		goto done;
+	}
+	sqlite3_bind_int64(st, p++, sel->start ? sel->start : INT64_MIN);
+	sqlite3_bind_int64(st, p++, sel->end ? sel->end : INT64_MAX);
+	for (size_t i = 0; i < nusers; i++)
+		sqlite3_bind_text(st, p++, sel->users[i], -1, SQLITE_STATIC);
+	for (size_t i = 0; i < sel->naccounts; i++)
+		sqlite3_bind_text(st, p++, sel->accounts[i], -1, SQLITE_STATIC);
+	for (size_t i = 0; i < sel->njob_ids; i++)
+		sqlite3_bind_int64(st, p++, sel->job_ids[i]);
+	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+		struct lwm2_db_text t = {
+		    .job = sqlite3_column_int64(st, 0),
+		    .cut = sqlite3_column_int64(st, 1),
+		    .line = sqlite3_column_blob(st, 2),
+		    .line_len = (size_t)sqlite3_column_bytes(st, 2),
+		    .grid = sqlite3_column_blob(st, 3),
+		    .grid_len = (size_t)sqlite3_column_bytes(st, 3),
+		};
+
+		if ((rc = fn(arg, &t)) != 0)
+			break;
+	}
+	if (rc == 0 && step != SQLITE_DONE)
+		rc = fail(db, "read the jobs' lines", err, errlen);
+done:
+	sqlite3_finalize(st);
+	free(sql);
+	return rc;
+}
+
 /* ------------------------------------------------------------ upkeep */
 
 static int sq_check(struct lwm2_db *base, FILE *out, char *err, size_t errlen)
@@ -595,15 +698,20 @@ static int sq_forget(struct lwm2_db *base, int64_t before, unsigned long *remove
 	*removed = 0;
 	if (sq_begin(&db->base, err, errlen) < 0)
 		return -1;
-	if (sqlite3_prepare_v2(db->h,
-	                       "DELETE FROM job_metric WHERE job IN (SELECT id FROM job WHERE "
-	                       "end_time < ?1)",
-	                       -1, &st, NULL) != SQLITE_OK)
-		goto fail;
-	sqlite3_bind_int64(st, 1, before);
-	if (sqlite3_step(st) != SQLITE_DONE)
-		goto fail;
-	sqlite3_finalize(st);
+	for (int i = 0; i < 2; i++) {
+		static const char *const del[] = {
+		    "DELETE FROM job_metric WHERE job IN (SELECT id FROM job WHERE end_time < ?1)",
+		    "DELETE FROM job_text WHERE job IN (SELECT id FROM job WHERE end_time < ?1)",
+		};
+
+		if (sqlite3_prepare_v2(db->h, del[i], -1, &st, NULL) != SQLITE_OK)
+			goto fail;
+		sqlite3_bind_int64(st, 1, before);
+		if (sqlite3_step(st) != SQLITE_DONE)
+			goto fail;
+		sqlite3_finalize(st);
+		st = NULL;
+	}
 	if (sqlite3_prepare_v2(db->h, "DELETE FROM job WHERE end_time < ?1", -1, &st, NULL) !=
 	    SQLITE_OK)
 		goto fail;
@@ -766,6 +874,7 @@ const struct lwm2_db_backend lwm2_db_sqlite = {
     .meta_get = sq_meta_get,
     .meta_set = sq_meta_set,
     .jobs = sq_jobs,
+    .texts = sq_texts,
     .check = sq_check,
     .forget = sq_forget,
     .vacuum = sq_vacuum,

@@ -521,6 +521,7 @@ static int scan_line(char *line, size_t len, struct lwm2_logline *l, char *err, 
 
 	l->fields = NULL;
 	l->digest = NULL;
+	l->text = line;
 	l->end = end;
 	if (l->members)
 		l->members->obj = NULL; /* the buffer may hold the last line's */

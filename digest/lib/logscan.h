@@ -25,6 +25,7 @@
 
 struct lwm2_logline {
 	const char *path;     /* as given; "-" is stdin */
+	const char *text;     /* the line's text (lwm2_logline_parse's line) */
 	unsigned long lineno; /* 1-based */
 	json_object *fields;  /* the job fields: the line without its digest */
 	const char *digest;   /* the digest's text inside the line, or NULL */

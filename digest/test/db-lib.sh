@@ -55,3 +55,60 @@ db_every_form() {
 like() {
 	if [[ $1 =~ $2 ]]; then ok "$3"; else not_ok "$3"; diag "got:  '$1'" "want: /$2/"; fi
 }
+
+# db_cmd_log FILE: db_test_log's jobs and two with a space-time grid
+# (mkreportlog: job 301 on n1-n4, job 302 on n2-n3); 3,011 lines.
+db_cmd_log() {
+	db_test_log "$1"
+	{ ./mkreportlog 301 alice 16 4 1700000000 && ./mkreportlog 302 bob 8 2 1700000020 2; } >>"$1" ||
+		bail_out "mkreportlog failed"
+}
+
+# The forms of the other site commands the database must answer as the
+# log does: each command with its selections and outputs.
+db_cmd_forms=(
+	"history" "history -u alice" "history -S @1700000050 -E @1701000500" "history --json"
+	"grid" "grid --json" "grid -S @1700000000 -E @1700000005" "grid --node n4 --metric mpi_share"
+	"grid --interference" "grid --interference --json" "nodes" "nodes --all" "nodes --json"
+	"digest -a -S @1600000000 -E now -o JobID,User,Account,Status -p" "digest -u alice -S @1600000000 -E now"
+	"digest -A p1 -a -S @1600000000 -E now --json" "digest -j 103" "digest -j 301 --json" "digest -j 301 --steps"
+	"digest -j 99999" "report -j 301 -o -" "report -j 103 -o -" "report -j 99999 -o -"
+	"diff 301 302" "diff --json 101 103" "diff --history 103")
+
+# the source a command names: "(LOG line N)" or "(DATABASE row N)" (diff),
+# "in the log" or "in the database" (a job not found)
+_db_source_named() {
+	sed -E -e 's/\(\S+ (line|row) ([0-9]+)\)/(SOURCE \2)/g' \
+		-e 's/ in the (log|database)$/ in the SOURCE/'
+}
+
+# db_every_command LOG DATABASE SCRATCH WHAT: a point per form of
+# db_cmd_forms, and the site pages of report --site, from DATABASE against
+# LOG's, the source's name aside
+db_every_command() {
+	local f want_rc got_rc cmd rest
+	local site_log=$3/site-log site_db=$3/site-db
+	for f in "${db_cmd_forms[@]}"; do
+		cmd=${f%% *}
+		rest=${f#"$cmd"}
+		# shellcheck disable=SC2086 # the form's words
+		./lwm2 $cmd -f "$1" $rest 2>&1 | _db_source_named >"$3/want"
+		want_rc=${PIPESTATUS[0]}
+		# shellcheck disable=SC2086
+		./lwm2 $cmd --db "$2" $rest 2>&1 | _db_source_named >"$3/got"
+		got_rc=${PIPESTATUS[0]}
+		if [ "$want_rc" = "$got_rc" ] && cmp -s "$3/want" "$3/got"; then
+			ok "$f: the same from $4 (exit $got_rc, $(wc -l <"$3/got") lines)"
+		else
+			not_ok "$f: the same from $4 (exit $want_rc/$got_rc)"
+			diff "$3/want" "$3/got" | head -n 6 | sed 's/^/# /'
+		fi
+	done
+	rm -rf "$site_log" "$site_db"
+	./lwm2 report --site -f "$1" -S @1600000000 -o "$site_log" >/dev/null 2>&1
+	want_rc=$?
+	./lwm2 report --site --db "$2" -S @1600000000 -o "$site_db" >/dev/null 2>&1
+	got_rc=$?
+	check_eval '[ "$want_rc" = "$got_rc" ] && [ -s "$site_db/index.html" ] && diff -r "$site_log" "$site_db" >/dev/null' \
+		"report --site: the same pages from $4 ($(find "$site_db" -type f | wc -l) files, exit $got_rc)"
+}

@@ -158,7 +158,7 @@ cp "$db" "$tmp/new.db"
 sqlite3 "$tmp/new.db" "UPDATE lwm2_meta SET value = '99' WHERE key = 'schema_version'"
 err=$(./lwm2 db import --db "$tmp/new.db" "$log" 2>&1 >/dev/null)
 is "$?" 1 "a newer schema: not written"
-like "$err" "schema version 99, newer than this lwm2's 1: not writing" "  and why"
+like "$err" "schema version 99, newer than this lwm2's 2: not writing" "  and why"
 is "$(./lwm2 stats --db "$tmp/new.db" -p -n | cut -d'|' -f2)" \
 	"$(./lwm2 stats -f "$log" -p -n | cut -d'|' -f2)" "  but read"
 {
@@ -170,5 +170,46 @@ out=$(./lwm2 db import --db "$tmp/bad.db" "$tmp/bad.jsonl" 2>"$tmp/err")
 is "$?" 0 "unreadable lines: the others imported, exit 0"
 is "$out" "5 lines read, 3 jobs added, 0 already there, 2 lines skipped" "  counted"
 like "$(cat "$tmp/err")" "bad.jsonl line 4: digest version .*skipped" "  the line reported with its number"
+
+# --- every other site command: the database's output is the log's
+clog=$tmp/cmd.jsonl
+cdb=$tmp/cmd.db
+db_cmd_log "$clog"
+./lwm2 db import --db "$cdb" "$clog" >/dev/null 2>&1
+db_every_command "$clog" "$cdb" "$tmp" "the database"
+# each job's line kept in two compressed pieces: the line without the
+# digest's grid, and the grid
+is "$(sqlite3 "$cdb" "SELECT count(*), count(grid) FROM job_text")" "3011|$(grep -c '"grid":' "$clog")" \
+	"a line per job, the grid apart where the digest has one"
+kept=$(sqlite3 "$cdb" "SELECT length(line) + length(grid) FROM job_text t JOIN job j ON j.id = t.job WHERE j.job_id = 301")
+logged=$(grep '"job_id":301' "$clog" | wc -c)
+check "  compressed: job 301's $logged bytes kept in $kept" test "$kept" -lt $((logged / 2))
+# a database of schema 1 (no lines kept): said, and filled by an import
+cp "$cdb" "$tmp/v1.db"
+sqlite3 "$tmp/v1.db" "DROP TABLE job_text; UPDATE lwm2_meta SET value = '1' WHERE key = 'schema_version'"
+chmod a-w "$tmp/v1.db"
+err=$(./lwm2 history --db "$tmp/v1.db" 2>&1 >/dev/null)
+is "$?" 1 "schema 1, read only: a command that needs the lines fails"
+like "$err" "3011 of the jobs asked for have no log line in .*v1.db .*schema 2.*lwm2 db import" "  and says how to mend it"
+chmod u+w "$tmp/v1.db"
+is "$(./lwm2 db import --db "$tmp/v1.db" "$clog" 2>&1)" \
+	"3011 lines read, 0 jobs added, 3011 already there, 0 lines skipped" \
+	"schema 1 migrated in place; importing again adds no job"
+is "$(sqlite3 "$tmp/v1.db" "SELECT value FROM lwm2_meta WHERE key = 'schema_version'"),$(sqlite3 "$tmp/v1.db" "SELECT count(*) FROM job_text")" \
+	"2,3011" "  but each job's line"
+is "$(./lwm2 history --db "$tmp/v1.db" --json | md5sum)" "$(./lwm2 history -f "$clog" --json | md5sum)" \
+	"  and the commands read them"
+# forget takes the lines with the jobs
+cp "$cdb" "$tmp/f.db"
+./lwm2 db forget --db "$tmp/f.db" --before @1701000000 >/dev/null 2>&1
+is "$(sqlite3 "$tmp/f.db" "SELECT count(*) FROM job_text t LEFT JOIN job j ON j.id = t.job WHERE j.id IS NULL")" 0 \
+	"forget: no line outlives its job"
+# a damaged line: that job reported, the others read
+cp "$cdb" "$tmp/d.db"
+sqlite3 "$tmp/d.db" "UPDATE job_text SET line = x'28b52ffd00' WHERE job = 3"
+out=$(./lwm2 history --db "$tmp/d.db" 2>"$tmp/err")
+is "$?" 1 "a damaged line: exit 1"
+like "$(cat "$tmp/err")" "job row 3: its line in the database is damaged" "  the job named"
+is "$(($(echo "$out" | wc -l)))" "$(($(./lwm2 history -f "$clog" | wc -l) - 1))" "  every other job read"
 
 done_testing

@@ -112,6 +112,23 @@ printf 'Database=%s\n' "$url" >"$tmp/lwm2.conf"
 is "$(LWM2_CONF=$tmp/lwm2.conf ./lwm2 stats --by user -p -n)" "$(./lwm2 stats -f "$log" --by user -p -n)" \
 	"stats without --file reads lwm2.conf's Database=mysql://"
 
+# --- every other site command: the database's output is the log's, and
+# each job's line is stored as SQLite stores it
+db_cmd_log "$tmp/cmd.jsonl"
+curl_="mysql://root@localhost/cmds?socket=$sock"
+./lwm2 db import -q --db "$curl_" "$tmp/cmd.jsonl" >/dev/null
+db_every_command "$tmp/cmd.jsonl" "$curl_" "$tmp" "MariaDB"
+./lwm2 db import -q --db "$tmp/cmd.db" "$tmp/cmd.jsonl" >/dev/null
+q="SELECT t.job, t.cut, hex(t.line), CASE WHEN t.grid IS NULL THEN 'none' ELSE hex(t.grid) END FROM job_text t ORDER BY t.job"
+sql cmds -e "$q" >"$tmp/my.text"
+sqlite3 -separator $'\t' -nullvalue NULL "$tmp/cmd.db" "$q" >"$tmp/sq.text"
+if cmp -s "$tmp/my.text" "$tmp/sq.text"; then
+	ok "job_text: the lines as SQLite keeps them, byte for byte ($(wc -l <"$tmp/my.text") jobs)"
+else
+	not_ok "job_text: the lines as SQLite keeps them, byte for byte"
+	diag "$(diff "$tmp/my.text" "$tmp/sq.text" | head -n 4 | awk '{ print length($0), substr($0, length($0) - 80) }')"
+fi
+
 # --- the daily summaries
 is "$(sql lwm2 -e 'SELECT count(*) FROM day WHERE summarized = 0')" 0 \
 	"the questions above summed up every day they read"
@@ -152,7 +169,7 @@ check "  and there are some" test "$n" -gt 0
 out=$(./lwm2 db check --db "$url")
 is "$?" 0 "check: exit 0"
 like "$out" "integrity: ok" "check: integrity"
-like "$out" "schema: 1 \\(this lwm2: 1\\)" "check: the schema's version"
+like "$out" "schema: 2 \\(this lwm2: 2\\)" "check: the schema's version"
 with=$(./lwm2 stats -f "$log" -p -n | cut -d'|' -f2)
 like "$out" "jobs: 3009 \\($with with a digest\\), ended from 1700000000 to 1702003600" \
 	"check: the jobs, those with a digest, their span"
@@ -177,7 +194,7 @@ is "$(./lwm2 stats --db "$old" --by user)" "$(./lwm2 stats -f "$log" --by user)"
 sql lwm2old -e "UPDATE lwm2_meta SET value = '99' WHERE \`key\` = 'schema_version'"
 err=$(./lwm2 db import --db "$old" "$log" 2>&1 >/dev/null)
 is "$?" 1 "a newer schema: not written"
-like "$err" "schema version 99, newer than this lwm2's 1: not writing" "  and why"
+like "$err" "schema version 99, newer than this lwm2's 2: not writing" "  and why"
 is "$(./lwm2 stats --db "$old" -p -n | cut -d'|' -f2)" \
 	"$(./lwm2 stats -f "$log" -p -n | cut -d'|' -f2)" "  but read"
 err=$(./lwm2 stats --db "mysql://root@localhost/nodb?socket=$sock" 2>&1 >/dev/null)
