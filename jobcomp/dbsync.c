@@ -20,6 +20,11 @@
  * missing directory must not cost every job an open. */
 #define REOPEN_S 30
 
+/* How long a follow waits for another writer of the database (an import,
+ * a reader summing days up): the worker then goes on with the next job,
+ * whose follow catches up what this one could not write. */
+#define PATIENCE_MS 250
+
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct lwm2_db *db;
 static char db_url[1024];
@@ -63,11 +68,15 @@ void lwm2_jc_db_sync(const struct lwm2_jc_conf *conf, const struct lwm2_jc_ops *
 			next_open = now + REOPEN_S;
 			goto fail;
 		}
+		lwm2_db_patience(db, PATIENCE_MS);
 	}
 	if (lwm2_db_follow(db, conf->log_path, &c, err, sizeof(err)) < 0) {
-		/* a broken connection or file: open it again next time */
-		lwm2_db_close(db);
-		db = NULL;
+		/* held by another writer: the next follow tries again; a broken
+		 * connection or file: opened again next time */
+		if (!lwm2_db_busy(db)) {
+			lwm2_db_close(db);
+			db = NULL;
+		}
 		goto fail;
 	}
 	if (failing) {

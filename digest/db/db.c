@@ -131,6 +131,16 @@ bool lwm2_db_writable(struct lwm2_db *db)
 	return db->be->writable && db->be->writable(db);
 }
 
+void lwm2_db_patience(struct lwm2_db *db, int ms)
+{
+	db->be->patience(db, ms);
+}
+
+bool lwm2_db_busy(struct lwm2_db *db)
+{
+	return db->be->busy(db);
+}
+
 void lwm2_db_url_shown(const char *url, char *out, size_t len)
 {
 	const char *auth = strstr(url, "://"), *at, *colon;

@@ -170,6 +170,15 @@ int lwm2_db_summary_store(struct lwm2_db *db, int64_t day, const struct lwm2_db_
 /* url as a message may show it: a password in it as ***. */
 void lwm2_db_url_shown(const char *url, char *out, size_t len);
 
+/* How long a write waits for another writer (an import, a reader summing
+ * days up) before it fails for now (default: 10 s).  jobcomp/lwm2 waits
+ * little: its next follow catches up what this one could not write. */
+void lwm2_db_patience(struct lwm2_db *db, int ms);
+
+/* Whether the last failure was another writer holding the database (it
+ * is sound and open: a later write may succeed). */
+bool lwm2_db_busy(struct lwm2_db *db);
+
 /* Whether the database was opened for writing and may be written. */
 bool lwm2_db_writable(struct lwm2_db *db);
 

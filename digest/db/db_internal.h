@@ -135,6 +135,8 @@ struct lwm2_db_backend {
 	int (*summary_store)(struct lwm2_db *db, int64_t day, const struct lwm2_db_summary *v,
 	                     size_t n, char *err, size_t errlen);
 	bool (*writable)(struct lwm2_db *db);
+	void (*patience)(struct lwm2_db *db, int ms);
+	bool (*busy)(struct lwm2_db *db);
 };
 
 struct lwm2_db {

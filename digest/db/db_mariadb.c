@@ -1213,6 +1213,26 @@ done:
 	return rc;
 }
 
+/* InnoDB counts a lock wait in whole seconds, 1 at least. */
+static void my_patience(struct lwm2_db *base, int ms)
+{
+	struct lwm2_db_maria *db = (struct lwm2_db_maria *)base;
+	char sql[64];
+
+	snprintf(sql, sizeof(sql), "SET SESSION innodb_lock_wait_timeout = %d",
+	         ms < 1000 ? 1 : (ms + 999) / 1000);
+	if (mysql_query(db->h, sql) == 0)
+		mysql_free_result(mysql_store_result(db->h));
+}
+
+/* ER_LOCK_WAIT_TIMEOUT, ER_LOCK_DEADLOCK */
+static bool my_busy(struct lwm2_db *base)
+{
+	unsigned int e = mysql_errno(((struct lwm2_db_maria *)base)->h);
+
+	return e == 1205 || e == 1213;
+}
+
 /* ------------------------------------------------------------ upkeep */
 
 static long long num(const char *s)
@@ -1543,6 +1563,7 @@ static bool my_writable(struct lwm2_db *base)
 		.texts = my_texts, .check = my_check, .forget = my_forget, .vacuum = my_vacuum,    \
 		.days = my_days, .summary_read = my_summary_read,                                  \
 		.summary_store = my_summary_store, .writable = my_writable,                        \
+		.patience = my_patience, .busy = my_busy,                                          \
 	}
 
 #else /* !HAVE_MARIADB */

@@ -360,6 +360,18 @@ static int sq_meta_set(struct lwm2_db *base, const char *key, const char *value,
 	return 0;
 }
 
+static void sq_patience(struct lwm2_db *base, int ms)
+{
+	sqlite3_busy_timeout(((struct lwm2_db_sqlite *)base)->h, ms);
+}
+
+static bool sq_busy(struct lwm2_db *base)
+{
+	int rc = sqlite3_errcode(((struct lwm2_db_sqlite *)base)->h);
+
+	return rc == SQLITE_BUSY || rc == SQLITE_LOCKED;
+}
+
 static int sq_begin(struct lwm2_db *base, char *err, size_t errlen)
 {
 	struct lwm2_db_sqlite *db = (struct lwm2_db_sqlite *)base;
@@ -875,6 +887,8 @@ const struct lwm2_db_backend lwm2_db_sqlite = {
     .meta_set = sq_meta_set,
     .jobs = sq_jobs,
     .texts = sq_texts,
+    .patience = sq_patience,
+    .busy = sq_busy,
     .check = sq_check,
     .forget = sq_forget,
     .vacuum = sq_vacuum,

@@ -16,6 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <sqlite3.h>
+
 #include "db.h"
 #include "lwm2_digest.h"
 #include "lwm2_jobcomp.h"
@@ -36,7 +38,7 @@ static bool db_ended = true;
 static int modifies;
 static bool completing;
 static int completing_calls;
-static char lastlog[2048];
+static char lastlog[2048], lastinfo[2048];
 static int errors;
 
 static void tlog(int level, const char *msg)
@@ -44,6 +46,8 @@ static void tlog(int level, const char *msg)
 	if (level == LWM2_JC_ERROR) {
 		errors++;
 		snprintf(lastlog, sizeof(lastlog), "%s", msg);
+	} else if (level == LWM2_JC_INFO) {
+		snprintf(lastinfo, sizeof(lastinfo), "%s", msg);
 	}
 	if (level <= LWM2_JC_VERBOSE)
 		diag("log: %s", msg);
@@ -510,6 +514,86 @@ static int log_lines(void)
 	return n;
 }
 
+/* A database another writer holds (an import, a reader summing days
+ * up): each job is logged without waiting for it, said once, and the rows
+ * caught up by the first job after it is let go. */
+static void locked(struct lwm2_jc_conf *conf, const char *path)
+{
+	struct lwm2_jc_job *j;
+	atomic_bool stop = false;
+	sqlite3 *h = NULL;
+	struct timespec t0, t1;
+	int rows = db_jobs(path);
+
+	if (sqlite3_open(path, &h) != SQLITE_OK ||
+	    sqlite3_exec(h, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
+		ok(0, "a second writer holds the database (%s)",
+		   h ? sqlite3_errmsg(h) : "no memory");
+		sqlite3_close(h);
+		return;
+	}
+	errors = 0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (uint32_t id = 70; id < 73; id++) {
+		sign(id, 0, "n1", 0, id);
+		j = mkjob(id);
+		lwm2_jc_process(conf, &ops, j, &stop);
+		ok(j->logged, "database locked: job %u logged all the same", id);
+		lwm2_jc_job_free(j);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ok(errors == 1 && strstr(lastlog, "lwm2: database:") && strstr(lastlog, "locked"),
+	   "database locked: said once for three jobs (%d: %s)", errors, lastlog);
+	/* a follow waits a quarter of a second for the lock, not SQLite's
+	 * ten: three jobs well within two seconds */
+	ok(t1.tv_sec - t0.tv_sec < 2, "  and the worker went on: 3 jobs in %ld s",
+	   (long)(t1.tv_sec - t0.tv_sec));
+	sqlite3_exec(h, "ROLLBACK", NULL, NULL, NULL);
+	sqlite3_close(h);
+	is_int(db_jobs(path), rows, "  nothing written meanwhile");
+	sign(73, 0, "n1", 0, 73);
+	j = mkjob(73);
+	lwm2_jc_process(conf, &ops, j, &stop);
+	lwm2_jc_job_free(j);
+	is_int(db_jobs(path), log_lines(), "let go: the next job's follow caught up every line");
+	ok(strstr(lastinfo, "is written again (4 jobs caught up") != NULL, "  and said so (%s)",
+	   lastinfo);
+}
+
+/* A database file that is no database (damaged): every job logged, said
+ * once; a sound one named then catches up every line. */
+static void corrupt(struct lwm2_jc_conf *conf, const char *good)
+{
+	struct lwm2_jc_job *j;
+	atomic_bool stop = false;
+	char bad[600];
+	FILE *f;
+
+	snprintf(bad, sizeof(bad), "%s/damaged.db", tmp);
+	f = fopen(bad, "we");
+	for (int i = 0; f && i < 4096; i++)
+		fputc((i * 7919) & 0xff, f);
+	if (f)
+		fclose(f);
+	snprintf(conf->database, sizeof(conf->database), "%s", bad);
+	errors = 0;
+	for (uint32_t id = 74; id < 77; id++) {
+		sign(id, 0, "n1", 0, id);
+		j = mkjob(id);
+		lwm2_jc_process(conf, &ops, j, &stop);
+		ok(j->logged, "damaged database: job %u logged all the same", id);
+		lwm2_jc_job_free(j);
+	}
+	ok(errors == 1 && strstr(lastlog, "damaged.db") && strstr(lastlog, "not a database"),
+	   "damaged database: said once for three jobs (%d: %s)", errors, lastlog);
+	snprintf(conf->database, sizeof(conf->database), "%s", good);
+	sign(77, 0, "n1", 0, 77);
+	j = mkjob(77);
+	lwm2_jc_process(conf, &ops, j, &stop);
+	lwm2_jc_job_free(j);
+	is_int(db_jobs(good), log_lines(), "a sound database named: every line caught up");
+}
+
 /* The database beside the log by default, a row for every line; one it
  * cannot write: the job logged all the same, one message for any number
  * of jobs, and the rows caught up from the log once it can be written. */
@@ -540,6 +624,8 @@ static void database(struct lwm2_jc_conf *conf)
 	lwm2_jc_process(conf, &ops, j, &stop);
 	lwm2_jc_job_free(j);
 	is_int(db_jobs(path), log_lines(), "writable again: every line of the log caught up");
+	locked(conf, path);
+	corrupt(conf, path);
 	/* none: the log alone */
 	snprintf(conf->database, sizeof(conf->database), "%s", "");
 	sign(64, 0, "n1", 0, 64);
