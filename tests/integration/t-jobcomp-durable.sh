@@ -5,7 +5,8 @@
 # digests are pending: slurmdbd hung (SIGSTOP) with one job waiting on it
 # and another finishing meanwhile, then slurmctld killed and restarted and
 # slurmdbd resumed: both digests arrive.  And `srun true && kill -9
-# slurmctld`, several times over: every job gets its digest.
+# slurmctld`, several times over: every job gets its digest, in the log and
+# in the central database beside it, once.
 set -uo pipefail
 
 # shellcheck source=tests/cluster/lib.sh
@@ -14,7 +15,7 @@ set -uo pipefail
 . "$(dirname "$0")/jobcomp-lib.sh"
 
 jobcomp_setup "VerifyWindow=0"
-plan 9
+plan 11
 
 D=$LWM2_CLUSTER_DIR
 dbd_pid=$(cat "$D/run/slurmdbd.pid")
@@ -176,5 +177,32 @@ for i in $(seq 1 120); do
 	sleep 0.5
 done
 diag "runs whose accounting row has no digest yet: $(acct_missing)"
+
+# --- the central database beside the log after every kill: a row for each
+# job of the log (its identity: cluster, id, submit, start), none twice
+log_jobs=$(python3 - "$JCLOG" <<'PY'
+import json, sys
+keys = set()
+for s in open(sys.argv[1]):
+    try:
+        l = json.loads(s)
+    except ValueError:
+        continue
+    keys.add((l.get("cluster"), l.get("job_id"), l.get("submit"), l.get("start")))
+print(len(keys))
+PY
+)
+db_jobs() { "$LWM2" db check --db "$JCDIR/lwm2.db" 2>/dev/null | sed -n 's/^jobs: \([0-9]*\) .*/\1/p'; }
+for i in $(seq 1 100); do
+	[ "$(db_jobs)" = "$log_jobs" ] && break
+	sleep 0.2
+done
+is "$(db_jobs)" "$log_jobs" "slurmctld killed with -9 six times: the database has every job of the log"
+if command -v sqlite3 >/dev/null; then
+	is "$(sqlite3 "$JCDIR/lwm2.db" "SELECT count(*) - count(DISTINCT job_id || ' ' || start) FROM job")" 0 \
+		"  none twice"
+else
+	skip_because "  none twice" "sqlite3 not installed (contrib/install-deps.sh installs it)"
+fi
 
 done_testing
