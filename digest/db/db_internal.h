@@ -69,11 +69,13 @@ struct lwm2_db_text {
 	size_t line_len, grid_len;
 };
 
-/* A packer's buffers, reused from job to job. */
+/* A packer's buffers and compressor, reused from job to job (a fresh
+ * compressor per line would cost more than the compression). */
 struct lwm2_db_packer {
 	struct lwm2_db_text text;
 	void *line, *grid;
 	size_t line_cap, grid_cap;
+	void *cctx; /* ZSTD_CCtx */
 };
 
 /* l's line into p->text.  0, or -1 with err. */

@@ -25,11 +25,15 @@
 
 #define LEVEL 1
 
-static int squeeze(const char *src, size_t n, void **buf, size_t *cap, size_t *out, char *err,
-                   size_t errlen)
+static int squeeze(struct lwm2_db_packer *p, const char *src, size_t n, void **buf, size_t *cap,
+                   size_t *out, char *err, size_t errlen)
 {
 	size_t need = ZSTD_compressBound(n), r;
 
+	if (!p->cctx && !(p->cctx = ZSTD_createCCtx())) {
+		snprintf(err, errlen, "couldn't keep the line: %s", strerror(ENOMEM));
+		return -1;
+	}
 	if (need > *cap) {
 		void *b = realloc(*buf, need);
 
@@ -40,7 +44,7 @@ static int squeeze(const char *src, size_t n, void **buf, size_t *cap, size_t *o
 		*buf = b;
 		*cap = need;
 	}
-	r = ZSTD_compress(*buf, *cap, src, n, LEVEL);
+	r = ZSTD_compressCCtx(p->cctx, *buf, *cap, src, n, LEVEL);
 	if (ZSTD_isError(r)) {
 		snprintf(err, errlen, "couldn't compress the line: %s", ZSTD_getErrorName(r));
 		return -1;
@@ -85,7 +89,7 @@ int lwm2_db_text_pack(struct lwm2_db_packer *p, const struct lwm2_logline *l, ch
 		return 0;
 	if (!grid_span(l, &from, &to)) {
 		t->cut = 0;
-		if (squeeze(text, len, &p->line, &p->line_cap, &t->line_len, err, errlen) < 0)
+		if (squeeze(p, text, len, &p->line, &p->line_cap, &t->line_len, err, errlen) < 0)
 			return -1;
 		t->line = p->line;
 		return 0;
@@ -100,11 +104,11 @@ int lwm2_db_text_pack(struct lwm2_db_packer *p, const struct lwm2_logline *l, ch
 	}
 	memcpy(joined, text, head);
 	memcpy(joined + head, to, tail);
-	int rc = squeeze(joined, head + tail, &p->line, &p->line_cap, &t->line_len, err, errlen);
+	int rc = squeeze(p, joined, head + tail, &p->line, &p->line_cap, &t->line_len, err, errlen);
 
 	free(joined);
-	if (rc < 0 || squeeze(from, (size_t)(to - from), &p->grid, &p->grid_cap, &t->grid_len, err,
-	                      errlen) < 0)
+	if (rc < 0 || squeeze(p, from, (size_t)(to - from), &p->grid, &p->grid_cap, &t->grid_len,
+	                      err, errlen) < 0)
 		return -1;
 	t->cut = (int64_t)head;
 	t->line = p->line;
@@ -116,6 +120,7 @@ void lwm2_db_packer_free(struct lwm2_db_packer *p)
 {
 	free(p->line);
 	free(p->grid);
+	ZSTD_freeCCtx(p->cctx);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -139,6 +144,7 @@ struct lines {
 	struct lwm2_db_lines_count *count;
 	char *buf;
 	size_t cap;
+	ZSTD_DCtx *dctx;
 	char err[512];
 	int stopped;
 };
@@ -166,7 +172,7 @@ static int unpack(struct lines *x, const struct lwm2_db_text *t, size_t *len, ch
 		x->buf = b;
 		x->cap = (size_t)(nl + ng) + 1;
 	}
-	r = ZSTD_decompress(x->buf, (size_t)nl, t->line, t->line_len);
+	r = ZSTD_decompressDCtx(x->dctx, x->buf, (size_t)nl, t->line, t->line_len);
 	if (ZSTD_isError(r) || r != (size_t)nl) {
 		snprintf(why, whylen, "its line in the database is damaged");
 		return -1;
@@ -174,7 +180,7 @@ static int unpack(struct lines *x, const struct lwm2_db_text *t, size_t *len, ch
 	if (ng) {
 		/* the member back where it was cut out */
 		memmove(x->buf + t->cut + ng, x->buf + t->cut, (size_t)(nl - t->cut));
-		r = ZSTD_decompress(x->buf + t->cut, (size_t)ng, t->grid, t->grid_len);
+		r = ZSTD_decompressDCtx(x->dctx, x->buf + t->cut, (size_t)ng, t->grid, t->grid_len);
 		if (ZSTD_isError(r) || r != (size_t)ng) {
 			snprintf(why, whylen, "its grid in the database is damaged");
 			return -1;
@@ -233,7 +239,12 @@ int lwm2_db_lines(struct lwm2_db *db, const char *cmd, const struct lwm2_db_sele
 	                  .count = count};
 	int rc;
 
+	if (!(x.dctx = ZSTD_createDCtx())) {
+		snprintf(err, errlen, "%s", strerror(ENOMEM));
+		return -1;
+	}
 	rc = db->be->texts(db, sel, want_grid, on_text, &x, err, errlen);
+	ZSTD_freeDCtx(x.dctx);
 	free(x.buf);
 	if (rc < 0)
 		return -1;
