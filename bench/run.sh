@@ -996,8 +996,10 @@ bench_db() {
 		"$(calc "($t1 - $t0) / 1e9 * 1000000 / $n" 1)" s 50 \
 		"target: 20,000 jobs/s or more; the log's $(($(stat -c %s "$work/dblog.jsonl") >> 20)) MiB parsed"
 	size=$(stat -c %s "$work/bench.db")
-	row db_size "database size per job (rows, indexes, metrics)" "$((size / n)) B" - \
-		"$((size / n))" B 2048 "$n jobs, $((size >> 20)) MiB"
+	kept=$(sqlite3 -separator ' ' "$work/bench.db" \
+		"SELECT coalesce(sum(length(line)), 0) / $n, coalesce(sum(length(grid)), 0) / $n FROM job_text")
+	row db_size "database size per job (rows, indexes, metrics, log line)" "$((size / n)) B" - \
+		"$((size / n))" B 2048 "$n jobs, $((size >> 20)) MiB; of each job's $((($(stat -c %s "$work/dblog.jsonl") / n))) B line kept ${kept% *} B without its grid and ${kept#* } B of grid, zstd"
 	if [ -x "$bdir/db_follow" ]; then
 		rm -f "$work/follow.db"*
 		line=$("$bdir/db_follow" "$work/dblog.jsonl" "$(reps 2000 200)" "$work/follow.db")
