@@ -223,16 +223,16 @@ static int load(struct side *sides, const struct diffopts *o)
 		/* the database reads the two jobs only, where both are plain ids */
 		int64_t ids[2];
 		size_t n = 0;
+		bool plain = true; /* an array task is matched by its array's id */
 
 		for (int i = 0; i < 2; i++)
 			if (sides[i].job_id >= 0 && !sides[i].digest) {
 				ids[n++] = sides[i].job_id;
-				if (sides[i].array_task >= 0)
-					n = 3;
+				plain = plain && sides[i].array_task < 0;
 			}
 		if (lwm2_source_scan(
 		        "diff", &o->src,
-		        n <= 2
+		        plain
 		            ? &(struct lwm2_db_select){.metric = -1, .job_ids = ids, .njob_ids = n}
 		            : NULL,
 		        true, on_line, &lk) < 0)
