@@ -1019,6 +1019,57 @@ static void row_of(struct reader *r, struct lwm2_jobrow *j)
 	}
 }
 
+/* A selection's parameters, in the order of lwm2_db_jobs_sql and
+ * lwm2_db_lines_sql (with_ids: its job ids last), with their storage. */
+struct select_params {
+	MYSQL_BIND *b;
+	unsigned long *len;
+	long long *num;
+};
+
+static void select_params_free(struct select_params *sp)
+{
+	free(sp->b);
+	free(sp->len);
+	free(sp->num);
+	memset(sp, 0, sizeof(*sp));
+}
+
+/* 0, or -1 out of memory. */
+static int select_params(const struct lwm2_db_select *sel, size_t nusers, bool with_ids,
+                         struct select_params *sp)
+{
+	size_t names = 2 + nusers + sel->naccounts, n = names + (with_ids ? sel->njob_ids : 0);
+
+	sp->b = calloc(n, sizeof(*sp->b));
+	sp->len = calloc(n, sizeof(*sp->len));
+	sp->num = calloc(n, sizeof(*sp->num));
+	if (!sp->b || !sp->len || !sp->num) {
+		select_params_free(sp);
+		return -1;
+	}
+	sp->num[0] = sel->start ? sel->start : INT64_MIN;
+	sp->num[1] = sel->end ? sel->end : INT64_MAX;
+	for (size_t i = 0; i < n; i++) {
+		const char *s = i < 2 || i >= names ? NULL
+		                : i < 2 + nusers    ? sel->users[i - 2]
+		                                    : sel->accounts[i - 2 - nusers];
+
+		if (!s) {
+			if (i >= names)
+				sp->num[i] = sel->job_ids[i - names];
+			sp->b[i].buffer_type = MYSQL_TYPE_LONGLONG;
+			sp->b[i].buffer = &sp->num[i];
+			continue;
+		}
+		sp->b[i].buffer_type = MYSQL_TYPE_STRING;
+		sp->b[i].buffer = (void *)(uintptr_t)s;
+		sp->len[i] = (unsigned long)strlen(s);
+		sp->b[i].length = &sp->len[i];
+	}
+	return 0;
+}
+
 static int my_jobs(struct lwm2_db *base, const struct lwm2_db_select *sel,
                    int (*fn)(void *arg, const struct lwm2_jobrow *j), void *arg, char *err,
                    size_t errlen)
@@ -1027,41 +1078,25 @@ static int my_jobs(struct lwm2_db *base, const struct lwm2_db_select *sel,
 	size_t nusers;
 	char *sql =
 	    lwm2_db_jobs_sql(sel, sel->metric >= 0 ? db->metric_id[sel->metric] : -1, &nusers);
-	size_t np = 2 + nusers + sel->naccounts, ncol = lwm2_db_ncolumns;
+	size_t ncol = lwm2_db_ncolumns;
 	struct lwm2_jobrow *j = malloc(sizeof(*j));
-	MYSQL_BIND *p = calloc(np, sizeof(*p));
-	unsigned long *pl = calloc(np, sizeof(*pl));
-	long long lim[2] = {sel->start ? sel->start : INT64_MIN, sel->end ? sel->end : INT64_MAX};
+	struct select_params sp = {0};
 	struct reader *r = calloc(1, sizeof(*r));
 	MYSQL_STMT *st = NULL;
 	int rc = 0, f;
 
-	if (!sql || !j || !p || !pl || !r || ncol + 4 > sizeof(r->b) / sizeof(r->b[0]) ||
+	if (!sql || !j || !r || select_params(sel, nusers, false, &sp) < 0 ||
+	    ncol + 4 > sizeof(r->b) / sizeof(r->b[0]) ||
 	    reader_bind(r, ncol, sel->metric >= 0) < 0) {
 		snprintf(err, errlen, "%s", strerror(ENOMEM));
 		rc = -1;
 		goto done;
 	}
-	for (size_t i = 0; i < np; i++) {
-		const char *s = i < 2            ? NULL
-		                : i < 2 + nusers ? sel->users[i - 2]
-		                                 : sel->accounts[i - 2 - nusers];
-
-		if (!s) {
-			p[i].buffer_type = MYSQL_TYPE_LONGLONG;
-			p[i].buffer = &lim[i];
-			continue;
-		}
-		p[i].buffer_type = MYSQL_TYPE_STRING;
-		p[i].buffer = (void *)(uintptr_t)s;
-		pl[i] = (unsigned long)strlen(s);
-		p[i].length = &pl[i];
-	}
 	if (prepare(db, sql, &st, err, errlen) < 0) {
 		rc = -1;
 		goto done;
 	}
-	if (mysql_stmt_bind_param(st, p) || mysql_stmt_execute(st) ||
+	if (mysql_stmt_bind_param(st, sp.b) || mysql_stmt_execute(st) ||
 	    mysql_stmt_bind_result(st, r->b)) {
 		rc = stmt_fail(db, st, "read the jobs", err, errlen);
 		goto done;
@@ -1095,8 +1130,7 @@ done:
 	free(r);
 	free(sql);
 	free(j);
-	free(p);
-	free(pl);
+	select_params_free(&sp);
 	return rc;
 }
 
@@ -1107,40 +1141,20 @@ static int my_texts(struct lwm2_db *base, const struct lwm2_db_select *sel, bool
 	struct lwm2_db_maria *db = (struct lwm2_db_maria *)base;
 	size_t nusers;
 	char *sql = lwm2_db_lines_sql(sel, want_grid, db->schema >= 2, &nusers);
-	size_t np = 2 + nusers + sel->naccounts + sel->njob_ids;
-	MYSQL_BIND *p = calloc(np, sizeof(*p)), r[4];
-	unsigned long *pl = calloc(np, sizeof(*pl)), len[4] = {0};
-	long long *num = calloc(np, sizeof(*num)), id = 0, cut = 0;
+	struct select_params sp = {0};
+	MYSQL_BIND r[4];
+	unsigned long len[4] = {0};
+	long long id = 0, cut = 0;
 	my_bool null[4] = {0}, error[4] = {0};
 	char *buf[2] = {NULL, NULL};
 	size_t cap[2] = {0, 0};
 	MYSQL_STMT *st = NULL;
 	int rc = 0, f;
 
-	if (!sql || !p || !pl || !num) {
+	if (!sql || select_params(sel, nusers, true, &sp) < 0) {
 		snprintf(err, errlen, "%s", strerror(ENOMEM));
 		rc = -1;
 		goto done;
-	}
-	num[0] = sel->start ? sel->start : INT64_MIN;
-	num[1] = sel->end ? sel->end : INT64_MAX;
-	for (size_t i = 0; i < np; i++) {
-		const char *s = i < 2                             ? NULL
-		                : i < 2 + nusers                  ? sel->users[i - 2]
-		                : i < 2 + nusers + sel->naccounts ? sel->accounts[i - 2 - nusers]
-		                                                  : NULL;
-
-		if (!s) {
-			if (i >= 2)
-				num[i] = sel->job_ids[i - 2 - nusers - sel->naccounts];
-			p[i].buffer_type = MYSQL_TYPE_LONGLONG;
-			p[i].buffer = &num[i];
-			continue;
-		}
-		p[i].buffer_type = MYSQL_TYPE_STRING;
-		p[i].buffer = (void *)(uintptr_t)s;
-		pl[i] = (unsigned long)strlen(s);
-		p[i].length = &pl[i];
 	}
 	memset(r, 0, sizeof(r));
 	for (int i = 0; i < 4; i++) {
@@ -1155,7 +1169,7 @@ static int my_texts(struct lwm2_db *base, const struct lwm2_db_select *sel, bool
 		rc = -1;
 		goto done;
 	}
-	if (mysql_stmt_bind_param(st, p) || mysql_stmt_execute(st) ||
+	if (mysql_stmt_bind_param(st, sp.b) || mysql_stmt_execute(st) ||
 	    mysql_stmt_bind_result(st, r)) {
 		rc = stmt_fail(db, st, "read the jobs' lines", err, errlen);
 		goto done;
@@ -1207,9 +1221,7 @@ done:
 	free(buf[0]);
 	free(buf[1]);
 	free(sql);
-	free(p);
-	free(pl);
-	free(num);
+	select_params_free(&sp);
 	return rc;
 }
 

@@ -563,6 +563,23 @@ static void row_of(sqlite3_stmt *st, struct lwm2_jobrow *j)
 	}
 }
 
+/* A selection's parameters from the first, in the order of
+ * lwm2_db_jobs_sql and lwm2_db_lines_sql (with_ids: its job ids last). */
+static void bind_select(sqlite3_stmt *st, const struct lwm2_db_select *sel, size_t nusers,
+                        bool with_ids)
+{
+	int p = 1;
+
+	sqlite3_bind_int64(st, p++, sel->start ? sel->start : INT64_MIN);
+	sqlite3_bind_int64(st, p++, sel->end ? sel->end : INT64_MAX);
+	for (size_t i = 0; i < nusers; i++)
+		sqlite3_bind_text(st, p++, sel->users[i], -1, SQLITE_STATIC);
+	for (size_t i = 0; i < sel->naccounts; i++)
+		sqlite3_bind_text(st, p++, sel->accounts[i], -1, SQLITE_STATIC);
+	for (size_t i = 0; with_ids && i < sel->njob_ids; i++)
+		sqlite3_bind_int64(st, p++, sel->job_ids[i]);
+}
+
 static int sq_jobs(struct lwm2_db *base, const struct lwm2_db_select *sel,
                    int (*fn)(void *arg, const struct lwm2_jobrow *j), void *arg, char *err,
                    size_t errlen)
@@ -572,7 +589,7 @@ static int sq_jobs(struct lwm2_db *base, const struct lwm2_db_select *sel,
 	char *sql =
 	    lwm2_db_jobs_sql(sel, sel->metric >= 0 ? db->metric_id[sel->metric] : -1, &nusers);
 	sqlite3_stmt *st = NULL;
-	int p = 1, rc = 0, step;
+	int rc = 0, step;
 	struct lwm2_jobrow *j = malloc(sizeof(*j));
 
 	if (!sql || !j) {
@@ -585,12 +602,7 @@ static int sq_jobs(struct lwm2_db *base, const struct lwm2_db_select *sel,
 		rc = fail(db, "read the jobs", err, errlen);
 		goto done;
 	}
-	sqlite3_bind_int64(st, p++, sel->start ? sel->start : INT64_MIN);
-	sqlite3_bind_int64(st, p++, sel->end ? sel->end : INT64_MAX);
-	for (size_t i = 0; i < nusers; i++)
-		sqlite3_bind_text(st, p++, sel->users[i], -1, SQLITE_STATIC);
-	for (size_t i = 0; i < sel->naccounts; i++)
-		sqlite3_bind_text(st, p++, sel->accounts[i], -1, SQLITE_STATIC);
+	bind_select(st, sel, nusers, false);
 	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
 		row_of(st, j);
 		if (sel->metric >= 0 &&
@@ -625,7 +637,7 @@ static int sq_texts(struct lwm2_db *base, const struct lwm2_db_select *sel, bool
 	size_t nusers;
 	char *sql = lwm2_db_lines_sql(sel, want_grid, db->schema >= 2, &nusers);
 	sqlite3_stmt *st = NULL;
-	int p = 1, rc = 0, step;
+	int rc = 0, step;
 
 	if (!sql) {
 		snprintf(err, errlen, "%s", strerror(ENOMEM));
@@ -635,14 +647,7 @@ static int sq_texts(struct lwm2_db *base, const struct lwm2_db_select *sel, bool
 		rc = fail(db, "read the jobs' lines", err, errlen);
 		goto done;
 	}
-	sqlite3_bind_int64(st, p++, sel->start ? sel->start : INT64_MIN);
-	sqlite3_bind_int64(st, p++, sel->end ? sel->end : INT64_MAX);
-	for (size_t i = 0; i < nusers; i++)
-		sqlite3_bind_text(st, p++, sel->users[i], -1, SQLITE_STATIC);
-	for (size_t i = 0; i < sel->naccounts; i++)
-		sqlite3_bind_text(st, p++, sel->accounts[i], -1, SQLITE_STATIC);
-	for (size_t i = 0; i < sel->njob_ids; i++)
-		sqlite3_bind_int64(st, p++, sel->job_ids[i]);
+	bind_select(st, sel, nusers, true);
 	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
 		struct lwm2_db_text t = {
 		    .job = sqlite3_column_int64(st, 0),
