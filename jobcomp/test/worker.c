@@ -514,6 +514,23 @@ static int log_lines(void)
 	return n;
 }
 
+/* Jobs first to first + 2 ended and processed: each logged whatever the
+ * database does. */
+static void three_logged(struct lwm2_jc_conf *conf, uint32_t first, const char *what)
+{
+	atomic_bool stop = false;
+
+	for (uint32_t id = first; id < first + 3; id++) {
+		struct lwm2_jc_job *j;
+
+		sign(id, 0, "n1", 0, id);
+		j = mkjob(id);
+		lwm2_jc_process(conf, &ops, j, &stop);
+		ok(j->logged, "%s: job %u logged all the same", what, id);
+		lwm2_jc_job_free(j);
+	}
+}
+
 /* A database another writer holds (an import, a reader summing days
  * up): each job is logged without waiting for it, said once, and the rows
  * caught up by the first job after it is let go. */
@@ -534,13 +551,7 @@ static void locked(struct lwm2_jc_conf *conf, const char *path)
 	}
 	errors = 0;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	for (uint32_t id = 70; id < 73; id++) {
-		sign(id, 0, "n1", 0, id);
-		j = mkjob(id);
-		lwm2_jc_process(conf, &ops, j, &stop);
-		ok(j->logged, "database locked: job %u logged all the same", id);
-		lwm2_jc_job_free(j);
-	}
+	three_logged(conf, 70, "database locked");
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	ok(errors == 1 && strstr(lastlog, "lwm2: database:") && strstr(lastlog, "locked"),
 	   "database locked: said once for three jobs (%d: %s)", errors, lastlog);
@@ -577,13 +588,7 @@ static void corrupt(struct lwm2_jc_conf *conf, const char *good)
 		fclose(f);
 	snprintf(conf->database, sizeof(conf->database), "%s", bad);
 	errors = 0;
-	for (uint32_t id = 74; id < 77; id++) {
-		sign(id, 0, "n1", 0, id);
-		j = mkjob(id);
-		lwm2_jc_process(conf, &ops, j, &stop);
-		ok(j->logged, "damaged database: job %u logged all the same", id);
-		lwm2_jc_job_free(j);
-	}
+	three_logged(conf, 74, "damaged database");
 	ok(errors == 1 && strstr(lastlog, "damaged.db") && strstr(lastlog, "not a database"),
 	   "damaged database: said once for three jobs (%d: %s)", errors, lastlog);
 	snprintf(conf->database, sizeof(conf->database), "%s", good);
@@ -608,13 +613,7 @@ static void database(struct lwm2_jc_conf *conf)
 	snprintf(conf->database, sizeof(conf->database), "%s/no/such/dir/site.db", tmp);
 	conf->database_set = true;
 	errors = 0;
-	for (uint32_t id = 60; id < 63; id++) {
-		sign(id, 0, "n1", 0, id);
-		j = mkjob(id);
-		lwm2_jc_process(conf, &ops, j, &stop);
-		ok(j->logged, "database not writable: job %u logged all the same", id);
-		lwm2_jc_job_free(j);
-	}
+	three_logged(conf, 60, "database not writable");
 	ok(errors == 1 && strstr(lastlog, "lwm2: database:") && strstr(lastlog, "site.db"),
 	   "database not writable: said once for three jobs (%d)", errors);
 	snprintf(path, sizeof(path), "%s/site.db", tmp);
