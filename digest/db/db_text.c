@@ -7,7 +7,7 @@
  * The digest's "grid" member (the slices of every node and step) is most
  * of a long job's line and is read only by the commands that draw it; it
  * is cut out and kept apart, and the line is put back byte for byte from
- * the two pieces.  Each is compressed with zstd at its fastest level:
+ * the two pieces.  Each is compressed with zstd at level 1:
  * digests are JSON of repeated keys and numbers, and the writer inside
  * jobcomp/lwm2 must stay quick.
  */
