@@ -6,16 +6,19 @@
 #   bash tests/suite.sh
 #
 # installs what it needs, fetches the matching Slurm source for the jobcomp
-# plugin, builds with gcc and with clang (warnings are errors), runs the unit
-# tests of each build and of an ASan+UBSan build, checks formatting and the
+# plugin, makes the container images, builds with gcc and runs its unit
+# tests, builds Slurm 24.11 and lwm2 against it, runs the integration tests
+# on a private cluster of each Slurm version side by side (one cluster per
+# version for all its tests), builds with clang and with ASan+UBSan and
+# runs their unit tests (warnings are errors), checks formatting and the
 # shell scripts, analyses the C sources (cppcheck, tests/cppcheck.sh, and
-# clang's scan-build, tests/scan-build.sh),
-# starts one private Slurm cluster for all integration tests,
-# runs them, stops it, and runs `make distcheck`.  Every test point counts;
+# clang's scan-build, tests/scan-build.sh), runs `make distcheck`, and
+# builds the packages.  Every test point counts;
 # the last line is "N passed, N failed, N skipped".  Before it, the skipped
 # points are listed by reason (the text of their TAP "# SKIP" lines, with
 # the stages that skipped them), so that a test the host could not run (no
-# GPU, no PMU, ...) is seen in the output and not only counted.
+# GPU, no PMU, ...) is seen in the output and not only counted; after it,
+# the time of each stage (each test's is on its line).
 #
 # Environment: LWM2_SUITE_DIR (scratch, default _build/suite in the tree),
 # LWM2_SUITE_SKIP (space-separated stage names to leave out, e.g. "distcheck
@@ -140,9 +143,9 @@ count_trs() {
 }
 
 # Count a TAP stream's test points; a script that dies early or prints no
-# plan counts as one failure.
+# plan counts as one failure.  SECONDS, when given, is how long it ran.
 count_tap() {
-	local log=$1 label=$2 rc=$3 p f s plan
+	local log=$1 label=$2 rc=$3 took=${4:+ ($4 s)} p f s plan
 	p=$(grep -cE '^ok [0-9]+( |$)' "$log" | tr -d ' ')
 	s=$(grep -cE '^ok [0-9]+ .*# *(SKIP|skip)' "$log" | tr -d ' ')
 	p=$((p - s))
@@ -166,7 +169,18 @@ count_tap() {
 		failures+=("$label (exit $rc)")
 		tail -n 15 "$log" | sed 's/^/    /'
 	fi
-	say "     $label: $p passed, $f failed, $s skipped"
+	say "     $label: $p passed, $f failed, $s skipped$took"
+}
+
+# run_tap LOG LABEL CMD...: run a TAP script (at most 15 minutes) into LOG
+# and count it, with its time.
+run_tap() {
+	local log=$1 label=$2 t0 rc
+	shift 2
+	t0=$(date +%s)
+	timeout 900 "$@" >"$log" 2>&1
+	rc=$?
+	count_tap "$log" "$label" "$rc" "$(($(date +%s) - t0))"
 }
 
 slurm_source=""
@@ -212,17 +226,23 @@ stage_gcc() {
 	build_and_check gcc CC=gcc "${configure_common[@]}" "${extra[@]}"
 }
 
+# The fuzz targets are built with clang's libFuzzer whatever CC is: the
+# same programs in every build.  The gcc stage fuzzes them for their time
+# (digest/test/fuzz.sh, 10 s a target); the clang, asan and distcheck
+# builds run a few thousand inputs each, enough to see them build and run.
+fuzz_briefly=2000
+
 stage_clang() {
 	local extra=()
 	[ -n "$slurm_source" ] && extra+=(--with-slurm-source="$slurm_source")
-	build_and_check clang CC=clang "${configure_common[@]}" "${extra[@]}"
+	LWM2_FUZZ_RUNS=$fuzz_briefly build_and_check clang CC=clang "${configure_common[@]}" "${extra[@]}"
 }
 
 stage_asan() {
 	# The sanitized liblwm2.so is preloaded into programs that are not
 	# sanitized: its runtime then cannot come first in the link order.
 	ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0:abort_on_error=1 \
-		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 LWM2_FUZZ_RUNS=$fuzz_briefly \
 		build_and_check asan CC=gcc --enable-sanitizer=address,undefined "${configure_common[@]}"
 }
 
@@ -266,27 +286,52 @@ settle_cluster() {
 	fi
 }
 
+# The integration tests run on the two Slurm versions side by side, each
+# on a cluster of its own (cluster.sh: ports, cgroups, state and job ids of
+# its own): they mostly wait on Slurm, and a run of them keeps the CPUs a
+# few per cent busy.  The tests that need the machine to themselves (times
+# measured against each other, a node slowed through the machine's
+# cgroups, the users' shared mailboxes) take the lock alone; the others
+# share it.
+integration_exclusive="t-grid.sh t-live.sh t-jobcomp-mail-mta.sh"
+integration_lock=$work/integration.lock
+
+# integration_test TEST LOG LABEL CLUSTER: one test on the running cluster
+# under the lock, then the cluster settled for the next.  The test and the
+# daemons it may restart do not inherit the lock's descriptor.
+integration_test() {
+	local t=$1 log=$2 label=$3 cluster=$4 mode=--shared
+	case " $integration_exclusive " in
+	*" $(basename "$t") "*) mode=--exclusive ;;
+	esac
+	{
+		flock "$mode" 9
+		run_tap "$log" "$label" bash "$t" 9>&-
+		settle_cluster "$cluster" "$label" 9>&-
+	} 9>>"$integration_lock"
+}
+
 stage_integration() {
-	local gccdir=$work/build-gcc cluster=$work/cluster t log rc
+	local gccdir=$work/build-gcc cluster=$work/cluster t
 	if [ ! -x "$gccdir/digest/lwm2" ] && [ ! -f "$gccdir/preload/.libs/liblwm2.so" ]; then
 		count_fail "integration (no gcc build)"
 		return 1
 	fi
+	integration24_start
 	export LWM2_BUILDDIR=$gccdir LWM2_SRCDIR=$top
 	export LWM2_CLUSTER_DIR=$cluster
-	if ! step cluster-start bash tests/cluster/cluster.sh start "$cluster"; then
+	if step cluster-start bash tests/cluster/cluster.sh start "$cluster"; then
+		for t in tests/integration/t-*.sh; do
+			[ -f "$t" ] || continue
+			# the deb stage runs it, against the packages it installs
+			[ "$(basename "$t")" = t-packages.sh ] && continue
+			integration_test "$t" "$logs/integration-$(basename "$t" .sh).log" "$(basename "$t")" "$cluster"
+		done
+		step cluster-stop bash tests/cluster/cluster.sh stop "$cluster"
+	else
 		bash tests/cluster/cluster.sh stop "$cluster" >/dev/null 2>&1
-		return 1
 	fi
-	for t in tests/integration/t-*.sh; do
-		[ -f "$t" ] || continue
-		log=$logs/integration-$(basename "$t" .sh).log
-		timeout 900 bash "$t" >"$log" 2>&1
-		rc=$?
-		count_tap "$log" "$(basename "$t")" "$rc"
-		settle_cluster "$cluster" "$(basename "$t")"
-	done
-	step cluster-stop bash tests/cluster/cluster.sh stop "$cluster"
+	integration24_join
 }
 
 # The container images of t-containers.sh (tests/containers/image.sh):
@@ -310,7 +355,7 @@ stage_images() {
 }
 
 stage_distcheck() {
-	if ! step distcheck make -C "$work/build-gcc" distcheck; then
+	if ! LWM2_FUZZ_RUNS=$fuzz_briefly step distcheck make -C "$work/build-gcc" -j2 distcheck; then
 		# Which tests failed in the unpacked tree (the step shows only the
 		# log's last lines).
 		grep -hE '^(FAIL|ERROR): ' "$logs/distcheck.log" | head -n 20 | sed 's/^/    /'
@@ -358,7 +403,7 @@ deb_purge() {
 # packaged-plugin test on a private cluster that uses the installed paths
 # only; the packages are removed again at the end.
 stage_deb() {
-	local log rc pkgs
+	local log pkgs
 	if [ -z "$slurm_source" ]; then
 		count_fail "deb (no Slurm source for the jobcomp package)"
 		return 1
@@ -370,9 +415,7 @@ stage_deb() {
 	export LWM2_CLUSTER_DIR=$work/cluster-deb
 	unset LWM2_BUILDDIR LWM2_PLUGIN_DIR
 	log=$logs/integration-t-packages.log
-	LWM2_SRCDIR=$top LWM2_PACKAGES=installed timeout 900 bash tests/integration/t-packages.sh >"$log" 2>&1
-	rc=$?
-	count_tap "$log" "t-packages.sh" "$rc"
+	LWM2_SRCDIR=$top LWM2_PACKAGES=installed run_tap "$log" "t-packages.sh" bash tests/integration/t-packages.sh
 	bash tests/cluster/cluster.sh stop "$work/cluster-deb" >/dev/null 2>&1
 	step deb-remove deb_purge
 }
@@ -429,16 +472,14 @@ stage_slurm24() {
 	step build-slurm24 make -C "$dir" -j2
 }
 
-# The integration tests on a cluster of the 24.11 daemons.  Left out for
-# time: the MPI tests (t-cluster-mpi.sh, t-mpi-srun.sh), whose Open MPI and
-# MPICH runs take the longest and test the preload library, which does not
-# depend on the Slurm version.
-integration24_skip="t-cluster-mpi.sh t-mpi-srun.sh"
+# The integration tests on a cluster of the 24.11 daemons: beside the
+# integration stage's when both run (integration24_start), else on their
+# own.
 # Known not to hold on 24.11 yet, each with why (shown in the skip summary).
 declare -A integration24_known=()
 
-stage_integration24() {
-	local dir=$work/build-slurm24 cluster=$work/cluster24 t log rc prefix
+integration24_tests() {
+	local dir=$work/build-slurm24 cluster=$work/cluster24 t prefix
 	if [ -z "$slurm24" ] || [ ! -x "$dir/digest/lwm2" ]; then
 		count_fail "integration24 (no Slurm 24.11 build)"
 		return 1
@@ -451,13 +492,6 @@ stage_integration24() {
 	if step cluster24-start bash tests/cluster/cluster.sh start "$cluster"; then
 		for t in tests/integration/t-*.sh; do
 			[ -f "$t" ] || continue
-			case " $integration24_skip " in
-			*" $(basename "$t") "*)
-				say "     $(basename "$t") (24.11): skipped for time"
-				count_skip
-				continue
-				;;
-			esac
 			if [ -n "${integration24_known[$(basename "$t")]:-}" ]; then
 				say "     $(basename "$t") (24.11): skipped: ${integration24_known[$(basename "$t")]}"
 				count_skip
@@ -465,11 +499,8 @@ stage_integration24() {
 			fi
 			# The packages are built against the machine's Slurm (deb).
 			[ "$(basename "$t")" = t-packages.sh ] && continue
-			log=$logs/integration24-$(basename "$t" .sh).log
-			timeout 900 bash "$t" >"$log" 2>&1
-			rc=$?
-			count_tap "$log" "$(basename "$t") (24.11)" "$rc"
-			settle_cluster "$cluster" "$(basename "$t") (24.11)"
+			integration_test "$t" "$logs/integration24-$(basename "$t" .sh).log" \
+				"$(basename "$t") (24.11)" "$cluster"
 		done
 		step cluster24-stop bash tests/cluster/cluster.sh stop "$cluster"
 	else
@@ -477,6 +508,47 @@ stage_integration24() {
 	fi
 	PATH=$save_path
 	unset LWM2_SLURM_PREFIX
+}
+
+# integration24_start: when the 24.11 stage is wanted and built, its tests
+# in the background, counted from zero; its output and its counts in files
+# that integration24_join adds to the suite's.
+integration24_pid=
+integration24_start() {
+	wanted integration24 && [ -n "$slurm24" ] || return 0
+	(
+		passed=0 failed=0 skipped=0 failures=()
+		integration24_tests
+		printf '%s %s %s\n' "$passed" "$failed" "$skipped" >"$work/integration24.counts"
+		printf '%s\n' "${failures[@]}" >"$work/integration24.failures"
+	) >"$logs/integration24.out" 2>&1 &
+	integration24_pid=$!
+	say "     integration24: Slurm 24.11's tests started beside these"
+}
+
+integration24_join() {
+	local p f s line
+	[ -n "$integration24_pid" ] || return 0
+	wait "$integration24_pid"
+	say "== integration24 (beside integration)"
+	cat "$logs/integration24.out"
+	if read -r p f s <"$work/integration24.counts"; then
+		passed=$((passed + p))
+		failed=$((failed + f))
+		skipped=$((skipped + s))
+		while IFS= read -r line; do
+			[ -n "$line" ] && failures+=("$line")
+		done <"$work/integration24.failures"
+	else
+		count_fail "integration24 (its background run left no counts)"
+	fi
+	integration24_done=1
+}
+
+integration24_done=
+stage_integration24() {
+	[ -n "$integration24_done" ] && return 0
+	integration24_tests
 }
 
 stop_clusters() {
@@ -487,12 +559,18 @@ stop_clusters() {
 }
 trap stop_clusters EXIT
 
-for stage in deps slurm_source autogen gcc clang asan lint images integration distcheck deb rpm slurm24 integration24; do
+stage_times=()
+# The images before the unit tests (preload's glibc checks run programs in
+# the Debian 11 image), slurm24 before integration (the two Slurm
+# versions' integration tests run side by side).
+for stage in deps slurm_source autogen images gcc slurm24 integration integration24 clang asan lint distcheck deb rpm; do
 	if ! wanted "$stage"; then
 		continue
 	fi
 	say "== $stage"
+	stage_t0=$(date +%s)
 	"stage_$stage"
+	stage_times+=("$(printf '%6d s  %s' "$(($(date +%s) - stage_t0))" "$stage")")
 	if [ "$stage" = deps ] || [ "$stage" = autogen ]; then
 		# Nothing else can run without these.
 		[ $failed -eq 0 ] || break
@@ -500,6 +578,8 @@ for stage in deps slurm_source autogen gcc clang asan lint images integration di
 done
 
 say "suite took $(($(date +%s) - suite_start)) s; logs in $logs"
+say "time by stage:"
+printf '    %s\n' "${stage_times[@]}"
 if [ ${#failures[@]} -gt 0 ]; then
 	say "failures:"
 	printf '    %s\n' "${failures[@]}"

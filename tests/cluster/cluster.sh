@@ -71,6 +71,9 @@ else
 	readonly SLURM_PATH=
 fi
 readonly REGISTRY=/run/lwm2-cluster
+# The backfill scheduler runs every second (bf_interval=1; a site's default
+# is 30 s): it alone starts heterogeneous jobs and jobs that wait behind
+# others, and a test should not wait half a minute for it.
 # Memory is scheduled as sites do (CR_Core_Memory), so that
 # ConstrainRAMSpace holds a job to what it asked for: RealMemory MB per node
 # leaves room for a test's --mem=2G, and a job that asks for nothing gets
@@ -456,6 +459,7 @@ write_slurm_conf() {
 			SelectTypeParameters=CR_Core_Memory
 			DefMemPerCPU=$DEF_MEM_PER_CPU
 			SchedulerType=sched/backfill
+			SchedulerParameters=bf_interval=1
 			SlurmdParameters=config_overrides
 			ReturnToService=2
 			JobAcctGatherType=jobacct_gather/linux
@@ -802,8 +806,10 @@ cmd_reconfig() {
 	all_up || die "not running in $D"
 	local old n
 	old=$(cat "$DBD_CONF")
+	# side by side, as in cmd_stop: each takes a second or two to go
+	kill_pidfile "$RUN/slurmctld.pid" slurmctld slurmctld &
 	stop_slurm_nodes
-	kill_pidfile "$RUN/slurmctld.pid" slurmctld slurmctld
+	wait
 	write_slurm_conf
 	write_dbd_conf
 	save_settings >"$ETC/current.env"

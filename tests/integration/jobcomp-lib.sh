@@ -115,8 +115,13 @@ in_state() {
 }
 
 # log_line JOB EXPR: a value of the job's line in the JSON-lines log, EXPR a
-# Python expression over the line l (last line of that job).
+# Python expression over the line l (last line of that job); NO-LINE
+# when there is none (nor a log yet).
 log_line() {
+	if [ ! -e "$JCLOG" ]; then
+		echo NO-LINE
+		return
+	fi
 	python3 - "$JCLOG" "$1" "$2" <<'PY'
 import json, sys
 last = None

@@ -149,9 +149,12 @@ left=$(squeue -h -o %i -j "${ids%,}" 2>/dev/null | tr '\n' ' ')
 diag "jobs slurmctld ran again after its restart: ${left:-none}"
 # shellcheck disable=SC2086
 [ -n "$left" ] && scancel $left
+# (30 s for them all: a job whose second end was not seen in time has
+# had every chance to add a line)
+deadline=$((SECONDS + 30))
 for j in $left; do
-	for i in $(seq 1 150); do
-		grep -q "job $j (start [0-9]*) has its digest already" "$CTLD_LOG" && break
+	until grep -q "job $j (start [0-9]*) has its digest already" "$CTLD_LOG" ||
+		[ "$SECONDS" -ge "$deadline" ]; do
 		sleep 0.2
 	done
 done
@@ -171,10 +174,11 @@ acct_missing() {
 }
 # Not yet a test point: a run that slurmctld ends a second time after its
 # restart does not always get its AdminComment within a minute on a loaded
-# machine (its digest is in the log, point 8).  Shown, to follow up.
-for i in $(seq 1 120); do
-	[ -z "$(acct_missing)" ] && break
-	sleep 0.5
+# machine (its digest is in the log, point 8).  Shown, to follow up,
+# after 15 s at most.
+deadline=$((SECONDS + 15))
+until [ -z "$(acct_missing)" ] || [ "$SECONDS" -ge "$deadline" ]; do
+	sleep 1
 done
 diag "runs whose accounting row has no digest yet: $(acct_missing)"
 

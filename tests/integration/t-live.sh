@@ -231,7 +231,7 @@ elapsed() {
 # work takes about 8 s on this project's 2-core machines: long enough for
 # several of lwm2 top's frames (a step to start on both nodes, then one
 # every 2 s) even where it runs twice as fast.
-WORK=${LWM2_LIVE_WORK:-20000}
+WORK=${LWM2_LIVE_WORK:-7000}
 : >"$TESTDIR/top-frames.json" # the frames of both watched runs
 u1=$(elapsed unwatched)
 w1=$(elapsed watched)
