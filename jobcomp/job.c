@@ -356,12 +356,16 @@ void lwm2_jc_job_requests(struct lwm2_jc_job *job, uint32_t time_limit_min, uint
 	uint64_t mem = pn_min_memory & ~LWM2_JC_MEM_PER_CPU;
 
 	/* NO_VAL (0xfffffffe): unknown; INFINITE (0xffffffff): no limit at
-	 * all, which the fit states as such. */
-	job->time_limit_s =
-	    time_limit_min && time_limit_min < 0xfffffffeu && time_limit_min <= UINT32_MAX / 60
-	        ? time_limit_min * 60
-	        : 0;
-	job->time_unlimited = time_limit_min == 0xffffffffu;
+	 * all, which the fit states as such.  So is one year: Slurm's
+	 * backfill scheduler gives a job that asked for no limit, on a
+	 * partition without one, the limit YEAR_MINUTES when it starts it
+	 * (sacct then shows 365-00:00:00); no user asked for that limit. */
+	bool unlimited = time_limit_min == 0xffffffffu || time_limit_min == LWM2_JC_YEAR_MINUTES;
+	job->time_limit_s = !unlimited && time_limit_min && time_limit_min < 0xfffffffeu &&
+	                            time_limit_min <= UINT32_MAX / 60
+	                        ? time_limit_min * 60
+	                        : 0;
+	job->time_unlimited = unlimited;
 	job->cpus_per_task = cpus_per_task && cpus_per_task < 0xfffe ? cpus_per_task : 0;
 	job->mem_req_mb = job->mem_req_per_node_mb = 0;
 	/* 0 (--mem=0, the whole node) and NO_VAL64 say nothing to fit. */

@@ -98,6 +98,11 @@ struct lwm2_jc_job *lwm2_jc_job_from_json(json_object *obj);
  * version, in err. */
 int lwm2_jc_state_version(json_object *obj, char *err, size_t errlen);
 
+/* The time limit (minutes) Slurm's backfill scheduler sets on a job that
+ * asked for none, on a partition without one (YEAR_MINUTES): read as no
+ * limit, as INFINITE. */
+#define LWM2_JC_YEAR_MINUTES (365u * 24 * 60)
+
 /* Slurm's MEM_PER_CPU flag of pn_min_memory (the same bit in 22.05 and
  * 24.11), for the glue to pass on. */
 #define LWM2_JC_MEM_PER_CPU 0x8000000000000000ull
@@ -105,8 +110,8 @@ int lwm2_jc_state_version(json_object *obj, char *err, size_t errlen);
 /*
  * The job's requests from Slurm's own numbers, for every source
  * (lwm2_jc_job_from_slurm):
- * time_limit_min as Slurm keeps it (minutes; NO_VAL: unknown; INFINITE:
- * no limit, time_unlimited),
+ * time_limit_min as Slurm keeps it (minutes; NO_VAL: unknown; INFINITE
+ * or backfill's one year, LWM2_JC_YEAR_MINUTES: no limit, time_unlimited),
  * pn_min_memory with its MEM_PER_CPU bit (0 or NO_VAL64: unknown), the
  * allocated TRES in their named form ("cpu=4,mem=2G,node=1,gres/gpu=2":
  * NULL, unknown), cpus_per_task (NO_VAL16: unknown).  Needs total_cpus

@@ -144,11 +144,12 @@ static bool m_time(struct in *in, struct lwm2_jc_job *w, enum src s, long arg)
 {
 	(void)s;
 	in->time_limit = (uint32_t)arg;
-	w->time_unlimited = in->time_limit == INFINITE;
-	w->time_limit_s = in->time_limit == INFINITE || in->time_limit == NO_VAL ||
-	                          in->time_limit > UINT32_MAX / 60
-	                      ? 0
-	                      : in->time_limit * 60;
+	/* backfill's one year (YEAR_MINUTES) for a job that asked for none */
+	w->time_unlimited = in->time_limit == INFINITE || in->time_limit == 525600;
+	w->time_limit_s =
+	    w->time_unlimited || in->time_limit == NO_VAL || in->time_limit > UINT32_MAX / 60
+	        ? 0
+	        : in->time_limit * 60;
 	return true;
 }
 
@@ -391,6 +392,8 @@ static const struct kase {
     {"no het, offset 3", m_no_het_offset, 3},
     {"time limit 90 min", m_time, 90},
     {"time limit INFINITE", m_time, INFINITE},
+    {"time limit one year (backfill's for none asked)", m_time, 525600},
+    {"time limit a year less a minute", m_time, 525599},
     {"time limit NO_VAL", m_time, NO_VAL},
     {"time limit 0", m_time, 0},
     {"time limit largest in seconds", m_time, UINT32_MAX / 60},
