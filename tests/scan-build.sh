@@ -2,18 +2,18 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
 # Clang's static analyzer (scan-build, Debian 12: clang-tools 14) over a
-# whole build with clang, configured as the suite's clang stage configures
-# it, tests' programs included; run by tests/suite.sh's lint stage.  Every
-# finding fails (--status-bugs); a false positive is silenced in the code,
-# at the narrowest place, with a comment that says why.
+# whole build with clang, tests' programs included.  tests/suite.sh's clang
+# stage is this build: it runs the unit tests in DIR/build afterwards.
+# Every finding fails (--status-bugs); a false positive is silenced in the
+# code, at the narrowest place, with a comment that says why.
 #
 #   bash tests/scan-build.sh [DIR]     default DIR: _build/scan-build
 #
-# DIR is emptied and holds the build and, where there are findings, the
-# HTML report (DIR/report).  LWM2_SLURM_SOURCE=<src>:<build> is the
-# --with-slurm-source of jobcomp/lwm2 (set and empty: none, jobcomp/lwm2
-# not built, as in the suite's clang stage); unset, contrib/slurm-source.sh
-# provides it (a Slurm source already configured there is reused).
+# DIR is emptied and holds the build (DIR/build) and, where there are
+# findings, the HTML report (DIR/report).  LWM2_SLURM_SOURCE=<src>:<build>
+# is the --with-slurm-source of jobcomp/lwm2 (set and empty: none,
+# jobcomp/lwm2 not built); unset, contrib/slurm-source.sh provides it (a
+# Slurm source already configured there is reused).
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)

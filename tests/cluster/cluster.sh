@@ -71,9 +71,6 @@ else
 	readonly SLURM_PATH=
 fi
 readonly REGISTRY=/run/lwm2-cluster
-# The backfill scheduler runs every second (bf_interval=1; a site's default
-# is 30 s): it alone starts heterogeneous jobs and jobs that wait behind
-# others, and a test should not wait half a minute for it.
 # Memory is scheduled as sites do (CR_Core_Memory), so that
 # ConstrainRAMSpace holds a job to what it asked for: RealMemory MB per node
 # leaves room for a test's --mem=2G, and a job that asks for nothing gets
@@ -459,7 +456,6 @@ write_slurm_conf() {
 			SelectTypeParameters=CR_Core_Memory
 			DefMemPerCPU=$DEF_MEM_PER_CPU
 			SchedulerType=sched/backfill
-			SchedulerParameters=bf_interval=1
 			SlurmdParameters=config_overrides
 			ReturnToService=2
 			JobAcctGatherType=jobacct_gather/linux

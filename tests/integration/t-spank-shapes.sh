@@ -16,6 +16,10 @@ set -uo pipefail
 # shellcheck source=tests/integration/forms-lib.sh
 . "$(dirname "$0")/forms-lib.sh"
 
+# The backfill scheduler alone starts a heterogeneous job: every second
+# here (a site's default is every 30 s), so that the het shape does not
+# wait for it twice.
+JOBCOMP_EXTRA_CONF="SchedulerParameters=bf_interval=1"
 forms_setup
 LOOP_STEPS=${LWM2_SHAPES_LOOP_STEPS:-20}
 
