@@ -114,6 +114,17 @@ in_state() {
 	compgen -G "$STATEDIR/$1.*.job" >/dev/null
 }
 
+# wait_line JOB: until the log has a line of the job with its digest (at
+# most 60 s).
+wait_line() {
+	local i
+	for ((i = 0; i < 300; i++)); do
+		[ "$(log_line "$1" "l['status']")" = ok ] && return 0
+		sleep 0.2
+	done
+	return 1
+}
+
 # log_line JOB EXPR: a value of the job's line in the JSON-lines log, EXPR a
 # Python expression over the line l (last line of that job); NO-LINE
 # when there is none (nor a log yet).

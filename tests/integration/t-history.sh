@@ -88,25 +88,14 @@ judged() {
 	return 1
 }
 
-# logged JOB: until the job's line is in the log (60 s at most).  A run's
-# history is read from the log, where the worker writes the line a moment
-# after the job ends: the next run starts once it is there, so that it is
-# compared with every run before it.
-logged() {
-	local end=$((SECONDS + 60))
-	while ((SECONDS < end)); do
-		[ "$(log_line "$1" "l['status']")" != NO-LINE ] && return 0
-		sleep 0.3
-	done
-	diag "job $1: no line in the log after 60 s"
-	return 1
-}
-
 base=()
 for i in 1 2 3 4 5; do
 	j=$(srun_job "$bin/v1/spin" -n 2 -N 1) || j=0
 	base+=("$j")
-	logged "$j"
+	# A run's history is read from the log, where the worker writes the
+	# line a moment after the job ends: the next run starts once it is
+	# there, so that it is compared with every run before it.
+	wait_line "$j" || diag "job $j: no line in the log after 60 s"
 done
 is "$(tr ' ' '\n' <<<"${base[*]}" | grep -c '^[1-9][0-9]*$')" 5 "five runs of spin at 2 ranks: ${base[*]}"
 check "the fifth is judged in the log" judged "${base[4]}"

@@ -31,16 +31,6 @@ ctld() {
 	bash "$LWM2_CLUSTER_SH" "$1" "$D" >/dev/null 2>&1
 }
 
-# wait_line JOB: until the log has a line of the job (at most 60 s).
-wait_line() {
-	local i
-	for ((i = 0; i < 300; i++)); do
-		[ "$(log_line "$1" "l['status']")" = ok ] && return 0
-		sleep 0.2
-	done
-	return 1
-}
-
 job_of() {
 	sed -n 's/^job=//p' <<<"$JOB_OUT" | head -n 1
 }
