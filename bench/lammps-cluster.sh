@@ -19,27 +19,12 @@
 set -uo pipefail
 
 build=$1 input=$2 steps=$3 runs=$4 outdir=$5
-here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/.." && pwd)
-
-skip() {
-	echo "$*" >&2
-	exit 77
-}
-
-[ "$(id -u)" -eq 0 ] || skip "the private cluster needs root"
+# skip (exit 77: the caller turns it into the mpirun row), top
+# shellcheck source=cluster-run.sh
+. "$(dirname "$0")/cluster-run.sh"
 [ -r "$build/spank/.libs/spank_lwm2.so" ] || skip "spank_lwm2.so is not built in $build"
-[ -r "$top/tests/cluster/lib.sh" ] || skip "no tests/cluster/lib.sh"
 command -v lmp >/dev/null || skip "lmp is not installed"
-
-# shellcheck source=../tests/cluster/lib.sh
-. "$top/tests/cluster/lib.sh"
-# lib.sh's skip_all and bail_out print TAP and exit; here they mean "no
-# cluster run", which the caller turns into the mpirun row.
-# shellcheck disable=SC2317 # called by lib.sh
-skip_all() { skip "$*"; }
-# shellcheck disable=SC2317 # called by lib.sh
-bail_out() { skip "$*"; }
+cluster_run_lib
 
 # The libraries where slurmstepd (root) and the test user can load them;
 # the cluster starts with the plugin in its plugstack.conf.

@@ -726,6 +726,75 @@ bench_spank_merge() {
 	return 0
 }
 
+# ---------------------------------------------------------------- burst
+# Jobs ending together on the private cluster with jobcomp/lwm2
+# (burst.sh): the log alone (Database=none) against the default SQLite
+# file and a MariaDB database on the cluster's server.  Per side: the time
+# from the last end until every digest is in the database, what arrived
+# (none lost, none twice), and slurmctld's RPC statistics (sdiag, reset
+# before each side) against the log alone's, as ratios.
+burst_side_label() {
+	case $1 in
+	none) echo "log alone" ;;
+	sqlite) echo "SQLite" ;;
+	mariadb) echo "MariaDB" ;;
+	esac
+}
+
+bench_burst() {
+	local n side f b lost twice x y k
+	n=$(reps 1000 100)
+	log "burst: $n jobs, once for each database (the private cluster)"
+	bash "$src/bench/burst.sh" "$build" "$work/burst" "$n" >"$work/burst.log" 2>&1
+	b=$work/burst/none
+	if [ ! -s "$b" ]; then
+		notrow burst "burst of $n jobs" s 60 "$(tail -n 1 "$work/burst.log")"
+		return
+	fi
+	for side in none sqlite mariadb; do
+		f=$work/burst/$side
+		if [ ! -s "$f" ]; then
+			notrow "burst_$side" "burst of $n jobs, $(burst_side_label "$side")" s 60 \
+				"$(cat "$work/burst/$side.why" 2>/dev/null || tail -n 1 "$work/burst.log")"
+			continue
+		fi
+		lost=$(($(field jobs <"$f") - $(field log_tasks <"$f")))
+		twice=$(($(field log_lines <"$f") - $(field log_tasks <"$f")))
+		if [ "$side" != none ]; then
+			lost=$((lost + $(field jobs <"$f") - $(field row_tasks <"$f")))
+			twice=$((twice + $(field rows <"$f") - $(field row_tasks <"$f")))
+			row "burst_${side}_catchup" "burst of $n jobs, $(burst_side_label "$side"): last end to every row" \
+				"$(field db_s <"$f") s" "$(field log_s <"$f") s" \
+				"$(calc "$(field db_s <"$f") - $(field log_s <"$f")" 1)" s 60 \
+				"baseline: every line in its log; ends over $(field span_s <"$f") s, $(field waited_out <"$f") jobs still COMPLETING after LateRecordWait; the log alone: $(field log_s <"$b") s over $(field span_s <"$b") s"
+		else
+			row burst_none_log "burst of $n jobs, log alone: last end to every line" \
+				"$(field log_s <"$f") s" - "$(field log_s <"$f")" s - \
+				"ends over $(field span_s <"$f") s; $(field waited_out <"$f") jobs still COMPLETING after LateRecordWait"
+		fi
+		row "burst_${side}_arrived" "burst of $n jobs, $(burst_side_label "$side"): lost + twice" \
+			"$(field log_lines <"$f") lines" "$(field jobs <"$f") jobs" "$((lost + twice))" jobs 0 \
+			"rows $(field rows <"$f") ($(field row_tasks <"$f") tasks), log $(field log_lines <"$f") ($(field log_tasks <"$f") tasks); lost $lost, twice $twice; $(field db_messages <"$f") database lines in slurmctld's log"
+		[ "$side" = none ] && continue
+		# slurmctld's side of the same ends, against the log alone's
+		for k in $(awk '$1 ~ /^rpc_.*_us$/ { print substr($1, 5, length($1) - 7) }' "$f"); do
+			x=$(field "rpc_${k}_us" <"$f")
+			y=$(field "rpc_${k}_us" <"$b")
+			[ -n "$y" ] || continue
+			row "burst_${side}_rpc_$k" "  $k, average time ($(burst_side_label "$side") / log alone)" \
+				"$x us" "$y us" "$(calc "$x / ($y > 0 ? $y : 1)" 2)" ratio - \
+				"count $(field "rpc_${k}_count" <"$f") / $(field "rpc_${k}_count" <"$b")"
+		done
+		for k in threads agent_queue dbd_queue; do
+			x=$(field "${k}_max" <"$f")
+			y=$(field "${k}_max" <"$b")
+			row "burst_${side}_$k" "  slurmctld $(tr _ ' ' <<<"$k") (max of sdiag each 0.5 s)" \
+				"$x" "$y" "$(calc "$x / ($y > 0 ? $y : 1)" 2)" ratio - \
+				"$([ "$y" -gt 0 ] || echo "the log alone's 0 taken as 1")"
+		done
+	done
+}
+
 # ---------------------------------------------------------------- LAMMPS
 # The classic Lennard-Jones melt, sized by -var x (16: 16,384 atoms).
 lammps_input() {
@@ -1011,19 +1080,8 @@ bench_db() {
 	fi
 	# the synthetic year: the imported rows copied with other ids, users
 	# (1,000), accounts (50), applications (200) and end times over a year
-	local cols k
-	cols=$(sqlite3 "$work/bench.db" "SELECT group_concat(name, ', ') FROM pragma_table_info('job') WHERE name != 'id'")
-	k=$(((y + n - 1) / n))
 	t0=$(date +%s%N)
-	sqlite3 "$work/bench.db" "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < $k)
-		INSERT INTO job ($cols) SELECT $(sed -e 's/\bjob_id\b/job_id + c.i * 10000000/' \
-		-e 's/\bend_time\b/1704067200 + ((job_id * 7919 + c.i * 104729) % 31536000)/' \
-		-e "s/\buser_name\b/'u' || ((job_id * 31 + c.i) % 1000)/" \
-		-e "s/\baccount\b/'a' || ((job_id + c.i) % 50)/" \
-		-e "s/\bapp\b/'app' || ((job_id * 13 + c.i) % 200)/" <<<"$cols") FROM job, c LIMIT $y;
-		INSERT INTO day SELECT end_time / 86400, count(*), 0 FROM job WHERE end_time > 0
-			GROUP BY 1 ON CONFLICT (day) DO UPDATE SET jobs = excluded.jobs, summarized = 0;
-		ANALYZE;" || {
+	synthetic_year "$work/bench.db" "$n" 1 "$y" || {
 		notrow db_year "lwm2 stats --db over a year" s 1 "couldn't make the synthetic year"
 		return
 	}
@@ -1067,7 +1125,81 @@ bench_db() {
 	row db_stats_user_month "lwm2 stats --db, one user's month, $y jobs" \
 		"$(calc "($t1 - $t0) / 1e9" 3) s" - "$(calc "($t1 - $t0) / 1e9" 3)" s 0.1 \
 		"through the (user, end) index"
+	# the portal's pages over a year of 10,000,000 jobs: the year grown
+	# by more copies (the figures above stay those of $y jobs)
+	local big
+	big=$(reps 10000000 1000000)
+	t0=$(date +%s%N)
+	if synthetic_year "$work/bench.db" "$n" $((y / n + 1)) "$big"; then
+		t1=$(date +%s%N)
+		log "db: the year grown to $(sqlite3 "$work/bench.db" 'SELECT count(*) FROM job') jobs in $(calc "($t1 - $t0) / 1e9" 1) s"
+		bench_serve_pages "$work/bench.db" "$big"
+	else
+		notrow serve_jobs "lwm2 serve pages" ms 500 "couldn't grow the synthetic year"
+	fi
 	rm -f "$work/dblog.jsonl" "$work/bench.db"* "$work/follow.db"*
+}
+
+# synthetic_year DB N FIRST TOTAL: the N imported rows of DB copied as
+# copies FIRST, FIRST + 1, ... until the job table has TOTAL rows, with
+# other ids, users (1,000), accounts (50), applications (200), end times
+# over 2024, and one node each of 4,000 (job_node).  The secondary
+# indexes are dropped and made again after: a sorted build of each is
+# minutes faster than millions of scattered inserts.
+synthetic_year() {
+	local db=$1 n=$2 first=$3 total=$4 cols idx drop have k
+	cols=$(sqlite3 "$db" "SELECT group_concat(name, ', ') FROM pragma_table_info('job') WHERE name != 'id'")
+	idx=$(sqlite3 "$db" "SELECT group_concat(sql, '; ') FROM sqlite_master WHERE type = 'index' AND tbl_name IN ('job', 'job_node') AND sql IS NOT NULL")
+	drop=$(sqlite3 "$db" "SELECT group_concat('DROP INDEX ' || name, '; ') FROM sqlite_master WHERE type = 'index' AND tbl_name IN ('job', 'job_node') AND sql IS NOT NULL")
+	have=$(sqlite3 "$db" "SELECT count(*) FROM job")
+	[ "$total" -gt "$have" ] || return 0
+	k=$((first + (total - have + n - 1) / n))
+	sqlite3 "$db" "PRAGMA cache_size = -2000000; $drop;
+		WITH RECURSIVE c(i) AS (SELECT $first UNION ALL SELECT i + 1 FROM c WHERE i < $k)
+		INSERT INTO job ($cols) SELECT $(sed -e 's/\bjob_id\b/job_id + c.i * 10000000/' \
+		-e 's/\bend_time\b/1704067200 + ((job_id * 7919 + c.i * 104729) % 31536000)/' \
+		-e "s/\buser_name\b/'u' || ((job_id * 31 + c.i) % 1000)/" \
+		-e "s/\baccount\b/'a' || ((job_id + c.i) % 50)/" \
+		-e "s/\bapp\b/'app' || ((job_id * 13 + c.i) % 200)/" <<<"$cols") FROM c, job
+			WHERE job.id <= $n LIMIT $((total - have));
+		INSERT INTO job_node (node, job) SELECT 'n' || (id % 4000), id FROM job WHERE id > $have
+			ORDER BY 1, 2;
+		$idx;
+		INSERT INTO day SELECT end_time / 86400, count(*), 0 FROM job WHERE end_time > 0
+			GROUP BY 1 ON CONFLICT (day) DO UPDATE SET jobs = excluded.jobs, summarized = 0;
+		ANALYZE;" >/dev/null
+}
+
+# The portal's pages (lwm2 serve) over the synthetic year: a month of it
+# (March), as an administrator and as one user, without HTTP and Slurm;
+# then a load of 100 clients at once for 60 s (BENCH_QUICK: 10 s).
+bench_serve_pages() {
+	local db=$1 y=$2 job line kind ms secs owner
+	if [ ! -x "$bdir/serve_pages" ]; then
+		notrow serve_jobs "lwm2 serve pages" ms 500 "serve_pages not built"
+		return
+	fi
+	job=$(sqlite3 "$db" "SELECT job_id FROM job WHERE id IN (SELECT job FROM job_text) LIMIT 1")
+	"$bdir/serve_pages" "$db" @1709251200 @1711929599 u7 "$job" n7 >"$work/serve_pages.out" 2>&1
+	while read -r line; do
+		kind=$(sed -n 's/^kind=\([^ ]*\) .*/\1/p' <<<"$line")
+		ms=$(sed -n 's/.* ms=\([^ ]*\) .*/\1/p' <<<"$line")
+		[ -n "$kind" ] || continue
+		row "serve_$kind" "lwm2 serve page $kind, a month of a year of $y jobs" "$ms ms" - \
+			"$ms" ms 500 "$(sed -n 's/.* bytes=\([^ ]*\) status=\(.*\)/\1 B, HTTP \2/p' <<<"$line")"
+	done <"$work/serve_pages.out"
+	# as the job's owner, who may see its page and series
+	secs=$(reps 60 10)
+	owner=$(sqlite3 "$db" "SELECT user_name FROM job WHERE job_id = $job LIMIT 1")
+	line=$("$bdir/serve_pages" load "$db" @1709251200 @1711929599 "$owner" "$job" "$secs" 100 2>&1 | grep '^kind=load')
+	if [ -z "$line" ]; then
+		notrow serve_load "lwm2 serve, 100 clients for $secs s" ms 500 "the load did not run"
+		return
+	fi
+	row serve_load "lwm2 serve, 100 clients at once for $secs s (p99)" \
+		"$(sed -n 's/.* p99_ms=\([^ ]*\).*/\1/p' <<<"$line") ms" - \
+		"$(sed -n 's/.* p99_ms=\([^ ]*\).*/\1/p' <<<"$line")" ms - \
+		"$(sed -n 's/.* requests=\([^ ]*\) errors=\([^ ]*\) p50_ms=\([^ ]*\).*/\1 requests, \2 errors, p50 \3 ms/p' <<<"$line"); the job's owner's list, its JSON, the job's page and its series in turn, without HTTP, on this machine's $(nproc) cores"
 }
 
 start=$(date +%s)
@@ -1083,6 +1215,12 @@ want lammps && bench_lammps
 want export && bench_export
 want view && bench_view
 want db && bench_db
+# minutes a side: only when named (BENCH_ONLY=burst), never in a full run
+if [[ " $only " == *" burst "* ]]; then
+	bench_burst
+elif [ -z "$only" ]; then
+	notrow burst "burst of 1,000 job ends (the private cluster)" s 60 "a section of its own: BENCH_ONLY=burst"
+fi
 print_table | tee "${out%.json}.txt"
 write_json
 log "wrote $out ($(($(date +%s) - start)) s)"

@@ -81,13 +81,20 @@ unpack() {
 	fi
 }
 
+# source_of NAME IN VAR OP: IN unpacked into $work/NAME; src_id says what
+# it is, src_ver its version (VAR OP ... in its Makefile).
+source_of() {
+	local name=$1 in=$2 var=$3 op=$4
+	src_id=$(unpack "$in" "$work/$name")
+	src_ver=$(sed -n "s/^$var *$op *//p" "$work/$name/Makefile")
+	[ -n "$src_ver" ] || die "$in: no $var in its Makefile (not $name?)"
+}
+
 # ---------------------------------------------------------------- enroot
 
 say "enroot from $enroot_in"
-esrc=$work/enroot
-eid=$(unpack "$enroot_in" "$esrc")
-ever=$(sed -n 's/^VERSION *:= *//p' "$esrc/Makefile")
-[ -n "$ever" ] || die "$enroot_in: no VERSION in its Makefile (not enroot?)"
+source_of enroot "$enroot_in" VERSION ':='
+esrc=$work/enroot eid=$src_id ever=$src_ver
 eprefix=$cache/enroot-$ever
 subs=""
 for d in musl linux-headers makeself; do
@@ -159,10 +166,8 @@ fi
 # ---------------------------------------------------------------- pyxis
 
 say "pyxis from $pyxis_in, against Slurm $slurm_ver ($slurm)"
-psrc=$work/pyxis
-pid=$(unpack "$pyxis_in" "$psrc")
-pver=$(sed -n 's/^PYXIS_VER *?= *//p' "$psrc/Makefile")
-[ -n "$pver" ] || die "$pyxis_in: no PYXIS_VER in its Makefile (not pyxis?)"
+source_of pyxis "$pyxis_in" PYXIS_VER '?='
+psrc=$work/pyxis pid=$src_id pver=$src_ver
 pdir=$cache/pyxis-$pver-slurm-$slurm_ver
 pwant="pyxis $pver $pid slurm $slurm_ver $(sha256sum "$spank_h" | cut -c1-16)"
 if [ -f "$pdir/.lwm2-built" ] && [ "$(cat "$pdir/.lwm2-built")" = "$pwant" ] &&

@@ -37,6 +37,8 @@ pkgs=(
 	# the central database of digests: SQLite embedded, the sqlite3
 	# shell for looking inside
 	libsqlite3-dev sqlite3
+	# the site portal (lwm2 serve) on libmicrohttpd; curl asks it in t-serve.sh
+	libmicrohttpd-dev curl
 	# the tests read the JSON output with it
 	python3
 	# a real mail path for lwm2-mail: mail(1) and an MTA delivering locally

@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The central database kept up with the JSON-lines log (Database= in
- * lwm2.conf, db.h): after every line the worker appends, and once when it
- * starts, the lines the database lacks go in, in one transaction.  The
- * log is written first and stays the record, so a database that is
- * locked, full, corrupt or gone loses nothing: the next call reads the
- * same lines again, and `lwm2 db import` rebuilds it.  slurmctld's log
- * hears of a failure once, and once when the database has caught up.
+ * lwm2.conf, db.h): after every line the worker appends, the lines the
+ * database lacks go in, in one transaction.  The log is written first and
+ * stays the record, so a database that is locked, full, corrupt or gone
+ * loses nothing: a later call reads the same lines again, and `lwm2 db
+ * import` rebuilds it.  While the database is behind, the worker calls
+ * again by itself (lwm2_jc_db_retry_at), so it catches up when the fault
+ * is gone even if no job ends then.  slurmctld's log hears of a failure
+ * once, and once when the database has caught up.
  */
 #include <inttypes.h>
 #include <pthread.h>
@@ -16,9 +18,15 @@
 #include "db.h"
 #include "worker_int.h"
 
-/* After a failure to open, the next try waits this long (seconds): a
- * missing directory must not cost every job an open. */
-#define REOPEN_S 30
+/* After a failure to open or to write (a missing directory, a full disk,
+ * a server that is down), the next try waits this long (seconds): a fault
+ * must not cost every job of a burst an open and a pass over every line
+ * behind.  The worker makes that try by itself. */
+#define RETRY_S 30
+
+/* After another writer held the database: the next job tries at once,
+ * and the worker by itself after this long (seconds). */
+#define RETRY_HELD_S 1
 
 /* How long a follow waits for another writer of the database (an import,
  * a reader summing days up): the worker then goes on with the next job,
@@ -29,6 +37,8 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct lwm2_db *db;
 static char db_url[1024];
 static int64_t next_open;
+static int64_t next_try; /* the worker's own try while failing */
+static int retry_s = RETRY_S;
 static bool failing; /* said so; say when it works again */
 
 /* Database= where given, else lwm2.db in the log's directory (written by
@@ -52,9 +62,11 @@ void lwm2_jc_db_sync(const struct lwm2_jc_conf *conf, const struct lwm2_jc_ops *
 	int64_t now = lwm2_jc_now();
 
 	url_of(conf, url, sizeof(url));
-	if (!url[0])
-		return;
 	pthread_mutex_lock(&lock);
+	if (!url[0]) {
+		failing = false; /* Database=none: nothing to catch up */
+		goto out;
+	}
 	if (db && strcmp(db_url, url)) {
 		lwm2_db_close(db); /* Database= changed (reconfigure) */
 		db = NULL;
@@ -65,17 +77,21 @@ void lwm2_jc_db_sync(const struct lwm2_jc_conf *conf, const struct lwm2_jc_ops *
 			goto out;
 		snprintf(db_url, sizeof(db_url), "%s", url);
 		if (!(db = lwm2_db_open(db_url, LWM2_DB_WRITE, err, sizeof(err)))) {
-			next_open = now + REOPEN_S;
+			next_try = next_open = now + retry_s;
 			goto fail;
 		}
 		lwm2_db_patience(db, PATIENCE_MS);
 	}
 	if (lwm2_db_follow(db, conf->log_path, &c, err, sizeof(err)) < 0) {
 		/* held by another writer: the next follow tries again; a broken
-		 * connection or file: opened again next time */
-		if (!lwm2_db_busy(db)) {
+		 * connection, a full disk, a damaged file: opened again after
+		 * retry_s */
+		if (lwm2_db_busy(db)) {
+			next_try = now + RETRY_HELD_S;
+		} else {
 			lwm2_db_close(db);
 			db = NULL;
+			next_try = next_open = now + retry_s;
 		}
 		goto fail;
 	}
@@ -83,20 +99,35 @@ void lwm2_jc_db_sync(const struct lwm2_jc_conf *conf, const struct lwm2_jc_ops *
 		char shown[sizeof(db_url)];
 
 		lwm2_db_url_shown(db_url, shown, sizeof(shown));
-		lwm2_jc_log(ops, LWM2_JC_INFO,
-		            "lwm2: database: %s is written again (%lu jobs caught up from %s)",
-		            shown, c.added, conf->log_path);
+		lwm2_log_info("database: %s is written again (%lu jobs caught up from %s)", shown,
+		              c.added, conf->log_path);
 	}
 	failing = false;
 	goto out;
 fail:
 	if (!failing)
-		lwm2_jc_log(ops, LWM2_JC_ERROR,
-		            "lwm2: database: %s; the digests stay in %s and go in once it can be "
-		            "written (or with lwm2 db import)",
-		            err, conf->log_path);
+		lwm2_log_error("database: %s; the digests stay in %s and go in once it can be "
+		               "written (or with lwm2 db import)",
+		               err, conf->log_path);
 	failing = true;
 out:
+	pthread_mutex_unlock(&lock);
+}
+
+int64_t lwm2_jc_db_retry_at(void)
+{
+	int64_t t;
+
+	pthread_mutex_lock(&lock);
+	t = failing ? next_try : INT64_MAX;
+	pthread_mutex_unlock(&lock);
+	return t;
+}
+
+void lwm2_jc_db_retry_after(int seconds)
+{
+	pthread_mutex_lock(&lock);
+	retry_s = seconds;
 	pthread_mutex_unlock(&lock);
 }
 

@@ -21,16 +21,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "fileio.h"
-#include "kvparse.h"
 #include "lineproto.h"
+#include "log.h"
 #include "lwm2_jobcomp.h"
-#include "numparse.h"
 
 #define BACKOFF_MAX   60
 #define LINE_FILE_MAX (256u << 20) /* a digest line is far smaller */
@@ -47,83 +45,6 @@ static struct {
 	struct lwm2_jc_ops ops;
 	char *user, *password, *token;
 } x = {.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER};
-
-__attribute__((format(printf, 2, 3))) static void xlog(int level, const char *fmt, ...)
-{
-	char msg[1024];
-	va_list ap;
-
-	if (!x.ops.log)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	x.ops.log(level, msg);
-}
-
-/* ------------------------------------------------------------ settings */
-
-void lwm2_jc_export_defaults(struct lwm2_jc_conf *c)
-{
-	c->export_url[0] = c->export_db[0] = c->export_org[0] = c->export_cred[0] = '\0';
-	c->export_batch = 5000;
-	c->export_timeout = 10;
-	c->export_gzip = true;
-	c->export_max_queued = 10000;
-}
-
-static int set_buf(char *dst, size_t len, const char *v)
-{
-	if (strlen(v) >= len)
-		return -1;
-	strcpy(dst, v);
-	return 0;
-}
-
-static int parse_num(const char *v, unsigned long min, unsigned long max, unsigned long *out)
-{
-	uint64_t n;
-
-	if (lwm2_parse_u64(v, NULL, min, max, &n) < 0)
-		return -1;
-	*out = (unsigned long)n;
-	return 0;
-}
-
-int lwm2_jc_export_conf(struct lwm2_jc_conf *c, const char *key, const char *val, int *rc)
-{
-	unsigned long n;
-
-	*rc = 0;
-	if (!strcasecmp(key, "ExportURL")) {
-		if (*val && strncmp(val, "http://", 7) && strncmp(val, "https://", 8))
-			*rc = -1;
-		else
-			*rc = set_buf(c->export_url, sizeof(c->export_url), val);
-	} else if (!strcasecmp(key, "ExportDatabase")) {
-		*rc = set_buf(c->export_db, sizeof(c->export_db), val);
-	} else if (!strcasecmp(key, "ExportOrg")) {
-		*rc = set_buf(c->export_org, sizeof(c->export_org), val);
-	} else if (!strcasecmp(key, "ExportCredentials")) {
-		*rc = *val == '/' ? set_buf(c->export_cred, sizeof(c->export_cred), val) : -1;
-	} else if (!strcasecmp(key, "ExportBatchSize")) {
-		if (!(*rc = parse_num(val, 1, 1000000, &n)))
-			c->export_batch = (unsigned)n;
-	} else if (!strcasecmp(key, "ExportTimeout")) {
-		if (!(*rc = parse_num(val, 1, 600, &n)))
-			c->export_timeout = (unsigned)n;
-	} else if (!strcasecmp(key, "ExportMaxQueued")) {
-		if (!(*rc = parse_num(val, 1, 10000000, &n)))
-			c->export_max_queued = n;
-	} else if (!strcasecmp(key, "ExportGzip")) {
-		*rc = lwm2_parse_bool(val, &c->export_gzip);
-	} else {
-		return 0;
-	}
-	if (*rc)
-		errno = EINVAL;
-	return 1;
-}
 
 /* ------------------------------------------------------------ the queue */
 
@@ -159,10 +80,10 @@ void lwm2_jc_export_queue(const struct lwm2_jc_job *job, const char *line)
 	existed = stat(path, &st) == 0;
 	if (!existed && x.queued >= x.max_queued) {
 		pthread_mutex_unlock(&x.lock);
-		xlog(LWM2_JC_ERROR,
-		     "lwm2: export: %zu jobs wait for export (ExportMaxQueued); job %" PRIu32
-		     " is not queued: the log keeps its digest (lwm2 export --file sends it)",
-		     x.queued, job->job_id);
+		lwm2_log_error(
+		    "export: %zu jobs wait for export (ExportMaxQueued); job %" PRIu32
+		    " is not queued: the log keeps its digest (lwm2 export --file sends it)",
+		    x.queued, job->job_id);
 		return;
 	}
 	if (lwm2_atomic_write(path, iov, 2, 0600, NULL, 0) < 0)
@@ -175,10 +96,9 @@ void lwm2_jc_export_queue(const struct lwm2_jc_job *job, const char *line)
 	return;
 fail:
 	pthread_mutex_unlock(&x.lock);
-	xlog(LWM2_JC_ERROR,
-	     "lwm2: export: couldn't queue job %" PRIu32
-	     " in %s: %s; the log keeps its digest (lwm2 export --file sends it)",
-	     job->job_id, x.dir, strerror(errno));
+	lwm2_log_error("export: couldn't queue job %" PRIu32
+	               " in %s: %s; the log keeps its digest (lwm2 export --file sends it)",
+	               job->job_id, x.dir, strerror(errno));
 }
 
 /* ------------------------------------------------------------ the thread */
@@ -249,10 +169,9 @@ static int send_batch(void *arg, const char *text, size_t len, size_t lines)
 
 	if (rc == LWM2_LP_REJECTED) {
 		/* the good points are stored; the rest is text no retry mends */
-		xlog(LWM2_JC_ERROR,
-		     "lwm2: export: the engine refused points of a batch of %zu (jobs %" PRIu32
-		     " and after): %s; the log keeps the digests",
-		     lines, s->ready.n ? s->ready.ids[0] : 0, s->err);
+		lwm2_log_error("export: the engine refused points of a batch of %zu (jobs %" PRIu32
+		               " and after): %s; the log keeps the digests",
+		               lines, s->ready.n ? s->ready.ids[0] : 0, s->err);
 		rc = LWM2_LP_SENT;
 	}
 	if (rc != LWM2_LP_SENT) {
@@ -271,7 +190,7 @@ static void set_aside(const char *name, const char *why)
 
 	snprintf(from, sizeof(from), "%s/%s", x.dir, name);
 	snprintf(to, sizeof(to), "%s/%s.bad", x.dir, name);
-	xlog(LWM2_JC_ERROR, "lwm2: export: couldn't read %s: %s; renamed to .bad", from, why);
+	lwm2_log_error("export: couldn't read %s: %s; renamed to .bad", from, why);
 	if (rename(from, to) == 0 || errno == ENOENT) {
 		pthread_mutex_lock(&x.lock);
 		if (x.queued)
@@ -302,10 +221,10 @@ static int pass(struct sending *s)
 		snprintf(path, sizeof(path), "%s/%s", x.dir, list[i]->d_name);
 		if (stat(path, &st) == 0 && x.conf.retry_max &&
 		    now - (int64_t)st.st_mtime > (int64_t)x.conf.retry_max) {
-			xlog(LWM2_JC_ERROR,
-			     "lwm2: export: couldn't export job %" PRIu32
-			     " within RetryMax=%u s: giving up (the log keeps its digest)",
-			     id, x.conf.retry_max);
+			lwm2_log_error(
+			    "export: couldn't export job %" PRIu32
+			    " within RetryMax=%u s: giving up (the log keeps its digest)",
+			    id, x.conf.retry_max);
 			/* not through the ready list: jobs there wait for
 			 * their last batch */
 			if (unlink(path) == 0) {
@@ -326,8 +245,8 @@ static int pass(struct sending *s)
 		                        &stats) == 0) {
 			if (ready_add(&s->ready, list[i]->d_name, id) < 0)
 				s->failed = true;
-			xlog(LWM2_JC_VERBOSE, "lwm2: export: job %" PRIu32 ": %zu points", id,
-			     stats.slice_points + stats.job_points);
+			lwm2_log_verbose("export: job %" PRIu32 ": %zu points", id,
+			                 stats.slice_points + stats.job_points);
 		} else if (errno == EINVAL) {
 			set_aside(list[i]->d_name, "not a log line");
 		} else if (!s->failed) {
@@ -383,9 +302,8 @@ static void *export_main(void *arg)
 		pthread_mutex_unlock(&x.lock);
 		if (pass(s) == 0) {
 			if (failures)
-				xlog(LWM2_JC_INFO,
-				     "lwm2: export: the engine takes points again (%zu sent)",
-				     s->points_sent);
+				lwm2_log_info("export: the engine takes points again (%zu sent)",
+				              s->points_sent);
 			failures = 0;
 			delay = 1;
 			/* new jobs kick; a look now and then finds files a
@@ -399,10 +317,10 @@ static void *export_main(void *arg)
 		/* the first failure and then every tenth: an hour down is
 		 * a few dozen lines, not one per retry */
 		if (failures++ % 10 == 0)
-			xlog(LWM2_JC_ERROR,
-			     "lwm2: export: couldn't send to %s: %s; %zu jobs wait, trying again "
-			     "in %u s",
-			     x.conf.export_url, s->err, waiting, delay);
+			lwm2_log_error(
+			    "export: couldn't send to %s: %s; %zu jobs wait, trying again "
+			    "in %u s",
+			    x.conf.export_url, s->err, waiting, delay);
 		/* retry after the delay, not sooner: a kick (a new job) must
 		 * not turn the backoff into a busy loop */
 		{
@@ -458,8 +376,7 @@ int lwm2_jc_export_start(const struct lwm2_jc_conf *conf, const struct lwm2_jc_o
 		/* the worker says so too */
 	}
 	if (mkdir(x.dir, 0700) < 0 && errno != EEXIST) {
-		xlog(LWM2_JC_ERROR, "lwm2: export: couldn't create %s: %s; no export", x.dir,
-		     strerror(errno));
+		lwm2_log_error("export: couldn't create %s: %s; no export", x.dir, strerror(errno));
 		x.dir[0] = '\0';
 		pthread_mutex_unlock(&x.lock);
 		return -1;
@@ -472,18 +389,16 @@ int lwm2_jc_export_start(const struct lwm2_jc_conf *conf, const struct lwm2_jc_o
 	/* From here on jobs are queued even when nothing can be sent: a
 	 * fixed setting and a restart send them. */
 	if (!lwm2_lp_can_send()) {
-		xlog(LWM2_JC_ERROR,
-		     "lwm2: export: ExportURL is set but this jobcomp/lwm2 was built without "
-		     "libcurl; jobs wait in %s",
-		     x.dir);
+		lwm2_log_error("export: ExportURL is set but this jobcomp/lwm2 was built without "
+		               "libcurl; jobs wait in %s",
+		               x.dir);
 		return -1;
 	}
 	memset(&t, 0, sizeof(t));
 	if (conf->export_cred[0] &&
 	    lwm2_lp_read_credentials(conf->export_cred, true, &x.user, &x.password, &x.token, err,
 	                             sizeof(err)) < 0) {
-		xlog(LWM2_JC_ERROR, "lwm2: export: ExportCredentials: %s; jobs wait in %s", err,
-		     x.dir);
+		lwm2_log_error("export: ExportCredentials: %s; jobs wait in %s", err, x.dir);
 		return -1;
 	}
 	t.url = conf->export_url;
@@ -497,14 +412,13 @@ int lwm2_jc_export_start(const struct lwm2_jc_conf *conf, const struct lwm2_jc_o
 	t.stop = &x.stop;
 	if (!(s = calloc(1, sizeof(*s))) ||
 	    !(s->sender = lwm2_lp_sender_new(&t, err, sizeof(err)))) {
-		xlog(LWM2_JC_ERROR, "lwm2: export: %s; jobs wait in %s", s ? err : "out of memory",
-		     x.dir);
+		lwm2_log_error("export: %s; jobs wait in %s", s ? err : "out of memory", x.dir);
 		free(s);
 		return -1;
 	}
 	if ((rc = pthread_create(&x.thread, NULL, export_main, s))) {
-		xlog(LWM2_JC_ERROR, "lwm2: export: couldn't start the thread: %s; jobs wait in %s",
-		     strerror(rc), x.dir);
+		lwm2_log_error("export: couldn't start the thread: %s; jobs wait in %s",
+		               strerror(rc), x.dir);
 		lwm2_lp_sender_free(s->sender);
 		free(s);
 		return -1;
@@ -512,8 +426,8 @@ int lwm2_jc_export_start(const struct lwm2_jc_conf *conf, const struct lwm2_jc_o
 	pthread_mutex_lock(&x.lock);
 	x.running = true;
 	pthread_mutex_unlock(&x.lock);
-	xlog(LWM2_JC_INFO, "lwm2: export: to %s%s%s, %zu jobs waiting", conf->export_url,
-	     conf->export_db[0] ? " database " : "", conf->export_db, x.queued);
+	lwm2_log_info("export: to %s%s%s, %zu jobs waiting", conf->export_url,
+	              conf->export_db[0] ? " database " : "", conf->export_db, x.queued);
 	return 0;
 }
 
@@ -543,8 +457,7 @@ void lwm2_jc_export_stop(void)
 	dl.tv_sec += 30;
 	/* the request in flight sees the stop flag within a second */
 	if ((rc = pthread_timedjoin_np(x.thread, NULL, &dl))) {
-		xlog(LWM2_JC_ERROR, "lwm2: export: couldn't stop the thread within 30 s: %s",
-		     strerror(rc));
+		lwm2_log_error("export: couldn't stop the thread within 30 s: %s", strerror(rc));
 		pthread_detach(x.thread);
 		return;
 	}

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The slices of recent jobs, for the interference rule (digest/lib/grid.h):
+ * The slices of recent jobs, for the interference rule (digest/site/grid.h):
  * bounded in cells and age, so slurmctld's memory does not grow with the
  * log.  It starts empty: after a restart, jobs that ended before it are not
  * seen (`lwm2 grid --interference` over the log sees them).
@@ -36,13 +36,12 @@ void lwm2_jc_interference(const struct lwm2_jc_ops *ops, const struct lwm2_jc_jo
 		json_object_object_add(digest, "interference", f);
 	else
 		json_object_put(f);
-	lwm2_jc_log(ops, LWM2_JC_VERBOSE,
-	            "lwm2: grid: job %" PRIu32
-	            ": %zu interference findings in %.1f ms (%zu jobs, %zu "
-	            "cells in the index)",
-	            job->job_id, nf,
-	            (double)(b.tv_sec - a.tv_sec) * 1e3 + (double)(b.tv_nsec - a.tv_nsec) / 1e6,
-	            jobs, cells);
+	lwm2_log_verbose(
+	    "grid: job %" PRIu32 ": %zu interference findings in %.1f ms (%zu jobs, %zu "
+	    "cells in the index)",
+	    job->job_id, nf,
+	    (double)(b.tv_sec - a.tv_sec) * 1e3 + (double)(b.tv_nsec - a.tv_nsec) / 1e6, jobs,
+	    cells);
 }
 
 void lwm2_jc_interference_free(void)

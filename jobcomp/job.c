@@ -9,6 +9,7 @@
 
 #include "lwm2_jobcomp.h"
 #include "lwm2_version.h"
+#include "errmsg.h"
 
 /*
  * The job's JSON, one entry a key in the order the log line has them:
@@ -265,10 +266,8 @@ int lwm2_jc_state_version(json_object *o, char *err, size_t errlen)
 {
 	int64_t v;
 
-	if (!json_object_is_type(o, json_type_object) || get_int(o, "state_version", &v, 1) < 0) {
-		snprintf(err, errlen, "not a job");
-		return -1;
-	}
+	if (!json_object_is_type(o, json_type_object) || get_int(o, "state_version", &v, 1) < 0)
+		return lwm2_errprintf(0, err, errlen, "not a job");
 	/* Only version 1 exists: when the layout changes, the previous
 	 * version's up-conversion goes here, step by step up to this one. */
 	return lwm2_version_check("state file", v, 1, LWM2_JC_STATE_VERSION, err, errlen);

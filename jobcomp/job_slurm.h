@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The job (struct lwm2_jc_job) from each Slurm source, one filler a
- * source, all on the rules of digest/lib/slurm_rules.h and
+ * source, all on the rules of digest/util/slurm_rules.h and
  * lwm2_jc_job_requests:
  *
  *   lwm2_jc_job_from_ctld  slurmctld's job_record_t (job_ctld.c, Slurm's

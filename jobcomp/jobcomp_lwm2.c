@@ -43,7 +43,9 @@
 
 #include "acct_row.h"
 #include "job_slurm.h"
+#include "log.h"
 #include "lwm2_jobcomp.h"
+#include "lwm2conf.h"
 #include "slurm_compat.h"
 
 /* The plugin interface: slurmctld looks these up by name. */
@@ -79,16 +81,19 @@ static bool in_slurmctld(void)
 	return &acct_db_conn && lock_slurmctld && unlock_slurmctld && find_job_record;
 }
 
-static void glue_log(int level, const char *msg)
+/* The sink of the log module (log.h): slurmctld's log, whose own level
+ * decides what is written; Slurm's functions are safe from any thread. */
+static void glue_log(enum lwm2_log_level level, const char *msg)
 {
 	switch (level) {
-	case LWM2_JC_ERROR:
+	case LWM2_LOG_ERROR:
+	case LWM2_LOG_WARNING: /* Slurm 22.05 has no warning level */
 		error("%s", msg);
 		break;
-	case LWM2_JC_INFO:
+	case LWM2_LOG_INFO:
 		info("%s", msg);
 		break;
-	case LWM2_JC_VERBOSE:
+	case LWM2_LOG_VERBOSE:
 		verbose("%s", msg);
 		break;
 	default:
@@ -263,19 +268,22 @@ extern int init(void)
 
 	if (!in_slurmctld())
 		return SLURM_SUCCESS;
+	lwm2_log_open("lwm2");
+	lwm2_log_set_sink(glue_log);
 	pin_self();
-	if (!(path = lwm2_jc_conf_path(slurm_conf.slurm_conf)))
+	if (!(path = lwm2_conf_path(slurm_conf.slurm_conf)))
 		return SLURM_ERROR;
 	if (lwm2_jc_conf_load(&conf, path, slurm_conf.state_save_location, err, sizeof(err)) < 0) {
-		error("lwm2: init: couldn't read settings: %s", err);
+		lwm2_log_error("init: couldn't read settings: %s", err);
 		free(path);
 		return SLURM_ERROR;
 	}
 	conf_ok = true;
 	accounting = slurm_conf.accounting_storage_type &&
 	             !strcmp(slurm_conf.accounting_storage_type, "accounting_storage/slurmdbd");
-	verbose("lwm2: init: settings from %s; spool %s, state %s, AdminComment %s", path,
-	        conf.spool_dir, conf.state_dir, conf.admin_comment && accounting ? "yes" : "no");
+	lwm2_log_verbose("init: settings from %s; spool %s, state %s, AdminComment %s", path,
+	                 conf.spool_dir, conf.state_dir,
+	                 conf.admin_comment && accounting ? "yes" : "no");
 	free(path);
 	return SLURM_SUCCESS;
 }
@@ -294,7 +302,6 @@ extern int jobcomp_p_set_location(char *location)
 {
 #endif
 	struct lwm2_jc_ops ops = {
-	    .log = glue_log,
 	    .job_completing = glue_job_completing,
 	    .acct_modify = accounting ? glue_acct_modify : NULL,
 	    .acct_read = accounting ? glue_acct_read : NULL,
@@ -331,11 +338,11 @@ extern int jobcomp_p_log_record(job_record_t *job_ptr)
 	if (!(job = lwm2_jc_job_from_ctld(job_ptr, slurm_conf.cluster_name)))
 		return SLURM_ERROR;
 	rc = lwm2_jc_enqueue(job);
-	debug("lwm2: log_record: job %u %s in %" PRId64 " ns", job_ptr->job_id,
-	      rc < 0 ? "dropped" : "queued", elapsed_ns(&t0));
+	lwm2_log_debug("log_record: job %u %s in %" PRId64 " ns", job_ptr->job_id,
+	               rc < 0 ? "dropped" : "queued", elapsed_ns(&t0));
 	if (rc < 0) {
-		error("lwm2: log_record: couldn't queue job %u: %s", job_ptr->job_id,
-		      errno == ENOSPC ? "MaxQueued jobs are waiting" : strerror(errno));
+		lwm2_log_error("log_record: couldn't queue job %u: %s", job_ptr->job_id,
+		               errno == ENOSPC ? "MaxQueued jobs are waiting" : strerror(errno));
 		return SLURM_ERROR;
 	}
 	return SLURM_SUCCESS;

@@ -113,10 +113,10 @@ static int wait_and_collect(const struct lwm2_jc_conf *conf, const struct lwm2_j
 			return 1;
 		}
 		if (waited_out && ops && ops->job_completing)
-			lwm2_jc_log(ops, LWM2_JC_INFO,
-			            "lwm2: collect: job %" PRIu32
-			            " still completing after %u s; digest from the records so far",
-			            job->job_id, conf->late_wait);
+			lwm2_log_info(
+			    "collect: job %" PRIu32
+			    " still completing after %u s; digest from the records so far",
+			    job->job_id, conf->late_wait);
 		job->nodes_done = now;
 	}
 	if (now < job->nodes_done + (int64_t)conf->settle) {
@@ -127,9 +127,8 @@ static int wait_and_collect(const struct lwm2_jc_conf *conf, const struct lwm2_j
 	if (stop && atomic_load(stop))
 		return 1;
 	if (lwm2_jc_collect(conf, ops, job, lwm2_jc_next_start(ops, job), c) < 0) {
-		lwm2_jc_log(ops, LWM2_JC_ERROR,
-		            "lwm2: collect: couldn't read %s/%" PRIu32 ": %s; trying again",
-		            conf->spool_dir, job->job_id, strerror(errno));
+		lwm2_log_error("collect: couldn't read %s/%" PRIu32 ": %s; trying again",
+		               conf->spool_dir, job->job_id, strerror(errno));
 		lwm2_jc_backoff(job, 2);
 		return 1;
 	}
@@ -182,14 +181,14 @@ static json_object *build_digest(const struct lwm2_jc_conf *conf, const struct l
 	    .mem_req_per_node_mb = job->mem_req_per_node_mb,
 	    .gpus = job->gpus,
 	    .gpus_known = job->gpus_known,
+	    .advice_min_runtime_s = conf->advice_min_runtime,
 	};
 	json_object *digest;
 	char why[256];
 
 	if (!(digest = lwm2_job_digest_build(&meta, c->nodes, c->n))) {
-		lwm2_jc_log(ops, LWM2_JC_ERROR,
-		            "lwm2: digest: couldn't build the digest of job %" PRIu32 ": %s",
-		            job->job_id, strerror(errno));
+		lwm2_log_error("digest: couldn't build the digest of job %" PRIu32 ": %s",
+		               job->job_id, strerror(errno));
 		lwm2_jc_backoff(job, 5);
 		return NULL;
 	}
@@ -197,10 +196,9 @@ static json_object *build_digest(const struct lwm2_jc_conf *conf, const struct l
 	/* The job against its application's earlier runs: a few entries of
 	 * one index file, whatever the size of the log. */
 	if (lwm2_history_update(conf->state_dir, digest, why, sizeof(why)) < 0)
-		lwm2_jc_log(ops, LWM2_JC_ERROR,
-		            "lwm2: history: couldn't compare job %" PRIu32
-		            " with its application's history: %s",
-		            job->job_id, why);
+		lwm2_log_error("history: couldn't compare job %" PRIu32
+		               " with its application's history: %s",
+		               job->job_id, why);
 	return digest;
 }
 
@@ -237,10 +235,9 @@ static char *acct_part_of(const struct lwm2_jc_conf *conf, const struct lwm2_jc_
 		return strcmp(status, "not_started") ? status_part(job, status, reason) : NULL;
 	part = lwm2_job_digest_compact(digest, conf->cap);
 	if (!part)
-		lwm2_jc_log(ops, LWM2_JC_ERROR,
-		            "lwm2: digest: couldn't make the compact digest of job %" PRIu32
-		            " within %zu bytes: %s; the log keeps the full one",
-		            job->job_id, conf->cap, strerror(errno));
+		lwm2_log_error("digest: couldn't make the compact digest of job %" PRIu32
+		               " within %zu bytes: %s; the log keeps the full one",
+		               job->job_id, conf->cap, strerror(errno));
 	return part;
 }
 
@@ -262,18 +259,15 @@ int lwm2_jc_make_digest(const struct lwm2_jc_conf *conf, const struct lwm2_jc_op
 		goto out;
 	if (!(line = log_line(job, status, reason, &c, digest)) ||
 	    !(text = json_object_to_json_string_ext(line, JSON_C_TO_STRING_PLAIN))) {
-		lwm2_jc_log(ops, LWM2_JC_ERROR,
-		            "lwm2: log: couldn't format job %" PRIu32 ": out of memory",
-		            job->job_id);
+		lwm2_log_error("log: couldn't format job %" PRIu32 ": out of memory", job->job_id);
 		lwm2_jc_backoff(job, 5);
 		goto out;
 	}
 	part = acct_part_of(conf, ops, job, digest, status, reason);
 	if (append_line(conf->log_path, text) < 0) {
-		lwm2_jc_log(ops, LWM2_JC_ERROR,
-		            "lwm2: log: couldn't append the digest of job %" PRIu32
-		            " to %s: %s; trying again",
-		            job->job_id, conf->log_path, strerror(errno));
+		lwm2_log_error("log: couldn't append the digest of job %" PRIu32
+		               " to %s: %s; trying again",
+		               job->job_id, conf->log_path, strerror(errno));
 		free(part);
 		lwm2_jc_backoff(job, 2);
 		goto out;
@@ -285,10 +279,9 @@ int lwm2_jc_make_digest(const struct lwm2_jc_conf *conf, const struct lwm2_jc_op
 	job->logged = true;
 	job->attempts = 0;
 	job->next_try = 0;
-	lwm2_jc_log(ops, LWM2_JC_VERBOSE,
-	            "lwm2: digest: job %" PRIu32 " %s, %zu node records, %u rejected, %zu bytes "
-	            "for AdminComment",
-	            job->job_id, status, c.n, c.rejected, part ? strlen(part) : (size_t)0);
+	lwm2_log_verbose("digest: job %" PRIu32 " %s, %zu node records, %u rejected, %zu bytes "
+	                 "for AdminComment",
+	                 job->job_id, status, c.n, c.rejected, part ? strlen(part) : (size_t)0);
 	rc = 0;
 out:
 	json_object_put(line);

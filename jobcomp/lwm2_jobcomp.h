@@ -132,20 +132,21 @@ void lwm2_jc_exit_code_str(uint32_t exit_code, char *buf, size_t len);
 /* ------------------------------------------------------------ settings */
 
 struct lwm2_jc_conf {
-	char *log_path;         /* the JSON-lines log: JobCompLoc for jobcomp/lwm2,
-	                           LogFile for lwm2-jobend */
-	char *spool_dir;        /* SpoolDir: signed node records */
-	char *state_dir;        /* StateDir: one file per pending job */
-	char *munge_socket;     /* MungeSocket: NULL for munged's default */
-	unsigned late_wait;     /* LateRecordWait: seconds */
-	unsigned settle;        /* RecordSettle: seconds after the job's nodes are done */
-	size_t cap;             /* AdminCommentCap: bytes of the LWM2 part */
-	bool admin_comment;     /* AdminComment=yes|no */
-	bool keep_records;      /* KeepNodeRecords=yes|no */
-	unsigned retry_max;     /* RetryMax: seconds before giving up on a job */
-	unsigned verify_delay;  /* VerifyDelay: seconds before reading back */
-	size_t max_queued;      /* MaxQueued: jobs kept in memory */
-	unsigned verify_window; /* VerifyWindow: seconds after the end to keep checking */
+	char *log_path;              /* the JSON-lines log: JobCompLoc for jobcomp/lwm2,
+	                                LogFile for lwm2-jobend */
+	char *spool_dir;             /* SpoolDir: signed node records */
+	char *state_dir;             /* StateDir: one file per pending job */
+	char *munge_socket;          /* MungeSocket: NULL for munged's default */
+	unsigned late_wait;          /* LateRecordWait: seconds */
+	unsigned settle;             /* RecordSettle: seconds after the job's nodes are done */
+	unsigned advice_min_runtime; /* AdviceMinRuntime: seconds; shorter jobs get no fit advice */
+	size_t cap;                  /* AdminCommentCap: bytes of the LWM2 part */
+	bool admin_comment;          /* AdminComment=yes|no */
+	bool keep_records;           /* KeepNodeRecords=yes|no */
+	unsigned retry_max;          /* RetryMax: seconds before giving up on a job */
+	unsigned verify_delay;       /* VerifyDelay: seconds before reading back */
+	size_t max_queued;           /* MaxQueued: jobs kept in memory */
+	unsigned verify_window;      /* VerifyWindow: seconds after the end to keep checking */
 	/* Export to a time-series engine (export.c).  Fixed buffers, so that
 	 * the worker's shallow copy of the settings shares nothing. */
 	char export_url[1024];    /* ExportURL: the write endpoint; "": no export */
@@ -169,14 +170,11 @@ struct lwm2_jc_conf {
 	uid_t signer_uid;
 };
 
-/* The settings file: $LWM2_CONF, else lwm2.conf in the directory of
- * slurm_conf_path (NULL: /etc/slurm). */
-char *lwm2_jc_conf_path(const char *slurm_conf_path);
-
 /*
- * Defaults, then the file (missing file: defaults only).  Keys are
- * case-insensitive; '#' starts a comment; unknown keys are an error (a
- * typo must not silently change where data goes).  state_save is Slurm's
+ * Defaults, then the file (missing file: defaults only), read by
+ * lwm2_conf_load: keys are case-insensitive; '#' starts a comment; a key
+ * of no part is an error (a typo must not silently change where data
+ * goes), the other parts' keys are left to them.  state_save is Slurm's
  * StateSaveLocation (StateDir defaults to <state_save>/lwm2).
  */
 int lwm2_jc_conf_load(struct lwm2_jc_conf *conf, const char *path, const char *state_save,
@@ -220,18 +218,15 @@ size_t lwm2_jc_queue_len(struct lwm2_jc_queue *q);
  * all (skipping and logging bad ones), remove. */
 int lwm2_jc_state_save(const char *dir, const struct lwm2_jc_job *job);
 int lwm2_jc_state_remove(const char *dir, const struct lwm2_jc_job *job);
-typedef void (*lwm2_jc_log_fn)(int level, const char *msg);
-/* Calls fn for every job found (fn takes the job). */
-int lwm2_jc_state_load(const char *dir, void (*fn)(struct lwm2_jc_job *, void *), void *arg,
-                       lwm2_jc_log_fn log);
+/* Calls fn for every job found (fn takes the job); a file that is not a
+ * job is logged (log.h) and renamed to .bad. */
+int lwm2_jc_state_load(const char *dir, void (*fn)(struct lwm2_jc_job *, void *), void *arg);
 /* A done run, when its node records stay in the spool (KeepNodeRecords):
  * an empty "<job_id>.<start>.done" file, so that it is not recovered. */
 int lwm2_jc_state_mark_done(const char *dir, const struct lwm2_jc_job *job);
 bool lwm2_jc_state_is_done(const char *dir, const struct lwm2_jc_job *job);
 
 /* ------------------------------------------------------------ worker */
-
-enum { LWM2_JC_ERROR = 0, LWM2_JC_INFO = 1, LWM2_JC_VERBOSE = 2, LWM2_JC_DEBUG = 3 };
 
 /* Result of reading a job back from accounting. */
 enum lwm2_jc_acct_state {
@@ -246,7 +241,6 @@ enum lwm2_jc_acct_state {
  * their own).  Every member may be NULL: no accounting, no way to ask.
  */
 struct lwm2_jc_ops {
-	void (*log)(int level, const char *msg);
 	/* true while the job's nodes have not all finished (COMPLETING) */
 	bool (*job_completing)(uint32_t job_id);
 	/* Queue an AdminComment modification behind the job's own records
@@ -305,7 +299,7 @@ int lwm2_jc_process(const struct lwm2_jc_conf *conf, const struct lwm2_jc_ops *o
 
 /*
  * Export of every logged job to a time-series engine (InfluxDB line
- * protocol over HTTP, digest/lib/lineproto.h), in a thread of its own so that
+ * protocol over HTTP, digest/site/lineproto.h), in a thread of its own so that
  * a slow or absent engine never holds up the worker: the worker hands the
  * job's log line over with lwm2_jc_export_queue (a file in
  * <StateDir>/export, written atomically), the export thread sends the
@@ -314,11 +308,6 @@ int lwm2_jc_process(const struct lwm2_jc_conf *conf, const struct lwm2_jc_ops *o
  * wait; beyond that a job is not queued and a line is logged (the
  * JSON-lines log keeps it for `lwm2 export`).
  */
-/* Defaults of the Export* settings. */
-void lwm2_jc_export_defaults(struct lwm2_jc_conf *c);
-/* An Export* setting: 1 when key is one (*rc 0, or -1 for a bad value),
- * 0 when it is not. */
-int lwm2_jc_export_conf(struct lwm2_jc_conf *c, const char *key, const char *val, int *rc);
 /* Start the export thread when ExportURL is set (errors are logged; the
  * jobs then wait in the export directory).  0 or -1. */
 int lwm2_jc_export_start(const struct lwm2_jc_conf *conf, const struct lwm2_jc_ops *ops);

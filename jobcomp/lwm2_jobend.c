@@ -43,8 +43,12 @@
 #include <slurm/slurmdb.h>
 
 #include "acct_row.h"
+#include "errmsg.h"
 #include "job_slurm.h"
+#include "log.h"
 #include "lwm2_jobcomp.h"
+#include "lwm2conf.h"
+#include "numparse.h"
 #include "slurm_compat.h"
 
 /* libslurm's parsed slurm.conf (checked by configure, see
@@ -62,12 +66,16 @@ static int last_slurm_errno;
 
 /* ------------------------------------------------------------ messages */
 
-static void jobend_log(int level, const char *msg)
+/* The sink of the log module (log.h): JobEndLog, else syslog. */
+static void jobend_log(enum lwm2_log_level level, const char *msg)
 {
-	static const int prio[] = {LOG_ERR, LOG_INFO, LOG_INFO, LOG_DEBUG};
-	int l = level < 0 ? 0 : level > 3 ? 3 : level;
+	static const int prio[] = {
+	    [LWM2_LOG_ERROR] = LOG_ERR,   [LWM2_LOG_WARNING] = LOG_WARNING,
+	    [LWM2_LOG_INFO] = LOG_INFO,   [LWM2_LOG_VERBOSE] = LOG_INFO,
+	    [LWM2_LOG_DEBUG] = LOG_DEBUG,
+	};
 
-	if (l == LWM2_JC_DEBUG && !getenv("LWM2_JOBEND_DEBUG"))
+	if (level == LWM2_LOG_DEBUG && !getenv("LWM2_JOBEND_DEBUG"))
 		return;
 	if (msg_file) {
 		char ts[32];
@@ -80,20 +88,8 @@ static void jobend_log(int level, const char *msg)
 		fprintf(msg_file, "%s lwm2-jobend[%ld]: %s\n", ts, (long)getpid(), msg);
 		fflush(msg_file);
 	} else {
-		syslog(prio[l], "%s", msg);
+		syslog(prio[level], "%s", msg);
 	}
-}
-
-static void say(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void say(int level, const char *fmt, ...)
-{
-	char buf[1024];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	jobend_log(level, buf);
 }
 
 /* ------------------------------------------------------------ slurmctld */
@@ -216,7 +212,6 @@ static enum lwm2_jc_acct_state ops_acct_read(const struct lwm2_jc_job *job, char
 }
 
 static const struct lwm2_jc_ops ops_acct = {
-    .log = jobend_log,
     .job_completing = ops_job_completing,
     .acct_modify = ops_acct_modify,
     .acct_read = ops_acct_read,
@@ -224,7 +219,6 @@ static const struct lwm2_jc_ops ops_acct = {
 };
 
 static const struct lwm2_jc_ops ops_noacct = {
-    .log = jobend_log,
     .job_completing = ops_job_completing,
     .next_run_start = ops_next_run_start,
 };
@@ -327,9 +321,9 @@ static void take_stale(struct lwm2_jc_job *job, void *arg)
 		lwm2_jc_job_free(job);
 		return;
 	}
-	say(LWM2_JC_INFO,
-	    "lwm2: recover: job %" PRIu32 " was left in %s by a process that is gone: taking it up",
-	    job->job_id, conf.state_dir);
+	lwm2_log_info("recover: job %" PRIu32
+	              " was left in %s by a process that is gone: taking it up",
+	              job->job_id, conf.state_dir);
 	job->next_try = 0;
 	job->nodes_done = 0;
 	hold(job, fd, path);
@@ -369,9 +363,9 @@ static void work(const struct lwm2_jc_ops *ops)
 				continue;
 			}
 			if (lwm2_jc_state_remove(conf.state_dir, h->job) < 0 && errno != ENOENT)
-				say(LWM2_JC_ERROR,
-				    "lwm2: state: couldn't remove the file of job %" PRIu32 ": %s",
-				    h->job->job_id, strerror(errno));
+				lwm2_log_error("state: couldn't remove the file of job %" PRIu32
+				               ": %s",
+				               h->job->job_id, strerror(errno));
 			unlock_job(h->lock_fd, h->lock_path);
 			*pp = h->next;
 			lwm2_jc_job_free(h->job);
@@ -416,7 +410,7 @@ static void child_main(const struct lwm2_jc_ops *ops)
 	work(ops);
 	/* then whatever a dead process left (its lock is free) */
 	if (!atomic_load(&stopping)) {
-		lwm2_jc_state_load(conf.state_dir, take_stale, NULL, jobend_log);
+		lwm2_jc_state_load(conf.state_dir, take_stale, NULL);
 		work(ops);
 	}
 }
@@ -454,10 +448,8 @@ static int setup(char *err, size_t errlen)
 		}
 	}
 #endif
-	if (!(path = lwm2_jc_conf_path(slurm_conf_path))) {
-		snprintf(err, errlen, "out of memory");
-		return -1;
-	}
+	if (!(path = lwm2_conf_path(slurm_conf_path)))
+		return lwm2_errprintf(0, err, errlen, "out of memory");
 	if (lwm2_jc_conf_load(&conf, path, state_save, err, errlen) < 0) {
 		free(path);
 		return -1;
@@ -475,14 +467,9 @@ static int setup(char *err, size_t errlen)
 static int job_id_arg(int argc, char **argv, uint32_t *id)
 {
 	const char *s = argc > 1 ? argv[1] : getenv("SLURM_JOB_ID");
-	unsigned long v;
-	char *end;
+	uint64_t v;
 
-	if (!s || !*s)
-		return -1;
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || *end || v == 0 || v > UINT32_MAX)
+	if (!s || lwm2_parse_u64(s, NULL, 1, UINT32_MAX, &v) < 0)
 		return -1;
 	*id = (uint32_t)v;
 	return 0;
@@ -516,6 +503,8 @@ int main(int argc, char **argv)
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	openlog("lwm2-jobend", LOG_PID, LOG_DAEMON);
+	lwm2_log_open("lwm2");
+	lwm2_log_set_sink(jobend_log);
 	if (job_id_arg(argc, argv, &job_id) < 0) {
 		syslog(LOG_ERR, "lwm2: jobend: no job id (SLURM_JOB_ID, or the first argument)");
 		fprintf(stderr, "usage: %s [JOB_ID]  (or SLURM_JOB_ID in the environment)\n",
@@ -530,8 +519,8 @@ int main(int argc, char **argv)
 	}
 	t_setup = ms_since(&t0);
 	if (!(ji = load_job(job_id, &msg))) {
-		say(LWM2_JC_ERROR, "lwm2: jobend: couldn't load job %" PRIu32 " from slurmctld: %s",
-		    job_id, errno == ENOENT ? "no such job" : slurm_strerror(last_slurm_errno));
+		lwm2_log_error("jobend: couldn't load job %" PRIu32 " from slurmctld: %s", job_id,
+		               errno == ENOENT ? "no such job" : slurm_strerror(last_slurm_errno));
 		return 0;
 	}
 	{
@@ -545,13 +534,13 @@ int main(int argc, char **argv)
 	}
 	slurm_free_job_info_msg(msg);
 	if (!job) {
-		say(LWM2_JC_ERROR, "lwm2: jobend: job %" PRIu32 ": out of memory", job_id);
+		lwm2_log_error("jobend: job %" PRIu32 ": out of memory", job_id);
 		return 0;
 	}
 	t_load = ms_since(&t0);
 	if (mkdir(conf.state_dir, 0700) < 0 && errno != EEXIST)
-		say(LWM2_JC_ERROR, "lwm2: init: couldn't create StateDir %s: %s", conf.state_dir,
-		    strerror(errno));
+		lwm2_log_error("init: couldn't create StateDir %s: %s", conf.state_dir,
+		               strerror(errno));
 	/* Locked before the file exists: no other process takes it for a
 	 * stale one in between.  Never waited for: a process holding it has
 	 * this run in hand already (slurmctld runs the epilog again for
@@ -559,28 +548,25 @@ int main(int argc, char **argv)
 	 * seconds, and slurmctld must not wait that long. */
 	lock_fd = lock_job(job, lock_path, sizeof(lock_path));
 	if (lock_fd < 0 && errno == EWOULDBLOCK) {
-		say(LWM2_JC_INFO,
-		    "lwm2: jobend: job %" PRIu32 " (start %" PRId64
-		    ") is in hand by another lwm2-jobend already",
-		    job_id, job->start);
+		lwm2_log_info("jobend: job %" PRIu32 " (start %" PRId64
+		              ") is in hand by another lwm2-jobend already",
+		              job_id, job->start);
 		lwm2_jc_job_free(job);
 		return 0;
 	}
 	if (lock_fd < 0 || lwm2_jc_state_save(conf.state_dir, job) < 0)
-		say(LWM2_JC_ERROR,
-		    "lwm2: state: couldn't save job %" PRIu32 " in %s: %s; kept in memory only",
-		    job_id, conf.state_dir, strerror(errno));
-	say(LWM2_JC_DEBUG,
-	    "lwm2: jobend: job %" PRIu32
-	    " kept in %.2f ms (settings %.2f, slurm_load_job %.2f, state file %.2f)",
-	    job_id, ms_since(&t0), t_setup, t_load - t_setup, ms_since(&t0) - t_load);
+		lwm2_log_error("state: couldn't save job %" PRIu32
+		               " in %s: %s; kept in memory only",
+		               job_id, conf.state_dir, strerror(errno));
+	lwm2_log_debug("jobend: job %" PRIu32
+	               " kept in %.2f ms (settings %.2f, slurm_load_job %.2f, state file %.2f)",
+	               job_id, ms_since(&t0), t_setup, t_load - t_setup, ms_since(&t0) - t_load);
 
 	if (!foreground && (pid = fork()) != 0) {
 		if (pid < 0)
-			say(LWM2_JC_ERROR,
-			    "lwm2: jobend: couldn't fork for job %" PRIu32
-			    ": %s; its state file waits for the next job end",
-			    job_id, strerror(errno));
+			lwm2_log_error("jobend: couldn't fork for job %" PRIu32
+			               ": %s; its state file waits for the next job end",
+			               job_id, strerror(errno));
 		/* the child holds the lock now (the same open file) */
 		return 0;
 	}

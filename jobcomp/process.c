@@ -20,19 +20,6 @@
 #define BACKOFF_MAX  300
 #define LOG_PART_MAX 65535 /* AdminComment is a MySQL text column */
 
-void lwm2_jc_log(const struct lwm2_jc_ops *ops, int level, const char *fmt, ...)
-{
-	char msg[1024];
-	va_list ap;
-
-	if (!ops || !ops->log)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	ops->log(level, msg);
-}
-
 void lwm2_jc_backoff(struct lwm2_jc_job *job, unsigned base)
 {
 	unsigned shift = job->attempts < 16 ? job->attempts : 16;
@@ -59,18 +46,16 @@ static int send_part(const struct lwm2_jc_ops *ops, struct lwm2_jc_job *job, con
 	char *merged = lwm2_jc_comment_merge(base, job->acct_part, LOG_PART_MAX);
 
 	if (!merged) {
-		lwm2_jc_log(ops, LWM2_JC_ERROR,
-		            "lwm2: accounting: couldn't put the digest of job %" PRIu32
-		            " into AdminComment: %s; the log keeps it",
-		            job->job_id,
-		            errno == E2BIG ? "other text leaves no room" : strerror(errno));
+		lwm2_log_error("accounting: couldn't put the digest of job %" PRIu32
+		               " into AdminComment: %s; the log keeps it",
+		               job->job_id,
+		               errno == E2BIG ? "other text leaves no room" : strerror(errno));
 		return -1;
 	}
 	if (ops->acct_modify(job, merged) < 0) {
-		lwm2_jc_log(ops, LWM2_JC_ERROR,
-		            "lwm2: accounting: couldn't queue the AdminComment of job %" PRIu32
-		            ": %s; trying again",
-		            job->job_id, strerror(errno));
+		lwm2_log_error("accounting: couldn't queue the AdminComment of job %" PRIu32
+		               ": %s; trying again",
+		               job->job_id, strerror(errno));
 		free(merged);
 		lwm2_jc_backoff(job, 5);
 		return 1;
@@ -91,9 +76,8 @@ static int watch(const struct lwm2_jc_conf *conf, const struct lwm2_jc_ops *ops,
 	        until = (job->end ? job->end : job->queued) + conf->verify_window;
 
 	if (!job->confirmed) {
-		lwm2_jc_log(ops, LWM2_JC_DEBUG,
-		            "lwm2: accounting: job %" PRIu32 " AdminComment holds the digest",
-		            job->job_id);
+		lwm2_log_debug("accounting: job %" PRIu32 " AdminComment holds the digest",
+		               job->job_id);
 		job->confirmed = true;
 		job->attempts = 0;
 		/* the part is all that is needed from here on: the spool
@@ -136,10 +120,9 @@ static char *recheck(const struct lwm2_jc_ops *ops, struct lwm2_jc_job *job, cha
 	int i;
 
 	if (delay) {
-		lwm2_jc_log(ops, LWM2_JC_INFO,
-		            "lwm2: accounting: job %" PRIu32
-		            " waits %u s between reading and writing AdminComment (test)",
-		            job->job_id, delay);
+		lwm2_log_info("accounting: job %" PRIu32
+		              " waits %u s between reading and writing AdminComment (test)",
+		              job->job_id, delay);
 		for (unsigned s = 0; s < delay * 10 && !(stop && atomic_load(stop)); s++)
 			nanosleep(&(struct timespec){.tv_nsec = 100000000}, NULL);
 	}
@@ -154,11 +137,11 @@ static char *recheck(const struct lwm2_jc_ops *ops, struct lwm2_jc_job *job, cha
 			free(now);
 			break;
 		}
-		lwm2_jc_log(ops, LWM2_JC_VERBOSE,
-		            "lwm2: accounting: job %" PRIu32
-		            " AdminComment changed since it was read (another tool); merging into "
-		            "the new value",
-		            job->job_id);
+		lwm2_log_verbose(
+		    "accounting: job %" PRIu32
+		    " AdminComment changed since it was read (another tool); merging into "
+		    "the new value",
+		    job->job_id);
 		free(comment);
 		comment = now;
 	}
@@ -182,10 +165,10 @@ static int acct_ended(const struct lwm2_jc_conf *conf, const struct lwm2_jc_ops 
 	 * or a tool wrote the whole field after it.  Merge into what is there
 	 * now, so the other text survives. */
 	if (job->acct_sent)
-		lwm2_jc_log(ops, LWM2_JC_VERBOSE,
-		            "lwm2: accounting: job %" PRIu32
-		            " AdminComment lacks the digest%s; queueing it again",
-		            job->job_id, job->confirmed ? " (written over by another tool)" : "");
+		lwm2_log_verbose("accounting: job %" PRIu32
+		                 " AdminComment lacks the digest%s; queueing it again",
+		                 job->job_id,
+		                 job->confirmed ? " (written over by another tool)" : "");
 	again = job->acct_sent;
 	job->acct_sent = false;
 	job->confirmed = false;
@@ -223,10 +206,9 @@ static int acct_step(const struct lwm2_jc_conf *conf, const struct lwm2_jc_ops *
 	case LWM2_JC_ACCT_ENDED:
 		return acct_ended(conf, ops, job, comment, stop);
 	case LWM2_JC_ACCT_GONE:
-		lwm2_jc_log(ops, LWM2_JC_INFO,
-		            "lwm2: accounting: job %" PRIu32
-		            " is not in accounting; the log keeps its digest",
-		            job->job_id);
+		lwm2_log_info("accounting: job %" PRIu32
+		              " is not in accounting; the log keeps its digest",
+		              job->job_id);
 		free(comment);
 		return 0;
 	case LWM2_JC_ACCT_NOT_ENDED:
@@ -244,19 +226,17 @@ int lwm2_jc_process(const struct lwm2_jc_conf *conf, const struct lwm2_jc_ops *o
 	int rc;
 
 	if (job->end && lwm2_jc_now() - job->end > (int64_t)conf->retry_max) {
-		lwm2_jc_log(ops, LWM2_JC_ERROR,
-		            "lwm2: worker: couldn't finish job %" PRIu32
-		            " within RetryMax=%u s: giving up",
-		            job->job_id, conf->retry_max);
+		lwm2_log_error("worker: couldn't finish job %" PRIu32
+		               " within RetryMax=%u s: giving up",
+		               job->job_id, conf->retry_max);
 		return -1;
 	}
 	/* slurmctld may report a run's end twice (killed after log_record,
 	 * it comes back with the job still running, and ends it again) */
 	if (!job->logged && lwm2_jc_state_is_done(conf->state_dir, job)) {
-		lwm2_jc_log(ops, LWM2_JC_INFO,
-		            "lwm2: worker: job %" PRIu32 " (start %" PRId64
-		            ") has its digest already; its end reported again is left out",
-		            job->job_id, job->start);
+		lwm2_log_info("worker: job %" PRIu32 " (start %" PRId64
+		              ") has its digest already; its end reported again is left out",
+		              job->job_id, job->start);
 		return 0;
 	}
 	if (!job->logged && (rc = lwm2_jc_make_digest(conf, ops, job, stop)) != 0)
@@ -276,9 +256,8 @@ int lwm2_jc_process(const struct lwm2_jc_conf *conf, const struct lwm2_jc_ops *o
 	 * (KeepNodeRecords) for one that was lost, and an end reported again
 	 * would overwrite the digest with one of no records. */
 	if (lwm2_jc_state_mark_done(conf->state_dir, job) < 0) {
-		lwm2_jc_log(ops, LWM2_JC_VERBOSE,
-		            "lwm2: state: couldn't mark job %" PRIu32 " done in %s: %s",
-		            job->job_id, conf->state_dir, strerror(errno));
+		lwm2_log_verbose("state: couldn't mark job %" PRIu32 " done in %s: %s", job->job_id,
+		                 conf->state_dir, strerror(errno));
 	}
 	return 0;
 }

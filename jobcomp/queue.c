@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "fileio.h"
+#include "log.h"
 #include "lwm2_jobcomp.h"
 
 struct node {
@@ -237,12 +238,10 @@ static int is_state_file(const struct dirent *d)
 	return d->d_name[0] != '.' && n > 4 && !strcmp(d->d_name + n - 4, ".job");
 }
 
-int lwm2_jc_state_load(const char *dir, void (*fn)(struct lwm2_jc_job *, void *), void *arg,
-                       lwm2_jc_log_fn log)
+int lwm2_jc_state_load(const char *dir, void (*fn)(struct lwm2_jc_job *, void *), void *arg)
 {
 	struct dirent **list;
 	int n, i, dirfd;
-	char msg[512];
 
 	if ((dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
 		return errno == ENOENT ? 0 : -1;
@@ -262,16 +261,14 @@ int lwm2_jc_state_load(const char *dir, void (*fn)(struct lwm2_jc_job *, void *)
 
 		if (job) {
 			fn(job, arg);
-		} else if (log) {
+		} else {
 			/* kept for a person to look at, under a name that is
 			 * not loaded again */
 			char bad[600];
 
-			snprintf(
-			    msg, sizeof(msg),
-			    "lwm2: resume: couldn't read state file %s/%s: %s; renamed to .bad",
-			    dir, list[i]->d_name, text ? why : strerror(errno));
-			log(LWM2_JC_ERROR, msg);
+			lwm2_log_error(
+			    "resume: couldn't read state file %s/%s: %s; renamed to .bad", dir,
+			    list[i]->d_name, text ? why : strerror(errno));
 			snprintf(bad, sizeof(bad), "%s.bad", list[i]->d_name);
 			renameat(dirfd, list[i]->d_name, dirfd, bad);
 		}

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "lwm2_digest.h"
+#include "numparse.h"
 #include "worker_int.h"
 
 /* Slurm starts a requeued job no sooner than its credential lifetime (at
@@ -174,10 +175,8 @@ static int take_record(struct spool_scan *sc, const char *name, struct lwm2_jc_c
 
 	rec = lwm2_node_read_verified(sc->dirfd, name, sc->job->job_id, &vo, err, sizeof(err));
 	if (!rec) {
-		lwm2_jc_log(sc->ops, LWM2_JC_ERROR,
-		            "lwm2: collect: couldn't accept node record %s/%s of job %" PRIu32
-		            ": %s",
-		            sc->dir, name, sc->job->job_id, err[0] ? err : strerror(errno));
+		lwm2_log_error("collect: couldn't accept node record %s/%s of job %" PRIu32 ": %s",
+		               sc->dir, name, sc->job->job_id, err[0] ? err : strerror(errno));
 		c->rejected++;
 		return 0;
 	}
@@ -327,8 +326,7 @@ void lwm2_jc_remove_records(const struct lwm2_jc_conf *conf, const struct lwm2_j
 	close(dirfd);
 	/* fails while something else (a requeued run) is in there: fine */
 	if (rmdir(dir) < 0 && errno != ENOTEMPTY && errno != EEXIST && errno != ENOENT)
-		lwm2_jc_log(ops, LWM2_JC_VERBOSE, "lwm2: cleanup: couldn't remove %s: %s", dir,
-		            strerror(errno));
+		lwm2_log_verbose("cleanup: couldn't remove %s: %s", dir, strerror(errno));
 }
 
 /* ------------------------------------------------------------ recovery */
@@ -354,16 +352,13 @@ static bool has_evidence(int dfd)
 static uint32_t lost_candidate(const struct lwm2_jc_conf *conf, DIR *d, const char *name,
                                int64_t since, int64_t now)
 {
-	unsigned long id;
+	uint64_t id;
 	struct stat st;
-	char *end;
 	int dfd;
 
 	if (name[0] < '1' || name[0] > '9')
 		return 0;
-	errno = 0;
-	id = strtoul(name, &end, 10);
-	if (errno || *end || id == 0 || id > UINT32_MAX)
+	if (lwm2_parse_u64(name, NULL, 1, UINT32_MAX, &id) < 0)
 		return 0;
 	/* older than RetryMax: it would be given up at once; last written
 	 * before the previous start: not lost by a crash since, but done
@@ -404,11 +399,10 @@ int lwm2_jc_recover(const struct lwm2_jc_conf *conf, const struct lwm2_jc_ops *o
 			if (errno == EAGAIN)
 				*again = true;
 			else
-				lwm2_jc_log(ops, LWM2_JC_INFO,
-				            "lwm2: recover: %s/%" PRIu32
-				            " holds node records of a job neither "
-				            "slurmctld nor accounting knows; left as it is",
-				            conf->spool_dir, id);
+				lwm2_log_info("recover: %s/%" PRIu32
+				              " holds node records of a job neither "
+				              "slurmctld nor accounting knows; left as it is",
+				              conf->spool_dir, id);
 			continue;
 		}
 		if (rc == 0 || !job)
@@ -417,11 +411,10 @@ int lwm2_jc_recover(const struct lwm2_jc_conf *conf, const struct lwm2_jc_ops *o
 			lwm2_jc_job_free(job);
 			continue;
 		}
-		lwm2_jc_log(ops, LWM2_JC_INFO,
-		            "lwm2: recover: job %" PRIu32 " (start %" PRId64
-		            ") has node records in the spool but was neither queued nor done "
-		            "(slurmctld stopped before it was kept): digesting it now",
-		            job->job_id, job->start);
+		lwm2_log_info("recover: job %" PRIu32 " (start %" PRId64
+		              ") has node records in the spool but was neither queued nor done "
+		              "(slurmctld stopped before it was kept): digesting it now",
+		              job->job_id, job->start);
 		fn(job, arg);
 		handed++;
 	}

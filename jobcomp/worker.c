@@ -88,17 +88,15 @@ static void add_pending(struct lwm2_jc_job *job, bool saved)
 	 * again by slurmctld): one is enough */
 	for (p = w.pending; p; p = p->next)
 		if (p->job->job_id == job->job_id && p->job->start == job->start) {
-			lwm2_jc_log(&w.ops, LWM2_JC_DEBUG,
-			            "lwm2: worker: job %" PRIu32 " (start %" PRId64
-			            ") is queued already",
-			            job->job_id, job->start);
+			lwm2_log_debug("worker: job %" PRIu32 " (start %" PRId64
+			               ") is queued already",
+			               job->job_id, job->start);
 			lwm2_jc_job_free(job);
 			return;
 		}
 	if (!(p = calloc(1, sizeof(*p)))) {
-		lwm2_jc_log(&w.ops, LWM2_JC_ERROR,
-		            "lwm2: worker: couldn't keep job %" PRIu32 ": out of memory%s",
-		            job->job_id, saved ? "; it stays in the state dir" : "");
+		lwm2_log_error("worker: couldn't keep job %" PRIu32 ": out of memory%s",
+		               job->job_id, saved ? "; it stays in the state dir" : "");
 		lwm2_jc_job_free(job);
 		return;
 	}
@@ -112,9 +110,8 @@ static void add_pending(struct lwm2_jc_job *job, bool saved)
 static bool save_job(struct lwm2_jc_job *job)
 {
 	if (lwm2_jc_state_save(w.conf.state_dir, job) < 0) {
-		lwm2_jc_log(&w.ops, LWM2_JC_ERROR,
-		            "lwm2: state: couldn't save job %" PRIu32 " in %s: %s; kept in memory",
-		            job->job_id, w.conf.state_dir, strerror(errno));
+		lwm2_log_error("state: couldn't save job %" PRIu32 " in %s: %s; kept in memory",
+		               job->job_id, w.conf.state_dir, strerror(errno));
 		return false;
 	}
 	return true;
@@ -192,14 +189,12 @@ static void *keeper_main(void *arg)
 		clock_gettime(CLOCK_MONOTONIC, &t0);
 		job->saved = save_job(job);
 		clock_gettime(CLOCK_MONOTONIC, &t1);
-		lwm2_jc_log(&w.ops, LWM2_JC_DEBUG, "lwm2: state: job %" PRIu32 " kept in %.2f ms",
-		            job->job_id,
-		            (double)(t1.tv_sec - t0.tv_sec) * 1e3 +
-		                (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
+		lwm2_log_debug("state: job %" PRIu32 " kept in %.2f ms", job->job_id,
+		               (double)(t1.tv_sec - t0.tv_sec) * 1e3 +
+		                   (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
 		if (lwm2_jc_queue_push(w.ready, job) < 0)
-			lwm2_jc_log(&w.ops, LWM2_JC_ERROR,
-			            "lwm2: worker: couldn't hand a job over: %s%s", strerror(errno),
-			            job->saved ? "; it stays in the state dir" : "");
+			lwm2_log_error("worker: couldn't hand a job over: %s%s", strerror(errno),
+			               job->saved ? "; it stays in the state dir" : "");
 	}
 	return NULL;
 }
@@ -237,6 +232,20 @@ static void prune_done(void)
 	close(dfd);
 }
 
+/* The settings as they are now: JobCompLoc may change under the worker
+ * (lwm2_jc_set_log), into log. */
+static struct lwm2_jc_conf conf_now(char *log, size_t len)
+{
+	struct lwm2_jc_conf conf;
+
+	pthread_mutex_lock(&w.lock);
+	snprintf(log, len, "%s", w.conf.log_path);
+	pthread_mutex_unlock(&w.lock);
+	conf = w.conf;
+	conf.log_path = log;
+	return conf;
+}
+
 /* One pass over the pending jobs: those due are run, those done go.  The
  * earliest next try of the others, or next. */
 static int64_t run_due(int64_t now, int64_t next)
@@ -255,11 +264,7 @@ static int64_t run_due(int64_t now, int64_t next)
 			pp = &p->next;
 			continue;
 		}
-		pthread_mutex_lock(&w.lock);
-		snprintf(conf_log, sizeof(conf_log), "%s", w.conf.log_path);
-		pthread_mutex_unlock(&w.lock);
-		conf = w.conf;
-		conf.log_path = conf_log;
+		conf = conf_now(conf_log, sizeof(conf_log));
 		before = progress(p->job);
 		rc = lwm2_jc_process(&conf, &w.ops, p->job, &w.stop);
 		if (rc == 1) {
@@ -273,15 +278,31 @@ static int64_t run_due(int64_t now, int64_t next)
 			continue;
 		}
 		if (lwm2_jc_state_remove(w.conf.state_dir, p->job) < 0 && errno != ENOENT)
-			lwm2_jc_log(&w.ops, LWM2_JC_ERROR,
-			            "lwm2: state: couldn't remove the file of job %" PRIu32 ": %s",
-			            p->job->job_id, strerror(errno));
+			lwm2_log_error("state: couldn't remove the file of job %" PRIu32 ": %s",
+			               p->job->job_id, strerror(errno));
 		*pp = p->next;
 		lwm2_jc_job_free(p->job);
 		free(p);
 		now = lwm2_jc_now();
 	}
 	return next;
+}
+
+/* A database that is behind the log (full, locked, its server down) is
+ * tried again whether or not a job ends: once the fault is gone it
+ * catches up by itself.  The earliest of its next try and next. */
+static int64_t db_catch_up(int64_t next)
+{
+	char conf_log[4096];
+	struct lwm2_jc_conf conf;
+	int64_t due = lwm2_jc_db_retry_at();
+
+	if (due <= lwm2_jc_now() && !atomic_load(&w.stop)) {
+		conf = conf_now(conf_log, sizeof(conf_log));
+		lwm2_jc_db_sync(&conf, &w.ops);
+		due = lwm2_jc_db_retry_at();
+	}
+	return due < next ? due : next;
 }
 
 static void *worker_main(void *arg)
@@ -311,6 +332,7 @@ static void *worker_main(void *arg)
 		if (w.rescan < next)
 			next = w.rescan;
 		next = run_due(now, next);
+		next = db_catch_up(next);
 		if (atomic_load(&w.stop))
 			break;
 		now = lwm2_jc_now();
@@ -379,15 +401,14 @@ int lwm2_jc_start(const struct lwm2_jc_conf *conf, const struct lwm2_jc_ops *ops
 		return -1;
 	}
 	if (mkdir(w.conf.state_dir, 0700) < 0 && errno != EEXIST)
-		lwm2_jc_log(ops, LWM2_JC_ERROR, "lwm2: init: couldn't create StateDir %s: %s",
-		            w.conf.state_dir, strerror(errno));
+		lwm2_log_error("init: couldn't create StateDir %s: %s", w.conf.state_dir,
+		               strerror(errno));
 	w.since = mark_start(w.conf.state_dir);
-	if (lwm2_jc_state_load(w.conf.state_dir, resume_one, NULL, ops->log) < 0)
-		lwm2_jc_log(ops, LWM2_JC_ERROR, "lwm2: init: couldn't read StateDir %s: %s",
-		            w.conf.state_dir, strerror(errno));
+	if (lwm2_jc_state_load(w.conf.state_dir, resume_one, NULL) < 0)
+		lwm2_log_error("init: couldn't read StateDir %s: %s", w.conf.state_dir,
+		               strerror(errno));
 	else if (w.pending)
-		lwm2_jc_log(ops, LWM2_JC_INFO, "lwm2: init: resuming pending jobs from %s",
-		            w.conf.state_dir);
+		lwm2_log_info("init: resuming pending jobs from %s", w.conf.state_dir);
 	lwm2_jc_export_start(&w.conf, ops); /* before the worker queues; errors logged */
 	if ((rc = pthread_create(&w.keeper, NULL, keeper_main, NULL)) == 0 &&
 	    (rc = pthread_create(&w.thread, NULL, worker_main, NULL))) {
@@ -395,8 +416,7 @@ int lwm2_jc_start(const struct lwm2_jc_conf *conf, const struct lwm2_jc_ops *ops
 		pthread_join(w.keeper, NULL);
 	}
 	if (rc) {
-		lwm2_jc_log(ops, LWM2_JC_ERROR, "lwm2: init: couldn't start the worker threads: %s",
-		            strerror(rc));
+		lwm2_log_error("init: couldn't start the worker threads: %s", strerror(rc));
 		lwm2_jc_export_stop();
 		lwm2_jc_queue_free(w.queue);
 		lwm2_jc_queue_free(w.ready);
@@ -455,10 +475,9 @@ static void drain_to_state(struct lwm2_jc_queue *q)
 
 	while ((job = lwm2_jc_queue_pop(q, &(struct timespec){0, 0}))) {
 		if (!job->saved && lwm2_jc_state_save(w.conf.state_dir, job) < 0)
-			lwm2_jc_log(&w.ops, LWM2_JC_ERROR,
-			            "lwm2: fini: couldn't keep job %" PRIu32
-			            " for the next start: lost",
-			            job->job_id);
+			lwm2_log_error("fini: couldn't keep job %" PRIu32
+			               " for the next start: lost",
+			               job->job_id);
 		lwm2_jc_job_free(job);
 	}
 }
@@ -490,9 +509,8 @@ void lwm2_jc_stop(void)
 		/* Stuck in a call into slurmctld (a lock fini's caller holds),
 		 * slurmdbd or the disk: leave it be.  Its jobs are in the
 		 * state dir already, except those it holds in memory. */
-		lwm2_jc_log(
-		    &w.ops, LWM2_JC_ERROR,
-		    "lwm2: fini: couldn't stop the worker threads within 60 s: %s; leaving them",
+		lwm2_log_error(
+		    "fini: couldn't stop the worker threads within 60 s: %s; leaving them",
 		    strerror(rc ? rc : rk));
 		if (rc)
 			pthread_detach(w.thread);
@@ -519,10 +537,9 @@ void lwm2_jc_stop(void)
 		if (!p->saved)
 			save(p);
 		if (!p->saved)
-			lwm2_jc_log(&w.ops, LWM2_JC_ERROR,
-			            "lwm2: fini: couldn't keep job %" PRIu32
-			            " for the next start: lost",
-			            p->job->job_id);
+			lwm2_log_error("fini: couldn't keep job %" PRIu32
+			               " for the next start: lost",
+			               p->job->job_id);
 		lwm2_jc_job_free(p->job);
 		free(p);
 	}

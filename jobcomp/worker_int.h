@@ -21,11 +21,8 @@
 
 #include <json-c/json.h>
 
+#include "log.h"
 #include "lwm2_jobcomp.h"
-
-/* A message through ops->log (none without it). */
-__attribute__((format(printf, 3, 4))) void lwm2_jc_log(const struct lwm2_jc_ops *ops, int level,
-                                                       const char *fmt, ...);
 
 static inline int64_t lwm2_jc_now(void)
 {
@@ -80,8 +77,17 @@ int lwm2_jc_make_digest(const struct lwm2_jc_conf *conf, const struct lwm2_jc_op
 /* ------------------------------------------------------------ dbsync.c */
 
 /* The database (conf->database) brought up to the log; a failure is
- * logged once and tried again at the next call.  Never fails the job. */
+ * logged once and tried again at a later call.  Never fails the job. */
 void lwm2_jc_db_sync(const struct lwm2_jc_conf *conf, const struct lwm2_jc_ops *ops);
+
+/* While the database is behind the log: when the worker calls
+ * lwm2_jc_db_sync by itself (no job need end for it to catch up);
+ * INT64_MAX when it is not behind. */
+int64_t lwm2_jc_db_retry_at(void);
+
+/* The wait after a failure to open or write, in seconds (30; the tests
+ * shorten it). */
+void lwm2_jc_db_retry_after(int seconds);
 
 /* The connection closed (the worker stops). */
 void lwm2_jc_db_close(void);

@@ -25,7 +25,7 @@ AC_DEFUN([X_AC_SLURM], [
     $(((slurm_version_number >> 8) & 255)) $((slurm_version_number & 255))`
   AC_MSG_RESULT([$SLURM_VERSION_STRING])
   # 24.11 names Slurm's list types list_t and list_itr_t and has no List
-  # and ListIterator any more; 22.05 has only those: digest/lib/slurm_compat.h.
+  # and ListIterator any more; 22.05 has only those: digest/util/slurm_compat.h.
   # (Incomplete types: AC_CHECK_TYPES's sizeof test cannot see them.)
   AC_CACHE_CHECK([for list_t], [ac_cv_type_list_t],
     [AC_COMPILE_IFELSE([AC_LANG_PROGRAM([[#include <slurm/slurm.h>]],

@@ -25,8 +25,15 @@
  * Processes inside write their records through the directory descriptor
  * the step passed on (LWM2_DIR_FD) when LWM2_DIR is not reachable.  Each
  * descriptor is used only while it is still the file it was (device and
- * inode): an application that closed it or put another file there loses
- * its own measurement inside the container, nothing else.
+ * inode).
+ *
+ * Inside a container the two descriptors are kept through the
+ * application's closes ("keeping", below): a launcher that closes what it
+ * inherited before it execs (Python's subprocess and multiprocessing, a
+ * loop over /proc/self/fd, close_range, closefrom) would otherwise leave
+ * its children unmeasured.  An application that puts another file on the
+ * number (dup2) or closes it by a raw system call still loses them: the
+ * children it starts inside go unmeasured (spank_lwm2(8), CONTAINERS).
  *
  * Everything on the exec path may run in the child of vfork: no malloc,
  * no locks, no stdio; buffers live on the caller's stack.
@@ -123,13 +130,183 @@ void lwm2_container_note_root(void)
 	putenv(root_env);
 }
 
+/* ---- keeping the step's descriptors through the application's closes ----
+ *
+ * Inside a container (the process started under another root than the
+ * step's) the library and the step directory are reachable only through
+ * LWM2_LIB_FD and LWM2_DIR_FD.  The wrappers of close, close_range and
+ * closefrom ask here first (lwm2_keep_on: one load outside containers):
+ *
+ *   - close(N) of one of them first copies it to a free number below N
+ *     (lwm2_keep_move_off), and N is closed and free as the application
+ *     expects.  Below: a walk over /proc/self/fd closes upwards and would
+ *     meet a higher number again;
+ *   - close_range and closefrom close around them (lwm2_keep_in_range);
+ *   - an exec puts a moved descriptor back at its number, or as near
+ *     above it as is free, and passes that number on.
+ *
+ * Where each one is now is a hint (keep_at), always checked against the
+ * file's identity: a vfork child writes it into its parent's memory, and
+ * the parent, whose descriptors did not move, finds them at their
+ * numbers.  Only raw system calls here: a vfork child may run them. */
+enum { KEEP_LIB, KEEP_DIR, KEEP_N };
+bool lwm2_keep_on LWM2_HOT_STATE;
+static struct lwm2_fd_ident keep_id[KEEP_N] LWM2_HOT_STATE = {{.fd = -1}, {.fd = -1}};
+static _Atomic int keep_at[KEEP_N] LWM2_HOT_STATE = {-1, -1};
+
+static bool in_other_root_of(const char *root_ident)
+{
+	struct lwm2_fd_ident root;
+	struct stat st;
+
+	if (lwm2_fd_ident_parse(root_ident, 0, &root) != 0)
+		return false;
+	return raw_stat("/", &st) == 0 && !same_file(&st, &root);
+}
+
+/* At the start, inside the window of lwm2_getenv. */
+void lwm2_container_keep_init(void)
+{
+	static const char *const names[KEEP_N] = {LWM2_ENV_LIB_FD, LWM2_ENV_DIR_FD};
+
+	if (!in_other_root_of(lwm2_getenv(LWM2_ENV_ROOT)))
+		return;
+	for (int i = 0; i < KEEP_N; i++)
+		if (lwm2_fd_ident_parse(lwm2_getenv(names[i]), 1, &keep_id[i]) == 0 &&
+		    fd_is(&keep_id[i]))
+			lwm2_keep_on = true;
+		else
+			keep_id[i].fd = -1;
+}
+
+/* Where descriptor i is now, or -1 where the process has lost it. */
+static int keep_find(int i)
+{
+	struct lwm2_fd_ident id = keep_id[i];
+
+	if (id.fd < 0)
+		return -1;
+	if (fd_is(&id))
+		return id.fd;
+	id.fd = atomic_load_explicit(&keep_at[i], memory_order_relaxed);
+	return fd_is(&id) ? id.fd : -1;
+}
+
+static bool keep_is(int i, int fd)
+{
+	return fd >= 0 &&
+	       (fd == keep_id[i].fd ||
+	        fd == atomic_load_explicit(&keep_at[i], memory_order_relaxed)) &&
+	       keep_find(i) == fd;
+}
+
+bool lwm2_container_dir_lost(void)
+{
+	struct stat st;
+
+	return lwm2_keep_on && keep_id[KEEP_DIR].fd >= 0 && keep_find(KEEP_DIR) < 0 &&
+	       raw_stat(lwm2_p.dir, &st) != 0;
+}
+
+/* Descriptor i, at cur, also at the lowest free number from min up: the
+ * new number, or -1.  Without close-on-exec, as the step opened it. */
+static int keep_dup(int i, int cur, int min)
+{
+	int to = (int)syscall(SYS_fcntl, cur, F_DUPFD, min);
+
+	if (to >= 0)
+		atomic_store_explicit(&keep_at[i], to, memory_order_relaxed);
+	return to;
+}
+
+/* The same, cur closed where it is now at to. */
+static int keep_move(int i, int cur, int min)
+{
+	int to = keep_dup(i, cur, min);
+
+	if (to >= 0)
+		syscall(SYS_close, cur);
+	return to;
+}
+
+/* Below fd, where the application's walk has been, but as high as is
+ * free: the numbers an application opens next are the lowest, and the
+ * step's descriptors stay out of their way.  A number above fd is taken
+ * only where nothing below is free (then a walk may move it again). */
+#define KEEP_BELOW 64
+
+void lwm2_keep_move_off(int fd)
+{
+	int err = errno;
+
+	for (int i = 0; i < KEEP_N; i++) {
+		int to;
+
+		if (!keep_is(i, fd))
+			continue;
+		/* fd itself the application's close closes. */
+		to = keep_dup(i, fd, fd - KEEP_BELOW > 3 ? fd - KEEP_BELOW : 3);
+		if (to > fd && fd - KEEP_BELOW > 3)
+			keep_move(i, to, 3);
+	}
+	errno = err;
+}
+
+int lwm2_keep_in_range(unsigned first, unsigned last, int ours[2])
+{
+	int n = 0, err = errno;
+
+	for (int i = 0; i < KEEP_N; i++) {
+		int at = keep_find(i);
+
+		if (at >= 0 && (unsigned)at >= first && (unsigned)at <= last)
+			ours[n++] = at;
+	}
+	if (n == 2 && ours[0] > ours[1]) {
+		int t = ours[0];
+
+		ours[0] = ours[1];
+		ours[1] = t;
+	}
+	errno = err;
+	return n;
+}
+
+/* Descriptor i where an exec passes it on: back at its own number (or
+ * the nearest free one above), which goes into *id; false where the
+ * process has lost it. */
+static bool keep_for_exec(int i, struct lwm2_fd_ident *id)
+{
+	int at = keep_find(i);
+
+	*id = keep_id[i];
+	if (at < 0)
+		return false;
+	/* An application that marked every descriptor close-on-exec (the
+	 * CLOSE_RANGE_CLOEXEC of a range passes lwm2's by, fcntl does not)
+	 * meant its own. */
+	if ((int)syscall(SYS_fcntl, at, F_GETFD) > 0)
+		syscall(SYS_fcntl, at, F_SETFD, 0);
+	if (at != id->fd) {
+		int to = keep_move(i, at, id->fd);
+
+		id->fd = to < 0 ? at : to;
+	}
+	return true;
+}
+
 /* The step directory through LWM2_DIR_FD, where that descriptor is still
- * the directory: a new descriptor the caller closes, or -1. */
+ * the directory (or, kept, is now at another number): a new descriptor
+ * the caller closes, or -1. */
 int lwm2_stepdir_inherited(void)
 {
 	struct lwm2_fd_ident id;
 
-	if (lwm2_fd_ident_parse(getenv(LWM2_ENV_DIR_FD), 1, &id) != 0 || !fd_is(&id))
+	if (lwm2_fd_ident_parse(getenv(LWM2_ENV_DIR_FD), 1, &id) != 0)
+		return -1;
+	if (lwm2_keep_on && id.fd == keep_id[KEEP_DIR].fd)
+		id.fd = keep_find(KEEP_DIR);
+	if (!fd_is(&id))
 		return -1;
 	return (int)syscall(SYS_openat, id.fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 }
@@ -212,15 +389,10 @@ static const char *env_value(char *const envp[], const char *name)
  * rewritten.  Known only where a step or a first process noted its root. */
 static bool in_other_root(void)
 {
-	struct lwm2_fd_ident root;
-	struct stat st;
-
-	if (lwm2_fd_ident_parse(getenv(LWM2_ENV_ROOT), 0, &root) != 0)
-		return false;
-	return raw_stat("/", &st) == 0 && !same_file(&st, &root);
+	return in_other_root_of(getenv(LWM2_ENV_ROOT));
 }
 
-static const char *base_of(const char *p, size_t len, size_t *blen)
+const char *lwm2_path_base(const char *p, size_t len, size_t *blen)
 {
 	const char *b = p;
 
@@ -234,7 +406,7 @@ static const char *base_of(const char *p, size_t len, size_t *blen)
 static bool is_lib_entry(const char *e, size_t len, const struct lwm2_fd_ident *lib)
 {
 	size_t bl;
-	const char *b = base_of(e, len, &bl);
+	const char *b = lwm2_path_base(e, len, &bl);
 	char fdpath[sizeof(PROC_FD_PREFIX) + 12];
 	int n;
 
@@ -274,7 +446,8 @@ static size_t lib_entry_inside(const char *e, size_t elen, const struct lwm2_fd_
 			return elen;
 		}
 	}
-	if (!lib_known || !fd_is(lib))
+	/* Close-on-exec, it would be gone when the loader looks for it. */
+	if (!lib_known || !fd_is(lib) || (int)syscall(SYS_fcntl, lib->fd, F_GETFD) > 0)
 		return 0;
 	n = sizeof(PROC_FD_PREFIX) - 1;
 	memcpy(path, PROC_FD_PREFIX, n);
@@ -286,12 +459,12 @@ static size_t lib_entry_inside(const char *e, size_t elen, const struct lwm2_fd_
 	return n;
 }
 
-/* LD_PRELOAD=... with lwm2's entry as it must be inside; false where the
- * value stays as it is. */
-static bool rewrite_preload(const char *cur, char *out, size_t outlen)
+/* LD_PRELOAD=... with lwm2's entry as it must be inside, the library's
+ * descriptor now at lib_now; false where the value stays as it is. */
+static bool rewrite_preload(const char *cur, int lib_now, char *out, size_t outlen)
 {
 	static const char name[] = "LD_PRELOAD=";
-	struct lwm2_fd_ident lib = {.fd = -1};
+	struct lwm2_fd_ident lib = {.fd = -1}, now;
 	bool lib_known = lwm2_fd_ident_parse(getenv(LWM2_ENV_LIB_FD), 1, &lib) == 0;
 	bool changed = false;
 	size_t at = sizeof(name) - 1;
@@ -307,7 +480,9 @@ static bool rewrite_preload(const char *cur, char *out, size_t outlen)
 			continue;
 		}
 		if (is_lib_entry(p, len, &lib)) {
-			put = lib_entry_inside(p, len, &lib, lib_known, entry, sizeof(entry));
+			now = lib;
+			now.fd = lib_now >= 0 ? lib_now : lib.fd;
+			put = lib_entry_inside(p, len, &now, lib_known, entry, sizeof(entry));
 			changed |= put != len || memcmp(entry, p, len) != 0;
 		} else {
 			put = len < sizeof(entry) ? len : 0;
@@ -328,7 +503,7 @@ static bool rewrite_preload(const char *cur, char *out, size_t outlen)
 static bool is_cuda_lib_missing(const char *path)
 {
 	size_t bl;
-	const char *b = base_of(path, strlen(path), &bl);
+	const char *b = lwm2_path_base(path, strlen(path), &bl);
 
 	return bl == sizeof(CUDA_BASENAME) - 1 && !memcmp(b, CUDA_BASENAME, bl) &&
 	       syscall(SYS_faccessat, AT_FDCWD, path, R_OK, 0) != 0;
@@ -482,10 +657,52 @@ static void name_container(char *const envp[], char *out, size_t len)
 	out[at] = '\0';
 }
 
+/* NAME=N:DEV:INO into buf (LWM2_FD_IDENT_LEN + 16 bytes). */
+static char *ident_entry(char *buf, const char *name, const struct lwm2_fd_ident *id)
+{
+	size_t at = strlen(name);
+
+	memcpy(buf, name, at);
+	buf[at++] = '=';
+	at += lwm2_put_decimal(buf + at, (uint64_t)id->fd);
+	buf[at++] = ':';
+	at += lwm2_put_decimal(buf + at, id->dev);
+	buf[at++] = ':';
+	at += lwm2_put_decimal(buf + at, id->ino);
+	buf[at] = '\0';
+	return buf;
+}
+
+/* The kept descriptors for an exec: where each one is passed on (its
+ * NAME=N:DEV:INO entry where it moved, else an empty string) and the
+ * library's number (-1 where kept nothing, the environment's number
+ * then stands). */
+static int keep_exec_entries(char moved[KEEP_N][LWM2_FD_IDENT_LEN + 16])
+{
+	static const char *const names[KEEP_N] = {LWM2_ENV_LIB_FD, LWM2_ENV_DIR_FD};
+	int lib_now = -1;
+
+	for (int i = 0; i < KEEP_N; i++) {
+		struct lwm2_fd_ident id;
+
+		moved[i][0] = '\0';
+		if (!lwm2_keep_on || keep_id[i].fd < 0)
+			continue;
+		if (!keep_for_exec(i, &id))
+			continue;
+		if (i == KEEP_LIB)
+			lib_now = id.fd;
+		if (id.fd != keep_id[i].fd)
+			ident_entry(moved[i], names[i], &id);
+	}
+	return lib_now;
+}
+
 /*
  * Call exec_fn with the environment the new image must get: envp itself
  * outside a container; inside, a copy (on this stack) with LD_PRELOAD,
- * CUDA_INJECTION64_PATH and LWM2_CONTAINER as described at the top.
+ * CUDA_INJECTION64_PATH and LWM2_CONTAINER as described at the top, and
+ * the kept descriptors' numbers where they moved.
  */
 int lwm2_exec_with_env(char *const envp[], lwm2_exec_fn exec_fn, void *ctx)
 {
@@ -502,17 +719,24 @@ int lwm2_exec_with_env(char *const envp[], lwm2_exec_fn exec_fn, void *ctx)
 	plen = preload ? strlen(preload) + sizeof("LD_PRELOAD=") + sizeof(PROC_FD_PREFIX) + 16 : 1;
 	{
 		char *env[n + 2];
-		char pre[plen], cont[CONTAINER_MAX];
+		char pre[plen], cont[CONTAINER_MAX], moved[KEEP_N][LWM2_FD_IDENT_LEN + 16];
 		size_t k = 0;
 		bool have_name = env_value(envp, LWM2_ENV_CONTAINER) != NULL;
-		bool new_pre = preload && rewrite_preload(preload, pre, plen);
+		int lib_now = keep_exec_entries(moved);
+		bool new_pre = preload && rewrite_preload(preload, lib_now, pre, plen);
 
 		for (size_t i = 0; i < n; i++) {
 			if (!strncmp(envp[i], "LD_PRELOAD=", 11) && new_pre) {
 				if (pre[11])
 					env[k++] = pre;
-			} else if (!strncmp(envp[i], "CUDA_INJECTION64_PATH=", 22) &&
-			           is_cuda_lib_missing(envp[i] + 22))
+			} else if (moved[KEEP_LIB][0] &&
+			           !strncmp(envp[i], LWM2_ENV_LIB_FD "=", sizeof(LWM2_ENV_LIB_FD)))
+				env[k++] = moved[KEEP_LIB];
+			else if (moved[KEEP_DIR][0] &&
+			         !strncmp(envp[i], LWM2_ENV_DIR_FD "=", sizeof(LWM2_ENV_DIR_FD)))
+				env[k++] = moved[KEEP_DIR];
+			else if (!strncmp(envp[i], "CUDA_INJECTION64_PATH=", 22) &&
+			         is_cuda_lib_missing(envp[i] + 22))
 				continue;
 			/* The container's first process is the first of its
 			 * tree, as a task is: it keeps a record of its own,

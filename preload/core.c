@@ -209,6 +209,8 @@ static void start(void)
 	if (!measured_parent)
 		lwm2_p.root = true;
 	lwm2_container_note_root();
+	lwm2_container_keep_init();
+	lwm2_unmeasured_init();
 	lwm2_env_start_done(); /* the putenvs follow */
 	lwm2_env_set_parent(measured_parent);
 	atomic_store(&lwm2_on, 1);

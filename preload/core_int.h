@@ -93,7 +93,11 @@ struct lwm2_proc {
 	_Atomic uint64_t next_ckpt_ns; /* without a heartbeat: the sampling handler's next write */
 	_Atomic int hb_generation;     /* bumped at fork so a stale heartbeat stops */
 
-	_Atomic int finished; /* final write done (exit, signal, exec in progress) */
+	/* 0 until a final write (exit, signal, exec) begins; then
+	 * LWM2_FIN_WRITING, with a termination signal that came meanwhile
+	 * held above LWM2_FIN_SIG_SHIFT (lwm2_finish_defer), and
+	 * LWM2_FIN_DONE once written. */
+	_Atomic int finished;
 	/* The final write's language, runtimes and identity are still to be
 	 * found, should it make a record file (see before_final_write). */
 	bool runtimes_pending;
@@ -212,6 +216,9 @@ void lwm2_fold_thread(struct lwm2_thread *t, int which) LWM2_HIDDEN_FN; /* which
 void lwm2_slice_add(uint64_t slice) LWM2_HIDDEN_FN;
 uint64_t lwm2_slice_now(void) LWM2_HIDDEN_FN;
 void lwm2_record_write(enum lwm2_end how, int status, int sig, bool sigctx) LWM2_HIDDEN_FN;
+/* Take back one count of c that the last write put into the record (an
+ * exec counted as starting an unmeasured process that did not start). */
+void lwm2_record_uncount(enum lwm2_counter c) LWM2_HIDDEN_FN;
 void lwm2_storage_fork_child(void) LWM2_HIDDEN_FN;
 int lwm2_heartbeat_start(void) LWM2_HIDDEN_FN;
 bool lwm2_heartbeat_stop(void) LWM2_HIDDEN_FN;
@@ -238,10 +245,18 @@ void lwm2_rank_file_write(enum lwm2_end how, int status, int sig) LWM2_HIDDEN_FN
  * shell's child about to exec): its exec would write nothing. */
 bool lwm2_rank_idle_fork_child(void) LWM2_HIDDEN_FN;
 void lwm2_record_discard_mapping(void) LWM2_HIDDEN_FN;
+/* After the final write of how (exit or exec), a termination signal held
+ * meanwhile ends the process: the record (or the step summary) is made to
+ * say it ended by sig, as a signal's own final write says. */
+void lwm2_rank_file_signaled(enum lwm2_end how, int sig) LWM2_HIDDEN_FN;
 
 /* summary.c: add this image to the step's summary of short processes;
  * 0 when done, -1 when the caller must write a record instead. */
 int lwm2_summary_add(const struct lwm2_rank_record *r, enum lwm2_end how) LWM2_HIDDEN_FN;
+/* The image r added by its final write of how (exit: exit_ok set where it
+ * ended with status 0) ended by a signal after all: its slot says so. */
+int lwm2_summary_signaled(const struct lwm2_rank_record *r, enum lwm2_end how,
+                          bool exit_ok) LWM2_HIDDEN_FN;
 
 /* sampling.c */
 void lwm2_sampling_init(void) LWM2_HIDDEN_FN;
@@ -261,6 +276,40 @@ void lwm2_process_init(void) LWM2_HIDDEN_FN;
 typedef int (*lwm2_exec_fn)(void *ctx, char *const envp[]);
 int lwm2_exec_with_env(char *const envp[], lwm2_exec_fn exec_fn, void *ctx) LWM2_HIDDEN_FN;
 void lwm2_container_note_root(void) LWM2_HIDDEN_FN;
+/* The last part of the path p of len bytes (after its last '/'), its
+ * length in *blen. */
+const char *lwm2_path_base(const char *p, size_t len, size_t *blen) LWM2_HIDDEN_FN;
+/* Inside a container: the step directory's descriptor is lost and its
+ * path is not there, so a process started now cannot leave a record. */
+bool lwm2_container_dir_lost(void) LWM2_HIDDEN_FN;
+
+/* unmeasured.c: what an exec or posix_spawn starts that the library will
+ * not measure.  The target: path (searched in PATH where search is set
+ * and it has no '/'), relative to fd where fd >= 0, or fd itself where
+ * path is NULL or empty (fexecve, execveat with AT_EMPTY_PATH). */
+struct lwm2_exec_target {
+	const char *path;
+	int fd;
+	bool search;
+};
+/* At the start, in the window of lwm2_getenv: whether LD_PRELOAD names
+ * this library. */
+void lwm2_unmeasured_init(void) LWM2_HIDDEN_FN;
+/* The counter of the reason the image started with envp (the caller's own
+ * environment caller_env, rewritten for a container) will not be
+ * measured (LWM2_UNMEASURED_COUNTERS), or -1.  Signal-safe, no malloc: it
+ * may run in the child of vfork. */
+int lwm2_unmeasured_reason(const struct lwm2_exec_target *t, char *const caller_env[],
+                           char *const envp[]) LWM2_HIDDEN_FN;
+/* Inside a container, the step's descriptors kept through the
+ * application's closes (container.c): lwm2_keep_on is set at the start
+ * where there are any; lwm2_keep_move_off(fd) moves one of them off fd
+ * before a close of fd; lwm2_keep_in_range puts those within
+ * first..last, in ascending order, into ours and returns how many. */
+extern bool lwm2_keep_on LWM2_HIDDEN;
+void lwm2_container_keep_init(void) LWM2_HIDDEN_FN;
+void lwm2_keep_move_off(int fd) LWM2_HIDDEN_FN;
+int lwm2_keep_in_range(unsigned first, unsigned last, int ours[2]) LWM2_HIDDEN_FN;
 int lwm2_stepdir_inherited(void) LWM2_HIDDEN_FN;
 /* A file of the step directory by its path, else (inside a container)
  * through the inherited descriptor: open as openat(2), or unlink. */
@@ -279,6 +328,12 @@ void lwm2_identity_apply(struct lwm2_rank_record *r) LWM2_HIDDEN_FN;
 void lwm2_identity_container(struct lwm2_rank_record *r) LWM2_HIDDEN_FN;
 /* The final write (or checkpoint) from any path; idempotent for the final. */
 void lwm2_finish(enum lwm2_end how, int status, int sig, bool sigctx) LWM2_HIDDEN_FN;
+#define LWM2_FIN_DONE      1
+#define LWM2_FIN_WRITING   2
+#define LWM2_FIN_SIG_SHIFT 2
+/* From a termination signal's handler at SIG_DFL: true where a final write
+ * is under way, which then ends the process by sig once written. */
+bool lwm2_finish_defer(int sig) LWM2_HIDDEN_FN;
 
 /* modules.c */
 #define LWM2_NMODULES 4

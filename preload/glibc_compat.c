@@ -77,7 +77,7 @@ int timer_delete(timer_t timer)
 #include <sys/platform/x86.h>
 
 /*
- * glibc 2.33's copy of CPUID (digest/lib/cpu_features.h says why lwm2
+ * glibc 2.33's copy of CPUID (digest/format/cpu_features.h says why lwm2
  * reads it rather than execute the instruction), looked up at run time:
  * the first call is lwm2_clock_init's, at the start of the process.  An
  * older glibc has none: then the two leaves lwm2 asks about (1: SSE 4.2;

@@ -127,6 +127,20 @@ static void coarsen(void)
 	r->flags |= LWM2_F_COARSENED;
 }
 
+/* The slice the last lwm2_slice_add added to (under the lock). */
+static uint32_t last_slice;
+
+void lwm2_record_uncount(enum lwm2_counter c)
+{
+	struct lwm2_rank_record *r = lwm2_p.img;
+	struct lwm2_slice *s = slices();
+
+	if (!r->counters[c] || last_slice >= r->nslices || !s[last_slice].counters[c])
+		return;
+	r->counters[c]--;
+	s[last_slice].counters[c]--;
+}
+
 /* Move the pending sums into slice k (in units of the current L). */
 void lwm2_slice_add(uint64_t k)
 {
@@ -147,6 +161,7 @@ void lwm2_slice_add(uint64_t k)
 			k = lwm2_p.first_slice;
 	}
 	idx = k - lwm2_p.first_slice;
+	last_slice = (uint32_t)idx;
 	s = slices();
 	if (idx >= r->nslices) {
 		memset(&s[r->nslices], 0, (size_t)(idx + 1 - r->nslices) * sizeof(*s));

@@ -172,6 +172,11 @@ struct lwm2_thread {
 	_Atomic uint32_t earmark; /* enum lwm2_earmark; read by the sampling handler */
 	_Atomic uint64_t buf[2][LWM2_NCOUNTERS];
 	_Atomic uint64_t samples[LWM2_NEARMARKS]; /* written by the signal handler in this thread */
+	/* Of those, periods the kernel delivered as one signal's overrun (it
+	 * merges expiries when it checks the timer late, on a loaded host):
+	 * they all count at the earmark that signal found, so the shares are
+	 * less certain than their number says. */
+	_Atomic uint64_t samples_merged;
 
 	/* Cold: owned by the core (registry lock), on cache lines of its own
 	 * so the heartbeat's folds never touch a line the owner writes. */

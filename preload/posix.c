@@ -565,6 +565,8 @@ LWM2_EXPORT int close(int fd)
 	struct posix_span s;
 	int r;
 
+	if (LWM2_UNLIKELY(lwm2_keep_on))
+		lwm2_keep_move_off(fd);
 	if (!t) {
 		r = LWM2_LIKELY(real != NULL) ? real(fd) : (int)syscall(SYS_close, fd);
 	} else {
@@ -717,12 +719,43 @@ LWM2_EXPORT int accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags
 	                            : (int)syscall(SYS_accept4, fd, addr, len, flags));
 }
 
+static int posix_close_range(close_range_fn real, unsigned first, unsigned last, int flags)
+{
+	return LWM2_LIKELY(real != NULL) ? real(first, last, flags)
+	                                 : (int)syscall(SYS_close_range, first, last, flags);
+}
+
+/*
+ * Inside a container, lwm2's descriptors within the range stay open and
+ * keep their close-on-exec flag: the range is closed around them, piece
+ * by piece with the same flags (a failure is the first piece's, before
+ * anything was closed).  ours: what lwm2_keep_in_range found.
+ */
+static int posix_close_around(close_range_fn real, unsigned first, unsigned last, int flags,
+                              const int *ours, int n)
+{
+	int r = 0;
+
+	for (int i = 0; i < n && r == 0; i++) {
+		if ((unsigned)ours[i] > first)
+			r = posix_close_range(real, first, (unsigned)ours[i] - 1, flags);
+		first = (unsigned)ours[i] + 1;
+	}
+	if (r == 0 && first <= last)
+		r = posix_close_range(real, first, last, flags);
+	return r;
+}
+
 LWM2_EXPORT int close_range(unsigned first, unsigned last, int flags)
 {
 	close_range_fn real = get_close_range();
-	int r = LWM2_LIKELY(real != NULL) ? real(first, last, flags)
-	                                  : (int)syscall(SYS_close_range, first, last, flags);
+	int ours[2], n, r;
 
+	if (LWM2_UNLIKELY(lwm2_keep_on) && first <= last &&
+	    (n = lwm2_keep_in_range(first, last, ours)) > 0)
+		r = posix_close_around(real, first, last, flags, ours, n);
+	else
+		r = posix_close_range(real, first, last, flags);
 	if (r == 0 && !(flags & CLOSE_RANGE_CLOEXEC))
 		lwm2_posix_fd_forget_range(first, last);
 	return r;
@@ -731,11 +764,20 @@ LWM2_EXPORT int close_range(unsigned first, unsigned last, int flags)
 LWM2_EXPORT void closefrom(int lowfd)
 {
 	closefrom_fn real = get_closefrom();
+	int ours[2], n, from = lowfd;
 
+	if (LWM2_UNLIKELY(lwm2_keep_on) && lowfd >= 0 &&
+	    (n = lwm2_keep_in_range((unsigned)lowfd, ~0u, ours)) > 0) {
+		/* Below them piece by piece, above them closefrom's own way
+		 * (its fallback where the kernel has no close_range). */
+		(void)posix_close_around(get_close_range(), (unsigned)lowfd, (unsigned)ours[n - 1],
+		                         0, ours, n);
+		from = ours[n - 1] + 1;
+	}
 	if (LWM2_LIKELY(real != NULL))
-		real(lowfd);
+		real(from);
 	else
-		(void)syscall(SYS_close_range, (unsigned)lowfd, ~0u, 0);
+		(void)syscall(SYS_close_range, (unsigned)from, ~0u, 0);
 	if (lowfd >= 0)
 		lwm2_posix_fd_forget_range((unsigned)lowfd, ~0u);
 }

@@ -13,6 +13,7 @@
 #include "core_int.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <link.h>
 #include <spawn.h>
 #include <stdarg.h>
@@ -180,21 +181,78 @@ static void print_digest(void)
 		lwm2_render_rank(lwm2_p.img, 2);
 }
 
+/*
+ * A termination signal that comes while the final write is under way (a
+ * pool's worker on its way out, which its parent ends with SIGTERM) would
+ * end the process with its record half written, and the final write is
+ * the one its counts are in.  Its handler leaves the signal here instead,
+ * and the writer, once done, ends the process by it.  Lock-free: the
+ * handler may run on top of the writer.
+ */
+bool lwm2_finish_defer(int sig)
+{
+	int cur = atomic_load(&lwm2_p.finished);
+
+	while (cur & LWM2_FIN_WRITING) {
+		if (cur >> LWM2_FIN_SIG_SHIFT) /* one is held already */
+			return true;
+		if (atomic_compare_exchange_weak(&lwm2_p.finished, &cur,
+		                                 cur | sig << LWM2_FIN_SIG_SHIFT))
+			return true;
+	}
+	return false;
+}
+
+/* The final write is done: from here no signal is held; the one held
+ * meanwhile, if any (0: none). */
+static int finish_claim(void)
+{
+	return atomic_exchange(&lwm2_p.finished, LWM2_FIN_DONE) >> LWM2_FIN_SIG_SHIFT;
+}
+
+/* A signal held during the final write of how ends the process, as it
+ * would have without the write (at SIG_DFL, where its handler put it):
+ * the record says so, as the signal's own final write would have.
+ * Under the lock, in normal context. */
+static int finish_claim_rewrite(enum lwm2_end how)
+{
+	int held = finish_claim();
+
+	if (held)
+		lwm2_rank_file_signaled(how, held);
+	return held;
+}
+
+/* Not from a handler's own final write, which ends by its own signal
+ * next. */
+static void finish_raise(int held)
+{
+	if (held)
+		syscall(SYS_kill, lwm2_raw_getpid(), held);
+}
+
 void lwm2_finish(enum lwm2_end how, int status, int sig, bool sigctx)
 {
-	if (!lwm2_p.img || !atomic_load(&lwm2_on) || !lwm2_here())
-		return;
-	if (how != LWM2_END_CHECKPOINT ? atomic_exchange(&lwm2_p.finished, 1) != 0
-	                               : atomic_load(&lwm2_p.finished) != 0)
+	int held = 0;
+
+	if (!lwm2_p.img || !atomic_load(&lwm2_on) || !lwm2_here() ||
+	    atomic_load(&lwm2_p.finished) != 0)
 		return;
 	if (!sigctx) {
 		lwm2_for_each_module(m) if (m->slice_end) m->slice_end();
 		if (how == LWM2_END_EXIT)
 			lwm2_modules_fini_once();
 	}
+	/* Claimed after the modules' ends (a CUDA flush may wait): a signal
+	 * meanwhile writes the record itself; from here it waits for it. */
+	if (how != LWM2_END_CHECKPOINT && atomic_exchange(&lwm2_p.finished, LWM2_FIN_WRITING) != 0)
+		return;
 	if (sigctx) {
-		if (!lwm2_lock_sig())
+		if (!lwm2_lock_sig()) {
+			if (how != LWM2_END_CHECKPOINT)
+				finish_claim();
 			return;
+		}
 	} else {
 		lwm2_in_core++;
 		lwm2_lock();
@@ -207,6 +265,8 @@ void lwm2_finish(enum lwm2_end how, int status, int sig, bool sigctx)
 		lwm2_sampling_stop_all();
 	lwm2_record_write(how, status, sig, sigctx);
 	lwm2_p.runtimes_pending = false;
+	if (how != LWM2_END_CHECKPOINT)
+		held = sigctx ? (finish_claim(), 0) : finish_claim_rewrite(how);
 	lwm2_unlock();
 	if (!sigctx)
 		lwm2_in_core--;
@@ -214,6 +274,7 @@ void lwm2_finish(enum lwm2_end how, int status, int sig, bool sigctx)
 		/* The renderer is signal-safe (no stdio, no malloc). */
 		print_digest();
 		atomic_store(&lwm2_on, 0);
+		finish_raise(held);
 	}
 }
 
@@ -300,34 +361,52 @@ static void resolve_reals(void)
 /* Saves the record as the end of this image and keeps the lock until exec
  * returns (it only returns on failure): the heartbeat cannot write after
  * the final record. */
-__attribute__((unused)) static bool exec_prepare(void)
+__attribute__((unused)) static bool exec_prepare(int unmeasured)
 {
+	int held;
+
 	if (!atomic_load(&lwm2_on) || !lwm2_here() || atomic_load(&lwm2_p.finished))
 		return false;
 	lwm2_for_each_module(m) if (m->slice_end) m->slice_end();
 	lwm2_in_core++;
 	lwm2_lock();
-	atomic_store(&lwm2_p.finished, 1);
+	atomic_store(&lwm2_p.finished, LWM2_FIN_WRITING);
 	lwm2_sampling_stop_all();
 	lwm2_sampling_drain();
 	/* The child of a shell that execs at once writes nothing (the next
 	 * image is the process): its record is not made, and the language
 	 * check alone reads pages of the shell's symbol table. */
-	if (lwm2_rank_idle_fork_child())
-		return true;
-	before_final_write();
-	lwm2_record_write(LWM2_END_EXEC, 0, 0, false);
-	lwm2_p.runtimes_pending = false;
-	print_digest();
+	if (!lwm2_rank_idle_fork_child()) {
+		before_final_write();
+		lwm2_record_write(LWM2_END_EXEC, 0, 0, false);
+		lwm2_p.runtimes_pending = false;
+		print_digest();
+	}
+	/* A signal that came meanwhile ends this image, never the next: the
+	 * process it would have started never starts. */
+	held = finish_claim();
+	if (held) {
+		if (unmeasured >= 0)
+			lwm2_record_uncount((enum lwm2_counter)unmeasured);
+		lwm2_rank_file_signaled(LWM2_END_EXEC, held);
+	}
+	finish_raise(held);
 	return true;
 }
 
-__attribute__((unused)) static void exec_failed(bool prepared)
+__attribute__((unused)) static void exec_failed(bool prepared, int unmeasured)
 {
 	int saved = errno;
 
+	/* In the child of vfork (not prepared) a count stays with the
+	 * parent's thread: the target was found runnable first
+	 * (lwm2_unmeasured_reason), so only a rarer failure (E2BIG, ENOMEM)
+	 * leaves one there. */
 	if (!prepared)
 		return;
+	/* Nothing started: the count of what would have is taken back. */
+	if (unmeasured >= 0)
+		lwm2_record_uncount((enum lwm2_counter)unmeasured);
 	lwm2_p.img->flags &= ~(uint32_t)LWM2_F_EXEC;
 	atomic_store(&lwm2_p.finished, 0);
 	lwm2_sampling_resume_all();
@@ -363,13 +442,55 @@ struct exec_call {
 	char *const *argv;
 	int fd, flags;
 	char *const *caller_env; /* the call's own envp; environ for execv and execvp */
+	bool prepared;           /* exec_prepare wrote the record */
+	int unmeasured;          /* the counter of what it starts unmeasured, or -1 */
 };
 
-/* execv and execvp pass environ on themselves; with another environment
- * they become execve and execvpe. */
+/* What an exec or posix_spawn starts unmeasured, counted into the calling
+ * thread's buffer: the measured process's, or in the child of vfork its
+ * parent's thread (never attached there).  The counter, or -1. */
+static int count_unmeasured(const struct lwm2_exec_target *t, char *const caller_env[],
+                            char *const envp[])
+{
+	struct lwm2_thread *th;
+	int reason;
+
+	if (!atomic_load(&lwm2_on) || atomic_load(&lwm2_p.finished))
+		return -1;
+	reason = lwm2_unmeasured_reason(t, caller_env, envp);
+	if (reason < 0)
+		return -1;
+	th = lwm2_here() ? lwm2_thread_get() : lwm2_self;
+	if (!th)
+		return -1;
+	lwm2_count(th, (enum lwm2_counter)reason, 1);
+	return reason;
+}
+
+static int exec_call_real(struct exec_call *c, char *const envp[]);
+
+/* The image is ended with the environment the new one gets: whether that
+ * one is measured is known only now (a container's rewrite). */
 static int exec_call_run(void *arg, char *const envp[])
 {
 	struct exec_call *c = arg;
+	struct lwm2_exec_target t = {
+	    .path = c->path,
+	    .fd = c->kind == R_EXECVEAT || c->kind == R_FEXECVE ? c->fd : -1,
+	    .search = c->kind == R_EXECVP || c->kind == R_EXECVPE,
+	};
+
+	if (c->kind == R_EXECVEAT && (c->flags & AT_EMPTY_PATH) && c->path && !*c->path)
+		t.path = NULL;
+	c->unmeasured = count_unmeasured(&t, c->caller_env, envp);
+	c->prepared = exec_prepare(c->unmeasured);
+	return exec_call_real(c, envp);
+}
+
+/* execv and execvp pass environ on themselves; with another environment
+ * they become execve and execvpe. */
+static int exec_call_real(struct exec_call *c, char *const envp[])
+{
 	bool own = envp == c->caller_env;
 
 	switch (c->kind) {
@@ -394,7 +515,6 @@ static int exec_call_run(void *arg, char *const envp[])
 
 static int exec_wrapped(struct exec_call *c)
 {
-	bool p;
 	int rc;
 
 	if (!real_fn[c->kind])
@@ -403,9 +523,10 @@ static int exec_wrapped(struct exec_call *c)
 		errno = ENOSYS;
 		return -1;
 	}
-	p = exec_prepare();
+	c->prepared = false;
+	c->unmeasured = -1;
 	rc = lwm2_exec_with_env(c->caller_env, exec_call_run, c);
-	exec_failed(p);
+	exec_failed(c->prepared, c->unmeasured);
 	return rc;
 }
 
@@ -513,13 +634,25 @@ struct spawn_call {
 	const posix_spawn_file_actions_t *fa;
 	const posix_spawnattr_t *attr;
 	char *const *argv;
+	char *const *caller_env;
+	bool search; /* posix_spawnp */
 };
 
+/* A child that did not start is not counted: the target is looked at
+ * first, counted once the spawn succeeded. */
 static int spawn_call_run(void *arg, char *const envp[])
 {
 	struct spawn_call *c = arg;
+	struct lwm2_exec_target t = {.path = c->path, .fd = -1, .search = c->search};
+	struct lwm2_thread *th;
+	int reason = -1, rc;
 
-	return c->real(c->pid, c->path, c->fa, c->attr, c->argv, envp);
+	if (atomic_load(&lwm2_on) && lwm2_here())
+		reason = lwm2_unmeasured_reason(&t, c->caller_env, envp);
+	rc = c->real(c->pid, c->path, c->fa, c->attr, c->argv, envp);
+	if (rc == 0 && reason >= 0 && (th = lwm2_thread_get()))
+		lwm2_count(th, (enum lwm2_counter)reason, 1);
+	return rc;
 }
 
 static int spawn_wrapped(struct spawn_call *c, const char *name, char *const envp[])
@@ -532,6 +665,8 @@ static int spawn_wrapped(struct spawn_call *c, const char *name, char *const env
 	if (!real[i])
 		return ENOSYS;
 	c->real = real[i];
+	c->caller_env = envp;
+	c->search = i == 1;
 	spawn_prepare();
 	return lwm2_exec_with_env(envp, spawn_call_run, c);
 }
@@ -550,6 +685,37 @@ LWM2_EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_fil
 	return spawn_wrapped(
 	    &(struct spawn_call){.pid = pid, .path = file, .fa = fa, .attr = attr, .argv = argv},
 	    "posix_spawnp", envp);
+}
+
+/* posix_spawn's file action "close from N" (glibc 2.34): glibc's spawn
+ * code closes the range with a raw close_range in the child, where no
+ * wrapper of ours runs.  Inside a container, lwm2's descriptors in the
+ * range stay open: the numbers below them are closed one by one instead
+ * (a close of a number not open is no error there) and the range above
+ * them as asked.  Outside a container it is the call as it was. */
+typedef int (*addclosefrom_fn)(posix_spawn_file_actions_t *, int);
+
+LWM2_EXPORT int posix_spawn_file_actions_addclosefrom_np(posix_spawn_file_actions_t *fa, int from)
+{
+	static addclosefrom_fn real;
+	int ours[2], n, r;
+
+	if (!real)
+		real = (addclosefrom_fn)lwm2_real("posix_spawn_file_actions_addclosefrom_np");
+	if (!real)
+		return ENOSYS;
+	if (LWM2_LIKELY(!lwm2_keep_on) || from < 0 ||
+	    (n = lwm2_keep_in_range((unsigned)from, ~0u, ours)) == 0)
+		return real(fa, from);
+	for (int fd = from, i = 0; fd < ours[n - 1]; fd++) {
+		if (i < n && fd == ours[i]) {
+			i++;
+			continue;
+		}
+		if ((r = posix_spawn_file_actions_addclose(fa, fd)) != 0)
+			return r;
+	}
+	return real(fa, ours[n - 1] + 1);
 }
 
 /* ---- namespaces ---- */

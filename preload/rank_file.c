@@ -335,6 +335,10 @@ bool lwm2_rank_idle_fork_child(void)
 	return true;
 }
 
+/* Where the last final write went: the step summary, a record file, or
+ * nowhere (an idle exec). */
+static enum { FINAL_NOWHERE, FINAL_SUMMARY, FINAL_FILE } final_to;
+
 /* Under the lock, the threads folded: writes the record (and creates its
  * file on first use unless the digest is only printed). */
 void lwm2_rank_file_write(enum lwm2_end how, int status, int sig)
@@ -348,15 +352,21 @@ void lwm2_rank_file_write(enum lwm2_end how, int status, int sig)
 	r->generation = gen;
 	lwm2_record_seal(r); /* the in-memory image is a valid record too (printing) */
 
+	if (how != LWM2_END_CHECKPOINT)
+		final_to = FINAL_FILE;
 	if (summary_wanted()) {
 		if (how != LWM2_END_CHECKPOINT) {
 			/* An image that execs having counted nothing (the child of
 			 * a shell that execs at once) leaves nothing: the next
 			 * image is the process and has its CPU time. */
-			if (how == LWM2_END_EXEC && !lwm2_p.written_once && counted_nothing(r))
+			if (how == LWM2_END_EXEC && !lwm2_p.written_once && counted_nothing(r)) {
+				final_to = FINAL_NOWHERE;
 				return;
-			if (is_short(r) && lwm2_summary_add(r, how) == 0)
+			}
+			if (is_short(r) && lwm2_summary_add(r, how) == 0) {
+				final_to = FINAL_SUMMARY;
 				return;
+			}
 			/* A record file after all: with everything a record has. */
 			if (lwm2_p.runtimes_pending) {
 				lwm2_detect_runtimes();
@@ -383,4 +393,24 @@ void lwm2_rank_file_write(enum lwm2_end how, int status, int sig)
 	/* A slot torn by SIGKILL fails its checksum and the reader takes the
 	 * other one, which this write never touches. */
 	memcpy(slot, r, r->total_size);
+}
+
+void lwm2_rank_file_signaled(enum lwm2_end how, int sig)
+{
+	struct lwm2_rank_record *r = lwm2_p.img;
+	bool exit_ok = !(r->flags & LWM2_F_SIGNALED) && r->exit_status == 0;
+
+	if (r->flags & LWM2_F_SIGNALED)
+		return;
+	r->flags &= ~(uint32_t)LWM2_F_EXEC;
+	if (final_to != FINAL_SUMMARY) {
+		/* A record file is written again (the other slot, or the one
+		 * slot of a single write); an idle exec's image is now a
+		 * process that ended, and goes where such a one goes. */
+		lwm2_record_write(LWM2_END_SIGNAL, 0, sig, false);
+		return;
+	}
+	fill_process_fields(LWM2_END_SIGNAL, 0, sig);
+	lwm2_record_seal(r);
+	lwm2_summary_signaled(r, how, exit_ok);
 }

@@ -106,6 +106,11 @@ static void sample_handler(int sig, siginfo_t *si, void *uc)
 		atomic_store_explicit(
 		    &t->samples[m], atomic_load_explicit(&t->samples[m], memory_order_relaxed) + n,
 		    memory_order_relaxed);
+		if (LWM2_UNLIKELY(n > 1))
+			atomic_store_explicit(
+			    &t->samples_merged,
+			    atomic_load_explicit(&t->samples_merged, memory_order_relaxed) + n - 1,
+			    memory_order_relaxed);
 		/* A process without a heartbeat that keeps running: its record
 		 * is written from here at slice boundaries. */
 		if (LWM2_UNLIKELY(!__atomic_load_n(&lwm2_p.hb_running, __ATOMIC_RELAXED)))
@@ -324,6 +329,8 @@ static void foreign_sample_signal(int sig)
 	memset(&dfl, 0, sizeof(dfl));
 	dfl.sa_handler = SIG_DFL;
 	lwm2_real_sigaction(sig, &dfl, NULL);
+	if (lwm2_finish_defer(sig))
+		return;
 	lwm2_finish(LWM2_END_SIGNAL, 0, sig, true);
 	/* Delivered at SIG_DFL once this handler returns. */
 	syscall(SYS_tgkill, lwm2_raw_getpid(), lwm2_raw_gettid(), sig);
@@ -345,6 +352,12 @@ static void term_handler(int sig, siginfo_t *si, void *uc)
 		memset(&dfl, 0, sizeof(dfl));
 		dfl.sa_handler = SIG_DFL;
 		lwm2_real_sigaction(sig, &dfl, NULL);
+		/* The process is on its way out and writing: it ends by sig
+		 * once its record is written. */
+		if (lwm2_finish_defer(sig)) {
+			errno = saved;
+			return;
+		}
 		lwm2_finish(LWM2_END_SIGNAL, 0, sig, true);
 		/* Pending until the handler returns (the signal is blocked in
 		 * it), then delivered at SIG_DFL; a fault that repeats on return

@@ -220,6 +220,31 @@ static struct lwm2_summary_slice *slice_of(struct lwm2_summary_slice *sl, uint64
 	return NULL;
 }
 
+/* The end of a process (not of an image replaced by exec) into its slot:
+ * how it ended, and its CPU time and faults, which are the process's,
+ * exec or not (the image after an exec has them, so only the last image
+ * adds them). */
+static void add_process_end(struct lwm2_summary_exe *s, const struct lwm2_rank_record *r)
+{
+	add64(&s->processes, 1);
+	if (r->flags & LWM2_F_SIGNALED)
+		add64(&s->signaled, 1);
+	else if (r->exit_status == 0)
+		add64(&s->exit_ok, 1);
+	else
+		add64(&s->exit_failed, 1);
+	add64(&s->utime_us, r->utime_us);
+	add64(&s->stime_us, r->stime_us);
+	add64(&s->minflt, r->minflt);
+	add64(&s->majflt, r->majflt);
+	max64(&s->maxrss_kb, r->maxrss_kb);
+}
+
+static const char *exe_name(const struct lwm2_rank_record *r)
+{
+	return r->executable[0] ? base_name(r->executable) : "?";
+}
+
 /* Most slices a short process adds: it lives less than LWM2_SHORT_MS. */
 #define MAX_OWN_SLICES 16
 
@@ -263,24 +288,10 @@ int lwm2_summary_add(const struct lwm2_rank_record *r, enum lwm2_end how)
 	for (uint32_t i = 0; i < nto; i++)
 		for (int c = 0; c < LWM2_NCOUNTERS; c++)
 			add64(&to[i]->s.counters[c], own[from[i]].counters[c]);
-	s = slot_of(lwm2_summary_exes(h), r->executable[0] ? base_name(r->executable) : "?");
+	s = slot_of(lwm2_summary_exes(h), exe_name(r));
 	add64(&s->images, 1);
-	if (ends) {
-		add64(&s->processes, 1);
-		if (r->flags & LWM2_F_SIGNALED)
-			add64(&s->signaled, 1);
-		else if (r->exit_status == 0)
-			add64(&s->exit_ok, 1);
-		else
-			add64(&s->exit_failed, 1);
-		/* CPU time and faults are the process's, exec or not: the image
-		 * after an exec has them, so only the last image adds them. */
-		add64(&s->utime_us, r->utime_us);
-		add64(&s->stime_us, r->stime_us);
-		add64(&s->minflt, r->minflt);
-		add64(&s->majflt, r->majflt);
-		max64(&s->maxrss_kb, r->maxrss_kb);
-	}
+	if (ends)
+		add_process_end(s, r);
 	if (r->end_ns > r->start_ns)
 		add64(&s->wall_ns, (uint64_t)(r->end_ns - r->start_ns));
 	for (int e = 0; e < LWM2_NEARMARKS; e++)
@@ -296,5 +307,27 @@ int lwm2_summary_add(const struct lwm2_rank_record *r, enum lwm2_end how)
 	 * must not keep it. */
 	if (!ends)
 		munmap(h, LWM2_SUMMARY_SIZE);
+	return 0;
+}
+
+int lwm2_summary_signaled(const struct lwm2_rank_record *r, enum lwm2_end how, bool exit_ok)
+{
+	struct lwm2_summary_header *h = map_summary();
+	struct lwm2_summary_exe *s;
+
+	if (!h)
+		return -1;
+	if (init_header(h, r) != 0) {
+		munmap(h, LWM2_SUMMARY_SIZE);
+		return -1;
+	}
+	s = slot_of(lwm2_summary_exes(h), exe_name(r));
+	if (how == LWM2_END_EXEC) {
+		add_process_end(s, r);
+	} else {
+		__atomic_fetch_sub(exit_ok ? &s->exit_ok : &s->exit_failed, 1, __ATOMIC_RELAXED);
+		add64(&s->signaled, 1);
+	}
+	/* The process ends now: the mapping goes with it. */
 	return 0;
 }

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "errmsg.h"
 #include "lwm2_spank.h"
 #include "numparse.h"
 
@@ -78,10 +79,8 @@ int lwm2_parse_mode(const char *s, enum lwm2_mode *out, char *err, size_t errlen
 		*out = LWM2_MODE_ON;
 		return 0;
 	}
-	if (word_value(s, mode_words, NWORDS(mode_words), &v) < 0) {
-		snprintf(err, errlen, "'%s' is not one of on, off, print", s);
-		return -1;
-	}
+	if (word_value(s, mode_words, NWORDS(mode_words), &v) < 0)
+		return lwm2_errprintf(0, err, errlen, "'%s' is not one of on, off, print", s);
 	*out = (enum lwm2_mode)v;
 	return 0;
 }
@@ -96,10 +95,8 @@ static int parse_uint(const char *s, unsigned long min, unsigned long max, unsig
 	if (rc == 0)
 		return 0;
 	if (errno == ERANGE)
-		snprintf(err, errlen, "%s is out of range %lu..%lu", s, min, max);
-	else
-		snprintf(err, errlen, "'%s' is not a number", s ? s : "");
-	return -1;
+		return lwm2_errprintf(0, err, errlen, "%s is out of range %lu..%lu", s, min, max);
+	return lwm2_errprintf(0, err, errlen, "'%s' is not a number", s ? s : "");
 }
 
 int lwm2_parse_slice(const char *s, unsigned *out, char *err, size_t errlen)
@@ -120,28 +117,22 @@ int lwm2_parse_events(const char *s, char *out, size_t outlen, char *err, size_t
 	size_t n = s ? strlen(s) : 0;
 	const char *p;
 
-	if (n == 0) {
-		snprintf(err, errlen, "the event list is empty");
-		return -1;
-	}
-	if (n >= outlen || n >= LWM2_EVENTS_MAX) {
-		snprintf(err, errlen, "the event list is longer than %d characters",
-		         LWM2_EVENTS_MAX - 1);
-		return -1;
-	}
+	if (n == 0)
+		return lwm2_errprintf(0, err, errlen, "the event list is empty");
+	if (n >= outlen || n >= LWM2_EVENTS_MAX)
+		return lwm2_errprintf(0, err, errlen, "the event list is longer than %d characters",
+		                      LWM2_EVENTS_MAX - 1);
 	for (p = s; *p; p++) {
 		unsigned char ch = (unsigned char)*p;
 
 		if (isalnum(ch) || strchr("_:.+-=,", ch))
 			continue;
-		snprintf(err, errlen, "character '%c' is not allowed in an event list",
-		         isprint(ch) ? ch : '?');
-		return -1;
+		return lwm2_errprintf(0, err, errlen,
+		                      "character '%c' is not allowed in an event list",
+		                      isprint(ch) ? ch : '?');
 	}
-	if (s[0] == ',' || s[n - 1] == ',' || strstr(s, ",,")) {
-		snprintf(err, errlen, "'%s' has an empty event name", s);
-		return -1;
-	}
+	if (s[0] == ',' || s[n - 1] == ',' || strstr(s, ",,"))
+		return lwm2_errprintf(0, err, errlen, "'%s' has an empty event name", s);
 	memcpy(out, s, n + 1);
 	return 0;
 }
@@ -152,10 +143,8 @@ static int parse_bool(const char *s, bool *out, char *err, size_t errlen)
 	                                    {"no", 0},  {"false", 0}, {"0", 0}};
 	int v;
 
-	if (word_value(s, words, NWORDS(words), &v) < 0) {
-		snprintf(err, errlen, "'%s' is not yes or no", s);
-		return -1;
-	}
+	if (word_value(s, words, NWORDS(words), &v) < 0)
+		return lwm2_errprintf(0, err, errlen, "'%s' is not yes or no", s);
 	*out = v;
 	return 0;
 }
@@ -164,19 +153,14 @@ static int parse_path(const char *s, char *out, size_t outlen, char *err, size_t
 {
 	size_t n = strlen(s);
 
-	if (s[0] != '/') {
-		snprintf(err, errlen, "'%.200s' is not an absolute path", s);
-		return -1;
-	}
-	if (n >= outlen) {
-		snprintf(err, errlen, "the path is longer than %zu characters", outlen - 1);
-		return -1;
-	}
+	if (s[0] != '/')
+		return lwm2_errprintf(0, err, errlen, "'%.200s' is not an absolute path", s);
+	if (n >= outlen)
+		return lwm2_errprintf(0, err, errlen, "the path is longer than %zu characters",
+		                      outlen - 1);
 	/* The library path goes into LD_PRELOAD, where ':' and blanks split. */
-	if (strpbrk(s, ": \t\n")) {
-		snprintf(err, errlen, "'%.200s' contains ':' or a blank", s);
-		return -1;
-	}
+	if (strpbrk(s, ": \t\n"))
+		return lwm2_errprintf(0, err, errlen, "'%.200s' contains ':' or a blank", s);
 	memcpy(out, s, n + 1);
 	/* A trailing slash would make two names for one directory. */
 	while (n > 1 && out[n - 1] == '/')
@@ -193,18 +177,16 @@ static int parse_print(const char *s, unsigned *out, char *err, size_t errlen)
 	char buf[64], *tok, *save = NULL;
 	unsigned v = 0;
 
-	if (strlen(s) >= sizeof(buf) || !*s) {
-		snprintf(err, errlen, "'%s' is not a list of srun, batch, all, none", s);
-		return -1;
-	}
+	if (strlen(s) >= sizeof(buf) || !*s)
+		return lwm2_errprintf(0, err, errlen,
+		                      "'%s' is not a list of srun, batch, all, none", s);
 	strcpy(buf, s);
 	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		int w;
 
-		if (word_value(tok, words, NWORDS(words), &w) < 0) {
-			snprintf(err, errlen, "'%s' is not one of srun, batch, all, none", tok);
-			return -1;
-		}
+		if (word_value(tok, words, NWORDS(words), &w) < 0)
+			return lwm2_errprintf(0, err, errlen,
+			                      "'%s' is not one of srun, batch, all, none", tok);
 		v |= (unsigned)w;
 	}
 	*out = v;
@@ -216,17 +198,89 @@ static int parse_cluster(const char *s, char *out, size_t outlen, char *err, siz
 	size_t n = strlen(s);
 	const char *p;
 
-	if (n == 0 || n >= outlen) {
-		snprintf(err, errlen, "the name must have 1 to %zu characters", outlen - 1);
-		return -1;
-	}
+	if (n == 0 || n >= outlen)
+		return lwm2_errprintf(0, err, errlen, "the name must have 1 to %zu characters",
+		                      outlen - 1);
 	/* It names directories and goes into signed payloads. */
 	for (p = s; *p; p++)
-		if (!isalnum((unsigned char)*p) && *p != '_' && *p != '-') {
-			snprintf(err, errlen, "'%s' may hold only letters, digits, '_' and '-'", s);
-			return -1;
-		}
+		if (!isalnum((unsigned char)*p) && *p != '_' && *p != '-')
+			return lwm2_errprintf(0, err, errlen,
+			                      "'%s' may hold only letters, digits, '_' and '-'", s);
 	memcpy(out, s, n + 1);
+	return 0;
+}
+
+/* A list of names for on.SCOPE= or off.SCOPE= (allowed: the characters
+ * of Slurm's user, account, QOS and partition names, '@' for directory
+ * users) or of nodes for off.nodes= (hostlist brackets too): checked
+ * here, whole, so that a typo is an error at the start and never a rule
+ * that silently names nobody. */
+static int parse_names(const char *s, bool hostlist, char *out, size_t outlen, char *err,
+                       size_t errlen)
+{
+	size_t n = strlen(s);
+	const char *extra = hostlist ? "_.-[]," : "_.-@,";
+
+	if (n == 0)
+		return lwm2_errprintf(0, err, errlen, "the list is empty");
+	if (n >= outlen)
+		return lwm2_errprintf(0, err, errlen, "the list is longer than %zu characters",
+		                      outlen - 1);
+	for (const char *p = s; *p; p++)
+		if (!isalnum((unsigned char)*p) && !strchr(extra, *p))
+			return lwm2_errprintf(0, err, errlen, "character '%c' is not allowed in %s",
+			                      isprint((unsigned char)*p) ? *p : '?',
+			                      hostlist ? "a node list" : "a list of names");
+	if (!hostlist && (s[0] == ',' || s[n - 1] == ',' || strstr(s, ",,")))
+		return lwm2_errprintf(0, err, errlen, "'%s' has an empty name", s);
+	memcpy(out, s, n + 1);
+	return 0;
+}
+
+/* on.SCOPE= and off.SCOPE=: 1 when key is one (parsed into c, or -1 with
+ * err), 0 when it is another key. */
+static int parse_policy(struct lwm2_config *c, const char *key, const char *val, char *err,
+                        size_t errlen)
+{
+	bool on = !strncmp(key, "on.", 3), off = !strncmp(key, "off.", 4);
+	const char *scope = key + (on ? 3 : 4);
+
+	if (!on && !off)
+		return 0;
+	if (off && !strcmp(scope, "nodes"))
+		return parse_names(val, true, c->nodes_off, sizeof(c->nodes_off), err, errlen) < 0
+		           ? -1
+		           : 1;
+	for (int s = 0; s < LWM2_NPOLICY; s++) {
+		char *list = on ? c->policy_on[s] : c->policy_off[s];
+
+		if (strcmp(scope, lwm2_policy_scope_names[s]))
+			continue;
+		return parse_names(val, false, list, LWM2_POLICY_LIST_MAX, err, errlen) < 0 ? -1
+		                                                                            : 1;
+	}
+	return 0;
+}
+
+/* A name in both on.SCOPE= and off.SCOPE= would make the order of the
+ * arguments decide: refused. */
+static int policy_conflict(const struct lwm2_config *c, char *err, size_t errlen)
+{
+	for (int s = 0; s < LWM2_NPOLICY; s++) {
+		const char *p = c->policy_on[s];
+
+		while (*p) {
+			size_t k = strcspn(p, ",");
+			char name[LWM2_POLICY_LIST_MAX];
+
+			snprintf(name, sizeof(name), "%.*s", (int)k, p);
+			if (lwm2_policy_list_has(c->policy_off[s], name))
+				return lwm2_errprintf(
+				    0, err, errlen, "on.%s: '%s' is also in off.%s",
+				    lwm2_policy_scope_names[s], name, lwm2_policy_scope_names[s]);
+			p += k + (p[k] == ',');
+		}
+	}
 	return 0;
 }
 
@@ -234,6 +288,7 @@ static int parse_one(struct lwm2_config *c, const char *key, const char *val, ch
                      size_t errlen)
 {
 	unsigned long v;
+	int rc;
 
 	if (!strcmp(key, "default"))
 		return lwm2_parse_mode(val, &c->mode, err, errlen);
@@ -261,10 +316,15 @@ static int parse_one(struct lwm2_config *c, const char *key, const char *val, ch
 	}
 	if (!strcmp(key, "cluster"))
 		return parse_cluster(val, c->cluster, sizeof(c->cluster), err, errlen);
-	snprintf(err, errlen,
-	         "unknown key (known: default, optout, lib, basedir, spool, slice, "
-	         "events, print, keep, sample_hz, cluster)");
-	return -1;
+	if (!strcmp(key, "ranks"))
+		return lwm2_parse_ranks(val, c->ranks, sizeof(c->ranks), err, errlen);
+	if ((rc = parse_policy(c, key, val, err, errlen)) != 0)
+		return rc < 0 ? -1 : 0;
+	return lwm2_errprintf(0, err, errlen,
+	                      "unknown key (known: default, optout, lib, basedir, spool, slice, "
+	                      "events, print, keep, sample_hz, cluster, ranks, on.user, off.user, "
+	                      "on.account, off.account, on.qos, off.qos, on.partition, "
+	                      "off.partition, off.nodes)");
 }
 
 int lwm2_config_parse(struct lwm2_config *c, int ac, char **av, char *err, size_t errlen)
@@ -278,24 +338,22 @@ int lwm2_config_parse(struct lwm2_config *c, int ac, char **av, char *err, size_
 		char key[32];
 		size_t klen;
 
-		if (!eq || eq == arg) {
-			snprintf(err, errlen, "argument '%s' is not key=value", arg);
-			return -1;
-		}
+		if (!eq || eq == arg)
+			return lwm2_errprintf(0, err, errlen, "argument '%s' is not key=value",
+			                      arg);
 		klen = (size_t)(eq - arg);
-		if (klen >= sizeof(key)) {
-			snprintf(err, errlen, "argument '%.*s...': unknown key", 31, arg);
-			return -1;
-		}
+		if (klen >= sizeof(key))
+			return lwm2_errprintf(0, err, errlen, "argument '%.*s...': unknown key", 31,
+			                      arg);
 		memcpy(key, arg, klen);
 		key[klen] = '\0';
 		why[0] = '\0';
-		if (parse_one(&tmp, key, eq + 1, why, sizeof(why)) < 0) {
-			snprintf(err, errlen, "%s: %.*s", key, (int)(errlen > 40 ? errlen - 40 : 0),
-			         why);
-			return -1;
-		}
+		if (parse_one(&tmp, key, eq + 1, why, sizeof(why)) < 0)
+			return lwm2_errprintf(0, err, errlen, "%s: %.*s", key,
+			                      (int)(errlen > 40 ? errlen - 40 : 0), why);
 	}
+	if (policy_conflict(&tmp, err, errlen) < 0)
+		return -1;
 	*c = tmp;
 	return 0;
 }

@@ -47,10 +47,10 @@ int lwm2_open_root_dir(int atfd, const char *path, mode_t mode, char *err, size_
 	}
 	if (st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH))) {
 		close(fd);
-		snprintf(err, errlen,
-		         "%s is owned by uid %u with mode %04o; it must be root's "
-		         "and writable by root alone",
-		         path, (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
+		lwm2_errprintf(0, err, errlen,
+		               "%s is owned by uid %u with mode %04o; it must be root's "
+		               "and writable by root alone",
+		               path, (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
 		errno = EPERM;
 		return -1;
 	}

@@ -37,6 +37,18 @@ enum lwm2_print_where {
 #define LWM2_EVENTS_MAX    256
 #define LWM2_CLUSTER_MAX   64
 
+/* What a site rule names a job by, most specific first: the first scope
+ * that names the job decides (policy.c). */
+enum lwm2_policy_scope {
+	LWM2_POLICY_USER,
+	LWM2_POLICY_ACCOUNT,
+	LWM2_POLICY_QOS,
+	LWM2_POLICY_PARTITION,
+	LWM2_NPOLICY
+};
+#define LWM2_POLICY_LIST_MAX 1024 /* one comma-separated list of names */
+#define LWM2_RANKS_MAX       256  /* a rank subset as written: "0,5-7,last", "random:4" */
+
 /* plugstack.conf arguments, parsed once per process in slurm_spank_init. */
 struct lwm2_config {
 	enum lwm2_mode mode; /* default= */
@@ -50,6 +62,11 @@ struct lwm2_config {
 	bool keep;
 	int sample_hz; /* -1: the library's own default */
 	char cluster[LWM2_CLUSTER_MAX];
+	/* on.SCOPE= and off.SCOPE= (names, comma-separated; "" none) */
+	char policy_on[LWM2_NPOLICY][LWM2_POLICY_LIST_MAX];
+	char policy_off[LWM2_NPOLICY][LWM2_POLICY_LIST_MAX];
+	char nodes_off[LWM2_POLICY_LIST_MAX]; /* off.nodes=, Slurm's hostlist syntax */
+	char ranks[LWM2_RANKS_MAX];           /* ranks=: the default rank subset, "" all */
 };
 
 /* The defaults, before any argument. */
@@ -68,6 +85,45 @@ int lwm2_parse_mode(const char *s, enum lwm2_mode *out, char *err, size_t errlen
 int lwm2_parse_slice(const char *s, unsigned *out, char *err, size_t errlen);
 int lwm2_parse_events(const char *s, char *out, size_t outlen, char *err, size_t errlen);
 const char *lwm2_mode_name(enum lwm2_mode m);
+
+/* The names of a policy scope as plugstack keys use them ("user" ...). */
+extern const char *const lwm2_policy_scope_names[LWM2_NPOLICY];
+
+/* The job as the site's rules see it: NULL or "" where unknown. */
+struct lwm2_job_names {
+	const char *name[LWM2_NPOLICY];
+};
+
+/*
+ * The site's mode for a job: the first scope, most specific first, whose
+ * on. or off. list names the job decides (on: the site's default= where
+ * that measures, print or on, else on); none: default=.  why gets the rule
+ * that decided ("off.account=ops", "default=on").  Without Slurm: the
+ * unit test links it.
+ */
+enum lwm2_mode lwm2_policy_mode(const struct lwm2_config *c, const struct lwm2_job_names *j,
+                                char *why, size_t whylen);
+
+/* Whether the comma-separated list holds name exactly. */
+bool lwm2_policy_list_has(const char *list, const char *name);
+
+/*
+ * A rank subset (--lwm2-ranks=, plugstack ranks=): a list of ranks and
+ * ranges ("0,5-7"), where "first" is rank 0 and "last" the step's last
+ * (TOPAS's first and last PE: "first,last"), or "random:N", N ranks drawn
+ * the same on every node of the step (seeded by job and step).  Checked
+ * whole into out (0), or -1 with the reason.
+ */
+int lwm2_parse_ranks(const char *s, char *out, size_t outlen, char *err, size_t errlen);
+
+/*
+ * Which of the n ranks (global task ids of this node, any order) the
+ * subset rule measures in a step of ntasks tasks: selected[i] for
+ * ranks[i].  "" measures all.  seed: the same for every node of the step.
+ * Returns how many are selected.
+ */
+size_t lwm2_ranks_select(const char *rule, uint32_t ntasks, uint64_t seed, const uint32_t *ranks,
+                         size_t n, bool *selected);
 
 /* Where a --lwm2* value came from, which decides what a bad one does
  * (inherit.c). */
@@ -94,7 +150,7 @@ enum lwm2_opt_origin lwm2_option_origin(int remote, const char *arg, const char 
 const char *lwm2_option_value(const char *arg, enum lwm2_opt_origin origin);
 
 /* LD_PRELOAD editing and the rest of a measured step's environment: one
- * rule shared with `lwm2 run` (digest/lib/stepenv.h). */
+ * rule shared with `lwm2 run` (digest/util/stepenv.h). */
 #include "stepenv.h"
 
 /* ------------------------------------------------------------------ state */
@@ -104,6 +160,7 @@ struct lwm2_user_opts {
 	enum lwm2_mode mode;          /* LWM2_MODE_UNSET: not given */
 	unsigned slice;               /* 0: not given */
 	char events[LWM2_EVENTS_MAX]; /* "": not given */
+	char ranks[LWM2_RANKS_MAX];   /* "": not given */
 	bool refused_optout;          /* remote: an opt-out the site does not allow arrived */
 };
 
@@ -111,8 +168,24 @@ extern struct lwm2_config lwm2_conf;
 extern bool lwm2_conf_ok; /* plugstack arguments parsed without error */
 extern struct lwm2_user_opts lwm2_opts;
 
-/* The mode for this job: the user's choice where allowed, else the site's. */
-enum lwm2_mode lwm2_effective_mode(void);
+/* The mode for this job: the user's choice where allowed, else the site's
+ * rules for j (NULL: the default alone); why as lwm2_policy_mode's, or
+ * "--lwm2=MODE" for the user's choice (why may be NULL). */
+enum lwm2_mode lwm2_effective_mode(const struct lwm2_job_names *j, char *why, size_t whylen);
+
+/* The names the site's rules see, with room for them (options.c). */
+struct lwm2_job_names_buf {
+	char text[LWM2_NPOLICY][256];
+	struct lwm2_job_names names;
+};
+
+/* The job's names for the site's rules: the user's from uid through the
+ * passwd database (what slurmstepd knows, which the user cannot change),
+ * the account, QOS and partition from the job's environment as Slurm sets
+ * it (SLURM_JOB_ACCOUNT, SLURM_JOB_QOS, SLURM_JOB_PARTITION) through get
+ * (0, or -1 when it could not read). */
+void lwm2_job_names_of(uid_t uid, int (*get)(void *ctx, const char *var, char *buf, size_t len),
+                       void *ctx, struct lwm2_job_names_buf *b);
 
 /* The cluster name: cluster=, else SLURM_CLUSTER_NAME, else ClusterName. */
 const char *lwm2_cluster_name(const char *from_env);
@@ -128,5 +201,19 @@ struct lwm2_cgroup_mem {
 	uint64_t step_bytes, job_bytes;
 };
 int lwm2_cgroup_mem_peaks(const char *cgfile, const char *mountinfo, struct lwm2_cgroup_mem *m);
+
+/* The node's processor (cpuinfo.c). */
+#define LWM2_CPU_SOCKETS_MAX 64
+struct lwm2_cpu_info {
+	char model[128];
+	unsigned sockets, cores_per_socket, threads_per_core;
+	double mhz_nominal;  /* 0: not known */
+	double mhz_measured; /* the kernel's current clock, averaged over the CPUs; 0: none */
+};
+
+/* Read the processor from cpuinfo (/proc/cpuinfo) and the cpufreq
+ * directory of one CPU (/sys/devices/system/cpu/cpu0/cpufreq; NULL or
+ * missing: none).  0, or -1 when cpuinfo names no processor. */
+int lwm2_cpu_info_read(const char *cpuinfo, const char *cpufreq_dir, struct lwm2_cpu_info *out);
 
 #endif /* LWM2_SPANK_H */

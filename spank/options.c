@@ -9,6 +9,7 @@
  * it never stops a command inside it, and one line says what lwm2 does
  * instead; in slurmstepd the job is already running, and it is logged.
  */
+#include <pwd.h>
 #include <slurm/spank.h>
 #include <stdlib.h>
 #include <stdio.h>
@@ -22,7 +23,7 @@ bool lwm2_conf_ok;
 struct lwm2_user_opts lwm2_opts = {.mode = LWM2_MODE_UNSET};
 
 /* Each option's val is its index in the table. */
-enum { OPT_MODE, OPT_SLICE, OPT_EVENTS };
+enum { OPT_MODE, OPT_SLICE, OPT_EVENTS, OPT_RANKS };
 
 static int opt_cb(int val, const char *arg, int remote);
 
@@ -31,6 +32,7 @@ static struct spank_option options[] = {
      opt_cb},
     {"lwm2-slice", "SECONDS", "lwm2: length of a time slice in seconds", 1, OPT_SLICE, opt_cb},
     {"lwm2-events", "LIST", "lwm2: hardware counter events to measure", 1, OPT_EVENTS, opt_cb},
+    {"lwm2-ranks", "LIST", "lwm2: measure only these ranks (0,4-7,last)", 1, OPT_RANKS, opt_cb},
     SPANK_OPTIONS_TABLE_END};
 
 /* What a command inside the allocation uses when it cannot use the
@@ -44,6 +46,10 @@ static void site_setting(int val, char *buf, size_t len)
 		break;
 	case OPT_SLICE:
 		snprintf(buf, len, "the site's slice, %u s", lwm2_conf.slice);
+		break;
+	case OPT_RANKS:
+		snprintf(buf, len, "the site's ranks, %s",
+		         lwm2_conf.ranks[0] ? lwm2_conf.ranks : "all");
 		break;
 	default:
 		snprintf(buf, len, "the site's events, %s",
@@ -80,7 +86,7 @@ static int opt_cb(int val, const char *arg, int remote)
 	enum lwm2_opt_origin origin;
 	enum lwm2_mode mode;
 	unsigned slice;
-	char events[LWM2_EVENTS_MAX];
+	char events[LWM2_EVENTS_MAX], ranks[LWM2_RANKS_MAX];
 
 	if (lwm2_option_env_name(options[val].name, var, sizeof(var)) < 0)
 		var[0] = '\0'; /* getenv("") is NULL: nothing counts as inherited */
@@ -110,6 +116,11 @@ static int opt_cb(int val, const char *arg, int remote)
 			return refuse(origin, val, var, arg, err);
 		memcpy(lwm2_opts.events, events, sizeof(events));
 		return 0;
+	case OPT_RANKS:
+		if (lwm2_parse_ranks(arg, ranks, sizeof(ranks), err, sizeof(err)) < 0)
+			return refuse(origin, val, var, arg, err);
+		memcpy(lwm2_opts.ranks, ranks, sizeof(ranks));
+		return 0;
 	default:
 		return -1;
 	}
@@ -132,13 +143,40 @@ int lwm2_options_register(spank_t sp)
 	return rc;
 }
 
-enum lwm2_mode lwm2_effective_mode(void)
+enum lwm2_mode lwm2_effective_mode(const struct lwm2_job_names *j, char *why, size_t whylen)
 {
-	if (!lwm2_conf_ok)
+	if (!lwm2_conf_ok) {
+		if (why)
+			snprintf(why, whylen, "the plugstack arguments are not valid");
 		return LWM2_MODE_OFF;
-	if (lwm2_opts.mode != LWM2_MODE_UNSET)
+	}
+	if (lwm2_opts.mode != LWM2_MODE_UNSET) {
+		if (why)
+			snprintf(why, whylen, "--lwm2=%s", lwm2_mode_name(lwm2_opts.mode));
 		return lwm2_opts.mode;
-	return lwm2_conf.mode;
+	}
+	return lwm2_policy_mode(&lwm2_conf, j, why, whylen);
+}
+
+void lwm2_job_names_of(uid_t uid, int (*get)(void *ctx, const char *var, char *buf, size_t len),
+                       void *ctx, struct lwm2_job_names_buf *b)
+{
+	static const char *const vars[LWM2_NPOLICY] = {
+	    [LWM2_POLICY_ACCOUNT] = "SLURM_JOB_ACCOUNT",
+	    [LWM2_POLICY_QOS] = "SLURM_JOB_QOS",
+	    [LWM2_POLICY_PARTITION] = "SLURM_JOB_PARTITION",
+	};
+	struct passwd pw, *res = NULL;
+	char pwbuf[4096];
+
+	memset(b, 0, sizeof(*b));
+	if (getpwuid_r(uid, &pw, pwbuf, sizeof(pwbuf), &res) == 0 && res)
+		snprintf(b->text[LWM2_POLICY_USER], sizeof(b->text[0]), "%s", res->pw_name);
+	for (int s = 0; s < LWM2_NPOLICY; s++) {
+		if (vars[s] && get(ctx, vars[s], b->text[s], sizeof(b->text[s])) < 0)
+			b->text[s][0] = '\0';
+		b->names.name[s] = b->text[s];
+	}
 }
 
 /*

@@ -35,10 +35,26 @@ static struct {
 	uint32_t job_id, step_id, nnodes;
 } sr;
 
+static int own_getenv(void *ctx, const char *var, char *buf, size_t len)
+{
+	const char *v = getenv(var);
+
+	(void)ctx;
+	snprintf(buf, len, "%s", v ? v : "");
+	return 0;
+}
+
 int lwm2_srun_user_init(spank_t sp)
 {
+	struct lwm2_job_names_buf names;
+
+	/* The site's rules as slurmstepd applies them, from what srun knows
+	 * (its own environment): srun prints only a step that is measured
+	 * with print. */
+	lwm2_job_names_of(getuid(), own_getenv, NULL, &names);
 	/* S_JOB_ID is gone by slurm_spank_exit: keep what is needed now. */
-	if (lwm2_effective_mode() != LWM2_MODE_PRINT || !(lwm2_conf.print & LWM2_PRINT_SRUN))
+	if (lwm2_effective_mode(&names.names, NULL, 0) != LWM2_MODE_PRINT ||
+	    !(lwm2_conf.print & LWM2_PRINT_SRUN))
 		return 0;
 	if (spank_get_item(sp, S_JOB_ID, &sr.job_id) != ESPANK_SUCCESS ||
 	    spank_get_item(sp, S_JOB_STEPID, &sr.step_id) != ESPANK_SUCCESS)

@@ -64,6 +64,8 @@ static struct {
 	uid_t uid;
 	gid_t gid;
 	uint32_t local_tasks, exited;
+	bool *task_measured;       /* by local task id; NULL: every task */
+	uint32_t unmeasured_tasks; /* left out by the rank subset */
 	int basefd, dirfd;
 	char name[NAME_MAX + 1]; /* of the step directory below basedir */
 	char dir[PATH_MAX];
@@ -282,9 +284,92 @@ static int get_u32(spank_t sp, spank_item_t item, uint32_t *v, const char *what)
 	return 0;
 }
 
+/*
+ * off.nodes=: this node is never measured, whatever the job or the user
+ * asks (a node whose counters another tool owns, one kept apart for
+ * benchmarks).  Slurm's own hostlist parser reads the list; a list it
+ * cannot read measures nothing here, as any plugstack error does.
+ */
+static bool node_excluded(const char *node, char *why, size_t whylen)
+{
+	/* hostlist_t is a pointer in 22.05, a struct in 24.11 */
+	__typeof__(slurm_hostlist_create(NULL)) hl;
+	bool found;
+
+	if (!lwm2_conf.nodes_off[0])
+		return false;
+	if (!(hl = slurm_hostlist_create(lwm2_conf.nodes_off))) {
+		slurm_error("lwm2: step start: off.nodes=%s is not a node list; nothing is "
+		            "measured on %s",
+		            lwm2_conf.nodes_off, node);
+		snprintf(why, whylen, "off.nodes= is not a node list");
+		return true;
+	}
+	found = slurm_hostlist_find(hl, node) >= 0;
+	slurm_hostlist_destroy(hl);
+	if (found)
+		snprintf(why, whylen, "off.nodes holds %s", node);
+	return found;
+}
+
+/*
+ * The rank subset (--lwm2-ranks, plugstack ranks=) of a step: which local
+ * tasks are measured, decided here once for all of them.  The batch
+ * script is no rank: it is always measured.  A subset that cannot be
+ * applied (the global ids unknown) measures every task, as without one.
+ */
+static void choose_ranks(spank_t sp)
+{
+	const char *rule = lwm2_opts.ranks[0] ? lwm2_opts.ranks : lwm2_conf.ranks;
+	uint32_t ntasks = 0, *ranks;
+	size_t chosen;
+
+	if (!*rule || st.step_id == SLURM_BATCH_SCRIPT || !st.local_tasks)
+		return;
+	ranks = calloc(st.local_tasks, sizeof(*ranks));
+	st.task_measured = calloc(st.local_tasks, sizeof(*st.task_measured));
+	if (spank_get_item(sp, S_JOB_TOTAL_TASK_COUNT, &ntasks) != ESPANK_SUCCESS || !ranks ||
+	    !st.task_measured) {
+		free(ranks);
+		free(st.task_measured);
+		st.task_measured = NULL;
+		slurm_error("lwm2: step start: job %u step %u: couldn't apply the rank subset %s; "
+		            "every task is measured",
+		            st.job_id, st.step_id, rule);
+		return;
+	}
+	for (uint32_t i = 0; i < st.local_tasks; i++)
+		if (spank_get_item(sp, S_JOB_LOCAL_TO_GLOBAL_ID, i, &ranks[i]) != ESPANK_SUCCESS) {
+			slurm_error("lwm2: step start: job %u step %u: no global id of task %u; "
+			            "every task is measured",
+			            st.job_id, st.step_id, i);
+			free(ranks);
+			free(st.task_measured);
+			st.task_measured = NULL;
+			return;
+		}
+	chosen = lwm2_ranks_select(rule, ntasks, (uint64_t)st.job_id << 32 | st.step_id, ranks,
+	                           st.local_tasks, st.task_measured);
+	free(ranks);
+	st.unmeasured_tasks = st.local_tasks - (uint32_t)chosen;
+	slurm_debug("lwm2: step start: job %u step %u: rank subset %s measures %zu of the %u "
+	            "tasks here",
+	            st.job_id, st.step_id, rule, chosen, st.local_tasks);
+}
+
+/* Whether this task (in task_init) is left out by the rank subset. */
+static bool task_left_out(spank_t sp)
+{
+	uint32_t id;
+
+	return st.task_measured && spank_get_item(sp, S_TASK_ID, &id) == ESPANK_SUCCESS &&
+	       id < st.local_tasks && !st.task_measured[id];
+}
+
 int lwm2_stepd_init_post_opt(spank_t sp)
 {
-	char env_cluster[LWM2_CLUSTER_MAX] = "";
+	char env_cluster[LWM2_CLUSTER_MAX] = "", why[LWM2_POLICY_LIST_MAX + 64];
+	struct lwm2_job_names_buf names;
 	const char *node;
 	enum lwm2_mode mode;
 
@@ -303,16 +388,6 @@ int lwm2_stepd_init_post_opt(spank_t sp)
 	if (st.step_id == SLURM_EXTERN_CONT)
 		return 0;
 
-	mode = lwm2_effective_mode();
-	if (lwm2_opts.refused_optout)
-		slurm_info("lwm2: step start: job %u asked for --lwm2=off; the site measures every "
-		           "job (optout=no)",
-		           st.job_id);
-	if (mode == LWM2_MODE_OFF) {
-		scrub_env(sp);
-		return 0;
-	}
-
 	node = getenv("SLURMD_NODENAME"); /* slurmstepd sets it for itself */
 	if (!node || !*node || strlen(node) >= sizeof(st.node) || strchr(node, '/')) {
 		if (gethostname(st.node, sizeof(st.node)) < 0)
@@ -320,6 +395,21 @@ int lwm2_stepd_init_post_opt(spank_t sp)
 		st.node[sizeof(st.node) - 1] = '\0';
 	} else
 		snprintf(st.node, sizeof(st.node), "%s", node);
+
+	lwm2_job_names_of(st.uid, job_getenv, sp, &names);
+	mode = lwm2_effective_mode(&names.names, why, sizeof(why));
+	if (lwm2_opts.refused_optout)
+		slurm_info("lwm2: step start: job %u asked for --lwm2=off; the site measures every "
+		           "job (optout=no)",
+		           st.job_id);
+	if (mode != LWM2_MODE_OFF && node_excluded(st.node, why, sizeof(why)))
+		mode = LWM2_MODE_OFF;
+	if (mode == LWM2_MODE_OFF) {
+		slurm_debug("lwm2: step start: job %u step %u not measured (%s)", st.job_id,
+		            st.step_id, why);
+		scrub_env(sp);
+		return 0;
+	}
 	job_getenv(sp, "SLURM_CLUSTER_NAME", env_cluster, sizeof(env_cluster));
 	snprintf(st.cluster, sizeof(st.cluster), "%s", lwm2_cluster_name(env_cluster));
 
@@ -334,6 +424,7 @@ int lwm2_stepd_init_post_opt(spank_t sp)
 		return 0;
 	}
 	st.active = true;
+	choose_ranks(sp);
 	if (mode == LWM2_MODE_PRINT) {
 		if (st.step_id == SLURM_BATCH_SCRIPT)
 			st.print_batch = lwm2_conf.print & LWM2_PRINT_BATCH;
@@ -382,7 +473,7 @@ static int export_step_fds(spank_t sp, bool quiet)
  */
 int lwm2_stepd_task_init_privileged(spank_t sp)
 {
-	if (st.active)
+	if (st.active && !task_left_out(sp))
 		export_step_fds(sp, true);
 	return 0;
 }
@@ -412,6 +503,11 @@ int lwm2_stepd_task_init(spank_t sp)
 
 	if (!st.active)
 		return 0;
+	if (task_left_out(sp)) {
+		/* as a step that is not measured: no trace in this task */
+		scrub_env(sp);
+		return 0;
+	}
 	if (spank_getenv(sp, LWM2_ENV_LIB_FD, path, sizeof(path)) != ESPANK_SUCCESS)
 		export_step_fds(sp, false);
 	/* Last before exec: a plugin before this one may have moved the task
@@ -661,6 +757,33 @@ static void add_cgroup_peaks(json_object *node)
 	json_object_object_add(node, LWM2_KEY_CGROUP, o);
 }
 
+/* The node's processor into the node record (the digest groups the
+ * job's nodes by it). */
+static void add_cpu_info(json_object *node)
+{
+	struct lwm2_cpu_info ci;
+	json_object *o;
+
+	if (lwm2_cpu_info_read("/proc/cpuinfo", "/sys/devices/system/cpu/cpu0/cpufreq", &ci) < 0) {
+		slurm_debug("lwm2: step end: couldn't read the processor from /proc/cpuinfo");
+		return;
+	}
+	o = json_object_new_object();
+	json_object_object_add(o, LWM2_KEY_MODEL, json_object_new_string(ci.model));
+	json_object_object_add(o, LWM2_KEY_SOCKETS, json_object_new_int64(ci.sockets));
+	json_object_object_add(o, LWM2_KEY_CORES_PER_SOCKET,
+	                       json_object_new_int64(ci.cores_per_socket));
+	json_object_object_add(o, LWM2_KEY_THREADS_PER_CORE,
+	                       json_object_new_int64(ci.threads_per_core));
+	if (ci.mhz_nominal > 0)
+		json_object_object_add(o, LWM2_KEY_MHZ_NOMINAL,
+		                       json_object_new_double(ci.mhz_nominal));
+	if (ci.mhz_measured > 0)
+		json_object_object_add(o, LWM2_KEY_MHZ_MEASURED,
+		                       json_object_new_double(ci.mhz_measured));
+	json_object_object_add(node, LWM2_KEY_CPU, o);
+}
+
 static void step_end(const char *phase)
 {
 	struct lwm2_node_ident id = {0};
@@ -682,7 +805,8 @@ static void step_end(const char *phase)
 	id.job_id = st.job_id;
 	id.step_id = st.step_id;
 	id.node = st.node;
-	id.expected_tasks = st.local_tasks;
+	id.expected_tasks = st.local_tasks - st.unmeasured_tasks;
+	id.unmeasured_tasks = st.unmeasured_tasks;
 
 	node = lwm2_node_merge_limited(st.dirfd, &id, &lim, log_skipped, st.dir);
 	if (!node) {
@@ -691,6 +815,7 @@ static void step_end(const char *phase)
 		return;
 	}
 	add_cgroup_peaks(node);
+	add_cpu_info(node);
 	if (lwm2_node_write_signed(lwm2_conf.spool, &id, node, err, sizeof(err)) < 0) {
 		int e = errno;
 

@@ -36,5 +36,6 @@ exec cppcheck --quiet --error-exitcode=1 -j "$jobs" \
 	--std=c11 --enable=warning,performance,portability --inline-suppr \
 	--suppressions-list=tests/cppcheck.supp \
 	-D__linux__ -D__x86_64__ -D__GNUC__ -D'ElfW(type)=Elf64_##type' \
-	-Idigest/lib -Idigest/cmd -Ijobcomp -Ipreload -Ipreload/include -Ispank -Itests \
+	-Idigest/format -Idigest/util -Idigest/render -Idigest/merge \
+	-Idigest/site -Idigest/db -Idigest/cmd -Ijobcomp -Ipreload -Ipreload/include -Ispank -Itests \
 	"${files[@]}"

@@ -48,7 +48,7 @@ conf() {
 mailprog() {
 	local type=$1 job=$2 subj=$3 i
 	rm -f "$tmp"/sent.* "$tmp/got"
-	env -i PATH=/usr/bin:/bin LWM2_CONF="$LWM2_CONF" SLURM_JOB_ID="$job" \
+	env -i PATH=/usr/bin:/bin LWM2_CONF="$LWM2_CONF" LWM2_COMMAND="$lwm2" SLURM_JOB_ID="$job" \
 		SLURM_JOB_MAIL_TYPE="$type" SLURM_CLUSTER_NAME=lwm2 ${extra_env:-} \
 		"$here/lwm2-mail" -s "$subj" alice
 	mp_rc=$?
@@ -104,7 +104,7 @@ check "MailDigest=no: plain mail" test "$(wc -l <"$tmp/got")" -eq 1
 wait_s=20 conf "Mailer=$tmp/mail"
 rm -f "$tmp"/sent.*
 t0=$(date +%s%N)
-env -i PATH=/usr/bin:/bin LWM2_CONF="$LWM2_CONF" SLURM_JOB_ID=1022 SLURM_JOB_MAIL_TYPE=Ended \
+env -i PATH=/usr/bin:/bin LWM2_CONF="$LWM2_CONF" LWM2_COMMAND="$lwm2" SLURM_JOB_ID=1022 SLURM_JOB_MAIL_TYPE=Ended \
 	"$here/lwm2-mail" -s "Slurm Job_id=1022 Ended" alice
 t1=$(date +%s%N)
 ms=$(((t1 - t0) / 1000000))

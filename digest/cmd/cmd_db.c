@@ -18,6 +18,7 @@
 #include "cmd_opt.h"
 #include "db.h"
 #include "live_gather.h"
+#include "log.h"
 #include "lwm2_cmds.h"
 #include "numparse.h"
 #include "site_stats.h"
@@ -34,11 +35,11 @@ int lwm2_cmd_db_url(const char *cmd, const char *given, char *out, size_t len)
 		return 0;
 	}
 	if (!(c = calloc(1, sizeof(*c)))) {
-		fprintf(stderr, "lwm2: %s: %s\n", cmd, strerror(ENOMEM));
+		lwm2_log_error("%s: %s", cmd, strerror(ENOMEM));
 		return -1;
 	}
 	if (lwm2_live_conf_load(c, err, sizeof(err)) < 0) {
-		fprintf(stderr, "lwm2: %s: %s\n", cmd, err);
+		lwm2_log_error("%s: %s", cmd, err);
 		free(c);
 		return -1;
 	}
@@ -47,7 +48,7 @@ int lwm2_cmd_db_url(const char *cmd, const char *given, char *out, size_t len)
 	return 0;
 }
 
-enum { OPT_DB = LWM2_OPT_LONG, OPT_KEEP, OPT_BEFORE };
+enum { OPT_DB = LWM2_OPT_LONG, OPT_KEEP, OPT_BEFORE, OPT_THREADS };
 
 static const struct lwm2_optspec db_spec = {
     .cmd = "db",
@@ -68,11 +69,13 @@ static const struct lwm2_optspec db_spec = {
         {"keep", OPT_KEEP, "MONTHS", "forget: keep the jobs of the last MONTHS months"},
         {"before", OPT_BEFORE, "TIME", "forget: the jobs that ended before TIME"},
         {"quiet", 'q', NULL, "import: no progress on a terminal"},
+        {"threads", OPT_THREADS, "N",
+         "import: threads that read the lines (default: the CPUs, at most 8)"},
         {0},
     }};
 
 struct db_cli {
-	const char *db, *keep, *before;
+	const char *db, *keep, *before, *threads;
 	bool quiet;
 };
 
@@ -80,6 +83,7 @@ static const struct lwm2_optstore db_store[] = {
     {OPT_DB, LWM2_OPT_ARG(struct db_cli, db)},
     {OPT_KEEP, LWM2_OPT_ARG(struct db_cli, keep)},
     {OPT_BEFORE, LWM2_OPT_ARG(struct db_cli, before)},
+    {OPT_THREADS, LWM2_OPT_ARG(struct db_cli, threads)},
     {'q', LWM2_OPT_TRUE(struct db_cli, quiet)},
     {0},
 };
@@ -91,11 +95,23 @@ static void progress(void *arg, const struct lwm2_db_count *c)
 	        c->known);
 }
 
-static int do_import(struct lwm2_db *db, struct db_cli *cli, char **logs, size_t n)
+/* Threads that read the lines of an import: one a CPU (the thread that
+ * writes the rows has the least to do), at most THREADS_MAX. */
+#define THREADS_MAX 8
+
+static unsigned import_threads(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n < 1 ? 1 : n > THREADS_MAX ? THREADS_MAX : (unsigned)n;
+}
+
+static int do_import(struct lwm2_db *db, struct db_cli *cli, unsigned threads, char **logs,
+                     size_t n)
 {
 	struct lwm2_db_count c = {0};
 	bool tty = !cli->quiet && isatty(STDERR_FILENO);
-	int rc = lwm2_db_import(db, "db", logs, n, &c, tty ? progress : NULL, NULL);
+	int rc = lwm2_db_import(db, "db", logs, n, threads, &c, tty ? progress : NULL, NULL);
 
 	if (tty)
 		fputc('\n', stderr);
@@ -127,9 +143,8 @@ static int do_forget(struct lwm2_db *db, struct db_cli *cli)
 
 	if (cli->keep) {
 		if (lwm2_parse_u64(cli->keep, NULL, 1, 1200, &months) < 0) {
-			fprintf(stderr,
-			        "lwm2: db: couldn't parse --keep \"%s\": want 1 to 1200 months\n",
-			        cli->keep);
+			lwm2_log_error("db: couldn't parse --keep \"%s\": want 1 to 1200 months",
+			               cli->keep);
 			return 2;
 		}
 		before = months_ago((unsigned long)months - 1);
@@ -139,7 +154,7 @@ static int do_forget(struct lwm2_db *db, struct db_cli *cli)
 	/* the days' summaries first: they stay when their jobs leave */
 	if (lwm2_stats_summarize_db(db, &days, err, sizeof(err)) < 0 ||
 	    lwm2_db_forget(db, before, &removed, err, sizeof(err)) < 0) {
-		fprintf(stderr, "lwm2: db: %s\n", err);
+		lwm2_log_error("db: %s", err);
 		return 1;
 	}
 	printf("%lu jobs that ended before @%" PRId64 " forgotten\n", removed, before);
@@ -152,6 +167,7 @@ int lwm2_cmd_db(int argc, char **argv)
 	char url[1024], err[1024];
 	struct lwm2_db *db;
 	const char *action;
+	unsigned threads = import_threads();
 	int first = lwm2_opt_parse_store(&db_spec, db_store, argc, argv, NULL, &cli), rc;
 	bool import;
 
@@ -161,42 +177,53 @@ int lwm2_cmd_db(int argc, char **argv)
 	import = !strcmp(action, "import");
 	if (!import && strcmp(action, "check") && strcmp(action, "forget") &&
 	    strcmp(action, "vacuum") && strcmp(action, "summarize")) {
-		fprintf(stderr,
-		        "lwm2: db: unknown action \"%s\": want import, check, forget, summarize or "
-		        "vacuum\n",
-		        action);
+		lwm2_log_error(
+		    "db: unknown action \"%s\": want import, check, forget, summarize or "
+		    "vacuum",
+		    action);
 		return 2;
 	}
 	if (import != (first + 1 < argc)) {
-		fprintf(stderr,
-		        import ? "lwm2: db: import: no LOG given\n" : "lwm2: db: %s takes no LOG\n",
-		        action);
+		if (import)
+			lwm2_log_error("db: import: no LOG given");
+		else
+			lwm2_log_error("db: %s takes no LOG", action);
 		return 2;
 	}
 	if (!strcmp(action, "forget") == !(cli.keep || cli.before) || (cli.keep && cli.before)) {
-		fprintf(stderr, "lwm2: db: forget takes one of --keep and --before, and only it "
-		                "does\n");
+		lwm2_log_error("db: forget takes one of --keep and --before, and only it "
+		               "does");
 		return 2;
+	}
+	if (cli.threads) {
+		uint64_t t;
+
+		if (lwm2_parse_u64(cli.threads, NULL, 0, 64, &t) < 0) {
+			lwm2_log_error("db: couldn't parse --threads \"%s\": want 0 to 64",
+			               cli.threads);
+			return 2;
+		}
+		threads = (unsigned)t;
 	}
 	if (lwm2_cmd_db_url("db", cli.db, url, sizeof(url)) < 0)
 		return 1;
 	if (!url[0]) {
-		fprintf(stderr, "lwm2: db: no database: give --db DATABASE, or Database= in "
-		                "lwm2.conf\n");
+		lwm2_log_error("db: no database: give --db DATABASE, or Database= in "
+		               "lwm2.conf");
 		return 2;
 	}
 	db = lwm2_db_open(url, strcmp(action, "check") ? LWM2_DB_WRITE : LWM2_DB_READ, err,
 	                  sizeof(err));
 	if (!db) {
-		fprintf(stderr, "lwm2: db: %s\n", err);
+		lwm2_log_error("db: %s", err);
 		return 1;
 	}
 	if (import) {
-		rc = do_import(db, &cli, argv + first + 1, (size_t)(argc - first - 1));
+		rc = do_import(db, &cli, threads, argv + first + 1, (size_t)(argc - first - 1));
 	} else if (!strcmp(action, "check")) {
 		rc = lwm2_db_check(db, stdout, err, sizeof(err));
 		if (rc < 0)
-			fprintf(stderr, "lwm2: db: %s\n", err);
+			lwm2_log_error("db: %s", err);
 		rc = rc != 0;
 	} else if (!strcmp(action, "forget")) {
 		rc = do_forget(db, &cli);
@@ -205,17 +232,17 @@ int lwm2_cmd_db(int argc, char **argv)
 
 		rc = lwm2_stats_summarize_db(db, &days, err, sizeof(err)) < 0;
 		if (rc)
-			fprintf(stderr, "lwm2: db: %s\n", err);
+			lwm2_log_error("db: %s", err);
 		else
 			printf("%lu days summed up\n", days);
 	} else {
 		rc = lwm2_db_vacuum(db, err, sizeof(err)) < 0;
 		if (rc)
-			fprintf(stderr, "lwm2: db: %s\n", err);
+			lwm2_log_error("db: %s", err);
 	}
 	lwm2_db_close(db);
 	if (fflush(stdout) != 0 || ferror(stdout)) {
-		fprintf(stderr, "lwm2: db: couldn't write the output: %s\n", strerror(errno));
+		lwm2_log_error("db: couldn't write the output: %s", strerror(errno));
 		rc = 1;
 	}
 	return rc;

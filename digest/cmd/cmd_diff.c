@@ -30,30 +30,29 @@
 #include "cmd_io.h"
 #include "cmd_opt.h"
 #include "db.h"
+#include "errmsg.h"
 #include "fileio.h"
 #include "jsonutil.h"
+#include "log.h"
 #include "logscan.h"
 #include "lwm2_cmds.h"
+#include "lwm2_algebra.h"
 #include "lwm2_digest.h"
 #include "lwm2_render.h"
 #include "numparse.h"
 #include "stepname.h"
 
-struct side {
-	const char *arg;
-	char what[300];      /* where it came from, for the heading */
-	int64_t job_id;      /* job id asked for; -1 for a file */
-	int64_t array_task;  /* -1: none */
-	json_object *digest; /* owned */
-};
+#define side lwm2_operand
 
 struct diffopts {
 	double threshold; /* percent */
 	bool json;
 	struct lwm2_source src; /* --file logs or --db */
+	const char *output;     /* --output: the difference as a digest */
+	struct lwm2_derived_set derived;
 };
 
-enum { OPT_JSON = LWM2_OPT_LONG, OPT_HISTORY, OPT_DB };
+enum { OPT_JSON = LWM2_OPT_LONG, OPT_HISTORY, OPT_DB, OPT_OUTPUT, OPT_METRIC };
 
 /* The command line as read. */
 struct diff_cli {
@@ -77,6 +76,11 @@ static const struct lwm2_optspec diff_spec = {
         {"db", OPT_DB, "DATABASE", "look job ids up in the central database (lwm2 db)"},
         {"threshold", 't', "PCT", "mark relative changes beyond PCT percent (default 10)"},
         {"json", OPT_JSON, NULL, "one JSON object"},
+        {"output", OPT_OUTPUT, "FILE",
+         "also write the difference B - A as a digest\n"
+         "(a log line) for lwm2 digest --file, report, ranks"},
+        {"metric", OPT_METRIC, "NAME=EXPR",
+         "a derived metric of --output's digest\n(several allowed)"},
         {"history", OPT_HISTORY, NULL,
          "lwm2 diff --history JOB --file LOG: one job against its\n"
          "application's earlier comparable runs in LOG (or --db)"},
@@ -88,13 +92,16 @@ static void usage(FILE *f)
 	lwm2_opt_usage(&diff_spec, f);
 }
 
-/* -t; the others are in diff_store */
+/* -t and --metric; the others are in diff_store */
 static int diff_opt(void *ctx, int key, char *arg)
 {
 	struct diff_cli *cli = ctx;
-	char *end;
+	char *end, err[300];
 
-	(void)key;
+	if (key == OPT_METRIC)
+		return lwm2_derived_add(&cli->o.derived, arg, err, sizeof(err)) < 0
+		           ? lwm2_opt_error(&diff_spec, LWM2_OPT_USAGE, "%s", err)
+		           : 0;
 	cli->o.threshold = strtod(arg, &end);
 	if (end == arg || *end || !isfinite(cli->o.threshold) || cli->o.threshold < 0)
 		return lwm2_opt_error(&diff_spec, LWM2_OPT_USAGE_HELP,
@@ -120,7 +127,9 @@ static int parse_jobarg(const char *s, int64_t *job, int64_t *task)
 }
 
 struct lookup {
-	struct side *s[2];
+	struct side *s;
+	size_t n;
+	const char *cmd;
 	const char *unit; /* "line" of a log, "row" of the database */
 };
 
@@ -139,31 +148,32 @@ static int on_line(void *arg, const struct lwm2_logline *l, char *err, size_t er
 {
 	struct lookup *lk = arg;
 
-	for (int i = 0; i < 2; i++) {
+	for (size_t i = 0; i < lk->n; i++) {
+		struct side *s = &lk->s[i];
 		json_object *d;
 
-		if (!l->digest || !matches(lk->s[i], l->fields))
+		if (!l->digest || !matches(s, l->fields))
 			continue;
 		if (!(d = lwm2_json_parse_at(l->digest, l->end)) ||
 		    lwm2_digest_validate(d, err, errlen) < 0) {
 			if (!d)
-				snprintf(err, errlen, "the digest of job %s is unreadable",
-				         lk->s[i]->arg);
+				lwm2_errprintf(0, err, errlen, "the digest of job %s is unreadable",
+				               s->arg);
 			json_object_put(d);
 			return -1;
 		}
 		lwm2_digest_upgrade(d);
-		json_object_put(lk->s[i]->digest);
-		lk->s[i]->digest = d;
-		snprintf(lk->s[i]->what, sizeof(lk->s[i]->what), "job %s (%s %s %lu)",
-		         lk->s[i]->arg, l->path, lk->unit, l->lineno);
+		json_object_put(s->digest);
+		s->digest = d;
+		snprintf(s->what, sizeof(s->what), "job %s (%s %s %lu)", s->arg, l->path, lk->unit,
+		         l->lineno);
 	}
 	return 0;
 }
 
 /* The job's digest from accounting, as lwm2 digest -j ID --json gives it
  * (its last run's). */
-static json_object *from_accounting(struct side *s)
+static json_object *from_accounting(const char *cmd, struct side *s)
 {
 	char err[256];
 	json_object *d = lwm2_digest_last_run(s->arg, NULL, NULL);
@@ -171,7 +181,7 @@ static json_object *from_accounting(struct side *s)
 	if (!d)
 		return NULL;
 	if (lwm2_digest_validate(d, err, sizeof(err)) < 0) {
-		fprintf(stderr, "lwm2: diff: couldn't use the digest of job %s: %s\n", s->arg, err);
+		lwm2_log_error("%s: couldn't use the digest of job %s: %s", cmd, s->arg, err);
 		json_object_put(d);
 		return NULL;
 	}
@@ -180,13 +190,14 @@ static json_object *from_accounting(struct side *s)
 	return d;
 }
 
-static int load(struct side *sides, const struct diffopts *o)
+int lwm2_operands_load(const char *cmd, struct lwm2_operand *sides, size_t nsides,
+                       const struct lwm2_source *src)
 {
-	struct lookup lk = {{&sides[0], &sides[1]}, o->src.db[0] ? "row" : "line"};
+	struct lookup lk = {sides, nsides, cmd, src->db[0] ? "row" : "line"};
 	bool need = false;
 	int rc = 0;
 
-	for (int i = 0; i < 2; i++) {
+	for (size_t i = 0; i < nsides; i++) {
 		struct side *s = &sides[i];
 		struct stat sb;
 
@@ -200,15 +211,15 @@ static int load(struct side *sides, const struct diffopts *o)
 
 			s->job_id = -1;
 			if (!text) {
-				fprintf(stderr, "lwm2: diff: couldn't read %s: %s\n", s->arg, err);
+				lwm2_log_error("%s: couldn't read %s: %s", cmd, s->arg, err);
 				rc = -1;
 				continue;
 			}
 			s->digest = lwm2_digest_parse(text, len, err, sizeof(err));
 			free(text);
 			if (!s->digest) {
-				fprintf(stderr, "lwm2: diff: couldn't read a digest from %s: %s\n",
-				        s->arg, err);
+				lwm2_log_error("%s: couldn't read a digest from %s: %s", cmd,
+				               s->arg, err);
 				rc = -1;
 				continue;
 			}
@@ -220,35 +231,36 @@ static int load(struct side *sides, const struct diffopts *o)
 	if (!need || rc < 0)
 		return rc;
 	{
-		/* the database reads the two jobs only, where both are plain ids */
-		int64_t ids[2];
+		/* the database reads the jobs asked for only, where all are plain ids */
+		int64_t *ids = calloc(nsides, sizeof(*ids));
 		size_t n = 0;
-		bool plain = true; /* an array task is matched by its array's id */
+		bool plain = ids != NULL; /* an array task is matched by its array's id */
 
-		for (int i = 0; i < 2; i++)
+		for (size_t i = 0; ids && i < nsides; i++)
 			if (sides[i].job_id >= 0 && !sides[i].digest) {
 				ids[n++] = sides[i].job_id;
 				plain = plain && sides[i].array_task < 0;
 			}
 		if (lwm2_source_scan(
-		        "diff", &o->src,
+		        cmd, src,
 		        plain
 		            ? &(struct lwm2_db_select){.metric = -1, .job_ids = ids, .njob_ids = n}
 		            : NULL,
 		        true, on_line, &lk) < 0)
 			rc = -1;
+		free(ids);
 	}
-	for (int i = 0; i < 2; i++) {
+	for (size_t i = 0; i < nsides; i++) {
 		struct side *s = &sides[i];
 
 		if (s->job_id < 0 || s->digest)
 			continue;
-		if (!o->src.nfiles && !o->src.db[0] && (s->digest = from_accounting(s)))
+		if (!src->nfiles && !src->db[0] && (s->digest = from_accounting(cmd, s)))
 			continue;
-		fprintf(stderr, "lwm2: diff: couldn't find a digest of job %s%s\n", s->arg,
-		        o->src.nfiles  ? " in the log"
-		        : o->src.db[0] ? " in the database"
-		                       : " in accounting");
+		lwm2_log_error("%s: couldn't find a digest of job %s%s", cmd, s->arg,
+		               src->nfiles  ? " in the log"
+		               : src->db[0] ? " in the database"
+		                            : " in accounting");
 		rc = -1;
 	}
 	return rc;
@@ -261,19 +273,6 @@ struct cmp {
 	json_object *scopes; /* JSON output */
 	unsigned changed;    /* metrics beyond the threshold, rules that differ */
 };
-
-static json_object *step_of(json_object *d, int64_t id)
-{
-	json_object *steps = ju_get(d, LWM2_KEY_STEPS, json_type_array);
-
-	for (size_t i = 0; steps && i < json_object_array_length(steps); i++) {
-		json_object *s = json_object_array_get_idx(steps, i);
-
-		if (ju_int_or(s, LWM2_KEY_STEP_ID, -1) == id)
-			return s;
-	}
-	return NULL;
-}
 
 static void step_name(int64_t id, char *buf, size_t len)
 {
@@ -507,7 +506,7 @@ static void run_compare(struct cmp *c, struct side *s)
 		int64_t id = ju_int_or(x, LWM2_KEY_STEP_ID, -1);
 
 		step_name(id, name, sizeof(name));
-		if ((y = step_of(b, id)))
+		if ((y = lwm2_digest_step(b, id)))
 			compare_scope(c, name, id, x, y, cpa, cpb);
 		else
 			json_object_array_add(only_a, json_object_new_int64(id));
@@ -515,7 +514,7 @@ static void run_compare(struct cmp *c, struct side *s)
 	for (size_t i = 0; stb && i < json_object_array_length(stb); i++) {
 		int64_t id = ju_int_or(json_object_array_get_idx(stb, i), LWM2_KEY_STEP_ID, -1);
 
-		if (!step_of(a, id))
+		if (!lwm2_digest_step(a, id))
 			json_object_array_add(only_b, json_object_new_int64(id));
 	}
 	c->changed +=
@@ -558,11 +557,21 @@ static void run_compare(struct cmp *c, struct side *s)
 	json_object_put(only_b);
 }
 
+/* --output: B - A as a digest. */
+static int write_difference(struct side *s, const struct diffopts *o)
+{
+	json_object *d[2] = {s[0].digest, s[1].digest};
+	const char *what[2] = {s[0].what, s[1].what};
+
+	return lwm2_algebra_write("diff", LWM2_ALGEBRA_DIFF, d, what, 2, &o->derived, o->output);
+}
+
 /* The options lwm2_opt_parse_store stores itself. */
 static const struct lwm2_optstore diff_store[] = {
     {'f', LWM2_OPT_PUSH(struct diff_cli, o.src.files, o.src.nfiles)},
     {OPT_DB, LWM2_OPT_ARG(struct diff_cli, o.src.db_given)},
     {OPT_JSON, LWM2_OPT_TRUE(struct diff_cli, o.json)},
+    {OPT_OUTPUT, LWM2_OPT_ARG(struct diff_cli, o.output)},
     {OPT_HISTORY, LWM2_OPT_TRUE(struct diff_cli, history)},
     {0},
 };
@@ -590,24 +599,26 @@ int lwm2_cmd_diff(int argc, char **argv)
 	if (history) {
 		/* One job against its application's earlier runs. */
 		if (argc - first != 1) {
-			fprintf(stderr, "lwm2: diff: --history wants one digest or job\n");
+			lwm2_log_error("diff: --history wants one digest or job");
 			usage(stderr);
 			goto out;
 		}
 		s[0].arg = s[1].arg = argv[first];
-		if (load(s, &o) < 0)
+		if (lwm2_operands_load("diff", s, 2, &o.src) < 0)
 			goto out;
 		rc = lwm2_diff_history(s[0].digest, s[0].what, &o.src, o.json);
 		goto out;
 	}
 	if (argc - first != 2) {
-		fprintf(stderr, "lwm2: diff: want two digests, A and B\n");
+		lwm2_log_error("diff: want two digests, A and B");
 		usage(stderr);
 		goto out;
 	}
 	s[0].arg = argv[first];
 	s[1].arg = argv[first + 1];
-	if (load(s, &o) < 0)
+	if (lwm2_operands_load("diff", s, 2, &o.src) < 0)
+		goto out;
+	if (o.output && write_difference(s, &o) < 0)
 		goto out;
 	if (!o.json) {
 		printf("A: %s\nB: %s\n", s[0].what, s[1].what);
@@ -620,12 +631,13 @@ int lwm2_cmd_diff(int argc, char **argv)
 	json_object_put(c.scopes);
 	rc = c.changed ? 1 : 0;
 	if (fflush(stdout) != 0 || ferror(stdout)) {
-		fprintf(stderr, "lwm2: diff: couldn't write the output: %s\n", strerror(errno));
+		lwm2_log_error("diff: couldn't write the output: %s", strerror(errno));
 		rc = 2;
 	}
 out:
 	json_object_put(s[0].digest);
 	json_object_put(s[1].digest);
 	free(o.src.files);
+	lwm2_derived_free(&cli.o.derived);
 	return rc;
 }

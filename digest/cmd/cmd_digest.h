@@ -2,8 +2,9 @@
 /*
  * Inside `lwm2 digest`: the jobs and options asked for, one job as either
  * source gives it, and the output it goes to.  cmd_digest.c parses the
- * options, matches and prints; digest_log.c reads jobcomp/lwm2's
- * JSON-lines log (--file), digest_slurmdb.c Slurm accounting.
+ * options and picks the source; digest_log.c reads jobcomp/lwm2's
+ * JSON-lines log (--file) or the database, digest_slurmdb.c Slurm
+ * accounting; digest_emit.c matches and prints each job they read.
  */
 #ifndef LWM2_CMD_DIGEST_H
 #define LWM2_CMD_DIGEST_H
@@ -13,6 +14,8 @@
 #include <stdint.h>
 
 #include <json-c/json.h>
+
+#include "lwm2_algebra.h"
 
 #define NONE32 0xfffffffeu /* Slurm's NO_VAL */
 
@@ -46,6 +49,7 @@ struct opts {
 	bool steps;
 	bool noheader;
 	bool all_users;
+	struct lwm2_derived_set derived; /* lwm2.conf's DerivedMetric, --metric */
 };
 
 /* One job as either source gives it. */
@@ -99,6 +103,9 @@ bool digest_window_matches(const struct opts *o, int64_t start, int64_t end);
 /* Which -j entry (index) the job is, or -1; with no -j, 0 for everything. */
 long digest_want_of(const struct opts *o, uint32_t job_id, uint32_t array_job_id,
                     uint32_t array_task, uint32_t het_job_id, uint32_t het_off);
+/* out's columns from -o's list ("Field%N" sets a width, as in sacct): 0,
+ * or -1 after a message. */
+int digest_setup_fields(struct out *out, const char *format);
 /* Print e once for every -j entry that names it (each with its step), or
  * once without -j. */
 void digest_emit_for_wants(struct out *out, struct opts *o, struct entry *e);

@@ -5,6 +5,8 @@
 #include "cmd_io.h"
 #include "cmd_opt.h"
 #include "digest_internal.h"
+#include "errmsg.h"
+#include "log.h"
 #include "lwm2_cmds.h"
 
 #include <errno.h>
@@ -23,7 +25,7 @@ static json_object *load_any(const char *path, bool verify, char *err, size_t er
 	ssize_t n;
 
 	if (fd < 0) {
-		snprintf(err, errlen, "%s", strerror(errno));
+		lwm2_errprintf(0, err, errlen, "%s", strerror(errno));
 		return NULL;
 	}
 	n = read(fd, head, sizeof(head) - 1);
@@ -45,7 +47,7 @@ static json_object *load_any(const char *path, bool verify, char *err, size_t er
 		uint64_t job;
 
 		if (!dir) {
-			snprintf(err, errlen, "out of memory");
+			lwm2_errprintf(0, err, errlen, "out of memory");
 			return NULL;
 		}
 		slash = strrchr(dir, '/');
@@ -76,8 +78,8 @@ static json_object *load_any(const char *path, bool verify, char *err, size_t er
 				json_object *j = nl2 ? json_tokener_parse(nl2 + 1) : NULL;
 				if (!j || lwm2_node_validate(j, err, errlen) != 0) {
 					if (!j)
-						snprintf(err, errlen,
-						         "malformed signed node record");
+						lwm2_errprintf(0, err, errlen,
+						               "malformed signed node record");
 					json_object_put(j);
 					free(text);
 					return NULL;
@@ -90,7 +92,7 @@ static json_object *load_any(const char *path, bool verify, char *err, size_t er
 		if (dfd >= 0)
 			close(dfd);
 		else
-			snprintf(err, errlen, "couldn't open its directory");
+			lwm2_errprintf(0, err, errlen, "couldn't open its directory");
 		free(dir);
 		return rec;
 	}
@@ -104,7 +106,7 @@ static json_object *load_any(const char *path, bool verify, char *err, size_t er
 		tok = json_tokener_new_ex(64);
 		j = tok ? json_tokener_parse_ex(tok, text, (int)len) : NULL;
 		if (!j || json_tokener_get_error(tok) != json_tokener_success) {
-			snprintf(err, errlen, "neither an lwm2 record nor JSON");
+			lwm2_errprintf(0, err, errlen, "neither an lwm2 record nor JSON");
 			json_object_put(j);
 			j = NULL;
 		} else if (ju_get(j, "lwm2_node_version", json_type_int)) {
@@ -150,7 +152,7 @@ static int dump_one(const char *path, const struct dump_opts *o)
 	int rc;
 
 	if (!j) {
-		fprintf(stderr, "lwm2: dump: couldn't read %s: %s\n", path, err);
+		lwm2_log_error("dump: couldn't read %s: %s", path, err);
 		return 1;
 	}
 	rc = lwm2_cmd_print_json(j, o->pretty) != 0;

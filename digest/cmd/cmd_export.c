@@ -25,6 +25,8 @@
 #include "cmd_opt.h"
 #include "lwm2_cmds.h"
 #include "numparse.h"
+#include "log.h"
+#include "errmsg.h"
 
 struct ctx {
 	int64_t start, end;
@@ -142,8 +144,7 @@ static int flush_batch(void *arg, const char *text, size_t len, size_t lines)
 	c->bytes += len;
 	if (c->dry_run) {
 		if (fwrite(text, 1, len, stdout) != len) {
-			fprintf(stderr, "lwm2: export: couldn't write the lines: %s\n",
-			        strerror(errno));
+			lwm2_log_error("export: couldn't write the lines: %s", strerror(errno));
 			c->failed = true;
 			return -1;
 		}
@@ -170,15 +171,13 @@ static int flush_batch(void *arg, const char *text, size_t len, size_t lines)
 			return 0;
 		}
 		if (rc == LWM2_LP_ERROR || attempt >= c->retries) {
-			fprintf(stderr,
-			        "lwm2: export: couldn't send a batch of %zu points (up to %s line "
-			        "%lu): %s; stopped (sending again is harmless)\n",
-			        lines, c->where, c->lineno, err);
+			lwm2_log_error("export: couldn't send a batch of %zu points (up to %s line "
+			               "%lu): %s; stopped (sending again is harmless)",
+			               lines, c->where, c->lineno, err);
 			c->failed = true;
 			return -1;
 		}
-		fprintf(stderr, "lwm2: export: couldn't send a batch: %s; again in %u s\n", err,
-		        delay);
+		lwm2_log_warning("export: couldn't send a batch: %s; again in %u s", err, delay);
 		sleep(delay);
 		delay = delay < 30 ? 2 * delay : 60;
 	}
@@ -218,8 +217,8 @@ static int on_line(void *arg, const struct lwm2_logline *l, char *err, size_t er
 	if (rc < 0) {
 		if (c->failed)
 			return 1;
-		snprintf(err, errlen, "couldn't format the points: %s", strerror(errno));
-		return -1;
+		return lwm2_errprintf(0, err, errlen, "couldn't format the points: %s",
+		                      strerror(errno));
 	}
 	c->jobs_done++;
 	return 0;
@@ -258,11 +257,11 @@ int lwm2_cmd_export(int argc, char **argv)
 		goto out;
 	}
 	if (!cli.nfiles) {
-		fprintf(stderr, "lwm2: export: --file LOG is required\n");
+		lwm2_log_error("export: --file LOG is required");
 		goto usage_err;
 	}
 	if (!c.dry_run && !t->url) {
-		fprintf(stderr, "lwm2: export: --url URL or --dry-run is required\n");
+		lwm2_log_error("export: --url URL or --dry-run is required");
 		goto usage_err;
 	}
 	if (!c.dry_run) {
@@ -271,7 +270,7 @@ int lwm2_cmd_export(int argc, char **argv)
 			 * required, root ownership is not */
 			if (lwm2_lp_read_credentials(cli.cred, false, &user, &password, &token, err,
 			                             sizeof(err)) < 0) {
-				fprintf(stderr, "lwm2: export: %s\n", err);
+				lwm2_log_error("export: %s", err);
 				goto out;
 			}
 			t->user = user;
@@ -279,7 +278,7 @@ int lwm2_cmd_export(int argc, char **argv)
 			t->token = token;
 		}
 		if (!(c.sender = lwm2_lp_sender_new(t, err, sizeof(err)))) {
-			fprintf(stderr, "lwm2: export: %s\n", err);
+			lwm2_log_error("export: %s", err);
 			goto out;
 		}
 	}
@@ -292,7 +291,7 @@ int lwm2_cmd_export(int argc, char **argv)
 	if (c.failed)
 		goto out;
 	if (c.dry_run && fflush(stdout) != 0) {
-		fprintf(stderr, "lwm2: export: couldn't write the lines: %s\n", strerror(errno));
+		lwm2_log_error("export: couldn't write the lines: %s", strerror(errno));
 		goto out;
 	}
 	{
@@ -307,13 +306,13 @@ int lwm2_cmd_export(int argc, char **argv)
 			    c.jobs_done, points, c.stats.slice_points, c.stats.job_points, c.bytes,
 			    dt, dt > 0 ? (double)points / dt : 0.0);
 		else
-			fprintf(stderr,
-			        "lwm2: export: %zu jobs, %zu points (%zu slice, %zu job) in %zu "
-			        "batches, %zu bytes (%zu on the wire) sent in %.3f s (%.0f "
-			        "points/s)%s\n",
-			        c.jobs_done, points, c.stats.slice_points, c.stats.job_points,
-			        c.batches, c.bytes, c.wire, dt, dt > 0 ? (double)points / dt : 0.0,
-			        c.rejected_batches ? "; the engine refused points, see above" : "");
+			lwm2_log_error(
+			    "export: %zu jobs, %zu points (%zu slice, %zu job) in %zu "
+			    "batches, %zu bytes (%zu on the wire) sent in %.3f s (%.0f "
+			    "points/s)%s",
+			    c.jobs_done, points, c.stats.slice_points, c.stats.job_points,
+			    c.batches, c.bytes, c.wire, dt, dt > 0 ? (double)points / dt : 0.0,
+			    c.rejected_batches ? "; the engine refused points, see above" : "");
 	}
 	rc = c.rejected_batches || count.bad || scan < 0 ? 1 : 0;
 	goto out;

@@ -29,6 +29,8 @@
 #include "lwm2_digest.h"
 #include "numparse.h"
 #include "slurmutil.h"
+#include "log.h"
+#include "errmsg.h"
 
 enum gmetric { G_WRITE, G_WRITE_BW, G_READ, G_READ_BW, G_MPI, G_MPI_RATE, G_MPI_SHARE, NG };
 static const char *const g_name[NG] = {"write", "write_bw", "read",     "read_bw",
@@ -61,21 +63,15 @@ static int on_line(void *arg, const struct lwm2_logline *l, char *err, size_t er
 	e = ju_int_or(l->fields, "end", 0);
 	if ((s || e) && !in_period(x, s, e))
 		return 0;
-	if (!(d = lwm2_json_parse_at(l->digest, l->end))) {
-		snprintf(err, errlen, "the digest is not JSON");
+	if (!(d = lwm2_logline_digest(l, err, errlen)))
 		return -1;
-	}
-	if (lwm2_digest_validate(d, err, errlen) != 0) {
-		json_object_put(d);
-		return -1;
-	}
 	job = ju_get(d, LWM2_KEY_JOB, json_type_object);
 	if (!in_period(x, ju_int_or(job, LWM2_KEY_START, 0), ju_int_or(job, LWM2_KEY_END, 0))) {
 		json_object_put(d);
 		return 0;
 	}
 	if (x->nodes ? lwm2_nodes_add(x->nodes, d) != 0 : lwm2_grid_add(&x->g, d) != 0) {
-		fprintf(stderr, "lwm2: %s: couldn't index the log: %s\n", x->cmd, strerror(errno));
+		lwm2_log_error("%s: couldn't index the log: %s", x->cmd, strerror(errno));
 		json_object_put(d);
 		x->rc = 1;
 		return 1;
@@ -169,7 +165,7 @@ static int print_grid(struct gctx *x, const char *node, int metric, bool json)
 	size_t n = 0;
 
 	if (!sel) {
-		fprintf(stderr, "lwm2: grid: %s\n", strerror(ENOMEM));
+		lwm2_log_error("grid: %s", strerror(ENOMEM));
 		return 1;
 	}
 	for (size_t i = 0; i < g->ncells; i++) {
@@ -242,7 +238,7 @@ static int print_interference(struct gctx *x, int64_t only, bool json)
 		if (lwm2_grid_find(&x->g, x->order[i]) < 0)
 			continue;
 		if (!(f = lwm2_grid_interference(&x->g, x->order[i], NULL))) {
-			fprintf(stderr, "lwm2: grid: %s\n", strerror(errno));
+			lwm2_log_error("grid: %s", strerror(errno));
 			rc = 1;
 			break;
 		}
@@ -413,24 +409,23 @@ static int run(const char *cmd, int argc, char **argv)
 	if (lwm2_source_resolve(cmd, &cli.src, true) < 0)
 		goto usage_err;
 	if (!cli.src.nfiles && !cli.src.db[0]) {
-		fprintf(stderr,
-		        "lwm2: %s: couldn't read digests: no --file LOG given (jobcomp/lwm2's "
-		        "JSON-lines log), no --db and no Database= in lwm2.conf\n",
-		        cmd);
+		lwm2_log_error("%s: couldn't read digests: no --file LOG given (jobcomp/lwm2's "
+		               "JSON-lines log), no --db and no Database= in lwm2.conf",
+		               cmd);
 		goto usage_err;
 	}
 	if (isnodes ? (cli.node || cli.metric >= 0 || cli.interf)
 	            : (cli.all || (cli.interf && (cli.node || cli.metric >= 0)) ||
 	               (cli.only && !cli.interf))) {
-		fprintf(stderr, "lwm2: %s: options that do not go together; see --help\n", cmd);
+		lwm2_log_error("%s: options that do not go together; see --help", cmd);
 		goto usage_err;
 	}
 	if (x.start && x.end && x.start > x.end) {
-		fprintf(stderr, "lwm2: %s: the start is after the end\n", cmd);
+		lwm2_log_error("%s: the start is after the end", cmd);
 		goto usage_err;
 	}
 	if (isnodes && !(x.nodes = lwm2_nodes_new(NULL))) {
-		fprintf(stderr, "lwm2: %s: %s\n", cmd, strerror(ENOMEM));
+		lwm2_log_error("%s: %s", cmd, strerror(ENOMEM));
 		rc = 1;
 		goto done;
 	}
@@ -446,7 +441,7 @@ static int run(const char *cmd, int argc, char **argv)
 		json_object *r = lwm2_nodes_result(x.nodes, cli.all);
 
 		if (!r) {
-			fprintf(stderr, "lwm2: nodes: %s\n", strerror(ENOMEM));
+			lwm2_log_error("nodes: %s", strerror(ENOMEM));
 			rc = 1;
 		} else if (cli.json) {
 			puts(json_object_to_json_string_ext(r, JSON_C_TO_STRING_PLAIN));
@@ -460,7 +455,7 @@ static int run(const char *cmd, int argc, char **argv)
 		rc |= print_grid(&x, cli.node, cli.metric, cli.json);
 	}
 	if (fflush(stdout) != 0 || ferror(stdout)) {
-		fprintf(stderr, "lwm2: %s: couldn't write the output: %s\n", cmd, strerror(errno));
+		lwm2_log_error("%s: couldn't write the output: %s", cmd, strerror(errno));
 		rc = 1;
 	}
 	goto done;

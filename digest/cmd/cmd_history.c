@@ -26,6 +26,7 @@
 #include "cmd_opt.h"
 #include "db.h"
 #include "jsonutil.h"
+#include "log.h"
 #include "logscan.h"
 #include "lwm2_cmds.h"
 #include "lwm2_digest.h"
@@ -252,11 +253,34 @@ static int scan(struct hsel *s, const struct lwm2_source *src, const char *cmd)
 	if (lwm2_source_scan(cmd, src, &sel, false, on_line, s) < 0)
 		rc = -1;
 	if (s->oom) {
-		fprintf(stderr, "lwm2: %s: couldn't keep the runs: %s\n", cmd, strerror(ENOMEM));
+		lwm2_log_error("%s: couldn't keep the runs: %s", cmd, strerror(ENOMEM));
 		return -1;
 	}
 	if (s->n)
 		qsort(s->e, s->n, sizeof(*s->e), cmp_end);
+	return rc;
+}
+
+int lwm2_history_job_ids(const char *cmd, const struct lwm2_source *src,
+                         const struct lwm2_history_sel *sel, uint32_t **ids, size_t *n)
+{
+	struct hsel s = {.app = sel->app,
+	                 .build = sel->build,
+	                 .users = sel->users,
+	                 .nusers = sel->nusers,
+	                 .start = sel->start,
+	                 .end = sel->end};
+	int rc = scan(&s, src, cmd);
+
+	*ids = NULL;
+	*n = 0;
+	if (rc == 0 && s.n && !(*ids = malloc(s.n * sizeof(**ids)))) {
+		lwm2_log_error("%s: couldn't keep the runs: %s", cmd, strerror(ENOMEM));
+		rc = -1;
+	}
+	for (size_t i = 0; rc == 0 && i < s.n; i++)
+		(*ids)[(*n)++] = s.e[i].job_id;
+	free(s.e);
 	return rc;
 }
 
@@ -282,23 +306,23 @@ int lwm2_cmd_history(int argc, char **argv)
 		goto out;
 	}
 	if (first < argc) {
-		fprintf(stderr, "lwm2: history: unexpected argument \"%s\"\n", argv[first]);
+		lwm2_log_error("history: unexpected argument \"%s\"", argv[first]);
 		lwm2_opt_usage(&history_spec, stderr);
 		goto out;
 	}
 	if (lwm2_source_resolve("history", &cli.src, true) < 0)
 		goto out;
 	if (!cli.src.nfiles && !cli.src.db[0]) {
-		fprintf(stderr, "lwm2: history: couldn't read runs: no --file LOG given "
-		                "(jobcomp/lwm2's JSON-lines log), no --db and no Database= in "
-		                "lwm2.conf\n");
+		lwm2_log_error("history: couldn't read runs: no --file LOG given "
+		               "(jobcomp/lwm2's JSON-lines log), no --db and no Database= in "
+		               "lwm2.conf");
 		lwm2_opt_usage(&history_spec, stderr);
 		goto out;
 	}
 	rc = scan(s, &cli.src, "history") < 0 ? 1 : 0;
 	print_table(s, cli.json);
 	if (fflush(stdout) != 0 || ferror(stdout)) {
-		fprintf(stderr, "lwm2: history: couldn't write the output: %s\n", strerror(errno));
+		lwm2_log_error("history: couldn't write the output: %s", strerror(errno));
 		rc = 1;
 	}
 out:
@@ -334,15 +358,14 @@ int lwm2_diff_history(json_object *digest, const char *what, const struct lwm2_s
 
 	memset(&s, 0, sizeof(s));
 	if (lwm2_hist_from_digest(digest, &cur) != 0) {
-		fprintf(stderr,
-		        "lwm2: diff: %s names no application (a digest made before lwm2 recorded "
-		        "it, or no process ran)\n",
-		        what);
+		lwm2_log_error("diff: %s names no application (a digest made before lwm2 recorded "
+		               "it, or no process ran)",
+		               what);
 		return 2;
 	}
 	if (!src->nfiles && !src->db[0]) {
-		fprintf(stderr, "lwm2: diff: --history reads the earlier runs from --file LOG or "
-		                "--db DATABASE\n");
+		lwm2_log_error("diff: --history reads the earlier runs from --file LOG or "
+		               "--db DATABASE");
 		return 2;
 	}
 	s.app = cur.exe;

@@ -4,6 +4,7 @@
 #include "config.h"
 
 #include "cmd_io.h"
+#include "errmsg.h"
 #include "fileio.h"
 
 #include <errno.h>
@@ -21,7 +22,7 @@ char *lwm2_cmd_slurp(const char *path, size_t max, size_t *len, char *err, size_
 	char *buf;
 
 	if (fd < 0) {
-		snprintf(err, errlen, "%s", strerror(errno));
+		lwm2_errprintf(0, err, errlen, "%s", strerror(errno));
 		return NULL;
 	}
 	buf = lwm2_read_fd(fd, max, len, err, errlen);

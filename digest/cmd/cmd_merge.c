@@ -5,6 +5,7 @@
 #include "cmd_io.h"
 #include "cmd_opt.h"
 #include "digest_internal.h"
+#include "log.h"
 #include "lwm2_cmds.h"
 #include "numparse.h"
 
@@ -97,8 +98,7 @@ int lwm2_cmd_merge(int argc, char **argv)
 		int dfd = open(argv[first], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		node = dfd < 0 ? NULL : lwm2_node_merge(dfd, &id, log_stderr, NULL);
 		if (!node) {
-			fprintf(stderr, "lwm2: merge: couldn't read %s: %s\n", argv[first],
-			        strerror(errno));
+			lwm2_log_error("merge: couldn't read %s: %s", argv[first], strerror(errno));
 			if (dfd >= 0)
 				close(dfd);
 			return 1;
@@ -110,7 +110,7 @@ int lwm2_cmd_merge(int argc, char **argv)
 		const char **files = calloc((size_t)n, sizeof(*files));
 		size_t k = 0;
 		if (!recs || !files) {
-			fprintf(stderr, "lwm2: merge: out of memory\n");
+			lwm2_log_error("merge: out of memory");
 			free(recs);
 			free(files);
 			return 1;
@@ -118,8 +118,7 @@ int lwm2_cmd_merge(int argc, char **argv)
 		for (int i = first; i < argc; i++) {
 			char err[256];
 			if (lwm2_record_read_file(AT_FDCWD, argv[i], &recs[k], err, sizeof(err))) {
-				fprintf(stderr, "lwm2: merge: couldn't read %s: %s\n", argv[i],
-				        err);
+				lwm2_log_error("merge: couldn't read %s: %s", argv[i], err);
 				rc = 1;
 				continue;
 			}
@@ -131,7 +130,7 @@ int lwm2_cmd_merge(int argc, char **argv)
 		free(recs);
 		free(files);
 		if (!node) {
-			fprintf(stderr, "lwm2: merge: couldn't merge: %s\n", strerror(errno));
+			lwm2_log_error("merge: couldn't merge: %s", strerror(errno));
 			return 1;
 		}
 	}
@@ -140,8 +139,7 @@ int lwm2_cmd_merge(int argc, char **argv)
 		    .cluster = id.cluster, .job_id = id.job_id, .nodes = id.node, .node_count = 1};
 		json_object *d = lwm2_job_digest_build(&meta, &node, 1);
 		if (!d) {
-			fprintf(stderr, "lwm2: merge: couldn't build the digest: %s\n",
-			        strerror(errno));
+			lwm2_log_error("merge: couldn't build the digest: %s", strerror(errno));
 			json_object_put(node);
 			return 1;
 		}

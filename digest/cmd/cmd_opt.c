@@ -3,9 +3,13 @@
 #include "cmd_opt.h"
 #include "cmd_io.h"
 #include "logscan.h"
+#include "log.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Options a command may have, --help included. */
@@ -105,7 +109,7 @@ static int no_operand(const struct lwm2_optspec *spec, int argc, char **argv, in
 {
 	if (first >= argc)
 		return 0;
-	fprintf(stderr, "lwm2: %s: unexpected argument \"%s\"\n", spec->cmd, argv[first]);
+	lwm2_log_error("%s: unexpected argument \"%s\"", spec->cmd, argv[first]);
 	return -1;
 }
 
@@ -114,7 +118,7 @@ static int no_operand(const struct lwm2_optspec *spec, int argc, char **argv, in
 static int operands(const struct lwm2_optspec *spec, int argc, char **argv, int first)
 {
 	if (spec->need && first >= argc)
-		fprintf(stderr, "lwm2: %s: no %s given\n", spec->cmd, spec->need);
+		lwm2_log_error("%s: no %s given", spec->cmd, spec->need);
 	else if (!spec->no_operands || no_operand(spec, argc, argv, first) == 0)
 		return first;
 	if (spec->usage_on_error)
@@ -136,7 +140,7 @@ int lwm2_opt_parse_store(const struct lwm2_optspec *spec, const struct lwm2_opts
 	int c, r;
 
 	if (tables(spec, lo, so) < 0) {
-		fprintf(stderr, "lwm2: %s: too many options\n", spec->cmd);
+		lwm2_log_error("%s: too many options", spec->cmd);
 		return LWM2_OPT_FAIL;
 	}
 	optind = 0; /* glibc starts over, argv[0] being the command's name */
@@ -165,13 +169,21 @@ int lwm2_opt_parse_store(const struct lwm2_optspec *spec, const struct lwm2_opts
 
 int lwm2_opt_error(const struct lwm2_optspec *spec, int r, const char *fmt, ...)
 {
+	char *text = NULL;
 	va_list ap;
+	int n;
 
-	fprintf(stderr, "lwm2: %s: ", spec->cmd);
+	/* the whole text, however long the argument it quotes */
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	n = vsnprintf(NULL, 0, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	if (n >= 0 && (text = malloc((size_t)n + 1))) {
+		va_start(ap, fmt);
+		vsnprintf(text, (size_t)n + 1, fmt, ap);
+		va_end(ap);
+	}
+	lwm2_log_error("%s: %s", spec->cmd, text ? text : strerror(ENOMEM));
+	free(text);
 	return r;
 }
 

@@ -6,6 +6,8 @@
 #include "cmd_io.h"
 #include "cmd_opt.h"
 #include "digest_internal.h"
+#include "errmsg.h"
+#include "log.h"
 #include "lwm2_cmds.h"
 
 #include <stdlib.h>
@@ -34,7 +36,7 @@ static json_object *digest_from_text(const char *text, size_t len, char *err, si
 			};
 			d = lwm2_job_digest_build(&meta, &node, 1);
 		} else {
-			snprintf(err, errlen, "node record: %s", nerr);
+			lwm2_errprintf(0, err, errlen, "node record: %s", nerr);
 		}
 	}
 	json_object_put(node);
@@ -82,7 +84,7 @@ int lwm2_cmd_render(int argc, char **argv)
 		     *line;
 
 		if (!text) {
-			fprintf(stderr, "lwm2: render: couldn't read %s: %s\n", argv[i], err);
+			lwm2_log_error("render: couldn't read %s: %s", argv[i], err);
 			rc = 1;
 			continue;
 		}
@@ -100,8 +102,8 @@ int lwm2_cmd_render(int argc, char **argv)
 			if (l && !(l == 1 && *line == '\n')) {
 				d = digest_from_text(line, l, err, sizeof(err));
 				if (!d) {
-					fprintf(stderr, "lwm2: render: couldn't read %s: %s\n",
-					        argv[i], err);
+					lwm2_log_error("render: couldn't read %s: %s", argv[i],
+					               err);
 					rc = 1;
 				} else {
 					if (nd++)
@@ -118,8 +120,8 @@ int lwm2_cmd_render(int argc, char **argv)
 		/* An empty file, /dev/null or a FIFO nobody writes: say so
 		 * rather than succeed with no output. */
 		if (!nd && !err[0]) {
-			fprintf(stderr, "lwm2: render: couldn't read %s: no digest in it (%s)\n",
-			        argv[i], len ? "only blank lines" : "empty");
+			lwm2_log_error("render: couldn't read %s: no digest in it (%s)", argv[i],
+			               len ? "only blank lines" : "empty");
 			rc = 1;
 		}
 		free(text);

@@ -27,14 +27,17 @@
 #include "lwm2_digest.h"
 #include "numparse.h"
 #include "report.h"
+#include "site_stats.h"
+#include "log.h"
+#include "errmsg.h"
 
-enum { OPT_SITE = LWM2_OPT_LONG, OPT_METRIC, OPT_SIZE, OPT_DB };
+enum { OPT_SITE = LWM2_OPT_LONG, OPT_METRIC, OPT_SIZE, OPT_DB, OPT_HIST };
 
 static const struct lwm2_optspec report_spec = {
     .cmd = "report",
     .usage = "Usage: lwm2 report -j JOBID [--file LOG | --db DATABASE] [-o FILE]\n"
              "       lwm2 report --site [--file LOG... | --db DATABASE] [-S TIME] [-E TIME]\n"
-             "                   [--metric mpi|io|cpu] -o DIR\n"
+             "                   [--metric mpi|io|cpu] [--histogram METRIC] -o DIR\n"
              "The digest of a job as one self-contained HTML page with plots, or the\n"
              "site pages (statistics, space-time grid, users, jobs, nodes).\n\n",
     .footer = "TIME: now, now-N[s|m|h|d], YYYY-MM-DD[THH:MM[:SS]], or @EPOCH.\n"
@@ -62,6 +65,9 @@ static const struct lwm2_optspec report_spec = {
         {"metric", OPT_METRIC, "M",
          "site grid colour: mpi (MPI share, default), io (file\n"
          "I/O bytes/s) or cpu (CPU cycles/s)"},
+        {"histogram", OPT_HIST, "METRIC",
+         "site: a histogram of the jobs over a digest metric\n"
+         "(as lwm2 stats --histogram) below the distributions"},
         {"size", OPT_SIZE, "WxH",
          "site grid: at most W slices by H node rows drawn\n"
          "(default 1000x600); more are aggregated"},
@@ -77,73 +83,10 @@ static json_object *from_accounting(const char *job, const char *cluster)
 	json_object *d = lwm2_digest_last_run(job, cluster, &reason);
 
 	if (!d)
-		fprintf(stderr, "lwm2: report: job %s: no digest%s%s\n", job, reason ? ": " : "",
-		        reason ? reason : " (see the message above)");
+		lwm2_log_error("report: job %s: no digest%s%s", job, reason ? ": " : "",
+		               reason ? reason : " (see the message above)");
 	free(reason);
 	return d;
-}
-
-struct find {
-	int64_t job;
-	json_object *digest;
-	bool seen;
-	const char *reason;
-	char reason_buf[256];
-};
-
-static int on_line(void *arg, const struct lwm2_logline *l, char *err, size_t errlen)
-{
-	struct find *fd = arg;
-	json_object *d;
-	char why[256];
-
-	if (ju_int_or(l->fields, "job_id", -1) != fd->job)
-		return 0;
-	fd->seen = true;
-	if (!l->digest) {
-		snprintf(fd->reason_buf, sizeof(fd->reason_buf), "%s",
-		         ju_str(l->fields, "reason") ? ju_str(l->fields, "reason") : "no digest");
-		fd->reason = fd->reason_buf;
-		return 0;
-	}
-	if (!(d = lwm2_json_parse_at(l->digest, l->end))) {
-		snprintf(err, errlen, "job %" PRId64 ": the digest is not JSON", fd->job);
-		return -1;
-	}
-	if (lwm2_digest_validate(d, why, sizeof(why)) != 0) {
-		snprintf(err, errlen, "job %" PRId64 ": %s", fd->job, why);
-		json_object_put(d);
-		return -1;
-	}
-	/* a requeued job is logged once per run: the last one counts */
-	json_object_put(fd->digest);
-	fd->digest = d;
-	fd->reason = NULL;
-	return 0;
-}
-
-static json_object *from_log(const struct lwm2_source *src, const char *job)
-{
-	struct find fd = {0};
-
-	if (lwm2_parse_i64(job, NULL, 1, INT64_MAX, &fd.job) < 0) {
-		fprintf(stderr, "lwm2: report: --%s takes a plain job id, not '%s'\n",
-		        src->db[0] ? "db" : "file", job);
-		return NULL;
-	}
-	/* a file not read may hold the job's last run: no page then */
-	if (lwm2_source_scan(
-	        "report", src,
-	        &(struct lwm2_db_select){.metric = -1, .job_ids = &fd.job, .njob_ids = 1}, true,
-	        on_line, &fd) < 0) {
-		json_object_put(fd.digest);
-		return NULL;
-	}
-	if (!fd.digest)
-		fprintf(stderr, "lwm2: report: job %s: %s\n", job,
-		        fd.reason ? fd.reason
-		                  : (fd.seen ? "no readable digest" : "not in the log"));
-	return fd.digest;
 }
 
 /* ------------------------------------------------------------ main */
@@ -188,11 +131,14 @@ static int report_opt(void *ctx, int key, char *arg)
 	case OPT_METRIC:
 		cli->so.metric = arg;
 		break;
+	case OPT_HIST:
+		cli->so.histogram = arg;
+		break;
 	default:
 		if (sscanf(arg, "%dx%d", &cli->so.width, &cli->so.height) != 2 ||
 		    cli->so.width < 10 || cli->so.height < 10 || cli->so.width > 10000 ||
 		    cli->so.height > 10000) {
-			fprintf(stderr, "lwm2: report: --size takes WxH, 10 to 10000 each\n");
+			lwm2_log_error("report: --size takes WxH, 10 to 10000 each");
 			return LWM2_OPT_USAGE;
 		}
 		break;
@@ -208,13 +154,19 @@ static int report_site(struct report_cli *cli)
 	if (lwm2_source_resolve("report", &cli->src, true) < 0)
 		return 2;
 	if ((!cli->src.nfiles && !cli->src.db[0]) || !cli->out || cli->job) {
-		fprintf(stderr, "lwm2: report: --site needs --file LOG or a database (--db, or "
-		                "lwm2.conf's Database=), and -o DIR, and no -j\n");
+		lwm2_log_error("report: --site needs --file LOG or a database (--db, or "
+		               "lwm2.conf's Database=), and -o DIR, and no -j");
 		return 2;
 	}
 	if (strcmp(so->metric, "mpi") && strcmp(so->metric, "io") && strcmp(so->metric, "cpu")) {
-		fprintf(stderr, "lwm2: report: --metric is mpi, io or cpu\n");
+		lwm2_log_error("report: --metric is mpi, io or cpu");
 		return 2;
+	}
+	if (so->histogram) {
+		struct lwm2_stats probe = {0};
+
+		if (lwm2_stats_hist_set(&probe, "report", so->histogram, NULL) < 0)
+			return 2;
 	}
 	so->src = &cli->src;
 	so->outdir = cli->out;
@@ -231,7 +183,7 @@ int lwm2_cmd_report(int argc, char **argv)
 	FILE *f;
 
 	if (first >= 0 && first < argc) {
-		fprintf(stderr, "lwm2: report: unexpected argument '%s'\n", argv[first]);
+		lwm2_log_error("report: unexpected argument '%s'", argv[first]);
 		first = LWM2_OPT_USAGE;
 	}
 	if (first < 0 || cli.site) {
@@ -242,7 +194,7 @@ int lwm2_cmd_report(int argc, char **argv)
 	job = cli.job;
 	out = cli.out;
 	if (!job || cli.so.start || cli.so.end) {
-		fprintf(stderr, "lwm2: report: give one job with -j; -S and -E are for --site\n");
+		lwm2_log_error("report: give one job with -j; -S and -E are for --site");
 		free(cli.src.files);
 		return 2;
 	}
@@ -250,18 +202,29 @@ int lwm2_cmd_report(int argc, char **argv)
 		free(cli.src.files);
 		return 2;
 	}
-	digest = cli.src.nfiles || cli.src.db[0] ? from_log(&cli.src, job)
+	digest = cli.src.nfiles || cli.src.db[0] ? lwm2_source_job("report", &cli.src, job)
 	                                         : from_accounting(job, cli.cluster);
 	free(cli.src.files);
 	if (!digest)
 		return 1;
+	{
+		struct lwm2_derived_set derived = {0};
+		int bad = lwm2_cmd_derived_conf("report", &derived);
+
+		lwm2_derived_apply(&derived, digest);
+		lwm2_derived_free(&derived);
+		if (bad < 0) {
+			json_object_put(digest);
+			return 1;
+		}
+	}
 	if (!out) {
 		snprintf(defout, sizeof(defout), "lwm2-%.40s.html", job);
 		out = defout;
 	}
 	f = strcmp(out, "-") ? fopen(out, "we") : stdout;
 	if (!f) {
-		fprintf(stderr, "lwm2: report: couldn't write %s: %s\n", out, strerror(errno));
+		lwm2_log_error("report: couldn't write %s: %s", out, strerror(errno));
 		json_object_put(digest);
 		return 1;
 	}
@@ -275,7 +238,7 @@ int lwm2_cmd_report(int argc, char **argv)
 	if (f != stdout ? fclose(f) != 0 : fflush(f) != 0)
 		rc = 1;
 	if (rc)
-		fprintf(stderr, "lwm2: report: couldn't write %s: %s\n", out, strerror(errno));
+		lwm2_log_error("report: couldn't write %s: %s", out, strerror(errno));
 	json_object_put(digest);
 	return rc;
 }

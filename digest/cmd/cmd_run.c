@@ -7,7 +7,7 @@
  * stays untouched.  lwm2 exits as the command did.
  *
  * The command's environment is a measured step's, by the rule
- * spank_lwm2.so follows for srun --lwm2 (digest/lib/stepenv.c): a program
+ * spank_lwm2.so follows for srun --lwm2 (digest/util/stepenv.c): a program
  * runs the same under both.  Where nothing was measured, run_why.c says
  * why, as far as it can be established.
  */
@@ -22,6 +22,7 @@
 #include "numparse.h"
 #include "run_why.h"
 #include "stepenv.h"
+#include "log.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -104,7 +105,7 @@ static void remove_dir(const char *path)
 			unlinkat(dirfd(d), de->d_name, 0);
 	closedir(d);
 	if (rmdir(path) != 0)
-		fprintf(stderr, "lwm2: run: couldn't remove %s: %s\n", path, strerror(errno));
+		lwm2_log_error("run: couldn't remove %s: %s", path, strerror(errno));
 }
 
 /*
@@ -118,13 +119,13 @@ static int step_env(const struct lwm2_step_env *e)
 	char err[PATH_MAX + 128];
 
 	if (lwm2_step_env_set(&lwm2_run_own_env, e, err, sizeof(err)) < 0) {
-		fprintf(stderr, "lwm2: run: %s\n", err);
+		lwm2_log_error("run: %s", err);
 		return -1;
 	}
 	/* lwm2 run prints the digest itself, once for the command. */
 	unsetenv(LWM2_ENV_PRINT);
 	if (lwm2_step_env_fds(&lwm2_run_own_env, e->lib, e->dir, err, sizeof(err)) < 0)
-		fprintf(stderr, "lwm2: run: %s; processes in containers are not measured\n", err);
+		lwm2_log_warning("run: %s; processes in containers are not measured", err);
 	return 0;
 }
 
@@ -205,8 +206,7 @@ static int record_dir(const char *keep, char *dir, size_t len)
 {
 	if (keep) {
 		if (mkdir(keep, 0700) != 0 && errno != EEXIST) {
-			fprintf(stderr, "lwm2: run: couldn't create %s: %s\n", keep,
-			        strerror(errno));
+			lwm2_log_error("run: couldn't create %s: %s", keep, strerror(errno));
 			return 1;
 		}
 		snprintf(dir, len, "%s", keep);
@@ -214,8 +214,8 @@ static int record_dir(const char *keep, char *dir, size_t len)
 		const char *tmp = getenv("TMPDIR");
 		snprintf(dir, len, "%s/lwm2-run-XXXXXX", tmp && *tmp ? tmp : "/tmp");
 		if (!mkdtemp(dir)) {
-			fprintf(stderr, "lwm2: run: couldn't create a record directory: %s\n",
-			        strerror(errno));
+			lwm2_log_error("run: couldn't create a record directory: %s",
+			               strerror(errno));
 			return 1;
 		}
 	}
@@ -249,7 +249,7 @@ __attribute__((noreturn)) static void run_child(const struct lwm2_step_env *env,
 	}
 	execvp(cmd[0], cmd);
 	child_err = errno;
-	fprintf(stderr, "lwm2: run: couldn't run %s: %s\n", cmd[0], strerror(errno));
+	lwm2_log_error("run: couldn't run %s: %s", cmd[0], strerror(errno));
 	(void)!write(started[1], &child_err, sizeof(child_err));
 	_exit(child_err == ENOENT ? 127 : 126);
 }
@@ -266,7 +266,7 @@ static int run_command(const struct lwm2_step_env *env, char **cmd, struct run_e
 	/* Closed by a successful exec: what comes through it is the errno of
 	 * a command that never started, which then needs no other reason. */
 	if (pipe2(started, O_CLOEXEC) < 0) {
-		fprintf(stderr, "lwm2: run: couldn't make a pipe: %s\n", strerror(errno));
+		lwm2_log_error("run: couldn't make a pipe: %s", strerror(errno));
 		return 1;
 	}
 	clock_gettime(CLOCK_REALTIME, &r->t0);
@@ -276,7 +276,7 @@ static int run_command(const struct lwm2_step_env *env, char **cmd, struct run_e
 	fflush(NULL);
 	pid = fork();
 	if (pid < 0) {
-		fprintf(stderr, "lwm2: run: couldn't fork: %s\n", strerror(errno));
+		lwm2_log_error("run: couldn't fork: %s", strerror(errno));
 		return 1;
 	}
 	if (pid == 0)
@@ -290,8 +290,7 @@ static int run_command(const struct lwm2_step_env *env, char **cmd, struct run_e
 	last_comm(pid, r->comm, sizeof(r->comm));
 	while (waitpid(pid, &r->status, 0) < 0) {
 		if (errno != EINTR) {
-			fprintf(stderr, "lwm2: run: couldn't wait for %s: %s\n", cmd[0],
-			        strerror(errno));
+			lwm2_log_error("run: couldn't wait for %s: %s", cmd[0], strerror(errno));
 			break;
 		}
 	}
@@ -320,14 +319,26 @@ static json_object *run_digest(const char *dir, const char *host, const struct r
 	 * known; outside, every core of the machine is not a request. */
 	const char *cpt = getenv("SLURM_CPUS_PER_TASK");
 	json_object *digest;
+	uint64_t v;
 
-	if (cpt)
-		meta.cpus_per_task = (uint32_t)strtoul(cpt, NULL, 10);
+	if (cpt && lwm2_parse_u64(cpt, NULL, 0, UINT32_MAX, &v) == 0)
+		meta.cpus_per_task = (uint32_t)v;
 	*node = dfd < 0 ? NULL : lwm2_node_merge(dfd, &id, log_stderr, NULL);
 	digest = *node ? lwm2_job_digest_build(&meta, node, 1) : NULL;
 	if (dfd >= 0)
 		close(dfd);
 	return digest;
+}
+
+/* The processes measured: those the image before them saw start
+ * unmeasured (LWM2_KEY_UNMEASURED_PROCESSES) count among the digest's
+ * processes, not among these. */
+static int64_t measured_processes(json_object *digest)
+{
+	json_object *scope = ju_get(digest, LWM2_KEY_SCOPE, json_type_object);
+
+	return ju_int_or(scope, LWM2_KEY_PROCESSES, 0) -
+	       ju_int_or(scope, LWM2_KEY_UNMEASURED_PROCESSES, 0);
 }
 
 /* The digest on stderr (unless --quiet) and in --json's file; where
@@ -338,18 +349,15 @@ static void run_report(json_object *digest, const struct run_opts *o, const char
 	char why[PATH_MAX * 3];
 
 	if (!digest) {
-		fprintf(stderr, "lwm2: run: couldn't merge the records in %s: %s\n", dir,
-		        strerror(errno));
-	} else if (!ju_int_or(ju_get(digest, LWM2_KEY_SCOPE, json_type_object), LWM2_KEY_PROCESSES,
-	                      0)) {
+		lwm2_log_error("run: couldn't merge the records in %s: %s", dir, strerror(errno));
+	} else if (!measured_processes(digest)) {
 		/* A command that never started was said already. */
 		if (!r->child_err) {
 			struct lwm2_run_end end = {
 			    .cmd = cmd[0], .status = r->status, .last_comm = r->comm};
 
 			lwm2_run_why(&end, env, why, sizeof(why));
-			fprintf(stderr, "lwm2: run: no records: %s was not measured: %s\n", cmd[0],
-			        why);
+			lwm2_log_error("run: no records: %s was not measured: %s", cmd[0], why);
 		}
 	} else {
 		if (!o->quiet) {
@@ -362,8 +370,8 @@ static void run_report(json_object *digest, const struct run_opts *o, const char
 			    fputs(json_object_to_json_string_ext(digest, JSON_C_TO_STRING_PLAIN),
 			          f) == EOF ||
 			    fputc('\n', f) == EOF || fclose(f) != 0)
-				fprintf(stderr, "lwm2: run: couldn't write %s: %s\n", o->json_out,
-				        strerror(errno));
+				lwm2_log_error("run: couldn't write %s: %s", o->json_out,
+				               strerror(errno));
 		}
 	}
 }
@@ -405,8 +413,8 @@ int lwm2_cmd_run(int argc, char **argv)
 	if (first < 0)
 		return lwm2_opt_status(first);
 	if (find_lib(lib, sizeof(lib)) != 0) {
-		fprintf(stderr, "lwm2: run: couldn't find liblwm2.so (tried %s): %s\n", lib,
-		        strerror(errno));
+		lwm2_log_error("run: couldn't find liblwm2.so (tried %s): %s", lib,
+		               strerror(errno));
 		return 1;
 	}
 	if (record_dir(o.keep, dir, sizeof(dir)) != 0)

@@ -24,10 +24,12 @@
 #include "cmd_opt.h"
 #include "lwm2_cmds.h"
 #include "numparse.h"
+#include "log.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -136,17 +138,15 @@ static json_object *snap_step(const char *basedir, uint64_t job, const char *ste
 	}
 	closedir(d);
 	if (recs && names) {
-		char *end;
-		unsigned long sid = strtoul(step, &end, 10);
-		struct lwm2_node_ident id = {.cluster = NULL,
-		                             .job_id = job,
-		                             .step_id = *end ? 0 : (uint32_t)sid,
-		                             .node = node};
+		uint64_t sid = 0;
+		bool numbered = lwm2_parse_u64(step, NULL, 0, UINT32_MAX, &sid) == 0;
+		struct lwm2_node_ident id = {
+		    .cluster = NULL, .job_id = job, .step_id = (uint32_t)sid, .node = node};
 		json_object *rec;
 
 		/* batch and extern are named, not numbered: take the id the
 		 * records carry */
-		if (*end && n)
+		if (!numbered && n)
 			id.step_id = recs[0]->step_id;
 		rec = lwm2_node_merge_records(&id, recs, (const char *const *)names, n, log_none,
 		                              NULL);
@@ -245,7 +245,7 @@ int lwm2_cmd_snapshot(int argc, char **argv)
 		node = host;
 	}
 	if (strchr(node, ' ') || strchr(node, '/')) {
-		fprintf(stderr, "lwm2: snapshot: bad node name '%s'\n", node);
+		lwm2_log_error("snapshot: bad node name '%s'", node);
 		return 2;
 	}
 	/* steps is parsed once: strtok_r writes into it */

@@ -30,12 +30,22 @@
 #include "numparse.h"
 #include "site_stats.h"
 #include "slurmutil.h"
+#include "log.h"
 
 /* ------------------------------------------------------------ options */
 
 /* --by keys, by enum lwm2_stats_by */
-static const char *const by_names[] = {"",      "user", "account", "partition", "executable",
-                                       "month", "node", "app",     "image"};
+static const char *const by_names[] = {
+    [LWM2_BY_NONE] = "",           [LWM2_BY_USER] = "user",
+    [LWM2_BY_ACCOUNT] = "account", [LWM2_BY_PARTITION] = "partition",
+    [LWM2_BY_EXE] = "executable",  [LWM2_BY_MONTH] = "month",
+    [LWM2_BY_NODE] = "node",       [LWM2_BY_APP] = "app",
+    [LWM2_BY_IMAGE] = "image",     [LWM2_BY_LANGUAGE] = "language",
+    [LWM2_BY_MPI] = "mpi",         [LWM2_BY_CLUSTER] = "cluster",
+    [LWM2_BY_MODE] = "mode",       [LWM2_BY_QOS] = "qos",
+    [LWM2_BY_CPU] = "cpu",
+};
+_Static_assert(sizeof(by_names) / sizeof(by_names[0]) == LWM2_BY_N, "a name for every --by key");
 enum out_mode { OUT_TABLE, OUT_PARSABLE, OUT_CSV, OUT_JSON };
 
 /* --sort keys of --top: core-hours lost to a cause, or a metric's value. */
@@ -58,7 +68,14 @@ struct stats {
 	struct lwm2_stats s;
 	enum out_mode out;
 	bool noheader;
+	char by_head[64]; /* the --by keys as given, "user,app" */
+	double bucket;    /* --bucket; 0: chosen from the values' range */
 };
+
+static const char *by_head(const struct stats *st)
+{
+	return st->s.by == LWM2_BY_NONE ? "group" : st->by_head;
+}
 
 /* ------------------------------------------------------------ output */
 
@@ -92,8 +109,24 @@ static double pct(double part, double whole)
 	return whole > 0 ? 100.0 * part / whole : 0;
 }
 
-static json_object *group_json(const struct lwm2_stats_group *g)
+/* The group's share of the selection's jobs and core-hours (TOPAS's Num%
+ * and Time%), and of its jobs that passed no MPI message (NaN where no
+ * job's digest says). */
+struct shares {
+	double jobs_pct, time_pct, no_mpi_pct;
+};
+
+static struct shares shares_of(const struct lwm2_stats_group *g, const struct lwm2_stats_group *all)
 {
+	return (struct shares){pct((double)g->jobs, (double)all->jobs), pct(g->core_h, all->core_h),
+	                       g->mpi_known ? pct((double)g->no_mpi_msgs, (double)g->mpi_known)
+	                                    : NAN};
+}
+
+static json_object *group_json(const struct lwm2_stats_group *g, const struct lwm2_stats_group *all)
+{
+	struct shares sh = shares_of(g, all);
+
 	json_object *o = json_object_new_object(), *ms = json_object_new_object(),
 	            *gd = json_object_new_object();
 
@@ -102,6 +135,11 @@ static json_object *group_json(const struct lwm2_stats_group *g)
 	ju_add(o, "no_digest", ju_u64(g->no_digest));
 	ju_add(o, "users", ju_u64(g->nusers));
 	ju_add(o, "core_hours", ju_double(g->core_h));
+	ju_add(o, "jobs_pct", ju_double(sh.jobs_pct));
+	ju_add(o, "core_hours_pct", ju_double(sh.time_pct));
+	ju_add(o, "mpi_known", ju_u64(g->mpi_known));
+	ju_add(o, "no_mpi_msgs", ju_u64(g->no_mpi_msgs));
+	ju_add(o, "no_mpi_msgs_pct", jnum(sh.no_mpi_pct));
 	for (int k = 0; k < LWM2_SM_N; k++) {
 		const struct lwm2_stats_dist *d = &g->d[k];
 		json_object *m;
@@ -139,6 +177,7 @@ static json_object *group_json(const struct lwm2_stats_group *g)
 
 static void group_row(const struct stats *st, const struct lwm2_stats_group *g)
 {
+	struct shares sh = shares_of(g, &st->s.total);
 	char b[64];
 	size_t c = 0;
 
@@ -179,6 +218,14 @@ static void group_row(const struct stats *st, const struct lwm2_stats_group *g)
 			put_cell(st, c++, b);
 		}
 	}
+	/* after the columns of earlier versions: a reader by position keeps
+	 * its columns */
+	num(b, sizeof(b), sh.jobs_pct);
+	put_cell(st, c++, b);
+	num(b, sizeof(b), sh.time_pct);
+	put_cell(st, c++, b);
+	num(b, sizeof(b), sh.no_mpi_pct);
+	put_cell(st, c++, b);
 	putchar('\n');
 }
 
@@ -188,7 +235,7 @@ static void group_header(const struct stats *st)
 	char b[128];
 	size_t c = 0;
 
-	put_cell(st, c++, st->s.by == LWM2_BY_NONE ? "group" : by_names[st->s.by]);
+	put_cell(st, c++, by_head(st));
 	put_cell(st, c++, "jobs");
 	put_cell(st, c++, "no_digest");
 	put_cell(st, c++, "core_hours");
@@ -209,7 +256,20 @@ static void group_header(const struct stats *st)
 	put_cell(st, c++, "efficiency_pct");
 	put_cell(st, c++, "mem_req_mb");
 	put_cell(st, c++, "mem_peak_mb");
+	put_cell(st, c++, "jobs_pct");
+	put_cell(st, c++, "core_hours_pct");
+	put_cell(st, c++, "no_mpi_msgs_pct");
 	putchar('\n');
+}
+
+/* v with fmt, or "-" when not known (no digest, memory not measured). */
+static const char *cell(char *buf, size_t len, const char *fmt, double v)
+{
+	if (isnan(v))
+		snprintf(buf, len, "-");
+	else
+		snprintf(buf, len, fmt, v);
+	return buf;
 }
 
 /* "mean (q1/median/q3)" in the metric's precision, "-" without data. */
@@ -231,7 +291,8 @@ static void dist_cell(const struct lwm2_stats_dist *d, int k, char *buf, size_t 
 static void table_groups(const struct stats *st, struct lwm2_stats_group **gs, size_t n)
 {
 	int w = 5;
-	char cells[LWM2_SM_N][100];
+	char cells[LWM2_SM_N][100], nomsg[16];
+	bool users = st->s.by == LWM2_BY_APP || st->s.by == LWM2_BY_IMAGE;
 
 	for (size_t i = 0; i < n; i++)
 		if ((int)strlen(gs[i]->name) > w)
@@ -239,16 +300,17 @@ static void table_groups(const struct stats *st, struct lwm2_stats_group **gs, s
 	if (w > 40)
 		w = 40;
 	if (!st->noheader) {
-		printf("%-*s %8s %9s %10s", w,
-		       st->s.by == LWM2_BY_NONE ? "GROUP" : by_names[st->s.by], "JOBS", "NO-DIGEST",
-		       "CORE-H");
-		if (st->s.by == LWM2_BY_APP || st->s.by == LWM2_BY_IMAGE)
+		printf("%-*s %8s %9s %10s", w, st->s.by == LWM2_BY_NONE ? "GROUP" : st->by_head,
+		       "JOBS", "NO-DIGEST", "CORE-H");
+		if (users)
 			printf(" %6s", "USERS");
+		printf(" %6s %6s %7s", "NUM%", "TIME%", "NOMSG%");
 		for (int k = 0; k < LWM2_SM_N; k++)
 			printf("  %-22s", lwm2_stats_metrics[k].head);
 		printf("\n%-*s %8s %9s %10s", w, "", "", "", "");
-		if (st->s.by == LWM2_BY_APP || st->s.by == LWM2_BY_IMAGE)
+		if (users)
 			printf(" %6s", "");
+		printf(" %6s %6s %7s", "", "", "");
 		for (int k = 0; k < LWM2_SM_N; k++)
 			printf("  %-22s", "mean (q1/median/q3)");
 		putchar('\n');
@@ -258,10 +320,14 @@ static void table_groups(const struct stats *st, struct lwm2_stats_group **gs, s
 
 		for (int k = 0; k < LWM2_SM_N; k++)
 			dist_cell(&g->d[k], k, cells[k], sizeof(cells[k]));
+		struct shares sh = shares_of(g, &st->s.total);
+
 		printf("%-*.*s %8" PRIu64 " %9" PRIu64 " %10.1f", w, w, g->name, g->jobs,
 		       g->no_digest, g->core_h);
-		if (st->s.by == LWM2_BY_APP || st->s.by == LWM2_BY_IMAGE)
+		if (users)
 			printf(" %6zu", g->nusers);
+		printf(" %6.1f %6.1f %7s", sh.jobs_pct, sh.time_pct,
+		       cell(nomsg, sizeof(nomsg), "%.1f", sh.no_mpi_pct));
 		for (int k = 0; k < LWM2_SM_N; k++)
 			printf("  %-22s", cells[k]);
 		putchar('\n');
@@ -280,9 +346,7 @@ static void table_groups(const struct stats *st, struct lwm2_stats_group **gs, s
 				if (!any && !st->noheader)
 					printf("\nGuidance that fired, share of each group's jobs "
 					       "and core-hours:\n%-*s %-20s %8s %6s %10s %7s\n",
-					       w,
-					       st->s.by == LWM2_BY_NONE ? "GROUP"
-					                                : by_names[st->s.by],
+					       w, st->s.by == LWM2_BY_NONE ? "GROUP" : st->by_head,
 					       "RULE", "JOBS", "%JOBS", "CORE-H", "%CORE-H");
 				else if (!any)
 					putchar('\n');
@@ -293,16 +357,6 @@ static void table_groups(const struct stats *st, struct lwm2_stats_group **gs, s
 				       pct(g->rule_ch[r], g->core_h));
 			}
 	}
-}
-
-/* v with fmt, or "-" when not known (no digest, memory not measured). */
-static const char *cell(char *buf, size_t len, const char *fmt, double v)
-{
-	if (isnan(v))
-		snprintf(buf, len, "-");
-	else
-		snprintf(buf, len, fmt, v);
-	return buf;
 }
 
 /* Requested against used: core-hours, efficiency, waste, memory. */
@@ -318,7 +372,7 @@ static void table_usage(const struct stats *st, struct lwm2_stats_group **gs, si
 		w = 40;
 	if (!st->noheader)
 		printf("\nRequested against used:\n%-*s %12s %12s %6s %12s %12s %12s\n", w,
-		       st->s.by == LWM2_BY_NONE ? "GROUP" : by_names[st->s.by], "REQ-CORE-H",
+		       st->s.by == LWM2_BY_NONE ? "GROUP" : st->by_head, "REQ-CORE-H",
 		       "USED-CORE-H", "EFF%", "WASTE-CORE-H", "MEM-REQ-GB", "MEM-PEAK-GB");
 	else
 		putchar('\n');
@@ -433,7 +487,7 @@ static void print_groups(struct stats *st)
 	struct lwm2_stats_group **gs = lwm2_stats_groups(&st->s, &n);
 
 	if (!gs) {
-		fprintf(stderr, "lwm2: stats: couldn't print the groups: %s\n", strerror(ENOMEM));
+		lwm2_log_error("stats: couldn't print the groups: %s", strerror(ENOMEM));
 		return;
 	}
 	st->s.total.name = (char *)(st->s.by == LWM2_BY_NONE ? "all" : "(all)");
@@ -441,11 +495,11 @@ static void print_groups(struct stats *st)
 		json_object *o = json_object_new_object(), *a = json_object_new_array();
 
 		ju_add(o, "by",
-		       json_object_new_string(st->s.by == LWM2_BY_NONE ? "" : by_names[st->s.by]));
+		       json_object_new_string(st->s.by == LWM2_BY_NONE ? "" : st->by_head));
 		for (size_t i = 0; i < n; i++)
-			json_object_array_add(a, group_json(gs[i]));
+			json_object_array_add(a, group_json(gs[i], &st->s.total));
 		ju_add(o, "groups", a);
-		ju_add(o, "total", group_json(&st->s.total));
+		ju_add(o, "total", group_json(&st->s.total, &st->s.total));
 		ju_add(o, "lines", ju_u64(st->s.count.lines));
 		ju_add(o, "skipped_lines", ju_u64(st->s.count.bad));
 		printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
@@ -475,9 +529,241 @@ static void print_groups(struct stats *st)
 	free(gs);
 }
 
+/* ------------------------------------------------------------ --histogram */
+
+/* Characters of the longest bar. */
+#define HIST_BAR 40
+
+/* One group's buckets at the width, and its share of the weight. */
+struct hist_rows {
+	int64_t first;
+	size_t nb;
+	uint64_t *count;
+	double *weight, total; /* total: the weight of every bucket */
+};
+
+/* An edge as printed: enough digits for a round width's multiples,
+ * never "0.30000000000000004". */
+static void edge(char *buf, size_t len, int64_t k, double width)
+{
+	double v = lwm2_histbin_edge(k, width);
+
+	snprintf(buf, len, "%.10g", v == 0 ? 0 : v);
+}
+
+static int hist_rows_of(const struct lwm2_stats_group *g, double width, struct hist_rows *r)
+{
+	memset(r, 0, sizeof(*r));
+	if (!g->hist.n)
+		return 0;
+	if (lwm2_histbin_buckets(&g->hist, width, &r->first, &r->nb, &r->count, &r->weight) < 0)
+		return -1;
+	for (size_t i = 0; i < r->nb; i++)
+		r->total += r->weight[i];
+	return 0;
+}
+
+static void hist_rows_free(struct hist_rows *r)
+{
+	free(r->count);
+	free(r->weight);
+}
+
+static double hist_share(const struct stats *st, const struct hist_rows *r, size_t i)
+{
+	uint64_t n = 0;
+
+	if (st->s.hist_core_h)
+		return pct(r->weight[i], r->total);
+	for (size_t k = 0; k < r->nb; k++)
+		n += r->count[k];
+	return pct((double)r->count[i], (double)n);
+}
+
+static json_object *hist_group_json(const struct stats *st, const struct lwm2_stats_group *g,
+                                    const struct hist_rows *r, double width)
+{
+	json_object *o = json_object_new_object(), *a = json_object_new_array();
+
+	ju_add(o, "group", json_object_new_string(g->name));
+	ju_add(o, "jobs", ju_u64(g->hist.n));
+	ju_add(o, "no_value", ju_u64(g->hist.absent));
+	if (g->hist.n) {
+		ju_add(o, "min", ju_double(g->hist.min));
+		ju_add(o, "max", ju_double(g->hist.max));
+	}
+	for (size_t i = 0; i < r->nb; i++) {
+		json_object *b = json_object_new_object();
+
+		ju_add(b, "from", ju_double(lwm2_histbin_edge(r->first + (int64_t)i, width)));
+		ju_add(b, "to", ju_double(lwm2_histbin_edge(r->first + (int64_t)i + 1, width)));
+		ju_add(b, "jobs", ju_u64(r->count[i]));
+		ju_add(b, "core_hours", jnum(st->s.hist_core_h ? r->weight[i] : NAN));
+		ju_add(b, "share_pct", ju_double(hist_share(st, r, i)));
+		json_object_array_add(a, b);
+	}
+	ju_add(o, "buckets", a);
+	return o;
+}
+
+static void hist_group_table(const struct stats *st, const struct lwm2_stats_group *g,
+                             const struct hist_rows *r, double width)
+{
+	double top = 0;
+	char lo[32], hi[32], range[80], bar[HIST_BAR + 1];
+
+	printf("\n%s%s%s: %zu jobs", st->s.by == LWM2_BY_NONE ? "" : st->by_head,
+	       st->s.by == LWM2_BY_NONE ? "" : " ", g->name, g->hist.n);
+	if (g->hist.absent)
+		printf(", %" PRIu64 " without a value (no digest, or not measured)",
+		       g->hist.absent);
+	putchar('\n');
+	if (!r->nb)
+		return;
+	for (size_t i = 0; i < r->nb; i++) {
+		double w = st->s.hist_core_h ? r->weight[i] : (double)r->count[i];
+
+		top = w > top ? w : top;
+	}
+	if (!st->noheader)
+		printf("%-25s %8s%s %7s\n", "RANGE", "JOBS", st->s.hist_core_h ? "     CORE-H" : "",
+		       "SHARE%");
+	for (size_t i = 0; i < r->nb; i++) {
+		double w = st->s.hist_core_h ? r->weight[i] : (double)r->count[i];
+		int n = top > 0 ? (int)lround(HIST_BAR * w / top) : 0;
+
+		edge(lo, sizeof(lo), r->first + (int64_t)i, width);
+		edge(hi, sizeof(hi), r->first + (int64_t)i + 1, width);
+		snprintf(range, sizeof(range), "[%s, %s)", lo, hi);
+		memset(bar, '#', (size_t)n);
+		bar[n] = '\0';
+		printf("%-25s %8" PRIu64, range, r->count[i]);
+		if (st->s.hist_core_h)
+			printf(" %10.4g", r->weight[i]);
+		printf(" %7.1f%s%s\n", hist_share(st, r, i), n ? "  " : "", bar);
+	}
+}
+
+static void hist_group_rows(const struct stats *st, const struct lwm2_stats_group *g,
+                            const struct hist_rows *r, double width)
+{
+	char b[64];
+
+	for (size_t i = 0; i < r->nb; i++) {
+		put_cell(st, 0, g->name);
+		num(b, sizeof(b), lwm2_histbin_edge(r->first + (int64_t)i, width));
+		put_cell(st, 1, b);
+		num(b, sizeof(b), lwm2_histbin_edge(r->first + (int64_t)i + 1, width));
+		put_cell(st, 2, b);
+		snprintf(b, sizeof(b), "%" PRIu64, r->count[i]);
+		put_cell(st, 3, b);
+		num(b, sizeof(b), st->s.hist_core_h ? r->weight[i] : NAN);
+		put_cell(st, 4, b);
+		num(b, sizeof(b), hist_share(st, r, i));
+		put_cell(st, 5, b);
+		putchar('\n');
+	}
+}
+
+/* The groups' histograms (the total last), at --bucket or one width
+ * chosen over every value, so that the groups' buckets line up.  0, or
+ * -1 when the width gives too many buckets (said). */
+static int print_histograms(struct stats *st)
+{
+	const struct lwm2_histbin *all = &st->s.total.hist;
+	const char *mid = lwm2_metric_ids[st->s.hist_metric];
+	const char *stat = lwm2_stats_hist_stats[st->s.hist_stat];
+	double width = st->bucket > 0 ? st->bucket
+	               : all->n       ? lwm2_histbin_width(all->min, all->max)
+	                              : 1;
+	size_t n, ng;
+	struct lwm2_stats_group **gs = lwm2_stats_groups(&st->s, &n);
+	json_object *o = NULL, *a = NULL;
+	int rc = 0;
+
+	if (!gs) {
+		lwm2_log_error("stats: couldn't print the histograms: %s", strerror(ENOMEM));
+		return -1;
+	}
+	st->s.total.name = (char *)(st->s.by == LWM2_BY_NONE ? "all" : "(all)");
+	gs[n] = &st->s.total;
+	ng = st->s.by == LWM2_BY_NONE ? 1 : n + 1;
+	if (st->out == OUT_JSON) {
+		o = json_object_new_object();
+		a = json_object_new_array();
+		ju_add(o, "metric", json_object_new_string(mid));
+		ju_add(o, "stat", json_object_new_string(stat));
+		ju_add(o, "weight",
+		       json_object_new_string(st->s.hist_core_h ? "core-hours" : "jobs"));
+		ju_add(o, "bucket", ju_double(width));
+		ju_add(o, "by",
+		       json_object_new_string(st->s.by == LWM2_BY_NONE ? "" : st->by_head));
+	} else if (st->out == OUT_TABLE) {
+		printf("Histogram of %s.%s (%s%s%s), each job weighted by %s; bucket width "
+		       "%.10g\n",
+		       mid, stat, lwm2_metric_labels[st->s.hist_metric],
+		       *lwm2_metric_units[st->s.hist_metric] ? ", " : "",
+		       lwm2_metric_units[st->s.hist_metric],
+		       st->s.hist_core_h ? "its core-hours" : "1", width);
+	} else if (!st->noheader) {
+		const char *h[] = {by_head(st), "from", "to", "jobs", "core_hours", "share_pct"};
+
+		for (size_t i = 0; i < 6; i++)
+			put_cell(st, i, h[i]);
+		putchar('\n');
+	}
+	for (size_t i = 0; i < ng && rc == 0; i++) {
+		struct hist_rows r;
+
+		if (hist_rows_of(gs[i], width, &r) < 0) {
+			if (errno == ERANGE)
+				lwm2_log_error(
+				    "stats: couldn't draw the histogram of %s: bucket width "
+				    "%.10g gives %zu buckets over [%.10g, %.10g], more than "
+				    "%d; give a wider --bucket",
+				    mid, width, r.nb, gs[i]->hist.min, gs[i]->hist.max,
+				    LWM2_HISTBIN_MAX);
+			else
+				lwm2_log_error("stats: couldn't draw the histogram of %s: %s", mid,
+				               strerror(errno));
+			rc = -1;
+			break;
+		}
+		if (o && gs[i] != &st->s.total)
+			json_object_array_add(a, hist_group_json(st, gs[i], &r, width));
+		else if (o)
+			ju_add(o, "total", hist_group_json(st, gs[i], &r, width));
+		else if (st->out == OUT_TABLE)
+			hist_group_table(st, gs[i], &r, width);
+		else
+			hist_group_rows(st, gs[i], &r, width);
+		hist_rows_free(&r);
+	}
+	if (o) {
+		ju_add(o, "groups", a);
+		ju_add(o, "lines", ju_u64(st->s.count.lines));
+		ju_add(o, "skipped_lines", ju_u64(st->s.count.bad));
+		if (rc == 0)
+			printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+		json_object_put(o);
+	}
+	st->s.total.name = NULL;
+	free(gs);
+	return rc;
+}
+
 /* ------------------------------------------------------------ main */
 
-enum { OPT_CSV = LWM2_OPT_LONG, OPT_JSON, OPT_TOP, OPT_SORT, OPT_DB };
+enum {
+	OPT_CSV = LWM2_OPT_LONG,
+	OPT_JSON,
+	OPT_TOP,
+	OPT_SORT,
+	OPT_DB,
+	OPT_HIST,
+	OPT_BUCKET,
+	OPT_WEIGHT
+};
 
 static const struct lwm2_optspec stats_spec = {
     .cmd = "stats",
@@ -498,19 +784,38 @@ static const struct lwm2_optspec stats_spec = {
         {"starttime", 'S', "TIME", "jobs that ended at or after TIME"},
         {"endtime", 'E', "TIME", "jobs that ended at or before TIME"},
         {NULL, 0, NULL, "Grouping:"},
-        {"by", 'b', "KEY",
+        {"by", 'b', "KEY[,KEY...]",
          "user, account, partition, executable, month or\n"
          "node (default: all jobs as one group); app:\n"
          "the digest's application, with its users;\n"
-         "image: the job's main container image\n"
-         "(every group: requested, used and wasted\n"
-         "core-hours, memory requested and peak)"},
+         "image: the job's main container image;\n"
+         "language, mpi (the application's MPI library),\n"
+         "cluster, mode (batch or interactive), qos,\n"
+         "cpu (the processor of most of its nodes);\n"
+         "up to three keys joined with ',' (not node)\n"
+         "(every group: its share of the jobs and\n"
+         "core-hours, of jobs without MPI messages,\n"
+         "requested, used and wasted core-hours,\n"
+         "memory requested and peak)"},
         {"top", OPT_TOP, "N", "the N jobs that lose the most, instead of groups"},
         {"sort", OPT_SORT, "KEY",
          "for --top: mpi (core-hours in MPI, default), io,\n"
          "idle (core-hours of idle allocated cores),\n"
          "core_hours, cpi, lwm2_cost (lwm2's own seconds),\n"
          "lwm2_share (its % of the job's CPU time), or a metric id"},
+        {"histogram", OPT_HIST, "METRIC",
+         "how the jobs spread over a metric's job-wide\n"
+         "average (METRIC.min, METRIC.max: the smallest,\n"
+         "the largest process's), instead of the tables;\n"
+         "with --by one histogram per group, the buckets\n"
+         "of all alike (lwm2 digest --helpformat lists\n"
+         "the metrics)"},
+        {"bucket", OPT_BUCKET, "WIDTH",
+         "--histogram's bucket width (default: a round\n"
+         "width that gives at most 10 buckets)"},
+        {"weight", OPT_WEIGHT, "jobs|core-hours",
+         "what --histogram's shares and bars count\n"
+         "(default: jobs)"},
         {NULL, 0, NULL, "Output (default: a table):"},
         {"parsable2", 'p', NULL, "fields separated by '|'"},
         {"csv", OPT_CSV, NULL, "comma-separated values"},
@@ -525,22 +830,49 @@ struct stats_cli {
 	char **files;
 	size_t nfiles;
 	int nout;
-	const char *sort, *db;
+	const char *sort, *db, *hist, *weight, *bucket;
 };
 
+static int by_key(const char *name, size_t len, enum lwm2_stats_by *by)
+{
+	for (size_t i = 1; i < sizeof(by_names) / sizeof(by_names[0]); i++)
+		if (strlen(by_names[i]) == len && !strncmp(name, by_names[i], len)) {
+			*by = (enum lwm2_stats_by)i;
+			return 0;
+		}
+	return -1;
+}
+
+/* One key, or up to three joined with ',' (never node: a job's share of
+ * each node is no combination of values). */
 static int stats_opt_by(struct stats *st, const char *arg)
 {
-	size_t i;
+	const char *p = arg;
+	size_t nkeys = 0;
 
-	for (i = 1; i < sizeof(by_names) / sizeof(by_names[0]); i++)
-		if (!strcmp(arg, by_names[i]))
+	st->s.nby_more = 0;
+	for (;;) {
+		size_t n = strcspn(p, ",");
+		enum lwm2_stats_by by;
+
+		if (by_key(p, n, &by) < 0 || nkeys > LWM2_STATS_BY_MORE ||
+		    (by == LWM2_BY_NODE && (nkeys || p[n])))
+			return lwm2_opt_error(
+			    &stats_spec, LWM2_OPT_USAGE,
+			    "couldn't group by \"%s\": want user, account, "
+			    "partition, executable, app, image, language, mpi, "
+			    "cluster, mode, qos, cpu, month or node, or up to three of "
+			    "them but node joined with ','",
+			    arg);
+		if (nkeys++)
+			st->s.by_more[st->s.nby_more++] = by;
+		else
+			st->s.by = by;
+		if (!p[n])
 			break;
-	if (i == sizeof(by_names) / sizeof(by_names[0]))
-		return lwm2_opt_error(&stats_spec, LWM2_OPT_USAGE,
-		                      "couldn't group by \"%s\": want user, account, partition, "
-		                      "executable, app, image, month or node",
-		                      arg);
-	st->s.by = (enum lwm2_stats_by)i;
+		p += n + 1;
+	}
+	snprintf(st->by_head, sizeof(st->by_head), "%s", arg);
 	return 0;
 }
 
@@ -582,9 +914,48 @@ static const struct lwm2_optstore stats_store[] = {
     {'s', LWM2_OPT_LIST(struct stats_cli, st.s.states, st.s.nstates)},
     {OPT_SORT, LWM2_OPT_ARG(struct stats_cli, sort)},
     {OPT_DB, LWM2_OPT_ARG(struct stats_cli, db)},
+    {OPT_HIST, LWM2_OPT_ARG(struct stats_cli, hist)},
+    {OPT_BUCKET, LWM2_OPT_ARG(struct stats_cli, bucket)},
+    {OPT_WEIGHT, LWM2_OPT_ARG(struct stats_cli, weight)},
     {'n', LWM2_OPT_TRUE(struct stats_cli, st.noheader)},
     {0},
 };
+
+/* --histogram M[.avg|.min|.max], --bucket and --weight into st; -1 when
+ * one is wrong (said). */
+static int stats_hist_opts(struct stats_cli *cli)
+{
+	struct stats *st = &cli->st;
+	const char *m = cli->hist;
+
+	if (!m) {
+		if (cli->bucket || cli->weight) {
+			lwm2_log_error("stats: --bucket and --weight shape a --histogram; give "
+			               "--histogram METRIC");
+			return -1;
+		}
+		return 0;
+	}
+	if (st->s.top) {
+		lwm2_log_error("stats: --top lists jobs, --histogram spreads them: give one");
+		return -1;
+	}
+	if (lwm2_stats_hist_set(&st->s, "stats", m, cli->weight) < 0)
+		return -1;
+	if (cli->bucket) {
+		char *end;
+
+		errno = 0;
+		st->bucket = strtod(cli->bucket, &end);
+		if (errno || end == cli->bucket || *end || !(st->bucket > 0) || isinf(st->bucket)) {
+			lwm2_log_error("stats: couldn't parse --bucket \"%s\": want a width "
+			               "greater than 0",
+			               cli->bucket);
+			return -1;
+		}
+	}
+	return 0;
+}
 
 int lwm2_cmd_stats(int argc, char **argv)
 {
@@ -603,11 +974,11 @@ int lwm2_cmd_stats(int argc, char **argv)
 	if (c < 0)
 		goto usage_err;
 	if (cli.nout > 1) {
-		fprintf(stderr, "lwm2: stats: --json, --csv and -p exclude each other\n");
+		lwm2_log_error("stats: --json, --csv and -p exclude each other");
 		goto usage_err;
 	}
 	if (cli.nfiles && cli.db) {
-		fprintf(stderr, "lwm2: stats: --file and --db exclude each other\n");
+		lwm2_log_error("stats: --file and --db exclude each other");
 		goto usage_err;
 	}
 	if (!cli.nfiles && lwm2_cmd_db_url("stats", cli.db, url, sizeof(url)) < 0) {
@@ -615,17 +986,16 @@ int lwm2_cmd_stats(int argc, char **argv)
 		goto done;
 	}
 	if (!cli.nfiles && !url[0]) {
-		fprintf(stderr, "lwm2: stats: couldn't read digests: no --file LOG given "
-		                "(jobcomp/lwm2's JSON-lines log), no --db and no Database= in "
-		                "lwm2.conf\n");
+		lwm2_log_error("stats: couldn't read digests: no --file LOG given "
+		               "(jobcomp/lwm2's JSON-lines log), no --db and no Database= in "
+		               "lwm2.conf");
 		goto usage_err;
 	}
 	if (sort) {
 		size_t i;
 
 		if (!st->s.top) {
-			fprintf(stderr,
-			        "lwm2: stats: --sort orders the --top list; give --top N\n");
+			lwm2_log_error("stats: --sort orders the --top list; give --top N");
 			goto usage_err;
 		}
 		for (i = 0; i < LWM2_SORT_METRIC; i++)
@@ -633,20 +1003,20 @@ int lwm2_cmd_stats(int argc, char **argv)
 				break;
 		st->s.sort = (enum lwm2_stats_sort)i;
 		if (i == LWM2_SORT_METRIC && (st->s.sort_metric = lwm2_metric_index(sort)) < 0) {
-			fprintf(stderr,
-			        "lwm2: stats: couldn't sort by \"%s\": want mpi, io, idle, "
-			        "core_hours, cpi, lwm2_cost, lwm2_share or a metric id\n",
-			        sort);
+			lwm2_log_error("stats: couldn't sort by \"%s\": want mpi, io, idle, "
+			               "core_hours, cpi, lwm2_cost, lwm2_share or a metric id",
+			               sort);
 			goto usage_err;
 		}
 	}
 	if (st->s.top && st->s.by != LWM2_BY_NONE) {
-		fprintf(stderr, "lwm2: stats: --top lists jobs, --by groups them: give one\n");
+		lwm2_log_error("stats: --top lists jobs, --by groups them: give one");
 		goto usage_err;
 	}
+	if (stats_hist_opts(&cli) < 0)
+		goto usage_err;
 	if (lwm2_stats_begin(&st->s) < 0) {
-		fprintf(stderr, "lwm2: stats: couldn't keep %zu jobs: %s\n", st->s.top,
-		        strerror(ENOMEM));
+		lwm2_log_error("stats: couldn't keep %zu jobs: %s", st->s.top, strerror(ENOMEM));
 		rc = 1;
 		goto done;
 	}
@@ -658,10 +1028,12 @@ int lwm2_cmd_stats(int argc, char **argv)
 		goto done; /* no database: nothing to show */
 	if (st->s.top)
 		print_top(st);
-	else
+	else if (st->s.hist && print_histograms(st) < 0)
+		rc = 1;
+	else if (!st->s.hist)
 		print_groups(st);
 	if (fflush(stdout) != 0 || ferror(stdout)) {
-		fprintf(stderr, "lwm2: stats: couldn't write the output: %s\n", strerror(errno));
+		lwm2_log_error("stats: couldn't write the output: %s", strerror(errno));
 		rc = 1;
 	}
 	goto done;

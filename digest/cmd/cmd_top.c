@@ -19,6 +19,7 @@
 #include "cmd_opt.h"
 #include "lwm2_cmds.h"
 #include "numparse.h"
+#include "log.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -370,20 +371,19 @@ static int top_job(const struct top_cli *cli, struct lwm2_live_conf *conf,
 	char err[1024];
 
 	if (lwm2_live_conf_load(conf, err, sizeof(err)) != 0) {
-		fprintf(stderr, "lwm2: top: %s\n", err);
+		lwm2_log_error("top: %s", err);
 		return 1;
 	}
 	if (lwm2_live_job_get(cli->id, cli->step, job, err, sizeof(err)) != 0) {
-		fprintf(stderr, "lwm2: top: %s\n", err);
+		lwm2_log_error("top: %s", err);
 		return 1;
 	}
 	/* Slurm refuses the step anyway; saying so first is clearer than
 	 * srun's "Access/permission denied" */
 	if (getuid() != 0 && getuid() != job->uid) {
-		fprintf(stderr,
-		        "lwm2: top: job %" PRIu64
-		        " is not yours: only its owner and admins can watch it\n",
-		        cli->id);
+		lwm2_log_error("top: job %" PRIu64
+		               " is not yours: only its owner and admins can watch it",
+		               cli->id);
 		return 1;
 	}
 	return 0;
@@ -509,7 +509,7 @@ int lwm2_cmd_top(int argc, char **argv)
 			break;
 		/* the job may have ended meanwhile */
 		if (lwm2_live_job_get(cli.id, cli.step, &job, err, sizeof(err)) != 0) {
-			fprintf(stderr, "lwm2: top: %s\n", err);
+			lwm2_log_error("top: %s", err);
 			break;
 		}
 	}

@@ -18,6 +18,7 @@
 #include "live_gather.h"
 #include "cmd_opt.h"
 #include "lwm2_cmds.h"
+#include "log.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -68,12 +69,14 @@ static int64_t geti(json_object *o, const char *k)
 }
 
 /* Hand a notice to the mail path of the job-end digest: lwm2-mail with
- * the text as body (LWM2_MAIL_BODY), to the job's owner. */
+ * the text as body (LWM2_MAIL_BODY), to the job's owner; it asks this
+ * lwm2 (LWM2_COMMAND) for the settings of the same lwm2.conf. */
 static int send_mail(const struct lwm2_live_conf *c, const char *user, const char *subject,
                      const char *body)
 {
-	char path[] = "/tmp/lwm2-watch.XXXXXX";
+	char path[] = "/tmp/lwm2-watch.XXXXXX", self[4096];
 	int fd = mkstemp(path), status = 0;
+	ssize_t self_len = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	pid_t pid;
 
 	if (fd < 0)
@@ -89,6 +92,10 @@ static int send_mail(const struct lwm2_live_conf *c, const char *user, const cha
 	if (pid == 0) {
 		setenv("LWM2_MAIL_BODY", path, 1);
 		setenv("LWM2_CONF", c->path, 1);
+		if (self_len > 0) {
+			self[self_len] = '\0';
+			setenv("LWM2_COMMAND", self, 1);
+		}
 		execl(c->mail_prog, c->mail_prog, "-s", subject, user, (char *)NULL);
 		_exit(127);
 	}
@@ -472,13 +479,12 @@ int lwm2_cmd_watch(int argc, char **argv)
 		return 2;
 	}
 	if (lwm2_live_conf_load(&conf, err, sizeof(err)) != 0) {
-		fprintf(stderr, "lwm2: watch: %s\n", err);
+		lwm2_log_error("watch: %s", err);
 		return 1;
 	}
 	openlog("lwm2-watch", LOG_PID, LOG_DAEMON);
 	if (mkdir(conf.state_dir, 0700) != 0 && errno != EEXIST) {
-		fprintf(stderr, "lwm2: watch: couldn't create %s: %s\n", conf.state_dir,
-		        strerror(errno));
+		lwm2_log_error("watch: couldn't create %s: %s", conf.state_dir, strerror(errno));
 		return 1;
 	}
 	snprintf(path, sizeof(path), "%s/watch.json", conf.state_dir);
@@ -487,11 +493,11 @@ int lwm2_cmd_watch(int argc, char **argv)
 	 * notify */
 	lfd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (lfd < 0 || flock(lfd, LOCK_EX | LOCK_NB) != 0) {
-		fprintf(stderr, "lwm2: watch: another run holds %s\n", lock);
+		lwm2_log_error("watch: another run holds %s", lock);
 		return 1;
 	}
 	if (lwm2_live_running_jobs(&ids, &n, err, sizeof(err)) != 0) {
-		fprintf(stderr, "lwm2: watch: %s\n", err);
+		lwm2_log_error("watch: %s", err);
 		return 1;
 	}
 	R.c = &conf;
@@ -516,7 +522,7 @@ int lwm2_cmd_watch(int argc, char **argv)
 		json_object_object_add(R.state, "jobs", keep);
 	}
 	if (!R.dry && state_save(path, R.state) != 0)
-		fprintf(stderr, "lwm2: watch: couldn't save %s: %s\n", path, strerror(errno));
+		lwm2_log_error("watch: couldn't save %s: %s", path, strerror(errno));
 	if (R.json) {
 		json_object *s = json_object_new_object();
 		ju_add(s, "time", json_object_new_int64(R.now));

@@ -16,6 +16,7 @@
 
 #include "cmd_digest.h"
 #include "db.h"
+#include "errmsg.h"
 #include "logscan.h"
 #include "lwm2_cmds.h"
 #include "lwm2_record.h"
@@ -160,10 +161,8 @@ static int log_line(void *arg, const struct lwm2_logline *l, char *err, size_t e
 			e.digest = full = lwm2_json_parse_at(l->digest, l->end);
 		else if (c->need == NEED_SCOPE)
 			e.digest = part = scope_subset(l->digest, l->end, c->out);
-		if (c->need != NEED_NONE && !e.digest) {
-			snprintf(err, errlen, "the digest is unreadable");
-			return -1;
-		}
+		if (c->need != NEED_NONE && !e.digest)
+			return lwm2_errprintf(0, err, errlen, "the digest is unreadable");
 	}
 	digest_emit_for_wants(c->out, c->o, &e);
 	json_object_put(full);

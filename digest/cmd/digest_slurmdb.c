@@ -20,6 +20,7 @@
 #include <slurm/slurmdb.h>
 
 #include "cmd_digest.h"
+#include "log.h"
 #include "lwm2_digest.h"
 #include "slurm_compat.h"
 #include "slurm_rules.h"
@@ -140,8 +141,8 @@ int digest_read_slurmdb(struct out *out, struct opts *o)
 	if (!o->cluster) {
 		cluster = lwm2_slurm_cluster_name();
 		if (!cluster) {
-			fprintf(stderr, "lwm2: digest: couldn't find ClusterName in slurm.conf; "
-			                "give --cluster\n");
+			lwm2_log_error("digest: couldn't find ClusterName in slurm.conf; "
+			               "give --cluster");
 			return -1;
 		}
 	}
@@ -177,8 +178,7 @@ int digest_read_slurmdb(struct out *out, struct opts *o)
 			} else if ((void)strtoul(o->users[i], &end, 10), !*end) {
 				slurm_list_append(users, o->users[i]);
 			} else {
-				fprintf(stderr, "lwm2: digest: couldn't find user %s\n",
-				        o->users[i]);
+				lwm2_log_error("digest: couldn't find user %s", o->users[i]);
 				rc = -1;
 				goto out;
 			}
@@ -195,15 +195,14 @@ int digest_read_slurmdb(struct out *out, struct opts *o)
 	cond.usage_end = (time_t)o->end;
 
 	if (!(db = slurmdb_connection_get(NULL))) {
-		fprintf(stderr, "lwm2: digest: couldn't connect to slurmdbd: %s\n",
-		        slurm_strerror(errno));
+		lwm2_log_error("digest: couldn't connect to slurmdbd: %s", slurm_strerror(errno));
 		rc = -1;
 		goto out;
 	}
 	jobs = slurmdb_jobs_get(db, &cond);
 	if (!jobs) {
-		fprintf(stderr, "lwm2: digest: couldn't read jobs from accounting: %s\n",
-		        slurm_strerror(errno));
+		lwm2_log_error("digest: couldn't read jobs from accounting: %s",
+		               slurm_strerror(errno));
 		slurmdb_connection_close(&db);
 		rc = -1;
 		goto out;

@@ -60,6 +60,10 @@ struct lwm2_live_rule {
 	double waste_efficiency; /* WatchWasteEfficiency, percent */
 	unsigned waste_after_s;  /* WatchWasteAfter */
 };
+/* The rule of lwm2.conf's Watch* values (lwm2conf.h), or of their
+ * defaults. */
+struct lwm2_conf;
+void lwm2_live_rule_from_conf(const struct lwm2_conf *f, struct lwm2_live_rule *r);
 void lwm2_live_rule_defaults(struct lwm2_live_rule *r);
 
 /* What one rank did between two observations. */

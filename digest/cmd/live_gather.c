@@ -5,10 +5,10 @@
 #include "config.h"
 
 #include "digest_internal.h"
-#include "kvparse.h"
 #include "live_gather.h"
-#include "numparse.h"
+#include "lwm2conf.h"
 #include "stepname.h"
+#include "errmsg.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -20,7 +20,6 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -28,147 +27,50 @@
 #include <slurm/slurm.h>
 #include <slurm/slurm_errno.h>
 
-static void conf_defaults(struct lwm2_live_conf *c)
+/* f's values of the live keys into c (the buffers are as long as the
+ * table's limits allow). */
+static int from_conf(struct lwm2_live_conf *c, const struct lwm2_conf *f)
 {
-	memset(c, 0, sizeof(*c));
-	snprintf(c->basedir, sizeof(c->basedir), "/run/lwm2");
-	snprintf(c->mail_prog, sizeof(c->mail_prog), "/usr/sbin/lwm2-mail");
-	snprintf(c->state_dir, sizeof(c->state_dir), "/var/lib/lwm2");
-	lwm2_live_rule_defaults(&c->rule);
-	c->action = LWM2_WATCH_REPORT;
-	c->cancel_after_s = 3600;
-	c->job_interval_s = 86400;
-	c->user_interval_s = 3600;
-	c->gather_timeout_s = 30;
-}
+	const struct lwm2_conf_value *v = f->v;
 
-static int set_uint(const char *v, unsigned long max, unsigned *out)
-{
-	uint64_t n;
-
-	if (lwm2_parse_u64(v, NULL, 0, max, &n) < 0)
-		return -1;
-	*out = (unsigned)n;
-	return 0;
-}
-
-static int set_frac(const char *v, double max, double *out)
-{
-	char *end;
-	double d;
-
-	errno = 0;
-	d = strtod(v, &end);
-	if (errno || *end || end == v || !(d >= 0 && d <= max))
-		return -1;
-	*out = d;
-	return 0;
-}
-
-static int set_path(char *dst, size_t len, const char *v)
-{
-	if (*v != '/' || strlen(v) >= len)
-		return -1;
-	snprintf(dst, len, "%s", v);
-	return 0;
-}
-
-/* 1: ours and good, 0: not ours, -1: ours and bad. */
-static int apply(struct lwm2_live_conf *c, const char *k, const char *v)
-{
-	int r = -2;
-
-	if (!strcasecmp(k, "BaseDir"))
-		r = set_path(c->basedir, sizeof(c->basedir), v);
-	else if (!strcasecmp(k, "Database"))
-		/* jobcomp/lwm2 checks it where it writes; here only where to read */
-		r = snprintf(c->database, sizeof(c->database), "%s",
-		             strcasecmp(v, "none") ? v : "") >= (int)sizeof(c->database)
-		        ? -1
-		        : 0;
-	else if (!strcasecmp(k, "LwmCommand"))
-		r = snprintf(c->lwm2_cmd, sizeof(c->lwm2_cmd), "%s", v) >= (int)sizeof(c->lwm2_cmd)
-		        ? -1
-		        : 0;
-	else if (!strcasecmp(k, "WatchMailProg"))
-		r = set_path(c->mail_prog, sizeof(c->mail_prog), v);
-	else if (!strcasecmp(k, "WatchStateDir"))
-		r = set_path(c->state_dir, sizeof(c->state_dir), v);
-	else if (!strcasecmp(k, "WatchStuckTime"))
-		r = set_uint(v, 30 * 86400, &c->rule.stuck_s);
-	else if (!strcasecmp(k, "WatchMpiWaitShare"))
-		r = set_frac(v, 1.0, &c->rule.mpi_wait_share);
-	else if (!strcasecmp(k, "WatchIdleCpu"))
-		r = set_frac(v, 1.0, &c->rule.idle_cpu);
-	else if (!strcasecmp(k, "WatchThreadsRatio"))
-		r = set_frac(v, 1.0, &c->rule.threads_ratio);
-	else if (!strcasecmp(k, "WatchAction")) {
-		r = 0;
-		if (!strcasecmp(v, "report"))
-			c->action = LWM2_WATCH_REPORT;
-		else if (!strcasecmp(v, "log"))
-			c->action = LWM2_WATCH_LOG;
-		else if (!strcasecmp(v, "mail"))
-			c->action = LWM2_WATCH_MAIL;
-		else
-			r = -1;
-	} else if (!strcasecmp(k, "WatchCancel"))
-		r = lwm2_parse_bool(v, &c->cancel);
-	else if (!strcasecmp(k, "WatchCancelAfter"))
-		r = set_uint(v, 30 * 86400, &c->cancel_after_s);
-	else if (!strcasecmp(k, "WatchJobInterval"))
-		r = set_uint(v, 365 * 86400, &c->job_interval_s);
-	else if (!strcasecmp(k, "WatchUserInterval"))
-		r = set_uint(v, 365 * 86400, &c->user_interval_s);
-	else if (!strcasecmp(k, "WatchWasteMail"))
-		r = lwm2_parse_bool(v, &c->rule.waste_mail);
-	else if (!strcasecmp(k, "WatchWasteEfficiency"))
-		r = set_frac(v, 100.0, &c->rule.waste_efficiency);
-	else if (!strcasecmp(k, "WatchWasteAfter"))
-		r = set_uint(v, 365 * 86400, &c->rule.waste_after_s);
-	else if (!strcasecmp(k, "WatchGatherTimeout"))
-		r = set_uint(v, 600, &c->gather_timeout_s) || c->gather_timeout_s == 0 ? -1 : 0;
-	if (r == -2)
-		return 0;
-	return r == 0 ? 1 : -1;
+	lwm2_live_rule_from_conf(f, &c->rule);
+	c->action = (enum lwm2_watch_action)v[LWM2_CONF_WatchAction].choice;
+	c->cancel = v[LWM2_CONF_WatchCancel].yes;
+	c->cancel_after_s = (unsigned)v[LWM2_CONF_WatchCancelAfter].num;
+	c->job_interval_s = (unsigned)v[LWM2_CONF_WatchJobInterval].num;
+	c->user_interval_s = (unsigned)v[LWM2_CONF_WatchUserInterval].num;
+	c->gather_timeout_s = (unsigned)v[LWM2_CONF_WatchGatherTimeout].num;
+	return lwm2_conf_copy(f, LWM2_CONF_BaseDir, c->basedir, sizeof(c->basedir)) ||
+	               lwm2_conf_copy(f, LWM2_CONF_Database, c->database, sizeof(c->database)) ||
+	               lwm2_conf_copy(f, LWM2_CONF_LwmCommand, c->lwm2_cmd, sizeof(c->lwm2_cmd)) ||
+	               lwm2_conf_copy(f, LWM2_CONF_WatchMailProg, c->mail_prog,
+	                              sizeof(c->mail_prog)) ||
+	               lwm2_conf_copy(f, LWM2_CONF_WatchStateDir, c->state_dir,
+	                              sizeof(c->state_dir))
+	           ? -1
+	           : 0;
 }
 
 int lwm2_live_conf_load(struct lwm2_live_conf *c, char *err, size_t errlen)
 {
-	const char *env = getenv("LWM2_CONF"), *sc = getenv("SLURM_CONF");
-	char line[4096];
-	unsigned lineno = 0;
-	FILE *f;
+	struct lwm2_conf f;
+	char *path;
+	int rc;
 
-	conf_defaults(c);
-	if (env && *env)
-		snprintf(c->path, sizeof(c->path), "%s", env);
-	else if (sc && strrchr(sc, '/'))
-		snprintf(c->path, sizeof(c->path), "%.*s/lwm2.conf", (int)(strrchr(sc, '/') - sc),
-		         sc);
-	else
-		snprintf(c->path, sizeof(c->path), "/etc/slurm/lwm2.conf");
-	if (!(f = fopen(c->path, "re"))) {
-		if (errno == ENOENT)
-			return 0;
-		snprintf(err, errlen, "couldn't open %s: %s", c->path, strerror(errno));
+	memset(c, 0, sizeof(*c));
+	if (!(path = lwm2_conf_path(getenv("SLURM_CONF"))))
+		return lwm2_errprintf(0, err, errlen, "out of memory");
+	snprintf(c->path, sizeof(c->path), "%s", path);
+	rc = lwm2_conf_load(&f, path, lwm2_conf_part_keys(LWM2_CONF_LIVE) | LWM2_CONF_LENIENT, err,
+	                    errlen);
+	free(path);
+	if (rc < 0)
 		return -1;
-	}
-	while (fgets(line, sizeof(line), f)) {
-		char *k, *v;
-
-		lineno++;
-		if (lwm2_kv_split(line, true, &k, &v) <= 0)
-			continue; /* jobcomp/lwm2 refuses lines without '=' at its start */
-		if (apply(c, k, v) < 0) {
-			snprintf(err, errlen, "%s:%u: bad value \"%s\" for %s", c->path, lineno, v,
-			         k);
-			fclose(f);
-			return -1;
-		}
-	}
-	fclose(f);
-	return 0;
+	rc = from_conf(c, &f);
+	lwm2_conf_free(&f);
+	if (rc < 0)
+		lwm2_errprintf(0, err, errlen, "%s: a value longer than lwm2 reads", c->path);
+	return rc;
 }
 
 static void slurm_once(void)
@@ -193,14 +95,15 @@ int lwm2_live_job_get(uint64_t job_id, const char *step_filter, struct lwm2_live
 	memset(j, 0, sizeof(*j));
 	if (job_id > UINT32_MAX || slurm_load_job(&jm, (uint32_t)job_id, SHOW_DETAIL) != 0 || !jm ||
 	    jm->record_count < 1) {
-		snprintf(err, errlen, "job %" PRIu64 ": %s", job_id, slurm_strerror(errno));
+		lwm2_errprintf(0, err, errlen, "job %" PRIu64 ": %s", job_id,
+		               slurm_strerror(errno));
 		if (jm)
 			slurm_free_job_info_msg(jm);
 		return -1;
 	}
 	ji = &jm->job_array[0];
 	if ((ji->job_state & JOB_STATE_BASE) != JOB_RUNNING) {
-		snprintf(err, errlen, "job %" PRIu64 " is not running", job_id);
+		lwm2_errprintf(0, err, errlen, "job %" PRIu64 " is not running", job_id);
 		slurm_free_job_info_msg(jm);
 		return -1;
 	}
@@ -239,11 +142,10 @@ int lwm2_live_job_get(uint64_t job_id, const char *step_filter, struct lwm2_live
 		}
 		slurm_free_job_step_info_response_msg(sm);
 	}
-	if (!j->nsteps) {
-		snprintf(err, errlen, "job %" PRIu64 " has no running step%s%s", job_id,
-		         step_filter ? " " : "", step_filter ? step_filter : "");
-		return -1;
-	}
+	if (!j->nsteps)
+		return lwm2_errprintf(0, err, errlen, "job %" PRIu64 " has no running step%s%s",
+		                      job_id, step_filter ? " " : "",
+		                      step_filter ? step_filter : "");
 	return 0;
 }
 
@@ -254,10 +156,9 @@ int lwm2_live_running_jobs(uint64_t **ids, size_t *n, char *err, size_t errlen)
 	slurm_once();
 	*ids = NULL;
 	*n = 0;
-	if (slurm_load_jobs(0, &jm, SHOW_ALL) != 0 || !jm) {
-		snprintf(err, errlen, "couldn't list jobs: %s", slurm_strerror(errno));
-		return -1;
-	}
+	if (slurm_load_jobs(0, &jm, SHOW_ALL) != 0 || !jm)
+		return lwm2_errprintf(0, err, errlen, "couldn't list jobs: %s",
+		                      slurm_strerror(errno));
 	*ids = calloc(jm->record_count + 1, sizeof(**ids));
 	for (uint32_t i = 0; *ids && i < jm->record_count; i++)
 		if ((jm->job_array[i].job_state & JOB_STATE_BASE) == JOB_RUNNING)
@@ -390,7 +291,7 @@ struct lwm2_live_stream *lwm2_live_stream_start(const struct lwm2_live_conf *c,
 
 	if (!s || !(s->latest = json_object_new_object())) {
 		free(s);
-		snprintf(err, errlen, "out of memory");
+		lwm2_errprintf(0, err, errlen, "out of memory");
 		return NULL;
 	}
 	if (c->lwm2_cmd[0])
@@ -405,7 +306,7 @@ struct lwm2_live_stream *lwm2_live_stream_start(const struct lwm2_live_conf *c,
 	snprintf(narg, sizeof(narg), "-N%u", j->node_count ? j->node_count : 1);
 	snprintf(iv, sizeof(iv), "%u", interval);
 	if (pipe2(out, O_CLOEXEC) != 0 || pipe2(eout, O_CLOEXEC) != 0) {
-		snprintf(err, errlen, "pipe: %s", strerror(errno));
+		lwm2_errprintf(0, err, errlen, "pipe: %s", strerror(errno));
 		goto fail;
 	}
 	s->pid = fork();
@@ -464,7 +365,7 @@ struct lwm2_live_stream *lwm2_live_stream_start(const struct lwm2_live_conf *c,
 	close(eout[1]);
 	out[1] = eout[1] = -1;
 	if (s->pid < 0) {
-		snprintf(err, errlen, "fork: %s", strerror(errno));
+		lwm2_errprintf(0, err, errlen, "fork: %s", strerror(errno));
 		goto fail;
 	}
 	s->out = out[0];
@@ -569,7 +470,7 @@ static void srun_error(struct lwm2_live_stream *s, char *err, size_t errlen)
 		s->ebuf[--s->elen] = '\0';
 	if ((nl = strrchr(s->ebuf, '\n')))
 		memmove(s->ebuf, nl + 1, strlen(nl + 1) + 1);
-	snprintf(err, errlen, "srun failed: %s", *s->ebuf ? s->ebuf : "no reason given");
+	lwm2_errprintf(0, err, errlen, "srun failed: %s", *s->ebuf ? s->ebuf : "no reason given");
 }
 
 json_object *lwm2_live_stream_next(struct lwm2_live_stream *s, const struct lwm2_live_job *j,
@@ -641,7 +542,7 @@ json_object *lwm2_live_gather(const struct lwm2_live_conf *c, const struct lwm2_
 		json_object_array_add(res, json_object_get(v));
 	}
 	if (!s->eof) {
-		snprintf(err, errlen, "srun did not finish within %u s", timeout_s);
+		lwm2_errprintf(0, err, errlen, "srun did not finish within %u s", timeout_s);
 	} else if (waitpid(s->pid, &st, 0) == s->pid) {
 		s->pid = -1;
 		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)

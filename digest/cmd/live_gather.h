@@ -35,9 +35,10 @@ struct lwm2_live_conf {
 	unsigned user_interval_s;      /* WatchUserInterval: mails per user */
 	unsigned gather_timeout_s;     /* WatchGatherTimeout */
 };
-/* $LWM2_CONF, else lwm2.conf beside $SLURM_CONF, else /etc/slurm/lwm2.conf;
- * a missing file means the defaults.  Keys of jobcomp and lwm2-mail are
- * skipped, a bad value of ours is an error.  0 or -1 with err. */
+/* lwm2.conf where lwm2_conf_path finds it beside $SLURM_CONF, read by
+ * lwm2_conf_load; a missing file means the defaults.  The values of
+ * jobcomp's and lwm2-mail's keys are theirs to check, a bad value of ours
+ * or a key of no part is an error.  0 or -1 with err. */
 int lwm2_live_conf_load(struct lwm2_live_conf *c, char *err, size_t errlen);
 
 /* A running job (slurmctld's view). */

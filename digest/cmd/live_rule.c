@@ -2,24 +2,34 @@
 /* The stuck and idle rule over two observations of a job's ranks. */
 #include "live.h"
 #include "lwm2_sums.h"
+#include "lwm2conf.h"
 
 #include <stdio.h>
 #include <string.h>
 
+void lwm2_live_rule_from_conf(const struct lwm2_conf *f, struct lwm2_live_rule *r)
+{
+	const struct lwm2_conf_value *v = f->v;
+
+	r->stuck_s = (unsigned)v[LWM2_CONF_WatchStuckTime].num;
+	r->mpi_wait_share = v[LWM2_CONF_WatchMpiWaitShare].frac;
+	r->idle_cpu = v[LWM2_CONF_WatchIdleCpu].frac;
+	r->threads_ratio = v[LWM2_CONF_WatchThreadsRatio].frac;
+	r->waste_mail = v[LWM2_CONF_WatchWasteMail].yes;
+	r->waste_efficiency = v[LWM2_CONF_WatchWasteEfficiency].frac;
+	r->waste_after_s = (unsigned)v[LWM2_CONF_WatchWasteAfter].num;
+}
+
 void lwm2_live_rule_defaults(struct lwm2_live_rule *r)
 {
-	r->stuck_s = 1800;
-	/* a rank blocked in MPI_Recv with a polling MPI is found there by
-	 * nearly every sample; a busy rank that communicates a lot still
-	 * completes calls, which the rule looks at first */
-	r->mpi_wait_share = 0.9;
-	/* 2 % of a core: the heartbeat and a sleeping progress thread */
-	r->idle_cpu = 0.02;
-	r->threads_ratio = 0.25;
-	/* the waste mail is the site's choice: off until turned on */
-	r->waste_mail = false;
-	r->waste_efficiency = 10;
-	r->waste_after_s = 3600;
+	struct lwm2_conf f;
+
+	/* without a file nothing but memory can fail: the rule stays zero */
+	memset(r, 0, sizeof(*r));
+	if (lwm2_conf_load(&f, NULL, 0, NULL, 0) == 0) {
+		lwm2_live_rule_from_conf(&f, r);
+		lwm2_conf_free(&f);
+	}
 }
 
 /* The name of value v in a table indexed by the enum, or fallback. */

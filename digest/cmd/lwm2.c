@@ -8,15 +8,19 @@
  *   lwm2 digest ...                                   digests from accounting
  *   lwm2 stats --file LOG [--by KEY | --top N]        site-wide statistics
  *   lwm2 diff A B                                     two digests side by side
+ *   lwm2 ranks JOB [--groups]                         a job's processes metric by metric
  *   lwm2 report -j JOB | --site --file LOG -o DIR     HTML pages with plots
  *   lwm2 export --file LOG --url URL                  slices into InfluxDB & co.
  *   lwm2 grid --file LOG [--interference]             the space-time grid of a period
  *   lwm2 nodes --file LOG                             nodes slow in many jobs
  *   lwm2 top -j JOB[.STEP] [--once] [--json]          a running job, live
  *   lwm2 watch [--dry-run] [--json]                   stuck and idle jobs (site)
+ *   lwm2 db import|check|... [--db DATABASE]          the central database
+ *   lwm2 config [--get KEY] [--file PATH]             lwm2.conf's effective settings
  */
 #include "config.h"
 
+#include "log.h"
 #include "lwm2_cmds.h"
 
 #include <stdio.h>
@@ -27,7 +31,7 @@ __attribute__((weak)) int lwm2_cmd_digest(int argc, char **argv)
 {
 	(void)argc;
 	(void)argv;
-	fprintf(stderr, "lwm2: digest: not built into this lwm2\n");
+	lwm2_log_error("digest: not built into this lwm2");
 	return 1;
 }
 
@@ -43,7 +47,10 @@ static const struct {
     {"digest", lwm2_cmd_digest, "show the digests of jobs from Slurm accounting"},
     {"stats", lwm2_cmd_stats, "site-wide statistics over the digests of a log"},
     {"diff", lwm2_cmd_diff, "compare two digests, per step, with guidance"},
+    {"mean", lwm2_cmd_mean, "the mean of digests, as a digest (log line)"},
+    {"combine", lwm2_cmd_combine, "digests of runs merged into one digest (log line)"},
     {"history", lwm2_cmd_history, "the runs of an application over time"},
+    {"ranks", lwm2_cmd_ranks, "a job's processes: quartiles, extremes, bands"},
     {"report", lwm2_cmd_report, "HTML pages with plots of a job or of the site"},
     {"export", lwm2_cmd_export, "send the digests of a log to a time-series engine"},
     {"grid", lwm2_cmd_grid, "the space-time grid of a log's jobs, with interference"},
@@ -51,6 +58,8 @@ static const struct {
     {"top", lwm2_cmd_top, "the current state of a running job, refreshed like top"},
     {"watch", lwm2_cmd_watch, "check running jobs for being stuck or idle (site, as root)"},
     {"db", lwm2_cmd_db, "the central database: import logs, check, forget old jobs"},
+    {"serve", lwm2_cmd_serve, "the site portal: web pages and an API over the database"},
+    {"config", lwm2_cmd_config, "lwm2.conf's settings as lwm2 reads them"},
 };
 
 static void usage(FILE *f)
@@ -66,6 +75,7 @@ int main(int argc, char **argv)
 {
 	const char *cmd = argc > 1 ? argv[1] : NULL;
 
+	lwm2_log_open("lwm2");
 	if (!cmd) {
 		usage(stderr);
 		return 2;
@@ -93,7 +103,7 @@ int main(int argc, char **argv)
 	/* not listed: what top and watch run on the nodes */
 	if (strcmp(cmd, "snapshot") == 0)
 		return lwm2_cmd_snapshot(argc - 1, argv + 1);
-	fprintf(stderr, "lwm2: unknown command '%s'\n", cmd);
+	lwm2_log_error("unknown command '%s'", cmd);
 	usage(stderr);
 	return 2;
 }

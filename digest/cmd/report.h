@@ -22,6 +22,7 @@
 
 #include <json-c/json.h>
 
+#include "lwm2_render.h"
 #include "lwm2_sums.h"
 
 /* ------------------------------------------------------------ statistics */
@@ -45,6 +46,38 @@ int rp_box_stats(const double *sorted, size_t n, struct rp_box *b);
 
 /* Whether v lies outside the box's fences. */
 bool rp_is_outlier(const struct rp_box *b, double v);
+
+/* ------------------------------------------------------------ per-process table */
+
+/* One process of a digest's "ranks" table (report_ptable.c). */
+struct rp_prow {
+	int64_t step;
+	int node, rank;
+	int64_t flags;
+	double v[LWM2_NMETRICS];
+	uint32_t valid[(LWM2_NMETRICS + 31) / 32];
+};
+
+/* The table: its processes, the nodes they name by index. */
+struct rp_ptable {
+	struct rp_prow *rows;
+	size_t n;
+	const char **nodes;
+	size_t nnodes;
+	bool present;    /* the digest has a per-process table */
+	bool multi_step; /* processes of more than one step */
+};
+
+/* Whether metric m of r was measured. */
+bool rp_pvalid(const struct rp_prow *r, int m);
+
+/* The digest's table into t (t->present false when it has none, or out
+ * of memory); t's node names point into digest. */
+void rp_ptable_load(struct rp_ptable *t, json_object *digest);
+void rp_ptable_free(struct rp_ptable *t);
+
+/* The node r ran on, "" when not named. */
+const char *rp_pnode(const struct rp_ptable *t, const struct rp_prow *r);
 
 /* A process of a digest's per-process table by its step and its node's
  * index: sorted, the processes of a step on a node are counted by binary
@@ -82,6 +115,8 @@ void rp_esc(FILE *f, const char *s);
 /* The page's head (title escaped, the one style sheet) and its end. */
 void rp_page_begin(FILE *f, const char *title);
 void rp_page_end(FILE *f);
+/* The same, naming the command that made the page. */
+void rp_page_end_by(FILE *f, const char *made_by);
 
 /* <svg> of w x h with a title for screen readers; </svg>. */
 void rp_svg_begin(FILE *f, int w, int h, const char *label);
@@ -123,6 +158,7 @@ struct rp_job_opts {
 	                        * standing for the node name; else NULL */
 	const char *up_href;   /* link back up (site mode), or NULL */
 	const char *up_label;
+	const char *made_by; /* the page's maker, NULL: lwm2 report */
 };
 
 /* The page of one job from its digest (full or compact).  0, or -1 when
@@ -139,6 +175,7 @@ struct rp_site_opts {
 	const struct lwm2_source *src; /* the logs or the database */
 	const char *start, *end;       /* -S, -E as given, or NULL */
 	const char *metric;            /* mpi, io or cpu */
+	const char *histogram; /* a digest metric whose histogram the index shows, or NULL */
 	const char *outdir;
 	int width, height; /* grid size in cells (pixels) */
 };

@@ -21,6 +21,7 @@
 #include <time.h>
 
 #include "jsonutil.h"
+#include "log.h"
 #include "lwm2_digest.h"
 #include "lwm2_render.h"
 #include "lwm2_sums.h"
@@ -38,123 +39,14 @@
 #define GRID_COLS 600
 #define GRID_ROWS 200
 
-/* ------------------------------------------------------------ per-process table */
-
-struct prow {
-	int64_t step;
-	int node, rank;
-	int64_t flags;
-	double v[LWM2_NMETRICS];
-	uint32_t valid[(LWM2_NMETRICS + 31) / 32];
-};
-
-struct ptable {
-	struct prow *rows;
-	size_t n;
-	const char **nodes;
-	size_t nnodes;
-	bool present;    /* the digest has a per-process table */
-	bool multi_step; /* processes of more than one step */
-};
-
-static bool pvalid(const struct prow *r, int m)
-{
-	return r->valid[m / 32] >> (m % 32) & 1;
-}
-
-static void ptable_load(struct ptable *t, json_object *digest)
-{
-	json_object *ranks = ju_get(digest, LWM2_KEY_RANKS, json_type_object);
-	json_object *cols = ju_get(ranks, LWM2_KEY_COLS, json_type_array);
-	json_object *rows = ju_get(ranks, LWM2_KEY_ROWS, json_type_array);
-	json_object *nodes = ju_get(ranks, LWM2_KEY_NODES, json_type_array);
-	int map[64];
-	size_t ncols, nr;
-
-	memset(t, 0, sizeof(*t));
-	if (!cols || !rows || !nodes)
-		return;
-	ncols = json_object_array_length(cols);
-	if (ncols > 64)
-		ncols = 64;
-	for (size_t i = 0; i < ncols; i++) {
-		const char *c = json_object_get_string(json_object_array_get_idx(cols, i));
-		map[i] = c ? lwm2_metric_index(c) : -1;
-		if (c && !strcmp(c, "step"))
-			map[i] = -2;
-		else if (c && !strcmp(c, "node"))
-			map[i] = -3;
-		else if (c && !strcmp(c, "rank"))
-			map[i] = -4;
-		else if (c && !strcmp(c, "flags"))
-			map[i] = -5;
-	}
-	t->nnodes = json_object_array_length(nodes);
-	t->nodes = calloc(t->nnodes + 1, sizeof(*t->nodes));
-	nr = json_object_array_length(rows);
-	t->rows = calloc(nr + 1, sizeof(*t->rows));
-	if (!t->nodes || !t->rows) {
-		free(t->nodes);
-		free(t->rows);
-		memset(t, 0, sizeof(*t));
-		return;
-	}
-	t->present = true;
-	for (size_t i = 0; i < t->nnodes; i++)
-		t->nodes[i] = json_object_get_string(json_object_array_get_idx(nodes, i));
-	for (size_t i = 0; i < nr; i++) {
-		json_object *row = json_object_array_get_idx(rows, i);
-		struct prow *p = &t->rows[t->n];
-
-		if (!json_object_is_type(row, json_type_array))
-			continue;
-		memset(p, 0, sizeof(*p));
-		p->node = -1;
-		for (size_t c = 0; c < ncols && c < json_object_array_length(row); c++) {
-			json_object *x = json_object_array_get_idx(row, c);
-			if (!x)
-				continue;
-			if (map[c] >= 0) {
-				p->v[map[c]] = json_object_get_double(x);
-				if (isfinite(p->v[map[c]]))
-					p->valid[map[c] / 32] |= 1u << (map[c] % 32);
-			} else if (map[c] == -2) {
-				p->step = json_object_get_int64(x);
-			} else if (map[c] == -3) {
-				p->node = json_object_get_int(x);
-			} else if (map[c] == -4) {
-				p->rank = json_object_get_int(x);
-			} else if (map[c] == -5) {
-				p->flags = json_object_get_int64(x);
-			}
-		}
-		if (p->node < 0 || (size_t)p->node >= t->nnodes)
-			continue;
-		if (t->n && p->step != t->rows[0].step)
-			t->multi_step = true;
-		t->n++;
-	}
-}
-
-static void ptable_free(struct ptable *t)
-{
-	free(t->rows);
-	free(t->nodes);
-}
-
-static const char *pnode(const struct ptable *t, const struct prow *r)
-{
-	return t->nodes[r->node] ? t->nodes[r->node] : "";
-}
-
 /* "rank 3 on n1", with the step where the job has processes of several
  * (the batch script is task 0 of its own step). */
-static void pname(FILE *f, const struct ptable *t, const struct prow *r)
+static void pname(FILE *f, const struct rp_ptable *t, const struct rp_prow *r)
 {
 	char b[32];
 
 	fprintf(f, "rank %d on ", r->rank);
-	rp_esc(f, pnode(t, r));
+	rp_esc(f, rp_pnode(t, r));
 	if (t->multi_step)
 		fprintf(f, " (step %s)", lwm2_step_name(r->step, b, sizeof(b)));
 }
@@ -175,7 +67,7 @@ static void node_link(FILE *f, const struct rp_job_opts *o, const char *node)
 }
 
 /* The anchor of a process on its node page. */
-static void panchor(FILE *f, const struct ptable *t, const struct prow *r)
+static void panchor(FILE *f, const struct rp_ptable *t, const struct rp_prow *r)
 {
 	char b[32];
 
@@ -229,7 +121,7 @@ static void section_meta(FILE *f, json_object *digest, const struct lwm2_scope *
                          const struct rp_job_opts *o)
 {
 	json_object *job = ju_get(digest, LWM2_KEY_JOB, json_type_object), *fl;
-	char b[128], b2[64];
+	char b[256], b2[64];
 	int64_t start = ju_int_or(job, LWM2_KEY_START, 0), end = ju_int_or(job, LWM2_KEY_END, 0);
 
 	fputs("<h2 id=\"meta\">Job</h2>\n<table class=\"meta\">\n", f);
@@ -250,8 +142,13 @@ static void section_meta(FILE *f, json_object *digest, const struct lwm2_scope *
 	row_kv(f, "End", b);
 	snprintf(b2, sizeof(b2), "%" PRId64 " s", end > start && start > 0 ? end - start : 0);
 	row_kv(f, "Elapsed", b2);
-	snprintf(b, sizeof(b), "%" PRIu64 " (%" PRIu64 " MPI), %" PRIu64 " incomplete",
-	         s->processes, s->mpi_processes, s->incomplete);
+	{
+		char unm[160];
+		size_t n = lwm2_render_unmeasured(s, unm, sizeof(unm));
+
+		snprintf(b, sizeof(b), "%" PRIu64 " (%" PRIu64 " MPI), %" PRIu64 " incomplete%s%s",
+		         s->processes, s->mpi_processes, s->incomplete, n ? ", " : "", unm);
+	}
 	row_kv(f, "Processes", b);
 	b[0] = '\0';
 	fl = ju_get(digest, LWM2_KEY_FLAGS, json_type_array);
@@ -413,6 +310,54 @@ static void section_digest(FILE *f, const struct lwm2_scope *s)
 	}
 }
 
+/* A digest made of others: the operation and its operands, in words. */
+static void note_derived(FILE *f, json_object *digest)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *m;
+
+	if (!ju_get(digest, LWM2_KEY_DERIVED, json_type_object) ||
+	    !(m = open_memstream(&text, &len)))
+		return;
+	lwm2_derived_render(digest, m);
+	if (fclose(m) == 0 && text)
+		note(f, "note", text);
+	free(text);
+}
+
+/* The job's derived metrics (lwm2.conf's DerivedMetric, or written into
+ * the digest by lwm2 diff --output, mean, combine). */
+static void section_derived_metrics(FILE *f, json_object *scope)
+{
+	json_object *dm = ju_get(scope, LWM2_KEY_DERIVED_METRICS, json_type_object);
+	char b[64];
+	double v;
+
+	if (!dm || !json_object_object_length(dm))
+		return;
+	fputs("<h2 id=\"derived\">Derived metrics</h2>\n<table class=\"digest\">\n"
+	      "<tr><th>Metric</th><th>value</th><th>expression</th></tr>\n",
+	      f);
+	json_object_object_foreach(dm, name, m)
+	{
+		const char *why = ju_str(m, LWM2_KEY_WHY), *expr = ju_str(m, LWM2_KEY_EXPR);
+
+		if (ju_num(m, LWM2_KEY_VALUE, &v))
+			ju_double_text(v, b, sizeof(b));
+		else
+			snprintf(b, sizeof(b), "n/a (%s)", why ? why : "no figure");
+		fputs("<tr><th>", f);
+		rp_esc(f, name);
+		fputs("</th><td>", f);
+		rp_esc(f, b);
+		fputs("</td><td>", f);
+		rp_esc(f, expr ? expr : "");
+		fputs("</td></tr>\n", f);
+	}
+	fputs("</table>\n", f);
+}
+
 static void section_steps(FILE *f, json_object *digest)
 {
 	json_object *steps = ju_get(digest, LWM2_KEY_STEPS, json_type_array);
@@ -463,7 +408,7 @@ static void section_steps(FILE *f, json_object *digest)
 
 struct outl {
 	double v;
-	const struct prow *r;
+	const struct rp_prow *r;
 };
 
 static int cmp_outl(const void *a, const void *b)
@@ -481,14 +426,14 @@ struct mbox {
 	struct rp_box b;
 };
 
-static int mbox_load(struct mbox *x, const struct ptable *t, int m)
+static int mbox_load(struct mbox *x, const struct rp_ptable *t, int m)
 {
 	memset(x, 0, sizeof(*x));
 	x->m = m;
 	if (!(x->v = malloc((t->n + 1) * sizeof(*x->v))))
 		return -1;
 	for (size_t i = 0; i < t->n; i++)
-		if (pvalid(&t->rows[i], m))
+		if (rp_pvalid(&t->rows[i], m))
 			x->v[x->n++] = t->rows[i].v[m];
 	if (!x->n)
 		return -1;
@@ -522,7 +467,7 @@ static double box_x0(const struct mbox *xs, size_t n)
 
 /* One row (28 pixels) of a group's box plots at y: label, axis, whiskers,
  * box, median, outliers as dots with rank and node in their tooltip. */
-static void box_row(FILE *f, const struct ptable *t, const struct mbox *x, double y, double x0)
+static void box_row(FILE *f, const struct rp_ptable *t, const struct mbox *x, double y, double x0)
 {
 	const struct rp_box *b = &x->b;
 	const char *u = lwm2_metric_units[x->m];
@@ -548,8 +493,8 @@ static void box_row(FILE *f, const struct ptable *t, const struct mbox *x, doubl
 	        X(b->q3) > X(b->q1) + 1 ? X(b->q3) : X(b->q1) + 1, y + 23, X(b->q1));
 	fprintf(f, "<path class=\"med\" d=\"M%.1f %.1fV%.1f\"/>", X(b->median), y + 5, y + 23);
 	for (size_t i = 0; i < t->n && dots < OUTLIER_DOTS; i++) {
-		const struct prow *r = &t->rows[i];
-		if (!pvalid(r, x->m) || !rp_is_outlier(b, r->v[x->m]))
+		const struct rp_prow *r = &t->rows[i];
+		if (!rp_pvalid(r, x->m) || !rp_is_outlier(b, r->v[x->m]))
 			continue;
 		fprintf(f, "<circle class=\"out\" cx=\"%.1f\" cy=\"%.1f\" r=\"3\"><title>",
 		        X(r->v[x->m]), y + 14);
@@ -562,7 +507,7 @@ static void box_row(FILE *f, const struct ptable *t, const struct mbox *x, doubl
 }
 
 /* The outliers of a metric named by rank and node, largest first. */
-static void outlier_names(FILE *f, const struct ptable *t, const struct mbox *x,
+static void outlier_names(FILE *f, const struct rp_ptable *t, const struct mbox *x,
                           const struct rp_job_opts *o)
 {
 	const char *u = lwm2_metric_units[x->m];
@@ -573,8 +518,8 @@ static void outlier_names(FILE *f, const struct ptable *t, const struct mbox *x,
 	if (!nout || !(out = malloc(nout * sizeof(*out))))
 		return;
 	for (size_t i = 0; i < t->n && no < nout; i++) {
-		const struct prow *r = &t->rows[i];
-		if (pvalid(r, x->m) && rp_is_outlier(&x->b, r->v[x->m]))
+		const struct rp_prow *r = &t->rows[i];
+		if (rp_pvalid(r, x->m) && rp_is_outlier(&x->b, r->v[x->m]))
 			out[no++] = (struct outl){r->v[x->m], r};
 	}
 	qsort(out, no, sizeof(*out), cmp_outl);
@@ -582,14 +527,14 @@ static void outlier_names(FILE *f, const struct ptable *t, const struct mbox *x,
 	rp_esc(f, lwm2_metric_labels[x->m]);
 	fprintf(f, "</b> (median %s): ", rp_fmt(x->b.median, u, s1, sizeof(s1)));
 	for (size_t i = 0; i < no && i < OUTLIERS_NAMED; i++) {
-		const struct prow *r = out[i].r;
+		const struct rp_prow *r = out[i].r;
 		fprintf(f, "%s<span class=\"outlier\" data-rank=\"%d\" data-node=\"", i ? ", " : "",
 		        r->rank);
-		rp_esc(f, pnode(t, r));
+		rp_esc(f, rp_pnode(t, r));
 		fputs("\">", f);
 		if (o->node_href) {
 			fputs("<a href=\"", f);
-			node_link(f, o, pnode(t, r));
+			node_link(f, o, rp_pnode(t, r));
 			fputc('#', f);
 			panchor(f, t, r);
 			fputs("\">", f);
@@ -608,7 +553,7 @@ static void outlier_names(FILE *f, const struct ptable *t, const struct mbox *x,
 /* The box plots of one metric group: one SVG, a row per metric whose
  * values differ between processes; metrics equal in every process are
  * listed in a line instead; then the outliers by name. */
-static void box_group(FILE *f, const struct ptable *t, int g, const struct rp_job_opts *o)
+static void box_group(FILE *f, const struct rp_ptable *t, int g, const struct rp_job_opts *o)
 {
 	struct mbox xs[LWM2_NMETRICS];
 	size_t nx = 0, nvar = 0, nconst = 0, nout = 0;
@@ -681,18 +626,18 @@ static const char *const sh_names[NSH] = {"compute", "MPI point-to-point", "MPI 
                                           "other MPI (MPI-IO, init)", "POSIX I/O"};
 static const char *const sh_colors[NSH] = {"#9ccc65", "#1f77b4", "#6a3d9a", "#a6cee3", "#ff7f0e"};
 
-static void shares(const struct prow *r, double sh[NSH])
+static void shares(const struct rp_prow *r, double sh[NSH])
 {
-	double mpi = pvalid(r, LWM2_M_mpi_time) ? r->v[LWM2_M_mpi_time] : 0;
-	double p2p = pvalid(r, LWM2_M_mpi_p2p_time) ? r->v[LWM2_M_mpi_p2p_time] : 0;
-	double coll = pvalid(r, LWM2_M_mpi_coll_time) ? r->v[LWM2_M_mpi_coll_time] : 0;
-	double io = pvalid(r, LWM2_M_posix_io_time) ? r->v[LWM2_M_posix_io_time] : 0;
+	double mpi = rp_pvalid(r, LWM2_M_mpi_time) ? r->v[LWM2_M_mpi_time] : 0;
+	double p2p = rp_pvalid(r, LWM2_M_mpi_p2p_time) ? r->v[LWM2_M_mpi_p2p_time] : 0;
+	double coll = rp_pvalid(r, LWM2_M_mpi_coll_time) ? r->v[LWM2_M_mpi_coll_time] : 0;
+	double io = rp_pvalid(r, LWM2_M_posix_io_time) ? r->v[LWM2_M_posix_io_time] : 0;
 	double mpio = mpi - p2p - coll, sum;
 
 	if (mpio < 0)
 		mpio = 0;
 	/* POSIX I/O done inside MPI-IO is already in the MPI share */
-	if (pvalid(r, LWM2_M_mpiio_time))
+	if (rp_pvalid(r, LWM2_M_mpiio_time))
 		io -= r->v[LWM2_M_mpiio_time];
 	if (io < 0)
 		io = 0;
@@ -711,7 +656,7 @@ static void shares(const struct prow *r, double sh[NSH])
 
 struct sorted_row {
 	double key;
-	const struct prow *r;
+	const struct rp_prow *r;
 };
 
 static int cmp_sorted(const void *a, const void *b)
@@ -723,7 +668,7 @@ static int cmp_sorted(const void *a, const void *b)
 	return x->r->rank - y->r->rank;
 }
 
-static void share_bars(FILE *f, const struct ptable *t)
+static void share_bars(FILE *f, const struct rp_ptable *t)
 {
 	struct sorted_row *s = malloc((t->n + 1) * sizeof(*s));
 	struct rp_path p[NSH];
@@ -797,15 +742,15 @@ static void share_bars(FILE *f, const struct ptable *t)
 	fputs("<path class=\"ax\" d=\"M40 10V170H790\"/>", f);
 	rp_svg_text(f, 36, 16, "end", NULL, "100%");
 	rp_svg_text(f, 36, 172, "end", NULL, "0%");
-	snprintf(lab, sizeof(lab), "rank %d (%s)", s[0].r->rank, pnode(t, s[0].r));
+	snprintf(lab, sizeof(lab), "rank %d (%s)", s[0].r->rank, rp_pnode(t, s[0].r));
 	rp_svg_text(f, 40, 186, "start", NULL, lab);
-	snprintf(lab, sizeof(lab), "rank %d (%s)", s[t->n - 1].r->rank, pnode(t, s[t->n - 1].r));
+	snprintf(lab, sizeof(lab), "rank %d (%s)", s[t->n - 1].r->rank, rp_pnode(t, s[t->n - 1].r));
 	rp_svg_text(f, 790, 186, "end", NULL, lab);
 	rp_svg_end(f);
 	free(s);
 }
 
-static void section_ranks(FILE *f, json_object *digest, const struct ptable *t,
+static void section_ranks(FILE *f, json_object *digest, const struct rp_ptable *t,
                           const struct rp_job_opts *o)
 {
 	fputs("<h2 id=\"ranks\">Per-rank view</h2>\n", f);
@@ -886,7 +831,7 @@ static int cmp_nname(const void *a, const void *b)
 	return strcmp(((const struct nname *)a)->name, ((const struct nname *)b)->name);
 }
 
-static void procs_index(const struct ptable *t, struct procs_ix *ix)
+static void procs_index(const struct rp_ptable *t, struct procs_ix *ix)
 {
 	memset(ix, 0, sizeof(*ix));
 	if (!t->present || !t->n)
@@ -909,7 +854,7 @@ static void procs_index(const struct ptable *t, struct procs_ix *ix)
 	qsort(ix->names, ix->nn, sizeof(*ix->names), cmp_nname);
 }
 
-static size_t procs_on(const struct ptable *t, const struct procs_ix *ix, int64_t step,
+static size_t procs_on(const struct rp_ptable *t, const struct procs_ix *ix, int64_t step,
                        const char *node)
 {
 	struct nname key = {node, 0}, *nm;
@@ -1029,7 +974,7 @@ static void grid_plot(FILE *f, struct gline *ls, size_t nl, int gm, int64_t t0, 
 	free(cnt);
 }
 
-static void section_grid(FILE *f, json_object *digest, const struct ptable *t)
+static void section_grid(FILE *f, json_object *digest, const struct rp_ptable *t)
 {
 	json_object *grid = ju_get(digest, LWM2_KEY_GRID, json_type_array);
 	json_object *job = ju_get(digest, LWM2_KEY_JOB, json_type_object);
@@ -1105,7 +1050,7 @@ static void section_grid(FILE *f, json_object *digest, const struct ptable *t)
 
 /* ------------------------------------------------------------ nodes */
 
-static void section_nodes(FILE *f, const struct ptable *t, const struct rp_job_opts *o)
+static void section_nodes(FILE *f, const struct rp_ptable *t, const struct rp_job_opts *o)
 {
 	if (!t->present || !t->nnodes)
 		return;
@@ -1124,7 +1069,7 @@ static void section_nodes(FILE *f, const struct ptable *t, const struct rp_job_o
 				continue;
 			np++;
 			for (int k = 0; k < 5; k++)
-				if (pvalid(&t->rows[r], ms[k])) {
+				if (rp_pvalid(&t->rows[r], ms[k])) {
 					s[k] += t->rows[r].v[ms[k]];
 					if (k < 3)
 						c[k]++;
@@ -1218,6 +1163,11 @@ static void section_fit(FILE *f, json_object *digest)
 		fputs("</td></tr>\n", f);
 	}
 	fputs("</table>\n", f);
+	if (ju_str(fit, LWM2_KEY_NO_ADVICE)) {
+		fputs("<p class=\"fit-note\">Advice not given: ", f);
+		rp_esc(f, ju_str(fit, LWM2_KEY_NO_ADVICE));
+		fputs(".</p>\n", f);
+	}
 }
 
 int rp_job_page(FILE *f, json_object *digest, const struct rp_job_opts *o)
@@ -1225,11 +1175,11 @@ int rp_job_page(FILE *f, json_object *digest, const struct rp_job_opts *o)
 	json_object *job = ju_get(digest, LWM2_KEY_JOB, json_type_object);
 	json_object *scope = ju_get(digest, LWM2_KEY_SCOPE, json_type_object);
 	struct lwm2_scope s;
-	struct ptable t;
+	struct rp_ptable t;
 	char title[128];
 
 	lwm2_scope_from_json(&s, scope, NULL, (uint32_t)ju_int_or(job, LWM2_KEY_CPUS_PER_TASK, 0));
-	ptable_load(&t, digest);
+	rp_ptable_load(&t, digest);
 	snprintf(title, sizeof(title), "lwm2 report: job %" PRId64,
 	         ju_int_or(job, LWM2_KEY_JOB_ID, 0));
 	rp_page_begin(f, title);
@@ -1252,16 +1202,18 @@ int rp_job_page(FILE *f, json_object *digest, const struct rp_job_opts *o)
 		     "where they were measured. It has no per-process values and no time-slice "
 		     "series, so the per-rank view and the space-time grid cannot be shown; "
 		     "lwm2 report --file LOG -j JOB shows them from jobcomp/lwm2's log.");
+	note_derived(f, digest);
 	section_meta(f, digest, &s, o);
 	section_fit(f, digest);
 	notes_missing(f, digest, &s);
 	section_digest(f, &s);
+	section_derived_metrics(f, scope);
 	section_steps(f, digest);
 	section_ranks(f, digest, &t, o);
 	section_grid(f, digest, &t);
 	section_nodes(f, &t, o);
-	rp_page_end(f);
-	ptable_free(&t);
+	rp_page_end_by(f, o->made_by ? o->made_by : "lwm2 report");
+	rp_ptable_free(&t);
 	return ferror(f) ? -1 : 0;
 }
 
@@ -1269,10 +1221,10 @@ int rp_job_page(FILE *f, json_object *digest, const struct rp_job_opts *o)
 
 int rp_job_node_pages(const char *dir, json_object *digest, const char *job_href)
 {
-	struct ptable t;
+	struct rp_ptable t;
 	int rc = 0;
 
-	ptable_load(&t, digest);
+	rp_ptable_load(&t, digest);
 	for (size_t ni = 0; ni < t.nnodes; ni++) {
 		char path[4096], title[256], b[64];
 		FILE *f;
@@ -1284,8 +1236,7 @@ int rp_job_node_pages(const char *dir, json_object *digest, const char *job_href
 			continue;
 		snprintf(path, sizeof(path), "%s/node-%s.html", dir, nn);
 		if (!(f = fopen(path, "we"))) {
-			fprintf(stderr, "lwm2: report: couldn't write %s: %s\n", path,
-			        strerror(errno));
+			lwm2_log_error("report: couldn't write %s: %s", path, strerror(errno));
 			rc = -1;
 			break;
 		}
@@ -1306,7 +1257,7 @@ int rp_job_node_pages(const char *dir, json_object *digest, const char *job_href
 		}
 		fputs("</tr>\n", f);
 		for (size_t r = 0; r < t.n; r++) {
-			const struct prow *p = &t.rows[r];
+			const struct rp_prow *p = &t.rows[r];
 			if (p->node != (int)ni)
 				continue;
 			fputs("<tr id=\"", f);
@@ -1316,7 +1267,7 @@ int rp_job_node_pages(const char *dir, json_object *digest, const char *job_href
 			for (size_t k = 0; k < LWM2_NRANK_METRICS; k++) {
 				int m = lwm2_rank_metrics[k];
 				fprintf(f, "<td class=\"n\">%s</td>",
-				        pvalid(p, m)
+				        rp_pvalid(p, m)
 				            ? rp_fmt(p->v[m], lwm2_metric_units[m], b, sizeof(b))
 				            : "-");
 			}
@@ -1325,12 +1276,11 @@ int rp_job_node_pages(const char *dir, json_object *digest, const char *job_href
 		fputs("</table>\n", f);
 		rp_page_end(f);
 		if (fclose(f) != 0) {
-			fprintf(stderr, "lwm2: report: couldn't write %s: %s\n", path,
-			        strerror(errno));
+			lwm2_log_error("report: couldn't write %s: %s", path, strerror(errno));
 			rc = -1;
 			break;
 		}
 	}
-	ptable_free(&t);
+	rp_ptable_free(&t);
 	return rc;
 }

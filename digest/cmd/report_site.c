@@ -33,7 +33,9 @@
 #include <time.h>
 
 #include "db.h"
+#include "errmsg.h"
 #include "jsonutil.h"
+#include "log.h"
 #include "logscan.h"
 #include "lwm2_cmds.h"
 #include "lwm2_digest.h"
@@ -192,7 +194,7 @@ static int on_line1(struct site *st, const struct lwm2_logline *l, char *err, si
 		size_t nc = st->capjobs ? 2 * st->capjobs : 256;
 		struct sjob *nj = realloc(st->jobs, nc * sizeof(*nj));
 		if (!nj) {
-			snprintf(err, errlen, "out of memory");
+			lwm2_errprintf(0, err, errlen, "out of memory");
 			return 1;
 		}
 		st->jobs = nj;
@@ -211,7 +213,7 @@ static int on_line1(struct site *st, const struct lwm2_logline *l, char *err, si
 		free(j->user);
 		free(j->account);
 		free(j->state);
-		snprintf(err, errlen, "out of memory");
+		lwm2_errprintf(0, err, errlen, "out of memory");
 		return 1;
 	}
 	st->njobs++;
@@ -362,10 +364,9 @@ static int on_line2(struct site *st, const struct lwm2_logline *l, char *err, si
 
 	if (!l->digest)
 		return 0;
-	if (!(d = lwm2_json_parse_at(l->digest, l->end))) {
-		snprintf(err, errlen, "job %" PRId64 ": the digest is not JSON", j->id);
-		return -1;
-	}
+	if (!(d = lwm2_json_parse_at(l->digest, l->end)))
+		return lwm2_errprintf(0, err, errlen, "job %" PRId64 ": the digest is not JSON",
+		                      j->id);
 	if (lwm2_digest_validate(d, err, errlen) != 0) {
 		json_object_put(d);
 		return -1;
@@ -374,7 +375,7 @@ static int on_line2(struct site *st, const struct lwm2_logline *l, char *err, si
 	snprintf(dir, sizeof(dir), "%s/jobs/%" PRId64, st->o->outdir, j->id);
 	snprintf(path, sizeof(path), "%s/jobs/%" PRId64 ".html", st->o->outdir, j->id);
 	if (mkdir_p(dir) != 0 || !(f = fopen(path, "we"))) {
-		fprintf(stderr, "lwm2: report: couldn't write %s: %s\n", path, strerror(errno));
+		lwm2_log_error("report: couldn't write %s: %s", path, strerror(errno));
 		json_object_put(d);
 		st->rc = 1;
 		return 1;
@@ -495,7 +496,7 @@ static int on_line(void *arg, const struct lwm2_logline *l, char *err, size_t er
 		return 0;
 	if (st->pass == 1) {
 		if (waste_line(st, l) < 0) {
-			snprintf(err, errlen, "out of memory");
+			lwm2_errprintf(0, err, errlen, "out of memory");
 			return 1;
 		}
 		return on_line1(st, l, err, errlen);
@@ -777,6 +778,60 @@ static void dist_plot(FILE *f, const struct lwm2_stats_group *total)
 	}
 }
 
+/* How the jobs spread over the --histogram metric: one bar a bucket, of
+ * the width `lwm2 stats --histogram` chooses, the jobs without a value
+ * said apart. */
+static void hist_plot(FILE *f, const struct lwm2_stats *s)
+{
+	const struct lwm2_histbin *h = &s->total.hist;
+	const char *mid = lwm2_metric_ids[s->hist_metric];
+	double width = h->n ? lwm2_histbin_width(h->min, h->max) : 1, *w = NULL;
+	uint64_t *c = NULL, top = 0;
+	int64_t first;
+	size_t nb = 0;
+	char title[160];
+
+	snprintf(title, sizeof(title), "%s.%s: %s", mid, lwm2_stats_hist_stats[s->hist_stat],
+	         lwm2_metric_labels[s->hist_metric]);
+	fputs("<h2 id=\"histogram\">Histogram</h2>\n<h3>", f);
+	rp_esc(f, title);
+	fprintf(f, "</h3>\n<p class=\"small\" data-histogram=\"%s\" data-bucket=\"%.10g\">%zu jobs",
+	        mid, width, h->n);
+	if (h->absent)
+		fprintf(f, "; %" PRIu64 " without a value (no digest, or not measured)", h->absent);
+	fputs("</p>\n", f);
+	if (!h->n || lwm2_histbin_buckets(h, width, &first, &nb, &c, &w) < 0) {
+		fputs("<p class=\"miss\">No job measured this.</p>\n", f);
+		return;
+	}
+	for (size_t i = 0; i < nb; i++)
+		top = c[i] > top ? c[i] : top;
+	rp_svg_begin(f, 680, (int)(nb * 20 + 6), title);
+	{
+		struct rp_path p = {0};
+
+		for (size_t i = 0; i < nb; i++)
+			rp_path_rect(&p, 160, 4 + (double)i * 20,
+			             top ? (double)c[i] / (double)top * 300 + 1 : 1, 14);
+		rp_path_emit(f, &p, NULL, "bar");
+		rp_path_free(&p);
+	}
+	for (size_t i = 0; i < nb; i++) {
+		char lab[160];
+
+		snprintf(lab, sizeof(lab), "[%.10g, %.10g)",
+		         lwm2_histbin_edge(first + (int64_t)i, width),
+		         lwm2_histbin_edge(first + (int64_t)i + 1, width));
+		rp_svg_text(f, 154, 16 + (double)i * 20, "end", NULL, lab);
+		snprintf(lab, sizeof(lab), "%" PRIu64 " jobs, %.1f %%", c[i],
+		         100.0 * (double)c[i] / (double)h->n);
+		rp_svg_text(f, 470, 16 + (double)i * 20, "start", NULL, lab);
+	}
+	rp_svg_end(f);
+	free(c);
+	free(w);
+}
+
 /* The top 10 groups by core-hours as bars, with their MPI share. */
 static void top_plot(FILE *f, const struct lwm2_stats *s, const char *title, const char *href_dir)
 {
@@ -847,7 +902,7 @@ static FILE *open_page(struct site *st, const char *rel)
 
 	snprintf(path, sizeof(path), "%s/%s", st->o->outdir, rel);
 	if (!(f = fopen(path, "we"))) {
-		fprintf(stderr, "lwm2: report: couldn't write %s: %s\n", path, strerror(errno));
+		lwm2_log_error("report: couldn't write %s: %s", path, strerror(errno));
 		st->rc = 1;
 	}
 	return f;
@@ -856,8 +911,8 @@ static FILE *open_page(struct site *st, const char *rel)
 static void close_page(struct site *st, FILE *f, const char *rel)
 {
 	if (fclose(f) != 0) {
-		fprintf(stderr, "lwm2: report: couldn't write %s/%s: %s\n", st->o->outdir, rel,
-		        strerror(errno));
+		lwm2_log_error("report: couldn't write %s/%s: %s", st->o->outdir, rel,
+		               strerror(errno));
 		st->rc = 1;
 	}
 }
@@ -890,7 +945,7 @@ static void user_pages(struct site *st)
 
 	snprintf(dir, sizeof(dir), "%s/users", st->o->outdir);
 	if (!js || mkdir_p(dir) != 0) {
-		fprintf(stderr, "lwm2: report: couldn't write %s: %s\n", dir, strerror(errno));
+		lwm2_log_error("report: couldn't write %s: %s", dir, strerror(errno));
 		st->rc = 1;
 		free(js);
 		return;
@@ -982,6 +1037,8 @@ static void index_page(struct site *st, const struct lwm2_stats ss[4], int chose
 	else
 		fputs("<p class=\"miss\">No time slices in the selected jobs.</p>\n", f);
 	dist_plot(f, &ss[0].total);
+	if (ss[0].hist)
+		hist_plot(f, &ss[0]);
 	fputs("<h2 id=\"top\">Top users, accounts and programs by core-hours</h2>\n", f);
 	top_plot(f, &ss[1], "Users", "users");
 	top_plot(f, &ss[2], "Accounts", NULL);
@@ -1084,7 +1141,7 @@ int rp_site(const struct rp_site_opts *o)
 	st.o = o;
 	if ((o->start && lwm2_parse_time(o->start, &st.sel_start) != 0) ||
 	    (o->end && lwm2_parse_time(o->end, &st.sel_end) != 0)) {
-		fprintf(stderr, "lwm2: report: bad time in -S or -E\n");
+		lwm2_log_error("report: bad time in -S or -E");
 		return 2;
 	}
 	/* the jobs that ended in the period, read from the database by its
@@ -1093,7 +1150,7 @@ int rp_site(const struct rp_site_opts *o)
 	sel.end = st.sel_end;
 	snprintf(dir, sizeof(dir), "%s/jobs", o->outdir);
 	if (mkdir_p(o->outdir) != 0 || mkdir_p(dir) != 0) {
-		fprintf(stderr, "lwm2: report: couldn't make %s: %s\n", dir, strerror(errno));
+		lwm2_log_error("report: couldn't make %s: %s", dir, strerror(errno));
 		return 1;
 	}
 	st.pass = 1;
@@ -1104,13 +1161,16 @@ int rp_site(const struct rp_site_opts *o)
 	for (int m = 0; m < NSM; m++)
 		st.sum[m] = calloc(st.rows * st.cols + 1, sizeof(*st.sum[m]));
 	if (!st.cnt || !st.sum[0] || !st.sum[1] || !st.sum[2]) {
-		fprintf(stderr, "lwm2: report: out of memory for the grid\n");
+		lwm2_log_error("report: out of memory for the grid");
 		st.rc = 1;
 		goto out;
 	}
 	st.pass = 2;
 	if (lwm2_source_scan("report", o->src, &sel, true, on_line, &st) < 0)
 		st.rc = 1;
+	/* the histogram's values with the statistics of all jobs */
+	if (o->histogram)
+		lwm2_stats_hist_set(&ss[0], "report", o->histogram, NULL);
 	for (int k = 0; k < 4; k++)
 		stats_of(&st, bys[k], &ss[k]);
 	index_page(&st, ss, chosen);

@@ -17,11 +17,13 @@
 #include <strings.h>
 #include <time.h>
 
+#include "errmsg.h"
 #include "jsonutil.h"
 #include "lwm2_digest.h"
 #include "lwm2_keys.h"
 #include "lwm2_render.h"
 #include "lwm2_version.h"
+#include "log.h"
 #include "numparse.h"
 #include "slurm_compat.h"
 #include "strhash.h"
@@ -206,6 +208,28 @@ static void group_add(struct lwm2_stats_group *g, const struct lwm2_jobrow *j, d
 			g->rule_jobs[r]++;
 			lwm2_stats_xadd(&g->xrule_ch[r], xq(ch));
 		}
+	if (j->has_mpi_calls) {
+		g->mpi_known++;
+		g->no_mpi_msgs += !(j->mpi_calls_per_s > 0);
+	}
+}
+
+/* The job's value of the --histogram metric, NaN where it has none (no
+ * digest, or the metric not measured), into the group's histogram with
+ * the job's share frac of its weight.  -1 when out of memory. */
+static int hist_add(const struct lwm2_stats *st, struct lwm2_stats_group *g,
+                    const struct lwm2_jobrow *j, double frac)
+{
+	const struct lwm2_metric_stat *m = &j->scope.stat[st->hist_metric];
+	double v = NAN;
+
+	if (!st->hist)
+		return 0;
+	if (j->digest && m->n > 0)
+		v = st->hist_stat == LWM2_HIST_MIN   ? m->min
+		    : st->hist_stat == LWM2_HIST_MAX ? m->max
+		                                     : m->avg;
+	return lwm2_histbin_add(&g->hist, v, st->hist_core_h ? j->use.req_core_h * frac : 1);
 }
 
 /* The printed figures from the exact sums. */
@@ -235,6 +259,7 @@ void lwm2_stats_finish(struct lwm2_stats *s)
 
 static void group_free(struct lwm2_stats_group *g)
 {
+	lwm2_histbin_free(&g->hist);
 	for (int k = 0; k < LWM2_SM_N; k++)
 		free(g->d[k].bins);
 	for (size_t i = 0; i < g->nusers; i++)
@@ -305,44 +330,104 @@ static int add_to_nodes(struct lwm2_stats *st, const struct lwm2_jobrow *j)
 	if (!a.n)
 		node_collect(&a, "(none)", 6);
 	for (size_t i = 0; i < a.n; i++) {
-		if ((g = lwm2_stats_group_of(st, a.names[i])))
+		if ((g = lwm2_stats_group_of(st, a.names[i]))) {
 			group_add(g, j, 1.0 / (double)a.n);
-		else
+			if (hist_add(st, g, j, 1.0 / (double)a.n) < 0)
+				rc = -1;
+		} else {
 			rc = -1;
+		}
 		free(a.names[i]);
 	}
 	free(a.names);
 	return rc;
 }
 
+/* The job's value of one grouping key (not node); "" when not known. */
+static const char *key_of(enum lwm2_stats_by by, const struct lwm2_jobrow *j, char *month,
+                          size_t len)
+{
+	const char *v = NULL;
+
+	switch (by) {
+	case LWM2_BY_USER:
+		v = j->user;
+		break;
+	case LWM2_BY_ACCOUNT:
+		v = j->account;
+		break;
+	case LWM2_BY_PARTITION:
+		v = j->partition;
+		break;
+	case LWM2_BY_EXE:
+		v = j->exe;
+		break;
+	case LWM2_BY_APP:
+		v = j->app;
+		break;
+	case LWM2_BY_IMAGE:
+		v = j->image;
+		break;
+	case LWM2_BY_LANGUAGE:
+		v = j->language;
+		break;
+	case LWM2_BY_MPI:
+		v = j->mpi_library;
+		break;
+	case LWM2_BY_CLUSTER:
+		v = j->cluster;
+		break;
+	case LWM2_BY_MODE:
+		v = j->mode;
+		break;
+	case LWM2_BY_QOS:
+		v = j->qos;
+		break;
+	case LWM2_BY_CPU:
+		v = j->cpu;
+		break;
+	case LWM2_BY_MONTH:
+		lwm2_jobrow_month(j->end, month, len);
+		v = month;
+		break;
+	case LWM2_BY_NONE:
+	case LWM2_BY_NODE:
+	case LWM2_BY_N:
+		break;
+	}
+	return v && *v ? v : "(none)";
+}
+
+/* The group's name: the keys' values joined with ',' (a value's own ','
+ * stays: the name is for reading, not for splitting). */
+static void group_name(const struct lwm2_stats *st, const struct lwm2_jobrow *j, char *out,
+                       size_t len)
+{
+	char month[16];
+	size_t k = (size_t)snprintf(out, len, "%s", key_of(st->by, j, month, sizeof(month)));
+
+	for (size_t i = 0; i < st->nby_more && k < len; i++)
+		k += (size_t)snprintf(out + k, len - k, ",%s",
+		                      key_of(st->by_more[i], j, month, sizeof(month)));
+}
+
 static int add_to_groups(struct lwm2_stats *st, const struct lwm2_jobrow *j)
 {
-	/* the group's name by --by; by node: add_to_nodes */
-	char month[16];
-	const char *const keys[] = {
-	    [LWM2_BY_USER] = j->user,
-	    [LWM2_BY_ACCOUNT] = j->account,
-	    [LWM2_BY_PARTITION] = j->partition,
-	    [LWM2_BY_EXE] = j->exe,
-	    [LWM2_BY_APP] = j->app,
-	    [LWM2_BY_IMAGE] = j->image,
-	    [LWM2_BY_MONTH] = month,
-	    [LWM2_BY_NODE] = NULL,
-	};
-	const char *key = keys[st->by];
+	char name[(LWM2_STATS_BY_MORE + 1) * (LWM2_JOBROW_IMAGE_LEN + 1)];
 	struct lwm2_stats_group *g;
 
-	if (st->by == LWM2_BY_MONTH)
-		lwm2_jobrow_month(j->end, month, sizeof(month));
 	group_add(&st->total, j, 1.0);
+	if (hist_add(st, &st->total, j, 1.0) < 0)
+		return -1;
 	if (st->by == LWM2_BY_NONE)
 		return 0;
 	if (st->by == LWM2_BY_NODE)
 		return add_to_nodes(st, j);
-	if (!(g = lwm2_stats_group_of(st, key && *key ? key : "(none)")))
+	group_name(st, j, name, sizeof(name));
+	if (!(g = lwm2_stats_group_of(st, name)))
 		return -1;
 	group_add(g, j, 1.0);
-	return 0;
+	return hist_add(st, g, j, 1.0);
 }
 
 /* ------------------------------------------------------------ --top */
@@ -460,13 +545,26 @@ static bool selected(const struct lwm2_stats *st, const struct lwm2_jobrow *j)
 	return !((st->start && j->end < st->start) || (st->end && j->end > st->end));
 }
 
-/* What the grouping needs of the digest beyond the figures. */
+/* What one grouping key needs of the digest beyond the figures. */
+static unsigned wanted_by(enum lwm2_stats_by by)
+{
+	return by == LWM2_BY_APP        ? LWM2_JR_WANT_APP
+	       : by == LWM2_BY_IMAGE    ? LWM2_JR_WANT_IMAGE
+	       : by == LWM2_BY_EXE      ? LWM2_JR_WANT_EXE
+	       : by == LWM2_BY_LANGUAGE ? LWM2_JR_WANT_LANGUAGE
+	       : by == LWM2_BY_MPI      ? LWM2_JR_WANT_LANGUAGE
+	       : by == LWM2_BY_MODE     ? LWM2_JR_WANT_MODE
+	       : by == LWM2_BY_CPU      ? LWM2_JR_WANT_CPU
+	                                : 0;
+}
+
 static unsigned wanted(const struct lwm2_stats *st)
 {
-	return st->by == LWM2_BY_APP     ? LWM2_JR_WANT_APP
-	       : st->by == LWM2_BY_IMAGE ? LWM2_JR_WANT_IMAGE
-	       : st->by == LWM2_BY_EXE   ? LWM2_JR_WANT_EXE
-	                                 : 0;
+	unsigned w = wanted_by(st->by);
+
+	for (size_t i = 0; i < st->nby_more; i++)
+		w |= wanted_by(st->by_more[i]);
+	return w;
 }
 
 int lwm2_stats_add(struct lwm2_stats *s, const struct lwm2_jobrow *j)
@@ -491,10 +589,8 @@ static int on_line(void *arg, const struct lwm2_logline *l, char *err, size_t er
 		return 0;
 	if (lwm2_jobrow_digest(l, &j, wanted(st), err, errlen) < 0)
 		return -1;
-	if (lwm2_stats_add(st, &j) < 0) {
-		snprintf(err, errlen, "out of memory");
-		return -1;
-	}
+	if (lwm2_stats_add(st, &j) < 0)
+		return lwm2_errprintf(0, err, errlen, "out of memory");
 	return 0;
 }
 
@@ -522,6 +618,44 @@ static int cmp_top(const void *a, const void *b)
 }
 
 /* ------------------------------------------------------------ the API */
+
+const char *const lwm2_stats_hist_stats[3] = {
+    [LWM2_HIST_AVG] = "avg",
+    [LWM2_HIST_MIN] = "min",
+    [LWM2_HIST_MAX] = "max",
+};
+
+int lwm2_stats_hist_set(struct lwm2_stats *s, const char *cmd, const char *name, const char *weight)
+{
+	const char *dot = strchr(name, '.');
+	size_t len = dot ? (size_t)(dot - name) : strlen(name);
+	int stat = dot ? -1 : LWM2_HIST_AVG;
+
+	s->hist_metric = -1;
+	for (int i = 0; i < LWM2_NMETRICS; i++)
+		if (strlen(lwm2_metric_ids[i]) == len &&
+		    !strncasecmp(name, lwm2_metric_ids[i], len))
+			s->hist_metric = i;
+	for (int i = 0; dot && i < 3; i++)
+		if (!strcasecmp(dot + 1, lwm2_stats_hist_stats[i]))
+			stat = i;
+	if (s->hist_metric < 0 || stat < 0) {
+		lwm2_log_error("%s: couldn't draw a histogram of \"%s\": not a metric of the "
+		               "digests (lwm2 digest --helpformat lists them, under \"Metrics\"; "
+		               "add .min or .max for the smallest or largest process's)",
+		               cmd, name);
+		return -1;
+	}
+	if (weight && strcmp(weight, "jobs") && strcmp(weight, "core-hours")) {
+		lwm2_log_error("%s: couldn't weight by \"%s\": want jobs or core-hours", cmd,
+		               weight);
+		return -1;
+	}
+	s->hist = true;
+	s->hist_stat = (enum lwm2_stats_hist_stat)stat;
+	s->hist_core_h = weight && !strcmp(weight, "core-hours");
+	return 0;
+}
 
 int lwm2_stats_begin(struct lwm2_stats *s)
 {

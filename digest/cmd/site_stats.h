@@ -22,6 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "histbin.h"
 #include "jobrow.h"
 #include "logscan.h"
 #include "usage.h"
@@ -111,8 +112,14 @@ struct lwm2_stats_group {
 	struct lwm2_stats_dist d[LWM2_SM_N];
 	uint64_t rule_jobs[LWM2_STATS_RULES_MAX];
 	double rule_ch[LWM2_STATS_RULES_MAX];
+	/* jobs whose digest says whether they passed MPI messages, and
+	 * those of them that passed none */
+	uint64_t mpi_known, no_mpi_msgs;
 	char **users; /* distinct users, up to 100,000 */
 	size_t nusers;
+	/* --histogram: the metric's value of each job (absent: no digest,
+	 * or the metric not measured), weighted as hist_core_h says */
+	struct lwm2_histbin hist;
 	struct lwm2_stats_group *next;
 };
 
@@ -127,7 +134,18 @@ enum lwm2_stats_by {
 	LWM2_BY_NODE,
 	LWM2_BY_APP,
 	LWM2_BY_IMAGE,
+	LWM2_BY_LANGUAGE, /* the application's language */
+	LWM2_BY_MPI,      /* its MPI library */
+	LWM2_BY_CLUSTER,
+	LWM2_BY_MODE, /* batch or interactive */
+	LWM2_BY_QOS,
+	LWM2_BY_CPU, /* the main processor of the job's nodes */
+	LWM2_BY_N,
 };
+
+/* Keys after the first of a combined grouping (--by user,app): a group is
+ * one combination of values, named by them joined with ','. */
+#define LWM2_STATS_BY_MORE 2
 
 /* What the top list ranks by: core-hours lost to a cause, or a value. */
 enum lwm2_stats_sort {
@@ -139,6 +157,14 @@ enum lwm2_stats_sort {
 	LWM2_SORT_OWN,
 	LWM2_SORT_OWN_PCT,
 	LWM2_SORT_METRIC, /* the job-wide average of sort_metric */
+};
+
+/* Which of a metric's job-wide figures --histogram takes (lwm2 digest -o
+ * M.avg, M.min, M.max). */
+enum lwm2_stats_hist_stat {
+	LWM2_HIST_AVG,
+	LWM2_HIST_MIN,
+	LWM2_HIST_MAX,
 };
 
 /* One job of the top list. */
@@ -156,11 +182,19 @@ struct lwm2_stats {
 	char **users, **accounts, **partitions, **states;
 	size_t nusers, naccounts, npartitions, nstates;
 	int64_t start, end; /* window on the end time; 0: open */
-	/* groups, or with top > 0 the top list instead */
-	enum lwm2_stats_by by;
+	/* groups, or with top > 0 the top list instead; by_more: the
+	 * further keys of a combined grouping (never by node) */
+	enum lwm2_stats_by by, by_more[LWM2_STATS_BY_MORE];
+	size_t nby_more;
 	size_t top;
 	enum lwm2_stats_sort sort;
 	int sort_metric; /* LWM2_SORT_METRIC: lwm2_metric_ids' index */
+	/* with hist, each group (and the total) also keeps the values of
+	 * one metric for a histogram: lwm2_metric_ids' index, its figure,
+	 * each job weighted by its core-hours (else 1); never with top */
+	bool hist, hist_core_h;
+	int hist_metric;
+	enum lwm2_stats_hist_stat hist_stat;
 	/* the results */
 	struct lwm2_stats_group **table; /* hash table of the groups */
 	size_t nbuckets, ngroups;
@@ -170,6 +204,16 @@ struct lwm2_stats {
 	struct lwm2_logscan_count count;
 	uint64_t selected; /* jobs the selection took */
 };
+
+/* s->hist on the metric named name as `lwm2 digest -o` takes it (any
+ * case; .avg, the default, .min or .max), weighted by core-hours when
+ * weight is "core-hours", else by jobs ("jobs" or NULL).  0, or -1 said
+ * on stderr ("lwm2: <cmd>: ...") for a name or weight it does not know. */
+int lwm2_stats_hist_set(struct lwm2_stats *s, const char *cmd, const char *name,
+                        const char *weight);
+
+/* The names of enum lwm2_stats_hist_stat: "avg", "min", "max". */
+extern const char *const lwm2_stats_hist_stats[3];
 
 /* Ready s (its selection, by, top and sort set) to read: the top list's
  * room.  0, or -1 when out of memory. */

@@ -6,8 +6,9 @@
  * from the day's rows by the same code that reads the log, and added up
  * exactly (site_stats.h: the sums are integers), so the figures are the
  * log's to the last bit.  Questions a summary cannot answer (a selection
- * of users, accounts, partitions or states, the top list, groups by node
- * or by month) read the rows.
+ * of users, accounts, partitions or states, the top list, groups by node,
+ * month, language, MPI library, cluster, mode or QOS, or by several keys,
+ * a histogram of a metric) read the rows.
  */
 #include "config.h"
 
@@ -18,13 +19,17 @@
 #include <time.h>
 
 #include "db.h"
+#include "errmsg.h"
+#include "log.h"
 #include "lwm2_render.h"
 #include "site_stats.h"
 
 /* ------------------------------------------------------------ blobs */
 
-#define BLOB_MAGIC   0x4c
-#define BLOB_VERSION 1
+#define BLOB_MAGIC 0x4c
+/* 2 adds the jobs that passed no MPI message; a blob of version 1 reads
+ * as none of its jobs saying (mpi_known 0) */
+#define BLOB_VERSION 2
 
 struct buf {
 	unsigned char *p;
@@ -112,6 +117,8 @@ unsigned char *lwm2_stats_group_pack(const struct lwm2_stats_group *g, size_t *l
 		PUT(&b, n);
 		put(&b, g->users[i], n);
 	}
+	PUT(&b, g->mpi_known);
+	PUT(&b, g->no_mpi_msgs);
 	if (b.failed) {
 		free(b.p);
 		return NULL;
@@ -149,7 +156,7 @@ static int merge_pass(struct lwm2_stats_group *g, const void *blob, size_t len, 
 	uint32_t nusers;
 
 	get(&c, head, sizeof(head));
-	if (c.bad || head[0] != BLOB_MAGIC || head[1] != BLOB_VERSION)
+	if (c.bad || head[0] != BLOB_MAGIC || head[1] < 1 || head[1] > BLOB_VERSION)
 		return -1;
 	GET(&c, jobs);
 	GET(&c, no_digest);
@@ -238,6 +245,16 @@ static int merge_pass(struct lwm2_stats_group *g, const void *blob, size_t len, 
 			lwm2_stats_group_add_user(g, (const char *)c.p, n);
 		c.p += n;
 	}
+	if (head[1] >= 2) {
+		uint64_t mpi_known, no_mpi_msgs;
+
+		GET(&c, mpi_known);
+		GET(&c, no_mpi_msgs);
+		if (apply) {
+			g->mpi_known += mpi_known;
+			g->no_mpi_msgs += no_mpi_msgs;
+		}
+	}
 	return c.bad || c.p != c.end ? -1 : 0;
 }
 
@@ -256,7 +273,10 @@ static const char *const dims[] = {
     [LWM2_BY_ACCOUNT] = "account", [LWM2_BY_PARTITION] = "partition",
     [LWM2_BY_EXE] = "executable",  [LWM2_BY_APP] = "app",
     [LWM2_BY_IMAGE] = "image",     [LWM2_BY_MONTH] = NULL,
-    [LWM2_BY_NODE] = NULL,
+    [LWM2_BY_NODE] = NULL,         [LWM2_BY_LANGUAGE] = NULL,
+    [LWM2_BY_MPI] = NULL,          [LWM2_BY_CLUSTER] = NULL,
+    [LWM2_BY_MODE] = NULL,         [LWM2_BY_QOS] = NULL,
+    [LWM2_BY_CPU] = NULL,
 };
 #define NDIMS ((int)(sizeof(dims) / sizeof(dims[0])))
 
@@ -288,7 +308,9 @@ static int rows(struct lwm2_db *db, struct lwm2_stats *s, int64_t start, int64_t
 	    .nusers = s->nusers,
 	    .accounts = s->accounts,
 	    .naccounts = s->naccounts,
-	    .metric = s->top && s->sort == LWM2_SORT_METRIC ? s->sort_metric : -1,
+	    .metric = s->hist                                 ? s->hist_metric
+	              : s->top && s->sort == LWM2_SORT_METRIC ? s->sort_metric
+	                                                      : -1,
 	};
 
 	return lwm2_db_jobs(db, &sel, on_row, s, err, errlen) < 0 ? -1 : 0;
@@ -431,7 +453,7 @@ static int sum_day(struct lwm2_db *db, struct lwm2_stats *s, int64_t day, char *
 	rc = 0;
 	goto out;
 nomem:
-	snprintf(err, errlen, "%s", strerror(ENOMEM));
+	lwm2_errprintf(0, err, errlen, "%s", strerror(ENOMEM));
 out:
 	free_summaries(v, n);
 	for (int d = 0; d < NDIMS; d++)
@@ -452,8 +474,9 @@ static void whole_days(const struct lwm2_stats *s, int64_t *lo, int64_t *hi)
 
 static bool summarizable(const struct lwm2_stats *s)
 {
-	return !s->top && !s->nusers && !s->naccounts && !s->npartitions && !s->nstates &&
-	       (size_t)s->by < sizeof(dims) / sizeof(dims[0]) && dims[s->by];
+	return !s->top && !s->hist && !s->nusers && !s->naccounts && !s->npartitions &&
+	       !s->nstates && !s->nby_more && (size_t)s->by < sizeof(dims) / sizeof(dims[0]) &&
+	       dims[s->by];
 }
 
 static int read_summarized(struct lwm2_db *db, struct lwm2_stats *s, char *err, size_t errlen)
@@ -500,13 +523,13 @@ int lwm2_stats_read_db(struct lwm2_stats *s, const char *cmd, const char *url)
 	int rc;
 
 	if (!db && !(db = lwm2_db_open(url, LWM2_DB_READ, err, sizeof(err)))) {
-		fprintf(stderr, "lwm2: %s: %s\n", cmd, err);
+		lwm2_log_error("%s: %s", cmd, err);
 		return -2;
 	}
 	rc = summarizable(s) ? read_summarized(db, s, err, sizeof(err))
 	                     : rows(db, s, s->start, s->end, err, sizeof(err));
 	if (rc < 0)
-		fprintf(stderr, "lwm2: %s: %s\n", cmd, err);
+		lwm2_log_error("%s: %s", cmd, err);
 	lwm2_db_close(db);
 	lwm2_stats_finish(s);
 	return rc;

@@ -10,6 +10,7 @@
 
 #include <slurm/slurm.h>
 
+#include "log.h"
 #include "logscan.h"
 
 #ifdef HAVE_SLURM_PARSE_TIME
@@ -76,6 +77,6 @@ int lwm2_cmd_time_opt(const char *cmd, const char *arg, int64_t *out)
 {
 	if (lwm2_time_arg(arg, out) == 0)
 		return 0;
-	fprintf(stderr, "lwm2: %s: couldn't parse time \"%s\"\n", cmd, arg);
+	lwm2_log_error("%s: couldn't parse time \"%s\"", cmd, arg);
 	return -1;
 }

@@ -73,9 +73,14 @@ void rp_page_begin(FILE *f, const char *title)
 
 void rp_page_end(FILE *f)
 {
-	fputs("<p class=\"small\">Made by <code>lwm2 report</code>; see lwm2(1).</p>\n"
-	      "</body></html>\n",
-	      f);
+	rp_page_end_by(f, "lwm2 report");
+}
+
+void rp_page_end_by(FILE *f, const char *made_by)
+{
+	fputs("<p class=\"small\">Made by <code>", f);
+	rp_esc(f, made_by);
+	fputs("</code>; see lwm2(1).</p>\n</body></html>\n", f);
 }
 
 /* No xmlns: inline SVG in HTML needs none, and the page then holds no

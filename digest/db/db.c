@@ -6,9 +6,11 @@
 #include "config.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "db_internal.h"
+#include "errmsg.h"
 
 static const struct lwm2_db_backend *const backends[] = {
     &lwm2_db_sqlite,
@@ -39,12 +41,28 @@ struct lwm2_db *lwm2_db_open(const char *url, enum lwm2_db_mode mode, char *err,
 
 void lwm2_db_close(struct lwm2_db *db)
 {
-	if (db)
-		db->be->close(db);
+	if (!db)
+		return;
+	if (db->follow) {
+		lwm2_db_packer_free(db->follow);
+		free(db->follow);
+	}
+	db->be->close(db);
+}
+
+/* Where db was opened to read: "... is open for reading only" into err;
+ * -1.  Else 0. */
+static int refuse_read_only(struct lwm2_db *db, char *err, size_t errlen)
+{
+	if (db->writable)
+		return 0;
+	return lwm2_errprintf(0, err, errlen, "%s is open for reading only", db->where);
 }
 
 int lwm2_db_begin(struct lwm2_db *db, char *err, size_t errlen)
 {
+	if (refuse_read_only(db, err, errlen) < 0)
+		return -1;
 	return db->be->begin(db, err, errlen);
 }
 
@@ -96,6 +114,8 @@ int lwm2_db_forget(struct lwm2_db *db, int64_t before, unsigned long *removed, c
 
 int lwm2_db_vacuum(struct lwm2_db *db, char *err, size_t errlen)
 {
+	if (refuse_read_only(db, err, errlen) < 0)
+		return -1;
 	return db->be->vacuum(db, err, errlen);
 }
 
@@ -119,16 +139,14 @@ int lwm2_db_summary_read(struct lwm2_db *db, const char *dim, int64_t d0, int64_
 int lwm2_db_summary_store(struct lwm2_db *db, int64_t day, const struct lwm2_db_summary *v,
                           size_t n, char *err, size_t errlen)
 {
-	if (!db->be->summary_store) {
-		snprintf(err, errlen, "this database keeps no summaries");
-		return -1;
-	}
+	if (!db->be->summary_store)
+		return lwm2_errprintf(0, err, errlen, "this database keeps no summaries");
 	return db->be->summary_store(db, day, v, n, err, errlen);
 }
 
 bool lwm2_db_writable(struct lwm2_db *db)
 {
-	return db->be->writable && db->be->writable(db);
+	return db->writable;
 }
 
 void lwm2_db_patience(struct lwm2_db *db, int ms)

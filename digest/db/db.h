@@ -28,7 +28,7 @@
 /* The schema this build reads and writes (lwm2_meta's schema_version):
  * an older one is migrated forward when opened for writing, a newer one
  * is read but never written. */
-#define LWM2_DB_SCHEMA 2
+#define LWM2_DB_SCHEMA 6
 
 struct lwm2_db;
 
@@ -53,13 +53,16 @@ struct lwm2_db_count {
 /*
  * Every job of the logs (as lwm2_logscan_files reads them: rotated sets,
  * gzip, zstd; messages "lwm2: <cmd>: ...") into the database, in
- * transactions of a few thousand jobs.  progress, when set, is called
- * after each transaction.  0, or -1 when a log could not be read or the
- * database could not be written (said on stderr): what was committed
- * stays.
+ * transactions of a few thousand jobs.  threads: how many threads parse
+ * the lines and compress them (0: none, the calling thread does it all);
+ * the rows are written by the calling thread in the log's order, so the
+ * database, the counts and the messages are the same for any number.
+ * progress, when set, is called after each transaction.  0, or -1 when a
+ * log could not be read or the database could not be written (said on
+ * stderr): what was committed stays.
  */
 int lwm2_db_import(struct lwm2_db *db, const char *cmd, char *const *paths, size_t n,
-                   struct lwm2_db_count *count,
+                   unsigned threads, struct lwm2_db_count *count,
                    void (*progress)(void *arg, const struct lwm2_db_count *c), void *arg);
 
 /*
@@ -113,6 +116,75 @@ struct lwm2_db_lines_count {
 int lwm2_db_lines(struct lwm2_db *db, const char *cmd, const struct lwm2_db_select *sel,
                   bool want_grid, lwm2_logline_fn fn, void *arg, struct lwm2_db_lines_count *count,
                   char *err, size_t errlen);
+
+/*
+ * The portal's questions (lwm2 serve), answered by the database itself:
+ * which jobs (the fields' values, the time range, a figure's range) a
+ * viewer may see, one page of them in an order with their number and
+ * core-hours, or their groups.  Only what the page shows travels.
+ */
+enum lwm2_db_field {
+	/* texts, compared whole ("" where a job has none) */
+	LWM2_DBF_CLUSTER,
+	LWM2_DBF_USER,
+	LWM2_DBF_ACCOUNT,
+	LWM2_DBF_PARTITION,
+	LWM2_DBF_APP,
+	LWM2_DBF_STATE,
+	LWM2_DBF_LANGUAGE,
+	LWM2_DBF_MPI_LIBRARY,
+	LWM2_DBF_MODE,
+	LWM2_DBF_NTEXTS,
+	/* orders besides the texts and the figures (enum lwm2_jobrow_value) */
+	LWM2_DBF_JOB_ID = LWM2_DBF_NTEXTS,
+	LWM2_DBF_END,
+	LWM2_DBF_ELAPSED,
+	LWM2_DBF_CORE_H,
+	LWM2_DBF_FIGURE, /* + enum lwm2_jobrow_value */
+};
+
+struct lwm2_db_query {
+	const char *text[LWM2_DBF_NTEXTS]; /* NULL or "": any */
+	int64_t start, end;                /* ended within [start, end] */
+	int figure;                        /* enum lwm2_jobrow_value of the range, -1: none */
+	bool has_min, has_max;
+	double min, max;
+	/* who asks: all, or their own jobs (user) and their accounts' */
+	bool all;
+	const char *user;
+	const char *const *accounts;
+	size_t naccounts;
+	const char *node; /* jobs that ran on it (lwm2_db_page), NULL: any */
+	/* lwm2_db_page's order (by job id after it, the same way; a figure
+	 * a job lacks last either way) and page */
+	int order; /* enum lwm2_db_field */
+	bool desc;
+	int64_t offset, limit;
+};
+
+/* The selected jobs' number and core-hours, and the page of them in the
+ * query's order to fn (0: go on; else it is returned).  0, or -1 with
+ * err. */
+int lwm2_db_page(struct lwm2_db *db, const struct lwm2_db_query *q, int64_t *total, double *core_h,
+                 int (*fn)(void *arg, const struct lwm2_jobrow *j), void *arg, char *err,
+                 size_t errlen);
+
+/* One group of lwm2_db_groups: its jobs and core-hours; of the jobs with
+ * core-hours and a share (MPI, I/O; the other figures 0), the core-hours
+ * (w) and the share weighted by them (wv). */
+struct lwm2_db_group {
+	const char *name; /* "" for the jobs without */
+	int64_t jobs;
+	double core_h;
+	double w[LWM2_JR_N], wv[LWM2_JR_N];
+};
+
+/* The selected jobs grouped by the text by (< LWM2_DBF_NTEXTS), in no
+ * order, to fn; the jobs without the text (NULL) and those with ""
+ * may come as two groups named "".  0, or -1 with err. */
+int lwm2_db_groups(struct lwm2_db *db, const struct lwm2_db_query *q, int by,
+                   int (*fn)(void *arg, const struct lwm2_db_group *g), void *arg, char *err,
+                   size_t errlen);
 
 /* The database's own check (its integrity, the schema's version, the
  * number of jobs and their time span) on out.  0 when sound, 1 when not,

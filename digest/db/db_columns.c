@@ -9,6 +9,7 @@
 #include "config.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <stdio.h>
@@ -69,6 +70,13 @@ const struct lwm2_db_column lwm2_db_columns[] = {
     BUF("exe", exe),
     BUF("app", app),
     BUF("image", image),
+    /* schema 3: what lwm2 stats groups by besides */
+    BUF("language", language),
+    BUF("mpi_library", mpi_library),
+    BUF("run_mode", mode),
+    OPT("mpi_calls_per_s", mpi_calls_per_s, has_mpi_calls),
+    /* schema 6: the main processor, for lwm2 stats --by cpu */
+    BUF("cpu_model", cpu),
 };
 
 const size_t lwm2_db_ncolumns = sizeof(lwm2_db_columns) / sizeof(lwm2_db_columns[0]);
@@ -99,6 +107,78 @@ uint64_t lwm2_db_rules_bits(const char *s)
 		s += n + (s[n] == ',');
 	}
 	return bits;
+}
+
+void lwm2_db_value_of(const struct lwm2_jobrow *j, const struct lwm2_db_column *c,
+                      struct lwm2_db_value *v, char *rules, size_t rlen)
+{
+	struct lwm2_jobrow *w = (struct lwm2_jobrow *)(uintptr_t)j; /* read only */
+
+	memset(v, 0, sizeof(*v));
+	switch (c->kind) {
+	case LWM2_DBK_I64:
+		v->i = *LWM2_DB_AT(w, c->off, int64_t);
+		break;
+	case LWM2_DBK_U32:
+		v->i = *LWM2_DB_AT(w, c->off, uint32_t);
+		break;
+	case LWM2_DBK_BOOL:
+		v->i = *LWM2_DB_AT(w, c->off, bool);
+		break;
+	case LWM2_DBK_STR:
+		v->s = *LWM2_DB_AT(w, c->off, const char *);
+		v->null = !v->s;
+		break;
+	case LWM2_DBK_BUF:
+		v->s = LWM2_DB_AT(w, c->off, char);
+		break;
+	case LWM2_DBK_REAL:
+		v->d = *LWM2_DB_AT(w, c->off, double);
+		v->null = isnan(v->d);
+		break;
+	case LWM2_DBK_OPT:
+		v->d = *LWM2_DB_AT(w, c->off, double);
+		v->null = !*LWM2_DB_AT(w, c->has_off, bool);
+		break;
+	case LWM2_DBK_RULES:
+		v->len = lwm2_db_rules_text(*LWM2_DB_AT(w, c->off, uint64_t), rules, rlen);
+		v->s = rules;
+		return;
+	}
+	if (v->s)
+		v->len = strlen(v->s);
+}
+
+void lwm2_db_value_set(struct lwm2_jobrow *j, const struct lwm2_db_column *c,
+                       const struct lwm2_db_value *v)
+{
+	switch (c->kind) {
+	case LWM2_DBK_I64:
+		*LWM2_DB_AT(j, c->off, int64_t) = v->null ? 0 : v->i;
+		break;
+	case LWM2_DBK_U32:
+		*LWM2_DB_AT(j, c->off, uint32_t) = v->null ? 0 : (uint32_t)v->i;
+		break;
+	case LWM2_DBK_BOOL:
+		*LWM2_DB_AT(j, c->off, bool) = !v->null && v->i != 0;
+		break;
+	case LWM2_DBK_STR:
+		*LWM2_DB_AT(j, c->off, const char *) = v->null ? NULL : v->s;
+		break;
+	case LWM2_DBK_BUF:
+		snprintf(LWM2_DB_AT(j, c->off, char), c->len, "%s", v->s ? v->s : "");
+		break;
+	case LWM2_DBK_REAL:
+		*LWM2_DB_AT(j, c->off, double) = v->null ? NAN : v->d;
+		break;
+	case LWM2_DBK_OPT:
+		*LWM2_DB_AT(j, c->has_off, bool) = !v->null;
+		*LWM2_DB_AT(j, c->off, double) = v->null ? 0 : v->d;
+		break;
+	case LWM2_DBK_RULES:
+		*LWM2_DB_AT(j, c->off, uint64_t) = lwm2_db_rules_bits(v->null ? NULL : v->s);
+		break;
+	}
 }
 
 void lwm2_db_insert_sql(char *sql, size_t len, const char *verb, const char *tail)
@@ -156,7 +236,35 @@ static void where(char *sql, size_t cap, const struct lwm2_db_select *sel, size_
 	snprintf(sql + k, cap - k, " ORDER BY job.id");
 }
 
-char *lwm2_db_jobs_sql(const struct lwm2_db_select *sel, int64_t metric_id, size_t *nusers)
+int lwm2_db_column_since(size_t i)
+{
+	return i < LWM2_DB_COLUMNS_V2 ? 1 : i < LWM2_DB_COLUMNS_V3 ? 3 : 6;
+}
+
+const char *lwm2_db_column_in(const char *name, int schema)
+{
+	for (size_t i = 0; i < lwm2_db_ncolumns; i++)
+		if (!strcmp(lwm2_db_columns[i].name, name))
+			return schema < lwm2_db_column_since(i) ? NULL : name;
+	return NULL;
+}
+
+size_t lwm2_db_columns_sql(char *sql, size_t cap, int schema)
+{
+	size_t k = 0;
+
+	/* a database of an older schema, read only, has not the newer
+	 * columns: NULL, as the rows of jobs imported before the migration
+	 * have them */
+	for (size_t i = 0; i < lwm2_db_ncolumns && k < cap; i++)
+		k += (size_t)snprintf(sql + k, cap - k, "%s%s", i ? ", " : "",
+		                      schema < lwm2_db_column_since(i) ? "NULL"
+		                                                       : lwm2_db_columns[i].name);
+	return k < cap ? k : cap - 1;
+}
+
+char *lwm2_db_jobs_sql(const struct lwm2_db_select *sel, int64_t metric_id, int schema,
+                       size_t *nusers)
 {
 	size_t cap = 1024 + 8 * (sel->nusers + sel->naccounts) + 64 * lwm2_db_ncolumns, k = 0;
 	char *sql = malloc(cap);
@@ -165,9 +273,7 @@ char *lwm2_db_jobs_sql(const struct lwm2_db_select *sel, int64_t metric_id, size
 	if (!sql)
 		return NULL;
 	k += (size_t)snprintf(sql + k, cap - k, "SELECT ");
-	for (size_t i = 0; i < lwm2_db_ncolumns; i++)
-		k += (size_t)snprintf(sql + k, cap - k, "%s%s", i ? ", " : "",
-		                      lwm2_db_columns[i].name);
+	k += lwm2_db_columns_sql(sql + k, cap - k, schema);
 	if (sel->metric >= 0)
 		k += (size_t)snprintf(
 		    sql + k, cap - k,
@@ -180,7 +286,7 @@ char *lwm2_db_jobs_sql(const struct lwm2_db_select *sel, int64_t metric_id, size
 	return sql;
 }
 
-char *lwm2_db_lines_sql(const struct lwm2_db_select *sel, bool want_grid, bool has_text,
+char *lwm2_db_lines_sql(const struct lwm2_db_select *sel, bool want_grid, int schema,
                         size_t *nusers)
 {
 	size_t cap = 1024 + 8 * (sel->nusers + sel->naccounts + sel->njob_ids);
@@ -190,13 +296,14 @@ char *lwm2_db_lines_sql(const struct lwm2_db_select *sel, bool want_grid, bool h
 	*nusers = names_only(sel->users, sel->nusers) ? sel->nusers : 0;
 	if (!sql)
 		return NULL;
-	if (has_text)
-		k = (size_t)snprintf(sql, cap,
-		                     "SELECT job.id, t.cut, t.line, %s FROM job LEFT JOIN job_text "
-		                     "t ON t.job = job.id",
-		                     want_grid ? "t.grid" : "NULL");
+	if (schema >= 2)
+		k = (size_t)snprintf(
+		    sql, cap,
+		    "SELECT job.id, t.cut, t.line, %s, %s FROM job LEFT JOIN job_text "
+		    "t ON t.job = job.id",
+		    want_grid ? "t.grid" : "NULL", schema >= 4 ? "t.dict" : "NULL");
 	else /* a database of schema 1, read only: no job has its line */
-		k = (size_t)snprintf(sql, cap, "SELECT job.id, NULL, NULL, NULL FROM job");
+		k = (size_t)snprintf(sql, cap, "SELECT job.id, NULL, NULL, NULL, NULL FROM job");
 	where(sql + k, cap - k, sel, *nusers, true);
 	return sql;
 }

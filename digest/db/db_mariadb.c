@@ -60,6 +60,9 @@
 
 #include "db_internal.h"
 #include "lwm2_render.h"
+#include "errmsg.h"
+#include "hostlist.h"
+#include "numparse.h"
 
 #ifdef HAVE_MARIADB
 
@@ -74,6 +77,10 @@
  * database, never the log. */
 #define CONNECT_S 10
 #define IO_S      600
+/* lwm2_meta's value of a key set, a write that may come before the
+ * statements of a writer are prepared (the schema's version). */
+#define META_SET_SQL                                                                               \
+	"INSERT INTO lwm2_meta VALUES (?, ?) ON DUPLICATE KEY UPDATE value = VALUES(value)"
 /* How long a writer waits for another one making the schema. */
 #define LOCK_S 30
 
@@ -85,11 +92,11 @@ struct url {
 struct lwm2_db_maria {
 	struct lwm2_db base; /* first: the backend's table */
 	MYSQL *h;
-	char where[600];       /* the address without its password, for messages */
-	bool writable, create; /* create: LWM2_DB_WRITE (UPDATE: written, never made) */
+	char where[600]; /* the address without its password, for messages */
+	bool create;     /* LWM2_DB_WRITE (UPDATE: written, never made) */
 	int schema;
 	MYSQL_STMT *insert, *insert_metric, *insert_day, *insert_text, *insert_known_text,
-	    *meta_get, *meta_set;
+	    *insert_node, *meta_get, *meta_set;
 	int64_t metric_id[LWM2_NMETRICS];
 };
 
@@ -99,29 +106,66 @@ static int my_meta_get(struct lwm2_db *base, const char *key, char *buf, size_t 
 
 static int fail(struct lwm2_db_maria *db, const char *what, char *err, size_t errlen)
 {
-	snprintf(err, errlen, "couldn't %s in %s: %s", what, db->where, mysql_error(db->h));
-	return -1;
+	return lwm2_errprintf(0, err, errlen, "couldn't %s in %s: %s", what, db->where,
+	                      mysql_error(db->h));
 }
 
 static int stmt_fail(struct lwm2_db_maria *db, MYSQL_STMT *st, const char *what, char *err,
                      size_t errlen)
 {
-	snprintf(err, errlen, "couldn't %s in %s: %s", what, db->where,
-	         st ? mysql_stmt_error(st) : mysql_error(db->h));
-	return -1;
+	return lwm2_errprintf(0, err, errlen, "couldn't %s in %s: %s", what, db->where,
+	                      st ? mysql_stmt_error(st) : mysql_error(db->h));
 }
 
 static int exec(struct lwm2_db_maria *db, const char *sql, char *err, size_t errlen)
 {
 	MYSQL_RES *r;
 
-	if (mysql_query(db->h, sql)) {
-		snprintf(err, errlen, "%s: %s", db->where, mysql_error(db->h));
-		return -1;
-	}
+	if (mysql_query(db->h, sql))
+		return lwm2_errprintf(0, err, errlen, "%s: %s", db->where, mysql_error(db->h));
 	r = mysql_store_result(db->h); /* a statement with rows: dropped */
 	mysql_free_result(r);
 	return 0;
+}
+
+/* A parameter or a result: a BIGINT in *v. */
+static void bind_i64(MYSQL_BIND *b, long long *v)
+{
+	memset(b, 0, sizeof(*b));
+	b->buffer_type = MYSQL_TYPE_LONGLONG;
+	b->buffer = v;
+}
+
+/* A parameter of n bytes at s, sent as type (MYSQL_TYPE_STRING or _BLOB). */
+static void bind_text(MYSQL_BIND *b, enum enum_field_types type, const void *s, size_t n,
+                      unsigned long *len)
+{
+	memset(b, 0, sizeof(*b));
+	b->buffer_type = type;
+	b->buffer = (void *)(uintptr_t)s;
+	*len = (unsigned long)n;
+	b->length = len;
+}
+
+static void bind_bytes(MYSQL_BIND *b, const void *s, size_t n, unsigned long *len)
+{
+	bind_text(b, MYSQL_TYPE_BLOB, s, n, len);
+}
+
+/* st closed where there is one. */
+static void stmt_close(MYSQL_STMT *st)
+{
+	if (st)
+		mysql_stmt_close(st);
+}
+
+/* Statements, each closed where open. */
+static void close_stmts(MYSQL_STMT **const *st, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		stmt_close(*st[i]);
+		*st[i] = NULL;
+	}
 }
 
 /* ------------------------------------------------------------ address */
@@ -163,8 +207,11 @@ static int read_password(const char *path, char *out, size_t len, char *err, siz
 	size_t n;
 
 	if (!f || !fgets(out, (int)len, f)) {
-		snprintf(err, errlen, "couldn't read the password file %.400s: %s", path,
-		         f ? "it is empty" : strerror(errno));
+		int e = errno;
+
+		lwm2_errprintf(0, err, errlen, "couldn't read the password file %.400s: %s%s", path,
+		               f ? "it is empty" : strerror(e),
+		               !f && e == EACCES ? LWM2_DB_NOT_YOURS : "");
 		if (f)
 			fclose(f);
 		return -1;
@@ -182,18 +229,17 @@ static int url_option(const char *s, size_t n, struct url *u, char *err, size_t 
 	char val[1024];
 	size_t kl = eq ? (size_t)(eq - s) : n;
 
-	if (!eq || decode(eq + 1, n - kl - 1, val, sizeof(val)) < 0 || !val[0]) {
-		snprintf(err, errlen, "the option \"%.*s\" wants a value", (int)kl, s);
-		return -1;
-	}
+	if (!eq || decode(eq + 1, n - kl - 1, val, sizeof(val)) < 0 || !val[0])
+		return lwm2_errprintf(0, err, errlen, "the option \"%.*s\" wants a value", (int)kl,
+		                      s);
 	if (kl == 6 && !strncmp(s, "socket", 6))
 		snprintf(u->socket, sizeof(u->socket), "%s", val);
 	else if (kl == 13 && !strncmp(s, "password_file", 13))
 		return read_password(val, u->password, sizeof(u->password), err, errlen);
 	else {
-		snprintf(err, errlen, "unknown option \"%.*s\" (socket=, password_file=)", (int)kl,
-		         s);
-		return -1;
+		return lwm2_errprintf(0, err, errlen,
+		                      "unknown option \"%.*s\" (socket=, password_file=)", (int)kl,
+		                      s);
 	}
 	return 0;
 }
@@ -207,16 +253,13 @@ static int parse_url(const char *url, struct url *u, char *where, size_t wlen, c
 
 	memset(u, 0, sizeof(*u));
 	snprintf(where, wlen, "%s", url);
-	if (!p) {
-		snprintf(err, errlen, "want mysql://[USER[:PASSWORD]@]HOST[:PORT]/DBNAME");
-		return -1;
-	}
+	if (!p)
+		return lwm2_errprintf(0, err, errlen,
+		                      "want mysql://[USER[:PASSWORD]@]HOST[:PORT]/DBNAME");
 	auth = p + 3;
 	slash = strchr(auth, '/');
-	if (!slash) {
-		snprintf(err, errlen, "no /DBNAME");
-		return -1;
-	}
+	if (!slash)
+		return lwm2_errprintf(0, err, errlen, "no /DBNAME");
 	at = memchr(auth, '@', (size_t)(slash - auth));
 	for (const char *a = at; a && a < slash; a = memchr(a + 1, '@', (size_t)(slash - a - 1)))
 		at = a; /* the last @: a password may hold one */
@@ -225,29 +268,24 @@ static int parse_url(const char *url, struct url *u, char *where, size_t wlen, c
 		if (decode(auth, (size_t)((colon ? colon : at) - auth), u->user, sizeof(u->user)) <
 		        0 ||
 		    (colon && decode(colon + 1, (size_t)(at - colon - 1), u->password,
-		                     sizeof(u->password)) < 0)) {
-			snprintf(err, errlen, "a user or password too long or badly %%-escaped");
-			return -1;
-		}
+		                     sizeof(u->password)) < 0))
+			return lwm2_errprintf(0, err, errlen,
+			                      "a user or password too long or badly %%-escaped");
 		/* what is said of the database: no password */
 		snprintf(where, wlen, "%.*s%.*s@%s", (int)(auth - url), url,
 		         (int)((colon ? colon : at) - auth), auth, at + 1);
 		auth = at + 1;
 	}
 	colon = memchr(auth, ':', (size_t)(slash - auth));
-	if (decode(auth, (size_t)((colon ? colon : slash) - auth), u->host, sizeof(u->host)) < 0) {
-		snprintf(err, errlen, "a host name too long");
-		return -1;
-	}
+	if (decode(auth, (size_t)((colon ? colon : slash) - auth), u->host, sizeof(u->host)) < 0)
+		return lwm2_errprintf(0, err, errlen, "a host name too long");
 	if (colon) {
-		char *end;
-		unsigned long port = strtoul(colon + 1, &end, 10);
+		const char *end;
+		uint64_t port;
 
-		if (end != slash || !port || port > 65535) {
-			snprintf(err, errlen, "the port \"%.*s\" is no port",
-			         (int)(slash - colon - 1), colon + 1);
-			return -1;
-		}
+		if (lwm2_parse_u64(colon + 1, &end, 1, 65535, &port) < 0 || end != slash)
+			return lwm2_errprintf(0, err, errlen, "the port \"%.*s\" is no port",
+			                      (int)(slash - colon - 1), colon + 1);
 		u->port = (unsigned)port;
 	}
 	q = strchr(slash + 1, '?');
@@ -255,10 +293,9 @@ static int parse_url(const char *url, struct url *u, char *where, size_t wlen, c
 	           sizeof(u->db)) < 0 ||
 	    !u->db[0] ||
 	    strspn(u->db, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-	                  "0123456789_$") != strlen(u->db)) {
-		snprintf(err, errlen, "the database's name wants 1 to 64 of A-Z a-z 0-9 _ $");
-		return -1;
-	}
+	                  "0123456789_$") != strlen(u->db))
+		return lwm2_errprintf(0, err, errlen,
+		                      "the database's name wants 1 to 64 of A-Z a-z 0-9 _ $");
 	for (q = q ? q + 1 : NULL; q && *q;) {
 		size_t n = strcspn(q, "&");
 
@@ -299,12 +336,32 @@ static const char *sql_type(const struct lwm2_db_column *c)
 	"CREATE TABLE IF NOT EXISTS job_text (job BIGINT NOT NULL PRIMARY KEY, cut BIGINT NOT "    \
 	"NULL, line LONGBLOB NOT NULL, grid LONGBLOB) ENGINE=InnoDB"
 
-/* The schema of version 2, as SQLite's: the job's identity is its
+/* Schema 4: the lines' dictionaries (db_text.c), and each line's. */
+static const char *const text_dict_sql[] = {
+    "CREATE TABLE IF NOT EXISTS text_dict (id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY, "
+    "line LONGBLOB NOT NULL, grid LONGBLOB) ENGINE=InnoDB",
+    "ALTER TABLE job_text ADD COLUMN IF NOT EXISTS dict BIGINT",
+};
+
+/* Schema 5, as SQLite's: the nodes each job ran on, and the portal's
+ * index over the period (its texts are too long for one key of InnoDB:
+ * the figures and ids only). */
+static const char *const schema5_sql[] = {
+    "CREATE TABLE IF NOT EXISTS job_node (node VARBINARY(255) NOT NULL, job BIGINT NOT NULL, "
+    "PRIMARY KEY (node, job), KEY job_node_job (job)) ENGINE=InnoDB",
+    "ALTER TABLE job ADD KEY IF NOT EXISTS job_end_figures (end_time, core_hours, mpi_pct, "
+    "io_pct, threads_per_core, cpi, job_id, start)",
+};
+
+/* The most nodes of one job that get a row of job_node. */
+#define NODES_MAX 100000
+
+/* The schema of this build, as SQLite's: the job's identity is its
  * cluster, id, submit and start times; the indexes serve a window of
  * time, one user's or account's jobs in it, one application's history. */
 static int create_schema(struct lwm2_db_maria *db, char *err, size_t errlen)
 {
-	char sql[4096], v[64];
+	char sql[4096];
 	size_t k = 0;
 
 	k += (size_t)snprintf(sql + k, sizeof(sql) - k,
@@ -318,95 +375,85 @@ static int create_schema(struct lwm2_db_maria *db, char *err, size_t errlen)
 	         ", KEY job_end (end_time), KEY job_user_end (user_name, end_time)"
 	         ", KEY job_account_end (account, end_time), KEY job_app_end (app, end_time)"
 	         ") ENGINE=InnoDB");
-	if (exec(db, sql, err, errlen) < 0 ||
-	    exec(db,
-	         "CREATE TABLE IF NOT EXISTS metric (id BIGINT NOT NULL AUTO_INCREMENT PRIMARY "
-	         "KEY, name VARBINARY(255) NOT NULL UNIQUE) ENGINE=InnoDB",
-	         err, errlen) < 0 ||
-	    exec(db,
-	         "CREATE TABLE IF NOT EXISTS job_metric (job BIGINT NOT NULL, metric BIGINT NOT "
-	         "NULL, n BIGINT NOT NULL, min DOUBLE, avg DOUBLE, max DOUBLE, "
-	         "PRIMARY KEY (job, metric)) ENGINE=InnoDB",
-	         err, errlen) < 0 ||
+	static const char *const tables[] = {
+	    "CREATE TABLE IF NOT EXISTS metric (id BIGINT NOT NULL AUTO_INCREMENT PRIMARY "
+	    "KEY, name VARBINARY(255) NOT NULL UNIQUE) ENGINE=InnoDB",
+	    "CREATE TABLE IF NOT EXISTS job_metric (job BIGINT NOT NULL, metric BIGINT NOT "
+	    "NULL, n BIGINT NOT NULL, min DOUBLE, avg DOUBLE, max DOUBLE, "
+	    "PRIMARY KEY (job, metric)) ENGINE=InnoDB",
 	    /* the daily summaries (db.h): the days (UTC) that have jobs,
 	       summarized while a day's summaries are those of its jobs */
-	    exec(db,
-	         "CREATE TABLE IF NOT EXISTS day (day BIGINT NOT NULL PRIMARY KEY, jobs BIGINT "
-	         "NOT NULL, summarized TINYINT NOT NULL) ENGINE=InnoDB",
-	         err, errlen) < 0 ||
-	    exec(db,
-	         "CREATE TABLE IF NOT EXISTS summary (day BIGINT NOT NULL, dim VARBINARY(64) NOT "
-	         "NULL, name VARBINARY(1024) NOT NULL, data LONGBLOB NOT NULL, "
-	         "PRIMARY KEY (dim, day, name)) ENGINE=InnoDB",
-	         err, errlen) < 0 ||
-	    exec(db, JOB_TEXT_SQL, err, errlen) < 0)
+	    "CREATE TABLE IF NOT EXISTS day (day BIGINT NOT NULL PRIMARY KEY, jobs BIGINT "
+	    "NOT NULL, summarized TINYINT NOT NULL) ENGINE=InnoDB",
+	    "CREATE TABLE IF NOT EXISTS summary (day BIGINT NOT NULL, dim VARBINARY(64) NOT "
+	    "NULL, name VARBINARY(1024) NOT NULL, data LONGBLOB NOT NULL, "
+	    "PRIMARY KEY (dim, day, name)) ENGINE=InnoDB",
+	    JOB_TEXT_SQL,
+	};
+
+	char version[16];
+
+	if (exec(db, sql, err, errlen) < 0)
 		return -1;
-	snprintf(v, sizeof(v), "%d", LWM2_DB_SCHEMA);
-	return db->base.be->meta_set(&db->base, "schema_version", v, err, errlen);
+	for (size_t i = 0; i < sizeof(tables) / sizeof(tables[0]); i++)
+		if (exec(db, tables[i], err, errlen) < 0)
+			return -1;
+	for (size_t i = 0; i < sizeof(text_dict_sql) / sizeof(text_dict_sql[0]); i++)
+		if (exec(db, text_dict_sql[i], err, errlen) < 0)
+			return -1;
+	for (size_t i = 0; i < sizeof(schema5_sql) / sizeof(schema5_sql[0]); i++)
+		if (exec(db, schema5_sql[i], err, errlen) < 0)
+			return -1;
+	snprintf(version, sizeof(version), "%d", LWM2_DB_SCHEMA);
+	return db->base.be->meta_set(&db->base, "schema_version", version, err, errlen);
+}
+
+/* sql once for each metric this build knows, its name the parameter;
+ * read: the id it answers into db->metric_id (-1 where none). */
+static int each_metric(struct lwm2_db_maria *db, const char *sql, bool read, const char *what,
+                       char *err, size_t errlen)
+{
+	MYSQL_STMT *st = mysql_stmt_init(db->h);
+	MYSQL_BIND p, r;
+	unsigned long len;
+	long long id;
+
+	if (!st || mysql_stmt_prepare(st, sql, (unsigned long)-1))
+		goto fail;
+	bind_i64(&r, &id);
+	for (size_t k = 0; k < LWM2_NMETRICS; k++) {
+		bind_text(&p, MYSQL_TYPE_STRING, lwm2_metric_ids[k], strlen(lwm2_metric_ids[k]),
+		          &len);
+		if (mysql_stmt_bind_param(st, &p) || mysql_stmt_execute(st) ||
+		    (read && mysql_stmt_bind_result(st, &r)))
+			goto fail;
+		if (read) {
+			db->metric_id[k] = mysql_stmt_fetch(st) == 0 ? (int64_t)id : -1;
+			mysql_stmt_free_result(st);
+		}
+	}
+	mysql_stmt_close(st);
+	return 0;
+fail:
+	stmt_fail(db, st, what, err, errlen);
+	stmt_close(st);
+	return -1;
 }
 
 /* The ids of the metrics this build knows, as the database names them;
  * -1 for one it has never stored. */
 static int metric_ids(struct lwm2_db_maria *db, char *err, size_t errlen)
 {
-	MYSQL_STMT *st = mysql_stmt_init(db->h);
-	MYSQL_BIND p, r;
-	unsigned long len;
-	long long id;
-	int rc = 0;
-
-	memset(&p, 0, sizeof(p));
-	memset(&r, 0, sizeof(r));
-	if (!st ||
-	    mysql_stmt_prepare(st, "SELECT id FROM metric WHERE name = ?", (unsigned long)-1))
-		goto fail;
-	p.buffer_type = MYSQL_TYPE_STRING;
-	p.length = &len;
-	r.buffer_type = MYSQL_TYPE_LONGLONG;
-	r.buffer = &id;
-	for (size_t k = 0; k < LWM2_NMETRICS; k++) {
-		p.buffer = (void *)(uintptr_t)lwm2_metric_ids[k];
-		len = (unsigned long)strlen(lwm2_metric_ids[k]);
-		if (mysql_stmt_bind_param(st, &p) || mysql_stmt_execute(st) ||
-		    mysql_stmt_bind_result(st, &r))
-			goto fail;
-		db->metric_id[k] = mysql_stmt_fetch(st) == 0 ? (int64_t)id : -1;
-		mysql_stmt_free_result(st);
-	}
-	mysql_stmt_close(st);
-	return rc;
-fail:
-	stmt_fail(db, st, "read the metrics' names", err, errlen);
-	if (st)
-		mysql_stmt_close(st);
-	return -1;
+	return each_metric(db, "SELECT id FROM metric WHERE name = ?", true,
+	                   "read the metrics' names", err, errlen);
 }
 
 static int name_metrics(struct lwm2_db_maria *db, char *err, size_t errlen)
 {
-	MYSQL_STMT *st = mysql_stmt_init(db->h);
-	MYSQL_BIND p;
-	unsigned long len;
-
-	memset(&p, 0, sizeof(p));
-	if (!st || mysql_stmt_prepare(st, "INSERT IGNORE INTO metric (name) VALUES (?)",
-	                              (unsigned long)-1))
-		goto fail;
-	p.buffer_type = MYSQL_TYPE_STRING;
-	p.length = &len;
-	for (size_t k = 0; k < LWM2_NMETRICS; k++) {
-		p.buffer = (void *)(uintptr_t)lwm2_metric_ids[k];
-		len = (unsigned long)strlen(lwm2_metric_ids[k]);
-		if (mysql_stmt_bind_param(st, &p) || mysql_stmt_execute(st))
-			goto fail;
-	}
-	mysql_stmt_close(st);
+	if (each_metric(db, "INSERT IGNORE INTO metric (name) VALUES (?)", false,
+	                "name the metrics", err, errlen) < 0)
+		return -1;
 	return metric_ids(db, err, errlen);
-fail:
-	stmt_fail(db, st, "name the metrics", err, errlen);
-	if (st)
-		mysql_stmt_close(st);
-	return -1;
 }
 
 /* Whether the database has lwm2_meta: 1, 0, or -1 with err.  Asked
@@ -425,6 +472,104 @@ static int has_meta(struct lwm2_db_maria *db, char *err, size_t errlen)
 	return has;
 }
 
+static int prepare(struct lwm2_db_maria *db, const char *sql, MYSQL_STMT **st, char *err,
+                   size_t errlen);
+
+struct node_rows {
+	struct lwm2_db_maria *db;
+	MYSQL_STMT *st;
+	long long job;
+};
+
+static int node_row(void *arg, const char *name)
+{
+	struct node_rows *nr = arg;
+	MYSQL_BIND b[2];
+	unsigned long len;
+
+	bind_text(&b[0], MYSQL_TYPE_STRING, name, strlen(name), &len);
+	bind_i64(&b[1], &nr->job);
+	return mysql_stmt_bind_param(nr->st, b) || mysql_stmt_execute(nr->st) ? -2 : 0;
+}
+
+/* The rows of job_node of job (its row id) from its host list.  A list
+ * that is not one adds what it could; 0, or -1 with err. */
+static int add_nodes(struct lwm2_db_maria *db, MYSQL_STMT *st, int64_t job, const char *nodes,
+                     char *err, size_t errlen)
+{
+	struct node_rows nr = {db, st, job};
+
+	if (lwm2_hostlist_each(nodes, NODES_MAX, node_row, &nr) == -2)
+		return stmt_fail(db, st, "add a job's nodes", err, errlen);
+	return 0;
+}
+
+#define INSERT_NODE_SQL "INSERT IGNORE INTO job_node (node, job) VALUES (?, ?)"
+
+/* 5 to 6 adds the columns after LWM2_DB_COLUMNS_V3 (the main processor),
+ * NULL in the rows there are until their log is imported again. */
+static int migrate_5_to_6(struct lwm2_db_maria *db, char *err, size_t errlen)
+{
+	char alter[1024];
+	size_t k = 0;
+
+	k += (size_t)snprintf(alter, sizeof(alter), "ALTER TABLE job");
+	for (size_t i = LWM2_DB_COLUMNS_V3; i < lwm2_db_ncolumns; i++)
+		k += (size_t)snprintf(alter + k, sizeof(alter) - k,
+		                      "%s ADD COLUMN IF NOT EXISTS %s %s",
+		                      i > LWM2_DB_COLUMNS_V3 ? "," : "", lwm2_db_columns[i].name,
+		                      sql_type(&lwm2_db_columns[i]));
+	if (exec(db, alter, err, errlen) < 0)
+		return -1;
+	return db->base.be->meta_set(&db->base, "schema_version", "6", err, errlen);
+}
+
+/* 4 to 5: job_node and the portal's index, job_node filled from the
+ * host lists of the jobs there are, a few thousand jobs at a time (each
+ * step may be repeated: a migration cut short is taken up again). */
+static int migrate_4_to_5(struct lwm2_db_maria *db, char *err, size_t errlen)
+{
+	MYSQL_STMT *ins = NULL;
+	long long last = 0;
+	int rc = -1;
+
+	for (size_t i = 0; i < sizeof(schema5_sql) / sizeof(schema5_sql[0]); i++)
+		if (exec(db, schema5_sql[i], err, errlen) < 0)
+			return -1;
+	if (prepare(db, INSERT_NODE_SQL, &ins, err, errlen) < 0)
+		goto done;
+	for (;;) {
+		char sql[160];
+		MYSQL_RES *res;
+		MYSQL_ROW row;
+		unsigned long rows = 0;
+
+		snprintf(sql, sizeof(sql),
+		         "SELECT id, nodes FROM job WHERE id > %lld AND nodes IS NOT NULL ORDER BY "
+		         "id LIMIT 5000",
+		         last);
+		if (mysql_query(db->h, sql) || !(res = mysql_store_result(db->h))) {
+			fail(db, "read the jobs", err, errlen);
+			goto done;
+		}
+		while ((row = mysql_fetch_row(res))) {
+			last = strtoll(row[0], NULL, 10);
+			rows++;
+			if (add_nodes(db, ins, last, row[1], err, errlen) < 0) {
+				mysql_free_result(res);
+				goto done;
+			}
+		}
+		mysql_free_result(res);
+		if (!rows)
+			break;
+	}
+	rc = db->base.be->meta_set(&db->base, "schema_version", "5", err, errlen);
+done:
+	stmt_close(ins);
+	return rc;
+}
+
 /* Made where new, refused where newer than this build (read-only then),
  * and (later versions) migrated forward in place. */
 static int ready_schema(struct lwm2_db_maria *db, char *err, size_t errlen)
@@ -435,19 +580,17 @@ static int ready_schema(struct lwm2_db_maria *db, char *err, size_t errlen)
 	if (has < 0)
 		return -1;
 	if (!db->create) {
-		if (!has) {
-			snprintf(err, errlen, "%s is not an lwm2 database", db->where);
-			return -1;
-		}
+		if (!has)
+			return lwm2_errprintf(0, err, errlen, "%s is not an lwm2 database",
+			                      db->where);
 		if (my_meta_get(&db->base, "schema_version", v, sizeof(v), err, errlen) < 0)
 			return -1;
-		db->schema = atoi(v);
-		if (!db->schema) {
-			snprintf(err, errlen, "%s is not an lwm2 database (no schema version)",
-			         db->where);
-			return -1;
-		}
-		if (!db->writable)
+		db->schema = lwm2_db_schema_of(v);
+		if (!db->schema)
+			return lwm2_errprintf(0, err, errlen,
+			                      "%s is not an lwm2 database (no schema version)",
+			                      db->where);
+		if (!db->base.writable)
 			return metric_ids(db, err, errlen);
 	}
 	/* two writers starting at once make it once */
@@ -461,21 +604,53 @@ static int ready_schema(struct lwm2_db_maria *db, char *err, size_t errlen)
 	                  err, errlen) < 0) ||
 	    my_meta_get(&db->base, "schema_version", v, sizeof(v), err, errlen) < 0)
 		goto out;
-	db->schema = atoi(v);
+	db->schema = lwm2_db_schema_of(v);
 	if (db->schema > LWM2_DB_SCHEMA) {
-		snprintf(err, errlen,
-		         "%s has schema version %d, newer than this lwm2's %d: not writing to it "
-		         "(upgrade lwm2 where it writes)",
-		         db->where, db->schema, LWM2_DB_SCHEMA);
+		lwm2_db_schema_newer(db->where, db->schema, err, errlen);
 		goto out;
 	}
-	if (!db->schema && db->create && create_schema(db, err, errlen) < 0)
-		goto out;
+	if (!db->schema && db->create) {
+		if (create_schema(db, err, errlen) < 0)
+			goto out;
+		db->schema = LWM2_DB_SCHEMA;
+	}
 	/* forward in place: 1 to 2 adds the jobs' lines (the rows of version
 	 * 1 have none until their log is imported again) */
-	if (db->schema == 1 &&
-	    (exec(db, JOB_TEXT_SQL, err, errlen) < 0 ||
-	     db->base.be->meta_set(&db->base, "schema_version", "2", err, errlen) < 0))
+	if (db->schema == 1) {
+		if (exec(db, JOB_TEXT_SQL, err, errlen) < 0 ||
+		    db->base.be->meta_set(&db->base, "schema_version", "2", err, errlen) < 0)
+			goto out;
+		db->schema = 2;
+	}
+	/* 2 to 3 adds the columns after LWM2_DB_COLUMNS_V2, NULL in the rows
+	 * there are */
+	if (db->schema == 2) {
+		char alter[1024];
+		size_t k = 0;
+
+		k += (size_t)snprintf(alter, sizeof(alter), "ALTER TABLE job");
+		for (size_t i = LWM2_DB_COLUMNS_V2; i < LWM2_DB_COLUMNS_V3; i++)
+			k += (size_t)snprintf(alter + k, sizeof(alter) - k, "%s ADD COLUMN %s %s",
+			                      i > LWM2_DB_COLUMNS_V2 ? "," : "",
+			                      lwm2_db_columns[i].name,
+			                      sql_type(&lwm2_db_columns[i]));
+		if (exec(db, alter, err, errlen) < 0 ||
+		    db->base.be->meta_set(&db->base, "schema_version", "3", err, errlen) < 0)
+			goto out;
+		db->schema = 3;
+	}
+	/* 3 to 4 the lines' dictionaries (the lines stored before keep none) */
+	if (db->schema == 3) {
+		for (size_t i = 0; i < sizeof(text_dict_sql) / sizeof(text_dict_sql[0]); i++)
+			if (exec(db, text_dict_sql[i], err, errlen) < 0)
+				goto out;
+		if (db->base.be->meta_set(&db->base, "schema_version", "4", err, errlen) < 0)
+			goto out;
+		db->schema = 4;
+	}
+	if (db->schema == 4 && migrate_4_to_5(db, err, errlen) < 0)
+		goto out;
+	if (db->schema <= 5 && migrate_5_to_6(db, err, errlen) < 0)
 		goto out;
 	db->schema = LWM2_DB_SCHEMA;
 	rc = name_metrics(db, err, errlen);
@@ -501,24 +676,27 @@ static int prepare_insert(struct lwm2_db_maria *db, char *err, size_t errlen)
 
 	/* INSERT IGNORE would store a value that does not fit cut */
 	lwm2_db_insert_sql(sql, sizeof(sql), "INSERT INTO", " ON DUPLICATE KEY UPDATE id = id");
-	if (prepare(db, sql, &db->insert, err, errlen) < 0 ||
-	    prepare(db, "INSERT INTO job_metric VALUES (?, ?, ?, ?, ?, ?)", &db->insert_metric, err,
-	            errlen) < 0 ||
-	    prepare(db,
-	            "INSERT INTO day VALUES (?, 1, 0) ON DUPLICATE KEY UPDATE jobs = jobs + 1, "
-	            "summarized = 0",
-	            &db->insert_day, err, errlen) < 0 ||
-	    prepare(db, "INSERT INTO job_text VALUES (?, ?, ?, ?)", &db->insert_text, err, errlen) <
-	        0 ||
-	    prepare(db,
-	            "INSERT IGNORE INTO job_text SELECT id, ?, ?, ? FROM job WHERE cluster <=> ? "
-	            "AND job_id = ? AND submit = ? AND start = ?",
-	            &db->insert_known_text, err, errlen) < 0 ||
-	    prepare(db,
-	            "INSERT INTO lwm2_meta VALUES (?, ?) ON DUPLICATE KEY UPDATE value = "
-	            "VALUES(value)",
-	            &db->meta_set, err, errlen) < 0)
-		return -1;
+	const struct {
+		const char *sql;
+		MYSQL_STMT **st;
+	} all[] = {
+	    {sql, &db->insert},
+	    {"INSERT INTO job_metric VALUES (?, ?, ?, ?, ?, ?)", &db->insert_metric},
+	    {"INSERT INTO day VALUES (?, 1, 0) ON DUPLICATE KEY UPDATE jobs = jobs + 1, "
+	     "summarized = 0",
+	     &db->insert_day},
+	    {"INSERT INTO job_text (job, cut, line, grid, dict) VALUES (?, ?, ?, ?, ?)",
+	     &db->insert_text},
+	    {"INSERT IGNORE INTO job_text (job, cut, line, grid, dict) SELECT id, ?, ?, ?, ? "
+	     "FROM job WHERE cluster <=> ? AND job_id = ? AND submit = ? AND start = ?",
+	     &db->insert_known_text},
+	    {META_SET_SQL, &db->meta_set},
+	    {INSERT_NODE_SQL, &db->insert_node},
+	};
+
+	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+		if (prepare(db, all[i].sql, all[i].st, err, errlen) < 0)
+			return -1;
 	return 0;
 }
 
@@ -530,11 +708,9 @@ static int connect_db(struct lwm2_db_maria *db, const struct url *u, bool create
 	unsigned int t;
 	my_bool no = 0;
 
-	if (!(db->h = mysql_init(NULL))) {
-		snprintf(err, errlen, "couldn't open the database %s: %s", db->where,
-		         strerror(ENOMEM));
-		return -1;
-	}
+	if (!(db->h = mysql_init(NULL)))
+		return lwm2_errprintf(0, err, errlen, "couldn't open the database %s: %s",
+		                      db->where, strerror(ENOMEM));
 	mysql_options(db->h, MYSQL_READ_DEFAULT_GROUP, "lwm2");
 	t = CONNECT_S;
 	mysql_options(db->h, MYSQL_OPT_CONNECT_TIMEOUT, &t);
@@ -547,20 +723,16 @@ static int connect_db(struct lwm2_db_maria *db, const struct url *u, bool create
 	mysql_options(db->h, MYSQL_SET_CHARSET_NAME, "utf8mb4");
 	if (!mysql_real_connect(db->h, u->host[0] ? u->host : NULL, u->user[0] ? u->user : NULL,
 	                        u->password[0] ? u->password : NULL, create ? NULL : u->db, u->port,
-	                        u->socket[0] ? u->socket : NULL, 0)) {
-		snprintf(err, errlen, "couldn't open the database %s: %s", db->where,
-		         mysql_error(db->h));
-		return -1;
-	}
+	                        u->socket[0] ? u->socket : NULL, 0))
+		return lwm2_errprintf(0, err, errlen, "couldn't open the database %s: %s",
+		                      db->where, mysql_error(db->h));
 	if (create) {
 		char sql[160];
 
 		snprintf(sql, sizeof(sql), "CREATE DATABASE IF NOT EXISTS `%s`", u->db);
-		if (mysql_query(db->h, sql) || mysql_select_db(db->h, u->db)) {
-			snprintf(err, errlen, "couldn't make the database %s: %s", db->where,
-			         mysql_error(db->h));
-			return -1;
-		}
+		if (mysql_query(db->h, sql) || mysql_select_db(db->h, u->db))
+			return lwm2_errprintf(0, err, errlen, "couldn't make the database %s: %s",
+			                      db->where, mysql_error(db->h));
 	}
 	return 0;
 }
@@ -572,14 +744,15 @@ static struct lwm2_db *my_open(const char *url, enum lwm2_db_mode mode, char *er
 	char why[512];
 
 	if (!db) {
-		snprintf(err, errlen, "couldn't open %s: %s", url, strerror(ENOMEM));
+		lwm2_errprintf(0, err, errlen, "couldn't open %s: %s", url, strerror(ENOMEM));
 		return NULL;
 	}
 	db->base.be = &lwm2_db_mariadb;
-	db->writable = mode != LWM2_DB_READ;
+	db->base.where = db->where;
+	db->base.writable = mode != LWM2_DB_READ;
 	db->create = mode == LWM2_DB_WRITE;
 	if (parse_url(url, &u, db->where, sizeof(db->where), why, sizeof(why)) < 0) {
-		snprintf(err, errlen, "couldn't open the database %s: %s", db->where, why);
+		lwm2_errprintf(0, err, errlen, "couldn't open the database %s: %s", db->where, why);
 		goto fail;
 	}
 	if (connect_db(db, &u, false, err, errlen) < 0) {
@@ -593,7 +766,8 @@ static struct lwm2_db *my_open(const char *url, enum lwm2_db_mode mode, char *er
 	memset(&u, 0, sizeof(u)); /* the password */
 	if (ready_schema(db, err, errlen) < 0)
 		goto fail;
-	if (db->writable && prepare_insert(db, err, errlen) < 0)
+	db->base.schema = db->schema;
+	if (db->base.writable && prepare_insert(db, err, errlen) < 0)
 		goto fail;
 	return &db->base;
 fail:
@@ -608,20 +782,10 @@ static void my_close(struct lwm2_db *base)
 
 	if (!db)
 		return;
-	if (db->insert)
-		mysql_stmt_close(db->insert);
-	if (db->insert_metric)
-		mysql_stmt_close(db->insert_metric);
-	if (db->insert_day)
-		mysql_stmt_close(db->insert_day);
-	if (db->insert_text)
-		mysql_stmt_close(db->insert_text);
-	if (db->insert_known_text)
-		mysql_stmt_close(db->insert_known_text);
-	if (db->meta_get)
-		mysql_stmt_close(db->meta_get);
-	if (db->meta_set)
-		mysql_stmt_close(db->meta_set);
+	MYSQL_STMT **const all[] = {&db->insert,      &db->insert_metric,     &db->insert_day,
+	                            &db->insert_text, &db->insert_known_text, &db->insert_node,
+	                            &db->meta_get,    &db->meta_set};
+	close_stmts(all, sizeof(all) / sizeof(all[0]));
 	if (db->h)
 		mysql_close(db->h);
 	free(db);
@@ -632,7 +796,7 @@ static int my_meta_get(struct lwm2_db *base, const char *key, char *buf, size_t 
 {
 	struct lwm2_db_maria *db = (struct lwm2_db_maria *)base;
 	MYSQL_BIND p, r;
-	unsigned long kl = (unsigned long)strlen(key), vl = 0;
+	unsigned long kl, vl = 0;
 	my_bool null = 0;
 	int f;
 
@@ -640,11 +804,8 @@ static int my_meta_get(struct lwm2_db *base, const char *key, char *buf, size_t 
 	if (!db->meta_get && prepare(db, "SELECT value FROM lwm2_meta WHERE `key` = ?",
 	                             &db->meta_get, err, errlen) < 0)
 		return -1;
-	memset(&p, 0, sizeof(p));
+	bind_text(&p, MYSQL_TYPE_STRING, key, strlen(key), &kl);
 	memset(&r, 0, sizeof(r));
-	p.buffer_type = MYSQL_TYPE_STRING;
-	p.buffer = (void *)(uintptr_t)key;
-	p.length = &kl;
 	r.buffer_type = MYSQL_TYPE_STRING;
 	r.buffer = buf;
 	r.buffer_length = len > 0 ? len - 1 : 0;
@@ -670,20 +831,12 @@ static int my_meta_set(struct lwm2_db *base, const char *key, const char *value,
 {
 	struct lwm2_db_maria *db = (struct lwm2_db_maria *)base;
 	MYSQL_BIND p[2];
-	unsigned long kl = (unsigned long)strlen(key), vl = (unsigned long)strlen(value);
+	unsigned long kl, vl;
 
-	if (!db->meta_set &&
-	    prepare(db,
-	            "INSERT INTO lwm2_meta VALUES (?, ?) ON DUPLICATE KEY UPDATE value = "
-	            "VALUES(value)",
-	            &db->meta_set, err, errlen) < 0)
+	if (!db->meta_set && prepare(db, META_SET_SQL, &db->meta_set, err, errlen) < 0)
 		return -1;
-	memset(p, 0, sizeof(p));
-	p[0].buffer_type = p[1].buffer_type = MYSQL_TYPE_STRING;
-	p[0].buffer = (void *)(uintptr_t)key;
-	p[0].length = &kl;
-	p[1].buffer = (void *)(uintptr_t)value;
-	p[1].length = &vl;
+	bind_text(&p[0], MYSQL_TYPE_STRING, key, strlen(key), &kl);
+	bind_text(&p[1], MYSQL_TYPE_STRING, value, strlen(value), &vl);
 	if (mysql_stmt_bind_param(db->meta_set, p) || mysql_stmt_execute(db->meta_set))
 		return stmt_fail(db, db->meta_set, "write lwm2_meta", err, errlen);
 	return 0;
@@ -691,13 +844,7 @@ static int my_meta_set(struct lwm2_db *base, const char *key, const char *value,
 
 static int my_begin(struct lwm2_db *base, char *err, size_t errlen)
 {
-	struct lwm2_db_maria *db = (struct lwm2_db_maria *)base;
-
-	if (!db->writable) {
-		snprintf(err, errlen, "%s is open for reading only", db->where);
-		return -1;
-	}
-	return exec(db, "START TRANSACTION", err, errlen);
+	return exec((struct lwm2_db_maria *)base, "START TRANSACTION", err, errlen);
 }
 
 static int my_commit(struct lwm2_db *base, char *err, size_t errlen)
@@ -729,57 +876,26 @@ struct cell {
 static void bind_column(const struct lwm2_db_column *c, const struct lwm2_jobrow *j, MYSQL_BIND *b,
                         struct cell *v, char *rules, size_t rlen)
 {
-	struct lwm2_jobrow *w = (struct lwm2_jobrow *)(uintptr_t)j; /* read only */
-	const char *s = NULL;
+	struct lwm2_db_value x;
 
+	lwm2_db_value_of(j, c, &x, rules, rlen);
 	memset(b, 0, sizeof(*b));
-	v->null = 0;
+	v->null = x.null;
 	b->is_null = &v->null;
-	switch (c->kind) {
-	case LWM2_DBK_I64:
-		v->i = *LWM2_DB_AT(w, c->off, int64_t);
-		break;
-	case LWM2_DBK_U32:
-		v->i = *LWM2_DB_AT(w, c->off, uint32_t);
-		break;
-	case LWM2_DBK_BOOL:
-		v->i = *LWM2_DB_AT(w, c->off, bool);
-		break;
-	case LWM2_DBK_STR:
-		s = *LWM2_DB_AT(w, c->off, const char *);
-		v->null = !s;
-		break;
-	case LWM2_DBK_BUF:
-		s = LWM2_DB_AT(w, c->off, char);
-		break;
-	case LWM2_DBK_REAL:
-		v->d = *LWM2_DB_AT(w, c->off, double);
-		v->null = isnan(v->d);
-		break;
-	case LWM2_DBK_OPT:
-		v->d = *LWM2_DB_AT(w, c->off, double);
-		v->null = !*LWM2_DB_AT(w, c->has_off, bool);
-		break;
-	case LWM2_DBK_RULES:
-		lwm2_db_rules_text(*LWM2_DB_AT(w, c->off, uint64_t), rules, rlen);
-		s = rules;
-		break;
-	}
-	switch (c->kind) {
-	case LWM2_DBK_REAL:
-	case LWM2_DBK_OPT:
+	switch (lwm2_db_class_of(c->kind)) {
+	case LWM2_DBC_REAL:
+		v->d = x.d;
 		b->buffer_type = MYSQL_TYPE_DOUBLE;
 		b->buffer = &v->d;
 		break;
-	case LWM2_DBK_STR:
-	case LWM2_DBK_BUF:
-	case LWM2_DBK_RULES:
+	case LWM2_DBC_TEXT:
 		b->buffer_type = MYSQL_TYPE_STRING;
-		b->buffer = (void *)(uintptr_t)(s ? s : "");
-		v->len = s ? (unsigned long)strlen(s) : 0;
+		b->buffer = (void *)(uintptr_t)(x.s ? x.s : "");
+		v->len = (unsigned long)x.len;
 		b->length = &v->len;
 		break;
-	default:
+	case LWM2_DBC_INT:
+		v->i = x.i;
 		b->buffer_type = MYSQL_TYPE_LONGLONG;
 		b->buffer = &v->i;
 		break;
@@ -832,36 +948,26 @@ static int insert_text(struct lwm2_db_maria *db, const struct lwm2_jobrow *j,
                        size_t errlen)
 {
 	MYSQL_STMT *st = added ? db->insert_text : db->insert_known_text;
-	MYSQL_BIND b[7];
-	long long key[3] = {j->job_id, j->submit, j->start}, job = id, cut = t->cut;
-	unsigned long ll = (unsigned long)t->line_len, gl = (unsigned long)t->grid_len,
-	              cl = j->cluster ? (unsigned long)strlen(j->cluster) : 0;
-	my_bool no_grid = !t->grid, no_cluster = !j->cluster;
+	MYSQL_BIND b[8];
+	long long key[3] = {j->job_id, j->submit, j->start}, job = id, cut = t->cut, dict = t->dict;
+	unsigned long ll, gl, cl;
+	my_bool no_grid = !t->grid, no_cluster = !j->cluster, no_dict = !t->dict;
 	int k = 0;
 
-	memset(b, 0, sizeof(b));
-	if (added) {
-		b[k].buffer_type = MYSQL_TYPE_LONGLONG;
-		b[k++].buffer = &job;
-	}
-	b[k].buffer_type = MYSQL_TYPE_LONGLONG;
-	b[k++].buffer = &cut;
-	b[k].buffer_type = MYSQL_TYPE_BLOB;
-	b[k].buffer = (void *)(uintptr_t)t->line;
-	b[k++].length = &ll;
-	b[k].buffer_type = MYSQL_TYPE_BLOB;
-	b[k].buffer = (void *)(uintptr_t)t->grid;
-	b[k].length = &gl;
+	if (added)
+		bind_i64(&b[k++], &job);
+	bind_i64(&b[k++], &cut);
+	bind_bytes(&b[k++], t->line, t->line_len, &ll);
+	bind_bytes(&b[k], t->grid, t->grid_len, &gl);
 	b[k++].is_null = &no_grid;
+	bind_i64(&b[k], &dict);
+	b[k++].is_null = &no_dict;
 	if (!added) {
-		b[k].buffer_type = MYSQL_TYPE_STRING;
-		b[k].buffer = (void *)(uintptr_t)(j->cluster ? j->cluster : "");
-		b[k].length = &cl;
+		bind_text(&b[k], MYSQL_TYPE_STRING, j->cluster ? j->cluster : "",
+		          j->cluster ? strlen(j->cluster) : 0, &cl);
 		b[k++].is_null = &no_cluster;
-		for (int i = 0; i < 3; i++) {
-			b[k].buffer_type = MYSQL_TYPE_LONGLONG;
-			b[k++].buffer = &key[i];
-		}
+		for (int i = 0; i < 3; i++)
+			bind_i64(&b[k++], &key[i]);
 	}
 	if (mysql_stmt_bind_param(st, b) || mysql_stmt_execute(st))
 		return stmt_fail(db, st, "add a job's line", err, errlen);
@@ -879,10 +985,8 @@ static int my_insert(struct lwm2_db *base, const struct lwm2_jobrow *j,
 	char rules[2048];
 
 	_Static_assert(sizeof(b) / sizeof(b[0]) >= 40, "room for the job table's columns");
-	if (lwm2_db_ncolumns > sizeof(b) / sizeof(b[0])) {
-		snprintf(err, errlen, "too many columns");
-		return -1;
-	}
+	if (lwm2_db_ncolumns > sizeof(b) / sizeof(b[0]))
+		return lwm2_errprintf(0, err, errlen, "too many columns");
 	for (size_t i = 0; i < lwm2_db_ncolumns; i++)
 		bind_column(&lwm2_db_columns[i], j, &b[i], &v[i], rules, sizeof(rules));
 	if (mysql_stmt_bind_param(db->insert, b) || mysql_stmt_execute(db->insert))
@@ -894,13 +998,13 @@ static int my_insert(struct lwm2_db *base, const struct lwm2_jobrow *j,
 		MYSQL_BIND d;
 		long long day = j->end / LWM2_DB_DAY_S;
 
-		memset(&d, 0, sizeof(d));
-		d.buffer_type = MYSQL_TYPE_LONGLONG;
-		d.buffer = &day;
+		bind_i64(&d, &day);
 		if (mysql_stmt_bind_param(db->insert_day, &d) || mysql_stmt_execute(db->insert_day))
 			return stmt_fail(db, db->insert_day, "count the job's day", err, errlen);
 	}
 	if (text && text->line && insert_text(db, j, text, *added, id, err, errlen) < 0)
+		return -1;
+	if (*added && j->nodes && add_nodes(db, db->insert_node, id, j->nodes, err, errlen) < 0)
 		return -1;
 	if (!*added || !j->digest)
 		return 0;
@@ -919,26 +1023,24 @@ struct reader {
 	size_t cap[68];
 };
 
-static int reader_bind(struct reader *r, size_t ncol, bool metric)
+/* n columns of the classes cls (at most 68). */
+static int reader_bind_classes(struct reader *r, const enum lwm2_db_class *cls, size_t n)
 {
-	r->n = ncol + (metric ? 4 : 0);
+	r->n = n;
 	memset(r->b, 0, sizeof(r->b));
 	for (size_t i = 0; i < r->n; i++) {
 		MYSQL_BIND *b = &r->b[i];
-		enum lwm2_db_kind k = i < ncol    ? lwm2_db_columns[i].kind
-		                      : i == ncol ? LWM2_DBK_I64
-		                                  : LWM2_DBK_REAL;
 
 		b->is_null = &r->v[i].null;
 		b->error = &r->v[i].error;
 		b->length = &r->v[i].len;
-		if (k == LWM2_DBK_STR || k == LWM2_DBK_BUF || k == LWM2_DBK_RULES) {
+		if (cls[i] == LWM2_DBC_TEXT) {
 			if (!r->text[i] && !(r->text[i] = malloc(r->cap[i] = 256)))
 				return -1;
 			b->buffer_type = MYSQL_TYPE_STRING;
 			b->buffer = r->text[i];
 			b->buffer_length = r->cap[i] - 1;
-		} else if (k == LWM2_DBK_REAL || k == LWM2_DBK_OPT) {
+		} else if (cls[i] == LWM2_DBC_REAL) {
 			b->buffer_type = MYSQL_TYPE_DOUBLE;
 			b->buffer = &r->v[i].d;
 		} else {
@@ -947,6 +1049,19 @@ static int reader_bind(struct reader *r, size_t ncol, bool metric)
 		}
 	}
 	return 0;
+}
+
+/* The job table's ncol columns, and the metric's four after them. */
+static int reader_bind(struct reader *r, size_t ncol, bool metric)
+{
+	enum lwm2_db_class cls[sizeof(r->b) / sizeof(r->b[0])];
+	size_t n = ncol + (metric ? 4 : 0);
+
+	for (size_t i = 0; i < n && i < sizeof(cls) / sizeof(cls[0]); i++)
+		cls[i] = lwm2_db_class_of(i < ncol    ? lwm2_db_columns[i].kind
+		                          : i == ncol ? LWM2_DBK_I64
+		                                      : LWM2_DBK_REAL);
+	return reader_bind_classes(r, cls, n);
 }
 
 /* A row fetched with some text longer than its buffer: those columns
@@ -972,10 +1087,14 @@ static int reader_refetch(struct reader *r, MYSQL_STMT *st)
 	return mysql_stmt_bind_result(st, r->b) ? -1 : 0;
 }
 
+/* r's buffers and r (NULL: none). */
 static void reader_free(struct reader *r)
 {
+	if (!r)
+		return;
 	for (size_t i = 0; i < sizeof(r->text) / sizeof(r->text[0]); i++)
 		free(r->text[i]);
+	free(r);
 }
 
 /* A fetched row back into j (the metric's figures added after). */
@@ -989,33 +1108,8 @@ static void row_of(struct reader *r, struct lwm2_jobrow *j)
 
 		if (s)
 			s[v->null ? 0 : v->len < r->cap[i] ? v->len : r->cap[i] - 1] = '\0';
-		switch (c->kind) {
-		case LWM2_DBK_I64:
-			*LWM2_DB_AT(j, c->off, int64_t) = v->null ? 0 : v->i;
-			break;
-		case LWM2_DBK_U32:
-			*LWM2_DB_AT(j, c->off, uint32_t) = v->null ? 0 : (uint32_t)v->i;
-			break;
-		case LWM2_DBK_BOOL:
-			*LWM2_DB_AT(j, c->off, bool) = !v->null && v->i != 0;
-			break;
-		case LWM2_DBK_STR:
-			*LWM2_DB_AT(j, c->off, const char *) = v->null ? NULL : s;
-			break;
-		case LWM2_DBK_BUF:
-			snprintf(LWM2_DB_AT(j, c->off, char), c->len, "%s", s);
-			break;
-		case LWM2_DBK_REAL:
-			*LWM2_DB_AT(j, c->off, double) = v->null ? NAN : v->d;
-			break;
-		case LWM2_DBK_OPT:
-			*LWM2_DB_AT(j, c->has_off, bool) = !v->null;
-			*LWM2_DB_AT(j, c->off, double) = v->null ? 0 : v->d;
-			break;
-		case LWM2_DBK_RULES:
-			*LWM2_DB_AT(j, c->off, uint64_t) = lwm2_db_rules_bits(v->null ? "" : s);
-			break;
-		}
+		lwm2_db_value_set(
+		    j, c, &(struct lwm2_db_value){.null = v->null, .i = v->i, .d = v->d, .s = s});
 	}
 }
 
@@ -1070,66 +1164,75 @@ static int select_params(const struct lwm2_db_select *sel, size_t nusers, bool w
 	return 0;
 }
 
+/* st run with its parameters p, each row fetched into r (its text
+ * buffers grown to fit) to row (0: go on; else its value is returned).
+ * 0, or -1 with err. */
+static int fetch_rows(struct lwm2_db_maria *db, MYSQL_STMT *st, MYSQL_BIND *p, struct reader *r,
+                      int (*row)(void *arg, struct reader *r), void *arg, char *err, size_t errlen)
+{
+	int rc, f;
+
+	if (mysql_stmt_bind_param(st, p) || mysql_stmt_execute(st) ||
+	    mysql_stmt_bind_result(st, r->b))
+		return stmt_fail(db, st, "read the jobs", err, errlen);
+	while ((f = mysql_stmt_fetch(st)) == 0 || f == MYSQL_DATA_TRUNCATED) {
+		if (f == MYSQL_DATA_TRUNCATED && reader_refetch(r, st) < 0)
+			return stmt_fail(db, st, "read the jobs", err, errlen);
+		if ((rc = row(arg, r)) != 0)
+			return rc;
+	}
+	return f == MYSQL_NO_DATA ? 0 : stmt_fail(db, st, "read the jobs", err, errlen);
+}
+
+static int jobs_row(void *arg, struct reader *r)
+{
+	struct lwm2_db_jobs_read *jr = arg;
+	size_t ncol = lwm2_db_ncolumns;
+	int rc;
+
+	row_of(r, jr->j);
+	if (jr->sel->metric >= 0 && !r->v[ncol].null) {
+		struct lwm2_metric_stat *m = &jr->j->scope.stat[jr->sel->metric];
+
+		m->n = (uint64_t)r->v[ncol].i;
+		m->min = r->v[ncol + 1].d;
+		m->avg = r->v[ncol + 2].d;
+		m->max = r->v[ncol + 3].d;
+	}
+	if ((rc = jr->fn(jr->arg, jr->j)) < 0)
+		lwm2_errprintf(0, jr->err, jr->errlen, "%s", strerror(ENOMEM));
+	return rc;
+}
+
 static int my_jobs(struct lwm2_db *base, const struct lwm2_db_select *sel,
                    int (*fn)(void *arg, const struct lwm2_jobrow *j), void *arg, char *err,
                    size_t errlen)
 {
 	struct lwm2_db_maria *db = (struct lwm2_db_maria *)base;
 	size_t nusers;
-	char *sql =
-	    lwm2_db_jobs_sql(sel, sel->metric >= 0 ? db->metric_id[sel->metric] : -1, &nusers);
+	char *sql = lwm2_db_jobs_sql(sel, sel->metric >= 0 ? db->metric_id[sel->metric] : -1,
+	                             db->schema, &nusers);
 	size_t ncol = lwm2_db_ncolumns;
-	struct lwm2_jobrow *j = malloc(sizeof(*j));
+	struct lwm2_db_jobs_read jr = {sel, malloc(sizeof(*jr.j)), fn, arg, err, errlen};
 	struct select_params sp = {0};
 	struct reader *r = calloc(1, sizeof(*r));
 	MYSQL_STMT *st = NULL;
-	int rc = 0, f;
+	int rc = -1;
 
-	if (!sql || !j || !r || select_params(sel, nusers, false, &sp) < 0 ||
+	if (!sql || !jr.j || !r || select_params(sel, nusers, false, &sp) < 0 ||
 	    ncol + 4 > sizeof(r->b) / sizeof(r->b[0]) ||
 	    reader_bind(r, ncol, sel->metric >= 0) < 0) {
-		snprintf(err, errlen, "%s", strerror(ENOMEM));
-		rc = -1;
+		lwm2_errprintf(0, err, errlen, "%s", strerror(ENOMEM));
 		goto done;
 	}
-	if (prepare(db, sql, &st, err, errlen) < 0) {
-		rc = -1;
+	if (prepare(db, sql, &st, err, errlen) < 0)
 		goto done;
-	}
-	if (mysql_stmt_bind_param(st, sp.b) || mysql_stmt_execute(st) ||
-	    mysql_stmt_bind_result(st, r->b)) {
-		rc = stmt_fail(db, st, "read the jobs", err, errlen);
-		goto done;
-	}
-	while ((f = mysql_stmt_fetch(st)) == 0 || f == MYSQL_DATA_TRUNCATED) {
-		if (f == MYSQL_DATA_TRUNCATED && reader_refetch(r, st) < 0) {
-			rc = stmt_fail(db, st, "read the jobs", err, errlen);
-			goto done;
-		}
-		row_of(r, j);
-		if (sel->metric >= 0 && !r->v[ncol].null) {
-			struct lwm2_metric_stat *m = &j->scope.stat[sel->metric];
-
-			m->n = (uint64_t)r->v[ncol].i;
-			m->min = r->v[ncol + 1].d;
-			m->avg = r->v[ncol + 2].d;
-			m->max = r->v[ncol + 3].d;
-		}
-		if ((rc = fn(arg, j)) != 0)
-			break;
-	}
-	if (rc == 0 && f != MYSQL_NO_DATA)
-		rc = stmt_fail(db, st, "read the jobs", err, errlen);
-	else if (rc < 0)
-		snprintf(err, errlen, "%s", strerror(ENOMEM));
+	rc = fetch_rows(db, st, sp.b, r, jobs_row, &jr, err, errlen);
 done:
-	if (st)
-		mysql_stmt_close(st);
-	if (r)
-		reader_free(r);
-	free(r);
+	stmt_close(st);
+	reader_free(r);
 	free(sql);
-	free(j);
+	free(jr.j);
 	select_params_free(&sp);
 	return rc;
 }
@@ -1140,31 +1243,32 @@ static int my_texts(struct lwm2_db *base, const struct lwm2_db_select *sel, bool
 {
 	struct lwm2_db_maria *db = (struct lwm2_db_maria *)base;
 	size_t nusers;
-	char *sql = lwm2_db_lines_sql(sel, want_grid, db->schema >= 2, &nusers);
+	char *sql = lwm2_db_lines_sql(sel, want_grid, db->schema, &nusers);
 	struct select_params sp = {0};
-	MYSQL_BIND r[4];
-	unsigned long len[4] = {0};
-	long long id = 0, cut = 0;
-	my_bool null[4] = {0}, error[4] = {0};
+	MYSQL_BIND r[5];
+	unsigned long len[5] = {0};
+	long long id = 0, cut = 0, dict = 0;
+	my_bool null[5] = {0}, error[5] = {0};
 	char *buf[2] = {NULL, NULL};
 	size_t cap[2] = {0, 0};
 	MYSQL_STMT *st = NULL;
 	int rc = 0, f;
 
 	if (!sql || select_params(sel, nusers, true, &sp) < 0) {
-		snprintf(err, errlen, "%s", strerror(ENOMEM));
+		lwm2_errprintf(0, err, errlen, "%s", strerror(ENOMEM));
 		rc = -1;
 		goto done;
 	}
 	memset(r, 0, sizeof(r));
-	for (int i = 0; i < 4; i++) {
+	for (int i = 0; i < 5; i++) {
 		r[i].is_null = &null[i];
 		r[i].error = &error[i];
 		r[i].length = &len[i];
-		r[i].buffer_type = i < 2 ? MYSQL_TYPE_LONGLONG : MYSQL_TYPE_BLOB;
+		r[i].buffer_type = i < 2 || i == 4 ? MYSQL_TYPE_LONGLONG : MYSQL_TYPE_BLOB;
 	}
 	r[0].buffer = &id;
 	r[1].buffer = &cut;
+	r[4].buffer = &dict;
 	if (prepare(db, sql, &st, err, errlen) < 0) {
 		rc = -1;
 		goto done;
@@ -1185,7 +1289,7 @@ static int my_texts(struct lwm2_db *base, const struct lwm2_db_select *sel, bool
 				char *t = realloc(buf[i], len[2 + i]);
 
 				if (!t) {
-					snprintf(err, errlen, "%s", strerror(ENOMEM));
+					lwm2_errprintf(0, err, errlen, "%s", strerror(ENOMEM));
 					rc = -1;
 					goto done;
 				}
@@ -1208,6 +1312,7 @@ static int my_texts(struct lwm2_db *base, const struct lwm2_db_select *sel, bool
 		    .line_len = null[2] ? 0 : len[2],
 		    .grid = null[3] ? NULL : buf[1],
 		    .grid_len = null[3] ? 0 : len[3],
+		    .dict = null[4] ? 0 : dict,
 		};
 
 		if ((rc = fn(arg, &t)) != 0)
@@ -1216,8 +1321,7 @@ static int my_texts(struct lwm2_db *base, const struct lwm2_db_select *sel, bool
 	if (rc == 0 && f != MYSQL_NO_DATA)
 		rc = stmt_fail(db, st, "read the jobs' lines", err, errlen);
 done:
-	if (st)
-		mysql_stmt_close(st);
+	stmt_close(st);
 	free(buf[0]);
 	free(buf[1]);
 	free(sql);
@@ -1270,16 +1374,13 @@ static int my_check(struct lwm2_db *base, FILE *out, char *err, size_t errlen)
 			bad |= strcmp(row[2], "error") == 0 || strcmp(row[2], "status") == 0;
 		}
 	mysql_free_result(res);
-	if (!bad)
-		fprintf(out, "integrity: ok\n");
-	fprintf(out, "schema: %d (this lwm2: %d)\n", db->schema, LWM2_DB_SCHEMA);
+	lwm2_db_check_head(out, bad, db->schema);
 	if (mysql_query(db->h, "SELECT count(*), min(end_time), max(end_time), sum(has_digest) "
 	                       "FROM job") ||
 	    !(res = mysql_store_result(db->h)))
 		return fail(db, "count the jobs", err, errlen);
 	if ((row = mysql_fetch_row(res)))
-		fprintf(out, "jobs: %lld (%lld with a digest), ended from %lld to %lld\n",
-		        num(row[0]), num(row[3]), num(row[1]), num(row[2]));
+		lwm2_db_check_jobs(out, num(row[0]), num(row[3]), num(row[1]), num(row[2]));
 	mysql_free_result(res);
 	return bad;
 }
@@ -1291,6 +1392,7 @@ static int my_forget(struct lwm2_db *base, int64_t before, unsigned long *remove
 	static const char *const sql[] = {
 	    "DELETE m FROM job_metric m JOIN job ON job.id = m.job WHERE job.end_time < ?",
 	    "DELETE t FROM job_text t JOIN job ON job.id = t.job WHERE job.end_time < ?",
+	    "DELETE n FROM job_node n JOIN job ON job.id = n.job WHERE job.end_time < ?",
 	    "DELETE FROM job WHERE end_time < ?",
 	};
 	long long t = before;
@@ -1298,27 +1400,24 @@ static int my_forget(struct lwm2_db *base, int64_t before, unsigned long *remove
 	MYSQL_STMT *st = NULL;
 
 	*removed = 0;
-	if (my_begin(&db->base, err, errlen) < 0)
+	if (lwm2_db_begin(&db->base, err, errlen) < 0)
 		return -1;
-	memset(&p, 0, sizeof(p));
-	p.buffer_type = MYSQL_TYPE_LONGLONG;
-	p.buffer = &t;
-	for (size_t i = 0; i < 3; i++) {
+	bind_i64(&p, &t);
+	for (size_t i = 0; i < sizeof(sql) / sizeof(sql[0]); i++) {
 		if (prepare(db, sql[i], &st, err, errlen) < 0)
 			goto fail;
 		if (mysql_stmt_bind_param(st, &p) || mysql_stmt_execute(st)) {
 			stmt_fail(db, st, "remove old jobs", err, errlen);
 			goto fail;
 		}
-		if (i == 2)
+		if (i == sizeof(sql) / sizeof(sql[0]) - 1)
 			*removed = (unsigned long)mysql_stmt_affected_rows(st);
 		mysql_stmt_close(st);
 		st = NULL;
 	}
 	return my_commit(&db->base, err, errlen);
 fail:
-	if (st)
-		mysql_stmt_close(st);
+	stmt_close(st);
 	my_rollback(&db->base);
 	*removed = 0;
 	return -1;
@@ -1327,13 +1426,8 @@ fail:
 /* InnoDB rebuilds the tables (OPTIMIZE: "doing recreate + analyze"). */
 static int my_vacuum(struct lwm2_db *base, char *err, size_t errlen)
 {
-	struct lwm2_db_maria *db = (struct lwm2_db_maria *)base;
-
-	if (!db->writable) {
-		snprintf(err, errlen, "%s is open for reading only", db->where);
-		return -1;
-	}
-	return exec(db, "OPTIMIZE TABLE job, job_metric, metric, lwm2_meta", err, errlen);
+	return exec((struct lwm2_db_maria *)base,
+	            "OPTIMIZE TABLE job, job_metric, metric, lwm2_meta", err, errlen);
 }
 
 /* ------------------------------------------------------------ summaries */
@@ -1345,8 +1439,7 @@ static MYSQL_STMT *run_days(struct lwm2_db_maria *db, const char *sql, MYSQL_BIN
 	MYSQL_STMT *st = NULL;
 
 	if (prepare(db, sql, &st, err, errlen) < 0) {
-		if (st)
-			mysql_stmt_close(st);
+		stmt_close(st);
 		return NULL;
 	}
 	if (mysql_stmt_bind_param(st, p) || mysql_stmt_execute(st) ||
@@ -1383,22 +1476,6 @@ static int reader_days(struct reader *r, size_t n, size_t first)
 	return 0;
 }
 
-static void bind_i64(MYSQL_BIND *b, long long *v)
-{
-	memset(b, 0, sizeof(*b));
-	b->buffer_type = MYSQL_TYPE_LONGLONG;
-	b->buffer = v;
-}
-
-static void bind_bytes(MYSQL_BIND *b, const void *s, size_t n, unsigned long *len)
-{
-	memset(b, 0, sizeof(*b));
-	b->buffer_type = MYSQL_TYPE_BLOB;
-	b->buffer = (void *)(uintptr_t)s;
-	*len = (unsigned long)n;
-	b->length = len;
-}
-
 static int my_days(struct lwm2_db *base, int64_t d0, int64_t d1, struct lwm2_db_day **out,
                    size_t *n, char *err, size_t errlen)
 {
@@ -1415,27 +1492,18 @@ static int my_days(struct lwm2_db *base, int64_t d0, int64_t d1, struct lwm2_db_
 	bind_i64(&p[0], &lim[0]);
 	bind_i64(&p[1], &lim[1]);
 	if (!r || reader_days(r, 2, 2) < 0) {
-		snprintf(err, errlen, "%s", strerror(ENOMEM));
+		lwm2_errprintf(0, err, errlen, "%s", strerror(ENOMEM));
 		goto done;
 	}
 	st = run_days(db, "SELECT day, summarized FROM day WHERE day BETWEEN ? AND ? ORDER BY day",
 	              p, r, "read the days", err, errlen);
 	if (!st)
 		goto done;
-	while ((f = mysql_stmt_fetch(st)) == 0) {
-		if (*n == cap) {
-			struct lwm2_db_day *nd =
-			    realloc(*out, (cap = cap ? 2 * cap : 64) * sizeof(*nd));
-
-			if (!nd) {
-				snprintf(err, errlen, "%s", strerror(ENOMEM));
-				goto done;
-			}
-			*out = nd;
+	while ((f = mysql_stmt_fetch(st)) == 0)
+		if (lwm2_db_day_add(out, n, &cap, (int64_t)r->v[0].i, r->v[1].i != 0) < 0) {
+			lwm2_errprintf(0, err, errlen, "%s", strerror(ENOMEM));
+			goto done;
 		}
-		(*out)[*n].day = (int64_t)r->v[0].i;
-		(*out)[(*n)++].summarized = r->v[1].i != 0;
-	}
 	if (f != MYSQL_NO_DATA)
 		stmt_fail(db, st, "read the days", err, errlen);
 	else
@@ -1446,11 +1514,8 @@ done:
 		*out = NULL;
 		*n = 0;
 	}
-	if (st)
-		mysql_stmt_close(st);
-	if (r)
-		reader_free(r);
-	free(r);
+	stmt_close(st);
+	reader_free(r);
 	return rc;
 }
 
@@ -1471,7 +1536,7 @@ static int my_summary_read(struct lwm2_db *base, const char *dim, int64_t d0, in
 	bind_i64(&p[1], &lim[0]);
 	bind_i64(&p[2], &lim[1]);
 	if (!r || reader_days(r, 3, 1) < 0) {
-		snprintf(err, errlen, "%s", strerror(ENOMEM));
+		lwm2_errprintf(0, err, errlen, "%s", strerror(ENOMEM));
 		rc = -1;
 		goto done;
 	}
@@ -1491,17 +1556,97 @@ static int my_summary_read(struct lwm2_db *base, const char *dim, int64_t d0, in
 			break;
 	}
 	if (rc < 0)
-		snprintf(err, errlen, "%s: a summary that cannot be read", db->where);
+		lwm2_errprintf(0, err, errlen, "%s: a summary that cannot be read", db->where);
 	else if (!rc && f != MYSQL_NO_DATA)
 		rc = stmt_fail(db, st, "read the summaries", err, errlen);
 	else
 		rc = 0;
 done:
-	if (st)
-		mysql_stmt_close(st);
-	if (r)
+	stmt_close(st);
+	reader_free(r);
+	return rc;
+}
+
+/* A copy of a blob read into r's column i. */
+static void *blob_dup(const struct reader *r, size_t i, size_t *len)
+{
+	void *c;
+
+	*len = r->v[i].len;
+	if (!(c = malloc(*len ? *len : 1)))
+		return NULL;
+	return memcpy(c, r->text[i], *len);
+}
+
+static int my_dict_load(struct lwm2_db *base, struct lwm2_db_dict *d, char *err, size_t errlen)
+{
+	struct lwm2_db_maria *db = (struct lwm2_db_maria *)base;
+	long long id = d->id;
+	MYSQL_BIND p[1];
+	struct reader *r;
+	MYSQL_STMT *st = NULL;
+	int f, rc = -1;
+
+	if (db->schema < 4)
+		return 1;
+	if (!(r = malloc(sizeof(*r))) || reader_days(r, 3, 1) < 0) {
 		reader_free(r);
-	free(r);
+		return lwm2_errprintf(0, err, errlen, "%s", strerror(ENOMEM));
+	}
+	bind_i64(&p[0], &id);
+	st = run_days(db, "SELECT id, line, grid FROM text_dict WHERE id > ? ORDER BY id LIMIT 1",
+	              p, r, "read the lines' dictionary", err, errlen);
+	if (!st)
+		goto done;
+	f = mysql_stmt_fetch(st);
+	if (f == MYSQL_DATA_TRUNCATED && reader_refetch(r, st) < 0) {
+		stmt_fail(db, st, "read the lines' dictionary", err, errlen);
+		goto done;
+	}
+	if (f == MYSQL_NO_DATA) {
+		rc = 1;
+		goto done;
+	}
+	if (f != 0 && f != MYSQL_DATA_TRUNCATED) {
+		stmt_fail(db, st, "read the lines' dictionary", err, errlen);
+		goto done;
+	}
+	d->id = (int64_t)r->v[0].i;
+	d->line = blob_dup(r, 1, &d->line_len);
+	d->grid = r->v[2].null ? NULL : blob_dup(r, 2, &d->grid_len);
+	if (!d->line || (!r->v[2].null && !d->grid)) {
+		lwm2_db_dict_free(d);
+		lwm2_errprintf(0, err, errlen, "%s", strerror(ENOMEM));
+		goto done;
+	}
+	rc = 0;
+done:
+	stmt_close(st);
+	reader_free(r);
+	return rc;
+}
+
+static int my_dict_store(struct lwm2_db *base, struct lwm2_db_dict *d, char *err, size_t errlen)
+{
+	struct lwm2_db_maria *db = (struct lwm2_db_maria *)base;
+	MYSQL_STMT *st = NULL;
+	MYSQL_BIND p[2];
+	unsigned long l[2];
+	my_bool no_grid = !d->grid;
+	int rc = 0;
+
+	if (prepare(db, "INSERT INTO text_dict (line, grid) VALUES (?, ?)", &st, err, errlen) < 0) {
+		stmt_close(st);
+		return -1;
+	}
+	bind_bytes(&p[0], d->line, d->line_len, &l[0]);
+	bind_bytes(&p[1], d->grid, d->grid_len, &l[1]);
+	p[1].is_null = &no_grid;
+	if (mysql_stmt_bind_param(st, p) || mysql_stmt_execute(st))
+		rc = stmt_fail(db, st, "keep the lines' dictionary", err, errlen);
+	else
+		d->id = (int64_t)mysql_stmt_insert_id(st);
+	stmt_close(st);
 	return rc;
 }
 
@@ -1512,11 +1657,12 @@ static int my_summary_store(struct lwm2_db *base, int64_t day, const struct lwm2
 {
 	struct lwm2_db_maria *db = (struct lwm2_db_maria *)base;
 	MYSQL_STMT *del = NULL, *ins = NULL, *mark = NULL;
+	MYSQL_STMT **const all[] = {&del, &ins, &mark};
 	MYSQL_BIND p[4];
 	long long d = day;
 	unsigned long l[4];
 
-	if (my_begin(base, err, errlen) < 0)
+	if (lwm2_db_begin(base, err, errlen) < 0)
 		return -1;
 	if (prepare(db, "DELETE FROM summary WHERE dim = ? AND day = ?", &del, err, errlen) < 0 ||
 	    prepare(db, "INSERT INTO summary VALUES (?, ?, ?, ?)", &ins, err, errlen) < 0 ||
@@ -1547,24 +1693,85 @@ static int my_summary_store(struct lwm2_db *base, int64_t day, const struct lwm2
 		stmt_fail(db, mark, "keep a day's summaries", err, errlen);
 		goto fail;
 	}
-	mysql_stmt_close(del);
-	mysql_stmt_close(ins);
-	mysql_stmt_close(mark);
+	close_stmts(all, sizeof(all) / sizeof(all[0]));
 	return my_commit(base, err, errlen);
 fail:
-	if (del)
-		mysql_stmt_close(del);
-	if (ins)
-		mysql_stmt_close(ins);
-	if (mark)
-		mysql_stmt_close(mark);
+	close_stmts(all, sizeof(all) / sizeof(all[0]));
 	my_rollback(base);
 	return -1;
 }
 
-static bool my_writable(struct lwm2_db *base)
+struct select_read {
+	struct lwm2_db_value *v;
+	size_t ncol;
+	int (*fn)(void *arg, const struct lwm2_db_value *v);
+	void *arg;
+};
+
+static int select_row(void *arg, struct reader *r)
 {
-	return ((struct lwm2_db_maria *)base)->writable;
+	struct select_read *sr = arg;
+
+	for (size_t i = 0; i < sr->ncol; i++) {
+		const struct cell *c = &r->v[i];
+		char *s = r->text[i];
+
+		if (s)
+			s[c->null ? 0 : c->len < r->cap[i] ? c->len : r->cap[i] - 1] = '\0';
+		sr->v[i] = (struct lwm2_db_value){
+		    .null = c->null, .i = c->i, .d = c->d, .s = c->null ? NULL : s};
+	}
+	return sr->fn(sr->arg, sr->v);
+}
+
+/* A query of db_query.c, its parameters bound in order, each row's
+ * values by the columns' classes. */
+static int my_select(struct lwm2_db *base, const char *sql, const struct lwm2_db_param *p,
+                     size_t np, const enum lwm2_db_class *cls, size_t ncol,
+                     int (*fn)(void *arg, const struct lwm2_db_value *v), void *arg, char *err,
+                     size_t errlen)
+{
+	struct lwm2_db_maria *db = (struct lwm2_db_maria *)base;
+	MYSQL_BIND *pb = calloc(np ? np : 1, sizeof(*pb));
+	unsigned long *plen = calloc(np ? np : 1, sizeof(*plen));
+	long long *pnum = calloc(np ? np : 1, sizeof(*pnum));
+	struct lwm2_db_value *v = calloc(ncol ? ncol : 1, sizeof(*v));
+	struct reader *r = calloc(1, sizeof(*r));
+	MYSQL_STMT *st = NULL;
+	int rc = 0;
+
+	if (!pb || !plen || !pnum || !v || !r || ncol > sizeof(r->b) / sizeof(r->b[0]) ||
+	    reader_bind_classes(r, cls, ncol) < 0) {
+		rc = lwm2_errprintf(0, err, errlen, "%s", strerror(ENOMEM));
+		goto done;
+	}
+	for (size_t i = 0; i < np; i++) {
+		if (p[i].cls == LWM2_DBC_TEXT) {
+			pb[i].buffer_type = MYSQL_TYPE_STRING;
+			pb[i].buffer = (void *)(uintptr_t)p[i].s;
+			plen[i] = (unsigned long)strlen(p[i].s);
+			pb[i].length = &plen[i];
+		} else if (p[i].cls == LWM2_DBC_REAL) {
+			pb[i].buffer_type = MYSQL_TYPE_DOUBLE;
+			pb[i].buffer = (void *)(uintptr_t)&p[i].d;
+		} else {
+			pnum[i] = p[i].i;
+			pb[i].buffer_type = MYSQL_TYPE_LONGLONG;
+			pb[i].buffer = &pnum[i];
+		}
+	}
+	if ((rc = prepare(db, sql, &st, err, errlen)) < 0)
+		goto done;
+	rc = fetch_rows(db, st, pb, r, select_row, &(struct select_read){v, ncol, fn, arg}, err,
+	                errlen);
+done:
+	stmt_close(st);
+	reader_free(r);
+	free(v);
+	free(pnum);
+	free(plen);
+	free(pb);
+	return rc;
 }
 
 #define MY_BACKEND(scheme)                                                                         \
@@ -1574,8 +1781,8 @@ static bool my_writable(struct lwm2_db *base)
 		.meta_get = my_meta_get, .meta_set = my_meta_set, .jobs = my_jobs,                 \
 		.texts = my_texts, .check = my_check, .forget = my_forget, .vacuum = my_vacuum,    \
 		.days = my_days, .summary_read = my_summary_read,                                  \
-		.summary_store = my_summary_store, .writable = my_writable,                        \
-		.patience = my_patience, .busy = my_busy,                                          \
+		.summary_store = my_summary_store, .patience = my_patience, .busy = my_busy,       \
+		.dict_load = my_dict_load, .dict_store = my_dict_store, .select = my_select,       \
 	}
 
 #else /* !HAVE_MARIADB */
@@ -1583,10 +1790,11 @@ static bool my_writable(struct lwm2_db *base)
 static struct lwm2_db *my_open(const char *url, enum lwm2_db_mode mode, char *err, size_t errlen)
 {
 	(void)mode;
-	snprintf(err, errlen,
-	         "couldn't open the database %.*s...: this lwm2 was built without MariaDB/MySQL "
-	         "(libmariadb-dev)",
-	         (int)strcspn(url, "@/"), url);
+	lwm2_errprintf(
+	    0, err, errlen,
+	    "couldn't open the database %.*s...: this lwm2 was built without MariaDB/MySQL "
+	    "(libmariadb-dev)",
+	    (int)strcspn(url, "@/"), url);
 	return NULL;
 }
 

@@ -22,18 +22,21 @@
 
 #include "db_internal.h"
 #include "grow.h"
+#include "hostlist.h"
 #include "lwm2_render.h"
+#include "errmsg.h"
 
 struct lwm2_db_sqlite {
 	struct lwm2_db base; /* first: the backend's table */
 	sqlite3 *h;
 	char *path;
-	bool writable;
 	int schema; /* the file's schema version */
 	sqlite3_stmt *insert, *insert_metric, *insert_day, *insert_text, *insert_known_text,
-	    *meta_get, *meta_set;
+	    *insert_node, *meta_get, *meta_set, *dict_get;
 	int64_t metric_id[LWM2_NMETRICS]; /* job_metric's ids of lwm2_metric_ids */
 };
+
+#define META_GET_SQL "SELECT value FROM lwm2_meta WHERE key = ?1"
 
 /* How long a writer waits for another one (jobcomp/lwm2's follow and an
  * import at the same time) before it gives up for now. */
@@ -45,8 +48,8 @@ static int sq_meta_get(struct lwm2_db *base, const char *key, char *buf, size_t 
 
 static int fail(struct lwm2_db_sqlite *db, const char *what, char *err, size_t errlen)
 {
-	snprintf(err, errlen, "couldn't %s in %s: %s", what, db->path, sqlite3_errmsg(db->h));
-	return -1;
+	return lwm2_errprintf(0, err, errlen, "couldn't %s in %s: %s", what, db->path,
+	                      sqlite3_errmsg(db->h));
 }
 
 static int exec(struct lwm2_db_sqlite *db, const char *sql, char *err, size_t errlen)
@@ -54,26 +57,32 @@ static int exec(struct lwm2_db_sqlite *db, const char *sql, char *err, size_t er
 	char *msg = NULL;
 
 	if (sqlite3_exec(db->h, sql, NULL, NULL, &msg) != SQLITE_OK) {
-		snprintf(err, errlen, "%s: %s", db->path, msg ? msg : sqlite3_errmsg(db->h));
+		lwm2_errprintf(0, err, errlen, "%s: %s", db->path,
+		               msg ? msg : sqlite3_errmsg(db->h));
 		sqlite3_free(msg);
 		return -1;
 	}
 	return 0;
 }
 
+/* A statement to run once: 0, or -1 with err (couldn't what). */
+static int query(struct lwm2_db_sqlite *db, const char *sql, sqlite3_stmt **st, const char *what,
+                 char *err, size_t errlen)
+{
+	if (sqlite3_prepare_v2(db->h, sql, -1, st, NULL) != SQLITE_OK)
+		return fail(db, what, err, errlen);
+	return 0;
+}
+
 static const char *sql_type(enum lwm2_db_kind k)
 {
-	switch (k) {
-	case LWM2_DBK_I64:
-	case LWM2_DBK_U32:
-	case LWM2_DBK_BOOL:
-		return "INTEGER";
-	case LWM2_DBK_REAL:
-	case LWM2_DBK_OPT:
-		return "REAL";
-	default:
-		return "TEXT";
-	}
+	static const char *const types[] = {
+	    [LWM2_DBC_INT] = "INTEGER",
+	    [LWM2_DBC_REAL] = "REAL",
+	    [LWM2_DBC_TEXT] = "TEXT",
+	};
+
+	return types[lwm2_db_class_of(k)];
 }
 
 /* Schema 2: each job's log line (db_text.c). */
@@ -81,7 +90,47 @@ static const char *sql_type(enum lwm2_db_kind k)
 	"CREATE TABLE job_text (job INTEGER PRIMARY KEY, cut INTEGER NOT NULL, line BLOB NOT "     \
 	"NULL, grid BLOB);\n"
 
-/* The schema of version 2.  The job's identity is its cluster, id,
+/* Schema 4: the lines' dictionaries (db_text.c), and each line's. */
+#define TEXT_DICT_SQL                                                                              \
+	"CREATE TABLE IF NOT EXISTS text_dict (id INTEGER PRIMARY KEY, line BLOB NOT NULL, grid "  \
+	"BLOB);\n"                                                                                 \
+	"ALTER TABLE job_text ADD COLUMN dict INTEGER;\n"                                          \
+	"UPDATE lwm2_meta SET value = '4' WHERE key = 'schema_version';\n"
+
+/* Schema 5: the nodes each job ran on (a row per node, from the job's
+ * host list: the portal's node pages), and indexes that hold what the
+ * portal counts, sums, groups and sorts by, so that its questions over a
+ * month of millions of jobs read index entries and not rows: one over
+ * the period with the figures, ids and texts, and the indexes of a
+ * user's, an account's, an application's (and now a partition's) jobs
+ * over time with the core-hours and the shares the groups weigh, which
+ * give the groups in order without a sort. */
+#define SCHEMA5_SQL                                                                                \
+	"CREATE TABLE IF NOT EXISTS job_node (node TEXT NOT NULL, job INTEGER NOT NULL, "          \
+	"PRIMARY KEY (node, job)) WITHOUT ROWID;\n"                                                \
+	"CREATE INDEX IF NOT EXISTS job_node_job ON job_node (job);\n"                             \
+	"CREATE INDEX IF NOT EXISTS job_end_figures ON job (end_time, core_hours, mpi_pct, "       \
+	"io_pct, threads_per_core, cpi, job_id, start, user_name, account, app, partition_name, "  \
+	"state, cluster);\n"                                                                       \
+	"DROP INDEX IF EXISTS job_user_end;\n"                                                     \
+	"DROP INDEX IF EXISTS job_account_end;\n"                                                  \
+	"DROP INDEX IF EXISTS job_app_end;\n"                                                      \
+	"CREATE INDEX IF NOT EXISTS job_user_end_shares ON job (user_name, end_time, core_hours, " \
+	"mpi_pct, io_pct);\n"                                                                      \
+	"CREATE INDEX IF NOT EXISTS job_account_end_shares ON job (account, end_time, "            \
+	"core_hours, "                                                                             \
+	"mpi_pct, io_pct);\n"                                                                      \
+	"CREATE INDEX IF NOT EXISTS job_app_end_shares ON job (app, end_time, core_hours, "        \
+	"mpi_pct, "                                                                                \
+	"io_pct);\n"                                                                               \
+	"CREATE INDEX IF NOT EXISTS job_partition_end_shares ON job (partition_name, end_time, "   \
+	"core_hours, mpi_pct, io_pct);\n"                                                          \
+	"UPDATE lwm2_meta SET value = '5' WHERE key = 'schema_version';\n"
+
+/* The most nodes of one job that get a row of job_node. */
+#define NODES_MAX 100000
+
+/* The schema of this build.  The job's identity is its cluster, id,
  * submit and start times: a requeued job runs again under its id with a
  * new start.  The indexes serve the questions asked most: a window of
  * time, one user's or account's jobs in it, one application's history. */
@@ -112,6 +161,7 @@ static int create_schema(struct lwm2_db_sqlite *db, char *err, size_t errlen)
 	    "summarized INTEGER NOT NULL);\n"
 	    "CREATE TABLE summary (day INTEGER NOT NULL, dim TEXT NOT NULL, name TEXT NOT "
 	    "NULL, data BLOB NOT NULL, PRIMARY KEY (dim, day, name)) WITHOUT ROWID;\n" JOB_TEXT_SQL
+	        TEXT_DICT_SQL SCHEMA5_SQL
 	    "INSERT INTO lwm2_meta VALUES ('schema_version', '%d');\n",
 	    LWM2_DB_SCHEMA);
 	return exec(db, sql, err, errlen);
@@ -123,9 +173,9 @@ static int metric_ids(struct lwm2_db_sqlite *db, char *err, size_t errlen)
 {
 	sqlite3_stmt *st = NULL;
 
-	if (sqlite3_prepare_v2(db->h, "SELECT id FROM metric WHERE name = ?1", -1, &st, NULL) !=
-	    SQLITE_OK)
-		return fail(db, "read the metrics' names", err, errlen);
+	if (query(db, "SELECT id FROM metric WHERE name = ?1", &st, "read the metrics' names", err,
+	          errlen) < 0)
+		return -1;
 	for (size_t k = 0; k < LWM2_NMETRICS; k++) {
 		sqlite3_reset(st);
 		sqlite3_bind_text(st, 1, lwm2_metric_ids[k], -1, SQLITE_STATIC);
@@ -136,43 +186,143 @@ static int metric_ids(struct lwm2_db_sqlite *db, char *err, size_t errlen)
 	return 0;
 }
 
+struct node_rows {
+	struct lwm2_db_sqlite *db;
+	sqlite3_stmt *st;
+	int64_t job;
+};
+
+static int node_row(void *arg, const char *name)
+{
+	struct node_rows *nr = arg;
+
+	sqlite3_reset(nr->st);
+	sqlite3_bind_text(nr->st, 1, name, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_int64(nr->st, 2, nr->job);
+	return sqlite3_step(nr->st) == SQLITE_DONE ? 0 : -2;
+}
+
+/* The rows of job_node of job (its row id) from its host list.  A list
+ * that is not one adds what it could; 0, or -1 with err. */
+static int add_nodes(struct lwm2_db_sqlite *db, sqlite3_stmt *st, int64_t job, const char *nodes,
+                     char *err, size_t errlen)
+{
+	struct node_rows nr = {db, st, job};
+
+	if (lwm2_hostlist_each(nodes, NODES_MAX, node_row, &nr) == -2)
+		return fail(db, "add a job's nodes", err, errlen);
+	return 0;
+}
+
+/* 4 to 5: job_node and the portal's index, job_node filled from the
+ * host lists of the jobs there are. */
+static int migrate_4_to_5(struct lwm2_db_sqlite *db, char *err, size_t errlen)
+{
+	sqlite3_stmt *jobs = NULL, *ins = NULL;
+	int rc = -1, step;
+
+	if (exec(db, SCHEMA5_SQL, err, errlen) < 0 ||
+	    query(db, "SELECT id, nodes FROM job WHERE nodes IS NOT NULL", &jobs, "read the jobs",
+	          err, errlen) < 0 ||
+	    query(db, "INSERT OR IGNORE INTO job_node (node, job) VALUES (?1, ?2)", &ins,
+	          "add the jobs' nodes", err, errlen) < 0)
+		goto done;
+	while ((step = sqlite3_step(jobs)) == SQLITE_ROW)
+		if (add_nodes(db, ins, sqlite3_column_int64(jobs, 0),
+		              (const char *)sqlite3_column_text(jobs, 1), err, errlen) < 0)
+			goto done;
+	if (step != SQLITE_DONE) {
+		fail(db, "read the jobs", err, errlen);
+		goto done;
+	}
+	rc = 0;
+done:
+	sqlite3_finalize(jobs);
+	sqlite3_finalize(ins);
+	return rc;
+}
+
+/* 5 to 6 adds the columns after LWM2_DB_COLUMNS_V3 (the main processor),
+ * NULL in the rows there are until their log is imported again. */
+static int migrate_5_to_6(struct lwm2_db_sqlite *db, char *err, size_t errlen)
+{
+	char sql[1024];
+	size_t k = 0;
+
+	for (size_t i = LWM2_DB_COLUMNS_V3; i < lwm2_db_ncolumns; i++)
+		k += (size_t)snprintf(sql + k, sizeof(sql) - k, "ALTER TABLE job ADD COLUMN %s %s;",
+		                      lwm2_db_columns[i].name, sql_type(lwm2_db_columns[i].kind));
+	snprintf(sql + k, sizeof(sql) - k,
+	         "UPDATE lwm2_meta SET value = '6' WHERE key = 'schema_version';");
+	return exec(db, sql, err, errlen);
+}
+
 /* Made where new, refused where newer than this build (read-only then),
  * and (later versions) migrated forward in place. */
 static int ready_schema(struct lwm2_db_sqlite *db, char *err, size_t errlen)
 {
 	char v[32];
 
-	if (db->writable && exec(db,
-	                         "BEGIN IMMEDIATE;"
-	                         "CREATE TABLE IF NOT EXISTS lwm2_meta (key TEXT PRIMARY KEY, "
-	                         "value TEXT NOT NULL);",
-	                         err, errlen) < 0)
+	if (db->base.writable && exec(db,
+	                              "BEGIN IMMEDIATE;"
+	                              "CREATE TABLE IF NOT EXISTS lwm2_meta (key TEXT PRIMARY KEY, "
+	                              "value TEXT NOT NULL);",
+	                              err, errlen) < 0)
 		return -1;
 	if (sq_meta_get(&db->base, "schema_version", v, sizeof(v), err, errlen) < 0)
 		goto fail;
-	db->schema = atoi(v);
-	if (!db->writable) {
-		if (!db->schema) {
-			snprintf(err, errlen, "%s is not an lwm2 database (no schema version)",
-			         db->path);
-			return -1;
-		}
+	db->schema = lwm2_db_schema_of(v);
+	if (!db->base.writable) {
+		if (!db->schema)
+			return lwm2_errprintf(0, err, errlen,
+			                      "%s is not an lwm2 database (no schema version)",
+			                      db->path);
 		return metric_ids(db, err, errlen);
 	}
 	if (db->schema > LWM2_DB_SCHEMA) {
-		snprintf(err, errlen,
-		         "%s has schema version %d, newer than this lwm2's %d: not writing to it "
-		         "(upgrade lwm2 where it writes)",
-		         db->path, db->schema, LWM2_DB_SCHEMA);
+		lwm2_db_schema_newer(db->path, db->schema, err, errlen);
 		goto fail;
 	}
-	if (!db->schema && create_schema(db, err, errlen) < 0)
-		goto fail;
+	if (!db->schema) {
+		if (create_schema(db, err, errlen) < 0)
+			goto fail;
+		db->schema = LWM2_DB_SCHEMA;
+	}
 	/* forward in place: 1 to 2 adds the jobs' lines (the rows of version
 	 * 1 have none until their log is imported again) */
-	if (db->schema == 1 &&
-	    exec(db, JOB_TEXT_SQL "UPDATE lwm2_meta SET value = '2' WHERE key = 'schema_version';",
-	         err, errlen) < 0)
+	if (db->schema == 1) {
+		if (exec(db,
+		         JOB_TEXT_SQL
+		         "UPDATE lwm2_meta SET value = '2' WHERE key = 'schema_version';",
+		         err, errlen) < 0)
+			goto fail;
+		db->schema = 2;
+	}
+	/* 2 to 3 adds the columns after LWM2_DB_COLUMNS_V2, NULL in the rows
+	 * there are */
+	if (db->schema == 2) {
+		char sql[1024];
+		size_t k = 0;
+
+		for (size_t i = LWM2_DB_COLUMNS_V2; i < LWM2_DB_COLUMNS_V3; i++)
+			k += (size_t)snprintf(
+			    sql + k, sizeof(sql) - k, "ALTER TABLE job ADD COLUMN %s %s;",
+			    lwm2_db_columns[i].name, sql_type(lwm2_db_columns[i].kind));
+		snprintf(sql + k, sizeof(sql) - k,
+		         "UPDATE lwm2_meta SET value = '3' WHERE key = 'schema_version';");
+		if (exec(db, sql, err, errlen) < 0)
+			goto fail;
+		db->schema = 3;
+	}
+	/* 3 to 4 the lines' dictionaries (the lines stored before keep none) */
+	if (db->schema == 3) {
+		if (exec(db, TEXT_DICT_SQL, err, errlen) < 0)
+			goto fail;
+		db->schema = 4;
+	}
+	if (db->schema == 4 && migrate_4_to_5(db, err, errlen) < 0)
+		goto fail;
+	if (db->schema <= 5 && migrate_5_to_6(db, err, errlen) < 0)
 		goto fail;
 	db->schema = LWM2_DB_SCHEMA;
 	/* the metrics this build knows, by name */
@@ -198,7 +348,7 @@ static int ready_schema(struct lwm2_db_sqlite *db, char *err, size_t errlen)
 	}
 	return exec(db, "COMMIT", err, errlen);
 fail:
-	if (db->writable)
+	if (db->base.writable)
 		sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
 	return -1;
 }
@@ -216,24 +366,29 @@ static int prepare_insert(struct lwm2_db_sqlite *db, char *err, size_t errlen)
 	char sql[4096];
 
 	lwm2_db_insert_sql(sql, sizeof(sql), "INSERT OR IGNORE INTO", "");
-	if (prepare(db, sql, &db->insert, err, errlen) < 0 ||
-	    prepare(db, "INSERT INTO job_metric VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-	            &db->insert_metric, err, errlen) < 0 ||
-	    prepare(db,
-	            "INSERT INTO day VALUES (?1, 1, 0) ON CONFLICT (day) DO UPDATE SET "
-	            "jobs = jobs + 1, summarized = 0",
-	            &db->insert_day, err, errlen) < 0 ||
-	    prepare(db, "INSERT INTO job_text VALUES (?1, ?2, ?3, ?4)", &db->insert_text, err,
-	            errlen) < 0 ||
-	    prepare(db,
-	            "INSERT OR IGNORE INTO job_text SELECT id, ?5, ?6, ?7 FROM job WHERE "
-	            "cluster IS ?1 AND job_id = ?2 AND submit = ?3 AND start = ?4",
-	            &db->insert_known_text, err, errlen) < 0 ||
-	    prepare(db,
-	            "INSERT INTO lwm2_meta VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET "
-	            "value = excluded.value",
-	            &db->meta_set, err, errlen) < 0)
-		return -1;
+	const struct {
+		const char *sql;
+		sqlite3_stmt **st;
+	} all[] = {
+	    {sql, &db->insert},
+	    {"INSERT INTO job_metric VALUES (?1, ?2, ?3, ?4, ?5, ?6)", &db->insert_metric},
+	    {"INSERT INTO day VALUES (?1, 1, 0) ON CONFLICT (day) DO UPDATE SET "
+	     "jobs = jobs + 1, summarized = 0",
+	     &db->insert_day},
+	    {"INSERT INTO job_text (job, cut, line, grid, dict) VALUES (?1, ?2, ?3, ?4, ?5)",
+	     &db->insert_text},
+	    {"INSERT OR IGNORE INTO job_text (job, cut, line, grid, dict) SELECT id, ?5, ?6, ?7, "
+	     "?8 FROM job WHERE cluster IS ?1 AND job_id = ?2 AND submit = ?3 AND start = ?4",
+	     &db->insert_known_text},
+	    {"INSERT INTO lwm2_meta VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET "
+	     "value = excluded.value",
+	     &db->meta_set},
+	    {"INSERT OR IGNORE INTO job_node (node, job) VALUES (?1, ?2)", &db->insert_node},
+	};
+
+	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+		if (prepare(db, all[i].sql, all[i].st, err, errlen) < 0)
+			return -1;
 	return 0;
 }
 
@@ -253,56 +408,67 @@ static struct lwm2_db *sq_open(const char *url, enum lwm2_db_mode mode, char *er
 	                                     : SQLITE_OPEN_READONLY;
 
 	if (!db || !(db->path = strdup(path))) {
-		snprintf(err, errlen, "couldn't open %s: %s", path, strerror(ENOMEM));
+		lwm2_errprintf(0, err, errlen, "couldn't open %s: %s", path, strerror(ENOMEM));
 		free(db);
 		return NULL;
 	}
+	db->base.where = db->path;
 	if (!*path || strstr(url, "://")) {
-		snprintf(err, errlen,
-		         "couldn't open the database \"%s\": want a file's path or "
-		         "sqlite:PATH",
-		         url);
+		lwm2_errprintf(0, err, errlen,
+		               "couldn't open the database \"%s\": want a file's path or "
+		               "sqlite:PATH",
+		               url);
+		goto fail;
+	}
+	/* Who sees what: the file holds every user's jobs, and its mode (its
+	 * owner's and group's, as the log) keeps it to the site's
+	 * administrators; a user reads their own jobs from Slurm accounting,
+	 * where slurmdbd applies PrivateData. */
+	if (mode == LWM2_DB_READ && access(path, R_OK) < 0 && errno == EACCES) {
+		lwm2_errprintf(EACCES, err, errlen,
+		               "couldn't open the database %s: %s" LWM2_DB_NOT_YOURS, path,
+		               strerror(EACCES));
 		goto fail;
 	}
 	if (mode != LWM2_DB_WRITE && stat(path, &sb) < 0) {
-		snprintf(err, errlen, "couldn't open the database %s: %s", path, strerror(errno));
+		lwm2_errprintf(0, err, errlen, "couldn't open the database %s: %s", path,
+		               strerror(errno));
 		goto fail;
 	}
-	db->writable = mode != LWM2_DB_READ;
+	db->base.writable = mode != LWM2_DB_READ;
 	/* the database holds every user's jobs: readable as the log is (its
 	 * owner and group), whatever the umask; SQLite gives its journal
 	 * files the database's mode */
-	if (db->writable && stat(path, &sb) < 0 && errno == ENOENT) {
+	if (db->base.writable && stat(path, &sb) < 0 && errno == ENOENT) {
 		int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0640);
 
 		if (fd >= 0)
 			close(fd);
 	}
 	if (sqlite3_open_v2(path, &db->h, flags | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
-		snprintf(err, errlen, "couldn't open the database %s: %s", path,
-		         db->h ? sqlite3_errmsg(db->h) : strerror(ENOMEM));
+		lwm2_errprintf(0, err, errlen, "couldn't open the database %s: %s", path,
+		               db->h ? sqlite3_errmsg(db->h) : strerror(ENOMEM));
 		goto fail;
 	}
 	sqlite3_busy_timeout(db->h, BUSY_MS);
 	/* WAL: readers never wait for the writer; NORMAL: a commit survives
 	 * a crash of the process, and the log holds what a power cut takes */
-	if (db->writable &&
+	if (db->base.writable &&
 	    exec(db, "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;", err, errlen) < 0)
 		goto fail;
-	if (prepare(db, "SELECT value FROM lwm2_meta WHERE key = ?1", &db->meta_get, err, errlen) <
-	        0 &&
-	    db->writable) {
+	if (prepare(db, META_GET_SQL, &db->meta_get, err, errlen) < 0 && db->base.writable) {
 		/* a new file: the table comes with the schema */
 		db->meta_get = NULL;
 	} else if (!db->meta_get) {
-		snprintf(err, errlen, "%s is not an lwm2 database", path);
+		lwm2_errprintf(0, err, errlen, "%s is not an lwm2 database", path);
 		goto fail;
 	}
 	if (ready_schema(db, err, errlen) < 0)
 		goto fail;
-	if (db->writable && prepare_insert(db, err, errlen) < 0)
+	if (db->base.writable && prepare_insert(db, err, errlen) < 0)
 		goto fail;
 	db->base.be = &lwm2_db_sqlite;
+	db->base.schema = db->schema;
 	return &db->base;
 fail:
 	sq_close(&db->base);
@@ -319,8 +485,10 @@ static void sq_close(struct lwm2_db *base)
 	sqlite3_finalize(db->insert_day);
 	sqlite3_finalize(db->insert_text);
 	sqlite3_finalize(db->insert_known_text);
+	sqlite3_finalize(db->insert_node);
 	sqlite3_finalize(db->meta_get);
 	sqlite3_finalize(db->meta_set);
+	sqlite3_finalize(db->dict_get);
 	sqlite3_close(db->h);
 	free(db->path);
 	free(db);
@@ -333,8 +501,7 @@ static int sq_meta_get(struct lwm2_db *base, const char *key, char *buf, size_t 
 	int rc;
 
 	buf[0] = '\0';
-	if (!db->meta_get && prepare(db, "SELECT value FROM lwm2_meta WHERE key = ?1",
-	                             &db->meta_get, err, errlen) < 0)
+	if (!db->meta_get && prepare(db, META_GET_SQL, &db->meta_get, err, errlen) < 0)
 		return -1;
 	sqlite3_reset(db->meta_get);
 	sqlite3_bind_text(db->meta_get, 1, key, -1, SQLITE_STATIC);
@@ -374,12 +541,7 @@ static bool sq_busy(struct lwm2_db *base)
 
 static int sq_begin(struct lwm2_db *base, char *err, size_t errlen)
 {
-	struct lwm2_db_sqlite *db = (struct lwm2_db_sqlite *)base;
-	if (!db->writable) {
-		snprintf(err, errlen, "%s is open for reading only", db->path);
-		return -1;
-	}
-	return exec(db, "BEGIN IMMEDIATE", err, errlen);
+	return exec((struct lwm2_db_sqlite *)base, "BEGIN IMMEDIATE", err, errlen);
 }
 
 static int sq_commit(struct lwm2_db *base, char *err, size_t errlen)
@@ -424,6 +586,11 @@ static int insert_text(struct lwm2_db_sqlite *db, const struct lwm2_jobrow *j,
 		sqlite3_bind_blob(st, p, t->grid, (int)t->grid_len, SQLITE_STATIC);
 	else
 		sqlite3_bind_null(st, p);
+	p++;
+	if (t->dict)
+		sqlite3_bind_int64(st, p, t->dict);
+	else
+		sqlite3_bind_null(st, p);
 	if (sqlite3_step(st) != SQLITE_DONE)
 		return fail(db, "add a job's line", err, errlen);
 	return 0;
@@ -434,58 +601,26 @@ static int sq_insert(struct lwm2_db *base, const struct lwm2_jobrow *j,
 {
 	struct lwm2_db_sqlite *db = (struct lwm2_db_sqlite *)base;
 	sqlite3_stmt *st = db->insert;
-	struct lwm2_jobrow *w = (struct lwm2_jobrow *)(uintptr_t)j; /* read only */
+	char rules[2048];
 	int64_t rowid;
 
 	sqlite3_reset(st);
 	for (size_t i = 0; i < lwm2_db_ncolumns; i++) {
 		const struct lwm2_db_column *c = &lwm2_db_columns[i];
 		int p = (int)i + 1;
-		double d;
+		struct lwm2_db_value v;
 
-		switch (c->kind) {
-		case LWM2_DBK_I64:
-			sqlite3_bind_int64(st, p, *LWM2_DB_AT(w, c->off, int64_t));
-			break;
-		case LWM2_DBK_U32:
-			sqlite3_bind_int64(st, p, *LWM2_DB_AT(w, c->off, uint32_t));
-			break;
-		case LWM2_DBK_BOOL:
-			sqlite3_bind_int(st, p, *LWM2_DB_AT(w, c->off, bool));
-			break;
-		case LWM2_DBK_STR: {
-			const char *s = *LWM2_DB_AT(w, c->off, const char *);
-
-			if (s)
-				sqlite3_bind_text(st, p, s, -1, SQLITE_STATIC);
-			else
-				sqlite3_bind_null(st, p);
-			break;
-		}
-		case LWM2_DBK_BUF:
-			sqlite3_bind_text(st, p, LWM2_DB_AT(w, c->off, char), -1, SQLITE_STATIC);
-			break;
-		case LWM2_DBK_REAL:
-			d = *LWM2_DB_AT(w, c->off, double);
-			if (isnan(d))
-				sqlite3_bind_null(st, p);
-			else
-				sqlite3_bind_double(st, p, d);
-			break;
-		case LWM2_DBK_OPT:
-			if (*LWM2_DB_AT(w, c->has_off, bool))
-				sqlite3_bind_double(st, p, *LWM2_DB_AT(w, c->off, double));
-			else
-				sqlite3_bind_null(st, p);
-			break;
-		case LWM2_DBK_RULES: {
-			char rules[2048];
-			size_t rl = lwm2_db_rules_text(*LWM2_DB_AT(w, c->off, uint64_t), rules,
-			                               sizeof(rules));
-
-			sqlite3_bind_text(st, p, rules, (int)rl, SQLITE_TRANSIENT);
-		} break;
-		}
+		lwm2_db_value_of(j, c, &v, rules, sizeof(rules));
+		if (v.null)
+			sqlite3_bind_null(st, p);
+		else if (lwm2_db_class_of(c->kind) == LWM2_DBC_INT)
+			sqlite3_bind_int64(st, p, v.i);
+		else if (lwm2_db_class_of(c->kind) == LWM2_DBC_REAL)
+			sqlite3_bind_double(st, p, v.d);
+		else /* rules[] would serve every RULES column: copied */
+			sqlite3_bind_text(st, p, v.s, (int)v.len,
+			                  c->kind == LWM2_DBK_RULES ? SQLITE_TRANSIENT
+			                                            : SQLITE_STATIC);
 	}
 	if (sqlite3_step(st) != SQLITE_DONE)
 		return fail(db, "add a job", err, errlen);
@@ -498,6 +633,8 @@ static int sq_insert(struct lwm2_db *base, const struct lwm2_jobrow *j,
 			return fail(db, "count the job's day", err, errlen);
 	}
 	if (text && text->line && insert_text(db, j, text, *added, rowid, err, errlen) < 0)
+		return -1;
+	if (*added && j->nodes && add_nodes(db, db->insert_node, rowid, j->nodes, err, errlen) < 0)
 		return -1;
 	if (!*added || !j->digest)
 		return 0;
@@ -527,39 +664,17 @@ static void row_of(sqlite3_stmt *st, struct lwm2_jobrow *j)
 	for (size_t i = 0; i < lwm2_db_ncolumns; i++) {
 		const struct lwm2_db_column *c = &lwm2_db_columns[i];
 		int p = (int)i;
-		bool null = sqlite3_column_type(st, p) == SQLITE_NULL;
-		const char *s;
+		struct lwm2_db_value v = {.null = sqlite3_column_type(st, p) == SQLITE_NULL};
 
-		switch (c->kind) {
-		case LWM2_DBK_I64:
-			*LWM2_DB_AT(j, c->off, int64_t) = sqlite3_column_int64(st, p);
-			break;
-		case LWM2_DBK_U32:
-			*LWM2_DB_AT(j, c->off, uint32_t) = (uint32_t)sqlite3_column_int64(st, p);
-			break;
-		case LWM2_DBK_BOOL:
-			*LWM2_DB_AT(j, c->off, bool) = sqlite3_column_int(st, p) != 0;
-			break;
-		case LWM2_DBK_STR:
-			*LWM2_DB_AT(j, c->off, const char *) =
-			    null ? NULL : (const char *)sqlite3_column_text(st, p);
-			break;
-		case LWM2_DBK_BUF:
-			s = (const char *)sqlite3_column_text(st, p);
-			snprintf(LWM2_DB_AT(j, c->off, char), c->len, "%s", s ? s : "");
-			break;
-		case LWM2_DBK_REAL:
-			*LWM2_DB_AT(j, c->off, double) = null ? NAN : sqlite3_column_double(st, p);
-			break;
-		case LWM2_DBK_OPT:
-			*LWM2_DB_AT(j, c->has_off, bool) = !null;
-			*LWM2_DB_AT(j, c->off, double) = null ? 0 : sqlite3_column_double(st, p);
-			break;
-		case LWM2_DBK_RULES:
-			*LWM2_DB_AT(j, c->off, uint64_t) =
-			    lwm2_db_rules_bits((const char *)sqlite3_column_text(st, p));
-			break;
-		}
+		/* only the getter of the column's class: another would convert
+		 * the value in place */
+		if (lwm2_db_class_of(c->kind) == LWM2_DBC_INT)
+			v.i = sqlite3_column_int64(st, p);
+		else if (lwm2_db_class_of(c->kind) == LWM2_DBC_REAL)
+			v.d = sqlite3_column_double(st, p);
+		else
+			v.s = (const char *)sqlite3_column_text(st, p);
+		lwm2_db_value_set(j, c, &v);
 	}
 }
 
@@ -580,53 +695,95 @@ static void bind_select(sqlite3_stmt *st, const struct lwm2_db_select *sel, size
 		sqlite3_bind_int64(st, p++, sel->job_ids[i]);
 }
 
+/* sql, a selection's query (NULL: out of memory), run with sel's
+ * parameters: each row to row (0: go on, else its value is returned). */
+static int select_rows(struct lwm2_db_sqlite *db, char *sql, const struct lwm2_db_select *sel,
+                       size_t nusers, bool with_ids, int (*row)(void *arg, sqlite3_stmt *st),
+                       void *arg, const char *what, char *err, size_t errlen)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = 0, step;
+
+	if (!sql)
+		return lwm2_errprintf(0, err, errlen, "%s", strerror(ENOMEM));
+	if ((rc = query(db, sql, &st, what, err, errlen)) < 0)
+		goto done;
+	bind_select(st, sel, nusers, with_ids);
+	while ((step = sqlite3_step(st)) == SQLITE_ROW)
+		if ((rc = row(arg, st)) != 0)
+			break;
+	if (rc == 0 && step != SQLITE_DONE)
+		rc = fail(db, what, err, errlen);
+done:
+	sqlite3_finalize(st);
+	free(sql);
+	return rc;
+}
+
+static int jobs_row(void *arg, sqlite3_stmt *st)
+{
+	struct lwm2_db_jobs_read *jr = arg;
+	int c = (int)lwm2_db_ncolumns, rc;
+
+	row_of(st, jr->j);
+	if (jr->sel->metric >= 0 && sqlite3_column_type(st, c) != SQLITE_NULL) {
+		struct lwm2_metric_stat *m = &jr->j->scope.stat[jr->sel->metric];
+
+		m->n = (uint64_t)sqlite3_column_int64(st, c);
+		m->min = sqlite3_column_double(st, c + 1);
+		m->avg = sqlite3_column_double(st, c + 2);
+		m->max = sqlite3_column_double(st, c + 3);
+	}
+	rc = jr->fn(jr->arg, jr->j);
+	if (rc < 0)
+		snprintf(jr->err, jr->errlen, "%s", strerror(ENOMEM));
+	return rc;
+}
+
 static int sq_jobs(struct lwm2_db *base, const struct lwm2_db_select *sel,
                    int (*fn)(void *arg, const struct lwm2_jobrow *j), void *arg, char *err,
                    size_t errlen)
 {
 	struct lwm2_db_sqlite *db = (struct lwm2_db_sqlite *)base;
 	size_t nusers;
-	char *sql =
-	    lwm2_db_jobs_sql(sel, sel->metric >= 0 ? db->metric_id[sel->metric] : -1, &nusers);
-	sqlite3_stmt *st = NULL;
-	int rc = 0, step;
-	struct lwm2_jobrow *j = malloc(sizeof(*j));
+	char *sql = lwm2_db_jobs_sql(sel, sel->metric >= 0 ? db->metric_id[sel->metric] : -1,
+	                             db->schema, &nusers);
+	struct lwm2_db_jobs_read jr = {.sel = sel,
+	                               .j = malloc(sizeof(*jr.j)),
+	                               .fn = fn,
+	                               .arg = arg,
+	                               .err = err,
+	                               .errlen = errlen};
+	int rc;
 
-	if (!sql || !j) {
-		snprintf(err, errlen, "%s", strerror(ENOMEM));
+	if (!jr.j) {
 		free(sql);
-		free(j);
-		return -1;
+		sql = NULL; /* out of memory, as select_rows says */
 	}
-	if (sqlite3_prepare_v2(db->h, sql, -1, &st, NULL) != SQLITE_OK) {
-		rc = fail(db, "read the jobs", err, errlen);
-		goto done;
-	}
-	bind_select(st, sel, nusers, false);
-	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-		row_of(st, j);
-		if (sel->metric >= 0 &&
-		    sqlite3_column_type(st, (int)lwm2_db_ncolumns) != SQLITE_NULL) {
-			struct lwm2_metric_stat *m = &j->scope.stat[sel->metric];
-			int c = (int)lwm2_db_ncolumns;
-
-			m->n = (uint64_t)sqlite3_column_int64(st, c);
-			m->min = sqlite3_column_double(st, c + 1);
-			m->avg = sqlite3_column_double(st, c + 2);
-			m->max = sqlite3_column_double(st, c + 3);
-		}
-		if ((rc = fn(arg, j)) != 0)
-			break;
-	}
-	if (rc == 0 && step != SQLITE_DONE)
-		rc = fail(db, "read the jobs", err, errlen);
-	else if (rc < 0)
-		snprintf(err, errlen, "%s", strerror(ENOMEM));
-done:
-	sqlite3_finalize(st);
-	free(sql);
-	free(j);
+	rc = select_rows(db, sql, sel, nusers, false, jobs_row, &jr, "read the jobs", err, errlen);
+	free(jr.j);
 	return rc;
+}
+
+struct texts_read {
+	int (*fn)(void *arg, const struct lwm2_db_text *t);
+	void *arg;
+};
+
+static int texts_row(void *arg, sqlite3_stmt *st)
+{
+	struct texts_read *tr = arg;
+	struct lwm2_db_text t = {
+	    .job = sqlite3_column_int64(st, 0),
+	    .cut = sqlite3_column_int64(st, 1),
+	    .line = sqlite3_column_blob(st, 2),
+	    .line_len = (size_t)sqlite3_column_bytes(st, 2),
+	    .grid = sqlite3_column_blob(st, 3),
+	    .grid_len = (size_t)sqlite3_column_bytes(st, 3),
+	    .dict = sqlite3_column_int64(st, 4),
+	};
+
+	return tr->fn(tr->arg, &t);
 }
 
 static int sq_texts(struct lwm2_db *base, const struct lwm2_db_select *sel, bool want_grid,
@@ -635,37 +792,129 @@ static int sq_texts(struct lwm2_db *base, const struct lwm2_db_select *sel, bool
 {
 	struct lwm2_db_sqlite *db = (struct lwm2_db_sqlite *)base;
 	size_t nusers;
-	char *sql = lwm2_db_lines_sql(sel, want_grid, db->schema >= 2, &nusers);
+	char *sql = lwm2_db_lines_sql(sel, want_grid, db->schema, &nusers);
+	struct texts_read tr = {.fn = fn, .arg = arg};
+
+	return select_rows(db, sql, sel, nusers, true, texts_row, &tr, "read the jobs' lines", err,
+	                   errlen);
+}
+
+static void *blob_dup(sqlite3_stmt *st, int col, size_t *len)
+{
+	const void *b = sqlite3_column_blob(st, col);
+	void *c;
+
+	*len = (size_t)sqlite3_column_bytes(st, col);
+	if (!b || !(c = malloc(*len ? *len : 1)))
+		return NULL;
+	return memcpy(c, b, *len);
+}
+
+static int sq_dict_load(struct lwm2_db *base, struct lwm2_db_dict *d, char *err, size_t errlen)
+{
+	struct lwm2_db_sqlite *db = (struct lwm2_db_sqlite *)base;
+	sqlite3_stmt *st = db->dict_get;
+	int rc;
+
+	if (db->schema < 4)
+		return 1;
+	if (!st &&
+	    prepare(db, "SELECT id, line, grid FROM text_dict WHERE id > ?1 ORDER BY id LIMIT 1",
+	            &db->dict_get, err, errlen) < 0)
+		return -1;
+	st = db->dict_get;
+	sqlite3_reset(st);
+	sqlite3_bind_int64(st, 1, d->id);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_DONE) {
+		sqlite3_reset(st);
+		return 1;
+	}
+	if (rc != SQLITE_ROW)
+		return fail(db, "read the lines' dictionary", err, errlen);
+	d->id = sqlite3_column_int64(st, 0);
+	d->line = blob_dup(st, 1, &d->line_len);
+	d->grid = sqlite3_column_type(st, 2) == SQLITE_NULL ? NULL : blob_dup(st, 2, &d->grid_len);
+	if (!d->line || (sqlite3_column_type(st, 2) != SQLITE_NULL && !d->grid)) {
+		sqlite3_reset(st);
+		lwm2_db_dict_free(d);
+		return lwm2_errprintf(0, err, errlen, "%s", strerror(ENOMEM));
+	}
+	sqlite3_reset(st);
+	return 0;
+}
+
+static int sq_dict_store(struct lwm2_db *base, struct lwm2_db_dict *d, char *err, size_t errlen)
+{
+	struct lwm2_db_sqlite *db = (struct lwm2_db_sqlite *)base;
+	sqlite3_stmt *st = NULL;
+
+	if (query(db, "INSERT INTO text_dict (line, grid) VALUES (?1, ?2)", &st,
+	          "keep the lines' dictionary", err, errlen) < 0)
+		return -1;
+	sqlite3_bind_blob(st, 1, d->line, (int)d->line_len, SQLITE_STATIC);
+	if (d->grid)
+		sqlite3_bind_blob(st, 2, d->grid, (int)d->grid_len, SQLITE_STATIC);
+	if (sqlite3_step(st) != SQLITE_DONE) {
+		fail(db, "keep the lines' dictionary", err, errlen);
+		sqlite3_finalize(st);
+		return -1;
+	}
+	sqlite3_finalize(st);
+	d->id = sqlite3_last_insert_rowid(db->h);
+	return 0;
+}
+
+/* A query of db_query.c, its parameters bound in order, each row's
+ * values by the columns' classes. */
+static int sq_select(struct lwm2_db *base, const char *sql, const struct lwm2_db_param *p,
+                     size_t np, const enum lwm2_db_class *cls, size_t ncol,
+                     int (*fn)(void *arg, const struct lwm2_db_value *v), void *arg, char *err,
+                     size_t errlen)
+{
+	struct lwm2_db_sqlite *db = (struct lwm2_db_sqlite *)base;
+	struct lwm2_db_value *v = calloc(ncol ? ncol : 1, sizeof(*v));
 	sqlite3_stmt *st = NULL;
 	int rc = 0, step;
 
-	if (!sql) {
-		snprintf(err, errlen, "%s", strerror(ENOMEM));
+	if (!v)
+		return lwm2_errprintf(0, err, errlen, "%s", strerror(ENOMEM));
+	if (query(db, sql, &st, "read the jobs", err, errlen) < 0) {
+		free(v);
 		return -1;
 	}
-	if (sqlite3_prepare_v2(db->h, sql, -1, &st, NULL) != SQLITE_OK) {
-		rc = fail(db, "read the jobs' lines", err, errlen);
-		goto done;
-	}
-	bind_select(st, sel, nusers, true);
-	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-		struct lwm2_db_text t = {
-		    .job = sqlite3_column_int64(st, 0),
-		    .cut = sqlite3_column_int64(st, 1),
-		    .line = sqlite3_column_blob(st, 2),
-		    .line_len = (size_t)sqlite3_column_bytes(st, 2),
-		    .grid = sqlite3_column_blob(st, 3),
-		    .grid_len = (size_t)sqlite3_column_bytes(st, 3),
-		};
+	for (size_t i = 0; i < np; i++) {
+		int k = (int)i + 1;
 
-		if ((rc = fn(arg, &t)) != 0)
+		if (p[i].cls == LWM2_DBC_INT)
+			sqlite3_bind_int64(st, k, p[i].i);
+		else if (p[i].cls == LWM2_DBC_REAL)
+			sqlite3_bind_double(st, k, p[i].d);
+		else
+			sqlite3_bind_text(st, k, p[i].s, -1, SQLITE_STATIC);
+	}
+	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+		for (size_t i = 0; i < ncol; i++) {
+			int c = (int)i;
+
+			/* only the getter of the column's class: another would
+			 * convert the value in place */
+			memset(&v[i], 0, sizeof(v[i]));
+			v[i].null = sqlite3_column_type(st, c) == SQLITE_NULL;
+			if (cls[i] == LWM2_DBC_INT)
+				v[i].i = sqlite3_column_int64(st, c);
+			else if (cls[i] == LWM2_DBC_REAL)
+				v[i].d = sqlite3_column_double(st, c);
+			else if (!v[i].null)
+				v[i].s = (const char *)sqlite3_column_text(st, c);
+		}
+		if ((rc = fn(arg, v)) != 0)
 			break;
 	}
 	if (rc == 0 && step != SQLITE_DONE)
-		rc = fail(db, "read the jobs' lines", err, errlen);
-done:
+		rc = fail(db, "read the jobs", err, errlen);
 	sqlite3_finalize(st);
-	free(sql);
+	free(v);
 	return rc;
 }
 
@@ -677,8 +926,8 @@ static int sq_check(struct lwm2_db *base, FILE *out, char *err, size_t errlen)
 	sqlite3_stmt *st = NULL;
 	int bad = 0;
 
-	if (sqlite3_prepare_v2(db->h, "PRAGMA integrity_check", -1, &st, NULL) != SQLITE_OK)
-		return fail(db, "check", err, errlen);
+	if (query(db, "PRAGMA integrity_check", &st, "check", err, errlen) < 0)
+		return -1;
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		const char *r = (const char *)sqlite3_column_text(st, 0);
 
@@ -688,20 +937,16 @@ static int sq_check(struct lwm2_db *base, FILE *out, char *err, size_t errlen)
 		}
 	}
 	sqlite3_finalize(st);
-	if (!bad)
-		fprintf(out, "integrity: ok\n");
-	fprintf(out, "schema: %d (this lwm2: %d)\n", db->schema, LWM2_DB_SCHEMA);
-	if (sqlite3_prepare_v2(db->h,
-	                       "SELECT count(*), min(end_time), max(end_time), sum(has_digest) "
-	                       "FROM job",
-	                       -1, &st, NULL) != SQLITE_OK)
-		return fail(db, "count the jobs", err, errlen);
+	lwm2_db_check_head(out, bad, db->schema);
+	if (query(db,
+	          "SELECT count(*), min(end_time), max(end_time), sum(has_digest) "
+	          "FROM job",
+	          &st, "count the jobs", err, errlen) < 0)
+		return -1;
 	if (sqlite3_step(st) == SQLITE_ROW)
-		fprintf(out,
-		        "jobs: %" PRId64 " (%" PRId64 " with a digest), ended from %" PRId64
-		        " to %" PRId64 "\n",
-		        (int64_t)sqlite3_column_int64(st, 0), (int64_t)sqlite3_column_int64(st, 3),
-		        (int64_t)sqlite3_column_int64(st, 1), (int64_t)sqlite3_column_int64(st, 2));
+		lwm2_db_check_jobs(
+		    out, (int64_t)sqlite3_column_int64(st, 0), (int64_t)sqlite3_column_int64(st, 3),
+		    (int64_t)sqlite3_column_int64(st, 1), (int64_t)sqlite3_column_int64(st, 2));
 	sqlite3_finalize(st);
 	return bad;
 }
@@ -713,12 +958,14 @@ static int sq_forget(struct lwm2_db *base, int64_t before, unsigned long *remove
 	sqlite3_stmt *st = NULL;
 
 	*removed = 0;
-	if (sq_begin(&db->base, err, errlen) < 0)
+	if (lwm2_db_begin(&db->base, err, errlen) < 0)
 		return -1;
-	for (int i = 0; i < 2; i++) {
+	for (size_t i = 0; i < 4; i++) {
 		static const char *const del[] = {
 		    "DELETE FROM job_metric WHERE job IN (SELECT id FROM job WHERE end_time < ?1)",
 		    "DELETE FROM job_text WHERE job IN (SELECT id FROM job WHERE end_time < ?1)",
+		    "DELETE FROM job_node WHERE job IN (SELECT id FROM job WHERE end_time < ?1)",
+		    "DELETE FROM job WHERE end_time < ?1",
 		};
 
 		if (sqlite3_prepare_v2(db->h, del[i], -1, &st, NULL) != SQLITE_OK)
@@ -726,17 +973,11 @@ static int sq_forget(struct lwm2_db *base, int64_t before, unsigned long *remove
 		sqlite3_bind_int64(st, 1, before);
 		if (sqlite3_step(st) != SQLITE_DONE)
 			goto fail;
+		if (i == 3)
+			*removed = (unsigned long)sqlite3_changes(db->h);
 		sqlite3_finalize(st);
 		st = NULL;
 	}
-	if (sqlite3_prepare_v2(db->h, "DELETE FROM job WHERE end_time < ?1", -1, &st, NULL) !=
-	    SQLITE_OK)
-		goto fail;
-	sqlite3_bind_int64(st, 1, before);
-	if (sqlite3_step(st) != SQLITE_DONE)
-		goto fail;
-	*removed = (unsigned long)sqlite3_changes(db->h);
-	sqlite3_finalize(st);
 	return sq_commit(&db->base, err, errlen);
 fail:
 	fail(db, "remove old jobs", err, errlen);
@@ -747,12 +988,8 @@ fail:
 
 static int sq_vacuum(struct lwm2_db *base, char *err, size_t errlen)
 {
-	struct lwm2_db_sqlite *db = (struct lwm2_db_sqlite *)base;
-	if (!db->writable) {
-		snprintf(err, errlen, "%s is open for reading only", db->path);
-		return -1;
-	}
-	return exec(db, "VACUUM; PRAGMA wal_checkpoint(TRUNCATE);", err, errlen);
+	return exec((struct lwm2_db_sqlite *)base, "VACUUM; PRAGMA wal_checkpoint(TRUNCATE);", err,
+	            errlen);
 }
 
 /* ------------------------------------------------------------ summaries */
@@ -767,28 +1004,20 @@ static int sq_days(struct lwm2_db *base, int64_t d0, int64_t d1, struct lwm2_db_
 
 	*out = NULL;
 	*n = 0;
-	if (sqlite3_prepare_v2(db->h,
-	                       "SELECT day, summarized FROM day WHERE day BETWEEN ?1 AND ?2 "
-	                       "ORDER BY day",
-	                       -1, &st, NULL) != SQLITE_OK)
-		return fail(db, "read the days", err, errlen);
+	if (query(db,
+	          "SELECT day, summarized FROM day WHERE day BETWEEN ?1 AND ?2 "
+	          "ORDER BY day",
+	          &st, "read the days", err, errlen) < 0)
+		return -1;
 	sqlite3_bind_int64(st, 1, d0);
 	sqlite3_bind_int64(st, 2, d1);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (*n == cap) {
-			struct lwm2_db_day *nd =
-			    realloc(*out, (cap = cap ? 2 * cap : 64) * sizeof(*nd));
-
-			if (!nd) {
-				snprintf(err, errlen, "%s", strerror(ENOMEM));
-				sqlite3_finalize(st);
-				return -1;
-			}
-			*out = nd;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		if (lwm2_db_day_add(out, n, &cap, (int64_t)sqlite3_column_int64(st, 0),
+		                    sqlite3_column_int(st, 1) != 0) < 0) {
+			lwm2_errprintf(0, err, errlen, "%s", strerror(ENOMEM));
+			sqlite3_finalize(st);
+			return -1;
 		}
-		(*out)[*n].day = (int64_t)sqlite3_column_int64(st, 0);
-		(*out)[(*n)++].summarized = sqlite3_column_int(st, 1) != 0;
-	}
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE)
 		return fail(db, "read the days", err, errlen);
@@ -804,11 +1033,11 @@ static int sq_summary_read(struct lwm2_db *base, const char *dim, int64_t d0, in
 	sqlite3_stmt *st = NULL;
 	int rc, r = 0;
 
-	if (sqlite3_prepare_v2(db->h,
-	                       "SELECT day, name, data FROM summary WHERE dim = ?1 AND day "
-	                       "BETWEEN ?2 AND ?3 ORDER BY day, name",
-	                       -1, &st, NULL) != SQLITE_OK)
-		return fail(db, "read the summaries", err, errlen);
+	if (query(db,
+	          "SELECT day, name, data FROM summary WHERE dim = ?1 AND day "
+	          "BETWEEN ?2 AND ?3 ORDER BY day, name",
+	          &st, "read the summaries", err, errlen) < 0)
+		return -1;
 	sqlite3_bind_text(st, 1, dim, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 2, d0);
 	sqlite3_bind_int64(st, 3, d1);
@@ -818,10 +1047,9 @@ static int sq_summary_read(struct lwm2_db *base, const char *dim, int64_t d0, in
 		            (size_t)sqlite3_column_bytes(st, 2))) != 0)
 			break;
 	sqlite3_finalize(st);
-	if (r < 0) {
-		snprintf(err, errlen, "%s: a summary that cannot be read", db->path);
-		return -1;
-	}
+	if (r < 0)
+		return lwm2_errprintf(0, err, errlen, "%s: a summary that cannot be read",
+		                      db->path);
 	if (!r && rc != SQLITE_DONE)
 		return fail(db, "read the summaries", err, errlen);
 	return 0;
@@ -833,7 +1061,7 @@ static int sq_summary_store(struct lwm2_db *base, int64_t day, const struct lwm2
 	struct lwm2_db_sqlite *db = (struct lwm2_db_sqlite *)base;
 	sqlite3_stmt *del = NULL, *ins = NULL, *mark = NULL;
 
-	if (sq_begin(base, err, errlen) < 0)
+	if (lwm2_db_begin(base, err, errlen) < 0)
 		return -1;
 	if (sqlite3_prepare_v2(db->h, "DELETE FROM summary WHERE dim = ?1 AND day = ?2", -1, &del,
 	                       NULL) != SQLITE_OK ||
@@ -875,11 +1103,6 @@ fail:
 	return -1;
 }
 
-static bool sq_writable(struct lwm2_db *base)
-{
-	return ((struct lwm2_db_sqlite *)base)->writable;
-}
-
 const struct lwm2_db_backend lwm2_db_sqlite = {
     .name = "sqlite",
     .open = sq_open,
@@ -900,5 +1123,7 @@ const struct lwm2_db_backend lwm2_db_sqlite = {
     .days = sq_days,
     .summary_read = sq_summary_read,
     .summary_store = sq_summary_store,
-    .writable = sq_writable,
+    .dict_load = sq_dict_load,
+    .dict_store = sq_dict_store,
+    .select = sq_select,
 };

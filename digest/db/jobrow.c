@@ -21,6 +21,8 @@
 #include "lwm2_keys.h"
 #include "lwm2_version.h"
 #include "numparse.h"
+#include "errmsg.h"
+#include "stepname.h"
 
 void lwm2_jobrow_month(int64_t end, char *out, size_t len)
 {
@@ -141,10 +143,8 @@ static int scope_of_line(const struct lwm2_logline *l, struct lwm2_jobrow *j, ch
 		ver = 0;
 	if (lwm2_version_check("digest", ver, 1, LWM2_DIGEST_VERSION, err, errlen))
 		return -1;
-	if (!sc || lwm2_scope_from_text(&j->scope, sc, l->end, 0) < 0) {
-		snprintf(err, errlen, "the digest's scope is unreadable");
-		return -1;
-	}
+	if (!sc || lwm2_scope_from_text(&j->scope, sc, l->end, 0) < 0)
+		return lwm2_errprintf(0, err, errlen, "the digest's scope is unreadable");
 	lwm2_scope_upgrade(&j->scope, ver);
 	/* the digest's job fields: only where the log line lacks them */
 	if ((jo = lwm2_logline_member(l, LWM2_KEY_JOB)) && *jo == '{') {
@@ -181,6 +181,74 @@ static void digest_values(struct lwm2_jobrow *j, int64_t procs, int64_t cpus)
 	for (size_t r = 0; r < lwm2_nguidance_rules && r < 64; r++)
 		if (lwm2_guidance_fires(&lwm2_guidance_rules[r], s))
 			j->fired |= 1ull << r;
+	/* a process without MPI has neither call: the job passed no message */
+	j->has_mpi_calls = true;
+	j->mpi_calls_per_s =
+	    (s->stat[LWM2_M_mpi_p2p_freq].n ? s->stat[LWM2_M_mpi_p2p_freq].max : 0) +
+	    (s->stat[LWM2_M_mpi_coll_freq].n ? s->stat[LWM2_M_mpi_coll_freq].max : 0);
+}
+
+/* A string member of the digest's application into out (its first line,
+ * escaped as a group name); "" where absent. */
+static void app_string(const struct lwm2_logline *l, const char *key, char *out, size_t len)
+{
+	const char *a = lwm2_logline_member(l, LWM2_KEY_APPLICATION);
+	const char *x = a && *a == '{' ? lwm2_json_member(a, l->end, key) : NULL;
+	json_object *e = x ? lwm2_json_parse_at(x, l->end) : NULL;
+
+	out[0] = '\0';
+	if (e && json_object_is_type(e, json_type_string)) {
+		char line[LWM2_JOBROW_NAME_LEN];
+
+		snprintf(line, sizeof(line), "%s", json_object_get_string(e));
+		line[strcspn(line, "\n")] = '\0';
+		escape_name(out, len, line);
+	}
+	json_object_put(e);
+}
+
+/* The model of the digest's first "processors" entry, its main
+ * processor (processors.c), walked as text. */
+static void main_cpu(const struct lwm2_logline *l, char *out, size_t len)
+{
+	const char *a = lwm2_logline_member(l, LWM2_KEY_PROCESSORS), *p, *e, *x;
+	json_object *m;
+
+	out[0] = '\0';
+	if (!a || *a != '[')
+		return;
+	p = lwm2_json_skip_ws(a + 1, l->end);
+	if (p >= l->end || *p != '{' || !(e = lwm2_json_span(p, l->end)) ||
+	    !(x = lwm2_json_member(p, e, LWM2_KEY_MODEL)))
+		return;
+	if ((m = lwm2_json_parse_at(x, e)) && json_object_is_type(m, json_type_string))
+		escape_name(out, len, json_object_get_string(m));
+	json_object_put(m);
+}
+
+/* "batch" when the digest has the batch script's step, else
+ * "interactive" (salloc, or srun outside an allocation).  The steps are
+ * walked as text, as lwm2_usage_exe does. */
+static void run_mode(const struct lwm2_logline *l, char *out, size_t len)
+{
+	const char *a = lwm2_logline_member(l, LWM2_KEY_STEPS), *p, *e, *v, *vend;
+	int64_t id;
+
+	snprintf(out, len, "interactive");
+	for (p = a && *a == '[' ? a + 1 : NULL; p; p = e) {
+		p = lwm2_json_skip_ws(p, l->end);
+		if (p >= l->end || *p == ']' || !(e = lwm2_json_span(p, l->end)))
+			break;
+		if (*p == '{' && (v = lwm2_json_member(p, e, LWM2_KEY_STEP_ID)) &&
+		    lwm2_parse_i64(v, &vend, 0, INT64_MAX, &id) == 0 && id == LWM2_STEP_BATCH) {
+			snprintf(out, len, "batch");
+			return;
+		}
+		e = lwm2_json_skip_ws(e, l->end);
+		if (e >= l->end || *e != ',')
+			break;
+		e++;
+	}
 }
 
 int lwm2_jobrow_digest(const struct lwm2_logline *l, struct lwm2_jobrow *j, unsigned want,
@@ -209,5 +277,13 @@ int lwm2_jobrow_digest(const struct lwm2_logline *l, struct lwm2_jobrow *j, unsi
 		main_image(l, j->image, sizeof(j->image));
 	if (want & LWM2_JR_WANT_EXE)
 		lwm2_usage_exe(l, j->exe, sizeof(j->exe));
+	if ((want & LWM2_JR_WANT_LANGUAGE) && l->digest) {
+		app_string(l, LWM2_KEY_LANGUAGE, j->language, sizeof(j->language));
+		app_string(l, LWM2_KEY_MPI_LIBRARY, j->mpi_library, sizeof(j->mpi_library));
+	}
+	if ((want & LWM2_JR_WANT_MODE) && l->digest)
+		run_mode(l, j->mode, sizeof(j->mode));
+	if ((want & LWM2_JR_WANT_CPU) && l->digest)
+		main_cpu(l, j->cpu, sizeof(j->cpu));
 	return 0;
 }

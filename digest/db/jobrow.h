@@ -36,7 +36,10 @@ enum {
 	LWM2_JR_WANT_EXE = 1,
 	LWM2_JR_WANT_APP = 2,
 	LWM2_JR_WANT_IMAGE = 4,
-	LWM2_JR_WANT_ALL = 7,
+	LWM2_JR_WANT_LANGUAGE = 8, /* and the MPI library: the application's */
+	LWM2_JR_WANT_MODE = 16,
+	LWM2_JR_WANT_CPU = 32, /* the main processor */
+	LWM2_JR_WANT_ALL = 63,
 };
 
 #define LWM2_JOBROW_NAME_LEN  256
@@ -62,7 +65,19 @@ struct lwm2_jobrow {
 	double own_s, own_pct; /* lwm2's own cost: seconds, % of CPU time */
 	char exe[LWM2_JOBROW_NAME_LEN], app[LWM2_JOBROW_NAME_LEN];
 	char image[LWM2_JOBROW_IMAGE_LEN]; /* escaped: \xNN for a control byte */
-	struct lwm2_scope scope;           /* the digest's job-wide scope */
+	/* the application's language and MPI library (its first line),
+	 * "" when the digest does not say; how the job ran: "batch" (a
+	 * batch script), "interactive" (salloc, srun), "" without a
+	 * digest */
+	char language[16], mpi_library[LWM2_JOBROW_NAME_LEN], mode[16];
+	/* the processor of most of the job's nodes ("" where the digest does
+	 * not say) */
+	char cpu[LWM2_JOBROW_NAME_LEN];
+	/* MPI point-to-point and collective calls a second of the busiest
+	 * process for each (0: the job passed no MPI message) */
+	bool has_mpi_calls;
+	double mpi_calls_per_s;
+	struct lwm2_scope scope; /* the digest's job-wide scope */
 };
 
 /* The job's fields from the line (no digest yet). */

@@ -7,7 +7,7 @@
 set -u
 # shellcheck source=tests/tap.sh
 . "$(dirname "$0")/../../tests/tap.sh"
-plan 20
+plan 21
 L=./lwm2
 w=$(mktemp -d "${TMPDIR:-/tmp}/lwm2-lim-XXXXXX") || exit 1
 trap 'rm -rf "$w"' EXIT
@@ -36,6 +36,8 @@ refused 1 "no digest in it" "render of a FIFO nobody writes: error, exit 1" -- \
 	$L render "$w/fifo"
 refused 2 "not 1 to 1024" "-o JobID%99999999999: refused" -- \
 	$L digest -f "$w/log" -a -o JobID%99999999999
+refused 2 "not 1 to 1024" "-o JobID%+5 (a sign, as strtol took it): refused" -- \
+	$L digest -f "$w/log" -a -o JobID%+5
 refused 2 "couldn't parse job" "-j 1.99999999999999999999: refused" -- \
 	$L digest -f "$w/log" -j 1.99999999999999999999
 refused 2 "couldn't parse job" "-j 1.-1: refused" -- $L digest -f "$w/log" -j 1.-1

@@ -5,7 +5,8 @@
 
 # db_test_log FILE: the jobs of stats.sh (users, accounts, partitions,
 # months, nodes, rules), containers, lwm2's own cost, and 3,000 generated
-# ones; 3,009 lines.
+# ones (languages, an MPI library, a batch script's step among them);
+# 3,009 lines.
 db_test_log() {
 	./mkstatslog >"$1" <<'SPEC' || bail_out "mkstatslog failed"
 job=101 user=alice account=p1 partition=batch end=1700000000 elapsed=3600 cpus=4 procs=4 mpi=10
@@ -14,9 +15,9 @@ job=103 user=bob account=p2 partition=gpu end=1702000000 elapsed=3600 cpus=8 pro
 job=104 user=bob account=p2 partition=batch state=FAILED end=1702003600 elapsed=1800 cpus=2 procs=2 mpi=0 cpi=2
 job=105 user=carol account=p1 partition=batch end=1700000100 elapsed=3600 cpus=4 nodigest=1
 job=106 user=alice account=p1 partition=batch end=1700007200 elapsed=3600 cpus=4 procs=4 mpi=20 nodes=n[1-2] nnodes=2
-job=201 user=dave end=1700000000 elapsed=3600 cpus=4 procs=4 container=charliecloud:/img/x
+job=201 user=dave end=1700000000 elapsed=3600 cpus=4 procs=4 container=charliecloud:/img/x lang=3 steps=4294967291
 job=202 user=dave end=1700000000 elapsed=3600 cpus=8 procs=4 container=podman:docker.io/library/debian:11 container0=charliecloud:/img/x
-job=206 user=erin end=1700000000 elapsed=3600 cpus=1 procs=1 container=enroot
+job=206 user=erin end=1700000000 elapsed=3600 cpus=1 procs=1 container=enroot lang=2 mpilib=MPICH_Version:_4.0
 SPEC
 	./mkdigestlog 3000 1701000000 >>"$1" || bail_out "mkdigestlog failed"
 }
@@ -29,7 +30,9 @@ db_forms=("" "--by user" "--by account" "--by partition" "--by month" "--by node
 	"-s failed --by user" "-S @1700000050 -E @1701000500 --by user" "-E @1700003600"
 	"--top 5" "--top 3 --sort io" "--top 4 --sort core_hours" "--top 2 --sort cpi"
 	"--top 3 --sort idle" "--top 3 --sort avg_threads" "--top 3 --sort lwm2_cost"
-	"--top 2 -u bob --json" "--by user -n" "--top 4000 --json")
+	"--top 2 -u bob --json" "--by user -n" "--top 4000 --json" "--by language" "--by mpi"
+	"--by cluster" "--by mode" "--by qos" "--by user,app" "--by mode,language,mpi --json"
+	"-u dave --by language,month -p")
 
 # db_every_form LOG DATABASE SCRATCH WHAT: a point per form, its output and
 # exit status from DATABASE against LOG's
@@ -73,7 +76,8 @@ db_cmd_forms=(
 	"digest -a -S @1600000000 -E now -o JobID,User,Account,Status -p" "digest -u alice -S @1600000000 -E now"
 	"digest -A p1 -a -S @1600000000 -E now --json" "digest -j 103" "digest -j 301 --json" "digest -j 301 --steps"
 	"digest -j 99999" "report -j 301 -o -" "report -j 103 -o -" "report -j 99999 -o -"
-	"diff 301 302" "diff --json 101 103" "diff --history 103")
+	"diff 301 302" "diff --json 101 103" "diff --history 103" "ranks 301" "ranks --groups --json 302"
+	"ranks 99999")
 
 # the source a command names: "(LOG line N)" or "(DATABASE row N)" (diff),
 # "in the log" or "in the database" (a job not found)

@@ -38,6 +38,33 @@ fired=",$(sqlite3 "$db" "SELECT rules_fired FROM job WHERE job_id = 103"),"
 check_eval '[[ $fired == *,mpi-share,* && $fired == *,io-share,* ]]' \
 	"the rules that fired, by id (both of job 103's: ${fired})"
 
+# --- threads: the lines read on threads of their own, the rows written
+# in the log's order: the same database, counts and messages as one thread
+{
+	head -n 1500 "$log"
+	echo '{"job_id": 9, "digest": {"digest_version": 999, "scope": {}}}'
+	printf 'not json\n\n'
+	tail -n +1501 "$log"
+	head -n 40 "$log"
+} >"$tmp/mixed.jsonl"
+for t in 0 1 3; do
+	./lwm2 db import --threads $t --db "$tmp/t$t.db" "$tmp/mixed.jsonl" >"$tmp/t$t.out" 2>"$tmp/t$t.err"
+	echo "exit $?" >>"$tmp/t$t.out"
+	sqlite3 "$tmp/t$t.db" .dump >"$tmp/t$t.dump"
+done
+for t in 1 3; do
+	is "$(cat "$tmp/t$t.out")" "$(cat "$tmp/t0.out")" "import --threads $t: the counts and exit of --threads 0"
+	is "$(cat "$tmp/t$t.err")" "$(cat "$tmp/t0.err")" "  its messages"
+	check_eval 'cmp -s "$tmp/t$t.dump" "$tmp/t0.dump"' "  its database, dumped, byte for byte"
+done
+like "$(cat "$tmp/t0.out")" "3052 lines read, 3009 jobs added, 40 already there, 2 lines skipped" \
+	"  (a line of each kind: added, already there, skipped, empty)"
+./lwm2 db import --threads 3 --db "$tmp/t0.db" "$tmp/mixed.jsonl" >/dev/null 2>&1
+check_eval 'sqlite3 "$tmp/t0.db" .dump | cmp -s - "$tmp/t3.dump"' "import again on threads: nothing changes"
+err=$(./lwm2 db import --threads x --db "$tmp/t0.db" "$log" 2>&1 >/dev/null)
+is "$?" 2 "--threads x: usage error"
+like "$err" "couldn't parse --threads \"x\"" "  and why"
+
 # --- every form of lwm2 stats: the database's output is the log's
 db_every_form "$log" "$db" "$tmp" "the database (the first reader sums the days up)"
 db_every_form "$log" "$db" "$tmp" "the database (over the summaries)"
@@ -158,7 +185,7 @@ cp "$db" "$tmp/new.db"
 sqlite3 "$tmp/new.db" "UPDATE lwm2_meta SET value = '99' WHERE key = 'schema_version'"
 err=$(./lwm2 db import --db "$tmp/new.db" "$log" 2>&1 >/dev/null)
 is "$?" 1 "a newer schema: not written"
-like "$err" "schema version 99, newer than this lwm2's 2: not writing" "  and why"
+like "$err" "schema version 99, newer than this lwm2's 6: not writing" "  and why"
 is "$(./lwm2 stats --db "$tmp/new.db" -p -n | cut -d'|' -f2)" \
 	"$(./lwm2 stats -f "$log" -p -n | cut -d'|' -f2)" "  but read"
 {
@@ -186,7 +213,7 @@ logged=$(grep '"job_id":301' "$clog" | wc -c)
 check "  compressed: job 301's $logged bytes kept in $kept" test "$kept" -lt $((logged / 2))
 # a database of schema 1 (no lines kept): said, and filled by an import
 cp "$cdb" "$tmp/v1.db"
-sqlite3 "$tmp/v1.db" "DROP TABLE job_text; UPDATE lwm2_meta SET value = '1' WHERE key = 'schema_version'"
+sqlite3 "$tmp/v1.db" "DROP TABLE job_text; ALTER TABLE job DROP COLUMN cpu_model; ALTER TABLE job DROP COLUMN language; ALTER TABLE job DROP COLUMN mpi_library; ALTER TABLE job DROP COLUMN run_mode; ALTER TABLE job DROP COLUMN mpi_calls_per_s; UPDATE lwm2_meta SET value = '1' WHERE key = 'schema_version'"
 chmod a-w "$tmp/v1.db"
 err=$(./lwm2 history --db "$tmp/v1.db" 2>&1 >/dev/null)
 is "$?" 1 "schema 1, read only: a command that needs the lines fails"
@@ -196,14 +223,82 @@ is "$(./lwm2 db import --db "$tmp/v1.db" "$clog" 2>&1)" \
 	"3011 lines read, 0 jobs added, 3011 already there, 0 lines skipped" \
 	"schema 1 migrated in place; importing again adds no job"
 is "$(sqlite3 "$tmp/v1.db" "SELECT value FROM lwm2_meta WHERE key = 'schema_version'"),$(sqlite3 "$tmp/v1.db" "SELECT count(*) FROM job_text")" \
-	"2,3011" "  but each job's line"
+	"6,3011" "  but each job's line"
 is "$(./lwm2 history --db "$tmp/v1.db" --json | md5sum)" "$(./lwm2 history -f "$clog" --json | md5sum)" \
 	"  and the commands read them"
+# a database of schema 3: its lines compressed without a dictionary
+# (each whole line here, no grid cut out); read as they are, kept as
+# they are by the migration to 4, and the lines added after compressed
+# against the dictionary it makes
+cp "$cdb" "$tmp/v3.db"
+mkdir "$tmp/v3"
+split -l 1 -a 5 -d "$clog" "$tmp/v3/l"
+for f in "$tmp"/v3/l*; do head -c -1 "$f" >"$f.t"; done
+zstd -q -1 --rm "$tmp"/v3/l*.t
+{
+	echo "BEGIN; DROP TABLE text_dict; ALTER TABLE job_text DROP COLUMN dict; DELETE FROM job_text;"
+	echo "ALTER TABLE job DROP COLUMN cpu_model;"
+	echo "UPDATE lwm2_meta SET value = '3' WHERE key = 'schema_version';"
+	i=0
+	for f in "$tmp"/v3/l*.t.zst; do
+		i=$((i + 1))
+		echo "INSERT INTO job_text VALUES ($i, 0, readfile('$f'), NULL);"
+	done
+	echo "COMMIT;"
+} | sqlite3 "$tmp/v3.db"
+# and one of schema 2, as that of 3 without language, MPI library, run
+# mode or MPI calls
+cp "$tmp/v3.db" "$tmp/v2.db"
+sqlite3 "$tmp/v2.db" "ALTER TABLE job DROP COLUMN language; ALTER TABLE job DROP COLUMN mpi_library; ALTER TABLE job DROP COLUMN run_mode; ALTER TABLE job DROP COLUMN mpi_calls_per_s; UPDATE lwm2_meta SET value = '2' WHERE key = 'schema_version'"
+chmod a-w "$tmp/v3.db" "$tmp/v2.db"
+is "$(./lwm2 history --db "$tmp/v3.db" --json | md5sum)" "$(./lwm2 history -f "$clog" --json | md5sum)" \
+	"schema 3, read only: its lines read"
+is "$(./lwm2 stats --db "$tmp/v2.db" --by language -p -n | cut -d'|' -f1 | sort -u | tr '\n' ' ')" "(all) (none) " \
+	"schema 2, read only: stats --by language reads, every job's language not known"
+is "$(./lwm2 stats --db "$tmp/v2.db" --by mode --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["total"]["mpi_known"])')" 0 \
+	"  nor whether a job passed MPI messages"
+chmod u+w "$tmp/v3.db" "$tmp/v2.db"
+sqlite3 "$tmp/v3.db" "DELETE FROM job_metric WHERE job > 3000; DELETE FROM job_text WHERE job > 3000; DELETE FROM job WHERE id > 3000"
+is "$(./lwm2 db import --db "$tmp/v3.db" "$clog" 2>&1)" \
+	"3011 lines read, 11 jobs added, 3000 already there, 0 lines skipped" \
+	"schema 3 migrated in place by an import"
+is "$(sqlite3 "$tmp/v3.db" "SELECT value FROM lwm2_meta WHERE key = 'schema_version'"),$(sqlite3 "$tmp/v3.db" "SELECT count(DISTINCT dict), count(dict), count(*) FROM job_text")" \
+	"6,1|11|3011" "  its lines kept as they were, the new ones against one dictionary"
+is "$(./lwm2 history --db "$tmp/v3.db" --json | md5sum)" "$(./lwm2 history -f "$clog" --json | md5sum)" \
+	"  the old lines and the new read together"
+./lwm2 db import --db "$tmp/v2.db" /dev/null >/dev/null 2>&1
+is "$(sqlite3 "$tmp/v2.db" "SELECT value FROM lwm2_meta WHERE key = 'schema_version'"),$(sqlite3 "$tmp/v2.db" "SELECT count(*), count(language), count(run_mode) FROM job")" \
+	"6,3011|0|0" "schema 2 migrated in place: the new columns, NULL in the rows there were"
+is "$(./lwm2 history --db "$tmp/v2.db" --json | md5sum)" "$(./lwm2 history -f "$clog" --json | md5sum)" \
+	"  its lines read after"
+# schema 4 (no nodes of the jobs): migrated in place, each job's nodes
+# from its host list, as an import of this lwm2 keeps them
+cp "$cdb" "$tmp/v4.db"
+nodes=$(sqlite3 "$tmp/v4.db" "SELECT count(*), count(DISTINCT node), count(DISTINCT job) FROM job_node")
+sqlite3 "$tmp/v4.db" "DROP TABLE job_node; DROP INDEX job_end_figures; ALTER TABLE job DROP COLUMN cpu_model; UPDATE lwm2_meta SET value = '4' WHERE key = 'schema_version'"
+./lwm2 db import --db "$tmp/v4.db" /dev/null >/dev/null 2>&1
+is "$(sqlite3 "$tmp/v4.db" "SELECT value FROM lwm2_meta WHERE key = 'schema_version'"),$(sqlite3 "$tmp/v4.db" "SELECT count(*), count(DISTINCT node), count(DISTINCT job) FROM job_node")" \
+	"6,$nodes" "schema 4 migrated in place: the jobs' nodes as an import keeps them"
+is "$(sqlite3 "$tmp/v4.db" "SELECT count(*) FROM job WHERE nodes IS NOT NULL AND id NOT IN (SELECT job FROM job_node)")" 0 \
+	"  every job with a host list has its nodes"
+# schema 5 (no processor column): migrated in place, the column NULL in
+# the rows there were; read only before, stats --by cpu says "(none)"
+cp "$cdb" "$tmp/v5.db"
+sqlite3 "$tmp/v5.db" "ALTER TABLE job DROP COLUMN cpu_model; UPDATE lwm2_meta SET value = '5' WHERE key = 'schema_version'"
+chmod a-w "$tmp/v5.db"
+is "$(./lwm2 stats --db "$tmp/v5.db" --by cpu -p -n | cut -d'|' -f1 | sort -u | tr '\n' ' ')" "(all) (none) " \
+	"schema 5, read only: stats --by cpu reads, no job's processor known"
+chmod u+w "$tmp/v5.db"
+./lwm2 db import --db "$tmp/v5.db" /dev/null >/dev/null 2>&1
+is "$(sqlite3 "$tmp/v5.db" "SELECT value FROM lwm2_meta WHERE key = 'schema_version'"),$(sqlite3 "$tmp/v5.db" "SELECT count(*), count(cpu_model) FROM job")" \
+	"6,3011|0" "schema 5 migrated in place: the processor's column, NULL in the rows there were"
 # forget takes the lines with the jobs
 cp "$cdb" "$tmp/f.db"
 ./lwm2 db forget --db "$tmp/f.db" --before @1701000000 >/dev/null 2>&1
 is "$(sqlite3 "$tmp/f.db" "SELECT count(*) FROM job_text t LEFT JOIN job j ON j.id = t.job WHERE j.id IS NULL")" 0 \
 	"forget: no line outlives its job"
+is "$(sqlite3 "$tmp/f.db" "SELECT count(*) FROM job_node n LEFT JOIN job j ON j.id = n.job WHERE j.id IS NULL")" 0 \
+	"  nor a node row"
 # a damaged line: that job reported, the others read
 cp "$cdb" "$tmp/d.db"
 sqlite3 "$tmp/d.db" "UPDATE job_text SET line = x'28b52ffd00' WHERE job = 3"

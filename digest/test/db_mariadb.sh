@@ -169,7 +169,7 @@ check "  and there are some" test "$n" -gt 0
 out=$(./lwm2 db check --db "$url")
 is "$?" 0 "check: exit 0"
 like "$out" "integrity: ok" "check: integrity"
-like "$out" "schema: 2 \\(this lwm2: 2\\)" "check: the schema's version"
+like "$out" "schema: 6 \\(this lwm2: 6\\)" "check: the schema's version"
 with=$(./lwm2 stats -f "$log" -p -n | cut -d'|' -f2)
 like "$out" "jobs: 3009 \\($with with a digest\\), ended from 1700000000 to 1702003600" \
 	"check: the jobs, those with a digest, their span"
@@ -190,11 +190,18 @@ is "$?" 0 "vacuum: exit 0"
 is "$(./lwm2 stats --db "$old" --by user)" "$(./lwm2 stats -f "$log" --by user)" \
 	"  the same answers after it"
 
+# --- schema 2 (no language, MPI library, run mode or MPI calls):
+# migrated in place by a writer, the rows there were NULL in them
+sql lwm2old -e "ALTER TABLE job DROP COLUMN language, DROP COLUMN mpi_library, DROP COLUMN run_mode, DROP COLUMN mpi_calls_per_s, DROP COLUMN cpu_model; UPDATE lwm2_meta SET value = '2' WHERE \`key\` = 'schema_version'"
+./lwm2 db import --db "$old" /dev/null >/dev/null 2>&1
+is "$(sql lwm2old -e "SELECT value FROM lwm2_meta WHERE \`key\` = 'schema_version'") $(sql lwm2old -e 'SELECT count(language), count(run_mode), count(mpi_calls_per_s), count(cpu_model) FROM job' | tr '\t' ' ')" \
+	"6 0 0 0 0" "schema 2 migrated in place: the new columns, NULL in the rows there were"
+
 # --- what cannot be used
 sql lwm2old -e "UPDATE lwm2_meta SET value = '99' WHERE \`key\` = 'schema_version'"
 err=$(./lwm2 db import --db "$old" "$log" 2>&1 >/dev/null)
 is "$?" 1 "a newer schema: not written"
-like "$err" "schema version 99, newer than this lwm2's 2: not writing" "  and why"
+like "$err" "schema version 99, newer than this lwm2's 6: not writing" "  and why"
 is "$(./lwm2 stats --db "$old" -p -n | cut -d'|' -f2)" \
 	"$(./lwm2 stats -f "$log" -p -n | cut -d'|' -f2)" "  but read"
 err=$(./lwm2 stats --db "mysql://root@localhost/nodb?socket=$sock" 2>&1 >/dev/null)

@@ -108,11 +108,14 @@ static int write_rec_v2(int dirfd, const char *name, const struct lwm2_rank_reco
 
 	lwm2_file_header_init(h, cap);
 	h->version = 2;
-	memcpy(slot, r, LWM2_RECORD_V2_SIZE);
+	/* as version 2 wrote it: the 50 counters it had, then its tail */
+	memcpy(slot, r, LWM2_RECORD_HEAD + 8 * LWM2_NCOUNTERS_V3);
+	memcpy((char *)slot + LWM2_RECORD_HEAD + 8 * LWM2_NCOUNTERS_V3, &r->language,
+	       LWM2_RECORD_TAIL_V2);
 	memcpy(slot->magic, LWM2_RECORD_MAGIC, sizeof(slot->magic));
 	slot->version = 2;
 	slot->record_size = LWM2_RECORD_V2_SIZE;
-	slot->ncounters = LWM2_NCOUNTERS;
+	slot->ncounters = LWM2_NCOUNTERS_V3;
 	slot->nearmarks = LWM2_NEARMARKS;
 	slot->nslices = 0;
 	slot->total_size = LWM2_RECORD_V2_SIZE;
@@ -370,6 +373,101 @@ static void containers(void)
  * fields: zero); the node record keeps them per process and in total, the
  * digest shows them in JSON and as one line; a job without queries shows
  * neither. */
+/* The scratch directory dir (open as dfd) and its records r0.lwm2 to
+ * r<n-1>.lwm2 removed. */
+static void remove_records(int dfd, const char *dir, int n)
+{
+	char name[64];
+
+	for (int i = 0; i < n; i++) {
+		snprintf(name, sizeof(name), "r%d.lwm2", i);
+		unlinkat(dfd, name, 0);
+	}
+	close(dfd);
+	rmdir(dir);
+}
+
+/* o's processes are the 6 of unmeasured() below, 4 of them unmeasured:
+ * 2 no_preload, 1 static, 1 container. */
+static bool unmeasured_are(json_object *o)
+{
+	json_object *by = ju_get(o, "unmeasured", json_type_object);
+
+	return ju_int_or(o, "processes", 0) == 6 && ju_int_or(o, "unmeasured_processes", 0) == 4 &&
+	       ju_int_or(by, "no_preload", 0) == 2 && ju_int_or(by, "static", 0) == 1 &&
+	       ju_int_or(by, "container", 0) == 1;
+}
+
+/* Processes started unmeasured, counted by the images that started them:
+ * in the node's and the digest's process totals, by reason, in the text
+ * digest's notes, the compact form and the report's line. */
+static void unmeasured(void)
+{
+	struct lwm2_job_meta meta = {.cluster = "c1", .job_id = 7, .node_count = 1};
+	struct lwm2_node_ident id = {.cluster = "c1", .job_id = 7, .step_id = 0, .node = "n1"};
+	char dir[] = "/tmp/lwm2-unm-test-XXXXXX", err[256] = "", name[64], *text, *line;
+	char report[160];
+	json_object *node, *d, *back, *scope;
+	struct lwm2_scope sc;
+	int dfd = -1;
+
+	ok(mkdtemp(dir) != NULL && (dfd = open(dir, O_RDONLY | O_DIRECTORY)) >= 0,
+	   "unmeasured: scratch directory");
+	/* a task that started 2 without LD_PRELOAD, a child of it that
+	 * started a static one, and an image that exec'd into a container
+	 * without the library (not a process itself: the one it started is) */
+	for (int i = 0; i < 3; i++) {
+		struct lwm2_rank_record *r = mk_rec(0, i < 1 ? 0 : -1, "n1");
+
+		r->job_id = 7;
+		r->counters[i == 0   ? LWM2_C_unmeasured_no_preload
+		            : i == 1 ? LWM2_C_unmeasured_static
+		                     : LWM2_C_unmeasured_container] = i == 0 ? 2 : 1;
+		r->flags = i == 2 ? LWM2_F_EXEC : i == 1 ? LWM2_F_FORK_CHILD : 0;
+		r->pid = 100 + i;
+		snprintf(name, sizeof(name), "r%d.lwm2", i);
+		ok(write_rec(dfd, name, r) == 0, "unmeasured: record %d written", i);
+		free(r);
+	}
+	node = lwm2_node_merge(dfd, &id, NULL, NULL);
+	ok(node && lwm2_node_validate(node, err, sizeof(err)) == 0, "unmeasured: node record: %s",
+	   err);
+	ok(unmeasured_are(node ? ju_get(node, "totals", json_type_object) : NULL),
+	   "node record: 6 processes, 4 of them started unmeasured, by reason");
+	d = node ? lwm2_job_digest_build(&meta, &node, 1) : NULL;
+	ok(d && lwm2_digest_validate(d, err, sizeof(err)) == 0, "unmeasured: digest: %s", err);
+	ok(unmeasured_are(ju_get(d, "scope", json_type_object)),
+	   "digest: 6 processes, 4 of them started unmeasured, by reason");
+	text = d ? render(d, 0) : NULL;
+	line = text ? line_of(text, "  * 4 process") : NULL;
+	ok(line &&
+	       strstr(line, "4 process(es) started unmeasured (no_preload 2, static 1, "
+	                    "container 1):") &&
+	       strstr(text, "counted among the processes"),
+	   "text digest: a note says how many started unmeasured and why (%s)", line ?: "none");
+	ok(text && strstr(text, "Number of processes") &&
+	       strstr(strstr(text, "Number of processes"), "6 ("),
+	   "text digest: they are in the number of processes");
+	free(line);
+	free(text);
+	text = d ? lwm2_job_digest_compact(d, 0) : NULL;
+	back = text ? lwm2_digest_parse(text, strlen(text), err, sizeof(err)) : NULL;
+	scope = ju_get(back, "scope", json_type_object);
+	ok(ju_int_or(scope, "processes", 0) == 6 &&
+	       ju_int_or(scope, "unmeasured_processes", 0) == 4 &&
+	       ju_get(scope, "unmeasured", json_type_object),
+	   "the compact form keeps them");
+	lwm2_scope_from_json(&sc, ju_get(d, "scope", json_type_object), "job 7", 0);
+	lwm2_render_unmeasured(&sc, report, sizeof(report));
+	is_str(report, "4 process(es) started unmeasured (no_preload 2, static 1, container 1)",
+	       "the report's line");
+	json_object_put(back);
+	free(text);
+	json_object_put(d);
+	json_object_put(node);
+	remove_records(dfd, dir, 3);
+}
+
 static void view_queries(void)
 {
 	struct lwm2_job_meta meta = {.cluster = "c1", .job_id = 7, .node_count = 1};
@@ -444,12 +542,7 @@ static void view_queries(void)
 	free(text);
 	json_object_put(d);
 	json_object_put(node);
-	for (int i = 0; i < 4; i++) {
-		snprintf(name, sizeof(name), "r%d.lwm2", i);
-		unlinkat(dfd, name, 0);
-	}
-	close(dfd);
-	rmdir(dir);
+	remove_records(dfd, dir, 4);
 
 	/* one query by one rank; then a job without any */
 	{
@@ -851,6 +944,7 @@ int main(void)
 	no_records(&meta);
 	version1_digest();
 	containers();
+	unmeasured();
 	view_queries();
 	exact_numbers();
 	return done_testing();

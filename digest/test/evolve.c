@@ -146,7 +146,7 @@ static int do_check(const char *path, unsigned nc)
 		expect(pv.absent[c] == (c >= keep), "counter %s %s", lwm2_counter_names[c],
 		       pv.absent[c] ? "absent" : "present");
 #ifdef LWM2_TEST_NEXT_COUNTERS
-	if (nc > LWM2_NCOUNTERS_V3)
+	if (nc > LWM2_C_posix_msync_bytes)
 		expect(r->counters[LWM2_C_posix_msync_bytes] == 4096 &&
 		           lwm2_record_slices(r)[1].counters[LWM2_C_posix_msync_bytes] == 4096,
 		       "the next version's counter");

@@ -15,6 +15,9 @@
 
 #define START 1700000000
 
+/* Record flags every process of mk_node gets (LWM2_F_MPI: MPI ranks). */
+static uint32_t mk_flags;
+
 /* One node record of nproc processes on host, each with cpu_s seconds of
  * CPU time and a peak of rss_kb; cuda: processes that made CUDA calls. */
 static json_object *mk_node(const char *host, int nproc, double cpu_s, uint64_t rss_kb, int cuda)
@@ -29,6 +32,7 @@ static json_object *mk_node(const char *host, int nproc, double cpu_s, uint64_t 
 		recs[i]->utime_us = (uint64_t)(cpu_s * 1e6 * 0.9);
 		recs[i]->stime_us = (uint64_t)(cpu_s * 1e6) - recs[i]->utime_us;
 		recs[i]->maxrss_kb = rss_kb;
+		recs[i]->flags |= mk_flags;
 		if (i < cuda)
 			recs[i]->counters[LWM2_C_cuda_calls] = 100;
 	}
@@ -517,6 +521,90 @@ static void cgroup_peak(void)
 	}
 }
 
+/* MPI ranks that wait in communication: never fewer tasks than ranks */
+static void mpi_ranks_floor(void)
+{
+	struct lwm2_job_meta m = base();
+	json_object *node, *d, *p;
+
+	mk_flags = LWM2_F_MPI;
+	/* 4 ranks on 4 cores, a quarter busy: low, and no advice */
+	node = mk_node("n1", 4, 250, 100 * 1024, 0);
+	d = lwm2_job_digest_build(&m, &node, 1);
+	p = fit_of(d, LWM2_KEY_FIT_CPU);
+	is_str(str_of(p, LWM2_KEY_VERDICT), "low", "4 MPI ranks a quarter busy: CPU low");
+	is_str(str_of(p, LWM2_KEY_ADVICE), "(none)", "and no --ntasks below the 4 ranks");
+	json_object_put(d);
+	json_object_put(node);
+	/* 4 ranks on 8 cores: back to the 4 ranks' tasks */
+	m.cpus = 8;
+	node = mk_node("n1", 4, 250, 100 * 1024, 0);
+	d = lwm2_job_digest_build(&m, &node, 1);
+	p = fit_of(d, LWM2_KEY_FIT_CPU);
+	is_str(str_of(p, LWM2_KEY_ADVICE), "--ntasks=4", "4 MPI ranks on 8 cores: --ntasks=4");
+	json_object_put(d);
+	json_object_put(node);
+	mk_flags = 0;
+}
+
+/* lwm2.conf's AdviceMinRuntime: a shorter job keeps its figures and
+ * verdicts, loses its advice, and says why once */
+static void advice_min_runtime(void)
+{
+	struct lwm2_job_meta m = base();
+	json_object *node = mk_node("n1", 1, 250, 100 * 1024, 0), *d, *f;
+	char *text;
+	const char *at;
+
+	/* 1000 s: one of four cores busy, 100 MB of 2 GiB, 1000 s of 2 h */
+	m.advice_min_runtime_s = 1001;
+	d = lwm2_job_digest_build(&m, &node, 1);
+	f = d ? ju_get(d, LWM2_KEY_FIT, json_type_object) : NULL;
+	is_str(str_of(f, LWM2_KEY_NO_ADVICE), "the job ran less than 00:16:41",
+	       "1000 s under a minimum of 1001 s: the fit says why there is no advice");
+	is_str(str_of(fit_of(d, LWM2_KEY_FIT_CPU), LWM2_KEY_VERDICT), "low",
+	       "the CPU verdict stays");
+	ok(!ju_str(fit_of(d, LWM2_KEY_FIT_CPU), LWM2_KEY_ADVICE) &&
+	       !ju_str(fit_of(d, LWM2_KEY_FIT_MEMORY), LWM2_KEY_ADVICE) &&
+	       !ju_str(fit_of(d, LWM2_KEY_FIT_TIME), LWM2_KEY_ADVICE),
+	   "no --ntasks, --mem or --time");
+	is_int(ju_int_or(fit_of(d, LWM2_KEY_FIT_MEMORY), LWM2_KEY_PEAK_MB, 0), 100,
+	       "the memory figures stay");
+	text = text_of(d);
+	at = text ? strstr(text, "  (advice not given: the job ran less than 00:16:41)\n") : NULL;
+	if (!ok(at && !strstr(at + 10, "advice not given"), "the text says it once"))
+		diag("%s", text ? text : "(no text)");
+	ok(text && !strstr(text, "next time"), "and gives no request for next time");
+	free(text);
+	json_object_put(d);
+	/* at the minimum: advice as before */
+	m.advice_min_runtime_s = 1000;
+	d = lwm2_job_digest_build(&m, &node, 1);
+	f = d ? ju_get(d, LWM2_KEY_FIT, json_type_object) : NULL;
+	ok(f && !ju_str(f, LWM2_KEY_NO_ADVICE), "1000 s at a minimum of 1000 s: no note");
+	is_str(str_of(fit_of(d, LWM2_KEY_FIT_CPU), LWM2_KEY_ADVICE), "--ntasks=1",
+	       "and the advice");
+	json_object_put(d);
+	json_object_put(node);
+
+	/* 0.1 s of two MPI ranks on 4 cores, Slurm's start and end the same
+	 * second, under the default 60 s */
+	mk_flags = LWM2_F_MPI;
+	node = mk_node("n1", 2, 0.005, 100 * 1024, 0);
+	mk_flags = 0;
+	m = base();
+	m.end = START;
+	m.advice_min_runtime_s = 60;
+	d = lwm2_job_digest_build(&m, &node, 1);
+	f = d ? ju_get(d, LWM2_KEY_FIT, json_type_object) : NULL;
+	is_str(str_of(fit_of(d, LWM2_KEY_FIT_CPU), LWM2_KEY_ADVICE), "(none)",
+	       "a 0.1 s two-rank MPI job: no --ntasks");
+	is_str(str_of(f, LWM2_KEY_NO_ADVICE), "the job ran less than 00:01:00",
+	       "and the reason, with the minimum");
+	json_object_put(d);
+	json_object_put(node);
+}
+
 int main(void)
 {
 	busy_thread();
@@ -532,5 +620,7 @@ int main(void)
 	no_requests();
 	whole_seconds();
 	cgroup_peak();
+	mpi_ranks_floor();
+	advice_min_runtime();
 	return done_testing();
 }

@@ -90,4 +90,24 @@ like "$out" "names no application" "with the reason"
 out=$(./lwm2 diff --history 109 --json -f "$log" 2>&1)
 is "$(python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print(len(d["compared_runs"]), [f["rule"] for f in d["history"]["findings"]])' "$out")" \
 	"8 ['history-mpi-share']" "--json: the compared runs and the findings"
+
+# --- the algebra over a history selection: the runs lwm2 history lists
+./lwm2 mean --app lmp -u bob -f "$log" -o "$tmp/hist-mean.jsonl" 2>"$tmp/err"
+is "$?" 0 "mean --app lmp -u bob: exit 0"
+is "$(python3 -c 'import json,sys; d=json.loads(open(sys.argv[1]).read())["digest"]; print(d["derived"]["operation"], [o["job_id"] for o in d["derived"]["operands"]])' "$tmp/hist-mean.jsonl" 2>&1)" \
+	"mean [101, 103, 105, 107]" "  its operands: bob's four runs of lmp, oldest first"
+./lwm2 mean -f "$log" 101 103 105 107 -o "$tmp/ids-mean.jsonl" 2>/dev/null
+cmp -s "$tmp/hist-mean.jsonl" "$tmp/ids-mean.jsonl" && ok "  the same digest as of those job ids" ||
+	not_ok "  the same digest as of those job ids"
+./lwm2 combine --app lmp -S @1700000000 -E @1700010000 -f "$log" -o "$tmp/hist-comb.jsonl" 2>/dev/null
+is "$(python3 -c 'import json,sys; d=json.loads(open(sys.argv[1]).read())["digest"]; print([o["job_id"] for o in d["derived"]["operands"]])' "$tmp/hist-comb.jsonl" 2>&1)" \
+	"[101, 102, 103]" "combine --app with -S and -E: the runs that ended in the period"
+out=$(./lwm2 mean --app lmp -b bbbb -f "$log" 2>&1)
+is "$?" 1 "mean --app of one run: exit 1"
+like "$out" "1 run\(s\) of lmp in the selection; want at least 2" "  and why"
+out=$(./lwm2 mean --app lmp 101 102 -f "$log" 2>&1)
+is "$?" 2 "operands and --app together: a usage error"
+out=$(./lwm2 mean -u bob 101 102 -f "$log" 2>&1)
+is "$?" 2 "--user without --app: a usage error"
+like "$out" "select runs of --app" "  and why"
 done_testing

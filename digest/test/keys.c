@@ -10,6 +10,7 @@
 #include "digest_internal.h"
 #include "grid.h"
 #include "lwm2_history.h"
+#include "lwm2_algebra.h"
 #include "lwm2_keys.h"
 #include "mkrecord.h"
 #include "tap.h"
@@ -35,7 +36,7 @@ static int named_by_data(const char *key)
 {
 	return !strcmp(key, LWM2_KEY_METRICS) || !strcmp(key, LWM2_KEY_MISSING) ||
 	       !strcmp(key, LWM2_KEY_V1_METRICS) || !strcmp(key, LWM2_KEY_TOTALS) ||
-	       !strcmp(key, LWM2_KEY_C);
+	       !strcmp(key, LWM2_KEY_C) || !strcmp(key, LWM2_KEY_DERIVED_METRICS);
 }
 
 static int unlisted;
@@ -83,6 +84,7 @@ static void set_id(struct lwm2_rank_record *r, const char *exe, uint8_t build)
 	r->build_id_len = 4;
 	memset(r->build_id, build, 4);
 	strcpy(r->mpi_library, "Open MPI v4.1.5");
+	r->language = LWM2_LANG_FORTRAN;
 	strcpy(r->runtime_libs, "gomp.1");
 	r->cuda_runtime_version = 12020;
 	r->launch_ntasks = 4;
@@ -112,6 +114,9 @@ static json_object *mk_node(uint32_t step)
 		mk_slices(recs[i])[1].counters[LWM2_C_posix_write_bytes] = 500;
 		recs[i]->utime_us = i < 4 ? 9000000 : 1000;
 		recs[i]->maxrss_kb = 20480; /* the "fit" block's memory peak */
+		/* processes it started unmeasured, one of each reason */
+		for (int u = 0; i == 5 && u < LWM2_NUNMEASURED; u++)
+			recs[i]->counters[LWM2_C_UNMEASURED_FIRST + u] = 1;
 		snprintf(exe, sizeof(exe), "/opt/tool%d", i);
 		set_id(recs[i], i < 4 ? "/opt/app/bin/solver" : exe, i == 3 ? 2 : 1);
 		snprintf(ctr, sizeof(ctr), "podman:localhost/tool%d:latest", i);
@@ -127,6 +132,18 @@ static json_object *mk_node(uint32_t step)
 	node = lwm2_node_merge_records(&id, recs, NULL, 14, NULL, NULL);
 	for (int i = 0; i < 14; i++)
 		free(recs[i]);
+	if (node) {
+		/* the processor, as slurmstepd adds it (spank/stepd.c) */
+		json_object *cpu = json_object_new_object();
+
+		ju_add(cpu, LWM2_KEY_MODEL, json_object_new_string("Test CPU @ 2.00GHz"));
+		ju_add(cpu, LWM2_KEY_SOCKETS, json_object_new_int64(2));
+		ju_add(cpu, LWM2_KEY_CORES_PER_SOCKET, json_object_new_int64(8));
+		ju_add(cpu, LWM2_KEY_THREADS_PER_CORE, json_object_new_int64(2));
+		ju_add(cpu, LWM2_KEY_MHZ_NOMINAL, ju_double(2000));
+		ju_add(cpu, LWM2_KEY_MHZ_MEASURED, ju_double(2600));
+		ju_add(node, LWM2_KEY_CPU, cpu);
+	}
 	return node;
 }
 
@@ -303,12 +320,40 @@ int main(void)
 		json_object_put(c);
 	}
 
+	/* a job shorter than AdviceMinRuntime: the advice withheld, and why */
+	{
+		struct lwm2_job_meta brief = meta;
+
+		brief.advice_min_runtime_s = 3600;
+		c = lwm2_job_digest_build(&brief, nodes, 2);
+		ok(c != NULL, "digest built, advice withheld");
+		walk(c, "", 0);
+		json_object_put(c);
+	}
+
 	/* a version 1 digest, brought up to this version on reading */
 	old = lwm2_job_digest_build(&meta, nodes, 2);
 	ju_add(old, LWM2_KEY_DIGEST_VERSION, json_object_new_int(1));
 	ok(lwm2_digest_upgrade(old) == 1, "a version 1 digest is up-converted");
 	walk(old, "", 0);
 	json_object_put(old);
+
+	/* a digest made of two (lwm2 diff --output), with derived metrics, one
+	 * of them without a figure */
+	{
+		struct lwm2_derived_set ds = {0};
+		json_object *two[2] = {d, d};
+		const char *what[2] = {"a", "b"};
+
+		c = lwm2_digest_algebra(LWM2_ALGEBRA_DIFF, two, what, 2, err, sizeof(err));
+		ok(c != NULL, "a difference is a digest: %s", c ? "" : err);
+		ok(lwm2_derived_add(&ds, "r=mpi_time/duration", err, sizeof(err)) == 0,
+		   "a derived metric: %s", err);
+		lwm2_derived_apply(&ds, c);
+		walk(c, "", 0);
+		json_object_put(c);
+		lwm2_derived_free(&ds);
+	}
 
 	is_int(unlisted, 0, "every member written is listed in lwm2_keys.h");
 	for (size_t i = 0; i < NLISTED; i++)

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 # The lwm2 command from the build tree: dump, merge and render on
-# hand-built records (malformed input included), then run (exit status,
-# signals, the digest, cleanup) when liblwm2.so is built.
+# hand-built records (malformed input included), config on lwm2.conf
+# files, then run (exit status, signals, the digest, cleanup) when
+# liblwm2.so is built.
 set -u
 # shellcheck source=tests/tap.sh
 . "$(dirname "$0")/../../tests/tap.sh"
-plan 25
+plan 34
 L=./lwm2
 w=$(mktemp -d "${TMPDIR:-/tmp}/lwm2-cmd-XXXXXX") || exit 1
 trap 'rm -rf "$w"' EXIT
@@ -28,6 +29,26 @@ check "dump: the good records still printed" test "$(wc -l <"$w/dump.out")" -eq 
 ln -s "$w/rec/rank0.lwm2" "$w/link.lwm2"
 check "dump: a symlink is refused" sh -c "! $L dump '$w/link.lwm2' 2>/dev/null"
 cp "$w/bad.lwm2" "$w/rec/"
+
+# config: lwm2.conf as lwm2 reads it, lwm2-mail's way in
+printf 'MailWait = 60 # s\nmailer=/usr/sbin/sendmail\nWatchStuckTime=soon\n' >"$w/lwm2.conf"
+is "$(LWM2_CONF="$w/lwm2.conf" $L config --get MailWait)" 60 "config --get: the file's value"
+is "$(LWM2_CONF=/nonexistent $L config --get maildigest)" yes "config --get: the default, any case"
+is "$($L config --file "$w/lwm2.conf" --get Mailer)" /usr/sbin/sendmail "config --file"
+out=$(SLURM_CONF="$w/slurm.conf" LWM2_CONF='' $L config --get WatchStuckTime 2>&1)
+is "$?:$out" "1:lwm2: config: $w/lwm2.conf:3: bad value \"soon\" for WatchStuckTime" \
+	"config: lwm2.conf beside SLURM_CONF, a bad value of the key asked: exit 1"
+check "config --get: other keys' values are their parts'" \
+	test "$($L config --file "$w/lwm2.conf" --get MailWait)" = 60
+printf 'MailWait=60\nMailWiat=5\n' >"$w/typo.conf"
+out=$($L config --file "$w/typo.conf" 2>&1)
+is "$?:$out" "1:lwm2: config: $w/typo.conf:2: unknown key MailWiat" "config: an unknown key: exit 1"
+out=$($L config --file "$w/typo.conf" --get MailWait 2>&1)
+is "$?:$out" "0:60" "config --get: a key this lwm2 does not know is passed over"
+$L config --get NoSuchKey >/dev/null 2>&1
+check "config --get of no key: exit 2" test $? -eq 2
+is "$($L config --file /nonexistent | wc -l)" "$($L config --keys | wc -l)" \
+	"config: a line for every key of the table"
 $L merge "$w/rec" >"$w/node.json" 2>"$w/err"
 check "merge: node record despite a bad record" grep -q '"lwm2_node_version":1' "$w/node.json"
 check "merge: the bad record logged" grep -q "couldn't read bad.lwm2" "$w/err"

@@ -7,6 +7,8 @@
  *   cpus=N (0: leave out) procs=N nodes=LIST nnodes=N cpt=N steps=0,1
  *   mpi=PCT[:PCT] (first process, the others) io=PCT threads=N cpi=X
  *   mpi.STEP=PCT (that step only) nodigest=1
+ *   lang=N (enum lwm2_language of every process) mpilib=NAME (the MPI
+ *   library every process names; steps=4294967291 is the batch script)
  *   container=RUNTIME:IMAGE (every process) container0=RUNTIME:IMAGE (the
  *   first process: another container, or none with container0=)
  *   cpu=SECONDS (CPU time of every process) memreq=MB (the job's memory
@@ -30,8 +32,9 @@
 struct spec {
 	long job, end, elapsed, cpus, procs, nnodes, cpt;
 	char user[64], account[64], partition[64], state[32], nodes[128], steps[128];
-	char container[256], container0[256];
+	char container[256], container0[256], mpilib[64];
 	bool has_container0;
+	uint32_t lang;
 	double mpi0, mpi, io, threads, cpi, cpu_s;
 	long memreq, rss;
 	double step_mpi[8]; /* < 0: as mpi */
@@ -76,6 +79,10 @@ static void parse(char *line, struct spec *s)
 			snprintf(s->nodes, sizeof(s->nodes), "%s", v);
 		else if (!strcmp(w, "steps"))
 			snprintf(s->steps, sizeof(s->steps), "%s", v);
+		else if (!strcmp(w, "lang"))
+			s->lang = (uint32_t)atol(v);
+		else if (!strcmp(w, "mpilib"))
+			snprintf(s->mpilib, sizeof(s->mpilib), "%s", v);
 		else if (!strcmp(w, "end"))
 			s->end = atol(v);
 		else if (!strcmp(w, "elapsed"))
@@ -141,6 +148,11 @@ static int add_step(const struct spec *s, uint32_t step, json_object **nodes, si
 
 			r->job_id = (uint64_t)s->job;
 			r->step_id = step;
+			r->language = s->lang;
+			if (s->mpilib[0]) {
+				snprintf(r->mpi_library, sizeof(r->mpi_library), "%s", s->mpilib);
+				r->identity_flags |= LWM2_ID_DONE;
+			}
 			if (mpi >= 0) {
 				r->counters[LWM2_C_mpi_p2p_ns] = (uint64_t)(mpi * 1e8 + 0.5);
 				r->counters[LWM2_C_mpi_p2p_calls] = 100;

@@ -218,7 +218,7 @@ static void summary_merged(json_object *node, int64_t before)
 {
 	json_object *plist, *exes;
 	int64_t n_sed = -1, sh_flags = -1, sed_exe = -1;
-	char err[256];
+	char err[256] = ""; /* validate writes it only on failure */
 
 	ok(node && !has_flag(node, "missing_tasks"),
 	   "tasks with only short processes count as seen (8 of 8)");

@@ -62,10 +62,34 @@ static void judge(const char *kind, size_t k, const char *s, int rc, int want_er
 		ok(rc == 0 && right, "%s %zu \"%s\": taken, the right value", kind, k, s);
 }
 
+/* Durations: Slurm's forms and whole numbers with a unit. */
+static const struct {
+	const char *s;
+	int err;
+	uint64_t want;
+} dur[] = {
+    {"10", 0, 600},      {"1:30", 0, 90},        {"1:00:00", 0, 3600}, {"2-0", 0, 172800},
+    {"1-2:3", 0, 93780}, {"1-2:3:4", 0, 93784},  {"60s", 0, 60},       {"10min", 0, 600},
+    {"2h", 0, 7200},     {"1d", 0, 86400},       {"0", 0, 0},          {"", EINVAL, 0},
+    {"10m", EINVAL, 0},  {"1:2:3:4", EINVAL, 0}, {"-5", EINVAL, 0},    {"5 s", EINVAL, 0},
+    {"1.5h", EINVAL, 0}, {"400d", ERANGE, 0},
+};
+
 int main(void)
 {
 	const char *end;
 	uint64_t uv;
+
+	for (size_t k = 0; k < sizeof(dur) / sizeof(dur[0]); k++) {
+		uint64_t got = 12345;
+		int rc;
+
+		errno = 0;
+		rc = lwm2_parse_duration(dur[k].s, 0, 365 * 86400, &got);
+		ok(dur[k].err ? rc < 0 && errno == dur[k].err && got == 12345
+		              : rc == 0 && got == dur[k].want,
+		   "duration \"%s\": %s", dur[k].s, dur[k].err ? "refused" : "accepted");
+	}
 	int64_t iv;
 
 	for (size_t k = 0; k < sizeof(u) / sizeof(u[0]); k++) {

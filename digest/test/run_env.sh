@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 # lwm2 run gives a program the environment srun --lwm2 gives it
-# (digest/lib/stepenv.c): a gcc AddressSanitizer program runs (ASan's
+# (digest/util/stepenv.c): a gcc AddressSanitizer program runs (ASan's
 # link-order check off, the user's ASAN_OPTIONS kept; an ASan error said
 # as what ended it), the user's own
 # LD_PRELOAD is kept with liblwm2.so once; and where nothing was measured

@@ -65,6 +65,50 @@ is "$(./lwm2 stats -f "$log" --by account --csv | head -n 2 | cut -d, -f1-4 | tr
 is "$(./lwm2 stats -f "$log" --by partition -p -n | cut -d'|' -f1,2 | tr '\n' ' ')" \
 	"batch|4 gpu|1 (all)|5 " "--by partition"
 
+# --- TOPAS's breakdown: language, MPI library, batch or interactive,
+# cluster, QOS, keys combined; each group's share of the jobs (Num%) and
+# of the core-hours (Time%), and of its jobs that passed no MPI message
+./mkstatslog >"$tmp/lang.jsonl" <<'SPEC' || bail_out "mkstatslog failed"
+job=301 user=ann end=1700000000 elapsed=3600 cpus=4 procs=4 mpi=10 lang=3 mpilib=Open_MPI_v4.1.4 steps=4294967291,0
+job=302 user=ann end=1700000000 elapsed=3600 cpus=2 procs=2 lang=2 steps=4294967291
+job=303 user=ben end=1700000000 elapsed=7200 cpus=1 procs=1 lang=1
+job=304 user=ben end=1700000000 elapsed=3600 cpus=1 nodigest=1
+SPEC
+is "$(./lwm2 stats -f "$tmp/lang.jsonl" --by language -p -n | awk -F'|' '{ printf "%s|%s|%s|%s|%s|%s|%s ", $1, $2, $3, $4, $(NF-2), $(NF-1), $NF }')" \
+	"fortran|1|0|4|33.3333|50|0 c|1|0|2|33.3333|25|100 c++|1|0|2|33.3333|25|100 (none)|0|1|0|0|0| (all)|3|1|8|100|100|66.6667 " \
+	"--by language: jobs, core-hours, Num%, Time%, share of jobs without MPI messages"
+is "$(./lwm2 stats -f "$tmp/lang.jsonl" --by mpi -p -n | cut -d'|' -f1,2 | tr '\n' ' ')" \
+	"(none)|2 Open_MPI_v4.1.4|1 (all)|3 " "--by mpi: the application's MPI library"
+is "$(./lwm2 stats -f "$tmp/lang.jsonl" --by mode -p -n | cut -d'|' -f1,2 | tr '\n' ' ')" \
+	"batch|2 interactive|1 (none)|0 (all)|3 " "--by mode: a batch script's step makes a batch job"
+is "$(./lwm2 stats -f "$tmp/lang.jsonl" --by cluster,qos -p -n | cut -d'|' -f1,2 | tr '\n' ' ')" \
+	"c1,(none)|3 (all)|3 " "--by cluster,qos: the log line's fields (no QOS in it: (none))"
+is "$(./lwm2 stats -f "$tmp/lang.jsonl" --by user,mode --json | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["by"], [(g["group"], g["jobs"], round(g["jobs_pct"],1), round(g["core_hours_pct"],1), g["no_mpi_msgs_pct"]) for g in d["groups"]])')" \
+	"user,mode [('ann,batch', 2, 66.7, 75, 50), ('ben,interactive', 1, 33.3, 25, 100), ('ben,(none)', 0, 0, 0, None)]" \
+	"--by user,mode --json: a group per combination, its shares"
+# the share of jobs that passed no MPI message from the database: from
+# the rows (--by language), and from the daily summaries, made by the
+# first read and taken by the second (--by user, all jobs)
+if ./lwm2 db import --db "$tmp/lang.db" "$tmp/lang.jsonl" >/dev/null 2>&1; then
+	for a in "--by language" "--by user" "--by user" "-b user --json" ""; do
+		# shellcheck disable=SC2086
+		diff <(./lwm2 stats -f "$tmp/lang.jsonl" $a) <(./lwm2 stats --db "$tmp/lang.db" $a) >/dev/null
+		ok $? "stats $a: NOMSG% and the rest from the database as from the log"
+	done
+	is "$(./lwm2 stats --db "$tmp/lang.db" --by user -p -n | awk -F'|' '{ printf "%s|%s ", $1, $NF }')" \
+		"ann|50 ben|100 (all)|66.6667 " "database: no_mpi_msgs_pct per user and in all"
+else
+	skip "lwm2 db import failed"
+fi
+out=$(./lwm2 stats -f "$tmp/lang.jsonl" --by language)
+like_table() { [[ $out =~ $1 ]] && ok "$2" || not_ok "$2"; }
+like_table "language +JOBS +NO-DIGEST +CORE-H +NUM% +TIME% +NOMSG%" "table: NUM%, TIME% and NOMSG% columns"
+like_table "fortran +1 +0 +4.0 +33.3 +50.0 +0.0" "  with each group's shares"
+./lwm2 stats -f "$log" --by user,node >/dev/null 2>&1
+is "$?" 2 "--by node in a combination: usage error"
+./lwm2 stats -f "$log" --by user,app,mode,qos >/dev/null 2>&1
+is "$?" 2 "--by four keys: usage error"
+
 # --- --by image: the main container of each job (most CPU time, then most
 # processes), "(none)" for a job that ran in none or has no digest
 ./mkstatslog >"$tmp/img.jsonl" <<'SPEC'
@@ -177,6 +221,56 @@ if ./mkdigestlog 100000 200000 >"$big"; then
 		"u0|30000|3334|33333.3|10 u1|30000|3333|33333.3|10 u2|30000|3333|33333.3|10 (all)|90000|10000|100000|10 " \
 		"100,000 digests: exact counts and core-hours"
 	rm -f "$big"
+fi
+
+# --- --histogram: buckets of a metric over the jobs, from the log and the
+# database alike
+./lwm2 stats -f "$log" --histogram mpi_time --json >"$tmp/h.json" 2>"$tmp/err"
+is "$?" 0 "--histogram mpi_time --json: exit 0"
+is "$(py "$tmp/h.json" 'd["bucket"], d["total"]["jobs"], d["total"]["no_value"]')" \
+	"(10, 5, 1)" "width 10 chosen over 0 to 50; the job without a digest counted apart"
+is "$(py "$tmp/h.json" '[(b["from"], b["jobs"]) for b in d["total"]["buckets"]]')" \
+	"[(0, 1), (10, 1), (20, 1), (30, 1), (40, 0), (50, 1)]" "one job a bucket, 50 opens [50, 60), the empty bucket shown"
+./lwm2 stats -f "$log" --histogram MPI_TIME --by user --weight core-hours --bucket 25 -p -n >"$tmp/h.p"
+is "$(tr '\n' ' ' <"$tmp/h.p")" \
+	"alice|0|25|2|8|50 alice|25|50|1|8|50 bob|0|25|1|1|11.1111 bob|25|50|0|0|0 bob|50|75|1|8|88.8889 (all)|0|25|3|9|36 (all)|25|50|1|8|32 (all)|50|75|1|8|32 " \
+	"--by user --weight core-hours --bucket 25: one histogram a group, buckets aligned, shares of core-hours"
+./lwm2 stats -f "$log" --histogram mpi_time >"$tmp/h.txt"
+grep -q '^\[50, 60) *1 *20.0  #\{40\}$' "$tmp/h.txt"
+ok $? "the table: range, jobs, share and a bar"
+./lwm2 stats -f "$log" --histogram nosuch >/dev/null 2>"$tmp/err"
+is "$?" 2 "--histogram of an unknown metric: usage error"
+grep -q 'not a metric of the digests (lwm2 digest --helpformat lists them' "$tmp/err"
+ok $? "which says where the names are"
+./lwm2 stats -f "$log" --histogram mpi_time --top 3 >/dev/null 2>&1
+is "$?" 2 "--histogram with --top: usage error"
+./lwm2 stats -f "$log" --bucket 5 >/dev/null 2>&1
+is "$?" 2 "--bucket without --histogram: usage error"
+./lwm2 stats -f "$log" --histogram mpi_time --bucket 0 >/dev/null 2>&1
+is "$?" 2 "--bucket 0: usage error"
+./lwm2 stats -f "$log" --histogram mpi_time --bucket 0.001 >/dev/null 2>"$tmp/err"
+is "$?" 1 "--bucket that gives 50,001 buckets: exit 1"
+grep -q 'more than 1000; give a wider --bucket' "$tmp/err"
+ok $? "and says so"
+./lwm2 report --site -f "$log" --histogram mpi_time -o "$tmp/site" 2>"$tmp/err"
+is "$?" 0 "report --site --histogram mpi_time"
+grep -q 'data-histogram="mpi_time" data-bucket="10">5 jobs; 1 without a value' "$tmp/site/index.html"
+ok $? "the site page: the histogram's metric, width and jobs"
+is "$(grep -o '>\[[0-9, ]*)</text><text[^>]*>[0-9]* jobs' "$tmp/site/index.html" | sed 's/<.*>//' | tr '\n' ' ')" \
+	">[0, 10)1 jobs >[10, 20)1 jobs >[20, 30)1 jobs >[30, 40)1 jobs >[40, 50)0 jobs >[50, 60)1 jobs " \
+	"the site page: a bar a bucket, as stats --histogram has them"
+./lwm2 report --site -f "$log" --histogram nosuch -o "$tmp/site2" 2>"$tmp/err"
+is "$?" 2 "report --site --histogram of an unknown metric: usage error"
+ok "$(test ! -e "$tmp/site2"; echo $?)" "and no pages"
+if ./lwm2 db import --db "$tmp/h.db" "$log" >/dev/null 2>&1; then
+	for a in "--histogram mpi_time" "--histogram mpi_time --by user --weight core-hours --json" \
+		"--histogram duration.max --by node -p" "--histogram cpi --by account --bucket 0.5"; do
+		# shellcheck disable=SC2086
+		diff <(./lwm2 stats -f "$log" $a) <(./lwm2 stats --db "$tmp/h.db" $a) >/dev/null
+		ok $? "stats $a: the database's output is the log's"
+	done
+else
+	skip "lwm2 db import failed"
 fi
 
 done_testing

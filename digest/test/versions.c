@@ -17,19 +17,28 @@
 
 static char err[256];
 
-/* A version v record built from r in buf: the fixed part of version v,
- * then r's slices; sealed with v's checksum. */
+/* A version v record built from r in buf: version 3 in this build's
+ * layout; versions 1 and 2 as they were written, with the 50 counters
+ * those versions had (the head, the counters, the version's tail, then
+ * r's slices of 50 counters each); sealed with v's checksum. */
 static struct lwm2_rank_record *as_version(const struct lwm2_rank_record *r, uint32_t v, void *buf)
 {
 	struct lwm2_rank_record *o = buf;
+	size_t tail = v == 1 ? LWM2_RECORD_TAIL_V1 : LWM2_RECORD_TAIL_V2;
 	size_t fixed = v == 1 ? LWM2_RECORD_V1_SIZE : v == 2 ? LWM2_RECORD_V2_SIZE : sizeof(*r);
-	size_t slices = (size_t)r->nslices * sizeof(struct lwm2_slice);
+	size_t nc = v == 1 || v == 2 ? LWM2_NCOUNTERS_V3 : LWM2_NCOUNTERS;
+	char *at = (char *)buf;
 
-	memcpy(buf, r, fixed);
-	memcpy((char *)buf + fixed, r + 1, slices);
+	memcpy(at, r, LWM2_RECORD_HEAD + 8 * nc);
+	at += LWM2_RECORD_HEAD + 8 * nc;
+	memcpy(at, &r->language, nc == LWM2_NCOUNTERS ? LWM2_RECORD_TAIL : tail);
+	at = (char *)buf + fixed;
+	for (uint32_t k = 0; k < r->nslices; k++, at += 8 * nc)
+		memcpy(at, lwm2_record_slices(r)[k].counters, 8 * nc);
 	o->version = v;
+	o->ncounters = (uint32_t)nc;
 	o->record_size = (uint32_t)fixed;
-	o->total_size = (uint32_t)(fixed + slices);
+	o->total_size = (uint32_t)(fixed + r->nslices * 8 * nc);
 	o->checksum = 0;
 	o->checksum = lwm2_record_checksum(o);
 	return o;
@@ -80,10 +89,9 @@ static void records(void)
 	       !up->view_queries && !up->view_ns && up->launch_ntasks == 4 &&
 	       (up->identity_flags & LWM2_ID_DONE) &&
 	       mk_slices(up)[1].counters[LWM2_C_posix_read_bytes] == 77 &&
-	       lwm2_record_validate(up, sizeof(*up) + 2 * sizeof(struct lwm2_slice), err,
-	                            sizeof(err)) == 0,
+	       up->ncounters == LWM2_NCOUNTERS_V3,
 	   "and brought to version 3: no container, no view queries, identity and slices kept, "
-	   "valid");
+	   "the later counters not measured");
 	free(up);
 	o = as_version(r, 1, buf);
 	err[0] = '\0';

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "lineproto.h"
+#include "log.h"
 #include "lwm2_jobcomp.h"
 #include "tap.h"
 
@@ -29,7 +30,7 @@ static char logs[8192];
 static pthread_mutex_t logs_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* The export thread logs too: the buffer is shared. */
-static void tlog(int level, const char *msg)
+static void tlog(enum lwm2_log_level level, const char *msg)
 {
 	(void)level;
 	pthread_mutex_lock(&logs_lock);
@@ -160,7 +161,7 @@ static struct lwm2_jc_job *mkjob(uint32_t id)
 static void test_queue(void)
 {
 	struct lwm2_jc_conf c;
-	struct lwm2_jc_ops ops = {.log = tlog};
+	struct lwm2_jc_ops ops = {0};
 	struct lwm2_jc_job *j1 = mkjob(11), *j2 = mkjob(12), *j3 = mkjob(13);
 	char path[700], err[512], dir[700], text[256];
 	double t0;
@@ -237,6 +238,8 @@ int main(void)
 	char cmd[700];
 
 	tap_plan(16);
+	lwm2_log_open("lwm2");
+	lwm2_log_set_sink(tlog);
 	if (!mkdtemp(tmp)) {
 		perror("mkdtemp");
 		return 1;

@@ -14,18 +14,19 @@
 #include <string.h>
 #include <time.h>
 
+#include "log.h"
 #include "lwm2_jobcomp.h"
 
-static void say(int level, const char *msg)
+static void say(enum lwm2_log_level level, const char *msg)
 {
-	if (level == LWM2_JC_ERROR)
+	if (level == LWM2_LOG_ERROR)
 		fprintf(stderr, "logappend: %s\n", msg);
 }
 
 int main(int argc, char **argv)
 {
 	struct lwm2_jc_conf conf = {0};
-	struct lwm2_jc_ops ops = {.log = say};
+	struct lwm2_jc_ops ops = {0};
 	uint32_t first, count;
 	long pause_us = 0;
 	int rc = 0;
@@ -36,6 +37,8 @@ int main(int argc, char **argv)
 	}
 	if (argc == 6)
 		pause_us = strtol(argv[5], NULL, 10);
+	lwm2_log_open("lwm2");
+	lwm2_log_set_sink(say);
 	conf.log_path = argv[1];
 	conf.state_dir = argv[2];
 	conf.spool_dir = argv[2];

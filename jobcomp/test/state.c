@@ -2,6 +2,7 @@
 /* Settings, the job's JSON, the queue, and state files across a "restart". */
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,7 +10,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "log.h"
 #include "lwm2_jobcomp.h"
+#include "lwm2conf.h"
 #include "tap.h"
 
 static char tmpdir[] = "/tmp/lwm2-jc-state.XXXXXX";
@@ -55,9 +58,9 @@ static void on_load(struct lwm2_jc_job *j, void *arg)
 
 static int logged_errors;
 static char logged[2][600];
-static void count_log(int level, const char *msg)
+static void count_log(enum lwm2_log_level level, const char *msg)
 {
-	if (level == LWM2_JC_ERROR) {
+	if (level == LWM2_LOG_ERROR) {
 		if (logged_errors < 2)
 			snprintf(logged[logged_errors], sizeof(logged[0]), "%s", msg);
 		logged_errors++;
@@ -68,6 +71,7 @@ static void count_log(int level, const char *msg)
 struct popper {
 	struct lwm2_jc_queue *q;
 	struct lwm2_jc_job *got;
+	atomic_bool done;
 };
 
 static void *pop_forever(void *arg)
@@ -75,6 +79,7 @@ static void *pop_forever(void *arg)
 	struct popper *p = arg;
 
 	p->got = lwm2_jc_queue_pop(p->q, NULL);
+	atomic_store(&p->done, true);
 	return NULL;
 }
 
@@ -163,11 +168,11 @@ static void conf_path(void)
 	char *p;
 
 	setenv("LWM2_CONF", "/x/y.conf", 1);
-	p = lwm2_jc_conf_path("/etc/slurm/slurm.conf");
+	p = lwm2_conf_path("/etc/slurm/slurm.conf");
 	is_str(p, "/x/y.conf", "LWM2_CONF overrides the path");
 	free(p);
 	unsetenv("LWM2_CONF");
-	p = lwm2_jc_conf_path("/opt/cluster/etc/slurm.conf");
+	p = lwm2_conf_path("/opt/cluster/etc/slurm.conf");
 	is_str(p, "/opt/cluster/etc/lwm2.conf", "lwm2.conf next to slurm.conf");
 	free(p);
 }
@@ -288,7 +293,7 @@ static void state_files(struct lwm2_jc_job *j)
 	}
 	loaded = 0;
 	logged_errors = 0;
-	ok(lwm2_jc_state_load(path, on_load, NULL, count_log) == 0, "state loaded");
+	ok(lwm2_jc_state_load(path, on_load, NULL) == 0, "state loaded");
 	is_int(loaded, 3, "three jobs resumed, the bad file not");
 	ok(loaded_ids[0] == 7 && loaded_ids[2] == 42, "oldest job ids first");
 	is_int(logged_errors, 1, "the bad file is logged");
@@ -301,9 +306,9 @@ static void state_files(struct lwm2_jc_job *j)
 	}
 	ok(lwm2_jc_state_remove(path, j) == 0, "state removed");
 	loaded = 0;
-	lwm2_jc_state_load(path, on_load, NULL, count_log);
+	lwm2_jc_state_load(path, on_load, NULL);
 	is_int(loaded, 2, "removed job not resumed");
-	ok(lwm2_jc_state_load("/nonexistent/dir", on_load, NULL, count_log) == 0,
+	ok(lwm2_jc_state_load("/nonexistent/dir", on_load, NULL) == 0,
 	   "no state dir: nothing to resume");
 	lwm2_jc_job_free(j);
 	lwm2_jc_job_free(k);
@@ -348,7 +353,7 @@ static void state_versions(void)
 	}
 	loaded = 0;
 	logged_errors = 0;
-	lwm2_jc_state_load(path, on_load, NULL, count_log);
+	lwm2_jc_state_load(path, on_load, NULL);
 	ok(loaded == 2 && loaded_ids[0] == 96 && loaded_ids[1] == 98,
 	   "versions 1 and none (before versions) resumed, %d in all", loaded);
 	is_int(logged_errors, 2, "versions 0 and 2 logged");
@@ -386,9 +391,15 @@ static void queue(void)
 	ok(lwm2_jc_queue_pop(q, &dl) == NULL, "empty queue: pop times out");
 	pp.q = q;
 	pp.got = NULL;
+	atomic_init(&pp.done, false);
 	pthread_create(&t, NULL, pop_forever, &pp);
-	usleep(20000);
-	lwm2_jc_queue_wake(q);
+	/* A wake ends the pops waiting at that moment, not a later one (the
+	 * worker's pops all have deadlines): wake until the popper, however
+	 * late it started to wait, has ended. */
+	do {
+		usleep(20000);
+		lwm2_jc_queue_wake(q);
+	} while (!atomic_load(&pp.done));
 	pthread_join(t, NULL);
 	ok(pp.got == NULL, "wake ends a waiting pop");
 	/* Freed with a job still in it: the job goes with the queue, which
@@ -404,6 +415,8 @@ int main(void)
 
 	if (!mkdtemp(tmpdir))
 		return 1;
+	lwm2_log_open("lwm2");
+	lwm2_log_set_sink(count_log);
 
 	conf_defaults();
 	snprintf(path, sizeof(path), "%s/lwm2.conf", tmpdir);

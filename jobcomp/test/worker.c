@@ -41,15 +41,15 @@ static int completing_calls;
 static char lastlog[2048], lastinfo[2048];
 static int errors;
 
-static void tlog(int level, const char *msg)
+static void tlog(enum lwm2_log_level level, const char *msg)
 {
-	if (level == LWM2_JC_ERROR) {
+	if (level == LWM2_LOG_ERROR) {
 		errors++;
 		snprintf(lastlog, sizeof(lastlog), "%s", msg);
-	} else if (level == LWM2_JC_INFO) {
+	} else if (level == LWM2_LOG_INFO) {
 		snprintf(lastinfo, sizeof(lastinfo), "%s", msg);
 	}
-	if (level <= LWM2_JC_VERBOSE)
+	if (level <= LWM2_LOG_VERBOSE)
 		diag("log: %s", msg);
 }
 
@@ -78,7 +78,6 @@ static enum lwm2_jc_acct_state t_read(const struct lwm2_jc_job *job, char **comm
 }
 
 static const struct lwm2_jc_ops ops = {
-    .log = tlog,
     .job_completing = t_completing,
     .acct_modify = t_modify,
     .acct_read = t_read,
@@ -240,7 +239,6 @@ static int64_t t_next_run_start(const struct lwm2_jc_job *job)
 }
 
 static const struct lwm2_jc_ops ops_requeue = {
-    .log = tlog,
     .job_completing = t_completing,
     .acct_modify = t_modify,
     .acct_read = t_read,
@@ -261,7 +259,6 @@ static int t_lookup(uint32_t id, struct lwm2_jc_job **job)
 }
 
 static const struct lwm2_jc_ops ops_recover = {
-    .log = tlog,
     .job_completing = t_completing,
     .job_lookup = t_lookup,
 };
@@ -294,7 +291,6 @@ static enum lwm2_jc_acct_state t_read_hang(const struct lwm2_jc_job *job, char *
 }
 
 static const struct lwm2_jc_ops ops_hang = {
-    .log = tlog,
     .job_completing = t_completing,
     .acct_modify = t_modify,
     .acct_read = t_read_hang,
@@ -880,11 +876,58 @@ static void thread_restart(struct lwm2_jc_conf *conf)
 	}
 }
 
+/* A database that cannot be written while jobs end (its directory gone
+ * here; a full disk or a stopped server alike): the worker tries again by
+ * itself, so once the fault is gone every line goes in with no job ending
+ * after it, said once each way. */
+static void db_catch_up_alone(struct lwm2_jc_conf *conf)
+{
+	char dir[600], path[700];
+	int lines, i;
+
+	snprintf(dir, sizeof(dir), "%s/later", tmp);
+	snprintf(path, sizeof(path), "%s/site.db", dir);
+	snprintf(conf->database, sizeof(conf->database), "%s", path);
+	conf->database_set = true;
+	conf->late_wait = 0;
+	completing = false;
+	lwm2_jc_db_retry_after(1);
+	sign(80, 0, "n1", 0, 80);
+	sign(81, 0, "n1", 0, 81);
+	lines = count_lines(logp);
+	errors = 0;
+	lastinfo[0] = '\0';
+	ok(lwm2_jc_start(conf, &ops) == 0, "worker started, its database cannot be written");
+	lwm2_jc_enqueue(mkjob(80));
+	lwm2_jc_enqueue(mkjob(81));
+	for (i = 0; i < 100 && count_lines(logp) < lines + 2; i++)
+		usleep(100000);
+	is_int(count_lines(logp) - lines, 2, "both jobs logged");
+	/* a few tries of the worker's own meanwhile */
+	usleep(3500000);
+	mkdir(dir, 0700);
+	for (i = 0; i < 50 && db_jobs(path) != log_lines(); i++)
+		usleep(100000);
+	is_int(db_jobs(path), log_lines(),
+	       "the fault gone: every line caught up, no job ending after");
+	lwm2_jc_stop();
+	/* read once the worker has ended: it writes them */
+	ok(errors == 1 && strstr(lastlog, "lwm2: database:") && strstr(lastlog, "site.db"),
+	   "the fault said once for two jobs and the worker's tries (%d: %s)", errors, lastlog);
+	ok(strstr(lastinfo, "is written again") != NULL, "  and its end once (%s)", lastinfo);
+	lwm2_jc_db_close();
+	lwm2_jc_db_retry_after(30);
+	conf->database_set = false;
+	conf->database[0] = '\0';
+}
+
 static int run(const char *socket)
 {
 	struct lwm2_jc_conf conf;
 	char err[256];
 
+	lwm2_log_open("lwm2");
+	lwm2_log_set_sink(tlog);
 	if (!mkdtemp(tmp))
 		return 1;
 	snprintf(spool, sizeof(spool), "%s/spool", tmp);
@@ -927,6 +970,7 @@ static int run(const char *socket)
 	hanging_accounting(&conf);
 
 	thread_restart(&conf);
+	db_catch_up_alone(&conf);
 	lwm2_jc_conf_free(&conf);
 	for (int i = 0; i < 128; i++)
 		free(db_rows[i]);

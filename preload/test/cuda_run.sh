@@ -23,7 +23,7 @@ trap 'rm -rf "$W"' EXIT
 if [ -n "${LWM2_DUMP:-}" ]; then
 	cp "$LWM2_DUMP" "$W/dump"
 else
-	${CC:-cc} -std=gnu11 -I"$LWM2_SRCDIR/digest/lib" -o "$W/dump" "$T/papi_dump.c" \
+	${CC:-cc} -std=gnu11 -I"$LWM2_SRCDIR/digest/format" -o "$W/dump" "$T/papi_dump.c" \
 		"$LWM2_BUILDDIR/digest/.libs/liblwm2record.a" || { echo "Bail out! dump"; exit 1; }
 fi
 ${CC:-cc} -std=gnu11 -o "$W/nocuda" "$T/cuda_nocuda.c" || { echo "Bail out! nocuda"; exit 1; }

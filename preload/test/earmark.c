@@ -66,7 +66,7 @@ static void *in_mpi(void *arg)
 int main(int argc, char **argv)
 {
 	struct lwm2_thread *t;
-	uint64_t s[LWM2_NEARMARKS] = {0}, total = 0, smain = 0;
+	uint64_t s[LWM2_NEARMARKS] = {0}, total = 0, smain = 0, merged_main = 0;
 	pthread_t th;
 
 	/* Settings are read in the constructor: come back with them.  The
@@ -98,7 +98,9 @@ int main(int argc, char **argv)
 	pthread_join(th, NULL);
 
 	lwm2_lock();
-	for (struct lwm2_thread *x = lwm2_p.threads; x; x = x->next)
+	for (struct lwm2_thread *x = lwm2_p.threads; x; x = x->next) {
+		if (x->is_main)
+			merged_main = atomic_load(&x->samples_merged);
 		for (int e = 0; e < LWM2_NEARMARKS; e++) {
 			uint64_t v = atomic_load(&x->samples[e]);
 
@@ -106,6 +108,7 @@ int main(int argc, char **argv)
 			if (x->is_main)
 				smain += v;
 		}
+	}
 	for (int e = 0; e < LWM2_NEARMARKS; e++) {
 		s[e] += lwm2_p.dead_samples[e];
 		total += s[e];
@@ -113,9 +116,10 @@ int main(int argc, char **argv)
 	smain += lwm2_p.dead_samples_main;
 	lwm2_unlock();
 
-	diag("samples: compute %llu, io %llu, mpi %llu, main %llu",
+	diag("samples: compute %llu, io %llu, mpi %llu, main %llu (%llu merged by the kernel)",
 	     (unsigned long long)s[LWM2_EARMARK_compute], (unsigned long long)s[LWM2_EARMARK_io],
-	     (unsigned long long)s[LWM2_EARMARK_mpi], (unsigned long long)smain);
+	     (unsigned long long)s[LWM2_EARMARK_mpi], (unsigned long long)smain,
+	     (unsigned long long)merged_main);
 	/* 2 x TOTAL_S s of CPU at HZ: TOTAL_S * HZ samples on each thread.  The
 	 * kernel checks CPU timers at its tick, so single samples move by a
 	 * tick; the counts and shares are checked with room for that.
@@ -142,17 +146,31 @@ int main(int argc, char **argv)
 	/* Each sample lands inside I/O with probability 0.3: the share of n
 	 * samples is a binomial draw with a standard deviation of
 	 * sqrt(0.3 * 0.7 / n), 3.2 points for the main thread's 200.  Four of
-	 * them is the bound (a run under the sanitizers beside other tests
-	 * gave 40.5 %); attribution that is wrong gives 0, 50 or 100 %. */
+	 * them is the bound; attribution that is wrong gives 0, 50 or 100 %.
+	 * On a loaded host the kernel checks the timer late and delivers many
+	 * periods as one signal's overrun (seen: 20 periods in 2 signals,
+	 * with or without lwm2); they all land where that signal finds the
+	 * thread, and the share is then the kernel's draw, not lwm2's.  The
+	 * shares are checked where at most a tenth of the samples came so. */
 	double io = smain ? (double)s[LWM2_EARMARK_io] / (double)smain : 0.0;
 	double room = smain ? 4.0 * sqrt(0.3 * 0.7 / (double)smain) : 0.0;
 
-	ok(smain >= TOTAL_S * HZ / 2 && fabs(io - 0.3) <= room,
-	   "30 %% of the main thread inside I/O: share %.1f %% (%.1f %% allowed either way)",
-	   100.0 * io, 100.0 * room);
-	ok(smain && fabs((double)s[LWM2_EARMARK_compute] / (double)smain - 0.7) <= room,
-	   "70 %% of the main thread outside: share %.1f %%",
-	   smain ? 100.0 * (double)s[LWM2_EARMARK_compute] / (double)smain : 0.0);
+	if (merged_main * 10 > smain) {
+		skip(
+		    "30 %% of the main thread inside I/O (%.1f %%): the kernel merged %llu of %llu "
+		    "timer periods into others (a loaded host)",
+		    100.0 * io, (unsigned long long)merged_main, (unsigned long long)smain);
+		skip("70 %% of the main thread outside: the kernel merged %llu of %llu periods",
+		     (unsigned long long)merged_main, (unsigned long long)smain);
+	} else {
+		ok(smain >= TOTAL_S * HZ / 2 && fabs(io - 0.3) <= room,
+		   "30 %% of the main thread inside I/O: share %.1f %% (%.1f %% allowed either "
+		   "way)",
+		   100.0 * io, 100.0 * room);
+		ok(smain && fabs((double)s[LWM2_EARMARK_compute] / (double)smain - 0.7) <= room,
+		   "70 %% of the main thread outside: share %.1f %%",
+		   smain ? 100.0 * (double)s[LWM2_EARMARK_compute] / (double)smain : 0.0);
+	}
 	ok(smain == s[LWM2_EARMARK_io] + s[LWM2_EARMARK_compute],
 	   "the main thread's samples are its earmarks' samples");
 	ok(s[LWM2_EARMARK_cuda] == 0, "no samples in an earmark never entered");

@@ -60,10 +60,10 @@ fi
 
 # ---- the environment's names -------------------------------------------------
 # The variables between the SPANK plugin (and `lwm2 run`) and the library
-# are named in digest/lib/lwm2_env.h only: a name spelled out elsewhere could
+# are named in digest/format/lwm2_env.h only: a name spelled out elsewhere could
 # drift from the other side's.
-spelled=$(cd "$LWM2_SRCDIR" && grep -lE '"LWM2_[A-Z_]+' spank/*.[ch] preload/*.[ch] digest/cmd/cmd_run.c digest/cmd/run_why.c digest/lib/stepenv.c | tr '\n' ' ')
-is "$spelled" "" "the environment's variable names are spelled only in digest/lib/lwm2_env.h"
+spelled=$(cd "$LWM2_SRCDIR" && grep -lE '"LWM2_[A-Z_]+' spank/*.[ch] preload/*.[ch] digest/cmd/cmd_run.c digest/cmd/run_why.c digest/util/stepenv.c | tr '\n' ' ')
+is "$spelled" "" "the environment's variable names are spelled only in digest/format/lwm2_env.h"
 
 # ---- generated sources against their generators ---------------------------
 # The formatter the committed output was laid out with (Debian 12's).

@@ -29,7 +29,7 @@ trap 'rm -rf "$W"' EXIT
 if [ -z "${LWM2_DUMP:-}" ]; then
 	: "${LWM2_BUILDDIR:?LWM2_DUMP or LWM2_BUILDDIR}" "${LWM2_SRCDIR:?}"
 	LWM2_DUMP=$W/dump
-	if ! ${CC:-cc} -std=gnu11 -I"$LWM2_SRCDIR/digest/lib" -o "$LWM2_DUMP" \
+	if ! ${CC:-cc} -std=gnu11 -I"$LWM2_SRCDIR/digest/format" -o "$LWM2_DUMP" \
 		"$LWM2_SRCDIR/preload/test/papi_dump.c" "$LWM2_BUILDDIR/digest/.libs/liblwm2record.a"; then
 		echo "Bail out! cannot build the record dump tool"
 		exit 1

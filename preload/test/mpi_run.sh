@@ -31,7 +31,7 @@ mpi_checks() { # mpi_checks RECDIR EXPDIR LABEL
 	done < <("$W/mpi_check" "$@")
 }
 
-${CC:-cc} -std=gnu11 -I"$LWM2_SRCDIR/digest/lib" -I"$LWM2_SRCDIR/tests" -o "$W/mpi_check" \
+${CC:-cc} -std=gnu11 -I"$LWM2_SRCDIR/digest/format" -I"$LWM2_SRCDIR/tests" -o "$W/mpi_check" \
 	"$T/mpi_check.c" "$LWM2_BUILDDIR/digest/.libs/liblwm2record.a" || { echo "Bail out! mpi_check"; exit 1; }
 
 # -- the library itself ------------------------------------------------------

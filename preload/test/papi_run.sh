@@ -29,7 +29,7 @@ trap 'rm -rf "$W"' EXIT
 # skip_because DESCRIPTION REASON: the reason alone after "# SKIP", so that
 # the suite's summary groups the points the host could not run by reason
 
-if ! ${CC:-cc} -std=gnu11 -I"$LWM2_SRCDIR/digest/lib" -o "$W/dump" "$T/papi_dump.c" \
+if ! ${CC:-cc} -std=gnu11 -I"$LWM2_SRCDIR/digest/format" -o "$W/dump" "$T/papi_dump.c" \
 	"$LWM2_BUILDDIR/digest/.libs/liblwm2record.a" ||
 	! ${CC:-cc} -std=gnu11 -O1 -o "$W/busy" "$T/papi_busy.c" -lpapi -lpthread ||
 	! ${CC:-cc} -std=gnu11 -O1 -DLWM2_TEST_NO_PAPI -o "$W/plain" "$T/papi_busy.c" -lpthread; then

@@ -107,6 +107,53 @@ check "fork children: the same processes as with a record per image" eq "$procs_
 check "fork children: the image replaced by exec still counted as an image (5)" \
 	eq "$images_summary" "$images_records"
 
+# --- processes started unmeasured: counted by the image that started
+# them, by reason, and in the node's process total; with the summary and
+# with a record per image alike
+static_echo=$tmp/static-echo
+${CC:-cc} -static -o "$static_echo" "$(dirname "$0")/../../tests/containers/static-echo.c" \
+	2>/dev/null || static_echo=
+for short in 1000 0; do
+	newcase
+	# env's own image is measured and execs cat without the library;
+	# env -i starts true with no environment at all; python's
+	# posix_spawn and subprocess (vfork) start them without it; a
+	# command that cannot run starts nothing
+	LWM2_SHORT_MS=$short run bash -c '
+		env -u LD_PRELOAD cat "$1" >/dev/null
+		env -i /bin/true
+		env -u LD_PRELOAD /nonexistent 2>/dev/null
+		python3 -c "import os, subprocess
+e = {k: v for k, v in os.environ.items() if k != \"LD_PRELOAD\"}
+os.waitpid(os.posix_spawn(\"/bin/true\", [\"true\"], e), 0)
+subprocess.run([\"/bin/true\"], env=e)"
+		[ -z "$2" ] || "$2" "$0" 100 >/dev/null' "$tmp/static.out" "$data" "$static_echo"
+	want_static=$([ -n "$static_echo" ] && echo 1 || echo 0)
+	check "started unmeasured (LWM2_SHORT_MS=$short): 4 without LD_PRELOAD, $want_static static" \
+		eq "$(node 'r["totals"].get("unmeasured")')" \
+		"$(python3 -c "print({'no_preload': 4, **({'static': 1} if $want_static else {})})")"
+	# bash, python3's processes (its own measured start), and the
+	# unmeasured ones; env's images and the missing command are none
+	check "started unmeasured (LWM2_SHORT_MS=$short): counted in the node's processes" \
+		eq "$(node 'r["totals"]["processes"] - r["totals"]["unmeasured_processes"] == sum(e["processes"] for e in r["exes"])')" True
+	check "started unmeasured (LWM2_SHORT_MS=$short): the counters in the totals" \
+		eq "$(node 'tot("unmeasured_no_preload") + tot("unmeasured_static")')" $((4 + want_static))
+done
+[ -n "$static_echo" ] || skip "a static executable: cc -static does not link here"
+# another build of the library at another path (a node upgraded while the
+# step runs) measures the command, and so does the dynamic loader run as a
+# program (no PT_INTERP of its own): nothing is counted
+newcase
+cp "$LWM2_LIB" "$tmp/liblwm2-next.so"
+loader=
+for f in /lib64/ld-linux*.so.* /lib/*/ld-linux*.so.*; do
+	[ -x "$f" ] && loader=$f && break
+done
+run bash -c 'LD_PRELOAD=$0 cat "$1" >/dev/null; [ -z "$2" ] || "$2" /bin/true' \
+	"$tmp/liblwm2-next.so" "$data" "$loader"
+check "a command that preloads another build of lwm2, the loader run as a program (${loader:-none here}): measured, not counted as unmeasured" \
+	eq "$(node '(r["totals"].get("unmeasured"), [e["processes"] for e in r["exes"] if e["exe"] == "cat"])')" "(None, [1])"
+
 # --- SIGKILL of a long-lived process: a record at most one slice old
 # A single-threaded program that computes, started by a measured parent
 # (LWM2_PARENT: no heartbeat thread; the sampling handler writes the

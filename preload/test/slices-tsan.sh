@@ -20,11 +20,11 @@ if ! echo 'int main(void){return 0;}' >"$tmp/t.c" ||
 fi
 p=$src/preload
 if ! $cc -std=gnu11 -g -O1 -fsanitize=thread -fvisibility=hidden -DLWM2_NO_INTERPOSE \
-	-I"$p" -I"$src/digest/lib" -I"$src/tests" -I"${LWM2_BUILDDIR:?}" \
+	-I"$p" -I"$src/digest/format" -I"$src/digest/render" -I"$src/digest/util" -I"$src/tests" -I"${LWM2_BUILDDIR:?}" \
 	"$p/test/slices.c" "$p/clock.c" "$p/core.c" "$p/core_lock.c" "$p/rawsys.c" "$p/elf_sym.c" \
 	"$p/env.c" "$p/sanitizer.c" "$p/heartbeat.c" "$p/identity.c" "$p/modules.c" \
-	"$p/container.c" "$p/process.c" "$p/rank_file.c" "$p/sampling.c" "$p/summary.c" "$p/thread.c" "$p/view.c" \
-	"$src/digest/lib/record.c" \
+	"$p/container.c" "$p/process.c" "$p/rank_file.c" "$p/sampling.c" "$p/summary.c" "$p/thread.c" "$p/unmeasured.c" "$p/view.c" \
+	"$src/digest/format/record.c" \
 	-o "$tmp/slices-tsan" -ldl -lpthread -lrt 2>"$tmp/cc.log"; then
 	plan 1
 	not_ok "the ThreadSanitizer build of the slice test compiles"

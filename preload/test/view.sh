@@ -41,7 +41,7 @@ if [ -z "${MPICC:-}" ] || ! command -v mpirun.openmpi >/dev/null; then
 	done_testing
 	exit 0
 fi
-${CC:-cc} -std=gnu11 -I"$LWM2_SRCDIR/digest/lib" -I"$LWM2_SRCDIR/tests" -o "$W/recdump" \
+${CC:-cc} -std=gnu11 -I"$LWM2_SRCDIR/digest/format" -I"$LWM2_SRCDIR/tests" -o "$W/recdump" \
 	"$T/recdump.c" "$LWM2_BUILDDIR/digest/.libs/liblwm2record.a" || bail_out "recdump"
 $MPICC -std=gnu11 -O2 -Wall -Wextra -Werror -I"$inc" -o "$W/balance" \
 	"$LWM2_SRCDIR/contrib/taug/balance.c" -lm || bail_out "balance.c does not build"

@@ -42,6 +42,33 @@ static const struct row rows[] = {
     {{"default", NULL}, -1, "argument 'default' is not key=value"},
     {{"=on", NULL}, -1, "is not key=value"},
     {{"slice=30", "bogus=1", NULL}, -1, "bogus: unknown key"},
+    /* the site's rules of who is measured */
+    {{"off.partition=debug,interactive", "on.account=chem", NULL}, 0, NULL},
+    {{"off.user=alice.b,svc@ad", "on.qos=long", NULL}, 0, NULL},
+    {{"off.nodes=n[1-4,7],gpu01", NULL}, 0, NULL},
+    {{"on.nodes=n1", NULL}, -1, "on.nodes: unknown key"},
+    {{"off.group=x", NULL}, -1, "off.group: unknown key"},
+    {{"off.user=", NULL}, -1, "off.user: the list is empty"},
+    {{"off.user=a,,b", NULL}, -1, "off.user: 'a,,b' has an empty name"},
+    {{"on.account=chem,", NULL}, -1, "on.account:"},
+    {{"off.account=a b", NULL}, -1, "off.account: character ' '"},
+    {{"off.partition=x;id", NULL}, -1, "off.partition: character ';'"},
+    {{"off.nodes=n1 n2", NULL}, -1, "off.nodes: character ' '"},
+    {{"on.user=bob,carol", "off.user=dave,carol", NULL},
+     -1,
+     "on.user: 'carol' is also in off.user"},
+    /* the default rank subset */
+    {{"ranks=0,5-7,last", NULL}, 0, NULL},
+    {{"ranks=first,last", NULL}, 0, NULL},
+    {{"ranks=random:4", NULL}, 0, NULL},
+    {{"ranks=random:0", NULL}, -1, "ranks: 'random:0': random:N wants N from 1"},
+    {{"ranks=random:x", NULL}, -1, "ranks:"},
+    {{"ranks=7-5", NULL}, -1, "ranks: '7-5' is not a rank, a range A-B, first or last"},
+    {{"ranks=0,", NULL}, -1, "ranks: '0,' ends with a comma"},
+    {{"ranks=0,,1", NULL}, -1, "ranks: '' is not a rank"},
+    {{"ranks=-1", NULL}, -1, "ranks: '-1' is not a rank"},
+    {{"ranks=4294967295", NULL}, -1, "ranks:"},
+    {{"ranks=", NULL}, -1, "ranks: the rank subset is empty"},
 };
 
 int main(void)
@@ -104,6 +131,144 @@ int main(void)
 	is_str(c.basedir, "/run/lwm2", "default basedir is root-only /run/lwm2");
 	ok(strstr(c.lib, "/liblwm2.so") != NULL, "default lib is the installed liblwm2.so");
 	is_int(c.sample_hz, -1, "sample rate left to the library");
+
+	/* Which rule decides: the most specific scope that names the job. */
+	{
+		static const struct {
+			const char *args[4];
+			const char *user, *account, *qos, *partition;
+			enum lwm2_mode mode;
+			const char *why;
+		} pol[] = {
+		    {{NULL}, "u", "a", "q", "p", LWM2_MODE_ON, "default=on"},
+		    {{"default=off", NULL}, "u", "a", "q", "p", LWM2_MODE_OFF, "default=off"},
+		    {{"off.partition=p", NULL},
+		     "u",
+		     "a",
+		     "q",
+		     "p",
+		     LWM2_MODE_OFF,
+		     "off.partition=p"},
+		    {{"off.partition=p", "on.account=a", NULL},
+		     "u",
+		     "a",
+		     "q",
+		     "p",
+		     LWM2_MODE_ON,
+		     "on.account=a"},
+		    {{"off.partition=p", "on.account=a", NULL},
+		     "u",
+		     "b",
+		     "q",
+		     "p",
+		     LWM2_MODE_OFF,
+		     "off.partition=p"},
+		    {{"on.account=a", "off.user=u", NULL},
+		     "u",
+		     "a",
+		     "q",
+		     "p",
+		     LWM2_MODE_OFF,
+		     "off.user=u"},
+		    {{"default=off", "on.qos=q", NULL},
+		     "u",
+		     "a",
+		     "q",
+		     "p",
+		     LWM2_MODE_ON,
+		     "on.qos=q"},
+		    {{"default=print", "on.qos=q", "off.partition=p", NULL},
+		     "u",
+		     "a",
+		     "q",
+		     "p",
+		     LWM2_MODE_PRINT,
+		     "on.qos=q"},
+		    {{"off.account=ab", NULL}, "u", "a", "q", "p", LWM2_MODE_ON, "default=on"},
+		    {{"off.account=a", NULL}, "u", "abc", "q", "p", LWM2_MODE_ON, "default=on"},
+		    {{"off.account=x,a,y", NULL},
+		     "u",
+		     "a",
+		     "q",
+		     "p",
+		     LWM2_MODE_OFF,
+		     "off.account=a"},
+		    /* a job the environment names nothing: the default */
+		    {{"off.account=a", "off.partition=p", NULL},
+		     "u",
+		     "",
+		     NULL,
+		     NULL,
+		     LWM2_MODE_ON,
+		     "default=on"},
+		};
+
+		for (i = 0; i < sizeof(pol) / sizeof(pol[0]); i++) {
+			char *av[4], why[128] = "";
+			int ac;
+			struct lwm2_job_names j = {{0}};
+
+			for (ac = 0; pol[i].args[ac]; ac++)
+				av[ac] = (char *)pol[i].args[ac];
+			lwm2_config_defaults(&c);
+			if (lwm2_config_parse(&c, ac, av, err, sizeof(err)) < 0) {
+				ok(0, "policy row %zu parses: %s", i, err);
+				continue;
+			}
+			j.name[LWM2_POLICY_USER] = pol[i].user;
+			j.name[LWM2_POLICY_ACCOUNT] = pol[i].account;
+			j.name[LWM2_POLICY_QOS] = pol[i].qos;
+			j.name[LWM2_POLICY_PARTITION] = pol[i].partition;
+			is_int(lwm2_policy_mode(&c, &j, why, sizeof(why)), pol[i].mode,
+			       "policy row %zu: mode %s", i, lwm2_mode_name(pol[i].mode));
+			is_str(why, pol[i].why, "policy row %zu: the rule that decided", i);
+		}
+		lwm2_config_defaults(&c);
+		is_int(lwm2_policy_mode(&c, NULL, NULL, 0), LWM2_MODE_ON,
+		       "no job names, no why: the default");
+	}
+
+	/* Which ranks a subset measures. */
+	{
+		const uint32_t node[] = {7, 0, 5, 15, 6, 3};
+		bool sel[6];
+		size_t n = sizeof(node) / sizeof(node[0]), got, total = 0;
+		char picked[64] = "";
+
+		got = lwm2_ranks_select("", 16, 1, node, n, sel);
+		is_int((int)got, 6, "no subset: every task measured");
+		got = lwm2_ranks_select("0,5-6,last", 16, 1, node, n, sel);
+		for (i = 0; i < n; i++)
+			if (sel[i])
+				snprintf(picked + strlen(picked), sizeof(picked) - strlen(picked),
+				         "%u ", node[i]);
+		is_int((int)got, 4, "0,5-6,last: four of this node's tasks");
+		is_str(picked, "0 5 15 6 ", "0,5-6,last: ranks 0, 5, 6 and the last (15)");
+		got = lwm2_ranks_select("first,last", 1, 1, (const uint32_t[]){0}, 1, sel);
+		is_int((int)got, 1, "first,last of a one-task step: the one task, once");
+		/* random:N over a step spread on four nodes: N in all, the same
+		 * draw on each node (the seed is the job and step) */
+		for (uint32_t nodeid = 0; nodeid < 4; nodeid++) {
+			uint32_t ranks[4];
+			bool s4[4];
+
+			for (uint32_t k = 0; k < 4; k++)
+				ranks[k] = nodeid * 4 + k;
+			total += lwm2_ranks_select("random:5", 16, 42, ranks, 4, s4);
+		}
+		is_int((int)total, 5, "random:5 over 16 ranks on 4 nodes: 5 measured in all");
+		total = 0;
+		for (uint32_t r = 0; r < 16; r++) {
+			bool a, b;
+
+			lwm2_ranks_select("random:5", 16, 42, &r, 1, &a);
+			lwm2_ranks_select("random:5", 16, 43, &r, 1, &b);
+			total += a != b;
+		}
+		ok(total > 0, "another job or step draws other ranks (%zu of 16 differ)", total);
+		got = lwm2_ranks_select("random:99", 16, 42, node, n, sel);
+		is_int((int)got, 6, "random:N beyond the step's tasks: every task");
+	}
 
 	/* The user's option values share the parsers. */
 	{

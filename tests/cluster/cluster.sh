@@ -13,6 +13,9 @@
 #   cluster.sh kill-ctld DIR  kill -9 slurmctld, as a crash would
 #   cluster.sh start-ctld DIR start slurmctld again (state recovered)
 #   cluster.sh restart-ctld DIR  both
+#   cluster.sh stop-mariadb DIR  shut MariaDB down (slurmdbd stays, and
+#                             reconnects once it is back)
+#   cluster.sh start-mariadb DIR start it again on the same data
 #
 # Environment read by start and reconfig:
 #   LWM2_PLUGIN_DIR            directories put before Slurm's own PluginDir
@@ -60,7 +63,7 @@ set -euo pipefail
 readonly NODES=(n1 n2 n3 n4)
 readonly CLUSTER=lwm2
 readonly ACCOUNT=lwm2
-readonly TEST_USERS=(lwm2test lwm2other)
+readonly TEST_USERS=(lwm2test lwm2other lwm2coord)
 readonly SLURM_PREFIX=${LWM2_SLURM_PREFIX:-}
 if [ -n "$SLURM_PREFIX" ]; then
 	readonly SLURM_PLUGINS=$SLURM_PREFIX/lib/slurm
@@ -90,7 +93,7 @@ say() {
 }
 
 usage() {
-	sed -n '8,15s/^# \{0,1\}//p' "$0" >&2
+	sed -n '8,18s/^# \{0,1\}//p' "$0" >&2
 	exit 2
 }
 
@@ -847,11 +850,28 @@ cmd_restart_ctld() {
 	cmd_start_ctld "$1"
 }
 
+# A restart of the database server under the running cluster.
+cmd_stop_mariadb() {
+	[ "$(id -u)" -eq 0 ] || die "stop-mariadb needs root"
+	set_paths "$1"
+	pid_alive "$RUN/mariadb.pid" mariadbd || die "MariaDB not running in $D"
+	kill_pidfile "$RUN/mariadb.pid" mariadbd mariadbd
+	say "MariaDB stopped"
+}
+
+cmd_start_mariadb() {
+	[ "$(id -u)" -eq 0 ] || die "start-mariadb needs root"
+	set_paths "$1"
+	pid_alive "$RUN/mariadb.pid" mariadbd && die "MariaDB already running in $D"
+	start_mariadb
+	say "MariaDB started"
+}
+
 main() {
 	[ $# -eq 2 ] || usage
 	case $1 in
 	start | stop | status | env | reconfig) "cmd_$1" "$2" ;;
-	kill-ctld | start-ctld | restart-ctld) "cmd_${1//-/_}" "$2" ;;
+	kill-ctld | start-ctld | restart-ctld | stop-mariadb | start-mariadb) "cmd_${1//-/_}" "$2" ;;
 	*) usage ;;
 	esac
 }

@@ -18,6 +18,8 @@ LWM2_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 LWM2_CLUSTER_SH=$LWM2_TOP/tests/cluster/cluster.sh
 TEST_USER=lwm2test
 OTHER_USER=lwm2other
+# in the account as the others; made its coordinator by the tests that need one
+COORD_USER=lwm2coord
 
 # ---------------------------------------------------------------- TAP
 
@@ -67,7 +69,7 @@ cluster_up() {
 	TESTDIR=$(mktemp -d "$LWM2_CLUSTER_DIR/work/$(basename "$0" .sh).XXXXXX")
 	chmod 755 "$TESTDIR"
 	local u
-	for u in "$TEST_USER" "$OTHER_USER"; do
+	for u in "$TEST_USER" "$OTHER_USER" "$COORD_USER"; do
 		install -d -o "$u" -g "$u" -m 700 "$TESTDIR/$u"
 	done
 	export TESTDIR

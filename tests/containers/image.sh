@@ -10,15 +10,18 @@
 #
 # The last line of the output is the image directory (with --tar: the tar;
 # beside it RELEASE.tar.id holds a short id of its content, for a podman
-# tag).  The image is `debootstrap --variant=minbase RELEASE` from the
-# Debian mirror of the machine's own apt sources (LWM2_IMAGE_MIRROR
-# overrides), under ${LWM2_IMAGE_CACHE:-/var/cache/lwm2-suite/images}/RELEASE,
+# tag).  The image is `debootstrap --variant=minbase --include=python3
+# RELEASE` (Python's multiprocessing and subprocess start children the way
+# many jobs do) from the Debian mirror of the machine's own apt sources
+# (LWM2_IMAGE_MIRROR overrides), under ${LWM2_IMAGE_CACHE:-/var/cache/lwm2-suite/images}/RELEASE,
 # readable by everyone, with the tests' own files added:
 # /usr/local/bin/lwm2-static-echo (static-echo.c here, linked statically
 # on the host).  It is built in a temporary directory and renamed when
 # complete, so an interrupted build is never reused; a lock keeps two
 # callers from building at once.  A complete image made there by hand
-# (plain debootstrap) is taken as it is and gets the tests' files.
+# (debootstrap with python3) is taken as it is and gets the tests' files;
+# one without python3 (an image of an older version of this script) is
+# made again.
 #
 # Making or completing an image needs root; a caller that is not root gets
 # the path of an image that is complete already.
@@ -54,16 +57,17 @@ die() {
 stamp_file=usr/local/share/lwm2-test-image
 stamp_want() {
 	{
-		echo "lwm2 test image 1 $release"
+		echo "lwm2 test image 2 $release python3"
 		cat "$here/static-echo.c"
 	} | sha256sum | cut -c1-16
 }
 
 # complete DIR: a root file system of the release that debootstrap
-# finished (a shell and the release's debian_version).
+# finished (a shell, the release's debian_version and python3).
 complete() {
 	[ -e "$1/bin/sh" ] && [ -f "$1/etc/debian_version" ] &&
-		grep -q "^${version}[./]" "$1/etc/debian_version"
+		grep -q "^${version}[./]" "$1/etc/debian_version" &&
+		[ -x "$1/usr/bin/python3" ]
 }
 
 ready() {
@@ -133,9 +137,9 @@ build() {
 	m=$(mirror)
 	tmp=$(mktemp -d "$cache/.$release.new.XXXXXX")
 	log=$cache/$release.log
-	say "debootstrap --variant=minbase $release from $m (log $log)"
+	say "debootstrap --variant=minbase --include=python3 $release from $m (log $log)"
 	local t0=$SECONDS
-	if ! debootstrap --variant=minbase "$release" "$tmp" "$m" >"$log" 2>&1; then
+	if ! debootstrap --variant=minbase --include=python3 "$release" "$tmp" "$m" >"$log" 2>&1; then
 		tail -n 15 "$log" | sed 's/^/    /' >&2
 		rm -rf "$tmp"
 		die "debootstrap $release failed"

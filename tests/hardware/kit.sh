@@ -27,7 +27,7 @@ if [ -f "$build/preload/.libs/liblwm2cuda.so" ]; then
 else
 	echo "kit: no liblwm2cuda.so (built without CUPTI): the CUDA checks will fail" >&2
 fi
-${CC:-cc} -std=gnu11 -O2 -I"$top/digest/lib" -o "$kit/dump" "$top/preload/test/papi_dump.c" \
+${CC:-cc} -std=gnu11 -O2 -I"$top/digest/format" -o "$kit/dump" "$top/preload/test/papi_dump.c" \
 	"$build/digest/.libs/liblwm2record.a"
 git -C "$top" rev-parse HEAD >"$kit/commit" 2>/dev/null || echo unknown >"$kit/commit"
 echo "kit: $(cd "$kit" && pwd): $(ls "$kit" | tr '\n' ' ')"

@@ -183,20 +183,24 @@ skip_measured() {
 # CONTAINER is the runtime and image the digest must name (its main
 # container; none on the host); KIND is
 # exact (the job wrote the payload's bytes to files and nothing else: srun
-# passes the task's output on through pipes), dd (dd wrote the most, all
+# passes the task's output on through pipes), kids:EXE:N:BYTES (a case of
+# kids_cases: exactly BYTES, and N processes of EXE), dd (dd wrote the most, all
 # of its bytes, and others wrote files too: the batch job's output files,
 # the runtime's own on the host), run (lwm2 run's JSON, not a job, its
 # output files too: as dd).
 MEASURE=()
 measure() { MEASURE+=("$1|$2|$3|$4"); }
 
-# digest_values FILE: "processes|total_written|max_written|exe_of_max|
-# runtime image" of a digest (lwm2 digest --json, or lwm2 run --json); the
-# last of its main container, "none" outside containers.
+# digest_values FILE [EXE]: "processes|total_written|max_written|exe_of_max|
+# runtime image|EXE's processes" of a digest (lwm2 digest --json, or lwm2
+# run --json); the runtime and image of its main container, "none"
+# outside containers; EXE (dd unless given) counts its versioned names too
+# (python3: python3.11).
 digest_values() {
-	python3 - "$1" <<'PY' 2>/dev/null || echo "0|0|0|-|none"
+	python3 - "$1" "${2:-dd}" <<'PY' 2>/dev/null || echo "0|0|0|-|none|0"
 import json, sys
 d = json.load(open(sys.argv[1]))
+want = sys.argv[2]
 if isinstance(d, list):
     d = d[0]["digest"]
 s = d.get("scope", {})
@@ -204,19 +208,25 @@ m = s.get("metrics", {}).get("bytes_written", {})
 at = m.get("max_at") or [0, 0, 0, "-"]
 c = d.get("containers") or []
 ctr = "%s %s" % (c[0].get("runtime"), c[0].get("image")) if c else "none"
+dd = sum(e.get("processes", 0) for e in s.get("executables", {}).get("by_count", [])
+         if e.get("exe") == want or str(e.get("exe")).startswith(want + "."))
 print("|".join(str(v) for v in (s.get("processes", 0), s.get("totals", {}).get("posix_write_bytes", 0),
-      int(m.get("max", 0)), at[3] if len(at) > 3 else "-", ctr)))
+      int(m.get("max", 0)), at[3] if len(at) > 3 else "-", ctr, dd)))
 PY
 }
 
 # check_measured: the points of every measured case (measure), within one
 # wait for all of their digests.
 check_measured() {
-	local deadline m key desc kind ctr pb pp pc src job left procs total max exe got_ctr
+	local deadline m key desc kind ctr pb pp pc src job left procs total max exe got_ctr ddp
+	local kexe kn kbytes
 	deadline=$((SECONDS + 120))
 	for m in "${MEASURE[@]}"; do
 		IFS='|' read -r key desc kind ctr <<<"$m"
+		kexe="dd"
+		[[ $kind == kids:* ]] && IFS=: read -r kind kexe kn kbytes <<<"$kind"
 		pb="$desc, lwm2 on: the digest has the $BYTES bytes written inside"
+		[ "$kind" = kids ] && pb="$desc, lwm2 on: the digest has the $kbytes bytes written inside"
 		pp="$desc, lwm2 on: the digest counts the processes (at least $NATIVE_PROCS)"
 		pc="$desc, lwm2 on: the digest names the container"
 		[ "$ctr" = none ] && pc="$desc, lwm2 on: the digest names no container"
@@ -234,9 +244,12 @@ check_measured() {
 			fi
 			digest_as --json -j "$job" >"$src" 2>&1
 		fi
-		IFS='|' read -r procs total max exe got_ctr <<<"$(digest_values "$src")"
+		IFS='|' read -r procs total max exe got_ctr ddp <<<"$(digest_values "$src" "$kexe")"
 		if [ "$kind" = exact ]; then
 			is "$total" "$BYTES" "$pb"
+		elif [ "$kind" = kids ]; then
+			is "$total" "$kbytes" "$pb"
+			is "$ddp" "$kn" "$desc, lwm2 on: the digest counts the $kn processes of $kexe"
 		else
 			if [ "$max" = "$BYTES" ] && [ "$exe" = dd ] && [ "$total" -ge "$BYTES" ]; then
 				ok "$pb (dd's $max of $total bytes)"
@@ -248,4 +261,114 @@ check_measured() {
 		check "$pp ($procs)" test "${procs:-0}" -ge "$NATIVE_PROCS"
 		is "$got_ctr" "$ctr" "$pc"
 	done
+}
+
+# ---------------------------------------------------------------- children
+
+# Jobs whose children lwm2 must measure in the container, each run KIDS_REPS
+# times in one step (a loss that comes now and then shows): each run's
+# four children write 1 MiB each.  A case: NAME|DESC|EXE|N|NEEDS, N the
+# processes of EXE one run makes; NEEDS is closekids (lwm2-closekids,
+# tests/containers/closekids.c, built here for the host's glibc: run in
+# KIDS_RELEASE, whose glibc it is, 2.34 or later) or python3 (lwm2-kids.py,
+# tests/containers/kids.py, run by the image's python3).  A pool of 4 is 4
+# workers, the program and its reaper (fork); spawn adds the resource
+# tracker, forkserver its server too.  subprocess.run's dd are counted, as
+# are lwm2-closekids's.
+KIDS_REPS=3
+KIDS_RELEASE=bookworm
+KIDS_CASES=(
+	"closekids|children that close inherited descriptors|dd|4|closekids"
+	"spawn|children started by posix_spawn|dd|4|closekids"
+	"pool-fork|a Python multiprocessing Pool (fork)|python3|6|python3"
+	"pool-spawn|a Python multiprocessing Pool (spawn)|python3|7|python3"
+	"pool-forkserver|a Python multiprocessing Pool (forkserver)|python3|8|python3"
+	"subprocess|Python's subprocess.run of dd|dd|4|python3"
+)
+KIDS_TIME=0
+
+# kids_setup FILE: the programs, beside FILE (a path of this run's under
+# /tmp, which ch-run shares with the host; the other runtimes bind the
+# programs in), FILE.REP.N their output; KIDS_WHY says why lwm2-closekids
+# cannot run.
+kids_setup() {
+	local out
+	KIDS_FILE=$1
+	KIDS=$1.closekids
+	KIDS_PY=$1.kids.py
+	KIDS_WHY=""
+	if ! command -v gcc >/dev/null; then
+		KIDS_WHY="gcc not installed: it builds lwm2-closekids"
+	elif ! out=$(gcc -O2 -o "$KIDS" "$LWM2_TOP/tests/containers/closekids.c" 2>&1); then
+		KIDS_WHY="lwm2-closekids does not build here: $(tail -n 1 <<<"$out")"
+	fi
+	install -m 644 "$LWM2_TOP/tests/containers/kids.py" "$KIDS_PY"
+	chmod 755 "$KIDS" 2>/dev/null
+}
+
+# kids_cleanup: the programs and what they wrote.
+kids_cleanup() {
+	rm -f "$KIDS" "$KIDS_PY" "$KIDS_FILE".[0-9]*.[0-9]*
+}
+
+# kids_skip_one DESC EXE REASON: one case's points, skipped.
+kids_skip_one() {
+	skip_identical "$1" "$3"
+	skip_because "$1, lwm2 on: the digest has the bytes written inside" "$3"
+	skip_because "$1, lwm2 on: the digest counts the processes of $2" "$3"
+	skip_because "$1, lwm2 on: the digest counts the processes" "$3"
+	skip_because "$1, lwm2 on: the digest names the container" "$3"
+}
+
+# kids_skip D REL REASON: the points of REL's cases, skipped.
+kids_skip() {
+	local c name desc exe n needs
+	for c in "${KIDS_CASES[@]}"; do
+		IFS='|' read -r name desc exe n needs <<<"$c"
+		[ -z "${KIDS_ONLY:-}" ] || [[ " $KIDS_ONLY " == *" $name "* ]] || continue
+		[ "$needs" = closekids ] && [ "$2" != "$KIDS_RELEASE" ] && continue
+		kids_skip_one "$1, $desc" "$exe" "$3"
+	done
+}
+
+# kids_cases KEY D REL ROOT CONTAINER RUNTIME...: every case of the image
+# (ROOT, REL's; those named in KIDS_ONLY where the test sets it) under the
+# runtime's command (RUNTIME ends where the program's name goes),
+# identical with and without lwm2 and measured exactly; CONTAINER is what
+# the digest must name.
+kids_cases() {
+	local key=$1 d=$2 rel=$3 root=$4 ctr=$5 c name desc exe n needs prog want i t0=$SECONDS
+	shift 5
+	for c in "${KIDS_CASES[@]}"; do
+		IFS='|' read -r name desc exe n needs <<<"$c"
+		[ -z "${KIDS_ONLY:-}" ] || [[ " $KIDS_ONLY " == *" $name "* ]] || continue
+		if [ "$needs" = closekids ]; then
+			[ "$rel" = "$KIDS_RELEASE" ] || continue
+			if [ -n "$KIDS_WHY" ]; then
+				kids_skip_one "$d, $desc" "$exe" "$KIDS_WHY"
+				continue
+			fi
+			prog=("$KIDS")
+			[ "$name" = spawn ] && prog+=(--spawn)
+		elif [ ! -x "$root/usr/bin/python3" ]; then
+			kids_skip_one "$d, $desc" "$exe" "the $rel image has no python3 (tests/containers/image.sh)"
+			continue
+		else
+			prog=(python3 "$KIDS_PY" "$name")
+		fi
+		want=""
+		for ((i = 1; i <= KIDS_REPS; i++)); do
+			case $needs in
+			closekids) want+="lwm2-closekids: 4 children wrote 1048576 bytes each" ;;
+			*) want+="lwm2-kids.py $name: 4 children wrote 1048576 bytes each" ;;
+			esac
+			[ "$i" -lt "$KIDS_REPS" ] && want+=$'\n'
+		done
+		# shellcheck disable=SC2016 # expanded in the container
+		step_pair "$key-$name" "$@" sh -c 'i=1; while [ $i -le '"$KIDS_REPS"' ]; do
+			"$@" "$0.$i" || exit; i=$((i + 1)); done' "$KIDS_FILE" "${prog[@]}"
+		identical "$key-$name" "$d, $desc" "$want" 0
+		measure "$key-$name" "$d, $desc" "kids:$exe:$((n * KIDS_REPS)):$((4 * 1048576 * KIDS_REPS))" "$ctr"
+	done
+	KIDS_TIME=$((KIDS_TIME + SECONDS - t0))
 }

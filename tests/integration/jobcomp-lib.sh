@@ -10,7 +10,7 @@
 #   jobcomp_setup [LWM2.CONF LINES...]
 #
 # Sets LIBDIR, BASEDIR, SPOOL, JCDIR, JCLOG, STATEDIR, LWM2 (the command),
-# CTLD_LOG.  LWM2_BUILDDIR is the build tree (default: the source tree).
+# CTLD_LOG, CTLD_FROM.  LWM2_BUILDDIR is the build tree (default: the source tree).
 
 jobcomp_builddir() {
 	local d
@@ -64,6 +64,9 @@ jobcomp_setup() {
 	JCLOG=$JCDIR/digests.jsonl
 	STATEDIR=$JCDIR/state
 	CTLD_LOG=$LWM2_CLUSTER_DIR/log/slurmctld.log
+	# slurmctld's log is the cluster's, kept from test to test: this
+	# test's part of it begins here (ctld_log)
+	CTLD_FROM=$(($(cat "$CTLD_LOG" 2>/dev/null | wc -l) + 1))
 	jobcomp_conf "$@"
 	# A test's own part of the restart, now that its directory is known:
 	# its function jobcomp_before_reconfig may set JOBCOMP_PLUGSTACK_FIRST
@@ -84,6 +87,11 @@ ${JOBCOMP_EXTRA_CONF:-}" ${JOBCOMP_SETTINGS[@]+"${JOBCOMP_SETTINGS[@]}"} ||
 		bail_out "cluster reconfig with jobcomp/lwm2 failed"
 	grep -q "lwm2: init: settings from" "$CTLD_LOG" ||
 		bail_out "slurmctld did not load jobcomp/lwm2: $(grep -i 'jobcomp\|lwm2' "$CTLD_LOG" | tail -n 5)"
+}
+
+# ctld_log: slurmctld's log since jobcomp_setup (not the earlier tests')
+ctld_log() {
+	tail -n "+$CTLD_FROM" "$CTLD_LOG"
 }
 
 # digest_as [-u USER] ARGS...: `lwm2 digest ARGS` as the test user, with the
@@ -145,6 +153,23 @@ for s in open(sys.argv[1]):
         last = l
 l = last
 print(eval(sys.argv[3]) if l is not None else "NO-LINE")
+PY
+}
+
+# log_tasks ARRAY: the lines of the array job's tasks in the log and how
+# many distinct tasks they are, "LINES TASKS"
+log_tasks() {
+	python3 - "$JCLOG" "$1" <<'PY'
+import json, sys
+tasks = []
+for s in open(sys.argv[1]):
+    try:
+        l = json.loads(s)
+    except ValueError:
+        continue
+    if str(l.get("array_job_id")) == sys.argv[2]:
+        tasks.append(l.get("array_task_id"))
+print(len(tasks), len(set(tasks)))
 PY
 }
 
@@ -226,4 +251,29 @@ for line in open(sys.argv[1], errors="replace"):
         ts.append(datetime.strptime(m.group(1), "%Y-%m-%dT%H:%M:%S.%f"))
 print(int((ts[-1] - ts[0]).total_seconds() * 1000) if len(ts) >= 2 else "NONE")
 PY
+}
+
+# my ARGS...: the cluster's MariaDB as root, through its socket.
+my() { timeout 30 mariadb --no-defaults --socket="$LWM2_CLUSTER_DIR/run/mysqld.sock" -uroot -B -N "$@"; }
+
+# mariadb_database NAME PASSWORD: database NAME on the cluster's MariaDB,
+# made afresh, with a user NAME of that password; its address for lwm2
+# in MARIADB_URL, or the reason there is none in mariadb_why.
+# shellcheck disable=SC2034 # both read by the tests
+mariadb_database() {
+	local name=$1 pw=$2
+	mariadb_why=
+	MARIADB_URL=
+	if ! command -v mariadb >/dev/null; then
+		mariadb_why="the mariadb client is not installed"
+	elif "$LWM2" stats --db mysql://x@localhost/x 2>&1 | grep -q "built without MariaDB"; then
+		mariadb_why="lwm2 built without MariaDB/MySQL (configure found no libmariadb-dev)"
+	elif ! my -e "DROP DATABASE IF EXISTS $name; CREATE DATABASE $name;
+		CREATE USER IF NOT EXISTS '$name'@'localhost';
+		ALTER USER '$name'@'localhost' IDENTIFIED BY '$pw';
+		GRANT ALL ON $name.* TO '$name'@'localhost';" 2>"$TESTDIR/my.err"; then
+		mariadb_why="couldn't make database $name on the cluster's server: $(tail -n 1 "$TESTDIR/my.err")"
+	else
+		MARIADB_URL="mysql://$name:$pw@localhost/$name?socket=$LWM2_CLUSTER_DIR/run/mysqld.sock"
+	fi
 }

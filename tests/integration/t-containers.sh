@@ -20,7 +20,14 @@
 # loader, never measured) prints the same; a batch job and `lwm2 run --
 # ch-run ...` outside Slurm; podman, which passes no environment (unchanged,
 # unmeasured), with the caller's LD_PRELOAD and LWM2_* passed in
-# (unchanged), and set up as spank_lwm2(8) says (measured).  Each point
+# (unchanged), and set up as spank_lwm2(8) says (measured); jobs whose
+# children lwm2 must measure (container-lib.sh's kids_cases, three runs a
+# step): a launcher whose four children close what they inherited (close
+# over /proc/self/fd, close_range, closefrom, nothing) before they exec
+# dd, one that starts them by posix_spawn, Python's multiprocessing Pool
+# (fork, spawn, forkserver) and subprocess.run, all in bookworm under
+# each runtime and the Python ones in bullseye under ch-run too: the
+# digest has their bytes exactly and counts their processes.  Each point
 # names runtime, image and case.  A runtime or image the host cannot give
 # is skipped with the reason.
 set -uo pipefail
@@ -83,6 +90,10 @@ for rel in "${RELEASES[@]}"; do
 		diag "tests/containers/image.sh $rel failed:" "$out"
 	fi
 done
+
+# Children that lwm2 must measure (container-lib.sh's kids_cases); under
+# ch-run /tmp is the host's, the other runtimes bind the programs in.
+kids_setup "$F"
 
 # ---------------------------------------------------------------- host
 
@@ -183,6 +194,7 @@ for rel in "${RELEASES[@]}"; do
 			skip_identical "$d$c" "$why"
 			[ "$c" = ", static binary" ] || skip_measured "$d$c" "$why"
 		done
+		[ "$rel" != "$KIDS_RELEASE" ] || kids_skip "$d" "$rel" "$why"
 	else
 		step_pair "ch-$rel" ch-run "$img" -- sh -c "$PAYLOAD"
 		identical "ch-$rel" "$d" "$want_out" 3
@@ -202,6 +214,8 @@ for rel in "${RELEASES[@]}"; do
 		outside_pair "ch-$rel-run" ch-run "$img" -- sh -c "$PAYLOAD"
 		identical "ch-$rel-run" "$d, outside Slurm (lwm2 run)" "$want_out" 3
 		measure "ch-$rel-run" "$d, outside Slurm (lwm2 run)" run "charliecloud $img"
+
+		kids_cases "ch-$rel-kids" "$d" "$rel" "$img" "charliecloud $img" ch-run "$img" --
 		RT_TIME[ch-run]=$((${RT_TIME[ch-run]:-0} + SECONDS - t0))
 	fi
 
@@ -215,6 +229,7 @@ for rel in "${RELEASES[@]}"; do
 			skip_identical "$d$c" "$why"
 			case $c in "" | ", library bound at its path") skip_measured "$d$c" "$why" ;; esac
 		done
+		[ "$rel" != "$KIDS_RELEASE" ] || kids_skip "$d" "$rel" "$why"
 	else
 		step_pair "bw-$rel" "${bw[@]}" sh -c "$PAYLOAD"
 		identical "bw-$rel" "$d" "$want_out" 3
@@ -233,6 +248,10 @@ for rel in "${RELEASES[@]}"; do
 
 		step_pair "bw-$rel-static" "${bw[@]}" "$STATIC" "$F.static" "$BYTES"
 		identical "bw-$rel-static" "$d, static binary" "$static_out" 0
+
+		[ "$rel" != "$KIDS_RELEASE" ] ||
+			kids_cases "bw-$rel-kids" "$d" "$rel" "$img" "bubblewrap $img" \
+				"${bw[@]}" --ro-bind "$KIDS" "$KIDS" --ro-bind "$KIDS_PY" "$KIDS_PY"
 		RT_TIME[bwrap]=$((${RT_TIME[bwrap]:-0} + SECONDS - t0))
 	fi
 
@@ -252,6 +271,7 @@ for rel in "${RELEASES[@]}"; do
 			skip_identical "$d$c" "$why"
 			[ "$c" = ", as spank_lwm2(8) says" ] && skip_measured "$d$c" "$why"
 		done
+		[ "$rel" != "$KIDS_RELEASE" ] || kids_skip "$d" "$rel" "$why"
 	else
 		pr=("${PODMAN[@]}" run --rm --network=none --log-driver=none)
 		# podman passes no environment unless asked: the container runs
@@ -280,6 +300,12 @@ for rel in "${RELEASES[@]}"; do
 		# A rootless container does not tell its image (podman fills
 		# /run/.containerenv for --privileged ones only): the runtime.
 		measure "pm-$rel-doc" "$d, as spank_lwm2(8) says" dd "podman "
+
+		# The children, set up the same way, the programs bound in.
+		[ "$rel" != "$KIDS_RELEASE" ] ||
+			kids_cases "pm-$rel-kids" "$d, as spank_lwm2(8) says" "$rel" "$img" "podman " \
+				"${pr[@]}" --env-host -v "$LIBDIR:$LIBDIR:ro" -v "$BASEDIR:$BASEDIR" \
+				-v "$KIDS:$KIDS:ro" -v "$KIDS_PY:$KIDS_PY:ro" "$tag"
 		RT_TIME[podman]=$((${RT_TIME[podman]:-0} + SECONDS - t0))
 	fi
 done
@@ -292,8 +318,10 @@ check_measured
 for rt in ch-run bwrap podman; do
 	diag "time: $rt ${RT_TIME[$rt]:-0} s${RT_WHY[$rt]:+ (skipped: ${RT_WHY[$rt]})}"
 done
+diag "time: children cases (included above) $KIDS_TIME s"
 diag "time: whole test $((SECONDS - t_start)) s"
 rm -rf "$TESTDIR/img"
 rm -f "$F" "$F.static"
+kids_cleanup
 
 done_testing

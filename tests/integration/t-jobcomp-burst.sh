@@ -28,20 +28,7 @@ done
 is "$(squeue -h -j "$arr" -o %i 2>/dev/null | wc -l)" 0 "the $n tasks of array $arr ended"
 
 # the log: a line per task, each with its array task id
-in_log() {
-	python3 - "$JCLOG" "$arr" <<'PY'
-import json, sys
-tasks = []
-for s in open(sys.argv[1]):
-    try:
-        l = json.loads(s)
-    except ValueError:
-        continue
-    if str(l.get("array_job_id")) == sys.argv[2]:
-        tasks.append(l.get("array_task_id"))
-print(len(tasks), len(set(tasks)))
-PY
-}
+in_log() { log_tasks "$arr"; }
 for ((i = 0; i < 240; i++)); do
 	[ "$(in_log)" = "$n $n" ] && break
 	sleep 0.5
@@ -64,6 +51,6 @@ check "  within a minute of the last line ($(($(date +%s) - last)) s)" test $(($
 is "$("$LWM2" history --db "$JCDIR/lwm2.db" --json 2>&1 | grep -c "\"job_id\":")" \
 	"$("$LWM2" history -f "$JCLOG" --json 2>&1 | grep -c "\"job_id\":")" \
 	"lwm2 history --db: as many runs as from the log"
-is "$(grep -c 'lwm2: database:' "$CTLD_LOG")" 0 "slurmctld's log: no database trouble"
+is "$(ctld_log | grep -c 'lwm2: database:')" 0 "slurmctld's log: no database trouble"
 
 done_testing

@@ -20,17 +20,20 @@ mbox=/var/mail/$TEST_USER
 shim=$(mktemp -d "${TMPDIR:-/tmp}/lwm2-mta.XXXXXX")
 chmod 755 "$shim"
 # slurmctld gives MailProg no SLURM_CONF, and this cluster's lwm2.conf is
-# not in /etc/slurm: a shim tells lwm2-mail where it is.
+# not in /etc/slurm: a shim tells lwm2-mail where it is, and which lwm2
+# reads it (none is in PATH).
 cat >"$shim/mailprog" <<EOF
 #!/bin/sh
 LWM2_CONF=\$(cat "$shim/conf-path")
-export LWM2_CONF
+LWM2_COMMAND=\$(cat "$shim/command-path")
+export LWM2_CONF LWM2_COMMAND
 exec "$LWM2_TOP/contrib/lwm2-mail" "\$@"
 EOF
 chmod 755 "$shim/mailprog"
 JOBCOMP_MAILPROG=$shim/mailprog
 jobcomp_setup "MailWait=90" "VerifyWindow=0"
 echo "$LWM2_CLUSTER_DIR/etc/lwm2.conf" >"$shim/conf-path"
+echo "$LWM2" >"$shim/command-path"
 plan 12
 
 # message NAME: the message in the mailbox whose subject names the job

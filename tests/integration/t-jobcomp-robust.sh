@@ -22,17 +22,20 @@ mv "$mailbox/.m.\$\$" "$mailbox/mail.\$\$"
 EOF
 chmod 755 "$mailbox/sendmail"
 # slurmctld gives MailProg no SLURM_CONF, and this cluster's lwm2.conf is
-# not in /etc/slurm: a shim tells lwm2-mail where it is.
+# not in /etc/slurm: a shim tells lwm2-mail where it is, and which lwm2
+# reads it (none is in PATH).
 cat >"$mailbox/mailprog" <<EOF
 #!/bin/sh
 LWM2_CONF=\$(cat "$mailbox/conf-path")
-export LWM2_CONF
+LWM2_COMMAND=\$(cat "$mailbox/command-path")
+export LWM2_CONF LWM2_COMMAND
 exec "$LWM2_TOP/contrib/lwm2-mail" "\$@"
 EOF
 chmod 755 "$mailbox/mailprog"
 JOBCOMP_MAILPROG=$mailbox/mailprog
 jobcomp_setup "Mailer=$mailbox/sendmail" "MailWait=90"
 echo "$LWM2_CLUSTER_DIR/etc/lwm2.conf" >"$mailbox/conf-path"
+echo "$LWM2" >"$mailbox/command-path"
 plan 15
 
 ctld_restart_args() {

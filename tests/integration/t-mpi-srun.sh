@@ -29,7 +29,7 @@ if command -v mpifort.openmpi >/dev/null &&
 	mpifort.openmpi -cpp -DBINDING_mpi -o "$bin/mpi_fprog" "$src/mpi_fprog.F90" 2>/dev/null; then
 	fortran=1
 fi
-${CC:-cc} -std=gnu11 -I"$LWM2_TOP/digest/lib" -I"$LWM2_TOP/tests" -o "$bin/mpi_check" \
+${CC:-cc} -std=gnu11 -I"$LWM2_TOP/digest/format" -I"$LWM2_TOP/tests" -o "$bin/mpi_check" \
 	"$src/mpi_check.c" "$build/digest/.libs/liblwm2record.a" ||
 	bail_out "cannot build mpi_check"
 chmod -R a+rX "$bin"

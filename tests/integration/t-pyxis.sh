@@ -19,7 +19,11 @@
 #
 # with the library absent from the image (reached through the descriptor
 # the step passes on) and with the library's and the step directories'
-# host directories mounted in (--container-mounts).
+# host directories mounted in (--container-mounts); in the Debian 12
+# image, jobs whose children close what they inherited, start them by
+# posix_spawn, by Python's multiprocessing (spawn) and subprocess
+# (container-lib.sh's kids_cases: their bytes exact, their processes
+# counted, three runs a step).
 #
 # enroot and pyxis are not packaged in Debian: contrib/enroot-pyxis-build.sh
 # builds them from their sources into /var/cache/lwm2-suite/enroot-pyxis
@@ -97,6 +101,10 @@ t_start=$SECONDS
 
 # shellcheck source=tests/integration/container-lib.sh
 . "$(dirname "$0")/container-lib.sh"
+# The children's cases that start them in the ways a runtime may lose
+# them (each step unpacks the image: a few only), mounted in.
+kids_setup "$F"
+KIDS_ONLY="closekids spawn pool-spawn subprocess"
 
 grep -q 'pyxis: version' "$LWM2_CLUSTER_DIR/log/slurmd-n1.log" ||
 	bail_out "slurmd did not load pyxis: $(grep -i 'pyxis\|spank' "$LWM2_CLUSTER_DIR/log/slurmd-n1.log" | tail -n 3)"
@@ -107,7 +115,7 @@ diag "enroot $(cat "$ENROOT_PREFIX/.lwm2-built" | cut -d' ' -f2) ($ENROOT_PREFIX
 # squashfs files of the test images, as `enroot import` makes them: no
 # device nodes (the test user's unsquashfs could not make them), made once
 # per image (beside it, with the image's id).
-declare -A SQSH=() IMG_WHY=() VER=()
+declare -A SQSH=() IMG_WHY=() VER=() ROOT=()
 for rel in "${RELEASES[@]}"; do
 	t0=$SECONDS
 	if ! out=$(bash "$LWM2_TOP/tests/containers/image.sh" "$rel" 2>&1); then
@@ -116,6 +124,7 @@ for rel in "${RELEASES[@]}"; do
 		continue
 	fi
 	img=$(tail -n 1 <<<"$out")
+	ROOT[$rel]=$img
 	VER[$rel]=$(cat "$img/etc/debian_version")
 	id="$(cat "$img/usr/local/share/lwm2-test-image")-${VER[$rel]}"
 	sq=$EP_CACHE/images/$rel.sqsh
@@ -161,6 +170,7 @@ for rel in "${RELEASES[@]}"; do
 			skip_identical "$d$c" "$why"
 			skip_measured "$d$c" "$why"
 		done
+		[ "$rel" != "$KIDS_RELEASE" ] || kids_skip "$d" "$rel" "$why"
 		continue
 	fi
 	sq=${SQSH[$rel]}
@@ -179,6 +189,10 @@ for rel in "${RELEASES[@]}"; do
 		--container-mounts="$LIBDIR:$LIBDIR:ro,$BASEDIR:$BASEDIR" sh -c "$PAYLOAD"
 	identical "px-$rel-mounted" "$d, library and step directory mounted" "$want_out" 3
 	measure "px-$rel-mounted" "$d, library and step directory mounted" exact "pyxis $sq"
+
+	[ "$rel" != "$KIDS_RELEASE" ] ||
+		kids_cases "px-$rel-kids" "$d" "$rel" "${ROOT[$rel]}" "pyxis $sq" --container-image="$sq" \
+			--container-mounts="$KIDS:$KIDS:ro,$KIDS_PY:$KIDS_PY:ro"
 	diag "time: $d $((SECONDS - t0)) s"
 done
 
@@ -186,5 +200,7 @@ done
 
 check_measured
 
+diag "time: children cases (included above) $KIDS_TIME s"
 diag "time: whole test $((SECONDS - t_start)) s"
+kids_cleanup
 done_testing

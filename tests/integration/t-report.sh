@@ -18,7 +18,7 @@ set -uo pipefail
 
 command -v mpicc.openmpi >/dev/null || skip_all "mpicc.openmpi not installed"
 jobcomp_setup
-plan 40
+plan 46
 
 CHROMIUM=$(command -v chromium || command -v chromium-browser || true)
 shots=$LWM2_CLUSTER_DIR/screenshots
@@ -107,6 +107,7 @@ cat >"$TESTDIR/$TEST_USER/b.sh" <<EOF
 srun --lwm2-slice=1 $bin/writer
 EOF
 chown "$TEST_USER" "$TESTDIR/$TEST_USER/a.sh" "$TESTDIR/$TEST_USER/b.sh"
+t0=$(date +%s)
 job_a=$(submit_batch "$TESTDIR/$TEST_USER/a.sh") || job_a=0
 job_b=$(submit_batch "$TESTDIR/$TEST_USER/b.sh") || job_b=0
 is "$(wait_job "$job_a" 180)" COMPLETED "MPI job $job_a COMPLETED"
@@ -167,6 +168,36 @@ check "job $job_b: each writer wrote 32 MiB (the maximum over its processes)" \
 	grep -q '<tr data-metric="bytes_written" data-min="[^"]*" data-avg="[^"]*" data-max="33554432"' "$out/b.html"
 check "job $job_b: its grid shows file I/O bytes/s" \
 	grep -Eq 'file I/O bytes/s</h3><p class="small">Colour from 0 \(light\) to [1-9]' "$out/b.html"
+
+# --- lwm2 ranks: the same processes as text and JSON, rank 2 named
+"$LWM2" ranks --file "$JCLOG" --json --groups --metric mpi_time "$job_a" >"$out/a-ranks.json" 2>"$out/err"
+is "$?" 0 "ranks of $job_a from the log"
+is "$(python3 -c '
+import json, sys
+m = json.load(open(sys.argv[1]))["metrics"]["mpi_time"]
+low = m["groups"][0]["ranks"]
+print(m["n"], m["min_at"]["rank"], [r["rank"] for r in low])' "$out/a-ranks.json")" "4 2 [2]" \
+	"ranks of $job_a: 4 ranks, rank 2 (computing longer) has the least MPI time, alone in the lowest band"
+want=$(log_line "$job_a" '"%.6g %.6g %.6g" % tuple(l["digest"]["scope"]["metrics"]["mpi_time"][k] for k in ("min", "avg", "max"))')
+is "$(python3 -c 'import json,sys; m=json.load(open(sys.argv[1]))["metrics"]["mpi_time"]; print("%.6g %.6g %.6g" % (m["min"], m["mean"], m["max"]))' "$out/a-ranks.json")" \
+	"$want" "ranks of $job_a: min, mean and max are the digest's ($want)"
+err=$(as_user "$LWM2" ranks "$job_a" 2>&1 >/dev/null)
+like_err() { if [[ $err =~ $1 ]]; then ok "$2"; else not_ok "$2"; diag "got: '$err'"; fi; }
+like_err "the compact digest of AdminComment keeps no per-process values" \
+	"ranks from accounting: says the compact form has no per-process values"
+
+# --- lwm2 stats: the two jobs by mode, language and MPI library
+"$LWM2" stats --file "$JCLOG" -S "@$t0" --by mode,language,mpi --json >"$out/stats.json" 2>"$out/err"
+is "$?" 0 "stats --by mode,language,mpi over the two jobs"
+is "$(python3 -c '
+import json, sys
+g = {x["group"].split(",")[2][:8]: x for x in json.load(open(sys.argv[1]))["groups"]}
+a, b = g["Open MPI"], g["(none)"]
+print(a["group"].split(",")[:2], b["group"].split(",")[:2], a["jobs"], b["jobs"],
+      round(a["jobs_pct"] + b["jobs_pct"]), round(a["core_hours_pct"] + b["core_hours_pct"]),
+      a["no_mpi_msgs_pct"], b["no_mpi_msgs_pct"])' "$out/stats.json" 2>&1)" \
+	"['batch', 'c'] ['batch', 'c'] 1 1 100 100 0 100" \
+	"stats: both batch jobs in C, one with Open MPI, shares adding up, the writer passed no MPI message"
 
 # --- the site pages
 "$LWM2" report --site --file "$JCLOG" -o "$out/site" 2>"$out/err"

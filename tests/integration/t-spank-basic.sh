@@ -131,10 +131,10 @@ is "$(sacct -n -X -a -o JobID 2>/dev/null | wc -l)" "$before" "no job was submit
 
 # --- --help
 out=$(as_user srun --help 2>&1)
-is "$(grep -cE -- '^ +--lwm2(=on\|off\|print|-slice=SECONDS|-events=LIST) +lwm2: .*[a-z]$' <<<"$out")" 3 \
-	"srun --help lists --lwm2, --lwm2-slice and --lwm2-events, one line each"
+is "$(grep -cE -- '^ +--lwm2(=on\|off\|print|-slice=SECONDS|-events=LIST|-ranks=LIST) +lwm2: .*[a-z)]$' <<<"$out")" 4 \
+	"srun --help lists --lwm2, --lwm2-slice, --lwm2-events and --lwm2-ranks, one line each"
 is "$(grep -A1 -E -- "^ +--lwm2" <<<"$out" | grep -cE "^ {25,}")" 0 "srun --help: no usage text wraps"
 out=$(as_user sbatch --help 2>&1)
-is "$(grep -cE -- '--lwm2' <<<"$out")" 3 "sbatch --help lists them too"
+is "$(grep -cE -- '--lwm2' <<<"$out")" 4 "sbatch --help lists them too"
 
 done_testing

@@ -10,7 +10,9 @@
 # that fail and are killed (a task that kills itself says nothing: Slurm
 # may drop a dying task's last output, with or without lwm2), a job array, a dependency chain, mpirun
 # inside a batch job, --multi-prog, a heterogeneous job, an interactive
-# salloc with steps, and sbatch --wrap.
+# salloc with steps, sbatch --wrap, and a step that starts processes lwm2
+# cannot measure (a command run without LD_PRELOAD, a static executable),
+# which the digest counts among the processes, with why.
 set -uo pipefail
 
 # shellcheck source=tests/integration/forms-lib.sh
@@ -45,6 +47,12 @@ int main(int argc, char **argv)
 C
 	mpicc.openmpi -o "$U/hello" "$U/hello.c" 2>"$U/hello.err" && have_mpi=1
 fi
+
+# A static executable, where the host can link one: the loader never runs
+# for it, so no LD_PRELOAD reaches it.
+have_static=0
+cc -static -o "$U/static-echo" "$LWM2_TOP/tests/containers/static-echo.c" 2>"$U/static.err" &&
+	have_static=1
 
 # The shapes' batch scripts; each prints what the application does.
 script() {
@@ -101,6 +109,11 @@ script multiprog <<'EOF'
 printf '0 bash -c "echo zero"\n1 bash -c "echo one"\n' >multi-$SLURM_JOB_ID.conf
 srun -n2 --multi-prog multi-$SLURM_JOB_ID.conf
 EOF
+script unmeasured <<EOF
+#SBATCH -N1 -n1
+srun -n1 bash -c 'env -u LD_PRELOAD dd if=/dev/zero of=/dev/null bs=1k count=4 2>/dev/null &&
+	echo dd done; [ ! -x $U/static-echo ] || $U/static-echo /dev/null 100'
+EOF
 script het <<'EOF'
 #SBATCH -n1
 #SBATCH hetjob
@@ -110,7 +123,7 @@ srun --het-group=1 bash -c 'echo second component'
 EOF
 chown -R "$TEST_USER" "$U"
 
-SHAPES=(loop background overlap exits array dependency mpirun multiprog het salloc wrap)
+SHAPES=(loop background overlap exits array dependency mpirun multiprog het salloc wrap unmeasured)
 declare -A jobs=() # SHAPE/VARIANT: the job ids
 run_shape() {
 	local shape=$1 variant=$2 opt=() a
@@ -251,5 +264,27 @@ if [ "$have_mpi" = 1 ]; then
 		"mpirun: both ranks ran under --lwm2 and reduced"
 fi
 is "$(job_ids het with | grep -c .)" 2 "het: two components, each a job with a digest of its own"
+
+# The processes lwm2 could not measure: counted by the shell (and env)
+# that started them, in the digest's process total and by reason, in the
+# JSON log, the text digest and the compact form in AdminComment.
+j=${jobs[unmeasured/with]:-0}
+if [ "$have_static" = 1 ]; then
+	want="{'no_preload': 1, 'static': 1}" want_text="2 process(es) started unmeasured (no_preload 1, static 1)"
+else
+	want="{'no_preload': 1}" want_text="1 process(es) started unmeasured (no_preload 1)"
+	diag "no static executable: cc -static failed: $(head -n 3 "$U/static.err")"
+fi
+digest_steps "$j" "$(sacct_steps "$j")" >/dev/null
+is "$(log_line "$j" "l['digest']['scope'].get('unmeasured')")" "$want" \
+	"unmeasured: the digest says how many processes started unmeasured, and why"
+is "$(log_line "$j" "l['digest']['scope']['processes'] > l['digest']['scope']['unmeasured_processes'] == $((1 + have_static))")" \
+	True "unmeasured: they are in the digest's process total"
+text=$(digest_as -j "$j")
+check "unmeasured: the text digest says how many and why" grep -qF "$want_text" <<<"$text"
+wait_digest "$j" 60
+ac=$(sacct -n -X -P -j "$j" -o AdminComment%65000)
+is "$(python3 -c 'import json, sys; print(json.loads(sys.argv[1].split("LWM2:", 1)[1])["scope"].get("unmeasured"))' "$ac" 2>&1)" \
+	"$want" "unmeasured: and so does the compact form in AdminComment"
 
 done_testing
