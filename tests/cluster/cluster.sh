@@ -26,7 +26,7 @@
 #   LWM2_CLUSTER_PRIVATEDATA   PrivateData= for slurm.conf and slurmdbd.conf
 #   LWM2_CLUSTER_MAILPROG      MailProg= (default /bin/true)
 #   LWM2_CLUSTER_DEBUG         SlurmctldDebug/SlurmdDebug (default info)
-#   LWM2_CLUSTER_TIMEOUT       seconds each readiness wait may take (60)
+#   LWM2_CLUSTER_TIMEOUT       seconds each readiness wait may take (120: two clusters may start side by side on 2 cores)
 #   LWM2_CLUSTER_CGROUP        0: proctrack/linuxproc and task/none even
 #                              where the host has cgroups (default: cgroups
 #                              where the host and Slurm allow, see below)
@@ -168,7 +168,7 @@ kill_strays() {
 # pidfile:comm pairs of the daemons CMD depends on ("" for none): once one of
 # them has written its pid file and died, waiting longer is pointless.
 wait_for() {
-	local what=$1 logf=$2 watch=$3 limit=${LWM2_CLUSTER_TIMEOUT:-60} w why=
+	local what=$1 logf=$2 watch=$3 limit=${LWM2_CLUSTER_TIMEOUT:-120} w why=
 	local t0=$SECONDS
 	shift 3
 	while :; do
@@ -571,15 +571,21 @@ save_settings() {
 	done
 }
 
+# Under the registry's lock: two clusters started at the same time on a
+# new machine would both run useradd, and the second finds /etc/passwd
+# locked by the first ("cannot lock /etc/passwd; try again later").
 ensure_users() {
 	local u
+	mkdir -p "$REGISTRY"
+	exec 8>"$REGISTRY/users.lock"
+	flock 8
 	for u in "${TEST_USERS[@]}"; do
 		if ! id "$u" >/dev/null 2>&1; then
 			say "creating user $u"
-			# Another cluster starting at the same time may win the race.
-			useradd --create-home --shell /bin/bash "$u" 2>/dev/null || id "$u" >/dev/null
+			useradd --create-home --shell /bin/bash "$u" 8>&-
 		fi
 	done
+	exec 8>&-
 }
 
 # ---------------------------------------------------------------- daemons
