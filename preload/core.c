@@ -51,6 +51,17 @@ static void record_set_bits(uint32_t *field, uint32_t bits)
 	lwm2_in_core--;
 }
 
+void lwm2_set_hwc_events(const char *events)
+{
+	if (!lwm2_p.img)
+		return;
+	lwm2_in_core++;
+	lwm2_lock();
+	lwm2_copy_str(lwm2_p.img->hwc_events, sizeof(lwm2_p.img->hwc_events), events);
+	lwm2_unlock();
+	lwm2_in_core--;
+}
+
 void lwm2_set_runtime(uint32_t runtime_flags)
 {
 	if (lwm2_p.img)

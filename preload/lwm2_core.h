@@ -338,6 +338,9 @@ bool lwm2_goes_to_summary(void);
 void lwm2_set_runtime(uint32_t runtime_flags);
 void lwm2_set_mpi_identity(int rank, int size, int thread_provided, const char *library);
 void lwm2_set_flag(uint32_t flag);
+/* The event each hardware counter role counts with (the record's
+ * hwc_events). */
+void lwm2_set_hwc_events(const char *events);
 
 /*
  * Module hooks.  Each module defines a struct lwm2_module and the core calls

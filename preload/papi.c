@@ -139,6 +139,8 @@ static struct {
 	/* a missing reason / runtime flag to hand to the core outside any lock */
 	char pending_reason[LWM2_REASON_LEN];
 	uint32_t pending_runtime;
+	/* the events counting, for the record (lwm2_set_hwc_events) */
+	char pending_events[LWM2_HWC_EVENTS_LEN];
 
 	struct hwc_thread slot[HWC_MAX_THREADS];
 
@@ -195,19 +197,23 @@ static void raw_close(int fd)
  * when it calls us). */
 static void deliver_pending(void)
 {
-	char reason[LWM2_REASON_LEN];
+	char reason[LWM2_REASON_LEN], events[LWM2_HWC_EVENTS_LEN];
 	uint32_t rt;
 
-	if (!hwc.pending_reason[0] && !hwc.pending_runtime)
+	if (!hwc.pending_reason[0] && !hwc.pending_runtime && !hwc.pending_events[0])
 		return;
 	pthread_mutex_lock(&hwc_lock);
 	memcpy(reason, hwc.pending_reason, sizeof(reason));
+	memcpy(events, hwc.pending_events, sizeof(events));
 	rt = hwc.pending_runtime;
 	hwc.pending_reason[0] = '\0';
+	hwc.pending_events[0] = '\0';
 	hwc.pending_runtime = 0;
 	pthread_mutex_unlock(&hwc_lock);
 	if (reason[0])
 		lwm2_group_missing(LWM2_G_HWC, reason);
+	if (events[0])
+		lwm2_set_hwc_events(events);
 	if (rt)
 		lwm2_set_runtime(rt);
 }
@@ -731,6 +737,8 @@ static void papi_setup(void)
 		} else {
 			/* The threads that started meanwhile have slots already. */
 			fd_budget();
+			lwm2_hwc_events_text(&hwc.plan, &hwc.choice, hwc.pending_events,
+			                     sizeof(hwc.pending_events));
 			atomic_store(&hwc_state, HWC_ON);
 			for (int i = 0; i < hwc_nslots; i++)
 				if (hwc.slot[i].used)

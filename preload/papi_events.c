@@ -10,15 +10,6 @@
 #include <string.h>
 #include <strings.h>
 
-static const char *const role_names[LWM2_HWC_NROLES] = {
-    [LWM2_HWC_CYCLES] = "cycles",
-    [LWM2_HWC_INSTRUCTIONS] = "instructions",
-    [LWM2_HWC_FP_OPS] = "fp_ops",
-    [LWM2_HWC_L1D_MISSES] = "l1d_misses",
-    [LWM2_HWC_L1D_ACCESSES] = "l1d_accesses",
-    [LWM2_HWC_LLC_MISSES] = "llc_misses",
-};
-
 static const enum lwm2_counter role_counters[LWM2_HWC_NROLES] = {
     [LWM2_HWC_CYCLES] = LWM2_C_hwc_cycles,
     [LWM2_HWC_INSTRUCTIONS] = LWM2_C_hwc_instructions,
@@ -28,37 +19,9 @@ static const enum lwm2_counter role_counters[LWM2_HWC_NROLES] = {
     [LWM2_HWC_LLC_MISSES] = LWM2_C_hwc_llc_misses,
 };
 
-/*
- * PAPI presets first (portable names, PAPI maps them per CPU), then the
- * kernel's generic events for CPUs PAPI has no preset table for.  The
- * last level is L3 where there is one; PAPI_L2_TCM comes after the kernel's
- * own LLC event because on a CPU with an L3 it is not the last level.
- */
-static const char *const defaults[LWM2_HWC_NROLES][LWM2_HWC_MAX_CAND] = {
-    [LWM2_HWC_CYCLES] = {"PAPI_TOT_CYC", "perf::CYCLES"},
-    [LWM2_HWC_INSTRUCTIONS] = {"PAPI_TOT_INS", "perf::INSTRUCTIONS"},
-    [LWM2_HWC_FP_OPS] = {"PAPI_FP_INS", "PAPI_FP_OPS"},
-    [LWM2_HWC_L1D_MISSES] = {"PAPI_L1_DCM", "perf::L1-DCACHE-LOAD-MISSES"},
-    [LWM2_HWC_L1D_ACCESSES] = {"PAPI_L1_DCA", "perf::L1-DCACHE-LOADS"},
-    [LWM2_HWC_LLC_MISSES] = {"PAPI_L3_TCM", "perf::LLC-LOAD-MISSES", "PAPI_L2_TCM"},
-};
-
-/* Presets whose role is obvious, so LWM2_EVENTS may name them bare. */
-static const struct {
-	const char *name;
-	enum lwm2_hwc_role role;
-} preset_roles[] = {
-    {"PAPI_TOT_CYC", LWM2_HWC_CYCLES},       {"PAPI_REF_CYC", LWM2_HWC_CYCLES},
-    {"PAPI_TOT_INS", LWM2_HWC_INSTRUCTIONS}, {"PAPI_FP_INS", LWM2_HWC_FP_OPS},
-    {"PAPI_FP_OPS", LWM2_HWC_FP_OPS},        {"PAPI_VEC_INS", LWM2_HWC_FP_OPS},
-    {"PAPI_L1_DCM", LWM2_HWC_L1D_MISSES},    {"PAPI_L1_DCA", LWM2_HWC_L1D_ACCESSES},
-    {"PAPI_L3_TCM", LWM2_HWC_LLC_MISSES},    {"PAPI_L2_TCM", LWM2_HWC_LLC_MISSES},
-    {"PAPI_L3_DCM", LWM2_HWC_LLC_MISSES},    {"PAPI_L2_DCM", LWM2_HWC_LLC_MISSES},
-};
-
 const char *lwm2_hwc_role_name(enum lwm2_hwc_role role)
 {
-	return (unsigned)role < LWM2_HWC_NROLES ? role_names[role] : NULL;
+	return (unsigned)role < LWM2_HWC_NROLES ? lwm2_hwc_role_names[role] : NULL;
 }
 
 enum lwm2_counter lwm2_hwc_role_counter(enum lwm2_hwc_role role)
@@ -70,8 +33,9 @@ void lwm2_hwc_plan_defaults(struct lwm2_hwc_plan *p)
 {
 	memset(p, 0, sizeof(*p));
 	for (int r = 0; r < LWM2_HWC_NROLES; r++)
-		for (int i = 0; i < LWM2_HWC_MAX_CAND && defaults[r][i]; i++) {
-			snprintf(p->cand[r][i], LWM2_HWC_NAME_LEN, "%s", defaults[r][i]);
+		for (int i = 0; i < LWM2_HWC_MAX_CAND && lwm2_hwc_default_events[r][i]; i++) {
+			snprintf(p->cand[r][i], LWM2_HWC_NAME_LEN, "%s",
+			         lwm2_hwc_default_events[r][i]);
 			p->ncand[r] = (unsigned)i + 1;
 		}
 }
@@ -95,19 +59,14 @@ static bool span_is(const char *s, const char *e, const char *word)
 static int role_by_name(const char *s, const char *e)
 {
 	/* The record's own names (hwc_cycles) are accepted too. */
-	if (e - s > 4 && strncmp(s, "hwc_", 4) == 0)
-		s += 4;
-	for (int r = 0; r < LWM2_HWC_NROLES; r++)
-		if (span_is(s, e, role_names[r]))
-			return r;
-	return -1;
+	return lwm2_hwc_role_by_name(s, (size_t)(e - s));
 }
 
 static int role_of_preset(const char *s, const char *e)
 {
-	for (size_t i = 0; i < sizeof(preset_roles) / sizeof(preset_roles[0]); i++)
-		if (span_is(s, e, preset_roles[i].name))
-			return (int)preset_roles[i].role;
+	for (size_t i = 0; i < lwm2_hwc_npresets; i++)
+		if (span_is(s, e, lwm2_hwc_presets[i].name))
+			return (int)lwm2_hwc_presets[i].role;
 	return -1;
 }
 
@@ -117,7 +76,7 @@ static int add_cand(struct lwm2_hwc_plan *p, int role, const char *s, const char
 	size_t n = (size_t)(e - s);
 
 	if (n == 0) {
-		snprintf(err, errlen, "empty event name for %s", role_names[role]);
+		snprintf(err, errlen, "empty event name for %s", lwm2_hwc_role_names[role]);
 		return -1;
 	}
 	if (n >= LWM2_HWC_NAME_LEN) {
@@ -126,7 +85,7 @@ static int add_cand(struct lwm2_hwc_plan *p, int role, const char *s, const char
 	}
 	if (p->ncand[role] >= LWM2_HWC_MAX_CAND) {
 		snprintf(err, errlen, "more than %d events for %s", LWM2_HWC_MAX_CAND,
-		         role_names[role]);
+		         lwm2_hwc_role_names[role]);
 		return -1;
 	}
 	memcpy(p->cand[role][p->ncand[role]], s, n);
@@ -165,7 +124,7 @@ static int parse_item(struct lwm2_hwc_plan *p, const char *s, const char *e, cha
 		return -1;
 	}
 	if (p->named[role]) {
-		snprintf(err, errlen, "%s named twice", role_names[role]);
+		snprintf(err, errlen, "%s named twice", lwm2_hwc_role_names[role]);
 		return -1;
 	}
 	p->named[role] = true;
@@ -233,9 +192,10 @@ bool lwm2_hwc_plan_hardware_only(const struct lwm2_hwc_plan *p)
 			/* The defaults of every role: a role may name another
 			 * role's default (l1d_misses=perf::L1-DCACHE-LOADS). */
 			for (int d = 0; d < LWM2_HWC_NROLES && !known; d++)
-				for (int j = 0; j < LWM2_HWC_MAX_CAND && defaults[d][j] && !known;
+				for (int j = 0; j < LWM2_HWC_MAX_CAND &&
+				                lwm2_hwc_default_events[d][j] && !known;
 				     j++)
-					known = strcmp(ev, defaults[d][j]) == 0;
+					known = strcmp(ev, lwm2_hwc_default_events[d][j]) == 0;
 			if (!known)
 				return false;
 		}
@@ -370,9 +330,35 @@ void lwm2_hwc_partial_text(const struct lwm2_hwc_choice *c, char *buf, size_t le
 
 		if (!why)
 			continue;
-		k = snprintf(buf + n, len - n, "%s%s: %s", n ? "; " : "", role_names[r], why);
+		k = snprintf(buf + n, len - n, "%s%s: %s", n ? "; " : "", lwm2_hwc_role_names[r],
+		             why);
 		if (k < 0)
 			break;
 		n += (size_t)k;
 	}
+}
+
+size_t lwm2_hwc_events_text(const struct lwm2_hwc_plan *p, const struct lwm2_hwc_choice *c,
+                            char *buf, size_t len)
+{
+	size_t n = 0;
+
+	if (!len)
+		return 0;
+	buf[0] = '\0';
+	for (int r = 0; r < LWM2_HWC_NROLES; r++) {
+		int k = c->cand[r];
+		int w;
+
+		if (k < 0 || (unsigned)k >= p->ncand[r])
+			continue;
+		w = snprintf(buf + n, len - n, "%s%s=%s", n ? " " : "", lwm2_hwc_role_names[r],
+		             p->cand[r][k]);
+		if (w < 0 || (size_t)w >= len - n) {
+			buf[n] = '\0'; /* a whole item or none */
+			break;
+		}
+		n += (size_t)w;
+	}
+	return n;
 }

@@ -19,20 +19,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "hwc_roles.h"
 #include "lwm2_record.h"
 
-/* In the order candidates are fitted: CPI needs the first two together. */
-enum lwm2_hwc_role {
-	LWM2_HWC_CYCLES,
-	LWM2_HWC_INSTRUCTIONS,
-	LWM2_HWC_FP_OPS,
-	LWM2_HWC_L1D_MISSES,
-	LWM2_HWC_L1D_ACCESSES,
-	LWM2_HWC_LLC_MISSES,
-	LWM2_HWC_NROLES
-};
-
-#define LWM2_HWC_MAX_CAND 6
 #define LWM2_HWC_NAME_LEN 64
 
 struct lwm2_hwc_plan {
@@ -119,6 +108,15 @@ bool lwm2_hwc_software_event(const char *name, unsigned long long *config);
  */
 bool lwm2_hwc_unavailable_text(const struct lwm2_hwc_plan *p, const struct lwm2_hwc_choice *c,
                                const char *why, char *buf, size_t len);
+
+/*
+ * The record's hwc_events: "role=EVENT" for each role that got an event,
+ * in the roles' order, separated by spaces ("cycles=PAPI_TOT_CYC
+ * fp_ops=PAPI_FP_INS"), cut before an item that would not fit; "" when
+ * no role is measured.  Returns the length.
+ */
+size_t lwm2_hwc_events_text(const struct lwm2_hwc_plan *p, const struct lwm2_hwc_choice *c,
+                            char *buf, size_t len);
 
 /* A short list of the roles not measured and why ("fp_ops: not on this
  * platform; llc_misses: does not fit"), for debug output; "" if none. */

@@ -233,7 +233,7 @@ static void notes_missing(FILE *f, json_object *digest, const struct lwm2_scope 
 
 static void section_digest(FILE *f, const struct lwm2_scope *s)
 {
-	char b[64];
+	char b[64], label[160];
 	int g = -1;
 
 	fputs("<h2 id=\"digest\">Digest</h2>\n<table class=\"digest\">\n"
@@ -263,7 +263,7 @@ static void section_digest(FILE *f, const struct lwm2_scope *s)
 			        ju_double_text(st->max, mx, sizeof(mx)));
 		}
 		fputs("><td>", f);
-		rp_esc(f, lwm2_metric_labels[k]);
+		rp_esc(f, lwm2_metric_label(s->hwc_events, k, label, sizeof(label)));
 		fputs("</td>", f);
 		if (!st->n) {
 			fputs("<td colspan=\"5\" class=\"miss\">", f);
@@ -1179,6 +1179,7 @@ int rp_job_page(FILE *f, json_object *digest, const struct rp_job_opts *o)
 	char title[128];
 
 	lwm2_scope_from_json(&s, scope, NULL, (uint32_t)ju_int_or(job, LWM2_KEY_CPUS_PER_TASK, 0));
+	lwm2_scope_events_from_digest(&s, digest);
 	rp_ptable_load(&t, digest);
 	snprintf(title, sizeof(title), "lwm2 report: job %" PRId64,
 	         ju_int_or(job, LWM2_KEY_JOB_ID, 0));

@@ -58,10 +58,11 @@
 
 #define LWM2_FILE_MAGIC     "LWM2RANK"
 #define LWM2_RECORD_MAGIC   "LWM2SLOT"
-#define LWM2_RECORD_VERSION 3
+#define LWM2_RECORD_VERSION 4
 /* Version 1 records (without the application identity at the end of
- * struct lwm2_rank_record) and version 2 records (without the container)
- * are still read: lwm2_record_upconvert. */
+ * struct lwm2_rank_record), version 2 records (without the container)
+ * and version 3 records (without the counters' events) are still read:
+ * lwm2_record_upconvert. */
 #define LWM2_RECORD_VERSION_MIN 1
 
 /* A rank record file larger than this is rejected unread. */
@@ -238,6 +239,12 @@ enum lwm2_group {
  * to its field, terminated. */
 #define LWM2_CONTAINER_RUNTIME_LEN 16
 #define LWM2_CONTAINER_IMAGE_LEN   176
+/* The event that filled each hardware counter role, "role=EVENT" items
+ * separated by spaces in the roles' order ("cycles=PAPI_TOT_CYC
+ * fp_ops=PAPI_FP_INS"), terminated; a role left out or not available has
+ * no item.  Names, not role numbers: a reader of another build reads the
+ * roles it knows by name. */
+#define LWM2_HWC_EVENTS_LEN 256
 
 /* Runtimes the process used (as TOPAS recorded language and library). */
 enum lwm2_runtime {
@@ -388,6 +395,12 @@ struct lwm2_rank_record {
 	uint32_t view_queries;
 	uint32_t reserved_v3; /* zero */
 	uint64_t view_ns;
+	/* ---- version 4: the event each hardware counter role was counted
+	 * with (preload/papi.c), so that no digest labels a role with what it
+	 * usually counts when LWM2_EVENTS or the processor put something else
+	 * there; empty: no counters, or not known (a record of versions 1 to
+	 * 3) ---- */
+	char hwc_events[LWM2_HWC_EVENTS_LEN];
 	/* followed by nslices struct lwm2_slice */
 };
 
@@ -396,12 +409,16 @@ struct lwm2_rank_record {
  * them: it grows with the version), then the slices of ncounters each. */
 #define LWM2_RECORD_HEAD offsetof(struct lwm2_rank_record, counters)
 /* The tail of each version: version 1 ends before identity_flags, version
- * 2 before the container, version 3 (this one) with view_ns. */
+ * 2 before the container, version 3 with view_ns, version 4 (this one)
+ * with hwc_events. */
 #define LWM2_RECORD_TAIL_V1                                                                        \
 	(offsetof(struct lwm2_rank_record, identity_flags) -                                       \
 	 offsetof(struct lwm2_rank_record, language))
 #define LWM2_RECORD_TAIL_V2                                                                        \
 	(offsetof(struct lwm2_rank_record, container_runtime) -                                    \
+	 offsetof(struct lwm2_rank_record, language))
+#define LWM2_RECORD_TAIL_V3                                                                        \
+	(offsetof(struct lwm2_rank_record, hwc_events) -                                           \
 	 offsetof(struct lwm2_rank_record, language))
 #define LWM2_RECORD_TAIL                                                                           \
 	(sizeof(struct lwm2_rank_record) - offsetof(struct lwm2_rank_record, language))
@@ -711,8 +728,12 @@ LWM2_LAYOUT(LWM2_CONTAINER_IMAGE_LEN == 176);
 LWM2_LAYOUT(LWM2_TAIL_AT(container_image) == 208);
 LWM2_LAYOUT(LWM2_TAIL_AT(view_queries) == 384);
 LWM2_LAYOUT(LWM2_TAIL_AT(view_ns) == 392);
-LWM2_LAYOUT(LWM2_RECORD_TAIL == 400);
-LWM2_LAYOUT(sizeof(struct lwm2_rank_record) == LWM2_RECORD_HEAD + 8 * LWM2_NCOUNTERS + 400);
+LWM2_LAYOUT(LWM2_RECORD_TAIL_V3 == 400);
+/* Version 4 adds the counters' events. */
+LWM2_LAYOUT(LWM2_HWC_EVENTS_LEN == 256);
+LWM2_LAYOUT(LWM2_TAIL_AT(hwc_events) == 400);
+LWM2_LAYOUT(LWM2_RECORD_TAIL == 656);
+LWM2_LAYOUT(sizeof(struct lwm2_rank_record) == LWM2_RECORD_HEAD + 8 * LWM2_NCOUNTERS + 656);
 #undef LWM2_TAIL_AT
 LWM2_LAYOUT(sizeof(struct lwm2_summary_header) == 256);
 LWM2_LAYOUT(offsetof(struct lwm2_summary_header, version) == 8);

@@ -7,6 +7,7 @@
  */
 #include "digest_internal.h"
 #include "grow.h"
+#include "hwc_events.h"
 #include "lwm2_keys.h"
 #include "jsontext.h"
 #include "lwm2_history.h"
@@ -395,6 +396,8 @@ struct build {
 	/* the application's view queries (lwm2_view(3)): how many, their
 	 * wall time, the images that made any */
 	uint64_t view_queries, view_ns, view_ranks;
+	/* the events the counter roles were counted with, over the nodes */
+	struct lwm2_hwc_events events;
 };
 
 /* A process's view queries (node record "view_queries", "view_ns": only
@@ -529,6 +532,10 @@ static int add_node(struct build *b, json_object *node)
 	uint64_t step = (uint64_t)ju_int_or(node, LWM2_KEY_STEP_ID, 0);
 	struct scope_acc *sa;
 	bool partial;
+	json_object *events = ju_get(node, LWM2_KEY_COUNTER_EVENTS, json_type_object);
+	/* the node's events, which its processes' metrics are read by: a
+	 * role without an event there was not counted (metrics.c) */
+	char events_text[LWM2_HWC_EVENTS_LEN];
 
 	json_object *names = ju_get(node, "counters", json_type_array);
 
@@ -540,6 +547,8 @@ static int add_node(struct build *b, json_object *node)
 		return -1;
 	b->node_names[b->nnames++] = name;
 	sa->node_records++;
+	lwm2_hwc_events_add_json(&b->events, events);
+	lwm2_hwc_events_json_text(events, events_text, sizeof(events_text));
 	partial = has_flag(node, "partial") || has_flag(node, "skipped_records") ||
 	          has_flag(node, "missing_tasks");
 	sa->partial |= partial;
@@ -557,6 +566,7 @@ static int add_node(struct build *b, json_object *node)
 			sa->partial = b->job.partial = true;
 			continue;
 		}
+		pv.hwc_events = events_text;
 		counters_add(sa, &pv, names, p, map, nmap);
 		counters_add(&b->job, &pv, names, p, map, nmap);
 		view_add(b, p);
@@ -839,6 +849,8 @@ json_object *lwm2_job_digest_build(const struct lwm2_job_meta *meta, json_object
 		ju_add(d, LWM2_KEY_APPLICATION, app);
 	if ((cpus = lwm2_processors_json(nodes, n)))
 		ju_add(d, LWM2_KEY_PROCESSORS, cpus);
+	if ((cpus = lwm2_hwc_events_json(&b.events)))
+		ju_add(d, LWM2_KEY_COUNTER_EVENTS, cpus);
 	if (ctr_json(&b.containers, d, nodes, n) < 0) {
 		json_object_put(d);
 		goto nomem;

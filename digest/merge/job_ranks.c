@@ -7,6 +7,8 @@
  * AdminComment drops it, since it grows with the number of processes.
  */
 #include "digest_internal.h"
+#include "hwc_events.h"
+#include "lwm2_keys.h"
 #include "strset.h"
 
 #include <errno.h>
@@ -20,7 +22,7 @@ const int lwm2_rank_metrics[] = {
     LWM2_M_mpiio_time, LWM2_M_posix_io_time, LWM2_M_bytes_written,    LWM2_M_bytes_read,
     LWM2_M_write_bw,   LWM2_M_read_bw,       LWM2_M_avg_threads,      LWM2_M_threads_total,
     LWM2_M_cpi,        LWM2_M_fp_fraction,   LWM2_M_l1_hit_ratio,     LWM2_M_llc_miss_freq,
-    LWM2_M_cuda_time,  LWM2_M_mpi_p2p_freq,  LWM2_M_mpi_p2p_msg_size,
+    LWM2_M_cuda_time,  LWM2_M_mpi_p2p_freq,  LWM2_M_mpi_p2p_msg_size, LWM2_M_fp_rate,
 };
 
 /* The index of the node name in the digest's node list, added at its end
@@ -58,11 +60,16 @@ json_object *lwm2_job_digest_ranks(json_object *const *nodes, size_t n)
 		const char *name = nodes[i] ? ju_str(nodes[i], "node") : NULL;
 		int64_t step = nodes[i] ? ju_int_or(nodes[i], "step_id", 0) : 0;
 		int ni;
+		/* the node's counted events: what its processes' metrics need */
+		char events[LWM2_HWC_EVENTS_LEN];
 
 		if (!procs || !name || lwm2_counter_map(nodes[i], map, LWM2_MAP_MAX, &nmap) != 0)
 			continue;
 		if ((ni = node_index(names, &set, name)) < 0)
 			goto nomem;
+		lwm2_hwc_events_json_text(
+		    ju_get(nodes[i], LWM2_KEY_COUNTER_EVENTS, json_type_object), events,
+		    sizeof(events));
 		for (size_t p = 0; p < json_object_array_length(procs); p++) {
 			json_object *pj = json_object_array_get_idx(procs, p), *row;
 			struct lwm2_proc_values pv;
@@ -75,6 +82,7 @@ json_object *lwm2_job_digest_ranks(json_object *const *nodes, size_t n)
 			/* an exec'd image is not a process of its own */
 			if ((flags & LWM2_F_EXEC) || lwm2_proc_from_json(pj, map, nmap, &pv) != 0)
 				continue;
+			pv.hwc_events = events;
 			lwm2_metrics_compute(&pv, &m);
 			if (!(row = json_object_new_array_ext((int)(4 + LWM2_NRANK_METRICS))))
 				goto nomem;

@@ -299,6 +299,9 @@ void lwm2_derived_metrics_render(json_object *scope, FILE *out);
  * in s point into js. */
 void lwm2_scope_from_json(struct lwm2_scope *s, json_object *js, const char *title,
                           uint32_t cpus_per_task);
+/* The events the digest d's counter roles were counted with
+ * ("counter_events") into s, whose labels follow them. */
+void lwm2_scope_events_from_digest(struct lwm2_scope *s, json_object *d);
 
 /* A rank record as JSON (what `lwm2 dump` prints). */
 json_object *lwm2_record_to_json(const struct lwm2_rank_record *r);

@@ -130,8 +130,13 @@
 /* "cpu" of a node record, the node's processor as slurmstepd read it at
  * step end (spank/cpuinfo.c), and each element of the digest's
  * "processors", the job's nodes grouped by processor, most nodes first. */
-#define LWM2_KEY_CPU              "cpu"
-#define LWM2_KEY_PROCESSORS       "processors"
+#define LWM2_KEY_CPU        "cpu"
+#define LWM2_KEY_PROCESSORS "processors"
+/* "counter_events" of a node record and of the digest: per hardware
+ * counter role ("fp_ops"), the event it was counted with ("PAPI_FP_INS";
+ * "A|B" where processes differed), as the rank records say
+ * (merge/hwc_events.c). */
+#define LWM2_KEY_COUNTER_EVENTS   "counter_events"
 #define LWM2_KEY_MODEL            "model"
 #define LWM2_KEY_SOCKETS          "sockets"
 #define LWM2_KEY_CORES_PER_SOCKET "cores_per_socket"
@@ -246,6 +251,7 @@
 	X("/" LWM2_KEY_DERIVED "/" LWM2_KEY_OPERANDS "[]", LWM2_KEY_JOB_ID)                        \
 	X("", LWM2_KEY_INTERFERENCE)                                                               \
 	X("", LWM2_KEY_HISTORY)                                                                    \
+	X("", LWM2_KEY_COUNTER_EVENTS)                                                             \
 	X("", LWM2_KEY_PROCESSORS)                                                                 \
 	X("/" LWM2_KEY_PROCESSORS "[]", LWM2_KEY_MODEL)                                            \
 	X("/" LWM2_KEY_PROCESSORS "[]", LWM2_KEY_SOCKETS)                                          \

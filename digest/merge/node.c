@@ -13,6 +13,7 @@
 #include "digest_internal.h"
 #include "lwm2_keys.h"
 #include "grow.h"
+#include "hwc_events.h"
 #include "fileio.h"
 #include "errmsg.h"
 
@@ -427,6 +428,8 @@ struct merge {
 	/* which commands ran, and the step's summary of short processes */
 	struct exe_tab exes;
 	struct ctr_tab containers;
+	/* the events the counter roles were counted with */
+	struct lwm2_hwc_events events;
 	const struct lwm2_summary_header *sum;
 };
 
@@ -619,6 +622,7 @@ static bool merge_add(struct merge *m, const struct lwm2_rank_record *r, const c
 		        ends ? r->utime_us + r->stime_us : 0);
 	}
 	ctr_add(&m->containers, r);
+	lwm2_hwc_events_add_text(&m->events, r->hwc_events);
 	if (r->view_queries) {
 		m->view_queries += r->view_queries;
 		m->view_ns += r->view_ns;
@@ -770,6 +774,12 @@ static json_object *merge_finish(struct merge *m)
 	if (exes_omitted)
 		ju_add(node, "exes_omitted", ju_u64(exes_omitted));
 	ctr_json(&m->containers, node);
+	{
+		json_object *ev = lwm2_hwc_events_json(&m->events);
+
+		if (ev)
+			ju_add(node, LWM2_KEY_COUNTER_EVENTS, ev);
+	}
 	m->procs = m->incomplete = NULL; /* now the node's */
 	merge_free(m);
 	return node;

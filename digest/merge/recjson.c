@@ -78,7 +78,9 @@
 	X(sample_signal, I32, NULL, NONE, "sample_signal", DUMP_USAGE)                             \
 	X(first_slice, U64, NULL, NONE, "first_slice", DUMP_SERIES)                                \
 	X(slice_length_s, U32, NULL, NONE, "slice_length_s", DUMP_SERIES)                          \
-	X(nslices, U32, NULL, NONE, "n", DUMP_SERIES)
+	X(nslices, U32, NULL, NONE, "n", DUMP_SERIES)                                              \
+	/* the node record: the node's "counter_events" (node.c) */                                \
+	X(hwc_events, STR, NULL, NONE, "hwc_events", DUMP_USAGE)
 
 /* A field's type: the member's C type, which makes its JSON value. */
 enum field_type { FT_I32, FT_U32, FT_I64, FT_U64, FT_STR };

@@ -5,6 +5,7 @@
  * same renderer and guidance table as the one-process digest.
  */
 #include "digest_internal.h"
+#include "hwc_events.h"
 #include "lwm2_keys.h"
 #include "lwm2_history.h"
 #include "owncost.h"
@@ -309,6 +310,35 @@ static void counters_render(json_object *d, FILE *out)
 		fputc('\n', out);
 }
 
+void lwm2_scope_events_from_digest(struct lwm2_scope *s, json_object *d)
+{
+	lwm2_hwc_events_json_text(ju_get(d, LWM2_KEY_COUNTER_EVENTS, json_type_object),
+	                          s->hwc_events, sizeof(s->hwc_events));
+}
+
+/* "Counted with: fp_ops PAPI_FP_INS, ..." : the event of each hardware
+ * counter role, which the sequential metrics' labels follow; nothing
+ * where the records did not say (no counters, an older lwm2). */
+static void counter_events_render(json_object *d, FILE *out)
+{
+	json_object *ev = ju_get(d, LWM2_KEY_COUNTER_EVENTS, json_type_object);
+	int n = 0;
+
+	if (!ev)
+		return;
+	json_object_object_foreach(ev, role, val)
+	{
+		if (!json_object_is_type(val, json_type_string))
+			continue;
+		fputs(n++ ? ", " : "Counted with: ", out);
+		put_escaped(out, role);
+		fputc(' ', out);
+		put_escaped(out, json_object_get_string(val));
+	}
+	if (n)
+		fputc('\n', out);
+}
+
 /* A digest made of others (lwm2 diff --output, lwm2 mean, lwm2 combine):
  * the operation and its operands, so that its figures are never taken for
  * a run's. */
@@ -436,8 +466,10 @@ int lwm2_digest_render(json_object *d, FILE *out, const struct lwm2_render_opts 
 	containers_render(d, out);
 	view_render(d, out);
 	counters_render(d, out);
+	counter_events_render(d, out);
 	lwm2_own_cost_render(d, out);
 	lwm2_scope_from_json(&s, ju_get(d, LWM2_KEY_SCOPE, json_type_object), title, cpt);
+	lwm2_scope_events_from_digest(&s, d);
 	if (lwm2_render_scope(&s, o->flags, sink_file, out) != 0)
 		rc = -1;
 	lwm2_derived_metrics_render(ju_get(d, LWM2_KEY_SCOPE, json_type_object), out);
@@ -472,6 +504,7 @@ int lwm2_digest_render(json_object *d, FILE *out, const struct lwm2_render_opts 
 				snprintf(st, sizeof(st), "%s step %" PRId64, title, id);
 			fputc('\n', out);
 			lwm2_scope_from_json(&s, js, st, cpt);
+			lwm2_scope_events_from_digest(&s, d);
 			if (lwm2_render_scope(&s, o->flags, sink_file, out) != 0)
 				rc = -1;
 			lwm2_derived_metrics_render(js, out);

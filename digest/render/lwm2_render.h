@@ -53,7 +53,8 @@
 	X(avg_threads, THREADS, "", "Threads busy on a CPU (average)")                             \
 	X(threads_total, THREADS, "", "Total number of threads")                                   \
 	X(cpi, SEQ, "", "Average cycles per instruction (CPI)")                                    \
-	X(fp_fraction, SEQ, "%", "Floating-point operations among all instructions")               \
+	X(fp_fraction, SEQ, "%", "Floating-point share of all instructions")                       \
+	X(fp_rate, SEQ, "/s", "Floating-point rate")                                               \
 	X(l1_hit_ratio, SEQ, "%", "Level-1 data cache hit ratio")                                  \
 	X(llc_miss_freq, SEQ, "/s", "Last-level cache miss frequency")                             \
 	X(cuda_time, CUDA, "%", "Time in CUDA calls")                                              \
@@ -88,7 +89,7 @@ extern const char *const lwm2_mgroup_titles[LWM2_NMGROUPS];
 /* The metrics of the full digest's per-process table ("ranks", its
  * columns after step, node, rank and flags): the report's per-rank view
  * shows the same ones (job_ranks.c). */
-#define LWM2_NRANK_METRICS 19
+#define LWM2_NRANK_METRICS 20
 extern const int lwm2_rank_metrics[LWM2_NRANK_METRICS];
 
 /* Index of a metric by id, -1 if unknown. */
@@ -108,6 +109,8 @@ int lwm2_metric_index(const char *id);
 	X(HWC_NONE, "not measured: no hardware counters on this platform")                         \
 	X(HWC_COUNTER, "not measured: counter not available on this platform")                     \
 	X(HWC_L1_APART, "not measured: level-1 counters were not measured together")               \
+	X(HWC_NOT_COUNTED,                                                                         \
+	  "not measured: no event was counted for it (LWM2_EVENTS, the platform)")                 \
 	X(SAMPLING_OFF, "not measured: sampling was off")                                          \
 	X(NO_MAIN_SAMPLES, "no samples of the main thread")                                        \
 	X(OLD_RECORD, "not recorded by the lwm2 library that measured this process")               \
@@ -151,6 +154,9 @@ struct lwm2_proc_values {
 	uint32_t missing;                         /* bit per enum lwm2_group */
 	const char *missing_reason[LWM2_NGROUPS]; /* may be NULL */
 	uint32_t flags;                           /* enum lwm2_record_flag */
+	/* the events the counter roles were counted with, as the record's
+	 * hwc_events; NULL or "": not known (every role taken as counted) */
+	const char *hwc_events;
 };
 
 void lwm2_proc_from_record(const struct lwm2_rank_record *r, struct lwm2_proc_values *pv);
@@ -205,6 +211,9 @@ struct lwm2_scope {
 	 * order of LWM2_UNMEASURED_COUNTERS) */
 	uint64_t unmeasured[LWM2_NUNMEASURED];
 	struct lwm2_metric_stat stat[LWM2_NMETRICS];
+	/* the events the counter roles were counted with ("role=EVENT ...",
+	 * an event "A|B" where processes differed); "": not known */
+	char hwc_events[LWM2_HWC_EVENTS_LEN];
 };
 
 /*
@@ -309,5 +318,22 @@ int lwm2_render_rank(const struct lwm2_rank_record *r, int fd);
  * "s" ("12.5 %", "93.1 s").  Signal-safe.  Returns buf.
  */
 char *lwm2_format_value(double v, const char *unit, char *buf, size_t len);
+
+/*
+ * The counted event of role ("fp_ops") in events (the record's
+ * hwc_events, or a scope's): its text at *at, *len bytes ("PAPI_FP_INS",
+ * "A|B" where processes differed); false when events names no event for
+ * the role.  No allocation (render/hwc_labels.c).
+ */
+bool lwm2_hwc_events_find(const char *events, const char *role, const char **at, size_t *len);
+
+/*
+ * Metric m's label for a digest whose counter roles were counted with
+ * events: the table's label where the events are what the roles usually
+ * count or are not known, else one that names the event counted
+ * ("perf::TASK-CLOCK per second"), so that no label says something else
+ * was counted.  Into buf (returned); signal-safe.
+ */
+const char *lwm2_metric_label(const char *events, int m, char *buf, size_t len);
 
 #endif /* LWM2_RENDER_H */

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The digest metrics of one process, from its counters (signal-safe). */
+#include "hwc_roles.h"
 #include "lwm2_render.h"
 #include "lwm2_sums.h"
 
@@ -68,6 +69,7 @@ void lwm2_proc_from_record(const struct lwm2_rank_record *r, struct lwm2_proc_va
 	pv->flags = r->flags;
 	for (int g = 0; g < LWM2_NGROUPS; g++)
 		pv->missing_reason[g] = r->missing_reason[g];
+	pv->hwc_events = r->hwc_events;
 }
 
 static void set_reason(struct lwm2_metric_value *v, const char *a, const char *b)
@@ -229,6 +231,38 @@ static void thread_metrics(const struct lwm2_proc_values *pv, struct lwm2_metric
 		set_why(&m[LWM2_M_threads_total], LWM2_WHY_NO_THREAD_COUNT);
 }
 
+/* Whether role was counted: named in the process's events, or the events
+ * are not known (a record before version 4: every role taken as counted,
+ * as then). */
+static bool role_counted(const struct lwm2_proc_values *pv, enum lwm2_hwc_role role)
+{
+	const char *at;
+	size_t len;
+
+	return !pv->hwc_events || !*pv->hwc_events ||
+	       lwm2_hwc_events_find(pv->hwc_events, lwm2_hwc_role_names[role], &at, &len);
+}
+
+/* The roles each metric of the group needs: a role that was not counted
+ * leaves its counter at 0, which is no value (0 % floating point, 0 /s). */
+static void roles_not_counted(const struct lwm2_proc_values *pv, struct lwm2_metric_value *m)
+{
+	static const struct {
+		int metric;
+		enum lwm2_hwc_role a, b;
+	} needs[] = {
+	    {LWM2_M_cpi, LWM2_HWC_CYCLES, LWM2_HWC_INSTRUCTIONS},
+	    {LWM2_M_fp_fraction, LWM2_HWC_FP_OPS, LWM2_HWC_INSTRUCTIONS},
+	    {LWM2_M_fp_rate, LWM2_HWC_FP_OPS, LWM2_HWC_FP_OPS},
+	    {LWM2_M_l1_hit_ratio, LWM2_HWC_L1D_MISSES, LWM2_HWC_L1D_ACCESSES},
+	    {LWM2_M_llc_miss_freq, LWM2_HWC_LLC_MISSES, LWM2_HWC_LLC_MISSES},
+	};
+
+	for (size_t i = 0; i < sizeof(needs) / sizeof(needs[0]); i++)
+		if (!role_counted(pv, needs[i].a) || !role_counted(pv, needs[i].b))
+			set_why(&m[needs[i].metric], LWM2_WHY_HWC_NOT_COUNTED);
+}
+
 /* The sequential group, from the hardware counters. */
 static void hwc_metrics(const struct lwm2_proc_values *pv, struct lwm2_metric_value *m)
 {
@@ -245,6 +279,13 @@ static void hwc_metrics(const struct lwm2_proc_values *pv, struct lwm2_metric_va
 	      hw);
 	ratio(&m[LWM2_M_fp_fraction], (double)c[LWM2_C_hwc_fp_ops],
 	      (double)c[LWM2_C_hwc_instructions], 100, hw);
+	/* Per process, all its threads: the rank's rate, whose sum over the
+	 * ranks is the job's. */
+	if (!hwc_any)
+		set_why(&m[LWM2_M_fp_rate], hw);
+	else
+		ratio(&m[LWM2_M_fp_rate], (double)c[LWM2_C_hwc_fp_ops], (double)pv->wall_ns / 1e9,
+		      1, LWM2_WHY_NO_WALL);
 	if (c[LWM2_C_hwc_l1d_misses] > c[LWM2_C_hwc_l1d_accesses])
 		set_why(&m[LWM2_M_l1_hit_ratio], LWM2_WHY_HWC_L1_APART);
 	else
@@ -256,6 +297,7 @@ static void hwc_metrics(const struct lwm2_proc_values *pv, struct lwm2_metric_va
 	else
 		ratio(&m[LWM2_M_llc_miss_freq], (double)c[LWM2_C_hwc_llc_misses],
 		      (double)pv->wall_ns / 1e9, 1, LWM2_WHY_NO_WALL);
+	roles_not_counted(pv, m);
 }
 
 /* The CUDA group. */

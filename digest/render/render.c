@@ -270,10 +270,10 @@ static void metric_line(struct out *o, const struct lwm2_scope *s, int i, unsign
 {
 	const struct lwm2_metric_stat *st = &s->stat[i];
 	const char *unit = lwm2_metric_units[i];
-	char b[48];
+	char b[48], label[160];
 
 	puts_(o, "  ");
-	puts_(o, lwm2_metric_labels[i]);
+	puts_(o, lwm2_metric_label(s->hwc_events, i, label, sizeof(label)));
 	if (*unit) {
 		puts_(o, " [");
 		puts_(o, unit);
@@ -311,13 +311,13 @@ static void cond_evidence(struct out *o, const struct lwm2_cond *c, const struct
 {
 	const struct lwm2_metric_stat *st;
 	const char *unit;
-	char b[48];
+	char b[48], label[160];
 
 	if (c->kind == LWM2_COND_NONE)
 		return;
 	st = &s->stat[c->metric];
 	unit = lwm2_metric_units[c->metric];
-	puts_(o, lwm2_metric_labels[c->metric]);
+	puts_(o, lwm2_metric_label(s->hwc_events, c->metric, label, sizeof(label)));
 	puts_(o, ": avg ");
 	puts_(o, lwm2_format_value(st->avg, unit, b, sizeof(b)));
 	if (st->n > 1) {
@@ -538,6 +538,7 @@ int lwm2_render_rank(const struct lwm2_rank_record *r, int fd)
 	s.nodes = 1;
 	s.incomplete = (r->flags & LWM2_F_INCOMPLETE) ? 1 : 0;
 	s.partial = (r->flags & LWM2_F_PARTIAL) != 0;
+	memcpy(s.hwc_events, r->hwc_events, sizeof(s.hwc_events));
 	s.io_uring = (r->flags & LWM2_F_IO_URING) ? 1 : 0;
 	s.mmap_write = (r->flags & LWM2_F_MMAP_WRITE) ? 1 : 0;
 	for (int i = 0; i < LWM2_NMETRICS; i++)

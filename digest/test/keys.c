@@ -36,7 +36,8 @@ static int named_by_data(const char *key)
 {
 	return !strcmp(key, LWM2_KEY_METRICS) || !strcmp(key, LWM2_KEY_MISSING) ||
 	       !strcmp(key, LWM2_KEY_V1_METRICS) || !strcmp(key, LWM2_KEY_TOTALS) ||
-	       !strcmp(key, LWM2_KEY_C) || !strcmp(key, LWM2_KEY_DERIVED_METRICS);
+	       !strcmp(key, LWM2_KEY_C) || !strcmp(key, LWM2_KEY_DERIVED_METRICS) ||
+	       !strcmp(key, LWM2_KEY_COUNTER_EVENTS);
 }
 
 static int unlisted;
@@ -121,6 +122,9 @@ static json_object *mk_node(uint32_t step)
 		set_id(recs[i], i < 4 ? "/opt/app/bin/solver" : exe, i == 3 ? 2 : 1);
 		snprintf(ctr, sizeof(ctr), "podman:localhost/tool%d:latest", i);
 		lwm2_record_set_container(recs[i], i < 4 ? "charliecloud:/img/solver" : ctr);
+		/* the "counter_events" member */
+		snprintf(recs[i]->hwc_events, sizeof(recs[i]->hwc_events),
+		         "cycles=PAPI_TOT_CYC fp_ops=PAPI_FP_INS");
 		recs[i]->clock_source = LWM2_CLOCK_TSC; /* lwm2_cost's clock */
 		recs[i]->clock_cost_ps = 9000;
 		if (i < 4) {

@@ -766,9 +766,97 @@ static void render_rank(void)
 	free(r);
 }
 
+/* The floating-point rate, and what a role that was not counted gives. */
+static void counted_roles(void)
+{
+	struct lwm2_proc_values pv;
+	struct lwm2_metrics m;
+
+	memset(&pv, 0, sizeof(pv));
+	pv.wall_ns = 4000000000ull;
+	pv.counters[LWM2_C_hwc_cycles] = 8000000000ull;
+	pv.counters[LWM2_C_hwc_instructions] = 4000000000ull;
+	pv.counters[LWM2_C_hwc_fp_ops] = 1000000000ull;
+	pv.hwc_events = "cycles=PAPI_TOT_CYC instructions=PAPI_TOT_INS fp_ops=PAPI_FP_OPS";
+	lwm2_metrics_compute(&pv, &m);
+	ok(m.m[LWM2_M_fp_rate].valid && fabs(m.m[LWM2_M_fp_rate].value - 2.5e8) < 1e-3,
+	   "FLOP rate: 1e9 operations in 4 s of wall time are 2.5e8 /s (%g)",
+	   m.m[LWM2_M_fp_rate].value);
+	ok(m.m[LWM2_M_cpi].valid && fabs(m.m[LWM2_M_cpi].value - 2) < 1e-9, "CPI beside it: 2");
+	ok(!m.m[LWM2_M_l1_hit_ratio].valid &&
+	       strstr(m.m[LWM2_M_l1_hit_ratio].reason, "no event was counted for it"),
+	   "a role the events leave out: not measured, not 0 (%s)",
+	   m.m[LWM2_M_l1_hit_ratio].reason);
+	ok(!m.m[LWM2_M_llc_miss_freq].valid, "nor its frequency (%s)",
+	   m.m[LWM2_M_llc_miss_freq].reason);
+	pv.hwc_events = "cycles=PAPI_TOT_CYC instructions=PAPI_TOT_INS";
+	pv.counters[LWM2_C_hwc_fp_ops] = 0;
+	lwm2_metrics_compute(&pv, &m);
+	ok(!m.m[LWM2_M_fp_rate].valid && !m.m[LWM2_M_fp_fraction].valid,
+	   "fp_ops not counted: no rate and no share, not 0 (%s)", m.m[LWM2_M_fp_rate].reason);
+	pv.hwc_events = NULL;
+	lwm2_metrics_compute(&pv, &m);
+	ok(m.m[LWM2_M_fp_rate].valid && m.m[LWM2_M_fp_rate].value == 0,
+	   "events not known (a record before version 4): every role taken as counted, as then");
+	memset(&pv, 0, sizeof(pv));
+	pv.wall_ns = 4000000000ull;
+	lwm2_metrics_compute(&pv, &m);
+	ok(!m.m[LWM2_M_fp_rate].valid &&
+	       strstr(m.m[LWM2_M_fp_rate].reason, "no hardware counters on this platform"),
+	   "no counter moved: the rate says no counters (%s)", m.m[LWM2_M_fp_rate].reason);
+}
+
+/* A label never names what a role usually counts when something else was
+ * counted there. */
+static void labels(void)
+{
+	static const struct {
+		const char *events;
+		int metric;
+		const char *want;
+	} cases[] = {
+	    {NULL, LWM2_M_fp_rate, "Floating-point rate"},
+	    {"", LWM2_M_fp_fraction, "Floating-point share of all instructions"},
+	    {"fp_ops=PAPI_FP_OPS instructions=PAPI_TOT_INS", LWM2_M_fp_rate,
+	     "Floating-point operations per second (FLOP rate)"},
+	    {"fp_ops=PAPI_FP_INS", LWM2_M_fp_rate, "Floating-point instructions per second"},
+	    {"instructions=PAPI_TOT_INS fp_ops=PAPI_FP_INS", LWM2_M_fp_fraction,
+	     "Floating-point instructions among all instructions"},
+	    {"fp_ops=perf::TASK-CLOCK", LWM2_M_fp_rate, "perf::TASK-CLOCK per second"},
+	    {"instructions=PAPI_TOT_INS fp_ops=PAPI_VEC_INS", LWM2_M_fp_fraction,
+	     "PAPI_VEC_INS among all instructions"},
+	    {"fp_ops=PAPI_FP_INS|PAPI_FP_OPS", LWM2_M_fp_rate,
+	     "PAPI_FP_INS|PAPI_FP_OPS per second"},
+	    {"cycles=PAPI_TOT_CYC instructions=PAPI_TOT_INS", LWM2_M_cpi,
+	     "Average cycles per instruction (CPI)"},
+	    {"cycles=perf::CYCLES|PAPI_TOT_CYC instructions=perf::INSTRUCTIONS", LWM2_M_cpi,
+	     "Average cycles per instruction (CPI)"},
+	    {"cycles=perf::TASK-CLOCK instructions=PAPI_TOT_INS", LWM2_M_cpi,
+	     "perf::TASK-CLOCK per instruction"},
+	    {"cycles=PAPI_TOT_CYC instructions=PAPI_FP_INS", LWM2_M_cpi,
+	     "PAPI_TOT_CYC per PAPI_FP_INS"},
+	    {"l1d_misses=PAPI_L2_DCM l1d_accesses=PAPI_L1_DCA", LWM2_M_l1_hit_ratio,
+	     "1 - PAPI_L2_DCM / PAPI_L1_DCA"},
+	    {"llc_misses=PAPI_L2_TCM", LWM2_M_llc_miss_freq, "Last-level cache miss frequency"},
+	    {"llc_misses=PAPI_TLB_DM", LWM2_M_llc_miss_freq, "PAPI_TLB_DM per second"},
+	    {"fp_ops=perf::TASK-CLOCK", LWM2_M_mpi_time,
+	     "Time in MPI calls, without Init/Finalize"},
+	};
+	char buf[160], tiny[8];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		is_str(lwm2_metric_label(cases[i].events, cases[i].metric, buf, sizeof(buf)),
+		       cases[i].want, "label of %s with %s", lwm2_metric_ids[cases[i].metric],
+		       cases[i].events ? cases[i].events : "(no events)");
+	is_str(lwm2_metric_label("fp_ops=perf::TASK-CLOCK", LWM2_M_fp_rate, tiny, sizeof(tiny)),
+	       "perf::T", "a label cut to its buffer, terminated");
+}
+
 int main(void)
 {
 	metric_cases();
+	counted_roles();
+	labels();
 	format_cases();
 	metric_table();
 	thread_metrics();

@@ -17,21 +17,25 @@
 
 static char err[256];
 
-/* A version v record built from r in buf: version 3 in this build's
- * layout; versions 1 and 2 as they were written, with the 50 counters
- * those versions had (the head, the counters, the version's tail, then
- * r's slices of 50 counters each); sealed with v's checksum. */
+/* A version v record built from r in buf: versions 3 and 4 with this
+ * build's counters, version 3 without the tail's last field; versions 1
+ * and 2 as they were written, with the 50 counters those versions had
+ * (the head, the counters, the version's tail, then r's slices of 50
+ * counters each); sealed with v's checksum. */
 static struct lwm2_rank_record *as_version(const struct lwm2_rank_record *r, uint32_t v, void *buf)
 {
 	struct lwm2_rank_record *o = buf;
-	size_t tail = v == 1 ? LWM2_RECORD_TAIL_V1 : LWM2_RECORD_TAIL_V2;
-	size_t fixed = v == 1 ? LWM2_RECORD_V1_SIZE : v == 2 ? LWM2_RECORD_V2_SIZE : sizeof(*r);
+	size_t tail = v == 1   ? LWM2_RECORD_TAIL_V1
+	              : v == 2 ? LWM2_RECORD_TAIL_V2
+	              : v == 3 ? LWM2_RECORD_TAIL_V3
+	                       : LWM2_RECORD_TAIL;
 	size_t nc = v == 1 || v == 2 ? LWM2_NCOUNTERS_V3 : LWM2_NCOUNTERS;
+	size_t fixed = LWM2_RECORD_HEAD + 8 * nc + tail;
 	char *at = (char *)buf;
 
 	memcpy(at, r, LWM2_RECORD_HEAD + 8 * nc);
 	at += LWM2_RECORD_HEAD + 8 * nc;
-	memcpy(at, &r->language, nc == LWM2_NCOUNTERS ? LWM2_RECORD_TAIL : tail);
+	memcpy(at, &r->language, tail);
 	at = (char *)buf + fixed;
 	for (uint32_t k = 0; k < r->nslices; k++, at += 8 * nc)
 		memcpy(at, lwm2_record_slices(r)[k].counters, 8 * nc);
@@ -75,22 +79,43 @@ static void records(void)
 	lwm2_record_set_container(r, "podman:docker.io/library/debian:11");
 	r->view_queries = 5;
 	r->view_ns = 1000;
+	snprintf(r->hwc_events, sizeof(r->hwc_events), "cycles=PAPI_TOT_CYC fp_ops=PAPI_FP_INS");
 	lwm2_record_seal(r);
+	o = as_version(r, 4, buf);
+	err[0] = '\0';
+	ok(lwm2_record_validate(o, sizeof(buf), err, sizeof(err)) == 0, "record version 4 read: %s",
+	   err);
+	up = lwm2_record_upconvert(o);
+	ok(up && !strcmp(up->hwc_events, "cycles=PAPI_TOT_CYC fp_ops=PAPI_FP_INS"),
+	   "and its counters' events kept");
+	free(up);
+	memset(o->hwc_events, 'x', sizeof(o->hwc_events));
+	o->checksum = 0;
+	o->checksum = lwm2_record_checksum(o);
+	ok(lwm2_record_validate(o, sizeof(buf), err, sizeof(err)) != 0 &&
+	       strstr(err, "unterminated counter events"),
+	   "version 4 with unterminated events refused: %s", err);
 	o = as_version(r, 3, buf);
 	err[0] = '\0';
 	ok(lwm2_record_validate(o, sizeof(buf), err, sizeof(err)) == 0, "record version 3 read: %s",
 	   err);
+	up = lwm2_record_upconvert(o);
+	ok(up && up->version == 4 && !up->hwc_events[0] && up->view_ns == 1000 &&
+	       !strcmp(up->container_runtime, "podman") &&
+	       mk_slices(up)[1].counters[LWM2_C_posix_read_bytes] == 77,
+	   "and brought to version 4: no counters' events, the rest kept");
+	free(up);
 	o = as_version(r, 2, buf);
 	err[0] = '\0';
 	ok(lwm2_record_validate(o, sizeof(buf), err, sizeof(err)) == 0, "record version 2 read: %s",
 	   err);
 	up = lwm2_record_upconvert(o);
-	ok(up && up->version == 3 && !up->container_runtime[0] && !up->container_image[0] &&
+	ok(up && up->version == 4 && !up->container_runtime[0] && !up->container_image[0] &&
 	       !up->view_queries && !up->view_ns && up->launch_ntasks == 4 &&
 	       (up->identity_flags & LWM2_ID_DONE) &&
 	       mk_slices(up)[1].counters[LWM2_C_posix_read_bytes] == 77 &&
 	       up->ncounters == LWM2_NCOUNTERS_V3,
-	   "and brought to version 3: no container, no view queries, identity and slices kept, "
+	   "and brought to version 4: no container, no view queries, identity and slices kept, "
 	   "the later counters not measured");
 	free(up);
 	o = as_version(r, 1, buf);
@@ -100,7 +125,7 @@ static void records(void)
 	up = lwm2_record_upconvert(o);
 	ok(up && up->launch_ntasks == -1 &&
 	       mk_slices(up)[1].counters[LWM2_C_posix_read_bytes] == 77,
-	   "and brought to version 3: identity unknown, slices kept");
+	   "and brought to version 4: identity unknown, slices kept");
 	free(up);
 	o = as_version(r, 0, buf);
 	ok(lwm2_record_validate(o, sizeof(buf), err, sizeof(err)) != 0 &&
@@ -111,30 +136,31 @@ static void records(void)
 	o = as_newer(r, 16, buf);
 	err[0] = '\0';
 	ok(lwm2_record_validate(o, sizeof(buf), err, sizeof(err)) == 0,
-	   "record version 4 (16 bytes more) read: %s", err);
+	   "record version 5 (16 bytes more) read: %s", err);
 	up = lwm2_record_upconvert(o);
-	ok(up && up->version == 3 && up->view_ns == 1000 && up->launch_ntasks == 4 &&
+	ok(up && up->version == 4 && up->view_ns == 1000 && up->launch_ntasks == 4 &&
 	       !strcmp(up->container_runtime, "podman") &&
+	       !strcmp(up->hwc_events, "cycles=PAPI_TOT_CYC fp_ops=PAPI_FP_INS") &&
 	       mk_slices(up)[1].counters[LWM2_C_posix_read_bytes] == 77 &&
 	       lwm2_record_validate(up, sizeof(*up) + 2 * sizeof(struct lwm2_slice), err,
 	                            sizeof(err)) == 0,
-	   "and brought to version 3: its fields kept, the new ones skipped, valid");
+	   "and brought to version 4: its fields kept, the new ones skipped, valid");
 	free(up);
-	o = as_version(r, 4, buf);
+	o = as_newer(r, 0, buf);
 	o->record_size -= 8;
 	o->total_size -= 8;
 	o->checksum = 0;
 	o->checksum = lwm2_record_checksum(o);
 	ok(lwm2_record_validate(o, sizeof(buf), err, sizeof(err)) != 0 &&
-	       strstr(err, "layout differs (version 4"),
-	   "record version 4 shorter than version 3 refused: %s", err);
+	       strstr(err, "layout differs (version 5"),
+	   "record version 5 shorter than version 4 refused: %s", err);
 
 	memset(file, 0, sizeof(file));
 	lwm2_file_header_init(h, 8192);
-	h->version = 4;
+	h->version = 5;
 	memcpy(file + sizeof(*h), as_newer(r, 16, buf), 8192);
 	ok(lwm2_record_pick(file, sizeof(file), err, sizeof(err)) != NULL,
-	   "file header version 4 read: %s", err);
+	   "file header version 5 read: %s", err);
 	h->version = 0;
 	ok(lwm2_record_pick(file, sizeof(file), err, sizeof(err)) == NULL &&
 	       strstr(err, "rank record file version 0: no such version"),

@@ -33,6 +33,7 @@ int main(int argc, char **argv)
 	printf("cpu_ns %llu\n", (unsigned long long)(r->utime_us + r->stime_us) * 1000ull);
 	printf("threads_total %u\n", r->threads_total);
 	printf("nslices %u\n", r->nslices);
+	printf("hwc_events %s\n", r->hwc_events);
 	free(r);
 	return 0;
 }

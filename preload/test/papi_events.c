@@ -97,6 +97,17 @@ static void test_select(void)
 	lwm2_hwc_plan_defaults(&p);
 	lwm2_hwc_select(&p, fake_try, &f, &c);
 	is_int(c.nchosen, 4, "four fit");
+	{
+		char ev[LWM2_HWC_EVENTS_LEN], tiny[40];
+
+		lwm2_hwc_events_text(&p, &c, ev, sizeof(ev));
+		is_str(ev,
+		       "cycles=PAPI_TOT_CYC instructions=PAPI_TOT_INS fp_ops=PAPI_FP_OPS "
+		       "l1d_misses=PAPI_L1_DCM",
+		       "the record's events: the one each role got, the roles without none");
+		lwm2_hwc_events_text(&p, &c, tiny, sizeof(tiny));
+		is_str(tiny, "cycles=PAPI_TOT_CYC", "cut before an item that does not fit");
+	}
 	is_str(chosen(&p, &c, LWM2_HWC_CYCLES), "PAPI_TOT_CYC", "cycles first");
 	is_str(chosen(&p, &c, LWM2_HWC_FP_OPS), "PAPI_FP_OPS", "FP: falls back to PAPI_FP_OPS");
 	is_str(chosen(&p, &c, LWM2_HWC_L1D_ACCESSES), "-", "L1 accesses do not fit");
@@ -153,6 +164,20 @@ static void test_select(void)
 	is_int(c.nchosen, 1, "one role chosen");
 	is_int(s.ntried, 1, "left-out roles are not tried");
 	is_int(c.why[LWM2_HWC_LLC_MISSES], LWM2_HWC_WHY_LEFT_OUT, "left out");
+	{
+		char ev[LWM2_HWC_EVENTS_LEN];
+
+		lwm2_hwc_events_text(&p, &c, ev, sizeof(ev));
+		is_str(ev, "cycles=perf::TASK-CLOCK", "the record says what filled the role");
+	}
+	is_int(lwm2_hwc_events_text(&p, &(struct lwm2_hwc_choice){.cand = {-1, -1, -1, -1, -1, -1}},
+	                            (char[8]){0}, 8),
+	       0, "no role measured: no events");
+	ok(lwm2_hwc_event_is_role(LWM2_HWC_LLC_MISSES, "PAPI_L2_TCM") &&
+	       lwm2_hwc_event_is_role(LWM2_HWC_CYCLES, "perf::CYCLES") &&
+	       !lwm2_hwc_event_is_role(LWM2_HWC_FP_OPS, "perf::TASK-CLOCK") &&
+	       !lwm2_hwc_event_is_role(LWM2_HWC_CYCLES, "PAPI_TOT_INS"),
+	   "what a role counts by its name: its defaults and presets, nothing else");
 }
 
 /* Which plans may skip loading PAPI where the kernel has no hardware events. */

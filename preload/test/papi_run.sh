@@ -221,6 +221,23 @@ if counting "the counting path (software event in the cycles role)"; then
 	check_eval '[ "$(val soft nslices)" -ge 2 ]' "the series has slices ($(val soft nslices))"
 fi
 
+# -- the record names the event that filled each role --------------------------
+# A software event in the floating-point role: the record says so, and the
+# process's own digest (LWM2_PRINT) labels the role's metrics by it, never
+# as floating point.
+if counting "the record names the event in the floating-point role"; then
+	run fpslot LWM2_SLICE_MS=100 LWM2_PRINT=1 \
+		"LWM2_EVENTS=cycles=,instructions=,fp_ops=perf::TASK-CLOCK,l1d_misses=,l1d_accesses=,llc_misses=" -- busy
+	check_eval '[ "$(val fpslot hwc_events)" = "fp_ops=perf::TASK-CLOCK" ]' \
+		"the record's events: $(val fpslot hwc_events)"
+	check_eval 'grep -q "^  perf::TASK-CLOCK per second \[/s\]" "$W/fpslot.out"' \
+		"the digest's rate is labelled by the event counted: $(grep -m1 "per second \[/s\]" "$W/fpslot.out")"
+	check_eval '! grep -q "Floating-point" "$W/fpslot.out"' \
+		"and no label says floating point"
+	check_eval 'grep -q "^  Average cycles per instruction (CPI).*n/a (not measured: no event was counted for it" "$W/fpslot.out"' \
+		"the roles left out: not measured, not 0"
+fi
+
 # -- a one-second program under the default 60 s slice --------------------------
 if counting "a 1 s program is counted before any slice ends"; then
 	run early LWM2_EVENTS=cycles=perf::TASK-CLOCK -- spin1

@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The labels of the hardware counter metrics, by the events that were
+ * counted (lwm2_render.h).  A role ("fp_ops") is a slot: LWM2_EVENTS, or a
+ * processor without the usual event, can put another event there, and a
+ * label that then said "floating-point" would say something that was not
+ * counted.  Signal-safe: no allocation, no stdio (the one-process digest
+ * is printed at exit, maybe after a fatal signal).
+ */
+#include "hwc_roles.h"
+#include "lwm2_render.h"
+
+#include <string.h>
+
+bool lwm2_hwc_events_find(const char *events, const char *role, const char **at, size_t *len)
+{
+	size_t rl = strlen(role);
+
+	for (const char *p = events; p && *p;) {
+		const char *end = strchr(p, ' '), *eq;
+
+		if (!end)
+			end = p + strlen(p);
+		eq = memchr(p, '=', (size_t)(end - p));
+		if (eq && (size_t)(eq - p) == rl && !memcmp(p, role, rl) && end > eq + 1) {
+			*at = eq + 1;
+			*len = (size_t)(end - eq - 1);
+			return true;
+		}
+		p = *end ? end + 1 : end;
+	}
+	return false;
+}
+
+/* Whether every alternative of the event text [at, at+len) ("A|B") is
+ * what role counts by its name. */
+static bool all_of_role(enum lwm2_hwc_role role, const char *at, size_t len)
+{
+	char one[80];
+
+	for (const char *p = at, *end = at + len; p < end;) {
+		const char *bar = memchr(p, '|', (size_t)(end - p));
+		size_t n = (size_t)((bar ? bar : end) - p);
+
+		if (n >= sizeof(one))
+			return false;
+		memcpy(one, p, n);
+		one[n] = '\0';
+		if (!lwm2_hwc_event_is_role(role, one))
+			return false;
+		p = bar ? bar + 1 : end;
+	}
+	return len > 0;
+}
+
+/* Whether the event text is exactly name. */
+static bool is(const char *at, size_t len, const char *name)
+{
+	return strlen(name) == len && !memcmp(at, name, len);
+}
+
+struct label {
+	char *buf;
+	size_t len, n;
+};
+
+static void add(struct label *l, const char *s, size_t n)
+{
+	for (size_t i = 0; i < n && l->n + 1 < l->len; i++)
+		l->buf[l->n++] = s[i];
+	l->buf[l->n] = '\0';
+}
+
+static void adds(struct label *l, const char *s)
+{
+	add(l, s, strlen(s));
+}
+
+/* The roles a metric is computed from, the numerator's and the
+ * denominator's (-1: none), and its label where an event is not what its
+ * role usually counts: N and D stand for the numerator's and the
+ * denominator's events, or for den_usual where the denominator's is the
+ * usual one. */
+struct role_use {
+	int metric, num, den;
+	const char *form, *den_usual;
+};
+
+static const struct role_use uses[] = {
+    {LWM2_M_cpi, LWM2_HWC_CYCLES, LWM2_HWC_INSTRUCTIONS, "N per D", "instruction"},
+    {LWM2_M_fp_fraction, LWM2_HWC_FP_OPS, LWM2_HWC_INSTRUCTIONS, "N among D", "all instructions"},
+    {LWM2_M_fp_rate, LWM2_HWC_FP_OPS, -1, "N per second", NULL},
+    {LWM2_M_l1_hit_ratio, LWM2_HWC_L1D_MISSES, LWM2_HWC_L1D_ACCESSES, "1 - N / D", NULL},
+    {LWM2_M_llc_miss_freq, LWM2_HWC_LLC_MISSES, -1, "N per second", NULL},
+};
+
+/* The floating-point role's two presets say what they count: operations
+ * (a vector instruction counts its lanes) or instructions. */
+static const char *fp_label(int m, const char *at, size_t len)
+{
+	bool ops = is(at, len, "PAPI_FP_OPS"), ins = is(at, len, "PAPI_FP_INS");
+
+	if (m == LWM2_M_fp_fraction)
+		return ops   ? "Floating-point operations among all instructions"
+		       : ins ? "Floating-point instructions among all instructions"
+		             : NULL;
+	return ops   ? "Floating-point operations per second (FLOP rate)"
+	       : ins ? "Floating-point instructions per second"
+	             : NULL;
+}
+
+const char *lwm2_metric_label(const char *events, int m, char *buf, size_t len)
+{
+	struct label l = {buf, len, 0};
+	const struct role_use *u = NULL;
+	const char *na = NULL, *da = NULL;
+	size_t nl = 0, dl = 0;
+	bool num_known, den_known;
+
+	if (!len)
+		return "";
+	buf[0] = '\0';
+	for (size_t i = 0; i < sizeof(uses) / sizeof(uses[0]); i++)
+		if (uses[i].metric == m)
+			u = &uses[i];
+	if (m < 0 || m >= LWM2_NMETRICS)
+		return buf;
+	if (!u || !events || !*events) {
+		adds(&l, lwm2_metric_labels[m]);
+		return buf;
+	}
+	num_known = lwm2_hwc_events_find(events, lwm2_hwc_role_names[u->num], &na, &nl);
+	den_known =
+	    u->den >= 0 && lwm2_hwc_events_find(events, lwm2_hwc_role_names[u->den], &da, &dl);
+	if (u->num == LWM2_HWC_FP_OPS && num_known && fp_label(m, na, nl) &&
+	    (u->den < 0 || !den_known || all_of_role(u->den, da, dl))) {
+		adds(&l, fp_label(m, na, nl));
+		return buf;
+	}
+	if ((!num_known || (u->num != LWM2_HWC_FP_OPS && all_of_role(u->num, na, nl))) &&
+	    (u->den < 0 || !den_known || all_of_role(u->den, da, dl))) {
+		adds(&l, lwm2_metric_labels[m]);
+		return buf;
+	}
+	/* An event the role does not usually count: the label names the
+	 * events. */
+	for (const char *f = u->form; *f; f++) {
+		if (*f == 'N' && num_known)
+			add(&l, na, nl);
+		else if (*f == 'N')
+			adds(&l, lwm2_hwc_role_names[u->num]);
+		else if (*f == 'D' && den_known && !(u->den_usual && all_of_role(u->den, da, dl)))
+			add(&l, da, dl);
+		else if (*f == 'D')
+			adds(&l, u->den_usual ? u->den_usual : lwm2_hwc_role_names[u->den]);
+		else
+			add(&l, f, 1);
+	}
+	return buf;
+}
