@@ -17,6 +17,12 @@ static const enum lwm2_counter role_counters[LWM2_HWC_NROLES] = {
     [LWM2_HWC_L1D_MISSES] = LWM2_C_hwc_l1d_misses,
     [LWM2_HWC_L1D_ACCESSES] = LWM2_C_hwc_l1d_accesses,
     [LWM2_HWC_LLC_MISSES] = LWM2_C_hwc_llc_misses,
+    [LWM2_HWC_INT_OPS] = LWM2_C_hwc_int_ops,
+    [LWM2_HWC_LOADS] = LWM2_C_hwc_loads,
+    [LWM2_HWC_STORES] = LWM2_C_hwc_stores,
+    [LWM2_HWC_L2D_MISSES] = LWM2_C_hwc_l2d_misses,
+    [LWM2_HWC_L2D_ACCESSES] = LWM2_C_hwc_l2d_accesses,
+    [LWM2_HWC_TLB_MISSES] = LWM2_C_hwc_tlb_misses,
 };
 
 const char *lwm2_hwc_role_name(enum lwm2_hwc_role role)
@@ -210,7 +216,9 @@ void lwm2_hwc_select(const struct lwm2_hwc_plan *p, lwm2_hwc_try_fn try_fn, void
 		bool conflict = false;
 
 		out->cand[r] = -1;
-		out->why[r] = p->ncand[r] ? LWM2_HWC_WHY_ABSENT : LWM2_HWC_WHY_LEFT_OUT;
+		out->why[r] = p->ncand[r]                              ? LWM2_HWC_WHY_ABSENT
+		              : r >= LWM2_HWC_NDEFAULT && !p->named[r] ? LWM2_HWC_WHY_NOT_ASKED
+		                                                       : LWM2_HWC_WHY_LEFT_OUT;
 		if (p->off)
 			continue;
 		for (unsigned i = 0; i < p->ncand[r]; i++) {

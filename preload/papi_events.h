@@ -41,9 +41,10 @@ enum lwm2_hwc_verdict {
 /* Why a role ended without an event. */
 enum lwm2_hwc_why {
 	LWM2_HWC_WHY_CHOSEN = 0,
-	LWM2_HWC_WHY_LEFT_OUT, /* no candidates (LWM2_EVENTS left it out) */
-	LWM2_HWC_WHY_ABSENT,   /* no candidate exists on the platform */
-	LWM2_HWC_WHY_CONFLICT, /* some exist but do not fit with the others */
+	LWM2_HWC_WHY_LEFT_OUT,  /* no candidates (LWM2_EVENTS left it out) */
+	LWM2_HWC_WHY_NOT_ASKED, /* a role without defaults that nobody named */
+	LWM2_HWC_WHY_ABSENT,    /* no candidate exists on the platform */
+	LWM2_HWC_WHY_CONFLICT,  /* some exist but do not fit with the others */
 };
 
 struct lwm2_hwc_choice {

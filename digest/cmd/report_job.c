@@ -244,6 +244,8 @@ static void section_digest(FILE *f, const struct lwm2_scope *s)
 		const struct lwm2_metric_stat *st = &s->stat[k];
 		const char *u = lwm2_metric_units[k];
 
+		if (st->n == 0 && lwm2_metric_on_request(k))
+			continue;
 		if ((int)lwm2_metric_groups[k] != g) {
 			g = (int)lwm2_metric_groups[k];
 			fputs("<tr class=\"sec\"><th colspan=\"6\">", f);

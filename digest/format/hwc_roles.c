@@ -13,6 +13,12 @@ const char *const lwm2_hwc_role_names[LWM2_HWC_NROLES] = {
     [LWM2_HWC_L1D_MISSES] = "l1d_misses",
     [LWM2_HWC_L1D_ACCESSES] = "l1d_accesses",
     [LWM2_HWC_LLC_MISSES] = "llc_misses",
+    [LWM2_HWC_INT_OPS] = "int_ops",
+    [LWM2_HWC_LOADS] = "loads",
+    [LWM2_HWC_STORES] = "stores",
+    [LWM2_HWC_L2D_MISSES] = "l2d_misses",
+    [LWM2_HWC_L2D_ACCESSES] = "l2d_accesses",
+    [LWM2_HWC_TLB_MISSES] = "tlb_misses",
 };
 
 /*
@@ -37,6 +43,19 @@ const struct lwm2_hwc_preset lwm2_hwc_presets[] = {
     {"PAPI_L1_DCM", LWM2_HWC_L1D_MISSES},    {"PAPI_L1_DCA", LWM2_HWC_L1D_ACCESSES},
     {"PAPI_L3_TCM", LWM2_HWC_LLC_MISSES},    {"PAPI_L2_TCM", LWM2_HWC_LLC_MISSES},
     {"PAPI_L3_DCM", LWM2_HWC_LLC_MISSES},    {"PAPI_L2_DCM", LWM2_HWC_LLC_MISSES},
+    {"PAPI_INT_INS", LWM2_HWC_INT_OPS},      {"PAPI_LD_INS", LWM2_HWC_LOADS},
+    {"PAPI_SR_INS", LWM2_HWC_STORES},        {"PAPI_L2_DCA", LWM2_HWC_L2D_ACCESSES},
+    {"PAPI_TLB_DM", LWM2_HWC_TLB_MISSES},
+};
+/* What a role counts by name beside its presets: the kernel's generic
+ * events and PAPI's other spellings (a bare one of these names no role:
+ * PAPI_L2_DCM already says llc_misses). */
+static const struct lwm2_hwc_preset also_of_role[] = {
+    {"PAPI_L2_DCM", LWM2_HWC_L2D_MISSES},
+    {"PAPI_L2_TCM", LWM2_HWC_L2D_MISSES},
+    {"PAPI_L2_TCA", LWM2_HWC_L2D_ACCESSES},
+    {"perf::L1-DCACHE-LOADS", LWM2_HWC_LOADS},
+    {"perf::DTLB-LOAD-MISSES", LWM2_HWC_TLB_MISSES},
 };
 const size_t lwm2_hwc_npresets = sizeof(lwm2_hwc_presets) / sizeof(lwm2_hwc_presets[0]);
 
@@ -62,6 +81,9 @@ bool lwm2_hwc_event_is_role(enum lwm2_hwc_role role, const char *event)
 			return true;
 	for (size_t i = 0; i < lwm2_hwc_npresets; i++)
 		if (lwm2_hwc_presets[i].role == role && !strcmp(event, lwm2_hwc_presets[i].name))
+			return true;
+	for (size_t i = 0; i < sizeof(also_of_role) / sizeof(also_of_role[0]); i++)
+		if (also_of_role[i].role == role && !strcmp(event, also_of_role[i].name))
 			return true;
 	return false;
 }

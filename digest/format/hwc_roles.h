@@ -14,7 +14,12 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* In the order candidates are fitted: CPI needs the first two together. */
+/* In the order candidates are fitted: CPI needs the first two together.
+ * The six with default events first; the roles after LWM2_HWC_NDEFAULT
+ * have none and are counted only where the site or the user names an
+ * event for them (LWM2_EVENTS, Events= of lwm2.conf, --lwm2-events), as
+ * TOPAS let a site count integer operations, loads or stores instead:
+ * a processor has few counters, and the six take them first. */
 enum lwm2_hwc_role {
 	LWM2_HWC_CYCLES,
 	LWM2_HWC_INSTRUCTIONS,
@@ -22,6 +27,13 @@ enum lwm2_hwc_role {
 	LWM2_HWC_L1D_MISSES,
 	LWM2_HWC_L1D_ACCESSES,
 	LWM2_HWC_LLC_MISSES,
+	LWM2_HWC_NDEFAULT,
+	LWM2_HWC_INT_OPS = LWM2_HWC_NDEFAULT,
+	LWM2_HWC_LOADS,
+	LWM2_HWC_STORES,
+	LWM2_HWC_L2D_MISSES,
+	LWM2_HWC_L2D_ACCESSES,
+	LWM2_HWC_TLB_MISSES,
 	LWM2_HWC_NROLES
 };
 

@@ -157,7 +157,17 @@
 	  "processes started in a container without lwm2's library or step directory")             \
 	X(unmeasured_rank_subset, "procs",                                                         \
 	  "tasks of a step left out by its rank subset (--lwm2-ranks)")
-#define LWM2_LATER_COUNTERS(X) LWM2_UNMEASURED_COUNTERS(X) LWM2_TEST_NEXT_COUNTER(X)
+/* The hardware counter roles counted only where an event is named for
+ * them (digest/format/hwc_roles.h). */
+#define LWM2_HWC_NAMED_COUNTERS(X)                                                                 \
+	X(hwc_int_ops, "instr", "integer instructions")                                            \
+	X(hwc_loads, "instr", "load instructions")                                                 \
+	X(hwc_stores, "instr", "store instructions")                                               \
+	X(hwc_l2d_misses, "misses", "level-2 data cache misses")                                   \
+	X(hwc_l2d_accesses, "accesses", "level-2 data cache accesses")                             \
+	X(hwc_tlb_misses, "misses", "data TLB misses")
+#define LWM2_LATER_COUNTERS(X)                                                                     \
+	LWM2_UNMEASURED_COUNTERS(X) LWM2_HWC_NAMED_COUNTERS(X) LWM2_TEST_NEXT_COUNTER(X)
 
 /* The reasons of LWM2_UNMEASURED_COUNTERS: consecutive counters from
  * LWM2_C_UNMEASURED_FIRST, each named "unmeasured_REASON". */

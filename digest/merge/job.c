@@ -654,6 +654,8 @@ static json_object *scope_json(const struct scope_acc *s, uint64_t nodes)
 	for (int k = 0; k < LWM2_NMETRICS; k++) {
 		const struct acc *a = &s->m[k];
 		json_object *e;
+		if (!a->n && lwm2_metric_on_request(k))
+			continue; /* counted only where asked for: not missing */
 		if (!a->n) {
 			ju_add(miss, lwm2_metric_ids[k],
 			       json_object_new_string(a->reason[0]

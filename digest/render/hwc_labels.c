@@ -82,17 +82,39 @@ static void adds(struct label *l, const char *s)
  * denominator's events, or for den_usual where the denominator's is the
  * usual one. */
 struct role_use {
-	int metric, num, den;
+	int metric, num, den, num2; /* num2: a second numerator (M), -1: none */
 	const char *form, *den_usual;
 };
 
 static const struct role_use uses[] = {
-    {LWM2_M_cpi, LWM2_HWC_CYCLES, LWM2_HWC_INSTRUCTIONS, "N per D", "instruction"},
-    {LWM2_M_fp_fraction, LWM2_HWC_FP_OPS, LWM2_HWC_INSTRUCTIONS, "N among D", "all instructions"},
-    {LWM2_M_fp_rate, LWM2_HWC_FP_OPS, -1, "N per second", NULL},
-    {LWM2_M_l1_hit_ratio, LWM2_HWC_L1D_MISSES, LWM2_HWC_L1D_ACCESSES, "1 - N / D", NULL},
-    {LWM2_M_llc_miss_freq, LWM2_HWC_LLC_MISSES, -1, "N per second", NULL},
+    {LWM2_M_cpi, LWM2_HWC_CYCLES, LWM2_HWC_INSTRUCTIONS, -1, "N per D", "instruction"},
+    {LWM2_M_fp_fraction, LWM2_HWC_FP_OPS, LWM2_HWC_INSTRUCTIONS, -1, "N among D",
+     "all instructions"},
+    {LWM2_M_fp_rate, LWM2_HWC_FP_OPS, -1, -1, "N per second", NULL},
+    {LWM2_M_l1_hit_ratio, LWM2_HWC_L1D_MISSES, LWM2_HWC_L1D_ACCESSES, -1, "1 - N / D", NULL},
+    {LWM2_M_llc_miss_freq, LWM2_HWC_LLC_MISSES, -1, -1, "N per second", NULL},
+    {LWM2_M_int_fraction, LWM2_HWC_INT_OPS, LWM2_HWC_INSTRUCTIONS, -1, "N among D",
+     "all instructions"},
+    {LWM2_M_mem_fraction, LWM2_HWC_LOADS, LWM2_HWC_INSTRUCTIONS, LWM2_HWC_STORES, "N and M among D",
+     "all instructions"},
+    {LWM2_M_l2_hit_ratio, LWM2_HWC_L2D_MISSES, LWM2_HWC_L2D_ACCESSES, -1, "1 - N / D", NULL},
+    {LWM2_M_tlb_miss_freq, LWM2_HWC_TLB_MISSES, -1, -1, "N per second", NULL},
 };
+
+static const struct role_use *use_of(int m)
+{
+	for (size_t i = 0; i < sizeof(uses) / sizeof(uses[0]); i++)
+		if (uses[i].metric == m)
+			return &uses[i];
+	return NULL;
+}
+
+bool lwm2_metric_on_request(int m)
+{
+	const struct role_use *u = use_of(m);
+
+	return u && (u->num >= LWM2_HWC_NDEFAULT || u->num2 >= LWM2_HWC_NDEFAULT);
+}
 
 /* The floating-point role's two presets say what they count: operations
  * (a vector instruction counts its lanes) or instructions. */
@@ -112,17 +134,14 @@ static const char *fp_label(int m, const char *at, size_t len)
 const char *lwm2_metric_label(const char *events, int m, char *buf, size_t len)
 {
 	struct label l = {buf, len, 0};
-	const struct role_use *u = NULL;
-	const char *na = NULL, *da = NULL;
-	size_t nl = 0, dl = 0;
-	bool num_known, den_known;
+	const struct role_use *u = use_of(m);
+	const char *na = NULL, *da = NULL, *ma = NULL;
+	size_t nl = 0, dl = 0, ml = 0;
+	bool num_known, den_known, num2_known;
 
 	if (!len)
 		return "";
 	buf[0] = '\0';
-	for (size_t i = 0; i < sizeof(uses) / sizeof(uses[0]); i++)
-		if (uses[i].metric == m)
-			u = &uses[i];
 	if (m < 0 || m >= LWM2_NMETRICS)
 		return buf;
 	if (!u || !events || !*events) {
@@ -132,12 +151,15 @@ const char *lwm2_metric_label(const char *events, int m, char *buf, size_t len)
 	num_known = lwm2_hwc_events_find(events, lwm2_hwc_role_names[u->num], &na, &nl);
 	den_known =
 	    u->den >= 0 && lwm2_hwc_events_find(events, lwm2_hwc_role_names[u->den], &da, &dl);
+	num2_known =
+	    u->num2 >= 0 && lwm2_hwc_events_find(events, lwm2_hwc_role_names[u->num2], &ma, &ml);
 	if (u->num == LWM2_HWC_FP_OPS && num_known && fp_label(m, na, nl) &&
 	    (u->den < 0 || !den_known || all_of_role(u->den, da, dl))) {
 		adds(&l, fp_label(m, na, nl));
 		return buf;
 	}
 	if ((!num_known || (u->num != LWM2_HWC_FP_OPS && all_of_role(u->num, na, nl))) &&
+	    (u->num2 < 0 || !num2_known || all_of_role(u->num2, ma, ml)) &&
 	    (u->den < 0 || !den_known || all_of_role(u->den, da, dl))) {
 		adds(&l, lwm2_metric_labels[m]);
 		return buf;
@@ -149,6 +171,10 @@ const char *lwm2_metric_label(const char *events, int m, char *buf, size_t len)
 			add(&l, na, nl);
 		else if (*f == 'N')
 			adds(&l, lwm2_hwc_role_names[u->num]);
+		else if (*f == 'M' && num2_known)
+			add(&l, ma, ml);
+		else if (*f == 'M')
+			adds(&l, lwm2_hwc_role_names[u->num2]);
 		else if (*f == 'D' && den_known && !(u->den_usual && all_of_role(u->den, da, dl)))
 			add(&l, da, dl);
 		else if (*f == 'D')

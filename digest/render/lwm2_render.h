@@ -57,6 +57,10 @@
 	X(fp_rate, SEQ, "/s", "Floating-point rate")                                               \
 	X(l1_hit_ratio, SEQ, "%", "Level-1 data cache hit ratio")                                  \
 	X(llc_miss_freq, SEQ, "/s", "Last-level cache miss frequency")                             \
+	X(int_fraction, SEQ, "%", "Integer instructions among all instructions")                   \
+	X(mem_fraction, SEQ, "%", "Loads and stores among all instructions")                       \
+	X(l2_hit_ratio, SEQ, "%", "Level-2 data cache hit ratio")                                  \
+	X(tlb_miss_freq, SEQ, "/s", "Data TLB miss frequency")                                     \
 	X(cuda_time, CUDA, "%", "Time in CUDA calls")                                              \
 	X(cuda_h2d_size, CUDA, "B", "Average data volume host to device")                          \
 	X(cuda_d2h_size, CUDA, "B", "Average data volume device to host")                          \
@@ -109,6 +113,7 @@ int lwm2_metric_index(const char *id);
 	X(HWC_NONE, "not measured: no hardware counters on this platform")                         \
 	X(HWC_COUNTER, "not measured: counter not available on this platform")                     \
 	X(HWC_L1_APART, "not measured: level-1 counters were not measured together")               \
+	X(HWC_L2_APART, "not measured: level-2 counters were not measured together")               \
 	X(HWC_NOT_COUNTED,                                                                         \
 	  "not measured: no event was counted for it (LWM2_EVENTS, the platform)")                 \
 	X(SAMPLING_OFF, "not measured: sampling was off")                                          \
@@ -335,5 +340,13 @@ bool lwm2_hwc_events_find(const char *events, const char *role, const char **at,
  * was counted.  Into buf (returned); signal-safe.
  */
 const char *lwm2_metric_label(const char *events, int m, char *buf, size_t len);
+
+/*
+ * Whether metric m is computed from a counter role without default events
+ * (integer operations, loads, stores, level 2, TLB): counted only where
+ * the site or the user named an event for it, and so shown only where
+ * some process has a value, not as "not measured" in every digest.
+ */
+bool lwm2_metric_on_request(int m);
 
 #endif /* LWM2_RENDER_H */

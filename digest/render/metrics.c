@@ -232,15 +232,17 @@ static void thread_metrics(const struct lwm2_proc_values *pv, struct lwm2_metric
 }
 
 /* Whether role was counted: named in the process's events, or the events
- * are not known (a record before version 4: every role taken as counted,
- * as then). */
+ * are not known (a record before version 4: every role with defaults
+ * taken as counted, as then). */
 static bool role_counted(const struct lwm2_proc_values *pv, enum lwm2_hwc_role role)
 {
 	const char *at;
 	size_t len;
 
-	return !pv->hwc_events || !*pv->hwc_events ||
-	       lwm2_hwc_events_find(pv->hwc_events, lwm2_hwc_role_names[role], &at, &len);
+	/* A role without defaults was counted only where it is named. */
+	if (!pv->hwc_events || !*pv->hwc_events)
+		return role < LWM2_HWC_NDEFAULT;
+	return lwm2_hwc_events_find(pv->hwc_events, lwm2_hwc_role_names[role], &at, &len);
 }
 
 /* The roles each metric of the group needs: a role that was not counted
@@ -249,17 +251,22 @@ static void roles_not_counted(const struct lwm2_proc_values *pv, struct lwm2_met
 {
 	static const struct {
 		int metric;
-		enum lwm2_hwc_role a, b;
+		enum lwm2_hwc_role a, b, c;
 	} needs[] = {
-	    {LWM2_M_cpi, LWM2_HWC_CYCLES, LWM2_HWC_INSTRUCTIONS},
-	    {LWM2_M_fp_fraction, LWM2_HWC_FP_OPS, LWM2_HWC_INSTRUCTIONS},
-	    {LWM2_M_fp_rate, LWM2_HWC_FP_OPS, LWM2_HWC_FP_OPS},
-	    {LWM2_M_l1_hit_ratio, LWM2_HWC_L1D_MISSES, LWM2_HWC_L1D_ACCESSES},
-	    {LWM2_M_llc_miss_freq, LWM2_HWC_LLC_MISSES, LWM2_HWC_LLC_MISSES},
+	    {LWM2_M_cpi, LWM2_HWC_CYCLES, LWM2_HWC_INSTRUCTIONS, LWM2_HWC_CYCLES},
+	    {LWM2_M_fp_fraction, LWM2_HWC_FP_OPS, LWM2_HWC_INSTRUCTIONS, LWM2_HWC_FP_OPS},
+	    {LWM2_M_fp_rate, LWM2_HWC_FP_OPS, LWM2_HWC_FP_OPS, LWM2_HWC_FP_OPS},
+	    {LWM2_M_l1_hit_ratio, LWM2_HWC_L1D_MISSES, LWM2_HWC_L1D_ACCESSES, LWM2_HWC_L1D_MISSES},
+	    {LWM2_M_llc_miss_freq, LWM2_HWC_LLC_MISSES, LWM2_HWC_LLC_MISSES, LWM2_HWC_LLC_MISSES},
+	    {LWM2_M_int_fraction, LWM2_HWC_INT_OPS, LWM2_HWC_INSTRUCTIONS, LWM2_HWC_INT_OPS},
+	    {LWM2_M_mem_fraction, LWM2_HWC_LOADS, LWM2_HWC_STORES, LWM2_HWC_INSTRUCTIONS},
+	    {LWM2_M_l2_hit_ratio, LWM2_HWC_L2D_MISSES, LWM2_HWC_L2D_ACCESSES, LWM2_HWC_L2D_MISSES},
+	    {LWM2_M_tlb_miss_freq, LWM2_HWC_TLB_MISSES, LWM2_HWC_TLB_MISSES, LWM2_HWC_TLB_MISSES},
 	};
 
 	for (size_t i = 0; i < sizeof(needs) / sizeof(needs[0]); i++)
-		if (!role_counted(pv, needs[i].a) || !role_counted(pv, needs[i].b))
+		if (!role_counted(pv, needs[i].a) || !role_counted(pv, needs[i].b) ||
+		    !role_counted(pv, needs[i].c))
 			set_why(&m[needs[i].metric], LWM2_WHY_HWC_NOT_COUNTED);
 }
 
@@ -271,6 +278,8 @@ static void hwc_metrics(const struct lwm2_proc_values *pv, struct lwm2_metric_va
 	enum lwm2_why hw;
 
 	for (int k = LWM2_C_hwc_cycles; k <= LWM2_C_hwc_llc_misses; k++)
+		hwc_any |= c[k] != 0;
+	for (int k = LWM2_C_hwc_int_ops; k <= LWM2_C_hwc_tlb_misses; k++)
 		hwc_any |= c[k] != 0;
 	/* No hardware counter moved at all: the same cause as the library's
 	 * "no hardware counters", said in the same words. */
@@ -297,6 +306,18 @@ static void hwc_metrics(const struct lwm2_proc_values *pv, struct lwm2_metric_va
 	else
 		ratio(&m[LWM2_M_llc_miss_freq], (double)c[LWM2_C_hwc_llc_misses],
 		      (double)pv->wall_ns / 1e9, 1, LWM2_WHY_NO_WALL);
+	ratio(&m[LWM2_M_int_fraction], (double)c[LWM2_C_hwc_int_ops],
+	      (double)c[LWM2_C_hwc_instructions], 100, hw);
+	ratio(&m[LWM2_M_mem_fraction], (double)c[LWM2_C_hwc_loads] + (double)c[LWM2_C_hwc_stores],
+	      (double)c[LWM2_C_hwc_instructions], 100, hw);
+	if (c[LWM2_C_hwc_l2d_misses] > c[LWM2_C_hwc_l2d_accesses])
+		set_why(&m[LWM2_M_l2_hit_ratio], LWM2_WHY_HWC_L2_APART);
+	else
+		ratio(&m[LWM2_M_l2_hit_ratio],
+		      (double)(c[LWM2_C_hwc_l2d_accesses] - c[LWM2_C_hwc_l2d_misses]),
+		      (double)c[LWM2_C_hwc_l2d_accesses], 100, hw);
+	ratio(&m[LWM2_M_tlb_miss_freq], (double)c[LWM2_C_hwc_tlb_misses], (double)pv->wall_ns / 1e9,
+	      1, LWM2_WHY_NO_WALL);
 	roles_not_counted(pv, m);
 }
 

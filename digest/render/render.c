@@ -272,6 +272,9 @@ static void metric_line(struct out *o, const struct lwm2_scope *s, int i, unsign
 	const char *unit = lwm2_metric_units[i];
 	char b[48], label[160];
 
+	/* a role nobody asked for is no news in every digest */
+	if (st->n == 0 && lwm2_metric_on_request(i))
+		return;
 	puts_(o, "  ");
 	puts_(o, lwm2_metric_label(s->hwc_events, i, label, sizeof(label)));
 	if (*unit) {

@@ -750,8 +750,9 @@ static void render_rank(void)
 	ok(pread(fd, text, (size_t)n, 0) == n, "read the rendered text back");
 	ok(strstr(text, "process 4711 (solver), MPI rank 3 on n1") != NULL, "title");
 	for (int i = 0; i < LWM2_NMETRICS; i++)
-		if (!strstr(text, lwm2_metric_labels[i]))
-			ok(0, "label %s rendered", lwm2_metric_labels[i]);
+		if (!strstr(text, lwm2_metric_labels[i]) != lwm2_metric_on_request(i))
+			ok(0, "label %s rendered (on request only: %d)", lwm2_metric_labels[i],
+			   lwm2_metric_on_request(i));
 	ok(strstr(text, "Time in MPI calls, without Init/Finalize [%]") && strstr(text, "60.0 %"),
 	   "MPI share rendered with its unit");
 	ok(strstr(text, "n/a (not measured: no hardware counters on this platform)") != NULL,
@@ -806,6 +807,56 @@ static void counted_roles(void)
 	   "no counter moved: the rate says no counters (%s)", m.m[LWM2_M_fp_rate].reason);
 }
 
+/* The roles counted only where an event is named for them: integer
+ * instructions, loads and stores, level 2, TLB. */
+static void named_roles(void)
+{
+	struct lwm2_proc_values pv;
+	struct lwm2_metrics m;
+
+	memset(&pv, 0, sizeof(pv));
+	pv.wall_ns = 2000000000ull;
+	pv.counters[LWM2_C_hwc_cycles] = 1000;
+	pv.counters[LWM2_C_hwc_instructions] = 1000000;
+	pv.counters[LWM2_C_hwc_int_ops] = 400000;
+	pv.counters[LWM2_C_hwc_loads] = 200000;
+	pv.counters[LWM2_C_hwc_stores] = 100000;
+	pv.counters[LWM2_C_hwc_l2d_accesses] = 1000;
+	pv.counters[LWM2_C_hwc_l2d_misses] = 250;
+	pv.counters[LWM2_C_hwc_tlb_misses] = 5000;
+	pv.hwc_events = "cycles=PAPI_TOT_CYC instructions=PAPI_TOT_INS int_ops=PAPI_INT_INS "
+	                "loads=PAPI_LD_INS stores=PAPI_SR_INS l2d_misses=PAPI_L2_DCM "
+	                "l2d_accesses=PAPI_L2_DCA tlb_misses=PAPI_TLB_DM";
+	lwm2_metrics_compute(&pv, &m);
+	ok(m.m[LWM2_M_int_fraction].valid && fabs(m.m[LWM2_M_int_fraction].value - 40) < 1e-9,
+	   "integer share: 40 %% (%g)", m.m[LWM2_M_int_fraction].value);
+	ok(m.m[LWM2_M_mem_fraction].valid && fabs(m.m[LWM2_M_mem_fraction].value - 30) < 1e-9,
+	   "loads and stores: 30 %% (%g)", m.m[LWM2_M_mem_fraction].value);
+	ok(m.m[LWM2_M_l2_hit_ratio].valid && fabs(m.m[LWM2_M_l2_hit_ratio].value - 75) < 1e-9,
+	   "L2 hit ratio: 75 %% (%g)", m.m[LWM2_M_l2_hit_ratio].value);
+	ok(m.m[LWM2_M_tlb_miss_freq].valid && fabs(m.m[LWM2_M_tlb_miss_freq].value - 2500) < 1e-9,
+	   "TLB misses: 2500 /s (%g)", m.m[LWM2_M_tlb_miss_freq].value);
+	pv.hwc_events = "cycles=PAPI_TOT_CYC instructions=PAPI_TOT_INS loads=PAPI_LD_INS";
+	lwm2_metrics_compute(&pv, &m);
+	ok(!m.m[LWM2_M_mem_fraction].valid && !m.m[LWM2_M_int_fraction].valid,
+	   "loads without stores: no share of the two (%s)", m.m[LWM2_M_mem_fraction].reason);
+	pv.hwc_events = NULL;
+	lwm2_metrics_compute(&pv, &m);
+	ok(!m.m[LWM2_M_tlb_miss_freq].valid && m.m[LWM2_M_cpi].valid,
+	   "events not known (a record before version 4): the named roles were not counted, the "
+	   "defaults were");
+	pv.hwc_events = "l2d_misses=PAPI_L2_DCM l2d_accesses=PAPI_L2_DCA";
+	pv.counters[LWM2_C_hwc_l2d_misses] = 2000;
+	lwm2_metrics_compute(&pv, &m);
+	ok(!m.m[LWM2_M_l2_hit_ratio].valid && strstr(m.m[LWM2_M_l2_hit_ratio].reason,
+	                                             "level-2 counters were not measured together"),
+	   "L2 misses above accesses: not measured together (%s)", m.m[LWM2_M_l2_hit_ratio].reason);
+	ok(lwm2_metric_on_request(LWM2_M_tlb_miss_freq) &&
+	       lwm2_metric_on_request(LWM2_M_mem_fraction) && !lwm2_metric_on_request(LWM2_M_cpi) &&
+	       !lwm2_metric_on_request(LWM2_M_fp_rate) && !lwm2_metric_on_request(LWM2_M_mpi_time),
+	   "the named roles' metrics are shown on request, the others always");
+}
+
 /* A label never names what a role usually counts when something else was
  * counted there. */
 static void labels(void)
@@ -841,6 +892,15 @@ static void labels(void)
 	    {"llc_misses=PAPI_TLB_DM", LWM2_M_llc_miss_freq, "PAPI_TLB_DM per second"},
 	    {"fp_ops=perf::TASK-CLOCK", LWM2_M_mpi_time,
 	     "Time in MPI calls, without Init/Finalize"},
+	    {"loads=PAPI_LD_INS stores=PAPI_SR_INS instructions=PAPI_TOT_INS", LWM2_M_mem_fraction,
+	     "Loads and stores among all instructions"},
+	    {"loads=perf::L1-DCACHE-LOADS stores=PAPI_SR_INS", LWM2_M_mem_fraction,
+	     "Loads and stores among all instructions"},
+	    {"loads=PAPI_LD_INS stores=perf::MINOR-FAULTS", LWM2_M_mem_fraction,
+	     "PAPI_LD_INS and perf::MINOR-FAULTS among all instructions"},
+	    {"tlb_misses=perf::PAGE-FAULTS", LWM2_M_tlb_miss_freq, "perf::PAGE-FAULTS per second"},
+	    {"l2d_misses=PAPI_L2_TCM l2d_accesses=PAPI_L2_TCA", LWM2_M_l2_hit_ratio,
+	     "Level-2 data cache hit ratio"},
 	};
 	char buf[160], tiny[8];
 
@@ -856,6 +916,7 @@ int main(void)
 {
 	metric_cases();
 	counted_roles();
+	named_roles();
 	labels();
 	format_cases();
 	metric_table();

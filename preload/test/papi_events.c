@@ -52,6 +52,15 @@ static void test_parse(void)
 	is_int(p.ncand[LWM2_HWC_CYCLES], 1, "role=event replaces the defaults");
 	is_str(p.cand[LWM2_HWC_CYCLES][0], "perf::TASK-CLOCK", "the named event");
 	is_int(p.ncand[LWM2_HWC_INSTRUCTIONS], 2, "other roles keep their defaults");
+	is_int(p.ncand[LWM2_HWC_LOADS], 0, "a role without defaults has no candidates");
+
+	ok(lwm2_hwc_plan_parse(&p, "loads=PAPI_LD_INS,PAPI_SR_INS,tlb_misses=perf::PAGE-FAULTS",
+	                       err, sizeof(err)) == 0 &&
+	       !strcmp(p.cand[LWM2_HWC_LOADS][0], "PAPI_LD_INS") &&
+	       !strcmp(p.cand[LWM2_HWC_STORES][0], "PAPI_SR_INS") &&
+	       !strcmp(p.cand[LWM2_HWC_TLB_MISSES][0], "perf::PAGE-FAULTS") &&
+	       p.ncand[LWM2_HWC_CYCLES] == 2,
+	   "the named roles: role=event, a bare preset of the role, the defaults kept: %s", err);
 
 	ok(lwm2_hwc_plan_parse(&p, "llc_misses = PAPI_L2_TCM | X::Y ,fp_ops=, hwc_l1d_misses=none",
 	                       err, sizeof(err)) == 0,
@@ -170,9 +179,15 @@ static void test_select(void)
 		lwm2_hwc_events_text(&p, &c, ev, sizeof(ev));
 		is_str(ev, "cycles=perf::TASK-CLOCK", "the record says what filled the role");
 	}
-	is_int(lwm2_hwc_events_text(&p, &(struct lwm2_hwc_choice){.cand = {-1, -1, -1, -1, -1, -1}},
-	                            (char[8]){0}, 8),
-	       0, "no role measured: no events");
+	{
+		struct lwm2_hwc_choice none;
+		char ev[8];
+
+		for (int r = 0; r < LWM2_HWC_NROLES; r++)
+			none.cand[r] = -1;
+		is_int(lwm2_hwc_events_text(&p, &none, ev, sizeof(ev)), 0,
+		       "no role measured: no events");
+	}
 	ok(lwm2_hwc_event_is_role(LWM2_HWC_LLC_MISSES, "PAPI_L2_TCM") &&
 	       lwm2_hwc_event_is_role(LWM2_HWC_CYCLES, "perf::CYCLES") &&
 	       !lwm2_hwc_event_is_role(LWM2_HWC_FP_OPS, "perf::TASK-CLOCK") &&
