@@ -78,9 +78,7 @@
 	X(sample_signal, I32, NULL, NONE, "sample_signal", DUMP_USAGE)                             \
 	X(first_slice, U64, NULL, NONE, "first_slice", DUMP_SERIES)                                \
 	X(slice_length_s, U32, NULL, NONE, "slice_length_s", DUMP_SERIES)                          \
-	X(nslices, U32, NULL, NONE, "n", DUMP_SERIES)                                              \
-	/* the node record: the node's "counter_events" (node.c) */                                \
-	X(hwc_events, STR, NULL, NONE, "hwc_events", DUMP_USAGE)
+	X(nslices, U32, NULL, NONE, "n", DUMP_SERIES)
 
 /* A field's type: the member's C type, which makes its JSON value. */
 enum field_type { FT_I32, FT_U32, FT_I64, FT_U64, FT_STR };
@@ -264,6 +262,10 @@ static void record_usage(json_object *o, const struct lwm2_rank_record *r)
 	json_object *m;
 
 	lwm2_rank_part_to_json(r, LWM2_RP_DUMP_USAGE, o);
+	/* version 4: the event each counter role was counted with, where
+	 * any was (the node record has them per node: "counter_events") */
+	if (r->hwc_events[0])
+		ju_add(o, "hwc_events", json_object_new_string(r->hwc_events));
 	m = json_object_new_object();
 	for (int e = 0; e < LWM2_NEARMARKS; e++)
 		ju_add(m, lwm2_earmark_names[e], ju_u64(r->samples[e]));

@@ -15,7 +15,8 @@
 #include <stdio.h>
 
 /* Every field the table knows set, each to a value of its own; variant 1
- * a signalled process with groups not measured, no container, no view. */
+ * a signalled process with groups not measured, no container, no view, no
+ * counter events. */
 static struct lwm2_rank_record *full_record(int v)
 {
 	struct lwm2_rank_record *r = calloc(1, sizeof(*r) + 3 * sizeof(struct lwm2_slice));
@@ -83,6 +84,7 @@ static struct lwm2_rank_record *full_record(int v)
 	} else {
 		strcpy(r->container_runtime, "pyxis");
 		strcpy(r->container_image, "nvcr.io/nvidia/pytorch:24.01");
+		strcpy(r->hwc_events, "cycles=perf::TASK-CLOCK");
 	}
 	for (int c = 0; c < LWM2_NCOUNTERS; c++)
 		for (uint32_t k = 0; k < r->nslices; k++)
@@ -159,7 +161,8 @@ static const char *const want_dump[2] = {
     "\"term_signal\":0,\"utime_us\":1111111,\"stime_us\":222222,\"maxrss_kb\":333333,"
     "\"minflt\":44444,\"majflt\":55,\"nvcsw\":666,\"nivcsw\":777,\"clock_source\":1,"
     "\"clock_cost_ps\":8888,\"threads_total\":9,\"threads_max\":7,\"sample_period_us\":10000,"
-    "\"sample_signal\":34,\"samples\":{\"compute\":100,\"mpi\":200,\"io\":300,\"cuda\":400},"
+    "\"sample_signal\":34,\"hwc_events\":\"cycles=perf::TASK-CLOCK\","
+    "\"samples\":{\"compute\":100,\"mpi\":200,\"io\":300,\"cuda\":400},"
     "\"samples_main\":123,\"series\":{\"first_slice\":170000000,\"slice_length_s\":10,"
     "\"n\":3}}",
     "{\"type\":\"lwm2 rank record\",\"version\":3,\"generation\":7,\"flags\":624,"
