@@ -270,6 +270,18 @@ static void roles_not_counted(const struct lwm2_proc_values *pv, struct lwm2_met
 			set_why(&m[needs[i].metric], LWM2_WHY_HWC_NOT_COUNTED);
 }
 
+/* A cache's hit ratio in percent, 1 - misses / accesses; more misses than
+ * accesses means the two were not counted over the same time (one group
+ * read apart from the other): no value, with apart as the reason. */
+static void hit_ratio(struct lwm2_metric_value *v, uint64_t misses, uint64_t accesses,
+                      enum lwm2_why apart, enum lwm2_why hw)
+{
+	if (misses > accesses)
+		set_why(v, apart);
+	else
+		ratio(v, (double)(accesses - misses), (double)accesses, 100, hw);
+}
+
 /* The sequential group, from the hardware counters. */
 static void hwc_metrics(const struct lwm2_proc_values *pv, struct lwm2_metric_value *m)
 {
@@ -295,12 +307,8 @@ static void hwc_metrics(const struct lwm2_proc_values *pv, struct lwm2_metric_va
 	else
 		ratio(&m[LWM2_M_fp_rate], (double)c[LWM2_C_hwc_fp_ops], (double)pv->wall_ns / 1e9,
 		      1, LWM2_WHY_NO_WALL);
-	if (c[LWM2_C_hwc_l1d_misses] > c[LWM2_C_hwc_l1d_accesses])
-		set_why(&m[LWM2_M_l1_hit_ratio], LWM2_WHY_HWC_L1_APART);
-	else
-		ratio(&m[LWM2_M_l1_hit_ratio],
-		      (double)(c[LWM2_C_hwc_l1d_accesses] - c[LWM2_C_hwc_l1d_misses]),
-		      (double)c[LWM2_C_hwc_l1d_accesses], 100, hw);
+	hit_ratio(&m[LWM2_M_l1_hit_ratio], c[LWM2_C_hwc_l1d_misses], c[LWM2_C_hwc_l1d_accesses],
+	          LWM2_WHY_HWC_L1_APART, hw);
 	if (c[LWM2_C_hwc_llc_misses] == 0 && c[LWM2_C_hwc_cycles] == 0)
 		set_why(&m[LWM2_M_llc_miss_freq], hw);
 	else
@@ -310,12 +318,8 @@ static void hwc_metrics(const struct lwm2_proc_values *pv, struct lwm2_metric_va
 	      (double)c[LWM2_C_hwc_instructions], 100, hw);
 	ratio(&m[LWM2_M_mem_fraction], (double)c[LWM2_C_hwc_loads] + (double)c[LWM2_C_hwc_stores],
 	      (double)c[LWM2_C_hwc_instructions], 100, hw);
-	if (c[LWM2_C_hwc_l2d_misses] > c[LWM2_C_hwc_l2d_accesses])
-		set_why(&m[LWM2_M_l2_hit_ratio], LWM2_WHY_HWC_L2_APART);
-	else
-		ratio(&m[LWM2_M_l2_hit_ratio],
-		      (double)(c[LWM2_C_hwc_l2d_accesses] - c[LWM2_C_hwc_l2d_misses]),
-		      (double)c[LWM2_C_hwc_l2d_accesses], 100, hw);
+	hit_ratio(&m[LWM2_M_l2_hit_ratio], c[LWM2_C_hwc_l2d_misses], c[LWM2_C_hwc_l2d_accesses],
+	          LWM2_WHY_HWC_L2_APART, hw);
 	ratio(&m[LWM2_M_tlb_miss_freq], (double)c[LWM2_C_hwc_tlb_misses], (double)pv->wall_ns / 1e9,
 	      1, LWM2_WHY_NO_WALL);
 	roles_not_counted(pv, m);
