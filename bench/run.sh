@@ -119,26 +119,39 @@ posix_label() {
 }
 posix_cases="write_devnull read_devzero write_file read_file pwrite_file pread_file fwrite_file fread_file"
 
+# posix_inproc MODE N ROUNDS: the wrappers against libc's own functions in
+# one process, lwm2 in MODE (LWM2_MODE): rows posix_CASE for on,
+# posix_MODE_CASE otherwise.  Light mode passes every call through
+# untimed: its target is that of a call passed through, whatever the case.
+posix_inproc() {
+	local mode=$1 n=$2 r=$3 id=posix label='' c w l a iqr interposed t
+	if [ "$mode" != on ]; then
+		id=posix_$mode label=", --lwm2=$mode"
+	fi
+	log "POSIX: wrapper against libc's own function, one process, $r rounds of $n calls$label"
+	fresh_dir
+	if ! LD_PRELOAD=$lib LWM2_MODE=$mode "$bdir/posix_call" inproc "$n" "$r" >"$work/$id.in" 2>&1; then
+		notrow "$id" "POSIX wrappers$label" ns 20 "posix_call failed: $(tail -n 1 "$work/$id.in")"
+		return 1
+	fi
+	while read -r c _ w _ l _ a _ iqr _ interposed; do
+		if [ "$mode" = on ]; then t=$(posix_targets "$c"); else t=5; fi
+		if [ "$interposed" != 1 ]; then
+			notrow "${id}_$c" "$(posix_label "$c"), in-process$label" ns "$t" "liblwm2.so does not wrap it"
+			continue
+		fi
+		row "${id}_$c" "$(posix_label "$c"), in-process$label" "$w ns" "$l ns" "$a" ns "$t" "$(spread_note "$iqr" "$t")"
+	done <"$work/$id.in"
+}
+
 bench_posix() {
 	local n r k c line t
 	# Many short blocks: on a shared machine the median of many paired
 	# differences is steadier than a few long ones.
 	n=$(reps 50000 20000)
 	r=$(reps 41 3)
-	log "POSIX: wrapper against libc's own function, one process, $r rounds of $n calls"
-	fresh_dir
-	if ! LD_PRELOAD=$lib "$bdir/posix_call" inproc "$n" "$r" >"$work/posix_in" 2>&1; then
-		notrow posix "POSIX wrappers" ns 20 "posix_call failed: $(tail -n 1 "$work/posix_in")"
-		return
-	fi
-	while read -r c _ w _ l _ a _ iqr _ interposed; do
-		t=$(posix_targets "$c")
-		if [ "$interposed" != 1 ]; then
-			notrow "posix_$c" "$(posix_label "$c"), in-process" ns "$t" "liblwm2.so does not wrap it"
-			continue
-		fi
-		row "posix_$c" "$(posix_label "$c"), in-process" "$w ns" "$l ns" "$a" ns "$t" "$(spread_note "$iqr" "$t")"
-	done <"$work/posix_in"
+	posix_inproc on "$n" "$r" || return
+	posix_inproc light "$n" "$r"
 
 	# The plain program with and without LD_PRELOAD, alternating runs.
 	k=$(reps 7 2)
@@ -162,7 +175,7 @@ bench_posix() {
 		return
 	fi
 	log "POSIX: instructions per call under callgrind"
-	local ni=20000 iw il
+	local ni=20000 iw il ilight
 	for c in $posix_cases; do
 		fresh_dir
 		iw=$(LD_PRELOAD=$lib valgrind --tool=callgrind --callgrind-out-file=/dev/null \
@@ -178,6 +191,10 @@ bench_posix() {
 		row "posix_ir_$c" "$(posix_label "$c"), instructions/call" \
 			"$(calc "$iw / $ni" 1) Ir" "$(calc "$il / $ni" 1) Ir" \
 			"$(calc "($iw - $il) / $ni" 1)" Ir -
+		# the same in light mode: the wrapper passes the call through
+		ilight=$(LD_PRELOAD=$lib LWM2_MODE=light valgrind --tool=callgrind --callgrind-out-file=/dev/null \
+			--collect-atstart=no --toggle-collect=run_loop \
+			"$bdir/posix_call" icount "$c" $ni wrapped 2>&1 | awk '/Collected :/ { print $NF }')
 		# libc's function in the same preloaded process: the wrapper's
 		# own instructions, apart from what libc's function itself runs
 		# more in a process with a second thread (the heartbeat's: each
@@ -190,6 +207,11 @@ bench_posix() {
 				"$(posix_label "$c"), instructions/call, against libc's in the same process" \
 				"$(calc "$iw / $ni" 1) Ir" "$(calc "$il / $ni" 1) Ir" \
 				"$(calc "($iw - $il) / $ni" 1)" Ir - "the wrapper's own; libc's multi-threaded path in both"
+			[ -z "$ilight" ] ||
+				row "posix_ir_own_light_$c" \
+					"$(posix_label "$c"), instructions/call, against libc's in the same process, --lwm2=light" \
+					"$(calc "$ilight / $ni" 1) Ir" "$(calc "$il / $ni" 1) Ir" \
+					"$(calc "($ilight - $il) / $ni" 1)" Ir - "the wrapper passing the call through"
 		fi
 	done
 }
@@ -203,8 +225,19 @@ mpirun_() {
 		timeout 300 mpirun --allow-run-as-root --oversubscribe -np 2 "$@"
 }
 
+# mpi_inproc_row ID FIGURE FILE CASE TARGET: MPI_ (the wrapper) against the
+# library's PMPI_ in one run, medians over the runs in FILE.
+mpi_inproc_row() {
+	local w p a iqr
+	w=$(awk -v c="$4" '$1 == c { print $3 }' "$3" | median)
+	p=$(awk -v c="$4" '$1 == c { print $5 }' "$3" | median)
+	a=$(awk -v c="$4" '$1 == c { print $7 }' "$3" | median)
+	iqr=$(awk -v c="$4" '$1 == c { print $9 }' "$3" | median)
+	row "$1" "$2" "$w ns" "$p ns" "$a" ns "$5" "$(spread_note "$iqr" "$5")"
+}
+
 bench_mpi() {
-	local n r k c w p a iqr
+	local n r k c w p
 	if ! command -v mpirun >/dev/null || ! command -v "$mpicc" >/dev/null; then
 		notrow mpi "MPI" ns 20 "no mpirun or mpicc"
 		return
@@ -222,6 +255,8 @@ bench_mpi() {
 		fresh_dir
 		mpirun_ -x LWM2_DIR -x LD_PRELOAD="$lib" "$work/mpi_call" "$n" "$r" >>"$work/mpi_with" 2>>"$work/mpi_err"
 		mpirun_ "$work/mpi_call" "$n" "$r" >>"$work/mpi_without" 2>>"$work/mpi_err"
+		mpirun_ -x LWM2_DIR -x LD_PRELOAD="$lib" -x LWM2_MODE=light "$work/mpi_call" "$n" "$r" \
+			>>"$work/mpi_light" 2>>"$work/mpi_err"
 	done
 	for c in pingpong0 allreduce8; do
 		local label t
@@ -233,18 +268,22 @@ bench_mpi() {
 			notrow "mpi_$c" "$label" ns $t "mpirun failed: $(tail -n 1 "$work/mpi_err")"
 			continue
 		fi
-		w=$(awk -v c="$c" '$1 == c { print $3 }' "$work/mpi_with" | median)
-		p=$(awk -v c="$c" '$1 == c { print $5 }' "$work/mpi_with" | median)
-		a=$(awk -v c="$c" '$1 == c { print $7 }' "$work/mpi_with" | median)
-		iqr=$(awk -v c="$c" '$1 == c { print $9 }' "$work/mpi_with" | median)
-		row "mpi_$c" "$label, MPI_ vs library's PMPI_, in-process" "$w ns" "$p ns" "$a" ns $t "$(spread_note "$iqr" $t)"
+		mpi_inproc_row "mpi_$c" "$label, MPI_ vs library's PMPI_, in-process" "$work/mpi_with" "$c" $t
+		# light mode passes the call through: the target of a call passed through
+		if grep -q "^$c " "$work/mpi_light" 2>/dev/null; then
+			mpi_inproc_row "mpi_light_$c" "$label, MPI_ vs library's PMPI_, in-process, --lwm2=light" \
+				"$work/mpi_light" "$c" 5
+		else
+			notrow "mpi_light_$c" "$label, --lwm2=light" ns 5 "mpirun failed: $(tail -n 1 "$work/mpi_err")"
+		fi
 		w=$(awk -v c="$c" '$1 == c { print $3 }' "$work/mpi_with" | median)
 		p=$(awk -v c="$c" '$1 == c { print $3 }' "$work/mpi_without" | median)
 		row "mpi_${c}_x" "$label, separate runs" "$w ns" "$p ns" "$(calc "$w - $p" 1)" ns $t \
 			"with $(awk -v c="$c" '$1 == c { print $3 }' "$work/mpi_with" | range)"
 	done
 
-	bench_mpi_icount
+	bench_mpi_icount on
+	bench_mpi_icount light
 
 	k=$(reps 7 2)
 	log "MPI: MPI_Init + MPI_Finalize, $k runs each"
@@ -270,21 +309,26 @@ bench_mpi() {
 # count of liblwm2's MPI_x (summed over the source files its inlined parts
 # come from) less that of the MPI library's function it calls
 # (so the library's polling while it waits for the peer drops out).
+# bench_mpi_icount MODE: lwm2 in MODE (LWM2_MODE); rows mpi_ir_x for on,
+# mpi_ir_MODE_x otherwise.
 bench_mpi_icount() {
-	local ni=5000 f c w l
+	local mode=$1 ni=5000 f c w l id=mpi_ir label=''
+	if [ "$mode" != on ]; then
+		id=mpi_ir_$mode label=", --lwm2=$mode"
+	fi
 	if ! command -v valgrind >/dev/null || ! command -v callgrind_annotate >/dev/null; then
-		notrow mpi_ir "MPI wrappers, instructions per call" Ir - "valgrind is not installed"
+		notrow "$id" "MPI wrappers, instructions per call$label" Ir - "valgrind is not installed"
 		return
 	fi
-	log "MPI: instructions per call of the wrappers under callgrind"
+	log "MPI: instructions per call of the wrappers under callgrind$label"
 	fresh_dir
 	rm -f "$work"/cg.*
-	mpirun_ -x LWM2_DIR -x LD_PRELOAD="$lib" valgrind --tool=callgrind --collect-atstart=no \
-		--toggle-collect=loop_icount --callgrind-out-file="$work/cg.%p" \
+	mpirun_ -x LWM2_DIR -x LD_PRELOAD="$lib" -x LWM2_MODE="$mode" valgrind --tool=callgrind \
+		--collect-atstart=no --toggle-collect=loop_icount --callgrind-out-file="$work/cg.%p" \
 		"$work/mpi_call" icount $ni >/dev/null 2>>"$work/mpi_err"
 	f=$(find "$work" -maxdepth 1 -name 'cg.*' | head -n 1)
 	if [ -z "$f" ]; then
-		notrow mpi_ir "MPI wrappers, instructions per call" Ir - "callgrind under mpirun failed"
+		notrow "$id" "MPI wrappers, instructions per call$label" Ir - "callgrind under mpirun failed"
 		return
 	fi
 	callgrind_annotate --inclusive=yes "$f" >"$work/cg.txt" 2>/dev/null
@@ -294,10 +338,10 @@ bench_mpi_icount() {
 		w=$(awk -v c=":MPI_$c" 'index($0, c " [") && /liblwm2/ { gsub(",", "", $1); s += $1; n++ } END { if (n) print s }' "$work/cg.txt")
 		l=$(awk -v c=":PMPI_$c" 'index($0, c " [") && !/liblwm2/ { gsub(",", "", $1); print $1; exit }' "$work/cg.txt")
 		if [ -z "$w" ] || [ -z "$l" ]; then
-			notrow "mpi_ir_$c" "MPI_$c wrapper, instructions/call" Ir - "no count for MPI_$c in callgrind's output"
+			notrow "${id}_$c" "MPI_$c wrapper, instructions/call$label" Ir - "no count for MPI_$c in callgrind's output"
 			continue
 		fi
-		row "mpi_ir_$c" "MPI_$c wrapper's own instructions/call (rank 0)" \
+		row "${id}_$c" "MPI_$c wrapper's own instructions/call (rank 0)$label" \
 			"$(calc "$w / $ni" 1) Ir" "$(calc "$l / $ni" 1) Ir" "$(calc "($w - $l) / $ni" 1)" Ir - \
 			"lwm2: MPI_$c inclusive; baseline: the library's PMPI_$c inclusive"
 	done

@@ -31,7 +31,7 @@ __thread int lwm2_no_attach __attribute__((tls_model("initial-exec")));
 
 void lwm2_group_missing(enum lwm2_group g, const char *reason)
 {
-	if ((unsigned)g >= LWM2_NGROUPS || !lwm2_p.img)
+	if ((unsigned)g >= LWM2_NGROUPS || !lwm2_p.img || (lwm2_p.reasons_kept & (1u << g)))
 		return;
 	lwm2_in_core++;
 	lwm2_lock();
@@ -140,6 +140,14 @@ static void aside_exit_hook(int status, void *arg)
 	lwm2_unlock();
 }
 
+/* Each group in groups (a bit per enum lwm2_group) marked not measured. */
+static void groups_missing(uint32_t groups, const char *why)
+{
+	for (int g = 0; g < LWM2_NGROUPS; g++)
+		if (groups & (1u << g))
+			lwm2_group_missing((enum lwm2_group)g, why);
+}
+
 /*
  * A program built with a sanitizer runs as without lwm2: no wrapper counts
  * (lwm2_on stays 0, every wrapper goes straight to the real call), no
@@ -153,11 +161,22 @@ static void step_aside(const char *exe, const char *san)
 
 	lwm2_debug("lwm2: start: not measuring %s: it is built with %s", exe, san);
 	snprintf(why, sizeof(why), "the program is built with %s: lwm2 stepped aside", san);
-	for (int g = 0; g < LWM2_NGROUPS; g++)
-		lwm2_group_missing((enum lwm2_group)g, why);
+	groups_missing((1u << LWM2_NGROUPS) - 1, why);
 	lwm2_p.img->flags |= LWM2_F_ASIDE;
 	on_exit(aside_exit_hook, NULL);
 }
+
+/*
+ * Light mode (LWM2_MODE=light): what is measured at the start and the end
+ * of each process and thread only, at no cost while it runs.  The record
+ * keeps its times, rusage, identity and hardware counters (read at thread
+ * and slice ends, as always); the wrappers call through untimed (lwm2_on
+ * is LWM2_ON_LIGHT) and no sampling timer runs, and the groups those
+ * would have measured say why they are empty.
+ */
+#define LIGHT_GROUPS                                                                               \
+	((1u << LWM2_G_POSIX) | (1u << LWM2_G_MPI) | (1u << LWM2_G_CUDA) | (1u << LWM2_G_SAMPLING))
+#define LIGHT_REASON "light mode (--lwm2=light): counters and times at start and end only"
 
 /* The start: every read of the environment by lwm2_getenv, inside the
  * window lwm2_init opens and closes around it. */
@@ -165,7 +184,7 @@ static void start(void)
 {
 	const char *mode, *debug, *san;
 	char exe[256];
-	bool measured_parent;
+	bool measured_parent, light;
 	ssize_t n;
 
 	mode = lwm2_getenv(LWM2_ENV_MODE);
@@ -178,9 +197,10 @@ static void start(void)
 	if (is_slurm_client(exe))
 		return;
 	san = lwm2_sanitizer_runtime();
-	if (mode && *mode && strcmp(mode, "on") != 0 && strcmp(mode, "print") != 0)
-		lwm2_debug("lwm2: start: couldn't use LWM2_MODE=%s: expected on, off or print; "
-		           "measuring",
+	light = mode && strcmp(mode, "light") == 0;
+	if (mode && *mode && !light && strcmp(mode, "on") != 0 && strcmp(mode, "print") != 0)
+		lwm2_debug("lwm2: start: couldn't use LWM2_MODE=%s: expected on, off, light or "
+		           "print; measuring",
 		           mode);
 
 	lwm2_p.pid = lwm2_raw_getpid();
@@ -204,7 +224,13 @@ static void start(void)
 #endif
 	lwm2_process_init();
 	lwm2_threads_init();
-	lwm2_sampling_init();
+	if (light) {
+		groups_missing(LIGHT_GROUPS, LIGHT_REASON);
+		/* A module's verdict (no CUDA device, say) was not measured
+		 * either: the reason stays light mode's. */
+		lwm2_p.reasons_kept = LIGHT_GROUPS;
+	} else
+		lwm2_sampling_init();
 	lwm2_signals_init();
 	lwm2_thread_attach(true);
 	on_exit(on_exit_hook, NULL);
@@ -224,7 +250,7 @@ static void start(void)
 	lwm2_unmeasured_init();
 	lwm2_env_start_done(); /* the putenvs follow */
 	lwm2_env_set_parent(measured_parent);
-	atomic_store(&lwm2_on, 1);
+	atomic_store(&lwm2_on, light ? LWM2_ON_LIGHT : LWM2_ON_COUNTING);
 	if (!measured_parent)
 		lwm2_heartbeat_start();
 }

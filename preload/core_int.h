@@ -102,6 +102,9 @@ struct lwm2_proc {
 	 * found, should it make a record file (see before_final_write). */
 	bool runtimes_pending;
 	bool sampling_on;
+	/* Groups whose reason for not being measured stands (a bit per
+	 * enum lwm2_group): light mode's, over a module's later verdict. */
+	uint32_t reasons_kept;
 };
 
 extern struct lwm2_proc lwm2_p LWM2_HIDDEN;

@@ -200,8 +200,18 @@ extern __thread struct lwm2_thread *lwm2_self __attribute__((tls_model("initial-
 
 /* Nonzero while the library measures; 0 when lwm2 is off for the job, before
  * the constructor and after the final write: every wrapper then just calls
- * through. */
+ * through.  The wrappers that count calls (I/O, MPI, CUDA) count only
+ * under LWM2_ON_COUNTING: in light mode (LWM2_MODE=light) they call
+ * through as when off, at the same cost, while the core still follows
+ * threads and processes for their times and hardware counters. */
 extern _Atomic int lwm2_on;
+enum { LWM2_ON_COUNTING = 1, LWM2_ON_LIGHT = 2 };
+
+/* Whether the wrappers count this call (see lwm2_on). */
+static inline bool lwm2_counting(void)
+{
+	return atomic_load_explicit(&lwm2_on, memory_order_relaxed) == LWM2_ON_COUNTING;
+}
 
 /* Attach the calling thread (a thread that did not start through our
  * pthread_create wrapper).  May return NULL (budget exhausted, shutting
@@ -220,7 +230,7 @@ static inline struct lwm2_thread *lwm2_thread_get(void)
 /* Storage for this call, or NULL if it must not be counted. */
 static inline struct lwm2_thread *lwm2_enter(void)
 {
-	if (LWM2_UNLIKELY(!atomic_load_explicit(&lwm2_on, memory_order_relaxed)))
+	if (LWM2_UNLIKELY(!lwm2_counting()))
 		return NULL;
 	return lwm2_thread_get();
 }

@@ -38,12 +38,24 @@ static int init_done(struct lwm2_mpi_call *c, int rc)
 	return rc;
 }
 
+/* MPI_Init(_thread) made (rc) and not counted: in light mode (nothing is
+ * counted, see lwm2_on) the identity is still kept, once per process. */
+static int init_untimed(int rc)
+{
+	const struct lwm2_mpi_abi *a;
+
+	if (rc == 0 && atomic_load_explicit(&lwm2_on, memory_order_relaxed) == LWM2_ON_LIGHT &&
+	    (a = lwm2_mpi_abi_detect()))
+		lwm2_mpi_identity(a);
+	return rc;
+}
+
 int lwm2_mpi_x_Init(lwm2_mpi_fn_Init f, void *argc, void *argv)
 {
 	struct lwm2_mpi_call c;
 
 	if (!lwm2_mpi_begin(&c))
-		return f(argc, argv);
+		return init_untimed(f(argc, argv));
 	return init_done(&c, f(argc, argv));
 }
 
@@ -53,7 +65,7 @@ int lwm2_mpi_x_Init_thread(lwm2_mpi_fn_Init_thread f, void *argc, void *argv, in
 	struct lwm2_mpi_call c;
 
 	if (!lwm2_mpi_begin(&c))
-		return f(argc, argv, required, provided);
+		return init_untimed(f(argc, argv, required, provided));
 	return init_done(&c, f(argc, argv, required, provided));
 }
 

@@ -93,7 +93,7 @@
  *
  * Cost
  * ----
- * Not a file, or lwm2 off: one load of the real pointer, one of lwm2_on,
+ * Not a file, lwm2 off or light: one load of the real pointer, one of lwm2_on,
  * one of the descriptor's class byte, then a tail call.  A file: in
  * addition, the earmark store, two clock reads, three counter adds into
  * the thread's own buffer.  No lock, no allocation, no system call (but
@@ -219,15 +219,10 @@ static inline struct lwm2_thread *posix_thread(void)
 	return LWM2_LIKELY(t != NULL) ? t : posix_attach();
 }
 
-static inline bool posix_on(void)
-{
-	return atomic_load_explicit(&lwm2_on, memory_order_relaxed) != 0;
-}
-
 /* Storage to count a call on fd into, or NULL to pass the call through. */
 static inline struct lwm2_thread *posix_enter_fd(int fd)
 {
-	if (LWM2_UNLIKELY(!posix_on()) || !posix_fd_is_file(fd))
+	if (LWM2_UNLIKELY(!lwm2_counting()) || !posix_fd_is_file(fd))
 		return NULL;
 	return posix_thread();
 }
@@ -245,7 +240,7 @@ static inline int posix_stream_fd(FILE *fp)
 
 static inline struct lwm2_thread *posix_enter_stream(FILE *fp)
 {
-	if (LWM2_UNLIKELY(!posix_on()) || LWM2_UNLIKELY(!fp) ||
+	if (LWM2_UNLIKELY(!lwm2_counting()) || LWM2_UNLIKELY(!fp) ||
 	    !posix_fd_is_file(posix_stream_fd(fp)))
 		return NULL;
 	return posix_thread();
@@ -269,7 +264,7 @@ static inline enum posix_route posix_fd_route(const void *real, int fd)
 
 	if (LWM2_UNLIKELY(real == NULL))
 		return POSIX_SLOW;
-	if (LWM2_LIKELY(c == POSIX_FD_OTHER) || LWM2_UNLIKELY(!posix_on()))
+	if (LWM2_LIKELY(c == POSIX_FD_OTHER) || LWM2_UNLIKELY(!lwm2_counting()))
 		return POSIX_PASS;
 	return LWM2_LIKELY(c == POSIX_FD_FILE) ? POSIX_COUNT : POSIX_SLOW;
 }
@@ -531,7 +526,7 @@ static inline void posix_end_copy(struct posix_span s, bool from_file, bool to_f
  * flags. */
 static inline struct lwm2_thread *posix_enter_copy(int from, int to, bool *from_file, bool *to_file)
 {
-	if (LWM2_UNLIKELY(!posix_on()))
+	if (LWM2_UNLIKELY(!lwm2_counting()))
 		return NULL;
 	*from_file = posix_fd_is_file(from);
 	*to_file = posix_fd_is_file(to);
@@ -548,7 +543,7 @@ static inline int posix_mode_arg(int flags, va_list ap)
 /* Shared tail of every open-like wrapper once the real call is known. */
 static inline struct lwm2_thread *posix_enter_open(void)
 {
-	return LWM2_UNLIKELY(!posix_on()) ? NULL : posix_thread();
+	return LWM2_UNLIKELY(!lwm2_counting()) ? NULL : posix_thread();
 }
 
 static int posix_opened_untimed(int fd)
@@ -1097,7 +1092,7 @@ LWM2_EXPORT int io_getevents(void *ctx, long min_nr, long nr, void *events,
 
 	if (LWM2_UNLIKELY(!real))
 		return -ENOSYS;
-	if (LWM2_UNLIKELY(!posix_on()))
+	if (LWM2_UNLIKELY(!lwm2_counting()))
 		return real(ctx, min_nr, nr, events, timeout);
 	t = posix_thread();
 	s = posix_begin(t);
@@ -1280,7 +1275,7 @@ static inline void posix_mapped(int prot, int flags, int fd)
 	if ((prot & PROT_WRITE) && (flags & MAP_TYPE) == MAP_SHARED && fd >= 0 &&
 	    !(atomic_load_explicit(&posix_flags_pending, memory_order_relaxed) &
 	      LWM2_F_MMAP_WRITE) &&
-	    posix_on() && posix_fd_is_file(fd) && syscall(SYS_fstat, fd, &st) == 0 &&
+	    lwm2_counting() && posix_fd_is_file(fd) && syscall(SYS_fstat, fd, &st) == 0 &&
 	    (uint64_t)st.st_ino != lwm2_p.ino) {
 		int saved = errno;
 		bool ipc = posix_ipc_mapping(fd, &st);

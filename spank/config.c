@@ -56,9 +56,9 @@ static int word_value(const char *s, const struct word *w, size_t n, int *out)
 
 /* Each mode's own name first: lwm2_mode_name gives it. */
 static const struct word mode_words[] = {
-    {"off", LWM2_MODE_OFF}, {"on", LWM2_MODE_ON}, {"print", LWM2_MODE_PRINT},
-    {"yes", LWM2_MODE_ON},  {"1", LWM2_MODE_ON},  {"no", LWM2_MODE_OFF},
-    {"0", LWM2_MODE_OFF},
+    {"off", LWM2_MODE_OFF},     {"on", LWM2_MODE_ON},  {"print", LWM2_MODE_PRINT},
+    {"light", LWM2_MODE_LIGHT}, {"yes", LWM2_MODE_ON}, {"1", LWM2_MODE_ON},
+    {"no", LWM2_MODE_OFF},      {"0", LWM2_MODE_OFF},
 };
 
 const char *lwm2_mode_name(enum lwm2_mode m)
@@ -80,7 +80,8 @@ int lwm2_parse_mode(const char *s, enum lwm2_mode *out, char *err, size_t errlen
 		return 0;
 	}
 	if (word_value(s, mode_words, NWORDS(mode_words), &v) < 0)
-		return lwm2_errprintf(0, err, errlen, "'%s' is not one of on, off, print", s);
+		return lwm2_errprintf(0, err, errlen, "'%s' is not one of on, off, light, print",
+		                      s);
 	*out = (enum lwm2_mode)v;
 	return 0;
 }

@@ -22,6 +22,7 @@ enum lwm2_mode {
 	LWM2_MODE_OFF = 0,
 	LWM2_MODE_ON = 1,
 	LWM2_MODE_PRINT = 2, /* measured, and the digest is printed at the end */
+	LWM2_MODE_LIGHT = 3, /* times and hardware counters at start and end only */
 };
 
 /* Where a digest is printed when the mode is print (print= key). */

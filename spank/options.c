@@ -28,8 +28,9 @@ enum { OPT_MODE, OPT_SLICE, OPT_EVENTS, OPT_RANKS };
 static int opt_cb(int val, const char *arg, int remote);
 
 static struct spank_option options[] = {
-    {"lwm2", "on|off|print", "lwm2: measure this job; print: digest at the end", 2, OPT_MODE,
-     opt_cb},
+    /* srun --help gives the option 30 columns: "on|off|light|print"
+     * would push its text onto a line of its own. */
+    {"lwm2", "MODE", "lwm2: on, off, light (ends only), print (+digest)", 2, OPT_MODE, opt_cb},
     {"lwm2-slice", "SECONDS", "lwm2: length of a time slice in seconds", 1, OPT_SLICE, opt_cb},
     {"lwm2-events", "LIST", "lwm2: hardware counter events to measure", 1, OPT_EVENTS, opt_cb},
     {"lwm2-ranks", "LIST", "lwm2: measure only these ranks (0,4-7,last)", 1, OPT_RANKS, opt_cb},

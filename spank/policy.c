@@ -52,7 +52,9 @@ enum lwm2_mode lwm2_policy_mode(const struct lwm2_config *c, const struct lwm2_j
 		if (lwm2_policy_list_has(c->policy_on[s], name)) {
 			if (why)
 				snprintf(why, whylen, "on.%s=%s", lwm2_policy_scope_names[s], name);
-			return c->mode == LWM2_MODE_PRINT ? LWM2_MODE_PRINT : LWM2_MODE_ON;
+			/* measured the way default= measures, or fully
+			 * where default=off */
+			return c->mode == LWM2_MODE_OFF ? LWM2_MODE_ON : c->mode;
 		}
 	}
 	if (why)

@@ -126,12 +126,14 @@ static void scrub_env(spank_t sp)
 	lwm2_step_env_clear(&ops, lwm2_conf.lib);
 }
 
-static int inject_env(spank_t sp)
+static int inject_env(spank_t sp, enum lwm2_mode mode)
 {
 	struct lwm2_env_ops ops = job_env(sp);
 	const char *events = lwm2_opts.events[0] ? lwm2_opts.events : lwm2_conf.events;
 	char slice[16], hz[16], job[16], step[16], err[PATH_MAX + 128];
 	struct lwm2_step_env e = {
+	    /* print is the starter's business: the library measures as on */
+	    .mode = mode == LWM2_MODE_LIGHT ? lwm2_mode_name(mode) : "on",
 	    .lib = lwm2_conf.lib,
 	    .dir = st.dir,
 	    .slice = slice,
@@ -413,7 +415,7 @@ int lwm2_stepd_init_post_opt(spank_t sp)
 	job_getenv(sp, "SLURM_CLUSTER_NAME", env_cluster, sizeof(env_cluster));
 	snprintf(st.cluster, sizeof(st.cluster), "%s", lwm2_cluster_name(env_cluster));
 
-	if (make_step_dir() < 0 || inject_env(sp) < 0) {
+	if (make_step_dir() < 0 || inject_env(sp, mode) < 0) {
 		/* Measured halfway is not measured: leave no trace. */
 		scrub_env(sp);
 		if (st.dirfd >= 0) {
@@ -431,8 +433,8 @@ int lwm2_stepd_init_post_opt(spank_t sp)
 		else
 			st.print_srun = lwm2_conf.print & LWM2_PRINT_SRUN;
 	}
-	slurm_debug("lwm2: step start: job %u step %u measured in %s (%u local tasks)", st.job_id,
-	            st.step_id, st.dir, st.local_tasks);
+	slurm_debug("lwm2: step start: job %u step %u measured (%s) in %s (%u local tasks)",
+	            st.job_id, st.step_id, lwm2_mode_name(mode), st.dir, st.local_tasks);
 	mark_start();
 	return 0;
 }

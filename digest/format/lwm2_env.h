@@ -10,7 +10,7 @@
 #define LWM2_ENV_H
 
 /* Set for a measured step by the SPANK plugin (and by `lwm2 run`). */
-#define LWM2_ENV_MODE      "LWM2_MODE"      /* on, off, print */
+#define LWM2_ENV_MODE      "LWM2_MODE"      /* on, off, light, print */
 #define LWM2_ENV_DIR       "LWM2_DIR"       /* where rank records go */
 #define LWM2_ENV_SLICE     "LWM2_SLICE"     /* slice length, s */
 #define LWM2_ENV_EVENTS    "LWM2_EVENTS"    /* hardware counter events */

@@ -182,6 +182,31 @@ static void run_and_unreadable(struct fake_env *f, struct lwm2_env_ops *ops, con
 	is_str(val(f, LWM2_ENV_MODE), "(unset)", "unreadable LD_PRELOAD: nothing else set");
 }
 
+/* Light mode (liblwm2.so's cuda file exists by now): LWM2_MODE=light and
+ * no CUDA injection of ours, whose callbacks light mode does without. */
+static void light_mode(struct fake_env *f, struct lwm2_env_ops *ops, const char *lib,
+                       const char *dir, const char *cuda)
+{
+	char err[256];
+	struct lwm2_step_env e = {.mode = "light", .lib = lib, .dir = dir, .root_ppid = 99};
+
+	reset(f);
+	ok(lwm2_step_env_set(ops, &e, err, sizeof(err)) == 0, "light: succeeds");
+	is_str(val(f, LWM2_ENV_MODE), "light", "light: " LWM2_ENV_MODE);
+	is_str(val(f, "CUDA_INJECTION64_PATH"), "(unset)",
+	       "light: no CUDA injection, liblwm2cuda.so beside the library or not");
+	f_set(f, "CUDA_INJECTION64_PATH", cuda);
+	ok(lwm2_step_env_set(ops, &e, err, sizeof(err)) == 0 &&
+	       !strcmp(val(f, "CUDA_INJECTION64_PATH"), "(unset)"),
+	   "light: our CUDA injection, inherited from a measured shell, taken out");
+	f_set(f, "CUDA_INJECTION64_PATH", "/site/libinject.so");
+	ok(lwm2_step_env_set(ops, &e, err, sizeof(err)) == 0 &&
+	       !strcmp(val(f, "CUDA_INJECTION64_PATH"), "/site/libinject.so"),
+	   "light: a site's CUDA injection library stays");
+	lwm2_step_env_clear(ops, lib);
+	is_str(val(f, LWM2_ENV_MODE), "(unset)", "light, clear: " LWM2_ENV_MODE);
+}
+
 /* ASan options, both ways. */
 static void asan_options(void)
 {
@@ -288,6 +313,7 @@ int main(void)
 
 	set_and_clear(&f, &ops, lib, dir);
 	run_and_unreadable(&f, &ops, lib, dir, cuda);
+	light_mode(&f, &ops, lib, dir, cuda);
 	asan_options();
 	container_fds(&f, &ops, lib, dir);
 	enter_root(&f, &ops, lib, dir);

@@ -195,6 +195,7 @@ int lwm2_step_env_set(const struct lwm2_env_ops *ops, const struct lwm2_step_env
 {
 	char *cur = malloc(VALUE_MAX), *out = malloc(VALUE_MAX), cuda[4096], ppid[24];
 	struct stat sb;
+	bool light = e->mode && !strcmp(e->mode, "light");
 	int rc = -1;
 
 	if (!cur || !out) {
@@ -214,7 +215,7 @@ int lwm2_step_env_set(const struct lwm2_env_ops *ops, const struct lwm2_step_env
 	snprintf(ppid, sizeof(ppid), "%ld", e->root_ppid);
 	/* The library prints nothing itself: the starter prints the digest,
 	 * one per step rather than one per process. */
-	if (set_or_unset(ops, LWM2_ENV_MODE, "on", err, errlen) < 0 ||
+	if (set_or_unset(ops, LWM2_ENV_MODE, e->mode ? e->mode : "on", err, errlen) < 0 ||
 	    set_or_unset(ops, LWM2_ENV_DIR, e->dir, err, errlen) < 0 ||
 	    set_or_unset(ops, LWM2_ENV_SLICE, e->slice, err, errlen) < 0 ||
 	    set_or_unset(ops, LWM2_ENV_JOB_ID, e->job_id, err, errlen) < 0 ||
@@ -228,9 +229,12 @@ int lwm2_step_env_set(const struct lwm2_env_ops *ops, const struct lwm2_step_env
 	/* CUPTI loads the CUDA part only when asked to; a site's or user's
 	 * own injection library stays. */
 	lwm2_cuda_lib_path(e->lib, cuda, sizeof(cuda));
-	if (ops->get(ops->ctx, "CUDA_INJECTION64_PATH", cur, VALUE_MAX) == 0 && !cur[0] &&
-	    stat(cuda, &sb) == 0 && S_ISREG(sb.st_mode))
-		ops->set(ops->ctx, "CUDA_INJECTION64_PATH", cuda);
+	if (ops->get(ops->ctx, "CUDA_INJECTION64_PATH", cur, VALUE_MAX) == 0) {
+		if (light && !strcmp(cur, cuda))
+			ops->unset(ops->ctx, "CUDA_INJECTION64_PATH");
+		else if (!light && !cur[0] && stat(cuda, &sb) == 0 && S_ISREG(sb.st_mode))
+			ops->set(ops->ctx, "CUDA_INJECTION64_PATH", cuda);
+	}
 	/* A program built with AddressSanitizer ends at once when its runtime
 	 * is not first in the list of libraries, which the preload makes it:
 	 * the check goes, so the program runs (the library steps aside). */

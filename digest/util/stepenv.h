@@ -62,15 +62,19 @@ struct lwm2_env_ops {
 /* What the measured processes are told.  For the strings, NULL leaves what
  * the environment has (the user's own, by hand) and "" unsets it. */
 struct lwm2_step_env {
-	const char *lib; /* liblwm2.so */
-	const char *dir; /* where the rank records go */
+	const char *mode; /* LWM2_MODE: "on", or "light"; NULL: on */
+	const char *lib;  /* liblwm2.so */
+	const char *dir;  /* where the rank records go */
 	const char *slice, *events, *sample_hz, *job_id, *step_id;
 	long root_ppid; /* the tasks' parent: each task keeps a record */
 };
 
 /*
  * Set the environment of a measured step.  LD_PRELOAD goes last: a step
- * with half of the variables set must not load the library.  Returns 0,
+ * with half of the variables set must not load the library.  In light
+ * mode CUDA_INJECTION64_PATH is not set, and taken out where it is ours
+ * (inherited from a measured batch shell): CUPTI's callbacks on every
+ * CUDA call are the cost light mode does without.  Returns 0,
  * or -1 with the reason in err (the caller then clears what was set with
  * lwm2_step_env_clear).
  */

@@ -35,6 +35,7 @@ int main(int argc, char **argv)
 	       !!(r->flags & LWM2_F_SIGNALED), !!(r->flags & LWM2_F_SAMPLING_OFF),
 	       !!(r->flags & LWM2_F_COARSENED));
 	printf("exit_status %d\nterm_signal %d\n", r->exit_status, r->term_signal);
+	printf("mpi_rank %d\nmpi_size %d\n", r->mpi_rank, r->mpi_size);
 	printf("start_ns %lld\nend_ns %lld\nwall_ms %lld\n", (long long)r->start_ns,
 	       (long long)r->end_ns, (long long)(r->end_ns - r->start_ns) / 1000000);
 	printf("utime_us %llu\nstime_us %llu\ncpu_us %llu\nmaxrss_kb %llu\n",

@@ -15,7 +15,8 @@ static const struct row rows[] = {
     {{NULL}, 0, NULL},
     {{"default=off", NULL}, 0, NULL},
     {{"default=print", "optout=no", NULL}, 0, NULL},
-    {{"default=maybe", NULL}, -1, "default: 'maybe' is not one of on, off, print"},
+    {{"default=light", NULL}, 0, NULL},
+    {{"default=maybe", NULL}, -1, "default: 'maybe' is not one of on, off, light, print"},
     {{"optout=perhaps", NULL}, -1, "optout:"},
     {{"lib=relative/liblwm2.so", NULL}, -1, "lib: 'relative/liblwm2.so' is not an absolute"},
     {{"lib=/a:b/liblwm2.so", NULL}, -1, "lib:"},
@@ -184,6 +185,22 @@ int main(void)
 		     "p",
 		     LWM2_MODE_PRINT,
 		     "on.qos=q"},
+		    /* on.SCOPE measures as default= measures */
+		    {{"default=light", "on.qos=q", "off.partition=p", NULL},
+		     "u",
+		     "a",
+		     "q",
+		     "p",
+		     LWM2_MODE_LIGHT,
+		     "on.qos=q"},
+		    {{"default=light", "off.partition=p", NULL},
+		     "u",
+		     "a",
+		     "q",
+		     "p",
+		     LWM2_MODE_OFF,
+		     "off.partition=p"},
+		    {{"default=light", NULL}, "u", "a", "q", "p", LWM2_MODE_LIGHT, "default=light"},
 		    {{"off.account=ab", NULL}, "u", "a", "q", "p", LWM2_MODE_ON, "default=on"},
 		    {{"off.account=a", NULL}, "u", "abc", "q", "p", LWM2_MODE_ON, "default=on"},
 		    {{"off.account=x,a,y", NULL},
@@ -280,6 +297,8 @@ int main(void)
 		is_int(lwm2_parse_mode("", &m, err, sizeof(err)), 0, "--lwm2 from sbatch's env");
 		is_int(m, LWM2_MODE_ON, "empty means on");
 		is_int(lwm2_parse_mode("Off", &m, err, sizeof(err)), -1, "modes are lower case");
+		is_int(lwm2_parse_mode("light", &m, err, sizeof(err)), 0, "--lwm2=light");
+		is_str(lwm2_mode_name(m), "light", "light is named light");
 		is_int(lwm2_parse_slice("3600", &s, err, sizeof(err)), 0, "an hour is a slice");
 		is_int(lwm2_parse_slice("3601", &s, err, sizeof(err)), -1, "longer is not");
 	}

@@ -20,6 +20,7 @@ static const struct mode_row mode_rows[] = {
     {LWM2_OPT_TYPED, "on", LWM2_MODE_ON},
     {LWM2_OPT_TYPED, "off", LWM2_MODE_OFF},
     {LWM2_OPT_TYPED, "print", LWM2_MODE_PRINT},
+    {LWM2_OPT_TYPED, "light", LWM2_MODE_LIGHT},
     {LWM2_OPT_TYPED, "(null)", -1},
     {LWM2_OPT_TYPED, "bogus", -1},
     /* inherited: what sbatch --lwm2 and salloc --lwm2 leave in the job */
@@ -28,6 +29,7 @@ static const struct mode_row mode_rows[] = {
     {LWM2_OPT_INHERITED, "on", LWM2_MODE_ON},
     {LWM2_OPT_INHERITED, "off", LWM2_MODE_OFF},
     {LWM2_OPT_INHERITED, "print", LWM2_MODE_PRINT},
+    {LWM2_OPT_INHERITED, "light", LWM2_MODE_LIGHT},
     {LWM2_OPT_INHERITED, "(NULL)", -1},
     {LWM2_OPT_INHERITED, "bogus", -1},
     /* in slurmstepd: srun forwards what it read, "(null)" too */
@@ -79,7 +81,7 @@ int main(void)
 		    lwm2_parse_mode(lwm2_option_value(r->arg, r->origin), &mode, err, sizeof(err));
 
 		if (r->mode < 0)
-			ok(rc < 0 && strstr(err, "is not one of on, off, print"),
+			ok(rc < 0 && strstr(err, "is not one of on, off, light, print"),
 			   "%s --lwm2=%s: refused (%s)", origin_names[r->origin],
 			   r->arg ? r->arg : "<none>", rc < 0 ? err : "accepted");
 		else

@@ -122,7 +122,7 @@ before=$(sacct -n -X -a -o JobID 2>/dev/null | wc -l)
 out=$(as_user srun --lwm2=bogus true 2>&1)
 rc=$?
 check "srun --lwm2=bogus is refused" test "$rc" -ne 0
-check "with a message naming the option" grep -q "lwm2.*--lwm2=bogus.*not one of on, off, print" <<<"$out"
+check "with a message naming the option" grep -q "lwm2.*--lwm2=bogus.*not one of on, off, light, print" <<<"$out"
 out=$(as_user sbatch --lwm2-slice=0 --wrap=true 2>&1)
 check "sbatch --lwm2-slice=0 is refused" grep -q "lwm2-slice=0.*out of range" <<<"$out"
 out=$(as_user salloc --lwm2-events='a;b' true 2>&1)
@@ -131,7 +131,7 @@ is "$(sacct -n -X -a -o JobID 2>/dev/null | wc -l)" "$before" "no job was submit
 
 # --- --help
 out=$(as_user srun --help 2>&1)
-is "$(grep -cE -- '^ +--lwm2(=on\|off\|print|-slice=SECONDS|-events=LIST|-ranks=LIST) +lwm2: .*[a-z)]$' <<<"$out")" 4 \
+is "$(grep -cE -- '^ +--lwm2(=MODE|-slice=SECONDS|-events=LIST|-ranks=LIST) +lwm2: .*[a-z)]$' <<<"$out")" 4 \
 	"srun --help lists --lwm2, --lwm2-slice, --lwm2-events and --lwm2-ranks, one line each"
 is "$(grep -A1 -E -- "^ +--lwm2" <<<"$out" | grep -cE "^ {25,}")" 0 "srun --help: no usage text wraps"
 out=$(as_user sbatch --help 2>&1)

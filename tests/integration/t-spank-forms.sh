@@ -208,7 +208,7 @@ job=${job%%;*}
 	not_ok "sbatch under $var=bogus: job COMPLETED"
 out=$(as_user srun -N1 -n1 --lwm2=bogus true 2>&1)
 check "srun --lwm2=bogus typed on the command line is still refused" \
-	grep -q "couldn't use --lwm2=bogus: 'bogus' is not one of on, off, print" <<<"$out"
+	grep -q "couldn't use --lwm2=bogus: 'bogus' is not one of on, off, light, print" <<<"$out"
 out=$(as_user srun -N1 -n1 '--lwm2=(null)' true 2>&1)
 check "srun --lwm2='(null)' typed on the command line is refused too" \
 	grep -q "couldn't use --lwm2=(null)" <<<"$out"
