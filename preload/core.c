@@ -174,9 +174,8 @@ static void step_aside(const char *exe, const char *san)
  * is LWM2_ON_LIGHT) and no sampling timer runs, and the groups those
  * would have measured say why they are empty.
  */
-#define LIGHT_GROUPS                                                                               \
-	((1u << LWM2_G_POSIX) | (1u << LWM2_G_MPI) | (1u << LWM2_G_CUDA) | (1u << LWM2_G_SAMPLING))
-#define LIGHT_REASON "light mode (--lwm2=light): counters and times at start and end only"
+#define LIGHT_GROUPS LWM2_LIGHT_GROUPS
+#define LIGHT_REASON LWM2_LIGHT_REASON
 
 /* The start: every read of the environment by lwm2_getenv, inside the
  * window lwm2_init opens and closes around it. */

@@ -239,6 +239,13 @@ enum lwm2_group {
 	LWM2_NGROUPS
 };
 #define LWM2_REASON_LEN 96
+/* The groups light mode (LWM2_MODE=light) leaves empty, and the reason
+ * its records give for each: readers tell light mode by it (the node
+ * record's short processes, which keep no reasons, take these groups from
+ * the step's records: digest/merge/node.c). */
+#define LWM2_LIGHT_GROUPS                                                                          \
+	((1u << LWM2_G_POSIX) | (1u << LWM2_G_MPI) | (1u << LWM2_G_CUDA) | (1u << LWM2_G_SAMPLING))
+#define LWM2_LIGHT_REASON "light mode (--lwm2=light): counters and times at start and end only"
 /* A GNU build-id is 20 bytes (SHA-1) by default; some linkers make 16 or
  * 32: longer ones are cut. */
 #define LWM2_BUILD_ID_MAX     32

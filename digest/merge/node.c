@@ -307,7 +307,7 @@ static void ctr_json(struct ctr_tab *t, json_object *node)
  * start_ns) make one entry of the per-process statistics.
  */
 static json_object *group_json(const struct lwm2_summary_header *sum,
-                               const struct lwm2_summary_exe *e)
+                               const struct lwm2_summary_exe *e, uint32_t missing)
 {
 	json_object *p = json_object_new_object();
 	int64_t start = sum->first_start_ns > 0 ? sum->first_start_ns : 0;
@@ -334,7 +334,17 @@ static json_object *group_json(const struct lwm2_summary_header *sum,
 	ju_add(p, "threads_max", json_object_new_int64(1));
 	ju_add(p, "period_us", json_object_new_int64(0));
 	ju_add(p, "samples", ju_u64_array(e->samples, LWM2_NEARMARKS));
-	ju_add(p, "missing", json_object_new_int64(0));
+	ju_add(p, "missing", json_object_new_int64(missing));
+	if (missing) {
+		/* the light mode's groups (short_json), with its words */
+		json_object *reasons = json_object_new_object();
+
+		for (int g = 0; g < LWM2_NGROUPS; g++)
+			if (missing & (1u << g))
+				ju_add(reasons, lwm2_group_names[g],
+				       json_object_new_string(LWM2_LIGHT_REASON));
+		ju_add(p, "reasons", reasons);
+	}
 	ju_add(p, "utime_us", ju_u64(e->utime_us));
 	ju_add(p, "stime_us", ju_u64(e->stime_us));
 	ju_add(p, "maxrss_kb", ju_u64(e->maxrss_kb));
@@ -345,7 +355,7 @@ static json_object *group_json(const struct lwm2_summary_header *sum,
 
 static json_object *short_json(const struct lwm2_summary_header *sum, uint64_t tot[],
                                uint64_t samples[], uint64_t *nproc, uint64_t *nimages,
-                               struct exe_tab *exes, json_object *procs)
+                               struct exe_tab *exes, json_object *procs, uint32_t missing)
 {
 	const struct lwm2_summary_exe *sl = (const void *)(sum + 1);
 	uint64_t c[LWM2_NCOUNTERS] = {0}, sm[LWM2_NEARMARKS] = {0};
@@ -372,7 +382,7 @@ static json_object *short_json(const struct lwm2_summary_header *sum, uint64_t t
 			sm[k] += e->samples[k];
 		exe_add(exes, e->name, strnlen(e->name, sizeof(e->name)), e->processes, e->images,
 		        e->utime_us + e->stime_us);
-		json_object_array_add(procs, group_json(sum, e));
+		json_object_array_add(procs, group_json(sum, e, missing));
 	}
 	ju_add(o, "processes", ju_u64(np));
 	ju_add(o, "images", ju_u64(ni));
@@ -430,6 +440,10 @@ struct merge {
 	struct ctr_tab containers;
 	/* the events the counter roles were counted with */
 	struct lwm2_hwc_events events;
+	/* the groups every record of the node left empty for light mode, which
+	 * the step's short processes (the summary keeps no reasons) share */
+	uint32_t light;
+	bool any_record;
 	const struct lwm2_summary_header *sum;
 };
 
@@ -623,6 +637,16 @@ static bool merge_add(struct merge *m, const struct lwm2_rank_record *r, const c
 	}
 	ctr_add(&m->containers, r);
 	lwm2_hwc_events_add_text(&m->events, r->hwc_events);
+	{
+		uint32_t light = 0;
+
+		for (int g = 0; g < LWM2_NGROUPS; g++)
+			if ((r->missing & LWM2_LIGHT_GROUPS & (1u << g)) &&
+			    !strcmp(r->missing_reason[g], LWM2_LIGHT_REASON))
+				light |= 1u << g;
+		m->light = m->any_record ? m->light & light : light;
+		m->any_record = true;
+	}
 	if (r->view_queries) {
 		m->view_queries += r->view_queries;
 		m->view_ns += r->view_ns;
@@ -720,7 +744,7 @@ static json_object *merge_finish(struct merge *m)
 	}
 	if (m->sum) {
 		shortp = short_json(m->sum, m->tot, m->samples, &m->nproc, &m->nimages, &m->exes,
-		                    m->procs);
+		                    m->procs, m->light);
 		series_add_summary(m, m->sum);
 	}
 	ju_add(node, "procs", m->procs);
