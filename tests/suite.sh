@@ -256,9 +256,9 @@ scan_build_start() {
 		# what it starts inherits the niceness; the lock shared, as a
 		# test's, so that the tests that time things wait for it
 		renice -n 19 -p "$BASHPID" >/dev/null
-		flock --shared 9
-		scan_build 9>&-
-	) >"$logs/scan-build-beside.log" 2>&1 9>>"$integration_lock" &
+		integration_lock_take --shared
+		scan_build 8>&- 9>&-
+	) >"$logs/scan-build-beside.log" 2>&1 8>>"$integration_turnstile" 9>>"$integration_lock" &
 	scan_build_pid=$!
 	say "     scan-build: the clang stage's build started beside these (nice 19)"
 }
@@ -340,6 +340,19 @@ settle_cluster() {
 # share it.
 integration_exclusive="t-grid.sh t-live.sh t-jobcomp-mail-mta.sh"
 integration_lock=$work/integration.lock
+integration_turnstile=$work/integration.turnstile
+
+# integration_lock_take MODE: the lock on descriptor 9 (MODE --shared or
+# --exclusive) through the turnstile on descriptor 8.  A test that needs
+# the machine alone holds the turnstile while it waits for the running
+# ones, so that no test starts meanwhile: with the lock alone, the other
+# version's tests took it shared one after another and kept such a test
+# waiting (10 minutes once).
+integration_lock_take() {
+	flock --exclusive 8
+	flock "$1" 9
+	flock --unlock 8
+}
 
 # integration_test TEST LOG LABEL CLUSTER: one test on the running cluster
 # under the lock, then the cluster settled for the next.  The test and the
@@ -350,10 +363,10 @@ integration_test() {
 	*" $(basename "$t") "*) mode=--exclusive ;;
 	esac
 	{
-		flock "$mode" 9
-		run_tap "$log" "$label" bash "$t" 9>&-
-		settle_cluster "$cluster" "$label" 9>&-
-	} 9>>"$integration_lock"
+		integration_lock_take "$mode"
+		run_tap "$log" "$label" bash "$t" 8>&- 9>&-
+		settle_cluster "$cluster" "$label" 8>&- 9>&-
+	} 8>>"$integration_turnstile" 9>>"$integration_lock"
 }
 
 # cluster_start CLUSTER NAME: the private cluster of a stage's tests.  A
