@@ -135,6 +135,45 @@ for spec in "compute 1" "chase 1" "fp 1" "stream 1" "compute 4" "stream 2"; do
 	fi
 done
 
+# -- the floating-point rate ------------------------------------------------------
+# The fp kernel does a known number of floating-point operations: a
+# multiply and an add per element, 2048 elements, 1e6 * scale rounds.  The
+# floating-point role is counted with PAPI's presets (PAPI maps them per
+# processor); the record says which one filled it.  PAPI_FP_OPS counts the
+# operations: at least 65 % of the known count (lwm2 counts from 150 ms
+# on) and at most 105 %.  PAPI_FP_INS counts instructions: between a
+# sixteenth (8 doubles a vector, fused) and all of the operations.  The
+# digest's rate is the count over the process's wall time.
+if [ -n "$pmu_reason" ]; then
+	skip "fp-x1: FLOP rate against the kernel's own count ($pmu_reason)"
+else
+	rm -rf "${W:?}/rec-flops" && mkdir -p "$W/rec-flops"
+	LWM2_EVENTS="fp_ops=PAPI_FP_OPS|PAPI_FP_INS" LD_PRELOAD=$LWM2_LIB LWM2_DIR=$W/rec-flops \
+		LWM2_PRINT=1 "$kern" fp 1 "$scale" >"$W/flops.out" 2>&1
+	rec=$(find "$W/rec-flops" -type f | head -n 1)
+	if [ -n "$rec" ]; then "$LWM2_DUMP" "$rec" >"$W/flops.rec" 2>&1; else : >"$W/flops.rec"; fi
+	known=$(awk -v s="$scale" 'BEGIN { printf "%.0f", 2 * 2048 * int(1e6 * s) }')
+	got=$(val "$W/flops.rec" hwc_fp_ops)
+	event=$(awk '$1 == "hwc_events" { sub(/.*fp_ops=/, "", $0); sub(/ .*/, "", $0); print; exit }' "$W/flops.rec")
+	case $event in
+	PAPI_FP_OPS) lo=65 hi=105 ;;
+	PAPI_FP_INS) lo=6 hi=100 ;;
+	*) lo="" ;;
+	esac
+	if [ -z "$lo" ]; then
+		skip "fp-x1: FLOP rate against the kernel's own count (neither preset counts here: $(awk '$1 == "missing_hwc"' "$W/flops.rec"))"
+	elif [ "${got:-0}" -ge "$((known * lo / 100))" ] && [ "${got:-0}" -le "$((known * hi / 100))" ]; then
+		ok "fp-x1: $event counted $got of the kernel's $known operations ($lo..$hi %)"
+	else
+		not_ok "fp-x1: $event counted ${got:-none} of the kernel's $known operations ($lo..$hi %)"
+	fi
+	if [ -n "$lo" ]; then
+		rate=$(grep -m1 -E "^  Floating-point (operations|instructions) per second" "$W/flops.out")
+		if [ -n "$rate" ]; then ok "fp-x1: the digest's rate, labelled by $event: $rate"
+		else not_ok "fp-x1: the digest's rate, labelled by $event ($(grep -m1 'per second' "$W/flops.out"))"; fi
+	fi
+fi
+
 [ -n "${LWM2_HW_OUT:-}" ] && cp "$table" "$LWM2_HW_OUT/counters-table.txt"
 [ -z "$pmu_reason" ] && sed 's/^/# /' "$table"
 done_testing
