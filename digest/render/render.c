@@ -308,6 +308,14 @@ static void metric_line(struct out *o, const struct lwm2_scope *s, int i, unsign
 		location(o, st->max_rank, st->max_node, st->max_pid, st->max_exe);
 	}
 	put(o, "\n", 1);
+	/* a rate of each process adds up to the job's */
+	if (i == LWM2_M_fp_rate && st->n > 1) {
+		puts_(o, "    of the job: ");
+		puts_(o, lwm2_format_value(st->avg * (double)st->n, unit, b, sizeof(b)));
+		puts_(o, ", the sum over ");
+		putu(o, st->n);
+		puts_(o, " processes\n");
+	}
 }
 
 static void cond_evidence(struct out *o, const struct lwm2_cond *c, const struct lwm2_scope *s)

@@ -15,7 +15,7 @@ set -uo pipefail
 # shellcheck source=tests/integration/spank-lib.sh
 . "$(dirname "$0")/spank-lib.sh"
 
-plan 12
+plan 13
 spank_setup
 
 events="cycles=,instructions=,fp_ops=perf::TASK-CLOCK,l1d_misses=,l1d_accesses=,llc_misses="
@@ -37,6 +37,8 @@ check "the digest names the events: $(grep -m1 '^Counted with' "$err")" \
 	grep -qx "Counted with: fp_ops perf::TASK-CLOCK, tlb_misses perf::PAGE-FAULTS" "$err"
 check "the rate is labelled by the event counted: $(grep -m1 'per second \[/s\]' "$err")" \
 	grep -q "^  perf::TASK-CLOCK per second \[/s\] *[0-9]" "$err"
+check "the job's rate, the sum over its two processes: $(grep -m1 '^    of the job' "$err")" \
+	grep -qE "^    of the job: [0-9.]+ [kMG]?/s, the sum over 2 processes$" "$err"
 check "no label says floating point" bash -c "! grep -qi 'floating-point' '$err'"
 check "the roles left out are not measured, not 0" \
 	grep -q "^  Average cycles per instruction (CPI).*n/a (not measured: no event was counted for it" "$err"
