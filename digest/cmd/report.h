@@ -66,6 +66,8 @@ struct rp_ptable {
 	size_t nnodes;
 	bool present;    /* the digest has a per-process table */
 	bool multi_step; /* processes of more than one step */
+	/* the digest's counter events, which the metrics' labels follow */
+	char hwc_events[LWM2_HWC_EVENTS_LEN];
 };
 
 /* Whether metric m of r was measured. */

@@ -454,12 +454,21 @@ static int mbox_load(struct mbox *x, const struct rp_ptable *t, int m)
 #define BOX_PLOT_W    440.0
 #define BOX_RIGHT     110.0
 
-static double box_x0(const struct mbox *xs, size_t n)
+/* Metric m's label as the digest's counter events name it. */
+static const char *plabel(const struct rp_ptable *t, int m, char *buf, size_t len)
 {
+	return lwm2_metric_label(t->hwc_events, m, buf, len);
+}
+
+static double box_x0(const struct rp_ptable *t, const struct mbox *xs, size_t n)
+{
+	char label[160];
+
 	double x0 = 250;
 
 	for (size_t i = 0; i < n; i++) {
-		double need = 8 + 6.5 * (double)strlen(lwm2_metric_labels[xs[i].m]) + BOX_LABEL_GAP;
+		double need = 8 + 6.5 * (double)strlen(plabel(t, xs[i].m, label, sizeof(label))) +
+		              BOX_LABEL_GAP;
 
 		if (xs[i].b.max > xs[i].b.min && need > x0)
 			x0 = need;
@@ -475,14 +484,15 @@ static void box_row(FILE *f, const struct rp_ptable *t, const struct mbox *x, do
 	const char *u = lwm2_metric_units[x->m];
 	double lo = b->min, hi = b->max, x1 = x0 + BOX_PLOT_W;
 	size_t dots = 0;
-	char s1[64];
+	char s1[64], label[160];
 
 #define X(val) (x0 + ((val)-lo) / (hi - lo) * (x1 - x0))
 	fprintf(f,
 	        "<g class=\"boxrow\" data-metric=\"%s\" data-n=\"%zu\" data-q1=\"%.6g\" "
 	        "data-median=\"%.6g\" data-q3=\"%.6g\" data-outliers=\"%zu\">",
 	        lwm2_metric_ids[x->m], x->n, b->q1, b->median, b->q3, b->nlow + b->nhigh);
-	rp_svg_text(f, x0 - BOX_LABEL_GAP, y + 17, "end", NULL, lwm2_metric_labels[x->m]);
+	rp_svg_text(f, x0 - BOX_LABEL_GAP, y + 17, "end", NULL,
+	            plabel(t, x->m, label, sizeof(label)));
 	rp_svg_text(f, x0 - 6, y + 17, "end", "small", rp_fmt(lo, u, s1, sizeof(s1)));
 	rp_svg_text(f, x1 + 6, y + 17, "start", "small", rp_fmt(hi, u, s1, sizeof(s1)));
 	fprintf(f, "<path class=\"ax\" d=\"M%.1f %.1fH%.1f\"/>", x0, y + 24, x1);
@@ -515,7 +525,7 @@ static void outlier_names(FILE *f, const struct rp_ptable *t, const struct mbox 
 	const char *u = lwm2_metric_units[x->m];
 	size_t nout = x->b.nlow + x->b.nhigh, no = 0;
 	struct outl *out;
-	char s1[64];
+	char s1[64], label[160];
 
 	if (!nout || !(out = malloc(nout * sizeof(*out))))
 		return;
@@ -526,7 +536,7 @@ static void outlier_names(FILE *f, const struct rp_ptable *t, const struct mbox 
 	}
 	qsort(out, no, sizeof(*out), cmp_outl);
 	fprintf(f, "<li class=\"outliers\" data-metric=\"%s\"><b>", lwm2_metric_ids[x->m]);
-	rp_esc(f, lwm2_metric_labels[x->m]);
+	rp_esc(f, plabel(t, x->m, label, sizeof(label)));
 	fprintf(f, "</b> (median %s): ", rp_fmt(x->b.median, u, s1, sizeof(s1)));
 	for (size_t i = 0; i < no && i < OUTLIERS_NAMED; i++) {
 		const struct rp_prow *r = out[i].r;
@@ -559,7 +569,7 @@ static void box_group(FILE *f, const struct rp_ptable *t, int g, const struct rp
 {
 	struct mbox xs[LWM2_NMETRICS];
 	size_t nx = 0, nvar = 0, nconst = 0, nout = 0;
-	char s1[64], lab[128];
+	char s1[64], lab[128], label[160];
 
 	for (size_t i = 0; i < LWM2_NRANK_METRICS; i++) {
 		int m = lwm2_rank_metrics[i];
@@ -582,7 +592,7 @@ static void box_group(FILE *f, const struct rp_ptable *t, int g, const struct rp
 	rp_esc(f, lwm2_mgroup_titles[g]);
 	fputs("</h3>\n", f);
 	if (nvar) {
-		double y = 0, x0 = box_x0(xs, nx);
+		double y = 0, x0 = box_x0(t, xs, nx);
 		snprintf(lab, sizeof(lab), "box plots of %s over the processes",
 		         lwm2_mgroup_titles[g]);
 		rp_svg_begin(f, (int)(x0 + BOX_PLOT_W + BOX_RIGHT), (int)(nvar * 28 + 4), lab);
@@ -599,7 +609,7 @@ static void box_group(FILE *f, const struct rp_ptable *t, int g, const struct rp
 		for (size_t i = 0; i < nx; i++)
 			if (!(xs[i].b.max > xs[i].b.min)) {
 				fputs(first ? "" : "; ", f);
-				rp_esc(f, lwm2_metric_labels[xs[i].m]);
+				rp_esc(f, plabel(t, xs[i].m, label, sizeof(label)));
 				fprintf(f, " %s",
 				        rp_fmt(xs[i].b.min, lwm2_metric_units[xs[i].m], s1,
 				               sizeof(s1)));

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hwc_events.h"
 #include "jsonutil.h"
 #include "lwm2_keys.h"
 #include "lwm2_render.h"
@@ -29,6 +30,8 @@ void rp_ptable_load(struct rp_ptable *t, json_object *digest)
 	size_t ncols, nr;
 
 	memset(t, 0, sizeof(*t));
+	lwm2_hwc_events_json_text(ju_get(digest, LWM2_KEY_COUNTER_EVENTS, json_type_object),
+	                          t->hwc_events, sizeof(t->hwc_events));
 	if (!cols || !rows || !nodes)
 		return;
 	ncols = json_object_array_length(cols);

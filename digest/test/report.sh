@@ -190,4 +190,28 @@ is "$?" 2 "--metric foo: usage error"
 is "$?" 1 "unwritable output: exit 1"
 check "unwritable output: said so" grep -q "couldn't write /nonexistent/dir/x.html" "$tmp/err"
 
+# The labels follow the events the counter roles were counted with: the
+# task clock in the floating-point role is named, never called floating
+# point, in the digest's table and the per-process box plots.
+python3 - "$tmp/job.jsonl" >"$tmp/events.jsonl" <<'EOF'
+import json, sys
+l = json.loads(open(sys.argv[1]).readline())
+d = l["digest"]
+d["counter_events"] = {"fp_ops": "perf::TASK-CLOCK"}
+d["scope"]["metrics"]["fp_rate"] = {"min": 1e8, "avg": 2e8, "max": 4e8, "n": 16,
+                                    "min_at": [0, "n1"], "max_at": [3, "n1"]}
+d["scope"].get("missing", {}).pop("fp_rate", None)
+r = d["ranks"]
+k = r["cols"].index("fp_rate")
+for i, row in enumerate(r["rows"]):
+    row[k] = 1e8 * (1 + i % 4)
+print(json.dumps(l))
+EOF
+./lwm2 report --file "$tmp/events.jsonl" -j 101 -o "$tmp/e.html" 2>"$tmp/err"
+is "$?" 0 "a digest with counter events: exit 0"
+check "the digest table names the event counted" \
+	grep -q '<tr data-metric="fp_rate"[^>]*><td>perf::TASK-CLOCK per second</td>' "$tmp/e.html"
+check "the box plot's label too" grep -q '>perf::TASK-CLOCK per second</text>' "$tmp/e.html"
+check "no label says floating-point rate" bash -c "! grep -q 'Floating-point rate' '$tmp/e.html'"
+
 done_testing
