@@ -157,6 +157,21 @@ static void section_meta(FILE *f, json_object *digest, const struct lwm2_scope *
 		snprintf(b + strlen(b), sizeof(b) - strlen(b), "%s%s", i ? ", " : "", x ? x : "");
 	}
 	row_kv(f, "Flags", b[0] ? b : "none");
+	if (s->hwc_events[0]) {
+		/* "role=EVENT role=EVENT" as the text digest's "Counted with" */
+		size_t k = 0;
+
+		for (const char *p = s->hwc_events; *p && k + 3 < sizeof(b); p++) {
+			if (*p == ' ') {
+				b[k++] = ',';
+				b[k++] = ' ';
+			} else {
+				b[k++] = *p == '=' ? ' ' : *p;
+			}
+		}
+		b[k] = '\0';
+		row_kv(f, "Counted with", b);
+	}
 	row_kv(f, "Digest",
 	       ju_get(digest, LWM2_KEY_COMPACT, json_type_boolean)
 	           ? "compact form (from AdminComment)"

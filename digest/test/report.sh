@@ -212,6 +212,8 @@ is "$?" 0 "a digest with counter events: exit 0"
 check "the digest table names the event counted" \
 	grep -q '<tr data-metric="fp_rate"[^>]*><td>perf::TASK-CLOCK per second</td>' "$tmp/e.html"
 check "the box plot's label too" grep -q '>perf::TASK-CLOCK per second</text>' "$tmp/e.html"
+check "the job's table says what was counted" \
+	grep -q '<tr><th>Counted with</th><td>fp_ops perf::TASK-CLOCK</td></tr>' "$tmp/e.html"
 check "no label says floating-point rate" bash -c "! grep -q 'Floating-point rate' '$tmp/e.html'"
 
 done_testing
