@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The counter roles' events over processes and nodes (hwc_events.h). */
 #include "hwc_events.h"
+#include "lwm2_render.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -66,16 +67,11 @@ static void add_value(struct lwm2_hwc_events *acc, const char *role, size_t rn, 
 
 void lwm2_hwc_events_add_text(struct lwm2_hwc_events *acc, const char *text)
 {
-	for (const char *p = text; p && *p;) {
-		const char *end = strchr(p, ' '), *eq;
+	const char *role, *ev;
+	size_t rl, el;
 
-		if (!end)
-			end = p + strlen(p);
-		eq = memchr(p, '=', (size_t)(end - p));
-		if (eq)
-			add_value(acc, p, (size_t)(eq - p), eq + 1, (size_t)(end - eq - 1));
-		p = *end ? end + 1 : end;
-	}
+	while (lwm2_hwc_events_next(&text, &role, &rl, &ev, &el))
+		add_value(acc, role, rl, ev, el);
 }
 
 void lwm2_hwc_events_add_json(struct lwm2_hwc_events *acc, json_object *obj)

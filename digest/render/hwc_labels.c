@@ -12,24 +12,87 @@
 
 #include <string.h>
 
-bool lwm2_hwc_events_find(const char *events, const char *role, const char **at, size_t *len)
-{
-	size_t rl = strlen(role);
+/* The roles a metric is computed from, the numerator's and the
+ * denominator's (-1: none), and its label where an event is not what its
+ * role usually counts: N and D stand for the numerator's and the
+ * denominator's events, or for den_usual where the denominator's is the
+ * usual one. */
+struct role_use {
+	int metric, num, den, num2; /* num2: a second numerator (M), -1: none */
+	const char *form, *den_usual;
+};
 
-	for (const char *p = events; p && *p;) {
-		const char *end = strchr(p, ' '), *eq;
+static const struct role_use uses[] = {
+    {LWM2_M_cpi, LWM2_HWC_CYCLES, LWM2_HWC_INSTRUCTIONS, -1, "N per D", "instruction"},
+    {LWM2_M_fp_fraction, LWM2_HWC_FP_OPS, LWM2_HWC_INSTRUCTIONS, -1, "N among D",
+     "all instructions"},
+    {LWM2_M_fp_rate, LWM2_HWC_FP_OPS, -1, -1, "N per second", NULL},
+    {LWM2_M_l1_hit_ratio, LWM2_HWC_L1D_MISSES, LWM2_HWC_L1D_ACCESSES, -1, "1 - N / D", NULL},
+    {LWM2_M_llc_miss_freq, LWM2_HWC_LLC_MISSES, -1, -1, "N per second", NULL},
+    {LWM2_M_int_fraction, LWM2_HWC_INT_OPS, LWM2_HWC_INSTRUCTIONS, -1, "N among D",
+     "all instructions"},
+    {LWM2_M_mem_fraction, LWM2_HWC_LOADS, LWM2_HWC_INSTRUCTIONS, LWM2_HWC_STORES, "N and M among D",
+     "all instructions"},
+    {LWM2_M_l2_hit_ratio, LWM2_HWC_L2D_MISSES, LWM2_HWC_L2D_ACCESSES, -1, "1 - N / D", NULL},
+    {LWM2_M_tlb_miss_freq, LWM2_HWC_TLB_MISSES, -1, -1, "N per second", NULL},
+};
+
+static const struct role_use *use_of(int m)
+{
+	for (size_t i = 0; i < sizeof(uses) / sizeof(uses[0]); i++)
+		if (uses[i].metric == m)
+			return &uses[i];
+	return NULL;
+}
+
+bool lwm2_hwc_events_next(const char **p, const char **role, size_t *rl, const char **ev,
+                          size_t *el)
+{
+	while (*p && **p) {
+		const char *s = *p, *end = strchr(s, ' '), *eq;
 
 		if (!end)
-			end = p + strlen(p);
-		eq = memchr(p, '=', (size_t)(end - p));
-		if (eq && (size_t)(eq - p) == rl && !memcmp(p, role, rl) && end > eq + 1) {
-			*at = eq + 1;
-			*len = (size_t)(end - eq - 1);
-			return true;
-		}
-		p = *end ? end + 1 : end;
+			end = s + strlen(s);
+		*p = *end ? end + 1 : end;
+		eq = memchr(s, '=', (size_t)(end - s));
+		if (!eq)
+			continue;
+		*role = s;
+		*rl = (size_t)(eq - s);
+		*ev = eq + 1;
+		*el = (size_t)(end - eq - 1);
+		return true;
 	}
 	return false;
+}
+
+bool lwm2_hwc_events_find(const char *events, const char *role, const char **at, size_t *len)
+{
+	size_t want = strlen(role), rl, el;
+	const char *r, *ev;
+
+	while (lwm2_hwc_events_next(&events, &r, &rl, &ev, &el))
+		if (rl == want && !memcmp(r, role, rl) && el > 0) {
+			*at = ev;
+			*len = el;
+			return true;
+		}
+	return false;
+}
+
+int lwm2_metric_roles(int m, int roles[3])
+{
+	const struct role_use *u = use_of(m);
+	int n = 0;
+
+	if (!u)
+		return 0;
+	roles[n++] = u->num;
+	if (u->den >= 0)
+		roles[n++] = u->den;
+	if (u->num2 >= 0)
+		roles[n++] = u->num2;
+	return n;
 }
 
 /* Whether every alternative of the event text [at, at+len) ("A|B") is
@@ -74,39 +137,6 @@ static void add(struct label *l, const char *s, size_t n)
 static void adds(struct label *l, const char *s)
 {
 	add(l, s, strlen(s));
-}
-
-/* The roles a metric is computed from, the numerator's and the
- * denominator's (-1: none), and its label where an event is not what its
- * role usually counts: N and D stand for the numerator's and the
- * denominator's events, or for den_usual where the denominator's is the
- * usual one. */
-struct role_use {
-	int metric, num, den, num2; /* num2: a second numerator (M), -1: none */
-	const char *form, *den_usual;
-};
-
-static const struct role_use uses[] = {
-    {LWM2_M_cpi, LWM2_HWC_CYCLES, LWM2_HWC_INSTRUCTIONS, -1, "N per D", "instruction"},
-    {LWM2_M_fp_fraction, LWM2_HWC_FP_OPS, LWM2_HWC_INSTRUCTIONS, -1, "N among D",
-     "all instructions"},
-    {LWM2_M_fp_rate, LWM2_HWC_FP_OPS, -1, -1, "N per second", NULL},
-    {LWM2_M_l1_hit_ratio, LWM2_HWC_L1D_MISSES, LWM2_HWC_L1D_ACCESSES, -1, "1 - N / D", NULL},
-    {LWM2_M_llc_miss_freq, LWM2_HWC_LLC_MISSES, -1, -1, "N per second", NULL},
-    {LWM2_M_int_fraction, LWM2_HWC_INT_OPS, LWM2_HWC_INSTRUCTIONS, -1, "N among D",
-     "all instructions"},
-    {LWM2_M_mem_fraction, LWM2_HWC_LOADS, LWM2_HWC_INSTRUCTIONS, LWM2_HWC_STORES, "N and M among D",
-     "all instructions"},
-    {LWM2_M_l2_hit_ratio, LWM2_HWC_L2D_MISSES, LWM2_HWC_L2D_ACCESSES, -1, "1 - N / D", NULL},
-    {LWM2_M_tlb_miss_freq, LWM2_HWC_TLB_MISSES, -1, -1, "N per second", NULL},
-};
-
-static const struct role_use *use_of(int m)
-{
-	for (size_t i = 0; i < sizeof(uses) / sizeof(uses[0]); i++)
-		if (uses[i].metric == m)
-			return &uses[i];
-	return NULL;
 }
 
 bool lwm2_metric_on_request(int m)

@@ -333,6 +333,19 @@ char *lwm2_format_value(double v, const char *unit, char *buf, size_t len);
 bool lwm2_hwc_events_find(const char *events, const char *role, const char **at, size_t *len);
 
 /*
+ * The next "role=EVENT" item of an events text at *p (*p advanced past
+ * it; items without '=' are skipped): the role at *role, *rl bytes, its
+ * event or events ("A|B") at *ev, *el bytes, either maybe empty.  False
+ * at the end.  The one reader of the format (render/hwc_labels.c).
+ */
+bool lwm2_hwc_events_next(const char **p, const char **role, size_t *rl, const char **ev,
+                          size_t *el);
+
+/* The counter roles (enum lwm2_hwc_role) metric m is computed from, into
+ * roles; how many (0: none, the metric is no counter's). */
+int lwm2_metric_roles(int m, int roles[3]);
+
+/*
  * Metric m's label for a digest whose counter roles were counted with
  * events: the table's label where the events are what the roles usually
  * count or are not known, else one that names the event counted

@@ -249,25 +249,15 @@ static bool role_counted(const struct lwm2_proc_values *pv, enum lwm2_hwc_role r
  * leaves its counter at 0, which is no value (0 % floating point, 0 /s). */
 static void roles_not_counted(const struct lwm2_proc_values *pv, struct lwm2_metric_value *m)
 {
-	static const struct {
-		int metric;
-		enum lwm2_hwc_role a, b, c;
-	} needs[] = {
-	    {LWM2_M_cpi, LWM2_HWC_CYCLES, LWM2_HWC_INSTRUCTIONS, LWM2_HWC_CYCLES},
-	    {LWM2_M_fp_fraction, LWM2_HWC_FP_OPS, LWM2_HWC_INSTRUCTIONS, LWM2_HWC_FP_OPS},
-	    {LWM2_M_fp_rate, LWM2_HWC_FP_OPS, LWM2_HWC_FP_OPS, LWM2_HWC_FP_OPS},
-	    {LWM2_M_l1_hit_ratio, LWM2_HWC_L1D_MISSES, LWM2_HWC_L1D_ACCESSES, LWM2_HWC_L1D_MISSES},
-	    {LWM2_M_llc_miss_freq, LWM2_HWC_LLC_MISSES, LWM2_HWC_LLC_MISSES, LWM2_HWC_LLC_MISSES},
-	    {LWM2_M_int_fraction, LWM2_HWC_INT_OPS, LWM2_HWC_INSTRUCTIONS, LWM2_HWC_INT_OPS},
-	    {LWM2_M_mem_fraction, LWM2_HWC_LOADS, LWM2_HWC_STORES, LWM2_HWC_INSTRUCTIONS},
-	    {LWM2_M_l2_hit_ratio, LWM2_HWC_L2D_MISSES, LWM2_HWC_L2D_ACCESSES, LWM2_HWC_L2D_MISSES},
-	    {LWM2_M_tlb_miss_freq, LWM2_HWC_TLB_MISSES, LWM2_HWC_TLB_MISSES, LWM2_HWC_TLB_MISSES},
-	};
+	for (int k = 0; k < LWM2_NMETRICS; k++) {
+		int roles[3], n = lwm2_metric_roles(k, roles);
 
-	for (size_t i = 0; i < sizeof(needs) / sizeof(needs[0]); i++)
-		if (!role_counted(pv, needs[i].a) || !role_counted(pv, needs[i].b) ||
-		    !role_counted(pv, needs[i].c))
-			set_why(&m[needs[i].metric], LWM2_WHY_HWC_NOT_COUNTED);
+		for (int i = 0; i < n; i++)
+			if (!role_counted(pv, (enum lwm2_hwc_role)roles[i])) {
+				set_why(&m[k], LWM2_WHY_HWC_NOT_COUNTED);
+				break;
+			}
+	}
 }
 
 /* A cache's hit ratio in percent, 1 - misses / accesses; more misses than
