@@ -378,6 +378,7 @@ integration_test() {
 cluster_start() {
 	local cluster=$1 name=$2 t0 try reason=
 	t0=$(date +%s)
+	rm -f "$logs/$name-start.why"
 	for try in 1 2; do
 		if bash tests/cluster/cluster.sh start "$cluster" >"$logs/$name-start.log" 2>&1; then
 			count_pass
@@ -385,16 +386,21 @@ cluster_start() {
 			[ -z "$reason" ] || notes+=("$name-start: started at the second try; the first: $reason")
 			return 0
 		fi
-		reason=$(grep -m1 -E '^cluster: .*: (its daemon exited|not ready after)' "$logs/$name-start.log" ||
+		reason=$(grep -m1 -E '^cluster: (start: |.*: (its daemon exited|not ready after))' "$logs/$name-start.log" ||
 			tail -n 1 "$logs/$name-start.log")
 		say "     $name-start: try $try failed ($(($(date +%s) - t0)) s), last lines of its log:"
 		tail -n 25 "$logs/$name-start.log" | sed 's/^/    /'
 		rm -rf "$logs/$name-start-failed"
 		cp -r "$cluster/log" "$logs/$name-start-failed" 2>/dev/null
 		cp "$logs/$name-start.log" "$logs/$name-start-failed/" 2>/dev/null
+		{
+			echo "try $try:"
+			tail -n 30 "$logs/$name-start.log"
+		} >>"$logs/$name-start.why"
 		bash tests/cluster/cluster.sh stop "$cluster" >/dev/null 2>&1
 	done
 	count_fail "$name-start: $reason"
+	mv "$logs/$name-start.why" "$logs/$name-start-failed/why" 2>/dev/null
 	return 1
 }
 
@@ -694,10 +700,17 @@ if [ ${#notes[@]} -gt 0 ]; then
 	say "notes:"
 	printf '    %s\n' "${notes[@]}"
 fi
+skip_summary
+# The failures last, and the lines that say why a cluster did not start
+# after them: CI shows the end of this output, not the logs.
 if [ ${#failures[@]} -gt 0 ]; then
 	say "failures:"
 	printf '    %s\n' "${failures[@]}"
 fi
-skip_summary
+for f in "$logs"/*-start-failed/why; do
+	[ -s "$f" ] || continue
+	say "why $(basename "$(dirname "$f")"):"
+	sed 's/^/    /' "$f"
+done
 echo "$passed passed, $failed failed, $skipped skipped"
 [ $failed -eq 0 ]

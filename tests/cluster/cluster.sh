@@ -637,18 +637,36 @@ nodes_ready() {
 	! grep -qvE '^(idle|mix|alloc)$' <<<"$states"
 }
 
+# dbd_show ARGS...: what sacctmgr shows, asked again while slurmdbd does
+# not answer in time (a loaded machine), so that a slow answer is never
+# taken for an empty one.
+dbd_show() {
+	local out
+	for _ in 1 2 3; do
+		if out=$(timeout 30 "${DAEMON_ENV[@]}" sacctmgr -n -P show "$@"); then
+			printf '%s\n' "$out"
+			return 0
+		fi
+		sleep 1
+	done
+	echo "cluster: sacctmgr show $*: no answer from slurmdbd" >&2
+	return 1
+}
+
 setup_accounts() {
-	local u sm=("${DAEMON_ENV[@]}" sacctmgr -i)
-	if ! dbd_ready | grep -qx "$CLUSTER"; then
+	local u have sm=("${DAEMON_ENV[@]}" sacctmgr -i)
+	have=$(dbd_show cluster format=cluster)
+	if ! grep -qx "$CLUSTER" <<<"$have"; then
 		"${sm[@]}" add cluster "$CLUSTER" >/dev/null
 	fi
-	if [ -z "$("${DAEMON_ENV[@]}" sacctmgr -n -P show account "$ACCOUNT" format=account)" ]; then
+	have=$(dbd_show account "$ACCOUNT" format=account)
+	if [ -z "$have" ]; then
 		"${sm[@]}" add account "$ACCOUNT" cluster="$CLUSTER" \
 			description=lwm2-tests organization=lwm2 >/dev/null
 	fi
 	for u in "${TEST_USERS[@]}" root; do
-		if [ -z "$("${DAEMON_ENV[@]}" sacctmgr -n -P show assoc where \
-			user="$u" account="$ACCOUNT" format=user)" ]; then
+		have=$(dbd_show assoc where user="$u" account="$ACCOUNT" format=user)
+		if [ -z "$have" ]; then
 			"${sm[@]}" add user "$u" account="$ACCOUNT" cluster="$CLUSTER" >/dev/null
 		fi
 	done
@@ -679,6 +697,20 @@ start_ctld_nodes() {
 }
 
 # ---------------------------------------------------------------- commands
+
+# The start's ERR trap: which command failed, and what the daemons said
+# on their standard error before they had a log (a daemon that stops on
+# its configuration exits there, before it writes its pid file or its
+# log), so that a failed start always says why.
+start_failed_at() {
+	local line=$1 cmd=$2 rc=$3 f
+	echo "cluster: start: '$cmd' failed (exit $rc) at line $line, in ${FUNCNAME[*]:1}" >&2
+	for f in "$LOG"/*.out; do
+		[ -s "$f" ] || continue
+		echo "cluster: $(basename "$f"):" >&2
+		tail -n 10 "$f" >&2
+	done
+}
 
 all_up() {
 	local n
@@ -720,7 +752,8 @@ cmd_start() {
 	local rc=0
 	set +e
 	(
-		set -e
+		set -eE
+		trap 'start_failed_at "$LINENO" "$BASH_COMMAND" "$?"' ERR
 		start_mariadb
 		start_slurm
 	)
