@@ -206,6 +206,13 @@ void lwm2_view_totals(uint32_t *queries, uint64_t *ns) LWM2_HIDDEN_FN;
 /* the child of fork starts with none (its counters start at zero) */
 void lwm2_view_fork_child(void) LWM2_HIDDEN_FN;
 
+/* region.c: the program's named regions (lwm2_view(3)): whether it
+ * named any, its record's regions (signal-safe), and the child of fork's
+ * counts at zero */
+bool lwm2_regions_used(void) LWM2_HIDDEN_FN;
+void lwm2_regions_fill(struct lwm2_rank_record *r) LWM2_HIDDEN_FN;
+void lwm2_regions_fork_child(void) LWM2_HIDDEN_FN;
+
 /* thread.c */
 void lwm2_threads_init(void) LWM2_HIDDEN_FN;
 struct lwm2_thread *lwm2_thread_attach(bool is_main) LWM2_HIDDEN_FN;

@@ -319,6 +319,7 @@ static void atfork_child(void)
 	r->start_ns = (int64_t)lwm2_p.start_ns;
 	lwm2_threads_fork_child();
 	lwm2_view_fork_child();
+	lwm2_regions_fork_child();
 	lwm2_storage_fork_child();
 	if (lwm2_self)
 		lwm2_sampling_thread_start(lwm2_self);

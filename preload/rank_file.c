@@ -240,6 +240,7 @@ static void fill_process_fields(enum lwm2_end how, int status, int sig)
 	r->first_slice = lwm2_p.slice_ms >= 1000 ? lwm2_p.first_slice : 0;
 	lwm2_clock_describe(&r->clock_source, &r->clock_cost_ps);
 	lwm2_view_totals(&r->view_queries, &r->view_ns);
+	lwm2_regions_fill(r);
 
 	switch (how) {
 	case LWM2_END_CHECKPOINT:
@@ -265,7 +266,7 @@ static void fill_process_fields(enum lwm2_end how, int status, int sig)
 /* An image that leaves no record of its own but goes to the step's
  * summary: it ended before LWM2_SHORT_MS, has no record file yet, and is
  * neither a task of the step (nor the first measured process of a tree),
- * an MPI rank nor multithreaded (those are
+ * an MPI rank, multithreaded nor one that named regions (those are
  * looked at one by one), nor flagged with something the summary cannot
  * carry (io_uring set up, files mapped for writing, partial data). */
 static bool is_short_at(const struct lwm2_rank_record *r, int64_t end_ns)
@@ -273,7 +274,7 @@ static bool is_short_at(const struct lwm2_rank_record *r, int64_t end_ns)
 	return lwm2_p.short_ns && !lwm2_p.root && !lwm2_p.written_once &&
 	       !(r->flags & (LWM2_F_MPI | LWM2_F_IO_URING | LWM2_F_MMAP_WRITE | LWM2_F_PARTIAL |
 	                     LWM2_F_ASIDE)) &&
-	       lwm2_p.threads_total <= 1 && end_ns >= r->start_ns &&
+	       lwm2_p.threads_total <= 1 && !lwm2_regions_used() && end_ns >= r->start_ns &&
 	       (uint64_t)(end_ns - r->start_ns) < lwm2_p.short_ns;
 }
 

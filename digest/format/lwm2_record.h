@@ -58,11 +58,11 @@
 
 #define LWM2_FILE_MAGIC     "LWM2RANK"
 #define LWM2_RECORD_MAGIC   "LWM2SLOT"
-#define LWM2_RECORD_VERSION 4
+#define LWM2_RECORD_VERSION 5
 /* Version 1 records (without the application identity at the end of
- * struct lwm2_rank_record), version 2 records (without the container)
- * and version 3 records (without the counters' events) are still read:
- * lwm2_record_upconvert. */
+ * struct lwm2_rank_record), version 2 records (without the container),
+ * version 3 records (without the counters' events) and version 4 records
+ * (without the named regions) are still read: lwm2_record_upconvert. */
 #define LWM2_RECORD_VERSION_MIN 1
 
 /* A rank record file larger than this is rejected unread. */
@@ -262,6 +262,21 @@ enum lwm2_group {
  * no item.  Names, not role numbers: a reader of another build reads the
  * roles it knows by name. */
 #define LWM2_HWC_EVENTS_LEN 256
+/* The program's named regions (lwm2_region_begin/end, lwm2_view(3)) a
+ * record keeps: the busiest by time; the others are folded into one
+ * entry, counted.  A name is cut to its field, terminated. */
+#define LWM2_REGIONS_MAX     32
+#define LWM2_REGION_NAME_LEN 48
+
+/* One named region of a process: its calls (begin/end pairs that ended)
+ * and their time, summed over the process's threads; a region entered
+ * again while open in the same thread (recursion) counts the call but
+ * not its time twice. */
+struct lwm2_region_entry {
+	char name[LWM2_REGION_NAME_LEN];
+	uint64_t calls;
+	uint64_t ns;
+};
 
 /* Runtimes the process used (as TOPAS recorded language and library). */
 enum lwm2_runtime {
@@ -418,6 +433,15 @@ struct lwm2_rank_record {
 	 * there; empty: no counters, or not known (a record of versions 1 to
 	 * 3) ---- */
 	char hwc_events[LWM2_HWC_EVENTS_LEN];
+	/* ---- version 5: the program's named regions (preload/region.c),
+	 * the regions_n busiest by time; the rest, and any name beyond what
+	 * the process keeps apart, folded into regions_other_*; all zero: no
+	 * region, or not known (a record of versions 1 to 4) ---- */
+	uint32_t regions_n;      /* entries used in regions[] */
+	uint32_t regions_folded; /* names folded into the other entry */
+	uint64_t regions_other_calls;
+	uint64_t regions_other_ns;
+	struct lwm2_region_entry regions[LWM2_REGIONS_MAX];
 	/* followed by nslices struct lwm2_slice */
 };
 
@@ -426,8 +450,8 @@ struct lwm2_rank_record {
  * them: it grows with the version), then the slices of ncounters each. */
 #define LWM2_RECORD_HEAD offsetof(struct lwm2_rank_record, counters)
 /* The tail of each version: version 1 ends before identity_flags, version
- * 2 before the container, version 3 with view_ns, version 4 (this one)
- * with hwc_events. */
+ * 2 before the container, version 3 with view_ns, version 4 with
+ * hwc_events, version 5 (this one) with the named regions. */
 #define LWM2_RECORD_TAIL_V1                                                                        \
 	(offsetof(struct lwm2_rank_record, identity_flags) -                                       \
 	 offsetof(struct lwm2_rank_record, language))
@@ -437,6 +461,8 @@ struct lwm2_rank_record {
 #define LWM2_RECORD_TAIL_V3                                                                        \
 	(offsetof(struct lwm2_rank_record, hwc_events) -                                           \
 	 offsetof(struct lwm2_rank_record, language))
+#define LWM2_RECORD_TAIL_V4                                                                        \
+	(offsetof(struct lwm2_rank_record, regions_n) - offsetof(struct lwm2_rank_record, language))
 #define LWM2_RECORD_TAIL                                                                           \
 	(sizeof(struct lwm2_rank_record) - offsetof(struct lwm2_rank_record, language))
 /* The largest tail a newer version's record may have: what is beyond this
@@ -749,8 +775,14 @@ LWM2_LAYOUT(LWM2_RECORD_TAIL_V3 == 400);
 /* Version 4 adds the counters' events. */
 LWM2_LAYOUT(LWM2_HWC_EVENTS_LEN == 256);
 LWM2_LAYOUT(LWM2_TAIL_AT(hwc_events) == 400);
-LWM2_LAYOUT(LWM2_RECORD_TAIL == 656);
-LWM2_LAYOUT(sizeof(struct lwm2_rank_record) == LWM2_RECORD_HEAD + 8 * LWM2_NCOUNTERS + 656);
+LWM2_LAYOUT(LWM2_RECORD_TAIL_V4 == 656);
+/* Version 5 adds the named regions. */
+LWM2_LAYOUT(sizeof(struct lwm2_region_entry) == 64);
+LWM2_LAYOUT(LWM2_TAIL_AT(regions_other_ns) == 672);
+LWM2_LAYOUT(LWM2_TAIL_AT(regions) == 680);
+LWM2_LAYOUT(LWM2_RECORD_TAIL == 680 + 64 * LWM2_REGIONS_MAX);
+LWM2_LAYOUT(sizeof(struct lwm2_rank_record) ==
+            LWM2_RECORD_HEAD + 8 * LWM2_NCOUNTERS + 680 + 64 * LWM2_REGIONS_MAX);
 #undef LWM2_TAIL_AT
 LWM2_LAYOUT(sizeof(struct lwm2_summary_header) == 256);
 LWM2_LAYOUT(offsetof(struct lwm2_summary_header, version) == 8);

@@ -21,7 +21,7 @@
 
 _Static_assert(LWM2_RECORD_HEAD % 8 == 0 && LWM2_RECORD_TAIL_V1 % 8 == 0 &&
                    LWM2_RECORD_TAIL_V2 % 8 == 0 && LWM2_RECORD_TAIL_V3 % 8 == 0 &&
-                   LWM2_RECORD_TAIL % 8 == 0,
+                   LWM2_RECORD_TAIL_V4 % 8 == 0 && LWM2_RECORD_TAIL % 8 == 0,
                "counters and slices of 64-bit counters follow the head and the tail");
 
 const char *const lwm2_counter_names[LWM2_NCOUNTERS] = {
@@ -165,10 +165,8 @@ static bool terminated(const char *s, size_t n)
  * at least this version's, and what lies beyond it is skipped.
  */
 static const size_t tail_size[LWM2_RECORD_VERSION + 1] = {
-    [1] = LWM2_RECORD_TAIL_V1,
-    [2] = LWM2_RECORD_TAIL_V2,
-    [3] = LWM2_RECORD_TAIL_V3,
-    [4] = LWM2_RECORD_TAIL,
+    [1] = LWM2_RECORD_TAIL_V1, [2] = LWM2_RECORD_TAIL_V2, [3] = LWM2_RECORD_TAIL_V3,
+    [4] = LWM2_RECORD_TAIL_V4, [5] = LWM2_RECORD_TAIL,
 };
 
 /* A field of the tail of r, a record of nc counters, by its place in this
@@ -241,6 +239,19 @@ int lwm2_record_validate(const void *slot, size_t avail, char *err, size_t errle
 	if (r->version >= 4 &&
 	    !terminated(TAIL_AT(r, r->ncounters, hwc_events), sizeof(r->hwc_events)))
 		return fail(err, errlen, "unterminated counter events");
+	if (r->version >= 5) {
+		uint32_t nreg;
+
+		memcpy(&nreg, TAIL_AT(r, r->ncounters, regions_n), sizeof(nreg));
+		if (nreg > LWM2_REGIONS_MAX)
+			return fail(err, errlen, "%u named regions, more than %u", nreg,
+			            LWM2_REGIONS_MAX);
+		for (uint32_t i = 0; i < nreg; i++)
+			if (!terminated(TAIL_AT(r, r->ncounters, regions) +
+			                    i * sizeof(struct lwm2_region_entry),
+			                LWM2_REGION_NAME_LEN))
+				return fail(err, errlen, "unterminated region name");
+	}
 	for (int g = 0; g < LWM2_NGROUPS; g++)
 		if (!terminated(r->missing_reason[g], LWM2_REASON_LEN))
 			return fail(err, errlen, "unterminated reason for %s", lwm2_group_names[g]);
@@ -398,7 +409,8 @@ struct lwm2_rank_record *lwm2_record_upconvert(const struct lwm2_rank_record *r)
 		memcpy(sl[i].counters, from + (size_t)i * 8 * nc, 8 * (size_t)keep);
 	/* Version 1 lacks the identity (its launch shape is "unknown"),
 	 * versions 1 and 2 the container and the view queries, versions 1 to
-	 * 3 the counters' events (empty and zero: calloc's zeros). */
+	 * 3 the counters' events, versions 1 to 4 the named regions (empty
+	 * and zero: calloc's zeros). */
 	if (tail < LWM2_RECORD_TAIL_V2) {
 		n->launch_ntasks = n->launch_nnodes = -1;
 		n->launch_cpus_per_task = n->launch_omp_threads = -1;

@@ -87,6 +87,12 @@ enum lwm2_rank_part {
 	LWM2_RP_DUMP_SERIES,
 };
 
+/* r's named regions (version 5) into o, where it has any: the node
+ * record's compact form ("regions": [[name, calls, ns]...],
+ * "regions_folded", "regions_other": [calls, ns]) or the dump's (objects
+ * named as the struct's members). */
+void lwm2_record_regions_json(const struct lwm2_rank_record *r, json_object *o, bool node_form);
+
 /* The fields of r that go into part, added to o under that form's keys. */
 void lwm2_rank_part_to_json(const struct lwm2_rank_record *r, enum lwm2_rank_part part,
                             json_object *o);

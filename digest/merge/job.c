@@ -13,6 +13,8 @@
 #include "lwm2_history.h"
 #include "owncost.h"
 #include "processors.h"
+#include "regions.h"
+#include "stat.h"
 #include "strhash.h"
 
 #include <errno.h>
@@ -20,24 +22,6 @@
 #include <string.h>
 
 #define INCOMPLETE_LIST_MAX 32
-#define REASON_MAX          160
-
-struct acc {
-	uint64_t n;
-	double sum, min, max;
-	int32_t min_rank, max_rank;
-	const char *min_node, *max_node;
-	int32_t min_pid, max_pid;
-	const char *min_exe, *max_exe;
-	char reason[REASON_MAX];
-};
-
-/* Where a process is: host, pid and executable (rank where it has one). */
-struct where {
-	int32_t rank, pid;
-	const char *node, *exe;
-};
-
 /* Executables of a scope, by name (names point into the node records). */
 struct exe_ent {
 	const char *name;
@@ -87,7 +71,7 @@ struct scope_acc {
 	/* counters of a newer build than this one, kept by name */
 	struct newer_counter newer[NEWER_MAX];
 	size_t nnewer;
-	struct acc m[LWM2_NMETRICS];
+	struct lwm2_stat m[LWM2_NMETRICS];
 	struct exe_set exes;
 };
 
@@ -398,6 +382,8 @@ struct build {
 	uint64_t view_queries, view_ns, view_ranks;
 	/* the events the counter roles were counted with, over the nodes */
 	struct lwm2_hwc_events events;
+	/* the program's named regions (lwm2_view(3)) */
+	struct lwm2_region_set regions;
 };
 
 /* A process's view queries (node record "view_queries", "view_ns": only
@@ -445,31 +431,6 @@ static struct scope_acc *step_acc(struct build *b, uint64_t step)
 	acc_init(&b->steps[b->nsteps], step);
 	b->last = b->nsteps;
 	return &b->steps[b->nsteps++];
-}
-
-static void acc_add(struct acc *a, const struct lwm2_metric_value *v, const struct where *w)
-{
-	if (!v->valid) {
-		if (!a->n && !a->reason[0])
-			snprintf(a->reason, sizeof(a->reason), "%s", v->reason);
-		return;
-	}
-	if (!a->n || v->value < a->min) {
-		a->min = v->value;
-		a->min_rank = w->rank;
-		a->min_node = w->node;
-		a->min_pid = w->pid;
-		a->min_exe = w->exe;
-	}
-	if (!a->n || v->value > a->max) {
-		a->max = v->value;
-		a->max_rank = w->rank;
-		a->max_node = w->node;
-		a->max_pid = w->pid;
-		a->max_exe = w->exe;
-	}
-	a->sum += v->value;
-	a->n++;
 }
 
 static bool has_flag(json_object *node, const char *flag)
@@ -570,6 +531,17 @@ static int add_node(struct build *b, json_object *node)
 		counters_add(sa, &pv, names, p, map, nmap);
 		counters_add(&b->job, &pv, names, p, map, nmap);
 		view_add(b, p);
+		{
+			/* every image's regions, one replaced by exec's too */
+			struct lwm2_where w = {rank, (int32_t)ju_int_or(p, LWM2_KEY_PID, 0), name,
+			                       ju_str(p, LWM2_KEY_EXE)};
+			int64_t t0 = ju_int_or(p, "start_ns", 0), t1 = ju_int_or(p, "end_ns", 0);
+
+			if (lwm2_regions_add_proc(&b->regions, p, &w,
+			                          t1 > t0 && t0 > 0 ? (double)(t1 - t0) / 1e9 : 0) <
+			    0)
+				return -1;
+		}
 		if (flags & LWM2_F_INCOMPLETE) {
 			sa->incomplete++;
 			b->job.incomplete++;
@@ -610,11 +582,11 @@ static int add_node(struct build *b, json_object *node)
 			b->job.mmap_write++;
 		}
 		lwm2_metrics_compute(&pv, &m);
-		struct where w = {rank, (int32_t)ju_int_or(p, LWM2_KEY_PID, 0), name,
-		                  ju_str(p, LWM2_KEY_EXE)};
+		struct lwm2_where w = {rank, (int32_t)ju_int_or(p, LWM2_KEY_PID, 0), name,
+		                       ju_str(p, LWM2_KEY_EXE)};
 		for (int k = 0; k < LWM2_NMETRICS; k++) {
-			acc_add(&sa->m[k], &m.m[k], &w);
-			acc_add(&b->job.m[k], &m.m[k], &w);
+			lwm2_stat_add(&sa->m[k], &m.m[k], &w);
+			lwm2_stat_add(&b->job.m[k], &m.m[k], &w);
 		}
 		if (lwm2_app_add(b->app, p, &m, name, step) < 0)
 			return -1;
@@ -622,18 +594,6 @@ static int add_node(struct build *b, json_object *node)
 	if (ctr_add_node(&b->containers, node, step) < 0)
 		return -1;
 	return add_node_exes(b, sa, node);
-}
-
-/* [rank, node, pid, executable]: version 1 had the first two only. */
-static json_object *loc(int32_t rank, const char *node, int32_t pid, const char *exe)
-{
-	json_object *a = json_object_new_array_ext(4);
-
-	json_object_array_add(a, json_object_new_int(rank));
-	json_object_array_add(a, json_object_new_string(node ? node : ""));
-	json_object_array_add(a, json_object_new_int(pid));
-	json_object_array_add(a, json_object_new_string(exe ? exe : ""));
-	return a;
 }
 
 static json_object *scope_json(const struct scope_acc *s, uint64_t nodes)
@@ -652,8 +612,7 @@ static json_object *scope_json(const struct scope_acc *s, uint64_t nodes)
 	ms = json_object_new_object();
 	miss = json_object_new_object();
 	for (int k = 0; k < LWM2_NMETRICS; k++) {
-		const struct acc *a = &s->m[k];
-		json_object *e;
+		const struct lwm2_stat *a = &s->m[k];
 		if (!a->n && lwm2_metric_on_request(k))
 			continue; /* counted only where asked for: not missing */
 		if (!a->n) {
@@ -663,14 +622,7 @@ static json_object *scope_json(const struct scope_acc *s, uint64_t nodes)
 			                                  : lwm2_why_texts[LWM2_WHY_NO_PROCESSES]));
 			continue;
 		}
-		e = json_object_new_object();
-		ju_add(e, LWM2_KEY_MIN, ju_double(a->min));
-		ju_add(e, LWM2_KEY_AVG, ju_double(a->sum / (double)a->n));
-		ju_add(e, LWM2_KEY_MAX, ju_double(a->max));
-		ju_add(e, LWM2_KEY_N, ju_u64(a->n));
-		ju_add(e, LWM2_KEY_MIN_AT, loc(a->min_rank, a->min_node, a->min_pid, a->min_exe));
-		ju_add(e, LWM2_KEY_MAX_AT, loc(a->max_rank, a->max_node, a->max_pid, a->max_exe));
-		ju_add(ms, lwm2_metric_ids[k], e);
+		ju_add(ms, lwm2_metric_ids[k], lwm2_stat_json(a));
 	}
 	ju_add(o, LWM2_KEY_METRICS, ms);
 	ju_add(o, LWM2_KEY_MISSING, miss);
@@ -819,7 +771,7 @@ json_object *lwm2_job_digest_build(const struct lwm2_job_meta *meta, json_object
                                    size_t n)
 {
 	struct build b;
-	json_object *d = NULL, *app, *cpus, *cost, *ranks;
+	json_object *d = NULL, *app, *cpus, *cost, *ranks, *regions;
 	uint64_t distinct;
 
 	memset(&b, 0, sizeof(b));
@@ -858,6 +810,8 @@ json_object *lwm2_job_digest_build(const struct lwm2_job_meta *meta, json_object
 		goto nomem;
 	}
 	view_json(&b, d);
+	if ((regions = lwm2_regions_json(&b.regions)))
+		ju_add(d, LWM2_KEY_REGIONS, regions);
 	if ((cost = lwm2_own_cost_json(nodes, n)))
 		ju_add(d, LWM2_KEY_LWM2_COST, cost);
 	ju_add(d, LWM2_KEY_SCOPE, scope_json(&b.job, distinct));
@@ -876,6 +830,7 @@ json_object *lwm2_job_digest_build(const struct lwm2_job_meta *meta, json_object
 	free_exes(&b);
 	ctr_free(&b.containers);
 	lwm2_app_free(b.app);
+	lwm2_regions_free(&b.regions);
 	free(b.steps);
 	free(b.node_names);
 	return d;
@@ -883,6 +838,7 @@ nomem:
 	json_object_put(b.incomplete);
 	lwm2_app_free(b.app);
 	ctr_free(&b.containers);
+	lwm2_regions_free(&b.regions);
 	free_exes(&b);
 	free(b.steps);
 	free(b.node_names);
@@ -899,6 +855,7 @@ struct cut {
 	bool step_totals;
 	size_t steps_keep; /* SIZE_MAX: all */
 	bool job_totals;
+	size_t regions_keep; /* the busiest named regions; SIZE_MAX: all */
 };
 
 static json_object *shallow_without(json_object *o, const char *const *drop, size_t ndrop)
@@ -937,6 +894,51 @@ static void cut_containers(json_object *c, json_object *d, size_t keep)
 	}
 	ju_add(c, LWM2_KEY_CONTAINERS, n);
 	ju_add(c, LWM2_KEY_CONTAINERS_OMITTED, json_object_new_int64(omitted));
+}
+
+/* The busiest keep named regions of d into c, the others folded into
+ * "other" as the digest folds what it cannot keep (none: no "regions"). */
+static void cut_regions(json_object *c, json_object *d, size_t keep)
+{
+	json_object *r = ju_get(d, LWM2_KEY_REGIONS, json_type_object), *nr, *names, *kept, *other;
+	uint64_t folded, calls;
+	double seconds;
+
+	names = r ? ju_get(r, LWM2_KEY_NAMES, json_type_array) : NULL;
+	if (!names || json_object_array_length(names) <= keep)
+		return;
+	if (!keep) {
+		json_object_object_del(c, LWM2_KEY_REGIONS);
+		return;
+	}
+	other = ju_get(r, LWM2_KEY_OTHER, json_type_object);
+	folded = (uint64_t)ju_int_or(r, LWM2_KEY_FOLDED, 0);
+	calls = other ? (uint64_t)ju_int_or(other, LWM2_KEY_CALLS, 0) : 0;
+	if (!other || !ju_num(other, LWM2_KEY_SECONDS, &seconds))
+		seconds = 0;
+	kept = json_object_new_array();
+	for (size_t i = 0; i < json_object_array_length(names); i++) {
+		json_object *e = json_object_array_get_idx(names, i);
+		json_object *t = ju_get(e, LWM2_KEY_SECONDS, json_type_object);
+		double avg;
+
+		if (i < keep) {
+			json_object_array_add(kept, json_object_get(e));
+			continue;
+		}
+		folded++;
+		calls += (uint64_t)ju_int_or(e, LWM2_KEY_CALLS, 0);
+		if (t && ju_num(t, LWM2_KEY_AVG, &avg))
+			seconds += avg * (double)ju_int_or(t, LWM2_KEY_N, 0);
+	}
+	nr = json_object_new_object();
+	ju_add(nr, LWM2_KEY_NAMES, kept);
+	ju_add(nr, LWM2_KEY_FOLDED, ju_u64(folded));
+	other = json_object_new_object();
+	ju_add(other, LWM2_KEY_CALLS, ju_u64(calls));
+	ju_add(other, LWM2_KEY_SECONDS, ju_double(seconds));
+	ju_add(nr, LWM2_KEY_OTHER, other);
+	json_object_object_add(c, LWM2_KEY_REGIONS, nr);
 }
 
 static json_object *compact_obj(json_object *d, const struct cut *cut)
@@ -996,13 +998,14 @@ static json_object *compact_obj(json_object *d, const struct cut *cut)
 	if (keep < ns)
 		ju_add(c, LWM2_KEY_STEPS_OMITTED, ju_u64(ns - keep));
 	cut_containers(c, d, cut->containers_keep);
+	cut_regions(c, d, cut->regions_keep);
 	ju_add(c, LWM2_KEY_COMPACT, json_object_new_boolean(1));
 	return c;
 }
 
 char *lwm2_job_digest_compact(json_object *digest, size_t cap)
 {
-	struct cut cut = {SIZE_MAX, true, SIZE_MAX, true, true, SIZE_MAX, true};
+	struct cut cut = {SIZE_MAX, true, SIZE_MAX, true, true, SIZE_MAX, true, SIZE_MAX};
 	size_t plen = strlen(LWM2_DIGEST_PREFIX);
 
 	if (!digest || !json_object_is_type(digest, json_type_object)) {
@@ -1048,6 +1051,8 @@ char *lwm2_job_digest_compact(json_object *digest, size_t cap)
 			cut.incomplete_keep = 8;
 		else if (cut.executables)
 			cut.executables = false;
+		else if (cut.regions_keep > 8)
+			cut.regions_keep = 8; /* the busiest, the rest folded */
 		else if (cut.containers_keep > 1)
 			cut.containers_keep = 1; /* the main one */
 		else if (cut.step_missing)
@@ -1058,6 +1063,8 @@ char *lwm2_job_digest_compact(json_object *digest, size_t cap)
 			cut.steps_keep = (cut.steps_keep > ns ? ns : cut.steps_keep) / 2;
 		else if (cut.steps_keep > 0 && ns > 0)
 			cut.steps_keep = 0;
+		else if (cut.regions_keep)
+			cut.regions_keep = 0;
 		else if (cut.job_totals)
 			cut.job_totals = false;
 		else if (cut.incomplete_keep)

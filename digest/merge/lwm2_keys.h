@@ -183,6 +183,15 @@
 #define LWM2_KEY_QUERIES "queries"
 #define LWM2_KEY_SECONDS "seconds"
 
+/* "regions": the program's named regions (lwm2_view(3), regions.c);
+ * each name's "calls", "ranks", "seconds" and "share" (statistics). */
+#define LWM2_KEY_REGIONS "regions"
+#define LWM2_KEY_NAMES   "names"
+#define LWM2_KEY_NAME    "name"
+#define LWM2_KEY_SHARE   "share"
+#define LWM2_KEY_FOLDED  "folded"
+#define LWM2_KEY_OTHER   "other"
+
 /* "lwm2_cost": lwm2's own cost in the job, estimated (owncost.c). */
 #define LWM2_KEY_LWM2_COST     "lwm2_cost"
 #define LWM2_KEY_COST_SHARE    "cpu_share_percent"
@@ -285,6 +294,19 @@
 	X("/" LWM2_KEY_VIEW, LWM2_KEY_QUERIES)                                                     \
 	X("/" LWM2_KEY_VIEW, LWM2_KEY_RANKS)                                                       \
 	X("/" LWM2_KEY_VIEW, LWM2_KEY_SECONDS)                                                     \
+	X("", LWM2_KEY_REGIONS)                                                                    \
+	X("/" LWM2_KEY_REGIONS, LWM2_KEY_NAMES)                                                    \
+	X("/" LWM2_KEY_REGIONS, LWM2_KEY_FOLDED)                                                   \
+	X("/" LWM2_KEY_REGIONS, LWM2_KEY_OTHER)                                                    \
+	X("/" LWM2_KEY_REGIONS "/" LWM2_KEY_OTHER, LWM2_KEY_CALLS)                                 \
+	X("/" LWM2_KEY_REGIONS "/" LWM2_KEY_OTHER, LWM2_KEY_SECONDS)                               \
+	X("/" LWM2_KEY_REGIONS "/" LWM2_KEY_NAMES "[]", LWM2_KEY_NAME)                             \
+	X("/" LWM2_KEY_REGIONS "/" LWM2_KEY_NAMES "[]", LWM2_KEY_CALLS)                            \
+	X("/" LWM2_KEY_REGIONS "/" LWM2_KEY_NAMES "[]", LWM2_KEY_RANKS)                            \
+	X("/" LWM2_KEY_REGIONS "/" LWM2_KEY_NAMES "[]", LWM2_KEY_SECONDS)                          \
+	X("/" LWM2_KEY_REGIONS "/" LWM2_KEY_NAMES "[]", LWM2_KEY_SHARE)                            \
+	LWM2_STAT_KEYS(X, "/" LWM2_KEY_REGIONS "/" LWM2_KEY_NAMES "[]/" LWM2_KEY_SECONDS)          \
+	LWM2_STAT_KEYS(X, "/" LWM2_KEY_REGIONS "/" LWM2_KEY_NAMES "[]/" LWM2_KEY_SHARE)            \
 	X("", LWM2_KEY_FIT)                                                                        \
 	X("/" LWM2_KEY_FIT, LWM2_KEY_FIT_CPU)                                                      \
 	X("/" LWM2_KEY_FIT, LWM2_KEY_FIT_MEMORY)                                                   \

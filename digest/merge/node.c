@@ -99,6 +99,8 @@ static json_object *proc_json(const struct lwm2_rank_record *r)
 	/* only a process that queried its view (lwm2_view(3)) */
 	if (r->view_queries)
 		lwm2_rank_part_to_json(r, LWM2_RP_NODE_VIEW, p);
+	/* only a process that named regions */
+	lwm2_record_regions_json(r, p, true);
 	add_counters(p, r->counters, r->ncounters);
 	return p;
 }

@@ -255,6 +255,46 @@ static void record_who(json_object *o, const struct lwm2_rank_record *r)
 	}
 }
 
+void lwm2_record_regions_json(const struct lwm2_rank_record *r, json_object *o, bool node_form)
+{
+	json_object *a;
+
+	if (!r->regions_n && !r->regions_folded)
+		return;
+	a = json_object_new_array_ext((int)r->regions_n);
+	/* validated: at most LWM2_REGIONS_MAX, names terminated */
+	for (uint32_t i = 0; i < r->regions_n; i++) {
+		const struct lwm2_region_entry *e = &r->regions[i];
+		json_object *x;
+
+		if (node_form) {
+			x = json_object_new_array_ext(3);
+			json_object_array_add(x, json_object_new_string(e->name));
+			json_object_array_add(x, ju_u64(e->calls));
+			json_object_array_add(x, ju_u64(e->ns));
+		} else {
+			x = json_object_new_object();
+			ju_add(x, "name", json_object_new_string(e->name));
+			ju_add(x, "calls", ju_u64(e->calls));
+			ju_add(x, "ns", ju_u64(e->ns));
+		}
+		json_object_array_add(a, x);
+	}
+	ju_add(o, "regions", a);
+	if (!r->regions_folded)
+		return;
+	ju_add(o, "regions_folded", ju_u64(r->regions_folded));
+	if (node_form) {
+		a = json_object_new_array_ext(2);
+		json_object_array_add(a, ju_u64(r->regions_other_calls));
+		json_object_array_add(a, ju_u64(r->regions_other_ns));
+		ju_add(o, "regions_other", a);
+	} else {
+		ju_add(o, "regions_other_calls", ju_u64(r->regions_other_calls));
+		ju_add(o, "regions_other_ns", ju_u64(r->regions_other_ns));
+	}
+}
+
 /* What the process used: its times and resources as the kernel counts
  * them, its clock and sampling, the samples and the counters. */
 static void record_usage(json_object *o, const struct lwm2_rank_record *r)
@@ -323,6 +363,8 @@ json_object *lwm2_record_to_json(const struct lwm2_rank_record *r)
 	ju_add(o, "missing", m);
 	record_who(o, r);
 	record_usage(o, r);
+	/* version 5: the program's named regions (lwm2_view(3)) */
+	lwm2_record_regions_json(r, o, false);
 	ju_add(o, "series", series_json(r));
 	return o;
 }

@@ -169,6 +169,82 @@ static void view_render(json_object *d, FILE *out)
 	fprintf(out, s < 1 ? "%.2g s\n" : "%.2f s\n", s);
 }
 
+/* "rank 3@n1", or "solver[4711]@n1" for a process without a rank. */
+static void where_text(json_object *at, FILE *out)
+{
+	int32_t rank = -1, pid = 0;
+	const char *node = NULL, *exe = NULL;
+
+	where_at(at, &rank, &node, &pid, &exe);
+	if (rank >= 0)
+		fprintf(out, "rank %d", rank);
+	else
+		fprintf(out, "%s[%d]", exe && *exe ? exe : "pid", pid);
+	if (node && *node)
+		fprintf(out, "@%s", node);
+}
+
+static void seconds_text(double s, FILE *out)
+{
+	fprintf(out, s < 1 ? "%.3g s" : "%.2f s", s);
+}
+
+/* The program's named regions ("regions"): a line each, busiest first,
+ * with the spread of its time over the processes that entered it; nothing
+ * for a job that named none. */
+static void regions_render(json_object *d, FILE *out)
+{
+	json_object *r = ju_get(d, LWM2_KEY_REGIONS, json_type_object);
+	json_object *names = r ? ju_get(r, LWM2_KEY_NAMES, json_type_array) : NULL;
+	json_object *other = r ? ju_get(r, LWM2_KEY_OTHER, json_type_object) : NULL;
+	int64_t folded = r ? ju_int_or(r, LWM2_KEY_FOLDED, 0) : 0;
+	double x;
+
+	if (!r)
+		return;
+	fputs("Named regions (lwm2_region_begin/end), time of each process that entered one:\n",
+	      out);
+	for (size_t i = 0; names && i < json_object_array_length(names); i++) {
+		json_object *e = json_object_array_get_idx(names, i);
+		json_object *t = ju_get(e, LWM2_KEY_SECONDS, json_type_object);
+		json_object *sh = ju_get(e, LWM2_KEY_SHARE, json_type_object);
+		int64_t calls = ju_int_or(e, LWM2_KEY_CALLS, 0),
+		        n = t ? ju_int_or(t, LWM2_KEY_N, 0) : 0;
+		double avg, min, max;
+
+		if (!t || !ju_num(t, LWM2_KEY_AVG, &avg) || !ju_num(t, LWM2_KEY_MIN, &min) ||
+		    !ju_num(t, LWM2_KEY_MAX, &max))
+			continue;
+		fputs("  ", out);
+		put_escaped(out, ju_str(e, LWM2_KEY_NAME) ? ju_str(e, LWM2_KEY_NAME) : "?");
+		fprintf(out, ": %" PRId64 " call%s by %" PRId64 " process%s, ", calls,
+		        calls == 1 ? "" : "s", n, n == 1 ? "" : "es");
+		if (n > 1)
+			fputs("avg ", out);
+		seconds_text(avg, out);
+		if (n > 1) {
+			fputs(" (min ", out);
+			seconds_text(min, out);
+			fputs(" ", out);
+			where_text(ju_get(t, LWM2_KEY_MIN_AT, json_type_array), out);
+			fputs(", max ", out);
+			seconds_text(max, out);
+			fputs(" ", out);
+			where_text(ju_get(t, LWM2_KEY_MAX_AT, json_type_array), out);
+			fputs(")", out);
+		}
+		if (sh && ju_num(sh, LWM2_KEY_AVG, &x))
+			fprintf(out, ", %.1f %% of %s wall time", x, n > 1 ? "their" : "its");
+		fputc('\n', out);
+	}
+	if (folded > 0) {
+		fprintf(out, "  %" PRId64 " more name%s folded: %" PRId64 " calls, ", folded,
+		        folded == 1 ? "" : "s", other ? ju_int_or(other, LWM2_KEY_CALLS, 0) : 0);
+		seconds_text(other && ju_num(other, LWM2_KEY_SECONDS, &x) ? x : 0, out);
+		fputc('\n', out);
+	}
+}
+
 /* Where the memory peak comes from, in the words of lwm2(1)'s Fit. */
 static const char *fit_mem_source(json_object *p)
 {
@@ -465,6 +541,7 @@ int lwm2_digest_render(json_object *d, FILE *out, const struct lwm2_render_opts 
 	lwm2_processors_render(d, out);
 	containers_render(d, out);
 	view_render(d, out);
+	regions_render(d, out);
 	counters_render(d, out);
 	counter_events_render(d, out);
 	lwm2_own_cost_render(d, out);

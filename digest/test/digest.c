@@ -468,6 +468,119 @@ static void unmeasured(void)
 	remove_records(dfd, dir, 3);
 }
 
+static void add_region(struct lwm2_rank_record *r, const char *name, uint64_t calls, uint64_t ns)
+{
+	struct lwm2_region_entry *e = &r->regions[r->regions_n++];
+
+	snprintf(e->name, sizeof(e->name), "%s", name);
+	e->calls = calls;
+	e->ns = ns;
+}
+
+/* The program's named regions: each name's calls summed, its time and
+ * share of wall time as statistics over the ranks that entered it, where
+ * the least and the most are, the folded rest; the text lines; the
+ * busiest 64 names of a job kept, the others folded. */
+static void named_regions(void)
+{
+	struct lwm2_job_meta meta = {.cluster = "c1", .job_id = 8, .node_count = 1};
+	struct lwm2_node_ident id = {.cluster = "c1", .job_id = 8, .step_id = 0, .node = "n1"};
+	struct lwm2_rank_record *recs[4];
+	json_object *node, *d, *reg, *names, *e, *t, *other;
+	char err[256] = "", name[16], *text, *line;
+	double x = -1;
+
+	for (int i = 0; i < 4; i++) {
+		struct lwm2_rank_record *r = recs[i] = mk_rec(0, i, "n1");
+
+		r->job_id = 8;
+		r->start_ns = 1700000000000000000ll;
+		r->end_ns = r->start_ns + 10000000000ll; /* 10 s */
+		add_region(r, "solver", 10, 1000000000ull * (uint64_t)(i + 1));
+		if (i < 2)
+			add_region(r, "io", 5, 100000000ull);
+		if (i == 3) {
+			r->regions_folded = 3;
+			r->regions_other_calls = 7;
+			r->regions_other_ns = 200000000ull;
+		}
+		lwm2_record_seal(r);
+	}
+	node = lwm2_node_merge_records(&id, recs, NULL, 4, NULL, NULL);
+	d = node ? lwm2_job_digest_build(&meta, &node, 1) : NULL;
+	ok(d && lwm2_digest_validate(d, err, sizeof(err)) == 0, "regions: digest: %s", err);
+	reg = d ? ju_get(d, "regions", json_type_object) : NULL;
+	names = reg ? ju_get(reg, "names", json_type_array) : NULL;
+	is_int(names ? (int)json_object_array_length(names) : -1, 2, "regions: two names");
+	e = names ? json_object_array_get_idx(names, 0) : NULL;
+	t = e ? ju_get(e, "seconds", json_type_object) : NULL;
+	ok(e && !strcmp(ju_str(e, "name"), "solver") && ju_int_or(e, "calls", 0) == 40 &&
+	       ju_int_or(e, "ranks", 0) == 4,
+	   "solver first (the busiest): 40 calls by 4 ranks");
+	ok(t && ju_num(t, "min", &x) && x == 1 && ju_num(t, "max", &x) && x == 4 &&
+	       ju_num(t, "avg", &x) && x == 2.5 &&
+	       json_object_get_int(
+	           json_object_array_get_idx(ju_get(t, "min_at", json_type_array), 0)) == 0 &&
+	       json_object_get_int(
+	           json_object_array_get_idx(ju_get(t, "max_at", json_type_array), 0)) == 3,
+	   "its time: min 1 s at rank 0, avg 2.5 s, max 4 s at rank 3");
+	t = e ? ju_get(e, "share", json_type_object) : NULL;
+	ok(t && ju_num(t, "avg", &x) && fabs(x - 25) < 1e-9, "its share of wall time: 25 %%");
+	e = names ? json_object_array_get_idx(names, 1) : NULL;
+	ok(e && !strcmp(ju_str(e, "name"), "io") && ju_int_or(e, "calls", 0) == 10 &&
+	       ju_int_or(e, "ranks", 0) == 2,
+	   "io: 10 calls by the 2 ranks that entered it");
+	other = reg ? ju_get(reg, "other", json_type_object) : NULL;
+	ok(reg && ju_int_or(reg, "folded", 0) == 3 && other && ju_int_or(other, "calls", 0) == 7 &&
+	       ju_num(other, "seconds", &x) && fabs(x - 0.2) < 1e-9,
+	   "the folded rest: 3 names, 7 calls, 0.2 s");
+	text = d ? render(d, 0) : NULL;
+	line = text ? line_of(text, "  solver:") : NULL;
+	is_str(line,
+	       "  solver: 40 calls by 4 processes, avg 2.50 s (min 1.00 s rank 0@n1, max 4.00 s "
+	       "rank 3@n1), 25.0 % of their wall time",
+	       "text digest: the solver line");
+	free(line);
+	line = text ? line_of(text, "  3 more") : NULL;
+	is_str(line, "  3 more names folded: 7 calls, 0.2 s", "text digest: the folded line");
+	free(line);
+	free(text);
+	text = d ? lwm2_job_digest_compact(d, 0) : NULL;
+	ok(text && strstr(text, "\"regions\":{\"names\":[{\"name\":\"solver\""),
+	   "the compact form keeps them");
+	free(text);
+	json_object_put(d);
+	json_object_put(node);
+	for (int i = 0; i < 4; i++)
+		free(recs[i]);
+
+	/* 4 ranks of 20 names each, 71 names in all: the busiest 64 kept */
+	for (int i = 0; i < 4; i++) {
+		struct lwm2_rank_record *r = recs[i] = mk_rec(0, i, "n1");
+
+		r->job_id = 8;
+		for (int k = 0; k < 20; k++) {
+			int n = i == 0 ? k : 20 + (i - 1) * 17 + k % 17;
+
+			snprintf(name, sizeof(name), "r%02d", n);
+			add_region(r, name, 1, 1000000ull * (uint64_t)(100 - n));
+		}
+		lwm2_record_seal(r);
+	}
+	node = lwm2_node_merge_records(&id, recs, NULL, 4, NULL, NULL);
+	d = node ? lwm2_job_digest_build(&meta, &node, 1) : NULL;
+	reg = d ? ju_get(d, "regions", json_type_object) : NULL;
+	names = reg ? ju_get(reg, "names", json_type_array) : NULL;
+	e = names ? json_object_array_get_idx(names, 63) : NULL;
+	ok(names && json_object_array_length(names) == 64 && ju_int_or(reg, "folded", 0) == 7 &&
+	       e && !strcmp(ju_str(e, "name"), "r63"),
+	   "71 names: the busiest 64 kept (r00 to r63), 7 folded");
+	json_object_put(d);
+	json_object_put(node);
+	for (int i = 0; i < 4; i++)
+		free(recs[i]);
+}
+
 static void view_queries(void)
 {
 	struct lwm2_job_meta meta = {.cluster = "c1", .job_id = 7, .node_count = 1};
@@ -946,6 +1059,7 @@ int main(void)
 	containers();
 	unmeasured();
 	view_queries();
+	named_regions();
 	exact_numbers();
 	return done_testing();
 }

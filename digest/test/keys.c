@@ -130,6 +130,15 @@ static json_object *mk_node(uint32_t step)
 		if (i < 4) {
 			recs[i]->view_queries = 3; /* the "view" member */
 			recs[i]->view_ns = 30000;
+			/* the "regions" member, with names folded */
+			recs[i]->regions_n = 1;
+			snprintf(recs[i]->regions[0].name, sizeof(recs[i]->regions[0].name),
+			         "solver");
+			recs[i]->regions[0].calls = 10;
+			recs[i]->regions[0].ns = 500000000ull * (uint64_t)(i + 1);
+			recs[i]->regions_folded = 2;
+			recs[i]->regions_other_calls = 4;
+			recs[i]->regions_other_ns = 1000;
 		}
 	}
 	recs[0]->flags |= LWM2_F_INCOMPLETE;

@@ -17,8 +17,8 @@
 
 static char err[256];
 
-/* A version v record built from r in buf: versions 3 and 4 with this
- * build's counters, version 3 without the tail's last field; versions 1
+/* A version v record built from r in buf: versions 3 to 5 with this
+ * build's counters and the tail as far as that version's; versions 1
  * and 2 as they were written, with the 50 counters those versions had
  * (the head, the counters, the version's tail, then r's slices of 50
  * counters each); sealed with v's checksum. */
@@ -28,6 +28,7 @@ static struct lwm2_rank_record *as_version(const struct lwm2_rank_record *r, uin
 	size_t tail = v == 1   ? LWM2_RECORD_TAIL_V1
 	              : v == 2 ? LWM2_RECORD_TAIL_V2
 	              : v == 3 ? LWM2_RECORD_TAIL_V3
+	              : v == 4 ? LWM2_RECORD_TAIL_V4
 	                       : LWM2_RECORD_TAIL;
 	size_t nc = v == 1 || v == 2 ? LWM2_NCOUNTERS_V3 : LWM2_NCOUNTERS;
 	size_t fixed = LWM2_RECORD_HEAD + 8 * nc + tail;
@@ -80,14 +81,49 @@ static void records(void)
 	r->view_queries = 5;
 	r->view_ns = 1000;
 	snprintf(r->hwc_events, sizeof(r->hwc_events), "cycles=PAPI_TOT_CYC fp_ops=PAPI_FP_INS");
+	r->regions_n = 2;
+	snprintf(r->regions[0].name, sizeof(r->regions[0].name), "solver");
+	r->regions[0].calls = 10;
+	r->regions[0].ns = 5000;
+	snprintf(r->regions[1].name, sizeof(r->regions[1].name), "halo");
+	r->regions[1].calls = 20;
+	r->regions[1].ns = 700;
+	r->regions_folded = 3;
+	r->regions_other_calls = 6;
+	r->regions_other_ns = 90;
 	lwm2_record_seal(r);
+	o = as_version(r, 5, buf);
+	err[0] = '\0';
+	ok(lwm2_record_validate(o, sizeof(buf), err, sizeof(err)) == 0, "record version 5 read: %s",
+	   err);
+	up = lwm2_record_upconvert(o);
+	ok(up && up->regions_n == 2 && !strcmp(up->regions[1].name, "halo") &&
+	       up->regions[0].calls == 10 && up->regions[0].ns == 5000 && up->regions_folded == 3 &&
+	       up->regions_other_calls == 6 && up->regions_other_ns == 90,
+	   "and its named regions kept");
+	free(up);
+	memset(o->regions[1].name, 'x', sizeof(o->regions[1].name));
+	o->checksum = 0;
+	o->checksum = lwm2_record_checksum(o);
+	ok(lwm2_record_validate(o, sizeof(buf), err, sizeof(err)) != 0 &&
+	       strstr(err, "unterminated region name"),
+	   "version 5 with an unterminated region name refused: %s", err);
+	o = as_version(r, 5, buf);
+	o->regions_n = LWM2_REGIONS_MAX + 1;
+	o->checksum = 0;
+	o->checksum = lwm2_record_checksum(o);
+	ok(lwm2_record_validate(o, sizeof(buf), err, sizeof(err)) != 0 &&
+	       strstr(err, "named regions, more than"),
+	   "version 5 with more regions than its table refused: %s", err);
 	o = as_version(r, 4, buf);
 	err[0] = '\0';
 	ok(lwm2_record_validate(o, sizeof(buf), err, sizeof(err)) == 0, "record version 4 read: %s",
 	   err);
 	up = lwm2_record_upconvert(o);
-	ok(up && !strcmp(up->hwc_events, "cycles=PAPI_TOT_CYC fp_ops=PAPI_FP_INS"),
-	   "and its counters' events kept");
+	ok(up && up->version == LWM2_RECORD_VERSION &&
+	       !strcmp(up->hwc_events, "cycles=PAPI_TOT_CYC fp_ops=PAPI_FP_INS") &&
+	       !up->regions_n && !up->regions[0].name[0] && !up->regions_folded,
+	   "and brought to version 5: its counters' events kept, no named regions");
 	free(up);
 	memset(o->hwc_events, 'x', sizeof(o->hwc_events));
 	o->checksum = 0;
@@ -100,22 +136,22 @@ static void records(void)
 	ok(lwm2_record_validate(o, sizeof(buf), err, sizeof(err)) == 0, "record version 3 read: %s",
 	   err);
 	up = lwm2_record_upconvert(o);
-	ok(up && up->version == 4 && !up->hwc_events[0] && up->view_ns == 1000 &&
-	       !strcmp(up->container_runtime, "podman") &&
+	ok(up && up->version == LWM2_RECORD_VERSION && !up->hwc_events[0] && up->view_ns == 1000 &&
+	       !strcmp(up->container_runtime, "podman") && !up->regions_n &&
 	       mk_slices(up)[1].counters[LWM2_C_posix_read_bytes] == 77,
-	   "and brought to version 4: no counters' events, the rest kept");
+	   "and brought to version 5: no counters' events, the rest kept");
 	free(up);
 	o = as_version(r, 2, buf);
 	err[0] = '\0';
 	ok(lwm2_record_validate(o, sizeof(buf), err, sizeof(err)) == 0, "record version 2 read: %s",
 	   err);
 	up = lwm2_record_upconvert(o);
-	ok(up && up->version == 4 && !up->container_runtime[0] && !up->container_image[0] &&
-	       !up->view_queries && !up->view_ns && up->launch_ntasks == 4 &&
-	       (up->identity_flags & LWM2_ID_DONE) &&
+	ok(up && up->version == LWM2_RECORD_VERSION && !up->container_runtime[0] &&
+	       !up->container_image[0] && !up->view_queries && !up->view_ns &&
+	       up->launch_ntasks == 4 && (up->identity_flags & LWM2_ID_DONE) &&
 	       mk_slices(up)[1].counters[LWM2_C_posix_read_bytes] == 77 &&
 	       up->ncounters == LWM2_NCOUNTERS_V3,
-	   "and brought to version 4: no container, no view queries, identity and slices kept, "
+	   "and brought to version 5: no container, no view queries, identity and slices kept, "
 	   "the later counters not measured");
 	free(up);
 	o = as_version(r, 1, buf);
@@ -125,7 +161,7 @@ static void records(void)
 	up = lwm2_record_upconvert(o);
 	ok(up && up->launch_ntasks == -1 &&
 	       mk_slices(up)[1].counters[LWM2_C_posix_read_bytes] == 77,
-	   "and brought to version 4: identity unknown, slices kept");
+	   "and brought to version 5: identity unknown, slices kept");
 	free(up);
 	o = as_version(r, 0, buf);
 	ok(lwm2_record_validate(o, sizeof(buf), err, sizeof(err)) != 0 &&
@@ -136,15 +172,16 @@ static void records(void)
 	o = as_newer(r, 16, buf);
 	err[0] = '\0';
 	ok(lwm2_record_validate(o, sizeof(buf), err, sizeof(err)) == 0,
-	   "record version 5 (16 bytes more) read: %s", err);
+	   "record version 6 (16 bytes more) read: %s", err);
 	up = lwm2_record_upconvert(o);
-	ok(up && up->version == 4 && up->view_ns == 1000 && up->launch_ntasks == 4 &&
-	       !strcmp(up->container_runtime, "podman") &&
+	ok(up && up->version == LWM2_RECORD_VERSION && up->view_ns == 1000 &&
+	       up->launch_ntasks == 4 && !strcmp(up->container_runtime, "podman") &&
+	       up->regions_n == 2 && !strcmp(up->regions[0].name, "solver") &&
 	       !strcmp(up->hwc_events, "cycles=PAPI_TOT_CYC fp_ops=PAPI_FP_INS") &&
 	       mk_slices(up)[1].counters[LWM2_C_posix_read_bytes] == 77 &&
 	       lwm2_record_validate(up, sizeof(*up) + 2 * sizeof(struct lwm2_slice), err,
 	                            sizeof(err)) == 0,
-	   "and brought to version 4: its fields kept, the new ones skipped, valid");
+	   "and brought to version 5: its fields kept, the new ones skipped, valid");
 	free(up);
 	o = as_newer(r, 0, buf);
 	o->record_size -= 8;
@@ -152,15 +189,15 @@ static void records(void)
 	o->checksum = 0;
 	o->checksum = lwm2_record_checksum(o);
 	ok(lwm2_record_validate(o, sizeof(buf), err, sizeof(err)) != 0 &&
-	       strstr(err, "layout differs (version 5"),
-	   "record version 5 shorter than version 4 refused: %s", err);
+	       strstr(err, "layout differs (version 6"),
+	   "record version 6 shorter than version 5 refused: %s", err);
 
 	memset(file, 0, sizeof(file));
 	lwm2_file_header_init(h, 8192);
-	h->version = 5;
+	h->version = 6;
 	memcpy(file + sizeof(*h), as_newer(r, 16, buf), 8192);
 	ok(lwm2_record_pick(file, sizeof(file), err, sizeof(err)) != NULL,
-	   "file header version 5 read: %s", err);
+	   "file header version 6 read: %s", err);
 	h->version = 0;
 	ok(lwm2_record_pick(file, sizeof(file), err, sizeof(err)) == NULL &&
 	       strstr(err, "rank record file version 0: no such version"),

@@ -7,7 +7,10 @@
  * over the whole run or since the view's last query, and gathers the
  * values of the ranks of a communicator to one rank, to all, or sends one
  * rank's values to all.  Helpers give min/mean/max/stddev over gathered
- * values and the difference of two views.  doc/lwm2_view.3 has the details.
+ * values and the difference of two views.  Named regions (lwm2_region_begin
+ * and lwm2_region_end) time parts of the program's work by name, and
+ * lwm2_region_get gathers a region's time over the ranks.  doc/lwm2_view.3
+ * has the details.
  *
  * Header only: nothing to link.  The values come from liblwm2.so, which the
  * lwm2 SPANK plugin preloads; the header finds its reader at run time with
@@ -164,6 +167,88 @@ static inline int lwm2_view_self(struct lwm2_view *v, double *vals)
 	return LWM2_OK;
 }
 
+/*
+ * Named regions (TAUg's named events): lwm2_region_begin("solver") and
+ * lwm2_region_end() bracket a part of the program's work, in any thread,
+ * nested (the innermost open region ends).  The rank record keeps each
+ * region's calls and time, summed over the process's threads, and the
+ * digest their spread over the ranks.  A call counts when it ends.  Names
+ * are cut to 47 bytes; a name's address may be reused for another.  Each
+ * call is a few tens of ns; a program that never calls them pays nothing.
+ */
+typedef int (*lwm2_region_enter_fn)(const char *name);
+typedef int (*lwm2_region_leave_fn)(void);
+typedef int (*lwm2_region_read_fn)(const char *name, double *out, int n);
+
+/* liblwm2.so's function of that name, looked up at the first call in each
+ * translation unit (NULL without lwm2), as lwm2_view__reader. */
+static inline void *lwm2__lookup(void **fn, int *looked, const char *name)
+{
+	if (!__atomic_load_n(looked, __ATOMIC_ACQUIRE)) {
+		__atomic_store_n(fn, dlsym(RTLD_DEFAULT, name), __ATOMIC_RELAXED);
+		__atomic_store_n(looked, 1, __ATOMIC_RELEASE);
+	}
+	return __atomic_load_n(fn, __ATOMIC_RELAXED);
+}
+
+/* LWM2_OK; LWM2_NOT_MEASURED without lwm2; LWM2_ERR_ARG for a NULL or
+ * empty name. */
+static inline int lwm2_region_begin(const char *name)
+{
+	static void *fn;
+	static int looked;
+	union {
+		void *p;
+		lwm2_region_enter_fn f;
+	} u;
+
+	u.p = lwm2__lookup(&fn, &looked, "lwm2_region_enter");
+	if (!u.p)
+		return name && name[0] ? LWM2_NOT_MEASURED : LWM2_ERR_ARG;
+	return u.f(name);
+}
+
+/* Ends the calling thread's innermost open region: LWM2_OK; LWM2_ERR_ARG
+ * when none is open. */
+static inline int lwm2_region_end(void)
+{
+	static void *fn;
+	static int looked;
+	union {
+		void *p;
+		lwm2_region_leave_fn f;
+	} u;
+
+	u.p = lwm2__lookup(&fn, &looked, "lwm2_region_leave");
+	return u.p ? u.f() : LWM2_NOT_MEASURED;
+}
+
+/* The calling process's figures of a region so far: its time in seconds
+ * (all threads) and its calls.  LWM2_OK, also for a name never entered
+ * (zeros); LWM2_NOT_MEASURED without lwm2. */
+static inline int lwm2_region_self(const char *name, double *seconds, double *calls)
+{
+	static void *fn;
+	static int looked;
+	union {
+		void *p;
+		lwm2_region_read_fn f;
+	} u;
+	double out[2] = {0, 0};
+	int rc = LWM2_NOT_MEASURED;
+
+	if (!name)
+		return LWM2_ERR_ARG;
+	u.p = lwm2__lookup(&fn, &looked, "lwm2_region_read");
+	if (u.p && u.f(name, out, 2) >= 0)
+		rc = LWM2_OK;
+	if (seconds)
+		*seconds = out[0];
+	if (calls)
+		*calls = out[1];
+	return rc;
+}
+
 /* Statistics over gathered values: metric k of nranks rows of n values. */
 struct lwm2_view_stats {
 	double min, mean, max, stddev;
@@ -251,6 +336,50 @@ static inline int lwm2_view_get(struct lwm2_view *v, MPI_Comm comm, int how, int
 		if (me == root)
 			memcpy(vals, mine, (size_t)n * sizeof(double));
 		rc = PMPI_Bcast(vals, n, MPI_DOUBLE, root, comm);
+		break;
+	}
+	f(dummy, 0, 2);
+	return rc == MPI_SUCCESS ? LWM2_OK : LWM2_ERR_MPI;
+}
+
+/*
+ * A region's time (seconds, all the rank's threads) over comm, a
+ * collective call of all its ranks, placed as lwm2_view_get places a
+ * view of one metric: LWM2_GATHER_ONE gives root size values (rank r's at
+ * vals[r]), LWM2_GATHER_ALL every rank, LWM2_SCATTER root's one value to
+ * all.  lwm2_view_stats(vals, size, 1, 0, &s) gives min/mean/max/stddev.
+ * The collective is kept apart from the view's figures, as a view's.
+ */
+static inline int lwm2_region_get(const char *name, MPI_Comm comm, int how, int root, double *vals)
+{
+	lwm2_view_read_fn f = lwm2_view__reader();
+	double mine = 0, dummy[1];
+	int rc, me;
+
+	if (!name || !vals || how < LWM2_GATHER_ONE || how > LWM2_SCATTER)
+		return LWM2_ERR_ARG;
+	if (!f || f(dummy, 0, 0) < 0)
+		return LWM2_NOT_MEASURED;
+	if ((rc = lwm2_region_self(name, &mine, NULL)) != LWM2_OK)
+		return rc;
+	f(dummy, 0, 1);
+	if (PMPI_Comm_rank(comm, &me) != MPI_SUCCESS) {
+		f(dummy, 0, 2);
+		return LWM2_ERR_MPI;
+	}
+	switch (how) {
+	case LWM2_GATHER_ONE:
+		rc = PMPI_Gather(&mine, 1, MPI_DOUBLE, vals, 1, MPI_DOUBLE, root, comm);
+		if (me != root)
+			vals[0] = mine;
+		break;
+	case LWM2_GATHER_ALL:
+		rc = PMPI_Allgather(&mine, 1, MPI_DOUBLE, vals, 1, MPI_DOUBLE, comm);
+		break;
+	default:
+		if (me == root)
+			vals[0] = mine;
+		rc = PMPI_Bcast(vals, 1, MPI_DOUBLE, root, comm);
 		break;
 	}
 	f(dummy, 0, 2);

@@ -14,6 +14,10 @@
 !   call lwm2_view_end()
 !   call lwm2_view_stats(all, 1, vmin, vmean, vmax, vstddev)
 !
+!   rc = lwm2_region_begin('solver')  ! a named region, ended by
+!   rc = lwm2_region_end()            ! the innermost's end
+!   rc = lwm2_region_self('solver', seconds, calls)
+!
 ! Metric numbers are those of lwm2.h (0-based); values are in seconds or
 ! counts.
 module lwm2_view
@@ -41,7 +45,8 @@ module lwm2_view
   end type lwm2_view_t
 
   public :: lwm2_view_available, lwm2_view_init, lwm2_view_self, &
-       lwm2_view_begin, lwm2_view_end, lwm2_view_stats
+       lwm2_view_begin, lwm2_view_end, lwm2_view_stats, &
+       lwm2_region_begin, lwm2_region_end, lwm2_region_self
 
   interface
      function c_dlsym(handle, name) bind(C, name='dlsym') result(p)
@@ -61,8 +66,31 @@ module lwm2_view
      end function read_fn
   end interface
 
+  abstract interface
+     function region_enter_fn(name) bind(C) result(r)
+       import :: c_char, c_int
+       character(kind=c_char), dimension(*) :: name
+       integer(c_int) :: r
+     end function region_enter_fn
+     function region_leave_fn() bind(C) result(r)
+       import :: c_int
+       integer(c_int) :: r
+     end function region_leave_fn
+     function region_read_fn(name, out, n) bind(C) result(r)
+       import :: c_char, c_double, c_int
+       character(kind=c_char), dimension(*) :: name
+       real(c_double), dimension(*) :: out
+       integer(c_int), value :: n
+       integer(c_int) :: r
+     end function region_read_fn
+  end interface
+
   procedure(read_fn), pointer, save :: reader => null()
   logical, save :: looked = .false.
+  procedure(region_enter_fn), pointer, save :: region_enter => null()
+  procedure(region_leave_fn), pointer, save :: region_leave => null()
+  procedure(region_read_fn), pointer, save :: region_read => null()
+  logical, save :: region_looked = .false.
 
 contains
 
@@ -145,5 +173,50 @@ contains
     vmean = sum(vals(k, :)) / size(vals, 2)
     vstddev = sqrt(sum((vals(k, :) - vmean)**2) / size(vals, 2))
   end subroutine lwm2_view_stats
+
+  ! The named regions' functions, looked up once.
+  logical function have_regions()
+    type(c_funptr) :: p
+    if (.not. region_looked) then
+       p = c_dlsym(c_null_ptr, 'lwm2_region_enter' // c_null_char)
+       if (c_associated(p)) call c_f_procpointer(p, region_enter)
+       p = c_dlsym(c_null_ptr, 'lwm2_region_leave' // c_null_char)
+       if (c_associated(p)) call c_f_procpointer(p, region_leave)
+       p = c_dlsym(c_null_ptr, 'lwm2_region_read' // c_null_char)
+       if (c_associated(p)) call c_f_procpointer(p, region_read)
+       region_looked = .true.
+    end if
+    have_regions = associated(region_enter) .and. associated(region_leave) &
+         .and. associated(region_read)
+  end function have_regions
+
+  ! A named region begins (trailing blanks of name are not part of it).
+  integer function lwm2_region_begin(name)
+    character(len=*), intent(in) :: name
+    lwm2_region_begin = LWM2_ERR_ARG
+    if (len_trim(name) == 0) return
+    lwm2_region_begin = LWM2_NOT_MEASURED
+    if (have_regions()) lwm2_region_begin = region_enter(trim(name) // c_null_char)
+  end function lwm2_region_begin
+
+  ! The calling thread's innermost open region ends.
+  integer function lwm2_region_end()
+    lwm2_region_end = LWM2_NOT_MEASURED
+    if (have_regions()) lwm2_region_end = region_leave()
+  end function lwm2_region_end
+
+  ! The process's time (seconds, all threads) and calls of a region so far.
+  integer function lwm2_region_self(name, seconds, calls)
+    character(len=*), intent(in) :: name
+    real(c_double), intent(out) :: seconds, calls
+    real(c_double) :: out(2)
+    out = 0
+    lwm2_region_self = LWM2_NOT_MEASURED
+    if (have_regions()) then
+       if (region_read(trim(name) // c_null_char, out, 2_c_int) >= 0) lwm2_region_self = LWM2_OK
+    end if
+    seconds = out(1)
+    calls = out(2)
+  end function lwm2_region_self
 
 end module lwm2_view

@@ -59,6 +59,14 @@ int main(int argc, char **argv)
 	printf("container_runtime %s\ncontainer_image %s\n", r->container_runtime,
 	       r->container_image);
 	printf("view_queries %u\nview_ns %llu\n", r->view_queries, (unsigned long long)r->view_ns);
+	/* a region's name has no spaces in the tests that read it */
+	printf("regions_n %u\nregions_folded %u\nregions_other_calls %llu\nregions_other_ns %llu\n",
+	       r->regions_n, r->regions_folded, (unsigned long long)r->regions_other_calls,
+	       (unsigned long long)r->regions_other_ns);
+	for (uint32_t i = 0; i < r->regions_n; i++)
+		printf("region %s %llu %llu\n", r->regions[i].name,
+		       (unsigned long long)r->regions[i].calls,
+		       (unsigned long long)r->regions[i].ns);
 	for (int g = 0; g < LWM2_NGROUPS; g++)
 		if (r->missing & (1u << g))
 			printf("missing_%s %s\n", lwm2_group_names[g], r->missing_reason[g]);
