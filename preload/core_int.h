@@ -213,6 +213,12 @@ bool lwm2_regions_used(void) LWM2_HIDDEN_FN;
 void lwm2_regions_fill(struct lwm2_rank_record *r) LWM2_HIDDEN_FN;
 void lwm2_regions_fork_child(void) LWM2_HIDDEN_FN;
 
+/* thread_scope.c, under the lock: a thread's figures at its end (in the
+ * thread), the record's threads, and none ended in the child of fork */
+void lwm2_thread_scope_ended(const struct lwm2_thread *t) LWM2_HIDDEN_FN;
+void lwm2_thread_scope_fill(struct lwm2_rank_record *r) LWM2_HIDDEN_FN;
+void lwm2_thread_scope_fork_child(void) LWM2_HIDDEN_FN;
+
 /* thread.c */
 void lwm2_threads_init(void) LWM2_HIDDEN_FN;
 struct lwm2_thread *lwm2_thread_attach(bool is_main) LWM2_HIDDEN_FN;

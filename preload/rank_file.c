@@ -241,6 +241,7 @@ static void fill_process_fields(enum lwm2_end how, int status, int sig)
 	lwm2_clock_describe(&r->clock_source, &r->clock_cost_ps);
 	lwm2_view_totals(&r->view_queries, &r->view_ns);
 	lwm2_regions_fill(r);
+	lwm2_thread_scope_fill(r);
 
 	switch (how) {
 	case LWM2_END_CHECKPOINT:

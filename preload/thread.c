@@ -145,6 +145,7 @@ static void thread_end(void *arg)
 
 		lwm2_fold_thread(t, 2);
 		lwm2_slice_add(lwm2_slice_now());
+		lwm2_thread_scope_ended(t);
 		for (int e = 0; e < LWM2_NEARMARKS; e++) {
 			uint64_t s = atomic_load_explicit(&t->samples[e], memory_order_relaxed);
 
@@ -179,6 +180,7 @@ void lwm2_threads_fork_child(void)
 	lwm2_p.nlive = 0;
 	lwm2_p.threads_total = 0;
 	lwm2_p.threads_max = 0;
+	lwm2_thread_scope_fork_child();
 	if (self) {
 		struct lwm2_thread keep = *self;
 

@@ -278,6 +278,38 @@ struct lwm2_region_entry {
 	uint64_t ns;
 };
 
+/* The threads of a process a record keeps (threads as a scope): the
+ * main thread and the busiest others by CPU time, those that ended among
+ * them; the rest folded and counted. */
+#define LWM2_THREADS_MAX 16
+/* What a thread entry keeps of the thread's counters, in this order (the
+ * node record names them): time in MPI and in POSIX file I/O (ns), bytes
+ * of file I/O, and two hardware counters (0 where not counted). */
+#define LWM2_THREAD_COUNTERS(X)                                                                    \
+	X(mpi_ns, "ns", "time inside MPI")                                                         \
+	X(io_ns, "ns", "time inside POSIX file I/O")                                               \
+	X(io_bytes, "B", "bytes read and written by POSIX file I/O")                               \
+	X(cycles, "", "CPU cycles (hardware counter)")                                             \
+	X(instructions, "", "instructions (hardware counter)")
+enum lwm2_thread_counter {
+#define LWM2_X_ENUM(name, unit, desc) LWM2_TC_##name,
+	LWM2_THREAD_COUNTERS(LWM2_X_ENUM)
+#undef LWM2_X_ENUM
+	    LWM2_THREAD_NCOUNTERS
+};
+enum lwm2_thread_flag {
+	LWM2_TH_MAIN = 1u << 0,  /* the process's main thread */
+	LWM2_TH_ENDED = 1u << 1, /* ended before the record was written */
+};
+/* One thread of a process. */
+struct lwm2_thread_entry {
+	int32_t tid;
+	uint32_t flags;  /* enum lwm2_thread_flag */
+	uint64_t cpu_ns; /* user and system CPU time */
+	uint64_t samples[LWM2_NEARMARKS];
+	uint64_t counters[LWM2_THREAD_NCOUNTERS];
+};
+
 /* Runtimes the process used (as TOPAS recorded language and library). */
 enum lwm2_runtime {
 	LWM2_RT_FORTRAN = 1u << 0,
@@ -442,6 +474,13 @@ struct lwm2_rank_record {
 	uint64_t regions_other_calls;
 	uint64_t regions_other_ns;
 	struct lwm2_region_entry regions[LWM2_REGIONS_MAX];
+	/* ---- version 5: the process's threads (threads as a scope,
+	 * preload/thread.c), the main thread first, then the busiest by CPU
+	 * time; threads_folded others' CPU time in threads_other_cpu_ns ---- */
+	uint32_t threads_n;
+	uint32_t threads_folded;
+	uint64_t threads_other_cpu_ns;
+	struct lwm2_thread_entry threads[LWM2_THREADS_MAX];
 	/* followed by nslices struct lwm2_slice */
 };
 
@@ -451,7 +490,8 @@ struct lwm2_rank_record {
 #define LWM2_RECORD_HEAD offsetof(struct lwm2_rank_record, counters)
 /* The tail of each version: version 1 ends before identity_flags, version
  * 2 before the container, version 3 with view_ns, version 4 with
- * hwc_events, version 5 (this one) with the named regions. */
+ * hwc_events, version 5 (this one) with the named regions and the
+ * threads. */
 #define LWM2_RECORD_TAIL_V1                                                                        \
 	(offsetof(struct lwm2_rank_record, identity_flags) -                                       \
 	 offsetof(struct lwm2_rank_record, language))
@@ -503,6 +543,7 @@ extern const char *const lwm2_counter_names[LWM2_NCOUNTERS];
 extern const char *const lwm2_counter_units[LWM2_NCOUNTERS];
 extern const char *const lwm2_counter_descriptions[LWM2_NCOUNTERS];
 extern const char *const lwm2_earmark_names[LWM2_NEARMARKS];
+extern const char *const lwm2_thread_counter_names[LWM2_THREAD_NCOUNTERS];
 extern const char *const lwm2_group_names[LWM2_NGROUPS];
 
 /* Fill a file header for slots of slot_capacity bytes. */
@@ -776,13 +817,18 @@ LWM2_LAYOUT(LWM2_RECORD_TAIL_V3 == 400);
 LWM2_LAYOUT(LWM2_HWC_EVENTS_LEN == 256);
 LWM2_LAYOUT(LWM2_TAIL_AT(hwc_events) == 400);
 LWM2_LAYOUT(LWM2_RECORD_TAIL_V4 == 656);
-/* Version 5 adds the named regions. */
+/* Version 5 adds the named regions, */
 LWM2_LAYOUT(sizeof(struct lwm2_region_entry) == 64);
 LWM2_LAYOUT(LWM2_TAIL_AT(regions_other_ns) == 672);
 LWM2_LAYOUT(LWM2_TAIL_AT(regions) == 680);
-LWM2_LAYOUT(LWM2_RECORD_TAIL == 680 + 64 * LWM2_REGIONS_MAX);
-LWM2_LAYOUT(sizeof(struct lwm2_rank_record) ==
-            LWM2_RECORD_HEAD + 8 * LWM2_NCOUNTERS + 680 + 64 * LWM2_REGIONS_MAX);
+/* and the threads */
+LWM2_LAYOUT(LWM2_NEARMARKS == 4 && LWM2_THREAD_NCOUNTERS == 5);
+LWM2_LAYOUT(sizeof(struct lwm2_thread_entry) == 88);
+LWM2_LAYOUT(LWM2_TAIL_AT(threads_n) == 680 + 64 * LWM2_REGIONS_MAX);
+LWM2_LAYOUT(LWM2_TAIL_AT(threads) == 696 + 64 * LWM2_REGIONS_MAX);
+LWM2_LAYOUT(LWM2_RECORD_TAIL == 696 + 64 * LWM2_REGIONS_MAX + 88 * LWM2_THREADS_MAX);
+LWM2_LAYOUT(sizeof(struct lwm2_rank_record) == LWM2_RECORD_HEAD + 8 * LWM2_NCOUNTERS + 696 +
+                                                   64 * LWM2_REGIONS_MAX + 88 * LWM2_THREADS_MAX);
 #undef LWM2_TAIL_AT
 LWM2_LAYOUT(sizeof(struct lwm2_summary_header) == 256);
 LWM2_LAYOUT(offsetof(struct lwm2_summary_header, version) == 8);

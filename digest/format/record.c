@@ -50,6 +50,12 @@ const char *const lwm2_earmark_names[LWM2_NEARMARKS] = {
 
 const char *const lwm2_group_names[LWM2_NGROUPS] = {"posix", "mpi", "sampling", "hwc", "cuda"};
 
+const char *const lwm2_thread_counter_names[LWM2_THREAD_NCOUNTERS] = {
+#define LWM2_X_NAME(name, unit, desc) #name,
+    LWM2_THREAD_COUNTERS(LWM2_X_NAME)
+#undef LWM2_X_NAME
+};
+
 /* CRC-32C (Castagnoli), table driven; the table is constant data (written
  * by crc32c_gen.py) so the function stays signal-safe. */
 #include "crc32c_table.h"
@@ -251,6 +257,10 @@ int lwm2_record_validate(const void *slot, size_t avail, char *err, size_t errle
 			                    i * sizeof(struct lwm2_region_entry),
 			                LWM2_REGION_NAME_LEN))
 				return fail(err, errlen, "unterminated region name");
+		memcpy(&nreg, TAIL_AT(r, r->ncounters, threads_n), sizeof(nreg));
+		if (nreg > LWM2_THREADS_MAX)
+			return fail(err, errlen, "%u threads, more than %u", nreg,
+			            LWM2_THREADS_MAX);
 	}
 	for (int g = 0; g < LWM2_NGROUPS; g++)
 		if (!terminated(r->missing_reason[g], LWM2_REASON_LEN))
@@ -409,7 +419,8 @@ struct lwm2_rank_record *lwm2_record_upconvert(const struct lwm2_rank_record *r)
 		memcpy(sl[i].counters, from + (size_t)i * 8 * nc, 8 * (size_t)keep);
 	/* Version 1 lacks the identity (its launch shape is "unknown"),
 	 * versions 1 and 2 the container and the view queries, versions 1 to
-	 * 3 the counters' events, versions 1 to 4 the named regions (empty
+	 * 3 the counters' events, versions 1 to 4 the named regions and the
+	 * threads (empty
 	 * and zero: calloc's zeros). */
 	if (tail < LWM2_RECORD_TAIL_V2) {
 		n->launch_ntasks = n->launch_nnodes = -1;

@@ -93,6 +93,12 @@ enum lwm2_rank_part {
  * named as the struct's members). */
 void lwm2_record_regions_json(const struct lwm2_rank_record *r, json_object *o, bool node_form);
 
+/* r's threads (version 5) into o, where it had more than one: "threads":
+ * [{"tid", "flags", "cpu_ns", "samples": [per earmark], "c": {counter:
+ * value, the non-zero ones}}], "threads_folded", "threads_other_cpu_ns";
+ * the same in the node record and the dump. */
+void lwm2_record_threads_json(const struct lwm2_rank_record *r, json_object *o);
+
 /* The fields of r that go into part, added to o under that form's keys. */
 void lwm2_rank_part_to_json(const struct lwm2_rank_record *r, enum lwm2_rank_part part,
                             json_object *o);

@@ -12,6 +12,7 @@
 #include "strset.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,13 +39,76 @@ static int node_index(json_object *names, struct lwm2_strset *set, const char *n
 	return (int)index;
 }
 
+/* Thread rows a digest keeps (threads as a scope): the first ones of the
+ * job's processes in the table's order, the rest counted as omitted (a
+ * job of thousands of multithreaded ranks would otherwise make a log line
+ * of megabytes). */
+#define THREAD_ROWS_MAX 4096
+
+/* The columns of a thread row: the process's row, the thread's id, flags
+ * and CPU time, its samples per earmark, its counters (the record's
+ * names and units). */
+static json_object *thread_cols(void)
+{
+	json_object *cols = json_object_new_array();
+	char name[64];
+
+	json_object_array_add(cols, json_object_new_string("process"));
+	json_object_array_add(cols, json_object_new_string("tid"));
+	json_object_array_add(cols, json_object_new_string("flags"));
+	json_object_array_add(cols, json_object_new_string("cpu_ns"));
+	for (int e = 0; e < LWM2_NEARMARKS; e++) {
+		snprintf(name, sizeof(name), "samples_%s", lwm2_earmark_names[e]);
+		json_object_array_add(cols, json_object_new_string(name));
+	}
+	for (int c = 0; c < LWM2_THREAD_NCOUNTERS; c++)
+		json_object_array_add(cols, json_object_new_string(lwm2_thread_counter_names[c]));
+	return cols;
+}
+
+/* The threads of the process entry pj (node record "threads") as rows of
+ * the process at row, those beyond the bound counted in *omitted. */
+static void thread_rows(json_object *trows, json_object *pj, size_t row, uint64_t *omitted)
+{
+	json_object *th = ju_get(pj, "threads", json_type_array);
+
+	for (size_t i = 0; th && i < json_object_array_length(th); i++) {
+		json_object *t = json_object_array_get_idx(th, i), *r;
+		json_object *sm = ju_get(t, "samples", json_type_array);
+		json_object *c = ju_get(t, "c", json_type_object);
+
+		if (json_object_array_length(trows) >= THREAD_ROWS_MAX) {
+			(*omitted)++;
+			continue;
+		}
+		r = json_object_new_array_ext(4 + LWM2_NEARMARKS + LWM2_THREAD_NCOUNTERS);
+		json_object_array_add(r, ju_u64(row));
+		json_object_array_add(r, json_object_new_int64(ju_int_or(t, "tid", 0)));
+		json_object_array_add(r, json_object_new_int64(ju_int_or(t, "flags", 0)));
+		json_object_array_add(r, json_object_new_int64(ju_int_or(t, "cpu_ns", 0)));
+		for (int e = 0; e < LWM2_NEARMARKS; e++) {
+			json_object *v = sm ? json_object_array_get_idx(sm, (size_t)e) : NULL;
+
+			json_object_array_add(
+			    r, json_object_new_int64(v ? json_object_get_int64(v) : 0));
+		}
+		for (int k = 0; k < LWM2_THREAD_NCOUNTERS; k++)
+			json_object_array_add(
+			    r, json_object_new_int64(
+			           c ? ju_int_or(c, lwm2_thread_counter_names[k], 0) : 0));
+		json_object_array_add(trows, r);
+	}
+}
+
 json_object *lwm2_job_digest_ranks(json_object *const *nodes, size_t n)
 {
 	json_object *o = json_object_new_object(), *names = json_object_new_array(),
-	            *cols = json_object_new_array(), *rows = json_object_new_array();
+	            *cols = json_object_new_array(), *rows = json_object_new_array(),
+	            *trows = json_object_new_array();
 	struct lwm2_strset set = {NULL, NULL, 0, 0};
+	uint64_t omitted = 0;
 
-	if (!o || !names || !cols || !rows)
+	if (!o || !names || !cols || !rows || !trows)
 		goto nomem;
 	json_object_array_add(cols, json_object_new_string("step"));
 	json_object_array_add(cols, json_object_new_string("node"));
@@ -95,12 +159,25 @@ json_object *lwm2_job_digest_ranks(json_object *const *nodes, size_t n)
 				json_object_array_add(row, v->valid ? ju_double(v->value) : NULL);
 			}
 			json_object_array_add(rows, row);
+			thread_rows(trows, pj, json_object_array_length(rows) - 1, &omitted);
 		}
 	}
 	lwm2_strset_free(&set);
 	ju_add(o, "nodes", names);
 	ju_add(o, "cols", cols);
 	ju_add(o, "rows", rows);
+	/* threads as a scope: where a process had several */
+	if (json_object_array_length(trows) || omitted) {
+		json_object *t = json_object_new_object();
+
+		ju_add(t, "cols", thread_cols());
+		ju_add(t, "rows", trows);
+		if (omitted)
+			ju_add(t, "omitted", ju_u64(omitted));
+		ju_add(o, LWM2_KEY_THREADS, t);
+	} else {
+		json_object_put(trows);
+	}
 	return o;
 nomem:
 	lwm2_strset_free(&set);
@@ -108,6 +185,7 @@ nomem:
 	json_object_put(names);
 	json_object_put(cols);
 	json_object_put(rows);
+	json_object_put(trows);
 	errno = ENOMEM;
 	return NULL;
 }

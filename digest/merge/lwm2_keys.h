@@ -156,9 +156,13 @@
 #define LWM2_KEY_RANK "rank"
 #define LWM2_KEY_PID  "pid"
 
-/* "ranks": the per-process table. */
-#define LWM2_KEY_COLS "cols"
-#define LWM2_KEY_ROWS "rows"
+/* "ranks": the per-process table, and its processes' "threads" (each
+ * row's first column the row of its process; "omitted": rows beyond the
+ * table's bound). */
+#define LWM2_KEY_COLS    "cols"
+#define LWM2_KEY_ROWS    "rows"
+#define LWM2_KEY_THREADS "threads"
+#define LWM2_KEY_OMITTED "omitted"
 
 /* "application": the main executable's identity. */
 #define LWM2_KEY_BUILD_ID       "build_id"
@@ -371,6 +375,10 @@
 	X("/" LWM2_KEY_RANKS, LWM2_KEY_COLS)                                                       \
 	X("/" LWM2_KEY_RANKS, LWM2_KEY_NODES)                                                      \
 	X("/" LWM2_KEY_RANKS, LWM2_KEY_ROWS)                                                       \
+	X("/" LWM2_KEY_RANKS, LWM2_KEY_THREADS)                                                    \
+	X("/" LWM2_KEY_RANKS "/" LWM2_KEY_THREADS, LWM2_KEY_COLS)                                  \
+	X("/" LWM2_KEY_RANKS "/" LWM2_KEY_THREADS, LWM2_KEY_ROWS)                                  \
+	X("/" LWM2_KEY_RANKS "/" LWM2_KEY_THREADS, LWM2_KEY_OMITTED)                               \
 	X("/" LWM2_KEY_APPLICATION, LWM2_KEY_EXE)                                                  \
 	X("/" LWM2_KEY_APPLICATION, LWM2_KEY_BUILD_ID)                                             \
 	X("/" LWM2_KEY_APPLICATION, LWM2_KEY_SEVERAL_BUILDS)                                       \

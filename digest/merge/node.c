@@ -101,6 +101,8 @@ static json_object *proc_json(const struct lwm2_rank_record *r)
 		lwm2_rank_part_to_json(r, LWM2_RP_NODE_VIEW, p);
 	/* only a process that named regions */
 	lwm2_record_regions_json(r, p, true);
+	/* and only one of several threads */
+	lwm2_record_threads_json(r, p);
 	add_counters(p, r->counters, r->ncounters);
 	return p;
 }

@@ -295,6 +295,36 @@ void lwm2_record_regions_json(const struct lwm2_rank_record *r, json_object *o, 
 	}
 }
 
+void lwm2_record_threads_json(const struct lwm2_rank_record *r, json_object *o)
+{
+	json_object *a;
+
+	/* one thread is its process: nothing to drill down to */
+	if (r->threads_n <= 1 && !r->threads_folded)
+		return;
+	a = json_object_new_array_ext((int)r->threads_n);
+	/* validated: at most LWM2_THREADS_MAX */
+	for (uint32_t i = 0; i < r->threads_n; i++) {
+		const struct lwm2_thread_entry *t = &r->threads[i];
+		json_object *x = json_object_new_object(), *c = json_object_new_object();
+
+		ju_add(x, "tid", json_object_new_int(t->tid));
+		ju_add(x, "flags", ju_u64(t->flags));
+		ju_add(x, "cpu_ns", ju_u64(t->cpu_ns));
+		ju_add(x, "samples", ju_u64_array(t->samples, LWM2_NEARMARKS));
+		for (int k = 0; k < LWM2_THREAD_NCOUNTERS; k++)
+			if (t->counters[k])
+				ju_add(c, lwm2_thread_counter_names[k], ju_u64(t->counters[k]));
+		ju_add(x, "c", c);
+		json_object_array_add(a, x);
+	}
+	ju_add(o, "threads", a);
+	if (r->threads_folded) {
+		ju_add(o, "threads_folded", ju_u64(r->threads_folded));
+		ju_add(o, "threads_other_cpu_ns", ju_u64(r->threads_other_cpu_ns));
+	}
+}
+
 /* What the process used: its times and resources as the kernel counts
  * them, its clock and sampling, the samples and the counters. */
 static void record_usage(json_object *o, const struct lwm2_rank_record *r)
@@ -365,6 +395,8 @@ json_object *lwm2_record_to_json(const struct lwm2_rank_record *r)
 	record_usage(o, r);
 	/* version 5: the program's named regions (lwm2_view(3)) */
 	lwm2_record_regions_json(r, o, false);
+	/* version 5: its threads */
+	lwm2_record_threads_json(r, o);
 	ju_add(o, "series", series_json(r));
 	return o;
 }

@@ -248,6 +248,39 @@ static json_object *interference(void)
 	return f;
 }
 
+/* A job of 300 processes of 16 threads each: more thread rows than a
+ * digest keeps (the "omitted" member of "ranks"' "threads"). */
+static json_object *many_threads(void)
+{
+	struct lwm2_job_meta meta = {.cluster = "c1", .job_id = 9, .node_count = 1};
+	struct lwm2_node_ident id = {.cluster = "c1", .job_id = 9, .step_id = 0, .node = "n1"};
+	struct lwm2_rank_record *recs[300];
+	json_object *node, *d;
+
+	for (int i = 0; i < 300; i++) {
+		struct lwm2_rank_record *r = recs[i] = mk_rec(0, i, "n1");
+
+		r->job_id = 9;
+		r->threads_n = LWM2_THREADS_MAX;
+		for (int k = 0; k < LWM2_THREADS_MAX; k++) {
+			r->threads[k].tid = 1000 * i + k;
+			r->threads[k].flags = k ? LWM2_TH_ENDED : LWM2_TH_MAIN;
+			r->threads[k].cpu_ns = 1000000ull * (uint64_t)(k + 1);
+			r->threads[k].samples[0] = 10;
+			r->threads[k].counters[LWM2_TC_mpi_ns] = 5000;
+		}
+		r->threads_folded = 1;
+		r->threads_other_cpu_ns = 100;
+		lwm2_record_seal(r);
+	}
+	node = lwm2_node_merge_records(&id, recs, NULL, 300, NULL, NULL);
+	d = node ? lwm2_job_digest_build(&meta, &node, 1) : NULL;
+	for (int i = 0; i < 300; i++)
+		free(recs[i]);
+	json_object_put(node);
+	return d;
+}
+
 int main(void)
 {
 	struct lwm2_job_meta meta = {.cluster = "c1",
@@ -295,6 +328,10 @@ int main(void)
 	if (f)
 		ju_add(d, LWM2_KEY_INTERFERENCE, f);
 	walk(d, "", 0);
+	c = many_threads();
+	ok(c != NULL, "a digest of 300 processes of 16 threads built");
+	walk(c, "", 0);
+	json_object_put(c);
 
 	/* the compact form, cut until steps are dropped */
 	text = lwm2_job_digest_compact(d, 0);

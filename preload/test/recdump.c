@@ -67,6 +67,19 @@ int main(int argc, char **argv)
 		printf("region %s %llu %llu\n", r->regions[i].name,
 		       (unsigned long long)r->regions[i].calls,
 		       (unsigned long long)r->regions[i].ns);
+	printf("threads_n %u\nthreads_folded %u\nthreads_other_cpu_ns %llu\n", r->threads_n,
+	       r->threads_folded, (unsigned long long)r->threads_other_cpu_ns);
+	/* thread TID FLAGS CPU_NS SAMPLES... COUNTERS... */
+	for (uint32_t i = 0; i < r->threads_n; i++) {
+		const struct lwm2_thread_entry *t = &r->threads[i];
+
+		printf("thread %d %u %llu", t->tid, t->flags, (unsigned long long)t->cpu_ns);
+		for (int e = 0; e < LWM2_NEARMARKS; e++)
+			printf(" %llu", (unsigned long long)t->samples[e]);
+		for (int c = 0; c < LWM2_THREAD_NCOUNTERS; c++)
+			printf(" %llu", (unsigned long long)t->counters[c]);
+		printf("\n");
+	}
 	for (int g = 0; g < LWM2_NGROUPS; g++)
 		if (r->missing & (1u << g))
 			printf("missing_%s %s\n", lwm2_group_names[g], r->missing_reason[g]);

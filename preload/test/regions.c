@@ -8,12 +8,16 @@
  *
  *   regions expect-off   without lwm2: every call is LWM2_NOT_MEASURED
  *   regions run          under liblwm2.so: nesting, recursion, 2 threads,
- *                        300 names more than the record keeps, a fork
+ *                        300 names more than the record keeps, a fork,
+ *                        20 short threads more (threads as a scope: the
+ *                        two workers print their CPU time, "thread TID S")
  */
+#define _GNU_SOURCE
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -73,6 +77,23 @@ static void recurse(int depth)
 	rec_sum += now() - t0;
 }
 
+/* Its own CPU time at its end, as "thread TID SECONDS". */
+static void print_thread_cpu(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	printf("thread %ld %.6f\n", (long)syscall(SYS_gettid),
+	       (double)ts.tv_sec + (double)ts.tv_nsec / 1e9);
+}
+
+static void *short_thread(void *arg)
+{
+	(void)arg;
+	spin(0.001);
+	return NULL;
+}
+
 static void *worker(void *arg)
 {
 	(void)arg;
@@ -88,6 +109,9 @@ static void *worker(void *arg)
 		work.calls++;
 		pthread_mutex_unlock(&work_lock);
 	}
+	pthread_mutex_lock(&work_lock);
+	print_thread_cpu();
+	pthread_mutex_unlock(&work_lock);
 	return NULL;
 }
 
@@ -149,6 +173,13 @@ static int run(void)
 		pthread_create(&th[i], NULL, worker, NULL);
 	for (int i = 0; i < 2; i++)
 		pthread_join(th[i], NULL);
+	/* more threads than a record keeps (16): 20 short ones */
+	for (int i = 0; i < 20; i++) {
+		pthread_t t;
+
+		pthread_create(&t, NULL, short_thread, NULL);
+		pthread_join(t, NULL);
+	}
 	/* more names than the process keeps apart (256) */
 	for (int i = 0; i < 300; i++) {
 		snprintf(name, sizeof(name), "n%03d", i);

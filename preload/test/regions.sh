@@ -5,7 +5,8 @@
 # call says "not measured"; under it test/regions.c's regions (nested, a
 # recursion, two threads, more names than a record keeps, a fork) are in
 # its rank record with the calls the program made and the time it measured
-# itself, and lwm2_region_self says the same; the Fortran module's calls.
+# itself, and lwm2_region_self says the same; the process's threads in
+# its record (threads as a scope); the Fortran module's calls.
 set -u
 # shellcheck source=tests/tap.sh
 . "$(dirname "$0")/../../tests/tap.sh"
@@ -69,6 +70,19 @@ is "$(awk '$1 == "regions_folded" { print $2 }' "$W/rec.txt")" 225 \
 	"224 named ones folded, and the 48 names beyond the process's table as one more"
 is "$(awk '$1 == "regions_other_calls" { print $2 }' "$W/rec.txt")" 272 \
 	"the folded calls: 272 names of one call each"
+
+# Threads as a scope: main, 2 workers and 20 short threads; the record
+# keeps 16, the main thread first, the two workers (the busiest) among
+# them with the CPU time they measured themselves at their end.
+is "$(awk '$1 == "threads_n" { print $2 }' "$W/rec.txt")" 16 "threads: the record keeps 16"
+is "$(awk '$1 == "threads_folded" { print $2 }' "$W/rec.txt")" 7 "threads: the other 7 folded"
+check "threads: the main thread first, flagged main" \
+	awk -v pid="$pid" '$1 == "thread" { ok = $2 == pid && $3 == 1; exit } END { exit !ok }' "$W/rec.txt"
+while read -r _ tid own; do
+	check "thread $tid: ended, its CPU time in the record is its own ${own} s within 2 % and 2 ms" \
+		awk -v t="$tid" -v o="$own" '$1 == "thread" && $2 == t { c = $4 / 1e9; ok = $3 == 2 && c - o < 0.02 * o + 0.002 && o - c < 0.02 * o + 0.002 } END { exit !ok }' "$W/rec.txt"
+done < <(grep '^thread ' "$W/out.txt")
+is "$(grep -c '^thread ' "$W/out.txt")" 2 "threads: both workers said their CPU time"
 
 # The Fortran module.
 if command -v gfortran >/dev/null && (cd "$W" && gfortran -c "$inc/lwm2_view.f90" -o lwm2_view.o &&
