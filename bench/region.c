@@ -92,8 +92,11 @@ int main(int argc, char **argv)
 		return usage();
 	ns[FIXED] = calloc((size_t)rounds, sizeof(double));
 	ns[MOVING] = calloc((size_t)rounds, sizeof(double));
-	if (!ns[FIXED] || !ns[MOVING])
+	if (!ns[FIXED] || !ns[MOVING]) {
+		free(ns[FIXED]);
+		free(ns[MOVING]);
 		return 1;
+	}
 	for (int k = 0; k < rounds; k++) {
 		for (int c = FIXED; c <= MOVING; c++) {
 			t = bench_now_ns();
