@@ -17,7 +17,7 @@
 # script), BENCH_DIR (the built bench programs; default LWM2_BUILDDIR/bench),
 # MPICC, BENCH_QUICK=1 (few repetitions: a smoke test, not a measurement),
 # BENCH_IMAGE (the container section's root file system),
-# BENCH_ONLY="posix mpi view ..." (run only these sections), BENCH_LAMMPS_STEPS.
+# BENCH_ONLY="posix mpi view region ..." (run only these sections), BENCH_LAMMPS_STEPS.
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -1079,6 +1079,86 @@ bench_view() {
 	fi
 }
 
+# ---------------------------------------------------------------- region
+# A named region's begin/end pair (lwm2_region_begin/end of lwm2.h) under
+# liblwm2.so against the same program without it, where the header's
+# calls return at once (the baseline): one name, and a name snprintf'd
+# into a buffer at another address each call (found by its hash, not its
+# address).  Runs with and without alternate, swapping order each round;
+# the added cost is the median of the per-round differences.  Then the
+# instructions per pair under callgrind, exact whatever the load.
+region_label() {
+	case $1 in
+	fixed) echo "region begin/end pair, one name" ;;
+	moving) echo "region begin/end pair, a name at another address each call (snprintf)" ;;
+	esac
+}
+
+bench_region() {
+	local n r k c first w b d m iw ib spread note
+	n=$(reps 200000 50000)
+	r=$(reps 7 3)
+	: >"$work/region_runs"
+	log "region: $r runs each way of 5 x $n pairs per case"
+	for k in $(seq "$r"); do
+		for first in with without; do
+			fresh_dir
+			# order swaps every round: (with, without), then (without, with)
+			if { [ "$first" = with ] && [ $((k % 2)) = 1 ]; } ||
+				{ [ "$first" = without ] && [ $((k % 2)) = 0 ]; }; then
+				LD_PRELOAD=$lib "$bdir/region" time "$n" 5 | sed "s/^/$k with /"
+			else
+				"$bdir/region" time "$n" 5 | sed "s/^/$k without /"
+			fi
+		done >>"$work/region_runs" || {
+			notrow region "region begin/end pair" ns 50 "bench/region failed"
+			return
+		}
+	done
+	for c in fixed moving; do
+		# lines: ROUND SIDE region CASE ns X measured M
+		m=$(awk -v c="$c" '$2 == "with" && $4 == c && $8 != 1' "$work/region_runs" | wc -l)
+		if [ "$m" != 0 ]; then
+			notrow "region_$c" "$(region_label "$c")" ns 50 "liblwm2.so did not count the calls"
+			continue
+		fi
+		w=$(awk -v c="$c" '$2 == "with" && $4 == c { print $6 }' "$work/region_runs" | median)
+		b=$(awk -v c="$c" '$2 == "without" && $4 == c { print $6 }' "$work/region_runs" | median)
+		# the per-round differences, their median and their spread
+		awk -v c="$c" '$4 == c { v[$1, $2] = $6; k[$1] = 1 }
+			END { for (i in k) print v[i, "with"] - v[i, "without"] }' "$work/region_runs" >"$work/region_d"
+		d=$(median <"$work/region_d")
+		spread=$(sort -g "$work/region_d" | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%.2f", hi - lo }')
+		note="baseline: the header's calls without liblwm2.so (they return at once); differences $(range <"$work/region_d") ns"
+		if awk -v s="$spread" 'BEGIN { exit !(s > 50) }'; then
+			note="$note: not resolved under this load"
+		fi
+		row "region_$c" "$(region_label "$c")" "$w ns" "$b ns" "$(calc "$d")" ns 50 "$note"
+	done
+	if ! command -v valgrind >/dev/null; then
+		notrow region_ir "region begin/end pair, instructions" Ir - "valgrind is not installed"
+		return
+	fi
+	log "region: instructions per pair under callgrind"
+	n=20000
+	for c in fixed moving; do
+		fresh_dir
+		iw=$(LD_PRELOAD=$lib valgrind --tool=callgrind --callgrind-out-file=/dev/null \
+			--collect-atstart=no --toggle-collect=run_pairs \
+			"$bdir/region" icount $n "$c" 2>&1 | awk '/Collected :/ { print $NF }')
+		ib=$(valgrind --tool=callgrind --callgrind-out-file=/dev/null \
+			--collect-atstart=no --toggle-collect=run_pairs \
+			"$bdir/region" icount $n "$c" 2>&1 | awk '/Collected :/ { print $NF }')
+		if [ -z "$iw" ] || [ -z "$ib" ]; then
+			notrow "region_ir_$c" "$(region_label "$c"), instructions" Ir - "callgrind gave no count"
+			continue
+		fi
+		row "region_ir_$c" "$(region_label "$c"), instructions/pair" \
+			"$(calc "$iw / $n" 1) Ir" "$(calc "$ib / $n" 1) Ir" "$(calc "($iw - $ib) / $n" 1)" Ir - \
+			"callgrind; baseline: the header's calls without liblwm2.so"
+	done
+}
+
 # The central database (lwm2 db, lwm2 stats --db): a log of N digests
 # imported; its size per job; the worker's follow, one job per
 # transaction; then a synthetic year made in SQL from the imported rows
@@ -1258,6 +1338,7 @@ want merges && bench_merges
 want lammps && bench_lammps
 want export && bench_export
 want view && bench_view
+want region && bench_region
 want db && bench_db
 # minutes a side: only when named (BENCH_ONLY=burst), never in a full run
 if [[ " $only " == *" burst "* ]]; then

@@ -167,6 +167,10 @@ struct rp_job_opts {
  * writing failed. */
 int rp_job_page(FILE *f, json_object *digest, const struct rp_job_opts *o);
 
+/* The job page's table of the program's named regions (the digest's
+ * "regions"); nothing without them (report_regions.c). */
+void rp_job_regions(FILE *f, json_object *digest);
+
 /* Node pages of one job (site mode): dir/node-<name>.html for every node
  * of the per-process table, each listing its processes with an anchor per
  * rank.  0 or -1 (reported). */

@@ -1220,9 +1220,11 @@ int rp_job_page(FILE *f, json_object *digest, const struct rp_job_opts *o)
 	}
 	fputs("<h1>", f);
 	rp_esc(f, title);
-	fputs("</h1>\n<p class=\"small\"><a href=\"#digest\">Digest</a> · <a href=\"#steps\">"
-	      "Steps</a> · <a href=\"#ranks\">Per-rank view</a> · <a href=\"#grid\">Space-time "
-	      "grid</a> · <a href=\"#nodes\">Nodes</a></p>\n",
+	fputs("</h1>\n<p class=\"small\"><a href=\"#digest\">Digest</a> · ", f);
+	if (ju_get(digest, LWM2_KEY_REGIONS, json_type_object))
+		fputs("<a href=\"#regions\">Named regions</a> · ", f);
+	fputs("<a href=\"#steps\">Steps</a> · <a href=\"#ranks\">Per-rank view</a> · <a "
+	      "href=\"#grid\">Space-time grid</a> · <a href=\"#nodes\">Nodes</a></p>\n",
 	      f);
 	if (ju_get(digest, LWM2_KEY_COMPACT, json_type_boolean))
 		note(f, "note",
@@ -1236,6 +1238,7 @@ int rp_job_page(FILE *f, json_object *digest, const struct rp_job_opts *o)
 	notes_missing(f, digest, &s);
 	section_digest(f, &s);
 	section_derived_metrics(f, scope);
+	rp_job_regions(f, digest);
 	section_steps(f, digest);
 	section_ranks(f, digest, &t, o);
 	section_grid(f, digest, &t);

@@ -4,16 +4,20 @@
  * tests, its digest built by the library from node records merged from
  * rank records, as jobcomp/lwm2 builds it:
  *
- *   mkreportlog JOB USER NPROCS NNODES START [FIRST_NODE] > LOG
+ *   mkreportlog JOB USER NPROCS NNODES START [FIRST_NODE [regions]] > LOG
  *
  * NPROCS MPI processes on nodes n<FIRST_NODE>... (default 1), spread
  * evenly; each runs 100 s from START (epoch seconds) in 10 slices of 10 s,
  * 10 % in point-to-point and 5 % in collective MPI calls, except rank 3,
  * which spends 80 % in point-to-point calls (the outlier).  Processes on
  * the first node write 1 MB per slice to files; every process runs one
- * thread busy all the time.
+ * thread busy all the time.  With "regions", the program's named regions
+ * too: every rank entered "solver" 10 times for 10 + rank seconds, ranks 0
+ * to 3 "halo <exchange>" 1,000 times for 2 s, and rank 0 folded 3 more
+ * names into 7 calls of 0.5 s (a record keeps only its busiest).
  */
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,17 +27,41 @@
 
 #define NSL 10
 
+/* The named regions of rank r (see above), as preload/region.c fills them. */
+static void add_regions(struct lwm2_rank_record *rec, long r)
+{
+	struct lwm2_region_entry *e = rec->regions;
+
+	snprintf(e[0].name, sizeof(e[0].name), "solver");
+	e[0].calls = 10;
+	e[0].ns = (uint64_t)(10 + r) * 1000000000ull;
+	rec->regions_n = 1;
+	if (r < 4) {
+		snprintf(e[1].name, sizeof(e[1].name), "halo <exchange>");
+		e[1].calls = 1000;
+		e[1].ns = 2000000000ull;
+		rec->regions_n = 2;
+	}
+	if (r == 0) {
+		rec->regions_folded = 3;
+		rec->regions_other_calls = 7;
+		rec->regions_other_ns = 500000000ull;
+	}
+}
+
 int main(int argc, char **argv)
 {
 	uint32_t job;
 	long nprocs, nnodes, first_node;
 	int64_t start;
 	const char *user;
+	bool regions;
 	json_object **nodes, *digest;
 	char nodelist[64];
 
 	if (argc < 6) {
-		fprintf(stderr, "usage: mkreportlog JOB USER NPROCS NNODES START [FIRST_NODE]\n");
+		fprintf(stderr, "usage: mkreportlog JOB USER NPROCS NNODES START [FIRST_NODE "
+		                "[regions]]\n");
 		return 2;
 	}
 	job = (uint32_t)atol(argv[1]);
@@ -42,6 +70,7 @@ int main(int argc, char **argv)
 	nnodes = atol(argv[4]);
 	start = atoll(argv[5]);
 	first_node = argc > 6 ? atol(argv[6]) : 1;
+	regions = argc > 7 && strcmp(argv[7], "regions") == 0;
 	if (nprocs < 1 || nnodes < 1 || nnodes > nprocs || start < 0 || start % 10) {
 		fprintf(stderr, "mkreportlog: bad arguments (START a multiple of 10)\n");
 		return 2;
@@ -85,6 +114,8 @@ int main(int argc, char **argv)
 					rec->counters[LWM2_C_posix_write_ns] += 100000000;
 				}
 			}
+			if (regions)
+				add_regions(rec, r);
 			recs[r - r0] = rec;
 		}
 		nodes[n] = lwm2_node_merge_records(&id, recs, NULL, (size_t)(r1 - r0), NULL, NULL);

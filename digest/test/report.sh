@@ -216,4 +216,39 @@ check "the job's table says what was counted" \
 	grep -q '<tr><th>Counted with</th><td>fp_ops perf::TASK-CLOCK</td></tr>' "$tmp/e.html"
 check "no label says floating-point rate" bash -c "! grep -q 'Floating-point rate' '$tmp/e.html'"
 
+# --- the program's named regions: a table where the digest has "regions"
+# (8 processes on 2 nodes: "solver" on all, 10 + rank s; "halo <exchange>"
+# on ranks 0 to 3; rank 0 folded 3 more names), none where it has not
+check "no regions table without regions" bash -c "! grep -q 'id=\"regions\"' '$tmp/j.html'"
+./mkreportlog 301 alice 8 2 1700000000 1 regions >"$tmp/regions.jsonl" ||
+	diag "mkreportlog with regions failed"
+./lwm2 report --file "$tmp/regions.jsonl" -j 301 -o "$tmp/r.html" 2>"$tmp/err"
+is "$?" 0 "a digest with regions: exit 0"
+check "the page has the regions table and links to it" \
+	bash -c "grep -q '<h2 id=\"regions\">Named regions</h2>' '$tmp/r.html' && grep -q 'href=\"#regions\"' '$tmp/r.html'"
+# the figures the page shows are the digest's
+want=$(python3 -c '
+import json, sys
+for e in json.loads(open(sys.argv[1]).readline())["digest"]["regions"]["names"]:
+    t, s = e["seconds"], e["share"]
+    print("%s %d %d %g %g %g %g" % (e["name"].split()[0], e["calls"], e["ranks"], t["min"], t["avg"], t["max"], s["avg"]))
+' "$tmp/regions.jsonl")
+got=$(python3 -c '
+import re, sys
+for m in re.finditer(r"<tr data-region=\"([^\"]*)\" data-calls=\"(\d+)\" data-ranks=\"(\d+)\" data-min=\"([^\"]*)\" data-avg=\"([^\"]*)\" data-max=\"([^\"]*)\" data-share=\"([^\"]*)\"", open(sys.argv[1]).read()):
+    g = m.groups()
+    print("%s %s %s %g %g %g %g" % ((g[0].split()[0],) + g[1:3] + tuple(float(x) for x in g[3:])))
+' "$tmp/r.html")
+is "$got" "$want" "regions table: calls, processes, min/avg/max time and share are the digest's"
+check "solver: 80 calls by 8 processes, busiest first" \
+	bash -c "grep -o 'data-region=\"[^\"]*\" data-calls=\"[0-9]*\" data-ranks=\"[0-9]*\"' '$tmp/r.html' | head -n 1 | grep -qx 'data-region=\"solver\" data-calls=\"80\" data-ranks=\"8\"'"
+check "solver's shortest at rank 0 on n1, longest at rank 7 on n2" \
+	grep -q '<tr data-region="solver".*<td>rank 0 on n1</td><td class="n">17.0 s</td><td>rank 7 on n2</td>' "$tmp/r.html"
+check "a region's name is escaped" \
+	bash -c "grep -q '<tr data-region=\"halo &lt;exchange&gt;\" data-calls=\"4000\" data-ranks=\"4\"' '$tmp/r.html' && ! grep -q '<exchange>' '$tmp/r.html'"
+check "the folded names are counted" \
+	grep -q '<tr class="folded" data-folded="3"><td colspan="9">3 more names folded: 7 calls, 0.50 s over the job</td></tr>' "$tmp/r.html"
+check "the text digest names the same regions" \
+	bash -c "./lwm2 render '$tmp/regions.jsonl' | grep -q '^  solver: 80 calls by 8 processes'"
+
 done_testing
