@@ -135,8 +135,10 @@ static int rebalance(long *share, const double *now, double *before, int size)
 	double *t = malloc((size_t)size * sizeof(*t));
 	int moves = 0;
 
-	if (!t)
+	if (!t) {
 		MPI_Abort(MPI_COMM_WORLD, 1);
+		return 0;
+	}
 	for (int r = 0; r < size; r++) {
 		t[r] = now[r] - before[r] > 1e-6 ? now[r] - before[r] : 1e-6;
 		before[r] = now[r];
@@ -146,8 +148,8 @@ static int rebalance(long *share, const double *now, double *before, int size)
 		long pair;
 		double speed_slow, speed_fast;
 
-		lwm2_view_stats(t, size, 1, 0, &s);
-		if (s.argmax == s.argmin || s.max - s.min < BALANCED_WITHIN * s.max)
+		if (lwm2_view_stats(t, size, 1, 0, &s) != LWM2_OK || s.argmax == s.argmin ||
+		    s.max - s.min < BALANCED_WITHIN * s.max)
 			break;
 		/* units per second at the shares the window ran */
 		speed_slow = (double)share[s.argmax] / s.max;
@@ -224,8 +226,15 @@ int main(int argc, char **argv)
 	before = calloc((size_t)size, sizeof(*before));
 	clock.per_thread_s = calloc((size_t)nthreads, sizeof(*clock.per_thread_s));
 	clock.per_thread_units = calloc((size_t)nthreads, sizeof(*clock.per_thread_units));
-	if (!share || !now || !before || !clock.per_thread_s || !clock.per_thread_units)
+	if (!share || !now || !before || !clock.per_thread_s || !clock.per_thread_units) {
+		free(share);
+		free(now);
+		free(before);
+		free(clock.per_thread_s);
+		free(clock.per_thread_units);
 		MPI_Abort(MPI_COMM_WORLD, 1);
+		return 1;
+	}
 	for (int r = 0; r < size; r++)
 		share[r] = units / size + (r < units % size);
 
