@@ -10,7 +10,7 @@
 # (2 ranks with 2 threads each, 2 nodes, as the test user) the job digest
 # that `lwm2 digest` reads back from accounting (jobcomp/lwm2) has each
 # region with the calls the program made and each rank's time as the
-# program measured it (1 % and 2 ms), with the ranks of the minimum and
+# program measured it (see "near" below), with the ranks of the minimum and
 # the maximum, and its text the "Named regions" block; with --lwm2=off the
 # program prints the same lines, rebalanced from its own clock, and its
 # job's digest has no regions.  The elapsed times with and without rebalancing
@@ -86,6 +86,16 @@ else:
 PY
 }
 
+# near LWM2-SECONDS OWN-SECONDS: lwm2's time of a region is the program's
+# own.  lwm2 reads its clock inside the program's begin and end, so its
+# figure is at most the program's (2 ms for rounding); a thread that loses
+# its CPU between the two reads (the two nodes share the host's busy
+# cores: up to 26 ms seen over a run) adds its wait to the program's
+# figure alone, so lwm2's may be 1 % and 50 ms less.
+near() {
+	awk -v r="$1" -v o="$2" 'BEGIN { x = o - r; exit !(r > 0 && x >= -0.002 && x <= 0.01 * o + 0.05) }'
+}
+
 # check_regions LABEL OUTPUT: the digest's regions against the program's
 # own figures of each rank.
 check_regions() {
@@ -104,12 +114,11 @@ check_regions() {
 		is "$calls" "$own_calls" "$label: $name: the digest's calls are the program's ($own_calls)"
 		is "$ranks" 2 "$label: $name: entered by 2 ranks"
 		# shellcheck disable=SC2016 # awk's variables
-		check "$label: $name: the digest's min $min s and max $max s are the ranks' own ($own_min s, $own_max s) within 1 % and 2 ms" \
-			awk -v a="${min:-0}" -v b="${max:-0}" -v c="$own_min" -v d="$own_max" '
-			function near(r, o) { x = o - r; return r > 0 && x >= -0.002 && x <= 0.01 * o + 0.002 }
-			BEGIN { exit !(near(a, c) && near(b, d)) }'
-		# the locations, where the two ranks differ by more than the tolerance
-		if awk -v c="$own_min" -v d="$own_max" 'BEGIN { exit !(d - c > 0.02 * d + 0.004) }'; then
+		check_eval 'near "${min:-0}" "$own_min" && near "${max:-0}" "$own_max"' \
+			"$label: $name: the digest's min $min s and max $max s are the ranks' own ($own_min s, $own_max s)"
+		# the locations, where the two ranks differ by more than twice
+		# the tolerance
+		if awk -v c="$own_min" -v d="$own_max" 'BEGIN { exit !(d - c > 0.02 * d + 0.1) }'; then
 			is "$min_rank:$max_rank" "$own_min_rank:$own_max_rank" \
 				"$label: $name: the minimum at rank $own_min_rank, the maximum at rank $own_max_rank"
 		else
@@ -145,10 +154,8 @@ for r in 0 1; do
 	for name in compute thread_work; do
 		read -r own_c own_s < <(awk -v n="$name" -v r="$r" '$1 == "own" && $2 == n && $4 == r { print $6, $8 }' <<<"$out_fixed")
 		read -r self_c self_s < <(awk -v n="$name" -v r="$r" '$1 == "lwm2" && $2 == n && $4 == r { print $6, $8 }' <<<"$out_fixed")
-		# shellcheck disable=SC2016 # awk's variables
-		check "rank $r: lwm2_region_self($name): $self_c calls, $self_s s; its own $own_c calls, $own_s s" \
-			awk -v a="${self_c:-x}" -v b="$own_c" -v s="${self_s:-0}" -v o="$own_s" \
-			'BEGIN { x = o - s; exit !(a == b && s > 0 && x >= -0.002 && x <= 0.01 * o + 0.002) }'
+		check_eval '[ "${self_c:-x}" = "$own_c" ] && near "${self_s:-0}" "$own_s"' \
+			"rank $r: lwm2_region_self($name): $self_c calls, $self_s s; its own $own_c calls, $own_s s"
 	done
 done
 
