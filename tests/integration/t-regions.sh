@@ -137,7 +137,7 @@ check_regions() {
 hybrid "no lwm2" --lwm2=off
 out_off=$JOB_OUT
 check "no lwm2: rebalanced from the program's own clock" grep -q "^elapsed .* rebalance 1 timing self moves [1-9]" <<<"$out_off"
-check "no lwm2: no lwm2 figures" bash -c "! grep -q '^lwm2 ' <<<'$out_off'"
+check_eval '! grep -q "^lwm2 " <<<"$out_off"' "no lwm2: no lwm2 figures"
 job_off=$(job_of "$out_off")
 check "no lwm2: job $job_off's status reaches accounting" wait_digest "$job_off" 60
 err=$(digest_as -j "$job_off" 2>&1 >/dev/null)
