@@ -13,8 +13,10 @@
 # program measured it (see "near" below), with the ranks of the minimum and
 # the maximum, and its text the "Named regions" block; with --lwm2=off the
 # program prints the same lines, rebalanced from its own clock, and its
-# job's digest has no regions.  The elapsed times with and without rebalancing
-# are printed, not asserted: the two nodes share the host's cores.
+# job has no digest, so no regions.  The elapsed times with and without
+# rebalancing are printed, not asserted: the two nodes share the host's
+# cores, and a busy host made a rebalanced run the slower once in nine.
+# (spank-lib.sh for job_of.)
 set -uo pipefail
 
 # shellcheck source=tests/cluster/lib.sh
