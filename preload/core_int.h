@@ -205,6 +205,9 @@ uint64_t lwm2_ticks_to_ns_fresh(uint64_t ticks) LWM2_HIDDEN_FN;
 void lwm2_view_totals(uint32_t *queries, uint64_t *ns) LWM2_HIDDEN_FN;
 /* the child of fork starts with none (its counters start at zero) */
 void lwm2_view_fork_child(void) LWM2_HIDDEN_FN;
+/* thread t's counters into the ended threads' (all-threads views), under
+ * the lock at its end */
+void lwm2_view_thread_ended(const struct lwm2_thread *t) LWM2_HIDDEN_FN;
 
 /* region.c: the program's named regions (lwm2_view(3)): whether it
  * named any, its record's regions (signal-safe), and the child of fork's

@@ -365,7 +365,8 @@ void lwm2_set_hwc_events(const char *events);
  * holding the core's lock (setup may take its own locks, load libraries
  * and call lwm2_group_missing).  A process that ends sooner never pays for
  * it.  The heartbeat of a fork child calls it again in the child, so a
- * module must make a second call harmless.
+ * module must make a second call harmless.  read_now brings the counters
+ * a module adds at slice ends up to date for a view query.
  */
 #define LWM2_SETUP_DELAY_MS 150
 struct lwm2_module {
@@ -377,6 +378,9 @@ struct lwm2_module {
 	void (*fini)(void);
 	void (*fork_child)(void);
 	void (*setup)(void);
+	/* the application's view asks for counters read now (lwm2_view(3)):
+	 * from its thread, not holding the core's lock */
+	void (*read_now)(void);
 };
 
 #endif /* LWM2_CORE_H */

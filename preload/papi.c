@@ -755,7 +755,9 @@ static void papi_setup(void)
  * calls from here), and once more on the exit path, possibly in a thread
  * that was never attached (nothing here may attach it: see Locks).
  */
-static void papi_slice_end(void)
+/* Every thread's counters into its buffer; with open_new, the groups of
+ * threads that have none yet opened. */
+static void read_all(bool open_new)
 {
 	if (atomic_load(&hwc_state) != HWC_ON)
 		return;
@@ -768,10 +770,12 @@ static void papi_slice_end(void)
 
 			if (!s->used)
 				continue;
-			if (!s->nfd)
-				open_slot(s);
-			else if (!read_slot(s))
+			if (!s->nfd) {
+				if (open_new)
+					open_slot(s);
+			} else if (!read_slot(s)) {
 				lost = true;
+			}
 		}
 		if (lost) {
 			stop_all(false);
@@ -780,6 +784,17 @@ static void papi_slice_end(void)
 		}
 	}
 	pthread_mutex_unlock(&hwc_lock);
+}
+
+static void papi_slice_end(void)
+{
+	read_all(true);
+}
+
+/* A view query's counters read now, not a slice old (lwm2_view(3)). */
+static void papi_read_now(void)
+{
+	read_all(false);
 }
 
 static void papi_fini(void)
@@ -878,6 +893,7 @@ LWM2_HIDDEN const struct lwm2_module lwm2_module_papi = {
     .fini = papi_fini,
     .fork_child = papi_fork_child,
     .setup = papi_setup,
+    .read_now = papi_read_now,
 };
 
 /* ---- the application's own PAPI ------------------------------------------ */

@@ -146,6 +146,7 @@ static void thread_end(void *arg)
 		lwm2_fold_thread(t, 2);
 		lwm2_slice_add(lwm2_slice_now());
 		lwm2_thread_scope_ended(t);
+		lwm2_view_thread_ended(t);
 		for (int e = 0; e < LWM2_NEARMARKS; e++) {
 			uint64_t s = atomic_load_explicit(&t->samples[e], memory_order_relaxed);
 

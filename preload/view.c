@@ -44,8 +44,21 @@ static __thread uint64_t view_ticks __attribute__((tls_model("initial-exec")));
 static __thread uint64_t view_mark_ticks __attribute__((tls_model("initial-exec")));
 static __thread int view_open __attribute__((tls_model("initial-exec")));
 
-/* Per process: every thread's queries, read by the record writer. */
+/* Per process: every thread's queries, read by the record writer, and
+ * what every thread's queries' collectives counted (kept apart from an
+ * all-threads view). */
 static _Atomic uint64_t proc_queries, proc_ticks;
+static _Atomic uint64_t proc_apart[LWM2_NCOUNTERS];
+/* The counters of the threads that ended, raw (ticks for times), for an
+ * all-threads view: under the core's lock. */
+static uint64_t ended_sum[LWM2_NCOUNTERS];
+
+/* The op's bits beyond the operation (include/lwm2.h's reader): every
+ * thread of the process rather than the calling one; hardware counters
+ * read now rather than at the last slice end. */
+#define OP_MASK        7
+#define OP_ALL_THREADS 8
+#define OP_HWC_NOW     16
 
 void lwm2_view_totals(uint32_t *queries, uint64_t *ns)
 {
@@ -61,6 +74,9 @@ void lwm2_view_fork_child(void)
 	 * queries' and what it keeps apart */
 	atomic_store_explicit(&proc_queries, 0, memory_order_relaxed);
 	atomic_store_explicit(&proc_ticks, 0, memory_order_relaxed);
+	for (int i = 0; i < LWM2_NCOUNTERS; i++)
+		atomic_store_explicit(&proc_apart[i], 0, memory_order_relaxed);
+	memset(ended_sum, 0, sizeof(ended_sum));
 	memset(view_apart, 0, sizeof(view_apart));
 	view_ticks = 0;
 	view_open = 0;
@@ -72,6 +88,32 @@ static void thread_raw(const struct lwm2_thread *t, uint64_t *c)
 		c[i] = t ? atomic_load_explicit(&t->buf[0][i], memory_order_relaxed) +
 		               atomic_load_explicit(&t->buf[1][i], memory_order_relaxed)
 		         : 0;
+}
+
+void lwm2_view_thread_ended(const struct lwm2_thread *t)
+{
+	uint64_t c[LWM2_NCOUNTERS];
+
+	thread_raw(t, c);
+	for (int i = 0; i < LWM2_NCOUNTERS; i++)
+		ended_sum[i] += c[i];
+}
+
+/* Every thread's counters, those that ended included. */
+static void process_raw(uint64_t *c)
+{
+	uint64_t t[LWM2_NCOUNTERS];
+
+	lwm2_in_core++;
+	lwm2_lock();
+	memcpy(c, ended_sum, sizeof(ended_sum));
+	for (const struct lwm2_thread *th = lwm2_p.threads; th; th = th->next) {
+		thread_raw(th, t);
+		for (int i = 0; i < LWM2_NCOUNTERS; i++)
+			c[i] += t[i];
+	}
+	lwm2_unlock();
+	lwm2_in_core--;
 }
 
 static double sec(uint64_t ticks)
@@ -88,8 +130,13 @@ LWM2_EXPORT int lwm2_view_read_self(double *out, int n, int op)
 	uint64_t now;
 	double mpi, io;
 
+	bool all = op & OP_ALL_THREADS;
+
 	if (!atomic_load_explicit(&lwm2_on, memory_order_relaxed) || n < 0)
 		return -1;
+	if (n > 0 && (op & OP_HWC_NOW))
+		lwm2_for_each_module(m) if (m->read_now) m->read_now();
+	op &= OP_MASK;
 	thread_raw(t, c);
 	if (op == 1) {
 		memcpy(view_mark, c, sizeof(c));
@@ -104,8 +151,11 @@ LWM2_EXPORT int lwm2_view_read_self(double *out, int n, int op)
 			return 0;
 		view_open = 0;
 		d = lwm2_ticks() - view_mark_ticks;
-		for (int i = 0; i < LWM2_NCOUNTERS; i++)
+		for (int i = 0; i < LWM2_NCOUNTERS; i++) {
 			view_apart[i] += c[i] - view_mark[i];
+			atomic_fetch_add_explicit(&proc_apart[i], c[i] - view_mark[i],
+			                          memory_order_relaxed);
+		}
 		view_ticks += d;
 		atomic_fetch_add_explicit(&proc_queries, 1, memory_order_relaxed);
 		atomic_fetch_add_explicit(&proc_ticks, d, memory_order_relaxed);
@@ -113,8 +163,16 @@ LWM2_EXPORT int lwm2_view_read_self(double *out, int n, int op)
 	}
 	if (n == 0)
 		return 0;
-	for (int i = 0; i < LWM2_NCOUNTERS; i++)
-		c[i] -= view_apart[i];
+	if (all) {
+		/* the CPU time stands in for the compute time (below) */
+		process_raw(c);
+		op = 0;
+		for (int i = 0; i < LWM2_NCOUNTERS; i++)
+			c[i] -= atomic_load_explicit(&proc_apart[i], memory_order_relaxed);
+	} else {
+		for (int i = 0; i < LWM2_NCOUNTERS; i++)
+			c[i] -= view_apart[i];
+	}
 	now = lwm2_now_ns();
 	v[LWM2_WALL_TIME] = now > lwm2_p.start_ns ? (double)(now - lwm2_p.start_ns) / 1e9 : 0;
 	/* The digest's definitions (lwm2_sums.h) */
@@ -123,11 +181,8 @@ LWM2_EXPORT int lwm2_view_read_self(double *out, int n, int op)
 	v[LWM2_MPI_TIME] = mpi;
 	v[LWM2_IO_TIME] = io;
 	v[LWM2_MPI_INIT_TIME] = sec(c[LWM2_C_mpi_init_ns]);
-	v[LWM2_VIEW_TIME] = sec(view_ticks);
-	v[LWM2_COMPUTE_TIME] =
-	    v[LWM2_WALL_TIME] - mpi - io - v[LWM2_MPI_INIT_TIME] - v[LWM2_VIEW_TIME];
-	if (v[LWM2_COMPUTE_TIME] < 0)
-		v[LWM2_COMPUTE_TIME] = 0;
+	v[LWM2_VIEW_TIME] =
+	    sec(all ? atomic_load_explicit(&proc_ticks, memory_order_relaxed) : view_ticks);
 	v[LWM2_IO_READ_BYTES] = (double)LWM2_SUM(c, lwm2_read_bytes_ids);
 	v[LWM2_IO_WRITE_BYTES] = (double)LWM2_SUM(c, lwm2_write_bytes_ids);
 	v[LWM2_MPI_BYTES] = (double)(c[LWM2_C_mpi_p2p_bytes_sent] + c[LWM2_C_mpi_p2p_bytes_recv] +
@@ -143,6 +198,14 @@ LWM2_EXPORT int lwm2_view_read_self(double *out, int n, int op)
 		v[LWM2_CPU_TIME] = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 	else
 		v[LWM2_CPU_TIME] = 0;
+	/* A thread's compute time is its wall time outside MPI, I/O and the
+	 * view's queries; the threads of a process overlap in wall time, so
+	 * theirs together is the CPU time they spent outside those (the time
+	 * they waited in MPI and I/O may have been on a CPU too: at least 0). */
+	v[LWM2_COMPUTE_TIME] = (all ? v[LWM2_CPU_TIME] : v[LWM2_WALL_TIME]) - mpi - io -
+	                       v[LWM2_MPI_INIT_TIME] - v[LWM2_VIEW_TIME];
+	if (v[LWM2_COMPUTE_TIME] < 0)
+		v[LWM2_COMPUTE_TIME] = 0;
 	v[LWM2_HWC_CYCLES] = (double)c[LWM2_C_hwc_cycles];
 	v[LWM2_HWC_INSTRUCTIONS] = (double)c[LWM2_C_hwc_instructions];
 	v[LWM2_HWC_FP_OPS] = (double)c[LWM2_C_hwc_fp_ops];

@@ -68,8 +68,16 @@ enum lwm2_view_metric {
 	LWM2_VIEW_NMETRICS
 };
 
-/* Scope: the whole run, or since this view's previous query (TAUg's decay). */
-enum lwm2_view_scope { LWM2_SCOPE_RUN = 0, LWM2_SCOPE_SINCE_LAST = 1 };
+/* Scope: the whole run, since this view's previous query (TAUg's decay),
+ * or over its last k queries (a window: lwm2_view_set_window). */
+enum lwm2_view_scope { LWM2_SCOPE_RUN = 0, LWM2_SCOPE_SINCE_LAST = 1, LWM2_SCOPE_WINDOW = 2 };
+
+/* Whose counters a query reads (lwm2_view_set_threads): the calling
+ * thread's, or every thread's of the process (those that ended too). */
+enum lwm2_view_threads { LWM2_THREAD_SELF = 0, LWM2_THREADS_ALL = 1 };
+
+/* The longest window, in queries. */
+#define LWM2_VIEW_WINDOW_MAX 16
 
 /* Where lwm2_view_get puts the values. */
 enum lwm2_view_how {
@@ -84,12 +92,21 @@ struct lwm2_view {
 	int scope;
 	int have_last;
 	double last[LWM2_VIEW_NMETRICS]; /* run values at the previous query */
+	int threads;                     /* enum lwm2_view_threads */
+	int window;                      /* k of LWM2_SCOPE_WINDOW */
+	int nhist, hist_next;            /* run values of the last queries, a ring */
+	double hist[LWM2_VIEW_WINDOW_MAX][LWM2_VIEW_NMETRICS];
 };
 
 /* liblwm2.so's reader: op 0 reads, 3 reads all but LWM2_CPU_TIME (left
  * 0: its clock is a system call), 1 and 2 bracket a view's own
- * collective.  Returns the metrics filled, or -1 when not measuring. */
+ * collective; a read's op may add LWM2_VIEW_OP_ALL_THREADS (every
+ * thread's counters; an older library reads the calling thread's) and
+ * LWM2_VIEW_OP_HWC_NOW (hardware counters read now, not up to the last
+ * slice end).  Returns the metrics filled, or -1 when not measuring. */
 typedef int (*lwm2_view_read_fn)(double *out, int n, int op);
+#define LWM2_VIEW_OP_ALL_THREADS 8
+#define LWM2_VIEW_OP_HWC_NOW     16
 
 /* Looked up once per translation unit; threads that race here find the
  * same address, and the atomics keep the race defined. */
@@ -137,6 +154,31 @@ static inline int lwm2_view_init(struct lwm2_view *v, const int *metrics, int n,
 	return LWM2_OK;
 }
 
+/* The threads the view's next queries read, chosen per query: the calling
+ * thread's (the default) or every thread's.  In an all-threads view the
+ * times are summed over the threads, and LWM2_COMPUTE_TIME is the
+ * process's CPU time outside MPI, I/O and the view's queries. */
+static inline int lwm2_view_set_threads(struct lwm2_view *v, int threads)
+{
+	if (!v || (threads != LWM2_THREAD_SELF && threads != LWM2_THREADS_ALL))
+		return LWM2_ERR_ARG;
+	v->threads = threads;
+	return LWM2_OK;
+}
+
+/* A window of the last k queries (1 <= k <= LWM2_VIEW_WINDOW_MAX): each
+ * query's values are those since the k-th query before it (since the
+ * start while fewer were made); k 1 is LWM2_SCOPE_SINCE_LAST. */
+static inline int lwm2_view_set_window(struct lwm2_view *v, int k)
+{
+	if (!v || k < 1 || k > LWM2_VIEW_WINDOW_MAX)
+		return LWM2_ERR_ARG;
+	v->scope = LWM2_SCOPE_WINDOW;
+	v->window = k;
+	v->nhist = v->hist_next = 0;
+	return LWM2_OK;
+}
+
 /* The calling rank's own values of the view (v->nmetrics doubles); a
  * since-last view moves its mark.  No MPI call, no lock, no file I/O. */
 static inline int lwm2_view_self(struct lwm2_view *v, double *vals)
@@ -145,25 +187,45 @@ static inline int lwm2_view_self(struct lwm2_view *v, double *vals)
 	double all[LWM2_VIEW_NMETRICS];
 	int op = 3;
 
+	const double *base = NULL;
+
 	if (!v || !vals || v->nmetrics < 1)
 		return LWM2_ERR_ARG;
-	for (int i = 0; i < v->nmetrics; i++)
-		if (v->metrics[i] == LWM2_CPU_TIME)
+	for (int i = 0; i < v->nmetrics; i++) {
+		int m = v->metrics[i];
+
+		if (m == LWM2_CPU_TIME)
 			op = 0;
+		if (m >= LWM2_HWC_CYCLES && m <= LWM2_HWC_LLC_MISSES)
+			op |= LWM2_VIEW_OP_HWC_NOW;
+	}
+	if (v->threads == LWM2_THREADS_ALL)
+		op |= LWM2_VIEW_OP_ALL_THREADS;
 	if (!f || f(all, LWM2_VIEW_NMETRICS, op) < LWM2_VIEW_NMETRICS) {
 		for (int i = 0; i < v->nmetrics; i++)
 			vals[i] = 0;
 		return LWM2_NOT_MEASURED;
 	}
+	if (v->scope == LWM2_SCOPE_SINCE_LAST && v->have_last)
+		base = v->last;
+	else if (v->scope == LWM2_SCOPE_WINDOW && v->window >= 1 &&
+	         v->window <= LWM2_VIEW_WINDOW_MAX && v->nhist >= v->window)
+		/* the k-th query before this one */
+		base = v->hist[(v->hist_next + LWM2_VIEW_WINDOW_MAX - v->window) %
+		               LWM2_VIEW_WINDOW_MAX];
 	for (int i = 0; i < v->nmetrics; i++) {
 		int m = v->metrics[i];
 
-		vals[i] = all[m];
-		if (v->scope == LWM2_SCOPE_SINCE_LAST && v->have_last)
-			vals[i] = all[m] - v->last[m];
+		vals[i] = base ? all[m] - base[m] : all[m];
 	}
 	memcpy(v->last, all, sizeof(all));
 	v->have_last = 1;
+	if (v->scope == LWM2_SCOPE_WINDOW) {
+		memcpy(v->hist[v->hist_next], all, sizeof(all));
+		v->hist_next = (v->hist_next + 1) % LWM2_VIEW_WINDOW_MAX;
+		if (v->nhist < LWM2_VIEW_WINDOW_MAX)
+			v->nhist++;
+	}
 	return LWM2_OK;
 }
 

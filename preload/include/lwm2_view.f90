@@ -34,7 +34,11 @@ module lwm2_view
        LWM2_HWC_INSTRUCTIONS = 11, LWM2_HWC_FP_OPS = 12, &
        LWM2_HWC_LLC_MISSES = 13, LWM2_MPI_INIT_TIME = 14, LWM2_VIEW_TIME = 15, &
        LWM2_VIEW_NMETRICS = 16
-  integer, parameter, public :: LWM2_SCOPE_RUN = 0, LWM2_SCOPE_SINCE_LAST = 1
+  integer, parameter, public :: LWM2_SCOPE_RUN = 0, LWM2_SCOPE_SINCE_LAST = 1, &
+       LWM2_SCOPE_WINDOW = 2
+  integer, parameter, public :: LWM2_THREAD_SELF = 0, LWM2_THREADS_ALL = 1
+  integer, parameter, public :: LWM2_VIEW_WINDOW_MAX = 16
+  integer, parameter :: OP_ALL_THREADS = 8, OP_HWC_NOW = 16
 
   type, public :: lwm2_view_t
      integer :: nmetrics = 0
@@ -42,9 +46,14 @@ module lwm2_view
      integer :: scope = LWM2_SCOPE_RUN
      logical :: have_last = .false.
      real(c_double) :: last(LWM2_VIEW_NMETRICS) = 0
+     integer :: threads = LWM2_THREAD_SELF
+     integer :: window = 0
+     integer :: nhist = 0, hist_next = 0
+     real(c_double) :: hist(LWM2_VIEW_NMETRICS, LWM2_VIEW_WINDOW_MAX) = 0
   end type lwm2_view_t
 
   public :: lwm2_view_available, lwm2_view_init, lwm2_view_self, &
+       lwm2_view_set_threads, lwm2_view_set_window, &
        lwm2_view_begin, lwm2_view_end, lwm2_view_stats, &
        lwm2_region_begin, lwm2_region_end, lwm2_region_self
 
@@ -126,26 +135,68 @@ contains
     lwm2_view_init = LWM2_OK
   end function lwm2_view_init
 
+  ! Whose counters the next queries read: the calling thread's or every
+  ! thread's of the process (lwm2.h's lwm2_view_set_threads).
+  integer function lwm2_view_set_threads(v, threads)
+    type(lwm2_view_t), intent(inout) :: v
+    integer, intent(in) :: threads
+    lwm2_view_set_threads = LWM2_ERR_ARG
+    if (threads /= LWM2_THREAD_SELF .and. threads /= LWM2_THREADS_ALL) return
+    v%threads = threads
+    lwm2_view_set_threads = LWM2_OK
+  end function lwm2_view_set_threads
+
+  ! A window of the last k queries (lwm2.h's lwm2_view_set_window).
+  integer function lwm2_view_set_window(v, k)
+    type(lwm2_view_t), intent(inout) :: v
+    integer, intent(in) :: k
+    lwm2_view_set_window = LWM2_ERR_ARG
+    if (k < 1 .or. k > LWM2_VIEW_WINDOW_MAX) return
+    v%scope = LWM2_SCOPE_WINDOW
+    v%window = k
+    v%nhist = 0
+    v%hist_next = 0
+    lwm2_view_set_window = LWM2_OK
+  end function lwm2_view_set_window
+
   ! The calling rank's own values (v%nmetrics of them); a since-last view
-  ! moves its mark.
+  ! moves its mark, a window its ring of the last queries.
   integer function lwm2_view_self(v, vals)
     type(lwm2_view_t), intent(inout) :: v
     real(c_double), intent(out) :: vals(:)
-    real(c_double) :: all(LWM2_VIEW_NMETRICS)
-    integer :: i, m
+    real(c_double) :: all(LWM2_VIEW_NMETRICS), base(LWM2_VIEW_NMETRICS)
+    integer :: i, m, op
+    logical :: have_base
     vals = 0
     lwm2_view_self = LWM2_ERR_ARG
     if (v%nmetrics < 1 .or. size(vals) < v%nmetrics) return
     lwm2_view_self = LWM2_NOT_MEASURED
     if (.not. have_reader()) return
-    if (reader(all, int(LWM2_VIEW_NMETRICS, c_int), 0_c_int) < LWM2_VIEW_NMETRICS) return
+    op = 0
+    if (v%threads == LWM2_THREADS_ALL) op = op + OP_ALL_THREADS
+    if (any(v%metrics(1:v%nmetrics) >= LWM2_HWC_CYCLES .and. &
+         v%metrics(1:v%nmetrics) <= LWM2_HWC_LLC_MISSES)) op = op + OP_HWC_NOW
+    if (reader(all, int(LWM2_VIEW_NMETRICS, c_int), int(op, c_int)) < LWM2_VIEW_NMETRICS) return
+    have_base = .false.
+    if (v%scope == LWM2_SCOPE_SINCE_LAST .and. v%have_last) then
+       base = v%last
+       have_base = .true.
+    else if (v%scope == LWM2_SCOPE_WINDOW .and. v%window >= 1 .and. v%nhist >= v%window) then
+       base = v%hist(:, modulo(v%hist_next - v%window, LWM2_VIEW_WINDOW_MAX) + 1)
+       have_base = .true.
+    end if
     do i = 1, v%nmetrics
        m = v%metrics(i) + 1
        vals(i) = all(m)
-       if (v%scope == LWM2_SCOPE_SINCE_LAST .and. v%have_last) vals(i) = all(m) - v%last(m)
+       if (have_base) vals(i) = all(m) - base(m)
     end do
     v%last = all
     v%have_last = .true.
+    if (v%scope == LWM2_SCOPE_WINDOW) then
+       v%hist(:, v%hist_next + 1) = all
+       v%hist_next = modulo(v%hist_next + 1, LWM2_VIEW_WINDOW_MAX)
+       if (v%nhist < LWM2_VIEW_WINDOW_MAX) v%nhist = v%nhist + 1
+    end if
     lwm2_view_self = LWM2_OK
   end function lwm2_view_self
 

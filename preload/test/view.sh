@@ -29,7 +29,7 @@ relay() {
 	done
 }
 
-${CC:-cc} -std=gnu11 -Wall -Wextra -Werror -I"$inc" -o "$W/view_unit" "$T/view_unit.c" -lm ||
+${CC:-cc} -std=gnu11 -Wall -Wextra -Werror -I"$inc" -o "$W/view_unit" "$T/view_unit.c" -lpthread -lm ||
 	bail_out "view_unit does not build against lwm2.h"
 relay "no lwm2" < <("$W/view_unit" expect-off)
 mkdir -p "$W/rec"
