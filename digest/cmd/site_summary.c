@@ -575,10 +575,12 @@ static int ready_months(struct lwm2_db *db, const struct lwm2_db_day *days, size
 			continue; /* nothing to read, or a day to read from its rows */
 		span.summarized = k < nkept && kept[k].month == m && kept[k].days == now.days &&
 		                  kept[k].jobs == now.jobs;
+		/* another writer holding the database: the days answer */
 		if (!span.summarized && lwm2_db_writable(db)) {
-			if (sum_month(db, &span, &now, err, errlen) < 0)
+			if (sum_month(db, &span, &now, err, errlen) == 0)
+				span.summarized = true;
+			else if (!lwm2_db_busy(db))
 				goto fail;
-			span.summarized = true;
 		}
 		if (span.summarized && LWM2_GROW(*out, *nout, cap, 16) < 0) {
 			lwm2_errprintf(0, err, errlen, "%s", strerror(ENOMEM));

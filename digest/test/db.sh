@@ -146,6 +146,12 @@ is "$(./lwm2 stats --db "$tmp/months.db" "${window[@]}" --by user)" "$(./lwm2 st
 is "$(sqlite3 "$tmp/months.db" "SELECT jobs FROM month WHERE month = $dec")" \
 	"$(sqlite3 "$tmp/months.db" "SELECT count(*) FROM job WHERE end_time / 86400 >= $dec AND end_time / 86400 < $dec + 31")" \
 	"  and made again by the reader, with the month's jobs"
+cp "$db" "$tmp/v6.db"
+sqlite3 "$tmp/v6.db" "DROP TABLE month; DROP TABLE month_summary; UPDATE lwm2_meta SET value = '6' WHERE key = 'schema_version'"
+is "$(./lwm2 stats --db "$tmp/v6.db" --by user)" "$(./lwm2 stats -f "$log" --by user)" \
+	"schema 6 (no monthly summaries) migrated by a reader that may write: the log's figures"
+is "$(sqlite3 "$tmp/v6.db" "SELECT value FROM lwm2_meta WHERE key = 'schema_version'"),$(sqlite3 "$tmp/v6.db" 'SELECT count(*) > 0 FROM month_summary')" \
+	"7,1" "  its whole months summed up"
 
 # --- jobs of absurd size (a hostile line): the exact sums are held at
 # their limits, the reader goes on, the database answers as the log

@@ -196,7 +196,7 @@ is "$(./lwm2 stats --db "$months" "${window[@]}" --by user)" "$(./lwm2 stats -f 
 out=$(./lwm2 db check --db "$url")
 is "$?" 0 "check: exit 0"
 like "$out" "integrity: ok" "check: integrity"
-like "$out" "schema: 6 \\(this lwm2: 6\\)" "check: the schema's version"
+like "$out" "schema: 7 \\(this lwm2: 7\\)" "check: the schema's version"
 with=$(./lwm2 stats -f "$log" -p -n | cut -d'|' -f2)
 like "$out" "jobs: 3009 \\($with with a digest\\), ended from 1700000000 to 1702003600" \
 	"check: the jobs, those with a digest, their span"
