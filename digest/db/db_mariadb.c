@@ -20,11 +20,11 @@
  *   - a job's metrics are sent in one round trip (an array bind);
  *   - the schema is made under a named lock (GET_LOCK), as DDL commits
  *     and cannot sit in a transaction.
- * The daily summaries (db.h) are kept as SQLite keeps them (tables day
- * and summary).  Opened to update (LWM2_DB_UPDATE), the database must be
- * there, and a user who may only SELECT fails the open (naming the
- * metrics is an INSERT): the caller then opens it to read, and the rows
- * answer.
+ * The daily and monthly summaries (db.h) are kept as SQLite keeps them
+ * (tables day, summary, month and month_summary).  Opened to update
+ * (LWM2_DB_UPDATE), the database must be there, and a user who may only
+ * SELECT fails the open (naming the metrics is an INSERT): the caller
+ * then opens it to read, and the rows answer.
  *
  * The address:
  *   mysql://[USER[:PASSWORD]@]HOST[:PORT]/DBNAME[?OPTION=VALUE&...]
@@ -38,16 +38,26 @@
  * socket) may come from there.  Opened for writing, a database that does
  * not exist is made (CREATE DATABASE, where the user may).
  *
- * The job table is not partitioned by month (PARTITION BY RANGE on
- * end_time), though forget could then drop a month at once: MariaDB
- * wants the partitioning column in every unique key, so the job's
- * identity would become (cluster, job_id, submit, start, end_time), and
- * the id's primary key (id, end_time); job_metric, which has no end_time,
- * would not be partitioned with it, so a dropped month would leave its
- * metrics behind; and each month's partition must be made ahead by an
- * ALTER TABLE that commits whatever transaction is open, with an import
- * of old logs landing in one catch-all partition.  The end_time index
- * serves forget and a window of time meanwhile.
+ * The job table is not partitioned by month, though forget could then
+ * drop a month at once (MariaDB 10.11, measured):
+ *   - every unique key must hold the partitioning column (error 1503 for
+ *     the id's primary key and the job's identity): a month column in
+ *     each, so the identity (cluster, job_id, submit, start, month) lets
+ *     a job whose end differs between two lines be stored twice;
+ *   - job_metric, job_text and job_node have no end time: each would
+ *     need the month column too, written by every insert, or a dropped
+ *     month leaves their rows behind (partitioned InnoDB tables take no
+ *     foreign key, error 1506, so nothing would cascade);
+ *   - each month's partition must be split off the catch-all (MAXVALUE)
+ *     ahead by ALTER TABLE ... REORGANIZE PARTITION, which commits the
+ *     open transaction and holds the table's metadata lock: it must run
+ *     apart from the writer's transactions, and a catch-all that holds
+ *     rows (an import of old logs, a month not split in time) is copied
+ *     meanwhile (200,000 rows: 2.6 s; a site's years: many minutes in
+ *     which jobcomp's follow waits);
+ *   - partitioning a database there is copies every row of those tables.
+ * The end_time index serves forget and a window of time meanwhile, and
+ * the monthly summaries (schema 7) a question over whole months.
  */
 #include "config.h"
 
@@ -1501,101 +1511,100 @@ static int reader_days(struct reader *r, size_t n, size_t first)
 	return 0;
 }
 
-static int my_days(struct lwm2_db *base, int64_t d0, int64_t d1, struct lwm2_db_day **out,
-                   size_t *n, char *err, size_t errlen)
+/* Each row of sql (three BIGINTs) over [lo, hi] to add (0: go on, -1:
+ * out of memory).  0, or -1 with err. */
+static int read_rows3(struct lwm2_db_maria *db, const char *sql, int64_t lo, int64_t hi,
+                      int (*add)(void *arg, const long long v[3]), void *arg, const char *what,
+                      char *err, size_t errlen)
 {
-	struct lwm2_db_maria *db = (struct lwm2_db_maria *)base;
-	long long lim[2] = {d0, d1};
+	long long lim[2] = {lo, hi}, v[3];
 	MYSQL_BIND p[2];
 	struct reader *r = malloc(sizeof(*r));
 	MYSQL_STMT *st = NULL;
-	size_t cap = 0;
 	int f, rc = -1;
 
-	*out = NULL;
-	*n = 0;
 	bind_i64(&p[0], &lim[0]);
 	bind_i64(&p[1], &lim[1]);
 	if (!r || reader_days(r, 3, 3) < 0) {
 		lwm2_errprintf(0, err, errlen, "%s", strerror(ENOMEM));
 		goto done;
 	}
-	st = run_days(
-	    db, "SELECT day, jobs, summarized FROM day WHERE day BETWEEN ? AND ? ORDER BY day", p,
-	    r, "read the days", err, errlen);
-	if (!st)
+	if (!(st = run_days(db, sql, p, r, what, err, errlen)))
 		goto done;
 	while ((f = mysql_stmt_fetch(st)) == 0) {
-		struct lwm2_db_day d = {.day = (int64_t)r->v[0].i,
-		                        .jobs = (int64_t)r->v[1].i,
-		                        .summarized = r->v[2].i != 0};
-
-		if (lwm2_db_day_add(out, n, &cap, &d) < 0) {
+		for (int i = 0; i < 3; i++)
+			v[i] = r->v[i].i;
+		if (add(arg, v) < 0) {
 			lwm2_errprintf(0, err, errlen, "%s", strerror(ENOMEM));
 			goto done;
 		}
 	}
 	if (f != MYSQL_NO_DATA)
-		stmt_fail(db, st, "read the days", err, errlen);
+		stmt_fail(db, st, what, err, errlen);
 	else
 		rc = 0;
 done:
-	if (rc < 0) {
-		free(*out);
-		*out = NULL;
-		*n = 0;
-	}
 	stmt_close(st);
 	reader_free(r);
 	return rc;
 }
 
+struct days_out {
+	struct lwm2_db_day **out;
+	struct lwm2_db_month **months;
+	size_t *n, cap;
+};
+
+static int add_day(void *arg, const long long v[3])
+{
+	struct days_out *o = arg;
+	struct lwm2_db_day d = {.day = v[0], .jobs = v[1], .summarized = v[2] != 0};
+
+	return lwm2_db_day_add(o->out, o->n, &o->cap, &d);
+}
+
+static int add_month(void *arg, const long long v[3])
+{
+	struct days_out *o = arg;
+	struct lwm2_db_month m = {.month = v[0], .days = v[1], .jobs = v[2]};
+
+	return lwm2_db_month_add(o->months, o->n, &o->cap, &m);
+}
+
+static int my_days(struct lwm2_db *base, int64_t d0, int64_t d1, struct lwm2_db_day **out,
+                   size_t *n, char *err, size_t errlen)
+{
+	struct days_out o = {.out = out, .n = n};
+
+	*out = NULL;
+	*n = 0;
+	if (read_rows3(
+	        (struct lwm2_db_maria *)base,
+	        "SELECT day, jobs, summarized FROM day WHERE day BETWEEN ? AND ? ORDER BY day", d0,
+	        d1, add_day, &o, "read the days", err, errlen) == 0)
+		return 0;
+	free(*out);
+	*out = NULL;
+	*n = 0;
+	return -1;
+}
+
 static int my_months(struct lwm2_db *base, int64_t m0, int64_t m1, struct lwm2_db_month **out,
                      size_t *n, char *err, size_t errlen)
 {
-	struct lwm2_db_maria *db = (struct lwm2_db_maria *)base;
-	long long lim[2] = {m0, m1};
-	MYSQL_BIND p[2];
-	struct reader *r = malloc(sizeof(*r));
-	MYSQL_STMT *st = NULL;
-	size_t cap = 0;
-	int f, rc = -1;
+	struct days_out o = {.months = out, .n = n};
 
-	bind_i64(&p[0], &lim[0]);
-	bind_i64(&p[1], &lim[1]);
-	if (!r || reader_days(r, 3, 3) < 0) {
-		lwm2_errprintf(0, err, errlen, "%s", strerror(ENOMEM));
-		goto done;
-	}
-	st = run_days(db,
-	              "SELECT month, days, jobs FROM month WHERE month BETWEEN ? AND ? "
-	              "ORDER BY month",
-	              p, r, "read the months", err, errlen);
-	if (!st)
-		goto done;
-	while ((f = mysql_stmt_fetch(st)) == 0) {
-		struct lwm2_db_month m = {.month = (int64_t)r->v[0].i,
-		                          .days = (int64_t)r->v[1].i,
-		                          .jobs = (int64_t)r->v[2].i};
-
-		if (lwm2_db_month_add(out, n, &cap, &m) < 0) {
-			lwm2_errprintf(0, err, errlen, "%s", strerror(ENOMEM));
-			goto done;
-		}
-	}
-	if (f != MYSQL_NO_DATA)
-		stmt_fail(db, st, "read the months", err, errlen);
-	else
-		rc = 0;
-done:
-	if (rc < 0) {
-		free(*out);
-		*out = NULL;
-		*n = 0;
-	}
-	stmt_close(st);
-	reader_free(r);
-	return rc;
+	*out = NULL;
+	*n = 0;
+	if (read_rows3((struct lwm2_db_maria *)base,
+	               "SELECT month, days, jobs FROM month WHERE month BETWEEN ? AND ? "
+	               "ORDER BY month",
+	               m0, m1, add_month, &o, "read the months", err, errlen) == 0)
+		return 0;
+	free(*out);
+	*out = NULL;
+	*n = 0;
+	return -1;
 }
 
 /* The table of a day's summaries or a month's, and its key's column. */
