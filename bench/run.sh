@@ -1211,14 +1211,15 @@ bench_db() {
 	}
 	t1=$(date +%s%N)
 	log "db: synthetic year of $(sqlite3 "$work/bench.db" 'SELECT count(*) FROM job') jobs made in $(calc "($t1 - $t0) / 1e9" 1) s"
-	# the year's days summed up once (lwm2 db summarize; a reader does it
-	# for the days it needs, and a job added marks its day for it again)
+	# the year's days and months summed up once (lwm2 db summarize; a
+	# reader does it for the days and months it needs, and a job added
+	# marks its day and month for it again)
 	t0=$(date +%s%N)
 	"$lwm2" db summarize --db "$work/bench.db" >/dev/null
 	t1=$(date +%s%N)
 	row db_summarize "lwm2 db summarize, a year of $y jobs (once)" \
 		"$(calc "($t1 - $t0) / 1e9" 1) s" - "$(calc "($t1 - $t0) / 1e9" 1)" s - \
-		"$(sqlite3 "$work/bench.db" 'SELECT count(*) FROM day') days, $(sqlite3 "$work/bench.db" 'SELECT count(*) FROM summary') summaries"
+		"$(sqlite3 "$work/bench.db" 'SELECT count(*) FROM day') days, $(sqlite3 "$work/bench.db" 'SELECT count(*) FROM summary') summaries; $(sqlite3 "$work/bench.db" 'SELECT count(*) FROM month') months, $(sqlite3 "$work/bench.db" 'SELECT count(*) FROM month_summary') summaries"
 	# the same question through the rows (a selection of every account
 	# reads them): the summaries' figures must be theirs
 	local same accts
@@ -1241,7 +1242,7 @@ bench_db() {
 		row "db_stats_${q#--by }" "lwm2 stats --db $q, a year of $y jobs" \
 			"$(calc "($t1 - $t0) / 1e9" 2) s" - \
 			"$(calc "($t1 - $t0) / 1e9" 2)" s 1 \
-			"from the daily summaries; $same"
+			"from the monthly summaries (daily at the edges); $same"
 	done
 	t0=$(date +%s%N)
 	"$lwm2" stats --db "$work/bench.db" -u u7 -S 2024-03-01 -E 2024-03-31T23:59:59 --by app >/dev/null

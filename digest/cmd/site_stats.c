@@ -157,23 +157,60 @@ struct lwm2_stats_group *lwm2_stats_group_of(struct lwm2_stats *st, const char *
 	return g;
 }
 
+/* The slot of user u (n bytes) in g's index: where it is, or the empty
+ * one where it would go. */
+static size_t user_slot(const struct lwm2_stats_group *g, const char *u, size_t n)
+{
+	size_t mask = g->user_index_cap - 1, k = lwm2_strnhash(u, n) & mask;
+
+	for (; g->user_index[k]; k = (k + 1) & mask) {
+		const char *v = g->users[g->user_index[k] - 1];
+
+		if (strlen(v) == n && !memcmp(v, u, n))
+			return k;
+	}
+	return k;
+}
+
+/* The index of g's users twice as large (at most half full): 0, or -1
+ * out of memory (the index as it was). */
+static int user_index_grow(struct lwm2_stats_group *g)
+{
+	size_t cap = g->user_index_cap ? 2 * g->user_index_cap : 16, *old = g->user_index;
+
+	if (!(g->user_index = calloc(cap, sizeof(*g->user_index)))) {
+		g->user_index = old;
+		return -1;
+	}
+	g->user_index_cap = cap;
+	for (size_t i = 0; i < g->nusers; i++)
+		g->user_index[user_slot(g, g->users[i], strlen(g->users[i]))] = i + 1;
+	free(old);
+	return 0;
+}
+
 void lwm2_stats_group_add_user(struct lwm2_stats_group *g, const char *u, size_t n)
 {
 	char **nu;
+	size_t k;
 
 	if (g->nusers >= USERS_MAX)
 		return;
-	for (size_t i = 0; i < g->nusers; i++)
-		if (strlen(g->users[i]) == n && !memcmp(g->users[i], u, n))
-			return;
+	if (2 * (g->nusers + 1) > g->user_index_cap && user_index_grow(g) < 0)
+		return;
+	k = user_slot(g, u, n);
+	if (g->user_index[k])
+		return;
 	/* room doubles at each power of two */
 	nu = (g->nusers & (g->nusers - 1)) ? g->users
 	                                   : realloc(g->users, (2 * g->nusers + 1) * sizeof(*nu));
 	if (!nu)
 		return;
 	g->users = nu;
-	if ((nu[g->nusers] = strndup(u, n)))
+	if ((nu[g->nusers] = strndup(u, n))) {
 		g->nusers++;
+		g->user_index[k] = g->nusers;
+	}
 }
 
 /* Add a job to a group with share frac of its core-hours (a job on n
@@ -265,6 +302,7 @@ static void group_free(struct lwm2_stats_group *g)
 	for (size_t i = 0; i < g->nusers; i++)
 		free(g->users[i]);
 	free(g->users);
+	free(g->user_index);
 	free(g->name);
 }
 

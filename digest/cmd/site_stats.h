@@ -117,6 +117,10 @@ struct lwm2_stats_group {
 	uint64_t mpi_known, no_mpi_msgs;
 	char **users; /* distinct users, up to 100,000 */
 	size_t nusers;
+	/* users' open addressing by name: index + 1, 0 empty; a group
+	 * merged from a year of summaries looks each of its users up in
+	 * thousands of them */
+	size_t *user_index, user_index_cap;
 	/* --histogram: the metric's value of each job (absent: no digest,
 	 * or the metric not measured), weighted as hist_core_h says */
 	struct lwm2_histbin hist;

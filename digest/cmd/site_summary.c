@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "db.h"
+#include "grow.h"
 #include "errmsg.h"
 #include "log.h"
 #include "lwm2_render.h"
@@ -280,13 +281,19 @@ static const char *const dims[] = {
 };
 #define NDIMS ((int)(sizeof(dims) / sizeof(dims[0])))
 
+/* A whole month of the question: its days [first, next), and whether
+ * its summaries answer for them (made from the days it has now). */
+struct month_span {
+	int64_t first, next;
+	bool summarized;
+};
+
 struct reader {
 	struct lwm2_stats *s;
-	struct lwm2_db *db;
 	const struct lwm2_db_day *days;
 	size_t ndays;
-	struct lwm2_stats *tmp; /* one per dim while a day is summed up */
-	bool bad;               /* a blob that could not be read */
+	bool monthly; /* reading the summaries of months that hold */
+	bool bad;     /* a blob that could not be read */
 };
 
 static int on_row(void *arg, const struct lwm2_jobrow *j)
@@ -316,33 +323,50 @@ static int rows(struct lwm2_db *db, struct lwm2_stats *s, int64_t start, int64_t
 	return lwm2_db_jobs(db, &sel, on_row, s, err, errlen) < 0 ? -1 : 0;
 }
 
-static const struct lwm2_db_day *day_of(const struct reader *r, int64_t day)
+/* The first of days[0, n) at or after day. */
+static size_t day_index(const struct lwm2_db_day *days, size_t n, int64_t day)
 {
-	size_t lo = 0, hi = r->ndays;
+	size_t lo = 0, hi = n;
 
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
 
-		if (r->days[mid].day < day)
+		if (days[mid].day < day)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return lo < r->ndays && r->days[lo].day == day ? &r->days[lo] : NULL;
+	return lo;
 }
 
-/* A blob of a summarized day: into its group (the total for "all"). */
+static const struct lwm2_db_day *day_of(const struct reader *r, int64_t day)
+{
+	size_t i = day_index(r->days, r->ndays, day);
+
+	return i < r->ndays && r->days[i].day == day ? &r->days[i] : NULL;
+}
+
+/* A summary's blob into s: into its group of the grouping s asks for, or
+ * (total) into the total. */
+static int merge_into(struct lwm2_stats *s, bool total, const char *name, const void *data,
+                      size_t len)
+{
+	struct lwm2_stats_group *g = total ? &s->total : lwm2_stats_group_of(s, name);
+
+	return g && lwm2_stats_group_merge(g, data, len) == 0 ? 0 : -1;
+}
+
+/* A blob of a summarized day, or of a month whose summaries hold (the
+ * months read are those): into its group (the total for "all"). */
 static int on_blob(void *arg, int64_t day, const char *name, const void *data, size_t len,
                    bool total)
 {
 	struct reader *r = arg;
-	const struct lwm2_db_day *d = day_of(r, day);
-	struct lwm2_stats_group *g;
+	const struct lwm2_db_day *d = r->monthly ? NULL : day_of(r, day);
 
-	if (!d || !d->summarized)
+	if (!r->monthly && (!d || !d->summarized))
 		return 0; /* stale: the day is summed up again from its rows */
-	g = total ? &r->s->total : lwm2_stats_group_of(r->s, name);
-	if (!g || lwm2_stats_group_merge(g, data, len) < 0) {
+	if (merge_into(r->s, total, name, data, len) < 0) {
 		r->bad = true;
 		return -1;
 	}
@@ -376,23 +400,15 @@ static void free_summaries(struct lwm2_db_summary *v, size_t n)
 	free(v);
 }
 
-/* One day summed up from its rows for every grouping: kept where the
- * database may be written, and (when s is given) added to s. */
-static int sum_day(struct lwm2_db *db, struct lwm2_stats *s, int64_t day, char *err, size_t errlen)
+/* The groups of every grouping of tmp packed into *v (*n of them,
+ * ordered by grouping).  0, or -1 out of memory (what was packed stays
+ * in *v, for free_summaries). */
+static int pack_dims(struct lwm2_stats tmp[NDIMS], struct lwm2_db_summary **v, size_t *n)
 {
-	struct lwm2_stats tmp[NDIMS];
-	struct lwm2_db_select sel = {.start = day * LWM2_DB_DAY_S,
-	                             .end = day * LWM2_DB_DAY_S + LWM2_DB_DAY_S - 1,
-	                             .metric = -1};
-	struct lwm2_db_summary *v = NULL;
-	size_t n = 0, cap = 0;
-	int rc = -1;
+	size_t cap = 0;
 
-	memset(tmp, 0, sizeof(tmp));
-	for (int d = 0; d < NDIMS; d++)
-		tmp[d].by = (enum lwm2_stats_by)d;
-	if (lwm2_db_jobs(db, &sel, on_day_row, tmp, err, errlen) < 0)
-		goto out;
+	*v = NULL;
+	*n = 0;
 	for (int d = 0; d < NDIMS; d++) {
 		size_t ng = 0;
 		struct lwm2_stats_group **gs;
@@ -407,45 +423,60 @@ static int sum_day(struct lwm2_db *db, struct lwm2_stats *s, int64_t day, char *
 			gs = lwm2_stats_groups(&tmp[d], &ng);
 		}
 		if (!gs)
-			goto nomem;
+			return -1;
 		for (size_t i = 0; i < ng; i++) {
 			size_t len;
-			unsigned char *blob = lwm2_stats_group_pack(gs[i], &len);
+			unsigned char *blob;
 
-			if (n == cap) {
-				struct lwm2_db_summary *nv =
-				    realloc(v, (cap = cap ? 2 * cap : 64) * sizeof(*nv));
-
-				if (!nv) {
-					free(blob);
-					free(gs);
-					goto nomem;
-				}
-				v = nv;
-			}
-			if (!blob) {
+			if (LWM2_GROW(*v, *n, cap, 64) < 0 ||
+			    !(blob = lwm2_stats_group_pack(gs[i], &len))) {
 				free(gs);
-				goto nomem;
+				return -1;
 			}
-			v[n++] = (struct lwm2_db_summary){dims[d], gs[i]->name ? gs[i]->name : "",
-			                                  blob, len};
-			if (s && d == (int)s->by) {
-				struct lwm2_stats_group *g =
-				    d == LWM2_BY_NONE ? &s->total
-				                      : lwm2_stats_group_of(s, gs[i]->name);
-
-				if (!g || lwm2_stats_group_merge(g, blob, len) < 0) {
-					free(gs);
-					goto nomem;
-				}
-			}
-			if (s && d == LWM2_BY_NONE && s->by != LWM2_BY_NONE &&
-			    lwm2_stats_group_merge(&s->total, blob, len) < 0) {
-				free(gs);
-				goto nomem;
-			}
+			(*v)[(*n)++] = (struct lwm2_db_summary){
+			    dims[d], gs[i]->name ? gs[i]->name : "", blob, len};
 		}
 		free(gs);
+	}
+	return 0;
+}
+
+static void stats_init(struct lwm2_stats tmp[NDIMS])
+{
+	memset(tmp, 0, NDIMS * sizeof(*tmp));
+	for (int d = 0; d < NDIMS; d++)
+		tmp[d].by = (enum lwm2_stats_by)d;
+}
+
+static void stats_free(struct lwm2_stats tmp[NDIMS])
+{
+	for (int d = 0; d < NDIMS; d++)
+		lwm2_stats_free(&tmp[d]);
+}
+
+/* One day summed up from its rows for every grouping: kept where the
+ * database may be written, else (s given) added to s. */
+static int sum_day(struct lwm2_db *db, struct lwm2_stats *s, int64_t day, char *err, size_t errlen)
+{
+	struct lwm2_stats tmp[NDIMS];
+	struct lwm2_db_select sel = {.start = day * LWM2_DB_DAY_S,
+	                             .end = day * LWM2_DB_DAY_S + LWM2_DB_DAY_S - 1,
+	                             .metric = -1};
+	struct lwm2_db_summary *v = NULL;
+	size_t n = 0;
+	int rc = -1;
+
+	stats_init(tmp);
+	if (lwm2_db_jobs(db, &sel, on_day_row, tmp, err, errlen) < 0)
+		goto out;
+	if (pack_dims(tmp, &v, &n) < 0)
+		goto nomem;
+	for (size_t i = 0; s && i < n; i++) {
+		bool all = !strcmp(v[i].dim, "all");
+
+		if ((!strcmp(v[i].dim, dims[s->by]) || (all && s->by != LWM2_BY_NONE)) &&
+		    merge_into(s, all, v[i].name, v[i].data, v[i].len) < 0)
+			goto nomem;
 	}
 	/* a reader that may not write still answers: from the rows */
 	if (lwm2_db_writable(db) && lwm2_db_summary_store(db, day, v, n, err, errlen) < 0)
@@ -456,8 +487,42 @@ nomem:
 	lwm2_errprintf(0, err, errlen, "%s", strerror(ENOMEM));
 out:
 	free_summaries(v, n);
+	stats_free(tmp);
+	return rc;
+}
+
+/* A day's blob of one grouping into the month's (tmp: that grouping's). */
+static int on_month_day_blob(void *arg, int64_t day, const char *name, const void *data, size_t len)
+{
+	struct lwm2_stats *tmp = arg;
+
+	(void)day;
+	return merge_into(tmp, tmp->by == LWM2_BY_NONE, name, data, len);
+}
+
+/* The month's summaries made from its days' (all summarized) and kept
+ * with m's days and jobs. */
+static int sum_month(struct lwm2_db *db, const struct month_span *span,
+                     const struct lwm2_db_month *m, char *err, size_t errlen)
+{
+	struct lwm2_stats tmp[NDIMS];
+	struct lwm2_db_summary *v = NULL;
+	size_t n = 0;
+	int rc = -1;
+
+	stats_init(tmp);
 	for (int d = 0; d < NDIMS; d++)
-		lwm2_stats_free(&tmp[d]);
+		if (dims[d] && lwm2_db_summary_read(db, dims[d], span->first, span->next - 1,
+		                                    on_month_day_blob, &tmp[d], err, errlen) < 0)
+			goto out;
+	if (pack_dims(tmp, &v, &n) < 0) {
+		lwm2_errprintf(0, err, errlen, "%s", strerror(ENOMEM));
+		goto out;
+	}
+	rc = lwm2_db_month_store(db, m, v, n, err, errlen);
+out:
+	free_summaries(v, n);
+	stats_free(tmp);
 	return rc;
 }
 
@@ -472,6 +537,68 @@ static void whole_days(const struct lwm2_stats *s, int64_t *lo, int64_t *hi)
 		*hi = today - 1;
 }
 
+/*
+ * The whole months of the days [lo, hi] (their days all summarized, as
+ * days[0, nd) says) into *out: each summarized where its summaries were
+ * made from the days it has, and, where the database may be written,
+ * made now where they were not.  0, or -1 with err.
+ */
+static int ready_months(struct lwm2_db *db, const struct lwm2_db_day *days, size_t nd, int64_t lo,
+                        int64_t hi, struct month_span **out, size_t *nout, char *err, size_t errlen)
+{
+	int64_t m0 = lwm2_db_month_of(lo), m1 = lwm2_db_month_of(hi + 1);
+	struct lwm2_db_month *kept = NULL;
+	size_t nkept = 0, k = 0, cap = 0;
+	int rc;
+
+	*out = NULL;
+	*nout = 0;
+	if (m0 < lo)
+		m0 = lwm2_db_month_next(m0);
+	if (m0 >= m1)
+		return 0;
+	if ((rc = lwm2_db_months(db, m0, m1 - 1, &kept, &nkept, err, errlen)) != 0)
+		return rc < 0 ? -1 : 0;
+	for (int64_t m = m0; m < m1; m = lwm2_db_month_next(m)) {
+		struct month_span span = {m, lwm2_db_month_next(m), false};
+		struct lwm2_db_month now = {.month = m};
+		bool whole = true;
+
+		for (size_t i = day_index(days, nd, m); i < nd && days[i].day < span.next; i++) {
+			now.days++;
+			now.jobs += days[i].jobs;
+			whole = whole && days[i].summarized;
+		}
+		while (k < nkept && kept[k].month < m)
+			k++;
+		if (!now.days || !whole)
+			continue; /* nothing to read, or a day to read from its rows */
+		span.summarized = k < nkept && kept[k].month == m && kept[k].days == now.days &&
+		                  kept[k].jobs == now.jobs;
+		/* another writer holding the database: the days answer */
+		if (!span.summarized && lwm2_db_writable(db)) {
+			if (sum_month(db, &span, &now, err, errlen) == 0)
+				span.summarized = true;
+			else if (!lwm2_db_busy(db))
+				goto fail;
+		}
+		if (span.summarized && LWM2_GROW(*out, *nout, cap, 16) < 0) {
+			lwm2_errprintf(0, err, errlen, "%s", strerror(ENOMEM));
+			goto fail;
+		}
+		if (span.summarized)
+			(*out)[(*nout)++] = span;
+	}
+	free(kept);
+	return 0;
+fail:
+	free(kept);
+	free(*out);
+	*out = NULL;
+	*nout = 0;
+	return -1;
+}
+
 static bool summarizable(const struct lwm2_stats *s)
 {
 	return !s->top && !s->hist && !s->nusers && !s->naccounts && !s->npartitions &&
@@ -479,12 +606,32 @@ static bool summarizable(const struct lwm2_stats *s)
 	       dims[s->by];
 }
 
+/* The summaries of s's grouping and the total's of the days [d0, d1]
+ * (monthly: of the months) into s. */
+static int read_blobs(struct lwm2_db *db, struct reader *r, bool monthly, int64_t d0, int64_t d1,
+                      char *err, size_t errlen)
+{
+	int (*read)(struct lwm2_db *, const char *, int64_t, int64_t,
+	            int (*)(void *, int64_t, const char *, const void *, size_t), void *, char *,
+	            size_t) = monthly ? lwm2_db_month_read : lwm2_db_summary_read;
+	const struct lwm2_stats *s = r->s;
+
+	r->monthly = monthly;
+	return (s->by != LWM2_BY_NONE &&
+	        read(db, dims[s->by], d0, d1, on_group_blob, r, err, errlen) < 0) ||
+	               read(db, "all", d0, d1, on_total_blob, r, err, errlen) < 0
+	           ? -1
+	           : 0;
+}
+
 static int read_summarized(struct lwm2_db *db, struct lwm2_stats *s, char *err, size_t errlen)
 {
-	struct reader r = {.s = s, .db = db};
+	struct reader r = {.s = s};
 	struct lwm2_db_day *days = NULL;
-	size_t nd = 0;
-	int64_t lo, hi;
+	struct month_span *months = NULL;
+	size_t nd = 0, nm = 0;
+	bool writable = lwm2_db_writable(db);
+	int64_t lo, hi, from;
 	int rc;
 
 	whole_days(s, &lo, &hi);
@@ -498,20 +645,38 @@ static int read_summarized(struct lwm2_db *db, struct lwm2_stats *s, char *err, 
 	if (rows(db, s, s->start, lo * LWM2_DB_DAY_S - 1, err, errlen) < 0 ||
 	    rows(db, s, (hi + 1) * LWM2_DB_DAY_S, s->end, err, errlen) < 0)
 		goto fail;
-	/* the summarized days, then the others summed up now */
-	if ((s->by != LWM2_BY_NONE &&
-	     lwm2_db_summary_read(db, dims[s->by], lo, hi, on_group_blob, &r, err, errlen) < 0) ||
-	    lwm2_db_summary_read(db, "all", lo, hi, on_total_blob, &r, err, errlen) < 0)
-		goto fail;
+	/* the days without summaries summed up now: kept where the database
+	 * may be written (and read back below), else added to s */
 	for (size_t i = 0; i < nd; i++)
-		if (!days[i].summarized && sum_day(db, s, days[i].day, err, errlen) < 0)
+		if (!days[i].summarized) {
+			if (sum_day(db, writable ? NULL : s, days[i].day, err, errlen) < 0)
+				goto fail;
+			days[i].summarized = writable;
+		}
+	/* the whole months from their summaries, the other days from theirs */
+	if (ready_months(db, days, nd, lo, hi, &months, &nm, err, errlen) < 0)
+		goto fail;
+	from = lo;
+	for (size_t i = 0; i <= nm; i++) {
+		int64_t to = i < nm ? months[i].first - 1 : hi;
+
+		if (from <= to && read_blobs(db, &r, false, from, to, err, errlen) < 0)
 			goto fail;
+		if (i < nm) {
+			if (read_blobs(db, &r, true, months[i].first, months[i].first, err,
+			               errlen) < 0)
+				goto fail;
+			from = months[i].next;
+		}
+	}
 	free(days);
+	free(months);
 	s->selected = s->total.jobs + s->total.no_digest;
 	s->count.lines = s->selected;
 	return 0;
 fail:
 	free(days);
+	free(months);
 	return -1;
 }
 
@@ -538,7 +703,8 @@ int lwm2_stats_read_db(struct lwm2_stats *s, const char *cmd, const char *url)
 int lwm2_stats_summarize_db(struct lwm2_db *db, unsigned long *days_done, char *err, size_t errlen)
 {
 	struct lwm2_db_day *days = NULL;
-	size_t nd = 0;
+	struct month_span *months = NULL;
+	size_t nd = 0, nm = 0;
 	int64_t today = (int64_t)time(NULL) / LWM2_DB_DAY_S;
 	int rc = lwm2_db_days(db, 1, today - 1, &days, &nd, err, errlen);
 
@@ -551,8 +717,12 @@ int lwm2_stats_summarize_db(struct lwm2_db *db, unsigned long *days_done, char *
 				free(days);
 				return -1;
 			}
+			days[i].summarized = true;
 			(*days_done)++;
 		}
+	/* and the whole months of them */
+	rc = ready_months(db, days, nd, 1, today - 1, &months, &nm, err, errlen);
 	free(days);
-	return 0;
+	free(months);
+	return rc;
 }

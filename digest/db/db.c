@@ -132,8 +132,9 @@ int lwm2_db_summary_read(struct lwm2_db *db, const char *dim, int64_t d0, int64_
                                    size_t len),
                          void *arg, char *err, size_t errlen)
 {
-	return db->be->summary_read ? db->be->summary_read(db, dim, d0, d1, fn, arg, err, errlen)
-	                            : 0;
+	return db->be->summary_read
+	           ? db->be->summary_read(db, false, dim, d0, d1, fn, arg, err, errlen)
+	           : 0;
 }
 
 int lwm2_db_summary_store(struct lwm2_db *db, int64_t day, const struct lwm2_db_summary *v,
@@ -141,7 +142,39 @@ int lwm2_db_summary_store(struct lwm2_db *db, int64_t day, const struct lwm2_db_
 {
 	if (!db->be->summary_store)
 		return lwm2_errprintf(0, err, errlen, "this database keeps no summaries");
-	return db->be->summary_store(db, day, v, n, err, errlen);
+	return db->be->summary_store(db, day, NULL, v, n, err, errlen);
+}
+
+/* The monthly summaries came with schema 7: an older database read
+ * without migrating (opened to read) has none. */
+static bool keeps_months(const struct lwm2_db *db)
+{
+	return db->be->months && db->schema >= 7;
+}
+
+int lwm2_db_months(struct lwm2_db *db, int64_t m0, int64_t m1, struct lwm2_db_month **out,
+                   size_t *n, char *err, size_t errlen)
+{
+	*out = NULL;
+	*n = 0;
+	return keeps_months(db) ? db->be->months(db, m0, m1, out, n, err, errlen) : 1;
+}
+
+int lwm2_db_month_read(struct lwm2_db *db, const char *dim, int64_t m0, int64_t m1,
+                       int (*fn)(void *arg, int64_t month, const char *name, const void *data,
+                                 size_t len),
+                       void *arg, char *err, size_t errlen)
+{
+	return keeps_months(db) ? db->be->summary_read(db, true, dim, m0, m1, fn, arg, err, errlen)
+	                        : 0;
+}
+
+int lwm2_db_month_store(struct lwm2_db *db, const struct lwm2_db_month *m,
+                        const struct lwm2_db_summary *v, size_t n, char *err, size_t errlen)
+{
+	if (!keeps_months(db))
+		return lwm2_errprintf(0, err, errlen, "this database keeps no monthly summaries");
+	return db->be->summary_store(db, m->month, m, v, n, err, errlen);
 }
 
 bool lwm2_db_writable(struct lwm2_db *db)

@@ -28,7 +28,7 @@
 /* The schema this build reads and writes (lwm2_meta's schema_version):
  * an older one is migrated forward when opened for writing, a newer one
  * is read but never written. */
-#define LWM2_DB_SCHEMA 6
+#define LWM2_DB_SCHEMA 7
 
 struct lwm2_db;
 
@@ -213,6 +213,7 @@ int lwm2_db_vacuum(struct lwm2_db *db, char *err, size_t errlen);
 
 struct lwm2_db_day {
 	int64_t day;
+	int64_t jobs;    /* the jobs it was given (a job forgotten still counts) */
 	bool summarized; /* its summaries are those of its jobs */
 };
 
@@ -238,6 +239,45 @@ int lwm2_db_summary_read(struct lwm2_db *db, const char *dim, int64_t d0, int64_
  * and mark the day summarized, in one transaction.  0, or -1 with err. */
 int lwm2_db_summary_store(struct lwm2_db *db, int64_t day, const struct lwm2_db_summary *v,
                           size_t n, char *err, size_t errlen);
+
+/*
+ * Monthly summaries (schema 7): a whole month's summaries of each
+ * grouping and name, made from its days' (the same blobs, added up), so
+ * that a year reads twelve rows per name instead of 365.  A month is
+ * known by the day number of its first day (UTC).  Its summaries hold
+ * while its days are those they were made from: the number of its days
+ * with jobs and their jobs (struct lwm2_db_day's) are kept beside them,
+ * and a job added to one of its days, which adds to the day's count,
+ * makes them stale; the days' summaries answer then, until a reader that
+ * may write makes the month's again.
+ */
+struct lwm2_db_month {
+	int64_t month;      /* its first day */
+	int64_t days, jobs; /* its days with jobs and their jobs, when made */
+};
+
+/* The month's first day (UTC) of day, and the first day of the next. */
+int64_t lwm2_db_month_of(int64_t day);
+int64_t lwm2_db_month_next(int64_t month);
+
+/* The months within [m0, m1] that have summaries, in order, in a malloc'd
+ * *out.  0; 1 when the backend or the database's schema (before 7) keeps
+ * none; -1 with err. */
+int lwm2_db_months(struct lwm2_db *db, int64_t m0, int64_t m1, struct lwm2_db_month **out,
+                   size_t *n, char *err, size_t errlen);
+
+/* The summaries of dim for the months within [m0, m1] to fn (day: the
+ * month), as lwm2_db_summary_read's.  0, or -1 with err. */
+int lwm2_db_month_read(struct lwm2_db *db, const char *dim, int64_t m0, int64_t m1,
+                       int (*fn)(void *arg, int64_t month, const char *name, const void *data,
+                                 size_t len),
+                       void *arg, char *err, size_t errlen);
+
+/* Replace the summaries of m->month of the dims in v (ordered by dim)
+ * with v, and keep m's days and jobs, in one transaction.  0, or -1 with
+ * err. */
+int lwm2_db_month_store(struct lwm2_db *db, const struct lwm2_db_month *m,
+                        const struct lwm2_db_summary *v, size_t n, char *err, size_t errlen);
 
 /* url as a message may show it: a password in it as ***. */
 void lwm2_db_url_shown(const char *url, char *out, size_t len);

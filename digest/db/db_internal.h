@@ -239,12 +239,17 @@ struct lwm2_db_backend {
 	 * rows answer then */
 	int (*days)(struct lwm2_db *db, int64_t d0, int64_t d1, struct lwm2_db_day **out, size_t *n,
 	            char *err, size_t errlen);
-	int (*summary_read)(struct lwm2_db *db, const char *dim, int64_t d0, int64_t d1,
+	/* monthly: the months' summaries (schema 7), d0 and d1 months */
+	int (*summary_read)(struct lwm2_db *db, bool monthly, const char *dim, int64_t d0,
+	                    int64_t d1,
 	                    int (*fn)(void *arg, int64_t day, const char *name, const void *data,
 	                              size_t len),
 	                    void *arg, char *err, size_t errlen);
-	int (*summary_store)(struct lwm2_db *db, int64_t day, const struct lwm2_db_summary *v,
-	                     size_t n, char *err, size_t errlen);
+	/* month NULL: the day's; else the month's (day its first day) */
+	int (*summary_store)(struct lwm2_db *db, int64_t day, const struct lwm2_db_month *month,
+	                     const struct lwm2_db_summary *v, size_t n, char *err, size_t errlen);
+	int (*months)(struct lwm2_db *db, int64_t m0, int64_t m1, struct lwm2_db_month **out,
+	              size_t *n, char *err, size_t errlen);
 	void (*patience)(struct lwm2_db *db, int ms);
 	bool (*busy)(struct lwm2_db *db);
 	/* text_dict: the dictionary of the least id above d->id (0: the
@@ -287,9 +292,12 @@ extern const struct lwm2_db_backend lwm2_db_mariadb, lwm2_db_mysql;
 int lwm2_db_schema_of(const char *v);
 /* The refusal to write to a schema newer than this build's into err; -1. */
 int lwm2_db_schema_newer(const char *where, int schema, char *err, size_t errlen);
-/* A day appended to *out (*n of *cap, grown by doubling).  0, or -1 out
- * of memory (*out as it was). */
-int lwm2_db_day_add(struct lwm2_db_day **out, size_t *n, size_t *cap, int64_t day, bool summarized);
+/* A day (a month) appended to *out (*n of *cap, grown by doubling).  0,
+ * or -1 out of memory (*out as it was). */
+int lwm2_db_day_add(struct lwm2_db_day **out, size_t *n, size_t *cap,
+                    const struct lwm2_db_day *day);
+int lwm2_db_month_add(struct lwm2_db_month **out, size_t *n, size_t *cap,
+                      const struct lwm2_db_month *month);
 /* lwm2_db_check's report: the integrity's verdict (its findings printed
  * before) and the schema's version, then the job table's figures. */
 void lwm2_db_check_head(FILE *out, bool bad, int schema);

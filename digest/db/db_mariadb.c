@@ -20,11 +20,11 @@
  *   - a job's metrics are sent in one round trip (an array bind);
  *   - the schema is made under a named lock (GET_LOCK), as DDL commits
  *     and cannot sit in a transaction.
- * The daily summaries (db.h) are kept as SQLite keeps them (tables day
- * and summary).  Opened to update (LWM2_DB_UPDATE), the database must be
- * there, and a user who may only SELECT fails the open (naming the
- * metrics is an INSERT): the caller then opens it to read, and the rows
- * answer.
+ * The daily and monthly summaries (db.h) are kept as SQLite keeps them
+ * (tables day, summary, month and month_summary).  Opened to update
+ * (LWM2_DB_UPDATE), the database must be there, and a user who may only
+ * SELECT fails the open (naming the metrics is an INSERT): the caller
+ * then opens it to read, and the rows answer.
  *
  * The address:
  *   mysql://[USER[:PASSWORD]@]HOST[:PORT]/DBNAME[?OPTION=VALUE&...]
@@ -38,16 +38,26 @@
  * socket) may come from there.  Opened for writing, a database that does
  * not exist is made (CREATE DATABASE, where the user may).
  *
- * The job table is not partitioned by month (PARTITION BY RANGE on
- * end_time), though forget could then drop a month at once: MariaDB
- * wants the partitioning column in every unique key, so the job's
- * identity would become (cluster, job_id, submit, start, end_time), and
- * the id's primary key (id, end_time); job_metric, which has no end_time,
- * would not be partitioned with it, so a dropped month would leave its
- * metrics behind; and each month's partition must be made ahead by an
- * ALTER TABLE that commits whatever transaction is open, with an import
- * of old logs landing in one catch-all partition.  The end_time index
- * serves forget and a window of time meanwhile.
+ * The job table is not partitioned by month, though forget could then
+ * drop a month at once (MariaDB 10.11, measured):
+ *   - every unique key must hold the partitioning column (error 1503 for
+ *     the id's primary key and the job's identity): a month column in
+ *     each, so the identity (cluster, job_id, submit, start, month) lets
+ *     a job whose end differs between two lines be stored twice;
+ *   - job_metric, job_text and job_node have no end time: each would
+ *     need the month column too, written by every insert, or a dropped
+ *     month leaves their rows behind (partitioned InnoDB tables take no
+ *     foreign key, error 1506, so nothing would cascade);
+ *   - each month's partition must be split off the catch-all (MAXVALUE)
+ *     ahead by ALTER TABLE ... REORGANIZE PARTITION, which commits the
+ *     open transaction and holds the table's metadata lock: it must run
+ *     apart from the writer's transactions, and a catch-all that holds
+ *     rows (an import of old logs, a month not split in time) is copied
+ *     meanwhile (200,000 rows: 2.6 s; a site's years: many minutes in
+ *     which jobcomp's follow waits);
+ *   - partitioning a database there is copies every row of those tables.
+ * The end_time index serves forget and a window of time meanwhile, and
+ * the monthly summaries (schema 7) a question over whole months.
  */
 #include "config.h"
 
@@ -353,6 +363,16 @@ static const char *const schema5_sql[] = {
     "io_pct, threads_per_core, cpi, job_id, start)",
 };
 
+/* Schema 7, as SQLite's: the monthly summaries (db.h), and the days and
+ * jobs of its month each was made from. */
+static const char *const schema7_sql[] = {
+    "CREATE TABLE IF NOT EXISTS month (month BIGINT NOT NULL PRIMARY KEY, days BIGINT NOT "
+    "NULL, jobs BIGINT NOT NULL) ENGINE=InnoDB",
+    "CREATE TABLE IF NOT EXISTS month_summary (month BIGINT NOT NULL, dim VARBINARY(64) NOT "
+    "NULL, name VARBINARY(1024) NOT NULL, data LONGBLOB NOT NULL, "
+    "PRIMARY KEY (dim, month, name)) ENGINE=InnoDB",
+};
+
 /* The most nodes of one job that get a row of job_node. */
 #define NODES_MAX 100000
 
@@ -403,6 +423,9 @@ static int create_schema(struct lwm2_db_maria *db, char *err, size_t errlen)
 			return -1;
 	for (size_t i = 0; i < sizeof(schema5_sql) / sizeof(schema5_sql[0]); i++)
 		if (exec(db, schema5_sql[i], err, errlen) < 0)
+			return -1;
+	for (size_t i = 0; i < sizeof(schema7_sql) / sizeof(schema7_sql[0]); i++)
+		if (exec(db, schema7_sql[i], err, errlen) < 0)
 			return -1;
 	snprintf(version, sizeof(version), "%d", LWM2_DB_SCHEMA);
 	return db->base.be->meta_set(&db->base, "schema_version", version, err, errlen);
@@ -522,6 +545,16 @@ static int migrate_5_to_6(struct lwm2_db_maria *db, char *err, size_t errlen)
 	if (exec(db, alter, err, errlen) < 0)
 		return -1;
 	return db->base.be->meta_set(&db->base, "schema_version", "6", err, errlen);
+}
+
+/* 6 to 7: the monthly summaries' tables, empty: a reader that may
+ * write makes them from the days'. */
+static int migrate_6_to_7(struct lwm2_db_maria *db, char *err, size_t errlen)
+{
+	for (size_t i = 0; i < sizeof(schema7_sql) / sizeof(schema7_sql[0]); i++)
+		if (exec(db, schema7_sql[i], err, errlen) < 0)
+			return -1;
+	return db->base.be->meta_set(&db->base, "schema_version", "7", err, errlen);
 }
 
 /* 4 to 5: job_node and the portal's index, job_node filled from the
@@ -651,6 +684,8 @@ static int ready_schema(struct lwm2_db_maria *db, char *err, size_t errlen)
 	if (db->schema == 4 && migrate_4_to_5(db, err, errlen) < 0)
 		goto out;
 	if (db->schema <= 5 && migrate_5_to_6(db, err, errlen) < 0)
+		goto out;
+	if (db->schema <= 6 && migrate_6_to_7(db, err, errlen) < 0)
 		goto out;
 	db->schema = LWM2_DB_SCHEMA;
 	rc = name_metrics(db, err, errlen);
@@ -1476,61 +1511,132 @@ static int reader_days(struct reader *r, size_t n, size_t first)
 	return 0;
 }
 
-static int my_days(struct lwm2_db *base, int64_t d0, int64_t d1, struct lwm2_db_day **out,
-                   size_t *n, char *err, size_t errlen)
+/* Each row of sql (three BIGINTs) over [lo, hi] to add (0: go on, -1:
+ * out of memory).  0, or -1 with err. */
+static int read_rows3(struct lwm2_db_maria *db, const char *sql, int64_t lo, int64_t hi,
+                      int (*add)(void *arg, const long long v[3]), void *arg, const char *what,
+                      char *err, size_t errlen)
 {
-	struct lwm2_db_maria *db = (struct lwm2_db_maria *)base;
-	long long lim[2] = {d0, d1};
+	long long lim[2] = {lo, hi}, v[3];
 	MYSQL_BIND p[2];
 	struct reader *r = malloc(sizeof(*r));
 	MYSQL_STMT *st = NULL;
-	size_t cap = 0;
 	int f, rc = -1;
 
-	*out = NULL;
-	*n = 0;
 	bind_i64(&p[0], &lim[0]);
 	bind_i64(&p[1], &lim[1]);
-	if (!r || reader_days(r, 2, 2) < 0) {
+	if (!r || reader_days(r, 3, 3) < 0) {
 		lwm2_errprintf(0, err, errlen, "%s", strerror(ENOMEM));
 		goto done;
 	}
-	st = run_days(db, "SELECT day, summarized FROM day WHERE day BETWEEN ? AND ? ORDER BY day",
-	              p, r, "read the days", err, errlen);
-	if (!st)
+	if (!(st = run_days(db, sql, p, r, what, err, errlen)))
 		goto done;
-	while ((f = mysql_stmt_fetch(st)) == 0)
-		if (lwm2_db_day_add(out, n, &cap, (int64_t)r->v[0].i, r->v[1].i != 0) < 0) {
+	while ((f = mysql_stmt_fetch(st)) == 0) {
+		for (int i = 0; i < 3; i++)
+			v[i] = r->v[i].i;
+		if (add(arg, v) < 0) {
 			lwm2_errprintf(0, err, errlen, "%s", strerror(ENOMEM));
 			goto done;
 		}
+	}
 	if (f != MYSQL_NO_DATA)
-		stmt_fail(db, st, "read the days", err, errlen);
+		stmt_fail(db, st, what, err, errlen);
 	else
 		rc = 0;
 done:
-	if (rc < 0) {
-		free(*out);
-		*out = NULL;
-		*n = 0;
-	}
 	stmt_close(st);
 	reader_free(r);
 	return rc;
 }
 
-static int my_summary_read(struct lwm2_db *base, const char *dim, int64_t d0, int64_t d1,
-                           int (*fn)(void *arg, int64_t day, const char *name, const void *data,
-                                     size_t len),
-                           void *arg, char *err, size_t errlen)
+struct days_out {
+	struct lwm2_db_day **out;
+	struct lwm2_db_month **months;
+	size_t *n, cap;
+};
+
+static int add_day(void *arg, const long long v[3])
+{
+	struct days_out *o = arg;
+	struct lwm2_db_day d = {.day = v[0], .jobs = v[1], .summarized = v[2] != 0};
+
+	return lwm2_db_day_add(o->out, o->n, &o->cap, &d);
+}
+
+static int add_month(void *arg, const long long v[3])
+{
+	struct days_out *o = arg;
+	struct lwm2_db_month m = {.month = v[0], .days = v[1], .jobs = v[2]};
+
+	return lwm2_db_month_add(o->months, o->n, &o->cap, &m);
+}
+
+static int my_days(struct lwm2_db *base, int64_t d0, int64_t d1, struct lwm2_db_day **out,
+                   size_t *n, char *err, size_t errlen)
+{
+	struct days_out o = {.out = out, .n = n};
+
+	*out = NULL;
+	*n = 0;
+	if (read_rows3(
+	        (struct lwm2_db_maria *)base,
+	        "SELECT day, jobs, summarized FROM day WHERE day BETWEEN ? AND ? ORDER BY day", d0,
+	        d1, add_day, &o, "read the days", err, errlen) == 0)
+		return 0;
+	free(*out);
+	*out = NULL;
+	*n = 0;
+	return -1;
+}
+
+static int my_months(struct lwm2_db *base, int64_t m0, int64_t m1, struct lwm2_db_month **out,
+                     size_t *n, char *err, size_t errlen)
+{
+	struct days_out o = {.months = out, .n = n};
+
+	*out = NULL;
+	*n = 0;
+	if (read_rows3((struct lwm2_db_maria *)base,
+	               "SELECT month, days, jobs FROM month WHERE month BETWEEN ? AND ? "
+	               "ORDER BY month",
+	               m0, m1, add_month, &o, "read the months", err, errlen) == 0)
+		return 0;
+	free(*out);
+	*out = NULL;
+	*n = 0;
+	return -1;
+}
+
+/* The table of a day's summaries or a month's, and its key's column. */
+static const char *summary_table(bool monthly)
+{
+	return monthly ? "month_summary" : "summary";
+}
+
+static const char *summary_key(bool monthly)
+{
+	return monthly ? "month" : "day";
+}
+
+static int
+my_summary_read(struct lwm2_db *base, bool monthly, const char *dim, int64_t d0, int64_t d1,
+                int (*fn)(void *arg, int64_t day, const char *name, const void *data, size_t len),
+                void *arg, char *err, size_t errlen)
 {
 	struct lwm2_db_maria *db = (struct lwm2_db_maria *)base;
+	const char *key = summary_key(monthly);
 	long long lim[2] = {d0, d1};
 	unsigned long dl;
 	MYSQL_BIND p[3];
 	struct reader *r = malloc(sizeof(*r));
 	MYSQL_STMT *st = NULL;
+	char sql[256];
 	int f = 0, rc = 0;
+
+	snprintf(sql, sizeof(sql),
+	         "SELECT %s, name, data FROM %s WHERE dim = ? AND %s BETWEEN ? AND ? "
+	         "ORDER BY %s, name",
+	         key, summary_table(monthly), key, key);
 
 	bind_bytes(&p[0], dim, strlen(dim), &dl);
 	bind_i64(&p[1], &lim[0]);
@@ -1540,10 +1646,7 @@ static int my_summary_read(struct lwm2_db *base, const char *dim, int64_t d0, in
 		rc = -1;
 		goto done;
 	}
-	st = run_days(db,
-	              "SELECT day, name, data FROM summary WHERE dim = ? AND day BETWEEN ? AND ? "
-	              "ORDER BY day, name",
-	              p, r, "read the summaries", err, errlen);
+	st = run_days(db, sql, p, r, "read the summaries", err, errlen);
 	if (!st) {
 		rc = -1;
 		goto done;
@@ -1650,23 +1753,34 @@ static int my_dict_store(struct lwm2_db *base, struct lwm2_db_dict *d, char *err
 	return rc;
 }
 
-/* The day's summaries of the dims in v replaced, the day marked
- * summarized, in one transaction. */
-static int my_summary_store(struct lwm2_db *base, int64_t day, const struct lwm2_db_summary *v,
-                            size_t n, char *err, size_t errlen)
+/* The day's (month NULL) or the month's summaries of the dims in v
+ * replaced, and the day marked summarized or the month's days and jobs
+ * kept, in one transaction. */
+static int my_summary_store(struct lwm2_db *base, int64_t day, const struct lwm2_db_month *month,
+                            const struct lwm2_db_summary *v, size_t n, char *err, size_t errlen)
 {
 	struct lwm2_db_maria *db = (struct lwm2_db_maria *)base;
+	bool monthly = month != NULL;
+	const char *key = summary_key(monthly), *table = summary_table(monthly),
+	           *what = monthly ? "keep a month's summaries" : "keep a day's summaries";
 	MYSQL_STMT *del = NULL, *ins = NULL, *mark = NULL;
 	MYSQL_STMT **const all[] = {&del, &ins, &mark};
 	MYSQL_BIND p[4];
-	long long d = day;
+	long long d = day, days = monthly ? month->days : 0, jobs = monthly ? month->jobs : 0;
 	unsigned long l[4];
+	char del_sql[128], ins_sql[128];
 
+	snprintf(del_sql, sizeof(del_sql), "DELETE FROM %s WHERE dim = ? AND %s = ?", table, key);
+	snprintf(ins_sql, sizeof(ins_sql), "INSERT INTO %s VALUES (?, ?, ?, ?)", table);
 	if (lwm2_db_begin(base, err, errlen) < 0)
 		return -1;
-	if (prepare(db, "DELETE FROM summary WHERE dim = ? AND day = ?", &del, err, errlen) < 0 ||
-	    prepare(db, "INSERT INTO summary VALUES (?, ?, ?, ?)", &ins, err, errlen) < 0 ||
-	    prepare(db, "UPDATE day SET summarized = 1 WHERE day = ?", &mark, err, errlen) < 0)
+	if (prepare(db, del_sql, &del, err, errlen) < 0 ||
+	    prepare(db, ins_sql, &ins, err, errlen) < 0 ||
+	    prepare(db,
+	            monthly ? "INSERT INTO month VALUES (?, ?, ?) ON DUPLICATE KEY UPDATE "
+	                      "days = VALUES(days), jobs = VALUES(jobs)"
+	                    : "UPDATE day SET summarized = 1 WHERE day = ?",
+	            &mark, err, errlen) < 0)
 		goto fail;
 	for (size_t i = 0; i < n; i++) {
 		if (i && !strcmp(v[i].dim, v[i - 1].dim))
@@ -1674,7 +1788,7 @@ static int my_summary_store(struct lwm2_db *base, int64_t day, const struct lwm2
 		bind_bytes(&p[0], v[i].dim, strlen(v[i].dim), &l[0]);
 		bind_i64(&p[1], &d);
 		if (mysql_stmt_bind_param(del, p) || mysql_stmt_execute(del)) {
-			stmt_fail(db, del, "keep a day's summaries", err, errlen);
+			stmt_fail(db, del, what, err, errlen);
 			goto fail;
 		}
 	}
@@ -1684,13 +1798,15 @@ static int my_summary_store(struct lwm2_db *base, int64_t day, const struct lwm2
 		bind_bytes(&p[2], v[i].name, strlen(v[i].name), &l[2]);
 		bind_bytes(&p[3], v[i].data, v[i].len, &l[3]);
 		if (mysql_stmt_bind_param(ins, p) || mysql_stmt_execute(ins)) {
-			stmt_fail(db, ins, "keep a day's summaries", err, errlen);
+			stmt_fail(db, ins, what, err, errlen);
 			goto fail;
 		}
 	}
 	bind_i64(&p[0], &d);
+	bind_i64(&p[1], &days);
+	bind_i64(&p[2], &jobs);
 	if (mysql_stmt_bind_param(mark, p) || mysql_stmt_execute(mark)) {
-		stmt_fail(db, mark, "keep a day's summaries", err, errlen);
+		stmt_fail(db, mark, what, err, errlen);
 		goto fail;
 	}
 	close_stmts(all, sizeof(all) / sizeof(all[0]));
@@ -1781,8 +1897,9 @@ done:
 		.meta_get = my_meta_get, .meta_set = my_meta_set, .jobs = my_jobs,                 \
 		.texts = my_texts, .check = my_check, .forget = my_forget, .vacuum = my_vacuum,    \
 		.days = my_days, .summary_read = my_summary_read,                                  \
-		.summary_store = my_summary_store, .patience = my_patience, .busy = my_busy,       \
-		.dict_load = my_dict_load, .dict_store = my_dict_store, .select = my_select,       \
+		.summary_store = my_summary_store, .months = my_months, .patience = my_patience,   \
+		.busy = my_busy, .dict_load = my_dict_load, .dict_store = my_dict_store,           \
+		.select = my_select,                                                               \
 	}
 
 #else /* !HAVE_MARIADB */

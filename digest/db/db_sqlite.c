@@ -127,6 +127,16 @@ static const char *sql_type(enum lwm2_db_kind k)
 	"core_hours, mpi_pct, io_pct);\n"                                                          \
 	"UPDATE lwm2_meta SET value = '5' WHERE key = 'schema_version';\n"
 
+/* Schema 7: the monthly summaries (db.h), and the days and jobs of its
+ * month each was made from. */
+#define SCHEMA7_SQL                                                                                \
+	"CREATE TABLE IF NOT EXISTS month (month INTEGER PRIMARY KEY, days INTEGER NOT NULL, "     \
+	"jobs INTEGER NOT NULL);\n"                                                                \
+	"CREATE TABLE IF NOT EXISTS month_summary (month INTEGER NOT NULL, dim TEXT NOT NULL, "    \
+	"name TEXT NOT NULL, data BLOB NOT NULL, PRIMARY KEY (dim, month, name)) WITHOUT "         \
+	"ROWID;\n"                                                                                 \
+	"UPDATE lwm2_meta SET value = '7' WHERE key = 'schema_version';\n"
+
 /* The most nodes of one job that get a row of job_node. */
 #define NODES_MAX 100000
 
@@ -161,7 +171,7 @@ static int create_schema(struct lwm2_db_sqlite *db, char *err, size_t errlen)
 	    "summarized INTEGER NOT NULL);\n"
 	    "CREATE TABLE summary (day INTEGER NOT NULL, dim TEXT NOT NULL, name TEXT NOT "
 	    "NULL, data BLOB NOT NULL, PRIMARY KEY (dim, day, name)) WITHOUT ROWID;\n" JOB_TEXT_SQL
-	        TEXT_DICT_SQL SCHEMA5_SQL
+	        TEXT_DICT_SQL SCHEMA5_SQL SCHEMA7_SQL
 	    "INSERT INTO lwm2_meta VALUES ('schema_version', '%d');\n",
 	    LWM2_DB_SCHEMA);
 	return exec(db, sql, err, errlen);
@@ -323,6 +333,8 @@ static int ready_schema(struct lwm2_db_sqlite *db, char *err, size_t errlen)
 	if (db->schema == 4 && migrate_4_to_5(db, err, errlen) < 0)
 		goto fail;
 	if (db->schema <= 5 && migrate_5_to_6(db, err, errlen) < 0)
+		goto fail;
+	if (db->schema <= 6 && exec(db, SCHEMA7_SQL, err, errlen) < 0)
 		goto fail;
 	db->schema = LWM2_DB_SCHEMA;
 	/* the metrics this build knows, by name */
@@ -1005,38 +1017,91 @@ static int sq_days(struct lwm2_db *base, int64_t d0, int64_t d1, struct lwm2_db_
 	*out = NULL;
 	*n = 0;
 	if (query(db,
-	          "SELECT day, summarized FROM day WHERE day BETWEEN ?1 AND ?2 "
+	          "SELECT day, jobs, summarized FROM day WHERE day BETWEEN ?1 AND ?2 "
 	          "ORDER BY day",
 	          &st, "read the days", err, errlen) < 0)
 		return -1;
 	sqlite3_bind_int64(st, 1, d0);
 	sqlite3_bind_int64(st, 2, d1);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-		if (lwm2_db_day_add(out, n, &cap, (int64_t)sqlite3_column_int64(st, 0),
-		                    sqlite3_column_int(st, 1) != 0) < 0) {
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct lwm2_db_day d = {.day = (int64_t)sqlite3_column_int64(st, 0),
+		                        .jobs = (int64_t)sqlite3_column_int64(st, 1),
+		                        .summarized = sqlite3_column_int(st, 2) != 0};
+
+		if (lwm2_db_day_add(out, n, &cap, &d) < 0) {
 			lwm2_errprintf(0, err, errlen, "%s", strerror(ENOMEM));
 			sqlite3_finalize(st);
 			return -1;
 		}
+	}
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE)
 		return fail(db, "read the days", err, errlen);
 	return 0;
 }
 
-static int sq_summary_read(struct lwm2_db *base, const char *dim, int64_t d0, int64_t d1,
-                           int (*fn)(void *arg, int64_t day, const char *name, const void *data,
-                                     size_t len),
-                           void *arg, char *err, size_t errlen)
+static int sq_months(struct lwm2_db *base, int64_t m0, int64_t m1, struct lwm2_db_month **out,
+                     size_t *n, char *err, size_t errlen)
 {
 	struct lwm2_db_sqlite *db = (struct lwm2_db_sqlite *)base;
 	sqlite3_stmt *st = NULL;
-	int rc, r = 0;
+	size_t cap = 0;
+	int rc;
 
 	if (query(db,
-	          "SELECT day, name, data FROM summary WHERE dim = ?1 AND day "
-	          "BETWEEN ?2 AND ?3 ORDER BY day, name",
-	          &st, "read the summaries", err, errlen) < 0)
+	          "SELECT month, days, jobs FROM month WHERE month BETWEEN ?1 AND ?2 "
+	          "ORDER BY month",
+	          &st, "read the months", err, errlen) < 0)
+		return -1;
+	sqlite3_bind_int64(st, 1, m0);
+	sqlite3_bind_int64(st, 2, m1);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct lwm2_db_month m = {.month = (int64_t)sqlite3_column_int64(st, 0),
+		                          .days = (int64_t)sqlite3_column_int64(st, 1),
+		                          .jobs = (int64_t)sqlite3_column_int64(st, 2)};
+
+		if (lwm2_db_month_add(out, n, &cap, &m) < 0) {
+			lwm2_errprintf(0, err, errlen, "%s", strerror(ENOMEM));
+			sqlite3_finalize(st);
+			free(*out);
+			*out = NULL;
+			*n = 0;
+			return -1;
+		}
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return fail(db, "read the months", err, errlen);
+	return 0;
+}
+
+/* The table of a day's summaries or a month's, and its key's column. */
+static const char *summary_table(bool monthly)
+{
+	return monthly ? "month_summary" : "summary";
+}
+
+static const char *summary_key(bool monthly)
+{
+	return monthly ? "month" : "day";
+}
+
+static int
+sq_summary_read(struct lwm2_db *base, bool monthly, const char *dim, int64_t d0, int64_t d1,
+                int (*fn)(void *arg, int64_t day, const char *name, const void *data, size_t len),
+                void *arg, char *err, size_t errlen)
+{
+	struct lwm2_db_sqlite *db = (struct lwm2_db_sqlite *)base;
+	const char *key = summary_key(monthly);
+	sqlite3_stmt *st = NULL;
+	char sql[256];
+	int rc, r = 0;
+
+	snprintf(sql, sizeof(sql),
+	         "SELECT %s, name, data FROM %s WHERE dim = ?1 AND %s BETWEEN ?2 AND ?3 "
+	         "ORDER BY %s, name",
+	         key, summary_table(monthly), key, key);
+	if (query(db, sql, &st, "read the summaries", err, errlen) < 0)
 		return -1;
 	sqlite3_bind_text(st, 1, dim, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 2, d0);
@@ -1055,20 +1120,30 @@ static int sq_summary_read(struct lwm2_db *base, const char *dim, int64_t d0, in
 	return 0;
 }
 
-static int sq_summary_store(struct lwm2_db *base, int64_t day, const struct lwm2_db_summary *v,
-                            size_t n, char *err, size_t errlen)
+/* The day's (month NULL) or the month's summaries of the dims in v
+ * replaced, and the day marked summarized or the month's days and jobs
+ * kept, in one transaction. */
+static int sq_summary_store(struct lwm2_db *base, int64_t day, const struct lwm2_db_month *month,
+                            const struct lwm2_db_summary *v, size_t n, char *err, size_t errlen)
 {
 	struct lwm2_db_sqlite *db = (struct lwm2_db_sqlite *)base;
+	bool monthly = month != NULL;
+	const char *key = summary_key(monthly), *table = summary_table(monthly);
 	sqlite3_stmt *del = NULL, *ins = NULL, *mark = NULL;
+	char del_sql[128], ins_sql[128];
 
+	snprintf(del_sql, sizeof(del_sql), "DELETE FROM %s WHERE dim = ?1 AND %s = ?2", table, key);
+	snprintf(ins_sql, sizeof(ins_sql), "INSERT INTO %s VALUES (?1, ?2, ?3, ?4)", table);
 	if (lwm2_db_begin(base, err, errlen) < 0)
 		return -1;
-	if (sqlite3_prepare_v2(db->h, "DELETE FROM summary WHERE dim = ?1 AND day = ?2", -1, &del,
-	                       NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(db->h, "INSERT INTO summary VALUES (?1, ?2, ?3, ?4)", -1, &ins,
-	                       NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(db->h, "UPDATE day SET summarized = 1 WHERE day = ?1", -1, &mark,
-	                       NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(db->h, del_sql, -1, &del, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db->h, ins_sql, -1, &ins, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db->h,
+	                       monthly
+	                           ? "INSERT INTO month VALUES (?1, ?2, ?3) ON CONFLICT (month) "
+	                             "DO UPDATE SET days = excluded.days, jobs = excluded.jobs"
+	                           : "UPDATE day SET summarized = 1 WHERE day = ?1",
+	                       -1, &mark, NULL) != SQLITE_OK)
 		goto fail;
 	for (size_t i = 0; i < n; i++)
 		if (!i || strcmp(v[i].dim, v[i - 1].dim)) {
@@ -1088,6 +1163,10 @@ static int sq_summary_store(struct lwm2_db *base, int64_t day, const struct lwm2
 			goto fail;
 	}
 	sqlite3_bind_int64(mark, 1, day);
+	if (monthly) {
+		sqlite3_bind_int64(mark, 2, month->days);
+		sqlite3_bind_int64(mark, 3, month->jobs);
+	}
 	if (sqlite3_step(mark) != SQLITE_DONE)
 		goto fail;
 	sqlite3_finalize(del);
@@ -1095,7 +1174,7 @@ static int sq_summary_store(struct lwm2_db *base, int64_t day, const struct lwm2
 	sqlite3_finalize(mark);
 	return sq_commit(base, err, errlen);
 fail:
-	fail(db, "keep a day's summaries", err, errlen);
+	fail(db, monthly ? "keep a month's summaries" : "keep a day's summaries", err, errlen);
 	sqlite3_finalize(del);
 	sqlite3_finalize(ins);
 	sqlite3_finalize(mark);
@@ -1123,6 +1202,7 @@ const struct lwm2_db_backend lwm2_db_sqlite = {
     .days = sq_days,
     .summary_read = sq_summary_read,
     .summary_store = sq_summary_store,
+    .months = sq_months,
     .dict_load = sq_dict_load,
     .dict_store = sq_dict_store,
     .select = sq_select,

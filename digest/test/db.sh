@@ -107,11 +107,51 @@ chmod 644 "$tmp/ro.db"
 is "$(./lwm2 db summarize --db "$tmp/ro.db")" \
 	"$(sqlite3 "$tmp/ro.db" 'SELECT count(*) FROM day') days summed up" "db summarize: every stale day"
 is "$(./lwm2 db summarize --db "$tmp/ro.db")" "0 days summed up" "  and again: none"
-sqlite3 "$tmp/ro.db" "UPDATE summary SET data = x'4c01ff' WHERE dim = 'user' AND rowid IN (SELECT rowid FROM summary WHERE dim = 'user' LIMIT 1)" 2>/dev/null ||
-	sqlite3 "$tmp/ro.db" "UPDATE summary SET data = x'4c01ff' WHERE dim = 'user' AND name = 'u1'"
-err=$(./lwm2 stats --db "$tmp/ro.db" --by user 2>&1 >/dev/null)
-is "$?" 1 "a summary cut short: exit 1"
+cp "$tmp/ro.db" "$tmp/cut.db"
+sqlite3 "$tmp/cut.db" "UPDATE month_summary SET data = x'4c01ff' WHERE dim = 'user' AND name = 'u1'"
+err=$(./lwm2 stats --db "$tmp/cut.db" --by user 2>&1 >/dev/null)
+is "$?" 1 "a month's summary cut short: exit 1"
 like "$err" "a summary that cannot be read" "  and why"
+# a day's: read by the reader that makes the months' again
+sqlite3 "$tmp/ro.db" "UPDATE summary SET data = x'4c01ff' WHERE dim = 'user' AND name = 'u1'; DELETE FROM month"
+err=$(./lwm2 stats --db "$tmp/ro.db" --by user 2>&1 >/dev/null)
+is "$?" 1 "a day's summary cut short: exit 1"
+like "$err" "a summary that cannot be read" "  and why"
+
+# --- the monthly summaries: a window of whole months (from theirs) and
+# partial ones (the days' summaries, the edge days' rows), as the log
+for i in $(seq 0 59); do
+	echo "job=$((5000 + i)) user=m$((i % 4)) account=q$((i % 3)) partition=batch end=$((1697760000 + i * 129600)) elapsed=$((600 + i * 60)) cpus=$((1 + i % 8)) procs=$((1 + i % 8)) mpi=$((i % 90))"
+done | ./mkstatslog >"$tmp/months.jsonl" || bail_out "mkstatslog failed"
+./lwm2 db import -q --db "$tmp/months.db" "$tmp/months.jsonl" >/dev/null
+./lwm2 db summarize --db "$tmp/months.db" >/dev/null
+is "$(sqlite3 "$tmp/months.db" "SELECT count(*) FROM month"),$(sqlite3 "$tmp/months.db" "SELECT sum(jobs) FROM month")" \
+	"$(sqlite3 "$tmp/months.db" "SELECT count(DISTINCT strftime('%Y-%m', day * 86400, 'unixepoch')) FROM day"),60" \
+	"db summarize: each month with jobs summed up, with its jobs"
+is "$(sqlite3 "$tmp/months.db" "SELECT count(*) FROM month WHERE strftime('%d', month * 86400, 'unixepoch') != '01'")" 0 \
+	"  each known by its first day"
+window=(-S 2023-10-25T06:00:00 -E 2024-01-09T12:00:00)
+for f in "--by user" "--by account --csv" "" "--by app -p"; do
+	# shellcheck disable=SC2086 # the form's words
+	is "$(./lwm2 stats --db "$tmp/months.db" "${window[@]}" $f)" "$(./lwm2 stats -f "$tmp/months.jsonl" "${window[@]}" $f)" \
+		"whole and partial months, stats ${f:-(all jobs)}: the log's"
+done
+dec=$(($(date -u -d 2023-12-01 +%s) / 86400))
+echo "job=5999 user=m9 account=q9 partition=batch end=1702500000 elapsed=7200 cpus=16 procs=16 mpi=70" |
+	./mkstatslog >"$tmp/months-late.jsonl" || bail_out "mkstatslog failed"
+./lwm2 db import -q --db "$tmp/months.db" "$tmp/months-late.jsonl" >/dev/null
+cat "$tmp/months.jsonl" "$tmp/months-late.jsonl" >"$tmp/months-all.jsonl"
+is "$(./lwm2 stats --db "$tmp/months.db" "${window[@]}" --by user)" "$(./lwm2 stats -f "$tmp/months-all.jsonl" "${window[@]}" --by user)" \
+	"a job added to a whole month: the month's summaries not used, the log's figures"
+is "$(sqlite3 "$tmp/months.db" "SELECT jobs FROM month WHERE month = $dec")" \
+	"$(sqlite3 "$tmp/months.db" "SELECT count(*) FROM job WHERE end_time / 86400 >= $dec AND end_time / 86400 < $dec + 31")" \
+	"  and made again by the reader, with the month's jobs"
+cp "$db" "$tmp/v6.db"
+sqlite3 "$tmp/v6.db" "DROP TABLE month; DROP TABLE month_summary; UPDATE lwm2_meta SET value = '6' WHERE key = 'schema_version'"
+is "$(./lwm2 stats --db "$tmp/v6.db" --by user)" "$(./lwm2 stats -f "$log" --by user)" \
+	"schema 6 (no monthly summaries) migrated by a reader that may write: the log's figures"
+is "$(sqlite3 "$tmp/v6.db" "SELECT value FROM lwm2_meta WHERE key = 'schema_version'"),$(sqlite3 "$tmp/v6.db" 'SELECT count(*) > 0 FROM month_summary')" \
+	"7,1" "  its whole months summed up"
 
 # --- jobs of absurd size (a hostile line): the exact sums are held at
 # their limits, the reader goes on, the database answers as the log
@@ -185,7 +225,7 @@ cp "$db" "$tmp/new.db"
 sqlite3 "$tmp/new.db" "UPDATE lwm2_meta SET value = '99' WHERE key = 'schema_version'"
 err=$(./lwm2 db import --db "$tmp/new.db" "$log" 2>&1 >/dev/null)
 is "$?" 1 "a newer schema: not written"
-like "$err" "schema version 99, newer than this lwm2's 6: not writing" "  and why"
+like "$err" "schema version 99, newer than this lwm2's 7: not writing" "  and why"
 is "$(./lwm2 stats --db "$tmp/new.db" -p -n | cut -d'|' -f2)" \
 	"$(./lwm2 stats -f "$log" -p -n | cut -d'|' -f2)" "  but read"
 {
@@ -223,7 +263,7 @@ is "$(./lwm2 db import --db "$tmp/v1.db" "$clog" 2>&1)" \
 	"3011 lines read, 0 jobs added, 3011 already there, 0 lines skipped" \
 	"schema 1 migrated in place; importing again adds no job"
 is "$(sqlite3 "$tmp/v1.db" "SELECT value FROM lwm2_meta WHERE key = 'schema_version'"),$(sqlite3 "$tmp/v1.db" "SELECT count(*) FROM job_text")" \
-	"6,3011" "  but each job's line"
+	"7,3011" "  but each job's line"
 is "$(./lwm2 history --db "$tmp/v1.db" --json | md5sum)" "$(./lwm2 history -f "$clog" --json | md5sum)" \
 	"  and the commands read them"
 # a database of schema 3: its lines compressed without a dictionary
@@ -263,12 +303,12 @@ is "$(./lwm2 db import --db "$tmp/v3.db" "$clog" 2>&1)" \
 	"3011 lines read, 11 jobs added, 3000 already there, 0 lines skipped" \
 	"schema 3 migrated in place by an import"
 is "$(sqlite3 "$tmp/v3.db" "SELECT value FROM lwm2_meta WHERE key = 'schema_version'"),$(sqlite3 "$tmp/v3.db" "SELECT count(DISTINCT dict), count(dict), count(*) FROM job_text")" \
-	"6,1|11|3011" "  its lines kept as they were, the new ones against one dictionary"
+	"7,1|11|3011" "  its lines kept as they were, the new ones against one dictionary"
 is "$(./lwm2 history --db "$tmp/v3.db" --json | md5sum)" "$(./lwm2 history -f "$clog" --json | md5sum)" \
 	"  the old lines and the new read together"
 ./lwm2 db import --db "$tmp/v2.db" /dev/null >/dev/null 2>&1
 is "$(sqlite3 "$tmp/v2.db" "SELECT value FROM lwm2_meta WHERE key = 'schema_version'"),$(sqlite3 "$tmp/v2.db" "SELECT count(*), count(language), count(run_mode) FROM job")" \
-	"6,3011|0|0" "schema 2 migrated in place: the new columns, NULL in the rows there were"
+	"7,3011|0|0" "schema 2 migrated in place: the new columns, NULL in the rows there were"
 is "$(./lwm2 history --db "$tmp/v2.db" --json | md5sum)" "$(./lwm2 history -f "$clog" --json | md5sum)" \
 	"  its lines read after"
 # schema 4 (no nodes of the jobs): migrated in place, each job's nodes
@@ -278,7 +318,7 @@ nodes=$(sqlite3 "$tmp/v4.db" "SELECT count(*), count(DISTINCT node), count(DISTI
 sqlite3 "$tmp/v4.db" "DROP TABLE job_node; DROP INDEX job_end_figures; ALTER TABLE job DROP COLUMN cpu_model; UPDATE lwm2_meta SET value = '4' WHERE key = 'schema_version'"
 ./lwm2 db import --db "$tmp/v4.db" /dev/null >/dev/null 2>&1
 is "$(sqlite3 "$tmp/v4.db" "SELECT value FROM lwm2_meta WHERE key = 'schema_version'"),$(sqlite3 "$tmp/v4.db" "SELECT count(*), count(DISTINCT node), count(DISTINCT job) FROM job_node")" \
-	"6,$nodes" "schema 4 migrated in place: the jobs' nodes as an import keeps them"
+	"7,$nodes" "schema 4 migrated in place: the jobs' nodes as an import keeps them"
 is "$(sqlite3 "$tmp/v4.db" "SELECT count(*) FROM job WHERE nodes IS NOT NULL AND id NOT IN (SELECT job FROM job_node)")" 0 \
 	"  every job with a host list has its nodes"
 # schema 5 (no processor column): migrated in place, the column NULL in
@@ -291,7 +331,7 @@ is "$(./lwm2 stats --db "$tmp/v5.db" --by cpu -p -n | cut -d'|' -f1 | sort -u | 
 chmod u+w "$tmp/v5.db"
 ./lwm2 db import --db "$tmp/v5.db" /dev/null >/dev/null 2>&1
 is "$(sqlite3 "$tmp/v5.db" "SELECT value FROM lwm2_meta WHERE key = 'schema_version'"),$(sqlite3 "$tmp/v5.db" "SELECT count(*), count(cpu_model) FROM job")" \
-	"6,3011|0" "schema 5 migrated in place: the processor's column, NULL in the rows there were"
+	"7,3011|0" "schema 5 migrated in place: the processor's column, NULL in the rows there were"
 # forget takes the lines with the jobs
 cp "$cdb" "$tmp/f.db"
 ./lwm2 db forget --db "$tmp/f.db" --before @1701000000 >/dev/null 2>&1

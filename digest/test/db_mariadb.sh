@@ -164,12 +164,39 @@ n=$(sql late -e 'SELECT count(*) FROM summary')
 is "$(sql late -e "$q" | md5sum)" "$(sqlite3 -separator $'\t' "$tmp/late.db" "$q" | md5sum)" \
 	"the summaries are the SQLite database's, byte for byte ($n of them)"
 check "  and there are some" test "$n" -gt 0
+q="SELECT month, dim, name, hex(data) FROM month_summary ORDER BY dim, month, name"
+n=$(sql late -e 'SELECT count(*) FROM month_summary')
+is "$(sql late -e "$q" | md5sum)" "$(sqlite3 -separator $'\t' "$tmp/late.db" "$q" | md5sum)" \
+	"the monthly summaries too ($n of them)"
+is "$(sql late -e 'SELECT month, days, jobs FROM month ORDER BY month' | tr '\t' ' ')" \
+	"$(sqlite3 -separator ' ' "$tmp/late.db" 'SELECT month, days, jobs FROM month ORDER BY month')" \
+	"  made from the same days and jobs"
+check "  and there are some" test "$n" -gt 0
+# a window of whole and partial months, as the log
+for i in $(seq 0 59); do
+	echo "job=$((5000 + i)) user=m$((i % 4)) account=q$((i % 3)) partition=batch end=$((1697760000 + i * 129600)) elapsed=$((600 + i * 60)) cpus=$((1 + i % 8)) procs=$((1 + i % 8)) mpi=$((i % 90))"
+done | ./mkstatslog >"$tmp/months.jsonl" || bail_out "mkstatslog failed"
+months="mysql://root@localhost/months?socket=$sock"
+./lwm2 db import -q --db "$months" "$tmp/months.jsonl" >/dev/null
+window=(-S 2023-10-25T06:00:00 -E 2024-01-09T12:00:00)
+for f in "--by user" "--by account --csv" ""; do
+	# shellcheck disable=SC2086 # the form's words
+	is "$(./lwm2 stats --db "$months" "${window[@]}" $f)" "$(./lwm2 stats -f "$tmp/months.jsonl" "${window[@]}" $f)" \
+		"whole and partial months, stats ${f:-(all jobs)}: the log's"
+done
+is "$(sql months -e 'SELECT count(*) FROM month')" 2 "  the whole months' summaries made by the reader"
+echo "job=5999 user=m9 account=q9 partition=batch end=1702500000 elapsed=7200 cpus=16 procs=16 mpi=70" |
+	./mkstatslog >"$tmp/months-late.jsonl" || bail_out "mkstatslog failed"
+./lwm2 db import -q --db "$months" "$tmp/months-late.jsonl" >/dev/null
+cat "$tmp/months.jsonl" "$tmp/months-late.jsonl" >"$tmp/months-all.jsonl"
+is "$(./lwm2 stats --db "$months" "${window[@]}" --by user)" "$(./lwm2 stats -f "$tmp/months-all.jsonl" "${window[@]}" --by user)" \
+	"a job added to a whole month: the log's figures"
 
 # --- check, forget, vacuum
 out=$(./lwm2 db check --db "$url")
 is "$?" 0 "check: exit 0"
 like "$out" "integrity: ok" "check: integrity"
-like "$out" "schema: 6 \\(this lwm2: 6\\)" "check: the schema's version"
+like "$out" "schema: 7 \\(this lwm2: 7\\)" "check: the schema's version"
 with=$(./lwm2 stats -f "$log" -p -n | cut -d'|' -f2)
 like "$out" "jobs: 3009 \\($with with a digest\\), ended from 1700000000 to 1702003600" \
 	"check: the jobs, those with a digest, their span"
@@ -195,13 +222,13 @@ is "$(./lwm2 stats --db "$old" --by user)" "$(./lwm2 stats -f "$log" --by user)"
 sql lwm2old -e "ALTER TABLE job DROP COLUMN language, DROP COLUMN mpi_library, DROP COLUMN run_mode, DROP COLUMN mpi_calls_per_s, DROP COLUMN cpu_model; UPDATE lwm2_meta SET value = '2' WHERE \`key\` = 'schema_version'"
 ./lwm2 db import --db "$old" /dev/null >/dev/null 2>&1
 is "$(sql lwm2old -e "SELECT value FROM lwm2_meta WHERE \`key\` = 'schema_version'") $(sql lwm2old -e 'SELECT count(language), count(run_mode), count(mpi_calls_per_s), count(cpu_model) FROM job' | tr '\t' ' ')" \
-	"6 0 0 0 0" "schema 2 migrated in place: the new columns, NULL in the rows there were"
+	"7 0 0 0 0" "schema 2 migrated in place: the new columns, NULL in the rows there were"
 
 # --- what cannot be used
 sql lwm2old -e "UPDATE lwm2_meta SET value = '99' WHERE \`key\` = 'schema_version'"
 err=$(./lwm2 db import --db "$old" "$log" 2>&1 >/dev/null)
 is "$?" 1 "a newer schema: not written"
-like "$err" "schema version 99, newer than this lwm2's 6: not writing" "  and why"
+like "$err" "schema version 99, newer than this lwm2's 7: not writing" "  and why"
 is "$(./lwm2 stats --db "$old" -p -n | cut -d'|' -f2)" \
 	"$(./lwm2 stats -f "$log" -p -n | cut -d'|' -f2)" "  but read"
 err=$(./lwm2 stats --db "mysql://root@localhost/nodb?socket=$sock" 2>&1 >/dev/null)
