@@ -36,6 +36,7 @@
  *   lwm2 compute rank R calls C seconds S        (under lwm2 only)
  *   lwm2 thread_work rank R calls C seconds S    (under lwm2 only)
  *   thread rank R thread T units U seconds S
+ *   threadcpu rank R tid TID seconds S     (each OpenMP thread's CPU time)
  * and rank 0
  *   elapsed S rebalance 0|1 timing lwm2|self moves M shares A:B job=ID
  * (shares: the first and last rank's units per step at the end).
@@ -46,6 +47,8 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 /* A rank that differs from the fastest by less than this share of its
@@ -267,6 +270,17 @@ int main(int argc, char **argv)
 	for (int t = 0; t < nthreads; t++)
 		printf("thread rank %d thread %d units %ld seconds %.6f\n", me, t,
 		       clock.per_thread_units[t], clock.per_thread_s[t]);
+		/* each OpenMP thread's CPU time so far, by its kernel id: what the
+		 * digest's drill-down to threads shows of it */
+#pragma omp parallel
+	{
+		struct timespec ts;
+
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+#pragma omp critical
+		printf("threadcpu rank %d tid %ld seconds %.6f\n", me, (long)syscall(SYS_gettid),
+		       (double)ts.tv_sec + (double)ts.tv_nsec / 1e9);
+	}
 	if (me == 0)
 		printf("elapsed %.3f rebalance %d timing %s moves %d shares %ld:%ld job=%s\n",
 		       t1 - t0, rebalancing, by_lwm2 ? "lwm2" : "self", moves, share[0],

@@ -84,6 +84,15 @@ while read -r _ tid own; do
 done < <(grep '^thread ' "$W/out.txt")
 is "$(grep -c '^thread ' "$W/out.txt")" 2 "threads: both workers said their CPU time"
 
+# The header from C++.
+if command -v "${CXX:-g++}" >/dev/null &&
+	"${CXX:-g++}" -std=c++11 -Wall -Wextra -Werror -I"$inc" -o "$W/regions_cxx" "$T/regions_cxx.cc" 2>"$W/cxx.log"; then
+	is "$("$W/regions_cxx")" "rc 1 calls 0" "C++ without lwm2: not measured"
+	is "$(LD_PRELOAD=$LWM2_LIB LWM2_DIR=$W/rec "$W/regions_cxx")" "rc 0 calls 1" "C++ under liblwm2.so: one call"
+else
+	skip "C++: no ${CXX:-g++} or lwm2.h does not build: $(head -c 200 "$W/cxx.log" 2>/dev/null)"
+fi
+
 # The Fortran module.
 if command -v gfortran >/dev/null && (cd "$W" && gfortran -c "$inc/lwm2_view.f90" -o lwm2_view.o &&
 	gfortran -o regions_f "$T/regions_fprog.f90" lwm2_view.o) >"$W/fc.log" 2>&1; then

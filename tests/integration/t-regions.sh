@@ -35,11 +35,13 @@ mkdir -p "$bin"
 mpicc.openmpi -std=gnu11 -fopenmp -O2 -I"$LWM2_TOP/preload/include" -o "$bin/hybrid" \
 	"$LWM2_TOP/contrib/taug/hybrid.c" -lm || bail_out "mpicc.openmpi -fopenmp cannot build hybrid.c"
 chmod -R a+rX "$bin"
-ompi_env=OMPI_MCA_btl=self,tcp,OMPI_MCA_btl_tcp_if_include=lo,OMPI_MCA_pml=ob1,OMP_NUM_THREADS=2
+# passive: an OpenMP thread that waits sleeps, so its CPU time stops
+# where its work does (the threads' check below)
+ompi_env=OMPI_MCA_btl=self,tcp,OMPI_MCA_btl_tcp_if_include=lo,OMPI_MCA_pml=ob1,OMP_NUM_THREADS=2,OMP_WAIT_POLICY=passive
 steps=30
 threads=2
 
-plan 37
+plan 46
 
 # hybrid LABEL LWM2-OPTION ARGS...: 2 ranks on 2 nodes, 2 threads each;
 # output in JOB_OUT.
@@ -135,6 +137,48 @@ check_regions() {
 		grep -qE "^  thread_work: $((2 * threads * steps)) calls by 2 processes, avg " <<<"$text"
 }
 
+# check_threads LABEL OUTPUT: the threads of each rank in the full
+# digest of jobcomp/lwm2's log (its per-process table's "threads") against
+# the CPU time each OpenMP thread read from its own clock at the end: a
+# worker thread's is the record's within 5 % and 30 ms (it sleeps after);
+# the main thread goes on (MPI_Finalize), so its record has at least its own.
+check_threads() {
+	local label=$1 out=$2 job rows
+	job=$(job_of "$out")
+	check "$label: job $job's full digest in the log" wait_line "$job" 60
+	rows=$(python3 - "$JCLOG" "$job" <<'PY'
+import json, sys
+last = None
+for s in open(sys.argv[1]):
+    try:
+        l = json.loads(s)
+    except ValueError:
+        continue
+    if str(l.get("job_id")) == sys.argv[2]:
+        last = l
+ranks = (last or {}).get("digest", {}).get("ranks", {})
+t = ranks.get("threads", {})
+cols = t.get("cols", [])
+for r in t.get("rows", []):
+    row = dict(zip(cols, r))
+    proc = ranks["rows"][row["process"]]
+    # tid rank flags cpu_ns
+    print(row["tid"], proc[2], row["flags"], row["cpu_ns"])
+PY
+)
+	while read -r _ _ rank _ tid _ own; do
+		read -r _ trank flags cpu < <(awk -v t="$tid" '$1 == t' <<<"$rows")
+		if [ $((${flags:-0} & 1)) -eq 1 ]; then
+			check "$label: rank $rank's main thread $tid: its record's CPU time ${cpu:-none} ns, at least its own $own s" \
+				awk -v c="${cpu:-0}" -v o="$own" 'BEGIN { c /= 1e9; exit !(c > 0 && c >= o - 0.002) }'
+		else
+			check "$label: rank $rank's thread $tid: its record's CPU time ${cpu:-none} ns is its own $own s within 5 % and 30 ms" \
+				awk -v c="${cpu:-0}" -v o="$own" 'BEGIN { c /= 1e9; d = c - o; exit !(c > 0 && d <= 0.05 * o + 0.03 && d >= -0.002) }'
+		fi
+		is "${trank:-none}" "$rank" "$label: thread $tid belongs to rank $rank in the digest"
+	done < <(grep '^threadcpu ' <<<"$out")
+}
+
 # --- without lwm2: runs, rebalances from its own clock, no record
 hybrid "no lwm2" --lwm2=off
 out_off=$JOB_OUT
@@ -151,6 +195,7 @@ hybrid "lwm2, no rebalancing" --lwm2 -n
 out_fixed=$JOB_OUT
 check "lwm2, no rebalancing: lwm2 measures" grep -q "^elapsed .* rebalance 0 timing lwm2 moves 0 shares 200:200" <<<"$out_fixed"
 check_regions "lwm2, no rebalancing" "$out_fixed"
+check_threads "lwm2, no rebalancing" "$out_fixed"
 # lwm2_region_self in each rank says what the record says
 for r in 0 1; do
 	for name in compute thread_work; do
