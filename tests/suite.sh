@@ -398,6 +398,9 @@ cluster_start() {
 			tail -n 30 "$logs/$name-start.log"
 		} >>"$logs/$name-start.why"
 		bash tests/cluster/cluster.sh stop "$cluster" >/dev/null 2>&1
+		# the next try from nothing: whatever the failed one left (a
+		# database half made) is not what makes it fail again
+		rm -rf "$cluster"
 	done
 	count_fail "$name-start: $reason"
 	mv "$logs/$name-start.why" "$logs/$name-start-failed/why" 2>/dev/null
