@@ -6,11 +6,13 @@
  * the ranks banded by value, so that the few that differ stand out by
  * name.  From the per-process table of the job's full digest (the log's,
  * or the central database's copy of its line; report_ptable.c), the
- * values the report's box plots draw.
+ * values the report's box plots draw.  With --threads, the threads of
+ * the processes that had several (the table's "threads"): rank -> thread.
  */
 #include "config.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,16 +33,16 @@
 #define GROUPS_DEFAULT 4
 #define GROUPS_MAX     100
 
-enum { OPT_DB = LWM2_OPT_LONG, OPT_JSON, OPT_GROUPS, OPT_BANDS, OPT_METRIC };
+enum { OPT_DB = LWM2_OPT_LONG, OPT_JSON, OPT_GROUPS, OPT_BANDS, OPT_METRIC, OPT_THREADS };
 
 static const struct lwm2_optspec ranks_spec = {
     .cmd = "ranks",
     .usage = "Usage: lwm2 ranks JOBID [--file LOG... | --db DATABASE] [OPTIONS]\n"
              "A job's processes metric by metric: quartiles, mean, standard deviation,\n"
              "the extremes and the rank@node that had them; --groups bands the ranks\n"
-             "by value.\n\n",
-    .footer = "Exit status: 0, 1 when the job or its per-process table is not found,\n"
-              "2 usage.\n",
+             "by value; --threads lists the threads of the processes that had several.\n\n",
+    .footer = "Exit status: 0, 1 when the job or its per-process table (with --threads:\n"
+              "its thread rows) is not found, 2 usage.\n",
     .col = 27,
     .usage_on_error = true,
     .opts = (const struct lwm2_opt[]){
@@ -53,6 +55,9 @@ static const struct lwm2_optspec ranks_spec = {
          "the ranks of each metric by band of value: bands\n"
          "of equal width from its minimum to its maximum"},
         {"bands", OPT_BANDS, "N", "--groups: N bands (default 4, at most 100)"},
+        {"threads", OPT_THREADS, NULL,
+         "the threads of each process that had several:\n"
+         "CPU time, samples per earmark, MPI and I/O"},
         {"json", OPT_JSON, NULL, "one JSON object"},
         {"cluster", 'M', "NAME", "cluster in accounting (default: slurm.conf's)"},
         {0},
@@ -65,6 +70,7 @@ struct ranks_cli {
 	const char *cluster;
 	unsigned groups; /* bands; 0: none */
 	unsigned bands;  /* --bands, 0: not given */
+	bool threads;
 	bool json;
 };
 
@@ -315,6 +321,156 @@ static int print_ranks(const struct ranks_cli *cli, const struct rp_ptable *t, c
 	return 0;
 }
 
+/* ------------------------------------------------------------ --threads */
+
+/* A thread's flags as a word. */
+static const char *thread_mark(const struct rp_thread *x)
+{
+	return x->flags & LWM2_TH_MAIN ? "main" : x->flags & LWM2_TH_ENDED ? "ended" : "-";
+}
+
+/* Cycles per instruction where both were counted, else NaN. */
+static double thread_cpi(const struct rp_thread *x)
+{
+	int64_t cy = x->counters[LWM2_TC_cycles], in = x->counters[LWM2_TC_instructions];
+
+	return cy > 0 && in > 0 ? (double)cy / (double)in : NAN;
+}
+
+static void thread_text(const struct rp_thread *x)
+{
+	char b[LWM2_NEARMARKS][16];
+
+	for (int e = 0; e < LWM2_NEARMARKS; e++) {
+		double s = rp_thread_share(x, e);
+
+		if (isnan(s))
+			snprintf(b[e], sizeof(b[e]), "-");
+		else
+			snprintf(b[e], sizeof(b[e]), "%.1f", s);
+	}
+	printf("  %-10" PRId64 " %-5s %10.3f %7s %7s %7s %7s %10.3f %10.3f %14" PRId64, x->tid,
+	       thread_mark(x), (double)x->cpu_ns / 1e9, b[0], b[1], b[2], b[3],
+	       (double)x->counters[LWM2_TC_mpi_ns] / 1e9, (double)x->counters[LWM2_TC_io_ns] / 1e9,
+	       x->counters[LWM2_TC_io_bytes]);
+	if (x->counters[LWM2_TC_cycles] || x->counters[LWM2_TC_instructions]) {
+		printf(" %14" PRId64 " %14" PRId64, x->counters[LWM2_TC_cycles],
+		       x->counters[LWM2_TC_instructions]);
+		if (!isnan(thread_cpi(x)))
+			printf(" %6.2f", thread_cpi(x));
+	}
+	putchar('\n');
+}
+
+static json_object *thread_json(const struct rp_thread *x)
+{
+	json_object *o = json_object_new_object(), *sh = json_object_new_object(),
+	            *sm = json_object_new_object();
+
+	ju_add(o, "tid", json_object_new_int64(x->tid));
+	ju_add(o, "main", json_object_new_boolean(x->flags & LWM2_TH_MAIN));
+	ju_add(o, "ended", json_object_new_boolean(x->flags & LWM2_TH_ENDED));
+	ju_add(o, "cpu_s", ju_double((double)x->cpu_ns / 1e9));
+	for (int e = 0; e < LWM2_NEARMARKS; e++) {
+		double s = rp_thread_share(x, e);
+
+		ju_add(sm, lwm2_earmark_names[e], json_object_new_int64(x->samples[e]));
+		ju_add(sh, lwm2_earmark_names[e], isnan(s) ? NULL : ju_double(s));
+	}
+	ju_add(o, "samples", sm);
+	ju_add(o, "share", sh);
+	ju_add(o, "mpi_s", ju_double((double)x->counters[LWM2_TC_mpi_ns] / 1e9));
+	ju_add(o, "io_s", ju_double((double)x->counters[LWM2_TC_io_ns] / 1e9));
+	ju_add(o, "io_bytes", json_object_new_int64(x->counters[LWM2_TC_io_bytes]));
+	if (x->counters[LWM2_TC_cycles])
+		ju_add(o, "cycles", json_object_new_int64(x->counters[LWM2_TC_cycles]));
+	if (x->counters[LWM2_TC_instructions])
+		ju_add(o, "instructions", json_object_new_int64(x->counters[LWM2_TC_instructions]));
+	if (!isnan(thread_cpi(x)))
+		ju_add(o, "cpi", ju_double(thread_cpi(x)));
+	return o;
+}
+
+/* The threads of each process that had several, by process in the
+ * table's order, each process's main thread first. */
+static int print_threads(const struct ranks_cli *cli, const struct rp_ptable *t,
+                         const struct rp_threads *th, const char *job)
+{
+	json_object *o = NULL, *procs = NULL, *ts = NULL;
+	size_t nprocs = 0;
+	char a[96];
+
+	for (size_t i = 0; i < th->n; i++)
+		nprocs += !i || th->v[i].proc != th->v[i - 1].proc;
+	if (cli->json) {
+		o = json_object_new_object();
+		procs = json_object_new_array();
+		ju_add(o, "job", json_object_new_string(job));
+		ju_add(o, "processes", ju_u64(nprocs));
+		ju_add(o, "threads", ju_u64(th->n));
+		ju_add(o, "omitted", json_object_new_int64(th->omitted));
+	} else {
+		printf("Job %s: %zu threads of %zu processes that had several%s\n", job, th->n,
+		       nprocs, t->multi_step ? " (several steps: rank@node.step)" : "");
+	}
+	for (size_t i = 0; i < th->n; i++) {
+		const struct rp_thread *x = &th->v[i];
+
+		if (!i || x->proc != th->v[i - 1].proc) {
+			if (o) {
+				json_object *p = where_json(t, x->proc);
+
+				ts = json_object_new_array();
+				ju_add(p, "threads", ts);
+				json_object_array_add(procs, p);
+			} else {
+				where(t, x->proc, a, sizeof(a));
+				printf(
+				    "\n%s\n  %-10s %-5s %10s %7s %7s %7s %7s %10s %10s %14s %14s "
+				    "%14s %6s\n",
+				    a, "TID", "", "CPU_S", "COMP%", "MPI%", "IO%", "CUDA%", "MPI_S",
+				    "IO_S", "IO_BYTES", "CYCLES", "INSTRUCTIONS", "CPI");
+			}
+		}
+		if (o)
+			json_object_array_add(ts, thread_json(x));
+		else
+			thread_text(x);
+	}
+	if (o) {
+		ju_add(o, "ranks", procs);
+		printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+		json_object_put(o);
+	} else if (th->omitted > 0) {
+		printf("\n%" PRId64 " more thread%s not kept by the digest (it keeps %s)\n",
+		       th->omitted, th->omitted == 1 ? "" : "s", "at most 4,096");
+	}
+	return 0;
+}
+
+/* --threads: the digest's thread rows, or why there are none (1). */
+static int ranks_threads(const struct ranks_cli *cli, const struct rp_ptable *t, json_object *d,
+                         const char *job)
+{
+	struct rp_threads th;
+	int rc;
+
+	if (rp_threads_load(&th, d, t) < 0) {
+		lwm2_log_error("ranks: %s", strerror(errno));
+		return 1;
+	}
+	if (!th.n && !th.omitted) {
+		lwm2_log_error("ranks: job %s: the digest has no thread rows: no process had more "
+		               "than one thread, or an lwm2 before version 5 records wrote it",
+		               job);
+		rp_threads_free(&th);
+		return 1;
+	}
+	rc = print_threads(cli, t, &th, job);
+	rp_threads_free(&th);
+	return rc;
+}
+
 static int ranks_opt(void *ctx, int key, char *arg)
 {
 	struct ranks_cli *cli = ctx;
@@ -323,6 +479,9 @@ static int ranks_opt(void *ctx, int key, char *arg)
 	switch (key) {
 	case OPT_GROUPS:
 		cli->groups = GROUPS_DEFAULT;
+		return 0;
+	case OPT_THREADS:
+		cli->threads = true;
 		return 0;
 	case OPT_BANDS:
 		if (lwm2_parse_u64(arg, NULL, 1, GROUPS_MAX, &v) < 0)
@@ -386,6 +545,12 @@ int lwm2_cmd_ranks(int argc, char **argv)
 	}
 	if (cli.bands)
 		cli.groups = cli.bands;
+	if (cli.threads && (cli.groups || cli.nmetrics)) {
+		lwm2_opt_error(&ranks_spec, LWM2_OPT_USAGE,
+		               "--threads lists threads, not metrics: drop --groups and --metric");
+		rc = 2;
+		goto done;
+	}
 	if (c != argc - 1) {
 		lwm2_opt_error(&ranks_spec, LWM2_OPT_USAGE, "give one job id");
 		rc = 2;
@@ -417,6 +582,8 @@ int lwm2_cmd_ranks(int argc, char **argv)
 		                     "values: give --file LOG (jobcomp/lwm2's log) or --db"
 		                   : "the digest has no per-process table (written by an older "
 		                     "lwm2)");
+	else if (cli.threads)
+		rc = ranks_threads(&cli, &t, d, argv[c]);
 	else if (!(rc = print_ranks(&cli, &t, argv[c])) && !cli.json) {
 		/* a digest made of others says so; derived metrics job-wide */
 		lwm2_derived_render(d, stdout);

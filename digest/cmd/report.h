@@ -54,6 +54,7 @@ struct rp_prow {
 	int64_t step;
 	int node, rank;
 	int64_t flags;
+	size_t row; /* its row in the digest's table (threads name it) */
 	double v[LWM2_NMETRICS];
 	uint32_t valid[(LWM2_NMETRICS + 31) / 32];
 };
@@ -170,6 +171,36 @@ int rp_job_page(FILE *f, json_object *digest, const struct rp_job_opts *o);
 /* The job page's table of the program's named regions (the digest's
  * "regions"); nothing without them (report_regions.c). */
 void rp_job_regions(FILE *f, json_object *digest);
+
+/* A thread of a process of the per-process table (the digest's
+ * "ranks"' "threads", threads as a scope; report_threads.c). */
+struct rp_thread {
+	const struct rp_prow *proc;
+	int64_t tid, flags, cpu_ns;
+	int64_t samples[LWM2_NEARMARKS];
+	int64_t counters[LWM2_THREAD_NCOUNTERS];
+};
+
+/* The threads of t's processes, by process in the table's order, each
+ * process's main thread first, then the others by CPU time; omitted:
+ * threads the digest did not keep. */
+struct rp_threads {
+	struct rp_thread *v;
+	size_t n;
+	int64_t omitted;
+};
+
+/* The digest's thread rows of t's processes into th: 0, -1 out of memory
+ * (th empty).  th->n and th->omitted 0 where the digest has none. */
+int rp_threads_load(struct rp_threads *th, json_object *digest, const struct rp_ptable *t);
+void rp_threads_free(struct rp_threads *th);
+
+/* A thread's share of its samples in earmark e (%), NaN without samples. */
+double rp_thread_share(const struct rp_thread *th, int e);
+
+/* The job page's table of the threads of the processes that had several;
+ * nothing without them (report_threads.c). */
+void rp_job_threads(FILE *f, const struct rp_threads *th, const struct rp_ptable *t);
 
 /* Node pages of one job (site mode): dir/node-<name>.html for every node
  * of the per-process table, each listing its processes with an anchor per

@@ -778,7 +778,7 @@ static void share_bars(FILE *f, const struct rp_ptable *t)
 }
 
 static void section_ranks(FILE *f, json_object *digest, const struct rp_ptable *t,
-                          const struct rp_job_opts *o)
+                          const struct rp_threads *th, const struct rp_job_opts *o)
 {
 	fputs("<h2 id=\"ranks\">Per-rank view</h2>\n", f);
 	if (!t->present) {
@@ -797,6 +797,11 @@ static void section_ranks(FILE *f, json_object *digest, const struct rp_ptable *
 		     "Processes of missing nodes are not in these plots; incomplete processes are, "
 		     "with the values up to their last record.");
 	share_bars(f, t);
+	if (th->n)
+		fprintf(f,
+		        "<p class=\"small\">The %zu threads of the processes that had several: "
+		        "<a href=\"#threads\">Threads</a>.</p>\n",
+		        th->n);
 	fputs("<p class=\"small\">Box: quartiles over the processes; red line: median; "
 	      "whiskers: the furthest values within 1.5 times the interquartile range; red "
 	      "dots: processes beyond (outliers; their rank and node in the tooltip and "
@@ -1203,11 +1208,14 @@ int rp_job_page(FILE *f, json_object *digest, const struct rp_job_opts *o)
 	json_object *scope = ju_get(digest, LWM2_KEY_SCOPE, json_type_object);
 	struct lwm2_scope s;
 	struct rp_ptable t;
+	struct rp_threads th;
 	char title[128];
 
 	lwm2_scope_from_json(&s, scope, NULL, (uint32_t)ju_int_or(job, LWM2_KEY_CPUS_PER_TASK, 0));
 	lwm2_scope_events_from_digest(&s, digest);
 	rp_ptable_load(&t, digest);
+	/* out of memory: the page without its threads */
+	(void)rp_threads_load(&th, digest, &t);
 	snprintf(title, sizeof(title), "lwm2 report: job %" PRId64,
 	         ju_int_or(job, LWM2_KEY_JOB_ID, 0));
 	rp_page_begin(f, title);
@@ -1223,9 +1231,10 @@ int rp_job_page(FILE *f, json_object *digest, const struct rp_job_opts *o)
 	fputs("</h1>\n<p class=\"small\"><a href=\"#digest\">Digest</a> · ", f);
 	if (ju_get(digest, LWM2_KEY_REGIONS, json_type_object))
 		fputs("<a href=\"#regions\">Named regions</a> · ", f);
-	fputs("<a href=\"#steps\">Steps</a> · <a href=\"#ranks\">Per-rank view</a> · <a "
-	      "href=\"#grid\">Space-time grid</a> · <a href=\"#nodes\">Nodes</a></p>\n",
-	      f);
+	fputs("<a href=\"#steps\">Steps</a> · <a href=\"#ranks\">Per-rank view</a> · ", f);
+	if (th.n || th.omitted)
+		fputs("<a href=\"#threads\">Threads</a> · ", f);
+	fputs("<a href=\"#grid\">Space-time grid</a> · <a href=\"#nodes\">Nodes</a></p>\n", f);
 	if (ju_get(digest, LWM2_KEY_COMPACT, json_type_boolean))
 		note(f, "note",
 		     "This is the compact digest of AdminComment: min/avg/max per metric and "
@@ -1240,10 +1249,12 @@ int rp_job_page(FILE *f, json_object *digest, const struct rp_job_opts *o)
 	section_derived_metrics(f, scope);
 	rp_job_regions(f, digest);
 	section_steps(f, digest);
-	section_ranks(f, digest, &t, o);
+	section_ranks(f, digest, &t, &th, o);
+	rp_job_threads(f, &th, &t);
 	section_grid(f, digest, &t);
 	section_nodes(f, &t, o);
 	rp_page_end_by(f, o->made_by ? o->made_by : "lwm2 report");
+	rp_threads_free(&th);
 	rp_ptable_free(&t);
 	return ferror(f) ? -1 : 0;
 }

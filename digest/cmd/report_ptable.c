@@ -70,6 +70,7 @@ void rp_ptable_load(struct rp_ptable *t, json_object *digest)
 			continue;
 		memset(p, 0, sizeof(*p));
 		p->node = -1;
+		p->row = i;
 		for (size_t c = 0; c < ncols && c < json_object_array_length(row); c++) {
 			json_object *x = json_object_array_get_idx(row, c);
 			if (!x)

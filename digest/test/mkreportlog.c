@@ -4,7 +4,7 @@
  * tests, its digest built by the library from node records merged from
  * rank records, as jobcomp/lwm2 builds it:
  *
- *   mkreportlog JOB USER NPROCS NNODES START [FIRST_NODE [regions]] > LOG
+ *   mkreportlog JOB USER NPROCS NNODES START [FIRST_NODE [regions] [threads]] > LOG
  *
  * NPROCS MPI processes on nodes n<FIRST_NODE>... (default 1), spread
  * evenly; each runs 100 s from START (epoch seconds) in 10 slices of 10 s,
@@ -14,7 +14,13 @@
  * thread busy all the time.  With "regions", the program's named regions
  * too: every rank entered "solver" 10 times for 10 + rank seconds, ranks 0
  * to 3 "halo <exchange>" 1,000 times for 2 s, and rank 0 folded 3 more
- * names into 7 calls of 0.5 s (a record keeps only its busiest).
+ * names into 7 calls of 0.5 s (a record keeps only its busiest).  With
+ * "threads", the even ranks ran three threads (threads as a scope): the
+ * main one (90 s of CPU, samples 80 % compute and 20 % MPI, 20 s in MPI,
+ * 1 s in file I/O of 10 MB, 2e11 cycles for 1e11 instructions), an I/O
+ * helper that ended (5 s, samples 50 % compute and 50 % I/O, 4 s in I/O
+ * of 1 MB) and an idle one without samples (0.01 s); rank 0 folded two
+ * more; odd ranks ran one thread.
  */
 #include <inttypes.h>
 #include <stdbool.h>
@@ -49,19 +55,53 @@ static void add_regions(struct lwm2_rank_record *rec, long r)
 	}
 }
 
+/* The threads of an even rank r (see above), as preload/thread_scope.c
+ * fills them. */
+static void add_threads(struct lwm2_rank_record *rec, long r)
+{
+	struct lwm2_thread_entry *t = rec->threads;
+
+	t[0].tid = (int32_t)(10000 + 10 * r);
+	t[0].flags = LWM2_TH_MAIN;
+	t[0].cpu_ns = 90000000000ull;
+	t[0].samples[LWM2_EARMARK_compute] = 7200;
+	t[0].samples[LWM2_EARMARK_mpi] = 1800;
+	t[0].counters[LWM2_TC_mpi_ns] = 20000000000ull;
+	t[0].counters[LWM2_TC_io_ns] = 1000000000ull;
+	t[0].counters[LWM2_TC_io_bytes] = 10000000;
+	t[0].counters[LWM2_TC_cycles] = 200000000000ull;
+	t[0].counters[LWM2_TC_instructions] = 100000000000ull;
+	t[1].tid = t[0].tid + 1;
+	t[1].flags = LWM2_TH_ENDED;
+	t[1].cpu_ns = 5000000000ull;
+	t[1].samples[LWM2_EARMARK_compute] = 250;
+	t[1].samples[LWM2_EARMARK_io] = 250;
+	t[1].counters[LWM2_TC_io_ns] = 4000000000ull;
+	t[1].counters[LWM2_TC_io_bytes] = 1000000;
+	t[2].tid = t[0].tid + 2;
+	t[2].cpu_ns = 10000000;
+	rec->threads_n = 3;
+	rec->threads_total = 3;
+	if (r == 0) {
+		rec->threads_folded = 2;
+		rec->threads_other_cpu_ns = 3000000;
+		rec->threads_total = 5;
+	}
+}
+
 int main(int argc, char **argv)
 {
 	uint32_t job;
 	long nprocs, nnodes, first_node;
 	int64_t start;
 	const char *user;
-	bool regions;
+	bool regions = false, threads = false;
 	json_object **nodes, *digest;
 	char nodelist[64];
 
 	if (argc < 6) {
 		fprintf(stderr, "usage: mkreportlog JOB USER NPROCS NNODES START [FIRST_NODE "
-		                "[regions]]\n");
+		                "[regions] [threads]]\n");
 		return 2;
 	}
 	job = (uint32_t)atol(argv[1]);
@@ -70,7 +110,10 @@ int main(int argc, char **argv)
 	nnodes = atol(argv[4]);
 	start = atoll(argv[5]);
 	first_node = argc > 6 ? atol(argv[6]) : 1;
-	regions = argc > 7 && strcmp(argv[7], "regions") == 0;
+	for (int a = 7; a < argc; a++) {
+		regions |= strcmp(argv[a], "regions") == 0;
+		threads |= strcmp(argv[a], "threads") == 0;
+	}
 	if (nprocs < 1 || nnodes < 1 || nnodes > nprocs || start < 0 || start % 10) {
 		fprintf(stderr, "mkreportlog: bad arguments (START a multiple of 10)\n");
 		return 2;
@@ -116,6 +159,8 @@ int main(int argc, char **argv)
 			}
 			if (regions)
 				add_regions(rec, r);
+			if (threads && r % 2 == 0)
+				add_threads(rec, r);
 			recs[r - r0] = rec;
 		}
 		nodes[n] = lwm2_node_merge_records(&id, recs, NULL, (size_t)(r1 - r0), NULL, NULL);

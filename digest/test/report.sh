@@ -251,4 +251,43 @@ check "the folded names are counted" \
 check "the text digest names the same regions" \
 	bash -c "./lwm2 render '$tmp/regions.jsonl' | grep -q '^  solver: 80 calls by 8 processes'"
 
+# --- threads as a scope: the table of the threads of the processes that
+# had several (mkreportlog's "threads": the even ranks ran a main thread,
+# an I/O helper that ended and an idle one), none where the digest has none
+check "no threads table without threads" bash -c "! grep -q 'id=\"threads\"' '$tmp/j.html'"
+./mkreportlog 302 alice 8 2 1700000000 1 threads >"$tmp/threads.jsonl" ||
+	diag "mkreportlog with threads failed"
+./lwm2 report --file "$tmp/threads.jsonl" -j 302 -o "$tmp/t.html" 2>"$tmp/err"
+is "$?" 0 "a digest with threads: exit 0"
+check "the page has the threads table, linked from the top and from the per-rank view" \
+	bash -c "grep -q '<h2 id=\"threads\">Threads</h2>' '$tmp/t.html' && [ \"\$(grep -o 'href=\"#threads\"' '$tmp/t.html' | wc -l)\" -eq 2 ]"
+# the figures the page shows are the digest's rows
+want=$(python3 -c '
+import json, sys
+r = json.loads(open(sys.argv[1]).readline())["digest"]["ranks"]
+t = r["threads"]; c = t["cols"]
+for row in sorted(t["rows"]):
+    x = dict(zip(c, row)); p = dict(zip(r["cols"], r["rows"][x["process"]]))
+    print(p["rank"], x["tid"], x["cpu_ns"], ",".join(str(x["samples_" + e]) for e in ("compute", "mpi", "io", "cuda")), x["io_bytes"])
+' "$tmp/threads.jsonl")
+got=$(python3 -c '
+import re, sys
+rows = re.findall(r"<tr data-rank=\"(\d+)\" data-tid=\"(\d+)\" data-cpu-ns=\"(\d+)\" data-samples=\"([0-9,]+)\" data-io-bytes=\"(\d+)\"", open(sys.argv[1]).read())
+for g in sorted(rows, key=lambda g: (int(g[0]), int(g[1]))):
+    print(" ".join(g))
+' "$tmp/t.html")
+is "$got" "$want" "threads table: each thread's process, tid, CPU time, samples and I/O bytes are the digest's"
+check "a process's main thread first, its samples' shares as a bar" \
+	grep -q '<tr data-rank="0" data-tid="10000" [^>]*><td>0@n1</td><td class="n">10000</td><td>main</td><td class="n">90.0 s</td><td><svg [^>]*aria-label="compute 80.0 %, MPI 20.0 %, I/O 0.00 %, CUDA 0.00 %"><title>[^<]*</title><rect x="0.0" y="0" width="96.0" [^>]*/><rect x="96.0" y="0" width="24.0" ' "$tmp/t.html"
+check "an ended thread says so, its time in file I/O and bytes" \
+	grep -q '<tr data-rank="2" data-tid="10021" [^>]*><td>2@n1</td><td class="n">10021</td><td>ended</td>.*<td class="n">4.00 s</td><td class="n">1.00 MB</td></tr>' "$tmp/t.html"
+check "a thread without samples has no bar" \
+	grep -q '<tr data-rank="6" data-tid="10062" [^>]*><td>6@n2</td><td class="n">10062</td><td></td><td class="n">0.01 s</td><td>-</td>' "$tmp/t.html"
+check "processes of one thread have no rows" bash -c "! grep -q '<tr data-rank=\"[1357]\" data-tid=' '$tmp/t.html'"
+python3 -c 'import json,sys; l=json.loads(open(sys.argv[1]).readline()); l["digest"]["ranks"]["threads"]["omitted"]=5; print(json.dumps(l))' \
+	"$tmp/threads.jsonl" >"$tmp/omitted.jsonl"
+./lwm2 report --file "$tmp/omitted.jsonl" -j 302 -o "$tmp/o.html" 2>"$tmp/err"
+check "the threads the digest omitted are counted" \
+	grep -q '<tr class="folded" data-omitted="5"><td colspan="8">5 more threads not kept by the digest</td></tr>' "$tmp/o.html"
+
 done_testing
