@@ -23,7 +23,8 @@ if ! $cc -std=gnu11 -g -O1 -fsanitize=thread -fvisibility=hidden -DLWM2_NO_INTER
 	-I"$p" -I"$src/digest/format" -I"$src/digest/render" -I"$src/digest/util" -I"$src/tests" -I"${LWM2_BUILDDIR:?}" \
 	"$p/test/slices.c" "$p/clock.c" "$p/core.c" "$p/core_lock.c" "$p/rawsys.c" "$p/elf_sym.c" \
 	"$p/env.c" "$p/sanitizer.c" "$p/heartbeat.c" "$p/identity.c" "$p/modules.c" \
-	"$p/container.c" "$p/process.c" "$p/rank_file.c" "$p/sampling.c" "$p/summary.c" "$p/thread.c" "$p/unmeasured.c" "$p/view.c" \
+	"$p/container.c" "$p/process.c" "$p/rank_file.c" "$p/region.c" "$p/sampling.c" "$p/summary.c" \
+	"$p/thread.c" "$p/thread_scope.c" "$p/unmeasured.c" "$p/view.c" \
 	"$src/digest/format/record.c" \
 	-o "$tmp/slices-tsan" -ldl -lpthread -lrt 2>"$tmp/cc.log"; then
 	plan 1
