@@ -535,7 +535,14 @@ static int scan_line(char *line, size_t len, struct lwm2_logline *l, char *err, 
 		/* the fields alone: the line without the digest member */
 		const char *c = key_at - 1, *after;
 
-		if (!(d_end = lwm2_json_span(d, end)))
+		/* the digest's members indexed on the way to its end: one walk
+		 * for both (lwm2_logline_member's index, made here) */
+		d_end = NULL;
+		if (l->members) {
+			lwm2_json_members_index(l->members, d, end);
+			d_end = l->members->end;
+		}
+		if (!d_end && !(d_end = lwm2_json_span(d, end)))
 			return lwm2_errprintf(0, err, errlen, "the digest is cut short");
 		after = skip_ws(d_end, end);
 		while (c > p && (*c == ' ' || *c == '\t' || *c == '\r' || *c == '\n'))

@@ -123,6 +123,41 @@ static void member_index(void)
 	   "index: text cut short: the members before the cut, not after");
 }
 
+/* The index's end of an object is the span's, or none: over objects
+ * whose walk and span agree, and over ones where a member's text would
+ * lead the walk astray (a quote or a brace inside a scalar, a closing
+ * bracket, no key after a comma), where the index leaves the end to the span. */
+static void index_end(void)
+{
+	static struct lwm2_json_members ix;
+	static const struct {
+		const char *text;
+		bool has_end; /* the index finds the end itself */
+	} objs[] = {
+	    {"{}x", true},
+	    {"{ \"a\" : 1 , \"b\":[1,{\"c\":\"}\"}],\"d\":\"e\\\"\" }x", true},
+	    {"{\"a\":1\t}x", true},
+	    {"{\"a\":1\"}\"}x", false}, /* the scalar's quote opens a string for the span */
+	    {"{\"a\":tr{ue}x", false},
+	    {"{\"a\":1]x", false},        /* a bracket closes the object for the span */
+	    {"{\"a\":1 \"b\":2}x", true}, /* no comma: b a member all the same */
+	    {"{\"a\":1 x}x", false},      /* no key: the walk stops at x */
+	    {"{\"a\":1,}x", false},
+	    {"{\"a\":{\"b\":1}", false}, /* cut short */
+	};
+
+	for (size_t i = 0; i < sizeof(objs) / sizeof(objs[0]); i++) {
+		const char *t = objs[i].text, *end = t + strlen(t);
+
+		lwm2_json_members_index(&ix, t, end);
+		if (objs[i].has_end)
+			ok(ix.end && ix.end == lwm2_json_span(t, end),
+			   "index end %zu: [%s] the span's", i, t);
+		else
+			ok(!ix.end, "index end %zu: [%s] left to the span", i, t);
+	}
+}
+
 /* A number literal built directly is what json-c's tokener makes of
  * it: the same type, value and text. */
 static void number_literals(void)
@@ -207,6 +242,7 @@ int main(void)
 	spans_end();
 	members();
 	member_index();
+	index_end();
 	number_literals();
 	shortened_numbers();
 	return done_testing();

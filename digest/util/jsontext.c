@@ -133,14 +133,28 @@ const char *lwm2_json_member(const char *obj, const char *end, const char *key)
 	return lwm2_json_member_at(obj, end, key, NULL, NULL);
 }
 
+/* Whether the scalar [v, e) (a number, true, false, null: what the
+ * span of one passes over) holds a byte the span of the object around
+ * it would take as a string's or a value's start: the two walks then
+ * part, and the object's end is the span's to find. */
+static bool scalar_misleads(const char *v, const char *e)
+{
+	for (; v < e; v++)
+		if (*v == '"' || *v == '{' || *v == '[')
+			return true;
+	return false;
+}
+
 void lwm2_json_members_index(struct lwm2_json_members *ix, const char *obj, const char *end)
 {
 	const char *p, *k, *v;
 	size_t kl;
+	bool as_span = true;
 
 	ix->obj = obj;
 	ix->n = 0;
 	ix->partial = false;
+	ix->end = NULL;
 	if (!obj || obj >= end || *obj != '{')
 		return;
 	for (p = obj + 1; member_key(&p, end, false, &k, &kl, &v);) {
@@ -156,7 +170,14 @@ void lwm2_json_members_index(struct lwm2_json_members *ix, const char *obj, cons
 			ix->partial = true; /* the value is cut short: as the walk would */
 			return;
 		}
+		if (*v != '{' && *v != '[' && *v != '"' && scalar_misleads(v, p))
+			as_span = false;
 	}
+	/* keys, blanks, colons and commas are nothing to the span: at the
+	 * brace after the last member it closes the object too */
+	p = lwm2_json_skip_ws(p, end);
+	if (as_span && p < end && *p == '}')
+		ix->end = p + 1;
 }
 
 const char *lwm2_json_members_get(const struct lwm2_json_members *ix, const char *end,

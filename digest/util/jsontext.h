@@ -56,6 +56,12 @@ struct lwm2_json_members {
 	const char *obj; /* the object indexed; NULL: none yet */
 	unsigned n;
 	bool partial;
+	/* just past the object's closing brace, as lwm2_json_span(obj, end)
+	 * finds it, where the walk over the members reached it (the walk
+	 * is then the span: the object is not walked twice); NULL where
+	 * the walk stopped short of it (partial, text it did not take as a
+	 * member) */
+	const char *end;
 	struct {
 		const char *key; /* without its quotes */
 		size_t klen;
