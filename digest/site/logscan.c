@@ -7,6 +7,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <float.h>
 #include <glob.h>
 #include <math.h>
 #include <pthread.h>
@@ -77,6 +78,62 @@ static uint64_t text_count(const char *v)
 	return text_int(v, &x) ? (uint64_t)x : 0;
 }
 
+/* 10^0 to 10^22: the powers of ten a double holds exactly. */
+static const double exact_pow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                     1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                     1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+/*
+ * The JSON number at v (a fraction, an exponent) as strtod reads it,
+ * where that needs no strtod: its digits as an integer below 2^53 and a
+ * power of ten up to 10^22 are both exact doubles, so one multiplication
+ * or division rounds to the nearest double, strtod's answer (Clinger's
+ * fast path).  Most figures of a digest are such (a scope has dozens,
+ * and strtod costs some hundred times more).  false: strtod's to read.
+ */
+static bool exact_decimal(const char *v, double *out)
+{
+#if FLT_EVAL_METHOD == 0
+	const char *p = v + (*v == '-');
+	uint64_t m = 0;
+	int scale = 0, exp = 0;
+
+	if (*p < '0' || *p > '9')
+		return false;
+	for (; *p >= '0' && *p <= '9'; p++)
+		if ((m = m * 10 + (uint64_t)(*p - '0')) >= (1ull << 53))
+			return false;
+	if (*p == '.') {
+		if (p[1] < '0' || p[1] > '9')
+			return false;
+		for (p++; *p >= '0' && *p <= '9'; p++, scale--)
+			if ((m = m * 10 + (uint64_t)(*p - '0')) >= (1ull << 53))
+				return false;
+	}
+	if (*p == 'e' || *p == 'E') {
+		bool neg = *++p == '-';
+
+		p += *p == '-' || *p == '+';
+		if (*p < '0' || *p > '9')
+			return false;
+		for (; *p >= '0' && *p <= '9'; p++)
+			if ((exp = exp * 10 + (*p - '0')) > 100)
+				return false;
+		scale += neg ? -exp : exp;
+	}
+	if (*p == '.' || *p == 'e' || *p == 'E' || scale < -22 || scale > 22)
+		return false;
+	*out = scale < 0 ? (double)m / exact_pow10[-scale] : (double)m * exact_pow10[scale];
+	if (*v == '-')
+		*out = -*out;
+	return true;
+#else
+	(void)v;
+	(void)out;
+	return false; /* arithmetic wider than a double's: strtod's to round */
+#endif
+}
+
 /* A number member as json-c reads it: an integer literal clamped to the
  * 64-bit range json-c holds it in, any other number as strtod reads it. */
 static bool text_num(const char *v, double *out)
@@ -89,6 +146,8 @@ static bool text_num(const char *v, double *out)
 		*out = *v == '-' ? (double)strtoll(v, NULL, 10) : (double)strtoull(v, NULL, 10);
 		return true;
 	}
+	if (exact_decimal(v, out))
+		return true;
 	*out = strtod(v, &e);
 	return e != v && isfinite(*out);
 }
