@@ -133,16 +133,35 @@ const char *lwm2_json_member(const char *obj, const char *end, const char *key)
 	return lwm2_json_member_at(obj, end, key, NULL, NULL);
 }
 
-/* Whether the scalar [v, e) (a number, true, false, null: what the
- * span of one passes over) holds a byte the span of the object around
- * it would take as a string's or a value's start: the two walks then
- * part, and the object's end is the span's to find. */
-static bool scalar_misleads(const char *v, const char *e)
+bool lwm2_json_next_key(const char **p, const char *end, const char **key, size_t *klen,
+                        const char **val)
 {
+	if (!member_key(p, end, true, key, klen, val))
+		return false;
+	*p = *val;
+	return true;
+}
+
+bool lwm2_json_value_misleads(const char *v, const char *e)
+{
+	/* an object, an array or a string: spanned as the span of the
+	 * object around it spans it */
+	if (v >= e || *v == '{' || *v == '[' || *v == '"')
+		return false;
+	/* a scalar (a number, true, false, null: what the span of one
+	 * passes over) */
 	for (; v < e; v++)
 		if (*v == '"' || *v == '{' || *v == '[')
 			return true;
 	return false;
+}
+
+const char *lwm2_json_walk_end(const char *p, const char *end)
+{
+	/* keys, blanks, colons and commas are nothing to the span: at the
+	 * brace after the last member it closes the object too */
+	p = lwm2_json_skip_ws(p, end);
+	return p < end && *p == '}' ? p + 1 : NULL;
 }
 
 void lwm2_json_members_index(struct lwm2_json_members *ix, const char *obj, const char *end)
@@ -170,14 +189,11 @@ void lwm2_json_members_index(struct lwm2_json_members *ix, const char *obj, cons
 			ix->partial = true; /* the value is cut short: as the walk would */
 			return;
 		}
-		if (*v != '{' && *v != '[' && *v != '"' && scalar_misleads(v, p))
+		if (lwm2_json_value_misleads(v, p))
 			as_span = false;
 	}
-	/* keys, blanks, colons and commas are nothing to the span: at the
-	 * brace after the last member it closes the object too */
-	p = lwm2_json_skip_ws(p, end);
-	if (as_span && p < end && *p == '}')
-		ix->end = p + 1;
+	if (as_span)
+		ix->end = lwm2_json_walk_end(p, end);
 }
 
 const char *lwm2_json_members_get(const struct lwm2_json_members *ix, const char *end,
