@@ -39,6 +39,69 @@ static void spans_end(void)
 	}
 }
 
+/* The span as one byte at a time finds it, escapes skipped in pairs: the
+ * reference the walk four bytes to a test must agree with. */
+static const char *span_bytewise(const char *p, const char *end)
+{
+	int depth = 0;
+
+	if (p >= end)
+		return NULL;
+	if (*p != '{' && *p != '[' && *p != '"') {
+		while (p < end && *p != ',' && *p != '}' && *p != ']' && *p != ' ' && *p != '\n')
+			p++;
+		return p;
+	}
+	while (p < end) {
+		char c = *p++;
+
+		if (c == '"') {
+			while (p < end && *p != '"')
+				p += *p == '\\' ? 2 : 1;
+			if (p >= end)
+				return NULL;
+			p++;
+			if (depth == 0)
+				return p;
+		} else if (c == '{' || c == '[') {
+			depth++;
+		} else if ((c == '}' || c == ']') && --depth <= 0) {
+			return p;
+		}
+	}
+	return NULL;
+}
+
+/* Texts of every length up to 64 from an alphabet heavy in what a span
+ * turns on (quotes, backslashes, brackets), each from every offset: the
+ * walk meets them at every place of its groups of four and in the tail
+ * after the last group. */
+static void spans_as_bytewise(void)
+{
+	static const char alphabet[] = "\"\\{}[]\"\\{[0 ,:x}]";
+	char text[80];
+	unsigned seed = 1, bad = 0, tried = 0;
+
+	for (int round = 0; round < 4000; round++) {
+		size_t n = 1 + (size_t)(round % 64);
+
+		for (size_t i = 0; i < n; i++) {
+			seed = seed * 1103515245u + 12345u;
+			text[i] = alphabet[(seed >> 16) % (sizeof(alphabet) - 1)];
+		}
+		/* most texts open a value: an object or a string */
+		if (round % 3 == 0)
+			text[0] = '{';
+		else if (round % 3 == 1)
+			text[0] = '"';
+		for (size_t from = 0; from < n; from++, tried++)
+			if (lwm2_json_span(text + from, text + n) !=
+			    span_bytewise(text + from, text + n))
+				bad++;
+	}
+	ok(bad == 0, "span: as a byte-at-a-time walk finds it, %u of %u texts differ", bad, tried);
+}
+
 static void members(void)
 {
 	static const char arr[] = "[1]";
@@ -240,6 +303,7 @@ static void shortened_numbers(void)
 int main(void)
 {
 	spans_end();
+	spans_as_bytewise();
 	members();
 	member_index();
 	index_end();

@@ -18,6 +18,28 @@ const char *lwm2_json_skip_ws(const char *p, const char *end)
 	return p;
 }
 
+static const unsigned char opens_or_closes[256] = {
+    ['"'] = 1, ['{'] = 1, ['['] = 1, ['}'] = 1, [']'] = 1,
+};
+
+/* The first byte from p that opens or closes a value, or end. */
+static inline const char *next_opens_or_closes(const char *p, const char *end)
+{
+	for (; end - p >= 4; p += 4) {
+		if (opens_or_closes[(unsigned char)p[0]])
+			return p;
+		if (opens_or_closes[(unsigned char)p[1]])
+			return p + 1;
+		if (opens_or_closes[(unsigned char)p[2]])
+			return p + 2;
+		if (opens_or_closes[(unsigned char)p[3]])
+			return p + 3;
+	}
+	while (p < end && !opens_or_closes[(unsigned char)*p])
+		p++;
+	return p;
+}
+
 const char *lwm2_json_span(const char *p, const char *end)
 {
 	int depth = 0;
@@ -30,23 +52,14 @@ const char *lwm2_json_span(const char *p, const char *end)
 			p++;
 		return p;
 	}
-	/* Every line of a log is walked through here (a digest is some
-	 * kilobytes, most of it numbers in short arrays): bytes that open or
-	 * close nothing are passed over by one table lookup each, strings
-	 * with memchr from quote to quote, an escaped quote told by the run
-	 * of backslashes before it. */
-	static const unsigned char opens_or_closes[256] = {
-	    ['"'] = 1, ['{'] = 1, ['['] = 1, ['}'] = 1, [']'] = 1,
-	};
+	/* Every line of a log is walked through here (a digest is tens of
+	 * kilobytes, most of it numbers in short arrays): bytes that open
+	 * or close nothing are passed over by one table lookup each, four
+	 * to a test of the end, strings with memchr from quote to quote, an
+	 * escaped quote told by the run of backslashes before it. */
+	while ((p = next_opens_or_closes(p, end)) < end) {
+		char c = *p++;
 
-	while (p < end) {
-		char c;
-
-		while (p < end && !opens_or_closes[(unsigned char)*p])
-			p++;
-		if (p >= end)
-			break;
-		c = *p++;
 		if (c == '"') {
 			for (;;) {
 				const char *q = memchr(p, '"', (size_t)(end - p)), *b;
