@@ -39,35 +39,21 @@ static void spans_end(void)
 	}
 }
 
-/* The span as one byte at a time finds it, escapes skipped in pairs: the
- * reference the walk four bytes to a test must agree with. */
+/* The span of an object, an array or a string (p at its first byte) as
+ * a walk one byte at a time finds it, each value inside spanned in turn,
+ * escapes skipped in pairs: the reference the walk four bytes to a test
+ * must agree with. */
 static const char *span_bytewise(const char *p, const char *end)
 {
-	int depth = 0;
-
-	if (p >= end)
-		return NULL;
-	if (*p != '{' && *p != '[' && *p != '"') {
-		while (p < end && *p != ',' && *p != '}' && *p != ']' && *p != ' ' && *p != '\n')
-			p++;
-		return p;
+	if (*p == '"') {
+		for (p++; p < end && *p != '"'; p += *p == '\\' ? 2 : 1)
+			;
+		return p < end ? p + 1 : NULL;
 	}
-	while (p < end) {
-		char c = *p++;
-
-		if (c == '"') {
-			while (p < end && *p != '"')
-				p += *p == '\\' ? 2 : 1;
-			if (p >= end)
-				return NULL;
-			p++;
-			if (depth == 0)
-				return p;
-		} else if (c == '{' || c == '[') {
-			depth++;
-		} else if ((c == '}' || c == ']') && --depth <= 0) {
-			return p;
-		}
+	for (p++; p && p < end;) {
+		if (*p == '}' || *p == ']')
+			return p + 1;
+		p = *p == '"' || *p == '{' || *p == '[' ? span_bytewise(p, end) : p + 1;
 	}
 	return NULL;
 }
@@ -94,10 +80,14 @@ static void spans_as_bytewise(void)
 			text[0] = '{';
 		else if (round % 3 == 1)
 			text[0] = '"';
-		for (size_t from = 0; from < n; from++, tried++)
+		for (size_t from = 0; from < n; from++) {
+			if (!strchr("{[\"", text[from]))
+				continue; /* a scalar: not walked this way */
+			tried++;
 			if (lwm2_json_span(text + from, text + n) !=
 			    span_bytewise(text + from, text + n))
 				bad++;
+		}
 	}
 	ok(bad == 0, "span: as a byte-at-a-time walk finds it, %u of %u texts differ", bad, tried);
 }
