@@ -198,6 +198,10 @@ int lwm2_db_import(struct lwm2_db *db, const char *cmd, char *const *paths, size
 
 /* ------------------------------------------------------------ follow */
 
+/* The follow's read buffer: most jobs' line in one read, and below
+ * malloc's threshold for a mapping of its own. */
+#define FOLLOW_BUF (64 * 1024)
+
 /* The offset reached in a log, under the log's path: "DEV:INODE:OFFSET". */
 static void follow_key(const char *log, char *key, size_t len)
 {
@@ -212,7 +216,7 @@ int lwm2_db_follow(struct lwm2_db *db, const char *log, struct lwm2_db_count *co
 	long long off = 0;
 	struct stat sb;
 	FILE *f;
-	char *line = NULL;
+	char *line = NULL, *buf;
 	size_t cap = 0;
 	ssize_t n;
 	int r;
@@ -228,13 +232,19 @@ int lwm2_db_follow(struct lwm2_db *db, const char *log, struct lwm2_db_count *co
 		fclose(f);
 		return -1;
 	}
+	/* a job's line is tens of kilobytes: read in one call, not in the
+	 * file's blocks (without the buffer, stdio's own) */
+	if ((buf = malloc(FOLLOW_BUF)))
+		setvbuf(f, buf, _IOFBF, FOLLOW_BUF);
 	if (!db->follow && !(db->follow = calloc(1, sizeof(*db->follow)))) {
 		lwm2_errprintf(0, err, errlen, "couldn't read %s: %s", log, strerror(ENOMEM));
 		fclose(f);
+		free(buf);
 		return -1;
 	}
 	if (lwm2_db_begin(db, err, errlen) < 0) {
 		fclose(f);
+		free(buf);
 		return -1;
 	}
 	follow_key(log, key, sizeof(key));
@@ -286,6 +296,7 @@ int lwm2_db_follow(struct lwm2_db *db, const char *log, struct lwm2_db_count *co
 		goto fail;
 	free(line);
 	fclose(f);
+	free(buf);
 	return 0;
 fail:
 	lwm2_db_rollback(db);
@@ -293,5 +304,6 @@ fail:
 	lwm2_db_packer_free(db->follow);
 	free(line);
 	fclose(f);
+	free(buf);
 	return -1;
 }

@@ -18,6 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* ZSTD_c_forceAttachDict: a parameter of zstd 1.4 and later that a
+ * library without it refuses, and the line is then compressed as before */
+#define ZSTD_STATIC_LINKING_ONLY
 #include <zstd.h>
 
 #include "db_internal.h"
@@ -31,9 +34,15 @@ static int squeeze(struct lwm2_db_packer *p, const char *src, size_t n, const vo
 {
 	size_t need = ZSTD_compressBound(n), r;
 
-	if (!p->cctx && !(p->cctx = ZSTD_createCCtx()))
-		return lwm2_errprintf(0, err, errlen, "couldn't keep the line: %s",
-		                      strerror(ENOMEM));
+	if (!p->cctx) {
+		if (!(p->cctx = ZSTD_createCCtx()))
+			return lwm2_errprintf(0, err, errlen, "couldn't keep the line: %s",
+			                      strerror(ENOMEM));
+		/* a dictionary's tables read where they are, not copied into
+		 * the compressor for each line: the copy costs several times
+		 * the compression of a line of the dictionary's kind */
+		ZSTD_CCtx_setParameter(p->cctx, ZSTD_c_forceAttachDict, ZSTD_dictForceAttach);
+	}
 	if (need > *cap) {
 		void *b = realloc(*buf, need);
 
@@ -43,8 +52,10 @@ static int squeeze(struct lwm2_db_packer *p, const char *src, size_t n, const vo
 		*buf = b;
 		*cap = need;
 	}
-	r = cdict ? ZSTD_compress_usingCDict(p->cctx, *buf, *cap, src, n, cdict)
-	          : ZSTD_compressCCtx(p->cctx, *buf, *cap, src, n, LEVEL);
+	if (!cdict)
+		r = ZSTD_compressCCtx(p->cctx, *buf, *cap, src, n, LEVEL);
+	else if (!ZSTD_isError(r = ZSTD_CCtx_refCDict(p->cctx, cdict)))
+		r = ZSTD_compress2(p->cctx, *buf, *cap, src, n); /* at the dictionary's level */
 	if (ZSTD_isError(r))
 		return lwm2_errprintf(0, err, errlen, "couldn't compress the line: %s",
 		                      ZSTD_getErrorName(r));

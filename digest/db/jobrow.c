@@ -228,19 +228,32 @@ static void main_cpu(const struct lwm2_logline *l, char *out, size_t len)
 
 /* "batch" when the digest has the batch script's step, else
  * "interactive" (salloc, or srun outside an allocation).  The steps are
- * walked as text, as lwm2_usage_exe does. */
+ * walked as text, as lwm2_usage_exe does: each step's members and its
+ * end in one walk (the index's end), the span left for a step that walk
+ * does not end. */
 static void run_mode(const struct lwm2_logline *l, char *out, size_t len)
 {
 	const char *a = lwm2_logline_member(l, LWM2_KEY_STEPS), *p, *e, *v, *vend;
+	struct lwm2_json_members step;
 	int64_t id;
 
 	snprintf(out, len, "interactive");
 	for (p = a && *a == '[' ? a + 1 : NULL; p; p = e) {
 		p = lwm2_json_skip_ws(p, l->end);
-		if (p >= l->end || *p == ']' || !(e = lwm2_json_span(p, l->end)))
+		if (p >= l->end || *p == ']')
 			break;
-		if (*p == '{' && (v = lwm2_json_member(p, e, LWM2_KEY_STEP_ID)) &&
-		    lwm2_parse_i64(v, &vend, 0, INT64_MAX, &id) == 0 && id == LWM2_STEP_BATCH) {
+		e = NULL;
+		if (*p == '{') {
+			lwm2_json_members_index(&step, p, l->end);
+			e = step.end;
+		}
+		if (!e && !(e = lwm2_json_span(p, l->end)))
+			break;
+		v = *p != '{'  ? NULL
+		    : step.end ? lwm2_json_members_get(&step, e, LWM2_KEY_STEP_ID)
+		               : lwm2_json_member(p, e, LWM2_KEY_STEP_ID);
+		if (v && lwm2_parse_i64(v, &vend, 0, INT64_MAX, &id) == 0 &&
+		    id == LWM2_STEP_BATCH) {
 			snprintf(out, len, "batch");
 			return;
 		}

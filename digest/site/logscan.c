@@ -7,6 +7,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <float.h>
 #include <glob.h>
 #include <math.h>
 #include <pthread.h>
@@ -77,6 +78,62 @@ static uint64_t text_count(const char *v)
 	return text_int(v, &x) ? (uint64_t)x : 0;
 }
 
+/* 10^0 to 10^22: the powers of ten a double holds exactly. */
+static const double exact_pow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                     1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                     1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+/*
+ * The JSON number at v (a fraction, an exponent) as strtod reads it,
+ * where that needs no strtod: its digits as an integer below 2^53 and a
+ * power of ten up to 10^22 are both exact doubles, so one multiplication
+ * or division rounds to the nearest double, strtod's answer (Clinger's
+ * fast path).  Most figures of a digest are such (a scope has dozens,
+ * and strtod costs some hundred times more).  false: strtod's to read.
+ */
+static bool exact_decimal(const char *v, double *out)
+{
+#if FLT_EVAL_METHOD == 0
+	const char *p = v + (*v == '-');
+	uint64_t m = 0;
+	int scale = 0, exp = 0;
+
+	if (*p < '0' || *p > '9')
+		return false;
+	for (; *p >= '0' && *p <= '9'; p++)
+		if ((m = m * 10 + (uint64_t)(*p - '0')) >= (1ull << 53))
+			return false;
+	if (*p == '.') {
+		if (p[1] < '0' || p[1] > '9')
+			return false;
+		for (p++; *p >= '0' && *p <= '9'; p++, scale--)
+			if ((m = m * 10 + (uint64_t)(*p - '0')) >= (1ull << 53))
+				return false;
+	}
+	if (*p == 'e' || *p == 'E') {
+		bool neg = *++p == '-';
+
+		p += *p == '-' || *p == '+';
+		if (*p < '0' || *p > '9')
+			return false;
+		for (; *p >= '0' && *p <= '9'; p++)
+			if ((exp = exp * 10 + (*p - '0')) > 100)
+				return false;
+		scale += neg ? -exp : exp;
+	}
+	if (*p == '.' || *p == 'e' || *p == 'E' || scale < -22 || scale > 22)
+		return false;
+	*out = scale < 0 ? (double)m / exact_pow10[-scale] : (double)m * exact_pow10[scale];
+	if (*v == '-')
+		*out = -*out;
+	return true;
+#else
+	(void)v;
+	(void)out;
+	return false; /* arithmetic wider than a double's: strtod's to round */
+#endif
+}
+
 /* A number member as json-c reads it: an integer literal clamped to the
  * 64-bit range json-c holds it in, any other number as strtod reads it. */
 static bool text_num(const char *v, double *out)
@@ -89,6 +146,8 @@ static bool text_num(const char *v, double *out)
 		*out = *v == '-' ? (double)strtoll(v, NULL, 10) : (double)strtoull(v, NULL, 10);
 		return true;
 	}
+	if (exact_decimal(v, out))
+		return true;
 	*out = strtod(v, &e);
 	return e != v && isfinite(*out);
 }
@@ -97,23 +156,136 @@ static bool text_num(const char *v, double *out)
  * compile-time constant, so the test stays a length compare and memcmp. */
 #define KEY_IS(k) (klen == sizeof(k) - 1 && !memcmp(key, k, sizeof(k) - 1))
 
-int lwm2_scope_from_text(struct lwm2_scope *s, const char *p, const char *end,
-                         uint32_t cpus_per_task)
-{
-	const char *key, *val, *m_end, *nv, *vmin, *vavg, *vmax;
-	size_t klen;
-	int64_t n;
+/*
+ * The scope is read in one walk over its members, into its metrics and
+ * each metric, without spanning what is walked into first: each walk
+ * ends where the span would (lwm2_json_walk_end).  Where a walk does not
+ * (text no writer makes), that level is read again within the span's
+ * end, as the members are read within the object's own text.
+ */
 
-	memset(s, 0, sizeof(*s));
-	s->cpus_per_task = cpus_per_task;
+/* The values of n, min, avg and max (the first of each, as a lookup
+ * finds it) of the metric at p, from a walk over its members within
+ * bound; where the walk stopped, *as_span as lwm2_json_walk_end wants. */
+static const char *metric_members(const char *p, const char *bound, const char *v[4], bool *as_span)
+{
+	const char *t = p, *key, *val;
+	size_t klen;
+
+	v[0] = v[1] = v[2] = v[3] = NULL;
+	*as_span = true;
+	while (next_member(&t, bound, &key, &klen, &val)) {
+		if (lwm2_json_value_misleads(val, t))
+			*as_span = false;
+		if (KEY_IS(LWM2_KEY_N) && !v[0])
+			v[0] = val;
+		else if (KEY_IS(LWM2_KEY_MIN) && !v[1])
+			v[1] = val;
+		else if (KEY_IS(LWM2_KEY_AVG) && !v[2])
+			v[2] = val;
+		else if (KEY_IS(LWM2_KEY_MAX) && !v[3])
+			v[3] = val;
+	}
+	return t;
+}
+
+/* The metric at p (an object) into st; just past it, or NULL where it
+ * does not end before bound (st untouched). */
+static const char *metric_read(struct lwm2_metric_stat *st, const char *p, const char *bound)
+{
+	const char *v[4], *e = NULL;
+	bool as_span;
+	int64_t n;
+	const char *stop = metric_members(p, bound, v, &as_span);
+
+	if (!as_span || !(e = lwm2_json_walk_end(stop, bound))) {
+		if (!(e = lwm2_json_span(p, bound)))
+			return NULL;
+		metric_members(p, e, v, &as_span);
+	}
+	/* n is an integer, as for json-c */
+	if (v[0] && text_int(v[0], &n) && n > 0 && text_num(v[1], &st->min) &&
+	    text_num(v[2], &st->avg) && text_num(v[3], &st->max)) {
+		st->n = (uint64_t)n;
+		st->reason = NULL;
+	}
+	return e;
+}
+
+static void stats_init(struct lwm2_scope *s)
+{
 	for (int k = 0; k < LWM2_NMETRICS; k++) {
+		memset(&s->stat[k], 0, sizeof(s->stat[k]));
 		s->stat[k].min_rank = s->stat[k].max_rank = -1;
 		s->stat[k].reason = "not in this digest";
 	}
-	if (!p || p >= end || *p != '{' || !(end = lwm2_json_span(p, end)))
-		return -1;
-	/* one walk over the scope's members */
-	for (const char *q = p; next_member(&q, end, &key, &klen, &val);) {
+}
+
+/* The metrics (the object at p) into s, walked within bound; where the
+ * walk stopped, *as_span as lwm2_json_walk_end wants. */
+static const char *metrics_members(struct lwm2_scope *s, const char *p, const char *bound,
+                                   bool *as_span)
+{
+	const char *r = p, *key, *v, *e;
+	size_t klen;
+
+	*as_span = true;
+	while (lwm2_json_next_key(&r, bound, &key, &klen, &v)) {
+		char id[32];
+		int k = -1;
+
+		if (klen < sizeof(id) && *v == '{') {
+			memcpy(id, key, klen);
+			id[klen] = '\0';
+			k = lwm2_metric_index(id);
+		}
+		if (k >= 0)
+			e = metric_read(&s->stat[k], v, bound);
+		else if ((e = lwm2_json_span(v, bound)) && lwm2_json_value_misleads(v, e))
+			*as_span = false;
+		if (!e) {
+			*as_span = false;
+			break;
+		}
+		r = e;
+	}
+	return r;
+}
+
+/* The metrics (the object at p) into s; just past them, or NULL where
+ * they do not end before bound. */
+static const char *metrics_read(struct lwm2_scope *s, const char *p, const char *bound)
+{
+	bool as_span;
+	const char *stop = metrics_members(s, p, bound, &as_span), *e;
+
+	if (as_span && (e = lwm2_json_walk_end(stop, bound)))
+		return e;
+	stats_init(s);
+	if ((e = lwm2_json_span(p, bound)))
+		metrics_members(s, p, e, &as_span);
+	return e;
+}
+
+/* The scope's members (the object at p) into s, walked within bound;
+ * where the walk stopped, *as_span as lwm2_json_walk_end wants. */
+static const char *scope_members(struct lwm2_scope *s, const char *p, const char *bound,
+                                 bool *as_span)
+{
+	const char *q = p, *key, *val, *e;
+	size_t klen;
+
+	*as_span = true;
+	while (lwm2_json_next_key(&q, bound, &key, &klen, &val)) {
+		if (KEY_IS(LWM2_KEY_METRICS) && *val == '{')
+			e = metrics_read(s, val, bound);
+		else if ((e = lwm2_json_span(val, bound)) && lwm2_json_value_misleads(val, e))
+			*as_span = false;
+		if (!e) {
+			*as_span = false;
+			break;
+		}
+		q = e;
 		if (KEY_IS(LWM2_KEY_PROCESSES))
 			s->processes = text_count(val);
 		else if (KEY_IS(LWM2_KEY_MPI_PROCESSES))
@@ -124,42 +296,33 @@ int lwm2_scope_from_text(struct lwm2_scope *s, const char *p, const char *end,
 			s->incomplete = text_count(val);
 		else if (KEY_IS(LWM2_KEY_PARTIAL))
 			s->partial = *val == 't';
-		else if (KEY_IS(LWM2_KEY_METRICS) && *val == '{') {
-			m_end = q;
-			for (const char *r = val; next_member(&r, m_end, &key, &klen, &p);) {
-				char id[32];
-				int k;
-				struct lwm2_metric_stat *st;
-
-				if (klen >= sizeof(id) || *p != '{')
-					continue;
-				memcpy(id, key, klen);
-				id[klen] = '\0';
-				if ((k = lwm2_metric_index(id)) < 0)
-					continue;
-				st = &s->stat[k];
-				/* n, min, avg and max in one walk over the metric's
-				 * members (the first of each, as a lookup finds it) */
-				nv = vmin = vavg = vmax = NULL;
-				for (const char *t = p; next_member(&t, r, &key, &klen, &val);) {
-					if (KEY_IS(LWM2_KEY_N) && !nv)
-						nv = val;
-					else if (KEY_IS(LWM2_KEY_MIN) && !vmin)
-						vmin = val;
-					else if (KEY_IS(LWM2_KEY_AVG) && !vavg)
-						vavg = val;
-					else if (KEY_IS(LWM2_KEY_MAX) && !vmax)
-						vmax = val;
-				}
-				/* n is an integer, as for json-c */
-				if (nv && text_int(nv, &n) && n > 0 && text_num(vmin, &st->min) &&
-				    text_num(vavg, &st->avg) && text_num(vmax, &st->max)) {
-					st->n = (uint64_t)n;
-					st->reason = NULL;
-				}
-			}
-		}
 	}
+	return q;
+}
+
+static void scope_init(struct lwm2_scope *s, uint32_t cpus_per_task)
+{
+	memset(s, 0, sizeof(*s));
+	s->cpus_per_task = cpus_per_task;
+	stats_init(s);
+}
+
+int lwm2_scope_from_text(struct lwm2_scope *s, const char *p, const char *end,
+                         uint32_t cpus_per_task)
+{
+	const char *stop, *e;
+	bool as_span;
+
+	scope_init(s, cpus_per_task);
+	if (!p || p >= end || *p != '{')
+		return -1;
+	stop = scope_members(s, p, end, &as_span);
+	if (as_span && lwm2_json_walk_end(stop, end))
+		return 0;
+	scope_init(s, cpus_per_task);
+	if (!(e = lwm2_json_span(p, end)))
+		return -1;
+	scope_members(s, p, e, &as_span);
 	return 0;
 }
 
@@ -535,7 +698,14 @@ static int scan_line(char *line, size_t len, struct lwm2_logline *l, char *err, 
 		/* the fields alone: the line without the digest member */
 		const char *c = key_at - 1, *after;
 
-		if (!(d_end = lwm2_json_span(d, end)))
+		/* the digest's members indexed on the way to its end: one walk
+		 * for both (lwm2_logline_member's index, made here) */
+		d_end = NULL;
+		if (l->members) {
+			lwm2_json_members_index(l->members, d, end);
+			d_end = l->members->end;
+		}
+		if (!d_end && !(d_end = lwm2_json_span(d, end)))
 			return lwm2_errprintf(0, err, errlen, "the digest is cut short");
 		after = skip_ws(d_end, end);
 		while (c > p && (*c == ' ' || *c == '\t' || *c == '\r' || *c == '\n'))

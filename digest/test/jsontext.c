@@ -39,6 +39,59 @@ static void spans_end(void)
 	}
 }
 
+/* The span of an object, an array or a string (p at its first byte) as
+ * a walk one byte at a time finds it, each value inside spanned in turn,
+ * escapes skipped in pairs: the reference the walk four bytes to a test
+ * must agree with. */
+static const char *span_bytewise(const char *p, const char *end)
+{
+	if (*p == '"') {
+		for (p++; p < end && *p != '"'; p += *p == '\\' ? 2 : 1)
+			;
+		return p < end ? p + 1 : NULL;
+	}
+	for (p++; p && p < end;) {
+		if (*p == '}' || *p == ']')
+			return p + 1;
+		p = *p == '"' || *p == '{' || *p == '[' ? span_bytewise(p, end) : p + 1;
+	}
+	return NULL;
+}
+
+/* Texts of every length up to 64 from an alphabet heavy in what a span
+ * turns on (quotes, backslashes, brackets), each from every offset: the
+ * walk meets them at every place of its groups of four and in the tail
+ * after the last group. */
+static void spans_as_bytewise(void)
+{
+	static const char alphabet[] = "\"\\{}[]\"\\{[0 ,:x}]";
+	char text[80];
+	unsigned seed = 1, bad = 0, tried = 0;
+
+	for (int round = 0; round < 4000; round++) {
+		size_t n = 1 + (size_t)(round % 64);
+
+		for (size_t i = 0; i < n; i++) {
+			seed = seed * 1103515245u + 12345u;
+			text[i] = alphabet[(seed >> 16) % (sizeof(alphabet) - 1)];
+		}
+		/* most texts open a value: an object or a string */
+		if (round % 3 == 0)
+			text[0] = '{';
+		else if (round % 3 == 1)
+			text[0] = '"';
+		for (size_t from = 0; from < n; from++) {
+			if (!strchr("{[\"", text[from]))
+				continue; /* a scalar: not walked this way */
+			tried++;
+			if (lwm2_json_span(text + from, text + n) !=
+			    span_bytewise(text + from, text + n))
+				bad++;
+		}
+	}
+	ok(bad == 0, "span: as a byte-at-a-time walk finds it, %u of %u texts differ", bad, tried);
+}
+
 static void members(void)
 {
 	static const char arr[] = "[1]";
@@ -123,6 +176,41 @@ static void member_index(void)
 	   "index: text cut short: the members before the cut, not after");
 }
 
+/* The index's end of an object is the span's, or none: over objects
+ * whose walk and span agree, and over ones where a member's text would
+ * lead the walk astray (a quote or a brace inside a scalar, a closing
+ * bracket, no key after a comma), where the index leaves the end to the span. */
+static void index_end(void)
+{
+	static struct lwm2_json_members ix;
+	static const struct {
+		const char *text;
+		bool has_end; /* the index finds the end itself */
+	} objs[] = {
+	    {"{}x", true},
+	    {"{ \"a\" : 1 , \"b\":[1,{\"c\":\"}\"}],\"d\":\"e\\\"\" }x", true},
+	    {"{\"a\":1\t}x", true},
+	    {"{\"a\":1\"}\"}x", false}, /* the scalar's quote opens a string for the span */
+	    {"{\"a\":tr{ue}x", false},
+	    {"{\"a\":1]x", false},        /* a bracket closes the object for the span */
+	    {"{\"a\":1 \"b\":2}x", true}, /* no comma: b a member all the same */
+	    {"{\"a\":1 x}x", false},      /* no key: the walk stops at x */
+	    {"{\"a\":1,}x", false},
+	    {"{\"a\":{\"b\":1}", false}, /* cut short */
+	};
+
+	for (size_t i = 0; i < sizeof(objs) / sizeof(objs[0]); i++) {
+		const char *t = objs[i].text, *end = t + strlen(t);
+
+		lwm2_json_members_index(&ix, t, end);
+		if (objs[i].has_end)
+			ok(ix.end && ix.end == lwm2_json_span(t, end),
+			   "index end %zu: [%s] the span's", i, t);
+		else
+			ok(!ix.end, "index end %zu: [%s] left to the span", i, t);
+	}
+}
+
 /* A number literal built directly is what json-c's tokener makes of
  * it: the same type, value and text. */
 static void number_literals(void)
@@ -205,8 +293,10 @@ static void shortened_numbers(void)
 int main(void)
 {
 	spans_end();
+	spans_as_bytewise();
 	members();
 	member_index();
+	index_end();
 	number_literals();
 	shortened_numbers();
 	return done_testing();

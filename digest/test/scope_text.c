@@ -11,6 +11,8 @@
 #include "lwm2_keys.h"
 #include "tap.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const struct {
@@ -36,6 +38,78 @@ static const struct {
      "{\"metrics\":{\"duration\":{\"n\":1,\"min\":1,\"avg\":2,\"max\":1.5e30}}}", 0, 1, 1.5e30},
 };
 
+/* A figure's literal read as strtod reads it, bit for bit, over literals
+ * around the edges of a decimal read without strtod (digits past 2^53,
+ * powers of ten past 10^22, signs, zeros, exponents) and random ones. */
+static void figures_as_strtod(int k)
+{
+	static const char *const edges[] = {
+	    "0.5",
+	    "-0.0",
+	    "0.000165",
+	    "2300.203125",
+	    "9007199254740991.5",
+	    "900719925474099.1",
+	    "9007199254740992.5",
+	    "0.0014208333333333332",
+	    "1e22",
+	    "1e23",
+	    "1.5e-22",
+	    "1.5e-23",
+	    "4.9e-324",
+	    "1.7976931348623157e308",
+	    "123.456E+2",
+	    "7E-0",
+	    "0.10000000000000000555",
+	    "000.25",
+	};
+	char text[160], lit[64];
+	unsigned seed = 7, differ = 0, n = 0;
+
+	for (size_t i = 0; i < sizeof(edges) / sizeof(edges[0]) + 20000; i++) {
+		struct lwm2_scope s;
+		double want;
+		const char *l = lit;
+
+		if (i < sizeof(edges) / sizeof(edges[0])) {
+			l = edges[i];
+		} else {
+			/* up to 18 digits, a point somewhere, an exponent at times */
+			size_t len = 0, digits;
+
+			seed = seed * 1103515245u + 12345u;
+			digits = 1 + (seed >> 16) % 18;
+			if (seed & 1)
+				lit[len++] = '-';
+			for (size_t d = 0; d < digits; d++) {
+				seed = seed * 1103515245u + 12345u;
+				lit[len++] = (char)('0' + (seed >> 16) % 10);
+				if (d == (seed >> 8) % digits && d + 1 < digits)
+					lit[len++] = '.';
+			}
+			if ((seed >> 4) % 4 == 0)
+				len += (size_t)snprintf(lit + len, sizeof(lit) - len, "e%d",
+				                        (int)((seed >> 20) % 61) - 30);
+			lit[len] = '\0';
+		}
+		if (!strpbrk(l, ".eE"))
+			continue; /* an integer: json-c's int64_t, as the cases above */
+		n++;
+		snprintf(text, sizeof(text),
+		         "{\"metrics\":{\"duration\":{\"n\":1,\"min\":1,\"avg\":1,\"max\":%s}}}",
+		         l);
+		want = strtod(l, NULL);
+		if (lwm2_scope_from_text(&s, text, text + strlen(text), 0) < 0 || !s.stat[k].n ||
+		    memcmp(&s.stat[k].max, &want, sizeof(want)) != 0) {
+			if (differ++ < 5)
+				diag("%s read as %.17g, strtod reads %.17g", l, s.stat[k].max,
+				     want);
+		}
+	}
+	ok(differ == 0, "figures read as strtod reads them, bit for bit: %u of %u differ", differ,
+	   n);
+}
+
 int main(void)
 {
 	int k = lwm2_metric_index("duration");
@@ -57,5 +131,6 @@ int main(void)
 		   "json-c reader alike, %s", cases[i].what);
 		json_object_put(o);
 	}
+	figures_as_strtod(k);
 	return done_testing();
 }

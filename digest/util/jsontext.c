@@ -18,6 +18,28 @@ const char *lwm2_json_skip_ws(const char *p, const char *end)
 	return p;
 }
 
+static const unsigned char opens_or_closes[256] = {
+    ['"'] = 1, ['{'] = 1, ['['] = 1, ['}'] = 1, [']'] = 1,
+};
+
+/* The first byte from p that opens or closes a value, or end. */
+static inline const char *next_opens_or_closes(const char *p, const char *end)
+{
+	for (; end - p >= 4; p += 4) {
+		if (opens_or_closes[(unsigned char)p[0]])
+			return p;
+		if (opens_or_closes[(unsigned char)p[1]])
+			return p + 1;
+		if (opens_or_closes[(unsigned char)p[2]])
+			return p + 2;
+		if (opens_or_closes[(unsigned char)p[3]])
+			return p + 3;
+	}
+	while (p < end && !opens_or_closes[(unsigned char)*p])
+		p++;
+	return p;
+}
+
 const char *lwm2_json_span(const char *p, const char *end)
 {
 	int depth = 0;
@@ -30,23 +52,14 @@ const char *lwm2_json_span(const char *p, const char *end)
 			p++;
 		return p;
 	}
-	/* Every line of a log is walked through here (a digest is some
-	 * kilobytes, most of it numbers in short arrays): bytes that open or
-	 * close nothing are passed over by one table lookup each, strings
-	 * with memchr from quote to quote, an escaped quote told by the run
-	 * of backslashes before it. */
-	static const unsigned char opens_or_closes[256] = {
-	    ['"'] = 1, ['{'] = 1, ['['] = 1, ['}'] = 1, [']'] = 1,
-	};
+	/* Every line of a log is walked through here (a digest is tens of
+	 * kilobytes, most of it numbers in short arrays): bytes that open
+	 * or close nothing are passed over by one table lookup each, four
+	 * to a test of the end, strings with memchr from quote to quote, an
+	 * escaped quote told by the run of backslashes before it. */
+	while ((p = next_opens_or_closes(p, end)) < end) {
+		char c = *p++;
 
-	while (p < end) {
-		char c;
-
-		while (p < end && !opens_or_closes[(unsigned char)*p])
-			p++;
-		if (p >= end)
-			break;
-		c = *p++;
 		if (c == '"') {
 			for (;;) {
 				const char *q = memchr(p, '"', (size_t)(end - p)), *b;
@@ -133,14 +146,47 @@ const char *lwm2_json_member(const char *obj, const char *end, const char *key)
 	return lwm2_json_member_at(obj, end, key, NULL, NULL);
 }
 
+bool lwm2_json_next_key(const char **p, const char *end, const char **key, size_t *klen,
+                        const char **val)
+{
+	if (!member_key(p, end, true, key, klen, val))
+		return false;
+	*p = *val;
+	return true;
+}
+
+bool lwm2_json_value_misleads(const char *v, const char *e)
+{
+	/* an object, an array or a string: spanned as the span of the
+	 * object around it spans it */
+	if (v >= e || *v == '{' || *v == '[' || *v == '"')
+		return false;
+	/* a scalar (a number, true, false, null: what the span of one
+	 * passes over) */
+	for (; v < e; v++)
+		if (*v == '"' || *v == '{' || *v == '[')
+			return true;
+	return false;
+}
+
+const char *lwm2_json_walk_end(const char *p, const char *end)
+{
+	/* keys, blanks, colons and commas are nothing to the span: at the
+	 * brace after the last member it closes the object too */
+	p = lwm2_json_skip_ws(p, end);
+	return p < end && *p == '}' ? p + 1 : NULL;
+}
+
 void lwm2_json_members_index(struct lwm2_json_members *ix, const char *obj, const char *end)
 {
 	const char *p, *k, *v;
 	size_t kl;
+	bool as_span = true;
 
 	ix->obj = obj;
 	ix->n = 0;
 	ix->partial = false;
+	ix->end = NULL;
 	if (!obj || obj >= end || *obj != '{')
 		return;
 	for (p = obj + 1; member_key(&p, end, false, &k, &kl, &v);) {
@@ -156,7 +202,11 @@ void lwm2_json_members_index(struct lwm2_json_members *ix, const char *obj, cons
 			ix->partial = true; /* the value is cut short: as the walk would */
 			return;
 		}
+		if (lwm2_json_value_misleads(v, p))
+			as_span = false;
 	}
+	if (as_span)
+		ix->end = lwm2_json_walk_end(p, end);
 }
 
 const char *lwm2_json_members_get(const struct lwm2_json_members *ix, const char *end,

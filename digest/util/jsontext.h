@@ -34,6 +34,27 @@ const char *lwm2_json_span(const char *p, const char *end);
 bool lwm2_json_next_member(const char **p, const char *end, const char **key, size_t *klen,
                            const char **val);
 
+/* lwm2_json_next_member without the walk over the value: *p is left at
+ * the value, for a caller that walks into it (and then sets *p just past
+ * it). */
+bool lwm2_json_next_key(const char **p, const char *end, const char **key, size_t *klen,
+                        const char **val);
+
+/*
+ * A walk over an object's members (keys, and each value passed over by
+ * its span or walked into) that is the object's span too, so that the
+ * object need not be spanned first: it reaches the brace the span ends
+ * at, unless a scalar value holds a quote or an opening bracket, which
+ * the span takes as a string's or a value's start.
+ * lwm2_json_value_misleads: whether the value [v, e), as its span passed
+ * over it, is such a scalar.  lwm2_json_walk_end: for a walk that no
+ * value misled and that stopped at p (no member after), just past the
+ * object's closing brace, lwm2_json_span(obj, end)'s answer; NULL where
+ * the walk stopped short of it (the span is then to be taken).
+ */
+bool lwm2_json_value_misleads(const char *v, const char *e);
+const char *lwm2_json_walk_end(const char *p, const char *end);
+
 /* The value of key directly inside the object at obj (nested objects are
  * skipped, not searched), or NULL. */
 const char *lwm2_json_member(const char *obj, const char *end, const char *key);
@@ -56,6 +77,11 @@ struct lwm2_json_members {
 	const char *obj; /* the object indexed; NULL: none yet */
 	unsigned n;
 	bool partial;
+	/* just past the object's closing brace (lwm2_json_walk_end), where
+	 * the walk over the members reached it: the object is not walked
+	 * twice; NULL where it stopped short (partial, text it did not take
+	 * as a member) */
+	const char *end;
 	struct {
 		const char *key; /* without its quotes */
 		size_t klen;
