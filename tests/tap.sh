@@ -36,6 +36,20 @@ not_ok() {
 	echo "not ok $_tap_n - $*"
 }
 
+# tap_relay LABEL: the TAP lines a test program prints on stdin, renumbered
+# as this script's points with LABEL before their text; its plan and
+# other lines dropped but for comments.
+tap_relay() {
+	local line
+	while IFS= read -r line; do
+		case $line in
+		"ok "*) ok "$1: ${line#ok * - }" ;;
+		"not ok "*) not_ok "$1: ${line#not ok * - }" ;;
+		"#"*) echo "$line" ;;
+		esac
+	done
+}
+
 skip() {
 	_tap_n=$((_tap_n + 1))
 	echo "ok $_tap_n # SKIP $*"

@@ -366,20 +366,15 @@ static inline void lwm2_view_diff(const double *a, const double *b, double *out,
  * Without lwm2 it returns LWM2_NOT_MEASURED at once on every rank, with no
  * MPI call (lwm2 is loaded in all ranks of a job or in none).
  */
-static inline int lwm2_view_get(struct lwm2_view *v, MPI_Comm comm, int how, int root, double *vals)
+/* The n values mine of each rank placed as how says (lwm2_view_get),
+ * the collective bracketed by the reader f's ops 1 and 2 so that its
+ * counters are kept apart. */
+static inline int lwm2__place(lwm2_view_read_fn f, const double *mine, int n, MPI_Comm comm,
+                              int how, int root, double *vals)
 {
-	lwm2_view_read_fn f = lwm2_view__reader();
-	double mine[LWM2_VIEW_NMETRICS], dummy[1];
-	int rc, me, n;
+	double dummy[1];
+	int rc, me;
 
-	if (!v || !vals || v->nmetrics < 1 || how < LWM2_GATHER_ONE || how > LWM2_SCATTER)
-		return LWM2_ERR_ARG;
-	if (!f || f(dummy, 0, 0) < 0)
-		return LWM2_NOT_MEASURED;
-	n = v->nmetrics;
-	/* the values before this query's collective, which is kept apart */
-	if ((rc = lwm2_view_self(v, mine)) != LWM2_OK)
-		return rc;
 	f(dummy, 0, 1);
 	if (PMPI_Comm_rank(comm, &me) != MPI_SUCCESS) {
 		f(dummy, 0, 2);
@@ -404,6 +399,22 @@ static inline int lwm2_view_get(struct lwm2_view *v, MPI_Comm comm, int how, int
 	return rc == MPI_SUCCESS ? LWM2_OK : LWM2_ERR_MPI;
 }
 
+static inline int lwm2_view_get(struct lwm2_view *v, MPI_Comm comm, int how, int root, double *vals)
+{
+	lwm2_view_read_fn f = lwm2_view__reader();
+	double mine[LWM2_VIEW_NMETRICS], dummy[1];
+	int rc;
+
+	if (!v || !vals || v->nmetrics < 1 || how < LWM2_GATHER_ONE || how > LWM2_SCATTER)
+		return LWM2_ERR_ARG;
+	if (!f || f(dummy, 0, 0) < 0)
+		return LWM2_NOT_MEASURED;
+	/* the values before this query's collective, which is kept apart */
+	if ((rc = lwm2_view_self(v, mine)) != LWM2_OK)
+		return rc;
+	return lwm2__place(f, mine, v->nmetrics, comm, how, root, vals);
+}
+
 /*
  * A region's time (seconds, all the rank's threads) over comm, a
  * collective call of all its ranks, placed as lwm2_view_get places a
@@ -416,7 +427,7 @@ static inline int lwm2_region_get(const char *name, MPI_Comm comm, int how, int 
 {
 	lwm2_view_read_fn f = lwm2_view__reader();
 	double mine = 0, dummy[1];
-	int rc, me;
+	int rc;
 
 	if (!name || !vals || how < LWM2_GATHER_ONE || how > LWM2_SCATTER)
 		return LWM2_ERR_ARG;
@@ -424,28 +435,7 @@ static inline int lwm2_region_get(const char *name, MPI_Comm comm, int how, int 
 		return LWM2_NOT_MEASURED;
 	if ((rc = lwm2_region_self(name, &mine, NULL)) != LWM2_OK)
 		return rc;
-	f(dummy, 0, 1);
-	if (PMPI_Comm_rank(comm, &me) != MPI_SUCCESS) {
-		f(dummy, 0, 2);
-		return LWM2_ERR_MPI;
-	}
-	switch (how) {
-	case LWM2_GATHER_ONE:
-		rc = PMPI_Gather(&mine, 1, MPI_DOUBLE, vals, 1, MPI_DOUBLE, root, comm);
-		if (me != root)
-			vals[0] = mine;
-		break;
-	case LWM2_GATHER_ALL:
-		rc = PMPI_Allgather(&mine, 1, MPI_DOUBLE, vals, 1, MPI_DOUBLE, comm);
-		break;
-	default:
-		if (me == root)
-			vals[0] = mine;
-		rc = PMPI_Bcast(vals, 1, MPI_DOUBLE, root, comm);
-		break;
-	}
-	f(dummy, 0, 2);
-	return rc == MPI_SUCCESS ? LWM2_OK : LWM2_ERR_MPI;
+	return lwm2__place(f, &mine, 1, comm, how, root, vals);
 }
 #endif /* MPI_VERSION */
 

@@ -17,25 +17,15 @@ recdump=$LWM2_BUILDDIR/preload/test/recdump
 W=$(mktemp -d "${TMPDIR:-/tmp}/lwm2-regions.XXXXXX")
 trap 'rm -rf "$W"' EXIT
 
-# regions.c prints numbered TAP lines of its own: renumber them.
-relay() {
-	local line
-	while IFS= read -r line; do
-		case $line in
-		"ok "*) ok "$1: ${line#ok * - }" ;;
-		"not ok "*) not_ok "$1: ${line#not ok * - }" ;;
-		esac
-	done
-}
 
 ${CC:-cc} -std=gnu11 -O2 -Wall -Wextra -Werror -I"$inc" -o "$W/regions" "$T/regions.c" \
 	-lpthread -lm || bail_out "regions.c does not build against lwm2.h"
-relay "no lwm2" < <("$W/regions" expect-off)
-relay "lwm2 off" < <(LD_PRELOAD=$LWM2_LIB LWM2_DIR=$W/off LWM2_MODE=off "$W/regions" expect-off)
+tap_relay "no lwm2" < <("$W/regions" expect-off)
+tap_relay "lwm2 off" < <(LD_PRELOAD=$LWM2_LIB LWM2_DIR=$W/off LWM2_MODE=off "$W/regions" expect-off)
 
 mkdir -p "$W/rec"
 LD_PRELOAD=$LWM2_LIB LWM2_DIR=$W/rec "$W/regions" run >"$W/out.txt"
-relay "liblwm2.so" <"$W/out.txt"
+tap_relay "liblwm2.so" <"$W/out.txt"
 pid=$(find "$W/rec" -name '*.lwm2' | while read -r f; do
 	"$recdump" "$f" | awk '$1 == "fork_child" && $2 == 0 { found = 1 } $1 == "pid" { p = $2 } END { if (found) print p }'
 done)

@@ -17,24 +17,13 @@ inc=$LWM2_SRCDIR/preload/include
 W=$(mktemp -d "${TMPDIR:-/tmp}/lwm2-view.XXXXXX")
 trap 'rm -rf "$W"' EXIT
 
-# view_unit.c prints numbered TAP lines of its own: renumber them.
-relay() {
-	local line
-	while IFS= read -r line; do
-		case $line in
-		"ok "*) ok "$1: ${line#ok * - }" ;;
-		"not ok "*) not_ok "$1: ${line#not ok * - }" ;;
-		*) echo "$line" ;;
-		esac
-	done
-}
 
 ${CC:-cc} -std=gnu11 -Wall -Wextra -Werror -I"$inc" -o "$W/view_unit" "$T/view_unit.c" -lpthread -lm ||
 	bail_out "view_unit does not build against lwm2.h"
-relay "no lwm2" < <("$W/view_unit" expect-off)
+tap_relay "no lwm2" < <("$W/view_unit" expect-off)
 mkdir -p "$W/rec"
-relay "liblwm2.so" < <(LD_PRELOAD=$LWM2_LIB LWM2_DIR=$W/rec "$W/view_unit" expect-on)
-relay "lwm2 off" < <(LD_PRELOAD=$LWM2_LIB LWM2_DIR=$W/rec LWM2_MODE=off "$W/view_unit" expect-off)
+tap_relay "liblwm2.so" < <(LD_PRELOAD=$LWM2_LIB LWM2_DIR=$W/rec "$W/view_unit" expect-on)
+tap_relay "lwm2 off" < <(LD_PRELOAD=$LWM2_LIB LWM2_DIR=$W/rec LWM2_MODE=off "$W/view_unit" expect-off)
 
 if [ -z "${MPICC:-}" ] || ! command -v mpirun.openmpi >/dev/null; then
 	skip "MPI: no mpicc or mpirun.openmpi"

@@ -146,26 +146,8 @@ check_threads() {
 	local label=$1 out=$2 job rows
 	job=$(job_of "$out")
 	check "$label: job $job's full digest in the log" wait_line "$job" 60
-	rows=$(python3 - "$JCLOG" "$job" <<'PY'
-import json, sys
-last = None
-for s in open(sys.argv[1]):
-    try:
-        l = json.loads(s)
-    except ValueError:
-        continue
-    if str(l.get("job_id")) == sys.argv[2]:
-        last = l
-ranks = (last or {}).get("digest", {}).get("ranks", {})
-t = ranks.get("threads", {})
-cols = t.get("cols", [])
-for r in t.get("rows", []):
-    row = dict(zip(cols, r))
-    proc = ranks["rows"][row["process"]]
-    # tid rank flags cpu_ns
-    print(row["tid"], proc[2], row["flags"], row["cpu_ns"])
-PY
-)
+	# tid rank flags cpu_ns of each thread row (its process's rank)
+	rows=$(log_line "$job" "'\\n'.join('%s %s %s %s' % (t[1], l['digest']['ranks']['rows'][t[0]][2], t[2], t[3]) for t in l['digest']['ranks'].get('threads', {}).get('rows', []))")
 	while read -r _ _ rank _ tid _ own; do
 		read -r _ trank flags cpu < <(awk -v t="$tid" '$1 == t' <<<"$rows")
 		if [ $((${flags:-0} & 1)) -eq 1 ]; then
