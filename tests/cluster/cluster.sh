@@ -259,11 +259,27 @@ port_free() {
 }
 
 # Seven consecutive ports nobody uses, from a random start so that clusters
-# started at the same time rarely race for the same range.
+# started at the same time rarely race for the same range, and below the
+# kernel's range of ephemeral ports (above it where that leaves too few):
+# the daemons, the readiness polls and the tests open outgoing connections
+# all the time, each from an ephemeral port, and one that took a picked
+# port between the pick and the daemon's bind made the daemon exit
+# ("Address already in use", seen when two clusters started side by side).
 pick_ports() {
-	local base p ok tries
+	local base p ok tries lo=10000 hi eph_lo=32768 eph_hi=60999
+	read -r eph_lo eph_hi </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || true
+	hi=$((eph_lo - 8))
+	if ((hi - lo < 2000)); then
+		lo=$((eph_hi + 1))
+		hi=65528
+	fi
+	if ((hi - lo < 2000)); then
+		# the ephemeral ports are nearly all of them: anywhere
+		lo=20000
+		hi=50000
+	fi
 	for ((tries = 0; tries < 200; tries++)); do
-		base=$((20000 + (RANDOM * 32768 + RANDOM) % 30000))
+		base=$((lo + (RANDOM * 32768 + RANDOM) % (hi - lo)))
 		ok=1
 		for ((p = base; p < base + 7; p++)); do
 			port_free "$p" || {
