@@ -38,26 +38,41 @@ static uint64_t thread_cpu_ns(int tid)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* Counter i of thread t, every add it made (its two buffers). */
+static uint64_t counter_of(const struct lwm2_thread *t, enum lwm2_counter i)
+{
+	return atomic_load_explicit(&t->buf[0][i], memory_order_relaxed) +
+	       atomic_load_explicit(&t->buf[1][i], memory_order_relaxed);
+}
+
+static uint64_t sum_of(const struct lwm2_thread *t, const enum lwm2_counter *ids, size_t n)
+{
+	uint64_t s = 0;
+
+	for (size_t k = 0; k < n; k++)
+		s += counter_of(t, ids[k]);
+	return s;
+}
+
+#define SUM_OF(t, ids) sum_of(t, ids, sizeof(ids) / sizeof(ids[0]))
+
+/* The entry of thread t; little stack (it may run in the sampling
+ * handler's checkpoint): the counters are read where they are. */
 static void entry_of(const struct lwm2_thread *t, uint64_t cpu_ns, uint32_t flags,
                      struct lwm2_thread_entry *e)
 {
-	uint64_t c[LWM2_NCOUNTERS];
-
-	for (int i = 0; i < LWM2_NCOUNTERS; i++)
-		c[i] = atomic_load_explicit(&t->buf[0][i], memory_order_relaxed) +
-		       atomic_load_explicit(&t->buf[1][i], memory_order_relaxed);
 	memset(e, 0, sizeof(*e));
 	e->tid = t->tid;
 	e->flags = flags | (t->is_main ? LWM2_TH_MAIN : 0);
 	e->cpu_ns = cpu_ns;
 	for (int k = 0; k < LWM2_NEARMARKS; k++)
 		e->samples[k] = atomic_load_explicit(&t->samples[k], memory_order_relaxed);
-	e->counters[LWM2_TC_mpi_ns] = lwm2_ticks_to_ns(LWM2_SUM(c, lwm2_mpi_time_ids));
-	e->counters[LWM2_TC_io_ns] = lwm2_ticks_to_ns(LWM2_SUM(c, lwm2_posix_io_time_ids));
+	e->counters[LWM2_TC_mpi_ns] = lwm2_ticks_to_ns(SUM_OF(t, lwm2_mpi_time_ids));
+	e->counters[LWM2_TC_io_ns] = lwm2_ticks_to_ns(SUM_OF(t, lwm2_posix_io_time_ids));
 	e->counters[LWM2_TC_io_bytes] =
-	    LWM2_SUM(c, lwm2_read_bytes_ids) + LWM2_SUM(c, lwm2_write_bytes_ids);
-	e->counters[LWM2_TC_cycles] = c[LWM2_C_hwc_cycles];
-	e->counters[LWM2_TC_instructions] = c[LWM2_C_hwc_instructions];
+	    SUM_OF(t, lwm2_read_bytes_ids) + SUM_OF(t, lwm2_write_bytes_ids);
+	e->counters[LWM2_TC_cycles] = counter_of(t, LWM2_C_hwc_cycles);
+	e->counters[LWM2_TC_instructions] = counter_of(t, LWM2_C_hwc_instructions);
 }
 
 /* e into the table t of *n entries (at most LWM2_THREADS_MAX), the main
