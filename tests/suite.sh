@@ -93,12 +93,25 @@ note_skips() {
 }
 
 # The skipped points grouped by reason, most frequent first.
+# The reasons that many cases of one test give with the same ending
+# ("case: needs X") are said once, with their count, so that the summary
+# stays short at the end of the output (what CI shows).
 skip_summary() {
 	[ -s "$skips_file" ] || return 0
 	say "skipped, by reason:"
 	awk -F '\t' '
-		{ n[$2]++; if (index(" " st[$2] ", ", " " $1 ", ") == 0) st[$2] = st[$2] (st[$2] == "" ? "" : ", ") $1 }
-		END { for (r in n) printf "%6d  %s  [%s]\n", n[r], r, st[r] }' "$skips_file" |
+		function add(key, label) {
+			n[key]++
+			if (index(" " st[key] ", ", " " label ", ") == 0)
+				st[key] = st[key] (st[key] == "" ? "" : ", ") label
+		}
+		{ r[NR] = $2; l[NR] = $1; e = $2; sub(/.*: /, "", e); end[NR] = e
+		  if (!((e, $2) in seen)) { seen[e, $2] = 1; kinds[e]++ } }
+		END {
+			for (i = 1; i <= NR; i++)
+				add(kinds[end[i]] > 3 ? end[i] " (" kinds[end[i]] " cases)" : r[i], l[i])
+			for (k in n) printf "%6d  %s  [%s]\n", n[k], k, st[k]
+		}' "$skips_file" |
 		sort -k1,1nr -k2
 }
 
