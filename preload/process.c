@@ -488,11 +488,25 @@ static int exec_call_run(void *arg, char *const envp[])
 	return exec_call_real(c, envp);
 }
 
+/* AddressSanitizer's runtime, where the process has one (a sanitized
+ * program, or this library built with it). */
+extern void __asan_handle_no_return(void) __attribute__((weak));
+
 /* execv and execvp pass environ on themselves; with another environment
  * they become execve and execvpe. */
 static int exec_call_real(struct exec_call *c, char *const envp[])
 {
 	bool own = envp == c->caller_env;
+
+	/* What the sanitizer's own exec interceptors do, which the call
+	 * below passes by (the next definition is libc's): the stack's
+	 * poisoned red zones made clean, since the frames under this call
+	 * never return.  In the child of vfork they are the parent's stack,
+	 * and the parent would meet their stale poison in frames of its own
+	 * (seen: a false stack-buffer-overflow in the shell after it ran a
+	 * command). */
+	if (__asan_handle_no_return)
+		__asan_handle_no_return();
 
 	switch (c->kind) {
 	case R_EXECV:

@@ -729,8 +729,9 @@ static int prepare_insert(struct lwm2_db_maria *db, char *err, size_t errlen)
 	    {INSERT_NODE_SQL, &db->insert_node},
 	};
 
+	/* one the schema's making prepared already is kept, not leaked */
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
-		if (prepare(db, all[i].sql, all[i].st, err, errlen) < 0)
+		if (!*all[i].st && prepare(db, all[i].sql, all[i].st, err, errlen) < 0)
 			return -1;
 	return 0;
 }
