@@ -200,6 +200,14 @@ void lwm2_clock_describe(uint32_t *source, uint32_t *cost_ps) LWM2_HIDDEN_FN;
 /* ticks to ns at the rate measured now; no lock, stores nothing */
 uint64_t lwm2_ticks_to_ns_fresh(uint64_t ticks) LWM2_HIDDEN_FN;
 
+/* Counter i of thread t: every add it made, its two buffers together
+ * (they only grow; the heartbeat's folds read them, never reset them). */
+static inline uint64_t lwm2_thread_counter(const struct lwm2_thread *t, int i)
+{
+	return atomic_load_explicit(&t->buf[0][i], memory_order_relaxed) +
+	       atomic_load_explicit(&t->buf[1][i], memory_order_relaxed);
+}
+
 /* view.c: the process's view queries (lwm2_view(3)), for its record:
  * how many ended and their wall time in ns; atomics only, signal-safe */
 void lwm2_view_totals(uint32_t *queries, uint64_t *ns) LWM2_HIDDEN_FN;

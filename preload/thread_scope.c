@@ -38,19 +38,12 @@ static uint64_t thread_cpu_ns(int tid)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* Counter i of thread t, every add it made (its two buffers). */
-static uint64_t counter_of(const struct lwm2_thread *t, enum lwm2_counter i)
-{
-	return atomic_load_explicit(&t->buf[0][i], memory_order_relaxed) +
-	       atomic_load_explicit(&t->buf[1][i], memory_order_relaxed);
-}
-
 static uint64_t sum_of(const struct lwm2_thread *t, const enum lwm2_counter *ids, size_t n)
 {
 	uint64_t s = 0;
 
 	for (size_t k = 0; k < n; k++)
-		s += counter_of(t, ids[k]);
+		s += lwm2_thread_counter(t, ids[k]);
 	return s;
 }
 
@@ -71,8 +64,8 @@ static void entry_of(const struct lwm2_thread *t, uint64_t cpu_ns, uint32_t flag
 	e->counters[LWM2_TC_io_ns] = lwm2_ticks_to_ns(SUM_OF(t, lwm2_posix_io_time_ids));
 	e->counters[LWM2_TC_io_bytes] =
 	    SUM_OF(t, lwm2_read_bytes_ids) + SUM_OF(t, lwm2_write_bytes_ids);
-	e->counters[LWM2_TC_cycles] = counter_of(t, LWM2_C_hwc_cycles);
-	e->counters[LWM2_TC_instructions] = counter_of(t, LWM2_C_hwc_instructions);
+	e->counters[LWM2_TC_cycles] = lwm2_thread_counter(t, LWM2_C_hwc_cycles);
+	e->counters[LWM2_TC_instructions] = lwm2_thread_counter(t, LWM2_C_hwc_instructions);
 }
 
 /* e into the table t of *n entries (at most LWM2_THREADS_MAX), the main

@@ -85,9 +85,7 @@ void lwm2_view_fork_child(void)
 static void thread_raw(const struct lwm2_thread *t, uint64_t *c)
 {
 	for (int i = 0; i < LWM2_NCOUNTERS; i++)
-		c[i] = t ? atomic_load_explicit(&t->buf[0][i], memory_order_relaxed) +
-		               atomic_load_explicit(&t->buf[1][i], memory_order_relaxed)
-		         : 0;
+		c[i] = t ? lwm2_thread_counter(t, i) : 0;
 }
 
 void lwm2_view_thread_ended(const struct lwm2_thread *t)
