@@ -5,7 +5,10 @@
  */
 #include "core_int.h"
 
+#include <errno.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 void lwm2_lock(void)
 {
@@ -49,4 +52,34 @@ bool lwm2_lock_sig(void)
 		nanosleep(&ts, NULL);
 	}
 	return false;
+}
+
+/*
+ * Before a fork takes one of our locks.  A process made as a copy of ours
+ * without fork's handlers (a clone system call of its own: bubblewrap
+ * starts its sandbox so, and the sandbox's first process forks the
+ * command) has our locks as they were at the copy, and one may be held
+ * there by a thread this process does not have, which nobody would ever
+ * free: the fork would wait forever (seen: one sandboxed step in about 70
+ * hung, the copy made while the heartbeat held the core's lock).  glibc
+ * keeps the holder's thread id in the mutex; when no thread of this
+ * process has that id, the lock is made free.  A lock held by a thread of
+ * ours is waited for as always.
+ */
+void lwm2_lock_reclaim(pthread_mutex_t *m)
+{
+#ifdef __GLIBC__
+	int owner = __atomic_load_n(&m->__data.__owner, __ATOMIC_RELAXED);
+	int saved = errno;
+	bool gone;
+
+	if (owner == 0)
+		return;
+	gone = syscall(SYS_tgkill, lwm2_raw_getpid(), owner, 0) != 0 && errno == ESRCH;
+	errno = saved;
+	if (gone)
+		*m = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
+#else
+	(void)m;
+#endif
 }

@@ -356,6 +356,7 @@ void lwm2_checkpoint_from_handler(void)
 
 void lwm2_heartbeat_fork_prepare(void)
 {
+	lwm2_lock_reclaim(&hb_loader_lock);
 	pthread_mutex_lock(&hb_loader_lock);
 }
 

@@ -104,6 +104,7 @@
 #ifndef LWM2_CORE_H
 #define LWM2_CORE_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -330,6 +331,14 @@ void *lwm2_real(const char *name);
  * lacks the tables, so the caller resolves at start as before.
  */
 bool lwm2_real_signal_safe(void);
+
+/*
+ * In a fork's prepare handler, before it takes its lock m: m made free
+ * where its holder is a thread this process does not have (a copy of the
+ * process made by a clone system call, without fork's handlers; see
+ * core_lock.c).
+ */
+void lwm2_lock_reclaim(pthread_mutex_t *m);
 
 /*
  * Mark a metric group as not measured, with a short reason that the record

@@ -865,6 +865,7 @@ static void papi_fork_child(void)
  */
 static void papi_atfork_prepare(void)
 {
+	lwm2_lock_reclaim(&hwc_lock);
 	pthread_mutex_lock(&hwc_lock);
 }
 

@@ -284,6 +284,7 @@ static void atfork_prepare(void)
 {
 	lwm2_heartbeat_fork_prepare();
 	lwm2_in_core++;
+	lwm2_lock_reclaim(&lwm2_p.lock);
 	lwm2_lock();
 }
 

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -363,6 +364,71 @@ static int mode_vfork(const char *mode, char **argv, long n, long ms)
 }
 #undef vfork
 
+/* rawclone N: N copies of the process made by the clone system call
+ * (fork without its handlers, as bubblewrap starts its sandbox), each of
+ * which forks and waits, while another thread starts and ends threads
+ * (the library takes its lock for each).  A copy whose fork has not
+ * returned after 5 s (it takes milliseconds) is killed, and the copies
+ * stop there; the counts are printed. */
+static _Atomic int churn_stop;
+
+static void *churn_one(void *arg)
+{
+	return arg;
+}
+
+static void *churn(void *arg)
+{
+	pthread_t t;
+
+	while (!atomic_load(&churn_stop))
+		if (pthread_create(&t, NULL, churn_one, NULL) == 0)
+			pthread_join(t, NULL);
+	return arg;
+}
+
+static int mode_rawclone(const char *mode, char **argv, long n, long ms)
+{
+	pthread_t th;
+	long hung = 0, failed = 0;
+
+	pthread_create(&th, NULL, churn, NULL);
+	for (long i = 0; i < n; i++) {
+		pid_t pid =
+		    (pid_t)syscall(SYS_clone, (unsigned long)SIGCHLD, NULL, NULL, NULL, 0UL);
+		int st = 0, waited = 0;
+
+		if (pid == 0) {
+			pid_t kid = fork();
+
+			if (kid == 0)
+				_exit(0);
+			_exit(kid > 0 && waitpid(kid, &st, 0) == kid ? 0 : 1);
+		}
+		if (pid < 0) {
+			failed++;
+			continue;
+		}
+		while (waitpid(pid, &st, WNOHANG) == 0 && waited < 5000) {
+			usleep(1000);
+			waited++;
+		}
+		if (waited >= 5000) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &st, 0);
+			hung++;
+			break;
+		} else if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+			failed++;
+		}
+	}
+	atomic_store(&churn_stop, 1);
+	pthread_join(th, NULL);
+	spin(ms);
+	printf("rawclone %ld hung %ld failed %ld\n", n, hung, failed);
+	return hung || failed;
+}
+
 static int mode_exit_at_once(const char *mode, char **argv, long n, long ms)
 {
 	spin(ms);
@@ -516,6 +582,7 @@ static const struct {
     {"execfail", mode_execfail, 0},
     {"spawn", mode_spawn, 0},
     {"vfork", mode_vfork, 0},
+    {"rawclone", mode_rawclone, 0},
     {"_exit", mode_exit_at_once, 0},
     {"quick_exit", mode_quick_exit, 0},
     {"abort", mode_abort, 0},
