@@ -166,26 +166,38 @@ cat >"$fakemail" <<'SH'
 } >>"$0.log"
 SH
 chmod 755 "$fakemail"
-sleeper=$(as_user sbatch --parsable -N1 -n1 -t 2 -o /dev/null --wrap "srun sleep 100" 2>&1)
+# (its own limit, -t 5, outlasts every wait below on a loaded machine; it
+# is cancelled at the end)
+sleeper=$(as_user sbatch --parsable -N1 -n1 -t 5 -o /dev/null --wrap "srun sleep 290" 2>&1)
+# sleeper_look: a run of `lwm2 watch --json` (w) and the sleeping job's
+# line in it (line; None where it is not listed)
+sleeper_look() {
+	w=$("$LWM2" watch --json 2>&1)
+	line=$(py '([x for x in j["jobs"] if x["job_id"] == '"$sleeper"'] + [None])[0]' "$w")
+}
 # watch lists the job once it runs and its nodes answer: wait for that, so
 # that "off" is judged on the job and not on its absence
-for ((i = 0; i < 80; i++)); do
-	w=$("$LWM2" watch --json 2>&1)
-	[ -n "$(py '[x["job_id"] for x in j["jobs"] if x["job_id"] == '"$sleeper"'][0]' "$w")" ] && break
+t0=$SECONDS
+while sleeper_look && [ "$line" = None ] && ((SECONDS - t0 < 120)); do
 	sleep 0.5
 done
+[ "$line" != None ] ||
+	diag "watch did not list job $sleeper in 120 s: $(squeue -h -j "$sleeper" -o '%T %R' 2>&1)" "$w"
 is "$(py '[x.get("waste_mail") for x in j["jobs"] if x["job_id"] == '"$sleeper"'][0]' "$w")" None \
 	"waste mail: off by default"
 jobcomp_conf "${watch_conf[@]}" "WatchMailProg=$fakemail" "WatchWasteMail=yes" \
 	"WatchWasteAfter=0" "WatchWasteEfficiency=10"
-wm=""
-for ((i = 0; i < 40; i++)); do
-	w=$("$LWM2" watch --json 2>&1)
+# the mail needs a look at every node's processes: on a loaded machine a
+# run's gather may miss one, and the next run tries again
+wm="" t0=$SECONDS
+while ((SECONDS - t0 < 120)); do
+	sleeper_look
 	wm=$(py '[x.get("waste_mail") for x in j["jobs"] if x["job_id"] == '"$sleeper"'][0]' "$w")
 	[ "$wm" = mail ] && break
 	sleep 1
 done
-is "$wm" mail "waste mail: the sleeping job's owner is mailed" || diag "$w"
+is "$wm" mail "waste mail: the sleeping job's owner is mailed" ||
+	diag "the job's line: $line" "its state: $(squeue -h -j "$sleeper" -o '%T %R %M' 2>&1)"
 is "$(grep -c "^ARGS: -s lwm2: job $sleeper uses [0-9.]* % of its cores $TEST_USER\$" "$fakemail.log")" 1 \
 	"waste mail: the mail command got the subject and the owner"
 check "waste mail: the body gives the efficiency and the threshold" \
