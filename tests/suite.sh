@@ -43,6 +43,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 work=${LWM2_SUITE_DIR:-$top/_build/suite}
 logs=$work/logs
 mkdir -p "$logs"
+rm -f "$work/failed-diag"
 cd "$top" || exit 1
 
 passed=0
@@ -180,6 +181,14 @@ count_tap() {
 	if [ "$f" -gt 0 ]; then
 		failures+=("$label")
 		grep -E '^not ok' "$log" | sed 's/^/    /'
+		# each failed case with the first lines of what it said, for
+		# the end of the output (fail_diag)
+		{
+			echo "$label:"
+			awk '/^not ok [0-9]+/ { print "    " $0; n = 6; next }
+			     n > 0 && /^#/ { print "      " substr($0, 1, 300); n--; next }
+			     { n = 0 }' "$log"
+		} >>"$work/failed-diag"
 	fi
 	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ] || [ "$plan" -eq 0 ]; then
 		failed=$((failed + 1))
@@ -722,6 +731,11 @@ skip_summary
 if [ ${#failures[@]} -gt 0 ]; then
 	say "failures:"
 	printf '    %s\n' "${failures[@]}"
+fi
+# what the failed cases said (their first lines), at most 60 lines
+if [ -s "$work/failed-diag" ]; then
+	say "what the failed cases said:"
+	head -n 60 "$work/failed-diag"
 fi
 for f in "$logs"/*-start-failed/why; do
 	[ -s "$f" ] || continue
