@@ -41,8 +41,8 @@ static void spans_end(void)
 
 /* The span of an object, an array or a string (p at its first byte) as
  * a walk one byte at a time finds it, each value inside spanned in turn,
- * escapes skipped in pairs: the reference the walk four bytes to a test
- * must agree with. */
+ * escapes skipped in pairs: the reference the walk by blocks of 16
+ * bytes must agree with. */
 static const char *span_bytewise(const char *p, const char *end)
 {
 	if (*p == '"') {
@@ -60,8 +60,9 @@ static const char *span_bytewise(const char *p, const char *end)
 
 /* Texts of every length up to 64 from an alphabet heavy in what a span
  * turns on (quotes, backslashes, brackets), each from every offset: the
- * walk meets them at every place of its groups of four and in the tail
- * after the last group. */
+ * walk meets them at every place of its blocks (strings that close in
+ * their block and ones that go on into the next), and in the tail after
+ * the last block. */
 static void spans_as_bytewise(void)
 {
 	static const char alphabet[] = "\"\\{}[]\"\\{[0 ,:x}]";

@@ -18,31 +18,93 @@ const char *lwm2_json_skip_ws(const char *p, const char *end)
 	return p;
 }
 
-static const unsigned char opens_or_closes[256] = {
-    ['"'] = 1, ['{'] = 1, ['['] = 1, ['}'] = 1, [']'] = 1,
+/*
+ * Every line of a log is walked through lwm2_json_span (a digest is tens
+ * of kilobytes, most of it numbers in short arrays, a quote or a bracket
+ * every few bytes): the text is taken 16 bytes at a time, its quotes and
+ * brackets found as two bit masks at once (SSE2 where the compiler has
+ * it: a few instructions a block, not a test a byte), then only those
+ * bytes visited, in order.  A block's bytes beyond end are never read:
+ * the last bytes are walked one at a time.
+ */
+#define SPAN_BLOCK 16
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+
+static inline unsigned block_bytes_eq(__m128i b, char c)
+{
+	return (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(b, _mm_set1_epi8(c)));
+}
+
+/* The quotes and the brackets of the SPAN_BLOCK bytes at p, bit i for
+ * byte i. */
+static inline void block_masks(const char *p, unsigned *quotes, unsigned *brackets)
+{
+	__m128i b = _mm_loadu_si128((const __m128i *)(const void *)p);
+
+	*quotes = block_bytes_eq(b, '"');
+	*brackets = block_bytes_eq(b, '{') | block_bytes_eq(b, '[') | block_bytes_eq(b, '}') |
+	            block_bytes_eq(b, ']');
+}
+#else
+static inline void block_masks(const char *p, unsigned *quotes, unsigned *brackets)
+{
+	*quotes = *brackets = 0;
+	for (unsigned i = 0; i < SPAN_BLOCK; i++) {
+		char c = p[i];
+
+		if (c == '"')
+			*quotes |= 1u << i;
+		else if (c == '{' || c == '[' || c == '}' || c == ']')
+			*brackets |= 1u << i;
+	}
+}
+#endif
+
+/* A span under way: brackets open, inside a string or not (str: its
+ * first byte, to count the backslashes before a quote back to it). */
+struct span_state {
+	int depth;
+	bool in_string;
+	const char *str;
 };
 
-/* The first byte from p that opens or closes a value, or end. */
-static inline const char *next_opens_or_closes(const char *p, const char *end)
+/* The quote, bracket or brace at q met: the span's end (just past q)
+ * when it ends there, else NULL. */
+static inline const char *span_byte(struct span_state *s, const char *q)
 {
-	for (; end - p >= 4; p += 4) {
-		if (opens_or_closes[(unsigned char)p[0]])
-			return p;
-		if (opens_or_closes[(unsigned char)p[1]])
-			return p + 1;
-		if (opens_or_closes[(unsigned char)p[2]])
-			return p + 2;
-		if (opens_or_closes[(unsigned char)p[3]])
-			return p + 3;
+	char c = *q;
+
+	if (c == '"') {
+		const char *b;
+
+		if (!s->in_string) {
+			s->in_string = true;
+			s->str = q + 1;
+			return NULL;
+		}
+		/* escaped where an odd run of backslashes is before it */
+		for (b = q; b > s->str && b[-1] == '\\'; b--)
+			;
+		if ((q - b) & 1)
+			return NULL;
+		s->in_string = false;
+		return s->depth == 0 ? q + 1 : NULL;
 	}
-	while (p < end && !opens_or_closes[(unsigned char)*p])
-		p++;
-	return p;
+	if (s->in_string)
+		return NULL;
+	if (c == '{' || c == '[')
+		s->depth++;
+	else if ((c == '}' || c == ']') && --s->depth <= 0)
+		return q + 1;
+	return NULL;
 }
 
 const char *lwm2_json_span(const char *p, const char *end)
 {
-	int depth = 0;
+	struct span_state s = {0, false, NULL};
+	const char *e;
 
 	if (p >= end)
 		return NULL;
@@ -52,34 +114,40 @@ const char *lwm2_json_span(const char *p, const char *end)
 			p++;
 		return p;
 	}
-	/* Every line of a log is walked through here (a digest is tens of
-	 * kilobytes, most of it numbers in short arrays): bytes that open
-	 * or close nothing are passed over by one table lookup each, four
-	 * to a test of the end, strings with memchr from quote to quote, an
-	 * escaped quote told by the run of backslashes before it. */
-	while ((p = next_opens_or_closes(p, end)) < end) {
-		char c = *p++;
+	for (; end - p >= SPAN_BLOCK; p += SPAN_BLOCK) {
+		unsigned quotes, brackets, m;
 
-		if (c == '"') {
-			for (;;) {
-				const char *q = memchr(p, '"', (size_t)(end - p)), *b;
+		block_masks(p, &quotes, &brackets);
+		/* in a string only its closing quote counts: the brackets
+		 * before it are cleared with it */
+		while ((m = s.in_string ? quotes : quotes | brackets)) {
+			unsigned i = (unsigned)__builtin_ctz(m);
+			unsigned upto = (2u << i) - 1;
 
-				if (!q)
-					return NULL;
-				for (b = q; b > p && b[-1] == '\\'; b--)
-					;
-				p = q + 1;
-				if (((q - b) & 1) == 0)
-					break;
+			quotes &= ~upto;
+			brackets &= ~upto;
+			/* a string that closes in the block with no backslash
+			 * before its quote (a key, mostly): passed at once */
+			if (!s.in_string && p[i] == '"' && quotes) {
+				unsigned j = (unsigned)__builtin_ctz(quotes);
+
+				if (p[j - 1] != '\\') {
+					upto = (2u << j) - 1;
+					quotes &= ~upto;
+					brackets &= ~upto;
+					if (s.depth == 0)
+						return p + j + 1;
+					continue;
+				}
 			}
-			if (depth == 0)
-				return p;
-		} else if (c == '{' || c == '[') {
-			depth++;
-		} else if ((c == '}' || c == ']') && --depth <= 0) {
-			return p;
+			if ((e = span_byte(&s, p + i)))
+				return e;
 		}
 	}
+	for (; p < end; p++)
+		if ((*p == '"' || *p == '{' || *p == '[' || *p == '}' || *p == ']') &&
+		    (e = span_byte(&s, p)))
+			return e;
 	return NULL;
 }
 
