@@ -240,18 +240,9 @@ static void run_mode(const struct lwm2_logline *l, char *out, size_t len)
 	snprintf(out, len, "interactive");
 	for (p = a && *a == '[' ? a + 1 : NULL; p; p = e) {
 		p = lwm2_json_skip_ws(p, l->end);
-		if (p >= l->end || *p == ']')
+		if (p >= l->end || *p == ']' || !(e = lwm2_json_span_indexed(&step, p, l->end)))
 			break;
-		e = NULL;
-		if (*p == '{') {
-			lwm2_json_members_index(&step, p, l->end);
-			e = step.end;
-		}
-		if (!e && !(e = lwm2_json_span(p, l->end)))
-			break;
-		v = *p != '{'  ? NULL
-		    : step.end ? lwm2_json_members_get(&step, e, LWM2_KEY_STEP_ID)
-		               : lwm2_json_member(p, e, LWM2_KEY_STEP_ID);
+		v = *p == '{' ? lwm2_json_indexed_member(&step, p, e, LWM2_KEY_STEP_ID) : NULL;
 		if (v && lwm2_parse_i64(v, &vend, 0, INT64_MAX, &id) == 0 &&
 		    id == LWM2_STEP_BATCH) {
 			snprintf(out, len, "batch");

@@ -146,15 +146,19 @@ void lwm2_usage_exe(const struct lwm2_logline *l, char *out, size_t len)
 	/* the steps walked as text: parsing the array into objects costs as
 	 * much as the rest of the line */
 	for (p = a && *a == '[' ? a + 1 : NULL; p; p = e) {
+		struct lwm2_json_members step;
 		json_object *exe, *procs;
 		int64_t n;
 
 		p = lwm2_json_skip_ws(p, l->end);
-		if (p >= l->end || *p == ']' || !(e = lwm2_json_span(p, l->end)))
+		/* a step's members indexed on the way to its end: one walk
+		 * for its end and both members */
+		if (p >= l->end || *p == ']' || !(e = lwm2_json_span_indexed(&step, p, l->end)))
 			break;
 		if (*p == '{') {
-			exe = value_at(lwm2_json_member(p, e, LWM2_KEY_EXE), e);
-			procs = value_at(lwm2_json_member(p, e, LWM2_KEY_PROCESSES), e);
+			exe = value_at(lwm2_json_indexed_member(&step, p, e, LWM2_KEY_EXE), e);
+			procs =
+			    value_at(lwm2_json_indexed_member(&step, p, e, LWM2_KEY_PROCESSES), e);
 			n = procs && json_object_is_type(procs, json_type_int)
 			        ? json_object_get_int64(procs)
 			        : 0;

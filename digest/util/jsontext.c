@@ -288,6 +288,18 @@ const char *lwm2_json_members_get(const struct lwm2_json_members *ix, const char
 	return ix->partial ? lwm2_json_member(ix->obj, end, key) : NULL;
 }
 
+const char *lwm2_json_span_indexed(struct lwm2_json_members *ix, const char *p, const char *end)
+{
+	lwm2_json_members_index(ix, p, end);
+	return ix->end ? ix->end : lwm2_json_span(p, end);
+}
+
+const char *lwm2_json_indexed_member(const struct lwm2_json_members *ix, const char *p,
+                                     const char *e, const char *key)
+{
+	return ix->end ? lwm2_json_members_get(ix, e, key) : lwm2_json_member(p, e, key);
+}
+
 json_object *lwm2_json_parse_n(const char *p, size_t len)
 {
 	struct json_tokener *tok;

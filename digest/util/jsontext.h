@@ -96,6 +96,16 @@ void lwm2_json_members_index(struct lwm2_json_members *ix, const char *obj, cons
 const char *lwm2_json_members_get(const struct lwm2_json_members *ix, const char *end,
                                   const char *key);
 
+/* The value at p spanned (its end, or NULL as lwm2_json_span), an
+ * object's members indexed into ix on the way: one walk for both (each
+ * object of an array looked into). */
+const char *lwm2_json_span_indexed(struct lwm2_json_members *ix, const char *p, const char *end);
+
+/* A member of the object at p that lwm2_json_span_indexed spanned to e:
+ * by the index where its walk reached the end, else by a walk. */
+const char *lwm2_json_indexed_member(const struct lwm2_json_members *ix, const char *p,
+                                     const char *e, const char *key);
+
 /* Parse the value at p (ending before end) with json-c, or NULL. */
 json_object *lwm2_json_parse_at(const char *p, const char *end);
 
