@@ -277,6 +277,10 @@ struct lwm2_db {
 };
 
 extern const struct lwm2_db_backend lwm2_db_sqlite;
+/* The name of the SQLite VFS that writes a commit's frames of the
+ * write-ahead log in one call (db_walbuf.c), registered on the first
+ * call; NULL where it could not be (the default VFS then). */
+const char *lwm2_db_walbuf_vfs(void);
 /* mariadb://... and mysql://..., the same backend (db_mariadb.c) */
 extern const struct lwm2_db_backend lwm2_db_mariadb, lwm2_db_mysql;
 

@@ -466,7 +466,8 @@ static struct lwm2_db *sq_open(const char *url, enum lwm2_db_mode mode, char *er
 		if (fd >= 0)
 			close(fd);
 	}
-	if (sqlite3_open_v2(path, &db->h, flags | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+	if (sqlite3_open_v2(path, &db->h, flags | SQLITE_OPEN_NOMUTEX, lwm2_db_walbuf_vfs()) !=
+	    SQLITE_OK) {
 		lwm2_errprintf(0, err, errlen, "couldn't open the database %s: %s", path,
 		               db->h ? sqlite3_errmsg(db->h) : strerror(ENOMEM));
 		goto fail;
