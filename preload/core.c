@@ -203,6 +203,7 @@ static void start(void)
 		           mode);
 
 	lwm2_p.pid = lwm2_raw_getpid();
+	lwm2_lock_known_pid(lwm2_p.pid);
 	lwm2_p.start_ns = lwm2_now_ns();
 	lwm2_env_config(mode);
 

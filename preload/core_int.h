@@ -119,6 +119,9 @@ void lwm2_unlock(void) LWM2_HIDDEN_FN;
 bool lwm2_lock_sig(void) LWM2_HIDDEN_FN;
 /* Without waiting: true if this thread now holds it. */
 bool lwm2_trylock(void) LWM2_HIDDEN_FN;
+/* The process's id, noted at the start and at both ends of every fork:
+ * another id means a copy made without fork's handlers (lwm2_lock_reclaim). */
+void lwm2_lock_known_pid(pid_t pid) LWM2_HIDDEN_FN;
 
 /* rawsys.c: diagnostics under LWM2_DEBUG, and system calls by number */
 void lwm2_debug(const char *fmt, ...) LWM2_HIDDEN_FN __attribute__((format(printf, 1, 2)));

@@ -5,10 +5,7 @@
  */
 #include "core_int.h"
 
-#include <errno.h>
-#include <sys/syscall.h>
 #include <time.h>
-#include <unistd.h>
 
 void lwm2_lock(void)
 {
@@ -55,31 +52,29 @@ bool lwm2_lock_sig(void)
 }
 
 /*
- * Before a fork takes one of our locks.  A process made as a copy of ours
- * without fork's handlers (a clone system call of its own: bubblewrap
- * starts its sandbox so, and the sandbox's first process forks the
- * command) has our locks as they were at the copy, and one may be held
- * there by a thread this process does not have, which nobody would ever
- * free: the fork would wait forever (seen: one sandboxed step in about 70
- * hung, the copy made while the heartbeat held the core's lock).  glibc
- * keeps the holder's thread id in the mutex; when no thread of this
- * process has that id, the lock is made free.  A lock held by a thread of
- * ours is waited for as always.
+ * A copy of the process made without fork's handlers (a clone system call
+ * of its own: bubblewrap starts its sandbox so, and the sandbox's first
+ * process forks the command) has the library's locks as they were at the
+ * copy, and one may be held there by a thread the copy does not have,
+ * which nobody would ever free: the copy's fork would wait for it forever
+ * (seen: one sandboxed step in about 70 hung, the copy made while the
+ * heartbeat held the core's lock).  Such a copy is told by its process id:
+ * the library notes the id at its start and at every fork (both ends), so
+ * a process whose id is another is a copy, and every lock held there is
+ * held by a thread it does not have.  glibc's record of the holder is no
+ * help: it is empty for a moment while a holder takes or frees the lock.
  */
+static _Atomic pid_t known_pid;
+
+void lwm2_lock_known_pid(pid_t pid)
+{
+	atomic_store_explicit(&known_pid, pid, memory_order_relaxed);
+}
+
 void lwm2_lock_reclaim(pthread_mutex_t *m)
 {
-#ifdef __GLIBC__
-	int owner = __atomic_load_n(&m->__data.__owner, __ATOMIC_RELAXED);
-	int saved = errno;
-	bool gone;
+	pid_t known = atomic_load_explicit(&known_pid, memory_order_relaxed);
 
-	if (owner == 0)
-		return;
-	gone = syscall(SYS_tgkill, lwm2_raw_getpid(), owner, 0) != 0 && errno == ESRCH;
-	errno = saved;
-	if (gone)
+	if (known && lwm2_raw_getpid() != known)
 		*m = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
-#else
-	(void)m;
-#endif
 }

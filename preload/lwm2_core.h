@@ -334,8 +334,8 @@ bool lwm2_real_signal_safe(void);
 
 /*
  * In a fork's prepare handler, before it takes its lock m: m made free
- * where its holder is a thread this process does not have (a copy of the
- * process made by a clone system call, without fork's handlers; see
+ * in a copy of the process made by a clone system call, without fork's
+ * handlers, where its holder may be a thread the copy does not have (see
  * core_lock.c).
  */
 void lwm2_lock_reclaim(pthread_mutex_t *m);

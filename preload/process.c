@@ -290,6 +290,8 @@ static void atfork_prepare(void)
 
 static void atfork_parent(void)
 {
+	/* a copy made without fork's handlers that forked: known from now */
+	lwm2_lock_known_pid(lwm2_raw_getpid());
 	lwm2_unlock();
 	lwm2_heartbeat_fork_parent();
 	lwm2_in_core--;
@@ -304,6 +306,7 @@ static void atfork_child(void)
 {
 	struct lwm2_rank_record *r = lwm2_p.img;
 
+	lwm2_lock_known_pid(lwm2_raw_getpid());
 	/* The parent's holder of the lock is gone with its thread. */
 	lwm2_p.lock = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
 	lwm2_heartbeat_fork_child_locks();

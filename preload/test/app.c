@@ -5,6 +5,7 @@
  * records it leaves behind.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -366,33 +367,47 @@ static int mode_vfork(const char *mode, char **argv, long n, long ms)
 
 /* rawclone N: N copies of the process made by the clone system call
  * (fork without its handlers, as bubblewrap starts its sandbox), each of
- * which forks and waits, while another thread starts and ends threads
- * (the library takes its lock for each).  A copy whose fork has not
- * returned after 5 s (it takes milliseconds) is killed, and the copies
- * stop there; the counts are printed. */
+ * which forks and waits, while another thread asks the library for the
+ * view of all threads over and over (it takes the library's lock for a
+ * walk over 32 idle threads, and no lock of libc's: a copy made while a thread held one of those,
+ * malloc's say, would wait in libc's own fork whatever the library does).  A copy whose fork has
+ * not returned after 5 s (it takes milliseconds) is killed, and the copies stop there; the counts
+ * are printed. */
 static _Atomic int churn_stop;
-
-static void *churn_one(void *arg)
-{
-	return arg;
-}
+typedef int (*view_read_fn)(double *, int, int);
 
 static void *churn(void *arg)
 {
-	pthread_t t;
+	view_read_fn view_read = (view_read_fn)arg;
+	double v[4];
 
 	while (!atomic_load(&churn_stop))
-		if (pthread_create(&t, NULL, churn_one, NULL) == 0)
-			pthread_join(t, NULL);
-	return arg;
+		view_read(v, 4, 8 /* LWM2_VIEW_OP_ALL_THREADS */);
+	return NULL;
+}
+
+/* an idle thread the library knows (its read is measured) */
+static void *idle_reader(void *arg)
+{
+	char c;
+
+	return read((int)(intptr_t)arg, &c, 1) < 0 ? arg : NULL;
 }
 
 static int mode_rawclone(const char *mode, char **argv, long n, long ms)
 {
-	pthread_t th;
+	pthread_t th, idle[32];
 	long hung = 0, failed = 0;
+	void *view_read = dlsym(RTLD_DEFAULT, "lwm2_view_read_self");
+	int fds[2];
 
-	pthread_create(&th, NULL, churn, NULL);
+	if (!view_read || pipe(fds) != 0) {
+		printf("rawclone: lwm2_view_read_self not found (not preloaded)\n");
+		return 2;
+	}
+	for (int i = 0; i < 32; i++)
+		pthread_create(&idle[i], NULL, idle_reader, (void *)(intptr_t)fds[0]);
+	pthread_create(&th, NULL, churn, view_read);
 	for (long i = 0; i < n; i++) {
 		pid_t pid =
 		    (pid_t)syscall(SYS_clone, (unsigned long)SIGCHLD, NULL, NULL, NULL, 0UL);
@@ -424,7 +439,9 @@ static int mode_rawclone(const char *mode, char **argv, long n, long ms)
 	}
 	atomic_store(&churn_stop, 1);
 	pthread_join(th, NULL);
-	spin(ms);
+	close(fds[1]);
+	for (int i = 0; i < 32; i++)
+		pthread_join(idle[i], NULL);
 	printf("rawclone %ld hung %ld failed %ld\n", n, hung, failed);
 	return hung || failed;
 }

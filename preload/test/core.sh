@@ -184,7 +184,7 @@ check "vfork: the parent's record is not marked EXEC and is complete" \
 # Copies made by the clone system call (bubblewrap's sandbox starts so)
 # have no fork handlers run: the library's locks come as the copy found
 # them, maybe held by a thread the copy does not have, and the copy's own
-# fork must not wait for it (it did: about 1 in 200 copies hung)
+# fork must not wait for it (it did, within the first 100 copies)
 newcase
 out=$(run "$APP" rawclone 2000); rc=$?
 check "raw clone: each copy's fork returns while another thread takes the library's lock" \
