@@ -52,11 +52,12 @@ static long long scalar(sqlite3 *h, const char *sql)
 static int add_row(sqlite3 *h, int i)
 {
 	char sql[256];
+	long long k = i;
 
 	snprintf(sql, sizeof(sql),
-	         "BEGIN IMMEDIATE; INSERT INTO t VALUES (%d, 'u%d', 'a%d', randomblob(1500)); "
+	         "BEGIN IMMEDIATE; INSERT INTO t VALUES (%d, 'u%lld', 'a%lld', randomblob(1500)); "
 	         "COMMIT;",
-	         i, (i * 7919) % 1000, (i * 31) % 50);
+	         i, k * 7919 % 1000, k * 31 % 50);
 	return sqlite3_exec(h, sql, NULL, NULL, NULL);
 }
 
