@@ -305,8 +305,9 @@ static void atfork_parent(void)
 static void atfork_child(void)
 {
 	struct lwm2_rank_record *r = lwm2_p.img;
+	pid_t self = lwm2_raw_getpid();
 
-	lwm2_lock_known_pid(lwm2_raw_getpid());
+	lwm2_lock_known_pid(self);
 	/* The parent's holder of the lock is gone with its thread. */
 	lwm2_p.lock = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
 	lwm2_heartbeat_fork_child_locks();
@@ -316,7 +317,7 @@ static void atfork_child(void)
 	}
 	/* The parent is the process measured until now: its pid is known. */
 	r->ppid = (int32_t)lwm2_p.pid;
-	lwm2_p.pid = lwm2_raw_getpid();
+	lwm2_p.pid = self;
 	lwm2_p.start_ns = lwm2_now_ns();
 	lwm2_p.root = false; /* a task's children are not tasks */
 	r->pid = (int32_t)lwm2_p.pid;

@@ -182,7 +182,7 @@ count_tap() {
 		failures+=("$label")
 		grep -E '^not ok' "$log" | sed 's/^/    /'
 		# each failed case with the first lines of what it said, for
-		# the end of the output (fail_diag)
+		# the end of the output
 		{
 			echo "$label:"
 			awk '/^not ok [0-9]+/ { print "    " $0; n = 6; next }

@@ -369,10 +369,11 @@ static int mode_vfork(const char *mode, char **argv, long n, long ms)
  * (fork without its handlers, as bubblewrap starts its sandbox), each of
  * which forks and waits, while another thread asks the library for the
  * view of all threads over and over (it takes the library's lock for a
- * walk over 32 idle threads, and no lock of libc's: a copy made while a thread held one of those,
- * malloc's say, would wait in libc's own fork whatever the library does).  A copy whose fork has
- * not returned after 5 s (it takes milliseconds) is killed, and the copies stop there; the counts
- * are printed. */
+ * walk over 32 idle threads, and no lock of libc's: a copy made while a
+ * thread held one of those, malloc's say, would wait in libc's own fork
+ * whatever the library does).  A copy whose fork has not returned after
+ * 5 s (it takes milliseconds) is killed, and the copies stop there; the
+ * counts are printed. */
 static _Atomic int churn_stop;
 typedef int (*view_read_fn)(double *, int, int);
 
@@ -401,8 +402,12 @@ static int mode_rawclone(const char *mode, char **argv, long n, long ms)
 	void *view_read = dlsym(RTLD_DEFAULT, "lwm2_view_read_self");
 	int fds[2];
 
-	if (!view_read || pipe(fds) != 0) {
+	if (!view_read) {
 		printf("rawclone: lwm2_view_read_self not found (not preloaded)\n");
+		return 2;
+	}
+	if (pipe(fds) != 0) {
+		printf("rawclone: pipe: %s\n", strerror(errno));
 		return 2;
 	}
 	for (int i = 0; i < 32; i++)

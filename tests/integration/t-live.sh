@@ -166,8 +166,8 @@ cat >"$fakemail" <<'SH'
 } >>"$0.log"
 SH
 chmod 755 "$fakemail"
-# (its own limit, -t 5, outlasts every wait below on a loaded machine; it
-# is cancelled at the end)
+# (its own limit, -t 5, outlasts the waits below, 60 s each, on a loaded
+# machine; it is cancelled at the end)
 sleeper=$(as_user sbatch --parsable -N1 -n1 -t 5 -o /dev/null --wrap "srun sleep 290" 2>&1)
 # sleeper_look: a run of `lwm2 watch --json` (w) and the sleeping job's
 # line in it (line; None where it is not listed)
@@ -178,11 +178,11 @@ sleeper_look() {
 # watch lists the job once it runs and its nodes answer: wait for that, so
 # that "off" is judged on the job and not on its absence
 t0=$SECONDS
-while sleeper_look && [ "$line" = None ] && ((SECONDS - t0 < 120)); do
+while sleeper_look && [ "$line" = None ] && ((SECONDS - t0 < 60)); do
 	sleep 0.5
 done
 [ "$line" != None ] ||
-	diag "watch did not list job $sleeper in 120 s: $(squeue -h -j "$sleeper" -o '%T %R' 2>&1)" "$w"
+	diag "watch did not list job $sleeper in 60 s: $(squeue -h -j "$sleeper" -o '%T %R' 2>&1)" "$w"
 is "$(py '[x.get("waste_mail") for x in j["jobs"] if x["job_id"] == '"$sleeper"'][0]' "$w")" None \
 	"waste mail: off by default"
 jobcomp_conf "${watch_conf[@]}" "WatchMailProg=$fakemail" "WatchWasteMail=yes" \
@@ -190,7 +190,7 @@ jobcomp_conf "${watch_conf[@]}" "WatchMailProg=$fakemail" "WatchWasteMail=yes" \
 # the mail needs a look at every node's processes: on a loaded machine a
 # run's gather may miss one, and the next run tries again
 wm="" t0=$SECONDS
-while ((SECONDS - t0 < 120)); do
+while ((SECONDS - t0 < 60)); do
 	sleeper_look
 	wm=$(py '[x.get("waste_mail") for x in j["jobs"] if x["job_id"] == '"$sleeper"'][0]' "$w")
 	[ "$wm" = mail ] && break
