@@ -931,8 +931,21 @@ static int pipe_take(struct pipe *pp, const char *cmd, unsigned long *bad, bool 
 	int r = 0;
 
 	pthread_mutex_lock(&pp->mu);
-	while (s->state != SLOT_DONE)
+	while (s->state != SLOT_DONE) {
+		/* a line no worker has claimed yet (this one, or a later one):
+		 * read here rather than wait, so that the calling thread's CPU
+		 * reads lines too where the writes leave it idle */
+		if (pp->work < pp->fill) {
+			struct pipe_slot *o = &pp->slots[pp->work++ % pp->nslots];
+
+			pthread_mutex_unlock(&pp->mu);
+			slot_work(pp, pp->p->threads, o);
+			pthread_mutex_lock(&pp->mu);
+			o->state = SLOT_DONE;
+			continue;
+		}
 		pthread_cond_wait(&pp->done_cv, &pp->mu);
+	}
 	pthread_mutex_unlock(&pp->mu);
 	if (stopped || s->r > 0) {
 		/* dropped, or an empty line */

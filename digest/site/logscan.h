@@ -99,13 +99,15 @@ int lwm2_logscan_files(const char *cmd, char *const *paths, size_t n, lwm2_logli
  * on threads of their own, and the rest (take) on the calling thread in
  * the log's order: what it reports and counts, and the order take sees
  * the lines in, are lwm2_logscan_files's with fn doing work then take.
+ * The calling thread works lines too while the oldest is not done.
  * work gets the line and its slot (slot_size bytes, zeroed at first and
- * reused from line to line), and worker (0 to threads - 1: what a
- * worker keeps for itself); 0, or -1 with err (the line is reported and
- * skipped).  take gets the same line and slot after work, as fn.
- * release frees what work left in a slot, once at the end.  For logs
- * of long lines whose every line costs more to read than to keep (the
- * digests imported into the database).
+ * reused from line to line), and worker (0 to threads - 1 for the
+ * threads, threads for the calling one: what a worker keeps for
+ * itself); 0, or -1 with err (the line is reported and skipped).
+ * take gets the same line and slot after work, as fn.  release frees
+ * what work left in a slot, once at the end.  For logs of long lines
+ * whose every line costs more to read than to keep (the digests
+ * imported into the database).
  */
 struct lwm2_logscan_pipe {
 	unsigned threads; /* at least 1 */
