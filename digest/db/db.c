@@ -43,10 +43,7 @@ void lwm2_db_close(struct lwm2_db *db)
 {
 	if (!db)
 		return;
-	if (db->follow) {
-		lwm2_db_packer_free(db->follow);
-		free(db->follow);
-	}
+	lwm2_db_follow_free(db->follow);
 	db->be->close(db);
 }
 

@@ -10,7 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "db_internal.h"
 #include "errmsg.h"
@@ -198,9 +200,159 @@ int lwm2_db_import(struct lwm2_db *db, const char *cmd, char *const *paths, size
 
 /* ------------------------------------------------------------ follow */
 
-/* The follow's read buffer: most jobs' line in one read, and below
- * malloc's threshold for a mapping of its own. */
-#define FOLLOW_BUF (64 * 1024)
+/* The log is kept open from follow to follow and what it gained read
+ * with pread: opening it, stdio's buffer and its seek, which reads a
+ * block of its own, cost a quiet site's follow of one job more than
+ * reading the job's line. */
+struct lwm2_db_follow {
+	struct lwm2_db_packer pk;
+	int fd; /* the log open, -1: none */
+	dev_t dev;
+	ino_t ino;
+	char *buf; /* what was read of the log, lines cut in place */
+	size_t cap;
+};
+
+/* The most of a log read in one call, and grown only for a longer line;
+ * a buffer larger than KEEP_BUF is given back after the follow (a
+ * catch-up's, not a quiet site's). */
+#define READ_CHUNK (4u << 20)
+#define KEEP_BUF   (256u << 10)
+
+void lwm2_db_follow_free(struct lwm2_db_follow *f)
+{
+	if (!f)
+		return;
+	lwm2_db_packer_free(&f->pk);
+	if (f->fd >= 0)
+		close(f->fd);
+	free(f->buf);
+	free(f);
+}
+
+/* The log at path open in f (again where the path is another file now:
+ * rotated), its size into size.  0; 1 where there is no log yet; -1 with
+ * err. */
+static int follow_open(struct lwm2_db_follow *f, const char *log, off_t *size, char *err,
+                       size_t errlen)
+{
+	struct stat sb;
+
+	if (stat(log, &sb) < 0) {
+		if (errno == ENOENT)
+			return 1; /* nothing logged yet */
+		return lwm2_errprintf(0, err, errlen, "couldn't read %s: %s", log, strerror(errno));
+	}
+	if (f->fd < 0 || sb.st_dev != f->dev || sb.st_ino != f->ino) {
+		if (f->fd >= 0)
+			close(f->fd);
+		f->fd = open(log, O_RDONLY | O_CLOEXEC);
+		if (f->fd < 0) {
+			if (errno == ENOENT)
+				return 1;
+			return lwm2_errprintf(0, err, errlen, "couldn't open %s: %s", log,
+			                      strerror(errno));
+		}
+		/* the file opened, whatever the name meant a moment ago */
+		if (fstat(f->fd, &sb) < 0) {
+			lwm2_errprintf(0, err, errlen, "couldn't read %s: %s", log,
+			               strerror(errno));
+			close(f->fd);
+			f->fd = -1;
+			return -1;
+		}
+		f->dev = sb.st_dev;
+		f->ino = sb.st_ino;
+	}
+	*size = sb.st_size;
+	return 0;
+}
+
+/* One line of the log (its newline cut) into the database's transaction:
+ * -1 with err where the database failed; a line that cannot be read is
+ * counted bad. */
+static int follow_line(struct lwm2_db *db, const char *log, char *line, size_t len,
+                       struct lwm2_db_count *count, char *err, size_t errlen)
+{
+	struct lwm2_json_members members;
+	struct lwm2_logline l = {.path = log, .members = &members};
+	char why[256];
+	int r;
+
+	count->lines++;
+	while (len && line[len - 1] == '\r')
+		line[--len] = '\0';
+	if (!len)
+		return 0;
+	if (memchr(line, '\0', len) || lwm2_logline_parse(line, len, &l, why, sizeof(why)) < 0) {
+		count->bad++;
+		return 0;
+	}
+	r = add_line(db, &db->follow->pk, &l, count, why, sizeof(why));
+	json_object_put(l.fields);
+	if (r == -2)
+		return lwm2_errprintf(0, err, errlen, "%s", why);
+	if (r < 0)
+		count->bad++;
+	return 0;
+}
+
+/* The whole lines of the log from *off to size into the transaction, *off
+ * moved past them; a line being written (no newline yet) is left for the
+ * next follow.  0, or -1 with err. */
+static int follow_lines(struct lwm2_db *db, const char *log, long long *off, off_t size,
+                        struct lwm2_db_count *count, char *err, size_t errlen)
+{
+	struct lwm2_db_follow *f = db->follow;
+	size_t chunk = READ_CHUNK;
+
+	while (*off < (long long)size) {
+		size_t want = (size_t)((long long)size - *off), got = 0, at = 0;
+		char *nl;
+
+		if (want > chunk)
+			want = chunk;
+		if (want + 1 > f->cap) {
+			char *b = realloc(f->buf, want + 1);
+
+			if (!b)
+				return lwm2_errprintf(0, err, errlen, "couldn't read %s: %s", log,
+				                      strerror(ENOMEM));
+			f->buf = b;
+			f->cap = want + 1;
+		}
+		while (got < want) {
+			ssize_t n =
+			    pread(f->fd, f->buf + got, want - got, (off_t)(*off + (long long)got));
+
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n < 0)
+				return lwm2_errprintf(0, err, errlen, "couldn't read %s: %s", log,
+				                      strerror(errno));
+			if (n == 0)
+				break; /* cut shorter meanwhile: the next follow sees it */
+			got += (size_t)n;
+		}
+		while (at < got && (nl = memchr(f->buf + at, '\n', got - at))) {
+			size_t len = (size_t)(nl - (f->buf + at));
+
+			*nl = '\0';
+			if (follow_line(db, log, f->buf + at, len, count, err, errlen) < 0)
+				return -1;
+			at += len + 1;
+		}
+		if (at == 0) {
+			/* no whole line: one being written, or longer than the chunk */
+			if (got < want || *off + (long long)got >= (long long)size)
+				break;
+			chunk *= 2;
+			continue;
+		}
+		*off += (long long)at;
+	}
+	return 0;
+}
 
 /* The offset reached in a log, under the log's path: "DEV:INODE:OFFSET". */
 static void follow_key(const char *log, char *key, size_t len)
@@ -211,99 +363,48 @@ static void follow_key(const char *log, char *key, size_t len)
 int lwm2_db_follow(struct lwm2_db *db, const char *log, struct lwm2_db_count *count, char *err,
                    size_t errlen)
 {
-	char key[4200], val[128], why[256];
+	char key[4200], val[128];
 	unsigned long long dev = 0, ino = 0;
 	long long off = 0;
-	struct stat sb;
-	FILE *f;
-	char *line = NULL, *buf;
-	size_t cap = 0;
-	ssize_t n;
+	off_t size = 0;
 	int r;
 
-	f = fopen(log, "re");
-	if (!f) {
-		if (errno == ENOENT)
-			return 0; /* nothing logged yet */
-		return lwm2_errprintf(0, err, errlen, "couldn't open %s: %s", log, strerror(errno));
+	if (!db->follow) {
+		if (!(db->follow = calloc(1, sizeof(*db->follow))))
+			return lwm2_errprintf(0, err, errlen, "couldn't read %s: %s", log,
+			                      strerror(ENOMEM));
+		db->follow->fd = -1;
 	}
-	if (fstat(fileno(f), &sb) < 0) {
-		lwm2_errprintf(0, err, errlen, "couldn't read %s: %s", log, strerror(errno));
-		fclose(f);
+	if ((r = follow_open(db->follow, log, &size, err, errlen)) != 0)
+		return r < 0 ? -1 : 0;
+	if (lwm2_db_begin(db, err, errlen) < 0)
 		return -1;
-	}
-	/* a job's line is tens of kilobytes: read in one call, not in the
-	 * file's blocks (without the buffer, stdio's own) */
-	if ((buf = malloc(FOLLOW_BUF)))
-		setvbuf(f, buf, _IOFBF, FOLLOW_BUF);
-	if (!db->follow && !(db->follow = calloc(1, sizeof(*db->follow)))) {
-		lwm2_errprintf(0, err, errlen, "couldn't read %s: %s", log, strerror(ENOMEM));
-		fclose(f);
-		free(buf);
-		return -1;
-	}
-	if (lwm2_db_begin(db, err, errlen) < 0) {
-		fclose(f);
-		free(buf);
-		return -1;
-	}
 	follow_key(log, key, sizeof(key));
 	if (lwm2_db_meta_get(db, key, val, sizeof(val), err, errlen) < 0)
 		goto fail;
 	/* another file under the name (rotated), or cut shorter: from its start */
 	if (sscanf(val, "%llu:%llu:%lld", &dev, &ino, &off) != 3 ||
-	    dev != (unsigned long long)sb.st_dev || ino != (unsigned long long)sb.st_ino ||
-	    off > (long long)sb.st_size || off < 0)
+	    dev != (unsigned long long)db->follow->dev ||
+	    ino != (unsigned long long)db->follow->ino || off > (long long)size || off < 0)
 		off = 0;
-	if (off && fseeko(f, (off_t)off, SEEK_SET) < 0) {
-		lwm2_errprintf(0, err, errlen, "couldn't read %s: %s", log, strerror(errno));
+	if (follow_lines(db, log, &off, size, count, err, errlen) < 0)
 		goto fail;
-	}
-	while ((n = getline(&line, &cap, f)) > 0) {
-		struct lwm2_json_members members;
-		struct lwm2_logline l = {.path = log, .members = &members};
-		size_t len = (size_t)n;
-
-		if (line[len - 1] != '\n')
-			break; /* being written: next time */
-		off += n;
-		count->lines++;
-		while (len && (line[len - 1] == '\n' || line[len - 1] == '\r'))
-			line[--len] = '\0';
-		if (!len)
-			continue;
-		if (strlen(line) != len ||
-		    lwm2_logline_parse(line, len, &l, why, sizeof(why)) < 0) {
-			count->bad++;
-			continue;
-		}
-		r = add_line(db, db->follow, &l, count, why, sizeof(why));
-		json_object_put(l.fields);
-		if (r == -2) {
-			lwm2_errprintf(0, err, errlen, "%s", why);
-			goto fail;
-		}
-		if (r < 0)
-			count->bad++;
-	}
-	if (ferror(f)) {
-		lwm2_errprintf(0, err, errlen, "couldn't read %s: %s", log, strerror(errno));
-		goto fail;
-	}
-	snprintf(val, sizeof(val), "%llu:%llu:%lld", (unsigned long long)sb.st_dev,
-	         (unsigned long long)sb.st_ino, off);
+	snprintf(val, sizeof(val), "%llu:%llu:%lld", (unsigned long long)db->follow->dev,
+	         (unsigned long long)db->follow->ino, off);
 	if (lwm2_db_meta_set(db, key, val, err, errlen) < 0 || lwm2_db_commit(db, err, errlen) < 0)
 		goto fail;
-	free(line);
-	fclose(f);
-	free(buf);
-	return 0;
+	r = 0;
+	goto out;
 fail:
 	lwm2_db_rollback(db);
 	/* a dictionary it made is gone with the transaction */
-	lwm2_db_packer_free(db->follow);
-	free(line);
-	fclose(f);
-	free(buf);
-	return -1;
+	lwm2_db_packer_free(&db->follow->pk);
+	r = -1;
+out:
+	if (db->follow->cap > KEEP_BUF) {
+		free(db->follow->buf);
+		db->follow->buf = NULL;
+		db->follow->cap = 0;
+	}
+	return r;
 }

@@ -271,10 +271,14 @@ struct lwm2_db {
 	const char *where; /* as the backend's own messages name it */
 	bool writable;     /* opened to write: begin and vacuum refuse otherwise */
 	int schema;        /* the database's schema version, once open */
-	/* lwm2_db_follow's, kept from follow to follow: its dictionary is
-	 * read and made ready once, not for each job */
-	struct lwm2_db_packer *follow;
+	/* lwm2_db_follow's, kept from follow to follow (db_import.c): its
+	 * dictionary read and made ready once, not for each job, and the
+	 * log open */
+	struct lwm2_db_follow *follow;
 };
+
+/* What lwm2_db_follow keeps, freed with the database (NULL: nothing). */
+void lwm2_db_follow_free(struct lwm2_db_follow *f);
 
 extern const struct lwm2_db_backend lwm2_db_sqlite;
 /* The name of the SQLite VFS that writes a commit's frames of the
