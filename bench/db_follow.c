@@ -5,9 +5,11 @@
  * new line, makes the job's row and commits it with the log's offset
  * (one transaction per job, as a quiet site has them).
  *
- *   db_follow LOG N DBPATH     the first N lines of LOG, appended one at a
- *                              time to DBPATH.log and followed into DBPATH;
- *                              prints "follow_us MEDIAN p99_us P99 jobs N"
+ *   db_follow LOG N DB [LOGPATH]   the first N lines of LOG, appended one
+ *                                  at a time to LOGPATH (default DB.log)
+ *                                  and followed into DB, a SQLite file or
+ *                                  an address (mysql://...); prints
+ *                                  "follow_us MEDIAN p99_us P99 jobs N"
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -20,18 +22,22 @@
 int main(int argc, char **argv)
 {
 	FILE *in = NULL, *out = NULL;
-	char *line = NULL, logp[4096], err[1024];
+	char *line = NULL, logbuf[4096], err[1024];
+	const char *logp = logbuf;
 	size_t cap = 0, n, done = 0;
 	ssize_t len;
 	double *t = NULL;
 	struct lwm2_db *db = NULL;
 	int rc = 1;
 
-	if (argc != 4 || !(n = strtoul(argv[2], NULL, 10))) {
-		fprintf(stderr, "usage: db_follow LOG N DBPATH\n");
+	if ((argc != 4 && argc != 5) || !(n = strtoul(argv[2], NULL, 10))) {
+		fprintf(stderr, "usage: db_follow LOG N DB [LOGPATH]\n");
 		return 2;
 	}
-	snprintf(logp, sizeof(logp), "%s.log", argv[3]);
+	if (argc == 5)
+		logp = argv[4];
+	else
+		snprintf(logbuf, sizeof(logbuf), "%s.log", argv[3]);
 	if (!(in = fopen(argv[1], "re")) || !(out = fopen(logp, "we")) ||
 	    !(t = calloc(n, sizeof(*t)))) {
 		perror("db_follow");

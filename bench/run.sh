@@ -32,7 +32,10 @@ quick=${BENCH_QUICK:-0}
 only=${BENCH_ONLY:-}
 
 work=$(mktemp -d /tmp/lwm2-bench.XXXXXX)
-trap 'rm -rf "$work"' EXIT
+# the database section's MariaDB server (mariadb_stop) stopped too
+trap '[ -z "${my_server:-}" ] || mariadb_stop; rm -rf "$work"' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 rows=$work/rows.tsv
 : >"$rows"
 # Rank records of measured runs go here, one fresh directory per figure.
@@ -1159,13 +1162,13 @@ bench_region() {
 	done
 }
 
-# The central database (lwm2 db, lwm2 stats --db): a log of N digests
-# imported; its size per job; the worker's follow, one job per
-# transaction; then a synthetic year made in SQL from the imported rows
-# (users, accounts and applications spread, end times over 12 months) and
-# the site's questions over it.
+# The central database (lwm2 db, lwm2 stats --db), on SQLite and on
+# MariaDB: a log of N digests imported; its size per job; the worker's
+# follow, one job per transaction; then a synthetic year made in SQL from
+# the imported rows (users, accounts and applications spread, end times
+# over 12 months) and the site's questions over it.
 bench_db() {
-	local n y t0 t1 line size
+	local n y big t0 t1
 	n=$(reps 100000 10000)
 	y=$(reps 1000000 100000)
 	if [ ! -x "$lwm2" ] || ! "$lwm2" db --help >/dev/null 2>&1; then
@@ -1180,84 +1183,15 @@ bench_db() {
 		notrow db_import "lwm2 db import" s 50 "couldn't write the log"
 		return
 	}
-	rm -f "$work/bench.db"*
-	t0=$(date +%s%N)
-	"$lwm2" db import -q --db "$work/bench.db" "$work/dblog.jsonl" >/dev/null
-	t1=$(date +%s%N)
-	row db_import "lwm2 db import, $n digests (s per 1,000,000 jobs)" \
-		"$(calc "$n * 1e9 / ($t1 - $t0)" 0) jobs/s" - \
-		"$(calc "($t1 - $t0) / 1e9 * 1000000 / $n" 1)" s 50 \
-		"target: 20,000 jobs/s or more; the log's $(($(stat -c %s "$work/dblog.jsonl") >> 20)) MiB parsed"
-	size=$(stat -c %s "$work/bench.db")
-	kept=$(sqlite3 -separator ' ' "$work/bench.db" \
-		"SELECT coalesce(sum(length(line)), 0) / $n, coalesce(sum(length(grid)), 0) / $n FROM job_text")
-	row db_size "database size per job (rows, indexes, metrics, log line)" "$((size / n)) B" - \
-		"$((size / n))" B 2048 "$n jobs, $((size >> 20)) MiB; of each job's $((($(stat -c %s "$work/dblog.jsonl") / n))) B line kept ${kept% *} B without its grid and ${kept#* } B of grid, zstd"
-	if [ -x "$bdir/db_follow" ]; then
-		rm -f "$work/follow.db"*
-		line=$("$bdir/db_follow" "$work/dblog.jsonl" "$(reps 2000 200)" "$work/follow.db")
-		row db_follow "jobcomp's follow of its log, one job per transaction" \
-			"$(field follow_us <<<"$line") us" - "$(field follow_us <<<"$line")" us 100 \
-			"median of $(field jobs <<<"$line") jobs, p99 $(field p99_us <<<"$line") us; in the worker thread, not slurmctld's"
-	else
-		notrow db_follow "jobcomp's follow of its log" us 100 "db_follow not built"
-	fi
-	# the synthetic year: the imported rows copied with other ids, users
-	# (1,000), accounts (50), applications (200) and end times over a year
-	t0=$(date +%s%N)
-	synthetic_year "$work/bench.db" "$n" 1 "$y" || {
-		notrow db_year "lwm2 stats --db over a year" s 1 "couldn't make the synthetic year"
-		return
-	}
-	t1=$(date +%s%N)
-	log "db: synthetic year of $(sqlite3 "$work/bench.db" 'SELECT count(*) FROM job') jobs made in $(calc "($t1 - $t0) / 1e9" 1) s"
-	# the year's days and months summed up once (lwm2 db summarize; a
-	# reader does it for the days and months it needs, and a job added
-	# marks its day and month for it again)
-	t0=$(date +%s%N)
-	"$lwm2" db summarize --db "$work/bench.db" >/dev/null
-	t1=$(date +%s%N)
-	row db_summarize "lwm2 db summarize, a year of $y jobs (once)" \
-		"$(calc "($t1 - $t0) / 1e9" 1) s" - "$(calc "($t1 - $t0) / 1e9" 1)" s - \
-		"$(sqlite3 "$work/bench.db" 'SELECT count(*) FROM day') days, $(sqlite3 "$work/bench.db" 'SELECT count(*) FROM summary') summaries; $(sqlite3 "$work/bench.db" 'SELECT count(*) FROM month') months, $(sqlite3 "$work/bench.db" 'SELECT count(*) FROM month_summary') summaries"
-	# the same question through the rows (a selection of every account
-	# reads them): the summaries' figures must be theirs
-	local same accts
-	accts=$(sqlite3 "$work/bench.db" "SELECT group_concat(DISTINCT account) FROM job")
-	t0=$(date +%s%N)
-	"$lwm2" stats --db "$work/bench.db" -A "$accts" --by user >"$work/rows_out"
-	t1=$(date +%s%N)
-	"$lwm2" stats --db "$work/bench.db" --by user >"$work/sum_out"
-	if cmp -s "$work/rows_out" "$work/sum_out"; then
-		same="the same output as the rows' ($(calc "($t1 - $t0) / 1e9" 1) s)"
-	else
-		same="DIFFERENT from the rows' output"
-	fi
-	local q
-	for q in "--by user" "--by account" "--by app"; do
-		# shellcheck disable=SC2086 # the question's words
-		t0=$(date +%s%N)
-		"$lwm2" stats --db "$work/bench.db" $q >/dev/null
-		t1=$(date +%s%N)
-		row "db_stats_${q#--by }" "lwm2 stats --db $q, a year of $y jobs" \
-			"$(calc "($t1 - $t0) / 1e9" 2) s" - \
-			"$(calc "($t1 - $t0) / 1e9" 2)" s 1 \
-			"from the monthly summaries (daily at the edges); $same"
-	done
-	t0=$(date +%s%N)
-	"$lwm2" stats --db "$work/bench.db" -u u7 -S 2024-03-01 -E 2024-03-31T23:59:59 --by app >/dev/null
-	t1=$(date +%s%N)
-	row db_stats_user_month "lwm2 stats --db, one user's month, $y jobs" \
-		"$(calc "($t1 - $t0) / 1e9" 3) s" - "$(calc "($t1 - $t0) / 1e9" 3)" s 0.1 \
-		"through the (user, end) index"
-	# the portal's pages over a year of 10,000,000 jobs: the year grown
-	# by more copies (the figures above stay those of $y jobs)
-	local big
+	db_rows db "" "$work/bench.db" "$work/follow.db" "$n" "$y"
+	bench_db_mariadb "$n" "$y"
+	# the portal's pages over a year of 10,000,000 jobs: SQLite's year
+	# grown by more copies (the figures above stay those of $y jobs)
 	big=$(reps 10000000 1000000)
 	t0=$(date +%s%N)
-	if synthetic_year "$work/bench.db" "$n" $((y / n + 1)) "$big"; then
+	if [ -s "$work/db_by_user" ] && synthetic_year "$work/bench.db" "$n" $((y / n + 1)) "$big"; then
 		t1=$(date +%s%N)
-		log "db: the year grown to $(sqlite3 "$work/bench.db" 'SELECT count(*) FROM job') jobs in $(calc "($t1 - $t0) / 1e9" 1) s"
+		log "db: the year grown to $(db_sql "$work/bench.db" 'SELECT count(*) FROM job') jobs in $(calc "($t1 - $t0) / 1e9" 1) s"
 		bench_serve_pages "$work/bench.db" "$big"
 	else
 		notrow serve_jobs "lwm2 serve pages" ms 500 "couldn't grow the synthetic year"
@@ -1265,10 +1199,168 @@ bench_db() {
 	rm -f "$work/dblog.jsonl" "$work/bench.db"* "$work/follow.db"*
 }
 
+# db_rows P LABEL DB FOLLOWDB N Y: the rows P_import, P_size, P_follow,
+# P_summarize and P_stats_* of one database, DB a SQLite file or a
+# MariaDB address (FOLLOWDB another of the same kind); the answer of
+# `stats --by user` over the year is left in $work/P_by_user.
+db_rows() {
+	local p=$1 label=$2 db=$3 follow=$4 n=$5 y=$6 secs
+	db_drop "$db"
+	secs=$(took /dev/null "$lwm2" db import -q --db "$db" "$work/dblog.jsonl") || {
+		notrow "${p}_import" "lwm2 db import$label" s 50 "the import failed"
+		return 1
+	}
+	row "${p}_import" "lwm2 db import, $n digests (s per 1,000,000 jobs)$label" \
+		"$(calc "$n / $secs" 0) jobs/s" - "$(calc "$secs * 1000000 / $n" 1)" s 50 \
+		"target: 20,000 jobs/s or more; the log's $(($(stat -c %s "$work/dblog.jsonl") >> 20)) MiB parsed"
+	case $db in
+	mysql://*) mariadb_size_row "$p" "$label" "$db" "$n" ;;
+	*) db_size_row "$p" "$label" "$db" "$n" "$(stat -c %s "$db")" "" ;;
+	esac
+	db_follow_row "$p" "$label" "$follow"
+	secs=$(took /dev/null synthetic_year_of "$db" "$n" 1 "$y") || {
+		notrow "${p}_year" "lwm2 stats --db over a year$label" s 1 "couldn't make the synthetic year"
+		return 1
+	}
+	log "$p: synthetic year of $(db_sql "$db" 'SELECT count(*) FROM job') jobs made in $(calc "$secs" 1) s"
+	db_questions "$p" "$label" "$db" "$y"
+}
+
+# took OUT CMD...: CMD run with its output to OUT; prints the seconds it
+# took (and fails as CMD fails)
+took() {
+	local out=$1 t0 t1
+	shift
+	t0=$(date +%s%N)
+	"$@" >"$out" || return
+	t1=$(date +%s%N)
+	calc "($t1 - $t0) / 1e9" 6
+}
+
+# db_sql DB SQL: the answer, tab-separated, of a SQLite file or of a
+# database of the bench's MariaDB server (mysql://...)
+db_sql() {
+	case $1 in
+	mysql://*) my_sql "$(db_name "$1")" -e "$2" ;;
+	*) sqlite3 -separator $'\t' "$1" "$2" ;;
+	esac
+}
+
+# db_drop DB: the database made afresh by the next write
+db_drop() {
+	case $1 in
+	mysql://*) my_sql -e "DROP DATABASE IF EXISTS $(db_name "$1")" ;;
+	*) rm -f "$1"* ;;
+	esac
+}
+
+# db_name URL: the database's name in mysql://USER@HOST/NAME?OPTIONS
+db_name() {
+	local name=${1#*://*/}
+	echo "${name%%\?*}"
+}
+
+# db_size_row P LABEL DB N SIZE WHERE: SIZE bytes of DB per job
+db_size_row() {
+	local p=$1 label=$2 db=$3 n=$4 size=$5 where=${6:+ $6} kept
+	kept=$(db_sql "$db" "SELECT coalesce(sum(length(line)), 0), coalesce(sum(length(grid)), 0) FROM job_text")
+	row "${p}_size" "database size per job (rows, indexes, metrics, log line)$label" "$((size / n)) B" - \
+		"$((size / n))" B 2048 "$n jobs, $((size >> 20)) MiB$where; of each job's $((($(stat -c %s "$work/dblog.jsonl") / n))) B line kept $((${kept%$'\t'*} / n)) B without its grid and $((${kept#*$'\t'} / n)) B of grid, zstd"
+}
+
+# db_follow_row P LABEL DB: jobcomp's follow of its log into DB, made
+# afresh, one job at a time
+db_follow_row() {
+	local p=$1 label=$2 db=$3 line
+	if [ ! -x "$bdir/db_follow" ]; then
+		notrow "${p}_follow" "jobcomp's follow of its log$label" us 100 "db_follow not built"
+		return
+	fi
+	db_drop "$db"
+	rm -f "$work/${p}_follow.log"
+	line=$("$bdir/db_follow" "$work/dblog.jsonl" "$(reps 2000 200)" "$db" "$work/${p}_follow.log")
+	if [ -z "$line" ]; then
+		notrow "${p}_follow" "jobcomp's follow of its log$label" us 100 "db_follow failed"
+		return
+	fi
+	row "${p}_follow" "jobcomp's follow of its log, one job per transaction$label" \
+		"$(field follow_us <<<"$line") us" - "$(field follow_us <<<"$line")" us 100 \
+		"median of $(field jobs <<<"$line") jobs, p99 $(field p99_us <<<"$line") us; in the worker thread, not slurmctld's"
+}
+
+# db_questions P LABEL DB Y: the year's days and months summed up once,
+# then the site's questions over it
+db_questions() {
+	local p=$1 label=$2 db=$3 y=$4 secs same accts q
+	# once (lwm2 db summarize; a reader does it for the days and months
+	# it needs, and a job added marks its day and month for it again)
+	secs=$(took /dev/null "$lwm2" db summarize --db "$db") || {
+		notrow "${p}_summarize" "lwm2 db summarize$label" s - "the summaries failed"
+		return 1
+	}
+	row "${p}_summarize" "lwm2 db summarize, a year of $y jobs (once)$label" \
+		"$(calc "$secs" 1) s" - "$(calc "$secs" 1)" s - \
+		"$(db_sql "$db" 'SELECT count(*) FROM day') days, $(db_sql "$db" 'SELECT count(*) FROM summary') summaries; $(db_sql "$db" 'SELECT count(*) FROM month') months, $(db_sql "$db" 'SELECT count(*) FROM month_summary') summaries"
+	# the same question through the rows (a selection of every account
+	# reads them): the summaries' figures must be theirs
+	accts=$(db_sql "$db" "SELECT group_concat(DISTINCT account) FROM job")
+	secs=$(took "$work/${p}_rows_out" "$lwm2" stats --db "$db" -A "$accts" --by user) || secs=
+	"$lwm2" stats --db "$db" --by user >"$work/${p}_by_user"
+	if [ -n "$secs" ] && cmp -s "$work/${p}_rows_out" "$work/${p}_by_user"; then
+		same="the same output as the rows' ($(calc "$secs" 1) s)"
+	else
+		same="DIFFERENT from the rows' output"
+	fi
+	# the same synthetic rows in another database: the same answers
+	if [ "$p" != db ] && [ -s "$work/db_by_user" ]; then
+		if cmp -s "$work/db_by_user" "$work/${p}_by_user"; then
+			same="$same and as SQLite's"
+		else
+			same="$same; DIFFERENT from SQLite's output"
+		fi
+	fi
+	for q in "--by user" "--by account" "--by app"; do
+		# shellcheck disable=SC2086 # the question's words
+		secs=$(took /dev/null "$lwm2" stats --db "$db" $q) || {
+			notrow "${p}_stats_${q#--by }" "lwm2 stats --db $q$label" s 1 "lwm2 stats failed"
+			continue
+		}
+		row "${p}_stats_${q#--by }" "lwm2 stats --db $q, a year of $y jobs$label" \
+			"$(calc "$secs" 2) s" - "$(calc "$secs" 2)" s 1 \
+			"from the monthly summaries (daily at the edges); $same"
+	done
+	secs=$(took /dev/null "$lwm2" stats --db "$db" -u u7 -S 2024-03-01 -E 2024-03-31T23:59:59 --by app) || {
+		notrow "${p}_stats_user_month" "lwm2 stats --db, one user's month$label" s 0.1 "lwm2 stats failed"
+		return 1
+	}
+	row "${p}_stats_user_month" "lwm2 stats --db, one user's month, $y jobs$label" \
+		"$(calc "$secs" 3) s" - "$(calc "$secs" 3)" s 0.1 \
+		"through the (user, end) index"
+}
+
+# synthetic_year_of DB N FIRST TOTAL: synthetic_year in DB's dialect
+synthetic_year_of() {
+	case $1 in
+	mysql://*) synthetic_year_mariadb "$@" ;;
+	*) synthetic_year "$@" ;;
+	esac
+}
+
+# year_columns COLS: the job table's columns COLS as the copy c.i of a
+# row has them (SQL that SQLite and MariaDB with PIPES_AS_CONCAT read
+# alike): other ids, users (1,000), accounts (50), applications (200),
+# end times over 2024
+year_columns() {
+	sed -e 's/\bjob_id\b/job_id + c.i * 10000000/' \
+		-e 's/\bend_time\b/1704067200 + ((job_id * 7919 + c.i * 104729) % 31536000)/' \
+		-e "s/\buser_name\b/'u' || ((job_id * 31 + c.i) % 1000)/" \
+		-e "s/\baccount\b/'a' || ((job_id + c.i) % 50)/" \
+		-e "s/\bapp\b/'app' || ((job_id * 13 + c.i) % 200)/" <<<"$1"
+}
+
 # synthetic_year DB N FIRST TOTAL: the N imported rows of DB copied as
-# copies FIRST, FIRST + 1, ... until the job table has TOTAL rows, with
-# other ids, users (1,000), accounts (50), applications (200), end times
-# over 2024, and one node each of 4,000 (job_node).  The secondary
+# copies FIRST, FIRST + 1, ... until the job table has TOTAL rows
+# (year_columns), with one node each of 4,000 (job_node).  The secondary
 # indexes are dropped and made again after: a sorted build of each is
 # minutes faster than millions of scattered inserts.
 synthetic_year() {
@@ -1281,11 +1373,7 @@ synthetic_year() {
 	k=$((first + (total - have + n - 1) / n))
 	sqlite3 "$db" "PRAGMA cache_size = -2000000; $drop;
 		WITH RECURSIVE c(i) AS (SELECT $first UNION ALL SELECT i + 1 FROM c WHERE i < $k)
-		INSERT INTO job ($cols) SELECT $(sed -e 's/\bjob_id\b/job_id + c.i * 10000000/' \
-		-e 's/\bend_time\b/1704067200 + ((job_id * 7919 + c.i * 104729) % 31536000)/' \
-		-e "s/\buser_name\b/'u' || ((job_id * 31 + c.i) % 1000)/" \
-		-e "s/\baccount\b/'a' || ((job_id + c.i) % 50)/" \
-		-e "s/\bapp\b/'app' || ((job_id * 13 + c.i) % 200)/" <<<"$cols") FROM c, job
+		INSERT INTO job ($cols) SELECT $(year_columns "$cols") FROM c, job
 			WHERE job.id <= $n LIMIT $((total - have));
 		INSERT INTO job_node (node, job) SELECT 'n' || (id % 4000), id FROM job WHERE id > $have
 			ORDER BY 1, 2;
@@ -1293,6 +1381,127 @@ synthetic_year() {
 		INSERT INTO day SELECT end_time / 86400, count(*), 0 FROM job WHERE end_time > 0
 			GROUP BY 1 ON CONFLICT (day) DO UPDATE SET jobs = excluded.jobs, summarized = 0;
 		ANALYZE;" >/dev/null
+}
+
+# synthetic_year_mariadb DB N FIRST TOTAL: synthetic_year's rows on
+# MariaDB, the copy counter from its sequence engine (seq_FIRST_to_K) and
+# the copies in SQLite's order (copy by copy, each in the rows' order),
+# so that the two years are the same jobs
+synthetic_year_mariadb() {
+	local db=$1 n=$2 first=$3 total=$4 cols have k
+	cols=$(db_sql "$db" "SELECT group_concat(column_name ORDER BY ordinal_position SEPARATOR ', ') FROM information_schema.columns WHERE table_schema = DATABASE() AND table_name = 'job' AND column_name != 'id'")
+	have=$(db_sql "$db" "SELECT count(*) FROM job")
+	[ "$total" -gt "$have" ] || return 0
+	k=$((first + (total - have + n - 1) / n))
+	db_sql "$db" "SET SESSION sql_mode = CONCAT(@@sql_mode, ',PIPES_AS_CONCAT');
+		INSERT INTO job ($cols) SELECT $(year_columns "$cols")
+			FROM (SELECT seq AS i FROM seq_${first}_to_$k) c, job
+			WHERE job.id <= $n ORDER BY c.i, job.id LIMIT $((total - have));
+		INSERT INTO job_node (node, job) SELECT 'n' || (id % 4000), id FROM job WHERE id > $have
+			ORDER BY 1, 2;
+		INSERT INTO day SELECT end_time DIV 86400, count(*), 0 FROM job WHERE end_time > 0
+			GROUP BY 1 ON DUPLICATE KEY UPDATE jobs = VALUES(jobs), summarized = 0;
+		ANALYZE TABLE job, job_node, day;" >/dev/null
+}
+
+# ---------------------------------------------------------------- MariaDB
+# The database's rows on MariaDB (ids db_mariadb_*): a private server
+# started here (mariadbd on a unix socket under $work, no network; its
+# configuration the defaults but for the sizes below), the same log, the
+# same synthetic year, the same questions; stopped at the end.
+my_server=
+my_dir=$work/my
+
+bench_db_mariadb() {
+	local n=$1 y=$2 why
+	local -x PATH=$PATH:/usr/sbin HOME=$my_dir # the client's option files are the machine's
+	why=$(mariadb_missing)
+	if [ -z "$why" ] && ! mariadb_start; then
+		why="mariadbd did not start: $(tail -n 1 "$my_dir/mariadb.log" 2>/dev/null)"
+	fi
+	if [ -n "$why" ]; then
+		mariadb_notrows "$why"
+	else
+		db_rows db_mariadb ", MariaDB" "mysql://root@localhost/lwm2bench?socket=$my_dir/sock" \
+			"mysql://root@localhost/lwm2follow?socket=$my_dir/sock" "$n" "$y"
+	fi
+	mariadb_stop
+}
+
+# mariadb_missing: why the MariaDB rows cannot be measured here, if so
+mariadb_missing() {
+	local c
+	for c in mariadbd mariadb-install-db mariadb; do
+		command -v "$c" >/dev/null || {
+			echo "$c is not installed (the Debian package mariadb-server)"
+			return
+		}
+	done
+	if "$lwm2" stats --db mysql://x@localhost/x 2>&1 | grep -q "built without MariaDB"; then
+		echo "lwm2 built without MariaDB (configure found no libmariadb-dev)"
+	fi
+}
+
+mariadb_notrows() {
+	local q
+	notrow db_mariadb_import "lwm2 db import, MariaDB" s 50 "$1"
+	notrow db_mariadb_size "database size per job, MariaDB" B 2048 "$1"
+	notrow db_mariadb_follow "jobcomp's follow of its log, MariaDB" us 100 "$1"
+	notrow db_mariadb_summarize "lwm2 db summarize, MariaDB" s - "$1"
+	for q in user account app; do
+		notrow "db_mariadb_stats_$q" "lwm2 stats --db --by $q, MariaDB" s 1 "$1"
+	done
+	notrow db_mariadb_stats_user_month "lwm2 stats --db, one user's month, MariaDB" s 0.1 "$1"
+}
+
+# mariadb_size_row P LABEL DB N: db_size_row of InnoDB's pages of DB's
+# tables (data_length + index_length, the statistics made afresh: the
+# server updates them in the background), the pages' free space counted
+mariadb_size_row() {
+	local db=$3 tables size files
+	tables=$(db_sql "$db" "SELECT group_concat(table_name) FROM information_schema.tables WHERE table_schema = DATABASE()")
+	db_sql "$db" "ANALYZE TABLE $tables" >/dev/null
+	size=$(db_sql "$db" "SELECT sum(data_length + index_length) FROM information_schema.tables WHERE table_schema = DATABASE()")
+	files=$(du -sb "$my_dir/data/$(db_name "$db")" | cut -f 1)
+	db_size_row "$1" "$2" "$db" "$4" "$size" \
+		"in InnoDB's pages (data_length + index_length, free space in the pages counted; its files $((files >> 20)) MiB)"
+}
+
+# my_sql ARGS...: the mariadb client on the bench's server, as root
+my_sql() {
+	timeout 600 mariadb --no-defaults --socket="$my_dir/sock" -uroot -B -N -r "$@"
+}
+
+# mariadb_start: the server on a new data directory, answering within 60 s
+mariadb_start() {
+	local own deadline=$((SECONDS + 60))
+	own=(--no-defaults --user="$(id -un)" --datadir="$my_dir/data")
+	mkdir -p "$my_dir/data"
+	mariadb-install-db "${own[@]}" --auth-root-authentication-method=normal --skip-test-db \
+		--skip-name-resolve >"$my_dir/mariadb.log" 2>&1 || return 1
+	mariadbd "${own[@]}" --socket="$my_dir/sock" --skip-networking --skip-name-resolve \
+		--pid-file="$my_dir/mariadb.pid" --log-error="$my_dir/mariadb.log" --tmpdir="$my_dir" \
+		--innodb-buffer-pool-size=1G --innodb-log-file-size=256M </dev/null >/dev/null 2>&1 &
+	my_server=$!
+	until my_sql -e 'SELECT 1' >/dev/null 2>&1; do
+		kill -0 "$my_server" 2>/dev/null && [ "$SECONDS" -lt "$deadline" ] || return 1
+		sleep 0.1
+	done
+}
+
+# mariadb_stop: the server stopped (10 s, then killed), its directory gone
+mariadb_stop() {
+	if [ -n "$my_server" ] && kill -0 "$my_server" 2>/dev/null; then
+		kill "$my_server"
+		for _ in $(seq 100); do
+			kill -0 "$my_server" 2>/dev/null || break
+			sleep 0.1
+		done
+		kill -9 "$my_server" 2>/dev/null
+		wait "$my_server" 2>/dev/null
+	fi
+	my_server=
+	rm -rf "$my_dir"
 }
 
 # The portal's pages (lwm2 serve) over the synthetic year: a month of it
