@@ -203,12 +203,19 @@ int lwm2_db_import(struct lwm2_db *db, const char *cmd, char *const *paths, size
 /* The log is kept open from follow to follow and what it gained read
  * with pread: opening it, stdio's buffer and its seek, which reads a
  * block of its own, cost a quiet site's follow of one job more than
- * reading the job's line. */
-struct lwm2_db_follow {
-	struct lwm2_db_packer pk;
-	int fd; /* the log open, -1: none */
+ * reading the job's line.  Kept open, a log rotated away is still there
+ * to read to its end before the new one. */
+struct follow_file {
+	int fd; /* -1: none */
 	dev_t dev;
 	ino_t ino;
+};
+
+struct lwm2_db_follow {
+	struct lwm2_db_packer pk;
+	struct follow_file log;
+	/* the log before a rotation, until its rest has gone in */
+	struct follow_file rotated;
 	char *buf; /* what was read of the log, lines cut in place */
 	size_t cap;
 };
@@ -219,50 +226,59 @@ struct lwm2_db_follow {
 #define READ_CHUNK (4u << 20)
 #define KEEP_BUF   (256u << 10)
 
+static void file_close(struct follow_file *ff)
+{
+	if (ff->fd >= 0)
+		close(ff->fd);
+	ff->fd = -1;
+}
+
 void lwm2_db_follow_free(struct lwm2_db_follow *f)
 {
 	if (!f)
 		return;
 	lwm2_db_packer_free(&f->pk);
-	if (f->fd >= 0)
-		close(f->fd);
+	file_close(&f->log);
+	file_close(&f->rotated);
 	free(f->buf);
 	free(f);
 }
 
-/* The log at path open in f (again where the path is another file now:
- * rotated), its size into size.  0; 1 where there is no log yet; -1 with
- * err. */
+/* The log at path open in f, its size into size.  Where the path is
+ * another file now (rotated), the one open is kept as f->rotated (one
+ * rotated earlier whose rest never went in is let go: lwm2 db import
+ * takes it).  0; 1 where there is no log yet; -1 with err. */
 static int follow_open(struct lwm2_db_follow *f, const char *log, off_t *size, char *err,
                        size_t errlen)
 {
 	struct stat sb;
+	int fd;
 
 	if (stat(log, &sb) < 0) {
 		if (errno == ENOENT)
-			return 1; /* nothing logged yet */
+			return 1; /* nothing logged yet, or rotated and not yet new */
 		return lwm2_errprintf(0, err, errlen, "couldn't read %s: %s", log, strerror(errno));
 	}
-	if (f->fd < 0 || sb.st_dev != f->dev || sb.st_ino != f->ino) {
-		if (f->fd >= 0)
-			close(f->fd);
-		f->fd = open(log, O_RDONLY | O_CLOEXEC);
-		if (f->fd < 0) {
+	if (f->log.fd < 0 || sb.st_dev != f->log.dev || sb.st_ino != f->log.ino) {
+		fd = open(log, O_RDONLY | O_CLOEXEC);
+		if (fd < 0) {
 			if (errno == ENOENT)
 				return 1;
 			return lwm2_errprintf(0, err, errlen, "couldn't open %s: %s", log,
 			                      strerror(errno));
 		}
 		/* the file opened, whatever the name meant a moment ago */
-		if (fstat(f->fd, &sb) < 0) {
+		if (fstat(fd, &sb) < 0) {
 			lwm2_errprintf(0, err, errlen, "couldn't read %s: %s", log,
 			               strerror(errno));
-			close(f->fd);
-			f->fd = -1;
+			close(fd);
 			return -1;
 		}
-		f->dev = sb.st_dev;
-		f->ino = sb.st_ino;
+		if (f->log.fd >= 0) {
+			file_close(&f->rotated);
+			f->rotated = f->log;
+		}
+		f->log = (struct follow_file){.fd = fd, .dev = sb.st_dev, .ino = sb.st_ino};
 	}
 	*size = sb.st_size;
 	return 0;
@@ -300,7 +316,7 @@ static int follow_line(struct lwm2_db *db, const char *log, char *line, size_t l
 /* The whole lines of the log from *off to size into the transaction, *off
  * moved past them; a line being written (no newline yet) is left for the
  * next follow.  0, or -1 with err. */
-static int follow_lines(struct lwm2_db *db, const char *log, long long *off, off_t size,
+static int follow_lines(struct lwm2_db *db, const char *log, int fd, long long *off, off_t size,
                         struct lwm2_db_count *count, char *err, size_t errlen)
 {
 	struct lwm2_db_follow *f = db->follow;
@@ -323,7 +339,7 @@ static int follow_lines(struct lwm2_db *db, const char *log, long long *off, off
 		}
 		while (got < want) {
 			ssize_t n =
-			    pread(f->fd, f->buf + got, want - got, (off_t)(*off + (long long)got));
+			    pread(fd, f->buf + got, want - got, (off_t)(*off + (long long)got));
 
 			if (n < 0 && errno == EINTR)
 				continue;
@@ -360,51 +376,68 @@ static void follow_key(const char *log, char *key, size_t len)
 	snprintf(key, len, "follow:%s", log);
 }
 
+/* Whether the offset kept, DEV:INODE:OFFSET in val, is within the file
+ * ff of size bytes (else that file is read from its start). */
+static bool offset_in(const char *val, const struct follow_file *ff, off_t size, long long *off)
+{
+	unsigned long long dev = 0, ino = 0;
+
+	return sscanf(val, "%llu:%llu:%lld", &dev, &ino, off) == 3 &&
+	       dev == (unsigned long long)ff->dev && ino == (unsigned long long)ff->ino &&
+	       *off >= 0 && *off <= (long long)size;
+}
+
 int lwm2_db_follow(struct lwm2_db *db, const char *log, struct lwm2_db_count *count, char *err,
                    size_t errlen)
 {
+	struct lwm2_db_follow *f = db->follow;
 	char key[4200], val[128];
-	unsigned long long dev = 0, ino = 0;
 	long long off = 0;
 	off_t size = 0;
+	struct stat sb;
 	int r;
 
-	if (!db->follow) {
-		if (!(db->follow = calloc(1, sizeof(*db->follow))))
+	if (!f) {
+		if (!(f = db->follow = calloc(1, sizeof(*f))))
 			return lwm2_errprintf(0, err, errlen, "couldn't read %s: %s", log,
 			                      strerror(ENOMEM));
-		db->follow->fd = -1;
+		f->log.fd = f->rotated.fd = -1;
 	}
-	if ((r = follow_open(db->follow, log, &size, err, errlen)) != 0)
+	if ((r = follow_open(f, log, &size, err, errlen)) != 0)
 		return r < 0 ? -1 : 0;
 	if (lwm2_db_begin(db, err, errlen) < 0)
 		return -1;
 	follow_key(log, key, sizeof(key));
 	if (lwm2_db_meta_get(db, key, val, sizeof(val), err, errlen) < 0)
 		goto fail;
-	/* another file under the name (rotated), or cut shorter: from its start */
-	if (sscanf(val, "%llu:%llu:%lld", &dev, &ino, &off) != 3 ||
-	    dev != (unsigned long long)db->follow->dev ||
-	    ino != (unsigned long long)db->follow->ino || off > (long long)size || off < 0)
-		off = 0;
-	if (follow_lines(db, log, &off, size, count, err, errlen) < 0)
+	/* rotated: the rest of the log before, where the offset kept is its
+	 * (lines it had not brought in: the database could not be written) */
+	if (f->rotated.fd >= 0 && fstat(f->rotated.fd, &sb) == 0 &&
+	    offset_in(val, &f->rotated, sb.st_size, &off) &&
+	    follow_lines(db, log, f->rotated.fd, &off, sb.st_size, count, err, errlen) < 0)
 		goto fail;
-	snprintf(val, sizeof(val), "%llu:%llu:%lld", (unsigned long long)db->follow->dev,
-	         (unsigned long long)db->follow->ino, off);
+	/* another file under the name (rotated), or cut shorter: from its start */
+	if (!offset_in(val, &f->log, size, &off))
+		off = 0;
+	if (follow_lines(db, log, f->log.fd, &off, size, count, err, errlen) < 0)
+		goto fail;
+	snprintf(val, sizeof(val), "%llu:%llu:%lld", (unsigned long long)f->log.dev,
+	         (unsigned long long)f->log.ino, off);
 	if (lwm2_db_meta_set(db, key, val, err, errlen) < 0 || lwm2_db_commit(db, err, errlen) < 0)
 		goto fail;
+	file_close(&f->rotated);
 	r = 0;
 	goto out;
 fail:
 	lwm2_db_rollback(db);
 	/* a dictionary it made is gone with the transaction */
-	lwm2_db_packer_free(&db->follow->pk);
+	lwm2_db_packer_free(&f->pk);
 	r = -1;
 out:
-	if (db->follow->cap > KEEP_BUF) {
-		free(db->follow->buf);
-		db->follow->buf = NULL;
-		db->follow->cap = 0;
+	if (f->cap > KEEP_BUF) {
+		free(f->buf);
+		f->buf = NULL;
+		f->cap = 0;
 	}
 	return r;
 }

@@ -3,7 +3,8 @@
  * lwm2_db_follow (db/db_import.c), as jobcomp/lwm2's worker calls it after
  * each line it appends: only whole lines, each once; a line being written
  * waits for its newline; unreadable lines are counted and passed; a log
- * rotated or cut shorter is read from its start; a line longer than one
+ * rotated or cut shorter is read from its start, the rest of a rotated
+ * one first; a line longer than one
  * read; the offset kept in the database, so a new connection goes on
  * where the last stopped.  The lines are mkdigestlog's (run from the build
  * directory).
@@ -19,19 +20,19 @@
 #include "tap.h"
 
 static char dir[64], logp[128], dbp[128];
-static char *lines[8];
+static char *lines[10];
 static size_t nlines;
 
 static void take_lines(void)
 {
-	FILE *p = popen("./mkdigestlog 8 1701000000", "r");
+	FILE *p = popen("./mkdigestlog 10 1701000000", "r");
 	char *line = NULL;
 	size_t cap = 0;
 
-	while (p && nlines < 8 && getline(&line, &cap, p) > 0)
+	while (p && nlines < 10 && getline(&line, &cap, p) > 0)
 		lines[nlines++] = strdup(line);
 	free(line);
-	if (!p || pclose(p) != 0 || nlines != 8) {
+	if (!p || pclose(p) != 0 || nlines != 10) {
 		printf("Bail out! ./mkdigestlog gave %zu lines\n", nlines);
 		exit(1);
 	}
@@ -80,7 +81,7 @@ int main(void)
 	snprintf(logp, sizeof(logp), "%s/lwm2.jsonl", dir);
 	snprintf(dbp, sizeof(dbp), "%s/site.db", dir);
 	take_lines();
-	tap_plan(13);
+	tap_plan(15);
 	if (!(db = lwm2_db_open(dbp, LWM2_DB_WRITE, err, sizeof(err)))) {
 		printf("Bail out! %s\n", err);
 		return 1;
@@ -145,9 +146,29 @@ int main(void)
 		unlink(old);
 	}
 
+	/* a line the follow had not brought in when the log was rotated (the
+	 * database could not be written): the rest of the log before first */
+	{
+		char old[160];
+
+		append_line(8);
+		snprintf(old, sizeof(old), "%s.1", logp);
+		if (rename(logp, old) != 0) {
+			printf("Bail out! rename\n");
+			return 1;
+		}
+		append("w", lines[9], strlen(lines[9]));
+		is_str(
+		    follow(db), "2 2 0 0",
+		    "rotated with a line not yet in: the rest of the log before, then the new log");
+		unlink(old);
+	}
+
 	/* cut shorter in place (the same file): from its start */
-	append("w", lines[7], strlen(lines[7]));
-	is_str(follow(db), "1 1 0 0", "cut shorter: read from its start");
+	append("w", "\n", 1);
+	is_str(follow(db), "1 0 0 0", "cut shorter: read from its start");
+	append_line(7);
+	is_str(follow(db), "1 1 0 0", "and on from there");
 
 	/* a new connection goes on where the last one stopped */
 	lwm2_db_close(db);
