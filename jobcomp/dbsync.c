@@ -40,6 +40,9 @@ static int64_t next_open;
 static int64_t next_try; /* the worker's own try while failing */
 static int retry_s = RETRY_S;
 static bool failing; /* said so; say when it works again */
+/* the follow's log, kept while the database is closed after a failure:
+ * a log rotated meanwhile is still read to its end */
+static struct lwm2_db_follow *kept;
 
 /* Database= where given, else lwm2.db in the log's directory (written by
  * the same user, so no setup); "" for none. */
@@ -81,6 +84,8 @@ void lwm2_jc_db_sync(const struct lwm2_jc_conf *conf, const struct lwm2_jc_ops *
 			goto fail;
 		}
 		lwm2_db_patience(db, PATIENCE_MS);
+		lwm2_db_follow_give(db, kept);
+		kept = NULL;
 	}
 	if (lwm2_db_follow(db, conf->log_path, &c, err, sizeof(err)) < 0) {
 		/* held by another writer: the next follow tries again; a broken
@@ -89,6 +94,8 @@ void lwm2_jc_db_sync(const struct lwm2_jc_conf *conf, const struct lwm2_jc_ops *
 		if (lwm2_db_busy(db)) {
 			next_try = now + RETRY_HELD_S;
 		} else {
+			lwm2_db_follow_free(kept);
+			kept = lwm2_db_follow_take(db);
 			lwm2_db_close(db);
 			db = NULL;
 			next_try = next_open = now + retry_s;
@@ -136,6 +143,8 @@ void lwm2_jc_db_close(void)
 	pthread_mutex_lock(&lock);
 	lwm2_db_close(db);
 	db = NULL;
+	lwm2_db_follow_free(kept);
+	kept = NULL;
 	next_open = 0;
 	pthread_mutex_unlock(&lock);
 }

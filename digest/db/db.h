@@ -75,6 +75,19 @@ int lwm2_db_import(struct lwm2_db *db, const char *cmd, char *const *paths, size
 int lwm2_db_follow(struct lwm2_db *db, const char *log, struct lwm2_db_count *count, char *err,
                    size_t errlen);
 
+/*
+ * What lwm2_db_follow keeps from call to call: the log open, so that a log
+ * rotated meanwhile is read to its end before the new one.  Taken from a
+ * database about to be closed (a full disk, a server gone) and given to
+ * the one opened again at the same address, it keeps that across the
+ * failure.  take: NULL where db kept nothing; give: what db kept is
+ * freed.  lwm2_db_follow_free(NULL) does nothing.
+ */
+struct lwm2_db_follow;
+struct lwm2_db_follow *lwm2_db_follow_take(struct lwm2_db *db);
+void lwm2_db_follow_give(struct lwm2_db *db, struct lwm2_db_follow *f);
+void lwm2_db_follow_free(struct lwm2_db_follow *f);
+
 /* Which jobs lwm2_db_jobs gives: ended within [start, end] (0: open), of
  * these users (names), accounts; NULL lists take all.  The caller's
  * selection is applied again to each row it gets, so these only narrow

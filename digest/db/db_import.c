@@ -244,10 +244,28 @@ void lwm2_db_follow_free(struct lwm2_db_follow *f)
 	free(f);
 }
 
+struct lwm2_db_follow *lwm2_db_follow_take(struct lwm2_db *db)
+{
+	struct lwm2_db_follow *f = db->follow;
+
+	/* the dictionary is the database's */
+	if (f)
+		lwm2_db_packer_free(&f->pk);
+	db->follow = NULL;
+	return f;
+}
+
+void lwm2_db_follow_give(struct lwm2_db *db, struct lwm2_db_follow *f)
+{
+	lwm2_db_follow_free(db->follow);
+	db->follow = f;
+}
+
 /* The log at path open in f, its size into size.  Where the path is
  * another file now (rotated), the one open is kept as f->rotated (one
  * rotated earlier whose rest never went in is let go: lwm2 db import
- * takes it).  0; 1 where there is no log yet; -1 with err. */
+ * takes it); where there is none, the one open is read on.  0; 1 where
+ * there is no log yet; -1 with err. */
 static int follow_open(struct lwm2_db_follow *f, const char *log, off_t *size, char *err,
                        size_t errlen)
 {
@@ -255,9 +273,14 @@ static int follow_open(struct lwm2_db_follow *f, const char *log, off_t *size, c
 	int fd;
 
 	if (stat(log, &sb) < 0) {
-		if (errno == ENOENT)
-			return 1; /* nothing logged yet, or rotated and not yet new */
-		return lwm2_errprintf(0, err, errlen, "couldn't read %s: %s", log, strerror(errno));
+		if (errno != ENOENT)
+			return lwm2_errprintf(0, err, errlen, "couldn't read %s: %s", log,
+			                      strerror(errno));
+		/* rotated, and no new log yet: the rest of the one open */
+		if (f->log.fd < 0 || fstat(f->log.fd, &sb) < 0)
+			return 1; /* nothing logged yet */
+		*size = sb.st_size;
+		return 0;
 	}
 	if (f->log.fd < 0 || sb.st_dev != f->log.dev || sb.st_ino != f->log.ino) {
 		fd = open(log, O_RDONLY | O_CLOEXEC);

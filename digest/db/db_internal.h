@@ -277,9 +277,6 @@ struct lwm2_db {
 	struct lwm2_db_follow *follow;
 };
 
-/* What lwm2_db_follow keeps, freed with the database (NULL: nothing). */
-void lwm2_db_follow_free(struct lwm2_db_follow *f);
-
 extern const struct lwm2_db_backend lwm2_db_sqlite;
 /* The name of the SQLite VFS that writes a commit's frames of the
  * write-ahead log in one call (db_walbuf.c), registered on the first

@@ -20,19 +20,19 @@
 #include "tap.h"
 
 static char dir[64], logp[128], dbp[128];
-static char *lines[10];
+static char *lines[12];
 static size_t nlines;
 
 static void take_lines(void)
 {
-	FILE *p = popen("./mkdigestlog 10 1701000000", "r");
+	FILE *p = popen("./mkdigestlog 12 1701000000", "r");
 	char *line = NULL;
 	size_t cap = 0;
 
-	while (p && nlines < 10 && getline(&line, &cap, p) > 0)
+	while (p && nlines < 12 && getline(&line, &cap, p) > 0)
 		lines[nlines++] = strdup(line);
 	free(line);
-	if (!p || pclose(p) != 0 || nlines != 10) {
+	if (!p || pclose(p) != 0 || nlines != 12) {
 		printf("Bail out! ./mkdigestlog gave %zu lines\n", nlines);
 		exit(1);
 	}
@@ -81,7 +81,7 @@ int main(void)
 	snprintf(logp, sizeof(logp), "%s/lwm2.jsonl", dir);
 	snprintf(dbp, sizeof(dbp), "%s/site.db", dir);
 	take_lines();
-	tap_plan(15);
+	tap_plan(17);
 	if (!(db = lwm2_db_open(dbp, LWM2_DB_WRITE, err, sizeof(err)))) {
 		printf("Bail out! %s\n", err);
 		return 1;
@@ -164,6 +164,29 @@ int main(void)
 		unlink(old);
 	}
 
+	/* the same across the database closed and opened again (a full disk,
+	 * a server gone: jobcomp/lwm2 keeps what the follow kept) */
+	{
+		char old[160];
+		struct lwm2_db_follow *kept;
+
+		append_line(10);
+		kept = lwm2_db_follow_take(db);
+		lwm2_db_close(db);
+		snprintf(old, sizeof(old), "%s.1", logp);
+		if (rename(logp, old) != 0 ||
+		    !(db = lwm2_db_open(dbp, LWM2_DB_WRITE, err, sizeof(err)))) {
+			printf("Bail out! rename or open: %s\n", err);
+			return 1;
+		}
+		append("w", lines[11], strlen(lines[11]));
+		lwm2_db_follow_give(db, kept);
+		is_str(follow(db), "2 2 0 0",
+		       "rotated while the database was closed: the rest of the log before, kept "
+		       "across it, then the new log");
+		unlink(old);
+	}
+
 	/* cut shorter in place (the same file): from its start */
 	append("w", "\n", 1);
 	is_str(follow(db), "1 0 0 0", "cut shorter: read from its start");
@@ -180,9 +203,12 @@ int main(void)
 	append_line(1);
 	is_str(follow(db), "1 0 1 0", "opened again: the next line read (a job already there)");
 
-	/* the log gone (rotated away, nothing new written yet): nothing */
+	/* the log gone (rotated away, nothing new written yet): the rest of
+	 * the one open, then the new log from its start */
+	append_line(3);
 	unlink(logp);
-	is_str(follow(db), "0 0 0 0", "the log removed: nothing, no error");
+	is_str(follow(db), "1 0 1 0", "the log removed: the rest of the one open read");
+	is_str(follow(db), "0 0 0 0", "  and nothing again");
 	append_line(2);
 	is_str(follow(db), "1 0 1 0", "a new log: read from its start");
 	lwm2_db_close(db);

@@ -4,7 +4,7 @@
 # jobcomp/lwm2's central database under faults while jobs end: (a) its
 # SQLite file on a full file system (a tmpfs of its own, filled), (b) a
 # MariaDB database of lwm2's own on the cluster's server, the server shut
-# down.  Each time: every job's digest in the log at once, slurmctld's log
+# down and the log rotated meanwhile.  Each time: every job's digest in the log at once, slurmctld's log
 # says what happened once (not per job), and once the fault is gone the
 # database catches up by itself (no job ending after it), every job once.
 set -uo pipefail
@@ -68,6 +68,12 @@ fault_logged() {
 		"  slurmctld's log says so once: $(tail -n "+$(($1 + 1))" "$CTLD_LOG" | grep -m1 -o "lwm2: database:.*$4")"
 }
 
+# log_lines: the lines of the log, and of the log before it where (b)
+# rotated it
+log_lines() {
+	cat "$JCLOG.1" "$JCLOG" 2>/dev/null | wc -l
+}
+
 # caught_up MARK ARRAY WHAT ROWS ALL: the fault gone, the database catches
 # up with no job ending (ROWS ARRAY: the array's rows and distinct tasks;
 # ALL: rows and distinct jobs), and says so once
@@ -75,7 +81,7 @@ caught_up() {
 	local t0=$SECONDS
 	wait_for_output "$n $n" 90 "$4" "$2"
 	is "$("$4" "$2")" "$n $n" "$3: the database catches up by itself, each task once ($((SECONDS - t0)) s)"
-	is "$("$5")" "$(wc -l <"$JCLOG") $(wc -l <"$JCLOG")" "  a row for every line of the log, no job twice"
+	is "$("$5")" "$(log_lines) $(log_lines)" "  a row for every line of the log, no job twice"
 	is "$(ctld_since "$1" 'lwm2: database:')" 2 "  slurmctld's log: the fault once, its end once"
 	check "  which says so" bash -c "tail -n +$(($1 + 1)) '$CTLD_LOG' | grep -q 'lwm2: database: .* is written again'"
 }
@@ -135,6 +141,9 @@ if [ -z "$mariadb_why" ]; then
 		bail_out "couldn't stop the cluster's MariaDB"
 	arr=$(burst my-down "$n")
 	fault_logged "$mark" "$arr" "MariaDB down" "gone away"
+	# the log rotated meanwhile (logrotate's rename, no job ending after
+	# it): the worker reads the rest of the one it has open
+	mv "$JCLOG" "$JCLOG.1"
 	bash "$LWM2_CLUSTER_SH" start-mariadb "$LWM2_CLUSTER_DIR" >/dev/null 2>&1 ||
 		bail_out "couldn't start the cluster's MariaDB again"
 	caught_up "$mark" "$arr" "server back" my_rows my_all
@@ -148,7 +157,7 @@ fi
 
 # --- the log's own lines: nothing lost anywhere
 is "$(ctld_log | grep -c "lwm2: log: couldn't append")" 0 "slurmctld's log: no log line failed"
-is "$(python3 -c 'import json,sys; print(sum(1 for s in open(sys.argv[1]) if json.loads(s).get("status") is not None))' "$JCLOG")" \
-	"$(wc -l <"$JCLOG")" "every line of the log a digest line"
+is "$(cat "$JCLOG.1" "$JCLOG" 2>/dev/null | python3 -c 'import json,sys; print(sum(1 for s in sys.stdin if json.loads(s).get("status") is not None))')" \
+	"$(log_lines)" "every line of the log a digest line"
 
 done_testing
