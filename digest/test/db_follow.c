@@ -53,6 +53,39 @@ static void append_line(size_t i)
 	append("a", lines[i], strlen(lines[i]));
 }
 
+/* The log renamed to LOG.1, as logrotate does (the new one made by the
+ * next append). */
+static void rotate(void)
+{
+	char old[160];
+
+	snprintf(old, sizeof(old), "%s.1", logp);
+	if (rename(logp, old) != 0) {
+		printf("Bail out! couldn't rename %s\n", logp);
+		exit(1);
+	}
+}
+
+static void unlink_rotated(void)
+{
+	char old[160];
+
+	snprintf(old, sizeof(old), "%s.1", logp);
+	unlink(old);
+}
+
+static struct lwm2_db *open_db(void)
+{
+	char err[1024];
+	struct lwm2_db *db = lwm2_db_open(dbp, LWM2_DB_WRITE, err, sizeof(err));
+
+	if (!db) {
+		printf("Bail out! %s\n", err);
+		exit(1);
+	}
+	return db;
+}
+
 /* One follow: its counts as "lines added known bad", or "failed: why". */
 static const char *follow(struct lwm2_db *db)
 {
@@ -70,7 +103,6 @@ static const char *follow(struct lwm2_db *db)
 int main(void)
 {
 	struct lwm2_db *db;
-	char err[1024];
 
 	snprintf(dir, sizeof(dir), "%s/lwm2-follow.XXXXXX",
 	         getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
@@ -82,10 +114,7 @@ int main(void)
 	snprintf(dbp, sizeof(dbp), "%s/site.db", dir);
 	take_lines();
 	tap_plan(17);
-	if (!(db = lwm2_db_open(dbp, LWM2_DB_WRITE, err, sizeof(err)))) {
-		printf("Bail out! %s\n", err);
-		return 1;
-	}
+	db = open_db();
 	is_str(follow(db), "0 0 0 0", "no log yet: nothing, no error");
 
 	append_line(0);
@@ -131,60 +160,38 @@ int main(void)
 	       "a line of 5 MiB read whole (and counted bad), the job after it added");
 
 	/* the log rotated: the new file from its start */
-	{
-		char old[160];
-
-		snprintf(old, sizeof(old), "%s.1", logp);
-		if (rename(logp, old) != 0) {
-			printf("Bail out! rename\n");
-			return 1;
-		}
-		append("w", lines[0], strlen(lines[0]));
-		append_line(6);
-		is_str(follow(db), "2 1 1 0",
-		       "rotated: the new log read from its start (a job already there known)");
-		unlink(old);
-	}
+	rotate();
+	append("w", lines[0], strlen(lines[0]));
+	append_line(6);
+	is_str(follow(db), "2 1 1 0",
+	       "rotated: the new log read from its start (a job already there known)");
+	unlink_rotated();
 
 	/* a line the follow had not brought in when the log was rotated (the
 	 * database could not be written): the rest of the log before first */
-	{
-		char old[160];
-
-		append_line(8);
-		snprintf(old, sizeof(old), "%s.1", logp);
-		if (rename(logp, old) != 0) {
-			printf("Bail out! rename\n");
-			return 1;
-		}
-		append("w", lines[9], strlen(lines[9]));
-		is_str(
-		    follow(db), "2 2 0 0",
-		    "rotated with a line not yet in: the rest of the log before, then the new log");
-		unlink(old);
-	}
+	append_line(8);
+	rotate();
+	append("w", lines[9], strlen(lines[9]));
+	is_str(follow(db), "2 2 0 0",
+	       "rotated with a line not yet in: the rest of the log before, then the new log");
+	unlink_rotated();
 
 	/* the same across the database closed and opened again (a full disk,
 	 * a server gone: jobcomp/lwm2 keeps what the follow kept) */
 	{
-		char old[160];
 		struct lwm2_db_follow *kept;
 
 		append_line(10);
 		kept = lwm2_db_follow_take(db);
 		lwm2_db_close(db);
-		snprintf(old, sizeof(old), "%s.1", logp);
-		if (rename(logp, old) != 0 ||
-		    !(db = lwm2_db_open(dbp, LWM2_DB_WRITE, err, sizeof(err)))) {
-			printf("Bail out! rename or open: %s\n", err);
-			return 1;
-		}
+		rotate();
+		db = open_db();
 		append("w", lines[11], strlen(lines[11]));
 		lwm2_db_follow_give(db, kept);
 		is_str(follow(db), "2 2 0 0",
 		       "rotated while the database was closed: the rest of the log before, kept "
 		       "across it, then the new log");
-		unlink(old);
+		unlink_rotated();
 	}
 
 	/* cut shorter in place (the same file): from its start */
@@ -195,10 +202,7 @@ int main(void)
 
 	/* a new connection goes on where the last one stopped */
 	lwm2_db_close(db);
-	if (!(db = lwm2_db_open(dbp, LWM2_DB_WRITE, err, sizeof(err)))) {
-		printf("Bail out! %s\n", err);
-		return 1;
-	}
+	db = open_db();
 	is_str(follow(db), "0 0 0 0", "opened again: nothing read again");
 	append_line(1);
 	is_str(follow(db), "1 0 1 0", "opened again: the next line read (a job already there)");
