@@ -110,10 +110,11 @@ static void progress(void *arg, const struct lwm2_db_count *c)
 static unsigned import_threads(void)
 {
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
-	double idle = n < 1 ? 1.0 : (double)n, load;
+	double idle, load;
 
 	if (n < 2)
 		return 0;
+	idle = (double)n;
 	if (getloadavg(&load, 1) == 1 && load > 0)
 		idle -= load;
 	idle = idle - 1 + 0.5; /* rounded, less the calling thread's */
