@@ -28,7 +28,7 @@
 /* The schema this build reads and writes (lwm2_meta's schema_version):
  * an older one is migrated forward when opened for writing, a newer one
  * is read but never written. */
-#define LWM2_DB_SCHEMA 7
+#define LWM2_DB_SCHEMA 8
 
 struct lwm2_db;
 

@@ -196,7 +196,7 @@ is "$(./lwm2 stats --db "$months" "${window[@]}" --by user)" "$(./lwm2 stats -f 
 out=$(./lwm2 db check --db "$url")
 is "$?" 0 "check: exit 0"
 like "$out" "integrity: ok" "check: integrity"
-like "$out" "schema: 7 \\(this lwm2: 7\\)" "check: the schema's version"
+like "$out" "schema: 8 \\(this lwm2: 8\\)" "check: the schema's version"
 with=$(./lwm2 stats -f "$log" -p -n | cut -d'|' -f2)
 like "$out" "jobs: 3009 \\($with with a digest\\), ended from 1700000000 to 1702003600" \
 	"check: the jobs, those with a digest, their span"
@@ -228,7 +228,7 @@ is "$(sql lwm2old -e "SELECT value FROM lwm2_meta WHERE \`key\` = 'schema_versio
 sql lwm2old -e "UPDATE lwm2_meta SET value = '99' WHERE \`key\` = 'schema_version'"
 err=$(./lwm2 db import --db "$old" "$log" 2>&1 >/dev/null)
 is "$?" 1 "a newer schema: not written"
-like "$err" "schema version 99, newer than this lwm2's 7: not writing" "  and why"
+like "$err" "schema version 99, newer than this lwm2's 8: not writing" "  and why"
 is "$(./lwm2 stats --db "$old" -p -n | cut -d'|' -f2)" \
 	"$(./lwm2 stats -f "$log" -p -n | cut -d'|' -f2)" "  but read"
 err=$(./lwm2 stats --db "mysql://root@localhost/nodb?socket=$sock" 2>&1 >/dev/null)
