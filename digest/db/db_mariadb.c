@@ -6,6 +6,15 @@
  * meaning are SQLite's (db_sqlite.c); what differs is the dialect, kept
  * here:
  *   - ids are BIGINT AUTO_INCREMENT, REAL is DOUBLE, tables are InnoDB;
+ *     a job's id stays 8 bytes, as INSERT ... ON DUPLICATE KEY uses up an
+ *     id for each job already there (an import again uses up as many as
+ *     its log has jobs);
+ *   - the bytes of a job (schema 8, 2,005 B a job in the bench's import
+ *     of 10,000, 3,158 before; bench/README.md): job_metric, a row per
+ *     metric, is most of them, its pages compressed to 8 KiB and its
+ *     metric's id 2 bytes (names only inserted when missing, so no id is
+ *     used up); job_node clustered by the job, the nodes' index beside;
+ *     no job_end index, as job_end_figures (end_time first) serves it;
  *   - text is stored as bytes (VARBINARY, BLOB): exactly what the log
  *     had, compared byte by byte as SQLite compares it, and a job name
  *     that is not UTF-8 cannot fail an import; the columns in a key or an
@@ -58,8 +67,9 @@
  *     meanwhile (200,000 rows: 2.6 s; a site's years: many minutes in
  *     which jobcomp's follow waits);
  *   - partitioning a database there is copies every row of those tables.
- * The end_time index serves forget and a window of time meanwhile, and
- * the monthly summaries (schema 7) a question over whole months.
+ * The index that starts with end_time (job_end_figures) serves forget
+ * and a window of time meanwhile, and the monthly summaries (schema 7) a
+ * question over whole months.
  */
 #include "config.h"
 
@@ -417,6 +427,56 @@ static const char *const schema7_sql[] = {
 /* The most nodes of one job that get a row of job_node. */
 #define NODES_MAX 100000
 
+/* Schema 8: a metric's id in 2 bytes, as each job has a row of
+ * job_metric per metric (the names are this build's, a few dozen, each
+ * named once: see name_metrics). */
+#define METRIC_ID_SQL "SMALLINT UNSIGNED"
+#define METRIC_ID_MAX "65535"
+
+/* Schema 8: job_node clustered by the job, whose nodes are added
+ * together (its pages filled in order), the nodes' index beside: a
+ * secondary index holds no transaction id nor rollback pointer, so the
+ * index that is filled at random is the smaller. */
+#define JOB_NODE_SQL                                                                               \
+	"CREATE TABLE IF NOT EXISTS job_node (node VARBINARY(255) NOT NULL, job BIGINT NOT NULL, " \
+	"PRIMARY KEY (job, node), KEY job_node_node (node)) ENGINE=InnoDB"
+
+/* Schema 8: job_metric's pages compressed to 8 KiB (zlib), half their
+ * size on disk: its rows are most of a job's bytes.  A server that
+ * cannot (innodb_file_per_table off, pages over 16 KiB, MariaDB 10.6.0
+ * to 10.6.5's innodb_read_only_compressed) keeps them whole. */
+#define COMPRESSED_SQL ", ROW_FORMAT=COMPRESSED KEY_BLOCK_SIZE=8"
+
+static bool compression_usable(struct lwm2_db_maria *db)
+{
+	MYSQL_RES *r;
+	MYSQL_ROW row;
+	bool usable = true;
+
+	/* a server without the variable (MySQL, other MariaDB versions)
+	 * writes compressed tables */
+	if (mysql_query(db->h, "SELECT @@innodb_read_only_compressed"))
+		return true;
+	if ((r = mysql_store_result(db->h)) && (row = mysql_fetch_row(r)) && row[0])
+		usable = strcmp(row[0], "1") != 0;
+	mysql_free_result(r);
+	return usable;
+}
+
+/* sql (a CREATE or ALTER TABLE) with COMPRESSED_SQL where the server
+ * takes it, else as it is. */
+static int compressed(struct lwm2_db_maria *db, const char *sql, char *err, size_t errlen)
+{
+	char with[1024];
+
+	if ((size_t)snprintf(with, sizeof(with), "%s" COMPRESSED_SQL, sql) < sizeof(with) &&
+	    compression_usable(db) && !mysql_query(db->h, with)) {
+		mysql_free_result(mysql_store_result(db->h));
+		return 0;
+	}
+	return exec(db, sql, err, errlen);
+}
+
 /* The schema of this build, as SQLite's: the job's identity is its
  * cluster, id, submit and start times; the indexes serve a window of
  * time, one user's or account's jobs in it, one application's history. */
@@ -433,15 +493,13 @@ static int create_schema(struct lwm2_db_maria *db, char *err, size_t errlen)
 		                      sql_type(&lwm2_db_columns[i]));
 	snprintf(sql + k, sizeof(sql) - k,
 	         ", UNIQUE KEY job_identity (cluster, job_id, submit, start)"
-	         ", KEY job_end (end_time), KEY job_user_end (user_name, end_time)"
+	         ", KEY job_user_end (user_name, end_time)"
 	         ", KEY job_account_end (account, end_time), KEY job_app_end (app, end_time)"
 	         ") ENGINE=InnoDB");
 	static const char *const tables[] = {
-	    "CREATE TABLE IF NOT EXISTS metric (id BIGINT NOT NULL AUTO_INCREMENT PRIMARY "
-	    "KEY, name VARBINARY(255) NOT NULL UNIQUE) ENGINE=InnoDB",
-	    "CREATE TABLE IF NOT EXISTS job_metric (job BIGINT NOT NULL, metric BIGINT NOT "
-	    "NULL, n BIGINT NOT NULL, min DOUBLE, avg DOUBLE, max DOUBLE, "
-	    "PRIMARY KEY (job, metric)) ENGINE=InnoDB",
+	    "CREATE TABLE IF NOT EXISTS metric (id " METRIC_ID_SQL " NOT NULL AUTO_INCREMENT "
+	    "PRIMARY KEY, name VARBINARY(255) NOT NULL UNIQUE) ENGINE=InnoDB",
+	    JOB_NODE_SQL,
 	    /* the daily summaries (db.h): the days (UTC) that have jobs,
 	       summarized while a day's summaries are those of its jobs */
 	    "CREATE TABLE IF NOT EXISTS day (day BIGINT NOT NULL PRIMARY KEY, jobs BIGINT "
@@ -459,6 +517,13 @@ static int create_schema(struct lwm2_db_maria *db, char *err, size_t errlen)
 	for (size_t i = 0; i < sizeof(tables) / sizeof(tables[0]); i++)
 		if (exec(db, tables[i], err, errlen) < 0)
 			return -1;
+	if (compressed(
+	        db,
+	        "CREATE TABLE IF NOT EXISTS job_metric (job BIGINT NOT NULL, metric " METRIC_ID_SQL
+	        " NOT NULL, n BIGINT NOT NULL, min DOUBLE, avg DOUBLE, max DOUBLE, PRIMARY "
+	        "KEY (job, metric)) ENGINE=InnoDB",
+	        err, errlen) < 0)
+		return -1;
 	for (size_t i = 0; i < sizeof(text_dict_sql) / sizeof(text_dict_sql[0]); i++)
 		if (exec(db, text_dict_sql[i], err, errlen) < 0)
 			return -1;
@@ -472,8 +537,9 @@ static int create_schema(struct lwm2_db_maria *db, char *err, size_t errlen)
 	return db->base.be->meta_set(&db->base, "schema_version", version, err, errlen);
 }
 
-/* sql once for each metric this build knows, its name the parameter;
- * read: the id it answers into db->metric_id (-1 where none). */
+/* sql once for each metric this build knows (read) or has no id for
+ * yet, its name the parameter; read: the id it answers into
+ * db->metric_id (-1 where none). */
 static int each_metric(struct lwm2_db_maria *db, const char *sql, bool read, const char *what,
                        char *err, size_t errlen)
 {
@@ -486,6 +552,8 @@ static int each_metric(struct lwm2_db_maria *db, const char *sql, bool read, con
 		goto fail;
 	bind_i64(&r, &id);
 	for (size_t k = 0; k < LWM2_NMETRICS; k++) {
+		if (!read && db->metric_id[k] >= 0)
+			continue;
 		bind_text(&p, MYSQL_TYPE_STRING, lwm2_metric_ids[k], strlen(lwm2_metric_ids[k]),
 		          &len);
 		if (mysql_stmt_bind_param(st, &p) || mysql_stmt_execute(st) ||
@@ -512,8 +580,18 @@ static int metric_ids(struct lwm2_db_maria *db, char *err, size_t errlen)
 	                   "read the metrics' names", err, errlen);
 }
 
+/* The metrics this build knows that have no id named: only those, as
+ * INSERT IGNORE of a name there is would still use up an id. */
 static int name_metrics(struct lwm2_db_maria *db, char *err, size_t errlen)
 {
+	size_t missing = 0;
+
+	if (metric_ids(db, err, errlen) < 0)
+		return -1;
+	for (size_t k = 0; k < LWM2_NMETRICS; k++)
+		missing += db->metric_id[k] < 0;
+	if (!missing)
+		return 0;
 	if (each_metric(db, "INSERT IGNORE INTO metric (name) VALUES (?)", false,
 	                "name the metrics", err, errlen) < 0)
 		return -1;
@@ -596,6 +674,71 @@ static int migrate_6_to_7(struct lwm2_db_maria *db, char *err, size_t errlen)
 		if (exec(db, schema7_sql[i], err, errlen) < 0)
 			return -1;
 	return db->base.be->meta_set(&db->base, "schema_version", "7", err, errlen);
+}
+
+/* The metrics whose ids do not fit METRIC_ID_SQL (ids used up by the
+ * names' inserts of schema 7 and before) given the smallest free ones,
+ * a metric at a time (a migration cut short takes up the next). */
+static int renumber_metrics(struct lwm2_db_maria *db, char *err, size_t errlen)
+{
+	for (;;) {
+		MYSQL_RES *r;
+		MYSQL_ROW row;
+		char sql[320];
+		long long old = 0, free_id = 0;
+
+		if (mysql_query(db->h,
+		                "SELECT (SELECT min(id) FROM metric WHERE id > " METRIC_ID_MAX
+		                "), (SELECT min(a.id + 1) FROM (SELECT 0 id UNION ALL SELECT "
+		                "id FROM metric) a WHERE a.id + 1 NOT IN (SELECT id FROM "
+		                "metric))") ||
+		    !(r = mysql_store_result(db->h)))
+			return fail(db, "read the metrics' ids", err, errlen);
+		if ((row = mysql_fetch_row(r)) && row[0] && row[1]) {
+			old = strtoll(row[0], NULL, 10);
+			free_id = strtoll(row[1], NULL, 10);
+		}
+		mysql_free_result(r);
+		if (!old)
+			return 0;
+		snprintf(sql, sizeof(sql),
+		         "UPDATE job_metric SET metric = %lld WHERE metric = %lld; UPDATE metric "
+		         "SET id = %lld WHERE id = %lld",
+		         free_id, old, free_id, old);
+		if (exec(db, "START TRANSACTION", err, errlen) < 0)
+			return -1;
+		for (char *one = sql, *next; one; one = next) {
+			if ((next = strchr(one, ';')))
+				*next++ = '\0';
+			if (exec(db, one, err, errlen) < 0)
+				return -1;
+		}
+		if (exec(db, "COMMIT", err, errlen) < 0)
+			return -1;
+	}
+}
+
+/* 7 to 8, the rows' bytes (db->schema 8's): job_end dropped, as
+ * job_end_figures (end_time first) serves what it served; the metrics'
+ * ids in METRIC_ID_SQL and job_metric compressed; job_node clustered by
+ * the job.  job_metric and job_node are copied: on a large database it
+ * takes minutes, once (each step may be repeated). */
+static int migrate_7_to_8(struct lwm2_db_maria *db, char *err, size_t errlen)
+{
+	if (renumber_metrics(db, err, errlen) < 0 ||
+	    exec(db,
+	         "ALTER TABLE metric MODIFY id " METRIC_ID_SQL
+	         " NOT NULL AUTO_INCREMENT, AUTO_INCREMENT = 1",
+	         err, errlen) < 0 ||
+	    compressed(db, "ALTER TABLE job_metric MODIFY metric " METRIC_ID_SQL " NOT NULL", err,
+	               errlen) < 0 ||
+	    exec(db, "ALTER TABLE job DROP KEY IF EXISTS job_end", err, errlen) < 0 ||
+	    exec(db,
+	         "ALTER TABLE job_node DROP PRIMARY KEY, DROP KEY IF EXISTS job_node_job, ADD "
+	         "PRIMARY KEY (job, node), ADD KEY IF NOT EXISTS job_node_node (node)",
+	         err, errlen) < 0)
+		return -1;
+	return db->base.be->meta_set(&db->base, "schema_version", "8", err, errlen);
 }
 
 /* 4 to 5: job_node and the portal's index, job_node filled from the
@@ -727,6 +870,8 @@ static int ready_schema(struct lwm2_db_maria *db, char *err, size_t errlen)
 	if (db->schema <= 5 && migrate_5_to_6(db, err, errlen) < 0)
 		goto out;
 	if (db->schema <= 6 && migrate_6_to_7(db, err, errlen) < 0)
+		goto out;
+	if (db->schema <= 7 && migrate_7_to_8(db, err, errlen) < 0)
 		goto out;
 	db->schema = LWM2_DB_SCHEMA;
 	rc = name_metrics(db, err, errlen);

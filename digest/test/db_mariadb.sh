@@ -222,7 +222,34 @@ is "$(./lwm2 stats --db "$old" --by user)" "$(./lwm2 stats -f "$log" --by user)"
 sql lwm2old -e "ALTER TABLE job DROP COLUMN language, DROP COLUMN mpi_library, DROP COLUMN run_mode, DROP COLUMN mpi_calls_per_s, DROP COLUMN cpu_model; UPDATE lwm2_meta SET value = '2' WHERE \`key\` = 'schema_version'"
 ./lwm2 db import --db "$old" /dev/null >/dev/null 2>&1
 is "$(sql lwm2old -e "SELECT value FROM lwm2_meta WHERE \`key\` = 'schema_version'") $(sql lwm2old -e 'SELECT count(language), count(run_mode), count(mpi_calls_per_s), count(cpu_model) FROM job' | tr '\t' ' ')" \
-	"7 0 0 0 0" "schema 2 migrated in place: the new columns, NULL in the rows there were"
+	"8 0 0 0 0" "schema 2 migrated in place: the new columns, NULL in the rows there were"
+
+# --- schema 7 (job_end, 8-byte metric ids, job_metric uncompressed,
+# job_node clustered by node, a metric's id used up past 65535):
+# migrated in place by a writer, the same answers
+mig="mysql://root@localhost/mig7?socket=$sock"
+./lwm2 db import -q --db "$mig" "$tmp/cmd.jsonl" >/dev/null
+sql mig7 -e "ALTER TABLE metric MODIFY id BIGINT NOT NULL AUTO_INCREMENT;
+	ALTER TABLE job_metric MODIFY metric BIGINT NOT NULL, ROW_FORMAT=DYNAMIC KEY_BLOCK_SIZE=0;
+	ALTER TABLE job ADD KEY job_end (end_time);
+	ALTER TABLE job_node DROP PRIMARY KEY, DROP KEY job_node_node, ADD PRIMARY KEY (node, job), ADD KEY job_node_job (job);
+	UPDATE job_metric SET metric = 70000 WHERE metric = 3; UPDATE metric SET id = 70000 WHERE id = 3;
+	ALTER TABLE metric AUTO_INCREMENT = 90000;
+	UPDATE lwm2_meta SET value = '7' WHERE \`key\` = 'schema_version'"
+q="SELECT k.name, count(*), sum(n), sum(avg) FROM job_metric m JOIN metric k ON k.id = m.metric GROUP BY k.name ORDER BY k.name"
+metrics7=$(sql mig7 -e "$q")
+./lwm2 db import --db "$mig" /dev/null >/dev/null 2>&1
+is "$(sql mig7 -e "SELECT value FROM lwm2_meta WHERE \`key\` = 'schema_version'")" 8 "schema 7 migrated in place to 8"
+shape=$(sql mig7 -e "SHOW CREATE TABLE job; SHOW CREATE TABLE job_node; SHOW CREATE TABLE job_metric; SHOW CREATE TABLE metric")
+check "  job_end dropped (job_end_figures serves it)" test "${shape/KEY \`job_end\` (/}" = "$shape"
+like "$shape" "PRIMARY KEY \(\`job\`,\`node\`\).*KEY \`job_node_node\` \(\`node\`\)" "  job_node clustered by the job, its nodes' index beside"
+like "$shape" "\`metric\` smallint\(5\) unsigned NOT NULL.*ROW_FORMAT=COMPRESSED" "  job_metric: the metric's id in 2 bytes, compressed"
+is "$(sql mig7 -e "SELECT max(id) <= 65535, (SELECT auto_increment FROM information_schema.tables WHERE table_schema = 'mig7' AND table_name = 'metric') <= 65535 FROM metric" | tr '\t' ' ')" \
+	"1 1" "  the metric's id past 65535 given a free one, the next ones from there"
+is "$(sql mig7 -e "$q")" "$metrics7" "  job_metric: each metric's rows under its name, as before"
+db_every_command "$tmp/cmd.jsonl" "$mig" "$tmp" "MariaDB migrated from schema 7"
+out=$(./lwm2 db import --db "$mig" "$tmp/cmd.jsonl")
+like "$out" "0 jobs added" "  importing again adds nothing"
 
 # --- what cannot be used
 sql lwm2old -e "UPDATE lwm2_meta SET value = '99' WHERE \`key\` = 'schema_version'"
