@@ -22,7 +22,6 @@
 #include "lwm2_version.h"
 #include "numparse.h"
 #include "errmsg.h"
-#include "stepname.h"
 
 void lwm2_jobrow_month(int64_t end, char *out, size_t len)
 {
@@ -226,35 +225,6 @@ static void main_cpu(const struct lwm2_logline *l, char *out, size_t len)
 	json_object_put(m);
 }
 
-/* "batch" when the digest has the batch script's step, else
- * "interactive" (salloc, or srun outside an allocation).  The steps are
- * walked as text, as lwm2_usage_exe does: each step's members and its
- * end in one walk (the index's end), the span left for a step that walk
- * does not end. */
-static void run_mode(const struct lwm2_logline *l, char *out, size_t len)
-{
-	const char *a = lwm2_logline_member(l, LWM2_KEY_STEPS), *p, *e, *v, *vend;
-	struct lwm2_json_members step;
-	int64_t id;
-
-	snprintf(out, len, "interactive");
-	for (p = a && *a == '[' ? a + 1 : NULL; p; p = e) {
-		p = lwm2_json_skip_ws(p, l->end);
-		if (p >= l->end || *p == ']' || !(e = lwm2_json_span_indexed(&step, p, l->end)))
-			break;
-		v = *p == '{' ? lwm2_json_indexed_member(&step, p, e, LWM2_KEY_STEP_ID) : NULL;
-		if (v && lwm2_parse_i64(v, &vend, 0, INT64_MAX, &id) == 0 &&
-		    id == LWM2_STEP_BATCH) {
-			snprintf(out, len, "batch");
-			return;
-		}
-		e = lwm2_json_skip_ws(e, l->end);
-		if (e >= l->end || *e != ',')
-			break;
-		e++;
-	}
-}
-
 int lwm2_jobrow_digest(const struct lwm2_logline *l, struct lwm2_jobrow *j, unsigned want,
                        char *err, size_t errlen)
 {
@@ -279,14 +249,23 @@ int lwm2_jobrow_digest(const struct lwm2_logline *l, struct lwm2_jobrow *j, unsi
 		lwm2_usage_app(l, j->app, sizeof(j->app));
 	if ((want & LWM2_JR_WANT_IMAGE) && l->digest)
 		main_image(l, j->image, sizeof(j->image));
-	if (want & LWM2_JR_WANT_EXE)
-		lwm2_usage_exe(l, j->exe, sizeof(j->exe));
+	/* the program of the largest step, and "batch" when the digest has
+	 * the batch script's step, else "interactive" (salloc, or srun
+	 * outside an allocation): one walk over the steps for both */
+	if (want & (LWM2_JR_WANT_EXE | LWM2_JR_WANT_MODE)) {
+		char exe[sizeof(j->exe)];
+		bool batch;
+
+		lwm2_usage_steps(l, exe, sizeof(exe), &batch);
+		if (want & LWM2_JR_WANT_EXE)
+			memcpy(j->exe, exe, sizeof(exe));
+		if ((want & LWM2_JR_WANT_MODE) && l->digest)
+			snprintf(j->mode, sizeof(j->mode), "%s", batch ? "batch" : "interactive");
+	}
 	if ((want & LWM2_JR_WANT_LANGUAGE) && l->digest) {
 		app_string(l, LWM2_KEY_LANGUAGE, j->language, sizeof(j->language));
 		app_string(l, LWM2_KEY_MPI_LIBRARY, j->mpi_library, sizeof(j->mpi_library));
 	}
-	if ((want & LWM2_JR_WANT_MODE) && l->digest)
-		run_mode(l, j->mode, sizeof(j->mode));
 	if ((want & LWM2_JR_WANT_CPU) && l->digest)
 		main_cpu(l, j->cpu, sizeof(j->cpu));
 	return 0;

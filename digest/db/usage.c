@@ -14,6 +14,8 @@
 #include <string.h>
 
 #include "jsonutil.h"
+#include "numparse.h"
+#include "stepname.h"
 #include "strhash.h"
 
 /* The number at p (a JSON number, not null or a string), else NaN. */
@@ -138,35 +140,41 @@ static json_object *value_at(const char *p, const char *end)
 	return p ? lwm2_json_parse_at(p, end) : NULL;
 }
 
-void lwm2_usage_exe(const struct lwm2_logline *l, char *out, size_t len)
+void lwm2_usage_steps(const struct lwm2_logline *l, char *exe, size_t len, bool *batch)
 {
-	const char *a = l->digest ? lwm2_logline_member(l, LWM2_KEY_STEPS) : NULL, *p, *e;
+	const char *a = l->digest ? lwm2_logline_member(l, LWM2_KEY_STEPS) : NULL, *p, *e, *v;
 	int64_t best = -1;
 
+	*batch = false;
 	/* the steps walked as text: parsing the array into objects costs as
 	 * much as the rest of the line */
 	for (p = a && *a == '[' ? a + 1 : NULL; p; p = e) {
 		struct lwm2_json_members step;
-		json_object *exe, *procs;
-		int64_t n;
+		json_object *name, *procs;
+		const char *vend;
+		int64_t n, id;
 
 		p = lwm2_json_skip_ws(p, l->end);
 		/* a step's members indexed on the way to its end: one walk
-		 * for its end and both members */
+		 * for its end and the members read */
 		if (p >= l->end || *p == ']' || !(e = lwm2_json_span_indexed(&step, p, l->end)))
 			break;
 		if (*p == '{') {
-			exe = value_at(lwm2_json_indexed_member(&step, p, e, LWM2_KEY_EXE), e);
+			v = lwm2_json_indexed_member(&step, p, e, LWM2_KEY_STEP_ID);
+			if (v && lwm2_parse_i64(v, &vend, 0, INT64_MAX, &id) == 0 &&
+			    id == LWM2_STEP_BATCH)
+				*batch = true;
+			name = value_at(lwm2_json_indexed_member(&step, p, e, LWM2_KEY_EXE), e);
 			procs =
 			    value_at(lwm2_json_indexed_member(&step, p, e, LWM2_KEY_PROCESSES), e);
 			n = procs && json_object_is_type(procs, json_type_int)
 			        ? json_object_get_int64(procs)
 			        : 0;
-			if (exe && json_object_is_type(exe, json_type_string) && n > best) {
+			if (name && json_object_is_type(name, json_type_string) && n > best) {
 				best = n;
-				snprintf(out, len, "%s", json_object_get_string(exe));
+				snprintf(exe, len, "%s", json_object_get_string(name));
 			}
-			json_object_put(exe);
+			json_object_put(name);
 			json_object_put(procs);
 		}
 		e = lwm2_json_skip_ws(e, l->end);
@@ -175,8 +183,15 @@ void lwm2_usage_exe(const struct lwm2_logline *l, char *out, size_t len)
 		e++;
 	}
 	if (best < 0)
-		snprintf(out, len, "%s",
+		snprintf(exe, len, "%s",
 		         ju_str(l->fields, "name") ? ju_str(l->fields, "name") : "");
+}
+
+void lwm2_usage_exe(const struct lwm2_logline *l, char *out, size_t len)
+{
+	bool batch;
+
+	lwm2_usage_steps(l, out, len, &batch);
 }
 
 void lwm2_usage_app(const struct lwm2_logline *l, char *out, size_t len)

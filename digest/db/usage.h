@@ -47,6 +47,11 @@ void lwm2_usage_app(const struct lwm2_logline *l, char *out, size_t len);
  * and stats --by executable. */
 void lwm2_usage_exe(const struct lwm2_logline *l, char *out, size_t len);
 
+/* lwm2_usage_exe's program into exe, and whether one of the steps is the
+ * batch script's (*batch), from one walk over the steps: they are most
+ * of a digest's text after its grid. */
+void lwm2_usage_steps(const struct lwm2_logline *l, char *exe, size_t len, bool *batch);
+
 /* The figures of a group of jobs. */
 struct lwm2_usage_sum {
 	uint64_t jobs;      /* all jobs added */
