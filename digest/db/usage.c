@@ -43,6 +43,48 @@ static double num_in(const char *obj, const char *end, const char *k1, const cha
 	return num_at(a, end);
 }
 
+/* The CPU time of the executables of one of the scope's lists (the array
+ * at a, within end) into *sum, each name not in seen[] yet (the list
+ * before may hold it) added there; false where none had a name and a
+ * number.  Walked as text: the names compared as the digest writes them,
+ * escapes and all, which one writer writes alike. */
+struct exe_seen {
+	const char *name[16];
+	size_t len[16], n;
+};
+
+static bool exe_list_cpu(const char *a, const char *end, struct exe_seen *seen, double *sum)
+{
+	const char *p, *e, *x, *xe;
+	bool any = false;
+
+	for (p = a && *a == '[' ? a + 1 : NULL; p; p = e) {
+		double c;
+		bool dup = false;
+
+		p = lwm2_json_skip_ws(p, end);
+		if (p >= end || *p == ']' || !(e = lwm2_json_span(p, end)))
+			break;
+		if (*p == '{' && (x = lwm2_json_member(p, e, LWM2_KEY_EXE)) && *x == '"' &&
+		    (xe = lwm2_json_span(x, e)) && !isnan(c = num_in(p, e, LWM2_KEY_CPU_S, NULL))) {
+			for (size_t k = 0; k < seen->n && !dup; k++)
+				dup = seen->len[k] == (size_t)(xe - x) &&
+				      !memcmp(seen->name[k], x, seen->len[k]);
+			if (!dup && seen->n < sizeof(seen->name) / sizeof(seen->name[0])) {
+				seen->name[seen->n] = x;
+				seen->len[seen->n++] = (size_t)(xe - x);
+				*sum += c > 0 ? c : 0;
+				any = true;
+			}
+		}
+		e = lwm2_json_skip_ws(e, end);
+		if (e >= end || *e != ',')
+			break;
+		e++;
+	}
+	return any;
+}
+
 /*
  * The CPU time of the job's processes in seconds, NaN when the digest does
  * not tell.  The digest's "fit" block (where the lwm2 that wrote it has
@@ -53,43 +95,21 @@ static double num_in(const char *obj, const char *end, const char *k1, const cha
  */
 static double cpu_s_of(const struct lwm2_logline *l)
 {
-	const char *sc, *ex;
+	const char *sc, *ex, *ex_end;
 	double v =
 	    num_in(lwm2_logline_member(l, LWM2_KEY_FIT), l->end, LWM2_KEY_FIT_CPU, LWM2_KEY_CPU_S);
-	json_object *o;
-	const char *seen[16];
-	size_t nseen = 0;
-	bool any = false;
+	struct exe_seen seen = {.n = 0};
+	bool any;
 
 	if (!isnan(v))
 		return v;
 	sc = lwm2_logline_member(l, LWM2_KEY_SCOPE);
 	ex = sc && *sc == '{' ? lwm2_json_member(sc, l->end, LWM2_KEY_EXECUTABLES) : NULL;
-	if (!ex || *ex != '{' || !(o = lwm2_json_parse_at(ex, l->end)))
+	if (!ex || *ex != '{' || !(ex_end = lwm2_json_span(ex, l->end)))
 		return NAN;
 	v = 0;
-	for (int pass = 0; pass < 2; pass++) {
-		json_object *a =
-		    ju_get(o, pass ? LWM2_KEY_BY_COUNT : LWM2_KEY_BY_CPU, json_type_array);
-
-		for (size_t i = 0; a && i < json_object_array_length(a); i++) {
-			json_object *e = json_object_array_get_idx(a, i);
-			const char *name = ju_str(e, LWM2_KEY_EXE);
-			double c;
-			bool dup = false;
-
-			if (!name || !ju_num(e, LWM2_KEY_CPU_S, &c))
-				continue;
-			for (size_t k = 0; k < nseen && !dup; k++)
-				dup = !strcmp(seen[k], name);
-			if (dup || nseen == sizeof(seen) / sizeof(seen[0]))
-				continue;
-			seen[nseen++] = name;
-			v += c > 0 ? c : 0;
-			any = true;
-		}
-	}
-	json_object_put(o);
+	any = exe_list_cpu(lwm2_json_member(ex, ex_end, LWM2_KEY_BY_CPU), ex_end, &seen, &v);
+	any |= exe_list_cpu(lwm2_json_member(ex, ex_end, LWM2_KEY_BY_COUNT), ex_end, &seen, &v);
 	return any ? v : NAN;
 }
 
