@@ -850,9 +850,9 @@ static int scan_file(const char *cmd, const char *path, lwm2_logline_fn fn, void
 
 /* ------------------------------------------------------------ pipeline */
 
-/* A line on its way through lwm2_logscan_pipe's workers. */
+/* A line on its way through lwm2_logscan_pipe's threads. */
 struct pipe_slot {
-	enum { SLOT_QUEUED, SLOT_DONE } state;
+	enum { SLOT_WORKED_ON, SLOT_DONE } state;
 	long n; /* lwm2_lines_next's answer */
 	char *text;
 	size_t cap;
@@ -864,18 +864,83 @@ struct pipe_slot {
 	void *user; /* the caller's slot_size bytes */
 };
 
+/* The lines of the file being read go into the slots in turn, read by
+ * whichever thread is free (one at a time: reading), and are taken in the
+ * same turn by the calling thread.  Reading on the threads, and not on
+ * the calling one, leaves that thread the writes alone, the part no other
+ * thread can do; it reads and works a line too only while its oldest is
+ * not done. */
 struct pipe {
 	const struct lwm2_logscan_pipe *p;
 	pthread_mutex_t mu;
 	pthread_cond_t work_cv, done_cv;
 	struct pipe_slot *slots;
 	size_t nslots;
-	/* lines handed out, claimed by a worker, taken: counts, slot i % nslots */
-	size_t fill, work, take;
+	/* lines read into a slot, taken: counts, slot i % nslots */
+	size_t fill, take;
+	struct lwm2_lines *lr; /* the file being read, while !ended */
+	bool reading;          /* a thread is reading lr, mu let go */
+	bool ended;            /* no more lines to read from lr */
 	bool quit;
+	unsigned long lineno; /* lines read from lr */
 	const char *path;
 	unsigned long stopped_at; /* the line whose take asked to stop */
 };
+
+/* Slots per thread that reads: enough lines ahead that a thread finds
+ * one to read while the calling thread writes the older ones. */
+#define PIPE_SLOTS_PER_THREAD 8
+
+/* Whether a thread may read the next line (mu held). */
+static bool pipe_can_read(const struct pipe *pp)
+{
+	return !pp->reading && !pp->ended && pp->fill - pp->take < pp->nslots;
+}
+
+/* The file's next line into the next free slot, by a thread that holds
+ * mu and pipe_can_read; mu is let go while it reads.  The slot, now the
+ * caller's to work; NULL at the file's end (or where reading stopped:
+ * lr's why). */
+static struct pipe_slot *pipe_read(struct pipe *pp)
+{
+	struct pipe_slot *s = &pp->slots[pp->fill % pp->nslots];
+	char *line = NULL;
+	long n;
+
+	pp->reading = true;
+	pthread_mutex_unlock(&pp->mu);
+	/* what work made of the line the slot held last */
+	json_object_put(s->l.fields);
+	s->l.fields = NULL;
+	n = lwm2_lines_next(pp->lr, &line);
+	if (n >= 0 && (size_t)n + 1 > s->cap) {
+		char *t = realloc(s->text, (size_t)n + 1);
+
+		if (t) {
+			s->text = t;
+			s->cap = (size_t)n + 1;
+		} else {
+			snprintf(pp->lr->why, sizeof(pp->lr->why), "%s", strerror(ENOMEM));
+			n = -1;
+		}
+	}
+	if (n >= 0)
+		memcpy(s->text, line, (size_t)n + 1);
+	pthread_mutex_lock(&pp->mu);
+	pp->reading = false;
+	if (n == -1) {
+		pp->ended = true;
+		pthread_cond_signal(&pp->done_cv); /* the calling thread may wait for it */
+		return NULL;
+	}
+	s->n = n;
+	s->lineno = ++pp->lineno;
+	s->state = SLOT_WORKED_ON;
+	pp->fill++;
+	if (pipe_can_read(pp))
+		pthread_cond_signal(&pp->work_cv);
+	return s;
+}
 
 /* A worker's part of a line: the checks, the parse and work. */
 static void slot_work(struct pipe *pp, unsigned worker, struct pipe_slot *s)
@@ -892,6 +957,21 @@ static void slot_work(struct pipe *pp, unsigned worker, struct pipe_slot *s)
 		s->r = -2;
 }
 
+/* The next line read and worked (mu held, let go meanwhile), unless
+ * there was none to read. */
+static void pipe_read_work(struct pipe *pp, unsigned worker)
+{
+	struct pipe_slot *s = pipe_read(pp);
+
+	if (!s)
+		return;
+	pthread_mutex_unlock(&pp->mu);
+	slot_work(pp, worker, s);
+	pthread_mutex_lock(&pp->mu);
+	s->state = SLOT_DONE;
+	pthread_cond_signal(&pp->done_cv);
+}
+
 struct pipe_worker {
 	struct pipe *pp;
 	unsigned id;
@@ -905,43 +985,35 @@ static void *pipe_worker(void *arg)
 
 	pthread_mutex_lock(&pp->mu);
 	for (;;) {
-		struct pipe_slot *s;
-
-		while (!pp->quit && pp->work == pp->fill)
+		while (!pp->quit && !pipe_can_read(pp))
 			pthread_cond_wait(&pp->work_cv, &pp->mu);
-		if (pp->work == pp->fill)
+		if (pp->quit)
 			break;
-		s = &pp->slots[pp->work++ % pp->nslots];
-		pthread_mutex_unlock(&pp->mu);
-		slot_work(pp, w->id, s);
-		pthread_mutex_lock(&pp->mu);
-		s->state = SLOT_DONE;
-		pthread_cond_broadcast(&pp->done_cv);
+		pipe_read_work(pp, w->id);
 	}
 	pthread_mutex_unlock(&pp->mu);
 	return NULL;
 }
 
-/* The oldest line handed out, once its worker is done: to take (unless
- * the scan stopped), reported where it is skipped.  0, 1 when take asked
- * to stop. */
+/* The oldest line read, once worked: to take (unless the scan stopped),
+ * reported where it is skipped.  0; 1 when take asked to stop; 2 when
+ * the file has no more lines. */
 static int pipe_take(struct pipe *pp, const char *cmd, unsigned long *bad, bool quiet, bool stopped)
 {
 	struct pipe_slot *s = &pp->slots[pp->take % pp->nslots];
 	int r = 0;
 
 	pthread_mutex_lock(&pp->mu);
-	while (s->state != SLOT_DONE) {
-		/* a line no worker has claimed yet (this one, or a later one):
-		 * read here rather than wait, so that the calling thread's CPU
-		 * reads lines too where the writes leave it idle */
-		if (pp->work < pp->fill) {
-			struct pipe_slot *o = &pp->slots[pp->work++ % pp->nslots];
-
+	while (pp->take == pp->fill || s->state != SLOT_DONE) {
+		if (pp->take == pp->fill && pp->ended && !pp->reading) {
 			pthread_mutex_unlock(&pp->mu);
-			slot_work(pp, pp->p->threads, o);
-			pthread_mutex_lock(&pp->mu);
-			o->state = SLOT_DONE;
+			return 2;
+		}
+		/* a line no thread has read yet: read and worked here rather
+		 * than wait, so that the calling thread's CPU reads lines too
+		 * where the writes leave it idle */
+		if (pipe_can_read(pp)) {
+			pipe_read_work(pp, pp->p->threads);
 			continue;
 		}
 		pthread_cond_wait(&pp->done_cv, &pp->mu);
@@ -961,72 +1033,47 @@ static int pipe_take(struct pipe *pp, const char *cmd, unsigned long *bad, bool 
 		else if (r > 0)
 			pp->stopped_at = s->lineno;
 	}
-	json_object_put(s->l.fields);
-	s->l.fields = NULL;
+	pthread_mutex_lock(&pp->mu);
 	pp->take++;
+	if (pipe_can_read(pp))
+		pthread_cond_signal(&pp->work_cv);
+	pthread_mutex_unlock(&pp->mu);
 	return r > 0;
 }
 
-/* A line into the next free slot (the oldest taken first where none is):
- * 0, 1 when take asked to stop, -1 out of memory (err). */
-static int pipe_give(struct pipe *pp, const char *cmd, long n, const char *line,
-                     unsigned long lineno, unsigned long *bad, bool quiet)
-{
-	struct pipe_slot *s;
-	int r = 0;
-
-	if (pp->fill - pp->take == pp->nslots && (r = pipe_take(pp, cmd, bad, quiet, false)))
-		return r;
-	s = &pp->slots[pp->fill % pp->nslots];
-	if (n >= 0 && (size_t)n + 1 > s->cap) {
-		char *t = realloc(s->text, (size_t)n + 1);
-
-		if (!t)
-			return -1;
-		s->text = t;
-		s->cap = (size_t)n + 1;
-	}
-	if (n >= 0)
-		memcpy(s->text, line, (size_t)n + 1);
-	s->n = n;
-	s->lineno = lineno;
-	pthread_mutex_lock(&pp->mu);
-	s->state = SLOT_QUEUED;
-	pp->fill++;
-	pthread_cond_signal(&pp->work_cv);
-	pthread_mutex_unlock(&pp->mu);
-	return r;
-}
-
-/* One file as scan_file reads it, each line's work on the workers. */
+/* One file as scan_file reads it, its lines read and worked on the
+ * threads, taken here. */
 static int pipe_file(struct pipe *pp, const char *cmd, const char *path,
                      struct lwm2_logscan_count *count)
 {
 	FILE *f = lwm2_open_input(cmd, path);
 	struct lwm2_lines lr = {.f = f};
-	char *line = NULL;
-	long n;
-	unsigned long lineno = 0, bad = 0;
-	int rc = 0;
+	unsigned long bad = 0, lineno;
+	int rc = 0, r;
 	bool quiet = count && count->quiet;
 
 	if (!f)
 		return -1;
+	pthread_mutex_lock(&pp->mu);
 	pp->path = path;
-	while (rc == 0 && (n = lwm2_lines_next(&lr, &line)) != -1) {
-		rc = pipe_give(pp, cmd, n, line, ++lineno, &bad, quiet);
-		if (rc < 0) {
-			snprintf(lr.why, sizeof(lr.why), "%s", strerror(ENOMEM));
-			lineno--;
-			rc = 0;
-			break;
+	pp->lr = &lr;
+	pp->lineno = 0;
+	pp->ended = false;
+	pthread_cond_broadcast(&pp->work_cv);
+	pthread_mutex_unlock(&pp->mu);
+	while ((r = pipe_take(pp, cmd, &bad, quiet, rc == 1)) != 2) {
+		if (r == 1 && rc != 1) {
+			/* the lines after it are not read (those read are
+			 * dropped) */
+			rc = 1;
+			pthread_mutex_lock(&pp->mu);
+			pp->ended = true;
+			pthread_mutex_unlock(&pp->mu);
 		}
 	}
-	while (pp->take < pp->fill)
-		if (pipe_take(pp, cmd, &bad, quiet, rc == 1))
-			rc = 1;
-	if (rc == 1)
-		lineno = pp->stopped_at; /* as scan_file: the lines after it are not read */
+	/* no thread reads lr now: it ended, and none is reading */
+	pp->lr = NULL;
+	lineno = rc == 1 ? pp->stopped_at : pp->lineno; /* as scan_file */
 	return file_done(cmd, path, &lr, lineno, bad, quiet, count, rc);
 }
 
@@ -1253,6 +1300,7 @@ static void pipe_free(struct pipe *pp, struct pipe_worker *w, unsigned started)
 	for (size_t i = 0; pp->slots && i < pp->nslots; i++) {
 		if (pp->slots[i].user && pp->p->release)
 			pp->p->release(pp->p->arg, pp->slots[i].user);
+		json_object_put(pp->slots[i].l.fields);
 		free(pp->slots[i].text);
 		free(pp->slots[i].user);
 	}
@@ -1266,7 +1314,8 @@ static void pipe_free(struct pipe *pp, struct pipe_worker *w, unsigned started)
 int lwm2_logscan_pipe(const char *cmd, char *const *paths, size_t n,
                       const struct lwm2_logscan_pipe *p, struct lwm2_logscan_count *count)
 {
-	struct pipe pp = {.p = p, .nslots = (size_t)p->threads * 4};
+	struct pipe pp = {
+	    .p = p, .nslots = (size_t)p->threads * PIPE_SLOTS_PER_THREAD, .ended = true};
 	struct pipe_worker *w = calloc(p->threads, sizeof(*w));
 	unsigned started = 0;
 	int rc = -1;
