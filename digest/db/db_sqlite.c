@@ -31,8 +31,11 @@ struct lwm2_db_sqlite {
 	sqlite3 *h;
 	char *path;
 	int schema; /* the file's schema version */
-	sqlite3_stmt *insert, *insert_metric, *insert_metrics, *insert_day, *insert_text,
-	    *insert_known_text, *insert_node, *meta_get, *meta_set, *dict_get;
+	sqlite3_stmt *insert, *insert_day, *insert_text, *insert_known_text, *insert_node,
+	    *meta_get, *meta_set, *dict_get;
+	/* a job's rows of job_metric, one statement of n rows for the jobs
+	 * with n metrics, prepared when first needed */
+	sqlite3_stmt *insert_metrics[LWM2_NMETRICS + 1];
 	int64_t metric_id[LWM2_NMETRICS]; /* job_metric's ids of lwm2_metric_ids */
 };
 
@@ -381,26 +384,16 @@ static int prepare(struct lwm2_db_sqlite *db, const char *sql, sqlite3_stmt **st
 	return 0;
 }
 
-/* A job's metrics, METRIC_ROWS rows to a statement: a statement run
- * costs as much as the rows it adds, and a job has some dozens. */
-#define METRIC_ROWS 8
-
 static int prepare_insert(struct lwm2_db_sqlite *db, char *err, size_t errlen)
 {
-	char sql[4096], metrics[64 + METRIC_ROWS * 24];
-	size_t k = (size_t)snprintf(metrics, sizeof(metrics), "INSERT INTO job_metric VALUES ");
+	char sql[4096];
 
-	for (int r = 0; r < METRIC_ROWS; r++)
-		k += (size_t)snprintf(metrics + k, sizeof(metrics) - k, "%s(?, ?, ?, ?, ?, ?)",
-		                      r ? ", " : "");
 	lwm2_db_insert_sql(sql, sizeof(sql), "INSERT OR IGNORE INTO", "");
 	const struct {
 		const char *sql;
 		sqlite3_stmt **st;
 	} all[] = {
 	    {sql, &db->insert},
-	    {"INSERT INTO job_metric VALUES (?1, ?2, ?3, ?4, ?5, ?6)", &db->insert_metric},
-	    {metrics, &db->insert_metrics},
 	    {"INSERT INTO day VALUES (?1, 1, 0) ON CONFLICT (day) DO UPDATE SET "
 	     "jobs = jobs + 1, summarized = 0",
 	     &db->insert_day},
@@ -511,8 +504,8 @@ static void sq_close(struct lwm2_db *base)
 	if (!db)
 		return;
 	sqlite3_finalize(db->insert);
-	sqlite3_finalize(db->insert_metric);
-	sqlite3_finalize(db->insert_metrics);
+	for (size_t n = 0; n <= LWM2_NMETRICS; n++)
+		sqlite3_finalize(db->insert_metrics[n]);
 	sqlite3_finalize(db->insert_day);
 	sqlite3_finalize(db->insert_text);
 	sqlite3_finalize(db->insert_known_text);
@@ -627,36 +620,57 @@ static int insert_text(struct lwm2_db_sqlite *db, const struct lwm2_jobrow *j,
 	return 0;
 }
 
-/* The job's metrics (those with a figure) under its row: METRIC_ROWS at a
- * time, the rest one by one.  0, or -1 with err. */
+/* The statement that adds n rows of job_metric (n from 1 to
+ * LWM2_NMETRICS), prepared the first time: a statement run costs about
+ * as much as the rows it adds, and a job has some dozens.  NULL with err
+ * where it could not be prepared. */
+static sqlite3_stmt *metrics_statement(struct lwm2_db_sqlite *db, size_t n, char *err,
+                                       size_t errlen)
+{
+	char sql[64 + LWM2_NMETRICS * 24];
+	size_t k;
+
+	if (db->insert_metrics[n])
+		return db->insert_metrics[n];
+	k = (size_t)snprintf(sql, sizeof(sql), "INSERT INTO job_metric VALUES ");
+	for (size_t r = 0; r < n; r++)
+		k += (size_t)snprintf(sql + k, sizeof(sql) - k, "%s(?, ?, ?, ?, ?, ?)",
+		                      r ? ", " : "");
+	if (prepare(db, sql, &db->insert_metrics[n], err, errlen) < 0)
+		return NULL;
+	return db->insert_metrics[n];
+}
+
+/* The job's metrics (those with a figure) under its row, in one
+ * statement.  0, or -1 with err. */
 static int insert_metrics(struct lwm2_db_sqlite *db, const struct lwm2_jobrow *j, int64_t rowid,
                           char *err, size_t errlen)
 {
-	size_t have[LWM2_NMETRICS], n = 0;
+	sqlite3_stmt *st;
+	int p = 0;
+	size_t n = 0;
 
 	for (size_t k = 0; k < LWM2_NMETRICS; k++)
-		if (j->scope.stat[k].n)
-			have[n++] = k;
-	for (size_t i = 0; i < n;) {
-		sqlite3_stmt *st = n - i >= METRIC_ROWS ? db->insert_metrics : db->insert_metric;
-		size_t rows = st == db->insert_metrics ? METRIC_ROWS : 1;
+		n += j->scope.stat[k].n != 0;
+	if (!n)
+		return 0;
+	if (!(st = metrics_statement(db, n, err, errlen)))
+		return -1;
+	sqlite3_reset(st);
+	for (size_t k = 0; k < LWM2_NMETRICS; k++) {
+		const struct lwm2_metric_stat *m = &j->scope.stat[k];
 
-		sqlite3_reset(st);
-		for (size_t r = 0; r < rows; r++, i++) {
-			const struct lwm2_metric_stat *m = &j->scope.stat[have[i]];
-			int p = (int)(r * 6);
-
-			sqlite3_bind_int64(st, p + 1, rowid);
-			sqlite3_bind_int64(st, p + 2, db->metric_id[have[i]]);
-			sqlite3_bind_int64(st, p + 3,
-			                   (int64_t)(m->n > INT64_MAX ? INT64_MAX : m->n));
-			sqlite3_bind_double(st, p + 4, m->min);
-			sqlite3_bind_double(st, p + 5, m->avg);
-			sqlite3_bind_double(st, p + 6, m->max);
-		}
-		if (sqlite3_step(st) != SQLITE_DONE)
-			return fail(db, "add a job's metrics", err, errlen);
+		if (!m->n)
+			continue;
+		sqlite3_bind_int64(st, ++p, rowid);
+		sqlite3_bind_int64(st, ++p, db->metric_id[k]);
+		sqlite3_bind_int64(st, ++p, (int64_t)(m->n > INT64_MAX ? INT64_MAX : m->n));
+		sqlite3_bind_double(st, ++p, m->min);
+		sqlite3_bind_double(st, ++p, m->avg);
+		sqlite3_bind_double(st, ++p, m->max);
 	}
+	if (sqlite3_step(st) != SQLITE_DONE)
+		return fail(db, "add a job's metrics", err, errlen);
 	return 0;
 }
 
