@@ -424,6 +424,100 @@ static void stream(void)
 	free(b);
 }
 
+/* lwm2_logscan_pipe: each line worked on some thread, into its own slot,
+ * and taken in the log's order; the same lines, counts and stop as
+ * lwm2_logscan_files. */
+struct pipe_seen {
+	struct seen s;
+	bool mismatch; /* a slot taken with another line's work */
+};
+
+static int pipe_work(void *arg, unsigned worker, const struct lwm2_logline *l, void *slot,
+                     char *err, size_t errlen)
+{
+	json_object *id = json_object_object_get(l->fields, "job_id");
+
+	(void)arg;
+	(void)worker;
+	(void)err;
+	(void)errlen;
+	*(long *)slot = id ? (long)json_object_get_int64(id) : -1;
+	return 0;
+}
+
+static int pipe_take(void *arg, const struct lwm2_logline *l, void *slot, char *err, size_t errlen)
+{
+	struct pipe_seen *ps = arg;
+	json_object *id = json_object_object_get(l->fields, "job_id");
+
+	if (!id || (long)json_object_get_int64(id) != *(long *)slot)
+		ps->mismatch = true;
+	return on_line(&ps->s, l, err, errlen);
+}
+
+static void pipelined(void)
+{
+	char *set[] = {path("p.jsonl"), path("p.jsonl.1"), path("p.jsonl.2.gz"),
+	               path("p.jsonl.3.gz"), path("p.jsonl.4.zst")};
+	char *text = lines(1, 10), *bad;
+
+	/* a rotated set of its own (the cases above cut some files short) */
+	put_zst("p.jsonl.4.zst", text);
+	free(text);
+	put_gz("p.jsonl.3.gz", (text = lines(11, 20)));
+	free(text);
+	put_gz("p.jsonl.2.gz", (text = lines(21, 30)));
+	free(text);
+	text = lines(31, 40);
+	put("p.jsonl.1", text, strlen(text));
+	free(text);
+	text = lines(41, 45);
+	put("p.jsonl", text, strlen(text));
+	free(text);
+	text = lines(46, 60);
+	bad = malloc(strlen(text) + 32);
+	int first = (int)(strchr(text, '\n') - text) + 1;
+
+	/* a line that is no JSON after the first, and an empty one */
+	snprintf(bad, strlen(text) + 32, "%.*snot json\n\n%s", first, text, text + first);
+	put("mixed.jsonl", bad, strlen(bad));
+	free(text);
+	free(bad);
+	for (unsigned threads = 1; threads <= 3; threads += 2) {
+		struct pipe_seen ps;
+		struct lwm2_logscan_pipe p = {.threads = threads,
+		                              .slot_size = sizeof(long),
+		                              .work = pipe_work,
+		                              .take = pipe_take,
+		                              .arg = &ps};
+		struct lwm2_logscan_count c = {.quiet = true}, c1 = {.quiet = true};
+		struct seen s1;
+		char *mixed[] = {path("mixed.jsonl")};
+		int rc;
+
+		memset(&ps, 0, sizeof(ps));
+		rc = lwm2_logscan_pipe("test", set, 5, &p, &c);
+		ok(rc == 0 && run_of(&ps.s, 1, 45) && !ps.mismatch && c.lines == 45 && !c.bad,
+		   "pipe, %u threads: a rotated set in order, each slot its line's", threads);
+		memset(&ps, 0, sizeof(ps));
+		ps.s.stop_at = 23;
+		c = (struct lwm2_logscan_count){.quiet = true};
+		rc = lwm2_logscan_pipe("test", set, 5, &p, &c);
+		memset(&s1, 0, sizeof(s1));
+		s1.stop_at = 23;
+		lwm2_logscan_files("test", set, 5, on_line, &s1, &c1);
+		ok(rc == 1 && run_of(&ps.s, 1, 23) && c.lines == c1.lines && c.lines == 23,
+		   "  stopped at job 23: the lines after it not taken, lines counted as without "
+		   "threads (%lu)",
+		   c.lines);
+		memset(&ps, 0, sizeof(ps));
+		c = (struct lwm2_logscan_count){.quiet = true};
+		rc = lwm2_logscan_pipe("test", mixed, 1, &p, &c);
+		ok(rc == 0 && run_of(&ps.s, 46, 60) && c.lines == 17 && c.bad == 1,
+		   "  a line that is no JSON skipped and counted, an empty one passed over");
+	}
+}
+
 int main(void)
 {
 	if (!mkdtemp(dir))
@@ -438,6 +532,7 @@ int main(void)
 	not_read();
 	permission_denied();
 	stream();
+	pipelined();
 
 	{
 		char cmd[700];
