@@ -191,6 +191,29 @@ static void three_ways(void)
 	free(text);
 }
 
+/* Jobs 1 to 45 as logrotate leaves them with delaycompress under base:
+ * base.4.zst (1-10, compresscmd zstd), base.3.gz, base.2.gz, base.1 and
+ * base (41-45). */
+static void put_rotated(const char *base)
+{
+	static const long first[] = {1, 11, 21, 31, 41}, last[] = {10, 20, 30, 40, 45};
+	static const char *const suffix[] = {".4.zst", ".3.gz", ".2.gz", ".1", ""};
+	char name[300];
+
+	for (int i = 0; i < 5; i++) {
+		char *text = lines(first[i], last[i]);
+
+		snprintf(name, sizeof(name), "%s%s", base, suffix[i]);
+		if (i == 0)
+			put_zst(name, text);
+		else if (i < 3)
+			put_gz(name, text);
+		else
+			put(name, text, strlen(text));
+		free(text);
+	}
+}
+
 /* a rotated set as logrotate leaves it with delaycompress, given
  * newest first; and the zstd of compresscmd among them */
 static void rotated_set(void)
@@ -198,24 +221,9 @@ static void rotated_set(void)
 	char msg[8192];
 	char *one[1];
 	struct seen s;
-	char *text;
 	int rc;
 
-	text = lines(1, 10);
-	put_zst("lwm2.jsonl.4.zst", text);
-	free(text);
-	text = lines(11, 20);
-	put_gz("lwm2.jsonl.3.gz", text);
-	free(text);
-	text = lines(21, 30);
-	put_gz("lwm2.jsonl.2.gz", text);
-	free(text);
-	text = lines(31, 40);
-	put("lwm2.jsonl.1", text, strlen(text));
-	free(text);
-	text = lines(41, 45);
-	put("lwm2.jsonl", text, strlen(text));
-	free(text);
+	put_rotated("lwm2.jsonl");
 	{
 		char *set[] = {path("lwm2.jsonl"), path("lwm2.jsonl.1"), path("lwm2.jsonl.2.gz"),
 		               path("lwm2.jsonl.3.gz"), path("lwm2.jsonl.4.zst")};
@@ -459,21 +467,10 @@ static void pipelined(void)
 {
 	char *set[] = {path("p.jsonl"), path("p.jsonl.1"), path("p.jsonl.2.gz"),
 	               path("p.jsonl.3.gz"), path("p.jsonl.4.zst")};
-	char *text = lines(1, 10), *bad;
+	char *text, *bad;
 
 	/* a rotated set of its own (the cases above cut some files short) */
-	put_zst("p.jsonl.4.zst", text);
-	free(text);
-	put_gz("p.jsonl.3.gz", (text = lines(11, 20)));
-	free(text);
-	put_gz("p.jsonl.2.gz", (text = lines(21, 30)));
-	free(text);
-	text = lines(31, 40);
-	put("p.jsonl.1", text, strlen(text));
-	free(text);
-	text = lines(41, 45);
-	put("p.jsonl", text, strlen(text));
-	free(text);
+	put_rotated("p.jsonl");
 	text = lines(46, 60);
 	bad = malloc(strlen(text) + 32);
 	int first = (int)(strchr(text, '\n') - text) + 1;
