@@ -129,8 +129,8 @@ static void main_image(const struct lwm2_logline *l, char *out, size_t len)
 
 /* The digest's scope and job fields into j; -1 with err for a digest that
  * cannot be read. */
-static int scope_of_line(const struct lwm2_logline *l, struct lwm2_jobrow *j, char *err,
-                         size_t errlen)
+static int scope_of_line(const struct lwm2_logline *l, struct lwm2_jobrow *j,
+                         const char **executables, char *err, size_t errlen)
 {
 	const char *v = lwm2_logline_member(l, LWM2_KEY_DIGEST_VERSION);
 	const char *sc = lwm2_logline_member(l, LWM2_KEY_SCOPE), *jo, *vend;
@@ -142,7 +142,8 @@ static int scope_of_line(const struct lwm2_logline *l, struct lwm2_jobrow *j, ch
 		ver = 0;
 	if (lwm2_version_check("digest", ver, 1, LWM2_DIGEST_VERSION, err, errlen))
 		return -1;
-	if (!sc || lwm2_scope_from_text(&j->scope, sc, l->end, 0) < 0)
+	if (!sc || lwm2_scope_from_text_member(&j->scope, sc, l->end, 0, LWM2_KEY_EXECUTABLES,
+	                                       executables) < 0)
 		return lwm2_errprintf(0, err, errlen, "the digest's scope is unreadable");
 	lwm2_scope_upgrade(&j->scope, ver);
 	/* the digest's job fields: only where the log line lacks them */
@@ -229,9 +230,10 @@ int lwm2_jobrow_digest(const struct lwm2_logline *l, struct lwm2_jobrow *j, unsi
                        char *err, size_t errlen)
 {
 	int64_t cpus = j->cpus, procs = 0;
+	const char *executables = NULL;
 
 	if (l->digest) {
-		if (scope_of_line(l, j, err, errlen) < 0)
+		if (scope_of_line(l, j, &executables, err, errlen) < 0)
 			return -1;
 		procs = (int64_t)j->scope.processes;
 	}
@@ -240,8 +242,12 @@ int lwm2_jobrow_digest(const struct lwm2_logline *l, struct lwm2_jobrow *j, unsi
 	if (cpus <= 0)
 		cpus = procs > 0 ? procs * (j->cpus_per_task > 1 ? j->cpus_per_task : 1)
 		                 : j->node_count;
-	/* requested core-hours as the site report counts them (usage.c) */
-	lwm2_usage_of_line(l, &j->use);
+	/* requested core-hours as the site report counts them (usage.c),
+	 * the scope's executables found on the walk above */
+	if (l->digest)
+		lwm2_usage_of_walked_line(l, &j->use, executables);
+	else
+		lwm2_usage_of_line(l, &j->use);
 	if (j->digest)
 		digest_values(j, procs, cpus);
 	/* the application as the site report ranks it (usage.c) */

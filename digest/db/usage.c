@@ -93,9 +93,9 @@ static bool exe_list_cpu(const char *a, const char *end, struct exe_seen *seen, 
  * (8 by CPU time, 8 by count), and otherwise short only of executables
  * that each used less than the eighth by CPU time.
  */
-static double cpu_s_of(const struct lwm2_logline *l)
+static double cpu_s_of(const struct lwm2_logline *l, bool walked, const char *ex)
 {
-	const char *sc, *ex, *ex_end;
+	const char *sc, *ex_end;
 	double v =
 	    num_in(lwm2_logline_member(l, LWM2_KEY_FIT), l->end, LWM2_KEY_FIT_CPU, LWM2_KEY_CPU_S);
 	struct exe_seen seen = {.n = 0};
@@ -103,8 +103,10 @@ static double cpu_s_of(const struct lwm2_logline *l)
 
 	if (!isnan(v))
 		return v;
-	sc = lwm2_logline_member(l, LWM2_KEY_SCOPE);
-	ex = sc && *sc == '{' ? lwm2_json_member(sc, l->end, LWM2_KEY_EXECUTABLES) : NULL;
+	if (!walked) {
+		sc = lwm2_logline_member(l, LWM2_KEY_SCOPE);
+		ex = sc && *sc == '{' ? lwm2_json_member(sc, l->end, LWM2_KEY_EXECUTABLES) : NULL;
+	}
 	if (!ex || *ex != '{' || !(ex_end = lwm2_json_span(ex, l->end)))
 		return NAN;
 	v = 0;
@@ -113,7 +115,8 @@ static double cpu_s_of(const struct lwm2_logline *l)
 	return any ? v : NAN;
 }
 
-void lwm2_usage_of_line(const struct lwm2_logline *l, struct lwm2_usage *u)
+static void usage_of_line(const struct lwm2_logline *l, struct lwm2_usage *u, bool walked,
+                          const char *executables)
 {
 	json_object *f = l->fields;
 	int64_t cpus = ju_int_or(f, "cpus", 0), start = ju_int_or(f, "start", 0),
@@ -135,7 +138,7 @@ void lwm2_usage_of_line(const struct lwm2_logline *l, struct lwm2_usage *u)
 			end = (int64_t)v;
 		if (!isnan(v = num_in(sc, l->end, LWM2_KEY_PROCESSES, NULL)) && v > 0)
 			procs = (int64_t)v;
-		if (!isnan(v = cpu_s_of(l)))
+		if (!isnan(v = cpu_s_of(l, walked, executables)))
 			u->used_core_h = v / 3600.0;
 		u->mem_peak_mb = num_in(fit, l->end, LWM2_KEY_FIT_MEMORY, LWM2_KEY_PEAK_MB);
 		u->mem_req_mb = num_in(fit, l->end, LWM2_KEY_FIT_MEMORY, LWM2_KEY_REQUESTED_MB);
@@ -151,6 +154,17 @@ void lwm2_usage_of_line(const struct lwm2_logline *l, struct lwm2_usage *u)
 	 * a line written before the log had it */
 	if (ju_num(f, "mem_req_mb", &v) && v >= 0)
 		u->mem_req_mb = v;
+}
+
+void lwm2_usage_of_line(const struct lwm2_logline *l, struct lwm2_usage *u)
+{
+	usage_of_line(l, u, false, NULL);
+}
+
+void lwm2_usage_of_walked_line(const struct lwm2_logline *l, struct lwm2_usage *u,
+                               const char *executables)
+{
+	usage_of_line(l, u, true, executables);
 }
 
 /* The value at p (within end) parsed alone: a small one, such as a step's

@@ -37,6 +37,12 @@ struct lwm2_usage {
 /* The figures of one log line. */
 void lwm2_usage_of_line(const struct lwm2_logline *l, struct lwm2_usage *u);
 
+/* lwm2_usage_of_line for a line whose digest's scope the caller has
+ * walked (lwm2_scope_from_text_member): executables is where the scope's
+ * "executables" member starts, NULL where it has none. */
+void lwm2_usage_of_walked_line(const struct lwm2_logline *l, struct lwm2_usage *u,
+                               const char *executables);
+
 /* The job's application as `lwm2 stats --by app` groups it: the digest's
  * application.exe, else the program of its largest step, else the job's
  * name; "" when none is known. */

@@ -267,16 +267,19 @@ static const char *metrics_read(struct lwm2_scope *s, const char *p, const char 
 	return e;
 }
 
-/* The scope's members (the object at p) into s, walked within bound;
- * where the walk stopped, *as_span as lwm2_json_walk_end wants. */
+/* The scope's members (the object at p) into s, walked within bound,
+ * and where the value of the member want (NULL: none wanted) starts into
+ * *at; where the walk stopped, *as_span as lwm2_json_walk_end wants. */
 static const char *scope_members(struct lwm2_scope *s, const char *p, const char *bound,
-                                 bool *as_span)
+                                 const char *want, const char **at, bool *as_span)
 {
 	const char *q = p, *key, *val, *e;
-	size_t klen;
+	size_t klen, wlen = want ? strlen(want) : 0;
 
 	*as_span = true;
 	while (lwm2_json_next_key(&q, bound, &key, &klen, &val)) {
+		if (want && klen == wlen && !memcmp(key, want, wlen))
+			*at = val;
 		if (KEY_IS(LWM2_KEY_METRICS) && *val == '{')
 			e = metrics_read(s, val, bound);
 		else if ((e = lwm2_json_span(val, bound)) && lwm2_json_value_misleads(val, e))
@@ -307,23 +310,34 @@ static void scope_init(struct lwm2_scope *s, uint32_t cpus_per_task)
 	stats_init(s);
 }
 
-int lwm2_scope_from_text(struct lwm2_scope *s, const char *p, const char *end,
-                         uint32_t cpus_per_task)
+int lwm2_scope_from_text_member(struct lwm2_scope *s, const char *p, const char *end,
+                                uint32_t cpus_per_task, const char *key, const char **val)
 {
-	const char *stop, *e;
+	const char *stop, *e, *at = NULL;
 	bool as_span;
 
 	scope_init(s, cpus_per_task);
+	if (val)
+		*val = NULL;
 	if (!p || p >= end || *p != '{')
 		return -1;
-	stop = scope_members(s, p, end, &as_span);
-	if (as_span && lwm2_json_walk_end(stop, end))
-		return 0;
-	scope_init(s, cpus_per_task);
-	if (!(e = lwm2_json_span(p, end)))
-		return -1;
-	scope_members(s, p, e, &as_span);
+	stop = scope_members(s, p, end, key, &at, &as_span);
+	if (!(as_span && lwm2_json_walk_end(stop, end))) {
+		scope_init(s, cpus_per_task);
+		if (!(e = lwm2_json_span(p, end)))
+			return -1;
+		at = NULL;
+		scope_members(s, p, e, key, &at, &as_span);
+	}
+	if (val)
+		*val = at;
 	return 0;
+}
+
+int lwm2_scope_from_text(struct lwm2_scope *s, const char *p, const char *end,
+                         uint32_t cpus_per_task)
+{
+	return lwm2_scope_from_text_member(s, p, end, cpus_per_task, NULL, NULL);
 }
 
 int lwm2_split_list(const char *arg, char ***out, size_t *n)

@@ -129,6 +129,12 @@ int lwm2_logscan_pipe(const char *cmd, char *const *paths, size_t n,
 int lwm2_scope_from_text(struct lwm2_scope *s, const char *p, const char *end,
                          uint32_t cpus_per_task);
 
+/* lwm2_scope_from_text, and where the value of the scope's member key
+ * starts (*val; NULL where the scope has none), found on the same walk:
+ * a member after the metrics costs another walk over them otherwise. */
+int lwm2_scope_from_text_member(struct lwm2_scope *s, const char *p, const char *end,
+                                uint32_t cpus_per_task, const char *key, const char **val);
+
 /* Append the comma-separated items of arg (-u, -A and the like), each
  * copied, to *out and *n.  0, or -1 when out of memory: the items appended
  * so far stay in *out. */

@@ -120,6 +120,37 @@ static void figures_as_strtod(int k)
 	   n);
 }
 
+/* lwm2_scope_from_text_member: the member's value found on the walk,
+ * after the metrics, past a string that holds a brace, and none where
+ * the scope has no such member. */
+static void member_on_the_walk(int k)
+{
+	static const char after[] =
+	    "{\"processes\":2,\"metrics\":{\"duration\":{\"n\":2,"
+	    "\"min\":1,\"avg\":2,\"max\":3}},\"executables\":{\"distinct\":1}}";
+	/* a string that holds what would end the object */
+	static const char misleading[] = "{\"title\":\"}\",\"metrics\":{\"duration\":{\"n\":1,"
+	                                 "\"min\":1,\"avg\":1,\"max\":1}},\"executables\":[7]}";
+	static const char none[] = "{\"processes\":1}";
+	struct lwm2_scope s;
+	const char *v = NULL;
+
+	ok(lwm2_scope_from_text_member(&s, after, after + strlen(after), 0, LWM2_KEY_EXECUTABLES,
+	                               &v) == 0 &&
+	       v && !strncmp(v, "{\"distinct\":1}", 14) && s.processes == 2 && s.stat[k].n == 2,
+	   "a member after the metrics found on the same walk, the scope read as without it");
+	v = NULL;
+	ok(lwm2_scope_from_text_member(&s, misleading, misleading + strlen(misleading), 0,
+	                               LWM2_KEY_EXECUTABLES, &v) == 0 &&
+	       v && *v == '[' && s.stat[k].n == 1,
+	   "  and past a string that holds a brace");
+	v = after;
+	ok(lwm2_scope_from_text_member(&s, none, none + strlen(none), 0, LWM2_KEY_EXECUTABLES,
+	                               &v) == 0 &&
+	       !v,
+	   "  none where the scope has no such member");
+}
+
 int main(void)
 {
 	int k = lwm2_metric_index("duration");
@@ -142,5 +173,6 @@ int main(void)
 		json_object_put(o);
 	}
 	figures_as_strtod(k);
+	member_on_the_walk(k);
 	return done_testing();
 }
