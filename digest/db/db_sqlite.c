@@ -32,7 +32,7 @@ struct lwm2_db_sqlite {
 	char *path;
 	int schema; /* the file's schema version */
 	sqlite3_stmt *insert, *insert_day, *insert_text, *insert_known_text, *insert_node,
-	    *meta_get, *meta_set, *dict_get;
+	    *meta_get, *meta_set, *dict_get, *begin, *commit;
 	/* a job's rows of job_metric, one statement of n rows for the jobs
 	 * with n metrics, prepared when first needed */
 	sqlite3_stmt *insert_metrics[LWM2_NMETRICS + 1];
@@ -513,6 +513,8 @@ static void sq_close(struct lwm2_db *base)
 	sqlite3_finalize(db->meta_get);
 	sqlite3_finalize(db->meta_set);
 	sqlite3_finalize(db->dict_get);
+	sqlite3_finalize(db->begin);
+	sqlite3_finalize(db->commit);
 	sqlite3_close(db->h);
 	free(db->path);
 	free(db);
@@ -563,15 +565,34 @@ static bool sq_busy(struct lwm2_db *base)
 	return rc == SQLITE_BUSY || rc == SQLITE_LOCKED;
 }
 
+/* sql run as exec runs it, its statement kept prepared in *st: the
+ * transaction's start and commit come with every job jobcomp's follow
+ * adds, and parsing them each time cost a tenth of the commit. */
+static int exec_kept(struct lwm2_db_sqlite *db, sqlite3_stmt **st, const char *sql, char *err,
+                     size_t errlen)
+{
+	if (!*st &&
+	    sqlite3_prepare_v3(db->h, sql, -1, SQLITE_PREPARE_PERSISTENT, st, NULL) != SQLITE_OK)
+		return lwm2_errprintf(0, err, errlen, "%s: %s", db->path, sqlite3_errmsg(db->h));
+	if (sqlite3_step(*st) != SQLITE_DONE) {
+		lwm2_errprintf(0, err, errlen, "%s: %s", db->path, sqlite3_errmsg(db->h));
+		sqlite3_reset(*st);
+		return -1;
+	}
+	sqlite3_reset(*st);
+	return 0;
+}
+
 static int sq_begin(struct lwm2_db *base, char *err, size_t errlen)
 {
-	return exec((struct lwm2_db_sqlite *)base, "BEGIN IMMEDIATE", err, errlen);
+	struct lwm2_db_sqlite *db = (struct lwm2_db_sqlite *)base;
+	return exec_kept(db, &db->begin, "BEGIN IMMEDIATE", err, errlen);
 }
 
 static int sq_commit(struct lwm2_db *base, char *err, size_t errlen)
 {
 	struct lwm2_db_sqlite *db = (struct lwm2_db_sqlite *)base;
-	return exec(db, "COMMIT", err, errlen);
+	return exec_kept(db, &db->commit, "COMMIT", err, errlen);
 }
 
 static void sq_rollback(struct lwm2_db *base)
