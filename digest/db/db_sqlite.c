@@ -142,9 +142,12 @@ static const char *sql_type(enum lwm2_db_kind k)
 
 /* Schema 8: no index of end_time alone, as job_end_figures (schema 5)
  * begins with it and serves every question it served (a window of time,
- * forget): one index fewer to write with each job. */
+ * forget); no index of job_node by the job, whose rows forget finds from
+ * the job's host list as they were made (sq_forget): two indexes fewer
+ * to write with each job. */
 #define SCHEMA8_SQL                                                                                \
 	"DROP INDEX IF EXISTS job_end;\n"                                                          \
+	"DROP INDEX IF EXISTS job_node_job;\n"                                                     \
 	"UPDATE lwm2_meta SET value = '8' WHERE key = 'schema_version';\n"
 
 /* The most nodes of one job that get a row of job_node. */
@@ -221,15 +224,16 @@ static int node_row(void *arg, const char *name)
 	return sqlite3_step(nr->st) == SQLITE_DONE ? 0 : -2;
 }
 
-/* The rows of job_node of job (its row id) from its host list.  A list
- * that is not one adds what it could; 0, or -1 with err. */
-static int add_nodes(struct lwm2_db_sqlite *db, sqlite3_stmt *st, int64_t job, const char *nodes,
-                     char *err, size_t errlen)
+/* st (?1 a node, ?2 the job) run for each row of job_node of job (its
+ * row id) from its host list: added, or removed.  A list that is not one
+ * gives what it could; 0, or -1 with err (couldn't what). */
+static int each_node(struct lwm2_db_sqlite *db, sqlite3_stmt *st, int64_t job, const char *nodes,
+                     const char *what, char *err, size_t errlen)
 {
 	struct node_rows nr = {db, st, job};
 
 	if (lwm2_hostlist_each(nodes, NODES_MAX, node_row, &nr) == -2)
-		return fail(db, "add a job's nodes", err, errlen);
+		return fail(db, what, err, errlen);
 	return 0;
 }
 
@@ -247,8 +251,9 @@ static int migrate_4_to_5(struct lwm2_db_sqlite *db, char *err, size_t errlen)
 	          "add the jobs' nodes", err, errlen) < 0)
 		goto done;
 	while ((step = sqlite3_step(jobs)) == SQLITE_ROW)
-		if (add_nodes(db, ins, sqlite3_column_int64(jobs, 0),
-		              (const char *)sqlite3_column_text(jobs, 1), err, errlen) < 0)
+		if (each_node(db, ins, sqlite3_column_int64(jobs, 0),
+		              (const char *)sqlite3_column_text(jobs, 1), "add a job's nodes", err,
+		              errlen) < 0)
 			goto done;
 	if (step != SQLITE_DONE) {
 		fail(db, "read the jobs", err, errlen);
@@ -733,7 +738,8 @@ static int sq_insert(struct lwm2_db *base, const struct lwm2_jobrow *j,
 	}
 	if (text && text->line && insert_text(db, j, text, *added, rowid, err, errlen) < 0)
 		return -1;
-	if (*added && j->nodes && add_nodes(db, db->insert_node, rowid, j->nodes, err, errlen) < 0)
+	if (*added && j->nodes &&
+	    each_node(db, db->insert_node, rowid, j->nodes, "add a job's nodes", err, errlen) < 0)
 		return -1;
 	if (!*added || !j->digest)
 		return 0;
@@ -1038,16 +1044,34 @@ static int sq_forget(struct lwm2_db *base, int64_t before, unsigned long *remove
                      size_t errlen)
 {
 	struct lwm2_db_sqlite *db = (struct lwm2_db_sqlite *)base;
-	sqlite3_stmt *st = NULL;
+	sqlite3_stmt *st = NULL, *jobs = NULL;
+	int step;
 
 	*removed = 0;
 	if (lwm2_db_begin(&db->base, err, errlen) < 0)
 		return -1;
-	for (size_t i = 0; i < 4; i++) {
+	/* the jobs' nodes by their host lists, as their rows were made:
+	 * job_node has no index by the job (schema 8) */
+	if (query(db, "SELECT id, nodes FROM job WHERE end_time < ?1 AND nodes IS NOT NULL", &jobs,
+	          "remove old jobs", err, errlen) < 0 ||
+	    query(db, "DELETE FROM job_node WHERE node = ?1 AND job = ?2", &st, "remove old jobs",
+	          err, errlen) < 0)
+		goto failed;
+	sqlite3_bind_int64(jobs, 1, before);
+	while ((step = sqlite3_step(jobs)) == SQLITE_ROW)
+		if (each_node(db, st, sqlite3_column_int64(jobs, 0),
+		              (const char *)sqlite3_column_text(jobs, 1), "remove old jobs", err,
+		              errlen) < 0)
+			goto failed;
+	if (step != SQLITE_DONE)
+		goto fail;
+	sqlite3_finalize(jobs);
+	sqlite3_finalize(st);
+	jobs = st = NULL;
+	for (size_t i = 0; i < 3; i++) {
 		static const char *const del[] = {
 		    "DELETE FROM job_metric WHERE job IN (SELECT id FROM job WHERE end_time < ?1)",
 		    "DELETE FROM job_text WHERE job IN (SELECT id FROM job WHERE end_time < ?1)",
-		    "DELETE FROM job_node WHERE job IN (SELECT id FROM job WHERE end_time < ?1)",
 		    "DELETE FROM job WHERE end_time < ?1",
 		};
 
@@ -1056,7 +1080,7 @@ static int sq_forget(struct lwm2_db *base, int64_t before, unsigned long *remove
 		sqlite3_bind_int64(st, 1, before);
 		if (sqlite3_step(st) != SQLITE_DONE)
 			goto fail;
-		if (i == 3)
+		if (i == 2)
 			*removed = (unsigned long)sqlite3_changes(db->h);
 		sqlite3_finalize(st);
 		st = NULL;
@@ -1064,6 +1088,8 @@ static int sq_forget(struct lwm2_db *base, int64_t before, unsigned long *remove
 	return sq_commit(&db->base, err, errlen);
 fail:
 	fail(db, "remove old jobs", err, errlen);
+failed:
+	sqlite3_finalize(jobs);
 	sqlite3_finalize(st);
 	sq_rollback(&db->base);
 	return -1;

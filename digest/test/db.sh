@@ -155,11 +155,11 @@ is "$(./lwm2 stats --db "$tmp/v6.db" --by user)" "$(./lwm2 stats -f "$log" --by 
 is "$(sqlite3 "$tmp/v6.db" "SELECT value FROM lwm2_meta WHERE key = 'schema_version'"),$(sqlite3 "$tmp/v6.db" 'SELECT count(*) > 0 FROM month_summary')" \
 	"$schema_now,1" "  its whole months summed up"
 cp "$db" "$tmp/v7.db"
-sqlite3 "$tmp/v7.db" "CREATE INDEX job_end ON job (end_time); UPDATE lwm2_meta SET value = '7' WHERE key = 'schema_version'"
+sqlite3 "$tmp/v7.db" "CREATE INDEX job_end ON job (end_time); CREATE INDEX job_node_job ON job_node (job); UPDATE lwm2_meta SET value = '7' WHERE key = 'schema_version'"
 is "$(./lwm2 stats --db "$tmp/v7.db" --by user)" "$(./lwm2 stats -f "$log" --by user)" \
-	"schema 7 (an index of end_time alone) migrated by a reader that may write: the log's figures"
-is "$(sqlite3 "$tmp/v7.db" "SELECT value FROM lwm2_meta WHERE key = 'schema_version'"),$(sqlite3 "$tmp/v7.db" "SELECT count(*) FROM sqlite_schema WHERE name = 'job_end'")" \
-	"$schema_now,0" "  the index gone, the one that begins with end_time serving its questions"
+	"schema 7 (indexes of end_time alone and of job_node by the job) migrated by a reader that may write: the log's figures"
+is "$(sqlite3 "$tmp/v7.db" "SELECT value FROM lwm2_meta WHERE key = 'schema_version'"),$(sqlite3 "$tmp/v7.db" "SELECT count(*) FROM sqlite_schema WHERE name IN ('job_end', 'job_node_job')")" \
+	"$schema_now,0" "  the indexes gone, the one that begins with end_time serving its questions"
 is "$(sqlite3 "$db" "EXPLAIN QUERY PLAN SELECT count(*) FROM job WHERE end_time >= 0 AND end_time < 2000000000" | grep -c 'USING COVERING INDEX job_end_figures')" \
 	"1" "  a window of time read from that index"
 
@@ -344,11 +344,14 @@ is "$(sqlite3 "$tmp/v5.db" "SELECT value FROM lwm2_meta WHERE key = 'schema_vers
 	"$schema_now,3011|0" "schema 5 migrated in place: the processor's column, NULL in the rows there were"
 # forget takes the lines with the jobs
 cp "$cdb" "$tmp/f.db"
+nodes_before=$(sqlite3 "$tmp/f.db" "SELECT count(*) FROM job_node")
 ./lwm2 db forget --db "$tmp/f.db" --before @1701000000 >/dev/null 2>&1
 is "$(sqlite3 "$tmp/f.db" "SELECT count(*) FROM job_text t LEFT JOIN job j ON j.id = t.job WHERE j.id IS NULL")" 0 \
 	"forget: no line outlives its job"
 is "$(sqlite3 "$tmp/f.db" "SELECT count(*) FROM job_node n LEFT JOIN job j ON j.id = n.job WHERE j.id IS NULL")" 0 \
 	"  nor a node row"
+is "$(sqlite3 "$tmp/f.db" "SELECT count(*) < $nodes_before, count(*) = (SELECT count(*) FROM job_node n JOIN job j ON j.id = n.job) FROM job_node")" "1|1" \
+	"  the old jobs' node rows found by their host lists, the others kept"
 # a damaged line: that job reported, the others read
 cp "$cdb" "$tmp/d.db"
 sqlite3 "$tmp/d.db" "UPDATE job_text SET line = x'28b52ffd00' WHERE job = 3"
