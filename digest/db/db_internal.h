@@ -169,7 +169,10 @@ struct lwm2_db_packer {
 	struct lwm2_db_text text;
 	void *line, *grid;
 	size_t line_cap, grid_cap;
-	void *cctx;      /* ZSTD_CCtx */
+	/* ZSTD_CCtx of the lines and of the grids: each kept to its own
+	 * dictionary, as a context given another one is reset, its tables
+	 * cleared, for every piece */
+	void *cctx_line, *cctx_grid;
 	bool dict_ready; /* the dictionary looked for (dict_id 0: none) */
 	int64_t dict_id;
 	void *cdict_line, *cdict_grid; /* ZSTD_CDict, NULL: none */

@@ -29,19 +29,19 @@
 
 #define LEVEL 1
 
-static int squeeze(struct lwm2_db_packer *p, const char *src, size_t n, const void *cdict,
-                   void **buf, size_t *cap, size_t *out, char *err, size_t errlen)
+static int squeeze(void **cctx, const char *src, size_t n, const void *cdict, void **buf,
+                   size_t *cap, size_t *out, char *err, size_t errlen)
 {
 	size_t need = ZSTD_compressBound(n), r;
 
-	if (!p->cctx) {
-		if (!(p->cctx = ZSTD_createCCtx()))
+	if (!*cctx) {
+		if (!(*cctx = ZSTD_createCCtx()))
 			return lwm2_errprintf(0, err, errlen, "couldn't keep the line: %s",
 			                      strerror(ENOMEM));
 		/* a dictionary's tables read where they are, not copied into
 		 * the compressor for each line: the copy costs several times
 		 * the compression of a line of the dictionary's kind */
-		ZSTD_CCtx_setParameter(p->cctx, ZSTD_c_forceAttachDict, ZSTD_dictForceAttach);
+		ZSTD_CCtx_setParameter(*cctx, ZSTD_c_forceAttachDict, ZSTD_dictForceAttach);
 	}
 	if (need > *cap) {
 		void *b = realloc(*buf, need);
@@ -53,9 +53,9 @@ static int squeeze(struct lwm2_db_packer *p, const char *src, size_t n, const vo
 		*cap = need;
 	}
 	if (!cdict)
-		r = ZSTD_compressCCtx(p->cctx, *buf, *cap, src, n, LEVEL);
-	else if (!ZSTD_isError(r = ZSTD_CCtx_refCDict(p->cctx, cdict)))
-		r = ZSTD_compress2(p->cctx, *buf, *cap, src, n); /* at the dictionary's level */
+		r = ZSTD_compressCCtx(*cctx, *buf, *cap, src, n, LEVEL);
+	else if (!ZSTD_isError(r = ZSTD_CCtx_refCDict(*cctx, cdict)))
+		r = ZSTD_compress2(*cctx, *buf, *cap, src, n); /* at the dictionary's level */
 	if (ZSTD_isError(r))
 		return lwm2_errprintf(0, err, errlen, "couldn't compress the line: %s",
 		                      ZSTD_getErrorName(r));
@@ -240,8 +240,8 @@ int lwm2_db_text_pack(struct lwm2_db_packer *p, struct lwm2_db *db, const struct
 		return rc;
 	t->dict = p->dict_id;
 	if (!from) {
-		if (squeeze(p, text, len, p->cdict_line, &p->line, &p->line_cap, &t->line_len, err,
-		            errlen) < 0)
+		if (squeeze(&p->cctx_line, text, len, p->cdict_line, &p->line, &p->line_cap,
+		            &t->line_len, err, errlen) < 0)
 			return -1;
 		t->line = p->line;
 		return 0;
@@ -252,11 +252,11 @@ int lwm2_db_text_pack(struct lwm2_db_packer *p, struct lwm2_db *db, const struct
 		                      strerror(ENOMEM));
 	memcpy(joined, text, head);
 	memcpy(joined + head, to, tail);
-	rc = squeeze(p, joined, head + tail, p->cdict_line, &p->line, &p->line_cap, &t->line_len,
-	             err, errlen);
+	rc = squeeze(&p->cctx_line, joined, head + tail, p->cdict_line, &p->line, &p->line_cap,
+	             &t->line_len, err, errlen);
 	free(joined);
-	if (rc < 0 || squeeze(p, from, (size_t)(to - from), p->cdict_grid, &p->grid, &p->grid_cap,
-	                      &t->grid_len, err, errlen) < 0)
+	if (rc < 0 || squeeze(&p->cctx_grid, from, (size_t)(to - from), p->cdict_grid, &p->grid,
+	                      &p->grid_cap, &t->grid_len, err, errlen) < 0)
 		return -1;
 	t->cut = (int64_t)head;
 	t->line = p->line;
@@ -268,7 +268,8 @@ void lwm2_db_packer_free(struct lwm2_db_packer *p)
 {
 	free(p->line);
 	free(p->grid);
-	ZSTD_freeCCtx(p->cctx);
+	ZSTD_freeCCtx(p->cctx_line);
+	ZSTD_freeCCtx(p->cctx_grid);
 	if (!p->borrowed) {
 		ZSTD_freeCDict(p->cdict_line);
 		ZSTD_freeCDict(p->cdict_grid);
