@@ -221,6 +221,29 @@ static void stats_init(struct lwm2_scope *s)
 	}
 }
 
+/* The index of the metric named key (klen bytes), -1 for none; *next is
+ * where the name after it would be: the digest lists its metrics in the
+ * table's order, so the one after the last found is tried first. */
+static int metric_of(const char *key, size_t klen, int *next)
+{
+	char id[32];
+	int k;
+
+	if (*next < LWM2_NMETRICS && !strncmp(lwm2_metric_ids[*next], key, klen) &&
+	    !lwm2_metric_ids[*next][klen]) {
+		k = *next;
+	} else {
+		if (klen >= sizeof(id))
+			return -1;
+		memcpy(id, key, klen);
+		id[klen] = '\0';
+		if ((k = lwm2_metric_index(id)) < 0)
+			return -1;
+	}
+	*next = k + 1;
+	return k;
+}
+
 /* The metrics (the object at p) into s, walked within bound; where the
  * walk stopped, *as_span as lwm2_json_walk_end wants. */
 static const char *metrics_members(struct lwm2_scope *s, const char *p, const char *bound,
@@ -228,17 +251,12 @@ static const char *metrics_members(struct lwm2_scope *s, const char *p, const ch
 {
 	const char *r = p, *key, *v, *e;
 	size_t klen;
+	int next = 0;
 
 	*as_span = true;
 	while (lwm2_json_next_key(&r, bound, &key, &klen, &v)) {
-		char id[32];
-		int k = -1;
+		int k = *v == '{' ? metric_of(key, klen, &next) : -1;
 
-		if (klen < sizeof(id) && *v == '{') {
-			memcpy(id, key, klen);
-			id[klen] = '\0';
-			k = lwm2_metric_index(id);
-		}
 		if (k >= 0)
 			e = metric_read(&s->stat[k], v, bound);
 		else if ((e = lwm2_json_span(v, bound)) && lwm2_json_value_misleads(v, e))
