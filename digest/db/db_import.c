@@ -218,6 +218,12 @@ struct lwm2_db_follow {
 	struct follow_file rotated;
 	char *buf; /* what was read of the log, lines cut in place */
 	size_t cap;
+	/* the offset this follow committed last under key (NULL: none), read
+	 * back without asking the database: only a follow writes the key,
+	 * and one that lags (another follower moved it on) reads lines again
+	 * that are known, which adds nothing; forgotten with the database it
+	 * was committed to (take, a failure) */
+	char *key, offset[128];
 };
 
 /* The most of a log read in one call, and grown only for a longer line;
@@ -241,16 +247,26 @@ void lwm2_db_follow_free(struct lwm2_db_follow *f)
 	file_close(&f->log);
 	file_close(&f->rotated);
 	free(f->buf);
+	free(f->key);
 	free(f);
+}
+
+/* The offset kept forgotten: the database is read for it next time. */
+static void forget_offset(struct lwm2_db_follow *f)
+{
+	free(f->key);
+	f->key = NULL;
 }
 
 struct lwm2_db_follow *lwm2_db_follow_take(struct lwm2_db *db)
 {
 	struct lwm2_db_follow *f = db->follow;
 
-	/* the dictionary is the database's */
-	if (f)
+	/* the dictionary and the offset are the database's */
+	if (f) {
 		lwm2_db_packer_free(&f->pk);
+		forget_offset(f);
+	}
 	db->follow = NULL;
 	return f;
 }
@@ -431,7 +447,9 @@ int lwm2_db_follow(struct lwm2_db *db, const char *log, struct lwm2_db_count *co
 	if (lwm2_db_begin(db, err, errlen) < 0)
 		return -1;
 	follow_key(log, key, sizeof(key));
-	if (lwm2_db_meta_get(db, key, val, sizeof(val), err, errlen) < 0)
+	if (f->key && !strcmp(f->key, key))
+		snprintf(val, sizeof(val), "%s", f->offset);
+	else if (lwm2_db_meta_get(db, key, val, sizeof(val), err, errlen) < 0)
 		goto fail;
 	/* rotated: the rest of the log before, where the offset kept is its
 	 * (lines it had not brought in: the database could not be written) */
@@ -448,13 +466,20 @@ int lwm2_db_follow(struct lwm2_db *db, const char *log, struct lwm2_db_count *co
 	         (unsigned long long)f->log.ino, off);
 	if (lwm2_db_meta_set(db, key, val, err, errlen) < 0 || lwm2_db_commit(db, err, errlen) < 0)
 		goto fail;
+	if (!f->key || strcmp(f->key, key)) {
+		forget_offset(f);
+		f->key = strdup(key); /* none: read from the database next time */
+	}
+	snprintf(f->offset, sizeof(f->offset), "%s", val);
 	file_close(&f->rotated);
 	r = 0;
 	goto out;
 fail:
 	lwm2_db_rollback(db);
-	/* a dictionary it made is gone with the transaction */
+	/* a dictionary it made is gone with the transaction, and what the
+	 * database holds is read again */
 	lwm2_db_packer_free(&f->pk);
+	forget_offset(f);
 	r = -1;
 out:
 	if (f->cap > KEEP_BUF) {

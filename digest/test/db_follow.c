@@ -113,7 +113,7 @@ int main(void)
 	snprintf(logp, sizeof(logp), "%s/lwm2.jsonl", dir);
 	snprintf(dbp, sizeof(dbp), "%s/site.db", dir);
 	take_lines();
-	tap_plan(17);
+	tap_plan(20);
 	db = open_db();
 	is_str(follow(db), "0 0 0 0", "no log yet: nothing, no error");
 
@@ -215,6 +215,21 @@ int main(void)
 	is_str(follow(db), "0 0 0 0", "  and nothing again");
 	append_line(2);
 	is_str(follow(db), "1 0 1 0", "a new log: read from its start");
+
+	/* two followers of one log (jobcomp/lwm2 and lwm2-jobend): each
+	 * keeps the offset it committed, and one that lags reads again lines
+	 * the other brought in, which adds nothing */
+	{
+		struct lwm2_db *other = open_db();
+
+		append_line(4);
+		is_str(follow(other), "1 0 1 0", "another follower: on from the offset committed");
+		append_line(5);
+		is_str(follow(db), "2 0 2 0",
+		       "the first one on from its own offset: the other's line again, known");
+		is_str(follow(other), "1 0 1 0", "  and the other on from its own");
+		lwm2_db_close(other);
+	}
 	lwm2_db_close(db);
 
 	unlink(dbp);
