@@ -216,7 +216,7 @@ int main(void)
 	append_line(2);
 	is_str(follow(db), "1 0 1 0", "a new log: read from its start");
 
-	/* two followers of one log (jobcomp/lwm2 and lwm2-jobend): each
+	/* two followers of one log (slurmctld and its backup): each
 	 * keeps the offset it committed, and one that lags reads again lines
 	 * the other brought in, which adds nothing */
 	{
