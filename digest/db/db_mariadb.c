@@ -684,7 +684,7 @@ static int renumber_metrics(struct lwm2_db_maria *db, char *err, size_t errlen)
 	for (;;) {
 		MYSQL_RES *r;
 		MYSQL_ROW row;
-		char sql[320];
+		char rows[160], metric[160];
 		long long old = 0, free_id = 0;
 
 		if (mysql_query(db->h,
@@ -701,19 +701,13 @@ static int renumber_metrics(struct lwm2_db_maria *db, char *err, size_t errlen)
 		mysql_free_result(r);
 		if (!old)
 			return 0;
-		snprintf(sql, sizeof(sql),
-		         "UPDATE job_metric SET metric = %lld WHERE metric = %lld; UPDATE metric "
-		         "SET id = %lld WHERE id = %lld",
-		         free_id, old, free_id, old);
-		if (exec(db, "START TRANSACTION", err, errlen) < 0)
-			return -1;
-		for (char *one = sql, *next; one; one = next) {
-			if ((next = strchr(one, ';')))
-				*next++ = '\0';
-			if (exec(db, one, err, errlen) < 0)
-				return -1;
-		}
-		if (exec(db, "COMMIT", err, errlen) < 0)
+		snprintf(rows, sizeof(rows),
+		         "UPDATE job_metric SET metric = %lld WHERE metric = %lld", free_id, old);
+		snprintf(metric, sizeof(metric), "UPDATE metric SET id = %lld WHERE id = %lld",
+		         free_id, old);
+		if (exec(db, "START TRANSACTION", err, errlen) < 0 ||
+		    exec(db, rows, err, errlen) < 0 || exec(db, metric, err, errlen) < 0 ||
+		    exec(db, "COMMIT", err, errlen) < 0)
 			return -1;
 	}
 }
