@@ -229,8 +229,10 @@ static int metric_of(const char *key, size_t klen, int *next)
 	char id[32];
 	int k;
 
-	if (*next < LWM2_NMETRICS && !strncmp(lwm2_metric_ids[*next], key, klen) &&
-	    !lwm2_metric_ids[*next][klen]) {
+	/* by length and bytes: a key may hold a NUL, where strncmp would
+	 * stop and the name's end be looked for past it */
+	if (*next < LWM2_NMETRICS && strlen(lwm2_metric_ids[*next]) == klen &&
+	    !memcmp(lwm2_metric_ids[*next], key, klen)) {
 		k = *next;
 	} else {
 		if (klen >= sizeof(id))

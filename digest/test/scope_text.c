@@ -151,6 +151,19 @@ static void member_on_the_walk(int k)
 	   "  none where the scope has no such member");
 }
 
+/* A metric's key with a NUL in it, after a metric's whole name: taken as
+ * that name, as a name looked up as a C string always was, and nothing
+ * read past the table's name (the sanitizers' build checks that). */
+static void key_with_nul(int k)
+{
+	static const char text[] = "{\"metrics\":{\"duration\0x\":{\"n\":1,\"min\":1,\"avg\":"
+	                           "1,\"max\":1}}}";
+	struct lwm2_scope s;
+
+	ok(lwm2_scope_from_text(&s, text, text + sizeof(text) - 1, 0) == 0 && s.stat[k].n == 1,
+	   "a key with a NUL after a metric's name: read as the name before it");
+}
+
 int main(void)
 {
 	int k = lwm2_metric_index("duration");
@@ -174,5 +187,6 @@ int main(void)
 	}
 	figures_as_strtod(k);
 	member_on_the_walk(k);
+	key_with_nul(k);
 	return done_testing();
 }
