@@ -1304,23 +1304,33 @@ db_size_row() {
 }
 
 # db_follow_row P LABEL DB: jobcomp's follow of its log into DB, made
-# afresh, one job at a time
+# afresh for each row: the worker's groups in a burst (P_follow: the
+# issue's burst of 1,000 jobs a minute, 16.7 a second, gives the lines of
+# the worker's quarter of a second of grouping 4 jobs a transaction), and
+# a quiet site's lone jobs (P_follow_one); the figure is the mean a job,
+# the WAL's checkpoints included
 db_follow_row() {
-	local p=$1 label=$2 db=$3 line
-	if [ ! -x "$bdir/db_follow" ]; then
-		notrow "${p}_follow" "jobcomp's follow of its log$label" us 100 "db_follow not built"
-		return
-	fi
-	db_drop "$db"
-	rm -f "$work/${p}_follow.log"
-	line=$("$bdir/db_follow" "$work/dblog.jsonl" "$(reps 2000 200)" "$db" "$work/${p}_follow.log")
-	if [ -z "$line" ]; then
-		notrow "${p}_follow" "jobcomp's follow of its log$label" us 100 "db_follow failed"
-		return
-	fi
-	row "${p}_follow" "jobcomp's follow of its log, one job per transaction$label" \
-		"$(field follow_us <<<"$line") us" - "$(field follow_us <<<"$line")" us 100 \
-		"median of $(field jobs <<<"$line") jobs, p99 $(field p99_us <<<"$line") us; in the worker thread, not slurmctld's"
+	local p=$1 label=$2 db=$3 line group what id target
+	for group in 4 1; do
+		case $group in
+		1) id=${p}_follow_one target=- what="one job per transaction (a quiet site)" ;;
+		*) id=${p}_follow target=100 what="a burst, $group jobs per transaction" ;;
+		esac
+		if [ ! -x "$bdir/db_follow" ]; then
+			notrow "$id" "jobcomp's follow of its log, $what$label" us "$target" "db_follow not built"
+			continue
+		fi
+		db_drop "$db"
+		rm -f "$work/${p}_follow.log"
+		line=$("$bdir/db_follow" "$work/dblog.jsonl" "$(reps 2000 200)" "$db" "$work/${p}_follow.log" "$group")
+		if [ -z "$line" ]; then
+			notrow "$id" "jobcomp's follow of its log, $what$label" us "$target" "db_follow failed"
+			continue
+		fi
+		row "$id" "jobcomp's follow of its log, $what$label" \
+			"$(field mean_us <<<"$line") us" - "$(field mean_us <<<"$line")" us "$target" \
+			"mean of $(field jobs <<<"$line") jobs; per transaction a job's share: median $(field follow_us <<<"$line") us, p99 $(field p99_us <<<"$line") us; in the worker thread, not slurmctld's"
+	done
 }
 
 # db_questions P LABEL DB Y: the year's days and months summed up once,
@@ -1481,7 +1491,8 @@ mariadb_notrows() {
 	local q
 	notrow db_mariadb_import "lwm2 db import, MariaDB" s 50 "$1"
 	notrow db_mariadb_size "database size per job, MariaDB" B 2048 "$1"
-	notrow db_mariadb_follow "jobcomp's follow of its log, MariaDB" us 100 "$1"
+	notrow db_mariadb_follow "jobcomp's follow of its log, a burst, MariaDB" us 100 "$1"
+	notrow db_mariadb_follow_one "jobcomp's follow of its log, one job per transaction, MariaDB" us - "$1"
 	notrow db_mariadb_summarize "lwm2 db summarize, MariaDB" s - "$1"
 	for q in user account app; do
 		notrow "db_mariadb_stats_$q" "lwm2 stats --db --by $q, MariaDB" s 1 "$1"

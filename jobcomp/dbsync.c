@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The central database kept up with the JSON-lines log (Database= in
- * lwm2.conf, db.h): after every line the worker appends, the lines the
- * database lacks go in, in one transaction.  The log is written first and
+ * lwm2.conf, db.h): the lines the worker appends go in as a group, the
+ * lines the database lacks in one transaction (lwm2_jc_db_group_due: a
+ * burst of job ends shares a commit, its pages and the server's round
+ * trips; a lone job goes in within DB_GROUP_MS).  The log is written first and
  * stays the record, so a database that is locked, full, corrupt or gone
  * loses nothing: a later call reads the same lines again, and `lwm2 db
  * import` rebuilds it.  While the database is behind, the worker calls
@@ -33,13 +35,22 @@
  * whose follow catches up what this one could not write. */
 #define PATIENCE_MS 250
 
+/* A group of lines waits at most this long (milliseconds) after its first
+ * line for more, and at most this many lines: a burst's lines share one
+ * transaction; a quiet site's job is in the database within a quarter of
+ * a second of its line. */
+#define GROUP_MS    250
+#define GROUP_LINES 256
+
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct lwm2_db *db;
 static char db_url[1024];
 static int64_t next_open;
 static int64_t next_try; /* the worker's own try while failing */
 static int retry_s = RETRY_S;
-static bool failing; /* said so; say when it works again */
+static bool failing;      /* said so; say when it works again */
+static size_t behind;     /* lines appended since the last follow */
+static int64_t behind_ns; /* when the first of them was (monotonic) */
 /* the follow's log, kept while the database is closed after a failure:
  * a log rotated meanwhile is still read to its end */
 static struct lwm2_db_follow *kept;
@@ -58,14 +69,43 @@ static void url_of(const struct lwm2_jc_conf *conf, char *out, size_t len)
 		snprintf(out, len, "lwm2.db");
 }
 
+void lwm2_jc_db_appended(void)
+{
+	pthread_mutex_lock(&lock);
+	if (!behind++)
+		behind_ns = lwm2_jc_monotonic_ns();
+	pthread_mutex_unlock(&lock);
+}
+
+int64_t lwm2_jc_db_group_due(void)
+{
+	int64_t due;
+
+	pthread_mutex_lock(&lock);
+	if (!behind)
+		due = INT64_MAX;
+	else if (behind >= GROUP_LINES)
+		due = 0;
+	else
+		due = behind_ns + (int64_t)GROUP_MS * 1000000;
+	pthread_mutex_unlock(&lock);
+	return due;
+}
+
 void lwm2_jc_db_sync(const struct lwm2_jc_conf *conf, const struct lwm2_jc_ops *ops)
 {
 	struct lwm2_db_count c = {0};
 	char err[1024], url[sizeof(db_url)];
-	int64_t now = lwm2_jc_now();
+	int64_t now = lwm2_jc_now(), t0;
+	size_t lines;
 
 	url_of(conf, url, sizeof(url));
 	pthread_mutex_lock(&lock);
+	/* a failure below is tried again by lwm2_jc_db_retry_at's time, which
+	 * catches up these lines too */
+	lines = behind;
+	behind = 0;
+	t0 = lwm2_jc_monotonic_ns();
 	if (!url[0]) {
 		failing = false; /* Database=none: nothing to catch up */
 		goto out;
@@ -102,6 +142,11 @@ void lwm2_jc_db_sync(const struct lwm2_jc_conf *conf, const struct lwm2_jc_ops *
 		}
 		goto fail;
 	}
+	if (c.added)
+		lwm2_log_debug(
+		    "database: %lu jobs in one transaction (%zu lines appended since the "
+		    "last), %.1f ms",
+		    c.added, lines, (double)(lwm2_jc_monotonic_ns() - t0) / 1e6);
 	if (failing) {
 		char shown[sizeof(db_url)];
 
@@ -119,6 +164,12 @@ fail:
 	failing = true;
 out:
 	pthread_mutex_unlock(&lock);
+}
+
+void lwm2_jc_db_write_waiting(const struct lwm2_jc_conf *conf, const struct lwm2_jc_ops *ops)
+{
+	if (lwm2_jc_db_group_due() != INT64_MAX)
+		lwm2_jc_db_sync(conf, ops);
 }
 
 int64_t lwm2_jc_db_retry_at(void)

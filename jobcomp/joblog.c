@@ -273,7 +273,7 @@ int lwm2_jc_make_digest(const struct lwm2_jc_conf *conf, const struct lwm2_jc_op
 		goto out;
 	}
 	lwm2_jc_export_queue(job, text); /* a file for the export thread; never waits */
-	lwm2_jc_db_sync(conf, ops);
+	lwm2_jc_db_appended();           /* the worker's loop writes it, with the lines around it */
 	free(job->acct_part);
 	job->acct_part = part;
 	job->logged = true;

@@ -295,6 +295,15 @@ int lwm2_jc_recover(const struct lwm2_jc_conf *conf, const struct lwm2_jc_ops *o
 int lwm2_jc_process(const struct lwm2_jc_conf *conf, const struct lwm2_jc_ops *ops,
                     struct lwm2_jc_job *job, const atomic_bool *stop);
 
+/*
+ * The lines lwm2_jc_process appended to the log and the database lacks,
+ * written to it now, in one transaction (a failure is logged once and
+ * caught up later).  The worker thread writes them as a group, up to a
+ * quarter of a second after the first; a caller of lwm2_jc_process
+ * without the worker (lwm2-jobend) calls this after each pass.
+ */
+void lwm2_jc_db_write_waiting(const struct lwm2_jc_conf *conf, const struct lwm2_jc_ops *ops);
+
 /* ------------------------------------------------------------ export */
 
 /*

@@ -372,6 +372,8 @@ static void work(const struct lwm2_jc_ops *ops)
 			free(h);
 			now = time(NULL);
 		}
+		/* the lines this pass appended go into the database together */
+		lwm2_jc_db_write_waiting(&conf, ops);
 		now = time(NULL);
 		if (held && next > now && !atomic_load(&stopping)) {
 			/* short naps: SIGTERM (shutdown) is seen within one */

@@ -246,6 +246,23 @@ static struct lwm2_jc_conf conf_now(char *log, size_t len)
 	return conf;
 }
 
+/* The lines the worker appended go into the database as a group
+ * (dbsync.c): now when the group is due or the worker stops; else its
+ * deadline (CLOCK_MONOTONIC, ns) is returned, INT64_MAX when no line
+ * waits. */
+static int64_t db_write_group(void)
+{
+	char conf_log[4096];
+	struct lwm2_jc_conf conf;
+	int64_t due = lwm2_jc_db_group_due();
+
+	if (due == INT64_MAX || (due > lwm2_jc_monotonic_ns() && !atomic_load(&w.stop)))
+		return due;
+	conf = conf_now(conf_log, sizeof(conf_log));
+	lwm2_jc_db_sync(&conf, &w.ops);
+	return INT64_MAX;
+}
+
 /* One pass over the pending jobs: those due are run, those done go.  The
  * earliest next try of the others, or next. */
 static int64_t run_due(int64_t now, int64_t next)
@@ -267,6 +284,7 @@ static int64_t run_due(int64_t now, int64_t next)
 		conf = conf_now(conf_log, sizeof(conf_log));
 		before = progress(p->job);
 		rc = lwm2_jc_process(&conf, &w.ops, p->job, &w.stop);
+		db_write_group(); /* a long pass writes its groups as they fill */
 		if (rc == 1) {
 			/* saved only when it changed what a restart would do
 			 * (not for every poll of a completing job) */
@@ -312,7 +330,7 @@ static void *worker_main(void *arg)
 	while (!atomic_load(&w.stop)) {
 		struct pending *p;
 		struct lwm2_jc_job *job;
-		int64_t now = lwm2_jc_now(), next = INT64_MAX;
+		int64_t now = lwm2_jc_now(), next = INT64_MAX, group;
 		struct timespec dl;
 
 		take_ready();
@@ -332,6 +350,7 @@ static void *worker_main(void *arg)
 		if (w.rescan < next)
 			next = w.rescan;
 		next = run_due(now, next);
+		group = db_write_group();
 		next = db_catch_up(next);
 		if (atomic_load(&w.stop))
 			break;
@@ -344,10 +363,15 @@ static void *worker_main(void *arg)
 			dl.tv_sec += next - now;
 		else
 			continue;
+		/* more jobs may join the lines waiting for the database */
+		if (group < (int64_t)dl.tv_sec * 1000000000 + dl.tv_nsec)
+			dl = (struct timespec){.tv_sec = group / 1000000000,
+			                       .tv_nsec = group % 1000000000};
 		job = lwm2_jc_queue_pop(w.ready, &dl);
 		if (job)
 			add_pending(job, job->saved);
 	}
+	db_write_group(); /* stopping: the lines still waiting */
 	return NULL;
 }
 

@@ -29,6 +29,15 @@ static inline int64_t lwm2_jc_now(void)
 	return (int64_t)time(NULL);
 }
 
+/* CLOCK_MONOTONIC in ns: the queues' deadlines and the database's groups. */
+static inline int64_t lwm2_jc_monotonic_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
 /* The job's next try after base << attempts seconds, at most 300. */
 void lwm2_jc_backoff(struct lwm2_jc_job *job, unsigned base);
 
@@ -79,6 +88,15 @@ int lwm2_jc_make_digest(const struct lwm2_jc_conf *conf, const struct lwm2_jc_op
 /* The database (conf->database) brought up to the log; a failure is
  * logged once and tried again at a later call.  Never fails the job. */
 void lwm2_jc_db_sync(const struct lwm2_jc_conf *conf, const struct lwm2_jc_ops *ops);
+
+/* A line was appended to the log: the database is a line behind.  The
+ * worker writes such lines as a group (lwm2_jc_db_group_due). */
+void lwm2_jc_db_appended(void);
+
+/* When the lines appended and not yet followed are due to go in
+ * (CLOCK_MONOTONIC, ns): 0 when enough wait already, INT64_MAX when
+ * none waits. */
+int64_t lwm2_jc_db_group_due(void);
 
 /* While the database is behind the log: when the worker calls
  * lwm2_jc_db_sync by itself (no job need end for it to catch up);

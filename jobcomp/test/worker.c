@@ -40,9 +40,17 @@ static bool completing;
 static int completing_calls;
 static char lastlog[2048], lastinfo[2048];
 static int errors;
+/* the worker's database groups: how many, and the jobs in them */
+static atomic_int groups, grouped_jobs;
 
 static void tlog(enum lwm2_log_level level, const char *msg)
 {
+	unsigned long n;
+
+	if (level == LWM2_LOG_DEBUG && sscanf(msg, "lwm2: database: %lu jobs in one", &n) == 1) {
+		atomic_fetch_add(&groups, 1);
+		atomic_fetch_add(&grouped_jobs, (int)n);
+	}
 	if (level == LWM2_LOG_ERROR) {
 		errors++;
 		snprintf(lastlog, sizeof(lastlog), "%s", msg);
@@ -51,6 +59,17 @@ static void tlog(enum lwm2_log_level level, const char *msg)
 	}
 	if (level <= LWM2_LOG_VERBOSE)
 		diag("log: %s", msg);
+}
+
+/* One job through lwm2_jc_process, then the line it appended written to
+ * the database as the worker's loop writes its groups (here at once). */
+static int run_job(const struct lwm2_jc_conf *conf, const struct lwm2_jc_ops *o,
+                   struct lwm2_jc_job *job, const atomic_bool *stop)
+{
+	int rc = lwm2_jc_process(conf, o, job, stop);
+
+	lwm2_jc_db_write_waiting(conf, o);
+	return rc;
 }
 
 static bool t_completing(uint32_t id)
@@ -325,12 +344,12 @@ static void two_good_records(struct lwm2_jc_conf *conf)
 	sign(42, 1, "n1", 0, 43);
 	j = mkjob(42);
 	completing = true;
-	rc = lwm2_jc_process(conf, &ops, j, &stop);
+	rc = run_job(conf, &ops, j, &stop);
 	ok(rc == 1 && !j->logged && completing_calls == 1,
 	   "while the nodes are completing: wait, nothing logged");
 	completing = false;
 	errors = 0;
-	rc = lwm2_jc_process(conf, &ops, j, &stop);
+	rc = run_job(conf, &ops, j, &stop);
 	ok(rc == 1 && j->logged && j->acct_sent, "nodes done: logged, AdminComment queued");
 	is_int(errors, 1, "one record rejected, with a log line");
 	ok(strstr(lastlog, "couldn't accept node record") && strstr(lastlog, "1.n1.lwm2node"),
@@ -362,7 +381,7 @@ static void two_good_records(struct lwm2_jc_conf *conf)
 		ok(pd != NULL, "the AdminComment digest parses: %s", pd ? "" : err);
 		json_object_put(pd);
 	}
-	rc = lwm2_jc_process(conf, &ops, j, &stop);
+	rc = run_job(conf, &ops, j, &stop);
 	ok(rc == 0, "read back: the digest is there, job done");
 	ok(!exists("%s/%u/0.n1.lwm2node", 42), "node records removed");
 	is_int(count_lines(logp), 1, "one log line");
@@ -383,15 +402,15 @@ static void overwritten(struct lwm2_jc_conf *conf)
 	free(db_rows[44]);
 	db_rows[44] = NULL;
 	modifies = 0;
-	lwm2_jc_process(conf, &ops, j, &stop);
+	run_job(conf, &ops, j, &stop);
 	ok(db_comment && !strncmp(db_comment, "LWM2:{", 6), "no other text: the field is our part");
 	free(db_rows[44]);
 	db_comment = db_rows[44] = strdup("JS1:later");
-	rc = lwm2_jc_process(conf, &ops, j, &stop);
+	rc = run_job(conf, &ops, j, &stop);
 	ok(rc == 1 && modifies == 2, "overwritten: queued again");
 	ok(!strncmp(db_comment, "JS1:later LWM2:{", 16), "merged into what is there now");
 	j->next_try = 0;
-	rc = lwm2_jc_process(conf, &ops, j, &stop);
+	rc = run_job(conf, &ops, j, &stop);
 	is_int(rc, 0, "then verified");
 	lwm2_jc_job_free(j);
 }
@@ -405,14 +424,14 @@ static void accounting_behind(struct lwm2_jc_conf *conf)
 
 	sign(45, 0, "n1", 0, 45);
 	j = mkjob(45);
-	lwm2_jc_process(conf, &ops, j, &stop);
+	run_job(conf, &ops, j, &stop);
 	db_ended = false;
-	rc = lwm2_jc_process(conf, &ops, j, &stop);
+	rc = run_job(conf, &ops, j, &stop);
 	ok(rc == 1 && j->next_try > time(NULL) - 1 && j->attempts == 1,
 	   "accounting behind: try again later, with backoff");
 	db_ended = true;
 	j->next_try = 0;
-	is_int(lwm2_jc_process(conf, &ops, j, &stop), 0, "and done once it caught up");
+	is_int(run_job(conf, &ops, j, &stop), 0, "and done once it caught up");
 	lwm2_jc_job_free(j);
 }
 
@@ -430,7 +449,7 @@ static void not_started_no_records(struct lwm2_jc_conf *conf)
 	j->node_count = 0;
 	modifies = 0;
 	completing_calls = 0;
-	is_int(lwm2_jc_process(conf, &ops, j, &stop), 0, "never ran: done at once");
+	is_int(run_job(conf, &ops, j, &stop), 0, "never ran: done at once");
 	ok(completing_calls == 0 && modifies == 0, "not waited for, AdminComment untouched");
 	l = last_line(logp);
 	ok(!strcmp(jstr(l, "status"), "not_started") && jint(l, "job_id") == 46,
@@ -439,7 +458,7 @@ static void not_started_no_records(struct lwm2_jc_conf *conf)
 	lwm2_jc_job_free(j);
 
 	j = mkjob(47);
-	lwm2_jc_process(conf, &ops, j, &stop);
+	run_job(conf, &ops, j, &stop);
 	l = last_line(logp);
 	ok(!strcmp(jstr(l, "status"), "no_records") && strstr(jstr(l, "reason"), "lwm2 was off"),
 	   "no records: status and reason in the log");
@@ -461,14 +480,14 @@ static void unwritable_log(struct lwm2_jc_conf *conf)
 	free(conf->log_path);
 	conf->log_path = strdup("/nonexistent/dir/log");
 	errors = 0;
-	rc = lwm2_jc_process(conf, &ops, j, &stop);
+	rc = run_job(conf, &ops, j, &stop);
 	ok(rc == 1 && !j->logged && errors == 1 && strstr(lastlog, "couldn't append"),
 	   "unwritable log: error, kept");
 	ok(exists("%s/%u/0.n1.lwm2node", 48), "records kept for the next try");
 	free(conf->log_path);
 	conf->log_path = strdup(logp);
 	j->next_try = 0;
-	lwm2_jc_process(conf, &ops, j, &stop);
+	run_job(conf, &ops, j, &stop);
 	ok(j->logged, "log back: logged");
 	lwm2_jc_job_free(j);
 }
@@ -521,7 +540,7 @@ static void three_logged(struct lwm2_jc_conf *conf, uint32_t first, const char *
 
 		sign(id, 0, "n1", 0, id);
 		j = mkjob(id);
-		lwm2_jc_process(conf, &ops, j, &stop);
+		run_job(conf, &ops, j, &stop);
 		ok(j->logged, "%s: job %u logged all the same", what, id);
 		lwm2_jc_job_free(j);
 	}
@@ -560,7 +579,7 @@ static void locked(struct lwm2_jc_conf *conf, const char *path)
 	is_int(db_jobs(path), rows, "  nothing written meanwhile");
 	sign(73, 0, "n1", 0, 73);
 	j = mkjob(73);
-	lwm2_jc_process(conf, &ops, j, &stop);
+	run_job(conf, &ops, j, &stop);
 	lwm2_jc_job_free(j);
 	is_int(db_jobs(path), log_lines(), "let go: the next job's follow caught up every line");
 	ok(strstr(lastinfo, "is written again (4 jobs caught up") != NULL, "  and said so (%s)",
@@ -590,7 +609,7 @@ static void corrupt(struct lwm2_jc_conf *conf, const char *good)
 	snprintf(conf->database, sizeof(conf->database), "%s", good);
 	sign(77, 0, "n1", 0, 77);
 	j = mkjob(77);
-	lwm2_jc_process(conf, &ops, j, &stop);
+	run_job(conf, &ops, j, &stop);
 	lwm2_jc_job_free(j);
 	is_int(db_jobs(good), log_lines(), "a sound database named: every line caught up");
 }
@@ -616,7 +635,7 @@ static void database(struct lwm2_jc_conf *conf)
 	snprintf(conf->database, sizeof(conf->database), "%s", path);
 	sign(63, 0, "n1", 0, 63);
 	j = mkjob(63);
-	lwm2_jc_process(conf, &ops, j, &stop);
+	run_job(conf, &ops, j, &stop);
 	lwm2_jc_job_free(j);
 	is_int(db_jobs(path), log_lines(), "writable again: every line of the log caught up");
 	locked(conf, path);
@@ -625,7 +644,7 @@ static void database(struct lwm2_jc_conf *conf)
 	snprintf(conf->database, sizeof(conf->database), "%s", "");
 	sign(64, 0, "n1", 0, 64);
 	j = mkjob(64);
-	lwm2_jc_process(conf, &ops, j, &stop);
+	run_job(conf, &ops, j, &stop);
 	lwm2_jc_job_free(j);
 	is_int(db_jobs(path), log_lines() - 1, "Database=none: the log alone");
 	conf->database_set = false;
@@ -665,12 +684,12 @@ static void requeued(struct lwm2_jc_conf *conf)
 		sign(52, 3, "n1", 0, 52);
 		set_mtime(52, "3.n1.lwm2node", s2 + 2);
 		next_start = s2;
-		lwm2_jc_process(conf, &ops_requeue, r1, &stop);
+		run_job(conf, &ops_requeue, r1, &stop);
 		l = last_line(logp);
 		is_int(jint(l, "records_accepted"), 3, "requeue: run 1 takes its three steps only");
 		json_object_put(l);
 		r1->next_try = 0;
-		is_int(lwm2_jc_process(conf, &ops_requeue, r1, &stop), 0, "run 1 done");
+		is_int(run_job(conf, &ops_requeue, r1, &stop), 0, "run 1 done");
 		ok(!exists("%s/%u/0.n1.lwm2node", 52) && exists("%s/%u/3.n1.lwm2node", 52),
 		   "run 1's records removed, run 2's kept");
 		lwm2_jc_job_free(r1);
@@ -681,7 +700,7 @@ static void requeued(struct lwm2_jc_conf *conf)
 		r2->start = s2;
 		r2->restart_count = 1;
 		next_start = 0;
-		lwm2_jc_process(conf, &ops_requeue, r2, &stop);
+		run_job(conf, &ops_requeue, r2, &stop);
 		l = last_line(logp);
 		is_int(jint(l, "records_accepted"), 1, "run 2 does not take run 1's step");
 		json_object_put(l);
@@ -699,25 +718,25 @@ static void field_rewritten(struct lwm2_jc_conf *conf)
 	j = mkjob(53);
 	free(db_rows[53]);
 	db_rows[53] = strdup("JS1:fromepilog");
-	lwm2_jc_process(conf, &ops, j, &stop);
+	run_job(conf, &ops, j, &stop);
 	ok(db_rows[53] && !strncmp(db_rows[53], "JS1:fromepilog LWM2:{", 21),
 	   "merged into the field as accounting has it, not as log_record saw it");
 	/* and after our part was confirmed, within VerifyWindow */
 	conf->verify_window = 3600;
 	j->next_try = 0;
-	is_int(lwm2_jc_process(conf, &ops, j, &stop), 1,
+	is_int(run_job(conf, &ops, j, &stop), 1,
 	       "part confirmed, but still watched within VerifyWindow");
 	ok(j->confirmed && j->next_try > time(NULL) - 1, "confirmed, next look scheduled");
 	ok(!exists("%s/%u/0.n1.lwm2node", 53), "the records go once the part is confirmed");
 	free(db_rows[53]);
 	db_rows[53] = strdup("JS1:second");
 	j->next_try = 0;
-	lwm2_jc_process(conf, &ops, j, &stop);
+	run_job(conf, &ops, j, &stop);
 	ok(db_rows[53] && !strncmp(db_rows[53], "JS1:second LWM2:{", 17),
 	   "wiped by a later write of the whole field: merged in again");
 	conf->verify_window = 0;
 	j->next_try = 0;
-	is_int(lwm2_jc_process(conf, &ops, j, &stop), 0, "window over: done");
+	is_int(run_job(conf, &ops, j, &stop), 0, "window over: done");
 	lwm2_jc_job_free(j);
 }
 
@@ -732,7 +751,7 @@ static void markers(struct lwm2_jc_conf *conf)
 	touch(54, "0.n2.lwm2start");
 	touch(54, "0.n2.28.lwm2fail");
 	j = mkjob(54);
-	lwm2_jc_process(conf, &ops, j, &stop);
+	run_job(conf, &ops, j, &stop);
 	l = last_line(logp);
 	ok(!strcmp(jstr(l, "status"), "no_records") &&
 	       strstr(jstr(l, "reason"), "could not be written: No space left on device (ENOSPC)"),
@@ -751,7 +770,7 @@ static void markers(struct lwm2_jc_conf *conf)
 	touch(55, "0.n1.lwm2start");
 	touch(55, "1.n1.lwm2start");
 	j = mkjob(55);
-	lwm2_jc_process(conf, &ops, j, &stop);
+	run_job(conf, &ops, j, &stop);
 	l = last_line(logp);
 	ok(!strcmp(jstr(l, "status"), "ok") &&
 	       strstr(json_object_to_json_string_ext(l, JSON_C_TO_STRING_PLAIN),
@@ -876,6 +895,63 @@ static void thread_restart(struct lwm2_jc_conf *conf)
 	}
 }
 
+/* Jobs ending together through the worker: their lines go into the
+ * database in fewer transactions than jobs; a lone job's line by itself a
+ * moment later; a line still waiting when the worker stops goes in before
+ * it ends. */
+static void db_groups(struct lwm2_jc_conf *conf)
+{
+	enum { BURST = 20, FIRST = 90 };
+	char path[700];
+	int lines, i;
+
+	snprintf(path, sizeof(path), "%s/groups.db", tmp);
+	snprintf(conf->database, sizeof(conf->database), "%s", path);
+	conf->database_set = true;
+	conf->late_wait = 0;
+	completing = false;
+	for (uint32_t id = FIRST; id < FIRST + BURST + 2; id++)
+		sign(id, 0, "n1", 0, id);
+	lines = count_lines(logp);
+	atomic_store(&groups, 0);
+	atomic_store(&grouped_jobs, 0);
+	ok(lwm2_jc_start(conf, &ops) == 0, "worker started for a burst of %d jobs", BURST);
+	for (uint32_t id = FIRST; id < FIRST + BURST; id++)
+		lwm2_jc_enqueue(mkjob(id));
+	for (i = 0; i < 300 && count_lines(logp) < lines + BURST; i++)
+		usleep(50000);
+	is_int(count_lines(logp) - lines, BURST, "the burst logged");
+	for (i = 0; i < 100 && db_jobs(path) != log_lines(); i++)
+		usleep(50000);
+	is_int(db_jobs(path), log_lines(), "  every line of it in the database");
+	/* the first group also catches up the lines logged before: the
+	 * database is new */
+	ok(atomic_load(&groups) >= 1 && atomic_load(&groups) < BURST &&
+	       atomic_load(&grouped_jobs) == log_lines(),
+	   "  in %d transactions for %d jobs", atomic_load(&groups), atomic_load(&grouped_jobs));
+
+	atomic_store(&groups, 0);
+	lines = count_lines(logp);
+	lwm2_jc_enqueue(mkjob(FIRST + BURST));
+	for (i = 0; i < 300 && count_lines(logp) == lines; i++)
+		usleep(10000);
+	for (i = 0; i < 100 && db_jobs(path) != log_lines(); i++)
+		usleep(50000);
+	ok(db_jobs(path) == log_lines() && atomic_load(&groups) == 1,
+	   "a lone job: its line in the database by itself (%d transactions)",
+	   atomic_load(&groups));
+
+	lines = count_lines(logp);
+	lwm2_jc_enqueue(mkjob(FIRST + BURST + 1));
+	for (i = 0; i < 1000 && count_lines(logp) == lines; i++)
+		usleep(2000);
+	lwm2_jc_stop();
+	is_int(db_jobs(path), log_lines(), "a line logged as the worker stops: in the database");
+	lwm2_jc_db_close();
+	conf->database_set = false;
+	conf->database[0] = '\0';
+}
+
 /* A database that cannot be written while jobs end (its directory gone
  * here; a full disk or a stopped server alike): the worker tries again by
  * itself, so once the fault is gone every line goes in with no job ending
@@ -970,6 +1046,7 @@ static int run(const char *socket)
 	hanging_accounting(&conf);
 
 	thread_restart(&conf);
+	db_groups(&conf);
 	db_catch_up_alone(&conf);
 	lwm2_jc_conf_free(&conf);
 	for (int i = 0; i < 128; i++)
