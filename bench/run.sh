@@ -1164,7 +1164,8 @@ bench_region() {
 
 # The central database (lwm2 db, lwm2 stats --db), on SQLite and on
 # MariaDB: a log of N digests imported; its size per job; the worker's
-# follow, one job per transaction; then a synthetic year made in SQL from
+# follow, in a burst's groups and one job per transaction; a forget of
+# the log's jobs imported again; then a synthetic year made in SQL from
 # the imported rows (users, accounts and applications spread, end times
 # over 12 months) and the site's questions over it.
 bench_db() {
@@ -1222,6 +1223,7 @@ db_rows() {
 	*) db_size_row "$p" "$label" "$db" "$n" "$(stat -c %s "$db")" "" ;;
 	esac
 	db_follow_row "$p" "$label" "$follow"
+	db_forget_row "$p" "$label" "$follow" "$n"
 	secs=$(took /dev/null synthetic_year_of "$db" "$n" 1 "$y") || {
 		notrow "${p}_year" "lwm2 stats --db over a year$label" s 1 "couldn't make the synthetic year"
 		return 1
@@ -1322,6 +1324,9 @@ db_follow_row() {
 		fi
 		db_drop "$db"
 		rm -f "$work/${p}_follow.log"
+		# what the import before wrote reaches the disk first, not
+		# during the follow
+		sync
 		line=$("$bdir/db_follow" "$work/dblog.jsonl" "$(reps 2000 200)" "$db" "$work/${p}_follow.log" "$group")
 		if [ -z "$line" ]; then
 			notrow "$id" "jobcomp's follow of its log, $what$label" us "$target" "db_follow failed"
@@ -1331,6 +1336,27 @@ db_follow_row() {
 			"$(field mean_us <<<"$line") us" - "$(field mean_us <<<"$line")" us "$target" \
 			"mean of $(field jobs <<<"$line") jobs; per transaction a job's share: median $(field follow_us <<<"$line") us, p99 $(field p99_us <<<"$line") us; in the worker thread, not slurmctld's"
 	done
+}
+
+# db_forget_row P LABEL DB N: `lwm2 db forget` of the log's N jobs,
+# imported afresh into DB (the follow's database) and their days summed
+# up before (untimed): the jobs it removes a second
+db_forget_row() {
+	local p=$1 label=$2 db=$3 n=$4 secs
+	db_drop "$db"
+	if ! "$lwm2" db import -q --db "$db" "$work/dblog.jsonl" >/dev/null ||
+		! "$lwm2" db summarize --db "$db" >/dev/null; then
+		notrow "${p}_forget" "lwm2 db forget$label" s - "the import before it failed"
+		return
+	fi
+	secs=$(took /dev/null "$lwm2" db forget --db "$db" --before @1704067200) || {
+		notrow "${p}_forget" "lwm2 db forget$label" s - "the forget failed"
+		return
+	}
+	row "${p}_forget" "lwm2 db forget, $n jobs (s per 1,000,000 jobs)$label" \
+		"$(calc "$n / $secs" 0) jobs/s" - "$(calc "$secs * 1000000 / $n" 1)" s - \
+		"their rows, metrics, lines and nodes, 2,000 jobs a transaction and 20 ms between (jobcomp's follow writes there); $(db_sql "$db" 'SELECT count(*) FROM job') jobs left"
+	db_drop "$db"
 }
 
 # db_questions P LABEL DB Y: the year's days and months summed up once,
@@ -1493,6 +1519,7 @@ mariadb_notrows() {
 	notrow db_mariadb_size "database size per job, MariaDB" B 2048 "$1"
 	notrow db_mariadb_follow "jobcomp's follow of its log, a burst, MariaDB" us 100 "$1"
 	notrow db_mariadb_follow_one "jobcomp's follow of its log, one job per transaction, MariaDB" us - "$1"
+	notrow db_mariadb_forget "lwm2 db forget, MariaDB" s - "$1"
 	notrow db_mariadb_summarize "lwm2 db summarize, MariaDB" s - "$1"
 	for q in user account app; do
 		notrow "db_mariadb_stats_$q" "lwm2 stats --db --by $q, MariaDB" s 1 "$1"

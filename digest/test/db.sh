@@ -212,6 +212,14 @@ is "$?" 0 "vacuum: exit 0"
 out=$(./lwm2 db forget --db "$tmp/old.db" --keep 1200)
 is "$out" "0 jobs that ended before @$(python3 -c 'import datetime as d; t=d.date.today(); y,m=t.year-100,t.month; print(int(d.datetime(y+(m==12),(m%12)+1,1,tzinfo=d.timezone.utc).timestamp()))') forgotten" \
 	"forget --keep 1200: the start of the month 1199 months ago"
+# every job left: more than a forget's chunk of 2,000 jobs a transaction
+cp "$db" "$tmp/all.db"
+out=$(./lwm2 db forget --db "$tmp/all.db" --before @1702003601)
+is "$out,$(sqlite3 "$tmp/all.db" 'SELECT (SELECT count(*) FROM job) + (SELECT count(*) FROM job_metric) + (SELECT count(*) FROM job_text) + (SELECT count(*) FROM job_node)')" \
+	"3009 jobs that ended before @1702003601 forgotten,0" \
+	"forget of 3009 jobs, chunk by chunk: each counted once, no row of theirs left"
+is "$(./lwm2 stats --db "$tmp/all.db" --by user)" "$(./lwm2 stats -f "$log" --by user)" \
+	"  the summaries of every day still answer as the log"
 ./lwm2 db forget --db "$tmp/old.db" >/dev/null 2>&1
 is "$?" 2 "forget without --keep or --before: usage error"
 ./lwm2 db check --db "$tmp/old.db" --keep 3 >/dev/null 2>&1
