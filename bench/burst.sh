@@ -21,6 +21,8 @@
 #                MESSAGE_EPILOG_COMPLETE, REQUEST_JOB_INFO*)
 #   threads_max, agent_queue_max, dbd_queue_max   sampled during the burst
 #   db_messages  slurmctld's "lwm2: database:" lines (trouble) meanwhile
+#   db_groups, db_group_jobs   the worker's transactions and the jobs in
+#                them ("lwm2: database group:", slurmctld's debug level)
 #   waited_out   jobs slurmctld still held COMPLETING after LateRecordWait
 # Exits 77 with the reason on stderr where the cluster cannot be had.
 # shellcheck source-path=SCRIPTDIR
@@ -143,6 +145,9 @@ run_side() {
 			echo "${k}_max $(awk -v k="$k" '$1 == k && $2 > m { m = $2 } END { print m + 0 }' "$outdir/$side.samples")"
 		done
 		echo "db_messages $(tail -n "+$((mark + 1))" "$CTLD_LOG" | grep -c 'lwm2: database:')"
+		tail -n "+$((mark + 1))" "$CTLD_LOG" |
+			awk '{ for (i = 1; i < NF - 2; i++) if ($i == "group:" && $(i - 1) == "database") { g++; j += $(i + 1) } }
+				END { printf "db_groups %d\ndb_group_jobs %d\n", g, j }'
 		echo "waited_out $(tail -n "+$((mark + 1))" "$CTLD_LOG" | grep -c 'lwm2: collect: job .* still completing after')"
 	} >"$outdir/$side"
 	# the jobs' AdminComment read-backs done before the next side

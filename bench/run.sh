@@ -813,7 +813,7 @@ bench_burst() {
 			row "burst_${side}_catchup" "burst of $n jobs, $(burst_side_label "$side"): last end to every row" \
 				"$(field db_s <"$f") s" "$(field log_s <"$f") s" \
 				"$(calc "$(field db_s <"$f") - $(field log_s <"$f")" 1)" s 60 \
-				"baseline: every line in its log; ends over $(field span_s <"$f") s, $(field waited_out <"$f") jobs still COMPLETING after LateRecordWait; the log alone: $(field log_s <"$b") s over $(field span_s <"$b") s"
+				"baseline: every line in its log; ends over $(field span_s <"$f") s, $(field waited_out <"$f") jobs still COMPLETING after LateRecordWait; the log alone: $(field log_s <"$b") s over $(field span_s <"$b") s; the worker's transactions: $(field db_groups <"$f") for $(field db_group_jobs <"$f") jobs"
 		else
 			row burst_none_log "burst of $n jobs, log alone: last end to every line" \
 				"$(field log_s <"$f") s" - "$(field log_s <"$f")" s - \

@@ -47,7 +47,8 @@ static void tlog(enum lwm2_log_level level, const char *msg)
 {
 	unsigned long n;
 
-	if (level == LWM2_LOG_DEBUG && sscanf(msg, "lwm2: database: %lu jobs in one", &n) == 1) {
+	if (level == LWM2_LOG_DEBUG &&
+	    sscanf(msg, "lwm2: database group: %lu jobs in one", &n) == 1) {
 		atomic_fetch_add(&groups, 1);
 		atomic_fetch_add(&grouped_jobs, (int)n);
 	}
