@@ -4,7 +4,7 @@
  * lwm2.conf, db.h): the lines the worker appends go in as a group, the
  * lines the database lacks in one transaction (lwm2_jc_db_group_due: a
  * burst of job ends shares a commit, its pages and the server's round
- * trips; a lone job goes in within DB_GROUP_MS).  The log is written first and
+ * trips; a lone job goes in within GROUP_MS).  The log is written first and
  * stays the record, so a database that is locked, full, corrupt or gone
  * loses nothing: a later call reads the same lines again, and `lwm2 db
  * import` rebuilds it.  While the database is behind, the worker calls

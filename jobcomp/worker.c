@@ -9,7 +9,8 @@
  *      will ever come is in the spool), at most LateRecordWait, plus
  *      RecordSettle for the shared file system;
  *   3. collect and verify the node records (munge, root, this job), build
- *      the digest, append it to the JSON-lines log (JobCompLoc);
+ *      the digest, append it to the JSON-lines log (JobCompLoc); the
+ *      lines go into the central database a group at a time (dbsync.c);
  *   4. queue the AdminComment modification behind slurmctld's own
  *      job-complete record (same FIFO to slurmdbd, so it lands after it);
  *   5. read it back after VerifyDelay; if it is not there (slurmdbd was
