@@ -373,8 +373,11 @@ static int mode_vfork(const char *mode, char **argv, long n, long ms)
  * thread held one of those, malloc's say, would wait in libc's own fork
  * whatever the library does).  A copy whose fork has not returned after
  * 5 s (it takes milliseconds) is killed, and the copies stop there; the
- * counts are printed. */
-static _Atomic int churn_stop;
+ * counts are printed.  The copies start once every thread has started (the
+ * idle ones about to block in their read): a thread starting frees what
+ * its creator handed it (the library's trampoline) and so holds malloc's
+ * lock a moment, and a copy made then waits in libc's fork as above. */
+static _Atomic int churn_stop, churn_started, idle_ready;
 typedef int (*view_read_fn)(double *, int, int);
 
 static void *churn(void *arg)
@@ -382,6 +385,7 @@ static void *churn(void *arg)
 	view_read_fn view_read = (view_read_fn)arg;
 	double v[4];
 
+	atomic_store(&churn_started, 1);
 	while (!atomic_load(&churn_stop))
 		view_read(v, 4, 8 /* LWM2_VIEW_OP_ALL_THREADS */);
 	return NULL;
@@ -392,6 +396,7 @@ static void *idle_reader(void *arg)
 {
 	char c;
 
+	atomic_fetch_add(&idle_ready, 1);
 	return read((int)(intptr_t)arg, &c, 1) < 0 ? arg : NULL;
 }
 
@@ -412,7 +417,12 @@ static int mode_rawclone(const char *mode, char **argv, long n, long ms)
 	}
 	for (int i = 0; i < 32; i++)
 		pthread_create(&idle[i], NULL, idle_reader, (void *)(intptr_t)fds[0]);
+	while (atomic_load(&idle_ready) < 32)
+		usleep(1000);
+	usleep(50000); /* from the count to the read: the library's wrapper */
 	pthread_create(&th, NULL, churn, view_read);
+	while (!atomic_load(&churn_started))
+		usleep(1000);
 	for (long i = 0; i < n; i++) {
 		pid_t pid =
 		    (pid_t)syscall(SYS_clone, (unsigned long)SIGCHLD, NULL, NULL, NULL, 0UL);
@@ -436,6 +446,7 @@ static int mode_rawclone(const char *mode, char **argv, long n, long ms)
 		if (waited >= 5000) {
 			kill(pid, SIGKILL);
 			waitpid(pid, &st, 0);
+			fprintf(stderr, "rawclone: copy %ld of %ld hung\n", i + 1, n);
 			hung++;
 			break;
 		} else if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
