@@ -69,7 +69,9 @@
  *   - partitioning a database there is copies every row of those tables.
  * The index that starts with end_time (job_end_figures) serves forget
  * and a window of time meanwhile, and the monthly summaries (schema 7) a
- * question over whole months.
+ * question over whole months; forget removes the jobs 2,000 a
+ * transaction (db.c), so a month leaves without a long transaction and
+ * the follow writes between its chunks.
  */
 #include "config.h"
 
