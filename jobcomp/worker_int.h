@@ -29,7 +29,8 @@ static inline int64_t lwm2_jc_now(void)
 	return (int64_t)time(NULL);
 }
 
-/* CLOCK_MONOTONIC in ns: the queues' deadlines and the database's groups. */
+/* CLOCK_MONOTONIC in ns: when the database's group of lines is due (the
+ * worker waits on its queue until then, the queue's clock). */
 static inline int64_t lwm2_jc_monotonic_ns(void)
 {
 	struct timespec t;
