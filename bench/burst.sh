@@ -54,7 +54,7 @@ db_tasks() {
 	case $side in
 	none) echo "0 0" ;;
 	sqlite)
-		sqlite3 "$JCDIR/lwm2.db" "SELECT count(*), count(DISTINCT sacct_id) FROM job
+		sqlite3 -readonly "$JCDIR/lwm2.db" "SELECT count(*), count(DISTINCT sacct_id) FROM job
 			WHERE sacct_id LIKE '${arr}\_%' ESCAPE '\\'" 2>/dev/null | tr '|' ' '
 		;;
 	mariadb)

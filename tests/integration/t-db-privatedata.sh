@@ -50,7 +50,7 @@ is "$(sees "$job" "$OTHER_USER")" "none 1" "lwm2 digest: another user of the acc
 
 db=$JCDIR/lwm2.db
 for ((i = 0; i < 50; i++)); do
-	[ "$(sqlite3 "$db" "SELECT count(*) FROM job WHERE job_id = $job" 2>/dev/null)" = 1 ] && break
+	[ "$(sqlite3 -readonly "$db" "SELECT count(*) FROM job WHERE job_id = $job" 2>/dev/null)" = 1 ] && break
 	sleep 0.2
 done
 is "$(stat -c %a "$db" 2>/dev/null)" 640 "the database beside the log: mode 0640"

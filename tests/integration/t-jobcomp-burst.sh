@@ -38,7 +38,7 @@ last=$(date +%s)
 
 # the database: a row for each task within a minute of the last line
 in_db() {
-	sqlite3 "$JCDIR/lwm2.db" \
+	sqlite3 -readonly "$JCDIR/lwm2.db" \
 		"SELECT count(*), count(DISTINCT sacct_id) FROM job WHERE sacct_id LIKE '${arr}\_%' ESCAPE '\\'" \
 		2>/dev/null | tr '|' ' '
 }

@@ -88,11 +88,11 @@ caught_up() {
 
 # --- (a) the SQLite file on a full file system
 sq_rows() {
-	sqlite3 "$DBFS/lwm2.db" "SELECT count(*), count(DISTINCT sacct_id) FROM job
+	sqlite3 -readonly "$DBFS/lwm2.db" "SELECT count(*), count(DISTINCT sacct_id) FROM job
 		WHERE sacct_id LIKE '${1}\_%' ESCAPE '\\'" 2>/dev/null | tr '|' ' '
 }
 sq_all() {
-	sqlite3 "$DBFS/lwm2.db" "SELECT count(*), count(DISTINCT cluster || ' ' || job_id || ' ' || start) FROM job" \
+	sqlite3 -readonly "$DBFS/lwm2.db" "SELECT count(*), count(DISTINCT cluster || ' ' || job_id || ' ' || start) FROM job" \
 		2>/dev/null | tr '|' ' '
 }
 if [ "$fs_ok" -eq 1 ]; then

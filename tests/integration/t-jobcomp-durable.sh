@@ -210,7 +210,7 @@ for i in $(seq 1 100); do
 done
 is "$(db_jobs)" "$log_jobs" "slurmctld killed with -9 six times: the database has every job of the log"
 if command -v sqlite3 >/dev/null; then
-	is "$(sqlite3 "$JCDIR/lwm2.db" "SELECT count(*) - count(DISTINCT job_id || ' ' || start) FROM job")" 0 \
+	is "$(sqlite3 -readonly "$JCDIR/lwm2.db" "SELECT count(*) - count(DISTINCT job_id || ' ' || start) FROM job")" 0 \
 		"  none twice"
 else
 	skip_because "  none twice" "sqlite3 not installed (contrib/install-deps.sh installs it)"

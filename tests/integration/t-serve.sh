@@ -39,7 +39,7 @@ theirs=$JOB_OUT
 wait_line "$mine" && wait_line "$theirs" || bail_out "jobs $mine, $theirs: no digest in the log"
 db=$JCDIR/lwm2.db
 for ((i = 0; i < 50; i++)); do
-	[ "$(sqlite3 "$db" "SELECT count(*) FROM job WHERE job_id IN ($mine, $theirs)" 2>/dev/null)" = 2 ] && break
+	[ "$(sqlite3 -readonly "$db" "SELECT count(*) FROM job WHERE job_id IN ($mine, $theirs)" 2>/dev/null)" = 2 ] && break
 	sleep 0.2
 done
 
