@@ -241,6 +241,7 @@ is "$(digest_as -u "$OTHER_USER" -p -n -o JobID 2>/dev/null | grep -c "^$job$")"
 # --- the central database: jobcomp/lwm2 keeps lwm2.db beside its log, a
 # row for every line, answering as the log does
 db=$JCDIR/lwm2.db
+wait_db "$db" || diag "the database has not caught up with the log within 30 s"
 check "the database beside the log (lwm2.db)" test -s "$db"
 is "$("$LWM2" db check --db "$db" | sed -n 's/^jobs: \([0-9]*\) .*/\1/p')" "$(grep -c . "$JCLOG")" \
 	"a row for every line of the log"
