@@ -34,6 +34,16 @@ is "$out" "3009 lines read, 0 jobs added, 3009 already there, 0 lines skipped" \
 	"import again (sqlite:PATH): nothing added"
 is "$(sqlite3 "$db" 'SELECT count(*) FROM job')" 3009 "one row per job"
 is "$(stat -c %a "$db")" 640 "made readable by its owner and group only, as the log is"
+# an empty file another program made (the sqlite3 shell asked to read a
+# missing file makes one, mode 0644) is a new database: others lose their
+# access; a mode the site chose for its group stays
+(umask 022 && sqlite3 "$tmp/shell.db" "SELECT 1 FROM job" 2>/dev/null)
+is "$(stat -c %a "$tmp/shell.db")" 644 "the sqlite3 shell made an empty file, mode 0644"
+./lwm2 db import --db "$tmp/shell.db" "$log" >/dev/null 2>&1
+is "$(stat -c %a "$tmp/shell.db")" 640 "  the first import into it: mode 0640"
+: >"$tmp/group.db" && chmod 660 "$tmp/group.db"
+./lwm2 db import --db "$tmp/group.db" "$log" >/dev/null 2>&1
+is "$(stat -c %a "$tmp/group.db")" 660 "an empty file of mode 0660: kept"
 is "$(sqlite3 "$db" "SELECT avg FROM job_metric m JOIN metric k ON k.id = m.metric JOIN job j ON j.id = m.job WHERE j.job_id = 103 AND k.name = 'mpi_time'")" \
 	50.0 "job_metric: a metric's average under its name"
 fired=",$(sqlite3 "$db" "SELECT rules_fired FROM job WHERE job_id = 103"),"
