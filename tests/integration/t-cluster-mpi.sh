@@ -57,11 +57,30 @@ check_ranks() {
 		"$nodes" "$tag: ranks on $nodes nodes"
 }
 
+# ompi_wireup_failed TEXT: a job's output says Open MPI's own wire-up
+# between two virtual nodes failed. The nodes share one host, so Open MPI
+# joins ranks of two nodes by TCP on loopback, and under the suite's load
+# (both Slurm versions' tests and a build beside) a connect may not
+# complete in time: one rank says so and another dies by SIGSEGV inside
+# Open MPI (seen on the bare cluster, no lwm2 in the job). Such a job
+# runs once more, with its output in the test's log.
+ompi_wireup_failed() {
+	grep -q 'Open MPI failed to TCP connect to a peer MPI process' <<<"$1"
+}
+
 # --- srun
-if run_job -N2 -n4 --mpi=pmix "$bin/allreduce"; then
+run_job_unchecked -N2 -n4 --mpi=pmix "$bin/allreduce"
+rc=$?
+if [ "$rc" -ne 0 ] && ompi_wireup_failed "$JOB_OUT"; then
+	diag "Open MPI's wire-up failed; the job once more. Its output:" "$JOB_OUT"
+	run_job_unchecked -N2 -n4 --mpi=pmix "$bin/allreduce"
+	rc=$?
+fi
+if [ "$rc" -eq 0 ]; then
 	ok "srun -N2 -n4 --mpi=pmix as $TEST_USER"
 else
 	not_ok "srun -N2 -n4 --mpi=pmix as $TEST_USER"
+	diag "srun -N2 -n4 --mpi=pmix failed:" "$JOB_OUT"
 fi
 check_ranks "$JOB_OUT" 4 2 srun
 job=$(sed -n 's/.*job=\([0-9]*\).*/\1/p' <<<"$JOB_OUT" | head -n 1)
@@ -83,7 +102,14 @@ else
 	not_ok "sbatch accepts a two-step script"
 	job=0
 fi
-is "$(wait_job "$job" 60)" COMPLETED "batch job $job COMPLETED in sacct"
+state=$(wait_job "$job" 60)
+if [ "$state" != COMPLETED ] && ompi_wireup_failed "$(cat "$TESTDIR/$TEST_USER/two-steps-$job.out" 2>&1)"; then
+	diag "Open MPI's wire-up failed in job $job; the job once more. Its output:" \
+		"$(cat "$TESTDIR/$TEST_USER/two-steps-$job.out")"
+	job=$(submit_batch "$TESTDIR/$TEST_USER/two-steps.sh") || job=0
+	state=$(wait_job "$job" 60)
+fi
+is "$state" COMPLETED "batch job $job COMPLETED in sacct"
 is "$(sacct_field "$job" NNodes)" 2 "batch job used 2 nodes"
 is "$(sacct_field "$job.0" State)" COMPLETED "batch step 0 COMPLETED"
 is "$(sacct_field "$job.1" State)" COMPLETED "batch step 1 COMPLETED"
@@ -93,7 +119,13 @@ check_ranks "$(cat "$TESTDIR/$TEST_USER/two-steps-$job.out" 2>&1)" 4 2 sbatch
 
 # --- salloc
 out=$(as_user timeout 60 salloc -N2 -n2 srun --mpi=pmix "$bin/allreduce" 2>&1)
-is "$?" 0 "salloc -N2 -n2 runs srun"
+rc=$?
+if [ "$rc" -ne 0 ] && ompi_wireup_failed "$out"; then
+	diag "Open MPI's wire-up failed; the allocation once more. Its output:" "$out"
+	out=$(as_user timeout 60 salloc -N2 -n2 srun --mpi=pmix "$bin/allreduce" 2>&1)
+	rc=$?
+fi
+is "$rc" 0 "salloc -N2 -n2 runs srun"
 check_ranks "$out" 2 2 salloc
 
 done_testing
