@@ -103,7 +103,8 @@ else
 	job=0
 fi
 state=$(wait_job "$job" 60)
-if [ "$state" != COMPLETED ] && ompi_wireup_failed "$(cat "$TESTDIR/$TEST_USER/two-steps-$job.out" 2>&1)"; then
+# the job completes with its last step; the MPI step is step 0
+if [ "$(sacct_field "$job.0" State)" != COMPLETED ] && ompi_wireup_failed "$(cat "$TESTDIR/$TEST_USER/two-steps-$job.out" 2>&1)"; then
 	diag "Open MPI's wire-up failed in job $job; the job once more. Its output:" \
 		"$(cat "$TESTDIR/$TEST_USER/two-steps-$job.out")"
 	job=$(submit_batch "$TESTDIR/$TEST_USER/two-steps.sh") || job=0
