@@ -466,18 +466,20 @@ static struct lwm2_db *sq_open(const char *url, enum lwm2_db_mode mode, char *er
 	/* the database holds every user's jobs: readable as the log is (its
 	 * owner and group), whatever the umask; SQLite gives its journal
 	 * files the database's mode */
-	if (db->base.writable && stat(path, &sb) < 0 && errno == ENOENT) {
-		int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0640);
+	if (db->base.writable && stat(path, &sb) < 0) {
+		int fd = errno == ENOENT ? open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0640)
+		                         : -1;
 
 		if (fd >= 0)
 			close(fd);
 	} else if (db->base.writable && S_ISREG(sb.st_mode) && sb.st_size == 0 &&
 	           (sb.st_mode & 0007)) {
-		/* an empty file is a new database to SQLite, and one that
-		 * another program made may be anyone's to read (the sqlite3
-		 * shell asked to read a missing file makes it, mode 0644):
-		 * others lose their access before the first job is in it
-		 * (best effort: a file that is not ours keeps its mode) */
+		/* (stat found the file) an empty file is a new database to
+		 * SQLite, and one that another program made may be anyone's
+		 * to read (the sqlite3 shell asked to read a missing file
+		 * makes it, mode 0644): others lose their access before the
+		 * first job is in it (best effort: a file that is not ours
+		 * keeps its mode) */
 		(void)chmod(path, sb.st_mode & 0770);
 	}
 	if (sqlite3_open_v2(path, &db->h, flags | SQLITE_OPEN_NOMUTEX, lwm2_db_walbuf_vfs()) !=
