@@ -133,14 +133,18 @@ wait_line() {
 	return 1
 }
 
+# db_jobs DB: the jobs in the database DB, as `lwm2 db check` counts them.
+db_jobs() {
+	"$LWM2" db check --db "$1" 2>/dev/null | sed -n 's/^jobs: \([0-9]*\) .*/\1/p'
+}
+
 # wait_db DB: until the database DB has a row for every line of the log
 # (the worker writes the lines that wait as one group, a quarter of a
 # second after the first; at most 30 s).
 wait_db() {
 	local i
 	for ((i = 0; i < 150; i++)); do
-		[ -s "$1" ] && [ "$("$LWM2" db check --db "$1" 2>/dev/null |
-			sed -n 's/^jobs: \([0-9]*\) .*/\1/p')" = "$(grep -c . "$JCLOG" 2>/dev/null)" ] && return 0
+		[ -s "$1" ] && [ "$(db_jobs "$1")" = "$(grep -c . "$JCLOG" 2>/dev/null)" ] && return 0
 		sleep 0.2
 	done
 	return 1

@@ -203,12 +203,11 @@ for s in open(sys.argv[1]):
 print(len(keys))
 PY
 )
-db_jobs() { "$LWM2" db check --db "$JCDIR/lwm2.db" 2>/dev/null | sed -n 's/^jobs: \([0-9]*\) .*/\1/p'; }
 for i in $(seq 1 100); do
-	[ "$(db_jobs)" = "$log_jobs" ] && break
+	[ "$(db_jobs "$JCDIR/lwm2.db")" = "$log_jobs" ] && break
 	sleep 0.2
 done
-is "$(db_jobs)" "$log_jobs" "slurmctld killed with -9 six times: the database has every job of the log"
+is "$(db_jobs "$JCDIR/lwm2.db")" "$log_jobs" "slurmctld killed with -9 six times: the database has every job of the log"
 if command -v sqlite3 >/dev/null; then
 	is "$(sqlite3 -readonly "$JCDIR/lwm2.db" "SELECT count(*) - count(DISTINCT job_id || ' ' || start) FROM job")" 0 \
 		"  none twice"

@@ -243,7 +243,7 @@ is "$(digest_as -u "$OTHER_USER" -p -n -o JobID 2>/dev/null | grep -c "^$job$")"
 db=$JCDIR/lwm2.db
 wait_db "$db" || diag "the database has not caught up with the log within 30 s"
 check "the database beside the log (lwm2.db)" test -s "$db"
-is "$("$LWM2" db check --db "$db" | sed -n 's/^jobs: \([0-9]*\) .*/\1/p')" "$(grep -c . "$JCLOG")" \
+is "$(db_jobs "$db")" "$(grep -c . "$JCLOG")" \
 	"a row for every line of the log"
 is "$("$LWM2" stats --db "$db" --by user -p -n 2>&1)" "$("$LWM2" stats -f "$JCLOG" --by user -p -n 2>&1)" \
 	"lwm2 stats --db: the log's figures"
