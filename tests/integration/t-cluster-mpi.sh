@@ -68,15 +68,28 @@ ompi_wireup_failed() {
 	grep -q 'Open MPI failed to TCP connect to a peer MPI process' <<<"$1"
 }
 
-# --- srun
-run_job_unchecked -N2 -n4 --mpi=pmix "$bin/allreduce"
-rc=$?
-if [ "$rc" -ne 0 ] && ompi_wireup_failed "$JOB_OUT"; then
-	diag "Open MPI's wire-up failed; the job once more. Its output:" "$JOB_OUT"
-	run_job_unchecked -N2 -n4 --mpi=pmix "$bin/allreduce"
+# mpi_job RUN ARGS...: RUN ARGS, RUN a function that leaves the job's
+# output in JOB_OUT; once more when that output says Open MPI's wire-up
+# failed. Its exit status is the last run's.
+mpi_job() {
+	local rc
+	"$@"
 	rc=$?
-fi
-if [ "$rc" -eq 0 ]; then
+	if [ "$rc" -ne 0 ] && ompi_wireup_failed "$JOB_OUT"; then
+		diag "Open MPI's wire-up failed; the job once more. Its output:" "$JOB_OUT"
+		"$@"
+		rc=$?
+	fi
+	return "$rc"
+}
+
+# salloc_job ARGS...: salloc ARGS as the test user, its output in JOB_OUT
+salloc_job() {
+	JOB_OUT=$(as_user timeout 60 salloc "$@" 2>&1)
+}
+
+# --- srun
+if mpi_job run_job_unchecked -N2 -n4 --mpi=pmix "$bin/allreduce"; then
 	ok "srun -N2 -n4 --mpi=pmix as $TEST_USER"
 else
 	not_ok "srun -N2 -n4 --mpi=pmix as $TEST_USER"
@@ -119,14 +132,8 @@ is "$(sacct -n -P -j "$job" -o JobID | grep -cE '^[0-9]+\.[0-9]+$')" 2 \
 check_ranks "$(cat "$TESTDIR/$TEST_USER/two-steps-$job.out" 2>&1)" 4 2 sbatch
 
 # --- salloc
-out=$(as_user timeout 60 salloc -N2 -n2 srun --mpi=pmix "$bin/allreduce" 2>&1)
-rc=$?
-if [ "$rc" -ne 0 ] && ompi_wireup_failed "$out"; then
-	diag "Open MPI's wire-up failed; the allocation once more. Its output:" "$out"
-	out=$(as_user timeout 60 salloc -N2 -n2 srun --mpi=pmix "$bin/allreduce" 2>&1)
-	rc=$?
-fi
-is "$rc" 0 "salloc -N2 -n2 runs srun"
-check_ranks "$out" 2 2 salloc
+mpi_job salloc_job -N2 -n2 srun --mpi=pmix "$bin/allreduce"
+is "$?" 0 "salloc -N2 -n2 runs srun"
+check_ranks "$JOB_OUT" 2 2 salloc
 
 done_testing
