@@ -292,7 +292,8 @@ int lwm2_summary_signaled(const struct lwm2_rank_record *r, enum lwm2_end how,
 void lwm2_sampling_init(void) LWM2_HIDDEN_FN;
 void lwm2_sampling_thread_start(struct lwm2_thread *t) LWM2_HIDDEN_FN;
 void lwm2_sampling_thread_end(struct lwm2_thread *t) LWM2_HIDDEN_FN;
-void lwm2_sampling_stop_all(void) LWM2_HIDDEN_FN;   /* under the lock */
+void lwm2_sampling_stop_all(void) LWM2_HIDDEN_FN; /* under the lock */
+void lwm2_sampling_catch_up(void) LWM2_HIDDEN_FN; /* the calling thread, before its final record */
 void lwm2_sampling_resume_all(void) LWM2_HIDDEN_FN; /* under the lock, after a failed exec */
 void lwm2_sampling_drain(void) LWM2_HIDDEN_FN;      /* discard a pending sampling signal */
 void lwm2_signals_init(void) LWM2_HIDDEN_FN;

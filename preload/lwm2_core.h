@@ -178,6 +178,20 @@ struct lwm2_thread {
 	 * they all count at the earmark that signal found, so the shares are
 	 * less certain than their number says. */
 	_Atomic uint64_t samples_merged;
+	/* The sampling grid on the thread's own CPU clock: where it starts
+	 * (ns; -1 while the timer is stopped or the clock unreadable) and
+	 * the periods counted on it.  A signal counts every period the clock
+	 * has passed since the last count, and the thread counts the rest
+	 * itself before its timer stops: on a loaded host the kernel checks a
+	 * CPU timer late, merges expiries without saying so in si_overrun,
+	 * and was seen to send no signal for 100 ms and more of a thread's
+	 * time (kernel 6.18, two cores under load: a thread of 400 ms of CPU
+	 * got 2 samples instead of 39). */
+	int64_t sample_base_ns;
+	_Atomic uint64_t samples_seen;
+	/* Set when another thread restarted this thread's timer: its
+	 * handler begins the grid anew at its next sample. */
+	_Atomic uint32_t sample_rebase;
 
 	/* Cold: owned by the core (registry lock), on cache lines of its own
 	 * so the heartbeat's folds never touch a line the owner writes. */

@@ -259,6 +259,8 @@ void lwm2_finish(enum lwm2_end how, int status, int sig, bool sigctx)
 	}
 	if (!sigctx && how != LWM2_END_CHECKPOINT)
 		before_final_write();
+	if (how != LWM2_END_CHECKPOINT)
+		lwm2_sampling_catch_up();
 	/* At exit a late sample only counts into storage nobody reads: the
 	 * timers die with the process, one system call less each. */
 	if (how != LWM2_END_CHECKPOINT && how != LWM2_END_EXIT)
@@ -377,6 +379,7 @@ __attribute__((unused)) static bool exec_prepare(int unmeasured)
 	lwm2_in_core++;
 	lwm2_lock();
 	atomic_store(&lwm2_p.finished, LWM2_FIN_WRITING);
+	lwm2_sampling_catch_up();
 	lwm2_sampling_stop_all();
 	lwm2_sampling_drain();
 	/* The child of a shell that execs at once writes nothing (the next

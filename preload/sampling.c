@@ -86,6 +86,55 @@ static char timer_mark;
 
 static void foreign_sample_signal(int sig);
 
+static int64_t period_ns(void)
+{
+	return 1000000000L / (long)lwm2_p.sample_hz;
+}
+
+/* The calling thread's CPU time in ns, -1 if unreadable. */
+static int64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+		return -1;
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* The periods one signal of the thread's timer stands for: those its clock
+ * has passed on the grid since the last count, never fewer than the kernel
+ * says (1 + si_overrun).  In the handler, which no sample interrupts. */
+static uint64_t periods_of_signal(struct lwm2_thread *t, const siginfo_t *si)
+{
+	uint64_t seen = atomic_load_explicit(&t->samples_seen, memory_order_relaxed);
+	uint64_t n = 1 + (uint64_t)(si->si_overrun > 0 ? si->si_overrun : 0);
+	int64_t now = thread_cpu_ns();
+
+	if (now >= 0 && atomic_exchange_explicit(&t->sample_rebase, 0, memory_order_relaxed))
+		t->sample_base_ns = now - (int64_t)(seen + n) * period_ns();
+	else if (now >= 0 && t->sample_base_ns >= 0 && now > t->sample_base_ns) {
+		uint64_t due = (uint64_t)((now - t->sample_base_ns) / period_ns());
+
+		if (due > seen + n)
+			n = due - seen;
+	}
+	atomic_store_explicit(&t->samples_seen, seen + n, memory_order_relaxed);
+	return n;
+}
+
+static void count_samples(struct lwm2_thread *t, uint64_t n)
+{
+	uint32_t m = atomic_load_explicit(&t->earmark, memory_order_relaxed);
+
+	if (m >= LWM2_NEARMARKS)
+		m = LWM2_EARMARK_compute;
+	/* fetch_add: the thread counting its own rest can be interrupted by
+	 * a sample in the middle, and neither count may be lost. */
+	atomic_fetch_add_explicit(&t->samples[m], n, memory_order_relaxed);
+	if (LWM2_UNLIKELY(n > 1))
+		atomic_fetch_add_explicit(&t->samples_merged, n - 1, memory_order_relaxed);
+}
+
 static void sample_handler(int sig, siginfo_t *si, void *uc)
 {
 	int saved = errno;
@@ -98,25 +147,54 @@ static void sample_handler(int sig, siginfo_t *si, void *uc)
 		return;
 	}
 	if (t) {
-		uint32_t m = atomic_load_explicit(&t->earmark, memory_order_relaxed);
-		uint64_t n = 1 + (uint64_t)(si->si_overrun > 0 ? si->si_overrun : 0);
-
-		if (m >= LWM2_NEARMARKS)
-			m = LWM2_EARMARK_compute;
-		atomic_store_explicit(
-		    &t->samples[m], atomic_load_explicit(&t->samples[m], memory_order_relaxed) + n,
-		    memory_order_relaxed);
-		if (LWM2_UNLIKELY(n > 1))
-			atomic_store_explicit(
-			    &t->samples_merged,
-			    atomic_load_explicit(&t->samples_merged, memory_order_relaxed) + n - 1,
-			    memory_order_relaxed);
+		count_samples(t, periods_of_signal(t, si));
 		/* A process without a heartbeat that keeps running: its record
 		 * is written from here at slice boundaries. */
 		if (LWM2_UNLIKELY(!__atomic_load_n(&lwm2_p.hb_running, __ATOMIC_RELAXED)))
 			lwm2_checkpoint_from_handler();
 	}
 	errno = saved;
+}
+
+/* Counts, in the thread itself and at its earmark, the periods its clock
+ * has passed that no signal has counted yet, before its timer stops or its
+ * counts are final.  A sample may come in the middle: whoever moves
+ * samples_seen first counts those periods. */
+static void catch_up(struct lwm2_thread *t)
+{
+	for (;;) {
+		uint64_t seen = atomic_load_explicit(&t->samples_seen, memory_order_relaxed);
+		int64_t now = thread_cpu_ns(), base = t->sample_base_ns;
+		uint64_t due;
+
+		if (!lwm2_p.sampling_on || !t->timer_armed || base < 0 || now <= base ||
+		    atomic_load_explicit(&t->sample_rebase, memory_order_relaxed))
+			return;
+		due = (uint64_t)((now - base) / period_ns());
+		if (due <= seen)
+			return;
+		if (atomic_compare_exchange_weak_explicit(
+		        &t->samples_seen, &seen, due, memory_order_relaxed, memory_order_relaxed)) {
+			count_samples(t, due - seen);
+			return;
+		}
+	}
+}
+
+void lwm2_sampling_catch_up(void)
+{
+	if (lwm2_self)
+		catch_up(lwm2_self);
+}
+
+/* The grid starts at the thread's clock read before its timer is set, so
+ * no expiry of the kernel comes before the grid's. */
+static void grid_start(struct lwm2_thread *t)
+{
+	int64_t now = thread_cpu_ns();
+	uint64_t seen = atomic_load_explicit(&t->samples_seen, memory_order_relaxed);
+
+	t->sample_base_ns = now < 0 ? -1 : now - (int64_t)seen * period_ns();
 }
 
 static struct itimerspec period(void)
@@ -171,11 +249,15 @@ void lwm2_sampling_thread_start(struct lwm2_thread *t)
 		return;
 	}
 	t->timer_armed = true;
+	atomic_store_explicit(&t->samples_seen, 0, memory_order_relaxed);
+	atomic_store_explicit(&t->sample_rebase, 0, memory_order_relaxed);
+	t->sample_base_ns = -1;
 	/* Created with the signal blocked: samples would stay pending where
 	 * the application reads its signals. */
 	t->timer_paused = sample_blocked();
 	if (!t->timer_paused) {
 		its = period();
+		grid_start(t);
 		timer_settime(t->timer, 0, &its, NULL);
 	}
 }
@@ -190,6 +272,9 @@ static void pause_self(void)
 		return;
 	t->timer_paused = true;
 	timer_settime(t->timer, 0, &zero, NULL);
+	/* The time it ran unblocked counts; the time it blocks does not. */
+	catch_up(t);
+	t->sample_base_ns = -1;
 }
 
 /* After a change of the calling thread's mask: the timer runs exactly
@@ -206,6 +291,7 @@ __attribute__((unused)) static void mask_changed(void)
 	else if (t->timer_paused) {
 		t->timer_paused = false;
 		its = period();
+		grid_start(t);
 		timer_settime(t->timer, 0, &its, NULL);
 	}
 }
@@ -219,8 +305,11 @@ __attribute__((unused)) static bool will_block(int how, const sigset_t *set)
 /* Under the lock. */
 void lwm2_sampling_thread_end(struct lwm2_thread *t)
 {
-	if (t->timer_armed)
+	if (t->timer_armed) {
 		timer_delete(t->timer);
+		if (t == lwm2_self && !t->timer_paused)
+			catch_up(t);
+	}
 	t->timer_armed = false;
 }
 
@@ -242,8 +331,12 @@ void lwm2_sampling_resume_all(void)
 	install_sample_handler(NULL);
 	its = period();
 	for (struct lwm2_thread *t = lwm2_p.threads; t; t = t->next)
-		if (t->timer_armed && !t->timer_paused)
+		if (t->timer_armed && !t->timer_paused) {
+			/* Another thread's clock is not ours to read here: its
+			 * handler begins the grid anew. */
+			atomic_store_explicit(&t->sample_rebase, 1, memory_order_relaxed);
 			timer_settime(t->timer, 0, &its, NULL);
+		}
 }
 
 /* Before exec with the timers stopped: a sample still pending would be
