@@ -98,6 +98,8 @@ int main(int argc, char **argv)
 	}
 	pthread_join(th, NULL);
 
+	/* The main thread's last periods, as before its final record. */
+	lwm2_sampling_catch_up();
 	lwm2_lock();
 	for (struct lwm2_thread *x = lwm2_p.threads; x; x = x->next) {
 		if (x->is_main)
@@ -123,33 +125,31 @@ int main(int argc, char **argv)
 	smain += lwm2_p.dead_samples_main;
 	lwm2_unlock();
 
-	diag("samples: compute %llu, io %llu, mpi %llu, main %llu (%llu merged by the kernel)",
+	diag("samples: compute %llu, io %llu, mpi %llu, main %llu (%llu counted late, with others)",
 	     (unsigned long long)s[LWM2_EARMARK_compute], (unsigned long long)s[LWM2_EARMARK_io],
 	     (unsigned long long)s[LWM2_EARMARK_mpi], (unsigned long long)smain,
 	     (unsigned long long)merged_main);
 	/* 2 x TOTAL_S s of CPU at HZ: TOTAL_S * HZ samples on each thread.  The
 	 * kernel checks CPU timers at its tick, so single samples move by a
-	 * tick; the counts and shares are checked with room for that.
-	 * Under a sanitizer's runtime beside the other tests on two cores a
-	 * thread's timer was seen to lose a quarter of its expiries (the
-	 * MPI thread: 144 of 200); the counts are the kernel's there, and
-	 * only the shares below are lwm2's. */
+	 * tick; the counts and shares are checked with room for that.  The
+	 * total is lwm2's own count of periods on each thread's clock, also
+	 * where the kernel is late.  Under a sanitizer's runtime beside the
+	 * other tests on two cores a thread's timer was seen to send no
+	 * signal for a quarter of its time (the MPI thread: 144 of 200
+	 * periods): those periods count where the thread's end finds it,
+	 * outside MPI, so the MPI thread's own share is not checked there. */
 	const char *san = getenv("LWM2_SANITIZER");
 
-	if (san && *san && strcmp(san, "no") != 0) {
-		skip("about %d samples in all (%llu): not under -fsanitize=%s",
-		     (int)(2 * TOTAL_S * HZ), (unsigned long long)total, san);
+	ok(total >= 1.7 * TOTAL_S * HZ && total <= 2.3 * TOTAL_S * HZ,
+	   "about %d samples in all (%llu)", (int)(2 * TOTAL_S * HZ), (unsigned long long)total);
+	if (san && *san && strcmp(san, "no") != 0)
 		skip("the thread inside MPI: about %d samples (%llu): not under -fsanitize=%s",
 		     (int)(TOTAL_S * HZ), (unsigned long long)s[LWM2_EARMARK_mpi], san);
-	} else {
-		ok(total >= 1.7 * TOTAL_S * HZ && total <= 2.3 * TOTAL_S * HZ,
-		   "about %d samples in all (%llu)", (int)(2 * TOTAL_S * HZ),
-		   (unsigned long long)total);
+	else
 		ok(s[LWM2_EARMARK_mpi] >= 0.85 * TOTAL_S * HZ &&
 		       s[LWM2_EARMARK_mpi] <= 1.15 * TOTAL_S * HZ,
 		   "the thread inside MPI: about %d samples (%llu)", (int)(TOTAL_S * HZ),
 		   (unsigned long long)s[LWM2_EARMARK_mpi]);
-	}
 	/* Each sample lands inside I/O with probability 0.3: the share of n
 	 * samples is a binomial draw with a standard deviation of
 	 * sqrt(0.3 * 0.7 / n), 3.2 points for the main thread's 200.  Four of
@@ -163,11 +163,10 @@ int main(int argc, char **argv)
 	double room = smain ? 4.0 * sqrt(0.3 * 0.7 / (double)smain) : 0.0;
 
 	if (merged_main * 10 > smain) {
-		skip(
-		    "30 %% of the main thread inside I/O (%.1f %%): the kernel merged %llu of %llu "
-		    "timer periods into others (a loaded host)",
-		    100.0 * io, (unsigned long long)merged_main, (unsigned long long)smain);
-		skip("70 %% of the main thread outside: the kernel merged %llu of %llu periods",
+		skip("30 %% of the main thread inside I/O (%.1f %%): %llu of %llu "
+		     "timer periods counted late, with others (a loaded host)",
+		     100.0 * io, (unsigned long long)merged_main, (unsigned long long)smain);
+		skip("70 %% of the main thread outside: %llu of %llu periods counted late",
 		     (unsigned long long)merged_main, (unsigned long long)smain);
 	} else {
 		ok(smain >= TOTAL_S * HZ / 2 && fabs(io - 0.3) <= room,
