@@ -101,6 +101,15 @@ static int64_t thread_cpu_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* The whole periods the calling thread's clock NOW has passed on its grid;
+ * 0 while the grid is off (its timer stopped, or the clock unreadable). */
+static uint64_t grid_periods(const struct lwm2_thread *t, int64_t now)
+{
+	int64_t base = t->sample_base_ns;
+
+	return base >= 0 && now > base ? (uint64_t)((now - base) / period_ns()) : 0;
+}
+
 /* The periods one signal of the thread's timer stands for: those its clock
  * has passed on the grid since the last count, never fewer than the kernel
  * says (1 + si_overrun).  In the handler, which no sample interrupts. */
@@ -109,15 +118,12 @@ static uint64_t periods_of_signal(struct lwm2_thread *t, const siginfo_t *si)
 	uint64_t seen = atomic_load_explicit(&t->samples_seen, memory_order_relaxed);
 	uint64_t n = 1 + (uint64_t)(si->si_overrun > 0 ? si->si_overrun : 0);
 	int64_t now = thread_cpu_ns();
+	uint64_t due;
 
 	if (now >= 0 && atomic_exchange_explicit(&t->sample_rebase, 0, memory_order_relaxed))
 		t->sample_base_ns = now - (int64_t)(seen + n) * period_ns();
-	else if (now >= 0 && t->sample_base_ns >= 0 && now > t->sample_base_ns) {
-		uint64_t due = (uint64_t)((now - t->sample_base_ns) / period_ns());
-
-		if (due > seen + n)
-			n = due - seen;
-	}
+	else if ((due = grid_periods(t, now)) > seen + n)
+		n = due - seen;
 	atomic_store_explicit(&t->samples_seen, seen + n, memory_order_relaxed);
 	return n;
 }
@@ -162,16 +168,13 @@ static void sample_handler(int sig, siginfo_t *si, void *uc)
  * samples_seen first counts those periods. */
 static void catch_up(struct lwm2_thread *t)
 {
+	if (!lwm2_p.sampling_on || !t->timer_armed)
+		return;
 	for (;;) {
 		uint64_t seen = atomic_load_explicit(&t->samples_seen, memory_order_relaxed);
-		int64_t now = thread_cpu_ns(), base = t->sample_base_ns;
-		uint64_t due;
+		uint64_t due = grid_periods(t, thread_cpu_ns());
 
-		if (!lwm2_p.sampling_on || !t->timer_armed || base < 0 || now <= base ||
-		    atomic_load_explicit(&t->sample_rebase, memory_order_relaxed))
-			return;
-		due = (uint64_t)((now - base) / period_ns());
-		if (due <= seen)
+		if (due <= seen || atomic_load_explicit(&t->sample_rebase, memory_order_relaxed))
 			return;
 		if (atomic_compare_exchange_weak_explicit(
 		        &t->samples_seen, &seen, due, memory_order_relaxed, memory_order_relaxed)) {
@@ -200,7 +203,7 @@ static void grid_start(struct lwm2_thread *t)
 static struct itimerspec period(void)
 {
 	struct itimerspec its;
-	long ns = 1000000000L / (long)lwm2_p.sample_hz;
+	long ns = period_ns();
 
 	its.it_interval.tv_sec = ns / 1000000000L;
 	its.it_interval.tv_nsec = ns % 1000000000L;

@@ -57,7 +57,7 @@ busy_case() { # busy_case N LABEL [COMMAND...]: one run of `app busy N 400`
 }
 # beside LOAD COMMAND...: COMMAND while LOAD processes spin on the cores
 beside() {
-	local n=$1 pids=() rc
+	local n=$1 pids=() rc i
 	shift
 	for ((i = 0; i < n; i++)); do
 		(while :; do :; done) &

@@ -102,8 +102,6 @@ int main(int argc, char **argv)
 	lwm2_sampling_catch_up();
 	lwm2_lock();
 	for (struct lwm2_thread *x = lwm2_p.threads; x; x = x->next) {
-		if (x->is_main)
-			merged_main = atomic_load(&x->samples_merged);
 		for (int e = 0; e < LWM2_NEARMARKS; e++) {
 			uint64_t v = atomic_load(&x->samples[e]);
 
@@ -114,6 +112,7 @@ int main(int argc, char **argv)
 		/* The MPI thread's last periods count where its end finds it
 		 * (outside MPI): the main thread's shares are its own. */
 		if (x->is_main) {
+			merged_main = atomic_load(&x->samples_merged);
 			main_io = atomic_load(&x->samples[LWM2_EARMARK_io]);
 			main_compute = atomic_load(&x->samples[LWM2_EARMARK_compute]);
 		}
